@@ -1,0 +1,1 @@
+"""Platform adapters: one package per chat platform (receive, render, send)."""

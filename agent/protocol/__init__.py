@@ -1,0 +1,50 @@
+"""The clarification protocol: a pure-pydantic leaf shared by agent, gateway and adapters."""
+
+from .answers import (
+    FormCheck,
+    TypedReply,
+    answer_with_form,
+    answer_with_option,
+    answer_with_text,
+    check_form_values,
+    parse_typed_reply,
+)
+from .fallback import answer_message_text, render_text_fallback, summarize_answer
+from .labels import ui_text
+from .models import (
+    MAX_FIELDS,
+    MAX_OPTIONS,
+    MAX_SERIALIZED_BYTES,
+    MAX_STRING,
+    AnsweredBy,
+    FormField,
+    HumanInputRequest,
+    HumanInputResponse,
+    Option,
+)
+from .normalize import detect_locale, normalize_request
+
+__all__ = [
+    "MAX_FIELDS",
+    "MAX_OPTIONS",
+    "MAX_SERIALIZED_BYTES",
+    "MAX_STRING",
+    "AnsweredBy",
+    "FormCheck",
+    "FormField",
+    "HumanInputRequest",
+    "HumanInputResponse",
+    "Option",
+    "TypedReply",
+    "answer_message_text",
+    "answer_with_form",
+    "answer_with_option",
+    "answer_with_text",
+    "check_form_values",
+    "detect_locale",
+    "normalize_request",
+    "parse_typed_reply",
+    "render_text_fallback",
+    "summarize_answer",
+    "ui_text",
+]

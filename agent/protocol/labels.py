@@ -1,0 +1,44 @@
+"""Short interface strings every renderer shares, in English and Chinese.
+
+Renderers take the request's ``locale`` and ask here, so the same words appear on
+every platform and a translation is made once.
+"""
+
+from __future__ import annotations
+
+from .models import Locale
+
+_TEXT: dict[str, dict[str, str]] = {
+    "other": {"en": "Other…", "zh": "其他…"},
+    "fill_in": {"en": "Fill in", "zh": "填写"},
+    "submit": {"en": "Submit", "zh": "提交"},
+    "cancel": {"en": "Cancel", "zh": "取消"},
+    "confirm": {"en": "Confirm", "zh": "确认"},
+    "edit": {"en": "Edit", "zh": "修改"},
+    "done": {"en": "Done", "zh": "完成"},
+    "back": {"en": "Back", "zh": "上一步"},
+    "skip": {"en": "Skip", "zh": "跳过"},
+    "required": {"en": "required", "zh": "必填"},
+    "optional": {"en": "optional", "zh": "选填"},
+    "yes": {"en": "Yes", "zh": "是"},
+    "no": {"en": "No", "zh": "否"},
+    "choose": {"en": "Choose…", "zh": "请选择…"},
+    "your_answer": {"en": "Your answer", "zh": "您的回答"},
+    "type_answer": {"en": "Type your answer as a reply.", "zh": "请直接回复您的答案。"},
+    "confirm_title": {"en": "Are you sure?", "zh": "确定吗？"},
+    "confirm_body": {"en": "This action may not be reversible.", "zh": "此操作可能无法撤销。"},
+    "answered_by": {"en": "✅ Answered by {who}: {answer}", "zh": "✅ {who} 已回答：{answer}"},
+    "already_answered": {"en": "Already answered by {who}.", "zh": "{who} 已经回答过了。"},
+    "expired": {"en": "This question has expired; send your request again.", "zh": "该问题已过期，请重新发送请求。"},
+    "not_allowed": {"en": "Only {who} can answer this question.", "zh": "只有 {who} 可以回答这个问题。"},
+    "answer_received": {"en": "Answer received.", "zh": "已收到回答。"},
+    "invalid_values": {"en": "Some values need fixing.", "zh": "部分内容需要修改。"},
+    "working": {"en": "Working…", "zh": "处理中…"},
+    "summary": {"en": "Please check your answers:", "zh": "请确认您的回答："},
+}
+
+
+def ui_text(key: str, locale: Locale = "en", **values: str) -> str:
+    """The interface string ``key`` in ``locale``, with ``{placeholders}`` filled."""
+    text = _TEXT[key].get(locale) or _TEXT[key]["en"]
+    return text.format(**values) if values else text

@@ -1,0 +1,115 @@
+"""Request and answer models of the clarification protocol (PROTOCOL.md, version 2).
+
+Pure pydantic: no LangChain, no platform, no Redis. Imported by the agent, the
+gateway and every adapter.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ClarificationType = Literal[
+    "missing_info",
+    "ambiguous_requirement",
+    "approach_choice",
+    "risk_confirmation",
+    "suggestion",
+]
+InputMode = Literal["free_text", "choice_with_other", "form"]
+FieldType = Literal["text", "textarea", "number", "select", "multi_select", "checkbox", "date"]
+Locale = Literal["en", "zh"]
+
+#: Limits beyond which a request degrades (PROTOCOL.md).
+MAX_FIELDS = 16
+MAX_OPTIONS = 24
+MAX_STRING = 200
+MAX_SERIALIZED_BYTES = 16 * 1024
+
+PROTOCOL_VERSION = 2
+SOURCE = "ask_clarification"
+
+
+class Option(BaseModel):
+    """One choice: ``id`` is stable (``option-N`` or ``{field}-option-N``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    label: str
+    value: str
+
+
+class FormField(BaseModel):
+    """One form field as the renderers see it (already normalized)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    label: str
+    type: FieldType = "text"
+    required: bool = False
+    placeholder: str | None = None
+    options: list[Option] = Field(default_factory=list)
+
+
+class HumanInputRequest(BaseModel):
+    """The structured request carried in ``ToolMessage.artifact["human_input"]``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: Literal[2] = PROTOCOL_VERSION
+    kind: Literal["human_input_request"] = "human_input_request"
+    source: str = SOURCE
+    request_id: str
+    tool_call_id: str
+    clarification_type: ClarificationType = "missing_info"
+    question: str
+    context: str | None = None
+    input_mode: InputMode = "free_text"
+    options: list[Option] = Field(default_factory=list)
+    fields: list[FormField] = Field(default_factory=list)
+    locale: Locale = "en"
+
+    def to_artifact(self) -> dict[str, Any]:
+        """The JSON-ready dict stored in the ToolMessage artifact (no null keys)."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+    def option_by_id(self, option_id: str) -> Option | None:
+        """The top-level option with this id, if any."""
+        return next((o for o in self.options if o.id == option_id), None)
+
+    def field_by_name(self, name: str) -> FormField | None:
+        """The form field with this name, if any."""
+        return next((f for f in self.fields if f.name == name), None)
+
+
+class AnsweredBy(BaseModel):
+    """Who answered, as the platform knows them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    platform: str
+    user_id: str
+    display_name: str | None = None
+
+
+class HumanInputResponse(BaseModel):
+    """The structured answer carried in ``HumanMessage.additional_kwargs["human_input_response"]``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: Literal[2] = PROTOCOL_VERSION
+    kind: Literal["human_input_response"] = "human_input_response"
+    source: str = SOURCE
+    request_id: str
+    response_kind: Literal["option", "text", "form"]
+    option_id: str | None = None
+    value: str
+    values: dict[str, Any] | None = None
+    answered_by: AnsweredBy | None = None
+
+    def to_payload(self) -> dict[str, Any]:
+        """The JSON-ready dict stored in ``additional_kwargs`` (no null keys)."""
+        return self.model_dump(mode="json", exclude_none=True)

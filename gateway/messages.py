@@ -1,0 +1,193 @@
+"""Normalized messages between adapters and the core.
+
+Adapters turn platform payloads into these and render these into platform
+payloads; the core never sees a platform payload and adapters never see Redis
+or LangGraph.
+"""
+
+from __future__ import annotations
+
+import time
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent.protocol import HumanInputRequest, HumanInputResponse
+
+
+class Conversation(BaseModel):
+    """Where a message was written and where replies go.
+
+    ``topic`` scopes the agent thread and is chosen by the adapter by the
+    platform's rules: ``None`` for a direct-message chat (one agent thread per
+    DM), the thread/topic id for a channel thread or forum topic, the message id
+    of a top-level channel mention (which starts a thread).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    platform: str
+    workspace: str = ""
+    chat_id: str
+    topic: str | None = None
+    is_direct: bool = False
+    reply_to: str | None = None  # platform message id replies attach to (thread root, message to reply to)
+
+    @property
+    def thread_key(self) -> str:
+        """The chat-thread key the store maps to an agent thread."""
+        return f"{self.platform}:{self.workspace}:{self.chat_id}:{self.topic or '-'}"
+
+
+class Sender(BaseModel):
+    """A person on a platform."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_id: str
+    display_name: str | None = None
+
+    @property
+    def label(self) -> str:
+        """A name to show people: the display name, else the id."""
+        return self.display_name or self.user_id
+
+
+class MessageRef(BaseModel):
+    """Enough to find a sent message again (to update or delete it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    platform: str
+    chat_id: str
+    message_id: str
+    extra: dict[str, str] = Field(default_factory=dict)  # platform-specific bits (thread ts, topic id, …)
+
+
+class InboundMessage(BaseModel):
+    """A message a person wrote to the bot."""
+
+    model_config = ConfigDict(frozen=True)
+
+    conversation: Conversation
+    sender: Sender
+    text: str
+    event_id: str  # the platform's delivery id, deduplicated by the core
+    message_id: str | None = None
+    attachments: list[str] = Field(default_factory=list)  # attachment names
+    is_mention: bool = False
+    received_at: float = Field(default_factory=time.time)
+
+
+class InboundAnswer(BaseModel):
+    """A click, form submit or "Other…" text answering a pending clarification."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sender: Sender
+    event_id: str  # dedupe id of this interaction (action_ts, callback id, event id)
+    token: str | None = None  # the request's short token from the button payload
+    request_id: str | None = None  # when the adapter knows the id instead of a token
+    option_id: str | None = None  # an option was picked
+    text: str | None = None  # a free-text answer ("Other…")
+    values: dict[str, Any] | None = None  # raw form values, typed by the core
+    conversation: Conversation | None = None  # where the interaction happened, when known
+
+
+class AcceptOutcome(str, Enum):
+    """What the core did with an inbound message."""
+
+    ACCEPTED = "accepted"  # stored durably; exactly one reply will follow
+    DUPLICATE = "duplicate"  # seen before: nothing more happens
+    REFUSED = "refused"  # not on the allowlist: a polite refusal is sent once
+    IGNORED = "ignored"  # nothing to do (empty text, …)
+
+
+class AnswerStatus(str, Enum):
+    """What the core did with an answer."""
+
+    ACCEPTED = "accepted"
+    ALREADY_ANSWERED = "already_answered"
+    EXPIRED = "expired"  # or unknown token / request
+    NOT_ALLOWED = "not_allowed"
+    INVALID = "invalid"  # form values need fixing: see ``errors``
+    DUPLICATE = "duplicate"  # this very interaction was seen before
+
+
+class PendingView(BaseModel):
+    """A clarification as adapters see it: the request, where it was asked, its state."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: HumanInputRequest
+    token: str
+    conversation: Conversation
+    message_ref: MessageRef | None = None
+    asked_by: Sender | None = None  # who started the run that asked
+    status: Literal["pending", "answered", "expired"] = "pending"
+    answered_by: Sender | None = None
+    response: HumanInputResponse | None = None
+    expires_at: float = 0.0
+
+
+class AnswerOutcome(BaseModel):
+    """The core's verdict on an answer, with a message ready to show the person."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: AnswerStatus
+    message: str = ""  # localized explanation (toast, ephemeral, callback answer)
+    errors: dict[str, str] = Field(default_factory=dict)  # field name -> message, for INVALID
+    view: PendingView | None = None
+    answered_line: str = ""  # "✅ Answered by X: Y", for updating the original message
+
+    @property
+    def accepted(self) -> bool:
+        """True when this answer closed the request and starts the next run."""
+        return self.status is AnswerStatus.ACCEPTED
+
+
+# --- what the core hands to an adapter to send -------------------------------------------
+
+
+class TextReply(BaseModel):
+    """An agent reply in Markdown (untrusted model text: escape per platform)."""
+
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class ClarificationOut(BaseModel):
+    """A clarification request to render natively; button payloads carry ``token``."""
+
+    kind: Literal["clarification"] = "clarification"
+    request: HumanInputRequest
+    fallback_text: str
+    token: str
+
+
+class ClarificationClosed(BaseModel):
+    """A clarification was answered (typed reply or elsewhere): update its message."""
+
+    kind: Literal["closed"] = "closed"
+    view: PendingView
+    answered_line: str
+
+
+class ProgressUpdate(BaseModel):
+    """The agent started (show "working…") or finished (remove/update it via ``ref``)."""
+
+    kind: Literal["progress"] = "progress"
+    state: Literal["started", "done"]
+    ref: MessageRef | None = None
+
+
+class ErrorReply(BaseModel):
+    """A short, honest error for the chat (run failed, input refused, …)."""
+
+    kind: Literal["error"] = "error"
+    text: str
+
+
+Outbound = TextReply | ClarificationOut | ClarificationClosed | ProgressUpdate | ErrorReply

@@ -1,0 +1,92 @@
+"""The two sides of the adapter boundary.
+
+``GatewayPort`` is what the core offers adapters; ``PlatformAdapter`` is what
+each adapter offers the core. Neither side sees the other's internals.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Protocol
+
+from starlette.routing import BaseRoute
+
+from .messages import (
+    AcceptOutcome,
+    AnswerOutcome,
+    Conversation,
+    InboundAnswer,
+    InboundMessage,
+    MessageRef,
+    Outbound,
+    PendingView,
+    Sender,
+)
+
+
+class AdapterState(Protocol):
+    """Small shared state for adapters (wizards, leases), kept by the core's store.
+
+    Keys are namespaced by the core under the bot prefix and the platform, so
+    state survives restarts and is shared between replicas.
+    """
+
+    async def get_json(self, key: str) -> Any | None:
+        """The JSON value at ``key``, or None."""
+
+    async def set_json(self, key: str, value: Any, ttl_seconds: int) -> None:
+        """Store a JSON value with an expiry."""
+
+    async def delete(self, key: str) -> None:
+        """Remove ``key``."""
+
+    async def acquire_lease(self, name: str, holder: str, ttl_seconds: int) -> bool:
+        """Take or renew the lease ``name`` for ``holder``; False if another holds it."""
+
+    async def release_lease(self, name: str, holder: str) -> None:
+        """Give the lease up if ``holder`` holds it."""
+
+
+class GatewayPort(Protocol):
+    """What an adapter may ask of the core. Every call is fast: safe on the ack path."""
+
+    state: AdapterState
+
+    async def accept(self, message: InboundMessage) -> AcceptOutcome:
+        """Dedupe and durably enqueue a message; the reply follows later via ``send``."""
+
+    async def submit_answer(self, answer: InboundAnswer) -> AnswerOutcome:
+        """Check and atomically claim an answer; on success the next run is enqueued."""
+
+    async def pending_by_token(self, token: str) -> PendingView | None:
+        """The clarification behind a button token, or None if unknown or expired."""
+
+    async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
+        """None if ``sender`` may answer ``view`` now, else the refusal to show."""
+
+    async def knows_conversation(self, conversation: Conversation) -> bool:
+        """True when this chat thread already has an agent thread (the bot takes part)."""
+
+
+class PlatformAdapter(ABC):
+    """One chat platform: receive (verify, parse, ack), render (pure), send (SDK calls)."""
+
+    platform: ClassVar[str]
+
+    def routes(self) -> list[BaseRoute]:
+        """HTTP routes to mount on the gateway's server (webhook mode)."""
+        return []
+
+    async def start(self) -> None:
+        """Check credentials and start any long-lived receiver (socket mode, polling)."""
+
+    async def stop(self) -> None:
+        """Stop receivers and close clients."""
+
+    async def check(self) -> list[str]:
+        """Problems with this platform's configuration or credentials, for ``doctor``."""
+        return []
+
+    @abstractmethod
+    async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
+        """Deliver one outbound item; returns a reference when a message was created."""
