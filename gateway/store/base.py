@@ -1,0 +1,191 @@
+"""The one store interface behind which all gateway state lives.
+
+Two implementations keep the same semantics: ``RedisStore`` (plain Redis 7,
+shared by replicas, survives restarts) and ``MemoryStore`` (one process, the
+embedded default). Every key carries the bot prefix.
+
+Work queue and ordering: an accepted message becomes a *job* appended to one
+stream (consumer group ``workers``). Each job carries ``order_key`` (the chat
+thread key) and ``seq``, a per-key sequence number given at accept time; a job
+may run only when ``next_seq(order_key) == seq``; completing it advances the
+turnstile. So messages to one chat thread run one at a time in arrival order,
+across replicas, and none is rejected as busy.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agent.protocol import HumanInputRequest, HumanInputResponse
+from gateway.messages import Conversation, MessageRef, Sender
+
+
+class PendingRecord(BaseModel):
+    """A clarification waiting for its answer (``{prefix}:ask:{request_id}``)."""
+
+    request: HumanInputRequest
+    token: str  # ``{prefix}:tok:{token}`` -> request_id
+    thread_id: str  # the agent thread that asked
+    conversation: Conversation
+    message_ref: MessageRef | None = None
+    asked_by: Sender | None = None
+    policy: Literal["starter", "anyone"] = "starter"
+    status: Literal["pending", "answered"] = "pending"
+    answered_by: Sender | None = None
+    response: HumanInputResponse | None = None
+    created_at: float
+    expires_at: float
+
+    @property
+    def request_id(self) -> str:
+        """The request's id."""
+        return self.request.request_id
+
+
+class ClaimResult(BaseModel):
+    """The outcome of one atomic claim."""
+
+    status: Literal["claimed", "already_answered", "missing"]
+    record: PendingRecord | None = None  # the record after the claim (or as found)
+
+
+class Job(BaseModel):
+    """One unit of work read from the stream."""
+
+    entry_id: str  # stream entry id
+    kind: Literal["message", "answer"]
+    inbound_id: str  # "{platform}:{event id}": one reply per inbound id
+    order_key: str
+    seq: int
+    payload: dict[str, Any] = Field(default_factory=dict)
+    deliveries: int = 1
+
+
+class Store(ABC):
+    """All gateway state: threads, dedupe, pending clarifications, work queue, adapter state."""
+
+    prefix: str
+
+    # --- chat thread -> agent thread ---------------------------------------------------------
+    @abstractmethod
+    async def thread_for_chat(self, thread_key: str, ttl_seconds: int) -> str:
+        """The agent thread for a chat thread, made (atomically) on first use; refreshes the TTL."""
+
+    @abstractmethod
+    async def new_thread_for_chat(self, thread_key: str, ttl_seconds: int) -> str:
+        """Start a fresh agent thread for this chat thread (``/new``)."""
+
+    @abstractmethod
+    async def has_thread(self, thread_key: str) -> bool:
+        """True when this chat thread is mapped to an agent thread."""
+
+    # --- accept: dedupe + durable enqueue in one step -----------------------------------------
+    @abstractmethod
+    async def accept_job(
+        self, dedupe_key: str, kind: str, inbound_id: str, order_key: str, payload: dict[str, Any], seen_ttl: int
+    ) -> bool:
+        """``SET NX`` the dedupe key, take the next ``seq`` for ``order_key``, append the job.
+
+        One round trip (a Lua script). False when the dedupe key existed: nothing appended.
+        """
+
+    @abstractmethod
+    async def forget(self, dedupe_key: str) -> None:
+        """Release a dedupe key so a redelivery is processed again."""
+
+    @abstractmethod
+    async def first_time(self, key: str, ttl_seconds: int) -> bool:
+        """Generic ``SET NX``: True the first time ``key`` is set within its TTL."""
+
+    # --- pending clarifications -----------------------------------------------------------------
+    @abstractmethod
+    async def save_pending(self, record: PendingRecord) -> None:
+        """Store the record, its token and the thread's pending pointer (TTL until ``expires_at``)."""
+
+    @abstractmethod
+    async def get_pending(self, request_id: str) -> PendingRecord | None:
+        """The record (pending or answered), or None once expired."""
+
+    @abstractmethod
+    async def pending_for_token(self, token: str) -> PendingRecord | None:
+        """The record behind a button token."""
+
+    @abstractmethod
+    async def pending_for_thread(self, thread_id: str) -> PendingRecord | None:
+        """The open clarification of an agent thread, if any."""
+
+    @abstractmethod
+    async def set_message_ref(self, request_id: str, ref: MessageRef) -> None:
+        """Remember the message that shows the request, to update it once answered."""
+
+    @abstractmethod
+    async def claim_answer(
+        self,
+        request_id: str,
+        answered_by: Sender,
+        response: HumanInputResponse,
+        followup: tuple[str, str, dict[str, Any]] | None = None,
+    ) -> ClaimResult:
+        """Atomically mark the request answered (once) and enqueue its follow-up job.
+
+        ``followup`` is ``(inbound_id, order_key, payload)`` for an ``answer`` job appended in
+        the same atomic step, so one claim gives exactly one run.
+        """
+
+    # --- work queue -------------------------------------------------------------------------
+    @abstractmethod
+    async def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
+        """New jobs for this consumer (``XREADGROUP``)."""
+
+    @abstractmethod
+    async def claim_stale_jobs(self, consumer: str, min_idle_ms: int, count: int) -> list[Job]:
+        """Jobs left by a dead consumer for longer than ``min_idle_ms`` (``XAUTOCLAIM``)."""
+
+    @abstractmethod
+    async def touch_jobs(self, consumer: str, entry_ids: list[str]) -> None:
+        """Keep held jobs fresh so they are not claimed from a live consumer."""
+
+    @abstractmethod
+    async def next_seq(self, order_key: str) -> int:
+        """The ``seq`` allowed to run next for ``order_key``."""
+
+    @abstractmethod
+    async def complete_job(self, job: Job) -> None:
+        """Acknowledge the job, mark its inbound id done, advance the turnstile (one step)."""
+
+    @abstractmethod
+    async def is_done(self, inbound_id: str) -> bool:
+        """True when this inbound id has had its reply."""
+
+    # --- adapter state (implements gateway.port.AdapterState) --------------------------------
+    @abstractmethod
+    async def get_json(self, key: str) -> Any | None:
+        """JSON value under ``{prefix}:state:{key}``."""
+
+    @abstractmethod
+    async def set_json(self, key: str, value: Any, ttl_seconds: int) -> None:
+        """Store a JSON value with a TTL."""
+
+    @abstractmethod
+    async def delete(self, key: str) -> None:
+        """Remove a state key."""
+
+    @abstractmethod
+    async def acquire_lease(self, name: str, holder: str, ttl_seconds: int) -> bool:
+        """Take or renew a lease; False when another holder has it."""
+
+    @abstractmethod
+    async def release_lease(self, name: str, holder: str) -> None:
+        """Release a lease held by ``holder``."""
+
+    # --- health -------------------------------------------------------------------------------
+    @abstractmethod
+    async def ping(self) -> bool:
+        """True when the backing store answers."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Release connections."""
