@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .models import AnsweredBy, HumanInputRequest, HumanInputResponse
+from .coerce import clean, fold
+from .fallback import form_summary
+from .field_values import BLANK, find_option, type_field_value
+from .labels import ui_text
+from .models import AnsweredBy, FormField, HumanInputRequest, HumanInputResponse
 
 
 @dataclass(frozen=True)
@@ -30,26 +36,158 @@ class TypedReply:
     problems: list[str] = field(default_factory=list)  # what is missing or invalid, in the request's locale
 
 
-def answer_with_option(request: HumanInputRequest, option_id: str, by: AnsweredBy | None) -> HumanInputResponse:
+def answer_with_option(
+    request: HumanInputRequest, option_id: str, by: AnsweredBy | None
+) -> HumanInputResponse:
     """The answer for a click on option ``option_id``; ``ValueError`` if it is not an option."""
-    raise NotImplementedError
+    option = request.option_by_id(option_id)
+    if option is None:
+        raise ValueError(f"{option_id!r} is not an option of {request.request_id}")
+    return HumanInputResponse(
+        request_id=request.request_id,
+        response_kind="option",
+        option_id=option.id,
+        value=option.label,
+        answered_by=by,
+    )
 
 
 def answer_with_text(request: HumanInputRequest, text: str, by: AnsweredBy | None) -> HumanInputResponse:
     """A free-text answer."""
-    raise NotImplementedError
+    return HumanInputResponse(
+        request_id=request.request_id,
+        response_kind="text",
+        value=clean(text),
+        answered_by=by,
+    )
 
 
 def check_form_values(request: HumanInputRequest, raw: Mapping[str, Any]) -> FormCheck:
     """Type raw values (strings, lists, bools) by field and enforce required fields."""
-    raise NotImplementedError
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for form_field in request.fields:
+        value, error = type_field_value(form_field, _raw_value(raw, form_field.name), request.locale)
+        if error is not None:
+            errors[form_field.name] = error
+        elif value is BLANK:
+            if form_field.required:
+                errors[form_field.name] = ui_text("err_required", request.locale)
+        else:
+            values[form_field.name] = value
+    return FormCheck(values=values, errors=errors)
 
 
-def answer_with_form(request: HumanInputRequest, values: Mapping[str, Any], by: AnsweredBy | None) -> HumanInputResponse:
-    """The answer for checked (typed) form values."""
-    raise NotImplementedError
+def _raw_value(raw: Mapping[str, Any], name: str) -> Any:
+    """The raw value for field ``name``; keys are matched case-insensitively as a courtesy."""
+    if name in raw:
+        return raw[name]
+    key = name.casefold()
+    return next((value for k, value in raw.items() if isinstance(k, str) and k.casefold() == key), None)
+
+
+def answer_with_form(
+    request: HumanInputRequest, values: Mapping[str, Any], by: AnsweredBy | None
+) -> HumanInputResponse:
+    """The answer for checked (typed) form values; ``ValueError`` if they do not pass the check.
+
+    The values are checked again (checking typed values changes nothing), so an answer
+    with a missing required field or a wrong type can never be built.
+    """
+    check = check_form_values(request, values)
+    if not check.ok:
+        raise ValueError(f"form values for {request.request_id} are not valid: {check.errors}")
+    return HumanInputResponse(
+        request_id=request.request_id,
+        response_kind="form",
+        value=form_summary(request, check.values),
+        values=check.values,
+        answered_by=by,
+    )
 
 
 def parse_typed_reply(request: HumanInputRequest, text: str, by: AnsweredBy | None) -> TypedReply:
     """Match a typed message against the request (PROTOCOL.md, "Typed replies")."""
-    raise NotImplementedError
+    message = clean(text) if isinstance(text, str) else ""
+    try:
+        if request.input_mode == "form" and request.fields:
+            return _form_reply(request, message, by)
+        if not message:
+            return TypedReply(problems=[ui_text("type_answer", request.locale)])
+        if request.input_mode == "choice_with_other" and request.options:
+            option = find_option(request.options, message)
+            if option is not None:
+                return TypedReply(response=answer_with_option(request, option.id, by))
+        return TypedReply(response=answer_with_text(request, message, by))
+    except Exception:  # a reply must never break the gateway; ask again instead
+        return TypedReply(
+            problems=[ui_text("reply_form" if request.fields else "type_answer", request.locale)]
+        )
+
+
+def _form_reply(request: HumanInputRequest, message: str, by: AnsweredBy | None) -> TypedReply:
+    raw = _form_lines(request, message)
+    if not raw and len(request.fields) == 1 and message:
+        raw = {request.fields[0].name: message}  # a one-field form takes the bare value
+    if not raw:
+        required = [f for f in request.fields if f.required]
+        problems = [_problem(request, f, ui_text("err_required", request.locale)) for f in required]
+        return TypedReply(problems=problems or [ui_text("reply_form", request.locale)])
+    check = check_form_values(request, raw)
+    if not check.ok:
+        return TypedReply(
+            problems=[
+                _problem(request, f, check.errors[f.name]) for f in request.fields if f.name in check.errors
+            ]
+        )
+    return TypedReply(response=answer_with_form(request, check.values, by))
+
+
+def _problem(request: HumanInputRequest, form_field: FormField, error: str) -> str:
+    separator = "：" if request.locale == "zh" else ": "
+    return f"{form_field.label}{separator}{error}"
+
+
+_NAME_VALUE = re.compile(r"([^:：]*)[:：](.*)", re.DOTALL)
+_LIST_MARK = re.compile(r"^(?:[-*•]|\d+[.)、])\s*")
+_FIELD_NOTE = re.compile(r"\s*\((?:required|optional|必填|选填)\)$")
+
+
+def _form_lines(request: HumanInputRequest, message: str) -> dict[str, str]:
+    """``{field name: text}`` from ``name: value`` lines; other lines continue the previous value."""
+    found: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in message.splitlines():
+        match = _NAME_VALUE.fullmatch(line)
+        form_field = _field_for_key(request, match.group(1)) if match else None
+        if form_field is not None and match is not None:
+            current = form_field.name
+            found[current] = [match.group(2).strip()]
+        elif current is not None and line.strip():
+            found[current].append(line.strip())
+    return {name: "\n".join(lines).strip() for name, lines in found.items()}
+
+
+def _field_for_key(request: HumanInputRequest, key: str) -> FormField | None:
+    """The field a typed key names: its name first (exactly, then loosely), then its label."""
+    exact = fold(key).strip("`*")
+    for form_field in request.fields:
+        if exact == fold(form_field.name):
+            return form_field
+    loose = _loose_key(key)
+    if not loose:
+        return None
+    for form_field in request.fields:
+        if loose == _loose_key(form_field.name):
+            return form_field
+    for form_field in request.fields:
+        if loose == _loose_key(form_field.label):
+            return form_field
+    return None
+
+
+def _loose_key(text: str) -> str:
+    """A key people can type: no list marks, "(required)" notes, underscores or dashes."""
+    key = fold(unicodedata.normalize("NFKC", text)).strip("`* ")
+    key = _FIELD_NOTE.sub("", _LIST_MARK.sub("", key))
+    return " ".join(key.replace("_", " ").replace("-", " ").split())

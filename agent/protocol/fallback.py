@@ -2,19 +2,87 @@
 
 from __future__ import annotations
 
-from .models import HumanInputRequest, HumanInputResponse
+from collections.abc import Mapping
+from typing import Any
+
+from .labels import ui_text
+from .models import FormField, HumanInputRequest, HumanInputResponse, Locale
+
+_ICONS = {
+    "missing_info": "❓",
+    "ambiguous_requirement": "🤔",
+    "approach_choice": "🔀",
+    "risk_confirmation": "⚠️",
+    "suggestion": "💡",
+}
 
 
 def render_text_fallback(request: HumanInputRequest) -> str:
     """The text fallback every client can show (PROTOCOL.md, "The text fallback")."""
-    raise NotImplementedError
+    icon = _ICONS.get(request.clarification_type, "❓")
+    if request.context:
+        lines = [f"{icon} {request.context}", "", request.question]
+    else:
+        lines = [f"{icon} {request.question}"]
+    locale = request.locale
+    if request.input_mode == "form" and request.fields:
+        lines.append("")
+        lines += [f"  {n}. {_field_line(field, locale)}" for n, field in enumerate(request.fields, start=1)]
+        lines += ["", ui_text("reply_form", locale)]
+    elif request.input_mode == "choice_with_other" and request.options:
+        lines.append("")
+        lines += [f"  {n}. {option.label}" for n, option in enumerate(request.options, start=1)]
+        lines += ["", ui_text("reply_choice", locale)]
+    else:
+        lines += ["", ui_text("type_answer", locale)]
+    return "\n".join(lines)
+
+
+def _field_line(field: FormField, locale: Locale) -> str:
+    """``Label (required) — options: a / b (multiple allowed)`` and the like for one field."""
+    line = field.label + (ui_text("field_required", locale) if field.required else "")
+    if field.type in ("select", "multi_select") and field.options:
+        line += ui_text("field_options", locale, choices=" / ".join(o.label for o in field.options))
+        if field.type == "multi_select":
+            line += ui_text("field_multiple", locale)
+    elif field.type == "checkbox":
+        line += ui_text("field_yes_no", locale)
+    elif field.type == "number":
+        line += ui_text("field_number", locale)
+    elif field.type == "date":
+        line += ui_text("field_date", locale)
+    return line
 
 
 def answer_message_text(request: HumanInputRequest, response: HumanInputResponse) -> str:
     """The HumanMessage text: ``For your clarification "…", my answer is: …``."""
-    raise NotImplementedError
+    return ui_text(
+        "answer_text", request.locale, question=request.question, answer=summarize_answer(request, response)
+    )
 
 
 def summarize_answer(request: HumanInputRequest, response: HumanInputResponse) -> str:
     """A short human summary of the answer ("Vue", or "Label: value; …" for forms)."""
-    raise NotImplementedError
+    if response.response_kind == "form" and response.values is not None:
+        return form_summary(request, response.values)
+    return response.value
+
+
+def form_summary(request: HumanInputRequest, values: Mapping[str, Any]) -> str:
+    """``Label: value; …`` for the filled fields, in the request's field order and locale."""
+    parts = [
+        f"{field.label}: {_shown_value(field, values[field.name], request.locale)}"
+        for field in request.fields
+        if field.name in values
+    ]
+    return "; ".join(parts) if parts else ui_text("answer_empty", request.locale)
+
+
+def _shown_value(field: FormField, value: Any, locale: Locale) -> str:
+    """A typed value as a person reads it: yes/no, option labels, lists joined with ", "."""
+    if isinstance(value, bool):
+        return ui_text("answer_yes" if value else "answer_no", locale)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_shown_value(field, item, locale) for item in value)
+    label_of = {option.value: option.label for option in field.options}
+    return label_of.get(value, str(value)) if isinstance(value, str) else str(value)

@@ -35,6 +35,32 @@ _TEXT: dict[str, dict[str, str]] = {
     "invalid_values": {"en": "Some values need fixing.", "zh": "部分内容需要修改。"},
     "working": {"en": "Working…", "zh": "处理中…"},
     "summary": {"en": "Please check your answers:", "zh": "请确认您的回答："},
+    # The text fallback and typed replies (agent/protocol/fallback.py, answers.py).
+    "default_question": {
+        "en": "Could you tell me more about what you need?",
+        "zh": "能再具体说明一下您的需求吗？",
+    },
+    "reply_choice": {"en": "Reply with a number or your own answer.", "zh": "请回复编号或直接输入您的答案。"},
+    "reply_form": {
+        "en": "Reply with one `name: value` line per field.",
+        "zh": "请每行回复一个字段，格式为「名称: 值」。",
+    },
+    "field_required": {"en": " (required)", "zh": "（必填）"},
+    "field_options": {"en": " — options: {choices}", "zh": " — 选项：{choices}"},
+    "field_multiple": {"en": " (multiple allowed)", "zh": "（可多选）"},
+    "field_yes_no": {"en": " — yes / no", "zh": " — 是 / 否"},
+    "field_number": {"en": " — a number", "zh": " — 数字"},
+    "field_date": {"en": " — a date like 2026-12-01", "zh": " — 日期，如 2026-12-01"},
+    "answer_text": {"en": 'For your clarification "{question}", my answer is: {answer}'},
+    "answer_yes": {"en": "yes", "zh": "是"},
+    "answer_no": {"en": "no", "zh": "否"},
+    "answer_empty": {"en": "(nothing filled in)", "zh": "（未填写）"},
+    "err_required": {"en": "This field is required", "zh": "此项为必填"},
+    "err_number": {"en": "Enter a number", "zh": "请输入数字"},
+    "err_yes_no": {"en": "Answer yes or no", "zh": "请回答是或否"},
+    "err_choose_one": {"en": "Choose one of: {choices}", "zh": "请从以下选项中选择一个：{choices}"},
+    "err_choose_from": {"en": "Choose from: {choices}", "zh": "请从以下选项中选择：{choices}"},
+    "err_date": {"en": "Use a date like 2026-12-01", "zh": "请使用 2026-12-01 这样的日期格式"},
 }
 
 

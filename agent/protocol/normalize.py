@@ -1,18 +1,264 @@
-"""Turn the model's (often sloppy) ``ask_clarification`` arguments into a valid request."""
+"""Turn the model's (often sloppy) ``ask_clarification`` arguments into a valid request.
+
+Models send options as JSON text, booleans as "true", the same option twice, field
+types nobody defined. None of that may crash a run: every oddity is repaired or
+dropped, and a request that is still too big degrades form → options → free text.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+import unicodedata
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
-from .models import HumanInputRequest, Locale
+from .coerce import clean, cut, fold, maybe_json, one_line, parse_bool, scalar_text
+from .labels import ui_text
+from .models import (
+    MAX_FIELDS,
+    MAX_OPTIONS,
+    MAX_SERIALIZED_BYTES,
+    ClarificationType,
+    FieldType,
+    FormField,
+    HumanInputRequest,
+    Locale,
+    Option,
+)
+
+_CLARIFICATION_TYPES: tuple[str, ...] = get_args(ClarificationType)
+_FIELD_TYPES: tuple[str, ...] = get_args(FieldType)
+_CHOICE_TYPES = ("select", "multi_select")
+# Names models reach for that mean one of our field types.
+_FIELD_TYPE_ALIASES = {
+    "string": "text",
+    "str": "text",
+    "input": "text",
+    "long_text": "textarea",
+    "multiline": "textarea",
+    "paragraph": "textarea",
+    "int": "number",
+    "integer": "number",
+    "float": "number",
+    "decimal": "number",
+    "bool": "checkbox",
+    "boolean": "checkbox",
+    "toggle": "checkbox",
+    "dropdown": "select",
+    "radio": "select",
+    "choice": "select",
+    "enum": "select",
+    "multiselect": "multi_select",
+    "multi_choice": "multi_select",
+    "checkboxes": "multi_select",
+    "datetime": "date",
+}
+# Field names become platform action ids and form keys: keep them short and plain.
+_MAX_NAME = 48
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_CJK_IDEOGRAPH = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 
 
 def detect_locale(text: str) -> Locale:
     """``zh`` when the text contains CJK ideographs, else ``en``."""
-    raise NotImplementedError
+    return "zh" if isinstance(text, str) and _CJK_IDEOGRAPH.search(text) else "en"
 
 
 def normalize_request(args: Mapping[str, Any], tool_call_id: str) -> HumanInputRequest:
     """A valid request from raw tool arguments; never raises (see PROTOCOL.md)."""
-    raise NotImplementedError
+    call_id = str(tool_call_id)
+    try:
+        return _normalize(_as_arguments(args), call_id)
+    except Exception:  # a model's junk must never end a run with a traceback
+        return HumanInputRequest(
+            request_id=f"clarification:{call_id}",
+            tool_call_id=call_id,
+            question=ui_text("default_question"),
+        )
+
+
+def _normalize(args: Mapping[str, Any], call_id: str) -> HumanInputRequest:
+    question = _paragraph(args.get("question"))
+    context = _paragraph(args.get("context"))
+    locale = detect_locale(f"{question} {context}")
+    clarification_type = _clarification_type(args.get("clarification_type", args.get("type")))
+    options = _options(args.get("options"), "option")
+    fields = _fields(args.get("fields"))
+    if clarification_type == "risk_confirmation" and not options and not fields:
+        # Renderers treat option-1 of a risk confirmation as "go ahead", the rest as "stop".
+        options = [
+            Option(id="option-1", label=ui_text("confirm", locale), value=ui_text("confirm", "en")),
+            Option(id="option-2", label=ui_text("cancel", locale), value=ui_text("cancel", "en")),
+        ]
+    base = HumanInputRequest(
+        request_id=f"clarification:{call_id}",
+        tool_call_id=call_id,
+        clarification_type=clarification_type,
+        question=question or ui_text("default_question", locale),
+        context=context or None,
+        locale=locale,
+    )
+    return _fit(base, options, fields)
+
+
+def _as_arguments(args: Any) -> Mapping[str, Any]:
+    """The arguments as a mapping: JSON text is decoded, a bare string is the question."""
+    args = maybe_json(args)
+    if isinstance(args, Mapping):
+        return args
+    if isinstance(args, str):
+        return {"question": args}
+    return {}
+
+
+def _paragraph(value: Any) -> str:
+    """Question or context text: newlines kept, cut to the string limit."""
+    text = scalar_text(value)
+    return cut(clean(text)) if text else ""
+
+
+def _label(value: Any) -> str:
+    """A one-line label, cut to the string limit ("" when there is none)."""
+    text = scalar_text(value)
+    return cut(one_line(text)) if text else ""
+
+
+def _clarification_type(value: Any) -> ClarificationType:
+    text = scalar_text(value)
+    key = fold(text).replace("-", "_").replace(" ", "_") if text else ""
+    return key if key in _CLARIFICATION_TYPES else "missing_info"  # type: ignore[return-value]
+
+
+def _as_items(value: Any) -> list[Any]:
+    """A list of entries from a list, JSON text, newline-separated text or a single entry."""
+    value = maybe_json(value)
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, str):
+        return [line for line in value.splitlines() if line.strip()]
+    if isinstance(value, Mapping):
+        return [value]
+    return []
+
+
+def _options(raw: Any, id_prefix: str) -> list[Option]:
+    """Distinct options (case- and width-insensitive), at most MAX_OPTIONS, ids ``{prefix}-N``."""
+    options: list[Option] = []
+    seen: set[str] = set()
+    for item in _as_items(raw):
+        label, value = _option_parts(item)
+        if not label or fold(label) in seen or fold(value) in seen:
+            continue
+        # Values are matched like labels, so one option's value may not shadow another's label.
+        seen.update((fold(label), fold(value)))
+        options.append(Option(id=f"{id_prefix}-{len(options) + 1}", label=label, value=value))
+        if len(options) == MAX_OPTIONS:
+            break
+    return options
+
+
+def _option_parts(item: Any) -> tuple[str, str]:
+    """(label, value) of one option given as a string, number or ``{label, value}`` dict."""
+    if isinstance(item, Mapping):
+        label = next(
+            (t for key in ("label", "text", "title", "name", "value") if (t := _label(item.get(key)))),
+            "",
+        )
+        value = _label(item.get("value")) or label
+        return label, value
+    label = _label(item)
+    return label, label
+
+
+def _fields(raw: Any) -> list[FormField]:
+    """Valid, uniquely named fields, at most MAX_FIELDS."""
+    raw = maybe_json(raw)
+    if isinstance(raw, Mapping) and not ({"name", "label", "type"} & set(raw)):
+        # {"project_name": {...}, "deadline": "Deadline"}: a mapping from name to spec.
+        raw = [
+            {**spec, "name": spec.get("name", key)}
+            if isinstance(spec, Mapping)
+            else {"name": key, "label": spec}
+            for key, spec in raw.items()
+        ]
+    fields: list[FormField] = []
+    taken: set[str] = set()
+    for index, item in enumerate(_as_items(raw), start=1):
+        spec = item if isinstance(item, Mapping) else {"name": item}
+        field = _field(spec, index)
+        if field is None or fold(field.name) in taken:
+            continue
+        taken.add(fold(field.name))
+        fields.append(field)
+        if len(fields) == MAX_FIELDS:
+            break
+    return fields
+
+
+def _field(spec: Mapping[str, Any], index: int) -> FormField | None:
+    """One field from a sloppy spec, or ``None`` when it has neither name nor label."""
+    given_name = scalar_text(spec.get("name")) or scalar_text(spec.get("id")) or scalar_text(spec.get("key"))
+    label = _label(spec.get("label")) or _label(spec.get("title"))
+    if not given_name and not label:
+        return None
+    name = _field_name(given_name or "") or _field_name(label).lower() or f"field_{index}"
+    field_type = _field_type(spec.get("type"))
+    options: list[Option] = []
+    if field_type in _CHOICE_TYPES:
+        options = _options(spec.get("options", spec.get("choices")), f"{name}-option")
+        if not options:
+            field_type = "text"  # a select with nothing to select is a text box
+    return FormField(
+        name=name,
+        label=label or _humanize(_label(given_name)) or _humanize(name),
+        type=field_type,  # type: ignore[arg-type]
+        required=bool(parse_bool(spec.get("required"))),
+        placeholder=_label(spec.get("placeholder")) or None,
+        options=options,
+    )
+
+
+def _field_name(text: str) -> str:
+    """A plain ASCII identifier (letters, digits, ``_``, ``-``) made from ``text``."""
+    plain = _NAME_UNSAFE.sub("_", unicodedata.normalize("NFKC", text)).strip("_-")
+    return plain[:_MAX_NAME].rstrip("_-")
+
+
+def _humanize(name: str) -> str:
+    words = name.replace("_", " ").replace("-", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+def _field_type(value: Any) -> str:
+    text = scalar_text(value)
+    key = fold(text).replace("-", "_").replace(" ", "_") if text else "text"
+    key = _FIELD_TYPE_ALIASES.get(key, key)
+    return key if key in _FIELD_TYPES else "text"
+
+
+def _serialized_size(request: HumanInputRequest) -> int:
+    # ASCII-escaped JSON is the largest common encoding, so a request that fits here fits anywhere.
+    return len(json.dumps(request.to_artifact()))
+
+
+def _fit(base: HumanInputRequest, options: list[Option], fields: list[FormField]) -> HumanInputRequest:
+    """The request with its input mode, degraded (form → options → free text) until it fits."""
+    fields, options = list(fields), list(options)
+    while True:
+        if fields:
+            request = base.model_copy(update={"input_mode": "form", "fields": fields, "options": []})
+        elif options:
+            request = base.model_copy(
+                update={"input_mode": "choice_with_other", "fields": [], "options": options}
+            )
+        else:
+            return base.model_copy(update={"input_mode": "free_text", "fields": [], "options": []})
+        if _serialized_size(request) <= MAX_SERIALIZED_BYTES:
+            return request
+        if fields:
+            # Drop the least important field first: the last optional one, else the last.
+            optional = [i for i, f in enumerate(fields) if not f.required]
+            del fields[optional[-1] if optional else -1]
+        else:
+            options.pop()

@@ -1,0 +1,83 @@
+"""Lenient readers for the loose values models and people send (strings, JSON text, yes/no).
+
+Shared by normalization (model arguments) and answer checking (platform values,
+typed replies), so both sides agree on what "true", "是" or "Ｖｕｅ" mean.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from typing import Any
+
+from .models import MAX_STRING
+
+ELLIPSIS = "…"
+
+_TRUE_WORDS = frozenset({"true", "yes", "y", "on", "1", "是", "是的", "对", "checked"})
+_FALSE_WORDS = frozenset({"false", "no", "n", "off", "0", "否", "不", "不是", "unchecked"})
+
+# Characters platforms and JSON encoders choke on: C0/C1 controls (but keep tab and
+# newline), and lone surrogates a JSON string can smuggle in as "\ud800".
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_SPACES = re.compile(r"\s+")
+
+
+def fold(text: str) -> str:
+    """A comparison key: NFKC (full-width → half-width), case-folded, whitespace collapsed."""
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+def clean(text: str) -> str:
+    """``text`` without control characters or lone surrogates, trimmed."""
+    return _UNSAFE_CHARS.sub("", text).strip()
+
+
+def one_line(text: str) -> str:
+    """``text`` cleaned with every run of whitespace (newlines too) made one space."""
+    return _SPACES.sub(" ", clean(text)).strip()
+
+
+def cut(text: str, limit: int = MAX_STRING) -> str:
+    """``text`` shortened to at most ``limit`` characters, ending in ``…`` when cut."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + ELLIPSIS
+
+
+def scalar_text(value: Any) -> str | None:
+    """A string for a scalar (str, number, bool); ``None`` for anything else or blank."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        text = clean(str(value))
+        return text or None
+    return None
+
+
+def parse_bool(value: Any) -> bool | None:
+    """``True``/``False`` for booleans, 1/0 and yes/no words (English and Chinese); else ``None``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = fold(value).rstrip(".!。！")
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+    return None
+
+
+def maybe_json(value: Any) -> Any:
+    """``value`` decoded when it is a string holding a JSON list or object; else unchanged."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("[", "{"):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return value
+    return value

@@ -1,0 +1,177 @@
+"""Type one raw form value by its field: platforms send strings, lists, bools or option ids.
+
+``type_field_value`` answers ``(value, None)``, ``(None, message)`` for a value that
+does not fit, or ``(BLANK, None)`` when nothing was given (the caller decides
+whether that is allowed).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from .coerce import clean, fold, parse_bool, scalar_text
+from .labels import ui_text
+from .models import FormField, Locale, Option
+
+#: Marker for "nothing given" (distinct from a given ``False`` or ``0``).
+BLANK: Any = object()
+
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
+_INTEGER = re.compile(r"[+-]?\d+")
+_DATE_PREFIX = re.compile(r"(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?(?=$|[T\s+])")
+_LIST_SEPARATORS = re.compile(r"[,，;；、\n]+")
+_INDEX = re.compile(r"#?(\d{1,3})[.)、]?")
+
+
+def type_field_value(field: FormField, raw: Any, locale: Locale) -> tuple[Any, str | None]:
+    """The typed value of ``raw`` for ``field``, or an error message in ``locale``."""
+    if raw is None or (isinstance(raw, str) and not clean(raw)):
+        return BLANK, None
+    if field.type == "checkbox":
+        return _checkbox(raw, locale)
+    if field.type == "number":
+        return _number(_single(raw), locale)
+    if field.type == "date":
+        return _date(_single(raw), locale)
+    if field.type == "select" and field.options:
+        return _select(field.options, _single(raw), locale)
+    if field.type == "multi_select" and field.options:
+        return _multi_select(field.options, raw, locale)
+    return _text(raw)
+
+
+def _single(raw: Any) -> Any:
+    """The lone item of a one-item list (some platforms wrap every value in a list)."""
+    if isinstance(raw, (list, tuple)):
+        if not raw:
+            return None
+        return raw[0] if len(raw) == 1 else raw
+    return raw
+
+
+def _checkbox(raw: Any, locale: Locale) -> tuple[Any, str | None]:
+    if isinstance(raw, (list, tuple)):
+        return bool(raw), None  # checker-style payloads list what is ticked
+    value = parse_bool(raw)
+    if value is None and isinstance(raw, str):
+        # The words the renderers show ("Yes" / "是") count too.
+        word = fold(raw)
+        value = (
+            True
+            if word == fold(ui_text("yes", locale))
+            else False
+            if word == fold(ui_text("no", locale))
+            else None
+        )
+    return (value, None) if value is not None else (None, ui_text("err_yes_no", locale))
+
+
+def _number(raw: Any, locale: Locale) -> tuple[Any, str | None]:
+    error = ui_text("err_number", locale)
+    if raw is None:
+        return BLANK, None
+    if isinstance(raw, bool):
+        return None, error
+    if isinstance(raw, int):
+        return raw, None
+    if isinstance(raw, float):
+        if not math.isfinite(raw):
+            return None, error
+        return (int(raw), None) if raw.is_integer() else (raw, None)
+    if not isinstance(raw, str):
+        return None, error
+    text = unicodedata.normalize("NFKC", raw).strip().replace(" ", "")
+    if _THOUSANDS.fullmatch(text):
+        text = text.replace(",", "")
+    try:
+        if _INTEGER.fullmatch(text):
+            return int(text), None
+        number = float(text)
+    except ValueError:  # includes digit strings too long for int()
+        return None, error
+    return _number(number, locale) if math.isfinite(number) else (None, error)
+
+
+def _date(raw: Any, locale: Locale) -> tuple[Any, str | None]:
+    error = ui_text("err_date", locale)
+    if raw is None:
+        return BLANK, None
+    if isinstance(raw, dt.datetime):
+        return raw.date().isoformat(), None
+    if isinstance(raw, dt.date):
+        return raw.isoformat(), None
+    if not isinstance(raw, str):
+        return None, error
+    text = unicodedata.normalize("NFKC", raw).strip()
+    try:
+        # "2026-12-01", "2026/12/1", "2026年12月1日", "2026-12-01 +0800", "2026-12-01T09:00Z"
+        if match := _DATE_PREFIX.match(text):
+            year, month, day = (int(part) for part in match.groups())
+            return dt.date(year, month, day).isoformat(), None
+        return dt.datetime.fromisoformat(text).date().isoformat(), None
+    except ValueError:
+        return None, error
+
+
+def find_option(options: list[Option], raw: Any) -> Option | None:
+    """The option named by ``raw``: its id, value or label (case/width-insensitive), or its number.
+
+    Labels win over numbers, so "3" picks an option labelled "3" before the third option.
+    """
+    if isinstance(raw, Mapping):  # e.g. {"value": ..., "text": ...} straight from a platform
+        raw = raw.get("value", raw.get("id"))
+    text = scalar_text(raw)
+    if text is None or isinstance(raw, bool):
+        return None
+    for option in options:
+        if option.id == text:
+            return option
+    key = fold(text)
+    for option in options:
+        if key in (fold(option.value), fold(option.label)):
+            return option
+    if match := _INDEX.fullmatch(key):
+        number = int(match.group(1))
+        if 1 <= number <= len(options):
+            return options[number - 1]
+    return None
+
+
+def _select(options: list[Option], raw: Any, locale: Locale) -> tuple[Any, str | None]:
+    if raw is None:
+        return BLANK, None
+    option = find_option(options, raw)
+    if option is None:
+        return None, ui_text("err_choose_one", locale, choices=", ".join(o.label for o in options))
+    return option.value, None
+
+
+def _multi_select(options: list[Option], raw: Any, locale: Locale) -> tuple[Any, str | None]:
+    if isinstance(raw, (list, tuple)):
+        items = list(raw)
+    elif isinstance(raw, str) and find_option(options, raw) is None:
+        items = _LIST_SEPARATORS.split(raw)  # "React, Vue" or "React、Vue"
+    else:
+        items = [raw]
+    values: list[str] = []
+    for item in items:
+        if item is None or (isinstance(item, str) and not clean(item)):
+            continue
+        option = find_option(options, clean(item) if isinstance(item, str) else item)
+        if option is None:
+            return None, ui_text("err_choose_from", locale, choices=", ".join(o.label for o in options))
+        if option.value not in values:
+            values.append(option.value)
+    return (values, None) if values else (BLANK, None)
+
+
+def _text(raw: Any) -> tuple[Any, str | None]:
+    if isinstance(raw, (list, tuple)):
+        raw = ", ".join(text for item in raw if (text := scalar_text(item)))
+    text = scalar_text(raw)
+    return (text, None) if text else (BLANK, None)
