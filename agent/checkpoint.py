@@ -1,0 +1,110 @@
+"""Checkpointers from ``CHECKPOINTER_URL``: where agent threads are kept between turns.
+
+- unset: a SQLite file ``checkpoints.sqlite`` under the data directory (AsyncSqliteSaver);
+- ``sqlite:///abs/path.db`` or ``sqlite:relative.db``: that SQLite file;
+- ``postgresql://…`` (or ``postgres://…``): AsyncPostgresSaver on a connection pool,
+  tables created on open; share it between gateway replicas;
+- ``memory://``: in process memory, gone on exit (tests, benchmarks).
+
+The Redis checkpointer (``langgraph-checkpoint-redis``) is not offered here: it needs
+Redis with the JSON and Search modules (Redis 8 built with them, or Redis Stack),
+which the plain Redis 7 that holds the gateway's state does not have.
+"""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+DEFAULT_SQLITE_FILE = "checkpoints.sqlite"
+
+
+def sqlite_path(url: str | None, data_dir: str) -> Path | None:
+    """The SQLite file ``url`` names (the default file when unset), or None if it is not SQLite."""
+    if url is None or url.strip() == "":
+        return Path(data_dir) / DEFAULT_SQLITE_FILE
+    if url.startswith("sqlite://"):
+        return Path(url[len("sqlite://"):])
+    if url.startswith("sqlite:"):
+        return Path(url[len("sqlite:"):])
+    return None
+
+
+@dataclass
+class Checkpointer:
+    """An open saver and what closes it."""
+
+    saver: BaseCheckpointSaver
+    kind: str  # "sqlite" | "postgres" | "memory"
+    _stack: AsyncExitStack = field(default_factory=AsyncExitStack)
+
+    async def ping(self) -> bool:
+        """True when the database answers a trivial query."""
+        try:
+            if self.kind == "sqlite":
+                cursor = await self.saver.conn.execute("SELECT 1")  # type: ignore[attr-defined]
+                await cursor.close()
+            elif self.kind == "postgres":
+                async with self.saver.conn.connection() as conn:  # type: ignore[attr-defined]
+                    await conn.execute("SELECT 1")
+        except Exception:  # any failure means "not ready", which is what /readyz reports
+            return False
+        return True
+
+    async def aclose(self) -> None:
+        """Close connections (idempotent)."""
+        await self._stack.aclose()
+
+
+async def open_checkpointer(url: str | None, data_dir: str) -> Checkpointer:
+    """Open the checkpointer ``url`` names; ``ValueError`` for an unknown scheme."""
+    path = sqlite_path(url, data_dir)
+    if path is not None:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stack = AsyncExitStack()
+        saver = await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(path)))
+        await saver.setup()
+        return Checkpointer(saver, "sqlite", stack)
+    assert url is not None
+    if url.startswith(("postgresql://", "postgres://")):
+        return await _open_postgres(url)
+    if url.startswith("memory:"):
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        return Checkpointer(InMemorySaver(), "memory")
+    if url.startswith(("redis://", "rediss://")):
+        raise ValueError(
+            "CHECKPOINTER_URL=redis://… needs langgraph-checkpoint-redis and a Redis with the JSON and "
+            "Search modules (Redis 8 or Redis Stack); use SQLite or postgresql://… instead"
+        )
+    raise ValueError(f"CHECKPOINTER_URL: unknown scheme in {url!r} (sqlite:, postgresql://, memory://)")
+
+
+async def _open_postgres(url: str) -> Checkpointer:
+    """AsyncPostgresSaver on a small pool, so concurrent runs do not queue on one connection."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    pool = AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=10,
+        open=False,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    )
+    await pool.open(wait=True, timeout=10)
+    stack = AsyncExitStack()
+    stack.push_async_callback(pool.close)
+    try:
+        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        await saver.setup()
+    except BaseException:
+        await stack.aclose()
+        raise
+    return Checkpointer(saver, "postgres", stack)

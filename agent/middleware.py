@@ -1,0 +1,134 @@
+"""The clarification middleware: answers ``ask_clarification`` and ends the run there.
+
+Inside ``create_agent`` a ``Command(goto=END)`` returned from ``wrap_tool_call`` does not
+end the run (only ``return_direct`` tools do), so the call is answered in ``after_model``
+instead: the hook writes the ToolMessages itself and jumps to the end, and the tool
+node never runs. That also keeps sibling tool calls of the same message from running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from agent.prompts import NOT_RUN_WHILE_ASKING, PROCEED_WITHOUT_ANSWER
+from agent.protocol import HumanInputRequest, normalize_request, render_text_fallback
+from agent.tools import ASK_CLARIFICATION
+
+#: Key of the request in ``ToolMessage.artifact`` (PROTOCOL.md).
+HUMAN_INPUT_KEY = "human_input"
+
+
+def clarification_tool_message(request: HumanInputRequest) -> ToolMessage:
+    """The ToolMessage that carries a request: text fallback as content, request as artifact."""
+    return ToolMessage(
+        content=render_text_fallback(request),
+        artifact={HUMAN_INPUT_KEY: request.to_artifact()},
+        tool_call_id=request.tool_call_id,
+        name=ASK_CLARIFICATION,
+        id=request.request_id,
+    )
+
+
+def request_in(message: Any) -> HumanInputRequest | None:
+    """The request a ToolMessage carries, if it carries one."""
+    artifact = getattr(message, "artifact", None)
+    if not isinstance(message, ToolMessage) or not isinstance(artifact, dict):
+        return None
+    raw = artifact.get(HUMAN_INPUT_KEY)
+    return HumanInputRequest.model_validate(raw) if isinstance(raw, dict) else None
+
+
+def _without_stray_tool_use(message: AIMessage) -> AIMessage:
+    """The message without list-content ``tool_use`` blocks that no tool call answers.
+
+    Anthropic rejects a history where a ``tool_use`` block has no matching result.
+    """
+    if not isinstance(message.content, list):
+        return message
+    call_ids = {c["id"] for c in message.tool_calls} | {c.get("id") for c in message.invalid_tool_calls}
+    kept = [
+        block
+        for block in message.content
+        if not (isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id") not in call_ids)
+    ]
+    if len(kept) == len(message.content):
+        return message
+    return message.model_copy(update={"content": kept})
+
+
+def answer_clarification(message: AIMessage) -> list[Any] | None:
+    """The messages that answer every tool call of ``message`` when it asks a clarification.
+
+    The first ``ask_clarification`` call becomes the request; every other call (a
+    second question, any other tool, an unparsable call) is answered "not run", so
+    each call has its result and the history stays valid for every provider.
+    """
+    asks = [c for c in message.tool_calls if c["name"] == ASK_CLARIFICATION]
+    if not asks:
+        return None
+    request = normalize_request(asks[0]["args"], tool_call_id=asks[0]["id"] or "")
+    answers: list[Any] = []
+    cleaned = _without_stray_tool_use(message)
+    if cleaned is not message:
+        answers.append(cleaned)  # same id: replaces the stored message
+    for call in [*message.tool_calls, *message.invalid_tool_calls]:
+        if call is asks[0]:
+            answers.append(clarification_tool_message(request))
+        elif call.get("id"):
+            answers.append(
+                ToolMessage(
+                    content=NOT_RUN_WHILE_ASKING,
+                    tool_call_id=call["id"],
+                    name=call.get("name") or "unknown",
+                    status="error",
+                )
+            )
+    return answers
+
+
+class ClarificationMiddleware(AgentMiddleware):
+    """Answers ``ask_clarification`` after the model call and ends the run."""
+
+    @hook_config(can_jump_to=["end"])
+    def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        """Answer the clarification (and its siblings) and jump to the end."""
+        last = state["messages"][-1] if state["messages"] else None
+        if not isinstance(last, AIMessage):
+            return None
+        answers = answer_clarification(last)
+        if answers is None:
+            return None
+        return {"messages": answers, "jump_to": "end"}
+
+    @hook_config(can_jump_to=["end"])
+    async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        """Async twin of ``after_model`` (no I/O, so it simply calls it)."""
+        return self.after_model(state, runtime)
+
+
+class ProceedWithoutClarificationMiddleware(AgentMiddleware):
+    """For non-interactive use: ``ask_clarification`` answers "proceed with your best judgment"."""
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> ToolMessage | Command:
+        """Answer ``ask_clarification`` without running it; run every other tool."""
+        if request.tool_call["name"] != ASK_CLARIFICATION:
+            return handler(request)
+        return ToolMessage(
+            content=PROCEED_WITHOUT_ANSWER, tool_call_id=request.tool_call["id"], name=ASK_CLARIFICATION
+        )
+
+    async def awrap_tool_call(
+        self, request: Any, handler: Callable[[Any], Awaitable[Any]]
+    ) -> ToolMessage | Command:
+        """Async twin of ``wrap_tool_call``."""
+        if request.tool_call["name"] != ASK_CLARIFICATION:
+            return await handler(request)
+        return ToolMessage(
+            content=PROCEED_WITHOUT_ANSWER, tool_call_id=request.tool_call["id"], name=ASK_CLARIFICATION
+        )

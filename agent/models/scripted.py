@@ -1,0 +1,115 @@
+"""A chat model that plays turns from a file: for demos and end-to-end tests.
+
+``scripted:PATH`` reads a YAML (or JSON) list of turns ``{content, tool_calls}``.
+The turn played is the number of AI messages already in the conversation, so the
+model keeps no state of its own and a restarted process continues the same script.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import BaseModel, Field
+
+from agent.models.conversation import ai_message_count, conversation_call_id, last_human_text
+
+SCRIPT_FINISHED = "(script finished)"
+LAST_USER = "{last_user}"
+
+
+class ScriptedToolCall(BaseModel):
+    """One tool call a turn makes."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScriptedTurn(BaseModel):
+    """One AI message of the script."""
+
+    content: str = ""
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+
+
+def load_script(path: str | Path) -> list[ScriptedTurn]:
+    """The turns in a YAML or JSON file (JSON is valid YAML); ``ValueError`` if it is not a list."""
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: a script is a list of turns, got {type(data).__name__}")
+    return [ScriptedTurn.model_validate(turn) for turn in data]
+
+
+def _fill_last_user(value: Any, last_user: str) -> Any:
+    """``value`` with ``{last_user}`` replaced in every string inside it."""
+    if isinstance(value, str):
+        return value.replace(LAST_USER, last_user)
+    if isinstance(value, list):
+        return [_fill_last_user(v, last_user) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill_last_user(v, last_user) for k, v in value.items()}
+    return value
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Plays ``turns`` in order and records every conversation it was given in ``calls``."""
+
+    turns: list[ScriptedTurn] = Field(default_factory=list)
+    calls: list[list[BaseMessage]] = Field(default_factory=list, exclude=True)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedChatModel:
+        """The model for ``scripted:PATH``."""
+        return cls(turns=load_script(path))
+
+    @property
+    def _llm_type(self) -> str:
+        return "clarigate-scripted"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+        """The script decides what to call, so binding tools changes nothing."""
+        return self
+
+    def reply_to(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        """The AI message for this conversation (no recording)."""
+        turn_number = ai_message_count(messages)
+        if turn_number >= len(self.turns):
+            return AIMessage(content=SCRIPT_FINISHED)
+        turn = self.turns[turn_number]
+        last_user = last_human_text(messages)
+        calls = [
+            {
+                "name": call.name,
+                "args": _fill_last_user(call.args, last_user),
+                "id": conversation_call_id(messages, index),
+                "type": "tool_call",
+            }
+            for index, call in enumerate(turn.tool_calls)
+        ]
+        return AIMessage(content=turn.content.replace(LAST_USER, last_user), tool_calls=calls)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.calls.append(list(messages))
+        return ChatResult(generations=[ChatGeneration(message=self.reply_to(messages))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        # No I/O: skip the default thread hand-off.
+        return self._generate(messages, stop, **kwargs)
