@@ -7,9 +7,16 @@ The loader (YAML + environment, secrets from the environment only) builds
 
 from __future__ import annotations
 
-from typing import Literal
+import logging
+import os
+from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr
+import yaml
+from pydantic import BaseModel, Field, PrivateAttr, SecretStr
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from agent.harness import AgentSettings
 
 
 class PlatformAccess(BaseModel):
@@ -47,3 +54,195 @@ class TelegramSettings(PlatformAccess):
     webhook_secret: SecretStr | None = None
     webhook_url: str | None = None  # polling when unset
     api_url: str = "https://api.telegram.org/bot"
+
+
+# --- the bot's whole configuration -------------------------------------------------------------
+
+log = logging.getLogger(__name__)
+
+PLATFORMS = ("slack", "feishu", "telegram")
+
+#: Well-known environment names (the operators' contract) -> (section or None, field).
+ENV_NAMES: dict[str, tuple[str | None, str]] = {
+    "CLARIGATE_BOT_ID": (None, "bot_id"),
+    "REDIS_URL": (None, "redis_url"),
+    "LLM_MODEL": ("agent", "model"),
+    "CHECKPOINTER_URL": ("agent", "checkpointer_url"),
+    "SLACK_BOT_TOKEN": ("slack", "bot_token"),
+    "SLACK_SIGNING_SECRET": ("slack", "signing_secret"),
+    "SLACK_APP_TOKEN": ("slack", "app_token"),
+    "SLACK_API_URL": ("slack", "api_url"),
+    "FEISHU_APP_ID": ("feishu", "app_id"),
+    "FEISHU_APP_SECRET": ("feishu", "app_secret"),
+    "FEISHU_VERIFICATION_TOKEN": ("feishu", "verification_token"),
+    "FEISHU_ENCRYPT_KEY": ("feishu", "encrypt_key"),
+    "FEISHU_DOMAIN": ("feishu", "domain"),
+    "TELEGRAM_BOT_TOKEN": ("telegram", "bot_token"),
+    "TELEGRAM_WEBHOOK_SECRET": ("telegram", "webhook_secret"),
+    "TELEGRAM_WEBHOOK_URL": ("telegram", "webhook_url"),
+    "TELEGRAM_API_URL": ("telegram", "api_url"),
+}
+
+#: Values that only ever come from the environment (never from the YAML file, never logged).
+SECRET_FIELDS: dict[str, tuple[str, ...]] = {
+    "slack": ("bot_token", "signing_secret", "app_token"),
+    "feishu": ("app_secret", "verification_token", "encrypt_key"),
+    "telegram": ("bot_token", "webhook_secret"),
+}
+
+
+class AgentConfig(BaseModel):
+    """The agent section: model, checkpointer and the clarification switches."""
+
+    model: str = "offline"
+    checkpointer_url: str | None = None
+    allow_clarification: bool = False
+    disable_clarification: bool = False
+
+
+class _WellKnownEnv(PydanticBaseSettingsSource):
+    """Reads the operators' contract names (``REDIS_URL``, ``SLACK_BOT_TOKEN``, …)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        """Unused: values are collected in ``__call__``."""
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        """The nested dict of every well-known variable that is set."""
+        data: dict[str, Any] = {}
+        for name, (section, field) in ENV_NAMES.items():
+            value = os.environ.get(name)
+            if value is None or value == "":
+                continue
+            target = data.setdefault(section, {}) if section else data
+            target[field] = value
+        return data
+
+
+class GatewayConfig(BaseSettings):
+    """One bot: its prefix, its store, its agent and its platforms.
+
+    Priority: well-known environment names, then ``CLARIGATE_<NAME>`` (nested with
+    ``__``, e.g. ``CLARIGATE_SLACK__ALLOWED_USERS='["U1"]'``), then the YAML file.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="CLARIGATE_", env_nested_delimiter="__", extra="ignore")
+
+    bot_id: str = "clarigate"
+    redis_url: str | None = None
+    answer_policy: Literal["starter", "anyone"] = "starter"
+    pending_ttl_seconds: int = 7 * 24 * 3600
+    thread_ttl_seconds: int = 90 * 24 * 3600
+    seen_ttl_seconds: int = 24 * 3600
+    workers: int = 4
+    stale_claim_seconds: float = 30.0
+    shutdown_grace_seconds: float = 20.0
+    max_body_bytes: int = 1024 * 1024
+    log_format: Literal["text", "json"] = "text"
+    data_dir: str = ".clarigate"
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    feishu: FeishuSettings = Field(default_factory=FeishuSettings)
+    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+
+    _warnings: list[str] = PrivateAttr(default_factory=list)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Environment over YAML (passed as init values)."""
+        return (_WellKnownEnv(settings_cls), env_settings, init_settings)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Problems found while loading (secrets written in the YAML file, …)."""
+        return list(self._warnings)
+
+    def platform(self, name: str) -> PlatformAccess | None:
+        """The settings section of ``name``, or None for a platform without one (tests)."""
+        section = getattr(self, name, None) if name in PLATFORMS else None
+        return section if isinstance(section, PlatformAccess) else None
+
+    def platform_enabled(self, name: str) -> bool:
+        """Enabled explicitly, or (``enabled`` unset) when its credentials are present."""
+        section = self.platform(name)
+        if section is None or section.enabled is False:
+            return False
+        return bool(section.enabled) or has_credentials(section)
+
+    def enabled_platforms(self) -> list[str]:
+        """The platforms this bot serves."""
+        return [name for name in PLATFORMS if self.platform_enabled(name)]
+
+    def agent_settings(self) -> AgentSettings:
+        """What the agent harness needs."""
+        a = self.agent
+        return AgentSettings(
+            model=a.model,
+            checkpointer_url=a.checkpointer_url,
+            data_dir=self.data_dir,
+            allow_clarification=a.allow_clarification,
+            disable_clarification=a.disable_clarification,
+        )
+
+
+def has_credentials(section: PlatformAccess) -> bool:
+    """True when a platform section has what it needs to connect."""
+    if isinstance(section, SlackSettings):
+        receiver = section.signing_secret is not None or section.app_token is not None
+        return section.bot_token is not None and receiver
+    if isinstance(section, FeishuSettings):
+        return bool(section.app_id) and section.app_secret is not None
+    if isinstance(section, TelegramSettings):
+        return section.bot_token is not None
+    return False
+
+
+def load_config(path: str | Path | None = None) -> GatewayConfig:
+    """Load the bot's YAML (``path`` or ``CLARIGATE_CONFIG``) under the environment.
+
+    Secrets found in the YAML are ignored (with a warning): they come from the environment only.
+    Raises ``ValueError`` with a readable message when the file or a value is wrong.
+    """
+    path = path or os.environ.get("CLARIGATE_CONFIG") or None
+    data: dict[str, Any] = {}
+    warnings: list[str] = []
+    if path:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ValueError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+        except yaml.YAMLError as exc:
+            raise ValueError(f"config file {path} is not valid YAML: {exc}") from exc
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ValueError(f"config file {path} must be a mapping of settings, not {type(loaded).__name__}")
+        data = loaded or {}
+        warnings = _drop_yaml_secrets(data)
+    try:
+        config = GatewayConfig(**data)
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise ValueError(f"invalid configuration: {exc}") from exc
+    config._warnings = warnings
+    for warning in warnings:
+        log.warning(warning)
+    return config
+
+
+def _drop_yaml_secrets(data: dict[str, Any]) -> list[str]:
+    """Remove secret values from YAML data; one warning per secret found."""
+    warnings = []
+    for section, fields in SECRET_FIELDS.items():
+        values = data.get(section)
+        if not isinstance(values, dict):
+            continue
+        for field in fields:
+            if values.pop(field, None) is not None:
+                env = next(n for n, target in ENV_NAMES.items() if target == (section, field))
+                warnings.append(f"{section}.{field} in the config file is ignored: secrets come from {env}")
+    return warnings

@@ -10,3 +10,253 @@ Public surface (other modules and tests rely on these names):
 
 ``Gateway`` implements ``gateway.port.GatewayPort`` for adapters.
 """
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+import uuid
+from typing import Any
+
+from gateway import metrics
+from gateway.answers import (
+    already_answered_outcome,
+    answered_line,
+    expired_outcome,
+    policy_refusal,
+    refusal_for,
+    response_for,
+    run_text_for,
+    view_of,
+)
+from gateway.config import GatewayConfig
+from gateway.dispatch import Dispatcher
+from gateway.messages import (
+    AcceptOutcome,
+    AnswerOutcome,
+    AnswerStatus,
+    Conversation,
+    ErrorReply,
+    InboundAnswer,
+    InboundMessage,
+    PendingView,
+    Sender,
+)
+from gateway.outbound import Outbox
+from gateway.port import AdapterState, PlatformAdapter
+from gateway.runner import AgentRunner
+from gateway.store.base import PendingRecord, Store
+from gateway.worker import WorkerPool
+
+log = logging.getLogger(__name__)
+
+REFUSAL_TEXT = "Sorry, I am not set up to work with you here. Ask the bot's administrator for access."
+
+
+class Gateway:
+    """Implements ``GatewayPort``: accepts messages and answers, runs them through the workers."""
+
+    def __init__(self, config: GatewayConfig, store: Store, runner: AgentRunner) -> None:
+        self.config = config
+        self.store = store
+        self.runner = runner
+        self.outbox = Outbox()
+        self.dispatcher = Dispatcher(config, store, runner, self.outbox)
+        self.consumer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.pool = WorkerPool(
+            store, self.dispatcher.handle, self.consumer, config.workers, config.stale_claim_seconds
+        )
+        self._accepted: set[str] = set()  # inbound ids accepted here, for ``drain``
+        self._background: set[asyncio.Task[Any]] = set()
+        self._started = False
+
+    @property
+    def state(self) -> AdapterState:
+        """Adapter state (wizards, leases), kept by the store under the bot prefix."""
+        return self.store
+
+    @property
+    def adapters(self) -> list[PlatformAdapter]:
+        """The registered adapters."""
+        return self.outbox.adapters
+
+    def register(self, adapter: PlatformAdapter) -> None:
+        """Add a platform adapter (before ``start``)."""
+        self.outbox.register(adapter)
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self, workers: int | None = None) -> None:
+        """Start the adapters' receivers and the stream workers."""
+        if workers is not None:
+            self.pool.workers = max(1, workers)
+        for adapter in self.adapters:
+            await adapter.start()
+        self.pool.start()
+        self._started = True
+        log.info("gateway started: %d worker(s), consumer %s", self.pool.workers, self.consumer)
+
+    async def drain(self, timeout: float = 10.0) -> None:  # noqa: ASYNC109 (the documented surface)
+        """Wait until every job accepted through this gateway is done (``TimeoutError`` otherwise)."""
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            if self._background:
+                await asyncio.wait(set(self._background), timeout=max(deadline - time.monotonic(), 0))
+            for inbound_id in sorted(self._accepted):
+                if await self.store.is_done(inbound_id):
+                    self._accepted.discard(inbound_id)
+            if not self._accepted and not self._background:
+                return
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"jobs still open after {timeout}s: {sorted(self._accepted)}")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Stop taking work; running jobs get ``grace`` seconds, the rest go back to the stream."""
+        grace = self.config.shutdown_grace_seconds if grace is None else grace
+        await self.pool.stop(grace)
+        for task in list(self._background):
+            task.cancel()
+        for adapter in self.adapters:
+            try:
+                await adapter.stop()
+            except Exception:
+                log.warning("stopping the %s adapter failed", adapter.platform, exc_info=True)
+        self._started = False
+        log.info("gateway stopped")
+
+    # --- GatewayPort: messages ----------------------------------------------------------------
+
+    async def accept(self, message: InboundMessage) -> AcceptOutcome:
+        """Dedupe and durably enqueue a message (one store call); the reply follows via ``send``."""
+        conv = message.conversation
+        metrics.INBOUND_EVENTS.labels(platform=conv.platform, kind="message").inc()
+        if not self._allowed(conv, message.sender):
+            self._in_background(self._refuse_once(conv, message.sender))
+            return AcceptOutcome.REFUSED
+        if not message.text.strip() and not message.attachments:
+            return AcceptOutcome.IGNORED
+        inbound_id = f"{conv.platform}:{message.event_id}"
+        fresh = await self.store.accept_job(
+            dedupe_key=inbound_id,
+            kind="message",
+            inbound_id=inbound_id,
+            order_key=conv.thread_key,
+            payload={"message": message.model_dump(mode="json")},
+            seen_ttl=self.config.seen_ttl_seconds,
+        )
+        if not fresh:
+            metrics.DUPLICATES_DROPPED.labels(platform=conv.platform).inc()
+            return AcceptOutcome.DUPLICATE
+        self._accepted.add(inbound_id)
+        return AcceptOutcome.ACCEPTED
+
+    async def knows_conversation(self, conversation: Conversation) -> bool:
+        """True when this chat thread already has an agent thread."""
+        return await self.store.has_thread(conversation.thread_key)
+
+    # --- GatewayPort: answers -----------------------------------------------------------------
+
+    async def pending_by_token(self, token: str) -> PendingView | None:
+        """The clarification behind a button token, or None if unknown or expired."""
+        record = await self.store.pending_for_token(token)
+        return view_of(record) if record is not None else None
+
+    async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
+        """None if ``sender`` may answer ``view`` now, else the refusal to show."""
+        refusal = refusal_for(view, sender)
+        if refusal is not None:
+            return refusal
+        record = await self.store.get_pending(view.request.request_id)
+        if record is None:
+            return expired_outcome(view, view.request.locale)
+        return refusal_for(view_of(record), sender) or policy_refusal(record, view_of(record), sender)
+
+    async def submit_answer(self, answer: InboundAnswer) -> AnswerOutcome:
+        """Check and atomically claim an answer; on success the next run is enqueued."""
+        record = await self._record_for(answer)
+        platform = record.conversation.platform if record else (answer.conversation or _NOWHERE).platform
+        metrics.INBOUND_EVENTS.labels(platform=platform, kind="answer").inc()
+        if not await self.store.first_time(
+            f"interaction:{platform}:{answer.event_id}", self.config.seen_ttl_seconds
+        ):
+            metrics.DUPLICATES_DROPPED.labels(platform=platform).inc()
+            return AnswerOutcome(status=AnswerStatus.DUPLICATE, view=view_of(record) if record else None)
+        if record is None:
+            metrics.CLARIFICATIONS.labels(state="expired").inc()
+            return expired_outcome()
+        view = view_of(record)
+        refusal = refusal_for(view, answer.sender) or policy_refusal(record, view, answer.sender)
+        if refusal is not None:
+            if refusal.status is AnswerStatus.EXPIRED:
+                metrics.CLARIFICATIONS.labels(state="expired").inc()
+            return refusal
+        response, invalid = response_for(record, answer, platform)
+        if response is None:
+            return invalid or expired_outcome(view, record.request.locale)
+        return await self._claim(record, answer.sender, response)
+
+    async def _claim(self, record: PendingRecord, sender: Sender, response: Any) -> AnswerOutcome:
+        inbound_id = f"answer:{record.request_id}"
+        payload = {
+            "conversation": record.conversation.model_dump(mode="json"),
+            "thread_id": record.thread_id,
+            "request_id": record.request_id,
+            "response": response.model_dump(mode="json"),
+            "sender": sender.model_dump(mode="json"),
+            "text": run_text_for(record, response),
+        }
+        claim = await self.store.claim_answer(
+            record.request_id,
+            sender,
+            response,
+            followup=(inbound_id, record.conversation.thread_key, payload),
+        )
+        if claim.status == "missing" or claim.record is None:
+            metrics.CLARIFICATIONS.labels(state="expired").inc()
+            return expired_outcome(view_of(record), record.request.locale)
+        view = view_of(claim.record)
+        if claim.status == "already_answered":
+            return already_answered_outcome(view)
+        metrics.CLARIFICATIONS.labels(state="answered").inc()
+        self._accepted.add(inbound_id)
+        line = answered_line(view)
+        return AnswerOutcome(status=AnswerStatus.ACCEPTED, message=line, view=view, answered_line=line)
+
+    async def _record_for(self, answer: InboundAnswer) -> PendingRecord | None:
+        if answer.token:
+            return await self.store.pending_for_token(answer.token)
+        if answer.request_id:
+            return await self.store.get_pending(answer.request_id)
+        return None
+
+    # --- allowlists ---------------------------------------------------------------------------
+
+    def _allowed(self, conv: Conversation, sender: Sender) -> bool:
+        access = self.config.platform(conv.platform)
+        if access is None:
+            return True
+        if access.allowed_users and sender.user_id not in access.allowed_users:
+            return False
+        return not access.allowed_chats or conv.chat_id in access.allowed_chats
+
+    async def _refuse_once(self, conv: Conversation, sender: Sender) -> None:
+        key = f"refused:{conv.platform}:{conv.workspace}:{conv.chat_id}:{sender.user_id}"
+        if await self.store.first_time(key, self.config.seen_ttl_seconds):
+            log.info(
+                "refused %s in %s:%s (not on the allowlist)", sender.user_id, conv.platform, conv.chat_id
+            )
+            await self.outbox.send_quietly(conv, ErrorReply(text=REFUSAL_TEXT))
+
+    def _in_background(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+
+_NOWHERE = Conversation(platform="unknown", chat_id="")

@@ -1,0 +1,214 @@
+"""What one job does: map the chat thread, match typed replies, run the agent, send the results.
+
+Every accepted message gets exactly one reply: the agent's, a short error, or
+(for ``/new`` and partial form answers) a short note. The job is completed (and
+the thread's turnstile advanced) only after that reply went out.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from agent.protocol import HumanInputResponse, parse_typed_reply
+from gateway import metrics
+from gateway.answers import answered_by, answered_line, run_text_for, view_of
+from gateway.config import GatewayConfig
+from gateway.logs import set_log_context
+from gateway.messages import (
+    ClarificationClosed,
+    ClarificationOut,
+    Conversation,
+    ErrorReply,
+    InboundMessage,
+    ProgressUpdate,
+    Sender,
+    TextReply,
+)
+from gateway.outbound import Outbox
+from gateway.runner import AgentRunner
+from gateway.store.base import Job, PendingRecord, Store
+
+log = logging.getLogger(__name__)
+
+NEW_THREAD_COMMANDS = ("/new", "/reset")
+NEW_THREAD_TEXT = "Started a new conversation. What can I do for you?"
+RUN_FAILED_TEXT = "Sorry, I could not finish that: something went wrong on my side. Please try again."
+#: Deliveries of a job that failed before any reply; after the last one it is given up.
+MAX_DELIVERIES = 3
+
+
+class HandBack(Exception):
+    """The job failed before any reply; leave it in the stream to be retried."""
+
+
+@dataclass
+class _Progress:
+    """Whether the job's reply went out (then it must not be retried)."""
+
+    replied: bool = False
+
+
+class Dispatcher:
+    """Runs jobs read from the stream (the worker pool has already waited for the turnstile)."""
+
+    def __init__(self, config: GatewayConfig, store: Store, runner: AgentRunner, outbox: Outbox) -> None:
+        self.config = config
+        self.store = store
+        self.runner = runner
+        self.outbox = outbox
+
+    async def handle(self, job: Job) -> None:
+        """Process one job to completion; raises ``HandBack`` when it should be retried later."""
+        if await self.store.is_done(job.inbound_id):
+            await self.store.complete_job(job)
+            return
+        progress = _Progress()
+        try:
+            if job.kind == "message":
+                await self._message(InboundMessage.model_validate(job.payload["message"]), progress)
+            else:
+                await self._answer(job.payload, progress)
+        except Exception:
+            if progress.replied:
+                log.exception("job %s failed after its reply was sent", job.inbound_id)
+            elif job.deliveries < MAX_DELIVERIES:
+                log.exception(
+                    "job %s failed before any reply (delivery %d): retrying", job.inbound_id, job.deliveries
+                )
+                raise HandBack(job.inbound_id) from None
+            else:
+                log.exception("job %s failed %d times: giving up", job.inbound_id, job.deliveries)
+                if job.kind == "message":
+                    await self.store.forget(job.inbound_id)  # a redelivery by the platform may retry
+        await self.store.complete_job(job)
+
+    # --- the two kinds of job --------------------------------------------------------------
+
+    async def _message(self, msg: InboundMessage, progress: _Progress) -> None:
+        conv = msg.conversation
+        set_log_context(platform=conv.platform, chat=conv.chat_id)
+        text = msg.text.strip()
+        ttl = self.config.thread_ttl_seconds
+        if is_new_thread_command(text):
+            thread_id = await self.store.new_thread_for_chat(conv.thread_key, ttl)
+            set_log_context(thread_id=thread_id)
+            log.info("started a new agent thread")
+            await self._reply(conv, TextReply(text=NEW_THREAD_TEXT), progress)
+            return
+        thread_id = await self.store.thread_for_chat(conv.thread_key, ttl)
+        set_log_context(thread_id=thread_id)
+        pending = await self.store.pending_for_thread(thread_id)
+        if pending is not None and self._may_type_answer(pending, msg.sender):
+            set_log_context(request_id=pending.request_id)
+            by = answered_by(conv.platform, msg.sender)
+            typed = parse_typed_reply(pending.request, msg.text, by)
+            if typed.response is None and typed.problems:
+                await self._reply(conv, TextReply(text="\n".join(typed.problems)), progress)
+                return
+            if typed.response is not None:
+                claim = await self.store.claim_answer(pending.request_id, msg.sender, typed.response)
+                if claim.status == "claimed" and claim.record is not None:
+                    metrics.CLARIFICATIONS.labels(state="answered").inc()
+                    view = view_of(claim.record)
+                    closed = ClarificationClosed(view=view, answered_line=answered_line(view))
+                    await self.outbox.send_quietly(conv, closed)
+                    text = run_text_for(pending, typed.response)
+                    await self._run(conv, thread_id, text, typed.response, msg.sender, progress)
+                    return
+        await self._run(conv, thread_id, msg.text, None, msg.sender, progress)
+
+    async def _answer(self, payload: dict[str, Any], progress: _Progress) -> None:
+        conv = Conversation.model_validate(payload["conversation"])
+        thread_id = payload["thread_id"]
+        set_log_context(platform=conv.platform, chat=conv.chat_id, thread_id=thread_id)
+        set_log_context(request_id=payload.get("request_id"))
+        response = HumanInputResponse.model_validate(payload["response"])
+        sender = Sender.model_validate(payload["sender"])
+        await self._run(conv, thread_id, payload["text"], response, sender, progress)
+
+    # --- one agent run -----------------------------------------------------------------------
+
+    async def _run(
+        self,
+        conv: Conversation,
+        thread_id: str,
+        text: str,
+        response: HumanInputResponse | None,
+        sender: Sender,
+        progress: _Progress,
+    ) -> None:
+        working = await self.outbox.send_quietly(conv, ProgressUpdate(state="started"))
+        metrics.RUNS.labels(state="started").inc()
+        started = time.perf_counter()
+        try:
+            output = await self.runner.run_turn(thread_id, text, response)
+        except Exception:
+            metrics.RUNS.labels(state="failed").inc()
+            log.exception("agent run failed on thread %s", thread_id)
+            await self.outbox.send_quietly(conv, ProgressUpdate(state="done", ref=working))
+            await self._reply(conv, ErrorReply(text=RUN_FAILED_TEXT), progress)
+            return
+        metrics.RUN_LATENCY.observe(time.perf_counter() - started)
+        metrics.RUNS.labels(state="finished").inc()
+        await self.outbox.send_quietly(conv, ProgressUpdate(state="done", ref=working))
+        for reply in output.replies:
+            if reply.strip():
+                await self._reply(conv, TextReply(text=reply), progress)
+        if output.request is not None:
+            await self._ask(conv, thread_id, output, sender, progress)
+        elif not progress.replied:
+            log.warning("the agent produced no reply")
+            await self._reply(conv, ErrorReply(text=RUN_FAILED_TEXT), progress)
+
+    async def _ask(
+        self, conv: Conversation, thread_id: str, output: Any, sender: Sender, progress: _Progress
+    ) -> None:
+        request = output.request
+        set_log_context(request_id=request.request_id)
+        now = time.time()
+        record = PendingRecord(
+            request=request,
+            token=new_token(),
+            thread_id=thread_id,
+            conversation=conv,
+            asked_by=sender,
+            policy=self.config.answer_policy,
+            created_at=now,
+            expires_at=now + self.config.pending_ttl_seconds,
+        )
+        await self.store.save_pending(record)
+        metrics.CLARIFICATIONS.labels(state="asked").inc()
+        fallback = output.fallback_text or request.question
+        out = ClarificationOut(request=request, fallback_text=fallback, token=record.token)
+        ref = await self._reply(conv, out, progress)
+        if ref is not None:
+            await self.store.set_message_ref(request.request_id, ref)
+        log.info("asked for clarification")
+
+    async def _reply(self, conv: Conversation, item: Any, progress: _Progress) -> Any:
+        ref = await self.outbox.send(conv, item)
+        progress.replied = True
+        return ref
+
+    def _may_type_answer(self, record: PendingRecord, sender: Sender) -> bool:
+        """A typed message answers the pending request only when its author may answer it."""
+        if record.status != "pending" or record.expires_at <= time.time():
+            return False
+        return (
+            record.policy == "anyone" or record.asked_by is None or record.asked_by.user_id == sender.user_id
+        )
+
+
+def new_token() -> str:
+    """A short url-safe token for button payloads (16 characters, 96 random bits)."""
+    return secrets.token_urlsafe(12)
+
+
+def is_new_thread_command(text: str) -> bool:
+    """True for ``/new`` (also Telegram's ``/new@botname``) and its synonyms."""
+    words = text.strip().split(maxsplit=1)
+    return bool(words) and words[0].split("@", 1)[0].lower() in NEW_THREAD_COMMANDS

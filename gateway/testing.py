@@ -1,0 +1,271 @@
+"""An in-memory platform for tests and benchmarks: talk to the whole gateway as a user would.
+
+adapter = TestAdapter(gateway)
+gateway.register(adapter)
+await gateway.start()
+await adapter.say("deploy the app")
+await gateway.drain()
+request = adapter.last_request()          # the ClarificationOut the user saw
+await adapter.click(0)                    # first option (or an option id)
+await gateway.drain()
+assert adapter.texts()[-1] == "Deployed."
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from agent.harness import TurnOutput
+from agent.protocol import FormField, HumanInputRequest, HumanInputResponse, Option
+from gateway.messages import (
+    AcceptOutcome,
+    AnswerOutcome,
+    ClarificationClosed,
+    ClarificationOut,
+    Conversation,
+    ErrorReply,
+    InboundAnswer,
+    InboundMessage,
+    MessageRef,
+    Outbound,
+    ProgressUpdate,
+    Sender,
+    TextReply,
+)
+from gateway.port import GatewayPort, PlatformAdapter
+
+
+class TestAdapter(PlatformAdapter):
+    """Platform ``test``: ``say``/``click``/``submit``/``reply`` go in, ``sent`` records what came out."""
+
+    __test__ = False  # not a pytest test class
+    platform: ClassVar[str] = "test"
+
+    def __init__(self, gateway: GatewayPort, workspace: str = "w1") -> None:
+        self.gateway = gateway
+        self.workspace = workspace
+        self.sent: list[tuple[Conversation, Outbound]] = []
+        self.refs: list[MessageRef | None] = []  # what ``send`` returned, parallel to ``sent``
+        self.answers: list[AnswerOutcome] = []
+        self._ids = itertools.count(1)
+        self._last_conversation: Conversation | None = None
+        self._last_user = "u1"
+
+    # --- what a user does -------------------------------------------------------------------
+
+    def conversation(self, chat: str = "c1", topic: str | None = None, direct: bool = True) -> Conversation:
+        """The conversation a message to ``chat`` (and ``topic``) belongs to."""
+        return Conversation(
+            platform=self.platform, workspace=self.workspace, chat_id=chat, topic=topic, is_direct=direct
+        )
+
+    async def say(
+        self,
+        text: str,
+        user: str = "u1",
+        chat: str = "c1",
+        topic: str | None = None,
+        direct: bool = True,
+        event_id: str | None = None,
+        name: str | None = None,
+    ) -> AcceptOutcome:
+        """Write ``text`` to the bot; ``event_id`` repeats a delivery (to test dedupe)."""
+        conv = self.conversation(chat, topic, direct)
+        self._last_conversation, self._last_user = conv, user
+        n = next(self._ids)
+        message = InboundMessage(
+            conversation=conv,
+            sender=Sender(user_id=user, display_name=name),
+            text=text,
+            event_id=event_id or f"ev-{n}",
+            message_id=f"m-{n}",
+            is_mention=not direct,
+        )
+        return await self.gateway.accept(message)
+
+    async def reply(self, text: str, user: str | None = None) -> AcceptOutcome:
+        """Type ``text`` into the last conversation (e.g. a typed answer to a question)."""
+        conv = self._last_conversation or self.conversation()
+        return await self.say(text, user or self._last_user, conv.chat_id, conv.topic, conv.is_direct)
+
+    async def click(
+        self,
+        option: int | str,
+        user: str | None = None,
+        token: str | None = None,
+        event_id: str | None = None,
+    ) -> AnswerOutcome:
+        """Click an option (index into the latest request's options, or its id)."""
+        out = self._request_out(token)
+        option_id = out.request.options[option].id if isinstance(option, int) else option
+        return await self._answer(out, user, event_id, option_id=option_id)
+
+    async def submit(
+        self,
+        values: dict[str, Any],
+        user: str | None = None,
+        token: str | None = None,
+        event_id: str | None = None,
+    ) -> AnswerOutcome:
+        """Submit form ``values`` for the latest request (raw strings/lists, as a platform sends them)."""
+        return await self._answer(self._request_out(token), user, event_id, values=values)
+
+    async def answer_text(
+        self, text: str, user: str | None = None, token: str | None = None, event_id: str | None = None
+    ) -> AnswerOutcome:
+        """Answer the latest request through its "Other…" box."""
+        return await self._answer(self._request_out(token), user, event_id, text=text)
+
+    # --- what the user saw ------------------------------------------------------------------
+
+    def requests(self) -> list[ClarificationOut]:
+        """Every clarification request sent, oldest first."""
+        return [item for _, item in self.sent if isinstance(item, ClarificationOut)]
+
+    def last_request(self) -> ClarificationOut:
+        """The latest clarification request (``LookupError`` if none)."""
+        found = self.requests()
+        if not found:
+            raise LookupError("no clarification request was sent")
+        return found[-1]
+
+    def texts(self, chat: str | None = None) -> list[str]:
+        """Texts of replies and errors, oldest first (optionally for one chat)."""
+        return [
+            item.text
+            for conv, item in self.sent
+            if isinstance(item, TextReply | ErrorReply) and (chat is None or conv.chat_id == chat)
+        ]
+
+    def of_kind(self, kind: str) -> list[Outbound]:
+        """Items of one ``kind`` ("text", "clarification", "closed", "progress", "error")."""
+        return [item for _, item in self.sent if item.kind == kind]
+
+    def closed(self) -> list[ClarificationClosed]:
+        """Notices that a clarification was answered by a typed reply."""
+        return [item for _, item in self.sent if isinstance(item, ClarificationClosed)]
+
+    # --- PlatformAdapter ----------------------------------------------------------------------
+
+    async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
+        """Record the item; messages get a reference like a platform would return."""
+        self.sent.append((conversation, item))
+        ref = None
+        if not (isinstance(item, ProgressUpdate) and item.state == "done"):
+            ref = MessageRef(
+                platform=self.platform, chat_id=conversation.chat_id, message_id=f"out-{next(self._ids)}"
+            )
+        self.refs.append(ref)
+        return ref
+
+    # --- internals --------------------------------------------------------------------------
+
+    def _request_out(self, token: str | None) -> ClarificationOut:
+        if token is None:
+            return self.last_request()
+        for out in self.requests():
+            if out.token == token:
+                return out
+        # an unknown token is still submitted: the gateway decides (expired)
+        return self.last_request().model_copy(update={"token": token})
+
+    async def _answer(
+        self, out: ClarificationOut, user: str | None, event_id: str | None, **what: Any
+    ) -> AnswerOutcome:
+        conv = self._conversation_of(out)
+        answer = InboundAnswer(
+            sender=Sender(user_id=user or self._last_user),
+            event_id=event_id or f"act-{next(self._ids)}",
+            token=out.token,
+            conversation=conv,
+            **what,
+        )
+        outcome = await self.gateway.submit_answer(answer)
+        self.answers.append(outcome)
+        return outcome
+
+    def _conversation_of(self, out: ClarificationOut) -> Conversation | None:
+        for conv, item in self.sent:
+            if item is out:
+                return conv
+        return None
+
+
+# --- a scripted agent ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One call the runner received."""
+
+    thread_id: str
+    text: str
+    response: HumanInputResponse | None
+
+
+Script = Callable[[Turn], "TurnOutput | Awaitable[TurnOutput]"]
+
+
+def echo(turn: Turn) -> TurnOutput:
+    """The default script: reply with what was said (or answered)."""
+    return TurnOutput(replies=[f"You said: {turn.text}"])
+
+
+class ScriptedRunner:
+    """An ``AgentRunner`` whose turns come from ``script``; records every call in ``calls``."""
+
+    def __init__(self, script: Script = echo) -> None:
+        self.script = script
+        self.calls: list[Turn] = []
+        self.healthy = True
+
+    async def run_turn(
+        self, thread_id: str, text: str, response: HumanInputResponse | None = None
+    ) -> TurnOutput:
+        """Record the turn and play the script."""
+        turn = Turn(thread_id, text, response)
+        self.calls.append(turn)
+        result = self.script(turn)
+        return await result if inspect.isawaitable(result) else result
+
+    async def ping(self) -> bool:
+        """``healthy`` (tests flip it to see ``/readyz`` fail)."""
+        return self.healthy
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def choice_request(question: str, options: list[str], request_id: str | None = None) -> HumanInputRequest:
+    """A ``choice_with_other`` request with options ``option-1``…"""
+    rid = request_id or f"clarification:call-{uuid.uuid4().hex[:8]}"
+    return HumanInputRequest(
+        request_id=rid,
+        tool_call_id=rid.split(":", 1)[-1],
+        clarification_type="approach_choice",
+        question=question,
+        input_mode="choice_with_other",
+        options=[Option(id=f"option-{i}", label=label, value=label) for i, label in enumerate(options, 1)],
+    )
+
+
+def form_request(question: str, fields: list[FormField], request_id: str | None = None) -> HumanInputRequest:
+    """A ``form`` request with ``fields``."""
+    rid = request_id or f"clarification:call-{uuid.uuid4().hex[:8]}"
+    return HumanInputRequest(
+        request_id=rid,
+        tool_call_id=rid.split(":", 1)[-1],
+        question=question,
+        input_mode="form",
+        fields=fields,
+    )
+
+
+def asking(request: HumanInputRequest, replies: list[str] | None = None) -> TurnOutput:
+    """A turn that ends with ``request``."""
+    return TurnOutput(replies=replies or [], request=request, fallback_text=request.question)

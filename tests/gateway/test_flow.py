@@ -1,0 +1,61 @@
+"""The basic flow through the in-memory platform: a message in, one reply out, on one agent thread."""
+
+from __future__ import annotations
+
+from gateway.messages import AcceptOutcome, ProgressUpdate
+from gateway.store.base import Store
+from gateway.testing import ScriptedRunner
+
+
+async def test_message_gets_one_reply_with_progress_around_it(store: Store, make_gateway):
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(store, runner)
+
+    assert await chat.say("hello") is AcceptOutcome.ACCEPTED
+    await gateway.drain()
+
+    kinds = [(item.kind, getattr(item, "state", None)) for _, item in chat.sent]
+    assert kinds == [("progress", "started"), ("progress", "done"), ("text", None)]
+    done = chat.sent[1][1]
+    assert isinstance(done, ProgressUpdate) and done.ref is not None and done.ref == chat.refs[0]
+    assert chat.texts() == ["You said: hello"]
+    assert [c.text for c in runner.calls] == ["hello"]
+
+
+async def test_direct_chat_is_one_agent_thread_and_new_starts_another(store: Store, make_gateway):
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(store, runner)
+
+    await chat.say("one")
+    await chat.say("two")
+    await gateway.drain()
+    await chat.say("/new")
+    await chat.say("three")
+    await gateway.drain()
+
+    threads = [c.thread_id for c in runner.calls]
+    assert [c.text for c in runner.calls] == ["one", "two", "three"]
+    assert threads[0] == threads[1] != threads[2]
+    assert "new conversation" in chat.texts()[2]
+
+
+async def test_channel_threads_are_separate_agent_threads(store: Store, make_gateway):
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(store, runner)
+
+    await chat.say("a", chat="general", topic="t1", direct=False)
+    await chat.say("b", chat="general", topic="t2", direct=False)
+    await chat.say("c", chat="general", topic="t1", direct=False)
+    await gateway.drain()
+
+    by_text = {c.text: c.thread_id for c in runner.calls}
+    assert by_text["a"] == by_text["c"] != by_text["b"]
+    assert await gateway.knows_conversation(chat.conversation("general", "t1", direct=False))
+    assert not await gateway.knows_conversation(chat.conversation("general", "t9", direct=False))
+
+
+async def test_empty_message_is_ignored(store: Store, make_gateway):
+    gateway, chat = await make_gateway(store)
+    assert await chat.say("   ") is AcceptOutcome.IGNORED
+    await gateway.drain()
+    assert chat.sent == []
