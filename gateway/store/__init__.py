@@ -2,4 +2,16 @@
 
 from .base import ClaimResult, Job, PendingRecord, Store
 
-__all__ = ["ClaimResult", "Job", "PendingRecord", "Store"]
+
+def open_store(redis_url: str | None, prefix: str) -> Store:
+    """A ``RedisStore`` when a URL is given, else the embedded ``MemoryStore`` (one process only)."""
+    if redis_url:
+        from .redis import RedisStore
+
+        return RedisStore(redis_url, prefix)
+    from .memory import MemoryStore
+
+    return MemoryStore(prefix)
+
+
+__all__ = ["ClaimResult", "Job", "PendingRecord", "Store", "open_store"]

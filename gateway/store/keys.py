@@ -1,0 +1,131 @@
+"""Key layout, lifetimes and record encoding shared by both store implementations.
+
+Both stores name their state the same way (ARCHITECTURE.md, "State"), so an
+operator reading Redis and a test reading the embedded store see the same keys.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from .base import Job, PendingRecord
+
+#: The stream's consumer group.
+GROUP = "workers"
+#: How long "this inbound id has had its reply" is remembered (longer than any platform retry).
+DONE_TTL_SECONDS = 2 * 24 * 3600
+
+#: A pending record as stored always starts with this text, so the claim can test and rewrite
+#: the status in one atomic step without parsing and re-encoding the whole record.
+PENDING_HEAD = '{"status":"pending","answered_by":null,"response":null,'
+
+
+class StoreKeys:
+    """The names of every key under one bot prefix."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.jobs = f"{prefix}:jobs"
+
+    def thread(self, thread_key: str) -> str:
+        """Chat thread -> agent thread."""
+        return f"{self.prefix}:thread:{thread_key}"
+
+    def seen(self, dedupe_key: str) -> str:
+        """Dedupe marker of one delivery (also used by ``first_time``)."""
+        return f"{self.prefix}:seen:{dedupe_key}"
+
+    def ask(self, request_id: str) -> str:
+        """A pending (or answered) clarification record."""
+        return f"{self.prefix}:ask:{request_id}"
+
+    def token(self, token: str) -> str:
+        """Button token -> request id."""
+        return f"{self.prefix}:tok:{token}"
+
+    def pending(self, thread_id: str) -> str:
+        """Agent thread -> its open request id."""
+        return f"{self.prefix}:pending:{thread_id}"
+
+    def seq(self, order_key: str) -> str:
+        """Turnstile: the last sequence number handed out for an order key."""
+        return f"{self.prefix}:seq:{order_key}"
+
+    def next(self, order_key: str) -> str:
+        """Turnstile: the last sequence number completed for an order key."""
+        return f"{self.prefix}:next:{order_key}"
+
+    def done(self, inbound_id: str) -> str:
+        """Marker that an inbound id had its reply."""
+        return f"{self.prefix}:done:{inbound_id}"
+
+    def state(self, key: str) -> str:
+        """Adapter state (JSON)."""
+        return f"{self.prefix}:state:{key}"
+
+    def lease(self, name: str) -> str:
+        """A lease held by one replica."""
+        return f"{self.prefix}:lease:{name}"
+
+
+def new_thread_id() -> str:
+    """A fresh agent thread id."""
+    return uuid.uuid4().hex
+
+
+def to_millis(seconds: float) -> int:
+    """A TTL in whole milliseconds, at least 1 (Redis refuses 0)."""
+    return max(1, int(seconds * 1000))
+
+
+def encode_record(record: PendingRecord) -> str:
+    """JSON of a record with the answer fields first (a pending record starts with ``PENDING_HEAD``)."""
+    data = record.model_dump(mode="json")
+    answered = data.get("status") == "answered"
+    head = {
+        "status": data.pop("status"),
+        "answered_by": data.pop("answered_by") if answered else None,
+        "response": data.pop("response") if answered else None,
+    }
+    data.pop("answered_by", None)
+    data.pop("response", None)
+    return json.dumps({**head, **data}, separators=(",", ":"), ensure_ascii=False)
+
+
+def answered_head(answered_by: dict[str, Any], response: dict[str, Any]) -> str:
+    """The text that replaces ``PENDING_HEAD`` when a request is answered."""
+    fields = {"status": "answered", "answered_by": answered_by, "response": response}
+    return json.dumps(fields, separators=(",", ":"), ensure_ascii=False)[:-1] + ","
+
+
+def decode_record(raw: str | bytes | None) -> PendingRecord | None:
+    """A record from its stored JSON."""
+    return None if raw is None else PendingRecord.model_validate_json(raw)
+
+
+def job_fields(
+    kind: str, inbound_id: str, order_key: str, seq: int, payload: dict[str, Any]
+) -> dict[str, str]:
+    """The stream entry fields of one job."""
+    return {
+        "kind": kind,
+        "inbound_id": inbound_id,
+        "order_key": order_key,
+        "seq": str(seq),
+        "payload": json.dumps(payload, separators=(",", ":"), ensure_ascii=False),
+    }
+
+
+def job_from_fields(entry_id: str, fields: dict[str, str], deliveries: int = 1) -> Job:
+    """A job from its stream entry."""
+    return Job(
+        entry_id=entry_id,
+        kind=fields["kind"],  # type: ignore[arg-type]
+        inbound_id=fields["inbound_id"],
+        order_key=fields["order_key"],
+        seq=int(fields["seq"]),
+        payload=json.loads(fields.get("payload") or "{}"),
+        deliveries=deliveries,
+    )

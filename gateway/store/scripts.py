@@ -1,0 +1,111 @@
+"""Lua scripts of ``RedisStore``: each is one atomic step and one round trip.
+
+Keys a script can only know after reading a value (the pending pointer of the
+thread a record names, the record a token points to) are built inside the
+script from the prefix; the store runs on one Redis, not a cluster.
+"""
+
+#: KEYS: seen, seq, jobs. ARGV: seen ttl ms, maxlen, kind, inbound id, order key, payload.
+#: Returns 1 when the job was appended, 0 when the dedupe key existed.
+ACCEPT_JOB = """
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return 0 end
+local seq = redis.call('INCR', KEYS[2])
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[2], '*',
+  'kind', ARGV[3], 'inbound_id', ARGV[4], 'order_key', ARGV[5], 'seq', seq, 'payload', ARGV[6])
+return 1
+"""
+
+#: KEYS: ask record, jobs. ARGV: pending head, answered head, prefix, request id,
+#: has follow-up ("1"/"0"), follow-up inbound id, order key, payload, maxlen.
+#: Returns {"claimed", new record} | {"already_answered", record} | {"missing"}.
+CLAIM_ANSWER = """
+local current = redis.call('GET', KEYS[1])
+if not current then return {'missing'} end
+local head = ARGV[1]
+if string.sub(current, 1, #head) ~= head then return {'already_answered', current} end
+local answered = ARGV[2] .. string.sub(current, #head + 1)
+redis.call('SET', KEYS[1], answered, 'KEEPTTL')
+local pointer = ARGV[3] .. ':pending:' .. cjson.decode(current)['thread_id']
+if redis.call('GET', pointer) == ARGV[4] then redis.call('DEL', pointer) end
+if ARGV[5] == '1' then
+  local seq = redis.call('INCR', ARGV[3] .. ':seq:' .. ARGV[7])
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[9], '*',
+    'kind', 'answer', 'inbound_id', ARGV[6], 'order_key', ARGV[7], 'seq', seq, 'payload', ARGV[8])
+end
+return {'claimed', answered}
+"""
+
+#: KEYS: jobs, done, seq, next. ARGV: group, entry id, job seq, done ttl ms.
+#: The turnstile advances only when this call acknowledged the entry, so a job completed
+#: twice (by a slow worker and by the one that claimed it) advances it once. When every
+#: handed-out seq is complete both counters are dropped: idle chat threads leave nothing.
+COMPLETE_JOB = """
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
+if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('XDEL', KEYS[1], ARGV[2])
+local completed = math.max(tonumber(redis.call('GET', KEYS[4]) or '0'), tonumber(ARGV[3]))
+if completed >= tonumber(redis.call('GET', KEYS[3]) or '0') then
+  redis.call('DEL', KEYS[3], KEYS[4])
+else
+  redis.call('SET', KEYS[4], completed)
+end
+return 1
+"""
+
+#: KEYS: thread. ARGV: candidate thread id, ttl ms. Returns the thread id in force.
+THREAD_FOR_CHAT = """
+local current = redis.call('GET', KEYS[1])
+if current then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return current
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return ARGV[1]
+"""
+
+#: KEYS: a pointer (token or thread pending). ARGV: key prefix of the target.
+#: Returns the value the pointer points at, or nil.
+FOLLOW_POINTER = """
+local target = redis.call('GET', KEYS[1])
+if not target then return false end
+return redis.call('GET', ARGV[1] .. target)
+"""
+
+#: KEYS: key. ARGV: expected value, new value. Keeps the TTL. Returns 1 when swapped.
+COMPARE_AND_SET = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+return 1
+"""
+
+#: KEYS: jobs. ARGV: group, consumer, min idle ms, count.
+#: Returns {entry id, flat fields, deliveries} rows for the entries taken over.
+CLAIM_STALE = """
+local claimed = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], '0-0', 'COUNT', ARGV[4])
+local rows = {}
+for _, entry in ipairs(claimed[2]) do
+  local info = redis.call('XPENDING', KEYS[1], ARGV[1], entry[1], entry[1], 1)
+  local deliveries = 1
+  if info[1] then deliveries = info[1][4] end
+  table.insert(rows, {entry[1], entry[2], deliveries})
+end
+return rows
+"""
+
+#: KEYS: lease. ARGV: holder, ttl ms. Returns 1 when held by ``holder`` afterwards.
+ACQUIRE_LEASE = """
+local current = redis.call('GET', KEYS[1])
+if current == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if current then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+
+#: KEYS: lease. ARGV: holder. Deletes the lease only if ``holder`` has it.
+RELEASE_LEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
