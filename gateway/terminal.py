@@ -1,0 +1,213 @@
+"""The terminal chat: clarigate on embedded defaults, the first thing a newcomer sees.
+
+Questions appear as their text fallback; typed answers go through the same parser
+the platforms use (a number, an option's label, free text). Forms are asked field
+by field, with the choices shown, and a value that does not fit is asked again.
+The thread id lives in a file under the data directory, so a restart continues the
+conversation (and its pending question). ``/new`` starts a new thread, ``/quit``
+exits; so do end of input and Ctrl-C (exit code 0).
+
+Run it with ``clarigate chat`` or ``python -m gateway.terminal``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import TextIO
+
+from agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
+from agent.protocol import (
+    AnsweredBy,
+    FormField,
+    HumanInputRequest,
+    HumanInputResponse,
+    answer_message_text,
+    answer_with_form,
+    check_form_values,
+    parse_typed_reply,
+    render_text_fallback,
+    ui_text,
+)
+
+THREAD_FILE = "terminal-thread"
+NEW, QUIT = "/new", "/quit"
+PROMPT = "you> "
+BOT = "bot> "
+
+
+class _Leave(Exception):
+    """The person typed /quit or the input ended."""
+
+
+class _Restart(Exception):
+    """The person typed /new in the middle of a form."""
+
+
+def _field_prompt(field: FormField) -> str:
+    """``Label (required) [1) a  2) b]: `` for one form field."""
+    note = f" ({ui_text('required')})" if field.required else ""
+    if field.options:
+        choices = "  ".join(f"{n}) {o.label}" for n, o in enumerate(field.options, 1))
+        many = ", several allowed" if field.type == "multi_select" else ""
+        hint = f" [{choices}{many}]"
+    else:
+        hint = {"checkbox": " [yes/no]", "date": " [YYYY-MM-DD]", "number": " [a number]"}.get(field.type, "")
+    return f"  {field.label}{note}{hint}: "
+
+
+class TerminalChat:
+    """One person, one terminal, one agent thread at a time."""
+
+    def __init__(self, agent: ClarifyingAgent, stdin: TextIO, stdout: TextIO, thread_file: Path) -> None:
+        """``thread_file`` keeps the thread id between runs."""
+        self.agent = agent
+        self.stdin = stdin
+        self.stdout = stdout
+        self.thread_file = thread_file
+        self.thread_id = self._load_or_new_thread()
+        self.by = AnsweredBy(platform="terminal", user_id=os.environ.get("USER") or "you")
+
+    def _load_or_new_thread(self) -> str:
+        if self.thread_file.exists() and (saved := self.thread_file.read_text(encoding="utf-8").strip()):
+            return saved
+        return self._new_thread()
+
+    def _new_thread(self) -> str:
+        self.thread_id = f"terminal-{uuid.uuid4().hex}"
+        self.thread_file.parent.mkdir(parents=True, exist_ok=True)
+        self.thread_file.write_text(self.thread_id + "\n", encoding="utf-8")
+        return self.thread_id
+
+    def say(self, text: str) -> None:
+        """Write ``text`` and a newline."""
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+    def read(self, prompt: str) -> str:
+        """One line of input without its newline; ``_Leave`` at end of input or on /quit."""
+        self.stdout.write(prompt)
+        self.stdout.flush()
+        line = self.stdin.readline()
+        if line == "":
+            self.say("")
+            raise _Leave
+        text = line.strip()
+        if text == QUIT:
+            raise _Leave
+        return text
+
+    def show(self, output: TurnOutput) -> HumanInputRequest | None:
+        """Print the turn's replies and its question; the question, if any."""
+        for reply in output.replies:
+            self.say(BOT + reply)
+        if output.request is not None:
+            self.say("")
+            self.say(output.fallback_text or render_text_fallback(output.request))
+            self.say("")
+        return output.request
+
+    def ask_form(self, request: HumanInputRequest) -> HumanInputResponse:
+        """Ask each field in turn, asking again until its value fits."""
+        raw: dict[str, str] = {}
+        self.say("(one field at a time; leave an optional field empty to skip it)")
+        for field in request.fields:
+            while True:
+                text = self.read(_field_prompt(field))
+                if text == NEW:
+                    raise _Restart
+                error = check_form_values(request, {field.name: text}).errors.get(field.name)
+                if error is None:
+                    if text:
+                        raw[field.name] = text
+                    break
+                self.say(f"  ! {error}")
+        check = check_form_values(request, raw)
+        return answer_with_form(request, check.values, self.by)
+
+    def next_turn(self, pending: HumanInputRequest | None) -> tuple[str, HumanInputResponse | None] | None:
+        """What to send next: text and the structured answer, or None to start over (/new)."""
+        if pending is not None and pending.input_mode == "form" and pending.fields:
+            try:
+                response = self.ask_form(pending)
+            except _Restart:
+                return None
+            return answer_message_text(pending, response), response
+        while True:
+            text = self.read(PROMPT)
+            if text == NEW:
+                return None
+            if not text:
+                continue
+            if pending is None:
+                return text, None
+            reply = parse_typed_reply(pending, text, self.by)
+            if reply.response is not None:
+                return answer_message_text(pending, reply.response), reply.response
+            for problem in reply.problems:
+                self.say(f"  ! {problem}")
+
+    async def _turn(self, text: str, response: HumanInputResponse | None) -> TurnOutput:
+        return await self.agent.run_turn(self.thread_id, text, response)
+
+    def run(self, runner: asyncio.Runner) -> None:
+        """The conversation loop, until /quit or end of input."""
+        self.say("clarigate chat: /new starts a new thread, /quit exits.")
+        pending = runner.run(self.agent.pending_request(self.thread_id))
+        if pending is not None:
+            self.say("(continuing: this question is still open)")
+            self.say(render_text_fallback(pending))
+        while True:
+            turn = self.next_turn(pending)
+            if turn is None:
+                self._new_thread()
+                pending = None
+                self.say("(new thread)")
+                continue
+            pending = self.show(runner.run(self._turn(*turn)))
+
+
+def chat_main(
+    settings: AgentSettings,
+    stdin: TextIO = sys.stdin,
+    stdout: TextIO = sys.stdout,
+    thread_file: Path | None = None,
+) -> int:
+    """Run the terminal chat; 0 when the person leaves (/quit, end of input, Ctrl-C)."""
+    thread_path = thread_file or Path(settings.data_dir) / THREAD_FILE
+    with asyncio.Runner() as runner:
+        agent = runner.run(ClarifyingAgent.create(settings))
+        try:
+            TerminalChat(agent, stdin, stdout, thread_path).run(runner)
+        except (_Leave, KeyboardInterrupt):
+            stdout.write("\n")
+            stdout.flush()
+        finally:
+            runner.run(agent.aclose())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m gateway.terminal``: settings from the environment, overridable by flags."""
+    parser = argparse.ArgumentParser(prog="clarigate chat", description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="LLM_MODEL: offline, scripted:PATH or provider:model")
+    parser.add_argument("--checkpointer", help="CHECKPOINTER_URL (default: SQLite under the data dir)")
+    parser.add_argument("--data-dir", help="CLARIGATE_DATA_DIR (default: .clarigate)")
+    args = parser.parse_args(argv)
+    settings = AgentSettings.from_env()
+    settings = replace(
+        settings,
+        model=args.model or settings.model,
+        checkpointer_url=args.checkpointer or settings.checkpointer_url,
+        data_dir=args.data_dir or settings.data_dir,
+    )
+    return chat_main(settings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
