@@ -1,0 +1,167 @@
+"""Typed replies to a pending request: numbers, labels, `name: value` lines, free text."""
+
+import pytest
+
+from agent.protocol import AnsweredBy, normalize_request, parse_typed_reply
+
+BY = AnsweredBy(platform="telegram", user_id="7", display_name="Li")
+CHOICE = normalize_request({"question": "Which framework?", "options": ["React", "Vue", "Svelte Kit"]}, "c1")
+FREE = normalize_request({"question": "What name?"}, "c2")
+FORM = normalize_request(
+    {
+        "question": "Set up?",
+        "fields": [
+            {"name": "project_name", "label": "Project name", "required": True},
+            {
+                "name": "framework",
+                "label": "Framework",
+                "type": "select",
+                "options": ["React", "Vue"],
+                "required": True,
+            },
+            {"name": "features", "type": "multi_select", "options": ["Router", "Store"]},
+            {"name": "init_git", "label": "Init git", "type": "checkbox"},
+            {"name": "notes", "type": "textarea"},
+        ],
+    },
+    "c3",
+)
+
+
+def option_of(request, text):
+    reply = parse_typed_reply(request, text, BY)
+    assert reply.response is not None and not reply.problems
+    return reply.response.option_id if reply.response.response_kind == "option" else None
+
+
+@pytest.mark.parametrize(
+    ("text", "option_id"),
+    [
+        ("2", "option-2"),
+        (" 3 ", "option-3"),
+        ("1.", "option-1"),
+        ("#2", "option-2"),
+        ("２", "option-2"),
+        ("vue", "option-2"),
+        ("  VUE ", "option-2"),
+        ("Ｖｕｅ", "option-2"),
+        ("svelte   kit", "option-3"),
+    ],
+)
+def test_a_number_or_a_label_picks_the_option(text, option_id):
+    assert option_of(CHOICE, text) == option_id
+
+
+def test_anything_else_is_a_free_text_answer():
+    reply = parse_typed_reply(CHOICE, "Angular, but only if it is quick", BY)
+    assert reply.response.response_kind == "text"
+    assert reply.response.value == "Angular, but only if it is quick"
+    assert reply.response.answered_by == BY
+    assert option_of(CHOICE, "4") is None  # out of range: the person meant "4"
+    assert option_of(CHOICE, "0") is None
+
+
+def test_a_numeric_label_wins_over_the_position():
+    replicas = normalize_request({"question": "How many replicas?", "options": ["3", "1", "5"]}, "c")
+    assert option_of(replicas, "1") == "option-2"
+    assert option_of(replicas, "2") == "option-2"  # no option is labelled 2: it is the second
+
+
+def test_empty_reply_is_a_problem_not_an_answer():
+    for request in (CHOICE, FREE):
+        reply = parse_typed_reply(request, "   ", BY)
+        assert reply.response is None and reply.problems == ["Type your answer as a reply."]
+    zh = normalize_request({"question": "叫什么名字？"}, "c")
+    assert parse_typed_reply(zh, "", BY).problems == ["请直接回复您的答案。"]
+
+
+def test_free_text_request_takes_the_text_even_when_it_is_a_number():
+    reply = parse_typed_reply(FREE, " 1 ", BY)
+    assert reply.response.response_kind == "text" and reply.response.value == "1"
+
+
+def test_form_lines_fill_fields_by_name_or_label():
+    text = (
+        "project_name: demo\nFramework： vue\nfeatures: Router, Store\n"
+        "Init git: yes\nnotes: first line\nsecond line"
+    )
+    reply = parse_typed_reply(FORM, text, BY)
+    assert reply.problems == []
+    assert reply.response.response_kind == "form"
+    assert reply.response.values == {
+        "project_name": "demo",
+        "framework": "Vue",
+        "features": ["Router", "Store"],
+        "init_git": True,
+        "notes": "first line\nsecond line",
+    }
+    assert reply.response.answered_by == BY
+
+
+def test_form_keys_are_forgiving_about_case_list_marks_and_notes():
+    text = "1. PROJECT NAME (required): demo\n- project-name: demo2\n* framework: 2\nurl: http://x.test/a:b"
+    reply = parse_typed_reply(FORM, text, BY)
+    # The last line names no field, so it continues the framework value and spoils it.
+    assert reply.response is None
+    assert reply.problems == ["Framework: Choose one of: React, Vue"]
+    ok = parse_typed_reply(FORM, "1. PROJECT NAME (required): demo\n* framework: 2", BY)
+    assert ok.response.values == {"project_name": "demo", "framework": "Vue"}
+
+
+def test_missing_and_invalid_fields_are_all_named():
+    reply = parse_typed_reply(FORM, "framework: Angular\ninit_git: perhaps", BY)
+    assert reply.response is None
+    assert reply.problems == [
+        "Project name: This field is required",
+        "Framework: Choose one of: React, Vue",
+        "Init git: Answer yes or no",
+    ]
+
+
+def test_form_reply_naming_no_field_lists_the_required_ones():
+    reply = parse_typed_reply(FORM, "make it snappy", BY)
+    assert reply.response is None
+    assert reply.problems == ["Project name: This field is required", "Framework: This field is required"]
+    optional = normalize_request({"question": "Q", "fields": [{"name": "a"}, {"name": "b"}]}, "c")
+    assert parse_typed_reply(optional, "hello", BY).problems == [
+        "Reply with one `name: value` line per field."
+    ]
+
+
+def test_one_field_form_accepts_a_bare_value_and_a_number_for_its_select():
+    single = normalize_request(
+        {
+            "question": "Which DB?",
+            "fields": [{"name": "db", "type": "select", "options": ["PostgreSQL", "SQLite"]}],
+        },
+        "c",
+    )
+    assert parse_typed_reply(single, "2", BY).response.values == {"db": "SQLite"}
+    assert parse_typed_reply(single, "postgresql", BY).response.values == {"db": "PostgreSQL"}
+    assert parse_typed_reply(single, "db: sqlite", BY).response.values == {"db": "SQLite"}
+    date = normalize_request(
+        {"question": "When?", "fields": [{"name": "on", "type": "date", "required": True}]}, "c"
+    )
+    assert parse_typed_reply(date, "2026/12/1", BY).response.values == {"on": "2026-12-01"}
+    assert parse_typed_reply(date, "soon", BY).problems == ["On: Use a date like 2026-12-01"]
+
+
+def test_chinese_form_problems_use_chinese_punctuation():
+    zh = normalize_request(
+        {
+            "question": "创建项目",
+            "fields": [{"label": "项目名称", "required": True}, {"label": "副本数", "type": "number"}],
+        },
+        "c",
+    )
+    reply = parse_typed_reply(zh, "副本数：很多", BY)
+    assert reply.problems == ["项目名称：此项为必填", "副本数：请输入数字"]
+    ok = parse_typed_reply(zh, "项目名称：演示\n副本数：３", BY)
+    assert ok.response.values == {"field_1": "演示", "field_2": 3}
+
+
+@pytest.mark.parametrize("text", [None, 5, "\x00", ":", "：：", "\n\n", "project_name:", ": value"])
+def test_odd_replies_never_raise(text):
+    for request in (CHOICE, FREE, FORM):
+        reply = parse_typed_reply(request, text, BY)
+        assert (reply.response is None) != (not reply.problems)
