@@ -16,6 +16,8 @@ from .base import Job, PendingRecord
 GROUP = "workers"
 #: How long "this inbound id has had its reply" is remembered (longer than any platform retry).
 DONE_TTL_SECONDS = 2 * 24 * 3600
+#: How long an idle chat thread's turnstile counters live (refreshed by every accept and completion).
+ORDER_TTL_SECONDS = 30 * 24 * 3600
 
 #: A pending record as stored always starts with this text, so the claim can test and rewrite
 #: the status in one atomic step without parsing and re-encoding the whole record.

@@ -19,7 +19,7 @@ from agent.protocol import HumanInputResponse
 from gateway.messages import MessageRef, Sender
 
 from .base import ClaimResult, Job, PendingRecord, Store
-from .keys import DONE_TTL_SECONDS, StoreKeys, job_fields, job_from_fields, new_thread_id
+from .keys import DONE_TTL_SECONDS, ORDER_TTL_SECONDS, StoreKeys, job_fields, job_from_fields, new_thread_id
 
 
 @dataclass
@@ -66,10 +66,10 @@ class MemoryStore(Store):
     def _expires_at(self, key: str) -> float | None:
         return self._values[key][1] if self._get(key) is not None else None
 
-    def _incr(self, key: str) -> int:
-        value = int(self._get(key) or 0) + 1
-        self._set(key, value, at=self._expires_at(key))
-        return value
+    def _refresh(self, key: str, ttl_seconds: float) -> None:
+        value = self._get(key)
+        if value is not None:
+            self._set(key, value, ttl_seconds)
 
     # --- chat thread -> agent thread ---------------------------------------------------------
     async def thread_for_chat(self, thread_key: str, ttl_seconds: int) -> str:
@@ -106,7 +106,10 @@ class MemoryStore(Store):
         return True
 
     def _append(self, kind: str, inbound_id: str, order_key: str, payload: dict[str, Any]) -> None:
-        seq = self._incr(self.keys.seq(order_key))
+        seq_key, next_key = self.keys.seq(order_key), self.keys.next(order_key)
+        seq = int(self._get(seq_key) or 0) + 1
+        self._set(seq_key, seq, ORDER_TTL_SECONDS)
+        self._refresh(next_key, ORDER_TTL_SECONDS)
         self._entry_counter += 1
         entry_id = f"{int(self._clock() * 1000)}-{self._entry_counter}"
         self._entries[entry_id] = job_fields(kind, inbound_id, order_key, seq, payload)
@@ -243,13 +246,9 @@ class MemoryStore(Store):
             return  # already acknowledged (by a worker that had claimed it): advance only once
         self._entries.pop(job.entry_id, None)
         seq_key, next_key = self.keys.seq(job.order_key), self.keys.next(job.order_key)
-        completed = max(int(self._get(next_key) or 0), job.seq)
-        if completed >= int(self._get(seq_key) or 0):
-            # caught up: drop both counters so idle chat threads leave nothing behind
-            self._values.pop(seq_key, None)
-            self._values.pop(next_key, None)
-        else:
-            self._set(next_key, completed)
+        # counters only grow, so a late duplicate of a completed job always finds its turn passed
+        self._set(next_key, max(int(self._get(next_key) or 0), job.seq), ORDER_TTL_SECONDS)
+        self._refresh(seq_key, ORDER_TTL_SECONDS)
 
     async def is_done(self, inbound_id: str) -> bool:
         """True when this inbound id has had its reply."""

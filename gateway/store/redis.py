@@ -24,6 +24,7 @@ from .base import ClaimResult, Job, PendingRecord, Store
 from .keys import (
     DONE_TTL_SECONDS,
     GROUP,
+    ORDER_TTL_SECONDS,
     PENDING_HEAD,
     StoreKeys,
     answered_head,
@@ -111,7 +112,12 @@ class RedisStore(Store):
         seen_ttl: int,
     ) -> bool:
         """``SET NX`` the dedupe key, take the next ``seq``, append the job: one script."""
-        keys = [self.keys.seen(dedupe_key), self.keys.seq(order_key), self.keys.jobs]
+        keys = [
+            self.keys.seen(dedupe_key),
+            self.keys.seq(order_key),
+            self.keys.next(order_key),
+            self.keys.jobs,
+        ]
         args: list[str | int] = [
             to_millis(seen_ttl),
             self._maxlen,
@@ -119,6 +125,7 @@ class RedisStore(Store):
             inbound_id,
             order_key,
             _json(payload),
+            to_millis(ORDER_TTL_SECONDS),
         ]
         self.round_trips += 1
         return bool(await self._accept(keys, args))
@@ -195,6 +202,7 @@ class RedisStore(Store):
             order_key,
             _json(payload),
             self._maxlen,
+            to_millis(ORDER_TTL_SECONDS),
         ]
         self.round_trips += 1
         status, *raw = await self._claim([self.keys.ask(request_id), self.keys.jobs], args)
@@ -246,7 +254,8 @@ class RedisStore(Store):
             self.keys.next(job.order_key),
         ]
         self.round_trips += 1
-        await self._complete(keys, [GROUP, job.entry_id, job.seq, to_millis(DONE_TTL_SECONDS)])
+        args = [GROUP, job.entry_id, job.seq, to_millis(DONE_TTL_SECONDS), to_millis(ORDER_TTL_SECONDS)]
+        await self._complete(keys, args)
 
     async def is_done(self, inbound_id: str) -> bool:
         """True when this inbound id has had its reply."""

@@ -5,18 +5,21 @@ thread a record names, the record a token points to) are built inside the
 script from the prefix; the store runs on one Redis, not a cluster.
 """
 
-#: KEYS: seen, seq, jobs. ARGV: seen ttl ms, maxlen, kind, inbound id, order key, payload.
-#: Returns 1 when the job was appended, 0 when the dedupe key existed.
+#: KEYS: seen, seq, next, jobs. ARGV: seen ttl ms, maxlen, kind, inbound id, order key, payload,
+#: order ttl ms. Returns 1 when the job was appended, 0 when the dedupe key existed.
+#: Both turnstile counters always get the same expiry, so they vanish together once idle.
 ACCEPT_JOB = """
 if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return 0 end
 local seq = redis.call('INCR', KEYS[2])
-redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[2], '*',
+redis.call('PEXPIRE', KEYS[2], ARGV[7])
+redis.call('PEXPIRE', KEYS[3], ARGV[7])
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[2], '*',
   'kind', ARGV[3], 'inbound_id', ARGV[4], 'order_key', ARGV[5], 'seq', seq, 'payload', ARGV[6])
 return 1
 """
 
 #: KEYS: ask record, jobs. ARGV: pending head, answered head, prefix, request id,
-#: has follow-up ("1"/"0"), follow-up inbound id, order key, payload, maxlen.
+#: has follow-up ("1"/"0"), follow-up inbound id, order key, payload, maxlen, order ttl ms.
 #: Returns {"claimed", new record} | {"already_answered", record} | {"missing"}.
 CLAIM_ANSWER = """
 local current = redis.call('GET', KEYS[1])
@@ -29,26 +32,25 @@ local pointer = ARGV[3] .. ':pending:' .. cjson.decode(current)['thread_id']
 if redis.call('GET', pointer) == ARGV[4] then redis.call('DEL', pointer) end
 if ARGV[5] == '1' then
   local seq = redis.call('INCR', ARGV[3] .. ':seq:' .. ARGV[7])
+  redis.call('PEXPIRE', ARGV[3] .. ':seq:' .. ARGV[7], ARGV[10])
+  redis.call('PEXPIRE', ARGV[3] .. ':next:' .. ARGV[7], ARGV[10])
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[9], '*',
     'kind', 'answer', 'inbound_id', ARGV[6], 'order_key', ARGV[7], 'seq', seq, 'payload', ARGV[8])
 end
 return {'claimed', answered}
 """
 
-#: KEYS: jobs, done, seq, next. ARGV: group, entry id, job seq, done ttl ms.
+#: KEYS: jobs, done, seq, next. ARGV: group, entry id, job seq, done ttl ms, order ttl ms.
 #: The turnstile advances only when this call acknowledged the entry, so a job completed
-#: twice (by a slow worker and by the one that claimed it) advances it once. When every
-#: handed-out seq is complete both counters are dropped: idle chat threads leave nothing.
+#: twice (by a slow worker and by the one that claimed it) advances it once. The counters
+#: only grow (never reset while in use), so a late duplicate always finds its turn passed.
 COMPLETE_JOB = """
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
 if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('XDEL', KEYS[1], ARGV[2])
 local completed = math.max(tonumber(redis.call('GET', KEYS[4]) or '0'), tonumber(ARGV[3]))
-if completed >= tonumber(redis.call('GET', KEYS[3]) or '0') then
-  redis.call('DEL', KEYS[3], KEYS[4])
-else
-  redis.call('SET', KEYS[4], completed)
-end
+redis.call('SET', KEYS[4], completed, 'PX', ARGV[5])
+redis.call('PEXPIRE', KEYS[3], ARGV[5])
 return 1
 """
 
