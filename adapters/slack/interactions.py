@@ -1,0 +1,155 @@
+"""Clicks and modal submits answering a clarification.
+
+A click on an option answers at once; "Other…" and "Fill in" open a modal inside
+the trigger's 3 seconds (after checking the person may answer). Accepted answers
+update the original message; every refusal is shown to that person only.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.context.ack.async_ack import AsyncAck
+
+from agent.protocol import ui_text
+from gateway.messages import AnswerOutcome, AnswerStatus, InboundAnswer, PendingView, Sender
+from gateway.port import GatewayPort
+
+from .modals import (
+    FORM_CALLBACK,
+    OTHER_BLOCK,
+    field_block_id,
+    field_errors,
+    form_values,
+    modal_metadata,
+    other_text,
+    read_metadata,
+    render_form_modal,
+    render_other_modal,
+)
+from .receive import interaction_id, interaction_sender
+from .render import answered_mrkdwn, notice_mrkdwn, option_index, parse_button_value, render_answered
+from .send import SlackSender
+
+log = logging.getLogger(__name__)
+
+
+def _clicked_value(action: dict[str, Any]) -> str | None:
+    if action.get("type") == "static_select":
+        return (action.get("selected_option") or {}).get("value")
+    return action.get("value")
+
+
+class ClarificationInteractions:
+    """Bolt listeners for ``block_actions`` and ``view_submission`` on clarifications."""
+
+    def __init__(self, gateway: GatewayPort, sender: SlackSender) -> None:
+        self.gateway = gateway
+        self.sender = sender
+
+    async def on_action(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """A button or select on a clarification message."""
+        await ack()
+        parsed = parse_button_value(_clicked_value((body.get("actions") or [{}])[0]))
+        if parsed is None:
+            return
+        token, action = parsed
+        person = interaction_sender(body)
+        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+        message = body.get("message") or {}
+        message_ts = (body.get("container") or {}).get("message_ts") or message.get("ts")
+        thread_ts = message.get("thread_ts")
+        view = await self.gateway.pending_by_token(token)
+        if view is None:
+            await self._tell(channel, person, ui_text("expired"), None, thread_ts)
+            return
+        if action in ("other", "form"):
+            refusal = await self.gateway.may_answer(view, person)
+            if refusal is not None:
+                await self._tell(channel, person, refusal.message, refusal.view or view, thread_ts)
+                return
+            metadata = modal_metadata(token, channel, message_ts)
+            modal = (
+                render_form_modal(view.request, metadata)
+                if action == "form"
+                else (render_other_modal(view.request, metadata))
+            )
+            await self.sender.open_view(str(body.get("trigger_id")), modal)
+            return
+        index = option_index(action)
+        if index is None or not 1 <= index <= len(view.request.options):
+            return
+        answer = InboundAnswer(
+            sender=person,
+            event_id=interaction_id(body),
+            token=token,
+            option_id=view.request.options[index - 1].id,
+            conversation=view.conversation,
+        )
+        outcome = await self.gateway.submit_answer(answer)
+        await self._after(outcome, view, channel, message_ts, person, thread_ts)
+
+    async def on_submission(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """A submitted form or "Other…" modal: per-field errors, or answered and closed."""
+        modal = body.get("view") or {}
+        metadata = read_metadata(modal.get("private_metadata"))
+        is_form = modal.get("callback_id") == FORM_CALLBACK
+        first_block = field_block_id(0) if is_form else OTHER_BLOCK
+        view = await self.gateway.pending_by_token(str(metadata.get("t", "")))
+        if view is None:
+            await ack(response_action="errors", errors={first_block: ui_text("expired")})
+            return
+        state = (modal.get("state") or {}).get("values") or {}
+        person = interaction_sender(body)
+        answer = InboundAnswer(
+            sender=person,
+            event_id=interaction_id(body),
+            token=view.token,
+            values=form_values(view.request, state) if is_form else None,
+            text=None if is_form else other_text(state),
+            conversation=view.conversation,
+        )
+        outcome = await self.gateway.submit_answer(answer)
+        if outcome.status is AnswerStatus.INVALID:
+            errors = field_errors(view.request, outcome.errors) if is_form else {}
+            await ack(response_action="errors", errors=errors or {first_block: outcome.message})
+            return
+        if not outcome.accepted and outcome.status is not AnswerStatus.DUPLICATE:
+            await ack(response_action="errors", errors={first_block: outcome.message})
+            return
+        await ack()
+        channel = metadata.get("c") or (view.message_ref.chat_id if view.message_ref else None)
+        message_ts = metadata.get("ts") or (view.message_ref.message_id if view.message_ref else None)
+        await self._after(outcome, view, channel, message_ts, person, None)
+
+    async def _after(
+        self,
+        outcome: AnswerOutcome,
+        view: PendingView,
+        channel: str | None,
+        message_ts: str | None,
+        person: Sender,
+        thread_ts: str | None,
+    ) -> None:
+        """Close the original message on success; explain a refusal to that person only."""
+        if outcome.status is AnswerStatus.DUPLICATE:
+            return
+        if not outcome.accepted:
+            await self._tell(channel, person, outcome.message, outcome.view or view, thread_ts)
+            return
+        if channel and message_ts:
+            closed = outcome.view or view
+            line = answered_mrkdwn(closed, outcome.answered_line)
+            await self.sender.update(channel, message_ts, line, render_answered(closed.request, line))
+
+    async def _tell(
+        self,
+        channel: str | None,
+        person: Sender,
+        message: str,
+        view: PendingView | None,
+        thread_ts: str | None,
+    ) -> None:
+        if channel and message:
+            await self.sender.ephemeral(channel, person.user_id, notice_mrkdwn(message, view), thread_ts)

@@ -1,0 +1,203 @@
+"""Modals for a clarification: the form and the "Other…" answer (pure functions, no I/O).
+
+Each form field is one input block whose ``block_id`` is ``field-<n>`` (its position),
+so per-field errors can be returned by block id whatever the field's name is, and
+select options carry their position, never their (possibly long) text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    Block,
+    CheckboxesElement,
+    DatePickerElement,
+    InputBlock,
+    InputInteractiveElement,
+    MarkdownTextObject,
+    NumberInputElement,
+    Option,
+    PlainTextInputElement,
+    SectionBlock,
+    StaticMultiSelectElement,
+    StaticSelectElement,
+)
+from slack_sdk.models.views import View
+
+from agent.protocol import FormField, HumanInputRequest, ui_text
+
+from .markup import cut
+from .render import LABEL_LIMIT, SELECT_OPTIONS_LIMIT, plain, question_blocks
+
+FORM_CALLBACK = "clarigate:form"
+OTHER_CALLBACK = "clarigate:other"
+VALUE_ACTION = "value"
+OTHER_BLOCK = "answer"
+TITLE_LIMIT = 24
+PLACEHOLDER_LIMIT = 150
+MAX_CHECKBOXES = 10
+_MODAL_BLOCKS = 100
+
+
+def field_block_id(index: int) -> str:
+    """The block id of the form field at 0-based ``index``."""
+    return f"field-{index + 1}"
+
+
+def modal_metadata(token: str, channel: str | None, message_ts: str | None) -> str:
+    """``private_metadata``: which request the modal answers and which message shows it."""
+    return json.dumps({"t": token, "c": channel, "ts": message_ts}, separators=(",", ":"))
+
+
+def read_metadata(private_metadata: str | None) -> dict[str, Any]:
+    """The dict ``modal_metadata`` wrote (empty when missing or not ours)."""
+    try:
+        data = json.loads(private_metadata or "{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _options(field: FormField) -> list[Option]:
+    return [
+        Option(text=plain(option.label, LABEL_LIMIT), value=str(i))
+        for i, option in enumerate(field.options[:SELECT_OPTIONS_LIMIT], start=1)
+    ]
+
+
+def _element(field: FormField, locale: str) -> InputInteractiveElement:
+    placeholder = plain(field.placeholder, PLACEHOLDER_LIMIT) if field.placeholder else None
+    if field.type == "number":
+        return NumberInputElement(action_id=VALUE_ACTION, is_decimal_allowed=True, placeholder=placeholder)
+    if field.type == "date":
+        return DatePickerElement(action_id=VALUE_ACTION, placeholder=placeholder)
+    if field.type == "checkbox":
+        yes = Option(text=plain(ui_text("yes", locale), LABEL_LIMIT), value="true")  # type: ignore[arg-type]
+        return CheckboxesElement(action_id=VALUE_ACTION, options=[yes])
+    if field.type == "select" and field.options:
+        return StaticSelectElement(
+            action_id=VALUE_ACTION,
+            placeholder=placeholder or plain(ui_text("choose", locale), PLACEHOLDER_LIMIT),  # type: ignore[arg-type]
+            options=_options(field),
+        )
+    if field.type == "multi_select" and field.options:
+        if len(field.options) <= MAX_CHECKBOXES:
+            return CheckboxesElement(action_id=VALUE_ACTION, options=_options(field))
+        return StaticMultiSelectElement(
+            action_id=VALUE_ACTION,
+            placeholder=placeholder or plain(ui_text("choose", locale), PLACEHOLDER_LIMIT),  # type: ignore[arg-type]
+            options=_options(field),
+        )
+    return PlainTextInputElement(
+        action_id=VALUE_ACTION, multiline=field.type == "textarea", placeholder=placeholder
+    )
+
+
+def _input_block(index: int, field: FormField, locale: str) -> InputBlock:
+    label = field.label.strip() or field.name
+    if field.required:
+        label = f"{cut(label, 1900)} *"
+    return InputBlock(
+        block_id=field_block_id(index),
+        label=plain(label, 2000),
+        element=_element(field, locale),
+        # A lone checkbox is a yes/no: left unticked it means "no", so never block the submit.
+        optional=not field.required or field.type == "checkbox",
+    )
+
+
+def _modal(
+    callback_id: str, request: HumanInputRequest, metadata: str, blocks: list[Block]
+) -> dict[str, Any]:
+    locale = request.locale
+    view = View(
+        type="modal",
+        callback_id=callback_id,
+        title=plain(
+            ui_text("fill_in" if callback_id == FORM_CALLBACK else "your_answer", locale), TITLE_LIMIT
+        ),
+        submit=plain(ui_text("submit", locale), TITLE_LIMIT),
+        close=plain(ui_text("cancel", locale), TITLE_LIMIT),
+        private_metadata=metadata,
+        blocks=blocks[:_MODAL_BLOCKS],
+    )
+    return view.to_dict()
+
+
+def render_form_modal(request: HumanInputRequest, metadata: str) -> dict[str, Any]:
+    """The modal with one input block per form field, required fields marked."""
+    header = question_blocks(request)[:2]
+    room = _MODAL_BLOCKS - len(header)
+    inputs = [_input_block(i, field, request.locale) for i, field in enumerate(request.fields[:room])]
+    return _modal(FORM_CALLBACK, request, metadata, [*header, *inputs])
+
+
+def render_other_modal(request: HumanInputRequest, metadata: str) -> dict[str, Any]:
+    """The modal asking for a free-text answer ("Other…")."""
+    answer = InputBlock(
+        block_id=OTHER_BLOCK,
+        label=plain(ui_text("your_answer", request.locale), 2000),
+        element=PlainTextInputElement(action_id=VALUE_ACTION, multiline=True),
+    )
+    return _modal(OTHER_CALLBACK, request, metadata, [*question_blocks(request)[:2], answer])
+
+
+def _raw_value(field: FormField, state: dict[str, Any]) -> Any:
+    """One field's raw value from its element state; None when left empty."""
+    kind = state.get("type")
+    if field.type == "checkbox":
+        return bool(state.get("selected_options"))
+    if kind in ("plain_text_input", "number_input"):
+        value = state.get("value")
+        return value if value not in (None, "") else None
+    if kind == "datepicker":
+        return state.get("selected_date")
+    if kind == "static_select":
+        picked = state.get("selected_option") or {}
+        return _option_value(field, picked.get("value"))
+    if kind in ("multi_static_select", "checkboxes"):
+        values = [_option_value(field, o.get("value")) for o in state.get("selected_options") or []]
+        return [v for v in values if v is not None] or None
+    return None
+
+
+def _option_value(field: FormField, position: str | None) -> str | None:
+    if position and position.isdigit() and 1 <= int(position) <= len(field.options):
+        return field.options[int(position) - 1].value
+    return None
+
+
+def form_values(request: HumanInputRequest, state_values: dict[str, Any]) -> dict[str, Any]:
+    """Raw form values ``{field name: value}`` from a ``view_submission``'s ``state.values``."""
+    values: dict[str, Any] = {}
+    for index, field in enumerate(request.fields):
+        state = (state_values.get(field_block_id(index)) or {}).get(VALUE_ACTION)
+        if state is None:
+            continue
+        value = _raw_value(field, state)
+        if value is not None:
+            values[field.name] = value
+    return values
+
+
+def field_errors(request: HumanInputRequest, errors: dict[str, str]) -> dict[str, str]:
+    """Per-field messages keyed by block id (``response_action: errors``); others go on the first field."""
+    by_block: dict[str, str] = {}
+    names = [field.name for field in request.fields]
+    for name, message in errors.items():
+        index = names.index(name) if name in names else 0
+        block_id = field_block_id(index)
+        by_block[block_id] = cut(f"{by_block[block_id]} {message}" if block_id in by_block else message, 2000)
+    return by_block
+
+
+def other_text(state_values: dict[str, Any]) -> str:
+    """The free text typed in the "Other…" modal."""
+    return ((state_values.get(OTHER_BLOCK) or {}).get(VALUE_ACTION) or {}).get("value") or ""
+
+
+def section(text: str) -> SectionBlock:
+    """A mrkdwn section (for modal notices)."""
+    return SectionBlock(text=MarkdownTextObject(text=cut(text, 3000)))

@@ -1,0 +1,128 @@
+"""Receiving from Slack: the HTTP endpoint and events parsed into ``InboundMessage``.
+
+Bolt verifies the signature (5-minute window, 401) and answers ``url_verification``;
+a body Bolt cannot even parse is answered 400 here, because Bolt raises while
+building the request, before it checks anything.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
+from slack_bolt.async_app import AsyncApp
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+
+from gateway.messages import Conversation, InboundMessage, Sender
+
+PLATFORM = "slack"
+log = logging.getLogger(__name__)
+
+# Message subtypes that are a person writing; everything else (edits, deletions,
+# joins, bot posts) is not something to answer.
+_PERSON_SUBTYPES = {None, "file_share", "thread_broadcast"}
+_USER_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
+
+
+@dataclass(frozen=True)
+class ParsedMessage:
+    """An inbound message, and whether the bot must already take part in its thread."""
+
+    message: InboundMessage
+    needs_known_thread: bool = False
+
+
+def event_message_id(channel: str, ts: str) -> str:
+    """The dedupe id of a Slack message: the ``message`` and ``app_mention`` events of
+    one message (and every retry of either) share it, so it runs once."""
+    return f"{channel}:{ts}"
+
+
+def strip_bot_mention(text: str, bot_user_id: str | None) -> str:
+    """The text without mentions of the bot itself (``<@UBOT> hi`` -> ``hi``)."""
+    if bot_user_id:
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", "", text)
+    return text.strip()
+
+
+def parse_message_event(body: dict[str, Any], bot_user_id: str | None) -> ParsedMessage | None:
+    """The ``InboundMessage`` in a ``message`` or ``app_mention`` event, or None to ignore it.
+
+    DMs: one agent thread per DM (``topic`` None). A channel mention starts a thread
+    at the mentioning message (or continues the thread it was written in); a plain
+    channel message counts only as a reply in a thread the bot already takes part in.
+    """
+    event = body.get("event") or {}
+    kind, subtype = event.get("type"), event.get("subtype")
+    channel, ts, user = event.get("channel"), event.get("ts"), event.get("user")
+    if kind not in ("message", "app_mention") or subtype not in _PERSON_SUBTYPES:
+        return None
+    if event.get("bot_id") or not channel or not ts or not user or event.get("edited"):
+        return None
+    text = str(event.get("text") or "")
+    thread_ts = event.get("thread_ts")
+    is_direct = kind == "message" and event.get("channel_type") == "im"
+    mentions_bot = bool(bot_user_id) and bot_user_id in _USER_MENTION.findall(text)
+    needs_known_thread = False
+    if is_direct:
+        topic, reply_to = None, thread_ts
+    elif kind == "app_mention":
+        topic = reply_to = thread_ts or ts
+    else:
+        if mentions_bot or not thread_ts or thread_ts == ts:
+            return None  # mentions arrive as app_mention; top-level chatter is not for the bot
+        topic = reply_to = thread_ts
+        needs_known_thread = True
+    conversation = Conversation(
+        platform=PLATFORM,
+        workspace=str(body.get("team_id") or event.get("team") or ""),
+        chat_id=channel,
+        topic=topic,
+        is_direct=is_direct,
+        reply_to=reply_to,
+    )
+    message = InboundMessage(
+        conversation=conversation,
+        sender=Sender(user_id=user),
+        text=strip_bot_mention(text, bot_user_id),
+        event_id=event_message_id(channel, ts),
+        message_id=ts,
+        attachments=[
+            str(f.get("name") or f.get("id")) for f in event.get("files") or [] if isinstance(f, dict)
+        ],
+        is_mention=kind == "app_mention" or mentions_bot,
+    )
+    return ParsedMessage(message, needs_known_thread)
+
+
+def interaction_sender(body: dict[str, Any]) -> Sender:
+    """Who clicked or submitted."""
+    user = body.get("user") or {}
+    return Sender(user_id=str(user.get("id", "")), display_name=user.get("name") or user.get("username"))
+
+
+def interaction_id(body: dict[str, Any]) -> str:
+    """The dedupe id of a click or submit: a replayed request carries the same one."""
+    actions = body.get("actions") or [{}]
+    unique = body.get("trigger_id") or actions[0].get("action_ts") or (body.get("view") or {}).get("hash", "")
+    return f"interaction:{unique}"
+
+
+def events_endpoint(app: AsyncApp):  # type: ignore[no-untyped-def]
+    """The Starlette endpoint for ``POST /slack/events`` (events and interactivity)."""
+
+    async def slack_events(request: Request) -> Response:
+        body = await request.body()
+        try:
+            bolt_request = to_async_bolt_request(request, body)
+        except Exception:  # noqa: BLE001 - anything Bolt cannot parse is the sender's fault
+            log.info("slack: malformed request body (%d bytes) answered 400", len(body))
+            return PlainTextResponse("malformed body", status_code=400)
+        bolt_response = await app.async_dispatch(bolt_request)
+        return to_starlette_response(bolt_response)
+
+    return slack_events

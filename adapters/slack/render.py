@@ -1,0 +1,249 @@
+"""Clarification requests and replies as Slack Block Kit (pure functions, no I/O).
+
+Blocks are built with ``slack_sdk.models.blocks`` so Slack's limits are checked when
+they are turned into dicts; whatever the model wrote is cut to fit first, and a
+request that cannot be shown natively falls back to its text rendering.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ConfirmObject,
+    ContextBlock,
+    MarkdownTextObject,
+    Option,
+    PlainTextObject,
+    SectionBlock,
+    StaticSelectElement,
+)
+
+from agent.protocol import HumanInputRequest, summarize_answer, ui_text
+from gateway.messages import ClarificationOut, PendingView
+
+from .markup import cut, cut_escaped, escape_mrkdwn, markdown_to_mrkdwn, split_mrkdwn
+
+ACTION_PREFIX = "clarigate:"
+SELECT_ACTION = ACTION_PREFIX + "select"
+OTHER_ACTION = ACTION_PREFIX + "other"
+FORM_ACTION = ACTION_PREFIX + "form"
+
+MAX_BLOCKS = 50
+SECTION_LIMIT = 3000
+LABEL_LIMIT = 75  # button text, option text
+SELECT_OPTIONS_LIMIT = 100
+MAX_BUTTONS = 5  # more options than this become a static_select
+REPLY_CHUNK_LIMIT = 3900  # one message's text; Slack advises staying under 4000
+ELLIPSIS_TEXT = "…"
+_QUESTION_SECTIONS = 5
+_CONTEXT_SECTIONS = 3
+
+ICONS = {
+    "missing_info": "❓",
+    "ambiguous_requirement": "🤔",
+    "approach_choice": "🔀",
+    "risk_confirmation": "⚠️",
+    "suggestion": "💡",
+}
+
+
+def button_value(token: str, action: str) -> str:
+    """The short payload a control carries: the request token and what was chosen."""
+    return f"{token}|{action}"
+
+
+def parse_button_value(value: str | None) -> tuple[str, str] | None:
+    """``(token, action)`` from a control's payload, or None when it is not one of ours."""
+    if not value or "|" not in value:
+        return None
+    token, _, action = value.rpartition("|")
+    return (token, action) if token and action else None
+
+
+def option_action(index: int) -> str:
+    """The action naming the option at 1-based ``index`` (``o3``)."""
+    return f"o{index}"
+
+
+def option_index(action: str) -> int | None:
+    """The 1-based option index an ``o<n>`` action names, else None."""
+    if action.startswith("o") and action[1:].isdigit():
+        return int(action[1:])
+    return None
+
+
+def plain(text: str, limit: int) -> PlainTextObject:
+    """A plain_text object cut to ``limit``; never empty (Slack rejects empty text)."""
+    return PlainTextObject(text=cut(text.strip() or ELLIPSIS_TEXT, limit), emoji=True)
+
+
+def text_sections(mrkdwn: str, max_sections: int) -> list[SectionBlock]:
+    """Sections carrying ``mrkdwn`` (already escaped), split under the section limit."""
+    chunks = split_mrkdwn(mrkdwn, SECTION_LIMIT)[:max_sections] or [ELLIPSIS_TEXT]
+    return [SectionBlock(text=MarkdownTextObject(text=chunk)) for chunk in chunks]
+
+
+def question_blocks(request: HumanInputRequest) -> list[Block]:
+    """The context (if any) and the question, escaped and cut to fit."""
+    blocks: list[Block] = []
+    if request.context and request.context.strip():
+        blocks += text_sections(f"_{escape_mrkdwn(request.context.strip())}_", _CONTEXT_SECTIONS)
+    icon = ICONS.get(request.clarification_type, "❓")
+    blocks += text_sections(f"{icon} *{escape_mrkdwn(request.question.strip())}*", _QUESTION_SECTIONS)
+    return blocks
+
+
+def _hint(text: str) -> ContextBlock:
+    return ContextBlock(elements=[MarkdownTextObject(text=cut_escaped(text, SECTION_LIMIT))])
+
+
+def _option_buttons(out: ClarificationOut) -> list[ButtonElement]:
+    request, locale = out.request, out.request.locale
+    buttons = []
+    for index, option in enumerate(request.options, start=1):
+        action = option_action(index)
+        button = ButtonElement(
+            text=plain(option.label, LABEL_LIMIT),
+            action_id=ACTION_PREFIX + action,
+            value=button_value(out.token, action),
+        )
+        if request.clarification_type == "risk_confirmation":
+            if option.id == "option-1":
+                button = ButtonElement(
+                    text=button.text,
+                    action_id=button.action_id,
+                    value=button.value,
+                    style="primary",
+                    confirm=ConfirmObject(
+                        title=cut(ui_text("confirm_title", locale), 100),
+                        text=cut(ui_text("confirm_body", locale), 300),
+                        confirm=cut(ui_text("confirm", locale), 30),
+                        deny=cut(ui_text("cancel", locale), 30),
+                    ),
+                )
+            else:
+                button = ButtonElement(
+                    text=button.text, action_id=button.action_id, value=button.value, style="danger"
+                )
+        buttons.append(button)
+    return buttons
+
+
+def _other_button(out: ClarificationOut) -> ButtonElement:
+    return ButtonElement(
+        text=plain(ui_text("other", out.request.locale), LABEL_LIMIT),
+        action_id=OTHER_ACTION,
+        value=button_value(out.token, "other"),
+    )
+
+
+def _controls(out: ClarificationOut) -> list[Block] | None:
+    """The interactive part of the message; None when Slack cannot show it natively."""
+    request, locale = out.request, out.request.locale
+    if request.input_mode == "form" and request.fields:
+        fill_in = ButtonElement(
+            text=plain(ui_text("fill_in", locale), LABEL_LIMIT),
+            action_id=FORM_ACTION,
+            value=button_value(out.token, "form"),
+            style="primary",
+        )
+        return [ActionsBlock(elements=[fill_in])]
+    if not request.options:
+        return [_hint(ui_text("type_answer", locale))]
+    if len(request.options) > SELECT_OPTIONS_LIMIT:
+        return None
+    if request.clarification_type == "risk_confirmation" and len(request.options) <= MAX_BUTTONS:
+        return [ActionsBlock(elements=_option_buttons(out))]
+    if len(request.options) <= MAX_BUTTONS:
+        return [ActionsBlock(elements=[*_option_buttons(out), _other_button(out)])]
+    select = StaticSelectElement(
+        action_id=SELECT_ACTION,
+        placeholder=plain(ui_text("choose", locale), LABEL_LIMIT),
+        options=[
+            Option(text=plain(option.label, LABEL_LIMIT), value=button_value(out.token, option_action(i)))
+            for i, option in enumerate(request.options, start=1)
+        ],
+    )
+    return [ActionsBlock(elements=[select, _other_button(out)])]
+
+
+def fallback_blocks(fallback_text: str) -> list[dict[str, Any]]:
+    """The request's text rendering as plain sections (when no native rendering fits)."""
+    return [block.to_dict() for block in text_sections(escape_mrkdwn(fallback_text), MAX_BLOCKS)]
+
+
+def _fits(block_dicts: list[dict[str, Any]]) -> bool:
+    """Slack's message limits that ``to_dict()`` does not check itself."""
+    if len(block_dicts) > MAX_BLOCKS:
+        return False
+    for block in block_dicts:
+        for element in block.get("elements", []):
+            if (
+                element.get("type") in ("checkboxes", "radio_buttons")
+                and len(element.get("options", [])) > 10
+            ):
+                return False
+    return True
+
+
+def render_clarification(out: ClarificationOut) -> list[dict[str, Any]]:
+    """Block Kit blocks for a clarification request (text fallback when native is impossible)."""
+    controls = _controls(out)
+    if controls is None:
+        return fallback_blocks(out.fallback_text)
+    try:
+        blocks = [block.to_dict() for block in [*question_blocks(out.request), *controls]]
+    except Exception:  # a limit the cutting above missed: the text always fits
+        return fallback_blocks(out.fallback_text)
+    return blocks if _fits(blocks) else fallback_blocks(out.fallback_text)
+
+
+def render_answered(request: HumanInputRequest, answered_mrkdwn: str) -> list[dict[str, Any]]:
+    """The clarification once answered: the question stays, controls give way to who answered."""
+    closing = ContextBlock(elements=[MarkdownTextObject(text=cut(answered_mrkdwn, SECTION_LIMIT))])
+    return [block.to_dict() for block in [*question_blocks(request), closing]]
+
+
+def render_reply(markdown: str) -> list[str]:
+    """Agent Markdown as mrkdwn messages, each under one message's limit."""
+    return split_mrkdwn(markdown_to_mrkdwn(markdown), REPLY_CHUNK_LIMIT) or [ELLIPSIS_TEXT]
+
+
+def notification_text(text: str) -> str:
+    """The ``text`` that goes with blocks: shown in notifications and by old clients."""
+    return cut_escaped(text, SECTION_LIMIT)
+
+
+_SLACK_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+
+
+def mention_users(mrkdwn: str, user_ids: list[str]) -> str:
+    """Escaped text with bare Slack user ids (``U123``) shown as mentions (``<@U123>``)."""
+    for user_id in {u for u in user_ids if _SLACK_USER_ID.match(u)}:
+        mrkdwn = re.sub(rf"(?<![\w@]){re.escape(user_id)}(?!\w)", f"<@{user_id}>", mrkdwn)
+    return mrkdwn
+
+
+def answered_mrkdwn(view: PendingView | None, answered_line: str) -> str:
+    """ "✅ Answered by <@user>: …" for the updated message, the answer escaped."""
+    if view is not None and view.answered_by is not None and view.response is not None:
+        try:
+            answer = summarize_answer(view.request, view.response)
+        except Exception:  # noqa: BLE001 - the core's line below says the same in plainer words
+            answer = None
+        if answer is not None:
+            who = f"<@{view.answered_by.user_id}>"
+            return ui_text("answered_by", view.request.locale, who=who, answer=cut_escaped(answer, 2000))
+    ids = [s.user_id for s in (view.answered_by, view.asked_by) if s is not None] if view else []
+    return mention_users(escape_mrkdwn(answered_line), ids)
+
+
+def notice_mrkdwn(message: str, view: PendingView | None) -> str:
+    """A message from the core for one person (ephemeral), people shown as mentions."""
+    ids = [s.user_id for s in (view.answered_by, view.asked_by) if s is not None] if view else []
+    return mention_users(escape_mrkdwn(message), ids)

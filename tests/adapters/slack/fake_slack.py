@@ -1,0 +1,142 @@
+"""A fake Slack Web API on 127.0.0.1 that records every call and can misbehave on purpose.
+
+Answers like Slack does (``ok``, ``ts``, ``view``), accepts JSON and form bodies,
+rejects unknown tokens with ``invalid_auth``, and can be told to answer the next
+K calls with 429 (``Retry-After``) or 500.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+from aiohttp import web
+
+BOT_TOKEN = "xoxb-test-token"
+TEAM_ID = "T0TEAM"
+BOT_USER_ID = "U0BOT"
+BOT_ID = "B0BOT"
+
+
+@dataclass
+class ApiCall:
+    """One request the fake received."""
+
+    method: str
+    params: dict[str, Any]
+    status: int
+    answer: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FakeSlack:
+    """The server's state: recorded calls, scripted failures, ts counter."""
+
+    calls: list[ApiCall] = field(default_factory=list)
+    failures: list[tuple[int, int]] = field(default_factory=list)  # (status, retry_after) per next call
+    failing_methods: set[str] | None = None  # only these methods fail (None: any)
+    valid_tokens: set[str] = field(default_factory=lambda: {BOT_TOKEN})
+    _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _runner: web.AppRunner | None = None
+    port: int = 0
+
+    @property
+    def api_url(self) -> str:
+        """What ``SLACK_API_URL`` is set to in tests."""
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    def fail_next(
+        self, count: int, status: int = 429, retry_after: int = 1, methods: set[str] | None = None
+    ) -> None:
+        """Answer the next ``count`` calls (of ``methods``) with ``status``."""
+        self.failures.extend([(status, retry_after)] * count)
+        self.failing_methods = methods
+
+    def of(self, method: str) -> list[dict[str, Any]]:
+        """Params of the successful calls to ``method``, oldest first."""
+        return [c.params for c in self.calls if c.method == method and c.answer.get("ok")]
+
+    def posted(self, index: int = -1) -> dict[str, Any]:
+        """A message the bot posted: its ``chat.postMessage`` params plus the ``ts`` it got."""
+        calls = [c for c in self.calls if c.method == "chat.postMessage" and c.answer.get("ok")]
+        return {**calls[index].params, "ts": calls[index].answer["ts"]}
+
+    def attempts(self, method: str) -> list[ApiCall]:
+        """Every call to ``method``, failed ones included."""
+        return [c for c in self.calls if c.method == method]
+
+    async def start(self) -> None:
+        """Listen on a random free port of 127.0.0.1."""
+        app = web.Application()
+        app.router.add_post("/api/{method}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        """Close the server."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        raw = await request.text()
+        if request.content_type == "application/json" and raw:
+            params = json.loads(raw)
+        else:
+            params = dict(parse_qsl(raw, keep_blank_values=True))
+            params.update(dict(request.query))
+            for key in ("blocks", "view"):
+                if isinstance(params.get(key), str):
+                    params[key] = json.loads(params[key])
+        if self.failures and (self.failing_methods is None or method in self.failing_methods):
+            status, retry_after = self.failures.pop(0)
+            self.calls.append(ApiCall(method, params, status))
+            headers = {"Retry-After": str(retry_after)} if status == 429 else {}
+            body = {"ok": False, "error": "ratelimited" if status == 429 else "fatal_error"}
+            return web.json_response(body, status=status, headers=headers)
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ") or params.get("token", "")
+        answer = (
+            self._answer(method, params)
+            if token in self.valid_tokens
+            else {"ok": False, "error": "invalid_auth"}
+        )
+        self.calls.append(ApiCall(method, params, 200, answer))
+        return web.json_response(answer)
+
+    def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "auth.test":
+            return {
+                "ok": True,
+                "url": "https://test.slack.com/",
+                "team": "Test",
+                "user": "clarigate",
+                "team_id": TEAM_ID,
+                "user_id": BOT_USER_ID,
+                "bot_id": BOT_ID,
+            }
+        if method == "chat.postMessage":
+            ts = f"1700000000.{next(self._ts):06d}"
+            message = {"type": "message", "text": params.get("text"), "ts": ts, "bot_id": BOT_ID}
+            if params.get("blocks"):
+                message["blocks"] = params["blocks"]
+            return {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
+        if method == "chat.update":
+            return {
+                "ok": True,
+                "channel": params.get("channel"),
+                "ts": params.get("ts"),
+                "text": params.get("text"),
+            }
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
+        if method == "views.open":
+            view = dict(params.get("view") or {})
+            view.update({"id": f"V{next(self._ts):06d}", "hash": "h1", "team_id": TEAM_ID})
+            return {"ok": True, "view": view}
+        return {"ok": True}

@@ -1,0 +1,245 @@
+"""Whole conversations through the real core: a person on (fake) Slack asks, clicks, fills in, types."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from agent.harness import AgentSettings, ClarifyingAgent
+from agent.protocol import FormField, Option
+from gateway.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+
+from .conftest import MakeWorld
+from .fake_slack import BOT_USER_ID
+
+FRAMEWORK_SCRIPT = [
+    {
+        "content": "",
+        "tool_calls": [
+            {
+                "name": "ask_clarification",
+                "args": {
+                    "question": "Which framework should I use?",
+                    "clarification_type": "approach_choice",
+                    "context": "I can scaffold either.",
+                    "options": ["React", "Vue"],
+                },
+            }
+        ],
+    },
+    {"content": "Scaffolding the **Vue** app now."},
+]
+
+
+def action_ids(message: dict) -> list[str]:
+    """Every action id among a message's blocks."""
+    return [e.get("action_id") for b in message.get("blocks", []) for e in b.get("elements", [])]
+
+
+async def test_dm_question_click_updates_message_and_next_turn_follows(make_world: MakeWorld, tmp_path: Path):
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump(FRAMEWORK_SCRIPT))
+    agent = await ClarifyingAgent.create(
+        AgentSettings(model=f"scripted:{script}", checkpointer_url="memory://")
+    )
+    world = await make_world(agent)
+    try:
+        response, _ = await world.user.dm("set up a web app")
+        assert response.status_code == 200
+        await world.settle()
+
+        question = world.fake.posted()
+        assert question["channel"] == "D1" and "thread_ts" not in question
+        rendered = json.dumps(question["blocks"], ensure_ascii=False)
+        assert "Which framework should I use?" in rendered and "I can scaffold either." in rendered
+        assert action_ids(question) == ["clarigate:o1", "clarigate:o2", "clarigate:other"]
+        assert "React" not in question["blocks"][-1]["elements"][0]["value"]  # payloads carry a token
+
+        click = await world.user.click(question, "clarigate:o2")
+        assert click.status_code == 200
+        await world.settle()
+
+        update = world.fake.of("chat.update")[-1]
+        assert update["ts"] == question["ts"] and update["channel"] == "D1"
+        assert not [b for b in update["blocks"] if b["type"] == "actions"]  # controls gone
+        assert "✅ Answered by <@U1>: Vue" in update["blocks"][-1]["elements"][0]["text"]
+        reply = world.fake.posted()
+        assert reply["text"] == "Scaffolding the *Vue* app now." and reply["channel"] == "D1"
+    finally:
+        await agent.aclose()
+
+
+async def test_channel_mention_runs_in_its_own_thread_and_ignores_unrelated_chatter(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+
+    _, ts = await world.user.mention("hello there")
+    await world.user.channel_message("unrelated top-level chatter")
+    await world.user.channel_message("a thread the bot is not in", thread_ts="1700000099.000001")
+    await world.settle()
+    assert [c.text for c in runner.calls] == ["hello there"]
+    assert world.fake.posted()["thread_ts"] == ts
+
+    await world.user.channel_message("and a follow-up", thread_ts=ts)
+    await world.settle()
+    assert [c.text for c in runner.calls] == ["hello there", "and a follow-up"]
+    assert runner.calls[0].thread_id == runner.calls[1].thread_id
+    progress = [p for p in world.fake.of("chat.postMessage") if p["text"].startswith("⏳")]
+    assert progress and len(world.fake.of("chat.delete")) == len(progress)  # "working…" tidied away
+
+
+async def test_bot_messages_and_edits_are_ignored(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    await world.user.dm("from the bot itself", user=BOT_USER_ID, bot_id="B0BOT")
+    await world.user.dm("another bot", user="U9", bot_id="B0OTHER")
+    await world.user.dm("edited", subtype="message_changed")
+    await world.user.dm("joined", subtype="channel_join")
+    await world.settle()
+    assert runner.calls == []
+    assert world.fake.of("chat.postMessage") == []
+
+
+async def test_form_modal_invalid_submit_gets_errors_then_valid_submit_answers_typed(make_world: MakeWorld):
+    fields = [
+        FormField(name="name", label="Project name", type="text", required=True),
+        FormField(name="replicas", label="Replicas", type="number", required=True),
+        FormField(
+            name="region",
+            label="Region",
+            type="select",
+            options=[
+                Option(id="region-option-1", label="EU", value="eu"),
+                Option(id="region-option-2", label="US", value="us"),
+            ],
+        ),
+        FormField(name="tls", label="Enable TLS", type="checkbox"),
+        FormField(name="launch", label="Launch date", type="date"),
+    ]
+
+    def script(turn: Turn):
+        if turn.response is None:
+            return asking(form_request("Tell me about the deployment", fields))
+        return ScriptedRunner().script(turn)
+
+    runner = ScriptedRunner(script)
+    world = await make_world(runner)
+    await world.user.dm("deploy it")
+    await world.settle()
+    question = world.fake.posted()
+    assert action_ids(question) == ["clarigate:form"]
+
+    await world.user.click(question, "clarigate:form")
+    opened = world.fake.of("views.open")[-1]
+    modal = opened["view"]
+    assert opened["trigger_id"].startswith("trigger-")
+    labels = [b["label"]["text"] for b in modal["blocks"] if b["type"] == "input"]
+    assert labels == ["Project name *", "Replicas *", "Region", "Enable TLS", "Launch date"]
+    kinds = [b["element"]["type"] for b in modal["blocks"] if b["type"] == "input"]
+    assert kinds == ["plain_text_input", "number_input", "static_select", "checkboxes", "datepicker"]
+
+    bad = {
+        "field-1": {"value": {"type": "plain_text_input", "value": "shop"}},
+        "field-2": {"value": {"type": "number_input", "value": "many"}},
+    }
+    response = await world.user.submit(modal, bad)
+    body = response.json()
+    assert body["response_action"] == "errors" and set(body["errors"]) == {"field-2"}
+    await world.settle()
+    assert len(runner.calls) == 1  # nothing ran
+
+    good = {
+        "field-1": {"value": {"type": "plain_text_input", "value": "shop"}},
+        "field-2": {"value": {"type": "number_input", "value": "3"}},
+        "field-3": {"value": {"type": "static_select", "selected_option": {"value": "2"}}},
+        "field-4": {"value": {"type": "checkboxes", "selected_options": [{"value": "true"}]}},
+        "field-5": {"value": {"type": "datepicker", "selected_date": "2026-12-01"}},
+    }
+    response = await world.user.submit(modal, good)
+    assert response.status_code == 200 and not response.content  # an empty ack closes the modal
+    await world.settle()
+    answer = runner.calls[-1].response
+    assert answer is not None and answer.response_kind == "form"
+    assert answer.values == {
+        "name": "shop",
+        "replicas": 3,
+        "region": "us",
+        "tls": True,
+        "launch": "2026-12-01",
+    }
+    update = world.fake.of("chat.update")[-1]
+    assert update["ts"] == question["ts"] and "Answered by <@U1>" in json.dumps(update["blocks"])
+
+
+async def test_other_opens_a_modal_and_free_text_answers(make_world: MakeWorld):
+    def script(turn: Turn):
+        if turn.response is None:
+            return asking(choice_request("Which database?", ["Postgres", "MySQL"]))
+        return ScriptedRunner().script(turn)
+
+    runner = ScriptedRunner(script)
+    world = await make_world(runner)
+    await world.user.dm("store data")
+    await world.settle()
+    question = world.fake.posted()
+    await world.user.click(question, "clarigate:other")
+    modal = world.fake.of("views.open")[-1]["view"]
+    assert modal["blocks"][-1]["element"]["type"] == "plain_text_input"
+
+    await world.user.submit(
+        modal, {"answer": {"value": {"type": "plain_text_input", "value": "SQLite, please"}}}
+    )
+    await world.settle()
+    answer = runner.calls[-1].response
+    assert answer is not None and answer.response_kind == "text" and answer.value == "SQLite, please"
+    assert "SQLite, please" in json.dumps(world.fake.of("chat.update")[-1]["blocks"])
+
+
+async def test_risk_confirmation_renders_confirm_dialog_and_cancel_answers(make_world: MakeWorld):
+    def script(turn: Turn):
+        if turn.response is None:
+            request = choice_request("Drop the production table?", ["Drop it", "Keep it"])
+            return asking(request.model_copy(update={"clarification_type": "risk_confirmation"}))
+        return ScriptedRunner().script(turn)
+
+    runner = ScriptedRunner(script)
+    world = await make_world(runner)
+    await world.user.dm("clean up")
+    await world.settle()
+    question = world.fake.posted()
+    buttons = question["blocks"][-1]["elements"]
+    assert [(b["text"]["text"], b.get("style")) for b in buttons] == [
+        ("Drop it", "primary"),
+        ("Keep it", "danger"),
+    ]
+    assert buttons[0]["confirm"]["confirm"]["text"] == "Confirm" and "confirm" not in buttons[1]
+
+    await world.user.click(question, "clarigate:o2")
+    await world.settle()
+    answer = runner.calls[-1].response
+    assert answer is not None and answer.option_id == "option-2" and answer.value == "Keep it"
+
+
+async def test_typed_reply_in_the_thread_answers_and_closes_the_question(make_world: MakeWorld):
+    def script(turn: Turn):
+        if turn.response is None:
+            return asking(choice_request("Which framework?", ["React", "Vue"]))
+        return ScriptedRunner().script(turn)
+
+    runner = ScriptedRunner(script)
+    world = await make_world(runner)
+    _, ts = await world.user.mention("build a site")
+    await world.settle()
+    question = world.fake.posted()
+    assert question["thread_ts"] == ts
+
+    await world.user.channel_message("2", thread_ts=ts)
+    await world.settle()
+    answer = runner.calls[-1].response
+    assert answer is not None and answer.option_id == "option-2"
+    update = world.fake.of("chat.update")[-1]
+    assert update["ts"] == question["ts"] and "Answered by <@U1>: Vue" in json.dumps(
+        update["blocks"], ensure_ascii=False
+    )
