@@ -1,7 +1,7 @@
 """Checkpointers from ``CHECKPOINTER_URL``: where agent threads are kept between turns.
 
 - unset: a SQLite file ``checkpoints.sqlite`` under the data directory (AsyncSqliteSaver);
-- ``sqlite:///abs/path.db`` or ``sqlite:relative.db``: that SQLite file;
+- ``sqlite:///abs/path.db`` (or ``sqlite:////abs/path.db``) or ``sqlite:relative.db``: that file;
 - ``postgresql://…`` (or ``postgres://…``): AsyncPostgresSaver on a connection pool,
   tables created on open; share it between gateway replicas;
 - ``memory://``: in process memory, gone on exit (tests, benchmarks).
@@ -27,7 +27,8 @@ def sqlite_path(url: str | None, data_dir: str) -> Path | None:
     if url is None or url.strip() == "":
         return Path(data_dir) / DEFAULT_SQLITE_FILE
     if url.startswith("sqlite://"):
-        return Path(url[len("sqlite://"):])
+        rest = url[len("sqlite://"):]
+        return Path(rest[1:] if rest.startswith("//") else rest)  # sqlite:////abs as well
     if url.startswith("sqlite:"):
         return Path(url[len("sqlite:"):])
     return None

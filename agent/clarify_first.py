@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 #: Tool call ids of clarify-first questions start with this, so the phase can count its own.
 CLARIFY_FIRST_CALL_PREFIX = "clarify-first-"
-#: Marks the verification message: shown to the person, hidden from later model calls.
+#: Marks the verification message (an ordinary AI message the models see, like in Open Deep Research).
 VERIFICATION_KEY = "clarify_first_verification"
 
 
@@ -48,11 +48,6 @@ class ClarifyWithUser(BaseModel):
 def is_verification(message: BaseMessage) -> bool:
     """True for the clarify-first verification message."""
     return isinstance(message, AIMessage) and bool(message.additional_kwargs.get(VERIFICATION_KEY))
-
-
-def _hidden_from_model(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
-    """The messages a model call sees: without verifications (a trailing AI message reads as prefill)."""
-    return [m for m in messages if not is_verification(m)]
 
 
 class ClarifyFirstMiddleware(AgentMiddleware):
@@ -75,7 +70,7 @@ class ClarifyFirstMiddleware(AgentMiddleware):
         if len(own) >= self.max_asks:
             return None
         prompt = CLARIFY_FIRST_PROMPT.format(already_asked=ALREADY_ASKED_NOTE if asked else "")
-        history = [m for m in _hidden_from_model(messages) if not isinstance(m, SystemMessage)]
+        history = [m for m in messages if not isinstance(m, SystemMessage)]
         return [SystemMessage(content=prompt), *history]
 
     @staticmethod
@@ -129,11 +124,3 @@ class ClarifyFirstMiddleware(AgentMiddleware):
                 decision = result
                 break
         return self._outcome(decision)
-
-    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        """Hide verification messages from the agent's model."""
-        return handler(request.override(messages=_hidden_from_model(request.messages)))
-
-    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        """Async twin of ``wrap_model_call``."""
-        return await handler(request.override(messages=_hidden_from_model(request.messages)))

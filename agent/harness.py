@@ -153,6 +153,10 @@ class ClarifyingAgent:
         messages = await self.history(thread_id)
         return request_in(messages[-1]) if messages else None
 
+    async def delete_thread(self, thread_id: str) -> None:
+        """Forget everything kept for ``thread_id``."""
+        await self._checkpointer.saver.adelete_thread(thread_id)
+
     async def ping(self) -> bool:
         """True when the checkpointer answers (for ``/readyz``)."""
         return await self._checkpointer.ping()

@@ -1,0 +1,143 @@
+"""ask_clarification ends the run, keeps history valid, and the answer continues the thread."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from agent.middleware import answer_clarification
+from agent.models.scripted import ScriptedChatModel
+from agent.prompts import NOT_RUN_WHILE_ASKING, PROCEED_WITHOUT_ANSWER
+from agent.protocol import answer_message_text, answer_with_option, render_text_fallback
+
+from .conftest import ask, assert_provider_valid, scripted
+
+
+async def test_run_ends_after_asking_with_one_model_call(make_agent: Any) -> None:
+    model = scripted({"content": "", "tool_calls": [ask(options=["React", "Vue"])]}, {"content": "never played"})
+    agent = await make_agent(model)
+
+    out = await agent.run_turn("t1", "build me a frontend")
+
+    assert len(model.calls) == 1
+    assert out.replies == []
+    assert out.request is not None
+    assert out.request.question == "Which framework?"
+    assert [o.label for o in out.request.options] == ["React", "Vue"]
+    assert out.request.input_mode == "choice_with_other"
+    assert out.fallback_text == render_text_fallback(out.request)
+    stored = (await agent.history("t1"))[-1]
+    assert isinstance(stored, ToolMessage)
+    assert stored.id == out.request.request_id == f"clarification:{out.request.tool_call_id}"
+    assert stored.artifact == {"human_input": out.request.to_artifact()}
+    assert await agent.pending_request("t1") == out.request
+
+
+async def test_sibling_calls_are_not_run_and_history_stays_valid(make_agent: Any, recorder: Any) -> None:
+    turn = {
+        "content": "",
+        "tool_calls": [
+            {"name": "record_note", "args": {"note": "before"}},
+            ask("First question?"),
+            ask("Second question?"),
+            {"name": "record_note", "args": {"note": "after"}},
+        ],
+    }
+    model = scripted(turn)
+    agent = await make_agent(model, tools=[recorder.tool])
+
+    out = await agent.run_turn("t1", "do several things")
+
+    assert recorder.ran == []
+    assert len(model.calls) == 1
+    assert out.request is not None and out.request.question == "First question?"
+    history = await agent.history("t1")
+    assert_provider_valid(history)
+    results = [m for m in history if isinstance(m, ToolMessage)]
+    assert [m.content for m in results].count(NOT_RUN_WHILE_ASKING) == 3
+    assert sum(bool(m.artifact) for m in results) == 1
+
+
+class _ListContentModel(ScriptedChatModel):
+    """Answers like Anthropic does: list content with a tool_use block per call, plus a stray one."""
+
+    def reply_to(self, messages: Any) -> AIMessage:
+        return AIMessage(
+            content=[
+                {"type": "text", "text": "Let me ask."},
+                {"type": "tool_use", "id": "toolu_ask", "name": "ask_clarification", "input": {}},
+                {"type": "tool_use", "id": "toolu_stray", "name": "record_note", "input": {"note": "x"}},
+            ],
+            tool_calls=[{"name": "ask_clarification", "args": {"question": "Which one?"}, "id": "toolu_ask"}],
+        )
+
+
+async def test_stray_tool_use_blocks_are_removed_from_list_content(make_agent: Any) -> None:
+    agent = await make_agent(_ListContentModel())
+
+    out = await agent.run_turn("t1", "go")
+
+    history = await agent.history("t1")
+    assert_provider_valid(history)
+    ai = next(m for m in history if isinstance(m, AIMessage))
+    assert [b["id"] for b in ai.content if b.get("type") == "tool_use"] == ["toolu_ask"]
+    assert out.request is not None and out.request.tool_call_id == "toolu_ask"
+
+
+def test_a_message_without_a_question_is_left_alone() -> None:
+    plain = AIMessage(content="", tool_calls=[{"name": "record_note", "args": {}, "id": "c1"}])
+    assert answer_clarification(plain) is None
+
+
+async def test_sloppy_arguments_still_ask(make_agent: Any) -> None:
+    sloppy = {"name": "ask_clarification", "args": {"question": "Pick", "options": '["a", "a", "b"]',
+                                                    "clarification_type": "nonsense"}}
+    agent = await make_agent(scripted({"content": "", "tool_calls": [sloppy]}))
+
+    out = await agent.run_turn("t1", "go")
+
+    assert out.request is not None
+    assert [o.label for o in out.request.options] == ["a", "b"]
+
+
+async def test_answer_run_continues_and_model_sees_the_structured_answer(make_agent: Any) -> None:
+    model = scripted(
+        {"content": "", "tool_calls": [ask(options=["React", "Vue"])]},
+        {"content": "Scaffolding with your choice. ({last_user})"},
+    )
+    agent = await make_agent(model)
+    asked = await agent.run_turn("t1", "build me a frontend")
+    assert asked.request is not None
+    response = answer_with_option(asked.request, "option-2", None)
+    text = answer_message_text(asked.request, response)
+
+    out = await agent.run_turn("t1", text, response)
+
+    assert out.request is None
+    assert out.replies == [f"Scaffolding with your choice. ({text})"]
+    assert len(model.calls) == 2
+    seen = model.calls[1]
+    assert isinstance(seen[-1], HumanMessage)
+    assert seen[-1].additional_kwargs["human_input_response"] == response.to_payload()
+    assert seen[-1].additional_kwargs["human_input_response"]["value"] == "Vue"
+    assert isinstance(seen[-2], ToolMessage) and seen[-2].artifact["human_input"] == asked.request.to_artifact()
+    assert_provider_valid(seen)
+    assert await agent.pending_request("t1") is None
+
+
+async def test_disable_clarification_lets_the_run_continue(make_agent: Any) -> None:
+    model = scripted(
+        {"content": "", "tool_calls": [ask()]},
+        {"content": "I picked React and noted the assumption."},
+    )
+    agent = await make_agent(model, disable_clarification=True)
+
+    out = await agent.run_turn("t1", "build me a frontend")
+
+    assert out.request is None
+    assert out.replies == ["I picked React and noted the assumption."]
+    assert len(model.calls) == 2
+    answered = model.calls[1][-1]
+    assert isinstance(answered, ToolMessage) and answered.content == PROCEED_WITHOUT_ANSWER
+    assert not answered.artifact
