@@ -1,6 +1,6 @@
 """Stream workers: read jobs, wait for the thread's turn, run them, hand back on failure or stop.
 
-Each replica runs ``workers`` read loops on the shared stream, a loop that
+Each replica runs a reader on the shared stream, at most ``workers`` runs at once, a loop that
 claims jobs left behind by dead consumers, and a keeper that touches held jobs
 so live work is never claimed away. Stopping cancels the loops, lets running
 jobs finish within the grace period and leaves the rest unacknowledged: another
@@ -24,7 +24,12 @@ READ_BLOCK_MS = 1000
 
 
 class WorkerPool:
-    """The stream consumers of one gateway replica."""
+    """The stream consumers of one gateway replica.
+
+    A reader takes jobs as long as fewer than ``max_held`` are held; each job waits for its
+    thread's turn without taking a run slot, so a burst to one slow thread never starves the
+    others; at most ``workers`` jobs run at once.
+    """
 
     def __init__(
         self,
@@ -33,16 +38,21 @@ class WorkerPool:
         consumer: str,
         workers: int = 4,
         stale_after: float = 30.0,
+        max_held: int | None = None,
     ) -> None:
         self.store = store
         self.handle = handle
         self.consumer = consumer
         self.workers = max(1, workers)
         self.stale_after = stale_after
+        self.max_held = max_held
         self._loops: list[asyncio.Task[None]] = []
         self._keeper: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
         self._held: set[str] = set()
+        self._slots = asyncio.Semaphore(self.workers)
+        self._room = asyncio.Event()
+        self._turn_changed: dict[str, asyncio.Event] = {}
         self._stopping = False
 
     @property
@@ -50,15 +60,22 @@ class WorkerPool:
         """How many jobs this replica holds right now (running or waiting for their turn)."""
         return len(self._running)
 
+    @property
+    def _capacity(self) -> int:
+        return self.max_held or self.workers * 16
+
     def start(self) -> None:
-        """Start the read loops, the stale-claim loop and the keeper."""
+        """Start the reader, the stale-claim loop and the keeper."""
         self._stopping = False
-        self._loops = [asyncio.create_task(self._read_loop(), name=f"read-{i}") for i in range(self.workers)]
-        self._loops.append(asyncio.create_task(self._stale_loop(), name="claim-stale"))
+        self._slots = asyncio.Semaphore(self.workers)
+        self._loops = [
+            asyncio.create_task(self._read_loop(), name="read-jobs"),
+            asyncio.create_task(self._stale_loop(), name="claim-stale"),
+        ]
         self._keeper = asyncio.create_task(self._keep_loop(), name="touch-held")
 
     async def stop(self, grace: float) -> None:
-        """Stop reading; give running jobs ``grace`` seconds, then leave the rest in the stream."""
+        """Stop reading; give held jobs ``grace`` seconds, then leave the rest in the stream."""
         self._stopping = True
         for loop in self._loops:
             loop.cancel()
@@ -80,8 +97,15 @@ class WorkerPool:
 
     async def _read_loop(self) -> None:
         while not self._stopping:
+            room = self._capacity - len(self._running)
+            if room <= 0:
+                self._room.clear()
+                await self._room.wait()
+                continue
             try:
-                jobs = await self.store.read_jobs(self.consumer, count=1, block_ms=READ_BLOCK_MS)
+                jobs = await self.store.read_jobs(
+                    self.consumer, count=min(room, self.workers), block_ms=READ_BLOCK_MS
+                )
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -89,8 +113,7 @@ class WorkerPool:
                 await asyncio.sleep(1.0)
                 continue
             for job in jobs:
-                # Waiting on the task (not awaiting it directly) keeps it alive when the loop is cancelled.
-                await asyncio.wait({self._spawn(job)})
+                self._spawn(job)
 
     async def _stale_loop(self) -> None:
         min_idle_ms = int(self.stale_after * 1000)
@@ -123,14 +146,19 @@ class WorkerPool:
     def _spawn(self, job: Job) -> asyncio.Task[None]:
         task = asyncio.create_task(self._run_job(job), name=f"job-{job.inbound_id}")
         self._running.add(task)
-        task.add_done_callback(self._running.discard)
+        task.add_done_callback(self._forget_task)
         return task
+
+    def _forget_task(self, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        self._room.set()
 
     async def _run_job(self, job: Job) -> None:
         self._held.add(job.entry_id)
         try:
             await self._wait_for_turn(job)
-            await self.handle(job)
+            async with self._slots:
+                await self.handle(job)
         except HandBack:
             pass  # left unacknowledged: the stale-claim loop retries it once idle
         except asyncio.CancelledError:
@@ -139,10 +167,18 @@ class WorkerPool:
             log.exception("job %s could not be processed", job.inbound_id)
         finally:
             self._held.discard(job.entry_id)
+            changed = self._turn_changed.pop(job.order_key, None)
+            if changed is not None:
+                changed.set()  # wake this thread's next job here without waiting for a poll
 
     async def _wait_for_turn(self, job: Job) -> None:
-        """Wait until every earlier job of the same chat thread is complete."""
+        """Wait until every earlier job of the same chat thread is complete (here or elsewhere)."""
         delay = 0.002
-        while await self.store.next_seq(job.order_key) < job.seq:
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, MAX_TURN_POLL)
+        while True:
+            changed = self._turn_changed.setdefault(job.order_key, asyncio.Event())
+            if await self.store.next_seq(job.order_key) >= job.seq:
+                return
+            try:
+                await asyncio.wait_for(changed.wait(), delay)
+            except TimeoutError:
+                delay = min(delay * 2, MAX_TURN_POLL)
