@@ -1,0 +1,59 @@
+"""Button payloads: ``{token}|{action}``, short codes only (Telegram allows 64 bytes).
+
+Option text never travels in a payload: the token is resolved by the core and the
+action names an option by its position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_CALLBACK_BYTES = 64
+
+# Actions on a rendered clarification.
+OTHER = "other"  # ask for a typed answer (ForceReply)
+FORM = "form"  # open the step-by-step form
+CONFIRM = "yes"  # risk confirmation without options
+CANCEL = "no"
+OPTION_PREFIX = "o"  # o3: the third option
+
+# Actions inside a form (one field per step).
+STEP_SELECT = "s"  # s2: pick the second option of a select field
+STEP_TOGGLE = "t"  # t2: toggle the second option of a multi_select field
+STEP_DONE = "d"  # multi_select finished
+STEP_YES = "y"  # checkbox on
+STEP_NO = "n"  # checkbox off
+STEP_BACK = "b"
+STEP_SKIP = "k"
+SUMMARY_SUBMIT = "S"
+SUMMARY_EDIT = "E"
+
+
+@dataclass(frozen=True)
+class ButtonAction:
+    """A decoded button payload: which request (by token) and what was asked."""
+
+    token: str
+    action: str
+
+    @property
+    def option_index(self) -> int | None:
+        """The 1-based position carried by ``o3`` / ``s3`` / ``t3`` actions, else None."""
+        digits = self.action[1:]
+        return int(digits) if self.action[:1] in ("o", "s", "t") and digits.isdigit() else None
+
+
+def encode(token: str, action: str) -> str:
+    """The payload for a button; ``ValueError`` when it would exceed 64 bytes."""
+    data = f"{token}|{action}"
+    if len(data.encode()) > MAX_CALLBACK_BYTES:
+        raise ValueError(f"callback data over {MAX_CALLBACK_BYTES} bytes")
+    return data
+
+
+def decode(data: str | None) -> ButtonAction | None:
+    """The action behind a payload, or None for a payload this adapter did not make."""
+    if not data or "|" not in data:
+        return None
+    token, _, action = data.rpartition("|")
+    return ButtonAction(token, action) if token and action else None

@@ -1,0 +1,116 @@
+"""Long polling for deployments without a public URL, one poller across replicas.
+
+``getUpdates`` allows a single consumer per bot, so replicas share a lease in the
+gateway's state: the holder polls and renews it every round; the others wait. A
+holder that dies stops renewing, its lease expires, and another replica takes
+over from the offset the holder last stored (updates it handled but did not
+confirm come again and are dropped by the core's dedupe on ``update_id``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from telegram import Bot, Update
+from telegram.error import TelegramError
+
+from gateway.port import AdapterState
+
+from .receive import UpdateHandler
+from .send import with_retries
+
+log = logging.getLogger(__name__)
+
+LEASE_NAME = "telegram-poller"
+OFFSET_KEY = "poll-offset"
+OFFSET_TTL = 7 * 24 * 3600
+
+
+class LeasedPoller:
+    """Polls ``getUpdates`` while holding the lease; hands every update to ``handle``."""
+
+    def __init__(
+        self,
+        bot: Bot,
+        state: AdapterState,
+        handle: UpdateHandler,
+        lease_ttl: int = 30,
+        poll_timeout: int = 10,
+        holder: str | None = None,
+    ) -> None:
+        self.bot = bot
+        self.state = state
+        self.handle = handle
+        self.lease_ttl = lease_ttl
+        # The long poll must end well before the lease does, or another replica would start polling.
+        self.poll_timeout = max(0, min(poll_timeout, lease_ttl // 3))
+        self.holder = holder or f"poller-{uuid.uuid4().hex[:12]}"
+        self.holding = False
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+
+    def start(self) -> None:
+        """Begin competing for the lease in the background."""
+        self._stopping.clear()
+        self._task = asyncio.create_task(self._run(), name=f"telegram-poller-{self.holder}")
+
+    async def stop(self) -> None:
+        """Stop polling and give the lease up, so another replica takes over at once."""
+        self._stopping.set()
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+        if self.holding:
+            self.holding = False
+            await self.state.release_lease(LEASE_NAME, self.holder)
+
+    async def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                if await self.state.acquire_lease(LEASE_NAME, self.holder, self.lease_ttl):
+                    if not self.holding:
+                        log.info("telegram poller %s holds the lease", self.holder)
+                        self.holding = True
+                        # getUpdates fails while a webhook is set; polling mode means none is wanted.
+                        await with_retries(lambda: self.bot.delete_webhook(), "deleteWebhook")
+                    await self.poll_once()
+                else:
+                    self.holding = False
+                    await self._wait(self.lease_ttl / 3)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("telegram polling round failed")
+                await self._wait(1.0)
+
+    async def poll_once(self) -> int:
+        """One ``getUpdates`` round from the stored offset; returns how many updates were handled."""
+        offset = await self.state.get_json(OFFSET_KEY)
+        try:
+            updates: tuple[Update, ...] = await with_retries(
+                lambda: self.bot.get_updates(
+                    offset=offset, timeout=self.poll_timeout, read_timeout=self.poll_timeout + 5
+                ),
+                "getUpdates",
+            )
+        except TelegramError as exc:
+            log.warning("telegram getUpdates failed: %s", exc)
+            await self._wait(1.0)
+            return 0
+        for update in updates:
+            await self.handle(update)
+            # Stored after each update: a takeover re-reads at most the one in flight.
+            await self.state.set_json(OFFSET_KEY, update.update_id + 1, OFFSET_TTL)
+        return len(updates)
+
+    async def _wait(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self._stopping.wait(), timeout=seconds)
+        except TimeoutError:
+            pass

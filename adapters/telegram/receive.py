@@ -1,0 +1,172 @@
+"""Telegram updates in: the webhook route, and updates parsed into normalized messages.
+
+Which agent thread a message belongs to (``Conversation.topic``):
+
+- a private chat: ``None`` (one thread per chat);
+- a forum topic: its ``message_thread_id`` (digits, so sends can target the topic);
+- a top-level mention in a group: ``msg-{message_id}`` (it starts a reply chain);
+- a reply to one of the bot's messages in a group: the chain that message belongs to.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from telegram import Bot, Message, Update, User
+
+from gateway.messages import Conversation, InboundMessage, Sender
+from gateway.port import AdapterState
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "telegram"
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+WEBHOOK_PATH = "/telegram/webhook"
+
+
+class MalformedUpdate(ValueError):
+    """The body is not a Telegram update."""
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    """Who the bot is (from ``getMe``): to recognize mentions of it and replies to it."""
+
+    id: int
+    username: str
+
+
+def parse_update(body: bytes, bot: Bot) -> Update:
+    """An ``Update`` from a webhook or polling body; ``MalformedUpdate`` if it is not one."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise MalformedUpdate("body is not JSON") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
+        raise MalformedUpdate("no integer update_id")
+    try:
+        update = Update.de_json(data, bot)
+    except Exception as exc:  # PTB raises KeyError/TypeError/AttributeError on wrong shapes
+        raise MalformedUpdate(f"not a Telegram update: {exc!r}") from exc
+    if update is None:
+        raise MalformedUpdate("empty update")
+    return update
+
+
+def sender_of(user: User) -> Sender:
+    """A Telegram user as a gateway sender (id as a string, full name to show)."""
+    return Sender(user_id=str(user.id), display_name=user.full_name or user.username)
+
+
+def message_text(message: Message) -> str:
+    """The text of a message, or the caption of a photo or document."""
+    return message.text or message.caption or ""
+
+
+def mentions_bot(message: Message, me: BotIdentity) -> bool:
+    """True when the message @-mentions the bot (by username, text mention or ``/command@bot``)."""
+    entities = message.parse_entities() if message.text else message.parse_caption_entities()
+    for entity, text in entities.items():
+        if entity.type == "mention" and text[1:].lower() == me.username.lower():
+            return True
+        if entity.type == "text_mention" and entity.user is not None and entity.user.id == me.id:
+            return True
+        if entity.type == "bot_command" and text.lower().endswith(f"@{me.username.lower()}"):
+            return True
+    return False
+
+
+def replies_to_bot(message: Message, me: BotIdentity) -> bool:
+    """True when the message answers one of the bot's messages (in a forum the topic's
+    service message is the implicit reply target, so only the bot's own messages count)."""
+    target = message.reply_to_message
+    return target is not None and target.from_user is not None and target.from_user.id == me.id
+
+
+def without_mention(text: str, me: BotIdentity) -> str:
+    """The text with the bot's @username removed, so the agent reads the request alone."""
+    for form in (f"@{me.username}", f"@{me.username.lower()}"):
+        text = text.replace(form, "")
+    return " ".join(text.split(" ")).strip()
+
+
+def conversation_for(message: Message, chain_topic: str | None = None) -> Conversation:
+    """Where a message was written and where replies go (see the module docstring)."""
+    chat_id = str(message.chat_id)
+    if message.chat.type == "private":
+        return Conversation(platform=PLATFORM, chat_id=chat_id, is_direct=True)
+    reply_to = str(message.message_id)
+    if message.is_topic_message and message.message_thread_id:
+        topic = str(message.message_thread_id)
+    elif chain_topic:
+        topic = chain_topic
+    else:
+        topic = f"msg-{message.message_id}"
+    return Conversation(platform=PLATFORM, chat_id=chat_id, topic=topic, reply_to=reply_to)
+
+
+def chain_key(chat_id: str, message_id: str) -> str:
+    """Shared-state key from a bot message in a group to the reply chain it belongs to."""
+    return f"chain:{chat_id}:{message_id}"
+
+
+def inbound_message(
+    update: Update, message: Message, conversation: Conversation, text: str, mention: bool
+) -> InboundMessage:
+    """The normalized message; ``event_id`` is the ``update_id`` the core dedupes on."""
+    assert message.from_user is not None
+    return InboundMessage(
+        conversation=conversation,
+        sender=sender_of(message.from_user),
+        text=text,
+        event_id=str(update.update_id),
+        message_id=str(message.message_id),
+        is_mention=mention,
+    )
+
+
+UpdateHandler = Callable[[Update], Awaitable[None]]
+
+
+def webhook_route(bot: Bot, secret: str | None, handle: UpdateHandler) -> Route:
+    """``POST /telegram/webhook``: secret checked (403), body parsed (400), handled, then 200.
+
+    Without a configured secret every call is refused: an open webhook would let
+    anyone forge updates.
+
+    A failure while handling answers 500 so Telegram delivers the update again;
+    the core's dedupe on ``update_id`` makes that redelivery safe.
+    """
+
+    async def endpoint(request: Request) -> Response:
+        given = request.headers.get(SECRET_HEADER, "")
+        if not secret or not hmac.compare_digest(given.encode(), secret.encode()):
+            return PlainTextResponse("forbidden", status_code=403)
+        try:
+            update = parse_update(await request.body(), bot)
+        except MalformedUpdate as exc:
+            return PlainTextResponse(str(exc), status_code=400)
+        try:
+            await handle(update)
+        except Exception:
+            log.exception("telegram update %s failed", update.update_id)
+            return PlainTextResponse("error", status_code=500)
+        return PlainTextResponse("ok")
+
+    return Route(WEBHOOK_PATH, endpoint, methods=["POST"])
+
+
+CHAIN_TTL = 30 * 24 * 3600
+
+
+async def remember_chain(state: AdapterState, conversation: Conversation, message_id: str) -> None:
+    """Note which reply chain a bot message in a group belongs to, so replies to it stay there."""
+    if conversation.topic and conversation.topic.startswith("msg-"):
+        await state.set_json(chain_key(conversation.chat_id, message_id), conversation.topic, CHAIN_TTL)

@@ -1,0 +1,242 @@
+"""Clarifications as Telegram messages: HTML text plus an inline keyboard or ForceReply.
+
+Pure functions from protocol objects to Bot API payload pieces; no I/O. Every
+message fits Telegram's limits: 4096 characters, callback data of 64 bytes,
+at most 100 buttons and 8 per row.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+from telegram import ForceReply, InlineKeyboardButton, InlineKeyboardMarkup
+
+from agent.protocol import FormField, HumanInputRequest, ui_text
+from gateway.messages import ClarificationOut
+
+from . import callback_data as cb
+from .markup import MAX_MESSAGE_CHARS, neutralize_mentions
+from .wizard import WizardState
+
+MAX_BUTTONS = 100
+MAX_PER_ROW = 8
+
+_ICONS = {
+    "missing_info": "❓",
+    "ambiguous_requirement": "🤔",
+    "approach_choice": "🔀",
+    "risk_confirmation": "⚠️",
+    "suggestion": "💡",
+}
+
+Markup = InlineKeyboardMarkup | ForceReply | None
+
+
+@dataclass(frozen=True)
+class TelegramMessage:
+    """A message ready for ``sendMessage`` / ``editMessageText`` (HTML parse mode)."""
+
+    text: str
+    reply_markup: Markup = None
+
+
+def escape(text: str) -> str:
+    """Untrusted text (labels, questions) as inert HTML: escaped, mentions neutralized."""
+    return html.escape(neutralize_mentions(text), quote=False)
+
+
+def question_html(request: HumanInputRequest) -> str:
+    """The icon, the context (when given) and the question in bold."""
+    icon = _ICONS.get(request.clarification_type, "❓")
+    parts = [f"{icon} {escape(request.context)}"] if request.context else []
+    question = f"<b>{escape(request.question)}</b>"
+    parts.append(question if request.context else f"{icon} {question}")
+    return "\n\n".join(parts)
+
+
+def render_clarification(out: ClarificationOut) -> TelegramMessage:
+    """The native rendering of a request; its text fallback when no native one fits."""
+    request = out.request
+    try:
+        message = _native(request, out.token)
+    except ValueError:  # a token too long for callback data: text still works everywhere
+        return TelegramMessage(_fit(escape(out.fallback_text)))
+    return message
+
+
+def _native(request: HumanInputRequest, token: str) -> TelegramMessage:
+    text = question_html(request)
+    locale = request.locale
+    if request.input_mode == "form":
+        hint = escape(", ".join(f.label for f in request.fields))
+        button = _button(f"📝 {ui_text('fill_in', locale)}", token, cb.FORM)
+        return TelegramMessage(_fit(f"{text}\n\n<i>{hint}</i>"), InlineKeyboardMarkup([[button]]))
+    if request.clarification_type == "risk_confirmation":
+        return TelegramMessage(_fit(text), _risk_keyboard(request, token))
+    if request.input_mode == "choice_with_other" and request.options:
+        buttons = [
+            _button(_button_label(o.label), token, f"{cb.OPTION_PREFIX}{i}")
+            for i, o in enumerate(request.options, start=1)
+        ]
+        other = _button(ui_text("other", locale), token, cb.OTHER)
+        rows = _rows(buttons, [o.label for o in request.options]) + [[other]]
+        return TelegramMessage(_fit(text), InlineKeyboardMarkup(rows))
+    hint = escape(ui_text("type_answer", locale))
+    return TelegramMessage(_fit(f"{text}\n\n<i>{hint}</i>"), _force_reply(request))
+
+
+def _risk_keyboard(request: HumanInputRequest, token: str) -> InlineKeyboardMarkup:
+    """``option-1`` confirms (✅); every other option cancels (❌)."""
+    locale = request.locale
+    if not request.options:
+        return InlineKeyboardMarkup(
+            [
+                [
+                    _button(f"✅ {ui_text('confirm', locale)}", token, cb.CONFIRM),
+                    _button(f"❌ {ui_text('cancel', locale)}", token, cb.CANCEL),
+                ]
+            ]
+        )
+    buttons = [
+        _button(
+            ("✅ " if o.id == "option-1" else "❌ ") + _button_label(o.label), token, f"{cb.OPTION_PREFIX}{i}"
+        )
+        for i, o in enumerate(request.options, start=1)
+    ]
+    return InlineKeyboardMarkup(_rows(buttons, [o.label for o in request.options]))
+
+
+def render_answered(request: HumanInputRequest, answered_line: str) -> TelegramMessage:
+    """The request's message once answered: the question and "✅ Answered by …", no keyboard."""
+    return TelegramMessage(_fit(f"{question_html(request)}\n\n{escape(answered_line)}"))
+
+
+def render_other_prompt(request: HumanInputRequest, who: str) -> TelegramMessage:
+    """The prompt after "Other…": a ForceReply so the person's next message is the answer."""
+    text = f"{escape(who)}: {escape(ui_text('type_answer', request.locale))}"
+    return TelegramMessage(text, _force_reply(request))
+
+
+def _force_reply(request: HumanInputRequest) -> ForceReply:
+    """Opens the reply box (for the person who was asked, in groups) with a placeholder."""
+    return ForceReply(selective=True, input_field_placeholder=ui_text("your_answer", request.locale))
+
+
+def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMessage:
+    """The form message at the wizard's current step, or its summary."""
+    current = state.field(request)
+    if current is None:
+        return _summary(request, state)
+    locale = request.locale
+    need = ui_text("required" if current.required else "optional", locale)
+    heading = f"<b>{state.step + 1}/{len(request.fields)} · {escape(current.label)}</b> ({need})"
+    lines = [question_html(request), "", heading]
+    if current.placeholder:
+        lines.append(f"<i>{escape(current.placeholder)}</i>")
+    if current.name in state.values:
+        lines.append(f"→ {escape(_short(format_value(current, state.values[current.name], locale)))}")
+    if state.notice:
+        lines.append(f"⚠️ {escape(state.notice)}")
+    if current.type in ("text", "textarea", "number", "date"):
+        hint = ui_text("type_answer", locale) + (" (YYYY-MM-DD)" if current.type == "date" else "")
+        lines.append(f"<i>{escape(hint)}</i>")
+    rows = _step_buttons(current, state, request.locale)
+    nav = []
+    if state.step > 0:
+        nav.append(_button(f"◀ {ui_text('back', locale)}", state.token, cb.STEP_BACK))
+    if not current.required:
+        nav.append(_button(f"{ui_text('skip', locale)} ▶", state.token, cb.STEP_SKIP))
+    if nav:
+        rows.append(nav)
+    return TelegramMessage(_fit("\n".join(lines)), InlineKeyboardMarkup(rows))
+
+
+def _step_buttons(current: FormField, state: WizardState, locale: Any) -> list[list[InlineKeyboardButton]]:
+    token = state.token
+    labels = [o.label for o in current.options]
+    if current.type == "select":
+        buttons = [
+            _button(_button_label(o.label), token, f"{cb.STEP_SELECT}{i}")
+            for i, o in enumerate(current.options, start=1)
+        ]
+        return _rows(buttons, labels)
+    if current.type == "multi_select":
+        chosen = state.values.get(current.name) or []
+        buttons = [
+            _button(
+                ("✓ " if o.value in chosen else "") + _button_label(o.label), token, f"{cb.STEP_TOGGLE}{i}"
+            )
+            for i, o in enumerate(current.options, start=1)
+        ]
+        finish = _button(f"{ui_text('done', locale)} ✔", token, cb.STEP_DONE)
+        return _rows(buttons, labels) + [[finish]]
+    if current.type == "checkbox":
+        return [
+            [
+                _button(ui_text("yes", locale), token, cb.STEP_YES),
+                _button(ui_text("no", locale), token, cb.STEP_NO),
+            ]
+        ]
+    return []
+
+
+def _summary(request: HumanInputRequest, state: WizardState) -> TelegramMessage:
+    locale = request.locale
+    lines = [question_html(request), "", escape(ui_text("summary", locale))]
+    for form_field in request.fields:
+        value = state.values.get(form_field.name)
+        shown = "—" if form_field.name not in state.values else format_value(form_field, value, locale)
+        lines.append(f"• {escape(form_field.label)}: {escape(_short(shown))}")
+    if state.notice:
+        lines.append(f"⚠️ {escape(state.notice)}")
+    token = state.token
+    rows = [
+        [
+            _button(f"✅ {ui_text('submit', locale)}", token, cb.SUMMARY_SUBMIT),
+            _button(f"✏️ {ui_text('edit', locale)}", token, cb.SUMMARY_EDIT),
+        ],
+        [_button(f"◀ {ui_text('back', locale)}", token, cb.STEP_BACK)],
+    ]
+    return TelegramMessage(_fit("\n".join(lines)), InlineKeyboardMarkup(rows))
+
+
+def format_value(form_field: FormField, value: Any, locale: Any = "en") -> str:
+    """A raw wizard value as a person reads it (labels for options, Yes/No for checkboxes)."""
+    labels = {o.value: o.label for o in form_field.options}
+    if isinstance(value, bool):
+        return ui_text("yes" if value else "no", locale)
+    if isinstance(value, list):
+        return ", ".join(labels.get(str(v), str(v)) for v in value) or "—"
+    return labels.get(str(value), str(value))
+
+
+def _button(text: str, token: str, action: str) -> InlineKeyboardButton:
+    """A button whose payload is the short ``token|action`` code."""
+    return InlineKeyboardButton(text, callback_data=cb.encode(token, action))
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _button_label(label: str) -> str:
+    """Button text kept short enough to read on a phone (the full label is in the request)."""
+    return label if len(label) <= 60 else label[:59] + "…"
+
+
+def _rows(buttons: list[InlineKeyboardButton], labels: list[str]) -> list[list[InlineKeyboardButton]]:
+    """Buttons in rows: short labels share a row (at most 8 per row), long ones stand alone."""
+    widest = max((len(label) for label in labels), default=0)
+    per_row = 1 if widest > 24 else 2 if widest > 12 else 4 if widest > 5 else MAX_PER_ROW
+    buttons = buttons[:MAX_BUTTONS]
+    return [buttons[i : i + per_row] for i in range(0, len(buttons), per_row)]
+
+
+def _fit(text: str) -> str:
+    """Text within one message, cut at a line end (every line's tags are closed on that line)."""
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    cut = text.rfind("\n", 0, MAX_MESSAGE_CHARS - 2)
+    return text[:cut] + "\n…"

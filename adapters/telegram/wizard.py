@@ -1,0 +1,146 @@
+"""The step-by-step form: one field per step, then a summary (pure state transitions).
+
+Telegram has no form widget, so a form request becomes a wizard in one message,
+edited in place. Its state is a small JSON document kept in the gateway's shared
+state (``wizard:{request_id}:{user}``), so another replica or a restarted one
+continues where the person left off. Raw values are kept as the person gave them
+(option values, lists, booleans, typed strings); the core types them on submit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agent.protocol import FormField, HumanInputRequest, check_form_values, ui_text
+
+TYPED_FIELDS = ("text", "textarea", "number", "date")
+
+
+class WizardState(BaseModel):
+    """Where one person is in a form: the step (``len(fields)`` = summary) and values so far."""
+
+    request_id: str
+    token: str
+    user_id: str
+    chat_id: str
+    message_id: str
+    step: int = 0
+    values: dict[str, Any] = Field(default_factory=dict)
+    notice: str | None = None  # why the last input was not taken (shown with the step)
+    last_event: str | None = None  # the last tap or message applied: a redelivery is not applied twice
+
+    def field(self, request: HumanInputRequest) -> FormField | None:
+        """The field of the current step, or None on the summary."""
+        return request.fields[self.step] if self.step < len(request.fields) else None
+
+    def expects_typing(self, request: HumanInputRequest) -> bool:
+        """True when the current step takes a typed message (text, number, date)."""
+        current = self.field(request)
+        return current is not None and current.type in TYPED_FIELDS
+
+
+def state_key(request_id: str, user_id: str) -> str:
+    """The shared-state key of one person's wizard for one request."""
+    return f"wizard:{request_id}:{user_id}"
+
+
+def active_key(chat_id: str, user_id: str) -> str:
+    """The pointer from (chat, person) to the wizard that takes their typed messages."""
+    return f"wizard-active:{chat_id}:{user_id}"
+
+
+def _advance(state: WizardState, **changes: Any) -> WizardState:
+    return state.model_copy(update={"step": state.step + 1, "notice": None, **changes})
+
+
+def _with_value(state: WizardState, name: str, value: Any) -> dict[str, Any]:
+    return {**state.values, name: value}
+
+
+def choose(state: WizardState, request: HumanInputRequest, index: int) -> WizardState:
+    """A select option (1-based) was picked: keep its value and go on."""
+    current = state.field(request)
+    if current is None or current.type != "select" or not 1 <= index <= len(current.options):
+        return state
+    return _advance(state, values=_with_value(state, current.name, current.options[index - 1].value))
+
+
+def toggle(state: WizardState, request: HumanInputRequest, index: int) -> WizardState:
+    """A multi_select option (1-based) was tapped: add or remove it, stay on the step."""
+    current = state.field(request)
+    if current is None or current.type != "multi_select" or not 1 <= index <= len(current.options):
+        return state
+    value = current.options[index - 1].value
+    chosen = list(state.values.get(current.name) or [])
+    chosen = [v for v in chosen if v != value] if value in chosen else chosen + [value]
+    # Keep the options' order so the summary reads like the question.
+    ordered = [o.value for o in current.options if o.value in chosen]
+    return state.model_copy(update={"values": _with_value(state, current.name, ordered), "notice": None})
+
+
+def done(state: WizardState, request: HumanInputRequest) -> WizardState:
+    """The multi_select step is finished; a required one needs at least one choice."""
+    current = state.field(request)
+    if current is None or current.type != "multi_select":
+        return state
+    if current.required and not state.values.get(current.name):
+        return state.model_copy(update={"notice": _required_notice(current, request)})
+    return _advance(state)
+
+
+def set_checkbox(state: WizardState, request: HumanInputRequest, checked: bool) -> WizardState:
+    """A checkbox step answered Yes or No."""
+    current = state.field(request)
+    if current is None or current.type != "checkbox":
+        return state
+    return _advance(state, values=_with_value(state, current.name, checked))
+
+
+def type_value(state: WizardState, request: HumanInputRequest, text: str) -> WizardState:
+    """A typed answer for a text/number/date step: checked by the protocol, re-asked if wrong."""
+    current = state.field(request)
+    if current is None or current.type not in TYPED_FIELDS:
+        return state
+    text = text.strip()
+    if not text:
+        return state.model_copy(update={"notice": _required_notice(current, request)})
+    error = check_form_values(request, {current.name: text}).errors.get(current.name)
+    if error:
+        return state.model_copy(update={"notice": error})
+    return _advance(state, values=_with_value(state, current.name, text))
+
+
+def back(state: WizardState) -> WizardState:
+    """One step back (values kept, so the person sees what they gave)."""
+    return state.model_copy(update={"step": max(0, state.step - 1), "notice": None})
+
+
+def skip(state: WizardState, request: HumanInputRequest) -> WizardState:
+    """Leave an optional field empty and go on; required fields cannot be skipped."""
+    current = state.field(request)
+    if current is None:
+        return state
+    if current.required:
+        return state.model_copy(update={"notice": _required_notice(current, request)})
+    values = {k: v for k, v in state.values.items() if k != current.name}
+    return _advance(state, values=values)
+
+
+def edit(state: WizardState) -> WizardState:
+    """From the summary back to the first step, values kept."""
+    return state.model_copy(update={"step": 0, "notice": None})
+
+
+def show_errors(state: WizardState, request: HumanInputRequest, errors: dict[str, str]) -> WizardState:
+    """The core refused the values: go to the first field with an error and say why."""
+    for index, form_field in enumerate(request.fields):
+        if form_field.name in errors:
+            return state.model_copy(update={"step": index, "notice": errors[form_field.name]})
+    message = "; ".join(errors.values()) or ui_text("invalid_values", request.locale)
+    return state.model_copy(update={"notice": message})
+
+
+def _required_notice(form_field: FormField, request: HumanInputRequest) -> str:
+    return f"{form_field.label}: {ui_text('required', request.locale)}"

@@ -1,0 +1,153 @@
+"""Drive the real gateway through the Telegram adapter: updates in, Bot API calls out."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+
+from adapters.telegram import TelegramAdapter
+from gateway.config import TelegramSettings
+from gateway.core import Gateway
+from gateway.testing import ScriptedRunner
+from tests.conftest import test_config
+
+from .fake_bot_api import BOT_USER, FakeBotApi
+
+SECRET = "hook-secret_1"
+ALICE = {"id": 111, "is_bot": False, "first_name": "Alice", "username": "alice"}
+BOB = {"id": 222, "is_bot": False, "first_name": "Bob"}
+GROUP = {"id": -100500, "type": "supergroup", "title": "Team"}
+
+_update_ids = itertools.count(int(time.time() * 1000) % 10**9)
+_message_ids = itertools.count(1)
+
+
+def private_chat(user: dict[str, Any]) -> dict[str, Any]:
+    """The private chat between ``user`` and the bot."""
+    return {"id": user["id"], "type": "private", "first_name": user["first_name"]}
+
+
+def message_update(
+    text: str,
+    user: dict[str, Any] = ALICE,
+    chat: dict[str, Any] | None = None,
+    update_id: int | None = None,
+    reply_to: dict[str, Any] | None = None,
+    thread_id: int | None = None,
+    entities: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """An update carrying a text message (private chat unless ``chat`` is given)."""
+    message: dict[str, Any] = {
+        "message_id": next(_message_ids),
+        "date": int(time.time()),
+        "chat": chat or private_chat(user),
+        "from": user,
+        "text": text,
+    }
+    if reply_to is not None:
+        message["reply_to_message"] = reply_to
+    if thread_id is not None:
+        message["message_thread_id"] = thread_id
+        message["is_topic_message"] = True
+    if entities:
+        message["entities"] = entities
+    return {"update_id": update_id if update_id is not None else next(_update_ids), "message": message}
+
+
+def mention_update(
+    text: str, user: dict[str, Any] = ALICE, chat: dict[str, Any] = GROUP, **kw: Any
+) -> dict[str, Any]:
+    """A group message that @-mentions the bot at its start."""
+    handle = f"@{BOT_USER['username']}"
+    body = f"{handle} {text}"
+    entities = [{"type": "mention", "offset": 0, "length": len(handle)}]
+    return message_update(body, user, chat, entities=entities, **kw)
+
+
+def callback_update(
+    data: str, message_id: int, user: dict[str, Any] = ALICE, chat: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A button tap on the bot's message ``message_id``."""
+    n = next(_update_ids)
+    return {
+        "update_id": n,
+        "callback_query": {
+            "id": f"cb{n}",
+            "from": user,
+            "chat_instance": "ci-1",
+            "data": data,
+            "message": {
+                "message_id": message_id,
+                "date": int(time.time()),
+                "chat": chat or private_chat(user),
+                "from": BOT_USER,
+                "text": "…",
+            },
+        },
+    }
+
+
+def bot_message(message_id: int, chat: dict[str, Any]) -> dict[str, Any]:
+    """A message from the bot, as it appears in ``reply_to_message``."""
+    return {"message_id": message_id, "date": int(time.time()), "chat": chat, "from": BOT_USER, "text": "…"}
+
+
+@dataclass
+class TelegramBench:
+    """One gateway with the Telegram adapter, its fake Bot API and an HTTP client for the webhook."""
+
+    gateway: Gateway
+    adapter: TelegramAdapter
+    api: FakeBotApi
+    runner: ScriptedRunner
+    client: httpx.AsyncClient
+    seen: int = field(default=0)
+
+    async def post(self, update: dict[str, Any] | bytes, secret: str | None = SECRET) -> httpx.Response:
+        """Deliver an update to the webhook as Telegram would."""
+        headers = {"X-Telegram-Bot-Api-Secret-Token": secret} if secret is not None else {}
+        if isinstance(update, bytes):
+            return await self.client.post("/telegram/webhook", content=update, headers=headers)
+        return await self.client.post("/telegram/webhook", json=update, headers=headers)
+
+    async def deliver(self, update: dict[str, Any]) -> None:
+        """Post an update, expect 200, and let the gateway finish what it started."""
+        response = await self.post(update)
+        assert response.status_code == 200, response.text
+        await self.gateway.drain()
+
+    def new_calls(self) -> list[Any]:
+        """Bot API calls made since the last time this was asked."""
+        calls = self.api.calls[self.seen :]
+        self.seen = len(self.api.calls)
+        return calls
+
+    async def close(self) -> None:
+        """Stop the gateway (and adapter) and the client."""
+        await self.client.aclose()
+        await self.gateway.stop(grace=0)
+
+
+def telegram_settings(api: FakeBotApi, webhook: bool = True, **extra: Any) -> TelegramSettings:
+    """Settings pointing at the fake API (webhook mode unless ``webhook`` is False)."""
+    values: dict[str, Any] = {"bot_token": api.token, "api_url": api.base_url}
+    if webhook:
+        values.update(webhook_url="https://bot.example.com/telegram/webhook", webhook_secret=SECRET)
+    values.update(extra)
+    return TelegramSettings(**values)
+
+
+async def open_bench(api: FakeBotApi, store: Any, runner: ScriptedRunner, **config: Any) -> TelegramBench:
+    """A started gateway on ``store`` with the Telegram adapter in webhook mode."""
+    gateway = Gateway(test_config(**config), store, runner)
+    adapter = TelegramAdapter(telegram_settings(api), gateway)
+    gateway.register(adapter)
+    await gateway.start()
+    app = Starlette(routes=adapter.routes())
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway")
+    return TelegramBench(gateway, adapter, api, runner, client)
