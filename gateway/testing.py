@@ -53,6 +53,7 @@ class TestAdapter(PlatformAdapter):
         self.refs: list[MessageRef | None] = []  # what ``send`` returned, parallel to ``sent``
         self.answers: list[AnswerOutcome] = []
         self._ids = itertools.count(1)
+        self._instance = uuid.uuid4().hex[:8]  # event ids unique across adapters sharing a store
         self._last_conversation: Conversation | None = None
         self._last_user = "u1"
 
@@ -82,7 +83,7 @@ class TestAdapter(PlatformAdapter):
             conversation=conv,
             sender=Sender(user_id=user, display_name=name),
             text=text,
-            event_id=event_id or f"ev-{n}",
+            event_id=event_id or f"ev-{self._instance}-{n}",
             message_id=f"m-{n}",
             is_mention=not direct,
         )
@@ -180,7 +181,7 @@ class TestAdapter(PlatformAdapter):
         conv = self._conversation_of(out)
         answer = InboundAnswer(
             sender=Sender(user_id=user or self._last_user),
-            event_id=event_id or f"act-{next(self._ids)}",
+            event_id=event_id or f"act-{self._instance}-{next(self._ids)}",
             token=out.token,
             conversation=conv,
             **what,

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
+from redis.asyncio import Redis
 
 from gateway.config import GatewayConfig
 from gateway.core import Gateway
 from gateway.runner import AgentRunner
 from gateway.store.base import Store
+from gateway.store.redis import RedisStore
 from gateway.testing import ScriptedRunner, TestAdapter
 
 GatewayFactory = Callable[..., Awaitable[tuple[Gateway, TestAdapter]]]
@@ -41,3 +45,37 @@ async def make_gateway() -> AsyncIterator[GatewayFactory]:
     yield build
     for gateway in started:
         await gateway.stop(grace=0)
+
+
+RedisStoreFactory = Callable[..., RedisStore]
+
+
+@pytest.fixture
+async def redis_stores() -> AsyncIterator[RedisStoreFactory]:
+    """Open ``RedisStore``s on the real Redis (127.0.0.1:6379); every prefix used is deleted afterwards.
+
+    ``redis_stores()`` opens a store under a fresh prefix; ``redis_stores(prefix)`` another one on
+    the same prefix (a restarted process, a second replica).
+    """
+    url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+    opened: list[RedisStore] = []
+    prefixes: set[str] = set()
+
+    def open_store(prefix: str | None = None) -> RedisStore:
+        prefix = prefix or f"test-{uuid.uuid4().hex[:12]}"
+        prefixes.add(prefix)
+        store = RedisStore(url, prefix)
+        opened.append(store)
+        return store
+
+    yield open_store
+    for store in opened:
+        await store.close()
+    client = Redis.from_url(url)
+    try:
+        for prefix in prefixes:
+            keys = [key async for key in client.scan_iter(match=f"{prefix}:*", count=500)]
+            if keys:
+                await client.delete(*keys)
+    finally:
+        await client.aclose()

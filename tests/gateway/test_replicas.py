@@ -1,0 +1,99 @@
+"""Several gateways on one Redis (replicas, restarts): dedupe, shared threads, claims, hand-over."""
+
+from __future__ import annotations
+
+import asyncio
+
+from agent.harness import TurnOutput
+from gateway.messages import AcceptOutcome, AnswerStatus
+from gateway.testing import ScriptedRunner, Turn, asking, choice_request
+
+
+async def test_thread_mapping_survives_a_restart(redis_stores, make_gateway):
+    first_store = redis_stores()
+    first_runner = ScriptedRunner()
+    first, chat = await make_gateway(first_store, first_runner)
+    await chat.say("remember me", chat="c7")
+    await first.drain()
+    await first.stop(grace=0)
+    await first_store.close()
+
+    second_runner = ScriptedRunner()
+    second, chat_again = await make_gateway(redis_stores(first_store.prefix), second_runner)
+    assert await chat_again.say("still there?", chat="c7") is AcceptOutcome.ACCEPTED
+    await second.drain()
+
+    assert second_runner.calls[0].thread_id == first_runner.calls[0].thread_id
+
+
+async def test_one_event_delivered_twice_to_two_replicas_runs_once(redis_stores, make_gateway):
+    store = redis_stores()
+    runners = [ScriptedRunner(), ScriptedRunner()]
+    one, chat_one = await make_gateway(store, runners[0])
+    two, chat_two = await make_gateway(redis_stores(store.prefix), runners[1])
+
+    outcomes = await asyncio.gather(
+        chat_one.say("deploy", event_id="Ev1"),
+        chat_two.say("deploy", event_id="Ev1"),
+        chat_one.say("deploy", event_id="Ev1"),
+    )
+    await one.drain()
+    await two.drain()
+
+    assert sorted(o.value for o in outcomes) == ["accepted", "duplicate", "duplicate"]
+    assert len(runners[0].calls) + len(runners[1].calls) == 1
+    assert chat_one.texts() + chat_two.texts() == ["You said: deploy"]
+
+
+async def test_two_replicas_racing_on_one_click_give_one_run(redis_stores, make_gateway):
+    question = choice_request("Which region?", ["eu", "us"])
+    calls: list[Turn] = []
+
+    def script(turn: Turn) -> TurnOutput:
+        calls.append(turn)
+        return (
+            asking(question)
+            if turn.response is None
+            else TurnOutput(replies=[f"going {turn.response.value}"])
+        )
+
+    store = redis_stores()
+    one, chat_one = await make_gateway(store, ScriptedRunner(script))
+    two, chat_two = await make_gateway(redis_stores(store.prefix), ScriptedRunner(script), start=False)
+    await chat_one.say("deploy")
+    await one.drain()
+    await two.start()
+    chat_two.sent.extend(chat_one.sent)  # the second replica's user clicks the same message
+
+    outcomes = await asyncio.gather(
+        chat_one.click(0), chat_two.click(1), chat_one.click(1), chat_two.click(0)
+    )
+    await one.drain()
+    await two.drain()
+
+    assert [o.status for o in outcomes].count(AnswerStatus.ACCEPTED) == 1
+    assert [c.response is not None for c in calls] == [False, True]
+
+
+async def test_a_job_of_a_stopped_worker_is_finished_by_another_once(redis_stores, make_gateway):
+    hang = asyncio.Event()
+    started = asyncio.Event()
+
+    async def stuck(turn: Turn) -> TurnOutput:
+        started.set()
+        await hang.wait()  # never set: this replica dies mid-run
+        return TurnOutput(replies=["too late"])
+
+    store = redis_stores()
+    healthy_runner = ScriptedRunner()
+    dying, chat = await make_gateway(store, ScriptedRunner(stuck))
+    healthy, other_chat = await make_gateway(redis_stores(store.prefix), healthy_runner, start=False)
+
+    assert await chat.say("long task") is AcceptOutcome.ACCEPTED
+    await asyncio.wait_for(started.wait(), 5)
+    await healthy.start()
+    await dying.stop(grace=0)  # the run is cancelled and its job left unacknowledged
+    await dying.drain(timeout=10)  # done once the healthy replica claimed and answered it
+
+    assert [c.text for c in healthy_runner.calls] == ["long task"]
+    assert chat.texts() + other_chat.texts() == ["You said: long task"]
