@@ -24,7 +24,7 @@ BLANK: Any = object()
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
 _INTEGER = re.compile(r"[+-]?\d+")
 _DATE_PREFIX = re.compile(r"(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?(?=$|[T\s+])")
-_LIST_SEPARATORS = re.compile(r"[,，;；、\n]+")
+_LIST_SEPARATORS = re.compile(r"([,，;；、\n]+)")
 _INDEX = re.compile(r"#?(\d{1,3})[.)、]?")
 
 
@@ -119,7 +119,7 @@ def _date(raw: Any, locale: Locale) -> tuple[Any, str | None]:
 
 
 def find_option(options: list[Option], raw: Any) -> Option | None:
-    """The option named by ``raw``: its id, value or label (case/width-insensitive), or its number.
+    """The option named by ``raw``: its label or value (case/width-insensitive), id, or number.
 
     Labels win over numbers, so "3" picks an option labelled "3" before the third option.
     """
@@ -128,12 +128,12 @@ def find_option(options: list[Option], raw: Any) -> Option | None:
     text = scalar_text(raw)
     if text is None or isinstance(raw, bool):
         return None
-    for option in options:
-        if option.id == text:
-            return option
     key = fold(text)
     for option in options:
-        if key in (fold(option.value), fold(option.label)):
+        if key in (fold(option.label), fold(option.value)):
+            return option
+    for option in options:
+        if option.id == text:
             return option
     if match := _INDEX.fullmatch(key):
         number = int(match.group(1))
@@ -152,22 +152,45 @@ def _select(options: list[Option], raw: Any, locale: Locale) -> tuple[Any, str |
 
 
 def _multi_select(options: list[Option], raw: Any, locale: Locale) -> tuple[Any, str | None]:
-    if isinstance(raw, (list, tuple)):
-        items = list(raw)
-    elif isinstance(raw, str) and find_option(options, raw) is None:
-        items = _LIST_SEPARATORS.split(raw)  # "React, Vue" or "React、Vue"
-    else:
-        items = [raw]
+    items = list(raw) if isinstance(raw, (list, tuple)) else [raw]
+    if len(items) == 1 and isinstance(items[0], str):
+        choices = _split_choices(options, items[0])
+        items = choices if choices is not None else items  # None: let the whole text fail below
     values: list[str] = []
     for item in items:
         if item is None or (isinstance(item, str) and not clean(item)):
             continue
-        option = find_option(options, clean(item) if isinstance(item, str) else item)
+        option = find_option(options, item)
         if option is None:
             return None, ui_text("err_choose_from", locale, choices=", ".join(o.label for o in options))
         if option.value not in values:
             values.append(option.value)
     return (values, None) if values else (BLANK, None)
+
+
+def _split_choices(options: list[Option], text: str) -> list[str] | None:
+    """The choices named in "React, Vue" or "React、Vue"; ``None`` if a piece names no option.
+
+    A label may itself hold a separator ("Yes, with tests"), so the longest run of
+    pieces that names an option wins.
+    """
+    parts = _LIST_SEPARATORS.split(text)
+    pieces = parts[0::2]
+    chosen: list[str] = []
+    start = 0
+    while start < len(pieces):
+        if not clean(pieces[start]):
+            start += 1
+            continue
+        for end in range(len(pieces), start, -1):
+            candidate = "".join(parts[2 * start : 2 * end - 1])  # the pieces with their separators
+            if find_option(options, candidate) is not None:
+                chosen.append(candidate)
+                start = end
+                break
+        else:
+            return None
+    return chosen
 
 
 def _text(raw: Any) -> tuple[Any, str | None]:

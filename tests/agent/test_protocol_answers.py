@@ -142,6 +142,7 @@ def test_bad_select_lists_the_choices():
         ("Router、Store", ["Router", "Store"]),
         ("Store，Router，Store", ["Store", "Router"]),
         ("Yes, tests", ["Yes, tests"]),  # a label with a comma in it is one choice
+        ("store, yes,  tests；router", ["Store", "Yes, tests", "Router"]),
         ("1, 3", ["Router", "Yes, tests"]),
         ("Router", ["Router"]),
     ],
