@@ -219,7 +219,7 @@ def notification_text(text: str) -> str:
     return cut_escaped(text, SECTION_LIMIT)
 
 
-_SLACK_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+_SLACK_USER_ID = re.compile(r"^[UW][A-Z0-9]+$")
 
 
 def mention_users(mrkdwn: str, user_ids: list[str]) -> str:

@@ -1,0 +1,62 @@
+"""Slack API trouble: 429 waited out, 5xx retried, a bad token stopped at start with a clear error."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import SecretStr
+
+from adapters.slack import SlackAdapter, SlackStartError
+from agent.harness import TurnOutput
+from gateway.metrics import PLATFORM_API_ERRORS
+from gateway.testing import ScriptedRunner
+
+from .conftest import MakeWorld, slack_settings
+from .fake_slack import FakeSlack
+
+
+def errors_counted(kind: str) -> float:
+    """The current value of the Slack API error counter of ``kind``."""
+    return PLATFORM_API_ERRORS.labels("slack", kind)._value.get()
+
+
+async def test_a_429_storm_loses_no_reply(make_world: MakeWorld):
+    runner = ScriptedRunner(lambda turn: TurnOutput(replies=[f"ok {turn.text}"]))
+    world = await make_world(runner)
+    before = errors_counted("rate_limited")
+    world.fake.fail_next(3, status=429, retry_after=0, methods={"chat.postMessage"})
+
+    await world.user.dm("one")
+    await world.user.dm("two")
+    await world.settle()
+
+    posted = [p["text"] for p in world.fake.of("chat.postMessage") if not p["text"].startswith("⏳")]
+    assert posted == ["ok one", "ok two"]
+    assert [c.status for c in world.fake.attempts("chat.postMessage")].count(429) == 3
+    assert errors_counted("rate_limited") - before == 3
+
+
+async def test_server_errors_are_retried(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    before = errors_counted("server_error")
+    world.fake.fail_next(2, status=500, methods={"chat.postMessage"})
+    await world.user.dm("hello")
+    await world.settle()
+    assert "You said: hello" in [p["text"] for p in world.fake.of("chat.postMessage")]
+    assert errors_counted("server_error") - before == 2
+
+
+async def test_start_fails_clearly_on_a_bad_token(fake_slack: FakeSlack):
+    settings = slack_settings(fake_slack).model_copy(update={"bot_token": SecretStr("xoxb-revoked")})
+    adapter = SlackAdapter(settings, gateway=None)  # type: ignore[arg-type]  # start() never reaches the core
+    with pytest.raises(SlackStartError, match="invalid_auth"):
+        await adapter.start()
+    assert await adapter.check() == ["Slack rejected SLACK_BOT_TOKEN: invalid_auth"]
+
+
+async def test_start_learns_who_the_bot_is(fake_slack: FakeSlack):
+    adapter = SlackAdapter(slack_settings(fake_slack), gateway=None)  # type: ignore[arg-type]
+    await adapter.start()
+    assert adapter.bot_user_id == "U0BOT"
+    assert fake_slack.of("auth.test")
+    await adapter.stop()
