@@ -1,0 +1,74 @@
+"""``scripted:PATH``: turns from YAML or JSON, chosen by the number of AI messages given."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from agent.models import build_chat_model
+from agent.models.scripted import SCRIPT_FINISHED, ScriptedChatModel, load_script
+
+YAML_SCRIPT = """\
+- content: "You said: {last_user}"
+- content: ""
+  tool_calls:
+    - name: ask_clarification
+      args: {question: "About {last_user}?", options: [a, b]}
+"""
+
+
+def test_turns_follow_the_number_of_ai_messages(tmp_path: Path) -> None:
+    path = tmp_path / "script.yaml"
+    path.write_text(YAML_SCRIPT)
+    model = build_chat_model(f"scripted:{path}")
+    assert isinstance(model, ScriptedChatModel) and model.bind_tools([]) is model
+
+    first = model.invoke([HumanMessage("hello", id="h1")])
+    assert first.content == "You said: hello" and not first.tool_calls
+
+    history = [HumanMessage("hello", id="h1"), first, HumanMessage("pets", id="h2")]
+    second = model.invoke(history)
+    assert second.tool_calls[0]["name"] == "ask_clarification"
+    assert second.tool_calls[0]["args"] == {"question": "About pets?", "options": ["a", "b"]}
+
+    tool_result = ToolMessage("asked", tool_call_id=second.tool_calls[0]["id"])
+    third = model.invoke([*history, second, tool_result, HumanMessage("a", id="h3")])
+    assert third.content == SCRIPT_FINISHED
+    assert len(model.calls) == 3 and model.calls[1] == history
+
+
+def test_json_works_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([{"content": "one"}, {"content": "two"}]))
+    model = ScriptedChatModel.from_file(path)
+    assert model.invoke([HumanMessage("x")]).content == "one"
+    assert model.invoke([HumanMessage("x"), AIMessage("one"), HumanMessage("y")]).content == "two"
+
+
+def test_a_restarted_model_plays_the_same_turn(tmp_path: Path) -> None:
+    path = tmp_path / "script.yaml"
+    path.write_text(YAML_SCRIPT)
+    history = [HumanMessage("hello", id="h1"), AIMessage("You said: hello"), HumanMessage("pets", id="h2")]
+    before = ScriptedChatModel.from_file(path).invoke(history)
+    after = ScriptedChatModel.from_file(path).invoke(history)
+    assert before.tool_calls == after.tool_calls
+
+
+def test_tool_call_ids_differ_between_threads(tmp_path: Path) -> None:
+    path = tmp_path / "script.yaml"
+    path.write_text("- content: ''\n  tool_calls: [{name: a}, {name: b}]\n")
+    model = ScriptedChatModel.from_file(path)
+    one = model.invoke([HumanMessage("same words", id="thread-1-msg")])
+    other = model.invoke([HumanMessage("same words", id="thread-2-msg")])
+    ids = [c["id"] for c in one.tool_calls] + [c["id"] for c in other.tool_calls]
+    assert len(set(ids)) == 4
+
+
+def test_a_script_must_be_a_list(tmp_path: Path) -> None:
+    path = tmp_path / "script.yaml"
+    path.write_text("content: not a list\n")
+    with pytest.raises(ValueError, match="list of turns"):
+        load_script(path)
