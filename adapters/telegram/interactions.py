@@ -64,7 +64,9 @@ class Interactions:
         if code == cb.OTHER:
             return await self._ask_other(view, who, str(message.message_id))
         if code in WIZARD_ACTIONS or code[:1] in (cb.STEP_SELECT, cb.STEP_TOGGLE):
-            return await self._wizard_tap(view, who, code, query.id, str(message.message_id))
+            return await self._wizard_tap(
+                view, who, code, query.id, str(message.chat.id), str(message.message_id)
+            )
         return await self._choose(view, who, code, query.id, str(message.chat.id), str(message.message_id))
 
     async def _choose(
@@ -127,13 +129,12 @@ class Interactions:
         return None, False
 
     async def _wizard_tap(
-        self, view: PendingView, who: Sender, code: str, event_id: str, message_id: str
+        self, view: PendingView, who: Sender, code: str, event_id: str, chat_id: str, message_id: str
     ) -> Notice:
         request = view.request
         state = await self._load(request.request_id, who.user_id)
-        if state is None:  # someone else's wizard, or one that ended: the same checks as "Fill in"
-            refusal = await self._refusal(view, who)
-            return refusal or (ui_text("expired", request.locale), True)
+        if state is None:  # someone else's wizard, or one that ended: start over as "Fill in" would
+            return await self._open_form(view, who, chat_id, message_id)
         if state.last_event == event_id:
             return None, False
         if code == cb.SUMMARY_SUBMIT:

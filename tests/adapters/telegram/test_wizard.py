@@ -1,0 +1,189 @@
+"""Forms as a step-by-step wizard in one message, through the real gateway."""
+
+from __future__ import annotations
+
+from agent.harness import TurnOutput
+from agent.protocol import FormField, Option
+from gateway.testing import ScriptedRunner, Turn, asking, form_request
+
+from .conftest import redis_store
+from .harness import callback_update, message_update, open_bench
+
+
+def opts(name: str, *labels: str) -> list[Option]:
+    return [Option(id=f"{name}-option-{i}", label=label, value=label) for i, label in enumerate(labels, 1)]
+
+
+FORM = form_request(
+    "Set up the deployment",
+    [
+        FormField(
+            name="framework",
+            label="Framework",
+            type="select",
+            required=True,
+            options=opts("framework", "React", "Vue"),
+        ),
+        FormField(
+            name="features",
+            label="Features",
+            type="multi_select",
+            options=opts("features", "Auth", "Cache", "Queue"),
+        ),
+        FormField(name="init_git", label="Init git", type="checkbox"),
+        FormField(name="replicas", label="Replicas", type="number", required=True),
+        FormField(name="deadline", label="Deadline", type="date", required=True),
+        FormField(name="notes", label="Notes", type="text"),
+    ],
+    request_id="clarification:form-1",
+)
+
+
+def script(turn: Turn) -> TurnOutput:
+    if turn.response is None and turn.text == "deploy":
+        return asking(FORM)
+    if turn.response is None:
+        return TurnOutput(replies=[f"You said: {turn.text}"])
+    return TurnOutput(replies=[f"Configured: {turn.response.values}"])
+
+
+class Wizard:
+    """Taps and typing on the form message, reading back what Telegram would show."""
+
+    def __init__(self, tg, message_id: int = 1000) -> None:
+        self.tg = tg
+        self.message_id = message_id
+        fill_in = next(c for c in tg.api.of("sendMessage") if c.markup).buttons[0][0]
+        self.token = fill_in["callback_data"].split("|")[0]
+
+    async def tap(self, action: str) -> None:
+        await self.tg.deliver(callback_update(f"{self.token}|{action}", self.message_id))
+
+    async def type(self, text: str) -> None:
+        await self.tg.deliver(message_update(text))
+
+    @property
+    def shown(self):
+        return self.tg.api.of("editMessageText")[-1]
+
+    @property
+    def labels(self) -> list[str]:
+        return [b["text"] for row in self.shown.buttons for b in row]
+
+
+async def test_full_form_wizard(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    await tg.deliver(message_update("deploy"))
+    fill_in = next(c for c in tg.api.of("sendMessage") if c.markup)
+    assert [b["text"] for row in fill_in.buttons for b in row] == ["📝 Fill in"]
+
+    w = Wizard(tg)
+    await w.tap("form")
+    assert "1/6 · Framework" in w.shown.params["text"] and w.labels[:2] == ["React", "Vue"]
+    assert "Skip ▶" not in w.labels  # required
+
+    await w.tap("s2")
+    assert "2/6 · Features" in w.shown.params["text"]
+    await w.tap("t1")
+    await w.tap("t3")
+    await w.tap("t1")
+    assert w.labels[:3] == ["Auth", "Cache", "✓ Queue"] and "Done ✔" in w.labels
+    await w.tap("d")
+
+    assert "3/6 · Init git" in w.shown.params["text"]
+    await w.tap("y")
+
+    assert "4/6 · Replicas" in w.shown.params["text"]
+    await w.type("lots")
+    assert "4/6 · Replicas" in w.shown.params["text"] and "⚠️ Enter a number" in w.shown.params["text"]
+    await w.type("3")
+
+    assert "5/6 · Deadline" in w.shown.params["text"]
+    await w.type("2026-12-01")
+    assert "6/6 · Notes" in w.shown.params["text"] and "Skip ▶" in w.labels
+    await w.tap("b")
+    assert "5/6 · Deadline" in w.shown.params["text"] and "→ 2026-12-01" in w.shown.params["text"]
+    await w.type("2026-12-02")
+    await w.tap("k")
+
+    summary = w.shown.params["text"]
+    assert "Please check your answers:" in summary
+    for line in (
+        "Framework: Vue",
+        "Features: Queue",
+        "Init git: Yes",
+        "Replicas: 3",
+        "Deadline: 2026-12-02",
+        "Notes: —",
+    ):
+        assert line in summary
+    assert w.labels == ["✅ Submit", "✏️ Edit", "◀ Back"]
+    assert runner.calls[-1].response is None  # nothing submitted yet
+
+    await w.tap("S")
+    response = runner.calls[-1].response
+    assert response is not None and response.response_kind == "form"
+    assert response.values == {
+        "framework": "Vue",
+        "features": ["Queue"],
+        "init_git": True,
+        "replicas": 3,
+        "deadline": "2026-12-02",
+    }
+    assert "✅ Answered by Alice" in w.shown.params["text"] and "reply_markup" not in w.shown.params
+    assert tg.api.of("sendMessage")[-1].params["text"].startswith("Configured:")
+
+    # The wizard is over: typing goes to the agent again, a stale tap changes nothing.
+    await w.type("thanks")
+    assert runner.calls[-1].text == "thanks"
+    edits = len(tg.api.of("editMessageText"))
+    await w.tap("S")
+    assert len(tg.api.of("editMessageText")) == edits
+    assert "Already answered" in tg.api.of("answerCallbackQuery")[-1].params["text"]
+
+
+async def test_edit_from_summary_and_required_fields_cannot_be_skipped(bench):
+    tg = await bench(ScriptedRunner(script))
+    await tg.deliver(message_update("deploy"))
+    w = Wizard(tg)
+    await w.tap("form")
+    await w.tap("k")
+    assert "1/6" in w.shown.params["text"] and "⚠️ Framework: required" in w.shown.params["text"]
+    assert tg.api.of("answerCallbackQuery")[-1].params["text"] == "Framework: required"
+
+
+async def test_wizard_continues_after_a_gateway_restart(bot_api, redis_prefix):
+    runner = ScriptedRunner(script)
+    store = redis_store(redis_prefix)
+    first = await open_bench(bot_api, store, runner)
+    await first.deliver(message_update("deploy"))
+    w = Wizard(first)
+    await w.tap("form")
+    await w.tap("s1")
+    await w.tap("t2")
+    await first.close()
+    await store.close()
+
+    store = redis_store(redis_prefix)
+    second = await open_bench(bot_api, store, runner)
+    try:
+        w.tg = second
+        await w.tap("d")
+        assert "3/6 · Init git" in w.shown.params["text"]
+        await w.tap("n")
+        await w.type("2")
+        await w.type("2027-01-31")
+        await w.type("ship it")
+        await w.tap("S")
+        assert runner.calls[-1].response.values == {
+            "framework": "React",
+            "features": ["Cache"],
+            "init_git": False,
+            "replicas": 2,
+            "deadline": "2027-01-31",
+            "notes": "ship it",
+        }
+    finally:
+        await second.close()
+        await store.close()
