@@ -32,10 +32,15 @@ async def make_gateway() -> AsyncIterator[GatewayFactory]:
     started: list[Gateway] = []
 
     async def build(
-        store: Store, runner: AgentRunner | None = None, *, start: bool = True, **config: object
+        store: Store,
+        runner: AgentRunner | None = None,
+        *,
+        start: bool = True,
+        adapter_class: type[TestAdapter] = TestAdapter,
+        **config: object,
     ) -> tuple[Gateway, TestAdapter]:
         gateway = Gateway(test_config(**config), store, runner or ScriptedRunner())
-        adapter = TestAdapter(gateway)
+        adapter = adapter_class(gateway)
         gateway.register(adapter)
         if start:
             await gateway.start()

@@ -1,0 +1,105 @@
+"""The HTTP server: body limit, health, readiness against a dead Redis, Prometheus metrics."""
+
+from __future__ import annotations
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from gateway.server import build_app
+from gateway.store.memory import MemoryStore
+from gateway.store.redis import RedisStore
+from gateway.testing import ScriptedRunner, TestAdapter
+
+
+class WebhookAdapter(TestAdapter):
+    """A test platform with a webhook that reports how many bytes it read."""
+
+    def routes(self):
+        async def hook(request: Request) -> JSONResponse:
+            return JSONResponse({"read": len(await request.body())})
+
+        return [Route("/test/events", hook, methods=["POST"])]
+
+
+def client_for(gateway, limit: int | None = None) -> httpx.AsyncClient:
+    app = build_app(gateway, max_body_bytes=limit)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway")
+
+
+async def test_bodies_over_the_limit_get_413_declared_or_streamed(make_gateway):
+    gateway, _ = await make_gateway(MemoryStore("t"), start=False, adapter_class=WebhookAdapter)
+
+    async def chunks(n: int, size: int):
+        for _ in range(n):
+            yield b"x" * size
+
+    async with client_for(gateway) as http:
+        small = await http.post("/test/events", content=b"x" * 1000)
+        declared = await http.post("/test/events", content=b"x" * (1024 * 1024 + 1))
+        streamed = await http.post("/test/events", content=chunks(20, 64 * 1024))  # chunked, no length
+        just_fits = await http.post("/test/events", content=chunks(16, 64 * 1024))
+
+    assert small.status_code == 200 and small.json() == {"read": 1000}
+    assert declared.status_code == 413
+    assert streamed.status_code == 413
+    assert just_fits.status_code == 200 and just_fits.json() == {"read": 1024 * 1024}
+
+
+async def test_healthz_and_readyz_when_everything_answers(make_gateway):
+    gateway, _ = await make_gateway(MemoryStore("t"), start=False)
+    async with client_for(gateway) as http:
+        health = await http.get("/healthz")
+        ready = await http.get("/readyz")
+    assert health.status_code == 200 and ready.status_code == 200
+    assert ready.json() == {"status": "ready"}
+
+
+async def test_readyz_is_503_and_says_what_failed_when_redis_is_down(make_gateway):
+    dead = RedisStore("redis://127.0.0.1:1/0", "unreachable")  # nothing listens on port 1
+    runner = ScriptedRunner()
+    gateway, _ = await make_gateway(dead, runner, start=False)
+    try:
+        async with client_for(gateway) as http:
+            store_down = await http.get("/readyz")
+            runner.healthy = False
+            both_down = await http.get("/readyz")
+            health = await http.get("/healthz")
+    finally:
+        await dead.close()
+    assert store_down.status_code == 503
+    assert store_down.json()["failed"] == {"store": "unreachable"}
+    assert both_down.json()["failed"] == {"store": "unreachable", "checkpointer": "unreachable"}
+    assert health.status_code == 200  # alive, just not ready
+
+
+async def test_metrics_count_inbound_events_runs_and_duplicates(make_gateway):
+    gateway, chat = await make_gateway(MemoryStore("t"))
+    async with client_for(gateway) as http:
+        before = parse_metrics((await http.get("/metrics")).text)
+        await chat.say("hi", event_id="m-1")
+        await chat.say("hi", event_id="m-1")
+        await gateway.drain()
+        response = await http.get("/metrics")
+    after = parse_metrics(response.text)
+
+    def grew(name: str) -> float:
+        return after.get(name, 0.0) - before.get(name, 0.0)
+
+    assert response.headers["content-type"].startswith("text/plain")
+    assert grew('clarigate_inbound_events_total{kind="message",platform="test"}') == 2
+    assert grew('clarigate_duplicates_dropped_total{platform="test"}') == 1
+    assert grew('clarigate_runs_total{state="started"}') == 1
+    assert grew('clarigate_runs_total{state="finished"}') == 1
+    assert grew("clarigate_run_seconds_count") == 1
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """``{'name{labels}': value}`` from the Prometheus text format."""
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            values[name] = float(value)
+    return values
