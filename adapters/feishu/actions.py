@@ -1,0 +1,122 @@
+"""The short payloads cards carry, and turning a callback back into an answer.
+
+A callback value is ``{"t": token, "a": action}``. Actions: ``o<N>`` picks option N
+(1-based), ``sel`` a select menu (the picked ``o<N>`` is in ``action.option``),
+``other`` opens the "Other…" input, ``otx`` submits it, ``form`` submits the form,
+``yes`` / ``no`` answer a risk confirmation that came without options.
+Form components are named ``f<N>`` after the field's position.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.protocol import FormField, HumanInputRequest, ui_text
+
+ACTION_SELECT = "sel"
+ACTION_OTHER = "other"
+ACTION_OTHER_TEXT = "otx"
+ACTION_FORM = "form"
+OTHER_INPUT = "other_text"
+
+_OPTION = re.compile(r"^o(\d{1,3})$")
+_FIELD = re.compile(r"^f(\d{1,3})$")
+_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+
+
+def option_action(index: int) -> str:
+    """The payload for option number ``index`` (1-based)."""
+    return f"o{index}"
+
+
+def field_name(index: int) -> str:
+    """The component name of field number ``index`` (1-based)."""
+    return f"f{index}"
+
+
+@dataclass(frozen=True)
+class CardAnswer:
+    """What a click or submit says, before the core checks it."""
+
+    option_id: str | None = None
+    text: str | None = None
+    values: dict[str, Any] | None = None
+    opens_other: bool = False  # "Other…": show the input, answer nothing yet
+    problems: list[str] = field(default_factory=list)  # why the click cannot be read
+
+
+def picked_option(request: HumanInputRequest, action: str | None) -> str | None:
+    """The option id an ``o<N>`` payload points at, if it points at one."""
+    match = _OPTION.match(action or "")
+    if not match:
+        return None
+    index = int(match.group(1))
+    return request.options[index - 1].id if 0 < index <= len(request.options) else None
+
+
+def read_card_action(request: HumanInputRequest, action: dict[str, Any]) -> CardAnswer:
+    """Turn a ``card.action.trigger`` action (value, option, form_value) into an answer."""
+    value = action.get("value") or {}
+    kind = str(value.get("a", "")) if isinstance(value, dict) else ""
+    loc = request.locale
+    if kind == ACTION_OTHER:
+        return CardAnswer(opens_other=True)
+    if kind in ("yes", "no"):
+        return CardAnswer(text=ui_text("confirm" if kind == "yes" else "cancel", loc))
+    if kind == ACTION_OTHER_TEXT:
+        text = str(
+            (action.get("form_value") or {}).get(OTHER_INPUT) or action.get("input_value") or ""
+        ).strip()
+        return CardAnswer(text=text) if text else CardAnswer(problems=[ui_text("your_answer", loc)])
+    if kind == ACTION_FORM:
+        return CardAnswer(values=form_values(request, action.get("form_value") or {}))
+    picked = action.get("option") if kind == ACTION_SELECT else kind
+    option_id = picked_option(request, picked)
+    if option_id is None:
+        return CardAnswer(problems=[ui_text("expired", loc)])
+    return CardAnswer(option_id=option_id)
+
+
+def form_values(request: HumanInputRequest, form_value: dict[str, Any]) -> dict[str, Any]:
+    """Raw values by field name, option positions turned back into option values.
+
+    Shapes Feishu may send are flattened here (a checker as bool, "true" or a list;
+    a date as ``2026-12-01`` or ``2026-12-01 +0800``); typing and required checks
+    are the core's (``check_form_values``).
+    """
+    raw: dict[str, Any] = {}
+    for key, value in form_value.items():
+        match = _FIELD.match(str(key))
+        if not match or not 0 < int(match.group(1)) <= len(request.fields):
+            continue
+        f = request.fields[int(match.group(1)) - 1]
+        raw[f.name] = field_value(f, value)
+    for f in request.fields:  # an unticked checker may be left out of form_value
+        if f.type == "checkbox" and f.name not in raw:
+            raw[f.name] = False
+    return {k: v for k, v in raw.items() if v is not None and v != "" and v != []}
+
+
+def field_value(f: FormField, value: Any) -> Any:
+    """One raw component value as the core expects it for ``f``."""
+    if f.type in ("select", "multi_select"):
+        picked = value if isinstance(value, list) else [value]
+        labels = [_option_value(f, str(p)) for p in picked if p not in (None, "")]
+        return labels if f.type == "multi_select" else (labels[0] if labels else None)
+    if f.type == "checkbox":
+        if isinstance(value, list):
+            return bool(value)
+        return value
+    if f.type == "date" and isinstance(value, str):
+        match = _DATE.match(value.strip())
+        return match.group(1) if match else value
+    return value
+
+
+def _option_value(f: FormField, picked: str) -> str:
+    match = _OPTION.match(picked)
+    if match and 0 < int(match.group(1)) <= len(f.options):
+        return f.options[int(match.group(1)) - 1].value
+    return picked  # not one of ours: the core says it is not an option

@@ -1,0 +1,112 @@
+"""Long connection mode: ``lark.ws.Client`` in its own thread, events handed to the core's loop.
+
+The ws client keeps a module-level event loop and ``start()`` blocks forever, so
+it lives in a daemon thread with a loop of its own. It calls the handlers
+registered on an ``EventDispatcherHandler`` synchronously; they convert the SDK's
+typed event back to the plain dict the webhook path sees and run
+``FeishuReceiver.handle`` on the core's loop, waiting for the answer (card
+callbacks need their reply) within Feishu's 3 seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from typing import Any
+
+import lark_oapi as lark
+from lark_oapi.core.json import JSON
+from lark_oapi.event.callback.model.p2_card_action_trigger import (
+    P2CardActionTrigger,
+    P2CardActionTriggerResponse,
+)
+
+from gateway.config import FeishuSettings
+
+from .receive import MESSAGE_EVENT, FeishuReceiver
+from .verify import Rejected
+
+log = logging.getLogger(__name__)
+
+#: Feishu waits 3 s for an answer; leave room for the frame to travel back.
+HANDLER_TIMEOUT_SECONDS = 2.5
+
+
+def as_payload(event: Any) -> dict[str, Any]:
+    """An SDK event object as the event dict the webhook receives."""
+    payload = json.loads(JSON.marshal(event) or "{}")
+    return payload if isinstance(payload, dict) else {}
+
+
+class LongConnection:
+    """Receives events over Feishu's websocket and hands them to the shared receiver."""
+
+    def __init__(self, settings: FeishuSettings, receiver: FeishuReceiver) -> None:
+        self.settings = settings
+        self.receiver = receiver
+        self.core_loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ws_loop: asyncio.AbstractEventLoop | None = None
+
+    def dispatcher(self) -> lark.EventDispatcherHandler:
+        """The handler the ws client calls: messages and card callbacks."""
+        return (
+            lark.EventDispatcherHandler.builder("", "")
+            .register_p2_customized_event(MESSAGE_EVENT, self.on_event)
+            .register_p2_card_action_trigger(self.on_card_action)
+            .build()
+        )
+
+    def on_event(self, event: lark.CustomizedEvent) -> None:
+        """A message event (ws thread): accepted by the core before Feishu gets its ack."""
+        self._run(as_payload(event))
+
+    def on_card_action(self, event: P2CardActionTrigger) -> P2CardActionTriggerResponse:
+        """A card callback (ws thread): the toast and updated card travel back in the ack."""
+        reply = self._run(as_payload(event))
+        return P2CardActionTriggerResponse(reply or {})
+
+    def _run(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        if self.core_loop is None:
+            raise Rejected(503, "long connection not started")
+        future = asyncio.run_coroutine_threadsafe(self.receiver.handle(payload), self.core_loop)
+        return future.result(timeout=HANDLER_TIMEOUT_SECONDS)
+
+    def start(self, core_loop: asyncio.AbstractEventLoop) -> None:
+        """Connect in a daemon thread; events run on ``core_loop``."""
+        self.core_loop = core_loop
+        self._thread = threading.Thread(target=self._serve, name="feishu-long-connection", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        import lark_oapi.ws.client as ws_client
+
+        # The SDK grabs its loop when first imported, which may be the core's running
+        # loop; give the client a fresh loop owned by this thread instead.
+        self._ws_loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._ws_loop)
+        ws_client.loop = self._ws_loop
+        secret = self.settings.app_secret.get_secret_value() if self.settings.app_secret else ""
+        client = lark.ws.Client(
+            self.settings.app_id or "",
+            secret,
+            event_handler=self.dispatcher(),
+            domain=self.settings.domain.rstrip("/"),
+            log_level=lark.LogLevel.WARNING,
+        )
+        try:
+            client.start()
+        except RuntimeError:
+            pass  # the loop was stopped by stop()
+        except Exception:
+            log.exception("feishu long connection ended")
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the ws loop and let the thread end (it is a daemon either way)."""
+        if self._ws_loop is not None and self._ws_loop.is_running():
+            self._ws_loop.call_soon_threadsafe(self._ws_loop.stop)
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._thread = None

@@ -1,0 +1,53 @@
+"""Making untrusted model text safe for Feishu card markdown, and cutting it to size.
+
+Card markdown interprets tags such as ``<at id=all></at>``, ``<at user_id="…">``,
+``<font>`` and ``<link>``: model text must never ping everyone or a person, so
+every ``<`` becomes the entity Feishu renders as a literal ``<``.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Feishu renders this entity as a plain "<", so tags in model text stay text.
+_LT_ENTITY = "&#60;"
+
+#: Replies are split into cards of at most this many characters (cards allow ~30 KB;
+#: CJK text is 3 bytes a character, JSON escaping adds a little).
+REPLY_CHUNK_CHARS = 4000
+
+_BLANK_RUN = re.compile(r"\n{3,}")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` with every tag neutralized, so it cannot mention anyone or restyle the card."""
+    return text.replace("<", _LT_ENTITY)
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` shortened to ``limit`` characters, with an ellipsis when something was cut."""
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)] + "…"
+
+
+def split_reply(text: str, limit: int = REPLY_CHUNK_CHARS) -> list[str]:
+    """Split a long reply into chunks of at most ``limit`` characters.
+
+    Cuts prefer a blank line, then a line end, then a space, so paragraphs and
+    code lines stay whole when they can.
+    """
+    text = _BLANK_RUN.sub("\n\n", text.strip())
+    if not text:
+        return []
+    chunks: list[str] = []
+    while len(text) > limit:
+        window = text[:limit]
+        at = max(window.rfind("\n\n"), 0) or max(window.rfind("\n"), 0) or max(window.rfind(" "), 0)
+        if at < limit // 2:  # no good break in the second half: cut hard rather than make tiny chunks
+            at = limit
+        chunks.append(text[:at].rstrip())
+        text = text[at:].lstrip()
+    if text:
+        chunks.append(text)
+    return chunks

@@ -1,0 +1,167 @@
+"""Feishu open API calls through lark-oapi, off the event loop, with retries.
+
+lark-oapi fetches the tenant token and sends requests with blocking ``requests``,
+so every call runs in a worker thread. Rate limits (HTTP 429 or code 99991400)
+wait for the reset the server names; 5xx and network errors back off
+exponentially; other errors raise at once. Messages carry a ``uuid`` so a retry
+after a lost response does not post twice (Feishu dedupes on it for an hour).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from typing import Any
+
+import lark_oapi as lark
+import requests
+from lark_oapi.core.enum import AccessTokenType, HttpMethod
+from lark_oapi.core.model import BaseRequest
+
+from gateway.config import FeishuSettings
+from gateway.metrics import PLATFORM_API_ERRORS
+
+log = logging.getLogger(__name__)
+
+RATE_LIMITED_CODE = 99991400
+_JSON = {"Content-Type": "application/json; charset=utf-8"}
+
+
+class FeishuApiError(Exception):
+    """A Feishu API call that failed for good (after retries, or a client error)."""
+
+    def __init__(self, message: str, status: int | None = None, code: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+def build_client(settings: FeishuSettings, timeout: float = 10.0) -> lark.Client:
+    """The lark-oapi client for these credentials, on ``settings.domain`` (Feishu, Lark or a test server)."""
+    secret = settings.app_secret.get_secret_value() if settings.app_secret else ""
+    return (
+        lark.Client.builder()
+        .app_id(settings.app_id or "")
+        .app_secret(secret)
+        .domain(settings.domain.rstrip("/"))
+        .timeout(timeout)
+        .log_level(lark.LogLevel.WARNING)
+        .build()
+    )
+
+
+class FeishuSender:
+    """The few open API calls the adapter makes: post, reply, update a card, who am I."""
+
+    def __init__(
+        self, client: lark.Client, attempts: int = 5, base_delay: float = 0.5, max_delay: float = 30.0
+    ) -> None:
+        self.client = client
+        self.attempts = attempts
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+
+    async def post_card(self, chat_id: str, card: dict[str, Any]) -> str:
+        """Post a card in a chat; returns the new message id."""
+        body = {
+            "receive_id": chat_id,
+            "msg_type": "interactive",
+            "content": json.dumps(card, ensure_ascii=False),
+            "uuid": str(uuid.uuid4()),
+        }
+        data = await self.call(
+            HttpMethod.POST, "/open-apis/im/v1/messages", body, queries=[("receive_id_type", "chat_id")]
+        )
+        return str(data.get("message_id") or "")
+
+    async def reply_card(self, message_id: str, card: dict[str, Any], in_thread: bool) -> str:
+        """Reply to a message with a card (inside its thread when ``in_thread``); returns the new id."""
+        body = {
+            "msg_type": "interactive",
+            "content": json.dumps(card, ensure_ascii=False),
+            "reply_in_thread": in_thread,
+            "uuid": str(uuid.uuid4()),
+        }
+        data = await self.call(HttpMethod.POST, f"/open-apis/im/v1/messages/{message_id}/reply", body)
+        return str(data.get("message_id") or "")
+
+    async def update_card(self, message_id: str, card: dict[str, Any]) -> None:
+        """Replace the card of a message the bot sent."""
+        body = {"content": json.dumps(card, ensure_ascii=False)}
+        await self.call(HttpMethod.PATCH, f"/open-apis/im/v1/messages/{message_id}", body)
+
+    async def bot_open_id(self) -> str | None:
+        """The bot's own open_id (to tell mentions of the bot from others), None if unknown."""
+        raw = await self.call(HttpMethod.GET, "/open-apis/bot/v3/info", None, whole=True)
+        bot = raw.get("bot")
+        return str(bot["open_id"]) if isinstance(bot, dict) and bot.get("open_id") else None
+
+    async def call(
+        self,
+        method: HttpMethod,
+        uri: str,
+        body: dict[str, Any] | None,
+        queries: list[tuple[str, str]] | None = None,
+        whole: bool = False,
+    ) -> dict[str, Any]:
+        """One API call with retries; returns its ``data`` (or the whole answer with ``whole``)."""
+        problem, status, code = "no attempt made", None, None
+        for attempt in range(self.attempts):
+            request = (
+                BaseRequest.builder()
+                .http_method(method)
+                .uri(uri)
+                .token_types({AccessTokenType.TENANT})
+                .queries(list(queries or []))
+                .headers(dict(_JSON))
+                .body(body)
+                .build()
+            )
+            try:
+                response = await asyncio.to_thread(self.client.request, request)
+            except requests.RequestException as exc:
+                kind, problem, wait = "network", f"network: {exc}", None
+            except Exception as exc:  # token endpoint trouble surfaces as SDK exceptions or bad JSON
+                kind, problem, wait = "server_error", f"token or SDK: {exc}", None
+            else:
+                status, code = response.raw.status_code, response.code
+                answer = _json(response.raw.content)
+                if status < 400 and code == 0:
+                    return answer if whole else (answer.get("data") or {})
+                problem = f"HTTP {status} code {code}: {response.msg or answer.get('msg') or ''}"
+                if status == 429 or code == RATE_LIMITED_CODE:
+                    kind, wait = "rate_limited", _reset_seconds(response.raw.headers)
+                elif status >= 500:
+                    kind, wait = "server_error", None
+                else:
+                    PLATFORM_API_ERRORS.labels("feishu", "client_error").inc()
+                    raise FeishuApiError(f"{method.name} {uri}: {problem}", status, code)
+            PLATFORM_API_ERRORS.labels("feishu", kind).inc()
+            if attempt + 1 < self.attempts:
+                delay = wait if wait is not None else self.base_delay * 2**attempt
+                log.warning("feishu %s %s failed (%s), retrying in %.1fs", method.name, uri, problem, delay)
+                await asyncio.sleep(min(delay, self.max_delay))
+        raise FeishuApiError(
+            f"{method.name} {uri}: gave up after {self.attempts} attempts: {problem}", status, code
+        )
+
+
+def _json(content: bytes | None) -> dict[str, Any]:
+    try:
+        value = json.loads(content or b"{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _reset_seconds(headers: dict[str, str] | None) -> float | None:
+    """Seconds until the rate limit resets, from Feishu's header or ``Retry-After``."""
+    lowered = {k.lower(): v for k, v in (headers or {}).items()}
+    for name in ("x-ogw-ratelimit-reset", "retry-after"):
+        try:
+            return max(float(lowered[name]), 0.0)
+        except (KeyError, ValueError):
+            continue
+    return None

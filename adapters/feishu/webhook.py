@@ -1,0 +1,51 @@
+"""Webhook mode: ``POST /feishu/events`` for events and card callbacks."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from .receive import FeishuReceiver, MalformedEvent
+from .verify import Rejected, check_signature, check_token, parse_body
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/feishu/events"
+
+
+def events_route(receiver: FeishuReceiver, verification_token: str | None, encrypt_key: str | None) -> Route:
+    """The Starlette route verifying, decrypting and handing events to ``receiver``."""
+
+    async def feishu_events(request: Request) -> JSONResponse:
+        body = await request.body()
+        try:
+            payload = authenticated_payload(request.headers, body, verification_token, encrypt_key)
+            if payload.get("type") == "url_verification":  # echoed at once: Feishu allows 1 s
+                return JSONResponse({"challenge": payload.get("challenge")})
+            reply = await receiver.handle(payload)
+        except Rejected as refused:
+            log.warning("feishu webhook refused (%s): %s", refused.status, refused.reason)
+            return JSONResponse({"msg": refused.reason}, status_code=refused.status)
+        except MalformedEvent as malformed:
+            return JSONResponse({"msg": str(malformed)}, status_code=400)
+        return JSONResponse(reply if reply is not None else {"msg": "success"})
+
+    return Route(EVENTS_PATH, feishu_events, methods=["POST"])
+
+
+def authenticated_payload(
+    headers: Any, body: bytes, verification_token: str | None, encrypt_key: str | None
+) -> dict[str, Any]:
+    """The decrypted event once the signature (events) and the verification token check out.
+
+    The URL-verification handshake is not signed by Feishu; it is checked by its token.
+    """
+    payload = parse_body(body, encrypt_key)
+    if payload.get("type") != "url_verification" and encrypt_key:
+        check_signature(headers, body, encrypt_key)
+    check_token(payload, verification_token)
+    return payload

@@ -1,0 +1,58 @@
+"""Looking inside card JSON the way a person looks at the card."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+
+def walk(node: Any) -> Iterator[dict[str, Any]]:
+    """Every component in a card (depth first), containers included."""
+    if isinstance(node, dict):
+        if "tag" in node:
+            yield node
+        for value in node.values():
+            yield from walk(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from walk(item)
+
+
+def components(card: dict[str, Any], tag: str) -> list[dict[str, Any]]:
+    """The components with this tag."""
+    return [c for c in walk(card.get("body", card)) if c.get("tag") == tag]
+
+
+def button(card: dict[str, Any], text: str) -> dict[str, Any]:
+    """The button showing ``text``."""
+    found = [b for b in components(card, "button") if b["text"]["content"] == text]
+    assert found, f"no button {text!r} in {[b['text']['content'] for b in components(card, 'button')]}"
+    return found[0]
+
+
+def payload(component: dict[str, Any]) -> dict[str, Any]:
+    """The callback value a click on ``component`` sends."""
+    return component["behaviors"][0]["value"]
+
+
+def text_of(card: dict[str, Any]) -> str:
+    """All markdown and plain text on the card, one piece a line."""
+    parts = []
+    for c in walk(card["body"]):
+        if c.get("tag") in ("markdown", "plain_text"):
+            parts.append(c["content"])
+    return "\n".join(parts)
+
+
+def is_interactive(card: dict[str, Any]) -> bool:
+    """True when the card still has something to click or fill in."""
+    interactive = {
+        "button",
+        "select_static",
+        "multi_select_static",
+        "input",
+        "checker",
+        "date_picker",
+        "form",
+    }
+    return any(c.get("tag") in interactive for c in walk(card["body"]))
