@@ -1,0 +1,114 @@
+"""``provider:model`` goes through ``init_chat_model``: checked against a local OpenAI-compatible stub."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from agent.harness import AgentSettings, ClarifyingAgent
+from agent.protocol import answer_message_text, answer_with_option
+
+ASK_ARGS = {
+    "question": "Which cloud?",
+    "clarification_type": "approach_choice",
+    "options": ["AWS", "GCP"],
+}
+
+
+def _completion(message: dict[str, Any], finish: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-4.1-mini",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+class _StubOpenAI(BaseHTTPRequestHandler):
+    """Asks a clarification first; once a tool result is in the history, replies with the last user text."""
+
+    received: list[dict[str, Any]]
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.received.append({"path": self.path, "body": body})
+        if any(m["role"] == "tool" for m in body["messages"]):
+            last_user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+            reply = _completion({"role": "assistant", "content": f"Deploying. ({last_user})"}, "stop")
+        else:
+            call = {"id": "call_stub1", "type": "function",
+                    "function": {"name": "ask_clarification", "arguments": json.dumps(ASK_ARGS)}}
+            reply = _completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def stub_openai(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
+    """A stub server on a free loopback port; yields the requests it received."""
+    received: list[dict[str, Any]] = []
+    handler = type("Handler", (_StubOpenAI,), {"received": received})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    try:
+        yield received
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+async def test_clarification_round_trip_through_an_openai_compatible_api(stub_openai: list[Any]) -> None:
+    settings = AgentSettings(model="openai:gpt-4.1-mini", checkpointer_url="memory://")
+    agent = await ClarifyingAgent.create(settings)
+    try:
+        asked = await agent.run_turn("t1", "deploy the service")
+
+        first = stub_openai[0]
+        assert first["path"].endswith("/chat/completions")
+        assert first["body"]["model"] == "gpt-4.1-mini"
+        tools = {t["function"]["name"]: t["function"] for t in first["body"]["tools"]}
+        schema = tools["ask_clarification"]["parameters"]
+        assert set(schema["properties"]) == {"question", "clarification_type", "context", "options", "fields"}
+        assert set(schema["required"]) == {"question", "clarification_type"}
+        assert "risk_confirmation" in json.dumps(schema["properties"]["clarification_type"])
+        assert "multi_select" in json.dumps(schema)
+        assert first["body"]["messages"][0]["role"] == "system"
+
+        assert len(stub_openai) == 1
+        assert asked.request is not None
+        assert asked.request.tool_call_id == "call_stub1"
+        assert [o.label for o in asked.request.options] == ["AWS", "GCP"]
+
+        response = answer_with_option(asked.request, "option-2", None)
+        text = answer_message_text(asked.request, response)
+        done = await agent.run_turn("t1", text, response)
+
+        assert done.replies == [f"Deploying. ({text})"]
+        sent = stub_openai[1]["body"]["messages"]
+        roles = [m["role"] for m in sent]
+        assert roles == ["system", "user", "assistant", "tool", "user"]
+        assert sent[2]["tool_calls"][0]["id"] == "call_stub1"
+        assert sent[3]["tool_call_id"] == "call_stub1"
+        assert sent[3]["content"] == asked.fallback_text
+        assert sent[4]["content"] == text
+    finally:
+        await agent.aclose()
