@@ -39,10 +39,11 @@ class LangGraphRunner:
         return await agent.run_turn(thread_id, text, response)
 
     async def ping(self) -> bool:
-        """True when the checkpointer answers (an agent that cannot be built is not ready)."""
+        """True when the checkpointer answers; False before the agent is built (not ready yet)."""
+        if self._agent is None:
+            return False
         try:
-            agent = await self._get()
-            return await agent.ping()
+            return await self._agent.ping()
         except Exception:
             log.warning("agent not ready", exc_info=True)
             return False

@@ -7,7 +7,6 @@ The loader (YAML + environment, secrets from the environment only) builds
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -57,8 +56,6 @@ class TelegramSettings(PlatformAccess):
 
 
 # --- the bot's whole configuration -------------------------------------------------------------
-
-log = logging.getLogger(__name__)
 
 PLATFORMS = ("slack", "feishu", "telegram")
 
@@ -140,6 +137,8 @@ class GatewayConfig(BaseSettings):
     max_body_bytes: int = 1024 * 1024
     log_format: Literal["text", "json"] = "text"
     data_dir: str = ".clarigate"
+    #: More platforms: import paths ``module:Class`` of ``PlatformAdapter``s built as ``Class(gateway)``.
+    extra_adapters: list[str] = Field(default_factory=list)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     feishu: FeishuSettings = Field(default_factory=FeishuSettings)
@@ -229,8 +228,6 @@ def load_config(path: str | Path | None = None) -> GatewayConfig:
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise ValueError(f"invalid configuration: {exc}") from exc
     config._warnings = warnings
-    for warning in warnings:
-        log.warning(warning)
     return config
 
 

@@ -90,9 +90,12 @@ class Gateway:
     # --- lifecycle ------------------------------------------------------------------------------
 
     async def start(self, workers: int | None = None) -> None:
-        """Start the adapters' receivers and the stream workers."""
+        """Build the agent (when the runner has a ``start``), start the adapters and the workers."""
         if workers is not None:
             self.pool.workers = max(1, workers)
+        start_runner = getattr(self.runner, "start", None)
+        if start_runner is not None:
+            await start_runner()
         for adapter in self.adapters:
             await adapter.start()
         self.pool.start()

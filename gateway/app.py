@@ -1,0 +1,91 @@
+"""Build a whole bot from its configuration: store, runner, gateway and the enabled adapters."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+from gateway.agent_runner import LangGraphRunner
+from gateway.config import GatewayConfig
+from gateway.core import Gateway
+from gateway.port import PlatformAdapter
+from gateway.runner import AgentRunner
+from gateway.store import Store, open_store
+
+log = logging.getLogger(__name__)
+
+EMBEDDED_STORE_WARNING = (
+    "REDIS_URL is not set: using the embedded in-process store. State is lost on restart and "
+    "this process must be the only replica. Set REDIS_URL for anything beyond a trial."
+)
+
+
+def store_description(config: GatewayConfig) -> str:
+    """Where state lives, for logs (the URL without its password)."""
+    if not config.redis_url:
+        return "embedded in-process store (no REDIS_URL)"
+    return f"Redis at {_without_password(config.redis_url)}, prefix {config.bot_id!r}"
+
+
+def build_store(config: GatewayConfig) -> Store:
+    """The Redis store when ``redis_url`` is set, else the embedded one (with a loud warning)."""
+    if not config.redis_url:
+        log.warning(EMBEDDED_STORE_WARNING)
+    return open_store(config.redis_url, config.bot_id)
+
+
+def build_adapter(platform: str, config: GatewayConfig, gateway: Gateway) -> PlatformAdapter:
+    """The adapter of one built-in platform (imported only when that platform is enabled)."""
+    if platform == "slack":
+        from adapters.slack import SlackAdapter
+
+        return SlackAdapter(config.slack, gateway)
+    if platform == "feishu":
+        from adapters.feishu import FeishuAdapter
+
+        return FeishuAdapter(config.feishu, gateway)
+    if platform == "telegram":
+        from adapters.telegram import TelegramAdapter
+
+        return TelegramAdapter(config.telegram, gateway)
+    raise ValueError(f"unknown platform {platform!r}")
+
+
+def import_object(path: str) -> Any:
+    """The object named by ``module:attribute``."""
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"{path!r} is not an import path of the form module:Class")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def build_gateway(
+    config: GatewayConfig, *, store: Store | None = None, runner: AgentRunner | None = None
+) -> Gateway:
+    """A gateway with every enabled platform's adapter registered (not started)."""
+    store = store if store is not None else build_store(config)
+    runner = runner if runner is not None else LangGraphRunner(config.agent_settings())
+    gateway = Gateway(config, store, runner)
+    for platform in config.enabled_platforms():
+        gateway.register(build_adapter(platform, config, gateway))
+    for path in config.extra_adapters:
+        gateway.register(import_object(path)(gateway))
+    return gateway
+
+
+async def close_gateway(gateway: Gateway) -> None:
+    """Release what ``build_gateway`` opened (after ``gateway.stop``)."""
+    try:
+        await gateway.runner.aclose()
+    finally:
+        await gateway.store.close()
+
+
+def _without_password(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    credentials, _, host = rest.rpartition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user + ':***@' if user else '***@'}{host}"

@@ -1,0 +1,113 @@
+"""The ``clarigate`` command: ``serve`` a bot, ``doctor`` its setup, ``chat`` in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from types import FrameType
+
+import uvicorn
+
+from gateway.app import build_gateway, close_gateway, store_description
+from gateway.config import GatewayConfig, load_config
+from gateway.doctor import CREDENTIAL_NAMES, doctor_main
+from gateway.logs import setup_logging
+from gateway.server import build_app, gateway_lifespan
+
+log = logging.getLogger("gateway.serve")
+
+
+class GracefulServer(uvicorn.Server):
+    """uvicorn, but SIGTERM/SIGINT end in a clean exit (status 0) after the graceful shutdown.
+
+    uvicorn re-raises a caught signal once it has shut down, which would make the process
+    die "killed by SIGTERM"; an orchestrator should instead see a clean exit.
+    """
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """First signal: shut down gracefully; a second SIGINT forces the exit."""
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True
+        else:
+            log.info("received %s: stopping", signal.Signals(sig).name)
+            self.should_exit = True
+
+
+def serve(config: GatewayConfig, host: str, port: int) -> int:
+    """Run the bot until SIGTERM; 0 after a clean shutdown, 1 when it could not start."""
+    for warning in config.warnings:
+        log.warning(warning)
+    gateway = build_gateway(config)
+    enabled = [adapter.platform for adapter in gateway.adapters]
+    log.info("store: %s", store_description(config))
+    if enabled:
+        log.info("platforms enabled: %s", ", ".join(enabled))
+    else:
+        log.warning(
+            "no platform is enabled: only the health endpoints are served. To enable one, set %s. "
+            "To try the agent right away, run `clarigate chat`.",
+            "; or ".join(CREDENTIAL_NAMES.values()),
+        )
+    grace = config.shutdown_grace_seconds
+    app = build_app(gateway, lifespan=gateway_lifespan(gateway, grace))
+    server = GracefulServer(
+        uvicorn.Config(
+            app, host=host, port=port, log_config=None, lifespan="on", timeout_graceful_shutdown=grace
+        )
+    )
+
+    async def run() -> None:
+        try:
+            await server.serve()
+        finally:
+            await close_gateway(gateway)
+
+    asyncio.run(run())
+    if not server.started:
+        log.error("the server did not start (see the errors above)")
+        return 1
+    log.info("stopped cleanly")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``clarigate`` console script."""
+    parser = argparse.ArgumentParser(prog="clarigate", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, text in (
+        ("serve", "run the bot's HTTP server and workers"),
+        ("doctor", "check the configuration, Redis, the checkpointer and each platform"),
+        ("chat", "talk to the agent in this terminal (no platform needed)"),
+    ):
+        command = commands.add_parser(name, help=text, description=text)
+        command.add_argument("--config", help="the bot's YAML file (default: $CLARIGATE_CONFIG)")
+        if name == "serve":
+            command.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+            command.add_argument("--port", type=int, default=int(os.environ.get("PORT") or 8080))
+            command.add_argument(
+                "--log-format", choices=("text", "json"), help="default: log_format from config"
+            )
+    args = parser.parse_args(argv)
+
+    if args.command == "doctor":
+        setup_logging("text", level=logging.ERROR)  # the report is the output
+        return doctor_main(args.config, sys.stdout)
+    try:
+        config = load_config(args.config)
+    except ValueError as exc:
+        print(f"clarigate: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "chat":
+        from gateway.terminal import chat_main
+
+        return chat_main(config.agent_settings())
+    setup_logging(args.log_format or config.log_format)
+    return serve(config, args.host, args.port)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""``clarigate doctor``: check the configuration, Redis, the checkpointer and each platform."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from gateway.agent_runner import LangGraphRunner
+from gateway.app import build_adapter, build_store, store_description
+from gateway.config import (
+    PLATFORMS,
+    SECRET_FIELDS,
+    GatewayConfig,
+    PlatformAccess,
+    has_credentials,
+    load_config,
+)
+from gateway.core import Gateway
+
+#: The environment names that make each platform's credentials.
+CREDENTIAL_NAMES = {
+    "slack": "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP) or SLACK_APP_TOKEN (Socket Mode)",
+    "feishu": "FEISHU_APP_ID and FEISHU_APP_SECRET",
+    "telegram": "TELEGRAM_BOT_TOKEN",
+}
+
+
+@dataclass
+class Report:
+    """What the checks found: ``ok`` lines and ``problems``."""
+
+    ok: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def write(self, out: TextIO) -> None:
+        """Print one line per finding, problems last, and a verdict."""
+        for line in self.ok:
+            out.write(f"ok      {line}\n")
+        for line in self.notes:
+            out.write(f"note    {line}\n")
+        for line in self.problems:
+            out.write(f"PROBLEM {line}\n")
+        verdict = f"{len(self.problems)} problem(s) found" if self.problems else "everything looks right"
+        out.write(f"\n{verdict}\n")
+
+
+async def run_checks(config_path: str | None) -> Report:
+    """Every check, collected (never raises for a configuration problem)."""
+    report = Report()
+    try:
+        config = load_config(config_path)
+    except ValueError as exc:
+        report.problems.append(f"config: {exc}")
+        return report
+    report.ok.append(
+        f"config: {config_path or 'no config file (defaults and environment)'}, bot id {config.bot_id!r}"
+    )
+    report.problems.extend(f"config: {warning}" for warning in config.warnings)
+    await _check_store(config, report)
+    runner = LangGraphRunner(config.agent_settings())
+    try:
+        await _check_agent(config, runner, report)
+        await _check_platforms(config, runner, report)
+    finally:
+        await runner.aclose()
+    return report
+
+
+async def _check_store(config: GatewayConfig, report: Report) -> None:
+    store = build_store(config) if config.redis_url else None
+    if store is None:
+        report.notes.append(f"store: {store_description(config)}; set REDIS_URL for restarts and replicas")
+        return
+    try:
+        reachable = await asyncio.wait_for(store.ping(), 5)
+    except Exception as exc:
+        reachable, error = False, str(exc)
+    else:
+        error = "no answer to PING"
+    finally:
+        await store.close()
+    if reachable:
+        report.ok.append(f"store: {store_description(config)}")
+    else:
+        report.problems.append(f"store: {store_description(config)} is not reachable: {error}")
+
+
+async def _check_agent(config: GatewayConfig, runner: LangGraphRunner, report: Report) -> None:
+    agent = config.agent
+    where = agent.checkpointer_url or f"SQLite under {config.data_dir}"
+    try:
+        await runner.start()
+    except Exception as exc:
+        report.problems.append(f"agent: model {agent.model!r} with checkpointer {where}: {exc}")
+        return
+    if await runner.ping():
+        report.ok.append(f"agent: model {agent.model!r}, checkpointer {where}")
+    else:
+        report.problems.append(f"checkpointer: {where} does not answer")
+
+
+async def _check_platforms(config: GatewayConfig, runner: LangGraphRunner, report: Report) -> None:
+    enabled = config.enabled_platforms()
+    for name in PLATFORMS:
+        section = config.platform(name)
+        assert section is not None
+        if name not in enabled:
+            half = _partial_credentials(name, section)
+            if section.enabled is False:
+                report.notes.append(f"{name}: disabled in the configuration")
+            elif half:
+                report.problems.append(
+                    f"{name}: {half} is set but the platform needs {CREDENTIAL_NAMES[name]}"
+                )
+            continue
+        if section.enabled and not has_credentials(section):
+            report.problems.append(f"{name}: enabled but {CREDENTIAL_NAMES[name]} are not all set")
+            continue
+        try:
+            adapter = build_adapter(name, config, Gateway(config, _NoStore(), runner))  # type: ignore[arg-type]
+            problems = await asyncio.wait_for(adapter.check(), 15)
+        except Exception as exc:
+            problems = [f"the adapter could not be checked: {exc}"]
+        if problems:
+            report.problems.extend(f"{name}: {problem}" for problem in problems)
+        else:
+            report.ok.append(f"{name}: credentials accepted")
+    if not enabled:
+        report.notes.append(
+            "no platform is enabled: set "
+            + "; or ".join(CREDENTIAL_NAMES.values())
+            + " (try `clarigate chat` first)"
+        )
+
+
+def _partial_credentials(name: str, section: PlatformAccess) -> str:
+    """The credential names that are set for a platform that is not fully configured."""
+    fields = [*SECRET_FIELDS[name], *(("app_id",) if name == "feishu" else ())]
+    set_names = [f"{name.upper()}_{f.upper()}" for f in fields if getattr(section, f, None)]
+    return " and ".join(set_names)
+
+
+class _NoStore:
+    """Adapters are only checked, never started: they get a store that is never used."""
+
+    def __getattr__(self, name: str) -> None:
+        raise RuntimeError("doctor does not use the store through adapters")
+
+
+def doctor_main(config_path: str | None, out: TextIO) -> int:
+    """Run the checks, print the report; 1 when there are problems."""
+    report = asyncio.run(run_checks(config_path))
+    report.write(out)
+    return 1 if report.problems else 0
