@@ -1,0 +1,204 @@
+"""Rendering is pure: any request fits Slack's limits, model text can never ping or smuggle markup."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from slack_sdk.models.blocks import Block
+from slack_sdk.models.views import View
+
+from adapters.slack.markup import markdown_to_mrkdwn, split_mrkdwn
+from adapters.slack.modals import form_values, modal_metadata, render_form_modal, render_other_modal
+from adapters.slack.render import render_answered, render_clarification, render_reply
+from agent.protocol import FormField, HumanInputRequest, Option
+from gateway.messages import ClarificationOut
+
+TOKEN = "AbCdEfGhIjKlMnOp"  # the core's tokens are 16 url-safe characters
+
+texts = st.text(min_size=0, max_size=80) | st.sampled_from(
+    ["<!channel> deploy", "@here look", "<@U123> hi", "a & b < c > d", "x" * 5000, "**bold** `code`", " "]
+)
+
+
+@st.composite
+def options(draw: st.DrawFn, prefix: str = "option", max_size: int = 30) -> list[Option]:
+    labels = draw(st.lists(texts, max_size=max_size))
+    return [
+        Option(id=f"{prefix}-{i}", label=label, value=label or f"v{i}") for i, label in enumerate(labels, 1)
+    ]
+
+
+@st.composite
+def fields(draw: st.DrawFn) -> list[FormField]:
+    count = draw(st.integers(0, 18))
+    kinds = st.sampled_from(["text", "textarea", "number", "select", "multi_select", "checkbox", "date"])
+    return [
+        FormField(
+            name=f"f{i}",
+            label=draw(texts),
+            type=draw(kinds),
+            required=draw(st.booleans()),
+            placeholder=draw(st.none() | texts),
+            options=draw(options(prefix=f"f{i}-option", max_size=12)),
+        )
+        for i in range(count)
+    ]
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> HumanInputRequest:
+    form_fields = draw(fields())
+    top_options = draw(options(max_size=120))
+    mode = "form" if form_fields else ("choice_with_other" if top_options else "free_text")
+    return HumanInputRequest(
+        request_id="clarification:call-1",
+        tool_call_id="call-1",
+        clarification_type=draw(
+            st.sampled_from(
+                [
+                    "missing_info",
+                    "ambiguous_requirement",
+                    "approach_choice",
+                    "risk_confirmation",
+                    "suggestion",
+                ]
+            )
+        ),
+        question=draw(texts),
+        context=draw(st.none() | texts),
+        input_mode=mode,
+        options=top_options,
+        fields=form_fields,
+        locale=draw(st.sampled_from(["en", "zh"])),
+    )
+
+
+def assert_slack_accepts(blocks: list[dict], max_blocks: int) -> None:
+    """Block Kit's own validation, plus the limits ``to_dict()`` does not check."""
+    assert 1 <= len(blocks) <= max_blocks
+    for block in blocks:
+        assert Block.parse(block).to_dict() == block
+        elements = [*block.get("elements", []), *([block["element"]] if "element" in block else [])]
+        for element in elements:
+            if element.get("type") in ("checkboxes", "radio_buttons"):
+                assert len(element["options"]) <= 10
+            for option in element.get("options", []):
+                assert len(option["value"]) <= 75
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(requests())
+def test_any_request_renders_to_blocks_and_modals_slack_accepts(request: HumanInputRequest):
+    blocks = render_clarification(
+        ClarificationOut(request=request, fallback_text=request.question, token=TOKEN)
+    )
+    assert_slack_accepts(blocks, 50)
+    if request.fields or 0 < len(request.options) <= 100:  # native, not the text fallback
+        assert [b for b in blocks if b["type"] == "actions"]
+    assert_slack_accepts(render_answered(request, "✅ Answered by <@U1>: x"), 50)
+    for modal in (
+        render_form_modal(request, modal_metadata(TOKEN, "C1", "1.2")),
+        render_other_modal(request, "{}"),
+    ):
+        assert View(**modal).to_dict() == modal  # title, 100 blocks, private_metadata limits
+        assert_slack_accepts(modal["blocks"], 100)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=2000))
+def test_model_text_never_pings_or_smuggles_control_sequences(markdown: str):
+    for chunk in render_reply(markdown):
+        assert len(chunk) <= 4000
+        for control in re.findall(r"<[^>]*>?", chunk):
+            assert re.match(r"<(https?://|mailto:)[^<>|]*\|[^<>]*>", control), control
+        assert not re.search(r"@(channel|here|everyone)\b", chunk, re.IGNORECASE)
+
+
+def test_markdown_becomes_mrkdwn():
+    converted = markdown_to_mrkdwn(
+        "# Plan\n**Bold** and *italic*, ~~old~~ and `a<b>`\n- one\n* two\n"
+        "See [the docs](https://example.com/?a=1&b=2) or [this](javascript:alert(1))\n"
+        "```\nif a < b && c:\n```"
+    )
+    assert converted.split("\n") == [
+        "*Plan*",
+        "*Bold* and _italic_, ~old~ and `a&lt;b&gt;`",
+        "• one",
+        "• two",
+        "See <https://example.com/?a=1&amp;b=2|the docs> or [this](javascript:alert(1))",
+        "```",
+        "if a &lt; b &amp;&amp; c:",
+        "```",
+    ]
+
+
+def test_mentions_and_broadcasts_from_the_model_are_neutralized():
+    converted = markdown_to_mrkdwn("<!channel> <!here> <@U123> @everyone @here")
+    assert "<!" not in converted and "<@" not in converted
+    assert converted.startswith("&lt;!channel&gt; &lt;!here&gt; &lt;@U123&gt; @\u200beveryone @\u200bhere")
+
+
+def test_long_replies_split_and_code_blocks_stay_closed():
+    text = "intro\n```\n" + "\n".join(f"line {i} " + "x" * 80 for i in range(120)) + "\n```\nthe end"
+    chunks = render_reply(text)
+    assert len(chunks) > 1 and all(len(c) <= 3900 for c in chunks)
+    assert all(c.count("```") % 2 == 0 for c in chunks)
+    joined = "\n".join(chunks)
+    assert all(f"line {i} " in joined for i in range(120)) and chunks[-1].endswith("the end")
+    assert split_mrkdwn("a" * 9000, 3900) == ["a" * 3892, "a" * 3892, "a" * 1216]
+
+
+def test_options_beyond_five_become_a_select_and_beyond_a_hundred_the_text_fallback():
+    def request(count: int) -> HumanInputRequest:
+        opts = [
+            Option(id=f"option-{i}", label=f"Choice {i} " + "y" * 90, value=f"c{i}")
+            for i in range(1, count + 1)
+        ]
+        return HumanInputRequest(
+            request_id="r", tool_call_id="t", question="Pick", input_mode="choice_with_other", options=opts
+        )
+
+    few = render_clarification(ClarificationOut(request=request(5), fallback_text="fb", token=TOKEN))
+    assert [e["type"] for e in few[-1]["elements"]] == ["button"] * 6
+    assert all(len(e["text"]["text"]) <= 75 for e in few[-1]["elements"])
+    many = render_clarification(ClarificationOut(request=request(30), fallback_text="fb", token=TOKEN))
+    select = many[-1]["elements"][0]
+    assert select["type"] == "static_select" and len(select["options"]) == 30
+    assert select["options"][29]["value"] == f"{TOKEN}|o30"
+    too_many = render_clarification(
+        ClarificationOut(request=request(101), fallback_text="1. a\n2. b", token=TOKEN)
+    )
+    assert [b["type"] for b in too_many] == ["section"] and too_many[0]["text"]["text"] == "1. a\n2. b"
+
+
+def test_form_values_are_read_back_by_field():
+    request = HumanInputRequest(
+        request_id="r",
+        tool_call_id="t",
+        question="Q",
+        input_mode="form",
+        fields=[
+            FormField(
+                name="langs",
+                label="Languages",
+                type="multi_select",
+                options=[Option(id=f"langs-option-{i}", label=f"L{i}", value=f"l{i}") for i in range(1, 13)],
+            ),
+            FormField(name="notes", label="Notes", type="textarea"),
+            FormField(name="ok", label="OK?", type="checkbox"),
+        ],
+    )
+    modal = render_form_modal(request, "{}")
+    assert (
+        modal["blocks"][-3]["element"]["type"] == "multi_static_select"
+    )  # 12 options: more than 10 checkboxes
+    state = {
+        "field-1": {
+            "value": {"type": "multi_static_select", "selected_options": [{"value": "2"}, {"value": "12"}]}
+        },
+        "field-2": {"value": {"type": "plain_text_input", "value": None}},
+        "field-3": {"value": {"type": "checkboxes", "selected_options": []}},
+    }
+    assert form_values(request, state) == {"langs": ["l2", "l12"], "ok": False}
