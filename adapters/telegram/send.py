@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 from telegram import Bot, InlineKeyboardMarkup, Message, ReplyParameters
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.warnings import PTBDeprecationWarning
 
 from gateway.messages import Conversation, MessageRef
 from gateway.metrics import PLATFORM_API_ERRORS
@@ -45,8 +47,7 @@ async def with_retries(call: Callable[[], Awaitable[T]], what: str, backoff: flo
             return await call()
         except RetryAfter as exc:
             _count("rate_limited")
-            wait = exc.retry_after
-            seconds = wait.total_seconds() if isinstance(wait, timedelta) else float(wait)
+            seconds = _retry_seconds(exc)
             if attempt == MAX_ATTEMPTS or seconds > MAX_FLOOD_WAIT:
                 raise
             log.warning("telegram %s rate limited, retrying in %.1fs", what, seconds)
@@ -70,6 +71,14 @@ async def with_retries(call: Callable[[], Awaitable[T]], what: str, backoff: flo
             _count("client_error")
             raise
     raise AssertionError("unreachable")
+
+
+def _retry_seconds(exc: RetryAfter) -> float:
+    """The flood wait in seconds (PTB is moving ``retry_after`` from int to timedelta)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        wait = exc.retry_after
+    return wait.total_seconds() if isinstance(wait, timedelta) else float(wait)
 
 
 def _is_parse_error(exc: BadRequest) -> bool:

@@ -14,7 +14,7 @@ from adapters.telegram import TelegramAdapter
 from gateway.config import TelegramSettings
 from gateway.core import Gateway
 from gateway.testing import ScriptedRunner
-from tests.conftest import test_config
+from tests.conftest import test_config as gateway_config
 
 from .fake_bot_api import BOT_USER, FakeBotApi
 
@@ -144,7 +144,7 @@ def telegram_settings(api: FakeBotApi, webhook: bool = True, **extra: Any) -> Te
 
 async def open_bench(api: FakeBotApi, store: Any, runner: ScriptedRunner, **config: Any) -> TelegramBench:
     """A started gateway on ``store`` with the Telegram adapter in webhook mode."""
-    gateway = Gateway(test_config(**config), store, runner)
+    gateway = Gateway(gateway_config(**config), store, runner)
     adapter = TelegramAdapter(telegram_settings(api), gateway)
     gateway.register(adapter)
     await gateway.start()

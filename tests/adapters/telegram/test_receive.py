@@ -1,0 +1,118 @@
+"""Webhook checks, dedupe, and which chats and messages reach the agent (and on which thread)."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.telegram import TelegramAdapter
+from gateway.core import Gateway
+from gateway.store.memory import MemoryStore
+from gateway.testing import ScriptedRunner
+from tests.conftest import test_config as gateway_config
+
+from .harness import ALICE, BOB, GROUP, bot_message, mention_update, message_update, telegram_settings
+
+
+async def test_wrong_or_missing_secret_is_403_and_nothing_runs(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    assert (await tg.post(message_update("hi"), secret="wrong")).status_code == 403
+    assert (await tg.post(message_update("hi"), secret=None)).status_code == 403
+    await tg.gateway.drain()
+    assert runner.calls == [] and tg.api.of("sendMessage") == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[1, 2]",
+        b'{"message": {"text": "no update id"}}',
+        b'{"update_id": 7, "message": "text"}',
+    ],
+)
+async def test_malformed_update_is_400(bench, body):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    response = await tg.post(body)
+    assert response.status_code == 400
+    assert runner.calls == []
+
+
+async def test_duplicate_update_runs_once(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    update = message_update("hello")
+    await tg.deliver(update)
+    await tg.deliver(update)  # Telegram redelivers when it did not see our 200
+    assert [c.text for c in runner.calls] == ["hello"]
+    assert [c.params["text"] for c in tg.api.of("sendMessage")] == ["You said: hello"]
+
+
+async def test_private_chat_is_one_thread(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    await tg.deliver(message_update("one"))
+    await tg.deliver(message_update("two"))
+    await tg.deliver(message_update("three", user=BOB))
+    alice_1, alice_2, bob = (c.thread_id for c in runner.calls)
+    assert alice_1 == alice_2 != bob
+    reply = tg.api.of("sendMessage")[0]
+    assert reply.params["chat_id"] == str(ALICE["id"]) and "reply_parameters" not in reply.params
+
+
+async def test_group_mention_starts_a_chain_and_replies_to_the_bot_continue_it(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+
+    await tg.deliver(message_update("just chatting", chat=GROUP))  # not for the bot
+    assert runner.calls == []
+
+    first = mention_update("summarize the logs")
+    await tg.deliver(first)
+    assert runner.calls[-1].text == "summarize the logs"  # the @mention is not part of the request
+    answer = tg.api.of("sendMessage")[-1]
+    assert answer.params["chat_id"] == str(GROUP["id"])
+    assert f'"message_id": {first["message"]["message_id"]}' in answer.params["reply_parameters"]
+
+    await tg.deliver(
+        message_update("and the errors?", user=BOB, chat=GROUP, reply_to=bot_message(1000, GROUP))
+    )
+    await tg.deliver(mention_update("something else"))
+    chain, reply, other = (c.thread_id for c in runner.calls)
+    assert chain == reply != other
+
+
+async def test_forum_topic_is_its_own_thread_and_followups_need_no_mention(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    await tg.deliver(mention_update("deploy", thread_id=77))
+    await tg.deliver(message_update("also the docs", chat=GROUP, thread_id=77))
+    await tg.deliver(message_update("unrelated", chat=GROUP, thread_id=78))  # a topic the bot is not in
+    assert [c.text for c in runner.calls] == ["deploy", "also the docs"]
+    assert runner.calls[0].thread_id == runner.calls[1].thread_id
+    assert {c.params["message_thread_id"] for c in tg.api.of("sendMessage")} == {"77"}
+    assert {c.params["message_thread_id"] for c in tg.api.of("sendChatAction")} == {"77"}
+
+
+async def test_bad_token_fails_start_with_a_clear_error(bot_api):
+    gateway = Gateway(gateway_config(), MemoryStore("t-bad-token"), ScriptedRunner())
+    adapter = TelegramAdapter(telegram_settings(bot_api, bot_token="999:wrong"), gateway)
+    with pytest.raises(RuntimeError, match="TELEGRAM_BOT_TOKEN"):
+        await adapter.start()
+    assert await adapter.check() == ["TELEGRAM_BOT_TOKEN is rejected by Telegram (getMe)"]
+    await adapter.stop()
+
+
+async def test_webhook_mode_needs_a_secret_and_sets_the_webhook(bot_api):
+    gateway = Gateway(gateway_config(), MemoryStore("t-webhook"), ScriptedRunner())
+    unsafe = TelegramAdapter(telegram_settings(bot_api, webhook_secret=None), gateway)
+    with pytest.raises(RuntimeError, match="TELEGRAM_WEBHOOK_SECRET"):
+        await unsafe.start()
+    adapter = TelegramAdapter(telegram_settings(bot_api), gateway)
+    await adapter.start()
+    await adapter.stop()
+    hook = bot_api.of("setWebhook")[-1].params
+    assert (
+        hook["url"] == "https://bot.example.com/telegram/webhook" and hook["secret_token"] == "hook-secret_1"
+    )

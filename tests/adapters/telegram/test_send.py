@@ -1,0 +1,76 @@
+"""Replies as users see them: HTML escaping, splitting, and nothing lost to 429, 5xx or parse errors."""
+
+from __future__ import annotations
+
+from agent.harness import TurnOutput
+from gateway.metrics import PLATFORM_API_ERRORS
+from gateway.testing import ScriptedRunner
+
+from .harness import message_update
+
+
+def replying(*replies: str) -> ScriptedRunner:
+    return ScriptedRunner(lambda turn: TurnOutput(replies=list(replies)))
+
+
+def errors(kind: str) -> float:
+    return PLATFORM_API_ERRORS.labels("telegram", kind)._value.get()
+
+
+async def test_model_text_is_escaped_and_mentions_neutralized(bench):
+    tg = await bench(
+        replying("**Done** <script>alert(1)</script> & ping @everyone and @alice [x](tg://user?id=1)")
+    )
+    await tg.deliver(message_update("go"))
+    sent = tg.api.of("sendMessage")[-1].params
+    assert sent["parse_mode"] == "HTML"
+    assert sent["text"].startswith(
+        "<b>Done</b> &lt;script&gt;alert(1)&lt;/script&gt; &amp; ping @\u2060everyone"
+    )
+    assert "@\u2060alice" in sent["text"] and "<a " not in sent["text"]
+
+
+async def test_long_reply_is_split_at_paragraphs(bench):
+    paragraphs = [f"Paragraph {i}: " + "word " * 150 for i in range(12)]
+    tg = await bench(replying("\n\n".join(paragraphs)))
+    await tg.deliver(message_update("write a lot"))
+    texts = [c.params["text"] for c in tg.api.of("sendMessage")]
+    assert len(texts) > 1 and all(len(t) <= 4096 for t in texts)
+    assert all(t.startswith("Paragraph ") for t in texts)  # every piece starts at a paragraph
+    assert [p.strip() for p in "\n\n".join(texts).split("\n\n")] == [p.strip() for p in paragraphs]
+
+
+async def test_rate_limit_is_waited_out_and_the_reply_arrives(bench):
+    tg = await bench(replying("hello there"))
+    before = errors("rate_limited")
+    tg.api.fail_next("sendMessage", 429, retry_after=1)
+    await tg.deliver(message_update("hi"))
+    sends = tg.api.of("sendMessage")
+    assert len(sends) == 2 and sends[-1].params["text"] == "hello there"
+    assert errors("rate_limited") == before + 1
+
+
+async def test_server_errors_are_retried(bench):
+    tg = await bench(replying("still here"))
+    before = errors("server_error")
+    tg.api.fail_next("sendMessage", 500, times=2)
+    await tg.deliver(message_update("hi"))
+    assert [c.params["text"] for c in tg.api.of("sendMessage")] == ["still here"] * 3
+    assert errors("server_error") == before + 2
+
+
+async def test_reply_telegram_cannot_parse_is_resent_as_plain_text(bench):
+    tg = await bench(replying("**bold** text"))
+    tg.api.fail_next("sendMessage", 400, description="Bad Request: can't parse entities: unexpected end tag")
+    await tg.deliver(message_update("hi"))
+    first, second = tg.api.of("sendMessage")
+    assert first.params["parse_mode"] == "HTML"
+    assert "parse_mode" not in second.params and second.params["text"] == "**bold** text"
+
+
+async def test_typing_is_shown_while_the_agent_works(bench):
+    tg = await bench(replying("ok"))
+    await tg.deliver(message_update("hi"))
+    methods = [c.method for c in tg.api.calls if c.method in ("sendChatAction", "sendMessage")]
+    assert methods == ["sendChatAction", "sendMessage"]
+    assert tg.api.of("sendChatAction")[0].params["action"] == "typing"
