@@ -82,6 +82,13 @@ class Store(ABC):
     async def has_thread(self, thread_key: str) -> bool:
         """True when this chat thread is mapped to an agent thread."""
 
+    async def thread_with_pending(
+        self, thread_key: str, ttl_seconds: int
+    ) -> tuple[str, PendingRecord | None]:
+        """``thread_for_chat`` and that thread's ``pending_for_thread`` (one round trip in Redis)."""
+        thread_id = await self.thread_for_chat(thread_key, ttl_seconds)
+        return thread_id, await self.pending_for_thread(thread_id)
+
     # --- accept: dedupe + durable enqueue in one step -----------------------------------------
     @abstractmethod
     async def accept_job(

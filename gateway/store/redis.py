@@ -65,6 +65,7 @@ class RedisStore(Store):
         self._claim = self._redis.register_script(scripts.CLAIM_ANSWER)
         self._complete = self._redis.register_script(scripts.COMPLETE_JOB)
         self._thread = self._redis.register_script(scripts.THREAD_FOR_CHAT)
+        self._thread_pending = self._redis.register_script(scripts.THREAD_WITH_PENDING)
         self._follow = self._redis.register_script(scripts.FOLLOW_POINTER)
         self._swap = self._redis.register_script(scripts.COMPARE_AND_SET)
         self._autoclaim = self._redis.register_script(scripts.CLAIM_STALE)
@@ -88,6 +89,16 @@ class RedisStore(Store):
         """The agent thread for a chat thread, made atomically on first use; refreshes the TTL."""
         self.round_trips += 1
         return await self._thread([self.keys.thread(thread_key)], [new_thread_id(), to_millis(ttl_seconds)])
+
+    async def thread_with_pending(
+        self, thread_key: str, ttl_seconds: int
+    ) -> tuple[str, PendingRecord | None]:
+        """The agent thread (made on first use, TTL refreshed) and its open clarification: one script."""
+        self.round_trips += 1
+        args = [new_thread_id(), to_millis(ttl_seconds), self.prefix]
+        thread_id, *raw = await self._thread_pending([self.keys.thread(thread_key)], args)
+        record = decode_record(raw[0]) if raw else None
+        return thread_id, record if record is not None and record.status == "pending" else None
 
     async def new_thread_for_chat(self, thread_key: str, ttl_seconds: int) -> str:
         """Start a fresh agent thread for this chat thread (``/new``)."""

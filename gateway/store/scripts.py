@@ -65,6 +65,21 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return ARGV[1]
 """
 
+#: KEYS: thread. ARGV: candidate thread id, ttl ms, prefix.
+#: Returns {thread id in force, its open record or nil}: the lookups every message starts with.
+THREAD_WITH_PENDING = """
+local thread_id = redis.call('GET', KEYS[1])
+if thread_id then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+else
+  thread_id = ARGV[1]
+  redis.call('SET', KEYS[1], thread_id, 'PX', ARGV[2])
+end
+local request_id = redis.call('GET', ARGV[3] .. ':pending:' .. thread_id)
+if not request_id then return {thread_id} end
+return {thread_id, redis.call('GET', ARGV[3] .. ':ask:' .. request_id)}
+"""
+
 #: KEYS: a pointer (token or thread pending). ARGV: key prefix of the target.
 #: Returns the value the pointer points at, or nil.
 FOLLOW_POINTER = """

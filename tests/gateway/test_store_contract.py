@@ -330,3 +330,14 @@ async def test_memory_store_expires_by_its_clock() -> None:
     now[0] += 2
     assert await memory.pending_for_token("tok-req-1") is None
     assert (await memory.claim_answer("req-1", Sender(user_id="U1"), answer())).status == "missing"
+
+
+async def test_thread_with_pending_maps_and_finds_the_open_clarification(store: Store) -> None:
+    thread_id, pending = await store.thread_with_pending(CHAT.thread_key, 3600)
+    assert pending is None
+    assert thread_id == await store.thread_for_chat(CHAT.thread_key, 3600)
+    await store.save_pending(pending_record(thread_id=thread_id))
+    again, pending = await store.thread_with_pending(CHAT.thread_key, 3600)
+    assert again == thread_id and pending is not None and pending.request_id == "req-1"
+    await store.claim_answer("req-1", Sender(user_id="U1"), answer())
+    assert await store.thread_with_pending(CHAT.thread_key, 3600) == (thread_id, None)

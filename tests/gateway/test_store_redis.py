@@ -117,3 +117,12 @@ async def test_a_second_replica_joins_the_existing_group(
     finally:
         await other.close()
     assert {mine.inbound_id, theirs.inbound_id} == {"e1", "e2"}
+
+
+async def test_thread_with_pending_is_one_round_trip(redis_store: RedisStore) -> None:
+    thread_id = await redis_store.thread_for_chat(CHAT.thread_key, 3600)
+    await redis_store.save_pending(pending_record(thread_id=thread_id))
+    before = redis_store.round_trips
+    found, pending = await redis_store.thread_with_pending(CHAT.thread_key, 3600)
+    assert redis_store.round_trips == before + 1
+    assert (found, pending.request_id if pending else None) == (thread_id, "req-1")
