@@ -34,12 +34,12 @@ async def fake_slack() -> AsyncIterator[FakeSlack]:
 
 def slack_settings(fake: FakeSlack, **extra: Any) -> SlackSettings:
     """Settings pointing the adapter at the fake server."""
-    return SlackSettings(
-        bot_token=SecretStr(BOT_TOKEN),
-        signing_secret=SecretStr(SIGNING_SECRET),
-        api_url=fake.api_url,
-        **extra,
-    )
+    values: dict[str, Any] = {
+        "bot_token": SecretStr(BOT_TOKEN),
+        "signing_secret": SecretStr(SIGNING_SECRET),
+        "api_url": fake.api_url,
+    }
+    return SlackSettings(**{**values, **extra})
 
 
 @dataclass

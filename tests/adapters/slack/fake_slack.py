@@ -7,6 +7,7 @@ K calls with 429 (``Retry-After``) or 500.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ BOT_TOKEN = "xoxb-test-token"
 TEAM_ID = "T0TEAM"
 BOT_USER_ID = "U0BOT"
 BOT_ID = "B0BOT"
+APP_TOKEN = "xapp-test-token"
 
 
 @dataclass
@@ -38,7 +40,10 @@ class FakeSlack:
     calls: list[ApiCall] = field(default_factory=list)
     failures: list[tuple[int, int]] = field(default_factory=list)  # (status, retry_after) per next call
     failing_methods: set[str] | None = None  # only these methods fail (None: any)
-    valid_tokens: set[str] = field(default_factory=lambda: {BOT_TOKEN})
+    valid_tokens: set[str] = field(default_factory=lambda: {BOT_TOKEN, APP_TOKEN})
+    sockets: list[web.WebSocketResponse] = field(default_factory=list)  # Socket Mode connections
+    socket_acks: list[dict[str, Any]] = field(default_factory=list)  # what clients sent back
+    _socket_news: asyncio.Condition = field(default_factory=asyncio.Condition)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
     _runner: web.AppRunner | None = None
     port: int = 0
@@ -72,6 +77,7 @@ class FakeSlack:
         """Listen on a random free port of 127.0.0.1."""
         app = web.Application()
         app.router.add_post("/api/{method}", self._handle)
+        app.router.add_get("/link", self._socket)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -80,8 +86,45 @@ class FakeSlack:
 
     async def stop(self) -> None:
         """Close the server."""
+        for socket in self.sockets:
+            await socket.close()
         if self._runner is not None:
             await self._runner.cleanup()
+
+    async def wait_for_socket(self, predicate: Any, timeout: float = 10) -> None:  # noqa: ASYNC109
+        """Wait until ``predicate(self)`` holds (a connection opened, an envelope acked)."""
+
+        async def until() -> None:
+            async with self._socket_news:
+                await self._socket_news.wait_for(lambda: predicate(self))
+
+        await asyncio.wait_for(until(), timeout)
+
+    async def push(self, payload: dict[str, Any], envelope_id: str, kind: str = "events_api") -> None:
+        """Send an envelope to the first Socket Mode connection, as Slack does."""
+        envelope = {
+            "envelope_id": envelope_id,
+            "type": kind,
+            "accepts_response_payload": False,
+            "payload": payload,
+        }
+        await self.sockets[0].send_json(envelope)
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.send_json(
+            {"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0APP"}}
+        )
+        async with self._socket_news:
+            self.sockets.append(socket)
+            self._socket_news.notify_all()
+        async for message in socket:
+            if message.type.name == "TEXT":
+                async with self._socket_news:
+                    self.socket_acks.append(json.loads(message.data))
+                    self._socket_news.notify_all()
+        return socket
 
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
@@ -120,6 +163,8 @@ class FakeSlack:
                 "user_id": BOT_USER_ID,
                 "bot_id": BOT_ID,
             }
+        if method == "apps.connections.open":
+            return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link"}
         if method == "chat.postMessage":
             ts = f"1700000000.{next(self._ts):06d}"
             message = {"type": "message", "text": params.get("text"), "ts": ts, "bot_id": BOT_ID}

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from pydantic import SecretStr
 
 from adapters.slack import SlackAdapter, SlackStartError
 from agent.harness import TurnOutput
+from gateway.config import GatewayConfig
+from gateway.core import Gateway
 from gateway.metrics import PLATFORM_API_ERRORS
+from gateway.store.memory import MemoryStore
 from gateway.testing import ScriptedRunner
 
 from .conftest import MakeWorld, slack_settings
-from .fake_slack import FakeSlack
+from .fake_slack import APP_TOKEN, FakeSlack
 
 
 def errors_counted(kind: str) -> float:
@@ -60,3 +65,32 @@ async def test_start_learns_who_the_bot_is(fake_slack: FakeSlack):
     assert adapter.bot_user_id == "U0BOT"
     assert fake_slack.of("auth.test")
     await adapter.stop()
+
+
+async def test_socket_mode_receives_events_without_a_public_url(fake_slack: FakeSlack):
+    runner = ScriptedRunner()
+    store = MemoryStore(f"test-{uuid.uuid4().hex[:12]}")
+    gateway = Gateway(GatewayConfig(), store, runner)
+    settings = slack_settings(fake_slack, app_token=SecretStr(APP_TOKEN), signing_secret=None)
+    gateway.register(SlackAdapter(settings, gateway))
+    await gateway.start(workers=1)
+    try:
+        await fake_slack.wait_for_socket(lambda fake: fake.sockets)
+        event = {
+            "type": "message",
+            "channel_type": "im",
+            "channel": "D7",
+            "user": "U7",
+            "text": "hi",
+            "ts": "1.000001",
+        }
+        body = {"type": "event_callback", "team_id": "T0TEAM", "event_id": "EvSOCK", "event": event}
+        await fake_slack.push(body, envelope_id="env-1")
+        await fake_slack.wait_for_socket(
+            lambda fake: any(a.get("envelope_id") == "env-1" for a in fake.socket_acks)
+        )
+        await gateway.drain(timeout=10)
+        assert [c.text for c in runner.calls] == ["hi"]
+        assert fake_slack.posted()["text"] == "You said: hi" and fake_slack.posted()["channel"] == "D7"
+    finally:
+        await gateway.stop(grace=1)
