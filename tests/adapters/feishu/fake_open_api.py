@@ -51,6 +51,8 @@ class FakeOpenApi:
         self.calls: list[Call] = []
         self.failures: list[Failure] = []
         self.cards: dict[str, dict[str, Any]] = {}  # message id -> the card it shows now, in posting order
+        self.hold: threading.Event | None = None  # when set up, message calls wait until it is set
+        self.message_arrived = threading.Event()  # set by every message call (before ``hold``)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -144,6 +146,10 @@ class FakeOpenApi:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 call = Call(self.command, parts.path, parse_qs(parts.query), headers, body)
                 fake.calls.append(call)
+                if "/im/v1/" in parts.path:
+                    fake.message_arrived.set()
+                    if fake.hold is not None:
+                        fake.hold.wait(10)
                 with fake._lock:
                     status, answer, extra = fake._answer(call)
                 out = json.dumps(answer).encode()

@@ -1,0 +1,156 @@
+"""Cards: every valid request renders within the size limit and Feishu's component rules."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from adapters.feishu.actions import form_values, read_card_action
+from adapters.feishu.markup import escape_markdown, split_reply
+from adapters.feishu.render import CARD_LIMIT_BYTES, card_size, render_clarification, render_reply
+from agent.protocol import FormField, HumanInputRequest, Option, normalize_request, render_text_fallback
+
+from .cards import components, is_interactive, walk
+
+KNOWN_TAGS = {
+    "markdown", "plain_text", "button", "column_set", "column", "form", "input", "select_static",
+    "multi_select_static", "checker", "date_picker", "hr",
+}  # fmt: skip
+INPUT_TAGS = {"input", "select_static", "multi_select_static", "checker", "date_picker"}
+TOKEN = "AbCdEfGhIjKlMnOp"
+
+nasty = st.sampled_from(
+    [
+        '<at user_id="all">everyone</at>',
+        "<at id=all></at>",
+        "@all",
+        '<font color="red">x</font>',
+        "**",
+        "\n",
+        "“引号”",
+    ]
+)
+words = st.one_of(st.text(max_size=200), nasty, st.text(alphabet="中文字符测试", max_size=200))
+field_types = st.sampled_from(
+    ["text", "textarea", "number", "select", "multi_select", "checkbox", "date", "weird"]
+)
+fields = st.lists(
+    st.fixed_dictionaries(
+        {"name": words, "label": words, "type": field_types, "required": st.booleans()},
+        optional={"options": st.lists(words, max_size=30), "placeholder": words},
+    ),
+    max_size=20,
+)
+tool_args = st.fixed_dictionaries(
+    {
+        "question": words,
+        "clarification_type": st.sampled_from(
+            [
+                "missing_info",
+                "ambiguous_requirement",
+                "approach_choice",
+                "risk_confirmation",
+                "suggestion",
+                "x",
+            ]
+        ),
+    },
+    optional={"context": words, "options": st.lists(words, max_size=30), "fields": fields},
+)
+
+
+def check_component_rules(card: dict[str, Any], request: HumanInputRequest) -> None:
+    """The rules Feishu enforces (or we promise): tags, payloads, names, neutralized text."""
+    assert card["schema"] == "2.0" and card_size(card) <= CARD_LIMIT_BYTES
+    for c in walk(card["body"]):
+        assert c["tag"] in KNOWN_TAGS, c["tag"]
+        if c["tag"] == "markdown":
+            assert "<" not in c["content"]  # no tag from model text survives: no @all, no styling
+        if "behaviors" in c:
+            value = c["behaviors"][0]["value"]
+            assert value["t"] == TOKEN and re.fullmatch(r"o\d+|sel|other|otx|form|yes|no", value["a"])
+            assert len(json.dumps(value)) < 64
+        if c["tag"] == "button":
+            assert 0 < len(c["text"]["content"]) <= 60
+    for form in components(card, "form"):
+        named = [c for c in walk(form["elements"]) if c["tag"] in INPUT_TAGS]
+        names = [c["name"] for c in named]
+        assert len(names) == len(set(names)) and all(re.fullmatch(r"f\d+|other_text", n) for n in names)
+        submits = [b for b in components(form, "button") if b.get("form_action_type") == "submit"]
+        assert len(submits) == 1
+    for menu in components(card, "select_static") + components(card, "multi_select_static"):
+        values = [o["value"] for o in menu["options"]]
+        assert len(values) == len(set(values)) and all(re.fullmatch(r"o\d+", v) for v in values)
+        assert all(len(o["text"]["content"]) <= 100 for o in menu["options"])
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tool_args)
+def test_any_request_renders_to_a_card_within_the_limits(args):
+    request = normalize_request(args, "call-1")
+    fallback = render_text_fallback(request)
+    card = render_clarification(request, TOKEN, fallback)
+    check_component_rules(card, request)
+    if is_interactive(card):
+        if request.input_mode == "form":
+            assert len(components(card, "form")) == 1
+        elif request.options:
+            pickable = components(card, "button") + components(card, "select_static")
+            assert pickable
+    else:  # too big for a card: the text rendering, answered by a typed reply
+        assert escape_markdown(fallback[:100]) in json.dumps(card, ensure_ascii=False) or len(fallback) > 6000
+    other = render_clarification(request, TOKEN, fallback, other_open=True)
+    check_component_rules(other, request)
+
+
+def test_many_options_become_a_select_menu_and_map_back_to_option_ids():
+    request = normalize_request({"question": "Region?", "options": [f"r{i}" for i in range(9)]}, "c")
+    card = render_clarification(request, TOKEN, "fallback")
+    (menu,) = components(card, "select_static")
+    assert len(menu["options"]) == 9 and [b["text"]["content"] for b in components(card, "button")] == [
+        "Other…"
+    ]
+    picked = read_card_action(request, {"value": {"t": TOKEN, "a": "sel"}, "option": "o7"})
+    assert picked.option_id == request.options[6].id
+
+
+def test_checker_and_date_shapes_feishu_may_send_are_flattened():
+    request = normalize_request(
+        {"question": "Q", "fields": [{"name": "ok", "type": "checkbox"}, {"name": "day", "type": "date"}]},
+        "c",
+    )
+    assert form_values(request, {"f1": ["checked"], "f2": "2026-12-01 +0800"}) == {
+        "ok": True,
+        "day": "2026-12-01",
+    }
+    assert form_values(request, {"f2": "2026-12-01"}) == {"ok": False, "day": "2026-12-01"}
+    assert form_values(request, {"f1": "true", "f9": "ignored"}) == {"ok": "true"}
+
+
+def test_replies_cannot_mention_everyone_and_long_ones_are_split():
+    cards = render_reply('Hi <at user_id="all">all</at> and <at id=ou_x></at>\n\n' + "word " * 3000)
+    assert len(cards) > 1 and all(card_size(c) <= CARD_LIMIT_BYTES for c in cards)
+    first = cards[0]["body"]["elements"][0]["content"]
+    assert "<at" not in first and "&#60;at user_id" in first
+    assert "".join(c["body"]["elements"][0]["content"] for c in cards).count("word") == 3000
+
+
+def test_split_prefers_paragraph_breaks():
+    text = "a" * 3000 + "\n\n" + "b" * 3000
+    assert split_reply(text, 4000) == ["a" * 3000, "b" * 3000]
+    assert split_reply("   ") == []
+
+
+def test_a_request_too_big_for_a_card_falls_back_to_its_text():
+    options = [Option(id=f"f-option-{i}", label=f"{i} " + "x" * 198, value=str(i)) for i in range(24)]
+    fields = [FormField(name=f"f{n}", label="L" * 200, type="select", options=options) for n in range(16)]
+    request = HumanInputRequest(
+        request_id="clarification:c", tool_call_id="c", question="Q?", input_mode="form", fields=fields
+    )
+    card = render_clarification(request, TOKEN, "Q?\n\n  1. L (options: …)")
+    assert not is_interactive(card) and "Q?" in card["body"]["elements"][0]["content"]
+    assert card_size(card) <= CARD_LIMIT_BYTES

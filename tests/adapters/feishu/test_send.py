@@ -1,0 +1,93 @@
+"""Sending through lark-oapi: rate limits honoured, 5xx retried, nothing posted twice, loop never blocked."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import pytest
+
+from adapters.feishu.send import FeishuApiError, FeishuSender, build_client
+from gateway.config import FeishuSettings
+from gateway.messages import Conversation, TextReply
+from gateway.metrics import PLATFORM_API_ERRORS
+
+from .cards import text_of
+from .conftest import feishu_settings
+from .events import encrypt
+
+P2P = Conversation(platform="feishu", workspace="t", chat_id="oc_p2p", is_direct=True)
+
+
+def quick_sender(api, attempts: int = 4) -> FeishuSender:
+    """A sender on the fake with tiny backoff, so retries take milliseconds."""
+    return FeishuSender(build_client(feishu_settings(api)), attempts=attempts, base_delay=0.01)
+
+
+def errors(kind: str) -> float:
+    return PLATFORM_API_ERRORS.labels("feishu", kind)._value.get()
+
+
+async def test_rate_limit_waits_for_the_reset_and_posts_once(fake_api):
+    sender = quick_sender(fake_api)
+    fake_api.fail_next(429, 99991400, headers={"x-ogw-ratelimit-reset": "0"})
+    fake_api.fail_next(400, 99991400)  # the same limit reported with HTTP 400
+    before = errors("rate_limited")
+
+    message_id = await sender.post_card("oc_p2p", {"schema": "2.0", "body": {"elements": []}})
+
+    posts = fake_api.posted()
+    assert len(posts) == 3 and list(fake_api.cards) == [message_id]
+    assert len({p.body["uuid"] for p in posts}) == 1  # one logical message: Feishu dedupes retries on it
+    assert errors("rate_limited") - before == 2
+
+
+async def test_server_errors_are_retried_then_given_up(fake_api):
+    sender = quick_sender(fake_api, attempts=3)
+    fake_api.fail_next(500, 1, times=2)
+    await sender.update_card(await sender.post_card("oc_1", {"body": {}}), {"body": {"x": 1}})
+    assert [c.method for c in fake_api.message_calls()] == ["POST", "POST", "POST", "PATCH"]
+
+    fake_api.fail_next(503, 1, times=3)
+    with pytest.raises(FeishuApiError, match="gave up after 3 attempts"):
+        await sender.post_card("oc_1", {"body": {}})
+
+
+async def test_client_errors_are_not_retried(fake_api):
+    sender = quick_sender(fake_api)
+    with pytest.raises(FeishuApiError) as raised:
+        await sender.update_card("om_missing", {"body": {}})
+    assert raised.value.code == 230001 and len(fake_api.patched()) == 1
+
+
+async def test_a_reply_survives_server_errors_end_to_end(make_bot):
+    bot = await make_bot()
+    bot.adapter.sender.base_delay = 0.01
+    bot.api.fail_next(500, 1, times=2, method="POST")
+    await bot.adapter.send(P2P, TextReply(text="All done."))
+    assert [text_of(c) for c in bot.api.shown()] == ["All done."]
+
+
+async def test_a_slow_api_call_does_not_block_the_event_loop(make_bot):
+    bot = await make_bot()
+    bot.api.hold = threading.Event()
+    sending = asyncio.create_task(bot.adapter.send(P2P, TextReply(text="slow")))
+    assert await asyncio.to_thread(bot.api.message_arrived.wait, 5)
+
+    challenge = {"challenge": "still-here", "token": "v-token-123", "type": "url_verification"}
+    body = json.dumps({"encrypt": encrypt(json.dumps(challenge).encode())}).encode()
+    answer = await bot.http.post("/feishu/events", content=body)
+    assert answer.json() == {"challenge": "still-here"} and not sending.done()
+
+    bot.api.hold.set()
+    await sending
+    assert [text_of(c) for c in bot.api.shown()] == ["slow"]
+
+
+def test_domain_switches_between_feishu_lark_and_a_test_server():
+    lark = build_client(FeishuSettings(app_id="a", domain="https://open.larksuite.com"))
+    local = build_client(FeishuSettings(app_id="a", domain="http://127.0.0.1:8081/"))
+    assert lark.config.domain == "https://open.larksuite.com"
+    assert local.config.domain == "http://127.0.0.1:8081"
+    assert build_client(FeishuSettings(app_id="a")).config.domain == "https://open.feishu.cn"
