@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from agent.harness import TurnOutput
 from gateway.messages import AcceptOutcome, ProgressUpdate
 from gateway.store.base import Store
-from gateway.testing import ScriptedRunner
+from gateway.testing import ScriptedRunner, TestAdapter
 
 
 async def test_message_gets_one_reply_with_progress_around_it(store: Store, make_gateway):
@@ -59,3 +60,53 @@ async def test_empty_message_is_ignored(store: Store, make_gateway):
     assert await chat.say("   ") is AcceptOutcome.IGNORED
     await gateway.drain()
     assert chat.sent == []
+
+
+async def test_a_failing_run_gives_a_short_error_and_the_next_message_still_runs(store: Store, make_gateway):
+    def script(turn):
+        if turn.text == "crash":
+            raise RuntimeError("model provider returned 500")
+        return TurnOutput(replies=["fine"])
+
+    gateway, chat = await make_gateway(store, ScriptedRunner(script))
+    await chat.say("crash")
+    await chat.say("again")
+    await gateway.drain()
+
+    errors = chat.of_kind("error")
+    assert len(errors) == 1 and "went wrong" in errors[0].text and "500" not in errors[0].text
+    assert chat.texts() == [errors[0].text, "fine"]
+
+
+class SlackLike(TestAdapter):
+    """The in-memory platform under Slack's name, so the ``slack`` section's allowlists apply."""
+
+    platform = "slack"
+
+
+async def test_strangers_are_refused_once_and_nothing_runs(store: Store, make_gateway):
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(
+        store, runner, adapter_class=SlackLike, slack={"allowed_users": ["boss"]}
+    )
+
+    assert await chat.say("hi", user="stranger") is AcceptOutcome.REFUSED
+    assert await chat.say("hi again", user="stranger") is AcceptOutcome.REFUSED
+    assert await chat.say("hello", user="boss") is AcceptOutcome.ACCEPTED
+    await gateway.drain()
+
+    refusals = chat.of_kind("error")
+    assert len(refusals) == 1 and "not set up to work with you" in refusals[0].text
+    assert [c.text for c in runner.calls] == ["hello"]
+
+
+async def test_chat_allowlist_refuses_other_chats(store: Store, make_gateway):
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(
+        store, runner, adapter_class=SlackLike, slack={"allowed_chats": ["team"]}
+    )
+
+    assert await chat.say("x", chat="elsewhere") is AcceptOutcome.REFUSED
+    assert await chat.say("y", chat="team") is AcceptOutcome.ACCEPTED
+    await gateway.drain()
+    assert [c.text for c in runner.calls] == ["y"]

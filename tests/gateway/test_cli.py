@@ -1,0 +1,62 @@
+"""``clarigate doctor`` says precisely what is wrong; ``serve`` refuses a broken config file."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from gateway.cli import main
+from gateway.config import ENV_NAMES
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch, tmp_path):
+    """No operator variables from the machine; the agent's files go to a temporary folder."""
+    for name in [*ENV_NAMES, "CLARIGATE_CONFIG"]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path / "data"))
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    # the commands set up logging for the process: give pytest its handlers back
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def test_doctor_on_a_sound_setup_exits_0(capsys):
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "ok      agent: model 'offline'" in out
+    assert "note    store: embedded in-process store" in out
+    assert "no platform is enabled" in out and "clarigate chat" in out
+    assert out.rstrip().endswith("everything looks right")
+
+
+def test_doctor_names_each_problem(tmp_path, monkeypatch, capsys):
+    bot = tmp_path / "bot.yaml"
+    bot.write_text("bot_id: b1\ntelegram:\n  bot_token: '123:in-the-file'\n", encoding="utf-8")
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")  # nothing listens there
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-only-half")
+
+    assert main(["doctor", "--config", str(bot)]) == 1
+
+    problems = [line for line in capsys.readouterr().out.splitlines() if line.startswith("PROBLEM")]
+    assert any("telegram.bot_token in the config file is ignored" in p for p in problems)
+    assert any("store: Redis at redis://127.0.0.1:1/0" in p and "not reachable" in p for p in problems)
+    assert any(p.startswith("PROBLEM slack: SLACK_BOT_TOKEN is set but") for p in problems)
+    assert "in-the-file" not in "".join(problems)
+    assert len(problems) == 3
+
+
+def test_doctor_on_an_invalid_file(tmp_path, capsys):
+    bot = tmp_path / "bot.yaml"
+    bot.write_text("answer_policy: everybody\n", encoding="utf-8")
+    assert main(["doctor", "--config", str(bot)]) == 1
+    out = capsys.readouterr().out
+    assert "PROBLEM config: invalid configuration" in out and "answer_policy" in out
+
+
+def test_serve_refuses_a_broken_config_file(tmp_path, capsys):
+    assert main(["serve", "--config", str(tmp_path / "missing.yaml")]) == 2
+    assert "cannot read config file" in capsys.readouterr().err

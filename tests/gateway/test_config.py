@@ -1,0 +1,108 @@
+"""Configuration: YAML under the environment, secrets from the environment only, platforms by credentials."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.config import ENV_NAMES, load_config
+
+BOT_YAML = """
+bot_id: sales-bot
+answer_policy: anyone
+workers: 2
+redis_url: redis://yaml-host:6379/0
+agent:
+  model: offline
+  allow_clarification: true
+slack:
+  allowed_users: [U1, U2]
+  bot_token: xoxb-from-yaml
+telegram:
+  enabled: false
+"""
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch):
+    """No operator variables leak in from the machine running the tests."""
+    for name in [*ENV_NAMES, "CLARIGATE_CONFIG", "CLARIGATE_WORKERS", "CLARIGATE_SLACK__ALLOWED_USERS"]:
+        monkeypatch.delenv(name, raising=False)
+
+
+def write(tmp_path, text: str):
+    path = tmp_path / "bot.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_yaml_values_load_and_defaults_fill_the_rest(tmp_path):
+    config = load_config(write(tmp_path, BOT_YAML))
+    assert config.bot_id == "sales-bot" and config.answer_policy == "anyone" and config.workers == 2
+    assert config.slack.allowed_users == ["U1", "U2"]
+    assert config.agent.allow_clarification is True
+    assert config.pending_ttl_seconds == 7 * 24 * 3600 and config.seen_ttl_seconds == 24 * 3600
+    assert config.thread_ttl_seconds == 90 * 24 * 3600 and config.shutdown_grace_seconds == 20
+
+
+def test_environment_overrides_yaml(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLARIGATE_BOT_ID", "support-bot")
+    monkeypatch.setenv("REDIS_URL", "redis://env-host:6379/1")
+    monkeypatch.setenv("CLARIGATE_WORKERS", "7")
+    monkeypatch.setenv("LLM_MODEL", "scripted:/tmp/turns.yaml")
+    monkeypatch.setenv("CLARIGATE_SLACK__ALLOWED_USERS", '["U9"]')
+    monkeypatch.setenv("CLARIGATE_CONFIG", str(write(tmp_path, BOT_YAML)))
+
+    config = load_config()
+
+    assert config.bot_id == "support-bot"
+    assert config.redis_url == "redis://env-host:6379/1"
+    assert config.workers == 7
+    assert config.agent.model == "scripted:/tmp/turns.yaml"
+    assert config.agent.allow_clarification is True  # untouched YAML values stay
+    assert config.slack.allowed_users == ["U9"]
+    assert config.agent_settings().model == "scripted:/tmp/turns.yaml"
+
+
+def test_secrets_come_from_the_environment_only_and_never_show(tmp_path, monkeypatch):
+    config = load_config(write(tmp_path, BOT_YAML))
+    assert config.slack.bot_token is None
+    assert config.warnings == [
+        "slack.bot_token in the config file is ignored: secrets come from SLACK_BOT_TOKEN"
+    ]
+
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-real-secret")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "sign-real-secret")
+    config = load_config(write(tmp_path, BOT_YAML))
+    assert config.slack.bot_token.get_secret_value() == "xoxb-real-secret"
+    assert "real-secret" not in repr(config) and "real-secret" not in str(config.model_dump())
+
+
+def test_a_platform_is_enabled_by_its_credentials_unless_switched_off(tmp_path, monkeypatch):
+    assert load_config().enabled_platforms() == []
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123:abc")
+    monkeypatch.setenv("FEISHU_APP_ID", "cli_x")
+    assert load_config().enabled_platforms() == ["telegram"]  # Feishu needs its secret too
+    monkeypatch.setenv("FEISHU_APP_SECRET", "s")
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1")
+    assert load_config().enabled_platforms() == ["slack", "feishu", "telegram"]
+    assert load_config(write(tmp_path, BOT_YAML)).enabled_platforms() == ["slack", "feishu"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("bot_id: [unclosed", "not valid YAML"),
+        ("- a list", "must be a mapping"),
+        ("answer_policy: everybody", "answer_policy"),
+        ("workers: many", "workers"),
+    ],
+)
+def test_a_wrong_file_is_reported_precisely(tmp_path, text, message):
+    with pytest.raises(ValueError, match=message):
+        load_config(write(tmp_path, text))
+
+
+def test_a_missing_file_is_reported(tmp_path):
+    with pytest.raises(ValueError, match="cannot read config file"):
+        load_config(tmp_path / "nope.yaml")

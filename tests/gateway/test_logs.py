@@ -1,0 +1,62 @@
+"""JSON logs: one object per line, and every line of a run carries platform, chat, thread and request."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import pytest
+
+from agent.harness import TurnOutput
+from gateway.logs import JsonFormatter, RunContextFilter
+from gateway.store.memory import MemoryStore
+from gateway.testing import ScriptedRunner, asking, choice_request
+
+
+@pytest.fixture
+def json_lines():
+    """Capture the root logger's output as parsed JSON lines."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(RunContextFilter())
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
+    root.removeHandler(handler)
+    root.setLevel(old_level)
+
+
+async def test_lines_of_a_run_carry_its_coordinates(make_gateway, json_lines):
+    question = choice_request("Which region?", ["eu", "us"])
+    agent_log = logging.getLogger("agent.test")
+
+    def script(turn):
+        agent_log.info("thinking")  # a line logged from inside the run, by another package
+        if turn.text == "fail":
+            raise RuntimeError("boom")
+        return asking(question) if turn.response is None else TurnOutput(replies=["done"])
+
+    runner = ScriptedRunner(script)
+    gateway, chat = await make_gateway(MemoryStore("logs"), runner)
+    await chat.say("deploy", chat="ops")
+    await gateway.drain()
+    await chat.click(0)
+    await gateway.drain()
+    await chat.say("fail", chat="ops")
+    await gateway.drain()
+
+    lines = json_lines()
+    thread_id = runner.calls[0].thread_id
+    thinking = [line for line in lines if line["message"] == "thinking"]
+    assert len(thinking) == 3
+    assert all(line["thread_id"] == thread_id for line in thinking)
+    assert all(line["platform"] == "test" and line["chat"] == "ops" for line in thinking)
+    asked = next(line for line in lines if line["message"] == "asked for clarification")
+    assert asked["request_id"] == question.request_id and asked["thread_id"] == thread_id
+    failed = next(line for line in lines if line["message"].startswith("agent run failed"))
+    assert failed["level"] == "ERROR" and failed["thread_id"] == thread_id and "boom" in failed["exc"]
+    assert all("thread_id" not in line for line in lines if line["logger"] == "gateway.core")
