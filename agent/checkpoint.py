@@ -27,10 +27,10 @@ def sqlite_path(url: str | None, data_dir: str) -> Path | None:
     if url is None or url.strip() == "":
         return Path(data_dir) / DEFAULT_SQLITE_FILE
     if url.startswith("sqlite://"):
-        rest = url[len("sqlite://"):]
+        rest = url[len("sqlite://") :]
         return Path(rest[1:] if rest.startswith("//") else rest)  # sqlite:////abs as well
     if url.startswith("sqlite:"):
-        return Path(url[len("sqlite:"):])
+        return Path(url[len("sqlite:") :])
     return None
 
 

@@ -85,7 +85,9 @@ class ClarifyFirstMiddleware(AgentMiddleware):
             request = normalize_request(args, tool_call_id=call_id)
             return {"messages": [ask, clarification_tool_message(request)], "jump_to": "end"}
         if decision.verification.strip():
-            verification = AIMessage(content=decision.verification.strip(), additional_kwargs={VERIFICATION_KEY: True})
+            verification = AIMessage(
+                content=decision.verification.strip(), additional_kwargs={VERIFICATION_KEY: True}
+            )
             return {"messages": [verification]}
         return None
 

@@ -68,7 +68,7 @@ def turn_output(messages: Sequence[BaseMessage], human_id: str) -> TurnOutput:
     replies: list[str] = []
     request: HumanInputRequest | None = None
     fallback: str | None = None
-    for message in messages[start + 1:]:
+    for message in messages[start + 1 :]:
         if isinstance(message, AIMessage) and not message.tool_calls:
             text = message_text(message).strip()
             if text:
@@ -133,13 +133,14 @@ class ClarifyingAgent:
         from agent.models.conversation import HUMAN_INPUT_RESPONSE_KEY
 
         extra = {HUMAN_INPUT_RESPONSE_KEY: response.to_payload()} if response is not None else {}
-        human = HumanMessage(content=text, id=str(uuid.uuid4()), additional_kwargs=extra)
+        human_id = str(uuid.uuid4())
+        human = HumanMessage(content=text, id=human_id, additional_kwargs=extra)
         # "exit": one checkpoint write per turn instead of one per graph step (the saver
         # dominates a turn's cost); a crash mid-turn loses only that turn.
         result = await self._graph.ainvoke(
             {"messages": [human]}, {"configurable": {"thread_id": thread_id}}, durability="exit"
         )
-        return turn_output(result["messages"], human.id)
+        return turn_output(result["messages"], human_id)
 
     async def history(self, thread_id: str) -> list[BaseMessage]:
         """The messages kept for ``thread_id`` (empty for a new thread)."""

@@ -55,7 +55,9 @@ def _without_stray_tool_use(message: AIMessage) -> AIMessage:
     kept = [
         block
         for block in message.content
-        if not (isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id") not in call_ids)
+        if not (
+            isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id") not in call_ids
+        )
     ]
     if len(kept) == len(message.content):
         return message

@@ -23,7 +23,7 @@ def build_chat_model(spec: str) -> BaseChatModel:
     if spec.startswith(SCRIPTED_PREFIX):
         from agent.models.scripted import ScriptedChatModel
 
-        return ScriptedChatModel.from_file(spec[len(SCRIPTED_PREFIX):])
+        return ScriptedChatModel.from_file(spec[len(SCRIPTED_PREFIX) :])
     from langchain.chat_models import init_chat_model
 
     return init_chat_model(spec)

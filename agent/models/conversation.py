@@ -17,7 +17,9 @@ def message_text(message: BaseMessage) -> str:
     """The plain text of a message, whether its content is a string or a list of blocks."""
     if isinstance(message.content, str):
         return message.content
-    parts = [b if isinstance(b, str) else b.get("text", "") for b in message.content if isinstance(b, str | dict)]
+    parts = [
+        b if isinstance(b, str) else b.get("text", "") for b in message.content if isinstance(b, str | dict)
+    ]
     return "".join(p for p in parts if isinstance(p, str))
 
 

@@ -30,8 +30,19 @@ PROJECT_FORM = {
     "clarification_type": "missing_info",
     "context": "I need a few details before I create it.",
     "fields": [
-        {"name": "name", "label": "Project name", "type": "text", "required": True, "placeholder": "my-project"},
-        {"name": "language", "label": "Language", "type": "select", "options": ["Python", "TypeScript", "Go"]},
+        {
+            "name": "name",
+            "label": "Project name",
+            "type": "text",
+            "required": True,
+            "placeholder": "my-project",
+        },
+        {
+            "name": "language",
+            "label": "Language",
+            "type": "select",
+            "options": ["Python", "TypeScript", "Go"],
+        },
         {"name": "private", "label": "Private repository", "type": "checkbox"},
         {"name": "deadline", "label": "Deadline", "type": "date", "placeholder": "YYYY-MM-DD"},
         {"name": "team_size", "label": "Team size", "type": "number"},
@@ -115,8 +126,10 @@ def demo_reply(messages: Sequence[BaseMessage]) -> tuple[str, dict[str, Any] | N
     text = last_human_text(messages)
     last = messages[-1] if messages else None
     if isinstance(last, ToolMessage):
-        return (f"No one could answer, so I went ahead with sensible defaults for “{text}” "
-                "and noted my assumptions."), None
+        return (
+            f"No one could answer, so I went ahead with sensible defaults for “{text}” "
+            "and noted my assumptions."
+        ), None
     response = answered_response(messages)
     if response is not None:
         return _reply_to_answer(response, _question_of(messages, str(response.get("request_id")))), None
@@ -127,17 +140,26 @@ def demo_reply(messages: Sequence[BaseMessage]) -> tuple[str, dict[str, Any] | N
         return "", ask
     if text.lower().strip("!?.") in GREETINGS:
         return f"Hello! I ask before I guess. {DEMO_HINT}", None
-    return f"Here is how I would handle “{text}”: make sure I understand the goal, plan, then act. {DEMO_HINT}", None
+    return (
+        f"Here is how I would handle “{text}”: make sure I understand the goal, plan, then act. {DEMO_HINT}",
+        None,
+    )
 
 
 def clarify_first_decision(messages: Sequence[BaseMessage]) -> dict[str, Any]:
     """The demo model's answer to the clarify-first check (``ClarifyWithUser`` arguments)."""
     text = last_human_text(messages)
     if ALREADY_ASKED_NOTE not in system_text(messages) and len(text.split()) == 1:
-        return {"need_clarification": True, "question": f"What exactly do you mean by “{text}”?",
-                "verification": ""}
-    return {"need_clarification": False, "question": "",
-            "verification": f"Understood: “{text}”. I will start on it now."}
+        return {
+            "need_clarification": True,
+            "question": f"What exactly do you mean by “{text}”?",
+            "verification": "",
+        }
+    return {
+        "need_clarification": False,
+        "question": "",
+        "verification": f"Understood: “{text}”. I will start on it now.",
+    }
 
 
 class OfflineDemoModel(BaseChatModel):
@@ -154,13 +176,22 @@ class OfflineDemoModel(BaseChatModel):
     def reply_to(self, messages: Sequence[BaseMessage]) -> AIMessage:
         """The AI message for this conversation."""
         if CLARIFY_FIRST_MARKER in system_text(messages):
-            call = {"name": "ClarifyWithUser", "args": clarify_first_decision(messages),
-                    "id": conversation_call_id(messages, 0), "type": "tool_call"}
+            call = {
+                "name": "ClarifyWithUser",
+                "args": clarify_first_decision(messages),
+                "id": conversation_call_id(messages, 0),
+                "type": "tool_call",
+            }
             return AIMessage(content="", tool_calls=[call])
         content, ask = demo_reply(messages)
         if ask is None:
             return AIMessage(content=content)
-        call = {"name": ASK_CLARIFICATION, "args": ask, "id": conversation_call_id(messages, 0), "type": "tool_call"}
+        call = {
+            "name": ASK_CLARIFICATION,
+            "args": ask,
+            "id": conversation_call_id(messages, 0),
+            "type": "tool_call",
+        }
         return AIMessage(content=content, tool_calls=[call])
 
     def _generate(

@@ -22,7 +22,10 @@ def scripted(*turns: dict[str, Any]) -> ScriptedChatModel:
 
 def ask(question: str = "Which framework?", **args: Any) -> dict[str, Any]:
     """An ``ask_clarification`` tool call for a scripted turn."""
-    return {"name": "ask_clarification", "args": {"question": question, "clarification_type": "approach_choice", **args}}
+    return {
+        "name": "ask_clarification",
+        "args": {"question": question, "clarification_type": "approach_choice", **args},
+    }
 
 
 class ToolRecorder:
@@ -73,7 +76,7 @@ def assert_provider_valid(messages: Sequence[BaseMessage]) -> None:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
                     assert block["id"] in call_ids, f"stray tool_use block {block['id']}"
         following: list[str] = []
-        for later in messages[index + 1:]:
+        for later in messages[index + 1 :]:
             if not isinstance(later, ToolMessage):
                 break
             following.append(later.tool_call_id)

@@ -15,7 +15,9 @@ from .conftest import ask, assert_provider_valid, scripted
 
 
 async def test_run_ends_after_asking_with_one_model_call(make_agent: Any) -> None:
-    model = scripted({"content": "", "tool_calls": [ask(options=["React", "Vue"])]}, {"content": "never played"})
+    model = scripted(
+        {"content": "", "tool_calls": [ask(options=["React", "Vue"])]}, {"content": "never played"}
+    )
     agent = await make_agent(model)
 
     out = await agent.run_turn("t1", "build me a frontend")
@@ -91,8 +93,10 @@ def test_a_message_without_a_question_is_left_alone() -> None:
 
 
 async def test_sloppy_arguments_still_ask(make_agent: Any) -> None:
-    sloppy = {"name": "ask_clarification", "args": {"question": "Pick", "options": '["a", "a", "b"]',
-                                                    "clarification_type": "nonsense"}}
+    sloppy = {
+        "name": "ask_clarification",
+        "args": {"question": "Pick", "options": '["a", "a", "b"]', "clarification_type": "nonsense"},
+    }
     agent = await make_agent(scripted({"content": "", "tool_calls": [sloppy]}))
 
     out = await agent.run_turn("t1", "go")
@@ -121,7 +125,9 @@ async def test_answer_run_continues_and_model_sees_the_structured_answer(make_ag
     assert isinstance(seen[-1], HumanMessage)
     assert seen[-1].additional_kwargs["human_input_response"] == response.to_payload()
     assert seen[-1].additional_kwargs["human_input_response"]["value"] == "Vue"
-    assert isinstance(seen[-2], ToolMessage) and seen[-2].artifact["human_input"] == asked.request.to_artifact()
+    assert (
+        isinstance(seen[-2], ToolMessage) and seen[-2].artifact["human_input"] == asked.request.to_artifact()
+    )
     assert_provider_valid(seen)
     assert await agent.pending_request("t1") is None
 

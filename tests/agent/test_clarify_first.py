@@ -46,7 +46,10 @@ async def test_asks_once_then_verifies_and_proceeds(make_agent: Any) -> None:
     done = await _answer(agent, "t1", asked.request, "the weekly sales one")
 
     assert done.request is None
-    assert done.replies == ["Got it: the weekly sales report. Starting now.", "Here is the weekly sales report."]
+    assert done.replies == [
+        "Got it: the weekly sales report. Starting now.",
+        "Here is the weekly sales report.",
+    ]
     second_check = model.calls[1]
     assert ALREADY_ASKED_NOTE in second_check[0].content
     assert len(model.calls) == 3
@@ -54,7 +57,9 @@ async def test_asks_once_then_verifies_and_proceeds(make_agent: Any) -> None:
 
 
 async def test_proceeds_with_the_verification_when_clear(make_agent: Any) -> None:
-    model = scripted(decide(False, verification="Understood: a haiku about tea."), {"content": "Steam curls..."})
+    model = scripted(
+        decide(False, verification="Understood: a haiku about tea."), {"content": "Steam curls..."}
+    )
     agent = await make_agent(model, allow_clarification=True)
 
     out = await agent.run_turn("t1", "write a haiku about tea")

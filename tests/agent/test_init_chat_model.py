@@ -43,8 +43,11 @@ class _StubOpenAI(BaseHTTPRequestHandler):
             last_user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
             reply = _completion({"role": "assistant", "content": f"Deploying. ({last_user})"}, "stop")
         else:
-            call = {"id": "call_stub1", "type": "function",
-                    "function": {"name": "ask_clarification", "arguments": json.dumps(ASK_ARGS)}}
+            call = {
+                "id": "call_stub1",
+                "type": "function",
+                "function": {"name": "ask_clarification", "arguments": json.dumps(ASK_ARGS)},
+            }
             reply = _completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
         data = json.dumps(reply).encode()
         self.send_response(200)

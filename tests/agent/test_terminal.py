@@ -20,7 +20,12 @@ def chat(data_dir: Path, typed: str) -> subprocess.CompletedProcess[str]:
     env.pop("CHECKPOINTER_URL", None)
     return subprocess.run(
         [sys.executable, "-m", "gateway.terminal"],
-        input=typed, capture_output=True, text=True, env=env, cwd=ROOT, timeout=90,
+        input=typed,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=90,
     )
 
 
@@ -35,7 +40,9 @@ def test_form_and_option_flows_and_the_thread_survives_a_restart(tmp_path: Path)
     assert out.count("Project name (required): ") == 2  # empty required value: asked again
     assert out.count("Language [") == 2  # "Klingon" is not a choice: asked again
     assert out.count("Private repository [yes/no]") == 2  # "maybe" is not yes/no
-    assert "Created the project “atlas” in TypeScript (private, deadline 2026-12-01, team size not set)" in out
+    assert (
+        "Created the project “atlas” in TypeScript (private, deadline 2026-12-01, team size not set)" in out
+    )
     assert "  2. SQLite" in out
     assert (tmp_path / "terminal-thread").exists()
 
