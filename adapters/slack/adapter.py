@@ -8,6 +8,7 @@ before the ack makes Slack redeliver instead of losing the message.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from typing import Any, ClassVar
@@ -70,7 +71,7 @@ class SlackAdapter(PlatformAdapter):
             process_before_response=True,
             name="clarigate",
         )
-        interactions = ClarificationInteractions(gateway, self.sender)
+        self.interactions = interactions = ClarificationInteractions(gateway, self.sender)
         self.app.event("message")(self._on_message)
         self.app.event("app_mention")(self._on_message)
         self.app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(interactions.on_action)
@@ -114,8 +115,16 @@ class SlackAdapter(PlatformAdapter):
             await self._socket.connect_async()
             log.info("slack: Socket Mode connected")
 
+    async def idle(self) -> None:
+        """Wait until updates that follow answers (sent after the ack) are done."""
+        await self.interactions.idle()
+
     async def stop(self) -> None:
-        """Close Socket Mode (if any) and the Web API client's session."""
+        """Close Socket Mode (if any), finish updates in flight, close the client's session."""
+        try:
+            await asyncio.wait_for(self.idle(), timeout=10)
+        except TimeoutError:
+            log.warning("slack: gave up waiting for message updates at shutdown")
         if self._socket is not None:
             await self._socket.close_async()
             self._socket = None

@@ -7,10 +7,13 @@ update the original message; every refusal is shown to that person only.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_sdk.errors import SlackApiError
 
 from agent.protocol import ui_text
 from gateway.messages import AnswerOutcome, AnswerStatus, InboundAnswer, PendingView, Sender
@@ -47,6 +50,26 @@ class ClarificationInteractions:
     def __init__(self, gateway: GatewayPort, sender: SlackSender) -> None:
         self.gateway = gateway
         self.sender = sender
+        self._after_ack: set[asyncio.Task[None]] = set()
+
+    async def idle(self) -> None:
+        """Wait until the message updates and notices that follow answers have been sent."""
+        while self._after_ack:
+            await asyncio.gather(*list(self._after_ack), return_exceptions=True)
+
+    def _after_the_ack(self, work: Awaitable[None]) -> None:
+        """Run Web API calls that follow an answer without holding the ack back: Slack wants
+        the ack within 3 s, and a rate-limited ``chat.update`` must not make a click look failed."""
+
+        async def run() -> None:
+            try:
+                await work
+            except Exception:  # noqa: BLE001 - cosmetic: the answer itself is already claimed
+                log.warning("slack: could not update the chat after an answer", exc_info=True)
+
+        task = asyncio.create_task(run())
+        self._after_ack.add(task)
+        task.add_done_callback(self._after_ack.discard)
 
     async def on_action(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         """A button or select on a clarification message."""
@@ -75,7 +98,10 @@ class ClarificationInteractions:
                 if action == "form"
                 else (render_other_modal(view.request, metadata))
             )
-            await self.sender.open_view(str(body.get("trigger_id")), modal)
+            try:
+                await self.sender.open_view(str(body.get("trigger_id")), modal)
+            except SlackApiError as error:  # e.g. expired_trigger_id on a replayed click
+                log.warning("slack: could not open the modal: %s", error.response.get("error"))
             return
         index = option_index(action)
         if index is None or not 1 <= index <= len(view.request.options):

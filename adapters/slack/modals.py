@@ -16,11 +16,9 @@ from slack_sdk.models.blocks import (
     DatePickerElement,
     InputBlock,
     InputInteractiveElement,
-    MarkdownTextObject,
     NumberInputElement,
     Option,
     PlainTextInputElement,
-    SectionBlock,
     StaticMultiSelectElement,
     StaticSelectElement,
 )
@@ -196,8 +194,3 @@ def field_errors(request: HumanInputRequest, errors: dict[str, str]) -> dict[str
 def other_text(state_values: dict[str, Any]) -> str:
     """The free text typed in the "Other…" modal."""
     return ((state_values.get(OTHER_BLOCK) or {}).get(VALUE_ACTION) or {}).get("value") or ""
-
-
-def section(text: str) -> SectionBlock:
-    """A mrkdwn section (for modal notices)."""
-    return SectionBlock(text=MarkdownTextObject(text=cut(text, 3000)))

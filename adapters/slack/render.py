@@ -102,35 +102,34 @@ def _hint(text: str) -> ContextBlock:
     return ContextBlock(elements=[MarkdownTextObject(text=cut_escaped(text, SECTION_LIMIT))])
 
 
+def _risk_confirm(locale: str) -> ConfirmObject:
+    """The "Are you sure?" dialog in front of the confirming choice of a risky action."""
+    return ConfirmObject(
+        title=cut(ui_text("confirm_title", locale), 100),  # type: ignore[arg-type]
+        text=cut(ui_text("confirm_body", locale), 300),  # type: ignore[arg-type]
+        confirm=cut(ui_text("confirm", locale), 30),  # type: ignore[arg-type]
+        deny=cut(ui_text("cancel", locale), 30),  # type: ignore[arg-type]
+    )
+
+
 def _option_buttons(out: ClarificationOut) -> list[ButtonElement]:
-    request, locale = out.request, out.request.locale
+    """One button per option; for a risk confirmation, option-1 confirms (primary, with a
+    dialog) and every other option cancels (danger)."""
+    request = out.request
+    risky = request.clarification_type == "risk_confirmation"
     buttons = []
     for index, option in enumerate(request.options, start=1):
         action = option_action(index)
-        button = ButtonElement(
-            text=plain(option.label, LABEL_LIMIT),
-            action_id=ACTION_PREFIX + action,
-            value=button_value(out.token, action),
+        confirming = risky and option.id == "option-1"
+        buttons.append(
+            ButtonElement(
+                text=plain(option.label, LABEL_LIMIT),
+                action_id=ACTION_PREFIX + action,
+                value=button_value(out.token, action),
+                style=("primary" if confirming else "danger") if risky else None,
+                confirm=_risk_confirm(request.locale) if confirming else None,
+            )
         )
-        if request.clarification_type == "risk_confirmation":
-            if option.id == "option-1":
-                button = ButtonElement(
-                    text=button.text,
-                    action_id=button.action_id,
-                    value=button.value,
-                    style="primary",
-                    confirm=ConfirmObject(
-                        title=cut(ui_text("confirm_title", locale), 100),
-                        text=cut(ui_text("confirm_body", locale), 300),
-                        confirm=cut(ui_text("confirm", locale), 30),
-                        deny=cut(ui_text("cancel", locale), 30),
-                    ),
-                )
-            else:
-                button = ButtonElement(
-                    text=button.text, action_id=button.action_id, value=button.value, style="danger"
-                )
-        buttons.append(button)
     return buttons
 
 

@@ -53,7 +53,8 @@ class SlackWorld:
     runner: Any
 
     async def settle(self) -> None:
-        """Wait until every accepted message and answer has had its reply."""
+        """Wait until every accepted message and answer has had its reply (and clicks their updates)."""
+        await self.adapter.idle()
         await self.gateway.drain(timeout=20)
 
 
