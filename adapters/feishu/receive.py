@@ -159,6 +159,13 @@ class FeishuReceiver:
         message = parse_message(payload, self.bot_open_id)
         if message is None or not message.text:
             return
+        conversation = message.conversation
+        if not (
+            message.is_mention
+            or conversation.is_direct
+            or await self.gateway.knows_conversation(conversation)
+        ):
+            return  # group chatter the bot is not part of (seen when the app may read all group messages)
         INBOUND_EVENTS.labels(PLATFORM, "message").inc()
         await self.gateway.accept(message)
 

@@ -92,9 +92,9 @@ class FeishuSender:
         body = {"content": json.dumps(card, ensure_ascii=False)}
         await self.call(HttpMethod.PATCH, f"/open-apis/im/v1/messages/{message_id}", body)
 
-    async def bot_open_id(self) -> str | None:
+    async def bot_open_id(self, attempts: int = 2) -> str | None:
         """The bot's own open_id (to tell mentions of the bot from others), None if unknown."""
-        raw = await self.call(HttpMethod.GET, "/open-apis/bot/v3/info", None, whole=True)
+        raw = await self.call(HttpMethod.GET, "/open-apis/bot/v3/info", None, whole=True, attempts=attempts)
         bot = raw.get("bot")
         return str(bot["open_id"]) if isinstance(bot, dict) and bot.get("open_id") else None
 
@@ -105,10 +105,12 @@ class FeishuSender:
         body: dict[str, Any] | None,
         queries: list[tuple[str, str]] | None = None,
         whole: bool = False,
+        attempts: int | None = None,
     ) -> dict[str, Any]:
         """One API call with retries; returns its ``data`` (or the whole answer with ``whole``)."""
         problem, status, code = "no attempt made", None, None
-        for attempt in range(self.attempts):
+        attempts = attempts or self.attempts
+        for attempt in range(attempts):
             request = (
                 BaseRequest.builder()
                 .http_method(method)
@@ -139,12 +141,12 @@ class FeishuSender:
                     PLATFORM_API_ERRORS.labels("feishu", "client_error").inc()
                     raise FeishuApiError(f"{method.name} {uri}: {problem}", status, code)
             PLATFORM_API_ERRORS.labels("feishu", kind).inc()
-            if attempt + 1 < self.attempts:
+            if attempt + 1 < attempts:
                 delay = wait if wait is not None else self.base_delay * 2**attempt
                 log.warning("feishu %s %s failed (%s), retrying in %.1fs", method.name, uri, problem, delay)
                 await asyncio.sleep(min(delay, self.max_delay))
         raise FeishuApiError(
-            f"{method.name} {uri}: gave up after {self.attempts} attempts: {problem}", status, code
+            f"{method.name} {uri}: gave up after {attempts} attempts: {problem}", status, code
         )
 
 

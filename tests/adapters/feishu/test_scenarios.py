@@ -184,3 +184,11 @@ async def test_group_mention_replies_in_its_thread_and_the_thread_continues(make
     await bot.gateway.drain()
     threads = {c.thread_id for c in bot.runner.calls}
     assert len(threads) == 1 and bot.runner.calls[0].text == "deploy it"
+
+
+async def test_group_chatter_without_a_mention_is_ignored(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    await bot.deliver(message_event("lunch?", chat="oc_group", chat_type="group"))
+    await bot.deliver(message_event("in a thread", chat="oc_group", chat_type="group", root_id="om_other"))
+    await bot.gateway.drain()
+    assert bot.runner.calls == [] and bot.api.posted() == []
