@@ -109,13 +109,17 @@ class ClarifyingAgent:
 
         chat_model = model if model is not None else build_chat_model(settings.model)
         checkpointer = await open_checkpointer(settings.checkpointer_url, settings.data_dir)
-        graph = build_agent_graph(
-            chat_model,
-            tools=tools,
-            checkpointer=checkpointer.saver,
-            allow_clarification=settings.allow_clarification,
-            disable_clarification=settings.disable_clarification,
-        )
+        try:
+            graph = build_agent_graph(
+                chat_model,
+                tools=tools,
+                checkpointer=checkpointer.saver,
+                allow_clarification=settings.allow_clarification,
+                disable_clarification=settings.disable_clarification,
+            )
+        except BaseException:
+            await checkpointer.aclose()
+            raise
         return cls(graph, checkpointer)
 
     async def __aenter__(self) -> ClarifyingAgent:

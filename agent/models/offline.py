@@ -79,7 +79,9 @@ def _vague_question(word: str) -> dict[str, Any]:
 def _ask_for(text: str) -> dict[str, Any] | None:
     """The clarification a plain request calls for, if any."""
     lowered = text.lower()
-    if "project" in lowered and any(w in lowered for w in ("create", "new", "start", "创建")):
+    if ("project" in lowered or "项目" in text) and any(
+        w in lowered for w in ("create", "new", "start", "创建", "新建")
+    ):
         return PROJECT_FORM
     if any(w in lowered for w in ("delete", "drop", "remove", "wipe", "删除")):
         return DELETE_CONFIRMATION

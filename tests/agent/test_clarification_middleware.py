@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from agent.middleware import answer_clarification
 from agent.models.scripted import ScriptedChatModel
@@ -23,6 +23,10 @@ async def test_run_ends_after_asking_with_one_model_call(make_agent: Any) -> Non
     out = await agent.run_turn("t1", "build me a frontend")
 
     assert len(model.calls) == 1
+    system = model.calls[0][0]
+    assert isinstance(system, SystemMessage)
+    assert "Clarify." in system.content and "Plan." in system.content and "Act." in system.content
+    assert 'clarification_type="risk_confirmation"' in system.content
     assert out.replies == []
     assert out.request is not None
     assert out.request.question == "Which framework?"

@@ -72,3 +72,14 @@ def test_a_script_must_be_a_list(tmp_path: Path) -> None:
     path.write_text("content: not a list\n")
     with pytest.raises(ValueError, match="list of turns"):
         load_script(path)
+
+
+def test_settings_from_the_environment() -> None:
+    from agent.harness import AgentSettings
+
+    env = {"LLM_MODEL": "scripted:demo.yaml", "CHECKPOINTER_URL": "memory://", "ALLOW_CLARIFICATION": "true"}
+    settings = AgentSettings.from_env(env)
+    assert settings == AgentSettings(
+        model="scripted:demo.yaml", checkpointer_url="memory://", allow_clarification=True
+    )
+    assert AgentSettings.from_env({}) == AgentSettings()
