@@ -100,9 +100,10 @@ def parse_message_event(body: dict[str, Any], bot_user_id: str | None) -> Parsed
 
 
 def interaction_sender(body: dict[str, Any]) -> Sender:
-    """Who clicked or submitted."""
+    """Who clicked or submitted: the user id only, as for messages, so every line that
+    names a person can show them as a mention (Slack renders ``<@U…>`` as their name)."""
     user = body.get("user") or {}
-    return Sender(user_id=str(user.get("id", "")), display_name=user.get("name") or user.get("username"))
+    return Sender(user_id=str(user.get("id", "")))
 
 
 def interaction_id(body: dict[str, Any]) -> str:

@@ -243,3 +243,34 @@ async def test_typed_reply_in_the_thread_answers_and_closes_the_question(make_wo
     assert update["ts"] == question["ts"] and "Answered by <@U1>: Vue" in json.dumps(
         update["blocks"], ensure_ascii=False
     )
+
+
+async def test_many_options_become_a_select_whose_pick_answers(make_world: MakeWorld):
+    def script(turn: Turn):
+        if turn.response is None:
+            return asking(choice_request("Which region?", [f"Region {i}" for i in range(1, 8)]))
+        return ScriptedRunner().script(turn)
+
+    runner = ScriptedRunner(script)
+    world = await make_world(runner)
+    await world.user.dm("deploy")
+    await world.settle()
+    question = world.fake.posted()
+    assert action_ids(question) == ["clarigate:select", "clarigate:other"]
+    select = question["blocks"][-1]["elements"][0]
+
+    await world.user.click(question, "clarigate:select", option_value=select["options"][5]["value"])
+    await world.settle()
+    answer = runner.calls[-1].response
+    assert answer is not None and answer.option_id == "option-6" and answer.value == "Region 6"
+
+
+async def test_people_not_on_the_allowlist_get_one_polite_refusal(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner, slack={"allowed_users": ["U1"]})
+    await world.user.dm("let me in", user="U2", channel="D2")
+    await world.user.dm("please", user="U2", channel="D2")
+    await world.settle()
+    assert runner.calls == []
+    refusals = [p for p in world.fake.of("chat.postMessage") if p["channel"] == "D2"]
+    assert len(refusals) == 1 and refusals[0]["text"].startswith("⚠️ Sorry, I am not set up to work with you")
