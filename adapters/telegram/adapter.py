@@ -151,12 +151,17 @@ class TelegramAdapter(PlatformAdapter):
         if message is None or message.from_user is None or message.from_user.is_bot:
             return  # edits, channel posts and other bots' messages are not requests
         text = message_text(message)
-        if not text.strip() or await self.interactions.on_typed(message, text):
+        if not text.strip():
             return
         me = self.me or await self._identity()
         private = message.chat.type == "private"
         mention = mentions_bot(message, me)
         reply = replies_to_bot(message, me)
+        # In a group only a message meant for the bot may be a form step, not chatter around it.
+        if (private or mention or reply) and await self.interactions.on_typed(
+            message, without_mention(text, me)
+        ):
+            return
         chain = None
         if reply and not private and not message.is_topic_message and message.reply_to_message is not None:
             chain = await self.gateway.state.get_json(

@@ -58,11 +58,27 @@ def _inline_to_html(text: str) -> str:
     return re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], text)
 
 
+_SPANS = ((_BOLD, "b"), (_STRIKE, "s"), (_ITALIC, "i"))
+
+
 def _format_spans(escaped: str) -> str:
-    """Bold, italic and strikethrough on already escaped text."""
-    escaped = _BOLD.sub(lambda m: f"<b>{m.group(1) or m.group(2)}</b>", escaped)
-    escaped = _STRIKE.sub(lambda m: f"<s>{m.group(1)}</s>", escaped)
-    return _ITALIC.sub(lambda m: f"<i>{m.group(1) or m.group(2)}</i>", escaped)
+    """Bold, italic and strikethrough on already escaped text.
+
+    The earliest span wins and its inside is formatted on its own, so tags always
+    nest and never cross (``**a *b** c*`` cannot produce ``<b>a <i>b</b> c</i>``).
+    """
+    out: list[str] = []
+    pos = 0
+    while True:
+        found = [(m, tag) for pattern, tag in _SPANS if (m := pattern.search(escaped, pos))]
+        if not found:
+            out.append(escaped[pos:])
+            return "".join(out)
+        match, tag = min(found, key=lambda pair: pair[0].start())
+        inner = next(group for group in match.groups() if group is not None)
+        out.append(escaped[pos : match.start()])
+        out.append(f"<{tag}>{_format_spans(inner)}</{tag}>")
+        pos = match.end()
 
 
 def markdown_to_html(markdown: str) -> str:
@@ -131,17 +147,19 @@ def split_markdown(markdown: str, limit: int = MAX_MESSAGE_CHARS) -> list[str]:
     at line, then word boundaries (a cut code block is re-fenced on both sides).
     """
     pieces: list[str] = []
-    current = ""
+    current, current_size = "", 0
     for block in _blocks(markdown):
-        candidate = f"{current}\n\n{block}" if current else block
-        if len(markdown_to_html(candidate)) <= limit:
-            current = candidate
+        # Blocks convert independently (fences and quotes never span a blank line),
+        # so the HTML of joined blocks is their HTML joined by the same blank line.
+        size = len(markdown_to_html(block))
+        if current and current_size + 2 + size <= limit:
+            current, current_size = f"{current}\n\n{block}", current_size + 2 + size
             continue
         if current:
             pieces.append(current)
-        current = ""
-        if len(markdown_to_html(block)) <= limit:
-            current = block
+        current, current_size = "", 0
+        if size <= limit:
+            current, current_size = block, size
         else:
             pieces.extend(_cut_block(block, limit))
     if current or not pieces:

@@ -1,0 +1,149 @@
+"""Renderers against Telegram's limits and HTML rules, for any valid request and any model text."""
+
+from __future__ import annotations
+
+import secrets
+from html.parser import HTMLParser
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from telegram import InlineKeyboardMarkup
+
+from adapters.telegram.markup import markdown_to_html, split_markdown
+from adapters.telegram.render import render_answered, render_clarification, render_wizard
+from adapters.telegram.wizard import WizardState
+from agent.protocol import HumanInputRequest, normalize_request
+from gateway.messages import ClarificationOut
+
+ALLOWED_TAGS = {"b", "i", "s", "code", "pre", "a", "blockquote"}
+
+text = st.text(min_size=1, max_size=250)
+field_types = st.sampled_from(
+    ["text", "textarea", "number", "select", "multi_select", "checkbox", "date", "odd"]
+)
+fields = st.lists(
+    st.fixed_dictionaries(
+        {"name": st.text(min_size=1, max_size=40), "label": text, "type": field_types},
+        optional={"required": st.booleans(), "options": st.lists(text, max_size=30), "placeholder": text},
+    ),
+    max_size=20,
+)
+tool_args = st.fixed_dictionaries(
+    {"question": text},
+    optional={
+        "clarification_type": st.sampled_from(
+            ["missing_info", "ambiguous_requirement", "approach_choice", "risk_confirmation", "suggestion"]
+        ),
+        "context": text,
+        "options": st.lists(text, max_size=30),
+        "fields": fields,
+    },
+)
+
+
+def pieces(tokens: list[str], least: int, most: int) -> st.SearchStrategy[str]:
+    """Text made of Markdown-ish tokens (so syntax appears far more often than at random)."""
+    return st.lists(st.sampled_from(tokens), min_size=least, max_size=most).map("".join)
+
+
+class TagChecker(HTMLParser):
+    """Fails on tags Telegram does not accept and on unbalanced nesting."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        assert tag in ALLOWED_TAGS, tag
+        self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.stack and self.stack.pop() == tag, tag
+
+
+def assert_valid_html(html: str) -> None:
+    checker = TagChecker()
+    checker.feed(html)
+    checker.close()
+    assert checker.stack == []
+
+
+def assert_fits(message) -> None:
+    assert 0 < len(message.text) <= 4096
+    assert_valid_html(message.text)
+    markup = message.reply_markup
+    if isinstance(markup, InlineKeyboardMarkup):
+        buttons = [b for row in markup.inline_keyboard for b in row]
+        assert len(buttons) <= 100
+        assert all(len(row) <= 8 for row in markup.inline_keyboard)
+        assert all(1 <= len(b.callback_data.encode()) <= 64 for b in buttons)
+        assert all(b.text for b in buttons)
+
+
+def full_values(request: HumanInputRequest) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for f in request.fields:
+        if f.type == "multi_select":
+            values[f.name] = [o.value for o in f.options]
+        elif f.type == "checkbox":
+            values[f.name] = True
+        elif f.options:
+            values[f.name] = f.options[-1].value
+        else:
+            values[f.name] = "x" * 200
+    return values
+
+
+@settings(max_examples=150, deadline=None)
+@given(tool_args)
+def test_any_request_renders_within_telegram_limits(args: dict[str, Any]) -> None:
+    request = normalize_request(args, "call-1")
+    token = secrets.token_urlsafe(12)
+    assert_fits(
+        render_clarification(ClarificationOut(request=request, fallback_text="fallback", token=token))
+    )
+    assert_fits(render_answered(request, "✅ Answered by someone: " + "y" * 300))
+    state = WizardState(request_id=request.request_id, token=token, user_id="1", chat_id="1", message_id="1")
+    state = state.model_copy(update={"values": full_values(request), "notice": "n" * 200})
+    for step in range(len(request.fields) + 1):
+        assert_fits(render_wizard(request, state.model_copy(update={"step": step})))
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces(list("ab *_~`[]()<>&@#>-\n") + ["```", "**", "https://x.y"], 0, 200))
+def test_any_model_text_becomes_valid_html(markdown: str) -> None:
+    assert_valid_html(markdown_to_html(markdown))
+
+
+@settings(max_examples=25, deadline=None)
+@given(pieces(list("ab <&\n") + ["\n\n", "```\n", "**x**", "word " * 40], 200, 1500))
+def test_any_long_text_splits_into_messages_that_fit(markdown: str) -> None:
+    for piece in split_markdown(markdown):
+        html = markdown_to_html(piece)
+        assert len(html) <= 4096
+        assert_valid_html(html)
+
+
+def test_markdown_conversion_examples() -> None:
+    source = "\n".join(
+        [
+            "# Plan",
+            "- **build** the `app<1>`",
+            "> careful & slow",
+            "```sh",
+            "rm -rf <dir>",
+            "```",
+            "snake_case and *done*",
+        ]
+    )
+    assert markdown_to_html(source).split("\n") == [
+        "<b>Plan</b>",
+        "• <b>build</b> the <code>app&lt;1&gt;</code>",
+        "<blockquote>careful &amp; slow</blockquote>",
+        '<pre><code class="language-sh">rm -rf &lt;dir&gt;</code></pre>',
+        "snake_case and <i>done</i>",
+    ]
+    assert markdown_to_html("[site](https://a.b/?x=1&y=2) [evil](javascript:alert(1))") == (
+        '<a href="https://a.b/?x=1&amp;y=2">site</a> [evil](javascript:alert(1))'
+    )
