@@ -88,14 +88,22 @@ def text_sections(mrkdwn: str, max_sections: int) -> list[SectionBlock]:
     return [SectionBlock(text=MarkdownTextObject(text=chunk)) for chunk in chunks]
 
 
+def question_mrkdwn(request: HumanInputRequest) -> str:
+    """The question with its type's icon: bold when it is one plain line, else its Markdown
+    converted (mrkdwn bold cannot span lines or wrap other emphasis)."""
+    icon = ICONS.get(request.clarification_type, "❓")
+    question = request.question.strip()
+    if "\n" not in question and not re.search(r"[*_`~\[]", question):
+        return f"{icon} *{escape_mrkdwn(question)}*"
+    return f"{icon} {markdown_to_mrkdwn(question)}"
+
+
 def question_blocks(request: HumanInputRequest) -> list[Block]:
-    """The context (if any) and the question, escaped and cut to fit."""
+    """The context (if any) and the question, escaped and split or cut to fit."""
     blocks: list[Block] = []
     if request.context and request.context.strip():
-        blocks += text_sections(f"_{escape_mrkdwn(request.context.strip())}_", _CONTEXT_SECTIONS)
-    icon = ICONS.get(request.clarification_type, "❓")
-    blocks += text_sections(f"{icon} *{escape_mrkdwn(request.question.strip())}*", _QUESTION_SECTIONS)
-    return blocks
+        blocks += text_sections(markdown_to_mrkdwn(request.context.strip()), _CONTEXT_SECTIONS)
+    return blocks + text_sections(question_mrkdwn(request), _QUESTION_SECTIONS)
 
 
 def _hint(text: str) -> ContextBlock:

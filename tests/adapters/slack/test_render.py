@@ -202,3 +202,16 @@ def test_form_values_are_read_back_by_field():
         "field-3": {"value": {"type": "checkboxes", "selected_options": []}},
     }
     assert form_values(request, state) == {"langs": ["l2", "l12"], "ok": False}
+
+
+def test_question_is_bold_when_plain_and_converted_when_it_carries_markdown():
+    def question(text: str) -> str:
+        request = HumanInputRequest(
+            request_id="r", tool_call_id="t", question=text, context="Use `uv` or <pip>"
+        )
+        blocks = render_clarification(ClarificationOut(request=request, fallback_text=text, token=TOKEN))
+        assert blocks[0]["text"]["text"] == "Use `uv` or &lt;pip&gt;"
+        return blocks[1]["text"]["text"]
+
+    assert question("Which package manager & why?") == "❓ *Which package manager &amp; why?*"
+    assert question("Pick one:\n- **uv**\n- pip") == "❓ Pick one:\n• *uv*\n• pip"
