@@ -19,6 +19,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from gateway import metrics
@@ -102,8 +103,17 @@ class Gateway:
         self._started = True
         log.info("gateway started: %d worker(s), consumer %s", self.pool.workers, self.consumer)
 
-    async def drain(self, timeout: float = 10.0) -> None:  # noqa: ASYNC109 (the documented surface)
-        """Wait until every job accepted through this gateway is done (``TimeoutError`` otherwise)."""
+    async def drain(
+        self,
+        timeout: float = 10.0,  # noqa: ASYNC109 (the documented surface)
+        *,
+        inbound_ids: Iterable[str] = (),
+    ) -> None:
+        """Wait until every job accepted here (and ``inbound_ids`` accepted elsewhere) is done.
+
+        Raises ``TimeoutError`` naming the open jobs.
+        """
+        self._accepted.update(inbound_ids)
         deadline = time.monotonic() + timeout
         delay = 0.005
         while True:
