@@ -59,7 +59,9 @@ class SlackAdapter(PlatformAdapter):
     def __init__(self, settings: SlackSettings, gateway: GatewayPort, *, retry_backoff: float = 0.5) -> None:
         self.settings = settings
         self.gateway = gateway
-        token = settings.bot_token.get_secret_value() if settings.bot_token else None
+        if settings.bot_token is None:
+            raise ValueError("Slack needs SLACK_BOT_TOKEN (the app's xoxb- bot token)")
+        token = settings.bot_token.get_secret_value()
         secret = settings.signing_secret.get_secret_value() if settings.signing_secret else ""
         self.client = build_client(token, settings.api_url, backoff_factor=retry_backoff)
         self.sender = SlackSender(self.client)
@@ -106,6 +108,8 @@ class SlackAdapter(PlatformAdapter):
             raise SlackStartError(
                 f"Slack rejected SLACK_BOT_TOKEN ({reason}): check the bot token of the installed app"
             ) from error
+        except OSError as error:
+            raise SlackStartError(f"Slack API unreachable at {self.settings.api_url}: {error}") from error
         self.bot_user_id = identity.get("user_id")
         log.info("slack: signed in as %s in %s", identity.get("user"), identity.get("team"))
         if self.settings.app_token is not None:
@@ -135,8 +139,6 @@ class SlackAdapter(PlatformAdapter):
     async def check(self) -> list[str]:
         """Configuration problems, for ``doctor``."""
         problems = []
-        if self.settings.bot_token is None:
-            problems.append("SLACK_BOT_TOKEN is not set")
         if self.settings.signing_secret is None and self.settings.app_token is None:
             problems.append("SLACK_SIGNING_SECRET is not set (needed for HTTP mode; or set SLACK_APP_TOKEN)")
         if not problems:

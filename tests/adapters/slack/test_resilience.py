@@ -9,7 +9,7 @@ from pydantic import SecretStr
 
 from adapters.slack import SlackAdapter, SlackStartError
 from agent.harness import TurnOutput
-from gateway.config import GatewayConfig
+from gateway.config import GatewayConfig, SlackSettings
 from gateway.core import Gateway
 from gateway.metrics import PLATFORM_API_ERRORS
 from gateway.store.memory import MemoryStore
@@ -94,3 +94,15 @@ async def test_socket_mode_receives_events_without_a_public_url(fake_slack: Fake
         assert fake_slack.posted()["text"] == "You said: hi" and fake_slack.posted()["channel"] == "D7"
     finally:
         await gateway.stop(grace=1)
+
+
+async def test_start_fails_clearly_when_slack_cannot_be_reached(fake_slack: FakeSlack):
+    await fake_slack.stop()  # nothing listens on that port any more
+    adapter = SlackAdapter(slack_settings(fake_slack), gateway=None, retry_backoff=0.01)  # type: ignore[arg-type]
+    with pytest.raises(SlackStartError, match="unreachable"):
+        await adapter.start()
+
+
+def test_a_missing_bot_token_is_named():
+    with pytest.raises(ValueError, match="SLACK_BOT_TOKEN"):
+        SlackAdapter(SlackSettings(signing_secret=SecretStr("s")), gateway=None)  # type: ignore[arg-type]
