@@ -91,10 +91,11 @@ class FeishuAdapter(PlatformAdapter):
             card = render_clarification(item.request, item.token, item.fallback_text)
             return await self.post(conversation, card)
         if isinstance(item, ClarificationClosed):
-            ref = item.view.message_ref
+            ref, view = item.view.message_ref, item.view
             if ref is not None:
+                who = view.answered_by.user_id if view.answered_by else None
                 await self.sender.update_card(
-                    ref.message_id, render_answered(item.view.request, item.answered_line)
+                    ref.message_id, render_answered(view.request, item.answered_line, who)
                 )
             return None
         if isinstance(item, TextReply):

@@ -166,12 +166,10 @@ class FeishuReceiver:
             or await self.gateway.knows_conversation(conversation)
         ):
             return  # group chatter the bot is not part of (seen when the app may read all group messages)
-        INBOUND_EVENTS.labels(PLATFORM, "message").inc()
         await self.gateway.accept(message)
 
     async def on_card_action(self, header: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
         """Answer a click or form submit: toast, and the updated card when the answer counted."""
-        INBOUND_EVENTS.labels(PLATFORM, "card_action").inc()
         action = _dict(event.get("action"), "event.action")
         value = action.get("value")
         token = value.get("t") if isinstance(value, dict) else None
@@ -199,7 +197,7 @@ class FeishuReceiver:
         )
         if outcome.accepted:
             done = toast(outcome.message or ui_text("answer_received", view.request.locale), "success")
-            return with_card(done, render_answered(view.request, outcome.answered_line))
+            return with_card(done, render_answered(view.request, outcome.answered_line, sender.user_id))
         if outcome.status is AnswerStatus.INVALID:
             return toast(invalid_message(view, outcome.message, outcome.errors), "error")
         return toast(outcome.message or ui_text("expired", view.request.locale), "warning")

@@ -10,6 +10,7 @@ payload. Model text goes through ``escape_markdown`` (markdown) or ``plain``
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from agent.protocol import FormField, HumanInputRequest, Option, ui_text
@@ -43,6 +44,8 @@ _ICONS = {
 }
 
 Card = dict[str, Any]
+
+_OPEN_ID = re.compile(r"ou_[A-Za-z0-9]{1,64}")
 
 
 def card_size(card: Card) -> int:
@@ -237,13 +240,20 @@ def render_clarification(
     return fallback_card(fallback_text)
 
 
-def render_answered(request: HumanInputRequest, answered_line: str) -> Card:
-    """The question with its controls gone and who answered what."""
-    elements = [*question_elements(request), {"tag": "hr"}, markdown(cut(answered_line, FALLBACK_CHARS))]
+def render_answered(request: HumanInputRequest, answered_line: str, answered_by: str | None = None) -> Card:
+    """The question with its controls gone and who answered what.
+
+    Events carry no names, only open_ids: the answerer's open_id in the line becomes
+    a mention, which Feishu shows as the person's name.
+    """
+    line = escape_markdown(cut(answered_line, FALLBACK_CHARS))
+    if answered_by and _OPEN_ID.fullmatch(answered_by):
+        line = line.replace(answered_by, f"<at id={answered_by}></at>", 1)
+    elements = [*question_elements(request), {"tag": "hr"}, {"tag": "markdown", "content": line}]
     card = make_card(elements, summary=request.question)
     if card_size(card) <= CARD_LIMIT_BYTES:
         return card
-    return make_card([markdown(cut(request.question, 500)), markdown(cut(answered_line, 2000))])
+    return make_card([markdown(cut(request.question, 500)), {"tag": "markdown", "content": cut(line, 2000)}])
 
 
 def render_reply(text: str) -> list[Card]:

@@ -54,7 +54,7 @@ async def test_long_connection_delivers_messages_and_card_callbacks_through_the_
         result = await asyncio.to_thread(frames._do_without_validation, click)
         reply = json.loads(JSON.marshal(result))  # as the ws client frames it
         assert reply["toast"]["type"] == "success"
-        assert "✅ Answered by ou_alice: React" in text_of(reply["card"]["data"])
+        assert "✅ Answered by <at id=ou_alice></at>: React" in text_of(reply["card"]["data"])
         await gateway.drain()
         assert runner.calls[-1].response.option_id == "option-1"
     finally:

@@ -74,7 +74,7 @@ async def test_p2p_click_answers_with_toast_and_updated_card_then_next_turn(make
     assert reply["toast"]["type"] == "success"
     updated = reply["card"]["data"]
     assert reply["card"]["type"] == "raw" and not is_interactive(updated)
-    assert "✅ Answered by ou_alice: Vue" in text_of(updated)
+    assert "✅ Answered by <at id=ou_alice></at>: Vue" in text_of(updated)
 
     await bot.gateway.drain()
     assert bot.runner.calls[-1].response.option_id == "option-2"
@@ -133,11 +133,15 @@ async def test_other_opens_an_input_and_its_text_answers(make_bot):
     other_card = opened["card"]["data"]
     assert components(other_card, "input") and "toast" not in opened
     submit = payload(button(other_card, "Submit"))
-    done = await bot.click(card_action(submit, form_value={"other_text": "Svelte"}, message_id=message_id))
-    assert "✅ Answered by ou_alice: Svelte" in text_of(done["card"]["data"])
+    answer = "Svelte <at id=all></at>"
+    done = await bot.click(card_action(submit, form_value={"other_text": answer}, message_id=message_id))
+    shown = text_of(done["card"]["data"])
+    assert (
+        "✅ Answered by <at id=ou_alice></at>: Svelte &#60;at id=all>" in shown and "<at id=all>" not in shown
+    )
     await bot.gateway.drain()
     response = bot.runner.calls[-1].response
-    assert (response.response_kind, response.value) == ("text", "Svelte")
+    assert (response.response_kind, response.value) == ("text", answer)
 
 
 async def test_risk_confirmation_confirms_behind_a_dialog(make_bot):
@@ -160,7 +164,7 @@ async def test_typed_reply_answers_and_the_card_is_closed(make_bot):
     await bot.gateway.drain()
     assert bot.runner.calls[-1].response.option_id == "option-2"
     closed = bot.api.cards[message_id]
-    assert not is_interactive(closed) and "Answered by ou_alice: Vue" in text_of(closed)
+    assert not is_interactive(closed) and "Answered by <at id=ou_alice></at>: Vue" in text_of(closed)
 
 
 async def test_redelivered_event_runs_once(make_bot):
