@@ -19,9 +19,11 @@ DONE_TTL_SECONDS = 2 * 24 * 3600
 #: How long an idle chat thread's turnstile counters live (refreshed by every accept and completion).
 ORDER_TTL_SECONDS = 30 * 24 * 3600
 
-#: A pending record as stored always starts with this text, so the claim can test and rewrite
-#: the status in one atomic step without parsing and re-encoding the whole record.
-PENDING_HEAD = '{"status":"pending","answered_by":null,"response":null,'
+#: A stored record starts with its message reference, then the answer fields, then the rest:
+#: ``{"message_ref":…,"status":"pending","answered_by":null,"response":null,…}``, so the Lua
+#: scripts can set the reference or test-and-set the answer without re-encoding the record.
+RECORD_START = '{"message_ref":'
+PENDING_FIELDS = ',"status":"pending","answered_by":null,"response":null,'
 
 
 class StoreKeys:
@@ -82,24 +84,31 @@ def to_millis(seconds: float) -> int:
     return max(1, int(seconds * 1000))
 
 
+def compact_json(value: Any) -> str:
+    """JSON without spaces, as stored."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def encode_record(record: PendingRecord) -> str:
-    """JSON of a record with the answer fields first (a pending record starts with ``PENDING_HEAD``)."""
+    """JSON of a record in the stored field order (a pending one has ``PENDING_FIELDS`` verbatim)."""
     data = record.model_dump(mode="json")
-    answered = data.get("status") == "answered"
-    head = {
+    answered = data["status"] == "answered"
+    first = {
+        "message_ref": data.pop("message_ref"),
         "status": data.pop("status"),
+        # a pending record never carries answer fields, so its text always matches PENDING_FIELDS
         "answered_by": data.pop("answered_by") if answered else None,
         "response": data.pop("response") if answered else None,
     }
     data.pop("answered_by", None)
     data.pop("response", None)
-    return json.dumps({**head, **data}, separators=(",", ":"), ensure_ascii=False)
+    return compact_json({**first, **data})
 
 
-def answered_head(answered_by: dict[str, Any], response: dict[str, Any]) -> str:
-    """The text that replaces ``PENDING_HEAD`` when a request is answered."""
+def answered_fields(answered_by: dict[str, Any], response: dict[str, Any]) -> str:
+    """The text that replaces ``PENDING_FIELDS`` when a request is answered."""
     fields = {"status": "answered", "answered_by": answered_by, "response": response}
-    return json.dumps(fields, separators=(",", ":"), ensure_ascii=False)[:-1] + ","
+    return "," + compact_json(fields)[1:-1] + ","
 
 
 def decode_record(raw: str | bytes | None) -> PendingRecord | None:
@@ -116,7 +125,7 @@ def job_fields(
         "inbound_id": inbound_id,
         "order_key": order_key,
         "seq": str(seq),
-        "payload": json.dumps(payload, separators=(",", ":"), ensure_ascii=False),
+        "payload": compact_json(payload),
     }
 
 

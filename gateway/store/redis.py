@@ -25,24 +25,16 @@ from .keys import (
     DONE_TTL_SECONDS,
     GROUP,
     ORDER_TTL_SECONDS,
-    PENDING_HEAD,
+    PENDING_FIELDS,
     StoreKeys,
-    answered_head,
+    answered_fields,
+    compact_json,
     decode_record,
     encode_record,
     job_from_fields,
     new_thread_id,
     to_millis,
 )
-
-
-def _json(value: Any) -> str:
-    """Compact JSON, as stored in stream entries."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-#: How often ``set_message_ref`` retries when the record changed under it.
-_CAS_ATTEMPTS = 8
 
 
 class RedisStore(Store):
@@ -67,7 +59,7 @@ class RedisStore(Store):
         self._thread = self._redis.register_script(scripts.THREAD_FOR_CHAT)
         self._thread_pending = self._redis.register_script(scripts.THREAD_WITH_PENDING)
         self._follow = self._redis.register_script(scripts.FOLLOW_POINTER)
-        self._swap = self._redis.register_script(scripts.COMPARE_AND_SET)
+        self._set_ref = self._redis.register_script(scripts.SET_MESSAGE_REF)
         self._autoclaim = self._redis.register_script(scripts.CLAIM_STALE)
         self._lease = self._redis.register_script(scripts.ACQUIRE_LEASE)
         self._unlease = self._redis.register_script(scripts.RELEASE_LEASE)
@@ -135,7 +127,7 @@ class RedisStore(Store):
             kind,
             inbound_id,
             order_key,
-            _json(payload),
+            compact_json(payload),
             to_millis(ORDER_TTL_SECONDS),
         ]
         self.round_trips += 1
@@ -179,19 +171,9 @@ class RedisStore(Store):
         return record if record is not None and record.status == "pending" else None
 
     async def set_message_ref(self, request_id: str, ref: MessageRef) -> None:
-        """Remember the message that shows the request (compare-and-set, so a claim is never undone)."""
-        key = self.keys.ask(request_id)
-        for _ in range(_CAS_ATTEMPTS):
-            self.round_trips += 1
-            raw: Any = await self._redis.get(key)
-            record = decode_record(raw)
-            if record is None:
-                return
-            updated = encode_record(record.model_copy(update={"message_ref": ref}))
-            self.round_trips += 1
-            if await self._swap([key], [raw, updated]):
-                return
-        raise RuntimeError(f"clarification {request_id} kept changing; message reference not saved")
+        """Remember the message that shows the request (one script; an answer in the record stays)."""
+        self.round_trips += 1
+        await self._set_ref([self.keys.ask(request_id)], [compact_json(ref.model_dump(mode="json"))])
 
     async def claim_answer(
         self,
@@ -201,17 +183,17 @@ class RedisStore(Store):
         followup: tuple[str, str, dict[str, Any]] | None = None,
     ) -> ClaimResult:
         """Mark the request answered once and append its follow-up job: one script."""
-        head = answered_head(answered_by.model_dump(mode="json"), response.model_dump(mode="json"))
+        answered = answered_fields(answered_by.model_dump(mode="json"), response.model_dump(mode="json"))
         inbound_id, order_key, payload = followup or ("", "", {})
         args = [
-            PENDING_HEAD,
-            head,
+            PENDING_FIELDS,
+            answered,
             self.prefix,
             request_id,
             "1" if followup is not None else "0",
             inbound_id,
             order_key,
-            _json(payload),
+            compact_json(payload),
             self._maxlen,
             to_millis(ORDER_TTL_SECONDS),
         ]

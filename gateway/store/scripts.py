@@ -18,15 +18,43 @@ redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[2], '*',
 return 1
 """
 
-#: KEYS: ask record, jobs. ARGV: pending head, answered head, prefix, request id,
+#: Finds where the record's leading ``message_ref`` value ends (``null`` or one JSON object),
+#: skipping braces inside strings: the rest of the record is then spliced as text.
+RECORD_SPLIT = r"""
+local function split_record(record)
+  local start = #'{"message_ref":' + 1
+  if string.sub(record, start, start) ~= '{' then
+    return string.sub(record, 1, start + 3), string.sub(record, start + 4)
+  end
+  local depth, in_string, i = 0, false, start
+  while i <= #record do
+    local c = string.sub(record, i, i)
+    if in_string then
+      if c == '\\' then i = i + 1 elseif c == '"' then in_string = false end
+    elseif c == '"' then in_string = true
+    elseif c == '{' or c == '[' then depth = depth + 1
+    elseif c == '}' or c == ']' then
+      depth = depth - 1
+      if depth == 0 then return string.sub(record, 1, i), string.sub(record, i + 1) end
+    end
+    i = i + 1
+  end
+  return record, ''
+end
+"""
+
+#: KEYS: ask record, jobs. ARGV: pending fields, answered fields, prefix, request id,
 #: has follow-up ("1"/"0"), follow-up inbound id, order key, payload, maxlen, order ttl ms.
 #: Returns {"claimed", new record} | {"already_answered", record} | {"missing"}.
-CLAIM_ANSWER = """
+CLAIM_ANSWER = (
+    RECORD_SPLIT
+    + """
 local current = redis.call('GET', KEYS[1])
 if not current then return {'missing'} end
-local head = ARGV[1]
-if string.sub(current, 1, #head) ~= head then return {'already_answered', current} end
-local answered = ARGV[2] .. string.sub(current, #head + 1)
+local head, rest = split_record(current)
+local pending = ARGV[1]
+if string.sub(rest, 1, #pending) ~= pending then return {'already_answered', current} end
+local answered = head .. ARGV[2] .. string.sub(rest, #pending + 1)
 redis.call('SET', KEYS[1], answered, 'KEEPTTL')
 local pointer = ARGV[3] .. ':pending:' .. cjson.decode(current)['thread_id']
 if redis.call('GET', pointer) == ARGV[4] then redis.call('DEL', pointer) end
@@ -39,6 +67,20 @@ if ARGV[5] == '1' then
 end
 return {'claimed', answered}
 """
+)
+
+#: KEYS: ask record. ARGV: message reference JSON. Keeps the TTL and every other field
+#: (a claim that happened meanwhile stays). Returns 1 when the record exists.
+SET_MESSAGE_REF = (
+    RECORD_SPLIT
+    + """
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local _, rest = split_record(current)
+redis.call('SET', KEYS[1], '{"message_ref":' .. ARGV[1] .. rest, 'KEEPTTL')
+return 1
+"""
+)
 
 #: KEYS: jobs, done, seq, next. ARGV: group, entry id, job seq, done ttl ms, order ttl ms.
 #: The turnstile advances only when this call acknowledged the entry, so a job completed
@@ -86,13 +128,6 @@ FOLLOW_POINTER = """
 local target = redis.call('GET', KEYS[1])
 if not target then return false end
 return redis.call('GET', ARGV[1] .. target)
-"""
-
-#: KEYS: key. ARGV: expected value, new value. Keeps the TTL. Returns 1 when swapped.
-COMPARE_AND_SET = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
-return 1
 """
 
 #: KEYS: jobs. ARGV: group, consumer, min idle ms, count.

@@ -341,3 +341,18 @@ async def test_thread_with_pending_maps_and_finds_the_open_clarification(store: 
     assert again == thread_id and pending is not None and pending.request_id == "req-1"
     await store.claim_answer("req-1", Sender(user_id="U1"), answer())
     assert await store.thread_with_pending(CHAT.thread_key, 3600) == (thread_id, None)
+
+
+async def test_message_ref_with_awkward_text_survives_claim_and_update(store: Store) -> None:
+    await store.save_pending(pending_record())
+    awkward = {"thread_ts": '}{"status":"pending"\\', "topic": "[{]}", "note": '引号"}'}
+    first = MessageRef(platform="slack", chat_id="C1", message_id="1", extra=awkward)
+    await store.set_message_ref("req-1", first)
+    claim = await store.claim_answer("req-1", Sender(user_id="U1"), answer())
+    assert claim.status == "claimed" and claim.record.message_ref == first
+    second = MessageRef(platform="slack", chat_id="C1", message_id="2")
+    await store.set_message_ref("req-1", second)
+    stored = await store.get_pending("req-1")
+    assert (stored.status, stored.message_ref, stored.answered_by.user_id) == ("answered", second, "U1")
+    again = await store.claim_answer("req-1", Sender(user_id="U2"), answer(user="U2"))
+    assert again.status == "already_answered" and again.record.answered_by.user_id == "U1"

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from gateway.messages import Sender
+from gateway.messages import MessageRef, Sender
 from gateway.store.keys import ORDER_TTL_SECONDS
 from gateway.store.redis import RedisStore
 
@@ -90,7 +90,7 @@ async def test_turnstile_counters_expire_together(
     assert abs(seq_ttl - next_ttl) < 1000
 
 
-async def test_accept_claim_and_complete_are_one_round_trip_each(redis_store: RedisStore) -> None:
+async def test_accept_claim_ref_and_complete_are_one_round_trip_each(redis_store: RedisStore) -> None:
     await redis_store.read_jobs("w1", 10, 0)  # creates the consumer group once
     await redis_store.save_pending(pending_record())
     before = redis_store.round_trips
@@ -98,6 +98,8 @@ async def test_accept_claim_and_complete_are_one_round_trip_each(redis_store: Re
     assert redis_store.round_trips == before + 1
     await redis_store.claim_answer("req-1", Sender(user_id="U1"), answer(), followup=("c1", "k", {}))
     assert redis_store.round_trips == before + 2
+    await redis_store.set_message_ref("req-1", MessageRef(platform="slack", chat_id="C1", message_id="9"))
+    assert redis_store.round_trips == before + 3
     jobs = await redis_store.read_jobs("w1", 10, 0)
     assert [j.kind for j in jobs] == ["message", "answer"]
     before = redis_store.round_trips
