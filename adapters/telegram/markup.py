@@ -198,13 +198,13 @@ def _cut_block(block: str, limit: int) -> list[str]:
     def wrap(chunk: str) -> str:
         return f"{opener}\n{chunk}\n```" if opener else chunk
 
+    def fits(candidate: str) -> bool:
+        return len(markdown_to_html(wrap(candidate))) <= limit
+
     pieces: list[str] = []
     text = body
     while text:
-        rest = text
-        end = _longest_fitting_prefix(
-            rest, lambda n, rest=rest: len(markdown_to_html(wrap(rest[:n]))) <= limit
-        )
+        end = _longest_fitting_prefix(text, fits)
         cut = end
         if end < len(text):
             cut = text.rfind("\n", 0, end + 1)
@@ -215,14 +215,14 @@ def _cut_block(block: str, limit: int) -> list[str]:
     return pieces
 
 
-def _longest_fitting_prefix(text: str, fits: Callable[[int], bool]) -> int:
-    """The largest n (at least 1) with ``fits(n)``: binary search, HTML length grows with n."""
-    if fits(len(text)):
+def _longest_fitting_prefix(text: str, fits: Callable[[str], bool]) -> int:
+    """The largest n (at least 1) with ``fits(text[:n])``: binary search, HTML length grows with n."""
+    if fits(text):
         return len(text)
     low, high = 1, len(text)
     while low + 1 < high:
         middle = (low + high) // 2
-        if fits(middle):
+        if fits(text[:middle]):
             low = middle
         else:
             high = middle

@@ -11,6 +11,7 @@ import logging
 import warnings
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from functools import partial
 from typing import Any, TypeVar
 
 from telegram import Bot, InlineKeyboardMarkup, Message, ReplyParameters
@@ -148,9 +149,10 @@ class TelegramSender:
                 if not _is_parse_error(exc):
                     raise
                 log.warning("telegram rejected HTML (%s); sending plain text", exc)
-                plain = plain_text(piece)
                 sent.append(
-                    await with_retries(lambda p=plain: self.bot.send_message(text=p, **target), "sendMessage")
+                    await with_retries(
+                        partial(self.bot.send_message, text=plain_text(piece), **target), "sendMessage"
+                    )
                 )
         return sent
 

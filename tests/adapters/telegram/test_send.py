@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+from telegram.error import BadRequest, NetworkError
+
+from adapters.telegram.send import with_retries
 from agent.harness import TurnOutput
 from gateway.metrics import PLATFORM_API_ERRORS
 from gateway.testing import ScriptedRunner
@@ -74,3 +78,24 @@ async def test_typing_is_shown_while_the_agent_works(bench):
     methods = [c.method for c in tg.api.calls if c.method in ("sendChatAction", "sendMessage")]
     assert methods == ["sendChatAction", "sendMessage"]
     assert tg.api.of("sendChatAction")[0].params["action"] == "typing"
+
+
+async def test_network_errors_are_retried_and_client_errors_are_not():
+    attempts: list[str] = []
+
+    async def flaky() -> str:
+        attempts.append("try")
+        if len(attempts) < 3:
+            raise NetworkError("Unknown error in HTTP implementation: ConnectError()")
+        return "delivered"
+
+    assert await with_retries(flaky, "sendMessage", backoff=0.01) == "delivered"
+    assert len(attempts) == 3
+
+    async def refused() -> str:
+        attempts.append("bad")
+        raise BadRequest("chat not found")
+
+    with pytest.raises(BadRequest):
+        await with_retries(refused, "sendMessage", backoff=0.01)
+    assert attempts.count("bad") == 1
