@@ -10,12 +10,12 @@ from typing import Any
 import httpx
 import pytest
 from pydantic import SecretStr
-from starlette.applications import Starlette
 
 from adapters.slack import SlackAdapter
 from gateway.config import GatewayConfig, SlackSettings
 from gateway.core import Gateway
 from gateway.runner import AgentRunner
+from gateway.server import build_app
 from gateway.store.memory import MemoryStore
 from gateway.testing import ScriptedRunner
 
@@ -75,7 +75,7 @@ async def make_world(fake_slack: FakeSlack) -> AsyncIterator[MakeWorld]:
         gateway.register(adapter)
         await gateway.start(workers=2)
         http = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=Starlette(routes=adapter.routes())), base_url="http://gateway"
+            transport=httpx.ASGITransport(app=build_app(gateway)), base_url="http://gateway"
         )
         clients.append(http)
         world = SlackWorld(gateway, adapter, fake_slack, SlackUser(http, fake_slack), runner)
