@@ -87,7 +87,7 @@ class RedisStore(Store):
     ) -> tuple[str, PendingRecord | None]:
         """The agent thread (made on first use, TTL refreshed) and its open clarification: one script."""
         self.round_trips += 1
-        args = [new_thread_id(), to_millis(ttl_seconds), self.prefix]
+        args: list[str | int] = [new_thread_id(), to_millis(ttl_seconds), self.prefix]
         thread_id, *raw = await self._thread_pending([self.keys.thread(thread_key)], args)
         record = decode_record(raw[0]) if raw else None
         return thread_id, record if record is not None and record.status == "pending" else None
@@ -247,7 +247,13 @@ class RedisStore(Store):
             self.keys.next(job.order_key),
         ]
         self.round_trips += 1
-        args = [GROUP, job.entry_id, job.seq, to_millis(DONE_TTL_SECONDS), to_millis(ORDER_TTL_SECONDS)]
+        args: list[str | int] = [
+            GROUP,
+            job.entry_id,
+            job.seq,
+            to_millis(DONE_TTL_SECONDS),
+            to_millis(ORDER_TTL_SECONDS),
+        ]
         await self._complete(keys, args)
 
     async def is_done(self, inbound_id: str) -> bool:
