@@ -171,25 +171,23 @@ def _multi_select(options: list[Option], raw: Any, locale: Locale) -> tuple[Any,
 def _split_choices(options: list[Option], text: str) -> list[str] | None:
     """The choices named in "React, Vue" or "React、Vue"; ``None`` if a piece names no option.
 
-    A label may itself hold a separator ("Yes, with tests"), so the longest run of
-    pieces that names an option wins.
+    A label may itself hold separators ("Yes, with tests", even ";"), so at each
+    point the longest run of pieces and separators that names an option wins.
     """
-    parts = _LIST_SEPARATORS.split(text)
-    pieces = parts[0::2]
+    parts = _LIST_SEPARATORS.split(text)  # piece, separator, piece, …
     chosen: list[str] = []
     start = 0
-    while start < len(pieces):
-        if not clean(pieces[start]):
-            start += 1
-            continue
-        for end in range(len(pieces), start, -1):
-            candidate = "".join(parts[2 * start : 2 * end - 1])  # the pieces with their separators
-            if find_option(options, candidate) is not None:
+    while start < len(parts):
+        for end in range(len(parts), start, -1):
+            candidate = "".join(parts[start:end])
+            if clean(candidate) and find_option(options, candidate) is not None:
                 chosen.append(candidate)
-                start = end
+                start = end + end % 2  # the separator after a choice only separates
                 break
         else:
-            return None
+            if start % 2 == 0 and clean(parts[start]):
+                return None  # a piece that names nothing
+            start += 1  # a separator or blank between choices
     return chosen
 
 
