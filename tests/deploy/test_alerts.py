@@ -1,0 +1,71 @@
+"""deploy/prometheus/alerts.yaml: every rule is complete and asks about metrics clarigate really exposes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import yaml
+from prometheus_client.metrics import MetricWrapperBase
+
+from gateway import metrics
+from tests.deploy.k8s_objects import DEPLOY
+
+RULES: list[dict[str, Any]] = [
+    rule
+    for group in yaml.safe_load((DEPLOY / "prometheus" / "alerts.yaml").read_text())["groups"]
+    for rule in group["rules"]
+]
+#: Rules about the scrape itself: a replica that is down exposes no clarigate metric at all.
+SCRAPE_RULES = {"ClarigateTargetDown": "up"}
+#: Series each metric type exposes, by suffix of the family name.
+SUFFIXES = {
+    "counter": ("_total", "_created"),
+    "histogram": ("_bucket", "_count", "_sum", "_created"),
+    "gauge": ("",),
+    "summary": ("", "_count", "_sum", "_created"),
+    "info": ("_info",),
+}
+
+
+def exposed_series() -> dict[str, tuple[str, ...]]:
+    """Every series name defined in gateway/metrics.py -> the label names it carries."""
+    series: dict[str, tuple[str, ...]] = {}
+    for metric in vars(metrics).values():
+        if isinstance(metric, MetricWrapperBase):
+            for family in metric.describe():
+                for suffix in SUFFIXES.get(family.type, ("",)):
+                    labels = tuple(metric._labelnames) + (("le",) if suffix == "_bucket" else ())
+                    series[family.name + suffix] = labels
+    return series
+
+
+def test_the_metrics_module_defines_what_the_rules_are_checked_against() -> None:
+    assert "clarigate_runs_total" in exposed_series()
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r["alert"])
+def test_rule_is_complete(rule: dict[str, Any]) -> None:
+    assert re.fullmatch(r"Clarigate[A-Z]\w+", rule["alert"])
+    assert re.fullmatch(r"\d+[smhd]", rule["for"]), "a `for` keeps one bad scrape from paging"
+    assert rule["labels"]["severity"] in {"page", "warn", "info"}
+    assert rule["annotations"]["summary"] and rule["annotations"]["description"]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r["alert"])
+def test_rule_asks_about_series_clarigate_exposes(rule: dict[str, Any]) -> None:
+    series = exposed_series()
+    expr = rule["expr"]
+    named = set(re.findall(r"\bclarigate_\w+", expr))
+    if rule["alert"] in SCRAPE_RULES:
+        assert re.match(rf"\s*{SCRAPE_RULES[rule['alert']]}\{{", expr)
+        return
+    assert named, "every other rule is about clarigate's own metrics"
+    assert named <= set(series), f"not exposed by gateway/metrics.py: {sorted(named - set(series))}"
+    for name, matchers in re.findall(r"\b(clarigate_\w+)\{([^}]*)\}", expr):
+        for label in re.findall(r"(\w+)\s*(?:=~|!~|!=|=)", matchers):
+            assert label in series[name], f"{name} has no label {label}"
+    for grouping in re.findall(r"\bby\s*\(([^)]*)\)", expr):
+        for label in (part.strip() for part in grouping.split(",")):
+            assert all(label in series[name] for name in named), f"cannot group {sorted(named)} by {label}"

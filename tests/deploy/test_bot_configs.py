@@ -1,0 +1,74 @@
+"""Every bot config shipped in deploy/ loads with clarigate's own loader, with no secrets and no unknown keys.
+
+The loader ignores keys it does not know, so a misspelt key in an example would silently do
+nothing for the operator who copies it: these tests catch that.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from pydantic import BaseModel
+
+from gateway.config import ENV_NAMES, GatewayConfig, load_config
+from tests.deploy.k8s_objects import DEPLOY, K8S, env_file_keys
+
+BOT_CONFIGS = [
+    DEPLOY / "bot.example.yaml",
+    K8S / "bot" / "bot.yaml",
+    *sorted((K8S / "two-bots").glob("*/bot.yaml")),
+]
+
+
+@pytest.fixture(autouse=True)
+def no_operator_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loader reads the environment first: start each test from an empty one."""
+
+    for name in [*ENV_NAMES, *(n for n in os.environ if n.startswith("CLARIGATE_"))]:
+        monkeypatch.delenv(name, raising=False)
+
+
+def unknown_keys(data: dict[str, Any], model: type[BaseModel], where: str = "") -> list[str]:
+    """Keys of ``data`` that ``model`` has no field for, as dotted paths."""
+    unknown = []
+    for key, value in data.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            unknown.append(f"{where}{key}")
+        elif (
+            isinstance(value, dict)
+            and isinstance(field.annotation, type)
+            and issubclass(field.annotation, BaseModel)
+        ):
+            unknown += unknown_keys(value, field.annotation, f"{where}{key}.")
+    return unknown
+
+
+@pytest.mark.parametrize("path", BOT_CONFIGS, ids=lambda p: str(p.relative_to(DEPLOY)))
+def test_bot_config_loads_without_warnings_or_unknown_keys(path: Path) -> None:
+    config = load_config(path)
+    assert config.warnings == [], "secrets belong in the environment, not the config file"
+    assert unknown_keys(yaml.safe_load(path.read_text()), GatewayConfig) == []
+    # No platform credentials in the file, so nothing is switched on by the file alone.
+    assert config.enabled_platforms() == []
+
+
+def test_two_bots_have_different_prefixes() -> None:
+    ids = [load_config(path).bot_id for path in BOT_CONFIGS if path.parent.parent.name == "two-bots"]
+    assert len(ids) == 2 and len(set(ids)) == 2
+
+
+def test_blank_values_in_env_example_switch_nothing_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An operator who fills in only one platform gets only that one."""
+    values = env_file_keys(DEPLOY / ".env.example")
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456:ABC")
+    config = load_config(DEPLOY / "bot.example.yaml")
+    assert config.enabled_platforms() == ["telegram"]
+    assert config.bot_id == values["CLARIGATE_BOT_ID"]
+    assert config.agent.model == values["LLM_MODEL"]

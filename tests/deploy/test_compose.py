@@ -1,0 +1,124 @@
+"""deploy/compose.yaml: clarigate, Redis with persistence and PostgreSQL on one machine, started in order."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+from gateway.config import ENV_NAMES, SECRET_FIELDS
+from tests.deploy.k8s_objects import DEPLOY, env_file_keys
+
+COMPOSE_TEXT = (DEPLOY / "compose.yaml").read_text()
+COMPOSE: dict[str, Any] = yaml.safe_load(COMPOSE_TEXT)
+SERVICES: dict[str, Any] = COMPOSE["services"]
+ENV_EXAMPLE = env_file_keys(DEPLOY / ".env.example")
+
+
+def environment(service: str) -> dict[str, str]:
+    """A service's ``environment`` as a mapping (compose allows a list of KEY=value too)."""
+    env = SERVICES[service].get("environment", {})
+    return dict(item.split("=", 1) for item in env) if isinstance(env, list) else env
+
+
+def interpolate(value: str) -> str:
+    """Substitute ``${NAME…}`` from .env.example, as compose does with the operator's .env."""
+    return re.sub(r"\$\{(\w+)[^}]*\}", lambda m: ENV_EXAMPLE[m.group(1)], value)
+
+
+def compose_client() -> list[str] | None:
+    """``docker compose`` (v2 plugin) or ``docker-compose`` (v1), whichever answers."""
+    if shutil.which("docker"):
+        probe = subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30)
+        if probe.returncode == 0:
+            return ["docker", "compose"]
+    return ["docker-compose"] if shutil.which("docker-compose") else None
+
+
+def test_three_services_restart_and_report_health() -> None:
+    assert set(SERVICES) == {"clarigate", "redis", "postgres"}
+    for name, service in SERVICES.items():
+        assert service["restart"] in ("always", "unless-stopped"), name
+        assert service["healthcheck"]["test"][0] in ("CMD", "CMD-SHELL"), name
+
+
+def test_clarigate_starts_only_after_its_stores_are_healthy() -> None:
+    depends = SERVICES["clarigate"]["depends_on"]
+    assert depends == {
+        "redis": {"condition": "service_healthy"},
+        "postgres": {"condition": "service_healthy"},
+    }
+
+
+def test_redis_keeps_its_data_and_never_evicts_state() -> None:
+    command = [str(part) for part in SERVICES["redis"]["command"]]
+    flags = dict(zip(command[1::2], command[2::2], strict=False))
+    assert flags["--appendonly"] == "yes"
+    assert flags["--maxmemory-policy"] == "noeviction"
+    assert any(v.endswith(":/data") for v in SERVICES["redis"]["volumes"])
+    assert any(v.endswith(":/var/lib/postgresql/data") for v in SERVICES["postgres"]["volumes"])
+    named = {
+        v.split(":")[0] for s in SERVICES.values() for v in s.get("volumes", []) if not v.startswith(".")
+    }
+    assert named <= set(COMPOSE["volumes"]), "named volumes survive `docker compose down`"
+
+
+def test_clarigate_reaches_the_stores_by_service_name() -> None:
+    env = {key: interpolate(value) for key, value in environment("clarigate").items()}
+    redis, postgres = urlsplit(env["REDIS_URL"]), urlsplit(env["CHECKPOINTER_URL"])
+    assert (redis.hostname, redis.password) == ("redis", ENV_EXAMPLE["REDIS_PASSWORD"])
+    assert postgres.hostname == "postgres"
+    pg = environment("postgres")
+    assert (postgres.username, postgres.password) == (pg["POSTGRES_USER"], ENV_EXAMPLE["POSTGRES_PASSWORD"])
+    assert postgres.path.lstrip("/") == pg["POSTGRES_DB"]
+
+
+def test_secrets_come_from_the_env_file_which_names_every_secret() -> None:
+    assert SERVICES["clarigate"]["env_file"] in (".env", [".env"])
+    for name in re.findall(r"\$\{(\w+)", COMPOSE_TEXT):
+        assert name in ENV_EXAMPLE, f"compose.yaml uses ${{{name}}}, which .env.example does not define"
+    secrets = {
+        env for env, (section, field) in ENV_NAMES.items() if field in SECRET_FIELDS.get(section or "", ())
+    }
+    assert secrets <= set(ENV_EXAMPLE), f".env.example lacks {sorted(secrets - set(ENV_EXAMPLE))}"
+
+
+def test_bot_config_mount_and_shutdown_window_match_the_image() -> None:
+    clarigate = SERVICES["clarigate"]
+    config_path = environment("clarigate")["CLARIGATE_CONFIG"]
+    assert any(v.split(":")[1] == config_path for v in clarigate["volumes"])
+    assert "/opt/clarigate/healthcheck.py" in clarigate["healthcheck"]["test"]
+    assert "COPY deploy/healthcheck.py /opt/clarigate/healthcheck.py" in (DEPLOY / "Dockerfile").read_text()
+    grace = yaml.safe_load((DEPLOY / "bot.example.yaml").read_text())["shutdown_grace_seconds"]
+    assert int(clarigate["stop_grace_period"].rstrip("s")) > grace
+    for name in ("redis", "postgres"):
+        assert re.fullmatch(r"[\w.-]+:\d+\.\d+[\w.-]*", SERVICES[name]["image"]), "pin the store images"
+
+
+def test_docker_compose_accepts_the_file(tmp_path: Path) -> None:
+    client = compose_client()
+    if client is None:
+        pytest.skip("no Docker Compose client (docker compose / docker-compose) is installed")
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+    shutil.copy(DEPLOY / "compose.yaml", deploy)
+    shutil.copy(DEPLOY / ".env.example", deploy / ".env")
+    shutil.copy(DEPLOY / "bot.example.yaml", deploy / "bot.yaml")
+    result = subprocess.run(
+        [*client, "--project-directory", str(deploy), "-f", str(deploy / "compose.yaml"), "config"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    resolved = yaml.safe_load(result.stdout)["services"]
+    assert resolved["clarigate"]["environment"]["REDIS_URL"].startswith(
+        f"redis://:{ENV_EXAMPLE['REDIS_PASSWORD']}@redis:"
+    )
+    assert resolved["clarigate"]["depends_on"]["redis"]["condition"] == "service_healthy"
