@@ -63,7 +63,8 @@ class Dispatcher:
 
     async def handle(self, job: Job) -> None:
         """Process one job to completion; raises ``HandBack`` when it should be retried later."""
-        if await self.store.is_done(job.inbound_id):
+        # A first delivery cannot be done yet (the dedupe key admits each inbound id once): save the trip.
+        if job.deliveries > 1 and await self.store.is_done(job.inbound_id):
             await self.store.complete_job(job)
             return
         progress = _Progress()

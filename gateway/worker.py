@@ -173,6 +173,8 @@ class WorkerPool:
 
     async def _wait_for_turn(self, job: Job) -> None:
         """Wait until every earlier job of the same chat thread is complete (here or elsewhere)."""
+        if job.seq == 1:
+            return  # seq 1 is handed out only when nothing of this chat thread is outstanding
         delay = 0.002
         while True:
             changed = self._turn_changed.setdefault(job.order_key, asyncio.Event())
