@@ -7,12 +7,14 @@ as an alert to the person who tapped and change nothing in the chat.
 
 from __future__ import annotations
 
+import logging
 import time
 
 from telegram import CallbackQuery, Message
+from telegram.error import TelegramError
 
 from agent.protocol import HumanInputRequest, ui_text
-from gateway.messages import AnswerOutcome, InboundAnswer, PendingView, Sender
+from gateway.messages import AnswerOutcome, AnswerStatus, InboundAnswer, PendingView, Sender
 from gateway.port import GatewayPort
 
 from . import callback_data as cb
@@ -21,6 +23,8 @@ from .receive import remember_chain, sender_of
 from .render import render_answered, render_other_prompt, render_wizard
 from .send import TelegramSender
 from .wizard import WizardState
+
+log = logging.getLogger(__name__)
 
 WIZARD_ACTIONS = {
     cb.STEP_DONE,
@@ -47,7 +51,10 @@ class Interactions:
         try:
             notice = await self._dispatch(query)
         finally:
-            await self.sender.answer_callback(query.id, notice[0], notice[1])
+            try:
+                await self.sender.answer_callback(query.id, notice[0], notice[1])
+            except TelegramError as exc:  # e.g. "query is too old": the tap itself was handled
+                log.warning("telegram answerCallbackQuery failed: %s", exc)
 
     async def _dispatch(self, query: CallbackQuery) -> Notice:
         action = cb.decode(query.data)
@@ -91,6 +98,8 @@ class Interactions:
     async def _after_submit(
         self, outcome: AnswerOutcome, request: HumanInputRequest, chat_id: str, message_id: str
     ) -> Notice:
+        if outcome.status is AnswerStatus.DUPLICATE:
+            return None, False  # a redelivered tap: the first delivery already did everything
         if not outcome.accepted:
             return outcome.message or ui_text("invalid_values", request.locale), True
         await self.sender.edit(chat_id, message_id, render_answered(request, outcome.answered_line))
@@ -175,7 +184,7 @@ class Interactions:
             await self._save(view, state)
             await self.sender.edit(state.chat_id, state.message_id, render_wizard(request, state))
             return outcome.message or ui_text("invalid_values", request.locale), True
-        if outcome.accepted or outcome.status.value in ("already_answered", "expired"):
+        if outcome.accepted or outcome.status in (AnswerStatus.ALREADY_ANSWERED, AnswerStatus.EXPIRED):
             await self._forget(state)
         return await self._after_submit(outcome, request, state.chat_id, state.message_id)
 

@@ -157,3 +157,16 @@ async def test_free_text_question_uses_force_reply(bench):
     assert asked.markup["force_reply"] is True and "What is the repo URL?" in asked.params["text"]
     await tg.deliver(message_update("https://git.example.com/app"))
     assert runner.calls[-1].response.value == "https://git.example.com/app"
+
+
+async def test_redelivered_tap_is_handled_once(bench):
+    runner = ScriptedRunner(ask_then_echo(choice_request("Which framework?", ["React", "Vue"])))
+    tg = await bench(runner)
+    await tg.deliver(message_update("deploy"))
+    tap = callback_update(clarification_call(tg).buttons[0][0]["callback_data"], 1000)
+    await tg.deliver(tap)
+    await tg.deliver(tap)  # the same update again, as after a lost 200
+    assert len([c for c in runner.calls if c.response is not None]) == 1
+    assert len(tg.api.of("editMessageText")) == 1
+    first, again = tg.api.of("answerCallbackQuery")
+    assert first.params["text"] == "Answer received." and "text" not in again.params
