@@ -63,7 +63,11 @@ def answer_with_text(request: HumanInputRequest, text: str, by: AnsweredBy | Non
 
 
 def check_form_values(request: HumanInputRequest, raw: Mapping[str, Any]) -> FormCheck:
-    """Type raw values (strings, lists, bools) by field and enforce required fields."""
+    """Type raw values (strings, lists, bools) by field and enforce required fields.
+
+    A given ``False`` or ``0`` is an answer, so a required checkbox left unticked passes.
+    """
+    raw = raw if isinstance(raw, Mapping) else {}
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
     for form_field in request.fields:
@@ -148,7 +152,7 @@ def _problem(request: HumanInputRequest, form_field: FormField, error: str) -> s
     return f"{form_field.label}{separator}{error}"
 
 
-_NAME_VALUE = re.compile(r"([^:：]*)[:：](.*)", re.DOTALL)
+_COLON = re.compile("[:：]")
 _LIST_MARK = re.compile(r"^(?:[-*•]|\d+[.)、])\s*")
 _FIELD_NOTE = re.compile(r"\s*\((?:required|optional|必填|选填)\)$")
 
@@ -158,14 +162,23 @@ def _form_lines(request: HumanInputRequest, message: str) -> dict[str, str]:
     found: dict[str, list[str]] = {}
     current: str | None = None
     for line in message.splitlines():
-        match = _NAME_VALUE.fullmatch(line)
-        form_field = _field_for_key(request, match.group(1)) if match else None
-        if form_field is not None and match is not None:
-            current = form_field.name
-            found[current] = [match.group(2).strip()]
+        named = _named_line(request, line)
+        if named is not None:
+            current = named[0].name
+            found[current] = [named[1].strip()]
         elif current is not None and line.strip():
             found[current].append(line.strip())
     return {name: "\n".join(lines).strip() for name, lines in found.items()}
+
+
+def _named_line(request: HumanInputRequest, line: str) -> tuple[FormField, str] | None:
+    """(field, value) when the line starts with a field's name or label and a colon."""
+    # Try each colon in turn: a label may hold one itself ("Time (HH:MM): 10:30").
+    for colon in _COLON.finditer(line):
+        form_field = _field_for_key(request, line[: colon.start()])
+        if form_field is not None:
+            return form_field, line[colon.end() :]
+    return None
 
 
 def _field_for_key(request: HumanInputRequest, key: str) -> FormField | None:

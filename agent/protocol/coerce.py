@@ -78,6 +78,6 @@ def maybe_json(value: Any) -> Any:
         if text[:1] in ("[", "{"):
             try:
                 return json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON after all, or absurdly nested
                 return value
     return value

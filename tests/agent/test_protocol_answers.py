@@ -251,3 +251,11 @@ def test_answer_with_text_and_form_round_trip_as_payloads():
 def test_answer_with_form_refuses_invalid_values():
     with pytest.raises(ValueError):
         answer_with_form(FORM, {"project_name": "demo"}, None)
+
+
+def test_a_required_checkbox_left_unticked_is_an_answer():
+    req = normalize_request(
+        {"question": "Q", "fields": [{"name": "agree", "type": "checkbox", "required": True}]}, "c"
+    )
+    assert check_form_values(req, {"agree": []}).values == {"agree": False}
+    assert check_form_values(req, {}).errors == {"agree": "This field is required"}

@@ -244,3 +244,8 @@ def test_junk_details_are_repaired_not_dropped():
     assert solo.fields[0].type == "select" and labels(solo.fields[0].options) == ["a", "b"]
     cleaned = normalize_request({"question": "bad \ud800 surrogate \x00 nul"}, "c")
     assert cleaned.question == "bad  surrogate  nul"
+
+
+def test_absurdly_nested_json_text_keeps_the_question():
+    req = normalize_request({"question": "Which?", "options": "[" * 100_000 + "]" * 100_000}, "c")
+    assert req.question == "Which?" and req.input_mode in ("free_text", "choice_with_other")

@@ -165,3 +165,15 @@ def test_odd_replies_never_raise(text):
     for request in (CHOICE, FREE, FORM):
         reply = parse_typed_reply(request, text, BY)
         assert (reply.response is None) != (not reply.problems)
+
+
+def test_a_label_holding_a_colon_still_names_its_field():
+    req = normalize_request(
+        {
+            "question": "When?",
+            "fields": [{"name": "t", "label": "Time (HH:MM)", "required": True}, {"name": "url"}],
+        },
+        "c",
+    )
+    reply = parse_typed_reply(req, "Time (HH:MM): 10:30\nurl: http://x.test:8080/a", BY)
+    assert reply.response.values == {"t": "10:30", "url": "http://x.test:8080/a"}
