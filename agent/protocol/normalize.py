@@ -87,10 +87,7 @@ def _normalize(args: Mapping[str, Any], call_id: str) -> HumanInputRequest:
     fields = _fields(args.get("fields"))
     if clarification_type == "risk_confirmation" and not options and not fields:
         # Renderers treat option-1 of a risk confirmation as "go ahead", the rest as "stop".
-        options = [
-            Option(id="option-1", label=ui_text("confirm", locale), value=ui_text("confirm", "en")),
-            Option(id="option-2", label=ui_text("cancel", locale), value=ui_text("cancel", "en")),
-        ]
+        options = _options([ui_text("confirm", locale), ui_text("cancel", locale)], "option")
     base = HumanInputRequest(
         request_id=f"clarification:{call_id}",
         tool_call_id=call_id,
