@@ -30,7 +30,7 @@ from gateway.messages import (
 from gateway.port import GatewayPort, PlatformAdapter
 
 from .interactions import Interactions
-from .polling import LeasedPoller
+from .polling import ALLOWED_UPDATES, LeasedPoller
 from .receive import (
     BotIdentity,
     chain_key,
@@ -50,7 +50,6 @@ log = logging.getLogger(__name__)
 
 TYPING_REFRESH = 4.5  # Telegram shows "typing…" for about 5 seconds per sendChatAction
 TYPING_MAX = 300.0  # never type forever if a run's "done" is lost
-ALLOWED_UPDATES = ["message", "callback_query"]
 
 
 class TelegramAdapter(PlatformAdapter):

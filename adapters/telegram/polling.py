@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 LEASE_NAME = "telegram-poller"
 OFFSET_KEY = "poll-offset"
 OFFSET_TTL = 7 * 24 * 3600
+MAX_TRIES = 3
+ALLOWED_UPDATES = ["message", "callback_query"]
 
 
 class LeasedPoller:
@@ -50,6 +52,7 @@ class LeasedPoller:
         self.holding = False
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
+        self._failures: dict[int, int] = {}
 
     def start(self) -> None:
         """Begin competing for the lease in the background."""
@@ -95,7 +98,10 @@ class LeasedPoller:
         try:
             updates: tuple[Update, ...] = await with_retries(
                 lambda: self.bot.get_updates(
-                    offset=offset, timeout=self.poll_timeout, read_timeout=self.poll_timeout + 5
+                    offset=offset,
+                    timeout=self.poll_timeout,
+                    read_timeout=self.poll_timeout + 5,
+                    allowed_updates=ALLOWED_UPDATES,
                 ),
                 "getUpdates",
             )
@@ -104,7 +110,16 @@ class LeasedPoller:
             await self._wait(1.0)
             return 0
         for update in updates:
-            await self.handle(update)
+            try:
+                await self.handle(update)
+            except Exception:
+                # Left unconfirmed, the update comes again next round; one that keeps
+                # failing is given up so it cannot stall every update behind it.
+                tries = self._failures[update.update_id] = self._failures.get(update.update_id, 0) + 1
+                if tries < MAX_TRIES:
+                    raise
+                log.exception("telegram update %s failed %d times: skipped", update.update_id, tries)
+            self._failures.pop(update.update_id, None)
             # Stored after each update: a takeover re-reads at most the one in flight.
             await self.state.set_json(OFFSET_KEY, update.update_id + 1, OFFSET_TTL)
         return len(updates)

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+from telegram import Bot
+
 from adapters.telegram import TelegramAdapter
+from adapters.telegram.polling import LeasedPoller
 from gateway.core import Gateway
+from gateway.store.memory import MemoryStore
 from gateway.testing import ScriptedRunner
 from tests.conftest import test_config as gateway_config
 
@@ -78,3 +83,29 @@ async def test_a_stopping_replica_hands_the_lease_over_at_once(bot_api, redis_pr
         await second.stop(grace=0)
         await first.store.close()
         await second.store.close()
+
+
+async def test_an_update_that_keeps_failing_is_retried_then_skipped(bot_api):
+    store = MemoryStore("t-poison")
+    bot = Bot(bot_api.token, base_url=bot_api.base_url)
+    handled: list[int] = []
+    poison = message_update("boom")
+    fine = message_update("fine")
+
+    async def handle(update) -> None:
+        if update.update_id == poison["update_id"]:
+            handled.append(-1)
+            raise RuntimeError("bug")
+        handled.append(update.update_id)
+
+    poller = LeasedPoller(bot, store, handle, lease_ttl=3, poll_timeout=0)
+    bot_api.queue_update(poison)
+    bot_api.queue_update(fine)
+    async with bot:
+        for _ in range(2):
+            with pytest.raises(RuntimeError):
+                await poller.poll_once()
+        assert await poller.poll_once() == 2
+    assert handled == [-1, -1, -1, fine["update_id"]]
+    assert await store.get_json("poll-offset") == fine["update_id"] + 1
+    await store.close()
