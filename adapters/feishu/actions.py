@@ -69,7 +69,8 @@ def read_card_action(request: HumanInputRequest, action: dict[str, Any]) -> Card
         text = str(
             (action.get("form_value") or {}).get(OTHER_INPUT) or action.get("input_value") or ""
         ).strip()
-        return CardAnswer(text=text) if text else CardAnswer(problems=[ui_text("your_answer", loc)])
+        missing = f"{ui_text('your_answer', loc)}: {ui_text('required', loc)}"
+        return CardAnswer(text=text) if text else CardAnswer(problems=[missing])
     if kind == ACTION_FORM:
         return CardAnswer(values=form_values(request, action.get("form_value") or {}))
     picked = action.get("option") if kind == ACTION_SELECT else kind

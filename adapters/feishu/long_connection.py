@@ -26,7 +26,6 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
 from gateway.config import FeishuSettings
 
 from .receive import MESSAGE_EVENT, FeishuReceiver
-from .verify import Rejected
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +69,7 @@ class LongConnection:
 
     def _run(self, payload: dict[str, Any]) -> dict[str, Any] | None:
         if self.core_loop is None:
-            raise Rejected(503, "long connection not started")
+            raise RuntimeError("the long connection has not been started")
         future = asyncio.run_coroutine_threadsafe(self.receiver.handle(payload), self.core_loop)
         return future.result(timeout=HANDLER_TIMEOUT_SECONDS)
 

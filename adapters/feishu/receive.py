@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from agent.protocol import ui_text
+from agent.protocol import summarize_answer, ui_text
 from gateway.messages import AnswerStatus, Conversation, InboundAnswer, InboundMessage, PendingView, Sender
 from gateway.metrics import INBOUND_EVENTS
 from gateway.port import GatewayPort
@@ -196,8 +196,10 @@ class FeishuReceiver:
             )
         )
         if outcome.accepted:
-            done = toast(outcome.message or ui_text("answer_received", view.request.locale), "success")
+            done = toast(ui_text("answer_received", view.request.locale), "success")
             return with_card(done, render_answered(view.request, outcome.answered_line, sender.user_id))
+        if outcome.status is AnswerStatus.DUPLICATE:
+            return repeat_reply(outcome.view or view)
         if outcome.status is AnswerStatus.INVALID:
             return toast(invalid_message(view, outcome.message, outcome.errors), "error")
         return toast(outcome.message or ui_text("expired", view.request.locale), "warning")
@@ -211,6 +213,24 @@ class FeishuReceiver:
         if card_size(card) > CARD_LIMIT_BYTES:
             return toast(ui_text("type_answer", view.request.locale))
         return with_card({}, card)
+
+
+def repeat_reply(view: PendingView) -> dict[str, Any]:
+    """The reply to a callback Feishu delivered again: the answered card once more, if it was answered.
+
+    Feishu redelivers when our first reply was slow or lost, so the card may never
+    have changed; other repeats change nothing.
+    """
+    if view.status != "answered" or view.response is None:
+        return {}
+    who = view.answered_by.label if view.answered_by else ""
+    line = ui_text(
+        "answered_by", view.request.locale, who=who, answer=summarize_answer(view.request, view.response)
+    )
+    done = toast(ui_text("answer_received", view.request.locale), "success")
+    return with_card(
+        done, render_answered(view.request, line, view.answered_by.user_id if view.answered_by else None)
+    )
 
 
 def invalid_message(view: PendingView, message: str, errors: dict[str, str]) -> str:

@@ -178,7 +178,7 @@ def field_component(f: FormField, index: int, locale: Locale) -> dict[str, Any]:
         return {"tag": "date_picker", "name": name, "placeholder": hint, "required": f.required}
     component: dict[str, Any] = {"tag": "input", "name": name, "placeholder": hint, "required": f.required}
     if f.type == "textarea":
-        component.update(input_type="multiline_text", rows=3, auto_resize=True)
+        component.update(input_type="multiline_text", rows=3)
     return component
 
 

@@ -196,3 +196,17 @@ async def test_group_chatter_without_a_mention_is_ignored(make_bot):
     await bot.deliver(message_event("in a thread", chat="oc_group", chat_type="group", root_id="om_other"))
     await bot.gateway.drain()
     assert bot.runner.calls == [] and bot.api.posted() == []
+
+
+async def test_a_redelivered_click_repeats_the_answered_card_and_runs_once(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    message_id, card = await ask(bot)
+    click = card_action(payload(button(card, "React")), message_id=message_id, event_id="ev-click-1")
+
+    first = await bot.click(click)
+    again = await bot.click(click)  # Feishu retries when it did not get the first reply in time
+    assert again["card"] == first["card"] and "Answered by <at id=ou_alice></at>: React" in text_of(
+        again["card"]["data"]
+    )
+    await bot.gateway.drain()
+    assert [c.response.option_id for c in bot.runner.calls if c.response] == ["option-1"]
