@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 
 from starlette.routing import BaseRoute
 from telegram import Bot, Message, Update
@@ -48,6 +49,7 @@ from .send import TelegramSender, message_ref, with_retries
 
 log = logging.getLogger(__name__)
 
+_SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what Telegram accepts as secret_token
 TYPING_REFRESH = 4.5  # Telegram shows "typing…" for about 5 seconds per sendChatAction
 TYPING_MAX = 300.0  # never type forever if a run's "done" is lost
 
@@ -135,8 +137,11 @@ class TelegramAdapter(PlatformAdapter):
         problems = []
         if not self.settings.bot_token or not self.settings.bot_token.get_secret_value():
             problems.append("TELEGRAM_BOT_TOKEN is not set")
-        if self.settings.webhook_url and not self.settings.webhook_secret:
+        secret = self.settings.webhook_secret.get_secret_value() if self.settings.webhook_secret else ""
+        if self.settings.webhook_url and not secret:
             problems.append("TELEGRAM_WEBHOOK_SECRET is required in webhook mode")
+        elif secret and not _SECRET_CHARS.fullmatch(secret):
+            problems.append("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
         return problems
 
     # --- receiving -----------------------------------------------------------------------------

@@ -107,8 +107,12 @@ async def test_bad_token_fails_start_with_a_clear_error(bot_api):
 async def test_webhook_mode_needs_a_secret_and_sets_the_webhook(bot_api):
     gateway = Gateway(gateway_config(), MemoryStore("t-webhook"), ScriptedRunner())
     unsafe = TelegramAdapter(telegram_settings(bot_api, webhook_secret=None), gateway)
-    with pytest.raises(RuntimeError, match="TELEGRAM_WEBHOOK_SECRET"):
+    with pytest.raises(RuntimeError, match="TELEGRAM_WEBHOOK_SECRET is required"):
         await unsafe.start()
+    rejected = TelegramAdapter(telegram_settings(bot_api, webhook_secret="has spaces!"), gateway)
+    assert await rejected.check() == [
+        "TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, _ and -"
+    ]
     adapter = TelegramAdapter(telegram_settings(bot_api), gateway)
     await adapter.start()
     await adapter.stop()
