@@ -16,7 +16,7 @@ from .base import Job, PendingRecord
 GROUP = "workers"
 #: How long "this inbound id has had its reply" is remembered (longer than any platform retry).
 DONE_TTL_SECONDS = 2 * 24 * 3600
-#: How long an idle chat thread's turnstile counters live (refreshed by every accept and completion).
+#: How long turnstile counters with jobs outstanding live (refreshed by every accept and completion).
 ORDER_TTL_SECONDS = 30 * 24 * 3600
 
 #: A stored record starts with its message reference, then the answer fields, then the rest:

@@ -246,9 +246,14 @@ class MemoryStore(Store):
             return  # already acknowledged (by a worker that had claimed it): advance only once
         self._entries.pop(job.entry_id, None)
         seq_key, next_key = self.keys.seq(job.order_key), self.keys.next(job.order_key)
-        # counters only grow, so a late duplicate of a completed job always finds its turn passed
-        self._set(next_key, max(int(self._get(next_key) or 0), job.seq), ORDER_TTL_SECONDS)
-        self._refresh(seq_key, ORDER_TTL_SECONDS)
+        completed = max(int(self._get(next_key) or 0), job.seq)
+        if completed >= int(self._get(seq_key) or 0):
+            # caught up: the chat thread's next job gets seq 1 ("nothing outstanding, run at once")
+            self._values.pop(seq_key, None)
+            self._values.pop(next_key, None)
+        else:
+            self._set(next_key, completed, ORDER_TTL_SECONDS)
+            self._refresh(seq_key, ORDER_TTL_SECONDS)
 
     async def is_done(self, inbound_id: str) -> bool:
         """True when this inbound id has had its reply."""

@@ -84,15 +84,20 @@ return 1
 
 #: KEYS: jobs, done, seq, next. ARGV: group, entry id, job seq, done ttl ms, order ttl ms.
 #: The turnstile advances only when this call acknowledged the entry, so a job completed
-#: twice (by a slow worker and by the one that claimed it) advances it once. The counters
-#: only grow (never reset while in use), so a late duplicate always finds its turn passed.
+#: twice (by a slow worker and by the one that claimed it) advances it once. Once every
+#: handed-out seq is complete both counters go: the next job of that chat thread gets
+#: seq 1, which therefore means "nothing before it is outstanding: run at once".
 COMPLETE_JOB = """
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
 if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('XDEL', KEYS[1], ARGV[2])
 local completed = math.max(tonumber(redis.call('GET', KEYS[4]) or '0'), tonumber(ARGV[3]))
-redis.call('SET', KEYS[4], completed, 'PX', ARGV[5])
-redis.call('PEXPIRE', KEYS[3], ARGV[5])
+if completed >= tonumber(redis.call('GET', KEYS[3]) or '0') then
+  redis.call('DEL', KEYS[3], KEYS[4])
+else
+  redis.call('SET', KEYS[4], completed, 'PX', ARGV[5])
+  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+end
 return 1
 """
 

@@ -38,15 +38,17 @@ async def test_keys_are_named_as_documented(redis_store: RedisStore, raw: Redis,
     p = store_prefix
     thread_id = await redis_store.thread_for_chat(CHAT.thread_key, 3600)
     await redis_store.accept_job("slack:Ev1", "message", "slack:Ev1", CHAT.thread_key, {"text": "hi"}, 60)
+    await redis_store.accept_job("slack:Ev2", "message", "slack:Ev2", CHAT.thread_key, {"text": "and"}, 60)
     await redis_store.save_pending(pending_record(thread_id=thread_id))
     await redis_store.set_json("telegram:wizard:req-1:U1", {"step": 1}, 60)
     await redis_store.acquire_lease("telegram-poll", "r1", 60)
-    (job,) = await redis_store.read_jobs("w1", 10, 0)
-    await redis_store.complete_job(job)
+    job, _ = await redis_store.read_jobs("w1", 10, 0)
+    await redis_store.complete_job(job)  # the second stays outstanding: the turnstile counters stay
     keys = {key async for key in raw.scan_iter(match=f"{p}:*")}
     assert keys == {
         f"{p}:thread:slack:T1:C1:171.1",
         f"{p}:seen:slack:Ev1",
+        f"{p}:seen:slack:Ev2",
         f"{p}:seq:slack:T1:C1:171.1",
         f"{p}:next:slack:T1:C1:171.1",
         f"{p}:jobs",
@@ -59,7 +61,7 @@ async def test_keys_are_named_as_documented(redis_store: RedisStore, raw: Redis,
     }
     assert await raw.get(f"{p}:thread:slack:T1:C1:171.1") == thread_id
     assert await raw.get(f"{p}:tok:tok-req-1") == "req-1"
-    assert await raw.xlen(f"{p}:jobs") == 0  # completed entries leave the stream
+    assert await raw.xlen(f"{p}:jobs") == 1  # completed entries leave the stream
 
 
 async def test_pending_keys_live_until_expires_at_also_once_answered(
@@ -77,17 +79,19 @@ async def test_pending_keys_live_until_expires_at_also_once_answered(
     assert stored["request"]["question"] == "Which region?"
 
 
-async def test_turnstile_counters_expire_together(
+async def test_turnstile_counters_expire_together_and_go_once_caught_up(
     redis_store: RedisStore, raw: Redis, store_prefix: str
 ) -> None:
     await redis_store.accept_job("e1", "message", "e1", "k", {}, 60)
     await redis_store.accept_job("e2", "message", "e2", "k", {}, 60)
-    first, _ = await redis_store.read_jobs("w1", 10, 0)
+    first, second = await redis_store.read_jobs("w1", 10, 0)
     await redis_store.complete_job(first)
     seq_ttl = await raw.pttl(f"{store_prefix}:seq:k")
     next_ttl = await raw.pttl(f"{store_prefix}:next:k")
     assert 0 < ORDER_TTL_SECONDS * 1000 - seq_ttl < 5000
     assert abs(seq_ttl - next_ttl) < 1000
+    await redis_store.complete_job(second)
+    assert await raw.exists(f"{store_prefix}:seq:k", f"{store_prefix}:next:k") == 0  # caught up
 
 
 async def test_accept_claim_ref_and_complete_are_one_round_trip_each(redis_store: RedisStore) -> None:
