@@ -20,6 +20,7 @@ from agent.protocol import (
     summarize_answer,
     ui_text,
 )
+from agent.protocol.models import Locale
 from gateway.messages import AnswerOutcome, AnswerStatus, InboundAnswer, PendingView, Sender
 from gateway.store.base import PendingRecord
 
@@ -45,9 +46,9 @@ def answered_by(platform: str, sender: Sender) -> AnsweredBy:
     return AnsweredBy(platform=platform, user_id=sender.user_id, display_name=sender.display_name)
 
 
-def expired_outcome(view: PendingView | None = None, locale: str = "en") -> AnswerOutcome:
+def expired_outcome(view: PendingView | None = None, locale: Locale = "en") -> AnswerOutcome:
     """The verdict for an unknown or expired clarification."""
-    return AnswerOutcome(status=AnswerStatus.EXPIRED, message=ui_text("expired", _locale(locale)), view=view)
+    return AnswerOutcome(status=AnswerStatus.EXPIRED, message=ui_text("expired", locale), view=view)
 
 
 def already_answered_outcome(view: PendingView) -> AnswerOutcome:
@@ -131,7 +132,3 @@ def answered_line(view: PendingView) -> str:
 def run_text_for(record: PendingRecord, response: HumanInputResponse) -> str:
     """The HumanMessage text the next run receives for this answer."""
     return answer_message_text(record.request, response)
-
-
-def _locale(locale: str) -> str:
-    return locale if locale in ("en", "zh") else "en"

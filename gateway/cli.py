@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import math
 import os
 import signal
 import sys
@@ -56,7 +57,12 @@ def serve(config: GatewayConfig, host: str, port: int) -> int:
     app = build_app(gateway, lifespan=gateway_lifespan(gateway, grace))
     server = GracefulServer(
         uvicorn.Config(
-            app, host=host, port=port, log_config=None, lifespan="on", timeout_graceful_shutdown=grace
+            app,
+            host=host,
+            port=port,
+            log_config=None,
+            lifespan="on",
+            timeout_graceful_shutdown=math.ceil(grace),
         )
     )
 

@@ -64,6 +64,7 @@ class Gateway:
         self.config = config
         self.store = store
         self.runner = runner
+        self.state: AdapterState = store  # adapter state (wizards, leases) under the bot prefix
         self.outbox = Outbox()
         self.dispatcher = Dispatcher(config, store, runner, self.outbox)
         self.consumer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -73,11 +74,6 @@ class Gateway:
         self._accepted: set[str] = set()  # inbound ids accepted here, for ``drain``
         self._background: set[asyncio.Task[Any]] = set()
         self._started = False
-
-    @property
-    def state(self) -> AdapterState:
-        """Adapter state (wizards, leases), kept by the store under the bot prefix."""
-        return self.store
 
     @property
     def adapters(self) -> list[PlatformAdapter]:

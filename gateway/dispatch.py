@@ -100,9 +100,8 @@ class Dispatcher:
             log.info("started a new agent thread")
             await self._reply(conv, TextReply(text=NEW_THREAD_TEXT), progress)
             return
-        thread_id = await self.store.thread_for_chat(conv.thread_key, ttl)
+        thread_id, pending = await self.store.thread_with_pending(conv.thread_key, ttl)
         set_log_context(thread_id=thread_id)
-        pending = await self.store.pending_for_thread(thread_id)
         if pending is not None and self._may_type_answer(pending, msg.sender):
             set_log_context(request_id=pending.request_id)
             by = answered_by(conv.platform, msg.sender)
@@ -120,7 +119,7 @@ class Dispatcher:
                     text = run_text_for(pending, typed.response)
                     await self._run(conv, thread_id, text, typed.response, msg.sender, progress)
                     return
-        await self._run(conv, thread_id, msg.text, None, msg.sender, progress)
+        await self._run(conv, thread_id, message_text(msg), None, msg.sender, progress)
 
     async def _answer(self, payload: dict[str, Any], progress: _Progress) -> None:
         conv = Conversation.model_validate(payload["conversation"])
@@ -213,3 +212,10 @@ def is_new_thread_command(text: str) -> bool:
     """True for ``/new`` (also Telegram's ``/new@botname``) and its synonyms."""
     words = text.strip().split(maxsplit=1)
     return bool(words) and words[0].split("@", 1)[0].lower() in NEW_THREAD_COMMANDS
+
+
+def message_text(msg: InboundMessage) -> str:
+    """What the agent reads: the text, and the names of attachments it cannot see."""
+    if not msg.attachments:
+        return msg.text
+    return f"{msg.text}\n\n(attached: {', '.join(msg.attachments)})".strip()
