@@ -111,7 +111,7 @@ class Interactions:
         if refusal:
             return refusal
         conversation = view.conversation.model_copy(update={"reply_to": message_id})
-        sent = await self.sender.post(conversation, render_other_prompt(view.request, who.label))
+        sent = await self.sender.post(conversation, render_other_prompt(view.request, who))
         await remember_chain(self.gateway.state, conversation, str(sent.message_id))
         return ui_text("type_answer", view.request.locale), False
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from telegram import ForceReply, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.helpers import mention_html
 
 from agent.protocol import FormField, HumanInputRequest, ui_text
-from gateway.messages import ClarificationOut
+from gateway.messages import ClarificationOut, Sender
 
 from . import callback_data as cb
 from .markup import MAX_MESSAGE_CHARS, neutralize_mentions
@@ -113,10 +114,14 @@ def render_answered(request: HumanInputRequest, answered_line: str) -> TelegramM
     return TelegramMessage(_fit(f"{question_html(request)}\n\n{escape(answered_line)}"))
 
 
-def render_other_prompt(request: HumanInputRequest, who: str) -> TelegramMessage:
-    """The prompt after "Other…": a ForceReply so the person's next message is the answer."""
-    text = f"{escape(who)}: {escape(ui_text('type_answer', request.locale))}"
-    return TelegramMessage(text, _force_reply(request))
+def render_other_prompt(request: HumanInputRequest, who: Sender) -> TelegramMessage:
+    """The prompt after "Other…": a ForceReply so the person's next message is the answer.
+
+    The person is mentioned by id: in a group a selective ForceReply opens the reply
+    box only for the people the message mentions.
+    """
+    name = mention_html(int(who.user_id), who.label) if who.user_id.isdigit() else escape(who.label)
+    return TelegramMessage(f"{name}: {escape(ui_text('type_answer', request.locale))}", _force_reply(request))
 
 
 def _force_reply(request: HumanInputRequest) -> ForceReply:

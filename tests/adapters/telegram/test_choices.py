@@ -6,7 +6,16 @@ from agent.harness import TurnOutput
 from agent.protocol import HumanInputRequest, Option
 from gateway.testing import ScriptedRunner, Turn, asking, choice_request
 
-from .harness import ALICE, BOB, bot_message, callback_update, message_update, private_chat
+from .harness import (
+    ALICE,
+    BOB,
+    GROUP,
+    bot_message,
+    callback_update,
+    mention_update,
+    message_update,
+    private_chat,
+)
 
 
 def ask_then_echo(request: HumanInputRequest):
@@ -99,7 +108,8 @@ async def test_other_asks_with_force_reply_and_the_reply_answers(bench):
     calls = tg.new_calls()
     prompt = next(c for c in calls if c.method == "sendMessage")
     prompt_id = 1001  # the fake server numbers messages from 1000: the question, then this prompt
-    assert prompt.markup["force_reply"] is True
+    assert prompt.markup["force_reply"] is True and prompt.markup["selective"] is True
+    assert prompt.params["text"].startswith('<a href="tg://user?id=111">Alice</a>: Type your answer')
     assert any(c.method == "answerCallbackQuery" for c in calls)
 
     await tg.deliver(message_update("Solid", reply_to=bot_message(int(prompt_id), private_chat(ALICE))))
@@ -170,3 +180,22 @@ async def test_redelivered_tap_is_handled_once(bench):
     assert len(tg.api.of("editMessageText")) == 1
     first, again = tg.api.of("answerCallbackQuery")
     assert first.params["text"] == "Answer received." and "text" not in again.params
+
+
+async def test_group_question_other_and_reply_stay_in_the_mentions_chain(bench):
+    runner = ScriptedRunner(ask_then_echo(choice_request("Which framework?", ["React", "Vue"])))
+    tg = await bench(runner)
+    start = mention_update("deploy the site")
+    await tg.deliver(start)
+    asked = clarification_call(tg)
+    assert asked.params["chat_id"] == str(GROUP["id"])
+    assert f'"message_id": {start["message"]["message_id"]}' in asked.params["reply_parameters"]
+
+    await tg.deliver(callback_update(asked.buttons[-1][0]["callback_data"], 1000, chat=GROUP))
+    prompt_id = 1001
+    await tg.deliver(message_update("Astro", chat=GROUP, reply_to=bot_message(prompt_id, GROUP)))
+
+    first, answer = runner.calls
+    assert answer.response is not None and answer.response.value == "Astro"
+    assert first.thread_id == answer.thread_id
+    assert "✅ Answered by Alice: Astro" in tg.api.of("editMessageText")[-1].params["text"]
