@@ -72,8 +72,9 @@ def post_text(content: dict[str, Any]) -> str:
                 continue
             if node.get("tag") in ("text", "a", "code_block"):
                 parts.append(str(node.get("text") or ""))
-            elif node.get("tag") == "at":
-                parts.append(str(node.get("user_name") or node.get("user_id") or ""))
+            elif node.get("tag") == "at":  # "@_user_1" keys are resolved with the mentions, like in text
+                key = str(node.get("user_id") or "")
+                parts.append(key if key.startswith("@_") else f"@{node.get('user_name') or key}")
         lines.append("".join(parts))
     return "\n".join(line for line in lines if line)
 

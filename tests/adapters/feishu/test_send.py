@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from adapters.feishu import FeishuAdapter
 from adapters.feishu.send import FeishuApiError, FeishuSender, build_client
 from gateway.config import FeishuSettings
 from gateway.messages import Conversation, TextReply
@@ -91,3 +92,15 @@ def test_domain_switches_between_feishu_lark_and_a_test_server():
     assert lark.config.domain == "https://open.larksuite.com"
     assert local.config.domain == "http://127.0.0.1:8081"
     assert build_client(FeishuSettings(app_id="a")).config.domain == "https://open.feishu.cn"
+
+
+async def test_check_accepts_working_credentials_and_names_what_is_missing(fake_api):
+    good = FeishuAdapter(feishu_settings(fake_api), gateway=None)  # type: ignore[arg-type]
+    assert await good.check() == []
+    unsafe = FeishuAdapter(feishu_settings(fake_api, encrypt_key=None), gateway=None)  # type: ignore[arg-type]
+    assert any("FEISHU_ENCRYPT_KEY" in p for p in await unsafe.check())
+    nowhere = FeishuAdapter(feishu_settings(fake_api, domain="http://127.0.0.1:9"), gateway=None)  # type: ignore[arg-type]
+    assert any("unreachable" in p for p in await nowhere.check())
+    assert await FeishuAdapter(FeishuSettings(), gateway=None).check() == [  # type: ignore[arg-type]
+        "FEISHU_APP_ID and FEISHU_APP_SECRET are required"
+    ]
