@@ -215,3 +215,22 @@ def test_question_is_bold_when_plain_and_converted_when_it_carries_markdown():
 
     assert question("Which package manager & why?") == "❓ *Which package manager &amp; why?*"
     assert question("Pick one:\n- **uv**\n- pip") == "❓ Pick one:\n• *uv*\n• pip"
+
+
+def test_interface_words_follow_the_request_locale():
+    request = HumanInputRequest(
+        request_id="r",
+        tool_call_id="t",
+        question="用哪个框架？",
+        input_mode="choice_with_other",
+        options=[Option(id="option-1", label="React", value="React")],
+        locale="zh",
+    )
+    blocks = render_clarification(ClarificationOut(request=request, fallback_text="fb", token=TOKEN))
+    assert blocks[-1]["elements"][-1]["text"]["text"] == "其他…"
+    modal = render_other_modal(request, "{}")
+    assert (modal["title"]["text"], modal["submit"]["text"], modal["close"]["text"]) == (
+        "您的回答",
+        "提交",
+        "取消",
+    )
