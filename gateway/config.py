@@ -134,6 +134,7 @@ class GatewayConfig(BaseSettings):
     workers: int = 4
     stale_claim_seconds: float = 30.0
     shutdown_grace_seconds: float = 20.0
+    run_timeout_seconds: float = 600.0  # a run taking longer is stopped and the chat told so
     max_body_bytes: int = 1024 * 1024
     log_format: Literal["text", "json"] = "text"
     data_dir: str = ".clarigate"

@@ -7,6 +7,7 @@ the thread's turnstile advanced) only after that reply went out.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -37,6 +38,9 @@ log = logging.getLogger(__name__)
 NEW_THREAD_COMMANDS = ("/new", "/reset")
 NEW_THREAD_TEXT = "Started a new conversation. What can I do for you?"
 RUN_FAILED_TEXT = "Sorry, I could not finish that: something went wrong on my side. Please try again."
+RUN_TOO_LONG_TEXT = (
+    "Sorry, that took too long and I stopped. Please try again, perhaps with a smaller request."
+)
 #: Deliveries of a job that failed before any reply; after the last one it is given up.
 MAX_DELIVERIES = 3
 
@@ -144,13 +148,20 @@ class Dispatcher:
         working = await self.outbox.send_quietly(conv, ProgressUpdate(state="started"))
         metrics.RUNS.labels(state="started").inc()
         started = time.perf_counter()
+        limit = self.config.run_timeout_seconds
         try:
-            output = await self.runner.run_turn(thread_id, text, response)
-        except Exception:
+            async with asyncio.timeout(limit):
+                output = await self.runner.run_turn(thread_id, text, response)
+        except Exception as exc:
             metrics.RUNS.labels(state="failed").inc()
-            log.exception("agent run failed on thread %s", thread_id)
+            if isinstance(exc, TimeoutError):
+                log.error("agent run on thread %s took longer than %.0f s: stopped", thread_id, limit)
+                failure = RUN_TOO_LONG_TEXT
+            else:
+                log.exception("agent run failed on thread %s", thread_id)
+                failure = RUN_FAILED_TEXT
             await self.outbox.send_quietly(conv, ProgressUpdate(state="done", ref=working))
-            await self._reply(conv, ErrorReply(text=RUN_FAILED_TEXT), progress)
+            await self._reply(conv, ErrorReply(text=failure), progress)
             return
         metrics.RUN_LATENCY.observe(time.perf_counter() - started)
         metrics.RUNS.labels(state="finished").inc()

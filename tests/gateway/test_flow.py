@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from agent.harness import TurnOutput
 from gateway.messages import AcceptOutcome, ProgressUpdate
 from gateway.store.base import Store
@@ -110,3 +112,20 @@ async def test_chat_allowlist_refuses_other_chats(store: Store, make_gateway):
     assert await chat.say("y", chat="team") is AcceptOutcome.ACCEPTED
     await gateway.drain()
     assert [c.text for c in runner.calls] == ["y"]
+
+
+async def test_a_run_past_its_time_limit_is_stopped_and_the_chat_told(store: Store, make_gateway):
+    forever = asyncio.Event()
+
+    async def script(turn):
+        if turn.text == "endless":
+            await forever.wait()
+        return TurnOutput(replies=["quick"])
+
+    gateway, chat = await make_gateway(store, ScriptedRunner(script), run_timeout_seconds=0.2)
+    await chat.say("endless")
+    await chat.say("short one")
+    await gateway.drain()
+
+    assert chat.texts()[0].startswith("Sorry, that took too long")
+    assert chat.texts()[1:] == ["quick"]
