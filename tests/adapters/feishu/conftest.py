@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -10,16 +11,21 @@ from typing import Any
 import httpx
 import pytest
 from pydantic import SecretStr
+from redis.asyncio import Redis
 from starlette.applications import Starlette
 
 from adapters.feishu import FeishuAdapter
 from gateway.config import FeishuSettings, GatewayConfig
 from gateway.core import Gateway
+from gateway.store.base import Store
 from gateway.store.memory import MemoryStore
+from gateway.store.redis import RedisStore
 from gateway.testing import ScriptedRunner
 
 from .events import ENCRYPT_KEY, VERIFICATION_TOKEN, signed
 from .fake_open_api import FakeOpenApi
+
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 @pytest.fixture
@@ -65,8 +71,27 @@ class FeishuBot:
         return response.json()
 
 
+@pytest.fixture(params=["memory", "redis"])
+async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
+    """Both stores, under a prefix no other test uses; Redis keys are deleted afterwards."""
+    prefix = f"test-feishu-{uuid.uuid4().hex[:12]}"
+    if request.param == "memory":
+        yield MemoryStore(prefix)
+        return
+    redis_store = RedisStore(REDIS_URL, prefix)
+    try:
+        yield redis_store
+    finally:
+        await redis_store.close()
+        client = Redis.from_url(REDIS_URL)
+        keys = [key async for key in client.scan_iter(match=f"{prefix}:*", count=500)]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
+
 @pytest.fixture
-async def make_bot(fake_api: FakeOpenApi) -> AsyncIterator[Any]:
+async def make_bot(fake_api: FakeOpenApi, store: Store) -> AsyncIterator[Any]:
     """Build started bots around a ``ScriptedRunner``; stopped afterwards."""
     built: list[FeishuBot] = []
 
@@ -74,9 +99,7 @@ async def make_bot(fake_api: FakeOpenApi) -> AsyncIterator[Any]:
         settings = feishu_settings(fake_api)
         values: dict[str, Any] = {"workers": 2, "stale_claim_seconds": 0.3, "shutdown_grace_seconds": 1.0}
         values.update(config)
-        gateway = Gateway(
-            GatewayConfig(**values), MemoryStore(f"test-{uuid.uuid4().hex[:8]}"), runner or ScriptedRunner()
-        )
+        gateway = Gateway(GatewayConfig(**values), store, runner or ScriptedRunner())
         adapter = FeishuAdapter(settings, gateway)
         gateway.register(adapter)
         await gateway.start()
