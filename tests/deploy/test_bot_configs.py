@@ -27,7 +27,6 @@ BOT_CONFIGS = [
 @pytest.fixture(autouse=True)
 def no_operator_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """The loader reads the environment first: start each test from an empty one."""
-
     for name in [*ENV_NAMES, *(n for n in os.environ if n.startswith("CLARIGATE_"))]:
         monkeypatch.delenv(name, raising=False)
 
