@@ -111,7 +111,8 @@ def _risk_keyboard(request: HumanInputRequest, token: str) -> InlineKeyboardMark
 
 def render_answered(request: HumanInputRequest, answered_line: str) -> TelegramMessage:
     """The request's message once answered: the question and "✅ Answered by …", no keyboard."""
-    return TelegramMessage(_fit(f"{question_html(request)}\n\n{escape(answered_line)}"))
+    # A form's answer line lists every value: keep it short enough that it is never cut away.
+    return TelegramMessage(_fit(f"{question_html(request)}\n\n{escape(_short(answered_line, 1500))}"))
 
 
 def render_other_prompt(request: HumanInputRequest, who: Sender) -> TelegramMessage:

@@ -103,7 +103,9 @@ def test_any_request_renders_within_telegram_limits(args: dict[str, Any]) -> Non
     assert_fits(
         render_clarification(ClarificationOut(request=request, fallback_text="fallback", token=token))
     )
-    assert_fits(render_answered(request, "✅ Answered by someone: " + "y" * 300))
+    answered = render_answered(request, "✅ Answered by someone: " + "y <&> " * 2000)
+    assert_fits(answered)
+    assert "✅ Answered by someone: y &lt;&amp;&gt;" in answered.text
     state = WizardState(request_id=request.request_id, token=token, user_id="1", chat_id="1", message_id="1")
     state = state.model_copy(update={"values": full_values(request), "notice": "n" * 200})
     for step in range(len(request.fields) + 1):
