@@ -25,7 +25,7 @@ def store_description(config: GatewayConfig) -> str:
     """Where state lives, for logs (the URL without its password)."""
     if not config.redis_url:
         return "embedded in-process store (no REDIS_URL)"
-    return f"Redis at {_without_password(config.redis_url)}, prefix {config.bot_id!r}"
+    return f"Redis at {without_password(config.redis_url)}, prefix {config.bot_id!r}"
 
 
 def build_store(config: GatewayConfig) -> Store:
@@ -82,7 +82,8 @@ async def close_gateway(gateway: Gateway) -> None:
         await gateway.store.close()
 
 
-def _without_password(url: str) -> str:
+def without_password(url: str) -> str:
+    """``url`` with its password masked, for logs and reports."""
     scheme, sep, rest = url.partition("://")
     if not sep or "@" not in rest:
         return url

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from gateway.agent_runner import LangGraphRunner
-from gateway.app import build_adapter, build_store, store_description
+from gateway.app import build_adapter, build_store, store_description, without_password
 from gateway.config import (
     PLATFORMS,
     SECRET_FIELDS,
@@ -89,7 +89,7 @@ async def _check_store(config: GatewayConfig, report: Report) -> None:
 
 async def _check_agent(config: GatewayConfig, runner: LangGraphRunner, report: Report) -> None:
     agent = config.agent
-    where = agent.checkpointer_url or f"SQLite under {config.data_dir}"
+    where = without_password(agent.checkpointer_url or "") or f"SQLite under {config.data_dir}"
     try:
         await runner.start()
     except Exception as exc:

@@ -60,3 +60,11 @@ def test_doctor_on_an_invalid_file(tmp_path, capsys):
 def test_serve_refuses_a_broken_config_file(tmp_path, capsys):
     assert main(["serve", "--config", str(tmp_path / "missing.yaml")]) == 2
     assert "cannot read config file" in capsys.readouterr().err
+
+
+def test_doctor_never_prints_passwords(monkeypatch, capsys):
+    monkeypatch.setenv("REDIS_URL", "redis://:hunter2@127.0.0.1:1/0")
+    monkeypatch.setenv("CHECKPOINTER_URL", "sqlite:///nowhere/x.db")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "hunter2" not in out and "redis://***@127.0.0.1:1/0" in out
