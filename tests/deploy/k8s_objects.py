@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,8 @@ def raw_manifests() -> dict[Path, list[Doc]]:
 
 def kubectl() -> str | None:
     """The kubectl binary (it carries kustomize), from PATH or next to this interpreter."""
-    return shutil.which("kubectl")
+    beside = Path(sys.executable).with_name("kubectl")  # pip's scripts dir, when the venv is not activated
+    return str(beside) if beside.exists() else shutil.which("kubectl")
 
 
 def render(tree: Path, directory: str) -> list[Doc]:
