@@ -48,9 +48,14 @@ Card = dict[str, Any]
 _OPEN_ID = re.compile(r"ou_[A-Za-z0-9]{1,64}")
 
 
+def card_json(card: Card) -> str:
+    """A card as message ``content``: compact JSON (what ``card_size`` measures is what is sent)."""
+    return json.dumps(card, ensure_ascii=False, separators=(",", ":"))
+
+
 def card_size(card: Card) -> int:
     """The size Feishu counts: the card's compact JSON in UTF-8 bytes."""
-    return len(json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    return len(card_json(card).encode("utf-8"))
 
 
 def plain(text: str, limit: int = PLAIN_TEXT_CHARS) -> dict[str, str]:

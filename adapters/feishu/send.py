@@ -23,6 +23,8 @@ from lark_oapi.core.model import BaseRequest
 from gateway.config import FeishuSettings
 from gateway.metrics import PLATFORM_API_ERRORS
 
+from .render import card_json
+
 log = logging.getLogger(__name__)
 
 RATE_LIMITED_CODE = 99991400
@@ -68,7 +70,7 @@ class FeishuSender:
         body = {
             "receive_id": chat_id,
             "msg_type": "interactive",
-            "content": json.dumps(card, ensure_ascii=False),
+            "content": card_json(card),
             "uuid": str(uuid.uuid4()),
         }
         data = await self.call(
@@ -80,7 +82,7 @@ class FeishuSender:
         """Reply to a message with a card (inside its thread when ``in_thread``); returns the new id."""
         body = {
             "msg_type": "interactive",
-            "content": json.dumps(card, ensure_ascii=False),
+            "content": card_json(card),
             "reply_in_thread": in_thread,
             "uuid": str(uuid.uuid4()),
         }
@@ -89,7 +91,7 @@ class FeishuSender:
 
     async def update_card(self, message_id: str, card: dict[str, Any]) -> None:
         """Replace the card of a message the bot sent."""
-        body = {"content": json.dumps(card, ensure_ascii=False)}
+        body = {"content": card_json(card)}
         await self.call(HttpMethod.PATCH, f"/open-apis/im/v1/messages/{message_id}", body)
 
     async def bot_open_id(self, attempts: int = 2) -> str | None:
