@@ -196,7 +196,7 @@ def form_container(request: HumanInputRequest, token: str) -> dict[str, Any]:
             elements.append(field_label(f, loc))
         elements.append(field_component(f, index, loc))
     submit = button(ui_text("submit", loc), token, ACTION_FORM, "primary")
-    submit.update(name="submit", form_action_type="submit")
+    submit.update(name="submit_answer", form_action_type="submit")
     elements.append(submit)
     return {"tag": "form", "name": "answer", "elements": elements}
 
@@ -205,7 +205,7 @@ def other_form(request: HumanInputRequest, token: str) -> dict[str, Any]:
     """The "Other…" answer: one text input and a submit button, in a form."""
     loc = request.locale
     submit = button(ui_text("submit", loc), token, ACTION_OTHER_TEXT, "primary")
-    submit.update(name="submit", form_action_type="submit")
+    submit.update(name="submit_other", form_action_type="submit")
     field = {
         "tag": "input",
         "name": OTHER_INPUT,
@@ -216,16 +216,22 @@ def other_form(request: HumanInputRequest, token: str) -> dict[str, Any]:
 
 
 def native_card(request: HumanInputRequest, token: str, other_open: bool = False) -> Card:
-    """The interactive card for ``request``, whatever its size (see ``render_clarification``)."""
+    """The interactive card for ``request``, whatever its size (see ``render_clarification``).
+
+    ``other_open`` adds the "Other…" text box under the options (after a click on
+    "Other…"); a free-text question always has it, a form or a risk confirmation never.
+    """
     elements = question_elements(request)
     if request.input_mode == "form" and request.fields:
-        elements.append(form_container(request, token))
-    elif request.options or request.clarification_type == "risk_confirmation":
+        return make_card([*elements, form_container(request, token)], summary=request.question)
+    if request.clarification_type == "risk_confirmation":
+        return make_card([*elements, *option_controls(request, token)], summary=request.question)
+    if request.options:
         elements.extend(option_controls(request, token))
     else:
-        other_open = True  # free text: the input is the answer
+        other_open = True  # free text: the box is the answer
         elements.append({"tag": "markdown", "content": ui_text("type_answer", request.locale)})
-    if other_open and request.clarification_type != "risk_confirmation":
+    if other_open:
         elements.append(other_form(request, token))
     return make_card(elements, summary=request.question)
 
