@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
@@ -202,12 +203,26 @@ class RedisStore(Store):
         return ClaimResult(status=status, record=decode_record(raw[0]) if raw else None)
 
     # --- work queue ---------------------------------------------------------------------------
-    async def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
-        """New jobs for this consumer, waiting up to ``block_ms`` (0: do not wait)."""
+    async def _on_group(self, command: Callable[[], Awaitable[Any]]) -> Any:
+        """Run a consumer-group command; remake the group once if Redis lost it (flush, restart)."""
         await self._ensure_group()
         self.round_trips += 1
-        reply: Any = await self._redis.xreadgroup(
-            GROUP, consumer, {self.keys.jobs: ">"}, count=count, block=block_ms if block_ms > 0 else None
+        try:
+            return await command()
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+        self._group_ready = False
+        await self._ensure_group()
+        self.round_trips += 1
+        return await command()
+
+    async def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
+        """New jobs for this consumer, waiting up to ``block_ms`` (0: do not wait)."""
+        reply: Any = await self._on_group(
+            lambda: self._redis.xreadgroup(
+                GROUP, consumer, {self.keys.jobs: ">"}, count=count, block=block_ms if block_ms > 0 else None
+            )
         )
         return [
             job_from_fields(entry_id, fields) for _, entries in reply or [] for entry_id, fields in entries
@@ -215,9 +230,8 @@ class RedisStore(Store):
 
     async def claim_stale_jobs(self, consumer: str, min_idle_ms: int, count: int) -> list[Job]:
         """Jobs left by a dead consumer (``XAUTOCLAIM``) with their delivery counts: one script."""
-        await self._ensure_group()
-        self.round_trips += 1
-        rows: Any = await self._autoclaim([self.keys.jobs], [GROUP, consumer, min_idle_ms, count])
+        args: list[str | int] = [GROUP, consumer, min_idle_ms, count]
+        rows: Any = await self._on_group(lambda: self._autoclaim([self.keys.jobs], args))
         return [
             job_from_fields(entry_id, dict(zip(flat[::2], flat[1::2], strict=True)), int(deliveries))
             for entry_id, flat, deliveries in rows
@@ -227,10 +241,8 @@ class RedisStore(Store):
         """Reset the idle time of held jobs (``XCLAIM … JUSTID``) so no one claims them."""
         if not entry_ids:
             return
-        await self._ensure_group()
-        self.round_trips += 1
         ids: list[Any] = list(entry_ids)
-        await self._redis.xclaim(self.keys.jobs, GROUP, consumer, 0, ids, justid=True)
+        await self._on_group(lambda: self._redis.xclaim(self.keys.jobs, GROUP, consumer, 0, ids, justid=True))
 
     async def next_seq(self, order_key: str) -> int:
         """The ``seq`` allowed to run next for ``order_key``."""
@@ -239,7 +251,6 @@ class RedisStore(Store):
 
     async def complete_job(self, job: Job) -> None:
         """``XACK`` + done marker + turnstile advance (once per entry): one script."""
-        await self._ensure_group()
         keys = [
             self.keys.jobs,
             self.keys.done(job.inbound_id),

@@ -132,3 +132,14 @@ async def test_thread_with_pending_is_one_round_trip(redis_store: RedisStore) ->
     found, pending = await redis_store.thread_with_pending(CHAT.thread_key, 3600)
     assert redis_store.round_trips == before + 1
     assert (found, pending.request_id if pending else None) == (thread_id, "req-1")
+
+
+async def test_work_queue_recovers_when_redis_lost_the_stream(
+    redis_store: RedisStore, raw: Redis, store_prefix: str
+) -> None:
+    assert await redis_store.read_jobs("w1", 10, 0) == []  # the group exists now
+    await raw.delete(f"{store_prefix}:jobs")  # a flush or a restart without persistence
+    assert await redis_store.claim_stale_jobs("w1", 0, 10) == []
+    await raw.delete(f"{store_prefix}:jobs")
+    await redis_store.accept_job("e1", "message", "e1", "k", {}, 60)
+    assert [j.inbound_id for j in await redis_store.read_jobs("w1", 10, 0)] == ["e1"]
