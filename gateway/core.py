@@ -54,6 +54,8 @@ from gateway.worker import WorkerPool
 
 log = logging.getLogger(__name__)
 
+#: How many accepted inbound ids ``drain`` remembers (a bound for long-running servers).
+MAX_TRACKED = 10_000
 REFUSAL_TEXT = "Sorry, I am not set up to work with you here. Ask the bot's administrator for access."
 
 
@@ -66,14 +68,14 @@ class Gateway:
         self.runner = runner
         self.state: AdapterState = store  # adapter state (wizards, leases) under the bot prefix
         self.outbox = Outbox()
-        self.dispatcher = Dispatcher(config, store, runner, self.outbox)
+        self.dispatcher = Dispatcher(config, store, runner, self.outbox, on_done=self._forget_done)
         self.consumer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.pool = WorkerPool(
             store, self.dispatcher.handle, self.consumer, config.workers, config.stale_claim_seconds
         )
-        self._accepted: set[str] = set()  # inbound ids accepted here, for ``drain``
+        # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
+        self._accepted: dict[str, None] = {}
         self._background: set[asyncio.Task[Any]] = set()
-        self._started = False
 
     @property
     def adapters(self) -> list[PlatformAdapter]:
@@ -96,7 +98,6 @@ class Gateway:
         for adapter in self.adapters:
             await adapter.start()
         self.pool.start()
-        self._started = True
         log.info("gateway started: %d worker(s), consumer %s", self.pool.workers, self.consumer)
 
     async def drain(
@@ -109,19 +110,20 @@ class Gateway:
 
         Raises ``TimeoutError`` naming the open jobs.
         """
-        self._accepted.update(inbound_ids)
+        for inbound_id in inbound_ids:
+            self._track(inbound_id)
         deadline = time.monotonic() + timeout
         delay = 0.005
         while True:
             if self._background:
                 await asyncio.wait(set(self._background), timeout=max(deadline - time.monotonic(), 0))
-            for inbound_id in sorted(self._accepted):
+            for inbound_id in list(self._accepted):
                 if await self.store.is_done(inbound_id):
-                    self._accepted.discard(inbound_id)
+                    self._accepted.pop(inbound_id, None)
             if not self._accepted and not self._background:
                 return
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"jobs still open after {timeout}s: {sorted(self._accepted)}")
+                raise TimeoutError(f"jobs still open after {timeout}s: {list(self._accepted)}")
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.1)
 
@@ -136,7 +138,6 @@ class Gateway:
                 await adapter.stop()
             except Exception:
                 log.warning("stopping the %s adapter failed", adapter.platform, exc_info=True)
-        self._started = False
         log.info("gateway stopped")
 
     # --- GatewayPort: messages ----------------------------------------------------------------
@@ -162,7 +163,7 @@ class Gateway:
         if not fresh:
             metrics.DUPLICATES_DROPPED.labels(platform=conv.platform).inc()
             return AcceptOutcome.DUPLICATE
-        self._accepted.add(inbound_id)
+        self._track(inbound_id)
         return AcceptOutcome.ACCEPTED
 
     async def knows_conversation(self, conversation: Conversation) -> bool:
@@ -233,7 +234,7 @@ class Gateway:
         if claim.status == "already_answered":
             return already_answered_outcome(view)
         metrics.CLARIFICATIONS.labels(state="answered").inc()
-        self._accepted.add(inbound_id)
+        self._track(inbound_id)
         line = answered_line(view)
         return AnswerOutcome(status=AnswerStatus.ACCEPTED, message=line, view=view, answered_line=line)
 
@@ -261,6 +262,14 @@ class Gateway:
                 "refused %s in %s:%s (not on the allowlist)", sender.user_id, conv.platform, conv.chat_id
             )
             await self.outbox.send_quietly(conv, ErrorReply(text=REFUSAL_TEXT))
+
+    def _track(self, inbound_id: str) -> None:
+        self._accepted[inbound_id] = None
+        if len(self._accepted) > MAX_TRACKED:  # jobs finished by other replicas are never seen here
+            del self._accepted[next(iter(self._accepted))]
+
+    def _forget_done(self, inbound_id: str) -> None:
+        self._accepted.pop(inbound_id, None)
 
     def _in_background(self, coro: Any) -> None:
         task = asyncio.create_task(coro)

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,17 +60,25 @@ class _Progress:
 class Dispatcher:
     """Runs jobs read from the stream (the worker pool has already waited for the turnstile)."""
 
-    def __init__(self, config: GatewayConfig, store: Store, runner: AgentRunner, outbox: Outbox) -> None:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        store: Store,
+        runner: AgentRunner,
+        outbox: Outbox,
+        on_done: Callable[[str], None] | None = None,
+    ) -> None:
         self.config = config
         self.store = store
         self.runner = runner
         self.outbox = outbox
+        self.on_done = on_done  # told each inbound id completed here
 
     async def handle(self, job: Job) -> None:
         """Process one job to completion; raises ``HandBack`` when it should be retried later."""
         # A first delivery cannot be done yet (the dedupe key admits each inbound id once): save the trip.
         if job.deliveries > 1 and await self.store.is_done(job.inbound_id):
-            await self.store.complete_job(job)
+            await self._complete(job)
             return
         progress = _Progress()
         try:
@@ -89,7 +98,12 @@ class Dispatcher:
                 log.exception("job %s failed %d times: giving up", job.inbound_id, job.deliveries)
                 if job.kind == "message":
                     await self.store.forget(job.inbound_id)  # a redelivery by the platform may retry
+        await self._complete(job)
+
+    async def _complete(self, job: Job) -> None:
         await self.store.complete_job(job)
+        if self.on_done is not None:
+            self.on_done(job.inbound_id)
 
     # --- the two kinds of job --------------------------------------------------------------
 
