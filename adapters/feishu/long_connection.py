@@ -100,7 +100,7 @@ class LongConnection:
         except RuntimeError:
             pass  # the loop was stopped by stop()
         except Exception:
-            log.exception("feishu long connection ended")
+            log.exception("feishu long connection failed: no Feishu events arrive until the gateway restarts")
 
     def stop(self, timeout: float = 2.0) -> None:
         """Stop the ws loop and let the thread end (it is a daemon either way)."""

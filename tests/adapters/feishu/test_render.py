@@ -76,6 +76,7 @@ def check_component_rules(card: dict[str, Any], request: HumanInputRequest) -> N
             assert len(json.dumps(value)) < 64
         if c["tag"] == "button":
             assert 0 < len(c["text"]["content"]) <= 60
+    assert len([c for c in walk(card["body"]) if c["tag"] != "plain_text"]) <= 200  # components per card
     names = [c["name"] for c in walk(card["body"]) if "name" in c]
     assert len(names) == len(set(names))  # Feishu wants every component name unique in the card
     for form in components(card, "form"):
