@@ -121,6 +121,8 @@ class WorkerPool:
         while not self._stopping:
             try:
                 for job in await self.store.claim_stale_jobs(self.consumer, min_idle_ms, count=10):
+                    if job.entry_id in self._held:
+                        continue  # ours already (a touch was missed): it is being worked on here
                     log.info(
                         "claimed job %s left by another worker (delivery %d)", job.inbound_id, job.deliveries
                     )
