@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
+import socket
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+import redis
 import yaml
 
 from gateway.config import ENV_NAMES, SECRET_FIELDS
-from tests.deploy.k8s_objects import DEPLOY, env_file_keys
+from tests.deploy.k8s_objects import DEPLOY, K8S, env_file_keys, load_docs
 
 COMPOSE_TEXT = (DEPLOY / "compose.yaml").read_text()
 COMPOSE: dict[str, Any] = yaml.safe_load(COMPOSE_TEXT)
@@ -122,3 +126,41 @@ def test_docker_compose_accepts_the_file(tmp_path: Path) -> None:
         f"redis://:{ENV_EXAMPLE['REDIS_PASSWORD']}@redis:"
     )
     assert resolved["clarigate"]["depends_on"]["redis"]["condition"] == "service_healthy"
+
+
+def test_a_real_redis_runs_with_the_compose_flags_and_keeps_an_append_only_file(tmp_path: Path) -> None:
+    """The same flags start the in-cluster Redis too; a real redis-server must accept them."""
+    server_binary = shutil.which("redis-server")
+    if server_binary is None:
+        pytest.skip("redis-server is not installed")
+    command = [interpolate(str(part)) for part in SERVICES["redis"]["command"]]
+    k8s_args = load_docs(K8S / "stores" / "redis.yaml")[1]["spec"]["template"]["spec"]["containers"][0][
+        "args"
+    ]
+    assert [a.replace("$(REDIS_PASSWORD)", ENV_EXAMPLE["REDIS_PASSWORD"]) for a in k8s_args] == command
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    local = ["--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path), "--daemonize", "no"]
+    server = subprocess.Popen([server_binary, *command[1:], *local], stdout=subprocess.DEVNULL)
+    client = redis.Redis(port=port, password=ENV_EXAMPLE["REDIS_PASSWORD"], socket_timeout=5)
+    try:
+        for _ in range(100):  # bounded: up to ~10 s for the server to listen
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.1)
+        client.set("clarigate:probe", "kept")
+        assert client.config_get("appendonly") == {"appendonly": "yes"}
+        assert client.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
+        with pytest.raises(redis.AuthenticationError):
+            redis.Redis(port=port, password="wrong", socket_timeout=5).ping()
+        with contextlib.suppress(redis.ConnectionError):  # SHUTDOWN drops the connection it came on
+            client.shutdown(save=True)
+    finally:
+        client.close()
+        if server.poll() is None:
+            server.terminate()
+        server.wait(timeout=30)
+    assert any((tmp_path / "appendonlydir").iterdir()), "no append-only file was written"
