@@ -40,6 +40,7 @@ class MemoryStore(Store):
         self.round_trips = 0  # nothing leaves the process; kept for symmetry with RedisStore
         self._clock = clock
         self._values: dict[str, tuple[Any, float | None]] = {}  # key -> (value, expires at)
+        self._writes_since_sweep = 0
         self._entries: dict[str, dict[str, str]] = {}  # the stream, in append order
         self._undelivered: list[str] = []  # entry ids not yet read by the group
         self._held: dict[str, _Held] = {}  # entry id -> who holds it
@@ -62,6 +63,17 @@ class MemoryStore(Store):
     ) -> None:
         expires_at = at if at is not None else (None if ttl_seconds is None else self._clock() + ttl_seconds)
         self._values[key] = (value, expires_at)
+        self._writes_since_sweep += 1
+        if self._writes_since_sweep > max(1024, len(self._values) // 4):
+            self._sweep()
+
+    def _sweep(self) -> None:
+        """Drop expired keys nobody reads again (dedupe markers, done markers), amortized over writes."""
+        now = self._clock()
+        expired = [key for key, (_, at) in self._values.items() if at is not None and at <= now]
+        for key in expired:
+            del self._values[key]
+        self._writes_since_sweep = 0
 
     def _expires_at(self, key: str) -> float | None:
         return self._values[key][1] if self._get(key) is not None else None

@@ -356,3 +356,15 @@ async def test_message_ref_with_awkward_text_survives_claim_and_update(store: St
     assert (stored.status, stored.message_ref, stored.answered_by.user_id) == ("answered", second, "U1")
     again = await store.claim_answer("req-1", Sender(user_id="U2"), answer(user="U2"))
     assert again.status == "already_answered" and again.record.answered_by.user_id == "U1"
+
+
+async def test_memory_store_forgets_expired_keys_nobody_reads() -> None:
+    now = [1000.0]
+    memory = MemoryStore("m", clock=lambda: now[0])
+    for i in range(3000):
+        await memory.first_time(f"slack:Ev{i}", 60)
+    now[0] += 61
+    for i in range(1100):
+        await memory.first_time(f"slack:new{i}", 60)
+    assert len(memory._values) < 3000  # the old dedupe markers were swept, not kept forever
+    assert not await memory.first_time("slack:new1", 60)
