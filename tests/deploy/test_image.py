@@ -113,6 +113,8 @@ def test_runs_as_a_non_root_user_with_health_check_port_and_entrypoint() -> None
 def test_the_image_installs_this_version_of_this_project() -> None:
     arg = re.search(r"^ARG CLARIGATE_VERSION=(\S+)", DOCKERFILE.read_text(), re.MULTILINE)
     assert arg and arg.group(1) == PYPROJECT["project"]["version"]
+    for extras in re.findall(r"^ARG CLARIGATE_EXTRAS=(\S*)", DOCKERFILE.read_text(), re.MULTILINE):
+        assert set(extras.split(",")) <= set(PYPROJECT["project"]["optional-dependencies"])
     copied = {Path(src).name for word, args in stages()[0] if word == "COPY" for src in copy_sources(args)}
     packages = {
         pattern.rstrip("*") for pattern in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
