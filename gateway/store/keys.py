@@ -22,7 +22,6 @@ ORDER_TTL_SECONDS = 30 * 24 * 3600
 #: A stored record starts with its message reference, then the answer fields, then the rest:
 #: ``{"message_ref":…,"status":"pending","answered_by":null,"response":null,…}``, so the Lua
 #: scripts can set the reference or test-and-set the answer without re-encoding the record.
-RECORD_START = '{"message_ref":'
 PENDING_FIELDS = ',"status":"pending","answered_by":null,"response":null,'
 
 
