@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 import pytest
 import redis
 import yaml
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from gateway.config import ENV_NAMES, SECRET_FIELDS
 from tests.deploy.k8s_objects import DEPLOY, K8S, env_file_keys, load_docs
@@ -143,7 +145,9 @@ def test_a_real_redis_runs_with_the_compose_flags_and_keeps_an_append_only_file(
         port = sock.getsockname()[1]
     local = ["--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path), "--daemonize", "no"]
     server = subprocess.Popen([server_binary, *command[1:], *local], stdout=subprocess.DEVNULL)
-    client = redis.Redis(port=port, password=ENV_EXAMPLE["REDIS_PASSWORD"], socket_timeout=5)
+    # No retries: the refused password and SHUTDOWN's closed connection are what is expected here.
+    no_retry = Retry(NoBackoff(), 0)
+    client = redis.Redis(port=port, password=ENV_EXAMPLE["REDIS_PASSWORD"], socket_timeout=5, retry=no_retry)
     try:
         for _ in range(100):  # bounded: up to ~10 s for the server to listen
             try:
@@ -155,7 +159,7 @@ def test_a_real_redis_runs_with_the_compose_flags_and_keeps_an_append_only_file(
         assert client.config_get("appendonly") == {"appendonly": "yes"}
         assert client.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
         with pytest.raises(redis.AuthenticationError):
-            redis.Redis(port=port, password="wrong", socket_timeout=5).ping()
+            redis.Redis(port=port, password="wrong", socket_timeout=5, retry=no_retry).ping()
         with contextlib.suppress(redis.ConnectionError):  # SHUTDOWN drops the connection it came on
             client.shutdown(save=True)
     finally:
