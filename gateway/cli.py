@@ -82,7 +82,9 @@ def serve(config: GatewayConfig, host: str, port: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``clarigate`` console script."""
-    parser = argparse.ArgumentParser(prog="clarigate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="clarigate", description="A chat-platform gateway for agents that ask before they guess."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     for name, text in (
         ("serve", "run the bot's HTTP server and workers"),
@@ -93,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         command.add_argument("--config", help="the bot's YAML file (default: $CLARIGATE_CONFIG)")
         if name == "serve":
             command.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
-            command.add_argument("--port", type=int, default=int(os.environ.get("PORT") or 8080))
+            command.add_argument(
+                "--port", type=int, default=int(os.environ.get("PORT") or 8080), help="default $PORT or 8080"
+            )
             command.add_argument(
                 "--log-format", choices=("text", "json"), help="default: log_format from config"
             )
