@@ -19,7 +19,7 @@ from gateway.testing import ScriptedRunner, TestAdapter
 GatewayFactory = Callable[..., Awaitable[tuple[Gateway, TestAdapter]]]
 
 
-def test_config(**overrides: object) -> GatewayConfig:
+def config_for_tests(**overrides: object) -> GatewayConfig:
     """A config for tests: small stale-claim idle time, a few workers, no environment surprises."""
     values: dict[str, object] = {"workers": 3, "stale_claim_seconds": 0.3, "shutdown_grace_seconds": 1.0}
     values.update(overrides)
@@ -39,7 +39,7 @@ async def make_gateway() -> AsyncIterator[GatewayFactory]:
         adapter_class: type[TestAdapter] = TestAdapter,
         **config: object,
     ) -> tuple[Gateway, TestAdapter]:
-        gateway = Gateway(test_config(**config), store, runner or ScriptedRunner())
+        gateway = Gateway(config_for_tests(**config), store, runner or ScriptedRunner())
         adapter = adapter_class(gateway)
         gateway.register(adapter)
         if start:
