@@ -26,6 +26,10 @@ def config_for_tests(**overrides: object) -> GatewayConfig:
     return GatewayConfig(**values)
 
 
+#: The name other test folders import.
+test_config = config_for_tests
+
+
 @pytest.fixture
 async def make_gateway() -> AsyncIterator[GatewayFactory]:
     """Build started gateways (with a ``TestAdapter``) on a given store; all stopped afterwards."""
