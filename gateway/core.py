@@ -179,6 +179,8 @@ class Gateway:
 
     async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
         """None if ``sender`` may answer ``view`` now, else the refusal to show."""
+        if not self._allowed(view.conversation, sender):
+            return AnswerOutcome(status=AnswerStatus.NOT_ALLOWED, message=REFUSAL_TEXT, view=view)
         refusal = refusal_for(view, sender)
         if refusal is not None:
             return refusal
@@ -201,6 +203,8 @@ class Gateway:
             metrics.CLARIFICATIONS.labels(state="expired").inc()
             return expired_outcome()
         view = view_of(record)
+        if not self._allowed(record.conversation, answer.sender):
+            return AnswerOutcome(status=AnswerStatus.NOT_ALLOWED, message=REFUSAL_TEXT, view=view)
         refusal = refusal_for(view, answer.sender) or policy_refusal(record, view, answer.sender)
         if refusal is not None:
             if refusal.status is AnswerStatus.EXPIRED:

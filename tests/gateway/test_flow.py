@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from agent.harness import TurnOutput
-from gateway.messages import AcceptOutcome, ProgressUpdate
+from gateway.messages import AcceptOutcome, AnswerStatus, ProgressUpdate, Sender
 from gateway.store.base import Store
-from gateway.testing import ScriptedRunner, TestAdapter
+from gateway.testing import ScriptedRunner, TestAdapter, asking, choice_request
 
 
 async def test_message_gets_one_reply_with_progress_around_it(store: Store, make_gateway):
@@ -129,3 +129,23 @@ async def test_a_run_past_its_time_limit_is_stopped_and_the_chat_told(store: Sto
 
     assert chat.texts()[0].startswith("Sorry, that took too long")
     assert chat.texts()[1:] == ["quick"]
+
+
+async def test_the_allowlist_also_holds_for_answers(store: Store, make_gateway):
+    question = choice_request("Ship it?", ["yes", "no"])
+    runner = ScriptedRunner(
+        lambda turn: asking(question) if turn.response is None else TurnOutput(replies=["ok"])
+    )
+    gateway, chat = await make_gateway(
+        store, runner, adapter_class=SlackLike, answer_policy="anyone", slack={"allowed_users": ["boss"]}
+    )
+    await chat.say("release", user="boss", chat="team", direct=False)
+    await gateway.drain()
+
+    view = await gateway.pending_by_token(chat.last_request().token)
+    assert (await gateway.may_answer(view, Sender(user_id="stranger"))).status is AnswerStatus.NOT_ALLOWED
+    outsider = await chat.click(0, user="stranger")
+    assert outsider.status is AnswerStatus.NOT_ALLOWED
+    assert (await chat.click(0, user="boss")).status is AnswerStatus.ACCEPTED
+    await gateway.drain()
+    assert len(runner.calls) == 2
