@@ -8,7 +8,7 @@ or LangGraph.
 from __future__ import annotations
 
 import time
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -95,7 +95,7 @@ class InboundAnswer(BaseModel):
     conversation: Conversation | None = None  # where the interaction happened, when known
 
 
-class AcceptOutcome(str, Enum):
+class AcceptOutcome(StrEnum):
     """What the core did with an inbound message."""
 
     ACCEPTED = "accepted"  # stored durably; exactly one reply will follow
@@ -104,7 +104,7 @@ class AcceptOutcome(str, Enum):
     IGNORED = "ignored"  # nothing to do (empty text, …)
 
 
-class AnswerStatus(str, Enum):
+class AnswerStatus(StrEnum):
     """What the core did with an answer."""
 
     ACCEPTED = "accepted"

@@ -77,10 +77,10 @@ class PlatformAdapter(ABC):
         """HTTP routes to mount on the gateway's server (webhook mode)."""
         return []
 
-    async def start(self) -> None:
+    async def start(self) -> None:  # noqa: B027 (optional hook: webhook-only adapters need none)
         """Check credentials and start any long-lived receiver (socket mode, polling)."""
 
-    async def stop(self) -> None:
+    async def stop(self) -> None:  # noqa: B027 (optional hook)
         """Stop receivers and close clients."""
 
     async def check(self) -> list[str]:

@@ -14,7 +14,9 @@ from agent.protocol import HumanInputResponse
 class AgentRunner(Protocol):
     """Runs one turn on an agent thread."""
 
-    async def run_turn(self, thread_id: str, text: str, response: HumanInputResponse | None = None) -> TurnOutput:
+    async def run_turn(
+        self, thread_id: str, text: str, response: HumanInputResponse | None = None
+    ) -> TurnOutput:
         """Run the agent; ``response`` when ``text`` answers a clarification."""
 
     async def ping(self) -> bool:

@@ -29,7 +29,10 @@ _TEXT: dict[str, dict[str, str]] = {
     "confirm_body": {"en": "This action may not be reversible.", "zh": "此操作可能无法撤销。"},
     "answered_by": {"en": "✅ Answered by {who}: {answer}", "zh": "✅ {who} 已回答：{answer}"},
     "already_answered": {"en": "Already answered by {who}.", "zh": "{who} 已经回答过了。"},
-    "expired": {"en": "This question has expired; send your request again.", "zh": "该问题已过期，请重新发送请求。"},
+    "expired": {
+        "en": "This question has expired; send your request again.",
+        "zh": "该问题已过期，请重新发送请求。",
+    },
     "not_allowed": {"en": "Only {who} can answer this question.", "zh": "只有 {who} 可以回答这个问题。"},
     "answer_received": {"en": "Answer received.", "zh": "已收到回答。"},
     "invalid_values": {"en": "Some values need fixing.", "zh": "部分内容需要修改。"},

@@ -92,7 +92,13 @@ class Store(ABC):
     # --- accept: dedupe + durable enqueue in one step -----------------------------------------
     @abstractmethod
     async def accept_job(
-        self, dedupe_key: str, kind: str, inbound_id: str, order_key: str, payload: dict[str, Any], seen_ttl: int
+        self,
+        dedupe_key: str,
+        kind: str,
+        inbound_id: str,
+        order_key: str,
+        payload: dict[str, Any],
+        seen_ttl: int,
     ) -> bool:
         """``SET NX`` the dedupe key, take the next ``seq`` for ``order_key``, append the job.
 
