@@ -31,3 +31,5 @@ bench: install
 
 lint: install
 	$(BIN)/ruff check agent gateway adapters tests bench
+	$(BIN)/ruff format --check agent gateway adapters tests bench
+	$(BIN)/mypy agent gateway adapters

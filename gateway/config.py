@@ -74,6 +74,7 @@ ENV_NAMES: dict[str, tuple[str | None, str]] = {
     "FEISHU_VERIFICATION_TOKEN": ("feishu", "verification_token"),
     "FEISHU_ENCRYPT_KEY": ("feishu", "encrypt_key"),
     "FEISHU_DOMAIN": ("feishu", "domain"),
+    "FEISHU_MODE": ("feishu", "mode"),
     "TELEGRAM_BOT_TOKEN": ("telegram", "bot_token"),
     "TELEGRAM_WEBHOOK_SECRET": ("telegram", "webhook_secret"),
     "TELEGRAM_WEBHOOK_URL": ("telegram", "webhook_url"),
