@@ -11,10 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agent.models.conversation import (
     answered_response,
@@ -22,6 +19,7 @@ from agent.models.conversation import (
     last_human_text,
     system_text,
 )
+from agent.models.local import LocalChatModel
 from agent.prompts import ALREADY_ASKED_NOTE, CLARIFY_FIRST_MARKER
 from agent.tools import ASK_CLARIFICATION
 
@@ -164,16 +162,12 @@ def clarify_first_decision(messages: Sequence[BaseMessage]) -> dict[str, Any]:
     }
 
 
-class OfflineDemoModel(BaseChatModel):
+class OfflineDemoModel(LocalChatModel):
     """The default model (``LLM_MODEL=offline``): deterministic, offline, every input mode."""
 
     @property
     def _llm_type(self) -> str:
         return "clarigate-offline-demo"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> OfflineDemoModel:  # type: ignore[override]
-        """The demo decides from the conversation alone, so binding tools changes nothing."""
-        return self
 
     def reply_to(self, messages: Sequence[BaseMessage]) -> AIMessage:
         """The AI message for this conversation."""
@@ -195,22 +189,3 @@ class OfflineDemoModel(BaseChatModel):
             "type": "tool_call",
         }
         return AIMessage(content=content, tool_calls=[call])
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self.reply_to(messages))])
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        # No I/O: skip the default thread hand-off.
-        return self._generate(messages, stop, **kwargs)

@@ -12,13 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, Field
 
 from agent.models.conversation import ai_message_count, conversation_call_id, last_human_text
+from agent.models.local import LocalChatModel
 
 SCRIPT_FINISHED = "(script finished)"
 LAST_USER = "{last_user}"
@@ -57,7 +55,7 @@ def _fill_last_user(value: Any, last_user: str) -> Any:
     return value
 
 
-class ScriptedChatModel(BaseChatModel):
+class ScriptedChatModel(LocalChatModel):
     """Plays ``turns`` in order and records every conversation it was given in ``calls``."""
 
     turns: list[ScriptedTurn] = Field(default_factory=list)
@@ -71,10 +69,6 @@ class ScriptedChatModel(BaseChatModel):
     @property
     def _llm_type(self) -> str:
         return "clarigate-scripted"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
-        """The script decides what to call, so binding tools changes nothing."""
-        return self
 
     def reply_to(self, messages: Sequence[BaseMessage]) -> AIMessage:
         """The AI message for this conversation (no recording)."""
@@ -94,22 +88,6 @@ class ScriptedChatModel(BaseChatModel):
         ]
         return AIMessage(content=turn.content.replace(LAST_USER, last_user), tool_calls=calls)
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def observe(self, messages: list[BaseMessage]) -> None:
+        """Record what the model was given (tests read ``calls``)."""
         self.calls.append(list(messages))
-        return ChatResult(generations=[ChatGeneration(message=self.reply_to(messages))])
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        # No I/O: skip the default thread hand-off.
-        return self._generate(messages, stop, **kwargs)
