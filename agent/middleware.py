@@ -69,7 +69,9 @@ def answer_clarification(message: AIMessage) -> list[Any] | None:
 
     The first ``ask_clarification`` call becomes the request; every other call (a
     second question, any other tool, an unparsable call) is answered "not run", so
-    each call has its result and the history stays valid for every provider.
+    each call has its result and the history stays valid for every provider. The
+    request comes last (providers accept results in any order): the thread's last
+    message is then the open question, which is how a client finds it after a restart.
     """
     asks = [c for c in message.tool_calls if c["name"] == ASK_CLARIFICATION]
     if not asks:
@@ -80,9 +82,7 @@ def answer_clarification(message: AIMessage) -> list[Any] | None:
     if cleaned is not message:
         answers.append(cleaned)  # same id: replaces the stored message
     for call in [*message.tool_calls, *message.invalid_tool_calls]:
-        if call is asks[0]:
-            answers.append(clarification_tool_message(request))
-        elif call.get("id"):
+        if call is not asks[0] and call.get("id"):
             answers.append(
                 ToolMessage(
                     content=NOT_RUN_WHILE_ASKING,
@@ -91,6 +91,7 @@ def answer_clarification(message: AIMessage) -> list[Any] | None:
                     status="error",
                 )
             )
+    answers.append(clarification_tool_message(request))
     return answers
 
 

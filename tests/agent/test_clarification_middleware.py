@@ -63,6 +63,10 @@ async def test_sibling_calls_are_not_run_and_history_stays_valid(make_agent: Any
     results = [m for m in history if isinstance(m, ToolMessage)]
     assert [m.content for m in results].count(NOT_RUN_WHILE_ASKING) == 3
     assert sum(bool(m.artifact) for m in results) == 1
+    # The request is the thread's last message even though sibling calls followed the
+    # question, so a restarted client still finds the open question.
+    assert history[-1].artifact == {"human_input": out.request.to_artifact()}
+    assert await agent.pending_request("t1") == out.request
 
 
 class _ListContentModel(ScriptedChatModel):
