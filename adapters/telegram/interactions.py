@@ -144,6 +144,12 @@ class Interactions:
         state = await self._load(request.request_id, who.user_id)
         if state is None:  # someone else's wizard, or one that ended: start over as "Fill in" would
             return await self._open_form(view, who, chat_id, message_id)
+        # A tap sent before the person saw the question answered or expired must not
+        # bring the wizard back into the closed message.
+        refusal = await self._refusal(view, who)
+        if refusal:
+            await self._forget(state)
+            return refusal
         if state.last_event == event_id:
             return None, False
         if code == cb.SUMMARY_SUBMIT:

@@ -187,3 +187,22 @@ async def test_wizard_continues_after_a_gateway_restart(bot_api, redis_prefix):
     finally:
         await second.close()
         await store.close()
+
+
+async def test_a_stale_wizard_tap_after_the_question_was_answered_changes_nothing(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    await tg.deliver(message_update("deploy"))
+    w = Wizard(tg)
+    await w.tap("form")
+    # Answered meanwhile by a typed reply, which closes the message.
+    await w.type("framework: Vue\nreplicas: 3\ndeadline: 2026-01-01")
+    assert runner.calls[-1].response.values["framework"] == "Vue"
+    closed = w.shown.params
+    assert "✅ Answered by Alice" in closed["text"] and "reply_markup" not in closed
+
+    edits = len(tg.api.of("editMessageText"))
+    await w.tap("s1")  # a tap the phone sent before it saw the edit
+    assert len(tg.api.of("editMessageText")) == edits  # the wizard does not come back
+    notice = tg.api.of("answerCallbackQuery")[-1].params
+    assert notice["text"] == "Already answered by Alice." and notice["show_alert"] == "true"
