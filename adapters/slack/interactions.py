@@ -167,7 +167,9 @@ class ClarificationInteractions:
         if channel and message_ts:
             closed = outcome.view or view
             line = answered_mrkdwn(closed, outcome.answered_line)
-            await self.sender.update(channel, message_ts, line, render_answered(closed.request, line))
+            self._after_the_ack(
+                self.sender.update(channel, message_ts, line, render_answered(closed.request, line))
+            )
 
     async def _tell(
         self,
@@ -177,5 +179,8 @@ class ClarificationInteractions:
         view: PendingView | None,
         thread_ts: str | None,
     ) -> None:
+        """Show ``message`` to ``person`` only, after the ack (the refusal itself is final)."""
         if channel and message:
-            await self.sender.ephemeral(channel, person.user_id, notice_mrkdwn(message, view), thread_ts)
+            self._after_the_ack(
+                self.sender.ephemeral(channel, person.user_id, notice_mrkdwn(message, view), thread_ts)
+            )

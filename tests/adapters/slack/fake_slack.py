@@ -43,7 +43,9 @@ class FakeSlack:
     valid_tokens: set[str] = field(default_factory=lambda: {BOT_TOKEN, APP_TOKEN})
     sockets: list[web.WebSocketResponse] = field(default_factory=list)  # Socket Mode connections
     socket_acks: list[dict[str, Any]] = field(default_factory=list)  # what clients sent back
+    held: dict[str, asyncio.Event] = field(default_factory=dict)  # method -> answered once set
     _socket_news: asyncio.Condition = field(default_factory=asyncio.Condition)
+    _arrivals: dict[str, int] = field(default_factory=dict)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
     _runner: web.AppRunner | None = None
     port: int = 0
@@ -59,6 +61,15 @@ class FakeSlack:
         """Answer the next ``count`` calls (of ``methods``) with ``status``."""
         self.failures.extend([(status, retry_after)] * count)
         self.failing_methods = methods
+
+    def hold(self, method: str) -> asyncio.Event:
+        """Keep calls to ``method`` waiting (recorded in ``arrived``) until the returned event is set."""
+        self.held[method] = asyncio.Event()
+        return self.held[method]
+
+    def arrived(self, method: str) -> int:
+        """How many calls to ``method`` reached the server, answered or still held."""
+        return self._arrivals.get(method, 0)
 
     def of(self, method: str) -> list[dict[str, Any]]:
         """Params of the successful calls to ``method``, oldest first."""
@@ -137,6 +148,9 @@ class FakeSlack:
             for key in ("blocks", "view"):
                 if isinstance(params.get(key), str):
                     params[key] = json.loads(params[key])
+        self._arrivals[method] = self._arrivals.get(method, 0) + 1
+        if method in self.held:
+            await self.held[method].wait()
         if self.failures and (self.failing_methods is None or method in self.failing_methods):
             status, retry_after = self.failures.pop(0)
             self.calls.append(ApiCall(method, params, status))

@@ -1,0 +1,92 @@
+"""What follows an answer (``chat.update``, ephemeral notices) never holds back or fails the ack.
+
+Slack shows the person an error when a click or submit is not answered 2xx within
+3 seconds; a rate-limited or refused update must not turn an accepted answer into that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from gateway.testing import ScriptedRunner, Turn, asking, choice_request
+
+from .conftest import MakeWorld, SlackWorld
+
+
+def asks_framework(turn: Turn):
+    """First turn asks which framework; the answer gets the echo reply."""
+    if turn.response is None:
+        return asking(choice_request("Which framework?", ["React", "Vue"]))
+    return ScriptedRunner().script(turn)
+
+
+async def asked(make_world: MakeWorld) -> tuple[SlackWorld, ScriptedRunner, dict]:
+    """A world where U1 has been asked the framework question; returns the posted question."""
+    runner = ScriptedRunner(asks_framework)
+    world = await make_world(runner)
+    await world.user.dm("build")
+    await world.settle()
+    return world, runner, world.fake.posted()
+
+
+async def answered_while_held(world: SlackWorld, method: str, send) -> httpx.Response:  # type: ignore[no-untyped-def]
+    """Hold ``method`` at the fake Slack, send the interaction, and return its HTTP answer,
+    which must come while the held call is still waiting."""
+    release = world.fake.hold(method)
+    request = asyncio.create_task(send())
+    done, _ = await asyncio.wait({request}, timeout=10)
+    try:
+        assert request in done, f"the ack waited for {method}"
+        assert world.fake.of(method) == []  # the call is still held
+    finally:
+        release.set()
+        await asyncio.gather(request, return_exceptions=True)
+    return request.result()
+
+
+async def test_a_click_is_acked_before_the_message_update_is_answered(make_world: MakeWorld):
+    world, runner, question = await asked(make_world)
+    response = await answered_while_held(
+        world, "chat.update", lambda: world.user.click(question, "clarigate:o2")
+    )
+    assert response.status_code == 200
+    await world.settle()
+    assert [c.response.value for c in runner.calls if c.response is not None] == ["Vue"]
+    assert world.fake.of("chat.update")[-1]["ts"] == question["ts"]
+
+
+async def test_a_refused_message_update_does_not_fail_an_accepted_click(make_world: MakeWorld):
+    world, runner, question = await asked(make_world)
+    world.fake.fail_next(1, status=400, methods={"chat.update"})  # e.g. message_not_found
+    response = await world.user.click(question, "clarigate:o1")
+    await world.settle()
+    assert response.status_code == 200
+    assert [c.response.value for c in runner.calls if c.response is not None] == ["React"]
+
+
+async def test_a_refusal_notice_neither_holds_nor_fails_the_ack(make_world: MakeWorld):
+    world, runner, question = await asked(make_world)
+    held = await answered_while_held(
+        world, "chat.postEphemeral", lambda: world.user.click(question, "clarigate:o1", user="U2")
+    )
+    await world.settle()  # the held notice is delivered before the next one is refused
+    world.fake.fail_next(1, status=400, methods={"chat.postEphemeral"})
+    refused = await world.user.click(question, "clarigate:o2", user="U3")
+    await world.settle()
+    assert [held.status_code, refused.status_code] == [200, 200]
+    assert [e["user"] for e in world.fake.of("chat.postEphemeral")] == ["U2"]
+    assert [c for c in runner.calls if c.response is not None] == []
+
+
+async def test_a_modal_submit_is_acked_before_the_message_update_is_answered(make_world: MakeWorld):
+    world, runner, question = await asked(make_world)
+    await world.user.click(question, "clarigate:other")
+    modal = world.fake.of("views.open")[-1]["view"]
+    values = {"answer": {"value": {"type": "plain_text_input", "value": "Svelte"}}}
+    response = await answered_while_held(world, "chat.update", lambda: world.user.submit(modal, values))
+    assert response.status_code == 200 and not response.content  # an empty ack closes the modal
+    await world.settle()
+    assert [c.response.value for c in runner.calls if c.response is not None] == ["Svelte"]
+    assert "Svelte" in str(world.fake.of("chat.update")[-1]["blocks"])
