@@ -150,7 +150,7 @@ class Interactions:
         if refusal:
             await self._forget(state)
             return refusal
-        if state.last_event == event_id:
+        if state.has_applied(event_id):
             return None, False
         if code == cb.SUMMARY_SUBMIT:
             return await self._submit(view, who, state, event_id)
@@ -168,7 +168,7 @@ class Interactions:
         step = transitions.get(code) or transitions.get(code[:1])
         if step is None:
             return None, False
-        state = step(state).model_copy(update={"last_event": event_id})
+        state = step(state).applied(event_id)
         await self._save(view, state)
         await self.sender.edit(state.chat_id, state.message_id, render_wizard(request, state))
         return state.notice, bool(state.notice)
@@ -184,9 +184,7 @@ class Interactions:
         )
         outcome = await self.gateway.submit_answer(answer)
         if outcome.errors:
-            state = wizard.show_errors(state, request, outcome.errors).model_copy(
-                update={"last_event": event_id}
-            )
+            state = wizard.show_errors(state, request, outcome.errors).applied(event_id)
             await self._save(view, state)
             await self.sender.edit(state.chat_id, state.message_id, render_wizard(request, state))
             return outcome.message or ui_text("invalid_values", request.locale), True
@@ -212,8 +210,8 @@ class Interactions:
         if not state.expects_typing(view.request):
             return False  # a button step: the message is an ordinary one
         event_id = f"m{message.message_id}"
-        if state.last_event != event_id:
-            state = wizard.type_value(state, view.request, text).model_copy(update={"last_event": event_id})
+        if not state.has_applied(event_id):
+            state = wizard.type_value(state, view.request, text).applied(event_id)
             await self._save(view, state)
             await self.sender.edit(state.chat_id, state.message_id, render_wizard(view.request, state))
         return True

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from agent.protocol import FormField, HumanInputRequest, check_form_values, ui_text
 
 TYPED_FIELDS = ("text", "textarea", "number", "date")
+RECENT_EVENTS = 20  # inputs remembered per wizard: a redelivery comes within a few updates
 
 
 class WizardState(BaseModel):
@@ -29,11 +30,21 @@ class WizardState(BaseModel):
     step: int = 0
     values: dict[str, Any] = Field(default_factory=dict)
     notice: str | None = None  # why the last input was not taken (shown with the step)
-    last_event: str | None = None  # the last tap or message applied: a redelivery is not applied twice
+    # Taps and messages already applied: a redelivered one (webhook retry, polling
+    # takeover) is not applied again, even after other inputs (a toggle would flip back).
+    recent_events: list[str] = Field(default_factory=list)
 
     def field(self, request: HumanInputRequest) -> FormField | None:
         """The field of the current step, or None on the summary."""
         return request.fields[self.step] if self.step < len(request.fields) else None
+
+    def has_applied(self, event_id: str) -> bool:
+        """True when the tap or message ``event_id`` was already applied to this wizard."""
+        return event_id in self.recent_events
+
+    def applied(self, event_id: str) -> WizardState:
+        """This state, remembering that ``event_id`` has been applied."""
+        return self.model_copy(update={"recent_events": [*self.recent_events, event_id][-RECENT_EVENTS:]})
 
     def expects_typing(self, request: HumanInputRequest) -> bool:
         """True when the current step takes a typed message (text, number, date)."""

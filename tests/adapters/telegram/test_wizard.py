@@ -206,3 +206,24 @@ async def test_a_stale_wizard_tap_after_the_question_was_answered_changes_nothin
     assert len(tg.api.of("editMessageText")) == edits  # the wizard does not come back
     notice = tg.api.of("answerCallbackQuery")[-1].params
     assert notice["text"] == "Already answered by Alice." and notice["show_alert"] == "true"
+
+
+async def test_redelivered_taps_and_messages_are_applied_once_even_after_other_input(bench):
+    tg = await bench(ScriptedRunner(script))
+    await tg.deliver(message_update("deploy"))
+    w = Wizard(tg)
+    await w.tap("form")
+    await w.tap("s1")
+    auth = callback_update(f"{w.token}|t1", w.message_id)
+    await tg.deliver(auth)
+    await w.tap("t2")
+    await tg.deliver(auth)  # Telegram delivers the first toggle again (its 200 was lost)
+    assert w.labels[:3] == ["✓ Auth", "✓ Cache", "Queue"]
+    await w.tap("d")
+    await w.tap("n")
+    replicas = message_update("3")
+    await tg.deliver(replicas)
+    await w.type("2026-12-01")
+    await tg.deliver(replicas)  # "3" again must not be taken as the notes
+    await w.tap("k")
+    assert "Notes: —" in w.shown.params["text"] and "Replicas: 3" in w.shown.params["text"]
