@@ -126,7 +126,7 @@ def _modal(
 
 def render_form_modal(request: HumanInputRequest, metadata: str) -> dict[str, Any]:
     """The modal with one input block per form field, required fields marked."""
-    header = question_blocks(request)[:2]
+    header = question_blocks(request, 1, 1)
     room = _MODAL_BLOCKS - len(header)
     inputs = [_input_block(i, field, request.locale) for i, field in enumerate(request.fields[:room])]
     return _modal(FORM_CALLBACK, request, metadata, [*header, *inputs])
@@ -139,7 +139,7 @@ def render_other_modal(request: HumanInputRequest, metadata: str) -> dict[str, A
         label=plain(ui_text("your_answer", request.locale), 2000),
         element=PlainTextInputElement(action_id=VALUE_ACTION, multiline=True),
     )
-    return _modal(OTHER_CALLBACK, request, metadata, [*question_blocks(request)[:2], answer])
+    return _modal(OTHER_CALLBACK, request, metadata, [*question_blocks(request, 1, 1), answer])
 
 
 def _raw_value(field: FormField, state: dict[str, Any]) -> Any:

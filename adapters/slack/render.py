@@ -83,8 +83,12 @@ def plain(text: str, limit: int) -> PlainTextObject:
 
 
 def text_sections(mrkdwn: str, max_sections: int) -> list[SectionBlock]:
-    """Sections carrying ``mrkdwn`` (already escaped), split under the section limit."""
-    chunks = split_mrkdwn(mrkdwn, SECTION_LIMIT)[:max_sections] or [ELLIPSIS_TEXT]
+    """Sections carrying ``mrkdwn`` (already escaped), split under the section limit; text
+    beyond ``max_sections`` is dropped and the cut marked with an ellipsis."""
+    chunks = split_mrkdwn(mrkdwn, SECTION_LIMIT) or [ELLIPSIS_TEXT]
+    if len(chunks) > max_sections:
+        # split_mrkdwn leaves room under the limit, so the mark always fits.
+        chunks = [*chunks[: max_sections - 1], chunks[max_sections - 1] + "\n" + ELLIPSIS_TEXT]
     return [SectionBlock(text=MarkdownTextObject(text=chunk)) for chunk in chunks]
 
 
@@ -98,12 +102,17 @@ def question_mrkdwn(request: HumanInputRequest) -> str:
     return f"{icon} {markdown_to_mrkdwn(question)}"
 
 
-def question_blocks(request: HumanInputRequest) -> list[Block]:
-    """The context (if any) and the question, escaped and split or cut to fit."""
+def question_blocks(
+    request: HumanInputRequest,
+    context_sections: int = _CONTEXT_SECTIONS,
+    question_sections: int = _QUESTION_SECTIONS,
+) -> list[Block]:
+    """The context (if any) and the question, escaped and split or cut to at most the given
+    number of sections each (a modal shows one of each: its fields need the room)."""
     blocks: list[Block] = []
     if request.context and request.context.strip():
-        blocks += text_sections(markdown_to_mrkdwn(request.context.strip()), _CONTEXT_SECTIONS)
-    return blocks + text_sections(question_mrkdwn(request), _QUESTION_SECTIONS)
+        blocks += text_sections(markdown_to_mrkdwn(request.context.strip()), context_sections)
+    return blocks + text_sections(question_mrkdwn(request), question_sections)
 
 
 def _hint(text: str) -> ContextBlock:

@@ -234,3 +234,22 @@ def test_interface_words_follow_the_request_locale():
         "提交",
         "取消",
     )
+
+
+def test_modals_show_the_question_even_after_a_long_context_and_cuts_are_marked():
+    request = HumanInputRequest(
+        request_id="r",
+        tool_call_id="t",
+        question="Which region should the cluster run in?",
+        context="Background. " * 400,  # about 4,800 characters: more than one section
+        input_mode="form",
+        fields=[FormField(name="region", label="Region")],
+    )
+    for modal in (render_form_modal(request, "{}"), render_other_modal(request, "{}")):
+        shown = " ".join(b["text"]["text"] for b in modal["blocks"] if b["type"] == "section")
+        assert "Which region should the cluster run in?" in shown
+        assert "…" in shown  # the context was cut, visibly
+    long_question = request.model_copy(update={"question": "word " * 4000, "context": None})
+    blocks = render_clarification(ClarificationOut(request=long_question, fallback_text="fb", token=TOKEN))
+    sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+    assert len(sections) == 5 and sections[-1].endswith("…")  # 20,000 characters: cut after five
