@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from tests.deploy.k8s_objects import DEPLOY
 
@@ -121,6 +122,35 @@ def test_the_image_installs_this_version_of_this_project() -> None:
     }
     assert packages <= copied, f"the build stage misses {sorted(packages - copied)}"
     assert {"pyproject.toml", PYPROJECT["project"]["readme"]} <= copied
+
+
+def pip_argument(command: str) -> str:
+    """The quoted requirement of the Dockerfile's ``pip <command>`` line (build target or wheel to install)."""
+    match = re.search(rf'pip {command}\b[^"]*"([^"]+)"', DOCKERFILE.read_text())
+    assert match, f"no pip {command} of a quoted requirement in the Dockerfile"
+    return match.group(1)
+
+
+def shell_expand(word: str, **env: str) -> str:
+    """``word`` as /bin/sh expands it in a RUN line, with the build arguments ``env``."""
+    result = subprocess.run(
+        ["sh", "-c", f'printf %s "{word}"'], env=env, capture_output=True, text=True, timeout=10
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("extras", ["", "openai", "openai,anthropic"])
+def test_every_choice_of_extras_gives_requirements_pip_accepts(extras: str) -> None:
+    """``--build-arg CLARIGATE_EXTRAS=`` (no provider package) must build too: pip refuses ``.[]``."""
+    version = PYPROJECT["project"]["version"]
+    target = shell_expand(pip_argument("wheel"), CLARIGATE_EXTRAS=extras)
+    wanted = set(filter(None, extras.split(",")))
+    assert target == (f".[{extras}]" if extras else "."), target
+    installed = Requirement(
+        shell_expand(pip_argument("install"), CLARIGATE_EXTRAS=extras, CLARIGATE_VERSION=version)
+    )
+    assert (installed.name, installed.extras, str(installed.specifier)) == ("clarigate", wanted, f"=={version}")
 
 
 def dockerignore_excludes(path: str) -> bool:
