@@ -153,6 +153,20 @@ def test_every_choice_of_extras_gives_requirements_pip_accepts(extras: str) -> N
     assert (installed.name, installed.extras, str(installed.specifier)) == ("clarigate", wanted, f"=={version}")
 
 
+def test_the_user_and_its_group_have_the_ids_the_image_runs_with() -> None:
+    """USER, the passwd/group entries and the data directory agree, so the user owns what it writes."""
+    final = stages()[-1]
+    uid, _, gid = dict(final)["USER"].partition(":")
+    setup = " ".join(args for word, args in final if word == "RUN")
+    assert re.search(rf"groupadd\b[^&]*--gid {gid}\b", setup), "the group must get the gid USER names"
+    assert re.search(rf"useradd\b[^&]*--uid {uid}\b[^&]*--gid {gid}\b", setup)
+    data_dir = re.search(r"CLARIGATE_DATA_DIR=(\S+)", " ".join(a for w, a in final if w == "ENV"))
+    assert data_dir
+    assert re.search(
+        rf"install --directory --owner={uid} --group={gid}\b[^&]*{re.escape(data_dir.group(1))}", setup
+    ), "the data directory (SQLite by default) must belong to the user"
+
+
 def dockerignore_excludes(path: str) -> bool:
     """Whether the build context leaves ``path`` out, following .dockerignore's rules (last match wins)."""
     excluded = False
