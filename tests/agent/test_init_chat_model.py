@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from langchain_core.tools import tool
 
 from agent.harness import AgentSettings, ClarifyingAgent
 from agent.protocol import answer_message_text, answer_with_option
@@ -35,6 +36,7 @@ class _StubOpenAI(BaseHTTPRequestHandler):
     """Asks a clarification first; once a tool result is in the history, replies with the last user text."""
 
     received: list[dict[str, Any]]
+    first_calls: list[tuple[str, str, dict[str, Any]]] = [("call_stub1", "ask_clarification", ASK_ARGS)]
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -43,12 +45,11 @@ class _StubOpenAI(BaseHTTPRequestHandler):
             last_user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
             reply = _completion({"role": "assistant", "content": f"Deploying. ({last_user})"}, "stop")
         else:
-            call = {
-                "id": "call_stub1",
-                "type": "function",
-                "function": {"name": "ask_clarification", "arguments": json.dumps(ASK_ARGS)},
-            }
-            reply = _completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
+            calls = [
+                {"id": id_, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+                for id_, name, args in self.first_calls
+            ]
+            reply = _completion({"role": "assistant", "content": None, "tool_calls": calls}, "tool_calls")
         data = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -115,3 +116,35 @@ async def test_clarification_round_trip_through_an_openai_compatible_api(stub_op
         assert sent[4]["content"] == text
     finally:
         await agent.aclose()
+
+
+async def test_parallel_calls_from_a_real_client_are_answered_not_run(
+    stub_openai: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API asks and calls a tool in one message: the tool does not run, the next request is valid."""
+    ran: list[str] = []
+
+    @tool
+    def deploy(target: str) -> str:
+        """Deploy to ``target``."""
+        ran.append(target)
+        return "deployed"
+
+    parallel = [("call_deploy", "deploy", {"target": "prod"}), ("call_ask", "ask_clarification", ASK_ARGS)]
+    monkeypatch.setattr(_StubOpenAI, "first_calls", parallel)
+    settings = AgentSettings(model="openai:gpt-4.1-mini", checkpointer_url="memory://")
+    agent = await ClarifyingAgent.create(settings, tools=[deploy])
+    try:
+        asked = await agent.run_turn("t1", "deploy the service")
+        assert asked.request is not None and asked.request.tool_call_id == "call_ask"
+        assert await agent.pending_request("t1") == asked.request
+        response = answer_with_option(asked.request, "option-1", None)
+        await agent.run_turn("t1", answer_message_text(asked.request, response), response)
+    finally:
+        await agent.aclose()
+
+    assert ran == []
+    sent = stub_openai[1]["body"]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "tool", "user"]
+    assert [c["id"] for c in sent[2]["tool_calls"]] == ["call_deploy", "call_ask"]
+    assert sorted(m["tool_call_id"] for m in sent[3:5]) == ["call_ask", "call_deploy"]
