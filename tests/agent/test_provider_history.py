@@ -33,7 +33,8 @@ def openai_problems(messages: Sequence[BaseMessage]) -> list[str]:
             continue
         if open_calls:
             problems.append(f"message {index}: calls {open_calls} have no result")
-        open_calls = [c["id"] for c in message.get("tool_calls", [])] if message["role"] == "assistant" else None
+        is_assistant = message["role"] == "assistant"
+        open_calls = [c["id"] for c in message.get("tool_calls", [])] if is_assistant else None
     if open_calls:
         problems.append(f"the end: calls {open_calls} have no result")
     return problems
@@ -79,7 +80,7 @@ def anthropic_problems(messages: Sequence[BaseMessage]) -> list[str]:
         kinds = [b.get("type") for b in following]
         if kinds[: len(results)] != ["tool_result"] * len(results):
             problems.append(f"turn {index + 1}: text before tool_result blocks")
-    for index, (role, blocks) in enumerate(turns):
+    for index, (_role, blocks) in enumerate(turns):
         previous = turns[index - 1][1] if index else []
         uses = {b.get("id") for b in previous if b.get("type") == "tool_use"}
         for block in blocks:
@@ -108,7 +109,7 @@ class _AsksWithSiblings(LocalChatModel):
         calls = [
             {"name": "record_note", "args": {"note": "x"}, "id": "call_note", "type": "tool_call"},
             {"name": "ask_clarification", "args": ask, "id": "call_ask", "type": "tool_call"},
-            {"name": "ask_clarification", "args": {"question": "Also?"}, "id": "call_ask2", "type": "tool_call"},
+            {"name": "ask_clarification", "args": {"question": "Also?"}, "id": "call_ask2"},
         ]
         if self.shape == "openai":
             broken = {"name": "record_note", "args": '{"note": ', "id": "call_broken", "error": "bad json"}
