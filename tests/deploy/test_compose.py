@@ -95,6 +95,17 @@ def test_secrets_come_from_the_env_file_which_names_every_secret() -> None:
     assert secrets <= set(ENV_EXAMPLE), f".env.example lacks {sorted(secrets - set(ENV_EXAMPLE))}"
 
 
+def test_published_port_comes_from_the_env_file_and_stays_on_loopback() -> None:
+    """Several copies of deploy/ on one machine differ by their .env alone (README, many bots)."""
+    (published,) = SERVICES["clarigate"]["ports"]
+    host, _, rest = published.partition(":")
+    assert host == "127.0.0.1", "webhooks reach clarigate through a TLS proxy, not directly"
+    host_port, _, container_port = rest.rpartition(":")
+    assert re.fullmatch(r"\$\{(\w+)(:-\d+)?\}", host_port), f"{host_port} is not set from .env"
+    assert container_port == environment("clarigate")["PORT"]
+    assert interpolate(host_port).isdigit()
+
+
 def test_bot_config_mount_and_shutdown_window_match_the_image() -> None:
     clarigate = SERVICES["clarigate"]
     config_path = environment("clarigate")["CLARIGATE_CONFIG"]
