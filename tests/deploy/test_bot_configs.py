@@ -69,5 +69,23 @@ def test_blank_values_in_env_example_switch_nothing_on(monkeypatch: pytest.Monke
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456:ABC")
     config = load_config(DEPLOY / "bot.example.yaml")
     assert config.enabled_platforms() == ["telegram"]
-    assert config.bot_id == values["CLARIGATE_BOT_ID"]
-    assert config.agent.model == values["LLM_MODEL"]
+
+
+def test_env_example_leaves_the_bot_yaml_settings_in_force(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The operator sets bot_id and the model in bot.yaml; the untouched .env must not override them."""
+    for name, value in env_file_keys(DEPLOY / ".env.example").items():
+        monkeypatch.setenv(name, value)
+    data = yaml.safe_load((DEPLOY / "bot.example.yaml").read_text())
+    data["bot_id"] = "acme-support"
+    data["agent"]["model"] = "openai:gpt-4.1-mini"
+    data["answer_policy"] = "anyone"
+    bot_yaml = tmp_path / "bot.yaml"
+    bot_yaml.write_text(yaml.safe_dump(data))
+    config = load_config(bot_yaml)
+    assert (config.bot_id, config.agent.model, config.answer_policy) == (
+        "acme-support",
+        "openai:gpt-4.1-mini",
+        "anyone",
+    )
