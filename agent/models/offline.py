@@ -3,6 +3,8 @@
 Plain requests pick what it does: "create a project" asks a form, "delete the test
 data" asks a risk confirmation, "which database?" offers options, a vague one-word
 request asks free text; after the answer it replies with what the person answered.
+Chinese requests ("创建一个项目", "删除测试数据", "用哪个数据库？", "报告") get the same
+questions and replies in Chinese.
 """
 
 from __future__ import annotations
@@ -20,74 +22,51 @@ from agent.models.conversation import (
     system_text,
 )
 from agent.models.local import LocalChatModel
+from agent.models.offline_text import DATABASE_CHOICE, DELETE_CONFIRMATION, PROJECT_FORM, say
 from agent.prompts import ALREADY_ASKED_NOTE, CLARIFY_FIRST_MARKER
+from agent.protocol import detect_locale
+from agent.protocol.models import Locale
 from agent.tools import ASK_CLARIFICATION
 
-PROJECT_FORM = {
-    "question": "Tell me about the new project.",
-    "clarification_type": "missing_info",
-    "context": "I need a few details before I create it.",
-    "fields": [
-        {
-            "name": "name",
-            "label": "Project name",
-            "type": "text",
-            "required": True,
-            "placeholder": "my-project",
-        },
-        {
-            "name": "language",
-            "label": "Language",
-            "type": "select",
-            "options": ["Python", "TypeScript", "Go"],
-        },
-        {"name": "private", "label": "Private repository", "type": "checkbox"},
-        {"name": "deadline", "label": "Deadline", "type": "date", "placeholder": "YYYY-MM-DD"},
-        {"name": "team_size", "label": "Team size", "type": "number"},
-    ],
-}
-DELETE_CONFIRMATION = {
-    "question": "Delete the test data? This cannot be undone.",
-    "clarification_type": "risk_confirmation",
-    "context": "Deleting removes every record in the test dataset.",
-    "options": ["Yes, delete it", "No, keep it"],
-}
-DATABASE_CHOICE = {
-    "question": "Which database should I use?",
-    "clarification_type": "approach_choice",
-    "context": "Each fits a different workload.",
-    "options": ["PostgreSQL", "SQLite", "Redis"],
-}
-GREETINGS = {"hi", "hello", "hey", "help", "thanks", "你好", "帮助"}
-DEMO_HINT = (
-    "(Offline demo model: try “create a project”, “delete the test data”, “which database?” "
-    "or a one-word request to see each kind of question.)"
-)
+GREETINGS = {"hi", "hello", "hey", "help", "thanks", "你好", "您好", "帮助", "谢谢"}
 ANSWER_PREFIX = re.compile(r"my answer is:\s*(.*)$", re.DOTALL)
+_END_PUNCTUATION = "!?.！？。"
+#: A Chinese request this short (no spaces between words) is as vague as one English word.
+_VAGUE_CJK_CHARS = 4
 
 
-def _vague_question(word: str) -> dict[str, Any]:
+def _is_vague(text: str) -> bool:
+    """One word ("reports"), or a few Chinese characters ("报告"): too little to act on."""
+    core = text.strip().strip(_END_PUNCTUATION)
+    if not core or core.lower() in GREETINGS:
+        return False
+    if detect_locale(core) == "zh":
+        return len(core) <= _VAGUE_CJK_CHARS and len(core.split()) == 1
+    return len(core.split()) == 1
+
+
+def _vague_question(word: str, locale: Locale) -> dict[str, Any]:
     return {
-        "question": f"What would you like me to do about “{word}”?",
+        "question": say("vague_question", locale, word=word),
         "clarification_type": "ambiguous_requirement",
-        "context": "A sentence about the goal is enough.",
+        "context": say("vague_context", locale),
     }
 
 
 def _ask_for(text: str) -> dict[str, Any] | None:
-    """The clarification a plain request calls for, if any."""
+    """The clarification a plain request calls for, if any, in the request's language."""
     lowered = text.lower()
+    locale = detect_locale(text)
     if ("project" in lowered or "项目" in text) and any(
         w in lowered for w in ("create", "new", "start", "创建", "新建")
     ):
-        return PROJECT_FORM
-    if any(w in lowered for w in ("delete", "drop", "remove", "wipe", "删除")):
-        return DELETE_CONFIRMATION
-    if "database" in lowered or "数据库" in lowered:
-        return DATABASE_CHOICE
-    words = text.split()
-    if len(words) == 1 and lowered.strip("!?.") not in GREETINGS:
-        return _vague_question(words[0].strip("!?."))
+        return PROJECT_FORM[locale]
+    if any(w in lowered for w in ("delete", "drop", "remove", "wipe", "删除", "清空")):
+        return DELETE_CONFIRMATION[locale]
+    if "database" in lowered or "数据库" in text:
+        return DATABASE_CHOICE[locale]
+    if _is_vague(text):
+        return _vague_question(text.strip().strip(_END_PUNCTUATION), locale)
     return None
 
 
@@ -101,64 +80,67 @@ def _question_of(messages: Sequence[BaseMessage], request_id: str) -> dict[str, 
     return {}
 
 
-def _reply_to_answer(response: dict[str, Any], request: dict[str, Any]) -> str:
-    """A reply that uses what the person answered."""
+def _reply_to_answer(response: dict[str, Any], request: dict[str, Any], locale: Locale) -> str:
+    """A reply that uses what the person answered, in the question's language."""
     value = str(response.get("value", ""))
     values = response.get("values") or {}
     if response.get("response_kind") == "form" and "name" in values:
-        private = "private" if values.get("private") else "public"
-        return (
-            f"Created the project “{values['name']}” in {values.get('language') or 'the default language'} "
-            f"({private}, deadline {values.get('deadline') or 'not set'}, "
-            f"team size {values.get('team_size') or 'not set'}). (Demo: nothing was really created.)"
+        not_set = say("not_set", locale)
+        return say(
+            "created",
+            locale,
+            name=values["name"],
+            language=values.get("language") or say("default_language", locale),
+            private=say("private" if values.get("private") else "public", locale),
+            deadline=values.get("deadline") or not_set,
+            team_size=values.get("team_size") or not_set,
         )
     if request.get("clarification_type") == "risk_confirmation":
-        if response.get("option_id") == "option-1" or value.lower().startswith("yes"):
-            return "Deleted the test data. (Demo: nothing was really deleted.)"
-        return "Understood: I left the test data untouched."
+        yes = value.lower().startswith(("yes", "confirm", "是", "确认", "确定"))
+        return say("deleted" if response.get("option_id") == "option-1" or yes else "kept", locale)
     if response.get("response_kind") == "option":
-        return f"Going with {value}: next I would set up the connection settings and a first migration."
-    return f"Thanks, now I understand: “{value}”. My plan: confirm the goal, list the steps, then do them."
+        return say("going_with", locale, value=value)
+    return say("understood", locale, value=value)
 
 
 def demo_reply(messages: Sequence[BaseMessage]) -> tuple[str, dict[str, Any] | None]:
     """What the demo model says: text, and the clarification arguments when it asks."""
     text = last_human_text(messages)
+    locale = detect_locale(text)
     last = messages[-1] if messages else None
     if isinstance(last, ToolMessage):
-        return (
-            f"No one could answer, so I went ahead with sensible defaults for “{text}” "
-            "and noted my assumptions."
-        ), None
+        return say("no_one_answered", locale, text=text), None
     response = answered_response(messages)
     if response is not None:
-        return _reply_to_answer(response, _question_of(messages, str(response.get("request_id")))), None
+        request = _question_of(messages, str(response.get("request_id")))
+        asked_in = request.get("locale") if request.get("locale") in ("en", "zh") else locale
+        return _reply_to_answer(response, request, asked_in), None
     if match := ANSWER_PREFIX.search(text):  # an answer typed without the structure
-        return _reply_to_answer({"response_kind": "text", "value": match.group(1).strip()}, {}), None
+        typed = match.group(1).strip()
+        return _reply_to_answer({"response_kind": "text", "value": typed}, {}, detect_locale(typed)), None
     ask = _ask_for(text)
     if ask is not None:
         return "", ask
-    if text.lower().strip("!?.") in GREETINGS:
-        return f"Hello! I ask before I guess. {DEMO_HINT}", None
-    return (
-        f"Here is how I would handle “{text}”: make sure I understand the goal, plan, then act. {DEMO_HINT}",
-        None,
-    )
+    hint = say("demo_hint", locale)
+    if text.lower().strip(_END_PUNCTUATION) in GREETINGS:
+        return say("greeting", locale, hint=hint), None
+    return say("plain", locale, text=text, hint=hint), None
 
 
 def clarify_first_decision(messages: Sequence[BaseMessage]) -> dict[str, Any]:
     """The demo model's answer to the clarify-first check (``ClarifyWithUser`` arguments)."""
     text = last_human_text(messages)
-    if ALREADY_ASKED_NOTE not in system_text(messages) and len(text.split()) == 1:
+    locale = detect_locale(text)
+    if ALREADY_ASKED_NOTE not in system_text(messages) and _is_vague(text):
         return {
             "need_clarification": True,
-            "question": f"What exactly do you mean by “{text}”?",
+            "question": say("what_exactly", locale, text=text),
             "verification": "",
         }
     return {
         "need_clarification": False,
         "question": "",
-        "verification": f"Understood: “{text}”. I will start on it now.",
+        "verification": say("starting", locale, text=text),
     }
 
 

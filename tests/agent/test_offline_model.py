@@ -6,7 +6,13 @@ from typing import Any
 
 from agent.models import build_chat_model
 from agent.models.offline import OfflineDemoModel
-from agent.protocol import answer_message_text, answer_with_form, answer_with_option, answer_with_text
+from agent.protocol import (
+    answer_message_text,
+    answer_with_form,
+    answer_with_option,
+    answer_with_text,
+    parse_typed_reply,
+)
 
 
 async def _ask(make_agent: Any, text: str, thread: str = "t1") -> Any:
@@ -91,3 +97,62 @@ def test_offline_is_the_default_model() -> None:
     model = build_chat_model("offline")
     assert isinstance(model, OfflineDemoModel)
     assert model.bind_tools([]) is model
+
+
+async def test_chinese_requests_show_every_input_mode_in_chinese(make_agent: Any) -> None:
+    agent = await make_agent(OfflineDemoModel())
+    modes = {}
+    for thread, text in enumerate(["创建一个新项目", "帮我删除测试数据", "用哪个数据库？", "报告"]):
+        out = await agent.run_turn(f"zh{thread}", text)
+        assert out.request is not None, text
+        assert out.request.locale == "zh", text
+        modes[text] = (out.request.input_mode, out.request.clarification_type)
+        # One language throughout: the question, the context and the hints are Chinese.
+        assert (
+            out.fallback_text is not None
+            and "Reply" not in out.fallback_text
+            and "?" not in out.fallback_text
+        )
+    assert modes == {
+        "创建一个新项目": ("form", "missing_info"),
+        "帮我删除测试数据": ("choice_with_other", "risk_confirmation"),
+        "用哪个数据库？": ("choice_with_other", "approach_choice"),
+        "报告": ("free_text", "ambiguous_requirement"),
+    }
+
+
+async def test_chinese_answers_get_chinese_replies_that_use_them(make_agent: Any) -> None:
+    agent, out = await _ask(make_agent, "新建一个项目")
+    request = out.request
+    assert request is not None and request.field_by_name("name").label == "项目名称"
+    reply = parse_typed_reply(request, "项目名称: 星图\n语言: Go\n私有仓库: 是\n团队人数: 3", None)
+    assert reply.response is not None, reply.problems
+    done = await agent.run_turn("t1", answer_message_text(request, reply.response), reply.response)
+    assert done.replies == [
+        "已创建项目“星图”，语言 Go（私有，截止日期 未设置，团队人数 3）。（演示：并没有真的创建。）"
+    ]
+
+    agent, out = await _ask(make_agent, "删除测试数据", thread="t2")
+    assert out.request is not None
+    yes = parse_typed_reply(out.request, "1", None).response
+    assert yes is not None
+    deleted = await agent.run_turn("t2", answer_message_text(out.request, yes), yes)
+    assert deleted.replies == ["已删除测试数据。（演示：并没有真的删除。）"]
+
+    agent, out = await _ask(make_agent, "周报", thread="t3")
+    assert out.request is not None and out.request.question == "关于“周报”，您希望我做什么？"
+    typed = answer_with_text(out.request, "每周五汇总销售数据", None)
+    done = await agent.run_turn("t3", answer_message_text(out.request, typed), typed)
+    assert done.replies[0].startswith("谢谢，现在我明白了：“每周五汇总销售数据”。")
+
+
+async def test_a_chinese_sentence_is_not_a_vague_word(make_agent: Any) -> None:
+    _, out = await _ask(make_agent, "请帮我解释一下缓存策略的优缺点")
+
+    assert out.request is None
+    assert out.replies[0].startswith("我会这样处理“请帮我解释一下缓存策略的优缺点”")
+
+    agent = await make_agent(OfflineDemoModel(), allow_clarification=True)
+    checked = await agent.run_turn("t9", "请帮我解释一下缓存策略的优缺点")
+    assert checked.request is None
+    assert checked.replies[0] == "明白了：“请帮我解释一下缓存策略的优缺点”。我现在就开始。"
