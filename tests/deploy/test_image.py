@@ -125,7 +125,7 @@ def test_the_image_installs_this_version_of_this_project() -> None:
 
 
 def pip_argument(command: str) -> str:
-    """The quoted requirement of the Dockerfile's ``pip <command>`` line (build target or wheel to install)."""
+    """The quoted requirement of the Dockerfile's ``pip <command>`` (build target, or what is installed)."""
     match = re.search(rf'pip {command}\b[^"]*"([^"]+)"', DOCKERFILE.read_text())
     assert match, f"no pip {command} of a quoted requirement in the Dockerfile"
     return match.group(1)
@@ -150,7 +150,11 @@ def test_every_choice_of_extras_gives_requirements_pip_accepts(extras: str) -> N
     installed = Requirement(
         shell_expand(pip_argument("install"), CLARIGATE_EXTRAS=extras, CLARIGATE_VERSION=version)
     )
-    assert (installed.name, installed.extras, str(installed.specifier)) == ("clarigate", wanted, f"=={version}")
+    assert (installed.name, installed.extras, str(installed.specifier)) == (
+        "clarigate",
+        wanted,
+        f"=={version}",
+    )
 
 
 def test_the_user_and_its_group_have_the_ids_the_image_runs_with() -> None:

@@ -10,6 +10,7 @@ import posixpath
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -218,3 +219,31 @@ def test_two_bots_share_the_stores_and_nothing_else(tmp_path: Path) -> None:
             named(docs, "Service", store)["spec"]["selector"]
             == named(docs, "StatefulSet", store)["spec"]["selector"]["matchLabels"]
         )
+
+
+def test_example_secrets_open_the_example_stores() -> None:
+    """An operator who keeps the example passwords for a trial gets a bot that can log in."""
+    stores = env_file_keys(K8S / "stores" / "stores.env.example")
+    redis_doc, postgres_doc = (
+        next(d for d in load_docs(K8S / "stores" / f"{s}.yaml") if d["kind"] == "StatefulSet")
+        for s in ("redis", "postgres")
+    )
+    postgres_env = {e["name"]: e.get("value") for e in pod_spec(postgres_doc)["containers"][0]["env"]}
+    created = {postgres_env["POSTGRES_DB"]} | set(
+        re.findall(r"CREATE DATABASE (\w+)", (K8S / "two-bots" / "init.sql").read_text())
+    )
+    template = load_docs(K8S / "bot" / "secret.example.yaml")[0]["stringData"]
+    examples = {"bot": template} | {
+        path.parent.name: env_file_keys(path)
+        for path in sorted((K8S / "two-bots").glob("*/secrets.env.example"))
+    }
+    for bot, env in examples.items():
+        redis_url, pg_url = urlsplit(env["REDIS_URL"]), urlsplit(env["CHECKPOINTER_URL"])
+        assert (redis_url.hostname, redis_url.port) == (redis_doc["spec"]["serviceName"], 6379), bot
+        assert redis_url.password == stores["REDIS_PASSWORD"], f"{bot}: REDIS_URL has another password"
+        assert pg_url.hostname == postgres_doc["spec"]["serviceName"], bot
+        assert (pg_url.username, pg_url.password) == (
+            postgres_env["POSTGRES_USER"],
+            stores["POSTGRES_PASSWORD"],
+        )
+        assert pg_url.path.lstrip("/") in created, f"{bot}: no example creates database {pg_url.path}"
