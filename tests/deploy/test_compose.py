@@ -141,16 +141,45 @@ def test_docker_compose_accepts_the_file(tmp_path: Path) -> None:
     assert resolved["clarigate"]["depends_on"]["redis"]["condition"] == "service_healthy"
 
 
+def redis_bytes(size: str) -> int:
+    """A size as redis.conf reads it (``320mb`` = 320 MiB, ``1g`` = 10**9 bytes)."""
+    match = re.fullmatch(r"(\d+)(b|k|kb|m|mb|g|gb)?", size.lower())
+    assert match, size
+    units = {"k": 10**3, "kb": 2**10, "m": 10**6, "mb": 2**20, "g": 10**9, "gb": 2**30}
+    return int(match.group(1)) * units.get(match.group(2) or "b", 1)
+
+
+def kubernetes_bytes(quantity: str) -> int:
+    """A Kubernetes memory quantity in bytes (``512Mi``, ``1Gi``, ``500M``)."""
+    match = re.fullmatch(r"(\d+)(Ki|Mi|Gi|K|M|G)?", quantity)
+    assert match, quantity
+    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "K": 10**3, "M": 10**6, "G": 10**9}
+    return int(match.group(1)) * units.get(match.group(2) or "", 1)
+
+
+def test_in_cluster_redis_refuses_writes_before_it_is_oom_killed() -> None:
+    """noeviction only refuses writes under a maxmemory; without one the kubelet kills Redis instead."""
+    container = load_docs(K8S / "stores" / "redis.yaml")[1]["spec"]["template"]["spec"]["containers"][0]
+    args = container["args"]
+    assert args[args.index("--maxmemory-policy") + 1] == "noeviction"
+    maxmemory = redis_bytes(args[args.index("--maxmemory") + 1])
+    limit = kubernetes_bytes(container["resources"]["limits"]["memory"])
+    # The rest is for the server itself and the copy-on-write of the fork that rewrites the files.
+    assert 0 < maxmemory <= 0.75 * limit
+
+
 def test_a_real_redis_runs_with_the_compose_flags_and_keeps_an_append_only_file(tmp_path: Path) -> None:
-    """The same flags start the in-cluster Redis too; a real redis-server must accept them."""
+    """The in-cluster Redis runs the same flags plus maxmemory; a real redis-server must accept them."""
     server_binary = shutil.which("redis-server")
     if server_binary is None:
         pytest.skip("redis-server is not installed")
-    command = [interpolate(str(part)) for part in SERVICES["redis"]["command"]]
+    compose_command = [interpolate(str(part)) for part in SERVICES["redis"]["command"]]
     k8s_args = load_docs(K8S / "stores" / "redis.yaml")[1]["spec"]["template"]["spec"]["containers"][0][
         "args"
     ]
-    assert [a.replace("$(REDIS_PASSWORD)", ENV_EXAMPLE["REDIS_PASSWORD"]) for a in k8s_args] == command
+    command = [a.replace("$(REDIS_PASSWORD)", ENV_EXAMPLE["REDIS_PASSWORD"]) for a in k8s_args]
+    at = command.index("--maxmemory")
+    assert command[:at] + command[at + 2 :] == compose_command
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -169,6 +198,7 @@ def test_a_real_redis_runs_with_the_compose_flags_and_keeps_an_append_only_file(
         client.set("clarigate:probe", "kept")
         assert client.config_get("appendonly") == {"appendonly": "yes"}
         assert client.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
+        assert int(client.config_get("maxmemory")["maxmemory"]) == redis_bytes(command[at + 1])
         with pytest.raises(redis.AuthenticationError):
             redis.Redis(port=port, password="wrong", socket_timeout=5, retry=no_retry).ping()
         with contextlib.suppress(redis.ConnectionError):  # SHUTDOWN drops the connection it came on
