@@ -75,6 +75,14 @@ def test_redis_keeps_its_data_and_never_evicts_state() -> None:
     assert named <= set(COMPOSE["volumes"]), "named volumes survive `docker compose down`"
 
 
+def test_postgres_counts_as_healthy_only_once_it_takes_tcp_connections() -> None:
+    """The image's first-start initialisation runs a socket-only server: a socket check passes too early."""
+    k8s = load_docs(K8S / "stores" / "postgres.yaml")[1]["spec"]["template"]["spec"]["containers"][0]
+    for check in (SERVICES["postgres"]["healthcheck"]["test"], k8s["readinessProbe"]["exec"]["command"]):
+        assert "pg_isready" in check
+        assert any(re.fullmatch(r"--host=(127\.0\.0\.1|localhost)", part) for part in check), check
+
+
 def test_clarigate_reaches_the_stores_by_service_name() -> None:
     env = {key: interpolate(value) for key, value in environment("clarigate").items()}
     redis, postgres = urlsplit(env["REDIS_URL"]), urlsplit(env["CHECKPOINTER_URL"])
