@@ -69,3 +69,13 @@ def test_rule_asks_about_series_clarigate_exposes(rule: dict[str, Any]) -> None:
     for grouping in re.findall(r"\bby\s*\(([^)]*)\)", expr):
         for label in (part.strip() for part in grouping.split(",")):
             assert all(label in series[name] for name in named), f"cannot group {sorted(named)} by {label}"
+
+
+def test_silence_alerts_fire_when_the_counters_are_not_there_at_all() -> None:
+    """Labelled counters appear only at their first increment: after a restart into a broken
+    webhook or token there is no series, and ``sum(...) == 0`` alone would never be true."""
+    silence = [r for r in RULES if re.search(r"\)\s*\)?\s*==\s*0\b", r["expr"])]
+    assert silence, "expected at least the inbound-stopped rule"
+    for rule in silence:
+        current = rule["expr"].split(" and ")[0]
+        assert re.search(r"\bor\s+vector\(0\)\s*\)\s*==\s*0", current), rule["alert"]
