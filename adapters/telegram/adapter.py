@@ -37,6 +37,7 @@ from .receive import (
     chain_key,
     conversation_for,
     inbound_message,
+    is_command,
     mentions_bot,
     message_text,
     remember_chain,
@@ -161,11 +162,6 @@ class TelegramAdapter(PlatformAdapter):
         private = message.chat.type == "private"
         mention = mentions_bot(message, me)
         reply = replies_to_bot(message, me)
-        # In a group only a message meant for the bot may be a form step, not chatter around it.
-        if (private or mention or reply) and await self.interactions.on_typed(
-            message, without_mention(text, me)
-        ):
-            return
         chain = None
         if reply and not private and not message.is_topic_message and message.reply_to_message is not None:
             chain = await self.gateway.state.get_json(
@@ -173,6 +169,14 @@ class TelegramAdapter(PlatformAdapter):
             )
         conversation = conversation_for(message, chain)
         addressed = private or mention or reply
+        # A form in progress takes its person's messages in its own thread: in a group those
+        # meant for the bot (not chatter around it), in a forum topic any (the topic is the thread).
+        if (
+            (addressed or message.is_topic_message)
+            and not is_command(message)
+            and await self.interactions.on_typed(message, conversation, without_mention(text, me))
+        ):
+            return
         if not addressed and not (
             message.is_topic_message and await self.gateway.knows_conversation(conversation)
         ):

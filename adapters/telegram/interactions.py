@@ -14,7 +14,14 @@ from telegram import CallbackQuery, Message
 from telegram.error import TelegramError
 
 from agent.protocol import HumanInputRequest, ui_text
-from gateway.messages import AnswerOutcome, AnswerStatus, InboundAnswer, PendingView, Sender
+from gateway.messages import (
+    AnswerOutcome,
+    AnswerStatus,
+    Conversation,
+    InboundAnswer,
+    PendingView,
+    Sender,
+)
 from gateway.port import GatewayPort
 
 from . import callback_data as cb
@@ -192,8 +199,8 @@ class Interactions:
             await self._forget(state)
         return await self._after_submit(outcome, request, state.chat_id, state.message_id)
 
-    async def on_typed(self, message: Message, text: str) -> bool:
-        """A message from someone in the middle of a form: True when the wizard took it."""
+    async def on_typed(self, message: Message, conversation: Conversation, text: str) -> bool:
+        """A message from someone in the middle of a form, in its thread: True when the wizard took it."""
         assert message.from_user is not None
         user_id, chat_id = str(message.from_user.id), str(message.chat_id)
         pointer = await self.gateway.state.get_json(wizard.active_key(chat_id, user_id))
@@ -207,8 +214,10 @@ class Interactions:
             else:
                 await self.gateway.state.delete(wizard.active_key(chat_id, user_id))
             return False
-        if not state.expects_typing(view.request):
-            return False  # a button step: the message is an ordinary one
+        if view.conversation.thread_key != conversation.thread_key:
+            return False  # the person talks about something else elsewhere in the chat
+        if state.field(view.request) is None:
+            return False  # on the summary only Submit / Edit / Back apply
         event_id = f"m{message.message_id}"
         if not state.has_applied(event_id):
             state = wizard.type_value(state, view.request, text).applied(event_id)

@@ -46,11 +46,6 @@ class WizardState(BaseModel):
         """This state, remembering that ``event_id`` has been applied."""
         return self.model_copy(update={"recent_events": [*self.recent_events, event_id][-RECENT_EVENTS:]})
 
-    def expects_typing(self, request: HumanInputRequest) -> bool:
-        """True when the current step takes a typed message (text, number, date)."""
-        current = self.field(request)
-        return current is not None and current.type in TYPED_FIELDS
-
 
 def state_key(request_id: str, user_id: str) -> str:
     """The shared-state key of one person's wizard for one request."""
@@ -110,17 +105,25 @@ def set_checkbox(state: WizardState, request: HumanInputRequest, checked: bool) 
 
 
 def type_value(state: WizardState, request: HumanInputRequest, text: str) -> WizardState:
-    """A typed answer for a text/number/date step: checked by the protocol, re-asked if wrong."""
+    """A typed answer for the current step: checked by the protocol, re-asked if wrong.
+
+    Text, number and date steps expect one; on a choice step a typed label, number
+    or yes/no works like the buttons (people type rather than tap).
+    """
     current = state.field(request)
-    if current is None or current.type not in TYPED_FIELDS:
+    if current is None:
         return state
     text = text.strip()
     if not text:
         return state.model_copy(update={"notice": _required_notice(current, request)})
-    error = check_form_values(request, {current.name: text}).errors.get(current.name)
+    checked = check_form_values(request, {current.name: text})
+    error = checked.errors.get(current.name)
     if error:
         return state.model_copy(update={"notice": error})
-    return _advance(state, values=_with_value(state, current.name, text))
+    # Typed fields keep the text as given (the core types it on submit); choices keep
+    # what their buttons would have stored (option values, a list, a boolean).
+    value = text if current.type in TYPED_FIELDS else checked.values.get(current.name, text)
+    return _advance(state, values=_with_value(state, current.name, value))
 
 
 def back(state: WizardState) -> WizardState:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from agent.harness import TurnOutput
 from agent.protocol import FormField, Option
+from gateway.messages import InboundAnswer, Sender
 from gateway.testing import ScriptedRunner, Turn, asking, form_request
 
 from .conftest import redis_store
-from .harness import callback_update, message_update, open_bench
+from .harness import GROUP, callback_update, mention_update, message_update, open_bench
 
 
 def opts(name: str, *labels: str) -> list[Option]:
@@ -195,14 +196,17 @@ async def test_a_stale_wizard_tap_after_the_question_was_answered_changes_nothin
     await tg.deliver(message_update("deploy"))
     w = Wizard(tg)
     await w.tap("form")
-    # Answered meanwhile by a typed reply, which closes the message.
-    await w.type("framework: Vue\nreplicas: 3\ndeadline: 2026-01-01")
+    # Answered meanwhile another way (here: straight through the gateway, as a typed
+    # reply on another replica would), then the message is closed.
+    values = {"framework": "Vue", "replicas": "3", "deadline": "2026-01-01"}
+    answer = InboundAnswer(sender=Sender(user_id="111", display_name="Alice"), event_id="x", token=w.token)
+    outcome = await tg.gateway.submit_answer(answer.model_copy(update={"values": values}))
+    assert outcome.accepted and runner.calls[-1].response is None
+    await tg.gateway.drain()
     assert runner.calls[-1].response.values["framework"] == "Vue"
-    closed = w.shown.params
-    assert "✅ Answered by Alice" in closed["text"] and "reply_markup" not in closed
 
     edits = len(tg.api.of("editMessageText"))
-    await w.tap("s1")  # a tap the phone sent before it saw the edit
+    await w.tap("s1")  # a tap the phone sent before it saw the question answered
     assert len(tg.api.of("editMessageText")) == edits  # the wizard does not come back
     notice = tg.api.of("answerCallbackQuery")[-1].params
     assert notice["text"] == "Already answered by Alice." and notice["show_alert"] == "true"
@@ -227,3 +231,53 @@ async def test_redelivered_taps_and_messages_are_applied_once_even_after_other_i
     await tg.deliver(replicas)  # "3" again must not be taken as the notes
     await w.tap("k")
     assert "Notes: —" in w.shown.params["text"] and "Replicas: 3" in w.shown.params["text"]
+
+
+async def test_in_a_forum_topic_the_wizard_takes_plain_messages_of_its_person_there_only(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    await tg.deliver(mention_update("deploy", thread_id=77))
+    w = Wizard(tg)
+
+    async def tap(action: str) -> None:
+        await tg.deliver(callback_update(f"{w.token}|{action}", w.message_id, chat=GROUP))
+
+    await tap("form")
+    await tap("s1")
+    await tap("d")
+    await tap("y")
+    assert "4/6 · Replicas" in w.shown.params["text"]
+    await tg.deliver(message_update("3", chat=GROUP, thread_id=77))  # no reply, no mention: a topic
+    assert "5/6 · Deadline" in w.shown.params["text"]
+    await tg.deliver(mention_update("status of the build?", thread_id=78))  # another topic
+    assert "5/6 · Deadline" in w.shown.params["text"]
+    assert [c.text for c in runner.calls] == ["deploy", "status of the build?"]
+    assert all("required" not in c.params["text"] for c in tg.api.of("sendMessage"))
+
+
+async def test_a_choice_step_also_takes_a_typed_answer_and_commands_pass_the_wizard(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    await tg.deliver(message_update("deploy"))
+    w = Wizard(tg)
+    await w.tap("form")
+    await w.type("Svelte")
+    assert "1/6 · Framework" in w.shown.params["text"]
+    assert "⚠️ Choose one of: React, Vue" in w.shown.params["text"]
+    await w.type("vue")
+    assert "2/6 · Features" in w.shown.params["text"]
+    await w.type("auth, queue")
+    assert "3/6 · Init git" in w.shown.params["text"]
+    await w.type("no")
+    assert "4/6 · Replicas" in w.shown.params["text"]
+
+    edits, sends = len(tg.api.of("editMessageText")), len(tg.api.of("sendMessage"))
+    command = message_update("/new", entities=[{"type": "bot_command", "offset": 0, "length": 4}])
+    await tg.deliver(command)  # a command is for the gateway, never a field value
+    assert len(tg.api.of("editMessageText")) == edits
+    assert tg.api.of("sendMessage")[sends:][-1].params["text"].startswith("Started a new conversation")
+
+    await w.tap("b")
+    assert "→ No" in w.shown.params["text"]
+    await w.tap("b")
+    assert w.labels[:3] == ["✓ Auth", "Cache", "✓ Queue"]
