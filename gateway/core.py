@@ -73,6 +73,7 @@ class Gateway:
         self.pool = WorkerPool(
             store, self.dispatcher.handle, self.consumer, config.workers, config.stale_claim_seconds
         )
+        self.dispatcher.is_held = self.pool.still_held  # a stalled replica's late reply is dropped
         # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
         self._accepted: dict[str, None] = {}
         self._background: set[asyncio.Task[Any]] = set()

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,10 +50,19 @@ class HandBack(Exception):
     """The job failed before any reply; leave it in the stream to be retried."""
 
 
+class Superseded(Exception):
+    """Another worker took the job over (this one stalled): it replies, this one stays silent."""
+
+
+async def _always_held(job: Job) -> bool:
+    return True
+
+
 @dataclass
 class _Progress:
-    """Whether the job's reply went out (then it must not be retried)."""
+    """The job being worked on, and whether its reply went out (then it must not be retried)."""
 
+    job: Job
     replied: bool = False
 
 
@@ -73,6 +82,8 @@ class Dispatcher:
         self.runner = runner
         self.outbox = outbox
         self.on_done = on_done  # told each inbound id completed here
+        # asked before the first reply whether this replica still holds the job (the worker pool's)
+        self.is_held: Callable[[Job], Awaitable[bool]] = _always_held
 
     async def handle(self, job: Job) -> None:
         """Process one job to completion; raises ``HandBack`` when it should be retried later."""
@@ -80,12 +91,16 @@ class Dispatcher:
         if job.deliveries > 1 and await self.store.is_done(job.inbound_id):
             await self._complete(job)
             return
-        progress = _Progress()
+        progress = _Progress(job)
         try:
             if job.kind == "message":
                 await self._message(InboundMessage.model_validate(job.payload["message"]), progress)
             else:
                 await self._answer(job.payload, progress)
+        except Superseded:
+            # not completed here either: the worker holding it now completes it (once)
+            log.warning("job %s was taken over by another worker: its reply comes from there", job.inbound_id)
+            return
         except Exception:
             if progress.replied:
                 log.exception("job %s failed after its reply was sent", job.inbound_id)
@@ -194,6 +209,7 @@ class Dispatcher:
     ) -> None:
         request = output.request
         set_log_context(request_id=request.request_id)
+        await self._ensure_held(progress)  # before the record: a superseded run must not ask
         now = time.time()
         record = PendingRecord(
             request=request,
@@ -215,9 +231,15 @@ class Dispatcher:
         log.info("asked for clarification")
 
     async def _reply(self, conv: Conversation, item: Any, progress: _Progress) -> Any:
+        await self._ensure_held(progress)
         ref = await self.outbox.send(conv, item)
         progress.replied = True
         return ref
+
+    async def _ensure_held(self, progress: _Progress) -> None:
+        """Before the first reply: raise ``Superseded`` if another worker took the job over."""
+        if not progress.replied and not await self.is_held(progress.job):
+            raise Superseded(progress.job.inbound_id)
 
     def _may_type_answer(self, record: PendingRecord, sender: Sender) -> bool:
         """A typed message answers the pending request only when its author may answer it."""

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from gateway.dispatch import HandBack
-from gateway.store.base import Job, Store
+from gateway.store.base import HoldStatus, Job, Store
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,8 @@ class WorkerPool:
         self._keeper: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
         self._held: set[str] = set()
+        self._tasks: dict[str, asyncio.Task[None]] = {}  # entry id -> the task working on it
+        self._fresh: dict[str, float] = {}  # entry id -> when its hold was last confirmed (monotonic)
         self._slots = asyncio.Semaphore(self.workers)
         self._room = asyncio.Event()
         self._turn_changed: dict[str, asyncio.Event] = {}
@@ -139,14 +142,45 @@ class WorkerPool:
             await asyncio.sleep(pause)
             if self._held:
                 try:
-                    await self.store.touch_jobs(self.consumer, sorted(self._held))
+                    await self._keep(sorted(self._held))
                 except Exception:
                     log.warning("touching held jobs failed", exc_info=True)
+
+    async def _keep(self, entry_ids: list[str], drop_taken: bool = True) -> dict[str, HoldStatus]:
+        """Renew the hold on ``entry_ids``; a job another consumer took over is dropped here."""
+        confirmed = time.monotonic()
+        statuses = await self.store.keep_jobs(self.consumer, entry_ids)
+        for entry_id, status in statuses.items():
+            if status == "held":
+                self._fresh[entry_id] = confirmed
+            elif status == "taken" and drop_taken:
+                task = self._tasks.get(entry_id)
+                if task is not None and not task.done():
+                    # this replica stalled past the stale-claim time: the new holder answers
+                    log.warning("job %s was taken over by another worker: dropping it here", entry_id)
+                    task.cancel()
+        return statuses
+
+    async def still_held(self, job: Job) -> bool:
+        """True when this replica may still reply for ``job`` (checked before its first reply).
+
+        Free while the hold was confirmed recently (nobody can have claimed the job since); else
+        one store call. False when another worker took the job over or it was answered already.
+        """
+        fresh = self._fresh.get(job.entry_id)
+        if fresh is not None and time.monotonic() - fresh < self.stale_after / 2:
+            return True
+        status = (await self._keep([job.entry_id], drop_taken=False)).get(job.entry_id, "gone")
+        if status == "gone":  # acknowledged, or the stream was lost: answered already?
+            return not await self.store.is_done(job.inbound_id)
+        return status == "held"
 
     # --- one job ------------------------------------------------------------------------------
 
     def _spawn(self, job: Job) -> asyncio.Task[None]:
+        self._fresh[job.entry_id] = time.monotonic()  # just delivered or claimed: idle time 0
         task = asyncio.create_task(self._run_job(job), name=f"job-{job.inbound_id}")
+        self._tasks[job.entry_id] = task
         self._running.add(task)
         task.add_done_callback(self._forget_task)
         return task
@@ -169,6 +203,9 @@ class WorkerPool:
             log.exception("job %s could not be processed", job.inbound_id)
         finally:
             self._held.discard(job.entry_id)
+            self._fresh.pop(job.entry_id, None)
+            if self._tasks.get(job.entry_id) is asyncio.current_task():
+                del self._tasks[job.entry_id]
             changed = self._turn_changed.pop(job.order_key, None)
             if changed is not None:
                 changed.set()  # wake this thread's next job here without waiting for a poll

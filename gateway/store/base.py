@@ -52,6 +52,10 @@ class ClaimResult(BaseModel):
     record: PendingRecord | None = None  # the record after the claim (or as found)
 
 
+#: Where a delivered job stands for the consumer that asks (``Store.keep_jobs``).
+HoldStatus = Literal["held", "taken", "gone"]
+
+
 class Job(BaseModel):
     """One unit of work read from the stream."""
 
@@ -159,7 +163,21 @@ class Store(ABC):
 
     @abstractmethod
     async def touch_jobs(self, consumer: str, entry_ids: list[str]) -> None:
-        """Keep held jobs fresh so they are not claimed from a live consumer."""
+        """Keep this consumer's held jobs fresh so they are not claimed from a live consumer.
+
+        Entries another consumer has claimed meanwhile stay with that consumer.
+        """
+
+    async def keep_jobs(self, consumer: str, entry_ids: list[str]) -> dict[str, HoldStatus]:
+        """Renew ``consumer``'s hold on ``entry_ids`` and say where each one stands.
+
+        ``held``: still this consumer's, idle time reset. ``taken``: another consumer claimed it
+        (this one stalled past the stale-claim time): it must neither reply nor take it back.
+        ``gone``: acknowledged already (or the stream was lost). Unlike ``touch_jobs`` in older
+        stores, an entry of another consumer is never taken over here.
+        """
+        await self.touch_jobs(consumer, entry_ids)
+        return dict.fromkeys(entry_ids, "held")
 
     @abstractmethod
     async def next_seq(self, order_key: str) -> int:

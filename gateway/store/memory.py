@@ -18,7 +18,7 @@ from typing import Any
 from agent.protocol import HumanInputResponse
 from gateway.messages import MessageRef, Sender
 
-from .base import ClaimResult, Job, PendingRecord, Store
+from .base import ClaimResult, HoldStatus, Job, PendingRecord, Store
 from .keys import DONE_TTL_SECONDS, ORDER_TTL_SECONDS, StoreKeys, job_fields, job_from_fields, new_thread_id
 
 
@@ -240,12 +240,23 @@ class MemoryStore(Store):
         return jobs
 
     async def touch_jobs(self, consumer: str, entry_ids: list[str]) -> None:
-        """Reset the idle time of held jobs so no other consumer claims them."""
+        """Reset the idle time of the jobs this consumer still holds so no one claims them."""
+        await self.keep_jobs(consumer, entry_ids)
+
+    async def keep_jobs(self, consumer: str, entry_ids: list[str]) -> dict[str, HoldStatus]:
+        """Renew this consumer's hold on each entry it still holds; say where each stands."""
         now = self._clock()
+        statuses: dict[str, HoldStatus] = {}
         for entry_id in entry_ids:
             held = self._held.get(entry_id)
-            if held is not None:
-                held.consumer, held.delivered_at = consumer, now
+            if held is None:
+                statuses[entry_id] = "gone"
+            elif held.consumer != consumer:
+                statuses[entry_id] = "taken"
+            else:
+                held.delivered_at = now
+                statuses[entry_id] = "held"
+        return statuses
 
     async def next_seq(self, order_key: str) -> int:
         """The ``seq`` allowed to run next for ``order_key``."""

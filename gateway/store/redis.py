@@ -21,7 +21,7 @@ from agent.protocol import HumanInputResponse
 from gateway.messages import MessageRef, Sender
 
 from . import scripts
-from .base import ClaimResult, Job, PendingRecord, Store
+from .base import ClaimResult, HoldStatus, Job, PendingRecord, Store
 from .keys import (
     DONE_TTL_SECONDS,
     GROUP,
@@ -62,6 +62,7 @@ class RedisStore(Store):
         self._follow = self._redis.register_script(scripts.FOLLOW_POINTER)
         self._set_ref = self._redis.register_script(scripts.SET_MESSAGE_REF)
         self._autoclaim = self._redis.register_script(scripts.CLAIM_STALE)
+        self._keep = self._redis.register_script(scripts.KEEP_JOBS)
         self._lease = self._redis.register_script(scripts.ACQUIRE_LEASE)
         self._unlease = self._redis.register_script(scripts.RELEASE_LEASE)
 
@@ -238,11 +239,16 @@ class RedisStore(Store):
         ]
 
     async def touch_jobs(self, consumer: str, entry_ids: list[str]) -> None:
-        """Reset the idle time of held jobs (``XCLAIM … JUSTID``) so no one claims them."""
+        """Reset the idle time of the jobs this consumer still holds so no one claims them."""
+        await self.keep_jobs(consumer, entry_ids)
+
+    async def keep_jobs(self, consumer: str, entry_ids: list[str]) -> dict[str, HoldStatus]:
+        """Renew this consumer's hold on each entry it still holds; say where each stands: one script."""
         if not entry_ids:
-            return
-        ids: list[Any] = list(entry_ids)
-        await self._on_group(lambda: self._redis.xclaim(self.keys.jobs, GROUP, consumer, 0, ids, justid=True))
+            return {}
+        args: list[str] = [GROUP, consumer, *entry_ids]
+        statuses: Any = await self._on_group(lambda: self._keep([self.keys.jobs], args))
+        return dict(zip(entry_ids, statuses, strict=True))
 
     async def next_seq(self, order_key: str) -> int:
         """The ``seq`` allowed to run next for ``order_key``."""

@@ -149,6 +149,26 @@ end
 return rows
 """
 
+#: KEYS: jobs. ARGV: group, consumer, entry ids…
+#: Resets the idle time of the entries ``consumer`` still holds (``XCLAIM`` to itself, which
+#: would otherwise take an entry from whoever holds it now). Returns one status per entry:
+#: "held", "taken" (another consumer holds it) or "gone" (acknowledged).
+KEEP_JOBS = """
+local statuses = {}
+for i = 3, #ARGV do
+  local info = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if not info[1] then
+    table.insert(statuses, 'gone')
+  elseif info[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    table.insert(statuses, 'held')
+  else
+    table.insert(statuses, 'taken')
+  end
+end
+return statuses
+"""
+
 #: KEYS: lease. ARGV: holder, ttl ms. Returns 1 when held by ``holder`` afterwards.
 ACQUIRE_LEASE = """
 local current = redis.call('GET', KEYS[1])

@@ -272,6 +272,21 @@ async def test_touched_entries_are_not_claimed(store: Store) -> None:
     assert await store.claim_stale_jobs("thief", min_idle_ms=100, count=10) == []
 
 
+async def test_keeping_never_takes_an_entry_back_from_its_new_holder(store: Store) -> None:
+    await store.accept_job("e1", "message", "in1", "k", {}, 60)
+    await store.accept_job("e2", "message", "in2", "k2", {}, 60)
+    first, second = await store.read_jobs("stalled", count=10, block_ms=0)
+    await asyncio.sleep(0.12)
+    (taken,) = await store.claim_stale_jobs("taker", min_idle_ms=100, count=1)
+    assert taken.entry_id == first.entry_id
+
+    await store.touch_jobs("stalled", [first.entry_id])  # the stalled consumer wakes up
+    statuses = await store.keep_jobs("stalled", [first.entry_id, second.entry_id])
+    assert statuses == {first.entry_id: "taken", second.entry_id: "held"}
+    await store.complete_job(taken)
+    assert await store.keep_jobs("stalled", [first.entry_id]) == {first.entry_id: "gone"}
+
+
 # --- expiry, adapter state, leases, health ------------------------------------------------------
 
 
