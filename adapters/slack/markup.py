@@ -112,6 +112,41 @@ def markdown_to_mrkdwn(markdown: str) -> str:
     return "\n".join(lines)
 
 
+def _inside_control(line: str, index: int) -> bool:
+    """True when ``index`` falls inside a ``<…>`` link or mention of escaped mrkdwn."""
+    return line.rfind("<", 0, index) > line.rfind(">", 0, index)
+
+
+def _break_at(line: str, room: int) -> tuple[int, int]:
+    """Where to break a line longer than ``room``: ``(end of this piece, start of the next)``.
+
+    At the last space in the second half that is not inside a link (the space dropped);
+    else at ``room``, moved back so a link or an ``&amp;``-style entity stays whole.
+    """
+    space = line.rfind(" ", 0, room + 1)
+    while space > room // 2:
+        if not _inside_control(line, space):
+            return space, space + 1
+        space = line.rfind(" ", 0, space)
+    end = room
+    if _inside_control(line, end) and line.rfind("<", 0, end) > 0:
+        end = line.rfind("<", 0, end)
+    amp = line.rfind("&", 0, end)
+    if amp > 0 and end - amp < len("&amp;") and ";" not in line[amp:end]:
+        end = amp
+    return end, end
+
+
+def _line_pieces(line: str, room: int) -> list[str]:
+    """One line cut into pieces of at most ``room`` characters, between words when possible."""
+    pieces: list[str] = []
+    while len(line) > room:
+        end, start = _break_at(line, room)
+        pieces.append(line[:end])
+        line = line[start:]
+    return [*pieces, line]
+
+
 def split_mrkdwn(text: str, limit: int) -> list[str]:
     """Split mrkdwn into chunks of at most ``limit`` characters, at line breaks when possible.
 
@@ -131,8 +166,7 @@ def split_mrkdwn(text: str, limit: int) -> list[str]:
         current, size = (["```"], 3) if in_code else ([], 0)
 
     for line in text.split("\n"):
-        pieces = [line[i : i + room] for i in range(0, len(line), room)] or [""]
-        for piece in pieces:
+        for piece in _line_pieces(line, room):
             if size + len(piece) + 1 > room and current:
                 flush()
             current.append(piece)

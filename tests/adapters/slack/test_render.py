@@ -253,3 +253,23 @@ def test_modals_show_the_question_even_after_a_long_context_and_cuts_are_marked(
     blocks = render_clarification(ClarificationOut(request=long_question, fallback_text="fb", token=TOKEN))
     sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
     assert len(sections) == 5 and sections[-1].endswith("…")  # 20,000 characters: cut after five
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["word", "a & b", "<b>", "[docs](https://example.com/x?a=1&b=2)", "中文字符", "x" * 700]),
+        min_size=3,
+        max_size=20,
+    ),
+    st.integers(400, 800),
+)
+def test_a_long_paragraph_splits_between_words_never_inside_an_entity_or_a_link(words: list[str], times: int):
+    paragraph = " ".join(words * times)  # one line, far over one message
+    chunks = render_reply(paragraph)
+    assert len(chunks) > 1 and all(len(c) <= 3900 for c in chunks)
+    for chunk in chunks:
+        assert not re.search(r"&(?!amp;|lt;|gt;)", chunk), "an entity was cut in two"
+        for control in re.findall(r"<[^>]*>?", chunk):
+            assert re.fullmatch(r"<https://example\.com/x\?a=1&amp;b=2\|docs>", control), control
+    assert " ".join(c.strip() for c in chunks) == markdown_to_mrkdwn(paragraph)  # nothing lost or cut mid-word
