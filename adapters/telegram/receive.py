@@ -13,6 +13,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -96,10 +97,15 @@ def replies_to_bot(message: Message, me: BotIdentity) -> bool:
 
 
 def without_mention(text: str, me: BotIdentity) -> str:
-    """The text with the bot's @username removed, so the agent reads the request alone."""
-    for form in (f"@{me.username}", f"@{me.username.lower()}"):
-        text = text.replace(form, "")
-    return " ".join(text.split(" ")).strip()
+    """The text with the bot's @username removed, so the agent reads the request alone.
+
+    Usernames are case-insensitive; a longer name that merely starts with the bot's
+    (``@clari_botany``) is someone else and stays.
+    """
+    if not me.username:
+        return text.strip()
+    mention = re.compile(rf"@{re.escape(me.username)}(?!\w) ?", re.IGNORECASE)
+    return mention.sub("", text).strip()
 
 
 def conversation_for(message: Message, chain_topic: str | None = None) -> Conversation:

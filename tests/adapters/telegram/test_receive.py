@@ -120,3 +120,12 @@ async def test_webhook_mode_needs_a_secret_and_sets_the_webhook(bot_api):
     assert (
         hook["url"] == "https://bot.example.com/telegram/webhook" and hook["secret_token"] == "hook-secret_1"
     )
+
+
+async def test_the_mention_is_removed_in_any_letter_case_and_only_the_bots(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    update = mention_update("ask @clari_botany about\nthe logs")
+    update["message"]["text"] = update["message"]["text"].replace("@clari_bot ", "@Clari_Bot ", 1)
+    await tg.deliver(update)
+    assert runner.calls[-1].text == "ask @clari_botany about\nthe logs"
