@@ -27,7 +27,8 @@ from .actions import (
 )
 from .markup import cut, escape_markdown, split_reply
 
-#: Feishu rejects cards above about 30 KB; stay a little under it.
+#: Feishu rejects a card message whose request body is above 30 KB; the card travels
+#: in it as a JSON string, so that is what is measured, with room left for the rest.
 CARD_LIMIT_BYTES = 28_000
 #: At most this many options render as buttons; more become a select menu.
 MAX_BUTTONS = 5
@@ -49,13 +50,17 @@ _OPEN_ID = re.compile(r"ou_[A-Za-z0-9]{1,64}")
 
 
 def card_json(card: Card) -> str:
-    """A card as message ``content``: compact JSON (what ``card_size`` measures is what is sent)."""
+    """A card as message ``content``: compact JSON (``card_size`` measures it as sent)."""
     return json.dumps(card, ensure_ascii=False, separators=(",", ":"))
 
 
 def card_size(card: Card) -> int:
-    """The size Feishu counts: the card's compact JSON in UTF-8 bytes."""
-    return len(card_json(card).encode("utf-8"))
+    """The bytes the card takes in the request body: its compact JSON as a JSON string, UTF-8.
+
+    Every quote and backslash of the card is escaped once more in the body (lark-oapi
+    keeps non-ASCII as is), which adds several KB to a card full of options.
+    """
+    return len(json.dumps(card_json(card), ensure_ascii=False).encode("utf-8"))
 
 
 def plain(text: str, limit: int = PLAIN_TEXT_CHARS) -> dict[str, str]:

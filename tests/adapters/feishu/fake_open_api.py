@@ -1,7 +1,9 @@
 """A fake Feishu open API on 127.0.0.1: tenant token, message create/reply/patch, bot info.
 
 It records every call and can be told to answer the next calls with 429 or 500,
-so the real lark-oapi client is exercised over real HTTP.
+so the real lark-oapi client is exercised over real HTTP. Like Feishu, it refuses
+a card message whose request body is over 30 KB or whose card breaks the JSON 2.0
+component rules (``card_schema.py``).
 """
 
 from __future__ import annotations
@@ -14,8 +16,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .card_schema import CardRuleBroken, check_card
+
 TOKEN = "t-fake-tenant-token"
 BOT_OPEN_ID = "ou_bot"
+#: Feishu: "卡片及富文本消息请求体最大不能超过30KB".
+CARD_BODY_LIMIT = 30 * 1024
 
 
 @dataclass
@@ -27,6 +33,7 @@ class Call:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: Any
+    size: int = 0  # bytes of the request body
 
     def card(self) -> dict[str, Any]:
         """The card a create/reply/patch carried."""
@@ -120,6 +127,9 @@ class FakeOpenApi:
         if path == "/open-apis/bot/v3/info":
             return 200, {"code": 0, "msg": "ok", "bot": {"open_id": BOT_OPEN_ID, "app_name": "clarigate"}}, {}
         if path.startswith("/open-apis/im/v1/messages"):
+            refusal = self._refusal(call)
+            if refusal is not None:
+                return 400, refusal, {}
             if method == "POST":
                 message_id = f"om_{next(self._ids)}"
                 self.cards[message_id] = call.card()
@@ -130,6 +140,16 @@ class FakeOpenApi:
             self.cards[message_id] = call.card()
             return 200, {"code": 0, "msg": "success", "data": {}}, {}
         return 404, {"code": 404, "msg": "not found"}, {}
+
+    def _refusal(self, call: Call) -> dict[str, Any] | None:
+        """Feishu's answer to a card it would not show, else None."""
+        if call.size > CARD_BODY_LIMIT:
+            return {"code": 230025, "msg": f"message content too long: {call.size} bytes"}
+        try:
+            check_card(call.card())
+        except (CardRuleBroken, KeyError, TypeError, ValueError) as broken:
+            return {"code": 230099, "msg": f"Failed to create card content: {broken!r}"}
+        return None
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -144,7 +164,7 @@ class FakeOpenApi:
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                call = Call(self.command, parts.path, parse_qs(parts.query), headers, body)
+                call = Call(self.command, parts.path, parse_qs(parts.query), headers, body, len(raw))
                 fake.calls.append(call)
                 if "/im/v1/" in parts.path:
                     fake.message_arrived.set()

@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from adapters.feishu import FeishuAdapter
+from adapters.feishu.render import render_notice
 from adapters.feishu.send import FeishuApiError, FeishuSender, build_client
 from gateway.config import FeishuSettings
 from gateway.messages import Conversation, TextReply
@@ -47,18 +48,18 @@ async def test_rate_limit_waits_for_the_reset_and_posts_once(fake_api):
 async def test_server_errors_are_retried_then_given_up(fake_api):
     sender = quick_sender(fake_api, attempts=3)
     fake_api.fail_next(500, 1, times=2)
-    await sender.update_card(await sender.post_card("oc_1", {"body": {}}), {"body": {"x": 1}})
+    await sender.update_card(await sender.post_card("oc_1", render_notice("a")), render_notice("b"))
     assert [c.method for c in fake_api.message_calls()] == ["POST", "POST", "POST", "PATCH"]
 
     fake_api.fail_next(503, 1, times=3)
     with pytest.raises(FeishuApiError, match="gave up after 3 attempts"):
-        await sender.post_card("oc_1", {"body": {}})
+        await sender.post_card("oc_1", render_notice("c"))
 
 
 async def test_client_errors_are_not_retried(fake_api):
     sender = quick_sender(fake_api)
     with pytest.raises(FeishuApiError) as raised:
-        await sender.update_card("om_missing", {"body": {}})
+        await sender.update_card("om_missing", render_notice("d"))
     assert raised.value.code == 230001 and len(fake_api.patched()) == 1
 
 

@@ -1,0 +1,180 @@
+"""The Feishu card JSON 2.0 rules our cards must follow, written down from Feishu's component docs.
+
+A real Feishu refuses a card with an unknown property or a component where it may
+not be (code 200621 / 230099 "card content invalid"); the fake open API accepts
+anything, so the tests hold every card we send to these rules instead:
+
+- every component's properties are among the documented ones for its tag;
+- a ``form`` sits directly in ``body.elements`` (never nested, never in a form);
+- inside a form every input component and button has a ``name``, unique in the
+  whole card, and the form has exactly one submit button;
+- ``required`` and ``form_action_type`` only inside a form;
+- text objects are ``plain_text`` with non-empty content; callbacks carry objects;
+- enumerated properties take documented values; at most 200 components.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ROOT_KEYS = {"schema", "config", "header", "body", "card_link"}
+CONFIG_KEYS = {"update_multi", "summary", "width_mode", "streaming_mode", "enable_forward", "locales", "style"}
+
+#: Documented properties per tag (JSON 2.0), limited to the ones a clarification card may use.
+PROPERTIES: dict[str, set[str]] = {
+    "markdown": {"tag", "element_id", "content", "text_align", "text_size", "margin", "icon"},
+    "hr": {"tag", "element_id", "margin"},
+    "button": {
+        "tag", "element_id", "type", "size", "width", "text", "icon", "hover_tips", "disabled",
+        "disabled_tips", "confirm", "behaviors", "name", "form_action_type", "margin",
+    },
+    "column_set": {
+        "tag", "element_id", "flex_mode", "horizontal_spacing", "horizontal_align", "margin",
+        "background_style", "columns", "action",
+    },
+    "column": {
+        "tag", "element_id", "width", "weight", "elements", "vertical_align", "vertical_spacing",
+        "horizontal_align", "horizontal_spacing", "direction", "padding", "margin", "background_style",
+    },
+    "form": {
+        "tag", "element_id", "name", "elements", "direction", "horizontal_spacing", "vertical_spacing",
+        "horizontal_align", "vertical_align", "padding", "margin",
+    },
+    "input": {
+        "tag", "element_id", "name", "required", "disabled", "disabled_tips", "placeholder",
+        "default_value", "width", "max_length", "input_type", "rows", "auto_resize", "max_rows",
+        "show_icon", "label", "label_position", "behaviors", "confirm", "margin",
+    },
+    "select_static": {
+        "tag", "element_id", "type", "name", "required", "disabled", "placeholder", "width",
+        "initial_option", "initial_index", "options", "behaviors", "confirm", "margin",
+    },
+    "multi_select_static": {
+        "tag", "element_id", "type", "name", "required", "disabled", "placeholder", "width",
+        "selected_values", "options", "behaviors", "confirm", "margin",
+    },
+    "checker": {
+        "tag", "element_id", "name", "checked", "text", "overall_checkable", "button_area",
+        "checked_style", "disabled", "disabled_tips", "hover_tips", "behaviors", "confirm",
+        "padding", "margin",
+    },
+    "date_picker": {
+        "tag", "element_id", "name", "required", "disabled", "placeholder", "width", "initial_date",
+        "behaviors", "confirm", "margin",
+    },
+}  # fmt: skip
+FORM_INPUTS = {"input", "select_static", "multi_select_static", "checker", "date_picker"}
+ONLY_IN_FORM = {"required", "form_action_type"}
+BUTTON_TYPES = {
+    "default", "primary", "danger", "text", "primary_text", "danger_text", "primary_filled",
+    "danger_filled", "laser",
+}  # fmt: skip
+FLEX_MODES = {"none", "stretch", "flow", "bisect", "trisect"}
+INPUT_TYPES = {"text", "multiline_text", "password"}
+MAX_COMPONENTS = 200
+
+
+class CardRuleBroken(AssertionError):
+    """A card Feishu would refuse."""
+
+
+def check_card(card: dict[str, Any]) -> None:
+    """Raise ``CardRuleBroken`` naming the first rule ``card`` breaks."""
+    _expect(card.get("schema") == "2.0", "schema must be 2.0")
+    _expect(set(card) <= ROOT_KEYS, f"unknown card keys {set(card) - ROOT_KEYS}")
+    config = card.get("config", {})
+    _expect(set(config) <= CONFIG_KEYS, f"unknown config keys {set(config) - CONFIG_KEYS}")
+    if "summary" in config:
+        _expect(set(config["summary"]) == {"content"}, "summary takes only content")
+    elements = card["body"]["elements"]
+    _expect(set(card["body"]) <= {"elements", "direction", "padding"}, "unknown body keys")
+    names: list[str] = []
+    count = 0
+    for element in elements:
+        count += _check(element, in_form=False, at_root=True, names=names, depth=1)
+    _expect(count <= MAX_COMPONENTS, f"{count} components (max {MAX_COMPONENTS})")
+    _expect(len(names) == len(set(names)), f"component names repeat: {sorted(names)}")
+
+
+def _check(c: dict[str, Any], in_form: bool, at_root: bool, names: list[str], depth: int) -> int:
+    tag = c.get("tag")
+    _expect(tag in PROPERTIES, f"unknown component tag {tag!r}")
+    unknown = set(c) - PROPERTIES[tag]
+    _expect(not unknown, f"{tag} has unknown properties {unknown}")
+    _expect(depth <= 5 or tag not in ("form", "column_set", "column"), "containers nest at most 5 deep")
+    if not in_form:
+        _expect(not (ONLY_IN_FORM & set(c)), f"{tag} outside a form has {ONLY_IN_FORM & set(c)}")
+    if "name" in c:
+        _expect(isinstance(c["name"], str) and c["name"], f"{tag} name must be a non-empty string")
+        names.append(c["name"])
+    if "required" in c:
+        _expect(isinstance(c["required"], bool), "required must be a boolean")
+    for key in ("text", "placeholder", "label"):
+        if key in c:
+            _check_plain(c[key], f"{tag}.{key}")
+    if "confirm" in c:
+        _expect(set(c["confirm"]) == {"title", "text"}, "confirm takes title and text")
+        _check_plain(c["confirm"]["title"], "confirm.title")
+        _check_plain(c["confirm"]["text"], "confirm.text")
+    if "behaviors" in c:
+        for behavior in c["behaviors"]:
+            _expect(behavior.get("type") == "callback" and isinstance(behavior.get("value"), dict), "callback")
+    if tag == "markdown":
+        _expect(isinstance(c["content"], str) and c["content"].strip(), "markdown content must not be blank")
+    if tag == "button":
+        _expect(c.get("type", "default") in BUTTON_TYPES, f"button type {c.get('type')!r}")
+        if in_form:
+            _expect("name" in c, "a button in a form needs a name")
+        if "form_action_type" in c:
+            _expect(c["form_action_type"] in ("submit", "reset"), "form_action_type is submit or reset")
+    if tag in FORM_INPUTS and in_form:
+        _expect("name" in c, f"{tag} in a form needs a name")
+    if tag in ("select_static", "multi_select_static"):
+        values = []
+        for option in c["options"]:
+            _expect(set(option) <= {"text", "value", "icon"}, "select options take text, value, icon")
+            _check_plain(option["text"], "option.text")
+            _expect(isinstance(option["value"], str) and option["value"], "option value must be a string")
+            values.append(option["value"])
+        _expect(len(values) == len(set(values)), "option values repeat")
+    if tag == "input" and "input_type" in c:
+        _expect(c["input_type"] in INPUT_TYPES, f"input_type {c['input_type']!r}")
+    if tag == "column_set":
+        _expect(c.get("flex_mode", "none") in FLEX_MODES, f"flex_mode {c.get('flex_mode')!r}")
+        _expect(all(col.get("tag") == "column" for col in c["columns"]), "column_set holds columns")
+    if tag == "column":
+        width = str(c.get("width", "auto"))
+        _expect(width in ("auto", "weighted") or width.endswith("px"), f"column width {width!r}")
+    count = 1
+    if tag == "form":
+        _expect(at_root and not in_form, "a form may only sit directly in body.elements")
+        form_names: list[str] = []
+        for child in c["elements"]:
+            count += _check(child, in_form=True, at_root=False, names=form_names, depth=depth + 1)
+        names.extend(form_names)
+        submits = [b for b in _buttons(c["elements"]) if b.get("form_action_type") == "submit"]
+        _expect(len(submits) == 1, f"a form needs one submit button, has {len(submits)}")
+    for child in c.get("columns", []) + (c.get("elements", []) if tag == "column" else []):
+        count += _check(child, in_form=in_form, at_root=False, names=names, depth=depth + 1)
+    return count
+
+
+def _buttons(elements: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    found = []
+    for e in elements:
+        if e.get("tag") == "button":
+            found.append(e)
+        for key in ("columns", "elements"):
+            found.extend(_buttons(e.get(key, [])))
+    return found
+
+
+def _check_plain(text: Any, where: str) -> None:
+    _expect(isinstance(text, dict) and text.get("tag") == "plain_text", f"{where} must be plain_text")
+    _expect(set(text) <= {"tag", "content", "text_size", "text_color", "text_align", "lines"}, where)
+    _expect(isinstance(text.get("content"), str) and text["content"].strip(), f"{where} must not be blank")
+
+
+def _expect(ok: bool, rule: str) -> None:
+    if not ok:
+        raise CardRuleBroken(rule)
