@@ -1,0 +1,63 @@
+"""deploy/README.md, read as an operator would: every variable it names is one clarigate or the
+deploy files really read, and every setting of the operators' contract is documented."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel
+
+from gateway.config import ENV_NAMES, GatewayConfig
+from tests.deploy.k8s_objects import DEPLOY
+
+README = (DEPLOY / "README.md").read_text(encoding="utf-8")
+#: The files that define the variables the README may name (compose, images, examples, manifests).
+DEPLOY_FILES = "\n".join(
+    path.read_text(encoding="utf-8")
+    for path in sorted(DEPLOY.rglob("*"))
+    if path.is_file() and path.name != "README.md" and path.suffix in {".yaml", ".example", ""}
+)
+
+
+def names_in_readme() -> set[str]:
+    """Every UPPER_SNAKE_CASE word of the README (environment variables and build arguments)."""
+    return set(re.findall(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b", README))
+
+
+def is_config_path(name: str) -> bool:
+    """True when ``CLARIGATE_<KEY>`` (nested with ``__``) names a setting of ``GatewayConfig``."""
+    model: type[BaseModel] = GatewayConfig
+    parts = name.removeprefix("CLARIGATE_").lower().split("__")
+    for part in parts:
+        field = model.model_fields.get(part)
+        if field is None:
+            return False
+        annotation = field.annotation
+        model = (
+            annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else BaseModel
+        )
+    return True
+
+
+def test_every_well_known_variable_is_documented() -> None:
+    missing = sorted(set(ENV_NAMES) - names_in_readme())
+    assert not missing, f"deploy/README.md does not mention {missing}"
+
+
+def test_every_variable_the_readme_names_is_read_by_something() -> None:
+    unknown = []
+    for name in sorted(names_in_readme()):
+        if name in ENV_NAMES or name == "CLARIGATE_CONFIG":
+            continue
+        if name.startswith("CLARIGATE_") and is_config_path(name):
+            continue
+        if re.search(rf"\b{name}\b", DEPLOY_FILES):  # compose, Dockerfile, .env / stores examples, manifests
+            continue
+        unknown.append(name)
+    assert not unknown, f"deploy/README.md names variables nothing reads: {unknown}"
+
+
+def test_the_checks_tell_a_real_name_from_a_made_up_one() -> None:
+    assert is_config_path("CLARIGATE_SLACK__ALLOWED_USERS") and is_config_path("CLARIGATE_DATA_DIR")
+    assert not is_config_path("CLARIGATE_SLACK__ALLOWED_USER") and not is_config_path("CLARIGATE_PORT")
+    assert re.search(r"\bHOST_PORT\b", DEPLOY_FILES) and not re.search(r"\bREDIS_HOST\b", DEPLOY_FILES)
