@@ -199,3 +199,18 @@ async def test_group_question_other_and_reply_stay_in_the_mentions_chain(bench):
     assert answer.response is not None and answer.response.value == "Astro"
     assert first.thread_id == answer.thread_id
     assert "✅ Answered by Alice: Astro" in tg.api.of("editMessageText")[-1].params["text"]
+
+
+async def test_taps_on_an_expired_question_explain_and_change_nothing(bench):
+    runner = ScriptedRunner(ask_then_echo(choice_request("Which framework?", ["React", "Vue"])))
+    tg = await bench(runner, pending_ttl_seconds=0)  # every question expires as soon as it is asked
+    await tg.deliver(message_update("deploy"))
+    asked = clarification_call(tg)
+    tg.new_calls()
+    for button in (asked.buttons[0][0], asked.buttons[-1][0]):  # an option, then "Other…"
+        await tg.deliver(callback_update(button["callback_data"], 1000))
+        calls = tg.new_calls()
+        assert [c.method for c in calls] == ["answerCallbackQuery"]
+        assert calls[0].params["text"] == "This question has expired; send your request again."
+    await tg.deliver(message_update("Vue"))  # a typed reply starts a new turn instead
+    assert [c.response for c in runner.calls] == [None, None]
