@@ -13,8 +13,9 @@ ELLIPSIS = "…"
 ZERO_WIDTH_SPACE = "\u200b"
 
 # Bare "@here" is not a ping for API posts without link_names, but clients and
-# future flags vary: break the word so it can never become a broadcast.
-_BROADCAST_WORDS = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
+# future flags vary: break the word so it can never become a broadcast. No word boundary
+# is required after it: in "@here大家" the CJK letters count as word characters.
+_BROADCAST_WORDS = re.compile(r"@(channel|here|everyone)", re.IGNORECASE)
 _LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
 _BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _ITALIC_STAR = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
