@@ -75,25 +75,75 @@ async def _check_store(config: GatewayConfig, report: Report) -> None:
         return
     try:
         reachable = await asyncio.wait_for(store.ping(), 5)
-    except Exception as exc:
-        reachable, error = False, str(exc)
-    else:
-        error = "no answer to PING"
+    except Exception:
+        reachable = False
     finally:
         await store.close()
     if reachable:
         report.ok.append(f"store: {store_description(config)}")
     else:
-        report.problems.append(f"store: {store_description(config)} is not reachable: {error}")
+        reason = await redis_problem(config.redis_url or "")
+        report.problems.append(f"store: {store_description(config)} is not reachable: {reason}")
+
+
+async def redis_problem(url: str) -> str:
+    """Why Redis at ``url`` does not answer, in the client's words (refused, auth, timeout…)."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+    try:
+        await asyncio.wait_for(client.ping(), 5)
+    except Exception as exc:
+        if _refused(exc):
+            return f"connection refused: is Redis running there? ({first_line(exc)})"
+        return first_line(exc) or "no answer to PING"
+    finally:
+        await client.aclose()
+    return "no answer to PING"
+
+
+async def postgres_problem(url: str) -> str | None:
+    """Why PostgreSQL at ``url`` cannot be used (one connection attempt), or None when it answers."""
+    import psycopg
+
+    try:
+        connection = await psycopg.AsyncConnection.connect(url, connect_timeout=5)
+    except Exception as exc:
+        return first_line(exc) or type(exc).__name__
+    await connection.close()
+    return None
+
+
+def _refused(exc: BaseException | None) -> bool:
+    """True when the error (or what caused it) is a refused TCP connection."""
+    while exc is not None:
+        if isinstance(exc, ConnectionRefusedError) or "Error 111 " in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error message (libpq adds hints on further lines)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
 
 
 async def _check_agent(config: GatewayConfig, runner: LangGraphRunner, report: Report) -> None:
     agent = config.agent
-    where = without_password(agent.checkpointer_url or "") or f"SQLite under {config.data_dir}"
+    url = agent.checkpointer_url or ""
+    where = without_password(url) or f"SQLite under {config.data_dir}"
+    if url.startswith(("postgresql://", "postgres://")):
+        # one direct attempt says why (refused, password, no such database) in seconds,
+        # where the checkpointer's pool only reports that it gave up waiting
+        problem = await postgres_problem(url)
+        if problem is not None:
+            report.problems.append(f"checkpointer: {where} is not reachable: {problem}")
+            return
     try:
         await runner.start()
     except Exception as exc:
-        report.problems.append(f"agent: model {agent.model!r} with checkpointer {where}: {exc}")
+        report.problems.append(f"agent: model {agent.model!r} with checkpointer {where}: {first_line(exc)}")
         return
     if await runner.ping():
         report.ok.append(f"agent: model {agent.model!r}, checkpointer {where}")

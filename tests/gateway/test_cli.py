@@ -68,3 +68,19 @@ def test_doctor_never_prints_passwords(monkeypatch, capsys):
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
     assert "hunter2" not in out and "redis://***@127.0.0.1:1/0" in out
+
+
+def test_doctor_says_why_redis_and_postgres_cannot_be_reached(monkeypatch, unused_tcp_port, capsys):
+    dead = f"127.0.0.1:{unused_tcp_port}"  # nothing listens there
+    monkeypatch.setenv("REDIS_URL", f"redis://{dead}/0")
+    monkeypatch.setenv("CHECKPOINTER_URL", f"postgresql://postgres:s3cret@{dead}/test")
+
+    assert main(["doctor"]) == 1
+
+    captured = capsys.readouterr()
+    problems = [line for line in captured.out.splitlines() if line.startswith("PROBLEM")]
+    assert len(problems) == 2
+    assert problems[0].startswith("PROBLEM store:") and "refused" in problems[0].lower()
+    assert problems[1].startswith("PROBLEM checkpointer:") and "refused" in problems[1].lower()
+    assert "s3cret" not in captured.out + captured.err
+    assert captured.err == ""  # the report is the whole output: no library warnings around it
