@@ -83,7 +83,12 @@ class SlackAdapter(PlatformAdapter):
     # --- receiving ----------------------------------------------------------------------
 
     def routes(self) -> list[BaseRoute]:
-        """``POST /slack/events`` for the Events API and interactivity (HTTP mode)."""
+        """``POST /slack/events`` for the Events API and interactivity (HTTP mode).
+
+        None without a signing secret: nothing could be verified (Socket Mode needs no URL).
+        """
+        if self.settings.signing_secret is None:
+            return []
         return [Route("/slack/events", events_endpoint(self.app), methods=["POST"], name="slack_events")]
 
     async def _on_message(self, body: dict[str, Any], context: dict[str, Any]) -> None:
@@ -101,6 +106,11 @@ class SlackAdapter(PlatformAdapter):
 
     async def start(self) -> None:
         """Check the bot token with ``auth.test``; start Socket Mode when an app token is set."""
+        if self.settings.signing_secret is None and self.settings.app_token is None:
+            # Without either, every request Slack sends would be refused: say so now.
+            raise SlackStartError(
+                "Slack needs SLACK_SIGNING_SECRET (HTTP mode) or SLACK_APP_TOKEN (Socket Mode)"
+            )
         try:
             identity = await self.sender.whoami()
         except SlackApiError as error:

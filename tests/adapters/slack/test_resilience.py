@@ -106,3 +106,16 @@ async def test_start_fails_clearly_when_slack_cannot_be_reached(fake_slack: Fake
 def test_a_missing_bot_token_is_named():
     with pytest.raises(ValueError, match="SLACK_BOT_TOKEN"):
         SlackAdapter(SlackSettings(signing_secret=SecretStr("s")), gateway=None)  # type: ignore[arg-type]
+
+
+async def test_start_fails_clearly_without_a_way_to_receive(fake_slack: FakeSlack):
+    settings = slack_settings(fake_slack, signing_secret=None)
+    adapter = SlackAdapter(settings, gateway=None)  # type: ignore[arg-type]
+    with pytest.raises(SlackStartError, match="SLACK_SIGNING_SECRET"):
+        await adapter.start()
+    assert adapter.routes() == []  # no URL that could only answer 500
+
+
+def test_socket_mode_without_a_signing_secret_mounts_no_events_url(fake_slack: FakeSlack):
+    settings = slack_settings(fake_slack, signing_secret=None, app_token=SecretStr(APP_TOKEN))
+    assert SlackAdapter(settings, gateway=None).routes() == []  # type: ignore[arg-type]
