@@ -114,6 +114,16 @@ def test_published_port_comes_from_the_env_file_and_stays_on_loopback() -> None:
     assert interpolate(host_port).isdigit()
 
 
+def test_the_data_directory_is_a_named_volume() -> None:
+    """The image's data directory (SQLite checkpoints when CHECKPOINTER_URL is unset) survives a recreate."""
+    env = " ".join(line for line in (DEPLOY / "Dockerfile").read_text().splitlines() if "=" in line)
+    data_dir = environment("clarigate").get("CLARIGATE_DATA_DIR") or re.search(
+        r"CLARIGATE_DATA_DIR=(\S+)", env
+    ).group(1)  # type: ignore[union-attr]
+    mounted = {v.split(":")[1]: v.split(":")[0] for v in SERVICES["clarigate"]["volumes"]}
+    assert mounted.get(data_dir) in COMPOSE["volumes"], f"{data_dir} is not on a named volume"
+
+
 def test_bot_config_mount_and_shutdown_window_match_the_image() -> None:
     clarigate = SERVICES["clarigate"]
     config_path = environment("clarigate")["CLARIGATE_CONFIG"]

@@ -49,9 +49,27 @@ needs_kubectl = pytest.mark.skipif(
 
 def image_uid() -> int:
     """The numeric user the image runs as (USER in deploy/Dockerfile)."""
-    match = re.search(r"^USER\s+(\d+)", (DEPLOY / "Dockerfile").read_text(), re.MULTILINE)
-    assert match, "the Dockerfile sets no numeric USER"
-    return int(match.group(1))
+    return image_ids()[0]
+
+
+def image_ids() -> tuple[int, int]:
+    """The numeric user and group the image runs as (``USER uid:gid`` in deploy/Dockerfile)."""
+    match = re.search(r"^USER\s+(\d+):(\d+)", (DEPLOY / "Dockerfile").read_text(), re.MULTILINE)
+    assert match, "the Dockerfile sets no numeric USER uid:gid"
+    return int(match.group(1)), int(match.group(2))
+
+
+def check_writable_paths(spec: Doc, container: Doc) -> None:
+    """With a read-only root filesystem, the data directory (SQLite by default) and /tmp are volumes
+    the image's user can write."""
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    uid, gid = image_ids()
+    assert (spec["securityContext"]["runAsGroup"], spec["securityContext"]["fsGroup"]) == (gid, gid)
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    for path in (env_value(container, "CLARIGATE_DATA_DIR"), "/tmp"):
+        assert path in mounts and not mounts[path].get("readOnly"), f"{path} is not a writable volume"
+        volume = next(v for v in spec["volumes"] if v["name"] == mounts[path]["name"])
+        assert "emptyDir" in volume or "persistentVolumeClaim" in volume, f"{path}: {volume}"
 
 
 def check_gateway(
@@ -76,6 +94,7 @@ def check_gateway(
 
     assert spec["securityContext"]["runAsNonRoot"] is True
     assert spec["securityContext"]["runAsUser"] == image_uid()
+    check_writable_paths(spec, container)
 
     # The bot config: mounted where CLARIGATE_CONFIG points, from a ConfigMap that holds that file.
     config_path = env_value(container, "CLARIGATE_CONFIG")
