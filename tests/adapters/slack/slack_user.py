@@ -126,6 +126,7 @@ class SlackUser:
             picked = next(o for o in element["options"] if o["value"] == option_value)
             action["selected_option"] = picked
         ts = message["ts"]
+        in_thread = {"thread_ts": message["thread_ts"]} if message.get("thread_ts") else {}
         return {
             "type": "block_actions",
             "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM_ID},
@@ -136,6 +137,7 @@ class SlackUser:
                 "message_ts": ts,
                 "channel_id": message["channel"],
                 "is_ephemeral": False,
+                **in_thread,
             },
             "trigger_id": f"trigger-{next(_ids)}",
             "team": {"id": TEAM_ID, "domain": "test"},
@@ -145,6 +147,7 @@ class SlackUser:
                 "ts": ts,
                 "text": message.get("text"),
                 "blocks": message["blocks"],
+                **in_thread,
             },
             "actions": [action],
         }

@@ -90,3 +90,15 @@ async def test_a_modal_submit_is_acked_before_the_message_update_is_answered(mak
     await world.settle()
     assert [c.response.value for c in runner.calls if c.response is not None] == ["Svelte"]
     assert "Svelte" in str(world.fake.of("chat.update")[-1]["blocks"])
+
+
+async def test_a_refusal_in_a_channel_thread_is_shown_in_that_thread(make_world: MakeWorld):
+    runner = ScriptedRunner(asks_framework)
+    world = await make_world(runner)
+    _, ts = await world.user.mention("build")
+    await world.settle()
+    question = world.fake.posted()
+    await world.user.click(question, "clarigate:o1", user="U2")
+    await world.settle()
+    notice = world.fake.of("chat.postEphemeral")[-1]
+    assert (notice["channel"], notice["user"], notice.get("thread_ts")) == ("C1", "U2", ts)
