@@ -8,7 +8,7 @@ from gateway.messages import InboundAnswer, Sender
 from gateway.testing import ScriptedRunner, Turn, asking, form_request
 
 from .conftest import redis_store
-from .harness import GROUP, callback_update, mention_update, message_update, open_bench
+from .harness import BOB, GROUP, callback_update, mention_update, message_update, open_bench
 
 
 def opts(name: str, *labels: str) -> list[Option]:
@@ -281,3 +281,18 @@ async def test_a_choice_step_also_takes_a_typed_answer_and_commands_pass_the_wiz
     assert "→ No" in w.shown.params["text"]
     await w.tap("b")
     assert w.labels[:3] == ["✓ Auth", "Cache", "✓ Queue"]
+
+
+async def test_someone_else_cannot_open_or_drive_the_askers_form(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)  # the default policy: only the person who asked answers
+    await tg.deliver(mention_update("deploy"))
+    w = Wizard(tg)
+    await tg.deliver(callback_update(f"{w.token}|form", w.message_id, chat=GROUP))
+    opened = len(tg.api.of("editMessageText"))
+    for action in ("form", "s1", "S"):
+        await tg.deliver(callback_update(f"{w.token}|{action}", w.message_id, user=BOB, chat=GROUP))
+        notice = tg.api.of("answerCallbackQuery")[-1].params
+        assert notice["text"] == "Only Alice can answer this question." and notice["show_alert"] == "true"
+    assert len(tg.api.of("editMessageText")) == opened and "1/6 · Framework" in w.shown.params["text"]
+    assert [c.response for c in runner.calls] == [None]
