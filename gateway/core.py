@@ -195,11 +195,21 @@ class Gateway:
         record = await self._record_for(answer)
         platform = record.conversation.platform if record else (answer.conversation or _NOWHERE).platform
         metrics.INBOUND_EVENTS.labels(platform=platform, kind="answer").inc()
-        if not await self.store.first_time(
-            f"interaction:{platform}:{answer.event_id}", self.config.seen_ttl_seconds
-        ):
+        seen_key = f"interaction:{platform}:{answer.event_id}"
+        if not await self.store.first_time(seen_key, self.config.seen_ttl_seconds):
             metrics.DUPLICATES_DROPPED.labels(platform=platform).inc()
             return AnswerOutcome(status=AnswerStatus.DUPLICATE, view=view_of(record) if record else None)
+        try:
+            return await self._check_and_claim(record, answer, platform)
+        except Exception:
+            # the platform retries a failed callback: let that retry through instead of calling it a
+            # duplicate (a claim that did happen makes the retry "already answered", never a 2nd run)
+            await self._release_quietly(seen_key)
+            raise
+
+    async def _check_and_claim(
+        self, record: PendingRecord | None, answer: InboundAnswer, platform: str
+    ) -> AnswerOutcome:
         if record is None:
             metrics.CLARIFICATIONS.labels(state="expired").inc()
             return expired_outcome()
@@ -242,6 +252,12 @@ class Gateway:
         self._track(inbound_id)
         line = answered_line(view)
         return AnswerOutcome(status=AnswerStatus.ACCEPTED, message=line, view=view, answered_line=line)
+
+    async def _release_quietly(self, seen_key: str) -> None:
+        try:
+            await self.store.forget(seen_key)
+        except Exception:
+            log.warning("could not release %s after a failed answer", seen_key, exc_info=True)
 
     async def _record_for(self, answer: InboundAnswer) -> PendingRecord | None:
         if answer.token:

@@ -1,12 +1,16 @@
-"""When delivery fails before any reply: the job is retried, then given up with its dedupe key released."""
+"""When delivery or the store fails: the job or the click is retried, and nothing is lost or doubled."""
 
 from __future__ import annotations
 
 import asyncio
 
-from gateway.messages import AcceptOutcome, TextReply
+import pytest
+
+from agent.harness import TurnOutput
+from gateway.messages import AcceptOutcome, AnswerStatus, TextReply
 from gateway.store.base import Store
-from gateway.testing import ScriptedRunner, TestAdapter
+from gateway.store.memory import MemoryStore
+from gateway.testing import ScriptedRunner, TestAdapter, asking, choice_request
 
 
 class FlakyPlatform(TestAdapter):
@@ -49,3 +53,33 @@ async def test_after_the_last_retry_the_event_may_be_delivered_again(store: Stor
             break
         await asyncio.sleep(0.01)
     assert chat.texts() == ["You said: status?"]
+
+
+class ClaimFailsOnce(MemoryStore):
+    """A store that loses its connection during the first claim."""
+
+    failed = False
+
+    async def claim_answer(self, *args, **kwargs):
+        if not self.failed:
+            self.failed = True
+            raise ConnectionError("store unreachable")
+        return await super().claim_answer(*args, **kwargs)
+
+
+async def test_a_click_that_failed_in_the_store_counts_when_the_platform_retries_it(make_gateway):
+    question = choice_request("Ship it?", ["yes", "no"])
+    runner = ScriptedRunner(
+        lambda turn: asking(question) if turn.response is None else TurnOutput(replies=["shipped"])
+    )
+    gateway, chat = await make_gateway(ClaimFailsOnce("t"), runner)
+    await chat.say("release")
+    await gateway.drain()
+
+    with pytest.raises(ConnectionError):  # the adapter answers the platform with an error: it retries
+        await chat.click(0, event_id="click-1")
+    retried = await chat.click(0, event_id="click-1")
+    await gateway.drain()
+
+    assert retried.status is AnswerStatus.ACCEPTED
+    assert chat.texts() == ["shipped"]
