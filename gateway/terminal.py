@@ -34,6 +34,7 @@ from agent.protocol import (
     render_text_fallback,
     ui_text,
 )
+from agent.protocol.models import Locale
 
 THREAD_FILE = "terminal-thread"
 NEW, QUIT = "/new", "/quit"
@@ -49,15 +50,28 @@ class _Restart(Exception):
     """The person typed /new in the middle of a form."""
 
 
-def _field_prompt(field: FormField) -> str:
-    """``Label (required) [1) a  2) b]: `` for one form field."""
-    note = f" ({ui_text('required')})" if field.required else ""
+#: The terminal's own words, in the question's language (the rest comes from ``ui_text``).
+_WORDS: dict[str, dict[Locale, str]] = {
+    "form_intro": {
+        "en": "(one field at a time; leave an optional field empty to skip it)",
+        "zh": "（逐项填写；选填项直接回车即可跳过）",
+    },
+    "several": {"en": ", several allowed", "zh": "，可多选"},
+    "checkbox": {"en": " [yes/no]", "zh": " [是/否]"},
+    "number": {"en": " [a number]", "zh": " [数字]"},
+    "date": {"en": " [YYYY-MM-DD]", "zh": " [YYYY-MM-DD]"},
+}
+
+
+def _field_prompt(field: FormField, locale: Locale = "en") -> str:
+    """``Label (required) [1) a  2) b]: `` for one form field, in ``locale``."""
+    note = ui_text("field_required", locale) if field.required else ""
     if field.options:
         choices = "  ".join(f"{n}) {o.label}" for n, o in enumerate(field.options, 1))
-        many = ", several allowed" if field.type == "multi_select" else ""
+        many = _WORDS["several"][locale] if field.type == "multi_select" else ""
         hint = f" [{choices}{many}]"
     else:
-        hint = {"checkbox": " [yes/no]", "date": " [YYYY-MM-DD]", "number": " [a number]"}.get(field.type, "")
+        hint = _WORDS[field.type][locale] if field.type in ("checkbox", "number", "date") else ""
     return f"  {field.label}{note}{hint}: "
 
 
@@ -115,10 +129,10 @@ class TerminalChat:
     def ask_form(self, request: HumanInputRequest) -> HumanInputResponse:
         """Ask each field in turn, asking again until its value fits."""
         raw: dict[str, str] = {}
-        self.say("(one field at a time; leave an optional field empty to skip it)")
+        self.say(_WORDS["form_intro"][request.locale])
         for field in request.fields:
             while True:
-                text = self.read(_field_prompt(field))
+                text = self.read(_field_prompt(field, request.locale))
                 if text == NEW:
                     raise _Restart
                 error = check_form_values(request, {field.name: text}).errors.get(field.name)

@@ -1,4 +1,4 @@
-"""``python -m gateway.terminal`` driven through its stdin, as a person would use it."""
+"""``clarigate chat`` driven through its stdin, as a person would use it."""
 
 from __future__ import annotations
 
@@ -14,12 +14,16 @@ from gateway.terminal import chat_main
 ROOT = Path(__file__).resolve().parents[2]
 
 
+CLARIGATE = Path(sys.executable).with_name("clarigate")  # the console script pip installed
+
+
 def chat(data_dir: Path, typed: str) -> subprocess.CompletedProcess[str]:
-    """Run the terminal chat on the offline model with ``typed`` as its whole input."""
+    """Run ``clarigate chat`` on the offline model with ``typed`` as its whole input."""
     env = {**os.environ, "CLARIGATE_DATA_DIR": str(data_dir), "LLM_MODEL": "offline"}
-    env.pop("CHECKPOINTER_URL", None)
+    for name in ("CHECKPOINTER_URL", "CLARIGATE_CONFIG", "ALLOW_CLARIFICATION", "DISABLE_CLARIFICATION"):
+        env.pop(name, None)
     return subprocess.run(
-        [sys.executable, "-m", "gateway.terminal"],
+        [str(CLARIGATE), "chat"],
         input=typed,
         capture_output=True,
         text=True,
@@ -51,6 +55,7 @@ def test_form_and_option_flows_and_the_thread_survives_a_restart(tmp_path: Path)
     assert second.returncode == 0, second.stderr
     assert "still open" in second.stdout
     assert "Going with SQLite" in second.stdout
+    assert "Traceback" not in first.stderr + second.stderr
 
 
 def test_new_starts_a_fresh_thread(tmp_path: Path) -> None:
@@ -75,3 +80,55 @@ class _PressesCtrlC(io.StringIO):
 def test_ctrl_c_exits_cleanly(tmp_path: Path) -> None:
     settings = AgentSettings(data_dir=str(tmp_path), checkpointer_url="memory://")
     assert chat_main(settings, _PressesCtrlC(), io.StringIO(), tmp_path / "thread") == 0
+
+
+def run_chat(tmp_path: Path, typed: str) -> str:
+    """The terminal chat in this process on the offline model and SQLite; what it printed."""
+    stdout = io.StringIO()
+    settings = AgentSettings(data_dir=str(tmp_path))
+    assert chat_main(settings, io.StringIO(typed), stdout, tmp_path / "thread") == 0
+    return stdout.getvalue()
+
+
+def test_labels_and_free_text_answer_choices(tmp_path: Path) -> None:
+    out = run_chat(tmp_path, "which database?\nsqlite\nwhich database?\nMongoDB, please\n")
+
+    assert "Going with SQLite" in out  # the label, whatever its case
+    assert "Thanks, now I understand: “MongoDB, please”" in out  # anything else is an answer too
+
+
+def test_quit_or_end_of_input_inside_a_form_keeps_the_question_open(tmp_path: Path) -> None:
+    first = run_chat(tmp_path, "create a project\natlas\n/quit\nPython\n")
+
+    assert "Language [" in first
+    assert "Created the project" not in first  # nothing half-filled was sent
+    second = run_chat(tmp_path, "atlas\n3\n")  # input ends after the second field
+
+    assert "still open" in second
+    assert second.count("Project name (required): ") == 1
+    assert "Private repository [yes/no]: " in second and "Created the project" not in second
+    third = run_chat(tmp_path, "atlas\n3\nno\n\n\n")
+    assert "Created the project “atlas” in Go (public, deadline not set, team size not set)" in third
+
+
+def test_new_inside_a_form_starts_a_fresh_thread(tmp_path: Path) -> None:
+    out = run_chat(tmp_path, "create a project\natlas\n/new\nreports\n")
+
+    assert "(new thread)" in out
+    assert "What would you like me to do about “reports”?" in out
+    assert "Created the project" not in out
+
+
+def test_a_chinese_form_is_asked_in_chinese(tmp_path: Path) -> None:
+    typed = "新建一个项目\n\n星图\n4\ngo\n也许\n是\n2026-13-01\n2026-12-01\n\n"
+    out = run_chat(tmp_path, typed)
+
+    assert "（逐项填写；选填项直接回车即可跳过）" in out
+    assert out.count("项目名称（必填）: ") == 2  # empty: asked again
+    assert out.count("  ! 此项为必填") == 1
+    assert out.count("语言 [1) Python  2) TypeScript  3) Go]: ") == 2  # "4" is not a choice
+    assert out.count("私有仓库 [是/否]: ") == 2  # "也许" is not yes or no
+    assert out.count("截止日期 [YYYY-MM-DD]: ") == 2  # no 13th month
+    assert "团队人数 [数字]: " in out
+    assert "(required)" not in out and "yes/no" not in out
+    assert "已创建项目“星图”，语言 Go（私有，截止日期 2026-12-01，团队人数 未设置）" in out
