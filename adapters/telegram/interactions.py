@@ -73,11 +73,17 @@ class Interactions:
         if view is None:
             return ui_text("expired"), True
         code = action.action
+        # Only the buttons this question was rendered with act: a payload made for another
+        # kind of question (forged, or from a buggy client) must not answer this one.
+        is_form = view.request.input_mode == "form"
+        wizard_step = code in WIZARD_ACTIONS or code[:1] in (cb.STEP_SELECT, cb.STEP_TOGGLE)
+        if is_form != (code == cb.FORM or wizard_step):
+            return None, False
         if code == cb.FORM:
             return await self._open_form(view, who, str(message.chat.id), str(message.message_id))
         if code == cb.OTHER:
             return await self._ask_other(view, who, str(message.message_id))
-        if code in WIZARD_ACTIONS or code[:1] in (cb.STEP_SELECT, cb.STEP_TOGGLE):
+        if wizard_step:
             return await self._wizard_tap(
                 view, who, code, query.id, str(message.chat.id), str(message.message_id)
             )
@@ -94,11 +100,11 @@ class Interactions:
         index = cb.ButtonAction(view.token, code).option_index
         if code.startswith(cb.OPTION_PREFIX) and index is not None and 1 <= index <= len(request.options):
             answer = answer.model_copy(update={"option_id": request.options[index - 1].id})
-        elif code in (cb.CONFIRM, cb.CANCEL):
+        elif code in (cb.CONFIRM, cb.CANCEL) and not request.options:  # risk without options
             label = ui_text("confirm" if code == cb.CONFIRM else "cancel", request.locale)
             answer = answer.model_copy(update={"text": label})
         else:
-            return ui_text("expired", request.locale), True
+            return None, False  # not a button of this question
         outcome = await self.gateway.submit_answer(answer)
         return await self._after_submit(outcome, request, chat_id, message_id)
 

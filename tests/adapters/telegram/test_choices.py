@@ -214,3 +214,18 @@ async def test_taps_on_an_expired_question_explain_and_change_nothing(bench):
         assert calls[0].params["text"] == "This question has expired; send your request again."
     await tg.deliver(message_update("Vue"))  # a typed reply starts a new turn instead
     assert [c.response for c in runner.calls] == [None, None]
+
+
+async def test_payloads_that_do_not_fit_the_question_change_nothing(bench):
+    runner = ScriptedRunner(ask_then_echo(choice_request("Which framework?", ["React", "Vue"])))
+    tg = await bench(runner)
+    await tg.deliver(message_update("deploy"))
+    token = clarification_call(tg).buttons[0][0]["callback_data"].split("|")[0]
+    tg.new_calls()
+    # Form and wizard actions on a choice question, Confirm next to real options, an option past the end.
+    for action in ("form", "s1", "S", "yes", "o9"):
+        await tg.deliver(callback_update(f"{token}|{action}", 1000))
+        assert [c.method for c in tg.new_calls()] == ["answerCallbackQuery"]
+    assert [c.response for c in runner.calls] == [None]
+    await tg.deliver(callback_update(f"{token}|o2", 1000))  # the question is still open
+    assert runner.calls[-1].response.option_id == "option-2"
