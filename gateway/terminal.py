@@ -195,15 +195,40 @@ def chat_main(
     """Run the terminal chat; 0 when the person leaves (/quit, end of input, Ctrl-C)."""
     thread_path = thread_file or Path(settings.data_dir) / THREAD_FILE
     with asyncio.Runner() as runner:
-        agent = runner.run(ClarifyingAgent.create(settings))
+        agent: ClarifyingAgent | None = None
         try:
+            agent = _start_agent(runner, settings)
             TerminalChat(agent, stdin, stdout, thread_path).run(runner)
         except (_Leave, KeyboardInterrupt):
             stdout.write("\n")
             stdout.flush()
         finally:
-            runner.run(agent.aclose())
+            if agent is not None:
+                runner.run(agent.aclose())
     return 0
+
+
+def _start_agent(runner: asyncio.Runner, settings: AgentSettings) -> ClarifyingAgent:
+    """The agent, built on ``runner``'s loop.
+
+    A Ctrl-C while it starts lets the checkpointer finish opening and closes it before
+    leaving: a cancelled SQLite open leaves a worker thread that reports to the closed
+    loop with a traceback. A second Ctrl-C leaves at once.
+    """
+    starting = runner.get_loop().create_task(ClarifyingAgent.create(settings))
+
+    async def started() -> ClarifyingAgent:
+        return await asyncio.shield(starting)
+
+    try:
+        return runner.run(started())
+    except KeyboardInterrupt:
+        try:
+            agent = runner.run(started())
+        except Exception:  # it failed to start: nothing to close
+            raise KeyboardInterrupt from None
+        runner.run(agent.aclose())
+        raise
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from agent.harness import AgentSettings
+import pytest
+
+from agent.harness import AgentSettings, ClarifyingAgent
 from gateway.terminal import chat_main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,3 +136,36 @@ def test_a_chinese_form_is_asked_in_chinese(tmp_path: Path) -> None:
     assert "团队人数 [数字]: " in out
     assert "(required)" not in out and "yes/no" not in out
     assert "已创建项目“星图”，语言 Go（私有，截止日期 2026-12-01，团队人数 未设置）" in out
+
+
+def test_ctrl_c_while_the_agent_starts_exits_cleanly_and_closes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT is handled by something else in this process; Ctrl-C cannot be simulated")
+    real_create = ClarifyingAgent.create.__func__  # type: ignore[attr-defined]
+    real_close = ClarifyingAgent.aclose
+    closed: list[ClarifyingAgent] = []
+
+    async def create_with_ctrl_c(cls: type[ClarifyingAgent], settings: AgentSettings) -> ClarifyingAgent:
+        os.kill(os.getpid(), signal.SIGINT)  # the person presses Ctrl-C while the agent starts
+        await asyncio.sleep(0)
+        return await real_create(cls, settings)
+
+    async def recorded_close(self: ClarifyingAgent) -> None:
+        closed.append(self)
+        await real_close(self)
+
+    monkeypatch.setattr(ClarifyingAgent, "create", classmethod(create_with_ctrl_c))
+    monkeypatch.setattr(ClarifyingAgent, "aclose", recorded_close)
+    stdout = io.StringIO()
+    settings = AgentSettings(data_dir=str(tmp_path))
+
+    try:
+        code = chat_main(settings, io.StringIO("hello\n"), stdout, tmp_path / "thread")
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C while starting escaped the chat (a traceback for the person)")
+
+    assert code == 0
+    assert len(closed) == 1  # the checkpointer it had opened is closed
+    assert "clarigate chat:" not in stdout.getvalue()  # it never started talking
