@@ -191,8 +191,9 @@ class TestAdapter(PlatformAdapter):
         return outcome
 
     def _conversation_of(self, out: ClarificationOut) -> Conversation | None:
+        """Where ``out`` was shown (by request id: an unknown-token copy still came from there)."""
         for conv, item in self.sent:
-            if item is out:
+            if isinstance(item, ClarificationOut) and item.request.request_id == out.request.request_id:
                 return conv
         return None
 

@@ -7,10 +7,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from agent.harness import TurnOutput
 from gateway.server import build_app
 from gateway.store.memory import MemoryStore
 from gateway.store.redis import RedisStore
-from gateway.testing import ScriptedRunner, TestAdapter
+from gateway.testing import ScriptedRunner, TestAdapter, asking, choice_request
 
 
 class WebhookAdapter(TestAdapter):
@@ -103,3 +104,34 @@ def parse_metrics(text: str) -> dict[str, float]:
             name, _, value = line.rpartition(" ")
             values[name] = float(value)
     return values
+
+
+async def test_metrics_count_clarifications_and_failed_runs(make_gateway):
+    question = choice_request("Which region?", ["eu", "us"])
+
+    def script(turn):
+        if turn.text == "crash":
+            raise RuntimeError("model provider down")
+        return asking(question) if turn.response is None else TurnOutput(replies=["ok"])
+
+    gateway, chat = await make_gateway(MemoryStore("t"), ScriptedRunner(script))
+    async with client_for(gateway) as http:
+        before = parse_metrics((await http.get("/metrics")).text)
+        await chat.say("deploy")
+        await gateway.drain()
+        await chat.click(0)
+        await chat.click(1, token="no-such-token")  # a question no longer pending
+        await gateway.drain()
+        await chat.say("crash")
+        await gateway.drain()
+        after = parse_metrics((await http.get("/metrics")).text)
+
+    def grew(name: str) -> float:
+        return after.get(name, 0.0) - before.get(name, 0.0)
+
+    assert grew('clarigate_clarifications_total{state="asked"}') == 1
+    assert grew('clarigate_clarifications_total{state="answered"}') == 1
+    assert grew('clarigate_clarifications_total{state="expired"}') == 1
+    assert grew('clarigate_inbound_events_total{kind="answer",platform="test"}') == 2
+    assert grew('clarigate_runs_total{state="failed"}') == 1
+    assert grew('clarigate_runs_total{state="finished"}') == 2
