@@ -171,3 +171,22 @@ async def test_wrong_user_second_click_and_expired_clicks_get_an_ephemeral_and_c
         "This question has expired; send your request again."
     )
     assert len(world.fake.of("chat.update")) == 1
+
+
+async def test_replayed_modal_submit_answers_once(make_world: MakeWorld):
+    runner = ScriptedRunner(asks_framework)
+    world = await make_world(runner)
+    await world.user.dm("build")
+    await world.settle()
+    await world.user.click(world.fake.posted(), "clarigate:other")
+    modal = world.fake.of("views.open")[-1]["view"]
+    submit = world.user.submission_payload(
+        modal, {"answer": {"value": {"type": "plain_text_input", "value": "Svelte"}}}
+    )
+
+    replies = [await world.user.interact(submit) for _ in range(3)]
+    await world.settle()
+
+    assert [(r.status_code, r.content) for r in replies] == [(200, b"")] * 3  # each closes the modal
+    assert [c.response.value for c in runner.calls if c.response is not None] == ["Svelte"]
+    assert len(world.fake.of("chat.update")) == 1
