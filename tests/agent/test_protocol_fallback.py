@@ -197,3 +197,32 @@ def test_form_summary_shows_option_labels_and_chinese_yes_no():
     assert summarize_answer(req, answer) == "数据库: PostgreSQL; 初始化 Git: 是"
     empty = answer_with_form(req, {}, None)
     assert empty.values == {} and empty.value == "（未填写）"
+
+
+def test_chinese_form_with_context_number_and_date():
+    fields = [
+        {"name": "replicas", "label": "副本数", "type": "number", "required": True},
+        {"name": "deadline", "label": "截止日期", "type": "date"},
+    ]
+    req = normalize_request(
+        {"question": "部署需要哪些参数？", "context": "先确认两项。", "fields": fields}, "c"
+    )
+    assert render_text_fallback(req) == (
+        "❓ 先确认两项。\n"
+        "\n"
+        "部署需要哪些参数？\n"
+        "\n"
+        "  1. 副本数（必填） — 数字\n"
+        "  2. 截止日期 — 日期，如 2026-12-01\n"
+        "\n"
+        "请每行回复一个字段，格式为「名称: 值」。"
+    )
+
+
+def test_an_unknown_clarification_type_gets_the_question_mark():
+    req = normalize_request(
+        {"question": "Which region?", "clarification_type": "curiosity", "options": ["EU", "US"]}, "c"
+    )
+    assert render_text_fallback(req) == (
+        "❓ Which region?\n\n  1. EU\n  2. US\n\nReply with a number or your own answer."
+    )
