@@ -18,7 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 ROOT_KEYS = {"schema", "config", "header", "body", "card_link"}
-CONFIG_KEYS = {"update_multi", "summary", "width_mode", "streaming_mode", "enable_forward", "locales", "style"}
+CONFIG_KEYS = {
+    "update_multi", "summary", "width_mode", "streaming_mode", "enable_forward", "locales", "style",
+}  # fmt: skip
 
 #: Documented properties per tag (JSON 2.0), limited to the ones a clarification card may use.
 PROPERTIES: dict[str, set[str]] = {
@@ -118,7 +120,8 @@ def _check(c: dict[str, Any], in_form: bool, at_root: bool, names: list[str], de
         _check_plain(c["confirm"]["text"], "confirm.text")
     if "behaviors" in c:
         for behavior in c["behaviors"]:
-            _expect(behavior.get("type") == "callback" and isinstance(behavior.get("value"), dict), "callback")
+            callback = behavior.get("type") == "callback" and isinstance(behavior.get("value"), dict)
+            _expect(callback, "behaviors are callbacks carrying an object")
     if tag == "markdown":
         _expect(isinstance(c["content"], str) and c["content"].strip(), "markdown content must not be blank")
     if tag == "button":
