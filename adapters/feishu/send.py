@@ -1,9 +1,11 @@
 """Feishu open API calls through lark-oapi, off the event loop, with retries.
 
 lark-oapi fetches the tenant token and sends requests with blocking ``requests``,
-so every call runs in a worker thread. Rate limits (HTTP 429 or code 99991400)
-wait for the reset the server names; 5xx and network errors back off
-exponentially; other errors raise at once. Messages carry a ``uuid`` so a retry
+so every call runs in a worker thread. Rate limits (HTTP 429 or code 99991400,
+and the per-chat limit answered with HTTP 400 code 230020) wait
+for the reset the server names; 5xx and network errors back off exponentially; a
+tenant token Feishu no longer accepts is dropped from lark-oapi's cache and
+fetched anew; other errors raise at once. Messages carry a ``uuid`` so a retry
 after a lost response does not post twice (Feishu dedupes on it for an hour).
 """
 
@@ -19,6 +21,7 @@ import lark_oapi as lark
 import requests
 from lark_oapi.core.enum import AccessTokenType, HttpMethod
 from lark_oapi.core.model import BaseRequest
+from lark_oapi.core.token.manager import TokenManager
 
 from gateway.config import FeishuSettings
 from gateway.metrics import PLATFORM_API_ERRORS
@@ -28,6 +31,11 @@ from .render import card_json
 log = logging.getLogger(__name__)
 
 RATE_LIMITED_CODE = 99991400
+#: The limit that comes with HTTP 400: "this operation triggers the frequency limit"
+#: (5 messages/s per chat or user, e.g. a long reply split into many cards).
+RATE_LIMITED_400_CODES = {230020}
+#: The tenant token is invalid or expired; lark-oapi would keep sending its cached one for hours.
+TOKEN_REJECTED_CODES = {99991663, 99991664, 99991665, 99991668}
 _JSON = {"Content-Type": "application/json; charset=utf-8"}
 
 
@@ -112,6 +120,7 @@ class FeishuSender:
         """One API call with retries; returns its ``data`` (or the whole answer with ``whole``)."""
         problem, status, code = "no attempt made", None, None
         attempts = attempts or self.attempts
+        token_renewed = False
         for attempt in range(attempts):
             request = (
                 BaseRequest.builder()
@@ -135,10 +144,13 @@ class FeishuSender:
                 if status < 400 and code == 0:
                     return answer if whole else (answer.get("data") or {})
                 problem = f"HTTP {status} code {code}: {response.msg or answer.get('msg') or ''}"
-                if status == 429 or code == RATE_LIMITED_CODE:
+                if status == 429 or code == RATE_LIMITED_CODE or code in RATE_LIMITED_400_CODES:
                     kind, wait = "rate_limited", _reset_seconds(response.raw.headers)
                 elif status >= 500:
                     kind, wait = "server_error", None
+                elif code in TOKEN_REJECTED_CODES and not token_renewed:
+                    kind, wait, token_renewed = "client_error", 0.0, True
+                    self.forget_token()
                 else:
                     PLATFORM_API_ERRORS.labels("feishu", "client_error").inc()
                     raise FeishuApiError(f"{method.name} {uri}: {problem}", status, code)
@@ -150,6 +162,10 @@ class FeishuSender:
         raise FeishuApiError(
             f"{method.name} {uri}: gave up after {attempts} attempts: {problem}", status, code
         )
+
+    def forget_token(self) -> None:
+        """Drop lark-oapi's cached tenant token, so the next call fetches a new one."""
+        TokenManager.cache.set(f"self_tenant_token:{self.client._config.app_id}", "", 0)
 
 
 def _json(content: bytes | None) -> dict[str, Any]:

@@ -60,6 +60,7 @@ class FakeOpenApi:
         self.cards: dict[str, dict[str, Any]] = {}  # message id -> the card it shows now, in posting order
         self.hold: threading.Event | None = None  # when set up, message calls wait until it is set
         self.message_arrived = threading.Event()  # set by every message call (before ``hold``)
+        self.token = TOKEN  # the tenant token that is valid now (``revoke_token`` changes it)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -96,6 +97,10 @@ class FakeOpenApi:
                 Failure(status, {"code": code, "msg": "scripted failure"}, headers or {}, method)
             )
 
+    def revoke_token(self) -> None:
+        """Invalidate the tenant token handed out so far (as a secret reset does); a new one is issued."""
+        self.token = f"{TOKEN}-{next(self._ids)}"
+
     def message_calls(self) -> list[Call]:
         """Calls that created, replied to or updated a message."""
         return [c for c in self.calls if c.path.startswith("/open-apis/im/v1/messages")]
@@ -115,10 +120,10 @@ class FakeOpenApi:
     def _answer(self, call: Call) -> tuple[int, dict[str, Any], dict[str, str]]:
         method, path, headers = call.method, call.path, call.headers
         if path == "/open-apis/auth/v3/tenant_access_token/internal":
-            return 200, {"code": 0, "msg": "ok", "tenant_access_token": TOKEN, "expire": 7200}, {}
+            return 200, {"code": 0, "msg": "ok", "tenant_access_token": self.token, "expire": 7200}, {}
         if path == "/callback/ws/endpoint":  # the long connection's bootstrap: no websocket here
             return 200, {"code": 403, "msg": "the fake has no websocket"}, {}
-        if headers.get("authorization") != f"Bearer {TOKEN}":
+        if headers.get("authorization") != f"Bearer {self.token}":
             return 401, {"code": 99991663, "msg": "invalid tenant access token"}, {}
         for failure in self.failures:
             if failure.path_part in path and failure.method in (None, method):

@@ -105,3 +105,23 @@ async def test_check_accepts_working_credentials_and_names_what_is_missing(fake_
     assert await FeishuAdapter(FeishuSettings(), gateway=None).check() == [  # type: ignore[arg-type]
         "FEISHU_APP_ID and FEISHU_APP_SECRET are required"
     ]
+
+
+async def test_the_per_chat_limit_is_waited_out_not_dropped(fake_api):
+    sender = quick_sender(fake_api)
+    fake_api.fail_next(400, 230020, times=2)  # "this operation triggers the frequency limit" (5/s per chat)
+    before = errors("rate_limited")
+    message_id = await sender.post_card("oc_busy", render_notice("part 6 of a long reply"))
+    assert list(fake_api.cards) == [message_id] and len(fake_api.posted()) == 3
+    assert errors("rate_limited") - before == 2
+
+
+async def test_a_revoked_tenant_token_is_fetched_anew(fake_api):
+    sender = quick_sender(fake_api)
+    await sender.post_card("oc_1", render_notice("with the first token"))
+    fake_api.revoke_token()  # lark-oapi still caches the old one for up to two hours
+
+    await sender.post_card("oc_1", render_notice("with a new token"))
+    assert [text_of(c) for c in fake_api.shown()] == ["with the first token", "with a new token"]
+    tokens = [c for c in fake_api.calls if c.path.endswith("/tenant_access_token/internal")]
+    assert len(tokens) == 2
