@@ -43,6 +43,7 @@ WIZARD_ACTIONS = {
     cb.SUMMARY_EDIT,
 }
 Notice = tuple[str | None, bool]  # (callback answer text, show as alert)
+OTHER_ASKED_TTL = 24 * 3600  # Telegram stops redelivering an update long before this
 
 
 class Interactions:
@@ -82,7 +83,7 @@ class Interactions:
         if code == cb.FORM:
             return await self._open_form(view, who, str(message.chat.id), str(message.message_id))
         if code == cb.OTHER:
-            return await self._ask_other(view, who, str(message.message_id))
+            return await self._ask_other(view, who, query.id, str(message.message_id))
         if wizard_step:
             return await self._wizard_tap(
                 view, who, code, query.id, str(message.chat.id), str(message.message_id)
@@ -118,13 +119,18 @@ class Interactions:
         await self.sender.edit(chat_id, message_id, render_answered(request, outcome.answered_line))
         return ui_text("answer_received", request.locale), False
 
-    async def _ask_other(self, view: PendingView, who: Sender, message_id: str) -> Notice:
+    async def _ask_other(self, view: PendingView, who: Sender, event_id: str, message_id: str) -> Notice:
         """ "Other…": prompt with ForceReply; the person's reply is matched by the core."""
         refusal = await self._refusal(view, who)
         if refusal:
             return refusal
+        # The one tap that posts a message: a redelivered update must not prompt twice.
+        asked = f"other-asked:{event_id}"
+        if await self.gateway.state.get_json(asked):
+            return None, False
         conversation = view.conversation.model_copy(update={"reply_to": message_id})
         sent = await self.sender.post(conversation, render_other_prompt(view.request, who))
+        await self.gateway.state.set_json(asked, True, OTHER_ASKED_TTL)  # after: a failed post may retry
         await remember_chain(self.gateway.state, conversation, str(sent.message_id))
         return ui_text("type_answer", view.request.locale), False
 

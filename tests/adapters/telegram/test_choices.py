@@ -229,3 +229,15 @@ async def test_payloads_that_do_not_fit_the_question_change_nothing(bench):
     assert [c.response for c in runner.calls] == [None]
     await tg.deliver(callback_update(f"{token}|o2", 1000))  # the question is still open
     assert runner.calls[-1].response.option_id == "option-2"
+
+
+async def test_a_redelivered_other_tap_asks_once(bench):
+    runner = ScriptedRunner(ask_then_echo(choice_request("Which framework?", ["React", "Vue"])))
+    tg = await bench(runner)
+    await tg.deliver(message_update("deploy"))
+    other = callback_update(clarification_call(tg).buttons[-1][0]["callback_data"], 1000)
+    await tg.deliver(other)
+    await tg.deliver(other)  # Telegram delivers the update again (its 200 was lost)
+    prompts = [c for c in tg.api.of("sendMessage") if (c.markup or {}).get("force_reply")]
+    assert len(prompts) == 1
+    assert len(tg.api.of("answerCallbackQuery")) == 2  # every delivery is still acknowledged
