@@ -126,17 +126,19 @@ class GatewayConfig(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="CLARIGATE_", env_nested_delimiter="__", extra="ignore")
 
-    bot_id: str = "clarigate"
+    # the prefix of every Redis key: no spaces, no ':' (``a`` must not see ``a:b``'s keys in ``a:*``)
+    bot_id: str = Field("clarigate", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     redis_url: str | None = None
     answer_policy: Literal["starter", "anyone"] = "starter"
-    pending_ttl_seconds: int = 7 * 24 * 3600
-    thread_ttl_seconds: int = 90 * 24 * 3600
-    seen_ttl_seconds: int = 24 * 3600
-    workers: int = 4
-    stale_claim_seconds: float = 30.0
-    shutdown_grace_seconds: float = 20.0
-    run_timeout_seconds: float = 600.0  # a run taking longer is stopped and the chat told so
-    max_body_bytes: int = 1024 * 1024
+    pending_ttl_seconds: int = Field(7 * 24 * 3600, ge=0)
+    thread_ttl_seconds: int = Field(90 * 24 * 3600, gt=0)
+    seen_ttl_seconds: int = Field(24 * 3600, gt=0)
+    workers: int = Field(4, ge=1)
+    # 0 would let every replica claim every running job at once
+    stale_claim_seconds: float = Field(30.0, gt=0)
+    shutdown_grace_seconds: float = Field(20.0, ge=0)
+    run_timeout_seconds: float = Field(600.0, gt=0)  # a longer run is stopped and the chat told so
+    max_body_bytes: int = Field(1024 * 1024, gt=0)
     log_format: Literal["text", "json"] = "text"
     data_dir: str = ".clarigate"
     #: More platforms: import paths ``module:Class`` of ``PlatformAdapter``s built as ``Class(gateway)``.

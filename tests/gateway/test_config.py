@@ -96,6 +96,12 @@ def test_a_platform_is_enabled_by_its_credentials_unless_switched_off(tmp_path, 
         ("- a list", "must be a mapping"),
         ("answer_policy: everybody", "answer_policy"),
         ("workers: many", "workers"),
+        ("workers: 0", "workers"),
+        ("stale_claim_seconds: 0", "stale_claim_seconds"),  # would take every running job away
+        ("pending_ttl_seconds: -1", "pending_ttl_seconds"),
+        ("max_body_bytes: 0", "max_body_bytes"),
+        ("bot_id: ''", "bot_id"),
+        ("bot_id: 'my bot'", "bot_id"),
     ],
 )
 def test_a_wrong_file_is_reported_precisely(tmp_path, text, message):
