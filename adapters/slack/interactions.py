@@ -141,13 +141,18 @@ class ClarificationInteractions:
             errors = field_errors(view.request, outcome.errors) if is_form else {}
             await ack(response_action="errors", errors=errors or {first_block: outcome.message})
             return
-        if not outcome.accepted and outcome.status is not AnswerStatus.DUPLICATE:
+        if outcome.status is AnswerStatus.EXPIRED:
             await ack(response_action="errors", errors={first_block: outcome.message})
             return
+        # Accepted, or refused with a message naming people ("Already answered by <@U…>"):
+        # modal errors are plain text and would show raw user ids, so the modal closes
+        # and a refusal is shown like a click's, to that person only, in the thread.
         await ack()
-        channel = metadata.get("c") or (view.message_ref.chat_id if view.message_ref else None)
-        message_ts = metadata.get("ts") or (view.message_ref.message_id if view.message_ref else None)
-        await self._after(outcome, view, channel, message_ts, person, None)
+        ref = view.message_ref
+        channel = metadata.get("c") or (ref.chat_id if ref else None)
+        message_ts = metadata.get("ts") or (ref.message_id if ref else None)
+        thread_ts = ref.extra.get("thread_ts") if ref else None
+        await self._after(outcome, view, channel, message_ts, person, thread_ts)
 
     async def _after(
         self,

@@ -102,3 +102,22 @@ async def test_a_refusal_in_a_channel_thread_is_shown_in_that_thread(make_world:
     await world.settle()
     notice = world.fake.of("chat.postEphemeral")[-1]
     assert (notice["channel"], notice["user"], notice.get("thread_ts")) == ("C1", "U2", ts)
+
+
+async def test_a_modal_submitted_after_a_typed_answer_closes_and_says_who_answered(make_world: MakeWorld):
+    runner = ScriptedRunner(asks_framework)
+    world = await make_world(runner)
+    _, ts = await world.user.mention("build")
+    await world.settle()
+    await world.user.click(world.fake.posted(), "clarigate:other")
+    modal = world.fake.of("views.open")[-1]["view"]
+    await world.user.channel_message("Vue", thread_ts=ts)  # answered by typing meanwhile
+    await world.settle()
+
+    late = await world.user.submit(modal, {"answer": {"value": {"type": "plain_text_input", "value": "Svelte"}}})
+    await world.settle()
+
+    assert late.status_code == 200 and not late.content  # the modal closes
+    notice = world.fake.of("chat.postEphemeral")[-1]
+    assert (notice["user"], notice["text"], notice.get("thread_ts")) == ("U1", "Already answered by <@U1>.", ts)
+    assert [c.response.value for c in runner.calls if c.response is not None] == ["Vue"]
