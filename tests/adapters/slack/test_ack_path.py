@@ -114,10 +114,12 @@ async def test_a_modal_submitted_after_a_typed_answer_closes_and_says_who_answer
     await world.user.channel_message("Vue", thread_ts=ts)  # answered by typing meanwhile
     await world.settle()
 
-    late = await world.user.submit(modal, {"answer": {"value": {"type": "plain_text_input", "value": "Svelte"}}})
+    typed = {"answer": {"value": {"type": "plain_text_input", "value": "Svelte"}}}
+    late = await world.user.submit(modal, typed)
     await world.settle()
 
     assert late.status_code == 200 and not late.content  # the modal closes
     notice = world.fake.of("chat.postEphemeral")[-1]
-    assert (notice["user"], notice["text"], notice.get("thread_ts")) == ("U1", "Already answered by <@U1>.", ts)
+    shown = (notice["user"], notice["text"], notice.get("thread_ts"))
+    assert shown == ("U1", "Already answered by <@U1>.", ts)
     assert [c.response.value for c in runner.calls if c.response is not None] == ["Vue"]

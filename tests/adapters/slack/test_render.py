@@ -138,7 +138,8 @@ def test_mentions_and_broadcasts_from_the_model_are_neutralized():
     converted = markdown_to_mrkdwn("<!channel> <!here> <@U123> @everyone @here")
     assert "<!" not in converted and "<@" not in converted
     assert converted.startswith("&lt;!channel&gt; &lt;!here&gt; &lt;@U123&gt; @\u200beveryone @\u200bhere")
-    assert markdown_to_mrkdwn("@here大家看一下，@Channel_team") == "@\u200bhere大家看一下，@\u200bChannel_team"
+    cjk = markdown_to_mrkdwn("@here大家看一下，@Channel_team")
+    assert cjk == "@\u200bhere大家看一下，@\u200bChannel_team"
 
 
 def test_long_replies_split_and_code_blocks_stay_closed():
@@ -259,7 +260,9 @@ def test_modals_show_the_question_even_after_a_long_context_and_cuts_are_marked(
 @settings(max_examples=15, deadline=None)
 @given(
     st.lists(
-        st.sampled_from(["word", "a & b", "<b>", "[docs](https://example.com/x?a=1&b=2)", "中文字符", "x" * 700]),
+        st.sampled_from(
+            ["word", "a & b", "<b>", "[docs](https://example.com/x?a=1&b=2)", "中文字符", "x" * 700]
+        ),
         min_size=3,
         max_size=20,
     ),
@@ -273,4 +276,5 @@ def test_a_long_paragraph_splits_between_words_never_inside_an_entity_or_a_link(
         assert not re.search(r"&(?!amp;|lt;|gt;)", chunk), "an entity was cut in two"
         for control in re.findall(r"<[^>]*>?", chunk):
             assert re.fullmatch(r"<https://example\.com/x\?a=1&amp;b=2\|docs>", control), control
-    assert " ".join(c.strip() for c in chunks) == markdown_to_mrkdwn(paragraph)  # nothing lost or cut mid-word
+    # Nothing lost, nothing cut mid-word.
+    assert " ".join(c.strip() for c in chunks) == markdown_to_mrkdwn(paragraph)
