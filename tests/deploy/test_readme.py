@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+import yaml
 from pydantic import BaseModel
 
 from gateway.config import ENV_NAMES, GatewayConfig
-from tests.deploy.k8s_objects import DEPLOY
+from tests.deploy.k8s_objects import DEPLOY, K8S, load_docs
 
 README = (DEPLOY / "README.md").read_text(encoding="utf-8")
 #: The files that define the variables the README may name (compose, images, examples, manifests).
@@ -61,3 +63,24 @@ def test_the_checks_tell_a_real_name_from_a_made_up_one() -> None:
     assert is_config_path("CLARIGATE_SLACK__ALLOWED_USERS") and is_config_path("CLARIGATE_DATA_DIR")
     assert not is_config_path("CLARIGATE_SLACK__ALLOWED_USER") and not is_config_path("CLARIGATE_PORT")
     assert re.search(r"\bHOST_PORT\b", DEPLOY_FILES) and not re.search(r"\bREDIS_HOST\b", DEPLOY_FILES)
+
+
+def test_the_example_ingress_is_valid_and_publishes_only_the_webhooks() -> None:
+    validate = pytest.importorskip("kubernetes_validate.utils", reason="kubernetes-validate is not installed")
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", README, re.DOTALL)]
+    (ingress,) = [b for b in blocks if isinstance(b, dict) and b.get("kind") == "Ingress"]
+    validate.validate(ingress, "1.31.0", strict=True)
+    service = load_docs(K8S / "bot" / "service.yaml")[0]
+    # The adapters' webhook routes (read from their sources: importing lark-oapi takes seconds).
+    sources = " ".join(p.read_text() for p in (DEPLOY.parent / "adapters").rglob("*.py"))
+    webhooks = {"/slack/events", "/feishu/events", "/telegram/webhook"}
+    assert all(f'"{path}"' in sources for path in webhooks)
+    published = set()
+    for rule in ingress["spec"]["rules"]:
+        for path in rule["http"]["paths"]:
+            backend = path["backend"]["service"]
+            assert backend["name"] == service["metadata"]["name"]
+            assert backend["port"]["name"] in {p["name"] for p in service["spec"]["ports"]}
+            assert path["pathType"] == "Exact", "a prefix would publish /metrics and the probes too"
+            published.add(path["path"])
+    assert published == webhooks
