@@ -181,7 +181,7 @@ class FeishuReceiver:
         if not operator.get("open_id"):
             raise MalformedEvent("card action without operator.open_id")
         sender = Sender(user_id=str(operator["open_id"]))
-        read = read_card_action(view.request, action)
+        read = read_card_action(view.request, checked_action(action))
         if read.opens_other:
             return await self.open_other(view, sender)
         if read.problems:
@@ -214,6 +214,18 @@ class FeishuReceiver:
         if card_size(card) > CARD_LIMIT_BYTES:
             return toast(ui_text("type_answer", view.request.locale))
         return with_card({}, card)
+
+
+#: What Feishu puts in ``event.action`` besides ``value``, by type (absent or null is fine too).
+_ACTION_SHAPES: dict[str, type] = {"form_value": dict, "option": str, "input_value": str, "options": list}
+
+
+def checked_action(action: dict[str, Any]) -> dict[str, Any]:
+    """``action`` when its fields have the types Feishu documents; MalformedEvent otherwise."""
+    for key, kind in _ACTION_SHAPES.items():
+        if action.get(key) is not None and not isinstance(action[key], kind):
+            raise MalformedEvent(f"event.action.{key} is not a {kind.__name__}")
+    return action
 
 
 def repeat_reply(view: PendingView) -> dict[str, Any]:
