@@ -97,3 +97,14 @@ async def test_a_job_of_a_stopped_worker_is_finished_by_another_once(redis_store
 
     assert [c.text for c in healthy_runner.calls] == ["long task"]
     assert chat.texts() + other_chat.texts() == ["You said: long task"]
+
+
+async def test_accepting_a_message_is_one_redis_round_trip(redis_stores, make_gateway):
+    store = redis_stores()
+    gateway, chat = await make_gateway(store, start=False)  # no workers: count the ack path alone
+    await store.ping()
+
+    before = store.round_trips
+    assert await chat.say("hello", event_id="rt-1") is AcceptOutcome.ACCEPTED
+    assert await chat.say("hello", event_id="rt-1") is AcceptOutcome.DUPLICATE
+    assert store.round_trips - before == 2
