@@ -14,8 +14,12 @@ import urllib.request
 
 
 def health_url() -> str:
-    """The address to probe: ``HEALTHCHECK_URL``, else ``/healthz`` on ``PORT`` (8080) of this host."""
-    return os.environ.get("HEALTHCHECK_URL") or f"http://127.0.0.1:{os.environ.get('PORT', '8080')}/healthz"
+    """The address to probe: ``HEALTHCHECK_URL``, else ``/healthz`` on ``PORT`` (8080) of this host.
+
+    An empty ``PORT`` means 8080, as for ``clarigate serve``.
+    """
+    port = os.environ.get("PORT") or "8080"
+    return os.environ.get("HEALTHCHECK_URL") or f"http://127.0.0.1:{port}/healthz"
 
 
 def probe(url: str, timeout: float = 4.0) -> int:

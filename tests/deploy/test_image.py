@@ -252,3 +252,18 @@ def test_health_probe_fails_when_nothing_listens() -> None:
     result = run_probe(free_port)
     assert result.returncode == 1
     assert "unhealthy" in result.stderr
+
+
+def test_health_probe_reads_port_as_serve_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``PORT=`` (set but empty, as from an env file) means 8080 to ``clarigate serve``; to the probe too."""
+    sys.path.insert(0, str(DEPLOY))
+    try:
+        import healthcheck
+    finally:
+        sys.path.remove(str(DEPLOY))
+    for value, port in (("", "8080"), ("9000", "9000")):
+        monkeypatch.setenv("PORT", value)
+        monkeypatch.delenv("HEALTHCHECK_URL", raising=False)
+        assert healthcheck.health_url() == f"http://127.0.0.1:{port}/healthz"
+    monkeypatch.delenv("PORT")
+    assert healthcheck.health_url() == "http://127.0.0.1:8080/healthz"
