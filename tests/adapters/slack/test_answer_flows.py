@@ -243,6 +243,8 @@ async def test_typed_reply_in_the_thread_answers_and_closes_the_question(make_wo
     assert update["ts"] == question["ts"] and "Answered by <@U1>: Vue" in json.dumps(
         update["blocks"], ensure_ascii=False
     )
+    next_turn = world.fake.posted()  # the agent's turn after the answer, in the same thread
+    assert next_turn["text"].startswith("You said:") and next_turn["thread_ts"] == ts
 
 
 async def test_many_options_become_a_select_whose_pick_answers(make_world: MakeWorld):
