@@ -54,9 +54,13 @@ def message_text(message: dict[str, Any]) -> str:
     else:
         return ""  # images, files, stickers: nothing for the agent to read
     text = _LEADING_MENTIONS.sub("", text)  # "@bot do this" -> "do this"
-    for mention in message.get("mentions") or []:
-        if isinstance(mention, dict) and mention.get("key"):
-            text = text.replace(str(mention["key"]), f"@{mention.get('name') or ''}")
+    names = {
+        str(m["key"]): f"@{m.get('name') or ''}"
+        for m in message.get("mentions") or []
+        if isinstance(m, dict) and m.get("key")
+    }
+    for key in sorted(names, key=len, reverse=True):  # "@_user_10" before "@_user_1"
+        text = text.replace(key, names[key])
     return text.strip()
 
 

@@ -71,3 +71,13 @@ def test_bots_are_ignored_and_broken_events_are_malformed():
     broken["event"]["message"]["content"] = "{not json"
     with pytest.raises(MalformedEvent):
         parse_message(broken)
+
+
+def test_ten_and_more_mentions_keep_their_names():
+    event = message_event("ping", chat="oc_g", chat_type="group", mention_bot=True)
+    message = event["event"]["message"]
+    people = [{"key": f"@_user_{n}", "id": {"open_id": f"ou_p{n}"}, "name": f"P{n}"} for n in range(2, 12)]
+    message["mentions"].extend(people)
+    message["content"] = json.dumps({"text": "@_user_1 ask @_user_1 " + " ".join(p["key"] for p in people)})
+    text = parse_message(event, bot_open_id="ou_bot").text
+    assert text == "ask @clarigate @P2 @P3 @P4 @P5 @P6 @P7 @P8 @P9 @P10 @P11"
