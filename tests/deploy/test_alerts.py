@@ -79,3 +79,11 @@ def test_silence_alerts_fire_when_the_counters_are_not_there_at_all() -> None:
     for rule in silence:
         current = rule["expr"].split(" and ")[0]
         assert re.search(r"\bor\s+vector\(0\)\s*\)\s*==\s*0", current), rule["alert"]
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if " / " in r["expr"]], ids=lambda r: r["alert"])
+def test_ratio_alerts_need_enough_events_to_mean_something(rule: dict[str, Any]) -> None:
+    """A share computed from one or two events (one failed run, one late click) is noise, not an alert."""
+    volume = re.search(r"\band\s+sum\b[^\n]*\bincrease\(clarigate_\w+[^\n]*\)\s*>=?\s*(\d+)", rule["expr"])
+    assert volume, "a ratio needs a minimum count of events beside it"
+    assert int(volume.group(1)) >= 3
