@@ -116,7 +116,22 @@ class Dispatcher:
         await self._complete(job)
 
     async def _complete(self, job: Job) -> None:
-        await self.store.complete_job(job)
+        """Record the job done; retried through a store blip, since its reply has gone out.
+
+        A job left uncompleted would be claimed and answered again by another worker.
+        """
+        delay, waited = 0.05, 0.0
+        while True:
+            try:
+                await self.store.complete_job(job)
+                break
+            except Exception:
+                if waited >= self.config.stale_claim_seconds:
+                    raise
+                log.warning("completing job %s failed: retrying in %.2f s", job.inbound_id, delay)
+                await asyncio.sleep(delay)
+                waited += delay
+                delay = min(delay * 2, 1.0)
         if self.on_done is not None:
             self.on_done(job.inbound_id)
 

@@ -83,3 +83,23 @@ async def test_a_click_that_failed_in_the_store_counts_when_the_platform_retries
 
     assert retried.status is AnswerStatus.ACCEPTED
     assert chat.texts() == ["shipped"]
+
+
+async def test_a_reply_whose_completion_hit_a_store_blip_is_not_sent_again(store: Store, make_gateway):
+    real_complete = store.complete_job
+    failures = [ConnectionError("store unreachable")] * 2
+
+    async def flaky_complete(job):
+        if failures:
+            raise failures.pop()
+        return await real_complete(job)
+
+    store.complete_job = flaky_complete  # type: ignore[method-assign]
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(store, runner)
+
+    await chat.say("status?")
+    await gateway.drain()
+
+    assert chat.texts() == ["You said: status?"]
+    assert len(runner.calls) == 1
