@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, hook_config
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
 from langgraph.runtime import Runtime
@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from agent.middleware import clarification_tool_message, request_in
 from agent.models.conversation import answered_response
+from agent.models.local import LocalChatModel
 from agent.prompts import ALREADY_ASKED_NOTE, CLARIFY_FIRST_PROMPT
 from agent.protocol import normalize_request
 from agent.tools import ASK_CLARIFICATION
@@ -59,6 +60,7 @@ class ClarifyFirstMiddleware(AgentMiddleware):
         self.structured = model.with_structured_output(ClarifyWithUser)
         self.retries = retries
         self.max_asks = max_asks
+        self.to_provider = not isinstance(model, LocalChatModel)
 
     def _check_input(self, messages: Sequence[AnyMessage]) -> list[BaseMessage] | None:
         """What the check is given, or None when it must not run on this turn."""
@@ -90,6 +92,28 @@ class ClarifyFirstMiddleware(AgentMiddleware):
             )
             return {"messages": [verification]}
         return None
+
+    def _ending_with_the_person(self, request: ModelRequest) -> ModelRequest:
+        """The model request without a trailing verification, for a provider's model.
+
+        Newer Anthropic models refuse a conversation that ends with the assistant's message
+        (a "prefill"); the verification is for the person, and later turns include it.
+        In-process models (offline, scripted) get it: a script counts it as a turn.
+        """
+        messages = request.messages
+        if self.to_provider and messages and is_verification(messages[-1]):
+            return request.override(messages=messages[:-1])
+        return request
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        """Call the agent's model on a conversation that ends with the person's message."""
+        return handler(self._ending_with_the_person(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
+    ) -> Any:
+        """Async twin of ``wrap_model_call``."""
+        return await handler(self._ending_with_the_person(request))
 
     @hook_config(can_jump_to=["end"])
     async def abefore_agent(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:

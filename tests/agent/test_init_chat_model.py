@@ -41,7 +41,10 @@ class _StubOpenAI(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.received.append({"path": self.path, "body": body})
-        if any(m["role"] == "tool" for m in body["messages"]):
+        if "response_format" in body:  # the clarify-first check (structured output)
+            decision = {"need_clarification": False, "question": "", "verification": "Understood: tickets."}
+            reply = _completion({"role": "assistant", "content": json.dumps(decision)}, "stop")
+        elif any(m["role"] == "tool" for m in body["messages"]) or not self.first_calls:
             last_user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
             reply = _completion({"role": "assistant", "content": f"Deploying. ({last_user})"}, "stop")
         else:
@@ -148,3 +151,28 @@ async def test_parallel_calls_from_a_real_client_are_answered_not_run(
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "tool", "user"]
     assert [c["id"] for c in sent[2]["tool_calls"]] == ["call_deploy", "call_ask"]
     assert sorted(m["tool_call_id"] for m in sent[3:5]) == ["call_ask", "call_deploy"]
+
+
+async def test_clarify_first_verification_is_not_left_as_a_prefill(
+    stub_openai: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the check verifies, the agent's request still ends with the person's message."""
+    monkeypatch.setattr(_StubOpenAI, "first_calls", [])
+    settings = AgentSettings(
+        model="openai:gpt-4.1-mini", checkpointer_url="memory://", allow_clarification=True
+    )
+    agent = await ClarifyingAgent.create(settings)
+    try:
+        out = await agent.run_turn("t1", "list the open tickets")
+        await agent.run_turn("t1", "and the closed ones")
+    finally:
+        await agent.aclose()
+
+    assert out.replies == ["Understood: tickets.", "Deploying. (list the open tickets)"]
+    check, act = stub_openai[0]["body"], stub_openai[1]["body"]
+    assert "response_format" in check and "response_format" not in act
+    # Newer Anthropic models refuse a request that ends with the assistant's message.
+    assert [m["role"] for m in act["messages"]] == ["system", "user"]
+    later = stub_openai[3]["body"]["messages"]
+    assert [m["role"] for m in later] == ["system", "user", "assistant", "assistant", "user"]
+    assert "Understood: tickets." in [m["content"] for m in later if m["role"] == "assistant"]

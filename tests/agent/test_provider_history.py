@@ -4,7 +4,8 @@ The checks build the request a provider would get: the OpenAI messages through
 ``langchain_openai``'s own conversion, and the Anthropic messages by its rules
 (consecutive tool results and human text merge into one user message; every
 ``tool_use`` is answered by a ``tool_result`` in the very next message; results
-come before any text there; no result without its ``tool_use``).
+come before any text there; no result without its ``tool_use``; the request does
+not end with an assistant message, which newer models refuse as a prefill).
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def anthropic_problems(messages: Sequence[BaseMessage]) -> list[str]:
         else:
             turns.append((role, blocks))
     problems: list[str] = []
+    if turns and turns[-1][0] == "assistant" and not any(b.get("type") == "tool_use" for b in turns[-1][1]):
+        problems.append("ends with an assistant message (a prefill, refused by newer models)")
     for index, (role, blocks) in enumerate(turns):
         if role != "assistant":
             continue
@@ -171,3 +174,4 @@ def test_the_checks_catch_what_providers_refuse() -> None:
     answered = ToolMessage(content="r", tool_call_id="c1")
     assert anthropic_problems([HumanMessage("hi"), stray, answered]) != []
     assert openai_problems([HumanMessage("hi"), stray, answered]) == []
+    assert anthropic_problems([HumanMessage("hi"), AIMessage(content="Sure.")]) != []
