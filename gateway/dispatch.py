@@ -8,6 +8,7 @@ the thread's turnstile advanced) only after that reply went out.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
@@ -42,6 +43,8 @@ RUN_FAILED_TEXT = "Sorry, I could not finish that: something went wrong on my si
 RUN_TOO_LONG_TEXT = (
     "Sorry, that took too long and I stopped. Please try again, perhaps with a smaller request."
 )
+#: How long a cancelled run may take to clear its "working…" message (shutdown waits for it).
+CLEAR_PROGRESS_SECONDS = 2.0
 #: Deliveries of a job that failed before any reply; after the last one it is given up.
 MAX_DELIVERIES = 3
 
@@ -196,6 +199,12 @@ class Dispatcher:
         try:
             async with asyncio.timeout(limit):
                 output = await self.runner.run_turn(thread_id, text, response)
+        except asyncio.CancelledError:
+            # stopping, or taken over: the job runs again elsewhere with its own "working…"
+            with contextlib.suppress(BaseException):
+                done = ProgressUpdate(state="done", ref=working)
+                await asyncio.wait_for(self.outbox.send_quietly(conv, done), CLEAR_PROGRESS_SECONDS)
+            raise
         except Exception as exc:
             metrics.RUNS.labels(state="failed").inc()
             if isinstance(exc, TimeoutError):

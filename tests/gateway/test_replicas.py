@@ -97,6 +97,9 @@ async def test_a_job_of_a_stopped_worker_is_finished_by_another_once(redis_store
 
     assert [c.text for c in healthy_runner.calls] == ["long task"]
     assert chat.texts() + other_chat.texts() == ["You said: long task"]
+    # the stopped replica's "working…" does not stay in the chat next to the real answer
+    progress = [item.state for item in chat.of_kind("progress") + other_chat.of_kind("progress")]
+    assert sorted(progress) == ["done", "done", "started", "started"]
 
 
 async def test_accepting_a_message_is_one_redis_round_trip(redis_stores, make_gateway):
