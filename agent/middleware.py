@@ -8,7 +8,8 @@ node never runs. That also keeps sibling tool calls of the same message from run
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import uuid
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
@@ -64,7 +65,39 @@ def _without_stray_tool_use(message: AIMessage) -> AIMessage:
     return message.model_copy(update={"content": kept})
 
 
-def answer_clarification(message: AIMessage) -> list[Any] | None:
+def _with_fresh_call_ids(message: AIMessage, used: Collection[str]) -> AIMessage:
+    """The message with a new id for every tool call whose id is empty or already taken.
+
+    Some OpenAI-compatible servers number calls per message ("0", "call_0") or send none.
+    A reused id would give the question the request id of an older one, and its
+    ToolMessage (same message id) would replace the old one instead of answering the call.
+    """
+    taken = set(used)
+    ids_by_old: dict[str | None, list[str]] = {}  # old id -> new ids, in call order
+
+    def fresh(call: Any) -> Any:
+        old = call.get("id")
+        new = old if old and old not in taken else f"{old or 'call'}_{uuid.uuid4().hex[:12]}"
+        taken.add(new)
+        ids_by_old.setdefault(old, []).append(new)
+        return call if new == old else {**call, "id": new}
+
+    calls = [fresh(c) for c in message.tool_calls]
+    invalid = [fresh(c) for c in message.invalid_tool_calls]
+    if all(new == [old] * len(new) for old, new in ids_by_old.items()):
+        return message
+    content = message.content
+    if isinstance(content, list):  # list content repeats the ids in its tool_use blocks
+        content = [
+            {**b, "id": ids_by_old[b.get("id")].pop(0)}
+            if isinstance(b, dict) and b.get("type") == "tool_use" and ids_by_old.get(b.get("id"))
+            else b
+            for b in content
+        ]
+    return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": invalid, "content": content})
+
+
+def answer_clarification(message: AIMessage, used_call_ids: Collection[str] = ()) -> list[Any] | None:
     """The messages that answer every tool call of ``message`` when it asks a clarification.
 
     The first ``ask_clarification`` call becomes the request; every other call (a
@@ -72,15 +105,18 @@ def answer_clarification(message: AIMessage) -> list[Any] | None:
     each call has its result and the history stays valid for every provider. The
     request comes last (providers accept results in any order): the thread's last
     message is then the open question, which is how a client finds it after a restart.
+    Call ids that are empty or in ``used_call_ids`` (answered earlier in the thread)
+    are replaced, so every call has its own result and every request its own id.
     """
-    asks = [c for c in message.tool_calls if c["name"] == ASK_CLARIFICATION]
-    if not asks:
+    if not any(c["name"] == ASK_CLARIFICATION for c in message.tool_calls):
         return None
-    request = normalize_request(asks[0]["args"], tool_call_id=asks[0]["id"] or "")
+    original = message
+    message = _without_stray_tool_use(_with_fresh_call_ids(message, used_call_ids))
+    asks = [c for c in message.tool_calls if c["name"] == ASK_CLARIFICATION]
+    request = normalize_request(asks[0]["args"], tool_call_id=asks[0]["id"])
     answers: list[Any] = []
-    cleaned = _without_stray_tool_use(message)
-    if cleaned is not message:
-        answers.append(cleaned)  # same id: replaces the stored message
+    if message is not original:
+        answers.append(message)  # same id: replaces the stored message
     for call in [*message.tool_calls, *message.invalid_tool_calls]:
         if call is not asks[0] and call.get("id"):
             answers.append(
@@ -104,7 +140,8 @@ class ClarificationMiddleware(AgentMiddleware):
         last = state["messages"][-1] if state["messages"] else None
         if not isinstance(last, AIMessage):
             return None
-        answers = answer_clarification(last)
+        used = {m.tool_call_id for m in state["messages"] if isinstance(m, ToolMessage)}
+        answers = answer_clarification(last, used)
         if answers is None:
             return None
         return {"messages": answers, "jump_to": "end"}

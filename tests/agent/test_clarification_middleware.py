@@ -12,6 +12,7 @@ from agent.prompts import NOT_RUN_WHILE_ASKING, PROCEED_WITHOUT_ANSWER
 from agent.protocol import answer_message_text, answer_with_option, render_text_fallback
 
 from .conftest import ask, assert_provider_valid, scripted
+from .test_provider_history import anthropic_problems, openai_problems
 
 
 async def test_run_ends_after_asking_with_one_model_call(make_agent: Any) -> None:
@@ -155,3 +156,37 @@ async def test_disable_clarification_lets_the_run_continue(make_agent: Any) -> N
     answered = model.calls[1][-1]
     assert isinstance(answered, ToolMessage) and answered.content == PROCEED_WITHOUT_ANSWER
     assert not answered.artifact
+
+
+class _NumbersItsCalls(ScriptedChatModel):
+    """Like some OpenAI-compatible servers: call ids restart at "0" in every message."""
+
+    def reply_to(self, messages: Any) -> AIMessage:
+        if "answer is" in str(messages[-1].content):
+            return AIMessage(content="Thanks.")
+        ask = {"question": f"About {messages[-1].content}?", "options": ["a", "b"]}
+        calls = [
+            {"name": "ask_clarification", "args": ask, "id": "0"},
+            {"name": "record_note", "args": {"note": "x"}, "id": "0"},
+        ]
+        blocks = [{"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["args"]} for c in calls]
+        return AIMessage(content=[{"type": "text", "text": "First:"}, *blocks], tool_calls=calls)
+
+
+async def test_reused_call_ids_still_ask_and_keep_the_history_valid(make_agent: Any, recorder: Any) -> None:
+    agent = await make_agent(_NumbersItsCalls(), tools=[recorder.tool])
+
+    first = await agent.run_turn("t1", "one")
+    assert first.request is not None
+    answer = answer_with_option(first.request, "option-1", None)
+    await agent.run_turn("t1", answer_message_text(first.request, answer), answer)
+    second = await agent.run_turn("t1", "two")
+
+    assert second.request is not None and second.request.question == "About two?"
+    assert second.request.request_id != first.request.request_id
+    assert await agent.pending_request("t1") == second.request
+    history = await agent.history("t1")
+    assert_provider_valid(history)
+    assert anthropic_problems([*history, HumanMessage("next")]) == []
+    assert openai_problems(history) == []
+    assert recorder.ran == []
