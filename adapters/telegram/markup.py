@@ -15,12 +15,15 @@ MAX_MESSAGE_CHARS = 4096
 
 _FENCE = re.compile(r"^\s*```")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
-_LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
+# Every span body stops at its own delimiter (and a URL at a bracket), so a search
+# costs one pass over the line: an unclosed "**" or "[x](" repeated through a long
+# line must not make the conversion quadratic and stall the event loop.
+_LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s\[\]]+)\)")
+_BOLD = re.compile(r"\*\*(?=\S)((?:(?!\*\*).)+?)(?<=\S)\*\*|__(?=\S)((?:(?!__).)+?)(?<=\S)__")
 _ITALIC = re.compile(
     r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])"
 )
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_STRIKE = re.compile(r"~~(?=\S)((?:(?!~~).)+?)(?<=\S)~~")
 _HEADING = re.compile(r"^#{1,6}\s+(.*)$")
 _BULLET = re.compile(r"^(\s*)[-*+]\s+")
 # "@name" would notify that user; a word joiner after "@" keeps the text readable
@@ -69,8 +72,15 @@ def _format_spans(escaped: str) -> str:
     """
     out: list[str] = []
     pos = 0
+    # Each pattern's next match, searched again only once ``pos`` has passed its start
+    # (a match found earlier is still the first one at or after ``pos``): one pass per pattern.
+    upcoming: dict[str, re.Match[str] | None] = {}
     while True:
-        found = [(m, tag) for pattern, tag in _SPANS if (m := pattern.search(escaped, pos))]
+        for pattern, tag in _SPANS:
+            known = upcoming.get(tag, False)
+            if known is False or (known is not None and known.start() < pos):
+                upcoming[tag] = pattern.search(escaped, pos)
+        found = [(m, tag) for tag, m in upcoming.items() if m is not None]
         if not found:
             out.append(escaped[pos:])
             return "".join(out)

@@ -6,6 +6,7 @@ import secrets
 from html.parser import HTMLParser
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from telegram import InlineKeyboardMarkup
@@ -148,4 +149,15 @@ def test_markdown_conversion_examples() -> None:
     ]
     assert markdown_to_html("[site](https://a.b/?x=1&y=2) [evil](javascript:alert(1))") == (
         '<a href="https://a.b/?x=1&amp;y=2">site</a> [evil](javascript:alert(1))'
+    )
+
+
+@pytest.mark.timeout(10)  # about 80 s when a search was quadratic in the line; well under 1 s now
+def test_long_lines_of_markup_convert_and_split_in_one_pass() -> None:
+    # One long paragraph of model text must not stall the event loop every chat shares.
+    for line in ("**a** " * 3000, "**a " * 3000, "[a](" * 5000, "~~a " * 3000):
+        assert_valid_html(markdown_to_html(line))
+        assert all(len(markdown_to_html(piece)) <= 4096 for piece in split_markdown(line))
+    assert markdown_to_html("**a *b* c** and ~~x~~ [l](https://a.b/c)") == (
+        '<b>a <i>b</i> c</b> and <s>x</s> <a href="https://a.b/c">l</a>'
     )
