@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, Field, PrivateAttr, SecretStr
+from pydantic import BaseModel, Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from agent.harness import AgentSettings
@@ -34,6 +35,12 @@ class SlackSettings(PlatformAccess):
     app_token: SecretStr | None = None  # Socket Mode when set
     api_url: str = "https://slack.com/api/"
 
+    @field_validator("api_url")
+    @classmethod
+    def _api_base(cls, url: str) -> str:
+        """``http://host`` means ``http://host/api/``; the slash matters (the SDK joins method names)."""
+        return _with_default_path(url, "/api").rstrip("/") + "/"
+
 
 class FeishuSettings(PlatformAccess):
     """Feishu / Lark app credentials (``FEISHU_*``)."""
@@ -53,6 +60,18 @@ class TelegramSettings(PlatformAccess):
     webhook_secret: SecretStr | None = None
     webhook_url: str | None = None  # polling when unset
     api_url: str = "https://api.telegram.org/bot"
+
+    @field_validator("api_url")
+    @classmethod
+    def _api_base(cls, url: str) -> str:
+        """``http://host`` means ``http://host/bot`` (the SDK appends the token right after it)."""
+        return _with_default_path(url.rstrip("/"), "/bot")
+
+
+def _with_default_path(url: str, path: str) -> str:
+    """``url`` with ``path`` added when it names only a host (``TELEGRAM_API_URL=http://fake:8081``)."""
+    parts = urlsplit(url)
+    return url.rstrip("/") + path if parts.netloc and parts.path in ("", "/") else url
 
 
 # --- the bot's whole configuration -------------------------------------------------------------

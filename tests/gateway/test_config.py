@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.config import ENV_NAMES, load_config
+from gateway.config import ENV_NAMES, SlackSettings, TelegramSettings, load_config
 
 BOT_YAML = """
 bot_id: sales-bot
@@ -112,3 +112,27 @@ def test_a_wrong_file_is_reported_precisely(tmp_path, text, message):
 def test_a_missing_file_is_reported(tmp_path):
     with pytest.raises(ValueError, match="cannot read config file"):
         load_config(tmp_path / "nope.yaml")
+
+
+@pytest.mark.parametrize(
+    ("slack", "telegram", "slack_base", "telegram_base"),
+    [
+        ("http://fake:9001", "http://fake:9002", "http://fake:9001/api/", "http://fake:9002/bot"),
+        ("http://fake:9001/api", "http://fake:9002/bot/", "http://fake:9001/api/", "http://fake:9002/bot"),
+        (
+            "https://proxy/slack/api/",
+            "https://proxy/tg/bot",
+            "https://proxy/slack/api/",
+            "https://proxy/tg/bot",
+        ),
+    ],
+)
+def test_api_urls_naming_a_host_reach_the_api_under_it(
+    monkeypatch, slack, telegram, slack_base, telegram_base
+):
+    monkeypatch.setenv("SLACK_API_URL", slack)
+    monkeypatch.setenv("TELEGRAM_API_URL", telegram)
+    config = load_config()
+    assert (config.slack.api_url, config.telegram.api_url) == (slack_base, telegram_base)
+    assert SlackSettings().api_url == "https://slack.com/api/"
+    assert TelegramSettings().api_url == "https://api.telegram.org/bot"
