@@ -38,18 +38,21 @@ def _count(kind: str) -> None:
     PLATFORM_API_ERRORS.labels(PLATFORM, kind).inc()
 
 
-async def with_retries(call: Callable[[], Awaitable[T]], what: str, backoff: float = 0.5) -> T:
+async def with_retries(
+    call: Callable[[], Awaitable[T]], what: str, backoff: float = 0.5, attempts: int = MAX_ATTEMPTS
+) -> T:
     """Run one Bot API call, retrying 429 (after ``retry_after``), 5xx and network errors.
 
     Client errors (400/403/404) are not retried: the same call would fail again.
+    ``attempts=1`` counts the failure without waiting (for calls that are only cosmetic).
     """
-    for attempt in range(1, MAX_ATTEMPTS + 1):
+    for attempt in range(1, attempts + 1):
         try:
             return await call()
         except RetryAfter as exc:
             _count("rate_limited")
             seconds = _retry_seconds(exc)
-            if attempt == MAX_ATTEMPTS or seconds > MAX_FLOOD_WAIT:
+            if attempt == attempts or seconds > MAX_FLOOD_WAIT:
                 raise
             log.warning("telegram %s rate limited, retrying in %.1fs", what, seconds)
             await asyncio.sleep(seconds)
@@ -63,7 +66,7 @@ async def with_retries(call: Callable[[], Awaitable[T]], what: str, backoff: flo
                 if isinstance(exc, TimedOut) or "HTTP implementation" in str(exc)
                 else "server_error"
             )
-            if attempt == MAX_ATTEMPTS:
+            if attempt == attempts:
                 raise
             delay = backoff * 2 ** (attempt - 1)
             log.warning("telegram %s failed (%s), retry %d in %.1fs", what, exc, attempt, delay)
@@ -185,10 +188,16 @@ class TelegramSender:
         )
 
     async def typing(self, conversation: Conversation) -> None:
-        """Show "typing…" in the chat (Telegram clears it after about 5 seconds)."""
+        """Show "typing…" in the chat (Telegram clears it after about 5 seconds).
+
+        One attempt only: the run waits for this call, and an indicator sent after a
+        flood wait or an outage would be stale anyway (the next refresh tries again).
+        """
         target = {k: v for k, v in self.placement(conversation).items() if k != "reply_parameters"}
         await with_retries(
-            lambda: self.bot.send_chat_action(action=ChatAction.TYPING, **target), "sendChatAction"
+            lambda: self.bot.send_chat_action(action=ChatAction.TYPING, **target),
+            "sendChatAction",
+            attempts=1,
         )
 
 

@@ -99,3 +99,12 @@ async def test_network_errors_are_retried_and_client_errors_are_not():
     with pytest.raises(BadRequest):
         await with_retries(refused, "sendMessage", backoff=0.01)
     assert attempts.count("bad") == 1
+
+
+@pytest.mark.timeout(10)  # the run waited out a 30 s flood wait (up to six) before it started
+async def test_a_rate_limited_typing_indicator_does_not_hold_the_run_back(bench):
+    tg = await bench(replying("done"))
+    tg.api.fail_next("sendChatAction", 429, retry_after=30)
+    await tg.deliver(message_update("hi"))
+    assert [c.params["text"] for c in tg.api.of("sendMessage")] == ["done"]
+    assert len(tg.api.of("sendChatAction")) == 1  # cosmetic: tried once, never retried
