@@ -22,6 +22,7 @@ from gateway.messages import (
 from gateway.port import GatewayPort, PlatformAdapter
 
 from .long_connection import LongConnection
+from .names import NameBook
 from .receive import PLATFORM, FeishuReceiver
 from .render import Card, render_answered, render_clarification, render_notice, render_reply
 from .send import FeishuApiError, FeishuSender, build_client
@@ -38,8 +39,8 @@ class FeishuAdapter(PlatformAdapter):
     def __init__(self, settings: FeishuSettings, gateway: GatewayPort) -> None:
         self.settings = settings
         self.gateway = gateway
-        self.receiver = FeishuReceiver(gateway)
         self.sender = FeishuSender(build_client(settings))
+        self.receiver = FeishuReceiver(gateway, NameBook(self.sender.user_name))
         self.long_connection = (
             LongConnection(settings, self.receiver) if settings.mode == "long_connection" else None
         )

@@ -19,6 +19,7 @@ from gateway.metrics import INBOUND_EVENTS
 from gateway.port import GatewayPort
 
 from .actions import read_card_action
+from .names import NameBook
 from .render import CARD_LIMIT_BYTES, card_size, native_card, render_answered
 
 PLATFORM = "feishu"
@@ -143,9 +144,15 @@ def interaction_id(header: dict[str, Any], event: dict[str, Any]) -> str:
 class FeishuReceiver:
     """Routes verified events to the core; shared by the webhook and the long connection."""
 
-    def __init__(self, gateway: GatewayPort) -> None:
+    def __init__(self, gateway: GatewayPort, names: NameBook | None = None) -> None:
         self.gateway = gateway
+        self.names = names  # people's names for open_ids, when the app may read them
         self.bot_open_id: str | None = None  # learnt at start; tells mentions of the bot apart
+
+    async def person(self, open_id: str) -> Sender:
+        """The sender behind ``open_id``, named when Feishu tells the name."""
+        name = await self.names.name(open_id) if self.names is not None else None
+        return Sender(user_id=open_id, display_name=name)
 
     async def handle(self, payload: dict[str, Any]) -> dict[str, Any] | None:
         """Handle one event; returns the reply for a card callback, None otherwise."""
@@ -171,7 +178,8 @@ class FeishuReceiver:
             or await self.gateway.knows_conversation(conversation)
         ):
             return  # group chatter the bot is not part of (seen when the app may read all group messages)
-        await self.gateway.accept(message)
+        sender = await self.person(message.sender.user_id)
+        await self.gateway.accept(message.model_copy(update={"sender": sender}))
 
     async def on_card_action(self, header: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
         """Answer a click or form submit: toast, and the updated card when the answer counted."""
@@ -184,7 +192,7 @@ class FeishuReceiver:
         operator = _dict(event.get("operator"), "event.operator")
         if not operator.get("open_id"):
             raise MalformedEvent("card action without operator.open_id")
-        sender = Sender(user_id=str(operator["open_id"]))
+        sender = await self.person(str(operator["open_id"]))
         read = read_card_action(view.request, checked_action(action))
         if read.opens_other:
             return await self.open_other(view, sender)

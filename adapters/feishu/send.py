@@ -16,6 +16,7 @@ import json
 import logging
 import uuid
 from typing import Any
+from urllib.parse import quote
 
 import lark_oapi as lark
 import requests
@@ -26,6 +27,7 @@ from lark_oapi.core.token.manager import TokenManager
 from gateway.config import FeishuSettings
 from gateway.metrics import PLATFORM_API_ERRORS
 
+from .names import ScopeMissing
 from .render import card_json
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,8 @@ RATE_LIMITED_CODE = 99991400
 RATE_LIMITED_400_CODES = {230020}
 #: The tenant token is invalid or expired; lark-oapi would keep sending its cached one for hours.
 TOKEN_REJECTED_CODES = {99991663, 99991664, 99991665, 99991668}
+#: "Access denied": the app lacks every scope the API accepts.
+SCOPE_MISSING_CODE = 99991672
 _JSON = {"Content-Type": "application/json; charset=utf-8"}
 
 
@@ -107,6 +111,27 @@ class FeishuSender:
         raw = await self.call(HttpMethod.GET, "/open-apis/bot/v3/info", None, whole=True, attempts=attempts)
         bot = raw.get("bot")
         return str(bot["open_id"]) if isinstance(bot, dict) and bot.get("open_id") else None
+
+    async def user_name(self, open_id: str) -> str | None:
+        """A person's name (scope ``contact:user.base:readonly``); None when Feishu will not say.
+
+        Raises ``ScopeMissing`` when the app lacks the scope, so callers stop asking.
+        """
+        try:
+            data = await self.call(
+                HttpMethod.GET,
+                f"/open-apis/contact/v3/users/{quote(open_id, safe='')}",
+                None,
+                queries=[("user_id_type", "open_id")],
+                attempts=1,
+            )
+        except FeishuApiError as exc:
+            if exc.code == SCOPE_MISSING_CODE:
+                raise ScopeMissing(str(exc)) from exc
+            return None  # outside the app's contact range, left the company, …
+        user = data.get("user")
+        name = str(user.get("name") or "").strip() if isinstance(user, dict) else ""
+        return name or None
 
     async def call(
         self,

@@ -61,6 +61,9 @@ class FakeOpenApi:
         self.hold: threading.Event | None = None  # when set up, message calls wait until it is set
         self.message_arrived = threading.Event()  # set by every message call (before ``hold``)
         self.token = TOKEN  # the tenant token that is valid now (``revoke_token`` changes it)
+        #: People's names by open_id, readable only when the app has the contact scope.
+        self.names: dict[str, str] = {}
+        self.contact_scope = False
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -129,6 +132,8 @@ class FakeOpenApi:
             if failure.path_part in path and failure.method in (None, method):
                 self.failures.remove(failure)
                 return failure.status, failure.body, failure.headers
+        if path.startswith("/open-apis/contact/v3/users/"):
+            return self._user(path.rsplit("/", 1)[-1], call.query)
         if path == "/open-apis/bot/v3/info":
             return 200, {"code": 0, "msg": "ok", "bot": {"open_id": BOT_OPEN_ID, "app_name": "clarigate"}}, {}
         if path.startswith("/open-apis/im/v1/messages"):
@@ -145,6 +150,14 @@ class FakeOpenApi:
             self.cards[message_id] = call.card()
             return 200, {"code": 0, "msg": "success", "data": {}}, {}
         return 404, {"code": 404, "msg": "not found"}, {}
+
+    def _user(self, open_id: str, query: dict[str, list[str]]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        if not self.contact_scope:
+            return 400, {"code": 99991672, "msg": "Access denied. One of the scopes is required"}, {}
+        if query.get("user_id_type") != ["open_id"] or open_id not in self.names:
+            return 400, {"code": 41050, "msg": "no user authority error"}, {}
+        user = {"open_id": open_id, "name": self.names[open_id]}
+        return 200, {"code": 0, "msg": "success", "data": {"user": user}}, {}
 
     def _refusal(self, call: Call) -> dict[str, Any] | None:
         """Feishu's answer to a card it would not show, else None."""

@@ -1,0 +1,65 @@
+"""People's names for Feishu open_ids, looked up once and remembered.
+
+Feishu events carry only open_ids, so without a name people read toasts such as
+"Only ou_5f3e… can answer this question". The lookup needs the app's
+``contact:user.base:readonly`` scope and the person inside the app's contact
+range; without them the open_id stays the label. Misses are remembered too, and
+once Feishu says the app lacks the scope no more lookups are made, so events never
+wait on a lookup that cannot succeed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+log = logging.getLogger(__name__)
+
+
+class ScopeMissing(Exception):
+    """The app may not read people's names at all (the contact scope is not granted)."""
+
+
+class NameBook:
+    """open_id -> name, with a time to live, a size bound and a time limit per lookup."""
+
+    def __init__(
+        self,
+        lookup: Callable[[str], Awaitable[str | None]],
+        ttl_seconds: float = 3600.0,
+        limit: int = 10_000,
+        timeout_seconds: float = 1.0,
+    ) -> None:
+        self.lookup = lookup
+        self.ttl_seconds = ttl_seconds
+        self.limit = limit
+        self.timeout_seconds = timeout_seconds  # events are answered within 3 s: never wait long
+        self.enabled = True
+        self._names: dict[str, tuple[str | None, float]] = {}
+
+    async def name(self, open_id: str) -> str | None:
+        """The person's name, or None when Feishu will not tell (then the open_id is shown)."""
+        known = self._names.get(open_id)
+        if known is not None and known[1] > time.monotonic():
+            return known[0]
+        if not self.enabled:
+            return None
+        try:
+            name = await asyncio.wait_for(self.lookup(open_id), self.timeout_seconds)
+        except ScopeMissing:
+            log.warning("feishu: grant contact:user.base:readonly to show people's names, not open_ids")
+            self.enabled = False
+            return None
+        except Exception as exc:  # slow or failing lookups fall back to the open_id
+            log.info("feishu: no name for %s: %r", open_id, exc)
+            name = None
+        self._remember(open_id, name)
+        return name
+
+    def _remember(self, open_id: str, name: str | None) -> None:
+        self._names.pop(open_id, None)
+        self._names[open_id] = (name, time.monotonic() + self.ttl_seconds)
+        while len(self._names) > self.limit:
+            self._names.pop(next(iter(self._names)))
