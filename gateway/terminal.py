@@ -183,7 +183,14 @@ class TerminalChat:
                 pending = None
                 self.say("(new thread)")
                 continue
-            pending = self.show(runner.run(self._turn(*turn)))
+            try:
+                pending = self.show(runner.run(self._turn(*turn)))
+            except Exception as exc:  # a provider error must not end the conversation
+                failure = f"{type(exc).__name__}: {exc}"
+                self.say(f"  ! The agent could not answer ({failure}). Send a message to try again.")
+                pending = runner.run(self.agent.pending_request(self.thread_id))
+                if pending is not None:
+                    self.say(render_text_fallback(pending))
 
 
 def chat_main(
@@ -192,7 +199,10 @@ def chat_main(
     stdout: TextIO = sys.stdout,
     thread_file: Path | None = None,
 ) -> int:
-    """Run the terminal chat; 0 when the person leaves (/quit, end of input, Ctrl-C)."""
+    """Run the terminal chat; 0 when the person leaves (/quit, end of input, Ctrl-C).
+
+    1, with one line on stderr, when the agent cannot start (unknown model, missing key).
+    """
     thread_path = thread_file or Path(settings.data_dir) / THREAD_FILE
     with asyncio.Runner() as runner:
         agent: ClarifyingAgent | None = None
@@ -202,6 +212,12 @@ def chat_main(
         except (_Leave, KeyboardInterrupt):
             stdout.write("\n")
             stdout.flush()
+        except Exception as exc:
+            if agent is not None:
+                raise  # a bug in the chat itself: keep the traceback
+            first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            print(f"clarigate chat: the agent could not start: {first_line}", file=sys.stderr)
+            return 1
         finally:
             if agent is not None:
                 runner.run(agent.aclose())

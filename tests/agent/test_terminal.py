@@ -9,10 +9,14 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
 
 from agent.harness import AgentSettings, ClarifyingAgent
+from agent.models.conversation import conversation_call_id, last_human_text
+from agent.models.local import LocalChatModel
 from gateway.terminal import chat_main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,3 +173,46 @@ def test_ctrl_c_while_the_agent_starts_exits_cleanly_and_closes_it(
     assert code == 0
     assert len(closed) == 1  # the checkpointer it had opened is closed
     assert "clarigate chat:" not in stdout.getvalue()  # it never started talking
+
+
+class _FailsOnce(LocalChatModel):
+    """Asks, fails once (the provider is down), then replies with the last message."""
+
+    replies: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "fails-once"
+
+    def reply_to(self, messages: Any) -> AIMessage:
+        self.replies += 1
+        if self.replies == 1:
+            call = {"name": "ask_clarification", "args": {"question": "Which one?", "options": ["a", "b"]}}
+            return AIMessage(content="", tool_calls=[{**call, "id": conversation_call_id(messages, 0)}])
+        if self.replies == 2:
+            raise RuntimeError("provider down")
+        return AIMessage(content=f"Thanks: {last_human_text(messages)}")
+
+
+def test_a_failed_turn_is_reported_and_the_chat_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("agent.models.build_chat_model", lambda spec: _FailsOnce())
+
+    out = run_chat(tmp_path, "start\n2\ngo on\n")
+
+    assert "  ! The agent could not answer (RuntimeError: provider down). Send a message to try again." in out
+    assert "bot> Thanks: go on" in out
+
+
+def test_an_agent_that_cannot_start_is_one_line_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = AgentSettings(model="nonsense:model", data_dir=str(tmp_path))
+
+    code = chat_main(settings, io.StringIO("hello\n"), io.StringIO(), tmp_path / "thread")
+
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("clarigate chat: the agent could not start: ") and "nonsense" in err
+    assert len(err.strip().splitlines()) == 1
