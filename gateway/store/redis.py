@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -141,9 +142,18 @@ class RedisStore(Store):
         await self._redis.delete(self.keys.seen(dedupe_key))
 
     async def first_time(self, key: str, ttl_seconds: int) -> bool:
-        """True the first time ``key`` is set within its TTL (shares ``seen:`` with dedupe keys)."""
+        """True the first time ``key`` is set within its TTL (shares ``seen:`` with dedupe keys).
+
+        The marker holds a value unique to this call and ``SET … NX GET`` returns what was there,
+        so when the client re-sends the command after a lost reply, the retry that finds its own
+        marker still counts as the first time (else a click would be dropped as its own duplicate).
+        """
+        mark = uuid.uuid4().hex
         self.round_trips += 1
-        return bool(await self._redis.set(self.keys.seen(key), "1", nx=True, px=to_millis(ttl_seconds)))
+        previous = await self._redis.set(
+            self.keys.seen(key), mark, nx=True, px=to_millis(ttl_seconds), get=True
+        )
+        return previous is None or previous == mark
 
     # --- pending clarifications ---------------------------------------------------------------
     async def save_pending(self, record: PendingRecord) -> None:

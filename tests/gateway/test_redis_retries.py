@@ -122,3 +122,22 @@ async def test_a_claim_whose_reply_was_lost_runs_the_answer_once(redis_stores, m
     assert outcome.status is AnswerStatus.ALREADY_ANSWERED and outcome.view.answered_by.user_id == "u1"
     assert [c.response.value for c in runner.calls if c.response] == ["us"]
     assert chat.texts() == ["going"]
+
+
+async def test_a_click_whose_dedupe_reply_was_lost_still_counts(redis_stores, make_gateway, proxy):
+    question = choice_request("Which region?", ["eu", "us"])
+    runner = ScriptedRunner(
+        lambda turn: asking(question) if turn.response is None else TurnOutput(replies=["going"])
+    )
+    store = proxied_store(redis_stores, proxy)
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("deploy")
+    await gateway.drain()
+
+    proxy.armed = b"interaction:"  # the click's "seen" marker is set, its reply lost, the SET re-sent
+    outcome = await chat.click(0)
+    assert proxy.dropped == 1
+    await gateway.drain()
+
+    assert outcome.status is AnswerStatus.ACCEPTED  # not dropped as a duplicate of itself
+    assert chat.texts() == ["going"]
