@@ -74,11 +74,11 @@ def _format_spans(escaped: str) -> str:
     pos = 0
     # Each pattern's next match, searched again only once ``pos`` has passed its start
     # (a match found earlier is still the first one at or after ``pos``): one pass per pattern.
-    upcoming: dict[str, re.Match[str] | None] = {}
+    upcoming = {tag: pattern.search(escaped) for pattern, tag in _SPANS}
     while True:
         for pattern, tag in _SPANS:
-            known = upcoming.get(tag, False)
-            if known is False or (known is not None and known.start() < pos):
+            known = upcoming[tag]
+            if known is not None and known.start() < pos:
                 upcoming[tag] = pattern.search(escaped, pos)
         found = [(m, tag) for tag, m in upcoming.items() if m is not None]
         if not found:
