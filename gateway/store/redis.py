@@ -132,6 +132,7 @@ class RedisStore(Store):
             order_key,
             compact_json(payload),
             to_millis(ORDER_TTL_SECONDS),
+            uuid.uuid4().hex,  # recognizes this call's own effect when a lost reply is retried
         ]
         self.round_trips += 1
         return bool(await self._accept(keys, args))

@@ -6,10 +6,16 @@ script from the prefix; the store runs on one Redis, not a cluster.
 """
 
 #: KEYS: seen, seq, next, jobs. ARGV: seen ttl ms, maxlen, kind, inbound id, order key, payload,
-#: order ttl ms. Returns 1 when the job was appended, 0 when the dedupe key existed.
+#: order ttl ms, a value unique to this call. Returns 1 when the job was appended, 0 when the
+#: dedupe key existed: the dedupe key holds the call's value, so the client re-sending the
+#: script after a lost reply hears 1 again (and appends nothing more).
 #: Both turnstile counters always get the same expiry, so they vanish together once idle.
 ACCEPT_JOB = """
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return 0 end
+local previous = redis.call('SET', KEYS[1], ARGV[8], 'NX', 'GET', 'PX', ARGV[1])
+if previous then
+  if previous == ARGV[8] then return 1 end
+  return 0
+end
 local seq = redis.call('INCR', KEYS[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[7])
 redis.call('PEXPIRE', KEYS[3], ARGV[7])

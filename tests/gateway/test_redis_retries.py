@@ -1,10 +1,10 @@
-"""A Lua script that ran but whose reply was lost is retried by the client: nothing lost or doubled.
+"""A command that ran but whose reply was lost is re-sent by the client: nothing lost or doubled.
 
-A proxy between the gateway and Redis cuts the connection right after Redis ran a script, before
-its reply reaches the gateway (a network blip). redis-py sends the script again on a new
-connection; the second run sees the first one's effect. The accept then reports "duplicate"
-(acceptable: the platform is acknowledged either way) and the claim "already answered", yet the
-message is queued once and answered once, and the answer runs once.
+A proxy between the gateway and Redis cuts the connection right after Redis ran a command, before
+its reply reaches the gateway (a network blip). redis-py sends it again on a new connection; the
+second run sees the first one's effect. The accept and a click's dedupe marker recognize their
+own earlier write (accepted, not "duplicate"); the claim says "already answered by" the clicker
+(acceptable: the message shows the answer). Each message is answered once, each answer run once.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ async def test_an_accept_whose_reply_was_lost_is_answered_once(redis_stores, mak
     await gateway.start()
     await gateway.drain(inbound_ids=["test:blip-1"])
 
-    assert outcome is AcceptOutcome.DUPLICATE  # the retry saw the first run's dedupe key: acked all the same
+    assert outcome is AcceptOutcome.ACCEPTED  # the retry recognized its own dedupe key
     assert [c.text for c in runner.calls] == ["hello"]
     assert chat.texts() == ["You said: hello"]
 
