@@ -12,6 +12,7 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent.clarify_first import ClarifyFirstMiddleware
+from agent.history import AnswerUnfinishedCallsMiddleware
 from agent.middleware import ClarificationMiddleware, ProceedWithoutClarificationMiddleware
 from agent.prompts import SYSTEM_PROMPT
 from agent.tools import build_ask_clarification_tool
@@ -32,7 +33,7 @@ def build_agent_graph(
     judgment" (non-interactive use); it also switches the clarify-first phase off.
     Middleware that is not needed is left out: every hook is one more graph step.
     """
-    middleware: list[AgentMiddleware] = []
+    middleware: list[AgentMiddleware] = [AnswerUnfinishedCallsMiddleware()]
     if disable_clarification:
         middleware.append(ProceedWithoutClarificationMiddleware())
     else:

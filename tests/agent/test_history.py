@@ -1,0 +1,65 @@
+"""A run that stopped mid-tool does not leave the thread unusable with a real provider."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+
+from agent.history import with_every_call_answered
+from agent.prompts import CALL_DID_NOT_FINISH
+
+from .conftest import scripted
+from .test_provider_history import anthropic_problems, openai_problems
+
+
+@tool
+def flaky_lookup(key: str) -> str:
+    """Look ``key`` up (the backend is down)."""
+    raise RuntimeError("backend down")
+
+
+async def test_the_turn_after_a_failed_tool_sends_a_valid_history(make_agent: Any) -> None:
+    model = scripted(
+        {"content": "", "tool_calls": [{"name": "flaky_lookup", "args": {"key": "a"}}]},
+        {"content": "The lookup did not finish; shall I retry?"},
+    )
+    agent = await make_agent(model, tools=[flaky_lookup])
+    with pytest.raises(RuntimeError, match="backend down"):
+        await agent.run_turn("t1", "look a up")
+    stored = await agent.history("t1")
+    assert isinstance(stored[-1], AIMessage) and stored[-1].tool_calls  # saved with its call open
+
+    out = await agent.run_turn("t1", "and now?")
+
+    assert out.replies == ["The lookup did not finish; shall I retry?"]
+    sent = model.calls[-1]
+    assert openai_problems(sent) == [] and anthropic_problems(sent) == []
+    result = next(m for m in sent if isinstance(m, ToolMessage))
+    assert result.content == CALL_DID_NOT_FINISH and result.status == "error"
+    assert sent.index(result) == sent.index(stored[-1]) + 1  # right after its call, before "and now?"
+
+
+def test_only_the_calls_without_results_are_answered() -> None:
+    calls = [{"name": "a", "args": {}, "id": "c1"}, {"name": "b", "args": {}, "id": "c2"}]
+    messages = [
+        HumanMessage("go"),
+        AIMessage(content="", tool_calls=calls),
+        ToolMessage(content="done", tool_call_id="c1"),
+        HumanMessage("next"),
+    ]
+
+    patched = with_every_call_answered(messages)
+
+    assert [type(m).__name__ for m in patched] == [
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "ToolMessage",
+        "HumanMessage",
+    ]
+    assert [m.tool_call_id for m in patched if isinstance(m, ToolMessage)] == ["c1", "c2"]
+    assert with_every_call_answered(patched) == patched
+    assert openai_problems(patched) == [] and anthropic_problems(patched) == []
