@@ -29,11 +29,13 @@ class NameBook:
         self,
         lookup: Callable[[str], Awaitable[str | None]],
         ttl_seconds: float = 3600.0,
+        miss_ttl_seconds: float = 300.0,
         limit: int = 10_000,
         timeout_seconds: float = 1.0,
     ) -> None:
         self.lookup = lookup
         self.ttl_seconds = ttl_seconds
+        self.miss_ttl_seconds = miss_ttl_seconds  # a slow or refused lookup is tried again sooner
         self.limit = limit
         self.timeout_seconds = timeout_seconds  # events are answered within 3 s: never wait long
         self.enabled = True
@@ -59,7 +61,8 @@ class NameBook:
         return name
 
     def _remember(self, open_id: str, name: str | None) -> None:
+        ttl = self.ttl_seconds if name is not None else self.miss_ttl_seconds
         self._names.pop(open_id, None)
-        self._names[open_id] = (name, time.monotonic() + self.ttl_seconds)
+        self._names[open_id] = (name, time.monotonic() + ttl)
         while len(self._names) > self.limit:
             self._names.pop(next(iter(self._names)))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from adapters.feishu.names import NameBook
 from gateway.testing import ScriptedRunner
 
 from .cards import button, payload, text_of
@@ -52,3 +55,29 @@ async def test_a_person_outside_the_contact_range_is_looked_up_once(make_bot):
     await bot.gateway.drain()
     assert [c.text for c in bot.runner.calls] == ["hello", "hello again", "and again"]
     assert len(contact_calls(bot)) == 1
+
+
+async def test_a_slow_lookup_never_holds_an_event_and_is_tried_again_later():
+    calls: list[str] = []
+
+    async def slow(open_id: str) -> str | None:
+        calls.append(open_id)
+        await asyncio.sleep(5)
+        return "never seen"
+
+    book = NameBook(slow, timeout_seconds=0.05, miss_ttl_seconds=0.0)
+    assert await book.name("ou_x") is None and await book.name("ou_x") is None
+    assert calls == ["ou_x", "ou_x"]  # a miss is not remembered for the whole hour
+
+
+async def test_names_are_remembered_and_the_book_stays_bounded():
+    calls: list[str] = []
+
+    async def lookup(open_id: str) -> str | None:
+        calls.append(open_id)
+        return open_id.upper()
+
+    book = NameBook(lookup, limit=2)
+    for open_id in ("ou_a", "ou_a", "ou_b", "ou_c", "ou_a"):
+        assert await book.name(open_id) == open_id.upper()
+    assert calls == ["ou_a", "ou_b", "ou_c", "ou_a"]  # ou_a was dropped as the oldest
