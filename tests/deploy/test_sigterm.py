@@ -1,4 +1,5 @@
 """SIGTERM mid-run: the replica finishes within its grace period, or hands the job back; answered once.
+SIGKILL mid-run: another replica claims the dead one's job and answers it once.
 
 ``clarigate serve`` runs as a real subprocess on the real Redis, with the offline model and a
 small platform plugged in through ``extra_adapters``: it takes messages on ``POST /test/say``
@@ -194,3 +195,20 @@ async def _is_done(prefix: str, inbound_id: str) -> bool:
         return await store.is_done(inbound_id)
     finally:
         await store.close()
+
+
+def test_a_killed_replica_leaves_its_job_to_another_answered_once(bot):
+    prefix, sent, launch = bot
+    proc, url = launch(SLOW_SECONDS="60", CLARIGATE_STALE_CLAIM_SECONDS="1")
+    httpx.post(f"{url}/test/say", json={"chat": "c1", "text": "hello there", "event_id": "e2"})
+    wait_until(lambda: any(r["kind"] == "progress" for r in records(sent)), 30, "the run to start")
+
+    proc.kill()  # SIGKILL: no grace, no hand-back; the entry stays with the dead consumer
+    proc.wait(timeout=30)
+
+    runner = ScriptedRunner()
+    texts = asyncio.run(_second_replica_answers(prefix, runner))
+
+    assert [c.text for c in runner.calls] == ["hello there"]
+    assert texts == ["You said: hello there"]
+    assert not [r for r in records(sent) if r["kind"] in REPLY_KINDS]
