@@ -113,7 +113,7 @@ def answer_clarification(message: AIMessage, used_call_ids: Collection[str] = ()
     original = message
     message = _without_stray_tool_use(_with_fresh_call_ids(message, used_call_ids))
     asks = [c for c in message.tool_calls if c["name"] == ASK_CLARIFICATION]
-    request = normalize_request(asks[0]["args"], tool_call_id=asks[0]["id"])
+    request = normalize_request(asks[0]["args"], tool_call_id=asks[0]["id"] or "")  # never empty now
     answers: list[Any] = []
     if message is not original:
         answers.append(message)  # same id: replaces the stored message

@@ -113,7 +113,7 @@ def demo_reply(messages: Sequence[BaseMessage]) -> tuple[str, dict[str, Any] | N
     response = answered_response(messages)
     if response is not None:
         request = _question_of(messages, str(response.get("request_id")))
-        asked_in = request.get("locale") if request.get("locale") in ("en", "zh") else locale
+        asked_in: Locale = "zh" if request.get("locale", locale) == "zh" else "en"
         return _reply_to_answer(response, request, asked_in), None
     if match := ANSWER_PREFIX.search(text):  # an answer typed without the structure
         typed = match.group(1).strip()
