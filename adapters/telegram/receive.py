@@ -104,7 +104,8 @@ def without_mention(text: str, me: BotIdentity) -> str:
     """
     if not me.username:
         return text.strip()
-    mention = re.compile(rf"@{re.escape(me.username)}(?!\w) ?", re.IGNORECASE)
+    # Usernames are [A-Za-z0-9_]: the name ends at any other character (Chinese needs no space).
+    mention = re.compile(rf"@{re.escape(me.username)}(?![A-Za-z0-9_]) ?", re.IGNORECASE)
     return mention.sub("", text).strip()
 
 

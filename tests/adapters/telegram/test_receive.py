@@ -129,3 +129,9 @@ async def test_the_mention_is_removed_in_any_letter_case_and_only_the_bots(bench
     update["message"]["text"] = update["message"]["text"].replace("@clari_bot ", "@Clari_Bot ", 1)
     await tg.deliver(update)
     assert runner.calls[-1].text == "ask @clari_botany about\nthe logs"
+    # Chinese is written without a space after the mention; the username still ends there.
+    chinese = mention_update("x")
+    handle = "@clari_bot"
+    chinese["message"]["text"] = f"{handle}帮我部署文档"
+    await tg.deliver(chinese)
+    assert runner.calls[-1].text == "帮我部署文档"
