@@ -23,6 +23,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMe
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
+from agent.history import with_every_call_answered
 from agent.middleware import clarification_tool_message, request_in
 from agent.models.conversation import answered_response
 from agent.models.local import LocalChatModel
@@ -72,7 +73,8 @@ class ClarifyFirstMiddleware(AgentMiddleware):
         if len(own) >= self.max_asks:
             return None
         prompt = CLARIFY_FIRST_PROMPT.format(already_asked=ALREADY_ASKED_NOTE if asked else "")
-        history = [m for m in messages if not isinstance(m, SystemMessage)]
+        # The check calls the model directly, so it patches unfinished calls itself.
+        history = with_every_call_answered([m for m in messages if not isinstance(m, SystemMessage)])
         return [SystemMessage(content=prompt), *history]
 
     @staticmethod

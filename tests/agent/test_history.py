@@ -63,3 +63,25 @@ def test_only_the_calls_without_results_are_answered() -> None:
     assert [m.tool_call_id for m in patched if isinstance(m, ToolMessage)] == ["c1", "c2"]
     assert with_every_call_answered(patched) == patched
     assert openai_problems(patched) == [] and anthropic_problems(patched) == []
+
+
+async def test_the_clarify_first_check_after_a_failed_tool_is_sent_a_valid_history(make_agent: Any) -> None:
+    def decide(verification: str) -> dict[str, Any]:
+        args = {"need_clarification": False, "question": "", "verification": verification}
+        return {"content": "", "tool_calls": [{"name": "ClarifyWithUser", "args": args}]}
+
+    model = scripted(
+        decide("Looking a up."),
+        {"content": "", "tool_calls": [{"name": "flaky_lookup", "args": {"key": "a"}}]},
+        decide("Trying again."),
+        {"content": "Done."},
+    )
+    agent = await make_agent(model, tools=[flaky_lookup], allow_clarification=True)
+    with pytest.raises(RuntimeError, match="backend down"):
+        await agent.run_turn("t1", "look a up")
+
+    out = await agent.run_turn("t1", "and now?")
+
+    assert out.replies == ["Trying again.", "Done."]
+    check = model.calls[2]
+    assert openai_problems(check) == [] and anthropic_problems(check) == []
