@@ -46,6 +46,7 @@ from gateway.messages import (
     PendingView,
     Sender,
 )
+from gateway.notices import notice, notice_for_text
 from gateway.outbound import Outbox
 from gateway.port import AdapterState, PlatformAdapter
 from gateway.runner import AgentRunner
@@ -56,7 +57,6 @@ log = logging.getLogger(__name__)
 
 #: How many accepted inbound ids ``drain`` remembers (a bound for long-running servers).
 MAX_TRACKED = 10_000
-REFUSAL_TEXT = "Sorry, I am not set up to work with you here. Ask the bot's administrator for access."
 
 
 class Gateway:
@@ -148,7 +148,7 @@ class Gateway:
         conv = message.conversation
         metrics.INBOUND_EVENTS.labels(platform=conv.platform, kind="message").inc()
         if not self._allowed(conv, message.sender):
-            self._in_background(self._refuse_once(conv, message.sender))
+            self._in_background(self._refuse_once(conv, message.sender, message.text))
             return AcceptOutcome.REFUSED
         if not message.text.strip() and not message.attachments:
             return AcceptOutcome.IGNORED
@@ -181,7 +181,8 @@ class Gateway:
     async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
         """None if ``sender`` may answer ``view`` now, else the refusal to show."""
         if not self._allowed(view.conversation, sender):
-            return AnswerOutcome(status=AnswerStatus.NOT_ALLOWED, message=REFUSAL_TEXT, view=view)
+            refused = notice("refused", view.request.locale)
+            return AnswerOutcome(status=AnswerStatus.NOT_ALLOWED, message=refused, view=view)
         refusal = refusal_for(view, sender)
         if refusal is not None:
             return refusal
@@ -215,7 +216,8 @@ class Gateway:
             return expired_outcome()
         view = view_of(record)
         if not self._allowed(record.conversation, answer.sender):
-            return AnswerOutcome(status=AnswerStatus.NOT_ALLOWED, message=REFUSAL_TEXT, view=view)
+            refused = notice("refused", record.request.locale)
+            return AnswerOutcome(status=AnswerStatus.NOT_ALLOWED, message=refused, view=view)
         refusal = refusal_for(view, answer.sender) or policy_refusal(record, view, answer.sender)
         if refusal is not None:
             if refusal.status is AnswerStatus.EXPIRED:
@@ -276,13 +278,13 @@ class Gateway:
             return False
         return not access.allowed_chats or conv.chat_id in access.allowed_chats
 
-    async def _refuse_once(self, conv: Conversation, sender: Sender) -> None:
+    async def _refuse_once(self, conv: Conversation, sender: Sender, text: str) -> None:
         key = f"refused:{conv.platform}:{conv.workspace}:{conv.chat_id}:{sender.user_id}"
         if await self.store.first_time(key, self.config.seen_ttl_seconds):
             log.info(
                 "refused %s in %s:%s (not on the allowlist)", sender.user_id, conv.platform, conv.chat_id
             )
-            await self.outbox.send_quietly(conv, ErrorReply(text=REFUSAL_TEXT))
+            await self.outbox.send_quietly(conv, ErrorReply(text=notice_for_text("refused", text)))
 
     def _track(self, inbound_id: str) -> None:
         self._accepted[inbound_id] = None

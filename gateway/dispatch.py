@@ -31,6 +31,7 @@ from gateway.messages import (
     Sender,
     TextReply,
 )
+from gateway.notices import notice_for_text
 from gateway.outbound import Outbox
 from gateway.runner import AgentRunner
 from gateway.store.base import Job, PendingRecord, Store
@@ -38,11 +39,6 @@ from gateway.store.base import Job, PendingRecord, Store
 log = logging.getLogger(__name__)
 
 NEW_THREAD_COMMANDS = ("/new", "/reset")
-NEW_THREAD_TEXT = "Started a new conversation. What can I do for you?"
-RUN_FAILED_TEXT = "Sorry, I could not finish that: something went wrong on my side. Please try again."
-RUN_TOO_LONG_TEXT = (
-    "Sorry, that took too long and I stopped. Please try again, perhaps with a smaller request."
-)
 #: How long a cancelled run may take to clear its "working…" message (shutdown waits for it).
 CLEAR_PROGRESS_SECONDS = 2.0
 #: Deliveries of a job that failed before any reply; after the last one it is given up.
@@ -149,7 +145,7 @@ class Dispatcher:
             thread_id = await self.store.new_thread_for_chat(conv.thread_key, ttl)
             set_log_context(thread_id=thread_id)
             log.info("started a new agent thread")
-            await self._reply(conv, TextReply(text=NEW_THREAD_TEXT), progress)
+            await self._reply(conv, TextReply(text=notice_for_text("new_thread", text)), progress)
             return
         thread_id, pending = await self.store.thread_with_pending(conv.thread_key, ttl)
         set_log_context(thread_id=thread_id)
@@ -209,10 +205,10 @@ class Dispatcher:
             metrics.RUNS.labels(state="failed").inc()
             if isinstance(exc, TimeoutError):
                 log.error("agent run on thread %s took longer than %.0f s: stopped", thread_id, limit)
-                failure = RUN_TOO_LONG_TEXT
+                failure = notice_for_text("run_too_long", text)
             else:
                 log.exception("agent run failed on thread %s", thread_id)
-                failure = RUN_FAILED_TEXT
+                failure = notice_for_text("run_failed", text)
             await self.outbox.send_quietly(conv, ProgressUpdate(state="done", ref=working))
             await self._reply(conv, ErrorReply(text=failure), progress)
             return
@@ -226,7 +222,7 @@ class Dispatcher:
             await self._ask(conv, thread_id, output, sender, progress)
         elif not progress.replied:
             log.warning("the agent produced no reply")
-            await self._reply(conv, ErrorReply(text=RUN_FAILED_TEXT), progress)
+            await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text)), progress)
 
     async def _ask(
         self, conv: Conversation, thread_id: str, output: Any, sender: Sender, progress: _Progress

@@ -149,3 +149,20 @@ async def test_the_allowlist_also_holds_for_answers(store: Store, make_gateway):
     assert (await chat.click(0, user="boss")).status is AnswerStatus.ACCEPTED
     await gateway.drain()
     assert len(runner.calls) == 2
+
+
+async def test_the_gateways_own_messages_follow_the_persons_language(store: Store, make_gateway):
+    def script(turn):
+        raise RuntimeError("model provider returned 500")
+
+    gateway, chat = await make_gateway(
+        store, ScriptedRunner(script), adapter_class=SlackLike, slack={"allowed_users": ["boss"]}
+    )
+    await chat.say("帮我部署一下", user="boss")
+    await chat.say("deploy it", user="boss", chat="c2")
+    await chat.say("你好", user="stranger", chat="c3")
+    await gateway.drain()
+
+    assert chat.texts("c1") == ["抱歉，我这边出了问题，没能完成。请再试一次。"]
+    assert chat.texts("c2")[0].startswith("Sorry, I could not finish that")
+    assert chat.texts("c3") == ["抱歉，我在这里无法为您服务。请联系机器人的管理员开通权限。"]
