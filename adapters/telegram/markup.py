@@ -27,8 +27,10 @@ _STRIKE = re.compile(r"~~(?=\S)((?:(?!~~).)+?)(?<=\S)~~")
 _HEADING = re.compile(r"^#{1,6}\s+(.*)$")
 _BULLET = re.compile(r"^(\s*)[-*+]\s+")
 # "@name" would notify that user; a word joiner after "@" keeps the text readable
-# but stops Telegram from making it a mention.
-_MENTION = re.compile(r"@(?=\w)")
+# but stops Telegram from making it a mention. An "@" right after a letter or digit
+# (support@example.com, git@github.com:…) is never a mention and stays as is, so
+# addresses copy without an invisible character in them.
+_MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=\w)")
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
 _PLACEHOLDER = "\x00{}\x00"
 
