@@ -26,6 +26,7 @@ _INTEGER = re.compile(r"[+-]?\d+")
 _DATE_PREFIX = re.compile(r"(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?(?=$|[T\s+])")
 _LIST_SEPARATORS = re.compile(r"([,，;；、\n]+)")
 _INDEX = re.compile(r"#?(\d{1,3})[.)、]?")
+_NUMBERS = re.compile(r"\s*\d{1,3}(?:\s+\d{1,3})+\s*")
 
 
 def type_field_value(field: FormField, raw: Any, locale: Locale) -> tuple[Any, str | None]:
@@ -155,6 +156,8 @@ def _multi_select(options: list[Option], raw: Any, locale: Locale) -> tuple[Any,
     items = list(raw) if isinstance(raw, (list, tuple)) else [raw]
     if len(items) == 1 and isinstance(items[0], str):
         choices = _split_choices(options, items[0])
+        if choices is None and _NUMBERS.fullmatch(items[0]):
+            choices = items[0].split()  # "1 3": option numbers, as the terminal shows them
         items = choices if choices is not None else items  # None: let the whole text fail below
     values: list[str] = []
     for item in items:

@@ -144,6 +144,8 @@ def test_bad_select_lists_the_choices():
         ("Yes, tests", ["Yes, tests"]),  # a label with a comma in it is one choice
         ("store, yes,  tests；router", ["Store", "Yes, tests", "Router"]),
         ("1, 3", ["Router", "Yes, tests"]),
+        ("1 3", ["Router", "Yes, tests"]),  # numbers as the terminal lists them
+        (" 3  2 ", ["Yes, tests", "Store"]),
         ("Router", ["Router"]),
     ],
 )
@@ -153,6 +155,8 @@ def test_multi_select_gives_a_list_of_option_values(raw, want):
 
 def test_bad_multi_select_lists_the_choices():
     assert error("features", "Router, Auth") == "Choose from: Router, Store, Yes, tests"
+    assert error("features", "1 9") == "Choose from: Router, Store, Yes, tests"
+    assert error("features", "Router Store") == "Choose from: Router, Store, Yes, tests"
 
 
 @pytest.mark.parametrize(
