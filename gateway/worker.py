@@ -5,6 +5,11 @@ claims jobs left behind by dead consumers, and a keeper that touches held jobs
 so live work is never claimed away. Stopping cancels the loops, lets running
 jobs finish within the grace period and leaves the rest unacknowledged: another
 replica claims them once they have been idle long enough.
+
+A replica that stalls past the stale-claim time (a blocked loop, a partition)
+may find on waking that another took its job over: the keeper then cancels
+that run, and a job checks ``still_held`` before its first reply, so the new
+holder alone answers.
 """
 
 from __future__ import annotations
