@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -216,3 +217,33 @@ def test_an_agent_that_cannot_start_is_one_line_not_a_traceback(
     err = capsys.readouterr().err
     assert err.startswith("clarigate chat: the agent could not start: ") and "nonsense" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_real_ctrl_c_at_the_prompt_exits_cleanly(tmp_path: Path) -> None:
+    env = {**os.environ, "CLARIGATE_DATA_DIR": str(tmp_path), "LLM_MODEL": "offline"}
+    env.pop("CHECKPOINTER_URL", None)
+    env.pop("CLARIGATE_CONFIG", None)
+    chat_process = subprocess.Popen(
+        [str(CLARIGATE), "chat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        shown = b""
+        while not shown.endswith(b"you> "):  # waiting for input now: the moment to press Ctrl-C
+            ready, _, _ = select.select([chat_process.stdout], [], [], 60)
+            assert ready, f"no prompt; got {shown!r}"
+            chunk = os.read(chat_process.stdout.fileno(), 4096)  # type: ignore[union-attr]
+            assert chunk, f"the chat ended early: {shown!r}"
+            shown += chunk
+        chat_process.send_signal(signal.SIGINT)
+        out, err = chat_process.communicate(timeout=60)
+    finally:
+        if chat_process.poll() is None:
+            chat_process.kill()
+            chat_process.wait()
+
+    assert chat_process.returncode == 0, err.decode()
+    assert err == b"" and out == b"\n"
