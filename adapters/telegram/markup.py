@@ -31,6 +31,8 @@ _BULLET = re.compile(r"^(\s*)[-*+]\s+")
 # (support@example.com, git@github.com:…) is never a mention and stays as is, so
 # addresses copy without an invisible character in them.
 _MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=\w)")
+_BARE_URL = re.compile(r"https?://[^\s<>]+")
+_URL_TAIL = "*_~.,;:!?)]"  # not part of a URL at its end: "**https://x.y**", "see https://x.y."
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
 _PLACEHOLDER = "\x00{}\x00"
 
@@ -59,6 +61,12 @@ def _inline_to_html(text: str) -> str:
         return keep(f'<a href="{html.escape(url, quote=True)}">{inner}</a>')
 
     text = _LINK.sub(link, text)
+    # Bare URLs stay verbatim: "_", "*" and "@" in them are parts of the address.
+    def bare_url(m: re.Match[str]) -> str:
+        url = m.group(0).rstrip(_URL_TAIL)
+        return keep(html.escape(url, quote=False)) + m.group(0)[len(url) :] if url else m.group(0)
+
+    text = _BARE_URL.sub(bare_url, text)
     text = _format_spans(html.escape(neutralize_mentions(text), quote=False))
     return re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], text)
 

@@ -155,9 +155,21 @@ def test_markdown_conversion_examples() -> None:
 @pytest.mark.timeout(10)  # about 80 s when a search was quadratic in the line; well under 1 s now
 def test_long_lines_of_markup_convert_and_split_in_one_pass() -> None:
     # One long paragraph of model text must not stall the event loop every chat shares.
-    for line in ("**a** " * 3000, "**a " * 3000, "[a](" * 5000, "~~a " * 3000):
+    for line in ("**a** " * 3000, "**a " * 3000, "[a](" * 5000, "~~a " * 3000, "https://" + "." * 20000):
         assert_valid_html(markdown_to_html(line))
         assert all(len(markdown_to_html(piece)) <= 4096 for piece in split_markdown(line))
     assert markdown_to_html("**a *b* c** and ~~x~~ [l](https://a.b/c)") == (
         '<b>a <i>b</i> c</b> and <s>x</s> <a href="https://a.b/c">l</a>'
+    )
+
+
+def test_bare_urls_keep_their_underscores_stars_and_at_signs() -> None:
+    # Emphasis inside a URL would change the address Telegram links to.
+    source = (
+        "See https://docs.python.org/3/reference/datamodel.html#object.__init__, "
+        "**https://a.b/x__y__z** and (https://x.com/@dev/*a*?q=1&r=2)."
+    )
+    assert markdown_to_html(source) == (
+        "See https://docs.python.org/3/reference/datamodel.html#object.__init__, "
+        "<b>https://a.b/x__y__z</b> and (https://x.com/@dev/*a*?q=1&amp;r=2)."
     )
