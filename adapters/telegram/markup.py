@@ -61,6 +61,7 @@ def _inline_to_html(text: str) -> str:
         return keep(f'<a href="{html.escape(url, quote=True)}">{inner}</a>')
 
     text = _LINK.sub(link, text)
+
     # Bare URLs stay verbatim: "_", "*" and "@" in them are parts of the address.
     def bare_url(m: re.Match[str]) -> str:
         url = m.group(0).rstrip(_URL_TAIL)

@@ -111,7 +111,8 @@ async def test_a_rate_limited_typing_indicator_does_not_hold_the_run_back(bench)
 
 
 async def test_addresses_with_an_at_sign_stay_copyable(bench):
-    tg = await bench(replying("Mail support@example.com or clone git@github.com:acme/app.git, then ask @alice."))
+    reply = "Mail support@example.com or clone git@github.com:acme/app.git, then ask @alice."
+    tg = await bench(replying(reply))
     await tg.deliver(message_update("go"))
     text = tg.api.of("sendMessage")[-1].params["text"]
     assert "support@example.com" in text and "git@github.com:acme/app.git" in text
