@@ -13,33 +13,38 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolCall, ToolMessage
 
 from agent.prompts import CALL_DID_NOT_FINISH
 
 
 def with_every_call_answered(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
-    """``messages`` with a "did not finish" result after each run of results that lacks one."""
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    """``messages`` with a "did not finish" result after each run of results that lacks one.
+
+    A call counts as answered only by a result in the run of tool messages right after its
+    AI message, which is what providers require (an id reused later does not count).
+    """
     patched: list[AnyMessage] = []
-    missing: list[ToolMessage] = []
+    open_calls: list[ToolCall] = []  # calls of the last AI message not answered yet
+
+    def close_open_calls() -> None:
+        patched.extend(
+            ToolMessage(content=CALL_DID_NOT_FINISH, tool_call_id=c["id"], name=c["name"], status="error")
+            for c in open_calls
+            if c.get("id")
+        )
+        open_calls.clear()
+
     for message in messages:
-        if missing and not isinstance(message, ToolMessage):
-            patched += missing  # after the results the calls did get
-            missing = []
+        if isinstance(message, ToolMessage):
+            open_calls[:] = [c for c in open_calls if c.get("id") != message.tool_call_id]
+        else:
+            close_open_calls()
         patched.append(message)
         if isinstance(message, AIMessage):
-            missing = [
-                ToolMessage(
-                    content=CALL_DID_NOT_FINISH,
-                    tool_call_id=call["id"],
-                    name=call["name"],
-                    status="error",
-                )
-                for call in message.tool_calls
-                if call.get("id") and call["id"] not in answered
-            ]
-    return patched + missing
+            open_calls.extend(message.tool_calls)
+    close_open_calls()
+    return patched
 
 
 class AnswerUnfinishedCallsMiddleware(AgentMiddleware):

@@ -85,3 +85,26 @@ async def test_the_clarify_first_check_after_a_failed_tool_is_sent_a_valid_histo
     assert out.replies == ["Trying again.", "Done."]
     check = model.calls[2]
     assert openai_problems(check) == [] and anthropic_problems(check) == []
+
+
+def test_a_result_far_from_its_call_does_not_count() -> None:
+    """An id reused later (some servers number calls per message) is not the old call's result."""
+    call = {"name": "a", "args": {}, "id": "0"}
+    messages = [
+        HumanMessage("go"),
+        AIMessage(content="", tool_calls=[call]),  # its run stopped: no result
+        HumanMessage("again"),
+        AIMessage(content="", tool_calls=[call]),
+        ToolMessage(content="done", tool_call_id="0"),
+    ]
+
+    patched = with_every_call_answered(messages)
+
+    assert [type(m).__name__ for m in patched][:4] == [
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "HumanMessage",
+    ]
+    assert patched[2].content == CALL_DID_NOT_FINISH
+    assert openai_problems(patched) == [] and anthropic_problems([*patched, HumanMessage("next")]) == []
