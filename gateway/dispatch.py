@@ -149,7 +149,7 @@ class Dispatcher:
             return
         thread_id, pending = await self.store.thread_with_pending(conv.thread_key, ttl)
         set_log_context(thread_id=thread_id)
-        if pending is not None and self._may_type_answer(pending, msg.sender):
+        if pending is not None and self._may_type_answer(pending, msg):
             set_log_context(request_id=pending.request_id)
             by = answered_by(conv.platform, msg.sender)
             typed = parse_typed_reply(pending.request, msg.text, by)
@@ -261,10 +261,17 @@ class Dispatcher:
         if not progress.replied and not await self.is_held(progress.job):
             raise Superseded(progress.job.inbound_id)
 
-    def _may_type_answer(self, record: PendingRecord, sender: Sender) -> bool:
-        """A typed message answers the pending request only when its author may answer it."""
+    def _may_type_answer(self, record: PendingRecord, msg: InboundMessage) -> bool:
+        """True when ``msg`` is a typed answer to ``record``: its author may answer, after the question.
+
+        A message written while the agent was still thinking is more context, not an answer to a
+        question the person had not seen yet.
+        """
         if record.status != "pending" or record.expires_at <= time.time():
             return False
+        if msg.received_at < record.created_at:
+            return False
+        sender = msg.sender
         return (
             record.policy == "anyone" or record.asked_by is None or record.asked_by.user_id == sender.user_id
         )

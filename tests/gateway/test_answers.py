@@ -165,3 +165,32 @@ async def test_partial_typed_form_says_what_is_missing(store: Store, make_gatewa
     await chat.reply("env: staging\nreplicas: 2")
     await gateway.drain()
     assert runner.calls[-1].response.values == {"env": "staging", "replicas": 2}
+
+
+async def test_a_message_written_before_the_question_was_asked_is_not_taken_as_its_answer(
+    store: Store, make_gateway
+):
+    first_run_started = asyncio.Event()
+    second_message_in = asyncio.Event()
+
+    async def script(turn: Turn) -> TurnOutput:
+        if turn.text == "build me an app":
+            first_run_started.set()
+            await second_message_in.wait()  # the person goes on typing while the agent thinks
+            return asking(FRAMEWORK)
+        summary = turn.response.value if turn.response else f"more context: {turn.text}"
+        return TurnOutput(replies=[summary])
+
+    runner = ScriptedRunner(script)
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("build me an app")
+    await asyncio.wait_for(first_run_started.wait(), 5)
+    await chat.say("it is for my shop")  # written before the question existed
+    second_message_in.set()
+    await gateway.drain()
+
+    assert runner.calls[1].response is None and chat.texts()[-1] == "more context: it is for my shop"
+    assert chat.closed() == []
+    assert (await chat.click(1)).status is AnswerStatus.ACCEPTED  # the question is still open
+    await gateway.drain()
+    assert runner.calls[-1].response.value == "Vue"
