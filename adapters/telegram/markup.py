@@ -19,7 +19,10 @@ _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 # costs one pass over the line: an unclosed "**" or "[x](" repeated through a long
 # line must not make the conversion quadratic and stall the event loop.
 _LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s\[\]]+)\)")
-_BOLD = re.compile(r"\*\*(?=\S)((?:(?!\*\*).)+?)(?<=\S)\*\*|__(?=\S)((?:(?!__).)+?)(?<=\S)__")
+_BOLD = re.compile(
+    r"\*\*(\*(?=\S)(?:(?!\*\*\*).)+?(?<=\S)\*)\*\*"  # ***bold italic***: bold around *italic*
+    r"|\*\*(?=\S)((?:(?!\*\*).)+?)(?<=\S)\*\*|__(?=\S)((?:(?!__).)+?)(?<=\S)__"
+)
 _ITALIC = re.compile(
     r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])"
 )

@@ -158,8 +158,8 @@ def test_long_lines_of_markup_convert_and_split_in_one_pass() -> None:
     for line in ("**a** " * 3000, "**a " * 3000, "[a](" * 5000, "~~a " * 3000, "https://" + "." * 20000):
         assert_valid_html(markdown_to_html(line))
         assert all(len(markdown_to_html(piece)) <= 4096 for piece in split_markdown(line))
-    assert markdown_to_html("**a *b* c** and ~~x~~ [l](https://a.b/c)") == (
-        '<b>a <i>b</i> c</b> and <s>x</s> <a href="https://a.b/c">l</a>'
+    assert markdown_to_html("**a *b* c** and ~~x~~ [l](https://a.b/c) ***both***") == (
+        '<b>a <i>b</i> c</b> and <s>x</s> <a href="https://a.b/c">l</a> <b><i>both</i></b>'
     )
 
 
