@@ -85,9 +85,11 @@ def _normalize(args: Mapping[str, Any], call_id: str) -> HumanInputRequest:
     clarification_type = _clarification_type(args.get("clarification_type", args.get("type")))
     options = _options(args.get("options"), "option")
     fields = _fields(args.get("fields"))
-    if clarification_type == "risk_confirmation" and not options and not fields:
-        # Renderers treat option-1 of a risk confirmation as "go ahead", the rest as "stop".
-        options = _options([ui_text("confirm", locale), ui_text("cancel", locale)], "option")
+    if clarification_type == "risk_confirmation" and not fields and len(options) < 2:
+        # Renderers treat option-1 of a risk confirmation as "go ahead", the rest as "stop":
+        # a confirmation always needs a way to say no.
+        go_ahead = options[0].label if options else ui_text("confirm", locale)
+        options = _options([go_ahead, ui_text("cancel", locale)], "option")
     base = HumanInputRequest(
         request_id=f"clarification:{call_id}",
         tool_call_id=call_id,

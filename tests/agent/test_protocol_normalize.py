@@ -249,3 +249,16 @@ def test_junk_details_are_repaired_not_dropped():
 def test_absurdly_nested_json_text_keeps_the_question():
     req = normalize_request({"question": "Which?", "options": "[" * 100_000 + "]" * 100_000}, "c")
     assert req.question == "Which?" and req.input_mode in ("free_text", "choice_with_other")
+
+
+def test_risk_confirmation_with_one_choice_gets_a_way_to_say_no():
+    req = normalize_request(
+        {
+            "question": "Drop the table?",
+            "clarification_type": "risk_confirmation",
+            "options": ["Yes drop it"],
+        },
+        "c",
+    )
+    assert [o.label for o in req.options] == ["Yes drop it", "Cancel"]
+    assert req.options[0].id == "option-1"
