@@ -91,15 +91,24 @@ class WorkerPool:
         self._loops = []
         if self._running:
             _, unfinished = await asyncio.wait(set(self._running), timeout=max(grace, 0.0))
+            left = [entry_id for entry_id, task in self._tasks.items() if task in unfinished]
             for task in unfinished:
                 task.cancel()
             if unfinished:
                 await asyncio.gather(*unfinished, return_exceptions=True)
-                log.warning("handed %d unfinished job(s) back to the stream", len(unfinished))
+                await self._hand_back(left)
         if self._keeper is not None:
             self._keeper.cancel()
             await asyncio.gather(self._keeper, return_exceptions=True)
             self._keeper = None
+
+    async def _hand_back(self, entry_ids: list[str]) -> None:
+        """Release unfinished jobs so another replica takes them now, not after the stale time."""
+        try:
+            await self.store.release_jobs(self.consumer, entry_ids)
+        except Exception:
+            log.warning("could not release %d job(s): claimed once stale", len(entry_ids), exc_info=True)
+        log.warning("handed %d unfinished job(s) back to the stream", len(entry_ids))
 
     # --- loops ----------------------------------------------------------------------------
 

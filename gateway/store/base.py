@@ -179,6 +179,13 @@ class Store(ABC):
         await self.touch_jobs(consumer, entry_ids)
         return dict.fromkeys(entry_ids, "held")
 
+    async def release_jobs(self, consumer: str, entry_ids: list[str]) -> None:  # noqa: B027 (optional)
+        """Hand jobs this consumer still holds back at once (a replica stopping with work left).
+
+        The next stale claim of any consumer takes them without waiting out the stale-claim
+        time. By default nothing happens: they are claimed once that time has passed.
+        """
+
     @abstractmethod
     async def next_seq(self, order_key: str) -> int:
         """The ``seq`` allowed to run next for ``order_key``."""

@@ -16,6 +16,8 @@ from .base import Job, PendingRecord
 GROUP = "workers"
 #: How long "this inbound id has had its reply" is remembered (longer than any platform retry).
 DONE_TTL_SECONDS = 2 * 24 * 3600
+#: How idle a job handed back by a stopping replica looks (more than any stale-claim time).
+RELEASED_IDLE_SECONDS = 24 * 3600
 #: How long turnstile counters with jobs outstanding live (refreshed by every accept and completion).
 ORDER_TTL_SECONDS = 30 * 24 * 3600
 

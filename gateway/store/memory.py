@@ -19,7 +19,15 @@ from agent.protocol import HumanInputResponse
 from gateway.messages import MessageRef, Sender
 
 from .base import ClaimResult, HoldStatus, Job, PendingRecord, Store
-from .keys import DONE_TTL_SECONDS, ORDER_TTL_SECONDS, StoreKeys, job_fields, job_from_fields, new_thread_id
+from .keys import (
+    DONE_TTL_SECONDS,
+    ORDER_TTL_SECONDS,
+    RELEASED_IDLE_SECONDS,
+    StoreKeys,
+    job_fields,
+    job_from_fields,
+    new_thread_id,
+)
 
 
 @dataclass
@@ -257,6 +265,13 @@ class MemoryStore(Store):
                 held.delivered_at = now
                 statuses[entry_id] = "held"
         return statuses
+
+    async def release_jobs(self, consumer: str, entry_ids: list[str]) -> None:
+        """Hand held jobs back at once: they look idle for a day to every stale claim."""
+        for entry_id in entry_ids:
+            held = self._held.get(entry_id)
+            if held is not None and held.consumer == consumer:
+                held.delivered_at = self._clock() - RELEASED_IDLE_SECONDS
 
     async def next_seq(self, order_key: str) -> int:
         """The ``seq`` allowed to run next for ``order_key``."""

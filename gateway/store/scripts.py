@@ -175,6 +175,19 @@ end
 return statuses
 """
 
+#: KEYS: jobs. ARGV: group, consumer, idle ms, entry ids…
+#: Marks the entries ``consumer`` still holds as idle for ``idle ms`` (``XCLAIM … IDLE``), so
+#: the next ``XAUTOCLAIM`` of any consumer takes them. Entries of other consumers stay as they are.
+RELEASE_JOBS = """
+for i = 4, #ARGV do
+  local info = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if info[1] and info[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'IDLE', ARGV[3], 'JUSTID')
+  end
+end
+return 1
+"""
+
 #: KEYS: lease. ARGV: holder, ttl ms. Returns 1 when held by ``holder`` afterwards.
 ACQUIRE_LEASE = """
 local current = redis.call('GET', KEYS[1])

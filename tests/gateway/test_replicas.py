@@ -111,3 +111,29 @@ async def test_accepting_a_message_is_one_redis_round_trip(redis_stores, make_ga
     assert await chat.say("hello", event_id="rt-1") is AcceptOutcome.ACCEPTED
     assert await chat.say("hello", event_id="rt-1") is AcceptOutcome.DUPLICATE
     assert store.round_trips - before == 2
+
+
+async def test_a_stopping_replica_hands_its_jobs_back_without_waiting_for_the_stale_time(
+    redis_stores, make_gateway
+):
+    started = asyncio.Event()
+
+    async def stuck(turn: Turn) -> TurnOutput:
+        started.set()
+        await asyncio.Event().wait()
+        return TurnOutput(replies=["never"])
+
+    store = redis_stores()
+    stopping, chat = await make_gateway(store, ScriptedRunner(stuck), stale_claim_seconds=600)
+    await chat.say("one", chat="a")
+    await chat.say("two", chat="a")  # waits for its turn behind "one"
+    await asyncio.wait_for(started.wait(), 5)
+    await stopping.stop(grace=0)
+
+    # a replica that would claim only jobs idle for 10 minutes takes both over at once
+    runner = ScriptedRunner()
+    taker, other_chat = await make_gateway(redis_stores(store.prefix), runner, stale_claim_seconds=600)
+    await stopping.drain(timeout=10)
+
+    assert [c.text for c in runner.calls] == ["one", "two"]
+    assert other_chat.texts() == ["You said: one", "You said: two"]

@@ -287,6 +287,18 @@ async def test_keeping_never_takes_an_entry_back_from_its_new_holder(store: Stor
     assert await store.keep_jobs("stalled", [first.entry_id]) == {first.entry_id: "gone"}
 
 
+async def test_released_entries_are_claimed_at_once_and_only_the_releasers(store: Store) -> None:
+    await store.accept_job("e1", "message", "in1", "k", {}, 60)
+    await store.accept_job("e2", "message", "in2", "k2", {}, 60)
+    (mine,) = await store.read_jobs("stopping", count=1, block_ms=0)
+    (theirs,) = await store.read_jobs("busy", count=1, block_ms=0)
+
+    await store.release_jobs("stopping", [mine.entry_id, theirs.entry_id])
+
+    claimed = await store.claim_stale_jobs("taker", min_idle_ms=600_000, count=10)
+    assert [job.entry_id for job in claimed] == [mine.entry_id]  # "busy" still holds its own
+
+
 # --- expiry, adapter state, leases, health ------------------------------------------------------
 
 
