@@ -173,8 +173,8 @@ class Store(ABC):
 
         ``held``: still this consumer's, idle time reset. ``taken``: another consumer claimed it
         (this one stalled past the stale-claim time): it must neither reply nor take it back.
-        ``gone``: acknowledged already (or the stream was lost). Unlike ``touch_jobs`` in older
-        stores, an entry of another consumer is never taken over here.
+        ``gone``: acknowledged already (or the stream was lost). An entry another consumer holds
+        is never taken from it here.
         """
         await self.touch_jobs(consumer, entry_ids)
         return dict.fromkeys(entry_ids, "held")
