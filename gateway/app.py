@@ -53,11 +53,18 @@ def build_adapter(platform: str, config: GatewayConfig, gateway: Gateway) -> Pla
 
 
 def import_object(path: str) -> Any:
-    """The object named by ``module:attribute``."""
+    """The object named by ``module:attribute``; ``ValueError`` saying why it cannot be found."""
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
         raise ValueError(f"{path!r} is not an import path of the form module:Class")
-    return getattr(importlib.import_module(module_name), attribute)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {path!r}: {exc}") from exc
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise ValueError(f"cannot import {path!r}: {module_name} has no {attribute!r}") from None
 
 
 def build_gateway(

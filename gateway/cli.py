@@ -42,7 +42,11 @@ def serve(config: GatewayConfig, host: str, port: int) -> int:
     """Run the bot until SIGTERM; 0 after a clean shutdown, 1 when it could not start."""
     for warning in config.warnings:
         log.warning(warning)
-    gateway = build_gateway(config)
+    try:
+        gateway = build_gateway(config)
+    except ValueError as exc:  # an extra adapter that cannot be imported, …
+        log.error("cannot build the bot: %s", exc)
+        return 2
     enabled = [adapter.platform for adapter in gateway.adapters]
     log.info("store: %s", store_description(config))
     if enabled:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from gateway.agent_runner import LangGraphRunner
-from gateway.app import build_adapter, build_store, store_description, without_password
+from gateway.app import build_adapter, build_store, import_object, store_description, without_password
 from gateway.config import (
     PLATFORMS,
     SECRET_FIELDS,
@@ -177,7 +177,14 @@ async def _check_platforms(config: GatewayConfig, runner: LangGraphRunner, repor
             report.problems.extend(f"{name}: {problem}" for problem in problems)
         else:
             report.ok.append(f"{name}: credentials accepted")
-    if not enabled:
+    for path in config.extra_adapters:
+        try:
+            import_object(path)
+        except ValueError as exc:
+            report.problems.append(f"extra_adapters: {exc}")
+        else:
+            report.ok.append(f"extra adapter: {path}")
+    if not enabled and not config.extra_adapters:
         report.notes.append(
             "no platform is enabled: set "
             + "; or ".join(CREDENTIAL_NAMES.values())

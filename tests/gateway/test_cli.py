@@ -84,3 +84,17 @@ def test_doctor_says_why_redis_and_postgres_cannot_be_reached(monkeypatch, unuse
     assert problems[1].startswith("PROBLEM checkpointer:") and "refused" in problems[1].lower()
     assert "s3cret" not in captured.out + captured.err
     assert captured.err == ""  # the report is the whole output: no library warnings around it
+
+
+def test_an_extra_adapter_that_cannot_be_imported_is_named_by_doctor_and_serve(monkeypatch, capsys):
+    monkeypatch.setenv("CLARIGATE_EXTRA_ADAPTERS", '["acme_chat.adapter:AcmeAdapter"]')
+
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "PROBLEM extra_adapters: cannot import 'acme_chat.adapter:AcmeAdapter'" in out
+    assert "No module named 'acme_chat'" in out
+
+    assert main(["serve", "--port", "1"]) == 2  # refuses before listening, without a traceback
+    err = capsys.readouterr().err
+    assert "cannot build the bot: cannot import 'acme_chat.adapter:AcmeAdapter'" in err
+    assert "Traceback" not in err
