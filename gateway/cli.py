@@ -100,7 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         if name == "serve":
             command.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
             command.add_argument(
-                "--port", type=int, default=int(os.environ.get("PORT") or 8080), help="default $PORT or 8080"
+                # a string default goes through ``type`` too: a bad $PORT is a usage error, not a traceback
+                "--port",
+                type=int,
+                default=os.environ.get("PORT") or "8080",
+                help="default $PORT or 8080",
             )
             command.add_argument(
                 "--log-format", choices=("text", "json"), help="default: log_format from config"

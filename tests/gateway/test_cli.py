@@ -98,3 +98,11 @@ def test_an_extra_adapter_that_cannot_be_imported_is_named_by_doctor_and_serve(m
     err = capsys.readouterr().err
     assert "cannot build the bot: cannot import 'acme_chat.adapter:AcmeAdapter'" in err
     assert "Traceback" not in err
+
+
+def test_a_bad_port_in_the_environment_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setenv("PORT", "http")
+    with pytest.raises(SystemExit) as exited:
+        main(["serve"])
+    assert exited.value.code == 2
+    assert "--port: invalid int value: 'http'" in capsys.readouterr().err
