@@ -245,13 +245,31 @@ def load_config(path: str | Path | None = None) -> GatewayConfig:
         if loaded is not None and not isinstance(loaded, dict):
             raise ValueError(f"config file {path} must be a mapping of settings, not {type(loaded).__name__}")
         data = loaded or {}
-        warnings = _drop_yaml_secrets(data)
+        warnings = _drop_yaml_secrets(data) + _unknown_keys(data)
     try:
         config = GatewayConfig(**data)
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise ValueError(f"invalid configuration: {exc}") from exc
     config._warnings = warnings
     return config
+
+
+def _unknown_keys(data: dict[str, Any]) -> list[str]:
+    """One warning per setting the file names that does not exist (a typo is otherwise silent)."""
+    warnings = []
+    fields = GatewayConfig.model_fields
+    for key, value in data.items():
+        if key not in fields:
+            warnings.append(f"{key!r} in the config file is not a setting: ignored")
+            continue
+        section = fields[key].annotation
+        if isinstance(value, dict) and isinstance(section, type) and issubclass(section, BaseModel):
+            warnings.extend(
+                f"'{key}.{name}' in the config file is not a setting: ignored"
+                for name in value
+                if name not in section.model_fields
+            )
+    return warnings
 
 
 def _drop_yaml_secrets(data: dict[str, Any]) -> list[str]:

@@ -136,3 +136,17 @@ def test_api_urls_naming_a_host_reach_the_api_under_it(
     assert (config.slack.api_url, config.telegram.api_url) == (slack_base, telegram_base)
     assert SlackSettings().api_url == "https://slack.com/api/"
     assert TelegramSettings().api_url == "https://api.telegram.org/bot"
+
+
+def test_misspelt_settings_are_reported_not_silently_ignored(tmp_path):
+    config = load_config(
+        write(
+            tmp_path,
+            "answer_polcy: anyone\nworkers: 2\nslack:\n  allowed_user: [U1]\nagent:\n  model: offline\n",
+        )
+    )
+    assert config.workers == 2 and config.answer_policy == "starter"
+    assert config.warnings == [
+        "'answer_polcy' in the config file is not a setting: ignored",
+        "'slack.allowed_user' in the config file is not a setting: ignored",
+    ]
