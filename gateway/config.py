@@ -7,14 +7,15 @@ The loader (YAML + environment, secrets from the environment only) builds
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, Field, PrivateAttr, SecretStr, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from agent.harness import AgentSettings
 
@@ -23,8 +24,20 @@ class PlatformAccess(BaseModel):
     """Who may talk to the bot on one platform (empty lists: everyone)."""
 
     enabled: bool | None = None  # None: enabled when credentials are present
-    allowed_users: list[str] = Field(default_factory=list)
-    allowed_chats: list[str] = Field(default_factory=list)
+    allowed_users: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    allowed_chats: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
+    @field_validator("allowed_users", "allowed_chats", mode="before")
+    @classmethod
+    def _id_list(cls, value: Any) -> Any:
+        """A JSON list, a comma-separated list (``U1,U2`` from the environment) or one id; numbers
+        (Telegram ids written unquoted in YAML) become strings."""
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else [p for p in text.split(",") if p.strip()]
+        if isinstance(value, list):
+            return [str(item).strip() if isinstance(item, int | str) else item for item in value]
+        return value
 
 
 class SlackSettings(PlatformAccess):

@@ -150,3 +150,12 @@ def test_misspelt_settings_are_reported_not_silently_ignored(tmp_path):
         "'answer_polcy' in the config file is not a setting: ignored",
         "'slack.allowed_user' in the config file is not a setting: ignored",
     ]
+
+
+def test_allowlists_take_json_or_comma_lists_and_unquoted_numeric_ids(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLARIGATE_SLACK__ALLOWED_USERS", "U1, U2")
+    monkeypatch.setenv("CLARIGATE_FEISHU__ALLOWED_CHATS", '["oc_1"]')
+    config = load_config(write(tmp_path, "telegram:\n  allowed_users: [123456789, '42']\n"))
+    assert config.slack.allowed_users == ["U1", "U2"]
+    assert config.feishu.allowed_chats == ["oc_1"]
+    assert config.telegram.allowed_users == ["123456789", "42"]
