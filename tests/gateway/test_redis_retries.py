@@ -29,6 +29,7 @@ class ReplyDroppingProxy:
         self.dropped = 0
         self.port = 0
         self._server: asyncio.Server | None = None
+        self._links: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         """Listen on a free port of 127.0.0.1."""
@@ -36,9 +37,12 @@ class ReplyDroppingProxy:
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def close(self) -> None:
-        """Stop listening."""
+        """Stop listening and cut the links still open."""
         if self._server is not None:
             self._server.close()
+        for task in list(self._links):
+            task.cancel()
+        await asyncio.gather(*self._links, return_exceptions=True)
 
     async def _link(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
         server_r, server_w = await asyncio.open_connection("127.0.0.1", self.upstream_port)
@@ -61,9 +65,13 @@ class ReplyDroppingProxy:
                 await client_w.drain()
 
         tasks = [asyncio.create_task(upstream()), asyncio.create_task(downstream())]
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for task in tasks:
-            task.cancel()
+        self._links.update(tasks)
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+                self._links.discard(task)
         for writer in (client_w, server_w):
             writer.close()
             with contextlib.suppress(Exception):
@@ -86,7 +94,7 @@ def proxied_store(redis_stores, proxy: ReplyDroppingProxy):
     return store
 
 
-async def test_an_accept_whose_reply_was_lost_is_answered_once(redis_stores, make_gateway, proxy):
+async def test_an_accept_whose_reply_was_lost_is_answered_once(proxy, redis_stores, make_gateway):
     runner = ScriptedRunner()
     store = proxied_store(redis_stores, proxy)
     gateway, chat = await make_gateway(store, runner, start=False)
@@ -103,7 +111,7 @@ async def test_an_accept_whose_reply_was_lost_is_answered_once(redis_stores, mak
     assert chat.texts() == ["You said: hello"]
 
 
-async def test_a_claim_whose_reply_was_lost_runs_the_answer_once(redis_stores, make_gateway, proxy):
+async def test_a_claim_whose_reply_was_lost_runs_the_answer_once(proxy, redis_stores, make_gateway):
     question = choice_request("Which region?", ["eu", "us"])
     runner = ScriptedRunner(
         lambda turn: asking(question) if turn.response is None else TurnOutput(replies=["going"])
@@ -124,7 +132,7 @@ async def test_a_claim_whose_reply_was_lost_runs_the_answer_once(redis_stores, m
     assert chat.texts() == ["going"]
 
 
-async def test_a_click_whose_dedupe_reply_was_lost_still_counts(redis_stores, make_gateway, proxy):
+async def test_a_click_whose_dedupe_reply_was_lost_still_counts(proxy, redis_stores, make_gateway):
     question = choice_request("Which region?", ["eu", "us"])
     runner = ScriptedRunner(
         lambda turn: asking(question) if turn.response is None else TurnOutput(replies=["going"])
