@@ -101,6 +101,10 @@ def response_for(
                 status=invalid, message=ui_text("invalid_values", locale), view=view_of(record)
             )
     if answer.values is not None:
+        if request.input_mode != "form":  # a forged or stale payload: this question has no form
+            return None, AnswerOutcome(
+                status=invalid, message=ui_text("invalid_values", locale), view=view_of(record)
+            )
         check = check_form_values(request, answer.values)
         if not check.ok:
             message = ui_text("invalid_values", locale)

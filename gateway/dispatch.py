@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent.protocol import HumanInputResponse, parse_typed_reply
+from agent.protocol import HumanInputResponse, detect_locale, parse_typed_reply
 from gateway import metrics
-from gateway.answers import answered_by, answered_line, run_text_for, view_of
+from gateway.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
 from gateway.config import GatewayConfig
 from gateway.logs import set_log_context
 from gateway.messages import (
@@ -166,6 +166,13 @@ class Dispatcher:
                     text = run_text_for(pending, typed.response)
                     await self._run(conv, thread_id, text, typed.response, msg.sender, progress)
                     return
+        elif pending is not None and self._is_open_for(pending, msg):
+            # The thread waits for someone else's answer: running this message would let the agent
+            # take it as that answer, so say who is asked instead.
+            refusal = policy_refusal(pending, view_of(pending), msg.sender)
+            if refusal is not None:
+                await self._reply(conv, TextReply(text=refusal.message), progress)
+                return
         await self._run(conv, thread_id, message_text(msg), None, msg.sender, progress)
 
     async def _answer(self, payload: dict[str, Any], progress: _Progress) -> None:
@@ -188,7 +195,9 @@ class Dispatcher:
         sender: Sender,
         progress: _Progress,
     ) -> None:
-        working = await self.outbox.send_quietly(conv, ProgressUpdate(state="started"))
+        working = await self.outbox.send_quietly(
+            conv, ProgressUpdate(state="started", locale=detect_locale(text))
+        )
         metrics.RUNS.labels(state="started").inc()
         started = time.perf_counter()
         limit = self.config.run_timeout_seconds
@@ -261,15 +270,22 @@ class Dispatcher:
         if not progress.replied and not await self.is_held(progress.job):
             raise Superseded(progress.job.inbound_id)
 
+    @staticmethod
+    def _is_open_for(record: PendingRecord, msg: InboundMessage) -> bool:
+        """True when ``record`` is still open and was asked before ``msg`` was written."""
+        return (
+            record.status == "pending"
+            and record.expires_at > time.time()
+            and (msg.received_at >= record.created_at)
+        )
+
     def _may_type_answer(self, record: PendingRecord, msg: InboundMessage) -> bool:
         """True when ``msg`` is a typed answer to ``record``: its author may answer, after the question.
 
         A message written while the agent was still thinking is more context, not an answer to a
         question the person had not seen yet.
         """
-        if record.status != "pending" or record.expires_at <= time.time():
-            return False
-        if msg.received_at < record.created_at:
+        if not self._is_open_for(record, msg):
             return False
         sender = msg.sender
         return (

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.protocol import HumanInputRequest, HumanInputResponse
+from agent.protocol.models import Locale
 
 
 class Conversation(BaseModel):
@@ -181,6 +182,7 @@ class ProgressUpdate(BaseModel):
     kind: Literal["progress"] = "progress"
     state: Literal["started", "done"]
     ref: MessageRef | None = None
+    locale: Locale = "en"  # the language the person wrote in, for "working…"
 
 
 class ErrorReply(BaseModel):

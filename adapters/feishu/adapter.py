@@ -111,7 +111,9 @@ class FeishuAdapter(PlatformAdapter):
     async def progress(self, conversation: Conversation, item: ProgressUpdate) -> MessageRef | None:
         """A "Working…" card at the start; when the run is done, its first reply takes that card's place."""
         if item.state == "started":
-            return await self.post(conversation, render_notice(f"⏳ {ui_text('working')}"), reuse=False)
+            return await self.post(
+                conversation, render_notice(f"⏳ {ui_text('working', item.locale)}"), reuse=False
+            )
         if item.ref is not None:
             self.working.put(conversation.thread_key, item.ref)
         return None

@@ -193,7 +193,9 @@ class SlackAdapter(PlatformAdapter):
     async def _progress(self, channel: str, thread: str | None, item: ProgressUpdate) -> MessageRef | None:
         """A "Working…" message while the agent runs, deleted once it is done."""
         if item.state == "started":
-            ts = await self.sender.post(channel, "⏳ _" + ui_text("working") + "_", thread_ts=thread)
+            ts = await self.sender.post(
+                channel, "⏳ _" + ui_text("working", item.locale) + "_", thread_ts=thread
+            )
             return self._ref(channel, ts, thread)
         if item.ref is not None:
             try:

@@ -194,3 +194,51 @@ async def test_a_message_written_before_the_question_was_asked_is_not_taken_as_i
     assert (await chat.click(1)).status is AnswerStatus.ACCEPTED  # the question is still open
     await gateway.drain()
     assert runner.calls[-1].response.value == "Vue"
+
+
+async def test_someone_else_typing_in_the_thread_is_told_who_is_asked_and_nothing_runs(
+    store: Store, make_gateway
+):
+    runner = ScriptedRunner(ask_then_echo(FRAMEWORK))
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("build it", user="ann", name="Ann", chat="room", direct=False, topic="t")
+    await gateway.drain()
+
+    await chat.say("vue", user="bob", chat="room", direct=False, topic="t")
+    await gateway.drain()
+
+    assert len(runner.calls) == 1  # the agent never took Bob's words as Ann's answer
+    assert chat.texts("room")[-1] == "Only Ann can answer this question."
+    view = await gateway.pending_by_token(chat.last_request().token)
+    assert view.status == "pending"
+    await chat.say("2", user="ann", chat="room", direct=False, topic="t")
+    await gateway.drain()
+    assert runner.calls[-1].response.option_id == "option-2"
+
+
+async def test_form_values_for_a_question_without_a_form_are_refused(store: Store, make_gateway):
+    runner = ScriptedRunner(ask_then_echo(FRAMEWORK))
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("build it")
+    await gateway.drain()
+
+    forged = await chat.submit({})
+    await gateway.drain()
+
+    assert forged.status is AnswerStatus.INVALID
+    assert len(runner.calls) == 1
+    assert (await gateway.pending_by_token(chat.last_request().token)).status == "pending"
+
+
+async def test_working_indicator_follows_the_language_the_person_wrote_in(store: Store, make_gateway):
+    gateway, chat = await make_gateway(store, ScriptedRunner())
+    await chat.say("帮我部署文档")
+    await chat.say("deploy the docs", chat="c2")
+    await gateway.drain()
+
+    started = {
+        conv.chat_id: item.locale
+        for conv, item in chat.sent
+        if item.kind == "progress" and item.state == "started"
+    }
+    assert started == {"c1": "zh", "c2": "en"}
