@@ -89,7 +89,8 @@ class SlackAdapter(PlatformAdapter):
         """
         if self.settings.signing_secret is None:
             return []
-        return [Route("/slack/events", events_endpoint(self.app), methods=["POST"], name="slack_events")]
+        endpoint = events_endpoint(self.app, self.settings.signing_secret.get_secret_value())
+        return [Route("/slack/events", endpoint, methods=["POST"], name="slack_events")]
 
     async def _on_message(self, body: dict[str, Any], context: dict[str, Any]) -> None:
         bot_user_id = context.get("bot_user_id") or self.bot_user_id

@@ -14,6 +14,7 @@ from typing import Any
 
 from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.signature import SignatureVerifier
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
@@ -113,8 +114,34 @@ def interaction_id(body: dict[str, Any]) -> str:
     return f"interaction:{unique}"
 
 
-def events_endpoint(app: AsyncApp):  # type: ignore[no-untyped-def]
+def shape_problem(body: Any) -> str | None:
+    """What makes a parsed body unusable (Bolt would fail on it inside a listener), or None.
+
+    Only the parts Bolt and our listeners index into are checked: the event of an
+    event callback, the actions and user of a click, the view of a modal submit.
+    """
+    if not isinstance(body, dict):
+        return "the body is not an object"
+    kind = body.get("type")
+    if kind == "event_callback" and not isinstance(body.get("event"), dict):
+        return "event_callback without an event object"
+    if kind in ("block_actions", "view_submission", "view_closed", "block_suggestion"):
+        if not isinstance(body.get("user"), dict):
+            return f"{kind} without a user object"
+    if kind == "block_actions":
+        actions = body.get("actions")
+        if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
+            return "block_actions without a list of actions"
+    if kind in ("view_submission", "view_closed"):
+        view = body.get("view")
+        if not isinstance(view, dict) or not isinstance(view.get("type"), str):
+            return f"{kind} without a typed view"
+    return None
+
+
+def events_endpoint(app: AsyncApp, signing_secret: str):  # type: ignore[no-untyped-def]
     """The Starlette endpoint for ``POST /slack/events`` (events and interactivity)."""
+    verifier = SignatureVerifier(signing_secret)
 
     async def slack_events(request: Request) -> Response:
         body = await request.body()
@@ -123,6 +150,13 @@ def events_endpoint(app: AsyncApp):  # type: ignore[no-untyped-def]
         except Exception:  # noqa: BLE001 - anything Bolt cannot parse is the sender's fault
             log.info("slack: malformed request body (%d bytes) answered 400", len(body))
             return PlainTextResponse("malformed body", status_code=400)
+        problem = shape_problem(bolt_request.body)
+        if problem is not None:
+            # Unsigned junk is a forgery (401, as Bolt would say); signed junk is malformed (400).
+            if not verifier.is_valid_request(body, dict(request.headers)):
+                return PlainTextResponse("invalid signature", status_code=401)
+            log.info("slack: signed request of the wrong shape answered 400: %s", problem)
+            return PlainTextResponse(f"malformed body: {problem}", status_code=400)
         bolt_response = await app.async_dispatch(bolt_request)
         return to_starlette_response(bolt_response)
 

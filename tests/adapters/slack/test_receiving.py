@@ -66,6 +66,28 @@ async def test_malformed_bodies_are_answered_400(make_world: MakeWorld):
     assert [broken_json.status_code, broken_payload.status_code, not_utf8.status_code] == [400, 400, 400]
 
 
+async def test_signed_bodies_of_the_wrong_shape_are_400_and_unsigned_ones_401(make_world: MakeWorld):
+    world = await make_world()
+    form = "application/x-www-form-urlencoded"
+    wrong_event = json.dumps({"type": "event_callback", "event": "x", "event_id": "Ev1"}).encode()
+    wrong_click = (
+        b"payload=" + json.dumps({"type": "block_actions", "actions": "x", "user": {"id": "U1"}}).encode()
+    )
+    wrong_view = (
+        b"payload=" + json.dumps({"type": "view_submission", "view": {}, "user": {"id": "U1"}}).encode()
+    )
+
+    signed = [
+        await world.user.post(wrong_event, "application/json"),
+        await world.user.post(wrong_click, form),
+        await world.user.post(wrong_view, form),
+    ]
+    forged = await world.user.post(wrong_event, "application/json", headers={"X-Slack-Signature": "v0=00"})
+
+    assert [r.status_code for r in signed] == [400, 400, 400]
+    assert forged.status_code == 401
+
+
 async def test_retried_event_runs_once(make_world: MakeWorld):
     runner = ScriptedRunner()
     world = await make_world(runner)
