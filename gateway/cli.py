@@ -1,87 +1,15 @@
-"""The ``clarigate`` command: ``serve`` a bot, ``doctor`` its setup, ``chat`` in the terminal."""
+"""The ``clarigate`` command: ``serve`` a bot, ``doctor`` its setup, ``chat`` in the terminal.
+
+Heavy modules (uvicorn, the SDKs, LangChain) are imported inside the command that needs
+them, so a Ctrl-C while they load ends the command cleanly instead of with a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
-import math
 import os
-import signal
 import sys
-from types import FrameType
-
-import uvicorn
-
-from gateway.app import build_gateway, close_gateway, store_description
-from gateway.config import GatewayConfig, load_config
-from gateway.doctor import CREDENTIAL_NAMES, doctor_main
-from gateway.logs import setup_logging
-from gateway.server import build_app, gateway_lifespan
-
-log = logging.getLogger("gateway.serve")
-
-
-class GracefulServer(uvicorn.Server):
-    """uvicorn, but SIGTERM/SIGINT end in a clean exit (status 0) after the graceful shutdown.
-
-    uvicorn re-raises a caught signal once it has shut down, which would make the process
-    die "killed by SIGTERM"; an orchestrator should instead see a clean exit.
-    """
-
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        """First signal: shut down gracefully; a second SIGINT forces the exit."""
-        if self.should_exit and sig == signal.SIGINT:
-            self.force_exit = True
-        else:
-            log.info("received %s: stopping", signal.Signals(sig).name)
-            self.should_exit = True
-
-
-def serve(config: GatewayConfig, host: str, port: int) -> int:
-    """Run the bot until SIGTERM; 0 after a clean shutdown, 1 when it could not start."""
-    for warning in config.warnings:
-        log.warning(warning)
-    try:
-        gateway = build_gateway(config)
-    except ValueError as exc:  # an extra adapter that cannot be imported, …
-        log.error("cannot build the bot: %s", exc)
-        return 2
-    enabled = [adapter.platform for adapter in gateway.adapters]
-    log.info("store: %s", store_description(config))
-    if enabled:
-        log.info("platforms enabled: %s", ", ".join(enabled))
-    else:
-        log.warning(
-            "no platform is enabled: only the health endpoints are served. To enable one, set %s. "
-            "To try the agent right away, run `clarigate chat`.",
-            "; or ".join(CREDENTIAL_NAMES.values()),
-        )
-    grace = config.shutdown_grace_seconds
-    app = build_app(gateway, lifespan=gateway_lifespan(gateway, grace))
-    server = GracefulServer(
-        uvicorn.Config(
-            app,
-            host=host,
-            port=port,
-            log_config=None,
-            lifespan="on",
-            timeout_graceful_shutdown=math.ceil(grace),
-        )
-    )
-
-    async def run() -> None:
-        try:
-            await server.serve()
-        finally:
-            await close_gateway(gateway)
-
-    asyncio.run(run())
-    if not server.started:
-        log.error("the server did not start (see the errors above)")
-        return 1
-    log.info("stopped cleanly")
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,8 +38,20 @@ def main(argv: list[str] | None = None) -> int:
                 "--log-format", choices=("text", "json"), help="default: log_format from config"
             )
     args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        # leaving the chat with Ctrl-C is normal; elsewhere it is the usual 130
+        return 0 if args.command == "chat" else 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    from gateway.config import load_config
+    from gateway.logs import setup_logging
 
     if args.command == "doctor":
+        from gateway.doctor import doctor_main
+
         setup_logging("text", level=logging.ERROR)  # the report is the output
         return doctor_main(args.config, sys.stdout)
     try:
@@ -124,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return chat_main(config.agent_settings())
     setup_logging(args.log_format or config.log_format)
+    from gateway.serve import serve
+
     return serve(config, args.host, args.port)
 
 

@@ -106,3 +106,15 @@ def test_a_bad_port_in_the_environment_is_a_usage_error(monkeypatch, capsys):
         main(["serve"])
     assert exited.value.code == 2
     assert "--port: invalid int value: 'http'" in capsys.readouterr().err
+
+
+def test_ctrl_c_while_the_command_loads_ends_it_without_a_traceback(monkeypatch):
+    import gateway.config
+
+    def pressed_ctrl_c(path=None):
+        raise KeyboardInterrupt  # the person presses Ctrl-C while the modules load
+
+    monkeypatch.setattr(gateway.config, "load_config", pressed_ctrl_c)
+
+    assert main(["chat"]) == 0  # leaving the chat with Ctrl-C is a normal way out
+    assert main(["serve"]) == 130
