@@ -184,6 +184,7 @@ STORE_METHODS = (
     "touch_jobs",
     "next_seq",
     "complete_job",
+    "complete_and_read",
     "is_done",
 )
 

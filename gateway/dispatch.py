@@ -13,6 +13,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,22 @@ class HandBack(Exception):
 
 class Superseded(Exception):
     """Another worker took the job over (this one stalled): it replies, this one stays silent."""
+
+
+@dataclass
+class ReadAhead:
+    """Set by the worker pool around a job: completing it may read the next jobs in the same step.
+
+    ``count()`` says how many to read when the job completes (0: none); ``take`` gets them.
+    """
+
+    consumer: str
+    count: Callable[[], int]
+    take: Callable[[list[Job]], None]
+
+
+#: The worker pool's ``ReadAhead`` for the job the current task runs (None: just complete it).
+READ_AHEAD: ContextVar[ReadAhead | None] = ContextVar("clarigate_read_ahead", default=None)
 
 
 async def _always_held(job: Job) -> bool:
@@ -120,9 +137,15 @@ class Dispatcher:
         A job left uncompleted would be claimed and answered again by another worker.
         """
         delay, waited = 0.05, 0.0
+        ahead = READ_AHEAD.get()
         while True:
             try:
-                await self.store.complete_job(job)
+                count = ahead.count() if ahead is not None else 0
+                if ahead is not None and count > 0:
+                    ttl = self.config.thread_ttl_seconds
+                    ahead.take(await self.store.complete_and_read(job, ahead.consumer, count, ttl))
+                else:
+                    await self.store.complete_job(job)
                 break
             except Exception:
                 if waited >= self.config.stale_claim_seconds:
@@ -137,6 +160,7 @@ class Dispatcher:
     # --- the two kinds of job --------------------------------------------------------------
 
     async def _message(self, msg: InboundMessage, progress: _Progress) -> None:
+        lookup = progress.job.thread_lookup
         conv = msg.conversation
         set_log_context(platform=conv.platform, chat=conv.chat_id)
         text = msg.text.strip()
@@ -147,7 +171,9 @@ class Dispatcher:
             log.info("started a new agent thread")
             await self._reply(conv, TextReply(text=notice_for_text("new_thread", text)), progress)
             return
-        thread_id, pending = await self.store.thread_with_pending(conv.thread_key, ttl)
+        if lookup is None:
+            lookup = await self.store.thread_with_pending(conv.thread_key, ttl)
+        thread_id, pending = lookup
         set_log_context(thread_id=thread_id)
         if pending is not None and self._may_type_answer(pending, msg):
             set_log_context(request_id=pending.request_id)

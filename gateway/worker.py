@@ -15,11 +15,13 @@ holder alone answers.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
-from gateway.dispatch import HandBack
+from gateway.dispatch import READ_AHEAD, HandBack, ReadAhead
 from gateway.store.base import HoldStatus, Job, Store
 
 log = logging.getLogger(__name__)
@@ -29,12 +31,23 @@ MAX_TURN_POLL = 0.2
 READ_BLOCK_MS = 1000
 
 
+@dataclass
+class _Run:
+    """One job's run: whether it holds a run slot (it may pass the slot on to the next job)."""
+
+    has_slot: bool = False
+    wants_slot: bool = False  # its turn has come and it waits for a slot (counted in the pool)
+
+
 class WorkerPool:
     """The stream consumers of one gateway replica.
 
-    A reader takes jobs as long as fewer than ``max_held`` are held; each job waits for its
-    thread's turn without taking a run slot, so a burst to one slow thread never starves the
-    others; at most ``workers`` jobs run at once.
+    A reader takes jobs while a run slot is free and fewer than ``max_held`` are held; each job
+    waits for its thread's turn without taking a run slot, so a burst to one slow thread never
+    starves the others; at most ``workers`` jobs run at once. While every slot is busy, new jobs
+    wait in the stream: a job that completes reads the next one in the same store call and,
+    when its turn has come and no job here waits for a slot, hands its slot straight over (with
+    the thread lookups read in that call, so the run starts without another round trip).
     """
 
     def __init__(
@@ -59,9 +72,13 @@ class WorkerPool:
         self._tasks: dict[str, asyncio.Task[None]] = {}  # entry id -> the task working on it
         self._fresh: dict[str, float] = {}  # entry id -> when its hold was last confirmed (monotonic)
         self._slots = asyncio.Semaphore(self.workers)
+        self._in_slots = 0  # runs holding a slot
+        self._waiting_for_slot = 0  # runs whose turn has come, waiting for a slot
         self._room = asyncio.Event()
         self._turn_changed: dict[str, asyncio.Event] = {}
         self._stopping = False
+        self._context = contextvars.copy_context()  # what each job's task starts from
+        self._unstarted: list[str] = []  # jobs read while stopping, never started
 
     @property
     def busy(self) -> int:
@@ -76,6 +93,8 @@ class WorkerPool:
         """Start the reader, the stale-claim loop and the keeper."""
         self._stopping = False
         self._slots = asyncio.Semaphore(self.workers)
+        self._in_slots = self._waiting_for_slot = 0
+        self._context = contextvars.copy_context()
         self._loops = [
             asyncio.create_task(self._read_loop(), name="read-jobs"),
             asyncio.create_task(self._stale_loop(), name="claim-stale"),
@@ -96,6 +115,9 @@ class WorkerPool:
                 task.cancel()
             if unfinished:
                 await asyncio.gather(*unfinished, return_exceptions=True)
+            left += self._unstarted
+            self._unstarted = []
+            if left:
                 await self._hand_back(left)
         if self._keeper is not None:
             self._keeper.cancel()
@@ -115,13 +137,15 @@ class WorkerPool:
     async def _read_loop(self) -> None:
         while not self._stopping:
             room = self._capacity - len(self._running)
-            if room <= 0:
+            free = self.workers - self._in_slots - self._waiting_for_slot
+            if room <= 0 or free <= 0:
+                # every slot busy: completing jobs read the next ones (``_read_ahead``)
                 self._room.clear()
                 await self._room.wait()
                 continue
             try:
                 jobs = await self.store.read_jobs(
-                    self.consumer, count=min(room, self.workers), block_ms=READ_BLOCK_MS
+                    self.consumer, count=min(room, free), block_ms=READ_BLOCK_MS
                 )
             except asyncio.CancelledError:
                 raise
@@ -191,24 +215,74 @@ class WorkerPool:
 
     # --- one job ------------------------------------------------------------------------------
 
-    def _spawn(self, job: Job) -> asyncio.Task[None]:
+    def _spawn(self, job: Job, run: _Run | None = None) -> asyncio.Task[None]:
+        run = run or _Run()
+        if not run.has_slot and (job.seq == 1 or job.turn_ready):
+            self._want_slot(run)  # counted from now: a completing job leaves its slot to this one
         self._fresh[job.entry_id] = time.monotonic()  # just delivered or claimed: idle time 0
-        task = asyncio.create_task(self._run_job(job), name=f"job-{job.inbound_id}")
+        # a fresh copy of the pool's context: nothing of the job that read this one carries over
+        task = asyncio.create_task(
+            self._run_job(job, run), name=f"job-{job.inbound_id}", context=self._context.copy()
+        )
         self._tasks[job.entry_id] = task
         self._running.add(task)
-        task.add_done_callback(self._forget_task)
+        task.add_done_callback(lambda done: self._forget_task(done, run))
         return task
 
-    def _forget_task(self, task: asyncio.Task[None]) -> None:
+    def _forget_task(self, task: asyncio.Task[None], run: _Run) -> None:
         self._running.discard(task)
+        # when cancelled before it started, its ``finally`` never ran
+        self._no_longer_wants_slot(run)
+        self._give_back_slot(run)
         self._room.set()
 
-    async def _run_job(self, job: Job) -> None:
+    def _want_slot(self, run: _Run) -> None:
+        if not run.wants_slot:
+            run.wants_slot = True
+            self._waiting_for_slot += 1
+
+    def _no_longer_wants_slot(self, run: _Run) -> None:
+        if run.wants_slot:
+            run.wants_slot = False
+            self._waiting_for_slot -= 1
+
+    def _give_back_slot(self, run: _Run) -> None:
+        if run.has_slot:
+            run.has_slot = False
+            self._in_slots -= 1
+            self._slots.release()
+            self._room.set()
+
+    def _read_ahead(self) -> int:
+        """How many jobs a completing job reads: one, unless a job here waits for a slot."""
+        return 0 if self._stopping or self._waiting_for_slot else 1
+
+    def _take(self, run: _Run, jobs: list[Job]) -> None:
+        """Start jobs a completing run read; the first whose turn has come gets its slot."""
+        for job in jobs:
+            if self._stopping:  # read as the pool stopped: handed back with the unfinished jobs
+                self._unstarted.append(job.entry_id)
+            elif run.has_slot and job.turn_ready and not self._waiting_for_slot:
+                run.has_slot = False
+                self._spawn(job, _Run(has_slot=True))
+            else:
+                job.thread_lookup = None  # it waits before it runs: look up afresh then
+                self._spawn(job)
+
+    async def _run_job(self, job: Job, run: _Run) -> None:
         self._held.add(job.entry_id)
         try:
             await self._wait_for_turn(job)
-            async with self._slots:
-                await self.handle(job)
+            if not run.has_slot:
+                self._want_slot(run)
+                try:
+                    await self._slots.acquire()
+                finally:
+                    self._no_longer_wants_slot(run)
+                run.has_slot = True
+                self._in_slots += 1
+            READ_AHEAD.set(ReadAhead(self.consumer, self._read_ahead, lambda jobs: self._take(run, jobs)))
+            await self.handle(job)
         except HandBack:
             pass  # left unacknowledged: the stale-claim loop retries it once idle
         except asyncio.CancelledError:
@@ -216,6 +290,7 @@ class WorkerPool:
         except Exception:
             log.exception("job %s could not be processed", job.inbound_id)
         finally:
+            self._give_back_slot(run)
             self._held.discard(job.entry_id)
             self._fresh.pop(job.entry_id, None)
             if self._tasks.get(job.entry_id) is asyncio.current_task():
@@ -226,7 +301,7 @@ class WorkerPool:
 
     async def _wait_for_turn(self, job: Job) -> None:
         """Wait until every earlier job of the same chat thread is complete (here or elsewhere)."""
-        if job.seq == 1:
+        if job.seq == 1 or job.turn_ready:
             return  # seq 1 is handed out only when nothing of this chat thread is outstanding
         delay = 0.002
         while True:

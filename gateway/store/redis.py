@@ -59,6 +59,7 @@ class RedisStore(Store):
         self._accept = self._redis.register_script(scripts.ACCEPT_JOB)
         self._claim = self._redis.register_script(scripts.CLAIM_ANSWER)
         self._complete = self._redis.register_script(scripts.COMPLETE_JOB)
+        self._complete_read = self._redis.register_script(scripts.COMPLETE_AND_READ)
         self._thread = self._redis.register_script(scripts.THREAD_FOR_CHAT)
         self._thread_pending = self._redis.register_script(scripts.THREAD_WITH_PENDING)
         self._follow = self._redis.register_script(scripts.FOLLOW_POINTER)
@@ -292,6 +293,46 @@ class RedisStore(Store):
             to_millis(ORDER_TTL_SECONDS),
         ]
         await self._complete(keys, args)
+
+    async def complete_and_read(
+        self, job: Job, consumer: str, count: int, thread_ttl_seconds: int
+    ) -> list[Job]:
+        """``complete_job`` and a non-blocking read with each ready job's thread lookups: one script."""
+        if count <= 0:
+            await self.complete_job(job)
+            return []
+        keys = [
+            self.keys.jobs,
+            self.keys.done(job.inbound_id),
+            self.keys.seq(job.order_key),
+            self.keys.next(job.order_key),
+        ]
+        args: list[str | int] = [
+            GROUP,
+            job.entry_id,
+            job.seq,
+            to_millis(DONE_TTL_SECONDS),
+            to_millis(ORDER_TTL_SECONDS),
+            consumer,
+            count,
+            to_millis(thread_ttl_seconds),
+            self.prefix,
+            *(new_thread_id() for _ in range(count)),
+        ]
+        self.round_trips += 1
+        rows: Any = json.loads(await self._complete_read(keys, args))
+        jobs = []
+        for entry_id, fields, ready, thread_id, raw in rows:
+            read = job_from_fields(entry_id, fields)
+            read.turn_ready = bool(ready)
+            if thread_id:
+                record = decode_record(raw) if raw else None
+                read.thread_lookup = (
+                    thread_id,
+                    record if record is not None and record.status == "pending" else None,
+                )
+            jobs.append(read)
+        return jobs
 
     async def is_done(self, inbound_id: str) -> bool:
         """True when this inbound id has had its reply."""
