@@ -34,8 +34,10 @@ def count_api_error(kind: str) -> None:
     PLATFORM_API_ERRORS.labels(PLATFORM, kind).inc()
 
 
-class CountedRateLimitRetry(AsyncRateLimitErrorRetryHandler):
-    """slack_sdk's 429 handler (sleeps ``Retry-After``), counting each 429 it sees."""
+class _CountsRetries:
+    """Mixin for slack_sdk's retry handlers: counts each retry it grants under ``kind``."""
+
+    kind: str
 
     async def _can_retry_async(
         self,
@@ -45,10 +47,18 @@ class CountedRateLimitRetry(AsyncRateLimitErrorRetryHandler):
         response: HttpResponse | None = None,
         error: Exception | None = None,
     ) -> bool:
-        retry = await super()._can_retry_async(state=state, request=request, response=response, error=error)
+        retry: bool = await super()._can_retry_async(  # type: ignore[misc]
+            state=state, request=request, response=response, error=error
+        )
         if retry:
-            count_api_error("rate_limited")
+            count_api_error(self.kind)
         return retry
+
+
+class CountedRateLimitRetry(_CountsRetries, AsyncRateLimitErrorRetryHandler):
+    """slack_sdk's 429 handler (sleeps ``Retry-After``), counting each 429 it sees."""
+
+    kind = "rate_limited"
 
 
 class ServerErrorRetry(AsyncRetryHandler):
@@ -68,21 +78,10 @@ class ServerErrorRetry(AsyncRetryHandler):
         return False
 
 
-class CountedConnectionRetry(AsyncConnectionErrorRetryHandler):
+class CountedConnectionRetry(_CountsRetries, AsyncConnectionErrorRetryHandler):
     """slack_sdk's connection-error handler, counting each network failure."""
 
-    async def _can_retry_async(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
-        retry = await super()._can_retry_async(state=state, request=request, response=response, error=error)
-        if retry:
-            count_api_error("network")
-        return retry
+    kind = "network"
 
 
 def build_client(token: str | None, api_url: str, backoff_factor: float = 0.5) -> AsyncWebClient:
