@@ -304,11 +304,18 @@ class WorkerPool:
         if job.seq == 1 or job.turn_ready:
             return  # seq 1 is handed out only when nothing of this chat thread is outstanding
         delay = 0.002
+        task = asyncio.current_task()
         while True:
+            if task is not None and task.cancelling():
+                raise asyncio.CancelledError  # a cancellation something below swallowed: honour it
             changed = self._turn_changed.setdefault(job.order_key, asyncio.Event())
             if await self.store.next_seq(job.order_key) >= job.seq:
                 return
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
+            # that lands as the event is set (the job ahead finishing as the pool stops), and
+            # this loop would then poll forever and hang the shutdown.
             try:
-                await asyncio.wait_for(changed.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await changed.wait()
             except TimeoutError:
                 delay = min(delay * 2, MAX_TURN_POLL)

@@ -217,7 +217,8 @@ class MemoryStore(Store):
                 return jobs
             self._appended.clear()
             try:
-                await asyncio.wait_for(self._appended.wait(), remaining)
+                async with asyncio.timeout(remaining):  # not wait_for: it can swallow a cancellation
+                    await self._appended.wait()
             except TimeoutError:
                 return self._deliver(consumer, count)
 

@@ -137,3 +137,34 @@ async def test_a_stopping_replica_hands_its_jobs_back_without_waiting_for_the_st
 
     assert [c.text for c in runner.calls] == ["one", "two"]
     assert other_chat.texts() == ["You said: one", "You said: two"]
+
+
+async def test_stopping_finishes_even_when_a_waiting_job_swallows_its_cancellation(make_gateway):
+    from gateway.store.memory import MemoryStore
+
+    class SwallowingStore(MemoryStore):
+        """Its turn check swallows a cancellation, as asyncio.wait_for on 3.11 can."""
+
+        async def next_seq(self, order_key: str) -> int:
+            try:
+                await asyncio.sleep(0.5)
+            except asyncio.CancelledError:
+                pass
+            return await super().next_seq(order_key)
+
+    started = asyncio.Event()
+
+    async def stuck(turn: Turn) -> TurnOutput:
+        started.set()
+        await asyncio.Event().wait()
+        return TurnOutput(replies=["never"])
+
+    gateway, chat = await make_gateway(SwallowingStore(), ScriptedRunner(stuck))
+    await chat.say("one", chat="a")
+    await chat.say("two", chat="a")  # waits for its turn behind "one", inside next_seq
+    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.sleep(0.1)
+
+    async with asyncio.timeout(10):  # the shutdown must not hang on the waiting job
+        await gateway.stop(grace=0)
+    assert gateway.pool.busy == 0
