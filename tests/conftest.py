@@ -64,13 +64,14 @@ async def redis_stores() -> AsyncIterator[RedisStoreFactory]:
     """Open ``RedisStore``s on the real Redis (127.0.0.1:6379); every prefix used is deleted afterwards.
 
     ``redis_stores()`` opens a store under a fresh prefix; ``redis_stores(prefix)`` another one on
-    the same prefix (a restarted process, a second replica).
+    the same prefix (a restarted process, a second replica); ``url=`` reaches the same Redis
+    another way (through a proxy).
     """
     url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
     opened: list[RedisStore] = []
     prefixes: set[str] = set()
 
-    def open_store(prefix: str | None = None) -> RedisStore:
+    def open_store(prefix: str | None = None, *, url: str = url) -> RedisStore:
         prefix = prefix or f"test-{uuid.uuid4().hex[:12]}"
         prefixes.add(prefix)
         store = RedisStore(url, prefix)

@@ -75,6 +75,15 @@ return {'claimed', answered}
 """
 )
 
+#: KEYS: ask record, token, thread pending pointer. ARGV: record JSON, request id, expiry (unix ms).
+#: The three keys of a new clarification, written together and expiring together.
+SAVE_PENDING = """
+redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[3])
+redis.call('SET', KEYS[2], ARGV[2], 'PXAT', ARGV[3])
+redis.call('SET', KEYS[3], ARGV[2], 'PXAT', ARGV[3])
+return 1
+"""
+
 #: KEYS: ask record. ARGV: message reference JSON. Keeps the TTL and every other field
 #: (a claim that happened meanwhile stays). Returns 1 when the record exists.
 SET_MESSAGE_REF = (

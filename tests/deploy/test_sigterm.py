@@ -22,6 +22,7 @@ from typing import ClassVar
 
 import httpx
 import pytest
+from redis.asyncio import Redis
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -128,12 +129,11 @@ def bot(tmp_path):
 
 
 async def _delete_prefix(prefix: str) -> None:
-    store = RedisStore(REDIS_URL, prefix)
-    client = store._redis
+    client = Redis.from_url(REDIS_URL)
     keys = [key async for key in client.scan_iter(match=f"{prefix}:*", count=500)]
     if keys:
         await client.delete(*keys)
-    await store.close()
+    await client.aclose()
 
 
 def test_sigterm_mid_run_finishes_within_grace_and_exits_0(bot):

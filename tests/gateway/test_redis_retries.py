@@ -1,8 +1,8 @@
 """A command that ran but whose reply was lost is re-sent by the client: nothing lost or doubled.
 
 A proxy between the gateway and Redis cuts the connection right after Redis ran a command, before
-its reply reaches the gateway (a network blip). redis-py sends it again on a new connection; the
-second run sees the first one's effect. The accept and a click's dedupe marker recognize their
+its reply reaches the gateway (a network blip). The store's link sends it again on a new
+connection; the second run sees the first one's effect. The accept and a click's dedupe marker recognize their
 own earlier write (accepted, not "duplicate"); the claim says "already answered by" the clicker
 (acceptable: the message shows the answer). Each message is answered once, each answer run once.
 """
@@ -88,10 +88,7 @@ async def proxy() -> AsyncIterator[ReplyDroppingProxy]:
 
 
 def proxied_store(redis_stores, proxy: ReplyDroppingProxy):
-    store = redis_stores()
-    direct = store._redis.connection_pool.connection_kwargs
-    direct["port"] = proxy.port  # same Redis, reached through the proxy
-    return store
+    return redis_stores(url=f"redis://127.0.0.1:{proxy.port}/0")  # same Redis, through the proxy
 
 
 async def test_an_accept_whose_reply_was_lost_is_answered_once(proxy, redis_stores, make_gateway):
