@@ -21,7 +21,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from agent.harness import AgentSettings, ClarifyingAgent  # noqa: E402
 from agent.protocol import AnsweredBy, answer_message_text, answer_with_option  # noqa: E402
 from gateway.agent_runner import LangGraphRunner  # noqa: E402
+from gateway.app import freeze_startup_objects  # noqa: E402
 from gateway.config import GatewayConfig  # noqa: E402
 from gateway.core import Gateway  # noqa: E402
 from gateway.messages import ClarificationOut, Conversation, MessageRef, Outbound  # noqa: E402
@@ -208,7 +209,7 @@ def agent_settings(checkpointer: str, scratch: str, side: str) -> AgentSettings:
 
 
 async def main(args: argparse.Namespace) -> int:
-    """Warm up, measure both paths ``--rounds`` times interleaved, print the medians and the verdict."""
+    """Warm up, then measure both paths in ``--rounds`` adjacent pairs; print the figures and the verdict."""
     logging.basicConfig(level=logging.WARNING)
     prefix = f"bench-{uuid.uuid4().hex[:8]}"
     scratch = tempfile.TemporaryDirectory(prefix="clarigate-bench-")
@@ -227,19 +228,31 @@ async def main(args: argparse.Namespace) -> int:
     # the agent alone runs as many turns at once as the gateway has workers; the gateway gets more
     # conversations in flight than workers so that its workers never wait for the driver
     alone_width, gateway_width = args.workers, max(args.concurrency, args.workers)
-    alone: list[Phase] = []
-    through: list[Phase] = []
+    pairs: list[tuple[Phase, Phase]] = []
     trips: list[float] = []
     try:
         await gateway.start()
         await agent_alone(agent, 10, alone_width, args.asking, "warm")
         await through_gateway(adapter, 10, gateway_width, args.asking, "warm")
+        freeze_startup_objects()  # as ``clarigate serve`` does once it has started
         for r in range(args.rounds):
-            alone.append(await agent_alone(agent, args.n, alone_width, args.asking, f"a{r}"))
-            calls.clear()
-            before = store.round_trips
-            through.append(await through_gateway(adapter, args.n, gateway_width, args.asking, f"g{r}"))
-            trips.append((store.round_trips - before) / through[-1].messages)
+
+            async def alone_block(r: int = r) -> Phase:
+                return await agent_alone(agent, args.n, alone_width, args.asking, f"a{r}")
+
+            async def gateway_block(r: int = r) -> Phase:
+                calls.clear()
+                before = store.round_trips
+                phase = await through_gateway(adapter, args.n, gateway_width, args.asking, f"g{r}")
+                trips.append((store.round_trips - before) / phase.messages)
+                return phase
+
+            # adjacent blocks see the same machine; alternating which goes first cancels drift
+            if r % 2 == 0:
+                pairs.append((await alone_block(), await gateway_block()))
+            else:
+                through = await gateway_block()
+                pairs.append((await alone_block(), through))
     finally:
         await gateway.stop(grace=5)
         await runner.aclose()
@@ -247,40 +260,42 @@ async def main(args: argparse.Namespace) -> int:
         await store.close()
         await _delete_prefix(args.redis_url, prefix)
         scratch.cleanup()
-    return report(args, alone, through, trips, calls)
+    return report(args, pairs, trips, calls)
 
 
 def report(
     args: argparse.Namespace,
-    alone: list[Phase],
-    through: list[Phase],
+    pairs: list[tuple[Phase, Phase]],
     trips: list[float],
     calls: Counter[str],
 ) -> int:
     """Print the figures; 0 when the targets hold, 1 otherwise."""
-    alone_mid, gateway_mid = _median(alone), _median(through)
-    ratio = gateway_mid.rate / alone_mid.rate
-    cpu_ratio = alone_mid.cpu_per_message / gateway_mid.cpu_per_message
+    alone, through = _pooled(a for a, _ in pairs), _pooled(g for _, g in pairs)
+    ratios = sorted(g.rate / a.rate for a, g in pairs)
+    cpu_ratios = sorted(a.cpu_per_message / g.cpu_per_message for a, g in pairs)
+    ratio, cpu_ratio = statistics.median(ratios), statistics.median(cpu_ratios)
+    low, high = _middle_half(ratios)
     per_message = statistics.median(trips)
     kind = "2-turn clarification conversations" if args.asking else "single-turn messages"
     print(
-        f"{args.n} {kind} x {args.rounds} rounds, {args.workers} workers, {args.loop}, offline model, "
-        f"{args.checkpointer} checkpointer, Redis {args.redis_url}"
+        f"{args.n} {kind} per block, {args.rounds} pairs of blocks, {args.workers} workers, {args.loop}, "
+        f"offline model, {args.checkpointer} checkpointer, Redis {args.redis_url}"
     )
-    for name, phase in (("agent alone", alone_mid), ("through gateway", gateway_mid)):
+    for name, phase in (("agent alone", alone), ("through gateway", through)):
         print(
             f"  {name:16} {phase.rate:8.1f} msg/s   p50 {phase.percentile(0.5):6.1f} ms"
             f"   p99 {phase.percentile(0.99):6.1f} ms   CPU {phase.cpu_per_message:5.2f} ms/msg"
             f"   ({phase.messages} msgs in {phase.seconds:.2f} s)"
         )
+    spread = f", middle half {low:.2f}-{high:.2f}" if len(ratios) > 1 else ""
     print(
-        f"  gateway/agent throughput ratio: {ratio:.2f} (target >= {MIN_RATIO});"
-        f" by CPU per message: {cpu_ratio:.2f}"
+        f"  gateway/agent throughput ratio: {ratio:.2f} (median of {len(ratios)} pairs{spread};"
+        f" target >= {MIN_RATIO}); by CPU per message: {cpu_ratio:.2f}"
     )
     print(f"  Redis round trips per inbound message: {per_message:.2f} (target <= {MAX_ROUND_TRIPS})")
-    messages = through[-1].messages
+    messages = pairs[-1][1].messages
     print(
-        "  store calls per message (last round): "
+        "  store calls per message (last block): "
         + ", ".join(f"{name} {n / messages:.2f}" for name, n in calls.most_common())
     )
     throughput_ok, trips_ok = ratio >= MIN_RATIO, per_message <= MAX_ROUND_TRIPS
@@ -291,8 +306,23 @@ def report(
     return 0 if throughput_ok and trips_ok else 1
 
 
-def _median(phases: list[Phase]) -> Phase:
-    return sorted(phases, key=lambda p: p.rate)[len(phases) // 2]
+def _pooled(phases: Iterable[Phase]) -> Phase:
+    """One phase summing blocks: messages, seconds, CPU, every latency."""
+    pooled = Phase()
+    for phase in phases:
+        pooled.messages += phase.messages
+        pooled.seconds += phase.seconds
+        pooled.cpu_seconds += phase.cpu_seconds
+        pooled.latencies.extend(phase.latencies)
+    return pooled
+
+
+def _middle_half(ordered: list[float]) -> tuple[float, float]:
+    """The first and third quartiles of sorted values."""
+    if len(ordered) < 2:
+        return ordered[0], ordered[0]
+    q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
+    return q1, q3
 
 
 async def _delete_prefix(url: str, prefix: str) -> None:
@@ -308,8 +338,13 @@ async def _delete_prefix(url: str, prefix: str) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=200, help="conversations per round (default 200)")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are shown")
+    parser.add_argument("--n", type=int, default=200, help="conversations per block (default 200)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=10,
+        help="pairs of blocks: the agent alone, then through the gateway (default 10)",
+    )
     parser.add_argument(
         "--concurrency",
         type=int,

@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.app import freeze_startup_objects
 from gateway.core import Gateway
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,7 @@ def gateway_lifespan(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await gateway.start()
+        freeze_startup_objects()
         try:
             yield
         finally:
