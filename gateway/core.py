@@ -146,7 +146,7 @@ class Gateway:
     async def accept(self, message: InboundMessage) -> AcceptOutcome:
         """Dedupe and durably enqueue a message (one store call); the reply follows via ``send``."""
         conv = message.conversation
-        metrics.INBOUND_EVENTS.labels(platform=conv.platform, kind="message").inc()
+        metrics.inbound_events(conv.platform, "message").inc()
         if not self._allowed(conv, message.sender):
             self._in_background(self._refuse_once(conv, message.sender, message.text))
             return AcceptOutcome.REFUSED
@@ -162,7 +162,7 @@ class Gateway:
             seen_ttl=self.config.seen_ttl_seconds,
         )
         if not fresh:
-            metrics.DUPLICATES_DROPPED.labels(platform=conv.platform).inc()
+            metrics.duplicates_dropped(conv.platform).inc()
             return AcceptOutcome.DUPLICATE
         self._track(inbound_id)
         return AcceptOutcome.ACCEPTED
@@ -195,10 +195,10 @@ class Gateway:
         """Check and atomically claim an answer; on success the next run is enqueued."""
         record = await self._record_for(answer)
         platform = record.conversation.platform if record else (answer.conversation or _NOWHERE).platform
-        metrics.INBOUND_EVENTS.labels(platform=platform, kind="answer").inc()
+        metrics.inbound_events(platform, "answer").inc()
         seen_key = f"interaction:{platform}:{answer.event_id}"
         if not await self.store.first_time(seen_key, self.config.seen_ttl_seconds):
-            metrics.DUPLICATES_DROPPED.labels(platform=platform).inc()
+            metrics.duplicates_dropped(platform).inc()
             return AnswerOutcome(status=AnswerStatus.DUPLICATE, view=view_of(record) if record else None)
         try:
             return await self._check_and_claim(record, answer, platform)
@@ -212,7 +212,7 @@ class Gateway:
         self, record: PendingRecord | None, answer: InboundAnswer, platform: str
     ) -> AnswerOutcome:
         if record is None:
-            metrics.CLARIFICATIONS.labels(state="expired").inc()
+            metrics.EXPIRED.inc()
             return expired_outcome()
         view = view_of(record)
         if not self._allowed(record.conversation, answer.sender):
@@ -221,7 +221,7 @@ class Gateway:
         refusal = refusal_for(view, answer.sender) or policy_refusal(record, view, answer.sender)
         if refusal is not None:
             if refusal.status is AnswerStatus.EXPIRED:
-                metrics.CLARIFICATIONS.labels(state="expired").inc()
+                metrics.EXPIRED.inc()
             return refusal
         response, invalid = response_for(record, answer, platform)
         if response is None:
@@ -245,12 +245,12 @@ class Gateway:
             followup=(inbound_id, record.conversation.thread_key, payload),
         )
         if claim.status == "missing" or claim.record is None:
-            metrics.CLARIFICATIONS.labels(state="expired").inc()
+            metrics.EXPIRED.inc()
             return expired_outcome(view_of(record), record.request.locale)
         view = view_of(claim.record)
         if claim.status == "already_answered":
             return already_answered_outcome(view)
-        metrics.CLARIFICATIONS.labels(state="answered").inc()
+        metrics.ANSWERED.inc()
         self._track(inbound_id)
         line = answered_line(view)
         return AnswerOutcome(status=AnswerStatus.ACCEPTED, message=line, view=view, answered_line=line)

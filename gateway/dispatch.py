@@ -185,7 +185,7 @@ class Dispatcher:
             if typed.response is not None:
                 claim = await self.store.claim_answer(pending.request_id, msg.sender, typed.response)
                 if claim.status == "claimed" and claim.record is not None:
-                    metrics.CLARIFICATIONS.labels(state="answered").inc()
+                    metrics.ANSWERED.inc()
                     view = view_of(claim.record)
                     closed = ClarificationClosed(view=view, answered_line=answered_line(view))
                     await self.outbox.send_quietly(conv, closed)
@@ -224,7 +224,7 @@ class Dispatcher:
         working = await self.outbox.send_quietly(
             conv, ProgressUpdate(state="started", locale=detect_locale(text))
         )
-        metrics.RUNS.labels(state="started").inc()
+        metrics.RUNS_STARTED.inc()
         started = time.perf_counter()
         limit = self.config.run_timeout_seconds
         try:
@@ -237,7 +237,7 @@ class Dispatcher:
                 await asyncio.wait_for(self.outbox.send_quietly(conv, done), CLEAR_PROGRESS_SECONDS)
             raise
         except Exception as exc:
-            metrics.RUNS.labels(state="failed").inc()
+            metrics.RUNS_FAILED.inc()
             if isinstance(exc, TimeoutError):
                 log.error("agent run on thread %s took longer than %.0f s: stopped", thread_id, limit)
                 failure = notice_for_text("run_too_long", text)
@@ -248,7 +248,7 @@ class Dispatcher:
             await self._reply(conv, ErrorReply(text=failure), progress)
             return
         metrics.RUN_LATENCY.observe(time.perf_counter() - started)
-        metrics.RUNS.labels(state="finished").inc()
+        metrics.RUNS_FINISHED.inc()
         await self.outbox.send_quietly(conv, ProgressUpdate(state="done", ref=working))
         for reply in output.replies:
             if reply.strip():
@@ -277,7 +277,7 @@ class Dispatcher:
             expires_at=now + self.config.pending_ttl_seconds,
         )
         await self.store.save_pending(record)
-        metrics.CLARIFICATIONS.labels(state="asked").inc()
+        metrics.ASKED.inc()
         fallback = output.fallback_text or request.question
         out = ClarificationOut(request=request, fallback_text=fallback, token=record.token)
         ref = await self._reply(conv, out, progress)

@@ -1,6 +1,13 @@
-"""Prometheus metrics, defined once. Adapters count platform API trouble here too."""
+"""Prometheus metrics, defined once. Adapters count platform API trouble here too.
+
+The series counted on every message are bound to their labels once: a ``labels()`` lookup
+costs more than the increment, and bound series are exported (at 0) before the first event,
+so rate() and ratio alerts see them from the start.
+"""
 
 from __future__ import annotations
+
+from functools import cache
 
 from prometheus_client import Counter, Histogram
 
@@ -19,3 +26,22 @@ CLARIFICATIONS = Counter("clarigate_clarifications_total", "Clarifications", ["s
 PLATFORM_API_ERRORS = Counter(
     "clarigate_platform_api_errors_total", "Platform API errors", ["platform", "kind"]
 )  # kind: rate_limited | server_error | client_error | network
+
+RUNS_STARTED = RUNS.labels(state="started")
+RUNS_FINISHED = RUNS.labels(state="finished")
+RUNS_FAILED = RUNS.labels(state="failed")
+ASKED = CLARIFICATIONS.labels(state="asked")
+ANSWERED = CLARIFICATIONS.labels(state="answered")
+EXPIRED = CLARIFICATIONS.labels(state="expired")
+
+
+@cache
+def inbound_events(platform: str, kind: str) -> Counter:
+    """The inbound-events series of one platform and kind (``message`` or ``answer``)."""
+    return INBOUND_EVENTS.labels(platform=platform, kind=kind)
+
+
+@cache
+def duplicates_dropped(platform: str) -> Counter:
+    """The dropped-duplicates series of one platform."""
+    return DUPLICATES_DROPPED.labels(platform=platform)
