@@ -43,6 +43,7 @@ from gateway.messages import (
     ErrorReply,
     InboundAnswer,
     InboundMessage,
+    MessageJob,
     PendingView,
     Sender,
 )
@@ -158,7 +159,7 @@ class Gateway:
             kind="message",
             inbound_id=inbound_id,
             order_key=conv.thread_key,
-            payload={"message": message.model_dump(mode="json")},
+            payload=MessageJob(message=message).model_dump_json(),
             seen_ttl=self.config.seen_ttl_seconds,
         )
         if not fresh:

@@ -28,6 +28,7 @@ from gateway.messages import (
     Conversation,
     ErrorReply,
     InboundMessage,
+    MessageJob,
     ProgressUpdate,
     Sender,
     TextReply,
@@ -110,7 +111,7 @@ class Dispatcher:
         progress = _Progress(job)
         try:
             if job.kind == "message":
-                await self._message(InboundMessage.model_validate(job.payload["message"]), progress)
+                await self._message(MessageJob.model_validate_json(job.payload_json).message, progress)
             else:
                 await self._answer(job.payload, progress)
         except Superseded:

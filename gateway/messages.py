@@ -81,6 +81,15 @@ class InboundMessage(BaseModel):
     received_at: float = Field(default_factory=time.time)
 
 
+class MessageJob(BaseModel):
+    """What an accepted message's job carries through the stream: ``{"message": …}``.
+
+    Encoded and decoded as JSON in one pass each way (pydantic's own JSON, not a dict).
+    """
+
+    message: InboundMessage
+
+
 class InboundAnswer(BaseModel):
     """A click, form submit or "Other…" text answering a pending clarification."""
 

@@ -14,10 +14,12 @@ across replicas, and none is rejected as busy.
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from agent.protocol import HumanInputRequest, HumanInputResponse
 from gateway.messages import Conversation, MessageRef, Sender
@@ -56,15 +58,20 @@ class ClaimResult(BaseModel):
 HoldStatus = Literal["held", "taken", "gone"]
 
 
-class Job(BaseModel):
-    """One unit of work read from the stream."""
+#: A job's data: a JSON object, or its JSON text as the store keeps it (``Store.accept_job``).
+Payload = dict[str, Any] | str
+
+
+@dataclass(slots=True)
+class Job:
+    """One unit of work read from the stream (built by the stores from what they hold)."""
 
     entry_id: str  # stream entry id
     kind: Literal["message", "answer"]
     inbound_id: str  # "{platform}:{event id}": one reply per inbound id
     order_key: str
     seq: int
-    payload: dict[str, Any] = Field(default_factory=dict)
+    payload_json: str = "{}"  # the job's data as stored; ``payload`` decodes it
     deliveries: int = 1
     # Set only by ``complete_and_read``: the job's turn had come when it was read (nothing earlier
     # of its chat thread outstanding; that stays so until it completes) ...
@@ -72,6 +79,11 @@ class Job(BaseModel):
     # ... and for a ``message`` job, what ``thread_with_pending`` gave at that moment. Only fresh
     # while nothing could change it: the worker pool uses it for a job it starts at once.
     thread_lookup: tuple[str, PendingRecord | None] | None = None
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        """The job's data (decoded on each access: the dispatcher reads it once)."""
+        return json.loads(self.payload_json)  # type: ignore[no-any-return]
 
 
 class Store(ABC):
@@ -107,12 +119,13 @@ class Store(ABC):
         kind: str,
         inbound_id: str,
         order_key: str,
-        payload: dict[str, Any],
+        payload: Payload,
         seen_ttl: int,
     ) -> bool:
         """``SET NX`` the dedupe key, take the next ``seq`` for ``order_key``, append the job.
 
         One round trip (a Lua script). False when the dedupe key existed: nothing appended.
+        ``payload`` may come as JSON text already (what the job's reader will parse).
         """
 
     @abstractmethod

@@ -7,10 +7,10 @@ operator reading Redis and a test reading the embedded store see the same keys.
 from __future__ import annotations
 
 import json
-import uuid
+import os
 from typing import Any
 
-from .base import Job, PendingRecord
+from .base import Job, Payload, PendingRecord
 
 #: The stream's consumer group.
 GROUP = "workers"
@@ -76,8 +76,13 @@ class StoreKeys:
 
 
 def new_thread_id() -> str:
-    """A fresh agent thread id."""
-    return uuid.uuid4().hex
+    """A fresh agent thread id (128 random bits in hex)."""
+    return os.urandom(16).hex()
+
+
+def call_mark() -> str:
+    """A value unique to one call, by which a retried call recognizes its own earlier effect."""
+    return os.urandom(8).hex()
 
 
 def to_millis(seconds: float) -> int:
@@ -117,27 +122,30 @@ def decode_record(raw: str | bytes | None) -> PendingRecord | None:
     return None if raw is None else PendingRecord.model_validate_json(raw)
 
 
-def job_fields(
-    kind: str, inbound_id: str, order_key: str, seq: int, payload: dict[str, Any]
-) -> dict[str, str]:
+def payload_text(payload: Payload) -> str:
+    """A job's payload as stored: JSON text (given as such, or encoded here)."""
+    return payload if isinstance(payload, str) else compact_json(payload)
+
+
+def job_fields(kind: str, inbound_id: str, order_key: str, seq: int, payload: Payload) -> dict[str, str]:
     """The stream entry fields of one job."""
     return {
         "kind": kind,
         "inbound_id": inbound_id,
         "order_key": order_key,
         "seq": str(seq),
-        "payload": compact_json(payload),
+        "payload": payload_text(payload),
     }
 
 
 def job_from_fields(entry_id: str, fields: dict[str, str], deliveries: int = 1) -> Job:
     """A job from its stream entry."""
     return Job(
-        entry_id=entry_id,
-        kind=fields["kind"],  # type: ignore[arg-type]
-        inbound_id=fields["inbound_id"],
-        order_key=fields["order_key"],
-        seq=int(fields["seq"]),
-        payload=json.loads(fields.get("payload") or "{}"),
-        deliveries=deliveries,
+        entry_id,
+        fields["kind"],  # type: ignore[arg-type]
+        fields["inbound_id"],
+        fields["order_key"],
+        int(fields["seq"]),
+        fields.get("payload") or "{}",
+        deliveries,
     )

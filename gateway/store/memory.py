@@ -18,7 +18,7 @@ from typing import Any
 from agent.protocol import HumanInputResponse
 from gateway.messages import MessageRef, Sender
 
-from .base import ClaimResult, HoldStatus, Job, PendingRecord, Store
+from .base import ClaimResult, HoldStatus, Job, Payload, PendingRecord, Store
 from .keys import (
     DONE_TTL_SECONDS,
     ORDER_TTL_SECONDS,
@@ -116,7 +116,7 @@ class MemoryStore(Store):
         kind: str,
         inbound_id: str,
         order_key: str,
-        payload: dict[str, Any],
+        payload: Payload,
         seen_ttl: int,
     ) -> bool:
         """Mark the delivery seen and append its job; False (nothing appended) when seen before."""
@@ -125,7 +125,7 @@ class MemoryStore(Store):
         self._append(kind, inbound_id, order_key, payload)
         return True
 
-    def _append(self, kind: str, inbound_id: str, order_key: str, payload: dict[str, Any]) -> None:
+    def _append(self, kind: str, inbound_id: str, order_key: str, payload: Payload) -> None:
         seq_key, next_key = self.keys.seq(order_key), self.keys.next(order_key)
         seq = int(self._get(seq_key) or 0) + 1
         self._set(seq_key, seq, ORDER_TTL_SECONDS)

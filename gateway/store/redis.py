@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -20,7 +19,7 @@ from agent.protocol import HumanInputResponse
 from gateway.messages import MessageRef, Sender
 
 from . import scripts
-from .base import ClaimResult, HoldStatus, Job, PendingRecord, Store
+from .base import ClaimResult, HoldStatus, Job, Payload, PendingRecord, Store
 from .keys import (
     DONE_TTL_SECONDS,
     GROUP,
@@ -29,11 +28,13 @@ from .keys import (
     RELEASED_IDLE_SECONDS,
     StoreKeys,
     answered_fields,
+    call_mark,
     compact_json,
     decode_record,
     encode_record,
     job_from_fields,
     new_thread_id,
+    payload_text,
     to_millis,
 )
 from .link import RedisLink, Script
@@ -118,7 +119,7 @@ class RedisStore(Store):
         kind: str,
         inbound_id: str,
         order_key: str,
-        payload: dict[str, Any],
+        payload: Payload,
         seen_ttl: int,
     ) -> bool:
         """``SET NX`` the dedupe key, take the next ``seq``, append the job: one script."""
@@ -134,9 +135,9 @@ class RedisStore(Store):
             kind,
             inbound_id,
             order_key,
-            compact_json(payload),
+            payload_text(payload),
             to_millis(ORDER_TTL_SECONDS),
-            uuid.uuid4().hex,  # recognizes this call's own effect when a lost reply is retried
+            call_mark(),  # recognizes this call's own effect when a lost reply is retried
         ]
         return bool(await self._run(self._accept, keys, args))
 
@@ -151,7 +152,7 @@ class RedisStore(Store):
         so when the link re-sends the command after a lost reply, the retry that finds its own
         marker still counts as the first time (else a click would be dropped as its own duplicate).
         """
-        mark = uuid.uuid4().hex
+        mark = call_mark()
         previous = await self._command(
             "SET", self.keys.seen(key), mark, "NX", "GET", "PX", to_millis(ttl_seconds)
         )
@@ -313,18 +314,19 @@ class RedisStore(Store):
             self.prefix,
             *(new_thread_id() for _ in range(count)),
         ]
-        rows: Any = json.loads(await self._run(self._complete_read, keys, args))
+        flat: list[Any] = await self._run(self._complete_read, keys, args)
         jobs = []
-        for entry_id, fields, ready, thread_id, raw in rows:
-            read = job_from_fields(entry_id, fields)
-            read.turn_ready = bool(ready)
+        for i in range(0, len(flat), 9):
+            entry_id, kind, inbound_id, order_key, seq, payload, ready, thread_id, raw = flat[i : i + 9]
+            job = Job(entry_id, kind, inbound_id, order_key, int(seq), payload or "{}")
+            job.turn_ready = bool(ready)
             if thread_id:
                 record = decode_record(raw) if raw else None
-                read.thread_lookup = (
+                job.thread_lookup = (
                     thread_id,
                     record if record is not None and record.status == "pending" else None,
                 )
-            jobs.append(read)
+            jobs.append(job)
         return jobs
 
     async def is_done(self, inbound_id: str) -> bool:

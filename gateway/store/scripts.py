@@ -120,9 +120,9 @@ return 1
 #: prefix, one candidate thread id per job to read. Completes the job (as COMPLETE_JOB), then
 #: reads up to ``count`` new entries without waiting; for each one whose turn has come it adds
 #: the lookups its run starts with (as THREAD_WITH_PENDING), so a worker can run it at once.
-#: Returns one JSON text (a single bulk reply parses far faster than nested arrays): a list of
-#: [entry id, fields, turn ready 1/0, thread id or "", open record or ""]; empty when the group
-#: is missing (the reader remakes it).
+#: Returns one flat array, nine values per entry read: entry id, kind, inbound id, order key,
+#: seq, payload, turn ready (1/0), thread id or "", open record or ""; empty when the group is
+#: missing (the reader remakes it).
 COMPLETE_AND_READ = """
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
 if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 1 then
@@ -136,7 +136,7 @@ if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 1 then
   end
 end
 local reply = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[6], 'COUNT', ARGV[7], 'STREAMS', KEYS[1], '>')
-if type(reply) ~= 'table' or reply.err or not reply[1] then return '[]' end
+if type(reply) ~= 'table' or reply.err or not reply[1] then return {} end
 local prefix, rows = ARGV[9], {}
 for i, entry in ipairs(reply[1][2]) do
   local fields = {}
@@ -158,9 +158,12 @@ for i, entry in ipairs(reply[1][2]) do
       if request_id then record = redis.call('GET', prefix .. ':ask:' .. request_id) or '' end
     end
   end
-  table.insert(rows, {entry[1], fields, ready, thread_id, record})
+  for _, value in ipairs({entry[1], fields['kind'], fields['inbound_id'], fields['order_key'],
+                          fields['seq'], fields['payload'] or '', ready, thread_id, record}) do
+    table.insert(rows, value)
+  end
 end
-return cjson.encode(rows)
+return rows
 """
 
 #: KEYS: thread. ARGV: candidate thread id, ttl ms. Returns the thread id in force.
