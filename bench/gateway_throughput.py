@@ -141,8 +141,7 @@ async def agent_alone(agent: ClarifyingAgent, n: int, concurrency: int, asking: 
 async def through_gateway(adapter: ReplyWatcher, n: int, concurrency: int, asking: bool, tag: str) -> Phase:
     """The conversations as users on the test platform: accept, workers, agent, reply."""
     phase = Phase()
-    adapter.sent.clear()
-    adapter.refs.clear()
+    adapter.clear()
 
     async def one(i: int) -> None:
         chat, user = f"{tag}-{i}", f"u{i}"

@@ -56,6 +56,9 @@ class TestAdapter(PlatformAdapter):
         self._instance = uuid.uuid4().hex[:8]  # event ids unique across adapters sharing a store
         self._last_conversation: Conversation | None = None
         self._last_user = "u1"
+        # each question by its token, and the conversation it was shown in by request id
+        self._questions: dict[str, ClarificationOut] = {}
+        self._shown_in: dict[str, Conversation] = {}
 
     # --- what a user does -------------------------------------------------------------------
 
@@ -124,6 +127,14 @@ class TestAdapter(PlatformAdapter):
 
     # --- what the user saw ------------------------------------------------------------------
 
+    def clear(self) -> None:
+        """Forget everything sent and answered so far (a long benchmark keeps its memory flat)."""
+        self.sent.clear()
+        self.refs.clear()
+        self.answers.clear()
+        self._questions.clear()
+        self._shown_in.clear()
+
     def requests(self) -> list[ClarificationOut]:
         """Every clarification request sent, oldest first."""
         return [item for _, item in self.sent if isinstance(item, ClarificationOut)]
@@ -156,6 +167,9 @@ class TestAdapter(PlatformAdapter):
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Record the item; messages get a reference like a platform would return."""
         self.sent.append((conversation, item))
+        if isinstance(item, ClarificationOut):
+            self._questions[item.token] = item
+            self._shown_in.setdefault(item.request.request_id, conversation)
         ref = None
         if not (isinstance(item, ProgressUpdate) and item.state == "done"):
             ref = MessageRef(
@@ -169,9 +183,8 @@ class TestAdapter(PlatformAdapter):
     def _request_out(self, token: str | None) -> ClarificationOut:
         if token is None:
             return self.last_request()
-        for out in self.requests():
-            if out.token == token:
-                return out
+        if token in self._questions:
+            return self._questions[token]
         # an unknown token is still submitted: the gateway decides (expired)
         return self.last_request().model_copy(update={"token": token})
 
@@ -192,10 +205,7 @@ class TestAdapter(PlatformAdapter):
 
     def _conversation_of(self, out: ClarificationOut) -> Conversation | None:
         """Where ``out`` was shown (by request id: an unknown-token copy still came from there)."""
-        for conv, item in self.sent:
-            if isinstance(item, ClarificationOut) and item.request.request_id == out.request.request_id:
-                return conv
-        return None
+        return self._shown_in.get(out.request.request_id)
 
 
 # --- a scripted agent ----------------------------------------------------------------------------
