@@ -37,6 +37,7 @@ from gateway.config import GatewayConfig
 from gateway.dispatch import Dispatcher
 from gateway.messages import (
     AcceptOutcome,
+    AnswerJob,
     AnswerOutcome,
     AnswerStatus,
     Conversation,
@@ -231,14 +232,14 @@ class Gateway:
 
     async def _claim(self, record: PendingRecord, sender: Sender, response: Any) -> AnswerOutcome:
         inbound_id = f"answer:{record.request_id}"
-        payload = {
-            "conversation": record.conversation.model_dump(mode="json"),
-            "thread_id": record.thread_id,
-            "request_id": record.request_id,
-            "response": response.model_dump(mode="json"),
-            "sender": sender.model_dump(mode="json"),
-            "text": run_text_for(record, response),
-        }
+        payload = AnswerJob(
+            conversation=record.conversation,
+            thread_id=record.thread_id,
+            request_id=record.request_id,
+            response=response,
+            sender=sender,
+            text=run_text_for(record, response),
+        ).model_dump_json()
         claim = await self.store.claim_answer(
             record.request_id,
             sender,

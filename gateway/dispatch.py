@@ -23,6 +23,7 @@ from gateway.answers import answered_by, answered_line, policy_refusal, run_text
 from gateway.config import GatewayConfig
 from gateway.logs import set_log_context
 from gateway.messages import (
+    AnswerJob,
     ClarificationClosed,
     ClarificationOut,
     Conversation,
@@ -113,7 +114,7 @@ class Dispatcher:
             if job.kind == "message":
                 await self._message(MessageJob.model_validate_json(job.payload_json).message, progress)
             else:
-                await self._answer(job.payload, progress)
+                await self._answer(AnswerJob.model_validate_json(job.payload_json), progress)
         except Superseded:
             # not completed here either: the worker holding it now completes it (once)
             log.warning("job %s was taken over by another worker: its reply comes from there", job.inbound_id)
@@ -202,14 +203,11 @@ class Dispatcher:
                 return
         await self._run(conv, thread_id, message_text(msg), None, msg.sender, progress)
 
-    async def _answer(self, payload: dict[str, Any], progress: _Progress) -> None:
-        conv = Conversation.model_validate(payload["conversation"])
-        thread_id = payload["thread_id"]
-        set_log_context(platform=conv.platform, chat=conv.chat_id, thread_id=thread_id)
-        set_log_context(request_id=payload.get("request_id"))
-        response = HumanInputResponse.model_validate(payload["response"])
-        sender = Sender.model_validate(payload["sender"])
-        await self._run(conv, thread_id, payload["text"], response, sender, progress)
+    async def _answer(self, job: AnswerJob, progress: _Progress) -> None:
+        conv = job.conversation
+        set_log_context(platform=conv.platform, chat=conv.chat_id, thread_id=job.thread_id)
+        set_log_context(request_id=job.request_id)
+        await self._run(conv, job.thread_id, job.text, job.response, job.sender, progress)
 
     # --- one agent run -----------------------------------------------------------------------
 

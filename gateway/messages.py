@@ -90,6 +90,17 @@ class MessageJob(BaseModel):
     message: InboundMessage
 
 
+class AnswerJob(BaseModel):
+    """What a claimed answer's job carries: where to reply, the agent thread, the answer."""
+
+    conversation: Conversation
+    thread_id: str
+    request_id: str | None = None
+    response: HumanInputResponse
+    sender: Sender
+    text: str  # what the agent reads as this turn's message
+
+
 class InboundAnswer(BaseModel):
     """A click, form submit or "Other…" text answering a pending clarification."""
 

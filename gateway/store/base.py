@@ -28,16 +28,18 @@ from gateway.messages import Conversation, MessageRef, Sender
 class PendingRecord(BaseModel):
     """A clarification waiting for its answer (``{prefix}:ask:{request_id}``)."""
 
+    # The first four fields lead the stored JSON (``keys.PENDING_FIELDS``): the Lua scripts
+    # set the reference or test-and-set the answer there without re-encoding the record.
+    message_ref: MessageRef | None = None
+    status: Literal["pending", "answered"] = "pending"
+    answered_by: Sender | None = None
+    response: HumanInputResponse | None = None
     request: HumanInputRequest
     token: str  # ``{prefix}:tok:{token}`` -> request_id
     thread_id: str  # the agent thread that asked
     conversation: Conversation
-    message_ref: MessageRef | None = None
     asked_by: Sender | None = None
     policy: Literal["starter", "anyone"] = "starter"
-    status: Literal["pending", "answered"] = "pending"
-    answered_by: Sender | None = None
-    response: HumanInputResponse | None = None
     created_at: float
     expires_at: float
 
@@ -163,7 +165,7 @@ class Store(ABC):
         request_id: str,
         answered_by: Sender,
         response: HumanInputResponse,
-        followup: tuple[str, str, dict[str, Any]] | None = None,
+        followup: tuple[str, str, Payload] | None = None,
     ) -> ClaimResult:
         """Atomically mark the request answered (once) and enqueue its follow-up job.
 

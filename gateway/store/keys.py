@@ -10,6 +10,9 @@ import json
 import os
 from typing import Any
 
+from agent.protocol import HumanInputResponse
+from gateway.messages import Sender
+
 from .base import Job, Payload, PendingRecord
 
 #: The stream's consumer group.
@@ -97,24 +100,18 @@ def compact_json(value: Any) -> str:
 
 def encode_record(record: PendingRecord) -> str:
     """JSON of a record in the stored field order (a pending one has ``PENDING_FIELDS`` verbatim)."""
-    data = record.model_dump(mode="json")
-    answered = data["status"] == "answered"
-    first = {
-        "message_ref": data.pop("message_ref"),
-        "status": data.pop("status"),
+    if record.status == "pending" and (record.answered_by is not None or record.response is not None):
         # a pending record never carries answer fields, so its text always matches PENDING_FIELDS
-        "answered_by": data.pop("answered_by") if answered else None,
-        "response": data.pop("response") if answered else None,
-    }
-    data.pop("answered_by", None)
-    data.pop("response", None)
-    return compact_json({**first, **data})
+        record = record.model_copy(update={"answered_by": None, "response": None})
+    return record.model_dump_json()
 
 
-def answered_fields(answered_by: dict[str, Any], response: dict[str, Any]) -> str:
+def answered_fields(answered_by: Sender, response: HumanInputResponse) -> str:
     """The text that replaces ``PENDING_FIELDS`` when a request is answered."""
-    fields = {"status": "answered", "answered_by": answered_by, "response": response}
-    return "," + compact_json(fields)[1:-1] + ","
+    return (
+        f',"status":"answered","answered_by":{answered_by.model_dump_json()}'
+        f',"response":{response.model_dump_json()},'
+    )
 
 
 def decode_record(raw: str | bytes | None) -> PendingRecord | None:

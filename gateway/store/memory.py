@@ -185,7 +185,7 @@ class MemoryStore(Store):
         request_id: str,
         answered_by: Sender,
         response: HumanInputResponse,
-        followup: tuple[str, str, dict[str, Any]] | None = None,
+        followup: tuple[str, str, Payload] | None = None,
     ) -> ClaimResult:
         """Mark the request answered once and append its follow-up job in the same step."""
         key = self.keys.ask(request_id)

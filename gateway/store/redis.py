@@ -193,10 +193,10 @@ class RedisStore(Store):
         request_id: str,
         answered_by: Sender,
         response: HumanInputResponse,
-        followup: tuple[str, str, dict[str, Any]] | None = None,
+        followup: tuple[str, str, Payload] | None = None,
     ) -> ClaimResult:
         """Mark the request answered once and append its follow-up job: one script."""
-        answered = answered_fields(answered_by.model_dump(mode="json"), response.model_dump(mode="json"))
+        answered = answered_fields(answered_by, response)
         inbound_id, order_key, payload = followup or ("", "", {})
         args: list[Any] = [
             PENDING_FIELDS,
@@ -206,7 +206,7 @@ class RedisStore(Store):
             "1" if followup is not None else "0",
             inbound_id,
             order_key,
-            compact_json(payload),
+            payload_text(payload),
             self._maxlen,
             to_millis(ORDER_TTL_SECONDS),
         ]
