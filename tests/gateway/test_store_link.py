@@ -7,6 +7,7 @@ against Redis servers the tests start themselves (a password, a Unix socket).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import shutil
 import socket
@@ -343,3 +344,57 @@ async def test_a_unix_socket_url_connects_there(own_redis: tuple[int, Path]) -> 
         assert "db=3" in await link.execute("CLIENT", "INFO")
     finally:
         await link.close()
+
+
+@pytest.fixture(scope="module")
+def tls_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
+    """A Redis speaking only TLS, with a self-signed certificate for 127.0.0.1 (its CA file)."""
+    binary, openssl = shutil.which("redis-server"), shutil.which("openssl")
+    if binary is None or openssl is None:
+        pytest.skip("redis-server and openssl are needed to start a Redis that speaks TLS")
+    folder = tmp_path_factory.mktemp("redis-tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+        + ["-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    args = [binary, "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    args += ["--tls-cert-file", str(cert), "--tls-key-file", str(key), "--tls-auth-clients", "no"]
+    args += ["--appendonly", "no", "--dir", str(folder)]
+    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if server.poll() is not None:
+                pytest.skip("this redis-server was built without TLS")
+            with socket.socket() as probe, contextlib.suppress(OSError):
+                probe.connect(("127.0.0.1", port))
+                break
+            time.sleep(0.05)
+        yield port, cert
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+async def test_a_rediss_url_speaks_tls_and_checks_the_certificate(tls_redis: tuple[int, Path]) -> None:
+    port, cert = tls_redis
+    link = RedisLink(f"rediss://127.0.0.1:{port}/0?ssl_ca_certs={cert}")
+    try:
+        assert await link.execute("SET", "over", "tls") == "OK"
+        assert await link.execute("GET", "over") == "tls"
+    finally:
+        await link.close()
+    unknown_ca = RedisLink(f"rediss://127.0.0.1:{port}/0", retries=0)  # the system's CAs only
+    with pytest.raises(errors.ConnectionError, match="certificate verify failed"):
+        await unknown_ca.execute("PING")
+    unchecked = RedisLink(f"rediss://127.0.0.1:{port}/0?ssl_cert_reqs=none")
+    try:
+        assert await unchecked.execute("PING") == "PONG"  # the operator chose not to verify
+    finally:
+        await unchecked.close()
