@@ -170,6 +170,8 @@ class GatewayConfig(BaseSettings):
     stale_claim_seconds: float = Field(30.0, gt=0)
     shutdown_grace_seconds: float = Field(20.0, ge=0)
     run_timeout_seconds: float = Field(600.0, gt=0)  # a longer run is stopped and the chat told so
+    # a run still going after this long shows "working…" (0: every run shows it at once)
+    progress_after_seconds: float = Field(1.0, ge=0)
     max_body_bytes: int = Field(1024 * 1024, gt=0)
     log_format: Literal["text", "json"] = "text"
     data_dir: str = ".clarigate"

@@ -30,12 +30,12 @@ from gateway.messages import (
     ErrorReply,
     InboundMessage,
     MessageJob,
-    ProgressUpdate,
     Sender,
     TextReply,
 )
 from gateway.notices import notice_for_text
 from gateway.outbound import Outbox
+from gateway.progress import WorkingIndicator
 from gateway.runner import AgentRunner
 from gateway.store.base import Job, PendingRecord, Store
 
@@ -220,9 +220,10 @@ class Dispatcher:
         sender: Sender,
         progress: _Progress,
     ) -> None:
-        working = await self.outbox.send_quietly(
-            conv, ProgressUpdate(state="started", locale=detect_locale(text))
+        working = WorkingIndicator(
+            self.outbox, conv, detect_locale(text), after=self.config.progress_after_seconds
         )
+        await working.start()
         metrics.RUNS_STARTED.inc()
         started = time.perf_counter()
         limit = self.config.run_timeout_seconds
@@ -232,8 +233,7 @@ class Dispatcher:
         except asyncio.CancelledError:
             # stopping, or taken over: the job runs again elsewhere with its own "working…"
             with contextlib.suppress(BaseException):
-                done = ProgressUpdate(state="done", ref=working)
-                await asyncio.wait_for(self.outbox.send_quietly(conv, done), CLEAR_PROGRESS_SECONDS)
+                await asyncio.wait_for(working.finish(), CLEAR_PROGRESS_SECONDS)
             raise
         except Exception as exc:
             metrics.RUNS_FAILED.inc()
@@ -243,12 +243,12 @@ class Dispatcher:
             else:
                 log.exception("agent run failed on thread %s", thread_id)
                 failure = notice_for_text("run_failed", text)
-            await self.outbox.send_quietly(conv, ProgressUpdate(state="done", ref=working))
+            await working.finish()
             await self._reply(conv, ErrorReply(text=failure), progress)
             return
         metrics.RUN_LATENCY.observe(time.perf_counter() - started)
         metrics.RUNS_FINISHED.inc()
-        await self.outbox.send_quietly(conv, ProgressUpdate(state="done", ref=working))
+        await working.finish()
         for reply in output.replies:
             if reply.strip():
                 await self._reply(conv, TextReply(text=reply), progress)

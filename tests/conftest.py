@@ -20,8 +20,17 @@ GatewayFactory = Callable[..., Awaitable[tuple[Gateway, TestAdapter]]]
 
 
 def config_for_tests(**overrides: object) -> GatewayConfig:
-    """A config for tests: small stale-claim idle time, a few workers, no environment surprises."""
-    values: dict[str, object] = {"workers": 3, "stale_claim_seconds": 0.3, "shutdown_grace_seconds": 1.0}
+    """A config for tests: small stale-claim idle time, a few workers, no environment surprises.
+
+    "working…" shows at once, so that tests see it around runs that take no time at all
+    (the delay before it is tested on its own, in tests/gateway/test_progress.py).
+    """
+    values: dict[str, object] = {
+        "workers": 3,
+        "stale_claim_seconds": 0.3,
+        "shutdown_grace_seconds": 1.0,
+        "progress_after_seconds": 0.0,
+    }
     values.update(overrides)
     return GatewayConfig(**values)
 

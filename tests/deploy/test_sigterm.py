@@ -103,6 +103,7 @@ def bot(tmp_path):
             "CLARIGATE_DATA_DIR": str(tmp_path / "data"),
             "CLARIGATE_EXTRA_ADAPTERS": json.dumps(["tests.deploy.test_sigterm:FileRecordingAdapter"]),
             "RECORD_FILE": str(tmp_path / "sent.jsonl"),
+            "CLARIGATE_PROGRESS_AFTER_SECONDS": "0",  # the slow "working…" send is what keeps a run going
             **env,
         }
         cmd = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]

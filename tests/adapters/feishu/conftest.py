@@ -97,7 +97,12 @@ async def make_bot(fake_api: FakeOpenApi, store: Store) -> AsyncIterator[Any]:
 
     async def build(runner: ScriptedRunner | None = None, **config: Any) -> FeishuBot:
         settings = feishu_settings(fake_api)
-        values: dict[str, Any] = {"workers": 2, "stale_claim_seconds": 0.3, "shutdown_grace_seconds": 1.0}
+        values: dict[str, Any] = {
+            "workers": 2,
+            "stale_claim_seconds": 0.3,
+            "shutdown_grace_seconds": 1.0,
+            "progress_after_seconds": 0.0,  # "working…" around even instant runs
+        }
         values.update(config)
         gateway = Gateway(GatewayConfig(**values), store, runner or ScriptedRunner())
         adapter = FeishuAdapter(settings, gateway)

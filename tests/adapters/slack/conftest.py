@@ -70,6 +70,7 @@ async def make_world(fake_slack: FakeSlack) -> AsyncIterator[MakeWorld]:
     async def make(runner: AgentRunner | None = None, store: Any = None, **config: Any) -> SlackWorld:
         runner = runner or ScriptedRunner()
         store = store or MemoryStore(f"test-{uuid.uuid4().hex[:12]}")
+        config.setdefault("progress_after_seconds", 0.0)  # "working…" around even instant runs
         gateway = Gateway(GatewayConfig(**config), store, runner)
         adapter = SlackAdapter(slack_settings(fake_slack), gateway, retry_backoff=0.01)
         gateway.register(adapter)

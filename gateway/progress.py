@@ -1,0 +1,66 @@
+"""The "working…" indicator of one run: shown once the run outlasts a moment, cleared after it.
+
+A reply that comes within ``progress_after_seconds`` needs no indicator: showing one would
+flash a message (or a typing status) and spend two platform API calls on it. A run that
+takes longer shows it then, and whatever was shown is cleared when the run ends, also when
+the send of the indicator was still on its way at that moment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from agent.protocol.models import Locale
+from gateway.messages import Conversation, MessageRef, ProgressUpdate
+from gateway.outbound import Outbox
+
+log = logging.getLogger(__name__)
+
+
+class WorkingIndicator:
+    """``start()`` when the run starts, ``await finish()`` when it is over (however it ended)."""
+
+    def __init__(self, outbox: Outbox, conversation: Conversation, locale: Locale, after: float) -> None:
+        self.outbox = outbox
+        self.conversation = conversation
+        self.locale = locale
+        self.after = after
+        self._timer: asyncio.TimerHandle | None = None
+        self._showing: asyncio.Task[MessageRef | None] | None = None
+
+    async def start(self) -> None:
+        """Arm a timer that shows the indicator after ``after`` seconds; 0 shows it before returning."""
+        if self.after > 0:
+            self._timer = asyncio.get_running_loop().call_later(self.after, self._begin)
+            return
+        self._begin()
+        assert self._showing is not None
+        await asyncio.shield(self._showing)
+
+    def _begin(self) -> None:
+        self._timer = None
+        self._showing = asyncio.get_running_loop().create_task(self._show())
+
+    async def _show(self) -> MessageRef | None:
+        update = ProgressUpdate(state="started", locale=self.locale)
+        return await self.outbox.send_quietly(self.conversation, update)
+
+    @property
+    def shown(self) -> bool:
+        """True once the indicator was sent (or is being sent)."""
+        return self._showing is not None
+
+    async def finish(self) -> None:
+        """Clear what was shown; a timer that has not fired yet is simply dropped."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        showing, self._showing = self._showing, None
+        if showing is None:
+            return
+        ref: MessageRef | None = None
+        with contextlib.suppress(Exception):  # a failed send was logged by send_quietly
+            ref = await asyncio.shield(showing)  # its send may still be on its way: wait for it
+        await self.outbox.send_quietly(self.conversation, ProgressUpdate(state="done", ref=ref))
