@@ -195,7 +195,8 @@ class _Replies(asyncio.Protocol):
         while self.waiting:
             future = self.waiting.popleft()[0]
             if not future.done():
-                future.set_exception(error)
+                with contextlib.suppress(RuntimeError):  # a future of an event loop now closed
+                    future.set_exception(error)
 
     @property
     def usable(self) -> bool:
@@ -352,7 +353,8 @@ class RedisLink:
 
     def _drop(self, error: Exception) -> None:
         if self._watchdog is not None:
-            self._watchdog.cancel()
+            with contextlib.suppress(RuntimeError):  # its event loop may be closed already
+                self._watchdog.cancel()
             self._watchdog = None
         if self._replies is not None:
             self._replies.close(error)

@@ -86,6 +86,16 @@ def test_doctor_says_why_redis_and_postgres_cannot_be_reached(monkeypatch, unuse
     assert captured.err == ""  # the report is the whole output: no library warnings around it
 
 
+def test_doctor_passes_on_what_redis_itself_says(monkeypatch, capsys):
+    """The test Redis has no password: one in the URL is refused, and the report says so."""
+    monkeypatch.setenv("REDIS_URL", "redis://:hunter2@127.0.0.1:6379/0")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    (problem,) = [line for line in out.splitlines() if line.startswith("PROBLEM")]
+    assert problem.startswith("PROBLEM store:") and "without any password configured" in problem
+    assert "hunter2" not in out
+
+
 def test_an_extra_adapter_that_cannot_be_imported_is_named_by_doctor_and_serve(monkeypatch, capsys):
     monkeypatch.setenv("CLARIGATE_EXTRA_ADAPTERS", '["acme_chat.adapter:AcmeAdapter"]')
 
