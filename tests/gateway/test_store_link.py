@@ -14,7 +14,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +24,35 @@ from redis.asyncio import Redis
 from gateway.store.link import RedisLink, Script
 
 from .conftest import REDIS_URL
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def redis_server(args: list[str], ready: Callable[[], bool]) -> Iterator[None]:
+    """A redis-server of the test's own, stopped afterwards; skips when it exits at start."""
+    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 10
+        while not ready() and time.monotonic() < deadline:
+            if server.poll() is not None:
+                pytest.skip(f"redis-server would not start with {' '.join(args[1:])}")
+            time.sleep(0.05)
+        yield
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def listening(port: int) -> bool:
+    """True when something accepts connections on 127.0.0.1:``port``."""
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 class CuttableProxy:
@@ -198,9 +227,7 @@ async def test_redis_that_does_not_answer_at_all_is_an_error_within_seconds() ->
 
 
 async def test_a_refused_connection_is_a_connection_error_naming_the_address() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]  # nothing listens here once closed
+    port = free_port()
     link = RedisLink(f"redis://127.0.0.1:{port}/0", retries=0)
     with pytest.raises(errors.ConnectionError, match=f"127.0.0.1:{port}") as caught:
         await link.execute("PING")
@@ -289,22 +316,12 @@ def own_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, P
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip("redis-server is not installed: cannot start a Redis with a password")
-    folder = tmp_path_factory.mktemp("redis")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    folder, port = tmp_path_factory.mktemp("redis"), free_port()
     sock = folder / "redis.sock"
     args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     args += ["--requirepass", "s3cret", "--unixsocket", str(sock), "--dir", str(folder)]
-    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 10
-        while not sock.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+    with redis_server(args, sock.exists):
         yield port, sock
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 async def test_a_password_in_the_url_authenticates(own_redis: tuple[int, Path]) -> None:
@@ -360,26 +377,12 @@ def tls_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, P
         check=True,
         capture_output=True,
     )
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     args = [binary, "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1", "--save", ""]
     args += ["--tls-cert-file", str(cert), "--tls-key-file", str(key), "--tls-auth-clients", "no"]
     args += ["--appendonly", "no", "--dir", str(folder)]
-    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if server.poll() is not None:
-                pytest.skip("this redis-server was built without TLS")
-            with socket.socket() as probe, contextlib.suppress(OSError):
-                probe.connect(("127.0.0.1", port))
-                break
-            time.sleep(0.05)
+    with redis_server(args, lambda: listening(port)):  # a build without TLS exits: skipped
         yield port, cert
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 async def test_a_rediss_url_speaks_tls_and_checks_the_certificate(tls_redis: tuple[int, Path]) -> None:
