@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 
 from agent.protocol.models import Locale
 from gateway.messages import Conversation, MessageRef, ProgressUpdate
 from gateway.outbound import Outbox
-
-log = logging.getLogger(__name__)
 
 
 class WorkingIndicator:
@@ -46,11 +43,6 @@ class WorkingIndicator:
     async def _show(self) -> MessageRef | None:
         update = ProgressUpdate(state="started", locale=self.locale)
         return await self.outbox.send_quietly(self.conversation, update)
-
-    @property
-    def shown(self) -> bool:
-        """True once the indicator was sent (or is being sent)."""
-        return self._showing is not None
 
     async def finish(self) -> None:
         """Clear what was shown; a timer that has not fired yet is simply dropped."""

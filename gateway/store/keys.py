@@ -119,6 +119,11 @@ def decode_record(raw: str | bytes | None) -> PendingRecord | None:
     return None if raw is None else PendingRecord.model_validate_json(raw)
 
 
+def still_open(record: PendingRecord | None) -> PendingRecord | None:
+    """``record`` while it waits for its answer; None once answered (or when there is none)."""
+    return record if record is not None and record.status == "pending" else None
+
+
 def payload_text(payload: Payload) -> str:
     """A job's payload as stored: JSON text (given as such, or encoded here)."""
     return payload if isinstance(payload, str) else compact_json(payload)

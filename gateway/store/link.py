@@ -89,29 +89,27 @@ class LinkOptions:
     tls: ssl.SSLContext | None = None
 
     @classmethod
-    def from_url(cls, url: str, **defaults: Any) -> LinkOptions:
-        """Options from ``url``; ``defaults`` (connect_timeout, reply_timeout, client_name) yield to it."""
+    def from_url(
+        cls, url: str, *, client_name: str | None, connect_timeout: float, reply_timeout: float
+    ) -> LinkOptions:
+        """Options from ``url``; the keyword arguments apply where the URL does not say otherwise."""
         parsed = parse_url(url)
         ignored = sorted(set(parsed) - _KNOWN_OPTIONS)
         if ignored:
             log.warning("Redis URL options not used by the store: %s", ", ".join(ignored))
-        options = cls(**defaults)
-        options.host = parsed.get("host") or options.host
-        options.port = int(parsed.get("port") or options.port)
-        options.db = int(parsed.get("db") or 0)
-        options.username = parsed.get("username")
-        options.password = parsed.get("password")
-        options.client_name = parsed.get("client_name") or options.client_name
-        if parsed.get("socket_connect_timeout") is not None:
-            options.connect_timeout = float(parsed["socket_connect_timeout"])
-        if parsed.get("socket_timeout") is not None:
-            options.reply_timeout = float(parsed["socket_timeout"])
         kind = parsed.get("connection_class")
-        if kind is UnixDomainSocketConnection:
-            options.path = parsed["path"]
-        elif kind is SSLConnection:
-            options.tls = _tls_context(parsed)
-        return options
+        return cls(
+            host=parsed.get("host") or "127.0.0.1",
+            port=int(parsed.get("port") or 6379),
+            path=parsed["path"] if kind is UnixDomainSocketConnection else None,
+            db=int(parsed.get("db") or 0),
+            username=parsed.get("username"),
+            password=parsed.get("password"),
+            client_name=parsed.get("client_name") or client_name,
+            connect_timeout=float(parsed.get("socket_connect_timeout") or connect_timeout),
+            reply_timeout=float(parsed.get("socket_timeout") or reply_timeout),
+            tls=_tls_context(parsed) if kind is SSLConnection else None,
+        )
 
     @property
     def where(self) -> str:
@@ -124,15 +122,14 @@ def _tls_context(parsed: dict[str, Any]) -> ssl.SSLContext:
     if parsed.get("ssl_certfile"):
         context.load_cert_chain(parsed["ssl_certfile"], parsed.get("ssl_keyfile"))
     requirement = str(parsed.get("ssl_cert_reqs") or "required").lower()
-    check_hostname = parsed.get("ssl_check_hostname")
-    if requirement == "none":
+    if requirement == "none":  # the operator chose not to verify (check_hostname must go first)
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    else:
-        if check_hostname is not None:
-            context.check_hostname = bool(check_hostname)
-        if requirement == "optional":
-            context.verify_mode = ssl.CERT_OPTIONAL
+        return context
+    if parsed.get("ssl_check_hostname") is not None:
+        context.check_hostname = bool(parsed["ssl_check_hostname"])
+    if requirement == "optional":
+        context.verify_mode = ssl.CERT_OPTIONAL
     return context
 
 

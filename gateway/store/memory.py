@@ -27,6 +27,7 @@ from .keys import (
     job_fields,
     job_from_fields,
     new_thread_id,
+    still_open,
 )
 
 
@@ -170,8 +171,7 @@ class MemoryStore(Store):
 
     async def pending_for_thread(self, thread_id: str) -> PendingRecord | None:
         """The open clarification of an agent thread, if any."""
-        record = self._record(self._get(self.keys.pending(thread_id)))
-        return record if record is not None and record.status == "pending" else None
+        return still_open(self._record(self._get(self.keys.pending(thread_id))))
 
     async def set_message_ref(self, request_id: str, ref: MessageRef) -> None:
         """Remember the message that shows the request."""
@@ -309,8 +309,8 @@ class MemoryStore(Store):
                 key = self.keys.thread(read.order_key)
                 thread_id = self._get(key) or new_thread_id()
                 self._set(key, thread_id, thread_ttl_seconds)
-                record = self._record(self._get(self.keys.pending(thread_id)))
-                read.thread_lookup = (thread_id, record if record and record.status == "pending" else None)
+                pending = self._record(self._get(self.keys.pending(thread_id)))
+                read.thread_lookup = (thread_id, still_open(pending))
         return jobs
 
     async def is_done(self, inbound_id: str) -> bool:

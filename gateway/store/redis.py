@@ -35,6 +35,7 @@ from .keys import (
     job_from_fields,
     new_thread_id,
     payload_text,
+    still_open,
     to_millis,
 )
 from .link import RedisLink, Script
@@ -99,8 +100,7 @@ class RedisStore(Store):
         """The agent thread (made on first use, TTL refreshed) and its open clarification: one script."""
         args: list[Any] = [new_thread_id(), to_millis(ttl_seconds), self.prefix]
         thread_id, *raw = await self._run(self._thread_pending, [self.keys.thread(thread_key)], args)
-        record = decode_record(raw[0]) if raw else None
-        return thread_id, record if record is not None and record.status == "pending" else None
+        return thread_id, still_open(decode_record(raw[0]) if raw else None)
 
     async def new_thread_for_chat(self, thread_key: str, ttl_seconds: int) -> str:
         """Start a fresh agent thread for this chat thread (``/new``)."""
@@ -180,8 +180,7 @@ class RedisStore(Store):
     async def pending_for_thread(self, thread_id: str) -> PendingRecord | None:
         """The open clarification of an agent thread, if any."""
         keys, args = [self.keys.pending(thread_id)], [f"{self.prefix}:ask:"]
-        record = decode_record(await self._run(self._follow, keys, args))
-        return record if record is not None and record.status == "pending" else None
+        return still_open(decode_record(await self._run(self._follow, keys, args)))
 
     async def set_message_ref(self, request_id: str, ref: MessageRef) -> None:
         """Remember the message that shows the request (one script; an answer in the record stays)."""
@@ -321,11 +320,7 @@ class RedisStore(Store):
             job = Job(entry_id, kind, inbound_id, order_key, int(seq), payload or "{}")
             job.turn_ready = bool(ready)
             if thread_id:
-                record = decode_record(raw) if raw else None
-                job.thread_lookup = (
-                    thread_id,
-                    record if record is not None and record.status == "pending" else None,
-                )
+                job.thread_lookup = (thread_id, still_open(decode_record(raw) if raw else None))
             jobs.append(job)
         return jobs
 
