@@ -234,24 +234,24 @@ async def main(args: argparse.Namespace) -> int:
         await agent_alone(agent, 10, alone_width, args.asking, "warm")
         await through_gateway(adapter, 10, gateway_width, args.asking, "warm")
         freeze_startup_objects()  # as ``clarigate serve`` does once it has started
+
+        async def alone_block(r: int) -> Phase:
+            return await agent_alone(agent, args.n, alone_width, args.asking, f"a{r}")
+
+        async def gateway_block(r: int) -> Phase:
+            calls.clear()
+            before = store.round_trips
+            phase = await through_gateway(adapter, args.n, gateway_width, args.asking, f"g{r}")
+            trips.append((store.round_trips - before) / phase.messages)
+            return phase
+
         for r in range(args.rounds):
-
-            async def alone_block(r: int = r) -> Phase:
-                return await agent_alone(agent, args.n, alone_width, args.asking, f"a{r}")
-
-            async def gateway_block(r: int = r) -> Phase:
-                calls.clear()
-                before = store.round_trips
-                phase = await through_gateway(adapter, args.n, gateway_width, args.asking, f"g{r}")
-                trips.append((store.round_trips - before) / phase.messages)
-                return phase
-
             # adjacent blocks see the same machine; alternating which goes first cancels drift
             if r % 2 == 0:
-                pairs.append((await alone_block(), await gateway_block()))
+                pairs.append((await alone_block(r), await gateway_block(r)))
             else:
-                through = await gateway_block()
-                pairs.append((await alone_block(), through))
+                through = await gateway_block(r)
+                pairs.append((await alone_block(r), through))
     finally:
         await gateway.stop(grace=5)
         await runner.aclose()
