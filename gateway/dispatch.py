@@ -333,4 +333,5 @@ def message_text(msg: InboundMessage) -> str:
     """What the agent reads: the text, and the names of attachments it cannot see."""
     if not msg.attachments:
         return msg.text
-    return f"{msg.text}\n\n(attached: {', '.join(msg.attachments)})".strip()
+    described = "; ".join(a.describe() for a in msg.attachments)
+    return f"{msg.text}\n\n(attached: {described})".strip()

@@ -66,6 +66,34 @@ class MessageRef(BaseModel):
     extra: dict[str, str] = Field(default_factory=dict)  # platform-specific bits (thread ts, topic id, …)
 
 
+AttachmentKind = Literal["image", "file", "audio", "video", "sticker", "other"]
+
+
+class Attachment(BaseModel):
+    """A file that came with a message, as the adapter found it (nothing downloaded on the ack path).
+
+    ``ref`` is the adapter's own handle to fetch the bytes later
+    (``PlatformAdapter.fetch_attachment``): a file id, a download URL, a message id and file key.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: AttachmentKind = "file"
+    name: str = ""
+    mime_type: str | None = None
+    size: int | None = None  # bytes, when the platform says
+    ref: str = ""
+
+    def describe(self) -> str:
+        """A short description for the agent: name, type and size."""
+        parts = [self.name or self.kind]
+        if self.mime_type:
+            parts.append(self.mime_type)
+        if self.size is not None:
+            parts.append(f"{self.size} bytes")
+        return ", ".join(parts)
+
+
 class InboundMessage(BaseModel):
     """A message a person wrote to the bot."""
 
@@ -76,7 +104,7 @@ class InboundMessage(BaseModel):
     text: str
     event_id: str  # the platform's delivery id, deduplicated by the core
     message_id: str | None = None
-    attachments: list[str] = Field(default_factory=list)  # attachment names
+    attachments: list[Attachment] = Field(default_factory=list)
     is_mention: bool = False
     received_at: float = Field(default_factory=time.time)
 
@@ -113,6 +141,7 @@ class InboundAnswer(BaseModel):
     option_id: str | None = None  # an option was picked
     text: str | None = None  # a free-text answer ("Other…")
     values: dict[str, Any] | None = None  # raw form values, typed by the core
+    decline: bool = False  # the person dismissed the question (a Cancel button)
     conversation: Conversation | None = None  # where the interaction happened, when known
 
 

@@ -2,6 +2,12 @@
 
 ``GatewayPort`` is what the core offers adapters; ``PlatformAdapter`` is what
 each adapter offers the core. Neither side sees the other's internals.
+
+Conversation control is the core's: an adapter maps its platform's command syntax
+(Telegram's ``/cancel@bot``, Slack's ``/clarigate cancel``, a Feishu message ``/cancel``)
+onto an ``InboundMessage`` whose text is the neutral command (``/new``, ``/cancel``,
+``/help``, ``/status``, ``/start``, optionally followed by words), and a Cancel button
+onto an ``InboundAnswer`` with ``decline=True``.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from starlette.routing import BaseRoute
 
 from .messages import (
     AcceptOutcome,
+    Attachment,
     AnswerOutcome,
     Conversation,
     InboundAnswer,
@@ -90,3 +97,8 @@ class PlatformAdapter(ABC):
     @abstractmethod
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Deliver one outbound item; returns a reference when a message was created."""
+
+    async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
+        """The bytes of an attachment this adapter received (called by a worker, never on the ack
+        path); None when it cannot be had or is larger than ``max_bytes``."""
+        return None

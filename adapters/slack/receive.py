@@ -18,7 +18,7 @@ from slack_sdk.signature import SignatureVerifier
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from gateway.messages import Conversation, InboundMessage, Sender
+from gateway.messages import Attachment, Conversation, InboundMessage, Sender
 
 PLATFORM = "slack"
 log = logging.getLogger(__name__)
@@ -93,7 +93,9 @@ def parse_message_event(body: dict[str, Any], bot_user_id: str | None) -> Parsed
         event_id=event_message_id(channel, ts),
         message_id=ts,
         attachments=[
-            str(f.get("name") or f.get("id")) for f in event.get("files") or [] if isinstance(f, dict)
+            Attachment(name=str(f.get("name") or f.get("id")))
+            for f in event.get("files") or []
+            if isinstance(f, dict)
         ],
         is_mention=kind == "app_mention" or mentions_bot,
     )

@@ -104,7 +104,8 @@ class HumanInputResponse(BaseModel):
     kind: Literal["human_input_response"] = "human_input_response"
     source: str = SOURCE
     request_id: str
-    response_kind: Literal["option", "text", "form"]
+    # "declined": the person dismissed the question (Cancel, /cancel); ``value`` says so in words
+    response_kind: Literal["option", "text", "form", "declined"]
     option_id: str | None = None
     value: str
     values: dict[str, Any] | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.dispatch import is_new_thread_command, message_text, new_token
-from gateway.messages import Conversation, InboundMessage, Sender
+from gateway.messages import Attachment, Conversation, InboundMessage, Sender
 
 
 @pytest.mark.parametrize(
@@ -33,9 +33,12 @@ def test_the_agent_reads_attachment_names():
         sender=Sender(user_id="u"),
         text="see this",
         event_id="e",
-        attachments=["plan.pdf", "chart.png"],
+        attachments=[
+            Attachment(kind="file", name="plan.pdf", mime_type="application/pdf", size=2048),
+            Attachment(kind="image", name="chart.png"),
+        ],
     )
-    assert message_text(msg) == "see this\n\n(attached: plan.pdf, chart.png)"
+    assert message_text(msg) == "see this\n\n(attached: plan.pdf, application/pdf, 2048 bytes; chart.png)"
     assert message_text(msg.model_copy(update={"attachments": []})) == "see this"
 
 
