@@ -19,8 +19,8 @@ from starlette.routing import BaseRoute
 
 from .messages import (
     AcceptOutcome,
-    Attachment,
     AnswerOutcome,
+    Attachment,
     Conversation,
     InboundAnswer,
     InboundMessage,
