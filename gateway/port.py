@@ -31,6 +31,31 @@ from .messages import (
 )
 
 
+class DeliveryFailed(Exception):
+    """An adapter could not deliver an outbound item, classified for the core's delivery step.
+
+    ``permanent``: no retry can help (the bot was blocked or removed, the payload was refused
+    as invalid, the chat is gone); the core falls back once (a question's text fallback) or
+    gives up with a log line and a metric. Otherwise transient (rate limit, 5xx, network):
+    retried with backoff within the delivery budget, not before ``retry_after`` seconds when
+    the platform named a time. ``code`` is the platform's own error code, for logs and metrics.
+    Any other exception an adapter's ``send`` raises is treated as transient.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        permanent: bool,
+        retry_after: float | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+        self.retry_after = retry_after
+        self.code = code
+
+
 class AdapterState(Protocol):
     """Small shared state for adapters (wizards, leases), kept by the core's store.
 
@@ -96,7 +121,10 @@ class PlatformAdapter(ABC):
 
     @abstractmethod
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
-        """Deliver one outbound item; returns a reference when a message was created."""
+        """Deliver one outbound item; returns a reference when a message was created.
+
+        Platform errors are raised as ``DeliveryFailed`` (transient or permanent).
+        """
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """The bytes of an attachment this adapter received (called by a worker, never on the ack
