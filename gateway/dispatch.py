@@ -199,7 +199,7 @@ class Dispatcher:
             # take it as that answer, so say who is asked instead.
             refusal = policy_refusal(pending, view_of(pending), msg.sender)
             if refusal is not None:
-                await self._reply(conv, TextReply(text=refusal.message), progress)
+                await self._reply(conv, TextReply(text=refusal.message, private_to=msg.sender), progress)
                 return
         await self._run(conv, thread_id, message_text(msg), None, msg.sender, progress)
 

@@ -202,10 +202,15 @@ class AnswerOutcome(BaseModel):
 
 
 class TextReply(BaseModel):
-    """An agent reply in Markdown (untrusted model text: escape per platform)."""
+    """An agent reply in Markdown (untrusted model text: escape per platform).
+
+    ``private_to``: a notice for one person only (a refusal naming who is asked); adapters show
+    it privately where the platform can (a Slack ephemeral message), else post it as usual.
+    """
 
     kind: Literal["text"] = "text"
     text: str
+    private_to: Sender | None = None
 
 
 class ClarificationOut(BaseModel):
@@ -235,10 +240,12 @@ class ProgressUpdate(BaseModel):
 
 
 class ErrorReply(BaseModel):
-    """A short, honest error for the chat (run failed, input refused, …)."""
+    """A short, honest error for the chat (run failed, input refused, …); ``private_to`` as on
+    ``TextReply``."""
 
     kind: Literal["error"] = "error"
     text: str
+    private_to: Sender | None = None
 
 
 Outbound = TextReply | ClarificationOut | ClarificationClosed | ProgressUpdate | ErrorReply
