@@ -1,9 +1,11 @@
 """The Slack adapter: Bolt ``AsyncApp`` for receiving, Block Kit for rendering, Web API for sending.
 
-HTTP mode mounts ``POST /slack/events`` (events and interactivity on one URL);
-Socket Mode runs when ``settings.app_token`` is set. Listeners finish their fast
-work (dedupe + enqueue, ``views.open``) before the ack is returned, so a crash
-before the ack makes Slack redeliver instead of losing the message.
+HTTP mode mounts ``POST /slack/events`` (events, interactivity and the ``/clarigate``
+command on one URL); Socket Mode runs when ``settings.app_token`` is set. Listeners
+finish their fast work (dedupe + enqueue, ``views.open``) before the ack is returned,
+so a crash before the ack makes Slack redeliver instead of losing the message. Every
+request no listener wants (``app_rate_limited``, other events, shortcuts, …) gets 200,
+a debug line and a count: a 404 would only make Slack retry it.
 """
 
 from __future__ import annotations
@@ -11,40 +13,53 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import uuid
 from typing import Any, ClassVar
 
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.errors import SlackApiError
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.error import BoltUnhandledRequestError
+from slack_bolt.response import BoltResponse
 from starlette.routing import BaseRoute, Route
 
 from agent.protocol import ui_text
 from gateway.config import SlackSettings
 from gateway.messages import (
+    Attachment,
     ClarificationClosed,
     ClarificationOut,
     Conversation,
     ErrorReply,
+    InboundMessage,
     MessageRef,
     Outbound,
     ProgressUpdate,
     TextReply,
 )
-from gateway.port import GatewayPort, PlatformAdapter
+from gateway.port import DeliveryFailed, GatewayPort, PlatformAdapter
 
+from .commands import parse_command
+from .decode import mentioned_user_ids
+from .files import download
 from .interactions import ClarificationInteractions
 from .markup import escape_mrkdwn
-from .receive import PLATFORM, events_endpoint, parse_message_event
+from .names import NameBook
+from .receive import PLATFORM, count_ignored, events_endpoint, parse_message_event, request_kind
 from .render import (
     ACTION_PREFIX,
     answered_mrkdwn,
     notification_text,
+    private_notice_mrkdwn,
     render_answered,
     render_clarification,
     render_reply,
 )
-from .send import SlackSender, build_client
+from .send import SlackSender, build_ack_path_client, build_client
 
 log = logging.getLogger(__name__)
+
+KNOWN_THREAD_SECONDS = 7 * 24 * 3600  # a thread opened by a bare mention stays the bot's this long
+PROMPT_DEDUPE_SECONDS = 3600  # Slack retries an event for a few minutes at most
 
 
 class SlackStartError(RuntimeError):
@@ -63,14 +78,19 @@ class SlackAdapter(PlatformAdapter):
             raise ValueError("Slack needs SLACK_BOT_TOKEN (the app's xoxb- bot token)")
         token = settings.bot_token.get_secret_value()
         secret = settings.signing_secret.get_secret_value() if settings.signing_secret else ""
+        self._token = token
         self.client = build_client(token, settings.api_url, backoff_factor=retry_backoff)
-        self.sender = SlackSender(self.client)
+        self.ack_client = build_ack_path_client(token, settings.api_url)
+        self.sender = SlackSender(self.client, self.ack_client)
+        self.names = NameBook(self.sender.user_name)
         self.bot_user_id: str | None = None
         # Work before ack: an exception answers 500 and Slack redelivers (deduped by id).
+        # Unhandled requests reach ``_on_error`` (200 and a count) instead of Bolt's 404.
         self.app = AsyncApp(
             client=self.client,
             signing_secret=secret,
             process_before_response=True,
+            raise_error_for_unhandled_request=True,
             name="clarigate",
         )
         self.interactions = interactions = ClarificationInteractions(gateway, self.sender)
@@ -78,6 +98,9 @@ class SlackAdapter(PlatformAdapter):
         self.app.event("app_mention")(self._on_message)
         self.app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(interactions.on_action)
         self.app.view(re.compile("^" + re.escape(ACTION_PREFIX)))(interactions.on_submission)
+        # Any command name: operators may rename /clarigate in the manifest.
+        self.app.command(re.compile(".*"))(self._on_command)
+        self.app.error(self._on_error)
         self._socket: Any = None
 
     # --- receiving ----------------------------------------------------------------------
@@ -97,11 +120,65 @@ class SlackAdapter(PlatformAdapter):
         parsed = parse_message_event(body, bot_user_id)
         if parsed is None:
             return
-        if parsed.needs_known_thread and not await self.gateway.knows_conversation(
-            parsed.message.conversation
-        ):
+        if parsed.needs_known_thread and not await self._knows(parsed.message.conversation):
             return
-        await self.gateway.accept(parsed.message)
+        people = [u for u in mentioned_user_ids(str(body["event"].get("text") or "")) if u != bot_user_id]
+        if people:  # names only for messages that go on: users.info is asked on the ack path
+            parsed = parse_message_event(body, bot_user_id, await self.names.names(people)) or parsed
+        message = parsed.message
+        if message.is_mention and not message.text.strip() and not message.attachments:
+            await self._bare_mention(message)
+            return
+        await self.gateway.accept(message)
+
+    @staticmethod
+    def _known_key(conversation: Conversation) -> str:
+        return f"thread:{conversation.thread_key}"
+
+    async def _knows(self, conversation: Conversation) -> bool:
+        """The bot takes part in this thread: it has an agent thread, or was called by a bare mention."""
+        if await self.gateway.knows_conversation(conversation):
+            return True
+        return await self.gateway.state.get_json(self._known_key(conversation)) is not None
+
+    def _allowed(self, message: InboundMessage) -> bool:
+        users, chats = self.settings.allowed_users, self.settings.allowed_chats
+        if users and message.sender.user_id not in users:
+            return False
+        return not chats or message.conversation.chat_id in chats
+
+    async def _bare_mention(self, message: InboundMessage) -> None:
+        """ "@clarigate" alone: a short prompt in the thread, which the bot now takes part in."""
+        if not self._allowed(message):
+            await self.gateway.accept(message)  # the core refuses, once, as for any message
+            return
+        conv = message.conversation
+        await self.gateway.state.set_json(self._known_key(conv), True, KNOWN_THREAD_SECONDS)
+        # Slack redelivers unacknowledged events: one prompt per message, whichever replica.
+        first = await self.gateway.state.acquire_lease(
+            f"prompt:{message.event_id}", uuid.uuid4().hex, PROMPT_DEDUPE_SECONDS
+        )
+        if first:
+            prompt = ui_text("mention_prompt", "en")
+            self.interactions.after_the_ack(self.sender.post(conv.chat_id, prompt, thread_ts=conv.reply_to))
+
+    async def _on_command(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """``/clarigate new|cancel|help|status``: the neutral command, handled by the core."""
+        message = parse_command(body)
+        if message is not None:
+            await self.gateway.accept(message)
+        await ack()
+
+    async def _on_error(self, error: Exception, body: dict[str, Any]) -> BoltResponse | None:
+        """Requests no listener wants get 200 (logged at debug, counted); a listener's own
+        failure keeps Bolt's 500, so Slack redelivers and the dedupe keeps it to one run."""
+        if isinstance(error, BoltUnhandledRequestError):
+            kind = request_kind(body)
+            log.debug("slack: %s acknowledged, nothing to do", kind)
+            count_ignored(kind)
+            return BoltResponse(status=200, body="")
+        log.error("slack: a listener failed", exc_info=error)
+        return None
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -114,13 +191,12 @@ class SlackAdapter(PlatformAdapter):
             )
         try:
             identity = await self.sender.whoami()
-        except SlackApiError as error:
-            reason = error.response.get("error") if error.response is not None else str(error)
+        except DeliveryFailed as error:
+            if error.code == "network":
+                raise SlackStartError(f"Slack API unreachable at {self.settings.api_url}: {error}") from error
             raise SlackStartError(
-                f"Slack rejected SLACK_BOT_TOKEN ({reason}): check the bot token of the installed app"
+                f"Slack rejected SLACK_BOT_TOKEN ({error.code}): check the bot token of the installed app"
             ) from error
-        except OSError as error:
-            raise SlackStartError(f"Slack API unreachable at {self.settings.api_url}: {error}") from error
         self.bot_user_id = identity.get("user_id")
         log.info("slack: signed in as %s in %s", identity.get("user"), identity.get("team"))
         if self.settings.app_token is not None:
@@ -143,9 +219,10 @@ class SlackAdapter(PlatformAdapter):
         if self._socket is not None:
             await self._socket.close_async()
             self._socket = None
-        session = getattr(self.client, "session", None)
-        if session is not None and not session.closed:
-            await session.close()
+        for client in (self.client, self.ack_client):
+            session = getattr(client, "session", None)
+            if session is not None and not session.closed:
+                await session.close()
 
     async def check(self) -> list[str]:
         """Configuration problems, for ``doctor``."""
@@ -155,17 +232,25 @@ class SlackAdapter(PlatformAdapter):
         if not problems:
             try:
                 await self.sender.whoami()
-            except SlackApiError as error:
-                problems.append(f"Slack rejected SLACK_BOT_TOKEN: {error.response.get('error')}")
-            except OSError as error:
-                problems.append(f"Slack API unreachable at {self.settings.api_url}: {error}")
+            except DeliveryFailed as error:
+                if error.code == "network":
+                    problems.append(f"Slack API unreachable at {self.settings.api_url}: {error}")
+                else:
+                    problems.append(f"Slack rejected SLACK_BOT_TOKEN: {error.code}")
         return problems
 
     # --- sending ----------------------------------------------------------------------------
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
-        """Deliver one outbound item in the conversation's thread."""
+        """Deliver one outbound item in the conversation's thread; Slack's refusals are raised as
+        ``DeliveryFailed`` (``invalid_blocks`` on a question is permanent: the core falls back)."""
         channel, thread = conversation.chat_id, conversation.reply_to
+        if isinstance(item, (TextReply, ErrorReply)) and item.private_to is not None:
+            text = private_notice_mrkdwn(item.text)
+            if isinstance(item, ErrorReply):
+                text = "⚠️ " + text
+            await self.sender.ephemeral(channel, item.private_to.user_id, text, thread)
+            return None  # an ephemeral message cannot be updated or deleted
         if isinstance(item, TextReply):
             ts = ""
             for chunk in render_reply(item.text):
@@ -201,9 +286,13 @@ class SlackAdapter(PlatformAdapter):
         if item.ref is not None:
             try:
                 await self.sender.delete(item.ref.chat_id, item.ref.message_id)
-            except SlackApiError as error:  # already gone: nothing left to tidy
-                log.info("slack: could not delete the progress message: %s", error.response.get("error"))
+            except DeliveryFailed as error:  # already gone: nothing left to tidy
+                log.info("slack: could not delete the progress message: %s", error.code)
         return None
+
+    async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
+        """A shared file's bytes, downloaded with the bot token (``files:read``), size- and type-checked."""
+        return await download(attachment, self._token, self.settings.api_url, max_bytes)
 
     @staticmethod
     def _ref(channel: str, ts: str, thread: str | None) -> MessageRef:

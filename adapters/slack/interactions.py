@@ -1,8 +1,10 @@
 """Clicks and modal submits answering a clarification.
 
-A click on an option answers at once; "Other…" and "Fill in" open a modal inside
-the trigger's 3 seconds (after checking the person may answer). Accepted answers
-update the original message; every refusal is shown to that person only.
+A click on an option answers at once; Cancel / Skip declines the question; "Other…"
+and "Fill in" open a modal inside the trigger's 3 seconds (after checking the person
+may answer), once and without retries: when Slack does not open it, the person is told
+privately and offered the typed route. Accepted answers update the original message;
+every refusal is shown to that person only.
 """
 
 from __future__ import annotations
@@ -13,11 +15,10 @@ from collections.abc import Awaitable
 from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
-from slack_sdk.errors import SlackApiError
 
-from agent.protocol import ui_text
+from agent.protocol import HumanInputRequest, render_text_fallback, ui_text
 from gateway.messages import AnswerOutcome, AnswerStatus, InboundAnswer, PendingView, Sender
-from gateway.port import GatewayPort
+from gateway.port import DeliveryFailed, GatewayPort
 
 from .modals import (
     FORM_CALLBACK,
@@ -36,6 +37,11 @@ from .render import answered_mrkdwn, notice_mrkdwn, option_index, parse_button_v
 from .send import SlackSender
 
 log = logging.getLogger(__name__)
+
+
+def typed_route(request: HumanInputRequest) -> str:
+    """What to say when a modal could not be opened: it failed, and how to answer by typing."""
+    return f"{ui_text('modal_failed', request.locale)}\n\n{render_text_fallback(request)}"
 
 
 def _clicked_value(action: dict[str, Any]) -> str | None:
@@ -57,7 +63,7 @@ class ClarificationInteractions:
         while self._after_ack:
             await asyncio.gather(*list(self._after_ack), return_exceptions=True)
 
-    def _after_the_ack(self, work: Awaitable[None]) -> None:
+    def after_the_ack(self, work: Awaitable[Any]) -> None:
         """Run Web API calls that follow an answer without holding the ack back: Slack wants
         the ack within 3 s, and a rate-limited ``chat.update`` must not make a click look failed."""
 
@@ -98,10 +104,22 @@ class ClarificationInteractions:
                 if action == "form"
                 else (render_other_modal(view.request, metadata))
             )
-            try:
-                await self.sender.open_view(str(body.get("trigger_id")), modal)
-            except SlackApiError as error:  # e.g. expired_trigger_id on a replayed click
-                log.warning("slack: could not open the modal: %s", error.response.get("error"))
+            # Opened beside the ack, not before it: the trigger lives 3 s from the click whatever
+            # the ack does, and a slow views.open must not make the click look failed.
+            self.after_the_ack(
+                self._open(str(body.get("trigger_id")), modal, view, channel, person, thread_ts)
+            )
+            return
+        if action == "decline":
+            answer = InboundAnswer(
+                sender=person,
+                event_id=interaction_id(body),
+                token=token,
+                decline=True,
+                conversation=view.conversation,
+            )
+            outcome = await self.gateway.submit_answer(answer)
+            await self._after(outcome, view, channel, message_ts, person, thread_ts)
             return
         index = option_index(action)
         if index is None or not 1 <= index <= len(view.request.options):
@@ -115,6 +133,26 @@ class ClarificationInteractions:
         )
         outcome = await self.gateway.submit_answer(answer)
         await self._after(outcome, view, channel, message_ts, person, thread_ts)
+
+    async def _open(
+        self,
+        trigger_id: str,
+        modal: dict[str, Any],
+        view: PendingView,
+        channel: str | None,
+        person: Sender,
+        thread_ts: str | None,
+    ) -> None:
+        """Open the modal once; when Slack does not (expired_trigger_id, a timeout, a 429), tell the
+        person privately and show the question as text, to be answered by typing."""
+        try:
+            await self.sender.open_view(trigger_id, modal)
+        except DeliveryFailed as error:
+            if error.code == "exchanged_trigger_id":  # a redelivered click: the modal is already open
+                log.debug("slack: modal already opened for this click")
+                return
+            log.warning("slack: could not open the modal: %s", error.code)
+            await self._tell(channel, person, typed_route(view.request), view, thread_ts)
 
     async def on_submission(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         """A submitted form or "Other…" modal: per-field errors, or answered and closed."""
@@ -172,7 +210,7 @@ class ClarificationInteractions:
         if channel and message_ts:
             closed = outcome.view or view
             line = answered_mrkdwn(closed, outcome.answered_line)
-            self._after_the_ack(
+            self.after_the_ack(
                 self.sender.update(channel, message_ts, line, render_answered(closed.request, line))
             )
 
@@ -186,6 +224,5 @@ class ClarificationInteractions:
     ) -> None:
         """Show ``message`` to ``person`` only, after the ack (the refusal itself is final)."""
         if channel and message:
-            self._after_the_ack(
-                self.sender.ephemeral(channel, person.user_id, notice_mrkdwn(message, view), thread_ts)
-            )
+            text = notice_mrkdwn(message, view)
+            self.after_the_ack(self.sender.ephemeral(channel, person.user_id, text, thread_ts))

@@ -19,6 +19,7 @@ from slack_sdk.models.blocks import (
     NumberInputElement,
     Option,
     PlainTextInputElement,
+    PlainTextObject,
     StaticMultiSelectElement,
     StaticSelectElement,
 )
@@ -35,6 +36,7 @@ VALUE_ACTION = "value"
 OTHER_BLOCK = "answer"
 TITLE_LIMIT = 24
 PLACEHOLDER_LIMIT = 150
+HINT_LIMIT = 2000
 MAX_CHECKBOXES = 10
 _MODAL_BLOCKS = 100
 
@@ -58,11 +60,27 @@ def read_metadata(private_metadata: str | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _labels_cut(field: FormField) -> bool:
+    return any(len(option.label.strip()) > LABEL_LIMIT for option in field.options)
+
+
 def _options(field: FormField) -> list[Option]:
+    """The field's choices; numbered when Slack must cut some labels (listed in full in the hint)."""
+    numbered = _labels_cut(field)
     return [
-        Option(text=plain(option.label, LABEL_LIMIT), value=str(i))
+        Option(
+            text=plain(f"{i}. {option.label.strip()}" if numbered else option.label, LABEL_LIMIT),
+            value=str(i),
+        )
         for i, option in enumerate(field.options[:SELECT_OPTIONS_LIMIT], start=1)
     ]
+
+
+def _full_labels(field: FormField) -> PlainTextObject | None:
+    """The choices in full under the input, when their texts in the element are cut."""
+    if not field.options or not _labels_cut(field):
+        return None
+    return plain("\n".join(f"{i}. {o.label}" for i, o in enumerate(field.options, 1)), HINT_LIMIT)
 
 
 def _element(field: FormField, locale: str) -> InputInteractiveElement:
@@ -101,6 +119,7 @@ def _input_block(index: int, field: FormField, locale: str) -> InputBlock:
         block_id=field_block_id(index),
         label=plain(label, 2000),
         element=_element(field, locale),
+        hint=_full_labels(field),
         # A lone checkbox is a yes/no: left unticked it means "no", so never block the submit.
         optional=not field.required or field.type == "checkbox",
     )

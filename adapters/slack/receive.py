@@ -12,20 +12,72 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from prometheus_client import Counter
 from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.signature import SignatureVerifier
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from gateway.messages import Attachment, Conversation, InboundMessage, Sender
+from gateway.messages import Attachment, AttachmentKind, Conversation, InboundMessage, Sender
+
+from .decode import decode_text
 
 PLATFORM = "slack"
 log = logging.getLogger(__name__)
 
-# Message subtypes that are a person writing; everything else (edits, deletions,
-# joins, bot posts) is not something to answer.
-_PERSON_SUBTYPES = {None, "file_share", "thread_broadcast"}
+IGNORED_REQUESTS = Counter(
+    "clarigate_slack_requests_ignored_total",
+    "Slack requests acknowledged with nothing to do (no listener wants them)",
+    ["kind"],
+)
+# Request and event types named in the count; anything else is counted as "other" so that a
+# signed but odd request cannot grow the number of series.
+_KNOWN_KINDS = {
+    "app_rate_limited",
+    "shortcut",
+    "message_action",
+    "block_suggestion",
+    "block_actions",
+    "view_closed",
+    "view_submission",
+    "interactive_message",
+    "event_callback",
+}
+_KNOWN_EVENTS = {
+    "message",
+    "app_mention",
+    "app_home_opened",
+    "app_uninstalled",
+    "tokens_revoked",
+    "member_joined_channel",
+    "reaction_added",
+    "reaction_removed",
+    "file_shared",
+    "channel_archive",
+}
+
+
+def request_kind(body: dict[str, Any]) -> str:
+    """A short name for a request, for logs and the ignored-requests count."""
+    if "command" in body and "type" not in body:
+        return "slash_command"
+    kind = str(body.get("type") or "unknown")
+    if kind == "event_callback":
+        event_type = str((body.get("event") or {}).get("type") or "unknown")
+        return f"event:{event_type if event_type in _KNOWN_EVENTS else 'other'}"
+    return kind if kind in _KNOWN_KINDS else "other"
+
+
+def count_ignored(kind: str) -> None:
+    """Count one request acknowledged without work."""
+    IGNORED_REQUESTS.labels(kind).inc()
+
+
+# Message subtypes that are a person writing (``me_message``: "/me waves", read as text);
+# everything else (edits, deletions, joins, bot posts) is not something to answer.
+_PERSON_SUBTYPES = {None, "file_share", "thread_broadcast", "me_message"}
+_MEDIA_KINDS: dict[str, AttachmentKind] = {"image": "image", "audio": "audio", "video": "video"}
 _USER_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 
 
@@ -50,12 +102,36 @@ def strip_bot_mention(text: str, bot_user_id: str | None) -> str:
     return text.strip()
 
 
-def parse_message_event(body: dict[str, Any], bot_user_id: str | None) -> ParsedMessage | None:
+def file_attachment(file: dict[str, Any]) -> Attachment | None:
+    """A file shared on a message as an ``Attachment`` (``ref``: its ``url_private_download``).
+
+    Files the workspace hides (``mode: hidden_by_limit``) or deleted ones (``tombstone``) come
+    without a name or URL: they are left out, there is nothing to fetch or describe.
+    """
+    name = str(file.get("name") or file.get("title") or "")
+    ref = str(file.get("url_private_download") or file.get("url_private") or "")
+    if file.get("mode") in ("hidden_by_limit", "tombstone") or not (name or ref):
+        return None
+    mime = file.get("mimetype") or None
+    size = file.get("size")
+    return Attachment(
+        kind=_MEDIA_KINDS.get(str(mime or "").split("/", 1)[0], "file"),
+        name=name,
+        mime_type=str(mime) if mime else None,
+        size=size if isinstance(size, int) and size >= 0 else None,
+        ref=ref,
+    )
+
+
+def parse_message_event(
+    body: dict[str, Any], bot_user_id: str | None, names: dict[str, str] | None = None
+) -> ParsedMessage | None:
     """The ``InboundMessage`` in a ``message`` or ``app_mention`` event, or None to ignore it.
 
     DMs: one agent thread per DM (``topic`` None). A channel mention starts a thread
     at the mentioning message (or continues the thread it was written in); a plain
     channel message counts only as a reply in a thread the bot already takes part in.
+    The text is decoded (``decode_text``; ``names`` maps mentioned user ids to names).
     """
     event = body.get("event") or {}
     kind, subtype = event.get("type"), event.get("subtype")
@@ -89,13 +165,13 @@ def parse_message_event(body: dict[str, Any], bot_user_id: str | None) -> Parsed
     message = InboundMessage(
         conversation=conversation,
         sender=Sender(user_id=user),
-        text=strip_bot_mention(text, bot_user_id),
+        text=decode_text(strip_bot_mention(text, bot_user_id), names),
         event_id=event_message_id(channel, ts),
         message_id=ts,
         attachments=[
-            Attachment(name=str(f.get("name") or f.get("id")))
+            attachment
             for f in event.get("files") or []
-            if isinstance(f, dict)
+            if isinstance(f, dict) and (attachment := file_attachment(f)) is not None
         ],
         is_mention=kind == "app_mention" or mentions_bot,
     )

@@ -32,6 +32,7 @@ ACTION_PREFIX = "clarigate:"
 SELECT_ACTION = ACTION_PREFIX + "select"
 OTHER_ACTION = ACTION_PREFIX + "other"
 FORM_ACTION = ACTION_PREFIX + "form"
+DECLINE_ACTION = ACTION_PREFIX + "decline"  # Cancel / Skip: the person dismisses the question
 
 MAX_BLOCKS = 50
 SECTION_LIMIT = 3000
@@ -42,6 +43,7 @@ REPLY_CHUNK_LIMIT = 3900  # one message's text; Slack advises staying under 4000
 ELLIPSIS_TEXT = "…"
 _QUESTION_SECTIONS = 5
 _CONTEXT_SECTIONS = 3
+_OPTION_LIST_SECTIONS = 3
 
 ICONS = {
     "missing_info": "❓",
@@ -129,6 +131,40 @@ def _risk_confirm(locale: str) -> ConfirmObject:
     )
 
 
+def labels_are_cut(request: HumanInputRequest) -> bool:
+    """True when an option label is longer than Slack shows on a button or in a select."""
+    return any(len(option.label.strip()) > LABEL_LIMIT for option in request.options)
+
+
+def option_text(request: HumanInputRequest, index: int) -> PlainTextObject:
+    """The text of the option at 1-based ``index`` on a button or in a select: the label, or
+    "N. label…" when some labels are cut (the full ones are listed, numbered, in the message)."""
+    label = request.options[index - 1].label
+    if labels_are_cut(request):
+        return plain(f"{index}. {label.strip()}", LABEL_LIMIT)
+    return plain(label, LABEL_LIMIT)
+
+
+def numbered_options_mrkdwn(request: HumanInputRequest) -> str:
+    """The full option labels as a numbered list (escaped), for when buttons cannot show them."""
+    return "\n".join(f"{n}. {escape_mrkdwn(option.label)}" for n, option in enumerate(request.options, 1))
+
+
+def decline_label(request: HumanInputRequest) -> str:
+    """ "Cancel", or "Skip" when an option is already called Cancel (a risk confirmation's no)."""
+    cancel = ui_text("cancel", request.locale)
+    taken = any(option.label.strip().casefold() == cancel.casefold() for option in request.options)
+    return ui_text("skip" if taken else "cancel", request.locale)
+
+
+def _decline_button(out: ClarificationOut) -> ButtonElement:
+    return ButtonElement(
+        text=plain(decline_label(out.request), LABEL_LIMIT),
+        action_id=DECLINE_ACTION,
+        value=button_value(out.token, "decline"),
+    )
+
+
 def _option_buttons(out: ClarificationOut) -> list[ButtonElement]:
     """One button per option; for a risk confirmation, option-1 confirms (primary, with a
     dialog) and every other option cancels (danger)."""
@@ -140,7 +176,7 @@ def _option_buttons(out: ClarificationOut) -> list[ButtonElement]:
         confirming = risky and option.id == "option-1"
         buttons.append(
             ButtonElement(
-                text=plain(option.label, LABEL_LIMIT),
+                text=option_text(request, index),
                 action_id=ACTION_PREFIX + action,
                 value=button_value(out.token, action),
                 style=("primary" if confirming else "danger") if risky else None,
@@ -159,8 +195,10 @@ def _other_button(out: ClarificationOut) -> ButtonElement:
 
 
 def _controls(out: ClarificationOut) -> list[Block] | None:
-    """The interactive part of the message; None when Slack cannot show it natively."""
+    """The interactive part of the message, always with a way out (Cancel / Skip); None when
+    Slack cannot show it natively."""
     request, locale = out.request, out.request.locale
+    decline = _decline_button(out)
     if request.input_mode == "form" and request.fields:
         fill_in = ButtonElement(
             text=plain(ui_text("fill_in", locale), LABEL_LIMIT),
@@ -168,24 +206,41 @@ def _controls(out: ClarificationOut) -> list[Block] | None:
             value=button_value(out.token, "form"),
             style="primary",
         )
-        return [ActionsBlock(elements=[fill_in])]
+        return [ActionsBlock(elements=[fill_in, decline])]
     if not request.options:
-        return [_hint(ui_text("type_answer", locale))]
+        return [_hint(ui_text("type_answer", locale)), ActionsBlock(elements=[decline])]
     if len(request.options) > SELECT_OPTIONS_LIMIT:
         return None
-    if request.clarification_type == "risk_confirmation" and len(request.options) <= MAX_BUTTONS:
-        return [ActionsBlock(elements=_option_buttons(out))]
+    listed: list[Block] = []
+    if labels_are_cut(request):
+        listed = [*text_sections(numbered_options_mrkdwn(request), _OPTION_LIST_SECTIONS)]
+    risky = request.clarification_type == "risk_confirmation"
+    if risky and len(request.options) <= MAX_BUTTONS:
+        return [*listed, ActionsBlock(elements=[*_option_buttons(out), decline])]
     if len(request.options) <= MAX_BUTTONS:
-        return [ActionsBlock(elements=[*_option_buttons(out), _other_button(out)])]
+        return [*listed, ActionsBlock(elements=[*_option_buttons(out), _other_button(out), decline])]
     select = StaticSelectElement(
         action_id=SELECT_ACTION,
         placeholder=plain(ui_text("choose", locale), LABEL_LIMIT),
         options=[
-            Option(text=plain(option.label, LABEL_LIMIT), value=button_value(out.token, option_action(i)))
-            for i, option in enumerate(request.options, start=1)
+            Option(text=option_text(request, i), value=button_value(out.token, option_action(i)))
+            for i in range(1, len(request.options) + 1)
         ],
+        # A risky choice is never one click away, however many options it has.
+        confirm=_risk_confirm(locale) if risky else None,
     )
-    return [ActionsBlock(elements=[select, _other_button(out)])]
+    others = [decline] if risky else [_other_button(out), decline]
+    return [*listed, ActionsBlock(elements=[select, *others])]
+
+
+def decline_blocks(token: str, request: HumanInputRequest) -> list[dict[str, Any]]:
+    """An actions block with only the Cancel / Skip button (under a question shown as text)."""
+    button = ButtonElement(
+        text=plain(decline_label(request), LABEL_LIMIT),
+        action_id=DECLINE_ACTION,
+        value=button_value(token, "decline"),
+    )
+    return [ActionsBlock(elements=[button]).to_dict()]
 
 
 def fallback_blocks(fallback_text: str) -> list[dict[str, Any]]:
@@ -210,13 +265,14 @@ def _fits(block_dicts: list[dict[str, Any]]) -> bool:
 def render_clarification(out: ClarificationOut) -> list[dict[str, Any]]:
     """Block Kit blocks for a clarification request (text fallback when native is impossible)."""
     controls = _controls(out)
+    text_only = fallback_blocks(out.fallback_text)[: MAX_BLOCKS - 1] + decline_blocks(out.token, out.request)
     if controls is None:
-        return fallback_blocks(out.fallback_text)
+        return text_only
     try:
         blocks = [block.to_dict() for block in [*question_blocks(out.request), *controls]]
     except Exception:  # a limit the cutting above missed: the text always fits
-        return fallback_blocks(out.fallback_text)
-    return blocks if _fits(blocks) else fallback_blocks(out.fallback_text)
+        return text_only
+    return blocks if _fits(blocks) else text_only
 
 
 def render_answered(request: HumanInputRequest, answered_mrkdwn: str) -> list[dict[str, Any]]:
@@ -246,8 +302,10 @@ def mention_users(mrkdwn: str, user_ids: list[str]) -> str:
 
 
 def answered_mrkdwn(view: PendingView | None, answered_line: str) -> str:
-    """ "✅ Answered by <@user>: …" for the updated message, the answer escaped."""
-    if view is not None and view.answered_by is not None and view.response is not None:
+    """ "✅ Answered by <@user>: …" for the updated message, the answer escaped (a declined
+    question keeps the core's own line, "Cancelled by …", people shown as mentions)."""
+    declined = view is not None and view.response is not None and view.response.response_kind == "declined"
+    if view is not None and view.answered_by is not None and view.response is not None and not declined:
         try:
             answer = summarize_answer(view.request, view.response)
         except Exception:  # noqa: BLE001 - the core's line below says the same in plainer words
@@ -257,6 +315,14 @@ def answered_mrkdwn(view: PendingView | None, answered_line: str) -> str:
             return ui_text("answered_by", view.request.locale, who=who, answer=cut_escaped(answer, 2000))
     ids = [s.user_id for s in (view.answered_by, view.asked_by) if s is not None] if view else []
     return mention_users(escape_mrkdwn(answered_line), ids)
+
+
+_BARE_USER_ID = re.compile(r"(?<![\w@])([UW][A-Z0-9]{6,})(?!\w)")
+
+
+def private_notice_mrkdwn(text: str) -> str:
+    """A notice the core wrote for one person, escaped, the Slack user ids in it shown as mentions."""
+    return mention_users(escape_mrkdwn(text), _BARE_USER_ID.findall(text))
 
 
 def notice_mrkdwn(message: str, view: PendingView | None) -> str:

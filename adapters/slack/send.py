@@ -2,13 +2,17 @@
 
 slack_sdk retries only connection errors by default; here a 429 waits for its
 ``Retry-After`` and a 5xx is retried with exponential backoff, each counted in
-``clarigate_platform_api_errors_total``.
+``clarigate_platform_api_errors_total``. What is still failing after that is raised as
+``DeliveryFailed``, transient or permanent, with Slack's own error code. Calls made
+before an ack (``views.open``, ``users.info``) go through a second client that never
+sleeps on a retry: Slack's 3 seconds are worth more than a second try.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -22,11 +26,19 @@ from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
 from gateway.metrics import PLATFORM_API_ERRORS
+from gateway.port import DeliveryFailed
 
 PLATFORM = "slack"
 RATE_LIMIT_RETRIES = 8  # a burst of 429s is waited out, not turned into a lost reply
 SERVER_ERROR_RETRIES = 4
 NETWORK_RETRIES = 3
+ACK_PATH_TIMEOUT = 2  # seconds: a trigger id lives 3, and the ack must still go out after the call
+
+# Error codes Slack answers with ``ok: false`` that a later try can get past; every other
+# code (invalid_blocks, channel_not_found, not_in_channel, invalid_auth, …) is permanent.
+TRANSIENT_CODES = frozenset(
+    {"ratelimited", "rate_limited", "fatal_error", "internal_error", "service_unavailable", "request_timeout"}
+)
 
 
 def count_api_error(kind: str) -> None:
@@ -98,24 +110,53 @@ def build_client(token: str | None, api_url: str, backoff_factor: float = 0.5) -
     )
 
 
+def build_ack_path_client(token: str | None, api_url: str) -> AsyncWebClient:
+    """A client for calls made before an ack: no retry handlers, a short timeout."""
+    return AsyncWebClient(token=token, base_url=api_url, timeout=ACK_PATH_TIMEOUT, retry_handlers=[])
+
+
+def delivery_failed(method: str, error: Exception) -> DeliveryFailed:
+    """A Web API failure classified: 429, 5xx, network and Slack's transient codes are transient
+    (``retry_after`` from the ``Retry-After`` header); any other refusal is permanent."""
+    if isinstance(error, SlackApiError):
+        response = error.response
+        status = response.status_code
+        data = response.data if isinstance(response.data, dict) else {}
+        code = str(data.get("error") or f"http_{status}")
+        retry_after: float | None = None
+        if status == 429:
+            try:
+                retry_after = float(response.headers.get("Retry-After", ""))
+            except (TypeError, ValueError):
+                retry_after = None
+        transient = status == 429 or status >= 500 or code in TRANSIENT_CODES
+        return DeliveryFailed(
+            f"Slack {method}: {code}", permanent=not transient, retry_after=retry_after, code=code
+        )
+    return DeliveryFailed(f"Slack {method}: {type(error).__name__}", permanent=False, code="network")
+
+
 class SlackSender:
-    """The Web API calls the adapter makes; errors after retries are counted and raised."""
+    """The Web API calls the adapter makes; errors after retries are counted and raised as
+    ``DeliveryFailed``."""
 
-    def __init__(self, client: AsyncWebClient) -> None:
+    def __init__(self, client: AsyncWebClient, ack_client: AsyncWebClient | None = None) -> None:
         self.client = client
+        self.ack_client = ack_client or client
 
-    async def _call(self, method: str, **params: Any) -> dict[str, Any]:
+    async def _call(self, method: str, *, ack_path: bool = False, **params: Any) -> dict[str, Any]:
+        client = self.ack_client if ack_path else self.client
         try:
-            response = await self.client.api_call(method, json=params)
+            response = await client.api_call(method, json=params)
         except SlackApiError as error:
             status = error.response.status_code
             count_api_error(
                 "rate_limited" if status == 429 else "server_error" if status >= 500 else "client_error"
             )
-            raise
-        except OSError:
+            raise delivery_failed(method, error) from error
+        except (TimeoutError, OSError, aiohttp.ClientError) as error:
             count_api_error("network")
-            raise
+            raise delivery_failed(method, error) from error
         return dict(response.data) if isinstance(response.data, dict) else {}
 
     async def post(
@@ -150,8 +191,23 @@ class SlackSender:
         await self._call("chat.postEphemeral", **params)
 
     async def open_view(self, trigger_id: str, view: dict[str, Any]) -> None:
-        """Open a modal (the trigger id lives 3 seconds: call at once)."""
-        await self._call("views.open", trigger_id=trigger_id, view=view)
+        """Open a modal: once, at once, no retry (the trigger id lives 3 seconds and works once)."""
+        await self._call("views.open", ack_path=True, trigger_id=trigger_id, view=view)
+
+    async def user_name(self, user_id: str) -> str | None:
+        """A person's display name (``users.info``, needs ``users:read``), without retries."""
+        data = await self._call("users.info", ack_path=True, user=user_id)
+        user = data.get("user") or {}
+        profile = user.get("profile") or {}
+        for name in (
+            profile.get("display_name"),
+            profile.get("real_name"),
+            user.get("real_name"),
+            user.get("name"),
+        ):
+            if isinstance(name, str) and name.strip():
+                return name.strip()
+        return None
 
     async def whoami(self) -> dict[str, Any]:
         """``auth.test``: the bot's team, user id and bot id; raises on a bad token."""

@@ -37,6 +37,12 @@ _TEXT: dict[str, dict[str, str]] = {
     "answer_received": {"en": "Answer received.", "zh": "已收到回答。"},
     "invalid_values": {"en": "Some values need fixing.", "zh": "部分内容需要修改。"},
     "working": {"en": "Working…", "zh": "处理中…"},
+    # Slack: a bare mention, and a form or "Other…" box Slack would not open in time.
+    "mention_prompt": {
+        "en": "Yes? Tell me what you need in this thread.",
+        "zh": "在的，请在这个话题里告诉我您需要什么。",
+    },
+    "modal_failed": {"en": "The answer box could not be opened.", "zh": "无法打开回答窗口。"},
     "summary": {"en": "Please check your answers:", "zh": "请确认您的回答："},
     # The text fallback and typed replies (agent/protocol/fallback.py, answers.py).
     "default_question": {

@@ -1,8 +1,11 @@
 """A fake Slack Web API on 127.0.0.1 that records every call and can misbehave on purpose.
 
 Answers like Slack does (``ok``, ``ts``, ``view``), accepts JSON and form bodies,
-rejects unknown tokens with ``invalid_auth``, and can be told to answer the next
-K calls with 429 (``Retry-After``) or 500.
+rejects unknown tokens with ``invalid_auth``, blocks Block Kit would not accept with
+``invalid_blocks``, a reused trigger id with ``exchanged_trigger_id``, and can be told
+to answer the next K calls with 429 (``Retry-After``) or 5xx, or with an ``ok: false``
+error of Slack's own (HTTP 200, as Slack answers them). ``/files-pri/…`` serves shared
+files to the bot token and, like Slack, its HTML sign-in page to anyone else.
 """
 
 from __future__ import annotations
@@ -15,12 +18,34 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from aiohttp import web
+from slack_sdk.models.blocks import Block
 
 BOT_TOKEN = "xoxb-test-token"
 TEAM_ID = "T0TEAM"
 BOT_USER_ID = "U0BOT"
 BOT_ID = "B0BOT"
 APP_TOKEN = "xapp-test-token"
+MAX_MESSAGE_BLOCKS = 50
+SIGN_IN_PAGE = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>"
+
+
+def block_problems(blocks: Any) -> list[str]:
+    """Why Slack would answer ``invalid_blocks``: not a list, more than 50, or a block Block Kit
+    refuses (``slack_sdk``'s models check Slack's documented limits)."""
+    if not isinstance(blocks, list):
+        return ["blocks must be an array"]
+    if len(blocks) > MAX_MESSAGE_BLOCKS:
+        return [f"no more than {MAX_MESSAGE_BLOCKS} items allowed [json-pointer:/blocks]"]
+    problems = []
+    for index, block in enumerate(blocks):
+        try:
+            parsed = Block.parse(block)
+            if parsed is None:
+                raise ValueError("unknown block type")
+            parsed.to_dict()
+        except Exception as error:  # noqa: BLE001 - any refusal is a message for the caller
+            problems.append(f"{error} [json-pointer:/blocks/{index}]")
+    return problems
 
 
 @dataclass
@@ -44,6 +69,11 @@ class FakeSlack:
     sockets: list[web.WebSocketResponse] = field(default_factory=list)  # Socket Mode connections
     socket_acks: list[dict[str, Any]] = field(default_factory=list)  # what clients sent back
     held: dict[str, asyncio.Event] = field(default_factory=dict)  # method -> answered once set
+    refusals: list[tuple[str, set[str] | None]] = field(default_factory=list)  # (error, methods)
+    users: dict[str, dict[str, Any]] = field(default_factory=dict)  # user id -> users.info "user"
+    files: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (bytes, content type)
+    triggers_expired: bool = False  # every views.open answers expired_trigger_id
+    _used_triggers: set[str] = field(default_factory=set)
     _socket_news: asyncio.Condition = field(default_factory=asyncio.Condition)
     _arrivals: dict[str, int] = field(default_factory=dict)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
@@ -61,6 +91,45 @@ class FakeSlack:
         """Answer the next ``count`` calls (of ``methods``) with ``status``."""
         self.failures.extend([(status, retry_after)] * count)
         self.failing_methods = methods
+
+    def refuse_next(self, error: str, methods: set[str] | None = None, count: int = 1) -> None:
+        """Answer the next ``count`` calls (of ``methods``) ``{"ok": false, "error": error}``, HTTP 200."""
+        self.refusals.extend([(error, methods)] * count)
+
+    def add_user(self, user_id: str, display_name: str = "", real_name: str = "", name: str = "") -> None:
+        """A person ``users.info`` knows, shaped as Slack's user object."""
+        self.users[user_id] = {
+            "id": user_id,
+            "team_id": TEAM_ID,
+            "name": name or user_id.lower(),
+            "real_name": real_name,
+            "is_bot": False,
+            "profile": {"display_name": display_name, "real_name": real_name},
+        }
+
+    def add_file(self, file_id: str, name: str, data: bytes, mimetype: str) -> dict[str, Any]:
+        """Store a file and return its ``files`` entry as a message event carries it."""
+        path = f"{TEAM_ID}-{file_id}/download/{name}"
+        self.files[path] = (data, mimetype)
+        base = f"http://127.0.0.1:{self.port}/files-pri/"
+        return {
+            "id": file_id,
+            "created": 1700000000,
+            "timestamp": 1700000000,
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": name.rsplit(".", 1)[-1],
+            "pretty_type": name.rsplit(".", 1)[-1].upper(),
+            "user": "U1",
+            "mode": "hosted",
+            "editable": False,
+            "is_external": False,
+            "external_type": "",
+            "size": len(data),
+            "url_private": f"{base}{TEAM_ID}-{file_id}/{name}",
+            "url_private_download": f"{base}{path}",
+        }
 
     def hold(self, method: str) -> asyncio.Event:
         """Keep calls to ``method`` waiting (recorded in ``arrived``) until the returned event is set."""
@@ -89,6 +158,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_post("/api/{method}", self._handle)
         app.router.add_get("/link", self._socket)
+        app.router.add_get("/files-pri/{path:.*}", self._file)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -137,6 +207,14 @@ class FakeSlack:
                     self._socket_news.notify_all()
         return socket
 
+    async def _file(self, request: web.Request) -> web.Response:
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        stored = self.files.get(request.match_info["path"])
+        if token != BOT_TOKEN or stored is None:
+            return web.Response(text=SIGN_IN_PAGE, content_type="text/html")
+        data, mimetype = stored
+        return web.Response(body=data, content_type=mimetype)
+
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         raw = await request.text()
@@ -157,6 +235,12 @@ class FakeSlack:
             headers = {"Retry-After": str(retry_after)} if status == 429 else {}
             body = {"ok": False, "error": "ratelimited" if status == 429 else "fatal_error"}
             return web.json_response(body, status=status, headers=headers)
+        refusal = next((r for r in self.refusals if r[1] is None or method in r[1]), None)
+        if refusal is not None:
+            self.refusals.remove(refusal)
+            refused = {"ok": False, "error": refusal[0]}
+            self.calls.append(ApiCall(method, params, 200, refused))
+            return web.json_response(refused)
         token = request.headers.get("Authorization", "").removeprefix("Bearer ") or params.get("token", "")
         answer = (
             self._answer(method, params)
@@ -167,6 +251,28 @@ class FakeSlack:
         return web.json_response(answer)
 
     def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method in ("chat.postMessage", "chat.update") and "blocks" in params:
+            problems = block_problems(params["blocks"])
+            if problems:
+                return {
+                    "ok": False,
+                    "error": "invalid_blocks",
+                    "errors": problems,
+                    "response_metadata": {"messages": [f"[ERROR] {p}" for p in problems]},
+                }
+        if method == "views.open":
+            trigger = str(params.get("trigger_id") or "")
+            if self.triggers_expired:
+                return {"ok": False, "error": "expired_trigger_id"}
+            if trigger in self._used_triggers:
+                return {"ok": False, "error": "exchanged_trigger_id"}
+            self._used_triggers.add(trigger)
+        if method == "users.info":
+            user = self.users.get(str(params.get("user")))
+            return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
+        return self._answer_ok(method, params)
+
+    def _answer_ok(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":
             return {
                 "ok": True,

@@ -101,6 +101,33 @@ class SlackUser:
         event.update(extra)
         return await self.event(event)
 
+    async def slash_command(
+        self,
+        text: str,
+        user: str = "U1",
+        channel: str = "D1",
+        command: str = "/clarigate",
+        trigger_id: str | None = None,
+    ) -> httpx.Response:
+        """A slash command as Slack posts it: form-encoded fields, no thread
+        (https://api.slack.com/interactivity/slash-commands#app_command_handling)."""
+        fields = {
+            "token": "legacy",
+            "team_id": TEAM_ID,
+            "team_domain": "test",
+            "channel_id": channel,
+            "channel_name": "directmessage" if channel.startswith("D") else "general",
+            "user_id": user,
+            "user_name": user.lower(),
+            "command": command,
+            "text": text,
+            "api_app_id": "A0APP",
+            "is_enterprise_install": "false",
+            "response_url": f"https://hooks.slack.com/commands/{TEAM_ID}/1/x",
+            "trigger_id": trigger_id or f"{next(_ids)}.1.trigger",
+        }
+        return await self.post(urlencode(fields).encode(), "application/x-www-form-urlencoded")
+
     async def interact(self, payload: dict[str, Any]) -> httpx.Response:
         """An interactivity request: form-encoded ``payload=<json>``."""
         body = urlencode({"payload": json.dumps(payload)}).encode()

@@ -10,7 +10,8 @@ import asyncio
 
 import httpx
 
-from gateway.testing import ScriptedRunner, Turn, asking, choice_request
+from agent.protocol import FormField
+from gateway.testing import ScriptedRunner, Turn, asking, choice_request, form_request
 
 from .conftest import MakeWorld, SlackWorld
 
@@ -83,6 +84,7 @@ async def test_a_refusal_notice_neither_holds_nor_fails_the_ack(make_world: Make
 async def test_a_modal_submit_is_acked_before_the_message_update_is_answered(make_world: MakeWorld):
     world, runner, question = await asked(make_world)
     await world.user.click(question, "clarigate:other")
+    await world.adapter.idle()  # the modal opens beside the ack
     modal = world.fake.of("views.open")[-1]["view"]
     values = {"answer": {"value": {"type": "plain_text_input", "value": "Svelte"}}}
     response = await answered_while_held(world, "chat.update", lambda: world.user.submit(modal, values))
@@ -110,6 +112,7 @@ async def test_a_modal_submitted_after_a_typed_answer_closes_and_says_who_answer
     _, ts = await world.user.mention("build")
     await world.settle()
     await world.user.click(world.fake.posted(), "clarigate:other")
+    await world.adapter.idle()  # the modal opens beside the ack
     modal = world.fake.of("views.open")[-1]["view"]
     await world.user.channel_message("Vue", thread_ts=ts)  # answered by typing meanwhile
     await world.settle()
@@ -123,3 +126,66 @@ async def test_a_modal_submitted_after_a_typed_answer_closes_and_says_who_answer
     shown = (notice["user"], notice["text"], notice.get("thread_ts"))
     assert shown == ("U1", "Already answered by <@U1>.", ts)
     assert [c.response.value for c in runner.calls if c.response is not None] == ["Vue"]
+
+
+async def test_other_is_acked_while_views_open_is_still_waiting(make_world: MakeWorld):
+    world, _, question = await asked(make_world)
+    click = lambda: world.user.click(question, "clarigate:other")  # noqa: E731
+    response = await answered_while_held(world, "views.open", click)
+    await world.adapter.idle()
+    assert response.status_code == 200
+    assert world.fake.of("views.open")[-1]["view"]["callback_id"] == "clarigate:other"
+
+
+async def test_an_expired_trigger_tells_the_person_privately_how_to_answer_by_typing(make_world: MakeWorld):
+    world, runner, question = await asked(make_world)
+    world.fake.triggers_expired = True
+    response = await world.user.click(question, "clarigate:other")
+    await world.adapter.idle()
+
+    assert response.status_code == 200
+    assert [c.answer["error"] for c in world.fake.attempts("views.open")] == ["expired_trigger_id"]
+    notice = world.fake.of("chat.postEphemeral")[-1]
+    assert notice["user"] == "U1" and notice["text"].startswith("The answer box could not be opened.")
+    assert "1. React" in notice["text"] and "Reply with a number or your own answer." in notice["text"]
+
+    await world.user.dm("Svelte")  # the typed route works
+    await world.settle()
+    assert [c.response.value for c in runner.calls if c.response is not None] == ["Svelte"]
+
+
+async def test_a_rate_limited_views_open_is_not_retried_and_not_silent(make_world: MakeWorld):
+    world, _, question = await asked(make_world)
+    world.fake.fail_next(1, status=429, retry_after=1, methods={"views.open"})
+    response = await world.user.click(question, "clarigate:other")
+    await world.adapter.idle()
+    assert response.status_code == 200
+    assert [c.status for c in world.fake.attempts("views.open")] == [429]  # once: the trigger is short-lived
+    assert world.fake.of("chat.postEphemeral")[-1]["text"].startswith("The answer box could not be opened.")
+
+
+async def test_a_replayed_fill_in_click_opens_one_form_and_a_failed_one_says_how_to_type(
+    make_world: MakeWorld,
+):
+    def script(turn: Turn):
+        if turn.response is None:
+            return asking(form_request("Where to?", [FormField(name="env", label="Env", required=True)]))
+        return ScriptedRunner().script(turn)
+
+    world = await make_world(ScriptedRunner(script))
+    await world.user.dm("deploy")
+    await world.settle()
+    question = world.fake.posted()
+    click = world.user.click_payload(question, "clarigate:form")
+    await world.user.interact(click)
+    await world.user.interact(click)  # redelivered: the same trigger id, already exchanged
+    await world.adapter.idle()
+    answers = [c.answer.get("error") for c in world.fake.attempts("views.open")]
+    assert answers == [None, "exchanged_trigger_id"]
+    assert world.fake.of("chat.postEphemeral") == []  # the form is open: nothing to say
+
+    world.fake.triggers_expired = True
+    await world.user.click(question, "clarigate:form")
+    await world.adapter.idle()
+    notice = world.fake.of("chat.postEphemeral")[-1]["text"]
+    assert "`name: value`" in notice and "Env (required)" in notice  # how to answer the form by typing

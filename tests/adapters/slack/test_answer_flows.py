@@ -54,7 +54,8 @@ async def test_dm_question_click_updates_message_and_next_turn_follows(make_worl
         assert question["channel"] == "D1" and "thread_ts" not in question
         rendered = json.dumps(question["blocks"], ensure_ascii=False)
         assert "Which framework should I use?" in rendered and "I can scaffold either." in rendered
-        assert action_ids(question) == ["clarigate:o1", "clarigate:o2", "clarigate:other"]
+        expected = ["clarigate:o1", "clarigate:o2", "clarigate:other", "clarigate:decline"]
+        assert action_ids(question) == expected
         assert "React" not in question["blocks"][-1]["elements"][0]["value"]  # payloads carry a token
 
         click = await world.user.click(question, "clarigate:o2")
@@ -129,9 +130,10 @@ async def test_form_modal_invalid_submit_gets_errors_then_valid_submit_answers_t
     await world.user.dm("deploy it")
     await world.settle()
     question = world.fake.posted()
-    assert action_ids(question) == ["clarigate:form"]
+    assert action_ids(question) == ["clarigate:form", "clarigate:decline"]
 
     await world.user.click(question, "clarigate:form")
+    await world.adapter.idle()  # the modal opens beside the ack
     opened = world.fake.of("views.open")[-1]
     modal = opened["view"]
     assert opened["trigger_id"].startswith("trigger-")
@@ -185,6 +187,7 @@ async def test_other_opens_a_modal_and_free_text_answers(make_world: MakeWorld):
     await world.settle()
     question = world.fake.posted()
     await world.user.click(question, "clarigate:other")
+    await world.adapter.idle()  # the modal opens beside the ack
     modal = world.fake.of("views.open")[-1]["view"]
     assert modal["blocks"][-1]["element"]["type"] == "plain_text_input"
 
@@ -213,6 +216,7 @@ async def test_risk_confirmation_renders_confirm_dialog_and_cancel_answers(make_
     assert [(b["text"]["text"], b.get("style")) for b in buttons] == [
         ("Drop it", "primary"),
         ("Keep it", "danger"),
+        ("Cancel", None),
     ]
     assert buttons[0]["confirm"]["confirm"]["text"] == "Confirm" and "confirm" not in buttons[1]
 
@@ -258,7 +262,7 @@ async def test_many_options_become_a_select_whose_pick_answers(make_world: MakeW
     await world.user.dm("deploy")
     await world.settle()
     question = world.fake.posted()
-    assert action_ids(question) == ["clarigate:select", "clarigate:other"]
+    assert action_ids(question) == ["clarigate:select", "clarigate:other", "clarigate:decline"]
     select = question["blocks"][-1]["elements"][0]
 
     await world.user.click(question, "clarigate:select", option_value=select["options"][5]["value"])

@@ -169,6 +169,7 @@ async def test_wrong_user_second_click_and_expired_clicks_get_an_ephemeral_and_c
 
     await world.user.click(question, "clarigate:o1", user="U2")
     await world.user.click(question, "clarigate:other", user="U2")  # no modal for someone else either
+    await world.adapter.idle()  # the modal opens beside the ack
     await world.settle()
     refusals = world.fake.of("chat.postEphemeral")
     assert [(e["user"], e["text"]) for e in refusals] == [
@@ -201,6 +202,7 @@ async def test_replayed_modal_submit_answers_once(make_world: MakeWorld):
     await world.user.dm("build")
     await world.settle()
     await world.user.click(world.fake.posted(), "clarigate:other")
+    await world.adapter.idle()  # the modal opens beside the ack
     modal = world.fake.of("views.open")[-1]["view"]
     submit = world.user.submission_payload(
         modal, {"answer": {"value": {"type": "plain_text_input", "value": "Svelte"}}}

@@ -163,7 +163,7 @@ def test_options_beyond_five_become_a_select_and_beyond_a_hundred_the_text_fallb
         )
 
     few = render_clarification(ClarificationOut(request=request(5), fallback_text="fb", token=TOKEN))
-    assert [e["type"] for e in few[-1]["elements"]] == ["button"] * 6
+    assert [e["type"] for e in few[-1]["elements"]] == ["button"] * 7  # options, Other…, Cancel
     assert all(len(e["text"]["text"]) <= 75 for e in few[-1]["elements"])
     many = render_clarification(ClarificationOut(request=request(30), fallback_text="fb", token=TOKEN))
     select = many[-1]["elements"][0]
@@ -172,7 +172,9 @@ def test_options_beyond_five_become_a_select_and_beyond_a_hundred_the_text_fallb
     too_many = render_clarification(
         ClarificationOut(request=request(101), fallback_text="1. a\n2. b", token=TOKEN)
     )
-    assert [b["type"] for b in too_many] == ["section"] and too_many[0]["text"]["text"] == "1. a\n2. b"
+    assert [b["type"] for b in too_many] == ["section", "actions"]
+    assert too_many[0]["text"]["text"] == "1. a\n2. b"
+    assert [e["action_id"] for e in too_many[1]["elements"]] == ["clarigate:decline"]  # still a way out
 
 
 def test_form_values_are_read_back_by_field():
@@ -229,7 +231,7 @@ def test_interface_words_follow_the_request_locale():
         locale="zh",
     )
     blocks = render_clarification(ClarificationOut(request=request, fallback_text="fb", token=TOKEN))
-    assert blocks[-1]["elements"][-1]["text"]["text"] == "其他…"
+    assert [e["text"]["text"] for e in blocks[-1]["elements"]][-2:] == ["其他…", "取消"]
     modal = render_other_modal(request, "{}")
     assert (modal["title"]["text"], modal["submit"]["text"], modal["close"]["text"]) == (
         "您的回答",

@@ -1,0 +1,82 @@
+"""Text people type, as Slack sends it, turned back into what they typed (pure functions).
+
+Slack escapes ``&``, ``<`` and ``>`` as ``&amp;``, ``&lt;``, ``&gt;`` and wraps every
+link, user, channel and special mention in ``<…>``: ``<https://x|label>``, ``<@U123>``,
+``<#C1|general>``, ``<!here>``, ``<!subteam^S1|@team>``, ``<!date^…|fallback>``. The
+core matches typed answers against option labels and the agent reads the words, so
+both get plain text: URLs as URLs, people as ``@name``, channels as ``#name``. Text
+going back out is escaped once, by ``markup.escape_mrkdwn``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+_CONTROL = re.compile(r"<([^<>]*)>")
+_ENTITY = re.compile(r"&(amp|lt|gt);")
+_ENTITIES = {"amp": "&", "lt": "<", "gt": ">"}
+_USER_IDS = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:(//)?", re.IGNORECASE)
+
+
+def encode_typed(text: str) -> str:
+    """What Slack sends for ``text`` typed without links or mentions: ``&``, ``<``, ``>`` escaped."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def unescape(text: str) -> str:
+    """``&amp;``, ``&lt;``, ``&gt;`` back to ``&``, ``<``, ``>``, in one pass (``&amp;lt;`` is ``&lt;``)."""
+    return _ENTITY.sub(lambda m: _ENTITIES[m.group(1)], text)
+
+
+def mentioned_user_ids(text: str) -> list[str]:
+    """The user ids mentioned in Slack text (``<@U123>``), first mention first, each once."""
+    return list(dict.fromkeys(_USER_IDS.findall(text)))
+
+
+def _link(target: str, label: str | None) -> str:
+    """A link as plain text: the URL, or what was typed when Slack linked it by itself."""
+    url = unescape(target)
+    if label is None:
+        return url.removeprefix("mailto:")
+    shown = unescape(label)
+    bare = _SCHEME.sub("", url)
+    if shown in (url, bare) or url.removeprefix("mailto:") == shown:
+        return shown  # "example.com" typed, linked by Slack as <http://example.com|example.com>
+    return f"{shown} ({url})"
+
+
+def _control(inner: str, names: Mapping[str, str]) -> str:
+    """One ``<…>`` sequence as plain text."""
+    target, bar, label = inner.partition("|")
+    named = label if bar else None
+    if target.startswith("@"):
+        user = target[1:]
+        name = names.get(user) or (unescape(named).lstrip("@") if named else user)
+        return f"@{name}"
+    if target.startswith("#"):
+        return f"#{unescape(named) if named else target[1:]}"
+    if target.startswith("!"):
+        special = target[1:]
+        if named:  # <!subteam^S1|@team>, <!date^…|fallback>
+            return unescape(named)
+        return f"@{special.split('^', 1)[0]}"  # <!here>, <!channel>, <!everyone>
+    return _link(target, named)
+
+
+def decode_text(text: str, names: Mapping[str, str] | None = None) -> str:
+    """Slack message text as plain text: entities decoded, links and mentions spelled out.
+
+    ``names`` maps user ids to the names to show (``@name``); an unknown user keeps the
+    name Slack gave in ``<@U1|name>``, else the id (``@U123``), which is stable.
+    """
+    known = names or {}
+    out: list[str] = []
+    last = 0
+    for match in _CONTROL.finditer(text):
+        out.append(unescape(text[last : match.start()]))
+        out.append(_control(match.group(1), known))
+        last = match.end()
+    out.append(unescape(text[last:]))
+    return "".join(out)

@@ -1,0 +1,179 @@
+"""``/clarigate new|cancel|help|status`` and the Cancel button: what the core receives, what people see.
+
+The core handles the neutral commands and a declining answer; these tests hold the
+adapter to its side: the command text and the ``decline`` flag the core gets, and a
+Cancel on every question Slack shows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from adapters.slack.render import render_clarification
+from agent.protocol import FormField, HumanInputRequest, Option
+from gateway.messages import AcceptOutcome, AnswerOutcome, ClarificationOut, InboundAnswer, InboundMessage
+from gateway.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+
+from .conftest import MakeWorld, SlackWorld
+
+
+def spy_on_core(world: SlackWorld) -> tuple[list[InboundMessage], list[InboundAnswer]]:
+    """Record every message and answer the adapter hands to the core (which still handles them)."""
+    messages: list[InboundMessage] = []
+    answers: list[InboundAnswer] = []
+    accept, submit = world.gateway.accept, world.gateway.submit_answer
+
+    async def accepting(message: InboundMessage) -> AcceptOutcome:
+        messages.append(message)
+        return await accept(message)
+
+    async def submitting(answer: InboundAnswer) -> AnswerOutcome:
+        answers.append(answer)
+        return await submit(answer)
+
+    world.gateway.accept = accepting  # type: ignore[method-assign]
+    world.gateway.submit_answer = submitting  # type: ignore[method-assign]
+    return messages, answers
+
+
+@pytest.mark.parametrize(
+    ("typed", "neutral"),
+    [
+        ("new", "/new"),
+        ("cancel", "/cancel"),
+        ("HELP", "/help"),
+        ("status", "/status"),
+        ("", "/help"),
+        ("launch the rockets", "/help"),
+        ("new a fresh start", "/new a fresh start"),
+    ],
+)
+async def test_the_slash_command_reaches_the_core_as_the_neutral_command(
+    make_world: MakeWorld, typed: str, neutral: str
+):
+    world = await make_world(ScriptedRunner())
+    messages, _ = spy_on_core(world)
+    response = await world.user.slash_command(typed, user="U7", channel="D7")
+    assert response.status_code == 200 and not response.content  # acked at once, nothing public
+    [message] = messages
+    assert message.text == neutral
+    assert (message.sender.user_id, message.conversation.chat_id) == ("U7", "D7")
+    assert message.conversation.is_direct and message.conversation.topic is None
+
+
+async def test_a_command_in_a_dm_speaks_to_the_dms_conversation(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    messages, _ = spy_on_core(world)
+    await world.user.dm("remember this")
+    await world.user.slash_command("status")
+    await world.user.slash_command("status", channel="C5")  # a channel: the channel's own conversation
+    await world.settle()
+    dm, command, in_channel = (m.conversation for m in messages)
+    assert command.thread_key == dm.thread_key
+    assert in_channel.chat_id == "C5" and not in_channel.is_direct and in_channel.topic is None
+
+
+async def test_slash_new_starts_a_new_thread(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    await world.user.dm("first")
+    await world.settle()
+    await world.user.slash_command("new")
+    await world.settle()
+    await world.user.dm("second")
+    await world.settle()
+    assert [c.text for c in runner.calls] == ["first", "second"]
+    assert runner.calls[0].thread_id != runner.calls[1].thread_id
+
+
+async def test_a_replayed_command_is_a_duplicate_for_the_core(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    outcomes: list[AcceptOutcome] = []
+    accept = world.gateway.accept
+
+    async def accepting(message: InboundMessage) -> AcceptOutcome:
+        outcomes.append(await accept(message))
+        return outcomes[-1]
+
+    world.gateway.accept = accepting  # type: ignore[method-assign]
+    first = await world.user.slash_command("status", trigger_id="42.1.abc")
+    again = await world.user.slash_command("status", trigger_id="42.1.abc")  # Slack retried it
+    await world.settle()
+    assert [first.status_code, again.status_code] == [200, 200]
+    assert outcomes == [AcceptOutcome.ACCEPTED, AcceptOutcome.DUPLICATE]
+
+
+def asks(request: HumanInputRequest):
+    """A script that asks ``request`` first, then echoes."""
+
+    def script(turn: Turn):
+        if turn.response is None:
+            return asking(request)
+        return ScriptedRunner().script(turn)
+
+    return script
+
+
+async def test_cancel_on_a_question_submits_a_decline_from_the_clicker(make_world: MakeWorld):
+    runner = ScriptedRunner(asks(choice_request("Which framework?", ["React", "Vue"])))
+    world = await make_world(runner)
+    _, answers = spy_on_core(world)
+    await world.user.dm("build")
+    await world.settle()
+    question = world.fake.posted()
+
+    response = await world.user.click(question, "clarigate:decline")
+    await world.settle()
+
+    assert response.status_code == 200
+    [answer] = answers
+    assert answer.decline and answer.sender.user_id == "U1"
+    assert answer.option_id is None and answer.text is None and answer.values is None
+    assert answer.token and answer.token in question["blocks"][-1]["elements"][-1]["value"]
+
+
+def _request(kind: str) -> HumanInputRequest:
+    options = [Option(id=f"option-{i}", label=f"Choice {i}", value=f"c{i}") for i in range(1, 9)]
+    base: dict[str, Any] = {"request_id": "r", "tool_call_id": "t", "question": "Which?"}
+    if kind == "free_text":
+        return HumanInputRequest(**base, input_mode="free_text")
+    if kind == "buttons":
+        return HumanInputRequest(**base, input_mode="choice_with_other", options=options[:3])
+    if kind == "select":
+        return HumanInputRequest(**base, input_mode="choice_with_other", options=options)
+    if kind == "risk":
+        risky = [
+            Option(id="option-1", label="Delete", value="d"),
+            Option(id="option-2", label="Cancel", value="c"),
+        ]
+        return HumanInputRequest(
+            **base, clarification_type="risk_confirmation", input_mode="choice_with_other", options=risky
+        )
+    if kind == "too_many":
+        many = [Option(id=f"option-{i}", label=f"C{i}", value=f"c{i}") for i in range(1, 102)]
+        return HumanInputRequest(**base, input_mode="choice_with_other", options=many)
+    return form_request("Which?", [FormField(name="name", label="Name")])
+
+
+@pytest.mark.parametrize("kind", ["free_text", "buttons", "select", "risk", "too_many", "form"])
+def test_every_question_carries_a_way_to_dismiss_it(kind: str):
+    out = ClarificationOut(request=_request(kind), fallback_text="Which?", token="tok")
+    blocks = render_clarification(out)
+    declines = [e for b in blocks for e in b.get("elements", []) if e.get("action_id") == "clarigate:decline"]
+    assert [d["value"] for d in declines] == ["tok|decline"]
+    # a risk confirmation already has an option called Cancel: the way out is then called Skip
+    assert declines[0]["text"]["text"] == ("Skip" if kind == "risk" else "Cancel")
+
+
+async def test_a_cancel_on_a_form_question_is_a_decline_too(make_world: MakeWorld):
+    runner = ScriptedRunner(asks(form_request("Deploy where?", [FormField(name="env", label="Env")])))
+    world = await make_world(runner)
+    _, answers = spy_on_core(world)
+    await world.user.dm("deploy")
+    await world.settle()
+    await world.user.click(world.fake.posted(), "clarigate:decline", user="U1")
+    await world.settle()
+    assert [a.decline for a in answers] == [True]

@@ -1,0 +1,94 @@
+"""Text people type reaches the core as they typed it; what goes back out is escaped once.
+
+Slack's encoding (https://api.slack.com/reference/surfaces/formatting#escaping):
+``&``, ``<``, ``>`` as entities, links and mentions as ``<…>`` sequences.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from adapters.slack.decode import decode_text, encode_typed
+from gateway.testing import ScriptedRunner, Turn, asking, choice_request
+
+from .conftest import MakeWorld
+
+
+@given(st.text())
+def test_decoding_what_slack_sends_gives_back_what_was_typed(typed: str):
+    assert decode_text(encode_typed(typed)) == typed
+
+
+_words = st.text(alphabet=st.characters(blacklist_characters="|"), max_size=20)
+_urls = st.from_regex(r"https://[a-z]{1,10}\.example/[a-z0-9&=?]{0,10}", fullmatch=True)
+
+
+@given(st.lists(st.tuples(_words, _urls, _words), max_size=4))
+def test_links_in_any_text_become_their_label_and_url(pieces: list[tuple[str, str, str]]):
+    slack = "".join(f"{encode_typed(a)}<{encode_typed(url)}|{encode_typed(lab)}>" for a, url, lab in pieces)
+    expected = "".join(f"{a}{lab if lab == url else f'{lab} ({url})'}" for a, url, lab in pieces)
+    assert decode_text(slack) == expected
+
+
+def test_every_kind_of_slack_sequence_is_spelled_out():
+    names = {"U123ABC": "alice"}
+    assert decode_text("R&amp;D &lt;b&gt; &amp;lt;", names) == "R&D <b> &lt;"
+    people = "ask <@U123ABC> or <@U999ZZZ> or <@W42|bob>"
+    assert decode_text(people, names) == "ask @alice or @U999ZZZ or @bob"
+    assert decode_text("in <#C01|general> and <#C02>") == "in #general and #C02"
+    assert decode_text("<!here> <!channel> <!subteam^S1|@oncall>") == "@here @channel @oncall"
+    assert decode_text("<!date^1392734382^{date}|Feb 18, 2014>") == "Feb 18, 2014"
+    assert decode_text("see <https://x.example/a?b=1&amp;c=2>") == "see https://x.example/a?b=1&c=2"
+    assert decode_text("<http://example.com|example.com>") == "example.com"  # linked by Slack itself
+    assert decode_text("<https://x.example|the docs>") == "the docs (https://x.example)"
+    assert decode_text("<mailto:a@b.example|a@b.example>") == "a@b.example"
+
+
+def asks_department(turn: Turn):
+    """Asks which department, then echoes."""
+    if turn.response is None:
+        return asking(choice_request("Which department?", ["R&D", "Sales <EU>"]))
+    return ScriptedRunner().script(turn)
+
+
+async def test_a_typed_label_with_an_ampersand_picks_its_option_and_is_escaped_once(make_world: MakeWorld):
+    runner = ScriptedRunner(asks_department)
+    world = await make_world(runner)
+    await world.user.dm("file a ticket")
+    await world.settle()
+    question = world.fake.posted()
+
+    await world.user.dm("r&amp;d")  # what Slack sends when "r&d" is typed
+    await world.settle()
+
+    assert [c.response.option_id for c in runner.calls if c.response] == ["option-1"]
+    closed = world.fake.of("chat.update")[-1]
+    assert closed["ts"] == question["ts"]
+    assert "R&amp;D" in str(closed["blocks"]) and "&amp;amp;" not in str(closed["blocks"])
+
+
+async def test_the_agent_reads_links_and_people_by_name(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    world.fake.add_user("U0ALICE", display_name="Alice", real_name="Alice Liddell")
+    world.fake.add_user("U0BOB", real_name="Bob Builder")
+
+    link = "<https://x.example/q?a=1&amp;b=2|the doc>"
+    await world.user.dm(f"ask <@U0ALICE> and <@U0BOB> about {link} in <#C9|ops>")
+    await world.user.dm("and <@U0GONE>")  # users.info: user_not_found
+    await world.settle()
+
+    assert [c.text for c in runner.calls] == [
+        "ask @Alice and @Bob Builder about the doc (https://x.example/q?a=1&b=2) in #ops",
+        "and @U0GONE",
+    ]
+    assert sorted(p["user"] for p in world.fake.of("users.info")) == ["U0ALICE", "U0BOB"]  # then cached
+
+
+async def test_a_mention_in_a_channel_reaches_the_agent_decoded(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    await world.user.mention("compare A &amp; B &gt; C")
+    await world.settle()
+    assert [c.text for c in runner.calls] == ["compare A & B > C"]

@@ -1,0 +1,114 @@
+"""Options Slack must cut stay distinguishable; a risky choice is never one click away."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_sdk.models.blocks import Block
+
+from adapters.slack.modals import render_form_modal
+from adapters.slack.render import render_clarification
+from agent.protocol import FormField, HumanInputRequest, Option
+from gateway.messages import ClarificationOut
+from gateway.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+
+from .conftest import MakeWorld
+
+PREFIX = "Deploy the service to the production cluster in the eu-west region using the "  # 79 chars
+
+
+def elements(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for b in blocks for e in b.get("elements", [])]
+
+
+def rendered(request: HumanInputRequest) -> list[dict[str, Any]]:
+    blocks = render_clarification(ClarificationOut(request=request, fallback_text="fb", token="tok"))
+    for block in blocks:  # what Slack would accept
+        assert Block.parse(block).to_dict() == block  # type: ignore[union-attr]
+    return blocks
+
+
+def test_buttons_whose_labels_differ_after_75_characters_stay_distinguishable():
+    labels = [PREFIX + "blue-green strategy", PREFIX + "canary strategy"]
+    blocks = rendered(choice_request("How?", labels))
+    buttons = [e for e in elements(blocks) if e["action_id"][len("clarigate:o") :].isdigit()]
+    texts = [b["text"]["text"] for b in buttons]
+    assert len(set(texts)) == 2 and all(len(t) <= 75 for t in texts)
+    assert texts[0].startswith("1. ") and texts[1].startswith("2. ")
+    listed = " ".join(b["text"]["text"] for b in blocks if b["type"] == "section")
+    assert f"1. {labels[0]}" in listed and f"2. {labels[1]}" in listed  # the full labels, readable
+
+
+def test_select_options_whose_labels_differ_after_75_characters_stay_distinguishable():
+    labels = [PREFIX + f"strategy number {i}" for i in range(1, 8)]
+    blocks = rendered(choice_request("How?", labels))
+    [select] = [e for e in elements(blocks) if e["type"] == "static_select"]
+    texts = [o["text"]["text"] for o in select["options"]]
+    assert len(set(texts)) == 7 and texts[6].startswith("7. ")
+    assert all(f"{i}. {label}" in str(blocks) for i, label in enumerate(labels, 1))
+
+
+def test_short_labels_are_shown_as_they_are():
+    blocks = rendered(choice_request("Which?", ["React", "Vue"]))
+    assert [e["text"]["text"] for e in elements(blocks)][:2] == ["React", "Vue"]
+    assert [b["type"] for b in blocks] == ["section", "actions"]
+
+
+def risky(count: int) -> HumanInputRequest:
+    options = [Option(id="option-1", label="Drop the table", value="drop")] + [
+        Option(id=f"option-{i}", label=f"Keep it, plan {i}", value=f"keep{i}") for i in range(2, count + 1)
+    ]
+    return HumanInputRequest(
+        request_id="r",
+        tool_call_id="t",
+        question="Drop the users table?",
+        clarification_type="risk_confirmation",
+        input_mode="choice_with_other",
+        options=options,
+    )
+
+
+def test_a_risk_confirmation_in_a_dropdown_keeps_its_confirm_dialog():
+    blocks = rendered(risky(7))
+    [select] = [e for e in elements(blocks) if e["type"] == "static_select"]
+    assert select["confirm"]["title"]["text"] == "Are you sure?"
+    assert "tok|o1" in [o["value"] for o in select["options"]]
+    # no other control answers it in one click: only the way out (which declines) is left
+    assert [e["action_id"] for e in elements(blocks) if e["type"] != "static_select"] == ["clarigate:decline"]
+
+
+def test_no_risk_confirmation_has_a_one_click_path_to_the_risky_option():
+    for count in (2, 5, 6, 30):
+        for element in elements(rendered(risky(count))):
+            values = [element.get("value")] + [o["value"] for o in element.get("options", [])]
+            if "tok|o1" in values:
+                assert "confirm" in element, (count, element["type"])
+
+
+async def test_a_long_label_picked_by_its_number_answers_that_option(make_world: MakeWorld):
+    labels = [PREFIX + "blue-green strategy", PREFIX + "canary strategy"]
+
+    def script(turn: Turn):
+        if turn.response is None:
+            return asking(choice_request("How?", labels))
+        return ScriptedRunner().script(turn)
+
+    runner = ScriptedRunner(script)
+    world = await make_world(runner)
+    await world.user.dm("deploy")
+    await world.settle()
+    await world.user.click(world.fake.posted(), "clarigate:o2")
+    await world.settle()
+    assert [c.response.value for c in runner.calls if c.response] == [labels[1]]
+    assert "canary strategy" in str(world.fake.of("chat.update")[-1]["blocks"])
+
+
+def test_form_choices_whose_labels_differ_after_75_characters_stay_distinguishable():
+    labels = [PREFIX + "blue-green strategy", PREFIX + "canary strategy"]
+    options = [Option(id=f"how-option-{i}", label=label, value=label) for i, label in enumerate(labels, 1)]
+    field = FormField(name="how", label="How", type="select", options=options)
+    modal = render_form_modal(form_request("Deploy?", [field]), "{}")
+    [block] = [b for b in modal["blocks"] if b["type"] == "input"]
+    texts = [o["text"]["text"] for o in block["element"]["options"]]
+    assert len(set(texts)) == 2 and texts[1].startswith("2. ")
+    assert block["hint"]["text"] == f"1. {labels[0]}\n2. {labels[1]}"
