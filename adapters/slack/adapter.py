@@ -25,6 +25,7 @@ from starlette.routing import BaseRoute, Route
 from agent.protocol import ui_text
 from gateway.config import SlackSettings
 from gateway.messages import (
+    AcceptOutcome,
     Attachment,
     ClarificationClosed,
     ClarificationOut,
@@ -141,16 +142,13 @@ class SlackAdapter(PlatformAdapter):
             return True
         return await self.gateway.state.get_json(self._known_key(conversation)) is not None
 
-    def _allowed(self, message: InboundMessage) -> bool:
-        users, chats = self.settings.allowed_users, self.settings.allowed_chats
-        if users and message.sender.user_id not in users:
-            return False
-        return not chats or message.conversation.chat_id in chats
-
     async def _bare_mention(self, message: InboundMessage) -> None:
-        """ "@clarigate" alone: a short prompt in the thread, which the bot now takes part in."""
-        if not self._allowed(message):
-            await self.gateway.accept(message)  # the core refuses, once, as for any message
+        """ "@clarigate" alone: a short prompt in the thread, which the bot now takes part in.
+
+        The core sees it first: it ignores an empty message from someone allowed, and refuses
+        (once) someone its allow-lists keep out, who then gets no prompt.
+        """
+        if await self.gateway.accept(message) is not AcceptOutcome.IGNORED:
             return
         conv = message.conversation
         await self.gateway.state.set_json(self._known_key(conv), True, KNOWN_THREAD_SECONDS)

@@ -317,7 +317,9 @@ def answered_mrkdwn(view: PendingView | None, answered_line: str) -> str:
     return mention_users(escape_mrkdwn(answered_line), ids)
 
 
-_BARE_USER_ID = re.compile(r"(?<![\w@])([UW][A-Z0-9]{6,})(?!\w)")
+# A Slack user id in a notice the core wrote: U or W, capitals and digits, at least one digit
+# (so that words such as "UK" stay words).
+_BARE_USER_ID = re.compile(r"(?<![\w@])([UW](?=[A-Z]*\d)[A-Z0-9]+)(?!\w)")
 
 
 def private_notice_mrkdwn(text: str) -> str:

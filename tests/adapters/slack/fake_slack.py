@@ -208,6 +208,7 @@ class FakeSlack:
         return socket
 
     async def _file(self, request: web.Request) -> web.Response:
+        self._arrivals["files-pri"] = self._arrivals.get("files-pri", 0) + 1
         token = request.headers.get("Authorization", "").removeprefix("Bearer ")
         stored = self.files.get(request.match_info["path"])
         if token != BOT_TOKEN or stored is None:

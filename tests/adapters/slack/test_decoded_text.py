@@ -92,3 +92,11 @@ async def test_a_mention_in_a_channel_reaches_the_agent_decoded(make_world: Make
     await world.user.mention("compare A &amp; B &gt; C")
     await world.settle()
     assert [c.text for c in runner.calls] == ["compare A & B > C"]
+
+
+async def test_a_me_message_is_read_as_text(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    await world.user.dm("waves &amp; asks for the report", subtype="me_message")  # "/me waves & asks…"
+    await world.settle()
+    assert [c.text for c in runner.calls] == ["waves & asks for the report"]

@@ -40,3 +40,35 @@ def test_manifest_subscribes_to_every_event_the_adapter_handles_with_its_scope()
     assert events == set(EVENT_SCOPES)
     assert {EVENT_SCOPES[e] for e in events} | {"chat:write"} <= scopes
     assert manifest["features"]["app_home"]["messages_tab_enabled"] is True  # people can DM the bot
+
+
+def test_manifest_declares_the_slash_command_on_the_same_url():
+    manifest = yaml.safe_load(MANIFEST.read_text())
+    [command] = manifest["features"]["slash_commands"]
+    assert command["command"] == "/clarigate"
+    assert command["url"] == manifest["settings"]["event_subscriptions"]["request_url"]
+    assert all(word in command["usage_hint"] for word in ("new", "cancel", "status", "help"))
+    assert "commands" in manifest["oauth_config"]["scopes"]["bot"]
+
+
+# Why the adapter needs each scope: the Web API methods it calls, the events it subscribes to.
+SCOPE_USES = {
+    "app_mentions:read": "app_mention",
+    "chat:write": "chat.postMessage, chat.update, chat.delete, chat.postEphemeral",
+    "im:history": "message.im",
+    "channels:history": "message.channels",
+    "groups:history": "message.groups",
+    "mpim:history": "message.mpim",
+    "commands": "/clarigate",
+    "users:read": "users.info",
+    "files:read": "url_private_download",
+}
+
+
+def test_manifest_asks_for_no_scope_the_adapter_does_not_use():
+    manifest = yaml.safe_load(MANIFEST.read_text())
+    assert set(manifest["oauth_config"]["scopes"]["bot"]) == set(SCOPE_USES)
+    source = "\n".join(p.read_text() for p in (Path(__file__).parents[3] / "adapters" / "slack").glob("*.py"))
+    for scope, use in SCOPE_USES.items():
+        if "." in use and not use.startswith("message."):
+            assert any(method.strip() in source for method in use.split(",")), scope
