@@ -39,7 +39,7 @@ from gateway.messages import (
 )
 from gateway.port import DeliveryFailed, GatewayPort, PlatformAdapter
 
-from .commands import parse_command
+from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids
 from .files import download
 from .interactions import ClarificationInteractions
@@ -130,6 +130,9 @@ class SlackAdapter(PlatformAdapter):
         if message.is_mention and not message.text.strip() and not message.attachments:
             await self._bare_mention(message)
             return
+        command = mention_command(message.text) if message.is_mention else None
+        if command is not None:  # "@clarigate cancel": the thread's own command
+            message = message.model_copy(update={"text": command})
         await self.gateway.accept(message)
 
     @staticmethod
@@ -161,10 +164,13 @@ class SlackAdapter(PlatformAdapter):
             self.interactions.after_the_ack(self.sender.post(conv.chat_id, prompt, thread_ts=conv.reply_to))
 
     async def _on_command(self, ack: AsyncAck, body: dict[str, Any]) -> None:
-        """``/clarigate new|cancel|help|status``: the neutral command, handled by the core."""
+        """``/clarigate new|cancel|help|status``: in a DM the neutral command, handled by the core;
+        in a channel a private hint (the ack's text is shown to that person only)."""
         message = parse_command(body)
-        if message is not None:
-            await self.gateway.accept(message)
+        if message is None:
+            await ack(text=in_thread_hint(self.bot_user_id), response_type="ephemeral")
+            return
+        await self.gateway.accept(message)
         await ack()
 
     async def _on_error(self, error: Exception, body: dict[str, Any]) -> BoltResponse | None:

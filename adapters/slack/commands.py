@@ -1,10 +1,12 @@
-"""The ``/clarigate`` slash command, mapped onto the core's neutral text commands.
+"""The ``/clarigate`` slash command and ``@clarigate cancel``, mapped onto the core's neutral commands.
 
 Slack takes a message that starts with ``/`` as a slash command, so ``/new`` cannot be
 typed to the bot; ``/clarigate new|cancel|help|status`` can. The command arrives on the
-same request URL (or Socket Mode) as events, form-encoded, without a thread: in a DM it
-is the DM's conversation, in a channel the channel's top-level one. Anything else after
-``/clarigate`` (or nothing) asks for help.
+same request URL (or Socket Mode) as events, form-encoded, and without its thread: in a
+DM it speaks to the DM's conversation; in a channel, where every conversation is a
+thread, it cannot say which one, so the person is told (privately) to mention the bot
+in the thread instead: ``@clarigate cancel`` there is the same command. Anything else
+after ``/clarigate`` (or nothing) asks for help.
 """
 
 from __future__ import annotations
@@ -27,17 +29,33 @@ def neutral_command(text: str) -> str:
     return f"/{name} {words[1]}" if len(words) > 1 else f"/{name}"
 
 
+def mention_command(text: str) -> str | None:
+    """The neutral command a mention alone with a subcommand stands for (``@clarigate cancel``)."""
+    words = text.strip().lower().split()
+    return f"/{words[0].lstrip('/')}" if len(words) == 1 and words[0].lstrip("/") in SUBCOMMANDS else None
+
+
+def in_thread_hint(bot_user_id: str | None) -> str:
+    """What a slash command typed in a channel answers (privately): where commands work there."""
+    bot = f"<@{bot_user_id}>" if bot_user_id else "@clarigate"
+    return (
+        f"In a channel, write to me in the conversation's thread: {bot} new, {bot} cancel, "
+        f"{bot} status or {bot} help. Every question also has its own Cancel button."
+    )
+
+
 def parse_command(body: dict[str, Any]) -> InboundMessage | None:
-    """The ``InboundMessage`` a slash command stands for, or None when it names no channel or user."""
+    """The ``InboundMessage`` a slash command in a DM stands for; None elsewhere (a channel, whose
+    thread the command does not name) or when it names no channel or user."""
     channel, user = body.get("channel_id"), body.get("user_id")
-    if not channel or not user:
+    if not channel or not user or not str(channel).startswith("D"):
         return None
     conversation = Conversation(
         platform=PLATFORM,
         workspace=str(body.get("team_id") or ""),
         chat_id=str(channel),
         topic=None,
-        is_direct=str(channel).startswith("D"),
+        is_direct=True,
     )
     return InboundMessage(
         conversation=conversation,

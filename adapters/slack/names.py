@@ -13,6 +13,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
+from gateway.port import DeliveryFailed
+
 log = logging.getLogger(__name__)
 
 NAME_TTL_SECONDS = 3600.0
@@ -36,8 +38,13 @@ class NameBook:
     async def _fetch(self, user_id: str) -> None:
         try:
             name = await self.lookup(user_id)
+        except DeliveryFailed as error:
+            log.debug("slack: no name for %s: %s", user_id, error.code)
+            if not error.permanent:
+                return
+            name = None  # user_not_found, missing_scope: asking again within the hour is no use
         except Exception as error:  # noqa: BLE001 - a name is a nicety: the id stands in for it
-            log.debug("slack: no name for %s: %s", user_id, getattr(error, "code", error))
+            log.debug("slack: no name for %s: %s", user_id, type(error).__name__)
             return
         self._names[user_id] = (name, time.monotonic() + NAME_TTL_SECONDS)
         self._names.move_to_end(user_id)

@@ -69,11 +69,36 @@ async def test_a_command_in_a_dm_speaks_to_the_dms_conversation(make_world: Make
     messages, _ = spy_on_core(world)
     await world.user.dm("remember this")
     await world.user.slash_command("status")
-    await world.user.slash_command("status", channel="C5")  # a channel: the channel's own conversation
     await world.settle()
-    dm, command, in_channel = (m.conversation for m in messages)
+    dm, command = (m.conversation for m in messages)
     assert command.thread_key == dm.thread_key
-    assert in_channel.chat_id == "C5" and not in_channel.is_direct and in_channel.topic is None
+
+
+async def test_a_command_in_a_channel_privately_says_to_use_the_thread(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    messages, _ = spy_on_core(world)
+    response = await world.user.slash_command("cancel", channel="C5")
+    assert response.status_code == 200
+    assert response.json()["response_type"] == "ephemeral"  # shown to the person who typed it only
+    hint = response.json()["text"]
+    assert "<@U0BOT> cancel" in hint and "Cancel button" in hint
+    assert messages == []  # which thread was meant is unknown: nothing reaches the core
+
+
+@pytest.mark.parametrize(
+    ("typed", "neutral"), [("cancel", "/cancel"), ("New", "/new"), ("status", "/status")]
+)
+async def test_a_mention_with_a_command_in_a_thread_is_that_threads_command(
+    make_world: MakeWorld, typed: str, neutral: str
+):
+    world = await make_world(ScriptedRunner())
+    messages, _ = spy_on_core(world)
+    _, ts = await world.user.mention("build me a thing")
+    await world.user.mention(typed, thread_ts=ts)
+    await world.user.mention("cancel the deploy", thread_ts=ts)  # more than the command: a request
+    await world.settle()
+    assert [m.text for m in messages] == ["build me a thing", neutral, "cancel the deploy"]
+    assert messages[1].conversation.thread_key == messages[0].conversation.thread_key
 
 
 async def test_slash_new_starts_a_new_thread(make_world: MakeWorld):

@@ -83,7 +83,11 @@ async def test_the_agent_reads_links_and_people_by_name(make_world: MakeWorld):
         "ask @Alice and @Bob Builder about the doc (https://x.example/q?a=1&b=2) in #ops",
         "and @U0GONE",
     ]
-    assert sorted(p["user"] for p in world.fake.of("users.info")) == ["U0ALICE", "U0BOB"]  # then cached
+    await world.user.dm("<@U0ALICE>, <@U0GONE>?")
+    await world.settle()
+    assert runner.calls[-1].text == "@Alice, @U0GONE?"
+    asked = sorted(c.params["user"] for c in world.fake.attempts("users.info"))
+    assert asked == ["U0ALICE", "U0BOB", "U0GONE"]  # each once, then from the cache
 
 
 async def test_a_mention_in_a_channel_reaches_the_agent_decoded(make_world: MakeWorld):
