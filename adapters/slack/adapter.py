@@ -119,9 +119,13 @@ class SlackAdapter(PlatformAdapter):
     async def _on_message(self, body: dict[str, Any], context: dict[str, Any]) -> None:
         bot_user_id = context.get("bot_user_id") or self.bot_user_id
         parsed = parse_message_event(body, bot_user_id)
-        if parsed is None:
-            return
-        if parsed.needs_known_thread and not await self._knows(parsed.message.conversation):
+        if parsed is None or (
+            parsed.needs_known_thread and not await self._knows(parsed.message.conversation)
+        ):
+            # edits, bots, joins, channel chatter outside the bot's threads: acknowledged, counted
+            event = body["event"]
+            log.debug("slack: %s/%s acknowledged, not for the bot", event.get("type"), event.get("subtype"))
+            count_ignored(request_kind(body))
             return
         people = [u for u in mentioned_user_ids(str(body["event"].get("text") or "")) if u != bot_user_id]
         if people:  # names only for messages that go on: users.info is asked on the ack path

@@ -182,3 +182,15 @@ async def test_socket_mode_acknowledges_requests_with_nothing_to_do(fake_slack: 
         )
     finally:
         await gateway.stop(grace=1)
+
+
+async def test_messages_not_for_the_bot_are_acknowledged_and_counted(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    before = ignored("event:message")
+    edited = {"type": "message", "subtype": "message_changed", "channel": "D1", "channel_type": "im"}
+    chatter = await world.user.channel_message("lunch?")  # top level, no mention
+    changed = await world.user.event({**edited, "hidden": True, "ts": "1.5", "event_ts": "1.5"})
+    await world.settle()
+    assert [chatter.status_code, changed.status_code] == [200, 200]
+    assert ignored("event:message") - before == 2 and runner.calls == []
