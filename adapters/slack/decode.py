@@ -49,8 +49,8 @@ def _link(target: str, label: str | None) -> str:
 
 def _control(inner: str, names: Mapping[str, str]) -> str:
     """One ``<…>`` sequence as plain text."""
-    target, bar, label = inner.partition("|")
-    named = label if bar else None
+    target, _, label = inner.partition("|")
+    named = label or None  # Slack also sends an empty label: <#C123|>
     if target.startswith("@"):
         user = target[1:]
         name = names.get(user) or (unescape(named).lstrip("@") if named else user)

@@ -27,7 +27,8 @@ _urls = st.from_regex(r"https://[a-z]{1,10}\.example/[a-z0-9&=?]{0,10}", fullmat
 @given(st.lists(st.tuples(_words, _urls, _words), max_size=4))
 def test_links_in_any_text_become_their_label_and_url(pieces: list[tuple[str, str, str]]):
     slack = "".join(f"{encode_typed(a)}<{encode_typed(url)}|{encode_typed(lab)}>" for a, url, lab in pieces)
-    expected = "".join(f"{a}{lab if lab == url else f'{lab} ({url})'}" for a, url, lab in pieces)
+    shown = {(url, lab): url if lab in ("", url) else f"{lab} ({url})" for _, url, lab in pieces}
+    expected = "".join(f"{a}{shown[url, lab]}" for a, url, lab in pieces)
     assert decode_text(slack) == expected
 
 
@@ -43,6 +44,7 @@ def test_every_kind_of_slack_sequence_is_spelled_out():
     assert decode_text("<http://example.com|example.com>") == "example.com"  # linked by Slack itself
     assert decode_text("<https://x.example|the docs>") == "the docs (https://x.example)"
     assert decode_text("<mailto:a@b.example|a@b.example>") == "a@b.example"
+    assert decode_text("<#C02|> <@U1|> <https://x.example|>") == "#C02 @U1 https://x.example"  # empty labels
 
 
 def asks_department(turn: Turn):
