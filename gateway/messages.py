@@ -107,6 +107,9 @@ class InboundMessage(BaseModel):
     attachments: list[Attachment] = Field(default_factory=list)
     is_mention: bool = False
     received_at: float = Field(default_factory=time.time)
+    # The interface language the person's client reports (Telegram's ``language_code``), for the
+    # gateway's own words when the text itself gives no signal (a command, a photo, "ok").
+    locale: Locale | None = None
 
 
 class MessageJob(BaseModel):
@@ -206,6 +209,9 @@ class TextReply(BaseModel):
 
     kind: Literal["text"] = "text"
     text: str
+    # Meant for this person only (a refusal): an adapter shows it privately where the platform
+    # can (Slack ephemeral, Telegram: a private chat) and never as a public message to everyone.
+    private_to: Sender | None = None
 
 
 class ClarificationOut(BaseModel):
@@ -239,6 +245,7 @@ class ErrorReply(BaseModel):
 
     kind: Literal["error"] = "error"
     text: str
+    private_to: Sender | None = None  # as on ``TextReply``
 
 
 Outbound = TextReply | ClarificationOut | ClarificationClosed | ProgressUpdate | ErrorReply
