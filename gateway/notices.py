@@ -49,8 +49,9 @@ def locale_for(text: str, hint: Locale | None = None) -> Locale:
     if detect_locale(text) == "zh":
         return "zh"
     words = text.strip()
-    if words.startswith("/"):
-        words = ""
+    if words.startswith("/"):  # the command's name says nothing; /start's payload is a code
+        command, _, rest = words.partition(" ")
+        words = "" if command.split("@")[0].lower() == "/start" else rest
     if _LATIN_WORD.search(words) or hint is None:
         return "en"
     return hint
