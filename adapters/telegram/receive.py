@@ -110,11 +110,6 @@ def mentions_bot(message: Message, me: BotIdentity) -> bool:
     return False
 
 
-def is_command(message: Message) -> bool:
-    """True for a bot command (``/new``, ``/new@bot``): meant for the gateway, never an answer value."""
-    return any(e.type == "bot_command" and e.offset == 0 for e in message.entities)
-
-
 def replies_to_bot(message: Message, me: BotIdentity) -> bool:
     """True when the message answers one of the bot's messages (in a forum the topic's
     service message is the implicit reply target, so only the bot's own messages count)."""

@@ -49,12 +49,17 @@ def _count(kind: str) -> None:
 
 
 async def with_retries(
-    call: Callable[[], Awaitable[T]], what: str, backoff: float = 0.5, attempts: int = MAX_ATTEMPTS
+    call: Callable[[], Awaitable[T]],
+    what: str,
+    backoff: float = 0.5,
+    attempts: int = MAX_ATTEMPTS,
+    max_flood_wait: float = MAX_FLOOD_WAIT,
 ) -> T:
     """Run one Bot API call, retrying 429 (after ``retry_after``), 5xx and network errors.
 
     Client errors (400/403/404) are not retried: the same call would fail again.
-    ``attempts=1`` counts the failure without waiting (for calls that are only cosmetic).
+    ``attempts=1`` counts the failure without waiting (for calls that are only cosmetic);
+    a flood wait longer than ``max_flood_wait`` is raised rather than waited out.
     """
     for attempt in range(1, attempts + 1):
         try:
@@ -62,7 +67,7 @@ async def with_retries(
         except RetryAfter as exc:
             _count("rate_limited")
             seconds = retry_seconds(exc)
-            if attempt == attempts or seconds > MAX_FLOOD_WAIT:
+            if attempt == attempts or seconds > max_flood_wait:
                 raise
             log.warning("telegram %s rate limited, retrying in %.1fs", what, seconds)
             await asyncio.sleep(seconds)
@@ -272,6 +277,7 @@ class TelegramSender:
             lambda: self.bot.answer_callback_query(callback_id, text=short, show_alert=alert),
             "answerCallbackQuery",
             attempts=2,
+            max_flood_wait=2.0,  # Telegram drops a query it has not seen answered within seconds
         )
 
     async def typing(self, conversation: Conversation) -> None:
