@@ -181,13 +181,11 @@ class TelegramAdapter(PlatformAdapter):
         message = update.message
         if message is None:
             return  # edits, channel posts: not requests
-        if message.migrate_to_chat_id or message.migrate_from_chat_id:
-            old, new = (
-                (message.chat_id, message.migrate_to_chat_id)
-                if message.migrate_to_chat_id
-                else (message.migrate_from_chat_id, message.chat_id)
-            )
-            await self.moves.moved(str(old), str(new))
+        if message.migrate_to_chat_id:  # said in the old group
+            await self.moves.moved(str(message.chat_id), str(message.migrate_to_chat_id))
+            return
+        if message.migrate_from_chat_id:  # said in the new supergroup
+            await self.moves.moved(str(message.migrate_from_chat_id), str(message.chat_id))
             return
         if message.is_automatic_forward:
             return  # a linked channel's post copied into its discussion group: nobody asked anything
@@ -203,15 +201,9 @@ class TelegramAdapter(PlatformAdapter):
         if command is None and not text.strip() and not attachments:
             return  # service messages: members joining, pins, topic changes
         private = message.chat.type == "private"
-        chat_id = str(message.chat_id) if private else await self.moves.identity(str(message.chat_id))
         mention = mentions_bot(message, me)
         reply = replies_to_bot(message, me)
-        chain = None
-        if reply and not private and not message.is_topic_message and message.reply_to_message is not None:
-            chain = await self.gateway.state.get_json(
-                chain_key(chat_id, str(message.reply_to_message.message_id))
-            )
-        conversation = conversation_for(message, chain, chat_id)
+        conversation = await self._conversation(message, reply)
         if command is not None:
             neutral = command.neutral_text()
             if neutral is not None:
@@ -236,6 +228,19 @@ class TelegramAdapter(PlatformAdapter):
         await self.gateway.accept(
             inbound_message(update, message, conversation, sender, clean, True, attachments)
         )
+
+    async def _conversation(self, message: Message, reply: bool) -> Conversation:
+        """Where the message belongs: an upgraded group's supergroup keeps the group's identity,
+        and a reply to the bot in a group stays in the reply chain of the message it answers."""
+        if message.chat.type == "private":
+            return conversation_for(message)
+        chat_id = await self.moves.identity(str(message.chat_id))
+        chain = None
+        if reply and not message.is_topic_message and message.reply_to_message is not None:
+            chain = await self.gateway.state.get_json(
+                chain_key(chat_id, str(message.reply_to_message.message_id))
+            )
+        return conversation_for(message, chain, chat_id)
 
     async def _identity(self) -> BotIdentity:
         user = await self.bot.get_me()
