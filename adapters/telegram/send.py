@@ -233,12 +233,6 @@ class TelegramSender:
                 sent.append(await self._send(conversation, text=plain_text(piece)))
         return sent
 
-    async def post_privately(self, user_id: str, text: str) -> Message:
-        """A plain message in the private chat with a person (403 when they never started the bot)."""
-        return await self._send(
-            Conversation(platform=PLATFORM, chat_id=user_id, is_direct=True), text=text, what="sendMessage"
-        )
-
     async def edit(
         self, chat_id: str, message_id: str, message: TelegramMessage, attempts: int = MAX_ATTEMPTS
     ) -> bool:
