@@ -4,8 +4,12 @@ Which agent thread a message belongs to (``Conversation.topic``):
 
 - a private chat: ``None`` (one thread per chat);
 - a forum topic: its ``message_thread_id`` (digits, so sends can target the topic);
-- a top-level mention in a group: ``msg-{message_id}`` (it starts a reply chain);
+- a top-level ``/ask@bot …`` or mention in a group: ``msg-{message_id}`` (it starts a reply chain);
 - a reply to one of the bot's messages in a group: the chain that message belongs to.
+
+Who wrote it: the person, or the chat they write as (an anonymous admin is the group, a
+channel poster the channel: ``sender_for``). A supergroup that a group was upgraded to
+is known by the group's id (``migration``).
 """
 
 from __future__ import annotations
