@@ -171,7 +171,7 @@ class Dispatcher:
             thread_id = await self.store.new_thread_for_chat(conv.thread_key, ttl)
             set_log_context(thread_id=thread_id)
             log.info("started a new agent thread")
-            await self._reply(conv, TextReply(text=notice_for_text("new_thread", text)), progress)
+            await self._reply(conv, TextReply(text=notice_for_text("new_thread", text, msg.locale)), progress)
             return
         if lookup is None:
             lookup = await self.store.thread_with_pending(conv.thread_key, ttl)
@@ -199,7 +199,9 @@ class Dispatcher:
             # take it as that answer, so say who is asked instead.
             refusal = policy_refusal(pending, view_of(pending), msg.sender)
             if refusal is not None:
-                await self._reply(conv, TextReply(text=refusal.message, private_to=msg.sender), progress)
+                # meant for that person only: not a public line on every message they write
+                refused = TextReply(text=refusal.message, private_to=msg.sender)
+                await self._reply(conv, refused, progress)
                 return
         await self._run(conv, thread_id, message_text(msg), None, msg.sender, progress)
 

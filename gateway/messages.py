@@ -107,6 +107,9 @@ class InboundMessage(BaseModel):
     attachments: list[Attachment] = Field(default_factory=list)
     is_mention: bool = False
     received_at: float = Field(default_factory=time.time)
+    # The interface language the person's client reports (Telegram's ``language_code``), for the
+    # gateway's own words when the text itself gives no signal (a command, a photo, "ok").
+    locale: Locale | None = None
 
 
 class MessageJob(BaseModel):
@@ -205,7 +208,8 @@ class TextReply(BaseModel):
     """An agent reply in Markdown (untrusted model text: escape per platform).
 
     ``private_to``: a notice for one person only (a refusal naming who is asked); adapters show
-    it privately where the platform can (a Slack ephemeral message), else post it as usual.
+    it as privately as the platform allows (Slack: an ephemeral message; Telegram: a reply to
+    that person's message, at most once a day), never as a public line on every message.
     """
 
     kind: Literal["text"] = "text"
@@ -245,7 +249,7 @@ class ErrorReply(BaseModel):
 
     kind: Literal["error"] = "error"
     text: str
-    private_to: Sender | None = None
+    private_to: Sender | None = None  # as on ``TextReply``
 
 
 Outbound = TextReply | ClarificationOut | ClarificationClosed | ProgressUpdate | ErrorReply

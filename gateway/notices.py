@@ -7,8 +7,12 @@ Chinese (or the question was asked in Chinese), else English.
 
 from __future__ import annotations
 
+import re
+
 from agent.protocol import detect_locale
 from agent.protocol.models import Locale
+
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 NOTICES: dict[str, dict[Locale, str]] = {
     "new_thread": {
@@ -36,6 +40,23 @@ def notice(key: str, locale: Locale = "en") -> str:
     return texts.get(locale) or texts["en"]
 
 
-def notice_for_text(key: str, text: str) -> str:
-    """The notice ``key`` in the language of ``text`` (what the person wrote)."""
-    return notice(key, detect_locale(text))
+def locale_for(text: str, hint: Locale | None = None) -> Locale:
+    """The language of ``text``; ``hint`` (the person's client language) when the text has no signal.
+
+    A leading command (``/start``, ``/help``) and its arguments (a deep-link payload) say nothing
+    about the language, nor do digits, emoji or a lone letter.
+    """
+    if detect_locale(text) == "zh":
+        return "zh"
+    words = text.strip()
+    if words.startswith("/"):  # the command's name says nothing; /start's payload is a code
+        command, _, rest = words.partition(" ")
+        words = "" if command.split("@")[0].lower() == "/start" else rest
+    if _LATIN_WORD.search(words) or hint is None:
+        return "en"
+    return hint
+
+
+def notice_for_text(key: str, text: str, hint: Locale | None = None) -> str:
+    """The notice ``key`` in the language of ``text`` (what the person wrote), else of ``hint``."""
+    return notice(key, locale_for(text, hint))

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import re
+from functools import partial
 
 from starlette.routing import BaseRoute
 from telegram import Bot, Message, Update
@@ -19,6 +20,7 @@ from telegram.request import HTTPXRequest
 
 from gateway.config import TelegramSettings
 from gateway.messages import (
+    Attachment,
     ClarificationClosed,
     ClarificationOut,
     Conversation,
@@ -30,29 +32,36 @@ from gateway.messages import (
 )
 from gateway.port import GatewayPort, PlatformAdapter
 
+from .commands import MENU, parse_command
+from .effects import AfterAck
+from .forms import LATEST_TTL, latest_key
 from .interactions import Interactions
+from .media import attachments_of, fetch_file
+from .migration import ChatMoves
 from .polling import ALLOWED_UPDATES, LeasedPoller
 from .receive import (
     BotIdentity,
     chain_key,
     conversation_for,
     inbound_message,
-    is_command,
+    locale_of,
     mentions_bot,
     message_text,
     remember_chain,
     replies_to_bot,
+    sender_for,
     webhook_route,
     without_mention,
 )
 from .render import TelegramMessage, escape, render_answered, render_clarification
-from .send import TelegramSender, message_ref, with_retries
+from .send import TelegramSender, delivery_failure, message_ref, with_retries
 
 log = logging.getLogger(__name__)
 
 _SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what Telegram accepts as secret_token
 TYPING_REFRESH = 4.5  # Telegram shows "typing…" for about 5 seconds per sendChatAction
 TYPING_MAX = 300.0  # never type forever if a run's "done" is lost
+PRIVATE_NOTE_TTL = 24 * 3600  # a refusal meant for one person is shown to them once a day
 
 
 class TelegramAdapter(PlatformAdapter):
@@ -69,11 +78,14 @@ class TelegramAdapter(PlatformAdapter):
         self.bot = Bot(
             token or "0:missing",
             base_url=settings.api_url,
+            base_file_url=_file_url(settings.api_url),
             request=HTTPXRequest(connection_pool_size=32),
             get_updates_request=HTTPXRequest(read_timeout=poll_timeout + 10),
         )
-        self.sender = TelegramSender(self.bot)
-        self.interactions = Interactions(gateway, self.sender)
+        self.moves = ChatMoves(gateway.state)
+        self.sender = TelegramSender(self.bot, self.moves, self._note_posted)
+        self.after_ack = AfterAck()
+        self.interactions = Interactions(gateway, self.sender, self.after_ack)
         self.me: BotIdentity | None = None
         self.poller: LeasedPoller | None = None
         if not settings.webhook_url:
@@ -101,6 +113,7 @@ class TelegramAdapter(PlatformAdapter):
         log.info(
             "telegram bot @%s ready (%s)", self.me.username, "webhook" if self.poller is None else "polling"
         )
+        await self._register_commands()
         if self.settings.webhook_url:
             secret = self.settings.webhook_secret.get_secret_value() if self.settings.webhook_secret else None
             await with_retries(
@@ -112,10 +125,23 @@ class TelegramAdapter(PlatformAdapter):
         elif self.poller is not None:
             self.poller.start()
 
+    async def _register_commands(self) -> None:
+        """``setMyCommands``: the menu people see when they type ``/`` (per interface language)."""
+        for language, commands in MENU.items():
+            try:
+                await with_retries(
+                    partial(self.bot.set_my_commands, commands, language_code=language),
+                    "setMyCommands",
+                    attempts=2,
+                )
+            except TelegramError as exc:  # the menu is a convenience: typing the command still works
+                log.warning("telegram setMyCommands (%s) failed: %s", language or "default", exc)
+
     async def stop(self) -> None:
         """Stop polling (handing the lease over), stop typing indicators, close the HTTP client."""
         if self.poller is not None:
             await self.poller.stop()
+        await self.after_ack.stop()
         for task in self._typing.values():
             task.cancel()
         self._typing.clear()
@@ -153,37 +179,68 @@ class TelegramAdapter(PlatformAdapter):
             await self.interactions.on_callback(update.callback_query)
             return
         message = update.message
-        if message is None or message.from_user is None or message.from_user.is_bot:
-            return  # edits, channel posts and other bots' messages are not requests
-        text = message_text(message)
-        if not text.strip():
+        if message is None:
+            return  # edits, channel posts: not requests
+        if message.migrate_to_chat_id:  # said in the old group
+            await self.moves.moved(str(message.chat_id), str(message.migrate_to_chat_id))
             return
+        if message.migrate_from_chat_id:  # said in the new supergroup
+            await self.moves.moved(str(message.migrate_from_chat_id), str(message.chat_id))
+            return
+        if message.is_automatic_forward:
+            return  # a linked channel's post copied into its discussion group: nobody asked anything
+        sender = sender_for(message)
+        if sender is None:
+            return  # other bots (and this one)
         me = self.me or await self._identity()
+        command = parse_command(message, me.username)
+        if command is not None and not command.for_us:
+            return  # /cmd@otherbot
+        text = message_text(message)
+        attachments = attachments_of(message)
+        if command is None and not text.strip() and not attachments:
+            return  # service messages: members joining, pins, topic changes
         private = message.chat.type == "private"
         mention = mentions_bot(message, me)
         reply = replies_to_bot(message, me)
-        chain = None
-        if reply and not private and not message.is_topic_message and message.reply_to_message is not None:
-            chain = await self.gateway.state.get_json(
-                chain_key(str(message.chat_id), str(message.reply_to_message.message_id))
-            )
-        conversation = conversation_for(message, chain)
-        addressed = private or mention or reply
-        # A form in progress takes its person's messages in its own thread: in a group those
-        # meant for the bot (not chatter around it), in a forum topic any (the topic is the thread).
-        if (
-            (addressed or message.is_topic_message)
-            and not is_command(message)
-            and await self.interactions.on_typed(message, conversation, without_mention(text, me))
+        conversation = await self._conversation(message, reply)
+        if command is not None:
+            neutral = command.neutral_text()
+            if neutral is not None:
+                if command.name in ("new", "cancel"):
+                    # the gateway closes the question; the person's form stops taking values now
+                    await self.interactions.forms.close_for(str(message.chat_id), sender.user_id)
+                await self.gateway.accept(
+                    inbound_message(update, message, conversation, sender, neutral, True, attachments)
+                )
+                return
+            if not private and not command.explicit:
+                return  # a bare command we do not know, in a group: meant for another bot
+        # In groups (forum topics included) the bot takes part only where it is addressed:
+        # a command, a mention, or a reply to one of its messages.
+        if not (private or mention or reply or command is not None):
+            return
+        clean = without_mention(text, me)
+        if command is None and await self.interactions.forms.on_typed(
+            message, conversation, sender, clean, locale_of(message)
         ):
             return
-        if not addressed and not (
-            message.is_topic_message and await self.gateway.knows_conversation(conversation)
-        ):
-            return  # group chatter not meant for the bot
         await self.gateway.accept(
-            inbound_message(update, message, conversation, without_mention(text, me), addressed)
+            inbound_message(update, message, conversation, sender, clean, True, attachments)
         )
+
+    async def _conversation(self, message: Message, reply: bool) -> Conversation:
+        """Where the message belongs: an upgraded group's supergroup keeps the group's identity,
+        and a reply to the bot in a group stays in the reply chain of the message it answers."""
+        if message.chat.type == "private":
+            return conversation_for(message)
+        chat_id = await self.moves.identity(str(message.chat_id))
+        chain = None
+        if reply and not message.is_topic_message and message.reply_to_message is not None:
+            chain = await self.gateway.state.get_json(
+                chain_key(chat_id, str(message.reply_to_message.message_id))
+            )
+        return conversation_for(message, chain, chat_id)
 
     async def _identity(self) -> BotIdentity:
         user = await self.bot.get_me()
@@ -193,7 +250,28 @@ class TelegramAdapter(PlatformAdapter):
     # --- sending -------------------------------------------------------------------------------
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
-        """Deliver one outbound item (see ``gateway.messages``)."""
+        """Deliver one outbound item (see ``gateway.messages``); Bot API errors as ``DeliveryFailed``."""
+        try:
+            return await self._deliver(conversation, item)
+        except TelegramError as exc:
+            failure = delivery_failure(exc, item.kind)
+            log.warning(
+                "telegram %s to chat %s failed (%s, %s): %s",
+                item.kind,
+                conversation.chat_id,
+                failure.code,
+                "permanent" if failure.permanent else "transient",
+                exc,
+            )
+            raise failure from exc
+
+    async def _deliver(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
+        if (
+            isinstance(item, TextReply | ErrorReply)
+            and item.private_to is not None
+            and not conversation.is_direct
+        ):
+            return await self._note_privately(conversation, item)
         if isinstance(item, TextReply):
             sent = await self.sender.post_markdown(conversation, item.text)
             for message in sent:
@@ -215,10 +293,35 @@ class TelegramAdapter(PlatformAdapter):
             return await self._post(conversation, TelegramMessage(escape(item.text)))
         raise TypeError(f"unknown outbound item {type(item).__name__}")
 
+    async def _note_privately(
+        self, conversation: Conversation, item: TextReply | ErrorReply
+    ) -> MessageRef | None:
+        """A line meant for one person in a group (say, "Only Alice can answer"): Telegram has no
+        message only one member sees, so it is a reply to that person's message, at most once a
+        day per person and conversation; repeats are dropped, not posted for everyone each time."""
+        assert item.private_to is not None
+        once = f"private-note:{conversation.thread_key}:{item.private_to.user_id}"
+        if await self.gateway.state.get_json(once):
+            log.info("telegram: a note for %s was already shown here; not repeated", item.private_to.user_id)
+            return None
+        await self.gateway.state.set_json(once, True, PRIVATE_NOTE_TTL)
+        return await self._post(conversation, TelegramMessage(escape(item.text)))
+
     async def _post(self, conversation: Conversation, message: TelegramMessage) -> MessageRef:
         sent: Message = await self.sender.post(conversation, message)
         await remember_chain(self.gateway.state, conversation, str(sent.message_id))
         return message_ref(sent)
+
+    async def _note_posted(self, message: Message) -> None:
+        """Keep a private chat's latest bot message: a form there takes typed values only right after it."""
+        if message.chat.type == "private":
+            await self.gateway.state.set_json(
+                latest_key(str(message.chat_id)), message.message_id, LATEST_TTL
+            )
+
+    async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
+        """A photo's or file's bytes through ``getFile`` and the file download (a worker calls this)."""
+        return await fetch_file(self.bot, attachment, max_bytes)
 
     async def _progress(self, conversation: Conversation, item: ProgressUpdate) -> None:
         key = conversation.thread_key
@@ -242,3 +345,8 @@ class TelegramAdapter(PlatformAdapter):
         while loop.time() < until:
             await asyncio.sleep(TYPING_REFRESH)
             await self._type_once(conversation)
+
+
+def _file_url(api_url: str) -> str:
+    """Where files are downloaded from: ``…/file/bot`` beside the API's ``…/bot``."""
+    return api_url[: -len("/bot")] + "/file/bot" if api_url.endswith("/bot") else api_url

@@ -16,6 +16,7 @@ FORM = "form"  # open the step-by-step form
 CONFIRM = "yes"  # risk confirmation without options
 CANCEL = "no"
 OPTION_PREFIX = "o"  # o3: the third option
+DECLINE = "x"  # dismiss the question (✖ Cancel): the agent is told the person declined
 
 # Actions inside a form (one field per step).
 STEP_SELECT = "s"  # s2: pick the second option of a select field
@@ -24,7 +25,8 @@ STEP_DONE = "d"  # multi_select finished
 STEP_YES = "y"  # checkbox on
 STEP_NO = "n"  # checkbox off
 STEP_BACK = "b"
-STEP_SKIP = "k"
+STEP_SKIP = "k"  # Skip an optional empty field, or Next: keep the value the field has
+STEP_CLEAR = "c"  # empty an optional field that has a value
 SUMMARY_SUBMIT = "S"
 SUMMARY_EDIT = "E"
 

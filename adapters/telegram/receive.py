@@ -4,8 +4,12 @@ Which agent thread a message belongs to (``Conversation.topic``):
 
 - a private chat: ``None`` (one thread per chat);
 - a forum topic: its ``message_thread_id`` (digits, so sends can target the topic);
-- a top-level mention in a group: ``msg-{message_id}`` (it starts a reply chain);
+- a top-level ``/ask@bot …`` or mention in a group: ``msg-{message_id}`` (it starts a reply chain);
 - a reply to one of the bot's messages in a group: the chain that message belongs to.
+
+Who wrote it: the person, or the chat they write as (an anonymous admin is the group, a
+channel poster the channel: ``sender_for``). A supergroup that a group was upgraded to
+is known by the group's id (``migration``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from telegram import Bot, Message, Update, User
 
-from gateway.messages import Conversation, InboundMessage, Sender
+from agent.protocol.models import Locale
+from gateway.messages import Attachment, Conversation, InboundMessage, Sender
 from gateway.port import AdapterState
 
 log = logging.getLogger(__name__)
@@ -66,6 +71,31 @@ def sender_of(user: User) -> Sender:
     return Sender(user_id=str(user.id), display_name=user.full_name or user.username)
 
 
+def sender_for(message: Message) -> Sender | None:
+    """Who wrote a message; None for bots (including this one), which never make requests.
+
+    An anonymous group admin writes as the group and a person posting as a channel writes as
+    that channel (``sender_chat``; ``from`` is then a placeholder bot account): the sender chat
+    is who they are, so they can talk to the bot and answer what it asks them.
+    """
+    if message.sender_chat is not None:
+        chat = message.sender_chat
+        return Sender(user_id=str(chat.id), display_name=chat.title or chat.username or chat.full_name)
+    user = message.from_user
+    if user is None or user.is_bot:
+        return None
+    return sender_of(user)
+
+
+def locale_of(message: Message) -> Locale | None:
+    """The interface language of the writer's Telegram app (``language_code``), when it tells."""
+    user = message.from_user
+    code = (user.language_code or "") if user is not None and message.sender_chat is None else ""
+    if not code:
+        return None
+    return "zh" if code.lower().startswith("zh") else "en"
+
+
 def message_text(message: Message) -> str:
     """The text of a message, or the caption of a photo or document."""
     return message.text or message.caption or ""
@@ -82,11 +112,6 @@ def mentions_bot(message: Message, me: BotIdentity) -> bool:
         if entity.type == "bot_command" and text.lower().endswith(f"@{me.username.lower()}"):
             return True
     return False
-
-
-def is_command(message: Message) -> bool:
-    """True for a bot command (``/new``, ``/new@bot``): meant for the gateway, never an answer value."""
-    return any(e.type == "bot_command" and e.offset == 0 for e in message.entities)
 
 
 def replies_to_bot(message: Message, me: BotIdentity) -> bool:
@@ -109,9 +134,15 @@ def without_mention(text: str, me: BotIdentity) -> str:
     return mention.sub("", text).strip()
 
 
-def conversation_for(message: Message, chain_topic: str | None = None) -> Conversation:
-    """Where a message was written and where replies go (see the module docstring)."""
-    chat_id = str(message.chat_id)
+def conversation_for(
+    message: Message, chain_topic: str | None = None, chat_id: str | None = None
+) -> Conversation:
+    """Where a message was written and where replies go (see the module docstring).
+
+    ``chat_id`` overrides the message's chat: a supergroup a group was upgraded to keeps the
+    group's id as its identity (``migration``).
+    """
+    chat_id = chat_id or str(message.chat_id)
     if message.chat.type == "private":
         return Conversation(platform=PLATFORM, chat_id=chat_id, is_direct=True)
     reply_to = str(message.message_id)
@@ -130,17 +161,24 @@ def chain_key(chat_id: str, message_id: str) -> str:
 
 
 def inbound_message(
-    update: Update, message: Message, conversation: Conversation, text: str, mention: bool
+    update: Update,
+    message: Message,
+    conversation: Conversation,
+    sender: Sender,
+    text: str,
+    mention: bool,
+    attachments: list[Attachment] | None = None,
 ) -> InboundMessage:
     """The normalized message; ``event_id`` is the ``update_id`` the core dedupes on."""
-    assert message.from_user is not None
     return InboundMessage(
         conversation=conversation,
-        sender=sender_of(message.from_user),
+        sender=sender,
         text=text,
         event_id=str(update.update_id),
         message_id=str(message.message_id),
+        attachments=attachments or [],
         is_mention=mention,
+        locale=locale_of(message),
     )
 
 

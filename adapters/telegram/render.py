@@ -61,19 +61,25 @@ def render_clarification(out: ClarificationOut) -> TelegramMessage:
     """The native rendering of a request; its text fallback when no native one fits."""
     request = out.request
     try:
-        message = _native(request, out.token)
+        message = render_question(request, out.token)
     except ValueError:  # a token too long for callback data: text still works everywhere
         return TelegramMessage(_fit(escape(out.fallback_text)))
     return message
 
 
-def _native(request: HumanInputRequest, token: str) -> TelegramMessage:
+def render_question(request: HumanInputRequest, token: str) -> TelegramMessage:
+    """The question as first shown (also what a closed wizard turns back into).
+
+    Choices and forms carry "✖ Cancel", which dismisses the question; a free-text question's
+    reply box leaves no room for buttons (``/cancel`` works there, as everywhere).
+    """
     text = question_html(request)
     locale = request.locale
     if request.input_mode == "form":
         hint = escape(", ".join(f.label for f in request.fields))
         button = _button(f"📝 {ui_text('fill_in', locale)}", token, cb.FORM)
-        return TelegramMessage(_fit(f"{text}\n\n<i>{hint}</i>"), InlineKeyboardMarkup([[button]]))
+        keyboard = InlineKeyboardMarkup([[button, _decline_button(token, locale)]])
+        return TelegramMessage(_fit(f"{text}\n\n<i>{hint}</i>"), keyboard)
     if request.clarification_type == "risk_confirmation":
         return TelegramMessage(_fit(text), _risk_keyboard(request, token))
     if request.input_mode == "choice_with_other" and request.options:
@@ -82,7 +88,7 @@ def _native(request: HumanInputRequest, token: str) -> TelegramMessage:
             for i, o in enumerate(request.options, start=1)
         ]
         other = _button(ui_text("other", locale), token, cb.OTHER)
-        rows = _rows(buttons, [o.label for o in request.options]) + [[other]]
+        rows = _rows(buttons, [o.label for o in request.options]) + [[other, _decline_button(token, locale)]]
         return TelegramMessage(_fit(text), InlineKeyboardMarkup(rows))
     hint = escape(ui_text("type_answer", locale))
     return TelegramMessage(_fit(f"{text}\n\n<i>{hint}</i>"), _force_reply(request))
@@ -111,8 +117,21 @@ def _risk_keyboard(request: HumanInputRequest, token: str) -> InlineKeyboardMark
 
 def render_answered(request: HumanInputRequest, answered_line: str) -> TelegramMessage:
     """The request's message once answered: the question and "✅ Answered by …", no keyboard."""
-    # A form's answer line lists every value: keep it short enough that it is never cut away.
-    return TelegramMessage(_fit(f"{question_html(request)}\n\n{escape(_short(answered_line, 1500))}"))
+    # A form's answer line lists every value: keep it short enough that it is never cut away,
+    # and the question shorter still when both would not fit (the answer is the news).
+    line = _escaped_within(answered_line, 2000)
+    head = question_html(request)
+    if len(head) + 2 + len(line) > MAX_MESSAGE_CHARS:
+        head = f"<b>{_escaped_within(request.question, MAX_MESSAGE_CHARS - len(line) - 12)}</b>"
+    return TelegramMessage(_fit(f"{head}\n\n{line}"))
+
+
+def _escaped_within(text: str, limit: int) -> str:
+    """``text`` escaped, cut (with "…") so that the escaped form has at most ``limit`` characters."""
+    keep = min(len(text), limit)
+    while len(escaped := escape(_short(text, keep))) > limit:
+        keep = max(1, int(keep * 0.8))
+    return escaped
 
 
 def render_other_prompt(request: HumanInputRequest, who: Sender) -> TelegramMessage:
@@ -144,7 +163,8 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     if current.name in state.values:
         lines.append(f"→ {escape(_short(format_value(current, state.values[current.name], locale)))}")
     if state.notice:
-        lines.append(f"⚠️ {escape(state.notice)}")
+        again = f" (×{state.tries})" if state.tries > 1 else ""
+        lines.append(f"⚠️ {escape(state.notice)}{again}")
     if current.type in ("text", "textarea", "number", "date"):
         hint = ui_text("type_answer", locale) + (" (YYYY-MM-DD)" if current.type == "date" else "")
         lines.append(f"<i>{escape(hint)}</i>")
@@ -152,10 +172,16 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     nav = []
     if state.step > 0:
         nav.append(_button(f"◀ {ui_text('back', locale)}", state.token, cb.STEP_BACK))
-    if not current.required:
+    has_value = current.name in state.values
+    if has_value:  # keep what is there (after Back, or Edit from the summary) and go on
+        nav.append(_button(f"{ui_text('next', locale)} ▶", state.token, cb.STEP_SKIP))
+    elif not current.required:
         nav.append(_button(f"{ui_text('skip', locale)} ▶", state.token, cb.STEP_SKIP))
+    if has_value and not current.required:
+        nav.append(_button(f"⌫ {ui_text('clear', locale)}", state.token, cb.STEP_CLEAR))
     if nav:
         rows.append(nav)
+    rows.append([_decline_button(state.token, locale)])
     return TelegramMessage(_fit("\n".join(lines)), InlineKeyboardMarkup(rows))
 
 
@@ -203,7 +229,7 @@ def _summary(request: HumanInputRequest, state: WizardState) -> TelegramMessage:
             _button(f"✅ {ui_text('submit', locale)}", token, cb.SUMMARY_SUBMIT),
             _button(f"✏️ {ui_text('edit', locale)}", token, cb.SUMMARY_EDIT),
         ],
-        [_button(f"◀ {ui_text('back', locale)}", token, cb.STEP_BACK)],
+        [_button(f"◀ {ui_text('back', locale)}", token, cb.STEP_BACK), _decline_button(token, locale)],
     ]
     return TelegramMessage(_fit("\n".join(lines)), InlineKeyboardMarkup(rows))
 
@@ -216,6 +242,10 @@ def format_value(form_field: FormField, value: Any, locale: Any = "en") -> str:
     if isinstance(value, list):
         return ", ".join(labels.get(str(v), str(v)) for v in value) or "—"
     return labels.get(str(value), str(value))
+
+
+def _decline_button(token: str, locale: Any) -> InlineKeyboardButton:
+    return _button(f"✖ {ui_text('cancel', locale)}", token, cb.DECLINE)
 
 
 def _button(text: str, token: str, action: str) -> InlineKeyboardButton:

@@ -11,18 +11,28 @@ import logging
 import warnings
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from functools import partial
 from typing import Any, TypeVar
 
 from telegram import Bot, InlineKeyboardMarkup, Message, ReplyParameters
 from telegram.constants import ChatAction, ParseMode
-from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+    TimedOut,
+)
 from telegram.warnings import PTBDeprecationWarning
 
 from gateway.messages import Conversation, MessageRef
 from gateway.metrics import PLATFORM_API_ERRORS
+from gateway.port import DeliveryFailed
 
 from .markup import html_to_plain, markdown_to_html, plain_text, split_markdown
+from .migration import ChatMoves
 from .render import TelegramMessage
 
 log = logging.getLogger(__name__)
@@ -39,20 +49,25 @@ def _count(kind: str) -> None:
 
 
 async def with_retries(
-    call: Callable[[], Awaitable[T]], what: str, backoff: float = 0.5, attempts: int = MAX_ATTEMPTS
+    call: Callable[[], Awaitable[T]],
+    what: str,
+    backoff: float = 0.5,
+    attempts: int = MAX_ATTEMPTS,
+    max_flood_wait: float = MAX_FLOOD_WAIT,
 ) -> T:
     """Run one Bot API call, retrying 429 (after ``retry_after``), 5xx and network errors.
 
     Client errors (400/403/404) are not retried: the same call would fail again.
-    ``attempts=1`` counts the failure without waiting (for calls that are only cosmetic).
+    ``attempts=1`` counts the failure without waiting (for calls that are only cosmetic);
+    a flood wait longer than ``max_flood_wait`` is raised rather than waited out.
     """
     for attempt in range(1, attempts + 1):
         try:
             return await call()
         except RetryAfter as exc:
             _count("rate_limited")
-            seconds = _retry_seconds(exc)
-            if attempt == attempts or seconds > MAX_FLOOD_WAIT:
+            seconds = retry_seconds(exc)
+            if attempt == attempts or seconds > max_flood_wait:
                 raise
             log.warning("telegram %s rate limited, retrying in %.1fs", what, seconds)
             await asyncio.sleep(seconds)
@@ -77,7 +92,7 @@ async def with_retries(
     raise AssertionError("unreachable")
 
 
-def _retry_seconds(exc: RetryAfter) -> float:
+def retry_seconds(exc: RetryAfter) -> float:
     """The flood wait in seconds (PTB is moving ``retry_after`` from int to timedelta)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PTBDeprecationWarning)
@@ -93,11 +108,49 @@ def _not_modified(exc: BadRequest) -> bool:
     return "not modified" in exc.message.lower()
 
 
-class TelegramSender:
-    """Posts, edits and acknowledges through one ``telegram.Bot``."""
+def delivery_failure(exc: TelegramError, what: str) -> DeliveryFailed:
+    """A Bot API error as the core's ``DeliveryFailed``: what a retry can fix, and what it cannot.
 
-    def __init__(self, bot: Bot) -> None:
+    Permanent: 403 (the bot was blocked, kicked, or may not write there), 400 (Telegram refused
+    the call as it is: chat not found, message gone, bad markup), 401/404 (the token). Transient:
+    flood waits (with Telegram's ``retry_after``), timeouts, 5xx and network trouble.
+    """
+    if isinstance(exc, RetryAfter):
+        return DeliveryFailed(
+            f"telegram {what}: flood wait", permanent=False, retry_after=retry_seconds(exc), code="429"
+        )
+    if isinstance(exc, Forbidden):
+        return DeliveryFailed(f"telegram {what}: {exc.message}", permanent=True, code="403")
+    if isinstance(exc, BadRequest):
+        return DeliveryFailed(f"telegram {what}: {exc.message}", permanent=True, code="400")
+    if isinstance(exc, InvalidToken):
+        return DeliveryFailed(f"telegram {what}: token rejected", permanent=True, code="401")
+    if isinstance(exc, ChatMigrated):
+        # only when the resend to the new chat failed in turn with this same error
+        return DeliveryFailed(f"telegram {what}: chat migrated again", permanent=True, code="400")
+    if isinstance(exc, TimedOut | NetworkError):
+        return DeliveryFailed(f"telegram {what}: {exc.message}", permanent=False, code="network")
+    return DeliveryFailed(f"telegram {what}: {exc.message}", permanent=False, code="error")
+
+
+Posted = Callable[[Message], Awaitable[None]]
+
+
+async def _nothing(message: Message) -> None:
+    return None
+
+
+class TelegramSender:
+    """Posts, edits and acknowledges through one ``telegram.Bot``.
+
+    Sends to a group that was upgraded go to its supergroup (``ChatMoves``); ``on_posted`` is
+    told of every message the bot posts (the adapter keeps a private chat's latest one).
+    """
+
+    def __init__(self, bot: Bot, moves: ChatMoves, on_posted: Posted = _nothing) -> None:
         self.bot = bot
+        self.moves = moves
+        self.on_posted = on_posted
 
     @staticmethod
     def placement(conversation: Conversation) -> dict[str, Any]:
@@ -111,62 +164,88 @@ class TelegramSender:
             )
         return target
 
-    async def post(self, conversation: Conversation, message: TelegramMessage) -> Message:
-        """Send one HTML message; resent as plain text if Telegram cannot parse it."""
-        target = self.placement(conversation)
-
-        async def html_call() -> Message:
-            return await self.bot.send_message(
-                text=message.text, parse_mode=ParseMode.HTML, reply_markup=message.reply_markup, **target
-            )
-
+    async def _to_chat(
+        self, chat_id: str, call: Callable[[int], Awaitable[T]], what: str, attempts: int
+    ) -> T:
+        """Run ``call`` for the chat where ``chat_id`` lives now; once more if it moved meanwhile."""
+        target = await self.moves.target(chat_id)
         try:
-            return await with_retries(html_call, "sendMessage")
+            return await with_retries(lambda: call(int(target)), what, attempts=attempts)
+        except ChatMigrated as exc:
+            new_id = str(exc.new_chat_id)
+            await self.moves.moved(target, new_id)
+            return await with_retries(lambda: call(int(new_id)), what, attempts=attempts)
+
+    async def _send(
+        self,
+        conversation: Conversation,
+        what: str = "sendMessage",
+        attempts: int = MAX_ATTEMPTS,
+        **params: Any,
+    ) -> Message:
+        place = self.placement(conversation)
+        chat_id = str(place.pop("chat_id"))
+
+        async def call(chat: int) -> Message:
+            return await self.bot.send_message(chat_id=chat, **place, **params)
+
+        sent = await self._to_chat(chat_id, call, what, attempts)
+        await self.on_posted(sent)
+        return sent
+
+    async def post(
+        self, conversation: Conversation, message: TelegramMessage, attempts: int = MAX_ATTEMPTS
+    ) -> Message:
+        """Send one HTML message; resent as plain text if Telegram cannot parse it."""
+        try:
+            return await self._send(
+                conversation,
+                attempts=attempts,
+                text=message.text,
+                parse_mode=ParseMode.HTML,
+                reply_markup=message.reply_markup,
+            )
         except BadRequest as exc:
             if not _is_parse_error(exc):
                 raise
             log.warning("telegram rejected HTML (%s); sending plain text", exc)
-            return await with_retries(
-                lambda: self.bot.send_message(
-                    text=html_to_plain(message.text), reply_markup=message.reply_markup, **target
-                ),
-                "sendMessage",
+            return await self._send(
+                conversation,
+                attempts=attempts,
+                text=html_to_plain(message.text),
+                reply_markup=message.reply_markup,
             )
 
     async def post_markdown(self, conversation: Conversation, markdown: str) -> list[Message]:
         """An agent reply: converted to HTML, split at 4096, each piece resent plain if rejected."""
-        target = self.placement(conversation)
         sent: list[Message] = []
         for piece in split_markdown(markdown):
             if not piece.strip():
                 continue
-
-            async def html_call(piece: str = piece) -> Message:
-                return await self.bot.send_message(
-                    text=markdown_to_html(piece), parse_mode=ParseMode.HTML, **target
-                )
-
             try:
-                sent.append(await with_retries(html_call, "sendMessage"))
+                sent.append(
+                    await self._send(conversation, text=markdown_to_html(piece), parse_mode=ParseMode.HTML)
+                )
             except BadRequest as exc:
                 if not _is_parse_error(exc):
                     raise
                 log.warning("telegram rejected HTML (%s); sending plain text", exc)
-                sent.append(
-                    await with_retries(
-                        partial(self.bot.send_message, text=plain_text(piece), **target), "sendMessage"
-                    )
-                )
+                sent.append(await self._send(conversation, text=plain_text(piece)))
         return sent
 
-    async def edit(self, chat_id: str, message_id: str, message: TelegramMessage) -> None:
-        """Replace a message's text and keyboard (no keyboard when ``reply_markup`` is None)."""
+    async def edit(
+        self, chat_id: str, message_id: str, message: TelegramMessage, attempts: int = MAX_ATTEMPTS
+    ) -> bool:
+        """Replace a message's text and keyboard (no keyboard when ``reply_markup`` is None).
+
+        False when the message already showed exactly this ("message is not modified").
+        """
         # Only inline keyboards can be edited in; a ForceReply message just loses its prompt.
         markup = message.reply_markup if isinstance(message.reply_markup, InlineKeyboardMarkup) else None
 
-        async def call() -> Any:
+        async def call(chat: int) -> Any:
             return await self.bot.edit_message_text(
-                chat_id=int(chat_id),
+                chat_id=chat,
                 message_id=int(message_id),
                 text=message.text,
                 parse_mode=ParseMode.HTML,
@@ -174,17 +253,25 @@ class TelegramSender:
             )
 
         try:
-            await with_retries(call, "editMessageText")
+            await self._to_chat(chat_id, call, "editMessageText", attempts)
         except BadRequest as exc:
             if not _not_modified(exc):  # a second edit to the same content is not an error
                 raise
+            return False
+        return True
 
     async def answer_callback(self, callback_id: str, text: str | None = None, alert: bool = False) -> None:
-        """Acknowledge a button tap (always required), with a short text when it helps."""
+        """Acknowledge a button tap (always required), with a short text when it helps.
+
+        Two attempts at most: the tap is acknowledged before anything else happens, so
+        this call must never hold the rest back for long.
+        """
         short = text[:200] if text else None
         await with_retries(
             lambda: self.bot.answer_callback_query(callback_id, text=short, show_alert=alert),
             "answerCallbackQuery",
+            attempts=2,
+            max_flood_wait=2.0,  # Telegram drops a query it has not seen answered within seconds
         )
 
     async def typing(self, conversation: Conversation) -> None:
@@ -193,12 +280,13 @@ class TelegramSender:
         One attempt only: the run waits for this call, and an indicator sent after a
         flood wait or an outage would be stale anyway (the next refresh tries again).
         """
-        target = {k: v for k, v in self.placement(conversation).items() if k != "reply_parameters"}
-        await with_retries(
-            lambda: self.bot.send_chat_action(action=ChatAction.TYPING, **target),
-            "sendChatAction",
-            attempts=1,
-        )
+        place = {k: v for k, v in self.placement(conversation).items() if k != "reply_parameters"}
+        chat_id = str(place.pop("chat_id"))
+
+        async def call(chat: int) -> Any:
+            return await self.bot.send_chat_action(chat_id=chat, action=ChatAction.TYPING, **place)
+
+        await self._to_chat(chat_id, call, "sendChatAction", 1)
 
 
 def message_ref(message: Message) -> MessageRef:

@@ -30,6 +30,9 @@ class WizardState(BaseModel):
     step: int = 0
     values: dict[str, Any] = Field(default_factory=dict)
     notice: str | None = None  # why the last input was not taken (shown with the step)
+    # How many inputs in a row were not taken: shown from the second on, so a repeated wrong
+    # value changes the message (an identical edit is refused as "message is not modified").
+    tries: int = 0
     # Taps and messages already applied: a redelivered one (webhook retry, polling
     # takeover) is not applied again, even after other inputs (a toggle would flip back).
     recent_events: list[str] = Field(default_factory=list)
@@ -57,8 +60,18 @@ def active_key(chat_id: str, user_id: str) -> str:
     return f"wizard-active:{chat_id}:{user_id}"
 
 
+def opened_key(chat_id: str, message_id: str, user_id: str) -> str:
+    """Marks a message in which this person once opened a form (to say it closed, later)."""
+    return f"wizard-opened:{chat_id}:{message_id}:{user_id}"
+
+
 def _advance(state: WizardState, **changes: Any) -> WizardState:
-    return state.model_copy(update={"step": state.step + 1, "notice": None, **changes})
+    return state.model_copy(update={"step": state.step + 1, "notice": None, "tries": 0, **changes})
+
+
+def _refuse(state: WizardState, notice: str) -> WizardState:
+    """The same step again, saying why the input was not taken."""
+    return state.model_copy(update={"notice": notice, "tries": state.tries + 1})
 
 
 def _with_value(state: WizardState, name: str, value: Any) -> dict[str, Any]:
@@ -83,7 +96,9 @@ def toggle(state: WizardState, request: HumanInputRequest, index: int) -> Wizard
     chosen = [v for v in chosen if v != value] if value in chosen else chosen + [value]
     # Keep the options' order so the summary reads like the question.
     ordered = [o.value for o in current.options if o.value in chosen]
-    return state.model_copy(update={"values": _with_value(state, current.name, ordered), "notice": None})
+    return state.model_copy(
+        update={"values": _with_value(state, current.name, ordered), "notice": None, "tries": 0}
+    )
 
 
 def done(state: WizardState, request: HumanInputRequest) -> WizardState:
@@ -92,7 +107,7 @@ def done(state: WizardState, request: HumanInputRequest) -> WizardState:
     if current is None or current.type != "multi_select":
         return state
     if current.required and not state.values.get(current.name):
-        return state.model_copy(update={"notice": _required_notice(current, request)})
+        return _refuse(state, _required_notice(current, request))
     return _advance(state)
 
 
@@ -115,11 +130,11 @@ def type_value(state: WizardState, request: HumanInputRequest, text: str) -> Wiz
         return state
     text = text.strip()
     if not text:
-        return state.model_copy(update={"notice": _required_notice(current, request)})
+        return _refuse(state, _required_notice(current, request))
     checked = check_form_values(request, {current.name: text})
     error = checked.errors.get(current.name)
     if error:
-        return state.model_copy(update={"notice": error})
+        return _refuse(state, error)
     # Typed fields keep the text as given (the core types it on submit); choices keep
     # what their buttons would have stored (option values, a list, a boolean).
     value = text if current.type in TYPED_FIELDS else checked.values.get(current.name, text)
@@ -128,32 +143,43 @@ def type_value(state: WizardState, request: HumanInputRequest, text: str) -> Wiz
 
 def back(state: WizardState) -> WizardState:
     """One step back (values kept, so the person sees what they gave)."""
-    return state.model_copy(update={"step": max(0, state.step - 1), "notice": None})
+    return state.model_copy(update={"step": max(0, state.step - 1), "notice": None, "tries": 0})
 
 
 def skip(state: WizardState, request: HumanInputRequest) -> WizardState:
-    """Leave an optional field empty and go on; required fields cannot be skipped."""
+    """Go on without typing: a field that has a value keeps it ("Next", after Back or Edit);
+    an empty optional one stays empty ("Skip"); an empty required one is asked again."""
     current = state.field(request)
     if current is None:
         return state
+    if current.name in state.values:
+        return _advance(state)
     if current.required:
-        return state.model_copy(update={"notice": _required_notice(current, request)})
+        return _refuse(state, _required_notice(current, request))
+    return _advance(state)
+
+
+def clear(state: WizardState, request: HumanInputRequest) -> WizardState:
+    """Empty an optional field's value and stay on it (required fields keep theirs)."""
+    current = state.field(request)
+    if current is None or current.required:
+        return state
     values = {k: v for k, v in state.values.items() if k != current.name}
-    return _advance(state, values=values)
+    return state.model_copy(update={"values": values, "notice": None, "tries": 0})
 
 
 def edit(state: WizardState) -> WizardState:
     """From the summary back to the first step, values kept."""
-    return state.model_copy(update={"step": 0, "notice": None})
+    return state.model_copy(update={"step": 0, "notice": None, "tries": 0})
 
 
 def show_errors(state: WizardState, request: HumanInputRequest, errors: dict[str, str]) -> WizardState:
     """The core refused the values: go to the first field with an error and say why."""
     for index, form_field in enumerate(request.fields):
         if form_field.name in errors:
-            return state.model_copy(update={"step": index, "notice": errors[form_field.name]})
+            return _refuse(state, errors[form_field.name]).model_copy(update={"step": index})
     message = "; ".join(errors.values()) or ui_text("invalid_values", request.locale)
-    return state.model_copy(update={"notice": message})
+    return _refuse(state, message)
 
 
 def _required_notice(form_field: FormField, request: HumanInputRequest) -> str:

@@ -3,6 +3,12 @@
 Point PTB at it with ``base_url=f"{server.url}/bot"`` (PTB appends the token).
 Calls are form-encoded; ``reply_markup`` arrives as a JSON string and is decoded
 here so tests can read keyboards. ``fail_next`` scripts 429 / 500 / 400 answers.
+
+It is strict the way Telegram is (the descriptions are Telegram's own): HTML that does
+not parse, empty or over-long text, callback data over 64 bytes, an edit to a message
+that does not exist or to exactly what it shows, a callback query answered twice or too
+late, a chat that blocked or removed the bot (403), a group upgraded to a supergroup
+(400 with ``migrate_to_chat_id``), an unknown ``file_id``.
 """
 
 from __future__ import annotations
@@ -12,11 +18,62 @@ import itertools
 import json
 import time
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from typing import Any
 
 from aiohttp import web
 
 BOT_USER = {"id": 4242, "is_bot": True, "first_name": "Clari", "username": "clari_bot"}
+
+NOT_MODIFIED = (
+    "Bad Request: message is not modified: specified new message content and reply markup are "
+    "exactly the same as a current content and reply markup of the message"
+)
+QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or query ID is invalid"
+# The tags Telegram's HTML parse mode accepts (https://core.telegram.org/bots/api#html-style).
+HTML_TAGS = {
+    "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler", "a", "tg-emoji",
+    "code", "pre", "blockquote",
+}  # fmt: skip
+
+
+class ApiError(Exception):
+    """An error answer: HTTP status, Telegram's description, optional ``parameters``."""
+
+    def __init__(self, status: int, description: str, parameters: dict[str, Any] | None = None) -> None:
+        super().__init__(description)
+        self.status = status
+        self.description = description
+        self.parameters = parameters
+
+
+class _HtmlCheck(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.open: list[str] = []
+        self.problem: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag not in HTML_TAGS:
+            self.problem = self.problem or f'unsupported start tag "{tag}"'
+        self.open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.open or self.open[-1] != tag:
+            self.problem = self.problem or f'can\'t find end tag corresponding to start tag "{tag}"'
+        else:
+            self.open.pop()
+
+
+def check_html(text: str) -> None:
+    """Raise Telegram's "can't parse entities" for HTML it would refuse."""
+    parser = _HtmlCheck()
+    parser.feed(text)
+    parser.close()
+    if parser.open and not parser.problem:
+        parser.problem = f'can\'t find end tag corresponding to start tag "{parser.open[-1]}"'
+    if parser.problem:
+        raise ApiError(400, f"Bad Request: can't parse entities: {parser.problem}")
 
 
 @dataclass
@@ -25,6 +82,7 @@ class Call:
 
     method: str
     params: dict[str, Any]
+    result: Any = None  # what the server answered (the sent message, for sendMessage)
 
     @property
     def markup(self) -> dict[str, Any] | None:
@@ -47,14 +105,38 @@ class FakeBotApi:
     updates: list[dict[str, Any]] = field(default_factory=list)
     failures: dict[str, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict)
     url: str = ""
+    # what each chat shows: (chat_id, message_id) -> (text, raw reply_markup)
+    messages: dict[tuple[int, int], tuple[str, str]] = field(default_factory=dict)
+    answered_queries: set[str] = field(default_factory=set)
+    expired_queries: set[str] = field(default_factory=set)
+    blocked: dict[int, str] = field(default_factory=dict)  # chat id -> the 403 description
+    migrated: dict[int, int] = field(default_factory=dict)  # old group id -> supergroup id
+    files: dict[str, bytes] = field(default_factory=dict)  # file_id -> content
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1000))
     _runner: web.AppRunner | None = None
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def block(self, chat_id: int, description: str = "Forbidden: bot was blocked by the user") -> None:
+        """Every later call for ``chat_id`` answers 403 (blocked by the user, kicked from a group)."""
+        self.blocked[chat_id] = description
+
+    def migrate(self, old_chat_id: int, new_chat_id: int) -> None:
+        """The group ``old_chat_id`` was upgraded: calls for it answer 400 with ``migrate_to_chat_id``."""
+        self.migrated[old_chat_id] = new_chat_id
+
+    def delete(self, chat_id: int, message_id: int) -> None:
+        """Someone deleted a message: editing it answers "message to edit not found"."""
+        self.messages.pop((chat_id, message_id), None)
+
+    def add_file(self, file_id: str, content: bytes) -> None:
+        """A file ``getFile`` can serve."""
+        self.files[file_id] = content
 
     async def start(self) -> None:
         """Listen on a free loopback port."""
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -110,25 +192,114 @@ class FakeBotApi:
             return web.json_response(body, status=status)
         if method == "getUpdates":
             return await self._get_updates(params)
-        result = self._result(method, params)
+        try:
+            result = self.calls[-1].result = self._result(method, params)
+        except ApiError as exc:
+            body = {"ok": False, "error_code": exc.status, "description": exc.description}
+            if exc.parameters:
+                body["parameters"] = exc.parameters
+            return web.json_response(body, status=exc.status)
         return web.json_response({"ok": True, "result": result})
+
+    async def _download(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != self.token:
+            return web.Response(status=401)
+        content = self.files.get(request.match_info["path"].removeprefix("files/"))
+        return web.Response(body=content) if content is not None else web.Response(status=404)
+
+    def _check_chat(self, params: dict[str, Any]) -> int:
+        chat_id = int(params["chat_id"])
+        if chat_id in self.migrated:
+            raise ApiError(
+                400,
+                "Bad Request: group chat was upgraded to a supergroup chat",
+                {"migrate_to_chat_id": self.migrated[chat_id]},
+            )
+        if chat_id in self.blocked:
+            raise ApiError(403, self.blocked[chat_id])
+        return chat_id
+
+    @staticmethod
+    def _check_text(params: dict[str, Any]) -> str:
+        text = str(params.get("text", ""))
+        if not text.strip():
+            raise ApiError(400, "Bad Request: message text is empty")
+        if params.get("parse_mode") == "HTML":
+            check_html(text)
+        if len(text) > 4096:  # Telegram counts the text after entity parsing; close enough here
+            raise ApiError(400, "Bad Request: message is too long")
+        markup = json.loads(params.get("reply_markup") or "{}")
+        for row in markup.get("inline_keyboard", []):
+            for button in row:
+                data = button.get("callback_data")
+                if data is not None and not 1 <= len(data.encode()) <= 64:
+                    raise ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+        return text
 
     def _result(self, method: str, params: dict[str, Any]) -> Any:
         if method == "getMe":
             return BOT_USER
-        if method in ("sendMessage", "editMessageText"):
-            chat_id = int(params["chat_id"])
-            message = {
-                "message_id": int(params["message_id"]) if "message_id" in params else next(self._ids),
-                "date": int(time.time()),
-                "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"},
-                "from": BOT_USER,
-                "text": params.get("text", ""),
+        if method == "sendMessage":
+            chat_id = self._check_chat(params)
+            text = self._check_text(params)
+            message_id = next(self._ids)
+            self.messages[(chat_id, message_id)] = (text, params.get("reply_markup") or "")
+            return self._message(chat_id, message_id, text, params)
+        if method == "editMessageText":
+            chat_id = self._check_chat(params)
+            text = self._check_text(params)
+            key = (chat_id, int(params["message_id"]))
+            if key not in self.messages:
+                raise ApiError(400, "Bad Request: message to edit not found")
+            shown = (text, params.get("reply_markup") or "")
+            if self.messages[key] == shown:
+                raise ApiError(400, NOT_MODIFIED)
+            self.messages[key] = shown
+            return self._message(chat_id, key[1], text, params)
+        if method == "answerCallbackQuery":
+            query = str(params["callback_query_id"])
+            if query in self.answered_queries or query in self.expired_queries:
+                raise ApiError(400, QUERY_TOO_OLD)
+            if len(str(params.get("text", ""))) > 200:
+                raise ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
+            self.answered_queries.add(query)
+            return True
+        if method == "sendChatAction":
+            self._check_chat(params)
+            return True
+        if method == "setMyCommands":
+            for command in json.loads(params["commands"]):
+                name, description = command.get("command", ""), command.get("description", "")
+                if not (1 <= len(name) <= 32 and name.isascii() and name.replace("_", "").isalnum()):
+                    raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+                if name.lower() != name or not 1 <= len(description) <= 256:
+                    raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+            return True
+        if method == "getFile":
+            file_id = str(params["file_id"])
+            if file_id not in self.files:
+                raise ApiError(400, "Bad Request: invalid file_id")
+            return {
+                "file_id": file_id,
+                "file_unique_id": f"u-{file_id}",
+                "file_size": len(self.files[file_id]),
+                "file_path": f"files/{file_id}",
             }
-            if "message_thread_id" in params:
-                message["message_thread_id"] = int(params["message_thread_id"])
-            return message
         return True
+
+    @staticmethod
+    def _message(chat_id: int, message_id: int, text: str, params: dict[str, Any]) -> dict[str, Any]:
+        kind = "private" if chat_id > 0 else "supergroup" if str(chat_id).startswith("-100") else "group"
+        message: dict[str, Any] = {
+            "message_id": message_id,
+            "date": int(time.time()),
+            "chat": {"id": chat_id, "type": kind},
+            "from": BOT_USER,
+            "text": text,
+        }
+        if "message_thread_id" in params:
+            message["message_thread_id"] = int(params["message_thread_id"])
+        return message
 
     async def _get_updates(self, params: dict[str, Any]) -> web.Response:
         offset = int(params.get("offset", 0) or 0)

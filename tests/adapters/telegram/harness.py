@@ -40,8 +40,10 @@ def message_update(
     reply_to: dict[str, Any] | None = None,
     thread_id: int | None = None,
     entities: list[dict[str, Any]] | None = None,
+    **fields: Any,
 ) -> dict[str, Any]:
-    """An update carrying a text message (private chat unless ``chat`` is given)."""
+    """An update carrying a text message (private chat unless ``chat`` is given); ``fields`` are
+    more Bot API ``Message`` fields (``sender_chat``, ``photo``, ``caption``…; ``text=None`` drops it)."""
     message: dict[str, Any] = {
         "message_id": next(_message_ids),
         "date": int(time.time()),
@@ -56,6 +58,9 @@ def message_update(
         message["is_topic_message"] = True
     if entities:
         message["entities"] = entities
+    message.update(fields)
+    if message.get("text") is None:
+        message.pop("text", None)
     return {"update_id": update_id if update_id is not None else next(_update_ids), "message": message}
 
 
@@ -67,6 +72,14 @@ def mention_update(
     body = f"{handle} {text}"
     entities = [{"type": "mention", "offset": 0, "length": len(handle)}]
     return message_update(body, user, chat, entities=entities, **kw)
+
+
+def command_update(command: str, user: dict[str, Any] = ALICE, **kw: Any) -> dict[str, Any]:
+    """A message starting with a bot command (``/new``, ``/start payload``, ``/ask@clari_bot …``)."""
+    length = len(command.split(maxsplit=1)[0])
+    return message_update(
+        command, user, entities=[{"type": "bot_command", "offset": 0, "length": length}], **kw
+    )
 
 
 def callback_update(
@@ -126,6 +139,29 @@ class TelegramBench:
         calls = self.api.calls[self.seen :]
         self.seen = len(self.api.calls)
         return calls
+
+    def record(self) -> tuple[list[Any], list[Any]]:
+        """From now on, what the core receives: (accepted messages, submitted answers)."""
+        messages: list[Any] = []
+        answers: list[Any] = []
+        accept, submit = self.gateway.accept, self.gateway.submit_answer
+
+        async def recording_accept(message: Any) -> Any:
+            messages.append(message)
+            return await accept(message)
+
+        async def recording_submit(answer: Any) -> Any:
+            answers.append(answer)
+            return await submit(answer)
+
+        self.gateway.accept = recording_accept  # type: ignore[method-assign]
+        self.gateway.submit_answer = recording_submit  # type: ignore[method-assign]
+        return messages, answers
+
+    async def settle(self) -> None:
+        """Let the adapter's background retries (edits after a flood wait) finish."""
+        await self.adapter.after_ack.settle()
+        await self.gateway.drain()
 
     async def close(self) -> None:
         """Stop the gateway (and adapter) and the client."""

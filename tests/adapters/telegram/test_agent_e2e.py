@@ -38,7 +38,7 @@ async def test_private_message_question_tap_and_the_agents_next_turn(bot_api, tm
         asked = next(c for c in bot_api.of("sendMessage") if c.markup)
         assert "Which region should I deploy to?" in asked.params["text"]
         buttons = [b for row in asked.buttons for b in row]
-        assert [b["text"] for b in buttons] == ["eu-west", "us-east", "Other…"]
+        assert [b["text"] for b in buttons] == ["eu-west", "us-east", "Other…", "✖ Cancel"]
 
         await tg.deliver(callback_update(buttons[1]["callback_data"], 1000))
         assert "✅ Answered by Alice: us-east" in bot_api.of("editMessageText")[-1].params["text"]

@@ -45,7 +45,7 @@ async def test_tap_answers_edits_the_message_and_runs_the_next_turn(bench):
     assert asked.params["chat_id"] == str(ALICE["id"])
     assert "Which framework?" in asked.params["text"] and asked.params["parse_mode"] == "HTML"
     labels = [b["text"] for row in asked.buttons for b in row]
-    assert labels == ["React", "Vue", "Svelte", "Other…"]
+    assert labels == ["React", "Vue", "Svelte", "Other…", "✖ Cancel"]
     data = [b["callback_data"] for row in asked.buttons for b in row]
     assert all(len(d.encode()) <= 64 and "Vue" not in d for d in data)
     assert tg.api.of("sendChatAction")[0].params["action"] == "typing"
@@ -57,6 +57,7 @@ async def test_tap_answers_edits_the_message_and_runs_the_next_turn(bench):
     calls = tg.new_calls()
     answered = [c for c in calls if c.method == "answerCallbackQuery"]
     assert len(answered) == 1 and answered[0].params["text"] == "Answer received."
+    assert calls[0].method == "answerCallbackQuery"  # the tap is answered before anything else
     edit = next(c for c in calls if c.method == "editMessageText")
     assert "✅ Answered by Alice: Vue" in edit.params["text"] and "reply_markup" not in edit.params
     assert runner.calls[-1].response is not None and runner.calls[-1].response.option_id == "option-2"

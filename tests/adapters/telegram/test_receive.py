@@ -83,12 +83,15 @@ async def test_group_mention_starts_a_chain_and_replies_to_the_bot_continue_it(b
     assert chain == reply != other
 
 
-async def test_forum_topic_is_its_own_thread_and_followups_need_no_mention(bench):
+async def test_forum_topic_is_its_own_thread_and_the_bot_answers_only_where_addressed(bench):
     runner = ScriptedRunner()
     tg = await bench(runner)
     await tg.deliver(mention_update("deploy", thread_id=77))
-    await tg.deliver(message_update("also the docs", chat=GROUP, thread_id=77))
-    await tg.deliver(message_update("unrelated", chat=GROUP, thread_id=78))  # a topic the bot is not in
+    # a bot that sees every message (privacy off, or an admin) still keeps out of talk not meant for it
+    await tg.deliver(message_update("lunch anyone?", chat=GROUP, thread_id=77))
+    await tg.deliver(message_update("unrelated", chat=GROUP, thread_id=78))
+    answer = bot_message(tg.api.of("sendMessage")[-1].result["message_id"], GROUP)
+    await tg.deliver(message_update("also the docs", chat=GROUP, thread_id=77, reply_to=answer))
     assert [c.text for c in runner.calls] == ["deploy", "also the docs"]
     assert runner.calls[0].thread_id == runner.calls[1].thread_id
     assert {c.params["message_thread_id"] for c in tg.api.of("sendMessage")} == {"77"}

@@ -8,7 +8,7 @@ from gateway.messages import InboundAnswer, Sender
 from gateway.testing import ScriptedRunner, Turn, asking, form_request
 
 from .conftest import redis_store
-from .harness import BOB, GROUP, callback_update, mention_update, message_update, open_bench
+from .harness import BOB, GROUP, bot_message, callback_update, mention_update, message_update, open_bench
 
 
 def opts(name: str, *labels: str) -> list[Option]:
@@ -77,7 +77,7 @@ async def test_full_form_wizard(bench):
     tg = await bench(runner)
     await tg.deliver(message_update("deploy"))
     fill_in = next(c for c in tg.api.of("sendMessage") if c.markup)
-    assert [b["text"] for row in fill_in.buttons for b in row] == ["📝 Fill in"]
+    assert [b["text"] for row in fill_in.buttons for b in row] == ["📝 Fill in", "✖ Cancel"]
 
     w = Wizard(tg)
     await w.tap("form")
@@ -119,7 +119,7 @@ async def test_full_form_wizard(bench):
         "Notes: —",
     ):
         assert line in summary
-    assert w.labels == ["✅ Submit", "✏️ Edit", "◀ Back"]
+    assert w.labels == ["✅ Submit", "✏️ Edit", "◀ Back", "✖ Cancel"]
     assert runner.calls[-1].response is None  # nothing submitted yet
 
     await w.tap("S")
@@ -233,7 +233,7 @@ async def test_redelivered_taps_and_messages_are_applied_once_even_after_other_i
     assert "Notes: —" in w.shown.params["text"] and "Replicas: 3" in w.shown.params["text"]
 
 
-async def test_in_a_forum_topic_the_wizard_takes_plain_messages_of_its_person_there_only(bench):
+async def test_in_a_forum_topic_the_wizard_takes_replies_to_it_only(bench):
     runner = ScriptedRunner(script)
     tg = await bench(runner)
     await tg.deliver(mention_update("deploy", thread_id=77))
@@ -247,7 +247,10 @@ async def test_in_a_forum_topic_the_wizard_takes_plain_messages_of_its_person_th
     await tap("d")
     await tap("y")
     assert "4/6 · Replicas" in w.shown.params["text"]
-    await tg.deliver(message_update("3", chat=GROUP, thread_id=77))  # no reply, no mention: a topic
+    await tg.deliver(message_update("3", chat=GROUP, thread_id=77))  # not a reply: talk in the topic
+    assert "4/6 · Replicas" in w.shown.params["text"]
+    form = bot_message(w.message_id, GROUP)
+    await tg.deliver(message_update("3", chat=GROUP, thread_id=77, reply_to=form))
     assert "5/6 · Deadline" in w.shown.params["text"]
     await tg.deliver(mention_update("status of the build?", thread_id=78))  # another topic
     assert "5/6 · Deadline" in w.shown.params["text"]
@@ -271,16 +274,19 @@ async def test_a_choice_step_also_takes_a_typed_answer_and_commands_pass_the_wiz
     await w.type("no")
     assert "4/6 · Replicas" in w.shown.params["text"]
 
-    edits, sends = len(tg.api.of("editMessageText")), len(tg.api.of("sendMessage"))
-    command = message_update("/new", entities=[{"type": "bot_command", "offset": 0, "length": 4}])
-    await tg.deliver(command)  # a command is for the gateway, never a field value
-    assert len(tg.api.of("editMessageText")) == edits
-    assert tg.api.of("sendMessage")[sends:][-1].params["text"].startswith("Started a new conversation")
-
     await w.tap("b")
     assert "→ No" in w.shown.params["text"]
     await w.tap("b")
     assert w.labels[:3] == ["✓ Auth", "Cache", "✓ Queue"]
+
+    sends = len(tg.api.of("sendMessage"))
+    command = message_update("/new", entities=[{"type": "bot_command", "offset": 0, "length": 4}])
+    await tg.deliver(command)  # a command is for the gateway, never a field value
+    assert tg.api.of("sendMessage")[sends:][-1].params["text"].startswith("Started a new conversation")
+    # and it closes the form: the message shows the question again, typing is no longer a value
+    assert w.labels == ["📝 Fill in", "✖ Cancel"]
+    await w.type("auth")
+    assert [c.text for c in runner.calls][-1] == "auth"
 
 
 async def test_someone_else_cannot_open_or_drive_the_askers_form(bench):

@@ -1,0 +1,82 @@
+"""Bot commands: Telegram's ``/cmd``, ``/cmd@thisbot`` mapped onto the gateway's neutral commands.
+
+The core handles ``/start``, ``/help``, ``/new``, ``/cancel`` and ``/status`` for every
+platform (``gateway.port``); this module only reads Telegram's syntax:
+
+- ``/cmd`` and ``/cmd@thisbot`` (any letter case) become ``/cmd`` plus its words, so a
+  deep link's ``/start payload`` keeps its payload;
+- ``/cmd@otherbot`` is another bot's: ignored whatever it says;
+- ``/ask@thisbot …`` is a request (the words after it), the way to start a conversation in a
+  group whose bot runs in Telegram's default privacy mode, where plain @mentions never arrive;
+- any other command is not a command of ours (see ``Command.neutral_text``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from telegram import BotCommand, Message
+
+NEUTRAL_COMMANDS = ("start", "help", "new", "cancel", "status")
+ASK = "ask"
+
+#: What ``setMyCommands`` registers, per interface language (Telegram shows the menu in the
+#: person's app language, falling back to the default list).
+MENU: dict[str | None, list[BotCommand]] = {
+    None: [
+        BotCommand("ask", "ask me something (in groups: /ask@bot …)"),
+        BotCommand("new", "start a new conversation"),
+        BotCommand("cancel", "dismiss the open question or form"),
+        BotCommand("status", "what I am doing in this chat"),
+        BotCommand("help", "how to talk to me"),
+    ],
+    "zh": [
+        BotCommand("ask", "向我提问（群组中：/ask@bot …）"),
+        BotCommand("new", "开始新的对话"),
+        BotCommand("cancel", "关闭当前的问题或表单"),
+        BotCommand("status", "查看我在此聊天中的状态"),
+        BotCommand("help", "如何与我交谈"),
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command at the start of a message: its name (lower case), words, and addressee."""
+
+    name: str
+    args: str
+    for_us: bool  # ``/cmd`` (no addressee) or ``/cmd@thisbot``
+    explicit: bool  # ``/cmd@thisbot``: addressed to this bot by name
+
+    @property
+    def known(self) -> bool:
+        """One of the commands the gateway handles (or ``/ask``)."""
+        return self.name in NEUTRAL_COMMANDS or self.name == ASK
+
+    def neutral_text(self) -> str | None:
+        """What the core receives: ``/name words`` for its commands, the request for ``/ask``,
+        ``/help`` for an empty ``/ask``; None for commands the gateway does not know."""
+        if self.name in NEUTRAL_COMMANDS:
+            return f"/{self.name} {self.args}".strip()
+        if self.name == ASK:
+            return self.args or "/help"
+        return None
+
+
+def parse_command(message: Message, bot_username: str) -> Command | None:
+    """The command a message starts with (Telegram marks it with a ``bot_command`` entity), or None."""
+    text = message.text or ""
+    entity = next((e for e in message.entities if e.type == "bot_command" and e.offset == 0), None)
+    if entity is None:
+        return None
+    # Entity offsets count UTF-16 code units; a command is ASCII, so they match characters here.
+    token = text[: entity.length]
+    name, _, addressee = token[1:].partition("@")
+    for_us = not addressee or addressee.lower() == bot_username.lower()
+    return Command(
+        name=name.lower(),
+        args=text[entity.length :].strip(),
+        for_us=for_us,
+        explicit=bool(addressee) and for_us,
+    )

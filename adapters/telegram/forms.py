@@ -1,0 +1,278 @@
+"""The form wizard's side effects: opening, taps, typed values, Submit, Cancel, closing.
+
+``wizard`` holds the pure transitions; this module loads and saves the state, decides
+whether a typed message is meant for the form, and edits the form message.
+
+A message is taken as a form value only while it is plausibly meant for the form:
+a reply to the wizard's message (anywhere), or, in a private chat, any message while
+the wizard's message is the latest the bot posted there. Anything else (a new request,
+a command, a message after the bot said something else) goes to the gateway as usual.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from telegram import Message
+
+from agent.protocol import HumanInputRequest, ui_text
+from agent.protocol.models import Locale
+from gateway.messages import AnswerStatus, Conversation, InboundAnswer, PendingView, Sender
+from gateway.port import GatewayPort
+
+from . import callback_data as cb
+from . import wizard
+from .effects import AfterAck, Effect
+from .render import TelegramMessage, escape, render_answered, render_question, render_wizard
+from .send import TelegramSender
+from .wizard import WizardState
+
+log = logging.getLogger(__name__)
+
+LATEST_TTL = 30 * 24 * 3600
+
+
+def latest_key(chat_id: str) -> str:
+    """The bot's latest message in a private chat."""
+    return f"latest-bot-message:{chat_id}"
+
+
+@dataclass
+class TapReply:
+    """How to answer a tap (``answerCallbackQuery``), and what to do once it is answered."""
+
+    text: str | None = None
+    alert: bool = False
+    then: list[tuple[str, Effect]] = field(default_factory=list)
+
+
+class Forms:
+    """One person's wizard per chat, kept in the gateway's shared state."""
+
+    def __init__(self, gateway: GatewayPort, sender: TelegramSender, after_ack: AfterAck) -> None:
+        self.gateway = gateway
+        self.sender = sender
+        self.after_ack = after_ack
+
+    # --- taps ------------------------------------------------------------------------------
+
+    async def open(self, view: PendingView, who: Sender, chat_id: str, message_id: str) -> TapReply:
+        """ "Fill in": start (or resume) this person's wizard in the request's message.
+
+        One form per person per chat takes typed values: opening another closes the older one
+        (its message shows the question again, "Fill in" reopens it).
+        """
+        then: list[tuple[str, Effect]] = []
+        older = await self._active(chat_id, who.user_id)
+        if older is not None and older.request_id != view.request.request_id:
+            then += await self._close(older)
+        state = await self._load(view.request.request_id, who.user_id) or WizardState(
+            request_id=view.request.request_id,
+            token=view.token,
+            user_id=who.user_id,
+            chat_id=chat_id,
+            message_id=message_id,
+        )
+        await self._save(view, state)
+        opened = {"token": view.token, "request_id": view.request.request_id}
+        await self.gateway.state.set_json(
+            wizard.opened_key(chat_id, message_id, who.user_id), opened, self._ttl(view)
+        )
+        then.append(("editMessageText", self._shower(view, state)))
+        return TapReply(then=then)
+
+    async def tap(
+        self, view: PendingView, who: Sender, code: str, event_id: str, state: WizardState
+    ) -> TapReply:
+        """A step button (choose, toggle, Done, Yes/No, Back, Skip/Next, Clear, Edit, Submit)."""
+        request = view.request
+        if state.has_applied(event_id):
+            return TapReply()
+        if code == cb.SUMMARY_SUBMIT:
+            return await self._submit(view, who, state, event_id)
+        index = cb.ButtonAction(view.token, code).option_index or 0
+        transitions = {
+            cb.STEP_DONE: lambda s: wizard.done(s, request),
+            cb.STEP_YES: lambda s: wizard.set_checkbox(s, request, True),
+            cb.STEP_NO: lambda s: wizard.set_checkbox(s, request, False),
+            cb.STEP_BACK: wizard.back,
+            cb.STEP_SKIP: lambda s: wizard.skip(s, request),
+            cb.STEP_CLEAR: lambda s: wizard.clear(s, request),
+            cb.SUMMARY_EDIT: wizard.edit,
+            cb.STEP_SELECT: lambda s: wizard.choose(s, request, index),
+            cb.STEP_TOGGLE: lambda s: wizard.toggle(s, request, index),
+        }
+        step = transitions.get(code) or transitions.get(code[:1])
+        if step is None:
+            return TapReply()
+        state = step(state).applied(event_id)
+        await self._save(view, state)
+        return TapReply(state.notice, bool(state.notice), [("editMessageText", self._shower(view, state))])
+
+    async def _submit(self, view: PendingView, who: Sender, state: WizardState, event_id: str) -> TapReply:
+        request = view.request
+        answer = InboundAnswer(
+            sender=who,
+            event_id=event_id,
+            token=view.token,
+            values=dict(state.values),
+            conversation=view.conversation,
+        )
+        outcome = await self.gateway.submit_answer(answer)
+        if outcome.errors:
+            state = wizard.show_errors(state, request, outcome.errors).applied(event_id)
+            await self._save(view, state)
+            message = outcome.message or ui_text("invalid_values", request.locale)
+            return TapReply(message, True, [("editMessageText", self._shower(view, state))])
+        if outcome.status is AnswerStatus.DUPLICATE:
+            return TapReply()
+        await self.forget(state)
+        if not outcome.accepted:
+            return TapReply(outcome.message or ui_text("invalid_values", request.locale), True)
+        edit = answered_edit(self.sender, request, state.chat_id, state.message_id, outcome.answered_line)
+        return TapReply(ui_text("answer_received", request.locale), then=[edit])
+
+    # --- typed values ----------------------------------------------------------------------
+
+    async def on_typed(
+        self, message: Message, conversation: Conversation, sender: Sender, text: str, locale: Locale | None
+    ) -> bool:
+        """A message that may be a value for this person's form: True when handled here."""
+        chat_id = str(message.chat_id)
+        private = message.chat.type == "private"
+        target = message.reply_to_message
+        target_id = str(target.message_id) if target is not None else None
+        state = await self._active(chat_id, sender.user_id)
+        view = await self.gateway.pending_by_token(state.token) if state else None
+        if state is not None and (view is None or view.status != "pending"):
+            await self.forget(state)
+            state, view = None, None
+        if target_id is not None and (state is None or target_id != state.message_id):
+            # a reply to a form this person had open here before: say it is closed
+            opened = await self.gateway.state.get_json(wizard.opened_key(chat_id, target_id, sender.user_id))
+            if opened:
+                await self._say_closed(opened, conversation, message, locale)
+                return True
+        if state is None or view is None or view.conversation.thread_key != conversation.thread_key:
+            return False
+        if target_id != state.message_id:
+            latest = await self.gateway.state.get_json(latest_key(chat_id)) if private else None
+            if str(latest) != state.message_id:
+                return False  # not a reply to the form, nor right after it: a message of its own
+        if state.field(view.request) is None:
+            return False  # on the summary only Submit / Edit / Back apply
+        event_id = f"m{message.message_id}"
+        if not state.has_applied(event_id):
+            state = wizard.type_value(state, view.request, text).applied(event_id)
+            await self._save(view, state)
+            await self.after_ack.run("editMessageText", self._shower(view, state))
+        return True
+
+    async def _say_closed(
+        self, opened: Any, conversation: Conversation, message: Message, locale: Locale | None
+    ) -> None:
+        view = (
+            await self.gateway.pending_by_token(str(opened.get("token", "")))
+            if isinstance(opened, dict)
+            else None
+        )
+        language = view.request.locale if view is not None else (locale or "en")
+        words = ui_text("form_closed", language)
+        if view is not None and view.status == "pending":
+            words += " " + ui_text("form_reopen", language)
+        where = conversation.model_copy(update={"reply_to": str(message.message_id)})
+        note = TelegramMessage(escape(words))
+        await self.after_ack.run("sendMessage", lambda: self.sender.post(where, note, attempts=1))
+
+    # --- closing ---------------------------------------------------------------------------
+
+    async def close_for(self, chat_id: str, user_id: str) -> None:
+        """``/new`` or ``/cancel``: this person's form in this chat stops taking values; its
+        message shows the question again (the gateway closes the question itself, if it does)."""
+        state = await self._active(chat_id, user_id)
+        if state is None:
+            return
+        for what, effect in await self._close(state):
+            await self.after_ack.run(what, effect)
+
+    async def close_after_decline(self, view: PendingView, who: Sender) -> list[tuple[str, Effect]]:
+        """Cancel was tapped and not accepted: this person's wizard ends; the question stays."""
+        state = await self._load(view.request.request_id, who.user_id)
+        return await self._close(state) if state is not None else []
+
+    async def _close(self, state: WizardState) -> list[tuple[str, Effect]]:
+        await self.forget(state)
+        view = await self.gateway.pending_by_token(state.token)
+        if view is None or view.status != "pending":
+            return []
+        question = render_question(view.request, view.token)
+        return [
+            (
+                "editMessageText",
+                lambda: self.sender.edit(state.chat_id, state.message_id, question, attempts=1),
+            )
+        ]
+
+    # --- state -----------------------------------------------------------------------------
+
+    def _shower(self, view: PendingView, state: WizardState) -> Effect:
+        """Edit the form message to show the wizard as it is when the edit runs (a retry after
+        a flood wait shows the latest step, not the one of the tap that waited)."""
+
+        async def show() -> None:
+            current = await self._load(state.request_id, state.user_id) or state
+            await self.sender.edit(
+                current.chat_id, current.message_id, render_wizard(view.request, current), attempts=1
+            )
+
+        return show
+
+    async def _active(self, chat_id: str, user_id: str) -> WizardState | None:
+        pointer = await self.gateway.state.get_json(wizard.active_key(chat_id, user_id))
+        if not pointer:
+            return None
+        state = await self._load(str(pointer.get("request_id", "")), user_id)
+        if state is None:
+            await self.gateway.state.delete(wizard.active_key(chat_id, user_id))
+        return state
+
+    async def load(self, request_id: str, user_id: str) -> WizardState | None:
+        """This person's wizard for a request, if one is open."""
+        return await self._load(request_id, user_id)
+
+    async def _load(self, request_id: str, user_id: str) -> WizardState | None:
+        data = await self.gateway.state.get_json(wizard.state_key(request_id, user_id))
+        return WizardState.model_validate(data) if data else None
+
+    @staticmethod
+    def _ttl(view: PendingView) -> int:
+        return max(60, int(view.expires_at - time.time())) if view.expires_at else 7 * 24 * 3600
+
+    async def _save(self, view: PendingView, state: WizardState) -> None:
+        """Keep the wizard (and the pointer its typed input follows) as long as the request lives."""
+        ttl = self._ttl(view)
+        store = self.gateway.state
+        await store.set_json(
+            wizard.state_key(state.request_id, state.user_id), state.model_dump(mode="json"), ttl
+        )
+        await store.set_json(
+            wizard.active_key(state.chat_id, state.user_id), {"request_id": state.request_id}, ttl
+        )
+
+    async def forget(self, state: WizardState) -> None:
+        """End this wizard: its values and the pointer typed messages follow."""
+        await self.gateway.state.delete(wizard.state_key(state.request_id, state.user_id))
+        pointer = await self.gateway.state.get_json(wizard.active_key(state.chat_id, state.user_id))
+        if pointer and pointer.get("request_id") == state.request_id:
+            await self.gateway.state.delete(wizard.active_key(state.chat_id, state.user_id))
+
+
+def answered_edit(
+    sender: TelegramSender, request: HumanInputRequest, chat_id: str, message_id: str, line: str
+) -> tuple[str, Effect]:
+    """The effect that shows a question as answered (or dismissed): the question and the line."""
+    closed = render_answered(request, line)
+    return ("editMessageText", lambda: sender.edit(chat_id, message_id, closed, attempts=1))

@@ -1,0 +1,144 @@
+"""What came with a message besides text: photos, files, voice, stickers, places, as ``Attachment``.
+
+Nothing is downloaded when a message arrives (that is the ack path): an attachment carries
+Telegram's ``file_id`` as its ``ref``, and a worker fetches the bytes later through
+``getFile`` (``fetch_file``) when the agent can use them.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from datetime import timedelta
+
+from telegram import Bot, Message, PhotoSize
+from telegram.error import TelegramError
+from telegram.warnings import PTBDeprecationWarning
+
+from gateway.messages import Attachment
+
+log = logging.getLogger(__name__)
+
+#: The largest photo size offered to the agent (Telegram sends each photo in several sizes).
+PHOTO_MAX_BYTES = 5 * 1024 * 1024
+#: ``getFile`` serves files up to 20 MB from the public Bot API.
+GET_FILE_MAX_BYTES = 20 * 1024 * 1024
+
+
+def best_photo(sizes: tuple[PhotoSize, ...], max_bytes: int = PHOTO_MAX_BYTES) -> PhotoSize | None:
+    """The largest size of a photo within ``max_bytes`` (the smallest when none fits)."""
+    if not sizes:
+        return None
+    by_area = sorted(sizes, key=lambda s: s.width * s.height)
+    fitting = [s for s in by_area if s.file_size is None or s.file_size <= max_bytes]
+    return fitting[-1] if fitting else by_area[0]
+
+
+def attachments_of(message: Message) -> list[Attachment]:
+    """Every attachment of a message, as the agent should hear of it."""
+    found: list[Attachment] = []
+    photo = best_photo(message.photo)
+    if photo is not None:
+        found.append(
+            Attachment(
+                kind="image",
+                name="photo.jpg",
+                mime_type="image/jpeg",
+                size=photo.file_size,
+                ref=photo.file_id,
+            )
+        )
+    if message.document is not None:
+        doc = message.document
+        image = (doc.mime_type or "").startswith("image/")
+        found.append(
+            Attachment(
+                kind="image" if image else "file",
+                name=doc.file_name or "document",
+                mime_type=doc.mime_type,
+                size=doc.file_size,
+                ref=doc.file_id,
+            )
+        )
+    if message.voice is not None:
+        voice = message.voice
+        found.append(
+            Attachment(
+                kind="audio",
+                name=f"voice message ({_seconds(voice)} s)",
+                mime_type=voice.mime_type,
+                size=voice.file_size,
+                ref=voice.file_id,
+            )
+        )
+    if message.audio is not None:
+        audio = message.audio
+        name = audio.file_name or " – ".join(p for p in (audio.performer, audio.title) if p) or "audio"
+        found.append(
+            Attachment(
+                kind="audio", name=name, mime_type=audio.mime_type, size=audio.file_size, ref=audio.file_id
+            )
+        )
+    for video in (message.video, message.animation):
+        if video is not None:
+            found.append(
+                Attachment(
+                    kind="video",
+                    name=video.file_name or "video",
+                    mime_type=video.mime_type,
+                    size=video.file_size,
+                    ref=video.file_id,
+                )
+            )
+    if message.video_note is not None:
+        note = message.video_note
+        found.append(Attachment(kind="video", name="video message", size=note.file_size, ref=note.file_id))
+    if message.sticker is not None:
+        sticker = message.sticker
+        found.append(Attachment(kind="sticker", name=f"sticker {sticker.emoji or ''}".strip()))
+    found.extend(_shared_things(message))
+    return found
+
+
+def _seconds(media: object) -> int:
+    """A duration in whole seconds (PTB is moving ``duration`` from int to timedelta)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        value = getattr(media, "duration", 0)
+    return int(value.total_seconds()) if isinstance(value, timedelta) else int(value or 0)
+
+
+def _shared_things(message: Message) -> list[Attachment]:
+    """Places, contacts, polls and dice: described, so such a message is never met with silence."""
+    if message.location is not None:
+        place = message.location
+        return [Attachment(kind="other", name=f"location {place.latitude:.5f}, {place.longitude:.5f}")]
+    if message.contact is not None:
+        contact = message.contact
+        return [
+            Attachment(kind="other", name=f"contact {contact.first_name} {contact.last_name or ''}".strip())
+        ]
+    if message.poll is not None:
+        return [Attachment(kind="other", name=f"poll: {message.poll.question}")]
+    if message.dice is not None:
+        return [Attachment(kind="other", name=f"dice {message.dice.emoji} showing {message.dice.value}")]
+    return []
+
+
+async def fetch_file(bot: Bot, attachment: Attachment, max_bytes: int) -> bytes | None:
+    """The bytes behind an attachment's ``file_id`` (``getFile``, then the download), or None when
+    it cannot be had or is larger than ``max_bytes``."""
+    if not attachment.ref:
+        return None
+    limit = min(max_bytes, GET_FILE_MAX_BYTES)
+    if attachment.size is not None and attachment.size > limit:
+        return None
+    try:
+        file = await bot.get_file(attachment.ref)
+        if file.file_size is not None and file.file_size > limit:
+            return None
+        data = bytes(await file.download_as_bytearray())
+    except TelegramError as exc:
+        log.warning("telegram file %s could not be fetched: %s", attachment.name or attachment.kind, exc)
+        return None
+    return data if len(data) <= limit else None

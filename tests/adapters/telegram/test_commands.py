@@ -1,0 +1,91 @@
+"""Commands are commands: Telegram's syntax mapped onto the gateway's neutral commands."""
+
+from __future__ import annotations
+
+import json
+
+from gateway.testing import ScriptedRunner
+
+from .harness import ALICE, GROUP, bot_message, command_update, message_update
+
+
+async def test_the_menu_is_registered_at_start(bench):
+    tg = await bench()
+    menus = {
+        c.params.get("language_code"): json.loads(c.params["commands"]) for c in tg.api.of("setMyCommands")
+    }
+    assert set(menus) == {None, "zh"}
+    assert [c["command"] for c in menus[None]] == ["ask", "new", "cancel", "status", "help"]
+    assert all(c["description"] for menu in menus.values() for c in menu)
+
+
+async def test_commands_reach_the_core_as_neutral_commands(bench):
+    tg = await bench(ScriptedRunner())
+    accepted, _ = tg.record()
+    for command in (
+        "/start",
+        "/start ref-42",  # a deep link t.me/clari_bot?start=ref-42
+        "/help",
+        "/HELP@Clari_Bot",
+        "/status",
+        "/cancel",
+        "/new@clari_bot",
+    ):
+        await tg.deliver(command_update(command))
+    assert [m.text for m in accepted] == [
+        "/start",
+        "/start ref-42",
+        "/help",
+        "/help",
+        "/status",
+        "/cancel",
+        "/new",
+    ]
+    assert tg.api.of("sendMessage")[-1].params["text"].startswith("Started a new conversation")
+
+
+async def test_another_bots_command_is_ignored_everywhere(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    accepted, _ = tg.record()
+    tg.new_calls()
+    await tg.deliver(command_update("/help@other_bot"))
+    await tg.deliver(command_update("/new@other_bot", chat=GROUP))
+    await tg.deliver(command_update("/deploy", chat=GROUP))  # a bare command we do not have, in a group
+    assert accepted == [] and runner.calls == []
+    assert tg.new_calls() == []
+
+
+async def test_in_a_group_ask_starts_a_conversation_and_a_reply_continues_it(bench):
+    # Telegram's default privacy mode delivers commands addressed to the bot and replies to it
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    accepted, _ = tg.record()
+    await tg.deliver(command_update("/ask@clari_bot deploy the docs", chat=GROUP))
+    answer = tg.api.of("sendMessage")[-1]
+    assert answer.params["chat_id"] == str(GROUP["id"])
+    replied = bot_message(answer.result["message_id"], GROUP)
+    await tg.deliver(message_update("and the api", chat=GROUP, reply_to=replied))
+    await tg.deliver(command_update("/ask@clari_bot", chat=GROUP))  # nothing asked: how to use the bot
+    assert [m.text for m in accepted] == ["deploy the docs", "and the api", "/help"]
+    assert runner.calls[0].thread_id == runner.calls[1].thread_id
+
+
+async def test_a_command_is_never_an_answer_and_unknown_commands_in_private_are_text(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    accepted, _ = tg.record()
+    await tg.deliver(command_update("/deploy now"))
+    assert [m.text for m in accepted] == ["/deploy now"]
+    assert accepted[0].sender.user_id == str(ALICE["id"])
+
+
+async def test_language_code_chooses_the_words_when_the_text_has_no_signal(bench):
+    tg = await bench(ScriptedRunner())
+    chinese = {**ALICE, "language_code": "zh-hans"}
+    await tg.deliver(command_update("/new", user=chinese))
+    assert tg.api.of("sendMessage")[-1].params["text"] == "已开始新的对话。有什么可以帮您？"
+    await tg.deliver(command_update("/new", user={**ALICE, "language_code": "en"}))
+    assert tg.api.of("sendMessage")[-1].params["text"].startswith("Started a new conversation")
+    await tg.deliver(command_update("/new start over please", user=chinese))  # words say English
+    assert tg.api.of("sendMessage")[-1].params["text"].startswith("Started a new conversation")

@@ -1,0 +1,75 @@
+"""Bot API errors as the core's DeliveryFailed, and groups upgraded to supergroups."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.messages import Conversation, TextReply
+from gateway.port import DeliveryFailed
+from gateway.testing import ScriptedRunner, choice_request
+
+from .harness import ALICE, bot_message, message_update
+from .test_choices import ask_then_echo
+
+OLD_GROUP = {"id": -4455, "type": "group", "title": "Team"}
+SUPERGROUP = {"id": -1004455, "type": "supergroup", "title": "Team"}
+MENTION = [{"type": "mention", "offset": 0, "length": 10}]
+
+
+def private(user_id: int = ALICE["id"]) -> Conversation:
+    return Conversation(platform="telegram", chat_id=str(user_id), is_direct=True)
+
+
+@pytest.mark.parametrize(
+    ("status", "description", "permanent", "code"),
+    [
+        (403, "Forbidden: bot was blocked by the user", True, "403"),
+        (403, "Forbidden: bot was kicked from the group chat", True, "403"),
+        (400, "Bad Request: chat not found", True, "400"),
+        (500, "Internal Server Error", False, "network"),
+    ],
+)
+async def test_send_raises_delivery_failed_classified(bench, status, description, permanent, code):
+    tg = await bench()
+    tg.api.fail_next("sendMessage", status, times=6, description=description)
+    with pytest.raises(DeliveryFailed) as failed:
+        await tg.adapter.send(private(), TextReply(text="hello"))
+    assert (failed.value.permanent, failed.value.code) == (permanent, code)
+    # a permanent error is not retried: Telegram was asked once
+    assert len(tg.api.of("sendMessage")) == (1 if permanent else 6)
+
+
+async def test_a_long_flood_wait_is_transient_with_telegrams_wait(bench):
+    tg = await bench()
+    tg.api.fail_next("sendMessage", 429, retry_after=600)
+    with pytest.raises(DeliveryFailed) as failed:
+        await tg.adapter.send(private(), TextReply(text="hello"))
+    assert not failed.value.permanent and failed.value.retry_after == 600 and failed.value.code == "429"
+
+
+async def test_an_upgraded_group_keeps_its_conversation_and_open_question(bench):
+    runner = ScriptedRunner(ask_then_echo(choice_request("Which framework?", ["React", "Vue"])))
+    tg = await bench(runner)
+    await tg.deliver(message_update("@clari_bot deploy", chat=OLD_GROUP, entities=MENTION))
+    question_id = tg.api.of("sendMessage")[-1].result["message_id"]
+    # the group is upgraded: Telegram says so in both chats; calls to the old id now fail
+    tg.api.migrate(OLD_GROUP["id"], SUPERGROUP["id"])
+    await tg.deliver(message_update(None, chat=OLD_GROUP, migrate_to_chat_id=SUPERGROUP["id"]))
+    await tg.deliver(message_update(None, chat=SUPERGROUP, migrate_from_chat_id=OLD_GROUP["id"]))
+    # the typed answer in the supergroup answers the question asked in the group
+    await tg.deliver(message_update("2", chat=SUPERGROUP, reply_to=bot_message(question_id, SUPERGROUP)))
+    assert runner.calls[-1].response is not None and runner.calls[-1].response.option_id == "option-2"
+    assert runner.calls[0].thread_id == runner.calls[-1].thread_id
+    assert tg.api.of("sendMessage")[-1].params["chat_id"] == str(SUPERGROUP["id"])
+
+
+async def test_a_send_to_an_upgraded_group_goes_to_the_supergroup(bench):
+    tg = await bench()
+    tg.api.migrate(OLD_GROUP["id"], SUPERGROUP["id"])
+    group = Conversation(platform="telegram", chat_id=str(OLD_GROUP["id"]), topic="msg-1", reply_to="1")
+    await tg.adapter.send(group, TextReply(text="first"))
+    await tg.adapter.send(group, TextReply(text="second"))
+    sent = [(c.params["chat_id"], c.params["text"]) for c in tg.api.of("sendMessage")]
+    new = str(SUPERGROUP["id"])
+    assert sent == [(str(OLD_GROUP["id"]), "first"), (new, "first"), (new, "second")]
+    assert await tg.gateway.state.get_json(f"chat-moved-from:{new}") == str(OLD_GROUP["id"])

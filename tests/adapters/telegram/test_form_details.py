@@ -1,0 +1,177 @@
+"""Nobody is trapped in a form, and the wizard's details: Cancel, Back/Next/Clear, repeats, old forms."""
+
+from __future__ import annotations
+
+import json
+
+from agent.harness import TurnOutput
+from agent.protocol import FormField
+from gateway.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+
+from .harness import ALICE, bot_message, callback_update, command_update, message_update, private_chat
+from .test_choices import ask_then_echo, clarification_call
+from .test_wizard import FORM
+
+SECOND = form_request(
+    "Name the project",
+    [FormField(name="name", label="Name", type="text", required=True)],
+    request_id="clarification:form-2",
+)
+
+
+def script(turn: Turn) -> TurnOutput:
+    if turn.response is None and turn.text == "deploy":
+        return asking(FORM)
+    if turn.response is None and turn.text == "name it":
+        return asking(SECOND)
+    if turn.response is None:
+        return TurnOutput(replies=[f"You said: {turn.text}"])
+    return TurnOutput(replies=[f"Configured: {turn.response.values}"])
+
+
+class Form:
+    """What the form message shows now (the fake's record of it), and taps and typing on it."""
+
+    def __init__(self, tg, message_id: int) -> None:
+        self.tg = tg
+        self.message_id = message_id
+        keyboard = json.loads(tg.api.messages[(ALICE["id"], message_id)][1])
+        self.token = keyboard["inline_keyboard"][0][0]["callback_data"].split("|")[0]
+
+    @property
+    def text(self) -> str:
+        return self.tg.api.messages[(ALICE["id"], self.message_id)][0]
+
+    @property
+    def labels(self) -> list[str]:
+        markup = self.tg.api.messages[(ALICE["id"], self.message_id)][1]
+        return [b["text"] for row in json.loads(markup or "{}").get("inline_keyboard", []) for b in row]
+
+    async def tap(self, action: str) -> dict:
+        await self.tg.deliver(callback_update(f"{self.token}|{action}", self.message_id))
+        return self.tg.api.of("answerCallbackQuery")[-1].params
+
+    async def reply(self, text: str) -> None:
+        await self.tg.deliver(
+            message_update(text, reply_to=bot_message(self.message_id, private_chat(ALICE)))
+        )
+
+
+async def open_form(bench, until: str = "4/6") -> tuple:
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    await tg.deliver(message_update("deploy"))
+    form = Form(tg, clarification_call(tg).result["message_id"])
+    for action in ("form", "s1", "d", "y"):
+        await form.tap(action)
+    assert f"{until} · " in form.text
+    return tg, runner, form
+
+
+async def test_cancel_on_every_step_declines_and_frees_the_person(bench):
+    tg, runner, form = await open_form(bench)
+    assert "✖ Cancel" in form.labels
+    accepted, answers = tg.record()
+    tg.new_calls()
+    notice = await form.tap("x")
+    assert [(a.decline, a.token) for a in answers] == [(True, form.token)]
+    assert tg.new_calls()[0].method == "answerCallbackQuery"
+    if runner.calls[-1].response is None:  # a core that does not take a decline yet refuses it:
+        assert notice["show_alert"] == "true"  # the person is told, and the form lets go of them
+        assert form.labels == ["📝 Fill in", "✖ Cancel"]
+    await tg.deliver(message_update("3"))  # no longer a value: the core has it as a message
+    assert [m.text for m in accepted] == ["3"]
+    assert "4/6" not in form.text
+
+
+async def test_in_private_a_message_after_the_bot_said_something_else_is_not_a_value(bench):
+    tg, runner, form = await open_form(bench)
+    await tg.deliver(command_update("/help"))  # the bot answers: the form is no longer the latest message
+    await tg.deliver(message_update("3"))
+    assert "4/6 · Replicas" in form.text
+    await form.reply("3")  # a reply to the form still is
+    assert "5/6 · Deadline" in form.text
+
+
+async def test_back_then_next_keeps_a_value_and_clear_empties_an_optional_one(bench):
+    tg, runner, form = await open_form(bench)
+    await tg.deliver(message_update("3"))
+    await tg.deliver(message_update("2026-12-01"))
+    await tg.deliver(message_update("keep it small"))
+    assert "Notes: keep it small" in form.text
+    await form.tap("b")
+    assert "→ keep it small" in form.text and form.labels[:3] == ["◀ Back", "Next ▶", "⌫ Clear"]
+    await form.tap("k")
+    assert "Notes: keep it small" in form.text
+    await form.tap("b")
+    await form.tap("c")
+    assert "→" not in form.text and "Skip ▶" in form.labels
+    await form.tap("k")
+    assert "Notes: —" in form.text
+
+
+async def test_edit_from_the_summary_keeps_required_text_values(bench):
+    tg, runner, form = await open_form(bench)
+    await tg.deliver(message_update("3"))
+    await tg.deliver(message_update("2026-12-01"))
+    await form.tap("k")
+    await form.tap("E")
+    for _ in range(6):  # Next through every step: nothing needs typing again
+        await form.tap("k")
+    assert "Replicas: 3" in form.text and "Deadline: 2026-12-01" in form.text
+    await form.tap("S")
+    assert runner.calls[-1].response.values["replicas"] == 3
+
+
+async def test_a_repeated_wrong_value_shows_the_reason_again(bench):
+    tg, runner, form = await open_form(bench)
+    await tg.deliver(message_update("lots"))
+    assert "⚠️ Enter a number" in form.text
+    await tg.deliver(message_update("lots"))
+    assert "⚠️ Enter a number (×2)" in form.text
+    await form.tap("d")  # a button of another step changes nothing: "message is not modified" is fine
+    assert "(×2)" in form.text
+
+
+async def test_other_tapped_twice_posts_one_prompt(bench):
+    runner = ScriptedRunner(ask_then_echo(choice_request("Which framework?", ["React", "Vue"])))
+    tg = await bench(runner)
+    await tg.deliver(message_update("deploy the app"))
+    other = next(
+        b["callback_data"] for row in clarification_call(tg).buttons for b in row if b["text"] == "Other…"
+    )
+    tg.new_calls()
+    await tg.deliver(callback_update(other, 1000))
+    await tg.deliver(callback_update(other, 1000))
+    calls = tg.new_calls()
+    prompts = [c for c in calls if c.method == "sendMessage"]
+    assert len(prompts) == 1 and json.loads(prompts[0].params["reply_markup"])["force_reply"] is True
+    hints = [c.params["text"] for c in calls if c.method == "answerCallbackQuery"]
+    assert hints == ["Type your answer as a reply.", "Type your answer as a reply."]
+
+
+async def test_a_reply_to_an_older_form_says_it_is_closed(bench):
+    tg, runner, first = await open_form(bench)
+    await tg.deliver(command_update("/new"))
+    await tg.deliver(message_update("name it"))
+    asked = [c for c in tg.api.of("sendMessage") if c.markup]
+    second = Form(tg, asked[-1].result["message_id"])
+    await second.tap("form")
+    assert "1/1 · Name" in second.text
+    tg.new_calls()
+    await first.reply("3")
+    note = [c for c in tg.new_calls() if c.method == "sendMessage"]
+    assert len(note) == 1 and note[0].params["text"].startswith("That form is closed.")
+    assert runner.calls[-1].text == "name it"  # nothing ran, no value taken
+    await tg.deliver(message_update("Apollo"))  # the open form still takes its values
+    assert "Name: Apollo" in second.text
+
+
+async def test_cancel_command_closes_the_form_and_reaches_the_core(bench):
+    tg, runner, form = await open_form(bench)
+    accepted, _ = tg.record()
+    await tg.deliver(command_update("/cancel@clari_bot"))
+    assert [m.text for m in accepted] == ["/cancel"]
+    assert "4/6" not in form.text
+    await tg.deliver(message_update("3"))  # no longer a value
+    assert [m.text for m in accepted] == ["/cancel", "3"]
