@@ -69,6 +69,10 @@ NOTICES: dict[str, dict[Locale, str]] = {
         "en": "• Waiting for {who} to answer “{question}” (asked {age} ago).",
         "zh": "• 等待 {who} 回答：「{question}」（{age}前提问）。",
     },
+    "status_question_now": {
+        "en": "• Waiting for an answer to “{question}”",
+        "zh": "• 等待回答：「{question}」",
+    },
     "status_no_question": {"en": "• No open question.", "zh": "• 没有待回答的问题。"},
     "status_waiting": {
         "en": "• Messages being worked on or waiting: {count}.",
