@@ -34,6 +34,7 @@ from gateway.messages import (
     Conversation,
     InboundMessage,
     Outbound,
+    PendingView,
     Sender,
     TextReply,
 )
@@ -99,6 +100,10 @@ def command_locale(msg: InboundMessage, command: Command, pending: PendingRecord
 def quote(text: str) -> str:
     """A question as ``/status`` and ``/cancel`` quote it: one line, cut."""
     return cut(one_line(text), QUOTE_CHARS)
+
+
+def _answering_key(request_id: str, user_id: str) -> str:
+    return f"answering:{request_id}:{user_id}"
 
 
 class Control:
@@ -269,6 +274,16 @@ class Control:
             closed = ClarificationClosed(view=view, answered_line=answered_line(view))
             await self.outbox.send_quietly(conv, closed)
         return claim
+
+    async def expect_typed_answer(self, view: PendingView, sender: Sender) -> None:
+        """Remember that ``sender`` chose to answer ``view`` (``Other…``, ``Fill in``): their typed
+        message is then its answer whatever it says, not a new request (``expects_typed_answer``)."""
+        ttl = max(int(view.expires_at - time.time()), 1)
+        await self.store.set_json(_answering_key(view.request.request_id, sender.user_id), 1, ttl)
+
+    async def expects_typed_answer(self, record: PendingRecord, sender: Sender) -> bool:
+        """True when ``sender`` chose to answer ``record`` by typing (``expect_typed_answer``)."""
+        return await self.store.get_json(_answering_key(record.request_id, sender.user_id)) is not None
 
     async def is_current(self, conv: Conversation, thread_id: str) -> bool:
         """False when ``conv`` was restarted (``/new``) since ``thread_id`` was its agent thread."""

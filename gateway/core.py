@@ -187,7 +187,10 @@ class Gateway:
         return view_of(record) if record is not None else None
 
     async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
-        """None if ``sender`` may answer ``view`` now, else the refusal to show."""
+        """None if ``sender`` may answer ``view`` now, else the refusal to show.
+
+        A yes also records that the person is answering (see ``GatewayPort.may_answer``).
+        """
         if not self._allowed(view.conversation, sender):
             refused = notice("refused", view.request.locale)
             return AnswerOutcome(status=AnswerStatus.NOT_ALLOWED, message=refused, view=view)
@@ -199,11 +202,13 @@ class Gateway:
             return expired_outcome(view, view.request.locale)
         current = view_of(record)
         refusal = refusal_for(current, sender) or policy_refusal(record, current, sender)
-        if refusal is None and not await self.dispatcher.control.is_current(
-            record.conversation, record.thread_id
-        ):
+        if refusal is not None:
+            return refusal
+        if not await self.dispatcher.control.is_current(record.conversation, record.thread_id):
             return restarted_outcome(current)
-        return refusal
+        # asked before "Other…" or "Fill in": what this person types next is meant as the answer
+        await self.dispatcher.control.expect_typed_answer(current, sender)
+        return None
 
     async def submit_answer(self, answer: InboundAnswer) -> AnswerOutcome:
         """Check and atomically claim an answer; on success the next run is enqueued."""

@@ -183,9 +183,11 @@ class Dispatcher:
             pending is not None
             and self._may_type_answer(pending, msg)
             and not looks_like_answer(pending.request, msg.text)
+            and not await self.control.expects_typed_answer(pending, msg.sender)
         ):
-            # Not an answer to this choice or form: a new request. It closes the question (as
-            # superseded, for everyone) and runs as a request, never as the question's answer.
+            # Not an answer to this choice or form (and the person did not choose "Other…" or
+            # "Fill in"): a new request. It closes the question (as superseded, for everyone)
+            # and runs as a request, never as the question's answer.
             await self.control.close_question(pending, msg.sender, "superseded")
         elif pending is not None and self._may_type_answer(pending, msg):
             set_log_context(request_id=pending.request_id)

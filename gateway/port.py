@@ -96,7 +96,13 @@ class GatewayPort(Protocol):
         """The clarification behind a button token, or None if unknown or expired."""
 
     async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
-        """None if ``sender`` may answer ``view`` now, else the refusal to show."""
+        """None if ``sender`` may answer ``view`` now, else the refusal to show.
+
+        Ask it when a person starts answering by a route that ends in typing or filling in
+        (``Other…``, ``Fill in``): a yes also tells the core that this person's typed messages
+        in the conversation are meant as the question's answer, so a free answer typed there
+        (Telegram's ForceReply to "Other…") is taken as the answer, never as a new request.
+        """
 
     async def knows_conversation(self, conversation: Conversation) -> bool:
         """True when this chat thread already has an agent thread (the bot takes part)."""

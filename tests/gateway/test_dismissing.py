@@ -291,3 +291,32 @@ async def test_an_answer_claimed_just_before_new_is_not_run_into_the_new_convers
     assert chat.texts()[-1] == (
         "That answer was for the conversation before it was restarted, so I did not pass it on."
     )
+
+
+async def test_after_other_a_typed_free_answer_is_the_answer(store: Store, make_gateway):
+    runner, gateway, chat = await asked(store, make_gateway, FRAMEWORK)
+    view = await gateway.pending_by_token(chat.last_request().token)
+
+    # "Other…" (Telegram's ForceReply prompt): the adapter asks may_answer, then the person types
+    assert await gateway.may_answer(view, Sender(user_id="u1")) is None
+    await chat.reply("Svelte, please")
+    await gateway.drain()
+
+    assert runner.calls[-1].response.response_kind == "text"
+    assert runner.calls[-1].response.value == "Svelte, please"
+    assert [c.answered_line for c in chat.closed()] == ["✅ Answered by u1: Svelte, please"]
+
+
+async def test_someone_refused_at_other_does_not_turn_their_words_into_an_answer(store: Store, make_gateway):
+    runner = ScriptedRunner(ask_on_build(FRAMEWORK))
+    gateway, chat = await make_gateway(store, runner, answer_policy="anyone")
+    await chat.say("build it", user="ann")
+    await gateway.drain()
+    view = await gateway.pending_by_token(chat.last_request().token)
+    await chat.cancel(user="ann")
+    await gateway.drain()
+
+    assert await gateway.may_answer(view, Sender(user_id="bob")) is not None  # closed: no intent kept
+    await chat.say("create a project", user="bob")
+    await gateway.drain()
+    assert runner.calls[-1].text == "create a project" and runner.calls[-1].response is None
