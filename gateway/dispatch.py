@@ -130,7 +130,7 @@ class Dispatcher:
                 raise HandBack(job.inbound_id) from None
             else:
                 log.exception("job %s failed %d times: giving up", job.inbound_id, job.deliveries)
-                if job.kind == "message":
+                if job.kind != "answer":
                     await self.store.forget(job.inbound_id)  # a redelivery by the platform may retry
         await self._complete(job)
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from agent.harness import TurnOutput
-from agent.protocol import FormField, HumanInputRequest, HumanInputResponse, Option
+from agent.protocol import FormField, HumanInputRequest, HumanInputResponse, Option, ui_text
 from gateway.messages import (
     AcceptOutcome,
     AnswerOutcome,
@@ -174,8 +174,23 @@ class TestAdapter(PlatformAdapter):
         return [item for _, item in self.sent if item.kind == kind]
 
     def closed(self) -> list[ClarificationClosed]:
-        """Notices that a clarification was answered by a typed reply."""
+        """Notices that a clarification was closed by a message (a typed answer, /cancel, /new, …)."""
         return [item for _, item in self.sent if isinstance(item, ClarificationClosed)]
+
+    def buttons(self, token: str | None = None) -> list[str]:
+        """The buttons this platform shows on the latest question (or the one with ``token``).
+
+        Like every platform: its options, "Other…" (choices) or "Fill in" (forms), and always
+        a Cancel that dismisses the question (``cancel``).
+        """
+        request = self._request_out(token).request
+        locale = request.locale
+        labels = [option.label for option in request.options]
+        if request.input_mode == "choice_with_other":
+            labels.append(ui_text("other", locale))
+        elif request.input_mode == "form":
+            labels.append(ui_text("fill_in", locale))
+        return [*labels, ui_text("cancel", locale)]
 
     # --- PlatformAdapter ----------------------------------------------------------------------
 

@@ -61,6 +61,7 @@ async def test_the_cancel_button_closes_the_question_and_the_agent_is_told_it_wa
     store: Store, make_gateway
 ):
     runner, gateway, chat = await asked(store, make_gateway, FRAMEWORK)
+    assert chat.buttons() == ["React", "Vue", "Other…", "Cancel"]
 
     outcome = await chat.cancel()
     await gateway.drain()
@@ -95,6 +96,7 @@ async def test_cancel_by_command_closes_the_question_for_everyone(store: Store, 
 
 async def test_a_form_can_be_cancelled(store: Store, make_gateway):
     runner, gateway, chat = await asked(store, make_gateway, PROJECT_FORM)
+    assert chat.buttons() == ["Fill in", "Cancel"]
 
     outcome = await chat.cancel()
     await gateway.drain()
@@ -320,3 +322,31 @@ async def test_someone_refused_at_other_does_not_turn_their_words_into_an_answer
     await chat.say("create a project", user="bob")
     await gateway.drain()
     assert runner.calls[-1].text == "create a project" and runner.calls[-1].response is None
+
+
+async def test_cancel_and_an_answer_racing_give_one_run(store: Store, make_gateway):
+    runner, gateway, chat = await asked(store, make_gateway, FRAMEWORK)
+
+    first = await chat.cancel(event_id="tap")
+    again = await chat.cancel(event_id="tap")  # the platform redelivers the tap
+    click = await chat.click(0)
+    await gateway.drain()
+
+    assert [first.status, again.status, click.status] == [
+        AnswerStatus.ACCEPTED,
+        AnswerStatus.DUPLICATE,
+        AnswerStatus.ALREADY_ANSWERED,
+    ]
+    assert len(runner.calls) == 2
+
+
+async def test_a_chinese_question_is_cancelled_in_chinese(store: Store, make_gateway):
+    question = choice_request("用哪个数据库？", ["PostgreSQL", "SQLite"]).model_copy(update={"locale": "zh"})
+    runner, gateway, chat = await asked(store, make_gateway, question)
+
+    await chat.reply("/cancel")
+    await gateway.drain()
+
+    assert chat.closed()[-1].answered_line == "✖ u1 已取消"
+    assert "✖ 已取消问题「用哪个数据库？」" in chat.texts()[-2]
+    assert runner.calls[-1].text.startswith("对于您的澄清问题「用哪个数据库？」，我选择不回答。")
