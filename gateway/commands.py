@@ -282,7 +282,12 @@ class Control:
         await self.store.set_json(_answering_key(view.request.request_id, sender.user_id), 1, ttl)
 
     async def expects_typed_answer(self, record: PendingRecord, sender: Sender) -> bool:
-        """True when ``sender`` chose to answer ``record`` by typing (``expect_typed_answer``)."""
+        """True when ``sender`` chose to answer ``record`` by typing (``expect_typed_answer``).
+
+        Never for a form: free text cannot fill one, so it stays a new request.
+        """
+        if record.request.input_mode == "form":
+            return False
         return await self.store.get_json(_answering_key(record.request_id, sender.user_id)) is not None
 
     async def is_current(self, conv: Conversation, thread_id: str) -> bool:

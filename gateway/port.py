@@ -100,8 +100,8 @@ class GatewayPort(Protocol):
 
         Ask it when a person starts answering by a route that ends in typing or filling in
         (``Other…``, ``Fill in``): a yes also tells the core that this person's typed messages
-        in the conversation are meant as the question's answer, so a free answer typed there
-        (Telegram's ForceReply to "Other…") is taken as the answer, never as a new request.
+        in the conversation are meant as the question's answer, so a free answer typed after
+        "Other…" (Telegram's ForceReply) is taken as the answer, not as a new request.
         """
 
     async def knows_conversation(self, conversation: Conversation) -> bool:

@@ -350,3 +350,14 @@ async def test_a_chinese_question_is_cancelled_in_chinese(store: Store, make_gat
     assert chat.closed()[-1].answered_line == "✖ u1 已取消"
     assert "✖ 已取消问题「用哪个数据库？」" in chat.texts()[-2]
     assert runner.calls[-1].text.startswith("对于您的澄清问题「用哪个数据库？」，我选择不回答。")
+
+
+async def test_after_fill_in_a_new_request_is_still_a_new_request(store: Store, make_gateway):
+    runner, gateway, chat = await asked(store, make_gateway, PROJECT_FORM)
+    view = await gateway.pending_by_token(chat.last_request().token)
+
+    assert await gateway.may_answer(view, Sender(user_id="u1")) is None  # "Fill in", then a change of mind
+    await chat.reply("delete the test data")
+    await gateway.drain()
+
+    assert runner.calls[-1].text == "delete the test data" and runner.calls[-1].response is None
