@@ -11,13 +11,14 @@ import time
 from agent.protocol import (
     AnsweredBy,
     HumanInputResponse,
+    answer_declined,
     answer_message_text,
     answer_with_form,
     answer_with_option,
     answer_with_text,
     check_form_values,
+    closed_line,
     parse_typed_reply,
-    summarize_answer,
     ui_text,
 )
 from agent.protocol.models import Locale
@@ -51,12 +52,21 @@ def expired_outcome(view: PendingView | None = None, locale: Locale = "en") -> A
     return AnswerOutcome(status=AnswerStatus.EXPIRED, message=ui_text("expired", locale), view=view)
 
 
+def restarted_outcome(view: PendingView) -> AnswerOutcome:
+    """The verdict for a clarification of a conversation restarted since (``/new``)."""
+    message = ui_text("late_restarted", view.request.locale)
+    return AnswerOutcome(status=AnswerStatus.EXPIRED, message=message, view=view)
+
+
 def already_answered_outcome(view: PendingView) -> AnswerOutcome:
-    """The verdict for a clarification someone already answered."""
+    """The verdict for a clarification someone already answered (or cancelled, or closed)."""
     who = view.answered_by.label if view.answered_by else "someone"
+    response = view.response
+    declined = response is not None and response.response_kind == "declined"
+    key = f"late_{response.reason or 'cancelled'}" if response is not None and declined else ""
     return AnswerOutcome(
         status=AnswerStatus.ALREADY_ANSWERED,
-        message=ui_text("already_answered", view.request.locale, who=who),
+        message=ui_text(key or "already_answered", view.request.locale, who=who),
         view=view,
         answered_line=answered_line(view) if view.response else "",
     )
@@ -93,6 +103,8 @@ def response_for(
     by = answered_by(platform, answer.sender)
     locale = request.locale
     invalid = AnswerStatus.INVALID
+    if answer.decline:
+        return answer_declined(request, by, "cancelled"), None
     if answer.option_id is not None:
         try:
             return answer_with_option(request, answer.option_id, by), None
@@ -127,10 +139,11 @@ def response_for(
 
 
 def answered_line(view: PendingView) -> str:
-    """ "✅ Answered by X: Y" for updating the message that showed the request."""
+    """ "✅ Answered by X: Y" (or "✖ Cancelled by X", …) for updating the message that showed the request."""
     who = view.answered_by.label if view.answered_by else ""
-    answer = summarize_answer(view.request, view.response) if view.response else ""
-    return ui_text("answered_by", view.request.locale, who=who, answer=answer)
+    if view.response is None:
+        return ui_text("answered_by", view.request.locale, who=who, answer="")
+    return closed_line(view.request, view.response, who)
 
 
 def run_text_for(record: PendingRecord, response: HumanInputResponse) -> str:

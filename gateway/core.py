@@ -30,9 +30,11 @@ from gateway.answers import (
     policy_refusal,
     refusal_for,
     response_for,
+    restarted_outcome,
     run_text_for,
     view_of,
 )
+from gateway.commands import CONTROL_LANE, Control, parse_command
 from gateway.config import GatewayConfig
 from gateway.dispatch import Dispatcher
 from gateway.messages import (
@@ -76,6 +78,7 @@ class Gateway:
             store, self.dispatcher.handle, self.consumer, config.workers, config.stale_claim_seconds
         )
         self.dispatcher.is_held = self.pool.still_held  # a stalled replica's late reply is dropped
+        self.dispatcher.control = Control(config, store, self.outbox, track=self._track)
         # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
         self._accepted: dict[str, None] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -155,11 +158,14 @@ class Gateway:
         if not message.text.strip() and not message.attachments:
             return AcceptOutcome.IGNORED
         inbound_id = f"{conv.platform}:{message.event_id}"
+        # commands other than /new answer at once, in the chat thread's control lane (commands.py)
+        command = parse_command(message.text)
+        out_of_turn = command is not None and not command.in_turn
         fresh = await self.store.accept_job(
             dedupe_key=inbound_id,
-            kind="message",
+            kind="command" if out_of_turn else "message",
             inbound_id=inbound_id,
-            order_key=conv.thread_key,
+            order_key=conv.thread_key + CONTROL_LANE if out_of_turn else conv.thread_key,
             payload=MessageJob(message=message).model_dump_json(),
             seen_ttl=self.config.seen_ttl_seconds,
         )
@@ -181,7 +187,10 @@ class Gateway:
         return view_of(record) if record is not None else None
 
     async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
-        """None if ``sender`` may answer ``view`` now, else the refusal to show."""
+        """None if ``sender`` may answer ``view`` now, else the refusal to show.
+
+        A yes also records that the person is answering (see ``GatewayPort.may_answer``).
+        """
         if not self._allowed(view.conversation, sender):
             refused = notice("refused", view.request.locale)
             return AnswerOutcome(status=AnswerStatus.NOT_ALLOWED, message=refused, view=view)
@@ -191,7 +200,15 @@ class Gateway:
         record = await self.store.get_pending(view.request.request_id)
         if record is None:
             return expired_outcome(view, view.request.locale)
-        return refusal_for(view_of(record), sender) or policy_refusal(record, view_of(record), sender)
+        current = view_of(record)
+        refusal = refusal_for(current, sender) or policy_refusal(record, current, sender)
+        if refusal is not None:
+            return refusal
+        if not await self.dispatcher.control.is_current(record.conversation, record.thread_id):
+            return restarted_outcome(current)
+        # asked before "Other…" or "Fill in": what this person types next is meant as the answer
+        await self.dispatcher.control.expect_typed_answer(current, sender)
+        return None
 
     async def submit_answer(self, answer: InboundAnswer) -> AnswerOutcome:
         """Check and atomically claim an answer; on success the next run is enqueued."""
@@ -225,6 +242,9 @@ class Gateway:
             if refusal.status is AnswerStatus.EXPIRED:
                 metrics.EXPIRED.inc()
             return refusal
+        if not await self.dispatcher.control.is_current(record.conversation, record.thread_id):
+            # a question of a conversation restarted since (/new): its answer would run on the old thread
+            return restarted_outcome(view)
         response, invalid = response_for(record, answer, platform)
         if response is None:
             return invalid or expired_outcome(view, record.request.locale)
@@ -252,7 +272,7 @@ class Gateway:
         view = view_of(claim.record)
         if claim.status == "already_answered":
             return already_answered_outcome(view)
-        metrics.ANSWERED.inc()
+        (metrics.DECLINED if response.response_kind == "declined" else metrics.ANSWERED).inc()
         self._track(inbound_id)
         line = answered_line(view)
         return AnswerOutcome(status=AnswerStatus.ACCEPTED, message=line, view=view, answered_line=line)

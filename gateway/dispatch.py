@@ -17,9 +17,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from agent.protocol import HumanInputResponse, detect_locale, parse_typed_reply
+from agent.protocol import HumanInputResponse, detect_locale, looks_like_answer, parse_typed_reply
 from gateway import metrics
 from gateway.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
+from gateway.commands import Control, parse_command
 from gateway.config import GatewayConfig
 from gateway.logs import set_log_context
 from gateway.messages import (
@@ -41,7 +42,6 @@ from gateway.store.base import Job, PendingRecord, Store
 
 log = logging.getLogger(__name__)
 
-NEW_THREAD_COMMANDS = ("/new", "/reset")
 #: How long a cancelled run may take to clear its "working…" message (shutdown waits for it).
 CLEAR_PROGRESS_SECONDS = 2.0
 #: Deliveries of a job that failed before any reply; after the last one it is given up.
@@ -102,6 +102,7 @@ class Dispatcher:
         self.on_done = on_done  # told each inbound id completed here
         # asked before the first reply whether this replica still holds the job (the worker pool's)
         self.is_held: Callable[[Job], Awaitable[bool]] = _always_held
+        self.control = Control(config, store, outbox)  # conversation control (gateway/commands.py)
 
     async def handle(self, job: Job) -> None:
         """Process one job to completion; raises ``HandBack`` when it should be retried later."""
@@ -111,7 +112,7 @@ class Dispatcher:
             return
         progress = _Progress(job)
         try:
-            if job.kind == "message":
+            if job.kind in ("message", "command"):
                 await self._message(MessageJob.model_validate_json(job.payload_json).message, progress)
             else:
                 await self._answer(AnswerJob.model_validate_json(job.payload_json), progress)
@@ -129,7 +130,7 @@ class Dispatcher:
                 raise HandBack(job.inbound_id) from None
             else:
                 log.exception("job %s failed %d times: giving up", job.inbound_id, job.deliveries)
-                if job.kind == "message":
+                if job.kind != "answer":
                     await self.store.forget(job.inbound_id)  # a redelivery by the platform may retry
         await self._complete(job)
 
@@ -165,19 +166,30 @@ class Dispatcher:
         lookup = progress.job.thread_lookup
         conv = msg.conversation
         set_log_context(platform=conv.platform, chat=conv.chat_id)
-        text = msg.text.strip()
         ttl = self.config.thread_ttl_seconds
-        if is_new_thread_command(text):
-            thread_id = await self.store.new_thread_for_chat(conv.thread_key, ttl)
-            set_log_context(thread_id=thread_id)
-            log.info("started a new agent thread")
-            await self._reply(conv, TextReply(text=notice_for_text("new_thread", text, msg.locale)), progress)
+        command = parse_command(msg.text)
+        if command is not None:  # /new in turn; the others out of turn (``kind == "command"``)
+
+            async def reply(item: Any) -> Any:
+                return await self._reply(conv, item, progress)
+
+            await self.control.handle(command, msg, reply, lookup)
             return
         if lookup is None:
             lookup = await self.store.thread_with_pending(conv.thread_key, ttl)
         thread_id, pending = lookup
         set_log_context(thread_id=thread_id)
-        if pending is not None and self._may_type_answer(pending, msg):
+        if (
+            pending is not None
+            and self._may_type_answer(pending, msg)
+            and not looks_like_answer(pending.request, msg.text)
+            and not await self.control.expects_typed_answer(pending, msg.sender)
+        ):
+            # Not an answer to this choice or form (and the person did not choose "Other…" or
+            # "Fill in"): a new request. It closes the question (as superseded, for everyone)
+            # and runs as a request, never as the question's answer.
+            await self.control.close_question(pending, msg.sender, "superseded")
+        elif pending is not None and self._may_type_answer(pending, msg):
             set_log_context(request_id=pending.request_id)
             by = answered_by(conv.platform, msg.sender)
             typed = parse_typed_reply(pending.request, msg.text, by)
@@ -209,6 +221,11 @@ class Dispatcher:
         conv = job.conversation
         set_log_context(platform=conv.platform, chat=conv.chat_id, thread_id=job.thread_id)
         set_log_context(request_id=job.request_id)
+        if not await self.control.is_current(conv, job.thread_id):
+            # claimed just before /new: the old thread's answer is not run into the new conversation
+            text = notice_for_text("answer_after_restart", job.text)
+            await self._reply(conv, TextReply(text=text), progress)
+            return
         await self._run(conv, job.thread_id, job.text, job.response, job.sender, progress)
 
     # --- one agent run -----------------------------------------------------------------------
@@ -323,12 +340,6 @@ class Dispatcher:
 def new_token() -> str:
     """A short url-safe token for button payloads (16 characters, 96 random bits)."""
     return secrets.token_urlsafe(12)
-
-
-def is_new_thread_command(text: str) -> bool:
-    """True for ``/new`` (also Telegram's ``/new@botname``) and its synonyms."""
-    words = text.strip().split(maxsplit=1)
-    return bool(words) and words[0].split("@", 1)[0].lower() in NEW_THREAD_COMMANDS
 
 
 def message_text(msg: InboundMessage) -> str:

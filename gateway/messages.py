@@ -107,9 +107,10 @@ class InboundMessage(BaseModel):
     attachments: list[Attachment] = Field(default_factory=list)
     is_mention: bool = False
     received_at: float = Field(default_factory=time.time)
-    # The interface language the person's client reports (Telegram's ``language_code``), for the
-    # gateway's own words when the text itself gives no signal (a command, a photo, "ok").
-    locale: Locale | None = None
+    # The person's interface language when the platform says (Telegram's ``language_code``, a
+    # Slack user's locale): ``zh-hans``, ``en-US``… Only the core's own words (help, status)
+    # use it, and only when the text itself gives no sign of a language.
+    language: str | None = None
 
 
 class MessageJob(BaseModel):

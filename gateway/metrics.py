@@ -21,7 +21,7 @@ RUN_LATENCY = Histogram(
     "Agent run latency",
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
 )
-# state: asked | answered | expired
+# state: asked | answered | declined (cancelled, superseded by a new message, closed by /new) | expired
 CLARIFICATIONS = Counter("clarigate_clarifications_total", "Clarifications", ["state"])
 PLATFORM_API_ERRORS = Counter(
     "clarigate_platform_api_errors_total", "Platform API errors", ["platform", "kind"]
@@ -32,6 +32,7 @@ RUNS_FINISHED = RUNS.labels(state="finished")
 RUNS_FAILED = RUNS.labels(state="failed")
 ASKED = CLARIFICATIONS.labels(state="asked")
 ANSWERED = CLARIFICATIONS.labels(state="answered")
+DECLINED = CLARIFICATIONS.labels(state="declined")
 EXPIRED = CLARIFICATIONS.labels(state="expired")
 
 

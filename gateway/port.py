@@ -7,7 +7,9 @@ Conversation control is the core's: an adapter maps its platform's command synta
 (Telegram's ``/cancel@bot``, Slack's ``/clarigate cancel``, a Feishu message ``/cancel``)
 onto an ``InboundMessage`` whose text is the neutral command (``/new``, ``/cancel``,
 ``/help``, ``/status``, ``/start``, optionally followed by words), and a Cancel button
-onto an ``InboundAnswer`` with ``decline=True``.
+onto an ``InboundAnswer`` with ``decline=True``. Conversation control is described in
+README.md, "Talking to the bot"; the core's words for it (help, status) name each command
+the way the platform spells it (``PlatformAdapter.command_syntax``).
 """
 
 from __future__ import annotations
@@ -94,7 +96,13 @@ class GatewayPort(Protocol):
         """The clarification behind a button token, or None if unknown or expired."""
 
     async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
-        """None if ``sender`` may answer ``view`` now, else the refusal to show."""
+        """None if ``sender`` may answer ``view`` now, else the refusal to show.
+
+        Ask it when a person starts answering by a route that ends in typing or filling in
+        (``Other…``, ``Fill in``): a yes also tells the core that this person's typed messages
+        in the conversation are meant as the question's answer, so a free answer typed after
+        "Other…" (Telegram's ForceReply) is taken as the answer, not as a new request.
+        """
 
     async def knows_conversation(self, conversation: Conversation) -> bool:
         """True when this chat thread already has an agent thread (the bot takes part)."""
@@ -104,6 +112,10 @@ class PlatformAdapter(ABC):
     """One chat platform: receive (verify, parse, ack), render (pure), send (SDK calls)."""
 
     platform: ClassVar[str]
+    #: How a person types a neutral command here, ``{command}`` being ``new``, ``cancel``, …:
+    #: ``/{command}`` (Telegram, Feishu, the terminal), ``/clarigate {command}`` (a Slack slash
+    #: command). The core's help and status texts name commands with it.
+    command_syntax: ClassVar[str] = "/{command}"
 
     def routes(self) -> list[BaseRoute]:
         """HTTP routes to mount on the gateway's server (webhook mode)."""

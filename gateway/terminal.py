@@ -4,8 +4,11 @@ Questions appear as their text fallback; typed answers go through the same parse
 the platforms use (a number, an option's label, free text). Forms are asked field
 by field, with the choices shown, and a value that does not fit is asked again.
 The thread id lives in a file under the data directory, so a restart continues the
-conversation (and its pending question). ``/new`` starts a new thread, ``/quit``
-exits; so do end of input and Ctrl-C (exit code 0).
+conversation (and its pending question). ``/new`` starts a new thread, ``/cancel``
+dismisses the open question (the agent is told the person declined), ``/status`` and
+``/help`` say where things stand and what to type, ``/quit`` exits; so do end of input and
+Ctrl-C (exit code 0). As on the platforms, a message that is not an answer to an open
+choice closes it and goes to the agent as a new request.
 
 Run it with ``clarigate chat`` or ``python -m gateway.terminal``.
 """
@@ -16,6 +19,7 @@ import argparse
 import asyncio
 import os
 import sys
+import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -27,14 +31,19 @@ from agent.protocol import (
     FormField,
     HumanInputRequest,
     HumanInputResponse,
+    answer_declined,
     answer_message_text,
     answer_with_form,
     check_form_values,
+    detect_locale,
+    looks_like_answer,
     parse_typed_reply,
     render_text_fallback,
     ui_text,
 )
 from agent.protocol.models import Locale
+from gateway.commands import Command, parse_command, quote
+from gateway.notices import age_text, notice
 
 THREAD_FILE = "terminal-thread"
 NEW, QUIT = "/new", "/quit"
@@ -50,6 +59,10 @@ class _Restart(Exception):
     """The person typed /new in the middle of a form."""
 
 
+class _Cancel(Exception):
+    """The person typed /cancel in the middle of a form."""
+
+
 #: The terminal's own words, in the question's language (the rest comes from ``ui_text``).
 _WORDS: dict[str, dict[Locale, str]] = {
     "form_intro": {
@@ -60,6 +73,15 @@ _WORDS: dict[str, dict[Locale, str]] = {
     "checkbox": {"en": " [yes/no]", "zh": " [是/否]"},
     "number": {"en": " [a number]", "zh": " [数字]"},
     "date": {"en": " [YYYY-MM-DD]", "zh": " [YYYY-MM-DD]"},
+    "cancelled": {
+        "en": "(cancelled: the agent is told you declined)",
+        "zh": "（已取消：已告知助手您不回答）",
+    },
+    "superseded": {
+        "en": "(the open question is closed: this goes to the agent as a new request)",
+        "zh": "（当前问题已关闭：这条消息作为新的请求发给助手）",
+    },
+    "quit": {"en": "leave the chat", "zh": "退出"},
 }
 
 
@@ -133,8 +155,10 @@ class TerminalChat:
         for field in request.fields:
             while True:
                 text = self.read(_field_prompt(field, request.locale))
-                if text == NEW:
-                    raise _Restart
+                command = parse_command(text)
+                if command is not None:
+                    self.form_command(command, request)
+                    continue
                 error = check_form_values(request, {field.name: text}).errors.get(field.name)
                 if error is None:
                     if text:
@@ -144,6 +168,14 @@ class TerminalChat:
         check = check_form_values(request, raw)
         return answer_with_form(request, check.values, self.by)
 
+    def form_command(self, command: Command, request: HumanInputRequest) -> None:
+        """A command typed at a form's field prompt: /new and /cancel leave the form, others answer."""
+        if command.name == "new":
+            raise _Restart
+        if command.name == "cancel":
+            raise _Cancel
+        self.say(self.command_reply(command, request))
+
     def next_turn(self, pending: HumanInputRequest | None) -> tuple[str, HumanInputResponse | None] | None:
         """What to send next: text and the structured answer, or None to start over (/new)."""
         if pending is not None and pending.input_mode == "form" and pending.fields:
@@ -151,14 +183,25 @@ class TerminalChat:
                 response = self.ask_form(pending)
             except _Restart:
                 return None
+            except _Cancel:
+                return self.declined(pending)
             return answer_message_text(pending, response), response
         while True:
             text = self.read(PROMPT)
-            if text == NEW:
-                return None
             if not text:
                 continue
+            command = parse_command(text)
+            if command is not None and command.name == "new":
+                return None
+            if command is not None and command.name == "cancel" and pending is not None:
+                return self.declined(pending)
+            if command is not None:
+                self.say(self.command_reply(command, pending))
+                continue
             if pending is None:
+                return text, None
+            if not looks_like_answer(pending, text):
+                self.say(_WORDS["superseded"][pending.locale])
                 return text, None
             reply = parse_typed_reply(pending, text, self.by)
             if reply.response is not None:
@@ -166,12 +209,39 @@ class TerminalChat:
             for problem in reply.problems:
                 self.say(f"  ! {problem}")
 
+    def declined(self, pending: HumanInputRequest) -> tuple[str, HumanInputResponse]:
+        """The turn that tells the agent the person declined ``pending`` (/cancel)."""
+        self.say(_WORDS["cancelled"][pending.locale])
+        response = answer_declined(pending, self.by)
+        return answer_message_text(pending, response), response
+
+    def command_reply(self, command: Command, pending: HumanInputRequest | None) -> str:
+        """What /help, /status, /start (and /cancel with nothing open) answer in the terminal."""
+        locale = _locale(command, pending)
+        if command.name == "cancel":
+            return notice("nothing_to_cancel", locale)
+        if command.name == "status":
+            lines = [notice("status_title", locale)]
+            if pending is not None:
+                lines.append(notice("status_question_now", locale, question=quote(pending.question)))
+            else:
+                lines.append(notice("status_no_question", locale))
+            age = age_text(time.time() - self.thread_file.stat().st_mtime, locale)
+            lines.append(notice("status_thread", locale, age=age, new=NEW))
+            return "\n".join(lines)
+        names = ("new", "cancel", "status", "help")
+        lines = [notice("greeting", locale), ""] if command.name == "start" else []
+        lines += [notice("help", locale), "", notice("commands", locale)]
+        lines += [f"  /{name} — {notice(f'cmd_{name}', locale)}" for name in names]
+        lines.append(f"  {QUIT} — {_WORDS['quit'][locale]}")
+        return "\n".join(lines)
+
     async def _turn(self, text: str, response: HumanInputResponse | None) -> TurnOutput:
         return await self.agent.run_turn(self.thread_id, text, response)
 
     def run(self, runner: asyncio.Runner) -> None:
         """The conversation loop, until /quit or end of input."""
-        self.say("clarigate chat: /new starts a new thread, /quit exits.")
+        self.say("clarigate chat: /help lists the commands, /new starts a new thread, /quit exits.")
         pending = runner.run(self.agent.pending_request(self.thread_id))
         if pending is not None:
             self.say("(continuing: this question is still open)")
@@ -191,6 +261,15 @@ class TerminalChat:
                 pending = runner.run(self.agent.pending_request(self.thread_id))
                 if pending is not None:
                     self.say(render_text_fallback(pending))
+
+
+def _locale(command: Command, pending: HumanInputRequest | None) -> Locale:
+    """The language to answer a command in: its words, the open question's, else the system's."""
+    if command.words:
+        return detect_locale(command.words)
+    if pending is not None:
+        return pending.locale
+    return "zh" if os.environ.get("LANG", "").lower().startswith("zh") else "en"
 
 
 def chat_main(

@@ -9,6 +9,10 @@ request = adapter.last_request()          # the ClarificationOut the user saw
 await adapter.click(0)                    # first option (or an option id)
 await gateway.drain()
 assert adapter.texts()[-1] == "Deployed."
+
+Conversation control as a person uses it: ``await adapter.cancel()`` clicks the latest
+question's Cancel button; ``await adapter.say("/status")`` (``/new``, ``/cancel``, ``/help``,
+``/start``) types a command.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from agent.harness import TurnOutput
-from agent.protocol import FormField, HumanInputRequest, HumanInputResponse, Option
+from agent.protocol import FormField, HumanInputRequest, HumanInputResponse, Option, ui_text
 from gateway.messages import (
     AcceptOutcome,
     AnswerOutcome,
@@ -77,8 +81,12 @@ class TestAdapter(PlatformAdapter):
         direct: bool = True,
         event_id: str | None = None,
         name: str | None = None,
+        language: str | None = None,
     ) -> AcceptOutcome:
-        """Write ``text`` to the bot; ``event_id`` repeats a delivery (to test dedupe)."""
+        """Write ``text`` to the bot; ``event_id`` repeats a delivery (to test dedupe).
+
+        ``language`` is the person's interface language as a platform would report it.
+        """
         conv = self.conversation(chat, topic, direct)
         self._last_conversation, self._last_user = conv, user
         n = next(self._ids)
@@ -89,6 +97,7 @@ class TestAdapter(PlatformAdapter):
             event_id=event_id or f"ev-{self._instance}-{n}",
             message_id=f"m-{n}",
             is_mention=not direct,
+            language=language,
         )
         return await self.gateway.accept(message)
 
@@ -125,6 +134,12 @@ class TestAdapter(PlatformAdapter):
         """Answer the latest request through its "Other…" box."""
         return await self._answer(self._request_out(token), user, event_id, text=text)
 
+    async def cancel(
+        self, user: str | None = None, token: str | None = None, event_id: str | None = None
+    ) -> AnswerOutcome:
+        """Click the Cancel button of the latest request (or of the one with ``token``)."""
+        return await self._answer(self._request_out(token), user, event_id, decline=True)
+
     # --- what the user saw ------------------------------------------------------------------
 
     def clear(self) -> None:
@@ -159,8 +174,23 @@ class TestAdapter(PlatformAdapter):
         return [item for _, item in self.sent if item.kind == kind]
 
     def closed(self) -> list[ClarificationClosed]:
-        """Notices that a clarification was answered by a typed reply."""
+        """Notices that a clarification was closed by a message (a typed answer, /cancel, /new, …)."""
         return [item for _, item in self.sent if isinstance(item, ClarificationClosed)]
+
+    def buttons(self, token: str | None = None) -> list[str]:
+        """The buttons this platform shows on the latest question (or the one with ``token``).
+
+        Like every platform: its options, "Other…" (choices) or "Fill in" (forms), and always
+        a Cancel that dismisses the question (``cancel``).
+        """
+        request = self._request_out(token).request
+        locale = request.locale
+        labels = [option.label for option in request.options]
+        if request.input_mode == "choice_with_other":
+            labels.append(ui_text("other", locale))
+        elif request.input_mode == "form":
+            labels.append(ui_text("fill_in", locale))
+        return [*labels, ui_text("cancel", locale)]
 
     # --- PlatformAdapter ----------------------------------------------------------------------
 

@@ -87,11 +87,17 @@ def sender_for(message: Message) -> Sender | None:
     return sender_of(user)
 
 
-def locale_of(message: Message) -> Locale | None:
+def language_of(message: Message) -> str | None:
     """The interface language of the writer's Telegram app (``language_code``), when it tells."""
     user = message.from_user
     code = (user.language_code or "") if user is not None and message.sender_chat is None else ""
-    if not code:
+    return code or None
+
+
+def locale_of(message: Message) -> Locale | None:
+    """The gateway's language for the writer's Telegram app, when it tells (a hint for our words)."""
+    code = language_of(message)
+    if code is None:
         return None
     return "zh" if code.lower().startswith("zh") else "en"
 
@@ -178,7 +184,7 @@ def inbound_message(
         message_id=str(message.message_id),
         attachments=attachments or [],
         is_mention=mention,
-        locale=locale_of(message),
+        language=language_of(message),
     )
 
 

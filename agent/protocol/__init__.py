@@ -3,13 +3,15 @@
 from .answers import (
     FormCheck,
     TypedReply,
+    answer_declined,
     answer_with_form,
     answer_with_option,
     answer_with_text,
     check_form_values,
+    looks_like_answer,
     parse_typed_reply,
 )
-from .fallback import answer_message_text, render_text_fallback, summarize_answer
+from .fallback import answer_message_text, closed_line, render_text_fallback, summarize_answer
 from .labels import ui_text
 from .models import (
     MAX_FIELDS,
@@ -17,6 +19,7 @@ from .models import (
     MAX_SERIALIZED_BYTES,
     MAX_STRING,
     AnsweredBy,
+    DeclineReason,
     FormField,
     HumanInputRequest,
     HumanInputResponse,
@@ -30,18 +33,22 @@ __all__ = [
     "MAX_SERIALIZED_BYTES",
     "MAX_STRING",
     "AnsweredBy",
+    "DeclineReason",
     "FormCheck",
     "FormField",
     "HumanInputRequest",
     "HumanInputResponse",
     "Option",
     "TypedReply",
+    "answer_declined",
     "answer_message_text",
     "answer_with_form",
     "answer_with_option",
     "answer_with_text",
     "check_form_values",
+    "closed_line",
     "detect_locale",
+    "looks_like_answer",
     "normalize_request",
     "parse_typed_reply",
     "render_text_fallback",

@@ -12,7 +12,7 @@ from .coerce import clean, fold
 from .fallback import form_summary
 from .field_values import BLANK, find_option, type_field_value
 from .labels import ui_text
-from .models import AnsweredBy, FormField, HumanInputRequest, HumanInputResponse
+from .models import AnsweredBy, DeclineReason, FormField, HumanInputRequest, HumanInputResponse
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,46 @@ def answer_with_text(request: HumanInputRequest, text: str, by: AnsweredBy | Non
         value=clean(text),
         answered_by=by,
     )
+
+
+def answer_declined(
+    request: HumanInputRequest, by: AnsweredBy | None, reason: DeclineReason = "cancelled"
+) -> HumanInputResponse:
+    """The answer that closes ``request`` unanswered: the person cancelled it (a Cancel button,
+    ``/cancel``), wrote a new message instead, or restarted the conversation.
+
+    ``value`` says so in the request's language; the text the agent reads is built by
+    ``answer_message_text``.
+    """
+    return HumanInputResponse(
+        request_id=request.request_id,
+        response_kind="declined",
+        value=ui_text("declined_value", request.locale),
+        answered_by=by,
+        reason=reason,
+    )
+
+
+def looks_like_answer(request: HumanInputRequest, text: str) -> bool:
+    """True when a typed message is plausibly meant as the answer to ``request``.
+
+    The rule (README, "Talking to the bot"): a free-text question takes any text; a question
+    with options takes an option's number or label; a form takes ``name: value`` lines naming
+    its fields (a one-field form also its bare value, when it fits the field). Anything else
+    is a new message: it closes the question as superseded and runs as a request, so a new
+    request is never silently taken as an answer.
+    """
+    message = clean(text) if isinstance(text, str) else ""
+    if request.input_mode == "form" and request.fields:
+        if _form_lines(request, message):
+            return True
+        if len(request.fields) == 1 and message:
+            _, error = type_field_value(request.fields[0], message, request.locale)
+            return error is None
+        return False
+    if request.input_mode == "choice_with_other" and request.options:
+        return find_option(request.options, message) is not None
+    return True
 
 
 def check_form_values(request: HumanInputRequest, raw: Mapping[str, Any]) -> FormCheck:

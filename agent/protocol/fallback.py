@@ -55,7 +55,13 @@ def _field_line(field: FormField, locale: Locale) -> str:
 
 
 def answer_message_text(request: HumanInputRequest, response: HumanInputResponse) -> str:
-    """The HumanMessage text: ``For your clarification "…", my answer is: …``."""
+    """The HumanMessage text: ``For your clarification "…", my answer is: …``.
+
+    A declined answer says so instead (``For your clarification "…", I declined to answer. …``),
+    so the model goes on without it or asks again.
+    """
+    if response.response_kind == "declined":
+        return ui_text("declined_text", request.locale, question=request.question)
     return ui_text(
         "answer_text", request.locale, question=request.question, answer=summarize_answer(request, response)
     )
@@ -66,6 +72,18 @@ def summarize_answer(request: HumanInputRequest, response: HumanInputResponse) -
     if response.response_kind == "form" and response.values is not None:
         return form_summary(request, response.values)
     return response.value
+
+
+def closed_line(request: HumanInputRequest, response: HumanInputResponse, who: str) -> str:
+    """The line a question's message shows once closed, for everyone.
+
+    ``✅ Answered by {who}: {answer}``; for a declined answer, by its reason: ``✖ Cancelled by
+    {who}``, ``✖ Closed: {who} sent a new message instead``, ``✖ Closed: {who} started a new
+    conversation``. Adapters that show ``who`` their own way (a mention) call this with it.
+    """
+    if response.response_kind == "declined":
+        return ui_text(f"closed_{response.reason or 'cancelled'}", request.locale, who=who)
+    return ui_text("answered_by", request.locale, who=who, answer=summarize_answer(request, response))
 
 
 def form_summary(request: HumanInputRequest, values: Mapping[str, Any]) -> str:

@@ -39,6 +39,33 @@ _TEXT: dict[str, dict[str, str]] = {
     },
     "not_allowed": {"en": "Only {who} can answer this question.", "zh": "只有 {who} 可以回答这个问题。"},
     "answer_received": {"en": "Answer received.", "zh": "已收到回答。"},
+    # A question closed without an answer (response_kind "declined"), by reason: the line on the
+    # question's message, the verdict for a late click, the value and the text the agent reads.
+    "closed_cancelled": {"en": "✖ Cancelled by {who}", "zh": "✖ {who} 已取消"},
+    "closed_superseded": {
+        "en": "✖ Closed: {who} sent a new message instead",
+        "zh": "✖ 已关闭：{who} 发送了新消息",
+    },
+    "closed_restarted": {
+        "en": "✖ Closed: {who} started a new conversation",
+        "zh": "✖ 已关闭：{who} 开始了新的对话",
+    },
+    "late_cancelled": {"en": "{who} cancelled this question.", "zh": "{who} 已取消这个问题。"},
+    "late_superseded": {
+        "en": "This question was closed when {who} sent a new message.",
+        "zh": "{who} 发送了新消息，这个问题已关闭。",
+    },
+    "late_restarted": {
+        "en": "This conversation was restarted, so this question is closed. Send your request again.",
+        "zh": "对话已重新开始，这个问题已关闭。请重新发送您的请求。",
+    },
+    "declined_value": {"en": "(declined to answer)", "zh": "（未回答，已取消）"},
+    "declined_text": {
+        "en": 'For your clarification "{question}", I declined to answer. '
+        "Go on without it if you can, or ask again only if you truly cannot.",
+        "zh": "对于您的澄清问题「{question}」，我选择不回答。"
+        "如果可以，请在没有这个信息的情况下继续；确实无法继续时再问。",
+    },
     "invalid_values": {"en": "Some values need fixing.", "zh": "部分内容需要修改。"},
     "working": {"en": "Working…", "zh": "处理中…"},
     # Slack: a bare mention, and a form or "Other…" box Slack would not open in time.

@@ -20,6 +20,9 @@ ClarificationType = Literal[
 InputMode = Literal["free_text", "choice_with_other", "form"]
 FieldType = Literal["text", "textarea", "number", "select", "multi_select", "checkbox", "date"]
 Locale = Literal["en", "zh"]
+#: Why a question was closed without an answer (``response_kind == "declined"``): the person
+#: cancelled it, wrote a new message instead of answering, or restarted the conversation (``/new``).
+DeclineReason = Literal["cancelled", "superseded", "restarted"]
 
 #: Limits beyond which a request degrades (PROTOCOL.md).
 MAX_FIELDS = 16
@@ -110,6 +113,7 @@ class HumanInputResponse(BaseModel):
     value: str
     values: dict[str, Any] | None = None
     answered_by: AnsweredBy | None = None
+    reason: DeclineReason | None = None  # declined answers only: why the question was closed
 
     def to_payload(self) -> dict[str, Any]:
         """The JSON-ready dict stored in ``additional_kwargs`` (no null keys)."""

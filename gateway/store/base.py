@@ -56,6 +56,15 @@ class ClaimResult(BaseModel):
     record: PendingRecord | None = None  # the record after the claim (or as found)
 
 
+@dataclass(frozen=True, slots=True)
+class ChatStatus:
+    """What a chat thread has going on, for ``/status`` (``Store.chat_status``)."""
+
+    thread_id: str | None  # its agent thread, None when it has none (yet, or any more)
+    pending: PendingRecord | None  # the open clarification of that thread
+    outstanding: int  # jobs accepted for this chat thread and not yet completed (running or waiting)
+
+
 #: Where a delivered job stands for the consumer that asks (``Store.keep_jobs``).
 HoldStatus = Literal["held", "taken", "gone"]
 
@@ -69,7 +78,7 @@ class Job:
     """One unit of work read from the stream (built by the stores from what they hold)."""
 
     entry_id: str  # stream entry id
-    kind: Literal["message", "answer"]
+    kind: Literal["message", "answer", "command"]  # "command": conversation control, out of turn
     inbound_id: str  # "{platform}:{event id}": one reply per inbound id
     order_key: str
     seq: int
@@ -112,6 +121,15 @@ class Store(ABC):
         """``thread_for_chat`` and that thread's ``pending_for_thread`` (one round trip in Redis)."""
         thread_id = await self.thread_for_chat(thread_key, ttl_seconds)
         return thread_id, await self.pending_for_thread(thread_id)
+
+    @abstractmethod
+    async def thread_of_chat(self, thread_key: str) -> str | None:
+        """The agent thread of a chat thread, or None; makes none and leaves the TTL alone."""
+
+    @abstractmethod
+    async def chat_status(self, thread_key: str) -> ChatStatus:
+        """The chat thread's agent thread, its open clarification and how many of its jobs are
+        outstanding (the turnstile: handed-out ``seq`` minus completed); changes nothing."""
 
     # --- accept: dedupe + durable enqueue in one step -----------------------------------------
     @abstractmethod

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any
 
 from agent.protocol import HumanInputResponse
@@ -78,9 +79,31 @@ class StoreKeys:
         return f"{self.prefix}:lease:{name}"
 
 
-def new_thread_id() -> str:
-    """A fresh agent thread id (128 random bits in hex)."""
-    return os.urandom(16).hex()
+def new_thread_id(now: float | None = None) -> str:
+    """A fresh agent thread id: 32 hex digits laid out as a UUIDv7 (RFC 9562) without dashes.
+
+    The first 48 bits are the creation time in milliseconds (``/status`` tells the thread's
+    age from them), a ``7`` marks the layout, the rest (76 bits) is random.
+    """
+    millis = int((time.time() if now is None else now) * 1000) & (1 << 48) - 1
+    return f"{millis:012x}7{os.urandom(10).hex()[:19]}"
+
+
+#: Thread ids from before the time was kept in them have no creation time; these bounds keep a
+#: random old id that happens to look like one from passing for it.
+_EARLIEST_THREAD = 1_704_067_200  # 2024-01-01
+
+
+def thread_started_at(thread_id: str, now: float | None = None) -> float | None:
+    """When ``new_thread_id`` made ``thread_id`` (unix seconds), or None if it cannot tell."""
+    if len(thread_id) != 32 or thread_id[12] != "7":
+        return None
+    try:
+        started = int(thread_id[:12], 16) / 1000
+    except ValueError:
+        return None
+    latest = (time.time() if now is None else now) + 60
+    return started if _EARLIEST_THREAD <= started <= latest else None
 
 
 def call_mark() -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from agent.protocol import HumanInputResponse
 from gateway.messages import MessageRef, Sender
 
-from .base import ClaimResult, HoldStatus, Job, Payload, PendingRecord, Store
+from .base import ChatStatus, ClaimResult, HoldStatus, Job, Payload, PendingRecord, Store
 from .keys import (
     DONE_TTL_SECONDS,
     ORDER_TTL_SECONDS,
@@ -109,6 +109,19 @@ class MemoryStore(Store):
     async def has_thread(self, thread_key: str) -> bool:
         """True when this chat thread is mapped to an agent thread."""
         return self._get(self.keys.thread(thread_key)) is not None
+
+    async def thread_of_chat(self, thread_key: str) -> str | None:
+        """The agent thread of a chat thread, or None; makes none and leaves the TTL alone."""
+        thread_id = self._get(self.keys.thread(thread_key))
+        return str(thread_id) if thread_id is not None else None
+
+    async def chat_status(self, thread_key: str) -> ChatStatus:
+        """The agent thread, its open clarification and the outstanding jobs; changes nothing."""
+        thread_id = await self.thread_of_chat(thread_key)
+        pending = await self.pending_for_thread(thread_id) if thread_id else None
+        handed_out = int(self._get(self.keys.seq(thread_key)) or 0)
+        completed = int(self._get(self.keys.next(thread_key)) or 0)
+        return ChatStatus(thread_id, pending, max(handed_out - completed, 0))
 
     # --- accept --------------------------------------------------------------------------------
     async def accept_job(

@@ -19,7 +19,7 @@ from agent.protocol import HumanInputResponse
 from gateway.messages import MessageRef, Sender
 
 from . import scripts
-from .base import ClaimResult, HoldStatus, Job, Payload, PendingRecord, Store
+from .base import ChatStatus, ClaimResult, HoldStatus, Job, Payload, PendingRecord, Store
 from .keys import (
     DONE_TTL_SECONDS,
     GROUP,
@@ -111,6 +111,19 @@ class RedisStore(Store):
     async def has_thread(self, thread_key: str) -> bool:
         """True when this chat thread is mapped to an agent thread."""
         return bool(await self._command("EXISTS", self.keys.thread(thread_key)))
+
+    async def thread_of_chat(self, thread_key: str) -> str | None:
+        """The agent thread of a chat thread, or None; makes none and leaves the TTL alone."""
+        thread_id = await self._command("GET", self.keys.thread(thread_key))
+        return str(thread_id) if thread_id is not None else None
+
+    async def chat_status(self, thread_key: str) -> ChatStatus:
+        """The agent thread, its open clarification and the outstanding jobs: two round trips."""
+        keys = [self.keys.thread(thread_key), self.keys.seq(thread_key), self.keys.next(thread_key)]
+        thread_id, handed_out, completed = await self._command("MGET", *keys)
+        pending = await self.pending_for_thread(thread_id) if thread_id else None
+        outstanding = max(int(handed_out or 0) - int(completed or 0), 0)
+        return ChatStatus(str(thread_id) if thread_id else None, pending, outstanding)
 
     # --- accept --------------------------------------------------------------------------------
     async def accept_job(

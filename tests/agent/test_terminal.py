@@ -99,11 +99,13 @@ def run_chat(tmp_path: Path, typed: str) -> str:
     return stdout.getvalue()
 
 
-def test_labels_and_free_text_answer_choices(tmp_path: Path) -> None:
+def test_labels_answer_choices_and_other_text_is_a_new_message(tmp_path: Path) -> None:
     out = run_chat(tmp_path, "which database?\nsqlite\nwhich database?\nMongoDB, please\n")
 
     assert "Going with SQLite" in out  # the label, whatever its case
-    assert "Thanks, now I understand: “MongoDB, please”" in out  # anything else is an answer too
+    # anything else is a new message, as on every platform: the question closes and the agent reads it
+    assert "(the open question is closed: this goes to the agent as a new request)" in out
+    assert "Thanks, now I understand: “MongoDB, please”" not in out
 
 
 def test_quit_or_end_of_input_inside_a_form_keeps_the_question_open(tmp_path: Path) -> None:

@@ -1,29 +1,42 @@
-"""Small rules of the dispatcher: what counts as /new, what the agent reads, token shape."""
+"""Small rules of the dispatcher: what counts as a command, what the agent reads, token shape."""
 
 from __future__ import annotations
 
 import pytest
 
-from gateway.dispatch import is_new_thread_command, message_text, new_token
+from gateway.commands import Command, parse_command
+from gateway.dispatch import message_text, new_token
 from gateway.messages import Attachment, Conversation, InboundMessage, Sender
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("/new", True),
-        ("  /NEW  ", True),
-        ("/new@clarigate_bot", True),
-        ("/new please", True),
-        ("/reset", True),
-        ("new", False),
-        ("/newer", False),
-        ("", False),
-        ("tell me about /new", False),
+        ("/new", Command("new")),
+        ("  /NEW  ", Command("new")),
+        ("/new@clarigate_bot", Command("new")),
+        ("/new please", Command("new", "please")),
+        ("/reset", Command("new")),
+        ("/cancel", Command("cancel")),
+        ("／cancel", Command("cancel")),  # a full-width slash from a Chinese input method
+        ("/status@clarigate_bot now", Command("status", "now")),
+        ("/help", Command("help")),
+        ("/start deep-link-payload", Command("start", "deep-link-payload")),
+        ("new", None),
+        ("/newer", None),
+        ("/deploy the app", None),  # an unknown /word goes to the agent
+        ("/", None),
+        ("", None),
+        ("tell me about /new", None),
+        ("cancel", None),
     ],
 )
-def test_new_thread_command(text, expected):
-    assert is_new_thread_command(text) is expected
+def test_commands(text, expected):
+    assert parse_command(text) == expected
+
+
+def test_only_new_waits_for_its_turn():
+    assert [name for name in ("new", "cancel", "status", "help", "start") if Command(name).in_turn] == ["new"]
 
 
 def test_the_agent_reads_attachment_names():

@@ -87,10 +87,12 @@ async def test_cancel_on_every_step_declines_and_frees_the_person(bench):
 async def test_in_private_a_message_after_the_bot_said_something_else_is_not_a_value(bench):
     tg, runner, form = await open_form(bench)
     await tg.deliver(command_update("/help"))  # the bot answers: the form is no longer the latest message
-    await tg.deliver(message_update("3"))
-    assert "4/6 · Replicas" in form.text
-    await form.reply("3")  # a reply to the form still is
+    await form.reply("3")  # a reply to the form is still a value
     assert "5/6 · Deadline" in form.text
+    await tg.deliver(message_update("2026-12-01"))  # not a reply, after the bot said something else:
+    await tg.settle()  # a new request, which closes the form (the core's rule for open questions)
+    assert "✖ Closed" in form.text
+    assert runner.calls[-1].text == "2026-12-01"
 
 
 async def test_back_then_next_keeps_a_value_and_clear_empties_an_optional_one(bench):

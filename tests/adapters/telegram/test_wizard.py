@@ -279,13 +279,16 @@ async def test_a_choice_step_also_takes_a_typed_answer_and_commands_pass_the_wiz
     await w.tap("b")
     assert w.labels[:3] == ["✓ Auth", "Cache", "✓ Queue"]
 
-    sends = len(tg.api.of("sendMessage"))
+    edits, sends = len(tg.api.of("editMessageText")), len(tg.api.of("sendMessage"))
     command = message_update("/new", entities=[{"type": "bot_command", "offset": 0, "length": 4}])
     await tg.deliver(command)  # a command is for the gateway, never a field value
     assert tg.api.of("sendMessage")[sends:][-1].params["text"].startswith("Started a new conversation")
-    # and it closes the form: the message shows the question again, typing is no longer a value
-    assert w.labels == ["📝 Fill in", "✖ Cancel"]
-    await w.type("auth")
+    # /new closes the open form for everyone (its message ends as closed), and nothing was answered
+    assert len(tg.api.of("editMessageText")) > edits
+    assert "✖ Closed: " in tg.api.of("editMessageText")[-1].params["text"]
+    assert [c.response for c in runner.calls] == [None]
+
+    await w.type("auth")  # typing is no longer a form value: it is a new message
     assert [c.text for c in runner.calls][-1] == "auth"
 
 
