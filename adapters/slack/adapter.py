@@ -71,6 +71,7 @@ class SlackAdapter(PlatformAdapter):
     """Slack through Bolt: ``SlackAdapter(settings, gateway)``."""
 
     platform: ClassVar[str] = PLATFORM
+    command_syntax: ClassVar[str] = "/clarigate {command}"  # how /help and /status spell commands
 
     def __init__(self, settings: SlackSettings, gateway: GatewayPort, *, retry_backoff: float = 0.5) -> None:
         self.settings = settings

@@ -7,6 +7,7 @@ Cancel on every question Slack shows.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -158,6 +159,33 @@ async def test_cancel_on_a_question_submits_a_decline_from_the_clicker(make_worl
     assert answer.decline and answer.sender.user_id == "U1"
     assert answer.option_id is None and answer.text is None and answer.values is None
     assert answer.token and answer.token in question["blocks"][-1]["elements"][-1]["value"]
+
+
+async def test_cancel_closes_the_question_for_everyone_and_tells_the_agent(make_world: MakeWorld):
+    runner = ScriptedRunner(asks(choice_request("Which framework?", ["React", "Vue"])))
+    world = await make_world(runner)
+    await world.user.dm("build")
+    await world.settle()
+    question = world.fake.posted()
+
+    await world.user.click(question, "clarigate:decline")
+    await world.settle()
+    update = world.fake.of("chat.update")[-1]
+    assert update["ts"] == question["ts"]
+    assert not [b for b in update["blocks"] if b["type"] == "actions"]  # no control left to click
+    assert "✖ Cancelled by <@U1>" in json.dumps(update["blocks"], ensure_ascii=False)
+    assert runner.calls[-1].response is not None and runner.calls[-1].response.response_kind == "declined"
+
+    again = await world.user.click(question, "clarigate:o1")  # a late click changes nothing
+    await world.settle()
+    assert again.status_code == 200 and len(runner.calls) == 2
+
+
+async def test_help_spells_the_slash_command(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    await world.user.slash_command("help")
+    await world.settle()
+    assert "/clarigate cancel" in json.dumps(world.fake.of("chat.postMessage"), ensure_ascii=False)
 
 
 def _request(kind: str) -> HumanInputRequest:
