@@ -2,20 +2,46 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent.clarify_first import ClarifyFirstMiddleware
 from agent.history import AnswerUnfinishedCallsMiddleware
+from agent.limits import ModelCallLimit, ToolCallLimit
 from agent.middleware import ClarificationMiddleware, ProceedWithoutClarificationMiddleware
+from agent.observe import ToolCallLogMiddleware
 from agent.prompts import SYSTEM_PROMPT
 from agent.tools import build_ask_clarification_tool
+
+#: The decisions an approval may allow (``respond`` is left out: no renderer shows it).
+DECISIONS = ("approve", "edit", "reject")
+
+
+def approval_config(require_approval: Mapping[str, Sequence[str] | bool | None]) -> dict[str, Any]:
+    """``HumanInTheLoopMiddleware``'s ``interrupt_on`` from ``agent.require_approval``.
+
+    A tool name maps to the decisions allowed (``[approve, reject]``, ``[approve, edit,
+    reject]``); ``true`` or nothing means all three. ``ValueError`` for an unknown decision.
+    """
+    interrupt_on: dict[str, Any] = {}
+    for name, allowed in require_approval.items():
+        if allowed is False:
+            continue
+        decisions = list(DECISIONS) if allowed is None or allowed is True else [str(d) for d in allowed]
+        unknown = [d for d in decisions if d not in DECISIONS]
+        if unknown or not decisions:
+            allowed_text = ", ".join(DECISIONS)
+            raise ValueError(
+                f"agent.require_approval.{name}: decisions are some of {allowed_text}, got {decisions}"
+            )
+        interrupt_on[name] = {"allowed_decisions": decisions}
+    return interrupt_on
 
 
 def build_agent_graph(
@@ -26,19 +52,38 @@ def build_agent_graph(
     allow_clarification: bool = False,
     disable_clarification: bool = False,
     system_prompt: str = SYSTEM_PROMPT,
+    require_approval: Mapping[str, Sequence[str] | bool | None] | None = None,
+    max_model_calls: int | None = None,
+    max_tool_calls: int | None = None,
+    summarize_after_tokens: int | None = None,
 ) -> Any:
     """The compiled agent: ``ask_clarification`` plus ``tools``, on ``checkpointer``.
 
     ``disable_clarification`` answers every question with "proceed with your best
     judgment" (non-interactive use); it also switches the clarify-first phase off.
-    Middleware that is not needed is left out: every hook is one more graph step.
+    ``require_approval`` stops the named tools for a person's decision before they run
+    (an interrupt, shown as an approval). Middleware that is not needed is left out:
+    every hook is one more graph step. ``after_model`` hooks run last-listed first, so the
+    clarification (which ends the run and runs no sibling call) is decided before the tool
+    limit and the approvals.
     """
-    middleware: list[AgentMiddleware] = [AnswerUnfinishedCallsMiddleware()]
+    middleware: list[AgentMiddleware[Any, Any, Any]] = [AnswerUnfinishedCallsMiddleware()]
+    if allow_clarification and not disable_clarification:
+        middleware.append(ClarifyFirstMiddleware(model))
+    if summarize_after_tokens:
+        from langchain.agents.middleware import SummarizationMiddleware
+
+        middleware.append(SummarizationMiddleware(model, trigger=("tokens", summarize_after_tokens)))
+    if max_model_calls:
+        middleware.append(ModelCallLimit(max_model_calls))
+    if require_approval:
+        middleware.append(HumanInTheLoopMiddleware(approval_config(require_approval)))
+    if max_tool_calls:
+        middleware.append(ToolCallLimit(max_tool_calls))
+    middleware.append(ToolCallLogMiddleware())
     if disable_clarification:
         middleware.append(ProceedWithoutClarificationMiddleware())
     else:
-        if allow_clarification:
-            middleware.append(ClarifyFirstMiddleware(model))
         middleware.append(ClarificationMiddleware())
     return create_agent(
         model,

@@ -1,18 +1,24 @@
 """The agent as the gateway uses it: one turn in, replies or a clarification out.
 
 The gateway's runner calls ``ClarifyingAgent.run_turn``; it never touches
-LangGraph directly.
+LangGraph directly. The graph is the built-in one (``create_agent`` with the
+operator's tools, MCP servers, approvals and limits) or the operator's own
+(``agent.graph``); both run on the mapped thread the same way. A run that stops on
+``interrupt()`` ends the turn with a request (``agent.interrupts``), and the answer
+to it resumes the run with ``Command(resume=...)``.
 """
 
 from __future__ import annotations
 
+import base64
+import logging
 import os
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agent.protocol import HumanInputRequest, HumanInputResponse
+from agent.protocol import HumanInputRequest, HumanInputResponse, detect_locale
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -21,18 +27,34 @@ if TYPE_CHECKING:
 
     from agent.checkpoint import Checkpointer
 
+log = logging.getLogger(__name__)
+
 _TRUE = {"1", "true", "yes", "on"}
+
+
+def env_flag(value: str | None) -> bool:
+    """``ALLOW_CLARIFICATION=1/true/yes/on`` and the like."""
+    return (value or "").strip().lower() in _TRUE
 
 
 @dataclass(frozen=True)
 class AgentSettings:
-    """What builds an agent: model, checkpointer and the clarification switches."""
+    """What builds an agent: model, checkpointer, the clarification switches, tools and limits."""
 
     model: str = "offline"  # LLM_MODEL: "offline", "scripted:PATH", "provider:model"
     checkpointer_url: str | None = None  # CHECKPOINTER_URL; None: SQLite under data_dir
     data_dir: str = ".clarigate"
     allow_clarification: bool = False  # clarify-first phase before the agent acts
     disable_clarification: bool = False  # the tool answers "proceed with your best judgment"
+    instructions: str | None = None  # text or a file path, added to the system prompt
+    tools: tuple[str, ...] = ()  # import paths ``package.module:name``
+    mcp_servers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    graph: str | None = None  # ``package.module:attr``: the operator's own graph
+    require_approval: Mapping[str, Any] = field(default_factory=dict)  # tool -> allowed decisions
+    max_model_calls: int | None = None  # per run
+    max_tool_calls: int | None = None  # per run
+    recursion_limit: int = 50  # graph steps per run
+    summarize_after_tokens: int | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> AgentSettings:
@@ -43,9 +65,22 @@ class AgentSettings:
             model=env.get("LLM_MODEL") or cls.model,
             checkpointer_url=env.get("CHECKPOINTER_URL") or None,
             data_dir=env.get("CLARIGATE_DATA_DIR") or cls.data_dir,
-            allow_clarification=env.get("ALLOW_CLARIFICATION", "").lower() in _TRUE,
-            disable_clarification=env.get("DISABLE_CLARIFICATION", "").lower() in _TRUE,
+            allow_clarification=env_flag(env.get("ALLOW_CLARIFICATION")),
+            disable_clarification=env_flag(env.get("DISABLE_CLARIFICATION")),
         )
+
+
+@dataclass(frozen=True)
+class ImageInput:
+    """An image that came with the person's message (bytes already fetched)."""
+
+    data: bytes
+    mime_type: str = "image/png"
+    name: str = ""
+
+    def describe(self) -> str:
+        """``name, type, N bytes`` for models that cannot see images."""
+        return ", ".join(p for p in (self.name or "image", self.mime_type, f"{len(self.data)} bytes") if p)
 
 
 @dataclass(frozen=True)
@@ -55,27 +90,50 @@ class TurnOutput:
     replies: list[str] = field(default_factory=list)
     request: HumanInputRequest | None = None
     fallback_text: str | None = None  # the request's text fallback (ToolMessage content)
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> {"input", "output"} tokens
+    limit: str | None = None  # "model_calls" | "tool_calls" when a limit ended the run
 
 
-def turn_output(messages: Sequence[BaseMessage], human_id: str) -> TurnOutput:
-    """The replies and the request among the messages that follow this turn's human message."""
+def turn_output(
+    messages: Sequence[BaseMessage], human_id: str | None, start: int | None = None
+) -> TurnOutput:
+    """The replies and the request among the messages of this turn.
+
+    The turn starts after the message ``human_id`` (a new message) or at index ``start``
+    (a resumed run: everything after what the thread held before).
+    """
     from langchain_core.messages import AIMessage
 
+    from agent.limits import LIMIT_KEY
     from agent.middleware import request_in
     from agent.models.conversation import message_text
 
-    start = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == human_id), -1)
+    if start is None:
+        found = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == human_id), -1)
+        start = found + 1
     replies: list[str] = []
     request: HumanInputRequest | None = None
     fallback: str | None = None
-    for message in messages[start + 1 :]:
+    limit: str | None = None
+    for message in messages[start:]:
         if isinstance(message, AIMessage) and not message.tool_calls:
             text = message_text(message).strip()
             if text:
                 replies.append(text)
+            limit = message.additional_kwargs.get(LIMIT_KEY) or limit
         elif (asked := request_in(message)) is not None:
             request, fallback = asked, message_text(message)
-    return TurnOutput(replies=replies, request=request, fallback_text=fallback)
+    return TurnOutput(replies=replies, request=request, fallback_text=fallback, limit=limit)
+
+
+def _thread_locale(messages: Sequence[Any]) -> Any:
+    """The language of the person's last message in the thread."""
+    from langchain_core.messages import HumanMessage
+
+    from agent.models.conversation import message_text
+
+    human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+    return detect_locale(message_text(human) if human is not None else "")
 
 
 class ClarifyingAgent:
@@ -85,10 +143,21 @@ class ClarifyingAgent:
     ``aclose`` when done.
     """
 
-    def __init__(self, graph: Any, checkpointer: Checkpointer) -> None:
+    def __init__(
+        self,
+        graph: Any,
+        checkpointer: Checkpointer,
+        settings: AgentSettings | None = None,
+        *,
+        sees_images: bool = True,
+        model_name: str = "",
+    ) -> None:
         """Use ``create``; this only holds what it built."""
         self._graph = graph
         self._checkpointer = checkpointer
+        self.settings = settings or AgentSettings()
+        self._sees_images = sees_images
+        self._model_name = model_name
 
     @classmethod
     async def create(
@@ -98,29 +167,56 @@ class ClarifyingAgent:
         model: BaseChatModel | None = None,
         tools: Sequence[BaseTool] = (),
     ) -> ClarifyingAgent:
-        """Build the model, the checkpointer and the graph.
+        """Build the model, the checkpointer, the tools (MCP servers included) and the graph.
 
         ``model`` replaces the one ``settings.model`` names and ``tools`` are offered
-        besides ``ask_clarification`` (both for embedding and tests).
+        besides ``ask_clarification`` and the configured ones (both for embedding and tests).
+        A tool path that does not import, or an MCP server that does not start or answer,
+        is a ``ValueError`` naming it.
         """
         from agent.checkpoint import open_checkpointer
         from agent.graph import build_agent_graph
+        from agent.loading import load_graph, load_instructions, load_tools
+        from agent.mcp import load_mcp_tools
         from agent.models import build_chat_model
+        from agent.models.local import LocalChatModel
+        from agent.prompts import SYSTEM_PROMPT
 
-        chat_model = model if model is not None else build_chat_model(settings.model)
+        instructions = load_instructions(settings.instructions)
+        all_tools = [*tools, *load_tools(settings.tools)]
+        chat_model = None
+        if settings.graph is None:
+            chat_model = model if model is not None else build_chat_model(settings.model)
+            all_tools += await load_mcp_tools(settings.mcp_servers)
         checkpointer = await open_checkpointer(settings.checkpointer_url, settings.data_dir)
         try:
-            graph = build_agent_graph(
-                chat_model,
-                tools=tools,
-                checkpointer=checkpointer.saver,
-                allow_clarification=settings.allow_clarification,
-                disable_clarification=settings.disable_clarification,
-            )
+            if settings.graph is not None:
+                graph = load_graph(settings.graph, checkpointer.saver)
+            else:
+                assert chat_model is not None
+                prompt = SYSTEM_PROMPT + (f"\n\n{instructions}" if instructions else "")
+                graph = build_agent_graph(
+                    chat_model,
+                    tools=all_tools,
+                    checkpointer=checkpointer.saver,
+                    allow_clarification=settings.allow_clarification,
+                    disable_clarification=settings.disable_clarification,
+                    system_prompt=prompt,
+                    require_approval=settings.require_approval,
+                    max_model_calls=settings.max_model_calls,
+                    max_tool_calls=settings.max_tool_calls,
+                    summarize_after_tokens=settings.summarize_after_tokens,
+                )
         except BaseException:
             await checkpointer.aclose()
             raise
-        return cls(graph, checkpointer)
+        sees_images = True
+        if isinstance(chat_model, LocalChatModel):
+            sees_images = False
+        elif chat_model is not None and isinstance(chat_model.profile, Mapping):
+            sees_images = chat_model.profile.get("image_inputs", True) is not False
+        model_name = settings.graph or settings.model
+        return cls(graph, checkpointer, settings, sees_images=sees_images, model_name=model_name)
 
     async def __aenter__(self) -> ClarifyingAgent:
         return self
@@ -128,23 +224,144 @@ class ClarifyingAgent:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    def _config(
+        self, thread_id: str, metadata: Mapping[str, Any] | None, callbacks: list[Any]
+    ) -> dict[str, Any]:
+        """The run's config: the thread, the recursion limit, and tracing metadata (LangSmith)."""
+        return {
+            "configurable": {"thread_id": thread_id},
+            "recursion_limit": self.settings.recursion_limit,
+            "run_name": "clarigate turn",
+            "metadata": {"thread_id": thread_id, **(metadata or {})},
+            "callbacks": callbacks,
+        }
+
+    def _content(self, text: str, images: Sequence[ImageInput]) -> Any:
+        """The human message's content: the text, and the images as blocks the model can see."""
+        if not images:
+            return text
+        if not self._sees_images:
+            described = "; ".join(i.describe() for i in images)
+            return f"{text}\n\n(images: {described})".strip()
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        for image in images:
+            data = base64.b64encode(image.data).decode("ascii")
+            blocks.append({"type": "image", "base64": data, "mime_type": image.mime_type})
+        return blocks
+
     async def run_turn(
-        self, thread_id: str, text: str, response: HumanInputResponse | None = None
+        self,
+        thread_id: str,
+        text: str,
+        response: HumanInputResponse | None = None,
+        *,
+        images: Sequence[ImageInput] = (),
+        metadata: Mapping[str, Any] | None = None,
     ) -> TurnOutput:
-        """Run one turn on ``thread_id``; ``response`` when ``text`` answers a clarification."""
+        """Run one turn on ``thread_id``; ``response`` when ``text`` answers a clarification.
+
+        An answer to an interrupt's request resumes the interrupted run; anything else is
+        the next human message. ``metadata`` (platform, …) goes to tracing with the thread id.
+        """
+        from langchain_core.callbacks import UsageMetadataCallbackHandler
+        from langgraph.errors import GraphRecursionError
+
+        from agent.interrupts import parse_request_id
+        from agent.limits import limit_message
+        from agent.observe import usage_by_model
+
+        usage = UsageMetadataCallbackHandler()
+        config = self._config(thread_id, metadata, [usage])
+        try:
+            parsed = parse_request_id(response.request_id) if response is not None else None
+            output = None
+            if parsed is not None and response is not None:
+                output = await self._resume(config, parsed, response)
+            if output is None:
+                output = await self._new_message(config, text, response, images)
+        except GraphRecursionError:
+            log.warning(
+                "run on thread %s reached the recursion limit (%d)", thread_id, self.settings.recursion_limit
+            )
+            output = TurnOutput(
+                replies=[limit_message("model_calls", detect_locale(text))], limit="recursion"
+            )
+        spent = usage_by_model(usage.usage_metadata)
+        if spent:
+            log.info(
+                "run tokens: %s",
+                ", ".join(f"{m} in={u['input']} out={u['output']}" for m, u in spent.items()),
+            )
+        return TurnOutput(
+            replies=output.replies,
+            request=output.request,
+            fallback_text=output.fallback_text,
+            usage=spent,
+            limit=output.limit,
+        )
+
+    async def _new_message(
+        self,
+        config: dict[str, Any],
+        text: str,
+        response: HumanInputResponse | None,
+        images: Sequence[ImageInput],
+    ) -> TurnOutput:
         from langchain_core.messages import HumanMessage
 
-        from agent.models.conversation import HUMAN_INPUT_RESPONSE_KEY
+        from agent.protocol.wire import response_kwargs
 
-        extra = {HUMAN_INPUT_RESPONSE_KEY: response.to_payload()} if response is not None else {}
+        extra = response_kwargs(response) if response is not None else {}
         human_id = str(uuid.uuid4())
-        human = HumanMessage(content=text, id=human_id, additional_kwargs=extra)
+        human = HumanMessage(content=self._content(text, images), id=human_id, additional_kwargs=extra)
         # "exit": one checkpoint write per turn instead of one per graph step (the saver
         # dominates a turn's cost); a crash mid-turn loses only that turn.
-        result = await self._graph.ainvoke(
-            {"messages": [human]}, {"configurable": {"thread_id": thread_id}}, durability="exit"
+        result = await self._graph.ainvoke({"messages": [human]}, config, durability="exit")
+        messages = result.get("messages", []) if isinstance(result, Mapping) else []
+        return self._with_interrupt(turn_output(messages, human_id), result, messages)
+
+    async def _resume(
+        self, config: dict[str, Any], parsed: tuple[str, str], response: HumanInputResponse
+    ) -> TurnOutput | None:
+        """Resume the interrupt ``parsed`` names with the answer; None when it is not pending."""
+        from langgraph.types import Command
+
+        from agent.interrupts import AskAgain, resume_value
+        from agent.protocol import render_text_fallback
+
+        kind, interrupt_id = parsed
+        snapshot = await self._graph.aget_state(config)
+        pending = {i.id: i for i in getattr(snapshot, "interrupts", ()) or ()}
+        if interrupt_id not in pending:
+            log.warning("the answer is for interrupt %s, which is no longer pending", interrupt_id)
+            return None
+        before = list(snapshot.values.get("messages", [])) if snapshot.values else []
+        value = resume_value(
+            kind, interrupt_id, pending[interrupt_id].value, response, _thread_locale(before)
         )
-        return turn_output(result["messages"], human_id)
+        if isinstance(value, AskAgain):
+            return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
+        result = await self._graph.ainvoke(Command(resume={interrupt_id: value}), config, durability="exit")
+        messages = result.get("messages", []) if isinstance(result, Mapping) else []
+        return self._with_interrupt(turn_output(messages, None, start=len(before)), result, messages)
+
+    @staticmethod
+    def _with_interrupt(output: TurnOutput, result: Any, messages: Sequence[Any]) -> TurnOutput:
+        """``output`` asking the first pending interrupt's request, when the run stopped on one."""
+        from agent.interrupts import request_for
+        from agent.protocol import render_text_fallback
+
+        interrupts = result.get("__interrupt__") if isinstance(result, Mapping) else None
+        if not interrupts or output.request is not None:
+            return output
+        first = interrupts[0]
+        request = request_for(first.id, first.value, _thread_locale(messages))
+        return TurnOutput(
+            replies=output.replies,
+            request=request,
+            fallback_text=render_text_fallback(request),
+            limit=output.limit,
+        )
 
     async def history(self, thread_id: str) -> list[BaseMessage]:
         """The messages kept for ``thread_id`` (empty for a new thread)."""
@@ -152,10 +369,15 @@ class ClarifyingAgent:
         return list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
 
     async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
-        """The clarification ``thread_id`` waits for: its last message carries a request."""
+        """The clarification ``thread_id`` waits for: a pending interrupt's, or the last message's."""
+        from agent.interrupts import request_for
         from agent.middleware import request_in
 
-        messages = await self.history(thread_id)
+        snapshot = await self._graph.aget_state({"configurable": {"thread_id": thread_id}})
+        messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
+        interrupts = list(getattr(snapshot, "interrupts", ()) or ())
+        if interrupts:
+            return request_for(interrupts[0].id, interrupts[0].value, _thread_locale(messages))
         return request_in(messages[-1]) if messages else None
 
     async def delete_thread(self, thread_id: str) -> None:

@@ -9,8 +9,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-#: Key of the structured answer in ``HumanMessage.additional_kwargs`` (PROTOCOL.md).
-HUMAN_INPUT_RESPONSE_KEY = "human_input_response"
+from agent.protocol.wire import HUMAN_INPUT_RESPONSE_KEY as HUMAN_INPUT_RESPONSE_KEY
 
 
 def message_text(message: BaseMessage) -> str:
@@ -59,6 +58,8 @@ def conversation_call_id(messages: Sequence[BaseMessage], index: int) -> str:
 
 def answered_response(messages: Sequence[BaseMessage]) -> dict[str, Any] | None:
     """The structured answer carried by the last human message, if it answers a clarification."""
+    from agent.protocol.wire import response_from_kwargs
+
     human = last_human(messages)
-    raw = human.additional_kwargs.get(HUMAN_INPUT_RESPONSE_KEY) if human else None
-    return raw if isinstance(raw, dict) else None
+    response = response_from_kwargs(human.additional_kwargs) if human else None
+    return response.to_payload() if response is not None else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,16 +56,24 @@ def _field_line(field: FormField, locale: Locale) -> str:
 
 
 def answer_message_text(request: HumanInputRequest, response: HumanInputResponse) -> str:
-    """The HumanMessage text: ``For your clarification "…", my answer is: …``.
+    """The HumanMessage text: ``For your clarification "…", my answer is: …``, in the question's
+    language.
 
-    A declined answer says so instead (``For your clarification "…", I declined to answer. …``),
-    so the model goes on without it or asks again.
+    A form's answer adds its typed values as JSON keyed by field name, so a number stays a
+    number, a multi-select a list and a checkbox a bool, whatever the values contain (a
+    ``;`` or ``,`` inside one is not ambiguous there). A declined question says so (the model goes
+    on without it, or asks again only if it truly cannot).
     """
+    locale = request.locale
     if response.response_kind == "declined":
-        return ui_text("declined_text", request.locale, question=request.question)
-    return ui_text(
-        "answer_text", request.locale, question=request.question, answer=summarize_answer(request, response)
+        return ui_text("declined_text", locale, question=request.question)
+    text = ui_text(
+        "answer_text", locale, question=request.question, answer=summarize_answer(request, response)
     )
+    if response.response_kind == "form" and response.values is not None:
+        values = json.dumps(response.values, ensure_ascii=False, sort_keys=False)
+        text += "\n" + ui_text("answer_values", locale, values=values)
+    return text
 
 
 def summarize_answer(request: HumanInputRequest, response: HumanInputResponse) -> str:

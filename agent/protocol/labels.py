@@ -91,7 +91,14 @@ _TEXT: dict[str, dict[str, str]] = {
     "field_yes_no": {"en": " — yes / no", "zh": " — 是 / 否"},
     "field_number": {"en": " — a number", "zh": " — 数字"},
     "field_date": {"en": " — a date like 2026-12-01", "zh": " — 日期，如 2026-12-01"},
-    "answer_text": {"en": 'For your clarification "{question}", my answer is: {answer}'},
+    "answer_text": {
+        "en": 'For your clarification "{question}", my answer is: {answer}',
+        "zh": "关于您的澄清问题「{question}」，我的回答是：{answer}",
+    },
+    "answer_values": {
+        "en": "Values as JSON (by field name): {values}",
+        "zh": "各字段的值（JSON，按字段名）：{values}",
+    },
     "answer_yes": {"en": "yes", "zh": "是"},
     "answer_no": {"en": "no", "zh": "否"},
     "answer_empty": {"en": "(nothing filled in)", "zh": "（未填写）"},

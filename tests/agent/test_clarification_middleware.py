@@ -10,6 +10,7 @@ from agent.middleware import answer_clarification
 from agent.models.scripted import ScriptedChatModel
 from agent.prompts import NOT_RUN_WHILE_ASKING, PROCEED_WITHOUT_ANSWER
 from agent.protocol import answer_message_text, answer_with_option, render_text_fallback
+from agent.protocol.wire import response_from_kwargs
 
 from .conftest import ask, assert_provider_valid, scripted
 from .test_provider_history import anthropic_problems, openai_problems
@@ -132,7 +133,7 @@ async def test_answer_run_continues_and_model_sees_the_structured_answer(make_ag
     assert len(model.calls) == 2
     seen = model.calls[1]
     assert isinstance(seen[-1], HumanMessage)
-    assert seen[-1].additional_kwargs["human_input_response"] == response.to_payload()
+    assert response_from_kwargs(seen[-1].additional_kwargs) == response
     assert seen[-1].additional_kwargs["human_input_response"]["value"] == "Vue"
     assert (
         isinstance(seen[-2], ToolMessage) and seen[-2].artifact["human_input"] == asked.request.to_artifact()

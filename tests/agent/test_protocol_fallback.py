@@ -1,7 +1,10 @@
 """Golden text fallbacks (English and Chinese) and the text of answers."""
 
+import json
+
 from agent.protocol import (
     AnsweredBy,
+    HumanInputResponse,
     answer_message_text,
     answer_with_form,
     answer_with_option,
@@ -178,7 +181,31 @@ def test_answer_texts_for_option_text_and_form():
     filled = answer_with_form(form, values, by)
     summary = "Project name: demo; Framework: Vue; Features: Router, Store; Init git: no; Replicas: 3"
     assert filled.value == summary and summarize_answer(form, filled) == summary
-    assert answer_message_text(form, filled) == f'For your clarification "Set up?", my answer is: {summary}'
+    sentence, values_line = answer_message_text(form, filled).split("\n")
+    assert sentence == f'For your clarification "Set up?", my answer is: {summary}'
+    # the typed values, exactly: a list stays a list, a bool a bool, a number a number
+    assert json.loads(values_line.split(": ", 1)[1]) == values
+
+
+def test_answer_texts_in_chinese_and_for_a_decline():
+    question = normalize_request({"question": "用哪个数据库？", "options": ["PostgreSQL", "MySQL"]}, "c")
+    picked = answer_with_option(question, "option-1", None)
+    assert (
+        answer_message_text(question, picked) == "关于您的澄清问题「用哪个数据库？」，我的回答是：PostgreSQL"
+    )
+    declined = HumanInputResponse(request_id=question.request_id, response_kind="declined", value="取消")
+    assert "我选择不回答" in answer_message_text(question, declined)
+    english = normalize_request({"question": "Which database?"}, "d")
+    declined = HumanInputResponse(request_id=english.request_id, response_kind="declined", value="Cancelled")
+    assert answer_message_text(english, declined).startswith('For your clarification "Which database?", I declined')
+
+
+def test_form_values_with_separators_stay_unambiguous():
+    form = normalize_request({"question": "Tags?", "fields": [{"name": "tags", "type": "text"}]}, "e")
+    filled = answer_with_form(form, {"tags": "a; b, c"}, None)
+    assert json.loads(answer_message_text(form, filled).split("\n")[1].split(": ", 1)[1]) == {
+        "tags": "a; b, c"
+    }
 
 
 def test_form_summary_shows_option_labels_and_chinese_yes_no():

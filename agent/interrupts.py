@@ -1,0 +1,291 @@
+"""LangGraph interrupts shown as clarifications, and answers turned into ``Command(resume=...)``.
+
+An ``interrupt(value)`` becomes a ``HumanInputRequest`` every renderer already shows:
+
+- a human_input request (PROTOCOL.md's shape, or at least a ``question``) as itself;
+  resumed with the answer's payload (``HumanInputResponse.to_payload()``);
+- a ``HumanInTheLoopMiddleware`` request (``action_requests`` + ``review_configs``, or a
+  ``per_call`` ``tool_approval``) as an *approval*: a risk confirmation with the options
+  "Approve" and "Reject" (批准 / 拒绝 in Chinese) and, where every reviewed tool allows it,
+  "Edit", which asks a second question: a form of the tool's arguments (each field shows
+  the current value; a field left empty keeps it). A typed answer other than an option is a
+  rejection with that text as the reason; a Cancel (a declined answer) rejects. Resumed with
+  the middleware's decision shape: ``{"decisions": [...]}`` (batched) or one decision (per call);
+- anything else as a free-text question showing the value; resumed with the answer's text.
+
+The request id says what is pending, so a later run knows how to resume:
+``interrupt:<id>``, ``approval:<id>``, ``approval-edit:<id>`` (``<id>`` is the interrupt's id).
+Requests go through the same pending-record path as ``ask_clarification``'s, with the same
+durability, expiry, claim and who-may-answer rules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent.protocol import HumanInputRequest, HumanInputResponse, normalize_request
+from agent.protocol.models import MAX_STRING, Locale
+
+INTERRUPT, APPROVAL, APPROVAL_EDIT = "interrupt", "approval", "approval-edit"
+KINDS = (APPROVAL_EDIT, APPROVAL, INTERRUPT)  # longest prefix first
+
+_WORDS: dict[str, dict[Locale, str]] = {
+    "approve": {"en": "Approve", "zh": "批准"},
+    "reject": {"en": "Reject", "zh": "拒绝"},
+    "edit": {"en": "Edit", "zh": "修改"},
+    "question_one": {"en": "Approve running {name}?", "zh": "是否批准执行 {name}？"},
+    "question_many": {"en": "Approve these {n} actions?", "zh": "是否批准以下 {n} 个操作？"},
+    "edit_question": {"en": "Edit the arguments of {name}", "zh": "修改 {name} 的参数"},
+    "edit_context": {
+        "en": "Each field shows the current value; leave it empty to keep it.",
+        "zh": "每项显示当前值；留空即保持不变。",
+    },
+    "declined": {
+        "en": "The person declined this action.",
+        "zh": "用户拒绝了此操作。",
+    },
+}
+
+#: Approval option labels in every locale: a typed "Approve" (or 批准) answers on every channel.
+APPROVE_LABELS = {w.casefold() for w in _WORDS["approve"].values()}
+REJECT_LABELS = {w.casefold() for w in _WORDS["reject"].values()}
+EDIT_LABELS = {w.casefold() for w in _WORDS["edit"].values()}
+
+
+def words(key: str, locale: Locale, **values: Any) -> str:
+    """One of this module's strings in ``locale``."""
+    return _WORDS[key][locale].format(**values)
+
+
+@dataclass(frozen=True)
+class Action:
+    """One tool call under review: its name, arguments and which decisions are allowed."""
+
+    name: str
+    args: dict[str, Any]
+    allowed: tuple[str, ...]
+
+
+def request_id_for(kind: str, interrupt_id: str) -> str:
+    """``approval:<id>`` and the like."""
+    return f"{kind}:{interrupt_id}"
+
+
+def parse_request_id(request_id: str) -> tuple[str, str] | None:
+    """``(kind, interrupt id)`` for an interrupt's request id, None for anything else."""
+    for kind in KINDS:
+        if request_id.startswith(kind + ":"):
+            return kind, request_id[len(kind) + 1 :]
+    return None
+
+
+def is_hitl(value: Any) -> bool:
+    """True for a HumanInTheLoopMiddleware interrupt value (batched or per call)."""
+    if not isinstance(value, Mapping):
+        return False
+    return isinstance(value.get("action_requests"), list) or value.get("type") == "tool_approval"
+
+
+def is_human_input(value: Any) -> bool:
+    """True for a value in the protocol's request shape (or anything with a question)."""
+    return isinstance(value, Mapping) and (
+        value.get("kind") == "human_input_request" or isinstance(value.get("question"), str)
+    )
+
+
+def actions_of(value: Mapping[str, Any]) -> list[Action]:
+    """The tool calls a HITL interrupt asks about, with their allowed decisions."""
+    if value.get("type") == "tool_approval":
+        allowed = tuple(value.get("allowed_decisions") or ("approve", "edit", "reject"))
+        return [Action(str(value.get("name", "")), dict(value.get("args") or {}), allowed)]
+    configs = {c.get("action_name"): c for c in value.get("review_configs") or [] if isinstance(c, Mapping)}
+    actions = []
+    for raw in value.get("action_requests") or []:
+        config = configs.get(raw.get("name"), {})
+        allowed = tuple(config.get("allowed_decisions") or ("approve", "reject"))
+        actions.append(Action(str(raw.get("name", "")), dict(raw.get("args") or {}), allowed))
+    return actions
+
+
+def request_for(interrupt_id: str, value: Any, locale: Locale = "en") -> HumanInputRequest:
+    """The request that shows interrupt ``interrupt_id`` with ``value`` to a person."""
+    if is_hitl(value):
+        return approval_request(interrupt_id, actions_of(value), locale)
+    if is_human_input(value):
+        request = normalize_request(dict(value), tool_call_id=interrupt_id)
+        return request.model_copy(
+            update={"request_id": request_id_for(INTERRUPT, interrupt_id), "source": INTERRUPT}
+        )
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    request = normalize_request({"question": text or "?", "clarification_type": "missing_info"}, interrupt_id)
+    return request.model_copy(
+        update={"request_id": request_id_for(INTERRUPT, interrupt_id), "source": INTERRUPT}
+    )
+
+
+def _call_text(action: Action) -> str:
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in action.args.items())
+    return f"{action.name}({args})"
+
+
+def _cut(text: str, limit: int = MAX_STRING) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def approval_request(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> HumanInputRequest:
+    """Approve / Reject (/ Edit) for the tool calls of one HITL interrupt."""
+    if len(actions) == 1:
+        question = words("question_one", locale, name=actions[0].name)
+    else:
+        question = words("question_many", locale, n=len(actions))
+    allowed = [set(a.allowed) for a in actions] or [{"approve", "reject"}]
+    options = []
+    if all("approve" in a for a in allowed):
+        options.append(words("approve", locale))
+    if all("reject" in a for a in allowed):
+        options.append(words("reject", locale))
+    if all("edit" in a for a in allowed) and any(a.args for a in actions):
+        options.append(words("edit", locale))
+    args = {
+        "question": question,
+        "clarification_type": "risk_confirmation",
+        "context": _cut("; ".join(_call_text(a) for a in actions)),
+        "options": options,
+    }
+    request = normalize_request(args, tool_call_id=interrupt_id)
+    return request.model_copy(
+        update={"request_id": request_id_for(APPROVAL, interrupt_id), "source": APPROVAL, "locale": locale}
+    )
+
+
+def _field_name(index: int, arg: str, many: bool) -> str:
+    return f"{index + 1}_{arg}" if many else arg
+
+
+def _field_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "checkbox"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str) and "\n" not in value and len(value) <= 80:
+        return "text"
+    return "textarea"
+
+
+def edit_request(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> HumanInputRequest:
+    """A form of the reviewed calls' arguments; each field shows the current value."""
+    many = len(actions) > 1
+    fields = []
+    for index, action in enumerate(actions):
+        for arg, value in action.args.items():
+            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+            label = f"{action.name}.{arg}" if many else arg
+            fields.append(
+                {
+                    "name": _field_name(index, arg, many),
+                    "label": label,
+                    "type": _field_type(value),
+                    "required": False,
+                    "placeholder": _cut(shown, 150),
+                }
+            )
+    name = actions[0].name if len(actions) == 1 else ", ".join(a.name for a in actions)
+    args = {
+        "question": words("edit_question", locale, name=name),
+        "clarification_type": "risk_confirmation",
+        "context": words("edit_context", locale),
+        "fields": fields,
+    }
+    request = normalize_request(args, tool_call_id=interrupt_id)
+    return request.model_copy(
+        update={
+            "request_id": request_id_for(APPROVAL_EDIT, interrupt_id),
+            "source": APPROVAL,
+            "locale": locale,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class AskAgain:
+    """The answer does not resume the run yet: show this request instead (Edit → the form)."""
+
+    request: HumanInputRequest
+
+
+def _edited_value(original: Any, given: Any) -> Any:
+    """The value a form field gives back, in the original argument's type where it can be."""
+    if isinstance(original, str) or isinstance(given, bool | int | float):
+        return given
+    if isinstance(given, str):
+        try:
+            return json.loads(given)
+        except ValueError:
+            return given
+    return given
+
+
+def _choice(response: HumanInputResponse) -> str | None:
+    """``approve`` / ``reject`` / ``edit`` for an option answer (or a typed label)."""
+    if response.response_kind not in ("option", "text"):
+        return None
+    label = response.value.strip().casefold()
+    if label in APPROVE_LABELS:
+        return "approve"
+    if label in REJECT_LABELS:
+        return "reject"
+    if label in EDIT_LABELS:
+        return "edit"
+    return None
+
+
+def _decisions(value: Mapping[str, Any], decisions: list[dict[str, Any]]) -> Any:
+    """The resume value in the shape the middleware waits for."""
+    if value.get("type") == "tool_approval":
+        return decisions[0]
+    return {"decisions": decisions}
+
+
+def _reject(message: str | None) -> dict[str, Any]:
+    return {"type": "reject", "message": message} if message else {"type": "reject"}
+
+
+def resume_value(
+    kind: str, interrupt_id: str, value: Any, response: HumanInputResponse, locale: Locale = "en"
+) -> Any | AskAgain:
+    """What ``Command(resume=...)`` carries for ``response`` to the interrupt, or ``AskAgain``."""
+    if kind == INTERRUPT:
+        if is_human_input(value):
+            return response.to_payload()
+        return response.value
+    actions = actions_of(value)
+    if response.response_kind == "declined":
+        return _decisions(value, [_reject(words("declined", locale)) for _ in actions])
+    if kind == APPROVAL:
+        choice = _choice(response)
+        if choice == "edit":
+            return AskAgain(edit_request(interrupt_id, actions, locale))
+        if choice == "approve":
+            return _decisions(value, [{"type": "approve"} for _ in actions])
+        reason = None if choice == "reject" else response.value.strip()  # typed text: the reason
+        return _decisions(value, [_reject(reason) for _ in actions])
+    # APPROVAL_EDIT: a form answer edits; anything typed instead rejects with it as the reason
+    if response.response_kind != "form" or response.values is None:
+        return _decisions(value, [_reject(response.value.strip() or None) for _ in actions])
+    many = len(actions) > 1
+    decisions = []
+    for index, action in enumerate(actions):
+        args = dict(action.args)
+        for arg, original in action.args.items():
+            name = _field_name(index, arg, many)
+            if name in response.values and response.values[name] not in ("", None, []):
+                args[arg] = _edited_value(original, response.values[name])
+        if args == action.args or "edit" not in action.allowed:
+            decisions.append({"type": "approve"})
+        else:
+            edited: dict[str, Any] = {"type": "edit", "edited_action": {"name": action.name, "args": args}}
+            decisions.append(edited)
+    return _decisions(value, decisions)
