@@ -107,6 +107,7 @@ def turn_output(
     from agent.limits import LIMIT_KEY
     from agent.middleware import request_in
     from agent.models.conversation import message_text
+    from agent.protocol import render_text_fallback
 
     if start is None:
         found = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == human_id), -1)
@@ -122,7 +123,7 @@ def turn_output(
                 replies.append(text)
             limit = message.additional_kwargs.get(LIMIT_KEY) or limit
         elif (asked := request_in(message)) is not None:
-            request, fallback = asked, message_text(message)
+            request, fallback = asked, render_text_fallback(asked)  # content may hold a note for the model
     return TurnOutput(replies=replies, request=request, fallback_text=fallback, limit=limit)
 
 

@@ -24,11 +24,28 @@ from agent.tools import ASK_CLARIFICATION
 #: Key of the request in ``ToolMessage.artifact`` (PROTOCOL.md).
 HUMAN_INPUT_KEY = "human_input"
 
+#: What the model is told when its ``ask_clarification`` arguments had to be repaired.
+REPAIR_NOTES = {
+    "REPAIRED_TRUNCATED": "(Note: your ask_clarification arguments were cut off or not valid JSON; "
+    "the question above is what could be read from them, and it was asked as shown.)",
+    "REPAIRED_NOT_OBJECT": "(Note: your ask_clarification arguments were not a JSON object; "
+    "they were read as shown above. Send an object with `question` next time.)",
+    "REPAIRED_UNREADABLE": "(Note: your ask_clarification arguments could not be read; "
+    "a general question was asked instead, as shown above.)",
+}
 
-def clarification_tool_message(request: HumanInputRequest) -> ToolMessage:
-    """The ToolMessage that carries a request: text fallback as content, request as artifact."""
+
+def clarification_tool_message(request: HumanInputRequest, repaired: str | None = None) -> ToolMessage:
+    """The ToolMessage that carries a request: text fallback as content, request as artifact.
+
+    ``repaired`` (a key of ``REPAIR_NOTES``) adds a note for the model on what was made of
+    arguments it sent broken; the person sees the request, not the note.
+    """
+    content = render_text_fallback(request)
+    if repaired:
+        content += "\n\n" + REPAIR_NOTES.get(repaired, REPAIR_NOTES["REPAIRED_UNREADABLE"])
     return ToolMessage(
-        content=render_text_fallback(request),
+        content=content,
         artifact={HUMAN_INPUT_KEY: request.to_artifact()},
         tool_call_id=request.tool_call_id,
         name=ASK_CLARIFICATION,
@@ -97,23 +114,63 @@ def _with_fresh_call_ids(message: AIMessage, used: Collection[str]) -> AIMessage
     return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": invalid, "content": content})
 
 
+def _is_ask(call: Any) -> bool:
+    return isinstance(call, dict) and (call.get("name") or "").strip() == ASK_CLARIFICATION
+
+
+def read_ask_arguments(call: Any) -> tuple[Any, str | None]:
+    """The best reading of an ``ask_clarification`` call's arguments, and what was repaired.
+
+    A call LangChain could not parse (``invalid_tool_calls``: truncated JSON) is read as
+    far as it goes; arguments that are not an object (a list, a bare string) are read as
+    the question or the options.
+    """
+    from langchain_core.utils.json import parse_partial_json
+
+    args = call.get("args")
+    if "error" in call or isinstance(args, str):  # an invalid call keeps the raw text
+        raw = args if isinstance(args, str) else ""
+        try:
+            parsed = parse_partial_json(raw) if raw.strip() else None
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return parsed, "REPAIRED_TRUNCATED"
+        if isinstance(parsed, str) or (
+            parsed is None and raw.strip() and not raw.lstrip().startswith(("{", "["))
+        ):
+            return {"question": parsed if isinstance(parsed, str) else raw}, "REPAIRED_NOT_OBJECT"
+        args = parsed
+        if not isinstance(args, list):
+            return {}, "REPAIRED_UNREADABLE"
+    if isinstance(args, dict):
+        return args, None
+    if isinstance(args, list) and args and all(isinstance(a, str) for a in args):
+        return {"options": args}, "REPAIRED_NOT_OBJECT"
+    return {}, "REPAIRED_UNREADABLE"
+
+
 def answer_clarification(message: AIMessage, used_call_ids: Collection[str] = ()) -> list[Any] | None:
     """The messages that answer every tool call of ``message`` when it asks a clarification.
 
     The first ``ask_clarification`` call becomes the request; every other call (a
     second question, any other tool, an unparsable call) is answered "not run", so
-    each call has its result and the history stays valid for every provider. The
-    request comes last (providers accept results in any order): the thread's last
-    message is then the open question, which is how a client finds it after a restart.
-    Call ids that are empty or in ``used_call_ids`` (answered earlier in the thread)
-    are replaced, so every call has its own result and every request its own id.
+    each call has its result and the history stays valid for every provider. A call
+    LangChain could not parse (``invalid_tool_calls``) or whose arguments are not an
+    object still asks (the best reading of it) and still stops its siblings; its tool
+    message tells the model what was repaired. The request comes last (providers accept
+    results in any order): the thread's last message is then the open question, which
+    is how a client finds it after a restart. Call ids that are empty or in
+    ``used_call_ids`` (answered earlier in the thread) are replaced, so every call has
+    its own result and every request its own id.
     """
-    if not any(c["name"] == ASK_CLARIFICATION for c in message.tool_calls):
+    if not any(_is_ask(c) for c in [*message.tool_calls, *message.invalid_tool_calls]):
         return None
     original = message
     message = _without_stray_tool_use(_with_fresh_call_ids(message, used_call_ids))
-    asks = [c for c in message.tool_calls if c["name"] == ASK_CLARIFICATION]
-    request = normalize_request(asks[0]["args"], tool_call_id=asks[0]["id"] or "")  # never empty now
+    asks = [c for c in [*message.tool_calls, *message.invalid_tool_calls] if _is_ask(c)]
+    args, repaired = read_ask_arguments(asks[0])
+    request = normalize_request(args, tool_call_id=asks[0]["id"] or "")  # never empty now
     answers: list[Any] = []
     if message is not original:
         answers.append(message)  # same id: replaces the stored message
@@ -127,7 +184,7 @@ def answer_clarification(message: AIMessage, used_call_ids: Collection[str] = ()
                     status="error",
                 )
             )
-    answers.append(clarification_tool_message(request))
+    answers.append(clarification_tool_message(request, repaired))
     return answers
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from langchain_core.language_models import BaseChatModel
 
 OFFLINE = "offline"
@@ -26,4 +28,31 @@ def build_chat_model(spec: str) -> BaseChatModel:
         return ScriptedChatModel.from_file(spec[len(SCRIPTED_PREFIX) :])
     from langchain.chat_models import init_chat_model
 
+    guard_openai_tool_arguments()
     return init_chat_model(spec)
+
+
+def guard_openai_tool_arguments() -> None:
+    """Make ``langchain_openai`` file a tool call whose arguments are not a JSON object
+    (``"Which one?"``, ``["a", "b"]``) under ``invalid_tool_calls``, as it does for broken JSON.
+
+    Left alone, such a call fails the AIMessage's validation and the whole run with it; as an
+    invalid call the clarification middleware reads it, asks, and stops its siblings.
+    Idempotent; does nothing when the package is not installed.
+    """
+    try:
+        from langchain_openai.chat_models import base
+    except ImportError:
+        return
+    original = base.parse_tool_call
+    if getattr(original, "_clarigate_guard", False):
+        return
+
+    def parse_tool_call(raw_tool_call: dict[str, Any], **kwargs: Any) -> Any:
+        parsed = original(raw_tool_call, **kwargs)
+        if isinstance(parsed, dict) and not isinstance(parsed.get("args"), dict):
+            raise ValueError("tool call arguments are not a JSON object")
+        return parsed
+
+    parse_tool_call._clarigate_guard = True  # type: ignore[attr-defined]
+    base.parse_tool_call = parse_tool_call

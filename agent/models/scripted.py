@@ -34,6 +34,7 @@ class ScriptedTurn(BaseModel):
 
     content: str = ""
     tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    usage: dict[str, int] | None = None  # {"input_tokens": n, "output_tokens": m}: reported like a provider
 
 
 def load_script(path: str | Path) -> list[ScriptedTurn]:
@@ -86,7 +87,20 @@ class ScriptedChatModel(LocalChatModel):
             }
             for index, call in enumerate(turn.tool_calls)
         ]
-        return AIMessage(content=turn.content.replace(LAST_USER, last_user), tool_calls=calls)
+        usage = None
+        if turn.usage is not None:
+            spent_in, spent_out = turn.usage.get("input_tokens", 0), turn.usage.get("output_tokens", 0)
+            usage = {
+                "input_tokens": spent_in,
+                "output_tokens": spent_out,
+                "total_tokens": spent_in + spent_out,
+            }
+        return AIMessage(
+            content=turn.content.replace(LAST_USER, last_user),
+            tool_calls=calls,
+            usage_metadata=usage,  # type: ignore[arg-type]
+            response_metadata={"model_name": "scripted"} if usage else {},
+        )
 
     def observe(self, messages: list[BaseMessage]) -> None:
         """Record what the model was given (tests read ``calls``)."""

@@ -56,6 +56,8 @@ async def make_agent() -> AsyncIterator[AgentFactory]:
 
     async def build(model: Any, tools: Sequence[BaseTool] = (), **settings: Any) -> ClarifyingAgent:
         settings.setdefault("checkpointer_url", "memory://")
+        if "tool_paths" in settings:  # tools by import path, as ``agent.tools`` names them
+            settings["tools"] = tuple(settings.pop("tool_paths"))
         agent = await ClarifyingAgent.create(AgentSettings(**settings), model=model, tools=tools)
         made.append(agent)
         return agent

@@ -1,0 +1,123 @@
+"""A real MCP server (the ``mcp`` package's), over stdio and streamable HTTP, whose tool the agent calls."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.harness import AgentSettings, ClarifyingAgent
+from agent.mcp import MCPServerError, server_tool_names
+from tests.agent.conftest import scripted
+from tests.agent.openai_stub import Call, Stub, serving
+
+SERVER = str(Path(__file__).with_name("mcp_notes_server.py"))
+NOTE = {"name": "add_note", "args": {"text": "buy milk"}}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The notes server on streamable HTTP at a free port; yields its URL and its log file."""
+    log, port = tmp_path / "http-notes.log", _free_port()
+    process = subprocess.Popen([sys.executable, SERVER, str(log), str(port)], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp", log
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def _stdio(log: Path, **extra: Any) -> dict[str, Any]:
+    return {"transport": "stdio", "command": sys.executable, "args": [SERVER, str(log)], **extra}
+
+
+async def _run(settings: AgentSettings, model: Any = None) -> Any:
+    agent = await ClarifyingAgent.create(settings, model=model)
+    try:
+        return await agent.run_turn("t", "note: buy milk")
+    finally:
+        await agent.aclose()
+
+
+async def test_stdio_server_tool_called_by_the_scripted_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "notes.log"
+    monkeypatch.setenv("NOTES_LABEL", "from-env")
+    model = scripted({"tool_calls": [NOTE]}, {"content": "Noted."})
+    settings = AgentSettings(
+        checkpointer_url="memory://", mcp_servers={"notes": _stdio(log, env={"LABEL": "${NOTES_LABEL}"})}
+    )
+    out = await _run(settings, model)
+    assert out.replies == ["Noted."]
+    assert log.read_text().splitlines() == ["buy milk"]
+    assert model.calls[1][-1].text == "noted: buy milk"
+
+
+async def test_http_server_tool_called_through_an_openai_compatible_api(
+    http_server: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, log = http_server
+    stub = Stub(replies=[[Call("add_note", {"text": "buy milk"})], "Noted."])
+    monkeypatch.setenv("NOTES_TOKEN", "secret-token")
+    settings = AgentSettings(
+        model="openai:gpt-4.1-mini",
+        checkpointer_url="memory://",
+        mcp_servers={
+            "notes": {
+                "transport": "streamable_http",
+                "url": url,
+                "headers": {"Authorization": "Bearer ${NOTES_TOKEN}"},
+            }
+        },
+    )
+    with serving(stub, monkeypatch):
+        out = await _run(settings)
+    assert out.replies == ["Noted."] and not stub.refused
+    assert log.read_text().splitlines() == ["buy milk"]
+    offered = {t["function"]["name"] for t in stub.received[0]["tools"]}
+    assert {"ask_clarification", "add_note", "count_notes"} <= offered
+    assert out.usage == {"gpt-4.1-mini": {"input": 22, "output": 14}}
+
+
+async def test_a_server_that_does_not_start_is_named(tmp_path: Path) -> None:
+    broken = {
+        "broken": {"transport": "stdio", "command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}
+    }
+    with pytest.raises(MCPServerError, match="'broken'"):
+        await ClarifyingAgent.create(AgentSettings(checkpointer_url="memory://", mcp_servers=broken))
+    down = {"down": {"transport": "streamable_http", "url": f"http://127.0.0.1:{_free_port()}/mcp"}}
+    with pytest.raises(MCPServerError, match="'down'"):
+        await ClarifyingAgent.create(AgentSettings(checkpointer_url="memory://", mcp_servers=down))
+    missing = {
+        "secret": {"transport": "streamable_http", "url": "http://x/mcp", "headers": {"A": "${NOPE_NOT_SET}"}}
+    }
+    with pytest.raises(MCPServerError, match="NOPE_NOT_SET"):
+        await ClarifyingAgent.create(AgentSettings(checkpointer_url="memory://", mcp_servers=missing))
+
+
+async def test_doctor_listing(tmp_path: Path) -> None:
+    found = await server_tool_names(
+        {"notes": _stdio(tmp_path / "n.log"), "broken": {"command": sys.executable, "args": ["-c", "pass"]}}
+    )
+    assert sorted(found["notes"]) == ["add_note", "count_notes"]
+    assert isinstance(found["broken"], MCPServerError)

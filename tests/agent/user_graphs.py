@@ -1,0 +1,76 @@
+"""Graphs an operator might name in ``agent.graph`` (imported by path in the tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.types import interrupt
+
+RAN: list[str] = []  # what the deploy step really did
+
+
+def _ask_region(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt(
+        {
+            "question": "Which region?",
+            "clarification_type": "approach_choice",
+            "options": ["eu-west", "us-east"],
+        }
+    )
+    region = answer.get("value") if isinstance(answer, dict) else str(answer)
+    if isinstance(answer, dict) and answer.get("response_kind") == "declined":
+        return {"messages": [AIMessage(content="Not deploying.")]}
+    RAN.append(region)
+    return {"messages": [AIMessage(content=f"Deployed to {region}.")]}
+
+
+def _builder() -> StateGraph:
+    builder = StateGraph(MessagesState)
+    builder.add_node("ask_region", _ask_region)
+    builder.add_edge(START, "ask_region")
+    return builder
+
+
+def make_graph(checkpointer: Any) -> Any:
+    """A factory: takes the gateway's checkpointer."""
+    return _builder().compile(checkpointer=checkpointer)
+
+
+#: A compiled graph without a checkpointer: the gateway gives it its own.
+compiled = _builder().compile()
+
+
+def _plain(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [AIMessage(content=f"echo: {state['messages'][-1].text}")]}
+
+
+_plain_builder = StateGraph(MessagesState)
+_plain_builder.add_node("reply", _plain)
+_plain_builder.add_edge(START, "reply")
+#: A graph that never asks: a plain chat agent.
+plain = _plain_builder.compile()
+
+
+def _free(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt("Type the release name")
+    return {"messages": [AIMessage(content=f"Release {answer}.")]}
+
+
+_free_builder = StateGraph(MessagesState)
+_free_builder.add_node("free", _free)
+_free_builder.add_edge(START, "free")
+#: A graph whose interrupt value is plain text.
+free_text = _free_builder.compile()
+
+
+def delete_records(table: str, limit: int = 10) -> str:
+    """Delete up to ``limit`` records from ``table``."""
+    RAN.append(f"delete {table} {limit}")
+    return f"deleted {limit} from {table}"
+
+
+async def lookup(term: str) -> str:
+    """Look ``term`` up."""
+    return f"{term}: found"
