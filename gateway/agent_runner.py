@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 
-from agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
+from agent.harness import AgentSettings, ClarifyingAgent, ImageInput, TurnOutput
 from agent.protocol import HumanInputResponse
+from gateway import metrics
+from gateway.logs import current_log_context
 
 log = logging.getLogger(__name__)
+
+#: The run coordinates passed to tracing (LangSmith) as metadata, besides the thread id.
+TRACE_FIELDS = ("platform", "chat", "request_id")
 
 
 class LangGraphRunner:
@@ -20,7 +26,8 @@ class LangGraphRunner:
         self._lock = asyncio.Lock()
 
     async def start(self) -> None:
-        """Build the model, checkpointer and graph now (so a broken setup fails at start)."""
+        """Build the model, checkpointer, tools (MCP servers too) and graph now, so a broken
+        setup fails at start with a message naming what is wrong."""
         await self._get()
 
     async def _get(self) -> ClarifyingAgent:
@@ -28,15 +35,31 @@ class LangGraphRunner:
             async with self._lock:
                 if self._agent is None:
                     self._agent = await ClarifyingAgent.create(self.settings)
-                    log.info("agent ready (model %s)", self.settings.model)
+                    what = (
+                        f"graph {self.settings.graph}"
+                        if self.settings.graph
+                        else f"model {self.settings.model}"
+                    )
+                    log.info("agent ready (%s)", what)
         return self._agent
 
     async def run_turn(
-        self, thread_id: str, text: str, response: HumanInputResponse | None = None
+        self,
+        thread_id: str,
+        text: str,
+        response: HumanInputResponse | None = None,
+        *,
+        images: Sequence[ImageInput] = (),
     ) -> TurnOutput:
-        """Run one turn on ``thread_id``."""
+        """Run one turn on ``thread_id``; count its tokens and any limit that ended it."""
         agent = await self._get()
-        return await agent.run_turn(thread_id, text, response)
+        context = current_log_context()
+        metadata = {name: context[name] for name in TRACE_FIELDS if name in context}
+        output = await agent.run_turn(thread_id, text, response, images=images, metadata=metadata)
+        metrics.count_tokens(output.usage)
+        if output.limit:
+            metrics.RUN_LIMITS.labels(limit=output.limit).inc()
+        return output
 
     async def ping(self) -> bool:
         """True when the checkpointer answers; False before the agent is built (not ready yet)."""

@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from agent.harness import ImageInput
 from agent.protocol import HumanInputResponse, detect_locale, looks_like_answer, parse_typed_reply
 from gateway import metrics
 from gateway.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
@@ -46,6 +47,8 @@ log = logging.getLogger(__name__)
 CLEAR_PROGRESS_SECONDS = 2.0
 #: Deliveries of a job that failed before any reply; after the last one it is given up.
 MAX_DELIVERIES = 3
+#: Images of one message shown to the model at most.
+MAX_IMAGES = 4
 
 
 class HandBack(Exception):
@@ -215,7 +218,27 @@ class Dispatcher:
                 refused = TextReply(text=refusal.message, private_to=msg.sender)
                 await self._reply(conv, refused, progress)
                 return
-        await self._run(conv, thread_id, message_text(msg), None, msg.sender, progress)
+        images = await self._images(msg)
+        await self._run(conv, thread_id, message_text(msg), None, msg.sender, progress, images)
+
+    async def _images(self, msg: InboundMessage) -> list[ImageInput]:
+        """The message's images, fetched through its adapter within the size cap (others are
+        described in the text); one that cannot be had is left out, with a log line."""
+        cap = self.config.agent.max_image_bytes
+        wanted = [a for a in msg.attachments if a.kind == "image" and (a.size or 0) <= cap][:MAX_IMAGES]
+        if not wanted or cap <= 0:
+            return []
+        images = []
+        for attachment in wanted:
+            try:
+                adapter = self.outbox.adapter_for(msg.conversation.platform)
+                data = await adapter.fetch_attachment(attachment, cap)
+            except Exception:
+                log.warning("could not fetch image %s", attachment.name or attachment.kind, exc_info=True)
+                continue
+            if data:
+                images.append(ImageInput(data, attachment.mime_type or "image/png", attachment.name))
+        return images
 
     async def _answer(self, job: AnswerJob, progress: _Progress) -> None:
         conv = job.conversation
@@ -238,6 +261,7 @@ class Dispatcher:
         response: HumanInputResponse | None,
         sender: Sender,
         progress: _Progress,
+        images: list[ImageInput] | None = None,
     ) -> None:
         working = WorkingIndicator(
             self.outbox, conv, detect_locale(text), after=self.config.progress_after_seconds
@@ -248,7 +272,8 @@ class Dispatcher:
         limit = self.config.run_timeout_seconds
         try:
             async with asyncio.timeout(limit):
-                output = await self.runner.run_turn(thread_id, text, response)
+                seen = {"images": images} if images else {}  # runners without images keep working
+                output = await self.runner.run_turn(thread_id, text, response, **seen)
         except asyncio.CancelledError:
             # stopping, or taken over: the job runs again elsewhere with its own "working…"
             with contextlib.suppress(BaseException):

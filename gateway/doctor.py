@@ -61,7 +61,10 @@ async def run_checks(config_path: str | None) -> Report:
     await _check_store(config, report)
     runner = LangGraphRunner(config.agent_settings())
     try:
-        await _check_agent(config, runner, report)
+        if await _check_mcp(config, report):
+            await _check_agent(config, runner, report)
+        else:
+            report.notes.append("agent: not started, since an MCP server it needs does not answer")
         await _check_platforms(config, runner, report)
     finally:
         await runner.aclose()
@@ -130,6 +133,24 @@ def first_line(exc: BaseException) -> str:
     """The first line of an error message (libpq adds hints on further lines)."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else ""
+
+
+async def _check_mcp(config: GatewayConfig, report: Report) -> bool:
+    """Start each MCP server of ``agent.mcp_servers`` and list its tools; False if one fails."""
+    servers = config.agent.mcp_servers
+    if not servers:
+        return True
+    from agent.mcp import server_tool_names
+
+    found = await server_tool_names(servers)
+    for name, tools in found.items():
+        if isinstance(tools, Exception):
+            report.problems.append(f"mcp: {tools}")
+        else:
+            report.ok.append(
+                f"mcp: server {name!r}: {len(tools)} tool(s) ({', '.join(sorted(tools)) or 'none'})"
+            )
+    return not any(isinstance(tools, Exception) for tools in found.values())
 
 
 async def _check_agent(config: GatewayConfig, runner: LangGraphRunner, report: Report) -> None:

@@ -27,6 +27,11 @@ PLATFORM_API_ERRORS = Counter(
     "clarigate_platform_api_errors_total", "Platform API errors", ["platform", "kind"]
 )  # kind: rate_limited | server_error | client_error | network
 
+# kind: input | output; model: the LLM_MODEL (or agent.graph) the tokens went to, as the provider names it
+MODEL_TOKENS = Counter("clarigate_model_tokens_total", "Model tokens used by agent runs", ["model", "kind"])
+# limit: model_calls | tool_calls | recursion
+RUN_LIMITS = Counter("clarigate_run_limits_total", "Agent runs ended by a limit", ["limit"])
+
 RUNS_STARTED = RUNS.labels(state="started")
 RUNS_FINISHED = RUNS.labels(state="finished")
 RUNS_FAILED = RUNS.labels(state="failed")
@@ -46,3 +51,11 @@ def inbound_events(platform: str, kind: str) -> Counter:
 def duplicates_dropped(platform: str) -> Counter:
     """The dropped-duplicates series of one platform."""
     return DUPLICATES_DROPPED.labels(platform=platform)
+
+
+def count_tokens(usage: dict[str, dict[str, int]]) -> None:
+    """Add one run's token usage (``{model: {"input": n, "output": m}}``) to the counters."""
+    for model, spent in usage.items():
+        for kind in ("input", "output"):
+            if spent.get(kind):
+                MODEL_TOKENS.labels(model=model, kind=kind).inc(spent[kind])

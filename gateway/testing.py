@@ -20,15 +20,16 @@ from __future__ import annotations
 import inspect
 import itertools
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agent.harness import TurnOutput
+from agent.harness import ImageInput, TurnOutput
 from agent.protocol import FormField, HumanInputRequest, HumanInputResponse, Option, ui_text
 from gateway.messages import (
     AcceptOutcome,
     AnswerOutcome,
+    Attachment,
     ClarificationClosed,
     ClarificationOut,
     Conversation,
@@ -63,6 +64,9 @@ class TestAdapter(PlatformAdapter):
         # each question by its token, and the conversation it was shown in by request id
         self._questions: dict[str, ClarificationOut] = {}
         self._shown_in: dict[str, Conversation] = {}
+        # attachment bytes by ``Attachment.ref`` (``fetch_attachment`` serves them; ``fetched`` records)
+        self.files: dict[str, bytes] = {}
+        self.fetched: list[str] = []
 
     # --- what a user does -------------------------------------------------------------------
 
@@ -82,10 +86,12 @@ class TestAdapter(PlatformAdapter):
         event_id: str | None = None,
         name: str | None = None,
         language: str | None = None,
+        attachments: list[Attachment] | None = None,
     ) -> AcceptOutcome:
         """Write ``text`` to the bot; ``event_id`` repeats a delivery (to test dedupe).
 
         ``language`` is the person's interface language as a platform would report it.
+        ``attachments`` come with it; put their bytes in ``files`` under their ``ref``.
         """
         conv = self.conversation(chat, topic, direct)
         self._last_conversation, self._last_user = conv, user
@@ -98,6 +104,7 @@ class TestAdapter(PlatformAdapter):
             message_id=f"m-{n}",
             is_mention=not direct,
             language=language,
+            attachments=attachments or [],
         )
         return await self.gateway.accept(message)
 
@@ -208,6 +215,12 @@ class TestAdapter(PlatformAdapter):
         self.refs.append(ref)
         return ref
 
+    async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
+        """The bytes put in ``files`` for the attachment's ref (None if unknown or too large)."""
+        self.fetched.append(attachment.ref)
+        data = self.files.get(attachment.ref)
+        return data if data is not None and len(data) <= max_bytes else None
+
     # --- internals --------------------------------------------------------------------------
 
     def _request_out(self, token: str | None) -> ClarificationOut:
@@ -248,6 +261,7 @@ class Turn:
     thread_id: str
     text: str
     response: HumanInputResponse | None
+    images: tuple[ImageInput, ...] = ()
 
 
 Script = Callable[[Turn], "TurnOutput | Awaitable[TurnOutput]"]
@@ -267,10 +281,15 @@ class ScriptedRunner:
         self.healthy = True
 
     async def run_turn(
-        self, thread_id: str, text: str, response: HumanInputResponse | None = None
+        self,
+        thread_id: str,
+        text: str,
+        response: HumanInputResponse | None = None,
+        *,
+        images: Sequence[ImageInput] = (),
     ) -> TurnOutput:
         """Record the turn and play the script."""
-        turn = Turn(thread_id, text, response)
+        turn = Turn(thread_id, text, response, tuple(images))
         self.calls.append(turn)
         result = self.script(turn)
         return await result if inspect.isawaitable(result) else result
