@@ -52,6 +52,19 @@ def is_verification(message: BaseMessage) -> bool:
     return isinstance(message, AIMessage) and bool(message.additional_kwargs.get(VERIFICATION_KEY))
 
 
+def _is_agent_work(message: BaseMessage) -> bool:
+    """True for a message that shows the request is under way: a verification, or any AI
+    message that is not one of the check's own questions."""
+    if not isinstance(message, AIMessage):
+        return False
+    if is_verification(message):
+        return True
+    own = message.tool_calls and all(
+        c["id"].startswith(CLARIFY_FIRST_CALL_PREFIX) for c in message.tool_calls
+    )
+    return not own
+
+
 class ClarifyFirstMiddleware(AgentMiddleware):
     """Runs the clarify-first check before the agent acts on a new request."""
 
@@ -64,7 +77,15 @@ class ClarifyFirstMiddleware(AgentMiddleware):
         self.to_provider = not isinstance(model, LocalChatModel)
 
     def _check_input(self, messages: Sequence[AnyMessage]) -> list[BaseMessage] | None:
-        """What the check is given, or None when it must not run on this turn."""
+        """What the check is given, or None when it must not run on this turn.
+
+        It runs once per request: on the thread's first message, and again only to
+        follow up its own question (up to ``max_asks``). Once it has verified, or the
+        agent has started working, later messages of the thread are part of the same
+        request and go straight to the agent (``/new`` starts a new request).
+        """
+        if any(_is_agent_work(m) for m in messages):
+            return None
         asked = [r for r in map(request_in, messages) if r is not None]
         own = [r for r in asked if r.tool_call_id.startswith(CLARIFY_FIRST_CALL_PREFIX)]
         response = answered_response(messages)

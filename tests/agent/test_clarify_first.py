@@ -125,3 +125,33 @@ async def test_a_malformed_check_is_retried(make_agent: Any) -> None:
 
     assert out.replies == ["Clear enough.", "Done."]
     assert len(model.calls) == 3
+
+
+async def test_the_check_runs_once_per_request_not_on_every_message(make_agent: Any) -> None:
+    model = scripted(
+        decide(False, verification="Understood: a haiku."),
+        {"content": "Steam curls..."},
+        {"content": "Another one: leaves fall..."},
+    )
+    agent = await make_agent(model, allow_clarification=True)
+    first = await agent.run_turn("t1", "write a haiku about tea")
+    assert first.replies == ["Understood: a haiku.", "Steam curls..."]
+
+    second = await agent.run_turn("t1", "one more please")
+
+    assert second.replies == ["Another one: leaves fall..."]  # no second verification posted
+    assert len(model.calls) == 3
+    assert not any(
+        CLARIFY_FIRST_MARKER in str(m.content) for m in model.calls[2] if isinstance(m, SystemMessage)
+    )
+    # a new thread is a new request: the check runs again
+    model.turns.append(model.turns[0])
+    await agent.run_turn("t2", "write a limerick")
+    assert CLARIFY_FIRST_MARKER in str(model.calls[3][0].content)
+
+
+async def test_a_failed_check_posts_nothing(make_agent: Any) -> None:
+    model = scripted({"content": "Done."})  # the check gets no decision out of this, three times
+    agent = await make_agent(model, allow_clarification=True)
+    out = await agent.run_turn("t1", "do the thing")
+    assert out.replies == ["Done."] and out.request is None

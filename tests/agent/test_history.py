@@ -65,7 +65,9 @@ def test_only_the_calls_without_results_are_answered() -> None:
     assert openai_problems(patched) == [] and anthropic_problems(patched) == []
 
 
-async def test_the_clarify_first_check_after_a_failed_tool_is_sent_a_valid_history(make_agent: Any) -> None:
+async def test_after_a_failed_tool_the_next_message_is_sent_a_valid_history(make_agent: Any) -> None:
+    """With clarify-first on, the next message of the request goes to the agent (no second check)."""
+
     def decide(verification: str) -> dict[str, Any]:
         args = {"need_clarification": False, "question": "", "verification": verification}
         return {"content": "", "tool_calls": [{"name": "ClarifyWithUser", "args": args}]}
@@ -73,7 +75,6 @@ async def test_the_clarify_first_check_after_a_failed_tool_is_sent_a_valid_histo
     model = scripted(
         decide("Looking a up."),
         {"content": "", "tool_calls": [{"name": "flaky_lookup", "args": {"key": "a"}}]},
-        decide("Trying again."),
         {"content": "Done."},
     )
     agent = await make_agent(model, tools=[flaky_lookup], allow_clarification=True)
@@ -82,9 +83,9 @@ async def test_the_clarify_first_check_after_a_failed_tool_is_sent_a_valid_histo
 
     out = await agent.run_turn("t1", "and now?")
 
-    assert out.replies == ["Trying again.", "Done."]
-    check = model.calls[2]
-    assert openai_problems(check) == [] and anthropic_problems(check) == []
+    assert out.replies == ["Done."]
+    sent = model.calls[2]
+    assert openai_problems(sent) == [] and anthropic_problems(sent) == []
 
 
 def test_a_result_far_from_its_call_does_not_count() -> None:

@@ -173,6 +173,7 @@ async def test_clarify_first_verification_is_not_left_as_a_prefill(
     assert "response_format" in check and "response_format" not in act
     # Newer Anthropic models refuse a request that ends with the assistant's message.
     assert [m["role"] for m in act["messages"]] == ["system", "user"]
-    later = stub_openai[3]["body"]["messages"]
+    assert len(stub_openai) == 3  # the second message is the same request: no second check
+    later = stub_openai[2]["body"]["messages"]
     assert [m["role"] for m in later] == ["system", "user", "assistant", "assistant", "user"]
     assert "Understood: tickets." in [m["content"] for m in later if m["role"] == "assistant"]
