@@ -60,7 +60,7 @@ def _is_agent_work(message: BaseMessage) -> bool:
     if is_verification(message):
         return True
     own = message.tool_calls and all(
-        c["id"].startswith(CLARIFY_FIRST_CALL_PREFIX) for c in message.tool_calls
+        (c["id"] or "").startswith(CLARIFY_FIRST_CALL_PREFIX) for c in message.tool_calls
     )
     return not own
 
