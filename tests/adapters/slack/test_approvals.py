@@ -1,0 +1,117 @@
+"""Approvals (``agent.require_approval``) and a user graph's ``interrupt()`` on Slack: the real
+slack-bolt adapter against the fake Slack, the real LangGraph agent (scripted model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agent.harness import AgentSettings
+from gateway.agent_runner import LangGraphRunner
+from tests.agent import user_graphs
+
+from .conftest import MakeWorld
+
+DELETE_TURN = {"tool_calls": [{"name": "delete_records", "args": {"table": "users", "limit": 5}}]}
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> None:
+    user_graphs.RAN.clear()
+
+
+@pytest.fixture
+async def runner(tmp_path: Path) -> Any:
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump([DELETE_TURN, {"content": "Finished."}]))
+    made = LangGraphRunner(
+        AgentSettings(
+            model=f"scripted:{script}",
+            checkpointer_url="memory://",
+            tools=("tests.agent.user_graphs:delete_records",),
+            require_approval={"delete_records": ["approve", "edit", "reject"]},
+        )
+    )
+    yield made
+    await made.aclose()
+
+
+def _buttons(message: dict[str, Any]) -> list[tuple[str, str]]:
+    return [
+        (e["text"]["text"], e["action_id"])
+        for b in message["blocks"]
+        for e in b.get("elements", [])
+        if "action_id" in e
+    ]
+
+
+async def test_approve_by_click_runs_the_tool_once(make_world: MakeWorld, runner: Any) -> None:
+    world = await make_world(runner)
+    await world.user.dm("clean up the users table")
+    await world.settle()
+    question = world.fake.posted()
+    assert "delete_records" in json.dumps(question["blocks"])
+    assert _buttons(question) == [
+        ("Approve", "clarigate:o1"),
+        ("Reject", "clarigate:o2"),
+        ("Edit", "clarigate:o3"),
+    ]
+    assert user_graphs.RAN == []
+    await world.user.click(question, "clarigate:o1")
+    await world.settle()
+    await world.user.click(question, "clarigate:o1")  # a second click answers nothing
+    await world.settle()
+    assert user_graphs.RAN == ["delete users 5"]
+    assert "Answered by <@U1>: Approve" in json.dumps(world.fake.of("chat.update")[-1]["blocks"])
+    assert world.fake.posted()["text"] == "Finished."
+
+
+async def test_reject_by_click_never_runs_the_tool(make_world: MakeWorld, runner: Any) -> None:
+    world = await make_world(runner)
+    await world.user.dm("clean up the users table")
+    await world.settle()
+    await world.user.click(world.fake.posted(), "clarigate:o2")
+    await world.settle()
+    assert user_graphs.RAN == []
+    assert world.fake.posted()["text"] == "Finished."
+
+
+async def test_edit_through_the_modal_runs_the_edited_call(make_world: MakeWorld, runner: Any) -> None:
+    world = await make_world(runner)
+    await world.user.dm("clean up the users table")
+    await world.settle()
+    await world.user.click(world.fake.posted(), "clarigate:o3")
+    await world.settle()
+    form = world.fake.posted()
+    assert "Edit the arguments of delete_records" in json.dumps(form["blocks"])
+    await world.user.click(form, "clarigate:form")
+    modal = world.fake.of("views.open")[-1]["view"]
+    inputs = [b for b in modal["blocks"] if b["type"] == "input"]
+    assert [b["label"]["text"] for b in inputs] == ["limit", "table"]
+    assert [b["element"]["type"] for b in inputs] == ["number_input", "plain_text_input"]
+    response = await world.user.submit(modal, {"field-1": {"value": {"type": "number_input", "value": "2"}}})
+    assert response.status_code == 200
+    await world.settle()
+    assert user_graphs.RAN == ["delete users 2"]
+
+
+async def test_a_user_graph_interrupt_answered_by_click(make_world: MakeWorld) -> None:
+    graph = LangGraphRunner(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.user_graphs:make_graph")
+    )
+    try:
+        world = await make_world(graph)
+        await world.user.dm("deploy")
+        await world.settle()
+        question = world.fake.posted()
+        assert "Which region?" in json.dumps(question["blocks"])
+        await world.user.click(question, "clarigate:o2")
+        await world.settle()
+        assert user_graphs.RAN == ["us-east"]
+        assert world.fake.posted()["text"] == "Deployed to us-east."
+    finally:
+        await graph.aclose()
