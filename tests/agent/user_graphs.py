@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import interrupt
 
@@ -74,3 +75,16 @@ def delete_records(table: str, limit: int = 10) -> str:
 async def lookup(term: str) -> str:
     """Look ``term`` up."""
     return f"{term}: found"
+
+
+def _metadata(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
+    metadata = config.get("metadata") or {}
+    seen = {k: metadata.get(k) for k in ("thread_id", "platform")}
+    return {"messages": [AIMessage(content=f"{seen}")]}
+
+
+_meta_builder = StateGraph(MessagesState)
+_meta_builder.add_node("meta", _metadata)
+_meta_builder.add_edge(START, "meta")
+#: Replies with the tracing metadata its run was given.
+metadata_echo = _meta_builder.compile()
