@@ -209,3 +209,16 @@ async def test_token_usage_per_run(make_agent: AgentFactory) -> None:
     )
     out = await agent.run_turn("u", "look a up")
     assert out.usage == {"scripted": {"input": 60, "output": 8}}
+
+
+async def test_own_create_agent_with_clarigates_tool_and_middleware() -> None:
+    agent = await ClarifyingAgent.create(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.user_graphs:make_clarifying_agent")
+    )
+    try:
+        asked = await agent.run_turn("c", "clean up")
+        assert asked.request is not None and [o.label for o in asked.request.options] == ["users", "orders"]
+        done = await _answer(agent, "c", asked, "orders")
+        assert done.replies and done.replies[0].startswith("Cleaning") and "orders" in done.replies[0]
+    finally:
+        await agent.aclose()

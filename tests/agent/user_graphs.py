@@ -88,3 +88,26 @@ _meta_builder.add_node("meta", _metadata)
 _meta_builder.add_edge(START, "meta")
 #: Replies with the tracing metadata its run was given.
 metadata_echo = _meta_builder.compile()
+
+
+def make_clarifying_agent(checkpointer: Any) -> Any:
+    """The README's way (a): an own ``create_agent`` with clarigate's tool and middleware."""
+    from langchain.agents import create_agent
+
+    from agent.middleware import ClarificationMiddleware
+    from agent.models.scripted import ScriptedChatModel, ScriptedTurn
+    from agent.tools import build_ask_clarification_tool
+
+    ask = {"name": "ask_clarification", "args": {"question": "Which table?", "options": ["users", "orders"]}}
+    model = ScriptedChatModel(
+        turns=[
+            ScriptedTurn.model_validate({"tool_calls": [ask]}),
+            ScriptedTurn(content="Cleaning {last_user}"),
+        ]
+    )
+    return create_agent(
+        model,
+        tools=[build_ask_clarification_tool(), delete_records],
+        middleware=[ClarificationMiddleware()],
+        checkpointer=checkpointer,
+    )
