@@ -274,14 +274,16 @@ def _locale(command: Command, pending: HumanInputRequest | None) -> Locale:
 
 def chat_main(
     settings: AgentSettings,
-    stdin: TextIO = sys.stdin,
-    stdout: TextIO = sys.stdout,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
     thread_file: Path | None = None,
 ) -> int:
     """Run the terminal chat; 0 when the person leaves (/quit, end of input, Ctrl-C).
 
     1, with one line on stderr, when the agent cannot start (unknown model, missing key).
     """
+    stdin = stdin or sys.stdin  # looked up at call time, not bound when the module loads
+    stdout = stdout or sys.stdout
     thread_path = thread_file or Path(settings.data_dir) / THREAD_FILE
     with asyncio.Runner() as runner:
         agent: ClarifyingAgent | None = None
