@@ -66,13 +66,28 @@ def serve(config: GatewayConfig, host: str, port: int) -> int:
         )
     )
 
+    agent_failed = False
+
     async def run() -> None:
+        nonlocal agent_failed
         try:
+            # the agent (model, tools, MCP servers, graph) is built now, so a broken setup stops
+            # the start with a message naming what is wrong, not the first person's message
+            start_agent = getattr(gateway.runner, "start", None)
+            if start_agent is not None:
+                try:
+                    await start_agent()
+                except Exception as exc:
+                    log.error("the agent could not start: %s", exc)
+                    agent_failed = True
+                    return
             await server.serve()
         finally:
             await close_gateway(gateway)
 
     asyncio.run(run())
+    if agent_failed:
+        return 1
     if not server.started:
         log.error("the server did not start (see the errors above)")
         return 1

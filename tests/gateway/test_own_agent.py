@@ -196,3 +196,13 @@ def test_doctor_starts_each_mcp_server(tmp_path: Path, capfd: Any) -> None:
     out = capfd.readouterr().out
     assert "ok      mcp: server 'notes': 2 tool(s) (add_note, count_notes)" in out
     assert "PROBLEM mcp: MCP server 'broken'" in out
+
+
+def test_serve_stops_at_start_naming_an_mcp_server_that_does_not_start(tmp_path: Path, capsys: Any) -> None:
+    bot = _bot(
+        tmp_path,
+        {"mcp_servers": {"tickets": {"transport": "streamable_http", "url": "http://127.0.0.1:9/mcp"}}},
+    )
+    assert main(["serve", "--config", str(bot), "--port", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "the agent could not start: MCP server 'tickets'" in err and "Traceback" not in err
