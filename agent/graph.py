@@ -73,7 +73,13 @@ def build_agent_graph(
     if summarize_after_tokens:
         from langchain.agents.middleware import SummarizationMiddleware
 
-        middleware.append(SummarizationMiddleware(model, trigger=("tokens", summarize_after_tokens)))
+        # past the threshold, older messages become one summary; the most recent third is kept as is
+        recent = max(summarize_after_tokens // 3, 1)
+        middleware.append(
+            SummarizationMiddleware(
+                model, trigger=("tokens", summarize_after_tokens), keep=("tokens", recent)
+            )
+        )
     if max_model_calls:
         middleware.append(ModelCallLimit(max_model_calls))
     if require_approval:

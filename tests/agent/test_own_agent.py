@@ -222,3 +222,14 @@ async def test_own_create_agent_with_clarigates_tool_and_middleware() -> None:
         assert done.replies and done.replies[0].startswith("Cleaning") and "orders" in done.replies[0]
     finally:
         await agent.aclose()
+
+
+async def test_long_threads_are_summarized_past_the_threshold(make_agent: AgentFactory) -> None:
+    model = scripted(*[{"content": "x" * 4000} for _ in range(10)])
+    agent = await make_agent(model, summarize_after_tokens=1000)
+    for _ in range(4):
+        out = await agent.run_turn("s", "tell me more " * 50)
+        assert out.replies == ["x" * 4000]
+    history = await agent.history("s")
+    assert len(history) <= 4  # older turns became one summary
+    assert len(model.calls) > 4  # the summaries were written by the model
