@@ -116,14 +116,3 @@ async def test_a_user_graph_interrupt_answered_by_click(make_world: MakeWorld) -
         assert world.fake.posted()["text"] == "Deployed to us-east."
     finally:
         await graph.aclose()
-
-
-async def test_cancel_rejects_and_the_tool_never_runs(make_world: MakeWorld, runner: Any) -> None:
-    world = await make_world(runner)
-    await world.user.dm("clean up the users table")
-    await world.settle()
-    question = world.fake.posted()
-    assert ("Cancel", "clarigate:decline") in _buttons(question)
-    await world.user.click(question, "clarigate:decline")
-    await world.settle()
-    assert user_graphs.RAN == []
