@@ -197,7 +197,9 @@ def test_answer_texts_in_chinese_and_for_a_decline():
     assert "我选择不回答" in answer_message_text(question, declined)
     english = normalize_request({"question": "Which database?"}, "d")
     declined = HumanInputResponse(request_id=english.request_id, response_kind="declined", value="Cancelled")
-    assert answer_message_text(english, declined).startswith('For your clarification "Which database?", I declined')
+    assert answer_message_text(english, declined).startswith(
+        'For your clarification "Which database?", I declined'
+    )
 
 
 def test_form_values_with_separators_stay_unambiguous():

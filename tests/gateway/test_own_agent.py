@@ -115,8 +115,14 @@ async def test_approval_by_click_runs_the_tool_once_and_counts_tokens(
     assert after == before + 24
 
 
-async def test_approval_rejected_by_typing_a_reason(tmp_path: Path, make_gateway: Any) -> None:
-    model = _script(tmp_path, DELETE_TURN, {"content": "Kept them."})
+async def test_typing_something_else_closes_the_approval_and_the_tool_never_runs(
+    tmp_path: Path, make_gateway: Any
+) -> None:
+    """A typed message that is not an option is a new message (the core's rule for every
+    question): the approval closes, the tool does not run, and the agent reads the words next."""
+    model = _script(
+        tmp_path, DELETE_TURN, {"content": "You said: {last_user}"}, DELETE_TURN, {"content": "Done."}
+    )
     settings = AgentSettings(
         model=model,
         checkpointer_url="memory://",
@@ -130,7 +136,15 @@ async def test_approval_rejected_by_typing_a_reason(tmp_path: Path, make_gateway
         await gateway.drain()
         await adapter.reply("no, those are real customers")
         await gateway.drain()
-        assert user_graphs.RAN == [] and adapter.texts()[-1] == "Kept them."
+        assert user_graphs.RAN == []
+        assert adapter.texts()[-1] == "You said: no, those are real customers"
+        assert adapter.closed()  # the approval's message was closed
+        # a typed "Approve" answers a later approval, as a click would
+        await adapter.say("clean up users again")
+        await gateway.drain()
+        await adapter.reply("approve")
+        await gateway.drain()
+        assert user_graphs.RAN == ["delete users 5"] and adapter.texts()[-1] == "Done."
     finally:
         await runner.aclose()
 

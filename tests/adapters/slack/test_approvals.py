@@ -116,3 +116,19 @@ async def test_a_user_graph_interrupt_answered_by_click(make_world: MakeWorld) -
         assert world.fake.posted()["text"] == "Deployed to us-east."
     finally:
         await graph.aclose()
+
+
+async def test_cancel_rejects_the_call_and_the_agent_goes_on(make_world: MakeWorld, runner: Any) -> None:
+    world = await make_world(runner)
+    await world.user.dm("clean up the users table")
+    await world.settle()
+    question = world.fake.posted()
+    await world.user.click(question, "clarigate:decline")
+    await world.settle()
+    assert user_graphs.RAN == []
+    assert world.fake.posted()["text"] == "Finished."
+    # the interrupted run was resumed with a rejection the model reads
+    saver = runner._agent._checkpointer.saver
+    latest = [c async for c in saver.alist(None, limit=1)][0]
+    results = [m.text for m in latest.checkpoint["channel_values"]["messages"] if m.type == "tool"]
+    assert any("The person declined this action." in r for r in results)
