@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from gateway.config import load_config
-    from gateway.logs import setup_logging
+    from gateway.logs import register_secrets, setup_logging
 
     if args.command == "doctor":
         from gateway.doctor import doctor_main
@@ -63,6 +63,7 @@ def _run(args: argparse.Namespace) -> int:
         from gateway.terminal import chat_main
 
         return chat_main(config.agent_settings())
+    register_secrets(config.secret_values())
     setup_logging(args.log_format or config.log_format)
     from gateway.serve import serve
 

@@ -121,6 +121,10 @@ SECRET_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Environment variables whose values are secrets wherever they come from (provider API keys, …).
+SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ENCRYPT_KEY", "_APP_SECRET")
+
+
 class AgentConfig(BaseModel):
     """The agent section: model, checkpointer and the clarification switches."""
 
@@ -216,6 +220,24 @@ class GatewayConfig(BaseSettings):
     def enabled_platforms(self) -> list[str]:
         """The platforms this bot serves."""
         return [name for name in PLATFORMS if self.platform_enabled(name)]
+
+    def secret_values(self) -> list[str]:
+        """Every secret this bot holds (platform credentials, store and database passwords, provider
+        keys from the environment), for the log redactor; never printed."""
+        values = [
+            secret.get_secret_value()
+            for name, fields in SECRET_FIELDS.items()
+            for field in fields
+            if isinstance(secret := getattr(getattr(self, name), field, None), SecretStr)
+        ]
+        for url in (self.redis_url, self.agent.checkpointer_url):
+            password = urlsplit(url).password if url and "://" in url else None
+            if password:
+                values.append(password)
+        values.extend(
+            value for name, value in os.environ.items() if value and name.endswith(SECRET_ENV_SUFFIXES)
+        )
+        return values
 
     def agent_settings(self) -> AgentSettings:
         """What the agent harness needs."""

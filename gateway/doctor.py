@@ -17,6 +17,7 @@ from gateway.config import (
     load_config,
 )
 from gateway.core import Gateway
+from gateway.logs import register_secrets
 
 #: The environment names that make each platform's credentials.
 CREDENTIAL_NAMES = {
@@ -54,6 +55,7 @@ async def run_checks(config_path: str | None) -> Report:
     except ValueError as exc:
         report.problems.append(f"config: {exc}")
         return report
+    register_secrets(config.secret_values())
     report.ok.append(
         f"config: {config_path or 'no config file (defaults and environment)'}, bot id {config.bot_id!r}"
     )

@@ -13,6 +13,7 @@ import uvicorn
 from gateway.app import build_gateway, close_gateway, store_description
 from gateway.config import GatewayConfig
 from gateway.doctor import CREDENTIAL_NAMES
+from gateway.logs import guard_handlers
 from gateway.server import build_app, gateway_lifespan
 
 log = logging.getLogger("gateway.serve")
@@ -43,6 +44,7 @@ def serve(config: GatewayConfig, host: str, port: int) -> int:
     except ValueError as exc:  # an extra adapter that cannot be imported, …
         log.error("cannot build the bot: %s", exc)
         return 2
+    guard_handlers()  # the SDKs imported just now may have brought handlers of their own
     enabled = [adapter.platform for adapter in gateway.adapters]
     log.info("store: %s", store_description(config))
     if enabled:

@@ -60,3 +60,31 @@ async def test_lines_of_a_run_carry_its_coordinates(make_gateway, json_lines):
     failed = next(line for line in lines if line["message"].startswith("agent run failed"))
     assert failed["level"] == "ERROR" and failed["thread_id"] == thread_id and "boom" in failed["exc"]
     assert all("thread_id" not in line for line in lines if line["logger"] == "gateway.core")
+
+
+def test_the_redactor_masks_configured_secrets_and_token_shapes():
+    from gateway.config import GatewayConfig
+    from gateway.logs import redact, register_secrets
+
+    config = GatewayConfig(
+        redis_url="redis://:r3dis-pass@redis:6379/0",
+        telegram={"bot_token": "42:abcdefghij"},
+        slack={"signing_secret": "sign-me-please"},
+    )
+    register_secrets(config.secret_values())
+    line = (
+        "GET https://api.telegram.org/bot42:abcdefghij/getMe; signed with sign-me-please; "
+        "redis://:r3dis-pass@redis; Authorization: Bearer xoxb-1-2-3; xapp-1-A-2; "
+        "https://api.telegram.org/bot7777:unregistered_Token-value/sendMessage; ?access_token=abc&x=1"
+    )
+    masked = redact(line)
+    for secret in (
+        "42:abcdefghij",
+        "sign-me-please",
+        "r3dis-pass",
+        "xoxb-1-2-3",
+        "xapp-1-A-2",
+        "unregistered",
+    ):
+        assert secret not in masked
+    assert "/bot***/getMe" in masked and "?access_token=***&x=1" in masked
