@@ -1,30 +1,63 @@
-"""``clarigate serve``: the bot's HTTP server and workers under uvicorn, stopped gracefully."""
+"""``clarigate serve``: the bot's HTTP server and workers under uvicorn, stopped gracefully.
+
+Start-up fails the way ``doctor`` speaks: one line naming the setting and what to do, and an
+exit code per failure class (``gateway.preflight.ExitCode``); the traceback only at
+``--log-level debug``.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import signal
+import socket
+import threading
+from collections.abc import Generator
 from types import FrameType
 
 import uvicorn
 
 from gateway.app import build_gateway, close_gateway, store_description
-from gateway.config import GatewayConfig
-from gateway.doctor import CREDENTIAL_NAMES
+from gateway.config import CREDENTIAL_NAMES, GatewayConfig, startup_problems
+from gateway.core import Gateway
 from gateway.logs import guard_handlers
+from gateway.preflight import (
+    ExitCode,
+    StartFailure,
+    bind_port,
+    first_line,
+    wait_for_postgres,
+    wait_for_redis,
+)
 from gateway.server import build_app, gateway_lifespan
 
 log = logging.getLogger("gateway.serve")
 
+#: SIGHUP (a closed terminal, some supervisors' "restart") drains like SIGTERM: no reload.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
 
 class GracefulServer(uvicorn.Server):
-    """uvicorn, but SIGTERM/SIGINT end in a clean exit (status 0) after the graceful shutdown.
+    """uvicorn, but SIGTERM/SIGINT/SIGHUP end in a clean exit (status 0) after the graceful shutdown.
 
     uvicorn re-raises a caught signal once it has shut down, which would make the process
     die "killed by SIGTERM"; an orchestrator should instead see a clean exit.
     """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        """Handle ``STOP_SIGNALS`` while serving (uvicorn's own list lacks SIGHUP)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         """First signal: shut down gracefully; a second SIGINT forces the exit."""
@@ -35,16 +68,58 @@ class GracefulServer(uvicorn.Server):
             self.should_exit = True
 
 
-def serve(config: GatewayConfig, host: str, port: int) -> int:
-    """Run the bot until SIGTERM; 0 after a clean shutdown, 1 when it could not start."""
+def serve(config: GatewayConfig, host: str, port: int, *, debug: bool = False) -> int:
+    """Run the bot until a stop signal; 0 after a clean shutdown, an ``ExitCode`` when it cannot start."""
+    try:
+        return asyncio.run(_serve(config, host, port))
+    except StartFailure as failure:
+        log.error("cannot start: %s", failure.message, exc_info=debug)
+        return int(failure.code)
+    except Exception as exc:
+        hint = "" if debug else " (--log-level debug shows where)"
+        log.error(
+            "stopped by an unexpected error: %s: %s%s",
+            type(exc).__name__,
+            first_line(exc),
+            hint,
+            exc_info=debug,
+        )
+        return int(ExitCode.UNEXPECTED)
+
+
+async def _serve(config: GatewayConfig, host: str, port: int) -> int:
     for warning in config.warnings:
         log.warning(warning)
+    problems = startup_problems(config)
+    if problems:
+        raise StartFailure(ExitCode.CONFIG, "; ".join(problems))
+    sock = bind_port(host, port)
     try:
-        gateway = build_gateway(config)
-    except ValueError as exc:  # an extra adapter that cannot be imported, …
-        log.error("cannot build the bot: %s", exc)
-        return 2
-    guard_handlers()  # the SDKs imported just now may have brought handlers of their own
+        await _wait_for_stores(config)
+        try:
+            gateway = build_gateway(config)
+        except ValueError as exc:  # an extra adapter that cannot be imported, …
+            raise StartFailure(ExitCode.CONFIG, f"cannot build the bot: {exc}") from exc
+        guard_handlers()  # the SDKs imported just now may have brought handlers of their own
+        try:
+            return await _run(gateway, config, sock)
+        finally:
+            await close_gateway(gateway)
+    finally:
+        sock.close()
+
+
+async def _wait_for_stores(config: GatewayConfig) -> None:
+    """Redis, then the checkpointer's PostgreSQL: waited for while unreachable, refused at once if wrong."""
+    budget = config.startup_wait_seconds
+    if config.redis_url:
+        await wait_for_redis(config.redis_url, budget)
+    url = config.agent.checkpointer_url or ""
+    if url.startswith(("postgresql://", "postgres://")):
+        await wait_for_postgres(url, budget)
+
+
+async def _run(gateway: Gateway, config: GatewayConfig, sock: socket.socket) -> int:
     enabled = [adapter.platform for adapter in gateway.adapters]
     log.info("store: %s", store_description(config))
     if enabled:
@@ -55,8 +130,10 @@ def serve(config: GatewayConfig, host: str, port: int) -> int:
             "To try the agent right away, run `clarigate chat`.",
             "; or ".join(CREDENTIAL_NAMES.values()),
         )
+    await _start(gateway, config)
     grace = config.shutdown_grace_seconds
-    app = build_app(gateway, lifespan=gateway_lifespan(gateway, grace))
+    app = build_app(gateway, lifespan=gateway_lifespan(gateway, grace, start=False))
+    host, port = sock.getsockname()[:2]
     server = GracefulServer(
         uvicorn.Config(
             app,
@@ -67,16 +144,32 @@ def serve(config: GatewayConfig, host: str, port: int) -> int:
             timeout_graceful_shutdown=math.ceil(grace),
         )
     )
-
-    async def run() -> None:
-        try:
-            await server.serve()
-        finally:
-            await close_gateway(gateway)
-
-    asyncio.run(run())
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        if not server.started:
+            await gateway.stop(0)
     if not server.started:
-        log.error("the server did not start (see the errors above)")
-        return 1
+        raise StartFailure(ExitCode.PORT, f"the HTTP server did not start on {host}:{port}")
     log.info("stopped cleanly")
-    return 0
+    return int(ExitCode.OK)
+
+
+async def _start(gateway: Gateway, config: GatewayConfig) -> None:
+    """The agent first (model, checkpointer), then the platforms and the workers."""
+    start_runner = getattr(gateway.runner, "start", None)
+    if start_runner is not None:
+        try:
+            await start_runner()
+        except Exception as exc:
+            raise StartFailure(
+                ExitCode.MODEL,
+                f"agent: model {config.agent.model!r} cannot be used: {first_line(exc)} "
+                "(check LLM_MODEL, its provider package and API key; `clarigate doctor` says more)",
+            ) from exc
+    try:
+        await gateway.start()
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            await gateway.stop(0)
+        raise StartFailure(ExitCode.PLATFORM, f"a platform could not start: {first_line(exc)}") from exc

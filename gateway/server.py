@@ -123,13 +123,15 @@ def build_app(
 
 
 def gateway_lifespan(
-    gateway: Gateway, grace: float
+    gateway: Gateway, grace: float, *, start: bool = True
 ) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
-    """Start the gateway with the server; on shutdown (SIGTERM) stop it within ``grace`` seconds."""
+    """Start the gateway with the server (unless started already, ``start=False``); on shutdown
+    (SIGTERM) stop it within ``grace`` seconds."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await gateway.start()
+        if start:
+            await gateway.start()
         freeze_startup_objects()
         try:
             yield
