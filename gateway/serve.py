@@ -22,6 +22,7 @@ import uvicorn
 from gateway.app import build_gateway, close_gateway, store_description
 from gateway.config import CREDENTIAL_NAMES, GatewayConfig, startup_problems
 from gateway.core import Gateway
+from gateway.identity import IdentityClash, claim_identities, platform_identities
 from gateway.logs import guard_handlers
 from gateway.preflight import (
     ExitCode,
@@ -156,7 +157,7 @@ async def _run(gateway: Gateway, config: GatewayConfig, sock: socket.socket) -> 
 
 
 async def _start(gateway: Gateway, config: GatewayConfig) -> None:
-    """The agent first (model, checkpointer), then the platforms and the workers."""
+    """The agent first (model, checkpointer), the bot's identity, then the platforms and the workers."""
     start_runner = getattr(gateway.runner, "start", None)
     if start_runner is not None:
         try:
@@ -167,6 +168,11 @@ async def _start(gateway: Gateway, config: GatewayConfig) -> None:
                 f"agent: model {config.agent.model!r} cannot be used: {first_line(exc)} "
                 "(check LLM_MODEL, its provider package and API key; `clarigate doctor` says more)",
             ) from exc
+    if config.redis_url:
+        try:
+            await claim_identities(config.redis_url, config.bot_id, await platform_identities(config))
+        except IdentityClash as exc:
+            raise StartFailure(ExitCode.IDENTITY, str(exc)) from exc
     try:
         await gateway.start()
     except Exception as exc:
