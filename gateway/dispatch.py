@@ -22,6 +22,7 @@ from gateway import metrics
 from gateway.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
 from gateway.commands import Control, parse_command
 from gateway.config import GatewayConfig
+from gateway.llm_usage import run_usage
 from gateway.logs import set_log_context
 from gateway.messages import (
     AnswerJob,
@@ -111,6 +112,7 @@ class Dispatcher:
             await self._complete(job)
             return
         progress = _Progress(job)
+        set_log_context(inbound_id=job.inbound_id)
         try:
             if job.kind in ("message", "command"):
                 await self._message(MessageJob.model_validate_json(job.payload_json).message, progress)
@@ -246,9 +248,12 @@ class Dispatcher:
         metrics.RUNS_STARTED.inc()
         started = time.perf_counter()
         limit = self.config.run_timeout_seconds
+        model = self.config.agent.model
+        log.info("run started (model %s)", model)
         try:
             async with asyncio.timeout(limit):
-                output = await self.runner.run_turn(thread_id, text, response)
+                with run_usage(model) as usage:
+                    output = await self.runner.run_turn(thread_id, text, response)
         except asyncio.CancelledError:
             # stopping, or taken over: the job runs again elsewhere with its own "working…"
             with contextlib.suppress(BaseException):
@@ -265,8 +270,18 @@ class Dispatcher:
             await working.finish()
             await self._reply(conv, ErrorReply(text=failure), progress)
             return
-        metrics.RUN_LATENCY.observe(time.perf_counter() - started)
+        took = time.perf_counter() - started
+        metrics.RUN_LATENCY.observe(took)
         metrics.RUNS_FINISHED.inc()
+        log.info(
+            "run finished in %.2f s (model %s, %d model call(s), %d tokens in, %d out)%s",
+            took,
+            usage.model or model,
+            usage.calls,
+            usage.input_tokens,
+            usage.output_tokens,
+            ", asking" if output.request is not None else "",
+        )
         await working.finish()
         for reply in output.replies:
             if reply.strip():
@@ -306,6 +321,8 @@ class Dispatcher:
     async def _reply(self, conv: Conversation, item: Any, progress: _Progress) -> Any:
         await self._ensure_held(progress)
         ref = await self.outbox.send(conv, item)
+        if not progress.replied:
+            metrics.observe_receive_to_reply(progress.job.entry_id)
         progress.replied = True
         return ref
 

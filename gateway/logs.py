@@ -205,6 +205,20 @@ def guard_handlers() -> None:
                 handler.addFilter(RedactingFilter())
 
 
+#: Paths polled by probes and Prometheus: access-logged only at DEBUG.
+QUIET_PATHS = ("/healthz", "/readyz", "/metrics")
+
+
+class QuietProbes(logging.Filter):
+    """Drops uvicorn's access lines for probe and metrics requests unless the level is DEBUG."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for a probe's access line at INFO and above."""
+        args = record.args if isinstance(record.args, tuple) else ()
+        path = str(args[2]).split("?", 1)[0] if len(args) >= 3 else ""
+        return path not in QUIET_PATHS or logging.getLogger().getEffectiveLevel() <= logging.DEBUG
+
+
 LEVELS = ("debug", "info", "warning", "error")
 
 
@@ -234,4 +248,7 @@ def setup_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, QuietProbes) for f in access.filters):
+        access.addFilter(QuietProbes())
     guard_handlers()
