@@ -189,6 +189,7 @@ class GatewayConfig(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "info"  # --log-level overrides
     # how long ``serve`` waits for an unreachable Redis / PostgreSQL at start (0: try once)
     startup_wait_seconds: float = Field(60.0, ge=0)
+    metrics_port: int | None = Field(None, ge=1, le=65535)  # /metrics on its own port when set
     data_dir: str = ".clarigate"
     #: More platforms: import paths ``module:Class`` of ``PlatformAdapter``s built as ``Class(gateway)``.
     extra_adapters: list[str] = Field(default_factory=list)

@@ -9,7 +9,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-#: Key of the structured answer in ``HumanMessage.additional_kwargs`` (PROTOCOL.md).
+#: Key of the structured answer in ``HumanMessage.additional_kwargs``.
 HUMAN_INPUT_RESPONSE_KEY = "human_input_response"
 
 

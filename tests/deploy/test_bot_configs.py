@@ -89,3 +89,33 @@ def test_env_example_leaves_the_bot_yaml_settings_in_force(
         "openai:gpt-4.1-mini",
         "anyone",
     )
+
+
+def setting_paths(model: type[BaseModel], where: str = "") -> list[str]:
+    """Every setting of ``model`` as a dotted path (sections walked into)."""
+    paths = []
+    for name, field in model.model_fields.items():
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            paths += setting_paths(field.annotation, f"{where}{name}.")
+        else:
+            paths.append(f"{where}{name}")
+    return paths
+
+
+def test_the_example_shows_every_setting() -> None:
+    """A setting the example does not show is one an operator cannot find: add it there."""
+    from gateway.config import SECRET_FIELDS
+
+    data = yaml.safe_load((DEPLOY / "bot.example.yaml").read_text())
+    secrets = {f"{section}.{name}" for section, names in SECRET_FIELDS.items() for name in names}
+
+    def shown(path: str) -> bool:
+        node: Any = data
+        for part in path.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return False
+            node = node[part]
+        return True
+
+    missing = [p for p in setting_paths(GatewayConfig) if p not in secrets and not shown(p)]
+    assert missing == []
