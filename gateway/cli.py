@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
                 help="default: log_level from config ($CLARIGATE_LOG_LEVEL), else info; "
                 "debug also prints the traceback of a failed start",
             )
+    from gateway.admin_cli import add_admin_parser
+
+    add_admin_parser(commands)
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -67,11 +70,16 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"clarigate: {exc}", file=sys.stderr)
         return 2
+    register_secrets(config.secret_values())
+    if args.command == "admin":
+        from gateway.admin_cli import admin_main
+
+        setup_logging("text", level=logging.WARNING)
+        return admin_main(config, args)
     if args.command == "chat":
         from gateway.terminal import chat_main
 
         return chat_main(config.agent_settings())
-    register_secrets(config.secret_values())
     level = level_from(args.log_level or config.log_level)
     setup_logging(args.log_format or config.log_format, level=level)
     from gateway.serve import serve
