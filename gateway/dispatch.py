@@ -37,6 +37,7 @@ from gateway.messages import (
 )
 from gateway.notices import notice_for_text
 from gateway.outbound import Outbox
+from gateway.port import DeliveryFailed
 from gateway.progress import WorkingIndicator
 from gateway.runner import AgentRunner
 from gateway.store.base import Job, PendingRecord, Store
@@ -122,7 +123,9 @@ class Dispatcher:
             # not completed here either: the worker holding it now completes it (once)
             log.warning("job %s was taken over by another worker: its reply comes from there", job.inbound_id)
             return
-        except Exception:
+        except Exception as exc:
+            if isinstance(exc, DeliveryFailed) and (progress.replied or job.deliveries >= MAX_DELIVERIES):
+                metrics.DELIVERIES_GIVEN_UP.labels(platform=job.inbound_id.partition(":")[0]).inc()
             if progress.replied:
                 log.exception("job %s failed after its reply was sent", job.inbound_id)
             elif job.deliveries < MAX_DELIVERIES:
@@ -131,6 +134,7 @@ class Dispatcher:
                 )
                 raise HandBack(job.inbound_id) from None
             else:
+                metrics.JOBS_GIVEN_UP.inc()
                 log.exception("job %s failed %d times: giving up", job.inbound_id, job.deliveries)
                 if job.kind != "answer":
                     await self.store.forget(job.inbound_id)  # a redelivery by the platform may retry

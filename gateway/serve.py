@@ -24,6 +24,7 @@ from gateway.config import CREDENTIAL_NAMES, GatewayConfig, startup_problems
 from gateway.core import Gateway
 from gateway.identity import IdentityClash, claim_identities, platform_identities
 from gateway.logs import guard_handlers
+from gateway.ops import OpsSampler
 from gateway.preflight import (
     ExitCode,
     StartFailure,
@@ -32,7 +33,7 @@ from gateway.preflight import (
     wait_for_postgres,
     wait_for_redis,
 )
-from gateway.server import build_app, gateway_lifespan
+from gateway.server import HttpMetrics, build_app, gateway_lifespan, metrics_route
 
 log = logging.getLogger("gateway.serve")
 
@@ -95,6 +96,7 @@ async def _serve(config: GatewayConfig, host: str, port: int) -> int:
     if problems:
         raise StartFailure(ExitCode.CONFIG, "; ".join(problems))
     sock = bind_port(host, port)
+    metrics_sock = bind_port(host, config.metrics_port) if config.metrics_port else None
     try:
         await _wait_for_stores(config)
         try:
@@ -103,11 +105,13 @@ async def _serve(config: GatewayConfig, host: str, port: int) -> int:
             raise StartFailure(ExitCode.CONFIG, f"cannot build the bot: {exc}") from exc
         guard_handlers()  # the SDKs imported just now may have brought handlers of their own
         try:
-            return await _run(gateway, config, sock)
+            return await _run(gateway, config, sock, metrics_sock)
         finally:
             await close_gateway(gateway)
     finally:
         sock.close()
+        if metrics_sock is not None:
+            metrics_sock.close()
 
 
 async def _wait_for_stores(config: GatewayConfig) -> None:
@@ -120,7 +124,9 @@ async def _wait_for_stores(config: GatewayConfig) -> None:
         await wait_for_postgres(url, budget)
 
 
-async def _run(gateway: Gateway, config: GatewayConfig, sock: socket.socket) -> int:
+async def _run(
+    gateway: Gateway, config: GatewayConfig, sock: socket.socket, metrics_sock: socket.socket | None
+) -> int:
     enabled = [adapter.platform for adapter in gateway.adapters]
     log.info("store: %s", store_description(config))
     if enabled:
@@ -145,15 +151,47 @@ async def _run(gateway: Gateway, config: GatewayConfig, sock: socket.socket) -> 
             timeout_graceful_shutdown=math.ceil(grace),
         )
     )
+    sampler = OpsSampler(gateway, config.redis_url)
+    sampler.start()
+    metrics_server = _metrics_server(config, metrics_sock)
+    metrics_task = (
+        asyncio.create_task(metrics_server.serve(sockets=[metrics_sock]))
+        if metrics_server is not None and metrics_sock is not None
+        else None
+    )
     try:
         await server.serve(sockets=[sock])
     finally:
+        if metrics_server is not None and metrics_task is not None:
+            metrics_server.should_exit = True
+            await asyncio.gather(metrics_task, return_exceptions=True)
+        await sampler.stop()
         if not server.started:
             await gateway.stop(0)
     if not server.started:
         raise StartFailure(ExitCode.PORT, f"the HTTP server did not start on {host}:{port}")
     log.info("stopped cleanly")
     return int(ExitCode.OK)
+
+
+class _SecondServer(uvicorn.Server):
+    """The metrics port's server: the main server owns the signals and stops this one."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        """Leave the signal handlers to the main server."""
+        yield
+
+
+def _metrics_server(config: GatewayConfig, sock: socket.socket | None) -> uvicorn.Server | None:
+    """``/metrics`` alone, on ``metrics_port`` (None when metrics share the main port)."""
+    if sock is None:
+        return None
+    from starlette.applications import Starlette
+
+    app = HttpMetrics(Starlette(routes=[metrics_route(config.bot_id)]), ["/metrics"])
+    host, port = sock.getsockname()[:2]
+    return _SecondServer(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off"))
 
 
 async def _start(gateway: Gateway, config: GatewayConfig) -> None:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from gateway import metrics
 from gateway.dispatch import READ_AHEAD, HandBack, ReadAhead
 from gateway.store.base import HoldStatus, Job, Store
 
@@ -37,8 +38,9 @@ class LoopHealth:
     ``failing`` is what ``/healthz`` and the metrics read; the traceback is logged at DEBUG only.
     """
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, operation: str) -> None:
         self.what = what
+        self.operation = operation  # the store-errors metric's label
         self.failing_since: float | None = None
         self.failures = 0
 
@@ -50,6 +52,7 @@ class LoopHealth:
     def failed(self, exc: BaseException) -> None:
         """Count a failure; log it when it is the first of a run of failures."""
         self.failures += 1
+        metrics.STORE_ERRORS.labels(operation=self.operation).inc()
         if self.failing_since is None:
             self.failing_since = time.monotonic()
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -117,9 +120,9 @@ class WorkerPool:
         self._stopping = False
         self._context = contextvars.copy_context()  # what each job's task starts from
         self._unstarted: list[str] = []  # jobs read while stopping, never started
-        self.reading = LoopHealth("reading jobs")
-        self.claiming = LoopHealth("claiming stale jobs")
-        self.keeping = LoopHealth("touching held jobs")
+        self.reading = LoopHealth("reading jobs", "read_jobs")
+        self.claiming = LoopHealth("claiming stale jobs", "claim_stale_jobs")
+        self.keeping = LoopHealth("touching held jobs", "keep_jobs")
 
     @property
     def busy(self) -> int:

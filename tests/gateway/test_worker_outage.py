@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from prometheus_client import REGISTRY
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from gateway.store.memory import MemoryStore
@@ -24,6 +25,7 @@ class FlakyStore(MemoryStore):
 
 
 async def test_an_outage_logs_two_lines_not_one_per_try(make_gateway, caplog):
+    errors_before = REGISTRY.get_sample_value("clarigate_store_errors_total", {"operation": "read_jobs"}) or 0
     store = FlakyStore("outage")
     caplog.set_level(logging.INFO, logger="gateway.worker")
     gateway, chat = await make_gateway(store)
@@ -42,3 +44,5 @@ async def test_an_outage_logs_two_lines_not_one_per_try(make_gateway, caplog):
     assert "Connection refused" in lines[0].getMessage() and lines[0].exc_info is None
     assert f"works again after {store.attempts} failure(s)" in lines[1].getMessage()
     assert not gateway.pool.reading.failing
+    errors = REGISTRY.get_sample_value("clarigate_store_errors_total", {"operation": "read_jobs"})
+    assert errors == errors_before + store.attempts  # every failure is counted, though logged once
