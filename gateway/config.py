@@ -190,6 +190,8 @@ class GatewayConfig(BaseSettings):
     # how long ``serve`` waits for an unreachable Redis / PostgreSQL at start (0: try once)
     startup_wait_seconds: float = Field(60.0, ge=0)
     metrics_port: int | None = Field(None, ge=1, le=65535)  # /metrics on its own port when set
+    # at start, create the checkpointer's PostgreSQL database when it does not exist (needs CREATEDB)
+    create_database: bool = False
     data_dir: str = ".clarigate"
     #: More platforms: import paths ``module:Class`` of ``PlatformAdapter``s built as ``Class(gateway)``.
     extra_adapters: list[str] = Field(default_factory=list)

@@ -149,8 +149,12 @@ _PG_TRANSIENT = (
 )
 
 
-async def wait_for_postgres(url: str, budget: float) -> None:
-    """Return once PostgreSQL at ``url`` accepts a connection; stop at once on a permanent refusal."""
+async def wait_for_postgres(url: str, budget: float, create: bool = False) -> None:
+    """Return once PostgreSQL at ``url`` accepts a connection; stop at once on a permanent refusal.
+
+    ``create`` (the ``create_database`` setting): a database that does not exist is created,
+    from the server's ``postgres`` database with the same credentials (which need CREATEDB).
+    """
     import psycopg
 
     where = f"checkpointer: PostgreSQL at {without_password(url)}"
@@ -162,8 +166,12 @@ async def wait_for_postgres(url: str, budget: float) -> None:
             text = first_line(exc)
             if any(marker in str(exc).lower() for marker in _PG_TRANSIENT):
                 return text
-            if "does not exist" in text and "database" in text:
-                advice = "create it (deploy/README.md: the database job) or point CHECKPOINTER_URL elsewhere"
+            missing = "does not exist" in text and "database" in text
+            if missing and create:
+                await create_database(url, where)
+                return await connect()
+            if missing:
+                advice = "create it, set create_database: true, or point CHECKPOINTER_URL elsewhere"
             else:
                 advice = "check the user, password and database in CHECKPOINTER_URL"
             raise StartFailure(ExitCode.DATABASE, f"{where}: {text}; {advice}") from exc
@@ -171,3 +179,33 @@ async def wait_for_postgres(url: str, budget: float) -> None:
         return None
 
     await wait_until(where, connect, budget, ExitCode.DATABASE, "Is PostgreSQL running there?")
+
+
+async def create_database(url: str, where: str) -> None:
+    """``CREATE DATABASE`` the database named in ``url``, connected to the server's ``postgres`` one."""
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = str(conninfo_to_dict(url).get("dbname") or "")
+    try:
+        admin = await psycopg.AsyncConnection.connect(
+            make_conninfo(url, dbname="postgres"), connect_timeout=5, autocommit=True
+        )
+    except Exception as exc:
+        raise StartFailure(
+            ExitCode.DATABASE, f"{where}: cannot create database {name!r}: {first_line(exc)}"
+        ) from exc
+    try:
+        await admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        log.info("checkpointer: created database %r (create_database is on)", name)
+    except psycopg.errors.DuplicateDatabase:
+        pass  # another replica created it a moment ago
+    except Exception as exc:
+        raise StartFailure(
+            ExitCode.DATABASE,
+            f"{where}: cannot create database {name!r}: {first_line(exc)} "
+            "(the CHECKPOINTER_URL user needs CREATEDB, or create it beforehand)",
+        ) from exc
+    finally:
+        await admin.close()

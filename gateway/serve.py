@@ -121,7 +121,7 @@ async def _wait_for_stores(config: GatewayConfig) -> None:
         await wait_for_redis(config.redis_url, budget)
     url = config.agent.checkpointer_url or ""
     if url.startswith(("postgresql://", "postgres://")):
-        await wait_for_postgres(url, budget)
+        await wait_for_postgres(url, budget, create=config.create_database)
 
 
 async def _run(

@@ -20,7 +20,7 @@ from tests.deploy.k8s_objects import DEPLOY, K8S, env_file_keys
 BOT_CONFIGS = [
     DEPLOY / "bot.example.yaml",
     K8S / "bot" / "bot.yaml",
-    *sorted((K8S / "two-bots").glob("*/bot.yaml")),
+    *sorted((K8S / "many-bots").glob("*/bot.yaml")),
 ]
 
 
@@ -56,9 +56,9 @@ def test_bot_config_loads_without_warnings_or_unknown_keys(path: Path) -> None:
     assert config.enabled_platforms() == []
 
 
-def test_two_bots_have_different_prefixes() -> None:
-    ids = [load_config(path).bot_id for path in BOT_CONFIGS if path.parent.parent.name == "two-bots"]
-    assert len(ids) == 2 and len(set(ids)) == 2
+def test_many_bots_have_different_prefixes() -> None:
+    ids = [load_config(path).bot_id for path in BOT_CONFIGS if path.parent.parent.name == "many-bots"]
+    assert len(ids) == 3 and len(set(ids)) == 3
 
 
 def test_blank_values_in_env_example_switch_nothing_on(monkeypatch: pytest.MonkeyPatch) -> None:

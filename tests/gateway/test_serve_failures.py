@@ -173,3 +173,24 @@ def test_a_misspelt_variable_stops_serve_and_doctor(monkeypatch, capsys):
     assert "did you mean `CLARIGATE_SLACK__ALLOWED_USERS`?" in capsys.readouterr().err
     assert main(["doctor"]) == 1
     assert "did you mean `CLARIGATE_SLACK__ALLOWED_USERS`?" in capsys.readouterr().out
+
+
+@pytest.mark.postgres
+def test_create_database_makes_a_missing_database(monkeypatch, capsys):
+    import uuid
+
+    import psycopg
+
+    name = f"clarigate_test_{uuid.uuid4().hex[:10]}"
+    monkeypatch.setenv("CHECKPOINTER_URL", f"postgresql://postgres@127.0.0.1:5432/{name}")
+    monkeypatch.setenv("CLARIGATE_CREATE_DATABASE", "true")
+    monkeypatch.setenv("LLM_MODEL", "no-such-provider:model")  # stops right after the database step
+    try:
+        code, lines = serve(capsys)
+        assert code == ExitCode.MODEL  # got past the database
+        assert any(f"created database '{name}'" in line for line in lines)
+        with psycopg.connect(f"postgresql://postgres@127.0.0.1:5432/{name}") as connection:
+            assert connection.execute("SELECT current_database()").fetchone() == (name,)
+    finally:
+        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
