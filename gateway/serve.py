@@ -216,4 +216,6 @@ async def _start(gateway: Gateway, config: GatewayConfig) -> None:
     except Exception as exc:
         with contextlib.suppress(Exception):
             await gateway.stop(0)
-        raise StartFailure(ExitCode.PLATFORM, f"a platform could not start: {first_line(exc)}") from exc
+        names = [adapter.platform for adapter in gateway.adapters]
+        which = names[0] if len(names) == 1 else "a platform (" + ", ".join(names) + ")"
+        raise StartFailure(ExitCode.PLATFORM, f"{which} could not start: {first_line(exc)}") from exc

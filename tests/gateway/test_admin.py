@@ -141,3 +141,16 @@ async def test_admin_error_on_unknown_ids(redis_stores):
             await admin.drop("1-1")
         with pytest.raises(AdminError, match="no chat thread"):
             await admin.reset_thread("test:w1:none:-")
+
+
+async def test_long_idle_consumers_with_nothing_held_are_pruned(redis_stores):
+    store = redis_stores()
+    await store.accept_job(
+        dedupe_key="test:p1", kind="message", inbound_id="test:p1", order_key="o", payload="{}", seen_ttl=60
+    )
+    await store.read_jobs("holds-one", count=1, block_ms=0)
+    async with Admin(GatewayConfig(redis_url=REDIS_URL, bot_id=store.prefix)) as admin:
+        await admin.redis.xgroup_createconsumer(admin.keys.jobs, "workers", "holds-none")  # read nothing
+        assert await admin.prune_consumers(idle_seconds=3600) == []  # nobody idle an hour yet
+        assert await admin.prune_consumers(idle_seconds=0) == ["holds-none"]
+        assert [c["name"] for c in await admin.consumers()] == ["holds-one"]

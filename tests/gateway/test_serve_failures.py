@@ -140,6 +140,7 @@ def test_a_bad_platform_token(monkeypatch, capsys, refusing_platform, platform):
     code, lines = serve(capsys)
     assert code == ExitCode.PLATFORM
     error = the_error(lines)
+    assert f"cannot start: {platform} could not start:" in error
     assert f"{platform.upper()}_BOT_TOKEN" in error and "wrong" not in error
 
 
