@@ -100,6 +100,17 @@ class TextFormatter(logging.Formatter):
         return f"{text} [{extra}]" if extra else text
 
 
+_calls = logging.getLogger("gateway.platform_calls")
+
+
+def log_platform_call(platform: str, method: str, status: str, message_id: object = None) -> None:
+    """One line per platform API call: method, status and the platform's message id when there is
+    one (the run's coordinates come along from the context, as on every line)."""
+    if _calls.isEnabledFor(logging.INFO):
+        suffix = f", message {message_id}" if message_id else ""
+        _calls.info("%s %s: %s%s", platform, method, status, suffix)
+
+
 # --- secrets ----------------------------------------------------------------------------------
 
 MASK = "***"

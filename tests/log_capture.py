@@ -71,3 +71,8 @@ def assert_no_secret(captured: Captured, secrets: list[str]) -> None:
         for piece in pieces:
             leaked = [line for line in captured.lines() if piece in line]
             assert piece not in text, f"secret {piece[:3]}… in the log: {leaked[:3]}"
+
+
+def carries_inbound_id(line: str, platform: str) -> bool:
+    """True when a text or JSON log line carries an inbound id of ``platform``."""
+    return f"inbound_id={platform}:" in line or f'"inbound_id": "{platform}:' in line

@@ -15,7 +15,7 @@ from gateway.core import Gateway
 from gateway.store.memory import MemoryStore
 from gateway.testing import ScriptedRunner, asking, choice_request
 from tests.conftest import config_for_tests
-from tests.log_capture import assert_no_secret, captured_logs
+from tests.log_capture import assert_no_secret, captured_logs, carries_inbound_id
 
 from .cards import button, payload, text_of
 from .conftest import FeishuBot, feishu_settings
@@ -64,3 +64,7 @@ async def test_webhook_run_logs_no_secret(fake_api, log_format, level, chatty):
             await gateway.stop(grace=0)
     assert_no_secret(logs, [*secrets, fake_api.token])
     assert len(logs.lines()) > 3 and "{'app_secret': '***'}" in logs.text()
+    calls = [
+        line for line in logs.lines() if "feishu POST /open-apis/im/v1/messages" in line and ": ok" in line
+    ]
+    assert any(carries_inbound_id(line, "feishu") for line in calls)  # the run's inbound id rides along

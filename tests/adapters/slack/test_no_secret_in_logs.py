@@ -14,7 +14,7 @@ from gateway.config import GatewayConfig
 from gateway.core import Gateway
 from gateway.store.memory import MemoryStore
 from gateway.testing import ScriptedRunner, asking, choice_request
-from tests.log_capture import assert_no_secret, captured_logs
+from tests.log_capture import assert_no_secret, captured_logs, carries_inbound_id
 
 from .conftest import MakeWorld, slack_settings
 from .fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack
@@ -53,6 +53,8 @@ async def test_http_events_run_logs_no_secret(make_world: MakeWorld, log_format,
         logging.getLogger("adapters.slack").warning("headers: %s", {"Authorization": f"Bearer {BOT_TOKEN}"})
     assert_no_secret(logs, secrets)
     assert len(logs.lines()) > 3 and "Bearer ***" in logs.text()
+    calls = [line for line in logs.lines() if "chat.postMessage: ok, message " in line]
+    assert any(carries_inbound_id(line, "slack") for line in calls)  # the run's inbound id rides along
 
 
 async def test_socket_mode_run_logs_no_secret(fake_slack: FakeSlack):

@@ -14,7 +14,7 @@ from gateway.logs import register_secrets
 from gateway.store.memory import MemoryStore
 from gateway.testing import ScriptedRunner, asking, choice_request
 from tests.conftest import config_for_tests
-from tests.log_capture import assert_no_secret, captured_logs
+from tests.log_capture import assert_no_secret, captured_logs, carries_inbound_id
 
 from .harness import SECRET, callback_update, message_update, open_bench, telegram_settings
 
@@ -55,6 +55,9 @@ async def test_webhook_run_logs_no_secret(bot_api, log_format, level, chatty):
             await store.close()
     assert_no_secret(logs, secrets)
     assert len(logs.lines()) > 3
+    # each Bot API call has its line, with the message it made and the run's inbound id
+    calls = [line for line in logs.lines() if "sendMessage: ok, message " in line]
+    assert any(carries_inbound_id(line, "telegram") for line in calls)  # the run's inbound id rides along
     if chatty:  # the library lines were written, with the token masked, not just left out
         assert any("/bot***/" in line for line in logs.lines() if "httpx" in line)
 
