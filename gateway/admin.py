@@ -12,8 +12,9 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from agent.protocol import HumanInputResponse
-from gateway.answers import run_text_for, view_of
+from agent.protocol import answer_declined
+from gateway import metrics
+from gateway.answers import answered_by, answered_line, run_text_for, view_of
 from gateway.config import GatewayConfig
 from gateway.messages import AnswerJob, ClarificationClosed, Sender
 from gateway.store.base import Job
@@ -122,9 +123,8 @@ class Admin:
         record = await self.store.get_pending(request_id)
         if record is None or record.status != "pending":
             raise AdminError(f"no open clarification {request_id!r} (see `clarigate admin pending`)")
-        response = HumanInputResponse(
-            request_id=request_id, response_kind="declined", value="cancelled by an operator"
-        )
+        by = answered_by(record.conversation.platform, OPERATOR)
+        response = answer_declined(record.request, by, "cancelled")  # as a Cancel click declines
         inbound_id = f"answer:{request_id}"
         payload = AnswerJob(
             conversation=record.conversation,
@@ -139,12 +139,12 @@ class Admin:
         )
         if claim.status != "claimed" or claim.record is None:
             raise AdminError(f"clarification {request_id!r} was {claim.status.replace('_', ' ')} meanwhile")
+        metrics.DECLINED.inc()
         result: dict[str, Any] = {"request_id": request_id, "cancelled": True, "message_closed": False}
         adapter = (adapters or {}).get(record.conversation.platform)
         if adapter is not None:
-            closed = ClarificationClosed(
-                view=view_of(claim.record), answered_line="✖ Cancelled by an operator"
-            )
+            view = view_of(claim.record)
+            closed = ClarificationClosed(view=view, answered_line=answered_line(view))
             try:
                 await adapter.send(record.conversation, closed)
                 result["message_closed"] = True
