@@ -21,7 +21,7 @@ from agent.prompts import NOT_RUN_WHILE_ASKING, PROCEED_WITHOUT_ANSWER
 from agent.protocol import HumanInputRequest, normalize_request, render_text_fallback
 from agent.tools import ASK_CLARIFICATION
 
-#: Key of the request in ``ToolMessage.artifact`` (PROTOCOL.md).
+#: Key of the request in ``ToolMessage.artifact``.
 HUMAN_INPUT_KEY = "human_input"
 
 #: What the model is told when its ``ask_clarification`` arguments had to be repaired.

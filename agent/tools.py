@@ -1,4 +1,4 @@
-"""The ``ask_clarification`` tool the model sees (PROTOCOL.md, "The tool the model sees").
+"""The ``ask_clarification`` tool the model sees.
 
 The tool has no real body: ``ClarificationMiddleware`` answers every call before the
 tool node would run it. The body only runs when clarification is disabled, and then

@@ -5,7 +5,7 @@ workers, the offline model with a ``memory://`` checkpointer, the in-memory test
 adapter), then runs the same conversations straight through
 ``ClarifyingAgent.run_turn``, and prints messages/s, accept-to-reply latency,
 Redis round trips per inbound message and whether the targets hold
-(PERFORMANCE.md: at least 0.8x the agent's throughput, at most 6 round trips).
+(the target: at least 0.8x the agent's throughput, at most 6 round trips).
 
     python bench/gateway_throughput.py --n 200
 """

@@ -56,7 +56,6 @@ class LangGraphRunner:
         context = current_log_context()
         metadata = {name: context[name] for name in TRACE_FIELDS if name in context}
         output = await agent.run_turn(thread_id, text, response, images=images, metadata=metadata)
-        metrics.count_tokens(output.usage)
         if output.limit:
             metrics.RUN_LIMITS.labels(limit=output.limit).inc()
         return output

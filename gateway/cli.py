@@ -11,6 +11,8 @@ import logging
 import os
 import sys
 
+from gateway.logs import LEVELS
+
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``clarigate`` console script."""
@@ -37,6 +39,15 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument(
                 "--log-format", choices=("text", "json"), help="default: log_format from config"
             )
+            command.add_argument(
+                "--log-level",
+                choices=LEVELS,
+                help="default: log_level from config ($CLARIGATE_LOG_LEVEL), else info; "
+                "debug also prints the traceback of a failed start",
+            )
+    from gateway.admin_cli import add_admin_parser
+
+    add_admin_parser(commands)
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -47,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from gateway.config import load_config
-    from gateway.logs import setup_logging
+    from gateway.logs import level_from, register_secrets, setup_logging
 
     if args.command == "doctor":
         from gateway.doctor import doctor_main
@@ -59,14 +70,21 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"clarigate: {exc}", file=sys.stderr)
         return 2
+    register_secrets(config.secret_values())
+    if args.command == "admin":
+        from gateway.admin_cli import admin_main
+
+        setup_logging("text", level=logging.WARNING)
+        return admin_main(config, args)
     if args.command == "chat":
         from gateway.terminal import chat_main
 
         return chat_main(config.agent_settings())
-    setup_logging(args.log_format or config.log_format)
+    level = level_from(args.log_level or config.log_level)
+    setup_logging(args.log_format or config.log_format, level=level)
     from gateway.serve import serve
 
-    return serve(config, args.host, args.port)
+    return serve(config, args.host, args.port, debug=level <= logging.DEBUG)
 
 
 if __name__ == "__main__":

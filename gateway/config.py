@@ -7,6 +7,7 @@ The loader (YAML + environment, secrets from the environment only) builds
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from pathlib import Path
@@ -123,6 +124,17 @@ SECRET_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: The environment names that make each platform's credentials.
+CREDENTIAL_NAMES = {
+    "slack": "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP) or SLACK_APP_TOKEN (Socket Mode)",
+    "feishu": "FEISHU_APP_ID and FEISHU_APP_SECRET",
+    "telegram": "TELEGRAM_BOT_TOKEN",
+}
+
+#: Environment variables whose values are secrets wherever they come from (provider API keys, …).
+SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ENCRYPT_KEY", "_APP_SECRET")
+
+
 class AgentConfig(BaseModel):
     """The agent section: model, checkpointer, clarification switches, tools, graph, approvals, limits.
 
@@ -226,6 +238,12 @@ class GatewayConfig(BaseSettings):
     progress_after_seconds: float = Field(1.0, ge=0)
     max_body_bytes: int = Field(1024 * 1024, gt=0)
     log_format: Literal["text", "json"] = "text"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"  # --log-level overrides
+    # how long ``serve`` waits for an unreachable Redis / PostgreSQL at start (0: try once)
+    startup_wait_seconds: float = Field(60.0, ge=0)
+    metrics_port: int | None = Field(None, ge=1, le=65535)  # /metrics on its own port when set
+    # at start, create the checkpointer's PostgreSQL database when it does not exist (needs CREATEDB)
+    create_database: bool = False
     data_dir: str = ".clarigate"
     #: More platforms: import paths ``module:Class`` of ``PlatformAdapter``s built as ``Class(gateway)``.
     extra_adapters: list[str] = Field(default_factory=list)
@@ -269,6 +287,24 @@ class GatewayConfig(BaseSettings):
         """The platforms this bot serves."""
         return [name for name in PLATFORMS if self.platform_enabled(name)]
 
+    def secret_values(self) -> list[str]:
+        """Every secret this bot holds (platform credentials, store and database passwords, provider
+        keys from the environment), for the log redactor; never printed."""
+        values = [
+            secret.get_secret_value()
+            for name, fields in SECRET_FIELDS.items()
+            for field in fields
+            if isinstance(secret := getattr(getattr(self, name), field, None), SecretStr)
+        ]
+        for url in (self.redis_url, self.agent.checkpointer_url):
+            password = urlsplit(url).password if url and "://" in url else None
+            if password:
+                values.append(password)
+        values.extend(
+            value for name, value in os.environ.items() if value and name.endswith(SECRET_ENV_SUFFIXES)
+        )
+        return values
+
     def agent_settings(self) -> AgentSettings:
         """What the agent harness needs."""
         a = self.agent
@@ -306,7 +342,9 @@ def load_config(path: str | Path | None = None) -> GatewayConfig:
     """Load the bot's YAML (``path`` or ``CLARIGATE_CONFIG``) under the environment.
 
     Secrets found in the YAML are ignored (with a warning): they come from the environment only.
-    Raises ``ValueError`` with a readable message when the file or a value is wrong.
+    Raises ``ValueError`` with a readable message when the file or a value is wrong, when the file
+    names a setting that does not exist or a ``CLARIGATE_*`` variable names no setting (a typo in
+    ``allowed_users`` must not open the bot to everyone).
     """
     path = path or os.environ.get("CLARIGATE_CONFIG") or None
     data: dict[str, Any] = {}
@@ -321,7 +359,10 @@ def load_config(path: str | Path | None = None) -> GatewayConfig:
         if loaded is not None and not isinstance(loaded, dict):
             raise ValueError(f"config file {path} must be a mapping of settings, not {type(loaded).__name__}")
         data = loaded or {}
-        warnings = _drop_yaml_secrets(data) + _unknown_keys(data)
+        warnings = _drop_yaml_secrets(data)
+    unknown = _unknown_keys(data) + _unknown_env()
+    if unknown:
+        raise ValueError("; ".join(unknown))
     try:
         config = GatewayConfig(**data)
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
@@ -331,21 +372,78 @@ def load_config(path: str | Path | None = None) -> GatewayConfig:
 
 
 def _unknown_keys(data: dict[str, Any]) -> list[str]:
-    """One warning per setting the file names that does not exist (a typo is otherwise silent)."""
-    warnings = []
+    """One line per setting the file names that does not exist, with the nearest valid name."""
+    problems = []
     fields = GatewayConfig.model_fields
     for key, value in data.items():
         if key not in fields:
-            warnings.append(f"{key!r} in the config file is not a setting: ignored")
+            problems.append(f"{key!r} in the config file is not a setting{_did_you_mean(key, fields)}")
             continue
         section = fields[key].annotation
         if isinstance(value, dict) and isinstance(section, type) and issubclass(section, BaseModel):
-            warnings.extend(
-                f"'{key}.{name}' in the config file is not a setting: ignored"
+            known = section.model_fields
+            problems.extend(
+                f"'{key}.{name}' in the config file is not a setting{_did_you_mean(name, known)}"
                 for name in value
-                if name not in section.model_fields
+                if name not in known
             )
-    return warnings
+    return problems
+
+
+def _did_you_mean(name: str, candidates: Any) -> str:
+    """`` (did you mean `allowed_users`?)`` for the nearest candidate, or nothing when none is near."""
+    names = {str(c).lower(): str(c) for c in candidates}
+    near = difflib.get_close_matches(str(name).lower(), list(names), n=1, cutoff=0.6)
+    return f" (did you mean `{names[near[0]]}`?)" if near else ""
+
+
+#: ``CLARIGATE_*`` variables that are not settings but are read all the same.
+OTHER_CLARIGATE_ENV = ("CLARIGATE_CONFIG",)
+
+
+def clarigate_env_names() -> list[str]:
+    """Every ``CLARIGATE_*`` name the gateway reads: settings (nested with ``__``) and the others."""
+    names = [*OTHER_CLARIGATE_ENV, *(n for n in ENV_NAMES if n.startswith("CLARIGATE_"))]
+    for key, info in GatewayConfig.model_fields.items():
+        names.append(f"CLARIGATE_{key.upper()}")
+        section = info.annotation
+        if isinstance(section, type) and issubclass(section, BaseModel):
+            names.extend(f"CLARIGATE_{key.upper()}__{field.upper()}" for field in section.model_fields)
+    return names
+
+
+def _unknown_env() -> list[str]:
+    """One line per ``CLARIGATE_*`` environment variable that names no setting."""
+    known = clarigate_env_names()
+    return [
+        f"environment variable {name} is not a setting{_did_you_mean(name.upper(), known)}"
+        for name in sorted(os.environ)
+        if name.upper().startswith("CLARIGATE_") and name.upper() not in known
+    ]
+
+
+def partial_credentials(name: str, section: PlatformAccess) -> list[str]:
+    """The environment names of the credentials that are set for ``name`` (a platform)."""
+    fields = [*SECRET_FIELDS.get(name, ()), *(("app_id",) if name == "feishu" else ())]
+    return [f"{name.upper()}_{f.upper()}" for f in fields if getattr(section, f, None)]
+
+
+def startup_problems(config: GatewayConfig) -> list[str]:
+    """What stops ``serve`` before it connects: a platform with part of its credentials, a
+    Telegram webhook without its secret (anyone could post updates)."""
+    problems = []
+    for name in PLATFORMS:
+        section = config.platform(name)
+        if section is None or section.enabled is False:
+            continue
+        present = partial_credentials(name, section)
+        if not has_credentials(section) and (present or section.enabled):
+            which = " and ".join(present) + " is set but" if present else "enabled, but"
+            problems.append(f"{name}: {which} the platform needs {CREDENTIAL_NAMES[name]}")
+    telegram = config.telegram
+    if config.platform_enabled("telegram") and telegram.webhook_url and not telegram.webhook_secret:
+        problems.append("telegram: TELEGRAM_WEBHOOK_URL is set without TELEGRAM_WEBHOOK_SECRET (required)")
+    return problems
 
 
 def _drop_yaml_secrets(data: dict[str, Any]) -> list[str]:

@@ -37,6 +37,7 @@ from gateway.answers import (
 from gateway.commands import CONTROL_LANE, Control, parse_command
 from gateway.config import GatewayConfig
 from gateway.dispatch import Dispatcher
+from gateway.logs import log_context
 from gateway.messages import (
     AcceptOutcome,
     AnswerJob,
@@ -169,9 +170,12 @@ class Gateway:
             payload=MessageJob(message=message).model_dump_json(),
             seen_ttl=self.config.seen_ttl_seconds,
         )
-        if not fresh:
-            metrics.duplicates_dropped(conv.platform).inc()
-            return AcceptOutcome.DUPLICATE
+        with log_context(platform=conv.platform, chat=conv.chat_id, inbound_id=inbound_id):
+            if not fresh:
+                metrics.duplicates_dropped(conv.platform).inc()
+                log.info("received event %s again: duplicate dropped", message.event_id)
+                return AcceptOutcome.DUPLICATE
+            log.info("received event %s: queued", message.event_id)
         self._track(inbound_id)
         return AcceptOutcome.ACCEPTED
 
@@ -273,6 +277,15 @@ class Gateway:
         if claim.status == "already_answered":
             return already_answered_outcome(view)
         (metrics.DECLINED if response.response_kind == "declined" else metrics.ANSWERED).inc()
+        with log_context(
+            platform=record.conversation.platform,
+            chat=record.conversation.chat_id,
+            thread_id=record.thread_id,
+            request_id=record.request_id,
+            inbound_id=inbound_id,
+        ):
+            verb = "declined" if response.response_kind == "declined" else "answered"
+            log.info("clarification %s by %s: next run queued", verb, sender.user_id)
         self._track(inbound_id)
         line = answered_line(view)
         return AnswerOutcome(status=AnswerStatus.ACCEPTED, message=line, view=view, answered_line=line)

@@ -23,6 +23,7 @@ from gateway import metrics
 from gateway.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
 from gateway.commands import Control, parse_command
 from gateway.config import GatewayConfig
+from gateway.llm_usage import run_usage
 from gateway.logs import set_log_context
 from gateway.messages import (
     AnswerJob,
@@ -37,6 +38,7 @@ from gateway.messages import (
 )
 from gateway.notices import notice_for_text
 from gateway.outbound import Outbox
+from gateway.port import DeliveryFailed
 from gateway.progress import WorkingIndicator
 from gateway.runner import AgentRunner
 from gateway.store.base import Job, PendingRecord, Store
@@ -114,6 +116,7 @@ class Dispatcher:
             await self._complete(job)
             return
         progress = _Progress(job)
+        set_log_context(inbound_id=job.inbound_id)
         try:
             if job.kind in ("message", "command"):
                 await self._message(MessageJob.model_validate_json(job.payload_json).message, progress)
@@ -123,7 +126,9 @@ class Dispatcher:
             # not completed here either: the worker holding it now completes it (once)
             log.warning("job %s was taken over by another worker: its reply comes from there", job.inbound_id)
             return
-        except Exception:
+        except Exception as exc:
+            if isinstance(exc, DeliveryFailed) and (progress.replied or job.deliveries >= MAX_DELIVERIES):
+                metrics.DELIVERIES_GIVEN_UP.labels(platform=job.inbound_id.partition(":")[0]).inc()
             if progress.replied:
                 log.exception("job %s failed after its reply was sent", job.inbound_id)
             elif job.deliveries < MAX_DELIVERIES:
@@ -132,6 +137,7 @@ class Dispatcher:
                 )
                 raise HandBack(job.inbound_id) from None
             else:
+                metrics.JOBS_GIVEN_UP.inc()
                 log.exception("job %s failed %d times: giving up", job.inbound_id, job.deliveries)
                 if job.kind != "answer":
                     await self.store.forget(job.inbound_id)  # a redelivery by the platform may retry
@@ -270,10 +276,13 @@ class Dispatcher:
         metrics.RUNS_STARTED.inc()
         started = time.perf_counter()
         limit = self.config.run_timeout_seconds
+        model = self.config.agent.model
+        log.info("run started (model %s)", model)
         try:
             async with asyncio.timeout(limit):
                 seen = {"images": images} if images else {}  # runners without images keep working
-                output = await self.runner.run_turn(thread_id, text, response, **seen)
+                with run_usage(model) as usage:
+                    output = await self.runner.run_turn(thread_id, text, response, **seen)
         except asyncio.CancelledError:
             # stopping, or taken over: the job runs again elsewhere with its own "working…"
             with contextlib.suppress(BaseException):
@@ -290,8 +299,18 @@ class Dispatcher:
             await working.finish()
             await self._reply(conv, ErrorReply(text=failure), progress)
             return
-        metrics.RUN_LATENCY.observe(time.perf_counter() - started)
+        took = time.perf_counter() - started
+        metrics.RUN_LATENCY.observe(took)
         metrics.RUNS_FINISHED.inc()
+        log.info(
+            "run finished in %.2f s (model %s, %d model call(s), %d tokens in, %d out)%s",
+            took,
+            usage.model or model,
+            usage.calls,
+            usage.input_tokens,
+            usage.output_tokens,
+            ", asking" if output.request is not None else "",
+        )
         await working.finish()
         for reply in output.replies:
             if reply.strip():
@@ -331,6 +350,8 @@ class Dispatcher:
     async def _reply(self, conv: Conversation, item: Any, progress: _Progress) -> Any:
         await self._ensure_held(progress)
         ref = await self.outbox.send(conv, item)
+        if not progress.replied:
+            metrics.observe_receive_to_reply(progress.job.entry_id)
         progress.replied = True
         return ref
 

@@ -9,21 +9,15 @@ from typing import TextIO
 from gateway.agent_runner import LangGraphRunner
 from gateway.app import build_adapter, build_store, import_object, store_description, without_password
 from gateway.config import (
+    CREDENTIAL_NAMES,
     PLATFORMS,
-    SECRET_FIELDS,
     GatewayConfig,
-    PlatformAccess,
     has_credentials,
     load_config,
+    partial_credentials,
 )
 from gateway.core import Gateway
-
-#: The environment names that make each platform's credentials.
-CREDENTIAL_NAMES = {
-    "slack": "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP) or SLACK_APP_TOKEN (Socket Mode)",
-    "feishu": "FEISHU_APP_ID and FEISHU_APP_SECRET",
-    "telegram": "TELEGRAM_BOT_TOKEN",
-}
+from gateway.logs import register_secrets
 
 
 @dataclass
@@ -54,6 +48,7 @@ async def run_checks(config_path: str | None) -> Report:
     except ValueError as exc:
         report.problems.append(f"config: {exc}")
         return report
+    register_secrets(config.secret_values())
     report.ok.append(
         f"config: {config_path or 'no config file (defaults and environment)'}, bot id {config.bot_id!r}"
     )
@@ -181,7 +176,7 @@ async def _check_platforms(config: GatewayConfig, runner: LangGraphRunner, repor
         section = config.platform(name)
         assert section is not None
         if name not in enabled:
-            half = _partial_credentials(name, section)
+            half = " and ".join(partial_credentials(name, section))
             if section.enabled is False:
                 report.notes.append(f"{name}: disabled in the configuration")
             elif half:
@@ -214,13 +209,6 @@ async def _check_platforms(config: GatewayConfig, runner: LangGraphRunner, repor
             + "; or ".join(CREDENTIAL_NAMES.values())
             + " (try `clarigate chat` first)"
         )
-
-
-def _partial_credentials(name: str, section: PlatformAccess) -> str:
-    """The credential names that are set for a platform that is not fully configured."""
-    fields = [*SECRET_FIELDS[name], *(("app_id",) if name == "feishu" else ())]
-    set_names = [f"{name.upper()}_{f.upper()}" for f in fields if getattr(section, f, None)]
-    return " and ".join(set_names)
 
 
 class _NoStore:

@@ -7,9 +7,10 @@ so rate() and ratio alerts see them from the start.
 
 from __future__ import annotations
 
+import time
 from functools import cache
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 INBOUND_EVENTS = Counter("clarigate_inbound_events_total", "Inbound events", ["platform", "kind"])
 DUPLICATES_DROPPED = Counter(
@@ -28,7 +29,6 @@ PLATFORM_API_ERRORS = Counter(
 )  # kind: rate_limited | server_error | client_error | network
 
 # kind: input | output; model: the LLM_MODEL (or agent.graph) the tokens went to, as the provider names it
-MODEL_TOKENS = Counter("clarigate_model_tokens_total", "Model tokens used by agent runs", ["model", "kind"])
 # limit: model_calls | tool_calls | recursion
 RUN_LIMITS = Counter("clarigate_run_limits_total", "Agent runs ended by a limit", ["limit"])
 
@@ -53,9 +53,60 @@ def duplicates_dropped(platform: str) -> Counter:
     return DUPLICATES_DROPPED.labels(platform=platform)
 
 
-def count_tokens(usage: dict[str, dict[str, int]]) -> None:
-    """Add one run's token usage (``{model: {"input": n, "output": m}}``) to the counters."""
-    for model, spent in usage.items():
-        for kind in ("input", "output"):
-            if spent.get(kind):
-                MODEL_TOKENS.labels(model=model, kind=kind).inc(spent[kind])
+# --- operations: what an on-call acts on (deploy/prometheus/alerts.yaml) ---------------------
+# Every series gets the bot's ``bot`` label at exposition (``gateway.metrics_http``), so several
+# bots share one Prometheus without each series being defined with it.
+
+STREAM_BACKLOG = Gauge("clarigate_stream_backlog", "Jobs in the stream not yet read by any worker")
+STREAM_OLDEST_SECONDS = Gauge(
+    "clarigate_stream_oldest_age_seconds", "Age of the oldest job not yet completed (0: none)"
+)
+STREAM_PENDING = Gauge("clarigate_stream_pending", "Jobs read by a worker and not yet completed")
+JOBS_IN_FLIGHT = Gauge(
+    "clarigate_jobs_in_flight", "Jobs this replica holds (running or waiting for their turn)"
+)
+PENDING_CLARIFICATIONS = Gauge(
+    "clarigate_pending_clarifications", "Open clarifications by age", ["age"]
+)  # age: lt_1h | 1h_to_1d | gt_1d
+STORE_ERRORS = Counter("clarigate_store_errors_total", "Failed store (Redis) calls", ["operation"])
+CHECKPOINTER_ERRORS = Counter("clarigate_checkpointer_errors_total", "Failed checkpointer checks or runs")
+RECEIVE_TO_REPLY = Histogram(
+    "clarigate_receive_to_reply_seconds",
+    "From a message's arrival in the stream to its first reply",
+    buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600),
+)
+JOBS_GIVEN_UP = Counter("clarigate_jobs_given_up_total", "Jobs given up without a reply after every retry")
+DELIVERIES_GIVEN_UP = Counter(
+    "clarigate_deliveries_given_up_total", "Replies that could not be delivered", ["platform"]
+)
+LLM_CALLS = Counter("clarigate_llm_calls_total", "Model calls", ["model", "outcome"])  # ok | error
+LLM_TOKENS = Counter("clarigate_llm_tokens_total", "Model tokens", ["model", "direction"])  # input | output
+PLATFORM_CONNECTED = Gauge(
+    "clarigate_platform_connected", "1 while a platform's receiver is connected (0: down)", ["platform"]
+)
+WORKER_LOOP_UP = Gauge(
+    "clarigate_worker_loop_up", "1 while a worker loop works (0: failing or dead)", ["loop"]
+)
+HTTP_LATENCY = Histogram(
+    "clarigate_http_request_seconds",
+    "Time to the response's first byte (the platform's ack latency on webhook routes)",
+    ["route"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+HTTP_RESPONSES = Counter("clarigate_http_responses_total", "HTTP responses", ["route", "status"])
+
+
+def llm_call(model: str, tokens_in: int, tokens_out: int, failed: bool = False) -> None:
+    """Count one model call and its tokens."""
+    LLM_CALLS.labels(model=model, outcome="error" if failed else "ok").inc()
+    if tokens_in:
+        LLM_TOKENS.labels(model=model, direction="input").inc(tokens_in)
+    if tokens_out:
+        LLM_TOKENS.labels(model=model, direction="output").inc(tokens_out)
+
+
+def observe_receive_to_reply(entry_id: str) -> None:
+    """Observe the time since the stream entry ``entry_id`` (``<ms>-<seq>``) was added."""
+    ms, _, _ = entry_id.partition("-")
+    if ms.isdigit():
+        RECEIVE_TO_REPLY.observe(max(time.time() - int(ms) / 1000, 0.0))

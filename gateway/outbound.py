@@ -35,8 +35,25 @@ class Outbox:
             raise LookupError(f"no adapter registered for platform {platform!r}") from None
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
-        """Deliver ``item``; errors propagate (the caller decides whether the job is retried)."""
-        return await self.adapter_for(conversation.platform).send(conversation, item)
+        """Deliver ``item``; errors propagate (the caller decides whether the job is retried).
+
+        One line per call: what was sent, to which platform, the platform's message id or the
+        failure's status (``DeliveryFailed.code``).
+        """
+        adapter = self.adapter_for(conversation.platform)
+        try:
+            ref = await adapter.send(conversation, item)
+        except Exception as exc:
+            code = getattr(exc, "code", None) or type(exc).__name__
+            log.info("send %s to %s failed: %s", item.kind, conversation.platform, code)
+            raise
+        log.info(
+            "sent %s to %s: %s",
+            item.kind,
+            conversation.platform,
+            f"message {ref.message_id}" if ref is not None else "ok",
+        )
+        return ref
 
     async def send_quietly(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Deliver a cosmetic item (progress, refusal); a failure is logged, not raised."""

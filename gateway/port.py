@@ -127,6 +127,11 @@ class PlatformAdapter(ABC):
     async def stop(self) -> None:  # noqa: B027 (optional hook)
         """Stop receivers and close clients."""
 
+    async def connection_up(self) -> bool | None:
+        """Whether a receiver this adapter holds open (Socket Mode, long connection, poller) runs;
+        None when it holds none (webhooks). Read for ``/healthz`` and the metrics."""
+        return None
+
     async def check(self) -> list[str]:
         """Problems with this platform's configuration or credentials, for ``doctor``."""
         return []

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway import metrics
 from gateway.app import freeze_startup_objects
 from gateway.core import Gateway
+from gateway.ops import exposition, liveness_problems
 
 log = logging.getLogger(__name__)
 
@@ -91,9 +94,16 @@ def build_app(
     max_body_bytes: int | None = None,
     lifespan: Callable[[Starlette], AbstractAsyncContextManager[Any]] | None = None,
 ) -> ASGIApp:
-    """The ASGI app: every registered adapter's routes, ``/healthz``, ``/readyz``, ``/metrics``."""
+    """The ASGI app: every registered adapter's routes, ``/healthz``, ``/readyz``, ``/metrics``.
+
+    ``/healthz`` fails (503) when a worker loop died or a receiver (Socket Mode, long connection,
+    poller) is down; ``/metrics`` moves to its own port when ``metrics_port`` is set.
+    """
 
     async def healthz(request: Request) -> Response:
+        problems = await liveness_problems(gateway)
+        if problems:  # a dead worker loop or receiver: restarting the replica mends it
+            return JSONResponse({"status": "unhealthy", "failed": problems}, status_code=503)
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> Response:
@@ -103,33 +113,71 @@ def build_app(
         for (name, _), ok in zip(checks, results, strict=True):
             if not ok:
                 problems[name] = "unreachable"
+                if name == "store":
+                    metrics.STORE_ERRORS.labels(operation="ping").inc()
+                else:
+                    metrics.CHECKPOINTER_ERRORS.inc()
         if problems:
             return JSONResponse({"status": "unavailable", "failed": problems}, status_code=503)
         return JSONResponse({"status": "ready"})
 
-    async def metrics(request: Request) -> Response:
-        return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
-
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
-        Route("/metrics", metrics, methods=["GET"]),
     ]
+    if gateway.config.metrics_port is None:  # else served on its own port (``metrics_app``)
+        routes.append(metrics_route(gateway.config.bot_id))
     for adapter in gateway.adapters:
         routes.extend(adapter.routes())
     app = Starlette(routes=routes, lifespan=lifespan)
     limit = max_body_bytes if max_body_bytes is not None else gateway.config.max_body_bytes
-    return BodyLimit(app, limit)
+    return HttpMetrics(BodyLimit(app, limit), [r.path for r in routes if isinstance(r, Route)])
+
+
+def metrics_route(bot_id: str) -> Route:
+    """``GET /metrics``: every series, labelled with the bot id."""
+
+    async def serve_metrics(request: Request) -> Response:
+        return Response(exposition(bot_id), media_type=CONTENT_TYPE_LATEST)
+
+    return Route("/metrics", serve_metrics, methods=["GET"])
+
+
+class HttpMetrics:
+    """ASGI middleware: responses by route and status, and the time to the response's first byte
+    (for a webhook, the ack latency the platform sees). Unknown paths count as ``other``."""
+
+    def __init__(self, app: ASGIApp, paths: list[str]) -> None:
+        self.app = app
+        self.paths = set(paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request through, measuring it."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        route = scope.get("path", "") if scope.get("path", "") in self.paths else "other"
+        started = time.perf_counter()
+
+        async def measured_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                metrics.HTTP_LATENCY.labels(route=route).observe(time.perf_counter() - started)
+                metrics.HTTP_RESPONSES.labels(route=route, status=str(message["status"])).inc()
+            await send(message)
+
+        await self.app(scope, receive, measured_send)
 
 
 def gateway_lifespan(
-    gateway: Gateway, grace: float
+    gateway: Gateway, grace: float, *, start: bool = True
 ) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
-    """Start the gateway with the server; on shutdown (SIGTERM) stop it within ``grace`` seconds."""
+    """Start the gateway with the server (unless started already, ``start=False``); on shutdown
+    (SIGTERM) stop it within ``grace`` seconds."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await gateway.start()
+        if start:
+            await gateway.start()
         freeze_startup_objects()
         try:
             yield

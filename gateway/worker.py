@@ -21,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from gateway import metrics
 from gateway.dispatch import READ_AHEAD, HandBack, ReadAhead
 from gateway.store.base import HoldStatus, Job, Store
 
@@ -29,6 +30,46 @@ log = logging.getLogger(__name__)
 #: Turnstile polling starts fast and backs off to this ceiling (seconds).
 MAX_TURN_POLL = 0.2
 READ_BLOCK_MS = 1000
+
+
+class LoopHealth:
+    """One line when a loop starts failing and one when it works again, not a traceback per try.
+
+    ``failing`` is what ``/healthz`` and the metrics read; the traceback is logged at DEBUG only.
+    """
+
+    def __init__(self, what: str, operation: str) -> None:
+        self.what = what
+        self.operation = operation  # the store-errors metric's label
+        self.failing_since: float | None = None
+        self.failures = 0
+
+    @property
+    def failing(self) -> bool:
+        """True from the first failure until the next success."""
+        return self.failing_since is not None
+
+    def failed(self, exc: BaseException) -> None:
+        """Count a failure; log it when it is the first of a run of failures."""
+        self.failures += 1
+        metrics.STORE_ERRORS.labels(operation=self.operation).inc()
+        if self.failing_since is None:
+            self.failing_since = time.monotonic()
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            log.warning("%s failed (%s); retrying until it works", self.what, reason)
+        log.debug("%s failed", self.what, exc_info=exc)
+
+    def worked(self) -> None:
+        """Note a success; log the recovery when it ends a run of failures."""
+        if self.failing_since is not None:
+            log.info(
+                "%s works again after %d failure(s) in %.0f s",
+                self.what,
+                self.failures,
+                time.monotonic() - self.failing_since,
+            )
+            self.failing_since = None
+            self.failures = 0
 
 
 @dataclass
@@ -79,6 +120,9 @@ class WorkerPool:
         self._stopping = False
         self._context = contextvars.copy_context()  # what each job's task starts from
         self._unstarted: list[str] = []  # jobs read while stopping, never started
+        self.reading = LoopHealth("reading jobs", "read_jobs")
+        self.claiming = LoopHealth("claiming stale jobs", "claim_stale_jobs")
+        self.keeping = LoopHealth("touching held jobs", "keep_jobs")
 
     @property
     def busy(self) -> int:
@@ -88,6 +132,13 @@ class WorkerPool:
     @property
     def _capacity(self) -> int:
         return self.max_held or self.workers * 16
+
+    def dead_loops(self) -> list[str]:
+        """The names of loops that ended while the pool runs (``/healthz`` fails on any)."""
+        if self._stopping:
+            return []
+        loops = [*self._loops, *([self._keeper] if self._keeper is not None else [])]
+        return [loop.get_name() for loop in loops if loop.done()]
 
     def start(self) -> None:
         """Start the reader, the stale-claim loop and the keeper."""
@@ -149,10 +200,11 @@ class WorkerPool:
                 )
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.warning("reading jobs failed; retrying", exc_info=True)
+            except Exception as exc:
+                self.reading.failed(exc)
                 await asyncio.sleep(1.0)
                 continue
+            self.reading.worked()
             for job in jobs:
                 self._spawn(job)
 
@@ -168,10 +220,11 @@ class WorkerPool:
                         "claimed job %s left by another worker (delivery %d)", job.inbound_id, job.deliveries
                     )
                     self._spawn(job)
+                self.claiming.worked()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.warning("claiming stale jobs failed", exc_info=True)
+            except Exception as exc:
+                self.claiming.failed(exc)
             await asyncio.sleep(pause)
 
     async def _keep_loop(self) -> None:
@@ -181,8 +234,9 @@ class WorkerPool:
             if self._held:
                 try:
                     await self._keep(sorted(self._held))
-                except Exception:
-                    log.warning("touching held jobs failed", exc_info=True)
+                    self.keeping.worked()
+                except Exception as exc:
+                    self.keeping.failed(exc)
 
     async def _keep(self, entry_ids: list[str], drop_taken: bool = True) -> dict[str, HoldStatus]:
         """Renew the hold on ``entry_ids``; a job another consumer took over is dropped here."""

@@ -65,6 +65,13 @@ class FeishuAdapter(PlatformAdapter):
         if self.long_connection is not None:
             self.long_connection.start(asyncio.get_running_loop())
 
+    async def connection_up(self) -> bool | None:
+        """Long connection mode: whether its thread runs (None in webhook mode: nothing to hold open)."""
+        if self.long_connection is None:
+            return None
+        thread = self.long_connection._thread
+        return thread is not None and thread.is_alive()
+
     async def stop(self) -> None:
         """Close the long connection."""
         if self.long_connection is not None:

@@ -25,6 +25,7 @@ from lark_oapi.core.model import BaseRequest
 from lark_oapi.core.token.manager import TokenManager
 
 from gateway.config import FeishuSettings
+from gateway.logs import log_platform_call
 from gateway.metrics import PLATFORM_API_ERRORS
 
 from .names import ScopeMissing
@@ -167,7 +168,9 @@ class FeishuSender:
                 status, code = response.raw.status_code, response.code
                 answer = _json(response.raw.content)
                 if status < 400 and code == 0:
-                    return answer if whole else (answer.get("data") or {})
+                    data = answer.get("data") or {}
+                    log_platform_call("feishu", f"{method.name} {uri}", "ok", data.get("message_id"))
+                    return answer if whole else data
                 problem = f"HTTP {status} code {code}: {response.msg or answer.get('msg') or ''}"
                 if status == 429 or code == RATE_LIMITED_CODE or code in RATE_LIMITED_400_CODES:
                     kind, wait = "rate_limited", _reset_seconds(response.raw.headers)
@@ -178,6 +181,7 @@ class FeishuSender:
                     self.forget_token()
                 else:
                     PLATFORM_API_ERRORS.labels("feishu", "client_error").inc()
+                    log_platform_call("feishu", f"{method.name} {uri}", f"refused: HTTP {status} code {code}")
                     raise FeishuApiError(f"{method.name} {uri}: {problem}", status, code)
             PLATFORM_API_ERRORS.labels("feishu", kind).inc()
             if attempt + 1 < attempts:

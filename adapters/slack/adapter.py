@@ -219,6 +219,12 @@ class SlackAdapter(PlatformAdapter):
         """Wait until updates that follow answers (sent after the ack) are done."""
         await self.interactions.idle()
 
+    async def connection_up(self) -> bool | None:
+        """Socket Mode: whether its WebSocket is connected (None in HTTP mode: nothing to hold open)."""
+        if self._socket is None:
+            return None
+        return bool(await self._socket.client.is_connected())
+
     async def stop(self) -> None:
         """Close Socket Mode (if any), finish updates in flight, close the client's session."""
         try:

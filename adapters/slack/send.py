@@ -25,6 +25,7 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
+from gateway.logs import log_platform_call
 from gateway.metrics import PLATFORM_API_ERRORS
 from gateway.port import DeliveryFailed
 
@@ -153,11 +154,15 @@ class SlackSender:
             count_api_error(
                 "rate_limited" if status == 429 else "server_error" if status >= 500 else "client_error"
             )
+            log_platform_call(PLATFORM, method, f"HTTP {status} {error.response.get('error', '')}".strip())
             raise delivery_failed(method, error) from error
         except (TimeoutError, OSError, aiohttp.ClientError) as error:
             count_api_error("network")
+            log_platform_call(PLATFORM, method, f"network error {type(error).__name__}")
             raise delivery_failed(method, error) from error
-        return dict(response.data) if isinstance(response.data, dict) else {}
+        data = dict(response.data) if isinstance(response.data, dict) else {}
+        log_platform_call(PLATFORM, method, "ok", data.get("ts") or params.get("ts"))
+        return data
 
     async def post(
         self,

@@ -137,6 +137,12 @@ class TelegramAdapter(PlatformAdapter):
             except TelegramError as exc:  # the menu is a convenience: typing the command still works
                 log.warning("telegram setMyCommands (%s) failed: %s", language or "default", exc)
 
+    async def connection_up(self) -> bool | None:
+        """Polling: whether the poller runs (None in webhook mode: Telegram calls in)."""
+        if self.poller is None:
+            return None
+        return self.poller.running
+
     async def stop(self) -> None:
         """Stop polling (handing the lease over), stop typing indicators, close the HTTP client."""
         if self.poller is not None:

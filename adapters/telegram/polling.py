@@ -54,6 +54,11 @@ class LeasedPoller:
         self._stopping = asyncio.Event()
         self._failures: dict[int, int] = {}
 
+    @property
+    def running(self) -> bool:
+        """True while the polling task runs (holding the lease or waiting for it)."""
+        return self._task is not None and not self._task.done()
+
     def start(self) -> None:
         """Begin competing for the lease in the background."""
         self._stopping.clear()

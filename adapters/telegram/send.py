@@ -27,6 +27,7 @@ from telegram.error import (
 )
 from telegram.warnings import PTBDeprecationWarning
 
+from gateway.logs import log_platform_call
 from gateway.messages import Conversation, MessageRef
 from gateway.metrics import PLATFORM_API_ERRORS
 from gateway.port import DeliveryFailed
@@ -63,7 +64,7 @@ async def with_retries(
     """
     for attempt in range(1, attempts + 1):
         try:
-            return await call()
+            result = await call()
         except RetryAfter as exc:
             _count("rate_limited")
             seconds = retry_seconds(exc)
@@ -71,8 +72,9 @@ async def with_retries(
                 raise
             log.warning("telegram %s rate limited, retrying in %.1fs", what, seconds)
             await asyncio.sleep(seconds)
-        except BadRequest:
+        except BadRequest as exc:
             _count("client_error")
+            log_platform_call(PLATFORM, what, f"refused: {exc.message}")
             raise
         except (TimedOut, NetworkError) as exc:
             # PTB raises NetworkError for 5xx answers as well as for transport failures.
@@ -86,9 +88,13 @@ async def with_retries(
             delay = backoff * 2 ** (attempt - 1)
             log.warning("telegram %s failed (%s), retry %d in %.1fs", what, exc, attempt, delay)
             await asyncio.sleep(delay)
-        except TelegramError:
+        except TelegramError as exc:
             _count("client_error")
+            log_platform_call(PLATFORM, what, f"refused: {exc.message}")
             raise
+        else:
+            log_platform_call(PLATFORM, what, "ok", getattr(result, "message_id", None))
+            return result
     raise AssertionError("unreachable")
 
 

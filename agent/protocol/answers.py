@@ -151,7 +151,7 @@ def answer_with_form(
 
 
 def parse_typed_reply(request: HumanInputRequest, text: str, by: AnsweredBy | None) -> TypedReply:
-    """Match a typed message against the request (PROTOCOL.md, "Typed replies")."""
+    """Match a typed message against the request."""
     message = clean(text) if isinstance(text, str) else ""
     try:
         if request.input_mode == "form" and request.fields:

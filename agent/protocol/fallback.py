@@ -19,7 +19,7 @@ _ICONS = {
 
 
 def render_text_fallback(request: HumanInputRequest) -> str:
-    """The text fallback every client can show (PROTOCOL.md, "The text fallback")."""
+    """The text fallback every client can show."""
     icon = _ICONS.get(request.clarification_type, "❓")
     if request.context:
         lines = [f"{icon} {request.context}", "", request.question]

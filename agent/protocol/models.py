@@ -1,4 +1,4 @@
-"""Request and answer models of the clarification protocol (PROTOCOL.md, version 2).
+"""Request and answer models of the clarification protocol (version 2 of DeerFlow's ``human_input`` artifact).
 
 Pure pydantic: no LangChain, no platform, no Redis. Imported by the agent, the
 gateway and every adapter.
@@ -24,7 +24,7 @@ Locale = Literal["en", "zh"]
 #: cancelled it, wrote a new message instead of answering, or restarted the conversation (``/new``).
 DeclineReason = Literal["cancelled", "superseded", "restarted"]
 
-#: Limits beyond which a request degrades (PROTOCOL.md).
+#: Limits beyond which a request degrades.
 MAX_FIELDS = 16
 MAX_OPTIONS = 24
 MAX_STRING = 200

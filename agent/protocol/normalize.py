@@ -66,7 +66,7 @@ def detect_locale(text: str) -> Locale:
 
 
 def normalize_request(args: Mapping[str, Any], tool_call_id: str) -> HumanInputRequest:
-    """A valid request from raw tool arguments; never raises (see PROTOCOL.md)."""
+    """A valid request from raw tool arguments; never raises."""
     call_id = str(tool_call_id)
     try:
         return _normalize(_as_arguments(args), call_id)

@@ -1,6 +1,6 @@
 """Key layout, lifetimes and record encoding shared by both store implementations.
 
-Both stores name their state the same way (ARCHITECTURE.md, "State"), so an
+Both stores name their state the same way (the names below), so an
 operator reading Redis and a test reading the embedded store see the same keys.
 """
 

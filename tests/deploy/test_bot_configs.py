@@ -20,7 +20,7 @@ from tests.deploy.k8s_objects import DEPLOY, K8S, env_file_keys
 BOT_CONFIGS = [
     DEPLOY / "bot.example.yaml",
     K8S / "bot" / "bot.yaml",
-    *sorted((K8S / "two-bots").glob("*/bot.yaml")),
+    *sorted((K8S / "many-bots").glob("*/bot.yaml")),
 ]
 
 
@@ -56,9 +56,9 @@ def test_bot_config_loads_without_warnings_or_unknown_keys(path: Path) -> None:
     assert config.enabled_platforms() == []
 
 
-def test_two_bots_have_different_prefixes() -> None:
-    ids = [load_config(path).bot_id for path in BOT_CONFIGS if path.parent.parent.name == "two-bots"]
-    assert len(ids) == 2 and len(set(ids)) == 2
+def test_many_bots_have_different_prefixes() -> None:
+    ids = [load_config(path).bot_id for path in BOT_CONFIGS if path.parent.parent.name == "many-bots"]
+    assert len(ids) == 3 and len(set(ids)) == 3
 
 
 def test_blank_values_in_env_example_switch_nothing_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,3 +89,33 @@ def test_env_example_leaves_the_bot_yaml_settings_in_force(
         "openai:gpt-4.1-mini",
         "anyone",
     )
+
+
+def setting_paths(model: type[BaseModel], where: str = "") -> list[str]:
+    """Every setting of ``model`` as a dotted path (sections walked into)."""
+    paths = []
+    for name, field in model.model_fields.items():
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            paths += setting_paths(field.annotation, f"{where}{name}.")
+        else:
+            paths.append(f"{where}{name}")
+    return paths
+
+
+def test_the_example_shows_every_setting() -> None:
+    """A setting the example does not show is one an operator cannot find: add it there."""
+    from gateway.config import SECRET_FIELDS
+
+    data = yaml.safe_load((DEPLOY / "bot.example.yaml").read_text())
+    secrets = {f"{section}.{name}" for section, names in SECRET_FIELDS.items() for name in names}
+
+    def shown(path: str) -> bool:
+        node: Any = data
+        for part in path.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return False
+            node = node[part]
+        return True
+
+    missing = [p for p in setting_paths(GatewayConfig) if p not in secrets and not shown(p)]
+    assert missing == []

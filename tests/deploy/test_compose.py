@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -62,11 +63,35 @@ def test_clarigate_starts_only_after_its_stores_are_healthy() -> None:
     }
 
 
+def redis_script() -> str:
+    """The shell line compose runs for Redis (``sh -c …``)."""
+    command = SERVICES["redis"]["command"]
+    assert command[:2] == ["sh", "-c"]
+    return str(command[2])
+
+
+def redis_flags() -> list[str]:
+    """The redis-server flags after its config file, as the shell would split them."""
+    words = shlex.split(redis_script().rsplit("exec docker-entrypoint.sh redis-server", 1)[1])
+    assert words[0] == "/tmp/redis-auth.conf"
+    return words[1:]
+
+
+def test_the_redis_password_is_never_on_a_command_line() -> None:
+    script = redis_script()
+    assert "--requirepass" not in script and "${REDIS_PASSWORD" not in script
+    assert 'printf \'requirepass "%s"\\n\' "$$REDIS_PASSWORD" > /tmp/redis-auth.conf' in script
+    assert "umask 077" in script.split("printf")[0], "the file is readable by its owner only"
+    assert environment("redis")["REDIS_PASSWORD"].startswith("${REDIS_PASSWORD")
+
+
 def test_redis_keeps_its_data_and_never_evicts_state() -> None:
-    command = [str(part) for part in SERVICES["redis"]["command"]]
-    flags = dict(zip(command[1::2], command[2::2], strict=False))
+    command = redis_flags()
+    flags = dict(zip(command[0::2], command[1::2], strict=False))
     assert flags["--appendonly"] == "yes"
     assert flags["--maxmemory-policy"] == "noeviction"
+    limit = redis_bytes(SERVICES["redis"]["mem_limit"].replace("m", "mb"))
+    assert 0 < redis_bytes(flags["--maxmemory"]) <= 0.75 * limit, "maxmemory under the memory limit"
     assert any(v.endswith(":/data") for v in SERVICES["redis"]["volumes"])
     assert any(v.endswith(":/var/lib/postgresql/data") for v in SERVICES["postgres"]["volumes"])
     named = {
@@ -187,22 +212,27 @@ def test_in_cluster_redis_refuses_writes_before_it_is_oom_killed() -> None:
 
 
 def test_a_real_redis_runs_with_the_compose_flags_and_keeps_an_append_only_file(tmp_path: Path) -> None:
-    """The in-cluster Redis runs the same flags plus maxmemory; a real redis-server must accept them."""
+    """Compose and the cluster run Redis with the same flags (the password comes differently); a
+    real redis-server accepts them and the password file the compose script writes."""
     server_binary = shutil.which("redis-server")
     if server_binary is None:
         pytest.skip("redis-server is not installed")
-    compose_command = [interpolate(str(part)) for part in SERVICES["redis"]["command"]]
     k8s_args = load_docs(K8S / "stores" / "redis.yaml")[1]["spec"]["template"]["spec"]["containers"][0][
         "args"
     ]
-    command = [a.replace("$(REDIS_PASSWORD)", ENV_EXAMPLE["REDIS_PASSWORD"]) for a in k8s_args]
-    at = command.index("--maxmemory")
-    assert command[:at] + command[at + 2 :] == compose_command
+    at = k8s_args.index("--requirepass")
+    assert ["redis-server", *redis_flags()] == k8s_args[:at] + k8s_args[at + 2 :]
+    # the compose script's first step, as the container's shell runs it
+    script = redis_script().split(" && chown")[0].replace("$$", "$").replace("/tmp/", f"{tmp_path}/")
+    env = {"REDIS_PASSWORD": ENV_EXAMPLE["REDIS_PASSWORD"], "PATH": "/usr/bin:/bin"}
+    subprocess.run(["sh", "-c", script], env=env, check=True)
+    conf = tmp_path / "redis-auth.conf"
+    assert conf.stat().st_mode & 0o077 == 0
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     local = ["--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path), "--daemonize", "no"]
-    server = subprocess.Popen([server_binary, *command[1:], *local], stdout=subprocess.DEVNULL)
+    server = subprocess.Popen([server_binary, str(conf), *redis_flags(), *local], stdout=subprocess.DEVNULL)
     # No retries: the refused password and SHUTDOWN's closed connection are what is expected here.
     no_retry = Retry(NoBackoff(), 0)
     client = redis.Redis(port=port, password=ENV_EXAMPLE["REDIS_PASSWORD"], socket_timeout=5, retry=no_retry)
@@ -216,7 +246,10 @@ def test_a_real_redis_runs_with_the_compose_flags_and_keeps_an_append_only_file(
         client.set("clarigate:probe", "kept")
         assert client.config_get("appendonly") == {"appendonly": "yes"}
         assert client.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
-        assert int(client.config_get("maxmemory")["maxmemory"]) == redis_bytes(command[at + 1])
+        flags = redis_flags()
+        assert int(client.config_get("maxmemory")["maxmemory"]) == redis_bytes(
+            flags[flags.index("--maxmemory") + 1]
+        )
         with pytest.raises(redis.AuthenticationError):
             redis.Redis(port=port, password="wrong", socket_timeout=5, retry=no_retry).ping()
         with contextlib.suppress(redis.ConnectionError):  # SHUTDOWN drops the connection it came on

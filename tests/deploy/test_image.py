@@ -198,7 +198,7 @@ def test_build_context_keeps_what_the_build_copies_and_leaves_out_secrets() -> N
     for secret in (
         ".env",
         "deploy/.env",
-        "deploy/k8s/two-bots/alpha/secrets.env",
+        "deploy/k8s/many-bots/alpha/secrets.env",
         ".git/config",
         ".venv/bin/python",
     ):

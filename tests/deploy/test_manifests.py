@@ -1,7 +1,7 @@
 """Kubernetes manifests: valid for a pinned Kubernetes version, wired together as an operator relies on.
 
 Schema validation is offline (kubernetes-validate). The kustomizations (generated ConfigMaps and
-Secrets, the two-bots overlays) are rendered with ``kubectl kustomize`` where kubectl is installed.
+Secrets, the many-bots overlays) are rendered with ``kubectl kustomize`` where kubectl is installed.
 """
 
 from __future__ import annotations
@@ -196,14 +196,14 @@ def test_one_bot_kustomization_renders_valid_and_consistent(tmp_path: Path) -> N
 
 
 @needs_kubectl
-def test_two_bots_share_the_stores_and_nothing_else(tmp_path: Path) -> None:
+def test_many_bots_share_the_stores_and_nothing_else(tmp_path: Path) -> None:
     tree = copy_with_example_env(tmp_path)
-    docs = render(tree, "two-bots")
+    docs = render(tree, "many-bots")
     for doc in docs:
         kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
     config_maps, secrets = rendered_config_maps(docs), rendered_secrets(docs)
     deployments = {d["metadata"]["name"] for d in of_kind(docs, "Deployment")}
-    assert deployments == {"clarigate-alpha", "clarigate-beta"}
+    assert deployments == {"clarigate-alpha", "clarigate-beta", "clarigate-gamma"}
 
     bot_ids, databases, redis_urls = set(), set(), set()
     for name in sorted(deployments):
@@ -214,21 +214,24 @@ def test_two_bots_share_the_stores_and_nothing_else(tmp_path: Path) -> None:
         assert {s for s, _, _ in secret_refs(container)} == {
             next(s for s in secrets if s.startswith(f"clarigate-secrets-{bot}-"))
         }
-        config = yaml.safe_load((tree / "two-bots" / bot / "bot.yaml").read_text())
+        config = yaml.safe_load((tree / "many-bots" / bot / "bot.yaml").read_text())
         bot_ids.add(config["bot_id"])
-        env = env_file_keys(tree / "two-bots" / bot / "secrets.env.example")
+        assert config["create_database"] is True, "each bot creates its own database: nothing shared changes"
+        env = env_file_keys(tree / "many-bots" / bot / "secrets.env.example")
         redis_urls.add(env["REDIS_URL"])
         databases.add(env["CHECKPOINTER_URL"].rsplit("/", 1)[1])
 
-    assert len(bot_ids) == 2, "bots on one Redis need different bot_id prefixes"
+    assert len(bot_ids) == 3, "bots on one Redis need different bot_id prefixes"
     assert len(redis_urls) == 1, "the example shares one Redis"
-    assert len(databases) == 2, "each bot keeps its checkpoints in its own database"
-    init_sql = named(
-        docs, "StatefulSet", "postgres"
-    )  # the shared server creates both databases at first start
-    init_volume = next(v for v in pod_spec(init_sql)["volumes"] if v["name"] == "init")
-    script = "\n".join(config_maps[init_volume["configMap"]["name"]].values())
-    assert all(f"CREATE DATABASE {db}" in script for db in databases)
+    assert len(databases) == 3, "each bot keeps its checkpoints in its own database"
+
+    # the shared stores are exactly the one-bot stores: adding a bot touches none of them
+    stores = render(tree, "stores")
+    for kind, name in (("StatefulSet", "redis"), ("StatefulSet", "postgres"), ("Service", "postgres")):
+        assert named(docs, kind, name) == named(stores, kind, name)
+    assert {n: v for n, v in config_maps.items() if n.startswith("postgres-init")} == {
+        n: v for n, v in rendered_config_maps(stores).items() if n.startswith("postgres-init")
+    }
 
     for store in ("redis", "postgres"):
         container = pod_spec(named(docs, "StatefulSet", store))["containers"][0]
@@ -240,6 +243,17 @@ def test_two_bots_share_the_stores_and_nothing_else(tmp_path: Path) -> None:
         )
 
 
+@needs_kubectl
+def test_a_bot_directory_applies_alone(tmp_path: Path) -> None:
+    """A new bot is one new directory: it renders (and applies) on its own, beside the others."""
+    tree = copy_with_example_env(tmp_path)
+    docs = render(tree, "many-bots/gamma")
+    for doc in docs:
+        kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+    assert {d["metadata"]["name"] for d in of_kind(docs, "Deployment")} == {"clarigate-gamma"}
+    assert not of_kind(docs, "StatefulSet"), "the stores are applied once, not with each bot"
+
+
 def test_example_secrets_open_the_example_stores() -> None:
     """An operator who keeps the example passwords for a trial gets a bot that can log in."""
     stores = env_file_keys(K8S / "stores" / "stores.env.example")
@@ -248,13 +262,15 @@ def test_example_secrets_open_the_example_stores() -> None:
         for s in ("redis", "postgres")
     )
     postgres_env = {e["name"]: e.get("value") for e in pod_spec(postgres_doc)["containers"][0]["env"]}
-    created = {postgres_env["POSTGRES_DB"]} | set(
-        re.findall(r"CREATE DATABASE (\w+)", (K8S / "two-bots" / "init.sql").read_text())
-    )
+    created = {postgres_env["POSTGRES_DB"]} | {  # the bots that create their own database at start
+        f"clarigate_{path.parent.name}"
+        for path in (K8S / "many-bots").glob("*/bot.yaml")
+        if yaml.safe_load(path.read_text()).get("create_database")
+    }
     template = load_docs(K8S / "bot" / "secret.example.yaml")[0]["stringData"]
     examples = {"bot": template} | {
         path.parent.name: env_file_keys(path)
-        for path in sorted((K8S / "two-bots").glob("*/secrets.env.example"))
+        for path in sorted((K8S / "many-bots").glob("*/secrets.env.example"))
     }
     for bot, env in examples.items():
         redis_url, pg_url = urlsplit(env["REDIS_URL"]), urlsplit(env["CHECKPOINTER_URL"])

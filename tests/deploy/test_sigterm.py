@@ -1,4 +1,4 @@
-"""SIGTERM mid-run: the replica finishes within its grace period, or hands the job back; answered once.
+"""SIGTERM or SIGHUP mid-run: the replica finishes within its grace, or hands the job back; answered once.
 SIGKILL mid-run: another replica claims the dead one's job and answers it once.
 
 ``clarigate serve`` runs as a real subprocess on the real Redis, with the offline model and a
@@ -137,14 +137,15 @@ async def _delete_prefix(prefix: str) -> None:
     await client.aclose()
 
 
-def test_sigterm_mid_run_finishes_within_grace_and_exits_0(bot):
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_mid_run_finishes_within_grace_and_exits_0(bot, stop):
     prefix, sent, launch = bot
     proc, url = launch(SLOW_SECONDS="1.5", CLARIGATE_SHUTDOWN_GRACE_SECONDS="20")
     said = httpx.post(f"{url}/test/say", json={"chat": "c1", "text": "hello there", "event_id": "e1"})
     assert said.json() == {"outcome": "accepted"}
     wait_until(lambda: any(r["kind"] == "progress" for r in records(sent)), 30, "the run to start")
 
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(stop)  # SIGHUP drains like SIGTERM (a closed terminal, some supervisors)
     assert proc.wait(timeout=60) == 0, proc.stdout.read().decode()
 
     replies = [r for r in records(sent) if r["kind"] in REPLY_KINDS]

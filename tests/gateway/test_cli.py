@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 
 import pytest
 
@@ -13,7 +14,7 @@ from gateway.config import ENV_NAMES
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch, tmp_path):
     """No operator variables from the machine; the agent's files go to a temporary folder."""
-    for name in [*ENV_NAMES, "CLARIGATE_CONFIG"]:
+    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path / "data"))
     root = logging.getLogger()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from gateway.config import ENV_NAMES, SlackSettings, TelegramSettings, load_config
+from gateway.config import ENV_NAMES, SlackSettings, TelegramSettings, load_config, startup_problems
 
 BOT_YAML = """
 bot_id: sales-bot
@@ -25,7 +27,7 @@ telegram:
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch):
     """No operator variables leak in from the machine running the tests."""
-    for name in [*ENV_NAMES, "CLARIGATE_CONFIG", "CLARIGATE_WORKERS", "CLARIGATE_SLACK__ALLOWED_USERS"]:
+    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -138,18 +140,62 @@ def test_api_urls_naming_a_host_reach_the_api_under_it(
     assert TelegramSettings().api_url == "https://api.telegram.org/bot"
 
 
-def test_misspelt_settings_are_reported_not_silently_ignored(tmp_path):
-    config = load_config(
-        write(
-            tmp_path,
-            "answer_polcy: anyone\nworkers: 2\nslack:\n  allowed_user: [U1]\nagent:\n  model: offline\n",
-        )
+def test_misspelt_settings_stop_the_load_with_the_nearest_name(tmp_path):
+    path = write(
+        tmp_path, "answer_polcy: anyone\nworkers: 2\nslack:\n  allowed_user: [U1]\nagent:\n  model: offline\n"
     )
-    assert config.workers == 2 and config.answer_policy == "starter"
-    assert config.warnings == [
-        "'answer_polcy' in the config file is not a setting: ignored",
-        "'slack.allowed_user' in the config file is not a setting: ignored",
-    ]
+    with pytest.raises(ValueError) as refused:
+        load_config(path)
+    message = str(refused.value)
+    assert "'answer_polcy' in the config file is not a setting (did you mean `answer_policy`?)" in message
+    assert (
+        "'slack.allowed_user' in the config file is not a setting (did you mean `allowed_users`?)" in message
+    )
+
+
+def test_an_unknown_clarigate_variable_stops_the_load(monkeypatch):
+    monkeypatch.setenv("CLARIGATE_SLACK__ALLOWED_USER", "U1")  # the allowlist would be silently off
+    with pytest.raises(
+        ValueError,
+        match=r"CLARIGATE_SLACK__ALLOWED_USER is not a setting \(did you mean "
+        r"`CLARIGATE_SLACK__ALLOWED_USERS`\?\)",
+    ):
+        load_config()
+    monkeypatch.delenv("CLARIGATE_SLACK__ALLOWED_USER")
+    monkeypatch.setenv("CLARIGATE_SLACK__ALLOWED_USERS", "U1")
+    assert load_config().slack.allowed_users == ["U1"]
+
+
+@pytest.mark.parametrize(
+    ("env", "problem"),
+    [
+        ({"SLACK_BOT_TOKEN": "xoxb-1"}, "slack: SLACK_BOT_TOKEN is set but the platform needs"),
+        ({"SLACK_SIGNING_SECRET": "s"}, "slack: SLACK_SIGNING_SECRET is set but"),
+        ({"FEISHU_APP_ID": "cli_1"}, "feishu: FEISHU_APP_ID is set but the platform needs FEISHU_APP_ID and"),
+        ({"TELEGRAM_WEBHOOK_SECRET": "s"}, "telegram: TELEGRAM_WEBHOOK_SECRET is set but"),
+        (
+            {"TELEGRAM_BOT_TOKEN": "1:x", "TELEGRAM_WEBHOOK_URL": "https://bot.example.com/telegram/webhook"},
+            "telegram: TELEGRAM_WEBHOOK_URL is set without TELEGRAM_WEBHOOK_SECRET",
+        ),
+        (
+            {"CLARIGATE_TELEGRAM__ENABLED": "true"},
+            "telegram: enabled, but the platform needs TELEGRAM_BOT_TOKEN",
+        ),
+    ],
+)
+def test_part_of_a_platforms_credentials_is_a_startup_problem(monkeypatch, env, problem):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    (found,) = startup_problems(load_config())
+    assert found.startswith(problem)
+
+
+def test_complete_or_switched_off_platforms_are_no_startup_problem(monkeypatch):
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1")  # Socket Mode needs no signing secret
+    monkeypatch.setenv("FEISHU_APP_ID", "cli_1")
+    monkeypatch.setenv("CLARIGATE_FEISHU__ENABLED", "false")
+    assert startup_problems(load_config()) == []
 
 
 def test_allowlists_take_json_or_comma_lists_and_unquoted_numeric_ids(tmp_path, monkeypatch):

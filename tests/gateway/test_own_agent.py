@@ -91,7 +91,8 @@ async def test_approval_by_click_runs_the_tool_once_and_counts_tokens(
         require_approval={"delete_records": ["approve", "reject"]},
     )
     before = (
-        REGISTRY.get_sample_value("clarigate_model_tokens_total", {"model": "scripted", "kind": "input"}) or 0
+        REGISTRY.get_sample_value("clarigate_llm_tokens_total", {"model": "scripted", "direction": "input"})
+        or 0
     )
     runner = LangGraphRunner(settings)
     try:
@@ -111,7 +112,9 @@ async def test_approval_by_click_runs_the_tool_once_and_counts_tokens(
         assert adapter.texts()[-1] == "Deleted."
     finally:
         await runner.aclose()
-    after = REGISTRY.get_sample_value("clarigate_model_tokens_total", {"model": "scripted", "kind": "input"})
+    after = REGISTRY.get_sample_value(
+        "clarigate_llm_tokens_total", {"model": "scripted", "direction": "input"}
+    )
     assert after == before + 24
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import re
 
 import httpx
 from starlette.requests import Request
@@ -98,12 +100,16 @@ async def test_metrics_count_inbound_events_runs_and_duplicates(make_gateway):
     assert grew("clarigate_run_seconds_count") == 1
 
 
-def parse_metrics(text: str) -> dict[str, float]:
-    """``{'name{labels}': value}`` from the Prometheus text format."""
+def parse_metrics(text: str, bot: str = "clarigate") -> dict[str, float]:
+    """``{'name{labels}': value}`` from the Prometheus text format, the ``bot`` label checked and left out."""
     values = {}
     for line in text.splitlines():
         if line and not line.startswith("#"):
             name, _, value = line.rpartition(" ")
+            assert f'bot="{bot}"' in name, line  # several bots share one Prometheus
+            name = (
+                re.sub(r',?bot="[^"]*",?', ",", name).replace("{,", "{").replace(",}", "}").replace("{}", "")
+            )
             values[name] = float(value)
     return values
 
@@ -148,3 +154,27 @@ async def test_the_server_freezes_what_start_up_built_so_collections_skip_it(mak
         frozen = gc.get_freeze_count()
     gc.unfreeze()  # other tests' garbage stays collectable
     assert frozen > 10_000  # the interpreter, LangChain, the agent's graph
+
+
+class PollingAdapter(TestAdapter):
+    """A test platform whose receiver (like a poller) can be down."""
+
+    up = True
+
+    async def connection_up(self):
+        return self.up
+
+
+async def test_healthz_fails_when_a_worker_loop_or_a_receiver_is_dead(make_gateway):
+    gateway, adapter = await make_gateway(MemoryStore("t"), adapter_class=PollingAdapter)
+    async with client_for(gateway) as http:
+        assert (await http.get("/healthz")).status_code == 200
+        adapter.up = False
+        response = await http.get("/healthz")
+        assert response.status_code == 503 and response.json()["failed"] == {"test": "receiver down"}
+        adapter.up = True
+        reader = next(loop for loop in gateway.pool._loops if loop.get_name() == "read-jobs")
+        reader.cancel()  # as if it had crashed
+        await asyncio.sleep(0)
+        response = await http.get("/healthz")
+        assert response.status_code == 503 and response.json()["failed"] == {"read-jobs": "dead"}

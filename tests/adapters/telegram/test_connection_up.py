@@ -1,0 +1,38 @@
+"""The poller's state reaches /healthz and the platform-connected gauge; webhook mode has none."""
+
+from __future__ import annotations
+
+from prometheus_client import REGISTRY
+
+from adapters.telegram import TelegramAdapter
+from gateway.core import Gateway
+from gateway.ops import OpsSampler, liveness_problems
+from gateway.store.memory import MemoryStore
+from gateway.testing import ScriptedRunner
+from tests.conftest import config_for_tests
+
+from .harness import telegram_settings
+
+
+async def test_the_poller_is_reported_up_then_down(bot_api):
+    gateway = Gateway(config_for_tests(), MemoryStore("tg-up"), ScriptedRunner())
+    adapter = TelegramAdapter(telegram_settings(bot_api, webhook=False), gateway)
+    gateway.register(adapter)
+    await gateway.start()
+    try:
+        await OpsSampler(gateway, None).sample_once()
+        assert REGISTRY.get_sample_value("clarigate_platform_connected", {"platform": "telegram"}) == 1
+        assert await liveness_problems(gateway) == {}
+        assert adapter.poller is not None
+        await adapter.poller.stop()  # as if the poller had died
+        await OpsSampler(gateway, None).sample_once()
+        assert REGISTRY.get_sample_value("clarigate_platform_connected", {"platform": "telegram"}) == 0
+        assert await liveness_problems(gateway) == {"telegram": "receiver down"}
+    finally:
+        await gateway.stop(grace=0)
+
+
+async def test_webhook_mode_holds_no_connection(bot_api):
+    gateway = Gateway(config_for_tests(), MemoryStore("tg-hook"), ScriptedRunner())
+    adapter = TelegramAdapter(telegram_settings(bot_api), gateway)
+    assert await adapter.connection_up() is None

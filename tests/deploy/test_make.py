@@ -1,0 +1,36 @@
+"""``make chat`` installs what running needs; test and lint tools come only with ``make test``/``lint``."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def planned(target: str, tmp_path: Path) -> str:
+    """What ``make -n target`` would run on a machine with no virtualenv yet."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    result = subprocess.run(
+        ["make", "-n", target, f"VENV={tmp_path / 'venv'}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout
+
+
+def test_make_chat_installs_only_the_runtime(tmp_path):
+    plan = planned("chat", tmp_path)
+    assert "pip install --quiet -e .\n" in plan and "[dev]" not in plan
+    assert plan.rstrip().endswith("clarigate chat")
+
+
+@pytest.mark.parametrize("target", ["test", "lint"])
+def test_make_test_and_lint_install_the_dev_tools(tmp_path, target):
+    assert "pip install --quiet -e '.[dev]'" in planned(target, tmp_path)

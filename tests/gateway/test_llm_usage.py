@@ -1,0 +1,47 @@
+"""Model calls and tokens are counted from outside the agent, by model, for the logs and the metrics."""
+
+from __future__ import annotations
+
+import json
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from prometheus_client import REGISTRY
+
+from agent.harness import AgentSettings
+from gateway.agent_runner import LangGraphRunner
+from gateway.llm_usage import run_usage
+
+
+def sample(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+async def test_a_real_agent_run_is_counted(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"content": "hello"}]))
+    runner = LangGraphRunner(AgentSettings(model=f"scripted:{script}", checkpointer_url="memory://"))
+    try:
+        with run_usage("scripted") as usage:
+            output = await runner.run_turn("t-usage", "hi")
+    finally:
+        await runner.aclose()
+    assert output.replies == ["hello"]
+    assert usage.calls == 1 and usage.model
+
+
+async def test_tokens_reported_by_the_provider_are_counted_by_model():
+    message = AIMessage(
+        content="hi",
+        usage_metadata={"input_tokens": 12, "output_tokens": 5, "total_tokens": 17},
+    )
+    model = GenericFakeChatModel(messages=iter([message, message]))
+    before_in = sample("clarigate_llm_tokens_total", model="fake-usage", direction="input")
+    before_calls = sample("clarigate_llm_calls_total", model="fake-usage", outcome="ok")
+    with run_usage("fake-usage") as usage:
+        await model.ainvoke("hello")
+    assert (usage.calls, usage.input_tokens, usage.output_tokens) == (1, 12, 5)
+    assert sample("clarigate_llm_tokens_total", model="fake-usage", direction="input") == before_in + 12
+    assert sample("clarigate_llm_calls_total", model="fake-usage", outcome="ok") == before_calls + 1
+    await model.ainvoke("outside the block")  # not counted
+    assert usage.calls == 1
