@@ -2,7 +2,7 @@
 
 An ``interrupt(value)`` becomes a ``HumanInputRequest`` every renderer already shows:
 
-- a human_input request (PROTOCOL.md's shape, or at least a ``question``) as itself;
+- a human_input request (the protocol's request shape, or at least a ``question``) as itself;
   resumed with the answer's payload (``HumanInputResponse.to_payload()``);
 - a ``HumanInTheLoopMiddleware`` request (``action_requests`` + ``review_configs``, or a
   ``per_call`` ``tool_approval``) as an *approval*: a risk confirmation with the options

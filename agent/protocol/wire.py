@@ -16,7 +16,7 @@ from typing import Any
 
 from .models import HumanInputResponse
 
-#: Key of the answer in ``HumanMessage.additional_kwargs`` (PROTOCOL.md).
+#: Key of the answer in ``HumanMessage.additional_kwargs`` (the protocol's answer).
 HUMAN_INPUT_RESPONSE_KEY = "human_input_response"
 #: Key of the full version-2 answer inside the wire payload.
 FULL_KEY = "clarigate"

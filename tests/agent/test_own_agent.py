@@ -34,7 +34,7 @@ async def _answer(agent: ClarifyingAgent, thread: str, out: Any, text: str) -> A
 
 
 async def test_tools_by_import_path_and_instructions_from_a_file(tmp_path: Any) -> None:
-    prompt = tmp_path / "instructions.md"
+    prompt = tmp_path / "instructions.txt"
     prompt.write_text("Always answer like a pirate.", encoding="utf-8")
     model = scripted({"tool_calls": [{"name": "lookup", "args": {"term": "x"}}]}, {"content": "Arr."})
     agent = await ClarifyingAgent.create(
