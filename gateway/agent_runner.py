@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agent.harness import AgentSettings, ClarifyingAgent, ImageInput, TurnOutput
 from agent.protocol import HumanInputResponse
@@ -50,11 +51,12 @@ class LangGraphRunner:
         response: HumanInputResponse | None = None,
         *,
         images: Sequence[ImageInput] = (),
+        metadata: Mapping[str, Any] | None = None,
     ) -> TurnOutput:
         """Run one turn on ``thread_id``; count its tokens and any limit that ended it."""
         agent = await self._get()
         context = current_log_context()
-        metadata = {name: context[name] for name in TRACE_FIELDS if name in context}
+        metadata = {**{name: context[name] for name in TRACE_FIELDS if name in context}, **(metadata or {})}
         output = await agent.run_turn(thread_id, text, response, images=images, metadata=metadata)
         if output.limit:
             metrics.RUN_LIMITS.labels(limit=output.limit).inc()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import importlib
 import logging
+import os
 from typing import Any
 
 from gateway.agent_runner import LangGraphRunner
@@ -68,12 +69,27 @@ def import_object(path: str) -> Any:
         raise ValueError(f"cannot import {path!r}: {module_name} has no {attribute!r}") from None
 
 
+def build_runner(config: GatewayConfig) -> AgentRunner:
+    """The LangGraph server runner when ``agent.server_url`` is set, else the in-process agent."""
+    if config.agent.server_url:
+        from gateway.server_runner import LangGraphServerRunner, ServerSettings
+
+        settings = ServerSettings(
+            url=config.agent.server_url,
+            assistant_id=config.agent.assistant_id,
+            api_key=os.environ.get("LANGGRAPH_API_KEY") or None,  # a secret: from the environment only
+            bot_id=config.bot_id,
+        )
+        return LangGraphServerRunner(settings)
+    return LangGraphRunner(config.agent_settings())
+
+
 def build_gateway(
     config: GatewayConfig, *, store: Store | None = None, runner: AgentRunner | None = None
 ) -> Gateway:
     """A gateway with every enabled platform's adapter registered (not started)."""
     store = store if store is not None else build_store(config)
-    runner = runner if runner is not None else LangGraphRunner(config.agent_settings())
+    runner = runner if runner is not None else build_runner(config)
     gateway = Gateway(config, store, runner)
     for platform in config.enabled_platforms():
         gateway.register(build_adapter(platform, config, gateway))

@@ -100,6 +100,7 @@ ENV_NAMES: dict[str, tuple[str | None, str]] = {
     "CHECKPOINTER_URL": ("agent", "checkpointer_url"),
     "ALLOW_CLARIFICATION": ("agent", "allow_clarification"),
     "DISABLE_CLARIFICATION": ("agent", "disable_clarification"),
+    "LANGGRAPH_URL": ("agent", "server_url"),
     "SLACK_BOT_TOKEN": ("slack", "bot_token"),
     "SLACK_SIGNING_SECRET": ("slack", "signing_secret"),
     "SLACK_APP_TOKEN": ("slack", "app_token"),
@@ -192,6 +193,10 @@ class AgentConfig(BaseModel):
     def _servers(cls, value: Any) -> Any:
         """JSON text from the environment."""
         return json.loads(value) if isinstance(value, str) and value.strip() else value
+
+    # a LangGraph server runs the agent instead of this process (LANGGRAPH_URL; key: LANGGRAPH_API_KEY)
+    server_url: str | None = None
+    assistant_id: str = "agent"  # the server's assistant id or graph name
 
 
 class _WellKnownEnv(PydanticBaseSettingsSource):

@@ -40,7 +40,7 @@ from gateway.notices import notice_for_text
 from gateway.outbound import Outbox
 from gateway.port import DeliveryFailed
 from gateway.progress import WorkingIndicator
-from gateway.runner import AgentRunner
+from gateway.runner import AgentRunner, AgentUnavailable
 from gateway.store.base import Job, PendingRecord, Store
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,9 @@ CLEAR_PROGRESS_SECONDS = 2.0
 MAX_DELIVERIES = 3
 #: Images of one message shown to the model at most.
 MAX_IMAGES = 4
+#: Deliveries of a job whose agent was unavailable (a LangGraph server down): one stale-claim
+#: period apart, so the default keeps a message for about an hour before giving up.
+MAX_UNAVAILABLE_DELIVERIES = 120
 
 
 class HandBack(Exception):
@@ -122,6 +125,8 @@ class Dispatcher:
                 await self._message(MessageJob.model_validate_json(job.payload_json).message, progress)
             else:
                 await self._answer(AnswerJob.model_validate_json(job.payload_json), progress)
+        except HandBack:
+            raise
         except Superseded:
             # not completed here either: the worker holding it now completes it (once)
             log.warning("job %s was taken over by another worker: its reply comes from there", job.inbound_id)
@@ -282,19 +287,28 @@ class Dispatcher:
             async with asyncio.timeout(limit):
                 seen = {"images": images} if images else {}  # runners without images keep working
                 with run_usage(model) as usage:
-                    output = await self.runner.run_turn(thread_id, text, response, **seen)
+                    output = await self.runner.run_turn(
+                        thread_id, text, response, metadata=run_metadata(conv, progress.job), **seen
+                    )
         except asyncio.CancelledError:
             # stopping, or taken over: the job runs again elsewhere with its own "working…"
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(working.finish(), CLEAR_PROGRESS_SECONDS)
             raise
+        except AgentUnavailable:
+            await working.finish()
+            await self._agent_unavailable(conv, text, progress)
+            return
         except Exception as exc:
             metrics.RUNS_FAILED.inc()
             if isinstance(exc, TimeoutError):
                 log.error("agent run on thread %s took longer than %.0f s: stopped", thread_id, limit)
                 failure = notice_for_text("run_too_long", text)
             else:
-                log.exception("agent run failed on thread %s", thread_id)
+                run_id = getattr(exc, "run_id", None)
+                log.exception(
+                    "agent run failed on thread %s%s", thread_id, f" (run {run_id})" if run_id else ""
+                )
                 failure = notice_for_text("run_failed", text)
             await working.finish()
             await self._reply(conv, ErrorReply(text=failure), progress)
@@ -320,6 +334,23 @@ class Dispatcher:
         elif not progress.replied:
             log.warning("the agent produced no reply")
             await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text)), progress)
+
+    async def _agent_unavailable(self, conv: Conversation, text: str, progress: _Progress) -> None:
+        """The agent cannot be reached: keep the job for a later delivery (it runs once the agent is
+        back) and tell the person once; after the last delivery, say it failed."""
+        job = progress.job
+        if job.deliveries >= MAX_UNAVAILABLE_DELIVERIES:
+            log.error(
+                "agent unavailable for job %s after %d deliveries: giving up", job.inbound_id, job.deliveries
+            )
+            await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text)), progress)
+            return
+        log.warning(
+            "agent unavailable for job %s (delivery %d): kept for later", job.inbound_id, job.deliveries
+        )
+        if job.deliveries == 1:
+            await self.outbox.send_quietly(conv, ErrorReply(text=notice_for_text("agent_unavailable", text)))
+        raise HandBack(job.inbound_id)
 
     async def _ask(
         self, conv: Conversation, thread_id: str, output: Any, sender: Sender, progress: _Progress
@@ -381,6 +412,17 @@ class Dispatcher:
         return (
             record.policy == "anyone" or record.asked_by is None or record.asked_by.user_id == sender.user_id
         )
+
+
+def run_metadata(conv: Conversation, job: Job) -> dict[str, str]:
+    """What a run carries besides its thread: the inbound id (a runner may join the run it started
+    for it before) and where the conversation is (tracing, a server's thread metadata)."""
+    meta = {"inbound_id": job.inbound_id, "platform": conv.platform, "chat_id": conv.chat_id}
+    if conv.workspace:
+        meta["workspace"] = conv.workspace
+    if conv.topic:
+        meta["topic"] = conv.topic
+    return meta
 
 
 def new_token() -> str:

@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from gateway.agent_runner import LangGraphRunner
-from gateway.app import build_adapter, build_store, import_object, store_description, without_password
+from gateway.app import (
+    build_adapter,
+    build_runner,
+    build_store,
+    import_object,
+    store_description,
+    without_password,
+)
 from gateway.config import (
     CREDENTIAL_NAMES,
     PLATFORMS,
@@ -18,6 +25,8 @@ from gateway.config import (
 )
 from gateway.core import Gateway
 from gateway.logs import register_secrets
+from gateway.runner import AgentRunner
+from gateway.server_runner import LangGraphServerRunner
 
 
 @dataclass
@@ -54,10 +63,12 @@ async def run_checks(config_path: str | None) -> Report:
     )
     report.problems.extend(f"config: {warning}" for warning in config.warnings)
     await _check_store(config, report)
-    runner = LangGraphRunner(config.agent_settings())
+    runner = build_runner(config)
     try:
-        if await _check_mcp(config, report):
-            await _check_agent(config, runner, report)
+        if isinstance(runner, LangGraphServerRunner):
+            await _check_agent_server(runner, report)
+        elif await _check_mcp(config, report):
+            await _check_agent(config, runner, report)  # type: ignore[arg-type]
         else:
             report.notes.append("agent: not started, since an MCP server it needs does not answer")
         await _check_platforms(config, runner, report)
@@ -148,6 +159,16 @@ async def _check_mcp(config: GatewayConfig, report: Report) -> bool:
     return not any(isinstance(tools, Exception) for tools in found.values())
 
 
+async def _check_agent_server(runner: LangGraphServerRunner, report: Report) -> None:
+    """The LangGraph server: it answers, takes the API key, and has the assistant."""
+    problems = await runner.check()
+    if problems:
+        report.problems.extend(f"agent: {problem}" for problem in problems)
+    else:
+        s = runner.settings
+        report.ok.append(f"agent: LangGraph server at {s.url}, assistant {s.assistant_id!r}")
+
+
 async def _check_agent(config: GatewayConfig, runner: LangGraphRunner, report: Report) -> None:
     agent = config.agent
     url = agent.checkpointer_url or ""
@@ -170,7 +191,7 @@ async def _check_agent(config: GatewayConfig, runner: LangGraphRunner, report: R
         report.problems.append(f"checkpointer: {where} does not answer")
 
 
-async def _check_platforms(config: GatewayConfig, runner: LangGraphRunner, report: Report) -> None:
+async def _check_platforms(config: GatewayConfig, runner: AgentRunner, report: Report) -> None:
     enabled = config.enabled_platforms()
     for name in PLATFORMS:
         section = config.platform(name)

@@ -110,3 +110,22 @@ def observe_receive_to_reply(entry_id: str) -> None:
     ms, _, _ = entry_id.partition("-")
     if ms.isdigit():
         RECEIVE_TO_REPLY.observe(max(time.time() - int(ms) / 1000, 0.0))
+
+
+def count_tokens(usage: dict[str, dict[str, int]]) -> None:
+    """Add one run's token usage (``{model: {"input": n, "output": m}}``) to the counters."""
+    for model, spent in usage.items():
+        for kind in ("input", "output"):
+            if spent.get(kind):
+                MODEL_TOKENS.labels(model=model, kind=kind).inc(spent[kind])
+
+
+# the LangGraph server runner (agent.server_url)
+AGENT_SERVER_ERRORS = Counter(
+    "clarigate_agent_server_errors_total",
+    "Failures talking to the LangGraph server (unavailable, or a run that did not succeed)",
+    ["kind"],
+)
+AGENT_SERVER_RUN_SECONDS = Histogram(
+    "clarigate_agent_server_run_seconds", "Time from a server run's start to its end, as followed"
+)

@@ -23,6 +23,10 @@ NOTICES: dict[str, dict[Locale, str]] = {
         "en": "Sorry, I could not finish that: something went wrong on my side. Please try again.",
         "zh": "抱歉，我这边出了问题，没能完成。请再试一次。",
     },
+    "agent_unavailable": {
+        "en": "The agent is unreachable right now. Your message is kept: I will answer once it is back.",
+        "zh": "智能体暂时无法连接。您的消息已保留，恢复后我会立即回复。",
+    },
     "run_too_long": {
         "en": "Sorry, that took too long and I stopped. Please try again, perhaps with a smaller request.",
         "zh": "抱歉，处理时间过长，我已停止。请再试一次，或把请求拆小一些。",

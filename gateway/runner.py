@@ -5,11 +5,24 @@ The default runs the LangGraph agent in process (``agent.harness.ClarifyingAgent
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from agent.harness import ImageInput, TurnOutput
 from agent.protocol import HumanInputResponse
+
+
+class AgentUnavailable(Exception):
+    """The agent cannot be reached now (a server down, a timeout, a 5xx): the message is kept
+    and runs once the agent is back; the person is told it is delayed."""
+
+
+class RunFailed(Exception):
+    """The agent's run ended in an error; ``run_id`` names it where the agent has such ids."""
+
+    def __init__(self, message: str, *, run_id: str | None = None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
 
 
 class AgentRunner(Protocol):
@@ -22,12 +35,15 @@ class AgentRunner(Protocol):
         response: HumanInputResponse | None = None,
         *,
         images: Sequence[ImageInput] = (),
+        metadata: Mapping[str, Any] | None = None,
     ) -> TurnOutput:
-        """Run the agent; ``response`` when ``text`` answers a clarification (or an interrupt:
-        the runner resumes it); ``images`` came with the person's message."""
+        """Run the agent; ``response`` when ``text`` answers a clarification (or an interrupt: the
+        runner resumes it); ``images`` came with the message; ``metadata`` says where it came from
+        (``inbound_id``, ``platform``, ``chat_id``, …) for tracing and for joining a run started
+        before for the same inbound message."""
 
     async def ping(self) -> bool:
-        """True when the runner's checkpointer answers."""
+        """True when the runner's checkpointer (or agent server) answers."""
 
     async def aclose(self) -> None:
         """Release resources."""

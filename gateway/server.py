@@ -108,7 +108,8 @@ def build_app(
 
     async def readyz(request: Request) -> Response:
         problems = {}
-        checks = (("store", gateway.store.ping), ("checkpointer", gateway.runner.ping))
+        agent = getattr(gateway.runner, "ready_name", "checkpointer")  # "agent_server" for a server
+        checks = (("store", gateway.store.ping), (agent, gateway.runner.ping))
         results = await asyncio.gather(*(_answers(check) for _, check in checks))
         for (name, _), ok in zip(checks, results, strict=True):
             if not ok:

@@ -287,6 +287,7 @@ class ScriptedRunner:
         response: HumanInputResponse | None = None,
         *,
         images: Sequence[ImageInput] = (),
+        **_: Any,  # metadata
     ) -> TurnOutput:
         """Record the turn and play the script."""
         turn = Turn(thread_id, text, response, tuple(images))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 from redis.asyncio import Redis
@@ -15,6 +15,8 @@ from gateway.runner import AgentRunner
 from gateway.store.base import Store
 from gateway.store.redis import RedisStore
 from gateway.testing import ScriptedRunner, TestAdapter
+
+from .gateway.langgraph_server.process import LangGraphServer
 
 GatewayFactory = Callable[..., Awaitable[tuple[Gateway, TestAdapter]]]
 
@@ -98,3 +100,12 @@ async def redis_stores() -> AsyncIterator[RedisStoreFactory]:
                 await client.delete(*keys)
     finally:
         await client.aclose()
+
+
+@pytest.fixture(scope="session")
+def langgraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LangGraphServer]:
+    """One real LangGraph server (``langgraph dev``) for the whole run, serving tests' graphs."""
+    server = LangGraphServer(tmp_path_factory.mktemp("langgraph"))
+    server.start()
+    yield server
+    server.stop()

@@ -1,0 +1,56 @@
+"""Graphs the test LangGraph server serves: built on clarigate's harness with the scripted model.
+
+The server process reads the scripts and the tool's log file from the environment the test
+fixture gives it (``ASKER_SCRIPT``, ``APPROVER_SCRIPT``, ``TOOL_LOG``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import interrupt
+
+from agent.graph import build_agent_graph
+from agent.models import build_chat_model
+
+
+@tool
+def delete_data(target: str) -> str:
+    """Delete the named data set."""
+    with Path(os.environ["TOOL_LOG"]).open("a", encoding="utf-8") as log:
+        log.write(f"delete_data {target}\n")
+    return f"deleted {target}"
+
+
+#: Asks with ask_clarification, then answers.
+asker = build_agent_graph(build_chat_model(f"scripted:{os.environ['ASKER_SCRIPT']}"))
+
+#: Calls delete_data, which needs a person's approval first (HumanInTheLoopMiddleware).
+approver = build_agent_graph(
+    build_chat_model(f"scripted:{os.environ['APPROVER_SCRIPT']}"),
+    tools=[delete_data],
+    require_approval={"delete_data": ["approve", "reject"]},
+)
+
+
+def _ask(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt(
+        {
+            "kind": "human_input_request",
+            "question": "Which region should I deploy to?",
+            "clarification_type": "approach_choice",
+            "options": ["eu-west", "us-east"],
+        }
+    )
+    value = answer.get("value") if isinstance(answer, dict) else answer
+    return {"messages": [{"role": "assistant", "content": f"Deploying to {value}."}]}
+
+
+#: A plain graph that asks with LangGraph's interrupt() in the protocol's shape.
+interrupter = (
+    StateGraph(MessagesState).add_node("ask", _ask).add_edge(START, "ask").add_edge("ask", END).compile()
+)

@@ -1,0 +1,121 @@
+"""A real LangGraph server for tests: ``langgraph dev`` (the in-memory ``langgraph-api`` runtime)
+serving ``graphs.py`` on a free port of 127.0.0.1, in a work directory of the test's own (where it
+keeps its threads across a restart)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import yaml
+
+HERE = Path(__file__).parent
+#: How long the server may take to start (it imports LangChain and the graphs).
+START_SECONDS = 90.0
+
+ASKER_SCRIPT = [
+    {
+        "tool_calls": [
+            {
+                "name": "ask_clarification",
+                "args": {
+                    "question": "Which database should I use?",
+                    "clarification_type": "approach_choice",
+                    "options": ["PostgreSQL", "SQLite"],
+                },
+            }
+        ]
+    },
+    {"content": "Going with {last_user}."},
+    {"content": "Second request done: {last_user}."},
+]
+APPROVER_SCRIPT = [
+    {"tool_calls": [{"name": "delete_data", "args": {"target": "test-data"}}]},
+    {"content": "Done: {last_user}"},
+]
+
+
+def free_port() -> int:
+    """A port nobody listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LangGraphServer:
+    """One ``langgraph dev`` process; ``start``/``stop`` may be called again (same port, same state)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.tool_log = workdir / "tool.log"
+        self.tool_log.touch()
+        (workdir / "asker.yaml").write_text(yaml.safe_dump(ASKER_SCRIPT))
+        (workdir / "approver.yaml").write_text(yaml.safe_dump(APPROVER_SCRIPT))
+        # graph paths in langgraph.json are read from the server's working directory
+        graphs = {name: f"{HERE / 'graphs.py'}:{name}" for name in ("asker", "approver", "interrupter")}
+        self.config = workdir / "langgraph.json"
+        self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log = workdir / "server.log"
+
+    def start(self) -> None:
+        """Start the server and wait until it answers ``/ok``."""
+        cli = Path(sys.executable).parent / "langgraph"
+        env = {
+            **os.environ,
+            "ASKER_SCRIPT": str(self.workdir / "asker.yaml"),
+            "APPROVER_SCRIPT": str(self.workdir / "approver.yaml"),
+            "TOOL_LOG": str(self.tool_log),
+            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+            "LANGSMITH_TRACING": "false",
+        }
+        command = [
+            str(cli), "dev", "--no-browser", "--no-reload", "--allow-blocking",
+            "--host", "127.0.0.1", "--port", str(self.port), "--config", str(self.config),
+        ]  # fmt: skip
+        with self._log.open("ab") as log:
+            self._proc = subprocess.Popen(
+                command,
+                cwd=self.workdir,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + START_SECONDS
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"langgraph dev exited: {self._log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{self.url}/ok", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"langgraph dev did not answer within {START_SECONDS} s")
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM: it writes its threads to the work directory first)."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    def tool_calls(self) -> list[str]:
+        """The lines the ``delete_data`` tool wrote: one per time it ran."""
+        return self.tool_log.read_text().splitlines()
