@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import shlex
 import shutil
@@ -49,10 +50,20 @@ def compose_client() -> list[str] | None:
 
 
 def test_three_services_restart_and_report_health() -> None:
-    assert set(SERVICES) == {"clarigate", "redis", "postgres"}
+    assert {n for n, s in SERVICES.items() if not s.get("profiles")} == {"clarigate", "redis", "postgres"}
     for name, service in SERVICES.items():
         assert service["restart"] in ("always", "unless-stopped"), name
         assert service["healthcheck"]["test"][0] in ("CMD", "CMD-SHELL"), name
+
+
+def test_the_langgraph_profile_serves_the_example_graph_from_the_clarigate_image() -> None:
+    service = SERVICES["langgraph"]
+    assert service["profiles"] == ["langgraph"]  # off unless asked for
+    dockerfile = (DEPLOY / "langgraph" / "Dockerfile").read_text()
+    assert "FROM clarigate:0.1.0" in dockerfile and "langgraph-cli[inmem]" in dockerfile
+    config = json.loads((DEPLOY / "langgraph" / "langgraph.json").read_text())
+    assert config["graphs"] == {"agent": "agent.server_graph:graph"}
+    assert "LANGGRAPH_URL=http://langgraph:2024" in (DEPLOY / ".env.example").read_text()
 
 
 def test_clarigate_starts_only_after_its_stores_are_healthy() -> None:
