@@ -267,7 +267,7 @@ class LangGraphServerRunner:
         options: dict[str, Any] = {
             "metadata": run_meta,
             "multitask_strategy": "enqueue",
-            "stream_mode": ["values", "updates"],
+            "stream_mode": ["updates"],  # what each step changed; the state is read once at the end
             "stream_resumable": True,
         }
         parsed = parse_request_id(response.request_id) if response is not None else None
