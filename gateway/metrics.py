@@ -112,14 +112,6 @@ def observe_receive_to_reply(entry_id: str) -> None:
         RECEIVE_TO_REPLY.observe(max(time.time() - int(ms) / 1000, 0.0))
 
 
-def count_tokens(usage: dict[str, dict[str, int]]) -> None:
-    """Add one run's token usage (``{model: {"input": n, "output": m}}``) to the counters."""
-    for model, spent in usage.items():
-        for kind in ("input", "output"):
-            if spent.get(kind):
-                MODEL_TOKENS.labels(model=model, kind=kind).inc(spent[kind])
-
-
 # the LangGraph server runner (agent.server_url)
 AGENT_SERVER_ERRORS = Counter(
     "clarigate_agent_server_errors_total",
