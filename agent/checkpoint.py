@@ -16,6 +16,7 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -55,9 +56,57 @@ class Checkpointer:
             return False
         return True
 
+    async def prune(self, thread_id: str) -> None:
+        """Keep only the latest checkpoint of each namespace of ``thread_id`` (and what it uses).
+
+        Every checkpoint holds the thread's whole history, so keeping them all grows storage with
+        the square of the turns; resuming needs only the latest (with its pending writes).
+        """
+        if self.kind == "postgres":
+            await self.saver.aprune([thread_id], strategy="keep_latest")
+        elif self.kind == "sqlite":
+            await _prune_sqlite(self.saver, thread_id)
+        elif self.kind == "memory":
+            _prune_memory(self.saver, thread_id)
+
     async def aclose(self) -> None:
         """Close connections (idempotent)."""
         await self._stack.aclose()
+
+
+async def _prune_sqlite(saver: Any, thread_id: str) -> None:
+    """``prune`` on ``AsyncSqliteSaver``'s tables (``checkpoints``, ``writes``)."""
+    async with saver.lock:
+        await saver.conn.execute(
+            "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id < ("
+            " SELECT MAX(latest.checkpoint_id) FROM checkpoints AS latest"
+            " WHERE latest.thread_id = checkpoints.thread_id"
+            " AND latest.checkpoint_ns = checkpoints.checkpoint_ns)",
+            (thread_id,),
+        )
+        await saver.conn.execute(
+            "DELETE FROM writes WHERE thread_id = ? AND NOT EXISTS ("
+            " SELECT 1 FROM checkpoints AS kept WHERE kept.thread_id = writes.thread_id"
+            " AND kept.checkpoint_ns = writes.checkpoint_ns AND kept.checkpoint_id = writes.checkpoint_id)",
+            (thread_id,),
+        )
+        await saver.conn.commit()
+
+
+def _prune_memory(saver: Any, thread_id: str) -> None:
+    """``prune`` on ``InMemorySaver``'s dictionaries (checkpoints, writes, channel blobs)."""
+    kept_versions: set[tuple[str, str, Any]] = set()
+    for namespace, checkpoints in saver.storage.get(thread_id, {}).items():
+        if not checkpoints:
+            continue
+        latest = max(checkpoints)  # checkpoint ids sort by time
+        for checkpoint_id in [cid for cid in checkpoints if cid != latest]:
+            del checkpoints[checkpoint_id]
+            saver.writes.pop((thread_id, namespace, checkpoint_id), None)
+        checkpoint = saver.serde.loads_typed(checkpoints[latest][0])
+        kept_versions.update((namespace, ch, v) for ch, v in checkpoint["channel_versions"].items())
+    for key in [k for k in saver.blobs if k[0] == thread_id and k[1:] not in kept_versions]:
+        del saver.blobs[key]
 
 
 async def open_checkpointer(url: str | None, data_dir: str) -> Checkpointer:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _TRUE = {"1", "true", "yes", "on"}
+#: Human message ids of named turns (``run_turn(turn_id=…)``) are uuid5s in this namespace.
+TURN_NAMESPACE = uuid.UUID("6d1c0a51-3f7e-4b8e-9d61-2a4f0c7b9e13")
 
 
 def env_flag(value: str | None) -> bool:
@@ -258,11 +260,16 @@ class ClarifyingAgent:
         *,
         images: Sequence[ImageInput] = (),
         metadata: Mapping[str, Any] | None = None,
+        turn_id: str | None = None,
     ) -> TurnOutput:
         """Run one turn on ``thread_id``; ``response`` when ``text`` answers a clarification.
 
         An answer to an interrupt's request resumes the interrupted run; anything else is
         the next human message. ``metadata`` (platform, …) goes to tracing with the thread id.
+
+        ``turn_id`` names the turn. Called again with the same id (the gateway's job changed
+        hands), a turn that stopped midway resumes from its last checkpoint, so steps and tool
+        calls that completed are not repeated, and a finished turn gives its output again.
         """
         from langchain_core.callbacks import UsageMetadataCallbackHandler
         from langgraph.errors import GraphRecursionError
@@ -279,7 +286,7 @@ class ClarifyingAgent:
             if parsed is not None and response is not None:
                 output = await self._resume(config, parsed, response)
             if output is None:
-                output = await self._new_message(config, text, response, images)
+                output = await self._new_message(config, text, response, images, turn_id)
         except GraphRecursionError:
             log.warning(
                 "run on thread %s reached the recursion limit (%d)", thread_id, self.settings.recursion_limit
@@ -307,19 +314,49 @@ class ClarifyingAgent:
         text: str,
         response: HumanInputResponse | None,
         images: Sequence[ImageInput],
+        turn_id: str | None = None,
     ) -> TurnOutput:
         from langchain_core.messages import HumanMessage
 
         from agent.protocol.wire import response_kwargs
 
+        human_id = str(uuid.uuid5(TURN_NAMESPACE, turn_id)) if turn_id else str(uuid.uuid4())
+        earlier = await self._earlier_attempt(config, human_id) if turn_id else None
+        if earlier is not None:
+            return earlier
         extra = response_kwargs(response) if response is not None else {}
-        human_id = str(uuid.uuid4())
         human = HumanMessage(content=self._content(text, images), id=human_id, additional_kwargs=extra)
-        # "exit": one checkpoint write per turn instead of one per graph step (the saver
-        # dominates a turn's cost); a crash mid-turn loses only that turn.
-        result = await self._graph.ainvoke({"messages": [human]}, config, durability="exit")
+        # "async": a checkpoint after every step (written while the next one runs), so a turn cut
+        # off midway resumes there; ``prune`` then keeps only the latest checkpoint of the thread.
+        result = await self._graph.ainvoke({"messages": [human]}, config, durability="async")
+        await self._prune(config)
         messages = result.get("messages", []) if isinstance(result, Mapping) else []
         return self._with_interrupt(turn_output(messages, human_id), result, messages)
+
+    async def _earlier_attempt(self, config: dict[str, Any], human_id: str) -> TurnOutput | None:
+        """The output of an earlier attempt at this turn (resumed first if it stopped midway)."""
+        snapshot = await self._graph.aget_state(config)
+        messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
+        if not any(message.id == human_id for message in messages):
+            return None
+        interrupts = list(getattr(snapshot, "interrupts", ()) or ())
+        if interrupts:  # it stopped on an interrupt: ask it again
+            result: Any = {"__interrupt__": interrupts}
+        elif snapshot.next:  # cut off midway: go on from the last completed step
+            result = await self._graph.ainvoke(None, config, durability="async")
+            messages = result.get("messages", []) if isinstance(result, Mapping) else []
+            await self._prune(config)
+        else:
+            result = {}
+        return self._with_interrupt(turn_output(messages, human_id), result, messages)
+
+    async def _prune(self, config: dict[str, Any]) -> None:
+        """Keep the thread's latest checkpoint only; a failure costs storage, never the turn."""
+        thread_id = config["configurable"]["thread_id"]
+        try:
+            await self._checkpointer.prune(thread_id)
+        except Exception:  # e.g. a graph with DeltaChannels, which keep_latest refuses
+            log.warning("could not prune the checkpoints of thread %s", thread_id, exc_info=True)
 
     async def _resume(
         self, config: dict[str, Any], parsed: tuple[str, str], response: HumanInputResponse
@@ -342,7 +379,8 @@ class ClarifyingAgent:
         )
         if isinstance(value, AskAgain):
             return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
-        result = await self._graph.ainvoke(Command(resume={interrupt_id: value}), config, durability="exit")
+        result = await self._graph.ainvoke(Command(resume={interrupt_id: value}), config, durability="async")
+        await self._prune(config)
         messages = result.get("messages", []) if isinstance(result, Mapping) else []
         return self._with_interrupt(turn_output(messages, None, start=len(before)), result, messages)
 

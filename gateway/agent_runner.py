@@ -57,10 +57,19 @@ class LangGraphRunner:
         agent = await self._get()
         context = current_log_context()
         metadata = {**{name: context[name] for name in TRACE_FIELDS if name in context}, **(metadata or {})}
-        output = await agent.run_turn(thread_id, text, response, images=images, metadata=metadata)
+        # the inbound id names the turn: a job that changed hands resumes it from its checkpoint
+        turn_id = metadata.get("inbound_id")
+        output = await agent.run_turn(
+            thread_id, text, response, images=images, metadata=metadata, turn_id=turn_id
+        )
         if output.limit:
             metrics.RUN_LIMITS.labels(limit=output.limit).inc()
         return output
+
+    async def delete_thread(self, thread_id: str) -> None:
+        """Delete everything the checkpointer keeps for ``thread_id`` (an abandoned thread)."""
+        agent = await self._get()
+        await agent.delete_thread(thread_id)
 
     async def ping(self) -> bool:
         """True when the checkpointer answers; False before the agent is built (not ready yet)."""

@@ -164,6 +164,9 @@ class Control:
         pending = lookup[1]
         thread_id = await self.store.new_thread_for_chat(conv.thread_key, ttl)
         log.info("started a new agent thread %s", thread_id)
+        # the thread left behind is deleted from the checkpointer after the retention period
+        retire_at = time.time() + self.config.thread_retention_seconds
+        await self.store.schedule_thread_cleanup(lookup[0], retire_at)
         if pending is not None:
             # its clicks would run on the old thread: closed now, and any later click on an older
             # question of the old thread is refused as "restarted" (``Gateway.submit_answer``)

@@ -239,6 +239,16 @@ class GatewayConfig(BaseSettings):
     stale_claim_seconds: float = Field(30.0, gt=0)
     shutdown_grace_seconds: float = Field(20.0, ge=0)
     run_timeout_seconds: float = Field(600.0, gt=0)  # a longer run is stopped and the chat told so
+    # how long a reply is retried through transient platform failures (429, 5xx, network),
+    # counted from when the run recorded it, before it is abandoned (counted and logged)
+    delivery_budget_seconds: float = Field(1800.0, ge=0)
+    # checkpoints of an agent thread left by /new, or unused since its chat mapping expired, are
+    # deleted after this long
+    thread_retention_seconds: int = Field(7 * 24 * 3600, ge=0)
+    # how often a replica trims acknowledged jobs, removes dead consumers and deletes old threads
+    upkeep_interval_seconds: float = Field(60.0, gt=0)
+    # a request body not received whole within this time gets 408 (a trickled or half-sent body)
+    body_timeout_seconds: float = Field(10.0, gt=0)
     # a run still going after this long shows "working…" (0: every run shows it at once)
     progress_after_seconds: float = Field(1.0, ge=0)
     max_body_bytes: int = Field(1024 * 1024, gt=0)

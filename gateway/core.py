@@ -56,6 +56,7 @@ from gateway.outbound import Outbox
 from gateway.port import AdapterState, PlatformAdapter
 from gateway.runner import AgentRunner
 from gateway.store.base import PendingRecord, Store
+from gateway.upkeep import Upkeep
 from gateway.worker import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,8 @@ class Gateway:
         )
         self.dispatcher.is_held = self.pool.still_held  # a stalled replica's late reply is dropped
         self.dispatcher.control = Control(config, store, self.outbox, track=self._track)
+        self.dispatcher.run_slot = self.pool.run_slot
+        self.upkeep = Upkeep(config, store, runner, self.consumer)
         # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
         self._accepted: dict[str, None] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -105,6 +108,7 @@ class Gateway:
         for adapter in self.adapters:
             await adapter.start()
         self.pool.start()
+        self.upkeep.start()
         log.info("gateway started: %d worker(s), consumer %s", self.pool.workers, self.consumer)
 
     async def drain(
@@ -137,6 +141,7 @@ class Gateway:
     async def stop(self, grace: float | None = None) -> None:
         """Stop taking work; running jobs get ``grace`` seconds, the rest go back to the stream."""
         grace = self.config.shutdown_grace_seconds if grace is None else grace
+        await self.upkeep.stop()
         await self.pool.stop(grace)
         for task in list(self._background):
             task.cancel()

@@ -1,8 +1,11 @@
-"""What one job does: map the chat thread, match typed replies, run the agent, send the results.
+"""What one job does: map the chat thread, match typed replies, run the agent, deliver the results.
 
-Every accepted message gets exactly one reply: the agent's, a short error, or
-(for ``/new`` and partial form answers) a short note. The job is completed (and
-the thread's turnstile advanced) only after that reply went out.
+Every accepted message gets exactly one reply: the agent's, a short error, or (for ``/new``
+and partial form answers) a short note. A job runs in two steps. The *run* (inside a run
+slot) decides what to say and records it in the store before anything is sent; the
+*delivery* (``gateway.delivery``) sends what was recorded, retrying on its own. A job that
+changes hands after its outputs were recorded is only delivered, never run again. The job is
+completed (and the thread's turnstile advanced) once every item was delivered or abandoned.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent.harness import ImageInput
@@ -23,6 +26,7 @@ from gateway import metrics
 from gateway.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
 from gateway.commands import Control, parse_command
 from gateway.config import GatewayConfig
+from gateway.delivery import Deliverer, Superseded, new_plan, persist
 from gateway.llm_usage import run_usage
 from gateway.logs import set_log_context
 from gateway.messages import (
@@ -38,16 +42,16 @@ from gateway.messages import (
 )
 from gateway.notices import notice_for_text
 from gateway.outbound import Outbox
-from gateway.port import DeliveryFailed
 from gateway.progress import WorkingIndicator
 from gateway.runner import AgentRunner, AgentUnavailable
 from gateway.store.base import Job, PendingRecord, Store
+from gateway.store.keys import DONE_TTL_SECONDS
 
 log = logging.getLogger(__name__)
 
 #: How long a cancelled run may take to clear its "working…" message (shutdown waits for it).
 CLEAR_PROGRESS_SECONDS = 2.0
-#: Deliveries of a job that failed before any reply; after the last one it is given up.
+#: Deliveries of a job whose run failed before recording anything; after the last it is given up.
 MAX_DELIVERIES = 3
 #: Images of one message shown to the model at most.
 MAX_IMAGES = 4
@@ -57,27 +61,7 @@ MAX_UNAVAILABLE_DELIVERIES = 120
 
 
 class HandBack(Exception):
-    """The job failed before any reply; leave it in the stream to be retried."""
-
-
-class Superseded(Exception):
-    """Another worker took the job over (this one stalled): it replies, this one stays silent."""
-
-
-@dataclass
-class ReadAhead:
-    """Set by the worker pool around a job: completing it may read the next jobs in the same step.
-
-    ``count()`` says how many to read when the job completes (0: none); ``take`` gets them.
-    """
-
-    consumer: str
-    count: Callable[[], int]
-    take: Callable[[list[Job]], None]
-
-
-#: The worker pool's ``ReadAhead`` for the job the current task runs (None: just complete it).
-READ_AHEAD: ContextVar[ReadAhead | None] = ContextVar("clarigate_read_ahead", default=None)
+    """The job failed before its outputs were recorded; leave it in the stream to be retried."""
 
 
 async def _always_held(job: Job) -> bool:
@@ -85,11 +69,13 @@ async def _always_held(job: Job) -> bool:
 
 
 @dataclass
-class _Progress:
-    """The job being worked on, and whether its reply went out (then it must not be retried)."""
+class _Turn:
+    """The job being worked on, and what it is to deliver (recorded before the first send)."""
 
     job: Job
-    replied: bool = False
+    conversation: Conversation | None = None
+    items: list[Any] = field(default_factory=list)
+    thread_id: str | None = None  # the agent thread that ran, if one did
 
 
 class Dispatcher:
@@ -108,84 +94,101 @@ class Dispatcher:
         self.runner = runner
         self.outbox = outbox
         self.on_done = on_done  # told each inbound id completed here
-        # asked before the first reply whether this replica still holds the job (the worker pool's)
+        self.deliverer = Deliverer(config, store, outbox)
+        # asked before every send whether this replica still holds the job (the worker pool's)
         self.is_held: Callable[[Job], Awaitable[bool]] = _always_held
         self.control = Control(config, store, outbox)  # conversation control (gateway/commands.py)
+        # held around each agent run: at most ``workers`` runs at once (the worker pool's)
+        self.run_slot: Callable[[], AbstractAsyncContextManager[Any]] = contextlib.nullcontext
 
     async def handle(self, job: Job) -> None:
-        """Process one job to completion; raises ``HandBack`` when it should be retried later."""
-        # A first delivery cannot be done yet (the dedupe key admits each inbound id once): save the trip.
-        if job.deliveries > 1 and await self.store.is_done(job.inbound_id):
-            await self._complete(job)
-            return
-        progress = _Progress(job)
+        """Run (unless its outputs were recorded already) and deliver one job, then complete it.
+
+        Raises ``HandBack`` when the run failed before recording anything and should be retried.
+        """
+        record = None
         set_log_context(inbound_id=job.inbound_id)
+        # A first delivery cannot be done or recorded yet (the dedupe key admits each inbound id
+        # once): save the trips.
+        if job.deliveries > 1:
+            if await self.store.is_done(job.inbound_id):
+                await self._complete(job)
+                return
+            record = await self.store.delivery_record(job.inbound_id)
+            if record is not None:
+                log.info("job %s resumes delivery of its recorded replies", job.inbound_id)
         try:
-            if job.kind in ("message", "command"):
-                await self._message(MessageJob.model_validate_json(job.payload_json).message, progress)
-            else:
-                await self._answer(AnswerJob.model_validate_json(job.payload_json), progress)
-        except HandBack:
-            raise
+            if record is None:
+                record = await self._run_and_record(job)
+            if record is not None:
+                held = lambda: self._ensure_held(job)  # noqa: E731
+                await self.deliverer.deliver(job.inbound_id, record, held, entry_id=job.entry_id)
         except Superseded:
             # not completed here either: the worker holding it now completes it (once)
             log.warning("job %s was taken over by another worker: its reply comes from there", job.inbound_id)
             return
-        except Exception as exc:
-            if isinstance(exc, DeliveryFailed) and (progress.replied or job.deliveries >= MAX_DELIVERIES):
-                metrics.DELIVERIES_GIVEN_UP.labels(platform=job.inbound_id.partition(":")[0]).inc()
-            if progress.replied:
-                log.exception("job %s failed after its reply was sent", job.inbound_id)
-            elif job.deliveries < MAX_DELIVERIES:
+        await self._complete(job)
+
+    async def _run_and_record(self, job: Job) -> Any:
+        """The run step: what to say, recorded. None when the job is given up."""
+        turn = _Turn(job)
+        try:
+            if job.kind in ("message", "command"):
+                await self._message(MessageJob.model_validate_json(job.payload_json).message, turn)
+            else:
+                await self._answer(AnswerJob.model_validate_json(job.payload_json), turn)
+            if turn.conversation is None or not turn.items:
+                return None
+            plan = new_plan(job.inbound_id, turn.conversation, turn.items)
+            await self._ensure_held(job)  # a superseded run records nothing
+            # a thread that ran is deleted from the checkpointer once its chat mapping has expired
+            # (unused for thread_ttl_seconds) and the retention period has passed
+            unused_after = self.config.thread_ttl_seconds + self.config.thread_retention_seconds
+            cleanup = (turn.thread_id, plan.created_at + unused_after) if turn.thread_id else None
+            return await self.store.record_delivery(
+                job.inbound_id, plan.model_dump_json(), DONE_TTL_SECONDS, cleanup
+            )
+        except (Superseded, HandBack):
+            raise
+        except Exception:
+            if job.deliveries < MAX_DELIVERIES:
                 log.exception(
-                    "job %s failed before any reply (delivery %d): retrying", job.inbound_id, job.deliveries
+                    "job %s failed before its reply was recorded (delivery %d): retrying",
+                    job.inbound_id,
+                    job.deliveries,
                 )
                 raise HandBack(job.inbound_id) from None
-            else:
-                metrics.JOBS_GIVEN_UP.inc()
-                log.exception("job %s failed %d times: giving up", job.inbound_id, job.deliveries)
-                if job.kind != "answer":
-                    await self.store.forget(job.inbound_id)  # a redelivery by the platform may retry
-        await self._complete(job)
+            metrics.JOBS_GIVEN_UP.inc()
+            log.exception("job %s failed %d times: giving up", job.inbound_id, job.deliveries)
+            if job.kind != "answer":
+                await self.store.forget(job.inbound_id)  # a redelivery by the platform may retry
+            return None
 
     async def _complete(self, job: Job) -> None:
         """Record the job done; retried through a store blip, since its reply has gone out.
 
-        A job left uncompleted would be claimed and answered again by another worker.
+        A job left uncompleted would be claimed and delivered again by another worker.
         """
-        delay, waited = 0.05, 0.0
-        ahead = READ_AHEAD.get()
-        while True:
-            try:
-                count = ahead.count() if ahead is not None else 0
-                if ahead is not None and count > 0:
-                    ttl = self.config.thread_ttl_seconds
-                    ahead.take(await self.store.complete_and_read(job, ahead.consumer, count, ttl))
-                else:
-                    await self.store.complete_job(job)
-                break
-            except Exception:
-                if waited >= self.config.stale_claim_seconds:
-                    raise
-                log.warning("completing job %s failed: retrying in %.2f s", job.inbound_id, delay)
-                await asyncio.sleep(delay)
-                waited += delay
-                delay = min(delay * 2, 1.0)
+        await persist(
+            lambda: self.store.complete_job(job),
+            f"completing job {job.inbound_id}",
+            self.config.stale_claim_seconds,
+        )
         if self.on_done is not None:
             self.on_done(job.inbound_id)
 
     # --- the two kinds of job --------------------------------------------------------------
 
-    async def _message(self, msg: InboundMessage, progress: _Progress) -> None:
-        lookup = progress.job.thread_lookup
-        conv = msg.conversation
+    async def _message(self, msg: InboundMessage, turn: _Turn) -> None:
+        lookup = turn.job.thread_lookup
+        conv = turn.conversation = msg.conversation
         set_log_context(platform=conv.platform, chat=conv.chat_id)
         ttl = self.config.thread_ttl_seconds
         command = parse_command(msg.text)
         if command is not None:  # /new in turn; the others out of turn (``kind == "command"``)
 
             async def reply(item: Any) -> Any:
-                return await self._reply(conv, item, progress)
+                return await self._reply(conv, item, turn)
 
             await self.control.handle(command, msg, reply, lookup)
             return
@@ -208,7 +211,7 @@ class Dispatcher:
             by = answered_by(conv.platform, msg.sender)
             typed = parse_typed_reply(pending.request, msg.text, by)
             if typed.response is None and typed.problems:
-                await self._reply(conv, TextReply(text="\n".join(typed.problems)), progress)
+                await self._reply(conv, TextReply(text="\n".join(typed.problems)), turn)
                 return
             if typed.response is not None:
                 claim = await self.store.claim_answer(pending.request_id, msg.sender, typed.response)
@@ -218,7 +221,7 @@ class Dispatcher:
                     closed = ClarificationClosed(view=view, answered_line=answered_line(view))
                     await self.outbox.send_quietly(conv, closed)
                     text = run_text_for(pending, typed.response)
-                    await self._run(conv, thread_id, text, typed.response, msg.sender, progress)
+                    await self._run(conv, thread_id, text, typed.response, msg.sender, turn)
                     return
         elif pending is not None and self._is_open_for(pending, msg):
             # The thread waits for someone else's answer: running this message would let the agent
@@ -227,10 +230,10 @@ class Dispatcher:
             if refusal is not None:
                 # meant for that person only: not a public line on every message they write
                 refused = TextReply(text=refusal.message, private_to=msg.sender)
-                await self._reply(conv, refused, progress)
+                await self._reply(conv, refused, turn)
                 return
         images = await self._images(msg)
-        await self._run(conv, thread_id, message_text(msg), None, msg.sender, progress, images)
+        await self._run(conv, thread_id, message_text(msg), None, msg.sender, turn, images)
 
     async def _images(self, msg: InboundMessage) -> list[ImageInput]:
         """The message's images, fetched through its adapter within the size cap (others are
@@ -251,16 +254,16 @@ class Dispatcher:
                 images.append(ImageInput(data, attachment.mime_type or "image/png", attachment.name))
         return images
 
-    async def _answer(self, job: AnswerJob, progress: _Progress) -> None:
-        conv = job.conversation
+    async def _answer(self, job: AnswerJob, turn: _Turn) -> None:
+        conv = turn.conversation = job.conversation
         set_log_context(platform=conv.platform, chat=conv.chat_id, thread_id=job.thread_id)
         set_log_context(request_id=job.request_id)
         if not await self.control.is_current(conv, job.thread_id):
             # claimed just before /new: the old thread's answer is not run into the new conversation
             text = notice_for_text("answer_after_restart", job.text)
-            await self._reply(conv, TextReply(text=text), progress)
+            await self._reply(conv, TextReply(text=text), turn)
             return
-        await self._run(conv, job.thread_id, job.text, job.response, job.sender, progress)
+        await self._run(conv, job.thread_id, job.text, job.response, job.sender, turn)
 
     # --- one agent run -----------------------------------------------------------------------
 
@@ -271,8 +274,21 @@ class Dispatcher:
         text: str,
         response: HumanInputResponse | None,
         sender: Sender,
-        progress: _Progress,
+        turn: _Turn,
         images: list[ImageInput] | None = None,
+    ) -> None:
+        async with self.run_slot():
+            await self._run_in_slot(conv, thread_id, text, response, sender, turn, images)
+
+    async def _run_in_slot(
+        self,
+        conv: Conversation,
+        thread_id: str,
+        text: str,
+        response: HumanInputResponse | None,
+        sender: Sender,
+        turn: _Turn,
+        images: list[ImageInput] | None,
     ) -> None:
         working = WorkingIndicator(
             self.outbox, conv, detect_locale(text), after=self.config.progress_after_seconds
@@ -283,12 +299,15 @@ class Dispatcher:
         limit = self.config.run_timeout_seconds
         model = self.config.agent.model
         log.info("run started (model %s)", model)
+        turn.thread_id = thread_id
         try:
             async with asyncio.timeout(limit):
                 seen = {"images": images} if images else {}  # runners without images keep working
                 with run_usage(model) as usage:
+                    # the job's inbound id names the turn: a run handed back midway resumes from its
+                    # last checkpoint, and a finished one gives its output again without running
                     output = await self.runner.run_turn(
-                        thread_id, text, response, metadata=run_metadata(conv, progress.job), **seen
+                        thread_id, text, response, metadata=run_metadata(conv, turn.job), **seen
                     )
         except asyncio.CancelledError:
             # stopping, or taken over: the job runs again elsewhere with its own "working…"
@@ -297,7 +316,7 @@ class Dispatcher:
             raise
         except AgentUnavailable:
             await working.finish()
-            await self._agent_unavailable(conv, text, progress)
+            await self._agent_unavailable(conv, text, turn)
             return
         except Exception as exc:
             metrics.RUNS_FAILED.inc()
@@ -311,7 +330,7 @@ class Dispatcher:
                 )
                 failure = notice_for_text("run_failed", text)
             await working.finish()
-            await self._reply(conv, ErrorReply(text=failure), progress)
+            await self._reply(conv, ErrorReply(text=failure), turn)
             return
         took = time.perf_counter() - started
         metrics.RUN_LATENCY.observe(took)
@@ -328,22 +347,22 @@ class Dispatcher:
         await working.finish()
         for reply in output.replies:
             if reply.strip():
-                await self._reply(conv, TextReply(text=reply), progress)
+                await self._reply(conv, TextReply(text=reply), turn)
         if output.request is not None:
-            await self._ask(conv, thread_id, output, sender, progress)
-        elif not progress.replied:
+            await self._ask(conv, thread_id, output, sender, turn)
+        elif not turn.items:
             log.warning("the agent produced no reply")
-            await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text)), progress)
+            await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text)), turn)
 
-    async def _agent_unavailable(self, conv: Conversation, text: str, progress: _Progress) -> None:
+    async def _agent_unavailable(self, conv: Conversation, text: str, turn: _Turn) -> None:
         """The agent cannot be reached: keep the job for a later delivery (it runs once the agent is
         back) and tell the person once; after the last delivery, say it failed."""
-        job = progress.job
+        job = turn.job
         if job.deliveries >= MAX_UNAVAILABLE_DELIVERIES:
             log.error(
                 "agent unavailable for job %s after %d deliveries: giving up", job.inbound_id, job.deliveries
             )
-            await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text)), progress)
+            await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text)), turn)
             return
         log.warning(
             "agent unavailable for job %s (delivery %d): kept for later", job.inbound_id, job.deliveries
@@ -353,11 +372,11 @@ class Dispatcher:
         raise HandBack(job.inbound_id)
 
     async def _ask(
-        self, conv: Conversation, thread_id: str, output: Any, sender: Sender, progress: _Progress
+        self, conv: Conversation, thread_id: str, output: Any, sender: Sender, turn: _Turn
     ) -> None:
         request = output.request
         set_log_context(request_id=request.request_id)
-        await self._ensure_held(progress)  # before the record: a superseded run must not ask
+        await self._ensure_held(turn.job)  # before the record: a superseded run must not ask
         now = time.time()
         record = PendingRecord(
             request=request,
@@ -373,23 +392,17 @@ class Dispatcher:
         metrics.ASKED.inc()
         fallback = output.fallback_text or request.question
         out = ClarificationOut(request=request, fallback_text=fallback, token=record.token)
-        ref = await self._reply(conv, out, progress)
-        if ref is not None:
-            await self.store.set_message_ref(request.request_id, ref)
+        await self._reply(conv, out, turn)
         log.info("asked for clarification")
 
-    async def _reply(self, conv: Conversation, item: Any, progress: _Progress) -> Any:
-        await self._ensure_held(progress)
-        ref = await self.outbox.send(conv, item)
-        if not progress.replied:
-            metrics.observe_receive_to_reply(progress.job.entry_id)
-        progress.replied = True
-        return ref
+    async def _reply(self, conv: Conversation, item: Any, turn: _Turn) -> None:
+        """Add ``item`` to what this job delivers (sent once recorded)."""
+        turn.items.append(item)
 
-    async def _ensure_held(self, progress: _Progress) -> None:
-        """Before the first reply: raise ``Superseded`` if another worker took the job over."""
-        if not progress.replied and not await self.is_held(progress.job):
-            raise Superseded(progress.job.inbound_id)
+    async def _ensure_held(self, job: Job) -> None:
+        """Raise ``Superseded`` if another worker took the job over (checked before each send)."""
+        if not await self.is_held(job):
+            raise Superseded(job.inbound_id)
 
     @staticmethod
     def _is_open_for(record: PendingRecord, msg: InboundMessage) -> bool:
@@ -415,8 +428,9 @@ class Dispatcher:
 
 
 def run_metadata(conv: Conversation, job: Job) -> dict[str, str]:
-    """What a run carries besides its thread: the inbound id (a runner may join the run it started
-    for it before) and where the conversation is (tracing, a server's thread metadata)."""
+    """What a run carries besides its thread: the inbound id (it names the turn: a runner resumes
+    or joins the run it started for it before) and where the conversation is (tracing, a
+    server's thread metadata)."""
     meta = {"inbound_id": job.inbound_id, "platform": conv.platform, "chat_id": conv.chat_id}
     if conv.workspace:
         meta["workspace"] = conv.workspace

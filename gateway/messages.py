@@ -203,6 +203,14 @@ class AnswerOutcome(BaseModel):
 
 
 # --- what the core hands to an adapter to send -------------------------------------------
+#
+# Delivery ids: every reply, question and error of a job carries ``delivery_id``, a UUID the
+# core derives from the job and the item's place in it. It is the same on every retry of that
+# item, also from another replica after a crash, and differs between items. An adapter whose
+# platform deduplicates sends by a caller's key passes it on (Feishu's ``uuid`` on
+# im/v1/messages: one message per uuid within an hour), so a send repeated after a crash
+# between the platform's answer and the core's record of it is not shown twice. None for items
+# sent outside a job (refusals, progress).
 
 
 class TextReply(BaseModel):
@@ -216,6 +224,7 @@ class TextReply(BaseModel):
     kind: Literal["text"] = "text"
     text: str
     private_to: Sender | None = None
+    delivery_id: str | None = None  # see "Delivery ids" above
 
 
 class ClarificationOut(BaseModel):
@@ -225,6 +234,7 @@ class ClarificationOut(BaseModel):
     request: HumanInputRequest
     fallback_text: str
     token: str
+    delivery_id: str | None = None  # see "Delivery ids" above
 
 
 class ClarificationClosed(BaseModel):
@@ -251,6 +261,7 @@ class ErrorReply(BaseModel):
     kind: Literal["error"] = "error"
     text: str
     private_to: Sender | None = None  # as on ``TextReply``
+    delivery_id: str | None = None  # see "Delivery ids" above
 
 
 Outbound = TextReply | ClarificationOut | ClarificationClosed | ProgressUpdate | ErrorReply

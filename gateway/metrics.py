@@ -31,6 +31,12 @@ PLATFORM_API_ERRORS = Counter(
 # kind: input | output; model: the LLM_MODEL (or agent.graph) the tokens went to, as the provider names it
 # limit: model_calls | tool_calls | recursion
 RUN_LIMITS = Counter("clarigate_run_limits_total", "Agent runs ended by a limit", ["limit"])
+# outcome: sent | fallback (a question sent as its text fallback); abandoned ones are counted
+# in clarigate_deliveries_given_up_total{platform}
+DELIVERIES = Counter("clarigate_deliveries_total", "Replies, questions and errors delivered", ["outcome"])
+DELIVERY_RETRIES = Counter(
+    "clarigate_delivery_retries_total", "Deliveries retried after a transient platform failure"
+)
 
 RUNS_STARTED = RUNS.labels(state="started")
 RUNS_FINISHED = RUNS.labels(state="finished")
@@ -39,6 +45,8 @@ ASKED = CLARIFICATIONS.labels(state="asked")
 ANSWERED = CLARIFICATIONS.labels(state="answered")
 DECLINED = CLARIFICATIONS.labels(state="declined")
 EXPIRED = CLARIFICATIONS.labels(state="expired")
+DELIVERED = DELIVERIES.labels(outcome="sent")
+DELIVERED_AS_TEXT = DELIVERIES.labels(outcome="fallback")
 
 
 @cache

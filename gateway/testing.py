@@ -279,6 +279,7 @@ class ScriptedRunner:
         self.script = script
         self.calls: list[Turn] = []
         self.healthy = True
+        self.deleted: list[str] = []  # threads deleted (``delete_thread``)
 
     async def run_turn(
         self,
@@ -294,6 +295,10 @@ class ScriptedRunner:
         self.calls.append(turn)
         result = self.script(turn)
         return await result if inspect.isawaitable(result) else result
+
+    async def delete_thread(self, thread_id: str) -> None:
+        """Record the deletion of an abandoned thread."""
+        self.deleted.append(thread_id)
 
     async def ping(self) -> bool:
         """``healthy`` (tests flip it to see ``/readyz`` fail)."""

@@ -1,15 +1,18 @@
 """Stream workers: read jobs, wait for the thread's turn, run them, hand back on failure or stop.
 
-Each replica runs a reader on the shared stream, at most ``workers`` runs at once, a loop that
-claims jobs left behind by dead consumers, and a keeper that touches held jobs
-so live work is never claimed away. Stopping cancels the loops, lets running
-jobs finish within the grace period and leaves the rest unacknowledged: another
-replica claims them once they have been idle long enough.
+Each replica runs a reader on the shared stream, a loop that claims jobs left behind by dead
+consumers, and a keeper that renews the claim on every job held here, so live work is never
+claimed away. At most ``workers`` agent runs go at once (``run_slot``); a job whose run is over
+and whose replies are still being delivered (a platform retried with backoff) holds no slot.
+Stopping cancels the loops, lets held jobs finish within the grace period and hands the rest
+back to the stream at once.
 
-A replica that stalls past the stale-claim time (a blocked loop, a partition)
-may find on waking that another took its job over: the keeper then cancels
-that run, and a job checks ``still_held`` before its first reply, so the new
-holder alone answers.
+Claims are fenced. A replica claims a job only when its owner stopped renewing it, judged by
+the job's idle time in Redis *and* by this replica having reached Redis without a break for
+the whole stale-claim time: idle time keeps counting while Redis is down, so right after an
+outage every job looks stale; the owner, back as well, renews its jobs within that time. A
+replica that stalls past the stale-claim time may still find its job taken over: the keeper
+then cancels that job here, and every send first checks ``still_held``, so one holder answers.
 """
 
 from __future__ import annotations
@@ -18,17 +21,19 @@ import asyncio
 import contextvars
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from gateway import metrics
-from gateway.dispatch import READ_AHEAD, HandBack, ReadAhead
+from gateway.dispatch import HandBack
 from gateway.store.base import HoldStatus, Job, Store
+from gateway.store.keys import RELEASED_IDLE_SECONDS
 
 log = logging.getLogger(__name__)
 
-#: Turnstile polling starts fast and backs off to this ceiling (seconds).
-MAX_TURN_POLL = 0.2
+#: Waiting for a turn another replica holds: polls back off to this ceiling (seconds).
+MAX_TURN_POLL = 0.25
 READ_BLOCK_MS = 1000
 
 
@@ -73,22 +78,26 @@ class LoopHealth:
 
 
 @dataclass
-class _Run:
-    """One job's run: whether it holds a run slot (it may pass the slot on to the next job)."""
+class _Held:
+    """A job held here, and whether it takes part in the read budget right now."""
 
-    has_slot: bool = False
-    wants_slot: bool = False  # its turn has come and it waits for a slot (counted in the pool)
+    job: Job
+    task: asyncio.Task[None] | None = None
+    parked: bool = False  # waiting for an earlier job of its thread, or delivering after its run
+
+
+#: The job the current task works on (set in the job's own task).
+_CURRENT: contextvars.ContextVar[_Held | None] = contextvars.ContextVar("clarigate_job", default=None)
 
 
 class WorkerPool:
     """The stream consumers of one gateway replica.
 
-    A reader takes jobs while a run slot is free and fewer than ``max_held`` are held; each job
-    waits for its thread's turn without taking a run slot, so a burst to one slow thread never
-    starves the others; at most ``workers`` jobs run at once. While every slot is busy, new jobs
-    wait in the stream: a job that completes reads the next one in the same store call and,
-    when its turn has come and no job here waits for a slot, hands its slot straight over (with
-    the thread lookups read in that call, so the run starts without another round trip).
+    The reader takes jobs while fewer than ``workers`` held jobs are ready to run or running
+    (and fewer than ``max_held`` are held at all), so a burst spreads over the replicas instead
+    of queueing on the first one. A job waiting for an earlier job of its chat thread is woken
+    when that job finishes here; only when the earlier job is on another replica does the
+    first waiter of that thread ask Redis, with backoff.
     """
 
     def __init__(
@@ -108,26 +117,23 @@ class WorkerPool:
         self.max_held = max_held
         self._loops: list[asyncio.Task[None]] = []
         self._keeper: asyncio.Task[None] | None = None
-        self._running: set[asyncio.Task[None]] = set()
-        self._held: set[str] = set()
-        self._tasks: dict[str, asyncio.Task[None]] = {}  # entry id -> the task working on it
+        self._held: dict[str, _Held] = {}  # entry id -> the job held here
         self._fresh: dict[str, float] = {}  # entry id -> when its hold was last confirmed (monotonic)
-        self._slots = asyncio.Semaphore(self.workers)
-        self._in_slots = 0  # runs holding a slot
-        self._waiting_for_slot = 0  # runs whose turn has come, waiting for a slot
-        self._room = asyncio.Event()
+        self._here: dict[str, set[int]] = {}  # order key -> seqs of the jobs held here
         self._turn_changed: dict[str, asyncio.Event] = {}
+        self._slots = asyncio.Semaphore(self.workers)
+        self._room = asyncio.Event()
         self._stopping = False
         self._context = contextvars.copy_context()  # what each job's task starts from
-        self._unstarted: list[str] = []  # jobs read while stopping, never started
+        self._reachable_since: float | None = None  # Redis answered every call since (monotonic)
         self.reading = LoopHealth("reading jobs", "read_jobs")
         self.claiming = LoopHealth("claiming stale jobs", "claim_stale_jobs")
-        self.keeping = LoopHealth("touching held jobs", "keep_jobs")
+        self.keeping = LoopHealth("renewing held jobs", "keep_jobs")
 
     @property
     def busy(self) -> int:
-        """How many jobs this replica holds right now (running or waiting for their turn)."""
-        return len(self._running)
+        """How many jobs this replica holds right now (running, waiting or delivering)."""
+        return len(self._held)
 
     @property
     def _capacity(self) -> int:
@@ -140,36 +146,36 @@ class WorkerPool:
         loops = [*self._loops, *([self._keeper] if self._keeper is not None else [])]
         return [loop.get_name() for loop in loops if loop.done()]
 
+    def _active(self) -> int:
+        return sum(1 for held in self._held.values() if not held.parked)
+
     def start(self) -> None:
         """Start the reader, the stale-claim loop and the keeper."""
         self._stopping = False
         self._slots = asyncio.Semaphore(self.workers)
-        self._in_slots = self._waiting_for_slot = 0
         self._context = contextvars.copy_context()
+        self._reachable_since = None
         self._loops = [
             asyncio.create_task(self._read_loop(), name="read-jobs"),
             asyncio.create_task(self._stale_loop(), name="claim-stale"),
         ]
-        self._keeper = asyncio.create_task(self._keep_loop(), name="touch-held")
+        self._keeper = asyncio.create_task(self._keep_loop(), name="renew-held")
 
     async def stop(self, grace: float) -> None:
-        """Stop reading; give held jobs ``grace`` seconds, then leave the rest in the stream."""
+        """Stop reading; give held jobs ``grace`` seconds, then hand the rest back to the stream."""
         self._stopping = True
         for loop in self._loops:
             loop.cancel()
         await asyncio.gather(*self._loops, return_exceptions=True)
         self._loops = []
-        if self._running:
-            _, unfinished = await asyncio.wait(set(self._running), timeout=max(grace, 0.0))
-            left = [entry_id for entry_id, task in self._tasks.items() if task in unfinished]
+        tasks = {held.task: entry_id for entry_id, held in self._held.items() if held.task is not None}
+        if tasks:
+            _, unfinished = await asyncio.wait(set(tasks), timeout=max(grace, 0.0))
             for task in unfinished:
                 task.cancel()
             if unfinished:
                 await asyncio.gather(*unfinished, return_exceptions=True)
-            left += self._unstarted
-            self._unstarted = []
-            if left:
-                await self._hand_back(left)
+                await self._hand_back([tasks[task] for task in unfinished])
         if self._keeper is not None:
             self._keeper.cancel()
             await asyncio.gather(self._keeper, return_exceptions=True)
@@ -183,47 +189,73 @@ class WorkerPool:
             log.warning("could not release %d job(s): claimed once stale", len(entry_ids), exc_info=True)
         log.warning("handed %d unfinished job(s) back to the stream", len(entry_ids))
 
+    @asynccontextmanager
+    async def run_slot(self) -> AsyncIterator[None]:
+        """Hold one of the ``workers`` run slots (around an agent run, not around delivery)."""
+        held = _CURRENT.get()
+        async with self._slots:
+            yield
+        if held is not None:
+            held.parked = True  # delivering now: the reader may take the next job
+            self._room.set()
+
+    # --- Redis reachability (the claim fence) -----------------------------------------------------
+
+    def _reached(self) -> None:
+        if self._reachable_since is None:
+            self._reachable_since = time.monotonic()
+
+    def _unreachable(self) -> None:
+        self._reachable_since = None
+
+    def _claim_idle_ms(self) -> int:
+        """The idle time a job must show to be claimed: the stale time once Redis was reachable
+        without a break for that long, else only jobs handed back by a stopping replica."""
+        since = self._reachable_since
+        if since is not None and time.monotonic() - since >= self.stale_after:
+            return int(self.stale_after * 1000)
+        return int(RELEASED_IDLE_SECONDS * 1000)
+
     # --- loops ----------------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
         while not self._stopping:
-            room = self._capacity - len(self._running)
-            free = self.workers - self._in_slots - self._waiting_for_slot
-            if room <= 0 or free <= 0:
-                # every slot busy: completing jobs read the next ones (``_read_ahead``)
+            room = min(self._capacity - len(self._held), self.workers - self._active())
+            if room <= 0:
                 self._room.clear()
                 await self._room.wait()
                 continue
             try:
-                jobs = await self.store.read_jobs(
-                    self.consumer, count=min(room, free), block_ms=READ_BLOCK_MS
-                )
+                jobs = await self.store.read_jobs(self.consumer, count=room, block_ms=READ_BLOCK_MS)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                self._unreachable()
                 self.reading.failed(exc)
                 await asyncio.sleep(1.0)
                 continue
+            self._reached()
             self.reading.worked()
             for job in jobs:
                 self._spawn(job)
 
     async def _stale_loop(self) -> None:
-        min_idle_ms = int(self.stale_after * 1000)
         pause = min(max(self.stale_after / 2, 0.05), 5.0)
         while not self._stopping:
             try:
-                for job in await self.store.claim_stale_jobs(self.consumer, min_idle_ms, count=10):
+                for job in await self.store.claim_stale_jobs(self.consumer, self._claim_idle_ms(), count=10):
                     if job.entry_id in self._held:
-                        continue  # ours already (a touch was missed): it is being worked on here
+                        continue  # ours already (a renewal was missed): it is being worked on here
                     log.info(
                         "claimed job %s left by another worker (delivery %d)", job.inbound_id, job.deliveries
                     )
                     self._spawn(job)
+                self._reached()
                 self.claiming.worked()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                self._unreachable()
                 self.claiming.failed(exc)
             await asyncio.sleep(pause)
 
@@ -236,6 +268,7 @@ class WorkerPool:
                     await self._keep(sorted(self._held))
                     self.keeping.worked()
                 except Exception as exc:
+                    self._unreachable()
                     self.keeping.failed(exc)
 
     async def _keep(self, entry_ids: list[str], drop_taken: bool = True) -> dict[str, HoldStatus]:
@@ -246,15 +279,15 @@ class WorkerPool:
             if status == "held":
                 self._fresh[entry_id] = confirmed
             elif status == "taken" and drop_taken:
-                task = self._tasks.get(entry_id)
-                if task is not None and not task.done():
+                held = self._held.get(entry_id)
+                if held is not None and held.task is not None and not held.task.done():
                     # this replica stalled past the stale-claim time: the new holder answers
                     log.warning("job %s was taken over by another worker: dropping it here", entry_id)
-                    task.cancel()
+                    held.task.cancel()
         return statuses
 
     async def still_held(self, job: Job) -> bool:
-        """True when this replica may still reply for ``job`` (checked before its first reply).
+        """True when this replica may still send for ``job`` (checked before every send).
 
         Free while the hold was confirmed recently (nobody can have claimed the job since); else
         one store call. False when another worker took the job over or it was answered already.
@@ -269,73 +302,21 @@ class WorkerPool:
 
     # --- one job ------------------------------------------------------------------------------
 
-    def _spawn(self, job: Job, run: _Run | None = None) -> asyncio.Task[None]:
-        run = run or _Run()
-        if not run.has_slot and (job.seq == 1 or job.turn_ready):
-            self._want_slot(run)  # counted from now: a completing job leaves its slot to this one
+    def _spawn(self, job: Job) -> None:
+        held = _Held(job)
+        self._held[job.entry_id] = held
+        self._here.setdefault(job.order_key, set()).add(job.seq)
         self._fresh[job.entry_id] = time.monotonic()  # just delivered or claimed: idle time 0
-        # a fresh copy of the pool's context: nothing of the job that read this one carries over
-        task = asyncio.create_task(
-            self._run_job(job, run), name=f"job-{job.inbound_id}", context=self._context.copy()
+        # a fresh copy of the pool's context: nothing of another job's task carries over
+        held.task = asyncio.create_task(
+            self._run_job(held), name=f"job-{job.inbound_id}", context=self._context.copy()
         )
-        self._tasks[job.entry_id] = task
-        self._running.add(task)
-        task.add_done_callback(lambda done: self._forget_task(done, run))
-        return task
 
-    def _forget_task(self, task: asyncio.Task[None], run: _Run) -> None:
-        self._running.discard(task)
-        # when cancelled before it started, its ``finally`` never ran
-        self._no_longer_wants_slot(run)
-        self._give_back_slot(run)
-        self._room.set()
-
-    def _want_slot(self, run: _Run) -> None:
-        if not run.wants_slot:
-            run.wants_slot = True
-            self._waiting_for_slot += 1
-
-    def _no_longer_wants_slot(self, run: _Run) -> None:
-        if run.wants_slot:
-            run.wants_slot = False
-            self._waiting_for_slot -= 1
-
-    def _give_back_slot(self, run: _Run) -> None:
-        if run.has_slot:
-            run.has_slot = False
-            self._in_slots -= 1
-            self._slots.release()
-            self._room.set()
-
-    def _read_ahead(self) -> int:
-        """How many jobs a completing job reads: one, unless a job here waits for a slot."""
-        return 0 if self._stopping or self._waiting_for_slot else 1
-
-    def _take(self, run: _Run, jobs: list[Job]) -> None:
-        """Start jobs a completing run read; the first whose turn has come gets its slot."""
-        for job in jobs:
-            if self._stopping:  # read as the pool stopped: handed back with the unfinished jobs
-                self._unstarted.append(job.entry_id)
-            elif run.has_slot and job.turn_ready and not self._waiting_for_slot:
-                run.has_slot = False
-                self._spawn(job, _Run(has_slot=True))
-            else:
-                job.thread_lookup = None  # it waits before it runs: look up afresh then
-                self._spawn(job)
-
-    async def _run_job(self, job: Job, run: _Run) -> None:
-        self._held.add(job.entry_id)
+    async def _run_job(self, held: _Held) -> None:
+        job = held.job
+        _CURRENT.set(held)
         try:
-            await self._wait_for_turn(job)
-            if not run.has_slot:
-                self._want_slot(run)
-                try:
-                    await self._slots.acquire()
-                finally:
-                    self._no_longer_wants_slot(run)
-                run.has_slot = True
-                self._in_slots += 1
-            READ_AHEAD.set(ReadAhead(self.consumer, self._read_ahead, lambda jobs: self._take(run, jobs)))
+            await self._wait_for_turn(held)
             await self.handle(job)
         except HandBack:
             pass  # left unacknowledged: the stale-claim loop retries it once idle
@@ -344,32 +325,54 @@ class WorkerPool:
         except Exception:
             log.exception("job %s could not be processed", job.inbound_id)
         finally:
-            self._give_back_slot(run)
-            self._held.discard(job.entry_id)
+            if self._held.get(job.entry_id) is held:
+                del self._held[job.entry_id]
             self._fresh.pop(job.entry_id, None)
-            if self._tasks.get(job.entry_id) is asyncio.current_task():
-                del self._tasks[job.entry_id]
+            seqs = self._here.get(job.order_key)
+            if seqs is not None:
+                seqs.discard(job.seq)
+                if not seqs:
+                    del self._here[job.order_key]
             changed = self._turn_changed.pop(job.order_key, None)
             if changed is not None:
-                changed.set()  # wake this thread's next job here without waiting for a poll
+                changed.set()  # wake this thread's next job here
+            self._room.set()
 
-    async def _wait_for_turn(self, job: Job) -> None:
-        """Wait until every earlier job of the same chat thread is complete (here or elsewhere)."""
+    async def _wait_for_turn(self, held: _Held) -> None:
+        """Wait until every earlier job of the same chat thread is complete (here or elsewhere).
+
+        An earlier job held here wakes this one when it ends; otherwise Redis is asked, with
+        backoff (the earlier job is on another replica), and a job ending here wakes it too.
+        """
+        job = held.job
         if job.seq == 1 or job.turn_ready:
             return  # seq 1 is handed out only when nothing of this chat thread is outstanding
         delay = 0.002
         task = asyncio.current_task()
-        while True:
-            if task is not None and task.cancelling():
-                raise asyncio.CancelledError  # a cancellation something below swallowed: honour it
-            changed = self._turn_changed.setdefault(job.order_key, asyncio.Event())
-            if await self.store.next_seq(job.order_key) >= job.seq:
-                return
-            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
-            # that lands as the event is set (the job ahead finishing as the pool stops), and
-            # this loop would then poll forever and hang the shutdown.
-            try:
-                async with asyncio.timeout(delay):
+        try:
+            while True:
+                if task is not None and task.cancelling():
+                    raise asyncio.CancelledError  # a cancellation something below swallowed: honour it
+                changed = self._turn_changed.setdefault(job.order_key, asyncio.Event())
+                if any(seq < job.seq for seq in self._here.get(job.order_key, ())):
+                    self._park(held)
                     await changed.wait()
-            except TimeoutError:
-                delay = min(delay * 2, MAX_TURN_POLL)
+                    continue
+                if await self.store.next_seq(job.order_key) >= job.seq:
+                    return
+                self._park(held)
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
+                # that lands as the event is set (the job ahead finishing as the pool stops), and
+                # this loop would then poll forever and hang the shutdown.
+                try:
+                    async with asyncio.timeout(delay):
+                        await changed.wait()
+                except TimeoutError:
+                    delay = min(delay * 2, MAX_TURN_POLL)
+        finally:
+            held.parked = False  # its turn came: ready to run (the reader counts it again)
+
+    def _park(self, held: _Held) -> None:
+        if not held.parked:
+            held.parked = True
+            self._room.set()

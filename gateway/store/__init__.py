@@ -1,6 +1,6 @@
 """State behind one interface: Redis for real deployments, memory for the embedded default."""
 
-from .base import ClaimResult, Job, PendingRecord, Store
+from .base import ClaimResult, DeliveryRecord, Job, PendingRecord, Store
 
 
 def open_store(redis_url: str | None, prefix: str) -> Store:
@@ -14,4 +14,4 @@ def open_store(redis_url: str | None, prefix: str) -> Store:
     return MemoryStore(prefix)
 
 
-__all__ = ["ClaimResult", "Job", "PendingRecord", "Store", "open_store"]
+__all__ = ["ClaimResult", "DeliveryRecord", "Job", "PendingRecord", "Store", "open_store"]

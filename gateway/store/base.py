@@ -97,6 +97,18 @@ class Job:
         return json.loads(self.payload_json)  # type: ignore[no-any-return]
 
 
+@dataclass(slots=True)
+class DeliveryRecord:
+    """A job's outputs, recorded before any is sent, and how far their delivery got.
+
+    ``plan`` is the dispatcher's JSON (the store keeps it as given); ``outcomes`` maps the index
+    of each item whose delivery ended (sent, fallen back, abandoned) to the dispatcher's note.
+    """
+
+    plan: str
+    outcomes: dict[int, str]
+
+
 class Store(ABC):
     """All gateway state: threads, dedupe, pending clarifications, work queue, adapter state."""
 
@@ -249,6 +261,44 @@ class Store(ABC):
     @abstractmethod
     async def is_done(self, inbound_id: str) -> bool:
         """True when this inbound id has had its reply."""
+
+    # --- delivery records -------------------------------------------------------------------
+    @abstractmethod
+    async def record_delivery(self, inbound_id: str, plan: str, ttl_seconds: int) -> DeliveryRecord:
+        """Record a job's outputs (``plan``) unless some are recorded already; the record in force.
+
+        The first plan recorded for an inbound id stays: a replica that ran the same job again,
+        or this call re-sent after a lost reply, gets the first one back. One round trip.
+        """
+
+    @abstractmethod
+    async def delivery_record(self, inbound_id: str) -> DeliveryRecord | None:
+        """The recorded outputs of a job and their outcomes, or None when nothing was recorded."""
+
+    @abstractmethod
+    async def mark_delivered(self, inbound_id: str, index: int, outcome: str) -> None:
+        """Note how the delivery of item ``index`` ended (safe to repeat; the record's TTL stays)."""
+
+    # --- upkeep: abandoned agent threads, the stream, dead consumers ---------------------------
+    @abstractmethod
+    async def schedule_thread_cleanup(self, thread_id: str, due: float) -> None:
+        """Delete ``thread_id``'s checkpoints at ``due`` (unix time) unless scheduled later again."""
+
+    @abstractmethod
+    async def threads_due_for_cleanup(self, now: float, count: int) -> list[tuple[str, float]]:
+        """Up to ``count`` agent threads whose cleanup is due at ``now``, with their due times."""
+
+    @abstractmethod
+    async def thread_cleaned(self, thread_id: str, due: float) -> None:
+        """Unschedule ``thread_id`` if it is still due at ``due`` (a use since then keeps it)."""
+
+    @abstractmethod
+    async def trim_acknowledged(self) -> int:
+        """Delete stream entries every reader is done with; never an unread or pending one."""
+
+    @abstractmethod
+    async def remove_idle_consumers(self, idle_seconds: float, keep: str) -> list[str]:
+        """Delete consumers holding no jobs and silent for ``idle_seconds`` (never ``keep``)."""
 
     # --- adapter state (implements gateway.port.AdapterState) --------------------------------
     @abstractmethod

@@ -37,6 +37,7 @@ class StoreKeys:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
         self.jobs = f"{prefix}:jobs"
+        self.cleanup = f"{prefix}:cleanup"  # agent thread -> when its checkpoints may be deleted
 
     def thread(self, thread_key: str) -> str:
         """Chat thread -> agent thread."""
@@ -69,6 +70,10 @@ class StoreKeys:
     def done(self, inbound_id: str) -> str:
         """Marker that an inbound id had its reply."""
         return f"{self.prefix}:done:{inbound_id}"
+
+    def delivery(self, inbound_id: str) -> str:
+        """A job's recorded outputs and their delivery outcomes (a hash)."""
+        return f"{self.prefix}:out:{inbound_id}"
 
     def state(self, key: str) -> str:
         """Adapter state (JSON)."""

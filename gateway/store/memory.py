@@ -18,7 +18,7 @@ from typing import Any
 from agent.protocol import HumanInputResponse
 from gateway.messages import MessageRef, Sender
 
-from .base import ChatStatus, ClaimResult, HoldStatus, Job, Payload, PendingRecord, Store
+from .base import ChatStatus, ClaimResult, DeliveryRecord, HoldStatus, Job, Payload, PendingRecord, Store
 from .keys import (
     DONE_TTL_SECONDS,
     ORDER_TTL_SECONDS,
@@ -55,6 +55,8 @@ class MemoryStore(Store):
         self._held: dict[str, _Held] = {}  # entry id -> who holds it
         self._entry_counter = 0
         self._appended = asyncio.Event()
+        self._consumers: dict[str, float] = {}  # consumer -> when it was last heard from
+        self._cleanup: dict[str, float] = {}  # agent thread -> when its checkpoints may go
 
     # --- keys with expiry ---------------------------------------------------------------------
     def _get(self, key: str) -> Any | None:
@@ -222,6 +224,7 @@ class MemoryStore(Store):
     # --- work queue ---------------------------------------------------------------------------
     async def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
         """New jobs for this consumer, waiting up to ``block_ms`` (0: do not wait)."""
+        self._consumers[consumer] = self._clock()
         deadline = asyncio.get_running_loop().time() + block_ms / 1000
         while True:
             jobs = self._deliver(consumer, count)
@@ -248,6 +251,7 @@ class MemoryStore(Store):
     async def claim_stale_jobs(self, consumer: str, min_idle_ms: int, count: int) -> list[Job]:
         """Jobs held by any consumer for longer than ``min_idle_ms``, now held by ``consumer``."""
         now = self._clock()
+        self._consumers[consumer] = now
         jobs: list[Job] = []
         for entry_id, held in list(self._held.items()):
             if len(jobs) >= count:
@@ -268,6 +272,7 @@ class MemoryStore(Store):
     async def keep_jobs(self, consumer: str, entry_ids: list[str]) -> dict[str, HoldStatus]:
         """Renew this consumer's hold on each entry it still holds; say where each stands."""
         now = self._clock()
+        self._consumers[consumer] = now
         statuses: dict[str, HoldStatus] = {}
         for entry_id in entry_ids:
             held = self._held.get(entry_id)
@@ -329,6 +334,62 @@ class MemoryStore(Store):
     async def is_done(self, inbound_id: str) -> bool:
         """True when this inbound id has had its reply."""
         return self._get(self.keys.done(inbound_id)) is not None
+
+    # --- delivery records -------------------------------------------------------------------------
+    async def record_delivery(self, inbound_id: str, plan: str, ttl_seconds: int) -> DeliveryRecord:
+        """Record the plan unless one is recorded; the record in force."""
+        key = self.keys.delivery(inbound_id)
+        if self._get(key) is None:
+            self._set(key, {"plan": plan}, ttl_seconds)
+        record = await self.delivery_record(inbound_id)
+        assert record is not None
+        return record
+
+    async def delivery_record(self, inbound_id: str) -> DeliveryRecord | None:
+        """The recorded plan and outcomes, or None."""
+        fields = self._get(self.keys.delivery(inbound_id))
+        if fields is None:
+            return None
+        outcomes = {int(index): outcome for index, outcome in fields.items() if index != "plan"}
+        return DeliveryRecord(fields["plan"], outcomes)
+
+    async def mark_delivered(self, inbound_id: str, index: int, outcome: str) -> None:
+        """Note item ``index``'s outcome (the record's expiry stays)."""
+        fields = self._get(self.keys.delivery(inbound_id))
+        if fields is not None:
+            fields[str(index)] = outcome
+
+    # --- upkeep -----------------------------------------------------------------------------------
+    async def schedule_thread_cleanup(self, thread_id: str, due: float) -> None:
+        """Schedule (or move) the deletion of ``thread_id``'s checkpoints."""
+        self._cleanup[thread_id] = due
+
+    async def threads_due_for_cleanup(self, now: float, count: int) -> list[tuple[str, float]]:
+        """Agent threads whose cleanup is due, soonest first."""
+        due = sorted((at, thread_id) for thread_id, at in self._cleanup.items() if at <= now)
+        return [(thread_id, at) for at, thread_id in due[:count]]
+
+    async def thread_cleaned(self, thread_id: str, due: float) -> None:
+        """Unschedule ``thread_id`` while it is still due at ``due``."""
+        if self._cleanup.get(thread_id, float("inf")) <= due:
+            del self._cleanup[thread_id]
+
+    async def trim_acknowledged(self) -> int:
+        """Nothing to do: completing a job removes its entry, and nothing else is kept."""
+        return 0
+
+    async def remove_idle_consumers(self, idle_seconds: float, keep: str) -> list[str]:
+        """Forget consumers without jobs that were silent for ``idle_seconds``."""
+        holding = {held.consumer for held in self._held.values()}
+        limit = self._clock() - idle_seconds
+        gone = [
+            name
+            for name, seen in self._consumers.items()
+            if name != keep and name not in holding and seen <= limit
+        ]
+        for name in gone:
+            del self._consumers[name]
+        return gone
 
     # --- adapter state --------------------------------------------------------------------------
     async def get_json(self, key: str) -> Any | None:

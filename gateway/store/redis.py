@@ -19,7 +19,7 @@ from agent.protocol import HumanInputResponse
 from gateway.messages import MessageRef, Sender
 
 from . import scripts
-from .base import ChatStatus, ClaimResult, HoldStatus, Job, Payload, PendingRecord, Store
+from .base import ChatStatus, ClaimResult, DeliveryRecord, HoldStatus, Job, Payload, PendingRecord, Store
 from .keys import (
     DONE_TTL_SECONDS,
     GROUP,
@@ -44,11 +44,10 @@ from .link import RedisLink, Script
 class RedisStore(Store):
     """All gateway state in Redis under ``prefix``; the constructor does not connect."""
 
-    def __init__(self, url: str, prefix: str, *, stream_maxlen: int = 100_000) -> None:
+    def __init__(self, url: str, prefix: str) -> None:
         self.prefix = prefix
         self.keys = StoreKeys(prefix)
         self.round_trips = 0
-        self._maxlen = stream_maxlen
         # retries ride out a Redis restart; a Redis that is down is reported within seconds
         self._link = RedisLink(url, client_name=f"clarigate:{prefix}")
         # XREADGROUP … BLOCK holds every reply behind it: the waiting read gets its own connection
@@ -66,6 +65,11 @@ class RedisStore(Store):
         self._autoclaim = Script(scripts.CLAIM_STALE)
         self._keep = Script(scripts.KEEP_JOBS)
         self._release = Script(scripts.RELEASE_JOBS)
+        self._record = Script(scripts.RECORD_DELIVERY)
+        self._due_threads = Script(scripts.DUE_THREADS)
+        self._thread_cleaned = Script(scripts.THREAD_CLEANED)
+        self._trim = Script(scripts.TRIM_ACKNOWLEDGED)
+        self._remove_idle = Script(scripts.REMOVE_IDLE_CONSUMERS)
         self._lease = Script(scripts.ACQUIRE_LEASE)
         self._unlease = Script(scripts.RELEASE_LEASE)
 
@@ -144,7 +148,6 @@ class RedisStore(Store):
         ]
         args: list[Any] = [
             to_millis(seen_ttl),
-            self._maxlen,
             kind,
             inbound_id,
             order_key,
@@ -219,7 +222,6 @@ class RedisStore(Store):
             inbound_id,
             order_key,
             payload_text(payload),
-            self._maxlen,
             to_millis(ORDER_TTL_SECONDS),
         ]
         status, *raw = await self._run(self._claim, [self.keys.ask(request_id), self.keys.jobs], args)
@@ -341,6 +343,45 @@ class RedisStore(Store):
         """True when this inbound id has had its reply."""
         return bool(await self._command("EXISTS", self.keys.done(inbound_id)))
 
+    # --- delivery records -------------------------------------------------------------------------
+    async def record_delivery(self, inbound_id: str, plan: str, ttl_seconds: int) -> DeliveryRecord:
+        """Record the plan unless one is recorded (``HSETNX``); the record in force: one script."""
+        flat = await self._run(self._record, [self.keys.delivery(inbound_id)], [plan, to_millis(ttl_seconds)])
+        record = _delivery_record(flat)
+        assert record is not None  # just written, or written before
+        return record
+
+    async def delivery_record(self, inbound_id: str) -> DeliveryRecord | None:
+        """The recorded plan and outcomes, or None: one script."""
+        return _delivery_record(await self._run(self._record, [self.keys.delivery(inbound_id)], ["", 1]))
+
+    async def mark_delivered(self, inbound_id: str, index: int, outcome: str) -> None:
+        """Note item ``index``'s outcome in the record (``HSET`` keeps the key's TTL)."""
+        await self._command("HSET", self.keys.delivery(inbound_id), str(index), outcome)
+
+    # --- upkeep -----------------------------------------------------------------------------------
+    async def schedule_thread_cleanup(self, thread_id: str, due: float) -> None:
+        """Schedule (or move) the deletion of ``thread_id``'s checkpoints."""
+        await self._command("ZADD", self.keys.cleanup, repr(due), thread_id)
+
+    async def threads_due_for_cleanup(self, now: float, count: int) -> list[tuple[str, float]]:
+        """Agent threads whose cleanup is due: one script."""
+        flat = await self._run(self._due_threads, [self.keys.cleanup], [repr(now), count])
+        return [(str(flat[i]), float(flat[i + 1])) for i in range(0, len(flat), 2)]
+
+    async def thread_cleaned(self, thread_id: str, due: float) -> None:
+        """Unschedule ``thread_id`` while it is still due at ``due``: one script."""
+        await self._run(self._thread_cleaned, [self.keys.cleanup], [thread_id, repr(due)])
+
+    async def trim_acknowledged(self) -> int:
+        """Delete the stream entries the group is done with (``XTRIM MINID``): one script."""
+        return int(await self._run(self._trim, [self.keys.jobs], [GROUP]))
+
+    async def remove_idle_consumers(self, idle_seconds: float, keep: str) -> list[str]:
+        """Delete consumers without jobs that were silent for ``idle_seconds``: one script."""
+        args: list[Any] = [GROUP, to_millis(idle_seconds), keep]
+        return [str(name) for name in await self._run(self._remove_idle, [self.keys.jobs], args)]
+
     # --- adapter state --------------------------------------------------------------------------
     async def get_json(self, key: str) -> Any | None:
         """JSON value under ``{prefix}:state:{key}``."""
@@ -376,6 +417,15 @@ class RedisStore(Store):
         """Close both connections."""
         await self._link.close()
         await self._reads.close()
+
+
+def _delivery_record(flat: list[str]) -> DeliveryRecord | None:
+    """A delivery record from its hash as a flat ``[field, value, …]`` list (None when empty)."""
+    fields = _fields(flat or [])
+    plan = fields.pop("plan", None)
+    if plan is None:
+        return None
+    return DeliveryRecord(plan, {int(index): outcome for index, outcome in fields.items()})
 
 
 def _fields(flat: list[str]) -> dict[str, str]:

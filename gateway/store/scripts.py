@@ -5,22 +5,23 @@ thread a record names, the record a token points to) are built inside the
 script from the prefix; the store runs on one Redis, not a cluster.
 """
 
-#: KEYS: seen, seq, next, jobs. ARGV: seen ttl ms, maxlen, kind, inbound id, order key, payload,
+#: KEYS: seen, seq, next, jobs. ARGV: seen ttl ms, kind, inbound id, order key, payload,
 #: order ttl ms, a value unique to this call. Returns 1 when the job was appended, 0 when the
 #: dedupe key existed: the dedupe key holds the call's value, so the client re-sending the
 #: script after a lost reply hears 1 again (and appends nothing more).
 #: Both turnstile counters always get the same expiry, so they vanish together once idle.
+#: No MAXLEN: an accepted job is never trimmed unread (completing a job deletes its entry).
 ACCEPT_JOB = """
-local previous = redis.call('SET', KEYS[1], ARGV[8], 'NX', 'GET', 'PX', ARGV[1])
+local previous = redis.call('SET', KEYS[1], ARGV[7], 'NX', 'GET', 'PX', ARGV[1])
 if previous then
-  if previous == ARGV[8] then return 1 end
+  if previous == ARGV[7] then return 1 end
   return 0
 end
 local seq = redis.call('INCR', KEYS[2])
-redis.call('PEXPIRE', KEYS[2], ARGV[7])
-redis.call('PEXPIRE', KEYS[3], ARGV[7])
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[2], '*',
-  'kind', ARGV[3], 'inbound_id', ARGV[4], 'order_key', ARGV[5], 'seq', seq, 'payload', ARGV[6])
+redis.call('PEXPIRE', KEYS[2], ARGV[6])
+redis.call('PEXPIRE', KEYS[3], ARGV[6])
+redis.call('XADD', KEYS[4], '*',
+  'kind', ARGV[2], 'inbound_id', ARGV[3], 'order_key', ARGV[4], 'seq', seq, 'payload', ARGV[5])
 return 1
 """
 
@@ -50,7 +51,7 @@ end
 """
 
 #: KEYS: ask record, jobs. ARGV: pending fields, answered fields, prefix, request id,
-#: has follow-up ("1"/"0"), follow-up inbound id, order key, payload, maxlen, order ttl ms.
+#: has follow-up ("1"/"0"), follow-up inbound id, order key, payload, order ttl ms.
 #: Returns {"claimed", new record} | {"already_answered", record} | {"missing"}.
 CLAIM_ANSWER = (
     RECORD_SPLIT
@@ -66,9 +67,9 @@ local pointer = ARGV[3] .. ':pending:' .. cjson.decode(current)['thread_id']
 if redis.call('GET', pointer) == ARGV[4] then redis.call('DEL', pointer) end
 if ARGV[5] == '1' then
   local seq = redis.call('INCR', ARGV[3] .. ':seq:' .. ARGV[7])
-  redis.call('PEXPIRE', ARGV[3] .. ':seq:' .. ARGV[7], ARGV[10])
-  redis.call('PEXPIRE', ARGV[3] .. ':next:' .. ARGV[7], ARGV[10])
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[9], '*',
+  redis.call('PEXPIRE', ARGV[3] .. ':seq:' .. ARGV[7], ARGV[9])
+  redis.call('PEXPIRE', ARGV[3] .. ':next:' .. ARGV[7], ARGV[9])
+  redis.call('XADD', KEYS[2], '*',
     'kind', 'answer', 'inbound_id', ARGV[6], 'order_key', ARGV[7], 'seq', seq, 'payload', ARGV[8])
 end
 return {'claimed', answered}
@@ -245,6 +246,68 @@ for i = 4, #ARGV do
   end
 end
 return 1
+"""
+
+#: KEYS: a job's delivery record (a hash). ARGV: the plan (JSON; "" only reads), ttl ms.
+#: The first plan recorded for a job stays (a second writer, or a retry after a lost reply, gets
+#: it back). Returns the hash as a flat list: "plan", then one field per item delivered
+#: (its index) with how that ended.
+RECORD_DELIVERY = """
+if ARGV[1] ~= '' and redis.call('HSETNX', KEYS[1], 'plan', ARGV[1]) == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return redis.call('HGETALL', KEYS[1])
+"""
+
+#: KEYS: cleanup schedule (sorted set). ARGV: now (unix seconds), count.
+#: Returns a flat list: thread id, due time, … for the threads due at ``now``.
+DUE_THREADS = """
+return redis.call('ZRANGE', KEYS[1], '-inf', ARGV[1], 'BYSCORE', 'LIMIT', 0, ARGV[2], 'WITHSCORES')
+"""
+
+#: KEYS: cleanup schedule (sorted set). ARGV: thread id, due (unix seconds).
+#: Unschedules the thread only while it is still due: a use that pushed it later keeps it.
+THREAD_CLEANED = """
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if due and tonumber(due) <= tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+"""
+
+#: KEYS: jobs. ARGV: group. Deletes the entries every reader is done with: those up to the
+#: group's last delivered id that are not pending (so acknowledged). Unread and pending entries
+#: stay, whatever the stream's length. Returns how many entries went.
+TRIM_ACKNOWLEDGED = """
+local groups = redis.pcall('XINFO', 'GROUPS', KEYS[1])
+if type(groups) ~= 'table' or groups.err then return 0 end
+local last
+for _, group in ipairs(groups) do
+  local fields = {}
+  for i = 1, #group, 2 do fields[group[i]] = group[i + 1] end
+  if fields['name'] == ARGV[1] then last = fields['last-delivered-id'] end
+end
+if not last or last == '0-0' then return 0 end
+local oldest_pending = redis.call('XPENDING', KEYS[1], ARGV[1])[2]
+if oldest_pending then return redis.call('XTRIM', KEYS[1], 'MINID', oldest_pending) end
+return redis.call('XTRIM', KEYS[1], 'MINID', last) + redis.call('XDEL', KEYS[1], last)
+"""
+
+#: KEYS: jobs. ARGV: group, idle ms, the caller's own consumer name.
+#: Deletes consumers that hold no entries and were not heard from for ``idle ms`` (processes
+#: gone; a live one that is deleted is made again by its next read). Returns their names.
+REMOVE_IDLE_CONSUMERS = """
+local consumers = redis.pcall('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+if type(consumers) ~= 'table' or consumers.err then return {} end
+local removed = {}
+for _, consumer in ipairs(consumers) do
+  local fields = {}
+  for i = 1, #consumer, 2 do fields[consumer[i]] = consumer[i + 1] end
+  if tonumber(fields['pending']) == 0 and tonumber(fields['idle']) >= tonumber(ARGV[2])
+      and fields['name'] ~= ARGV[3] then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], fields['name'])
+    table.insert(removed, fields['name'])
+  end
+end
+return removed
 """
 
 #: KEYS: lease. ARGV: holder, ttl ms. Returns 1 when held by ``holder`` afterwards.

@@ -34,13 +34,38 @@ async def test_a_reply_that_could_not_be_sent_is_retried_and_arrives_once(store:
     await gateway.drain()
 
     assert chat.texts() == ["You said: status?"]
-    assert len(runner.calls) == 2  # the turn ran again on the retry
+    assert len(runner.calls) == 1  # only the delivery was retried, not the turn
 
 
-async def test_after_the_last_retry_the_event_may_be_delivered_again(store: Store, make_gateway):
-    FlakyPlatform.failures = 3
+async def test_a_platform_failing_past_the_old_give_up_still_gets_every_reply_once(
+    store: Store, make_gateway
+):
+    FlakyPlatform.failures = 6  # three deliveries used to be the end of it
     runner = ScriptedRunner()
     gateway, chat = await make_gateway(store, runner, adapter_class=FlakyPlatform)
+
+    await chat.say("one", chat="a")
+    await chat.say("two", chat="b")
+    await gateway.drain(timeout=60)
+
+    assert sorted(chat.texts()) == ["You said: one", "You said: two"]
+    assert len(runner.calls) == 2
+
+
+async def test_when_the_run_fails_before_its_reply_is_recorded_the_event_may_be_delivered_again(
+    store: Store, make_gateway
+):
+    real_record = store.record_delivery
+    failures = [ConnectionError("store unreachable")] * 3
+
+    async def flaky_record(*args, **kwargs):
+        if failures:
+            raise failures.pop()
+        return await real_record(*args, **kwargs)
+
+    store.record_delivery = flaky_record  # type: ignore[method-assign]
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(store, runner)
 
     assert await chat.say("status?", event_id="E7") is AcceptOutcome.ACCEPTED
     await gateway.drain()
