@@ -1,4 +1,11 @@
-"""The HTTP server: the adapters' webhooks, health, readiness and metrics, with a body limit."""
+"""The HTTP server: the adapters' webhooks, health, readiness and metrics, guarded against bad input.
+
+Bad input never gets a 5xx: a body over the limit gets 413, a body not received whole within
+``body_timeout_seconds`` (trickled, or cut off before its declared length) gets 408, and a
+request an adapter cannot parse (a malformed header, JSON nested past the parser's depth, a
+payload of the wrong shape) gets 400 with a one-line warning in the log, never a traceback
+in the response.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -82,10 +90,78 @@ class BodyTooLarge(Exception):
 
 
 async def _too_large(send: Send) -> None:
-    body = b'{"error":"request body too large"}'
+    await _error(send, 413, "request body too large")
+
+
+async def _error(send: Send, status: int, text: str) -> None:
+    body = b'{"error":"' + text.encode() + b'"}'
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+#: What parsing bad input raises (``json``'s errors and pydantic's are ValueErrors; deep JSON
+#: raises RecursionError; a payload of the wrong shape, lookup, type and attribute errors).
+BAD_INPUT = (ValueError, LookupError, TypeError, AttributeError, RecursionError)
+
+
+class BodyTimeout(Exception):
+    """Raised inside the app when the request body did not arrive whole in time."""
+
+
+class InputGuard:
+    """ASGI middleware inside the app (it sees an endpoint's exception before any 500 is sent).
+
+    Answers 408 when the body is not received whole within ``body_timeout`` seconds, and 400
+    when an endpoint raises what parsing bad input raises (``BAD_INPUT``) before it answered.
+    """
+
+    def __init__(self, app: ASGIApp, body_timeout: float) -> None:
+        self.app = app
+        self.body_timeout = body_timeout
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request through, or answer 408 / 400."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.body_timeout
+        body_done = False
+        started = False
+
+        async def timed_receive() -> Message:
+            nonlocal body_done
+            if body_done:  # waiting for a disconnect after the body: no deadline
+                return await receive()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await receive()
+            except TimeoutError:
+                raise BodyTimeout() from None
+            body_done = message["type"] != "http.request" or not message.get("more_body", False)
+            return message
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, timed_receive, tracked_send)
+        except BodyTimeout:
+            if started:
+                raise
+            path, limit = scope.get("path"), self.body_timeout
+            log.warning("request to %s: body not received within %.0f s", path, limit)
+            await _error(send, 408, "request body not received in time")
+        except BAD_INPUT as exc:
+            if started:
+                raise
+            # the exception's text may quote the request: its type and place only
+            log.warning("bad request to %s: %s", scope.get("path"), type(exc).__name__)
+            log.debug("bad request to %s", scope.get("path"), exc_info=True)
+            await _error(send, 400, "bad request")
 
 
 def build_app(
@@ -130,7 +206,8 @@ def build_app(
         routes.append(metrics_route(gateway.config.bot_id))
     for adapter in gateway.adapters:
         routes.extend(adapter.routes())
-    app = Starlette(routes=routes, lifespan=lifespan)
+    guard = Middleware(InputGuard, body_timeout=gateway.config.body_timeout_seconds)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
     limit = max_body_bytes if max_body_bytes is not None else gateway.config.max_body_bytes
     return HttpMetrics(BodyLimit(app, limit), [r.path for r in routes if isinstance(r, Route)])
 

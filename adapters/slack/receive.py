@@ -203,6 +203,10 @@ def shape_problem(body: Any) -> str | None:
     kind = body.get("type")
     if kind == "event_callback" and not isinstance(body.get("event"), dict):
         return "event_callback without an event object"
+    if kind == "event_callback":
+        fields = ("type", "user", "channel", "text", "ts", "thread_ts", "channel_type", "bot_id")
+        if any(not isinstance(body["event"].get(name, ""), str) for name in fields):
+            return "event_callback with a non-text field where text belongs"
     if kind in ("block_actions", "view_submission", "view_closed", "block_suggestion"):
         if not isinstance(body.get("user"), dict):
             return f"{kind} without a user object"
@@ -222,6 +226,9 @@ def events_endpoint(app: AsyncApp, signing_secret: str):  # type: ignore[no-unty
     verifier = SignatureVerifier(signing_secret)
 
     async def slack_events(request: Request) -> Response:
+        timestamp = request.headers.get("x-slack-request-timestamp", "")
+        if not (timestamp.isascii() and timestamp.isdigit()):  # Bolt's verifier would raise (500)
+            return PlainTextResponse("invalid signature", status_code=401)
         body = await request.body()
         try:
             bolt_request = to_async_bolt_request(request, body)

@@ -211,6 +211,10 @@ def webhook_route(bot: Bot, secret: str | None, handle: UpdateHandler) -> Route:
             return PlainTextResponse(str(exc), status_code=400)
         try:
             await handle(update)
+        except (ValueError, LookupError, TypeError, AttributeError) as exc:
+            # an update of a shape nothing here expects: a redelivery would fail the same way
+            log.warning("telegram update %s is malformed: %s", update.update_id, type(exc).__name__)
+            return PlainTextResponse("malformed update", status_code=400)
         except Exception:
             log.exception("telegram update %s failed", update.update_id)
             return PlainTextResponse("error", status_code=500)
