@@ -12,6 +12,7 @@ from gateway.store.redis import RedisStore
 from gateway.testing import ScriptedRunner
 from gateway.upkeep import Upkeep
 
+from .conftest import delete_prefix
 from .test_store_contract import drain
 
 
@@ -120,3 +121,26 @@ async def test_a_thread_in_use_is_not_deleted(store: Store, make_gateway) -> Non
     await Upkeep(gateway.config, store, runner, "me").run_once()
 
     assert runner.deleted == []
+
+
+async def test_a_backlog_past_the_old_trim_size_keeps_every_job(redis_url: str, store_prefix: str) -> None:
+    """Accepting used to trim the stream to ~100,000 entries, dropping unread jobs."""
+    store = RedisStore(redis_url, store_prefix)
+    total = 100_500
+    try:
+        for start in range(0, total, 1000):
+            await asyncio.gather(
+                *(
+                    store.accept_job(f"d{i}", "message", f"in-{i}", f"chat-{i % 50}", "{}", 600)
+                    for i in range(start, min(start + 1000, total))
+                )
+            )
+        await store.trim_acknowledged()  # what upkeep does: nothing here was read yet
+        seen: set[str] = set()
+        while batch := await store.read_jobs("w1", count=5000, block_ms=0):
+            seen.update(job.inbound_id for job in batch)
+    finally:
+        await store.close()
+        await delete_prefix(redis_url, store_prefix)
+
+    assert len(seen) == total
