@@ -203,10 +203,12 @@ def shape_problem(body: Any) -> str | None:
     kind = body.get("type")
     if kind == "event_callback" and not isinstance(body.get("event"), dict):
         return "event_callback without an event object"
-    if kind == "event_callback":
-        fields = ("type", "user", "channel", "text", "ts", "thread_ts", "channel_type", "bot_id")
+    if kind == "event_callback" and not isinstance(body["event"].get("type"), str):
+        return "event_callback with an event without a type"
+    if kind == "event_callback" and body["event"]["type"] in ("message", "app_mention"):
+        fields = ("user", "channel", "text", "ts", "thread_ts", "channel_type", "bot_id")
         if any(not isinstance(body["event"].get(name, ""), str) for name in fields):
-            return "event_callback with a non-text field where text belongs"
+            return "a message event with a non-text field where text belongs"
     if kind in ("block_actions", "view_submission", "view_closed", "block_suggestion"):
         if not isinstance(body.get("user"), dict):
             return f"{kind} without a user object"
