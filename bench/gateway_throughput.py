@@ -186,6 +186,11 @@ STORE_METHODS = (
     "complete_job",
     "complete_and_read",
     "is_done",
+    "keep_jobs",
+    "record_delivery",
+    "delivery_record",
+    "mark_delivered",
+    "schedule_thread_cleanup",
 )
 
 

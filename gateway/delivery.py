@@ -115,7 +115,8 @@ class Deliverer:
         may_send: Callable[[], Awaitable[None]],
         entry_id: str | None = None,
     ) -> None:
-        """Deliver every item of ``record`` without a noted outcome, in order.
+        """Deliver every item of ``record`` without a noted outcome, in order; the caller then
+        completes the job, which stands for the last item's outcome.
 
         ``may_send`` is awaited before every send: it raises when this replica no longer holds
         the job (then nothing more is sent from here).
@@ -123,12 +124,15 @@ class Deliverer:
         plan = DeliveryPlan.model_validate_json(record.plan)
         deadline = plan.created_at + self.config.delivery_budget_seconds
         within = max(self.config.stale_claim_seconds, 60.0)
+        last = len(plan.items) - 1
         for index, item in enumerate(plan.items):
             if index in record.outcomes:
                 continue
             outcome = await self._deliver_item(inbound_id, index, plan.conversation, item, deadline, may_send)
             if index == 0 and entry_id is not None and outcome != ABANDONED:
                 metrics.observe_receive_to_reply(entry_id)  # from the job's arrival to its first reply
+            if index == last:
+                break  # completing the job, next, notes the end of its delivery (one trip fewer)
             await persist(
                 lambda i=index, o=outcome: self.store.mark_delivered(inbound_id, i, o),  # type: ignore[misc]
                 f"noting the delivery of {inbound_id} #{index}",

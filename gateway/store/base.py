@@ -264,11 +264,14 @@ class Store(ABC):
 
     # --- delivery records -------------------------------------------------------------------
     @abstractmethod
-    async def record_delivery(self, inbound_id: str, plan: str, ttl_seconds: int) -> DeliveryRecord:
+    async def record_delivery(
+        self, inbound_id: str, plan: str, ttl_seconds: int, cleanup: tuple[str, float] | None = None
+    ) -> DeliveryRecord:
         """Record a job's outputs (``plan``) unless some are recorded already; the record in force.
 
         The first plan recorded for an inbound id stays: a replica that ran the same job again,
-        or this call re-sent after a lost reply, gets the first one back. One round trip.
+        or this call re-sent after a lost reply, gets the first one back. ``cleanup`` is
+        ``(thread_id, due)`` for ``schedule_thread_cleanup`` in the same step. One round trip.
         """
 
     @abstractmethod

@@ -336,8 +336,12 @@ class MemoryStore(Store):
         return self._get(self.keys.done(inbound_id)) is not None
 
     # --- delivery records -------------------------------------------------------------------------
-    async def record_delivery(self, inbound_id: str, plan: str, ttl_seconds: int) -> DeliveryRecord:
-        """Record the plan unless one is recorded; the record in force."""
+    async def record_delivery(
+        self, inbound_id: str, plan: str, ttl_seconds: int, cleanup: tuple[str, float] | None = None
+    ) -> DeliveryRecord:
+        """Record the plan unless one is recorded (and schedule ``cleanup``); the record in force."""
+        if cleanup is not None:
+            await self.schedule_thread_cleanup(*cleanup)
         key = self.keys.delivery(inbound_id)
         if self._get(key) is None:
             self._set(key, {"plan": plan}, ttl_seconds)

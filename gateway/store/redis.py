@@ -344,16 +344,21 @@ class RedisStore(Store):
         return bool(await self._command("EXISTS", self.keys.done(inbound_id)))
 
     # --- delivery records -------------------------------------------------------------------------
-    async def record_delivery(self, inbound_id: str, plan: str, ttl_seconds: int) -> DeliveryRecord:
-        """Record the plan unless one is recorded (``HSETNX``); the record in force: one script."""
-        flat = await self._run(self._record, [self.keys.delivery(inbound_id)], [plan, to_millis(ttl_seconds)])
+    async def record_delivery(
+        self, inbound_id: str, plan: str, ttl_seconds: int, cleanup: tuple[str, float] | None = None
+    ) -> DeliveryRecord:
+        """Record the plan unless one is recorded (``HSETNX``), schedule ``cleanup``: one script."""
+        keys = [self.keys.delivery(inbound_id), self.keys.cleanup]
+        thread_id, due = cleanup or ("", 0.0)
+        flat = await self._run(self._record, keys, [plan, to_millis(ttl_seconds), thread_id, repr(due)])
         record = _delivery_record(flat)
         assert record is not None  # just written, or written before
         return record
 
     async def delivery_record(self, inbound_id: str) -> DeliveryRecord | None:
         """The recorded plan and outcomes, or None: one script."""
-        return _delivery_record(await self._run(self._record, [self.keys.delivery(inbound_id)], ["", 1]))
+        keys = [self.keys.delivery(inbound_id), self.keys.cleanup]
+        return _delivery_record(await self._run(self._record, keys, ["", 1, "", 0]))
 
     async def mark_delivered(self, inbound_id: str, index: int, outcome: str) -> None:
         """Note item ``index``'s outcome in the record (``HSET`` keeps the key's TTL)."""

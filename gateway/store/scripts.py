@@ -248,14 +248,15 @@ end
 return 1
 """
 
-#: KEYS: a job's delivery record (a hash). ARGV: the plan (JSON; "" only reads), ttl ms.
-#: The first plan recorded for a job stays (a second writer, or a retry after a lost reply, gets
-#: it back). Returns the hash as a flat list: "plan", then one field per item delivered
-#: (its index) with how that ended.
+#: KEYS: a job's delivery record (a hash), thread cleanup schedule. ARGV: the plan (JSON; ""
+#: only reads), ttl ms, thread id to schedule ("" none), its due time. The first plan recorded
+#: for a job stays (a second writer, or a retry after a lost reply, gets it back). Returns the
+#: hash as a flat list: "plan", then one field per item delivered (its index) with how it ended.
 RECORD_DELIVERY = """
 if ARGV[1] ~= '' and redis.call('HSETNX', KEYS[1], 'plan', ARGV[1]) == 1 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
+if ARGV[3] ~= '' then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3]) end
 return redis.call('HGETALL', KEYS[1])
 """
 
