@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from typing import Any
 
@@ -41,7 +42,8 @@ class Upkeep:
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Run a round now and then every ``upkeep_interval_seconds``."""
+        """Run a round every ``upkeep_interval_seconds``, the first one after a random part of it
+        (replicas started together do not all trim at once; a short-lived process does none)."""
         self._task = asyncio.create_task(self._loop(), name="upkeep")
 
     async def stop(self) -> None:
@@ -52,9 +54,11 @@ class Upkeep:
             self._task = None
 
     async def _loop(self) -> None:
+        interval = self.config.upkeep_interval_seconds
+        await asyncio.sleep(interval * random.uniform(0.5, 1.0))  # noqa: S311 (spreading, not security)
         while True:
             await self.run_once()
-            await asyncio.sleep(self.config.upkeep_interval_seconds)
+            await asyncio.sleep(interval)
 
     async def run_once(self) -> None:
         """One round of every step."""
