@@ -10,7 +10,7 @@ only what was not noted yet. Failures are classified by the adapter (``DeliveryF
 - permanent (blocked, kicked, invalid payload, chat gone): a question falls back once to its
   text rendering (answerable by a typed reply); anything else is abandoned.
 
-An abandoned item is counted (``clarigate_deliveries_total{outcome="abandoned"}``) and logged
+An abandoned item is counted (``clarigate_deliveries_given_up_total{platform}``) and logged
 with the inbound id, delivery id and conversation: never dropped silently.
 
 What is left: a crash after the platform accepted an item and before its outcome is noted

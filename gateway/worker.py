@@ -159,7 +159,7 @@ class WorkerPool:
             asyncio.create_task(self._read_loop(), name="read-jobs"),
             asyncio.create_task(self._stale_loop(), name="claim-stale"),
         ]
-        self._keeper = asyncio.create_task(self._keep_loop(), name="renew-held")
+        self._keeper = asyncio.create_task(self._keep_loop(), name="touch-held")
 
     async def stop(self, grace: float) -> None:
         """Stop reading; give held jobs ``grace`` seconds, then hand the rest back to the stream."""

@@ -114,8 +114,10 @@ class Replicas:
     def runs_started(self, proc: subprocess.Popen[bytes]) -> float:
         """The replica's ``clarigate_runs_total{state="started"}``."""
         text = httpx.get(f"{self.urls[proc.pid]}/metrics", timeout=5).text
-        found = re.search(r'^clarigate_runs_total\{state="started"\} (\S+)$', text, re.MULTILINE)
-        return float(found.group(1)) if found else 0.0
+        pattern = r'^clarigate_runs_total\{[^}]*state="started"[^}]*\} (\S+)$'
+        found = re.search(pattern, text, re.MULTILINE)
+        assert found, "the replica exports clarigate_runs_total"
+        return float(found.group(1))
 
     async def close(self) -> None:
         for proc in self.procs:

@@ -110,7 +110,7 @@ async def test_a_question_the_platform_refuses_is_sent_once_as_its_text(store: S
 
 async def test_a_refused_reply_is_abandoned_counted_and_logged_with_ids(store: Store, make_gateway, caplog):
     scripted_failures(DeliveryFailed("bot was blocked", permanent=True, code="403"))
-    before = counted(metrics.ABANDONED)
+    before = counted(metrics.DELIVERIES_GIVEN_UP.labels(platform="test"))
     runner = ScriptedRunner(lambda turn: TurnOutput(replies=["lost", "kept"]))
     gateway, chat = await make_gateway(store, runner, adapter_class=ScriptedPlatform)
     with caplog.at_level(logging.ERROR, logger="gateway.delivery"):
@@ -118,7 +118,7 @@ async def test_a_refused_reply_is_abandoned_counted_and_logged_with_ids(store: S
         await gateway.drain()
 
     assert chat.texts() == ["kept"]  # the next item still goes out
-    assert counted(metrics.ABANDONED) == before + 1
+    assert counted(metrics.DELIVERIES_GIVEN_UP.labels(platform="test")) == before + 1
     (line,) = [r.getMessage() for r in caplog.records if "abandoned" in r.getMessage()]
     assert "test:blocked-1" in line and delivery.delivery_id("test:blocked-1", 0) in line and "403" in line
     assert len(runner.calls) == 1
@@ -126,14 +126,14 @@ async def test_a_refused_reply_is_abandoned_counted_and_logged_with_ids(store: S
 
 async def test_a_platform_down_past_the_budget_abandons_and_completes(store: Store, make_gateway, caplog):
     scripted_failures(*[ConnectionError("down")] * 1000)
-    before = counted(metrics.ABANDONED)
+    before = counted(metrics.DELIVERIES_GIVEN_UP.labels(platform="test"))
     gateway, chat = await make_gateway(store, adapter_class=ScriptedPlatform, delivery_budget_seconds=1.0)
     with caplog.at_level(logging.ERROR, logger="gateway.delivery"):
         await chat.say("go", event_id="down-1")
         await gateway.drain(timeout=20)  # completed: the thread is not stuck behind it
 
     assert chat.texts() == []
-    assert counted(metrics.ABANDONED) == before + 1
+    assert counted(metrics.DELIVERIES_GIVEN_UP.labels(platform="test")) == before + 1
     assert any("down-1" in r.getMessage() and "budget" in r.getMessage() for r in caplog.records)
     await chat.say("again", event_id="down-2")  # the same chat thread goes on
     scripted_failures()
