@@ -268,7 +268,16 @@ async def served() -> AsyncIterator[tuple[Any, str]]:
     gateway = build_gateway(config, store=MemoryStore("fuzz"), runner=ScriptedRunner())
     app = build_app(gateway)
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+        uvicorn.Config(
+            # no log_config, log_level or access_log=False: uvicorn would change its loggers for
+            # every later test
+            app,
+            host="127.0.0.1",
+            port=0,
+            lifespan="off",
+            log_config=None,
+            log_level=None,
+        )
     )
     task = asyncio.create_task(server.serve())
     for _ in range(1000):  # up to 10 s
