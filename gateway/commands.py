@@ -38,7 +38,7 @@ from gateway.messages import (
     Sender,
     TextReply,
 )
-from gateway.notices import age_text, locale_for, notice
+from gateway.notices import age_text, language_hint, locale_for, notice
 from gateway.outbound import Outbox
 from gateway.store.base import ClaimResult, PendingRecord, Store
 from gateway.store.keys import thread_started_at
@@ -91,9 +91,7 @@ def command_locale(msg: InboundMessage, command: Command, pending: PendingRecord
     """The language to answer a command in: the words after it (not /start's payload, a code), the
     platform's language for the person, the open question's language, else English."""
     hint: Locale | None = pending.request.locale if pending is not None else None
-    if msg.language:
-        hint = "zh" if msg.language.lower().startswith("zh") else "en"
-    return locale_for(msg.text, hint)
+    return locale_for(msg.text, language_hint(msg.language) or hint)
 
 
 def quote(text: str) -> str:

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.harness import ImageInput
-from agent.protocol import HumanInputResponse, detect_locale, looks_like_answer, parse_typed_reply
+from agent.protocol import HumanInputResponse, looks_like_answer, parse_typed_reply
+from agent.protocol.models import Locale
 from gateway import metrics
 from gateway.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
 from gateway.commands import Control, parse_command
@@ -40,7 +41,7 @@ from gateway.messages import (
     Sender,
     TextReply,
 )
-from gateway.notices import notice_for_text
+from gateway.notices import language_hint, locale_for, notice_for_text
 from gateway.outbound import Outbox
 from gateway.progress import WorkingIndicator
 from gateway.runner import AgentRunner, AgentUnavailable
@@ -76,6 +77,9 @@ class _Turn:
     conversation: Conversation | None = None
     items: list[Any] = field(default_factory=list)
     thread_id: str | None = None  # the agent thread that ran, if one did
+    # the person's interface language (``InboundMessage.language``), for the gateway's own words
+    # when the text gives no sign of one ("ok", a photo, a number)
+    hint: Locale | None = None
 
 
 class Dispatcher:
@@ -182,6 +186,7 @@ class Dispatcher:
     async def _message(self, msg: InboundMessage, turn: _Turn) -> None:
         lookup = turn.job.thread_lookup
         conv = turn.conversation = msg.conversation
+        turn.hint = language_hint(msg.language)
         set_log_context(platform=conv.platform, chat=conv.chat_id)
         ttl = self.config.thread_ttl_seconds
         command = parse_command(msg.text)
@@ -291,7 +296,7 @@ class Dispatcher:
         images: list[ImageInput] | None,
     ) -> None:
         working = WorkingIndicator(
-            self.outbox, conv, detect_locale(text), after=self.config.progress_after_seconds
+            self.outbox, conv, locale_for(text, turn.hint), after=self.config.progress_after_seconds
         )
         await working.start()
         metrics.RUNS_STARTED.inc()
@@ -322,13 +327,13 @@ class Dispatcher:
             metrics.RUNS_FAILED.inc()
             if isinstance(exc, TimeoutError):
                 log.error("agent run on thread %s took longer than %.0f s: stopped", thread_id, limit)
-                failure = notice_for_text("run_too_long", text)
+                failure = notice_for_text("run_too_long", text, turn.hint)
             else:
                 run_id = getattr(exc, "run_id", None)
                 log.exception(
                     "agent run failed on thread %s%s", thread_id, f" (run {run_id})" if run_id else ""
                 )
-                failure = notice_for_text("run_failed", text)
+                failure = notice_for_text("run_failed", text, turn.hint)
             await working.finish()
             await self._reply(conv, ErrorReply(text=failure), turn)
             return
@@ -352,7 +357,7 @@ class Dispatcher:
             await self._ask(conv, thread_id, output, sender, turn)
         elif not turn.items:
             log.warning("the agent produced no reply")
-            await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text)), turn)
+            await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text, turn.hint)), turn)
 
     async def _agent_unavailable(self, conv: Conversation, text: str, turn: _Turn) -> None:
         """The agent cannot be reached: keep the job for a later delivery (it runs once the agent is
@@ -362,13 +367,14 @@ class Dispatcher:
             log.error(
                 "agent unavailable for job %s after %d deliveries: giving up", job.inbound_id, job.deliveries
             )
-            await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text)), turn)
+            await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text, turn.hint)), turn)
             return
         log.warning(
             "agent unavailable for job %s (delivery %d): kept for later", job.inbound_id, job.deliveries
         )
         if job.deliveries == 1:
-            await self.outbox.send_quietly(conv, ErrorReply(text=notice_for_text("agent_unavailable", text)))
+            delayed = notice_for_text("agent_unavailable", text, turn.hint)
+            await self.outbox.send_quietly(conv, ErrorReply(text=delayed))
         raise HandBack(job.inbound_id)
 
     async def _ask(

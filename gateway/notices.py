@@ -150,6 +150,13 @@ def locale_for(text: str, hint: Locale | None = None) -> Locale:
     return hint
 
 
+def language_hint(language: str | None) -> Locale | None:
+    """Our locale for a platform's language tag (``zh-hans``, ``en-US``), None when unknown."""
+    if not language:
+        return None
+    return "zh" if language.lower().startswith("zh") else "en"
+
+
 def notice_for_text(key: str, text: str, hint: Locale | None = None) -> str:
     """The notice ``key`` in the language of ``text`` (what the person wrote), else of ``hint``."""
     return notice(key, locale_for(text, hint))

@@ -7,6 +7,8 @@ import pytest
 from gateway.commands import Command, parse_command
 from gateway.dispatch import message_text, new_token
 from gateway.messages import Attachment, Conversation, InboundMessage, Sender
+from gateway.store.memory import MemoryStore
+from gateway.testing import ScriptedRunner
 
 
 @pytest.mark.parametrize(
@@ -59,3 +61,19 @@ def test_tokens_are_short_url_safe_and_distinct():
     tokens = {new_token() for _ in range(500)}
     assert len(tokens) == 500
     assert all(10 <= len(t) <= 20 and t.replace("-", "").replace("_", "").isalnum() for t in tokens)
+
+
+async def test_the_gateways_words_follow_the_persons_app_language_when_the_text_says_nothing(
+    make_gateway,
+):
+    def fail(turn):
+        raise RuntimeError("the model is down")
+
+    gateway, chat = await make_gateway(MemoryStore("language-hint"), ScriptedRunner(fail))
+    await chat.say("👍", language="zh-hans", chat="zh")  # no sign of a language in the text
+    await chat.say("👍", chat="plain")  # no language from the platform either: English
+    await chat.say("please try this", language="zh-hans", chat="words")  # the words win
+    await gateway.drain()
+    assert chat.texts("zh") == ["抱歉，我这边出了问题，没能完成。请再试一次。"]
+    assert chat.texts("plain")[0].startswith("Sorry, I could not finish that")
+    assert chat.texts("words")[0].startswith("Sorry, I could not finish that")
