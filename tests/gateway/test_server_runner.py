@@ -187,3 +187,31 @@ async def test_doctor_and_readyz_check_the_server(langgraph_server, monkeypatch,
     assert response.status_code == 503 and response.json()["failed"] == {"agent_server": "unreachable"}
     await client.aclose()
     await nowhere.aclose()
+
+
+async def test_a_server_restarted_mid_run_is_followed_again_and_answers_once(tmp_path: Path, make_gateway):
+    server = LangGraphServer(tmp_path)
+    server.start()
+    runner = runner_for(server, "sleeper")
+    client = get_client(url=server.url, api_key=None)
+    try:
+        gateway, chat = await make_gateway(MemoryStore("lg-mid-run"), runner)
+        await chat.say("take a nap")
+        thread_id = await gateway.store.thread_for_chat(chat.conversation().thread_key, 3600)
+        for _ in range(200):  # until the run is under way on the server
+            try:
+                if await client.runs.list(server_thread_id(thread_id), status="running"):
+                    break
+            except Exception:  # noqa: BLE001 - the thread may not exist yet
+                pass
+            await asyncio.sleep(0.05)
+        server.stop()  # in the middle of the run
+        server.start()
+        await gateway.drain(timeout=120)
+        assert [t for t in chat.texts() if "unreachable" not in t] == ["Rested."]  # answered once
+        runs = await client.runs.list(server_thread_id(thread_id))
+        assert len(runs) == 1  # joined again, not started again
+    finally:
+        server.stop()
+        await client.http.client.aclose()
+        await runner.aclose()

@@ -6,6 +6,7 @@ fixture gives it (``ASKER_SCRIPT``, ``APPROVER_SCRIPT``, ``TOOL_LOG``).
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import Any
@@ -53,4 +54,15 @@ def _ask(state: MessagesState) -> dict[str, Any]:
 #: A plain graph that asks with LangGraph's interrupt() in the protocol's shape.
 interrupter = (
     StateGraph(MessagesState).add_node("ask", _ask).add_edge(START, "ask").add_edge("ask", END).compile()
+)
+
+
+async def _nap(state: MessagesState) -> dict[str, Any]:
+    await asyncio.sleep(float(os.environ.get("NAP_SECONDS", "3")))
+    return {"messages": [{"role": "assistant", "content": "Rested."}]}
+
+
+#: A run that takes a few seconds (long enough to stop the server in the middle of it).
+sleeper = (
+    StateGraph(MessagesState).add_node("nap", _nap).add_edge(START, "nap").add_edge("nap", END).compile()
 )

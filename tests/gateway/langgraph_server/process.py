@@ -61,7 +61,9 @@ class LangGraphServer:
         (workdir / "asker.yaml").write_text(yaml.safe_dump(ASKER_SCRIPT))
         (workdir / "approver.yaml").write_text(yaml.safe_dump(APPROVER_SCRIPT))
         # graph paths in langgraph.json are read from the server's working directory
-        graphs = {name: f"{HERE / 'graphs.py'}:{name}" for name in ("asker", "approver", "interrupter")}
+        graphs = {
+            name: f"{HERE / 'graphs.py'}:{name}" for name in ("asker", "approver", "interrupter", "sleeper")
+        }
         self.config = workdir / "langgraph.json"
         self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
         self._proc: subprocess.Popen[bytes] | None = None
