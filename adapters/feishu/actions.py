@@ -1,10 +1,12 @@
 """The short payloads cards carry, and turning a callback back into an answer.
 
-A callback value is ``{"t": token, "a": action}``. Actions: ``o<N>`` picks option N
-(1-based), ``sel`` a select menu (the picked ``o<N>`` is in ``action.option``),
+A callback value is ``{"t": token, "a": action, "l": locale}``. Actions: ``o<N>`` picks
+option N (1-based), ``sel`` a select menu (the picked ``o<N>`` is in ``action.option``),
 ``other`` opens the "Other…" input, ``otx`` submits it, ``form`` submits the form,
-``yes`` / ``no`` answer a risk confirmation that came without options.
-Form components are named ``f<N>`` after the field's position.
+``yes`` answers a risk confirmation that came without options, ``x`` dismisses the
+question (Cancel, on every card), ``chk`` is a checker ticked inside a form (its value
+travels with the submit). The locale lets a card nobody knows any more still be
+answered in its own language. Form components are named ``f<N>`` after the field's position.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ ACTION_SELECT = "sel"
 ACTION_OTHER = "other"
 ACTION_OTHER_TEXT = "otx"
 ACTION_FORM = "form"
+ACTION_DECLINE = "x"
+ACTION_CHECK = "chk"
 OTHER_INPUT = "other_text"
 
 _OPTION = re.compile(r"^o(\d{1,3})$")
@@ -44,6 +48,8 @@ class CardAnswer:
     text: str | None = None
     values: dict[str, Any] | None = None
     opens_other: bool = False  # "Other…": show the input, answer nothing yet
+    decline: bool = False  # Cancel: the person dismissed the question
+    ignore: bool = False  # nothing to answer yet (a checker ticked inside a form)
     problems: list[str] = field(default_factory=list)  # why the click cannot be read
 
 
@@ -63,7 +69,11 @@ def read_card_action(request: HumanInputRequest, action: dict[str, Any]) -> Card
     loc = request.locale
     if kind == ACTION_OTHER:
         return CardAnswer(opens_other=True)
-    if kind in ("yes", "no"):
+    if kind == ACTION_DECLINE:
+        return CardAnswer(decline=True)
+    if kind == ACTION_CHECK:
+        return CardAnswer(ignore=True)
+    if kind in ("yes", "no"):  # "no": the Cancel of risk cards sent before Cancel declined
         return CardAnswer(text=ui_text("confirm" if kind == "yes" else "cancel", loc))
     if kind == ACTION_OTHER_TEXT:
         text = str(
@@ -72,7 +82,13 @@ def read_card_action(request: HumanInputRequest, action: dict[str, Any]) -> Card
         missing = f"{ui_text('your_answer', loc)}: {ui_text('required', loc)}"
         return CardAnswer(text=text) if text else CardAnswer(problems=[missing])
     if kind == ACTION_FORM:
-        return CardAnswer(values=form_values(request, action.get("form_value") or {}))
+        values = form_values(request, action.get("form_value") or {})
+        unticked = [
+            f for f in request.fields if f.type == "checkbox" and f.required and not values.get(f.name)
+        ]
+        if unticked:  # the core takes an unticked box as "no"; a required one must be ticked
+            return CardAnswer(problems=[f"{f.label}: {ui_text('err_required', loc)}" for f in unticked])
+        return CardAnswer(values=values)
     picked = action.get("option") if kind == ACTION_SELECT else kind
     option_id = picked_option(request, picked)
     if option_id is None:
@@ -83,9 +99,11 @@ def read_card_action(request: HumanInputRequest, action: dict[str, Any]) -> Card
 def form_values(request: HumanInputRequest, form_value: dict[str, Any]) -> dict[str, Any]:
     """Raw values by field name, option positions turned back into option values.
 
-    Shapes Feishu may send are flattened here (a checker as bool, "true" or a list;
-    a date as ``2026-12-01`` or ``2026-12-01 +0800``); typing and required checks
-    are the core's (``check_form_values``).
+    Feishu's documented shapes: an input as a string, ``select_static`` as the picked
+    value, ``multi_select_static`` as a list, a ``checker`` as a boolean, a
+    ``date_picker`` as ``"2024-04-01 +0800"`` (the date and the person's UTC offset).
+    Older clients' variants are flattened too (a checker as "true" or a list, a bare
+    date); typing and required checks are the core's (``check_form_values``).
     """
     raw: dict[str, Any] = {}
     for key, value in form_value.items():
@@ -109,6 +127,8 @@ def field_value(f: FormField, value: Any) -> Any:
     if f.type == "checkbox":
         if isinstance(value, list):
             return bool(value)
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
         return value
     if f.type == "date" and isinstance(value, str):
         match = _DATE.match(value.strip())

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
+import logging
+import time
 from typing import Any
 
 from agent.protocol import summarize_answer, ui_text
@@ -19,6 +20,7 @@ from gateway.metrics import INBOUND_EVENTS
 from gateway.port import GatewayPort
 
 from .actions import read_card_action
+from .content import MalformedEvent, read_content
 from .names import NameBook
 from .render import CARD_LIMIT_BYTES, card_size, native_card, render_answered
 
@@ -26,11 +28,10 @@ PLATFORM = "feishu"
 MESSAGE_EVENT = "im.message.receive_v1"
 CARD_ACTION_EVENT = "card.action.trigger"
 
-_LEADING_MENTIONS = re.compile(r"^(\s*@_user_\d+\s*)+")
+#: The neutral commands the core handles (``gateway/port.py``).
+COMMANDS = ("/new", "/cancel", "/help", "/status", "/start")
 
-
-class MalformedEvent(ValueError):
-    """An event that is signed correctly but does not have the shape Feishu documents."""
+log = logging.getLogger(__name__)
 
 
 def _dict(value: Any, what: str) -> dict[str, Any]:
@@ -39,54 +40,37 @@ def _dict(value: Any, what: str) -> dict[str, Any]:
     return value
 
 
-def message_text(message: dict[str, Any]) -> str:
-    """The text a person wrote: text and post messages; mentions as ``@name``, leading ones dropped."""
+def command_text(text: str) -> str:
+    """``text`` with a command spelled the Feishu way turned into the neutral command.
+
+    Chinese input methods type a full-width slash (``／new``) and phones capitalise the
+    first letter (``/New``); the bot's mention is already gone (``@bot /cancel``).
+    """
+    stripped = text.strip()
+    if stripped.startswith("／"):
+        stripped = "/" + stripped[1:]
+    word, _, rest = stripped.partition(" ")
+    if word.lower() in COMMANDS:
+        return f"{word.lower()} {rest.strip()}".strip()
+    return text
+
+
+def created_at(message: dict[str, Any]) -> float:
+    """When the person wrote the message (``create_time``, ms), not when Feishu delivered it.
+
+    A re-push hours later must not look like a reply to a question asked meanwhile.
+    """
     try:
-        content = json.loads(message.get("content") or "{}")
+        return int(str(message.get("create_time"))) / 1000
     except ValueError:
-        raise MalformedEvent("message content is not JSON") from None
-    if not isinstance(content, dict):
-        return ""
-    kind = message.get("message_type")
-    if kind == "text":
-        text = str(content.get("text") or "")
-    elif kind == "post":
-        text = post_text(content)
-    else:
-        return ""  # images, files, stickers: nothing for the agent to read
-    text = _LEADING_MENTIONS.sub("", text)  # "@bot do this" -> "do this"
-    names = {
-        str(m["key"]): f"@{m.get('name') or ''}"
-        for m in message.get("mentions") or []
-        if isinstance(m, dict) and m.get("key")
-    }
-    for key in sorted(names, key=len, reverse=True):  # "@_user_10" before "@_user_1"
-        text = text.replace(key, names[key])
-    return text.strip()
-
-
-def post_text(content: dict[str, Any]) -> str:
-    """The plain text of a rich-text (post) message, one line per paragraph."""
-    if "content" not in content:  # some clients wrap it by language: {"zh_cn": {...}}
-        content = next((v for v in content.values() if isinstance(v, dict)), {})
-    lines = [str(content.get("title") or "")]
-    for paragraph in content.get("content") or []:
-        parts = []
-        for node in paragraph if isinstance(paragraph, list) else []:
-            if not isinstance(node, dict):
-                continue
-            if node.get("tag") in ("text", "a", "code_block"):
-                parts.append(str(node.get("text") or ""))
-            elif node.get("tag") == "at":  # "@_user_1" keys are resolved with the mentions, like in text
-                key = str(node.get("user_id") or "")
-                parts.append(key if key.startswith("@_") else f"@{node.get('user_name') or key}")
-        lines.append("".join(parts))
-    return "\n".join(line for line in lines if line)
+        return time.time()
 
 
 def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> InboundMessage | None:
     """An ``im.message.receive_v1`` event as an ``InboundMessage`` (None for bots' messages).
 
+    Deduplicated by ``message_id``: Feishu may push one message again under a new
+    ``event_id`` and documents ``message_id`` as the key to deduplicate on.
     Topic: None in a p2p chat; in a group, the thread's root message (a top-level
     mention is the root of the thread the bot's reply starts).
     """
@@ -98,8 +82,8 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
         return None
     sender_ids = _dict(sender.get("sender_id"), "event.sender.sender_id")
     chat_id, message_id = message.get("chat_id"), message.get("message_id")
-    if not (chat_id and message_id and sender_ids.get("open_id") and header.get("event_id")):
-        raise MalformedEvent("message event without chat, message, sender or event id")
+    if not (chat_id and message_id and sender_ids.get("open_id")):
+        raise MalformedEvent("message event without chat, message or sender id")
     is_direct = message.get("chat_type") == "p2p"
     root = message.get("root_id") or message_id
     mentions = [m for m in message.get("mentions") or [] if isinstance(m, dict)]
@@ -107,6 +91,7 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
         mentioned = any((m.get("id") or {}).get("open_id") == bot_open_id for m in mentions)
     else:  # without the bot's id, any mention counts: groups only deliver mentions by default
         mentioned = bool(mentions)
+    content = read_content(message, bot_open_id)
     return InboundMessage(
         conversation=Conversation(
             platform=PLATFORM,
@@ -117,10 +102,12 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
             reply_to=None if is_direct else str(root),
         ),
         sender=Sender(user_id=str(sender_ids["open_id"])),
-        text=message_text(message),
-        event_id=str(header["event_id"]),
+        text=command_text(content.text),
+        event_id=f"message:{message_id}",
         message_id=str(message_id),
+        attachments=content.attachments,
         is_mention=is_direct or mentioned,
+        received_at=created_at(message),
     )
 
 
@@ -156,6 +143,18 @@ class FeishuReceiver:
 
     async def handle(self, payload: dict[str, Any]) -> dict[str, Any] | None:
         """Handle one event; returns the reply for a card callback, None otherwise."""
+        if is_legacy_card_callback(payload):
+            return legacy_reply(await self.on_card_action({}, legacy_card_event(payload)))
+        if "header" not in payload and isinstance(payload.get("event"), dict):
+            # schema 1.0 ({"uuid", "token", "ts", "type": "event_callback", "event": {"type": …}}):
+            # acknowledged, so Feishu does not re-push it for hours, and named in the log
+            INBOUND_EVENTS.labels(PLATFORM, "other").inc()
+            log.warning(
+                "feishu: ignored a schema 1.0 %r event: subscribe the app to im.message.receive_v1 "
+                "(events v2.0) under Events & Callbacks",
+                payload["event"].get("type"),
+            )
+            return None
         header = _dict(payload.get("header"), "header")
         event_type = header.get("event_type")
         if event_type == MESSAGE_EVENT:
@@ -169,7 +168,7 @@ class FeishuReceiver:
     async def on_message(self, payload: dict[str, Any]) -> None:
         """Hand a person's message to the core (dedupe, allowlist and typed answers are its job)."""
         message = parse_message(payload, self.bot_open_id)
-        if message is None or not message.text:
+        if message is None or not (message.text or message.attachments):
             return
         conversation = message.conversation
         if not (
@@ -187,8 +186,9 @@ class FeishuReceiver:
         value = action.get("value")
         token = value.get("t") if isinstance(value, dict) else None
         view = await self.gateway.pending_by_token(str(token)) if token else None
-        if view is None:
-            return toast(ui_text("expired"), "warning")
+        if view is None:  # said in the card's language, which the card carries along
+            zh = isinstance(value, dict) and value.get("l") == "zh"
+            return toast(ui_text("expired", "zh" if zh else "en"), "warning")
         operator = _dict(event.get("operator"), "event.operator")
         if not operator.get("open_id"):
             raise MalformedEvent("card action without operator.open_id")
@@ -196,6 +196,8 @@ class FeishuReceiver:
         read = read_card_action(view.request, checked_action(action))
         if read.opens_other:
             return await self.open_other(view, sender)
+        if read.ignore:
+            return {}
         if read.problems:
             return toast("; ".join(read.problems), "error")
         outcome = await self.gateway.submit_answer(
@@ -206,6 +208,8 @@ class FeishuReceiver:
                 option_id=read.option_id,
                 text=read.text,
                 values=read.values,
+                decline=read.decline,
+                conversation=view.conversation,
             )
         )
         if outcome.accepted:
@@ -226,6 +230,40 @@ class FeishuReceiver:
         if card_size(card) > CARD_LIMIT_BYTES:
             return toast(ui_text("type_answer", view.request.locale))
         return with_card({}, card)
+
+
+def is_legacy_card_callback(payload: dict[str, Any]) -> bool:
+    """True for an old-style card callback (``card.action.trigger_v1``): no envelope, flat fields.
+
+    ``{"open_id", "user_id", "open_message_id", "open_chat_id", "tenant_key", "token", "action"}``,
+    where ``token`` is the card's update token, not the verification token.
+    """
+    return (
+        "header" not in payload and "open_message_id" in payload and isinstance(payload.get("action"), dict)
+    )
+
+
+def legacy_card_event(payload: dict[str, Any]) -> dict[str, Any]:
+    """An old-style card callback in the shape of a ``card.action.trigger`` event."""
+    if not payload.get("open_id"):
+        raise MalformedEvent("card callback without open_id")
+    return {
+        "operator": {"open_id": payload["open_id"], "tenant_key": payload.get("tenant_key")},
+        "action": payload["action"],
+        "context": {
+            "open_message_id": payload["open_message_id"],
+            "open_chat_id": payload.get("open_chat_id"),
+        },
+        "token": payload.get("token"),
+    }
+
+
+def legacy_reply(reply: dict[str, Any]) -> dict[str, Any]:
+    """A callback reply the old way: the new card's JSON itself, else the toast (or nothing)."""
+    card = reply.get("card")
+    if isinstance(card, dict) and isinstance(card.get("data"), dict):
+        return dict(card["data"])
+    return {k: v for k, v in reply.items() if k == "toast"}
 
 
 #: What Feishu puts in ``event.action`` besides ``value``, by type (absent or null is fine too).

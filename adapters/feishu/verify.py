@@ -3,6 +3,16 @@
 Done here rather than by the SDK's ``EventDispatcherHandler.do`` because the SDK
 has no replay window and answers every failure with 500; Feishu and operators
 need 400 (malformed), 401 (bad or stale signature) and 403 (wrong token).
+
+The replay window. Feishu re-pushes an event it saw no 200 for after 5 s, 5 min, 1 h
+and 6 h, and documents neither that a re-push is signed anew nor that it is not; the
+official SDKs (lark-oapi ``EventDispatcherHandler._verify_sign``, the Go and Node ones)
+check no timestamp at all. A 5-minute window would refuse every re-push that kept the
+first timestamp, and a message refused that way is lost for good. So a signed request
+may be up to ``REPUSH_WINDOW_SECONDS`` old (the whole re-push schedule, with room),
+and at most ``FUTURE_SKEW_SECONDS`` ahead of our clock (no re-push comes from the
+future). What stops a replay inside the window is deduplication: messages by
+``message_id`` and callbacks by their ids, remembered 24 hours, longer than the window.
 """
 
 from __future__ import annotations
@@ -15,8 +25,11 @@ from typing import Any
 
 from lark_oapi.core.utils import AESCipher
 
-#: Signed requests older (or newer) than this are refused as replays.
-TIMESTAMP_WINDOW_SECONDS = 300
+#: Signed requests older than this are refused as replays: Feishu's last re-push comes
+#: 5 s + 5 min + 1 h + 6 h after the first delivery.
+REPUSH_WINDOW_SECONDS = 8 * 3600
+#: Clocks drift; a timestamp further ahead than this is not Feishu's.
+FUTURE_SKEW_SECONDS = 300
 
 
 class Rejected(Exception):
@@ -63,11 +76,40 @@ def check_signature(headers: Any, body: bytes, encrypt_key: str, now: float | No
         raise Rejected(401, "signature headers missing")
     if not hmac.compare_digest(signature(timestamp, nonce, encrypt_key, body), given):
         raise Rejected(401, "signature does not match")
+    check_age(timestamp, now)
+
+
+def legacy_card_signature(timestamp: str, nonce: str, verification_token: str, body: bytes) -> str:
+    """The signature of an old-style card callback: SHA-1 of timestamp + nonce + token + raw body.
+
+    (Callbacks of the old "message card request URL" are signed with the Verification
+    Token, not the Encrypt Key; lark-oapi's ``CardActionHandler`` checks them so.)
+    """
+    return hashlib.sha1((timestamp + nonce + verification_token).encode("utf-8") + body).hexdigest()
+
+
+def check_legacy_card_signature(
+    headers: Any, body: bytes, verification_token: str, now: float | None = None
+) -> None:
+    """Refuse (401) an old-style card callback whose signature is missing, wrong or stale."""
+    timestamp = headers.get("x-lark-request-timestamp") or ""
+    nonce = headers.get("x-lark-request-nonce") or ""
+    given = headers.get("x-lark-signature") or ""
+    if not (timestamp and given):
+        raise Rejected(401, "signature headers missing")
+    expected = legacy_card_signature(timestamp, nonce, verification_token, body)
+    if not hmac.compare_digest(expected, given):
+        raise Rejected(401, "signature does not match")
+    check_age(timestamp, now)
+
+
+def check_age(timestamp: str, now: float | None = None) -> None:
+    """Refuse (401) a signed timestamp older than the re-push schedule or ahead of our clock."""
     try:
-        age = abs((time.time() if now is None else now) - float(timestamp))
+        age = (time.time() if now is None else now) - float(timestamp)
     except ValueError:
         raise Rejected(401, "timestamp is not a number") from None
-    if age > TIMESTAMP_WINDOW_SECONDS:
+    if age > REPUSH_WINDOW_SECONDS or age < -FUTURE_SKEW_SECONDS:
         raise Rejected(401, "timestamp outside the replay window")
 
 

@@ -9,8 +9,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from .receive import FeishuReceiver, MalformedEvent
-from .verify import Rejected, check_signature, check_token, parse_body
+from .receive import FeishuReceiver, MalformedEvent, is_legacy_card_callback
+from .verify import Rejected, check_legacy_card_signature, check_signature, check_token, parse_body
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +43,16 @@ def authenticated_payload(
     """The decrypted event once the signature (events) and the verification token check out.
 
     The URL-verification handshake is not signed by Feishu; it is checked by its token.
+    An old-style card callback carries the card's update token where events carry the
+    verification token, and is signed with the verification token instead.
     """
     payload = parse_body(body, encrypt_key)
+    if is_legacy_card_callback(payload):
+        if verification_token:
+            check_legacy_card_signature(headers, body, verification_token)
+        elif encrypt_key:
+            check_signature(headers, body, encrypt_key)
+        return payload
     if payload.get("type") != "url_verification" and encrypt_key:
         check_signature(headers, body, encrypt_key)
     check_token(payload, verification_token)

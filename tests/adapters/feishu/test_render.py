@@ -121,17 +121,17 @@ def test_many_options_become_a_select_menu_and_map_back_to_option_ids():
     assert picked.option_id == request.options[6].id
 
 
-def test_checker_and_date_shapes_feishu_may_send_are_flattened():
+def test_checker_and_date_shapes_feishu_documents_and_older_variants():
     request = normalize_request(
         {"question": "Q", "fields": [{"name": "ok", "type": "checkbox"}, {"name": "day", "type": "date"}]},
         "c",
     )
-    assert form_values(request, {"f1": ["checked"], "f2": "2026-12-01 +0800"}) == {
-        "ok": True,
-        "day": "2026-12-01",
-    }
+    # the documented form_value: a checker as a boolean, a date_picker as "yyyy-MM-dd +HHmm"
+    assert form_values(request, {"f1": True, "f2": "2024-04-01 +0800"}) == {"ok": True, "day": "2024-04-01"}
+    assert form_values(request, {"f1": False, "f2": "2024-04-01 -0500"}) == {"ok": False, "day": "2024-04-01"}
+    assert form_values(request, {"f1": ["checked"], "f2": "2026-12-01"}) == {"ok": True, "day": "2026-12-01"}
     assert form_values(request, {"f2": "2026-12-01"}) == {"ok": False, "day": "2026-12-01"}
-    assert form_values(request, {"f1": "true", "f9": "ignored"}) == {"ok": "true"}
+    assert form_values(request, {"f1": "true", "f9": "ignored"}) == {"ok": True}
 
 
 def test_replies_cannot_mention_everyone_and_long_ones_are_split():

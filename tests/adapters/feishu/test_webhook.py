@@ -27,7 +27,8 @@ async def test_forged_stale_wrong_token_and_malformed_requests_are_refused(make_
     bot = await make_bot(runner)
 
     assert (await bot.deliver(message_event("forged"), forge=True)).status_code == 401
-    assert (await bot.deliver(message_event("stale"), timestamp=time.time() - 3600)).status_code == 401
+    assert (await bot.deliver(message_event("stale"), timestamp=time.time() - 9 * 3600)).status_code == 401
+    assert (await bot.deliver(message_event("future"), timestamp=time.time() + 3600)).status_code == 401
     assert (await bot.deliver(message_event("other key"), key="another-key")).status_code in (400, 401)
     assert (await bot.deliver(wrong_token())).status_code == 403
 
@@ -58,3 +59,18 @@ async def test_signed_event_with_the_wrong_shape_is_a_bad_request(make_bot):
     event = message_event("x")
     del event["event"]["message"]
     assert (await bot.deliver(event)).status_code == 400
+
+
+async def test_a_repush_keeping_its_first_timestamp_is_accepted_and_runs_once(make_bot):
+    """Feishu re-pushes after 5 s, 5 min, 1 h and 6 h; whether a re-push is signed anew is not
+    documented, so one still carrying the first delivery's timestamp must get through (and
+    deduplication, not the clock, keeps it from running twice)."""
+    runner = ScriptedRunner()
+    bot = await make_bot(runner)
+    first = time.time() - 6 * 3600 - 70  # the last re-push, signed when the message was first sent
+    event = message_event("deploy", message_id="om_repushed")
+    assert (await bot.deliver(event, timestamp=first)).status_code == 200
+    again = {**event, "header": {**event["header"], "event_id": "ev-repush-2"}}
+    assert (await bot.deliver(again, timestamp=first)).status_code == 200
+    await bot.gateway.drain()
+    assert [c.text for c in runner.calls] == ["deploy"]

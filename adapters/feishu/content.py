@@ -1,0 +1,169 @@
+"""What a Feishu message says: its text, and the files that came with it.
+
+Every message type gets an answer (see "接收消息内容结构" in Feishu's docs): text and rich
+text (``post``) become text, with code blocks kept in fences and links as Markdown; images,
+files, audio, video and images inside a post become ``Attachment``s whose ``ref``
+(``<message_id>/<resource type>/<key>``) lets ``FeishuSender.fetch_resource`` download them
+later through the message-resource API; stickers, merged forwards and the rest (locations,
+shared chats, …) become attachments or a short line the agent can read, never nothing.
+
+Mentions: Feishu writes them as ``@_user_N`` keys resolved through ``message.mentions``. Only
+the bot's own mention is removed (wherever it stands); other people stay as ``@name``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.messages import Attachment
+
+
+class MalformedEvent(ValueError):
+    """An event that is signed correctly but does not have the shape Feishu documents."""
+
+
+#: Resource types of the message-resource API: images are ``image``, everything else ``file``.
+IMAGE_RESOURCE = "image"
+FILE_RESOURCE = "file"
+
+
+@dataclass(frozen=True)
+class MessageContent:
+    """The text of a message and the files it carries."""
+
+    text: str
+    attachments: list[Attachment] = field(default_factory=list)
+
+
+def resource_ref(message_id: str, resource: str, key: str) -> str:
+    """The ``Attachment.ref`` of a downloadable resource."""
+    return f"{message_id}/{resource}/{key}"
+
+
+def split_ref(ref: str) -> tuple[str, str, str] | None:
+    """``(message_id, resource type, key)`` of a ref made by ``resource_ref``; None otherwise."""
+    parts = ref.split("/")
+    if len(parts) != 3 or parts[1] not in (IMAGE_RESOURCE, FILE_RESOURCE) or not all(parts):
+        return None
+    return parts[0], parts[1], parts[2]
+
+
+def read_content(message: dict[str, Any], bot_open_id: str | None = None) -> MessageContent:
+    """The text and attachments of an ``im.message.receive_v1`` message."""
+    try:
+        content = json.loads(message.get("content") or "{}")
+    except ValueError:
+        raise MalformedEvent("message content is not JSON") from None
+    if not isinstance(content, dict):
+        content = {}
+    kind = str(message.get("message_type") or "")
+    message_id = str(message.get("message_id") or "")
+    if kind == "text":
+        found = MessageContent(str(content.get("text") or ""))
+    elif kind == "post":
+        found = post_content(content, message_id)
+    else:
+        found = other_content(kind, content, message_id)
+    text = resolve_mentions(found.text, message.get("mentions"), bot_open_id)
+    return MessageContent(text, found.attachments)
+
+
+def resolve_mentions(text: str, mentions: Any, bot_open_id: str | None) -> str:
+    """``@_user_N`` keys as ``@name``; the bot's own mention removed at the start or the end.
+
+    Without the bot's open_id (it could not be read at start) a mention at the very start
+    is taken for the bot's, as groups deliver only messages that mention it.
+    """
+    entries = [m for m in mentions or [] if isinstance(m, dict) and m.get("key")]
+    names: dict[str, str] = {}
+    bot_keys: list[str] = []
+    for m in entries:
+        key = str(m["key"])
+        open_id = (m.get("id") or {}).get("open_id") if isinstance(m.get("id"), dict) else None
+        if open_id == bot_open_id if bot_open_id else text.lstrip().startswith(key):
+            bot_keys.append(key)
+        names[key] = f"@{m.get('name') or ''}"
+    text = text.strip()
+    for key in bot_keys:  # "@bot do this", "/help @bot": the address, not part of the request
+        mention = rf"{re.escape(key)}(?!\d)"  # "@_user_1" is not the start of "@_user_10"
+        # per line: a post's title comes before the paragraph that starts with the mention
+        text = re.sub(rf"^(?:{mention}[ \t]*)+|(?:[ \t]*{mention})+$", "", text, flags=re.MULTILINE)
+    for key in sorted(names, key=len, reverse=True):  # "@_user_10" before "@_user_1"
+        text = text.replace(key, names[key])
+    return text.strip()
+
+
+def post_content(content: dict[str, Any], message_id: str) -> MessageContent:
+    """A rich-text message: title and paragraphs as lines, code blocks fenced, images attached."""
+    if "content" not in content:  # sent posts are wrapped by language: {"zh_cn": {...}}
+        content = next((v for v in content.values() if isinstance(v, dict)), {})
+    lines = [str(content.get("title") or "")]
+    attachments: list[Attachment] = []
+    for paragraph in content.get("content") or []:
+        parts = []
+        for node in paragraph if isinstance(paragraph, list) else []:
+            if not isinstance(node, dict):
+                continue
+            piece, attachment = post_node(node, message_id)
+            parts.append(piece)
+            if attachment is not None:
+                attachments.append(attachment)
+        lines.append("".join(parts))
+    return MessageContent("\n".join(line for line in lines if line.strip()), attachments)
+
+
+def post_node(node: dict[str, Any], message_id: str) -> tuple[str, Attachment | None]:
+    """One element of a post paragraph: its text, and the attachment it is, if any."""
+    tag = node.get("tag")
+    text = str(node.get("text") or "")
+    if tag == "text":
+        return text, None
+    if tag == "a":
+        href = str(node.get("href") or "")
+        return (f"[{text}]({href})" if href and text != href else text or href), None
+    if tag == "at":  # "@_user_1" keys are resolved with the mentions, like in text messages
+        key = str(node.get("user_id") or "")
+        return (key if key.startswith("@_") else f"@{node.get('user_name') or key}"), None
+    if tag == "code_block":
+        language = str(node.get("language") or "").lower()
+        return f"\n```{language}\n{text.rstrip(chr(10))}\n```\n", None
+    if tag == "img" and node.get("image_key"):
+        ref = resource_ref(message_id, IMAGE_RESOURCE, str(node["image_key"]))
+        return "", Attachment(kind="image", name="image", ref=ref)
+    if tag == "media" and node.get("file_key"):
+        ref = resource_ref(message_id, FILE_RESOURCE, str(node["file_key"]))
+        return "", Attachment(kind="video", name=str(node.get("file_name") or "video"), ref=ref)
+    if tag == "emotion":
+        return f":{node.get('emoji_type') or 'emoji'}:", None
+    if tag == "hr":
+        return "\n---\n", None
+    return text, None
+
+
+def other_content(kind: str, content: dict[str, Any], message_id: str) -> MessageContent:
+    """Messages that are not text: files as attachments, the rest as a short description."""
+    file_key = str(content.get("file_key") or "")
+    if kind == "image" and content.get("image_key"):
+        ref = resource_ref(message_id, IMAGE_RESOURCE, str(content["image_key"]))
+        return MessageContent("", [Attachment(kind="image", name="image", ref=ref)])
+    if kind in ("file", "audio", "media") and file_key:
+        ref = resource_ref(message_id, FILE_RESOURCE, file_key)
+        default = {"file": "file", "audio": "voice message", "media": "video"}[kind]
+        name = str(content.get("file_name") or default)
+        if kind == "audio" and isinstance(content.get("duration"), int):
+            name = f"{name} ({max(round(content['duration'] / 1000), 1)} s)"
+        attachment_kind = {"file": "file", "audio": "audio", "media": "video"}[kind]
+        return MessageContent("", [Attachment(kind=attachment_kind, name=name, ref=ref)])  # type: ignore[arg-type]
+    if kind == "sticker":  # the message-resource API cannot download stickers: no ref
+        return MessageContent("", [Attachment(kind="sticker", name="sticker")])
+    if kind == "merge_forward":  # the forwarded messages are not in the event
+        return MessageContent("", [Attachment(kind="other", name="forwarded chat history")])
+    if kind == "location":
+        return MessageContent(f"[location: {content.get('name') or ''}]".replace(": ]", "]"))
+    if kind in ("share_chat", "share_user"):
+        shared = "shared chat" if kind == "share_chat" else "shared contact"
+        return MessageContent("", [Attachment(kind="other", name=shared)])
+    return MessageContent("", [Attachment(kind="other", name=f"{kind or 'unknown'} message")])
