@@ -18,10 +18,19 @@ REPLY_CHUNK_CHARS = 4000
 
 _BLANK_RUN = re.compile(r"\n{3,}")
 
+#: A bare URL (ASCII up to the first non-ASCII character) directly followed by CJK text.
+#: Feishu's card FAQ: without a space between them the CJK text becomes part of the link.
+_URL_BEFORE_CJK = re.compile(
+    r"(https?://[!-~]+?)(?=[\u2e80-\u2fff\u3000-\u303f\u3040-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef])"
+)
+
 
 def escape_markdown(text: str) -> str:
-    """``text`` with every tag neutralized, so it cannot mention anyone or restyle the card."""
-    return text.replace("<", _LT_ENTITY)
+    """``text`` with every tag neutralized, so it cannot mention anyone or restyle the card.
+
+    A space is put between a bare URL and CJK text right after it, or the link would swallow it.
+    """
+    return _URL_BEFORE_CJK.sub(r"\1 ", text).replace("<", _LT_ENTITY)
 
 
 def cut(text: str, limit: int) -> str:

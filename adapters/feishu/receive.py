@@ -22,7 +22,7 @@ from gateway.port import GatewayPort
 from .actions import read_card_action
 from .content import MalformedEvent, read_content
 from .names import NameBook
-from .render import CARD_LIMIT_BYTES, card_size, native_card, render_answered
+from .render import fits, native_card, render_answered
 
 PLATFORM = "feishu"
 MESSAGE_EVENT = "im.message.receive_v1"
@@ -227,7 +227,7 @@ class FeishuReceiver:
         if refusal is not None:
             return toast(refusal.message, "warning")
         card = native_card(view.request, view.token, other_open=True)
-        if card_size(card) > CARD_LIMIT_BYTES:
+        if not fits(card):
             return toast(ui_text("type_answer", view.request.locale))
         return with_card({}, card)
 

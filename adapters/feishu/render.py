@@ -1,10 +1,16 @@
 """Pure renderers: clarification requests and agent replies -> Feishu card JSON 2.0.
 
-No I/O here. Interactive parts carry a callback value ``{"t": token, "a": action}``
+No I/O here. Interactive parts carry a callback value ``{"t": token, "a": action, "l": locale}``
 (see ``actions.py``), never option text; form components are named ``f1`` … and
 select options valued ``o1`` …, so nothing the model wrote ends up in a name or a
 payload. Model text goes through ``escape_markdown`` (markdown) or ``plain``
-(plain_text, which Feishu shows literally).
+(plain_text, which Feishu shows literally). Every question card has a Cancel that
+dismisses it.
+
+Feishu refuses a card over 30 KB or with more than 200 elements and components (a
+JSON 2.0 card; every ``plain_text`` counts: option texts, placeholders, button texts).
+A question whose card would break either limit is sent as its text rendering, answered
+by a typed reply, before Feishu can refuse it.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from agent.protocol import FormField, HumanInputRequest, Option, ui_text
 from agent.protocol.models import Locale
 
 from .actions import (
+    ACTION_CHECK,
+    ACTION_DECLINE,
     ACTION_FORM,
     ACTION_OTHER,
     ACTION_OTHER_TEXT,
@@ -30,6 +38,8 @@ from .markup import cut, escape_markdown, split_reply
 #: Feishu rejects a card message whose request body is above 30 KB; the card travels
 #: in it as a JSON string, so that is what is measured, with room left for the rest.
 CARD_LIMIT_BYTES = 28_000
+#: Feishu: "单个卡片最多支持 200 个元素（如 tag 为 plain_text 的元素）或组件".
+MAX_ELEMENTS = 200
 #: At most this many options render as buttons; more become a select menu.
 MAX_BUTTONS = 5
 BUTTON_TEXT_CHARS = 60
@@ -63,6 +73,24 @@ def card_size(card: Card) -> int:
     return len(json.dumps(card_json(card), ensure_ascii=False).encode("utf-8"))
 
 
+def element_count(card: Card) -> int:
+    """The elements and components of ``card`` as Feishu counts them: every object with a ``tag``."""
+
+    def count(node: Any) -> int:
+        if isinstance(node, dict):
+            return ("tag" in node) + sum(count(v) for v in node.values())
+        if isinstance(node, list):
+            return sum(count(v) for v in node)
+        return 0
+
+    return count(card.get("body", {}))
+
+
+def fits(card: Card) -> bool:
+    """True when Feishu accepts ``card``: at most 30 KB (with room) and 200 elements."""
+    return card_size(card) <= CARD_LIMIT_BYTES and element_count(card) <= MAX_ELEMENTS
+
+
 def plain(text: str, limit: int = PLAIN_TEXT_CHARS) -> dict[str, str]:
     """A ``plain_text`` object (shown literally, so no escaping is needed), cut to ``limit``."""
     return {"tag": "plain_text", "content": cut(text, limit)}
@@ -81,20 +109,29 @@ def make_card(elements: list[dict[str, Any]], summary: str = "") -> Card:
     return {"schema": "2.0", "config": config, "body": {"elements": elements}}
 
 
-def callback(token: str, action: str) -> list[dict[str, Any]]:
-    """The ``behaviors`` of an interactive component: a callback with a short payload."""
-    return [{"type": "callback", "value": {"t": token, "a": action}}]
+def callback(token: str, action: str, locale: Locale = "en") -> list[dict[str, Any]]:
+    """The ``behaviors`` of an interactive component: a callback with a short payload.
+
+    The locale travels along so that a click on a card nobody knows any more (expired,
+    or from another deployment) is still answered in the card's language.
+    """
+    return [{"type": "callback", "value": {"t": token, "a": action, "l": locale}}]
 
 
 def button(
-    text: str, token: str, action: str, style: str = "default", confirm: dict[str, Any] | None = None
+    text: str,
+    token: str,
+    action: str,
+    style: str = "default",
+    confirm: dict[str, Any] | None = None,
+    locale: Locale = "en",
 ) -> dict[str, Any]:
     """A callback button."""
     element: dict[str, Any] = {
         "tag": "button",
         "text": plain(text, BUTTON_TEXT_CHARS),
         "type": style,
-        "behaviors": callback(token, action),
+        "behaviors": callback(token, action, locale),
     }
     if confirm:
         element["confirm"] = confirm
@@ -126,37 +163,44 @@ def select_options(options: list[Option]) -> list[dict[str, Any]]:
     return [{"text": plain(o.label), "value": option_action(i)} for i, o in enumerate(options, 1)]
 
 
+def cancel_button(request: HumanInputRequest, token: str) -> dict[str, Any]:
+    """Cancel: dismisses the question (the agent is told the person declined)."""
+    return button(ui_text("cancel", request.locale), token, ACTION_DECLINE, locale=request.locale)
+
+
 def option_controls(request: HumanInputRequest, token: str) -> list[dict[str, Any]]:
-    """Buttons (or a select menu when there are many) for the options, plus "Other…"."""
+    """Buttons (or a select menu when there are many) for the options, plus "Other…" and Cancel."""
     loc = request.locale
     if request.clarification_type == "risk_confirmation":
         return [button_row(risk_buttons(request, token))]
-    other = button(ui_text("other", loc), token, ACTION_OTHER)
+    other = button(ui_text("other", loc), token, ACTION_OTHER, locale=loc)
+    cancel = cancel_button(request, token)
     if len(request.options) <= MAX_BUTTONS:
-        buttons = [button(o.label, token, option_action(i)) for i, o in enumerate(request.options, 1)]
-        return [button_row([*buttons, other])]
+        buttons = [
+            button(o.label, token, option_action(i), locale=loc) for i, o in enumerate(request.options, 1)
+        ]
+        return [button_row([*buttons, other, cancel])]
     menu = {
         "tag": "select_static",
         "placeholder": plain(ui_text("choose", loc)),
         "options": select_options(request.options),
-        "behaviors": callback(token, ACTION_SELECT),
+        "behaviors": callback(token, ACTION_SELECT, loc),
     }
-    return [menu, button_row([other])]
+    return [menu, button_row([other, cancel])]
 
 
 def risk_buttons(request: HumanInputRequest, token: str) -> list[dict[str, Any]]:
-    """Confirm (``option-1``, behind a confirmation dialog) and the cancelling options (danger)."""
+    """Confirm (``option-1``, behind a confirmation dialog), the other options (danger), Cancel."""
     loc = request.locale
     dialog = {"title": plain(ui_text("confirm_title", loc)), "text": plain(ui_text("confirm_body", loc))}
-    if not request.options:  # no options given: a plain Confirm / Cancel answered as text
-        return [
-            button(ui_text("confirm", loc), token, "yes", "primary", dialog),
-            button(ui_text("cancel", loc), token, "no", "danger"),
-        ]
+    if not request.options:  # no options given: Confirm answers, Cancel dismisses
+        confirm = button(ui_text("confirm", loc), token, "yes", "primary", dialog, loc)
+        return [confirm, {**cancel_button(request, token), "type": "danger"}]
     first, *rest = request.options
     return [
-        button(first.label, token, option_action(1), "primary", dialog),
-        *(button(o.label, token, option_action(i), "danger") for i, o in enumerate(rest, 2)),
+        button(first.label, token, option_action(1), "primary", dialog, loc),
+        *(button(o.label, token, option_action(i), "danger", locale=loc) for i, o in enumerate(rest, 2)),
+        cancel_button(request, token),
     ]
 
 
@@ -166,7 +210,7 @@ def field_label(f: FormField, locale: Locale) -> dict[str, str]:
     return {"tag": "markdown", "content": f"**{escape_markdown(f.label)}** ({mark})"}
 
 
-def field_component(f: FormField, index: int, locale: Locale) -> dict[str, Any]:
+def field_component(f: FormField, index: int, token: str, locale: Locale) -> dict[str, Any]:
     """The form component for one field, named by position (``f1`` …)."""
     name = field_name(index)
     hint = plain(
@@ -174,7 +218,17 @@ def field_component(f: FormField, index: int, locale: Locale) -> dict[str, Any]:
         or ui_text("your_answer" if f.type in ("text", "textarea", "number") else "choose", locale)
     )
     if f.type == "checkbox":
-        return {"tag": "checker", "name": name, "checked": False, "text": plain(f.label)}
+        # A checker carries its own label, with the required mark the other fields show above
+        # them. Feishu documents a checker without ``behaviors`` as ticked "locally only": give
+        # it a callback (answered with nothing) so its state is the one the submit reports.
+        label = f"{f.label} ({ui_text('required', locale)})" if f.required else f.label
+        return {
+            "tag": "checker",
+            "name": name,
+            "checked": False,
+            "text": plain(label, PLAIN_TEXT_CHARS + 20),
+            "behaviors": callback(token, ACTION_CHECK, locale),
+        }
     if f.type in ("select", "multi_select"):
         tag = "select_static" if f.type == "select" else "multi_select_static"
         return {
@@ -199,8 +253,8 @@ def form_container(request: HumanInputRequest, token: str) -> dict[str, Any]:
     for index, f in enumerate(request.fields, 1):
         if f.type != "checkbox":  # a checker carries its own label
             elements.append(field_label(f, loc))
-        elements.append(field_component(f, index, loc))
-    submit = button(ui_text("submit", loc), token, ACTION_FORM, "primary")
+        elements.append(field_component(f, index, token, loc))
+    submit = button(ui_text("submit", loc), token, ACTION_FORM, "primary", locale=loc)
     submit.update(name="submit_answer", form_action_type="submit")
     elements.append(submit)
     return {"tag": "form", "name": "answer", "elements": elements}
@@ -209,7 +263,7 @@ def form_container(request: HumanInputRequest, token: str) -> dict[str, Any]:
 def other_form(request: HumanInputRequest, token: str) -> dict[str, Any]:
     """The "Other…" answer: one text input and a submit button, in a form."""
     loc = request.locale
-    submit = button(ui_text("submit", loc), token, ACTION_OTHER_TEXT, "primary")
+    submit = button(ui_text("submit", loc), token, ACTION_OTHER_TEXT, "primary", locale=loc)
     submit.update(name="submit_other", form_action_type="submit")
     field = {
         "tag": "input",
@@ -225,35 +279,46 @@ def native_card(request: HumanInputRequest, token: str, other_open: bool = False
 
     ``other_open`` adds the "Other…" text box under the options (after a click on
     "Other…"); a free-text question always has it, a form or a risk confirmation never.
+    A form and a free-text question get their Cancel under the form (a button inside a
+    form would have to be named and belong to it).
     """
     elements = question_elements(request)
     if request.input_mode == "form" and request.fields:
-        return make_card([*elements, form_container(request, token)], summary=request.question)
+        form = form_container(request, token)
+        return make_card([*elements, form, cancel_row(request, token)], summary=request.question)
     if request.clarification_type == "risk_confirmation":
         return make_card([*elements, *option_controls(request, token)], summary=request.question)
-    if request.options:
-        elements.extend(option_controls(request, token))
-    else:
-        other_open = True  # free text: the box is the answer
+    if not request.options:  # free text: the box is the answer
         elements.append({"tag": "markdown", "content": ui_text("type_answer", request.locale)})
+        elements.extend([other_form(request, token), cancel_row(request, token)])
+        return make_card(elements, summary=request.question)
+    elements.extend(option_controls(request, token))
     if other_open:
         elements.append(other_form(request, token))
     return make_card(elements, summary=request.question)
 
 
-def fallback_card(fallback_text: str) -> Card:
-    """The text rendering in a card without controls: answered by a typed reply."""
-    return make_card([markdown(cut(fallback_text, FALLBACK_CHARS))], summary=fallback_text)
+def cancel_row(request: HumanInputRequest, token: str) -> dict[str, Any]:
+    """Cancel on a row of its own."""
+    return button_row([cancel_button(request, token)])
+
+
+def fallback_card(fallback_text: str, request: HumanInputRequest | None = None, token: str = "") -> Card:
+    """The text rendering in a card, answered by a typed reply; Cancel under it when it asks ``request``."""
+    elements = [markdown(cut(fallback_text, FALLBACK_CHARS))]
+    if request is not None and token:
+        elements.append(cancel_row(request, token))
+    return make_card(elements, summary=fallback_text)
 
 
 def render_clarification(
     request: HumanInputRequest, token: str, fallback_text: str, other_open: bool = False
 ) -> Card:
-    """The card asking ``request``; the text rendering when the native card would be too big."""
+    """The card asking ``request``; the text rendering when Feishu would refuse the native card."""
     card = native_card(request, token, other_open)
-    if card_size(card) <= CARD_LIMIT_BYTES:
+    if fits(card):
         return card
-    return fallback_card(fallback_text)
+    return fallback_card(fallback_text, request, token)
 
 
 def render_answered(request: HumanInputRequest, answered_line: str, answered_by: str | None = None) -> Card:

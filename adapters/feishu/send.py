@@ -7,6 +7,11 @@ for the reset the server names; 5xx and network errors back off exponentially; a
 tenant token Feishu no longer accepts is dropped from lark-oapi's cache and
 fetched anew; other errors raise at once. Messages carry a ``uuid`` so a retry
 after a lost response does not post twice (Feishu dedupes on it for an hour).
+
+Every failure is a ``gateway.port.DeliveryFailed``: permanent for a refusal (a 4xx or a
+Feishu ``code`` that no retry changes: a card Feishu will not show, a chat the bot left),
+transient when the retries ran out on a rate limit, a 5xx or the network. Feishu's code
+and message are logged and counted.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from lark_oapi.core.token.manager import TokenManager
 from gateway.config import FeishuSettings
 from gateway.logs import log_platform_call
 from gateway.metrics import PLATFORM_API_ERRORS
+from gateway.port import DeliveryFailed
 
 from .names import ScopeMissing
 from .render import card_json
@@ -44,13 +50,26 @@ SCOPE_MISSING_CODE = 99991672
 _JSON = {"Content-Type": "application/json; charset=utf-8"}
 
 
-class FeishuApiError(Exception):
-    """A Feishu API call that failed for good (after retries, or a client error)."""
+class FeishuApiError(DeliveryFailed):
+    """A Feishu API call that failed for good: refused (``permanent``), or out of retries."""
 
-    def __init__(self, message: str, status: int | None = None, code: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str,
+        status: int | None = None,
+        code: int | None = None,
+        *,
+        permanent: bool = True,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            permanent=permanent,
+            retry_after=retry_after,
+            code=str(code) if code is not None else None,
+        )
         self.status = status
-        self.code = code
+        self.feishu_code = code
 
 
 def build_client(settings: FeishuSettings, timeout: float = 10.0) -> lark.Client:
@@ -127,7 +146,7 @@ class FeishuSender:
                 attempts=1,
             )
         except FeishuApiError as exc:
-            if exc.code == SCOPE_MISSING_CODE:
+            if exc.feishu_code == SCOPE_MISSING_CODE:
                 raise ScopeMissing(str(exc)) from exc
             return None  # outside the app's contact range, left the company, …
         user = data.get("user")
@@ -144,7 +163,7 @@ class FeishuSender:
         attempts: int | None = None,
     ) -> dict[str, Any]:
         """One API call with retries; returns its ``data`` (or the whole answer with ``whole``)."""
-        problem, status, code = "no attempt made", None, None
+        problem, status, code, wait = "no attempt made", None, None, None
         attempts = attempts or self.attempts
         token_renewed = False
         for attempt in range(attempts):
@@ -181,15 +200,33 @@ class FeishuSender:
                     self.forget_token()
                 else:
                     PLATFORM_API_ERRORS.labels("feishu", "client_error").inc()
-                    log_platform_call("feishu", f"{method.name} {uri}", f"refused: HTTP {status} code {code}")
+                    feishu_msg = response.msg or answer.get("msg") or ""
+                    log_platform_call(
+                        "feishu",
+                        f"{method.name} {uri}",
+                        f"refused: HTTP {status} code {code} msg {feishu_msg!r}",
+                    )
+                    log.warning(
+                        "feishu %s %s refused: HTTP %s code %s msg %r",
+                        method.name,
+                        uri,
+                        status,
+                        code,
+                        feishu_msg,
+                    )
                     raise FeishuApiError(f"{method.name} {uri}: {problem}", status, code)
             PLATFORM_API_ERRORS.labels("feishu", kind).inc()
             if attempt + 1 < attempts:
                 delay = wait if wait is not None else self.base_delay * 2**attempt
                 log.warning("feishu %s %s failed (%s), retrying in %.1fs", method.name, uri, problem, delay)
                 await asyncio.sleep(min(delay, self.max_delay))
+        log.warning("feishu %s %s failed %d times, last: %s", method.name, uri, attempts, problem)
         raise FeishuApiError(
-            f"{method.name} {uri}: gave up after {attempts} attempts: {problem}", status, code
+            f"{method.name} {uri}: gave up after {attempts} attempts: {problem}",
+            status,
+            code,
+            permanent=False,
+            retry_after=wait,
         )
 
     def forget_token(self) -> None:

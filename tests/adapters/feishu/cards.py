@@ -56,3 +56,10 @@ def is_interactive(card: dict[str, Any]) -> bool:
         "form",
     }
     return any(c.get("tag") in interactive for c in walk(card["body"]))
+
+
+def is_text_fallback(card: dict[str, Any]) -> bool:
+    """True for a question asked as text (answered by a typed reply): nothing but Cancel to click."""
+    labels = {b["text"]["content"] for b in components(card, "button")}
+    others = [c for c in walk(card["body"]) if c.get("tag") in ("form", "select_static", "input", "checker")]
+    return not others and labels <= {"Cancel", "取消"}

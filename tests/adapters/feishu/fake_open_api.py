@@ -34,6 +34,7 @@ class Call:
     headers: dict[str, str]
     body: Any
     size: int = 0  # bytes of the request body
+    status: int = 0  # the HTTP status the fake answered with
 
     def card(self) -> dict[str, Any]:
         """The card a create/reply/patch carried."""
@@ -190,6 +191,7 @@ class FakeOpenApi:
                         fake.hold.wait(10)
                 with fake._lock:
                     status, answer, extra = fake._answer(call)
+                call.status = status
                 out = json.dumps(answer).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json; charset=utf-8")

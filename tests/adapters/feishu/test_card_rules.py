@@ -20,7 +20,7 @@ from agent.protocol import FormField, HumanInputRequest, Option, normalize_reque
 from gateway.testing import ScriptedRunner, asking
 
 from .card_schema import check_card
-from .cards import is_interactive, text_of
+from .cards import is_text_fallback, text_of
 from .events import message_event
 from .fake_open_api import CARD_BODY_LIMIT
 from .test_render import TOKEN, tool_args, words
@@ -75,4 +75,4 @@ async def test_a_form_too_wide_for_feishu_is_asked_as_text(make_bot):
     refused = [c for c in bot.api.posted() if c.size > CARD_BODY_LIMIT]
     assert refused == [] and all(c.size <= CARD_BODY_LIMIT for c in bot.api.message_calls())
     shown = bot.api.shown()[-1]
-    assert not is_interactive(shown) and "Tick all that apply?" in text_of(shown)
+    assert is_text_fallback(shown) and "Tick all that apply?" in text_of(shown)

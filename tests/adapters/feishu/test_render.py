@@ -14,7 +14,7 @@ from adapters.feishu.markup import escape_markdown, split_reply
 from adapters.feishu.render import CARD_LIMIT_BYTES, card_size, render_clarification, render_reply
 from agent.protocol import FormField, HumanInputRequest, Option, normalize_request, render_text_fallback
 
-from .cards import components, is_interactive, text_of, walk
+from .cards import components, is_text_fallback, text_of, walk
 
 KNOWN_TAGS = {
     "markdown", "plain_text", "button", "column_set", "column", "form", "input", "select_static",
@@ -72,11 +72,14 @@ def check_component_rules(card: dict[str, Any], request: HumanInputRequest) -> N
             assert "<" not in c["content"]  # no tag from model text survives: no @all, no styling
         if "behaviors" in c:
             value = c["behaviors"][0]["value"]
-            assert value["t"] == TOKEN and re.fullmatch(r"o\d+|sel|other|otx|form|yes|no", value["a"])
+            assert value["t"] == TOKEN and re.fullmatch(r"o\d+|sel|other|otx|form|yes|x|chk", value["a"])
+            assert value["l"] == request.locale
             assert len(json.dumps(value)) < 64
         if c["tag"] == "button":
             assert 0 < len(c["text"]["content"]) <= 60
-    assert len([c for c in walk(card["body"]) if c["tag"] != "plain_text"]) <= 200  # components per card
+    assert len(list(walk(card["body"]))) <= 200  # elements and components, every plain_text counted
+    cancels = [b for b in components(card, "button") if b["behaviors"][0]["value"]["a"] == "x"]
+    assert len(cancels) == 1  # every question can be dismissed
     names = [c["name"] for c in walk(card["body"]) if "name" in c]
     assert len(names) == len(set(names))  # Feishu wants every component name unique in the card
     for form in components(card, "form"):
@@ -98,7 +101,7 @@ def test_any_request_renders_to_a_card_within_the_limits(args):
     fallback = render_text_fallback(request)
     card = render_clarification(request, TOKEN, fallback)
     check_component_rules(card, request)
-    if is_interactive(card):
+    if not is_text_fallback(card):
         if request.input_mode == "form":
             assert len(components(card, "form")) == 1
         elif request.options:
@@ -114,9 +117,8 @@ def test_many_options_become_a_select_menu_and_map_back_to_option_ids():
     request = normalize_request({"question": "Region?", "options": [f"r{i}" for i in range(9)]}, "c")
     card = render_clarification(request, TOKEN, "fallback")
     (menu,) = components(card, "select_static")
-    assert len(menu["options"]) == 9 and [b["text"]["content"] for b in components(card, "button")] == [
-        "Other…"
-    ]
+    buttons = [b["text"]["content"] for b in components(card, "button")]
+    assert len(menu["options"]) == 9 and buttons == ["Other…", "Cancel"]
     picked = read_card_action(request, {"value": {"t": TOKEN, "a": "sel"}, "option": "o7"})
     assert picked.option_id == request.options[6].id
 
@@ -155,5 +157,5 @@ def test_a_request_too_big_for_a_card_falls_back_to_its_text():
         request_id="clarification:c", tool_call_id="c", question="Q?", input_mode="form", fields=fields
     )
     card = render_clarification(request, TOKEN, "Q?\n\n  1. L (options: …)")
-    assert not is_interactive(card) and "Q?" in card["body"]["elements"][0]["content"]
+    assert is_text_fallback(card) and "Q?" in card["body"]["elements"][0]["content"]
     assert card_size(card) <= CARD_LIMIT_BYTES

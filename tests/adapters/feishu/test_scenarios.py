@@ -67,7 +67,7 @@ async def test_p2p_click_answers_with_toast_and_updated_card_then_next_turn(make
     bot = await make_bot(ScriptedRunner(agent))
     message_id, card = await ask(bot)
     assert "Which framework?" in text_of(card)
-    assert [b["text"]["content"] for b in components(card, "button")] == ["React", "Vue", "Other…"]
+    assert [b["text"]["content"] for b in components(card, "button")] == ["React", "Vue", "Other…", "Cancel"]
     assert payload(button(card, "Vue"))["a"] == "o2"  # a position, never the option text
 
     reply = await bot.click(card_action(payload(button(card, "Vue")), message_id=message_id))

@@ -60,7 +60,7 @@ async def test_client_errors_are_not_retried(fake_api):
     sender = quick_sender(fake_api)
     with pytest.raises(FeishuApiError) as raised:
         await sender.update_card("om_missing", render_notice("d"))
-    assert raised.value.code == 230001 and len(fake_api.patched()) == 1
+    assert raised.value.permanent and raised.value.code == "230001" and len(fake_api.patched()) == 1
 
 
 async def test_a_reply_survives_server_errors_end_to_end(make_bot):
