@@ -10,6 +10,7 @@ from starlette.routing import BaseRoute
 from agent.protocol import ui_text
 from gateway.config import FeishuSettings
 from gateway.messages import (
+    Attachment,
     ClarificationClosed,
     ClarificationOut,
     Conversation,
@@ -21,6 +22,7 @@ from gateway.messages import (
 )
 from gateway.port import GatewayPort, PlatformAdapter
 
+from .content import split_ref
 from .long_connection import LongConnection
 from .names import NameBook
 from .receive import PLATFORM, FeishuReceiver
@@ -114,6 +116,13 @@ class FeishuAdapter(PlatformAdapter):
         if isinstance(item, ErrorReply):
             return await self.post(conversation, render_notice(f"⚠️ {item.text}"))
         return None
+
+    async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
+        """The bytes of a file or image a person sent, through the message-resource API (size-capped)."""
+        where = split_ref(attachment.ref)
+        if where is None:  # stickers, merged forwards: nothing Feishu lets a bot download
+            return None
+        return await self.sender.fetch_resource(*where, max_bytes=max_bytes)
 
     async def progress(self, conversation: Conversation, item: ProgressUpdate) -> MessageRef | None:
         """A "Working…" card at the start; when the run is done, its first reply takes that card's place."""

@@ -153,6 +153,51 @@ class FeishuSender:
         name = str(user.get("name") or "").strip() if isinstance(user, dict) else ""
         return name or None
 
+    async def fetch_resource(self, message_id: str, resource: str, key: str, max_bytes: int) -> bytes | None:
+        """A file or image of a message (``GET …/messages/{id}/resources/{key}``), at most ``max_bytes``.
+
+        None when Feishu will not give it (stickers, files in merged forwards, more than
+        100 MB) or it is bigger than ``max_bytes``: the body is streamed and dropped past
+        the cap, never held whole.
+        """
+        return await asyncio.to_thread(self._download, message_id, resource, key, max_bytes)
+
+    def _download(self, message_id: str, resource: str, key: str, max_bytes: int) -> bytes | None:
+        config = self.client._config
+        uri = f"/open-apis/im/v1/messages/{quote(message_id, safe='')}/resources/{quote(key, safe='')}"
+        for attempt in range(2):  # once more with a fresh tenant token if Feishu no longer takes ours
+            token = TokenManager.get_self_tenant_token(config)
+            try:
+                with requests.get(
+                    config.domain + uri,
+                    params={"type": resource},
+                    headers={"Authorization": f"Bearer {token}"},
+                    stream=True,
+                    timeout=config.timeout,
+                ) as response:
+                    if response.status_code == 200:
+                        return _capped(response, max_bytes)
+                    answer = _json(response.content)
+            except requests.RequestException as exc:
+                PLATFORM_API_ERRORS.labels("feishu", "network").inc()
+                log.warning("feishu GET %s failed: %s", uri, exc)
+                return None
+            code = answer.get("code")
+            if code in TOKEN_REJECTED_CODES and attempt == 0:
+                self.forget_token()
+                continue
+            kind = "server_error" if response.status_code >= 500 else "client_error"
+            PLATFORM_API_ERRORS.labels("feishu", kind).inc()
+            log.warning(
+                "feishu GET %s refused: HTTP %s code %s msg %r",
+                uri,
+                response.status_code,
+                code,
+                answer.get("msg"),
+            )
+            return None
+        return None
+
     async def call(
         self,
         method: HttpMethod,
@@ -240,6 +285,19 @@ def _json(content: bytes | None) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _capped(response: requests.Response, max_bytes: int) -> bytes | None:
+    """The body of ``response``, or None as soon as it is known to be over ``max_bytes``."""
+    declared = response.headers.get("Content-Length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        return None
+    body = bytearray()
+    for chunk in response.iter_content(64 * 1024):
+        body.extend(chunk)
+        if len(body) > max_bytes:
+            return None
+    return bytes(body)
 
 
 def _reset_seconds(headers: dict[str, str] | None) -> float | None:

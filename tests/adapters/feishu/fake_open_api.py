@@ -1,4 +1,4 @@
-"""A fake Feishu open API on 127.0.0.1: tenant token, message create/reply/patch, bot info.
+"""A fake Feishu open API on 127.0.0.1: tenant token, message create/reply/patch, resources, bot info.
 
 It records every call and can be told to answer the next calls with 429 or 500,
 so the real lark-oapi client is exercised over real HTTP. Like Feishu, it refuses
@@ -65,6 +65,8 @@ class FakeOpenApi:
         #: People's names by open_id, readable only when the app has the contact scope.
         self.names: dict[str, str] = {}
         self.contact_scope = False
+        #: Files people sent, by (message id, key): (type the API wants, bytes, content type).
+        self.resources: dict[tuple[str, str], tuple[str, bytes, str]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -107,7 +109,11 @@ class FakeOpenApi:
 
     def message_calls(self) -> list[Call]:
         """Calls that created, replied to or updated a message."""
-        return [c for c in self.calls if c.path.startswith("/open-apis/im/v1/messages")]
+        return [
+            c
+            for c in self.calls
+            if c.path.startswith("/open-apis/im/v1/messages") and "/resources/" not in c.path
+        ]
 
     def posted(self) -> list[Call]:
         """Successful-or-not message creations and replies (POSTs)."""
@@ -121,7 +127,7 @@ class FakeOpenApi:
         """The cards the chat shows now (updates applied), oldest first."""
         return list(self.cards.values())
 
-    def _answer(self, call: Call) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _answer(self, call: Call) -> tuple[int, Any, dict[str, str]]:
         method, path, headers = call.method, call.path, call.headers
         if path == "/open-apis/auth/v3/tenant_access_token/internal":
             return 200, {"code": 0, "msg": "ok", "tenant_access_token": self.token, "expire": 7200}, {}
@@ -133,6 +139,8 @@ class FakeOpenApi:
             if failure.path_part in path and failure.method in (None, method):
                 self.failures.remove(failure)
                 return failure.status, failure.body, failure.headers
+        if "/resources/" in path and method == "GET":
+            return self._resource(path, call.query)
         if path.startswith("/open-apis/contact/v3/users/"):
             return self._user(path.rsplit("/", 1)[-1], call.query)
         if path == "/open-apis/bot/v3/info":
@@ -159,6 +167,15 @@ class FakeOpenApi:
             return 400, {"code": 41050, "msg": "no user authority error"}, {}
         user = {"open_id": open_id, "name": self.names[open_id]}
         return 200, {"code": 0, "msg": "success", "data": {"user": user}}, {}
+
+    def _resource(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any, dict[str, str]]:
+        """``GET /open-apis/im/v1/messages/:message_id/resources/:file_key?type=image|file``."""
+        parts = path.split("/")
+        message_id, key = parts[-3], parts[-1]
+        found = self.resources.get((message_id, key))
+        if found is None or query.get("type") != [found[0]]:
+            return 400, {"code": 234003, "msg": "File not in msg."}, {}
+        return 200, found[1], {"Content-Type": found[2]}
 
     def _refusal(self, call: Call) -> dict[str, Any] | None:
         """Feishu's answer to a card it would not show, else None."""
@@ -192,9 +209,10 @@ class FakeOpenApi:
                 with fake._lock:
                     status, answer, extra = fake._answer(call)
                 call.status = status
-                out = json.dumps(answer).encode()
+                out = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
+                if "Content-Type" not in extra:
+                    self.send_header("Content-Type", "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(out)))
                 for name, value in extra.items():
                     self.send_header(name, value)

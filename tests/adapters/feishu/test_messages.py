@@ -1,0 +1,155 @@
+"""Messages as Feishu really sends them: re-pushed, of every type, with commands, through the real core."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from agent.harness import TurnOutput
+from agent.protocol import HumanInputRequest, Option
+from gateway.messages import Attachment, InboundMessage
+from gateway.testing import ScriptedRunner, Turn, asking
+
+from .cards import button, payload, text_of
+from .events import card_action, message_event
+
+
+def risk() -> HumanInputRequest:
+    """The pending risk confirmation of the report: option-1 deletes."""
+    return HumanInputRequest(
+        request_id="clarification:del", tool_call_id="del", clarification_type="risk_confirmation",
+        question="Delete 1,204 rows of test data?", input_mode="choice_with_other",
+        options=[Option(id=f"option-{i}", label=x, value=x) for i, x in enumerate(["Delete", "Keep"], 1)],
+    )  # fmt: skip
+
+
+def agent(turn: Turn) -> TurnOutput:
+    """Asks before deleting; says what it got otherwise."""
+    if turn.response is not None:
+        return TurnOutput(replies=[f"Answer: {turn.response.value}"])
+    if "delete" in turn.text:
+        return asking(risk())
+    return TurnOutput(replies=[f"Got: {turn.text}"])
+
+
+def repush(event: dict[str, Any]) -> dict[str, Any]:
+    """The same message pushed again, as Feishu documents it may: a new event id, the same message."""
+    return {**event, "header": {**event["header"], "event_id": f"ev-repush-{time.monotonic_ns()}"}}
+
+
+async def test_a_repushed_request_never_answers_the_question_it_raised(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    request = message_event("delete the test data", message_id="om_delete")
+    await bot.deliver(request)
+    await bot.gateway.drain()
+    assert "Delete 1,204 rows" in text_of(bot.api.shown()[-1])
+
+    await bot.deliver(repush(request))
+    await bot.gateway.drain()
+    assert [c.text for c in bot.runner.calls] == ["delete the test data"]  # run once, nothing answered
+    assert "Delete 1,204 rows" in text_of(bot.api.shown()[-1])
+
+
+async def test_a_message_written_before_the_question_is_not_its_answer(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    await bot.deliver(message_event("delete the test data"))
+    await bot.gateway.drain()
+    # written a minute ago, delivered only now (Feishu's first push failed)
+    late = message_event("Delete", message_id="om_late")
+    late["event"]["message"]["create_time"] = str(int((time.time() - 60) * 1000))
+    await bot.deliver(late)
+    await bot.gateway.drain()
+    assert [c.response for c in bot.runner.calls] == [None, None]  # more context, not the answer
+    assert bot.runner.calls[-1].text == "Delete"
+
+
+def typed(message_type: str, content: dict, **kwargs: Any) -> dict[str, Any]:
+    """A message event of another type, with the content Feishu documents for it."""
+    event = message_event("", **kwargs)
+    event["event"]["message"].update(message_type=message_type, content=json.dumps(content))
+    return event
+
+
+async def test_an_image_reaches_the_agent_and_its_bytes_can_be_fetched_within_a_cap(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    bot.api.resources[("om_img", "img_v2_abc")] = ("image", b"\x89PNG" + b"0" * 2000, "image/png")
+    await bot.deliver(typed("image", {"image_key": "img_v2_abc"}, message_id="om_img"))
+    await bot.gateway.drain()
+    assert "(attached: image)" in bot.runner.calls[-1].text  # the agent knows an image came
+    assert "Got:" in text_of(bot.api.shown()[-1])  # and the person gets an answer
+
+    image = Attachment(kind="image", name="image", ref="om_img/image/img_v2_abc")
+    assert (await bot.adapter.fetch_attachment(image, max_bytes=10_000)).startswith(b"\x89PNG")
+    assert await bot.adapter.fetch_attachment(image, max_bytes=1000) is None  # over the cap: nothing
+    downloads = [c for c in bot.api.calls if "/resources/" in c.path]
+    assert [c.query for c in downloads] == [{"type": ["image"]}] * 2
+    gone = Attachment(kind="file", name="x", ref="om_img/file/file_v2_gone")
+    assert await bot.adapter.fetch_attachment(gone, max_bytes=10_000) is None  # Feishu's 234003
+    assert await bot.adapter.fetch_attachment(Attachment(kind="sticker"), max_bytes=10_000) is None
+
+
+async def test_files_stickers_and_forwards_each_get_an_answer(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    for message_type, content in [
+        ("file", {"file_key": "file_v2_1", "file_name": "plan.pdf"}),
+        ("sticker", {"file_key": "v2_sticker"}),
+        ("merge_forward", {"content": "Merged and Forwarded Message"}),
+        ("audio", {"file_key": "file_v2_2", "duration": 3000}),
+    ]:
+        await bot.deliver(typed(message_type, content))
+    await bot.gateway.drain()
+    seen = [c.text for c in bot.runner.calls]
+    assert seen == [
+        "(attached: plan.pdf)",
+        "(attached: sticker)",
+        "(attached: forwarded chat history)",
+        "(attached: voice message (3 s))",
+    ]
+    assert len([c for c in bot.api.shown() if "Got:" in text_of(c)]) == 4
+
+
+async def accepted(bot) -> list[InboundMessage]:
+    """What the core receives from the adapter (recorded at the boundary)."""
+    seen: list[InboundMessage] = []
+    accept = bot.gateway.accept
+
+    async def record(message: InboundMessage):
+        seen.append(message)
+        return await accept(message)
+
+    bot.gateway.accept = record
+    bot.adapter.receiver.gateway = bot.gateway
+    return seen
+
+
+async def test_commands_reach_the_core_as_neutral_commands_in_p2p_and_groups(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    seen = await accepted(bot)
+    await bot.deliver(message_event("/help"))
+    await bot.deliver(message_event("／New"))  # a Chinese input method's full-width slash, a capital
+    await bot.deliver(message_event("/status", chat="oc_g", chat_type="group", mention_bot=True))
+    group_cancel = message_event("", chat="oc_g", chat_type="group", root_id="om_root", mention_bot=True)
+    group_cancel["event"]["message"]["content"] = json.dumps({"text": "/cancel @_user_1"})
+    await bot.deliver(group_cancel)
+    assert [m.text for m in seen] == ["/help", "/new", "/status", "/cancel"]
+    assert seen[3].conversation.topic == "om_root"  # the thread the question is in
+
+
+async def test_cancel_on_a_card_tells_the_core_the_person_declined(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    await bot.deliver(message_event("delete the test data"))
+    await bot.gateway.drain()
+    message_id, card = list(bot.api.cards.items())[-1]
+    answers = []
+    submit = bot.gateway.submit_answer
+
+    async def record(answer):
+        answers.append(answer)
+        return await submit(answer)
+
+    bot.gateway.submit_answer = record
+    await bot.click(card_action(payload(button(card, "Cancel")), message_id=message_id))
+    [answer] = answers
+    assert answer.decline and answer.option_id is None and answer.text is None
+    assert answer.token == payload(button(card, "Cancel"))["t"] and answer.sender.user_id == "ou_alice"
