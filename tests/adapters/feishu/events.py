@@ -119,3 +119,57 @@ def card_action(
         "context": {"open_message_id": message_id, "open_chat_id": chat},
     }
     return envelope("card.action.trigger", event, event_id)
+
+
+def legacy_signed(payload: dict[str, Any], token: str = VERIFICATION_TOKEN) -> tuple[bytes, dict[str, str]]:
+    """An old-style card callback as Feishu posts it: plain JSON, SHA-1 signed with the verification token."""
+    body = json.dumps(payload).encode()
+    ts, nonce = str(int(time.time())), uuid.uuid4().hex
+    digest = hashlib.sha1((ts + nonce + token).encode() + body).hexdigest()
+    headers = {
+        "Content-Type": "application/json",
+        "X-Lark-Request-Timestamp": ts,
+        "X-Lark-Request-Nonce": nonce,
+        "X-Lark-Signature": digest,
+    }
+    return body, headers
+
+
+def legacy_card_action(
+    value: dict[str, Any], user: str = "ou_alice", message_id: str = "om_1"
+) -> dict[str, Any]:
+    """A ``card.action.trigger_v1`` callback ("消息卡片回传交互（旧）"): flat, ``token`` is the card's."""
+    return {
+        "open_id": user,
+        "user_id": user[3:],
+        "open_message_id": message_id,
+        "open_chat_id": "oc_p2p",
+        "tenant_key": TENANT,
+        "token": "c-" + uuid.uuid4().hex,
+        "action": {"value": value, "tag": "button"},
+    }
+
+
+def schema_one_event(text: str) -> dict[str, Any]:
+    """A schema 1.0 message event (``{"uuid", "token", "ts", "type": "event_callback", "event"}``)."""
+    return {
+        "uuid": uuid.uuid4().hex,
+        "token": VERIFICATION_TOKEN,
+        "ts": f"{time.time():.6f}",
+        "type": "event_callback",
+        "event": {
+            "type": "message",
+            "app_id": APP_ID,
+            "tenant_key": TENANT,
+            "root_id": "",
+            "parent_id": "",
+            "open_chat_id": "oc_p2p",
+            "chat_type": "private",
+            "msg_type": "text",
+            "open_id": "ou_alice",
+            "open_message_id": "om_" + uuid.uuid4().hex[:8],
+            "is_mention": False,
+            "text": text,
+            "text_without_at_bot": text,
+        },  # fmt: skip
+    }

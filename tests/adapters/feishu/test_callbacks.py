@@ -1,0 +1,105 @@
+"""Card callbacks and events in the older formats Feishu still sends, languages, checkers and dates."""
+
+from __future__ import annotations
+
+import logging
+
+from agent.protocol import FormField, HumanInputRequest
+from gateway.testing import ScriptedRunner, asking, form_request
+
+from .cards import button, components, payload, text_of
+from .events import card_action, legacy_card_action, legacy_signed, schema_one_event
+from .test_scenarios import agent, ask
+
+
+async def test_a_schema_one_event_is_acknowledged_and_logged_not_refused(make_bot, caplog):
+    bot = await make_bot(ScriptedRunner(agent))
+    with caplog.at_level(logging.WARNING):
+        response = await bot.deliver(schema_one_event("hello"))
+    assert response.status_code == 200  # a 4xx would make Feishu push it again for hours
+    assert any(
+        "schema 1.0" in r.getMessage() and "im.message.receive_v1" in r.getMessage() for r in caplog.records
+    )
+    await bot.gateway.drain()
+    assert bot.runner.calls == []
+
+
+async def test_an_old_style_card_callback_gets_the_documented_answer(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    message_id, card = await ask(bot)
+
+    body, headers = legacy_signed(legacy_card_action(payload(button(card, "Vue")), message_id=message_id))
+    answered = await bot.http.post("/feishu/events", content=body, headers=headers)
+    assert answered.status_code == 200  # not 403: its "token" is the card's, not the verification token
+    new_card = answered.json()  # the old way to update a card: its JSON as the answer
+    assert new_card["schema"] == "2.0" and "Answered by <at id=ou_alice></at>: Vue" in text_of(new_card)
+    await bot.gateway.drain()
+    assert bot.runner.calls[-1].response.option_id == "option-2"
+
+    body, headers = legacy_signed(legacy_card_action({"t": "gone", "a": "o1", "l": "zh"}))
+    expired = await bot.http.post("/feishu/events", content=body, headers=headers)
+    assert expired.status_code == 200 and "过期" in expired.json()["toast"]["content"]
+
+    body, headers = legacy_signed(legacy_card_action(payload(button(card, "Vue"))), token="not-ours")
+    assert (await bot.http.post("/feishu/events", content=body, headers=headers)).status_code == 401
+
+
+def chinese_form() -> HumanInputRequest:
+    """A Chinese form with a required checkbox and a date."""
+    request = form_request(
+        "确认发布？",
+        [
+            FormField(name="agree", label="我已阅读发布须知", type="checkbox", required=True),
+            FormField(name="day", label="发布日期", type="date", required=True),
+        ],
+    )
+    return request.model_copy(update={"locale": "zh"})
+
+
+async def test_toasts_for_unknown_cards_follow_the_cards_language(make_bot):
+    bot = await make_bot(ScriptedRunner(lambda turn: asking(chinese_form())))
+    message_id, card = await ask(bot, "发布")
+    assert [b["text"]["content"] for b in components(card, "button")] == ["提交", "取消"]
+    forgotten = {**payload(button(card, "取消")), "t": "not-known-any-more"}
+    reply = await bot.click(card_action(forgotten, message_id=message_id))
+    assert reply["toast"]["content"] == "该问题已过期，请重新发送请求。"
+
+
+async def test_a_required_checkbox_is_marked_and_must_be_ticked(make_bot):
+    bot = await make_bot(ScriptedRunner(lambda turn: asking(chinese_form())))
+    message_id, card = await ask(bot, "发布")
+    [checker] = components(card, "checker")
+    assert checker["text"]["content"] == "我已阅读发布须知 (必填)"
+    submit = payload(button(card, "提交"))
+
+    unticked = {"f1": False, "f2": "2024-04-01 +0800"}
+    refused = await bot.click(card_action(submit, form_value=unticked, message_id=message_id))
+    assert refused["toast"]["type"] == "error" and "我已阅读发布须知" in refused["toast"]["content"]
+    assert "card" not in refused
+
+    ticked = {"f1": True, "f2": "2024-04-01 +0800"}
+    done = await bot.click(card_action(submit, form_value=ticked, message_id=message_id))
+    assert done["toast"]["type"] == "success"
+    await bot.gateway.drain()
+    assert bot.runner.calls[-1].response.values == {"agree": True, "day": "2024-04-01"}
+
+
+async def test_ticking_a_checker_inside_a_form_answers_nothing_until_submit(make_bot):
+    bot = await make_bot(ScriptedRunner(lambda turn: asking(chinese_form())))
+    message_id, card = await ask(bot, "发布")
+    [checker] = components(card, "checker")
+    tick = card_action(payload(checker), tag="checker", checked=True, message_id=message_id)
+    assert await bot.click(tick) == {}  # the card stays as the person is filling it in
+    await bot.gateway.drain()
+    assert [c.response for c in bot.runner.calls] == [None]
+
+
+async def test_the_date_picker_value_keeps_the_day_the_person_picked(make_bot):
+    fields = [FormField(name="deadline", label="Deadline", type="date", required=True)]
+    bot = await make_bot(ScriptedRunner(lambda turn: asking(form_request("When?", fields))))
+    message_id, card = await ask(bot, "plan")
+    submit = payload(button(card, "Submit"))
+    # Feishu's documented form_value for a date_picker: the date and the picker's UTC offset
+    await bot.click(card_action(submit, form_value={"f1": "2024-04-01 -0700"}, message_id=message_id))
+    await bot.gateway.drain()
+    assert bot.runner.calls[-1].response.values == {"deadline": "2024-04-01"}
