@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 
 from starlette.routing import BaseRoute
 
@@ -97,9 +98,10 @@ class FeishuAdapter(PlatformAdapter):
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Deliver one outbound item as cards; returns the message created, if any."""
+        key = getattr(item, "delivery_id", None)  # stable across retries, when the core gives one
         if isinstance(item, ClarificationOut):
             card = render_clarification(item.request, item.token, item.fallback_text)
-            return await self.post(conversation, card)
+            return await self.post(conversation, card, key=key)
         if isinstance(item, ClarificationClosed):
             ref, view = item.view.message_ref, item.view
             if ref is not None:
@@ -109,12 +111,13 @@ class FeishuAdapter(PlatformAdapter):
                 )
             return None
         if isinstance(item, TextReply):
-            refs = [await self.post(conversation, card) for card in render_reply(item.text)]
+            cards = render_reply(item.text)
+            refs = [await self.post(conversation, c, key=part_key(key, i)) for i, c in enumerate(cards)]
             return refs[0] if refs else None
         if isinstance(item, ProgressUpdate):
             return await self.progress(conversation, item)
         if isinstance(item, ErrorReply):
-            return await self.post(conversation, render_notice(f"⚠️ {item.text}"))
+            return await self.post(conversation, render_notice(f"⚠️ {item.text}"), key=key)
         return None
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
@@ -134,8 +137,10 @@ class FeishuAdapter(PlatformAdapter):
             self.working.put(conversation.thread_key, item.ref)
         return None
 
-    async def post(self, conversation: Conversation, card: Card, reuse: bool = True) -> MessageRef:
-        """Show ``card`` where the conversation's replies go.
+    async def post(
+        self, conversation: Conversation, card: Card, reuse: bool = True, key: str | None = None
+    ) -> MessageRef:
+        """Show ``card`` where the conversation's replies go (``key``: Feishu's ``uuid`` for it).
 
         It replaces the finished "Working…" card when there is one; otherwise it is
         posted in the thread (groups) or the chat (p2p).
@@ -149,11 +154,18 @@ class FeishuAdapter(PlatformAdapter):
                 log.warning("feishu: could not reuse the working card: %s", exc)
         if conversation.reply_to:
             message_id = await self.sender.reply_card(
-                conversation.reply_to, card, in_thread=not conversation.is_direct
+                conversation.reply_to, card, in_thread=not conversation.is_direct, key=key
             )
         else:
-            message_id = await self.sender.post_card(conversation.chat_id, card)
+            message_id = await self.sender.post_card(conversation.chat_id, card, key=key)
         return MessageRef(platform=PLATFORM, chat_id=conversation.chat_id, message_id=message_id)
+
+
+def part_key(key: str | None, index: int) -> str | None:
+    """The ``uuid`` of card ``index`` of a reply split over several: the item's own for the first."""
+    if key is None or index == 0:
+        return key
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{key}/{index}"))
 
 
 class WorkingCards:

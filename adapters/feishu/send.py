@@ -97,26 +97,32 @@ class FeishuSender:
         self.base_delay = base_delay
         self.max_delay = max_delay
 
-    async def post_card(self, chat_id: str, card: dict[str, Any]) -> str:
-        """Post a card in a chat; returns the new message id."""
+    async def post_card(self, chat_id: str, card: dict[str, Any], key: str | None = None) -> str:
+        """Post a card in a chat; returns the new message id.
+
+        ``key`` is Feishu's ``uuid``: one message per key within an hour, so a send repeated
+        (after a crash, from another replica) is not shown twice. A fresh one when not given.
+        """
         body = {
             "receive_id": chat_id,
             "msg_type": "interactive",
             "content": card_json(card),
-            "uuid": str(uuid.uuid4()),
+            "uuid": key or str(uuid.uuid4()),
         }
         data = await self.call(
             HttpMethod.POST, "/open-apis/im/v1/messages", body, queries=[("receive_id_type", "chat_id")]
         )
         return str(data.get("message_id") or "")
 
-    async def reply_card(self, message_id: str, card: dict[str, Any], in_thread: bool) -> str:
+    async def reply_card(
+        self, message_id: str, card: dict[str, Any], in_thread: bool, key: str | None = None
+    ) -> str:
         """Reply to a message with a card (inside its thread when ``in_thread``); returns the new id."""
         body = {
             "msg_type": "interactive",
             "content": card_json(card),
             "reply_in_thread": in_thread,
-            "uuid": str(uuid.uuid4()),
+            "uuid": key or str(uuid.uuid4()),
         }
         data = await self.call(HttpMethod.POST, f"/open-apis/im/v1/messages/{message_id}/reply", body)
         return str(data.get("message_id") or "")

@@ -67,6 +67,8 @@ class FakeOpenApi:
         self.contact_scope = False
         #: Files people sent, by (message id, key): (type the API wants, bytes, content type).
         self.resources: dict[tuple[str, str], tuple[str, bytes, str]] = {}
+        #: Feishu sends at most one message per ``uuid`` within an hour: a repeat gets the first one.
+        self.by_uuid: dict[str, str] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -150,8 +152,13 @@ class FakeOpenApi:
             if refusal is not None:
                 return 400, refusal, {}
             if method == "POST":
+                if call.body.get("uuid") in self.by_uuid:
+                    message_id = self.by_uuid[call.body["uuid"]]
+                    return 200, {"code": 0, "msg": "success", "data": {"message_id": message_id}}, {}
                 message_id = f"om_{next(self._ids)}"
                 self.cards[message_id] = call.card()
+                if call.body.get("uuid"):
+                    self.by_uuid[call.body["uuid"]] = message_id
                 return 200, {"code": 0, "msg": "success", "data": {"message_id": message_id}}, {}
             message_id = path.rsplit("/", 1)[-1]
             if message_id not in self.cards:
