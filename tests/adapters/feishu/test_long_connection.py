@@ -14,6 +14,7 @@ import uuid
 from lark_oapi.core.json import JSON
 
 from adapters.feishu import FeishuAdapter
+from adapters.feishu.long_connection import LongConnection
 from gateway.config import GatewayConfig
 from gateway.core import Gateway
 from gateway.store.memory import MemoryStore
@@ -60,3 +61,29 @@ async def test_long_connection_delivers_messages_and_card_callbacks_through_the_
     finally:
         await gateway.stop(grace=0)
     assert adapter.long_connection._thread is None
+
+
+async def test_callbacks_keep_their_documented_shapes_through_the_sdks_models(fake_api):
+    """The ws path goes through lark-oapi's P2CardActionTrigger model and back: nothing may be lost."""
+    seen: list[dict] = []
+
+    class Recorder:
+        async def handle(self, payload: dict) -> dict:
+            seen.append(payload)
+            return {}
+
+    connection = LongConnection(feishu_settings(fake_api, mode="long_connection"), Recorder())  # type: ignore[arg-type]
+    connection.core_loop = asyncio.get_running_loop()
+    frames = connection.dispatcher()
+    tick = card_action({"t": "tok", "a": "chk", "l": "zh"}, tag="checker", checked=True)
+    submit = card_action(
+        {"t": "tok", "a": "form", "l": "zh"},
+        form_value={"f1": True, "f2": "2024-04-01 +0800", "f3": ["o1", "o3"], "f4": "o2", "f5": "3"},
+        name="submit_answer",
+    )
+    for event in (tick, submit):
+        await asyncio.to_thread(frames._do_without_validation, json.dumps(event).encode())
+    values = [p["event"]["action"]["value"] for p in seen]
+    assert values == [tick["event"]["action"]["value"], submit["event"]["action"]["value"]]
+    assert seen[0]["event"]["action"]["checked"] is True
+    assert seen[1]["event"]["action"]["form_value"] == submit["event"]["action"]["form_value"]
