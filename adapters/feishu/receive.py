@@ -212,8 +212,9 @@ class FeishuReceiver:
                 conversation=view.conversation,
             )
         )
-        if outcome.accepted:
-            done = toast(ui_text("answer_received", view.request.locale), "success")
+        if outcome.accepted:  # a Cancel is confirmed with the core's own line ("✖ Cancelled by …")
+            said = outcome.answered_line if read.decline else ui_text("answer_received", view.request.locale)
+            done = toast(said or ui_text("answer_received", view.request.locale), "success")
             return with_card(done, render_answered(view.request, outcome.answered_line, sender.user_id))
         if outcome.status is AnswerStatus.DUPLICATE:
             return repeat_reply(outcome.view or view)
@@ -282,9 +283,10 @@ def repeat_reply(view: PendingView) -> dict[str, Any]:
     """The reply to a callback Feishu delivered again: the answered card once more, if it was answered.
 
     Feishu redelivers when our first reply was slow or lost, so the card may never
-    have changed; other repeats change nothing.
+    have changed; other repeats change nothing (nor does the repeat of a Cancel: the
+    core's words for a dismissed question are not the adapter's to rebuild).
     """
-    if view.status != "answered" or view.response is None:
+    if view.status != "answered" or view.response is None or view.response.response_kind == "declined":
         return {}
     who = view.answered_by.label if view.answered_by else ""
     line = ui_text(
