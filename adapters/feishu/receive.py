@@ -168,8 +168,13 @@ class FeishuReceiver:
     async def on_message(self, payload: dict[str, Any]) -> None:
         """Hand a person's message to the core (dedupe, allowlist and typed answers are its job)."""
         message = parse_message(payload, self.bot_open_id)
-        if message is None or not (message.text or message.attachments):
+        if message is None:
             return
+        if not (message.text or message.attachments):
+            if not message.is_mention:
+                return
+            # "@bot" and nothing else: someone wants to know what the bot does
+            message = message.model_copy(update={"text": "/help"})
         conversation = message.conversation
         if not (
             message.is_mention
