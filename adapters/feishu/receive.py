@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import time
 from typing import Any
 
@@ -32,6 +33,8 @@ CARD_ACTION_EVENT = "card.action.trigger"
 COMMANDS = ("/new", "/cancel", "/help", "/status", "/start")
 
 log = logging.getLogger(__name__)
+
+_AT_TAG = re.compile(r"<at [^>]*>([^<]*)</at>")
 
 
 def _dict(value: Any, what: str) -> dict[str, Any]:
@@ -111,6 +114,48 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
     )
 
 
+def schema_one_message(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """A schema 1.0 ``message`` event in the shape of ``im.message.receive_v1``; None for other events.
+
+    1.0 carries the text with the bot's mention already taken out (``text_without_at_bot``),
+    the ids under other names (``open_message_id``, ``open_chat_id``, ``open_id``) and the
+    time in the envelope's ``ts`` (seconds).
+    """
+    event = payload["event"]
+    if event.get("type") != "message" or not event.get("open_message_id"):
+        return None
+    kind = str(event.get("msg_type") or "text")
+    if kind in ("text", "post"):
+        text = str(event.get("text_without_at_bot") or event.get("text") or "")
+        kind, content = "text", {"text": _AT_TAG.sub(r"\1", text)}  # <at open_id="ou_1">@Bob</at> -> @Bob
+    else:  # image_key, file_key, file_name sit beside the other fields
+        content = {k: event[k] for k in ("image_key", "file_key", "file_name") if event.get(k)}
+    try:
+        created = str(int(float(str(payload.get("ts"))) * 1000))
+    except ValueError:
+        created = ""
+    return {
+        "schema": "2.0",
+        "header": {
+            "event_id": payload.get("uuid"),
+            "event_type": MESSAGE_EVENT,
+            "tenant_key": event.get("tenant_key"),
+        },
+        "event": {
+            "sender": {"sender_id": {"open_id": event.get("open_id")}, "sender_type": "user"},
+            "message": {
+                "message_id": event["open_message_id"],
+                "root_id": event.get("root_id") or None,
+                "chat_id": event.get("open_chat_id"),
+                "chat_type": "p2p" if event.get("chat_type") == "private" else "group",
+                "message_type": kind,
+                "content": json.dumps(content),
+                "create_time": created,
+            },
+        },
+    }
+
+
 def toast(text: str, kind: str = "info") -> dict[str, Any]:
     """A callback reply showing ``text`` to the person who clicked; the card stays as it is."""
     return {"toast": {"type": kind, "content": text}}
@@ -147,7 +192,12 @@ class FeishuReceiver:
             return legacy_reply(await self.on_card_action({}, legacy_card_event(payload)))
         if "header" not in payload and isinstance(payload.get("event"), dict):
             # schema 1.0 ({"uuid", "token", "ts", "type": "event_callback", "event": {"type": …}}):
-            # acknowledged, so Feishu does not re-push it for hours, and named in the log
+            # a message is read like its 2.0 twin; anything else is acknowledged (so Feishu does
+            # not re-push it for hours) and named in the log
+            message = schema_one_message(payload)
+            if message is not None:
+                await self.on_message(message, mentioned=bool(payload["event"].get("is_mention")))
+                return None
             INBOUND_EVENTS.labels(PLATFORM, "other").inc()
             log.warning(
                 "feishu: ignored a schema 1.0 %r event: subscribe the app to im.message.receive_v1 "
@@ -165,11 +215,16 @@ class FeishuReceiver:
         INBOUND_EVENTS.labels(PLATFORM, "other").inc()
         return None
 
-    async def on_message(self, payload: dict[str, Any]) -> None:
-        """Hand a person's message to the core (dedupe, allowlist and typed answers are its job)."""
+    async def on_message(self, payload: dict[str, Any], mentioned: bool = False) -> None:
+        """Hand a person's message to the core (dedupe, allowlist and typed answers are its job).
+
+        ``mentioned``: the event says the bot was mentioned (schema 1.0 has no mention list).
+        """
         message = parse_message(payload, self.bot_open_id)
         if message is None:
             return
+        if mentioned:
+            message = message.model_copy(update={"is_mention": True})
         if not (message.text or message.attachments):
             if not message.is_mention:
                 return

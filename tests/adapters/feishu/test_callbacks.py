@@ -12,16 +12,20 @@ from .events import card_action, legacy_card_action, legacy_signed, schema_one_e
 from .test_scenarios import agent, ask
 
 
-async def test_a_schema_one_event_is_acknowledged_and_logged_not_refused(make_bot, caplog):
+async def test_a_schema_one_message_is_read_and_other_schema_one_events_are_acknowledged(make_bot, caplog):
     bot = await make_bot(ScriptedRunner(agent))
-    with caplog.at_level(logging.WARNING):
-        response = await bot.deliver(schema_one_event("hello"))
-    assert response.status_code == 200  # a 4xx would make Feishu push it again for hours
-    assert any(
-        "schema 1.0" in r.getMessage() and "im.message.receive_v1" in r.getMessage() for r in caplog.records
-    )
+    response = await bot.deliver(schema_one_event('deploy the app, ask <at open_id="ou_bob">@Bob</at>'))
+    assert response.status_code == 200
     await bot.gateway.drain()
-    assert bot.runner.calls == []
+    assert [c.text for c in bot.runner.calls] == ["deploy the app, ask @Bob"]
+    assert "Which framework?" in text_of(bot.api.shown()[-1])
+
+    other = schema_one_event("")
+    other["event"] = {"type": "add_bot", "app_id": "cli_x", "tenant_key": "t", "open_chat_id": "oc_1"}
+    with caplog.at_level(logging.WARNING):
+        response = await bot.deliver(other)
+    assert response.status_code == 200  # a 4xx would make Feishu push it again for hours
+    assert any("schema 1.0 'add_bot'" in r.getMessage() for r in caplog.records)
 
 
 async def test_an_old_style_card_callback_gets_the_documented_answer(make_bot):
