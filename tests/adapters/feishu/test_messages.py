@@ -11,7 +11,7 @@ from agent.protocol import HumanInputRequest, Option
 from gateway.messages import Attachment, InboundMessage
 from gateway.testing import ScriptedRunner, Turn, asking
 
-from .cards import button, payload, text_of
+from .cards import button, components, payload, text_of
 from .events import card_action, message_event
 
 
@@ -154,3 +154,35 @@ async def test_cancel_on_a_card_tells_the_core_the_person_declined(make_bot):
     [answer] = answers
     assert answer.decline and answer.option_id is None and answer.text is None
     assert answer.token == payload(button(card, "Cancel"))["t"] and answer.sender.user_id == "ou_alice"
+
+
+async def test_cancel_closes_the_question_for_everyone_and_the_agent_is_told(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    await bot.deliver(message_event("delete the test data"))
+    await bot.gateway.drain()
+    message_id, card = list(bot.api.cards.items())[-1]
+
+    reply = await bot.click(card_action(payload(button(card, "Cancel")), message_id=message_id))
+    assert reply["toast"]["type"] == "success" and "Cancelled by" in reply["toast"]["content"]
+    closed = reply["card"]["data"]
+    assert "✖ Cancelled by <at id=ou_alice></at>" in text_of(closed) and not components(closed, "button")
+    await bot.gateway.drain()
+    assert bot.runner.calls[-1].response.response_kind == "declined"
+
+
+async def test_cancel_typed_in_a_group_thread_closes_the_question_there(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    group = {"chat": "oc_g", "chat_type": "group"}
+    await bot.deliver(message_event("delete the test data", message_id="om_root", mention_bot=True, **group))
+    await bot.gateway.drain()
+    message_id = next(m for m, c in bot.api.cards.items() if "Delete 1,204 rows" in text_of(c))
+
+    await bot.deliver(message_event("/cancel", root_id="om_root", mention_bot=True, **group))
+    await bot.gateway.drain()
+    assert "✖ Cancelled by" in text_of(bot.api.cards[message_id]) and not components(
+        bot.api.cards[message_id], "button"
+    )
+    assert bot.runner.calls[-1].response.response_kind == "declined"
+    await bot.deliver(message_event("", root_id="om_root", mention_bot=True, **group))  # a bare "@bot"
+    await bot.gateway.drain()
+    assert "/cancel" in text_of(bot.api.shown()[-1])  # the help, naming the commands
