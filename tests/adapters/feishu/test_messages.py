@@ -76,14 +76,15 @@ async def test_an_image_reaches_the_agent_and_its_bytes_can_be_fetched_within_a_
     bot.api.resources[("om_img", "img_v2_abc")] = ("image", b"\x89PNG" + b"0" * 2000, "image/png")
     await bot.deliver(typed("image", {"image_key": "img_v2_abc"}, message_id="om_img"))
     await bot.gateway.drain()
-    assert "(attached: image)" in bot.runner.calls[-1].text  # the agent knows an image came
+    [seen] = bot.runner.calls[-1].images  # the agent sees the image itself, downloaded by the core
+    assert seen.data.startswith(b"\x89PNG") and "(attached: image)" in bot.runner.calls[-1].text
     assert "Got:" in text_of(bot.api.shown()[-1])  # and the person gets an answer
 
     image = Attachment(kind="image", name="image", ref="om_img/image/img_v2_abc")
     assert (await bot.adapter.fetch_attachment(image, max_bytes=10_000)).startswith(b"\x89PNG")
     assert await bot.adapter.fetch_attachment(image, max_bytes=1000) is None  # over the cap: nothing
     downloads = [c for c in bot.api.calls if "/resources/" in c.path]
-    assert [c.query for c in downloads] == [{"type": ["image"]}] * 2
+    assert [c.query for c in downloads] == [{"type": ["image"]}] * 3
     gone = Attachment(kind="file", name="x", ref="om_img/file/file_v2_gone")
     assert await bot.adapter.fetch_attachment(gone, max_bytes=10_000) is None  # Feishu's 234003
     assert await bot.adapter.fetch_attachment(Attachment(kind="sticker"), max_bytes=10_000) is None
