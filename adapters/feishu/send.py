@@ -182,7 +182,11 @@ class FeishuSender:
                     timeout=config.timeout,
                 ) as response:
                     if response.status_code == 200:
-                        return _capped(response, max_bytes)
+                        body = _capped(response, max_bytes)
+                        log_platform_call(
+                            "feishu", f"GET {uri}", "ok" if body is not None else "over the size cap"
+                        )
+                        return body
                     answer = _json(response.content)
             except requests.RequestException as exc:
                 PLATFORM_API_ERRORS.labels("feishu", "network").inc()
@@ -194,6 +198,7 @@ class FeishuSender:
                 continue
             kind = "server_error" if response.status_code >= 500 else "client_error"
             PLATFORM_API_ERRORS.labels("feishu", kind).inc()
+            log_platform_call("feishu", f"GET {uri}", f"refused: HTTP {response.status_code} code {code}")
             log.warning(
                 "feishu GET %s refused: HTTP %s code %s msg %r",
                 uri,
