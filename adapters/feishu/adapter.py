@@ -98,7 +98,9 @@ class FeishuAdapter(PlatformAdapter):
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Deliver one outbound item as cards; returns the message created, if any."""
-        key = getattr(item, "delivery_id", None)  # stable across retries, when the core gives one
+        key = getattr(
+            item, "delivery_id", None
+        )  # the same on every retry of the item (None: progress, closes)
         if isinstance(item, ClarificationOut):
             card = render_clarification(item.request, item.token, item.fallback_text)
             return await self.post(conversation, card, key=key)

@@ -112,3 +112,24 @@ async def test_the_fake_refuses_what_feishu_refuses(make_bot):
 def test_the_cancel_of_the_text_form_dismisses_it():
     card = render_clarification(dropdown_form(), "tok", "Choose for each team?")
     assert payload(button(card, "Cancel")) == {"t": "tok", "a": "x", "l": "en"}
+
+
+async def test_when_feishu_refuses_the_question_card_the_person_still_gets_the_question(make_bot):
+    def asks(turn):
+        if turn.response is not None:
+            return TurnOutput(replies=[f"Going with {turn.response.value}."])
+        request = choice_request("Which region?", ["eu", "us"])
+        return TurnOutput(request=request, fallback_text=render_text_fallback(request))
+
+    bot = await make_bot(ScriptedRunner(asks), progress_after_seconds=100)
+    bot.api.fail_next(400, 230099, method="POST")  # Feishu will not show this card
+    await bot.deliver(message_event("deploy"))
+    await bot.gateway.drain()
+    assert [c.status for c in bot.api.message_calls()] == [400, 200]  # refused once, then the text
+    shown = bot.api.shown()[-1]
+    assert is_text_fallback(shown) and "Which region?" in text_of(shown) and "1. eu" in text_of(shown)
+    assert [c.text for c in bot.runner.calls] == ["deploy"]  # the agent did not run again
+
+    await bot.deliver(message_event("2"))  # answered by a typed reply
+    await bot.gateway.drain()
+    assert bot.runner.calls[-1].response.value == "us" and "Going with us." in text_of(bot.api.shown()[-1])

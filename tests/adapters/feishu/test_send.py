@@ -130,8 +130,7 @@ async def test_a_revoked_tenant_token_is_fetched_anew(fake_api):
 async def test_the_cores_delivery_id_is_the_messages_uuid_so_a_repeated_send_shows_once(make_bot):
     bot = await make_bot()
     key = "6f0c1a9e-3b1d-5c8e-9a41-0d2b7f3e8c11"
-    # (model_copy: the field comes with the core's delivery step; set either way)
-    long = TextReply(text="word " * 2000).model_copy(update={"delivery_id": key})
+    long = TextReply(text="word " * 2000, delivery_id=key)
     await bot.adapter.send(P2P, long)
     await bot.adapter.send(P2P, long)  # the core retries after a crash between Feishu's answer and its record
     keys = [c.body["uuid"] for c in bot.api.posted()]
