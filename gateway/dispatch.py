@@ -256,7 +256,8 @@ class Dispatcher:
                 log.warning("could not fetch image %s", attachment.name or attachment.kind, exc_info=True)
                 continue
             if data:
-                images.append(ImageInput(data, attachment.mime_type or "image/png", attachment.name))
+                kind = image_type(data) or attachment.mime_type or "image/png"
+                images.append(ImageInput(data, kind, attachment.name))
         return images
 
     async def _answer(self, job: AnswerJob, turn: _Turn) -> None:
@@ -431,6 +432,26 @@ class Dispatcher:
         return (
             record.policy == "anyone" or record.asked_by is None or record.asked_by.user_id == sender.user_id
         )
+
+
+#: The leading bytes of the image formats models take (providers check the declared type).
+_IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_type(data: bytes) -> str | None:
+    """The image's type read from its first bytes (PNG, JPEG, GIF, WebP); None when unknown.
+
+    Platforms do not always say (Feishu's image messages carry no type), and a JPEG sent as
+    ``image/png`` is refused by some providers.
+    """
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return next((kind for magic, kind in _IMAGE_MAGIC if data.startswith(magic)), None)
 
 
 def run_metadata(conv: Conversation, job: Job) -> dict[str, str]:

@@ -6,6 +6,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
+import mcp.client.stdio  # noqa: F401 (see below)
 import pytest
 from redis.asyncio import Redis
 
@@ -17,6 +18,11 @@ from gateway.store.redis import RedisStore
 from gateway.testing import ScriptedRunner, TestAdapter
 
 from .gateway.langgraph_server.process import LangGraphServer
+
+# mcp's stdio client binds ``errlog=sys.stderr`` when it is first imported; imported inside a
+# test that captures output (capsys), it would keep that test's stream, closed afterwards, and
+# every later stdio MCP server would fail with "I/O operation on closed file". Imported here,
+# it keeps the session's stderr.
 
 GatewayFactory = Callable[..., Awaitable[tuple[Gateway, TestAdapter]]]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.commands import Command, parse_command
-from gateway.dispatch import message_text, new_token
+from gateway.dispatch import image_type, message_text, new_token
 from gateway.messages import Attachment, Conversation, InboundMessage, Sender
 from gateway.store.memory import MemoryStore
 from gateway.testing import ScriptedRunner
@@ -77,3 +77,17 @@ async def test_the_gateways_words_follow_the_persons_app_language_when_the_text_
     assert chat.texts("zh") == ["抱歉，我这边出了问题，没能完成。请再试一次。"]
     assert chat.texts("plain")[0].startswith("Sorry, I could not finish that")
     assert chat.texts("words")[0].startswith("Sorry, I could not finish that")
+
+
+@pytest.mark.parametrize(
+    ("head", "kind"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "image/png"),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF", "image/jpeg"),
+        (b"GIF89a\x01\x00", "image/gif"),
+        (b"RIFF\x24\x00\x00\x00WEBPVP8 ", "image/webp"),
+        (b"<html>sign in</html>", None),
+    ],
+)
+def test_an_images_type_is_read_from_its_bytes(head, kind):
+    assert image_type(head) == kind
