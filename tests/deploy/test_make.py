@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,9 +16,12 @@ def planned(target: str, tmp_path: Path) -> str:
     """What ``make -n target`` would run on a machine with no virtualenv yet."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
+    # not make's own "Entering directory" lines when the suite itself runs under `make test`
+    environ = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     result = subprocess.run(
-        ["make", "-n", target, f"VENV={tmp_path / 'venv'}"],
+        ["make", "--no-print-directory", "-n", target, f"VENV={tmp_path / 'venv'}"],
         cwd=REPO,
+        env=environ,
         capture_output=True,
         text=True,
         check=True,
