@@ -220,12 +220,25 @@ class Gateway:
         return None
 
     async def submit_answer(self, answer: InboundAnswer) -> AnswerOutcome:
-        """Check and atomically claim an answer; on success the next run is enqueued."""
-        record = await self._record_for(answer)
-        platform = record.conversation.platform if record else (answer.conversation or _NOWHERE).platform
+        """Check and atomically claim an answer; on success the next run is enqueued.
+
+        Two store round trips when the adapter names the conversation: the dedupe marker with the
+        record lookup, then the claim.
+        """
+        ttl = self.config.seen_ttl_seconds
+        if answer.conversation is not None:
+            platform = answer.conversation.platform
+            seen_key = f"interaction:{platform}:{answer.event_id}"
+            first, record = await self.store.first_time_with_record(
+                seen_key, ttl, token=answer.token, request_id=answer.request_id
+            )
+        else:
+            record = await self._record_for(answer)
+            platform = record.conversation.platform if record else _NOWHERE.platform
+            seen_key = f"interaction:{platform}:{answer.event_id}"
+            first = await self.store.first_time(seen_key, ttl)
         metrics.inbound_events(platform, "answer").inc()
-        seen_key = f"interaction:{platform}:{answer.event_id}"
-        if not await self.store.first_time(seen_key, self.config.seen_ttl_seconds):
+        if not first:
             metrics.duplicates_dropped(platform).inc()
             return AnswerOutcome(status=AnswerStatus.DUPLICATE, view=view_of(record) if record else None)
         try:

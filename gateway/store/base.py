@@ -28,8 +28,7 @@ from gateway.messages import Conversation, MessageRef, Sender
 class PendingRecord(BaseModel):
     """A clarification waiting for its answer (``{prefix}:ask:{request_id}``)."""
 
-    # The first four fields lead the stored JSON (``keys.PENDING_FIELDS``): the Lua scripts
-    # set the reference or test-and-set the answer there without re-encoding the record.
+    # Stored in Redis as a hash, one field per attribute (``keys.encode_record``).
     message_ref: MessageRef | None = None
     status: Literal["pending", "answered"] = "pending"
     answered_by: Sender | None = None
@@ -110,7 +109,15 @@ class DeliveryRecord:
 
 
 class Store(ABC):
-    """All gateway state: threads, dedupe, pending clarifications, work queue, adapter state."""
+    """All gateway state: threads, dedupe, pending clarifications, work queue, adapter state.
+
+    Every method is safe to call again after a lost reply (a connection cut after the server acted,
+    before its answer arrived), and a store may do so by itself: a repeated call has the effect and
+    the result of one call. Methods whose command cannot simply be repeated (appending a job,
+    claiming an answer, setting a dedupe marker) carry a value unique to the call, by which the
+    repeat recognizes its own earlier effect; reading new jobs is not repeated but followed by a
+    read of the consumer's own delivered-but-unseen entries.
+    """
 
     prefix: str
 
@@ -167,6 +174,16 @@ class Store(ABC):
     @abstractmethod
     async def first_time(self, key: str, ttl_seconds: int) -> bool:
         """Generic ``SET NX``: True the first time ``key`` is set within its TTL."""
+
+    async def first_time_with_record(
+        self, key: str, ttl_seconds: int, *, token: str | None = None, request_id: str | None = None
+    ) -> tuple[bool, PendingRecord | None]:
+        """``first_time(key)`` and the record behind ``token`` (else ``request_id``; None when
+        neither is given or it expired): a click's dedupe and lookup, one round trip in Redis."""
+        first = await self.first_time(key, ttl_seconds)
+        if token is not None:
+            return first, await self.pending_for_token(token)
+        return first, await self.get_pending(request_id) if request_id is not None else None
 
     # --- pending clarifications -----------------------------------------------------------------
     @abstractmethod

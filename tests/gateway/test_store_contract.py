@@ -124,6 +124,15 @@ async def test_first_time_is_true_once(store: Store) -> None:
     assert not await store.first_time("refused:U9", 60)
 
 
+async def test_first_time_with_record_marks_once_and_finds_the_record(store: Store) -> None:
+    record = pending_record()
+    await store.save_pending(record)
+    assert await store.first_time_with_record("click:1", 60, token="tok-req-1") == (True, record)
+    assert await store.first_time_with_record("click:1", 60, request_id="req-1") == (False, record)
+    assert await store.first_time_with_record("click:2", 60, token="tok-unknown") == (True, None)
+    assert await store.first_time_with_record("click:3", 60) == (True, None)
+
+
 # --- pending clarifications ---------------------------------------------------------------------
 
 
