@@ -113,6 +113,22 @@ async def test_accepting_a_message_is_one_redis_round_trip(redis_stores, make_ga
     assert store.round_trips - before == 2
 
 
+async def test_a_click_is_two_redis_round_trips(redis_stores, make_gateway):
+    question = choice_request("Which region?", ["eu", "us"])
+    runner = ScriptedRunner(lambda turn: asking(question) if turn.response is None else TurnOutput())
+    store = redis_stores()
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("deploy")
+    await gateway.drain()
+    await gateway.pool.stop(0)  # no worker reads meanwhile: count the click alone
+
+    before = store.round_trips
+    assert (await chat.click(1)).status is AnswerStatus.ACCEPTED  # marker + lookup, then the claim
+    assert store.round_trips - before == 2
+    assert (await chat.click(1, event_id="again")).status is AnswerStatus.ALREADY_ANSWERED
+    assert store.round_trips - before == 3  # the lookup shows it answered: no claim tried
+
+
 async def test_a_stopping_replica_hands_its_jobs_back_without_waiting_for_the_stale_time(
     redis_stores, make_gateway
 ):
