@@ -16,6 +16,7 @@ import re
 import uuid
 from typing import Any, ClassVar
 
+import aiohttp
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.error import BoltUnhandledRequestError
@@ -207,6 +208,11 @@ class SlackAdapter(PlatformAdapter):
                 f"Slack rejected SLACK_BOT_TOKEN ({error.code}): check the bot token of the installed app"
             ) from error
         self.bot_user_id = identity.get("user_id")
+        if self.client.session is None or self.client.session.closed:
+            # slack_sdk opens (and closes) an aiohttp session per call unless given one: one
+            # keep-alive session for the adapter's life saves a TCP (and TLS) handshake per call
+            timeout = aiohttp.ClientTimeout(total=self.client.timeout)
+            self.client.session = aiohttp.ClientSession(timeout=timeout)
         log.info("slack: signed in as %s in %s", identity.get("user"), identity.get("team"))
         if self.settings.app_token is not None:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler

@@ -74,6 +74,7 @@ class FakeSlack:
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (bytes, content type)
     triggers_expired: bool = False  # every views.open answers expired_trigger_id
     _used_triggers: set[str] = field(default_factory=set)
+    connections: set[Any] = field(default_factory=set)  # client (host, port) of each TCP connection used
     _socket_news: asyncio.Condition = field(default_factory=asyncio.Condition)
     _arrivals: dict[str, int] = field(default_factory=dict)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
@@ -218,6 +219,7 @@ class FakeSlack:
 
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
+        self.connections.add(request.transport.get_extra_info("peername") if request.transport else None)
         raw = await request.text()
         if request.content_type == "application/json" and raw:
             params = json.loads(raw)
