@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from redis.asyncio import Redis
-from redis.asyncio.connection import parse_url
+from redis.asyncio.connection import BlockingConnectionPool, UnixDomainSocketConnection, parse_url
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
@@ -33,6 +33,9 @@ HEALTH_CHECK_SECONDS = 15
 #: Defaults a URL may override (``?socket_timeout=…``).
 REPLY_TIMEOUT_SECONDS = 10.0
 CONNECT_TIMEOUT_SECONDS = 2.0
+#: Connections one client keeps at most: a call that finds them all busy waits for one (up to the
+#: reply timeout) rather than failing, so a burst of runs queues instead of erroring.
+MAX_CONNECTIONS = 64
 
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
 
@@ -67,23 +70,14 @@ def open_redis(url: str, *, retries: int = 3) -> Redis:
         options = _defaults(retries)
         # the URL's own options (socket_timeout, ssl_ca_certs, client_name…) win over the defaults
         options.update(parse_url(url))
-        client = Redis(**_connection_args(options))
+        if options.get("connection_class") is UnixDomainSocketConnection:
+            options.pop("socket_keepalive", None)  # not a TCP socket
+        options.setdefault("max_connections", MAX_CONNECTIONS)
+        pool = BlockingConnectionPool(timeout=options["socket_timeout"], **options)
+        client = Redis.from_pool(pool)
     # raw replies: ``SET … GET`` gives the old value, ``XREADGROUP`` its nested arrays, as in redis-cli
     client.response_callbacks.clear()
     return client
-
-
-def _connection_args(options: dict[str, Any]) -> dict[str, Any]:
-    """``parse_url``'s ``connection_class`` / ``path`` spelled as ``Redis()`` takes them."""
-    from redis.asyncio.connection import SSLConnection, UnixDomainSocketConnection
-
-    kind = options.pop("connection_class", None)
-    if kind is UnixDomainSocketConnection:
-        options["unix_socket_path"] = options.pop("path")
-        options.pop("socket_keepalive", None)  # not a TCP socket
-    elif kind is SSLConnection:
-        options["ssl"] = True
-    return options
 
 
 def _sentinel_master(url: str, retries: int) -> Redis:
@@ -131,6 +125,8 @@ def _sentinel_master(url: str, retries: int) -> Redis:
     options.update(typed)
     if parts.scheme == "rediss+sentinel":
         options["ssl"] = True
+    # Sentinel's pool does not wait for a free connection: room for every run in flight
+    options.setdefault("max_connections", 1000)
     manager = Sentinel(sentinels, sentinel_kwargs=sentinel_options, **options)
     client: Redis = manager.master_for(path[0], redis_class=Redis)
     return client

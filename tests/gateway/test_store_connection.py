@@ -137,6 +137,13 @@ async def test_keepalive_and_health_checks_are_on(redis_url: str) -> None:
         await store.close()
 
 
+async def test_a_burst_of_calls_beyond_the_pool_waits_for_connections(redis_stores) -> None:
+    store = redis_stores()
+    # more calls at once than connections in the pool: each waits for one instead of failing
+    results = await asyncio.gather(*(store.first_time(f"burst-{i}", 60) for i in range(300)))
+    assert results == [True] * 300
+
+
 async def test_doctor_names_a_refused_connection() -> None:
     assert "connection refused" in await redis_problem(f"redis://127.0.0.1:{free_port()}/0")
 
