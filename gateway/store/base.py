@@ -51,7 +51,7 @@ class PendingRecord(BaseModel):
 class ClaimResult(BaseModel):
     """The outcome of one atomic claim."""
 
-    status: Literal["claimed", "already_answered", "missing"]
+    status: Literal["claimed", "already_answered", "missing", "duplicate"]
     record: PendingRecord | None = None  # the record after the claim (or as found)
 
 
@@ -175,16 +175,6 @@ class Store(ABC):
     async def first_time(self, key: str, ttl_seconds: int) -> bool:
         """Generic ``SET NX``: True the first time ``key`` is set within its TTL."""
 
-    async def first_time_with_record(
-        self, key: str, ttl_seconds: int, *, token: str | None = None, request_id: str | None = None
-    ) -> tuple[bool, PendingRecord | None]:
-        """``first_time(key)`` and the record behind ``token`` (else ``request_id``; None when
-        neither is given or it expired): a click's dedupe and lookup, one round trip in Redis."""
-        first = await self.first_time(key, ttl_seconds)
-        if token is not None:
-            return first, await self.pending_for_token(token)
-        return first, await self.get_pending(request_id) if request_id is not None else None
-
     # --- pending clarifications -----------------------------------------------------------------
     @abstractmethod
     async def save_pending(self, record: PendingRecord) -> None:
@@ -213,11 +203,15 @@ class Store(ABC):
         answered_by: Sender,
         response: HumanInputResponse,
         followup: tuple[str, str, Payload] | None = None,
+        *,
+        seen: tuple[str, int] | None = None,
     ) -> ClaimResult:
         """Atomically mark the request answered (once) and enqueue its follow-up job.
 
         ``followup`` is ``(inbound_id, order_key, payload)`` for an ``answer`` job appended in
-        the same atomic step, so one claim gives exactly one run.
+        the same atomic step, so one claim gives exactly one run. ``seen`` is ``(key, ttl)`` of
+        the interaction's dedupe marker (as ``first_time``), set first in the same step: when it
+        was set before, nothing else happens and the status is ``duplicate``.
         """
 
     # --- work queue -------------------------------------------------------------------------

@@ -201,10 +201,14 @@ class MemoryStore(Store):
         answered_by: Sender,
         response: HumanInputResponse,
         followup: tuple[str, str, Payload] | None = None,
+        *,
+        seen: tuple[str, int] | None = None,
     ) -> ClaimResult:
         """Mark the request answered once and append its follow-up job in the same step."""
         key = self.keys.ask(request_id)
         record: PendingRecord | None = self._get(key)
+        if seen is not None and not await self.first_time(*seen):
+            return ClaimResult(status="duplicate", record=record.model_copy(deep=True) if record else None)
         if record is None:
             return ClaimResult(status="missing")
         if record.status != "pending":

@@ -91,7 +91,6 @@ class RedisStore(Store):
         self._lease = self._redis.register_script(scripts.ACQUIRE_LEASE)
         self._unlease = self._redis.register_script(scripts.RELEASE_LEASE)
         self._own = self._redis.register_script(scripts.OWN_ENTRIES)
-        self._first_with_record = self._redis.register_script(scripts.FIRST_TIME_WITH_RECORD)
 
     async def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
         """Run a script; it is re-sent after a lost reply, so it must recognize its own earlier effect."""
@@ -196,18 +195,6 @@ class RedisStore(Store):
         )
         return previous is None or previous == mark
 
-    async def first_time_with_record(
-        self, key: str, ttl_seconds: int, *, token: str | None = None, request_id: str | None = None
-    ) -> tuple[bool, PendingRecord | None]:
-        """``first_time(key)`` and the record behind ``token`` (else ``request_id``): one script."""
-        if token is not None:
-            target, prefix = self.keys.token(token), f"{self.prefix}:ask:"
-        else:
-            target, prefix = self.keys.ask(request_id or ""), ""
-        args: list[Any] = [call_mark(), to_millis(ttl_seconds), prefix]
-        first, raw = await self._run(self._first_with_record, [self.keys.seen(key), target], args)
-        return bool(first), decode_record(raw)
-
     # --- pending clarifications ---------------------------------------------------------------
     async def save_pending(self, record: PendingRecord) -> None:
         """Store the record, its token and the thread's pending pointer until ``expires_at``: one script."""
@@ -243,9 +230,14 @@ class RedisStore(Store):
         answered_by: Sender,
         response: HumanInputResponse,
         followup: tuple[str, str, Payload] | None = None,
+        *,
+        seen: tuple[str, int] | None = None,
     ) -> ClaimResult:
-        """Mark the request answered once and append its follow-up job: one script."""
+        """Set the dedupe marker, mark the request answered once, append its follow-up job: one script."""
         inbound_id, order_key, payload = followup or ("", "", {})
+        keys = [self.keys.ask(request_id), self.keys.jobs]
+        if seen is not None:
+            keys.append(self.keys.seen(seen[0]))
         args: list[Any] = [
             self.prefix,
             request_id,
@@ -256,8 +248,9 @@ class RedisStore(Store):
             order_key,
             payload_text(payload),
             to_millis(ORDER_TTL_SECONDS),
+            to_millis(seen[1]) if seen is not None else "",
         ]
-        status, *raw = await self._run(self._claim, [self.keys.ask(request_id), self.keys.jobs], args)
+        status, *raw = await self._run(self._claim, keys, args)
         return ClaimResult(status=status, record=decode_record(raw[0]) if raw else None)
 
     # --- work queue ---------------------------------------------------------------------------

@@ -25,12 +25,18 @@ redis.call('XADD', KEYS[4], '*',
 return 1
 """
 
-#: KEYS: ask record, jobs. ARGV: prefix, request id, a value unique to this call, answered_by
-#: JSON, response JSON, has follow-up ("1"/"0"), follow-up inbound id, order key, payload,
-#: order ttl ms. Returns {"claimed", record fields} | {"already_answered", record fields} |
-#: {"missing"}. The record keeps the call's value (``claim_mark``): the client re-sending the
-#: script after a lost reply hears "claimed" again, and appends nothing more.
+#: KEYS: ask record, jobs[, the interaction's dedupe marker]. ARGV: prefix, request id, a value
+#: unique to this call, answered_by JSON, response JSON, has follow-up ("1"/"0"), follow-up
+#: inbound id, order key, payload, order ttl ms, marker ttl ms ("" without a marker).
+#: Returns {"claimed", record fields} | {"already_answered", record fields} | {"missing"} |
+#: {"duplicate", record fields} (the marker was set by another call: nothing done). The marker
+#: and the record keep the call's value (``claim_mark``): the client re-sending the script after
+#: a lost reply hears "claimed" again, and appends nothing more.
 CLAIM_ANSWER = """
+if ARGV[11] ~= '' then
+  local previous = redis.call('SET', KEYS[3], ARGV[3], 'NX', 'GET', 'PX', ARGV[11])
+  if previous and previous ~= ARGV[3] then return {'duplicate', redis.call('HGETALL', KEYS[1])} end
+end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 local state = redis.call('HMGET', KEYS[1], 'status', 'claim_mark')
 if state[1] ~= 'pending' then
@@ -312,21 +318,4 @@ for _, held in ipairs(redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', ARGV[3]
   if entry[1] then table.insert(rows, {held[1], entry[1][2], held[4]}) end
 end
 return rows
-"""
-
-#: KEYS: seen marker, a token pointer or a record. ARGV: a value unique to this call, seen ttl ms,
-#: the key prefix of records when KEYS[2] is a pointer ("" when it is the record).
-#: Returns {1 the first time the marker is set (or when this call set it before a lost reply)
-#: else 0, the record's fields (empty when missing)}: a click's dedupe and its lookup in one step.
-FIRST_TIME_WITH_RECORD = """
-local previous = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'GET', 'PX', ARGV[2])
-local first = 0
-if not previous or previous == ARGV[1] then first = 1 end
-local record = KEYS[2]
-if ARGV[3] ~= '' then
-  local target = redis.call('GET', KEYS[2])
-  if not target then return {first, {}} end
-  record = ARGV[3] .. target
-end
-return {first, redis.call('HGETALL', record)}
 """

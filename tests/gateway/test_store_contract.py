@@ -124,13 +124,16 @@ async def test_first_time_is_true_once(store: Store) -> None:
     assert not await store.first_time("refused:U9", 60)
 
 
-async def test_first_time_with_record_marks_once_and_finds_the_record(store: Store) -> None:
-    record = pending_record()
-    await store.save_pending(record)
-    assert await store.first_time_with_record("click:1", 60, token="tok-req-1") == (True, record)
-    assert await store.first_time_with_record("click:1", 60, request_id="req-1") == (False, record)
-    assert await store.first_time_with_record("click:2", 60, token="tok-unknown") == (True, None)
-    assert await store.first_time_with_record("click:3", 60) == (True, None)
+async def test_a_claim_with_a_dedupe_marker_runs_once_per_interaction(store: Store) -> None:
+    await store.save_pending(pending_record())
+    who = Sender(user_id="U1")
+    first = await store.claim_answer("req-1", who, answer(), ("c1", "k", {}), seen=("click:1", 60))
+    replayed = await store.claim_answer("req-1", who, answer(), ("c1", "k", {}), seen=("click:1", 60))
+    another = await store.claim_answer("req-1", who, answer(), ("c1", "k", {}), seen=("click:2", 60))
+    assert (first.status, replayed.status, another.status) == ("claimed", "duplicate", "already_answered")
+    assert replayed.record is not None and replayed.record.status == "answered"
+    assert len(await drain(store)) == 1  # one follow-up run
+    assert not await store.first_time("click:1", 60)  # the marker is the one first_time reads
 
 
 # --- pending clarifications ---------------------------------------------------------------------

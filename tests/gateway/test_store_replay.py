@@ -145,16 +145,6 @@ async def _first_time(r: Replay) -> None:
     assert not await r.store.first_time("click-1", 60)
 
 
-@scenario("first_time_with_record")
-async def _first_time_with_record(r: Replay) -> None:
-    await r.store.save_pending(pending_record())
-    r.lose_reply_to(r.key("seen:click-1"))
-    first, record = await r.store.first_time_with_record("click-1", 60, token="tok-req-1")
-    assert first and record is not None and record.request_id == "req-1"
-    again, _ = await r.store.first_time_with_record("click-1", 60, request_id="req-1")
-    assert not again
-
-
 # --- pending clarifications ---------------------------------------------------------------------
 
 
@@ -207,14 +197,20 @@ async def _claim_answer(r: Replay) -> None:
     await r.store.save_pending(pending_record(thread_id="th-1"))
     r.lose_reply_to(r.key("ask:req-1"))
     claim = await r.store.claim_answer(
-        "req-1", Sender(user_id="U1"), answer(), followup=("answer:req-1", "k", {"v": 1})
+        "req-1",
+        Sender(user_id="U1"),
+        answer(),
+        followup=("answer:req-1", "k", {"v": 1}),
+        seen=("click-1", 60),
     )
-    assert claim.status == "claimed"  # its own claim, not "already answered"
+    assert claim.status == "claimed"  # its own claim and marker: not "already answered", not "duplicate"
     assert claim.record is not None and claim.record.response == answer()
     assert await r.raw.xlen(r.key("jobs")) == 1  # one follow-up run
     assert await r.raw.exists(r.key("pending:th-1")) == 0
     other = await r.store.claim_answer("req-1", Sender(user_id="U2"), answer(user="U2"))
     assert other.status == "already_answered"
+    replayed = await r.store.claim_answer("req-1", Sender(user_id="U1"), answer(), seen=("click-1", 60))
+    assert replayed.status == "duplicate"
 
 
 # --- the work queue -----------------------------------------------------------------------------
