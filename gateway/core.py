@@ -63,6 +63,9 @@ log = logging.getLogger(__name__)
 
 #: How many accepted inbound ids ``drain`` remembers (a bound for long-running servers).
 MAX_TRACKED = 10_000
+#: How long, and for how many tokens, a record read by ``pending_by_token`` serves the click after.
+RECENT_SECONDS = 5.0
+MAX_RECENT = 1024
 
 
 class Gateway:
@@ -197,9 +200,11 @@ class Gateway:
         record = await self.store.pending_for_token(token)
         if record is None:
             return None
-        if len(self._read_recently) >= MAX_TRACKED:
-            del self._read_recently[next(iter(self._read_recently))]
-        self._read_recently[token] = (time.monotonic(), record)
+        now, recent = time.monotonic(), self._read_recently
+        recent.pop(token, None)
+        recent[token] = (now, record)
+        while len(recent) > MAX_RECENT or now - next(iter(recent.values()))[0] >= RECENT_SECONDS:
+            del recent[next(iter(recent))]  # oldest first: lookups not followed by a click
         return view_of(record)
 
     async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
@@ -254,7 +259,7 @@ class Gateway:
         whether the request is still open.
         """
         found = self._read_recently.pop(token, None) if token else None
-        return found[1] if found is not None and time.monotonic() - found[0] < 5.0 else None
+        return found[1] if found is not None and time.monotonic() - found[0] < RECENT_SECONDS else None
 
     async def _check_and_claim(
         self, record: PendingRecord | None, answer: InboundAnswer, platform: str, seen: tuple[str, int]
