@@ -279,9 +279,6 @@ class Gateway:
             if refusal.status is AnswerStatus.EXPIRED:
                 metrics.EXPIRED.inc()
             return refusal
-        if not await self.dispatcher.control.is_current(record.conversation, record.thread_id):
-            # a question of a conversation restarted since (/new): its answer would run on the old thread
-            return restarted_outcome(view)
         response, invalid = response_for(record, answer, platform)
         if response is None:
             return invalid or expired_outcome(view, record.request.locale)
@@ -305,9 +302,13 @@ class Gateway:
             response,
             followup=(inbound_id, record.conversation.thread_key, payload),
             seen=seen,
+            # a question of a conversation restarted since (/new): its answer would run on the old thread
+            current_in=record.conversation.thread_key,
         )
         if claim.status == "duplicate":
             return AnswerOutcome(status=AnswerStatus.DUPLICATE, view=view_of(claim.record or record))
+        if claim.status == "restarted":
+            return restarted_outcome(view_of(claim.record or record))
         if claim.status == "missing" or claim.record is None:
             metrics.EXPIRED.inc()
             return expired_outcome(view_of(record), record.request.locale)

@@ -51,7 +51,7 @@ class PendingRecord(BaseModel):
 class ClaimResult(BaseModel):
     """The outcome of one atomic claim."""
 
-    status: Literal["claimed", "already_answered", "missing", "duplicate"]
+    status: Literal["claimed", "already_answered", "missing", "duplicate", "restarted"]
     record: PendingRecord | None = None  # the record after the claim (or as found)
 
 
@@ -205,13 +205,16 @@ class Store(ABC):
         followup: tuple[str, str, Payload] | None = None,
         *,
         seen: tuple[str, int] | None = None,
+        current_in: str | None = None,
     ) -> ClaimResult:
         """Atomically mark the request answered (once) and enqueue its follow-up job.
 
         ``followup`` is ``(inbound_id, order_key, payload)`` for an ``answer`` job appended in
         the same atomic step, so one claim gives exactly one run. ``seen`` is ``(key, ttl)`` of
         the interaction's dedupe marker (as ``first_time``), set first in the same step: when it
-        was set before, nothing else happens and the status is ``duplicate``.
+        was set before, nothing else happens and the status is ``duplicate``. With ``current_in`` (a
+        chat thread key) the claim happens only while that chat thread maps to the record's agent
+        thread (or to none): after ``/new`` the status is ``restarted`` and nothing changes.
         """
 
     # --- work queue -------------------------------------------------------------------------

@@ -232,6 +232,7 @@ class RedisStore(Store):
         followup: tuple[str, str, Payload] | None = None,
         *,
         seen: tuple[str, int] | None = None,
+        current_in: str | None = None,
     ) -> ClaimResult:
         """Set the dedupe marker, mark the request answered once, append its follow-up job: one script."""
         inbound_id, order_key, payload = followup or ("", "", {})
@@ -249,6 +250,7 @@ class RedisStore(Store):
             payload_text(payload),
             to_millis(ORDER_TTL_SECONDS),
             to_millis(seen[1]) if seen is not None else "",
+            current_in if current_in is not None else "",
         ]
         status, *raw = await self._run(self._claim, keys, args)
         return ClaimResult(status=status, record=decode_record(raw[0]) if raw else None)

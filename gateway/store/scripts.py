@@ -27,11 +27,13 @@ return 1
 
 #: KEYS: ask record, jobs[, the interaction's dedupe marker]. ARGV: prefix, request id, a value
 #: unique to this call, answered_by JSON, response JSON, has follow-up ("1"/"0"), follow-up
-#: inbound id, order key, payload, order ttl ms, marker ttl ms ("" without a marker).
+#: inbound id, order key, payload, order ttl ms, marker ttl ms ("" without a marker),
+#: the chat thread key the record's agent thread must still be current in ("": unchecked).
 #: Returns {"claimed", record fields} | {"already_answered", record fields} | {"missing"} |
-#: {"duplicate", record fields} (the marker was set by another call: nothing done). The marker
-#: and the record keep the call's value (``claim_mark``): the client re-sending the script after
-#: a lost reply hears "claimed" again, and appends nothing more.
+#: {"duplicate", record fields} (the marker was set by another call: nothing done) |
+#: {"restarted", record fields} (the chat thread has another agent thread now: nothing done).
+#: The marker and the record keep the call's value (``claim_mark``): the client re-sending the
+#: script after a lost reply hears "claimed" again, and appends nothing more.
 CLAIM_ANSWER = """
 if ARGV[11] ~= '' then
   local previous = redis.call('SET', KEYS[3], ARGV[3], 'NX', 'GET', 'PX', ARGV[11])
@@ -43,9 +45,14 @@ if state[1] ~= 'pending' then
   if state[2] == ARGV[3] then return {'claimed', redis.call('HGETALL', KEYS[1])} end
   return {'already_answered', redis.call('HGETALL', KEYS[1])}
 end
+local thread_id = redis.call('HGET', KEYS[1], 'thread_id')
+if ARGV[12] ~= '' then
+  local current = redis.call('GET', ARGV[1] .. ':thread:' .. ARGV[12])
+  if current and current ~= thread_id then return {'restarted', redis.call('HGETALL', KEYS[1])} end
+end
 redis.call('HSET', KEYS[1], 'status', 'answered', 'answered_by', ARGV[4], 'response', ARGV[5],
   'claim_mark', ARGV[3])
-local pointer = ARGV[1] .. ':pending:' .. redis.call('HGET', KEYS[1], 'thread_id')
+local pointer = ARGV[1] .. ':pending:' .. thread_id
 if redis.call('GET', pointer) == ARGV[2] then redis.call('DEL', pointer) end
 if ARGV[6] == '1' then
   local seq = redis.call('INCR', ARGV[1] .. ':seq:' .. ARGV[8])

@@ -111,6 +111,24 @@ async def _new_thread_for_chat(r: Replay) -> None:
     assert fresh != before and await r.raw.get(r.key("thread:k")) == fresh
 
 
+@scenario("thread_of_chat")
+async def _thread_of_chat(r: Replay) -> None:
+    thread_id = await r.store.thread_for_chat("k", 60)
+    r.lose_reply_to(r.key("thread:k"))
+    assert await r.store.thread_of_chat("k") == thread_id
+
+
+@scenario("chat_status")
+async def _chat_status(r: Replay) -> None:
+    thread_id = await r.store.thread_for_chat("k", 60)
+    await r.store.save_pending(pending_record(thread_id=thread_id))
+    await r.store.accept_job("e1", "message", "e1", "k", {}, 60)
+    r.lose_reply_to("MGET")
+    status = await r.store.chat_status("k")
+    assert status.thread_id == thread_id and status.outstanding == 1
+    assert status.pending is not None and status.pending.request_id == "req-1"
+
+
 @scenario("has_thread")
 async def _has_thread(r: Replay) -> None:
     await r.store.thread_for_chat("k", 60)
