@@ -25,6 +25,7 @@ from gateway.store.redis import RedisStore
 
 from .conftest import REDIS_URL, delete_prefix
 from .redis_proxy import ReplyDroppingProxy
+from .test_store_contract import pending_record
 from .test_store_replay import SCENARIOS, Replay
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -227,6 +228,23 @@ async def test_the_acl_user_cannot_reach_other_keys_or_commands(acl_replay: Repl
         await acl_replay.store._command("GET", "someone-else:thread:k")
     with pytest.raises(NoPermissionError):
         await acl_replay.store._command("FLUSHDB")
+
+
+async def test_serves_own_reads_work_as_the_documented_acl_user(acl_replay: Replay) -> None:
+    from gateway.admin import Admin
+    from gateway.config import GatewayConfig
+    from gateway.identity import claim_identities
+
+    store = acl_replay.store
+    url = f"redis://{store._redis.connection_pool.connection_kwargs['username']}:pw@127.0.0.1:6379/0"
+    await claim_identities(url, store.prefix, {"slack": "T1/U0BOT"})  # the identity check at start
+    await claim_identities(url, store.prefix, {"slack": "T1/U0BOT"})
+    await store.save_pending(pending_record())
+    await store.accept_job("e1", "message", "e1", "k", {}, 60)
+    async with Admin(GatewayConfig(redis_url=url, bot_id=store.prefix)) as sampled:  # what ops samples
+        assert (await sampled.backlog())["waiting"] >= 0
+        assert [row["request_id"] for row in await sampled.pending()] == ["req-1"]
+        assert await sampled.prune_consumers() == []
 
 
 @pytest.mark.parametrize("method", sorted(SCENARIOS))
