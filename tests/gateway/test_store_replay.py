@@ -349,6 +349,82 @@ async def _is_done(r: Replay) -> None:
     assert await r.store.is_done("e1")
 
 
+# --- delivery records and upkeep ---------------------------------------------------------------
+
+
+@scenario("record_delivery")
+async def _record_delivery(r: Replay) -> None:
+    r.lose_reply_to(r.key("cleanup"))
+    record = await r.store.record_delivery("e1", '{"items":1}', 60, cleanup=("th-1", 123.0))
+    assert record.plan == '{"items":1}' and record.outcomes == {}  # its own plan, given back
+    assert await r.raw.zscore(r.key("cleanup"), "th-1") == 123.0
+
+
+@scenario("delivery_record")
+async def _delivery_record(r: Replay) -> None:
+    await r.store.record_delivery("e1", '{"items":1}', 60)
+    await r.store.mark_delivered("e1", 0, "sent")
+    r.lose_reply_to(r.key("cleanup"))
+    record = await r.store.delivery_record("e1")
+    assert record is not None and record.outcomes == {0: "sent"}
+
+
+@scenario("mark_delivered")
+async def _mark_delivered(r: Replay) -> None:
+    await r.store.record_delivery("e1", '{"items":2}', 60)
+    r.lose_reply_to("HSET")
+    await r.store.mark_delivered("e1", 1, "sent")
+    record = await r.store.delivery_record("e1")
+    assert record is not None and record.outcomes == {1: "sent"}
+
+
+@scenario("schedule_thread_cleanup")
+async def _schedule_thread_cleanup(r: Replay) -> None:
+    r.lose_reply_to("ZADD")
+    await r.store.schedule_thread_cleanup("th-1", 50.0)
+    assert await r.store.threads_due_for_cleanup(100.0, 10) == [("th-1", 50.0)]
+
+
+@scenario("threads_due_for_cleanup")
+async def _threads_due_for_cleanup(r: Replay) -> None:
+    await r.store.schedule_thread_cleanup("th-1", 50.0)
+    await r.store.schedule_thread_cleanup("th-2", 500.0)
+    r.lose_reply_to(r.key("cleanup"))
+    assert await r.store.threads_due_for_cleanup(100.0, 10) == [("th-1", 50.0)]
+
+
+@scenario("thread_cleaned")
+async def _thread_cleaned(r: Replay) -> None:
+    await r.store.schedule_thread_cleanup("th-1", 50.0)
+    r.lose_reply_to(r.key("cleanup"))
+    await r.store.thread_cleaned("th-1", 50.0)
+    assert await r.store.threads_due_for_cleanup(100.0, 10) == []
+
+
+@scenario("trim_acknowledged")
+async def _trim_acknowledged(r: Replay) -> None:
+    await _two_jobs(r)
+    (first,) = await r.store.read_jobs("me", 1, 0)
+    await r.store.complete_job(first)
+    r.lose_reply_to(r.store._trim.sha)
+    await r.store.trim_acknowledged()  # a repeat trims nothing more: its count may read 0
+    assert [j.inbound_id for j in await r.store.read_jobs("other", 10, 0)] == ["e2"]  # unread stays
+
+
+@scenario("remove_idle_consumers")
+async def _remove_idle_consumers(r: Replay) -> None:
+    await _two_jobs(r, consumer="gone")
+    (first,) = await r.store.read_jobs("gone", 1, 0)  # a consumer exists once it was handed a job
+    await r.store.complete_job(first)
+    await asyncio.sleep(0.3)
+    (second,) = await r.store.read_jobs("me", 1, 0)  # heard from just now
+    await r.store.complete_job(second)
+    r.lose_reply_to(r.store._remove_idle.sha)
+    await r.store.remove_idle_consumers(0.2, keep="me")  # a repeat finds it gone: may list none
+    consumers = await r.raw.xinfo_consumers(r.key("jobs"), GROUP)
+    assert [c["name"] for c in consumers] == ["me"]
+
+
 # --- adapter state and leases -------------------------------------------------------------------
 
 
