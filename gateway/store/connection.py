@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from redis.asyncio import Redis
-from redis.asyncio.connection import BlockingConnectionPool, UnixDomainSocketConnection, parse_url
+from redis.asyncio.connection import ConnectionPool, UnixDomainSocketConnection, parse_url
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
@@ -33,9 +33,10 @@ HEALTH_CHECK_SECONDS = 15
 #: Defaults a URL may override (``?socket_timeout=…``).
 REPLY_TIMEOUT_SECONDS = 10.0
 CONNECT_TIMEOUT_SECONDS = 2.0
-#: Connections one client keeps at most: a call that finds them all busy waits for one (up to the
-#: reply timeout) rather than failing, so a burst of runs queues instead of erroring.
-MAX_CONNECTIONS = 64
+#: Connections one client may open: one per call in flight (reused after), so room for every run
+#: in flight at once; redis-py's default of 100 failed bursts with "Too many connections".
+#: (A waiting BlockingConnectionPool left a cancelled task hanging at shutdown, so not that.)
+MAX_CONNECTIONS = 1000
 
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
 
@@ -73,7 +74,7 @@ def open_redis(url: str, *, retries: int = 3) -> Redis:
         if options.get("connection_class") is UnixDomainSocketConnection:
             options.pop("socket_keepalive", None)  # not a TCP socket
         options.setdefault("max_connections", MAX_CONNECTIONS)
-        pool = BlockingConnectionPool(timeout=options["socket_timeout"], **options)
+        pool = ConnectionPool(**options)
         client = Redis.from_pool(pool)
     # raw replies: ``SET … GET`` gives the old value, ``XREADGROUP`` its nested arrays, as in redis-cli
     client.response_callbacks.clear()
