@@ -100,7 +100,7 @@ class Admin:
         now = time.time()
         rows = []
         for key in await self._scan(self.keys.ask("*")):
-            record = decode_record(await self.redis.get(key))
+            record = decode_record(await self.redis.hgetall(key))
             if record is None or record.status != "pending" or record.expires_at <= now:
                 continue
             rows.append(

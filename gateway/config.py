@@ -234,7 +234,10 @@ class GatewayConfig(BaseSettings):
     pending_ttl_seconds: int = Field(7 * 24 * 3600, ge=0)
     thread_ttl_seconds: int = Field(90 * 24 * 3600, gt=0)
     seen_ttl_seconds: int = Field(24 * 3600, gt=0)
-    workers: int = Field(4, ge=1)
+    # agent runs in flight at once per replica: a run mostly waits on the model, so throughput is
+    # about workers ÷ model latency (64 runs of 2 s: ~32 messages/s); memory stays bounded, as at
+    # most workers × 16 jobs are held and each run keeps only its own state
+    workers: int = Field(64, ge=1)
     # 0 would let every replica claim every running job at once
     stale_claim_seconds: float = Field(30.0, gt=0)
     shutdown_grace_seconds: float = Field(20.0, ge=0)

@@ -63,6 +63,9 @@ log = logging.getLogger(__name__)
 
 #: How many accepted inbound ids ``drain`` remembers (a bound for long-running servers).
 MAX_TRACKED = 10_000
+#: How long, and for how many tokens, a record read by ``pending_by_token`` serves the click after.
+RECENT_SECONDS = 5.0
+MAX_RECENT = 1024
 
 
 class Gateway:
@@ -86,6 +89,8 @@ class Gateway:
         # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
         self._accepted: dict[str, None] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        # token -> (when, record) read by ``pending_by_token``: the click that follows reuses it
+        self._read_recently: dict[str, tuple[float, PendingRecord]] = {}
 
     @property
     def adapters(self) -> list[PlatformAdapter]:
@@ -193,7 +198,14 @@ class Gateway:
     async def pending_by_token(self, token: str) -> PendingView | None:
         """The clarification behind a button token, or None if unknown or expired."""
         record = await self.store.pending_for_token(token)
-        return view_of(record) if record is not None else None
+        if record is None:
+            return None
+        now, recent = time.monotonic(), self._read_recently
+        recent.pop(token, None)
+        recent[token] = (now, record)
+        while len(recent) > MAX_RECENT or now - next(iter(recent.values()))[0] >= RECENT_SECONDS:
+            del recent[next(iter(recent))]  # oldest first: lookups not followed by a click
+        return view_of(record)
 
     async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
         """None if ``sender`` may answer ``view`` now, else the refusal to show.
@@ -220,24 +232,37 @@ class Gateway:
         return None
 
     async def submit_answer(self, answer: InboundAnswer) -> AnswerOutcome:
-        """Check and atomically claim an answer; on success the next run is enqueued."""
-        record = await self._record_for(answer)
+        """Check and atomically claim an answer; on success the next run is enqueued.
+
+        At most two store round trips: the record (none when the adapter has just read it with
+        ``pending_by_token``), then the claim, which sets the click's dedupe marker in the same step.
+        """
+        record = self._just_read(answer.token) or await self._record_for(answer)
         platform = record.conversation.platform if record else (answer.conversation or _NOWHERE).platform
         metrics.inbound_events(platform, "answer").inc()
-        seen_key = f"interaction:{platform}:{answer.event_id}"
-        if not await self.store.first_time(seen_key, self.config.seen_ttl_seconds):
-            metrics.duplicates_dropped(platform).inc()
-            return AnswerOutcome(status=AnswerStatus.DUPLICATE, view=view_of(record) if record else None)
+        seen = (f"interaction:{platform}:{answer.event_id}", self.config.seen_ttl_seconds)
         try:
-            return await self._check_and_claim(record, answer, platform)
+            outcome = await self._check_and_claim(record, answer, platform, seen)
         except Exception:
             # the platform retries a failed callback: let that retry through instead of calling it a
             # duplicate (a claim that did happen makes the retry "already answered", never a 2nd run)
-            await self._release_quietly(seen_key)
+            await self._release_quietly(seen[0])
             raise
+        if outcome.status is AnswerStatus.DUPLICATE:
+            metrics.duplicates_dropped(platform).inc()
+        return outcome
+
+    def _just_read(self, token: str | None) -> PendingRecord | None:
+        """The record ``pending_by_token`` read for this token moments ago (the click's own lookup).
+
+        Safe to reuse: what the checks read from it does not change, and the claim itself tests
+        whether the request is still open.
+        """
+        found = self._read_recently.pop(token, None) if token else None
+        return found[1] if found is not None and time.monotonic() - found[0] < RECENT_SECONDS else None
 
     async def _check_and_claim(
-        self, record: PendingRecord | None, answer: InboundAnswer, platform: str
+        self, record: PendingRecord | None, answer: InboundAnswer, platform: str, seen: tuple[str, int]
     ) -> AnswerOutcome:
         if record is None:
             metrics.EXPIRED.inc()
@@ -248,18 +273,20 @@ class Gateway:
             return AnswerOutcome(status=AnswerStatus.NOT_ALLOWED, message=refused, view=view)
         refusal = refusal_for(view, answer.sender) or policy_refusal(record, view, answer.sender)
         if refusal is not None:
+            # a replayed click on a question it answered is a duplicate, not "already answered"
+            if refusal.status is AnswerStatus.ALREADY_ANSWERED and not await self.store.first_time(*seen):
+                return AnswerOutcome(status=AnswerStatus.DUPLICATE, view=view)
             if refusal.status is AnswerStatus.EXPIRED:
                 metrics.EXPIRED.inc()
             return refusal
-        if not await self.dispatcher.control.is_current(record.conversation, record.thread_id):
-            # a question of a conversation restarted since (/new): its answer would run on the old thread
-            return restarted_outcome(view)
         response, invalid = response_for(record, answer, platform)
         if response is None:
             return invalid or expired_outcome(view, record.request.locale)
-        return await self._claim(record, answer.sender, response)
+        return await self._claim(record, answer.sender, response, seen)
 
-    async def _claim(self, record: PendingRecord, sender: Sender, response: Any) -> AnswerOutcome:
+    async def _claim(
+        self, record: PendingRecord, sender: Sender, response: Any, seen: tuple[str, int]
+    ) -> AnswerOutcome:
         inbound_id = f"answer:{record.request_id}"
         payload = AnswerJob(
             conversation=record.conversation,
@@ -274,7 +301,14 @@ class Gateway:
             sender,
             response,
             followup=(inbound_id, record.conversation.thread_key, payload),
+            seen=seen,
+            # a question of a conversation restarted since (/new): its answer would run on the old thread
+            current_in=record.conversation.thread_key,
         )
+        if claim.status == "duplicate":
+            return AnswerOutcome(status=AnswerStatus.DUPLICATE, view=view_of(claim.record or record))
+        if claim.status == "restarted":
+            return restarted_outcome(view_of(claim.record or record))
         if claim.status == "missing" or claim.record is None:
             metrics.EXPIRED.inc()
             return expired_outcome(view_of(record), record.request.locale)

@@ -318,7 +318,7 @@ class Dispatcher:
         except asyncio.CancelledError:
             # stopping, or taken over: the job runs again elsewhere with its own "working…"
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(working.finish(), CLEAR_PROGRESS_SECONDS)
+                await asyncio.wait_for(working.finish(reply_follows=False), CLEAR_PROGRESS_SECONDS)
             raise
         except AgentUnavailable:
             await working.finish()

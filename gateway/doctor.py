@@ -96,21 +96,21 @@ async def _check_store(config: GatewayConfig, report: Report) -> None:
 
 
 async def redis_problem(url: str) -> str:
-    """Why Redis at ``url`` does not answer the store's own link (refused, auth, TLS, timeout…)."""
-    from gateway.store.link import RedisLink
+    """Why Redis at ``url`` does not answer the store's client (refused, auth, TLS, timeout…)."""
+    from gateway.store.connection import open_redis
 
     try:
-        link = RedisLink(url, connect_timeout=3, reply_timeout=3, retries=0)
+        client = open_redis(url, retries=0)
     except Exception as exc:  # a URL the store cannot use at all
         return f"the URL cannot be used: {first_line(exc)}"
     try:
-        await asyncio.wait_for(link.execute("PING"), 5)
+        await asyncio.wait_for(client.execute_command("PING"), 5)
     except Exception as exc:
         if _refused(exc):
             return f"connection refused: is Redis running there? ({first_line(exc)})"
         return first_line(exc) or type(exc).__name__
     finally:
-        await link.close()
+        await client.aclose()
     return "no answer to PING"
 
 

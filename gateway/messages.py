@@ -252,6 +252,9 @@ class ProgressUpdate(BaseModel):
     state: Literal["started", "done"]
     ref: MessageRef | None = None
     locale: Locale = "en"  # the language the person wrote in, for "working…"
+    # "done": the run's reply is sent next, so an adapter may turn the indicator into it (one
+    # edit instead of a delete and a post); False when nothing follows (a cancelled run)
+    reply_follows: bool = True
 
 
 class ErrorReply(BaseModel):

@@ -110,17 +110,17 @@ async def wait_for_redis(url: str, budget: float) -> None:
     """Return once Redis at ``url`` answers PING with our credentials."""
     from redis import exceptions as errors
 
-    from gateway.store.link import RedisLink
+    from gateway.store.connection import open_redis
 
     where = f"store: Redis at {without_password(url)}"
     try:
-        link = RedisLink(url, connect_timeout=3, reply_timeout=3, retries=0)
+        link = open_redis(url, retries=0)
     except Exception as exc:
         raise StartFailure(ExitCode.CONFIG, f"REDIS_URL cannot be used: {first_line(exc)}") from exc
 
     async def ping() -> str | None:
         try:
-            await asyncio.wait_for(link.execute("PING"), 5)
+            await asyncio.wait_for(link.execute_command("PING"), 5)
         except (errors.AuthenticationError, errors.ResponseError) as exc:
             raise StartFailure(
                 ExitCode.STORE_REFUSED,
@@ -134,7 +134,7 @@ async def wait_for_redis(url: str, budget: float) -> None:
     try:
         await wait_until(where, ping, budget, ExitCode.STORE_UNREACHABLE, "Is Redis running there?")
     finally:
-        await link.close()
+        await link.aclose()
 
 
 #: PostgreSQL errors that waiting mends (the server is starting, the name not yet resolvable).

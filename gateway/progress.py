@@ -44,8 +44,11 @@ class WorkingIndicator:
         update = ProgressUpdate(state="started", locale=self.locale)
         return await self.outbox.send_quietly(self.conversation, update)
 
-    async def finish(self) -> None:
-        """Clear what was shown; a timer that has not fired yet is simply dropped."""
+    async def finish(self, reply_follows: bool = True) -> None:
+        """Clear what was shown; a timer that has not fired yet is simply dropped.
+
+        ``reply_follows``: the run's reply is sent next (the adapter may edit the indicator into it).
+        """
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -55,4 +58,5 @@ class WorkingIndicator:
         ref: MessageRef | None = None
         with contextlib.suppress(Exception):  # a failed send was logged by send_quietly
             ref = await asyncio.shield(showing)  # its send may still be on its way: wait for it
-        await self.outbox.send_quietly(self.conversation, ProgressUpdate(state="done", ref=ref))
+        done = ProgressUpdate(state="done", ref=ref, reply_follows=reply_follows)
+        await self.outbox.send_quietly(self.conversation, done)

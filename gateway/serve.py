@@ -19,6 +19,11 @@ from types import FrameType
 
 import uvicorn
 
+try:  # uvicorn's "standard" extra; plain asyncio without it
+    import uvloop
+except ImportError:  # pragma: no cover - installed with clarigate
+    uvloop = None  # type: ignore[assignment]
+
 from gateway.app import build_gateway, close_gateway, store_description
 from gateway.config import CREDENTIAL_NAMES, GatewayConfig, startup_problems
 from gateway.core import Gateway
@@ -73,6 +78,9 @@ class GracefulServer(uvicorn.Server):
 def serve(config: GatewayConfig, host: str, port: int, *, debug: bool = False) -> int:
     """Run the bot until a stop signal; 0 after a clean shutdown, an ``ExitCode`` when it cannot start."""
     try:
+        if uvloop is not None:
+            log.info("event loop: uvloop")
+            return uvloop.run(_serve(config, host, port))
         return asyncio.run(_serve(config, host, port))
     except StartFailure as failure:
         log.error("cannot start: %s", failure.message, exc_info=debug)
@@ -147,6 +155,9 @@ async def _run(
             host=host,
             port=port,
             log_config=None,
+            # one line per webhook is noise at any real rate: requests show in the metrics and
+            # in each run's log lines instead
+            access_log=False,
             lifespan="on",
             timeout_graceful_shutdown=math.ceil(grace),
         )

@@ -16,6 +16,7 @@ import re
 import uuid
 from typing import Any, ClassVar
 
+import aiohttp
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.error import BoltUnhandledRequestError
@@ -104,6 +105,9 @@ class SlackAdapter(PlatformAdapter):
         self.app.command(re.compile(".*"))(self._on_command)
         self.app.error(self._on_error)
         self._socket: Any = None
+        # finished "Working…" messages by chat thread, each waiting for the reply that replaces it
+        # (sent next by the same worker, so process memory is enough)
+        self._working: dict[str, MessageRef] = {}
 
     # --- receiving ----------------------------------------------------------------------
 
@@ -207,6 +211,11 @@ class SlackAdapter(PlatformAdapter):
                 f"Slack rejected SLACK_BOT_TOKEN ({error.code}): check the bot token of the installed app"
             ) from error
         self.bot_user_id = identity.get("user_id")
+        if self.client.session is None or self.client.session.closed:
+            # slack_sdk opens (and closes) an aiohttp session per call unless given one: one
+            # keep-alive session for the adapter's life saves a TCP (and TLS) handshake per call
+            timeout = aiohttp.ClientTimeout(total=self.client.timeout)
+            self.client.session = aiohttp.ClientSession(timeout=timeout)
         log.info("slack: signed in as %s in %s", identity.get("user"), identity.get("team"))
         if self.settings.app_token is not None:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -269,10 +278,11 @@ class SlackAdapter(PlatformAdapter):
         if isinstance(item, TextReply):
             ts = ""
             for chunk in render_reply(item.text):
-                ts = await self.sender.post(channel, chunk, thread_ts=thread)
+                ts = await self._post(conversation, chunk)
             return self._ref(channel, ts, thread)
         if isinstance(item, ClarificationOut):
             blocks = render_clarification(item)
+            await self._clear_working(conversation)
             ts = await self.sender.post(channel, notification_text(item.request.question), blocks, thread)
             return self._ref(channel, ts, thread)
         if isinstance(item, ClarificationClosed):
@@ -285,25 +295,53 @@ class SlackAdapter(PlatformAdapter):
             )
             return ref
         if isinstance(item, ProgressUpdate):
-            return await self._progress(channel, thread, item)
+            return await self._progress(conversation, item)
         if isinstance(item, ErrorReply):
+            await self._clear_working(conversation)
             ts = await self.sender.post(channel, "⚠️ " + escape_mrkdwn(item.text), thread_ts=thread)
             return self._ref(channel, ts, thread)
         return None
 
-    async def _progress(self, channel: str, thread: str | None, item: ProgressUpdate) -> MessageRef | None:
-        """A "Working…" message while the agent runs, deleted once it is done."""
+    async def _post(self, conversation: Conversation, text: str) -> str:
+        """Post reply text in the conversation's thread; the finished "Working…" message becomes it
+        when there is one (a question or a notice is posted on its own, the indicator removed)."""
+        working = self._working.pop(conversation.thread_key, None)
+        if working is not None:
+            try:
+                await self.sender.update(working.chat_id, working.message_id, text, None)
+                return working.message_id
+            except DeliveryFailed as error:  # deleted meanwhile, too old to edit: post it anew
+                log.info("slack: could not edit the progress message: %s", error.code)
+                await self._delete_quietly(working)
+        return await self.sender.post(conversation.chat_id, text, thread_ts=conversation.reply_to)
+
+    async def _clear_working(self, conversation: Conversation) -> None:
+        working = self._working.pop(conversation.thread_key, None)
+        if working is not None:
+            await self._delete_quietly(working)
+
+    async def _progress(self, conversation: Conversation, item: ProgressUpdate) -> MessageRef | None:
+        """A "Working…" message while the agent runs; the reply that follows is edited into it."""
+        channel, thread = conversation.chat_id, conversation.reply_to
         if item.state == "started":
             ts = await self.sender.post(
                 channel, "⏳ _" + ui_text("working", item.locale) + "_", thread_ts=thread
             )
             return self._ref(channel, ts, thread)
-        if item.ref is not None:
-            try:
-                await self.sender.delete(item.ref.chat_id, item.ref.message_id)
-            except DeliveryFailed as error:  # already gone: nothing left to tidy
-                log.info("slack: could not delete the progress message: %s", error.code)
+        if item.ref is not None and item.reply_follows:
+            # one chat.update of this message instead of a chat.delete and a new post
+            if len(self._working) >= 1000:  # a reply that never came (bounded all the same)
+                self._working.pop(next(iter(self._working)))
+            self._working[conversation.thread_key] = item.ref
+        elif item.ref is not None:
+            await self._delete_quietly(item.ref)
         return None
+
+    async def _delete_quietly(self, ref: MessageRef) -> None:
+        try:
+            await self.sender.delete(ref.chat_id, ref.message_id)
+        except DeliveryFailed as error:  # already gone: nothing left to tidy
+            log.info("slack: could not delete the progress message: %s", error.code)
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """A shared file's bytes, downloaded with the bot token (``files:read``), size- and type-checked."""

@@ -180,9 +180,9 @@ class SlackSender:
         data = await self._call("chat.postMessage", **params)
         return str(data.get("ts", ""))
 
-    async def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
-        """Replace a message's text and blocks."""
-        await self._call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks)
+    async def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None) -> None:
+        """Replace a message's text and blocks (None: a text-only message, any blocks removed)."""
+        await self._call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks or [])
 
     async def delete(self, channel: str, ts: str) -> None:
         """Delete one of the bot's messages."""

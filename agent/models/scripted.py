@@ -7,12 +7,16 @@ model keeps no state of its own and a restarted process continues the same scrip
 
 from __future__ import annotations
 
+import asyncio
+import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
 from pydantic import BaseModel, Field
 
 from agent.models.conversation import ai_message_count, conversation_call_id, last_human_text
@@ -35,6 +39,18 @@ class ScriptedTurn(BaseModel):
     content: str = ""
     tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
     usage: dict[str, int] | None = None  # {"input_tokens": n, "output_tokens": m}: reported like a provider
+    # how long the turn "thinks" before answering, as a real model would: seconds, or
+    # [low, high] for a delay drawn per conversation (``turn_delay``)
+    delay_seconds: float | tuple[float, float] = 0.0
+
+
+def turn_delay(turn: ScriptedTurn, last_user: str) -> float:
+    """The seconds ``turn`` waits before answering ``last_user``: drawn from [low, high] by a
+    generator seeded with that text, so whoever sent it can tell how long the model took."""
+    if isinstance(turn.delay_seconds, tuple):
+        low, high = turn.delay_seconds
+        return random.Random(last_user).uniform(low, high)
+    return float(turn.delay_seconds)
 
 
 def load_script(path: str | Path) -> list[ScriptedTurn]:
@@ -101,6 +117,20 @@ class ScriptedChatModel(LocalChatModel):
             usage_metadata=usage,  # type: ignore[arg-type]
             response_metadata={"model_name": "scripted"} if usage else {},
         )
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        turn_number = ai_message_count(messages)
+        if turn_number < len(self.turns):
+            delay = turn_delay(self.turns[turn_number], last_human_text(messages))
+            if delay > 0:
+                await asyncio.sleep(delay)  # waits as a remote model does, without using the CPU
+        return await super()._agenerate(messages, stop, run_manager, **kwargs)
 
     def observe(self, messages: list[BaseMessage]) -> None:
         """Record what the model was given (tests read ``calls``)."""

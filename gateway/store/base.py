@@ -28,8 +28,7 @@ from gateway.messages import Conversation, MessageRef, Sender
 class PendingRecord(BaseModel):
     """A clarification waiting for its answer (``{prefix}:ask:{request_id}``)."""
 
-    # The first four fields lead the stored JSON (``keys.PENDING_FIELDS``): the Lua scripts
-    # set the reference or test-and-set the answer there without re-encoding the record.
+    # Stored in Redis as a hash, one field per attribute (``keys.encode_record``).
     message_ref: MessageRef | None = None
     status: Literal["pending", "answered"] = "pending"
     answered_by: Sender | None = None
@@ -52,7 +51,7 @@ class PendingRecord(BaseModel):
 class ClaimResult(BaseModel):
     """The outcome of one atomic claim."""
 
-    status: Literal["claimed", "already_answered", "missing"]
+    status: Literal["claimed", "already_answered", "missing", "duplicate", "restarted"]
     record: PendingRecord | None = None  # the record after the claim (or as found)
 
 
@@ -110,7 +109,15 @@ class DeliveryRecord:
 
 
 class Store(ABC):
-    """All gateway state: threads, dedupe, pending clarifications, work queue, adapter state."""
+    """All gateway state: threads, dedupe, pending clarifications, work queue, adapter state.
+
+    Every method is safe to call again after a lost reply (a connection cut after the server acted,
+    before its answer arrived), and a store may do so by itself: a repeated call has the effect and
+    the result of one call. Methods whose command cannot simply be repeated (appending a job,
+    claiming an answer, setting a dedupe marker) carry a value unique to the call, by which the
+    repeat recognizes its own earlier effect; reading new jobs is not repeated but followed by a
+    read of the consumer's own delivered-but-unseen entries.
+    """
 
     prefix: str
 
@@ -196,11 +203,18 @@ class Store(ABC):
         answered_by: Sender,
         response: HumanInputResponse,
         followup: tuple[str, str, Payload] | None = None,
+        *,
+        seen: tuple[str, int] | None = None,
+        current_in: str | None = None,
     ) -> ClaimResult:
         """Atomically mark the request answered (once) and enqueue its follow-up job.
 
         ``followup`` is ``(inbound_id, order_key, payload)`` for an ``answer`` job appended in
-        the same atomic step, so one claim gives exactly one run.
+        the same atomic step, so one claim gives exactly one run. ``seen`` is ``(key, ttl)`` of
+        the interaction's dedupe marker (as ``first_time``), set first in the same step: when it
+        was set before, nothing else happens and the status is ``duplicate``. With ``current_in`` (a
+        chat thread key) the claim happens only while that chat thread maps to the record's agent
+        thread (or to none): after ``/new`` the status is ``restarted`` and nothing changes.
         """
 
     # --- work queue -------------------------------------------------------------------------

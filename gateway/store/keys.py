@@ -25,10 +25,8 @@ RELEASED_IDLE_SECONDS = 24 * 3600
 #: How long turnstile counters with jobs outstanding live (refreshed by every accept and completion).
 ORDER_TTL_SECONDS = 30 * 24 * 3600
 
-#: A stored record starts with its message reference, then the answer fields, then the rest:
-#: ``{"message_ref":…,"status":"pending","answered_by":null,"response":null,…}``, so the Lua
-#: scripts can set the reference or test-and-set the answer without re-encoding the record.
-PENDING_FIELDS = ',"status":"pending","answered_by":null,"response":null,'
+#: Record fields stored as JSON in the record's hash; the others are plain strings.
+JSON_FIELDS = ("message_ref", "answered_by", "response", "request", "conversation", "asked_by")
 
 
 class StoreKeys:
@@ -126,25 +124,39 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def encode_record(record: PendingRecord) -> str:
-    """JSON of a record in the stored field order (a pending one has ``PENDING_FIELDS`` verbatim)."""
-    if record.status == "pending" and (record.answered_by is not None or record.response is not None):
-        # a pending record never carries answer fields, so its text always matches PENDING_FIELDS
-        record = record.model_copy(update={"answered_by": None, "response": None})
-    return record.model_dump_json()
+def encode_record(record: PendingRecord) -> list[str]:
+    """A record as the flat ``[field, value, …]`` of its hash (``None`` fields left out).
+
+    Objects are JSON in their own field and the scalars plain text, so a script sets the answer or
+    the message reference with ``HSET`` and reads ``thread_id`` with ``HGET``, never splicing JSON,
+    and an operator reads the record with ``HGETALL``.
+    """
+    flat: list[str] = []
+    for name, value in record.model_dump(mode="json").items():
+        if value is None:
+            continue
+        if name in JSON_FIELDS:
+            value = compact_json(value)
+        flat += [name, value if isinstance(value, str) else repr(value)]
+    return flat
 
 
-def answered_fields(answered_by: Sender, response: HumanInputResponse) -> str:
-    """The text that replaces ``PENDING_FIELDS`` when a request is answered."""
-    return (
-        f',"status":"answered","answered_by":{answered_by.model_dump_json()}'
-        f',"response":{response.model_dump_json()},'
-    )
+def answered_fields(answered_by: Sender, response: HumanInputResponse) -> list[str]:
+    """The JSON of the fields a claim sets: ``answered_by`` and ``response``."""
+    return [answered_by.model_dump_json(), response.model_dump_json()]
 
 
-def decode_record(raw: str | bytes | None) -> PendingRecord | None:
-    """A record from its stored JSON."""
-    return None if raw is None else PendingRecord.model_validate_json(raw)
+def decode_record(raw: list[str] | dict[str, str] | str | None) -> PendingRecord | None:
+    """A record from its hash (``HGETALL``'s flat list or a mapping); None when empty or missing."""
+    if not raw:
+        return None
+    fields = dict(zip(raw[::2], raw[1::2], strict=True)) if isinstance(raw, list) else raw
+    if not isinstance(fields, dict):
+        return None
+    values: dict[str, Any] = {
+        name: json.loads(value) if name in JSON_FIELDS else value for name, value in fields.items()
+    }
+    return PendingRecord.model_validate(values)
 
 
 def still_open(record: PendingRecord | None) -> PendingRecord | None:

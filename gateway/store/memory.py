@@ -201,14 +201,22 @@ class MemoryStore(Store):
         answered_by: Sender,
         response: HumanInputResponse,
         followup: tuple[str, str, Payload] | None = None,
+        *,
+        seen: tuple[str, int] | None = None,
+        current_in: str | None = None,
     ) -> ClaimResult:
         """Mark the request answered once and append its follow-up job in the same step."""
         key = self.keys.ask(request_id)
         record: PendingRecord | None = self._get(key)
+        if seen is not None and not await self.first_time(*seen):
+            return ClaimResult(status="duplicate", record=record.model_copy(deep=True) if record else None)
         if record is None:
             return ClaimResult(status="missing")
         if record.status != "pending":
             return ClaimResult(status="already_answered", record=record.model_copy(deep=True))
+        current = self._get(self.keys.thread(current_in)) if current_in is not None else None
+        if current is not None and current != record.thread_id:
+            return ClaimResult(status="restarted", record=record.model_copy(deep=True))
         answered = record.model_copy(
             update={"status": "answered", "answered_by": answered_by, "response": response}
         )

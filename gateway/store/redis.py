@@ -1,9 +1,15 @@
 """The Redis store: plain Redis 7, shared by replicas, one round trip per state change.
 
-Every step that must be atomic (accept, claim, complete, lease) is a Lua script
-sent with ``EVALSHA``. Commands go over one multiplexed link (``link.RedisLink``);
-the blocking read of new jobs has a link of its own. ``round_trips`` counts each
-command or script sent, so the benchmark can report the cost per message.
+Every step that must be atomic (accept, claim, complete, lease) is a Lua script sent with
+``EVALSHA``, over redis-py's asyncio client (``connection.open_redis``: hiredis parser, TCP
+keepalive, health checks, TLS, Sentinel). ``round_trips`` counts each command or script sent,
+so the benchmark can report the cost per message.
+
+Lost replies: the client re-sends a command whose connection failed, so every script the store
+runs through ``_run`` / ``_command`` must be safe to run twice (see ``Store``). Reading new jobs
+(``XREADGROUP … >``) is not: a repeat would skip the entries the lost reply carried. It goes
+over a client that never re-sends; after a failure the next read first takes this consumer's
+delivered entries it has not handed out (``XREADGROUP … 0``).
 """
 
 from __future__ import annotations
@@ -13,18 +19,21 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agent.protocol import HumanInputResponse
 from gateway.messages import MessageRef, Sender
 
 from . import scripts
 from .base import ChatStatus, ClaimResult, DeliveryRecord, HoldStatus, Job, Payload, PendingRecord, Store
+from .connection import open_redis
 from .keys import (
     DONE_TTL_SECONDS,
     GROUP,
     ORDER_TTL_SECONDS,
-    PENDING_FIELDS,
     RELEASED_IDLE_SECONDS,
     StoreKeys,
     answered_fields,
@@ -38,7 +47,12 @@ from .keys import (
     still_open,
     to_millis,
 )
-from .link import RedisLink, Script
+
+#: Errors after which a command may or may not have run.
+LOST = (RedisConnectionError, RedisTimeoutError)
+
+#: A Lua script of the store, run by its SHA1 (loaded on the first ``NOSCRIPT``).
+Script = AsyncScript
 
 
 class RedisStore(Store):
@@ -48,38 +62,45 @@ class RedisStore(Store):
         self.prefix = prefix
         self.keys = StoreKeys(prefix)
         self.round_trips = 0
-        # retries ride out a Redis restart; a Redis that is down is reported within seconds
-        self._link = RedisLink(url, client_name=f"clarigate:{prefix}")
-        # XREADGROUP … BLOCK holds every reply behind it: the waiting read gets its own connection
-        self._reads = RedisLink(url, client_name=f"clarigate:{prefix}:reads", close_on_cancel=True)
+        # retries ride out a Redis restart or failover; a Redis that is down is reported within seconds
+        self._redis = open_redis(url)
+        # reads of new jobs are never re-sent (module docstring)
+        self._reads = open_redis(url, retries=0)
+        # per consumer: entries handed to the caller and not yet completed or given back, and
+        # whether a read failed after Redis may have delivered entries nobody has seen
+        self._handed: dict[str, set[str]] = {}
+        self._unseen: set[str] = set()
         self._group_ready = False
-        self._accept = Script(scripts.ACCEPT_JOB)
-        self._claim = Script(scripts.CLAIM_ANSWER)
-        self._complete = Script(scripts.COMPLETE_JOB)
-        self._complete_read = Script(scripts.COMPLETE_AND_READ)
-        self._thread = Script(scripts.THREAD_FOR_CHAT)
-        self._thread_pending = Script(scripts.THREAD_WITH_PENDING)
-        self._follow = Script(scripts.FOLLOW_POINTER)
-        self._save = Script(scripts.SAVE_PENDING)
-        self._set_ref = Script(scripts.SET_MESSAGE_REF)
-        self._autoclaim = Script(scripts.CLAIM_STALE)
-        self._keep = Script(scripts.KEEP_JOBS)
-        self._release = Script(scripts.RELEASE_JOBS)
-        self._record = Script(scripts.RECORD_DELIVERY)
-        self._due_threads = Script(scripts.DUE_THREADS)
-        self._thread_cleaned = Script(scripts.THREAD_CLEANED)
-        self._trim = Script(scripts.TRIM_ACKNOWLEDGED)
-        self._remove_idle = Script(scripts.REMOVE_IDLE_CONSUMERS)
-        self._lease = Script(scripts.ACQUIRE_LEASE)
-        self._unlease = Script(scripts.RELEASE_LEASE)
+        self._accept = self._redis.register_script(scripts.ACCEPT_JOB)
+        self._claim = self._redis.register_script(scripts.CLAIM_ANSWER)
+        self._complete = self._redis.register_script(scripts.COMPLETE_JOB)
+        self._complete_read = self._redis.register_script(scripts.COMPLETE_AND_READ)
+        self._thread = self._redis.register_script(scripts.THREAD_FOR_CHAT)
+        self._thread_pending = self._redis.register_script(scripts.THREAD_WITH_PENDING)
+        self._follow = self._redis.register_script(scripts.FOLLOW_POINTER)
+        self._save = self._redis.register_script(scripts.SAVE_PENDING)
+        self._set_ref = self._redis.register_script(scripts.SET_MESSAGE_REF)
+        self._autoclaim = self._redis.register_script(scripts.CLAIM_STALE)
+        self._keep = self._redis.register_script(scripts.KEEP_JOBS)
+        self._release = self._redis.register_script(scripts.RELEASE_JOBS)
+        self._record = self._redis.register_script(scripts.RECORD_DELIVERY)
+        self._due_threads = self._redis.register_script(scripts.DUE_THREADS)
+        self._thread_cleaned = self._redis.register_script(scripts.THREAD_CLEANED)
+        self._trim = self._redis.register_script(scripts.TRIM_ACKNOWLEDGED)
+        self._remove_idle = self._redis.register_script(scripts.REMOVE_IDLE_CONSUMERS)
+        self._lease = self._redis.register_script(scripts.ACQUIRE_LEASE)
+        self._unlease = self._redis.register_script(scripts.RELEASE_LEASE)
+        self._own = self._redis.register_script(scripts.OWN_ENTRIES)
 
     async def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
+        """Run a script; it is re-sent after a lost reply, so it must recognize its own earlier effect."""
         self.round_trips += 1
-        return await self._link.evalsha(script, keys, args)
+        return await script(keys, args, client=self._redis)
 
     async def _command(self, *args: str | int) -> Any:
+        """Send one command (re-sent after a lost reply, so only commands safe to repeat)."""
         self.round_trips += 1
-        return await self._link.execute(*args)
+        return await self._redis.execute_command(*args)
 
     async def _ensure_group(self) -> None:
         """Create the consumer group (and the stream) once; another replica may have made it."""
@@ -165,7 +186,7 @@ class RedisStore(Store):
         """True the first time ``key`` is set within its TTL (shares ``seen:`` with dedupe keys).
 
         The marker holds a value unique to this call and ``SET … NX GET`` returns what was there,
-        so when the link re-sends the command after a lost reply, the retry that finds its own
+        so when the client re-sends the command after a lost reply, the retry that finds its own
         marker still counts as the first time (else a click would be dropped as its own duplicate).
         """
         mark = call_mark()
@@ -182,12 +203,12 @@ class RedisStore(Store):
             self.keys.token(record.token),
             self.keys.pending(record.thread_id),
         ]
-        args: list[Any] = [encode_record(record), record.request_id, int(record.expires_at * 1000)]
+        args: list[Any] = [record.request_id, int(record.expires_at * 1000), *encode_record(record)]
         await self._run(self._save, keys, args)
 
     async def get_pending(self, request_id: str) -> PendingRecord | None:
         """The record (pending or answered), or None once expired."""
-        return decode_record(await self._command("GET", self.keys.ask(request_id)))
+        return decode_record(await self._command("HGETALL", self.keys.ask(request_id)))
 
     async def pending_for_token(self, token: str) -> PendingRecord | None:
         """The record behind a button token (one script: token -> id -> record)."""
@@ -209,22 +230,29 @@ class RedisStore(Store):
         answered_by: Sender,
         response: HumanInputResponse,
         followup: tuple[str, str, Payload] | None = None,
+        *,
+        seen: tuple[str, int] | None = None,
+        current_in: str | None = None,
     ) -> ClaimResult:
-        """Mark the request answered once and append its follow-up job: one script."""
-        answered = answered_fields(answered_by, response)
+        """Set the dedupe marker, mark the request answered once, append its follow-up job: one script."""
         inbound_id, order_key, payload = followup or ("", "", {})
+        keys = [self.keys.ask(request_id), self.keys.jobs]
+        if seen is not None:
+            keys.append(self.keys.seen(seen[0]))
         args: list[Any] = [
-            PENDING_FIELDS,
-            answered,
             self.prefix,
             request_id,
+            call_mark(),  # a re-sent claim recognizes its own earlier one: "claimed", not "already"
+            *answered_fields(answered_by, response),
             "1" if followup is not None else "0",
             inbound_id,
             order_key,
             payload_text(payload),
             to_millis(ORDER_TTL_SECONDS),
+            to_millis(seen[1]) if seen is not None else "",
+            current_in if current_in is not None else "",
         ]
-        status, *raw = await self._run(self._claim, [self.keys.ask(request_id), self.keys.jobs], args)
+        status, *raw = await self._run(self._claim, keys, args)
         return ClaimResult(status=status, record=decode_record(raw[0]) if raw else None)
 
     # --- work queue ---------------------------------------------------------------------------
@@ -240,28 +268,88 @@ class RedisStore(Store):
         await self._ensure_group()
         return await command()
 
+    async def _run_once(self, script: Script, keys: list[str], args: list[Any]) -> Any:
+        """Run a script that is never re-sent (it delivers entries): see ``_delivering``."""
+        self.round_trips += 1
+        return await script(keys, args, client=self._reads)
+
+    async def _delivering(self, consumer: str, call: Callable[[], Awaitable[Any]]) -> tuple[bool, Any]:
+        """``(True, reply)`` of a call that delivers entries to ``consumer``; ``(False, None)`` when
+        its reply was lost (it may have run: the entries it delivered are then read back by
+        ``_unseen_jobs``). Such a call is never re-sent: a repeat would deliver other entries and
+        leave the first ones held by this consumer with nobody working on them.
+        """
+        try:
+            return True, await self._on_group(call)
+        except asyncio.CancelledError:
+            self._unseen.add(consumer)  # Redis may have delivered what nobody now waits for
+            raise
+        except LOST:
+            self._unseen.add(consumer)
+            return False, None
+
     async def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
-        """New jobs for this consumer, waiting up to ``block_ms`` (0: do not wait)."""
+        """New jobs for this consumer, waiting up to ``block_ms`` (0: do not wait).
+
+        After a lost reply (this call's or an earlier one's), the entries Redis delivered to this
+        consumer that it never received come first.
+        """
+        if consumer in self._unseen:
+            recovered = await self._unseen_jobs(consumer)
+            if recovered:
+                return recovered
         read: list[str | int] = ["XREADGROUP", "GROUP", GROUP, consumer, "COUNT", count]
-        streams = ["STREAMS", self.keys.jobs, ">"]
+        if block_ms > 0:
+            read += ["BLOCK", block_ms]  # the read holds its connection meanwhile; others take another
 
         async def command() -> Any:
             self.round_trips += 1
-            if block_ms <= 0:
-                return await self._link.execute(*read, *streams)
-            # the reply may take block_ms: the link's reply timeout counts from then
-            within = block_ms / 1000 + self._reads.options.reply_timeout
-            return await self._reads.execute(*read, "BLOCK", block_ms, *streams, reply_within=within)
+            return await self._reads.execute_command(*read, "STREAMS", self.keys.jobs, ">")
 
-        reply: Any = await self._on_group(command)
-        entries = [entry for _, stream_entries in reply or [] for entry in stream_entries]
-        return [job_from_fields(entry_id, _fields(flat)) for entry_id, flat in entries]
+        answered, reply = await self._delivering(consumer, command)
+        if not answered:
+            return await self._unseen_jobs(consumer)
+        entries = [(entry_id, flat, 1) for _, stream in reply or [] for entry_id, flat in stream]
+        return self._hand_out(consumer, entries)
+
+    async def _unseen_jobs(self, consumer: str) -> list[Job]:
+        """Entries delivered to ``consumer`` that were never handed out (their reply was lost).
+
+        Read from the consumer's own pending list (read-only, so safe to re-send), minus the entries
+        handed out and not yet completed; that list also bounds what this store remembers.
+        """
+        handed = self._handed.setdefault(consumer, set())
+        args: list[Any] = [GROUP, consumer, len(handed) + 1000]
+        rows: Any = await self._on_group(lambda: self._run(self._own, [self.keys.jobs], args))
+        self._unseen.discard(consumer)
+        handed &= {entry_id for entry_id, _, _ in rows}  # acknowledged or taken: no longer ours
+        return self._hand_out(consumer, [row for row in rows if row[0] not in handed])
+
+    def _hand_out(self, consumer: str, rows: list[Any]) -> list[Job]:
+        """Jobs from ``(entry id, flat fields, deliveries)`` rows, remembered as handed out."""
+        handed = self._handed.setdefault(consumer, set())
+        jobs = []
+        for entry_id, flat, deliveries in rows:
+            if not flat:
+                continue  # deleted from the stream: nothing to run
+            handed.add(entry_id)
+            jobs.append(job_from_fields(entry_id, _fields(flat), int(deliveries)))
+        return jobs
+
+    def _handed_back(self, consumer: str, entry_ids: list[str]) -> None:
+        handed = self._handed.get(consumer)
+        if handed is not None:
+            handed.difference_update(entry_ids)
 
     async def claim_stale_jobs(self, consumer: str, min_idle_ms: int, count: int) -> list[Job]:
         """Jobs left by a dead consumer (``XAUTOCLAIM``) with their delivery counts: one script."""
         args: list[Any] = [GROUP, consumer, min_idle_ms, count]
-        rows: Any = await self._on_group(lambda: self._run(self._autoclaim, [self.keys.jobs], args))
-        return [job_from_fields(entry_id, _fields(flat), int(n)) for entry_id, flat, n in rows]
+        answered, rows = await self._delivering(
+            consumer, lambda: self._run_once(self._autoclaim, [self.keys.jobs], args)
+        )
+        if not answered:
+            return await self._unseen_jobs(consumer)
+        return self._hand_out(consumer, rows)
 
     async def touch_jobs(self, consumer: str, entry_ids: list[str]) -> None:
         """Reset the idle time of the jobs this consumer still holds so no one claims them."""
@@ -273,7 +361,9 @@ class RedisStore(Store):
             return {}
         args: list[Any] = [GROUP, consumer, *entry_ids]
         statuses: Any = await self._on_group(lambda: self._run(self._keep, [self.keys.jobs], args))
-        return dict(zip(entry_ids, statuses, strict=True))
+        held = dict(zip(entry_ids, statuses, strict=True))
+        self._handed_back(consumer, [entry_id for entry_id, status in held.items() if status != "held"])
+        return held
 
     async def release_jobs(self, consumer: str, entry_ids: list[str]) -> None:
         """Hand held jobs back at once: they look idle for a day to every stale claim. One script."""
@@ -281,6 +371,7 @@ class RedisStore(Store):
             return
         args: list[Any] = [GROUP, consumer, to_millis(RELEASED_IDLE_SECONDS), *entry_ids]
         await self._on_group(lambda: self._run(self._release, [self.keys.jobs], args))
+        self._handed_back(consumer, entry_ids)
 
     async def next_seq(self, order_key: str) -> int:
         """The ``seq`` allowed to run next for ``order_key``."""
@@ -302,6 +393,8 @@ class RedisStore(Store):
             to_millis(ORDER_TTL_SECONDS),
         ]
         await self._run(self._complete, keys, args)
+        for handed in self._handed.values():
+            handed.discard(job.entry_id)
 
     async def complete_and_read(
         self, job: Job, consumer: str, count: int, thread_ttl_seconds: int
@@ -328,11 +421,20 @@ class RedisStore(Store):
             self.prefix,
             *(new_thread_id() for _ in range(count)),
         ]
-        flat: list[Any] = await self._run(self._complete_read, keys, args)
+        answered, flat = await self._delivering(
+            consumer, lambda: self._run_once(self._complete_read, keys, args)
+        )
+        if not answered:
+            await self.complete_job(job)  # safe to repeat: completes once, whether it ran or not
+            return await self._unseen_jobs(consumer)
+        for handed in self._handed.values():
+            handed.discard(job.entry_id)
+        handed = self._handed.setdefault(consumer, set())
         jobs = []
         for i in range(0, len(flat), 9):
             entry_id, kind, inbound_id, order_key, seq, payload, ready, thread_id, raw = flat[i : i + 9]
             job = Job(entry_id, kind, inbound_id, order_key, int(seq), payload or "{}")
+            handed.add(entry_id)
             job.turn_ready = bool(ready)
             if thread_id:
                 job.thread_lookup = (thread_id, still_open(decode_record(raw) if raw else None))
@@ -419,9 +521,14 @@ class RedisStore(Store):
             return False
 
     async def close(self) -> None:
-        """Close both connections."""
-        await self._link.close()
-        await self._reads.close()
+        """Close both clients' connections."""
+        await self._redis.aclose()
+        await self._reads.aclose()
+
+
+def _entries(reply: Any) -> list[tuple[str, list[str]]]:
+    """``(entry id, flat fields)`` of an ``XREADGROUP`` reply (fields empty for a deleted entry)."""
+    return [(entry_id, flat or []) for _, stream_entries in reply or [] for entry_id, flat in stream_entries]
 
 
 def _delivery_record(flat: list[str]) -> DeliveryRecord | None:

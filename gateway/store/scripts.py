@@ -25,78 +25,64 @@ redis.call('XADD', KEYS[4], '*',
 return 1
 """
 
-#: Finds where the record's leading ``message_ref`` value ends (``null`` or one JSON object),
-#: skipping braces inside strings: the rest of the record is then spliced as text.
-RECORD_SPLIT = r"""
-local function split_record(record)
-  local start = #'{"message_ref":' + 1
-  if string.sub(record, start, start) ~= '{' then
-    return string.sub(record, 1, start + 3), string.sub(record, start + 4)
-  end
-  local depth, in_string, i = 0, false, start
-  while i <= #record do
-    local c = string.sub(record, i, i)
-    if in_string then
-      if c == '\\' then i = i + 1 elseif c == '"' then in_string = false end
-    elseif c == '"' then in_string = true
-    elseif c == '{' or c == '[' then depth = depth + 1
-    elseif c == '}' or c == ']' then
-      depth = depth - 1
-      if depth == 0 then return string.sub(record, 1, i), string.sub(record, i + 1) end
-    end
-    i = i + 1
-  end
-  return record, ''
+#: KEYS: ask record, jobs[, the interaction's dedupe marker]. ARGV: prefix, request id, a value
+#: unique to this call, answered_by JSON, response JSON, has follow-up ("1"/"0"), follow-up
+#: inbound id, order key, payload, order ttl ms, marker ttl ms ("" without a marker),
+#: the chat thread key the record's agent thread must still be current in ("": unchecked).
+#: Returns {"claimed", record fields} | {"already_answered", record fields} | {"missing"} |
+#: {"duplicate", record fields} (the marker was set by another call: nothing done) |
+#: {"restarted", record fields} (the chat thread has another agent thread now: nothing done).
+#: The marker and the record keep the call's value (``claim_mark``): the client re-sending the
+#: script after a lost reply hears "claimed" again, and appends nothing more.
+CLAIM_ANSWER = """
+if ARGV[11] ~= '' then
+  local previous = redis.call('SET', KEYS[3], ARGV[3], 'NX', 'GET', 'PX', ARGV[11])
+  if previous and previous ~= ARGV[3] then return {'duplicate', redis.call('HGETALL', KEYS[1])} end
 end
-"""
-
-#: KEYS: ask record, jobs. ARGV: pending fields, answered fields, prefix, request id,
-#: has follow-up ("1"/"0"), follow-up inbound id, order key, payload, order ttl ms.
-#: Returns {"claimed", new record} | {"already_answered", record} | {"missing"}.
-CLAIM_ANSWER = (
-    RECORD_SPLIT
-    + """
-local current = redis.call('GET', KEYS[1])
-if not current then return {'missing'} end
-local head, rest = split_record(current)
-local pending = ARGV[1]
-if string.sub(rest, 1, #pending) ~= pending then return {'already_answered', current} end
-local answered = head .. ARGV[2] .. string.sub(rest, #pending + 1)
-redis.call('SET', KEYS[1], answered, 'KEEPTTL')
-local pointer = ARGV[3] .. ':pending:' .. cjson.decode(current)['thread_id']
-if redis.call('GET', pointer) == ARGV[4] then redis.call('DEL', pointer) end
-if ARGV[5] == '1' then
-  local seq = redis.call('INCR', ARGV[3] .. ':seq:' .. ARGV[7])
-  redis.call('PEXPIRE', ARGV[3] .. ':seq:' .. ARGV[7], ARGV[9])
-  redis.call('PEXPIRE', ARGV[3] .. ':next:' .. ARGV[7], ARGV[9])
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
+local state = redis.call('HMGET', KEYS[1], 'status', 'claim_mark')
+if state[1] ~= 'pending' then
+  if state[2] == ARGV[3] then return {'claimed', redis.call('HGETALL', KEYS[1])} end
+  return {'already_answered', redis.call('HGETALL', KEYS[1])}
+end
+local thread_id = redis.call('HGET', KEYS[1], 'thread_id')
+if ARGV[12] ~= '' then
+  local current = redis.call('GET', ARGV[1] .. ':thread:' .. ARGV[12])
+  if current and current ~= thread_id then return {'restarted', redis.call('HGETALL', KEYS[1])} end
+end
+redis.call('HSET', KEYS[1], 'status', 'answered', 'answered_by', ARGV[4], 'response', ARGV[5],
+  'claim_mark', ARGV[3])
+local pointer = ARGV[1] .. ':pending:' .. thread_id
+if redis.call('GET', pointer) == ARGV[2] then redis.call('DEL', pointer) end
+if ARGV[6] == '1' then
+  local seq = redis.call('INCR', ARGV[1] .. ':seq:' .. ARGV[8])
+  redis.call('PEXPIRE', ARGV[1] .. ':seq:' .. ARGV[8], ARGV[10])
+  redis.call('PEXPIRE', ARGV[1] .. ':next:' .. ARGV[8], ARGV[10])
   redis.call('XADD', KEYS[2], '*',
-    'kind', 'answer', 'inbound_id', ARGV[6], 'order_key', ARGV[7], 'seq', seq, 'payload', ARGV[8])
+    'kind', 'answer', 'inbound_id', ARGV[7], 'order_key', ARGV[8], 'seq', seq, 'payload', ARGV[9])
 end
-return {'claimed', answered}
+return {'claimed', redis.call('HGETALL', KEYS[1])}
 """
-)
 
-#: KEYS: ask record, token, thread pending pointer. ARGV: record JSON, request id, expiry (unix ms).
-#: The three keys of a new clarification, written together and expiring together.
+#: KEYS: ask record, token, thread pending pointer. ARGV: request id, expiry (unix ms), then the
+#: record's fields and values. The three keys of a new clarification, written together and
+#: expiring together; writing them again gives the same state.
 SAVE_PENDING = """
-redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[3])
-redis.call('SET', KEYS[2], ARGV[2], 'PXAT', ARGV[3])
-redis.call('SET', KEYS[3], ARGV[2], 'PXAT', ARGV[3])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[2], ARGV[1], 'PXAT', ARGV[2])
+redis.call('SET', KEYS[3], ARGV[1], 'PXAT', ARGV[2])
 return 1
 """
 
 #: KEYS: ask record. ARGV: message reference JSON. Keeps the TTL and every other field
 #: (a claim that happened meanwhile stays). Returns 1 when the record exists.
-SET_MESSAGE_REF = (
-    RECORD_SPLIT
-    + """
-local current = redis.call('GET', KEYS[1])
-if not current then return 0 end
-local _, rest = split_record(current)
-redis.call('SET', KEYS[1], '{"message_ref":' .. ARGV[1] .. rest, 'KEEPTTL')
+SET_MESSAGE_REF = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'message_ref', ARGV[1])
 return 1
 """
-)
 
 #: KEYS: jobs, done, seq, next. ARGV: group, entry id, job seq, done ttl ms, order ttl ms.
 #: The turnstile advances only when this call acknowledged the entry, so a job completed
@@ -122,7 +108,7 @@ return 1
 #: reads up to ``count`` new entries without waiting; for each one whose turn has come it adds
 #: the lookups its run starts with (as THREAD_WITH_PENDING), so a worker can run it at once.
 #: Returns one flat array, nine values per entry read: entry id, kind, inbound id, order key,
-#: seq, payload, turn ready (1/0), thread id or "", open record or ""; empty when the group is
+#: seq, payload, turn ready (1/0), thread id or "", open record's fields or ""; empty when the group is
 #: missing (the reader remakes it).
 COMPLETE_AND_READ = """
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
@@ -156,7 +142,7 @@ for i, entry in ipairs(reply[1][2]) do
         redis.call('SET', thread_key, thread_id, 'PX', ARGV[8])
       end
       local request_id = redis.call('GET', prefix .. ':pending:' .. thread_id)
-      if request_id then record = redis.call('GET', prefix .. ':ask:' .. request_id) or '' end
+      if request_id then record = redis.call('HGETALL', prefix .. ':ask:' .. request_id) end
     end
   end
   for _, value in ipairs({entry[1], fields['kind'], fields['inbound_id'], fields['order_key'],
@@ -190,15 +176,15 @@ else
 end
 local request_id = redis.call('GET', ARGV[3] .. ':pending:' .. thread_id)
 if not request_id then return {thread_id} end
-return {thread_id, redis.call('GET', ARGV[3] .. ':ask:' .. request_id)}
+return {thread_id, redis.call('HGETALL', ARGV[3] .. ':ask:' .. request_id)}
 """
 
-#: KEYS: a pointer (token or thread pending). ARGV: key prefix of the target.
-#: Returns the value the pointer points at, or nil.
+#: KEYS: a pointer (token or thread pending). ARGV: key prefix of the target record.
+#: Returns the fields of the record the pointer points at (empty when either is gone).
 FOLLOW_POINTER = """
 local target = redis.call('GET', KEYS[1])
-if not target then return false end
-return redis.call('GET', ARGV[1] .. target)
+if not target then return {} end
+return redis.call('HGETALL', ARGV[1] .. target)
 """
 
 #: KEYS: jobs. ARGV: group, consumer, min idle ms, count.
@@ -327,4 +313,16 @@ return 1
 RELEASE_LEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
+"""
+
+#: KEYS: jobs. ARGV: group, consumer, count. Reads only: the entries delivered to ``consumer``
+#: and not acknowledged (its pending list, ``XPENDING … consumer``), each as {entry id, flat
+#: fields, deliveries}; entries deleted meanwhile are left out.
+OWN_ENTRIES = """
+local rows = {}
+for _, held in ipairs(redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', ARGV[3], ARGV[2])) do
+  local entry = redis.call('XRANGE', KEYS[1], held[1], held[1])
+  if entry[1] then table.insert(rows, {held[1], entry[1][2], held[4]}) end
+end
+return rows
 """

@@ -83,3 +83,25 @@ def test_settings_from_the_environment() -> None:
         model="scripted:demo.yaml", checkpointer_url="memory://", allow_clarification=True
     )
     assert AgentSettings.from_env({}) == AgentSettings()
+
+
+async def test_a_turn_can_wait_like_a_remote_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from agent.models.scripted import turn_delay
+
+    path = tmp_path / "slow.yaml"
+    path.write_text('- content: "Done: {last_user}"\n  delay_seconds: [1, 2]\n')
+    model = build_chat_model(f"scripted:{path}")
+    assert isinstance(model, ScriptedChatModel)
+    waited: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waited.append(seconds)
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    answer = await model.ainvoke([HumanMessage("job 7", id="h1")])
+    assert answer.content == "Done: job 7"
+    # drawn from [1, 2], the same for the same text: the sender can tell what the model took
+    assert waited == [turn_delay(model.turns[0], "job 7")] and 1 <= waited[0] <= 2
+    assert turn_delay(model.turns[0], "job 8") != waited[0]

@@ -60,7 +60,8 @@ class FileRecordingAdapter(PlatformAdapter):
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         with self.record.open("a", encoding="utf-8") as out:
-            out.write(json.dumps({"pid": os.getpid(), "kind": item.kind}) + "\n")
+            loop = type(asyncio.get_running_loop()).__module__  # which event loop serve runs on
+            out.write(json.dumps({"pid": os.getpid(), "kind": item.kind, "loop": loop}) + "\n")
         if item.kind == "progress" and getattr(item, "state", "") == "started":
             await asyncio.sleep(self.slow)  # the job is mid-run while this sleeps
         return MessageRef(platform="test", chat_id=conversation.chat_id, message_id=uuid.uuid4().hex)
@@ -151,6 +152,9 @@ def test_sigterm_mid_run_finishes_within_grace_and_exits_0(bot, stop):
     replies = [r for r in records(sent) if r["kind"] in REPLY_KINDS]
     assert len(replies) == 1 and replies[0]["pid"] == proc.pid
     assert asyncio.run(_is_done(prefix, "test:e1"))
+    assert replies[0]["loop"].startswith("uvloop")
+    output = proc.stdout.read().decode()
+    assert "POST /test/say" not in output  # no access log line per request
 
 
 def test_sigterm_past_grace_hands_the_job_to_another_replica(bot):

@@ -6,7 +6,14 @@ import os
 
 import pytest
 
-from gateway.config import ENV_NAMES, SlackSettings, TelegramSettings, load_config, startup_problems
+from gateway.config import (
+    ENV_NAMES,
+    GatewayConfig,
+    SlackSettings,
+    TelegramSettings,
+    load_config,
+    startup_problems,
+)
 
 BOT_YAML = """
 bot_id: sales-bot
@@ -205,3 +212,9 @@ def test_allowlists_take_json_or_comma_lists_and_unquoted_numeric_ids(tmp_path, 
     assert config.slack.allowed_users == ["U1", "U2"]
     assert config.feishu.allowed_chats == ["oc_1"]
     assert config.telegram.allowed_users == ["123456789", "42"]
+
+
+def test_the_default_concurrency_suits_a_model_that_takes_seconds(monkeypatch) -> None:
+    monkeypatch.delenv("CLARIGATE_WORKERS", raising=False)
+    # throughput ≈ concurrency ÷ model latency: tens of runs in flight keep a 2 s model busy
+    assert GatewayConfig().workers >= 32

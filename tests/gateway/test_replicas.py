@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from agent.harness import TurnOutput
-from gateway.messages import AcceptOutcome, AnswerStatus
+from gateway.messages import AcceptOutcome, AnswerStatus, InboundAnswer, Sender
 from gateway.testing import ScriptedRunner, Turn, asking, choice_request
 
 
@@ -111,6 +111,44 @@ async def test_accepting_a_message_is_one_redis_round_trip(redis_stores, make_ga
     assert await chat.say("hello", event_id="rt-1") is AcceptOutcome.ACCEPTED
     assert await chat.say("hello", event_id="rt-1") is AcceptOutcome.DUPLICATE
     assert store.round_trips - before == 2
+
+
+async def test_a_click_is_at_most_two_redis_round_trips(redis_stores, make_gateway):
+    question = choice_request("Which region?", ["eu", "us"])
+    runner = ScriptedRunner(lambda turn: asking(question) if turn.response is None else TurnOutput())
+    store = redis_stores()
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("deploy")
+    await gateway.drain()
+    await gateway.pool.stop(0)  # no worker reads meanwhile: count the click alone
+
+    before = store.round_trips
+    assert (await chat.click(1, event_id="c1")).status is AnswerStatus.ACCEPTED  # lookup, then the claim
+    assert store.round_trips - before == 2
+    before = store.round_trips
+    assert (await chat.click(1, event_id="c1")).status is AnswerStatus.DUPLICATE  # replayed
+    assert (await chat.click(1, event_id="c2")).status is AnswerStatus.ALREADY_ANSWERED
+    assert store.round_trips - before == 4  # each: the lookup, then its dedupe marker
+
+
+async def test_a_click_after_the_adapters_own_lookup_is_two_round_trips_in_all(redis_stores, make_gateway):
+    question = choice_request("Which region?", ["eu", "us"])
+    runner = ScriptedRunner(lambda turn: asking(question) if turn.response is None else TurnOutput())
+    store = redis_stores()
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("deploy")
+    await gateway.drain()
+    await gateway.pool.stop(0)
+    token = chat.last_request().token
+
+    before = store.round_trips
+    view = await gateway.pending_by_token(token)  # what every adapter does on a click first
+    assert view is not None
+    answer = InboundAnswer(
+        sender=Sender(user_id="u1"), event_id="e1", token=token, option_id=view.request.options[1].id
+    )
+    assert (await gateway.submit_answer(answer)).status is AnswerStatus.ACCEPTED
+    assert store.round_trips - before == 2  # the lookup is reused: only the claim follows
 
 
 async def test_a_stopping_replica_hands_its_jobs_back_without_waiting_for_the_stale_time(

@@ -20,3 +20,17 @@ def test_benchmark_runs_both_paths_and_reports_round_trips(redis_url: str) -> No
     assert "(8 msgs in" in out  # 4 conversations: question and click each, on both paths
     assert "Redis round trips per inbound message" in out
     assert "claim_answer 0.50" in out  # each click claimed exactly once
+
+
+def test_the_http_benchmark_answers_every_conversation_through_serve(redis_url: str) -> None:
+    bench = BENCH.parent / "http_e2e.py"
+    args = ["--conversations", "3", "--rate", "5", "--seconds", "1", "--rounds", "1"]
+    args += ["--redis-url", redis_url]
+    done = subprocess.run(
+        [sys.executable, str(bench), *args], capture_output=True, text=True, timeout=110, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "answered 3/3" in out  # each reply reached the fake Slack, edited into its "Working…"
+    assert "chat.postMessage 3, chat.update 3" in out
+    assert "clarigate serve" in out and "bare slack-bolt" in out and "(5 requests)" in out

@@ -124,6 +124,29 @@ async def test_first_time_is_true_once(store: Store) -> None:
     assert not await store.first_time("refused:U9", 60)
 
 
+async def test_a_claim_after_new_changes_nothing(store: Store) -> None:
+    old = await store.thread_for_chat("k", 60)
+    await store.save_pending(pending_record(thread_id=old))
+    await store.new_thread_for_chat("k", 60)  # /new: the question belongs to the old thread
+    claim = await store.claim_answer("req-1", Sender(user_id="U1"), answer(), ("c1", "k", {}), current_in="k")
+    assert claim.status == "restarted" and claim.record is not None and claim.record.status == "pending"
+    assert await drain(store) == []  # nothing to run
+    again = await store.claim_answer("req-1", Sender(user_id="U1"), answer(), ("c1", "k", {}))
+    assert again.status == "claimed"  # unchecked, it would have run on the old thread
+
+
+async def test_a_claim_with_a_dedupe_marker_runs_once_per_interaction(store: Store) -> None:
+    await store.save_pending(pending_record())
+    who = Sender(user_id="U1")
+    first = await store.claim_answer("req-1", who, answer(), ("c1", "k", {}), seen=("click:1", 60))
+    replayed = await store.claim_answer("req-1", who, answer(), ("c1", "k", {}), seen=("click:1", 60))
+    another = await store.claim_answer("req-1", who, answer(), ("c1", "k", {}), seen=("click:2", 60))
+    assert (first.status, replayed.status, another.status) == ("claimed", "duplicate", "already_answered")
+    assert replayed.record is not None and replayed.record.status == "answered"
+    assert len(await drain(store)) == 1  # one follow-up run
+    assert not await store.first_time("click:1", 60)  # the marker is the one first_time reads
+
+
 # --- pending clarifications ---------------------------------------------------------------------
 
 

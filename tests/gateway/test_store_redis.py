@@ -73,10 +73,12 @@ async def test_pending_keys_live_until_expires_at_also_once_answered(
     expected_ms = (record.expires_at - time.time()) * 1000
     for key in (f"{store_prefix}:ask:req-1", f"{store_prefix}:tok:tok-req-1"):
         assert abs(await raw.pttl(key) - expected_ms) < 5000
-    stored = json.loads(await raw.get(f"{store_prefix}:ask:req-1"))  # plain JSON for operators
+    stored = await raw.hgetall(f"{store_prefix}:ask:req-1")  # a hash an operator reads field by field
     assert stored["status"] == "answered"
-    assert stored["answered_by"] == {"user_id": "U2", "display_name": "Bo"}
-    assert stored["request"]["question"] == "Which region?"
+    assert stored["thread_id"] == record.thread_id
+    assert json.loads(stored["answered_by"]) == {"user_id": "U2", "display_name": "Bo"}
+    assert json.loads(stored["request"])["question"] == "Which region?"
+    assert "claim_mark" in stored and "message_ref" not in stored  # no reference was set
 
 
 async def test_turnstile_counters_expire_together_and_go_once_caught_up(

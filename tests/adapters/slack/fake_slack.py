@@ -74,6 +74,7 @@ class FakeSlack:
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (bytes, content type)
     triggers_expired: bool = False  # every views.open answers expired_trigger_id
     _used_triggers: set[str] = field(default_factory=set)
+    connections: set[Any] = field(default_factory=set)  # client (host, port) of each TCP connection used
     _socket_news: asyncio.Condition = field(default_factory=asyncio.Condition)
     _arrivals: dict[str, int] = field(default_factory=dict)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
@@ -149,6 +150,35 @@ class FakeSlack:
         calls = [c for c in self.calls if c.method == "chat.postMessage" and c.answer.get("ok")]
         return {**calls[index].params, "ts": calls[index].answer["ts"]}
 
+    def edits(self, ts: str | None = None) -> list[dict[str, Any]]:
+        """Params of the successful ``chat.update`` calls (of message ``ts``), oldest first."""
+        return [p for p in self.of("chat.update") if ts is None or p.get("ts") == ts]
+
+    def shown(self) -> list[dict[str, Any]]:
+        """The bot's messages as people see them now: posts with their edits, deleted ones gone."""
+        return list(self._messages()[0].values())
+
+    def last_shown(self) -> dict[str, Any]:
+        """The message the bot posted or edited last, as people see it now."""
+        messages, last = self._messages()
+        return messages[last]
+
+    def _messages(self) -> tuple[dict[str, dict[str, Any]], str]:
+        messages: dict[str, dict[str, Any]] = {}
+        last = ""
+        for call in self.calls:
+            ts = call.answer.get("ts") if call.method == "chat.postMessage" else call.params.get("ts")
+            if not call.answer.get("ok") or ts is None:
+                continue
+            if call.method == "chat.postMessage":
+                messages[ts], last = {**call.params, "ts": ts}, ts
+            elif call.method == "chat.update" and ts in messages:
+                messages[ts].update({k: call.params[k] for k in ("text", "blocks") if k in call.params})
+                last = ts
+            elif call.method == "chat.delete":
+                messages.pop(ts, None)
+        return messages, last
+
     def attempts(self, method: str) -> list[ApiCall]:
         """Every call to ``method``, failed ones included."""
         return [c for c in self.calls if c.method == method]
@@ -218,6 +248,7 @@ class FakeSlack:
 
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
+        self.connections.add(request.transport.get_extra_info("peername") if request.transport else None)
         raw = await request.text()
         if request.content_type == "application/json" and raw:
             params = json.loads(raw)

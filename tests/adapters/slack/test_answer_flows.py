@@ -62,11 +62,11 @@ async def test_dm_question_click_updates_message_and_next_turn_follows(make_worl
         assert click.status_code == 200
         await world.settle()
 
-        update = world.fake.of("chat.update")[-1]
-        assert update["ts"] == question["ts"] and update["channel"] == "D1"
+        update = world.fake.edits(question["ts"])[-1]
+        assert update["channel"] == "D1"
         assert not [b for b in update["blocks"] if b["type"] == "actions"]  # controls gone
         assert "✅ Answered by <@U1>: Vue" in update["blocks"][-1]["elements"][0]["text"]
-        reply = world.fake.posted()
+        reply = world.fake.last_shown()
         assert reply["text"] == "Scaffolding the *Vue* app now." and reply["channel"] == "D1"
     finally:
         await agent.aclose()
@@ -81,14 +81,15 @@ async def test_channel_mention_runs_in_its_own_thread_and_ignores_unrelated_chat
     await world.user.channel_message("a thread the bot is not in", thread_ts="1700000099.000001")
     await world.settle()
     assert [c.text for c in runner.calls] == ["hello there"]
-    assert world.fake.posted()["thread_ts"] == ts
+    assert world.fake.last_shown()["thread_ts"] == ts
 
     await world.user.channel_message("and a follow-up", thread_ts=ts)
     await world.settle()
     assert [c.text for c in runner.calls] == ["hello there", "and a follow-up"]
     assert runner.calls[0].thread_id == runner.calls[1].thread_id
     progress = [p for p in world.fake.of("chat.postMessage") if p["text"].startswith("⏳")]
-    assert progress and len(world.fake.of("chat.delete")) == len(progress)  # "working…" tidied away
+    assert len(progress) == 2 and world.fake.of("chat.delete") == []  # each "working…" became a reply
+    assert [m["text"] for m in world.fake.shown()] == ["You said: hello there", "You said: and a follow-up"]
 
 
 async def test_bot_messages_and_edits_are_ignored(make_world: MakeWorld):
@@ -171,8 +172,8 @@ async def test_form_modal_invalid_submit_gets_errors_then_valid_submit_answers_t
         "tls": True,
         "launch": "2026-12-01",
     }
-    update = world.fake.of("chat.update")[-1]
-    assert update["ts"] == question["ts"] and "Answered by <@U1>" in json.dumps(update["blocks"])
+    update = world.fake.edits(question["ts"])[-1]
+    assert "Answered by <@U1>" in json.dumps(update["blocks"])
 
 
 async def test_other_opens_a_modal_and_free_text_answers(make_world: MakeWorld):
@@ -197,7 +198,7 @@ async def test_other_opens_a_modal_and_free_text_answers(make_world: MakeWorld):
     await world.settle()
     answer = runner.calls[-1].response
     assert answer is not None and answer.response_kind == "text" and answer.value == "SQLite, please"
-    assert "SQLite, please" in json.dumps(world.fake.of("chat.update")[-1]["blocks"])
+    assert "SQLite, please" in json.dumps(world.fake.edits(question["ts"])[-1]["blocks"])
 
 
 async def test_risk_confirmation_renders_confirm_dialog_and_cancel_answers(make_world: MakeWorld):
@@ -243,11 +244,9 @@ async def test_typed_reply_in_the_thread_answers_and_closes_the_question(make_wo
     await world.settle()
     answer = runner.calls[-1].response
     assert answer is not None and answer.option_id == "option-2"
-    update = world.fake.of("chat.update")[-1]
-    assert update["ts"] == question["ts"] and "Answered by <@U1>: Vue" in json.dumps(
-        update["blocks"], ensure_ascii=False
-    )
-    next_turn = world.fake.posted()  # the agent's turn after the answer, in the same thread
+    update = world.fake.edits(question["ts"])[-1]
+    assert "Answered by <@U1>: Vue" in json.dumps(update["blocks"], ensure_ascii=False)
+    next_turn = world.fake.last_shown()  # the agent's turn after the answer, in the same thread
     assert next_turn["text"].startswith("You said:") and next_turn["thread_ts"] == ts
 
 

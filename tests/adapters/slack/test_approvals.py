@@ -66,8 +66,8 @@ async def test_approve_by_click_runs_the_tool_once(make_world: MakeWorld, runner
     await world.user.click(question, "clarigate:o1")  # a second click answers nothing
     await world.settle()
     assert user_graphs.RAN == ["delete users 5"]
-    assert "Answered by <@U1>: Approve" in json.dumps(world.fake.of("chat.update")[-1]["blocks"])
-    assert world.fake.posted()["text"] == "Finished."
+    assert "Answered by <@U1>: Approve" in json.dumps(world.fake.edits(question["ts"])[-1]["blocks"])
+    assert world.fake.last_shown()["text"] == "Finished."
 
 
 async def test_reject_by_click_never_runs_the_tool(make_world: MakeWorld, runner: Any) -> None:
@@ -77,7 +77,7 @@ async def test_reject_by_click_never_runs_the_tool(make_world: MakeWorld, runner
     await world.user.click(world.fake.posted(), "clarigate:o2")
     await world.settle()
     assert user_graphs.RAN == []
-    assert world.fake.posted()["text"] == "Finished."
+    assert world.fake.last_shown()["text"] == "Finished."
 
 
 async def test_edit_through_the_modal_runs_the_edited_call(make_world: MakeWorld, runner: Any) -> None:
@@ -113,7 +113,7 @@ async def test_a_user_graph_interrupt_answered_by_click(make_world: MakeWorld) -
         await world.user.click(question, "clarigate:o2")
         await world.settle()
         assert user_graphs.RAN == ["us-east"]
-        assert world.fake.posted()["text"] == "Deployed to us-east."
+        assert world.fake.last_shown()["text"] == "Deployed to us-east."
     finally:
         await graph.aclose()
 
@@ -126,7 +126,7 @@ async def test_cancel_rejects_the_call_and_the_agent_goes_on(make_world: MakeWor
     await world.user.click(question, "clarigate:decline")
     await world.settle()
     assert user_graphs.RAN == []
-    assert world.fake.posted()["text"] == "Finished."
+    assert world.fake.last_shown()["text"] == "Finished."
     # the interrupted run was resumed with a rejection the model reads
     saver = runner._agent._checkpointer.saver
     latest = [c async for c in saver.alist(None, limit=1)][0]

@@ -170,8 +170,7 @@ async def test_cancel_closes_the_question_for_everyone_and_tells_the_agent(make_
 
     await world.user.click(question, "clarigate:decline")
     await world.settle()
-    update = world.fake.of("chat.update")[-1]
-    assert update["ts"] == question["ts"]
+    update = world.fake.edits(question["ts"])[-1]
     assert not [b for b in update["blocks"] if b["type"] == "actions"]  # no control left to click
     assert "✖ Cancelled by <@U1>" in json.dumps(update["blocks"], ensure_ascii=False)
     assert runner.calls[-1].response is not None and runner.calls[-1].response.response_kind == "declined"

@@ -65,8 +65,7 @@ async def test_a_typed_label_with_an_ampersand_picks_its_option_and_is_escaped_o
     await world.settle()
 
     assert [c.response.option_id for c in runner.calls if c.response] == ["option-1"]
-    closed = world.fake.of("chat.update")[-1]
-    assert closed["ts"] == question["ts"]
+    closed = world.fake.edits(question["ts"])[-1]
     assert "R&amp;D" in str(closed["blocks"]) and "&amp;amp;" not in str(closed["blocks"])
 
 

@@ -97,10 +97,11 @@ async def test_a_long_label_picked_by_its_number_answers_that_option(make_world:
     world = await make_world(runner)
     await world.user.dm("deploy")
     await world.settle()
-    await world.user.click(world.fake.posted(), "clarigate:o2")
+    question = world.fake.posted()
+    await world.user.click(question, "clarigate:o2")
     await world.settle()
     assert [c.response.value for c in runner.calls if c.response] == [labels[1]]
-    assert "canary strategy" in str(world.fake.of("chat.update")[-1]["blocks"])
+    assert "canary strategy" in str(world.fake.edits(question["ts"])[-1]["blocks"])
 
 
 def test_form_choices_whose_labels_differ_after_75_characters_stay_distinguishable():

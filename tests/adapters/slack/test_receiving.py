@@ -100,9 +100,7 @@ async def test_retried_event_runs_once(make_world: MakeWorld):
 
     assert first.status_code == 200 and all(r.status_code == 200 for r in retries)  # acked, not dropped
     assert [c.text for c in runner.calls] == ["once"]
-    assert [p["text"] for p in world.fake.of("chat.postMessage") if not p["text"].startswith("⏳")] == [
-        "You said: once"
-    ]
+    assert [m["text"] for m in world.fake.shown()] == ["You said: once"]
 
 
 async def test_a_mention_delivered_as_message_and_app_mention_runs_once(make_world: MakeWorld):
@@ -147,7 +145,7 @@ async def test_replayed_click_answers_once(make_world: MakeWorld):
         assert [r.status_code for r in replies] == [200, 200, 200]
         answers = [c for c in runner.calls if c.response is not None]
         assert len(answers) == 1 and answers[0].response.value == "React"
-        assert len(world.fake.of("chat.update")) == 1
+        assert len(world.fake.edits(question["ts"])) == 1
         assert world.fake.of("chat.postEphemeral") == []  # a replay is silent, not "already answered"
     finally:
         await store.close()
@@ -176,14 +174,14 @@ async def test_wrong_user_second_click_and_expired_clicks_get_an_ephemeral_and_c
         ("U2", "Only <@U1> can answer this question."),
         ("U2", "Only <@U1> can answer this question."),
     ]
-    assert world.fake.of("chat.update") == [] and world.fake.of("views.open") == []
+    assert world.fake.edits(question["ts"]) == [] and world.fake.of("views.open") == []
 
     await world.user.click(question, "clarigate:o2")
     await world.settle()
     await world.user.click(question, "clarigate:o1")  # a second (new) click by the asker
     await world.settle()
     assert world.fake.of("chat.postEphemeral")[-1]["text"] == "Already answered by <@U1>."
-    assert len(world.fake.of("chat.update")) == 1
+    assert len(world.fake.edits(question["ts"])) == 1
     assert [c.response.value for c in runner.calls if c.response is not None] == ["Vue"]
 
     expired = world.user.click_payload(question, "clarigate:o1")
@@ -193,7 +191,7 @@ async def test_wrong_user_second_click_and_expired_clicks_get_an_ephemeral_and_c
     assert world.fake.of("chat.postEphemeral")[-1]["text"] == (
         "This question has expired; send your request again."
     )
-    assert len(world.fake.of("chat.update")) == 1
+    assert len(world.fake.edits(question["ts"])) == 1
 
 
 async def test_replayed_modal_submit_answers_once(make_world: MakeWorld):
@@ -201,7 +199,8 @@ async def test_replayed_modal_submit_answers_once(make_world: MakeWorld):
     world = await make_world(runner)
     await world.user.dm("build")
     await world.settle()
-    await world.user.click(world.fake.posted(), "clarigate:other")
+    question = world.fake.posted()
+    await world.user.click(question, "clarigate:other")
     await world.adapter.idle()  # the modal opens beside the ack
     modal = world.fake.of("views.open")[-1]["view"]
     submit = world.user.submission_payload(
@@ -213,4 +212,4 @@ async def test_replayed_modal_submit_answers_once(make_world: MakeWorld):
 
     assert [(r.status_code, r.content) for r in replies] == [(200, b"")] * 3  # each closes the modal
     assert [c.response.value for c in runner.calls if c.response is not None] == ["Svelte"]
-    assert len(world.fake.of("chat.update")) == 1
+    assert len(world.fake.edits(question["ts"])) == 1

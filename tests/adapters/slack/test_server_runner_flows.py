@@ -31,10 +31,9 @@ async def test_a_server_agents_question_is_answered_by_a_click_on_slack(
         click = await world.user.click(question, buttons(question)["SQLite"])
         assert click.status_code == 200
         await world.settle()
-        assert "Answered by <@U1>: SQLite" in str(world.fake.of("chat.update")[-1]["blocks"])
-        assert (
-            world.fake.posted()["text"].startswith("Going with") and "SQLite" in world.fake.posted()["text"]
-        )
+        assert "Answered by <@U1>: SQLite" in str(world.fake.edits(question["ts"])[-1]["blocks"])
+        reply = world.fake.last_shown()
+        assert reply["text"].startswith("Going with") and "SQLite" in reply["text"]
     finally:
         await runner.aclose()
 
@@ -53,6 +52,6 @@ async def test_an_approval_on_slack_runs_the_tool_exactly_once(make_world: MakeW
         await world.user.click(question, approve)  # a second click changes nothing
         await world.settle()
         assert langgraph_server.tool_calls()[before:] == ["delete_data test-data"]
-        assert world.fake.posted()["text"].startswith("Done")
+        assert world.fake.last_shown()["text"].startswith("Done")
     finally:
         await runner.aclose()

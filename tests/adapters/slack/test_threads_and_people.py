@@ -49,7 +49,7 @@ async def test_a_bare_mention_prompts_and_the_thread_then_needs_no_mention(make_
     await world.user.channel_message("summarize the incident", thread_ts=ts)  # no mention
     await world.settle()
     assert [c.text for c in runner.calls] == ["summarize the incident"]
-    assert world.fake.posted()["text"] == "You said: summarize the incident"
+    assert world.fake.last_shown()["text"] == "You said: summarize the incident"
 
 
 async def test_a_redelivered_bare_mention_prompts_once(make_world: MakeWorld):

@@ -1,0 +1,297 @@
+"""HTTP end to end: the real ``clarigate serve`` process, signed Slack events, a fake Slack Web API,
+and a stub model that answers each message after 1-2 s, as a hosted model would.
+
+Two workloads, on loopback only (see bench/README.md for what each figure means):
+
+1. **slow-model burst**: ``--conversations`` DMs, each in its own channel, sent at once; each is
+   answered when the fake Slack receives its reply. Printed: how many were answered within 1.5x
+   their model time, the gateway's overhead (receive to reply, minus the model's time), the serve
+   process's CPU per message and its memory.
+2. **ack path at a steady rate**: ``--rate`` signed events per second for ``--seconds``, to
+   ``clarigate serve`` and to a bare slack-bolt app that only acks, alternated in the same run.
+
+Needs Redis (``--redis-url``, database 15 by default; every key goes under a fresh prefix,
+deleted at the end) and exits by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agent.models.scripted import ScriptedTurn, turn_delay  # noqa: E402
+from tests.adapters.slack.fake_slack import BOT_TOKEN, TEAM_ID, FakeSlack  # noqa: E402
+from tests.adapters.slack.slack_user import SIGNING_SECRET, signed_headers  # noqa: E402
+
+MODEL_TURN = ScriptedTurn(content="Done: {last_user}", delay_seconds=(1.0, 2.0))
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class TimedSlack(FakeSlack):
+    """The fake Web API, noting when each reply ("Done: <text>") arrived, as a post or an edit."""
+
+    replied: dict[str, float] = field(default_factory=dict)
+
+    def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        text = str(params.get("text") or "")
+        if method in ("chat.postMessage", "chat.update") and text.startswith("Done: "):
+            self.replied.setdefault(text.removeprefix("Done: "), time.monotonic())
+        return super()._answer(method, params)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def event_body(text: str, channel: str, event_id: str) -> bytes:
+    """An Events API callback for a direct message, as Slack sends it."""
+    event = {"type": "message", "channel_type": "im", "channel": channel, "user": "U1", "text": text}
+    event["ts"] = f"{time.time():.6f}"
+    return json.dumps(
+        {
+            "token": "legacy",
+            "team_id": TEAM_ID,
+            "api_app_id": "A0APP",
+            "event": event,
+            "type": "event_callback",
+            "event_id": event_id,
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM_ID, "user_id": "U0BOT", "is_bot": True}],
+        }
+    ).encode()
+
+
+async def send(http: aiohttp.ClientSession, url: str, body: bytes) -> float:
+    """POST one signed event; the seconds until the HTTP answer (the ack)."""
+    headers = {"Content-Type": "application/json", **signed_headers(body, SIGNING_SECRET)}
+    started = time.monotonic()
+    async with http.post(url, data=body, headers=headers) as response:
+        await response.read()
+        if response.status != 200:
+            raise RuntimeError(f"{url} answered {response.status}")
+    return time.monotonic() - started
+
+
+async def wait_until_up(url: str, proc: subprocess.Popen[bytes], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    async with aiohttp.ClientSession() as http:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{url} exited at start (status {proc.returncode})")
+            with contextlib.suppress(aiohttp.ClientError):
+                async with http.get(url) as response:
+                    if response.status in (200, 404, 405):
+                        return
+            await asyncio.sleep(0.2)
+    raise RuntimeError(f"{url} did not come up")
+
+
+def start_serve(args: argparse.Namespace, fake: FakeSlack, prefix: str, folder: Path) -> tuple[Any, str]:
+    script = folder / "model.yaml"
+    script.write_text(json.dumps([MODEL_TURN.model_dump(mode="json")]))
+    port = free_port()
+    own = ("SLACK_", "FEISHU_", "TELEGRAM_", "CLARIGATE_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(own)}
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT),
+            "REDIS_URL": args.redis_url,
+            "CLARIGATE_BOT_ID": prefix,
+            "LLM_MODEL": f"scripted:{script}",
+            "CHECKPOINTER_URL": "memory://",
+            "CLARIGATE_AGENT__ALLOW_CLARIFICATION": "false",  # one model call per message
+            "CLARIGATE_DATA_DIR": str(folder / "data"),
+            "CLARIGATE_SHUTDOWN_GRACE_SECONDS": "1",
+            "SLACK_BOT_TOKEN": BOT_TOKEN,
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "SLACK_API_URL": fake.api_url,
+        }
+    )
+    if args.workers:
+        env["CLARIGATE_WORKERS"] = str(args.workers)
+    log = (folder / "serve.log").open("wb")
+    cmd = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    if os.environ.get("BENCH_PROFILE"):  # where serve's CPU goes: python -m pstats FILE
+        cmd[1:3] = ["-m", "cProfile", "-o", os.environ["BENCH_PROFILE"], "-m", "gateway.cli"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+async def burst(args: argparse.Namespace, fake: TimedSlack, proc: Any, url: str, run: str) -> None:
+    n = args.conversations
+    texts = [f"conv {i} {run}" for i in range(n)]
+    sent: dict[str, float] = {}
+    rss_peak, rss_before = 0.0, rss_mb(proc.pid)
+    cpu_before = cpu_seconds(proc.pid)
+    connector = aiohttp.TCPConnector(limit=64)
+    async with aiohttp.ClientSession(connector=connector) as http:
+
+        async def one(i: int) -> float:
+            body = event_body(texts[i], f"DB{i}", f"Ev{run}b{i}")
+            sent[texts[i]] = time.monotonic()
+            return await send(http, f"{url}/slack/events", body)
+
+        acks = await asyncio.gather(*(one(i) for i in range(n)))
+        deadline = time.monotonic() + args.timeout
+        while len(fake.replied) < n and time.monotonic() < deadline:
+            rss_peak = max(rss_peak, rss_mb(proc.pid))
+            await asyncio.sleep(0.1)
+    cpu = cpu_seconds(proc.pid) - cpu_before
+    calls: dict[str, int] = {}
+    for call in fake.calls:
+        calls[call.method] = calls.get(call.method, 0) + 1
+    answered = [t for t in texts if t in fake.replied]
+    model = {t: turn_delay(MODEL_TURN, t) for t in texts}
+    total = {t: fake.replied[t] - sent[t] for t in answered}
+    overhead = [(total[t] - model[t]) * 1000 for t in answered]
+    within = sum(1 for t in answered if total[t] <= 1.5 * model[t])
+    workers = args.workers or "default"
+    print(f"slow-model burst: {n} conversations at once, model 1-2 s per message, workers {workers}")
+    print(f"  answered {len(answered)}/{n}; within 1.5x their model time: {within}/{n}")
+    print(f"  last reply {max(total.values(), default=float('nan')):.2f} s after its message")
+    p50, p99 = pct(overhead, 0.5), pct(overhead, 0.99)
+    print(f"  overhead (receive to reply minus model time): p50 {p50:.0f} ms  p99 {p99:.0f} ms")
+    print(f"  ack during the burst: p50 {pct(acks, 0.5) * 1000:.1f} ms  p99 {pct(acks, 0.99) * 1000:.1f} ms")
+    print(f"  serve CPU: {cpu / n * 1000:.2f} ms per message ({cpu:.2f} s for {n})")
+    print("  Web API calls: " + ", ".join(f"{m} {c}" for m, c in sorted(calls.items())))
+    in_flight = min(n, args.workers or 64)
+    print(
+        f"  serve RSS: {rss_before:.0f} MB before, {rss_peak:.0f} MB peak "
+        f"(~{(rss_peak - rss_before) * 1024 / in_flight:.0f} KB per run in flight)"
+    )
+
+
+async def warm_up(fake: TimedSlack, urls: dict[str, str], run: str) -> None:
+    """A few messages to each target, one at a time, so lazy set-up (bolt's one auth.test, first
+    imports, connection pools) is not measured; waits until serve has answered its own."""
+    async with aiohttp.ClientSession() as http:
+        for name, url in urls.items():
+            for i in range(5):
+                await send(http, url, event_body(f"warm {name} {i} {run}", f"DW{i}", f"Ev{run}w{name}{i}"))
+    deadline = time.monotonic() + 30
+    while sum(1 for text in fake.replied if text.startswith("warm ")) < 5 and time.monotonic() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(0.1)
+    fake.calls.clear()
+    fake.replied.clear()
+
+
+async def steady(urls: dict[str, str], args: argparse.Namespace, run: str) -> None:
+    """``--rate`` events per second to each target in turn, ``--rounds`` times; ack latency."""
+    latencies: dict[str, list[float]] = {name: [] for name in urls}
+    count = int(args.rate * args.seconds)
+    for round_number in range(args.rounds):
+        for name, url in urls.items():
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as http:
+                start = time.monotonic()
+                tasks = []
+                for i in range(count):
+                    await asyncio.sleep(max(0.0, start + i / args.rate - time.monotonic()))
+                    text, event_id = f"steady {round_number} {i} {run}", f"Ev{run}{name}{round_number}-{i}"
+                    body = event_body(text, f"DS{i}", event_id)
+                    tasks.append(asyncio.create_task(send(http, url, body)))
+                latencies[name] += await asyncio.gather(*tasks)
+    rate, seconds, rounds = args.rate, args.seconds, args.rounds
+    print(f"ack path: {rate:.0f} signed events/s for {seconds:.0f} s, {rounds} rounds each, alternated")
+    for name, values in latencies.items():
+        ms = [v * 1000 for v in values]
+        print(f"  {name:<16} p50 {pct(ms, 0.5):6.1f} ms   p99 {pct(ms, 0.99):6.1f} ms   ({len(ms)} requests)")
+
+
+async def main(args: argparse.Namespace) -> int:
+    from redis.asyncio import Redis
+
+    run = uuid.uuid4().hex[:8]
+    prefix = f"bench-{run}"
+    fake = TimedSlack()
+    await fake.start()
+    folder = Path(tempfile.mkdtemp(prefix="clarigate-bench-"))
+    serve, url = start_serve(args, fake, prefix, folder)
+    bolt_port = free_port()
+    bolt = subprocess.Popen(  # noqa: ASYNC220 (started once, before any measurement)
+        [sys.executable, str(ROOT / "bench" / "bolt_ack_app.py"), str(bolt_port), SIGNING_SECRET]
+        + [BOT_TOKEN, fake.api_url],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        await wait_until_up(f"{url}/readyz", serve)
+        await wait_until_up(f"http://127.0.0.1:{bolt_port}/", bolt)
+        targets = {
+            "clarigate serve": f"{url}/slack/events",
+            "bare slack-bolt": f"http://127.0.0.1:{bolt_port}/slack/events",
+        }
+        await warm_up(fake, targets, run)
+        await burst(args, fake, serve, url, run)
+        await steady(targets, args, run)
+    finally:
+        for proc in (serve, bolt):
+            proc.send_signal(signal.SIGTERM)
+        for proc in (serve, bolt):
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        await fake.stop()
+        client = Redis.from_url(args.redis_url)
+        keys = [key async for key in client.scan_iter(match=f"{prefix}:*", count=1000)]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+    return 0
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
+    parser.add_argument("--conversations", type=int, default=200, help="burst size (default 200)")
+    parser.add_argument("--workers", type=int, default=0, help="runs in flight in serve (0: its default)")
+    parser.add_argument("--rate", type=float, default=200.0, help="events per second on the ack path")
+    parser.add_argument("--seconds", type=float, default=3.0, help="length of each steady round")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=120.0, help="give up waiting for replies after this")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(parse())))

@@ -1,0 +1,140 @@
+"""Connecting to Redis: redis-py's asyncio client (hiredis parser), set up for a long-lived gateway.
+
+Every client the store opens comes from ``open_redis``:
+
+- the URL means what it means to redis-py (``redis://``, ``rediss://`` for TLS, ``unix://``),
+  plus ``redis+sentinel://`` / ``rediss+sentinel://`` for a master found through Sentinel;
+- TCP keepalive on, and a ``PING`` before reusing a connection idle for ``HEALTH_CHECK_SECONDS``,
+  so a connection a firewall or a failover silently dropped is noticed before a command is lost
+  on it;
+- commands that fail on a lost connection or a timeout are sent again ``retries`` times with
+  jittered backoff (redis-py's ``Retry``): the store only sends commands that are safe to repeat
+  that way, and opens a client with ``retries=0`` for the ones that are not;
+- nothing beyond ``AUTH`` / ``SELECT`` at connect (no ``CLIENT SETNAME`` / ``SETINFO`` unless the
+  URL asks for ``client_name``), so an ACL user with only the store's commands can connect
+  (deploy/README.md lists them);
+- replies come back as Redis sends them (strings decoded, no per-command reshaping): the store's
+  scripts and commands read them as such.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from redis.asyncio import Redis
+from redis.asyncio.connection import ConnectionPool, UnixDomainSocketConnection, parse_url
+from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel
+from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
+
+#: A connection idle this long is checked with ``PING`` before its next command (seconds).
+HEALTH_CHECK_SECONDS = 15
+#: Defaults a URL may override (``?socket_timeout=…``).
+REPLY_TIMEOUT_SECONDS = 10.0
+CONNECT_TIMEOUT_SECONDS = 2.0
+#: Connections one client may open: one per call in flight (reused after), so room for every run
+#: in flight at once; redis-py's default of 100 failed bursts with "Too many connections".
+#: (A waiting BlockingConnectionPool left a cancelled task hanging at shutdown, so not that.)
+MAX_CONNECTIONS = 1000
+
+SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
+
+
+def _retry(retries: int) -> Retry:
+    if retries <= 0:
+        return Retry(NoBackoff(), 0)
+    # a Redis restart or failover takes a second or two: 0.05, 0.1, 0.2 … capped at 0.5 s, jittered
+    return Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), retries)
+
+
+def _defaults(retries: int) -> dict[str, Any]:
+    return {
+        "decode_responses": True,
+        "socket_timeout": REPLY_TIMEOUT_SECONDS,
+        "socket_connect_timeout": CONNECT_TIMEOUT_SECONDS,
+        "socket_keepalive": True,
+        "health_check_interval": HEALTH_CHECK_SECONDS,
+        "retry": _retry(retries),
+        "driver_info": None,
+        # RESP2: replies keep the shapes the scripts and parsing here expect, on every server version
+        "protocol": 2,
+    }
+
+
+def open_redis(url: str, *, retries: int = 3) -> Redis:
+    """A client for ``url`` (see the module docstring); connects on first use."""
+    scheme = urlsplit(url).scheme
+    if scheme in SENTINEL_SCHEMES:
+        client = _sentinel_master(url, retries)
+    else:
+        options = _defaults(retries)
+        # the URL's own options (socket_timeout, ssl_ca_certs, client_name…) win over the defaults
+        options.update(parse_url(url))
+        if options.get("connection_class") is UnixDomainSocketConnection:
+            options.pop("socket_keepalive", None)  # not a TCP socket
+        options.setdefault("max_connections", MAX_CONNECTIONS)
+        pool = ConnectionPool(**options)
+        client = Redis.from_pool(pool)
+    # raw replies: ``SET … GET`` gives the old value, ``XREADGROUP`` its nested arrays, as in redis-cli
+    client.response_callbacks.clear()
+    return client
+
+
+def _sentinel_master(url: str, retries: int) -> Redis:
+    """``redis+sentinel://[user:password@]host:port[,host:port…]/service[/db][?options]``.
+
+    The user and password are the master's; ``sentinel_username`` / ``sentinel_password`` in the
+    query authenticate to the Sentinels when they need it. ``rediss+sentinel`` speaks TLS to the
+    master (``ssl_ca_certs`` etc. as for ``rediss://``).
+    """
+    parts = urlsplit(url)
+    netloc = parts.netloc.rsplit("@", 1)
+    hosts_text = netloc[-1]
+    sentinels = []
+    for host in hosts_text.split(","):
+        name, _, port = host.rpartition(":")
+        if not name:
+            name, port = port, "26379"
+        sentinels.append((name.strip("[]"), int(port or 26379)))
+    path = [unquote(p) for p in parts.path.split("/") if p]
+    if not path:
+        raise ValueError(
+            "a redis+sentinel:// URL names the master's service: redis+sentinel://host:26379/mymaster"
+        )
+    query = dict(parse_qsl(parts.query))
+    options = _defaults(retries)
+    if len(path) > 1:
+        options["db"] = int(path[1])
+    if parts.username:
+        options["username"] = unquote(parts.username)
+    if parts.password:
+        options["password"] = unquote(parts.password)
+    sentinel_options: dict[str, Any] = {
+        "socket_timeout": options["socket_timeout"],
+        "socket_connect_timeout": options["socket_connect_timeout"],
+        "socket_keepalive": True,
+        "decode_responses": True,
+        "driver_info": None,
+    }
+    for key in ("sentinel_username", "sentinel_password"):
+        if key in query:
+            sentinel_options[key.removeprefix("sentinel_")] = query.pop(key)
+    # the other query options are connection options, typed as redis-py types them
+    typed = parse_url("redis://localhost/?" + "&".join(f"{k}={v}" for k, v in query.items())) if query else {}
+    typed.pop("host", None)
+    options.update(typed)
+    if parts.scheme == "rediss+sentinel":
+        options["ssl"] = True
+    # Sentinel's pool does not wait for a free connection: room for every run in flight
+    options.setdefault("max_connections", 1000)
+    manager = Sentinel(sentinels, sentinel_kwargs=sentinel_options, **options)
+    client: Redis = manager.master_for(path[0], redis_class=Redis)
+    return client
+
+
+def describe(url: str) -> str:
+    """Where ``url`` points, without its credentials (for logs and error messages)."""
+    parts = urlsplit(url)
+    where = parts.netloc.rsplit("@", 1)[-1] or parts.path
+    return f"{parts.scheme}://{where}"
