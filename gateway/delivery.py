@@ -75,6 +75,12 @@ def new_plan(inbound_id: str, conversation: Conversation, items: list[Any]) -> D
     return DeliveryPlan(conversation=conversation, items=numbered, created_at=time.time())
 
 
+async def wait_before_retry(seconds: float) -> None:
+    """The pause before a transient failure's next attempt (its own name, so tests can record it
+    without replacing ``asyncio.sleep`` for the whole process)."""
+    await asyncio.sleep(seconds)
+
+
 def backoff(attempt: int, retry_after: float | None = None) -> float:
     """Seconds before retry ``attempt`` (0-based): doubling from 0.5 s with jitter, capped, and
     never sooner than the platform's ``retry_after``."""
@@ -188,7 +194,7 @@ class Deliverer:
                 wait,
             )
             attempt += 1
-            await asyncio.sleep(wait)
+            await wait_before_retry(wait)
 
     async def _sent(self, original: Any, item: Any, ref: MessageRef | None) -> str:
         """Count a delivery; a question shown natively gets its message remembered (to update it)."""

@@ -73,13 +73,11 @@ async def test_every_item_has_a_stable_delivery_id_of_its_own(store: Store, make
 
 async def test_retry_after_is_honoured(store: Store, make_gateway, monkeypatch):
     waits: list[float] = []
-    real_sleep = asyncio.sleep
 
-    async def recorded_sleep(seconds: float) -> None:
+    async def recorded_wait(seconds: float) -> None:
         waits.append(seconds)
-        await real_sleep(0)
 
-    monkeypatch.setattr(delivery.asyncio, "sleep", recorded_sleep)
+    monkeypatch.setattr(delivery, "wait_before_retry", recorded_wait)
     scripted_failures(DeliveryFailed("429", permanent=False, retry_after=42.0, code="ratelimited"))
     gateway, chat = await make_gateway(store, adapter_class=ScriptedPlatform)
     await chat.say("go")
