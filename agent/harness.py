@@ -129,16 +129,6 @@ def turn_output(
     return TurnOutput(replies=replies, request=request, fallback_text=fallback, limit=limit)
 
 
-def _thread_locale(messages: Sequence[Any]) -> Any:
-    """The language of the person's last message in the thread."""
-    from langchain_core.messages import HumanMessage
-
-    from agent.models.conversation import message_text
-
-    human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
-    return detect_locale(message_text(human) if human is not None else "")
-
-
 class ClarifyingAgent:
     """A LangGraph agent with the clarification protocol and a checkpointer.
 
@@ -365,6 +355,7 @@ class ClarifyingAgent:
         from langgraph.types import Command
 
         from agent.interrupts import AskAgain, resume_value
+        from agent.models.conversation import thread_locale
         from agent.protocol import render_text_fallback
 
         kind, interrupt_id = parsed
@@ -374,9 +365,7 @@ class ClarifyingAgent:
             log.warning("the answer is for interrupt %s, which is no longer pending", interrupt_id)
             return None
         before = list(snapshot.values.get("messages", [])) if snapshot.values else []
-        value = resume_value(
-            kind, interrupt_id, pending[interrupt_id].value, response, _thread_locale(before)
-        )
+        value = resume_value(kind, interrupt_id, pending[interrupt_id].value, response, thread_locale(before))
         if isinstance(value, AskAgain):
             return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
         result = await self._graph.ainvoke(Command(resume={interrupt_id: value}), config, durability="async")
@@ -388,13 +377,14 @@ class ClarifyingAgent:
     def _with_interrupt(output: TurnOutput, result: Any, messages: Sequence[Any]) -> TurnOutput:
         """``output`` asking the first pending interrupt's request, when the run stopped on one."""
         from agent.interrupts import request_for
+        from agent.models.conversation import thread_locale
         from agent.protocol import render_text_fallback
 
         interrupts = result.get("__interrupt__") if isinstance(result, Mapping) else None
         if not interrupts or output.request is not None:
             return output
         first = interrupts[0]
-        request = request_for(first.id, first.value, _thread_locale(messages))
+        request = request_for(first.id, first.value, thread_locale(messages))
         return TurnOutput(
             replies=output.replies,
             request=request,
@@ -411,12 +401,13 @@ class ClarifyingAgent:
         """The clarification ``thread_id`` waits for: a pending interrupt's, or the last message's."""
         from agent.interrupts import request_for
         from agent.middleware import request_in
+        from agent.models.conversation import thread_locale
 
         snapshot = await self._graph.aget_state({"configurable": {"thread_id": thread_id}})
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
         interrupts = list(getattr(snapshot, "interrupts", ()) or ())
         if interrupts:
-            return request_for(interrupts[0].id, interrupts[0].value, _thread_locale(messages))
+            return request_for(interrupts[0].id, interrupts[0].value, thread_locale(messages))
         return request_in(messages[-1]) if messages else None
 
     async def delete_thread(self, thread_id: str) -> None:

@@ -11,10 +11,10 @@ import logging
 from typing import Any
 
 from langchain.agents.middleware import ModelCallLimitMiddleware, ToolCallLimitMiddleware, hook_config
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from agent.protocol import detect_locale
+from agent.models.conversation import thread_locale
 from agent.protocol.models import Locale
 
 log = logging.getLogger(__name__)
@@ -42,11 +42,6 @@ def limit_message(kind: str, locale: Locale) -> str:
     return _MESSAGES[kind][locale]
 
 
-def _locale(messages: list[BaseMessage]) -> Locale:
-    human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
-    return detect_locale(human.text if human is not None else "")
-
-
 def _reworded(update: dict[str, Any] | None, kind: str, state: Any) -> dict[str, Any] | None:
     """``update`` with its final AI message replaced by the person's sentence."""
     if not update or update.get("jump_to") != "end":
@@ -55,7 +50,7 @@ def _reworded(update: dict[str, Any] | None, kind: str, state: Any) -> dict[str,
     if messages and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls:
         log.warning("a run reached its %s limit: %s", kind.replace("_", " "), messages[-1].text)
         messages[-1] = AIMessage(
-            content=limit_message(kind, _locale(state["messages"])), additional_kwargs={LIMIT_KEY: kind}
+            content=limit_message(kind, thread_locale(state["messages"])), additional_kwargs={LIMIT_KEY: kind}
         )
     return {**update, "messages": messages}
 

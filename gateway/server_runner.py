@@ -33,7 +33,8 @@ import httpx
 
 from agent.harness import ImageInput, TurnOutput, turn_output
 from agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
-from agent.protocol import HumanInputResponse, detect_locale, render_text_fallback
+from agent.models.conversation import thread_locale
+from agent.protocol import HumanInputResponse, render_text_fallback
 from agent.protocol.wire import response_kwargs
 from gateway import metrics
 from gateway.runner import AgentUnavailable, RunFailed
@@ -277,7 +278,9 @@ class LangGraphServerRunner:
                 i.get("id"): i.get("value") for i in state.get("interrupts") or [] if isinstance(i, Mapping)
             }
             if interrupt_id in pending:
-                value = resume_value(kind, interrupt_id, pending[interrupt_id], response, _locale(before))
+                value = resume_value(
+                    kind, interrupt_id, pending[interrupt_id], response, thread_locale(before)
+                )
                 if isinstance(value, AskAgain):
                     return TurnOutput(
                         request=value.request, fallback_text=render_text_fallback(value.request)
@@ -322,7 +325,7 @@ class LangGraphServerRunner:
         interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
         if interrupts and output.request is None:
             first = interrupts[0]
-            request = request_for(str(first.get("id")), first.get("value"), _locale(messages))
+            request = request_for(str(first.get("id")), first.get("value"), thread_locale(messages))
             output = TurnOutput(
                 replies=output.replies, request=request, fallback_text=render_text_fallback(request)
             )
@@ -340,12 +343,3 @@ def _content(text: str, images: Sequence[ImageInput]) -> Any:
         data = base64.b64encode(image.data).decode("ascii")
         blocks.append({"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{data}"}})
     return blocks
-
-
-def _locale(messages: Sequence[Any]) -> Any:
-    from langchain_core.messages import HumanMessage
-
-    from agent.models.conversation import message_text
-
-    human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
-    return detect_locale(message_text(human) if human is not None else "")

@@ -9,6 +9,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from agent.protocol import detect_locale
+from agent.protocol.models import Locale
 from agent.protocol.wire import HUMAN_INPUT_RESPONSE_KEY as HUMAN_INPUT_RESPONSE_KEY
 
 
@@ -31,6 +33,11 @@ def last_human_text(messages: Sequence[BaseMessage]) -> str:
     """The text of the most recent human message ("" when there is none)."""
     human = last_human(messages)
     return message_text(human).strip() if human else ""
+
+
+def thread_locale(messages: Sequence[BaseMessage]) -> Locale:
+    """The language of the person's last message in the thread (English when there is none)."""
+    return detect_locale(last_human_text(messages))
 
 
 def ai_message_count(messages: Sequence[BaseMessage]) -> int:
