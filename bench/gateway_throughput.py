@@ -184,7 +184,6 @@ STORE_METHODS = (
     "touch_jobs",
     "next_seq",
     "complete_job",
-    "complete_and_read",
     "is_done",
     "keep_jobs",
     "record_delivery",

@@ -118,21 +118,11 @@ class Control:
         self.outbox = outbox
         self.track = track  # told the inbound id of each follow-up run it enqueues (``Gateway.drain``)
 
-    async def handle(
-        self,
-        command: Command,
-        msg: InboundMessage,
-        reply: Reply,
-        lookup: tuple[str, PendingRecord | None] | None = None,
-    ) -> None:
-        """Run ``command`` written in ``msg``; ``reply`` sends the one answer it gets.
-
-        ``lookup`` is the chat thread's agent thread and open question when the caller has
-        them already (``/new``, in turn).
-        """
+    async def handle(self, command: Command, msg: InboundMessage, reply: Reply) -> None:
+        """Run ``command`` written in ``msg``; ``reply`` sends the one answer it gets."""
         conv = msg.conversation
         if command.name == "new":
-            await self._new(command, msg, reply, lookup)
+            await self._new(command, msg, reply)
             return
         status = await self.store.chat_status(conv.thread_key)
         locale = command_locale(msg, command, status.pending)
@@ -148,23 +138,15 @@ class Control:
 
     # --- the commands ---------------------------------------------------------------------------
 
-    async def _new(
-        self,
-        command: Command,
-        msg: InboundMessage,
-        reply: Reply,
-        lookup: tuple[str, PendingRecord | None] | None,
-    ) -> None:
+    async def _new(self, command: Command, msg: InboundMessage, reply: Reply) -> None:
         conv = msg.conversation
         ttl = self.config.thread_ttl_seconds
-        if lookup is None:
-            lookup = await self.store.thread_with_pending(conv.thread_key, ttl)
-        pending = lookup[1]
+        old_thread, pending = await self.store.thread_with_pending(conv.thread_key, ttl)
         thread_id = await self.store.new_thread_for_chat(conv.thread_key, ttl)
         log.info("started a new agent thread %s", thread_id)
         # the thread left behind is deleted from the checkpointer after the retention period
         retire_at = time.time() + self.config.thread_retention_seconds
-        await self.store.schedule_thread_cleanup(lookup[0], retire_at)
+        await self.store.schedule_thread_cleanup(old_thread, retire_at)
         if pending is not None:
             # its clicks would run on the old thread: closed now, and any later click on an older
             # question of the old thread is refused as "restarted" (``Gateway.submit_answer``)

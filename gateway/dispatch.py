@@ -184,7 +184,6 @@ class Dispatcher:
     # --- the two kinds of job --------------------------------------------------------------
 
     async def _message(self, msg: InboundMessage, turn: _Turn) -> None:
-        lookup = turn.job.thread_lookup
         conv = turn.conversation = msg.conversation
         turn.hint = language_hint(msg.language)
         set_log_context(platform=conv.platform, chat=conv.chat_id)
@@ -195,11 +194,9 @@ class Dispatcher:
             async def reply(item: Any) -> Any:
                 return await self._reply(conv, item, turn)
 
-            await self.control.handle(command, msg, reply, lookup)
+            await self.control.handle(command, msg, reply)
             return
-        if lookup is None:
-            lookup = await self.store.thread_with_pending(conv.thread_key, ttl)
-        thread_id, pending = lookup
+        thread_id, pending = await self.store.thread_with_pending(conv.thread_key, ttl)
         set_log_context(thread_id=thread_id)
         if (
             pending is not None

@@ -345,7 +345,7 @@ class WorkerPool:
         backoff (the earlier job is on another replica), and a job ending here wakes it too.
         """
         job = held.job
-        if job.seq == 1 or job.turn_ready:
+        if job.seq == 1:
             return  # seq 1 is handed out only when nothing of this chat thread is outstanding
         delay = 0.002
         task = asyncio.current_task()

@@ -83,12 +83,6 @@ class Job:
     seq: int
     payload_json: str = "{}"  # the job's data as stored; ``payload`` decodes it
     deliveries: int = 1
-    # Set only by ``complete_and_read``: the job's turn had come when it was read (nothing earlier
-    # of its chat thread outstanding; that stays so until it completes) ...
-    turn_ready: bool = False
-    # ... and for a ``message`` job, what ``thread_with_pending`` gave at that moment. Only fresh
-    # while nothing could change it: the worker pool uses it for a job it starts at once.
-    thread_lookup: tuple[str, PendingRecord | None] | None = None
 
     @property
     def payload(self) -> dict[str, Any]:
@@ -258,19 +252,6 @@ class Store(ABC):
     @abstractmethod
     async def complete_job(self, job: Job) -> None:
         """Acknowledge the job, mark its inbound id done, advance the turnstile (one step)."""
-
-    async def complete_and_read(
-        self, job: Job, consumer: str, count: int, thread_ttl_seconds: int
-    ) -> list[Job]:
-        """``complete_job``, then up to ``count`` new jobs for ``consumer`` without waiting.
-
-        One round trip in Redis. A job whose turn has come is marked ``turn_ready`` and, when it
-        is a ``message``, carries ``thread_lookup``: ``thread_with_pending(order_key,
-        thread_ttl_seconds)`` done in the same step (mapping made or its TTL refreshed alike).
-        A store may leave both unset; the worker then checks the turn and looks up the thread.
-        """
-        await self.complete_job(job)
-        return await self.read_jobs(consumer, count, 0) if count > 0 else []
 
     @abstractmethod
     async def is_done(self, inbound_id: str) -> bool:

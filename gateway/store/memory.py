@@ -320,25 +320,6 @@ class MemoryStore(Store):
             self._set(next_key, completed, ORDER_TTL_SECONDS)
             self._refresh(seq_key, ORDER_TTL_SECONDS)
 
-    async def complete_and_read(
-        self, job: Job, consumer: str, count: int, thread_ttl_seconds: int
-    ) -> list[Job]:
-        """``complete_job``, then up to ``count`` new jobs, each ready one with its thread lookups.
-
-        Nothing in here waits, so it is one atomic step like the Redis script.
-        """
-        await self.complete_job(job)
-        jobs = self._deliver(consumer, count) if count > 0 else []
-        for read in jobs:
-            read.turn_ready = int(self._get(self.keys.next(read.order_key)) or 0) + 1 >= read.seq
-            if read.turn_ready and read.kind == "message":
-                key = self.keys.thread(read.order_key)
-                thread_id = self._get(key) or new_thread_id()
-                self._set(key, thread_id, thread_ttl_seconds)
-                pending = self._record(self._get(self.keys.pending(thread_id)))
-                read.thread_lookup = (thread_id, still_open(pending))
-        return jobs
-
     async def is_done(self, inbound_id: str) -> bool:
         """True when this inbound id has had its reply."""
         return self._get(self.keys.done(inbound_id)) is not None

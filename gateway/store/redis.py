@@ -74,7 +74,6 @@ class RedisStore(Store):
         self._accept = self._redis.register_script(scripts.ACCEPT_JOB)
         self._claim = self._redis.register_script(scripts.CLAIM_ANSWER)
         self._complete = self._redis.register_script(scripts.COMPLETE_JOB)
-        self._complete_read = self._redis.register_script(scripts.COMPLETE_AND_READ)
         self._thread = self._redis.register_script(scripts.THREAD_FOR_CHAT)
         self._thread_pending = self._redis.register_script(scripts.THREAD_WITH_PENDING)
         self._follow = self._redis.register_script(scripts.FOLLOW_POINTER)
@@ -395,51 +394,6 @@ class RedisStore(Store):
         await self._run(self._complete, keys, args)
         for handed in self._handed.values():
             handed.discard(job.entry_id)
-
-    async def complete_and_read(
-        self, job: Job, consumer: str, count: int, thread_ttl_seconds: int
-    ) -> list[Job]:
-        """``complete_job`` and a non-blocking read with each ready job's thread lookups: one script."""
-        if count <= 0:
-            await self.complete_job(job)
-            return []
-        keys = [
-            self.keys.jobs,
-            self.keys.done(job.inbound_id),
-            self.keys.seq(job.order_key),
-            self.keys.next(job.order_key),
-        ]
-        args: list[Any] = [
-            GROUP,
-            job.entry_id,
-            job.seq,
-            to_millis(DONE_TTL_SECONDS),
-            to_millis(ORDER_TTL_SECONDS),
-            consumer,
-            count,
-            to_millis(thread_ttl_seconds),
-            self.prefix,
-            *(new_thread_id() for _ in range(count)),
-        ]
-        answered, flat = await self._delivering(
-            consumer, lambda: self._run_once(self._complete_read, keys, args)
-        )
-        if not answered:
-            await self.complete_job(job)  # safe to repeat: completes once, whether it ran or not
-            return await self._unseen_jobs(consumer)
-        for handed in self._handed.values():
-            handed.discard(job.entry_id)
-        handed = self._handed.setdefault(consumer, set())
-        jobs = []
-        for i in range(0, len(flat), 9):
-            entry_id, kind, inbound_id, order_key, seq, payload, ready, thread_id, raw = flat[i : i + 9]
-            job = Job(entry_id, kind, inbound_id, order_key, int(seq), payload or "{}")
-            handed.add(entry_id)
-            job.turn_ready = bool(ready)
-            if thread_id:
-                job.thread_lookup = (thread_id, still_open(decode_record(raw) if raw else None))
-            jobs.append(job)
-        return jobs
 
     async def is_done(self, inbound_id: str) -> bool:
         """True when this inbound id has had its reply."""

@@ -103,56 +103,6 @@ end
 return 1
 """
 
-#: KEYS: jobs, done, seq, next. ARGV: as COMPLETE_JOB, then consumer, count, thread ttl ms,
-#: prefix, one candidate thread id per job to read. Completes the job (as COMPLETE_JOB), then
-#: reads up to ``count`` new entries without waiting; for each one whose turn has come it adds
-#: the lookups its run starts with (as THREAD_WITH_PENDING), so a worker can run it at once.
-#: Returns one flat array, nine values per entry read: entry id, kind, inbound id, order key,
-#: seq, payload, turn ready (1/0), thread id or "", open record's fields or ""; empty when the group is
-#: missing (the reader remakes it).
-COMPLETE_AND_READ = """
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
-if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 1 then
-  redis.call('XDEL', KEYS[1], ARGV[2])
-  local completed = math.max(tonumber(redis.call('GET', KEYS[4]) or '0'), tonumber(ARGV[3]))
-  if completed >= tonumber(redis.call('GET', KEYS[3]) or '0') then
-    redis.call('DEL', KEYS[3], KEYS[4])
-  else
-    redis.call('SET', KEYS[4], completed, 'PX', ARGV[5])
-    redis.call('PEXPIRE', KEYS[3], ARGV[5])
-  end
-end
-local reply = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[6], 'COUNT', ARGV[7], 'STREAMS', KEYS[1], '>')
-if type(reply) ~= 'table' or reply.err or not reply[1] then return {} end
-local prefix, rows = ARGV[9], {}
-for i, entry in ipairs(reply[1][2]) do
-  local fields = {}
-  for j = 1, #entry[2], 2 do fields[entry[2][j]] = entry[2][j + 1] end
-  local done = tonumber(redis.call('GET', prefix .. ':next:' .. fields['order_key']) or '0')
-  local ready, thread_id, record = 0, '', ''
-  if done + 1 >= tonumber(fields['seq']) then
-    ready = 1
-    if fields['kind'] == 'message' then
-      local thread_key = prefix .. ':thread:' .. fields['order_key']
-      thread_id = redis.call('GET', thread_key)
-      if thread_id then
-        redis.call('PEXPIRE', thread_key, ARGV[8])
-      else
-        thread_id = ARGV[9 + i]
-        redis.call('SET', thread_key, thread_id, 'PX', ARGV[8])
-      end
-      local request_id = redis.call('GET', prefix .. ':pending:' .. thread_id)
-      if request_id then record = redis.call('HGETALL', prefix .. ':ask:' .. request_id) end
-    end
-  end
-  for _, value in ipairs({entry[1], fields['kind'], fields['inbound_id'], fields['order_key'],
-                          fields['seq'], fields['payload'] or '', ready, thread_id, record}) do
-    table.insert(rows, value)
-  end
-end
-return rows
-"""
-
 #: KEYS: thread. ARGV: candidate thread id, ttl ms. Returns the thread id in force.
 THREAD_FOR_CHAT = """
 local current = redis.call('GET', KEYS[1])

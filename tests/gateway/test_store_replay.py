@@ -327,19 +327,6 @@ async def _complete_job(r: Replay) -> None:
     assert sorted(await r.pending_of("me")) == sorted([second.entry_id, _.entry_id])
 
 
-@scenario("complete_and_read")
-async def _complete_and_read(r: Replay) -> None:
-    await r.store.read_jobs("me", 10, 0)
-    await r.store.accept_job("e1", "message", "e1", "k", {}, 60)
-    (first,) = await r.store.read_jobs("me", 10, 0)
-    await r.store.accept_job("e2", "message", "e2", "k", {}, 60)
-    r.lose_reply_to(r.store._complete_read.sha)
-    jobs = await r.store.complete_and_read(first, "me", 5, 60)
-    assert [(j.inbound_id, j.deliveries) for j in jobs] == [("e2", 1)]  # read once, not skipped
-    assert await r.store.read_jobs("me", 10, 0) == []
-    assert await r.store.next_seq("k") == 2 and await r.store.is_done("e1")
-
-
 @scenario("is_done")
 async def _is_done(r: Replay) -> None:
     await _two_jobs(r)
