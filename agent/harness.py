@@ -14,10 +14,11 @@ import base64
 import logging
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agent.events import EventSink, RunEvent
 from agent.protocol import HumanInputRequest, HumanInputResponse, detect_locale
 
 if TYPE_CHECKING:
@@ -129,6 +130,14 @@ def turn_output(
     return TurnOutput(replies=replies, request=request, fallback_text=fallback, limit=limit)
 
 
+async def _tell(on_event: EventSink, event: RunEvent) -> None:
+    """Hand ``event`` on; showing progress must never fail the run."""
+    try:
+        await on_event(event)
+    except Exception:
+        log.warning("a run event could not be shown", exc_info=True)
+
+
 class ClarifyingAgent:
     """A LangGraph agent with the clarification protocol and a checkpointer.
 
@@ -144,6 +153,7 @@ class ClarifyingAgent:
         *,
         sees_images: bool = True,
         model_name: str = "",
+        tool_descriptions: Mapping[str, str] | None = None,
     ) -> None:
         """Use ``create``; this only holds what it built."""
         self._graph = graph
@@ -151,6 +161,8 @@ class ClarifyingAgent:
         self.settings = settings or AgentSettings()
         self._sees_images = sees_images
         self._model_name = model_name
+        # tool name -> description, for showing what a tool call is doing
+        self._tool_descriptions: dict[str, str] = dict(tool_descriptions or {})
 
     @classmethod
     async def create(
@@ -209,7 +221,15 @@ class ClarifyingAgent:
         elif chat_model is not None and isinstance(chat_model.profile, Mapping):
             sees_images = chat_model.profile.get("image_inputs", True) is not False
         model_name = settings.graph or settings.model
-        return cls(graph, checkpointer, settings, sees_images=sees_images, model_name=model_name)
+        descriptions = {t.name: t.description for t in all_tools if getattr(t, "description", "")}
+        return cls(
+            graph,
+            checkpointer,
+            settings,
+            sees_images=sees_images,
+            model_name=model_name,
+            tool_descriptions=descriptions,
+        )
 
     async def __aenter__(self) -> ClarifyingAgent:
         return self
@@ -251,6 +271,7 @@ class ClarifyingAgent:
         images: Sequence[ImageInput] = (),
         metadata: Mapping[str, Any] | None = None,
         turn_id: str | None = None,
+        on_event: EventSink | None = None,
     ) -> TurnOutput:
         """Run one turn on ``thread_id``; ``response`` when ``text`` answers a clarification.
 
@@ -260,6 +281,10 @@ class ClarifyingAgent:
         ``turn_id`` names the turn. Called again with the same id (the gateway's job changed
         hands), a turn that stopped midway resumes from its last checkpoint, so steps and tool
         calls that completed are not repeated, and a finished turn gives its output again.
+
+        ``on_event`` is given the run's text as the model streams it and its steps (tools
+        started and finished, a question asked) as they happen (``agent.events``); a failing
+        callback is logged and never fails the run.
         """
         from langchain_core.callbacks import UsageMetadataCallbackHandler
         from langgraph.errors import GraphRecursionError
@@ -274,9 +299,9 @@ class ClarifyingAgent:
             parsed = parse_request_id(response.request_id) if response is not None else None
             output = None
             if parsed is not None and response is not None:
-                output = await self._resume(config, parsed, response)
+                output = await self._resume(config, parsed, response, on_event)
             if output is None:
-                output = await self._new_message(config, text, response, images, turn_id)
+                output = await self._new_message(config, text, response, images, turn_id, on_event)
         except GraphRecursionError:
             log.warning(
                 "run on thread %s reached the recursion limit (%d)", thread_id, self.settings.recursion_limit
@@ -305,25 +330,27 @@ class ClarifyingAgent:
         response: HumanInputResponse | None,
         images: Sequence[ImageInput],
         turn_id: str | None = None,
+        on_event: EventSink | None = None,
     ) -> TurnOutput:
         from langchain_core.messages import HumanMessage
 
         from agent.protocol.wire import response_kwargs
 
         human_id = str(uuid.uuid5(TURN_NAMESPACE, turn_id)) if turn_id else str(uuid.uuid4())
-        earlier = await self._earlier_attempt(config, human_id) if turn_id else None
+        earlier = await self._earlier_attempt(config, human_id, on_event) if turn_id else None
         if earlier is not None:
             return earlier
         extra = response_kwargs(response) if response is not None else {}
         human = HumanMessage(content=self._content(text, images), id=human_id, additional_kwargs=extra)
-        # "async": a checkpoint after every step (written while the next one runs), so a turn cut
-        # off midway resumes there; ``prune`` then keeps only the latest checkpoint of the thread.
-        result = await self._graph.ainvoke({"messages": [human]}, config, durability="async")
+        # a checkpoint after every step (``_invoke``); ``prune`` then keeps only the latest one
+        result = await self._invoke({"messages": [human]}, config, on_event)
         await self._prune(config)
         messages = result.get("messages", []) if isinstance(result, Mapping) else []
         return self._with_interrupt(turn_output(messages, human_id), result, messages)
 
-    async def _earlier_attempt(self, config: dict[str, Any], human_id: str) -> TurnOutput | None:
+    async def _earlier_attempt(
+        self, config: dict[str, Any], human_id: str, on_event: EventSink | None = None
+    ) -> TurnOutput | None:
         """The output of an earlier attempt at this turn (resumed first if it stopped midway)."""
         snapshot = await self._graph.aget_state(config)
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
@@ -333,12 +360,86 @@ class ClarifyingAgent:
         if interrupts:  # it stopped on an interrupt: ask it again
             result: Any = {"__interrupt__": interrupts}
         elif snapshot.next:  # cut off midway: go on from the last completed step
-            result = await self._graph.ainvoke(None, config, durability="async")
+            result = await self._invoke(None, config, on_event)
             messages = result.get("messages", []) if isinstance(result, Mapping) else []
             await self._prune(config)
         else:
             result = {}
         return self._with_interrupt(turn_output(messages, human_id), result, messages)
+
+    async def _invoke(self, graph_input: Any, config: dict[str, Any], on_event: EventSink | None) -> Any:
+        """Run the graph to its end and return its final state (with ``__interrupt__`` when it
+        stopped on one), as ``ainvoke`` does; with ``on_event``, stream it and report the text
+        and the steps on the way.
+
+        "async" durability: a checkpoint after every step (written while the next one runs), so
+        a turn cut off midway resumes there.
+        """
+        if on_event is None:
+            return await self._graph.ainvoke(graph_input, config, durability="async")
+        from agent.events import Asking
+        from agent.run_events import step_events, text_delta
+
+        latest: Any = None
+        interrupts: list[Any] = []
+        modes = ["updates", "values", "messages"]
+        async for mode, payload in self._graph.astream(
+            graph_input, config, durability="async", stream_mode=modes
+        ):
+            if mode == "values":
+                latest = payload
+            elif mode == "messages":
+                delta = text_delta(*payload)
+                if delta is not None:
+                    await _tell(on_event, delta)
+            elif isinstance(payload, Mapping):
+                if payload.get("__interrupt__") is not None:
+                    interrupts.extend(payload["__interrupt__"])
+                    await _tell(on_event, Asking())
+                    continue
+                for event in step_events(payload, self._tool_descriptions):
+                    await _tell(on_event, event)
+        if interrupts:
+            return (
+                {**latest, "__interrupt__": interrupts}
+                if isinstance(latest, dict)
+                else {"__interrupt__": interrupts}
+            )
+        return latest
+
+    async def stream_turn(
+        self,
+        thread_id: str,
+        text: str,
+        response: HumanInputResponse | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[RunEvent | TurnOutput]:
+        """``run_turn`` as an iterator: the run's events as they happen, then its ``TurnOutput``."""
+        import asyncio
+
+        queue: asyncio.Queue[RunEvent | TurnOutput | BaseException] = asyncio.Queue()
+
+        async def put(event: RunEvent) -> None:
+            queue.put_nowait(event)
+
+        async def run() -> None:
+            try:
+                queue.put_nowait(await self.run_turn(thread_id, text, response, on_event=put, **kwargs))
+            except BaseException as exc:  # handed to the reader, which raises it
+                queue.put_nowait(exc)
+
+        task = asyncio.create_task(run())
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+                if isinstance(item, TurnOutput):
+                    return
+        finally:
+            if not task.done():
+                task.cancel()
 
     async def _prune(self, config: dict[str, Any]) -> None:
         """Keep the thread's latest checkpoint only; a failure costs storage, never the turn."""
@@ -349,7 +450,11 @@ class ClarifyingAgent:
             log.warning("could not prune the checkpoints of thread %s", thread_id, exc_info=True)
 
     async def _resume(
-        self, config: dict[str, Any], parsed: tuple[str, str], response: HumanInputResponse
+        self,
+        config: dict[str, Any],
+        parsed: tuple[str, str],
+        response: HumanInputResponse,
+        on_event: EventSink | None = None,
     ) -> TurnOutput | None:
         """Resume the interrupt ``parsed`` names with the answer; None when it is not pending."""
         from langgraph.types import Command
@@ -368,7 +473,7 @@ class ClarifyingAgent:
         value = resume_value(kind, interrupt_id, pending[interrupt_id].value, response, thread_locale(before))
         if isinstance(value, AskAgain):
             return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
-        result = await self._graph.ainvoke(Command(resume={interrupt_id: value}), config, durability="async")
+        result = await self._invoke(Command(resume={interrupt_id: value}), config, on_event)
         await self._prune(config)
         messages = result.get("messages", []) if isinstance(result, Mapping) else []
         return self._with_interrupt(turn_output(messages, None, start=len(before)), result, messages)

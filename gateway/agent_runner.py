@@ -7,6 +7,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agent.events import EventSink
 from agent.harness import AgentSettings, ClarifyingAgent, ImageInput, TurnOutput
 from agent.protocol import HumanInputResponse
 from gateway import metrics
@@ -52,15 +53,17 @@ class LangGraphRunner:
         *,
         images: Sequence[ImageInput] = (),
         metadata: Mapping[str, Any] | None = None,
+        on_event: EventSink | None = None,
     ) -> TurnOutput:
-        """Run one turn on ``thread_id``; count its tokens and any limit that ended it."""
+        """Run one turn on ``thread_id`` (streaming its events to ``on_event``); count its tokens
+        and any limit that ended it."""
         agent = await self._get()
         context = current_log_context()
         metadata = {**{name: context[name] for name in TRACE_FIELDS if name in context}, **(metadata or {})}
         # the inbound id names the turn: a job that changed hands resumes it from its checkpoint
         turn_id = metadata.get("inbound_id")
         output = await agent.run_turn(
-            thread_id, text, response, images=images, metadata=metadata, turn_id=turn_id
+            thread_id, text, response, images=images, metadata=metadata, turn_id=turn_id, on_event=on_event
         )
         if output.limit:
             metrics.RUN_LIMITS.labels(limit=output.limit).inc()

@@ -25,6 +25,8 @@ class PlatformAccess(BaseModel):
     """Who may talk to the bot on one platform (empty lists: everyone)."""
 
     enabled: bool | None = None  # None: enabled when credentials are present
+    # streamed replies and live progress on this platform (None: the bot's ``streaming``)
+    streaming: Literal["auto", "off"] | None = None
     allowed_users: Annotated[list[str], NoDecode] = Field(default_factory=list)
     allowed_chats: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
@@ -254,6 +256,10 @@ class GatewayConfig(BaseSettings):
     body_timeout_seconds: float = Field(10.0, gt=0)
     # a run still going after this long shows "working…" (0: every run shows it at once)
     progress_after_seconds: float = Field(1.0, ge=0)
+    # "auto": replies are streamed as the model writes them and tool steps shown, natively where the
+    # platform can (Slack's chat stream, Telegram drafts, Feishu streaming cards), else by edits of
+    # one message; "off": the whole reply at once, after "working…" (each platform may override)
+    streaming: Literal["auto", "off"] = "auto"
     max_body_bytes: int = Field(1024 * 1024, gt=0)
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["debug", "info", "warning", "error"] = "info"  # --log-level overrides
@@ -293,6 +299,12 @@ class GatewayConfig(BaseSettings):
         """The settings section of ``name``, or None for a platform without one (tests)."""
         section = getattr(self, name, None) if name in PLATFORMS else None
         return section if isinstance(section, PlatformAccess) else None
+
+    def streams_on(self, name: str) -> bool:
+        """Whether runs are shown live on platform ``name`` (its own ``streaming``, else the bot's)."""
+        section = self.platform(name)
+        chosen = section.streaming if section is not None and section.streaming is not None else None
+        return (chosen or self.streaming) == "auto"
 
     def platform_enabled(self, name: str) -> bool:
         """Enabled explicitly, or (``enabled`` unset) when its credentials are present."""

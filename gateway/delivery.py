@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field
 
 from gateway import metrics
 from gateway.config import GatewayConfig
-from gateway.messages import ClarificationOut, Conversation, ErrorReply, MessageRef, TextReply
+from gateway.messages import ClarificationOut, Conversation, ErrorReply, LiveEnd, MessageRef, TextReply
 from gateway.outbound import Outbox
 from gateway.port import DeliveryFailed
 from gateway.store.base import DeliveryRecord, Store
@@ -44,7 +44,7 @@ MAX_BACKOFF = 30.0
 #: The namespace of delivery ids (uuid5 of the inbound id and the item's place).
 DELIVERY_NAMESPACE = uuid.UUID("0f6f3c1e-6a55-4d5e-9a43-5b2f1c8f1d2e")
 
-Item = Annotated[TextReply | ClarificationOut | ErrorReply, Field(discriminator="kind")]
+Item = Annotated[TextReply | ClarificationOut | ErrorReply | LiveEnd, Field(discriminator="kind")]
 
 #: Outcomes noted per item.
 SENT, FALLBACK, ABANDONED = "sent", "fallback", "abandoned"
@@ -150,7 +150,7 @@ class Deliverer:
         inbound_id: str,
         index: int,
         conv: Conversation,
-        item: TextReply | ClarificationOut | ErrorReply,
+        item: TextReply | ClarificationOut | ErrorReply | LiveEnd,
         deadline: float,
         may_send: Callable[[], Awaitable[None]],
     ) -> str:
@@ -174,6 +174,19 @@ class Deliverer:
                     fallback_id = delivery_id(inbound_id, index, ":text")
                     item, attempt = TextReply(text=item.fallback_text, delivery_id=fallback_id), 0
                     continue
+                if exc.permanent and isinstance(item, TextReply) and item.live is not None:
+                    # the live message cannot become the reply (gone, stream refused): post it anew
+                    log.warning(
+                        "reply %s could not finish its live message on %s (%s): posting it instead",
+                        item.delivery_id,
+                        conv.platform,
+                        exc.code or exc,
+                    )
+                    item, attempt = item.model_copy(update={"live": None}), 0
+                    continue
+                if exc.permanent and isinstance(item, LiveEnd):
+                    log.info("live message of %s gone on %s (%s)", inbound_id, conv.platform, exc.code)
+                    return SENT
                 if exc.permanent:
                     return self._abandon(inbound_id, conv, item, f"refused: {exc.code or exc}")
                 wait = backoff(attempt, exc.retry_after)
@@ -198,6 +211,11 @@ class Deliverer:
 
     async def _sent(self, original: Any, item: Any, ref: MessageRef | None) -> str:
         """Count a delivery; a question shown natively gets its message remembered (to update it)."""
+        if isinstance(original, LiveEnd):
+            return SENT  # closing a live message is not a reply
+        if item is not original and isinstance(original, TextReply):
+            metrics.DELIVERED.inc()  # posted anew instead of finishing its live message
+            return SENT
         if item is not original:
             metrics.DELIVERED_AS_TEXT.inc()
             return FALLBACK

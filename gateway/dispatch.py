@@ -37,7 +37,9 @@ from gateway.messages import (
     Conversation,
     ErrorReply,
     InboundMessage,
+    LiveEnd,
     MessageJob,
+    MessageRef,
     Sender,
     TextReply,
 )
@@ -47,6 +49,7 @@ from gateway.progress import WorkingIndicator
 from gateway.runner import AgentRunner, AgentUnavailable
 from gateway.store.base import Job, PendingRecord, Store
 from gateway.store.keys import DONE_TTL_SECONDS
+from gateway.streaming import LiveReply, LiveResult
 
 log = logging.getLogger(__name__)
 
@@ -293,19 +296,26 @@ class Dispatcher:
         turn: _Turn,
         images: list[ImageInput] | None,
     ) -> None:
-        working = WorkingIndicator(
-            self.outbox, conv, locale_for(text, turn.hint), after=self.config.progress_after_seconds
-        )
-        await working.start()
+        locale = locale_for(text, turn.hint)
+        live = await self._live_reply(conv, locale, turn.job)
+        working = None
+        if live is not None:
+            live.start()
+        else:
+            working = WorkingIndicator(self.outbox, conv, locale, after=self.config.progress_after_seconds)
+            await working.start()
         metrics.RUNS_STARTED.inc()
         started = time.perf_counter()
         limit = self.config.run_timeout_seconds
         model = self.config.agent.model
         log.info("run started (model %s)", model)
         turn.thread_id = thread_id
+        first = len(turn.items)  # where this run's items begin (a live message is finished there)
         try:
             async with asyncio.timeout(limit):
-                seen = {"images": images} if images else {}  # runners without images keep working
+                seen: dict[str, Any] = {"images": images} if images else {}  # runners without images work
+                if live is not None:
+                    seen["on_event"] = live.on_event
                 with run_usage(model) as usage:
                     # the job's inbound id names the turn: a run handed back midway resumes from its
                     # last checkpoint, and a finished one gives its output again without running
@@ -313,12 +323,19 @@ class Dispatcher:
                         thread_id, text, response, metadata=run_metadata(conv, turn.job), **seen
                     )
         except asyncio.CancelledError:
-            # stopping, or taken over: the job runs again elsewhere with its own "working…"
+            # stopping, or taken over: the job runs again elsewhere with its own "working…"; a live
+            # message stays as it is, for the replica that takes the job over to finish
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(working.finish(reply_follows=False), CLEAR_PROGRESS_SECONDS)
+                if live is not None:
+                    await asyncio.wait_for(live.finish(), CLEAR_PROGRESS_SECONDS)
+                if working is not None:
+                    await asyncio.wait_for(working.finish(reply_follows=False), CLEAR_PROGRESS_SECONDS)
             raise
         except AgentUnavailable:
-            await working.finish()
+            if working is not None:
+                await working.finish()
+            if live is not None:
+                await self._drop_live(conv, await live.finish(), turn.job)
             await self._agent_unavailable(conv, text, turn)
             return
         except Exception as exc:
@@ -332,30 +349,100 @@ class Dispatcher:
                     "agent run failed on thread %s%s", thread_id, f" (run {run_id})" if run_id else ""
                 )
                 failure = notice_for_text("run_failed", text, turn.hint)
-            await working.finish()
+            if working is not None:
+                await working.finish()
             await self._reply(conv, ErrorReply(text=failure), turn)
+            if live is not None:
+                self._finish_live(await live.finish(), turn, first)
             return
         took = time.perf_counter() - started
         metrics.RUN_LATENCY.observe(took)
         metrics.RUNS_FINISHED.inc()
         log.info(
-            "run finished in %.2f s (model %s, %d model call(s), %d tokens in, %d out)%s",
+            "run finished in %.2f s (model %s, %d model call(s), %d tokens in, %d out)%s%s",
             took,
             usage.model or model,
             usage.calls,
             usage.input_tokens,
             usage.output_tokens,
             ", asking" if output.request is not None else "",
+            f", {live.calls} live update(s)" if live is not None and live.calls else "",
         )
-        await working.finish()
+        if working is not None:
+            await working.finish()
+        result = await live.finish() if live is not None else None
         for reply in output.replies:
             if reply.strip():
                 await self._reply(conv, TextReply(text=reply), turn)
         if output.request is not None:
             await self._ask(conv, thread_id, output, sender, turn)
-        elif not turn.items:
+        elif len(turn.items) == first:
             log.warning("the agent produced no reply")
             await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text, turn.hint)), turn)
+        if result is not None:
+            self._finish_live(result, turn, first)
+
+    # --- the live message of a run (gateway/streaming.py) ------------------------------------
+
+    async def _live_reply(self, conv: Conversation, locale: Locale, job: Job) -> LiveReply | None:
+        """The run's live message where the platform shows one and streaming is on, else None.
+
+        A job delivered before (a crash, a hand-over) continues the live message its earlier
+        attempt started, so that message is finished rather than left half-written.
+        """
+        if not self.config.streams_on(conv.platform):
+            return None
+        try:
+            adapter = self.outbox.adapter_for(conv.platform)
+        except LookupError:
+            return None
+        mode = adapter.live_mode(conv)
+        if mode is None:
+            return None
+        key = live_key(job.inbound_id)
+        adopted = None
+        if job.deliveries > 1:
+            with contextlib.suppress(Exception):  # unreadable: a new live message instead
+                found = await self.store.get_json(key)
+                adopted = MessageRef.model_validate(found) if found else None
+        keep_for = int(self.config.run_timeout_seconds * 2 + 3600)
+
+        async def remember(ref: MessageRef) -> None:
+            await self.store.set_json(key, ref.model_dump(mode="json"), keep_for)
+
+        return LiveReply(
+            adapter,
+            conv,
+            locale,
+            mode=mode,
+            working_after=self.config.progress_after_seconds,
+            remember=remember,
+            adopted=adopted,
+        )
+
+    @staticmethod
+    def _finish_live(result: LiveResult, turn: _Turn, first: int) -> None:
+        """Make the run's first item finish its live message: the first reply becomes that message;
+        before a question or an error, the streamed text is ended as it stands, or the message
+        (only progress shown) is closed."""
+        if result.ref is None:
+            return
+        items = turn.items
+        head = items[first] if len(items) > first else None
+        if isinstance(head, TextReply) and head.private_to is None:
+            items[first] = head.model_copy(update={"live": result.ref})
+        elif result.text:
+            items.insert(first, TextReply(text=result.text, live=result.ref))
+        else:
+            items.insert(first, LiveEnd(ref=result.ref))
+
+    async def _drop_live(self, conv: Conversation, result: LiveResult, job: Job) -> None:
+        """Close a live message whose run is put off (the agent is away): no stale progress stays."""
+        if result.ref is None:
+            return
+        await self.outbox.send_quietly(conv, LiveEnd(ref=result.ref))
+        with contextlib.suppress(Exception):
+            await self.store.delete(live_key(job.inbound_id))
 
     async def _agent_unavailable(self, conv: Conversation, text: str, turn: _Turn) -> None:
         """The agent cannot be reached: keep the job for a later delivery (it runs once the agent is
@@ -461,6 +548,11 @@ def run_metadata(conv: Conversation, job: Job) -> dict[str, str]:
     if conv.topic:
         meta["topic"] = conv.topic
     return meta
+
+
+def live_key(inbound_id: str) -> str:
+    """The store key of the live message a job's run started (for the replica that takes it over)."""
+    return f"live:{inbound_id}"
 
 
 def new_token() -> str:

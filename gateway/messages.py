@@ -219,11 +219,47 @@ class TextReply(BaseModel):
     ``private_to``: a notice for one person only (a refusal naming who is asked); adapters show
     it as privately as the platform allows (Slack: an ephemeral message; Telegram: a reply to
     that person's message, at most once a day), never as a public line on every message.
+
+    ``live``: the run's live message (``PlatformAdapter.show_live``) that this reply finishes:
+    the adapter ends the stream and makes that message the properly formatted reply (further
+    parts of a long reply follow as messages of their own). A ``DeliveryFailed`` that is
+    permanent makes the core send the reply again without ``live``, as an ordinary message.
     """
 
     kind: Literal["text"] = "text"
     text: str
     private_to: Sender | None = None
+    delivery_id: str | None = None  # see "Delivery ids" above
+    live: MessageRef | None = None
+
+
+class LiveView(BaseModel):
+    """What a run's live message shows now (``PlatformAdapter.show_live``).
+
+    ``text`` is the answer so far as the model streams it: untrusted model Markdown, escaped by
+    the adapter on every update as on the final reply. Within one message it only grows, and
+    ``shown`` is the part of it the message already shows (an append-only API sends the rest);
+    None when that is not known (a message started by another replica before a hand-over):
+    replace the whole content then. ``status`` is a line saying what is going on
+    ("🔧 Searching the docs…", "⏳ Working…"), already in the person's language; None once the
+    answer is being written.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: str  # the adapter's ``live_mode`` for this conversation
+    text: str = ""
+    shown: str | None = ""
+    status: str | None = None
+    locale: Locale = "en"
+
+
+class LiveEnd(BaseModel):
+    """Close a run's live message that no reply finishes (the run asked a question or failed
+    before writing any text): remove it, or end its stream, leaving nothing half-written."""
+
+    kind: Literal["live_end"] = "live_end"
+    ref: MessageRef
     delivery_id: str | None = None  # see "Delivery ids" above
 
 
@@ -267,4 +303,4 @@ class ErrorReply(BaseModel):
     delivery_id: str | None = None  # see "Delivery ids" above
 
 
-Outbound = TextReply | ClarificationOut | ClarificationClosed | ProgressUpdate | ErrorReply
+Outbound = TextReply | ClarificationOut | ClarificationClosed | ProgressUpdate | ErrorReply | LiveEnd

@@ -87,6 +87,14 @@ JOBS_GIVEN_UP = Counter("clarigate_jobs_given_up_total", "Jobs given up without 
 DELIVERIES_GIVEN_UP = Counter(
     "clarigate_deliveries_given_up_total", "Replies that could not be delivered", ["platform"]
 )
+LIVE_UPDATES = Counter(
+    "clarigate_live_updates_total", "Updates of live messages (streamed replies, progress)", ["platform"]
+)
+LIVE_UPDATES_FAILED = Counter(
+    "clarigate_live_updates_failed_total",
+    "Live messages that stopped updating after a failed call (the reply still follows)",
+    ["platform"],
+)
 LLM_CALLS = Counter("clarigate_llm_calls_total", "Model calls", ["model", "outcome"])  # ok | error
 LLM_TOKENS = Counter("clarigate_llm_tokens_total", "Model tokens", ["model", "direction"])  # input | output
 PLATFORM_CONNECTED = Gauge(

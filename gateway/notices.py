@@ -35,6 +35,10 @@ NOTICES: dict[str, dict[Locale, str]] = {
         "en": "Sorry, I am not set up to work with you here. Ask the bot's administrator for access.",
         "zh": "抱歉，我在这里无法为您服务。请联系机器人的管理员开通权限。",
     },
+    # --- live progress (gateway/streaming.py) ---------------------------------------------------
+    "tool_running": {"en": "🔧 {what}…", "zh": "🔧 {what}…"},
+    "using_tool": {"en": "Using {tool}", "zh": "正在使用 {tool}"},
+    "working_status": {"en": "⏳ Working…", "zh": "⏳ 处理中…"},
     # --- conversation control (gateway/commands.py) ---------------------------------------------
     "greeting": {
         "en": "👋 Hi! I am an assistant that asks before it guesses. Tell me what you need.",

@@ -26,6 +26,7 @@ from .messages import (
     Conversation,
     InboundAnswer,
     InboundMessage,
+    LiveView,
     MessageRef,
     Outbound,
     PendingView,
@@ -142,6 +143,34 @@ class PlatformAdapter(ABC):
 
         Platform errors are raised as ``DeliveryFailed`` (transient or permanent).
         """
+
+    # --- live messages: a run's answer streamed while it is written, and its steps -------------
+    #
+    # The core (``gateway.streaming``) calls ``show_live`` at most once per ``live_interval``
+    # seconds while a run goes on: first with ``ref`` None (create the message: the platform's
+    # native stream where it has one), then with the ref it returned. The run's recorded reply
+    # then finishes that message (``TextReply.live``), or ``LiveEnd`` closes it. A failing
+    # ``show_live`` stops the updates for that run; the reply is delivered all the same.
+
+    def live_mode(self, conversation: Conversation) -> str | None:
+        """How a run is shown live in ``conversation``: a name of the adapter's choosing (the
+        platform's native stream, drafts, a streaming card, or edits of one message), or None for
+        no live message (the default: "Working…" only, as ``ProgressUpdate``)."""
+        return None
+
+    def live_interval(self, conversation: Conversation, mode: str) -> float:
+        """Seconds between two updates of a live message in ``mode``: inside the platform's
+        documented rate limits, so the number of calls grows with a run's time, not its tokens."""
+        return 1.0
+
+    async def show_live(
+        self, conversation: Conversation, view: LiveView, ref: MessageRef | None
+    ) -> MessageRef | None:
+        """Create (``ref`` None) or update the live message of a run; returns its reference.
+
+        Errors are raised as ``DeliveryFailed`` (the core stops updating this run's message).
+        """
+        raise DeliveryFailed(f"{self.platform} shows no live messages", permanent=True)
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """The bytes of an attachment this adapter received (called by a worker, never on the ack

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from agent.events import EventSink
 from agent.harness import ImageInput, TurnOutput
 from agent.protocol import HumanInputResponse
 
@@ -36,11 +37,13 @@ class AgentRunner(Protocol):
         *,
         images: Sequence[ImageInput] = (),
         metadata: Mapping[str, Any] | None = None,
+        on_event: EventSink | None = None,
     ) -> TurnOutput:
         """Run the agent; ``response`` when ``text`` answers a clarification (or an interrupt: the
         runner resumes it); ``images`` came with the message; ``metadata`` says where it came from
         (``inbound_id``, ``platform``, ``chat_id``, …) for tracing and for joining a run started
-        before for the same inbound message."""
+        before for the same inbound message. ``on_event`` is given the run's streamed text and its
+        steps as they happen (``agent.events``); the returned output is what counts."""
 
     async def ping(self) -> bool:
         """True when the runner's checkpointer (or agent server) answers."""

@@ -31,11 +31,13 @@ from typing import Any
 
 import httpx
 
+from agent.events import EventSink, RunEvent
 from agent.harness import ImageInput, TurnOutput, turn_output
 from agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
 from agent.models.conversation import thread_locale
 from agent.protocol import HumanInputResponse, render_text_fallback
 from agent.protocol.wire import response_kwargs
+from agent.run_events import step_events, text_delta
 from gateway import metrics
 from gateway.runner import AgentUnavailable, RunFailed
 
@@ -194,11 +196,13 @@ class LangGraphServerRunner:
         *,
         images: Sequence[ImageInput] = (),
         metadata: Mapping[str, Any] | None = None,
+        on_event: EventSink | None = None,
     ) -> TurnOutput:
-        """One run on the server thread mapped to ``thread_id`` (joined when it was started before)."""
+        """One run on the server thread mapped to ``thread_id`` (joined when it was started before);
+        its streamed text and steps go to ``on_event`` as the server sends them."""
         meta = dict(metadata or {})
         try:
-            return await self._turn(server_thread_id(thread_id), text, response, images, meta)
+            return await self._turn(server_thread_id(thread_id), text, response, images, meta, on_event)
         except (AgentUnavailable, RunFailed):
             raise
         except Exception as exc:
@@ -216,6 +220,7 @@ class LangGraphServerRunner:
         response: HumanInputResponse | None,
         images: Sequence[ImageInput],
         meta: dict[str, Any],
+        on_event: EventSink | None = None,
     ) -> TurnOutput:
         inbound_id = meta.get("inbound_id")
         run = await self._started_run(sid, inbound_id, meta)
@@ -228,7 +233,7 @@ class LangGraphServerRunner:
             run = started
         else:
             log.info("joining run %s started for %s before", run["run_id"], inbound_id)
-        await self._follow(sid, run)
+        await self._follow(sid, run, on_event)
         return await self._output(sid, run)
 
     async def _started_run(self, sid: str, inbound_id: str | None, meta: Mapping[str, Any]) -> Any | None:
@@ -268,7 +273,8 @@ class LangGraphServerRunner:
         options: dict[str, Any] = {
             "metadata": run_meta,
             "multitask_strategy": "enqueue",
-            "stream_mode": ["updates"],  # what each step changed; the state is read once at the end
+            # what each step changed and the model's tokens as written; the state is read at the end
+            "stream_mode": ["updates", "messages-tuple"],
             "stream_resumable": True,
         }
         parsed = parse_request_id(response.request_id) if response is not None else None
@@ -299,12 +305,22 @@ class LangGraphServerRunner:
         run_input: dict[str, Any] = {"messages": [human]}
         return await self._client.runs.create(sid, self.settings.assistant_id, input=run_input, **options)
 
-    async def _follow(self, sid: str, run: Mapping[str, Any]) -> None:
-        """Follow the run's stream to its end (the events are where progress will come from)."""
+    async def _follow(self, sid: str, run: Mapping[str, Any], on_event: EventSink | None = None) -> None:
+        """Follow the run's stream to its end, handing its text and steps to ``on_event``.
+
+        A joined stream starts from the run's first event (``last_event_id="-1"``): a live
+        message continued after a hand-over is rebuilt whole.
+        """
         started = time.perf_counter()
         async for part in self._client.runs.join_stream(sid, run["run_id"], last_event_id="-1"):
             if part.event == "error":
                 log.warning("run %s streamed an error: %s", run["run_id"], part.data)
+            elif on_event is not None:
+                for event in _events_of(part.event, part.data):
+                    try:
+                        await on_event(event)
+                    except Exception:
+                        log.warning("a run event could not be shown", exc_info=True)
         metrics.AGENT_SERVER_RUN_SECONDS.observe(time.perf_counter() - started)
 
     async def _output(self, sid: str, run: Mapping[str, Any]) -> TurnOutput:
@@ -330,6 +346,18 @@ class LangGraphServerRunner:
                 replies=output.replies, request=request, fallback_text=render_text_fallback(request)
             )
         return output
+
+
+def _events_of(kind: str, data: Any) -> list[RunEvent]:
+    """The run events in one part of a server's stream (``messages`` parts: text; ``updates``:
+    steps)."""
+    if kind.startswith("messages") and isinstance(data, list | tuple) and data:
+        metadata = data[1] if len(data) > 1 and isinstance(data[1], Mapping) else None
+        delta = text_delta(data[0], metadata)
+        return [delta] if delta is not None else []
+    if kind.startswith("updates") and isinstance(data, Mapping):
+        return list(step_events(data))
+    return []
 
 
 def _content(text: str, images: Sequence[ImageInput]) -> Any:

@@ -36,6 +36,7 @@ from gateway.messages import (
     ErrorReply,
     InboundAnswer,
     InboundMessage,
+    LiveView,
     MessageRef,
     Outbound,
     ProgressUpdate,
@@ -51,9 +52,15 @@ class TestAdapter(PlatformAdapter):
     __test__ = False  # not a pytest test class
     platform: ClassVar[str] = "test"
 
-    def __init__(self, gateway: GatewayPort, workspace: str = "w1") -> None:
+    def __init__(
+        self, gateway: GatewayPort, workspace: str = "w1", *, live: bool = False, live_interval: float = 0.05
+    ) -> None:
         self.gateway = gateway
         self.workspace = workspace
+        # ``live``: runs are shown live ("edit" mode); ``shown`` records every ``show_live`` view
+        self.live = live
+        self.interval = live_interval
+        self.shown: list[tuple[MessageRef | None, LiveView]] = []
         self.sent: list[tuple[Conversation, Outbound]] = []
         self.refs: list[MessageRef | None] = []  # what ``send`` returned, parallel to ``sent``
         self.answers: list[AnswerOutcome] = []
@@ -214,6 +221,25 @@ class TestAdapter(PlatformAdapter):
             )
         self.refs.append(ref)
         return ref
+
+    def live_mode(self, conversation: Conversation) -> str | None:
+        """ "edit" when made with ``live=True``, else no live messages."""
+        return "edit" if self.live else None
+
+    def live_interval(self, conversation: Conversation, mode: str) -> float:
+        """``live_interval`` as given (short, for tests)."""
+        return self.interval
+
+    async def show_live(
+        self, conversation: Conversation, view: LiveView, ref: MessageRef | None
+    ) -> MessageRef | None:
+        """Record the view; the first makes a message."""
+        self.shown.append((ref, view))
+        if ref is not None:
+            return ref
+        return MessageRef(
+            platform=self.platform, chat_id=conversation.chat_id, message_id=f"live-{next(self._ids)}"
+        )
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """The bytes put in ``files`` for the attachment's ref (None if unknown or too large)."""

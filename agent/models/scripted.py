@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatResult
 from pydantic import BaseModel, Field
 
 from agent.models.conversation import ai_message_count, conversation_call_id, last_human_text
@@ -42,6 +40,8 @@ class ScriptedTurn(BaseModel):
     # how long the turn "thinks" before answering, as a real model would: seconds, or
     # [low, high] for a delay drawn per conversation (``turn_delay``)
     delay_seconds: float | tuple[float, float] = 0.0
+    # seconds between two streamed pieces (words) of ``content``, when the run streams
+    token_delay_seconds: float = Field(0.0, ge=0)
 
 
 def turn_delay(turn: ScriptedTurn, last_user: str) -> float:
@@ -118,19 +118,18 @@ class ScriptedChatModel(LocalChatModel):
             response_metadata={"model_name": "scripted"} if usage else {},
         )
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def think(self, messages: Sequence[BaseMessage]) -> None:
+        """Wait the turn's ``delay_seconds`` before answering, as a remote model does (no CPU used)."""
         turn_number = ai_message_count(messages)
         if turn_number < len(self.turns):
             delay = turn_delay(self.turns[turn_number], last_human_text(messages))
             if delay > 0:
-                await asyncio.sleep(delay)  # waits as a remote model does, without using the CPU
-        return await super()._agenerate(messages, stop, run_manager, **kwargs)
+                await asyncio.sleep(delay)
+
+    def token_delay(self, messages: Sequence[BaseMessage]) -> float:
+        """The turn's ``token_delay_seconds``: the pause between two streamed pieces."""
+        turn_number = ai_message_count(messages)
+        return self.turns[turn_number].token_delay_seconds if turn_number < len(self.turns) else 0.0
 
     def observe(self, messages: list[BaseMessage]) -> None:
         """Record what the model was given (tests read ``calls``)."""

@@ -1,0 +1,88 @@
+"""Run events read off LangGraph's stream: the ``messages`` mode gives text, ``updates`` the steps.
+
+Works on message objects (the in-process graph) and on their JSON form (a LangGraph server's
+``messages-tuple`` and ``updates`` events), so both runners show the same progress.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from agent.events import Asking, RunEvent, TextDelta, ToolFinished, ToolStarted
+from agent.tools import ASK_CLARIFICATION
+
+#: Message types whose text is the answer being written.
+_AI_TYPES = {"ai", "AIMessageChunk"}
+
+
+def _field(message: Any, name: str, default: Any = None) -> Any:
+    if isinstance(message, Mapping):
+        return message.get(name, default)
+    return getattr(message, name, default)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            block if isinstance(block, str) else block.get("text", "")
+            for block in content
+            if isinstance(block, str) or (isinstance(block, Mapping) and block.get("type") == "text")
+        ]
+        return "".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+def _is_model_node(metadata: Mapping[str, Any] | None) -> bool:
+    """True unless the text came from a middleware's own model call (clarify-first's structured
+    check, a summary): those are not the answer. Middleware nodes are ``Name.hook``."""
+    node = str((metadata or {}).get("langgraph_node") or "")
+    return "." not in node
+
+
+def text_delta(message: Any, metadata: Mapping[str, Any] | None = None) -> TextDelta | None:
+    """The answer text in one ``messages``-mode item, or None (tool messages, tool-call chunks,
+    middleware calls, empty chunks)."""
+    if _field(message, "type") not in _AI_TYPES or not _is_model_node(metadata):
+        return None
+    text = _text(_field(message, "content"))
+    if not text:
+        return None
+    return TextDelta(text=text, message_id=_field(message, "id"))
+
+
+def _messages_of(update: Any) -> list[Any]:
+    if not isinstance(update, Mapping):
+        return []
+    messages = update.get("messages")
+    if isinstance(messages, list | tuple):
+        return list(messages)
+    value = getattr(messages, "value", None)  # Overwrite(...)
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def step_events(
+    updates: Mapping[str, Any], descriptions: Mapping[str, str] | None = None
+) -> Iterator[RunEvent]:
+    """The steps in one ``updates``-mode item: tools called and answered, a question asked."""
+    if "__interrupt__" in updates:
+        yield Asking()
+        return
+    for update in updates.values():
+        for message in _messages_of(update):
+            kind = _field(message, "type")
+            if kind == "ai":
+                for call in _field(message, "tool_calls") or []:
+                    name = str(_field(call, "name") or "")
+                    if name == ASK_CLARIFICATION:
+                        yield Asking()
+                    elif name:
+                        call_id = str(_field(call, "id") or "")
+                        yield ToolStarted(name, call_id, (descriptions or {}).get(name))
+            elif kind == "tool":
+                name = str(_field(message, "name") or "")
+                if name and name != ASK_CLARIFICATION:
+                    ok = _field(message, "status", "success") != "error"
+                    yield ToolFinished(name, str(_field(message, "tool_call_id") or ""), ok)

@@ -1,0 +1,190 @@
+"""A run shown live: the answer as the model writes it, and what the agent is doing meanwhile.
+
+``LiveReply`` takes a runner's events (``agent.events``) and keeps one live message of the
+run up to date through the adapter (``PlatformAdapter.show_live``), coalescing: the first
+update once the run has gone on ``FIRST_SHOW_AFTER`` seconds with something to show, then at
+most one per ``live_interval`` (the platform's limits), whatever the number of tokens. A run
+that is over sooner is not shown live at all: its reply is posted whole, as before.
+
+The live message is only a view. What the person finally reads is the run's recorded reply,
+which finishes that message (``TextReply.live``) or closes it (``LiveEnd``) through the core's
+delivery step, retried like any reply. The message's reference is kept in the store as soon as
+it exists, so a replica that takes the job over (a crash, a hand-over) finishes the same
+message instead of leaving a half-written one behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from agent.events import Asking, RunEvent, TextDelta, ToolFinished, ToolStarted
+from agent.protocol.models import Locale
+from gateway import metrics
+from gateway.messages import Conversation, LiveView, MessageRef
+from gateway.notices import notice
+from gateway.port import PlatformAdapter
+
+log = logging.getLogger(__name__)
+
+#: Seconds a run must have gone on, with something to show, before its live message is made:
+#: quicker runs are posted whole (no message flashing by, no extra calls).
+FIRST_SHOW_AFTER = 0.15
+#: How long ``finish`` waits for an update still on its way.
+FINISH_WAIT_SECONDS = 5.0
+#: A tool's description is its progress line when its first sentence is at most this long.
+MAX_DESCRIPTION = 60
+
+
+def tool_line(event: ToolStarted, locale: Locale) -> str:
+    """ "🔧 Searching the docs…": the tool's short description, else its name."""
+    first = (event.description or "").strip().split("\n")[0].split(". ")[0].strip().rstrip(".…")
+    what = first if 0 < len(first) <= MAX_DESCRIPTION else notice("using_tool", locale, tool=event.name)
+    return notice("tool_running", locale, what=what)
+
+
+@dataclass(frozen=True)
+class LiveResult:
+    """What a run's live message showed, for the reply that finishes it."""
+
+    ref: MessageRef | None  # None: nothing was shown live
+    text: str  # the answer text streamed (untrusted), possibly empty
+    failed: bool  # an update failed: the message may show less than ``text``
+
+
+class LiveReply:
+    """The live message of one run: ``start()``, feed ``on_event``, then ``await finish()``."""
+
+    def __init__(
+        self,
+        adapter: PlatformAdapter,
+        conversation: Conversation,
+        locale: Locale,
+        *,
+        mode: str,
+        working_after: float,
+        remember: Callable[[MessageRef], Awaitable[None]] | None = None,
+        adopted: MessageRef | None = None,
+    ) -> None:
+        self.adapter = adapter
+        self.conversation = conversation
+        self.locale = locale
+        self.mode = mode
+        self.interval = max(adapter.live_interval(conversation, mode), 0.05)
+        self.working_after = working_after
+        self.remember = remember
+        # a message another replica started for this job: this run continues it (whole-content
+        # updates, since what it shows is not known here)
+        self.ref: MessageRef | None = adopted
+        self._shown: str | None = None if adopted is not None else ""
+        self._text = ""
+        self._message_id: str | None = None
+        self._status: str | None = None
+        self._asking = False
+        self._failed = False
+        self._closing = False
+        self._wake = asyncio.Event()
+        self._closed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.calls = 0  # show_live calls made (for logs and tests)
+
+    def start(self) -> None:
+        """Begin watching the run: the first update comes once there is something worth showing."""
+        self._task = asyncio.get_running_loop().create_task(self._keep_up())
+
+    async def on_event(self, event: RunEvent) -> None:
+        """A runner's event (``agent.events``); returns at once, updates follow on their own."""
+        if isinstance(event, TextDelta):
+            if not event.text:
+                return
+            if self._text and event.message_id and event.message_id != self._message_id:
+                self._text = self._text.rstrip() + "\n\n"  # a new message of the run: a new paragraph
+            self._message_id = event.message_id or self._message_id
+            self._text += event.text if self._text else event.text.lstrip()
+            self._status = None
+        elif isinstance(event, ToolStarted):
+            self._status = tool_line(event, self.locale)
+        elif isinstance(event, ToolFinished):
+            self._status = None if self._text else notice("working_status", self.locale)
+        elif isinstance(event, Asking):
+            self._asking = True  # a question follows as native controls: nothing more to stream
+            self._status = None
+        self._wake.set()
+
+    async def finish(self) -> LiveResult:
+        """Stop updating (an update on its way is waited for); what the message shows now."""
+        self._closing = True
+        self._closed.set()
+        self._wake.set()
+        if self._task is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(self._task), FINISH_WAIT_SECONDS)
+            if not self._task.done():
+                self._task.cancel()
+        return LiveResult(ref=self.ref, text=self._text.strip(), failed=self._failed)
+
+    # --- the updating task ----------------------------------------------------------------------
+
+    def _view(self) -> LiveView:
+        return LiveView(
+            mode=self.mode, text=self._text, shown=self._shown, status=self._status, locale=self.locale
+        )
+
+    async def _sleep(self, seconds: float | None) -> None:
+        """Wait up to ``seconds`` (None: until woken) or until something changes."""
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+    async def _keep_up(self) -> None:
+        started = time.monotonic()
+        # the first update: something to show, and the run still going after FIRST_SHOW_AFTER
+        # ("Working…" alone after ``working_after``)
+        while not self._closing:
+            now = time.monotonic()
+            if not (self._text or self._status) and now - started >= self.working_after:
+                self._status = notice("working_status", self.locale)
+            if self._text or self._status:
+                wait = started + FIRST_SHOW_AFTER - now
+                if wait <= 0:
+                    break
+            else:
+                wait = started + self.working_after - now
+            await self._sleep(wait)
+        last: LiveView | None = None
+        while not self._closing and not self._asking:
+            view = self._view()
+            if view != last and (view.text or view.status):
+                if not await self._show(view):
+                    return
+                last = self._view()  # what was shown (``shown`` moved on)
+                with contextlib.suppress(TimeoutError):  # coalesce what comes meanwhile
+                    await asyncio.wait_for(self._closed.wait(), self.interval)
+                continue
+            await self._sleep(None)
+
+    async def _show(self, view: LiveView) -> bool:
+        first = self.ref is None
+        try:
+            ref = await self.adapter.show_live(self.conversation, view, self.ref)
+        except Exception as exc:
+            self._failed = True
+            code = getattr(exc, "code", None) or type(exc).__name__
+            metrics.LIVE_UPDATES_FAILED.labels(platform=self.conversation.platform).inc()
+            log.info("live %s message stopped updating: %s", self.mode, code)
+            return False
+        self.calls += 1
+        metrics.LIVE_UPDATES.labels(platform=self.conversation.platform).inc()
+        if ref is not None:
+            self.ref = ref
+            if first and self.remember is not None:
+                try:
+                    await self.remember(ref)
+                except Exception:  # costs only the hand-over's tidy finish
+                    log.warning("could not record the live message", exc_info=True)
+        self._shown = view.text
+        return True
