@@ -300,7 +300,7 @@ class Dispatcher:
         live = await self._live_reply(conv, locale, turn.job)
         working = None
         if live is not None:
-            live.start()
+            await live.start()
         else:
             working = WorkingIndicator(self.outbox, conv, locale, after=self.config.progress_after_seconds)
             await working.start()

@@ -92,8 +92,12 @@ class LiveReply:
         self._task: asyncio.Task[None] | None = None
         self.calls = 0  # show_live calls made (for logs and tests)
 
-    def start(self) -> None:
-        """Begin watching the run: the first update comes once there is something worth showing."""
+    async def start(self) -> None:
+        """Begin watching the run: the first update comes once there is something worth showing;
+        with ``working_after`` 0, "Working…" is shown before this returns (every run shows it)."""
+        if self.working_after <= 0:
+            self._status = notice("working_status", self.locale)
+            await self._show(self._view())
         self._task = asyncio.get_running_loop().create_task(self._keep_up())
 
     async def on_event(self, event: RunEvent) -> None:
@@ -142,18 +146,21 @@ class LiveReply:
 
     async def _keep_up(self) -> None:
         started = time.monotonic()
-        # the first update: something to show, and the run still going after FIRST_SHOW_AFTER
-        # ("Working…" alone after ``working_after``)
+        working = notice("working_status", self.locale)
+        # the first update: "Working…" once the run outlasts ``working_after`` (0: at once), or the
+        # answer or a tool step once the run has gone on FIRST_SHOW_AFTER
         while not self._closing:
-            now = time.monotonic()
-            if not (self._text or self._status) and now - started >= self.working_after:
-                self._status = notice("working_status", self.locale)
+            elapsed = time.monotonic() - started
+            if not (self._text or self._status) and elapsed >= self.working_after:
+                self._status = working
+            if self._status == working and not self._text:
+                break
             if self._text or self._status:
-                wait = started + FIRST_SHOW_AFTER - now
+                wait = FIRST_SHOW_AFTER - elapsed
                 if wait <= 0:
                     break
             else:
-                wait = started + self.working_after - now
+                wait = self.working_after - elapsed
             await self._sleep(wait)
         last: LiveView | None = None
         while not self._closing and not self._asking:
