@@ -11,10 +11,11 @@ import pytest
 from langgraph_sdk import get_client
 
 from gateway.doctor import run_checks
-from gateway.messages import AnswerStatus
+from gateway.messages import AnswerStatus, TextReply
 from gateway.server import build_app
 from gateway.server_runner import LangGraphServerRunner, ServerSettings, server_thread_id
 from gateway.store.memory import MemoryStore
+from gateway.testing import TestAdapter
 
 from .langgraph_server.process import LangGraphServer, free_port
 
@@ -215,3 +216,30 @@ async def test_a_server_restarted_mid_run_is_followed_again_and_answers_once(tmp
         server.stop()
         await client.http.client.aclose()
         await runner.aclose()
+
+
+async def test_a_server_run_streams_its_tool_step_and_answer_into_one_live_message(
+    langgraph_server, make_gateway
+):
+    runner = runner_for(langgraph_server, "writer")
+
+    class Live(TestAdapter):
+        def __init__(self, gateway):  # type: ignore[no-untyped-def]
+            super().__init__(gateway, live=True, live_interval=0.1)
+
+    gateway, chat = await make_gateway(
+        MemoryStore("lg-writer"), runner, adapter_class=Live, progress_after_seconds=5.0
+    )
+    await chat.say("rolling upgrades")
+    await gateway.drain(timeout=30)
+    views = [view for _, view in chat.shown]
+    answer = "The guide says to run the migration first, then restart every worker in turn."
+    # the tool's step from the server's updates, then the answer from its message tokens, growing
+    # (the server's tools are its own: the gateway knows their names, not their descriptions)
+    assert "🔧 Using search_docs…" in [view.status for view in views]
+    texts = [view.text for view in views if view.text]
+    assert len(texts) >= 2 and all(b.startswith(a) for a, b in zip(texts, texts[1:], strict=False))
+    assert answer.startswith(texts[-1])
+    [reply] = [item for _, item in chat.sent]
+    assert isinstance(reply, TextReply) and reply.text == answer and reply.live is not None
+    await runner.aclose()

@@ -1,7 +1,7 @@
 """Graphs the test LangGraph server serves: built on clarigate's harness with the scripted model.
 
 The server process reads the scripts and the tool's log file from the environment the test
-fixture gives it (``ASKER_SCRIPT``, ``APPROVER_SCRIPT``, ``TOOL_LOG``).
+fixture gives it (``ASKER_SCRIPT``, ``APPROVER_SCRIPT``, ``WRITER_SCRIPT``, ``TOOL_LOG``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,17 @@ approver = build_agent_graph(
     tools=[delete_data],
     require_approval={"delete_data": ["approve", "reject"]},
 )
+
+
+@tool
+async def search_docs(query: str) -> str:
+    """Searching the docs."""
+    await asyncio.sleep(0.3)  # long enough for its progress line to be shown
+    return f"the guide on {query}"
+
+
+#: Searches, then streams its answer word by word.
+writer = build_agent_graph(build_chat_model(f"scripted:{os.environ['WRITER_SCRIPT']}"), tools=[search_docs])
 
 
 def _ask(state: MessagesState) -> dict[str, Any]:

@@ -41,6 +41,15 @@ APPROVER_SCRIPT = [
     {"content": "Done: {last_user}"},
 ]
 
+#: Looks something up, then writes its answer slowly (the run streams it).
+WRITER_SCRIPT = [
+    {"tool_calls": [{"name": "search_docs", "args": {"query": "{last_user}"}}]},
+    {
+        "content": "The guide says to run the migration first, then restart every worker in turn.",
+        "token_delay_seconds": 0.05,
+    },
+]
+
 
 def free_port() -> int:
     """A port nobody listens on right now."""
@@ -60,9 +69,11 @@ class LangGraphServer:
         self.tool_log.touch()
         (workdir / "asker.yaml").write_text(yaml.safe_dump(ASKER_SCRIPT))
         (workdir / "approver.yaml").write_text(yaml.safe_dump(APPROVER_SCRIPT))
+        (workdir / "writer.yaml").write_text(yaml.safe_dump(WRITER_SCRIPT))
         # graph paths in langgraph.json are read from the server's working directory
         graphs = {
-            name: f"{HERE / 'graphs.py'}:{name}" for name in ("asker", "approver", "interrupter", "sleeper")
+            name: f"{HERE / 'graphs.py'}:{name}"
+            for name in ("asker", "approver", "interrupter", "sleeper", "writer")
         }
         self.config = workdir / "langgraph.json"
         self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
@@ -76,6 +87,7 @@ class LangGraphServer:
             **os.environ,
             "ASKER_SCRIPT": str(self.workdir / "asker.yaml"),
             "APPROVER_SCRIPT": str(self.workdir / "approver.yaml"),
+            "WRITER_SCRIPT": str(self.workdir / "writer.yaml"),
             "TOOL_LOG": str(self.tool_log),
             "LANGGRAPH_CLI_NO_ANALYTICS": "1",
             "LANGSMITH_TRACING": "false",
