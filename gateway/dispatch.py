@@ -167,6 +167,8 @@ class Dispatcher:
                 raise HandBack(job.inbound_id) from None
             metrics.JOBS_GIVEN_UP.inc()
             log.exception("job %s failed %d times: giving up", job.inbound_id, job.deliveries)
+            if turn.conversation is not None:
+                await self._end_left_live(turn.conversation, job)
             if job.kind != "answer":
                 await self.store.forget(job.inbound_id)  # a redelivery by the platform may retry
             return None
@@ -435,6 +437,14 @@ class Dispatcher:
             items.insert(first, TextReply(text=result.text, live=result.ref))
         else:
             items.insert(first, LiveEnd(ref=result.ref))
+
+    async def _end_left_live(self, conv: Conversation, job: Job) -> None:
+        """Close the live message an earlier attempt of a job given up left (nothing half-written
+        stays behind a job that never replies)."""
+        with contextlib.suppress(Exception):
+            found = await self.store.get_json(live_key(job.inbound_id))
+            if found:
+                await self._drop_live(conv, LiveResult(MessageRef.model_validate(found), "", False), job)
 
     async def _drop_live(self, conv: Conversation, result: LiveResult, job: Job) -> None:
         """Close a live message whose run is put off (the agent is away): no stale progress stays."""
