@@ -286,3 +286,14 @@ async def test_the_in_process_agent_streams_its_scripted_answer_to_the_live_mess
     assert len(views) >= 2 and answer.startswith(views[-1].text) and views[0].text
     [reply] = items(chat)
     assert isinstance(reply, TextReply) and reply.text == answer and reply.live is not None
+
+
+def test_streaming_is_chosen_per_bot_and_overridden_per_platform(monkeypatch):
+    from gateway.config import GatewayConfig
+
+    assert GatewayConfig().streams_on("slack")  # auto is the default
+    config = GatewayConfig(streaming="off", telegram={"streaming": "auto"})
+    assert not config.streams_on("slack") and not config.streams_on("feishu")
+    assert config.streams_on("telegram")
+    monkeypatch.setenv("CLARIGATE_FEISHU__STREAMING", "off")
+    assert not GatewayConfig().streams_on("feishu") and GatewayConfig().streams_on("slack")
