@@ -33,6 +33,8 @@ from gateway.messages import (
     Conversation,
     ErrorReply,
     InboundMessage,
+    LiveEnd,
+    LiveView,
     MessageRef,
     Outbound,
     ProgressUpdate,
@@ -44,6 +46,7 @@ from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids
 from .files import download
 from .interactions import ClarificationInteractions
+from .live import EDIT, LIVE_INTERVAL, STREAM, Askers, LiveMessages
 from .markup import escape_mrkdwn
 from .names import NameBook
 from .receive import PLATFORM, count_ignored, events_endpoint, parse_message_event, request_kind
@@ -86,6 +89,8 @@ class SlackAdapter(PlatformAdapter):
         self.ack_client = build_ack_path_client(token, settings.api_url)
         self.sender = SlackSender(self.client, self.ack_client)
         self.names = NameBook(self.sender.user_name)
+        self.askers = Askers(lambda: self.gateway.state)
+        self.live = LiveMessages(self.sender, self.askers)
         self.bot_user_id: str | None = None
         # Work before ack: an exception answers 500 and Slack redelivers (deduped by id).
         # Unhandled requests reach ``_on_error`` (200 and a count) instead of Bolt's 404.
@@ -142,6 +147,10 @@ class SlackAdapter(PlatformAdapter):
         command = mention_command(message.text) if message.is_mention else None
         if command is not None:  # "@clarigate cancel": the thread's own command
             message = message.model_copy(update={"text": command})
+        elif message.conversation.reply_to and self.settings.streaming != "off":
+            # the run's stream goes to this person (Slack names the recipient outside DMs)
+            share = self.askers.note(message, str(body["event"].get("user_team") or ""))
+            self.interactions.after_the_ack(share())
         await self.gateway.accept(message)
 
     @staticmethod
@@ -275,6 +284,11 @@ class SlackAdapter(PlatformAdapter):
                 text = "⚠️ " + text
             await self.sender.ephemeral(channel, item.private_to.user_id, text, thread)
             return None  # an ephemeral message cannot be updated or deleted
+        if isinstance(item, TextReply) and item.live is not None:
+            return await self.live.finish(conversation, item)
+        if isinstance(item, LiveEnd):
+            await self.live.end(item.ref)
+            return None
         if isinstance(item, TextReply):
             ts = ""
             for chunk in render_reply(item.text):
@@ -301,6 +315,23 @@ class SlackAdapter(PlatformAdapter):
             ts = await self.sender.post(channel, "⚠️ " + escape_mrkdwn(item.text), thread_ts=thread)
             return self._ref(channel, ts, thread)
         return None
+
+    # --- live messages (adapters/slack/live.py) ------------------------------------------------
+
+    def live_mode(self, conversation: Conversation) -> str | None:
+        """``stream`` (Slack's chat stream) where there is a thread to stream into, else ``edit``
+        (a top-level DM: one message posted, then edited)."""
+        return STREAM if conversation.reply_to else EDIT
+
+    def live_interval(self, conversation: Conversation, mode: str) -> float:
+        """About one update a second, within ``chat.update``'s and ``chat.appendStream``'s limits."""
+        return LIVE_INTERVAL
+
+    async def show_live(
+        self, conversation: Conversation, view: LiveView, ref: MessageRef | None
+    ) -> MessageRef | None:
+        """Create or update the run's live message (a stream, or a message edited)."""
+        return await self.live.show(conversation, view, ref)
 
     async def _post(self, conversation: Conversation, text: str) -> str:
         """Post reply text in the conversation's thread; the finished "Working…" message becomes it

@@ -184,6 +184,34 @@ class SlackSender:
         """Replace a message's text and blocks (None: a text-only message, any blocks removed)."""
         await self._call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks or [])
 
+    async def start_stream(
+        self,
+        channel: str,
+        thread_ts: str,
+        chunks: list[dict[str, Any]],
+        recipient: tuple[str, str] | None = None,
+    ) -> str:
+        """``chat.startStream``: a streamed reply in ``thread_ts``'s thread, opened with ``chunks``;
+        ``recipient`` is ``(team id, user id)``, which Slack requires outside DMs. Returns its ``ts``."""
+        params: dict[str, Any] = {"channel": channel, "thread_ts": thread_ts}
+        if chunks:
+            params["chunks"] = chunks
+        if recipient is not None:
+            params["recipient_team_id"], params["recipient_user_id"] = recipient
+        data = await self._call("chat.startStream", **params)
+        return str(data.get("ts", ""))
+
+    async def append_stream(self, channel: str, ts: str, chunks: list[dict[str, Any]]) -> None:
+        """``chat.appendStream``: more text (``markdown_text`` chunks) and task updates for a stream."""
+        await self._call("chat.appendStream", channel=channel, ts=ts, chunks=chunks)
+
+    async def stop_stream(self, channel: str, ts: str, chunks: list[dict[str, Any]] | None = None) -> None:
+        """``chat.stopStream``: the stream ends (with ``chunks`` as its last content, if any)."""
+        params: dict[str, Any] = {"channel": channel, "ts": ts}
+        if chunks:
+            params["chunks"] = chunks
+        await self._call("chat.stopStream", **params)
+
     async def delete(self, channel: str, ts: str) -> None:
         """Delete one of the bot's messages."""
         await self._call("chat.delete", channel=channel, ts=ts)

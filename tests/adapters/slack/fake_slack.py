@@ -1,11 +1,19 @@
 """A fake Slack Web API on 127.0.0.1 that records every call and can misbehave on purpose.
 
 Answers like Slack does (``ok``, ``ts``, ``view``), accepts JSON and form bodies,
-rejects unknown tokens with ``invalid_auth``, blocks Block Kit would not accept with
-``invalid_blocks``, a reused trigger id with ``exchanged_trigger_id``, and can be told
-to answer the next K calls with 429 (``Retry-After``) or 5xx, or with an ``ok: false``
-error of Slack's own (HTTP 200, as Slack answers them). ``/files-pri/…`` serves shared
-files to the bot token and, like Slack, its HTML sign-in page to anyone else.
+rejects unknown tokens with ``invalid_auth`` (none at all: ``not_authed``), blocks Block Kit
+would not accept with ``invalid_blocks``, a reused trigger id with ``exchanged_trigger_id``,
+and can be told to answer the next K calls with 429 (``Retry-After``) or 5xx, or with an
+``ok: false`` error of Slack's own (HTTP 200, as Slack answers them), once or for good.
+``/files-pri/…`` serves shared files to the bot token and, like Slack, its HTML sign-in page
+to anyone else.
+
+The chat stream (``chat.startStream`` / ``appendStream`` / ``stopStream``) is checked as Slack
+documents it: ``thread_ts`` required, outside DMs ``recipient_team_id`` and ``recipient_user_id``
+too (``missing_recipient_*``), ``chunks`` of known types (``invalid_chunks``), 12,000 characters
+of ``markdown_text`` at most (``msg_too_long``), no text at all refused (``no_text``), an unknown
+ts ``message_not_found``, a stopped (or, with ``stream_lifetime``, expired) stream
+``message_not_in_streaming_state``. Every call is recorded with the time it arrived.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -26,6 +35,9 @@ BOT_USER_ID = "U0BOT"
 BOT_ID = "B0BOT"
 APP_TOKEN = "xapp-test-token"
 MAX_MESSAGE_BLOCKS = 50
+MAX_MARKDOWN_TEXT = 12_000
+TASK_STATUSES = {"pending", "in_progress", "complete", "error"}
+STREAM_METHODS = {"chat.startStream", "chat.appendStream", "chat.stopStream"}
 SIGN_IN_PAGE = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>"
 
 
@@ -56,6 +68,38 @@ class ApiCall:
     params: dict[str, Any]
     status: int
     answer: dict[str, Any] = field(default_factory=dict)
+    at: float = 0.0  # time.monotonic() when it arrived
+
+
+def chunk_problem(chunk: Any) -> str | None:
+    """Why Slack would refuse a streaming chunk (``markdown_text``, ``task_update``, ``plan_update``,
+    ``blocks``), or None."""
+    if not isinstance(chunk, dict):
+        return "a chunk must be an object"
+    kind = chunk.get("type")
+    if kind == "markdown_text":
+        return None if isinstance(chunk.get("text"), str) else "markdown_text needs text"
+    if kind == "task_update":
+        if not chunk.get("id") or not chunk.get("title"):
+            return "task_update needs id and title"
+        return None if chunk.get("status") in TASK_STATUSES else "task_update status is not valid"
+    if kind == "plan_update":
+        return None if chunk.get("title") else "plan_update needs a title"
+    if kind == "blocks":
+        return None if not block_problems(chunk.get("blocks")) else "blocks are not valid"
+    return f"unknown chunk type {kind!r}"
+
+
+@dataclass
+class Stream:
+    """A streamed message: what it shows and whether it still takes appends."""
+
+    channel: str
+    thread_ts: str
+    started: float
+    text: str = ""
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # task id -> its latest update
+    streaming: bool = True
 
 
 @dataclass
@@ -73,6 +117,9 @@ class FakeSlack:
     users: dict[str, dict[str, Any]] = field(default_factory=dict)  # user id -> users.info "user"
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (bytes, content type)
     triggers_expired: bool = False  # every views.open answers expired_trigger_id
+    broken: dict[str, str] = field(default_factory=dict)  # method -> the error it answers every time
+    streams: dict[str, Stream] = field(default_factory=dict)  # ts -> a message chat.startStream made
+    stream_lifetime: float | None = None  # seconds a stream takes appends (Slack ends it after minutes)
     _used_triggers: set[str] = field(default_factory=set)
     connections: set[Any] = field(default_factory=set)  # client (host, port) of each TCP connection used
     _socket_news: asyncio.Condition = field(default_factory=asyncio.Condition)
@@ -96,6 +143,11 @@ class FakeSlack:
     def refuse_next(self, error: str, methods: set[str] | None = None, count: int = 1) -> None:
         """Answer the next ``count`` calls (of ``methods``) ``{"ok": false, "error": error}``, HTTP 200."""
         self.refusals.extend([(error, methods)] * count)
+
+    def refuse_every(self, error: str, methods: set[str]) -> None:
+        """Answer every call of ``methods`` ``{"ok": false, "error": error}`` from now on."""
+        for method in methods:
+            self.broken[method] = error
 
     def add_user(self, user_id: str, display_name: str = "", real_name: str = "", name: str = "") -> None:
         """A person ``users.info`` knows, shaped as Slack's user object."""
@@ -163,21 +215,46 @@ class FakeSlack:
         messages, last = self._messages()
         return messages[last]
 
+    def streamed(self) -> list[ApiCall]:
+        """The calls of the chat stream methods, failed ones included, oldest first."""
+        return [c for c in self.calls if c.method in STREAM_METHODS]
+
     def _messages(self) -> tuple[dict[str, dict[str, Any]], str]:
+        """Each message as people see it: ``text`` (and ``blocks``); a streamed one also has
+        ``streaming`` (still taking text) and ``tasks`` (its task cards by id)."""
         messages: dict[str, dict[str, Any]] = {}
         last = ""
         for call in self.calls:
-            ts = call.answer.get("ts") if call.method == "chat.postMessage" else call.params.get("ts")
+            posted = call.method in ("chat.postMessage", "chat.startStream")
+            ts = call.answer.get("ts") if posted else call.params.get("ts")
             if not call.answer.get("ok") or ts is None:
                 continue
             if call.method == "chat.postMessage":
                 messages[ts], last = {**call.params, "ts": ts}, ts
+            elif call.method == "chat.startStream":
+                message = {k: v for k, v in call.params.items() if k != "chunks"}
+                messages[ts], last = {**message, "ts": ts, "text": "", "streaming": True, "tasks": {}}, ts
+                self._stream_into(messages[ts], call.params)
+            elif call.method in ("chat.appendStream", "chat.stopStream") and ts in messages:
+                self._stream_into(messages[ts], call.params)
+                messages[ts]["streaming"] = call.method == "chat.appendStream"
+                last = ts
             elif call.method == "chat.update" and ts in messages:
                 messages[ts].update({k: call.params[k] for k in ("text", "blocks") if k in call.params})
+                messages[ts].pop("tasks", None)  # the message's content is replaced whole
                 last = ts
             elif call.method == "chat.delete":
                 messages.pop(ts, None)
         return messages, last
+
+    @staticmethod
+    def _stream_into(message: dict[str, Any], params: dict[str, Any]) -> None:
+        message["text"] = message.get("text", "") + str(params.get("markdown_text") or "")
+        for chunk in params.get("chunks") or []:
+            if chunk.get("type") == "markdown_text":
+                message["text"] += chunk["text"]
+            elif chunk.get("type") == "task_update":
+                message.setdefault("tasks", {})[chunk["id"]] = chunk
 
     def attempts(self, method: str) -> list[ApiCall]:
         """Every call to ``method``, failed ones included."""
@@ -249,13 +326,14 @@ class FakeSlack:
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         self.connections.add(request.transport.get_extra_info("peername") if request.transport else None)
+        arrived = time.monotonic()
         raw = await request.text()
         if request.content_type == "application/json" and raw:
             params = json.loads(raw)
         else:
             params = dict(parse_qsl(raw, keep_blank_values=True))
             params.update(dict(request.query))
-            for key in ("blocks", "view"):
+            for key in ("blocks", "view", "chunks"):
                 if isinstance(params.get(key), str):
                     params[key] = json.loads(params[key])
         self._arrivals[method] = self._arrivals.get(method, 0) + 1
@@ -263,23 +341,25 @@ class FakeSlack:
             await self.held[method].wait()
         if self.failures and (self.failing_methods is None or method in self.failing_methods):
             status, retry_after = self.failures.pop(0)
-            self.calls.append(ApiCall(method, params, status))
+            self.calls.append(ApiCall(method, params, status, at=arrived))
             headers = {"Retry-After": str(retry_after)} if status == 429 else {}
             body = {"ok": False, "error": "ratelimited" if status == 429 else "fatal_error"}
             return web.json_response(body, status=status, headers=headers)
         refusal = next((r for r in self.refusals if r[1] is None or method in r[1]), None)
-        if refusal is not None:
-            self.refusals.remove(refusal)
-            refused = {"ok": False, "error": refusal[0]}
-            self.calls.append(ApiCall(method, params, 200, refused))
+        if refusal is not None or method in self.broken:
+            if refusal is not None:
+                self.refusals.remove(refusal)
+            refused = {"ok": False, "error": refusal[0] if refusal is not None else self.broken[method]}
+            self.calls.append(ApiCall(method, params, 200, refused, at=arrived))
             return web.json_response(refused)
         token = request.headers.get("Authorization", "").removeprefix("Bearer ") or params.get("token", "")
-        answer = (
-            self._answer(method, params)
-            if token in self.valid_tokens
-            else {"ok": False, "error": "invalid_auth"}
-        )
-        self.calls.append(ApiCall(method, params, 200, answer))
+        if not token:
+            answer = {"ok": False, "error": "not_authed"}
+        elif token not in self.valid_tokens:
+            answer = {"ok": False, "error": "invalid_auth"}
+        else:
+            answer = self._answer(method, params)
+        self.calls.append(ApiCall(method, params, 200, answer, at=arrived))
         return web.json_response(answer)
 
     def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -302,7 +382,62 @@ class FakeSlack:
         if method == "users.info":
             user = self.users.get(str(params.get("user")))
             return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
+        if method in STREAM_METHODS:
+            return self._answer_stream(method, params)
+        if method == "chat.delete":
+            self.streams.pop(str(params.get("ts")), None)  # a deleted stream takes nothing more
         return self._answer_ok(method, params)
+
+    def _answer_stream(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """``chat.startStream`` / ``appendStream`` / ``stopStream`` as Slack answers them."""
+        required = ["channel", "thread_ts"] if method == "chat.startStream" else ["channel", "ts"]
+        missing = [name for name in required if not params.get(name)]
+        if missing:
+            messages = [f"[ERROR] missing required field: {name}" for name in missing]
+            return {"ok": False, "error": "invalid_arguments", "response_metadata": {"messages": messages}}
+        channel = str(params["channel"])
+        chunks = params.get("chunks")
+        if chunks is not None and (not isinstance(chunks, list) or any(map(chunk_problem, chunks))):
+            return {"ok": False, "error": "invalid_chunks"}
+        texts = [str(params.get("markdown_text") or "")]
+        texts += [c["text"] for c in chunks or [] if c.get("type") == "markdown_text"]
+        if any(len(text) > MAX_MARKDOWN_TEXT for text in texts):
+            return {"ok": False, "error": "msg_too_long"}
+        if method == "chat.startStream":
+            if not channel.startswith("D"):  # outside DMs Slack streams to a named person
+                if not params.get("recipient_team_id"):
+                    return {"ok": False, "error": "missing_recipient_team_id"}
+                if not params.get("recipient_user_id"):
+                    return {"ok": False, "error": "missing_recipient_user_id"}
+            ts = f"1700000000.{next(self._ts):06d}"
+            self.streams[ts] = Stream(channel, str(params["thread_ts"]), time.monotonic())
+            return {"ok": True, "channel": channel, "ts": ts}
+        ts = str(params["ts"])
+        stream = self.streams.get(ts)
+        if stream is None or stream.channel != channel:
+            return {"ok": False, "error": "message_not_found"}
+        expired = (
+            self.stream_lifetime is not None and time.monotonic() - stream.started > self.stream_lifetime
+        )
+        if not stream.streaming or expired:
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        if method == "chat.appendStream" and not any(texts) and not chunks:
+            return {"ok": False, "error": "no_text"}
+        stream.text += "".join(texts)
+        for chunk in chunks or []:
+            if chunk.get("type") == "task_update":
+                stream.tasks[chunk["id"]] = chunk
+        if method == "chat.appendStream":
+            return {"ok": True, "channel": channel, "ts": ts}
+        stream.streaming = False
+        message = {
+            "type": "message",
+            "subtype": "bot_message",
+            "text": stream.text,
+            "ts": ts,
+            "bot_id": BOT_ID,
+        }
+        return {"ok": True, "channel": channel, "ts": ts, "message": message}
 
     def _answer_ok(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":

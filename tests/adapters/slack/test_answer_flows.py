@@ -87,9 +87,16 @@ async def test_channel_mention_runs_in_its_own_thread_and_ignores_unrelated_chat
     await world.settle()
     assert [c.text for c in runner.calls] == ["hello there", "and a follow-up"]
     assert runner.calls[0].thread_id == runner.calls[1].thread_id
-    progress = [p for p in world.fake.of("chat.postMessage") if p["text"].startswith("⏳")]
-    assert len(progress) == 2 and world.fake.of("chat.delete") == []  # each "working…" became a reply
-    assert [m["text"] for m in world.fake.shown()] == ["You said: hello there", "You said: and a follow-up"]
+    # in a thread each run streams (Slack's chat stream, "Working…" as its task card) to the person
+    # who wrote, and the stream became that run's reply: nothing deleted, nothing left streaming
+    streams = world.fake.of("chat.startStream")
+    assert [s["thread_ts"] for s in streams] == [ts, ts]
+    assert all(s["recipient_user_id"] == "U1" and s["recipient_team_id"] == "T0TEAM" for s in streams)
+    assert [s["chunks"][0]["title"] for s in streams] == ["Working…", "Working…"]
+    assert world.fake.of("chat.delete") == [] and world.fake.of("chat.postMessage") == []
+    shown = world.fake.shown()
+    assert [m["text"] for m in shown] == ["You said: hello there", "You said: and a follow-up"]
+    assert not any(m["streaming"] for m in shown)
 
 
 async def test_bot_messages_and_edits_are_ignored(make_world: MakeWorld):

@@ -1,0 +1,327 @@
+"""A run shown live in Slack: its own chat stream in a thread, else one message edited.
+
+``stream`` (the conversation has a thread to reply in: a channel mention's, a DM thread):
+``chat.startStream`` opens a streamed reply in the thread, ``chat.appendStream`` adds the answer
+as the model writes it, escaped like every reply (no ``<!here>`` or ``<@U…>`` from the model gets
+through), and the run's steps as task cards (``task_update`` chunks: "Working…", "Searching the
+docs…"). The reply ends it: ``chat.stopStream``, then ``chat.update`` makes the message the reply
+in mrkdwn, reading exactly as a reply posted whole. Outside DMs Slack streams to a named person
+(``recipient_team_id`` / ``recipient_user_id``): the one whose message started the run (``Askers``).
+
+``edit`` (a top-level DM: no thread to stream into; a stream Slack refused or ended; a person the
+stream could not name): the run's message is posted once ("⏳ _Working…_" while nothing is written,
+as with streaming off) and edited at most once per ``LIVE_INTERVAL``; the reply is edited into it.
+
+A long answer: the live message shows its first part (edit) or its first ``STREAM_CHARS`` (stream);
+the reply puts the first part in that message and posts the rest after it, as a whole reply is split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from slack_sdk.models.messages.chunk import MarkdownTextChunk, TaskUpdateChunk
+
+from gateway.messages import Conversation, InboundMessage, LiveView, MessageRef, TextReply
+from gateway.port import AdapterState, DeliveryFailed
+
+from .markup import escape_mrkdwn
+from .receive import PLATFORM
+from .render import ELLIPSIS_TEXT, render_reply
+from .send import SlackSender
+
+log = logging.getLogger(__name__)
+
+STREAM = "stream"
+EDIT = "edit"
+#: Seconds between two updates: ``chat.update`` is held to about one message a second per
+#: channel, and ``chat.appendStream`` (Tier 4, 100+ a minute) is shared by the workspace's runs.
+LIVE_INTERVAL = 1.0
+#: Model text per append: escaped it grows at most fivefold (``&amp;``), under the 12,000
+#: characters Slack takes per ``markdown_text``.
+PIECE_CHARS = 2000
+#: Model text a stream shows at most; the reply then puts the whole answer in place.
+STREAM_CHARS = 8000
+#: A piece ends after a space when one is this close to its end: Slack may drop the whitespace
+#: a piece starts with. Text without spaces nearby (CJK, a long URL) is cut where it stands.
+WORD_ROOM = 40
+TASK_TITLE_LIMIT = 256
+STREAM_ENDED = "message_not_in_streaming_state"  # stopped already, or ended by Slack (its lifetime)
+GONE = "message_not_found"
+_BROADCAST_WORDS = ("channel", "here", "everyone")
+ASKER_SECONDS = 24 * 3600
+MAX_ASKERS = 10_000
+
+
+# --- what a live message shows (pure) ----------------------------------------------------------
+
+
+def status_parts(status: str) -> tuple[str, str]:
+    """ "⏳ Working…" as its icon and its words (no icon: ``("", status)``)."""
+    icon, _, words = status.partition(" ")
+    return (icon, words) if words else ("", icon)
+
+
+def status_mrkdwn(status: str) -> str:
+    """A status line as the edited message shows it: "⏳ _Working…_", as "Working…" always looked."""
+    icon, words = status_parts(status)
+    line = f"_{escape_mrkdwn(words)}_"
+    return f"{icon} {line}" if icon else line
+
+
+def edit_mrkdwn(view: LiveView) -> str:
+    """The edited message: the answer so far in mrkdwn (the part the reply's first message will
+    hold), then the step under way."""
+    parts = [render_reply(view.text)[0]] if view.text.strip() else []
+    if view.status:
+        parts.append(status_mrkdwn(view.status))
+    return "\n\n".join(parts) or ELLIPSIS_TEXT
+
+
+def piece_end(text: str, start: int) -> int:
+    """Where the next piece of ``text`` to stream after ``start`` ends (``start``: nothing yet).
+
+    Pieces are escaped one by one, so none may end inside what could still become a broadcast
+    word: a trailing "@he" waits until the text shows whether "@here" follows.
+    """
+    end = min(len(text), start + PIECE_CHARS, STREAM_CHARS)
+    if end <= start:
+        return start
+    space = max(text.rfind(" ", start, end), text.rfind("\n", start, end))
+    if space != -1 and end - (space + 1) <= WORD_ROOM:
+        end = space + 1
+    at = text.rfind("@", start, end)
+    if at != -1 and any(word.startswith(text[at + 1 : end].lower()) for word in _BROADCAST_WORDS):
+        end = at
+    return end
+
+
+def text_chunk(escaped: str) -> dict[str, Any]:
+    """A ``markdown_text`` chunk of already escaped text."""
+    return MarkdownTextChunk(text=escaped).to_dict()
+
+
+def task_chunk(task_id: str, title: str, status: str) -> dict[str, Any]:
+    """A ``task_update`` chunk: one step of the run as a task card (pending, in_progress, complete)."""
+    return TaskUpdateChunk(id=task_id, title=title, status=status).to_dict()
+
+
+def task_changes(extra: dict[str, str], status: str | None) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The task updates that take the stream from the step ``extra`` records to ``status``
+    (the step before completes, the new one starts), and the record after them."""
+    current, title = extra.get("task", ""), extra.get("task_title", "")
+    wanted = status_parts(status)[1][:TASK_TITLE_LIMIT] if status else ""
+    if wanted == title:
+        return [], extra
+    chunks = [task_chunk(current, title, "complete")] if current else []
+    after = {**extra, "task": "", "task_title": ""}
+    if wanted:
+        count = int(extra.get("tasks") or 0) + 1
+        after.update(task=f"step-{count}", task_title=wanted, tasks=str(count))
+        chunks.append(task_chunk(after["task"], wanted, "in_progress"))
+    return chunks, after
+
+
+def digest(content: str) -> str:
+    """A short fingerprint of what an edited message shows (an unchanged view costs no call)."""
+    return hashlib.blake2b(content.encode(), digest_size=8).hexdigest()
+
+
+def live_ref(channel: str, ts: str, thread: str | None, extra: dict[str, str]) -> MessageRef:
+    """The reference of a live message, with what continuing it takes (kept by the core)."""
+    base = {"thread_ts": thread} if thread else {}
+    return MessageRef(platform=PLATFORM, chat_id=channel, message_id=ts, extra={**base, **extra})
+
+
+# --- who a stream is for -----------------------------------------------------------------------
+
+
+class Askers:
+    """Who wrote a thread's latest message: the person its run's stream goes to.
+
+    Noted in memory as the message is received (nothing waits on the ack path) and in the shared
+    state after the ack, so that a replica running the job elsewhere streams too.
+    """
+
+    def __init__(self, state: Callable[[], AdapterState]) -> None:
+        self._state = state
+        self._known: OrderedDict[str, tuple[str, str]] = OrderedDict()
+
+    @staticmethod
+    def _key(conversation: Conversation) -> str:
+        return f"asker:{conversation.thread_key}"
+
+    def note(self, message: InboundMessage, team: str = "") -> Callable[[], Awaitable[None]]:
+        """Remember who wrote ``message`` (``team``: theirs, when Slack names it); returns the
+        shared-state write, to run after the ack."""
+        conversation = message.conversation
+        who = (team or conversation.workspace, message.sender.user_id)
+        key = self._key(conversation)
+        self._known[key] = who
+        self._known.move_to_end(key)
+        while len(self._known) > MAX_ASKERS:
+            self._known.popitem(last=False)
+
+        async def share() -> None:
+            try:
+                await self._state().set_json(key, list(who), ASKER_SECONDS)
+            except Exception:  # noqa: BLE001 - costs only another replica's stream (it edits instead)
+                log.warning("slack: could not share who a thread's run answers", exc_info=True)
+
+        return share
+
+    async def recipient(self, conversation: Conversation) -> tuple[str, str] | None:
+        """``(team id, user id)`` of the person a run in ``conversation`` answers, if known."""
+        key = self._key(conversation)
+        found: Any = self._known.get(key)
+        if found is None:
+            try:
+                found = await self._state().get_json(key)
+            except Exception:  # noqa: BLE001 - unknown: the run's message is edited instead
+                log.info("slack: could not read who a thread's run answers", exc_info=True)
+                return None
+        if (
+            isinstance(found, list | tuple)
+            and len(found) == 2
+            and all(isinstance(v, str) and v for v in found)
+        ):
+            return (found[0], found[1])
+        return None
+
+
+# --- the live message ---------------------------------------------------------------------------
+
+
+class LiveMessages:
+    """Creates, updates and finishes a run's live message through ``SlackSender``."""
+
+    def __init__(self, sender: SlackSender, askers: Askers) -> None:
+        self.sender = sender
+        self.askers = askers
+
+    async def show(self, conversation: Conversation, view: LiveView, ref: MessageRef | None) -> MessageRef:
+        """Create (``ref`` None) or update the live message; its reference after the update."""
+        if ref is None:
+            return await self._open(conversation, view)
+        if ref.extra.get("live") == STREAM:
+            return await self._stream_more(view, ref)
+        return await self._edit(view, ref)
+
+    async def _open(self, conversation: Conversation, view: LiveView) -> MessageRef:
+        thread = conversation.reply_to
+        if view.mode == STREAM and thread:
+            recipient = await self.askers.recipient(conversation)
+            if recipient is not None or conversation.is_direct:  # Slack names no one in a DM
+                try:
+                    return await self._start(conversation.chat_id, thread, view, recipient)
+                except DeliveryFailed as error:
+                    log.info("slack: no stream here (%s): the run's message is edited instead", error.code)
+        content = edit_mrkdwn(view)
+        ts = await self.sender.post(conversation.chat_id, content, thread_ts=thread)
+        return live_ref(conversation.chat_id, ts, thread, {"live": EDIT, "digest": digest(content)})
+
+    async def _start(
+        self, channel: str, thread: str, view: LiveView, recipient: tuple[str, str] | None
+    ) -> MessageRef:
+        chunks, extra = task_changes({}, view.status)
+        end = piece_end(view.text, 0)
+        if end:
+            chunks.append(text_chunk(escape_mrkdwn(view.text[:end])))
+        ts = await self.sender.start_stream(channel, thread, chunks, recipient)
+        return live_ref(channel, ts, thread, {**extra, "live": STREAM, "streamed": str(end)})
+
+    async def _stream_more(self, view: LiveView, ref: MessageRef) -> MessageRef:
+        if view.shown is None:  # another replica's stream: what it shows is not known here
+            await self._stop_quietly(ref)
+            return await self._rewrite(view, ref)
+        start = int(ref.extra.get("streamed") or 0)
+        chunks, extra = task_changes(ref.extra, view.status)
+        end = piece_end(view.text, start)
+        if end > start:
+            chunks.append(text_chunk(escape_mrkdwn(view.text[start:end])))
+        if not chunks:
+            return ref
+        try:
+            await self.sender.append_stream(ref.chat_id, ref.message_id, chunks)
+        except DeliveryFailed as error:
+            if not error.permanent or error.code == GONE:
+                raise
+            log.info("slack: the stream took no more (%s): its message is edited instead", error.code)
+            await self._stop_quietly(ref)
+            return await self._rewrite(view, ref)
+        return ref.model_copy(update={"extra": {**extra, "streamed": str(end)}})
+
+    async def _rewrite(self, view: LiveView, ref: MessageRef) -> MessageRef:
+        """Turn a stream into an edited message (``chat.update`` works on a stopped stream)."""
+        content = edit_mrkdwn(view)
+        await self.sender.update(ref.chat_id, ref.message_id, content, None)
+        thread = ref.extra.get("thread_ts")
+        return live_ref(ref.chat_id, ref.message_id, thread, {"live": EDIT, "digest": digest(content)})
+
+    async def _edit(self, view: LiveView, ref: MessageRef) -> MessageRef:
+        content = edit_mrkdwn(view)
+        if ref.extra.get("digest") == digest(content):
+            return ref
+        await self.sender.update(ref.chat_id, ref.message_id, content, None)
+        return ref.model_copy(update={"extra": {**ref.extra, "digest": digest(content)}})
+
+    # --- the end of a run ---------------------------------------------------------------------
+
+    async def finish(self, conversation: Conversation, reply: TextReply) -> MessageRef:
+        """The reply becomes the live message (its first part; the rest posted after it). Safe to
+        repeat: a stopped stream is stopped again harmlessly and ``chat.update`` sets the same text.
+        A permanent refusal removes the half-written message before it is raised."""
+        ref = reply.live
+        assert ref is not None
+        parts = render_reply(reply.text)
+        if ref.extra.get("live") == STREAM:
+            await self._stop(ref)
+        try:
+            await self.sender.update(ref.chat_id, ref.message_id, parts[0], None)
+        except DeliveryFailed as error:
+            if error.permanent:
+                await self._delete_quietly(ref)
+            raise
+        ts = ref.message_id
+        for part in parts[1:]:
+            ts = await self.sender.post(conversation.chat_id, part, thread_ts=conversation.reply_to)
+        return live_ref(conversation.chat_id, ts, conversation.reply_to, {})
+
+    async def end(self, ref: MessageRef) -> None:
+        """Close a live message no reply finishes: its stream stopped, the message deleted."""
+        if ref.extra.get("live") == STREAM:
+            await self._stop_quietly(ref)
+        try:
+            await self.sender.delete(ref.chat_id, ref.message_id)
+        except DeliveryFailed as error:
+            if error.code != GONE:  # gone already: a repeated close
+                raise
+
+    async def _stop(self, ref: MessageRef) -> None:
+        """``chat.stopStream``, the step under way marked done; a stream stopped already (a
+        repeated delivery) or ended by Slack is fine: ``chat.update`` follows either way."""
+        task, title = ref.extra.get("task"), ref.extra.get("task_title", "")
+        try:
+            await self.sender.stop_stream(
+                ref.chat_id, ref.message_id, [task_chunk(task, title, "complete")] if task else None
+            )
+        except DeliveryFailed as error:
+            if not error.permanent:
+                raise
+            log.info("slack: the stream was not stopped (%s): its message is rewritten", error.code)
+
+    async def _stop_quietly(self, ref: MessageRef) -> None:
+        try:
+            await self._stop(ref)
+        except DeliveryFailed as error:
+            log.info("slack: could not stop a stream: %s", error.code)
+
+    async def _delete_quietly(self, ref: MessageRef) -> None:
+        try:
+            await self.sender.delete(ref.chat_id, ref.message_id)
+        except DeliveryFailed as error:  # already gone: nothing left to tidy
+            log.info("slack: could not delete the live message: %s", error.code)

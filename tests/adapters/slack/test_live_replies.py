@@ -1,0 +1,385 @@
+"""Runs shown live on Slack: streamed in threads (Slack's chat stream), edited in top-level DMs.
+
+Everything goes through Bolt, the real core and the real slack_sdk against the fake Web API,
+with the in-process agent playing a script that writes slowly (``token_delay_seconds``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+from langchain_core.tools import tool
+
+from adapters.slack.live import EDIT, STREAM, Askers, piece_end
+from adapters.slack.render import render_reply
+from agent.events import TextDelta
+from agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
+from gateway.messages import Conversation, LiveEnd, LiveView, MessageRef, TextReply
+from gateway.testing import ScriptedRunner
+
+from .conftest import MakeWorld, SlackWorld
+from .fake_slack import TEAM_ID, ApiCall
+
+ANSWER = (
+    "The deploy went **fine**: every check passed, the canary stayed green for ten minutes "
+    "and the new version now serves all of the traffic in both regions."
+)
+STREAM_METHODS = {"chat.startStream", "chat.appendStream", "chat.stopStream"}
+SHOWN_METHODS = {"chat.postMessage", "chat.update", *STREAM_METHODS}
+
+
+@asynccontextmanager
+async def scripted_agent(tmp_path: Path, turns: list[dict[str, Any]], tools: list[Any] | None = None):
+    """The in-process agent playing ``turns`` (streaming its text word by word)."""
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump(turns))
+    settings = AgentSettings(model=f"scripted:{script}", checkpointer_url="memory://", data_dir=str(tmp_path))
+    agent = await ClarifyingAgent.create(settings, tools=tools or [])
+    try:
+        yield agent
+    finally:
+        await agent.aclose()
+
+
+def slowly(text: str, seconds: float) -> dict[str, Any]:
+    """A script turn writing ``text`` over about ``seconds``."""
+    return {"content": text, "token_delay_seconds": seconds / len(text.split(" "))}
+
+
+def gaps(calls: list[ApiCall]) -> list[float]:
+    return [b.at - a.at for a, b in zip(calls, calls[1:], strict=False)]
+
+
+def streamed_text(world: SlackWorld) -> str:
+    """The text the bot appended to its streams, in order."""
+    appends = world.fake.of("chat.appendStream")
+    return "".join(c["text"] for a in appends for c in a["chunks"] if c["type"] == "markdown_text")
+
+
+def in_thread(thread: str, channel: str = "C1") -> Conversation:
+    """A channel thread as the adapter names it."""
+    return Conversation(platform="slack", workspace=TEAM_ID, chat_id=channel, topic=thread, reply_to=thread)
+
+
+def live_calls(world: SlackWorld, ts: str) -> list[ApiCall]:
+    """The successful calls that changed message ``ts`` after it was made."""
+    return [
+        c
+        for c in world.fake.calls
+        if c.method in ("chat.update", "chat.appendStream", "chat.stopStream")
+        and c.params.get("ts") == ts
+        and c.answer.get("ok")
+    ]
+
+
+async def test_a_dm_answer_is_posted_once_then_edited_about_once_a_second(make_world: MakeWorld, tmp_path):
+    async with scripted_agent(tmp_path, [slowly(ANSWER, 3.0)]) as agent:
+        world = await make_world(agent)
+        await world.user.dm("how did the deploy go?")
+        await world.settle()
+
+    assert world.fake.streamed() == []  # a top-level DM has no thread to stream into
+    (working,) = world.fake.of("chat.postMessage")
+    assert working["text"] == "⏳ _Working…_" and "thread_ts" not in working  # as with streaming off
+    ts = world.fake.posted()["ts"]
+    edits = world.fake.edits(ts)
+    partial = [e["text"] for e in edits[:-1]]
+    assert len(partial) >= 2  # the answer grew in place, a second at a time
+    grown = zip(partial, partial[1:], strict=False)
+    assert all(a != b and ANSWER.replace("**", "*").startswith(a) for a, b in grown)
+    assert all(gap >= 0.9 for gap in gaps(live_calls(world, ts)[:-1]))  # the reply's own edit ends it
+    assert len(edits) <= 3.0 / 1.0 + 3  # bounded by time, not by the answer's words
+    (shown,) = world.fake.shown()
+    assert shown["text"] == render_reply(ANSWER)[0] and "*fine*" in shown["text"] and shown["blocks"] == []
+
+
+async def test_a_thread_answer_streams_to_the_person_and_ends_as_the_formatted_reply(
+    make_world: MakeWorld, tmp_path
+):
+    async with scripted_agent(tmp_path, [slowly(ANSWER, 3.0)]) as agent:
+        world = await make_world(agent)
+        _, thread = await world.user.mention("how did the deploy go?", user="U7")
+        await world.settle()
+
+    (start,) = world.fake.of("chat.startStream")
+    assert start["channel"] == "C1" and start["thread_ts"] == thread
+    assert (start["recipient_team_id"], start["recipient_user_id"]) == (TEAM_ID, "U7")
+    ts = next(c.answer["ts"] for c in world.fake.calls if c.method == "chat.startStream")
+    appends = world.fake.of("chat.appendStream")
+    assert len(appends) >= 2 and len(appends) <= 3.0 / 1.0 + 2
+    assert all(gap >= 0.9 for gap in gaps(live_calls(world, ts)[:-2]))  # the stop and update end it
+    streamed = streamed_text(world)
+    assert streamed and ANSWER.startswith(streamed)  # the model's Markdown, as Slack's stream takes it
+    # "Working…" was its first task card, done once the answer began
+    assert [c["title"] for c in start["chunks"]] == ["Working…"]
+    done = {"type": "task_update", "id": "step-1", "title": "Working…", "status": "complete"}
+    assert done in appends[0]["chunks"]
+    # then the stream stopped and the message became the reply in mrkdwn, as a reply posted whole
+    methods = [c.method for c in world.fake.calls if c.method in SHOWN_METHODS and c.params.get("ts") == ts]
+    assert methods[-2:] == ["chat.stopStream", "chat.update"]
+    (shown,) = world.fake.shown()
+    assert shown["text"] == render_reply(ANSWER)[0] and not shown["streaming"]
+    assert world.fake.of("chat.postMessage") == [] and world.fake.of("chat.delete") == []
+
+
+async def test_a_tool_step_shows_while_it_runs(make_world: MakeWorld, tmp_path):
+    @tool
+    async def search_docs(query: str) -> str:
+        """Searching the docs. Looks the query up in the team's documentation."""
+        await asyncio.sleep(1.6)
+        return "the guide, page 4"
+
+    turns = [
+        {"content": "", "tool_calls": [{"name": "search_docs", "args": {"query": "deploy"}}]},
+        slowly("It is in the guide, on page 4.", 1.0),
+    ]
+    async with scripted_agent(tmp_path, turns, [search_docs]) as agent:
+        world = await make_world(agent)
+        await world.user.mention("where is the deploy documented?")
+        await world.user.dm("where is the deploy documented?", user="U2", channel="D2")
+        await world.settle()
+
+    # in the thread: task cards, the step done before the answer is written
+    tasks = [
+        (c["title"], c["status"])
+        for call in world.fake.of("chat.startStream") + world.fake.of("chat.appendStream")
+        for c in call.get("chunks", [])
+        if c["type"] == "task_update"
+    ]
+    running, done = ("Searching the docs…", "in_progress"), ("Searching the docs…", "complete")
+    assert running in tasks and done in tasks and tasks.index(done) > tasks.index(running)
+    # in the DM: a line under the message while the tool runs
+    dm = world.fake.edits()
+    assert any(e["channel"] == "D2" and e["text"] == "🔧 _Searching the docs…_" for e in dm)
+    assert sorted(m["text"] for m in world.fake.shown()) == ["It is in the guide, on page 4."] * 2
+    assert not any(m.get("streaming") for m in world.fake.shown())
+
+
+async def test_text_streamed_before_a_question_stays_and_the_question_follows(make_world, tmp_path):
+    ask = {
+        "name": "ask_clarification",
+        "args": {"question": "Which region?", "clarification_type": "missing_info", "options": ["eu", "us"]},
+    }
+    turns = [{**slowly("I can deploy it, but one thing first.", 1.5), "tool_calls": [ask]}]
+    async with scripted_agent(tmp_path, turns) as agent:
+        world = await make_world(agent)
+        await world.user.mention("deploy it")
+        await world.settle()
+
+    assert world.fake.of("chat.startStream") and world.fake.of("chat.stopStream")
+    shown = world.fake.shown()
+    assert [m["text"] for m in shown] == ["I can deploy it, but one thing first.", "Which region?"]
+    assert not any(m.get("streaming") for m in shown) and world.fake.of("chat.delete") == []
+
+
+async def test_a_question_without_text_closes_the_stream_and_removes_it(make_world: MakeWorld, tmp_path):
+    ask = {"name": "ask_clarification", "args": {"question": "Which region?", "options": ["eu", "us"]}}
+    thinking = {"content": "", "tool_calls": [ask], "delay_seconds": 0.5}
+    async with scripted_agent(tmp_path, [thinking]) as agent:
+        world = await make_world(agent)
+        await world.user.mention("deploy it")
+        await world.settle()
+
+    (start,) = world.fake.of("chat.startStream")  # "Working…" while the model thought
+    assert world.fake.of("chat.stopStream") and len(world.fake.of("chat.delete")) == 1
+    assert [m["text"] for m in world.fake.shown()] == ["Which region?"]  # nothing half-written stays
+
+
+async def test_a_refused_stream_falls_back_to_one_message_edited(make_world: MakeWorld, tmp_path):
+    async with scripted_agent(tmp_path, [slowly(ANSWER, 2.5)]) as agent:
+        world = await make_world(agent)
+        world.fake.refuse_every("not_allowed_token_type", {"chat.startStream"})
+        _, thread = await world.user.mention("how did the deploy go?")
+        await world.settle()
+
+    assert len(world.fake.attempts("chat.startStream")) == 1  # tried once, then posted
+    assert world.fake.of("chat.appendStream") == [] and world.fake.of("chat.stopStream") == []
+    (posted,) = world.fake.of("chat.postMessage")
+    assert posted["thread_ts"] == thread and posted["text"] == "⏳ _Working…_"
+    ts = world.fake.posted()["ts"]
+    assert len(world.fake.edits(ts)) >= 2 and all(gap >= 0.9 for gap in gaps(live_calls(world, ts)[:-1]))
+    (shown,) = world.fake.shown()
+    assert shown["text"] == render_reply(ANSWER)[0]
+
+
+async def test_a_stream_slack_ended_goes_on_as_an_edited_message(make_world: MakeWorld, tmp_path):
+    async with scripted_agent(tmp_path, [slowly(ANSWER, 3.0)]) as agent:
+        world = await make_world(agent)
+        world.fake.stream_lifetime = 1.5  # Slack ends streams after a few minutes: here sooner
+        await world.user.mention("how did the deploy go?")
+        await world.settle()
+
+    refused = [c for c in world.fake.attempts("chat.appendStream") if not c.answer.get("ok")]
+    assert refused and refused[0].answer["error"] == "message_not_in_streaming_state"
+    ts = next(c.answer["ts"] for c in world.fake.calls if c.method == "chat.startStream")
+    after = [c for c in world.fake.calls if c.at > refused[0].at and c.params.get("ts") == ts]
+    assert [c.method for c in after if c.method == "chat.appendStream"] == []  # no append after that
+    assert [e["text"] for e in world.fake.edits(ts)][-1] == render_reply(ANSWER)[0]
+    (shown,) = world.fake.shown()
+    assert shown["text"] == render_reply(ANSWER)[0]
+
+
+async def test_a_refused_final_edit_posts_the_reply_once_and_removes_the_stream(make_world, tmp_path):
+    async with scripted_agent(tmp_path, [slowly(ANSWER, 2.0)]) as agent:
+        world = await make_world(agent)
+        world.fake.refuse_every("cant_update_message", {"chat.update"})
+        await world.user.mention("how did the deploy go?")
+        await world.settle()
+
+    assert len(world.fake.of("chat.delete")) == 1  # the half-written stream was tidied away
+    (reply,) = world.fake.of("chat.postMessage")
+    assert reply["text"] == render_reply(ANSWER)[0]
+    assert [m["text"] for m in world.fake.shown()] == [render_reply(ANSWER)[0]]
+
+
+async def test_a_long_answer_ends_split_as_a_reply_posted_whole(make_world: MakeWorld, tmp_path):
+    long_answer = " ".join(f"Step {n} checks the {n}th service and writes what it found." for n in range(120))
+    parts = render_reply(long_answer)
+    assert len(parts) == 2
+    async with scripted_agent(tmp_path, [slowly(long_answer, 2.0)]) as agent:
+        world = await make_world(agent)
+        _, thread = await world.user.mention("check everything")
+        await world.settle()
+
+    ts = next(c.answer["ts"] for c in world.fake.calls if c.method == "chat.startStream")
+    shown = world.fake.shown()
+    assert [m["text"] for m in shown] == parts  # the first part in the streamed message, then the rest
+    assert shown[0]["ts"] == ts and shown[1]["thread_ts"] == thread
+    assert not any(m.get("streaming") for m in shown)
+    appends = world.fake.of("chat.appendStream")
+    assert all(len(c.get("text", "")) <= 12_000 for a in appends for c in a["chunks"])
+
+
+BROADCASTS = re.compile(r"<!|<@|@(channel|here|everyone)", re.IGNORECASE)
+MENACING = "Heads up <!channel> and <!here|here>, ping <@U0BOT> & @here @everyone @Channel <https://x.t|x>."
+
+
+def reached_slack(world: SlackWorld) -> list[str]:
+    """Every piece of text the bot sent to show a message."""
+    texts = []
+    for call in world.fake.calls:
+        if call.method in SHOWN_METHODS:
+            texts.append(json.dumps({k: call.params.get(k) for k in ("text", "chunks", "markdown_text")}))
+    return texts
+
+
+async def test_no_mass_mention_from_the_model_reaches_slack_in_any_update(make_world: MakeWorld, tmp_path):
+    async with scripted_agent(tmp_path, [slowly(MENACING, 2.5)]) as agent:
+        world = await make_world(agent)
+        await world.user.mention("say it")
+        await world.user.dm("say it", user="U2", channel="D2")
+        await world.settle()
+
+    assert world.fake.of("chat.appendStream") and len(world.fake.edits()) >= 3
+    sent = reached_slack(world)
+    assert sent and not [text for text in sent if BROADCASTS.search(text)]
+    assert all("&lt;!channel&gt;" in m["text"] for m in world.fake.shown())  # shown as written
+
+
+class SplitRunner(ScriptedRunner):
+    """Writes ``pieces`` (a float: a pause) to ``on_event``, then replies with their text."""
+
+    def __init__(self, pieces: list[str | float]) -> None:
+        self.pieces = pieces
+        text = "".join(p for p in pieces if isinstance(p, str))
+        super().__init__(lambda turn: TurnOutput(replies=[text]))
+
+    async def run_turn(self, thread_id, text, response=None, *, on_event=None, **kwargs):  # type: ignore[override]
+        for piece in self.pieces:
+            if isinstance(piece, float):
+                await asyncio.sleep(piece)
+            elif on_event is not None:
+                await on_event(TextDelta(piece, "m1"))
+        return await super().run_turn(thread_id, text, response, **kwargs)
+
+
+async def test_a_broadcast_word_split_between_updates_is_still_broken(make_world: MakeWorld):
+    # "@he" is on show for over a second before "re" comes: the stream holds the "@" back
+    pieces: list[str | float] = ["Tell everyone @he", 1.3, "re now, and @every", 1.3, "one too.", 0.3]
+    world = await make_world(SplitRunner(pieces))
+    await world.user.mention("announce it")
+    await world.settle()
+
+    streamed = streamed_text(world)
+    assert streamed.startswith("Tell everyone ") and not BROADCASTS.search(streamed.replace("\u200b", "~"))
+    assert not [text for text in reached_slack(world) if BROADCASTS.search(text)]
+    assert world.fake.last_shown()["text"] == "Tell everyone @\u200bhere now, and @\u200beveryone too."
+
+
+def test_pieces_end_between_words_and_never_inside_a_possible_broadcast():
+    assert piece_end("Hello wor", 0) == len("Hello ")
+    assert piece_end("Hello world and more", 6) == len("Hello world and ")
+    cjk = "好的，我来检查一下部署"
+    assert piece_end(cjk, 0) == len(cjk)  # no spaces: cut where it stands
+    text = "x" * 50 + " ping @he"
+    assert text[: piece_end(text, 0)] == "x" * 50 + " ping "
+    assert piece_end("ping @", 0) == len("ping ")
+    assert piece_end("mail me@example.com", 0) == len("mail ")
+    assert piece_end("a" * 60 + "@her", 0) == 60
+    assert piece_end("a" * 60 + "@hello", 0) == 66  # not a broadcast word: it goes
+
+
+async def test_streaming_off_keeps_working_then_one_edit(make_world: MakeWorld, tmp_path):
+    async with scripted_agent(tmp_path, [slowly(ANSWER, 2.0)]) as agent:
+        world = await make_world(agent, streaming="off")
+        await world.user.mention("how did the deploy go?")
+        await world.settle()
+
+    methods = [c.method for c in world.fake.calls if c.method in SHOWN_METHODS]
+    assert methods == ["chat.postMessage", "chat.update"]  # "⏳ Working…", then the reply in its place
+    assert world.fake.posted()["text"] == "⏳ _Working…_"
+    assert [m["text"] for m in world.fake.shown()] == [render_reply(ANSWER)[0]]
+
+
+async def test_another_replica_streams_to_the_person_and_takes_a_stream_over(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    _, thread = await world.user.mention("hello", user="U5")
+    await world.settle()
+    conversation = in_thread(thread)
+    # who the stream goes to is shared: another replica (its own memory) finds it
+    assert await Askers(lambda: world.gateway.state).recipient(conversation) == (TEAM_ID, "U5")
+
+    adapter = world.adapter
+    view = LiveView(mode=STREAM, text="Half of the answer ", status=None)
+    ref = await adapter.show_live(conversation, view, None)
+    assert ref is not None and ref.extra["live"] == STREAM
+    # a replica taking the job over does not know what the stream shows: it ends it, edits it whole
+    adopted = LiveView(mode=STREAM, text="The whole answer, again.", shown=None)
+    taken = await adapter.show_live(conversation, adopted, MessageRef.model_validate(ref.model_dump()))
+    assert taken is not None and taken.extra["live"] == EDIT and taken.message_id == ref.message_id
+    last = world.fake.last_shown()
+    assert last["text"] == "The whole answer, again." and not last["streaming"]
+    # finishing twice (a retried delivery, another replica) leaves the same one message
+    for _ in range(2):
+        await adapter.send(conversation, TextReply(text="The **whole** answer.", live=ref))
+    finished = [m for m in world.fake.shown() if m["ts"] == ref.message_id]
+    assert [m["text"] for m in finished] == ["The *whole* answer."]
+
+
+async def test_a_person_the_stream_cannot_name_gets_an_edited_message(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    conversation = in_thread("1.1", channel="C9")
+    ref = await world.adapter.show_live(conversation, LiveView(mode=STREAM, text="Hi "), None)
+    assert ref is not None and ref.extra["live"] == EDIT
+    assert world.fake.streamed() == [] and world.fake.posted()["thread_ts"] == "1.1"
+
+
+async def test_live_messages_close_without_leaving_anything_half_written(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    _, thread = await world.user.mention("hello")
+    await world.settle()
+    conversation = in_thread(thread)
+    before = len(world.fake.shown())
+    for text in ("", "Some words "):
+        view = LiveView(mode=STREAM, text=text, status="⏳ Working…")
+        ref = await world.adapter.show_live(conversation, view, None)
+        assert ref is not None
+        await world.adapter.send(conversation, LiveEnd(ref=ref))
+        await world.adapter.send(conversation, LiveEnd(ref=ref))  # again: already gone is fine
+    assert len(world.fake.shown()) == before
