@@ -299,7 +299,7 @@ class Dispatcher:
         images: list[ImageInput] | None,
     ) -> None:
         locale = locale_for(text, turn.hint)
-        live = await self._live_reply(conv, locale, turn.job)
+        live = await self._live_reply(conv, locale, turn.job, sender)
         working = None
         if live is not None:
             await live.start()
@@ -386,7 +386,9 @@ class Dispatcher:
 
     # --- the live message of a run (gateway/streaming.py) ------------------------------------
 
-    async def _live_reply(self, conv: Conversation, locale: Locale, job: Job) -> LiveReply | None:
+    async def _live_reply(
+        self, conv: Conversation, locale: Locale, job: Job, sender: Sender
+    ) -> LiveReply | None:
         """The run's live message where the platform shows one and streaming is on, else None.
 
         A job delivered before (a crash, a hand-over) continues the live message its earlier
@@ -420,6 +422,7 @@ class Dispatcher:
             working_after=self.config.progress_after_seconds,
             remember=remember,
             adopted=adopted,
+            recipient=sender,
         )
 
     @staticmethod

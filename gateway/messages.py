@@ -242,7 +242,8 @@ class LiveView(BaseModel):
     None when that is not known (a message started by another replica before a hand-over):
     replace the whole content then. ``status`` is a line saying what is going on
     ("🔧 Searching the docs…", "⏳ Working…"), already in the person's language; None once the
-    answer is being written.
+    answer is being written. ``recipient`` is the person the run answers (whose message or click
+    started it): a platform that streams to a named person (Slack outside DMs) streams to them.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -252,6 +253,7 @@ class LiveView(BaseModel):
     shown: str | None = ""
     status: str | None = None
     locale: Locale = "en"
+    recipient: Sender | None = None
 
 
 class LiveEnd(BaseModel):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from agent.events import Asking, RunEvent, TextDelta, ToolFinished, ToolStarted
 from agent.protocol.models import Locale
 from gateway import metrics
-from gateway.messages import Conversation, LiveView, MessageRef
+from gateway.messages import Conversation, LiveView, MessageRef, Sender
 from gateway.notices import notice
 from gateway.port import PlatformAdapter
 
@@ -69,12 +69,13 @@ class LiveReply:
         working_after: float,
         remember: Callable[[MessageRef], Awaitable[None]] | None = None,
         adopted: MessageRef | None = None,
+        recipient: Sender | None = None,
     ) -> None:
         self.adapter = adapter
         self.conversation = conversation
         self.locale = locale
         self.mode = mode
-        self.interval = max(adapter.live_interval(conversation, mode), 0.05)
+        self.recipient = recipient
         self.working_after = working_after
         self.remember = remember
         # a message another replica started for this job: this run continues it (whole-content
@@ -135,8 +136,18 @@ class LiveReply:
 
     def _view(self) -> LiveView:
         return LiveView(
-            mode=self.mode, text=self._text, shown=self._shown, status=self._status, locale=self.locale
+            mode=self.mode,
+            text=self._text,
+            shown=self._shown,
+            status=self._status,
+            locale=self.locale,
+            recipient=self.recipient,
         )
+
+    def _interval(self) -> float:
+        """The adapter's interval, read before each pause: it may grow with the platform's load
+        (Slack's stream calls are limited per workspace, shared by every run there)."""
+        return max(self.adapter.live_interval(self.conversation, self.mode), 0.05)
 
     async def _sleep(self, seconds: float | None) -> None:
         """Wait up to ``seconds`` (None: until woken) or until something changes."""
@@ -170,7 +181,7 @@ class LiveReply:
                     return
                 last = self._view()  # what was shown (``shown`` moved on)
                 with contextlib.suppress(TimeoutError):  # coalesce what comes meanwhile
-                    await asyncio.wait_for(self._closed.wait(), self.interval)
+                    await asyncio.wait_for(self._closed.wait(), self._interval())
                 continue
             await self._sleep(None)
 

@@ -46,7 +46,7 @@ from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids
 from .files import download
 from .interactions import ClarificationInteractions
-from .live import EDIT, LIVE_INTERVAL, STREAM, Askers, LiveMessages
+from .live import EDIT, STREAM, LiveMessages
 from .markup import escape_mrkdwn
 from .names import NameBook
 from .receive import PLATFORM, count_ignored, events_endpoint, parse_message_event, request_kind
@@ -89,8 +89,7 @@ class SlackAdapter(PlatformAdapter):
         self.ack_client = build_ack_path_client(token, settings.api_url)
         self.sender = SlackSender(self.client, self.ack_client)
         self.names = NameBook(self.sender.user_name)
-        self.askers = Askers(lambda: self.gateway.state)
-        self.live = LiveMessages(self.sender, self.askers)
+        self.live = LiveMessages(self.sender)
         self.bot_user_id: str | None = None
         # Work before ack: an exception answers 500 and Slack redelivers (deduped by id).
         # Unhandled requests reach ``_on_error`` (200 and a count) instead of Bolt's 404.
@@ -147,10 +146,6 @@ class SlackAdapter(PlatformAdapter):
         command = mention_command(message.text) if message.is_mention else None
         if command is not None:  # "@clarigate cancel": the thread's own command
             message = message.model_copy(update={"text": command})
-        elif message.conversation.reply_to and self.settings.streaming != "off":
-            # the run's stream goes to this person (Slack names the recipient outside DMs)
-            share = self.askers.note(message, str(body["event"].get("user_team") or ""))
-            self.interactions.after_the_ack(share())
         await self.gateway.accept(message)
 
     @staticmethod
@@ -287,7 +282,7 @@ class SlackAdapter(PlatformAdapter):
         if isinstance(item, TextReply) and item.live is not None:
             return await self.live.finish(conversation, item)
         if isinstance(item, LiveEnd):
-            await self.live.end(item.ref)
+            await self.live.end(conversation, item.ref)
             return None
         if isinstance(item, TextReply):
             ts = ""
@@ -324,8 +319,9 @@ class SlackAdapter(PlatformAdapter):
         return STREAM if conversation.reply_to else EDIT
 
     def live_interval(self, conversation: Conversation, mode: str) -> float:
-        """About one update a second, within ``chat.update``'s and ``chat.appendStream``'s limits."""
-        return LIVE_INTERVAL
+        """About one update a second, slower when many runs of one workspace are live at once
+        (``chat.update``'s and ``chat.appendStream``'s limits are per workspace)."""
+        return self.live.interval(conversation, mode)
 
     async def show_live(
         self, conversation: Conversation, view: LiveView, ref: MessageRef | None

@@ -6,7 +6,7 @@ as the model writes it, escaped like every reply (no ``<!here>`` or ``<@U…>`` 
 through), and the run's steps as task cards (``task_update`` chunks: "Working…", "Searching the
 docs…"). The reply ends it: ``chat.stopStream``, then ``chat.update`` makes the message the reply
 in mrkdwn, reading exactly as a reply posted whole. Outside DMs Slack streams to a named person
-(``recipient_team_id`` / ``recipient_user_id``): the one whose message started the run (``Askers``).
+(``recipient_team_id`` / ``recipient_user_id``): the one the run answers (``LiveView.recipient``).
 
 ``edit`` (a top-level DM: no thread to stream into; a stream Slack refused or ended; a person the
 stream could not name): the run's message is posted once ("⏳ _Working…_" while nothing is written,
@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_sdk.models.messages.chunk import MarkdownTextChunk, TaskUpdateChunk
 
-from gateway.messages import Conversation, InboundMessage, LiveView, MessageRef, TextReply
-from gateway.port import AdapterState, DeliveryFailed
+from gateway.messages import Conversation, LiveView, MessageRef, TextReply
+from gateway.port import DeliveryFailed
 
 from .markup import escape_mrkdwn
 from .receive import PLATFORM
@@ -53,8 +53,11 @@ TASK_TITLE_LIMIT = 256
 STREAM_ENDED = "message_not_in_streaming_state"  # stopped already, or ended by Slack (its lifetime)
 GONE = "message_not_found"
 _BROADCAST_WORDS = ("channel", "here", "everyone")
-ASKER_SECONDS = 24 * 3600
-MAX_ASKERS = 10_000
+#: Slack's per-workspace limits of the two update methods (Tier 4 and Tier 3, per minute).
+STREAM_CALLS_PER_MINUTE = 100
+EDIT_CALLS_PER_MINUTE = 50
+#: A live message still counted as open after this long was never finished (a crash): forgotten.
+OPEN_FORGOTTEN_SECONDS = 900
 
 
 # --- what a live message shows (pure) ----------------------------------------------------------
@@ -137,71 +140,43 @@ def live_ref(channel: str, ts: str, thread: str | None, extra: dict[str, str]) -
     return MessageRef(platform=PLATFORM, chat_id=channel, message_id=ts, extra={**base, **extra})
 
 
-# --- who a stream is for -----------------------------------------------------------------------
-
-
-class Askers:
-    """Who wrote a thread's latest message: the person its run's stream goes to.
-
-    Noted in memory as the message is received (nothing waits on the ack path) and in the shared
-    state after the ack, so that a replica running the job elsewhere streams too.
-    """
-
-    def __init__(self, state: Callable[[], AdapterState]) -> None:
-        self._state = state
-        self._known: OrderedDict[str, tuple[str, str]] = OrderedDict()
-
-    @staticmethod
-    def _key(conversation: Conversation) -> str:
-        return f"asker:{conversation.thread_key}"
-
-    def note(self, message: InboundMessage, team: str = "") -> Callable[[], Awaitable[None]]:
-        """Remember who wrote ``message`` (``team``: theirs, when Slack names it); returns the
-        shared-state write, to run after the ack."""
-        conversation = message.conversation
-        who = (team or conversation.workspace, message.sender.user_id)
-        key = self._key(conversation)
-        self._known[key] = who
-        self._known.move_to_end(key)
-        while len(self._known) > MAX_ASKERS:
-            self._known.popitem(last=False)
-
-        async def share() -> None:
-            try:
-                await self._state().set_json(key, list(who), ASKER_SECONDS)
-            except Exception:  # noqa: BLE001 - costs only another replica's stream (it edits instead)
-                log.warning("slack: could not share who a thread's run answers", exc_info=True)
-
-        return share
-
-    async def recipient(self, conversation: Conversation) -> tuple[str, str] | None:
-        """``(team id, user id)`` of the person a run in ``conversation`` answers, if known."""
-        key = self._key(conversation)
-        found: Any = self._known.get(key)
-        if found is None:
-            try:
-                found = await self._state().get_json(key)
-            except Exception:  # noqa: BLE001 - unknown: the run's message is edited instead
-                log.info("slack: could not read who a thread's run answers", exc_info=True)
-                return None
-        if (
-            isinstance(found, list | tuple)
-            and len(found) == 2
-            and all(isinstance(v, str) and v for v in found)
-        ):
-            return (found[0], found[1])
-        return None
-
-
 # --- the live message ---------------------------------------------------------------------------
 
 
 class LiveMessages:
-    """Creates, updates and finishes a run's live message through ``SlackSender``."""
+    """Creates, updates and finishes a run's live message through ``SlackSender``; counts the live
+    messages open per workspace, whose updates share Slack's per-workspace method limits."""
 
-    def __init__(self, sender: SlackSender, askers: Askers) -> None:
+    def __init__(self, sender: SlackSender) -> None:
         self.sender = sender
-        self.askers = askers
+        # workspace -> live message ts -> when it opened (a run that never finished is forgotten)
+        self._open_now: dict[str, OrderedDict[str, float]] = {}
+
+    def interval(self, conversation: Conversation, mode: str) -> float:
+        """Seconds between two updates of a live message in ``conversation``'s workspace: about one
+        a second, slower when several runs there share the workspace's budget (``chat.appendStream``
+        100 a minute, ``chat.update`` 50)."""
+        per_minute = STREAM_CALLS_PER_MINUTE if mode == STREAM else EDIT_CALLS_PER_MINUTE
+        return max(LIVE_INTERVAL, self._count(conversation.workspace) * 60.0 / per_minute)
+
+    def _count(self, workspace: str) -> int:
+        opened = self._open_now.get(workspace)
+        if not opened:
+            return 0
+        stale = time.monotonic() - OPEN_FORGOTTEN_SECONDS
+        while opened and next(iter(opened.values())) < stale:
+            opened.popitem(last=False)
+        return len(opened)
+
+    def _opened(self, workspace: str, ts: str) -> None:
+        self._open_now.setdefault(workspace, OrderedDict())[ts] = time.monotonic()
+
+    def _closed(self, workspace: str, ts: str) -> None:
+        opened = self._open_now.get(workspace)
+        if opened is not None:
+            opened.pop(ts, None)
+            if not opened:
+                del self._open_now[workspace]
 
     async def show(self, conversation: Conversation, view: LiveView, ref: MessageRef | None) -> MessageRef:
         """Create (``ref`` None) or update the live message; its reference after the update."""
@@ -214,14 +189,17 @@ class LiveMessages:
     async def _open(self, conversation: Conversation, view: LiveView) -> MessageRef:
         thread = conversation.reply_to
         if view.mode == STREAM and thread:
-            recipient = await self.askers.recipient(conversation)
+            recipient = (conversation.workspace, view.recipient.user_id) if view.recipient else None
             if recipient is not None or conversation.is_direct:  # Slack names no one in a DM
                 try:
-                    return await self._start(conversation.chat_id, thread, view, recipient)
+                    ref = await self._start(conversation.chat_id, thread, view, recipient)
+                    self._opened(conversation.workspace, ref.message_id)
+                    return ref
                 except DeliveryFailed as error:
                     log.info("slack: no stream here (%s): the run's message is edited instead", error.code)
         content = edit_mrkdwn(view)
         ts = await self.sender.post(conversation.chat_id, content, thread_ts=thread)
+        self._opened(conversation.workspace, ts)
         return live_ref(conversation.chat_id, ts, thread, {"live": EDIT, "digest": digest(content)})
 
     async def _start(
@@ -277,6 +255,7 @@ class LiveMessages:
         A permanent refusal removes the half-written message before it is raised."""
         ref = reply.live
         assert ref is not None
+        self._closed(conversation.workspace, ref.message_id)
         parts = render_reply(reply.text)
         if ref.extra.get("live") == STREAM:
             await self._stop(ref)
@@ -291,8 +270,9 @@ class LiveMessages:
             ts = await self.sender.post(conversation.chat_id, part, thread_ts=conversation.reply_to)
         return live_ref(conversation.chat_id, ts, conversation.reply_to, {})
 
-    async def end(self, ref: MessageRef) -> None:
+    async def end(self, conversation: Conversation, ref: MessageRef) -> None:
         """Close a live message no reply finishes: its stream stopped, the message deleted."""
+        self._closed(conversation.workspace, ref.message_id)
         if ref.extra.get("live") == STREAM:
             await self._stop_quietly(ref)
         try:

@@ -16,11 +16,11 @@ from typing import Any
 import yaml
 from langchain_core.tools import tool
 
-from adapters.slack.live import EDIT, STREAM, Askers, piece_end
+from adapters.slack.live import EDIT, STREAM, piece_end
 from adapters.slack.render import render_reply
 from agent.events import TextDelta
 from agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
-from gateway.messages import Conversation, LiveEnd, LiveView, MessageRef, TextReply
+from gateway.messages import Conversation, LiveEnd, LiveView, MessageRef, Sender, TextReply
 from gateway.testing import ScriptedRunner
 
 from .conftest import MakeWorld, SlackWorld
@@ -142,6 +142,7 @@ async def test_a_tool_step_shows_while_it_runs(make_world: MakeWorld, tmp_path):
     async with scripted_agent(tmp_path, turns, [search_docs]) as agent:
         world = await make_world(agent)
         await world.user.mention("where is the deploy documented?")
+        await world.settle()  # one at a time: two live runs in a workspace would share its budget
         await world.user.dm("where is the deploy documented?", user="U2", channel="D2")
         await world.settle()
 
@@ -273,6 +274,7 @@ async def test_no_mass_mention_from_the_model_reaches_slack_in_any_update(make_w
     async with scripted_agent(tmp_path, [slowly(MENACING, 2.5)]) as agent:
         world = await make_world(agent)
         await world.user.mention("say it")
+        await world.settle()  # one at a time: two live runs in a workspace share its budget
         await world.user.dm("say it", user="U2", channel="D2")
         await world.settle()
 
@@ -337,18 +339,18 @@ async def test_streaming_off_keeps_working_then_one_edit(make_world: MakeWorld, 
     assert [m["text"] for m in world.fake.shown()] == [render_reply(ANSWER)[0]]
 
 
-async def test_another_replica_streams_to_the_person_and_takes_a_stream_over(make_world: MakeWorld):
+async def test_a_stream_goes_to_the_person_the_run_answers_and_is_taken_over_whole(make_world: MakeWorld):
     world = await make_world(ScriptedRunner())
     _, thread = await world.user.mention("hello", user="U5")
     await world.settle()
     conversation = in_thread(thread)
-    # who the stream goes to is shared: another replica (its own memory) finds it
-    assert await Askers(lambda: world.gateway.state).recipient(conversation) == (TEAM_ID, "U5")
 
     adapter = world.adapter
-    view = LiveView(mode=STREAM, text="Half of the answer ", status=None)
+    view = LiveView(mode=STREAM, text="Half of the answer ", status=None, recipient=Sender(user_id="U5"))
     ref = await adapter.show_live(conversation, view, None)
     assert ref is not None and ref.extra["live"] == STREAM
+    start = world.fake.of("chat.startStream")[-1]
+    assert (start["recipient_team_id"], start["recipient_user_id"]) == (TEAM_ID, "U5")
     # a replica taking the job over does not know what the stream shows: it ends it, edits it whole
     adopted = LiveView(mode=STREAM, text="The whole answer, again.", shown=None)
     taken = await adapter.show_live(conversation, adopted, MessageRef.model_validate(ref.model_dump()))
@@ -377,9 +379,28 @@ async def test_live_messages_close_without_leaving_anything_half_written(make_wo
     conversation = in_thread(thread)
     before = len(world.fake.shown())
     for text in ("", "Some words "):
-        view = LiveView(mode=STREAM, text=text, status="⏳ Working…")
+        view = LiveView(mode=STREAM, text=text, status="⏳ Working…", recipient=Sender(user_id="U1"))
         ref = await world.adapter.show_live(conversation, view, None)
-        assert ref is not None
+        assert ref is not None and ref.extra["live"] == STREAM
         await world.adapter.send(conversation, LiveEnd(ref=ref))
         await world.adapter.send(conversation, LiveEnd(ref=ref))  # again: already gone is fine
     assert len(world.fake.shown()) == before
+
+
+async def test_many_live_runs_in_one_workspace_update_less_often_within_its_budget(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    adapter = world.adapter
+    conversation = in_thread("1.1", channel="C9")
+    assert adapter.live_interval(conversation, STREAM) == 1.0
+    refs = []
+    for index in range(5):
+        view = LiveView(mode=EDIT, text=f"run {index} ")
+        ref = await adapter.show_live(in_thread(f"1.{index}", channel="C9"), view, None)
+        assert ref is not None
+        refs.append(ref)
+    # five edited messages share chat.update's 50 a minute: one update each every 6 s at most
+    assert adapter.live_interval(conversation, EDIT) == 6.0
+    assert adapter.live_interval(conversation, STREAM) == 3.0  # appendStream: 100 a minute
+    for index, ref in enumerate(refs):
+        await adapter.send(in_thread(f"1.{index}", channel="C9"), TextReply(text="done", live=ref))
+    assert adapter.live_interval(conversation, EDIT) == 1.0  # finished: the budget is free again
