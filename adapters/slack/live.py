@@ -58,6 +58,9 @@ STREAM_CALLS_PER_MINUTE = 100
 EDIT_CALLS_PER_MINUTE = 50
 #: A live message still counted as open after this long was never finished (a crash): forgotten.
 OPEN_FORGOTTEN_SECONDS = 900
+#: After Slack refuses to stream in a channel, runs there are edited for this long, not retried.
+REFUSED_SECONDS = 3600
+MAX_REFUSED = 10_000
 
 
 # --- what a live message shows (pure) ----------------------------------------------------------
@@ -151,6 +154,16 @@ class LiveMessages:
         self.sender = sender
         # workspace -> live message ts -> when it opened (a run that never finished is forgotten)
         self._open_now: dict[str, OrderedDict[str, float]] = {}
+        # channel -> when Slack last refused to stream there (permanently)
+        self._refused: dict[str, float] = {}
+
+    def _refused_here(self, channel: str) -> bool:
+        """True when Slack refused a stream in ``channel`` lately (no failed call for every run)."""
+        since = self._refused.get(channel)
+        if since is not None and time.monotonic() - since > REFUSED_SECONDS:
+            del self._refused[channel]
+            return False
+        return since is not None
 
     def interval(self, conversation: Conversation, mode: str) -> float:
         """Seconds between two updates of a live message in ``conversation``'s workspace: about one
@@ -188,7 +201,7 @@ class LiveMessages:
 
     async def _open(self, conversation: Conversation, view: LiveView) -> MessageRef:
         thread = conversation.reply_to
-        if view.mode == STREAM and thread:
+        if view.mode == STREAM and thread and not self._refused_here(conversation.chat_id):
             recipient = (conversation.workspace, view.recipient.user_id) if view.recipient else None
             if recipient is not None or conversation.is_direct:  # Slack names no one in a DM
                 try:
@@ -196,6 +209,10 @@ class LiveMessages:
                     self._opened(conversation.workspace, ref.message_id)
                     return ref
                 except DeliveryFailed as error:
+                    if error.permanent:  # the next runs here go straight to edits for a while
+                        self._refused[conversation.chat_id] = time.monotonic()
+                        while len(self._refused) > MAX_REFUSED:
+                            del self._refused[next(iter(self._refused))]
                     log.info("slack: no stream here (%s): the run's message is edited instead", error.code)
         content = edit_mrkdwn(view)
         ts = await self.sender.post(conversation.chat_id, content, thread_ts=thread)
