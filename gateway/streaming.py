@@ -180,10 +180,21 @@ class LiveReply:
                 if not await self._show(view):
                     return
                 last = self._view()  # what was shown (``shown`` moved on)
-                with contextlib.suppress(TimeoutError):  # coalesce what comes meanwhile
-                    await asyncio.wait_for(self._closed.wait(), self._interval())
+                await self._pause(time.monotonic())
                 continue
             await self._sleep(None)
+
+    async def _pause(self, shown_at: float) -> None:
+        """Coalesce what comes for the adapter's interval after an update; the answer's first words,
+        after "Working…" or a tool step, go out sooner (FIRST_SHOW_AFTER): they are what the
+        person waits for, and it is one call per run."""
+        while not self._closing:
+            first_words = bool(self._text) and not self._shown
+            gap = FIRST_SHOW_AFTER if first_words else self._interval()
+            remaining = shown_at + gap - time.monotonic()
+            if remaining <= 0:
+                return
+            await self._sleep(remaining)  # woken by each change, to see whether the words began
 
     async def _show(self, view: LiveView) -> bool:
         first = self.ref is None

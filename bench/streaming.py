@@ -1,0 +1,242 @@
+"""Streaming: how soon a streamed answer shows, and what it costs in platform calls, per platform.
+
+For each platform: the real adapter (its SDK) against the tests' fake platform API, the real core
+(in process, embedded store), and the in-process LangGraph agent with the scripted model writing
+``--tokens`` pieces ``--token-delay`` seconds apart after ``--think`` seconds. ``--conversations``
+people write at once, each in a conversation of their own, through the platform's real receive
+path (a signed Slack event, a Telegram webhook update, a Feishu event).
+
+Printed per platform:
+
+- *first token → first call showing it*: from the moment the model's first piece reached the
+  core to the fake API's arrival of the first call that carries it, p50 / p90 / max;
+- *calls per 1,000 tokens*: the platform calls that changed the run's live message or posted its
+  reply, per 1,000 streamed pieces, p50 / max; with the run's length, so calls can be read against
+  time (the adapter's interval) rather than tokens;
+- *answers*: how many runs ended with the whole answer shown.
+
+What it leaves out: the network and the platform's own latency (loopback fakes), TLS, Redis
+(embedded store), more than one replica. The load and the fakes share the machine's cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agent.events import TextDelta  # noqa: E402
+from agent.harness import AgentSettings, ClarifyingAgent  # noqa: E402
+from gateway.config import GatewayConfig  # noqa: E402
+from gateway.core import Gateway  # noqa: E402
+from gateway.server import build_app  # noqa: E402
+from gateway.store.memory import MemoryStore  # noqa: E402
+
+
+@dataclass
+class TimedAgent:
+    """The agent as the core's runner, noting when each message's first streamed piece came."""
+
+    agent: ClarifyingAgent
+    first_token: dict[str, float] = field(default_factory=dict)  # the person's text -> monotonic
+
+    async def run_turn(
+        self, thread_id: str, text: str, response: Any = None, *, on_event: Any = None, **kw: Any
+    ):
+        marker = text.strip()
+
+        async def timed(event: Any) -> None:
+            if isinstance(event, TextDelta):
+                self.first_token.setdefault(marker, time.monotonic())
+            if on_event is not None:
+                await on_event(event)
+
+        return await self.agent.run_turn(thread_id, text, response, on_event=timed, **kw)
+
+    async def ping(self) -> bool:
+        return await self.agent.ping()
+
+    async def aclose(self) -> None:
+        await self.agent.aclose()
+
+
+@dataclass
+class Call:
+    """A call the fake platform API received."""
+
+    at: float
+    method: str
+    body: str  # its parameters as JSON, to find a conversation's marker and chat in
+
+
+@dataclass
+class World:
+    """One platform: send a person's message in conversation ``index``, read the calls made."""
+
+    name: str
+    send: Callable[[int, str], Awaitable[None]]
+    calls: Callable[[], list[Call]]
+    chat_of: Callable[[int], str]  # a string found in every call about conversation ``index``
+    gateway: Gateway
+
+
+# --- the platforms ------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def slack_world(runner: Any, config: GatewayConfig) -> AsyncIterator[World]:
+    """Slack: channel mentions (each its own channel), answered in their threads by Slack's stream."""
+    from pydantic import SecretStr
+
+    from adapters.slack import SlackAdapter
+    from gateway.config import SlackSettings
+    from tests.adapters.slack.fake_slack import BOT_TOKEN, FakeSlack
+    from tests.adapters.slack.slack_user import SIGNING_SECRET, SlackUser
+
+    fake = FakeSlack()
+    await fake.start()
+    gateway = Gateway(config, MemoryStore(f"bench-{uuid.uuid4().hex[:8]}"), runner)
+    settings = SlackSettings(
+        bot_token=SecretStr(BOT_TOKEN), signing_secret=SecretStr(SIGNING_SECRET), api_url=fake.api_url
+    )
+    adapter = SlackAdapter(settings, gateway)
+    gateway.register(adapter)
+    await gateway.start()
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app(gateway)), base_url="http://gateway")
+    user = SlackUser(http, fake)
+
+    async def send(index: int, text: str) -> None:
+        await user.mention(text, user=f"U{index}", channel=f"C{index}")
+
+    def calls() -> list[Call]:
+        return [Call(c.at, c.method, json.dumps(c.params)) for c in fake.calls if c.answer.get("ok")]
+
+    try:
+        yield World("slack", send, calls, lambda i: f'"channel": "C{i}"', gateway)
+    finally:
+        await http.aclose()
+        await gateway.stop(grace=1)
+        await fake.stop()
+
+
+PLATFORMS: dict[str, Callable[[Any, GatewayConfig], contextlib.AbstractAsyncContextManager[World]]] = {
+    "slack": slack_world,
+}
+
+#: Calls that make or change what a person reads (not auth checks, names, file downloads).
+SHOWING = {
+    "chat.postMessage",
+    "chat.update",
+    "chat.delete",
+    "chat.startStream",
+    "chat.appendStream",
+    "chat.stopStream",
+    "sendMessage",
+    "sendMessageDraft",
+    "editMessageText",
+    "deleteMessage",
+    "sendChatAction",
+}
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+
+def script(tokens: int, delay: float, think: float) -> list[dict[str, Any]]:
+    """One turn: the person's text first (the marker), then ``tokens - 1`` words."""
+    words = " ".join(f"w{i}" for i in range(tokens - 1))
+    return [{"content": "{last_user} " + words, "token_delay_seconds": delay, "delay_seconds": think}]
+
+
+def quantiles(values: list[float]) -> tuple[float, float, float]:
+    ordered = sorted(values)
+    if not ordered:
+        return (float("nan"),) * 3
+    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+    return statistics.median(ordered), p90, ordered[-1]
+
+
+async def measure(name: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    path = workdir / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(script(args.tokens, args.token_delay, args.think)))
+    settings = AgentSettings(model=f"scripted:{path}", checkpointer_url="memory://", data_dir=str(workdir))
+    runner = TimedAgent(await ClarifyingAgent.create(settings))
+    config = GatewayConfig(workers=max(args.conversations, 4))
+    async with PLATFORMS[name](runner, config) as world:
+        markers = [f"m{uuid.uuid4().hex[:6]}x{i}" for i in range(args.conversations)]
+        started = time.monotonic()
+        await asyncio.gather(*(world.send(i, marker) for i, marker in enumerate(markers)))
+        await world.gateway.drain(timeout=args.tokens * args.token_delay * 4 + args.think + 60)
+        took = time.monotonic() - started
+        calls = world.calls()
+    await runner.aclose()
+    first_shown, per_thousand, answered = [], [], 0
+    last_word = f"w{args.tokens - 2}"
+    for index, marker in enumerate(markers):
+        token_at = runner.first_token.get(marker)
+        mine = [c for c in calls if c.method in SHOWING and world.chat_of(index) in c.body]
+        if token_at is not None:
+            shown = next((c.at for c in mine if c.at >= token_at and marker in c.body), None)
+            if shown is not None:
+                first_shown.append((shown - token_at) * 1000)
+        per_thousand.append(len(mine) * 1000 / args.tokens)
+        answered += any(last_word in c.body for c in mine)
+    return {
+        "platform": name,
+        "first_ms": quantiles(first_shown),
+        "measured": len(first_shown),
+        "calls": quantiles(per_thousand),
+        "answered": answered,
+        "took": took,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--platforms", default=",".join(PLATFORMS))
+    parser.add_argument("--conversations", type=int, default=5)
+    parser.add_argument("--tokens", type=int, default=1000)
+    parser.add_argument("--token-delay", type=float, default=0.01, help="seconds between streamed pieces")
+    parser.add_argument("--think", type=float, default=1.0, help="seconds before the first piece")
+    args = parser.parse_args()
+    run_seconds = args.think + args.tokens * args.token_delay
+    print(
+        f"{args.conversations} conversations at once per platform, {args.tokens} tokens each, "
+        f"{args.token_delay * 1000:.0f} ms apart after {args.think:.1f} s (a run of ~{run_seconds:.1f} s)"
+    )
+    print(
+        f"{'platform':<10} {'first token → first call (ms) p50 / p90 / max':<48} "
+        f"{'calls per 1,000 tokens p50 / max':<34} answered"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.platforms.split(","):
+            result = asyncio.run(measure(name.strip(), args, Path(tmp)))
+            p50, p90, top = result["first_ms"]
+            c50, _, ctop = result["calls"]
+            print(
+                f"{name:<10} {p50:7.0f} / {p90:5.0f} / {top:5.0f}  (of {result['measured']})"
+                f"{'':<17} {c50:6.1f} / {ctop:5.1f}{'':<19} "
+                f"{result['answered']}/{args.conversations}  (all done in {result['took']:.1f} s)"
+            )
+
+
+if __name__ == "__main__":
+    main()
