@@ -7,7 +7,6 @@ Receives through the webhook route or a leased long poller, renders with
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import re
@@ -25,6 +24,8 @@ from gateway.messages import (
     ClarificationOut,
     Conversation,
     ErrorReply,
+    LiveEnd,
+    LiveView,
     MessageRef,
     Outbound,
     ProgressUpdate,
@@ -32,10 +33,12 @@ from gateway.messages import (
 )
 from gateway.port import GatewayPort, PlatformAdapter
 
+from .chat_action import TypingIndicators
 from .commands import MENU, parse_command
 from .effects import AfterAck
 from .forms import LATEST_TTL, latest_key
 from .interactions import Interactions
+from .live import LiveMessages
 from .media import attachments_of, fetch_file
 from .migration import ChatMoves
 from .polling import ALLOWED_UPDATES, LeasedPoller
@@ -59,8 +62,6 @@ from .send import TelegramSender, delivery_failure, message_ref, with_retries
 log = logging.getLogger(__name__)
 
 _SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what Telegram accepts as secret_token
-TYPING_REFRESH = 4.5  # Telegram shows "typing…" for about 5 seconds per sendChatAction
-TYPING_MAX = 300.0  # never type forever if a run's "done" is lost
 PRIVATE_NOTE_TTL = 24 * 3600  # a refusal meant for one person is shown to them once a day
 
 
@@ -90,7 +91,8 @@ class TelegramAdapter(PlatformAdapter):
         self.poller: LeasedPoller | None = None
         if not settings.webhook_url:
             self.poller = LeasedPoller(self.bot, gateway.state, self.handle_update, lease_ttl, poll_timeout)
-        self._typing: dict[str, asyncio.Task[None]] = {}
+        self.typing = TypingIndicators(self.sender)
+        self.live = LiveMessages(self.sender, gateway.state, self.typing)
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -148,9 +150,8 @@ class TelegramAdapter(PlatformAdapter):
         if self.poller is not None:
             await self.poller.stop()
         await self.after_ack.stop()
-        for task in self._typing.values():
-            task.cancel()
-        self._typing.clear()
+        self.typing.stop_all()
+        await self.live.stop()
         with contextlib.suppress(TelegramError):
             await self.bot.shutdown()
 
@@ -278,11 +279,19 @@ class TelegramAdapter(PlatformAdapter):
             and not conversation.is_direct
         ):
             return await self._note_privately(conversation, item)
+        if isinstance(item, TextReply) and item.live is not None:
+            finished = await self.live.finish(conversation, item.text, item.live)
+            for part in finished:
+                await remember_chain(self.gateway.state, conversation, part.message_id)
+            return finished[-1] if finished else None
         if isinstance(item, TextReply):
             sent = await self.sender.post_markdown(conversation, item.text)
             for message in sent:
                 await remember_chain(self.gateway.state, conversation, str(message.message_id))
             return message_ref(sent[-1]) if sent else None
+        if isinstance(item, LiveEnd):
+            await self.live.end(conversation, item.ref)
+            return None
         if isinstance(item, ClarificationOut):
             return await self._post(conversation, render_clarification(item))
         if isinstance(item, ClarificationClosed):
@@ -330,27 +339,38 @@ class TelegramAdapter(PlatformAdapter):
         return await fetch_file(self.bot, attachment, max_bytes)
 
     async def _progress(self, conversation: Conversation, item: ProgressUpdate) -> None:
-        key = conversation.thread_key
-        running = self._typing.pop(key, None)
-        if running is not None:
-            running.cancel()
+        """ "Working…" without streaming: "typing…" until the run is done."""
+        self.typing.stop(conversation)
         if item.state == "started":
-            await self._type_once(conversation)
-            self._typing[key] = asyncio.create_task(self._keep_typing(conversation))
+            await self.typing.start(conversation)
 
-    async def _type_once(self, conversation: Conversation) -> None:
+    # --- live messages (``live``): drafts in private chats, an edited message elsewhere ------------
+
+    def live_mode(self, conversation: Conversation) -> str | None:
+        """ "draft" in private chats (``sendMessageDraft``), "edit" in groups and topics."""
+        return self.live.mode(conversation)
+
+    def live_interval(self, conversation: Conversation, mode: str) -> float:
+        """1 s for drafts and private chats, 3 s in groups (Telegram: 20 messages a minute)."""
+        return self.live.interval(conversation, mode)
+
+    async def show_live(
+        self, conversation: Conversation, view: LiveView, ref: MessageRef | None
+    ) -> MessageRef | None:
+        """Create or update a run's live draft or message; Bot API errors as ``DeliveryFailed``
+        (a flood wait transient, with Telegram's ``retry_after``: never waited out here)."""
         try:
-            await self.sender.typing(conversation)
-        except TelegramError as exc:  # a missing indicator is not worth failing a run
-            log.debug("telegram typing failed: %s", exc)
-
-    async def _keep_typing(self, conversation: Conversation) -> None:
-        """Repeat "typing…" until the run is done (Telegram clears it after ~5 s)."""
-        loop = asyncio.get_running_loop()
-        until = loop.time() + TYPING_MAX
-        while loop.time() < until:
-            await asyncio.sleep(TYPING_REFRESH)
-            await self._type_once(conversation)
+            return await self.live.show(conversation, view, ref)
+        except TelegramError as exc:
+            failure = delivery_failure(exc, f"live {view.mode} update")
+            log.info(
+                "telegram live %s update in chat %s failed (%s): %s",
+                view.mode,
+                conversation.chat_id,
+                failure.code,
+                exc,
+            )
+            raise failure from exc
 
 
 def _file_url(api_url: str) -> str:

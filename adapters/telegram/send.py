@@ -224,20 +224,18 @@ class TelegramSender:
 
     async def post_markdown(self, conversation: Conversation, markdown: str) -> list[Message]:
         """An agent reply: converted to HTML, split at 4096, each piece resent plain if rejected."""
-        sent: list[Message] = []
-        for piece in split_markdown(markdown):
-            if not piece.strip():
-                continue
-            try:
-                sent.append(
-                    await self._send(conversation, text=markdown_to_html(piece), parse_mode=ParseMode.HTML)
-                )
-            except BadRequest as exc:
-                if not _is_parse_error(exc):
-                    raise
-                log.warning("telegram rejected HTML (%s); sending plain text", exc)
-                sent.append(await self._send(conversation, text=plain_text(piece)))
-        return sent
+        pieces = [piece for piece in split_markdown(markdown) if piece.strip()]
+        return [await self.post_piece(conversation, piece) for piece in pieces]
+
+    async def post_piece(self, conversation: Conversation, piece: str) -> Message:
+        """One piece of a reply (``split_markdown``) as HTML; resent plain if Telegram cannot parse it."""
+        try:
+            return await self._send(conversation, text=markdown_to_html(piece), parse_mode=ParseMode.HTML)
+        except BadRequest as exc:
+            if not _is_parse_error(exc):
+                raise
+            log.warning("telegram rejected HTML (%s); sending plain text", exc)
+            return await self._send(conversation, text=plain_text(piece))
 
     async def edit(
         self, chat_id: str, message_id: str, message: TelegramMessage, attempts: int = MAX_ATTEMPTS
@@ -265,6 +263,61 @@ class TelegramSender:
                 raise
             return False
         return True
+
+    async def edit_markdown(self, chat_id: str, message_id: str, piece: str) -> Message | None:
+        """Make a message one piece of a reply (``split_markdown``), without keyboard; edited in plain
+        text if Telegram cannot parse the HTML. None when it showed exactly this (safe to repeat)."""
+
+        async def edit(text: str, parse_mode: str | None) -> Any:
+            async def call(chat: int) -> Any:
+                return await self.bot.edit_message_text(
+                    chat_id=chat, message_id=int(message_id), text=text, parse_mode=parse_mode
+                )
+
+            return await self._to_chat(chat_id, call, "editMessageText", MAX_ATTEMPTS)
+
+        try:
+            try:
+                edited = await edit(markdown_to_html(piece), ParseMode.HTML)
+            except BadRequest as exc:
+                if not _is_parse_error(exc):
+                    raise
+                log.warning("telegram rejected HTML (%s); editing in plain text", exc)
+                edited = await edit(plain_text(piece), None)
+        except BadRequest as exc:
+            if not _not_modified(exc):
+                raise
+            return None
+        return edited if isinstance(edited, Message) else None
+
+    async def delete(self, chat_id: str, message_id: str) -> bool:
+        """Delete one of the bot's messages; False when it is gone already (safe to repeat)."""
+
+        async def call(chat: int) -> Any:
+            return await self.bot.delete_message(chat_id=chat, message_id=int(message_id))
+
+        try:
+            await self._to_chat(chat_id, call, "deleteMessage", MAX_ATTEMPTS)
+        except BadRequest as exc:
+            if "not found" not in exc.message.lower():
+                raise
+            return False
+        return True
+
+    async def draft(self, conversation: Conversation, draft_id: int, html: str) -> None:
+        """Show or update a streamed draft in a private chat (``sendMessageDraft``, HTML).
+
+        One attempt: a live update waits for no flood wait (the next update, or the reply, follows).
+        """
+        place = {k: v for k, v in self.placement(conversation).items() if k != "reply_parameters"}
+        chat_id = str(place.pop("chat_id"))
+
+        async def call(chat: int) -> Any:
+            return await self.bot.send_message_draft(
+                chat_id=chat, draft_id=draft_id, text=html, parse_mode=ParseMode.HTML, **place
+            )
+
+        await self._to_chat(chat_id, call, "sendMessageDraft", 1)
 
     async def answer_callback(self, callback_id: str, text: str | None = None, alert: bool = False) -> None:
         """Acknowledge a button tap (always required), with a short text when it helps.

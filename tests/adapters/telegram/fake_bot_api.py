@@ -2,13 +2,21 @@
 
 Point PTB at it with ``base_url=f"{server.url}/bot"`` (PTB appends the token).
 Calls are form-encoded; ``reply_markup`` arrives as a JSON string and is decoded
-here so tests can read keyboards. ``fail_next`` scripts 429 / 500 / 400 answers.
+here so tests can read keyboards. Every call is recorded with the time it arrived
+(``Call.at``, monotonic seconds) so tests can assert the spacing of live updates.
+``fail_next`` scripts 429 / 500 / 400 answers; ``fail_always`` makes a method fail
+until ``recover``.
 
 It is strict the way Telegram is (the descriptions are Telegram's own): HTML that does
 not parse, empty or over-long text, callback data over 64 bytes, an edit to a message
-that does not exist or to exactly what it shows, a callback query answered twice or too
-late, a chat that blocked or removed the bot (403), a group upgraded to a supergroup
-(400 with ``migrate_to_chat_id``), an unknown ``file_id``.
+that does not exist or to exactly what it shows, a deletion of a message that is gone,
+a callback query answered twice or too late, a chat that blocked or removed the bot
+(403), a group upgraded to a supergroup (400 with ``migrate_to_chat_id``), an unknown
+``file_id``, a draft (``sendMessageDraft``) outside a private chat.
+
+Drafts are kept as Telegram's apps show them: a draft is replaced by the next one with
+its ``draft_id``, dropped when the bot's next message in that chat (and topic) arrives,
+and gone ``DRAFT_TTL`` seconds after its last update (``visible_drafts``).
 """
 
 from __future__ import annotations
@@ -30,6 +38,10 @@ NOT_MODIFIED = (
     "exactly the same as a current content and reply markup of the message"
 )
 QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or query ID is invalid"
+# sendMessageDraft's chat_id is "the target private chat"; a group or channel is refused with
+# the MTProto error Telegram passes on for it
+DRAFT_PEER_INVALID = "Bad Request: TEXTDRAFT_PEER_INVALID"
+DRAFT_TTL = 30.0  # "the streamed draft is ephemeral and acts as a temporary 30-second preview"
 # The tags Telegram's HTML parse mode accepts (https://core.telegram.org/bots/api#html-style).
 HTML_TAGS = {
     "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler", "a", "tg-emoji",
@@ -83,6 +95,7 @@ class Call:
     method: str
     params: dict[str, Any]
     result: Any = None  # what the server answered (the sent message, for sendMessage)
+    at: float = field(default_factory=time.monotonic)  # when it arrived
 
     @property
     def markup(self) -> dict[str, Any] | None:
@@ -112,6 +125,9 @@ class FakeBotApi:
     blocked: dict[int, str] = field(default_factory=dict)  # chat id -> the 403 description
     migrated: dict[int, int] = field(default_factory=dict)  # old group id -> supergroup id
     files: dict[str, bytes] = field(default_factory=dict)  # file_id -> content
+    # drafts shown: (chat_id, message_thread_id or 0, draft_id) -> (text, monotonic time of the update)
+    drafts: dict[tuple[int, int, int], tuple[str, float]] = field(default_factory=dict)
+    failing: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # see fail_always
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1000))
     _runner: web.AppRunner | None = None
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
@@ -168,6 +184,29 @@ class FakeBotApi:
             body["description"] = f"Too Many Requests: retry after {retry_after}"
         self.failures.setdefault(method, []).extend([(status, body)] * times)
 
+    def fail_always(self, method: str, status: int, retry_after: int = 1, description: str = "") -> None:
+        """Answer every call of ``method`` with this error until ``recover(method)``."""
+        self.fail_next(method, status, 1, retry_after, description)
+        self.failing[method] = self.failures[method].pop()
+
+    def recover(self, method: str) -> None:
+        """``method`` answers normally again."""
+        self.failing.pop(method, None)
+
+    def visible_drafts(self, chat_id: int) -> list[str]:
+        """The drafts the person sees in ``chat_id`` now (not replaced by a message, not expired)."""
+        now = time.monotonic()
+        return [
+            text
+            for (chat, _, _), (text, at) in self.drafts.items()
+            if chat == chat_id and now - at < DRAFT_TTL
+        ]
+
+    def shown(self, chat_id: int, message_id: int) -> str | None:
+        """The text message ``message_id`` shows now (None once it was deleted)."""
+        found = self.messages.get((chat_id, message_id))
+        return found[0] if found is not None else None
+
     def queue_update(self, update: dict[str, Any]) -> None:
         """Serve ``update`` to the next ``getUpdates``."""
         self.updates.append(update)
@@ -189,6 +228,9 @@ class FakeBotApi:
         scripted = self.failures.get(method)
         if scripted:
             status, body = scripted.pop(0)
+            return web.json_response(body, status=status)
+        if method in self.failing:
+            status, body = self.failing[method]
             return web.json_response(body, status=status)
         if method == "getUpdates":
             return await self._get_updates(params)
@@ -220,9 +262,9 @@ class FakeBotApi:
         return chat_id
 
     @staticmethod
-    def _check_text(params: dict[str, Any]) -> str:
+    def _check_text(params: dict[str, Any], may_be_empty: bool = False) -> str:
         text = str(params.get("text", ""))
-        if not text.strip():
+        if not text.strip() and not may_be_empty:
             raise ApiError(400, "Bad Request: message text is empty")
         if params.get("parse_mode") == "HTML":
             check_html(text)
@@ -244,7 +286,18 @@ class FakeBotApi:
             text = self._check_text(params)
             message_id = next(self._ids)
             self.messages[(chat_id, message_id)] = (text, params.get("reply_markup") or "")
+            # the person's app drops the drafts of this chat and topic when the bot's message arrives
+            thread = int(params.get("message_thread_id", 0) or 0)
+            for key in [k for k in self.drafts if k[:2] == (chat_id, thread)]:
+                del self.drafts[key]
             return self._message(chat_id, message_id, text, params)
+        if method == "sendMessageDraft":
+            return self._draft(params)
+        if method == "deleteMessage":
+            chat_id = self._check_chat(params)
+            if self.messages.pop((chat_id, int(params["message_id"])), None) is None:
+                raise ApiError(400, "Bad Request: message to delete not found")
+            return True
         if method == "editMessageText":
             chat_id = self._check_chat(params)
             text = self._check_text(params)
@@ -285,6 +338,20 @@ class FakeBotApi:
                 "file_size": len(self.files[file_id]),
                 "file_path": f"files/{file_id}",
             }
+        return True
+
+    def _draft(self, params: dict[str, Any]) -> bool:
+        """``sendMessageDraft``: a private chat only, a non-zero ``draft_id``, 0-4096 characters
+        (an empty text shows Telegram's "Thinking…" placeholder)."""
+        chat_id = self._check_chat(params)
+        if chat_id < 0:  # groups, supergroups and channels have negative ids
+            raise ApiError(400, DRAFT_PEER_INVALID)
+        draft_id = int(params.get("draft_id", 0) or 0)
+        if draft_id == 0:
+            raise ApiError(400, "Bad Request: draft_id must be non-zero")  # the docs' rule; wording ours
+        text = self._check_text(params, may_be_empty=True)
+        thread = int(params.get("message_thread_id", 0) or 0)
+        self.drafts[(chat_id, thread, draft_id)] = (text, time.monotonic())
         return True
 
     @staticmethod
