@@ -172,6 +172,11 @@ class PlatformAdapter(ABC):
         """
         raise DeliveryFailed(f"{self.platform} shows no live messages", permanent=True)
 
+    async def live_over(self, conversation: Conversation, ref: MessageRef) -> None:  # noqa: B027 (optional)
+        """This replica makes no more updates of the live message ``ref`` (its run ended, was
+        stopped or handed over): stop whatever keeps it up here (a typing indicator, a draft sent
+        again). The reply that finishes it, or another replica, comes next."""
+
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """The bytes of an attachment this adapter received (called by a worker, never on the ack
         path); None when it cannot be had or is larger than ``max_bytes``."""

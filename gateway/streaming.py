@@ -90,16 +90,19 @@ class LiveReply:
         self._closing = False
         self._wake = asyncio.Event()
         self._closed = asyncio.Event()
+        self._showed_working = False  # the last update showed "Working…" alone
         self._task: asyncio.Task[None] | None = None
         self.calls = 0  # show_live calls made (for logs and tests)
 
     async def start(self) -> None:
         """Begin watching the run: the first update comes once there is something worth showing;
         with ``working_after`` 0, "Working…" is shown before this returns (every run shows it)."""
+        shown: LiveView | None = None
         if self.working_after <= 0:
             self._status = notice("working_status", self.locale)
-            await self._show(self._view())
-        self._task = asyncio.get_running_loop().create_task(self._keep_up())
+            if await self._show(self._view()):
+                shown = self._view()
+        self._task = asyncio.get_running_loop().create_task(self._keep_up(shown))
 
     async def on_event(self, event: RunEvent) -> None:
         """A runner's event (``agent.events``); returns at once, updates follow on their own."""
@@ -130,6 +133,11 @@ class LiveReply:
                 await asyncio.wait_for(asyncio.shield(self._task), FINISH_WAIT_SECONDS)
             if not self._task.done():
                 self._task.cancel()
+        if self.ref is not None:
+            try:
+                await self.adapter.live_over(self.conversation, self.ref)
+            except Exception:
+                log.warning("the %s adapter failed ending a live message's updates", self.mode, exc_info=True)
         return LiveResult(ref=self.ref, text=self._text.strip(), failed=self._failed)
 
     # --- the updating task ----------------------------------------------------------------------
@@ -155,7 +163,11 @@ class LiveReply:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), seconds)
 
-    async def _keep_up(self) -> None:
+    async def _keep_up(self, shown: LiveView | None) -> None:
+        if shown is not None:  # "Working…" is up already (``start``)
+            await self._pause(time.monotonic())
+            await self._follow(shown)
+            return
         started = time.monotonic()
         working = notice("working_status", self.locale)
         # the first update: "Working…" once the run outlasts ``working_after`` (0: at once), or the
@@ -173,7 +185,10 @@ class LiveReply:
             else:
                 wait = self.working_after - elapsed
             await self._sleep(wait)
-        last: LiveView | None = None
+        await self._follow(None)
+
+    async def _follow(self, last: LiveView | None) -> None:
+        """Keep the message up to date until the run ends (``last``: what it shows now)."""
         while not self._closing and not self._asking:
             view = self._view()
             if view != last and (view.text or view.status):
@@ -185,12 +200,15 @@ class LiveReply:
             await self._sleep(None)
 
     async def _pause(self, shown_at: float) -> None:
-        """Coalesce what comes for the adapter's interval after an update; the answer's first words,
-        after "Working…" or a tool step, go out sooner (FIRST_SHOW_AFTER): they are what the
-        person waits for, and it is one call per run."""
+        """Coalesce what comes for the adapter's interval after an update; the answer's first words
+        (after "Working…" or a tool step) and the first step after a bare "Working…" go out sooner
+        (FIRST_SHOW_AFTER): they are what the person waits for, and at most two calls per run."""
+        working = notice("working_status", self.locale)
         while not self._closing:
             first_words = bool(self._text) and not self._shown
-            gap = FIRST_SHOW_AFTER if first_words else self._interval()
+            # the first step after a bare "Working…" is news as well
+            first_step = self._showed_working and self._status not in (None, working)
+            gap = FIRST_SHOW_AFTER if first_words or first_step else self._interval()
             remaining = shown_at + gap - time.monotonic()
             if remaining <= 0:
                 return
@@ -209,11 +227,14 @@ class LiveReply:
         self.calls += 1
         metrics.LIVE_UPDATES.labels(platform=self.conversation.platform).inc()
         if ref is not None:
+            # kept for a hand-over when it names a message first or anew (not for every update)
+            moved = first or self.ref is None or ref.message_id != self.ref.message_id
             self.ref = ref
-            if first and self.remember is not None:
+            if moved and self.remember is not None:
                 try:
                     await self.remember(ref)
                 except Exception:  # costs only the hand-over's tidy finish
                     log.warning("could not record the live message", exc_info=True)
         self._shown = view.text
+        self._showed_working = not view.text and view.status == notice("working_status", self.locale)
         return True

@@ -61,6 +61,7 @@ class TestAdapter(PlatformAdapter):
         self.live = live
         self.interval = live_interval
         self.shown: list[tuple[MessageRef | None, LiveView]] = []
+        self.over: list[MessageRef] = []  # ``live_over`` calls
         self.sent: list[tuple[Conversation, Outbound]] = []
         self.refs: list[MessageRef | None] = []  # what ``send`` returned, parallel to ``sent``
         self.answers: list[AnswerOutcome] = []
@@ -229,6 +230,10 @@ class TestAdapter(PlatformAdapter):
     def live_interval(self, conversation: Conversation, mode: str) -> float:
         """``live_interval`` as given (short, for tests)."""
         return self.interval
+
+    async def live_over(self, conversation: Conversation, ref: MessageRef) -> None:
+        """Record that the run's updates are over."""
+        self.over.append(ref)
 
     async def show_live(
         self, conversation: Conversation, view: LiveView, ref: MessageRef | None

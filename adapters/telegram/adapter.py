@@ -354,6 +354,11 @@ class TelegramAdapter(PlatformAdapter):
         """1 s for drafts and private chats, 3 s in groups (Telegram: 20 messages a minute)."""
         return self.live.interval(conversation, mode)
 
+    async def live_over(self, conversation: Conversation, ref: MessageRef) -> None:
+        """This replica stops updating the run's draft or message: no more "typing…" or draft
+        sent again from here (the reply, or the replica that took the job over, goes on)."""
+        self.live.quiet(conversation, ref)
+
     async def show_live(
         self, conversation: Conversation, view: LiveView, ref: MessageRef | None
     ) -> MessageRef | None:

@@ -151,7 +151,7 @@ class LiveMessages:
         A live message that can no longer be edited (deleted, too old) is deleted best-effort and
         the ``BadRequest`` raised: the core then posts the reply anew.
         """
-        self._quiet(conversation, ref)
+        self.quiet(conversation, ref)
         pieces = [piece for piece in split_markdown(text) if piece.strip()]
         message_id = await self._message_of(ref)
         if not message_id:
@@ -171,7 +171,7 @@ class LiveMessages:
     async def end(self, conversation: Conversation, ref: MessageRef) -> None:
         """Close a live message no reply finishes: the message is deleted, a draft left to the
         message that follows (or to expire), "typing…" stopped. Safe to repeat."""
-        self._quiet(conversation, ref)
+        self.quiet(conversation, ref)
         message_id = await self._message_of(ref)
         if message_id:
             await self.sender.delete(ref.chat_id, message_id)
@@ -233,7 +233,7 @@ class LiveMessages:
             if self._refresh.get(token) is asyncio.current_task():
                 del self._refresh[token]
 
-    def _quiet(self, conversation: Conversation, ref: MessageRef) -> None:
+    def quiet(self, conversation: Conversation, ref: MessageRef) -> None:
         """Nothing more is shown for this run: no "typing…", no draft sent again."""
         self.typing.stop(conversation)
         running = self._refresh.pop(ref.extra.get("live", ""), None)

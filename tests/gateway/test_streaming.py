@@ -297,3 +297,50 @@ def test_streaming_is_chosen_per_bot_and_overridden_per_platform(monkeypatch):
     assert config.streams_on("telegram")
     monkeypatch.setenv("CLARIGATE_FEISHU__STREAMING", "off")
     assert not GatewayConfig().streams_on("feishu") and GatewayConfig().streams_on("slack")
+
+
+async def test_working_is_shown_once_and_the_first_words_do_not_wait_for_the_interval(make_gateway):
+    runner = StreamingRunner([0.3, *words("At last the answer.", 0.02)], TurnOutput(replies=["At last."]))
+    # an interval far longer than the run: only the first words' own short wait lets them show
+    gateway, chat = await live_gateway(make_gateway, runner, 30.0, progress_after_seconds=0)
+    await chat.say("go")
+    await gateway.drain()
+    views = [view for _, view in chat.shown]
+    assert [v.status for v in views][:1] == ["⏳ Working…"] and len(views) == 2
+    assert views[1].status is None and views[1].text.startswith("At")
+    assert len(chat.over) == 1  # the adapter was told once that the updates are over
+
+
+class MovingLive(TestAdapter):
+    """Its live message moves to a new message at the second update (a stream turned into edits)."""
+
+    def __init__(self, gateway):  # type: ignore[no-untyped-def]
+        super().__init__(gateway, live=True, live_interval=0.05)
+
+    async def show_live(self, conversation, view, ref):  # type: ignore[no-untyped-def]
+        ref = await super().show_live(conversation, view, ref)
+        if len(self.shown) == 2:
+            return ref.model_copy(update={"message_id": "moved"})
+        return ref
+
+
+async def test_a_live_message_that_moves_is_kept_for_a_hand_over_under_its_new_id(make_gateway):
+    store = MemoryStore("t")
+    kept: list[str] = []
+    original = store.set_json
+
+    async def set_json(key, value, ttl):  # type: ignore[no-untyped-def]
+        if key.startswith("live:"):
+            kept.append(value["message_id"])
+        await original(key, value, ttl)
+
+    store.set_json = set_json  # type: ignore[method-assign]
+    answer = "Words that keep coming for a little while longer."
+    runner = StreamingRunner(words(answer, 0.05), TurnOutput(replies=[answer]))
+    gateway, chat = await make_gateway(store, runner, adapter_class=MovingLive, progress_after_seconds=1.0)
+    await chat.say("go")
+    await gateway.drain()
+    assert kept[0].startswith("live-") and kept[1:] == ["moved"]  # first, then once more when it moved
+    [reply] = items(chat)
+    assert isinstance(reply, TextReply) and reply.live is not None and reply.live.message_id == "moved"
+    assert [ref.message_id for ref in chat.over] == ["moved"]
