@@ -135,8 +135,45 @@ async def slack_world(runner: Any, config: GatewayConfig) -> AsyncIterator[World
         await fake.stop()
 
 
+@contextlib.asynccontextmanager
+async def telegram_world(runner: Any, config: GatewayConfig) -> AsyncIterator[World]:
+    """Telegram: private chats (each person their own), answered by a streamed draft."""
+    from starlette.applications import Starlette
+
+    from adapters.telegram import TelegramAdapter
+    from tests.adapters.telegram.fake_bot_api import FakeBotApi
+    from tests.adapters.telegram.harness import SECRET, message_update, telegram_settings
+
+    api = FakeBotApi()
+    await api.start()
+    gateway = Gateway(config, MemoryStore(f"bench-{uuid.uuid4().hex[:8]}"), runner)
+    adapter = TelegramAdapter(telegram_settings(api), gateway)
+    gateway.register(adapter)
+    await gateway.start()
+    app = Starlette(routes=adapter.routes())
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway")
+
+    def person(index: int) -> dict[str, Any]:
+        return {"id": 7_000_000 + index, "is_bot": False, "first_name": f"P{index}"}
+
+    async def send(index: int, text: str) -> None:
+        headers = {"X-Telegram-Bot-Api-Secret-Token": SECRET}
+        await http.post("/telegram/webhook", json=message_update(text, person(index)), headers=headers)
+
+    def calls() -> list[Call]:
+        return [Call(c.at, c.method, json.dumps(c.params, default=str)) for c in api.calls]
+
+    try:
+        yield World("telegram", send, calls, lambda i: str(7_000_000 + i), gateway)
+    finally:
+        await http.aclose()
+        await gateway.stop(grace=1)
+        await api.stop()
+
+
 PLATFORMS: dict[str, Callable[[Any, GatewayConfig], contextlib.AbstractAsyncContextManager[World]]] = {
     "slack": slack_world,
+    "telegram": telegram_world,
 }
 
 #: Calls that make or change what a person reads (not auth checks, names, file downloads).
