@@ -91,6 +91,7 @@ class LiveReply:
         self._wake = asyncio.Event()
         self._closed = asyncio.Event()
         self._showed_working = False  # the last update showed "Working…" alone
+        self._text_at = self._status_at = 0.0  # when the answer began, when the step last changed
         self._task: asyncio.Task[None] | None = None
         self.calls = 0  # show_live calls made (for logs and tests)
 
@@ -112,10 +113,13 @@ class LiveReply:
             if self._text and event.message_id and event.message_id != self._message_id:
                 self._text = self._text.rstrip() + "\n\n"  # a new message of the run: a new paragraph
             self._message_id = event.message_id or self._message_id
+            if not self._text:
+                self._text_at = time.monotonic()
             self._text += event.text if self._text else event.text.lstrip()
             self._status = None
         elif isinstance(event, ToolStarted):
             self._status = tool_line(event, self.locale)
+            self._status_at = time.monotonic()
         elif isinstance(event, ToolFinished):
             self._status = None if self._text else notice("working_status", self.locale)
         elif isinstance(event, Asking):
@@ -179,7 +183,9 @@ class LiveReply:
             if self._status == working and not self._text:
                 break
             if self._text or self._status:
-                wait = FIRST_SHOW_AFTER - elapsed
+                # a moment into the run, and the text or step itself a moment old
+                since = self._text_at if self._text else self._status_at
+                wait = max(FIRST_SHOW_AFTER - elapsed, since + FIRST_SHOW_AFTER - time.monotonic())
                 if wait <= 0:
                     break
             else:
@@ -192,6 +198,10 @@ class LiveReply:
         while not self._closing and not self._asking:
             view = self._view()
             if view != last and (view.text or view.status):
+                hold = self._news_hold()
+                if hold > 0:  # news (the first words, the first step) waits until it is a moment old
+                    await self._sleep(hold)
+                    continue
                 if not await self._show(view):
                     return
                 last = self._view()  # what was shown (``shown`` moved on)
@@ -203,16 +213,30 @@ class LiveReply:
         """Coalesce what comes for the adapter's interval after an update; the answer's first words
         (after "Working…" or a tool step) and the first step after a bare "Working…" go out sooner
         (FIRST_SHOW_AFTER): they are what the person waits for, and at most two calls per run."""
-        working = notice("working_status", self.locale)
         while not self._closing:
-            first_words = bool(self._text) and not self._shown
-            # the first step after a bare "Working…" is news as well
-            first_step = self._showed_working and self._status not in (None, working)
-            gap = FIRST_SHOW_AFTER if first_words or first_step else self._interval()
-            remaining = shown_at + gap - time.monotonic()
+            news = self._news_at()
+            if news is not None:
+                remaining = max(shown_at, news) + FIRST_SHOW_AFTER - time.monotonic()
+            else:
+                remaining = shown_at + self._interval() - time.monotonic()
             if remaining <= 0:
                 return
             await self._sleep(remaining)  # woken by each change, to see whether the words began
+
+    def _news_at(self) -> float | None:
+        """When the news not shown yet came (the answer's first words; the first step after a bare
+        "Working…"), or None when there is none."""
+        if self._text and not self._shown:
+            return self._text_at
+        if self._showed_working and self._status not in (None, notice("working_status", self.locale)):
+            return self._status_at
+        return None
+
+    def _news_hold(self) -> float:
+        """Seconds until the news is FIRST_SHOW_AFTER old (0: none, or old enough): a run that ends
+        sooner is finished by its reply alone, with no update the reply repeats at once."""
+        news = self._news_at()
+        return 0.0 if news is None else max(news + FIRST_SHOW_AFTER - time.monotonic(), 0.0)
 
     async def _show(self, view: LiveView) -> bool:
         first = self.ref is None

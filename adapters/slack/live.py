@@ -276,12 +276,13 @@ class LiveMessages:
         parts = render_reply(reply.text)
         if ref.extra.get("live") == STREAM:
             await self._stop(ref)
-        try:
-            await self.sender.update(ref.chat_id, ref.message_id, parts[0], None)
-        except DeliveryFailed as error:
-            if error.permanent:
-                await self._delete_quietly(ref)
-            raise
+        if ref.extra.get("live") != EDIT or ref.extra.get("digest") != digest(parts[0]):
+            try:  # (an edited message that shows the reply already needs no edit)
+                await self.sender.update(ref.chat_id, ref.message_id, parts[0], None)
+            except DeliveryFailed as error:
+                if error.permanent:
+                    await self._delete_quietly(ref)
+                raise
         ts = ref.message_id
         for part in parts[1:]:
             ts = await self.sender.post(conversation.chat_id, part, thread_ts=conversation.reply_to)

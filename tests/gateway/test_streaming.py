@@ -300,7 +300,7 @@ def test_streaming_is_chosen_per_bot_and_overridden_per_platform(monkeypatch):
 
 
 async def test_working_is_shown_once_and_the_first_words_do_not_wait_for_the_interval(make_gateway):
-    runner = StreamingRunner([0.3, *words("At last the answer.", 0.02)], TurnOutput(replies=["At last."]))
+    runner = StreamingRunner([0.3, *words("At last the answer.", 0.1)], TurnOutput(replies=["At last."]))
     # an interval far longer than the run: only the first words' own short wait lets them show
     gateway, chat = await live_gateway(make_gateway, runner, 30.0, progress_after_seconds=0)
     await chat.say("go")
@@ -344,3 +344,13 @@ async def test_a_live_message_that_moves_is_kept_for_a_hand_over_under_its_new_i
     [reply] = items(chat)
     assert isinstance(reply, TextReply) and reply.live is not None and reply.live.message_id == "moved"
     assert [ref.message_id for ref in chat.over] == ["moved"]
+
+
+async def test_a_run_that_ends_just_after_its_first_words_is_finished_by_its_reply_alone(make_gateway):
+    runner = StreamingRunner([0.3, *words("Quick at the end.", 0.01)], TurnOutput(replies=["Quick."]))
+    gateway, chat = await live_gateway(make_gateway, runner, progress_after_seconds=0)
+    await chat.say("go")
+    await gateway.drain()
+    assert [view.status for _, view in chat.shown] == ["⏳ Working…"]  # no update the reply repeats
+    [reply] = items(chat)
+    assert isinstance(reply, TextReply) and reply.live is not None

@@ -406,3 +406,15 @@ async def test_many_live_runs_in_one_workspace_update_less_often_within_its_budg
     for index, ref in enumerate(refs):
         await adapter.send(in_thread(f"1.{index}", channel="C9"), TextReply(text="done", live=ref))
     assert adapter.live_interval(conversation, EDIT) == 1.0  # finished: the budget is free again
+
+
+async def test_an_edited_message_that_shows_the_reply_already_is_not_edited_again(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    conversation = in_thread("1.1", channel="C9")  # no recipient named: an edited message
+    ref = await world.adapter.show_live(conversation, LiveView(mode=STREAM, text="All *done*."), None)
+    assert ref is not None and ref.extra["live"] == EDIT
+    before = len(world.fake.attempts("chat.update"))
+    await world.adapter.send(conversation, TextReply(text="All *done*.", live=ref))
+    assert len(world.fake.attempts("chat.update")) == before  # it reads as the reply already
+    await world.adapter.send(conversation, TextReply(text="All *done*, and more.", live=ref))
+    assert len(world.fake.attempts("chat.update")) == before + 1  # a different reply is edited in
