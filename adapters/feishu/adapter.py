@@ -76,9 +76,10 @@ class FeishuAdapter(PlatformAdapter):
         return thread is not None and thread.is_alive()
 
     async def stop(self) -> None:
-        """Close the long connection."""
+        """Close the long connection and the API's connection pool."""
         if self.long_connection is not None:
             await asyncio.to_thread(self.long_connection.stop)
+        self.sender.close()
 
     async def check(self) -> list[str]:
         """Missing credentials, unprotected webhooks, and whether a tenant token can be had."""
