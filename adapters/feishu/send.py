@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 import time
 import uuid
 from collections import OrderedDict
@@ -189,20 +190,23 @@ class CardSequences:
     def __init__(self, limit: int = 2000) -> None:
         self.limit = limit
         self._last: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()  # taken in the worker threads that make the calls
 
     def next(self, card_id: str, created_ms: int) -> int:
         """The sequence for the next operation on ``card_id`` (made at ``created_ms``, epoch ms)."""
         derived = int(time.time() * 1000) - created_ms + 1
-        sequence = min(max(self._last.get(card_id, 0) + 1, derived, 1), INT32_MAX)
-        self._last[card_id] = sequence
-        self._last.move_to_end(card_id)
-        while len(self._last) > self.limit:
-            self._last.popitem(last=False)
+        with self._lock:
+            sequence = min(max(self._last.get(card_id, 0) + 1, derived, 1), INT32_MAX)
+            self._last[card_id] = sequence
+            self._last.move_to_end(card_id)
+            while len(self._last) > self.limit:
+                self._last.popitem(last=False)
         return sequence
 
     def jump(self, card_id: str) -> None:
         """After a sequence refused as not growing: the next one is ``SEQUENCE_JUMP`` further."""
-        self._last[card_id] = min(self._last.get(card_id, 0) + SEQUENCE_JUMP, INT32_MAX - 1)
+        with self._lock:
+            self._last[card_id] = min(self._last.get(card_id, 0) + SEQUENCE_JUMP, INT32_MAX - 1)
 
 
 class FeishuSender:
