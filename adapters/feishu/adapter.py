@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 
 from starlette.routing import BaseRoute
@@ -16,6 +17,8 @@ from gateway.messages import (
     ClarificationOut,
     Conversation,
     ErrorReply,
+    LiveEnd,
+    LiveView,
     MessageRef,
     Outbound,
     ProgressUpdate,
@@ -24,14 +27,23 @@ from gateway.messages import (
 from gateway.port import GatewayPort, PlatformAdapter
 
 from .content import split_ref
+from .live import ANSWER_ELEMENT, LiveMessages, edited_card, interval, live_markdown, streaming_card
 from .long_connection import LongConnection
 from .names import NameBook
 from .receive import PLATFORM, FeishuReceiver
-from .render import Card, render_answered, render_clarification, render_notice, render_reply
-from .send import FeishuApiError, FeishuSender, build_client
+from .render import Card, card_json, render_answered, render_clarification, render_notice, render_reply
+from .send import STREAMING_CLOSED_CODES, FeishuApiError, FeishuSender, build_client, entity_content
 from .webhook import events_route
 
 log = logging.getLogger(__name__)
+
+#: Attempts of one live update (a slow update only delays the next; the reply comes regardless).
+LIVE_ATTEMPTS = 2
+#: After CardKit refused to make a card (no ``cardkit:card:write`` scope, …), live replies are
+#: edited cards for this many seconds before CardKit is tried again.
+CARDKIT_PAUSE_SECONDS = 600.0
+#: What a live message that cannot be recalled is left showing (nothing half-written, no cursor).
+CLOSED_LINE = "—"
 
 
 class FeishuAdapter(PlatformAdapter):
@@ -48,6 +60,8 @@ class FeishuAdapter(PlatformAdapter):
             LongConnection(settings, self.receiver) if settings.mode == "long_connection" else None
         )
         self.working = WorkingCards()
+        self.live = LiveMessages()
+        self.cardkit_paused_until = 0.0
 
     def routes(self) -> list[BaseRoute]:
         """``POST /feishu/events`` in webhook mode; nothing in long connection mode."""
@@ -76,9 +90,10 @@ class FeishuAdapter(PlatformAdapter):
         return thread is not None and thread.is_alive()
 
     async def stop(self) -> None:
-        """Close the long connection."""
+        """Close the long connection and the API's connection pool."""
         if self.long_connection is not None:
             await asyncio.to_thread(self.long_connection.stop)
+        self.sender.close()
 
     async def check(self) -> list[str]:
         """Missing credentials, unprotected webhooks, and whether a tenant token can be had."""
@@ -111,6 +126,11 @@ class FeishuAdapter(PlatformAdapter):
                 await self.sender.update_card(
                     ref.message_id, render_answered(view.request, item.answered_line, who)
                 )
+            return None
+        if isinstance(item, TextReply) and item.live is not None and item.private_to is None:
+            return await self.finish_live(conversation, item.live, item.text, key)
+        if isinstance(item, LiveEnd):
+            await self.end_live(item.ref)
             return None
         if isinstance(item, TextReply):
             cards = render_reply(item.text)
@@ -154,13 +174,172 @@ class FeishuAdapter(PlatformAdapter):
                 return working
             except FeishuApiError as exc:  # e.g. the card was deleted: post a new message instead
                 log.warning("feishu: could not reuse the working card: %s", exc)
+        return await self.deliver(conversation, card_json(card), key=key)
+
+    async def deliver(
+        self,
+        conversation: Conversation,
+        content: str,
+        key: str | None = None,
+        extra: dict[str, str] | None = None,
+        attempts: int | None = None,
+    ) -> MessageRef:
+        """Post an interactive message (``content``: card JSON or a card entity) where the
+        conversation's replies go: in the thread (groups) or the chat (p2p)."""
         if conversation.reply_to:
-            message_id = await self.sender.reply_card(
-                conversation.reply_to, card, in_thread=not conversation.is_direct, key=key
+            message_id = await self.sender.reply_message(
+                conversation.reply_to,
+                content,
+                in_thread=not conversation.is_direct,
+                key=key,
+                attempts=attempts,
             )
         else:
-            message_id = await self.sender.post_card(conversation.chat_id, card, key=key)
-        return MessageRef(platform=PLATFORM, chat_id=conversation.chat_id, message_id=message_id)
+            message_id = await self.sender.post_message(
+                conversation.chat_id, content, key=key, attempts=attempts
+            )
+        return MessageRef(
+            platform=PLATFORM, chat_id=conversation.chat_id, message_id=message_id, extra=extra or {}
+        )
+
+    # --- live replies (gateway/streaming.py): a streaming card, else an edited card -----------
+
+    def live_mode(self, conversation: Conversation) -> str | None:
+        """ "card" (CardKit streaming card), or "edit" (a card patched) while CardKit is refused."""
+        return "edit" if time.monotonic() < self.cardkit_paused_until else "card"
+
+    def live_interval(self, conversation: Conversation, mode: str) -> float:
+        """Half a second for a streaming card (a second for edits), longer when many run at once."""
+        return interval(mode, self.live.active())
+
+    async def show_live(
+        self, conversation: Conversation, view: LiveView, ref: MessageRef | None
+    ) -> MessageRef | None:
+        """Make the run's live message (a streaming card; an edited card if CardKit will not) or
+        update it with the whole text so far, escaped, and the status line."""
+        content = live_markdown(view)
+        if ref is None:
+            ref = await self._start_live(conversation, view, content)
+        elif self.live.same(ref.message_id, content):
+            return ref
+        elif streams(ref):
+            await self._stream(ref, content)
+        else:
+            await self.sender.update_card(ref.message_id, edited_card(view, content), attempts=LIVE_ATTEMPTS)
+        self.live.shown(ref.message_id, content)
+        return ref
+
+    async def _start_live(self, conversation: Conversation, view: LiveView, content: str) -> MessageRef:
+        if view.mode == "card" and time.monotonic() >= self.cardkit_paused_until:
+            try:
+                card_id = await self.sender.create_card_entity(
+                    streaming_card(view, content), attempts=LIVE_ATTEMPTS
+                )
+            except FeishuApiError as exc:
+                if exc.permanent:
+                    self.cardkit_paused_until = time.monotonic() + CARDKIT_PAUSE_SECONDS
+                log.warning(
+                    "feishu: CardKit made no streaming card (%s): live replies are edited cards%s",
+                    exc.code or exc,
+                    f" for {CARDKIT_PAUSE_SECONDS:.0f} s" if exc.permanent else " for this run",
+                )
+            else:
+                extra = {"mode": "card", "card_id": card_id, "created_ms": str(int(time.time() * 1000))}
+                try:
+                    return await self.deliver(
+                        conversation, entity_content(card_id), extra=extra, attempts=LIVE_ATTEMPTS
+                    )
+                except FeishuApiError as exc:
+                    log.warning(
+                        "feishu: the streaming card was not sent (%s): an edited card instead", exc.code
+                    )
+        return await self.deliver(
+            conversation,
+            card_json(edited_card(view, content)),
+            extra={"mode": "edit"},
+            attempts=LIVE_ATTEMPTS,
+        )
+
+    async def _stream(self, ref: MessageRef, content: str) -> None:
+        """The streaming card's text, whole; its streaming mode opened again if Feishu closed it
+        (it does after a while)."""
+        card_id, created = ref.extra["card_id"], int(ref.extra["created_ms"])
+        try:
+            await self.sender.stream_text(card_id, created, ANSWER_ELEMENT, content, attempts=LIVE_ATTEMPTS)
+        except FeishuApiError as exc:
+            if exc.feishu_code not in STREAMING_CLOSED_CODES:
+                raise
+            await self.sender.card_settings(
+                card_id, created, {"streaming_mode": True}, attempts=LIVE_ATTEMPTS
+            )
+            await self.sender.stream_text(card_id, created, ANSWER_ELEMENT, content, attempts=LIVE_ATTEMPTS)
+
+    async def finish_live(
+        self, conversation: Conversation, ref: MessageRef, text: str, key: str | None
+    ) -> MessageRef | None:
+        """The run's reply in its live message: streaming closed and the final card in its place
+        (the first part of a long reply; the rest posted after it, each with its own ``uuid``).
+        Safe to repeat. Refused for good, the live message is recalled before the failure is
+        raised, so the reply the core then posts anew is the only copy."""
+        cards = render_reply(text)
+        if not cards:
+            await self.end_live(ref)
+            return None
+        try:
+            await self._settle(ref, cards[0])
+            for index, card in enumerate(cards[1:], 1):
+                await self.post(conversation, card, reuse=False, key=part_key(key, index))
+        except FeishuApiError as exc:
+            if exc.permanent:
+                log.warning("feishu: the live message cannot become the reply (%s): recalling it", exc.code)
+                await self._discard(ref)
+            raise
+        self.live.done(ref.message_id)
+        return ref
+
+    async def end_live(self, ref: MessageRef) -> None:
+        """Close a live message no reply finishes: recall it; if Feishu will not, end its stream and
+        leave a plain line (nothing half-written)."""
+        self.live.done(ref.message_id)
+        try:
+            await self.sender.delete_message(ref.message_id)
+        except FeishuApiError as exc:
+            if not exc.permanent:
+                raise
+            log.warning("feishu: could not recall the live message (%s): closing it instead", exc.code)
+            await self._settle(ref, render_notice(CLOSED_LINE))
+
+    async def _settle(self, ref: MessageRef, card: Card) -> None:
+        """Make the live message show ``card`` for good: streaming mode off, then the whole card."""
+        if streams(ref):
+            card_id, created = ref.extra["card_id"], int(ref.extra["created_ms"])
+            await self.sender.card_settings(card_id, created, {"streaming_mode": False})
+            await self.sender.update_card_entity(card_id, created, card)
+        else:
+            await self.sender.update_card(ref.message_id, card)
+
+    async def _discard(self, ref: MessageRef) -> None:
+        """Best effort: recall a live message, else at least end its stream."""
+        self.live.done(ref.message_id)
+        try:
+            await self.sender.delete_message(ref.message_id)
+            return
+        except Exception as exc:
+            log.warning("feishu: could not recall the live message: %s", getattr(exc, "code", None) or exc)
+        if streams(ref):
+            try:
+                await self._settle(ref, render_notice(CLOSED_LINE))
+            except Exception as exc:
+                log.warning("feishu: could not close the live message: %s", getattr(exc, "code", None) or exc)
+
+
+def streams(ref: MessageRef) -> bool:
+    """True for a live message that is a CardKit streaming card (its card_id and creation time
+    kept in the ref), False for an ordinary card updated by edits."""
+    extra = ref.extra
+    return (
+        extra.get("mode") == "card" and bool(extra.get("card_id")) and extra.get("created_ms", "").isdigit()
+    )
 
 
 def part_key(key: str | None, index: int) -> str | None:

@@ -33,6 +33,12 @@ def escape_markdown(text: str) -> str:
     return _URL_BEFORE_CJK.sub(r"\1 ", text).replace("<", _LT_ENTITY)
 
 
+def preview(text: str) -> str:
+    """``text`` for a card's ``summary`` (the chat list's one-line preview, plain text): on one
+    line, and no ``<`` left that could read as a tag (it becomes the look-alike ``‹``)."""
+    return " ".join(text.split()).replace("<", "\u2039")
+
+
 def cut(text: str, limit: int) -> str:
     """``text`` shortened to ``limit`` characters, with an ellipsis when something was cut."""
     if len(text) <= limit:

@@ -33,7 +33,7 @@ from .actions import (
     field_name,
     option_action,
 )
-from .markup import cut, escape_markdown, split_reply
+from .markup import cut, escape_markdown, preview, split_reply
 
 #: Feishu rejects a card message whose request body is above 30 KB; the card travels
 #: in it as a JSON string, so that is what is measured, with room left for the rest.
@@ -105,7 +105,7 @@ def make_card(elements: list[dict[str, Any]], summary: str = "") -> Card:
     """A JSON 2.0 card shared by everyone in the chat (``update_multi``)."""
     config: dict[str, Any] = {"update_multi": True}
     if summary:
-        config["summary"] = {"content": cut(summary, PLAIN_TEXT_CHARS)}
+        config["summary"] = {"content": cut(preview(summary), PLAIN_TEXT_CHARS)}
     return {"schema": "2.0", "config": config, "body": {"elements": elements}}
 
 

@@ -25,8 +25,12 @@ from typing import Any
 
 ROOT_KEYS = {"schema", "config", "header", "body", "card_link"}
 CONFIG_KEYS = {
-    "update_multi", "summary", "width_mode", "streaming_mode", "enable_forward", "locales", "style",
+    "update_multi", "summary", "width_mode", "streaming_mode", "streaming_config", "enable_forward",
+    "locales", "style",
 }  # fmt: skip
+#: ``config.streaming_config`` (streaming cards): per-client print speed and strategy.
+STREAMING_CONFIG_KEYS = {"print_frequency_ms", "print_step", "print_strategy"}
+CLIENTS = {"default", "android", "ios", "pc"}
 
 #: Documented properties per tag (JSON 2.0), limited to the ones a clarification card may use.
 PROPERTIES: dict[str, set[str]] = {
@@ -97,6 +101,18 @@ def check_card(card: dict[str, Any]) -> None:
     _expect(set(config) <= CONFIG_KEYS, f"unknown config keys {set(config) - CONFIG_KEYS}")
     if "summary" in config:
         _expect(set(config["summary"]) == {"content"}, "summary takes only content")
+    if "streaming_config" in config:
+        streaming = config["streaming_config"]
+        _expect(set(streaming) <= STREAMING_CONFIG_KEYS, f"unknown streaming_config keys {set(streaming)}")
+        for key in ("print_frequency_ms", "print_step"):
+            if key not in streaming:
+                continue
+            per_client = streaming[key]
+            _expect(
+                set(per_client) <= CLIENTS and "default" in per_client, f"{key} names clients, default first"
+            )
+            _expect(all(isinstance(v, int) and v > 0 for v in per_client.values()), f"{key} values are ints")
+        _expect(streaming.get("print_strategy", "fast") in ("fast", "delay"), "print_strategy fast or delay")
     elements = card["body"]["elements"]
     _expect(set(card["body"]) <= {"elements", "direction", "padding"}, "unknown body keys")
     names: list[str] = []

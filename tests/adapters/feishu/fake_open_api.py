@@ -1,16 +1,29 @@
-"""A fake Feishu open API on 127.0.0.1: tenant token, message create/reply/patch, resources, bot info.
+"""A fake Feishu open API on 127.0.0.1: tenant token, message create/reply/patch/delete, resources,
+bot info, and CardKit card entities (create, stream an element's text, settings, full update).
 
-It records every call and can be told to answer the next calls with 429 or 500,
-so the real lark-oapi client is exercised over real HTTP. Like Feishu, it refuses
-a card message whose request body is over 30 KB or whose card breaks the JSON 2.0
-component rules (``card_schema.py``).
+It records every call (with the time it arrived and the TCP connection it came on) and can
+be told to answer the next calls with 429 or 500, so the real lark-oapi client is exercised
+over real HTTP/1.1 with keep-alive, as Feishu serves it. Like Feishu, it refuses a card
+message whose request body is over 30 KB or whose card breaks the JSON 2.0 component rules
+(``card_schema.py``).
+
+CardKit answers as its reference pages document (cardkit-v1 card/create, card/settings,
+card/update, card-element/content): ``sequence`` must be an int32 that grows strictly per
+card (300317), text streams only while ``streaming_mode`` is on (300309, or 200850 once the
+mode timed out), an unknown card is 200740, a card over 30 KB 200860, an exclusive card
+(``update_multi`` false) 300302. The element-not-found answer (300313 "Failed to update
+element properties", with the element named in ``msg``) and the answer to sending an entity
+twice are unconfirmed: the docs list the codes but not the cases. ``refuse_cardkit`` makes every
+CardKit call answer as Feishu does for an app without the ``cardkit:card:write`` scope.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -22,6 +35,22 @@ TOKEN = "t-fake-tenant-token"
 BOT_OPEN_ID = "ou_bot"
 #: Feishu: "卡片及富文本消息请求体最大不能超过30KB".
 CARD_BODY_LIMIT = 30 * 1024
+INT32_MAX = 2**31 - 1
+#: The answer of an app without the cardkit:card:write scope (the common "access denied").
+CARDKIT_SCOPE_MISSING = {
+    "code": 99991672,
+    "msg": "Access denied. One of the following scopes is required: [cardkit:card:write].",
+}
+
+
+@dataclass
+class Entity:
+    """A CardKit card entity: its card JSON now, its streaming state and last sequence."""
+
+    card: dict[str, Any]
+    streaming: str = "off"  # "on", "off" (closed by settings or a full update), "timeout"
+    sequence: int = 0
+    message_id: str | None = None  # the message showing it (an entity is sent once)
 
 
 @dataclass
@@ -35,6 +64,9 @@ class Call:
     body: Any
     size: int = 0  # bytes of the request body
     status: int = 0  # the HTTP status the fake answered with
+    at: float = 0.0  # time.monotonic() when the request arrived
+    peer: tuple[str, int] = ("", 0)  # the client's address: one per TCP connection
+    code: int | None = None  # the Feishu code the fake answered with
 
     def card(self) -> dict[str, Any]:
         """The card a create/reply/patch carried."""
@@ -69,6 +101,13 @@ class FakeOpenApi:
         self.resources: dict[tuple[str, str], tuple[str, bytes, str]] = {}
         #: Feishu sends at most one message per ``uuid`` within an hour: a repeat gets the first one.
         self.by_uuid: dict[str, str] = {}
+        #: CardKit card entities by card_id.
+        self.entities: dict[str, Entity] = {}
+        self.refuse_cardkit = False
+        self.deleted: set[str] = set()  # messages recalled (DELETE)
+        #: TCP connections the fake accepted and saw closed, by the client's address.
+        self.connections_opened: list[tuple[str, int]] = []
+        self.connections_closed: list[tuple[str, int]] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -98,11 +137,13 @@ class FakeOpenApi:
         times: int = 1,
         method: str | None = None,
         headers: dict[str, str] | None = None,
+        path_part: str = "/im/v1/",
     ) -> None:
-        """The next ``times`` message calls (optionally only ``method``) fail with ``status``/``code``."""
+        """The next ``times`` calls to a path containing ``path_part`` (message calls unless told;
+        optionally only ``method``) fail with ``status``/``code``."""
         for _ in range(times):
             self.failures.append(
-                Failure(status, {"code": code, "msg": "scripted failure"}, headers or {}, method)
+                Failure(status, {"code": code, "msg": "scripted failure"}, headers or {}, method, path_part)
             )
 
     def revoke_token(self) -> None:
@@ -126,8 +167,23 @@ class FakeOpenApi:
         return [c for c in self.message_calls() if c.method == "PATCH"]
 
     def shown(self) -> list[dict[str, Any]]:
-        """The cards the chat shows now (updates applied), oldest first."""
+        """The cards the chat shows now (updates applied, recalled messages gone), oldest first."""
         return list(self.cards.values())
+
+    def cardkit_calls(self, kind: str | None = None) -> list[Call]:
+        """CardKit calls, oldest first; ``kind``: "create", "content", "settings" or "update"."""
+        found = [c for c in self.calls if c.path.startswith("/open-apis/cardkit/v1/cards")]
+        if kind is None:
+            return found
+        return [c for c in found if cardkit_kind(c) == kind]
+
+    def time_out_streaming(self, card_id: str) -> None:
+        """Close a card's streaming mode as Feishu does on its own after a while (200850 then)."""
+        self.entities[card_id].streaming = "timeout"
+
+    def peers(self, calls: list[Call] | None = None) -> set[tuple[str, int]]:
+        """The TCP connections ``calls`` (all calls when None) came on."""
+        return {c.peer for c in (self.calls if calls is None else calls)}
 
     def _answer(self, call: Call) -> tuple[int, Any, dict[str, str]]:
         method, path, headers = call.method, call.path, call.headers
@@ -147,8 +203,13 @@ class FakeOpenApi:
             return self._user(path.rsplit("/", 1)[-1], call.query)
         if path == "/open-apis/bot/v3/info":
             return 200, {"code": 0, "msg": "ok", "bot": {"open_id": BOT_OPEN_ID, "app_name": "clarigate"}}, {}
+        if path.startswith("/open-apis/cardkit/v1/cards"):
+            return self._cardkit(call)
         if path.startswith("/open-apis/im/v1/messages"):
-            refusal = self._refusal(call)
+            if method == "DELETE":
+                return self._delete(path.rsplit("/", 1)[-1])
+            entity_id = _entity_reference(call.body) if method == "POST" else None
+            refusal = self._refusal(call) if entity_id is None else self._entity_refusal(entity_id)
             if refusal is not None:
                 return 400, refusal, {}
             if method == "POST":
@@ -156,16 +217,153 @@ class FakeOpenApi:
                     message_id = self.by_uuid[call.body["uuid"]]
                     return 200, {"code": 0, "msg": "success", "data": {"message_id": message_id}}, {}
                 message_id = f"om_{next(self._ids)}"
-                self.cards[message_id] = call.card()
+                if entity_id is not None:
+                    self.entities[entity_id].message_id = message_id
+                    self.cards[message_id] = copy.deepcopy(self.entities[entity_id].card)
+                else:
+                    self.cards[message_id] = call.card()
                 if call.body.get("uuid"):
                     self.by_uuid[call.body["uuid"]] = message_id
                 return 200, {"code": 0, "msg": "success", "data": {"message_id": message_id}}, {}
             message_id = path.rsplit("/", 1)[-1]
+            if message_id in self.deleted:
+                return 400, {"code": 230011, "msg": "The message was withdrawn."}, {}
             if message_id not in self.cards:
                 return 400, {"code": 230001, "msg": "message not found"}, {}
             self.cards[message_id] = call.card()
             return 200, {"code": 0, "msg": "success", "data": {}}, {}
         return 404, {"code": 404, "msg": "not found"}, {}
+
+    def _delete(self, message_id: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """``DELETE /open-apis/im/v1/messages/:message_id``: recall a message the bot sent."""
+        if message_id in self.deleted:
+            return 400, {"code": 230011, "msg": "The message was withdrawn."}, {}
+        if message_id not in self.cards:
+            return 400, {"code": 230001, "msg": "message not found"}, {}
+        del self.cards[message_id]
+        self.deleted.add(message_id)
+        return 200, {"code": 0, "msg": "success", "data": {}}, {}
+
+    def _entity_refusal(self, card_id: str) -> dict[str, Any] | None:
+        """Feishu's answer to a message that names a card entity it cannot send, else None."""
+        entity = self.entities.get(card_id)
+        if entity is None:
+            return {"code": 200740, "msg": "The card entity does not exist"}
+        if entity.message_id is not None:  # "一个卡片实体，仅支持发送一次" (code unconfirmed)
+            return {"code": 230099, "msg": "Failed to create card content: card entity already sent"}
+        return None
+
+    # --- CardKit ---------------------------------------------------------------------------------
+
+    def _cardkit(self, call: Call) -> tuple[int, dict[str, Any], dict[str, str]]:
+        if self.refuse_cardkit:
+            return 400, dict(CARDKIT_SCOPE_MISSING), {}
+        kind = cardkit_kind(call)
+        body = call.body if isinstance(call.body, dict) else {}
+        if kind == "create":
+            return self._create_entity(body)
+        card_id = call.path.split("/")[5]
+        entity = self.entities.get(card_id)
+        if entity is None:
+            return 400, {"code": 200740, "msg": "The card entity does not exist"}, {}
+        sequence = body.get("sequence")
+        if not isinstance(sequence, int) or isinstance(sequence, bool) or not 1 <= sequence <= INT32_MAX:
+            return 400, {"code": 10002, "msg": "invalid sequence: a positive int32 is required"}, {}
+        if sequence <= entity.sequence:
+            msg = "The sequence number for operating on the card did not increment consecutively"
+            return 400, {"code": 300317, "msg": f"{msg} (last {entity.sequence}, got {sequence})"}, {}
+        if kind == "content":
+            answer = self._stream_text(entity, call.path.split("/")[7], body)
+        elif kind == "settings":
+            answer = self._settings(entity, body)
+        elif kind == "update":
+            answer = self._full_update(entity, body)
+        else:
+            return 404, {"code": 404, "msg": "not found"}, {}
+        if answer[0] == 200:
+            entity.sequence = sequence
+            if entity.message_id is not None and entity.message_id in self.cards:
+                self.cards[entity.message_id] = copy.deepcopy(entity.card)
+        return answer
+
+    def _create_entity(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """``POST /open-apis/cardkit/v1/cards`` ``{"type": "card_json", "data": "<card JSON>"}``."""
+        if body.get("type") != "card_json" or not isinstance(body.get("data"), str):
+            return 400, {"code": 10002, "msg": "type must be card_json and data a string"}, {}
+        card, refusal = self._card_from(body["data"])
+        if refusal is not None:
+            return 400, refusal, {}
+        card_id = str(7355372766134157000 + next(self._ids))
+        streaming = card.get("config", {}).get("streaming_mode") is True
+        self.entities[card_id] = Entity(card, "on" if streaming else "off")
+        return 200, {"code": 0, "msg": "success", "data": {"card_id": card_id}}, {}
+
+    def _card_from(self, data: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        if len(data.encode()) > CARD_BODY_LIMIT:
+            return {}, {"code": 200860, "msg": "Card content exceeds limit."}
+        try:
+            card = json.loads(data)
+            check_card(card)
+        except (CardRuleBroken, KeyError, TypeError, ValueError) as broken:
+            return {}, {"code": 200220, "msg": f"Failed to generate card content: {broken!r}"}
+        if card.get("config", {}).get("update_multi") is False:
+            return {}, {"code": 300302, "msg": "update_multi property is false"}
+        return card, None
+
+    def _stream_text(
+        self, entity: Entity, element_id: str, body: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """``PUT …/cards/:card_id/elements/:element_id/content`` ``{"content", "sequence", "uuid"?}``."""
+        if entity.streaming == "timeout":
+            return 400, {"code": 200850, "msg": "Card streaming timeout"}, {}
+        if entity.streaming != "on":
+            return 400, {"code": 300309, "msg": "Card streaming closed"}, {}
+        content = body.get("content")
+        if not isinstance(content, str) or not 1 <= len(content) <= 100_000:
+            return 400, {"code": 10002, "msg": "content must be 1 to 100000 characters"}, {}
+        element = next((e for e in _components(entity.card) if e.get("element_id") == element_id), None)
+        if element is None:
+            return (
+                400,
+                {
+                    "code": 300313,
+                    "msg": f"Failed to update element properties: not find elementID {element_id}",
+                },
+                {},
+            )
+        if element.get("tag") not in ("markdown", "plain_text"):
+            return 400, {"code": 300310, "msg": "Only update text"}, {}
+        element["content"] = content
+        return 200, {"code": 0, "msg": "success", "data": {}}, {}
+
+    def _settings(self, entity: Entity, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """``PATCH …/cards/:card_id/settings`` ``{"settings": "{\"config\": {…}}", "sequence"}``."""
+        try:
+            settings = json.loads(body["settings"])
+            config = settings.get("config", {})
+            assert isinstance(config, dict) and set(settings) <= {"config", "card_link"}
+        except (AssertionError, KeyError, TypeError, ValueError):
+            return 400, {"code": 10002, "msg": "settings must be a JSON string with config"}, {}
+        if config.get("update_multi") is False:
+            return 400, {"code": 300302, "msg": "update_multi property is false"}, {}
+        entity.card.setdefault("config", {}).update(config)
+        if "streaming_mode" in config:
+            entity.streaming = "on" if config["streaming_mode"] is True else "off"
+        return 200, {"code": 0, "msg": "success", "data": {}}, {}
+
+    def _full_update(
+        self, entity: Entity, body: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """``PUT …/cards/:card_id`` ``{"card": {"type": "card_json", "data": "<card JSON>"}, "sequence"}``."""
+        card_body = body.get("card")
+        if not isinstance(card_body, dict) or card_body.get("type") != "card_json":
+            return 400, {"code": 10002, "msg": "card.type must be card_json"}, {}
+        card, refusal = self._card_from(str(card_body.get("data") or ""))
+        if refusal is not None:
+            return 400, refusal, {}
+        entity.card = card
+        entity.streaming = "on" if card.get("config", {}).get("streaming_mode") is True else "off"
+        return 200, {"code": 0, "msg": "success", "data": {}}, {}
 
     def _user(self, open_id: str, query: dict[str, list[str]]) -> tuple[int, dict[str, Any], dict[str, str]]:
         if not self.contact_scope:
@@ -198,6 +396,17 @@ class FakeOpenApi:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as Feishu's API gateway serves
+            disable_nagle_algorithm = True  # or keep-alive answers wait on delayed ACKs (40 ms each)
+
+            def setup(self) -> None:
+                super().setup()
+                fake.connections_opened.append(self.client_address)
+
+            def finish(self) -> None:
+                super().finish()
+                fake.connections_closed.append(self.client_address)
+
             def _serve(self) -> None:
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
@@ -208,6 +417,7 @@ class FakeOpenApi:
                     body = raw.decode("utf-8", "replace")
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 call = Call(self.command, parts.path, parse_qs(parts.query), headers, body, len(raw))
+                call.at, call.peer = time.monotonic(), self.client_address
                 fake.calls.append(call)
                 if "/im/v1/" in parts.path:
                     fake.message_arrived.set()
@@ -216,6 +426,7 @@ class FakeOpenApi:
                 with fake._lock:
                     status, answer, extra = fake._answer(call)
                 call.status = status
+                call.code = answer.get("code") if isinstance(answer, dict) else None
                 out = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
                 self.send_response(status)
                 if "Content-Type" not in extra:
@@ -232,3 +443,46 @@ class FakeOpenApi:
                 pass
 
         return Handler
+
+
+def cardkit_kind(call: Call) -> str:
+    """What a CardKit call does: "create", "content", "settings", "update" (or "other")."""
+    parts = call.path.split("/")  # "", "open-apis", "cardkit", "v1", "cards", card_id, …
+    if len(parts) == 5 and call.method == "POST":
+        return "create"
+    if len(parts) == 6 and call.method == "PUT":
+        return "update"
+    if len(parts) == 7 and parts[6] == "settings" and call.method == "PATCH":
+        return "settings"
+    if len(parts) == 9 and parts[6] == "elements" and parts[8] == "content" and call.method == "PUT":
+        return "content"
+    return "other"
+
+
+def _entity_reference(body: Any) -> str | None:
+    """The card_id of a message whose content is ``{"type": "card", "data": {"card_id": …}}``."""
+    try:
+        content = json.loads(body["content"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if isinstance(content, dict) and content.get("type") == "card":
+        data = content.get("data")
+        return str(data.get("card_id")) if isinstance(data, dict) else ""
+    return None
+
+
+def _components(card: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "tag" in node:
+                found.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(card.get("body", {}))
+    return found

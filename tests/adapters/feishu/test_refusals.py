@@ -57,7 +57,10 @@ async def test_a_form_over_200_elements_is_asked_as_text_and_feishu_never_refuse
     )
     await bot.deliver(message_event("plan the teams"))
     await bot.gateway.drain()
-    assert [c.status for c in bot.api.message_calls()] == [200, 200]  # "Working…", then the question
+    calls = bot.api.message_calls()
+    # "Working…" (a streaming card), recalled when the question comes, then the question: none refused
+    assert [(c.method, c.status) for c in calls] == [("POST", 200), ("DELETE", 200), ("POST", 200)]
+    assert len(bot.api.shown()) == 1
     shown = bot.api.shown()[-1]
     assert is_text_fallback(shown) and "Choose for each team?" in text_of(shown)
     assert "Pick 7" in text_of(shown)  # the fields are in the text, to answer with a typed reply

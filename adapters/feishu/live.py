@@ -1,0 +1,123 @@
+"""Live replies on Feishu: what a streaming card (CardKit) or an edited card shows while a run goes on.
+
+Pure functions and a small in-process ledger; the calls are in ``send.py``, the flow in
+``adapter.py``. Model text is untrusted on every update: it is escaped as the final reply is
+(``escape_markdown``: no ``<at …>`` ever reaches Feishu), status lines included.
+
+CardKit (the ``card`` mode): a card entity (JSON 2.0, ``config.streaming_mode`` on) with one
+markdown element, ``ANSWER_ELEMENT``, whose whole text is sent on each update
+(``PUT /cardkit/v1/cards/:card_id/elements/:element_id/content``); Feishu types out what was
+added to the old text. CardKit allows 10 operations a second on one card and, per app,
+1000 a minute (50 a second) on each of its APIs; an interactive message 5 edits a second
+(``PATCH /im/v1/messages/:message_id``, the ``edit`` mode) and the same 1000 a minute per app.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Any
+
+from gateway.messages import LiveView
+from gateway.notices import notice
+
+from .markup import REPLY_CHUNK_CHARS, cut, escape_markdown, preview
+from .render import PLAIN_TEXT_CHARS, Card
+
+#: The element of a streaming card whose text grows.
+ANSWER_ELEMENT = "answer"
+#: A live message shows at most the first part of a long answer (the final reply splits the rest).
+LIVE_CHARS = REPLY_CHUNK_CHARS
+#: Seconds between two updates of one live message (the least: see ``interval``).
+CARD_INTERVAL = 0.5
+EDIT_INTERVAL = 1.0
+#: Live updates a second this process makes at most, over all its live messages: CardKit's and
+#: the message API's 1000 a minute per app (16.7 a second), less room for posts and finishes.
+CALLS_PER_SECOND = 12.0
+#: How a streaming card types: Feishu's defaults (70 ms a step of 1 character) are slower than
+#: a model writes; faster steps keep up with two updates a second.
+STREAMING_CONFIG: dict[str, Any] = {
+    "print_frequency_ms": {"default": 40},
+    "print_step": {"default": 2},
+    "print_strategy": "fast",
+}
+
+
+def live_markdown(view: LiveView) -> str:
+    """The card markdown of a live view: the answer so far (escaped, at most ``LIVE_CHARS``), then
+    the status line ("🔧 Searching the docs…") when there is one."""
+    text = escape_markdown(view.text[:LIVE_CHARS].rstrip())
+    status = escape_markdown(view.status) if view.status else ""
+    if text and status:
+        return f"{text}\n\n{status}"
+    return text or status or notice("working_status", view.locale)
+
+
+def _summary(view: LiveView) -> str:
+    """The chat list's preview of a live message (plain text, shown literally)."""
+    return cut(preview(view.status or view.text or notice("working_status", view.locale)), PLAIN_TEXT_CHARS)
+
+
+def streaming_card(view: LiveView, content: str) -> Card:
+    """The card entity of a streaming reply: one markdown element that grows as the answer does."""
+    config: dict[str, Any] = {
+        "update_multi": True,
+        "streaming_mode": True,
+        "streaming_config": STREAMING_CONFIG,
+        "summary": {"content": _summary(view)},
+    }
+    element = {"tag": "markdown", "element_id": ANSWER_ELEMENT, "content": content}
+    return {"schema": "2.0", "config": config, "body": {"elements": [element]}}
+
+
+def edited_card(view: LiveView, content: str) -> Card:
+    """An ordinary card showing a live view (the ``edit`` mode: the whole card patched each time)."""
+    config = {"update_multi": True, "summary": {"content": _summary(view)}}
+    return {
+        "schema": "2.0",
+        "config": config,
+        "body": {"elements": [{"tag": "markdown", "content": content}]},
+    }
+
+
+def interval(mode: str, active: int) -> float:
+    """Seconds between updates of a live message when ``active`` others are being updated too."""
+    least = CARD_INTERVAL if mode == "card" else EDIT_INTERVAL
+    return max(least, (active + 1) / CALLS_PER_SECOND)
+
+
+class LiveMessages:
+    """The live messages this process is updating: what each shows, to count them and skip
+    an update that would change nothing. Memory only: a replica taking a message over starts
+    without it (it then sends the whole content, as ``LiveView.shown`` None asks)."""
+
+    def __init__(self, limit: int = 1000, stale_after: float = 900.0) -> None:
+        self.limit = limit
+        self.stale_after = stale_after
+        self._shown: OrderedDict[str, tuple[str, float]] = OrderedDict()
+
+    def same(self, message_id: str, content: str) -> bool:
+        """True when ``message_id`` already shows ``content``."""
+        found = self._shown.get(message_id)
+        return found is not None and found[0] == content
+
+    def shown(self, message_id: str, content: str) -> None:
+        """``message_id`` shows ``content`` now."""
+        self._shown[message_id] = (content, time.monotonic())
+        self._shown.move_to_end(message_id)
+        while len(self._shown) > self.limit:
+            self._shown.popitem(last=False)
+
+    def done(self, message_id: str) -> None:
+        """``message_id`` is finished or closed: no longer live."""
+        self._shown.pop(message_id, None)
+
+    def active(self) -> int:
+        """Live messages updated within ``stale_after`` seconds (older ones are forgotten)."""
+        now = time.monotonic()
+        while self._shown:
+            first = next(iter(self._shown.values()))
+            if now - first[1] <= self.stale_after:
+                break
+            self._shown.popitem(last=False)
+        return len(self._shown)
