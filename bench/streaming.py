@@ -94,6 +94,8 @@ class World:
     calls: Callable[[], list[Call]]
     chat_of: Callable[[int], str]  # a string found in every call about conversation ``index``
     gateway: Gateway
+    # more strings that name conversation ``index``'s messages (Feishu's card ids), after the run
+    also: Callable[[int, str], list[str]] = lambda index, marker: []
 
 
 # --- the platforms ------------------------------------------------------------------------------
@@ -171,9 +173,46 @@ async def telegram_world(runner: Any, config: GatewayConfig) -> AsyncIterator[Wo
         await api.stop()
 
 
+@contextlib.asynccontextmanager
+async def feishu_world(runner: Any, config: GatewayConfig) -> AsyncIterator[World]:
+    """Feishu: direct chats (each person their own), answered by a CardKit streaming card."""
+    from starlette.applications import Starlette
+
+    from adapters.feishu import FeishuAdapter
+    from tests.adapters.feishu.conftest import feishu_settings
+    from tests.adapters.feishu.events import message_event, signed
+    from tests.adapters.feishu.fake_open_api import FakeOpenApi
+
+    api = FakeOpenApi().start()
+    gateway = Gateway(config, MemoryStore(f"bench-{uuid.uuid4().hex[:8]}"), runner)
+    adapter = FeishuAdapter(feishu_settings(api), gateway)
+    gateway.register(adapter)
+    await gateway.start()
+    app = Starlette(routes=adapter.routes())
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway")
+
+    async def send(index: int, text: str) -> None:
+        body, headers = signed(message_event(text, user=f"ou_p{index}", chat=f"oc_p2p{index}x"))
+        await http.post("/feishu/events", content=body, headers=headers)
+
+    def calls() -> list[Call]:
+        return [Call(c.at, c.method + " " + c.path, c.path + json.dumps(c.body)) for c in api.calls]
+
+    def cards_of(index: int, marker: str) -> list[str]:
+        return [card_id for card_id, entity in api.entities.items() if marker in json.dumps(entity.card)]
+
+    try:
+        yield World("feishu", send, calls, lambda i: f"oc_p2p{i}x", gateway, cards_of)
+    finally:
+        await http.aclose()
+        await gateway.stop(grace=1)
+        api.close()
+
+
 PLATFORMS: dict[str, Callable[[Any, GatewayConfig], contextlib.AbstractAsyncContextManager[World]]] = {
     "slack": slack_world,
     "telegram": telegram_world,
+    "feishu": feishu_world,
 }
 
 #: Calls that make or change what a person reads (not auth checks, names, file downloads).
@@ -190,6 +229,13 @@ SHOWING = {
     "deleteMessage",
     "sendChatAction",
 }
+
+
+def showing(method: str) -> bool:
+    """A call that makes or changes what a person reads (Feishu's: messages and CardKit cards)."""
+    if method.startswith(("POST /open-apis/im/", "PATCH /open-apis/im/", "PUT /open-apis/im/")):
+        return "/resources/" not in method
+    return method in SHOWING or "/cardkit/" in method or method.startswith("DELETE /open-apis/im/")
 
 
 # --- the run -------------------------------------------------------------------------------------
@@ -227,7 +273,8 @@ async def measure(name: str, args: argparse.Namespace, workdir: Path) -> dict[st
     last_word = f"w{args.tokens - 2}"
     for index, marker in enumerate(markers):
         token_at = runner.first_token.get(marker)
-        mine = [c for c in calls if c.method in SHOWING and world.chat_of(index) in c.body]
+        names = [world.chat_of(index), *world.also(index, marker)]
+        mine = [c for c in calls if showing(c.method) and any(n in c.body for n in names)]
         if token_at is not None:
             shown = next((c.at for c in mine if c.at >= token_at and marker in c.body), None)
             if shown is not None:
