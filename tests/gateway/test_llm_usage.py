@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -45,3 +47,36 @@ async def test_tokens_reported_by_the_provider_are_counted_by_model():
     assert sample("clarigate_llm_calls_total", model="fake-usage", outcome="ok") == before_calls + 1
     await model.ainvoke("outside the block")  # not counted
     assert usage.calls == 1
+
+
+class CountingExecutor(concurrent.futures.ThreadPoolExecutor):
+    """The loop's default executor, noting what is handed to it."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+        self.submitted: list[str] = []
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.submitted.append(repr(getattr(fn, "args", fn)))
+        return super().submit(fn, *args, **kwargs)
+
+
+async def test_counting_a_run_hands_nothing_to_a_thread(tmp_path):
+    """The usage handlers (the gateway's and the agent's) are called in the loop: a run's
+    graph steps and model calls do not each cost a thread hand-off."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"content": "hello"}, {"content": "again"}]))
+    runner = LangGraphRunner(AgentSettings(model=f"scripted:{script}", checkpointer_url="memory://"))
+    await runner.start()
+    loop = asyncio.get_running_loop()
+    executor = CountingExecutor()
+    loop.set_default_executor(executor)
+    try:
+        with run_usage("scripted") as usage:
+            first = await runner.run_turn("t-inline", "hi")
+            second = await runner.run_turn("t-inline", "and now?")
+    finally:
+        await runner.aclose()
+    assert (first.replies, second.replies) == (["hello"], ["again"])
+    assert usage.calls == 2
+    assert executor.submitted == []
