@@ -240,6 +240,11 @@ class GatewayConfig(BaseSettings):
     # about workers ÷ model latency (64 runs of 2 s: ~32 messages/s); memory stays bounded, as at
     # most workers × 16 jobs are held and each run keeps only its own state
     workers: int = Field(64, ge=1)
+    # what ``serve`` runs: "web" the HTTP side (webhooks: verify, dedupe, enqueue, ack; receivers;
+    # health; metrics), "worker" the agent runs and their deliveries, "all" both in one process;
+    # "auto": with Redis, a web process and a worker process it starts and stops (runs never take
+    # the CPU an ack waits for), else "all" (the embedded store lives in one process)
+    role: Literal["auto", "all", "web", "worker"] = "auto"
     # 0 would let every replica claim every running job at once
     stale_claim_seconds: float = Field(30.0, gt=0)
     shutdown_grace_seconds: float = Field(20.0, ge=0)
@@ -473,6 +478,11 @@ def startup_problems(config: GatewayConfig) -> list[str]:
     telegram = config.telegram
     if config.platform_enabled("telegram") and telegram.webhook_url and not telegram.webhook_secret:
         problems.append("telegram: TELEGRAM_WEBHOOK_URL is set without TELEGRAM_WEBHOOK_SECRET (required)")
+    if config.role in ("web", "worker") and not config.redis_url:
+        problems.append(
+            f"role {config.role!r} shares its work with other processes through Redis: set REDIS_URL "
+            "(or role 'all' for one process on the embedded store)"
+        )
     return problems
 
 
