@@ -37,12 +37,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent.models.scripted import ScriptedTurn, turn_delay  # noqa: E402
+from gateway.config import GatewayConfig  # noqa: E402
 from tests.adapters.slack.fake_slack import BOT_TOKEN, TEAM_ID  # noqa: E402
 from tests.adapters.slack.slack_user import SIGNING_SECRET, signed_headers  # noqa: E402
 
 MODEL_TURN = ScriptedTurn(content="Done: {last_user}", delay_seconds=(1.0, 2.0))
 TICKS = os.sysconf("SC_CLK_TCK")
 FAKE_SLACK_NICENESS = 10
+SERVE_WORKERS = GatewayConfig.model_fields["workers"].default  # serve's default
 
 
 class FakeSlackProcess:
@@ -213,7 +215,7 @@ async def agent_alone(args: argparse.Namespace, folder: Path) -> float:
         model=f"scripted:{script}", checkpointer_url="memory://", allow_clarification=False
     )
     agent = await ClarifyingAgent.create(settings)
-    slots = asyncio.Semaphore(min(args.conversations, args.workers or 64))
+    slots = asyncio.Semaphore(min(args.conversations, args.workers or SERVE_WORKERS))
 
     async def turn(i: int) -> None:
         async with slots:
@@ -272,7 +274,7 @@ async def burst(args: argparse.Namespace, fake: FakeSlackProcess, proc: Any, url
         f"  serve CPU: {sum(cpu.values()) / n * 1000:.2f} ms per message ({per}; {sum(cpu.values()):.2f} s)"
     )
     print("  Web API calls: " + ", ".join(f"{m} {c}" for m, c in sorted(calls.items())))
-    in_flight = min(n, args.workers or 64)
+    in_flight = min(n, args.workers or SERVE_WORKERS)
     growth = rss_peak.get("worker", rss_peak.get("serve", 0.0)) - rss_before.get(
         "worker", rss_before.get("serve", 0.0)
     )
@@ -299,13 +301,16 @@ async def warm_up(fake: FakeSlackProcess, urls: dict[str, str], run: str) -> Non
     await fake.reset()
 
 
-async def steady(urls: dict[str, str], args: argparse.Namespace, run: str) -> None:
-    """``--rate`` events per second to each target in turn, ``--rounds`` times; ack latency."""
+async def steady(urls: dict[str, str], pids: dict[str, int], args: argparse.Namespace, run: str) -> None:
+    """``--rate`` events per second to each target in turn, ``--rounds`` times; ack latency, and
+    the CPU per request of the process that acks (``pids``: clarigate's web process, bolt)."""
     latencies: dict[str, list[float]] = {name: [] for name in urls}
+    cpu: dict[str, float] = dict.fromkeys(urls, 0.0)
     count = int(args.rate * args.seconds)
     for round_number in range(args.rounds):
         for name, url in urls.items():
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as http:
+                before = cpu_seconds(pids[name])
                 start = time.monotonic()
                 tasks = []
                 for i in range(count):
@@ -314,16 +319,53 @@ async def steady(urls: dict[str, str], args: argparse.Namespace, run: str) -> No
                     body = event_body(text, f"DS{i}", event_id)
                     tasks.append(asyncio.create_task(send(http, url, body)))
                 latencies[name] += await asyncio.gather(*tasks)
+                cpu[name] += cpu_seconds(pids[name]) - before
     rate, seconds, rounds = args.rate, args.seconds, args.rounds
     print(f"ack path: {rate:.0f} signed events/s for {seconds:.0f} s, {rounds} rounds each, alternated")
     for name, values in latencies.items():
         ms = [v * 1000 for v in values]
-        print(f"  {name:<16} p50 {pct(ms, 0.5):6.1f} ms   p99 {pct(ms, 0.99):6.1f} ms   ({len(ms)} requests)")
+        print(
+            f"  {name:<16} p50 {pct(ms, 0.5):6.1f} ms   p99 {pct(ms, 0.99):6.1f} ms   ({len(ms)} requests;"
+            f" {cpu[name] / len(ms) * 1000:.2f} ms CPU each)"
+        )
+
+
+async def redis_commands(url: str) -> dict[str, int]:
+    """Commands the Redis server ran so far, by name (``INFO commandstats``)."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(url)
+    try:
+        info = await client.info("commandstats")
+    finally:
+        await client.aclose()
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in info.items()}
+
+
+def own_redis(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A redis-server of this benchmark's on a free loopback port (no persistence): other work on
+    a shared Redis (a test suite deleting 100k keys at once) stalls every client's round trip,
+    the ack's included, and not the bare bolt app's."""
+    port = free_port()
+    cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    cmd += ["--dir", str(folder)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return proc, f"redis://127.0.0.1:{port}/0"
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("redis-server did not start")
 
 
 async def main(args: argparse.Namespace) -> int:
     from redis.asyncio import Redis
 
+    redis_proc = None
+    if args.own_redis:
+        redis_proc, args.redis_url = own_redis(Path(tempfile.mkdtemp(prefix="clarigate-bench-redis-")))
+        print(f"Redis: a redis-server of the benchmark's own at {args.redis_url}")
     run = uuid.uuid4().hex[:8]
     prefix = f"bench-{run}"
     fake = FakeSlackProcess()
@@ -348,13 +390,23 @@ async def main(args: argparse.Namespace) -> int:
         await warm_up(fake, targets, run)
         if args.conversations:
             alone = await agent_alone(args, folder)
+            stats_before = await redis_commands(args.redis_url)
             per_message = await burst(args, fake, serve, url, run)
+            stats = {k: v - stats_before.get(k, 0) for k, v in (await redis_commands(args.redis_url)).items()}
+            stats = {k: v for k, v in stats.items() if v > 0 and k not in ("info", "ping")}
+            if args.own_redis:  # alone on it: every command is the bot's (and this benchmark's polls)
+                per = ", ".join(
+                    f"{k} {v / args.conversations:.2f}"
+                    for k, v in sorted(stats.items(), key=lambda kv: -kv[1])
+                )
+                print(f"  Redis commands per message: {sum(stats.values()) / args.conversations:.2f} ({per})")
             print(
                 f"  the agent alone: {alone * 1000:.2f} ms CPU per turn (same model, memory://, here);"
                 f" the gateway's own: {(per_message - alone) * 1000:.2f} ms per message"
             )
         if args.rounds:
-            await steady(targets, args, run)
+            acking = {"clarigate serve": serve.pid, "bare slack-bolt": bolt.pid}  # the web process
+            await steady(targets, acking, args, run)
     finally:
         for proc in (serve, bolt):
             proc.send_signal(signal.SIGTERM)
@@ -369,6 +421,9 @@ async def main(args: argparse.Namespace) -> int:
         if keys:
             await client.delete(*keys)
         await client.aclose()
+        if redis_proc is not None:
+            redis_proc.terminate()
+            redis_proc.wait(10)
     return 0
 
 
@@ -383,6 +438,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=2, help="steady rounds per server (0: none)")
     parser.add_argument("--timeout", type=float, default=120.0, help="give up waiting for replies after this")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    parser.add_argument(
+        "--own-redis", action="store_true", help="start a redis-server of its own (instead of --redis-url)"
+    )
     return parser.parse_args(argv)
 
 
