@@ -37,12 +37,13 @@ class RunUsage:
 class UsageHandler(BaseCallbackHandler):
     """Counts each chat-model call's tokens into one ``RunUsage`` and into the metrics.
 
-    Called inline, in the event loop, and only for model calls: a sync handler is otherwise
-    called through a thread pool for every event of the run (each graph step's start and end),
-    which cost more CPU than the rest of the run's bookkeeping.
+    Called for model calls only: a sync handler is otherwise called through a thread pool for
+    every event of the run (each graph step's start and end), which cost more CPU than the rest
+    of the run's bookkeeping. A model call's start and end still go through the pool (not
+    ``run_inline``): inline saves ~0.3 ms per message but takes away the pauses in which an
+    event loop shared with acks (``role: all``) serves them; their p99 at 200 events/s with 64
+    runs went from ~35 to ~90 ms.
     """
-
-    run_inline = True
 
     @property
     def ignore_chain(self) -> bool:
