@@ -58,15 +58,15 @@ class ToolCallLogMiddleware(AgentMiddleware):
 
 
 class RunUsageHandler(UsageMetadataCallbackHandler):
-    """LangChain's token tally, called for model results only.
+    """LangChain's token tally, called in the event loop and only for model results.
 
     A plain (sync) callback handler is called through a thread pool for every event of the run:
     each graph step's chain start and end, each model call's start (for which this one, lacking
     ``on_chat_model_start``, gets the whole history formatted as text). Counting tokens needs
-    none of that: ``on_llm_end`` alone. That one call still goes through the thread pool (not
-    ``run_inline``): the hand-off lets the event loop serve other work, acks among them when
-    runs share a process with them, between a model's answer and the rest of the step.
+    none of that: ``on_llm_end`` alone, inline (it only adds numbers under a lock).
     """
+
+    run_inline = True
 
     @property
     def ignore_chain(self) -> bool:

@@ -34,15 +34,26 @@ class RunUsage:
         return ",".join(self.models)
 
 
+#: Whether model events are counted in the event loop (``run_inline``) rather than through the
+#: thread pool. The hand-off to a thread is a pause in which an event loop that also serves acks
+#: (``role: all``) answers them: taken away, their p99 at 200 events/s with 64 runs went from
+#: ~35 to ~90 ms. A process that only runs jobs (a worker process) counts inline: no acks wait,
+#: and a burst of 1,000 cost ~2 ms less CPU per message. ``serve`` sets it (``count_inline``).
+_INLINE = False
+
+
+def count_inline(inline: bool = True) -> None:
+    """Count model events in the event loop from now on (a process whose loop serves no acks)."""
+    global _INLINE
+    _INLINE = inline
+
+
 class UsageHandler(BaseCallbackHandler):
     """Counts each chat-model call's tokens into one ``RunUsage`` and into the metrics.
 
     Called for model calls only: a sync handler is otherwise called through a thread pool for
     every event of the run (each graph step's start and end), which cost more CPU than the rest
-    of the run's bookkeeping. A model call's start and end still go through the pool (not
-    ``run_inline``): inline saves ~0.3 ms per message but takes away the pauses in which an
-    event loop shared with acks (``role: all``) serves them; their p99 at 200 events/s with 64
-    runs went from ~35 to ~90 ms.
+    of the run's bookkeeping. Inline or through the pool: ``count_inline``.
     """
 
     @property
@@ -71,6 +82,7 @@ class UsageHandler(BaseCallbackHandler):
         return True
 
     def __init__(self, usage: RunUsage, default_model: str) -> None:
+        self.run_inline = _INLINE
         self.usage = usage
         self.default_model = default_model
         self._models: dict[Any, str] = {}

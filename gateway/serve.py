@@ -199,6 +199,10 @@ async def _run(
 ) -> int:
     enabled = [adapter.platform for adapter in gateway.adapters]
     jobs = role in ("all", "worker")
+    if role == "worker":
+        from gateway.llm_usage import count_inline
+
+        count_inline()  # no acks wait on this event loop (gateway.llm_usage)
     if not supervised:
         log.info("store: %s", store_description(config))
         if role != "all":
