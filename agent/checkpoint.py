@@ -94,19 +94,26 @@ async def _prune_sqlite(saver: Any, thread_id: str) -> None:
 
 
 def _prune_memory(saver: Any, thread_id: str) -> None:
-    """``prune`` on ``InMemorySaver``'s dictionaries (checkpoints, writes, channel blobs)."""
-    kept_versions: set[tuple[str, str, Any]] = set()
+    """``prune`` on ``InMemorySaver``'s dictionaries (checkpoints, writes, channel blobs).
+
+    Only this thread's entries are visited: the blobs dropped are those the removed checkpoints
+    name and the latest does not (every blob is named by the checkpoint that wrote it), so a
+    prune does not grow with the number of threads the saver holds.
+    """
+    dropped: set[tuple[str, str, Any]] = set()
+    kept: set[tuple[str, str, Any]] = set()
     for namespace, checkpoints in saver.storage.get(thread_id, {}).items():
         if not checkpoints:
             continue
         latest = max(checkpoints)  # checkpoint ids sort by time
         for checkpoint_id in [cid for cid in checkpoints if cid != latest]:
-            del checkpoints[checkpoint_id]
+            old = saver.serde.loads_typed(checkpoints.pop(checkpoint_id)[0])
+            dropped.update((namespace, ch, v) for ch, v in old["channel_versions"].items())
             saver.writes.pop((thread_id, namespace, checkpoint_id), None)
         checkpoint = saver.serde.loads_typed(checkpoints[latest][0])
-        kept_versions.update((namespace, ch, v) for ch, v in checkpoint["channel_versions"].items())
-    for key in [k for k in saver.blobs if k[0] == thread_id and k[1:] not in kept_versions]:
-        del saver.blobs[key]
+        kept.update((namespace, ch, v) for ch, v in checkpoint["channel_versions"].items())
+    for namespace, channel, version in dropped - kept:
+        saver.blobs.pop((thread_id, namespace, channel, version), None)
 
 
 async def open_checkpointer(url: str | None, data_dir: str) -> Checkpointer:

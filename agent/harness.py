@@ -185,7 +185,10 @@ class ClarifyingAgent:
         from agent.mcp import load_mcp_tools
         from agent.models import build_chat_model
         from agent.models.local import LocalChatModel
+        from agent.observe import keep_untraced_steps_inline
         from agent.prompts import SYSTEM_PROMPT
+
+        keep_untraced_steps_inline()
 
         instructions = load_instructions(settings.instructions)
         all_tools = [*tools, *load_tools(settings.tools)]
@@ -286,14 +289,13 @@ class ClarifyingAgent:
         started and finished, a question asked) as they happen (``agent.events``); a failing
         callback is logged and never fails the run.
         """
-        from langchain_core.callbacks import UsageMetadataCallbackHandler
         from langgraph.errors import GraphRecursionError
 
         from agent.interrupts import parse_request_id
         from agent.limits import limit_message
-        from agent.observe import usage_by_model
+        from agent.observe import RunUsageHandler, usage_by_model
 
-        usage = UsageMetadataCallbackHandler()
+        usage = RunUsageHandler()
         config = self._config(thread_id, metadata, [usage])
         try:
             parsed = parse_request_id(response.request_id) if response is not None else None

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
+from langchain_core.callbacks import UsageMetadataCallbackHandler
 from langchain_core.messages import ToolMessage
 
 log = logging.getLogger("agent.tools")
@@ -54,6 +55,78 @@ class ToolCallLogMiddleware(AgentMiddleware):
             raise
         self._log(request, started, _outcome(result))
         return result
+
+
+class RunUsageHandler(UsageMetadataCallbackHandler):
+    """LangChain's token tally, called in the event loop and only for model results.
+
+    A plain (sync) callback handler is called through a thread pool for every event of the run:
+    each graph step's chain start and end, each model call's start (for which this one, lacking
+    ``on_chat_model_start``, gets the whole history formatted as text). Counting tokens needs
+    none of that: ``on_llm_end`` alone, inline (it only adds numbers under a lock).
+    """
+
+    run_inline = True
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Graph steps: nothing to count."""
+        return True
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        """A model call's start: nothing to count (its end, ``on_llm_end``, carries the usage)."""
+        return True
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Tool calls: nothing to count."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Retrievers: nothing to count."""
+        return True
+
+    @property
+    def ignore_retry(self) -> bool:
+        """Retries: nothing to count."""
+        return True
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        """Custom events: nothing to count."""
+        return True
+
+
+async def _inline_unless_tracing(default: Any, ctx: Any, func: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """LangSmith's bookkeeping around each traced step, run where it is called while tracing is off.
+
+    LangChain's agents wrap every middleware hook in ``langsmith.traceable``, which hands its
+    set-up and tear-down to a thread pool on every call, tracing on or off: two thread hops per
+    model call per middleware. Off, the bookkeeping is a few dictionary reads; on, it stays on
+    the thread pool as LangSmith does it.
+    """
+    from langsmith.utils import tracing_is_enabled
+
+    if tracing_is_enabled():
+        return await default(ctx, func, *args, **kwargs)
+    return ctx.run(func, *args, **kwargs)
+
+
+def keep_untraced_steps_inline() -> None:
+    """Install ``_inline_unless_tracing`` as LangSmith's ``aio_to_thread`` (its documented runtime
+    override), once per process; an override someone else installed is left alone."""
+    import langsmith
+
+    try:
+        from langsmith._runtime_overrides import get_runtime_overrides
+
+        current = get_runtime_overrides().aio_to_thread
+    except ImportError:  # pragma: no cover - a LangSmith without the getter: ours or none
+        current = None
+    if current is None:
+        langsmith.set_runtime_overrides(aio_to_thread=_inline_unless_tracing)
 
 
 def usage_by_model(raw: Mapping[str, Any]) -> dict[str, dict[str, int]]:

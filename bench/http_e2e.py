@@ -28,7 +28,6 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,24 +37,60 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent.models.scripted import ScriptedTurn, turn_delay  # noqa: E402
-from tests.adapters.slack.fake_slack import BOT_TOKEN, TEAM_ID, FakeSlack  # noqa: E402
+from gateway.config import GatewayConfig  # noqa: E402
+from tests.adapters.slack.fake_slack import BOT_TOKEN, TEAM_ID  # noqa: E402
 from tests.adapters.slack.slack_user import SIGNING_SECRET, signed_headers  # noqa: E402
 
 MODEL_TURN = ScriptedTurn(content="Done: {last_user}", delay_seconds=(1.0, 2.0))
 TICKS = os.sysconf("SC_CLK_TCK")
+FAKE_SLACK_NICENESS = 10
+SERVE_WORKERS = GatewayConfig.model_fields["workers"].default  # serve's default
 
 
-@dataclass
-class TimedSlack(FakeSlack):
-    """The fake Web API, noting when each reply ("Done: <text>") arrived, as a post or an edit."""
+class FakeSlackProcess:
+    """``bench/fake_slack_app.py`` in its own process: its URL, the replies it saw, its calls."""
 
-    replied: dict[str, float] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "fake_slack_app.py")],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            # it stands for Slack's servers, whose CPU is not the replica's: when both want a CPU,
+            # the servers measured go first
+            preexec_fn=lambda: os.nice(FAKE_SLACK_NICENESS),  # noqa: PLW1509 (no threads yet here)
+        )
+        assert self.proc.stdout is not None
+        self.api_url = self.proc.stdout.readline().decode().strip()
+        if not self.api_url:
+            raise RuntimeError("the fake Slack did not start")
+        self.base = self.api_url.removesuffix("/api/")
+        self.http: aiohttp.ClientSession | None = None
 
-    def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        text = str(params.get("text") or "")
-        if method in ("chat.postMessage", "chat.update") and text.startswith("Done: "):
-            self.replied.setdefault(text.removeprefix("Done: "), time.monotonic())
-        return super()._answer(method, params)
+    async def _get(self, path: str) -> Any:
+        if self.http is None:
+            self.http = aiohttp.ClientSession()
+        async with self.http.get(self.base + path) as response:
+            return await response.json()
+
+    async def replied(self) -> dict[str, float]:
+        """``{text: when}`` (``time.monotonic()``) of every reply seen since the last reset."""
+        return dict(await self._get("/_bench/replied"))
+
+    async def calls(self) -> dict[str, int]:
+        """Web API calls by method since the last reset."""
+        return dict(await self._get("/_bench/calls"))
+
+    async def reset(self) -> None:
+        if self.http is None:
+            self.http = aiohttp.ClientSession()
+        async with self.http.post(self.base + "/_bench/reset") as response:
+            await response.read()
+
+    async def stop(self) -> None:
+        if self.http is not None:
+            await self.http.close()
+        self.proc.terminate()
+        self.proc.wait(10)
 
 
 def free_port() -> int:
@@ -75,6 +110,15 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def serve_processes(pid: int) -> dict[str, int]:
+    """``{"web": pid, "worker": child pid}`` of a serve started with its worker process, else
+    ``{"serve": pid}``."""
+    children = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children += [int(c) for c in (task / "children").read_text().split()]
+    return {"web": pid, "worker": children[0]} if children else {"serve": pid}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -125,7 +169,9 @@ async def wait_until_up(url: str, proc: subprocess.Popen[bytes], seconds: float 
     raise RuntimeError(f"{url} did not come up")
 
 
-def start_serve(args: argparse.Namespace, fake: FakeSlack, prefix: str, folder: Path) -> tuple[Any, str]:
+def start_serve(
+    args: argparse.Namespace, fake: FakeSlackProcess, prefix: str, folder: Path
+) -> tuple[Any, str]:
     script = folder / "model.yaml"
     script.write_text(json.dumps([MODEL_TURN.model_dump(mode="json")]))
     port = free_port()
@@ -148,6 +194,8 @@ def start_serve(args: argparse.Namespace, fake: FakeSlack, prefix: str, folder: 
     )
     if args.workers:
         env["CLARIGATE_WORKERS"] = str(args.workers)
+    if args.role:
+        env["CLARIGATE_ROLE"] = args.role
     log = (folder / "serve.log").open("wb")
     cmd = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
     if os.environ.get("BENCH_PROFILE"):  # where serve's CPU goes: python -m pstats FILE
@@ -156,12 +204,42 @@ def start_serve(args: argparse.Namespace, fake: FakeSlack, prefix: str, folder: 
     return proc, f"http://127.0.0.1:{port}"
 
 
-async def burst(args: argparse.Namespace, fake: TimedSlack, proc: Any, url: str, run: str) -> None:
+async def agent_alone(args: argparse.Namespace, folder: Path) -> float:
+    """The agent's own CPU per turn, for ``--conversations`` turns at once (at most ``--workers``
+    at a time, as in serve), with the same model and checkpointer, in this process: what a
+    message costs before the gateway adds anything."""
+    from agent.harness import AgentSettings, ClarifyingAgent
+
+    script = folder / "model.yaml"
+    settings = AgentSettings(
+        model=f"scripted:{script}", checkpointer_url="memory://", allow_clarification=False
+    )
+    agent = await ClarifyingAgent.create(settings)
+    slots = asyncio.Semaphore(min(args.conversations, args.workers or SERVE_WORKERS))
+
+    async def turn(i: int) -> None:
+        async with slots:
+            await agent.run_turn(f"alone-{i}", f"alone {i}")
+
+    try:
+        await turn(-1)  # first-call set-up
+        started = time.process_time()
+        await asyncio.gather(*(turn(i) for i in range(args.conversations)))
+        return (time.process_time() - started) / args.conversations
+    finally:
+        await agent.aclose()
+
+
+async def burst(args: argparse.Namespace, fake: FakeSlackProcess, proc: Any, url: str, run: str) -> float:
+    """The slow-model burst; the serve processes' CPU per message."""
     n = args.conversations
     texts = [f"conv {i} {run}" for i in range(n)]
     sent: dict[str, float] = {}
-    rss_peak, rss_before = 0.0, rss_mb(proc.pid)
-    cpu_before = cpu_seconds(proc.pid)
+    pids = serve_processes(proc.pid)
+    rss_before = {name: rss_mb(pid) for name, pid in pids.items()}
+    rss_peak = dict(rss_before)
+    cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    replied: dict[str, float] = {}
     connector = aiohttp.TCPConnector(limit=64)
     async with aiohttp.ClientSession(connector=connector) as http:
 
@@ -172,16 +250,16 @@ async def burst(args: argparse.Namespace, fake: TimedSlack, proc: Any, url: str,
 
         acks = await asyncio.gather(*(one(i) for i in range(n)))
         deadline = time.monotonic() + args.timeout
-        while len(fake.replied) < n and time.monotonic() < deadline:
-            rss_peak = max(rss_peak, rss_mb(proc.pid))
-            await asyncio.sleep(0.1)
-    cpu = cpu_seconds(proc.pid) - cpu_before
-    calls: dict[str, int] = {}
-    for call in fake.calls:
-        calls[call.method] = calls.get(call.method, 0) + 1
-    answered = [t for t in texts if t in fake.replied]
+        while len(replied) < n and time.monotonic() < deadline:
+            for name, pid in pids.items():
+                rss_peak[name] = max(rss_peak[name], rss_mb(pid))
+            await asyncio.sleep(0.2)
+            replied = await fake.replied()
+    cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
+    calls = await fake.calls()
+    answered = [t for t in texts if t in replied]
     model = {t: turn_delay(MODEL_TURN, t) for t in texts}
-    total = {t: fake.replied[t] - sent[t] for t in answered}
+    total = {t: replied[t] - sent[t] for t in answered}
     overhead = [(total[t] - model[t]) * 1000 for t in answered]
     within = sum(1 for t in answered if total[t] <= 1.5 * model[t])
     workers = args.workers or "default"
@@ -191,16 +269,24 @@ async def burst(args: argparse.Namespace, fake: TimedSlack, proc: Any, url: str,
     p50, p99 = pct(overhead, 0.5), pct(overhead, 0.99)
     print(f"  overhead (receive to reply minus model time): p50 {p50:.0f} ms  p99 {p99:.0f} ms")
     print(f"  ack during the burst: p50 {pct(acks, 0.5) * 1000:.1f} ms  p99 {pct(acks, 0.99) * 1000:.1f} ms")
-    print(f"  serve CPU: {cpu / n * 1000:.2f} ms per message ({cpu:.2f} s for {n})")
-    print("  Web API calls: " + ", ".join(f"{m} {c}" for m, c in sorted(calls.items())))
-    in_flight = min(n, args.workers or 64)
+    per = "  ".join(f"{name} {seconds / n * 1000:.2f}" for name, seconds in cpu.items())
     print(
-        f"  serve RSS: {rss_before:.0f} MB before, {rss_peak:.0f} MB peak "
-        f"(~{(rss_peak - rss_before) * 1024 / in_flight:.0f} KB per run in flight)"
+        f"  serve CPU: {sum(cpu.values()) / n * 1000:.2f} ms per message ({per}; {sum(cpu.values()):.2f} s)"
     )
+    print("  Web API calls: " + ", ".join(f"{m} {c}" for m, c in sorted(calls.items())))
+    in_flight = min(n, args.workers or SERVE_WORKERS)
+    growth = rss_peak.get("worker", rss_peak.get("serve", 0.0)) - rss_before.get(
+        "worker", rss_before.get("serve", 0.0)
+    )
+    each = ", ".join(f"{name} {rss_before[name]:.0f} -> {rss_peak[name]:.0f}" for name in pids)
+    print(
+        f"  serve RSS: {sum(rss_before.values()):.0f} MB before, {sum(rss_peak.values()):.0f} MB peak"
+        f" ({each} MB; ~{growth * 1024 / in_flight:.0f} KB per run in flight)"
+    )
+    return sum(cpu.values()) / n
 
 
-async def warm_up(fake: TimedSlack, urls: dict[str, str], run: str) -> None:
+async def warm_up(fake: FakeSlackProcess, urls: dict[str, str], run: str) -> None:
     """A few messages to each target, one at a time, so lazy set-up (bolt's one auth.test, first
     imports, connection pools) is not measured; waits until serve has answered its own."""
     async with aiohttp.ClientSession() as http:
@@ -208,19 +294,23 @@ async def warm_up(fake: TimedSlack, urls: dict[str, str], run: str) -> None:
             for i in range(5):
                 await send(http, url, event_body(f"warm {name} {i} {run}", f"DW{i}", f"Ev{run}w{name}{i}"))
     deadline = time.monotonic() + 30
-    while sum(1 for text in fake.replied if text.startswith("warm ")) < 5 and time.monotonic() < deadline:  # noqa: ASYNC110
+    while time.monotonic() < deadline:
+        if sum(1 for text in await fake.replied() if text.startswith("warm ")) >= 5:
+            break
         await asyncio.sleep(0.1)
-    fake.calls.clear()
-    fake.replied.clear()
+    await fake.reset()
 
 
-async def steady(urls: dict[str, str], args: argparse.Namespace, run: str) -> None:
-    """``--rate`` events per second to each target in turn, ``--rounds`` times; ack latency."""
+async def steady(urls: dict[str, str], pids: dict[str, int], args: argparse.Namespace, run: str) -> None:
+    """``--rate`` events per second to each target in turn, ``--rounds`` times; ack latency, and
+    the CPU per request of the process that acks (``pids``: clarigate's web process, bolt)."""
     latencies: dict[str, list[float]] = {name: [] for name in urls}
+    cpu: dict[str, float] = dict.fromkeys(urls, 0.0)
     count = int(args.rate * args.seconds)
     for round_number in range(args.rounds):
         for name, url in urls.items():
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as http:
+                before = cpu_seconds(pids[name])
                 start = time.monotonic()
                 tasks = []
                 for i in range(count):
@@ -229,20 +319,56 @@ async def steady(urls: dict[str, str], args: argparse.Namespace, run: str) -> No
                     body = event_body(text, f"DS{i}", event_id)
                     tasks.append(asyncio.create_task(send(http, url, body)))
                 latencies[name] += await asyncio.gather(*tasks)
+                cpu[name] += cpu_seconds(pids[name]) - before
     rate, seconds, rounds = args.rate, args.seconds, args.rounds
     print(f"ack path: {rate:.0f} signed events/s for {seconds:.0f} s, {rounds} rounds each, alternated")
     for name, values in latencies.items():
         ms = [v * 1000 for v in values]
-        print(f"  {name:<16} p50 {pct(ms, 0.5):6.1f} ms   p99 {pct(ms, 0.99):6.1f} ms   ({len(ms)} requests)")
+        print(
+            f"  {name:<16} p50 {pct(ms, 0.5):6.1f} ms   p99 {pct(ms, 0.99):6.1f} ms   ({len(ms)} requests;"
+            f" {cpu[name] / len(ms) * 1000:.2f} ms CPU each)"
+        )
+
+
+async def redis_commands(url: str) -> dict[str, int]:
+    """Commands the Redis server ran so far, by name (``INFO commandstats``)."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(url)
+    try:
+        info = await client.info("commandstats")
+    finally:
+        await client.aclose()
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in info.items()}
+
+
+def own_redis(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A redis-server of this benchmark's on a free loopback port (no persistence): other work on
+    a shared Redis (a test suite deleting 100k keys at once) stalls every client's round trip,
+    the ack's included, and not the bare bolt app's."""
+    port = free_port()
+    cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    cmd += ["--dir", str(folder)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return proc, f"redis://127.0.0.1:{port}/0"
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("redis-server did not start")
 
 
 async def main(args: argparse.Namespace) -> int:
     from redis.asyncio import Redis
 
+    redis_proc = None
+    if args.own_redis:
+        redis_proc, args.redis_url = own_redis(Path(tempfile.mkdtemp(prefix="clarigate-bench-redis-")))
+        print(f"Redis: a redis-server of the benchmark's own at {args.redis_url}")
     run = uuid.uuid4().hex[:8]
     prefix = f"bench-{run}"
-    fake = TimedSlack()
-    await fake.start()
+    fake = FakeSlackProcess()
     folder = Path(tempfile.mkdtemp(prefix="clarigate-bench-"))
     serve, url = start_serve(args, fake, prefix, folder)
     bolt_port = free_port()
@@ -260,9 +386,27 @@ async def main(args: argparse.Namespace) -> int:
             "clarigate serve": f"{url}/slack/events",
             "bare slack-bolt": f"http://127.0.0.1:{bolt_port}/slack/events",
         }
+        print(f"serve processes: {', '.join(f'{k} {v}' for k, v in serve_processes(serve.pid).items())}")
         await warm_up(fake, targets, run)
-        await burst(args, fake, serve, url, run)
-        await steady(targets, args, run)
+        if args.conversations:
+            alone = await agent_alone(args, folder)
+            stats_before = await redis_commands(args.redis_url)
+            per_message = await burst(args, fake, serve, url, run)
+            stats = {k: v - stats_before.get(k, 0) for k, v in (await redis_commands(args.redis_url)).items()}
+            stats = {k: v for k, v in stats.items() if v > 0 and k not in ("info", "ping")}
+            if args.own_redis:  # alone on it: every command is the bot's (and this benchmark's polls)
+                per = ", ".join(
+                    f"{k} {v / args.conversations:.2f}"
+                    for k, v in sorted(stats.items(), key=lambda kv: -kv[1])
+                )
+                print(f"  Redis commands per message: {sum(stats.values()) / args.conversations:.2f} ({per})")
+            print(
+                f"  the agent alone: {alone * 1000:.2f} ms CPU per turn (same model, memory://, here);"
+                f" the gateway's own: {(per_message - alone) * 1000:.2f} ms per message"
+            )
+        if args.rounds:
+            acking = {"clarigate serve": serve.pid, "bare slack-bolt": bolt.pid}  # the web process
+            await steady(targets, acking, args, run)
     finally:
         for proc in (serve, bolt):
             proc.send_signal(signal.SIGTERM)
@@ -277,21 +421,33 @@ async def main(args: argparse.Namespace) -> int:
         if keys:
             await client.delete(*keys)
         await client.aclose()
+        if redis_proc is not None:
+            redis_proc.terminate()
+            redis_proc.wait(10)
     return 0
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     formatter = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
-    parser.add_argument("--conversations", type=int, default=200, help="burst size (default 200)")
+    parser.add_argument("--conversations", type=int, default=200, help="burst size (default 200; 0: none)")
     parser.add_argument("--workers", type=int, default=0, help="runs in flight in serve (0: its default)")
+    parser.add_argument("--role", choices=("auto", "all"), help="serve's role (default: its own, auto)")
     parser.add_argument("--rate", type=float, default=200.0, help="events per second on the ack path")
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each steady round")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2, help="steady rounds per server (0: none)")
     parser.add_argument("--timeout", type=float, default=120.0, help="give up waiting for replies after this")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    parser.add_argument(
+        "--own-redis", action="store_true", help="start a redis-server of its own (instead of --redis-url)"
+    )
     return parser.parse_args(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(parse())))
+    try:  # the event loop serve runs on, for the agent-alone figure as for the load
+        import uvloop
+
+        sys.exit(uvloop.run(main(parse())))
+    except ImportError:  # pragma: no cover - installed with clarigate
+        sys.exit(asyncio.run(main(parse())))

@@ -10,14 +10,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from redis.asyncio import Redis
-
 from agent.protocol import answer_declined
 from gateway import metrics
 from gateway.answers import answered_by, answered_line, run_text_for, view_of
 from gateway.config import GatewayConfig
 from gateway.messages import AnswerJob, ClarificationClosed, Sender
 from gateway.store.base import Job
+from gateway.store.connection import open_redis
 from gateway.store.keys import GROUP, StoreKeys, decode_record
 from gateway.store.redis import RedisStore
 
@@ -46,7 +45,8 @@ class Admin:
             raise AdminError("REDIS_URL is not set: the admin works on the bot's Redis store")
         self.config = config
         self.keys = StoreKeys(config.bot_id)
-        self.redis: Any = Redis.from_url(config.redis_url, decode_responses=True)
+        # the store's connection set-up (Sentinel, TLS, keepalive, retries), redis-py's reply shapes
+        self.redis: Any = open_redis(config.redis_url, parsed_replies=True)
         self.store = RedisStore(config.redis_url, config.bot_id)
 
     async def __aenter__(self) -> Admin:

@@ -45,6 +45,14 @@ def main(argv: list[str] | None = None) -> int:
                 help="default: log_level from config ($CLARIGATE_LOG_LEVEL), else info; "
                 "debug also prints the traceback of a failed start",
             )
+            command.add_argument(
+                "--role",
+                choices=("auto", "all", "web", "worker"),
+                help="default: role from config ($CLARIGATE_ROLE), else auto: with Redis a web process "
+                "(HTTP, platforms) and a worker process (agent runs), else one process doing both",
+            )
+            # a worker process started by a web process: its health socket and liveness pipe
+            command.add_argument("--supervised-by", help=argparse.SUPPRESS)
     from gateway.admin_cli import add_admin_parser
 
     add_admin_parser(commands)
@@ -84,7 +92,22 @@ def _run(args: argparse.Namespace) -> int:
     setup_logging(args.log_format or config.log_format, level=level)
     from gateway.serve import serve
 
-    return serve(config, args.host, args.port, debug=level <= logging.DEBUG)
+    if args.role:
+        config = config.model_copy(update={"role": args.role})
+    # what a worker process started by this one is given as well
+    worker_args = [
+        f"--{name.replace('_', '-')}={value}"
+        for name in ("config", "log_format", "log_level")
+        if (value := getattr(args, name)) is not None
+    ]
+    return serve(
+        config,
+        args.host,
+        args.port,
+        debug=level <= logging.DEBUG,
+        worker_args=worker_args,
+        supervised_by=args.supervised_by,
+    )
 
 
 if __name__ == "__main__":

@@ -237,9 +237,16 @@ class GatewayConfig(BaseSettings):
     thread_ttl_seconds: int = Field(90 * 24 * 3600, gt=0)
     seen_ttl_seconds: int = Field(24 * 3600, gt=0)
     # agent runs in flight at once per replica: a run mostly waits on the model, so throughput is
-    # about workers ÷ model latency (64 runs of 2 s: ~32 messages/s); memory stays bounded, as at
-    # most workers × 16 jobs are held and each run keeps only its own state
-    workers: int = Field(64, ge=1)
+    # about workers ÷ model latency (256 runs of 2 s: ~128 messages/s, about what one core carries
+    # at ~7 ms of CPU per message); memory stays bounded, as at most workers × 16 jobs are held and
+    # each run keeps only its own state (~80 KB). Runs have a process of their own (role auto):
+    # more of them in flight no longer delay acks
+    workers: int = Field(256, ge=1)
+    # what ``serve`` runs: "web" the HTTP side (webhooks: verify, dedupe, enqueue, ack; receivers;
+    # health; metrics), "worker" the agent runs and their deliveries, "all" both in one process;
+    # "auto": with Redis, a web process and a worker process it starts and stops (runs never take
+    # the CPU an ack waits for), else "all" (the embedded store lives in one process)
+    role: Literal["auto", "all", "web", "worker"] = "auto"
     # 0 would let every replica claim every running job at once
     stale_claim_seconds: float = Field(30.0, gt=0)
     shutdown_grace_seconds: float = Field(20.0, ge=0)
@@ -473,6 +480,11 @@ def startup_problems(config: GatewayConfig) -> list[str]:
     telegram = config.telegram
     if config.platform_enabled("telegram") and telegram.webhook_url and not telegram.webhook_secret:
         problems.append("telegram: TELEGRAM_WEBHOOK_URL is set without TELEGRAM_WEBHOOK_SECRET (required)")
+    if config.role in ("web", "worker") and not config.redis_url:
+        problems.append(
+            f"role {config.role!r} shares its work with other processes through Redis: set REDIS_URL "
+            "(or role 'all' for one process on the embedded store)"
+        )
     return problems
 
 

@@ -91,6 +91,8 @@ class Gateway:
         self._background: set[asyncio.Task[Any]] = set()
         # token -> (when, record) read by ``pending_by_token``: the click that follows reuses it
         self._read_recently: dict[str, tuple[float, PendingRecord]] = {}
+        #: False when started with ``jobs=False``: this process takes messages in, others run them
+        self.runs_jobs = True
 
     @property
     def adapters(self) -> list[PlatformAdapter]:
@@ -103,15 +105,23 @@ class Gateway:
 
     # --- lifecycle ------------------------------------------------------------------------------
 
-    async def start(self, workers: int | None = None) -> None:
-        """Build the agent (when the runner has a ``start``), start the adapters and the workers."""
+    async def start(self, workers: int | None = None, *, jobs: bool = True) -> None:
+        """Build the agent (when the runner has a ``start``), start the adapters and the workers.
+
+        ``jobs=False`` (``serve``'s web side): the adapters only, which take messages in and
+        enqueue them; the agent is not built and jobs are left to the worker processes.
+        """
         if workers is not None:
             self.pool.workers = max(1, workers)
         start_runner = getattr(self.runner, "start", None)
-        if start_runner is not None:
+        if jobs and start_runner is not None:
             await start_runner()
         for adapter in self.adapters:
             await adapter.start()
+        self.runs_jobs = jobs
+        if not jobs:
+            log.info("gateway started without workers (jobs run elsewhere), consumer %s", self.consumer)
+            return
         self.pool.start()
         self.upkeep.start()
         log.info("gateway started: %d worker(s), consumer %s", self.pool.workers, self.consumer)

@@ -64,9 +64,9 @@ async def claim_identities(redis_url: str, bot_id: str, identities: dict[str, st
     """
     if not identities:
         return
-    from redis.asyncio import Redis
+    from gateway.store.connection import open_redis
 
-    client = Redis.from_url(redis_url)
+    client = open_redis(redis_url)  # as the store connects: Sentinel, TLS, retries
     key = identity_key(bot_id)
     try:
         for platform, who in identities.items():

@@ -85,7 +85,14 @@ class OpsSampler:
             await asyncio.sleep(self.interval)
 
     async def sample_once(self) -> None:
-        """Set every sampled gauge once."""
+        """Set every sampled gauge once (a process that runs no jobs: its receivers' gauges only,
+        the worker process beside it sets the others)."""
+        for adapter in self.gateway.adapters:
+            up = await adapter.connection_up()
+            if up is not None:
+                metrics.PLATFORM_CONNECTED.labels(platform=adapter.platform).set(1 if up else 0)
+        if not self.gateway.runs_jobs:
+            return
         pool = self.gateway.pool
         metrics.JOBS_IN_FLIGHT.set(pool.busy)
         dead = set(pool.dead_loops())
@@ -95,10 +102,6 @@ class OpsSampler:
             ("touch-held", pool.keeping),
         ):
             metrics.WORKER_LOOP_UP.labels(loop=loop).set(0 if health.failing or loop in dead else 1)
-        for adapter in self.gateway.adapters:
-            up = await adapter.connection_up()
-            if up is not None:
-                metrics.PLATFORM_CONNECTED.labels(platform=adapter.platform).set(1 if up else 0)
         if self.redis_url:
             await self._sample_store()
 
@@ -142,3 +145,42 @@ class _BotLabelled:
 def exposition(bot: str) -> bytes:
     """The Prometheus text exposition of every series, each with the ``bot`` label."""
     return generate_latest(_BotLabelled(bot))  # type: ignore[arg-type]
+
+
+def merged_exposition(texts: list[str]) -> bytes:
+    """One exposition of the processes of one replica (``serve``'s web and worker processes).
+
+    Every process registers every metric, so a series appears once per process: counters and
+    histograms add up (each process counts its own events), ``_created`` keeps the earliest,
+    gauges keep the largest (each gauge is set by the one process it describes, the others
+    leave it at 0; a receiver run by both is up when either is).
+    """
+    from prometheus_client.parser import text_string_to_metric_families
+
+    families: dict[str, Metric] = {}
+    values: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], float]] = {}
+    for text in texts:
+        for family in text_string_to_metric_families(text):
+            if family.name not in families:
+                families[family.name] = Metric(family.name, family.documentation, family.type, family.unit)
+                values[family.name] = {}
+            seen = values[family.name]
+            for sample in family.samples:
+                key = (sample.name, tuple(sorted(sample.labels.items())))
+                if key not in seen:
+                    seen[key] = sample.value
+                elif sample.name.endswith("_created"):
+                    seen[key] = min(seen[key], sample.value)
+                elif family.type in ("gauge", "info", "stateset"):
+                    seen[key] = max(seen[key], sample.value)
+                else:
+                    seen[key] += sample.value
+    for name, family in families.items():
+        for (sample_name, labels), value in values[name].items():
+            family.add_sample(sample_name, dict(labels), value)
+
+    class _Merged:
+        def collect(self) -> Iterator[Metric]:
+            yield from families.values()
+
+    return generate_latest(_Merged())  # type: ignore[arg-type]

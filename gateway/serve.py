@@ -3,6 +3,12 @@
 Start-up fails the way ``doctor`` speaks: one line naming the setting and what to do, and an
 exit code per failure class (``gateway.preflight.ExitCode``); the traceback only at
 ``--log-level debug``.
+
+What runs where is the ``role`` setting (or ``--role``): ``all`` one process does everything;
+``web`` the HTTP side only (webhooks, receivers, health, metrics: messages are enqueued in
+Redis), ``worker`` the agent runs and their deliveries only (health and metrics on the port);
+``auto`` (the default) is ``all`` without Redis and, with Redis, a web process that starts,
+watches and stops a worker process of its own (``gateway.processes``).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import math
 import signal
 import socket
 import threading
-from collections.abc import Generator
+from collections.abc import Callable, Generator, Sequence
 from types import FrameType
 
 import uvicorn
@@ -38,6 +44,7 @@ from gateway.preflight import (
     wait_for_postgres,
     wait_for_redis,
 )
+from gateway.processes import WorkerExited, WorkerProcess, exit_with_parent
 from gateway.server import HttpMetrics, build_app, gateway_lifespan, metrics_route
 
 log = logging.getLogger("gateway.serve")
@@ -50,8 +57,11 @@ class GracefulServer(uvicorn.Server):
     """uvicorn, but SIGTERM/SIGINT/SIGHUP end in a clean exit (status 0) after the graceful shutdown.
 
     uvicorn re-raises a caught signal once it has shut down, which would make the process
-    die "killed by SIGTERM"; an orchestrator should instead see a clean exit.
+    die "killed by SIGTERM"; an orchestrator should instead see a clean exit. ``on_signal`` is
+    told of every stop signal (the web process passes them on to its worker process).
     """
+
+    on_signal: Callable[[int], None] | None = None
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
@@ -68,6 +78,8 @@ class GracefulServer(uvicorn.Server):
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         """First signal: shut down gracefully; a second SIGINT forces the exit."""
+        if self.on_signal is not None:
+            self.on_signal(sig)
         if self.should_exit and sig == signal.SIGINT:
             self.force_exit = True
         else:
@@ -75,16 +87,43 @@ class GracefulServer(uvicorn.Server):
             self.should_exit = True
 
 
-def serve(config: GatewayConfig, host: str, port: int, *, debug: bool = False) -> int:
-    """Run the bot until a stop signal; 0 after a clean shutdown, an ``ExitCode`` when it cannot start."""
+#: Where each role's process runs what (``split``: ``auto`` with Redis, a web and a worker process).
+ROLES = ("auto", "all", "web", "worker")
+
+
+def effective_role(config: GatewayConfig) -> str:
+    """``config.role`` with ``auto`` resolved: ``split`` with Redis, ``all`` without."""
+    if config.role == "auto":
+        return "split" if config.redis_url else "all"
+    return config.role
+
+
+def serve(
+    config: GatewayConfig,
+    host: str,
+    port: int,
+    *,
+    debug: bool = False,
+    worker_args: Sequence[str] = (),
+    supervised_by: str | None = None,
+) -> int:
+    """Run the bot until a stop signal; 0 after a clean shutdown, an ``ExitCode`` when it cannot start.
+
+    ``worker_args``: the command-line options a worker process this one starts is given too
+    (``--config``, logging); ``supervised_by``: in such a worker process, the file descriptors
+    of its health socket and of the pipe that tells it the web process is gone.
+    """
     try:
+        main = _serve(config, host, port, list(worker_args), supervised_by)
         if uvloop is not None:
             log.info("event loop: uvloop")
-            return uvloop.run(_serve(config, host, port))
-        return asyncio.run(_serve(config, host, port))
+            return uvloop.run(main)
+        return asyncio.run(main)
     except StartFailure as failure:
         log.error("cannot start: %s", failure.message, exc_info=debug)
         return int(failure.code)
+    except WorkerExited as exited:  # its own log said why; its status says the class
+        return exited.code if exited.code > 0 else int(ExitCode.UNEXPECTED)
     except Exception as exc:
         hint = "" if debug else " (--log-level debug shows where)"
         log.error(
@@ -97,26 +136,43 @@ def serve(config: GatewayConfig, host: str, port: int, *, debug: bool = False) -
         return int(ExitCode.UNEXPECTED)
 
 
-async def _serve(config: GatewayConfig, host: str, port: int) -> int:
-    for warning in config.warnings:
-        log.warning(warning)
+async def _serve(
+    config: GatewayConfig, host: str, port: int, worker_args: list[str], supervised_by: str | None
+) -> int:
+    role = effective_role(config)
+    if supervised_by is None:  # a worker process started by a web process: said there already
+        for warning in config.warnings:
+            log.warning(warning)
     problems = startup_problems(config)
     if problems:
         raise StartFailure(ExitCode.CONFIG, "; ".join(problems))
-    sock = bind_port(host, port)
-    metrics_sock = bind_port(host, config.metrics_port) if config.metrics_port else None
+    if supervised_by is not None:
+        listen_fd, parent_fd = (int(fd) for fd in supervised_by.split(","))
+        exit_with_parent(parent_fd)
+        sock = socket.socket(fileno=listen_fd)
+        metrics_sock = None  # the web process serves the replica's metrics
+    else:
+        sock = bind_port(host, port)
+        metrics_sock = bind_port(host, config.metrics_port) if config.metrics_port else None
+    worker: WorkerProcess | None = None
     try:
         await _wait_for_stores(config)
+        if role == "split":
+            await _claim_identity(config)  # refused here, nothing is started (the worker checks again)
+            worker = WorkerProcess(worker_args)
+            worker.start()  # it starts (imports, the agent, the platforms) while this one does
         try:
             gateway = build_gateway(config)
         except ValueError as exc:  # an extra adapter that cannot be imported, …
             raise StartFailure(ExitCode.CONFIG, f"cannot build the bot: {exc}") from exc
         guard_handlers()  # the SDKs imported just now may have brought handlers of their own
         try:
-            return await _run(gateway, config, sock, metrics_sock)
+            return await _run(gateway, config, sock, metrics_sock, role, worker, supervised_by is not None)
         finally:
             await close_gateway(gateway)
     finally:
+        if worker is not None:
+            await worker.stop(0)  # a start that failed here: it has nothing to finish
         sock.close()
         if metrics_sock is not None:
             metrics_sock.close()
@@ -133,21 +189,46 @@ async def _wait_for_stores(config: GatewayConfig) -> None:
 
 
 async def _run(
-    gateway: Gateway, config: GatewayConfig, sock: socket.socket, metrics_sock: socket.socket | None
+    gateway: Gateway,
+    config: GatewayConfig,
+    sock: socket.socket,
+    metrics_sock: socket.socket | None,
+    role: str,
+    worker: WorkerProcess | None,
+    supervised: bool,
 ) -> int:
     enabled = [adapter.platform for adapter in gateway.adapters]
-    log.info("store: %s", store_description(config))
-    if enabled:
-        log.info("platforms enabled: %s", ", ".join(enabled))
-    else:
-        log.warning(
-            "no platform is enabled: only the health endpoints are served. To enable one, set %s. "
-            "To try the agent right away, run `clarigate chat`.",
-            "; or ".join(CREDENTIAL_NAMES.values()),
-        )
-    await _start(gateway, config)
+    jobs = role in ("all", "worker")
+    if role == "worker":
+        from gateway.llm_usage import count_inline
+
+        count_inline()  # no acks wait on this event loop (gateway.llm_usage)
+    if not supervised:
+        log.info("store: %s", store_description(config))
+        if role != "all":
+            log.info("role: %s", _ROLE_LINES[role])
+        if enabled:
+            log.info("platforms enabled: %s", ", ".join(enabled))
+        else:
+            log.warning(
+                "no platform is enabled: only the health endpoints are served. To enable one, set %s. "
+                "To try the agent right away, run `clarigate chat`.",
+                "; or ".join(CREDENTIAL_NAMES.values()),
+            )
+    await _start(gateway, config, jobs=jobs, claim=role != "split")
+    if worker is not None:
+        try:
+            await worker.wait_started(max(120.0, config.startup_wait_seconds + 60))
+        except TimeoutError as exc:
+            raise StartFailure(ExitCode.UNEXPECTED, str(exc)) from exc
     grace = config.shutdown_grace_seconds
-    app = build_app(gateway, lifespan=gateway_lifespan(gateway, grace, start=False))
+    app = build_app(
+        gateway,
+        lifespan=gateway_lifespan(gateway, grace, start=False),
+        webhooks=role != "worker",
+        metrics_here=True if supervised else None,
+        worker=worker,
+    )
     host, port = sock.getsockname()[:2]
     server = GracefulServer(
         uvicorn.Config(
@@ -162,9 +243,22 @@ async def _run(
             timeout_graceful_shutdown=math.ceil(grace),
         )
     )
+    exited: list[int] = []
+    watching: asyncio.Task[None] | None = None
+    if worker is not None:
+        server.on_signal = worker.forward
+
+        async def stop_with_worker() -> None:
+            code = await worker.watch()
+            if not worker.stopping:
+                exited.append(code)
+                log.error("the worker process exited with status %d: stopping", code)
+                server.should_exit = True
+
+        watching = asyncio.create_task(stop_with_worker(), name="watch-worker")
     sampler = OpsSampler(gateway, config.redis_url)
     sampler.start()
-    metrics_server = _metrics_server(config, metrics_sock)
+    metrics_server = _metrics_server(config, metrics_sock, worker)
     metrics_task = (
         asyncio.create_task(metrics_server.serve(sockets=[metrics_sock]))
         if metrics_server is not None and metrics_sock is not None
@@ -179,10 +273,27 @@ async def _run(
         await sampler.stop()
         if not server.started:
             await gateway.stop(0)
+        if watching is not None:
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)
     if not server.started:
         raise StartFailure(ExitCode.PORT, f"the HTTP server did not start on {host}:{port}")
+    if exited:
+        raise WorkerExited(exited[0])
+    if worker is not None:
+        code = await worker.stop(grace)
+        if code != 0:
+            log.error("the worker process stopped with status %s", code)
+            return int(ExitCode.UNEXPECTED)
     log.info("stopped cleanly")
     return int(ExitCode.OK)
+
+
+_ROLE_LINES = {
+    "split": "web process (HTTP, platforms) and a worker process (agent runs)",
+    "web": "web only (HTTP, platforms): agent runs are left to worker processes on the same Redis",
+    "worker": "worker only (agent runs): messages come in through web processes on the same Redis",
+}
 
 
 class _SecondServer(uvicorn.Server):
@@ -194,21 +305,27 @@ class _SecondServer(uvicorn.Server):
         yield
 
 
-def _metrics_server(config: GatewayConfig, sock: socket.socket | None) -> uvicorn.Server | None:
+def _metrics_server(
+    config: GatewayConfig, sock: socket.socket | None, worker: WorkerProcess | None
+) -> uvicorn.Server | None:
     """``/metrics`` alone, on ``metrics_port`` (None when metrics share the main port)."""
     if sock is None:
         return None
     from starlette.applications import Starlette
 
-    app = HttpMetrics(Starlette(routes=[metrics_route(config.bot_id)]), ["/metrics"])
+    app = HttpMetrics(Starlette(routes=[metrics_route(config.bot_id, worker)]), ["/metrics"])
     host, port = sock.getsockname()[:2]
     return _SecondServer(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off"))
 
 
-async def _start(gateway: Gateway, config: GatewayConfig) -> None:
-    """The agent first (model, checkpointer), the bot's identity, then the platforms and the workers."""
+async def _start(gateway: Gateway, config: GatewayConfig, *, jobs: bool = True, claim: bool = True) -> None:
+    """The agent first (model, checkpointer), the bot's identity, then the platforms and the workers.
+
+    ``jobs=False`` (a web process): no agent and no workers, only the platforms; ``claim=False``:
+    the identity was checked already (by a web process, before it started its worker).
+    """
     start_runner = getattr(gateway.runner, "start", None)
-    if start_runner is not None:
+    if jobs and start_runner is not None:
         try:
             await start_runner()
         except Exception as exc:
@@ -218,16 +335,22 @@ async def _start(gateway: Gateway, config: GatewayConfig) -> None:
                 "LLM_MODEL, its provider package and API key, agent.tools and agent.mcp_servers; "
                 "`clarigate doctor` says more)",
             ) from exc
-    if config.redis_url:
-        try:
-            await claim_identities(config.redis_url, config.bot_id, await platform_identities(config))
-        except IdentityClash as exc:
-            raise StartFailure(ExitCode.IDENTITY, str(exc)) from exc
+    if claim:
+        await _claim_identity(config)
     try:
-        await gateway.start()
+        await gateway.start(jobs=jobs)
     except Exception as exc:
         with contextlib.suppress(Exception):
             await gateway.stop(0)
         names = [adapter.platform for adapter in gateway.adapters]
         which = names[0] if len(names) == 1 else "a platform (" + ", ".join(names) + ")"
         raise StartFailure(ExitCode.PLATFORM, f"{which} could not start: {first_line(exc)}") from exc
+
+
+async def _claim_identity(config: GatewayConfig) -> None:
+    """Record this bot's platform identities under its bot id, or refuse another's (exit 9)."""
+    if config.redis_url:
+        try:
+            await claim_identities(config.redis_url, config.bot_id, await platform_identities(config))
+        except IdentityClash as exc:
+            raise StartFailure(ExitCode.IDENTITY, str(exc)) from exc

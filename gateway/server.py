@@ -27,7 +27,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gateway import metrics
 from gateway.app import freeze_startup_objects
 from gateway.core import Gateway
-from gateway.ops import exposition, liveness_problems
+from gateway.ops import exposition, liveness_problems, merged_exposition
+from gateway.processes import WorkerProcess
 
 log = logging.getLogger(__name__)
 
@@ -169,15 +170,23 @@ def build_app(
     *,
     max_body_bytes: int | None = None,
     lifespan: Callable[[Starlette], AbstractAsyncContextManager[Any]] | None = None,
+    webhooks: bool = True,
+    metrics_here: bool | None = None,
+    worker: WorkerProcess | None = None,
 ) -> ASGIApp:
     """The ASGI app: every registered adapter's routes, ``/healthz``, ``/readyz``, ``/metrics``.
 
     ``/healthz`` fails (503) when a worker loop died or a receiver (Socket Mode, long connection,
-    poller) is down; ``/metrics`` moves to its own port when ``metrics_port`` is set.
+    poller) is down; ``/metrics`` moves to its own port when ``metrics_port`` is set
+    (``metrics_here`` decides otherwise). ``webhooks=False``: no adapter routes (a worker
+    process). With ``worker`` (the web process of ``serve``'s two), health, readiness and
+    metrics are the whole replica's: the worker process's own are asked and added in.
     """
 
     async def healthz(request: Request) -> Response:
         problems = await liveness_problems(gateway)
+        if worker is not None:
+            problems.update(await worker.health_problems())
         if problems:  # a dead worker loop or receiver: restarting the replica mends it
             return JSONResponse({"status": "unhealthy", "failed": problems}, status_code=503)
         return JSONResponse({"status": "ok"})
@@ -185,7 +194,9 @@ def build_app(
     async def readyz(request: Request) -> Response:
         problems = {}
         agent = getattr(gateway.runner, "ready_name", "checkpointer")  # "agent_server" for a server
-        checks = (("store", gateway.store.ping), (agent, gateway.runner.ping))
+        checks: list[tuple[str, Callable[[], Any]]] = [("store", gateway.store.ping)]
+        if gateway.runs_jobs:  # the agent is built where jobs run
+            checks.append((agent, gateway.runner.ping))
         results = await asyncio.gather(*(_answers(check) for _, check in checks))
         for (name, _), ok in zip(checks, results, strict=True):
             if not ok:
@@ -194,6 +205,8 @@ def build_app(
                     metrics.STORE_ERRORS.labels(operation="ping").inc()
                 else:
                     metrics.CHECKPOINTER_ERRORS.inc()
+        if worker is not None:
+            problems.update(await worker.health_problems("/readyz"))
         if problems:
             return JSONResponse({"status": "unavailable", "failed": problems}, status_code=503)
         return JSONResponse({"status": "ready"})
@@ -202,21 +215,30 @@ def build_app(
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
     ]
-    if gateway.config.metrics_port is None:  # else served on its own port (``metrics_app``)
-        routes.append(metrics_route(gateway.config.bot_id))
-    for adapter in gateway.adapters:
-        routes.extend(adapter.routes())
+    if metrics_here is None:
+        metrics_here = gateway.config.metrics_port is None  # else served on its own port
+    if metrics_here:
+        routes.append(metrics_route(gateway.config.bot_id, worker))
+    if webhooks:
+        for adapter in gateway.adapters:
+            routes.extend(adapter.routes())
     guard = Middleware(InputGuard, body_timeout=gateway.config.body_timeout_seconds)
     app = Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
     limit = max_body_bytes if max_body_bytes is not None else gateway.config.max_body_bytes
     return HttpMetrics(BodyLimit(app, limit), [r.path for r in routes if isinstance(r, Route)])
 
 
-def metrics_route(bot_id: str) -> Route:
-    """``GET /metrics``: every series, labelled with the bot id."""
+def metrics_route(bot_id: str, worker: WorkerProcess | None = None) -> Route:
+    """``GET /metrics``: every series, labelled with the bot id (with ``worker``: added up with
+    the worker process's, see ``merged_exposition``)."""
 
     async def serve_metrics(request: Request) -> Response:
-        return Response(exposition(bot_id), media_type=CONTENT_TYPE_LATEST)
+        own = exposition(bot_id)
+        if worker is not None:
+            theirs = await worker.metrics()
+            if theirs is not None:
+                own = merged_exposition([own.decode(), theirs])
+        return Response(own, media_type=CONTENT_TYPE_LATEST)
 
     return Route("/metrics", serve_metrics, methods=["GET"])
 

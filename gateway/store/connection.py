@@ -1,6 +1,7 @@
 """Connecting to Redis: redis-py's asyncio client (hiredis parser), set up for a long-lived gateway.
 
-Every client the store opens comes from ``open_redis``:
+Every client the store, ``serve``'s identity check and ``clarigate admin`` open comes from
+``open_redis``:
 
 - the URL means what it means to redis-py (``redis://``, ``rediss://`` for TLS, ``unix://``),
   plus ``redis+sentinel://`` / ``rediss+sentinel://`` for a master found through Sentinel;
@@ -62,8 +63,13 @@ def _defaults(retries: int) -> dict[str, Any]:
     }
 
 
-def open_redis(url: str, *, retries: int = 3) -> Redis:
-    """A client for ``url`` (see the module docstring); connects on first use."""
+def open_redis(url: str, *, retries: int = 3, parsed_replies: bool = False) -> Redis:
+    """A client for ``url`` (see the module docstring); connects on first use.
+
+    ``parsed_replies``: replies shaped the way redis-py shapes them (``HGETALL`` a dict, ``XINFO``
+    dicts, …), for code written against redis-py's commands (``clarigate admin``) rather than
+    against the raw replies the store's scripts expect.
+    """
     scheme = urlsplit(url).scheme
     if scheme in SENTINEL_SCHEMES:
         client = _sentinel_master(url, retries)
@@ -76,8 +82,9 @@ def open_redis(url: str, *, retries: int = 3) -> Redis:
         options.setdefault("max_connections", MAX_CONNECTIONS)
         pool = ConnectionPool(**options)
         client = Redis.from_pool(pool)
-    # raw replies: ``SET … GET`` gives the old value, ``XREADGROUP`` its nested arrays, as in redis-cli
-    client.response_callbacks.clear()
+    if not parsed_replies:
+        # raw replies: ``SET … GET`` gives the old value, ``XREADGROUP`` its nested arrays, as in redis-cli
+        client.response_callbacks.clear()
     return client
 
 

@@ -62,3 +62,27 @@ async def test_images_are_described_to_local_models_and_sent_to_providers(
     kinds = [part["type"] for part in content]
     assert kinds == ["text", "image_url"]
     assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+async def test_langsmith_bookkeeping_stays_in_the_loop_unless_tracing_is_on() -> None:
+    """Off, a traced step's set-up runs where it is called; on, it goes to LangSmith's own way."""
+    import contextvars
+
+    from langsmith.run_helpers import tracing_context
+
+    from agent.observe import _inline_unless_tracing
+
+    handed: list[str] = []
+
+    async def default(ctx: contextvars.Context, func: Any, *args: Any) -> Any:
+        handed.append(func.__name__)
+        return ctx.run(func, *args)
+
+    def step(value: int) -> int:
+        return value + 1
+
+    assert await _inline_unless_tracing(default, contextvars.copy_context(), step, 1) == 2
+    assert handed == []
+    with tracing_context(enabled=True):
+        assert await _inline_unless_tracing(default, contextvars.copy_context(), step, 2) == 3
+    assert handed == ["step"]

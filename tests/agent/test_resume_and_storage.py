@@ -95,6 +95,15 @@ async def _sqlite_rows(agent: ClarifyingAgent, thread_id: str) -> tuple[int, int
     return count, size + writes
 
 
+def _memory_rows(agent: ClarifyingAgent, thread_id: str) -> tuple[int, int]:
+    saver = agent._checkpointer.saver  # type: ignore[attr-defined]
+    checkpoints = [c for ns in saver.storage.get(thread_id, {}).values() for c in ns.values()]
+    size = sum(len(c[0][1]) for c in checkpoints)
+    blobs = sum(len(blob[1]) for key, blob in saver.blobs.items() if key[0] == thread_id)
+    writes = sum(len(w) for key, w in saver.writes.items() if key[0] == thread_id)
+    return len(checkpoints), size + blobs + writes
+
+
 def _postgres_rows(thread_id: str) -> tuple[int, int]:
     with psycopg.connect(POSTGRES_URL) as conn:
         count, size = conn.execute(
@@ -111,19 +120,21 @@ def _postgres_rows(thread_id: str) -> tuple[int, int]:
     return count, size + blobs + writes
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+@pytest.mark.parametrize("kind", ["sqlite", "postgres", "memory"])
 async def test_storage_per_thread_stays_one_history_over_50_turns(kind: str, tmp_path: Path) -> None:
     if kind == "postgres" and not _postgres_reachable():
         pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
-    url = f"sqlite:///{tmp_path / 'c.sqlite'}" if kind == "sqlite" else POSTGRES_URL
+    urls = {"sqlite": f"sqlite:///{tmp_path / 'c.sqlite'}", "postgres": POSTGRES_URL, "memory": "memory://"}
     thread_id = f"flat-{uuid.uuid4().hex}"
-    agent = await ClarifyingAgent.create(AgentSettings(model="offline", checkpointer_url=url))
+    agent = await ClarifyingAgent.create(AgentSettings(model="offline", checkpointer_url=urls[kind]))
     sizes: list[int] = []
     try:
         for turn in range(50):
             await agent.run_turn(thread_id, f"note number {turn}: the build is green", turn_id=f"j{turn}")
             if kind == "sqlite":
                 count, size = await _sqlite_rows(agent, thread_id)
+            elif kind == "memory":
+                count, size = _memory_rows(agent, thread_id)
             else:
                 count, size = _postgres_rows(thread_id)
             assert count == 1, f"turn {turn}: {count} checkpoints kept"
@@ -139,6 +150,21 @@ async def test_storage_per_thread_stays_one_history_over_50_turns(kind: str, tmp
     assert sizes[49] < 2.5 * sizes[24]
     growth = [later - earlier for earlier, later in zip(sizes[10:], sizes[11:], strict=False)]
     assert max(growth) < 3 * (sum(growth) / len(growth))  # every turn adds about the same
+
+
+async def test_pruning_one_thread_in_memory_leaves_the_others_whole() -> None:
+    agent = await ClarifyingAgent.create(AgentSettings(model="offline", checkpointer_url="memory://"))
+    try:
+        for turn in range(3):
+            for thread_id in ("a", "b"):
+                await agent.run_turn(thread_id, f"{thread_id} note {turn}", turn_id=f"{thread_id}{turn}")
+        histories = {t: [m.content for m in await agent.history(t)] for t in ("a", "b")}
+        rows = {t: _memory_rows(agent, t) for t in ("a", "b")}
+    finally:
+        await agent.aclose()
+    assert [text for text in histories["b"] if text.startswith("b note")] == [f"b note {i}" for i in range(3)]
+    assert [text for text in histories["a"] if text.startswith("a note")] == [f"a note {i}" for i in range(3)]
+    assert rows["a"][0] == rows["b"][0] == 1
 
 
 async def test_without_pruning_the_same_turns_would_grow_with_the_square(tmp_path: Path) -> None:

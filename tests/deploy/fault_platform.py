@@ -28,6 +28,7 @@ from starlette.routing import Route
 
 from gateway.messages import Conversation, InboundMessage, MessageRef, Outbound, Sender
 from gateway.port import DeliveryFailed, GatewayPort, PlatformAdapter
+from gateway.processes import serve_pid
 
 
 @dataclass
@@ -121,7 +122,7 @@ class HttpPlatformAdapter(PlatformAdapter):
             "kind": item.kind,
             "text": getattr(item, "text", None) or getattr(item, "fallback_text", ""),
             "delivery_id": getattr(item, "delivery_id", None),
-            "pid": os.getpid(),
+            "pid": serve_pid(),  # the replica: its web process when runs have a process of their own
         }
         response = await self.client.post(f"{self.url}/send", json=payload)
         if response.status_code in (429, 500, 502, 503, 504):

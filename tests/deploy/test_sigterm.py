@@ -29,6 +29,7 @@ from starlette.routing import Route
 
 from gateway.messages import Conversation, InboundMessage, MessageRef, Outbound, Sender
 from gateway.port import GatewayPort, PlatformAdapter
+from gateway.processes import serve_pid
 from gateway.store.redis import RedisStore
 from gateway.testing import ScriptedRunner
 
@@ -61,7 +62,10 @@ class FileRecordingAdapter(PlatformAdapter):
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         with self.record.open("a", encoding="utf-8") as out:
             loop = type(asyncio.get_running_loop()).__module__  # which event loop serve runs on
-            out.write(json.dumps({"pid": os.getpid(), "kind": item.kind, "loop": loop}) + "\n")
+            # pid: the replica's (its web process when runs have a process of their own);
+            # process: the one sending
+            record = {"pid": serve_pid(), "process": os.getpid(), "kind": item.kind, "loop": loop}
+            out.write(json.dumps(record) + "\n")
         if item.kind == "progress" and getattr(item, "state", "") == "started":
             await asyncio.sleep(self.slow)  # the job is mid-run while this sleeps
         return MessageRef(platform="test", chat_id=conversation.chat_id, message_id=uuid.uuid4().hex)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 
+import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from prometheus_client import REGISTRY
 
 from agent.harness import AgentSettings
 from gateway.agent_runner import LangGraphRunner
-from gateway.llm_usage import run_usage
+from gateway.llm_usage import count_inline, run_usage
 
 
 def sample(name: str, **labels: str) -> float:
@@ -45,3 +48,47 @@ async def test_tokens_reported_by_the_provider_are_counted_by_model():
     assert sample("clarigate_llm_calls_total", model="fake-usage", outcome="ok") == before_calls + 1
     await model.ainvoke("outside the block")  # not counted
     assert usage.calls == 1
+
+
+class CountingExecutor(concurrent.futures.ThreadPoolExecutor):
+    """The loop's default executor, noting what is handed to it (the callable's qualified name)."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+        self.submitted: list[str] = []
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        # LangChain hands over partial(context.run, handler_method, ...): name the method
+        inner = fn.args[0] if getattr(fn, "args", None) else fn
+        self.submitted.append(getattr(inner, "__qualname__", repr(inner)))
+        return super().submit(fn, *args, **kwargs)
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["beside acks", "worker process"])
+async def test_only_model_calls_reach_the_thread_pool(tmp_path, inline):
+    """The usage handlers (the gateway's and the agent's) see a run's model calls, not its graph
+    steps, and LangSmith's bookkeeping stays in the loop while tracing is off: at most the
+    gateway's model events go to the thread pool (a pause for acks sharing the loop), and none
+    in a process that only runs jobs (``count_inline``)."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"content": "hello"}, {"content": "again"}]))
+    runner = LangGraphRunner(AgentSettings(model=f"scripted:{script}", checkpointer_url="memory://"))
+    await runner.start()
+    loop = asyncio.get_running_loop()
+    executor = CountingExecutor()
+    loop.set_default_executor(executor)
+    count_inline(inline)
+    try:
+        with run_usage("scripted") as usage:
+            first = await runner.run_turn("t-pool", "hi")
+            second = await runner.run_turn("t-pool", "and now?")
+    finally:
+        count_inline(False)
+        await runner.aclose()
+    assert (first.replies, second.replies) == (["hello"], ["again"])
+    assert usage.calls == 2
+    if inline:
+        assert executor.submitted == []
+    else:
+        assert set(executor.submitted) <= {"UsageHandler.on_chat_model_start", "UsageHandler.on_llm_end"}
+        assert len(executor.submitted) <= 2 * usage.calls

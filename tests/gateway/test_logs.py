@@ -124,6 +124,24 @@ def test_the_redactor_masks_configured_secrets_and_token_shapes():
     assert "/bot***/getMe" in masked and "?access_token=***&x=1" in masked
 
 
+@pytest.mark.parametrize(
+    ("line", "hidden"),
+    [
+        ("GET https://api.telegram.org/bot7777:Unregistered-token/getMe", "Unregistered-token"),
+        ("token 123456789:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQ", "AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQ"),
+        ("header xoxp-9-8-7", "xoxp-9-8-7"),
+        ("app token xapp-9-B-8", "xapp-9-B-8"),
+        ("AUTHORIZATION: BEARER sk-Ab.Cd", "sk-Ab.Cd"),
+        ("postgresql://app:pg-Pass@db:5432/x", "pg-Pass"),
+        ("GET /x?API_KEY=k3y-value&y=2", "k3y-value"),
+    ],
+)
+def test_each_token_shape_is_masked_on_a_line_of_its_own(line, hidden):
+    from gateway.logs import redact
+
+    assert hidden not in redact(line)
+
+
 def test_probes_and_metrics_are_access_logged_only_at_debug():
     import io
 

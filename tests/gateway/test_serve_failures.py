@@ -159,6 +159,16 @@ def test_part_of_the_slack_credentials(monkeypatch, capsys):
     assert code == ExitCode.CONFIG and "SLACK_SIGNING_SECRET" in the_error(lines)
 
 
+@pytest.mark.parametrize("how", ["flag", "setting"])
+def test_a_web_or_worker_role_without_redis(monkeypatch, capsys, how):
+    if how == "flag":
+        code, lines = serve(capsys, "--role", "web")
+    else:
+        monkeypatch.setenv("CLARIGATE_ROLE", "worker")
+        code, lines = serve(capsys)
+    assert code == ExitCode.CONFIG and "set REDIS_URL" in the_error(lines)
+
+
 def test_a_port_out_of_range_or_in_use(capsys):
     assert main(["serve", "--port", "70000"]) == ExitCode.CONFIG
     assert "out of range" in the_error(capsys.readouterr().err.splitlines())

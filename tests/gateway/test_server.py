@@ -178,3 +178,36 @@ async def test_healthz_fails_when_a_worker_loop_or_a_receiver_is_dead(make_gatew
         await asyncio.sleep(0)
         response = await http.get("/healthz")
         assert response.status_code == 503 and response.json()["failed"] == {"read-jobs": "dead"}
+
+
+def test_the_processes_of_a_replica_are_exposed_as_one():
+    """The web and worker processes register the same metrics: counted events add up, a gauge
+    shows the process that sets it, families no process has used yet are still described."""
+    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from gateway.ops import merged_exposition
+
+    def process(runs: int, in_flight: int, latencies: list[float]) -> str:
+        registry = CollectorRegistry()
+        Counter("demo_runs", "Runs", registry=registry).inc(runs)
+        Gauge("demo_in_flight", "In flight", registry=registry).set(in_flight)
+        histogram = Histogram("demo_seconds", "Latency", buckets=(0.1, 1.0), registry=registry)
+        for value in latencies:
+            histogram.observe(value)
+        Counter("demo_unused", "Never counted", ["kind"], registry=registry)
+        return generate_latest(registry).decode()
+
+    merged = merged_exposition([process(2, 0, [0.05]), process(3, 7, [0.5, 2.0])]).decode()
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(merged)
+        for s in family.samples
+    }
+    assert samples[("demo_runs_total", ())] == 5
+    assert samples[("demo_in_flight", ())] == 7
+    assert samples[("demo_seconds_count", ())] == 3
+    assert samples[("demo_seconds_bucket", (("le", "0.1"),))] == 1
+    assert samples[("demo_seconds_bucket", (("le", "1.0"),))] == 2
+    assert "# TYPE demo_unused_total counter" in merged
+    assert merged.count("# TYPE demo_runs_total counter") == 1

@@ -336,3 +336,46 @@ async def test_the_store_follows_a_sentinel_failover(sentinel_setup: tuple[int, 
 
 async def _equals(value: object, expected: object) -> bool:
     return await value == expected  # type: ignore[misc]
+
+
+def test_admin_and_the_identity_check_reach_the_master_through_sentinel(
+    sentinel_setup: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``clarigate admin`` and serve's identity check connect as the store does: a
+    ``redis+sentinel://`` URL (redis-py's own ``from_url`` refuses the scheme)."""
+    import json
+    import logging
+    import os
+
+    from gateway.cli import main
+    from gateway.config import ENV_NAMES
+    from gateway.identity import claim_identities
+
+    master, replica, sentinel = sentinel_setup
+    url = f"redis+sentinel://127.0.0.1:{sentinel}/clarigate"
+
+    async def prepare() -> None:
+        store = RedisStore(url, "sentadmin")
+        try:
+            assert await store.accept_job("e1", "message", "e1", "k", {"text": "queued"}, 60)
+        finally:
+            await store.close()
+        await claim_identities(url, "sentadmin", {"slack": "team T1 bot user U0BOT"})
+
+    asyncio.run(prepare())
+    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("REDIS_URL", url)
+    monkeypatch.setenv("CLARIGATE_BOT_ID", "sentadmin")
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        assert main(["admin", "backlog", "--json"]) == 0
+        backlog = json.loads(capsys.readouterr().out)
+        assert main(["admin", "identity", "--json"]) == 0
+        identities = json.loads(capsys.readouterr().out)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    assert backlog["waiting"] == 1
+    assert [(row["platform"], row["who"]) for row in identities] == [("slack", "team T1 bot user U0BOT")]

@@ -1,0 +1,185 @@
+"""``serve``'s shapes on a real Redis: a web process and the worker process it starts (``role:
+auto``, the default with Redis), one process (``all``), or separate ``web`` and ``worker`` serves.
+
+The web process acks and enqueues, the worker runs and replies; health, readiness and metrics
+on the one port are the whole replica's; SIGTERM drains both; either dying ends the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gateway.preflight import ExitCode
+from tests.adapters.slack.fake_slack import BOT_TOKEN, TEAM_ID, FakeSlack
+from tests.adapters.slack.slack_user import SIGNING_SECRET, signed_headers
+from tests.deploy.test_sigterm import REDIS_URL, REPLY_KINDS, REPO, bot, free_port, records, wait_until  # noqa: F401
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started that are still there."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def gone(pid: int) -> bool:
+    """True once ``pid`` has exited (a zombie counts: it runs nothing)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def command_line(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    """The tests' fake Slack Web API, served from a thread of its own (serve calls it while the
+    test waits synchronously)."""
+    fake = FakeSlack()
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(fake.start())
+        started.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    started.wait(10)
+    yield fake
+    asyncio.run_coroutine_threadsafe(fake.stop(), loop).result(10)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
+
+
+def slack_dm(text: str, event_id: str) -> bytes:
+    event = {"type": "message", "channel_type": "im", "channel": "D1", "user": "U1", "text": text}
+    event["ts"] = f"{time.time():.6f}"
+    body = {"team_id": TEAM_ID, "api_app_id": "A1", "event": event, "type": "event_callback"}
+    body |= {"event_id": event_id, "event_time": int(time.time())}
+    return json.dumps(body).encode()
+
+
+def test_a_signed_slack_event_is_acked_by_the_web_process_and_answered_by_its_worker(bot, fake_slack):  # noqa: F811
+    prefix, sent, launch = bot
+    proc, url = launch(
+        SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=fake_slack.api_url
+    )
+    (worker,) = children(proc.pid)
+    assert "--role" in command_line(worker) and "worker" in command_line(worker)
+
+    body = slack_dm("hello from slack", "Ev1")
+    headers = {"Content-Type": "application/json", **signed_headers(body, SIGNING_SECRET)}
+    assert httpx.post(f"{url}/slack/events", content=body, headers=headers).status_code == 200
+    replies = wait_until(
+        lambda: [
+            c
+            for c in fake_slack.calls
+            if c.method in ("chat.postMessage", "chat.update") and "Working" not in str(c.params.get("text"))
+        ],
+        30,
+        "the reply at the fake Slack",
+    )
+    assert replies[0].params["channel"] == "D1"
+    # the test platform says who sends: the worker process, on behalf of the replica
+    httpx.post(f"{url}/test/say", json={"chat": "c1", "text": "and here", "event_id": "t1"})
+    sent_items = wait_until(lambda: [r for r in records(sent) if r["kind"] in REPLY_KINDS], 30, "the reply")
+    assert (sent_items[0]["process"], sent_items[0]["pid"]) == (worker, proc.pid)
+
+    assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}
+    assert httpx.get(f"{url}/readyz").json() == {"status": "ready"}
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0, proc.stdout.read().decode()
+    assert gone(worker)
+
+
+def test_the_worker_process_exiting_stops_the_web_process_with_a_failing_status(bot):  # noqa: F811
+    prefix, sent, launch = bot
+    proc, url = launch()
+    (worker,) = children(proc.pid)
+    os.kill(worker, signal.SIGKILL)  # the OOM killer, say
+    assert proc.wait(timeout=30) == ExitCode.UNEXPECTED
+    assert "the worker process exited with status -9: stopping" in proc.stdout.read().decode()
+
+
+def test_the_web_process_killed_takes_its_worker_with_it(bot):  # noqa: F811
+    prefix, sent, launch = bot
+    proc, url = launch()
+    (worker,) = children(proc.pid)
+    proc.kill()  # no drain: the worker must not go on holding (and renewing) jobs nobody answers for
+    proc.wait(timeout=30)
+    wait_until(lambda: gone(worker), 10, "the worker process to exit")
+
+
+def test_health_names_a_worker_process_that_stopped_answering(bot):  # noqa: F811
+    prefix, sent, launch = bot
+    proc, url = launch()
+    (worker,) = children(proc.pid)
+    os.kill(worker, signal.SIGSTOP)  # hung: alive, answering nothing
+    try:
+        health = httpx.get(f"{url}/healthz", timeout=10)
+        ready = httpx.get(f"{url}/readyz", timeout=10)
+    finally:
+        os.kill(worker, signal.SIGCONT)
+    assert (health.status_code, health.json()["failed"]) == (503, {"worker": "not answering"})
+    assert (ready.status_code, ready.json()["failed"]) == (503, {"worker": "not answering"})
+    assert httpx.get(f"{url}/healthz", timeout=10).json() == {"status": "ok"}
+
+
+def test_role_all_keeps_everything_in_one_process(bot):  # noqa: F811
+    prefix, sent, launch = bot
+    proc, url = launch(CLARIGATE_ROLE="all")
+    assert children(proc.pid) == []
+    httpx.post(f"{url}/test/say", json={"chat": "c1", "text": "hello", "event_id": "a1"})
+    replies = wait_until(lambda: [r for r in records(sent) if r["kind"] in REPLY_KINDS], 30, "the reply")
+    assert replies[0]["process"] == proc.pid
+
+
+def test_web_and_worker_serves_of_one_bot_share_the_work(bot):  # noqa: F811
+    prefix, sent, launch = bot
+    web, web_url = launch(CLARIGATE_ROLE="web")
+    worker, worker_url = launch(CLARIGATE_ROLE="worker")
+    assert children(web.pid) == [] and children(worker.pid) == []
+    assert httpx.post(f"{worker_url}/test/say", json={}).status_code == 404  # no webhooks there
+    assert httpx.get(f"{web_url}/readyz").json() == {"status": "ready"}  # no agent there to be ready
+
+    httpx.post(f"{web_url}/test/say", json={"chat": "c1", "text": "hello", "event_id": "w1"})
+    replies = wait_until(lambda: [r for r in records(sent) if r["kind"] in REPLY_KINDS], 30, "the reply")
+    assert replies[0]["process"] == worker.pid
+    for proc in (web, worker):
+        proc.send_signal(signal.SIGTERM)
+    assert [web.wait(timeout=60), worker.wait(timeout=60)] == [0, 0]
+
+
+def test_a_worker_process_that_cannot_start_gives_the_web_process_its_exit_status(tmp_path):
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "FEISHU_", "TELEGRAM_"))},
+        "PYTHONPATH": str(REPO),
+        "REDIS_URL": REDIS_URL,
+        "CLARIGATE_BOT_ID": f"test-processes-{os.getpid()}",
+        "LLM_MODEL": "no-such-provider:model",
+        "CLARIGATE_DATA_DIR": str(tmp_path / "data"),
+    }
+    cmd = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(free_port())]
+    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == ExitCode.MODEL
+    errors = [line for line in done.stderr.splitlines() if " ERROR " in line]
+    assert len(errors) == 1 and "the agent could not start" in errors[0], done.stderr
