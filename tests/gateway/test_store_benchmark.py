@@ -33,4 +33,4 @@ def test_the_http_benchmark_answers_every_conversation_through_serve(redis_url: 
     out = done.stdout
     assert "answered 3/3" in out  # each reply reached the fake Slack, edited into its "Working…"
     assert "chat.postMessage 3, chat.update 3" in out
-    assert "clarigate serve" in out and "bare slack-bolt" in out and "(5 requests)" in out
+    assert "clarigate serve" in out and "bare slack-bolt" in out and "(5 requests;" in out
