@@ -57,25 +57,17 @@ class ToolCallLogMiddleware(AgentMiddleware):
         return result
 
 
-class RunUsageHandler(UsageMetadataCallbackHandler):
-    """LangChain's token tally, called in the event loop and only for model results.
+class ModelEventsOnly:
+    """A callback handler mixin that asks LangChain for model events only.
 
-    A plain (sync) callback handler is called through a thread pool for every event of the run:
-    each graph step's chain start and end, each model call's start (for which this one, lacking
-    ``on_chat_model_start``, gets the whole history formatted as text). Counting tokens needs
-    none of that: ``on_llm_end`` alone, inline (it only adds numbers under a lock).
+    A plain (sync) callback handler is called through a thread pool for every event of a run:
+    each graph step's chain start and end, tool calls, retries. Handlers that count what models
+    spend need none of that.
     """
-
-    run_inline = True
 
     @property
     def ignore_chain(self) -> bool:
         """Graph steps: nothing to count."""
-        return True
-
-    @property
-    def ignore_chat_model(self) -> bool:
-        """A model call's start: nothing to count (its end, ``on_llm_end``, carries the usage)."""
         return True
 
     @property
@@ -96,6 +88,22 @@ class RunUsageHandler(UsageMetadataCallbackHandler):
     @property
     def ignore_custom_event(self) -> bool:
         """Custom events: nothing to count."""
+        return True
+
+
+class RunUsageHandler(ModelEventsOnly, UsageMetadataCallbackHandler):
+    """LangChain's token tally, called in the event loop and only for model results.
+
+    Lacking ``on_chat_model_start``, it would also get each model call's whole history
+    formatted as text: ``on_llm_end`` alone carries the usage, counted inline (it only adds
+    numbers under a lock).
+    """
+
+    run_inline = True
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        """A model call's start: nothing to count (its end, ``on_llm_end``, carries the usage)."""
         return True
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
+from agent.observe import ModelEventsOnly
 from gateway import metrics
 
 
@@ -48,38 +49,13 @@ def count_inline(inline: bool = True) -> None:
     _INLINE = inline
 
 
-class UsageHandler(BaseCallbackHandler):
+class UsageHandler(ModelEventsOnly, BaseCallbackHandler):
     """Counts each chat-model call's tokens into one ``RunUsage`` and into the metrics.
 
     Called for model calls only: a sync handler is otherwise called through a thread pool for
     every event of the run (each graph step's start and end), which cost more CPU than the rest
     of the run's bookkeeping. Inline or through the pool: ``count_inline``.
     """
-
-    @property
-    def ignore_chain(self) -> bool:
-        """Graph steps: nothing to count."""
-        return True
-
-    @property
-    def ignore_agent(self) -> bool:
-        """Tool calls: nothing to count."""
-        return True
-
-    @property
-    def ignore_retriever(self) -> bool:
-        """Retrievers: nothing to count."""
-        return True
-
-    @property
-    def ignore_retry(self) -> bool:
-        """Retries: nothing to count."""
-        return True
-
-    @property
-    def ignore_custom_event(self) -> bool:
-        """Custom events: nothing to count."""
-        return True
 
     def __init__(self, usage: RunUsage, default_model: str) -> None:
         self.run_inline = _INLINE
