@@ -49,7 +49,7 @@ from gateway.progress import WorkingIndicator
 from gateway.runner import AgentRunner, AgentUnavailable
 from gateway.store.base import Job, PendingRecord, Store
 from gateway.store.keys import DONE_TTL_SECONDS
-from gateway.streaming import LiveReply, LiveResult
+from gateway.streaming import LiveReply, LiveResult, finish_items, live_key
 
 log = logging.getLogger(__name__)
 
@@ -355,7 +355,7 @@ class Dispatcher:
                 await working.finish()
             await self._reply(conv, ErrorReply(text=failure), turn)
             if live is not None:
-                self._finish_live(await live.finish(), turn, first)
+                finish_items(await live.finish(), turn.items, first)
             return
         took = time.perf_counter() - started
         metrics.RUN_LATENCY.observe(took)
@@ -382,7 +382,7 @@ class Dispatcher:
             log.warning("the agent produced no reply")
             await self._reply(conv, ErrorReply(text=notice_for_text("run_failed", text, turn.hint)), turn)
         if result is not None:
-            self._finish_live(result, turn, first)
+            finish_items(result, turn.items, first)
 
     # --- the live message of a run (gateway/streaming.py) ------------------------------------
 
@@ -424,22 +424,6 @@ class Dispatcher:
             adopted=adopted,
             recipient=sender,
         )
-
-    @staticmethod
-    def _finish_live(result: LiveResult, turn: _Turn, first: int) -> None:
-        """Make the run's first item finish its live message: the first reply becomes that message;
-        before a question or an error, the streamed text is ended as it stands, or the message
-        (only progress shown) is closed."""
-        if result.ref is None:
-            return
-        items = turn.items
-        head = items[first] if len(items) > first else None
-        if isinstance(head, TextReply) and head.private_to is None:
-            items[first] = head.model_copy(update={"live": result.ref})
-        elif result.text:
-            items.insert(first, TextReply(text=result.text, live=result.ref))
-        else:
-            items.insert(first, LiveEnd(ref=result.ref))
 
     async def _end_left_live(self, conv: Conversation, job: Job) -> None:
         """Close the live message an earlier attempt of a job given up left (nothing half-written
@@ -561,11 +545,6 @@ def run_metadata(conv: Conversation, job: Job) -> dict[str, str]:
     if conv.topic:
         meta["topic"] = conv.topic
     return meta
-
-
-def live_key(inbound_id: str) -> str:
-    """The store key of the live message a job's run started (for the replica that takes it over)."""
-    return f"live:{inbound_id}"
 
 
 def new_token() -> str:

@@ -21,11 +21,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from agent.events import Asking, RunEvent, TextDelta, ToolFinished, ToolStarted
 from agent.protocol.models import Locale
 from gateway import metrics
-from gateway.messages import Conversation, LiveView, MessageRef, Sender
+from gateway.messages import Conversation, LiveEnd, LiveView, MessageRef, Sender, TextReply
 from gateway.notices import notice
 from gateway.port import PlatformAdapter
 
@@ -45,6 +46,11 @@ def tool_line(event: ToolStarted, locale: Locale) -> str:
     first = (event.description or "").strip().split("\n")[0].split(". ")[0].strip().rstrip(".…")
     what = first if 0 < len(first) <= MAX_DESCRIPTION else notice("using_tool", locale, tool=event.name)
     return notice("tool_running", locale, what=what)
+
+
+def live_key(inbound_id: str) -> str:
+    """The store key of the live message a job's run started (for the replica that takes it over)."""
+    return f"live:{inbound_id}"
 
 
 @dataclass(frozen=True)
@@ -262,3 +268,18 @@ class LiveReply:
         self._shown = view.text
         self._showed_working = not view.text and view.status == notice("working_status", self.locale)
         return True
+
+
+def finish_items(result: LiveResult, items: list[Any], first: int) -> None:
+    """Make a run's first item (at ``first`` in ``items``) finish its live message: the first
+    reply becomes that message; before a question or an error, the streamed text is ended as it
+    stands, or the message (only progress shown) is closed."""
+    if result.ref is None:
+        return
+    head = items[first] if len(items) > first else None
+    if isinstance(head, TextReply) and head.private_to is None:
+        items[first] = head.model_copy(update={"live": result.ref})
+    elif result.text:
+        items.insert(first, TextReply(text=result.text, live=result.ref))
+    else:
+        items.insert(first, LiveEnd(ref=result.ref))

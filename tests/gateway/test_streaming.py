@@ -9,10 +9,10 @@ import yaml
 from agent.events import Asking, TextDelta, ToolFinished, ToolStarted
 from agent.harness import AgentSettings, TurnOutput
 from gateway.agent_runner import LangGraphRunner
-from gateway.dispatch import live_key
 from gateway.messages import ClarificationOut, ErrorReply, LiveEnd, LiveView, MessageRef, TextReply
 from gateway.port import DeliveryFailed
 from gateway.store.memory import MemoryStore
+from gateway.streaming import live_key
 from gateway.testing import ScriptedRunner, TestAdapter, asking, choice_request
 
 
