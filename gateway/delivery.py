@@ -88,6 +88,16 @@ def backoff(attempt: int, retry_after: float | None = None) -> float:
     return max(wait, retry_after or 0.0)
 
 
+#: How long a write that follows a send is retried through a store outage, at least (seconds).
+PERSIST_AT_LEAST = 60.0
+
+
+def persist_budget(config: GatewayConfig) -> float:
+    """How long the writes that follow a send are retried: more than the stale-claim time, so
+    the job stays held (renewed by its keeper) rather than being claimed and sent again."""
+    return max(config.stale_claim_seconds, PERSIST_AT_LEAST)
+
+
 async def persist(call: Callable[[], Awaitable[Any]], what: str, within: float) -> Any:
     """Run a store call, retried through a store outage for up to ``within`` seconds.
 
@@ -129,7 +139,7 @@ class Deliverer:
         """
         plan = DeliveryPlan.model_validate_json(record.plan)
         deadline = plan.created_at + self.config.delivery_budget_seconds
-        within = max(self.config.stale_claim_seconds, 60.0)
+        within = persist_budget(self.config)
         last = len(plan.items) - 1
         for index, item in enumerate(plan.items):
             if index in record.outcomes:
@@ -224,7 +234,7 @@ class Deliverer:
             await persist(
                 lambda: self.store.set_message_ref(request_id, ref),
                 f"remembering the message of {request_id}",
-                max(self.config.stale_claim_seconds, 60.0),
+                persist_budget(self.config),
             )
         metrics.DELIVERED.inc()
         return SENT

@@ -27,7 +27,7 @@ from gateway import metrics
 from gateway.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
 from gateway.commands import Control, parse_command
 from gateway.config import GatewayConfig
-from gateway.delivery import Deliverer, Superseded, new_plan, persist
+from gateway.delivery import Deliverer, Superseded, new_plan, persist, persist_budget
 from gateway.llm_usage import run_usage
 from gateway.logs import set_log_context
 from gateway.messages import (
@@ -174,14 +174,15 @@ class Dispatcher:
             return None
 
     async def _complete(self, job: Job) -> None:
-        """Record the job done; retried through a store blip, since its reply has gone out.
+        """Record the job done; retried through a store outage, since its reply has gone out.
 
-        A job left uncompleted would be claimed and delivered again by another worker.
+        A job left uncompleted would be claimed and its last reply sent again by another worker:
+        while this retries, the job stays held here and its keeper renews it once Redis is back.
         """
         await persist(
             lambda: self.store.complete_job(job),
             f"completing job {job.inbound_id}",
-            self.config.stale_claim_seconds,
+            persist_budget(self.config),
         )
         if self.on_done is not None:
             self.on_done(job.inbound_id)

@@ -128,3 +128,26 @@ async def test_a_reply_whose_completion_hit_a_store_blip_is_not_sent_again(store
 
     assert chat.texts() == ["You said: status?"]
     assert len(runner.calls) == 1
+
+
+async def test_a_completion_failing_past_the_stale_claim_time_is_not_sent_again(store: Store, make_gateway):
+    real_complete = store.complete_job
+    loop = asyncio.get_running_loop()
+    down_until = loop.time() + 4 * 0.3  # four stale-claim times (config_for_tests)
+
+    async def complete_after_outage(job):
+        if loop.time() < down_until:
+            raise ConnectionError("store unreachable")
+        return await real_complete(job)
+
+    store.complete_job = complete_after_outage  # type: ignore[method-assign]
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(store, runner)
+
+    await chat.say("status?", event_id="ev-outage")
+    await gateway.drain()
+    await asyncio.sleep(3 * 0.3)  # a stale claim would have taken the job and sent it again by now
+
+    assert chat.texts() == ["You said: status?"]  # sent once
+    assert len(runner.calls) == 1
+    assert await store.is_done("test:ev-outage")  # completed once the store was back
