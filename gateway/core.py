@@ -105,11 +105,13 @@ class Gateway:
 
     # --- lifecycle ------------------------------------------------------------------------------
 
-    async def start(self, workers: int | None = None, *, jobs: bool = True) -> None:
+    async def start(self, workers: int | None = None, *, jobs: bool = True, receive: bool = True) -> None:
         """Build the agent (when the runner has a ``start``), start the adapters and the workers.
 
         ``jobs=False`` (``serve``'s web side): the adapters only, which take messages in and
         enqueue them; the agent is not built and jobs are left to the worker processes.
+        ``receive=False`` (a worker process): the adapters send only; their receivers (Socket
+        Mode, long connection, polling, webhook registration) run where messages are taken in.
         """
         if workers is not None:
             self.pool.workers = max(1, workers)
@@ -118,6 +120,8 @@ class Gateway:
             await start_runner()
         for adapter in self.adapters:
             await adapter.start()
+            if receive:
+                await adapter.start_receiving()
         self.runs_jobs = jobs
         if not jobs:
             log.info("gateway started without workers (jobs run elsewhere), consumer %s", self.consumer)

@@ -123,14 +123,21 @@ class PlatformAdapter(ABC):
         return []
 
     async def start(self) -> None:  # noqa: B027 (optional hook: webhook-only adapters need none)
-        """Check credentials and start any long-lived receiver (socket mode, polling)."""
+        """Check credentials and open the clients sending needs (every process that has the adapter)."""
+
+    async def start_receiving(self) -> None:  # noqa: B027 (optional hook: webhooks need none)
+        """Start taking messages in: a long-lived receiver (Socket Mode, long connection,
+        polling) or the webhook's registration. Called after ``start`` in the processes that
+        receive (``role`` all or web), never in a worker process, which only sends: a second
+        receiver there would take events the web process should ack, or fight it for a lease."""
 
     async def stop(self) -> None:  # noqa: B027 (optional hook)
         """Stop receivers and close clients."""
 
     async def connection_up(self) -> bool | None:
-        """Whether a receiver this adapter holds open (Socket Mode, long connection, poller) runs;
-        None when it holds none (webhooks). Read for ``/healthz`` and the metrics."""
+        """Whether a receiver this adapter started (Socket Mode, long connection, poller) runs;
+        None when it started none (webhooks, a worker process). Read for ``/healthz`` and the
+        metrics."""
         return None
 
     async def check(self) -> list[str]:

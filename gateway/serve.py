@@ -215,7 +215,7 @@ async def _run(
                 "To try the agent right away, run `clarigate chat`.",
                 "; or ".join(CREDENTIAL_NAMES.values()),
             )
-    await _start(gateway, config, jobs=jobs, claim=role != "split")
+    await _start(gateway, config, jobs=jobs, receive=role != "worker", claim=role != "split")
     if worker is not None:
         try:
             await worker.wait_started(max(120.0, config.startup_wait_seconds + 60))
@@ -318,11 +318,14 @@ def _metrics_server(
     return _SecondServer(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off"))
 
 
-async def _start(gateway: Gateway, config: GatewayConfig, *, jobs: bool = True, claim: bool = True) -> None:
+async def _start(
+    gateway: Gateway, config: GatewayConfig, *, jobs: bool = True, receive: bool = True, claim: bool = True
+) -> None:
     """The agent first (model, checkpointer), the bot's identity, then the platforms and the workers.
 
-    ``jobs=False`` (a web process): no agent and no workers, only the platforms; ``claim=False``:
-    the identity was checked already (by a web process, before it started its worker).
+    ``jobs=False`` (a web process): no agent and no workers, only the platforms; ``receive=False``
+    (a worker process): the platforms' clients without their receivers; ``claim=False``: the
+    identity was checked already (by a web process, before it started its worker).
     """
     start_runner = getattr(gateway.runner, "start", None)
     if jobs and start_runner is not None:
@@ -338,7 +341,7 @@ async def _start(gateway: Gateway, config: GatewayConfig, *, jobs: bool = True, 
     if claim:
         await _claim_identity(config)
     try:
-        await gateway.start(jobs=jobs)
+        await gateway.start(jobs=jobs, receive=receive)
     except Exception as exc:
         with contextlib.suppress(Exception):
             await gateway.stop(0)

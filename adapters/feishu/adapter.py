@@ -62,6 +62,7 @@ class FeishuAdapter(PlatformAdapter):
         self.working = WorkingCards()
         self.live = LiveMessages()
         self.cardkit_paused_until = 0.0
+        self._receiving = False  # the long connection was started here (not in a worker process)
 
     def routes(self) -> list[BaseRoute]:
         """``POST /feishu/events`` in webhook mode; nothing in long connection mode."""
@@ -74,17 +75,22 @@ class FeishuAdapter(PlatformAdapter):
         return [events_route(self.receiver, token, key)]
 
     async def start(self) -> None:
-        """Learn the bot's open_id (to recognise mentions of it) and start the long connection."""
+        """Learn the bot's open_id (to recognise mentions of it)."""
         try:
             self.receiver.bot_open_id = await self.sender.bot_open_id()
         except FeishuApiError as exc:  # not fatal: any mention then counts as a mention of the bot
             log.warning("feishu: cannot read the bot's identity: %s", exc)
+
+    async def start_receiving(self) -> None:
+        """The long connection, in that mode (webhook mode: Feishu calls the route)."""
         if self.long_connection is not None:
             self.long_connection.start(asyncio.get_running_loop())
+            self._receiving = True
 
     async def connection_up(self) -> bool | None:
-        """Long connection mode: whether its thread runs (None in webhook mode: nothing to hold open)."""
-        if self.long_connection is None:
+        """Long connection mode: whether its thread runs (None in webhook mode or where it was
+        not started, a worker process: nothing held open)."""
+        if self.long_connection is None or not self._receiving:
             return None
         thread = self.long_connection._thread
         return thread is not None and thread.is_alive()

@@ -200,7 +200,7 @@ class SlackAdapter(PlatformAdapter):
     # --- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Check the bot token with ``auth.test``; start Socket Mode when an app token is set."""
+        """Check the bot token with ``auth.test`` and open the Web API's keep-alive session."""
         if self.settings.signing_secret is None and self.settings.app_token is None:
             # Without either, every request Slack sends would be refused: say so now.
             raise SlackStartError(
@@ -221,6 +221,9 @@ class SlackAdapter(PlatformAdapter):
             timeout = aiohttp.ClientTimeout(total=self.client.timeout)
             self.client.session = aiohttp.ClientSession(timeout=timeout)
         log.info("slack: signed in as %s in %s", identity.get("user"), identity.get("team"))
+
+    async def start_receiving(self) -> None:
+        """Socket Mode, when an app token is set (HTTP mode: Slack calls the routes)."""
         if self.settings.app_token is not None:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 

@@ -102,7 +102,7 @@ class TelegramAdapter(PlatformAdapter):
         return [webhook_route(self.bot, secret, self.handle_update)]
 
     async def start(self) -> None:
-        """Check the token with ``getMe``, then set the webhook or start polling."""
+        """Check the token with ``getMe``."""
         problems = self._config_problems()
         if problems:
             raise RuntimeError("Telegram: " + "; ".join(problems))
@@ -115,6 +115,9 @@ class TelegramAdapter(PlatformAdapter):
         log.info(
             "telegram bot @%s ready (%s)", self.me.username, "webhook" if self.poller is None else "polling"
         )
+
+    async def start_receiving(self) -> None:
+        """The command menu, then the webhook's registration or polling (under its lease)."""
         await self._register_commands()
         if self.settings.webhook_url:
             secret = self.settings.webhook_secret.get_secret_value() if self.settings.webhook_secret else None
@@ -140,8 +143,9 @@ class TelegramAdapter(PlatformAdapter):
                 log.warning("telegram setMyCommands (%s) failed: %s", language or "default", exc)
 
     async def connection_up(self) -> bool | None:
-        """Polling: whether the poller runs (None in webhook mode: Telegram calls in)."""
-        if self.poller is None:
+        """Polling: whether the poller runs (None in webhook mode, Telegram calls in, or where
+        it was not started: a worker process)."""
+        if self.poller is None or not self.poller.started:
             return None
         return self.poller.running
 

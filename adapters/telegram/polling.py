@@ -52,6 +52,7 @@ class LeasedPoller:
         self.holding = False
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
+        self._started = False
         self._failures: dict[int, int] = {}
 
     @property
@@ -59,8 +60,14 @@ class LeasedPoller:
         """True while the polling task runs (holding the lease or waiting for it)."""
         return self._task is not None and not self._task.done()
 
+    @property
+    def started(self) -> bool:
+        """True once ``start`` was called here (a worker process never calls it)."""
+        return self._started
+
     def start(self) -> None:
         """Begin competing for the lease in the background."""
+        self._started = True
         self._stopping.clear()
         self._task = asyncio.create_task(self._run(), name=f"telegram-poller-{self.holder}")
 

@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from gateway.preflight import ExitCode
-from tests.adapters.slack.fake_slack import BOT_TOKEN, TEAM_ID, FakeSlack
+from tests.adapters.slack.fake_slack import APP_TOKEN, BOT_TOKEN, TEAM_ID, FakeSlack
 from tests.adapters.slack.slack_user import SIGNING_SECRET, signed_headers
 from tests.deploy.test_sigterm import REDIS_URL, REPLY_KINDS, REPO, bot, free_port, records, wait_until  # noqa: F401
 
@@ -109,6 +109,18 @@ def test_a_signed_slack_event_is_acked_by_the_web_process_and_answered_by_its_wo
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 0, proc.stdout.read().decode()
     assert gone(worker)
+
+
+def test_only_the_web_process_opens_the_socket_mode_connection(bot, fake_slack):  # noqa: F811
+    """Slack shares a Socket Mode app's events between its connections: one in the worker process
+    would take events that then wait behind agent runs for their ack."""
+    prefix, sent, launch = bot
+    proc, url = launch(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN=APP_TOKEN, SLACK_API_URL=fake_slack.api_url)
+    assert len(children(proc.pid)) == 1  # the worker process is up (serve answers once it is)
+    wait_until(lambda: fake_slack.sockets, 30, "the web process's Socket Mode connection")
+
+    assert len([c for c in fake_slack.calls if c.method == "apps.connections.open"]) == 1
+    assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}
 
 
 def test_the_worker_process_exiting_stops_the_web_process_with_a_failing_status(bot):  # noqa: F811

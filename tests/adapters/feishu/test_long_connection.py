@@ -87,3 +87,18 @@ async def test_callbacks_keep_their_documented_shapes_through_the_sdks_models(fa
     assert values == [tick["event"]["action"]["value"], submit["event"]["action"]["value"]]
     assert seen[0]["event"]["action"]["checked"] is True
     assert seen[1]["event"]["action"]["form_value"] == submit["event"]["action"]["form_value"]
+
+
+async def test_a_worker_process_opens_no_long_connection(fake_api):
+    """``serve``'s worker process sends only: a second long connection would take events the
+    web process should ack."""
+    gateway = Gateway(GatewayConfig(workers=1), MemoryStore(f"test-{uuid.uuid4().hex[:8]}"), ScriptedRunner())
+    adapter = FeishuAdapter(feishu_settings(fake_api, mode="long_connection"), gateway)
+    gateway.register(adapter)
+    await gateway.start(receive=False)
+    try:
+        assert adapter.long_connection._thread is None  # started, it is there at once
+        assert adapter.receiver.bot_open_id  # the identity is learnt: mentions and sending work
+        assert await adapter.connection_up() is None
+    finally:
+        await gateway.stop(grace=0)

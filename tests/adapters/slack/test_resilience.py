@@ -96,6 +96,22 @@ async def test_socket_mode_receives_events_without_a_public_url(fake_slack: Fake
         await gateway.stop(grace=1)
 
 
+async def test_a_worker_process_opens_no_socket_mode_connection(fake_slack: FakeSlack):
+    """``serve``'s worker process sends only: Slack would split events between two sockets,
+    and the worker's would be acked behind agent runs."""
+    gateway = Gateway(GatewayConfig(), MemoryStore(f"test-{uuid.uuid4().hex[:12]}"), ScriptedRunner())
+    settings = slack_settings(fake_slack, app_token=SecretStr(APP_TOKEN), signing_secret=None)
+    adapter = SlackAdapter(settings, gateway)
+    gateway.register(adapter)
+    await gateway.start(workers=1, receive=False)
+    try:
+        assert fake_slack.of("auth.test")  # the token is checked: sending works
+        assert not fake_slack.of("apps.connections.open") and not fake_slack.sockets
+        assert await adapter.connection_up() is None
+    finally:
+        await gateway.stop(grace=1)
+
+
 async def test_start_fails_clearly_when_slack_cannot_be_reached(fake_slack: FakeSlack):
     await fake_slack.stop()  # nothing listens on that port any more
     adapter = SlackAdapter(slack_settings(fake_slack), gateway=None, retry_backoff=0.01)  # type: ignore[arg-type]

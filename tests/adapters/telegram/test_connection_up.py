@@ -36,3 +36,20 @@ async def test_webhook_mode_holds_no_connection(bot_api):
     gateway = Gateway(config_for_tests(), MemoryStore("tg-hook"), ScriptedRunner())
     adapter = TelegramAdapter(telegram_settings(bot_api), gateway)
     assert await adapter.connection_up() is None
+
+
+async def test_a_worker_process_sends_without_polling(bot_api):
+    """``serve``'s worker process starts its adapters without receivers: no second poller, no
+    webhook registered again, nothing reported down for a receiver it never had."""
+    gateway = Gateway(config_for_tests(), MemoryStore("tg-worker"), ScriptedRunner())
+    adapter = TelegramAdapter(telegram_settings(bot_api, webhook=False), gateway)
+    gateway.register(adapter)
+    await gateway.start(receive=False)
+    try:
+        assert bot_api.of("getMe")  # the token is checked: sending works
+        assert not bot_api.of("getUpdates") and not bot_api.of("deleteWebhook")
+        assert not bot_api.of("setMyCommands")
+        assert await adapter.connection_up() is None
+        assert await liveness_problems(gateway) == {}
+    finally:
+        await gateway.stop(grace=0)

@@ -118,6 +118,8 @@ async def test_webhook_mode_needs_a_secret_and_sets_the_webhook(bot_api):
     ]
     adapter = TelegramAdapter(telegram_settings(bot_api), gateway)
     await adapter.start()
+    assert not bot_api.of("setWebhook")  # a worker process starts its adapters this far only
+    await adapter.start_receiving()
     await adapter.stop()
     hook = bot_api.of("setWebhook")[-1].params
     assert (
