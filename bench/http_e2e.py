@@ -113,12 +113,16 @@ def rss_mb(pid: int) -> float:
 
 
 def serve_processes(pid: int) -> dict[str, int]:
-    """``{"web": pid, "worker": child pid}`` of a serve started with its worker process, else
-    ``{"serve": pid}``."""
+    """``{"web": pid, "worker": child pid}`` of a serve started with one worker process
+    (``"worker 1"``, ``"worker 2"``, … with several), else ``{"serve": pid}``."""
     children = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         children += [int(c) for c in (task / "children").read_text().split()]
-    return {"web": pid, "worker": children[0]} if children else {"serve": pid}
+    if not children:
+        return {"serve": pid}
+    if len(children) == 1:
+        return {"web": pid, "worker": children[0]}
+    return {"web": pid, **{f"worker {i}": child for i, child in enumerate(sorted(children), 1)}}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -196,6 +200,8 @@ def start_serve(
         env["CLARIGATE_WORKERS"] = str(args.workers)
     if args.role:
         env["CLARIGATE_ROLE"] = args.role
+    if args.worker_processes:
+        env["CLARIGATE_WORKER_PROCESSES"] = args.worker_processes
     log = (folder / "serve.log").open("wb")
     cmd = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
     if os.environ.get("BENCH_PROFILE"):  # where serve's CPU goes: python -m pstats FILE
@@ -263,7 +269,11 @@ async def burst(args: argparse.Namespace, fake: FakeSlackProcess, proc: Any, url
     overhead = [(total[t] - model[t]) * 1000 for t in answered]
     within = sum(1 for t in answered if total[t] <= 1.5 * model[t])
     workers = args.workers or "default"
-    print(f"slow-model burst: {n} conversations at once, model 1-2 s per message, workers {workers}")
+    processes = args.worker_processes or "default"
+    print(
+        f"slow-model burst: {n} conversations at once, model 1-2 s per message, workers {workers},"
+        f" worker processes {processes}"
+    )
     print(f"  answered {len(answered)}/{n}; within 1.5x their model time: {within}/{n}")
     print(f"  last reply {max(total.values(), default=float('nan')):.2f} s after its message")
     p50, p99 = pct(overhead, 0.5), pct(overhead, 0.99)
@@ -275,9 +285,8 @@ async def burst(args: argparse.Namespace, fake: FakeSlackProcess, proc: Any, url
     )
     print("  Web API calls: " + ", ".join(f"{m} {c}" for m, c in sorted(calls.items())))
     in_flight = min(n, args.workers or SERVE_WORKERS)
-    growth = rss_peak.get("worker", rss_peak.get("serve", 0.0)) - rss_before.get(
-        "worker", rss_before.get("serve", 0.0)
-    )
+    runs_in = [name for name in pids if name.startswith("worker")] or ["serve"]
+    growth = sum(rss_peak[name] - rss_before[name] for name in runs_in)
     each = ", ".join(f"{name} {rss_before[name]:.0f} -> {rss_peak[name]:.0f}" for name in pids)
     print(
         f"  serve RSS: {sum(rss_before.values()):.0f} MB before, {sum(rss_peak.values()):.0f} MB peak"
@@ -433,6 +442,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--conversations", type=int, default=200, help="burst size (default 200; 0: none)")
     parser.add_argument("--workers", type=int, default=0, help="runs in flight in serve (0: its default)")
     parser.add_argument("--role", choices=("auto", "all"), help="serve's role (default: its own, auto)")
+    parser.add_argument(
+        "--worker-processes", help="serve's worker_processes: a number or auto (default: its own, auto)"
+    )
     parser.add_argument("--rate", type=float, default=200.0, help="events per second on the ack path")
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each steady round")
     parser.add_argument("--rounds", type=int, default=2, help="steady rounds per server (0: none)")

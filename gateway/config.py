@@ -247,6 +247,10 @@ class GatewayConfig(BaseSettings):
     # "auto": with Redis, a web process and a worker process it starts and stops (runs never take
     # the CPU an ack waits for), else "all" (the embedded store lives in one process)
     role: Literal["auto", "all", "web", "worker"] = "auto"
+    # with role auto and Redis: how many worker processes the web process starts ("auto": one per
+    # core the replica may use, CPU limit included, at most 4); ``workers`` is shared out among
+    # them. Runs are CPU-bound once thousands are in flight: one process uses one core
+    worker_processes: Annotated[int, Field(ge=1, le=64)] | Literal["auto"] = "auto"
     # 0 would let every replica claim every running job at once
     stale_claim_seconds: float = Field(30.0, gt=0)
     shutdown_grace_seconds: float = Field(20.0, ge=0)

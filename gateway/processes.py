@@ -1,9 +1,10 @@
-"""``serve``'s two processes: the web process starts, watches and stops its worker process.
+"""``serve``'s processes: the web process starts, watches and stops its worker processes.
 
 With Redis (``role: auto``) the HTTP side and the agent runs go to separate processes: an ack
 (verify, dedupe, enqueue) never waits for the CPU a run is using, the kernel shares the cores
-between the two. The web process (the one the operator started) starts the worker process
-(``clarigate serve --role worker``, the same interpreter and code) and:
+between them. The web process (the one the operator started) starts ``worker_processes`` worker
+processes (``clarigate serve --role worker``, the same interpreter and code; by default one per
+core the replica may use, so a burst of runs uses them all) and, for each:
 
 - hands it a listening socket on 127.0.0.1 where the worker answers ``/healthz``, ``/readyz``
   and ``/metrics``; the web process asks it when its own are asked, so probes and the scrape
@@ -20,12 +21,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -41,6 +44,41 @@ EXIT_MARGIN_SECONDS = 10.0
 #: The worker process's niceness: when both want a CPU, the kernel runs the web process first,
 #: so an ack waits for no run (the worker gets the rest, which is all of it between acks).
 WORKER_NICENESS = 10
+#: ``worker_processes: auto`` starts one per usable core, at most this many (each holds the
+#: agent, the SDKs and its runs: ~115–280 MB before its first run).
+AUTO_MAX_WORKER_PROCESSES = 4
+
+
+def usable_cpus(cgroup: str = "/sys/fs/cgroup") -> int:
+    """The cores this process may run on: its CPU affinity, lowered by a container's CPU limit
+    (cgroup v2 ``cpu.max``, or v1's CFS quota), rounded up."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        count = os.cpu_count() or 1
+    root = Path(cgroup)
+    for quota_file, period_file in (
+        (root / "cpu.max", None),
+        (root / "cpu" / "cpu.cfs_quota_us", root / "cpu" / "cpu.cfs_period_us"),
+    ):
+        try:
+            fields = quota_file.read_text().split()
+            if period_file is not None:
+                fields.append(period_file.read_text().strip())
+            quota, period = fields[0], fields[1]
+            if quota not in ("max", "-1"):
+                count = min(count, max(1, math.ceil(int(quota) / int(period))))
+            break
+        except (OSError, ValueError, IndexError):
+            continue
+    return max(1, count)
+
+
+def worker_process_count(setting: int | str) -> int:
+    """How many worker processes ``worker_processes`` (a number or ``auto``) means here."""
+    if setting == "auto":
+        return min(usable_cpus(), AUTO_MAX_WORKER_PROCESSES)
+    return max(1, int(setting))
 
 
 class WorkerExited(Exception):
@@ -59,8 +97,9 @@ def package_root() -> str:
 class WorkerProcess:
     """The worker process of this ``serve``: ``start``, ``wait_started``, ask it, ``stop``."""
 
-    def __init__(self, args: list[str]) -> None:
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
         self.args = args  # passed on to ``clarigate serve`` (--config, --log-level, --log-format)
+        self.env = env or {}  # settings of this worker process alone (its share of ``workers``)
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.stopping = False
@@ -84,7 +123,7 @@ class WorkerProcess:
         listen.listen(64)
         self.url = f"http://127.0.0.1:{listen.getsockname()[1]}"
         watch_end, self._parent_end = os.pipe()
-        env = dict(os.environ)
+        env = {**os.environ, **self.env}
         # the same code as this process: its package first, then what this process was given
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root(), env.get("PYTHONPATH")) if p)
         command = [sys.executable, "-P", "-m", "gateway.cli", "serve", "--role", "worker", *self.args]
@@ -186,6 +225,83 @@ class WorkerProcess:
         if self._parent_end is not None:
             os.close(self._parent_end)
             self._parent_end = None
+
+
+class WorkerGroup:
+    """The worker processes of this ``serve``: started, asked, watched and stopped together.
+
+    ``workers`` (runs in flight per replica) is shared out among them, each its own consumer of
+    the replica's jobs. One that exits on its own ends the replica (``watch``), as one worker
+    process did: a replica is whole or restarted.
+    """
+
+    def __init__(self, args: list[str], count: int, runs: int) -> None:
+        count = max(1, count)
+        shares = [runs // count + (1 if i < runs % count else 0) for i in range(count)]
+        self.processes = [WorkerProcess(args, {"CLARIGATE_WORKERS": str(max(1, n))}) for n in shares]
+
+    @property
+    def stopping(self) -> bool:
+        """True once a stop signal was passed on."""
+        return any(worker.stopping for worker in self.processes)
+
+    @property
+    def pids(self) -> list[int]:
+        """The worker processes' pids (once started)."""
+        return [worker.pid for worker in self.processes if worker.pid is not None]
+
+    def start(self) -> None:
+        """Start the first worker process (it starts while the web process does); the others
+        follow once it has started (``wait_started``), so a setting that stops one from
+        starting is said once, not once per process."""
+        self.processes[0].start()
+
+    async def wait_started(self, timeout: float) -> None:  # noqa: ASYNC109 (a start-up budget)
+        """Return once every one answers ``/healthz``; ``WorkerExited`` if one ends first."""
+        await self.processes[0].wait_started(timeout)
+        for worker in self.processes[1:]:
+            worker.start()
+        await asyncio.gather(*(worker.wait_started(timeout) for worker in self.processes[1:]))
+
+    async def watch(self) -> int:
+        """Wait until one of them ends; its exit status."""
+        while True:
+            for worker in self.processes:
+                code = worker.exit_code
+                if code is not None:
+                    return code
+            await asyncio.sleep(WATCH_SECONDS)
+
+    async def health_problems(self, path: str = "/healthz") -> dict[str, str]:
+        """What their ``/healthz`` (or ``/readyz``) report failing (named by worker process when
+        there are several); ``{}`` when all are well."""
+        answers = await asyncio.gather(*(worker.health_problems(path) for worker in self.processes))
+        if len(answers) == 1:
+            return answers[0]
+        return {
+            f"worker {number}: {what}" if what != "worker" else f"worker {number}": why
+            for number, problems in enumerate(answers, 1)
+            for what, why in problems.items()
+        }
+
+    async def metrics(self) -> list[str]:
+        """The ``/metrics`` texts of those that answer."""
+        texts = await asyncio.gather(*(worker.metrics() for worker in self.processes))
+        return [text for text in texts if text is not None]
+
+    def forward(self, sig: int) -> None:
+        """Pass a stop signal on to every one."""
+        for worker in self.processes:
+            worker.forward(sig)
+
+    async def stop(self, grace: float) -> int | None:
+        """Stop them all at once (see ``WorkerProcess.stop``); the first non-zero exit status,
+        else 0 (None if none started)."""
+        codes = await asyncio.gather(*(worker.stop(grace) for worker in self.processes))
+        started = [code for code in codes if code is not None]
+        if not started:
+            return None
+        return next((code for code in started if code != 0), 0)
 
 
 _web_pid: int | None = None  # in a worker process: the web process that started it

@@ -44,7 +44,7 @@ from gateway.preflight import (
     wait_for_postgres,
     wait_for_redis,
 )
-from gateway.processes import WorkerExited, WorkerProcess, exit_with_parent
+from gateway.processes import WorkerExited, WorkerGroup, exit_with_parent, worker_process_count
 from gateway.server import HttpMetrics, build_app, gateway_lifespan, metrics_route
 
 log = logging.getLogger("gateway.serve")
@@ -154,12 +154,12 @@ async def _serve(
     else:
         sock = bind_port(host, port)
         metrics_sock = bind_port(host, config.metrics_port) if config.metrics_port else None
-    worker: WorkerProcess | None = None
+    worker: WorkerGroup | None = None
     try:
         await _wait_for_stores(config)
         if role == "split":
-            await _claim_identity(config)  # refused here, nothing is started (the worker checks again)
-            worker = WorkerProcess(worker_args)
+            await _claim_identity(config)  # refused here, nothing is started (the workers check again)
+            worker = WorkerGroup(worker_args, worker_process_count(config.worker_processes), config.workers)
             worker.start()  # it starts (imports, the agent, the platforms) while this one does
         try:
             gateway = build_gateway(config)
@@ -194,7 +194,7 @@ async def _run(
     sock: socket.socket,
     metrics_sock: socket.socket | None,
     role: str,
-    worker: WorkerProcess | None,
+    worker: WorkerGroup | None,
     supervised: bool,
 ) -> int:
     enabled = [adapter.platform for adapter in gateway.adapters]
@@ -205,7 +205,15 @@ async def _run(
         count_inline()  # no acks wait on this event loop (gateway.llm_usage)
     if not supervised:
         log.info("store: %s", store_description(config))
-        if role != "all":
+        if role == "split" and worker is not None:
+            count = len(worker.processes)
+            log.info(
+                "role: web process (HTTP, platforms) and %d worker process%s (agent runs, %d at once in all)",
+                count,
+                "" if count == 1 else "es",
+                config.workers,
+            )
+        elif role != "all":
             log.info("role: %s", _ROLE_LINES[role])
         if enabled:
             log.info("platforms enabled: %s", ", ".join(enabled))
@@ -283,14 +291,13 @@ async def _run(
     if worker is not None:
         code = await worker.stop(grace)
         if code != 0:
-            log.error("the worker process stopped with status %s", code)
+            log.error("a worker process stopped with status %s", code)
             return int(ExitCode.UNEXPECTED)
     log.info("stopped cleanly")
     return int(ExitCode.OK)
 
 
 _ROLE_LINES = {
-    "split": "web process (HTTP, platforms) and a worker process (agent runs)",
     "web": "web only (HTTP, platforms): agent runs are left to worker processes on the same Redis",
     "worker": "worker only (agent runs): messages come in through web processes on the same Redis",
 }
@@ -306,7 +313,7 @@ class _SecondServer(uvicorn.Server):
 
 
 def _metrics_server(
-    config: GatewayConfig, sock: socket.socket | None, worker: WorkerProcess | None
+    config: GatewayConfig, sock: socket.socket | None, worker: WorkerGroup | None
 ) -> uvicorn.Server | None:
     """``/metrics`` alone, on ``metrics_port`` (None when metrics share the main port)."""
     if sock is None:

@@ -28,7 +28,7 @@ from gateway import metrics
 from gateway.app import freeze_startup_objects
 from gateway.core import Gateway
 from gateway.ops import exposition, liveness_problems, merged_exposition
-from gateway.processes import WorkerProcess
+from gateway.processes import WorkerGroup
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +172,7 @@ def build_app(
     lifespan: Callable[[Starlette], AbstractAsyncContextManager[Any]] | None = None,
     webhooks: bool = True,
     metrics_here: bool | None = None,
-    worker: WorkerProcess | None = None,
+    worker: WorkerGroup | None = None,
 ) -> ASGIApp:
     """The ASGI app: every registered adapter's routes, ``/healthz``, ``/readyz``, ``/metrics``.
 
@@ -228,16 +228,16 @@ def build_app(
     return HttpMetrics(BodyLimit(app, limit), [r.path for r in routes if isinstance(r, Route)])
 
 
-def metrics_route(bot_id: str, worker: WorkerProcess | None = None) -> Route:
+def metrics_route(bot_id: str, worker: WorkerGroup | None = None) -> Route:
     """``GET /metrics``: every series, labelled with the bot id (with ``worker``: added up with
-    the worker process's, see ``merged_exposition``)."""
+    the worker processes', see ``merged_exposition``)."""
 
     async def serve_metrics(request: Request) -> Response:
         own = exposition(bot_id)
         if worker is not None:
             theirs = await worker.metrics()
-            if theirs is not None:
-                own = merged_exposition([own.decode(), theirs])
+            if theirs:
+                own = merged_exposition([own.decode(), *theirs])
         return Response(own, media_type=CONTENT_TYPE_LATEST)
 
     return Route("/metrics", serve_metrics, methods=["GET"])

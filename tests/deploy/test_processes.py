@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -81,7 +82,10 @@ def slack_dm(text: str, event_id: str) -> bytes:
 def test_a_signed_slack_event_is_acked_by_the_web_process_and_answered_by_its_worker(bot, fake_slack):  # noqa: F811
     prefix, sent, launch = bot
     proc, url = launch(
-        SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=fake_slack.api_url
+        SLACK_BOT_TOKEN=BOT_TOKEN,
+        SLACK_SIGNING_SECRET=SIGNING_SECRET,
+        SLACK_API_URL=fake_slack.api_url,
+        CLARIGATE_WORKER_PROCESSES="1",
     )
     (worker,) = children(proc.pid)
     assert "--role" in command_line(worker) and "worker" in command_line(worker)
@@ -112,11 +116,12 @@ def test_a_signed_slack_event_is_acked_by_the_web_process_and_answered_by_its_wo
 
 
 def test_only_the_web_process_opens_the_socket_mode_connection(bot, fake_slack):  # noqa: F811
-    """Slack shares a Socket Mode app's events between its connections: one in the worker process
+    """Slack shares a Socket Mode app's events between its connections: one in a worker process
     would take events that then wait behind agent runs for their ack."""
     prefix, sent, launch = bot
-    proc, url = launch(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN=APP_TOKEN, SLACK_API_URL=fake_slack.api_url)
-    assert len(children(proc.pid)) == 1  # the worker process is up (serve answers once it is)
+    env = {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": APP_TOKEN, "SLACK_API_URL": fake_slack.api_url}
+    proc, url = launch(**env, CLARIGATE_WORKER_PROCESSES="2")
+    assert len(children(proc.pid)) == 2  # the worker processes are up (serve answers once they are)
     wait_until(lambda: fake_slack.sockets, 30, "the web process's Socket Mode connection")
 
     assert len([c for c in fake_slack.calls if c.method == "apps.connections.open"]) == 1
@@ -125,7 +130,7 @@ def test_only_the_web_process_opens_the_socket_mode_connection(bot, fake_slack):
 
 def test_the_worker_process_exiting_stops_the_web_process_with_a_failing_status(bot):  # noqa: F811
     prefix, sent, launch = bot
-    proc, url = launch()
+    proc, url = launch(CLARIGATE_WORKER_PROCESSES="1")
     (worker,) = children(proc.pid)
     os.kill(worker, signal.SIGKILL)  # the OOM killer, say
     assert proc.wait(timeout=30) == ExitCode.UNEXPECTED
@@ -134,7 +139,7 @@ def test_the_worker_process_exiting_stops_the_web_process_with_a_failing_status(
 
 def test_the_web_process_killed_takes_its_worker_with_it(bot):  # noqa: F811
     prefix, sent, launch = bot
-    proc, url = launch()
+    proc, url = launch(CLARIGATE_WORKER_PROCESSES="1")
     (worker,) = children(proc.pid)
     proc.kill()  # no drain: the worker must not go on holding (and renewing) jobs nobody answers for
     proc.wait(timeout=30)
@@ -143,7 +148,7 @@ def test_the_web_process_killed_takes_its_worker_with_it(bot):  # noqa: F811
 
 def test_health_names_a_worker_process_that_stopped_answering(bot):  # noqa: F811
     prefix, sent, launch = bot
-    proc, url = launch()
+    proc, url = launch(CLARIGATE_WORKER_PROCESSES="1")
     (worker,) = children(proc.pid)
     os.kill(worker, signal.SIGSTOP)  # hung: alive, answering nothing
     try:
@@ -154,6 +159,42 @@ def test_health_names_a_worker_process_that_stopped_answering(bot):  # noqa: F81
     assert (health.status_code, health.json()["failed"]) == (503, {"worker": "not answering"})
     assert (ready.status_code, ready.json()["failed"]) == (503, {"worker": "not answering"})
     assert httpx.get(f"{url}/healthz", timeout=10).json() == {"status": "ok"}
+
+
+def runs_started(url: str) -> float:
+    """The replica's ``clarigate_runs_total{state="started"}`` (all its processes')."""
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    found = re.search(r'^clarigate_runs_total\{[^}]*state="started"[^}]*\} (\S+)$', text, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_several_worker_processes_share_the_runs_and_stop_together(bot):  # noqa: F811
+    prefix, sent, launch = bot
+    proc, url = launch(CLARIGATE_WORKER_PROCESSES="2", CLARIGATE_WORKERS="6")
+    workers = children(proc.pid)
+    assert len(workers) == 2 and all("worker" in command_line(pid) for pid in workers)
+
+    said = 0
+    while {r["process"] for r in records(sent) if r["kind"] in REPLY_KINDS} != set(workers):
+        assert said < 40, "the replies all came from one worker process"
+        httpx.post(f"{url}/test/say", json={"chat": f"c{said}", "text": "hello", "event_id": f"m{said}"})
+        said += 1
+        replied = lambda n=said: len([r for r in records(sent) if r["kind"] in REPLY_KINDS]) >= n  # noqa: E731
+        wait_until(replied, 30, "a reply")
+    replies = [r for r in records(sent) if r["kind"] in REPLY_KINDS]
+    assert len(replies) == said and {r["pid"] for r in replies} == {proc.pid}  # one replica, once each
+    assert runs_started(url) == said  # /metrics adds both processes' series up
+
+    os.kill(workers[1], signal.SIGSTOP)  # hung: the replica's health names which one
+    try:
+        health = httpx.get(f"{url}/healthz", timeout=10)
+    finally:
+        os.kill(workers[1], signal.SIGCONT)
+    assert (health.status_code, health.json()["failed"]) == (503, {"worker 2": "not answering"})
+
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0, proc.stdout.read().decode()
+    assert all(gone(pid) for pid in workers)
 
 
 def test_role_all_keeps_everything_in_one_process(bot):  # noqa: F811
@@ -188,6 +229,7 @@ def test_a_worker_process_that_cannot_start_gives_the_web_process_its_exit_statu
         "REDIS_URL": REDIS_URL,
         "CLARIGATE_BOT_ID": f"test-processes-{os.getpid()}",
         "LLM_MODEL": "no-such-provider:model",
+        "CLARIGATE_WORKER_PROCESSES": "3",  # the first one says why; the others never start
         "CLARIGATE_DATA_DIR": str(tmp_path / "data"),
     }
     cmd = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(free_port())]
