@@ -187,12 +187,21 @@ class Dispatcher:
         if self.on_done is not None:
             self.on_done(job.inbound_id)
 
+    async def _completed(self, msg: InboundMessage) -> InboundMessage:
+        """The message as its adapter completes it after the ack (names of mentioned people)."""
+        try:
+            return await self.outbox.adapter_for(msg.conversation.platform).complete_message(msg)
+        except Exception as exc:  # noqa: BLE001 (a nicety: the ids stand in for the names)
+            log.warning("completing message %s failed (%s): it goes on as it is", msg.event_id, exc)
+            return msg
+
     # --- the two kinds of job --------------------------------------------------------------
 
     async def _message(self, msg: InboundMessage, turn: _Turn) -> None:
         conv = turn.conversation = msg.conversation
         turn.hint = language_hint(msg.language)
         set_log_context(platform=conv.platform, chat=conv.chat_id)
+        msg = await self._completed(msg)
         ttl = self.config.thread_ttl_seconds
         command = parse_command(msg.text)
         if command is not None:  # /new in turn; the others out of turn (``kind == "command"``)

@@ -125,6 +125,12 @@ class PlatformAdapter(ABC):
     async def start(self) -> None:  # noqa: B027 (optional hook: webhook-only adapters need none)
         """Check credentials and open the clients sending needs (every process that has the adapter)."""
 
+    async def complete_message(self, message: InboundMessage) -> InboundMessage:
+        """Finish what the ack left out, where the job runs, before the agent reads the message
+        (Slack: the names of ``unnamed_mentions``; Feishu: the sender's name). Bounded in time;
+        on any failure the message goes on as it is. By default it is returned unchanged."""
+        return message
+
     async def start_receiving(self) -> None:  # noqa: B027 (optional hook: webhooks need none)
         """Start taking messages in: a long-lived receiver (Socket Mode, long connection,
         polling) or the webhook's registration. Called after ``start`` in the processes that

@@ -17,6 +17,7 @@ from gateway.messages import (
     ClarificationOut,
     Conversation,
     ErrorReply,
+    InboundMessage,
     LiveEnd,
     LiveView,
     MessageRef,
@@ -80,6 +81,17 @@ class FeishuAdapter(PlatformAdapter):
             self.receiver.bot_open_id = await self.sender.bot_open_id()
         except FeishuApiError as exc:  # not fatal: any mention then counts as a mention of the bot
             log.warning("feishu: cannot read the bot's identity: %s", exc)
+
+    async def complete_message(self, message: InboundMessage) -> InboundMessage:
+        """The sender's name (contact API, cached, within the name book's time limit), asked
+        where the job runs: the agent and the question's "Answered by" read it."""
+        names = self.receiver.names
+        if message.sender.display_name or names is None:
+            return message
+        name = await names.name(message.sender.user_id)
+        if name is None:
+            return message
+        return message.model_copy(update={"sender": message.sender.model_copy(update={"display_name": name})})
 
     async def start_receiving(self) -> None:
         """The long connection, in that mode (webhook mode: Feishu calls the route)."""

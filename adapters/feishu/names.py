@@ -4,8 +4,12 @@ Feishu events carry only open_ids, so without a name people read toasts such as
 "Only ou_5f3e… can answer this question". The lookup needs the app's
 ``contact:user.base:readonly`` scope and the person inside the app's contact
 range; without them the open_id stays the label. Misses are remembered too, and
-once Feishu says the app lacks the scope no more lookups are made, so events never
-wait on a lookup that cannot succeed.
+once Feishu says the app lacks the scope no more lookups are made.
+
+An ack never waits for a lookup: the receiving side reads the names known already
+(``known``) and has the others looked up in the background (``warm``), for the person's
+next click or toast; a message's sender is named where its job runs, before the agent
+reads it (``FeishuAdapter.complete_message``).
 """
 
 from __future__ import annotations
@@ -40,14 +44,37 @@ class NameBook:
         self.timeout_seconds = timeout_seconds  # events are answered within 3 s: never wait long
         self.enabled = True
         self._names: dict[str, tuple[str | None, float]] = {}
+        self._asking: dict[str, asyncio.Task[str | None]] = {}  # one lookup per person at a time
+
+    def known(self, open_id: str) -> str | None:
+        """The person's name if known already, without asking Feishu (for an ack path)."""
+        entry = self._names.get(open_id)
+        return entry[0] if entry is not None and entry[1] > time.monotonic() else None
+
+    def warm(self, open_id: str) -> None:
+        """Look the name up in the background unless it is known (or being looked up)."""
+        entry = self._names.get(open_id)
+        if self.enabled and (entry is None or entry[1] <= time.monotonic()):
+            self._lookup(open_id)
 
     async def name(self, open_id: str) -> str | None:
-        """The person's name, or None when Feishu will not tell (then the open_id is shown)."""
+        """The person's name, or None when Feishu will not tell (then the open_id is shown);
+        a lookup already under way for them is waited for, not repeated."""
         known = self._names.get(open_id)
         if known is not None and known[1] > time.monotonic():
             return known[0]
         if not self.enabled:
             return None
+        return await asyncio.shield(self._lookup(open_id))
+
+    def _lookup(self, open_id: str) -> asyncio.Task[str | None]:
+        task = self._asking.get(open_id)
+        if task is None:
+            task = self._asking[open_id] = asyncio.ensure_future(self._ask(open_id))
+            task.add_done_callback(lambda _: self._asking.pop(open_id, None))
+        return task
+
+    async def _ask(self, open_id: str) -> str | None:
         try:
             name = await asyncio.wait_for(self.lookup(open_id), self.timeout_seconds)
         except ScopeMissing:

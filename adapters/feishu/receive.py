@@ -181,9 +181,14 @@ class FeishuReceiver:
         self.names = names  # people's names for open_ids, when the app may read them
         self.bot_open_id: str | None = None  # learnt at start; tells mentions of the bot apart
 
-    async def person(self, open_id: str) -> Sender:
-        """The sender behind ``open_id``, named when Feishu tells the name."""
-        name = await self.names.name(open_id) if self.names is not None else None
+    def person(self, open_id: str) -> Sender:
+        """The sender behind ``open_id``, named when the name is known already: an ack never
+        waits for a lookup (an unknown name is looked up meanwhile, for next time)."""
+        if self.names is None:
+            return Sender(user_id=open_id)
+        name = self.names.known(open_id)
+        if name is None:
+            self.names.warm(open_id)
         return Sender(user_id=open_id, display_name=name)
 
     async def handle(self, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -237,7 +242,7 @@ class FeishuReceiver:
             or await self.gateway.knows_conversation(conversation)
         ):
             return  # group chatter the bot is not part of (seen when the app may read all group messages)
-        sender = await self.person(message.sender.user_id)
+        sender = self.person(message.sender.user_id)  # still unnamed: named where the job runs
         await self.gateway.accept(message.model_copy(update={"sender": sender}))
 
     async def on_card_action(self, header: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
@@ -252,7 +257,7 @@ class FeishuReceiver:
         operator = _dict(event.get("operator"), "event.operator")
         if not operator.get("open_id"):
             raise MalformedEvent("card action without operator.open_id")
-        sender = await self.person(str(operator["open_id"]))
+        sender = self.person(str(operator["open_id"]))
         read = read_card_action(view.request, checked_action(action))
         if read.opens_other:
             return await self.open_other(view, sender)

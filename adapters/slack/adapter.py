@@ -43,7 +43,7 @@ from gateway.messages import (
 from gateway.port import DeliveryFailed, GatewayPort, PlatformAdapter
 
 from .commands import in_thread_hint, mention_command, parse_command
-from .decode import mentioned_user_ids
+from .decode import mentioned_user_ids, name_mentions
 from .files import download
 from .interactions import ClarificationInteractions
 from .live import EDIT, STREAM, LiveMessages
@@ -137,9 +137,12 @@ class SlackAdapter(PlatformAdapter):
             count_ignored(request_kind(body))
             return
         people = [u for u in mentioned_user_ids(str(body["event"].get("text") or "")) if u != bot_user_id]
-        if people:  # names only for messages that go on: users.info is asked on the ack path
-            parsed = parse_message_event(body, bot_user_id, await self.names.names(people)) or parsed
         message = parsed.message
+        if people:  # names known already; the others are asked for after the ack (complete_message)
+            known = self.names.known(people)
+            message = (parse_message_event(body, bot_user_id, known) or parsed).message
+            unnamed = tuple(u for u in people if u not in known and f"@{u}" in message.text)
+            message = message.model_copy(update={"unnamed_mentions": unnamed})
         if message.is_mention and not message.text.strip() and not message.attachments:
             await self._bare_mention(message)
             return
@@ -147,6 +150,15 @@ class SlackAdapter(PlatformAdapter):
         if command is not None:  # "@clarigate cancel": the thread's own command
             message = message.model_copy(update={"text": command})
         await self.gateway.accept(message)
+
+    async def complete_message(self, message: InboundMessage) -> InboundMessage:
+        """The names of the people the message mentions (``users.info``, cached), asked where
+        the job runs: a name not had within the budget stays ``@U123``."""
+        if not message.unnamed_mentions:
+            return message
+        names = await self.names.names(list(message.unnamed_mentions))
+        text = name_mentions(message.text, names)
+        return message.model_copy(update={"text": text, "unnamed_mentions": ()})
 
     @staticmethod
     def _known_key(conversation: Conversation) -> str:

@@ -18,6 +18,7 @@ _ENTITY = re.compile(r"&(amp|lt|gt);")
 _ENTITIES = {"amp": "&", "lt": "<", "gt": ">"}
 _USER_IDS = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:(//)?", re.IGNORECASE)
+_DECODED_MENTION = re.compile(r"@([UW][A-Z0-9]+)(?![A-Za-z0-9])")
 
 
 def encode_typed(text: str) -> str:
@@ -33,6 +34,14 @@ def unescape(text: str) -> str:
 def mentioned_user_ids(text: str) -> list[str]:
     """The user ids mentioned in Slack text (``<@U123>``), first mention first, each once."""
     return list(dict.fromkeys(_USER_IDS.findall(text)))
+
+
+def name_mentions(decoded: str, names: Mapping[str, str]) -> str:
+    """Decoded text with ``@U123`` (a mention decoded before its name was known) as ``@name``
+    for the ids in ``names``."""
+    if not names:
+        return decoded
+    return _DECODED_MENTION.sub(lambda m: f"@{names.get(m.group(1), m.group(1))}", decoded)
 
 
 def _link(target: str, label: str | None) -> str:

@@ -1,8 +1,9 @@
 """People's names for mentions in incoming text, asked of Slack once and kept for an hour.
 
-``users.info`` is called on the ack path (the text is decoded before the core sees it), so
-every lookup of a message shares one short budget; a name not had in time is shown as
-``@U123``, which is stable, and asked for again next time.
+The ack path reads only names known already (``known``); the others are asked for where the
+job runs, before the agent reads the message (``SlackAdapter.complete_message``), every
+lookup of a message sharing one short budget; a name not had in time is shown as ``@U123``,
+which is stable, and asked for again next time.
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ class NameBook:
         self._names.move_to_end(user_id)
         while len(self._names) > MAX_NAMES:
             self._names.popitem(last=False)
+
+    def known(self, user_ids: list[str]) -> dict[str, str]:
+        """The names of ``user_ids`` known already, without asking Slack (for the ack path)."""
+        now = time.monotonic()
+        found = {u: self._cached(u, now)[1] for u in user_ids}
+        return {u: name for u, name in found.items() if name}
 
     async def names(self, user_ids: list[str], budget: float = LOOKUP_BUDGET_SECONDS) -> dict[str, str]:
         """The names known for ``user_ids`` after at most ``budget`` seconds of asking."""

@@ -151,3 +151,19 @@ async def test_a_completion_failing_past_the_stale_claim_time_is_not_sent_again(
     assert chat.texts() == ["You said: status?"]  # sent once
     assert len(runner.calls) == 1
     assert await store.is_done("test:ev-outage")  # completed once the store was back
+
+
+class NamingFails(TestAdapter):
+    """A platform whose after-the-ack completion of a message (names) raises."""
+
+    async def complete_message(self, message):
+        raise ConnectionError("contact API unreachable")
+
+
+async def test_a_message_whose_completion_fails_runs_as_it_came(store: Store, make_gateway):
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(store, runner, adapter_class=NamingFails)
+    await chat.say("ask @U0ALICE")
+    await gateway.drain()
+    assert [c.text for c in runner.calls] == ["ask @U0ALICE"]
+    assert chat.texts() == ["You said: ask @U0ALICE"]

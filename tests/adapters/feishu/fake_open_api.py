@@ -93,6 +93,7 @@ class FakeOpenApi:
         self.cards: dict[str, dict[str, Any]] = {}  # message id -> the card it shows now, in posting order
         self.hold: threading.Event | None = None  # when set up, message calls wait until it is set
         self.message_arrived = threading.Event()  # set by every message call (before ``hold``)
+        self.contact_hold: threading.Event | None = None  # when set up, name lookups wait until it is set
         self.token = TOKEN  # the tenant token that is valid now (``revoke_token`` changes it)
         #: People's names by open_id, readable only when the app has the contact scope.
         self.names: dict[str, str] = {}
@@ -423,6 +424,8 @@ class FakeOpenApi:
                     fake.message_arrived.set()
                     if fake.hold is not None:
                         fake.hold.wait(10)
+                if "/contact/v3/" in parts.path and fake.contact_hold is not None:
+                    fake.contact_hold.wait(10)
                 with fake._lock:
                     status, answer, extra = fake._answer(call)
                 call.status = status

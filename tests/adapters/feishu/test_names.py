@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from adapters.feishu.names import NameBook
 from gateway.testing import ScriptedRunner
@@ -81,3 +82,21 @@ async def test_names_are_remembered_and_the_book_stays_bounded():
     for open_id in ("ou_a", "ou_a", "ou_b", "ou_c", "ou_a"):
         assert await book.name(open_id) == open_id.upper()
     assert calls == ["ou_a", "ou_b", "ou_c", "ou_a"]  # ou_a was dropped as the oldest
+
+
+async def test_an_event_is_acked_without_waiting_for_the_senders_name(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    bot.api.contact_scope = True
+    bot.api.names.update(ou_alice="Alice Wang")
+    bot.api.contact_hold = threading.Event()  # Feishu's contact API is slow today
+
+    response = await bot.deliver(message_event("deploy the app"))
+    assert response.status_code == 200 and response.json() == {"msg": "success"}  # acked meanwhile
+    bot.api.contact_hold.set()
+    await bot.gateway.drain()
+
+    message_id, card = list(bot.api.cards.items())[-1]
+    vue = payload(button(card, "Vue"))
+    stranger = await bot.click(card_action(vue, user="ou_mallory", message_id=message_id))
+    assert stranger["toast"]["content"] == "Only Alice Wang can answer this question."  # named where it ran
+    assert [c.path.rsplit("/", 1)[-1] for c in contact_calls(bot)].count("ou_alice") == 1

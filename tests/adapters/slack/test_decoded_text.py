@@ -105,3 +105,19 @@ async def test_a_me_message_is_read_as_text(make_world: MakeWorld):
     await world.user.dm("waves &amp; asks for the report", subtype="me_message")  # "/me waves & asks…"
     await world.settle()
     assert [c.text for c in runner.calls] == ["waves & asks for the report"]
+
+
+async def test_names_are_asked_for_after_the_ack(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    world.fake.add_user("U0ALICE", display_name="Alice")
+    release = world.fake.hold("users.info")  # Slack is slow to say who U0ALICE is
+
+    response, _ = await world.user.dm("ask <@U0ALICE>")
+    assert response.status_code == 200  # acked while users.info is still unanswered
+    assert not runner.calls
+    release.set()
+    await world.settle()
+
+    assert [c.text for c in runner.calls] == ["ask @Alice"]  # the agent reads the name all the same
+    assert len(world.fake.attempts("users.info")) == 1
