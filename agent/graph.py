@@ -14,7 +14,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from agent.clarify_first import ClarifyFirstMiddleware
 from agent.history import AnswerUnfinishedCallsMiddleware
 from agent.limits import ModelCallLimit, ToolCallLimit
-from agent.middleware import ClarificationMiddleware, ProceedWithoutClarificationMiddleware
+from agent.middleware import (
+    ClarificationInModelStepMiddleware,
+    ClarificationMiddleware,
+    ProceedWithoutClarificationMiddleware,
+)
 from agent.observe import ToolCallLogMiddleware
 from agent.prompts import SYSTEM_PROMPT
 from agent.tools import build_ask_clarification_tool
@@ -44,6 +48,14 @@ def approval_config(require_approval: Mapping[str, Sequence[str] | bool | None])
     return interrupt_on
 
 
+def _has_after_model(middleware: AgentMiddleware[Any, Any, Any]) -> bool:
+    """True when ``middleware`` has an ``after_model`` hook (a graph step after each model call)."""
+    kind = type(middleware)
+    return kind.after_model is not AgentMiddleware.after_model or (
+        kind.aafter_model is not AgentMiddleware.aafter_model
+    )
+
+
 def build_agent_graph(
     model: BaseChatModel,
     *,
@@ -65,7 +77,7 @@ def build_agent_graph(
     (an interrupt, shown as an approval). Middleware that is not needed is left out:
     every hook is one more graph step. ``after_model`` hooks run last-listed first, so the
     clarification (which ends the run and runs no sibling call) is decided before the tool
-    limit and the approvals.
+    limit and the approvals; with no such hook it is decided in the model step itself.
     """
     middleware: list[AgentMiddleware[Any, Any, Any]] = [AnswerUnfinishedCallsMiddleware()]
     if allow_clarification and not disable_clarification:
@@ -89,8 +101,10 @@ def build_agent_graph(
     middleware.append(ToolCallLogMiddleware())
     if disable_clarification:
         middleware.append(ProceedWithoutClarificationMiddleware())
-    else:
+    elif any(_has_after_model(m) for m in middleware):
         middleware.append(ClarificationMiddleware())
+    else:  # nothing else looks at the model's message: answer it in the model step
+        middleware.append(ClarificationInModelStepMiddleware())
     return create_agent(
         model,
         tools=[build_ask_clarification_tool(), *tools],

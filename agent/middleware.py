@@ -9,10 +9,17 @@ node never runs. That also keeps sibling tool calls of the same message from run
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+    hook_config,
+)
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -188,17 +195,23 @@ def answer_clarification(message: AIMessage, used_call_ids: Collection[str] = ()
     return answers
 
 
+def _answers_after(messages: Sequence[Any], used: Collection[str] = ()) -> list[Any] | None:
+    """``answer_clarification`` for the last message of ``messages`` (the thread so far); the
+    call ids answered in ``messages`` and ``used`` are taken."""
+    last = messages[-1] if messages else None
+    if not isinstance(last, AIMessage):
+        return None
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    return answer_clarification(last, answered.union(used))
+
+
 class ClarificationMiddleware(AgentMiddleware):
     """Answers ``ask_clarification`` after the model call and ends the run."""
 
     @hook_config(can_jump_to=["end"])
     def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         """Answer the clarification (and its siblings) and jump to the end."""
-        last = state["messages"][-1] if state["messages"] else None
-        if not isinstance(last, AIMessage):
-            return None
-        used = {m.tool_call_id for m in state["messages"] if isinstance(m, ToolMessage)}
-        answers = answer_clarification(last, used)
+        answers = _answers_after(state["messages"])
         if answers is None:
             return None
         return {"messages": answers, "jump_to": "end"}
@@ -207,6 +220,51 @@ class ClarificationMiddleware(AgentMiddleware):
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         """Async twin of ``after_model`` (no I/O, so it simply calls it)."""
         return self.after_model(state, runtime)
+
+
+class ClarificationInModelStepMiddleware(AgentMiddleware):
+    """``ClarificationMiddleware`` done inside the model step, for agents with no other
+    ``after_model`` hook (those must see the model's message before the run ends, so they get
+    ``ClarificationMiddleware``).
+
+    The step writes the model's message and then the answers (a repaired message replaces it by
+    id, as the hook's would), and ends the run: the same messages, state and run events as the
+    hook gives, one graph step and one checkpoint fewer per model call.
+    """
+
+    @staticmethod
+    def _answered(request: ModelRequest, response: ModelResponse) -> ModelResponse | ExtendedModelResponse:
+        history = request.state["messages"]
+        # the model step answers earlier unparsable calls in the thread (its repair), so the hook
+        # sees their ids as answered
+        repaired = {
+            call_id
+            for m in history
+            if isinstance(m, AIMessage)
+            for c in m.invalid_tool_calls
+            if (call_id := c.get("id")) is not None
+        }
+        answers = _answers_after([*history, *response.result], repaired)
+        if answers is None:
+            return response
+        return ExtendedModelResponse(
+            model_response=ModelResponse(
+                result=[*response.result, *answers], structured_response=response.structured_response
+            ),
+            command=Command(update={"jump_to": "end"}),
+        )
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse | ExtendedModelResponse:
+        """Call the model, then answer a clarification it asks and end the run."""
+        return self._answered(request, handler(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | ExtendedModelResponse:
+        """Async twin of ``wrap_model_call``."""
+        return self._answered(request, await handler(request))
 
 
 class ProceedWithoutClarificationMiddleware(AgentMiddleware):

@@ -191,3 +191,48 @@ async def test_reused_call_ids_still_ask_and_keep_the_history_valid(make_agent: 
     assert anthropic_problems([*history, HumanMessage("next")]) == []
     assert openai_problems(history) == []
     assert recorder.ran == []
+
+
+def _shape(item: Any) -> tuple[Any, ...]:
+    """A run event or a stored message without its ids (fresh call ids differ between runs)."""
+    if isinstance(item, AIMessage | HumanMessage | ToolMessage):
+        calls = [c["name"] for c in getattr(item, "tool_calls", [])]
+        return (
+            item.type,
+            item.content if isinstance(item.content, str) else "",
+            calls,
+            getattr(item, "status", ""),
+        )
+    return (
+        type(item).__name__,
+        getattr(item, "name", ""),
+        getattr(item, "ok", None),
+        getattr(item, "text", ""),
+    )
+
+
+async def test_asking_in_the_model_step_gives_what_the_after_model_hook_gives(
+    make_agent: Any, recorder: Any
+) -> None:
+    """With no other ``after_model`` hook the clarification is answered in the model step (one graph
+    step fewer); the events and the thread are those of the hook, which a tool limit brings back."""
+    seen: dict[str, tuple[list[Any], list[Any]]] = {}
+    for kind, settings in (("model step", {}), ("hook", {"max_tool_calls": 10})):
+        agent = await make_agent(_NumbersItsCalls(), tools=[recorder.tool], **settings)
+        hooked = "ClarificationMiddleware.after_model" in agent._graph.nodes
+        assert hooked == (kind == "hook")
+        events: list[Any] = []
+
+        async def keep(event: Any, events: list[Any] = events) -> None:
+            events.append(event)
+
+        first = await agent.run_turn("t1", "one", on_event=keep)
+        assert first.request is not None
+        answer = answer_with_option(first.request, "option-1", None)
+        await agent.run_turn("t1", answer_message_text(first.request, answer), answer, on_event=keep)
+        await agent.run_turn("t1", "two", on_event=keep)
+        seen[kind] = ([_shape(e) for e in events], [_shape(m) for m in await agent.history("t1")])
+
+    assert seen["model step"] == seen["hook"]
+    assert any(shape[0] == "Asking" for shape in seen["hook"][0])
+    assert recorder.ran == []
