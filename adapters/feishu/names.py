@@ -46,23 +46,27 @@ class NameBook:
         self._names: dict[str, tuple[str | None, float]] = {}
         self._asking: dict[str, asyncio.Task[str | None]] = {}  # one lookup per person at a time
 
+    def _fresh(self, open_id: str) -> tuple[str | None] | None:
+        """``(name,)`` while what was learnt of ``open_id`` (a name or a miss) holds, else None."""
+        entry = self._names.get(open_id)
+        return (entry[0],) if entry is not None and entry[1] > time.monotonic() else None
+
     def known(self, open_id: str) -> str | None:
         """The person's name if known already, without asking Feishu (for an ack path)."""
-        entry = self._names.get(open_id)
-        return entry[0] if entry is not None and entry[1] > time.monotonic() else None
+        fresh = self._fresh(open_id)
+        return fresh[0] if fresh is not None else None
 
     def warm(self, open_id: str) -> None:
         """Look the name up in the background unless it is known (or being looked up)."""
-        entry = self._names.get(open_id)
-        if self.enabled and (entry is None or entry[1] <= time.monotonic()):
+        if self.enabled and self._fresh(open_id) is None:
             self._lookup(open_id)
 
     async def name(self, open_id: str) -> str | None:
         """The person's name, or None when Feishu will not tell (then the open_id is shown);
         a lookup already under way for them is waited for, not repeated."""
-        known = self._names.get(open_id)
-        if known is not None and known[1] > time.monotonic():
-            return known[0]
+        fresh = self._fresh(open_id)
+        if fresh is not None:
+            return fresh[0]
         if not self.enabled:
             return None
         return await asyncio.shield(self._lookup(open_id))

@@ -67,6 +67,4 @@ class NameBook:
             _, late = await asyncio.wait(tasks, timeout=budget)
             for task in late:
                 task.cancel()
-        now = time.monotonic()
-        found = {u: self._cached(u, now)[1] for u in user_ids}
-        return {u: name for u, name in found.items() if name}
+        return self.known(user_ids)
