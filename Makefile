@@ -11,6 +11,10 @@ DEV = $(VENV)/.installed-dev
 
 .PHONY: install install-dev chat serve test bench lint
 
+# mypy cannot follow setuptools' editable import hook, so lint shows it the clarigate package as
+# pyproject.toml's package-dir maps it: a tree of links to the three code folders
+MYPY_TREE = build/mypy
+
 $(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -42,4 +46,7 @@ bench: install-dev
 lint: install-dev
 	$(BIN)/ruff check agent gateway adapters tests bench
 	$(BIN)/ruff format --check agent gateway adapters tests bench
-	$(BIN)/mypy agent gateway adapters
+	rm -rf $(MYPY_TREE) && mkdir -p $(MYPY_TREE)/clarigate
+	ln -s $(CURDIR)/gateway/_clarigate/__init__.py $(MYPY_TREE)/clarigate/__init__.py
+	for folder in gateway adapters agent; do ln -s $(CURDIR)/$$folder $(MYPY_TREE)/clarigate/$$folder; done
+	MYPYPATH=$(MYPY_TREE) $(BIN)/mypy -p clarigate

@@ -1,5 +1,5 @@
 """The agent side: LangGraph harness and the clarification protocol.
 
-Importing this package imports nothing heavy; ``agent.protocol`` is a pure
+Importing this package imports nothing heavy; ``clarigate.agent.protocol`` is a pure
 pydantic leaf that adapters may import without pulling in LangChain.
 """

@@ -23,13 +23,13 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMe
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from agent.history import with_every_call_answered
-from agent.middleware import clarification_tool_message, request_in
-from agent.models.conversation import answered_response
-from agent.models.local import LocalChatModel
-from agent.prompts import ALREADY_ASKED_NOTE, CLARIFY_FIRST_PROMPT
-from agent.protocol import normalize_request
-from agent.tools import ASK_CLARIFICATION
+from clarigate.agent.history import with_every_call_answered
+from clarigate.agent.middleware import clarification_tool_message, request_in
+from clarigate.agent.models.conversation import answered_response
+from clarigate.agent.models.local import LocalChatModel
+from clarigate.agent.prompts import ALREADY_ASKED_NOTE, CLARIFY_FIRST_PROMPT
+from clarigate.agent.protocol import normalize_request
+from clarigate.agent.tools import ASK_CLARIFICATION
 
 log = logging.getLogger(__name__)
 

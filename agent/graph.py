@@ -11,17 +11,17 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from agent.clarify_first import ClarifyFirstMiddleware
-from agent.history import AnswerUnfinishedCallsMiddleware
-from agent.limits import ModelCallLimit, ToolCallLimit
-from agent.middleware import (
+from clarigate.agent.clarify_first import ClarifyFirstMiddleware
+from clarigate.agent.history import AnswerUnfinishedCallsMiddleware
+from clarigate.agent.limits import ModelCallLimit, ToolCallLimit
+from clarigate.agent.middleware import (
     ClarificationInModelStepMiddleware,
     ClarificationMiddleware,
     ProceedWithoutClarificationMiddleware,
 )
-from agent.observe import ToolCallLogMiddleware
-from agent.prompts import SYSTEM_PROMPT
-from agent.tools import build_ask_clarification_tool
+from clarigate.agent.observe import ToolCallLogMiddleware
+from clarigate.agent.prompts import SYSTEM_PROMPT
+from clarigate.agent.tools import build_ask_clarification_tool
 
 #: The decisions an approval may allow (``respond`` is left out: no renderer shows it).
 DECISIONS = ("approve", "edit", "reject")

@@ -4,7 +4,7 @@ The gateway's runner calls ``ClarifyingAgent.run_turn``; it never touches
 LangGraph directly. The graph is the built-in one (``create_agent`` with the
 operator's tools, MCP servers, approvals and limits) or the operator's own
 (``agent.graph``); both run on the mapped thread the same way. A run that stops on
-``interrupt()`` ends the turn with a request (``agent.interrupts``), and the answer
+``interrupt()`` ends the turn with a request (``clarigate.agent.interrupts``), and the answer
 to it resumes the run with ``Command(resume=...)``.
 """
 
@@ -18,15 +18,15 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agent.events import EventSink, RunEvent
-from agent.protocol import HumanInputRequest, HumanInputResponse, detect_locale
+from clarigate.agent.events import EventSink, RunEvent
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, detect_locale
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
     from langchain_core.tools import BaseTool
 
-    from agent.checkpoint import Checkpointer
+    from clarigate.agent.checkpoint import Checkpointer
 
 log = logging.getLogger(__name__)
 
@@ -107,10 +107,10 @@ def turn_output(
     """
     from langchain_core.messages import AIMessage
 
-    from agent.limits import LIMIT_KEY
-    from agent.middleware import request_in
-    from agent.models.conversation import message_text
-    from agent.protocol import render_text_fallback
+    from clarigate.agent.limits import LIMIT_KEY
+    from clarigate.agent.middleware import request_in
+    from clarigate.agent.models.conversation import message_text
+    from clarigate.agent.protocol import render_text_fallback
 
     if start is None:
         found = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == human_id), -1)
@@ -179,14 +179,14 @@ class ClarifyingAgent:
         A tool path that does not import, or an MCP server that does not start or answer,
         is a ``ValueError`` naming it.
         """
-        from agent.checkpoint import open_checkpointer
-        from agent.graph import build_agent_graph
-        from agent.loading import load_graph, load_instructions, load_tools
-        from agent.mcp import load_mcp_tools
-        from agent.models import build_chat_model
-        from agent.models.local import LocalChatModel
-        from agent.observe import keep_untraced_steps_inline
-        from agent.prompts import SYSTEM_PROMPT
+        from clarigate.agent.checkpoint import open_checkpointer
+        from clarigate.agent.graph import build_agent_graph
+        from clarigate.agent.loading import load_graph, load_instructions, load_tools
+        from clarigate.agent.mcp import load_mcp_tools
+        from clarigate.agent.models import build_chat_model
+        from clarigate.agent.models.local import LocalChatModel
+        from clarigate.agent.observe import keep_untraced_steps_inline
+        from clarigate.agent.prompts import SYSTEM_PROMPT
 
         keep_untraced_steps_inline()
 
@@ -286,14 +286,14 @@ class ClarifyingAgent:
         calls that completed are not repeated, and a finished turn gives its output again.
 
         ``on_event`` is given the run's text as the model streams it and its steps (tools
-        started and finished, a question asked) as they happen (``agent.events``); a failing
+        started and finished, a question asked) as they happen (``clarigate.agent.events``); a failing
         callback is logged and never fails the run.
         """
         from langgraph.errors import GraphRecursionError
 
-        from agent.interrupts import parse_request_id
-        from agent.limits import limit_message
-        from agent.observe import RunUsageHandler, usage_by_model
+        from clarigate.agent.interrupts import parse_request_id
+        from clarigate.agent.limits import limit_message
+        from clarigate.agent.observe import RunUsageHandler, usage_by_model
 
         usage = RunUsageHandler()
         config = self._config(thread_id, metadata, [usage])
@@ -336,7 +336,7 @@ class ClarifyingAgent:
     ) -> TurnOutput:
         from langchain_core.messages import HumanMessage
 
-        from agent.protocol.wire import response_kwargs
+        from clarigate.agent.protocol.wire import response_kwargs
 
         human_id = str(uuid.uuid5(TURN_NAMESPACE, turn_id)) if turn_id else str(uuid.uuid4())
         earlier = await self._earlier_attempt(config, human_id, on_event) if turn_id else None
@@ -379,8 +379,8 @@ class ClarifyingAgent:
         """
         if on_event is None:
             return await self._graph.ainvoke(graph_input, config, durability="async")
-        from agent.events import Asking
-        from agent.run_events import step_events, text_delta
+        from clarigate.agent.events import Asking
+        from clarigate.agent.run_events import step_events, text_delta
 
         latest: Any = None
         interrupts: list[Any] = []
@@ -461,9 +461,9 @@ class ClarifyingAgent:
         """Resume the interrupt ``parsed`` names with the answer; None when it is not pending."""
         from langgraph.types import Command
 
-        from agent.interrupts import AskAgain, resume_value
-        from agent.models.conversation import thread_locale
-        from agent.protocol import render_text_fallback
+        from clarigate.agent.interrupts import AskAgain, resume_value
+        from clarigate.agent.models.conversation import thread_locale
+        from clarigate.agent.protocol import render_text_fallback
 
         kind, interrupt_id = parsed
         snapshot = await self._graph.aget_state(config)
@@ -483,9 +483,9 @@ class ClarifyingAgent:
     @staticmethod
     def _with_interrupt(output: TurnOutput, result: Any, messages: Sequence[Any]) -> TurnOutput:
         """``output`` asking the first pending interrupt's request, when the run stopped on one."""
-        from agent.interrupts import request_for
-        from agent.models.conversation import thread_locale
-        from agent.protocol import render_text_fallback
+        from clarigate.agent.interrupts import request_for
+        from clarigate.agent.models.conversation import thread_locale
+        from clarigate.agent.protocol import render_text_fallback
 
         interrupts = result.get("__interrupt__") if isinstance(result, Mapping) else None
         if not interrupts or output.request is not None:
@@ -506,9 +506,9 @@ class ClarifyingAgent:
 
     async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
         """The clarification ``thread_id`` waits for: a pending interrupt's, or the last message's."""
-        from agent.interrupts import request_for
-        from agent.middleware import request_in
-        from agent.models.conversation import thread_locale
+        from clarigate.agent.interrupts import request_for
+        from clarigate.agent.middleware import request_in
+        from clarigate.agent.models.conversation import thread_locale
 
         snapshot = await self._graph.aget_state({"configurable": {"thread_id": thread_id}})
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []

@@ -15,7 +15,7 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, ToolCall, ToolMessage
 
-from agent.prompts import CALL_DID_NOT_FINISH
+from clarigate.agent.prompts import CALL_DID_NOT_FINISH
 
 
 def with_every_call_answered(messages: Sequence[AnyMessage]) -> list[AnyMessage]:

@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent.protocol import HumanInputRequest, HumanInputResponse, normalize_request
-from agent.protocol.models import MAX_STRING, Locale
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, normalize_request
+from clarigate.agent.protocol.models import MAX_STRING, Locale
 
 INTERRUPT, APPROVAL, APPROVAL_EDIT = "interrupt", "approval", "approval-edit"
 KINDS = (APPROVAL_EDIT, APPROVAL, INTERRUPT)  # longest prefix first

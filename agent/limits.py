@@ -14,8 +14,8 @@ from langchain.agents.middleware import ModelCallLimitMiddleware, ToolCallLimitM
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from agent.models.conversation import thread_locale
-from agent.protocol.models import Locale
+from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.protocol.models import Locale
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from agent.prompts import NOT_RUN_WHILE_ASKING, PROCEED_WITHOUT_ANSWER
-from agent.protocol import HumanInputRequest, normalize_request, render_text_fallback
-from agent.tools import ASK_CLARIFICATION
+from clarigate.agent.prompts import NOT_RUN_WHILE_ASKING, PROCEED_WITHOUT_ANSWER
+from clarigate.agent.protocol import HumanInputRequest, normalize_request, render_text_fallback
+from clarigate.agent.tools import ASK_CLARIFICATION
 
 #: Key of the request in ``ToolMessage.artifact``.
 HUMAN_INPUT_KEY = "human_input"

@@ -15,7 +15,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.callbacks import UsageMetadataCallbackHandler
 from langchain_core.messages import ToolMessage
 
-log = logging.getLogger("agent.tools")
+log = logging.getLogger("clarigate.agent.tools")
 
 
 def _outcome(result: Any) -> str:

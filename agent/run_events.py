@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from agent.events import Asking, RunEvent, TextDelta, ToolFinished, ToolStarted
-from agent.tools import ASK_CLARIFICATION
+from clarigate.agent.events import Asking, RunEvent, TextDelta, ToolFinished, ToolStarted
+from clarigate.agent.tools import ASK_CLARIFICATION
 
 #: Message types whose text is the answer being written.
 _AI_TYPES = {"ai", "AIMessageChunk"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from agent.graph import build_agent_graph
-from agent.models import build_chat_model
+from clarigate.agent.graph import build_agent_graph
+from clarigate.agent.models import build_chat_model
 
 graph = build_agent_graph(build_chat_model(os.environ.get("LLM_MODEL") or "offline"))

@@ -12,7 +12,7 @@ from typing import Literal
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from agent.prompts import PROCEED_WITHOUT_ANSWER
+from clarigate.agent.prompts import PROCEED_WITHOUT_ANSWER
 
 ASK_CLARIFICATION = "ask_clarification"
 

@@ -30,15 +30,15 @@ from redis.asyncio import Redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from agent.harness import AgentSettings, ClarifyingAgent  # noqa: E402
-from agent.protocol import AnsweredBy, answer_message_text, answer_with_option  # noqa: E402
-from gateway.agent_runner import LangGraphRunner  # noqa: E402
-from gateway.app import freeze_startup_objects  # noqa: E402
-from gateway.config import GatewayConfig  # noqa: E402
-from gateway.core import Gateway  # noqa: E402
-from gateway.messages import ClarificationOut, Conversation, MessageRef, Outbound  # noqa: E402
-from gateway.store.redis import RedisStore  # noqa: E402
-from gateway.testing import TestAdapter  # noqa: E402
+from clarigate.adapters.testing import TestAdapter  # noqa: E402
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent  # noqa: E402
+from clarigate.agent.protocol import AnsweredBy, answer_message_text, answer_with_option  # noqa: E402
+from clarigate.gateway.boundary.messages import ClarificationOut, Conversation, MessageRef, Outbound  # noqa: E402
+from clarigate.gateway.flow.intake import Gateway  # noqa: E402
+from clarigate.gateway.runners.in_process import LangGraphRunner  # noqa: E402
+from clarigate.gateway.runtime.app import freeze_startup_objects  # noqa: E402
+from clarigate.gateway.runtime.config import GatewayConfig  # noqa: E402
+from clarigate.gateway.store.redis import RedisStore  # noqa: E402
 
 PLAIN_TEXT = "summarise the release notes for me"  # the offline model answers without asking
 ASKING_TEXT = "which database should we use?"  # the offline model asks; a click answers

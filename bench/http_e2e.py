@@ -36,8 +36,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent.models.scripted import ScriptedTurn, turn_delay  # noqa: E402
-from gateway.config import GatewayConfig  # noqa: E402
+from clarigate.agent.models.scripted import ScriptedTurn, turn_delay  # noqa: E402
+from clarigate.gateway.runtime.config import GatewayConfig  # noqa: E402
 from tests.adapters.slack.fake_slack import BOT_TOKEN, TEAM_ID  # noqa: E402
 from tests.adapters.slack.slack_user import SIGNING_SECRET, signed_headers  # noqa: E402
 
@@ -203,9 +203,18 @@ def start_serve(
     if args.worker_processes:
         env["CLARIGATE_WORKER_PROCESSES"] = args.worker_processes
     log = (folder / "serve.log").open("wb")
-    cmd = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "clarigate.gateway.cli.main",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     if os.environ.get("BENCH_PROFILE"):  # where serve's CPU goes: python -m pstats FILE
-        cmd[1:3] = ["-m", "cProfile", "-o", os.environ["BENCH_PROFILE"], "-m", "gateway.cli"]
+        cmd[1:3] = ["-m", "cProfile", "-o", os.environ["BENCH_PROFILE"], "-m", "clarigate.gateway.cli.main"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     return proc, f"http://127.0.0.1:{port}"
 
@@ -214,7 +223,7 @@ async def agent_alone(args: argparse.Namespace, folder: Path) -> float:
     """The agent's own CPU per turn, for ``--conversations`` turns at once (at most ``--workers``
     at a time, as in serve), with the same model and checkpointer, in this process: what a
     message costs before the gateway adds anything."""
-    from agent.harness import AgentSettings, ClarifyingAgent
+    from clarigate.agent.harness import AgentSettings, ClarifyingAgent
 
     script = folder / "model.yaml"
     settings = AgentSettings(

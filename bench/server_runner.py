@@ -25,14 +25,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from agent.harness import AgentSettings  # noqa: E402
-from gateway.agent_runner import LangGraphRunner  # noqa: E402
-from gateway.config import GatewayConfig  # noqa: E402
-from gateway.core import Gateway  # noqa: E402
-from gateway.runner import AgentRunner  # noqa: E402
-from gateway.server_runner import LangGraphServerRunner, ServerSettings  # noqa: E402
-from gateway.store.memory import MemoryStore  # noqa: E402
-from gateway.testing import TestAdapter  # noqa: E402
+from clarigate.adapters.testing import TestAdapter  # noqa: E402
+from clarigate.agent.harness import AgentSettings  # noqa: E402
+from clarigate.gateway.flow.intake import Gateway  # noqa: E402
+from clarigate.gateway.runners.base import AgentRunner  # noqa: E402
+from clarigate.gateway.runners.in_process import LangGraphRunner  # noqa: E402
+from clarigate.gateway.runners.server import LangGraphServerRunner, ServerSettings  # noqa: E402
+from clarigate.gateway.runtime.config import GatewayConfig  # noqa: E402
+from clarigate.gateway.store.memory import MemoryStore  # noqa: E402
 from tests.gateway.langgraph_server.process import LangGraphServer  # noqa: E402
 
 

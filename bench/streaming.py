@@ -41,12 +41,12 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent.events import TextDelta  # noqa: E402
-from agent.harness import AgentSettings, ClarifyingAgent  # noqa: E402
-from gateway.config import GatewayConfig  # noqa: E402
-from gateway.core import Gateway  # noqa: E402
-from gateway.server import build_app  # noqa: E402
-from gateway.store.memory import MemoryStore  # noqa: E402
+from clarigate.agent.events import TextDelta  # noqa: E402
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent  # noqa: E402
+from clarigate.gateway.flow.intake import Gateway  # noqa: E402
+from clarigate.gateway.runtime.config import GatewayConfig  # noqa: E402
+from clarigate.gateway.store.memory import MemoryStore  # noqa: E402
+from clarigate.gateway.web.server import build_app  # noqa: E402
 
 
 @dataclass
@@ -106,8 +106,8 @@ async def slack_world(runner: Any, config: GatewayConfig) -> AsyncIterator[World
     """Slack: channel mentions (each its own channel), answered in their threads by Slack's stream."""
     from pydantic import SecretStr
 
-    from adapters.slack import SlackAdapter
-    from gateway.config import SlackSettings
+    from clarigate.adapters.slack import SlackAdapter
+    from clarigate.gateway.runtime.config import SlackSettings
     from tests.adapters.slack.fake_slack import BOT_TOKEN, FakeSlack
     from tests.adapters.slack.slack_user import SIGNING_SECRET, SlackUser
 
@@ -142,7 +142,7 @@ async def telegram_world(runner: Any, config: GatewayConfig) -> AsyncIterator[Wo
     """Telegram: private chats (each person their own), answered by a streamed draft."""
     from starlette.applications import Starlette
 
-    from adapters.telegram import TelegramAdapter
+    from clarigate.adapters.telegram import TelegramAdapter
     from tests.adapters.telegram.fake_bot_api import FakeBotApi
     from tests.adapters.telegram.harness import SECRET, message_update, telegram_settings
 
@@ -178,7 +178,7 @@ async def feishu_world(runner: Any, config: GatewayConfig) -> AsyncIterator[Worl
     """Feishu: direct chats (each person their own), answered by a CardKit streaming card."""
     from starlette.applications import Starlette
 
-    from adapters.feishu import FeishuAdapter
+    from clarigate.adapters.feishu import FeishuAdapter
     from tests.adapters.feishu.conftest import feishu_settings
     from tests.adapters.feishu.events import message_event, signed
     from tests.adapters.feishu.fake_open_api import FakeOpenApi

@@ -10,12 +10,12 @@ import mcp.client.stdio  # noqa: F401 (see below)
 import pytest
 from redis.asyncio import Redis
 
-from gateway.config import GatewayConfig
-from gateway.core import Gateway
-from gateway.runner import AgentRunner
-from gateway.store.base import Store
-from gateway.store.redis import RedisStore
-from gateway.testing import ScriptedRunner, TestAdapter
+from clarigate.adapters.testing import ScriptedRunner, TestAdapter
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runners.base import AgentRunner
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.redis import RedisStore
 
 from .gateway.langgraph_server.process import LangGraphServer
 
@@ -31,7 +31,7 @@ def config_for_tests(**overrides: object) -> GatewayConfig:
     """A config for tests: small stale-claim idle time, a few workers, no environment surprises.
 
     "working…" shows at once, so that tests see it around runs that take no time at all
-    (the delay before it is tested on its own, in tests/gateway/test_progress.py).
+    (the delay before it is tested on its own, in tests/gateway/flow/test_progress.py).
     """
     values: dict[str, object] = {
         "workers": 3,

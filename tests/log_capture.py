@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from gateway import logs
+from clarigate.gateway.runtime import logs
 
 
 @dataclass

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.protocol import FormField, HumanInputRequest, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, ui_text
 
 ACTION_SELECT = "sel"
 ACTION_OTHER = "other"

@@ -9,9 +9,8 @@ import uuid
 
 from starlette.routing import BaseRoute
 
-from agent.protocol import ui_text
-from gateway.config import FeishuSettings
-from gateway.messages import (
+from clarigate.agent.protocol import ui_text
+from clarigate.gateway.boundary.messages import (
     Attachment,
     ClarificationClosed,
     ClarificationOut,
@@ -25,7 +24,8 @@ from gateway.messages import (
     ProgressUpdate,
     TextReply,
 )
-from gateway.port import GatewayPort, PlatformAdapter
+from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
+from clarigate.gateway.runtime.config import FeishuSettings
 
 from .content import split_ref
 from .live import ANSWER_ELEMENT, LiveMessages, edited_card, interval, live_markdown, streaming_card
@@ -220,7 +220,7 @@ class FeishuAdapter(PlatformAdapter):
             platform=PLATFORM, chat_id=conversation.chat_id, message_id=message_id, extra=extra or {}
         )
 
-    # --- live replies (gateway/streaming.py): a streaming card, else an edited card -----------
+    # --- live replies (gateway/flow/live.py): a streaming card, else an edited card -----------
 
     def live_mode(self, conversation: Conversation) -> str | None:
         """ "card" (CardKit streaming card), or "edit" (a card patched) while CardKit is refused."""

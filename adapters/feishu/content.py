@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.messages import Attachment
+from clarigate.gateway.boundary.messages import Attachment
 
 
 class MalformedEvent(ValueError):

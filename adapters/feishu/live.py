@@ -18,8 +18,8 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from gateway.messages import LiveView
-from gateway.notices import notice
+from clarigate.gateway.boundary.messages import LiveView
+from clarigate.gateway.flow.notices import notice
 
 from .markup import REPLY_CHUNK_CHARS, cut, escape_markdown, preview
 from .render import PLAIN_TEXT_CHARS, Card

@@ -15,10 +15,17 @@ import re
 import time
 from typing import Any
 
-from agent.protocol import summarize_answer, ui_text
-from gateway.messages import AnswerStatus, Conversation, InboundAnswer, InboundMessage, PendingView, Sender
-from gateway.metrics import INBOUND_EVENTS
-from gateway.port import GatewayPort
+from clarigate.agent.protocol import summarize_answer, ui_text
+from clarigate.gateway.boundary.messages import (
+    AnswerStatus,
+    Conversation,
+    InboundAnswer,
+    InboundMessage,
+    PendingView,
+    Sender,
+)
+from clarigate.gateway.boundary.port import GatewayPort
+from clarigate.gateway.runtime.metrics import INBOUND_EVENTS
 
 from .actions import read_card_action
 from .content import MalformedEvent, read_content
@@ -29,7 +36,7 @@ PLATFORM = "feishu"
 MESSAGE_EVENT = "im.message.receive_v1"
 CARD_ACTION_EVENT = "card.action.trigger"
 
-#: The neutral commands the core handles (``gateway/port.py``).
+#: The neutral commands the core handles (``gateway/boundary/port.py``).
 COMMANDS = ("/new", "/cancel", "/help", "/status", "/start")
 
 log = logging.getLogger(__name__)

@@ -19,8 +19,8 @@ import json
 import re
 from typing import Any
 
-from agent.protocol import FormField, HumanInputRequest, Option, ui_text
-from agent.protocol.models import Locale
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option, ui_text
+from clarigate.agent.protocol.models import Locale
 
 from .actions import (
     ACTION_CHECK,

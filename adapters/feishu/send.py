@@ -18,7 +18,7 @@ tenant token Feishu no longer accepts is dropped from lark-oapi's cache and
 fetched anew; other errors raise at once. Messages carry a ``uuid`` so a retry
 after a lost response does not post twice (Feishu dedupes on it for an hour).
 
-Every failure is a ``gateway.port.DeliveryFailed``: permanent for a refusal (a 4xx or a
+Every failure is a ``clarigate.gateway.boundary.port.DeliveryFailed``: permanent for a refusal (a 4xx or a
 Feishu ``code`` that no retry changes: a card Feishu will not show, a chat the bot left),
 transient when the retries ran out on a rate limit, a 5xx or the network. Feishu's code
 and message are logged and counted.
@@ -57,10 +57,10 @@ from lark_oapi.core.model import BaseRequest
 from lark_oapi.core.token.manager import TokenManager
 from requests.adapters import HTTPAdapter
 
-from gateway.config import FeishuSettings
-from gateway.logs import log_platform_call
-from gateway.metrics import PLATFORM_API_ERRORS
-from gateway.port import DeliveryFailed
+from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.runtime.config import FeishuSettings
+from clarigate.gateway.runtime.logs import log_platform_call
+from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
 from .names import ScopeMissing
 from .render import card_json

@@ -23,9 +23,8 @@ from slack_bolt.error import BoltUnhandledRequestError
 from slack_bolt.response import BoltResponse
 from starlette.routing import BaseRoute, Route
 
-from agent.protocol import ui_text
-from gateway.config import SlackSettings
-from gateway.messages import (
+from clarigate.agent.protocol import ui_text
+from clarigate.gateway.boundary.messages import (
     AcceptOutcome,
     Attachment,
     ClarificationClosed,
@@ -40,7 +39,8 @@ from gateway.messages import (
     ProgressUpdate,
     TextReply,
 )
-from gateway.port import DeliveryFailed, GatewayPort, PlatformAdapter
+from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, PlatformAdapter
+from clarigate.gateway.runtime.config import SlackSettings
 
 from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids, name_mentions
@@ -98,7 +98,9 @@ class SlackAdapter(PlatformAdapter):
             signing_secret=secret,
             process_before_response=True,
             raise_error_for_unhandled_request=True,
-            name="clarigate",
+            # Bolt logs under its app name and sets that logger's level by assignment: a name
+            # outside the package's own logger tree keeps ours untouched
+            name="clarigate-slack",
         )
         self.interactions = interactions = ClarificationInteractions(gateway, self.sender)
         self.app.event("message")(self._on_message)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.messages import Conversation, InboundMessage, Sender
+from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Sender
 
 from .receive import PLATFORM
 

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from gateway.messages import Attachment
+from clarigate.gateway.boundary.messages import Attachment
 
 log = logging.getLogger(__name__)
 

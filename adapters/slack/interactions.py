@@ -16,9 +16,15 @@ from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 
-from agent.protocol import HumanInputRequest, render_text_fallback, ui_text
-from gateway.messages import AnswerOutcome, AnswerStatus, InboundAnswer, PendingView, Sender
-from gateway.port import DeliveryFailed, GatewayPort
+from clarigate.agent.protocol import HumanInputRequest, render_text_fallback, ui_text
+from clarigate.gateway.boundary.messages import (
+    AnswerOutcome,
+    AnswerStatus,
+    InboundAnswer,
+    PendingView,
+    Sender,
+)
+from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort
 
 from .modals import (
     FORM_CALLBACK,

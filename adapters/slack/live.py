@@ -26,8 +26,8 @@ from typing import Any
 
 from slack_sdk.models.messages.chunk import MarkdownTextChunk, TaskUpdateChunk
 
-from gateway.messages import Conversation, LiveView, MessageRef, TextReply
-from gateway.port import DeliveryFailed
+from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef, TextReply
+from clarigate.gateway.boundary.port import DeliveryFailed
 
 from .markup import escape_mrkdwn
 from .receive import PLATFORM

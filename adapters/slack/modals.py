@@ -25,7 +25,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from agent.protocol import FormField, HumanInputRequest, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, ui_text
 
 from .markup import cut
 from .render import LABEL_LIMIT, SELECT_OPTIONS_LIMIT, plain, question_blocks

@@ -14,7 +14,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
-from gateway.port import DeliveryFailed
+from clarigate.gateway.boundary.port import DeliveryFailed
 
 log = logging.getLogger(__name__)
 

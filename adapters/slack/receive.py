@@ -19,7 +19,13 @@ from slack_sdk.signature import SignatureVerifier
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from gateway.messages import Attachment, AttachmentKind, Conversation, InboundMessage, Sender
+from clarigate.gateway.boundary.messages import (
+    Attachment,
+    AttachmentKind,
+    Conversation,
+    InboundMessage,
+    Sender,
+)
 
 from .decode import decode_text
 

@@ -23,8 +23,8 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
-from agent.protocol import HumanInputRequest, summarize_answer, ui_text
-from gateway.messages import ClarificationOut, PendingView
+from clarigate.agent.protocol import HumanInputRequest, summarize_answer, ui_text
+from clarigate.gateway.boundary.messages import ClarificationOut, PendingView
 
 from .markup import cut, cut_escaped, escape_mrkdwn, markdown_to_mrkdwn, split_mrkdwn
 

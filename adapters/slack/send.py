@@ -25,9 +25,9 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
-from gateway.logs import log_platform_call
-from gateway.metrics import PLATFORM_API_ERRORS
-from gateway.port import DeliveryFailed
+from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.runtime.logs import log_platform_call
+from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
 PLATFORM = "slack"
 RATE_LIMIT_RETRIES = 8  # a burst of 429s is waited out, not turned into a lost reply

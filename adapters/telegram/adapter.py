@@ -17,8 +17,7 @@ from telegram import Bot, Message, Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
-from gateway.config import TelegramSettings
-from gateway.messages import (
+from clarigate.gateway.boundary.messages import (
     Attachment,
     ClarificationClosed,
     ClarificationOut,
@@ -31,7 +30,8 @@ from gateway.messages import (
     ProgressUpdate,
     TextReply,
 )
-from gateway.port import GatewayPort, PlatformAdapter
+from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
+from clarigate.gateway.runtime.config import TelegramSettings
 
 from .chat_action import TypingIndicators
 from .commands import MENU, parse_command
@@ -261,7 +261,10 @@ class TelegramAdapter(PlatformAdapter):
     # --- sending -------------------------------------------------------------------------------
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
-        """Deliver one outbound item (see ``gateway.messages``); Bot API errors as ``DeliveryFailed``."""
+        """Deliver one outbound item (see ``clarigate.gateway.boundary.messages``).
+
+        Bot API errors come back as ``DeliveryFailed``.
+        """
         try:
             return await self._deliver(conversation, item)
         except TelegramError as exc:

@@ -11,7 +11,7 @@ import logging
 
 from telegram.error import TelegramError
 
-from gateway.messages import Conversation
+from clarigate.gateway.boundary.messages import Conversation
 
 from .send import TelegramSender
 

@@ -1,7 +1,7 @@
 """Bot commands: Telegram's ``/cmd``, ``/cmd@thisbot`` mapped onto the gateway's neutral commands.
 
 The core handles ``/start``, ``/help``, ``/new``, ``/cancel`` and ``/status`` for every
-platform (``gateway.port``); this module only reads Telegram's syntax:
+platform (``clarigate.gateway.boundary.port``); this module only reads Telegram's syntax:
 
 - ``/cmd`` and ``/cmd@thisbot`` (any letter case) become ``/cmd`` plus its words, so a
   deep link's ``/start payload`` keeps its payload;

@@ -18,10 +18,10 @@ from typing import Any
 
 from telegram import Message
 
-from agent.protocol import HumanInputRequest, ui_text
-from agent.protocol.models import Locale
-from gateway.messages import AnswerStatus, Conversation, InboundAnswer, PendingView, Sender
-from gateway.port import GatewayPort
+from clarigate.agent.protocol import HumanInputRequest, ui_text
+from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import AnswerStatus, Conversation, InboundAnswer, PendingView, Sender
+from clarigate.gateway.boundary.port import GatewayPort
 
 from . import callback_data as cb
 from . import wizard

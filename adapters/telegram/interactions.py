@@ -14,9 +14,15 @@ import logging
 from telegram import CallbackQuery
 from telegram.error import TelegramError
 
-from agent.protocol import HumanInputRequest, ui_text
-from gateway.messages import AnswerOutcome, AnswerStatus, InboundAnswer, PendingView, Sender
-from gateway.port import GatewayPort
+from clarigate.agent.protocol import HumanInputRequest, ui_text
+from clarigate.gateway.boundary.messages import (
+    AnswerOutcome,
+    AnswerStatus,
+    InboundAnswer,
+    PendingView,
+    Sender,
+)
+from clarigate.gateway.boundary.port import GatewayPort
 
 from . import callback_data as cb
 from .effects import AfterAck

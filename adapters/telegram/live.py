@@ -28,9 +28,9 @@ import uuid
 
 from telegram.error import BadRequest, InvalidToken, TelegramError
 
-from gateway.messages import Conversation, LiveView, MessageRef
-from gateway.notices import notice
-from gateway.port import AdapterState
+from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef
+from clarigate.gateway.boundary.port import AdapterState
+from clarigate.gateway.flow.notices import notice
 
 from .chat_action import TypingIndicators
 from .markup import MAX_MESSAGE_CHARS, markdown_to_html, split_markdown

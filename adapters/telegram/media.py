@@ -15,7 +15,7 @@ from telegram import Bot, Message, PhotoSize
 from telegram.error import TelegramError
 from telegram.warnings import PTBDeprecationWarning
 
-from gateway.messages import Attachment
+from clarigate.gateway.boundary.messages import Attachment
 
 log = logging.getLogger(__name__)
 

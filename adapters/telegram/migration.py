@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from gateway.port import AdapterState
+from clarigate.gateway.boundary.port import AdapterState
 
 log = logging.getLogger(__name__)
 

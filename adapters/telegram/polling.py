@@ -16,7 +16,7 @@ import uuid
 from telegram import Bot, Update
 from telegram.error import TelegramError
 
-from gateway.port import AdapterState
+from clarigate.gateway.boundary.port import AdapterState
 
 from .receive import UpdateHandler
 from .send import with_retries

@@ -26,9 +26,9 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from telegram import Bot, Message, Update, User
 
-from agent.protocol.models import Locale
-from gateway.messages import Attachment, Conversation, InboundMessage, Sender
-from gateway.port import AdapterState
+from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import Attachment, Conversation, InboundMessage, Sender
+from clarigate.gateway.boundary.port import AdapterState
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from typing import Any
 from telegram import ForceReply, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.helpers import mention_html
 
-from agent.protocol import FormField, HumanInputRequest, ui_text
-from gateway.messages import ClarificationOut, Sender
+from clarigate.agent.protocol import FormField, HumanInputRequest, ui_text
+from clarigate.gateway.boundary.messages import ClarificationOut, Sender
 
 from . import callback_data as cb
 from .markup import MAX_MESSAGE_CHARS, neutralize_mentions

@@ -27,10 +27,10 @@ from telegram.error import (
 )
 from telegram.warnings import PTBDeprecationWarning
 
-from gateway.logs import log_platform_call
-from gateway.messages import Conversation, MessageRef
-from gateway.metrics import PLATFORM_API_ERRORS
-from gateway.port import DeliveryFailed
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.runtime.logs import log_platform_call
+from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
 from .markup import html_to_plain, markdown_to_html, plain_text, split_markdown
 from .migration import ChatMoves

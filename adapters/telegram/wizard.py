@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agent.protocol import FormField, HumanInputRequest, check_form_values, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, ui_text
 
 TYPED_FIELDS = ("text", "textarea", "number", "date")
 RECENT_EVENTS = 20  # inputs remembered per wizard: a redelivery comes within a few updates

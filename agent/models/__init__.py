@@ -19,11 +19,11 @@ def build_chat_model(spec: str) -> BaseChatModel:
     """
     spec = spec.strip()
     if spec in ("", OFFLINE):
-        from agent.models.offline import OfflineDemoModel
+        from clarigate.agent.models.offline import OfflineDemoModel
 
         return OfflineDemoModel()
     if spec.startswith(SCRIPTED_PREFIX):
-        from agent.models.scripted import ScriptedChatModel
+        from clarigate.agent.models.scripted import ScriptedChatModel
 
         return ScriptedChatModel.from_file(spec[len(SCRIPTED_PREFIX) :])
     from langchain.chat_models import init_chat_model

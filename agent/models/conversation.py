@@ -9,9 +9,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from agent.protocol import detect_locale
-from agent.protocol.models import Locale
-from agent.protocol.wire import HUMAN_INPUT_RESPONSE_KEY as HUMAN_INPUT_RESPONSE_KEY
+from clarigate.agent.protocol import detect_locale
+from clarigate.agent.protocol.models import Locale
+from clarigate.agent.protocol.wire import HUMAN_INPUT_RESPONSE_KEY as HUMAN_INPUT_RESPONSE_KEY
 
 
 def message_text(message: BaseMessage) -> str:
@@ -65,7 +65,7 @@ def conversation_call_id(messages: Sequence[BaseMessage], index: int) -> str:
 
 def answered_response(messages: Sequence[BaseMessage]) -> dict[str, Any] | None:
     """The structured answer carried by the last human message, if it answers a clarification."""
-    from agent.protocol.wire import response_from_kwargs
+    from clarigate.agent.protocol.wire import response_from_kwargs
 
     human = last_human(messages)
     response = response_from_kwargs(human.additional_kwargs) if human else None

@@ -15,18 +15,18 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from agent.models.conversation import (
+from clarigate.agent.models.conversation import (
     answered_response,
     conversation_call_id,
     last_human_text,
     system_text,
 )
-from agent.models.local import LocalChatModel
-from agent.models.offline_text import DATABASE_CHOICE, DELETE_CONFIRMATION, PROJECT_FORM, say
-from agent.prompts import ALREADY_ASKED_NOTE, CLARIFY_FIRST_MARKER
-from agent.protocol import detect_locale
-from agent.protocol.models import Locale
-from agent.tools import ASK_CLARIFICATION
+from clarigate.agent.models.local import LocalChatModel
+from clarigate.agent.models.offline_text import DATABASE_CHOICE, DELETE_CONFIRMATION, PROJECT_FORM, say
+from clarigate.agent.prompts import ALREADY_ASKED_NOTE, CLARIFY_FIRST_MARKER
+from clarigate.agent.protocol import detect_locale
+from clarigate.agent.protocol.models import Locale
+from clarigate.agent.tools import ASK_CLARIFICATION
 
 GREETINGS = {"hi", "hello", "hey", "help", "thanks", "你好", "您好", "帮助", "谢谢"}
 ANSWER_PREFIX = re.compile(r"my answer is:\s*(.*)$", re.DOTALL)

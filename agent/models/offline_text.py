@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.protocol.models import Locale
+from clarigate.agent.protocol.models import Locale
 
 _LANGUAGES = ["Python", "TypeScript", "Go"]
 

@@ -17,8 +17,8 @@ import yaml
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, Field
 
-from agent.models.conversation import ai_message_count, conversation_call_id, last_human_text
-from agent.models.local import LocalChatModel
+from clarigate.agent.models.conversation import ai_message_count, conversation_call_id, last_human_text
+from clarigate.agent.models.local import LocalChatModel
 
 SCRIPT_FINISHED = "(script finished)"
 LAST_USER = "{last_user}"

@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from agent.protocol import HumanInputRequest, HumanInputResponse
-from gateway.messages import Conversation, MessageRef, Sender
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse
+from clarigate.gateway.boundary.messages import Conversation, MessageRef, Sender
 
 
 class PendingRecord(BaseModel):

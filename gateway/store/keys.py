@@ -11,8 +11,8 @@ import os
 import time
 from typing import Any
 
-from agent.protocol import HumanInputResponse
-from gateway.messages import Sender
+from clarigate.agent.protocol import HumanInputResponse
+from clarigate.gateway.boundary.messages import Sender
 
 from .base import Job, Payload, PendingRecord
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent.protocol import HumanInputResponse
-from gateway.messages import MessageRef, Sender
+from clarigate.agent.protocol import HumanInputResponse
+from clarigate.gateway.boundary.messages import MessageRef, Sender
 
 from .base import ChatStatus, ClaimResult, DeliveryRecord, HoldStatus, Job, Payload, PendingRecord, Store
 from .keys import (

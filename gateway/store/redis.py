@@ -24,8 +24,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from agent.protocol import HumanInputResponse
-from gateway.messages import MessageRef, Sender
+from clarigate.agent.protocol import HumanInputResponse
+from clarigate.gateway.boundary.messages import MessageRef, Sender
 
 from . import scripts
 from .base import ChatStatus, ClaimResult, DeliveryRecord, HoldStatus, Job, Payload, PendingRecord, Store

@@ -9,8 +9,8 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 
-from agent.harness import AgentSettings, ClarifyingAgent
-from agent.models.scripted import ScriptedChatModel, ScriptedTurn
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent
+from clarigate.agent.models.scripted import ScriptedChatModel, ScriptedTurn
 
 AgentFactory = Callable[..., Any]
 

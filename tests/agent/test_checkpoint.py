@@ -10,9 +10,9 @@ import psycopg
 import pytest
 from langchain_core.messages import ToolMessage
 
-from agent.checkpoint import open_checkpointer, sqlite_path
-from agent.harness import AgentSettings, ClarifyingAgent
-from agent.protocol import answer_message_text, answer_with_form
+from clarigate.agent.checkpoint import open_checkpointer, sqlite_path
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent
+from clarigate.agent.protocol import answer_message_text, answer_with_form
 
 from .conftest import ask, scripted
 

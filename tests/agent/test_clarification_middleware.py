@@ -6,11 +6,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agent.middleware import answer_clarification
-from agent.models.scripted import ScriptedChatModel
-from agent.prompts import NOT_RUN_WHILE_ASKING, PROCEED_WITHOUT_ANSWER
-from agent.protocol import answer_message_text, answer_with_option, render_text_fallback
-from agent.protocol.wire import response_from_kwargs
+from clarigate.agent.middleware import answer_clarification
+from clarigate.agent.models.scripted import ScriptedChatModel
+from clarigate.agent.prompts import NOT_RUN_WHILE_ASKING, PROCEED_WITHOUT_ANSWER
+from clarigate.agent.protocol import answer_message_text, answer_with_option, render_text_fallback
+from clarigate.agent.protocol.wire import response_from_kwargs
 
 from .conftest import ask, assert_provider_valid, scripted
 from .test_provider_history import anthropic_problems, openai_problems

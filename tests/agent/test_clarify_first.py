@@ -6,9 +6,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
 
-from agent.models.scripted import ScriptedChatModel
-from agent.prompts import ALREADY_ASKED_NOTE, CLARIFY_FIRST_MARKER
-from agent.protocol import answer_message_text, parse_typed_reply
+from clarigate.agent.models.scripted import ScriptedChatModel
+from clarigate.agent.prompts import ALREADY_ASKED_NOTE, CLARIFY_FIRST_MARKER
+from clarigate.agent.protocol import answer_message_text, parse_typed_reply
 
 from .conftest import scripted
 

@@ -8,8 +8,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from agent.history import with_every_call_answered
-from agent.prompts import CALL_DID_NOT_FINISH
+from clarigate.agent.history import with_every_call_answered
+from clarigate.agent.prompts import CALL_DID_NOT_FINISH
 
 from .conftest import scripted
 from .test_provider_history import anthropic_problems, openai_problems

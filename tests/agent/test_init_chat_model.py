@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from langchain_core.tools import tool
 
-from agent.harness import AgentSettings, ClarifyingAgent
-from agent.protocol import answer_message_text, answer_with_option
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent
+from clarigate.agent.protocol import answer_message_text, answer_with_option
 
 ASK_ARGS = {
     "question": "Which cloud?",

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from langchain_core.tools import tool
 
-from agent.harness import AgentSettings, ClarifyingAgent
-from agent.protocol import answer_message_text, answer_with_text
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent
+from clarigate.agent.protocol import answer_message_text, answer_with_text
 from tests.agent.openai_stub import Call, Stub, serving
 
 ASK = "ask_clarification"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from agent.harness import AgentSettings, ClarifyingAgent, ImageInput
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent, ImageInput
 from tests.agent.conftest import AgentFactory, scripted
 from tests.agent.openai_stub import Stub, serving
 
@@ -20,9 +20,13 @@ async def test_each_tool_call_is_logged_without_its_arguments(
         {"tool_calls": [{"name": "lookup", "args": {"term": "secret-customer-name"}}]}, {"content": "ok"}
     )
     agent = await make_agent(model, tool_paths=("tests.agent.user_graphs:lookup",))
-    with caplog.at_level(logging.INFO, logger="agent.tools"):
+    with caplog.at_level(logging.INFO, logger="clarigate.agent.tools"):
         await agent.run_turn("t", "look it up")
-    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO and r.name == "agent.tools"]
+    lines = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.INFO and r.name == "clarigate.agent.tools"
+    ]
     assert len(lines) == 1 and lines[0].startswith("tool call lookup: ok in ")
     assert "secret-customer-name" not in caplog.text.split("DEBUG")[0]
 
@@ -70,7 +74,7 @@ async def test_langsmith_bookkeeping_stays_in_the_loop_unless_tracing_is_on() ->
 
     from langsmith.run_helpers import tracing_context
 
-    from agent.observe import _inline_unless_tracing
+    from clarigate.agent.observe import _inline_unless_tracing
 
     handed: list[str] = []
 

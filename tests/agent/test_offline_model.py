@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.models import build_chat_model
-from agent.models.offline import OfflineDemoModel
-from agent.protocol import (
+from clarigate.agent.models import build_chat_model
+from clarigate.agent.models.offline import OfflineDemoModel
+from clarigate.agent.protocol import (
     answer_message_text,
     answer_with_form,
     answer_with_option,

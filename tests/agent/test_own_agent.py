@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from agent.harness import AgentSettings, ClarifyingAgent
-from agent.protocol import (
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent
+from clarigate.agent.protocol import (
     HumanInputResponse,
     answer_message_text,
     answer_with_form,

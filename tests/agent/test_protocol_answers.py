@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from agent.protocol import (
+from clarigate.agent.protocol import (
     AnsweredBy,
     HumanInputResponse,
     answer_with_form,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.protocol import (
+from clarigate.agent.protocol import (
     AnsweredBy,
     answer_declined,
     answer_message_text,

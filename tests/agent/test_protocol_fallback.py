@@ -2,7 +2,7 @@
 
 import json
 
-from agent.protocol import (
+from clarigate.agent.protocol import (
     AnsweredBy,
     HumanInputResponse,
     answer_message_text,

@@ -1,4 +1,4 @@
-from agent.protocol import HumanInputRequest, Option, ui_text
+from clarigate.agent.protocol import HumanInputRequest, Option, ui_text
 
 
 def test_request_artifact_omits_missing_context():

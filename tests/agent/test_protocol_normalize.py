@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from agent.protocol import (
+from clarigate.agent.protocol import (
     MAX_FIELDS,
     MAX_OPTIONS,
     MAX_SERIALIZED_BYTES,

@@ -7,7 +7,7 @@ import re
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from agent.protocol import (
+from clarigate.agent.protocol import (
     MAX_FIELDS,
     MAX_OPTIONS,
     MAX_SERIALIZED_BYTES,
@@ -17,7 +17,7 @@ from agent.protocol import (
     normalize_request,
     parse_typed_reply,
 )
-from agent.protocol.coerce import fold
+from clarigate.agent.protocol.coerce import fold
 
 SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

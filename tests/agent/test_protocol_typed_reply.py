@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent.protocol import AnsweredBy, normalize_request, parse_typed_reply
+from clarigate.agent.protocol import AnsweredBy, normalize_request, parse_typed_reply
 
 BY = AnsweredBy(platform="telegram", user_id="7", display_name="Li")
 CHOICE = normalize_request({"question": "Which framework?", "options": ["React", "Vue", "Svelte Kit"]}, "c1")

@@ -16,8 +16,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai.chat_models.base import _convert_message_to_dict
 
-from agent.models.local import LocalChatModel
-from agent.protocol import answer_message_text, answer_with_option
+from clarigate.agent.models.local import LocalChatModel
+from clarigate.agent.protocol import answer_message_text, answer_with_option
 
 
 def openai_problems(messages: Sequence[BaseMessage]) -> list[str]:

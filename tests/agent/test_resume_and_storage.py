@@ -14,8 +14,8 @@ import psycopg
 import pytest
 from langchain_core.messages import BaseMessage
 
-from agent.harness import AgentSettings, ClarifyingAgent
-from agent.models.scripted import ScriptedChatModel
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent
+from clarigate.agent.models.scripted import ScriptedChatModel
 
 from .conftest import ask, scripted
 from .test_checkpoint import POSTGRES_URL, _postgres_reachable

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from agent.models import build_chat_model
-from agent.models.scripted import SCRIPT_FINISHED, ScriptedChatModel, load_script
+from clarigate.agent.models import build_chat_model
+from clarigate.agent.models.scripted import SCRIPT_FINISHED, ScriptedChatModel, load_script
 
 YAML_SCRIPT = """\
 - content: "You said: {last_user}"
@@ -75,7 +75,7 @@ def test_a_script_must_be_a_list(tmp_path: Path) -> None:
 
 
 def test_settings_from_the_environment() -> None:
-    from agent.harness import AgentSettings
+    from clarigate.agent.harness import AgentSettings
 
     env = {"LLM_MODEL": "scripted:demo.yaml", "CHECKPOINTER_URL": "memory://", "ALLOW_CLARIFICATION": "true"}
     settings = AgentSettings.from_env(env)
@@ -88,7 +88,7 @@ def test_settings_from_the_environment() -> None:
 async def test_a_turn_can_wait_like_a_remote_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    from agent.models.scripted import turn_delay
+    from clarigate.agent.models.scripted import turn_delay
 
     path = tmp_path / "slow.yaml"
     path.write_text('- content: "Done: {last_user}"\n  delay_seconds: [1, 2]\n')

@@ -94,9 +94,9 @@ def make_clarifying_agent(checkpointer: Any) -> Any:
     """The README's way (a): an own ``create_agent`` with clarigate's tool and middleware."""
     from langchain.agents import create_agent
 
-    from agent.middleware import ClarificationMiddleware
-    from agent.models.scripted import ScriptedChatModel, ScriptedTurn
-    from agent.tools import build_ask_clarification_tool
+    from clarigate.agent.middleware import ClarificationMiddleware
+    from clarigate.agent.models.scripted import ScriptedChatModel, ScriptedTurn
+    from clarigate.agent.tools import build_ask_clarification_tool
 
     ask = {"name": "ask_clarification", "args": {"question": "Which table?", "options": ["users", "orders"]}}
     model = ScriptedChatModel(

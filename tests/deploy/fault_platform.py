@@ -26,9 +26,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway.messages import Conversation, InboundMessage, MessageRef, Outbound, Sender
-from gateway.port import DeliveryFailed, GatewayPort, PlatformAdapter
-from gateway.processes import serve_pid
+from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageRef, Outbound, Sender
+from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, PlatformAdapter
+from clarigate.gateway.runtime.processes import serve_pid
 
 
 @dataclass

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from prometheus_client.metrics import MetricWrapperBase
 
-from gateway import metrics
+from clarigate.gateway.runtime import metrics
 from tests.deploy.k8s_objects import DEPLOY
 
 RULES: list[dict[str, Any]] = [
@@ -35,13 +35,13 @@ SUFFIXES = {
 
 
 def exposed_series() -> dict[str, tuple[str, ...]]:
-    """Every series name defined in gateway/metrics.py -> the label names it carries (``bot`` too)."""
+    """Every series name defined in gateway/runtime/metrics.py -> the label names it carries (``bot`` too)."""
     series: dict[str, tuple[str, ...]] = {}
     for metric in vars(metrics).values():
         if isinstance(metric, MetricWrapperBase):
             for family in metric.describe():
                 for suffix in SUFFIXES.get(family.type, ("",)):
-                    # every series gets the bot label at exposition (gateway/ops.py)
+                    # every series gets the bot label at exposition (gateway/runtime/ops.py)
                     labels = ("bot", *metric._labelnames) + (("le",) if suffix == "_bucket" else ())
                     series[family.name + suffix] = labels
     return series
@@ -68,7 +68,7 @@ def test_rule_asks_about_series_clarigate_exposes(rule: dict[str, Any]) -> None:
         assert re.match(rf"\s*{SCRAPE_RULES[rule['alert']]}\{{", expr)
         return
     assert named, "every other rule is about clarigate's own metrics"
-    assert named <= set(series), f"not exposed by gateway/metrics.py: {sorted(named - set(series))}"
+    assert named <= set(series), f"not exposed by gateway/runtime/metrics.py: {sorted(named - set(series))}"
     for name, matchers in re.findall(r"\b(clarigate_\w+)\{([^}]*)\}", expr):
         for label in re.findall(r"(\w+)\s*(?:=~|!~|!=|=)", matchers):
             assert label in series[name], f"{name} has no label {label}"

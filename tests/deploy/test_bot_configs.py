@@ -14,7 +14,7 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from gateway.config import ENV_NAMES, GatewayConfig, load_config
+from clarigate.gateway.runtime.config import ENV_NAMES, GatewayConfig, load_config
 from tests.deploy.k8s_objects import DEPLOY, K8S, env_file_keys
 
 BOT_CONFIGS = [
@@ -104,7 +104,7 @@ def setting_paths(model: type[BaseModel], where: str = "") -> list[str]:
 
 def test_the_example_shows_every_setting() -> None:
     """A setting the example does not show is one an operator cannot find: add it there."""
-    from gateway.config import SECRET_FIELDS
+    from clarigate.gateway.runtime.config import SECRET_FIELDS
 
     data = yaml.safe_load((DEPLOY / "bot.example.yaml").read_text())
     secrets = {f"{section}.{name}" for section, names in SECRET_FIELDS.items() for name in names}

@@ -20,7 +20,7 @@ import yaml
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from gateway.config import ENV_NAMES, SECRET_FIELDS
+from clarigate.gateway.runtime.config import ENV_NAMES, SECRET_FIELDS
 from tests.deploy.k8s_objects import DEPLOY, K8S, env_file_keys, load_docs
 
 COMPOSE_TEXT = (DEPLOY / "compose.yaml").read_text()
@@ -62,7 +62,7 @@ def test_the_langgraph_profile_serves_the_example_graph_from_the_clarigate_image
     dockerfile = (DEPLOY / "langgraph" / "Dockerfile").read_text()
     assert "FROM clarigate:0.1.0" in dockerfile and "langgraph-cli[inmem]" in dockerfile
     config = json.loads((DEPLOY / "langgraph" / "langgraph.json").read_text())
-    assert config["graphs"] == {"agent": "agent.server_graph:graph"}
+    assert config["graphs"] == {"agent": "clarigate.agent.server_graph:graph"}
     assert "LANGGRAPH_URL=http://langgraph:2024" in (DEPLOY / ".env.example").read_text()
 
 

@@ -24,7 +24,7 @@ import pytest
 import redis
 from prometheus_client.metrics import MetricWrapperBase
 
-from gateway import metrics
+from clarigate.gateway.runtime import metrics
 from tests.deploy.k8s_objects import DEPLOY, K8S, load_docs, pod_spec
 from tests.deploy.test_image import stages
 

@@ -85,7 +85,16 @@ class Replicas:
     async def launch(self) -> subprocess.Popen[bytes]:
         """One more replica, answering ``/healthz``."""
         port = free_port()
-        cmd = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "clarigate.gateway.cli.main",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ]
         log = open(Path(self.env["CLARIGATE_DATA_DIR"]).parent / f"replica-{port}.log", "wb")  # noqa: SIM115, ASYNC230
         proc = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT)  # noqa: ASYNC220
         self.procs.append(proc)

@@ -108,7 +108,7 @@ def test_runs_as_a_non_root_user_with_health_check_port_and_entrypoint() -> None
     assert "CLARIGATE_CONFIG=/etc/clarigate/bot.yaml" in env
     assert json.loads(final["ENTRYPOINT"]) == ["clarigate"]
     assert json.loads(final["CMD"])[0] == "serve"
-    assert PYPROJECT["project"]["scripts"]["clarigate"].startswith("gateway.cli:")
+    assert PYPROJECT["project"]["scripts"]["clarigate"].startswith("clarigate.gateway.cli.main:")
 
 
 def test_the_image_installs_this_version_of_this_project() -> None:
@@ -117,9 +117,7 @@ def test_the_image_installs_this_version_of_this_project() -> None:
     for extras in re.findall(r"^ARG CLARIGATE_EXTRAS=(\S*)", DOCKERFILE.read_text(), re.MULTILINE):
         assert set(extras.split(",")) <= set(PYPROJECT["project"]["optional-dependencies"])
     copied = {Path(src).name for word, args in stages()[0] if word == "COPY" for src in copy_sources(args)}
-    packages = {
-        pattern.rstrip("*") for pattern in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
-    }
+    packages = {folder.split("/")[0] for folder in PYPROJECT["tool"]["setuptools"]["package-dir"].values()}
     assert packages <= copied, f"the build stage misses {sorted(packages - copied)}"
     assert {"pyproject.toml", PYPROJECT["project"]["readme"]} <= copied
 
@@ -193,7 +191,12 @@ def test_build_context_keeps_what_the_build_copies_and_leaves_out_secrets() -> N
     ]
     for source in copied:
         assert not dockerignore_excludes(source), f"{source} is copied but excluded by .dockerignore"
-    for module in ("gateway/cli.py", "gateway/config.py", "agent/harness.py", "adapters/__init__.py"):
+    for module in (
+        "gateway/cli/main.py",
+        "gateway/runtime/config.py",
+        "agent/harness.py",
+        "adapters/__init__.py",
+    ):
         assert not dockerignore_excludes(module)
     for secret in (
         ".env",

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from gateway.config import ENV_NAMES, SECRET_FIELDS
+from clarigate.gateway.runtime.config import ENV_NAMES, SECRET_FIELDS
 from tests.deploy.k8s_objects import (
     DEPLOY,
     K8S,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from tests.deploy.test_sigterm import REPLY_KINDS, bot, free_port, records, wait_until  # noqa: F401 (fixture)
-from tests.gateway.test_server import parse_metrics
+from tests.gateway.web.test_server import parse_metrics
 
 
 def test_metrics_move_through_a_message_and_carry_the_bot_label(bot):  # noqa: F811

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from gateway.config import ENV_NAMES, GatewayConfig
+from clarigate.gateway.runtime.config import ENV_NAMES, GatewayConfig
 from tests.deploy.k8s_objects import DEPLOY, K8S, load_docs
 
 README = (DEPLOY / "README.md").read_text(encoding="utf-8")

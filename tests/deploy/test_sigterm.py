@@ -27,11 +27,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway.messages import Conversation, InboundMessage, MessageRef, Outbound, Sender
-from gateway.port import GatewayPort, PlatformAdapter
-from gateway.processes import serve_pid
-from gateway.store.redis import RedisStore
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageRef, Outbound, Sender
+from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
+from clarigate.gateway.runtime.processes import serve_pid
+from clarigate.gateway.store.redis import RedisStore
 
 REPO = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -111,7 +111,16 @@ def bot(tmp_path):
             "CLARIGATE_PROGRESS_AFTER_SECONDS": "0",  # the slow "working…" send is what keeps a run going
             **env,
         }
-        cmd = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "clarigate.gateway.cli.main",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ]
         proc = subprocess.Popen(cmd, cwd=REPO, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         procs.append(proc)
         url = f"http://127.0.0.1:{port}"
@@ -182,9 +191,9 @@ def test_sigterm_past_grace_hands_the_job_to_another_replica(bot):
 
 
 async def _second_replica_answers(prefix: str, runner: ScriptedRunner) -> list[str]:
-    from gateway.config import GatewayConfig
-    from gateway.core import Gateway
-    from gateway.testing import TestAdapter
+    from clarigate.adapters.testing import TestAdapter
+    from clarigate.gateway.flow.intake import Gateway
+    from clarigate.gateway.runtime.config import GatewayConfig
 
     store = RedisStore(REDIS_URL, prefix)
     gateway = Gateway(GatewayConfig(stale_claim_seconds=0.3, workers=2), store, runner)

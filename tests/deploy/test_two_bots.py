@@ -7,11 +7,11 @@ import uuid
 
 from redis.asyncio import Redis
 
-from agent.harness import TurnOutput
-from gateway.app import build_gateway
-from gateway.config import GatewayConfig
-from gateway.messages import AcceptOutcome, AnswerStatus
-from gateway.testing import ScriptedRunner, TestAdapter, Turn, asking, choice_request
+from clarigate.adapters.testing import ScriptedRunner, TestAdapter, Turn, asking, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.boundary.messages import AcceptOutcome, AnswerStatus
+from clarigate.gateway.runtime.app import build_gateway
+from clarigate.gateway.runtime.config import GatewayConfig
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 QUESTION = choice_request("Which team?", ["red", "blue"])
@@ -26,7 +26,10 @@ def asks_first(turn: Turn) -> TurnOutput:
 async def start_bot(bot_id: str, runner: ScriptedRunner):
     """A bot built from config the way ``clarigate serve`` builds it (its platform plugged in)."""
     config = GatewayConfig(
-        bot_id=bot_id, redis_url=REDIS_URL, extra_adapters=["gateway.testing:TestAdapter"], workers=2
+        bot_id=bot_id,
+        redis_url=REDIS_URL,
+        extra_adapters=["clarigate.adapters.testing:TestAdapter"],
+        workers=2,
     )
     gateway = build_gateway(config, runner=runner)
     adapter = gateway.adapters[0]

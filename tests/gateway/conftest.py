@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from gateway.store import Store
-from gateway.store.memory import MemoryStore
-from gateway.store.redis import RedisStore
+from clarigate.gateway.store import Store
+from clarigate.gateway.store.memory import MemoryStore
+from clarigate.gateway.store.redis import RedisStore
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 

@@ -14,13 +14,13 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 from starlette.applications import Starlette
 
-from adapters.feishu import FeishuAdapter
-from gateway.config import FeishuSettings, GatewayConfig
-from gateway.core import Gateway
-from gateway.store.base import Store
-from gateway.store.memory import MemoryStore
-from gateway.store.redis import RedisStore
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.feishu import FeishuAdapter
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime.config import FeishuSettings, GatewayConfig
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.memory import MemoryStore
+from clarigate.gateway.store.redis import RedisStore
 
 from .events import ENCRYPT_KEY, VERIFICATION_TOKEN, signed
 from .fake_open_api import FakeOpenApi

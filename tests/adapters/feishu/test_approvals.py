@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agent.harness import AgentSettings
-from gateway.agent_runner import LangGraphRunner
+from clarigate.agent.harness import AgentSettings
+from clarigate.gateway.runners.in_process import LangGraphRunner
 from tests.agent import user_graphs
 
 from .cards import button, payload, text_of

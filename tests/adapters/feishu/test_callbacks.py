@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from agent.protocol import FormField, HumanInputRequest
-from gateway.testing import ScriptedRunner, asking, form_request
+from clarigate.adapters.testing import ScriptedRunner, asking, form_request
+from clarigate.agent.protocol import FormField, HumanInputRequest
 
 from .cards import button, components, payload, text_of
 from .events import card_action, legacy_card_action, legacy_signed, schema_one_event

@@ -7,7 +7,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.feishu.render import (
+from clarigate.adapters.feishu.render import (
     CARD_LIMIT_BYTES,
     card_json,
     card_size,
@@ -16,8 +16,14 @@ from adapters.feishu.render import (
     render_notice,
     render_reply,
 )
-from agent.protocol import FormField, HumanInputRequest, Option, normalize_request, render_text_fallback
-from gateway.testing import ScriptedRunner, asking
+from clarigate.adapters.testing import ScriptedRunner, asking
+from clarigate.agent.protocol import (
+    FormField,
+    HumanInputRequest,
+    Option,
+    normalize_request,
+    render_text_fallback,
+)
 
 from .card_schema import check_card
 from .cards import is_text_fallback, text_of

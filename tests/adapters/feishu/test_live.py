@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 import yaml
 
-from adapters.feishu import FeishuAdapter
-from adapters.feishu.live import ANSWER_ELEMENT, CARD_INTERVAL, EDIT_INTERVAL, LIVE_CHARS
-from agent.harness import AgentSettings
-from gateway.agent_runner import LangGraphRunner
-from gateway.config import FeishuSettings
-from gateway.messages import Conversation, LiveView, TextReply
+from clarigate.adapters.feishu import FeishuAdapter
+from clarigate.adapters.feishu.live import ANSWER_ELEMENT, CARD_INTERVAL, EDIT_INTERVAL, LIVE_CHARS
+from clarigate.agent.harness import AgentSettings
+from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
+from clarigate.gateway.runners.in_process import LangGraphRunner
+from clarigate.gateway.runtime.config import FeishuSettings
 
 from .cards import components, is_interactive, text_of
 from .conftest import feishu_settings

@@ -13,12 +13,12 @@ import uuid
 
 from lark_oapi.core.json import JSON
 
-from adapters.feishu import FeishuAdapter
-from adapters.feishu.long_connection import LongConnection
-from gateway.config import GatewayConfig
-from gateway.core import Gateway
-from gateway.store.memory import MemoryStore
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.feishu import FeishuAdapter
+from clarigate.adapters.feishu.long_connection import LongConnection
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.store.memory import MemoryStore
 
 from .cards import button, payload, text_of
 from .conftest import feishu_settings

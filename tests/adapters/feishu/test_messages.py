@@ -6,10 +6,10 @@ import json
 import time
 from typing import Any
 
-from agent.harness import TurnOutput
-from agent.protocol import HumanInputRequest, Option
-from gateway.messages import Attachment, InboundMessage
-from gateway.testing import ScriptedRunner, Turn, asking
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking
+from clarigate.agent.harness import TurnOutput
+from clarigate.agent.protocol import HumanInputRequest, Option
+from clarigate.gateway.boundary.messages import Attachment, InboundMessage
 
 from .cards import button, components, payload, text_of
 from .events import card_action, message_event

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from adapters.feishu.names import NameBook
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.feishu.names import NameBook
+from clarigate.adapters.testing import ScriptedRunner
 
 from .cards import button, payload, text_of
 from .events import card_action, message_event

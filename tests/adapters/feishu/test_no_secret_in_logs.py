@@ -9,11 +9,11 @@ import pytest
 from pydantic import SecretStr
 from starlette.applications import Starlette
 
-from adapters.feishu import FeishuAdapter
-from agent.harness import TurnOutput
-from gateway.core import Gateway
-from gateway.store.memory import MemoryStore
-from gateway.testing import ScriptedRunner, asking, choice_request
+from clarigate.adapters.feishu import FeishuAdapter
+from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.store.memory import MemoryStore
 from tests.conftest import config_for_tests
 from tests.log_capture import assert_no_secret, captured_logs, carries_inbound_id
 
@@ -58,7 +58,9 @@ async def test_webhook_run_logs_no_secret(fake_api, log_format, level, chatty):
             assert (await bot.deliver(message_event("again"))).status_code == 200
             await gateway.drain()
             # what a careless line would print: the redactor masks it
-            logging.getLogger("adapters.feishu").warning("token request: %s", {"app_secret": APP_SECRET})
+            logging.getLogger("clarigate.adapters.feishu").warning(
+                "token request: %s", {"app_secret": APP_SECRET}
+            )
         finally:
             await http.aclose()
             await gateway.stop(grace=0)

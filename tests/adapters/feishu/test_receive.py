@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from adapters.feishu.receive import MalformedEvent, parse_message
+from clarigate.adapters.feishu.receive import MalformedEvent, parse_message
 
 from .events import message_event
 

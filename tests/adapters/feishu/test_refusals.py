@@ -11,18 +11,18 @@ import logging
 
 import pytest
 
-from adapters.feishu.render import (
+from clarigate.adapters.feishu.render import (
     MAX_ELEMENTS,
     element_count,
     native_card,
     render_clarification,
     render_reply,
 )
-from agent.harness import TurnOutput
-from agent.protocol import FormField, HumanInputRequest, Option, render_text_fallback
-from gateway.messages import ClarificationOut, Conversation, TextReply
-from gateway.port import DeliveryFailed
-from gateway.testing import ScriptedRunner, choice_request
+from clarigate.adapters.testing import ScriptedRunner, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option, render_text_fallback
+from clarigate.gateway.boundary.messages import ClarificationOut, Conversation, TextReply
+from clarigate.gateway.boundary.port import DeliveryFailed
 
 from .card_schema import CardRuleBroken, check_card
 from .cards import button, is_text_fallback, payload, text_of

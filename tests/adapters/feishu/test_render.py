@@ -9,10 +9,16 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.feishu.actions import form_values, read_card_action
-from adapters.feishu.markup import escape_markdown, split_reply
-from adapters.feishu.render import CARD_LIMIT_BYTES, card_size, render_clarification, render_reply
-from agent.protocol import FormField, HumanInputRequest, Option, normalize_request, render_text_fallback
+from clarigate.adapters.feishu.actions import form_values, read_card_action
+from clarigate.adapters.feishu.markup import escape_markdown, split_reply
+from clarigate.adapters.feishu.render import CARD_LIMIT_BYTES, card_size, render_clarification, render_reply
+from clarigate.agent.protocol import (
+    FormField,
+    HumanInputRequest,
+    Option,
+    normalize_request,
+    render_text_fallback,
+)
 
 from .cards import components, is_text_fallback, text_of, walk
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agent.harness import TurnOutput
-from agent.protocol import FormField, HumanInputRequest, Option
-from gateway.testing import ScriptedRunner, Turn, asking, choice_request, echo, form_request
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, echo, form_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option
 
 from .cards import button, components, is_interactive, payload, text_of
 from .events import card_action, message_event

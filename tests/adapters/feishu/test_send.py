@@ -8,12 +8,12 @@ import threading
 
 import pytest
 
-from adapters.feishu import FeishuAdapter
-from adapters.feishu.render import render_notice
-from adapters.feishu.send import FeishuApiError, FeishuSender, build_client
-from gateway.config import FeishuSettings
-from gateway.messages import Conversation, TextReply
-from gateway.metrics import PLATFORM_API_ERRORS
+from clarigate.adapters.feishu import FeishuAdapter
+from clarigate.adapters.feishu.render import render_notice
+from clarigate.adapters.feishu.send import FeishuApiError, FeishuSender, build_client
+from clarigate.gateway.boundary.messages import Conversation, TextReply
+from clarigate.gateway.runtime.config import FeishuSettings
+from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
 from .cards import text_of
 from .conftest import feishu_settings

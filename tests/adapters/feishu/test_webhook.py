@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.testing import ScriptedRunner
 
 from .events import encrypt, message_event, signed
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from agent.harness import AgentSettings
-from gateway.agent_runner import LangGraphRunner
+from clarigate.agent.harness import AgentSettings
+from clarigate.gateway.runners.in_process import LangGraphRunner
 
 from .cards import button, payload, text_of
 from .events import card_action, message_event

@@ -11,13 +11,13 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from adapters.slack import SlackAdapter
-from gateway.config import GatewayConfig, SlackSettings
-from gateway.core import Gateway
-from gateway.runner import AgentRunner
-from gateway.server import build_app
-from gateway.store.memory import MemoryStore
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.slack import SlackAdapter
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runners.base import AgentRunner
+from clarigate.gateway.runtime.config import GatewayConfig, SlackSettings
+from clarigate.gateway.store.memory import MemoryStore
+from clarigate.gateway.web.server import build_app
 
 from .fake_slack import BOT_TOKEN, FakeSlack
 from .slack_user import SIGNING_SECRET, SlackUser

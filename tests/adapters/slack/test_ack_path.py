@@ -10,8 +10,8 @@ import asyncio
 
 import httpx
 
-from agent.protocol import FormField
-from gateway.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+from clarigate.agent.protocol import FormField
 
 from .conftest import MakeWorld, SlackWorld
 

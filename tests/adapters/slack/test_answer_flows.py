@@ -7,9 +7,9 @@ from pathlib import Path
 
 import yaml
 
-from agent.harness import AgentSettings, ClarifyingAgent
-from agent.protocol import FormField, Option
-from gateway.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent
+from clarigate.agent.protocol import FormField, Option
 
 from .conftest import MakeWorld
 from .fake_slack import BOT_USER_ID

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from agent.harness import AgentSettings
-from gateway.agent_runner import LangGraphRunner
+from clarigate.agent.harness import AgentSettings
+from clarigate.gateway.runners.in_process import LangGraphRunner
 from tests.agent import user_graphs
 
 from .conftest import MakeWorld

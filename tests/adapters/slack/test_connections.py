@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.testing import ScriptedRunner
 
 from .conftest import MakeWorld
 

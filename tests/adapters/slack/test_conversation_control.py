@@ -12,10 +12,16 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.render import render_clarification
-from agent.protocol import FormField, HumanInputRequest, Option
-from gateway.messages import AcceptOutcome, AnswerOutcome, ClarificationOut, InboundAnswer, InboundMessage
-from gateway.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+from clarigate.adapters.slack.render import render_clarification
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option
+from clarigate.gateway.boundary.messages import (
+    AcceptOutcome,
+    AnswerOutcome,
+    ClarificationOut,
+    InboundAnswer,
+    InboundMessage,
+)
 
 from .conftest import MakeWorld, SlackWorld
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.slack.decode import decode_text, encode_typed
-from gateway.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.adapters.slack.decode import decode_text, encode_typed
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
 
 from .conftest import MakeWorld
 

@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.slack import SlackAdapter
-from gateway.messages import ClarificationOut, Conversation, TextReply
-from gateway.port import DeliveryFailed
-from gateway.testing import choice_request
+from clarigate.adapters.slack import SlackAdapter
+from clarigate.adapters.testing import choice_request
+from clarigate.gateway.boundary.messages import ClarificationOut, Conversation, TextReply
+from clarigate.gateway.boundary.port import DeliveryFailed
 
 from .conftest import slack_settings
 from .fake_slack import FakeSlack

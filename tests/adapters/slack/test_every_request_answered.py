@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from adapters.slack import SlackAdapter
-from adapters.slack.receive import IGNORED_REQUESTS
-from gateway.config import GatewayConfig
-from gateway.core import Gateway
-from gateway.store.memory import MemoryStore
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.slack import SlackAdapter
+from clarigate.adapters.slack.receive import IGNORED_REQUESTS
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.store.memory import MemoryStore
 
 from .conftest import MakeWorld, slack_settings
 from .fake_slack import APP_TOKEN, TEAM_ID, FakeSlack
@@ -144,7 +144,7 @@ async def test_a_request_with_nothing_to_do_gets_200_a_debug_line_and_a_count(
     runner = ScriptedRunner()
     world = await make_world(runner)
     before = ignored(kind)
-    with caplog.at_level(logging.DEBUG, logger="adapters.slack"):
+    with caplog.at_level(logging.DEBUG, logger="clarigate.adapters.slack"):
         if body.get("type") in ("event_callback", "app_rate_limited"):
             response = await world.user.post(json.dumps(body).encode(), "application/json")
         else:

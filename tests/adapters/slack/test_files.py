@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.slack import SlackAdapter
-from gateway.messages import Attachment
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.slack import SlackAdapter
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.boundary.messages import Attachment
 
 from .conftest import MakeWorld, slack_settings
 from .fake_slack import FakeSlack
@@ -90,7 +90,7 @@ async def test_the_token_goes_to_slack_hosts_only(adapter: SlackAdapter, fake_sl
 
 
 def test_addresses_that_may_see_the_bot_token():
-    from adapters.slack.files import may_send_token
+    from clarigate.adapters.slack.files import may_send_token
 
     api = "https://slack.com/api/"
     assert may_send_token("https://files.slack.com/files-pri/T1-F1/download/a.png", api)

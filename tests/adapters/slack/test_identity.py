@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gateway.config import GatewayConfig
-from gateway.identity import platform_identities
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.runtime.identity import platform_identities
 
 from .conftest import slack_settings
 from .fake_slack import FakeSlack
@@ -21,10 +21,10 @@ async def test_socket_mode_connection_is_reported(fake_slack: FakeSlack):
 
     from pydantic import SecretStr
 
-    from adapters.slack import SlackAdapter
-    from gateway.core import Gateway
-    from gateway.store.memory import MemoryStore
-    from gateway.testing import ScriptedRunner
+    from clarigate.adapters.slack import SlackAdapter
+    from clarigate.adapters.testing import ScriptedRunner
+    from clarigate.gateway.flow.intake import Gateway
+    from clarigate.gateway.store.memory import MemoryStore
 
     from .fake_slack import APP_TOKEN
 

@@ -6,11 +6,11 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block
 
-from adapters.slack.modals import render_form_modal
-from adapters.slack.render import render_clarification
-from agent.protocol import FormField, HumanInputRequest, Option
-from gateway.messages import ClarificationOut
-from gateway.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+from clarigate.adapters.slack.modals import render_form_modal
+from clarigate.adapters.slack.render import render_clarification
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option
+from clarigate.gateway.boundary.messages import ClarificationOut
 
 from .conftest import MakeWorld
 

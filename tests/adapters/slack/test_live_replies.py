@@ -16,12 +16,12 @@ from typing import Any
 import yaml
 from langchain_core.tools import tool
 
-from adapters.slack.live import EDIT, STREAM, piece_end
-from adapters.slack.render import render_reply
-from agent.events import TextDelta
-from agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
-from gateway.messages import Conversation, LiveEnd, LiveView, MessageRef, Sender, TextReply
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.slack.live import EDIT, STREAM, piece_end
+from clarigate.adapters.slack.render import render_reply
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.agent.events import TextDelta
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
+from clarigate.gateway.boundary.messages import Conversation, LiveEnd, LiveView, MessageRef, Sender, TextReply
 
 from .conftest import MakeWorld, SlackWorld
 from .fake_slack import TEAM_ID, ApiCall

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from adapters.slack import SlackAdapter
+from clarigate.adapters.slack import SlackAdapter
 
 from .conftest import slack_settings
 from .fake_slack import FakeSlack

@@ -8,12 +8,12 @@ import uuid
 import pytest
 from pydantic import SecretStr
 
-from adapters.slack import SlackAdapter
-from agent.harness import TurnOutput
-from gateway.config import GatewayConfig
-from gateway.core import Gateway
-from gateway.store.memory import MemoryStore
-from gateway.testing import ScriptedRunner, asking, choice_request
+from clarigate.adapters.slack import SlackAdapter
+from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.store.memory import MemoryStore
 from tests.log_capture import assert_no_secret, captured_logs, carries_inbound_id
 
 from .conftest import MakeWorld, slack_settings
@@ -50,7 +50,9 @@ async def test_http_events_run_logs_no_secret(make_world: MakeWorld, log_format,
         world.fake.fail_next(3, status=500)
         await world.user.dm("again")
         await world.settle()
-        logging.getLogger("adapters.slack").warning("headers: %s", {"Authorization": f"Bearer {BOT_TOKEN}"})
+        logging.getLogger("clarigate.adapters.slack").warning(
+            "headers: %s", {"Authorization": f"Bearer {BOT_TOKEN}"}
+        )
     assert_no_secret(logs, secrets)
     assert len(logs.lines()) > 3 and "Bearer ***" in logs.text()
     calls = [line for line in logs.lines() if "chat.postMessage: ok, message " in line]

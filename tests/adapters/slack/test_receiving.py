@@ -8,8 +8,8 @@ import uuid
 
 from redis.asyncio import Redis
 
-from gateway.store.redis import RedisStore
-from gateway.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.gateway.store.redis import RedisStore
 
 from .conftest import MakeWorld
 from .slack_user import next_ts, signed_headers

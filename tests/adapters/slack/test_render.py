@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
-from adapters.slack.markup import markdown_to_mrkdwn, split_mrkdwn
-from adapters.slack.modals import form_values, modal_metadata, render_form_modal, render_other_modal
-from adapters.slack.render import render_answered, render_clarification, render_reply
-from agent.protocol import FormField, HumanInputRequest, Option
-from gateway.messages import ClarificationOut
+from clarigate.adapters.slack.markup import markdown_to_mrkdwn, split_mrkdwn
+from clarigate.adapters.slack.modals import form_values, modal_metadata, render_form_modal, render_other_modal
+from clarigate.adapters.slack.render import render_answered, render_clarification, render_reply
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option
+from clarigate.gateway.boundary.messages import ClarificationOut
 
 TOKEN = "AbCdEfGhIjKlMnOp"  # the core's tokens are 16 url-safe characters
 

@@ -7,13 +7,13 @@ import uuid
 import pytest
 from pydantic import SecretStr
 
-from adapters.slack import SlackAdapter, SlackStartError
-from agent.harness import TurnOutput
-from gateway.config import GatewayConfig, SlackSettings
-from gateway.core import Gateway
-from gateway.metrics import PLATFORM_API_ERRORS
-from gateway.store.memory import MemoryStore
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.slack import SlackAdapter, SlackStartError
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime.config import GatewayConfig, SlackSettings
+from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
+from clarigate.gateway.store.memory import MemoryStore
 
 from .conftest import MakeWorld, slack_settings
 from .fake_slack import APP_TOKEN, FakeSlack

@@ -3,7 +3,7 @@ the question is rendered as buttons, the click answers it, and an approval runs 
 
 from __future__ import annotations
 
-from gateway.server_runner import LangGraphServerRunner, ServerSettings
+from clarigate.gateway.runners.server import LangGraphServerRunner, ServerSettings
 
 from .conftest import MakeWorld
 

@@ -3,7 +3,7 @@ privately who is asked."""
 
 from __future__ import annotations
 
-from gateway.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
 
 from .conftest import MakeWorld
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.testing import ScriptedRunner, asking, choice_request
+from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
 
 from .conftest import MakeWorld
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from gateway.store.memory import MemoryStore
-from gateway.store.redis import RedisStore
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.store.memory import MemoryStore
+from clarigate.gateway.store.redis import RedisStore
 
 from .fake_bot_api import FakeBotApi
 from .harness import TelegramBench, open_bench

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
-from adapters.telegram import TelegramAdapter
-from gateway.config import TelegramSettings
-from gateway.core import Gateway
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.telegram import TelegramAdapter
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime.config import TelegramSettings
 from tests.conftest import test_config as gateway_config
 
 from .fake_bot_api import BOT_USER, FakeBotApi

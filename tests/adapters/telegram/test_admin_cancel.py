@@ -7,10 +7,10 @@ import json
 import logging
 import os
 
-from agent.harness import TurnOutput
-from gateway.cli import main
-from gateway.config import ENV_NAMES
-from gateway.testing import ScriptedRunner, asking, choice_request
+from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.cli.main import main
+from clarigate.gateway.runtime.config import ENV_NAMES
 
 from .conftest import REDIS_URL, redis_store
 from .harness import message_update, open_bench

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import yaml
 
-from agent.harness import AgentSettings
-from gateway.agent_runner import LangGraphRunner
-from gateway.store.memory import MemoryStore
+from clarigate.agent.harness import AgentSettings
+from clarigate.gateway.runners.in_process import LangGraphRunner
+from clarigate.gateway.store.memory import MemoryStore
 
 from .harness import callback_update, message_update, open_bench
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from agent.harness import AgentSettings
-from gateway.agent_runner import LangGraphRunner
-from gateway.store.memory import MemoryStore
+from clarigate.agent.harness import AgentSettings
+from clarigate.gateway.runners.in_process import LangGraphRunner
+from clarigate.gateway.store.memory import MemoryStore
 from tests.agent import user_graphs
 
 from .harness import callback_update, message_update, open_bench

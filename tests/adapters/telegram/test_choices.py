@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agent.harness import TurnOutput
-from agent.protocol import HumanInputRequest, Option
-from gateway.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.agent.protocol import HumanInputRequest, Option
 
 from .harness import (
     ALICE,

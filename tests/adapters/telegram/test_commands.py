@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.testing import ScriptedRunner
 
 from .harness import ALICE, GROUP, bot_message, command_update, message_update
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY
 
-from adapters.telegram import TelegramAdapter
-from gateway.core import Gateway
-from gateway.ops import OpsSampler, liveness_problems
-from gateway.store.memory import MemoryStore
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.telegram import TelegramAdapter
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime.ops import OpsSampler, liveness_problems
+from clarigate.gateway.store.memory import MemoryStore
 from tests.conftest import config_for_tests
 
 from .harness import telegram_settings

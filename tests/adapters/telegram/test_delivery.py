@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.messages import Conversation, TextReply
-from gateway.port import DeliveryFailed
-from gateway.testing import ScriptedRunner, choice_request
+from clarigate.adapters.testing import ScriptedRunner, choice_request
+from clarigate.gateway.boundary.messages import Conversation, TextReply
+from clarigate.gateway.boundary.port import DeliveryFailed
 
 from .harness import ALICE, bot_message, message_update
 from .test_choices import ask_then_echo

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from agent.harness import TurnOutput
-from agent.protocol import FormField
-from gateway.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.agent.protocol import FormField
 
 from .harness import ALICE, bot_message, callback_update, command_update, message_update, private_chat
 from .test_choices import ask_then_echo, clarification_call

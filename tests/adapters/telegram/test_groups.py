@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.testing import ScriptedRunner, choice_request
+from clarigate.adapters.testing import ScriptedRunner, choice_request
 
 from .harness import ALICE, BOB, GROUP, bot_message, message_update
 from .test_choices import ask_then_echo

@@ -16,16 +16,16 @@ from typing import Any
 import pytest
 import yaml
 
-from adapters.telegram import live
-from adapters.telegram.markup import markdown_to_html, split_markdown
-from agent.events import TextDelta, ToolFinished, ToolStarted
-from agent.harness import AgentSettings, TurnOutput
-from gateway.agent_runner import LangGraphRunner
-from gateway.config import TelegramSettings
-from gateway.messages import Conversation, LiveView, TextReply
-from gateway.store.memory import MemoryStore
-from gateway.testing import asking, choice_request
-from tests.gateway.test_streaming import StreamingRunner, words
+from clarigate.adapters.telegram import live
+from clarigate.adapters.telegram.markup import markdown_to_html, split_markdown
+from clarigate.adapters.testing import asking, choice_request
+from clarigate.agent.events import TextDelta, ToolFinished, ToolStarted
+from clarigate.agent.harness import AgentSettings, TurnOutput
+from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
+from clarigate.gateway.runners.in_process import LangGraphRunner
+from clarigate.gateway.runtime.config import TelegramSettings
+from clarigate.gateway.store.memory import MemoryStore
+from tests.gateway.flow.test_streaming import StreamingRunner, words
 
 from .fake_bot_api import DRAFT_PEER_INVALID, Call, FakeBotApi
 from .harness import ALICE, GROUP, mention_update, message_update

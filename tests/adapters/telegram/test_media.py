@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gateway.messages import Attachment
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.boundary.messages import Attachment
 
 from .harness import message_update
 

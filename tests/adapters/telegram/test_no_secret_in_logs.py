@@ -7,12 +7,12 @@ import logging
 
 import pytest
 
-from adapters.telegram import TelegramAdapter
-from agent.harness import TurnOutput
-from gateway.core import Gateway
-from gateway.logs import register_secrets
-from gateway.store.memory import MemoryStore
-from gateway.testing import ScriptedRunner, asking, choice_request
+from clarigate.adapters.telegram import TelegramAdapter
+from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime.logs import register_secrets
+from clarigate.gateway.store.memory import MemoryStore
 from tests.conftest import config_for_tests
 from tests.log_capture import assert_no_secret, captured_logs, carries_inbound_id
 

@@ -7,11 +7,11 @@ import asyncio
 import pytest
 from telegram import Bot
 
-from adapters.telegram import TelegramAdapter
-from adapters.telegram.polling import LeasedPoller
-from gateway.core import Gateway
-from gateway.store.memory import MemoryStore
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.telegram import TelegramAdapter
+from clarigate.adapters.telegram.polling import LeasedPoller
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.store.memory import MemoryStore
 from tests.conftest import test_config as gateway_config
 
 from .conftest import redis_store

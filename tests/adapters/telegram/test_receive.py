@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.telegram import TelegramAdapter
-from gateway.core import Gateway
-from gateway.store.memory import MemoryStore
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.telegram import TelegramAdapter
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.store.memory import MemoryStore
 from tests.conftest import test_config as gateway_config
 
 from .harness import ALICE, BOB, GROUP, bot_message, mention_update, message_update, telegram_settings

@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from telegram import InlineKeyboardMarkup
 
-from adapters.telegram.markup import markdown_to_html, split_markdown
-from adapters.telegram.render import render_answered, render_clarification, render_wizard
-from adapters.telegram.wizard import WizardState
-from agent.protocol import HumanInputRequest, normalize_request
-from gateway.messages import ClarificationOut
+from clarigate.adapters.telegram.markup import markdown_to_html, split_markdown
+from clarigate.adapters.telegram.render import render_answered, render_clarification, render_wizard
+from clarigate.adapters.telegram.wizard import WizardState
+from clarigate.agent.protocol import HumanInputRequest, normalize_request
+from clarigate.gateway.boundary.messages import ClarificationOut
 
 ALLOWED_TAGS = {"b", "i", "s", "code", "pre", "a", "blockquote"}
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from telegram.error import BadRequest, NetworkError
 
-from adapters.telegram.send import with_retries
-from agent.harness import TurnOutput
-from gateway.metrics import PLATFORM_API_ERRORS
-from gateway.testing import ScriptedRunner
+from clarigate.adapters.telegram.send import with_retries
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
 from .harness import message_update
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.testing import ScriptedRunner, choice_request
+from clarigate.adapters.testing import ScriptedRunner, choice_request
 
 from .harness import ALICE, callback_update, message_update
 from .test_choices import ask_then_echo, clarification_call

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from agent.harness import TurnOutput
-from agent.protocol import FormField, Option
-from gateway.messages import InboundAnswer, Sender
-from gateway.testing import ScriptedRunner, Turn, asking, form_request
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, form_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.agent.protocol import FormField, Option
+from clarigate.gateway.boundary.messages import InboundAnswer, Sender
 
 from .conftest import redis_store
 from .harness import BOB, GROUP, bot_message, callback_update, mention_update, message_update, open_bench

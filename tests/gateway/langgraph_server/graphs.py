@@ -15,8 +15,8 @@ from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import interrupt
 
-from agent.graph import build_agent_graph
-from agent.models import build_chat_model
+from clarigate.agent.graph import build_agent_graph
+from clarigate.agent.models import build_chat_model
 
 
 @tool

@@ -1,0 +1,64 @@
+"""Handing outbound items to the adapter of the conversation's platform."""
+
+from __future__ import annotations
+
+import logging
+
+from clarigate.gateway.boundary.messages import Conversation, MessageRef, Outbound
+from clarigate.gateway.boundary.port import PlatformAdapter
+
+log = logging.getLogger(__name__)
+
+
+class Outbox:
+    """The registered adapters, by platform; ``send`` routes an item to the right one."""
+
+    def __init__(self) -> None:
+        self._adapters: dict[str, PlatformAdapter] = {}
+
+    def register(self, adapter: PlatformAdapter) -> None:
+        """Route items for ``adapter.platform`` to ``adapter`` (one adapter per platform)."""
+        if adapter.platform in self._adapters:
+            raise ValueError(f"an adapter for {adapter.platform!r} is already registered")
+        self._adapters[adapter.platform] = adapter
+
+    @property
+    def adapters(self) -> list[PlatformAdapter]:
+        """The registered adapters, in registration order."""
+        return list(self._adapters.values())
+
+    def adapter_for(self, platform: str) -> PlatformAdapter:
+        """The adapter of ``platform``; ``LookupError`` when none is registered."""
+        try:
+            return self._adapters[platform]
+        except KeyError:
+            raise LookupError(f"no adapter registered for platform {platform!r}") from None
+
+    async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
+        """Deliver ``item``; errors propagate (the caller decides whether the job is retried).
+
+        One line per call: what was sent, to which platform, the platform's message id or the
+        failure's status (``DeliveryFailed.code``).
+        """
+        adapter = self.adapter_for(conversation.platform)
+        try:
+            ref = await adapter.send(conversation, item)
+        except Exception as exc:
+            code = getattr(exc, "code", None) or type(exc).__name__
+            log.info("send %s to %s failed: %s", item.kind, conversation.platform, code)
+            raise
+        log.info(
+            "sent %s to %s: %s",
+            item.kind,
+            conversation.platform,
+            f"message {ref.message_id}" if ref is not None else "ok",
+        )
+        return ref
+
+    async def send_quietly(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
+        """Deliver a cosmetic item (progress, refusal); a failure is logged, not raised."""
+        try:
+            return await self.send(conversation, item)
+        except Exception:
+            log.warning("could not send %s to %s", item.kind, conversation.platform, exc_info=True)
+            return None

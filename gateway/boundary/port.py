@@ -1,0 +1,196 @@
+"""The two sides of the adapter boundary.
+
+``GatewayPort`` is what the core offers adapters; ``PlatformAdapter`` is what
+each adapter offers the core. Neither side sees the other's internals.
+
+Conversation control is the core's: an adapter maps its platform's command syntax
+(Telegram's ``/cancel@bot``, Slack's ``/clarigate cancel``, a Feishu message ``/cancel``)
+onto an ``InboundMessage`` whose text is the neutral command (``/new``, ``/cancel``,
+``/help``, ``/status``, ``/start``, optionally followed by words), and a Cancel button
+onto an ``InboundAnswer`` with ``decline=True``. Conversation control is described in
+README.md, "Talking to the bot"; the core's words for it (help, status) name each command
+the way the platform spells it (``PlatformAdapter.command_syntax``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Protocol
+
+from starlette.routing import BaseRoute
+
+from .messages import (
+    AcceptOutcome,
+    AnswerOutcome,
+    Attachment,
+    Conversation,
+    InboundAnswer,
+    InboundMessage,
+    LiveView,
+    MessageRef,
+    Outbound,
+    PendingView,
+    Sender,
+)
+
+
+class DeliveryFailed(Exception):
+    """An adapter could not deliver an outbound item, classified for the core's delivery step.
+
+    ``permanent``: no retry can help (the bot was blocked or removed, the payload was refused
+    as invalid, the chat is gone); the core falls back once (a question's text fallback) or
+    gives up with a log line and a metric. Otherwise transient (rate limit, 5xx, network):
+    retried with backoff within the delivery budget, not before ``retry_after`` seconds when
+    the platform named a time. ``code`` is the platform's own error code, for logs and metrics.
+    Any other exception an adapter's ``send`` raises is treated as transient.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        permanent: bool,
+        retry_after: float | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+        self.retry_after = retry_after
+        self.code = code
+
+
+class AdapterState(Protocol):
+    """Small shared state for adapters (wizards, leases), kept by the core's store.
+
+    Keys are namespaced by the core under the bot prefix and the platform, so
+    state survives restarts and is shared between replicas.
+    """
+
+    async def get_json(self, key: str) -> Any | None:
+        """The JSON value at ``key``, or None."""
+
+    async def set_json(self, key: str, value: Any, ttl_seconds: int) -> None:
+        """Store a JSON value with an expiry."""
+
+    async def delete(self, key: str) -> None:
+        """Remove ``key``."""
+
+    async def acquire_lease(self, name: str, holder: str, ttl_seconds: int) -> bool:
+        """Take or renew the lease ``name`` for ``holder``; False if another holds it."""
+
+    async def release_lease(self, name: str, holder: str) -> None:
+        """Give the lease up if ``holder`` holds it."""
+
+
+class GatewayPort(Protocol):
+    """What an adapter may ask of the core. Every call is fast: safe on the ack path."""
+
+    state: AdapterState
+
+    async def accept(self, message: InboundMessage) -> AcceptOutcome:
+        """Dedupe and durably enqueue a message; the reply follows later via ``send``."""
+
+    async def submit_answer(self, answer: InboundAnswer) -> AnswerOutcome:
+        """Check and atomically claim an answer; on success the next run is enqueued."""
+
+    async def pending_by_token(self, token: str) -> PendingView | None:
+        """The clarification behind a button token, or None if unknown or expired."""
+
+    async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
+        """None if ``sender`` may answer ``view`` now, else the refusal to show.
+
+        Ask it when a person starts answering by a route that ends in typing or filling in
+        (``Other…``, ``Fill in``): a yes also tells the core that this person's typed messages
+        in the conversation are meant as the question's answer, so a free answer typed after
+        "Other…" (Telegram's ForceReply) is taken as the answer, not as a new request.
+        """
+
+    async def knows_conversation(self, conversation: Conversation) -> bool:
+        """True when this chat thread already has an agent thread (the bot takes part)."""
+
+
+class PlatformAdapter(ABC):
+    """One chat platform: receive (verify, parse, ack), render (pure), send (SDK calls)."""
+
+    platform: ClassVar[str]
+    #: How a person types a neutral command here, ``{command}`` being ``new``, ``cancel``, …:
+    #: ``/{command}`` (Telegram, Feishu, the terminal), ``/clarigate {command}`` (a Slack slash
+    #: command). The core's help and status texts name commands with it.
+    command_syntax: ClassVar[str] = "/{command}"
+
+    def routes(self) -> list[BaseRoute]:
+        """HTTP routes to mount on the gateway's server (webhook mode)."""
+        return []
+
+    async def start(self) -> None:  # noqa: B027 (optional hook: webhook-only adapters need none)
+        """Check credentials and open the clients sending needs (every process that has the adapter)."""
+
+    async def complete_message(self, message: InboundMessage) -> InboundMessage:
+        """Finish what the ack left out, where the job runs, before the agent reads the message
+        (Slack: the names of ``unnamed_mentions``; Feishu: the sender's name). Bounded in time;
+        on any failure the message goes on as it is. By default it is returned unchanged."""
+        return message
+
+    async def start_receiving(self) -> None:  # noqa: B027 (optional hook: webhooks need none)
+        """Start taking messages in: a long-lived receiver (Socket Mode, long connection,
+        polling) or the webhook's registration. Called after ``start`` in the processes that
+        receive (``role`` all or web), never in a worker process, which only sends: a second
+        receiver there would take events the web process should ack, or fight it for a lease."""
+
+    async def stop(self) -> None:  # noqa: B027 (optional hook)
+        """Stop receivers and close clients."""
+
+    async def connection_up(self) -> bool | None:
+        """Whether a receiver this adapter started (Socket Mode, long connection, poller) runs;
+        None when it started none (webhooks, a worker process). Read for ``/healthz`` and the
+        metrics."""
+        return None
+
+    async def check(self) -> list[str]:
+        """Problems with this platform's configuration or credentials, for ``doctor``."""
+        return []
+
+    @abstractmethod
+    async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
+        """Deliver one outbound item; returns a reference when a message was created.
+
+        Platform errors are raised as ``DeliveryFailed`` (transient or permanent).
+        """
+
+    # --- live messages: a run's answer streamed while it is written, and its steps -------------
+    #
+    # The core (``clarigate.gateway.flow.live``) calls ``show_live`` at most once per ``live_interval``
+    # seconds while a run goes on: first with ``ref`` None (create the message: the platform's
+    # native stream where it has one), then with the ref it returned. The run's recorded reply
+    # then finishes that message (``TextReply.live``), or ``LiveEnd`` closes it. A failing
+    # ``show_live`` stops the updates for that run; the reply is delivered all the same.
+
+    def live_mode(self, conversation: Conversation) -> str | None:
+        """How a run is shown live in ``conversation``: a name of the adapter's choosing (the
+        platform's native stream, drafts, a streaming card, or edits of one message), or None for
+        no live message (the default: "Working…" only, as ``ProgressUpdate``)."""
+        return None
+
+    def live_interval(self, conversation: Conversation, mode: str) -> float:
+        """Seconds between two updates of a live message in ``mode``: inside the platform's
+        documented rate limits, so the number of calls grows with a run's time, not its tokens."""
+        return 1.0
+
+    async def show_live(
+        self, conversation: Conversation, view: LiveView, ref: MessageRef | None
+    ) -> MessageRef | None:
+        """Create (``ref`` None) or update the live message of a run; returns its reference.
+
+        Errors are raised as ``DeliveryFailed`` (the core stops updating this run's message).
+        """
+        raise DeliveryFailed(f"{self.platform} shows no live messages", permanent=True)
+
+    async def live_over(self, conversation: Conversation, ref: MessageRef) -> None:  # noqa: B027 (optional)
+        """This replica makes no more updates of the live message ``ref`` (its run ended, was
+        stopped or handed over): stop whatever keeps it up here (a typing indicator, a draft sent
+        again). The reply that finishes it, or another replica, comes next."""
+
+    async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
+        """The bytes of an attachment this adapter received (called by a worker, never on the ack
+        path); None when it cannot be had or is larger than ``max_bytes``."""
+        return None

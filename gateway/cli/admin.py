@@ -1,0 +1,205 @@
+"""``clarigate admin``: look into and mend a bot's live store (same REDIS_URL and bot id as ``serve``).
+
+    clarigate admin threads [--chat TEXT]               chat threads, agent threads, last activity
+    clarigate admin pending [--cancel REQUEST_ID]       open clarifications; cancel one
+    clarigate admin backlog [--redrive|--drop ENTRY]    stream length, oldest entry, held jobs
+    clarigate admin reset-thread CHAT                   start a chat over (a new agent thread)
+    clarigate admin consumers [--remove NAME|--prune]   stream consumers; remove dead ones
+    clarigate admin identity [--forget PLATFORM]        the platform identities under the bot id
+
+Every command takes ``--json``. Changes that lose work (``--drop``, ``reset-thread``) ask for
+confirmation unless ``--yes`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any, TextIO
+
+from clarigate.gateway.runtime.config import GatewayConfig
+
+#: As ``clarigate.gateway.cli.admin_store.DEAD_CONSUMER_IDLE_SECONDS`` (not imported: parsing stays light).
+PRUNE_HOURS = 24
+
+
+def add_admin_parser(commands: Any) -> None:
+    """The ``admin`` command and its subcommands, on the ``clarigate`` parser."""
+    admin = commands.add_parser("admin", help="look into and mend the bot's live store (Redis)")
+    sub = admin.add_subparsers(dest="admin_command", required=True)
+
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        parser = sub.add_parser(name, help=text, description=text)
+        parser.add_argument("--config", help="the bot's YAML file (default: $CLARIGATE_CONFIG)")
+        parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        return parser
+
+    command("threads", "list chat threads (find one with --chat)").add_argument(
+        "--chat", help="only chat keys containing this text (a channel or chat id)"
+    )
+    command("pending", "list open clarifications (cancel one with --cancel)").add_argument(
+        "--cancel", metavar="REQUEST_ID", help="close this clarification as declined"
+    )
+    backlog = command("backlog", "the job stream: length, oldest entry, jobs held per consumer")
+    backlog.add_argument("--redrive", metavar="ENTRY", help="let a live replica run this held job now")
+    backlog.add_argument("--drop", metavar="ENTRY", help="complete this job without running it")
+    backlog.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    reset = command("reset-thread", "start a chat over with a new agent thread")
+    reset.add_argument("chat", help="the chat key, as `admin threads` shows it")
+    reset.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    consumers = command("consumers", "list the stream's consumers (remove dead ones)")
+    consumers.add_argument("--remove", metavar="NAME", help="remove a consumer that holds no job")
+    consumers.add_argument(
+        "--prune",
+        action="store_true",
+        help=f"remove every consumer idle {PRUNE_HOURS} h or more with no job",
+    )
+    command("identity", "the platform identities recorded under the bot id").add_argument(
+        "--forget", metavar="PLATFORM", help="forget one (after a bot really moved)"
+    )
+
+
+def admin_main(config: GatewayConfig, args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run one admin command; 0 done, 1 refused or not found, 3 Redis unreachable."""
+    from clarigate.gateway.cli.admin_store import AdminError
+
+    try:
+        result = asyncio.run(_run(config, args))
+    except AdminError as exc:
+        print(f"clarigate admin: {exc}", file=sys.stderr)
+        return 1
+    except (OSError, ConnectionError) as exc:
+        print(f"clarigate admin: Redis is not reachable: {exc}", file=sys.stderr)
+        return 3
+    except Exception as exc:
+        if type(exc).__module__.startswith("redis"):
+            print(f"clarigate admin: Redis: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return 3
+        raise
+    if result is None:
+        return 1  # not confirmed
+    out = out or sys.stdout
+    if args.json:
+        out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(_table(result))
+    return 0
+
+
+def _confirm(args: argparse.Namespace, question: str) -> bool:
+    from clarigate.gateway.cli.admin_store import AdminError
+
+    if getattr(args, "yes", False):
+        return True
+    if args.json or not sys.stdin.isatty():
+        raise AdminError(f"{question}: add --yes to confirm")
+    return input(f"{question}? Type yes to confirm: ").strip().lower() == "yes"
+
+
+async def _run(config: GatewayConfig, args: argparse.Namespace) -> Any:
+    from clarigate.gateway.cli.admin_store import Admin, AdminError
+
+    async with Admin(config) as admin:
+        name = args.admin_command
+        if name == "threads":
+            return await admin.threads(args.chat)
+        if name == "pending":
+            if args.cancel:
+                return await admin.cancel(args.cancel, await _adapters(config, admin))
+            return await admin.pending()
+        if name == "backlog":
+            if args.redrive:
+                return await admin.redrive(args.redrive)
+            if args.drop:
+                if not _confirm(args, f"drop {await admin.describe(args.drop)} without running it"):
+                    return None
+                return await admin.drop(args.drop)
+            return await admin.backlog()
+        if name == "reset-thread":
+            if not _confirm(args, f"start chat {args.chat} over with a new agent thread"):
+                return None
+            return await admin.reset_thread(args.chat)
+        if name == "consumers":
+            if args.remove:
+                return await admin.remove_consumer(args.remove)
+            if args.prune:
+                return {"removed": await admin.prune_consumers()}
+            return await admin.consumers()
+        if name == "identity":
+            return await _identity(config, admin, args.forget)
+    raise AdminError(f"unknown admin command {name!r}")
+
+
+async def _identity(config: GatewayConfig, admin: Any, forget: str | None) -> Any:
+    from clarigate.gateway.cli.admin_store import AdminError
+    from clarigate.gateway.runtime.identity import identity_key, recorded_identities
+
+    if forget:
+        if not await admin.redis.hdel(identity_key(config.bot_id), forget):
+            raise AdminError(f"no {forget} identity is recorded under bot id {config.bot_id!r}")
+        return {"forgotten": forget}
+    return [
+        {"platform": p, **record}
+        for p, record in (await recorded_identities(admin.redis, config.bot_id)).items()
+    ]
+
+
+async def _adapters(config: GatewayConfig, admin: Any) -> dict[str, Any]:
+    """The configured platforms' adapters (not started: only sending), to close a question message."""
+    from clarigate.gateway.flow.intake import Gateway
+    from clarigate.gateway.runtime.app import build_adapter
+
+    gateway = Gateway(config, admin.store, _NoRunner())  # type: ignore[arg-type]
+    adapters = {}
+    for platform in config.enabled_platforms():
+        try:
+            adapters[platform] = build_adapter(platform, config, gateway)
+        except Exception:  # noqa: S112 (the decline stands without the message update)
+            continue
+    return adapters
+
+
+class _NoRunner:
+    """The admin never runs the agent: the gateway it builds for the adapters gets this."""
+
+    async def run_turn(self, *args: Any) -> Any:
+        raise RuntimeError("the admin does not run the agent")
+
+    async def ping(self) -> bool:
+        return False
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _table(result: Any) -> str:
+    """Rows as aligned columns; a dict as ``key: value`` lines."""
+    if isinstance(result, dict):
+        lines = []
+        for key, value in result.items():
+            if isinstance(value, list) and value and isinstance(value[0], dict):
+                lines.append(f"{key}:")
+                lines.extend("  " + line for line in _table(value).splitlines())
+            else:
+                lines.append(f"{key}: {_cell(value)}")
+        return "\n".join(lines) + "\n"
+    if not result:
+        return "(none)\n"
+    columns = list(result[0])
+    cells = [[_cell(row.get(c)) for c in columns] for row in result]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+
+    def render(row: list[str]) -> str:
+        return "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
+
+    return "\n".join([render(columns), *(render(row) for row in cells)]) + "\n"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
+    return str(value)

@@ -1,0 +1,265 @@
+"""What ``clarigate admin`` reads and changes in a bot's live store (Redis, under its bot id).
+
+Reads go straight to the key layout (``clarigate.gateway.store.keys``); changes go through the store's
+own scripts where one exists (completing a job, claiming an answer, a new thread), so the
+admin never leaves state the gateway would not leave itself.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from clarigate.agent.protocol import answer_declined
+from clarigate.gateway.boundary.messages import AnswerJob, ClarificationClosed, Sender
+from clarigate.gateway.flow.answers import answered_by, answered_line, run_text_for, view_of
+from clarigate.gateway.runtime import metrics
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.store.base import Job
+from clarigate.gateway.store.connection import open_redis
+from clarigate.gateway.store.keys import GROUP, StoreKeys, decode_record
+from clarigate.gateway.store.redis import RedisStore
+
+#: Who an operator's change is recorded as.
+OPERATOR = Sender(user_id="operator", display_name="an operator")
+#: A consumer idle this long with nothing pending is removed (by ``admin consumers --prune``
+#: and by every running gateway, see ``clarigate.gateway.runtime.ops``); ``cli.admin.PRUNE_HOURS`` says
+#: the same.
+DEAD_CONSUMER_IDLE_SECONDS = 24 * 3600
+
+
+class AdminError(Exception):
+    """A request the admin cannot carry out (unknown id, nothing pending, no Redis)."""
+
+
+def entry_age(entry_id: str, now: float | None = None) -> float:
+    """Seconds since the stream entry ``<ms>-<seq>`` was added."""
+    ms = entry_id.partition("-")[0]
+    return max((now or time.time()) - int(ms) / 1000, 0.0) if ms.isdigit() else 0.0
+
+
+class Admin:
+    """One bot's store, for operators. Use as ``async with Admin(config) as admin``."""
+
+    def __init__(self, config: GatewayConfig) -> None:
+        if not config.redis_url:
+            raise AdminError("REDIS_URL is not set: the admin works on the bot's Redis store")
+        self.config = config
+        self.keys = StoreKeys(config.bot_id)
+        # the store's connection set-up (Sentinel, TLS, keepalive, retries), redis-py's reply shapes
+        self.redis: Any = open_redis(config.redis_url, parsed_replies=True)
+        self.store = RedisStore(config.redis_url, config.bot_id)
+
+    async def __aenter__(self) -> Admin:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.redis.aclose()
+        await self.store.close()
+
+    async def _scan(self, pattern: str) -> list[str]:
+        return sorted([key async for key in self.redis.scan_iter(match=pattern, count=500)])
+
+    # --- threads ------------------------------------------------------------------------------
+
+    async def threads(self, chat: str | None = None) -> list[dict[str, Any]]:
+        """Chat threads and their agent threads; ``chat`` keeps those whose key contains it."""
+        prefix = self.keys.thread("")
+        ttl = self.config.thread_ttl_seconds
+        rows = []
+        for key in await self._scan(f"{prefix}*"):
+            thread_key = key[len(prefix) :]
+            if chat and chat not in thread_key:
+                continue
+            thread_id, pttl = await self.redis.get(key), await self.redis.pttl(key)
+            if thread_id is None:
+                continue
+            idle = max(ttl - pttl / 1000, 0.0) if pttl and pttl > 0 else None
+            open_request = await self.redis.get(self.keys.pending(thread_id))
+            rows.append(
+                {
+                    "chat": thread_key,
+                    "thread_id": thread_id,
+                    "idle_seconds": round(idle) if idle is not None else None,
+                    "open_request": open_request,
+                }
+            )
+        return rows
+
+    async def reset_thread(self, thread_key: str) -> dict[str, Any]:
+        """Start the chat over: a new agent thread for ``thread_key`` (the old one is left as it is)."""
+        old = await self.redis.get(self.keys.thread(thread_key))
+        if old is None:
+            raise AdminError(f"no chat thread {thread_key!r} (see `clarigate admin threads`)")
+        new = await self.store.new_thread_for_chat(thread_key, self.config.thread_ttl_seconds)
+        return {"chat": thread_key, "old_thread_id": old, "thread_id": new}
+
+    # --- clarifications -----------------------------------------------------------------------
+
+    async def pending(self) -> list[dict[str, Any]]:
+        """Open clarifications, oldest first."""
+        now = time.time()
+        rows = []
+        for key in await self._scan(self.keys.ask("*")):
+            record = decode_record(await self.redis.hgetall(key))
+            if record is None or record.status != "pending" or record.expires_at <= now:
+                continue
+            rows.append(
+                {
+                    "request_id": record.request_id,
+                    "chat": record.conversation.thread_key,
+                    "thread_id": record.thread_id,
+                    "question": record.request.question,
+                    "asked_by": record.asked_by.user_id if record.asked_by else None,
+                    "age_seconds": round(now - record.created_at),
+                }
+            )
+        return sorted(rows, key=lambda row: -row["age_seconds"])
+
+    async def cancel(self, request_id: str, adapters: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Close an open clarification as declined; the agent's next turn is queued with the decline.
+
+        With the platform's adapter (``adapters``), the question message is closed at once too.
+        """
+        record = await self.store.get_pending(request_id)
+        if record is None or record.status != "pending":
+            raise AdminError(f"no open clarification {request_id!r} (see `clarigate admin pending`)")
+        by = answered_by(record.conversation.platform, OPERATOR)
+        response = answer_declined(record.request, by, "cancelled")  # as a Cancel click declines
+        inbound_id = f"answer:{request_id}"
+        payload = AnswerJob(
+            conversation=record.conversation,
+            thread_id=record.thread_id,
+            request_id=request_id,
+            response=response,
+            sender=OPERATOR,
+            text=run_text_for(record, response),
+        ).model_dump_json()
+        claim = await self.store.claim_answer(
+            request_id, OPERATOR, response, followup=(inbound_id, record.conversation.thread_key, payload)
+        )
+        if claim.status != "claimed" or claim.record is None:
+            raise AdminError(f"clarification {request_id!r} was {claim.status.replace('_', ' ')} meanwhile")
+        metrics.DECLINED.inc()
+        result: dict[str, Any] = {"request_id": request_id, "cancelled": True, "message_closed": False}
+        adapter = (adapters or {}).get(record.conversation.platform)
+        if adapter is not None:
+            view = view_of(claim.record)
+            closed = ClarificationClosed(view=view, answered_line=answered_line(view))
+            try:
+                await adapter.send(record.conversation, closed)
+                result["message_closed"] = True
+            except Exception as exc:  # the decline stands; the agent's turn still tells the chat
+                result["message_error"] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return result
+
+    # --- the stream ---------------------------------------------------------------------------
+
+    async def backlog(self) -> dict[str, Any]:
+        """Stream length, entries waiting, the oldest entry, pending per consumer and the stuck jobs."""
+        length = await self.redis.xlen(self.keys.jobs)
+        summary: Any = {"pending": 0, "consumers": []}
+        if length:
+            try:
+                summary = await self.redis.xpending(self.keys.jobs, GROUP)
+            except Exception:  # no group yet: nothing was ever read
+                summary = {"pending": 0, "consumers": []}
+        oldest = await self.redis.xrange(self.keys.jobs, count=1)
+        held = []
+        if summary["pending"]:
+            for item in await self.redis.xpending_range(self.keys.jobs, GROUP, min="-", max="+", count=50):
+                entry_id = item["message_id"]
+                found = await self.redis.xrange(self.keys.jobs, entry_id, entry_id)
+                fields = dict(found[0][1]) if found else {}
+                held.append(
+                    {
+                        "entry_id": entry_id,
+                        "inbound_id": fields.get("inbound_id"),
+                        "chat": fields.get("order_key"),
+                        "consumer": item["consumer"],
+                        "idle_seconds": round(item["time_since_delivered"] / 1000),
+                        "deliveries": item["times_delivered"],
+                    }
+                )
+        return {
+            "length": length,
+            "waiting": max(length - int(summary["pending"]), 0),
+            "pending": int(summary["pending"]),
+            "oldest_entry": oldest[0][0] if oldest else None,
+            "oldest_age_seconds": round(entry_age(oldest[0][0])) if oldest else 0,
+            "pending_per_consumer": {c["name"]: int(c["pending"]) for c in summary.get("consumers") or []},
+            "held": held,
+        }
+
+    async def _entry(self, entry_id: str) -> tuple[dict[str, str], dict[str, Any] | None]:
+        found = await self.redis.xrange(self.keys.jobs, entry_id, entry_id)
+        if not found:
+            raise AdminError(f"no job {entry_id!r} in the stream (see `clarigate admin backlog`)")
+        owner = await self.redis.xpending_range(self.keys.jobs, GROUP, min=entry_id, max=entry_id, count=1)
+        return dict(found[0][1]), (owner[0] if owner else None)
+
+    async def describe(self, entry_id: str) -> str:
+        """One line naming a job, for the confirmation question."""
+        fields, owner = await self._entry(entry_id)
+        holder = f"held by {owner['consumer']}" if owner else "not read yet"
+        return f"job {entry_id} ({fields.get('inbound_id')}, chat {fields.get('order_key')}, {holder})"
+
+    async def redrive(self, entry_id: str) -> dict[str, Any]:
+        """Make a held job look long idle: the next stale claim of any live replica runs it again."""
+        _, owner = await self._entry(entry_id)
+        if owner is None:
+            raise AdminError(f"job {entry_id} is not held by any worker: it runs when its turn comes")
+        idle_ms = 10 * 24 * 3600 * 1000
+        await self.redis.xclaim(
+            self.keys.jobs, GROUP, owner["consumer"], 0, [entry_id], idle=idle_ms, justid=True
+        )
+        return {"entry_id": entry_id, "redriven": True, "consumer": owner["consumer"]}
+
+    async def drop(self, entry_id: str) -> dict[str, Any]:
+        """Complete a job without running it (its chat thread's later jobs then go ahead)."""
+        fields, _ = await self._entry(entry_id)
+        job = Job(
+            entry_id=entry_id,
+            kind="answer" if fields.get("kind") == "answer" else "message",
+            inbound_id=fields.get("inbound_id", ""),
+            order_key=fields.get("order_key", ""),
+            seq=int(fields.get("seq") or 0),
+        )
+        await self.redis.xclaim(self.keys.jobs, GROUP, "clarigate-admin", 0, [entry_id], justid=True)
+        await self.store.complete_job(job)
+        return {"entry_id": entry_id, "dropped": True, "inbound_id": job.inbound_id}
+
+    # --- consumers ----------------------------------------------------------------------------
+
+    async def consumers(self) -> list[dict[str, Any]]:
+        """The stream's consumers: pending jobs and idle time."""
+        try:
+            found = await self.redis.xinfo_consumers(self.keys.jobs, GROUP)
+        except Exception:  # no stream or no group yet
+            return []
+        return [
+            {"name": c["name"], "pending": int(c["pending"]), "idle_seconds": round(int(c["idle"]) / 1000)}
+            for c in found
+        ]
+
+    async def remove_consumer(self, name: str) -> dict[str, Any]:
+        """Remove a consumer that holds no job (one that holds some: re-drive them first)."""
+        known = {c["name"]: c for c in await self.consumers()}
+        if name not in known:
+            raise AdminError(f"no consumer {name!r} (see `clarigate admin consumers`)")
+        if known[name]["pending"]:
+            raise AdminError(
+                f"consumer {name} holds {known[name]['pending']} job(s): re-drive them first "
+                "(`clarigate admin backlog --redrive ENTRY`), or wait for a live replica to claim them"
+            )
+        await self.redis.xgroup_delconsumer(self.keys.jobs, GROUP, name)
+        return {"removed": name}
+
+    async def prune_consumers(self, idle_seconds: float = DEAD_CONSUMER_IDLE_SECONDS) -> list[str]:
+        """Remove every consumer with nothing pending that has been idle at least ``idle_seconds``."""
+        removed = []
+        for consumer in await self.consumers():
+            if not consumer["pending"] and consumer["idle_seconds"] >= idle_seconds:
+                await self.redis.xgroup_delconsumer(self.keys.jobs, GROUP, consumer["name"])
+                removed.append(consumer["name"])
+        return removed

@@ -1,0 +1,246 @@
+"""``clarigate doctor``: check the configuration, Redis, the checkpointer and each platform."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runners.base import AgentRunner
+from clarigate.gateway.runners.in_process import LangGraphRunner
+from clarigate.gateway.runners.server import LangGraphServerRunner
+from clarigate.gateway.runtime.app import (
+    build_adapter,
+    build_runner,
+    build_store,
+    import_object,
+    store_description,
+    without_password,
+)
+from clarigate.gateway.runtime.config import (
+    CREDENTIAL_NAMES,
+    PLATFORMS,
+    GatewayConfig,
+    has_credentials,
+    load_config,
+    partial_credentials,
+)
+from clarigate.gateway.runtime.logs import register_secrets
+
+
+@dataclass
+class Report:
+    """What the checks found: ``ok`` lines and ``problems``."""
+
+    ok: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def write(self, out: TextIO) -> None:
+        """Print one line per finding, problems last, and a verdict."""
+        for line in self.ok:
+            out.write(f"ok      {line}\n")
+        for line in self.notes:
+            out.write(f"note    {line}\n")
+        for line in self.problems:
+            out.write(f"PROBLEM {line}\n")
+        verdict = f"{len(self.problems)} problem(s) found" if self.problems else "everything looks right"
+        out.write(f"\n{verdict}\n")
+
+
+async def run_checks(config_path: str | None) -> Report:
+    """Every check, collected (never raises for a configuration problem)."""
+    report = Report()
+    try:
+        config = load_config(config_path)
+    except ValueError as exc:
+        report.problems.append(f"config: {exc}")
+        return report
+    register_secrets(config.secret_values())
+    report.ok.append(
+        f"config: {config_path or 'no config file (defaults and environment)'}, bot id {config.bot_id!r}"
+    )
+    report.problems.extend(f"config: {warning}" for warning in config.warnings)
+    await _check_store(config, report)
+    runner = build_runner(config)
+    try:
+        if isinstance(runner, LangGraphServerRunner):
+            await _check_agent_server(runner, report)
+        elif await _check_mcp(config, report):
+            await _check_agent(config, runner, report)  # type: ignore[arg-type]
+        else:
+            report.notes.append("agent: not started, since an MCP server it needs does not answer")
+        await _check_platforms(config, runner, report)
+    finally:
+        await runner.aclose()
+    return report
+
+
+async def _check_store(config: GatewayConfig, report: Report) -> None:
+    store = build_store(config) if config.redis_url else None
+    if store is None:
+        report.notes.append(f"store: {store_description(config)}; set REDIS_URL for restarts and replicas")
+        return
+    try:
+        reachable = await asyncio.wait_for(store.ping(), 5)
+    except Exception:
+        reachable = False
+    finally:
+        await store.close()
+    if reachable:
+        report.ok.append(f"store: {store_description(config)}")
+    else:
+        reason = await redis_problem(config.redis_url or "")
+        report.problems.append(f"store: {store_description(config)} is not reachable: {reason}")
+
+
+async def redis_problem(url: str) -> str:
+    """Why Redis at ``url`` does not answer the store's client (refused, auth, TLS, timeout…)."""
+    from clarigate.gateway.store.connection import open_redis
+
+    try:
+        client = open_redis(url, retries=0)
+    except Exception as exc:  # a URL the store cannot use at all
+        return f"the URL cannot be used: {first_line(exc)}"
+    try:
+        await asyncio.wait_for(client.execute_command("PING"), 5)
+    except Exception as exc:
+        if _refused(exc):
+            return f"connection refused: is Redis running there? ({first_line(exc)})"
+        return first_line(exc) or type(exc).__name__
+    finally:
+        await client.aclose()
+    return "no answer to PING"
+
+
+async def postgres_problem(url: str) -> str | None:
+    """Why PostgreSQL at ``url`` cannot be used (one connection attempt), or None when it answers."""
+    import psycopg
+
+    try:
+        connection = await psycopg.AsyncConnection.connect(url, connect_timeout=5)
+    except Exception as exc:
+        return first_line(exc) or type(exc).__name__
+    await connection.close()
+    return None
+
+
+def _refused(exc: BaseException | None) -> bool:
+    """True when the error (or what caused it) is a refused TCP connection."""
+    while exc is not None:
+        if isinstance(exc, ConnectionRefusedError) or "Error 111 " in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error message (libpq adds hints on further lines)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+async def _check_mcp(config: GatewayConfig, report: Report) -> bool:
+    """Start each MCP server of ``agent.mcp_servers`` and list its tools; False if one fails."""
+    servers = config.agent.mcp_servers
+    if not servers:
+        return True
+    from clarigate.agent.mcp import server_tool_names
+
+    found = await server_tool_names(servers)
+    for name, tools in found.items():
+        if isinstance(tools, Exception):
+            report.problems.append(f"mcp: {tools}")
+        else:
+            report.ok.append(
+                f"mcp: server {name!r}: {len(tools)} tool(s) ({', '.join(sorted(tools)) or 'none'})"
+            )
+    return not any(isinstance(tools, Exception) for tools in found.values())
+
+
+async def _check_agent_server(runner: LangGraphServerRunner, report: Report) -> None:
+    """The LangGraph server: it answers, takes the API key, and has the assistant."""
+    problems = await runner.check()
+    if problems:
+        report.problems.extend(f"agent: {problem}" for problem in problems)
+    else:
+        s = runner.settings
+        report.ok.append(f"agent: LangGraph server at {s.url}, assistant {s.assistant_id!r}")
+
+
+async def _check_agent(config: GatewayConfig, runner: LangGraphRunner, report: Report) -> None:
+    agent = config.agent
+    url = agent.checkpointer_url or ""
+    where = without_password(url) or f"SQLite under {config.data_dir}"
+    if url.startswith(("postgresql://", "postgres://")):
+        # one direct attempt says why (refused, password, no such database) in seconds,
+        # where the checkpointer's pool only reports that it gave up waiting
+        problem = await postgres_problem(url)
+        if problem is not None:
+            report.problems.append(f"checkpointer: {where} is not reachable: {problem}")
+            return
+    try:
+        await runner.start()
+    except Exception as exc:
+        report.problems.append(f"agent: model {agent.model!r} with checkpointer {where}: {first_line(exc)}")
+        return
+    if await runner.ping():
+        report.ok.append(f"agent: model {agent.model!r}, checkpointer {where}")
+    else:
+        report.problems.append(f"checkpointer: {where} does not answer")
+
+
+async def _check_platforms(config: GatewayConfig, runner: AgentRunner, report: Report) -> None:
+    enabled = config.enabled_platforms()
+    for name in PLATFORMS:
+        section = config.platform(name)
+        assert section is not None
+        if name not in enabled:
+            half = " and ".join(partial_credentials(name, section))
+            if section.enabled is False:
+                report.notes.append(f"{name}: disabled in the configuration")
+            elif half:
+                report.problems.append(
+                    f"{name}: {half} is set but the platform needs {CREDENTIAL_NAMES[name]}"
+                )
+            continue
+        if section.enabled and not has_credentials(section):
+            report.problems.append(f"{name}: enabled but {CREDENTIAL_NAMES[name]} are not all set")
+            continue
+        try:
+            adapter = build_adapter(name, config, Gateway(config, _NoStore(), runner))  # type: ignore[arg-type]
+            problems = await asyncio.wait_for(adapter.check(), 15)
+        except Exception as exc:
+            problems = [f"the adapter could not be checked: {exc}"]
+        if problems:
+            report.problems.extend(f"{name}: {problem}" for problem in problems)
+        else:
+            report.ok.append(f"{name}: credentials accepted")
+    for path in config.extra_adapters:
+        try:
+            import_object(path)
+        except ValueError as exc:
+            report.problems.append(f"extra_adapters: {exc}")
+        else:
+            report.ok.append(f"extra adapter: {path}")
+    if not enabled and not config.extra_adapters:
+        report.notes.append(
+            "no platform is enabled: set "
+            + "; or ".join(CREDENTIAL_NAMES.values())
+            + " (try `clarigate chat` first)"
+        )
+
+
+class _NoStore:
+    """Adapters are only checked, never started: they get a store that is never used."""
+
+    def __getattr__(self, name: str) -> None:
+        raise RuntimeError("doctor does not use the store through adapters")
+
+
+def doctor_main(config_path: str | None, out: TextIO) -> int:
+    """Run the checks, print the report; 1 when there are problems."""
+    report = asyncio.run(run_checks(config_path))
+    report.write(out)
+    return 1 if report.problems else 0

@@ -1,0 +1,114 @@
+"""The ``clarigate`` command: ``serve`` a bot, ``doctor`` its setup, ``chat`` in the terminal.
+
+Heavy modules (uvicorn, the SDKs, LangChain) are imported inside the command that needs
+them, so a Ctrl-C while they load ends the command cleanly instead of with a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from clarigate.gateway.runtime.logs import LEVELS
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``clarigate`` console script."""
+    parser = argparse.ArgumentParser(
+        prog="clarigate", description="A chat-platform gateway for agents that ask before they guess."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, text in (
+        ("serve", "run the bot's HTTP server and workers"),
+        ("doctor", "check the configuration, Redis, the checkpointer and each platform"),
+        ("chat", "talk to the agent in this terminal (no platform needed)"),
+    ):
+        command = commands.add_parser(name, help=text, description=text)
+        command.add_argument("--config", help="the bot's YAML file (default: $CLARIGATE_CONFIG)")
+        if name == "serve":
+            command.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+            command.add_argument(
+                # a string default goes through ``type`` too: a bad $PORT is a usage error, not a traceback
+                "--port",
+                type=int,
+                default=os.environ.get("PORT") or "8080",
+                help="default $PORT or 8080",
+            )
+            command.add_argument(
+                "--log-format", choices=("text", "json"), help="default: log_format from config"
+            )
+            command.add_argument(
+                "--log-level",
+                choices=LEVELS,
+                help="default: log_level from config ($CLARIGATE_LOG_LEVEL), else info; "
+                "debug also prints the traceback of a failed start",
+            )
+            command.add_argument(
+                "--role",
+                choices=("auto", "all", "web", "worker"),
+                help="default: role from config ($CLARIGATE_ROLE), else auto: with Redis a web process "
+                "(HTTP, platforms) and a worker process (agent runs), else one process doing both",
+            )
+            # a worker process started by a web process: its health socket and liveness pipe
+            command.add_argument("--supervised-by", help=argparse.SUPPRESS)
+    from clarigate.gateway.cli.admin import add_admin_parser
+
+    add_admin_parser(commands)
+    args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        # leaving the chat with Ctrl-C is normal; elsewhere it is the usual 130
+        return 0 if args.command == "chat" else 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    from clarigate.gateway.runtime.config import load_config
+    from clarigate.gateway.runtime.logs import level_from, register_secrets, setup_logging
+
+    if args.command == "doctor":
+        from clarigate.gateway.cli.doctor import doctor_main
+
+        setup_logging("text", level=logging.ERROR)  # the report is the output
+        return doctor_main(args.config, sys.stdout)
+    try:
+        config = load_config(args.config)
+    except ValueError as exc:
+        print(f"clarigate: {exc}", file=sys.stderr)
+        return 2
+    register_secrets(config.secret_values())
+    if args.command == "admin":
+        from clarigate.gateway.cli.admin import admin_main
+
+        setup_logging("text", level=logging.WARNING)
+        return admin_main(config, args)
+    if args.command == "chat":
+        from clarigate.gateway.cli.chat import chat_main
+
+        return chat_main(config.agent_settings())
+    level = level_from(args.log_level or config.log_level)
+    setup_logging(args.log_format or config.log_format, level=level)
+    from clarigate.gateway.runtime.serve import serve
+
+    if args.role:
+        config = config.model_copy(update={"role": args.role})
+    # what a worker process started by this one is given as well
+    worker_args = [
+        f"--{name.replace('_', '-')}={value}"
+        for name in ("config", "log_format", "log_level")
+        if (value := getattr(args, name)) is not None
+    ]
+    return serve(
+        config,
+        args.host,
+        args.port,
+        debug=level <= logging.DEBUG,
+        worker_args=worker_args,
+        supervised_by=args.supervised_by,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

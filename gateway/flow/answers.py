@@ -1,0 +1,157 @@
+"""Checking answers against a pending clarification: who may answer, what the answer is.
+
+Pure functions over the store's ``PendingRecord``; the claim itself (one atomic
+store call) happens in the core.
+"""
+
+from __future__ import annotations
+
+import time
+
+from clarigate.agent.protocol import (
+    AnsweredBy,
+    HumanInputResponse,
+    answer_declined,
+    answer_message_text,
+    answer_with_form,
+    answer_with_option,
+    answer_with_text,
+    check_form_values,
+    closed_line,
+    parse_typed_reply,
+    ui_text,
+)
+from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import (
+    AnswerOutcome,
+    AnswerStatus,
+    InboundAnswer,
+    PendingView,
+    Sender,
+)
+from clarigate.gateway.store.base import PendingRecord
+
+
+def view_of(record: PendingRecord, now: float | None = None) -> PendingView:
+    """The adapter-facing view of a stored clarification."""
+    expired = record.status == "pending" and record.expires_at <= (time.time() if now is None else now)
+    return PendingView(
+        request=record.request,
+        token=record.token,
+        conversation=record.conversation,
+        message_ref=record.message_ref,
+        asked_by=record.asked_by,
+        status="expired" if expired else record.status,
+        answered_by=record.answered_by,
+        response=record.response,
+        expires_at=record.expires_at,
+    )
+
+
+def answered_by(platform: str, sender: Sender) -> AnsweredBy:
+    """The protocol's ``answered_by`` for a sender on ``platform``."""
+    return AnsweredBy(platform=platform, user_id=sender.user_id, display_name=sender.display_name)
+
+
+def expired_outcome(view: PendingView | None = None, locale: Locale = "en") -> AnswerOutcome:
+    """The verdict for an unknown or expired clarification."""
+    return AnswerOutcome(status=AnswerStatus.EXPIRED, message=ui_text("expired", locale), view=view)
+
+
+def restarted_outcome(view: PendingView) -> AnswerOutcome:
+    """The verdict for a clarification of a conversation restarted since (``/new``)."""
+    message = ui_text("late_restarted", view.request.locale)
+    return AnswerOutcome(status=AnswerStatus.EXPIRED, message=message, view=view)
+
+
+def already_answered_outcome(view: PendingView) -> AnswerOutcome:
+    """The verdict for a clarification someone already answered (or cancelled, or closed)."""
+    who = view.answered_by.label if view.answered_by else "someone"
+    response = view.response
+    declined = response is not None and response.response_kind == "declined"
+    key = f"late_{response.reason or 'cancelled'}" if response is not None and declined else ""
+    return AnswerOutcome(
+        status=AnswerStatus.ALREADY_ANSWERED,
+        message=ui_text(key or "already_answered", view.request.locale, who=who),
+        view=view,
+        answered_line=answered_line(view) if view.response else "",
+    )
+
+
+def refusal_for(view: PendingView, sender: Sender) -> AnswerOutcome | None:
+    """None if ``sender`` may answer ``view`` now, else the refusal (status, expiry, who asked)."""
+    if view.status == "expired":
+        return expired_outcome(view, view.request.locale)
+    if view.status == "answered":
+        return already_answered_outcome(view)
+    return None
+
+
+def policy_refusal(record: PendingRecord, view: PendingView, sender: Sender) -> AnswerOutcome | None:
+    """None when the record's answer policy lets ``sender`` answer, else NOT_ALLOWED."""
+    if record.policy == "anyone" or record.asked_by is None or record.asked_by.user_id == sender.user_id:
+        return None
+    return AnswerOutcome(
+        status=AnswerStatus.NOT_ALLOWED,
+        message=ui_text("not_allowed", record.request.locale, who=record.asked_by.label),
+        view=view,
+    )
+
+
+def response_for(
+    record: PendingRecord, answer: InboundAnswer, platform: str
+) -> tuple[HumanInputResponse | None, AnswerOutcome | None]:
+    """Build the structured answer from a click, a form submit or a free-text answer.
+
+    Returns ``(response, None)`` when valid, or ``(None, INVALID outcome)`` with per-field errors.
+    """
+    request = record.request
+    by = answered_by(platform, answer.sender)
+    locale = request.locale
+    invalid = AnswerStatus.INVALID
+    if answer.decline:
+        return answer_declined(request, by, "cancelled"), None
+    if answer.option_id is not None:
+        try:
+            return answer_with_option(request, answer.option_id, by), None
+        except ValueError:
+            return None, AnswerOutcome(
+                status=invalid, message=ui_text("invalid_values", locale), view=view_of(record)
+            )
+    if answer.values is not None:
+        if request.input_mode != "form":  # a forged or stale payload: this question has no form
+            return None, AnswerOutcome(
+                status=invalid, message=ui_text("invalid_values", locale), view=view_of(record)
+            )
+        check = check_form_values(request, answer.values)
+        if not check.ok:
+            message = ui_text("invalid_values", locale)
+            return None, AnswerOutcome(
+                status=invalid, message=message, errors=check.errors, view=view_of(record)
+            )
+        return answer_with_form(request, check.values, by), None
+    text = (answer.text or "").strip()
+    if not text:
+        return None, AnswerOutcome(
+            status=invalid, message=ui_text("type_answer", locale), view=view_of(record)
+        )
+    if request.input_mode == "form":
+        typed = parse_typed_reply(request, text, by)
+        if typed.response is None:
+            message = "\n".join(typed.problems) or ui_text("invalid_values", locale)
+            return None, AnswerOutcome(status=invalid, message=message, view=view_of(record))
+        return typed.response, None
+    return answer_with_text(request, text, by), None
+
+
+def answered_line(view: PendingView) -> str:
+    """ "✅ Answered by X: Y" (or "✖ Cancelled by X", …) for updating the message that showed the request."""
+    who = view.answered_by.label if view.answered_by else ""
+    if view.response is None:
+        return ui_text("answered_by", view.request.locale, who=who, answer="")
+    return closed_line(view.request, view.response, who)
+
+
+def run_text_for(record: PendingRecord, response: HumanInputResponse) -> str:
+    """The HumanMessage text the next run receives for this answer."""
+    return answer_message_text(record.request, response)

@@ -1,0 +1,278 @@
+"""Conversation control: ``/new``, ``/cancel``, ``/help``, ``/status``, ``/start``, for every platform.
+
+Adapters map their platform's command syntax onto these neutral texts (``clarigate.gateway.boundary.port``);
+the core handles them here, never as answers and never as requests to the agent.
+
+Where each runs: ``/new`` takes its turn with the chat thread's other messages (everything sent
+before it is answered first, then the old thread is left and its open question closed).
+``/cancel``, ``/help``, ``/status`` and ``/start`` run out of turn, in the chat thread's own
+control lane (``CONTROL_LANE``), so they answer at once even while a long run is going: a
+durable, deduplicated job like any message, that never waits behind the agent.
+
+Closing a question without an answer (a Cancel button, ``/cancel``, a new message typed
+instead of an answer, ``/new``) claims it with a ``declined`` answer (``answer_declined``),
+so it closes exactly once and for everyone, whoever closes it first.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from clarigate.agent.protocol import DeclineReason, answer_declined
+from clarigate.agent.protocol.coerce import cut, one_line
+from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import (
+    AnswerJob,
+    ClarificationClosed,
+    Conversation,
+    InboundMessage,
+    Outbound,
+    PendingView,
+    Sender,
+    TextReply,
+)
+from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.flow.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
+from clarigate.gateway.flow.notices import age_text, language_hint, locale_for, notice
+from clarigate.gateway.runtime import metrics
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.store.base import ClaimResult, PendingRecord, Store
+from clarigate.gateway.store.keys import thread_started_at
+
+log = logging.getLogger(__name__)
+
+#: The neutral commands, in the order ``/help`` lists them (``start`` greets and is not listed).
+COMMANDS = ("new", "cancel", "status", "help", "start")
+#: Other spellings people use.
+ALIASES = {"reset": "new"}
+#: Appended to a chat thread's key: the order key of its out-of-turn commands.
+CONTROL_LANE = "#control"
+#: How much of a question ``/status`` and ``/cancel`` quote.
+QUOTE_CHARS = 120
+
+Reply = Callable[[Outbound], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Command:
+    """A neutral command: its name (``new``, ``cancel``, …) and the words after it."""
+
+    name: str
+    words: str = ""
+
+    @property
+    def in_turn(self) -> bool:
+        """True when the command waits for the messages before it (``/new``); else it runs at once."""
+        return self.name == "new"
+
+
+def parse_command(text: str) -> Command | None:
+    """The command ``text`` is, or None: ``/name``, optionally ``@botname``, then any words.
+
+    A full-width slash (``／``, typed by Chinese input methods) counts too. An unknown
+    ``/word`` is not a command: it goes to the agent like any message.
+    """
+    stripped = text.strip()
+    if len(stripped) < 2 or stripped[0] not in "/／":
+        return None
+    head, _, rest = stripped[1:].partition(" ")
+    name = head.split("@", 1)[0].strip().lower()
+    name = ALIASES.get(name, name)
+    if name not in COMMANDS:
+        return None
+    return Command(name, rest.strip())
+
+
+def command_locale(msg: InboundMessage, command: Command, pending: PendingRecord | None = None) -> Locale:
+    """The language to answer a command in: the words after it (not /start's payload, a code), the
+    platform's language for the person, the open question's language, else English."""
+    hint: Locale | None = pending.request.locale if pending is not None else None
+    return locale_for(msg.text, language_hint(msg.language) or hint)
+
+
+def quote(text: str) -> str:
+    """A question as ``/status`` and ``/cancel`` quote it: one line, cut."""
+    return cut(one_line(text), QUOTE_CHARS)
+
+
+def _answering_key(request_id: str, user_id: str) -> str:
+    return f"answering:{request_id}:{user_id}"
+
+
+class Control:
+    """Runs the commands and closes questions without an answer."""
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        store: Store,
+        outbox: Outbox,
+        track: Callable[[str], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.outbox = outbox
+        self.track = track  # told the inbound id of each follow-up run it enqueues (``Gateway.drain``)
+
+    async def handle(self, command: Command, msg: InboundMessage, reply: Reply) -> None:
+        """Run ``command`` written in ``msg``; ``reply`` sends the one answer it gets."""
+        conv = msg.conversation
+        if command.name == "new":
+            await self._new(command, msg, reply)
+            return
+        status = await self.store.chat_status(conv.thread_key)
+        locale = command_locale(msg, command, status.pending)
+        pending, outstanding = status.pending, status.outstanding
+        if command.name == "cancel":
+            text = await self._cancel(msg, pending, outstanding, locale)
+        elif command.name == "status":
+            text = self._status(msg, status.thread_id, pending, outstanding, locale)
+        else:
+            greeting = [notice("greeting", locale)] if command.name == "start" else []
+            text = "\n\n".join([*greeting, self.help_text(conv, locale)])
+        await reply(TextReply(text=text))
+
+    # --- the commands ---------------------------------------------------------------------------
+
+    async def _new(self, command: Command, msg: InboundMessage, reply: Reply) -> None:
+        conv = msg.conversation
+        ttl = self.config.thread_ttl_seconds
+        old_thread, pending = await self.store.thread_with_pending(conv.thread_key, ttl)
+        thread_id = await self.store.new_thread_for_chat(conv.thread_key, ttl)
+        log.info("started a new agent thread %s", thread_id)
+        # the thread left behind is deleted from the checkpointer after the retention period
+        retire_at = time.time() + self.config.thread_retention_seconds
+        await self.store.schedule_thread_cleanup(old_thread, retire_at)
+        if pending is not None:
+            # its clicks would run on the old thread: closed now, and any later click on an older
+            # question of the old thread is refused as "restarted" (``Gateway.submit_answer``)
+            await self.close_question(pending, msg.sender, "restarted")
+        locale = command_locale(msg, command, pending)
+        await reply(TextReply(text=notice("new_thread", locale)))
+
+    async def _cancel(
+        self, msg: InboundMessage, pending: PendingRecord | None, outstanding: int, locale: Locale
+    ) -> str:
+        if pending is None or pending.expires_at <= time.time():
+            lines = [notice("nothing_to_cancel", locale)]
+            if outstanding:
+                lines.append(notice("still_working", locale))
+            return " ".join(lines)
+        refusal = policy_refusal(pending, view_of(pending), msg.sender)
+        if refusal is not None:
+            return refusal.message
+        claim = await self.close_question(pending, msg.sender, "cancelled")
+        if claim.status != "claimed":  # answered (or cancelled) a moment ago by someone else
+            return notice("nothing_to_cancel", locale)
+        return notice("cancelled", locale, question=quote(pending.request.question))
+
+    def _status(
+        self,
+        msg: InboundMessage,
+        thread_id: str | None,
+        pending: PendingRecord | None,
+        outstanding: int,
+        locale: Locale,
+    ) -> str:
+        now = time.time()
+        new = self.syntax(msg.conversation, "new")
+        lines = [notice("status_title", locale)]
+        if pending is not None and pending.expires_at > now:
+            asked = {
+                "question": quote(pending.request.question),
+                "age": age_text(now - pending.created_at, locale),
+            }
+            asker = pending.asked_by
+            if pending.policy == "starter" and asker is not None and asker.user_id != msg.sender.user_id:
+                lines.append(notice("status_question_of", locale, who=asker.label, **asked))
+            else:
+                lines.append(notice("status_question", locale, **asked))
+        else:
+            lines.append(notice("status_no_question", locale))
+        if outstanding:
+            lines.append(notice("status_waiting", locale, count=str(outstanding)))
+        else:
+            lines.append(notice("status_idle", locale))
+        started = thread_started_at(thread_id) if thread_id else None
+        if thread_id is None:
+            lines.append(notice("status_no_thread", locale))
+        elif started is None:
+            lines.append(notice("status_thread_unknown_age", locale, new=new))
+        else:
+            lines.append(notice("status_thread", locale, age=age_text(now - started, locale), new=new))
+        return "\n".join(lines)
+
+    def help_text(self, conv: Conversation, locale: Locale) -> str:
+        """What ``/help`` says: how to talk to the bot and the commands, as this platform spells them."""
+        listed = [name for name in COMMANDS if name != "start"]
+        lines = [notice("help", locale), "", notice("commands", locale)]
+        lines += [f"{self.syntax(conv, name)} — {notice(f'cmd_{name}', locale)}" for name in listed]
+        return "\n".join(lines)
+
+    def syntax(self, conv: Conversation, name: str) -> str:
+        """How a person types command ``name`` on ``conv``'s platform."""
+        try:
+            pattern = self.outbox.adapter_for(conv.platform).command_syntax
+        except LookupError:
+            pattern = "/{command}"
+        return pattern.format(command=name)
+
+    # --- closing a question without an answer ---------------------------------------------------
+
+    async def close_question(
+        self, record: PendingRecord, sender: Sender, reason: DeclineReason
+    ) -> ClaimResult:
+        """Claim ``record`` with a declined answer and show it closed for everyone.
+
+        ``cancelled``: the agent is told in a follow-up run on the thread (as a click would be).
+        ``superseded`` (the person's new message runs instead) and ``restarted`` (the thread is
+        left): no run.
+        """
+        conv = record.conversation
+        response = answer_declined(record.request, answered_by(conv.platform, sender), reason)
+        followup = None
+        inbound_id = f"answer:{record.request_id}"
+        if reason == "cancelled":
+            payload = AnswerJob(
+                conversation=conv,
+                thread_id=record.thread_id,
+                request_id=record.request_id,
+                response=response,
+                sender=sender,
+                text=run_text_for(record, response),
+            ).model_dump_json()
+            followup = (inbound_id, conv.thread_key, payload)
+        claim = await self.store.claim_answer(record.request_id, sender, response, followup=followup)
+        if claim.status == "claimed" and claim.record is not None:
+            metrics.DECLINED.inc()
+            if followup is not None and self.track is not None:
+                self.track(inbound_id)
+            log.info("closed clarification %s: %s", record.request_id, reason)
+            view = view_of(claim.record)
+            closed = ClarificationClosed(view=view, answered_line=answered_line(view))
+            await self.outbox.send_quietly(conv, closed)
+        return claim
+
+    async def expect_typed_answer(self, view: PendingView, sender: Sender) -> None:
+        """Remember that ``sender`` chose to answer ``view`` (``Other…``, ``Fill in``): their typed
+        message is then its answer whatever it says, not a new request (``expects_typed_answer``)."""
+        ttl = max(int(view.expires_at - time.time()), 1)
+        await self.store.set_json(_answering_key(view.request.request_id, sender.user_id), 1, ttl)
+
+    async def expects_typed_answer(self, record: PendingRecord, sender: Sender) -> bool:
+        """True when ``sender`` chose to answer ``record`` by typing (``expect_typed_answer``).
+
+        Never for a form: free text cannot fill one, so it stays a new request.
+        """
+        if record.request.input_mode == "form":
+            return False
+        return await self.store.get_json(_answering_key(record.request_id, sender.user_id)) is not None
+
+    async def is_current(self, conv: Conversation, thread_id: str) -> bool:
+        """False when ``conv`` was restarted (``/new``) since ``thread_id`` was its agent thread."""
+        current = await self.store.thread_of_chat(conv.thread_key)
+        return current is None or current == thread_id

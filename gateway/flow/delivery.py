@@ -1,0 +1,261 @@
+"""Delivery: a job's recorded outputs reach the platform, retried alone, never by re-running the agent.
+
+A job's replies, question or error are first recorded in the store (``DeliveryPlan``); then
+each item is sent in order and its outcome noted, so a replica that takes the job over sends
+only what was not noted yet. Failures are classified by the adapter (``DeliveryFailed``):
+
+- transient (rate limit, 5xx, network, or any other exception): retried with backoff, never
+  before the platform's ``retry_after``, until ``delivery_budget_seconds`` after the run
+  recorded it (the same deadline on every replica);
+- permanent (blocked, kicked, invalid payload, chat gone): a question falls back once to its
+  text rendering (answerable by a typed reply); anything else is abandoned.
+
+An abandoned item is counted (``clarigate_deliveries_given_up_total{platform}``) and logged
+with the inbound id, delivery id and conversation: never dropped silently.
+
+What is left: a crash after the platform accepted an item and before its outcome is noted
+sends that item again from the replica that takes over, except where the adapter passes the
+item's ``delivery_id`` to a platform that deduplicates by it (Feishu's ``uuid``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from clarigate.gateway.boundary.messages import (
+    ClarificationOut,
+    Conversation,
+    ErrorReply,
+    LiveEnd,
+    MessageRef,
+    TextReply,
+)
+from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.runtime import metrics
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.store.base import DeliveryRecord, Store
+
+log = logging.getLogger(__name__)
+
+#: Transient failures are retried after 0.5 s, 1 s, 2 s, … up to this many seconds apart.
+MAX_BACKOFF = 30.0
+#: The namespace of delivery ids (uuid5 of the inbound id and the item's place).
+DELIVERY_NAMESPACE = uuid.UUID("0f6f3c1e-6a55-4d5e-9a43-5b2f1c8f1d2e")
+
+Item = Annotated[TextReply | ClarificationOut | ErrorReply | LiveEnd, Field(discriminator="kind")]
+
+#: Outcomes noted per item.
+SENT, FALLBACK, ABANDONED = "sent", "fallback", "abandoned"
+
+
+class Superseded(Exception):
+    """Another worker took the job over (this one stalled): it replies, this one stays silent."""
+
+
+class DeliveryPlan(BaseModel):
+    """What a job is to deliver, recorded before the first send."""
+
+    conversation: Conversation
+    items: list[Item]
+    created_at: float  # unix time the run recorded it: the delivery budget counts from here
+
+
+def delivery_id(inbound_id: str, index: int, variant: str = "") -> str:
+    """The stable id of item ``index`` of a job (``variant`` for its text fallback)."""
+    return str(uuid.uuid5(DELIVERY_NAMESPACE, f"{inbound_id}#{index}{variant}"))
+
+
+def new_plan(inbound_id: str, conversation: Conversation, items: list[Any]) -> DeliveryPlan:
+    """A plan for ``items``, each given its delivery id."""
+    numbered = [
+        item.model_copy(update={"delivery_id": delivery_id(inbound_id, i)}) for i, item in enumerate(items)
+    ]
+    return DeliveryPlan(conversation=conversation, items=numbered, created_at=time.time())
+
+
+async def wait_before_retry(seconds: float) -> None:
+    """The pause before a transient failure's next attempt (its own name, so tests can record it
+    without replacing ``asyncio.sleep`` for the whole process)."""
+    await asyncio.sleep(seconds)
+
+
+def backoff(attempt: int, retry_after: float | None = None) -> float:
+    """Seconds before retry ``attempt`` (0-based): doubling from 0.5 s with jitter, capped, and
+    never sooner than the platform's ``retry_after``."""
+    wait = min(0.5 * 2**attempt, MAX_BACKOFF) * random.uniform(0.8, 1.2)  # noqa: S311 (jitter)
+    return max(wait, retry_after or 0.0)
+
+
+#: How long a write that follows a send is retried through a store outage, at least (seconds).
+PERSIST_AT_LEAST = 60.0
+
+
+def persist_budget(config: GatewayConfig) -> float:
+    """How long the writes that follow a send are retried: more than the stale-claim time, so
+    the job stays held (renewed by its keeper) rather than being claimed and sent again."""
+    return max(config.stale_claim_seconds, PERSIST_AT_LEAST)
+
+
+async def persist(call: Callable[[], Awaitable[Any]], what: str, within: float) -> Any:
+    """Run a store call, retried through a store outage for up to ``within`` seconds.
+
+    For writes that follow a send: giving up there would make another replica send again.
+    """
+    delay, waited = 0.05, 0.0
+    while True:
+        try:
+            return await call()
+        except Exception:
+            if waited >= within:
+                raise
+            log.warning("%s failed: retrying in %.2f s", what, delay)
+            await asyncio.sleep(delay)
+            waited += delay
+            delay = min(delay * 2, 1.0)
+
+
+class Deliverer:
+    """Sends a job's recorded items, notes each outcome, retries and falls back as classified."""
+
+    def __init__(self, config: GatewayConfig, store: Store, outbox: Outbox) -> None:
+        self.config = config
+        self.store = store
+        self.outbox = outbox
+
+    async def deliver(
+        self,
+        inbound_id: str,
+        record: DeliveryRecord,
+        may_send: Callable[[], Awaitable[None]],
+        entry_id: str | None = None,
+    ) -> None:
+        """Deliver every item of ``record`` without a noted outcome, in order; the caller then
+        completes the job, which stands for the last item's outcome.
+
+        ``may_send`` is awaited before every send: it raises when this replica no longer holds
+        the job (then nothing more is sent from here).
+        """
+        plan = DeliveryPlan.model_validate_json(record.plan)
+        deadline = plan.created_at + self.config.delivery_budget_seconds
+        within = persist_budget(self.config)
+        last = len(plan.items) - 1
+        for index, item in enumerate(plan.items):
+            if index in record.outcomes:
+                continue
+            outcome = await self._deliver_item(inbound_id, index, plan.conversation, item, deadline, may_send)
+            if index == 0 and entry_id is not None and outcome != ABANDONED:
+                metrics.observe_receive_to_reply(entry_id)  # from the job's arrival to its first reply
+            if index == last:
+                break  # completing the job, next, notes the end of its delivery (one trip fewer)
+            await persist(
+                lambda i=index, o=outcome: self.store.mark_delivered(inbound_id, i, o),  # type: ignore[misc]
+                f"noting the delivery of {inbound_id} #{index}",
+                within,
+            )
+
+    async def _deliver_item(
+        self,
+        inbound_id: str,
+        index: int,
+        conv: Conversation,
+        item: TextReply | ClarificationOut | ErrorReply | LiveEnd,
+        deadline: float,
+        may_send: Callable[[], Awaitable[None]],
+    ) -> str:
+        original, attempt = item, 0
+        while True:
+            failure: Exception
+            try:
+                await may_send()
+                ref = await self.outbox.send(conv, item)
+            except (asyncio.CancelledError, Superseded):
+                raise
+            except DeliveryFailed as exc:
+                failure = exc
+                if exc.permanent and isinstance(item, ClarificationOut):
+                    log.warning(
+                        "question %s refused by %s (%s): sending its text instead",
+                        item.delivery_id,
+                        conv.platform,
+                        exc.code or exc,
+                    )
+                    fallback_id = delivery_id(inbound_id, index, ":text")
+                    item, attempt = TextReply(text=item.fallback_text, delivery_id=fallback_id), 0
+                    continue
+                if exc.permanent and isinstance(item, TextReply) and item.live is not None:
+                    # the live message cannot become the reply (gone, stream refused): post it anew
+                    log.warning(
+                        "reply %s could not finish its live message on %s (%s): posting it instead",
+                        item.delivery_id,
+                        conv.platform,
+                        exc.code or exc,
+                    )
+                    item, attempt = item.model_copy(update={"live": None}), 0
+                    continue
+                if exc.permanent and isinstance(item, LiveEnd):
+                    log.info("live message of %s gone on %s (%s)", inbound_id, conv.platform, exc.code)
+                    return SENT
+                if exc.permanent:
+                    return self._abandon(inbound_id, conv, item, f"refused: {exc.code or exc}")
+                wait = backoff(attempt, exc.retry_after)
+            except Exception as exc:  # network trouble, an adapter bug, the store behind the hold check
+                failure, wait = exc, backoff(attempt)
+            else:
+                return await self._sent(original, item, ref)
+            if time.time() + wait > deadline:
+                return self._abandon(inbound_id, conv, item, "still failing when the delivery budget ran out")
+            metrics.DELIVERY_RETRIES.inc()
+            log.warning(
+                "delivering %s to %s failed (attempt %d, %s: %s): retrying in %.1f s",
+                item.delivery_id,
+                conv.platform,
+                attempt + 1,
+                type(failure).__name__,
+                failure,
+                wait,
+            )
+            attempt += 1
+            await wait_before_retry(wait)
+
+    async def _sent(self, original: Any, item: Any, ref: MessageRef | None) -> str:
+        """Count a delivery; a question shown natively gets its message remembered (to update it)."""
+        if isinstance(original, LiveEnd):
+            return SENT  # closing a live message is not a reply
+        if item is not original and isinstance(original, TextReply):
+            metrics.DELIVERED.inc()  # posted anew instead of finishing its live message
+            return SENT
+        if item is not original:
+            metrics.DELIVERED_AS_TEXT.inc()
+            return FALLBACK
+        if isinstance(original, ClarificationOut) and ref is not None:
+            request_id = original.request.request_id
+            await persist(
+                lambda: self.store.set_message_ref(request_id, ref),
+                f"remembering the message of {request_id}",
+                persist_budget(self.config),
+            )
+        metrics.DELIVERED.inc()
+        return SENT
+
+    @staticmethod
+    def _abandon(inbound_id: str, conv: Conversation, item: Any, why: str) -> str:
+        metrics.DELIVERIES_GIVEN_UP.labels(platform=conv.platform).inc()
+        log.error(
+            "delivery abandoned: %s of job %s (delivery id %s) to %s chat %s: %s",
+            item.kind,
+            inbound_id,
+            item.delivery_id,
+            conv.platform,
+            conv.chat_id,
+            why,
+        )
+        return ABANDONED

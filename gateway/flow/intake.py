@@ -1,0 +1,391 @@
+"""The gateway core: dispatch between adapters, the store and the agent runner.
+
+Public surface (other modules and tests rely on these names):
+
+    gateway = Gateway(config, store, runner)
+    gateway.register(adapter)             # a PlatformAdapter
+    await gateway.start(workers=4)        # adapters' start() + stream workers
+    await gateway.drain(timeout=10)       # tests: wait until every accepted job is done
+    await gateway.stop(grace=10)          # stop taking work, finish or hand back, close
+
+``Gateway`` implements ``clarigate.gateway.boundary.port.GatewayPort`` for adapters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from clarigate.gateway.boundary.messages import (
+    AcceptOutcome,
+    AnswerJob,
+    AnswerOutcome,
+    AnswerStatus,
+    Conversation,
+    ErrorReply,
+    InboundAnswer,
+    InboundMessage,
+    MessageJob,
+    PendingView,
+    Sender,
+)
+from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.port import AdapterState, PlatformAdapter
+from clarigate.gateway.flow.answers import (
+    already_answered_outcome,
+    answered_line,
+    expired_outcome,
+    policy_refusal,
+    refusal_for,
+    response_for,
+    restarted_outcome,
+    run_text_for,
+    view_of,
+)
+from clarigate.gateway.flow.commands import CONTROL_LANE, Control, parse_command
+from clarigate.gateway.flow.notices import notice, notice_for_text
+from clarigate.gateway.flow.turn import Dispatcher
+from clarigate.gateway.jobs.upkeep import Upkeep
+from clarigate.gateway.jobs.worker import WorkerPool
+from clarigate.gateway.runners.base import AgentRunner
+from clarigate.gateway.runtime import metrics
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.runtime.logs import log_context
+from clarigate.gateway.store.base import PendingRecord, Store
+
+log = logging.getLogger(__name__)
+
+#: How many accepted inbound ids ``drain`` remembers (a bound for long-running servers).
+MAX_TRACKED = 10_000
+#: How long, and for how many tokens, a record read by ``pending_by_token`` serves the click after.
+RECENT_SECONDS = 5.0
+MAX_RECENT = 1024
+
+
+class Gateway:
+    """Implements ``GatewayPort``: accepts messages and answers, runs them through the workers."""
+
+    def __init__(self, config: GatewayConfig, store: Store, runner: AgentRunner) -> None:
+        self.config = config
+        self.store = store
+        self.runner = runner
+        self.state: AdapterState = store  # adapter state (wizards, leases) under the bot prefix
+        self.outbox = Outbox()
+        self.dispatcher = Dispatcher(config, store, runner, self.outbox, on_done=self._forget_done)
+        self.consumer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.pool = WorkerPool(
+            store, self.dispatcher.handle, self.consumer, config.workers, config.stale_claim_seconds
+        )
+        self.dispatcher.is_held = self.pool.still_held  # a stalled replica's late reply is dropped
+        self.dispatcher.control = Control(config, store, self.outbox, track=self._track)
+        self.dispatcher.run_slot = self.pool.run_slot
+        self.upkeep = Upkeep(config, store, runner, self.consumer)
+        # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
+        self._accepted: dict[str, None] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        # token -> (when, record) read by ``pending_by_token``: the click that follows reuses it
+        self._read_recently: dict[str, tuple[float, PendingRecord]] = {}
+        #: False when started with ``jobs=False``: this process takes messages in, others run them
+        self.runs_jobs = True
+
+    @property
+    def adapters(self) -> list[PlatformAdapter]:
+        """The registered adapters."""
+        return self.outbox.adapters
+
+    def register(self, adapter: PlatformAdapter) -> None:
+        """Add a platform adapter (before ``start``)."""
+        self.outbox.register(adapter)
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self, workers: int | None = None, *, jobs: bool = True, receive: bool = True) -> None:
+        """Build the agent (when the runner has a ``start``), start the adapters and the workers.
+
+        ``jobs=False`` (``serve``'s web side): the adapters only, which take messages in and
+        enqueue them; the agent is not built and jobs are left to the worker processes.
+        ``receive=False`` (a worker process): the adapters send only; their receivers (Socket
+        Mode, long connection, polling, webhook registration) run where messages are taken in.
+        """
+        if workers is not None:
+            self.pool.workers = max(1, workers)
+        start_runner = getattr(self.runner, "start", None)
+        if jobs and start_runner is not None:
+            await start_runner()
+        for adapter in self.adapters:
+            await adapter.start()
+            if receive:
+                await adapter.start_receiving()
+        self.runs_jobs = jobs
+        if not jobs:
+            log.info("gateway started without workers (jobs run elsewhere), consumer %s", self.consumer)
+            return
+        self.pool.start()
+        self.upkeep.start()
+        log.info("gateway started: %d worker(s), consumer %s", self.pool.workers, self.consumer)
+
+    async def drain(
+        self,
+        timeout: float = 10.0,  # noqa: ASYNC109 (the documented surface)
+        *,
+        inbound_ids: Iterable[str] = (),
+    ) -> None:
+        """Wait until every job accepted here (and ``inbound_ids`` accepted elsewhere) is done.
+
+        Raises ``TimeoutError`` naming the open jobs.
+        """
+        for inbound_id in inbound_ids:
+            self._track(inbound_id)
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            if self._background:
+                await asyncio.wait(set(self._background), timeout=max(deadline - time.monotonic(), 0))
+            for inbound_id in list(self._accepted):
+                if await self.store.is_done(inbound_id):
+                    self._accepted.pop(inbound_id, None)
+            if not self._accepted and not self._background:
+                return
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"jobs still open after {timeout}s: {list(self._accepted)}")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Stop taking work; running jobs get ``grace`` seconds, the rest go back to the stream."""
+        grace = self.config.shutdown_grace_seconds if grace is None else grace
+        await self.upkeep.stop()
+        await self.pool.stop(grace)
+        for task in list(self._background):
+            task.cancel()
+        for adapter in self.adapters:
+            try:
+                await adapter.stop()
+            except Exception:
+                log.warning("stopping the %s adapter failed", adapter.platform, exc_info=True)
+        log.info("gateway stopped")
+
+    # --- GatewayPort: messages ----------------------------------------------------------------
+
+    async def accept(self, message: InboundMessage) -> AcceptOutcome:
+        """Dedupe and durably enqueue a message (one store call); the reply follows via ``send``."""
+        conv = message.conversation
+        metrics.inbound_events(conv.platform, "message").inc()
+        if not self._allowed(conv, message.sender):
+            self._in_background(self._refuse_once(conv, message.sender, message.text))
+            return AcceptOutcome.REFUSED
+        if not message.text.strip() and not message.attachments:
+            return AcceptOutcome.IGNORED
+        inbound_id = f"{conv.platform}:{message.event_id}"
+        # commands other than /new answer at once, in the chat thread's control lane (commands.py)
+        command = parse_command(message.text)
+        out_of_turn = command is not None and not command.in_turn
+        fresh = await self.store.accept_job(
+            dedupe_key=inbound_id,
+            kind="command" if out_of_turn else "message",
+            inbound_id=inbound_id,
+            order_key=conv.thread_key + CONTROL_LANE if out_of_turn else conv.thread_key,
+            payload=MessageJob(message=message).model_dump_json(),
+            seen_ttl=self.config.seen_ttl_seconds,
+        )
+        with log_context(platform=conv.platform, chat=conv.chat_id, inbound_id=inbound_id):
+            if not fresh:
+                metrics.duplicates_dropped(conv.platform).inc()
+                log.info("received event %s again: duplicate dropped", message.event_id)
+                return AcceptOutcome.DUPLICATE
+            log.info("received event %s: queued", message.event_id)
+        self._track(inbound_id)
+        return AcceptOutcome.ACCEPTED
+
+    async def knows_conversation(self, conversation: Conversation) -> bool:
+        """True when this chat thread already has an agent thread."""
+        return await self.store.has_thread(conversation.thread_key)
+
+    # --- GatewayPort: answers -----------------------------------------------------------------
+
+    async def pending_by_token(self, token: str) -> PendingView | None:
+        """The clarification behind a button token, or None if unknown or expired."""
+        record = await self.store.pending_for_token(token)
+        if record is None:
+            return None
+        now, recent = time.monotonic(), self._read_recently
+        recent.pop(token, None)
+        recent[token] = (now, record)
+        while len(recent) > MAX_RECENT or now - next(iter(recent.values()))[0] >= RECENT_SECONDS:
+            del recent[next(iter(recent))]  # oldest first: lookups not followed by a click
+        return view_of(record)
+
+    async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
+        """None if ``sender`` may answer ``view`` now, else the refusal to show.
+
+        A yes also records that the person is answering (see ``GatewayPort.may_answer``).
+        """
+        if not self._allowed(view.conversation, sender):
+            refused = notice("refused", view.request.locale)
+            return AnswerOutcome(status=AnswerStatus.NOT_ALLOWED, message=refused, view=view)
+        refusal = refusal_for(view, sender)
+        if refusal is not None:
+            return refusal
+        record = await self.store.get_pending(view.request.request_id)
+        if record is None:
+            return expired_outcome(view, view.request.locale)
+        current = view_of(record)
+        refusal = refusal_for(current, sender) or policy_refusal(record, current, sender)
+        if refusal is not None:
+            return refusal
+        if not await self.dispatcher.control.is_current(record.conversation, record.thread_id):
+            return restarted_outcome(current)
+        # asked before "Other…" or "Fill in": what this person types next is meant as the answer
+        await self.dispatcher.control.expect_typed_answer(current, sender)
+        return None
+
+    async def submit_answer(self, answer: InboundAnswer) -> AnswerOutcome:
+        """Check and atomically claim an answer; on success the next run is enqueued.
+
+        At most two store round trips: the record (none when the adapter has just read it with
+        ``pending_by_token``), then the claim, which sets the click's dedupe marker in the same step.
+        """
+        record = self._just_read(answer.token) or await self._record_for(answer)
+        platform = record.conversation.platform if record else (answer.conversation or _NOWHERE).platform
+        metrics.inbound_events(platform, "answer").inc()
+        seen = (f"interaction:{platform}:{answer.event_id}", self.config.seen_ttl_seconds)
+        try:
+            outcome = await self._check_and_claim(record, answer, platform, seen)
+        except Exception:
+            # the platform retries a failed callback: let that retry through instead of calling it a
+            # duplicate (a claim that did happen makes the retry "already answered", never a 2nd run)
+            await self._release_quietly(seen[0])
+            raise
+        if outcome.status is AnswerStatus.DUPLICATE:
+            metrics.duplicates_dropped(platform).inc()
+        return outcome
+
+    def _just_read(self, token: str | None) -> PendingRecord | None:
+        """The record ``pending_by_token`` read for this token moments ago (the click's own lookup).
+
+        Safe to reuse: what the checks read from it does not change, and the claim itself tests
+        whether the request is still open.
+        """
+        found = self._read_recently.pop(token, None) if token else None
+        return found[1] if found is not None and time.monotonic() - found[0] < RECENT_SECONDS else None
+
+    async def _check_and_claim(
+        self, record: PendingRecord | None, answer: InboundAnswer, platform: str, seen: tuple[str, int]
+    ) -> AnswerOutcome:
+        if record is None:
+            metrics.EXPIRED.inc()
+            return expired_outcome()
+        view = view_of(record)
+        if not self._allowed(record.conversation, answer.sender):
+            refused = notice("refused", record.request.locale)
+            return AnswerOutcome(status=AnswerStatus.NOT_ALLOWED, message=refused, view=view)
+        refusal = refusal_for(view, answer.sender) or policy_refusal(record, view, answer.sender)
+        if refusal is not None:
+            # a replayed click on a question it answered is a duplicate, not "already answered"
+            if refusal.status is AnswerStatus.ALREADY_ANSWERED and not await self.store.first_time(*seen):
+                return AnswerOutcome(status=AnswerStatus.DUPLICATE, view=view)
+            if refusal.status is AnswerStatus.EXPIRED:
+                metrics.EXPIRED.inc()
+            return refusal
+        response, invalid = response_for(record, answer, platform)
+        if response is None:
+            return invalid or expired_outcome(view, record.request.locale)
+        return await self._claim(record, answer.sender, response, seen)
+
+    async def _claim(
+        self, record: PendingRecord, sender: Sender, response: Any, seen: tuple[str, int]
+    ) -> AnswerOutcome:
+        inbound_id = f"answer:{record.request_id}"
+        payload = AnswerJob(
+            conversation=record.conversation,
+            thread_id=record.thread_id,
+            request_id=record.request_id,
+            response=response,
+            sender=sender,
+            text=run_text_for(record, response),
+        ).model_dump_json()
+        claim = await self.store.claim_answer(
+            record.request_id,
+            sender,
+            response,
+            followup=(inbound_id, record.conversation.thread_key, payload),
+            seen=seen,
+            # a question of a conversation restarted since (/new): its answer would run on the old thread
+            current_in=record.conversation.thread_key,
+        )
+        if claim.status == "duplicate":
+            return AnswerOutcome(status=AnswerStatus.DUPLICATE, view=view_of(claim.record or record))
+        if claim.status == "restarted":
+            return restarted_outcome(view_of(claim.record or record))
+        if claim.status == "missing" or claim.record is None:
+            metrics.EXPIRED.inc()
+            return expired_outcome(view_of(record), record.request.locale)
+        view = view_of(claim.record)
+        if claim.status == "already_answered":
+            return already_answered_outcome(view)
+        (metrics.DECLINED if response.response_kind == "declined" else metrics.ANSWERED).inc()
+        with log_context(
+            platform=record.conversation.platform,
+            chat=record.conversation.chat_id,
+            thread_id=record.thread_id,
+            request_id=record.request_id,
+            inbound_id=inbound_id,
+        ):
+            verb = "declined" if response.response_kind == "declined" else "answered"
+            log.info("clarification %s by %s: next run queued", verb, sender.user_id)
+        self._track(inbound_id)
+        line = answered_line(view)
+        return AnswerOutcome(status=AnswerStatus.ACCEPTED, message=line, view=view, answered_line=line)
+
+    async def _release_quietly(self, seen_key: str) -> None:
+        try:
+            await self.store.forget(seen_key)
+        except Exception:
+            log.warning("could not release %s after a failed answer", seen_key, exc_info=True)
+
+    async def _record_for(self, answer: InboundAnswer) -> PendingRecord | None:
+        if answer.token:
+            return await self.store.pending_for_token(answer.token)
+        if answer.request_id:
+            return await self.store.get_pending(answer.request_id)
+        return None
+
+    # --- allowlists ---------------------------------------------------------------------------
+
+    def _allowed(self, conv: Conversation, sender: Sender) -> bool:
+        access = self.config.platform(conv.platform)
+        if access is None:
+            return True
+        if access.allowed_users and sender.user_id not in access.allowed_users:
+            return False
+        return not access.allowed_chats or conv.chat_id in access.allowed_chats
+
+    async def _refuse_once(self, conv: Conversation, sender: Sender, text: str) -> None:
+        key = f"refused:{conv.platform}:{conv.workspace}:{conv.chat_id}:{sender.user_id}"
+        if await self.store.first_time(key, self.config.seen_ttl_seconds):
+            log.info(
+                "refused %s in %s:%s (not on the allowlist)", sender.user_id, conv.platform, conv.chat_id
+            )
+            await self.outbox.send_quietly(conv, ErrorReply(text=notice_for_text("refused", text)))
+
+    def _track(self, inbound_id: str) -> None:
+        self._accepted[inbound_id] = None
+        if len(self._accepted) > MAX_TRACKED:  # jobs finished by other replicas are never seen here
+            del self._accepted[next(iter(self._accepted))]
+
+    def _forget_done(self, inbound_id: str) -> None:
+        self._accepted.pop(inbound_id, None)
+
+    def _in_background(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+
+_NOWHERE = Conversation(platform="unknown", chat_id="")

@@ -1,0 +1,285 @@
+"""A run shown live: the answer as the model writes it, and what the agent is doing meanwhile.
+
+``LiveReply`` takes a runner's events (``clarigate.agent.events``) and keeps one live message of the
+run up to date through the adapter (``PlatformAdapter.show_live``), coalescing: the first
+update once the run has gone on ``FIRST_SHOW_AFTER`` seconds with something to show, then at
+most one per ``live_interval`` (the platform's limits), whatever the number of tokens. A run
+that is over sooner is not shown live at all: its reply is posted whole, as before.
+
+The live message is only a view. What the person finally reads is the run's recorded reply,
+which finishes that message (``TextReply.live``) or closes it (``LiveEnd``) through the core's
+delivery step, retried like any reply. The message's reference is kept in the store as soon as
+it exists, so a replica that takes the job over (a crash, a hand-over) finishes the same
+message instead of leaving a half-written one behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from clarigate.agent.events import Asking, RunEvent, TextDelta, ToolFinished, ToolStarted
+from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import Conversation, LiveEnd, LiveView, MessageRef, Sender, TextReply
+from clarigate.gateway.boundary.port import PlatformAdapter
+from clarigate.gateway.flow.notices import notice
+from clarigate.gateway.runtime import metrics
+
+log = logging.getLogger(__name__)
+
+#: Seconds a run must have gone on, with something to show, before its live message is made:
+#: quicker runs are posted whole (no message flashing by, no extra calls).
+FIRST_SHOW_AFTER = 0.15
+#: How long ``finish`` waits for an update still on its way.
+FINISH_WAIT_SECONDS = 5.0
+#: A tool's description is its progress line when its first sentence is at most this long.
+MAX_DESCRIPTION = 60
+
+
+def tool_line(event: ToolStarted, locale: Locale) -> str:
+    """ "🔧 Searching the docs…": the tool's short description, else its name."""
+    first = (event.description or "").strip().split("\n")[0].split(". ")[0].strip().rstrip(".…")
+    what = first if 0 < len(first) <= MAX_DESCRIPTION else notice("using_tool", locale, tool=event.name)
+    return notice("tool_running", locale, what=what)
+
+
+def live_key(inbound_id: str) -> str:
+    """The store key of the live message a job's run started (for the replica that takes it over)."""
+    return f"live:{inbound_id}"
+
+
+@dataclass(frozen=True)
+class LiveResult:
+    """What a run's live message showed, for the reply that finishes it."""
+
+    ref: MessageRef | None  # None: nothing was shown live
+    text: str  # the answer text streamed (untrusted), possibly empty
+    failed: bool  # an update failed: the message may show less than ``text``
+
+
+class LiveReply:
+    """The live message of one run: ``start()``, feed ``on_event``, then ``await finish()``."""
+
+    def __init__(
+        self,
+        adapter: PlatformAdapter,
+        conversation: Conversation,
+        locale: Locale,
+        *,
+        mode: str,
+        working_after: float,
+        remember: Callable[[MessageRef], Awaitable[None]] | None = None,
+        adopted: MessageRef | None = None,
+        recipient: Sender | None = None,
+    ) -> None:
+        self.adapter = adapter
+        self.conversation = conversation
+        self.locale = locale
+        self.mode = mode
+        self.recipient = recipient
+        self.working_after = working_after
+        self.remember = remember
+        # a message another replica started for this job: this run continues it (whole-content
+        # updates, since what it shows is not known here)
+        self.ref: MessageRef | None = adopted
+        self._shown: str | None = None if adopted is not None else ""
+        self._text = ""
+        self._message_id: str | None = None
+        self._status: str | None = None
+        self._asking = False
+        self._failed = False
+        self._closing = False
+        self._wake = asyncio.Event()
+        self._closed = asyncio.Event()
+        self._showed_working = False  # the last update showed "Working…" alone
+        self._text_at = self._status_at = 0.0  # when the answer began, when the step last changed
+        self._task: asyncio.Task[None] | None = None
+        self.calls = 0  # show_live calls made (for logs and tests)
+
+    async def start(self) -> None:
+        """Begin watching the run: the first update comes once there is something worth showing;
+        with ``working_after`` 0, "Working…" is shown before this returns (every run shows it)."""
+        shown: LiveView | None = None
+        if self.working_after <= 0:
+            self._status = notice("working_status", self.locale)
+            if await self._show(self._view()):
+                shown = self._view()
+        self._task = asyncio.get_running_loop().create_task(self._keep_up(shown))
+
+    async def on_event(self, event: RunEvent) -> None:
+        """A runner's event (``clarigate.agent.events``); returns at once, updates follow on their own."""
+        if isinstance(event, TextDelta):
+            if not event.text:
+                return
+            if self._text and event.message_id and event.message_id != self._message_id:
+                self._text = self._text.rstrip() + "\n\n"  # a new message of the run: a new paragraph
+            self._message_id = event.message_id or self._message_id
+            if not self._text:
+                self._text_at = time.monotonic()
+            self._text += event.text if self._text else event.text.lstrip()
+            self._status = None
+        elif isinstance(event, ToolStarted):
+            self._status = tool_line(event, self.locale)
+            self._status_at = time.monotonic()
+        elif isinstance(event, ToolFinished):
+            self._status = None if self._text else notice("working_status", self.locale)
+        elif isinstance(event, Asking):
+            self._asking = True  # a question follows as native controls: nothing more to stream
+            self._status = None
+        self._wake.set()
+
+    async def finish(self) -> LiveResult:
+        """Stop updating (an update on its way is waited for); what the message shows now."""
+        self._closing = True
+        self._closed.set()
+        self._wake.set()
+        if self._task is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(self._task), FINISH_WAIT_SECONDS)
+            if not self._task.done():
+                self._task.cancel()
+        if self.ref is not None:
+            try:
+                await self.adapter.live_over(self.conversation, self.ref)
+            except Exception:
+                log.warning("the %s adapter failed ending a live message's updates", self.mode, exc_info=True)
+        return LiveResult(ref=self.ref, text=self._text.strip(), failed=self._failed)
+
+    # --- the updating task ----------------------------------------------------------------------
+
+    def _view(self) -> LiveView:
+        return LiveView(
+            mode=self.mode,
+            text=self._text,
+            shown=self._shown,
+            status=self._status,
+            locale=self.locale,
+            recipient=self.recipient,
+        )
+
+    def _interval(self) -> float:
+        """The adapter's interval, read before each pause: it may grow with the platform's load
+        (Slack's stream calls are limited per workspace, shared by every run there)."""
+        return max(self.adapter.live_interval(self.conversation, self.mode), 0.05)
+
+    async def _sleep(self, seconds: float | None) -> None:
+        """Wait up to ``seconds`` (None: until woken) or until something changes."""
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+    async def _keep_up(self, shown: LiveView | None) -> None:
+        if shown is not None:  # "Working…" is up already (``start``)
+            await self._pause(time.monotonic())
+            await self._follow(shown)
+            return
+        started = time.monotonic()
+        working = notice("working_status", self.locale)
+        # the first update: "Working…" once the run outlasts ``working_after`` (0: at once), or the
+        # answer or a tool step once the run has gone on FIRST_SHOW_AFTER
+        while not self._closing:
+            elapsed = time.monotonic() - started
+            if not (self._text or self._status) and elapsed >= self.working_after:
+                self._status = working
+            if self._status == working and not self._text:
+                break
+            if self._text or self._status:
+                # a moment into the run, and the text or step itself a moment old
+                since = self._text_at if self._text else self._status_at
+                wait = max(FIRST_SHOW_AFTER - elapsed, since + FIRST_SHOW_AFTER - time.monotonic())
+                if wait <= 0:
+                    break
+            else:
+                wait = self.working_after - elapsed
+            await self._sleep(wait)
+        await self._follow(None)
+
+    async def _follow(self, last: LiveView | None) -> None:
+        """Keep the message up to date until the run ends (``last``: what it shows now)."""
+        while not self._closing and not self._asking:
+            view = self._view()
+            if view != last and (view.text or view.status):
+                hold = self._news_hold()
+                if hold > 0:  # news (the first words, the first step) waits until it is a moment old
+                    await self._sleep(hold)
+                    continue
+                if not await self._show(view):
+                    return
+                last = self._view()  # what was shown (``shown`` moved on)
+                await self._pause(time.monotonic())
+                continue
+            await self._sleep(None)
+
+    async def _pause(self, shown_at: float) -> None:
+        """Coalesce what comes for the adapter's interval after an update; the answer's first words
+        (after "Working…" or a tool step) and the first step after a bare "Working…" go out sooner
+        (FIRST_SHOW_AFTER): they are what the person waits for, and at most two calls per run."""
+        while not self._closing:
+            news = self._news_at()
+            if news is not None:
+                remaining = max(shown_at, news) + FIRST_SHOW_AFTER - time.monotonic()
+            else:
+                remaining = shown_at + self._interval() - time.monotonic()
+            if remaining <= 0:
+                return
+            await self._sleep(remaining)  # woken by each change, to see whether the words began
+
+    def _news_at(self) -> float | None:
+        """When the news not shown yet came (the answer's first words; the first step after a bare
+        "Working…"), or None when there is none."""
+        if self._text and not self._shown:
+            return self._text_at
+        if self._showed_working and self._status not in (None, notice("working_status", self.locale)):
+            return self._status_at
+        return None
+
+    def _news_hold(self) -> float:
+        """Seconds until the news is FIRST_SHOW_AFTER old (0: none, or old enough): a run that ends
+        sooner is finished by its reply alone, with no update the reply repeats at once."""
+        news = self._news_at()
+        return 0.0 if news is None else max(news + FIRST_SHOW_AFTER - time.monotonic(), 0.0)
+
+    async def _show(self, view: LiveView) -> bool:
+        first = self.ref is None
+        try:
+            ref = await self.adapter.show_live(self.conversation, view, self.ref)
+        except Exception as exc:
+            self._failed = True
+            code = getattr(exc, "code", None) or type(exc).__name__
+            metrics.LIVE_UPDATES_FAILED.labels(platform=self.conversation.platform).inc()
+            log.info("live %s message stopped updating: %s", self.mode, code)
+            return False
+        self.calls += 1
+        metrics.LIVE_UPDATES.labels(platform=self.conversation.platform).inc()
+        if ref is not None:
+            # kept for a hand-over when it names a message first or anew (not for every update)
+            moved = first or self.ref is None or ref.message_id != self.ref.message_id
+            self.ref = ref
+            if moved and self.remember is not None:
+                try:
+                    await self.remember(ref)
+                except Exception:  # costs only the hand-over's tidy finish
+                    log.warning("could not record the live message", exc_info=True)
+        self._shown = view.text
+        self._showed_working = not view.text and view.status == notice("working_status", self.locale)
+        return True
+
+
+def finish_items(result: LiveResult, items: list[Any], first: int) -> None:
+    """Make a run's first item (at ``first`` in ``items``) finish its live message: the first
+    reply becomes that message; before a question or an error, the streamed text is ended as it
+    stands, or the message (only progress shown) is closed."""
+    if result.ref is None:
+        return
+    head = items[first] if len(items) > first else None
+    if isinstance(head, TextReply) and head.private_to is None:
+        items[first] = head.model_copy(update={"live": result.ref})
+    elif result.text:
+        items.insert(first, TextReply(text=result.text, live=result.ref))
+    else:
+        items.insert(first, LiveEnd(ref=result.ref))

@@ -1,0 +1,378 @@
+"""Stream workers: read jobs, wait for the thread's turn, run them, hand back on failure or stop.
+
+Each replica runs a reader on the shared stream, a loop that claims jobs left behind by dead
+consumers, and a keeper that renews the claim on every job held here, so live work is never
+claimed away. At most ``workers`` agent runs go at once (``run_slot``); a job whose run is over
+and whose replies are still being delivered (a platform retried with backoff) holds no slot.
+Stopping cancels the loops, lets held jobs finish within the grace period and hands the rest
+back to the stream at once.
+
+Claims are fenced. A replica claims a job only when its owner stopped renewing it, judged by
+the job's idle time in Redis *and* by this replica having reached Redis without a break for
+the whole stale-claim time: idle time keeps counting while Redis is down, so right after an
+outage every job looks stale; the owner, back as well, renews its jobs within that time. A
+replica that stalls past the stale-claim time may still find its job taken over: the keeper
+then cancels that job here, and every send first checks ``still_held``, so one holder answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from clarigate.gateway.flow.turn import HandBack
+from clarigate.gateway.runtime import metrics
+from clarigate.gateway.store.base import HoldStatus, Job, Store
+from clarigate.gateway.store.keys import RELEASED_IDLE_SECONDS
+
+log = logging.getLogger(__name__)
+
+#: Waiting for a turn another replica holds: polls back off to this ceiling (seconds).
+MAX_TURN_POLL = 0.25
+READ_BLOCK_MS = 1000
+
+
+class LoopHealth:
+    """One line when a loop starts failing and one when it works again, not a traceback per try.
+
+    ``failing`` is what ``/healthz`` and the metrics read; the traceback is logged at DEBUG only.
+    """
+
+    def __init__(self, what: str, operation: str) -> None:
+        self.what = what
+        self.operation = operation  # the store-errors metric's label
+        self.failing_since: float | None = None
+        self.failures = 0
+
+    @property
+    def failing(self) -> bool:
+        """True from the first failure until the next success."""
+        return self.failing_since is not None
+
+    def failed(self, exc: BaseException) -> None:
+        """Count a failure; log it when it is the first of a run of failures."""
+        self.failures += 1
+        metrics.STORE_ERRORS.labels(operation=self.operation).inc()
+        if self.failing_since is None:
+            self.failing_since = time.monotonic()
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            log.warning("%s failed (%s); retrying until it works", self.what, reason)
+        log.debug("%s failed", self.what, exc_info=exc)
+
+    def worked(self) -> None:
+        """Note a success; log the recovery when it ends a run of failures."""
+        if self.failing_since is not None:
+            log.info(
+                "%s works again after %d failure(s) in %.0f s",
+                self.what,
+                self.failures,
+                time.monotonic() - self.failing_since,
+            )
+            self.failing_since = None
+            self.failures = 0
+
+
+@dataclass
+class _Held:
+    """A job held here, and whether it takes part in the read budget right now."""
+
+    job: Job
+    task: asyncio.Task[None] | None = None
+    parked: bool = False  # waiting for an earlier job of its thread, or delivering after its run
+
+
+#: The job the current task works on (set in the job's own task).
+_CURRENT: contextvars.ContextVar[_Held | None] = contextvars.ContextVar("clarigate_job", default=None)
+
+
+class WorkerPool:
+    """The stream consumers of one gateway replica.
+
+    The reader takes jobs while fewer than ``workers`` held jobs are ready to run or running
+    (and fewer than ``max_held`` are held at all), so a burst spreads over the replicas instead
+    of queueing on the first one. A job waiting for an earlier job of its chat thread is woken
+    when that job finishes here; only when the earlier job is on another replica does the
+    first waiter of that thread ask Redis, with backoff.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        handle: Callable[[Job], Awaitable[None]],
+        consumer: str,
+        workers: int = 4,
+        stale_after: float = 30.0,
+        max_held: int | None = None,
+    ) -> None:
+        self.store = store
+        self.handle = handle
+        self.consumer = consumer
+        self.workers = max(1, workers)
+        self.stale_after = stale_after
+        self.max_held = max_held
+        self._loops: list[asyncio.Task[None]] = []
+        self._keeper: asyncio.Task[None] | None = None
+        self._held: dict[str, _Held] = {}  # entry id -> the job held here
+        self._fresh: dict[str, float] = {}  # entry id -> when its hold was last confirmed (monotonic)
+        self._here: dict[str, set[int]] = {}  # order key -> seqs of the jobs held here
+        self._turn_changed: dict[str, asyncio.Event] = {}
+        self._slots = asyncio.Semaphore(self.workers)
+        self._room = asyncio.Event()
+        self._stopping = False
+        self._context = contextvars.copy_context()  # what each job's task starts from
+        self._reachable_since: float | None = None  # Redis answered every call since (monotonic)
+        self.reading = LoopHealth("reading jobs", "read_jobs")
+        self.claiming = LoopHealth("claiming stale jobs", "claim_stale_jobs")
+        self.keeping = LoopHealth("renewing held jobs", "keep_jobs")
+
+    @property
+    def busy(self) -> int:
+        """How many jobs this replica holds right now (running, waiting or delivering)."""
+        return len(self._held)
+
+    @property
+    def _capacity(self) -> int:
+        return self.max_held or self.workers * 16
+
+    def dead_loops(self) -> list[str]:
+        """The names of loops that ended while the pool runs (``/healthz`` fails on any)."""
+        if self._stopping:
+            return []
+        loops = [*self._loops, *([self._keeper] if self._keeper is not None else [])]
+        return [loop.get_name() for loop in loops if loop.done()]
+
+    def _active(self) -> int:
+        return sum(1 for held in self._held.values() if not held.parked)
+
+    def start(self) -> None:
+        """Start the reader, the stale-claim loop and the keeper."""
+        self._stopping = False
+        self._slots = asyncio.Semaphore(self.workers)
+        self._context = contextvars.copy_context()
+        self._reachable_since = None
+        self._loops = [
+            asyncio.create_task(self._read_loop(), name="read-jobs"),
+            asyncio.create_task(self._stale_loop(), name="claim-stale"),
+        ]
+        self._keeper = asyncio.create_task(self._keep_loop(), name="touch-held")
+
+    async def stop(self, grace: float) -> None:
+        """Stop reading; give held jobs ``grace`` seconds, then hand the rest back to the stream."""
+        self._stopping = True
+        for loop in self._loops:
+            loop.cancel()
+        await asyncio.gather(*self._loops, return_exceptions=True)
+        self._loops = []
+        tasks = {held.task: entry_id for entry_id, held in self._held.items() if held.task is not None}
+        if tasks:
+            _, unfinished = await asyncio.wait(set(tasks), timeout=max(grace, 0.0))
+            for task in unfinished:
+                task.cancel()
+            if unfinished:
+                await asyncio.gather(*unfinished, return_exceptions=True)
+                await self._hand_back([tasks[task] for task in unfinished])
+        if self._keeper is not None:
+            self._keeper.cancel()
+            await asyncio.gather(self._keeper, return_exceptions=True)
+            self._keeper = None
+
+    async def _hand_back(self, entry_ids: list[str]) -> None:
+        """Release unfinished jobs so another replica takes them now, not after the stale time."""
+        try:
+            await self.store.release_jobs(self.consumer, entry_ids)
+        except Exception:
+            log.warning("could not release %d job(s): claimed once stale", len(entry_ids), exc_info=True)
+        log.warning("handed %d unfinished job(s) back to the stream", len(entry_ids))
+
+    @asynccontextmanager
+    async def run_slot(self) -> AsyncIterator[None]:
+        """Hold one of the ``workers`` run slots (around an agent run, not around delivery)."""
+        held = _CURRENT.get()
+        async with self._slots:
+            yield
+        if held is not None:
+            held.parked = True  # delivering now: the reader may take the next job
+            self._room.set()
+
+    # --- Redis reachability (the claim fence) -----------------------------------------------------
+
+    def _reached(self) -> None:
+        if self._reachable_since is None:
+            self._reachable_since = time.monotonic()
+
+    def _unreachable(self) -> None:
+        self._reachable_since = None
+
+    def _claim_idle_ms(self) -> int:
+        """The idle time a job must show to be claimed: the stale time once Redis was reachable
+        without a break for that long, else only jobs handed back by a stopping replica."""
+        since = self._reachable_since
+        if since is not None and time.monotonic() - since >= self.stale_after:
+            return int(self.stale_after * 1000)
+        return int(RELEASED_IDLE_SECONDS * 1000)
+
+    # --- loops ----------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        while not self._stopping:
+            room = min(self._capacity - len(self._held), self.workers - self._active())
+            if room <= 0:
+                self._room.clear()
+                await self._room.wait()
+                continue
+            try:
+                jobs = await self.store.read_jobs(self.consumer, count=room, block_ms=READ_BLOCK_MS)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._unreachable()
+                self.reading.failed(exc)
+                await asyncio.sleep(1.0)
+                continue
+            self._reached()
+            self.reading.worked()
+            for job in jobs:
+                self._spawn(job)
+
+    async def _stale_loop(self) -> None:
+        pause = min(max(self.stale_after / 2, 0.05), 5.0)
+        while not self._stopping:
+            try:
+                for job in await self.store.claim_stale_jobs(self.consumer, self._claim_idle_ms(), count=10):
+                    if job.entry_id in self._held:
+                        continue  # ours already (a renewal was missed): it is being worked on here
+                    log.info(
+                        "claimed job %s left by another worker (delivery %d)", job.inbound_id, job.deliveries
+                    )
+                    self._spawn(job)
+                self._reached()
+                self.claiming.worked()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._unreachable()
+                self.claiming.failed(exc)
+            await asyncio.sleep(pause)
+
+    async def _keep_loop(self) -> None:
+        pause = min(max(self.stale_after / 3, 0.02), 10.0)
+        while True:
+            await asyncio.sleep(pause)
+            if self._held:
+                try:
+                    await self._keep(sorted(self._held))
+                    self.keeping.worked()
+                except Exception as exc:
+                    self._unreachable()
+                    self.keeping.failed(exc)
+
+    async def _keep(self, entry_ids: list[str], drop_taken: bool = True) -> dict[str, HoldStatus]:
+        """Renew the hold on ``entry_ids``; a job another consumer took over is dropped here."""
+        confirmed = time.monotonic()
+        statuses = await self.store.keep_jobs(self.consumer, entry_ids)
+        for entry_id, status in statuses.items():
+            if status == "held":
+                self._fresh[entry_id] = confirmed
+            elif status == "taken" and drop_taken:
+                held = self._held.get(entry_id)
+                if held is not None and held.task is not None and not held.task.done():
+                    # this replica stalled past the stale-claim time: the new holder answers
+                    log.warning("job %s was taken over by another worker: dropping it here", entry_id)
+                    held.task.cancel()
+        return statuses
+
+    async def still_held(self, job: Job) -> bool:
+        """True when this replica may still send for ``job`` (checked before every send).
+
+        Free while the hold was confirmed recently (nobody can have claimed the job since); else
+        one store call. False when another worker took the job over or it was answered already.
+        """
+        fresh = self._fresh.get(job.entry_id)
+        if fresh is not None and time.monotonic() - fresh < self.stale_after / 2:
+            return True
+        status = (await self._keep([job.entry_id], drop_taken=False)).get(job.entry_id, "gone")
+        if status == "gone":  # acknowledged, or the stream was lost: answered already?
+            return not await self.store.is_done(job.inbound_id)
+        return status == "held"
+
+    # --- one job ------------------------------------------------------------------------------
+
+    def _spawn(self, job: Job) -> None:
+        held = _Held(job)
+        self._held[job.entry_id] = held
+        self._here.setdefault(job.order_key, set()).add(job.seq)
+        self._fresh[job.entry_id] = time.monotonic()  # just delivered or claimed: idle time 0
+        # a fresh copy of the pool's context: nothing of another job's task carries over
+        held.task = asyncio.create_task(
+            self._run_job(held), name=f"job-{job.inbound_id}", context=self._context.copy()
+        )
+
+    async def _run_job(self, held: _Held) -> None:
+        job = held.job
+        _CURRENT.set(held)
+        try:
+            await self._wait_for_turn(held)
+            await self.handle(job)
+        except HandBack:
+            pass  # left unacknowledged: the stale-claim loop retries it once idle
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("job %s could not be processed", job.inbound_id)
+        finally:
+            if self._held.get(job.entry_id) is held:
+                del self._held[job.entry_id]
+            self._fresh.pop(job.entry_id, None)
+            seqs = self._here.get(job.order_key)
+            if seqs is not None:
+                seqs.discard(job.seq)
+                if not seqs:
+                    del self._here[job.order_key]
+            changed = self._turn_changed.pop(job.order_key, None)
+            if changed is not None:
+                changed.set()  # wake this thread's next job here
+            self._room.set()
+
+    async def _wait_for_turn(self, held: _Held) -> None:
+        """Wait until every earlier job of the same chat thread is complete (here or elsewhere).
+
+        An earlier job held here wakes this one when it ends; otherwise Redis is asked, with
+        backoff (the earlier job is on another replica), and a job ending here wakes it too.
+        """
+        job = held.job
+        if job.seq == 1:
+            return  # seq 1 is handed out only when nothing of this chat thread is outstanding
+        delay = 0.002
+        task = asyncio.current_task()
+        try:
+            while True:
+                if task is not None and task.cancelling():
+                    raise asyncio.CancelledError  # a cancellation something below swallowed: honour it
+                changed = self._turn_changed.setdefault(job.order_key, asyncio.Event())
+                if any(seq < job.seq for seq in self._here.get(job.order_key, ())):
+                    self._park(held)
+                    await changed.wait()
+                    continue
+                if await self.store.next_seq(job.order_key) >= job.seq:
+                    return
+                self._park(held)
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
+                # that lands as the event is set (the job ahead finishing as the pool stops), and
+                # this loop would then poll forever and hang the shutdown.
+                try:
+                    async with asyncio.timeout(delay):
+                        await changed.wait()
+                except TimeoutError:
+                    delay = min(delay * 2, MAX_TURN_POLL)
+        finally:
+            held.parked = False  # its turn came: ready to run (the reader counts it again)
+
+    def _park(self, held: _Held) -> None:
+        if not held.parked:
+            held.parked = True
+            self._room.set()

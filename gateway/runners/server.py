@@ -1,0 +1,373 @@
+"""The LangGraph server runner: the agent runs on a LangGraph server, the gateway is its channel layer.
+
+Chosen by ``agent.server_url`` (``LANGGRAPH_URL``); talks to the server with the official
+``langgraph-sdk`` client. Nothing above ``clarigate.gateway.runners.base.AgentRunner`` changes.
+
+- Threads: the gateway's agent thread id (kept in the Redis thread map) names the server
+  thread (as a UUID); it is created on first use with metadata (platform, chat, bot id)
+  so the server's own UI and APIs can find a conversation. ``/new`` maps a chat thread to
+  a new agent thread id, so to a new server thread.
+- Runs: one background run per inbound message, carrying the inbound id in its metadata.
+  A job that is delivered again (a crash, a hand-over, a retry after the server was down)
+  finds the run it started on the thread and joins it instead of starting a second one.
+  The run is followed with ``runs.join_stream`` (values and updates), then the thread's
+  state gives the turn's replies, its ``ask_clarification`` request, or an interrupt (shown
+  as a clarification by ``clarigate.agent.interrupts``); an answer to an interrupt resumes the run
+  with ``Command(resume=...)``.
+- Failures: an unreachable server, a timeout or a 5xx raise ``AgentUnavailable`` (the job is
+  kept and runs once the server is back); a run that ends in error raises ``RunFailed``
+  naming the server's run id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from clarigate.agent.events import EventSink, RunEvent
+from clarigate.agent.harness import ImageInput, TurnOutput, turn_output
+from clarigate.agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
+from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
+from clarigate.agent.protocol.wire import response_kwargs
+from clarigate.agent.run_events import step_events, text_delta
+from clarigate.gateway.runners.base import AgentUnavailable, RunFailed
+from clarigate.gateway.runtime import metrics
+
+log = logging.getLogger(__name__)
+
+#: Metadata keys the runner puts on server runs and threads.
+INBOUND_KEY = "clarigate_inbound_id"
+START_KEY = "clarigate_start"  # messages the thread held before the run (where its turn begins)
+HUMAN_KEY = "clarigate_human_id"
+#: How many of a thread's latest runs are searched for the one an inbound id started.
+RUNS_SEARCHED = 20
+_NAMESPACE = uuid.UUID("6f0d3c1e-6c1b-4d59-9b7c-3a1f0f9a2c41")
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Where the agent runs: the server's URL, the assistant (graph name or id), the API key."""
+
+    url: str
+    assistant_id: str = "agent"
+    api_key: str | None = None
+    bot_id: str = "clarigate"
+    timeout_seconds: float = 30.0  # one HTTP call (the run itself is followed as a stream)
+
+
+def server_thread_id(thread_id: str) -> str:
+    """The server thread for a gateway agent thread: the id itself when it is a UUID, else a UUID
+    derived from it (servers accept UUIDs only)."""
+    try:
+        return str(uuid.UUID(thread_id))
+    except ValueError:
+        return str(uuid.uuid5(_NAMESPACE, thread_id))
+
+
+def human_message_id(inbound_id: str | None) -> str:
+    """The id of the human message a run adds: derived from the inbound id, so a joined run's
+    turn can be found again; random when there is none."""
+    return str(uuid.uuid5(_NAMESPACE, inbound_id)) if inbound_id else str(uuid.uuid4())
+
+
+def messages_of(values: Any) -> list[Any]:
+    """The LangChain messages in a thread state's ``values`` (the server sends them as dicts)."""
+    from langchain_core.messages import convert_to_messages
+
+    raw = values.get("messages", []) if isinstance(values, Mapping) else []
+    return list(convert_to_messages([_message_dict(m) for m in raw if isinstance(m, Mapping)]))
+
+
+def _message_dict(message: Mapping[str, Any]) -> dict[str, Any]:
+    """Only the fields a message class takes (the server adds ``invalid_tool_calls`` and the like
+    to every AI message; kept as they are, they would land in ``additional_kwargs``)."""
+    keep = {"type", "content", "id", "name", "additional_kwargs", "tool_calls", "tool_call_id", "artifact"}
+    return {k: v for k, v in message.items() if k in keep and v is not None}
+
+
+def _status(exc: BaseException) -> int | None:
+    response = getattr(exc, "response", None)
+    return getattr(response, "status_code", None)
+
+
+def _unavailable(exc: BaseException) -> bool:
+    """True for failures that mean "try again later": network, timeout, 5xx, 429."""
+    if isinstance(exc, httpx.TransportError | asyncio.TimeoutError):
+        return True
+    status = _status(exc)
+    return status is not None and (status >= 500 or status == 429)
+
+
+class LangGraphServerRunner:
+    """Implements ``clarigate.gateway.runners.base.AgentRunner`` on a LangGraph server (``langgraph-sdk``)."""
+
+    ready_name = "agent_server"  # what ``/readyz`` calls it when it does not answer
+
+    def __init__(self, settings: ServerSettings) -> None:
+        from langgraph_sdk import get_client
+
+        self.settings = settings
+        self._client = get_client(
+            url=settings.url,
+            api_key=settings.api_key,
+            # connect, read, write, pool: no read timeout, since a run's stream waits for the model
+            timeout=(settings.timeout_seconds, None, settings.timeout_seconds, settings.timeout_seconds),
+        )
+
+    async def start(self) -> None:
+        """Check the server: a refused key or an unknown assistant stops the start; a server that
+        does not answer yet only makes ``/readyz`` fail (messages are kept until it answers)."""
+        problems = await self.check()
+        if problems and await self.ping():
+            raise RuntimeError("; ".join(problems))
+        for problem in problems:
+            log.warning("%s: messages wait until it answers", problem)
+        log.info(
+            "agent runs on the LangGraph server at %s (assistant %s)",
+            self.settings.url,
+            self.settings.assistant_id,
+        )
+
+    async def check(self) -> list[str]:
+        """What is wrong with the server settings (for ``doctor``): URL, key, assistant."""
+        s = self.settings
+        try:
+            await self._client.http.get("/ok")
+        except Exception as exc:
+            if _status(exc) in (401, 403):
+                return [f"the LangGraph server at {s.url} refused the API key (LANGGRAPH_API_KEY)"]
+            return [
+                f"the LangGraph server at {s.url} does not answer (agent.server_url / LANGGRAPH_URL): {exc}"
+            ]
+        try:
+            found = await self._assistant_exists(s.assistant_id)
+        except Exception as exc:
+            if _status(exc) in (401, 403):
+                return [f"the LangGraph server at {s.url} refused the API key (LANGGRAPH_API_KEY)"]
+            return [f"could not list the assistants of {s.url}: {exc}"]
+        if not found:
+            return [
+                f"the LangGraph server at {s.url} has no assistant or graph {s.assistant_id!r} (agent.assistant_id)"  # noqa: E501
+            ]
+        return []
+
+    async def _assistant_exists(self, assistant_id: str) -> bool:
+        try:
+            await self._client.assistants.get(assistant_id)
+            return True
+        except Exception as exc:
+            if _status(exc) not in (404, 422):
+                raise
+        try:
+            return bool(await self._client.assistants.search(graph_id=assistant_id, limit=1))
+        except Exception as exc:
+            if _status(exc) == 404:  # "Graph '…' not found"
+                return False
+            raise
+
+    async def ping(self) -> bool:
+        """True when the server answers ``/ok`` (for ``/readyz``)."""
+        try:
+            await self._client.http.get("/ok")
+            return True
+        except Exception:
+            log.warning("the LangGraph server at %s does not answer", self.settings.url)
+            return False
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self._client.http.client.aclose()
+
+    # --- one turn --------------------------------------------------------------------------
+
+    async def run_turn(
+        self,
+        thread_id: str,
+        text: str,
+        response: HumanInputResponse | None = None,
+        *,
+        images: Sequence[ImageInput] = (),
+        metadata: Mapping[str, Any] | None = None,
+        on_event: EventSink | None = None,
+    ) -> TurnOutput:
+        """One run on the server thread mapped to ``thread_id`` (joined when it was started before);
+        its streamed text and steps go to ``on_event`` as the server sends them."""
+        meta = dict(metadata or {})
+        try:
+            return await self._turn(server_thread_id(thread_id), text, response, images, meta, on_event)
+        except (AgentUnavailable, RunFailed):
+            raise
+        except Exception as exc:
+            if _unavailable(exc):
+                metrics.AGENT_SERVER_ERRORS.labels(kind="unavailable").inc()
+                raise AgentUnavailable(
+                    f"the LangGraph server at {self.settings.url} is unavailable: {exc}"
+                ) from exc
+            raise
+
+    async def _turn(
+        self,
+        sid: str,
+        text: str,
+        response: HumanInputResponse | None,
+        images: Sequence[ImageInput],
+        meta: dict[str, Any],
+        on_event: EventSink | None = None,
+    ) -> TurnOutput:
+        inbound_id = meta.get("inbound_id")
+        run = await self._started_run(sid, inbound_id, meta)
+        if run is None:
+            state = await self._client.threads.get_state(sid)
+            before = messages_of(state.get("values"))
+            started = await self._start(sid, text, response, images, meta, state, before)
+            if isinstance(started, TurnOutput):
+                return started  # answered without a run (Edit: the arguments form)
+            run = started
+        else:
+            log.info("joining run %s started for %s before", run["run_id"], inbound_id)
+        await self._follow(sid, run, on_event)
+        return await self._output(sid, run)
+
+    async def _started_run(self, sid: str, inbound_id: str | None, meta: Mapping[str, Any]) -> Any | None:
+        """The run this inbound id started on the thread, if any; makes the thread on first use."""
+        try:
+            runs = await self._client.runs.list(sid, limit=RUNS_SEARCHED)
+        except Exception as exc:
+            if _status(exc) != 404:
+                raise
+            await self._client.threads.create(
+                thread_id=sid, metadata=self._thread_metadata(meta), if_exists="do_nothing"
+            )
+            return None
+        if inbound_id is None:
+            return None
+        return next((r for r in runs if (r.get("metadata") or {}).get(INBOUND_KEY) == inbound_id), None)
+
+    def _thread_metadata(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        keep = {k: meta[k] for k in ("platform", "chat_id", "workspace", "topic") if meta.get(k)}
+        return {**keep, "bot_id": self.settings.bot_id, "source": "clarigate"}
+
+    async def _start(
+        self,
+        sid: str,
+        text: str,
+        response: HumanInputResponse | None,
+        images: Sequence[ImageInput],
+        meta: dict[str, Any],
+        state: Mapping[str, Any],
+        before: list[Any],
+    ) -> Any:
+        run_meta: dict[str, Any] = {
+            **self._thread_metadata(meta),
+            START_KEY: len(before),
+            **({INBOUND_KEY: meta["inbound_id"]} if meta.get("inbound_id") else {}),
+        }
+        options: dict[str, Any] = {
+            "metadata": run_meta,
+            "multitask_strategy": "enqueue",
+            # what each step changed and the model's tokens as written; the state is read at the end
+            "stream_mode": ["updates", "messages-tuple"],
+            "stream_resumable": True,
+        }
+        parsed = parse_request_id(response.request_id) if response is not None else None
+        if parsed is not None and response is not None:
+            kind, interrupt_id = parsed
+            pending = {
+                i.get("id"): i.get("value") for i in state.get("interrupts") or [] if isinstance(i, Mapping)
+            }
+            if interrupt_id in pending:
+                value = resume_value(
+                    kind, interrupt_id, pending[interrupt_id], response, thread_locale(before)
+                )
+                if isinstance(value, AskAgain):
+                    return TurnOutput(
+                        request=value.request, fallback_text=render_text_fallback(value.request)
+                    )
+                return await self._client.runs.create(
+                    sid, self.settings.assistant_id, command={"resume": {interrupt_id: value}}, **options
+                )
+            log.warning(
+                "the answer is for interrupt %s, which the server no longer has pending", interrupt_id
+            )
+        human_id = human_message_id(meta.get("inbound_id"))
+        run_meta[HUMAN_KEY] = human_id
+        human: dict[str, Any] = {"type": "human", "id": human_id, "content": _content(text, images)}
+        if response is not None:
+            human["additional_kwargs"] = response_kwargs(response)
+        run_input: dict[str, Any] = {"messages": [human]}
+        return await self._client.runs.create(sid, self.settings.assistant_id, input=run_input, **options)
+
+    async def _follow(self, sid: str, run: Mapping[str, Any], on_event: EventSink | None = None) -> None:
+        """Follow the run's stream to its end, handing its text and steps to ``on_event``.
+
+        A joined stream starts from the run's first event (``last_event_id="-1"``): a live
+        message continued after a hand-over is rebuilt whole.
+        """
+        started = time.perf_counter()
+        async for part in self._client.runs.join_stream(sid, run["run_id"], last_event_id="-1"):
+            if part.event == "error":
+                log.warning("run %s streamed an error: %s", run["run_id"], part.data)
+            elif on_event is not None:
+                for event in _events_of(part.event, part.data):
+                    try:
+                        await on_event(event)
+                    except Exception:
+                        log.warning("a run event could not be shown", exc_info=True)
+        metrics.AGENT_SERVER_RUN_SECONDS.observe(time.perf_counter() - started)
+
+    async def _output(self, sid: str, run: Mapping[str, Any]) -> TurnOutput:
+        finished = await self._client.runs.get(sid, run["run_id"])
+        status = finished.get("status")
+        if status not in ("success", "interrupted"):
+            metrics.AGENT_SERVER_ERRORS.labels(kind="run_" + str(status)).inc()
+            raise RunFailed(
+                f"run {run['run_id']} on the LangGraph server ended as {status!r}", run_id=run["run_id"]
+            )
+        state = await self._client.threads.get_state(sid)
+        messages = messages_of(dict(state).get("values"))
+        meta = finished.get("metadata") or {}
+        if meta.get(HUMAN_KEY):
+            output = turn_output(messages, meta[HUMAN_KEY])
+        else:
+            output = turn_output(messages, None, start=int(meta.get(START_KEY) or 0))
+        interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
+        if interrupts and output.request is None:
+            first = interrupts[0]
+            request = request_for(str(first.get("id")), first.get("value"), thread_locale(messages))
+            output = TurnOutput(
+                replies=output.replies, request=request, fallback_text=render_text_fallback(request)
+            )
+        return output
+
+
+def _events_of(kind: str, data: Any) -> list[RunEvent]:
+    """The run events in one part of a server's stream (``messages`` parts: text; ``updates``:
+    steps)."""
+    if kind.startswith("messages") and isinstance(data, list | tuple) and data:
+        metadata = data[1] if len(data) > 1 and isinstance(data[1], Mapping) else None
+        delta = text_delta(data[0], metadata)
+        return [delta] if delta is not None else []
+    if kind.startswith("updates") and isinstance(data, Mapping):
+        return list(step_events(data))
+    return []
+
+
+def _content(text: str, images: Sequence[ImageInput]) -> Any:
+    """The human message's content: the text, and the images as data-URL image blocks."""
+    if not images:
+        return text
+    import base64
+
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    for image in images:
+        data = base64.b64encode(image.data).decode("ascii")
+        blocks.append({"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{data}"}})
+    return blocks

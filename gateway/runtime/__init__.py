@@ -1,0 +1,1 @@
+"""The runtime: configuration, building a bot, serving it (processes, preflight), logs and metrics."""

@@ -1,0 +1,127 @@
+"""Build a whole bot from its configuration: store, runner, gateway and the enabled adapters."""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import logging
+import os
+from typing import Any
+
+from clarigate.gateway.boundary.port import PlatformAdapter
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runners.base import AgentRunner
+from clarigate.gateway.runners.in_process import LangGraphRunner
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.store import Store, open_store
+
+log = logging.getLogger(__name__)
+
+EMBEDDED_STORE_WARNING = (
+    "REDIS_URL is not set: using the embedded in-process store. State is lost on restart and "
+    "this process must be the only replica. Set REDIS_URL for anything beyond a trial."
+)
+
+
+def store_description(config: GatewayConfig) -> str:
+    """Where state lives, for logs (the URL without its password)."""
+    if not config.redis_url:
+        return "embedded in-process store (no REDIS_URL)"
+    return f"Redis at {without_password(config.redis_url)}, prefix {config.bot_id!r}"
+
+
+def build_store(config: GatewayConfig) -> Store:
+    """The Redis store when ``redis_url`` is set, else the embedded one (with a loud warning)."""
+    if not config.redis_url:
+        log.warning(EMBEDDED_STORE_WARNING)
+    return open_store(config.redis_url, config.bot_id)
+
+
+def build_adapter(platform: str, config: GatewayConfig, gateway: Gateway) -> PlatformAdapter:
+    """The adapter of one built-in platform (imported only when that platform is enabled)."""
+    if platform == "slack":
+        from clarigate.adapters.slack import SlackAdapter
+
+        return SlackAdapter(config.slack, gateway)
+    if platform == "feishu":
+        from clarigate.adapters.feishu import FeishuAdapter
+
+        return FeishuAdapter(config.feishu, gateway)
+    if platform == "telegram":
+        from clarigate.adapters.telegram import TelegramAdapter
+
+        return TelegramAdapter(config.telegram, gateway)
+    raise ValueError(f"unknown platform {platform!r}")
+
+
+def import_object(path: str) -> Any:
+    """The object named by ``module:attribute``; ``ValueError`` saying why it cannot be found."""
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"{path!r} is not an import path of the form module:Class")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {path!r}: {exc}") from exc
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise ValueError(f"cannot import {path!r}: {module_name} has no {attribute!r}") from None
+
+
+def build_runner(config: GatewayConfig) -> AgentRunner:
+    """The LangGraph server runner when ``agent.server_url`` is set, else the in-process agent."""
+    if config.agent.server_url:
+        from clarigate.gateway.runners.server import LangGraphServerRunner, ServerSettings
+
+        settings = ServerSettings(
+            url=config.agent.server_url,
+            assistant_id=config.agent.assistant_id,
+            api_key=os.environ.get("LANGGRAPH_API_KEY") or None,  # a secret: from the environment only
+            bot_id=config.bot_id,
+        )
+        return LangGraphServerRunner(settings)
+    return LangGraphRunner(config.agent_settings())
+
+
+def build_gateway(
+    config: GatewayConfig, *, store: Store | None = None, runner: AgentRunner | None = None
+) -> Gateway:
+    """A gateway with every enabled platform's adapter registered (not started)."""
+    store = store if store is not None else build_store(config)
+    runner = runner if runner is not None else build_runner(config)
+    gateway = Gateway(config, store, runner)
+    for platform in config.enabled_platforms():
+        gateway.register(build_adapter(platform, config, gateway))
+    for path in config.extra_adapters:
+        gateway.register(import_object(path)(gateway))
+    return gateway
+
+
+async def close_gateway(gateway: Gateway) -> None:
+    """Release what ``build_gateway`` opened (after ``gateway.stop``)."""
+    try:
+        await gateway.runner.aclose()
+    finally:
+        await gateway.store.close()
+
+
+def freeze_startup_objects() -> None:
+    """Keep what start-up built (modules, the agent's graph, SDK clients) out of the collector's sight.
+
+    Those objects live as long as the process, yet every full collection would walk them all:
+    ~240 ms with the three platform SDKs and LangChain loaded, a pause in which no event is
+    acknowledged. Garbage made so far is collected first, so only live objects are frozen.
+    """
+    gc.collect()
+    gc.freeze()
+
+
+def without_password(url: str) -> str:
+    """``url`` with its password masked, for logs and reports."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    credentials, _, host = rest.rpartition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user + ':***@' if user else '***@'}{host}"

@@ -1,0 +1,97 @@
+"""One bot id, one identity: each platform's identity is recorded under the bot id in Redis.
+
+Two deployments sharing a bot id share its stream and state: each would answer the other's
+messages with its own token. So at start each enabled platform's identity (Slack team and
+bot user, Feishu app id, Telegram bot id) is recorded at ``<bot_id>:identity`` the first time,
+and a later start whose identity differs refuses, naming both. Found before any adapter
+starts receiving; ``clarigate admin identity --forget PLATFORM`` clears one after a real move.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from clarigate.gateway.runtime.config import GatewayConfig
+
+
+def identity_key(bot_id: str) -> str:
+    """The Redis hash of a bot's identities (field: platform, value: a JSON record)."""
+    return f"{bot_id}:identity"
+
+
+async def platform_identities(config: GatewayConfig) -> dict[str, str]:
+    """The identity of each enabled built-in platform, as ``platform -> "who"``.
+
+    Telegram's bot id is the number before the token's colon and Feishu's app id is configured,
+    so neither needs a call; Slack's team and bot user come from ``auth.test``.
+    """
+    found: dict[str, str] = {}
+    for platform in config.enabled_platforms():
+        if platform == "telegram" and config.telegram.bot_token:
+            bot_id = config.telegram.bot_token.get_secret_value().split(":", 1)[0]
+            found[platform] = f"bot {bot_id}"
+        elif platform == "feishu" and config.feishu.app_id:
+            found[platform] = f"app {config.feishu.app_id}"
+        elif platform == "slack" and config.slack.bot_token:
+            try:
+                found[platform] = await _slack_identity(config)
+            except Exception:  # a bad token or Slack unreachable: the adapter's start says it plainly
+                continue
+    return found
+
+
+async def _slack_identity(config: GatewayConfig) -> str:
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    assert config.slack.bot_token is not None
+    client = AsyncWebClient(token=config.slack.bot_token.get_secret_value(), base_url=config.slack.api_url)
+    reply = await client.auth_test()
+    if not reply.get("ok"):
+        raise RuntimeError(str(reply.get("error")))
+    return f"team {reply.get('team_id')} bot user {reply.get('user_id')}"
+
+
+class IdentityClash(Exception):
+    """Another identity is recorded under this bot id for a platform."""
+
+
+async def claim_identities(redis_url: str, bot_id: str, identities: dict[str, str]) -> None:
+    """Record ``identities`` under ``bot_id`` (first start) or check them against the recorded ones.
+
+    Raises ``IdentityClash`` naming the platform, both identities and what to do.
+    """
+    if not identities:
+        return
+    from clarigate.gateway.store.connection import open_redis
+
+    client = open_redis(redis_url)  # as the store connects: Sentinel, TLS, retries
+    key = identity_key(bot_id)
+    try:
+        for platform, who in identities.items():
+            record = json.dumps({"who": who, "since": int(time.time())})
+            await client.hsetnx(key, platform, record)  # atomic: two first starts cannot both win
+            recorded = _who(await client.hget(key, platform))
+            if recorded != who:
+                raise IdentityClash(
+                    f"bot id {bot_id!r} already belongs to {platform} {recorded}, but this deployment is "
+                    f"{platform} {who}: give this bot its own CLARIGATE_BOT_ID (or, if the bot really moved, "
+                    f"run `clarigate admin identity --forget {platform}`)"
+                )
+    finally:
+        await client.aclose()
+
+
+async def recorded_identities(client: Any, bot_id: str) -> dict[str, dict[str, Any]]:
+    """What is recorded under ``bot_id``: ``platform -> {"who": …, "since": epoch seconds}``."""
+    raw = await client.hgetall(identity_key(bot_id))
+    return {_text(k): json.loads(_text(v)) for k, v in raw.items()}
+
+
+def _who(raw: Any) -> str | None:
+    return json.loads(_text(raw)).get("who") if raw is not None else None
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

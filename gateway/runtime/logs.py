@@ -1,0 +1,274 @@
+"""Structured logs: every line of a run carries platform, chat, thread id and request id.
+
+The run's coordinates live in context variables set by the worker; a logging
+filter copies them onto each record, so any logger (ours, an SDK's) gets them.
+
+No secret reaches a log line: every handler carries ``RedactingFilter``, which masks the
+configured secrets (``register_secrets``) and token shapes (a Telegram ``/bot<token>/`` URL,
+Slack ``xox*-``/``xapp-`` tokens, ``Bearer`` headers, URL passwords) in the message and in
+the formatted traceback; the chatty HTTP and SDK loggers are held at WARNING.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Literal
+
+RUN_FIELDS = ("platform", "chat", "thread_id", "request_id", "inbound_id")
+
+_context: dict[str, ContextVar[str | None]] = {
+    name: ContextVar(f"clarigate_{name}", default=None) for name in RUN_FIELDS
+}
+
+
+@contextmanager
+def log_context(**values: str | None) -> Iterator[None]:
+    """Attach run coordinates (``platform``, ``chat``, ``thread_id``, ``request_id``, ``inbound_id``)."""
+    tokens = [
+        (_context[name], _context[name].set(value)) for name, value in values.items() if name in _context
+    ]
+    try:
+        yield
+    finally:
+        for var, token in reversed(tokens):
+            var.reset(token)
+
+
+def set_log_context(**values: str | None) -> None:
+    """Set run coordinates for the rest of the current task (the task's context ends with it)."""
+    for name, value in values.items():
+        if name in _context:
+            _context[name].set(value)
+
+
+def current_log_context() -> dict[str, str]:
+    """The run coordinates set in this context (only those that are set)."""
+    return {name: value for name, var in _context.items() if (value := var.get()) is not None}
+
+
+class RunContextFilter(logging.Filter):
+    """Copies the run coordinates onto every record (empty string when unset)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Add the fields; never drops a record."""
+        for name, var in _context.items():
+            if not hasattr(record, name):
+                setattr(record, name, var.get() or "")
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, run coordinates, exception."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """Render ``record`` as a single JSON line."""
+        line: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for name in RUN_FIELDS:
+            value = getattr(record, name, "")
+            if value:
+                line[name] = value
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            line["exc"] = record.exc_text
+        return json.dumps(line, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    """Human-readable lines, with the run coordinates appended when set."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The classic line plus ``[platform=… thread_id=…]`` when inside a run."""
+        text = super().format(record)
+        extra = " ".join(f"{n}={getattr(record, n)}" for n in RUN_FIELDS if getattr(record, n, ""))
+        return f"{text} [{extra}]" if extra else text
+
+
+_calls = logging.getLogger("clarigate.gateway.platform_calls")
+
+
+def log_platform_call(platform: str, method: str, status: str, message_id: object = None) -> None:
+    """One line per platform API call: method, status and the platform's message id when there is
+    one (the run's coordinates come along from the context, as on every line)."""
+    if _calls.isEnabledFor(logging.INFO):
+        suffix = f", message {message_id}" if message_id else ""
+        _calls.info("%s %s: %s%s", platform, method, status, suffix)
+
+
+# --- secrets ----------------------------------------------------------------------------------
+
+MASK = "***"
+
+#: Token shapes masked wherever they appear, configured or not: (needle, pattern, replacement).
+#: A pattern runs only on lines whose lower-cased text holds its needle (a literal every match
+#: contains): most lines hold none, and a regular expression pass per shape per line cost more
+#: than the rest of the line's logging.
+_TOKEN_SHAPES: list[tuple[str | None, re.Pattern[str], str]] = [
+    # Telegram puts the bot token in the URL path: https://api.telegram.org/bot<id>:<secret>/getMe
+    ("/bot", re.compile(r"(/bot)\d+:[A-Za-z0-9_-]+"), r"\1" + MASK),
+    (None, re.compile(r"\b\d{6,}:[A-Za-z0-9_-]{30,}\b"), MASK),
+    ("xox", re.compile(r"\bxox[a-z]-[A-Za-z0-9-]+"), MASK),  # Slack bot/user tokens
+    ("xapp-", re.compile(r"\bxapp-[A-Za-z0-9-]+"), MASK),  # Slack app-level (Socket Mode) tokens
+    ("bearer", re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\1" + MASK),
+    ("@", re.compile(r"(://[^:/@\s]*:)[^@\s/]+@"), r"\1" + MASK + "@"),  # scheme://user:password@host
+    (
+        "=",
+        re.compile(r"(?i)([?&](?:access_token|token|secret|password|api_key|key)=)[^&\s'\"]+"),
+        r"\1" + MASK,
+    ),
+]
+
+#: Shorter configured values are not masked literally: they would erase ordinary words.
+MIN_SECRET_LENGTH = 6
+
+_secrets: list[str] = []
+
+
+def register_secrets(values: Any) -> None:
+    """Mask these values (tokens, passwords, keys) in every log line from now on."""
+    known = set(_secrets)
+    known.update(v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH)
+    _secrets[:] = sorted(known, key=len, reverse=True)  # longest first: a secret may contain another
+
+
+def redact(text: str) -> str:
+    """``text`` with every registered secret and every known token shape masked."""
+    for secret in _secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    lowered = text.lower()
+    for needle, pattern, replacement in _TOKEN_SHAPES:
+        if needle is None or needle in lowered:
+            text = pattern.sub(replacement, text)
+    return text
+
+
+class RedactingFilter(logging.Filter):
+    """Masks secrets in a record's message and traceback before any formatter sees it.
+
+    The message is rendered here (``msg % args``) so a secret passed as an argument is caught
+    too; the traceback is rendered into ``exc_text``, which formatters print instead of
+    rendering it again.
+    """
+
+    _formatter = logging.Formatter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Redact in place; never drops a record."""
+        if getattr(record, "_clarigate_redacted", False):
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string: keep its parts, masked
+            message = f"{record.msg} {record.args}"
+        record.msg, record.args = redact(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self._formatter.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        record._clarigate_redacted = True
+        return True
+
+
+#: Loggers that print URLs, headers or bodies below WARNING (the Telegram token is in its URLs).
+QUIET_LOGGERS = (
+    "httpx",
+    "httpcore",
+    "urllib3",
+    "aiohttp",
+    "websockets",
+    "telegram",
+    "slack_sdk",
+    "slack_bolt",
+    "Lark",
+)
+
+
+def guard_handlers() -> None:
+    """Put ``RedactingFilter`` on every handler of every logger, and quiet the chatty libraries.
+
+    Call again after importing an SDK that installs its own handler (lark-oapi prints to
+    stdout from import time): that handler is removed, so its lines go through ours.
+    """
+    lark = logging.getLogger("Lark")
+    for handler in list(lark.handlers):
+        lark.removeHandler(handler)
+    lark.propagate = True
+    for name in QUIET_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.getEffectiveLevel() < logging.WARNING or logger.level < logging.WARNING:
+            logger.setLevel(logging.WARNING)
+    loggers = [logging.getLogger()] + [
+        item for item in logging.Logger.manager.loggerDict.values() if isinstance(item, logging.Logger)
+    ]
+    for logger in loggers:
+        for handler in logger.handlers:
+            if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+                handler.addFilter(RedactingFilter())
+
+
+#: Paths polled by probes and Prometheus: access-logged only at DEBUG.
+QUIET_PATHS = ("/healthz", "/readyz", "/metrics")
+
+
+class QuietProbes(logging.Filter):
+    """Drops uvicorn's access lines for probe and metrics requests unless the level is DEBUG."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for a probe's access line at INFO and above."""
+        args = record.args if isinstance(record.args, tuple) else ()
+        path = str(args[2]).split("?", 1)[0] if len(args) >= 3 else ""
+        return path not in QUIET_PATHS or logging.getLogger().getEffectiveLevel() <= logging.DEBUG
+
+
+LEVELS = ("debug", "info", "warning", "error")
+
+
+def level_from(name: str | None, default: int = logging.INFO) -> int:
+    """The logging level called ``name`` (``debug``…``error``, any case); ``default`` when unset."""
+    if not name:
+        return default
+    level = logging.getLevelName(name.strip().upper())
+    if not isinstance(level, int):
+        raise ValueError(f"log level {name!r} is not one of {', '.join(LEVELS)}")
+    return level
+
+
+def setup_logging(
+    log_format: Literal["text", "json"] = "text", level: int = logging.INFO, stream: Any = None
+) -> None:
+    """Configure the root logger once for the process (replacing earlier handlers).
+
+    Every handler gets the redacting filter; the HTTP and SDK loggers stay at WARNING even at
+    ``DEBUG`` (their lower levels print request URLs and bodies).
+    """
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    handler.addFilter(RunContextFilter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, QuietProbes) for f in access.filters):
+        access.addFilter(QuietProbes())
+    guard_handlers()

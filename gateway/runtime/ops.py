@@ -1,0 +1,186 @@
+"""What the on-call reads: the sampled gauges, the liveness verdict, the bot-labelled exposition.
+
+``OpsSampler`` runs beside the workers of a served bot: every ``interval`` seconds it sets the
+stream backlog, the open clarifications by age, jobs in flight, worker-loop and platform
+connection gauges, and removes stream consumers that are long dead (idle a day, nothing held).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import REGISTRY, generate_latest
+from prometheus_client.metrics_core import Metric
+
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime import metrics
+
+log = logging.getLogger(__name__)
+
+#: Age buckets of open clarifications (label ``age``), upper bounds in seconds.
+PENDING_AGES = (("lt_1h", 3600.0), ("1h_to_1d", 86400.0), ("gt_1d", float("inf")))
+#: How often dead consumers are looked for (seconds).
+PRUNE_EVERY = 600.0
+
+
+async def liveness_problems(gateway: Gateway) -> dict[str, str]:
+    """What makes ``/healthz`` fail: a dead worker loop, a receiver that is down."""
+    problems = {name: "dead" for name in gateway.pool.dead_loops()}
+    for adapter in gateway.adapters:
+        try:
+            up = await asyncio.wait_for(adapter.connection_up(), 2)
+        except Exception:
+            up = False
+        if up is False:
+            problems[adapter.platform] = "receiver down"
+    return problems
+
+
+class OpsSampler:
+    """Sets the sampled gauges of one gateway; with ``redis_url``, also reads its stream and records."""
+
+    def __init__(self, gateway: Gateway, redis_url: str | None, interval: float = 15.0) -> None:
+        self.gateway = gateway
+        self.redis_url = redis_url
+        self.interval = interval
+        self._task: asyncio.Task[None] | None = None
+        self._admin: Any = None
+        self._pruned_at = 0.0
+
+    def start(self) -> None:
+        """Sample now and every ``interval`` seconds until ``stop``."""
+        self._task = asyncio.create_task(self._loop(), name="ops-sampler")
+
+    async def stop(self) -> None:
+        """Stop sampling and close the Redis connection."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._admin is not None:
+            await self._admin.__aexit__(None, None, None)
+            self._admin = None
+
+    async def _loop(self) -> None:
+        failing = False
+        while True:
+            try:
+                await self.sample_once()
+                if failing:
+                    log.info("sampling the store for metrics works again")
+                failing = False
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                metrics.STORE_ERRORS.labels(operation="sample").inc()
+                if not failing:
+                    log.warning("sampling the store for metrics failed (%s); retrying", exc)
+                failing = True
+            await asyncio.sleep(self.interval)
+
+    async def sample_once(self) -> None:
+        """Set every sampled gauge once (a process that runs no jobs: its receivers' gauges only,
+        the worker process beside it sets the others)."""
+        for adapter in self.gateway.adapters:
+            up = await adapter.connection_up()
+            if up is not None:
+                metrics.PLATFORM_CONNECTED.labels(platform=adapter.platform).set(1 if up else 0)
+        if not self.gateway.runs_jobs:
+            return
+        pool = self.gateway.pool
+        metrics.JOBS_IN_FLIGHT.set(pool.busy)
+        dead = set(pool.dead_loops())
+        for loop, health in (
+            ("read-jobs", pool.reading),
+            ("claim-stale", pool.claiming),
+            ("touch-held", pool.keeping),
+        ):
+            metrics.WORKER_LOOP_UP.labels(loop=loop).set(0 if health.failing or loop in dead else 1)
+        if self.redis_url:
+            await self._sample_store()
+
+    async def _sample_store(self) -> None:
+        from clarigate.gateway.cli.admin_store import Admin
+
+        if self._admin is None:
+            config = self.gateway.config.model_copy(update={"redis_url": self.redis_url})
+            self._admin = Admin(config)
+        backlog = await self._admin.backlog()
+        metrics.STREAM_BACKLOG.set(backlog["waiting"])
+        metrics.STREAM_PENDING.set(backlog["pending"])
+        metrics.STREAM_OLDEST_SECONDS.set(backlog["oldest_age_seconds"])
+        counts = dict.fromkeys((name for name, _ in PENDING_AGES), 0)
+        for row in await self._admin.pending():
+            name = next(name for name, bound in PENDING_AGES if row["age_seconds"] < bound)
+            counts[name] += 1
+        for name, count in counts.items():
+            metrics.PENDING_CLARIFICATIONS.labels(age=name).set(count)
+        if time.monotonic() - self._pruned_at >= PRUNE_EVERY:
+            self._pruned_at = time.monotonic()
+            for name in await self._admin.prune_consumers():
+                log.info("removed stream consumer %s: idle a day with no job held", name)
+
+
+class _BotLabelled:
+    """A view of a registry whose every sample carries ``bot=<bot id>`` (unless it has one)."""
+
+    def __init__(self, bot: str) -> None:
+        self.bot = bot
+
+    def collect(self) -> Iterator[Metric]:
+        for family in REGISTRY.collect():
+            labelled = Metric(family.name, family.documentation, family.type, family.unit)
+            for sample in family.samples:
+                labels = sample.labels if "bot" in sample.labels else {"bot": self.bot, **sample.labels}
+                labelled.add_sample(sample.name, labels, sample.value, sample.timestamp, sample.exemplar)
+            yield labelled
+
+
+def exposition(bot: str) -> bytes:
+    """The Prometheus text exposition of every series, each with the ``bot`` label."""
+    return generate_latest(_BotLabelled(bot))  # type: ignore[arg-type]
+
+
+def merged_exposition(texts: list[str]) -> bytes:
+    """One exposition of the processes of one replica (``serve``'s web and worker processes).
+
+    Every process registers every metric, so a series appears once per process: counters and
+    histograms add up (each process counts its own events), ``_created`` keeps the earliest,
+    gauges keep the largest (each gauge is set by the one process it describes, the others
+    leave it at 0; a receiver run by both is up when either is).
+    """
+    from prometheus_client.parser import text_string_to_metric_families
+
+    families: dict[str, Metric] = {}
+    values: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], float]] = {}
+    for text in texts:
+        for family in text_string_to_metric_families(text):
+            if family.name not in families:
+                families[family.name] = Metric(family.name, family.documentation, family.type, family.unit)
+                values[family.name] = {}
+            seen = values[family.name]
+            for sample in family.samples:
+                key = (sample.name, tuple(sorted(sample.labels.items())))
+                if key not in seen:
+                    seen[key] = sample.value
+                elif sample.name.endswith("_created"):
+                    seen[key] = min(seen[key], sample.value)
+                elif family.type in ("gauge", "info", "stateset"):
+                    seen[key] = max(seen[key], sample.value)
+                else:
+                    seen[key] += sample.value
+    for name, family in families.items():
+        for (sample_name, labels), value in values[name].items():
+            family.add_sample(sample_name, dict(labels), value)
+
+    class _Merged:
+        def collect(self) -> Iterator[Metric]:
+            yield from families.values()
+
+    return generate_latest(_Merged())  # type: ignore[arg-type]

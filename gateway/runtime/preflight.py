@@ -1,0 +1,211 @@
+"""What ``serve`` checks before it listens: every failure is one line and an exit code of its class.
+
+Transient and permanent are told apart the way ``doctor`` tells them: a store or database that
+is merely unreachable (refused, timed out, a name not resolving yet) is waited for, one line
+per backoff step, for up to ``startup_wait_seconds`` (compose and Kubernetes start services
+side by side); a wrong password, a missing database or a URL that cannot work stops the start
+at once, since waiting cannot mend it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from enum import IntEnum
+
+from clarigate.gateway.runtime.app import without_password
+
+log = logging.getLogger("clarigate.gateway.runtime.serve")
+
+
+class ExitCode(IntEnum):
+    """``clarigate serve``'s exit status per failure class (documented in deploy/README.md)."""
+
+    OK = 0
+    UNEXPECTED = 1  # a bug or an unforeseen error: the line names it; --log-level debug shows where
+    CONFIG = 2  # the configuration (file, environment, flags) is invalid or incomplete
+    STORE_UNREACHABLE = 3  # Redis did not answer within startup_wait_seconds
+    STORE_REFUSED = 4  # Redis answered but refused us (password, ACL, database index)
+    DATABASE = 5  # the checkpointer's PostgreSQL: unreachable, refused or missing database
+    MODEL = 6  # the agent's model: unknown id, missing provider package or key
+    PLATFORM = 7  # a platform refused the credentials or could not be reached
+    PORT = 8  # the HTTP port is in use or cannot be bound
+    IDENTITY = 9  # another bot identity already runs under this bot id
+
+
+class StartFailure(Exception):
+    """Why the bot cannot start: one line for the operator and the exit code of its class."""
+
+    def __init__(self, code: ExitCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-empty line of an error message (libraries add hints on further lines)."""
+    for line in str(exc).strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return type(exc).__name__
+
+
+def bind_port(host: str, port: int) -> socket.socket:
+    """The listening socket, bound now so that a taken port is said plainly, before anything starts."""
+    if not 0 <= port <= 65535:
+        raise StartFailure(ExitCode.CONFIG, f"--port / PORT {port} is out of range: use 1-65535")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        raise StartFailure(ExitCode.CONFIG, f"--host {host!r} is not an address to listen on: {exc}") from exc
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise StartFailure(
+                ExitCode.PORT, f"port {port} on {host} is in use: stop what holds it, or set --port / PORT"
+            ) from exc
+        raise StartFailure(ExitCode.PORT, f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.set_inheritable(True)
+    return sock
+
+
+async def wait_until(
+    what: str,
+    attempt: Callable[[], Awaitable[str | None]],
+    budget: float,
+    code: ExitCode,
+    advice: str,
+) -> None:
+    """Call ``attempt`` (None: ready; a reason: not reachable yet) with backoff for ``budget`` seconds.
+
+    ``attempt`` raises ``StartFailure`` itself for a permanent problem. One line per wait.
+    """
+    started = time.monotonic()
+    delay = 0.5
+    while True:
+        reason = await attempt()
+        if reason is None:
+            return
+        waited = time.monotonic() - started
+        if waited + delay > budget:
+            raise StartFailure(code, f"{what} is not reachable after {waited:.0f} s: {reason}. {advice}")
+        log.warning(
+            "%s is not reachable (%s); retrying in %.1f s (waiting up to %.0f s)", what, reason, delay, budget
+        )
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 10.0)
+
+
+async def wait_for_redis(url: str, budget: float) -> None:
+    """Return once Redis at ``url`` answers PING with our credentials."""
+    from redis import exceptions as errors
+
+    from clarigate.gateway.store.connection import open_redis
+
+    where = f"store: Redis at {without_password(url)}"
+    try:
+        link = open_redis(url, retries=0)
+    except Exception as exc:
+        raise StartFailure(ExitCode.CONFIG, f"REDIS_URL cannot be used: {first_line(exc)}") from exc
+
+    async def ping() -> str | None:
+        try:
+            await asyncio.wait_for(link.execute_command("PING"), 5)
+        except (errors.AuthenticationError, errors.ResponseError) as exc:
+            raise StartFailure(
+                ExitCode.STORE_REFUSED,
+                f"{where} refused us ({first_line(exc).rstrip('.?')}): "
+                "put the right password (and database) in REDIS_URL",
+            ) from exc
+        except (OSError, TimeoutError, errors.ConnectionError, errors.TimeoutError) as exc:
+            return first_line(exc)
+        return None
+
+    try:
+        await wait_until(where, ping, budget, ExitCode.STORE_UNREACHABLE, "Is Redis running there?")
+    finally:
+        await link.aclose()
+
+
+#: PostgreSQL errors that waiting mends (the server is starting, the name not yet resolvable).
+_PG_TRANSIENT = (
+    "connection refused",
+    "timeout expired",
+    "could not translate host name",
+    "the database system is starting up",
+    "the database system is shutting down",
+    "no route to host",
+    "connection timed out",
+)
+
+
+async def wait_for_postgres(url: str, budget: float, create: bool = False) -> None:
+    """Return once PostgreSQL at ``url`` accepts a connection; stop at once on a permanent refusal.
+
+    ``create`` (the ``create_database`` setting): a database that does not exist is created,
+    from the server's ``postgres`` database with the same credentials (which need CREATEDB).
+    """
+    import psycopg
+
+    where = f"checkpointer: PostgreSQL at {without_password(url)}"
+
+    async def connect() -> str | None:
+        try:
+            connection = await psycopg.AsyncConnection.connect(url, connect_timeout=5)
+        except Exception as exc:
+            text = first_line(exc)
+            if any(marker in str(exc).lower() for marker in _PG_TRANSIENT):
+                return text
+            missing = "does not exist" in text and "database" in text
+            if missing and create:
+                await create_database(url, where)
+                return await connect()
+            if missing:
+                advice = "create it, set create_database: true, or point CHECKPOINTER_URL elsewhere"
+            else:
+                advice = "check the user, password and database in CHECKPOINTER_URL"
+            raise StartFailure(ExitCode.DATABASE, f"{where}: {text}; {advice}") from exc
+        await connection.close()
+        return None
+
+    await wait_until(where, connect, budget, ExitCode.DATABASE, "Is PostgreSQL running there?")
+
+
+async def create_database(url: str, where: str) -> None:
+    """``CREATE DATABASE`` the database named in ``url``, connected to the server's ``postgres`` one."""
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = str(conninfo_to_dict(url).get("dbname") or "")
+    try:
+        admin = await psycopg.AsyncConnection.connect(
+            make_conninfo(url, dbname="postgres"), connect_timeout=5, autocommit=True
+        )
+    except Exception as exc:
+        raise StartFailure(
+            ExitCode.DATABASE, f"{where}: cannot create database {name!r}: {first_line(exc)}"
+        ) from exc
+    try:
+        await admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        log.info("checkpointer: created database %r (create_database is on)", name)
+    except psycopg.errors.DuplicateDatabase:
+        pass  # another replica created it a moment ago
+    except Exception as exc:
+        raise StartFailure(
+            ExitCode.DATABASE,
+            f"{where}: cannot create database {name!r}: {first_line(exc)} "
+            "(the CHECKPOINTER_URL user needs CREATEDB, or create it beforehand)",
+        ) from exc
+    finally:
+        await admin.close()

@@ -1,0 +1,342 @@
+"""``serve``'s processes: the web process starts, watches and stops its worker processes.
+
+With Redis (``role: auto``) the HTTP side and the agent runs go to separate processes: an ack
+(verify, dedupe, enqueue) never waits for the CPU a run is using, the kernel shares the cores
+between them. The web process (the one the operator started) starts ``worker_processes`` worker
+processes (``clarigate serve --role worker``, the same interpreter and code; by default one per
+core the replica may use, so a burst of runs uses them all) and, for each:
+
+- hands it a listening socket on 127.0.0.1 where the worker answers ``/healthz``, ``/readyz``
+  and ``/metrics``; the web process asks it when its own are asked, so probes and the scrape
+  see the whole replica on the one port;
+- hands it the read end of a pipe it never writes to: when the web process is gone however it
+  went (SIGKILL included), the pipe reads end-of-file and the worker exits at once, as it would
+  have died with it in one process (its jobs are claimed by another replica once stale);
+- forwards SIGTERM (and SIGINT, SIGHUP) so both drain at once, waits for it to finish, and
+  stops itself when the worker exits on its own (the exit status says why).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+log = logging.getLogger("clarigate.gateway.runtime.serve")
+
+#: How long a question to the worker process (health, readiness, metrics) may take.
+ASK_TIMEOUT = 2.0
+#: How often the web process looks whether the worker process is still there (seconds).
+WATCH_SECONDS = 0.2
+#: Beyond the shutdown grace, how long the worker process gets to hand its jobs back and exit.
+EXIT_MARGIN_SECONDS = 10.0
+#: The worker process's niceness: when both want a CPU, the kernel runs the web process first,
+#: so an ack waits for no run (the worker gets the rest, which is all of it between acks).
+WORKER_NICENESS = 10
+#: ``worker_processes: auto`` starts one per usable core, at most this many (each holds the
+#: agent, the SDKs and its runs: ~115–280 MB before its first run).
+AUTO_MAX_WORKER_PROCESSES = 4
+
+
+def usable_cpus(cgroup: str = "/sys/fs/cgroup") -> int:
+    """The cores this process may run on: its CPU affinity, lowered by a container's CPU limit
+    (cgroup v2 ``cpu.max``, or v1's CFS quota), rounded up."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        count = os.cpu_count() or 1
+    root = Path(cgroup)
+    for quota_file, period_file in (
+        (root / "cpu.max", None),
+        (root / "cpu" / "cpu.cfs_quota_us", root / "cpu" / "cpu.cfs_period_us"),
+    ):
+        try:
+            fields = quota_file.read_text().split()
+            if period_file is not None:
+                fields.append(period_file.read_text().strip())
+            quota, period = fields[0], fields[1]
+            if quota not in ("max", "-1"):
+                count = min(count, max(1, math.ceil(int(quota) / int(period))))
+            break
+        except (OSError, ValueError, IndexError):
+            continue
+    return max(1, count)
+
+
+def worker_process_count(setting: int | str) -> int:
+    """How many worker processes ``worker_processes`` (a number or ``auto``) means here."""
+    if setting == "auto":
+        return min(usable_cpus(), AUTO_MAX_WORKER_PROCESSES)
+    return max(1, int(setting))
+
+
+class WorkerExited(Exception):
+    """The worker process ended before it was asked to (``code``: its exit status)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(f"the worker process exited with status {code}")
+        self.code = code
+
+
+def package_root() -> str:
+    """The directory this ``gateway`` package was imported from (the worker imports the same)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class WorkerProcess:
+    """The worker process of this ``serve``: ``start``, ``wait_started``, ask it, ``stop``."""
+
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
+        self.args = args  # passed on to ``clarigate serve`` (--config, --log-level, --log-format)
+        self.env = env or {}  # settings of this worker process alone (its share of ``workers``)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = ""
+        self.stopping = False
+        self._parent_end: int | None = None
+        self._http: httpx.AsyncClient | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The worker process's pid (None before ``start``)."""
+        return self.proc.pid if self.proc is not None else None
+
+    @property
+    def exit_code(self) -> int | None:
+        """Its exit status once it has ended, else None."""
+        return self.proc.poll() if self.proc is not None else None
+
+    def start(self) -> None:
+        """Start ``clarigate serve --role worker`` with its health socket and the liveness pipe."""
+        listen = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listen.bind(("127.0.0.1", 0))
+        listen.listen(64)
+        self.url = f"http://127.0.0.1:{listen.getsockname()[1]}"
+        watch_end, self._parent_end = os.pipe()
+        env = {**os.environ, **self.env}
+        # the same code as this process: its package first, then what this process was given
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root(), env.get("PYTHONPATH")) if p)
+        command = [
+            sys.executable,
+            "-P",
+            "-m",
+            "clarigate.gateway.cli.main",
+            "serve",
+            "--role",
+            "worker",
+            *self.args,
+        ]
+        command += ["--supervised-by", f"{listen.fileno()},{watch_end}"]
+        try:
+            self.proc = subprocess.Popen(  # noqa: S603 (our own interpreter and module)
+                command,
+                env=env,
+                pass_fds=(listen.fileno(), watch_end),
+                # signals come from this process only (a terminal's Ctrl-C reaches this one, which
+                # forwards it), so the worker sees one stop request, not two
+                start_new_session=True,
+            )
+        finally:
+            listen.close()  # the worker holds its own copy; once it is gone, connecting is refused
+            os.close(watch_end)
+        self._http = httpx.AsyncClient(base_url=self.url, timeout=ASK_TIMEOUT)
+        log.info("worker process started (pid %d)", self.proc.pid)
+
+    async def wait_started(self, timeout: float) -> None:  # noqa: ASYNC109 (a start-up budget)
+        """Return once the worker answers ``/healthz``; ``WorkerExited`` if it ends first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            code = self.exit_code
+            if code is not None:
+                raise WorkerExited(code)
+            if await self._answers("/healthz") is not None:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the worker process did not start within {timeout:.0f} s")
+            await asyncio.sleep(WATCH_SECONDS)
+
+    async def watch(self) -> int:
+        """Wait until the worker process ends; its exit status."""
+        while True:
+            code = self.exit_code
+            if code is not None:
+                return code
+            await asyncio.sleep(WATCH_SECONDS)
+
+    async def _answers(self, path: str) -> httpx.Response | None:
+        if self._http is None:
+            return None
+        try:
+            return await self._http.get(path)
+        except httpx.HTTPError:
+            return None
+
+    async def health_problems(self, path: str = "/healthz") -> dict[str, str]:
+        """What the worker's ``/healthz`` (or ``/readyz``) reports failing; ``{}`` when it is well."""
+        if self.exit_code is not None:
+            return {"worker": f"exited with status {self.exit_code}"}
+        response = await self._answers(path)
+        if response is None:
+            return {"worker": "not answering"}
+        if response.status_code == 200:
+            return {}
+        failed: Any = {}
+        with contextlib.suppress(ValueError):
+            failed = response.json().get("failed") or {}
+        if not isinstance(failed, dict) or not failed:
+            return {"worker": "failing"}
+        return {str(k): str(v) for k, v in failed.items()}
+
+    async def metrics(self) -> str | None:
+        """The worker's ``/metrics`` text, or None when it does not answer."""
+        response = await self._answers("/metrics")
+        return response.text if response is not None and response.status_code == 200 else None
+
+    def forward(self, sig: int) -> None:
+        """Pass a stop signal on (the first one marks the worker as being stopped)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.stopping = True
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(sig)
+
+    async def stop(self, grace: float) -> int | None:
+        """Ask the worker to stop (SIGTERM) and wait: ``grace`` for its runs, then a margin to hand
+        the rest back; SIGKILL after that. Its exit status (None if it never started)."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None and not self.stopping:
+            self.forward(signal.SIGTERM)
+        try:
+            code = await asyncio.wait_for(self.watch(), grace + EXIT_MARGIN_SECONDS)
+        except TimeoutError:
+            waited = grace + EXIT_MARGIN_SECONDS
+            log.warning("the worker process did not stop within %.0f s: killing it", waited)
+            self.proc.kill()
+            code = await self.watch()
+        await self.close()
+        return code
+
+    async def close(self) -> None:
+        """Release the HTTP client and the pipe (the worker, if still running, then exits)."""
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+        if self._parent_end is not None:
+            os.close(self._parent_end)
+            self._parent_end = None
+
+
+class WorkerGroup:
+    """The worker processes of this ``serve``: started, asked, watched and stopped together.
+
+    ``workers`` (runs in flight per replica) is shared out among them, each its own consumer of
+    the replica's jobs. One that exits on its own ends the replica (``watch``), as one worker
+    process did: a replica is whole or restarted.
+    """
+
+    def __init__(self, args: list[str], count: int, runs: int) -> None:
+        count = max(1, count)
+        shares = [runs // count + (1 if i < runs % count else 0) for i in range(count)]
+        self.processes = [WorkerProcess(args, {"CLARIGATE_WORKERS": str(max(1, n))}) for n in shares]
+
+    @property
+    def stopping(self) -> bool:
+        """True once a stop signal was passed on."""
+        return any(worker.stopping for worker in self.processes)
+
+    @property
+    def pids(self) -> list[int]:
+        """The worker processes' pids (once started)."""
+        return [worker.pid for worker in self.processes if worker.pid is not None]
+
+    def start(self) -> None:
+        """Start the first worker process (it starts while the web process does); the others
+        follow once it has started (``wait_started``), so a setting that stops one from
+        starting is said once, not once per process."""
+        self.processes[0].start()
+
+    async def wait_started(self, timeout: float) -> None:  # noqa: ASYNC109 (a start-up budget)
+        """Return once every one answers ``/healthz``; ``WorkerExited`` if one ends first."""
+        await self.processes[0].wait_started(timeout)
+        for worker in self.processes[1:]:
+            worker.start()
+        await asyncio.gather(*(worker.wait_started(timeout) for worker in self.processes[1:]))
+
+    async def watch(self) -> int:
+        """Wait until one of them ends; its exit status."""
+        while True:
+            for worker in self.processes:
+                code = worker.exit_code
+                if code is not None:
+                    return code
+            await asyncio.sleep(WATCH_SECONDS)
+
+    async def health_problems(self, path: str = "/healthz") -> dict[str, str]:
+        """What their ``/healthz`` (or ``/readyz``) report failing (named by worker process when
+        there are several); ``{}`` when all are well."""
+        answers = await asyncio.gather(*(worker.health_problems(path) for worker in self.processes))
+        if len(answers) == 1:
+            return answers[0]
+        return {
+            f"worker {number}: {what}" if what != "worker" else f"worker {number}": why
+            for number, problems in enumerate(answers, 1)
+            for what, why in problems.items()
+        }
+
+    async def metrics(self) -> list[str]:
+        """The ``/metrics`` texts of those that answer."""
+        texts = await asyncio.gather(*(worker.metrics() for worker in self.processes))
+        return [text for text in texts if text is not None]
+
+    def forward(self, sig: int) -> None:
+        """Pass a stop signal on to every one."""
+        for worker in self.processes:
+            worker.forward(sig)
+
+    async def stop(self, grace: float) -> int | None:
+        """Stop them all at once (see ``WorkerProcess.stop``); the first non-zero exit status,
+        else 0 (None if none started)."""
+        codes = await asyncio.gather(*(worker.stop(grace) for worker in self.processes))
+        started = [code for code in codes if code is not None]
+        if not started:
+            return None
+        return next((code for code in started if code != 0), 0)
+
+
+_web_pid: int | None = None  # in a worker process: the web process that started it
+
+
+def serve_pid() -> int:
+    """The pid of the ``serve`` the operator started: this process, or, in a worker process,
+    the web process that started it (what a replica is known by)."""
+    return _web_pid if _web_pid is not None else os.getpid()
+
+
+def exit_with_parent(fd: int) -> None:
+    """In the worker process: exit at once when the web process is gone (the pipe reads EOF);
+    meanwhile, yield the CPU to it (``WORKER_NICENESS``)."""
+    global _web_pid
+    _web_pid = os.getppid()
+    with contextlib.suppress(OSError):  # never refused when lowering one's own priority; just in case
+        os.nice(WORKER_NICENESS)
+    loop = asyncio.get_running_loop()
+
+    def gone() -> None:
+        with contextlib.suppress(OSError):
+            if os.read(fd, 1):
+                return  # never written to: only EOF matters
+        log.error("the web process is gone: the worker process exits now (its jobs are claimed once stale)")
+        logging.shutdown()
+        os._exit(1)
+
+    loop.add_reader(fd, gone)

@@ -1,0 +1,371 @@
+"""``clarigate serve``: the bot's HTTP server and workers under uvicorn, stopped gracefully.
+
+Start-up fails the way ``doctor`` speaks: one line naming the setting and what to do, and an
+exit code per failure class (``clarigate.gateway.runtime.preflight.ExitCode``); the traceback only at
+``--log-level debug``.
+
+What runs where is the ``role`` setting (or ``--role``): ``all`` one process does everything;
+``web`` the HTTP side only (webhooks, receivers, health, metrics: messages are enqueued in
+Redis), ``worker`` the agent runs and their deliveries only (health and metrics on the port);
+``auto`` (the default) is ``all`` without Redis and, with Redis, a web process that starts,
+watches and stops a worker process of its own (``clarigate.gateway.runtime.processes``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import signal
+import socket
+import threading
+from collections.abc import Callable, Generator, Sequence
+from types import FrameType
+
+import uvicorn
+
+try:  # uvicorn's "standard" extra; plain asyncio without it
+    import uvloop
+except ImportError:  # pragma: no cover - installed with clarigate
+    uvloop = None  # type: ignore[assignment]
+
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime.app import build_gateway, close_gateway, store_description
+from clarigate.gateway.runtime.config import CREDENTIAL_NAMES, GatewayConfig, startup_problems
+from clarigate.gateway.runtime.identity import IdentityClash, claim_identities, platform_identities
+from clarigate.gateway.runtime.logs import guard_handlers
+from clarigate.gateway.runtime.ops import OpsSampler
+from clarigate.gateway.runtime.preflight import (
+    ExitCode,
+    StartFailure,
+    bind_port,
+    first_line,
+    wait_for_postgres,
+    wait_for_redis,
+)
+from clarigate.gateway.runtime.processes import (
+    WorkerExited,
+    WorkerGroup,
+    exit_with_parent,
+    worker_process_count,
+)
+from clarigate.gateway.web.server import HttpMetrics, build_app, gateway_lifespan, metrics_route
+
+log = logging.getLogger("clarigate.gateway.runtime.serve")
+
+#: SIGHUP (a closed terminal, some supervisors' "restart") drains like SIGTERM: no reload.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class GracefulServer(uvicorn.Server):
+    """uvicorn, but SIGTERM/SIGINT/SIGHUP end in a clean exit (status 0) after the graceful shutdown.
+
+    uvicorn re-raises a caught signal once it has shut down, which would make the process
+    die "killed by SIGTERM"; an orchestrator should instead see a clean exit. ``on_signal`` is
+    told of every stop signal (the web process passes them on to its worker process).
+    """
+
+    on_signal: Callable[[int], None] | None = None
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        """Handle ``STOP_SIGNALS`` while serving (uvicorn's own list lacks SIGHUP)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """First signal: shut down gracefully; a second SIGINT forces the exit."""
+        if self.on_signal is not None:
+            self.on_signal(sig)
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True
+        else:
+            log.info("received %s: stopping", signal.Signals(sig).name)
+            self.should_exit = True
+
+
+#: Where each role's process runs what (``split``: ``auto`` with Redis, a web and a worker process).
+ROLES = ("auto", "all", "web", "worker")
+
+
+def effective_role(config: GatewayConfig) -> str:
+    """``config.role`` with ``auto`` resolved: ``split`` with Redis, ``all`` without."""
+    if config.role == "auto":
+        return "split" if config.redis_url else "all"
+    return config.role
+
+
+def serve(
+    config: GatewayConfig,
+    host: str,
+    port: int,
+    *,
+    debug: bool = False,
+    worker_args: Sequence[str] = (),
+    supervised_by: str | None = None,
+) -> int:
+    """Run the bot until a stop signal; 0 after a clean shutdown, an ``ExitCode`` when it cannot start.
+
+    ``worker_args``: the command-line options a worker process this one starts is given too
+    (``--config``, logging); ``supervised_by``: in such a worker process, the file descriptors
+    of its health socket and of the pipe that tells it the web process is gone.
+    """
+    try:
+        main = _serve(config, host, port, list(worker_args), supervised_by)
+        if uvloop is not None:
+            log.info("event loop: uvloop")
+            return uvloop.run(main)
+        return asyncio.run(main)
+    except StartFailure as failure:
+        log.error("cannot start: %s", failure.message, exc_info=debug)
+        return int(failure.code)
+    except WorkerExited as exited:  # its own log said why; its status says the class
+        return exited.code if exited.code > 0 else int(ExitCode.UNEXPECTED)
+    except Exception as exc:
+        hint = "" if debug else " (--log-level debug shows where)"
+        log.error(
+            "stopped by an unexpected error: %s: %s%s",
+            type(exc).__name__,
+            first_line(exc),
+            hint,
+            exc_info=debug,
+        )
+        return int(ExitCode.UNEXPECTED)
+
+
+async def _serve(
+    config: GatewayConfig, host: str, port: int, worker_args: list[str], supervised_by: str | None
+) -> int:
+    role = effective_role(config)
+    if supervised_by is None:  # a worker process started by a web process: said there already
+        for warning in config.warnings:
+            log.warning(warning)
+    problems = startup_problems(config)
+    if problems:
+        raise StartFailure(ExitCode.CONFIG, "; ".join(problems))
+    if supervised_by is not None:
+        listen_fd, parent_fd = (int(fd) for fd in supervised_by.split(","))
+        exit_with_parent(parent_fd)
+        sock = socket.socket(fileno=listen_fd)
+        metrics_sock = None  # the web process serves the replica's metrics
+    else:
+        sock = bind_port(host, port)
+        metrics_sock = bind_port(host, config.metrics_port) if config.metrics_port else None
+    worker: WorkerGroup | None = None
+    try:
+        await _wait_for_stores(config)
+        if role == "split":
+            await _claim_identity(config)  # refused here, nothing is started (the workers check again)
+            worker = WorkerGroup(worker_args, worker_process_count(config.worker_processes), config.workers)
+            worker.start()  # it starts (imports, the agent, the platforms) while this one does
+        try:
+            gateway = build_gateway(config)
+        except ValueError as exc:  # an extra adapter that cannot be imported, …
+            raise StartFailure(ExitCode.CONFIG, f"cannot build the bot: {exc}") from exc
+        guard_handlers()  # the SDKs imported just now may have brought handlers of their own
+        try:
+            return await _run(gateway, config, sock, metrics_sock, role, worker, supervised_by is not None)
+        finally:
+            await close_gateway(gateway)
+    finally:
+        if worker is not None:
+            await worker.stop(0)  # a start that failed here: it has nothing to finish
+        sock.close()
+        if metrics_sock is not None:
+            metrics_sock.close()
+
+
+async def _wait_for_stores(config: GatewayConfig) -> None:
+    """Redis, then the checkpointer's PostgreSQL: waited for while unreachable, refused at once if wrong."""
+    budget = config.startup_wait_seconds
+    if config.redis_url:
+        await wait_for_redis(config.redis_url, budget)
+    url = config.agent.checkpointer_url or ""
+    if url.startswith(("postgresql://", "postgres://")):
+        await wait_for_postgres(url, budget, create=config.create_database)
+
+
+async def _run(
+    gateway: Gateway,
+    config: GatewayConfig,
+    sock: socket.socket,
+    metrics_sock: socket.socket | None,
+    role: str,
+    worker: WorkerGroup | None,
+    supervised: bool,
+) -> int:
+    enabled = [adapter.platform for adapter in gateway.adapters]
+    jobs = role in ("all", "worker")
+    if role == "worker":
+        from clarigate.gateway.runners.usage import count_inline
+
+        count_inline()  # no acks wait on this event loop (gateway.llm_usage)
+    if not supervised:
+        log.info("store: %s", store_description(config))
+        if role == "split" and worker is not None:
+            count = len(worker.processes)
+            log.info(
+                "role: web process (HTTP, platforms) and %d worker process%s (agent runs, %d at once in all)",
+                count,
+                "" if count == 1 else "es",
+                config.workers,
+            )
+        elif role != "all":
+            log.info("role: %s", _ROLE_LINES[role])
+        if enabled:
+            log.info("platforms enabled: %s", ", ".join(enabled))
+        else:
+            log.warning(
+                "no platform is enabled: only the health endpoints are served. To enable one, set %s. "
+                "To try the agent right away, run `clarigate chat`.",
+                "; or ".join(CREDENTIAL_NAMES.values()),
+            )
+    await _start(gateway, config, jobs=jobs, receive=role != "worker", claim=role != "split")
+    if worker is not None:
+        try:
+            await worker.wait_started(max(120.0, config.startup_wait_seconds + 60))
+        except TimeoutError as exc:
+            raise StartFailure(ExitCode.UNEXPECTED, str(exc)) from exc
+    grace = config.shutdown_grace_seconds
+    app = build_app(
+        gateway,
+        lifespan=gateway_lifespan(gateway, grace, start=False),
+        webhooks=role != "worker",
+        metrics_here=True if supervised else None,
+        worker=worker,
+    )
+    host, port = sock.getsockname()[:2]
+    server = GracefulServer(
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_config=None,
+            # one line per webhook is noise at any real rate: requests show in the metrics and
+            # in each run's log lines instead
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=math.ceil(grace),
+        )
+    )
+    exited: list[int] = []
+    watching: asyncio.Task[None] | None = None
+    if worker is not None:
+        server.on_signal = worker.forward
+
+        async def stop_with_worker() -> None:
+            code = await worker.watch()
+            if not worker.stopping:
+                exited.append(code)
+                log.error("the worker process exited with status %d: stopping", code)
+                server.should_exit = True
+
+        watching = asyncio.create_task(stop_with_worker(), name="watch-worker")
+    sampler = OpsSampler(gateway, config.redis_url)
+    sampler.start()
+    metrics_server = _metrics_server(config, metrics_sock, worker)
+    metrics_task = (
+        asyncio.create_task(metrics_server.serve(sockets=[metrics_sock]))
+        if metrics_server is not None and metrics_sock is not None
+        else None
+    )
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        if metrics_server is not None and metrics_task is not None:
+            metrics_server.should_exit = True
+            await asyncio.gather(metrics_task, return_exceptions=True)
+        await sampler.stop()
+        if not server.started:
+            await gateway.stop(0)
+        if watching is not None:
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)
+    if not server.started:
+        raise StartFailure(ExitCode.PORT, f"the HTTP server did not start on {host}:{port}")
+    if exited:
+        raise WorkerExited(exited[0])
+    if worker is not None:
+        code = await worker.stop(grace)
+        if code != 0:
+            log.error("a worker process stopped with status %s", code)
+            return int(ExitCode.UNEXPECTED)
+    log.info("stopped cleanly")
+    return int(ExitCode.OK)
+
+
+_ROLE_LINES = {
+    "web": "web only (HTTP, platforms): agent runs are left to worker processes on the same Redis",
+    "worker": "worker only (agent runs): messages come in through web processes on the same Redis",
+}
+
+
+class _SecondServer(uvicorn.Server):
+    """The metrics port's server: the main server owns the signals and stops this one."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        """Leave the signal handlers to the main server."""
+        yield
+
+
+def _metrics_server(
+    config: GatewayConfig, sock: socket.socket | None, worker: WorkerGroup | None
+) -> uvicorn.Server | None:
+    """``/metrics`` alone, on ``metrics_port`` (None when metrics share the main port)."""
+    if sock is None:
+        return None
+    from starlette.applications import Starlette
+
+    app = HttpMetrics(Starlette(routes=[metrics_route(config.bot_id, worker)]), ["/metrics"])
+    host, port = sock.getsockname()[:2]
+    return _SecondServer(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off"))
+
+
+async def _start(
+    gateway: Gateway, config: GatewayConfig, *, jobs: bool = True, receive: bool = True, claim: bool = True
+) -> None:
+    """The agent first (model, checkpointer), the bot's identity, then the platforms and the workers.
+
+    ``jobs=False`` (a web process): no agent and no workers, only the platforms; ``receive=False``
+    (a worker process): the platforms' clients without their receivers; ``claim=False``: the
+    identity was checked already (by a web process, before it started its worker).
+    """
+    start_runner = getattr(gateway.runner, "start", None)
+    if jobs and start_runner is not None:
+        try:
+            await start_runner()
+        except Exception as exc:
+            raise StartFailure(
+                ExitCode.MODEL,
+                f"the agent could not start: {first_line(exc)} (model {config.agent.model!r}: check "
+                "LLM_MODEL, its provider package and API key, agent.tools and agent.mcp_servers; "
+                "`clarigate doctor` says more)",
+            ) from exc
+    if claim:
+        await _claim_identity(config)
+    try:
+        await gateway.start(jobs=jobs, receive=receive)
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            await gateway.stop(0)
+        names = [adapter.platform for adapter in gateway.adapters]
+        which = names[0] if len(names) == 1 else "a platform (" + ", ".join(names) + ")"
+        raise StartFailure(ExitCode.PLATFORM, f"{which} could not start: {first_line(exc)}") from exc
+
+
+async def _claim_identity(config: GatewayConfig) -> None:
+    """Record this bot's platform identities under its bot id, or refuse another's (exit 9)."""
+    if config.redis_url:
+        try:
+            await claim_identities(config.redis_url, config.bot_id, await platform_identities(config))
+        except IdentityClash as exc:
+            raise StartFailure(ExitCode.IDENTITY, str(exc)) from exc

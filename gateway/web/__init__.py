@@ -1,0 +1,1 @@
+"""The HTTP app: webhooks, probes and metrics on one Starlette application."""

@@ -1,0 +1,297 @@
+"""The HTTP server: the adapters' webhooks, health, readiness and metrics, guarded against bad input.
+
+Bad input never gets a 5xx: a body over the limit gets 413, a body not received whole within
+``body_timeout_seconds`` (trickled, or cut off before its declared length) gets 408, and a
+request an adapter cannot parse (a malformed header, JSON nested past the parser's depth, a
+payload of the wrong shape) gets 400 with a one-line warning in the log, never a traceback
+in the response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime import metrics
+from clarigate.gateway.runtime.app import freeze_startup_objects
+from clarigate.gateway.runtime.ops import exposition, liveness_problems, merged_exposition
+from clarigate.gateway.runtime.processes import WorkerGroup
+
+log = logging.getLogger(__name__)
+
+#: How long ``/readyz`` waits for each dependency before calling it down.
+READY_TIMEOUT = 2.0
+
+
+class BodyLimit:
+    """ASGI middleware: bodies over ``max_bytes`` get 413, judged before the body is read whole.
+
+    A declared ``Content-Length`` over the limit is refused at once; otherwise the bytes are
+    counted as they stream in and the request is cut off as soon as the count passes the limit.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request through, or answer 413."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await _too_large(send)
+            return
+        seen = 0
+        exceeded = False
+        started = False
+
+        async def counting_receive() -> Message:
+            nonlocal seen, exceeded
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    exceeded = True
+                    raise BodyTooLarge()
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if exceeded:
+                return  # the app's own error answer is replaced by the 413 below
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, guarded_send)
+        except Exception:
+            if not exceeded:
+                raise
+        if exceeded and not started:
+            await _too_large(send)
+
+
+class BodyTooLarge(Exception):
+    """Raised inside the app when the streamed body passes the limit."""
+
+
+async def _too_large(send: Send) -> None:
+    await _error(send, 413, "request body too large")
+
+
+async def _error(send: Send, status: int, text: str) -> None:
+    body = b'{"error":"' + text.encode() + b'"}'
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+#: What parsing bad input raises (``json``'s errors and pydantic's are ValueErrors; deep JSON
+#: raises RecursionError; a payload of the wrong shape, lookup, type and attribute errors).
+BAD_INPUT = (ValueError, LookupError, TypeError, AttributeError, RecursionError)
+
+
+class BodyTimeout(Exception):
+    """Raised inside the app when the request body did not arrive whole in time."""
+
+
+class InputGuard:
+    """ASGI middleware inside the app (it sees an endpoint's exception before any 500 is sent).
+
+    Answers 408 when the body is not received whole within ``body_timeout`` seconds, and 400
+    when an endpoint raises what parsing bad input raises (``BAD_INPUT``) before it answered.
+    """
+
+    def __init__(self, app: ASGIApp, body_timeout: float) -> None:
+        self.app = app
+        self.body_timeout = body_timeout
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request through, or answer 408 / 400."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.body_timeout
+        body_done = False
+        started = False
+
+        async def timed_receive() -> Message:
+            nonlocal body_done
+            if body_done:  # waiting for a disconnect after the body: no deadline
+                return await receive()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await receive()
+            except TimeoutError:
+                raise BodyTimeout() from None
+            body_done = message["type"] != "http.request" or not message.get("more_body", False)
+            return message
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, timed_receive, tracked_send)
+        except BodyTimeout:
+            if started:
+                raise
+            path, limit = scope.get("path"), self.body_timeout
+            log.warning("request to %s: body not received within %.0f s", path, limit)
+            await _error(send, 408, "request body not received in time")
+        except BAD_INPUT as exc:
+            if started:
+                raise
+            # the exception's text may quote the request: its type and place only
+            log.warning("bad request to %s: %s", scope.get("path"), type(exc).__name__)
+            log.debug("bad request to %s", scope.get("path"), exc_info=True)
+            await _error(send, 400, "bad request")
+
+
+def build_app(
+    gateway: Gateway,
+    *,
+    max_body_bytes: int | None = None,
+    lifespan: Callable[[Starlette], AbstractAsyncContextManager[Any]] | None = None,
+    webhooks: bool = True,
+    metrics_here: bool | None = None,
+    worker: WorkerGroup | None = None,
+) -> ASGIApp:
+    """The ASGI app: every registered adapter's routes, ``/healthz``, ``/readyz``, ``/metrics``.
+
+    ``/healthz`` fails (503) when a worker loop died or a receiver (Socket Mode, long connection,
+    poller) is down; ``/metrics`` moves to its own port when ``metrics_port`` is set
+    (``metrics_here`` decides otherwise). ``webhooks=False``: no adapter routes (a worker
+    process). With ``worker`` (the web process of ``serve``'s two), health, readiness and
+    metrics are the whole replica's: the worker process's own are asked and added in.
+    """
+
+    async def healthz(request: Request) -> Response:
+        problems = await liveness_problems(gateway)
+        if worker is not None:
+            problems.update(await worker.health_problems())
+        if problems:  # a dead worker loop or receiver: restarting the replica mends it
+            return JSONResponse({"status": "unhealthy", "failed": problems}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(request: Request) -> Response:
+        problems = {}
+        agent = getattr(gateway.runner, "ready_name", "checkpointer")  # "agent_server" for a server
+        checks: list[tuple[str, Callable[[], Any]]] = [("store", gateway.store.ping)]
+        if gateway.runs_jobs:  # the agent is built where jobs run
+            checks.append((agent, gateway.runner.ping))
+        results = await asyncio.gather(*(_answers(check) for _, check in checks))
+        for (name, _), ok in zip(checks, results, strict=True):
+            if not ok:
+                problems[name] = "unreachable"
+                if name == "store":
+                    metrics.STORE_ERRORS.labels(operation="ping").inc()
+                else:
+                    metrics.CHECKPOINTER_ERRORS.inc()
+        if worker is not None:
+            problems.update(await worker.health_problems("/readyz"))
+        if problems:
+            return JSONResponse({"status": "unavailable", "failed": problems}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    routes: list[BaseRoute] = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+    ]
+    if metrics_here is None:
+        metrics_here = gateway.config.metrics_port is None  # else served on its own port
+    if metrics_here:
+        routes.append(metrics_route(gateway.config.bot_id, worker))
+    if webhooks:
+        for adapter in gateway.adapters:
+            routes.extend(adapter.routes())
+    guard = Middleware(InputGuard, body_timeout=gateway.config.body_timeout_seconds)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
+    limit = max_body_bytes if max_body_bytes is not None else gateway.config.max_body_bytes
+    return HttpMetrics(BodyLimit(app, limit), [r.path for r in routes if isinstance(r, Route)])
+
+
+def metrics_route(bot_id: str, worker: WorkerGroup | None = None) -> Route:
+    """``GET /metrics``: every series, labelled with the bot id (with ``worker``: added up with
+    the worker processes', see ``merged_exposition``)."""
+
+    async def serve_metrics(request: Request) -> Response:
+        own = exposition(bot_id)
+        if worker is not None:
+            theirs = await worker.metrics()
+            if theirs:
+                own = merged_exposition([own.decode(), *theirs])
+        return Response(own, media_type=CONTENT_TYPE_LATEST)
+
+    return Route("/metrics", serve_metrics, methods=["GET"])
+
+
+class HttpMetrics:
+    """ASGI middleware: responses by route and status, and the time to the response's first byte
+    (for a webhook, the ack latency the platform sees). Unknown paths count as ``other``."""
+
+    def __init__(self, app: ASGIApp, paths: list[str]) -> None:
+        self.app = app
+        self.paths = set(paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request through, measuring it."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        route = scope.get("path", "") if scope.get("path", "") in self.paths else "other"
+        started = time.perf_counter()
+
+        async def measured_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                metrics.HTTP_LATENCY.labels(route=route).observe(time.perf_counter() - started)
+                metrics.HTTP_RESPONSES.labels(route=route, status=str(message["status"])).inc()
+            await send(message)
+
+        await self.app(scope, receive, measured_send)
+
+
+def gateway_lifespan(
+    gateway: Gateway, grace: float, *, start: bool = True
+) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """Start the gateway with the server (unless started already, ``start=False``); on shutdown
+    (SIGTERM) stop it within ``grace`` seconds."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if start:
+            await gateway.start()
+        freeze_startup_objects()
+        try:
+            yield
+        finally:
+            log.info("shutting down: finishing running jobs within %.0f s", grace)
+            await gateway.stop(grace)
+
+    return lifespan
+
+
+async def _answers(check: Callable[[], Any]) -> bool:
+    """True when ``check()`` returns truthy within ``READY_TIMEOUT`` without raising."""
+    try:
+        return bool(await asyncio.wait_for(check(), READY_TIMEOUT))
+    except Exception:
+        log.warning("readiness check failed", exc_info=True)
+        return False

@@ -1,0 +1,156 @@
+"""``clarigate admin`` against the real Redis: what an operator sees and what their changes do."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+
+import pytest
+
+from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.cli.admin_store import Admin, AdminError
+from clarigate.gateway.cli.main import main
+from clarigate.gateway.runtime.config import ENV_NAMES, GatewayConfig
+
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def script(turn):
+    if turn.response is None:
+        return asking(choice_request("Which region?", ["eu", "us"]))
+    return TurnOutput(replies=[f"got: {turn.response.response_kind}"])
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """Run ``clarigate admin …`` for a bot id; returns (exit code, parsed JSON or text)."""
+    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("REDIS_URL", REDIS_URL)
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+
+    async def run(bot_id: str, *args: str, as_json: bool = True):
+        monkeypatch.setenv("CLARIGATE_BOT_ID", bot_id)
+        # in a thread: the command runs its own event loop, as from a shell
+        code = await asyncio.to_thread(main, ["admin", *args, *(["--json"] if as_json else [])])
+        out = capsys.readouterr()
+        return code, (json.loads(out.out) if as_json and code == 0 else out.out + out.err)
+
+    yield run
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+async def test_threads_pending_and_cancel(make_gateway, redis_stores, cli):
+    store = redis_stores()
+    runner = ScriptedRunner(script)
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("deploy", chat="ops")
+    await gateway.drain()
+    prefix = store.prefix
+
+    code, threads = await cli(prefix, "threads", "--chat", "ops")
+    assert code == 0 and len(threads) == 1
+    (thread,) = threads
+    assert thread["chat"] == "test:w1:ops:-" and thread["thread_id"] == runner.calls[0].thread_id
+    assert thread["idle_seconds"] is not None and thread["idle_seconds"] < 60
+    assert thread["open_request"] == chat.last_request().request.request_id
+    assert (await cli(prefix, "threads", "--chat", "nowhere"))[1] == []
+
+    code, pending = await cli(prefix, "pending")
+    assert [(p["question"], p["chat"]) for p in pending] == [("Which region?", "test:w1:ops:-")]
+
+    config = GatewayConfig(redis_url=REDIS_URL, bot_id=prefix)
+    async with Admin(config) as admin:  # as the CLI does, with the platform's adapter to close it
+        result = await admin.cancel(pending[0]["request_id"], {"test": chat})
+    assert result["message_closed"] is True
+    assert chat.closed()[-1].answered_line == "✖ Cancelled by an operator"
+    await gateway.drain(inbound_ids=[f"answer:{pending[0]['request_id']}"])
+    assert runner.calls[-1].response.response_kind == "declined"  # the agent was told
+    assert chat.texts()[-1] == "got: declined"
+    assert (await cli(prefix, "pending"))[1] == []
+    code, text = await cli(prefix, "pending", "--cancel", pending[0]["request_id"], as_json=False)
+    assert code == 1 and "no open clarification" in text
+
+
+async def test_reset_thread_starts_the_chat_over(make_gateway, redis_stores, cli):
+    store = redis_stores()
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("hello", chat="c9")
+    await gateway.drain()
+    code, text = await cli(store.prefix, "reset-thread", "test:w1:c9:-", as_json=False)
+    assert code == 1 and "--yes" in text  # not confirmed: nothing changed
+    code, reset = await cli(store.prefix, "reset-thread", "test:w1:c9:-", "--yes")
+    assert reset["old_thread_id"] == runner.calls[0].thread_id != reset["thread_id"]
+    await chat.say("again", chat="c9")
+    await gateway.drain()
+    assert runner.calls[-1].thread_id == reset["thread_id"]
+
+
+async def test_backlog_redrive_drop_and_consumers(make_gateway, redis_stores, cli):
+    store = redis_stores()
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(store, runner, start=False)
+    await chat.say("first", chat="a")
+    await chat.say("second", chat="b")
+    code, backlog = await cli(store.prefix, "backlog")
+    assert (backlog["length"], backlog["waiting"], backlog["pending"]) == (2, 2, 0)
+    assert backlog["oldest_entry"] and backlog["oldest_age_seconds"] < 60
+
+    jobs = await store.read_jobs("dead-replica", count=2, block_ms=0)  # read, then its reader died
+    code, backlog = await cli(store.prefix, "backlog")
+    assert backlog["pending_per_consumer"] == {"dead-replica": 2} and backlog["waiting"] == 0
+    assert {h["inbound_id"] for h in backlog["held"]} == {j.inbound_id for j in jobs}
+    code, text = await cli(store.prefix, "consumers", "--remove", "dead-replica", as_json=False)
+    assert code == 1 and "holds 2 job(s)" in text
+
+    first, second = sorted(jobs, key=lambda j: j.entry_id)
+    assert (await cli(store.prefix, "backlog", "--drop", second.entry_id, "--yes"))[1]["dropped"] is True
+    assert (await cli(store.prefix, "backlog", "--redrive", first.entry_id))[1]["redriven"] is True
+
+    gateway.config.stale_claim_seconds = 1000.0  # only a re-driven job looks stale this soon
+    gateway.pool.stale_after = 1000.0
+    await gateway.start()
+    await gateway.drain(inbound_ids=[first.inbound_id], timeout=20)
+    assert [c.text for c in runner.calls] == ["first"]  # the dropped job never ran
+    assert (await cli(store.prefix, "backlog"))[1]["length"] == 0
+
+    consumers = {c["name"]: c for c in (await cli(store.prefix, "consumers"))[1]}
+    assert consumers["dead-replica"]["pending"] == 0
+    assert (await cli(store.prefix, "consumers", "--remove", "dead-replica"))[1] == {
+        "removed": "dead-replica"
+    }
+    assert "dead-replica" not in {c["name"] for c in (await cli(store.prefix, "consumers"))[1]}
+
+
+async def test_the_admin_needs_redis(cli, monkeypatch):
+    monkeypatch.delenv("REDIS_URL")
+    code, text = await cli("any", "threads", as_json=False)
+    assert code == 1 and "REDIS_URL is not set" in text
+
+
+async def test_admin_error_on_unknown_ids(redis_stores):
+    store = redis_stores()
+    async with Admin(GatewayConfig(redis_url=REDIS_URL, bot_id=store.prefix)) as admin:
+        with pytest.raises(AdminError, match="no job"):
+            await admin.drop("1-1")
+        with pytest.raises(AdminError, match="no chat thread"):
+            await admin.reset_thread("test:w1:none:-")
+
+
+async def test_long_idle_consumers_with_nothing_held_are_pruned(redis_stores):
+    store = redis_stores()
+    await store.accept_job(
+        dedupe_key="test:p1", kind="message", inbound_id="test:p1", order_key="o", payload="{}", seen_ttl=60
+    )
+    await store.read_jobs("holds-one", count=1, block_ms=0)
+    async with Admin(GatewayConfig(redis_url=REDIS_URL, bot_id=store.prefix)) as admin:
+        await admin.redis.xgroup_createconsumer(admin.keys.jobs, "workers", "holds-none")  # read nothing
+        assert await admin.prune_consumers(idle_seconds=3600) == []  # nobody idle an hour yet
+        assert await admin.prune_consumers(idle_seconds=0) == ["holds-none"]
+        assert [c["name"] for c in await admin.consumers()] == ["holds-one"]

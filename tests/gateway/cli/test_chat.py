@@ -1,0 +1,251 @@
+"""``clarigate chat`` driven through its stdin, as a person would use it."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent
+from clarigate.agent.models.conversation import conversation_call_id, last_human_text
+from clarigate.agent.models.local import LocalChatModel
+from clarigate.gateway.cli.chat import chat_main
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+CLARIGATE = Path(sys.executable).with_name("clarigate")  # the console script pip installed
+
+
+def chat(data_dir: Path, typed: str) -> subprocess.CompletedProcess[str]:
+    """Run ``clarigate chat`` on the offline model with ``typed`` as its whole input."""
+    env = {**os.environ, "CLARIGATE_DATA_DIR": str(data_dir), "LLM_MODEL": "offline"}
+    for name in ("CHECKPOINTER_URL", "CLARIGATE_CONFIG", "ALLOW_CLARIFICATION", "DISABLE_CLARIFICATION"):
+        env.pop(name, None)
+    return subprocess.run(
+        [str(CLARIGATE), "chat"],
+        input=typed,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=90,
+    )
+
+
+def test_form_and_option_flows_and_the_thread_survives_a_restart(tmp_path: Path) -> None:
+    form = ["create a project", "", "atlas", "Klingon", "2", "maybe", "yes", "2026-12-01", ""]
+    first = chat(tmp_path, "\n".join([*form, "which database?"]) + "\n")  # input ends, question open
+
+    assert first.returncode == 0, first.stderr
+    out = first.stdout
+    assert "Tell me about the new project." in out
+    assert "Language [1) Python  2) TypeScript  3) Go]" in out
+    assert out.count("Project name (required): ") == 2  # empty required value: asked again
+    assert out.count("Language [") == 2  # "Klingon" is not a choice: asked again
+    assert out.count("Private repository [yes/no]") == 2  # "maybe" is not yes/no
+    assert (
+        "Created the project “atlas” in TypeScript (private, deadline 2026-12-01, team size not set)" in out
+    )
+    assert "  2. SQLite" in out
+    assert (tmp_path / "terminal-thread").exists()
+
+    second = chat(tmp_path, "2\n/quit\n")
+
+    assert second.returncode == 0, second.stderr
+    assert "still open" in second.stdout
+    assert "Going with SQLite" in second.stdout
+    assert "Traceback" not in first.stderr + second.stderr
+
+
+def test_new_starts_a_fresh_thread(tmp_path: Path) -> None:
+    stdout = io.StringIO()
+    thread_file = tmp_path / "thread"
+    settings = AgentSettings(data_dir=str(tmp_path), checkpointer_url="memory://")
+
+    code = chat_main(settings, io.StringIO("which database?\n/new\nSQLite\n"), stdout, thread_file)
+
+    assert code == 0
+    out = stdout.getvalue()
+    assert "(new thread)" in out
+    assert "Going with" not in out  # after /new, "SQLite" is a new one-word request, not an answer
+    assert "What would you like me to do about “SQLite”?" in out
+
+
+class _PressesCtrlC(io.StringIO):
+    def readline(self, *args: object) -> str:
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_exits_cleanly(tmp_path: Path) -> None:
+    settings = AgentSettings(data_dir=str(tmp_path), checkpointer_url="memory://")
+    assert chat_main(settings, _PressesCtrlC(), io.StringIO(), tmp_path / "thread") == 0
+
+
+def run_chat(tmp_path: Path, typed: str) -> str:
+    """The terminal chat in this process on the offline model and SQLite; what it printed."""
+    stdout = io.StringIO()
+    settings = AgentSettings(data_dir=str(tmp_path))
+    assert chat_main(settings, io.StringIO(typed), stdout, tmp_path / "thread") == 0
+    return stdout.getvalue()
+
+
+def test_labels_answer_choices_and_other_text_is_a_new_message(tmp_path: Path) -> None:
+    out = run_chat(tmp_path, "which database?\nsqlite\nwhich database?\nMongoDB, please\n")
+
+    assert "Going with SQLite" in out  # the label, whatever its case
+    # anything else is a new message, as on every platform: the question closes and the agent reads it
+    assert "(the open question is closed: this goes to the agent as a new request)" in out
+    assert "Thanks, now I understand: “MongoDB, please”" not in out
+
+
+def test_quit_or_end_of_input_inside_a_form_keeps_the_question_open(tmp_path: Path) -> None:
+    first = run_chat(tmp_path, "create a project\natlas\n/quit\nPython\n")
+
+    assert "Language [" in first
+    assert "Created the project" not in first  # nothing half-filled was sent
+    second = run_chat(tmp_path, "atlas\n3\n")  # input ends after the second field
+
+    assert "still open" in second
+    assert second.count("Project name (required): ") == 1
+    assert "Private repository [yes/no]: " in second and "Created the project" not in second
+    third = run_chat(tmp_path, "atlas\n3\nno\n\n\n")
+    assert "Created the project “atlas” in Go (public, deadline not set, team size not set)" in third
+
+
+def test_new_inside_a_form_starts_a_fresh_thread(tmp_path: Path) -> None:
+    out = run_chat(tmp_path, "create a project\natlas\n/new\nreports\n")
+
+    assert "(new thread)" in out
+    assert "What would you like me to do about “reports”?" in out
+    assert "Created the project" not in out
+
+
+def test_a_chinese_form_is_asked_in_chinese(tmp_path: Path) -> None:
+    typed = "新建一个项目\n\n星图\n4\ngo\n也许\n是\n2026-13-01\n2026-12-01\n\n"
+    out = run_chat(tmp_path, typed)
+
+    assert "（逐项填写；选填项直接回车即可跳过）" in out
+    assert out.count("项目名称（必填）: ") == 2  # empty: asked again
+    assert out.count("  ! 此项为必填") == 1
+    assert out.count("语言 [1) Python  2) TypeScript  3) Go]: ") == 2  # "4" is not a choice
+    assert out.count("私有仓库 [是/否]: ") == 2  # "也许" is not yes or no
+    assert out.count("截止日期 [YYYY-MM-DD]: ") == 2  # no 13th month
+    assert "团队人数 [数字]: " in out
+    assert "(required)" not in out and "yes/no" not in out
+    assert "已创建项目“星图”，语言 Go（私有，截止日期 2026-12-01，团队人数 未设置）" in out
+
+
+def test_ctrl_c_while_the_agent_starts_exits_cleanly_and_closes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT is handled by something else in this process; Ctrl-C cannot be simulated")
+    real_create = ClarifyingAgent.create.__func__  # type: ignore[attr-defined]
+    real_close = ClarifyingAgent.aclose
+    closed: list[ClarifyingAgent] = []
+
+    async def create_with_ctrl_c(cls: type[ClarifyingAgent], settings: AgentSettings) -> ClarifyingAgent:
+        os.kill(os.getpid(), signal.SIGINT)  # the person presses Ctrl-C while the agent starts
+        await asyncio.sleep(0)
+        return await real_create(cls, settings)
+
+    async def recorded_close(self: ClarifyingAgent) -> None:
+        closed.append(self)
+        await real_close(self)
+
+    monkeypatch.setattr(ClarifyingAgent, "create", classmethod(create_with_ctrl_c))
+    monkeypatch.setattr(ClarifyingAgent, "aclose", recorded_close)
+    stdout = io.StringIO()
+    settings = AgentSettings(data_dir=str(tmp_path))
+
+    try:
+        code = chat_main(settings, io.StringIO("hello\n"), stdout, tmp_path / "thread")
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C while starting escaped the chat (a traceback for the person)")
+
+    assert code == 0
+    assert len(closed) == 1  # the checkpointer it had opened is closed
+    assert "clarigate chat:" not in stdout.getvalue()  # it never started talking
+
+
+class _FailsOnce(LocalChatModel):
+    """Asks, fails once (the provider is down), then replies with the last message."""
+
+    replies: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "fails-once"
+
+    def reply_to(self, messages: Any) -> AIMessage:
+        self.replies += 1
+        if self.replies == 1:
+            call = {"name": "ask_clarification", "args": {"question": "Which one?", "options": ["a", "b"]}}
+            return AIMessage(content="", tool_calls=[{**call, "id": conversation_call_id(messages, 0)}])
+        if self.replies == 2:
+            raise RuntimeError("provider down")
+        return AIMessage(content=f"Thanks: {last_human_text(messages)}")
+
+
+def test_a_failed_turn_is_reported_and_the_chat_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("clarigate.agent.models.build_chat_model", lambda spec: _FailsOnce())
+
+    out = run_chat(tmp_path, "start\n2\ngo on\n")
+
+    assert "  ! The agent could not answer (RuntimeError: provider down). Send a message to try again." in out
+    assert "bot> Thanks: go on" in out
+
+
+def test_an_agent_that_cannot_start_is_one_line_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = AgentSettings(model="nonsense:model", data_dir=str(tmp_path))
+
+    code = chat_main(settings, io.StringIO("hello\n"), io.StringIO(), tmp_path / "thread")
+
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("clarigate chat: the agent could not start: ") and "nonsense" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_real_ctrl_c_at_the_prompt_exits_cleanly(tmp_path: Path) -> None:
+    env = {**os.environ, "CLARIGATE_DATA_DIR": str(tmp_path), "LLM_MODEL": "offline"}
+    env.pop("CHECKPOINTER_URL", None)
+    env.pop("CLARIGATE_CONFIG", None)
+    chat_process = subprocess.Popen(
+        [str(CLARIGATE), "chat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        shown = b""
+        while not shown.endswith(b"you> "):  # waiting for input now: the moment to press Ctrl-C
+            ready, _, _ = select.select([chat_process.stdout], [], [], 60)
+            assert ready, f"no prompt; got {shown!r}"
+            chunk = os.read(chat_process.stdout.fileno(), 4096)  # type: ignore[union-attr]
+            assert chunk, f"the chat ended early: {shown!r}"
+            shown += chunk
+        chat_process.send_signal(signal.SIGINT)
+        out, err = chat_process.communicate(timeout=60)
+    finally:
+        if chat_process.poll() is None:
+            chat_process.kill()
+            chat_process.wait()
+
+    assert chat_process.returncode == 0, err.decode()
+    assert err == b"" and out == b"\n"

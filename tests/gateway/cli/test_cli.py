@@ -1,0 +1,131 @@
+"""``clarigate doctor`` says precisely what is wrong; ``serve`` refuses a broken config file."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import pytest
+
+from clarigate.gateway.cli.main import main
+from clarigate.gateway.runtime.config import ENV_NAMES
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch, tmp_path):
+    """No operator variables from the machine; the agent's files go to a temporary folder."""
+    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path / "data"))
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    # the commands set up logging for the process: give pytest its handlers back
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def test_doctor_on_a_sound_setup_exits_0(capsys):
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "ok      agent: model 'offline'" in out
+    assert "note    store: embedded in-process store" in out
+    assert "no platform is enabled" in out and "clarigate chat" in out
+    assert out.rstrip().endswith("everything looks right")
+
+
+def test_doctor_names_each_problem(tmp_path, monkeypatch, capsys):
+    bot = tmp_path / "bot.yaml"
+    bot.write_text("bot_id: b1\ntelegram:\n  bot_token: '123:in-the-file'\n", encoding="utf-8")
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")  # nothing listens there
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-only-half")
+
+    assert main(["doctor", "--config", str(bot)]) == 1
+
+    problems = [line for line in capsys.readouterr().out.splitlines() if line.startswith("PROBLEM")]
+    assert any("telegram.bot_token in the config file is ignored" in p for p in problems)
+    assert any("store: Redis at redis://127.0.0.1:1/0" in p and "not reachable" in p for p in problems)
+    assert any(p.startswith("PROBLEM slack: SLACK_BOT_TOKEN is set but") for p in problems)
+    assert "in-the-file" not in "".join(problems)
+    assert len(problems) == 3
+
+
+def test_doctor_on_an_invalid_file(tmp_path, capsys):
+    bot = tmp_path / "bot.yaml"
+    bot.write_text("answer_policy: everybody\n", encoding="utf-8")
+    assert main(["doctor", "--config", str(bot)]) == 1
+    out = capsys.readouterr().out
+    assert "PROBLEM config: invalid configuration" in out and "answer_policy" in out
+
+
+def test_serve_refuses_a_broken_config_file(tmp_path, capsys):
+    assert main(["serve", "--config", str(tmp_path / "missing.yaml")]) == 2
+    assert "cannot read config file" in capsys.readouterr().err
+
+
+def test_doctor_never_prints_passwords(monkeypatch, capsys):
+    monkeypatch.setenv("REDIS_URL", "redis://:hunter2@127.0.0.1:1/0")
+    monkeypatch.setenv("CHECKPOINTER_URL", "sqlite:///nowhere/x.db")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "hunter2" not in out and "redis://***@127.0.0.1:1/0" in out
+
+
+def test_doctor_says_why_redis_and_postgres_cannot_be_reached(monkeypatch, unused_tcp_port, capsys):
+    dead = f"127.0.0.1:{unused_tcp_port}"  # nothing listens there
+    monkeypatch.setenv("REDIS_URL", f"redis://{dead}/0")
+    monkeypatch.setenv("CHECKPOINTER_URL", f"postgresql://postgres:s3cret@{dead}/test")
+
+    assert main(["doctor"]) == 1
+
+    captured = capsys.readouterr()
+    problems = [line for line in captured.out.splitlines() if line.startswith("PROBLEM")]
+    assert len(problems) == 2
+    assert problems[0].startswith("PROBLEM store:") and "refused" in problems[0].lower()
+    assert problems[1].startswith("PROBLEM checkpointer:") and "refused" in problems[1].lower()
+    assert "s3cret" not in captured.out + captured.err
+    assert captured.err == ""  # the report is the whole output: no library warnings around it
+
+
+def test_doctor_passes_on_what_redis_itself_says(monkeypatch, capsys):
+    """The test Redis has no password: one in the URL is refused, and the report says so."""
+    monkeypatch.setenv("REDIS_URL", "redis://:hunter2@127.0.0.1:6379/0")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    (problem,) = [line for line in out.splitlines() if line.startswith("PROBLEM")]
+    assert problem.startswith("PROBLEM store:") and "without any password configured" in problem
+    assert "hunter2" not in out
+
+
+def test_an_extra_adapter_that_cannot_be_imported_is_named_by_doctor_and_serve(monkeypatch, capsys):
+    monkeypatch.setenv("CLARIGATE_EXTRA_ADAPTERS", '["acme_chat.adapter:AcmeAdapter"]')
+
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "PROBLEM extra_adapters: cannot import 'acme_chat.adapter:AcmeAdapter'" in out
+    assert "No module named 'acme_chat'" in out
+
+    assert main(["serve", "--port", "1"]) == 2  # refuses before listening, without a traceback
+    err = capsys.readouterr().err
+    assert "cannot build the bot: cannot import 'acme_chat.adapter:AcmeAdapter'" in err
+    assert "Traceback" not in err
+
+
+def test_a_bad_port_in_the_environment_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setenv("PORT", "http")
+    with pytest.raises(SystemExit) as exited:
+        main(["serve"])
+    assert exited.value.code == 2
+    assert "--port: invalid int value: 'http'" in capsys.readouterr().err
+
+
+def test_ctrl_c_while_the_command_loads_ends_it_without_a_traceback(monkeypatch):
+    from clarigate.gateway.runtime import config as gateway_config
+
+    def pressed_ctrl_c(path=None):
+        raise KeyboardInterrupt  # the person presses Ctrl-C while the modules load
+
+    monkeypatch.setattr(gateway_config, "load_config", pressed_ctrl_c)
+
+    assert main(["chat"]) == 0  # leaving the chat with Ctrl-C is a normal way out
+    assert main(["serve"]) == 130

@@ -1,0 +1,177 @@
+"""``/help``, ``/start`` and ``/status``: answered by the gateway, at once, in the person's language."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from clarigate.adapters.testing import ScriptedRunner, TestAdapter, Turn, asking, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.store.base import Store
+
+FRAMEWORK = choice_request("Which framework should the shop use?", ["React", "Vue"])
+
+
+async def test_help_lists_the_commands_and_never_reaches_the_agent(store: Store, make_gateway):
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(store, runner)
+
+    await chat.say("/help")
+    await gateway.drain()
+
+    [text] = chat.texts()
+    assert text.startswith("Just write what you need.")
+    for line in (
+        "/new — start a new conversation",
+        "/cancel — dismiss the open question",
+        "/status — what I am doing in this chat",
+        "/help — this help",
+    ):
+        assert line in text
+    assert runner.calls == []
+
+
+async def test_help_follows_the_persons_language(store: Store, make_gateway):
+    gateway, chat = await make_gateway(store)
+
+    await chat.say("/help", language="zh-hans")
+    await chat.say("/help 怎么用", chat="c2")
+    await chat.say("/help", chat="c3", language="en-US")
+    await gateway.drain()
+
+    assert chat.texts("c1")[0].startswith("直接告诉我您需要什么。")
+    assert "/cancel — 取消当前问题" in chat.texts("c1")[0]
+    assert chat.texts("c2")[0].startswith("直接告诉我您需要什么。")
+    assert chat.texts("c3")[0].startswith("Just write what you need.")
+
+
+class SlashCommandAdapter(TestAdapter):
+    """A platform whose commands are typed as ``/clarigate cancel`` (Slack's slash command)."""
+
+    command_syntax: ClassVar[str] = "/clarigate {command}"
+
+
+async def test_help_spells_commands_the_way_the_platform_does(store: Store, make_gateway):
+    gateway, chat = await make_gateway(store, adapter_class=SlashCommandAdapter)
+
+    await chat.say("/help")
+    await gateway.drain()
+
+    assert "/clarigate cancel — dismiss the open question" in chat.texts()[0]
+
+
+async def test_start_greets_and_explains(store: Store, make_gateway):
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(store, runner)
+
+    await chat.say("/start ref-campaign-42")  # a Telegram deep link's payload
+    await gateway.drain()
+
+    [text] = chat.texts()
+    assert text.startswith("👋 Hi!") and "/status — " in text
+    assert runner.calls == []
+
+
+async def test_status_without_a_conversation(store: Store, make_gateway):
+    gateway, chat = await make_gateway(store)
+
+    await chat.say("/status")
+    await gateway.drain()
+
+    assert chat.texts() == [
+        "Where this conversation stands:\n"
+        "• No open question.\n"
+        "• Nothing running or waiting.\n"
+        "• No conversation yet: send a message to start one."
+    ]
+    assert not await gateway.knows_conversation(chat.conversation())
+
+
+async def test_status_quotes_the_open_question_and_tells_the_threads_age(store: Store, make_gateway):
+    def script(turn: Turn) -> TurnOutput:
+        return asking(FRAMEWORK)
+
+    gateway, chat = await make_gateway(store, ScriptedRunner(script))
+    await chat.say("build a shop")
+    await gateway.drain()
+
+    await chat.say("/status")
+    await gateway.drain()
+
+    lines = chat.texts()[-1].splitlines()
+    assert lines[1].startswith("• Waiting for an answer to “Which framework should the shop use?” (asked ")
+    assert lines[2] == "• Nothing running or waiting."
+    assert lines[3].startswith("• This conversation started ") and lines[3].endswith(
+        " ago; /new starts a fresh one."
+    )
+    assert (await gateway.pending_by_token(chat.last_request().token)).status == "pending"
+
+
+async def test_status_names_who_is_asked_when_it_is_someone_else(store: Store, make_gateway):
+    gateway, chat = await make_gateway(store, ScriptedRunner(lambda turn: asking(FRAMEWORK)))
+    room = {"chat": "room", "topic": "t", "direct": False}
+    await chat.say("build a shop", user="ann", name="Ann", **room)
+    await gateway.drain()
+
+    await chat.say("/status", user="bob", **room)
+    await gateway.drain()
+
+    assert "• Waiting for Ann to answer “Which framework" in chat.texts("room")[-1]
+
+
+async def test_status_and_cancel_answer_while_a_long_run_goes_on(store: Store, make_gateway):
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def script(turn: Turn) -> TurnOutput:
+        started.set()
+        await release.wait()
+        return TurnOutput(replies=[f"done: {turn.text}"])
+
+    runner = ScriptedRunner(script)
+    gateway, chat = await make_gateway(store, runner)
+    two_texts = asyncio.Event()
+    send = chat.send
+
+    async def recording_send(conv, item):
+        ref = await send(conv, item)
+        if len(chat.texts()) >= 2:
+            two_texts.set()
+        return ref
+
+    chat.send = recording_send  # type: ignore[method-assign]
+    await chat.say("a long task")
+    await asyncio.wait_for(started.wait(), 5)
+    await chat.say("and one more thing")
+
+    await chat.say("/status")
+    await chat.say("/cancel")
+    await asyncio.wait_for(two_texts.wait(), 5)  # both answered while the run still goes on
+
+    status, cancel = chat.texts()
+    assert "• Messages being worked on or waiting: 2." in status
+    assert cancel == (
+        "There is no open question to cancel. I am still working on your message; the answer will come here."
+    )
+    release.set()
+    await gateway.drain()
+    assert chat.texts()[2:] == ["done: a long task", "done: and one more thing"]
+
+
+async def test_a_repeated_delivery_of_a_command_is_answered_once(store: Store, make_gateway):
+    gateway, chat = await make_gateway(store)
+
+    await chat.say("/help", event_id="same")
+    await chat.say("/help", event_id="same")
+    await gateway.drain()
+
+    assert len(chat.texts()) == 1
+
+
+async def test_an_unknown_slash_word_goes_to_the_agent(store: Store, make_gateway):
+    runner = ScriptedRunner()
+    gateway, chat = await make_gateway(store, runner)
+
+    await chat.say("/deploy the docs")
+    await gateway.drain()
+
+    assert [c.text for c in runner.calls] == ["/deploy the docs"]

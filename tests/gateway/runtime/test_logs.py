@@ -1,0 +1,166 @@
+"""JSON logs: one object per line, and every line of a run carries platform, chat, thread and request."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import pytest
+
+from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.runtime.logs import JsonFormatter, RunContextFilter
+from clarigate.gateway.store.memory import MemoryStore
+
+
+@pytest.fixture
+def json_lines():
+    """Capture the root logger's output as parsed JSON lines."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(RunContextFilter())
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
+    root.removeHandler(handler)
+    root.setLevel(old_level)
+
+
+async def test_lines_of_a_run_carry_its_coordinates(make_gateway, json_lines):
+    question = choice_request("Which region?", ["eu", "us"])
+    agent_log = logging.getLogger("agent.test")
+
+    def script(turn):
+        agent_log.info("thinking")  # a line logged from inside the run, by another package
+        if turn.text == "fail":
+            raise RuntimeError("boom")
+        return asking(question) if turn.response is None else TurnOutput(replies=["done"])
+
+    runner = ScriptedRunner(script)
+    gateway, chat = await make_gateway(MemoryStore("logs"), runner)
+    await chat.say("deploy", chat="ops")
+    await gateway.drain()
+    await chat.click(0)
+    await gateway.drain()
+    await chat.say("fail", chat="ops")
+    await gateway.drain()
+
+    lines = json_lines()
+    thread_id = runner.calls[0].thread_id
+    thinking = [line for line in lines if line["message"] == "thinking"]
+    assert len(thinking) == 3
+    assert all(line["thread_id"] == thread_id for line in thinking)
+    assert all(line["platform"] == "test" and line["chat"] == "ops" for line in thinking)
+    asked = next(line for line in lines if line["message"] == "asked for clarification")
+    assert asked["request_id"] == question.request_id and asked["thread_id"] == thread_id
+    failed = next(line for line in lines if line["message"].startswith("agent run failed"))
+    assert failed["level"] == "ERROR" and failed["thread_id"] == thread_id and "boom" in failed["exc"]
+    received = [line for line in lines if line["message"].startswith("received event")]
+    assert received and all("thread_id" not in line for line in received)  # nothing left over from a run
+
+
+async def test_one_message_can_be_followed_end_to_end_by_its_inbound_id(make_gateway, json_lines):
+    question = choice_request("Which region?", ["eu", "us"])
+    runner = ScriptedRunner(
+        lambda turn: asking(question) if turn.response is None else TurnOutput(replies=["ok"])
+    )
+    gateway, chat = await make_gateway(MemoryStore("follow"), runner)
+    await chat.say("deploy", chat="ops")
+    await gateway.drain()
+    await chat.click(0)
+    await gateway.drain()
+
+    lines = json_lines()
+    first = next(line["inbound_id"] for line in lines if line["message"].startswith("received event"))
+    steps = [line for line in lines if line.get("inbound_id") == first]
+    messages = [line["message"] for line in steps]
+    assert messages[0].startswith("received event") and messages[0].endswith(": queued")
+    assert "run started (model offline)" in messages
+    finished = next(m for m in messages if m.startswith("run finished in"))
+    assert "model call(s)" in finished and finished.endswith(", asking")
+    assert any(m.startswith("sent clarification to test: message ") for m in messages)
+    assert "asked for clarification" in messages
+    thread_id = runner.calls[0].thread_id
+    assert all(line["platform"] == "test" and line["chat"] == "ops" for line in steps)
+    assert all(line["thread_id"] == thread_id for line in steps if line["message"].startswith("run "))
+
+    answered = next(line for line in lines if line["message"].startswith("clarification answered by"))
+    assert answered["request_id"] == question.request_id and answered["thread_id"] == thread_id
+    follow = [line["message"] for line in lines if line.get("inbound_id") == answered["inbound_id"]]
+    assert follow[0].startswith("clarification answered") and any(
+        m.startswith("run finished") for m in follow
+    )
+
+
+def test_the_redactor_masks_configured_secrets_and_token_shapes():
+    from clarigate.gateway.runtime.config import GatewayConfig
+    from clarigate.gateway.runtime.logs import redact, register_secrets
+
+    config = GatewayConfig(
+        redis_url="redis://:r3dis-pass@redis:6379/0",
+        telegram={"bot_token": "42:abcdefghij"},
+        slack={"signing_secret": "sign-me-please"},
+    )
+    register_secrets(config.secret_values())
+    line = (
+        "GET https://api.telegram.org/bot42:abcdefghij/getMe; signed with sign-me-please; "
+        "redis://:r3dis-pass@redis; Authorization: Bearer xoxb-1-2-3; xapp-1-A-2; "
+        "https://api.telegram.org/bot7777:unregistered_Token-value/sendMessage; ?access_token=abc&x=1"
+    )
+    masked = redact(line)
+    for secret in (
+        "42:abcdefghij",
+        "sign-me-please",
+        "r3dis-pass",
+        "xoxb-1-2-3",
+        "xapp-1-A-2",
+        "unregistered",
+    ):
+        assert secret not in masked
+    assert "/bot***/getMe" in masked and "?access_token=***&x=1" in masked
+
+
+@pytest.mark.parametrize(
+    ("line", "hidden"),
+    [
+        ("GET https://api.telegram.org/bot7777:Unregistered-token/getMe", "Unregistered-token"),
+        ("token 123456789:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQ", "AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQ"),
+        ("header xoxp-9-8-7", "xoxp-9-8-7"),
+        ("app token xapp-9-B-8", "xapp-9-B-8"),
+        ("AUTHORIZATION: BEARER sk-Ab.Cd", "sk-Ab.Cd"),
+        ("postgresql://app:pg-Pass@db:5432/x", "pg-Pass"),
+        ("GET /x?API_KEY=k3y-value&y=2", "k3y-value"),
+    ],
+)
+def test_each_token_shape_is_masked_on_a_line_of_its_own(line, hidden):
+    from clarigate.gateway.runtime.logs import redact
+
+    assert hidden not in redact(line)
+
+
+def test_probes_and_metrics_are_access_logged_only_at_debug():
+    import io
+
+    from clarigate.gateway.runtime.logs import setup_logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    access = logging.getLogger("uvicorn.access")
+    try:
+        for chosen, expected in (
+            (logging.INFO, ["/slack/events"]),
+            (logging.DEBUG, ["/healthz", "/slack/events"]),
+        ):
+            stream = io.StringIO()
+            setup_logging("text", chosen, stream=stream)
+            for path in ("/healthz", "/slack/events"):
+                access.info('%s - "%s %s HTTP/%s" %d', "10.0.0.1:5", "GET", path, "1.1", 200)
+            logged = [p for p in ("/healthz", "/slack/events") if p in stream.getvalue()]
+            assert logged == expected
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)

@@ -1,0 +1,209 @@
+"""``clarigate serve`` fails like ``doctor`` speaks: one line naming the setting, an exit code per class."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from clarigate.gateway.cli.main import main
+from clarigate.gateway.runtime.config import ENV_NAMES
+from clarigate.gateway.runtime.preflight import ExitCode
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch, tmp_path):
+    """No operator variables from the machine; agent files in a temporary folder; waits kept short."""
+    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("CLARIGATE_STARTUP_WAIT_SECONDS", "0")
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def serve(capsys, *flags: str) -> tuple[int, list[str]]:
+    """Run ``clarigate serve`` on a free port; its exit code and its stderr lines."""
+    code = main(["serve", "--host", "127.0.0.1", "--port", "0", *flags])
+    return code, capsys.readouterr().err.splitlines()
+
+
+def the_error(lines: list[str]) -> str:
+    """The one ERROR line (asserting there is exactly one, and no traceback)."""
+    errors = [line for line in lines if " ERROR " in line]
+    assert len(errors) == 1, lines
+    assert not any("Traceback" in line for line in lines), lines
+    return errors[0]
+
+
+@pytest.fixture
+def refusing_platform() -> Iterator[str]:
+    """An HTTP server answering every call as Slack and Telegram answer a wrong token."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the base class's name)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if "/api/" in self.path:  # Slack: 200 with ok=false
+                status, body = 200, {"ok": False, "error": "invalid_auth"}
+            else:  # Telegram
+                status, body = 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_bad_model_id(monkeypatch, capsys):
+    monkeypatch.setenv("LLM_MODEL", "no-such-provider:model")
+    code, lines = serve(capsys)
+    assert code == ExitCode.MODEL
+    error = the_error(lines)
+    assert "the agent could not start" in error and "model 'no-such-provider:model'" in error
+    assert "LLM_MODEL" in lines[-1]
+
+
+def test_a_missing_provider_key_and_the_traceback_at_debug(monkeypatch, capsys):
+    monkeypatch.setenv("LLM_MODEL", "openai:gpt-4o-mini")
+    code, lines = serve(capsys)
+    assert code == ExitCode.MODEL and "OPENAI_API_KEY" in the_error(lines)
+    code, lines = serve(capsys, "--log-level", "debug")
+    assert code == ExitCode.MODEL and any("Traceback" in line for line in lines)
+
+
+def test_unreachable_postgres_is_waited_for_then_named(monkeypatch, unused_tcp_port, capsys):
+    monkeypatch.setenv("CHECKPOINTER_URL", f"postgresql://postgres:s3cret@127.0.0.1:{unused_tcp_port}/test")
+    monkeypatch.setenv("CLARIGATE_STARTUP_WAIT_SECONDS", "1")
+    code, lines = serve(capsys)
+    assert code == ExitCode.DATABASE
+    waits = [line for line in lines if "retrying in" in line]
+    assert waits and all(" WARNING " in line and "PostgreSQL" in line for line in waits)
+    assert "is not reachable after" in the_error(lines)
+    assert "s3cret" not in "\n".join(lines)
+
+
+@pytest.mark.postgres
+def test_a_missing_database_stops_at_once(monkeypatch, capsys):
+    monkeypatch.setenv("CHECKPOINTER_URL", "postgresql://postgres@127.0.0.1:5432/no_such_db_here")
+    monkeypatch.setenv("CLARIGATE_STARTUP_WAIT_SECONDS", "30")
+    code, lines = serve(capsys)
+    assert code == ExitCode.DATABASE
+    error = the_error(lines)
+    assert 'database "no_such_db_here" does not exist' in error and "retrying" not in "\n".join(lines)
+
+
+def test_unreachable_redis(monkeypatch, unused_tcp_port, capsys):
+    monkeypatch.setenv("REDIS_URL", f"redis://127.0.0.1:{unused_tcp_port}/0")
+    code, lines = serve(capsys)
+    assert code == ExitCode.STORE_UNREACHABLE
+    assert f"Redis at redis://127.0.0.1:{unused_tcp_port}/0 is not reachable" in the_error(lines)
+
+
+def test_a_wrong_redis_password_stops_at_once(monkeypatch, capsys):
+    monkeypatch.setenv("REDIS_URL", "redis://:hunter2@127.0.0.1:6379/0")  # the test Redis has none
+    monkeypatch.setenv("CLARIGATE_STARTUP_WAIT_SECONDS", "30")
+    code, lines = serve(capsys)
+    assert code == ExitCode.STORE_REFUSED
+    assert "REDIS_URL" in the_error(lines) and "hunter2" not in "\n".join(lines)
+
+
+@pytest.mark.parametrize("platform", ["slack", "telegram"])
+def test_a_bad_platform_token(monkeypatch, capsys, refusing_platform, platform):
+    if platform == "slack":
+        monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-wrong")
+        monkeypatch.setenv("SLACK_SIGNING_SECRET", "signing-secret")
+        monkeypatch.setenv("SLACK_API_URL", refusing_platform)
+    else:
+        monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123:wrong-token")
+        monkeypatch.setenv("TELEGRAM_API_URL", refusing_platform)
+    code, lines = serve(capsys)
+    assert code == ExitCode.PLATFORM
+    error = the_error(lines)
+    assert f"cannot start: {platform} could not start:" in error
+    assert f"{platform.upper()}_BOT_TOKEN" in error and "wrong" not in error
+
+
+def test_a_telegram_webhook_without_its_secret(monkeypatch, capsys):
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123:token")
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_URL", "https://bot.example.com/telegram/webhook")
+    code, lines = serve(capsys)
+    assert code == ExitCode.CONFIG and "TELEGRAM_WEBHOOK_SECRET" in the_error(lines)
+
+
+def test_part_of_the_slack_credentials(monkeypatch, capsys):
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-half")
+    code, lines = serve(capsys)
+    assert code == ExitCode.CONFIG and "SLACK_SIGNING_SECRET" in the_error(lines)
+
+
+@pytest.mark.parametrize("how", ["flag", "setting"])
+def test_a_web_or_worker_role_without_redis(monkeypatch, capsys, how):
+    if how == "flag":
+        code, lines = serve(capsys, "--role", "web")
+    else:
+        monkeypatch.setenv("CLARIGATE_ROLE", "worker")
+        code, lines = serve(capsys)
+    assert code == ExitCode.CONFIG and "set REDIS_URL" in the_error(lines)
+
+
+def test_a_port_out_of_range_or_in_use(capsys):
+    assert main(["serve", "--port", "70000"]) == ExitCode.CONFIG
+    assert "out of range" in the_error(capsys.readouterr().err.splitlines())
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--host", "127.0.0.1", "--port", str(port)]) == ExitCode.PORT
+    assert f"port {port} on 127.0.0.1 is in use" in the_error(capsys.readouterr().err.splitlines())
+
+
+def test_a_misspelt_variable_stops_serve_and_doctor(monkeypatch, capsys):
+    monkeypatch.setenv("CLARIGATE_SLACK__ALLOWED_USER", "U1")
+    assert main(["serve"]) == ExitCode.CONFIG
+    assert "did you mean `CLARIGATE_SLACK__ALLOWED_USERS`?" in capsys.readouterr().err
+    assert main(["doctor"]) == 1
+    assert "did you mean `CLARIGATE_SLACK__ALLOWED_USERS`?" in capsys.readouterr().out
+
+
+@pytest.mark.postgres
+def test_create_database_makes_a_missing_database(monkeypatch, capsys):
+    import uuid
+
+    import psycopg
+
+    name = f"clarigate_test_{uuid.uuid4().hex[:10]}"
+    monkeypatch.setenv("CHECKPOINTER_URL", f"postgresql://postgres@127.0.0.1:5432/{name}")
+    monkeypatch.setenv("CLARIGATE_CREATE_DATABASE", "true")
+    monkeypatch.setenv("LLM_MODEL", "no-such-provider:model")  # stops right after the database step
+    try:
+        code, lines = serve(capsys)
+        assert code == ExitCode.MODEL  # got past the database
+        assert any(f"created database '{name}'" in line for line in lines)
+        with psycopg.connect(f"postgresql://postgres@127.0.0.1:5432/{name}") as connection:
+            assert connection.execute("SELECT current_database()").fetchone() == (name,)
+    finally:
+        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')

@@ -1,0 +1,213 @@
+"""The HTTP server: body limit, health, readiness against a dead Redis, Prometheus metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import re
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from clarigate.adapters.testing import ScriptedRunner, TestAdapter, asking, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.store.memory import MemoryStore
+from clarigate.gateway.store.redis import RedisStore
+from clarigate.gateway.web.server import build_app, gateway_lifespan
+
+
+class WebhookAdapter(TestAdapter):
+    """A test platform with a webhook that reports how many bytes it read."""
+
+    def routes(self):
+        async def hook(request: Request) -> JSONResponse:
+            return JSONResponse({"read": len(await request.body())})
+
+        return [Route("/test/events", hook, methods=["POST"])]
+
+
+def client_for(gateway, limit: int | None = None) -> httpx.AsyncClient:
+    app = build_app(gateway, max_body_bytes=limit)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway")
+
+
+async def test_bodies_over_the_limit_get_413_declared_or_streamed(make_gateway):
+    gateway, _ = await make_gateway(MemoryStore("t"), start=False, adapter_class=WebhookAdapter)
+
+    async def chunks(n: int, size: int):
+        for _ in range(n):
+            yield b"x" * size
+
+    async with client_for(gateway) as http:
+        small = await http.post("/test/events", content=b"x" * 1000)
+        declared = await http.post("/test/events", content=b"x" * (1024 * 1024 + 1))
+        streamed = await http.post("/test/events", content=chunks(20, 64 * 1024))  # chunked, no length
+        just_fits = await http.post("/test/events", content=chunks(16, 64 * 1024))
+
+    assert small.status_code == 200 and small.json() == {"read": 1000}
+    assert declared.status_code == 413
+    assert streamed.status_code == 413
+    assert just_fits.status_code == 200 and just_fits.json() == {"read": 1024 * 1024}
+
+
+async def test_healthz_and_readyz_when_everything_answers(make_gateway):
+    gateway, _ = await make_gateway(MemoryStore("t"), start=False)
+    async with client_for(gateway) as http:
+        health = await http.get("/healthz")
+        ready = await http.get("/readyz")
+    assert health.status_code == 200 and ready.status_code == 200
+    assert ready.json() == {"status": "ready"}
+
+
+async def test_readyz_is_503_and_says_what_failed_when_redis_is_down(make_gateway):
+    dead = RedisStore("redis://127.0.0.1:1/0", "unreachable")  # nothing listens on port 1
+    runner = ScriptedRunner()
+    gateway, _ = await make_gateway(dead, runner, start=False)
+    try:
+        async with client_for(gateway) as http:
+            store_down = await http.get("/readyz")
+            runner.healthy = False
+            both_down = await http.get("/readyz")
+            health = await http.get("/healthz")
+    finally:
+        await dead.close()
+    assert store_down.status_code == 503
+    assert store_down.json()["failed"] == {"store": "unreachable"}
+    assert both_down.json()["failed"] == {"store": "unreachable", "checkpointer": "unreachable"}
+    assert health.status_code == 200  # alive, just not ready
+
+
+async def test_metrics_count_inbound_events_runs_and_duplicates(make_gateway):
+    gateway, chat = await make_gateway(MemoryStore("t"))
+    async with client_for(gateway) as http:
+        before = parse_metrics((await http.get("/metrics")).text)
+        await chat.say("hi", event_id="m-1")
+        await chat.say("hi", event_id="m-1")
+        await gateway.drain()
+        response = await http.get("/metrics")
+    after = parse_metrics(response.text)
+
+    def grew(name: str) -> float:
+        return after.get(name, 0.0) - before.get(name, 0.0)
+
+    assert response.headers["content-type"].startswith("text/plain")
+    assert grew('clarigate_inbound_events_total{kind="message",platform="test"}') == 2
+    assert grew('clarigate_duplicates_dropped_total{platform="test"}') == 1
+    assert grew('clarigate_runs_total{state="started"}') == 1
+    assert grew('clarigate_runs_total{state="finished"}') == 1
+    assert grew("clarigate_run_seconds_count") == 1
+
+
+def parse_metrics(text: str, bot: str = "clarigate") -> dict[str, float]:
+    """``{'name{labels}': value}`` from the Prometheus text format, the ``bot`` label checked and left out."""
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            assert f'bot="{bot}"' in name, line  # several bots share one Prometheus
+            name = (
+                re.sub(r',?bot="[^"]*",?', ",", name).replace("{,", "{").replace(",}", "}").replace("{}", "")
+            )
+            values[name] = float(value)
+    return values
+
+
+async def test_metrics_count_clarifications_and_failed_runs(make_gateway):
+    question = choice_request("Which region?", ["eu", "us"])
+
+    def script(turn):
+        if turn.text == "crash":
+            raise RuntimeError("model provider down")
+        return asking(question) if turn.response is None else TurnOutput(replies=["ok"])
+
+    gateway, chat = await make_gateway(MemoryStore("t"), ScriptedRunner(script))
+    async with client_for(gateway) as http:
+        before = parse_metrics((await http.get("/metrics")).text)
+        await chat.say("deploy")
+        await gateway.drain()
+        await chat.click(0)
+        await chat.click(1, token="no-such-token")  # a question no longer pending
+        await gateway.drain()
+        await chat.say("crash")
+        await gateway.drain()
+        after = parse_metrics((await http.get("/metrics")).text)
+
+    def grew(name: str) -> float:
+        return after.get(name, 0.0) - before.get(name, 0.0)
+
+    assert grew('clarigate_clarifications_total{state="asked"}') == 1
+    assert grew('clarigate_clarifications_total{state="answered"}') == 1
+    assert grew('clarigate_clarifications_total{state="expired"}') == 1
+    assert grew('clarigate_inbound_events_total{kind="answer",platform="test"}') == 2
+    assert grew('clarigate_runs_total{state="failed"}') == 1
+    assert grew('clarigate_runs_total{state="finished"}') == 2
+
+
+async def test_the_server_freezes_what_start_up_built_so_collections_skip_it(make_gateway):
+    """A full collection would otherwise walk every module object: a pause of ~0.25 s per pass."""
+    gateway, _ = await make_gateway(MemoryStore("t"), start=False)
+    gc.unfreeze()
+    lifespan = gateway_lifespan(gateway, grace=1)
+    async with lifespan(build_app(gateway)):
+        frozen = gc.get_freeze_count()
+    gc.unfreeze()  # other tests' garbage stays collectable
+    assert frozen > 10_000  # the interpreter, LangChain, the agent's graph
+
+
+class PollingAdapter(TestAdapter):
+    """A test platform whose receiver (like a poller) can be down."""
+
+    up = True
+
+    async def connection_up(self):
+        return self.up
+
+
+async def test_healthz_fails_when_a_worker_loop_or_a_receiver_is_dead(make_gateway):
+    gateway, adapter = await make_gateway(MemoryStore("t"), adapter_class=PollingAdapter)
+    async with client_for(gateway) as http:
+        assert (await http.get("/healthz")).status_code == 200
+        adapter.up = False
+        response = await http.get("/healthz")
+        assert response.status_code == 503 and response.json()["failed"] == {"test": "receiver down"}
+        adapter.up = True
+        reader = next(loop for loop in gateway.pool._loops if loop.get_name() == "read-jobs")
+        reader.cancel()  # as if it had crashed
+        await asyncio.sleep(0)
+        response = await http.get("/healthz")
+        assert response.status_code == 503 and response.json()["failed"] == {"read-jobs": "dead"}
+
+
+def test_the_processes_of_a_replica_are_exposed_as_one():
+    """The web and worker processes register the same metrics: counted events add up, a gauge
+    shows the process that sets it, families no process has used yet are still described."""
+    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from clarigate.gateway.runtime.ops import merged_exposition
+
+    def process(runs: int, in_flight: int, latencies: list[float]) -> str:
+        registry = CollectorRegistry()
+        Counter("demo_runs", "Runs", registry=registry).inc(runs)
+        Gauge("demo_in_flight", "In flight", registry=registry).set(in_flight)
+        histogram = Histogram("demo_seconds", "Latency", buckets=(0.1, 1.0), registry=registry)
+        for value in latencies:
+            histogram.observe(value)
+        Counter("demo_unused", "Never counted", ["kind"], registry=registry)
+        return generate_latest(registry).decode()
+
+    merged = merged_exposition([process(2, 0, [0.05]), process(3, 7, [0.5, 2.0])]).decode()
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(merged)
+        for s in family.samples
+    }
+    assert samples[("demo_runs_total", ())] == 5
+    assert samples[("demo_in_flight", ())] == 7
+    assert samples[("demo_seconds_count", ())] == 3
+    assert samples[("demo_seconds_bucket", (("le", "0.1"),))] == 1
+    assert samples[("demo_seconds_bucket", (("le", "1.0"),))] == 2
+    assert "# TYPE demo_unused_total counter" in merged
+    assert merged.count("# TYPE demo_runs_total counter") == 1
