@@ -115,3 +115,16 @@ def langgraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LangG
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _only_the_clarigate_import_name() -> Iterator[None]:
+    """The tests run with the repository on ``sys.path``, where the code folders would import
+    as top-level ``agent``, ``gateway`` and ``adapters``; a test or module reaching for one of
+    those names (an old import, a string given to monkeypatch) would run a second copy of the
+    code. Nothing may: everything is ``clarigate.*``."""
+    import sys
+
+    yield
+    strays = sorted(name for name in sys.modules if name.split(".")[0] in ("agent", "gateway", "adapters"))
+    assert not strays, f"imported outside the clarigate package: {strays}"

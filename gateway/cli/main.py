@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 
+import clarigate
 from clarigate.gateway.runtime.logs import LEVELS
 
 
@@ -19,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="clarigate", description="A chat-platform gateway for agents that ask before they guess."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {clarigate.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     for name, text in (
         ("serve", "run the bot's HTTP server and workers"),
