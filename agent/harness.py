@@ -14,7 +14,7 @@ import base64
 import logging
 import os
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -152,7 +152,6 @@ class ClarifyingAgent:
         settings: AgentSettings | None = None,
         *,
         sees_images: bool = True,
-        model_name: str = "",
         tool_descriptions: Mapping[str, str] | None = None,
     ) -> None:
         """Use ``create``; this only holds what it built."""
@@ -160,7 +159,6 @@ class ClarifyingAgent:
         self._checkpointer = checkpointer
         self.settings = settings or AgentSettings()
         self._sees_images = sees_images
-        self._model_name = model_name
         # tool name -> description, for showing what a tool call is doing
         self._tool_descriptions: dict[str, str] = dict(tool_descriptions or {})
 
@@ -223,14 +221,12 @@ class ClarifyingAgent:
             sees_images = False
         elif chat_model is not None and isinstance(chat_model.profile, Mapping):
             sees_images = chat_model.profile.get("image_inputs", True) is not False
-        model_name = settings.graph or settings.model
         descriptions = {t.name: t.description for t in all_tools if getattr(t, "description", "")}
         return cls(
             graph,
             checkpointer,
             settings,
             sees_images=sees_images,
-            model_name=model_name,
             tool_descriptions=descriptions,
         )
 
@@ -408,40 +404,6 @@ class ClarifyingAgent:
                 else {"__interrupt__": interrupts}
             )
         return latest
-
-    async def stream_turn(
-        self,
-        thread_id: str,
-        text: str,
-        response: HumanInputResponse | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[RunEvent | TurnOutput]:
-        """``run_turn`` as an iterator: the run's events as they happen, then its ``TurnOutput``."""
-        import asyncio
-
-        queue: asyncio.Queue[RunEvent | TurnOutput | BaseException] = asyncio.Queue()
-
-        async def put(event: RunEvent) -> None:
-            queue.put_nowait(event)
-
-        async def run() -> None:
-            try:
-                queue.put_nowait(await self.run_turn(thread_id, text, response, on_event=put, **kwargs))
-            except BaseException as exc:  # handed to the reader, which raises it
-                queue.put_nowait(exc)
-
-        task = asyncio.create_task(run())
-        try:
-            while True:
-                item = await queue.get()
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-                if isinstance(item, TurnOutput):
-                    return
-        finally:
-            if not task.done():
-                task.cancel()
 
     async def _prune(self, config: dict[str, Any]) -> None:
         """Keep the thread's latest checkpoint only; a failure costs storage, never the turn."""

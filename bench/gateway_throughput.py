@@ -181,7 +181,6 @@ STORE_METHODS = (
     "claim_answer",
     "read_jobs",
     "claim_stale_jobs",
-    "touch_jobs",
     "next_seq",
     "complete_job",
     "is_done",

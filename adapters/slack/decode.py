@@ -21,11 +21,6 @@ _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:(//)?", re.IGNORECASE)
 _DECODED_MENTION = re.compile(r"@([UW][A-Z0-9]+)(?![A-Za-z0-9])")
 
 
-def encode_typed(text: str) -> str:
-    """What Slack sends for ``text`` typed without links or mentions: ``&``, ``<``, ``>`` escaped."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def unescape(text: str) -> str:
     """``&amp;``, ``&lt;``, ``&gt;`` back to ``&``, ``<``, ``>``, in one pass (``&amp;lt;`` is ``&lt;``)."""
     return _ENTITY.sub(lambda m: _ENTITIES[m.group(1)], text)

@@ -50,7 +50,6 @@ STREAM_CHARS = 8000
 #: a piece starts with. Text without spaces nearby (CJK, a long URL) is cut where it stands.
 WORD_ROOM = 40
 TASK_TITLE_LIMIT = 256
-STREAM_ENDED = "message_not_in_streaming_state"  # stopped already, or ended by Slack (its lifetime)
 GONE = "message_not_found"
 _BROADCAST_WORDS = ("channel", "here", "everyone")
 #: Slack's per-workspace limits of the two update methods (Tier 4 and Tier 3, per minute).

@@ -254,11 +254,6 @@ class WorkerGroup:
         """True once a stop signal was passed on."""
         return any(worker.stopping for worker in self.processes)
 
-    @property
-    def pids(self) -> list[int]:
-        """The worker processes' pids (once started)."""
-        return [worker.pid for worker in self.processes if worker.pid is not None]
-
     def start(self) -> None:
         """Start the first worker process (it starts while the web process does); the others
         follow once it has started (``wait_started``), so a setting that stops one from

@@ -221,12 +221,6 @@ class Store(ABC):
         """Jobs left by a dead consumer for longer than ``min_idle_ms`` (``XAUTOCLAIM``)."""
 
     @abstractmethod
-    async def touch_jobs(self, consumer: str, entry_ids: list[str]) -> None:
-        """Keep this consumer's held jobs fresh so they are not claimed from a live consumer.
-
-        Entries another consumer has claimed meanwhile stay with that consumer.
-        """
-
     async def keep_jobs(self, consumer: str, entry_ids: list[str]) -> dict[str, HoldStatus]:
         """Renew ``consumer``'s hold on ``entry_ids`` and say where each one stands.
 
@@ -235,8 +229,6 @@ class Store(ABC):
         ``gone``: acknowledged already (or the stream was lost). An entry another consumer holds
         is never taken from it here.
         """
-        await self.touch_jobs(consumer, entry_ids)
-        return dict.fromkeys(entry_ids, "held")
 
     async def release_jobs(self, consumer: str, entry_ids: list[str]) -> None:  # noqa: B027 (optional)
         """Hand jobs this consumer still holds back at once (a replica stopping with work left).

@@ -273,10 +273,6 @@ class MemoryStore(Store):
             jobs.append(job_from_fields(entry_id, self._entries[entry_id], held.deliveries))
         return jobs
 
-    async def touch_jobs(self, consumer: str, entry_ids: list[str]) -> None:
-        """Reset the idle time of the jobs this consumer still holds so no one claims them."""
-        await self.keep_jobs(consumer, entry_ids)
-
     async def keep_jobs(self, consumer: str, entry_ids: list[str]) -> dict[str, HoldStatus]:
         """Renew this consumer's hold on each entry it still holds; say where each stands."""
         now = self._clock()

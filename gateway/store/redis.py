@@ -350,10 +350,6 @@ class RedisStore(Store):
             return await self._unseen_jobs(consumer)
         return self._hand_out(consumer, rows)
 
-    async def touch_jobs(self, consumer: str, entry_ids: list[str]) -> None:
-        """Reset the idle time of the jobs this consumer still holds so no one claims them."""
-        await self.keep_jobs(consumer, entry_ids)
-
     async def keep_jobs(self, consumer: str, entry_ids: list[str]) -> dict[str, HoldStatus]:
         """Renew this consumer's hold on each entry it still holds; say where each stands: one script."""
         if not entry_ids:

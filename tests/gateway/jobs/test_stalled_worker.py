@@ -15,7 +15,7 @@ class Partition:
     def __init__(self, store: Store) -> None:
         self.healed = asyncio.Event()
         self.calls_since_healed: list[str] = []
-        for name in ("touch_jobs", "keep_jobs", "claim_stale_jobs"):
+        for name in ("keep_jobs", "claim_stale_jobs"):
             setattr(store, name, self._cut(name, getattr(store, name)))
 
     def _cut(self, name, real):

@@ -291,7 +291,7 @@ async def test_touched_entries_are_not_claimed(store: Store) -> None:
     await store.accept_job("e1", "message", "in1", "k", {}, 60)
     (held,) = await store.read_jobs("busy", count=10, block_ms=0)
     await asyncio.sleep(0.12)
-    await store.touch_jobs("busy", [held.entry_id])
+    assert await store.keep_jobs("busy", [held.entry_id]) == {held.entry_id: "held"}
     assert await store.claim_stale_jobs("thief", min_idle_ms=100, count=10) == []
 
 
@@ -303,7 +303,7 @@ async def test_keeping_never_takes_an_entry_back_from_its_new_holder(store: Stor
     (taken,) = await store.claim_stale_jobs("taker", min_idle_ms=100, count=1)
     assert taken.entry_id == first.entry_id
 
-    await store.touch_jobs("stalled", [first.entry_id])  # the stalled consumer wakes up
+    await store.keep_jobs("stalled", [first.entry_id])  # the stalled consumer wakes up
     statuses = await store.keep_jobs("stalled", [first.entry_id, second.entry_id])
     assert statuses == {first.entry_id: "taken", second.entry_id: "held"}
     await store.complete_job(taken)
