@@ -21,3 +21,17 @@ def test_every_named_markdown_document_exists() -> None:
             if name not in present:
                 dangling.append(f"{path.relative_to(REPO)}: {name}")
     assert dangling == []
+
+
+def test_the_readme_contents_list_every_section_in_order() -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    body = text.split("## Contents", 1)[1].split("\n## ", 1)[1]  # what follows the contents
+    headings = re.findall(r"^(##|###) (.+)$", "## " + body, re.MULTILINE)
+    listed = re.findall(r"^( *)- \[(.+?)\]\(#([\w-]+)\)$", text.split("## Contents", 1)[1], re.MULTILINE)
+
+    def anchor(heading: str) -> str:  # GitHub's rule: lower case, punctuation out, spaces to dashes
+        return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+    assert [(len(level) - 2, title, anchor(title)) for level, title in headings] == [
+        (len(indent) // 2, title, target) for indent, title, target in listed
+    ]
