@@ -10,9 +10,13 @@ import argparse
 import logging
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import clarigate
 from clarigate.gateway.runtime.logs import LEVELS
+
+if TYPE_CHECKING:
+    from clarigate.gateway.runtime.config import GatewayConfig
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,6 +96,16 @@ def _run(args: argparse.Namespace) -> int:
         return chat_main(config.agent_settings())
     level = level_from(args.log_level or config.log_level)
     setup_logging(args.log_format or config.log_format, level=level)
+    from clarigate.gateway.runtime.processes import prepare_metrics_directory, remove_metrics_directory
+
+    made = prepare_metrics_directory()  # before anything imports prometheus_client
+    try:
+        return _serve(args, config, level)
+    finally:
+        remove_metrics_directory(made)
+
+
+def _serve(args: argparse.Namespace, config: GatewayConfig, level: int) -> int:
     from clarigate.gateway.runtime.serve import serve
 
     if args.role:

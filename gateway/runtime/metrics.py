@@ -62,19 +62,31 @@ def duplicates_dropped(platform: str) -> Counter:
 
 
 # --- operations: what an on-call acts on (deploy/prometheus/alerts.yaml) ---------------------
-# Every series gets the bot's ``bot`` label at exposition (``gateway.metrics_http``), so several
-# bots share one Prometheus without each series being defined with it.
+# Every series gets the bot's ``bot`` label at exposition (``runtime.ops.exposition``), so several
+# bots share one Prometheus without each series being defined with it. Under ``serve`` every
+# process of a replica counts into one directory (prometheus-client's multiprocess mode):
+# counters and histograms add up; a gauge is set by the one process it describes, so the
+# replica's value is the largest among the live processes (``livemax``), except jobs in flight,
+# which each worker process counts for its own jobs (``livesum``).
 
-STREAM_BACKLOG = Gauge("clarigate_stream_backlog", "Jobs in the stream not yet read by any worker")
-STREAM_OLDEST_SECONDS = Gauge(
-    "clarigate_stream_oldest_age_seconds", "Age of the oldest job not yet completed (0: none)"
+STREAM_BACKLOG = Gauge(
+    "clarigate_stream_backlog", "Jobs in the stream not yet read by any worker", multiprocess_mode="livemax"
 )
-STREAM_PENDING = Gauge("clarigate_stream_pending", "Jobs read by a worker and not yet completed")
+STREAM_OLDEST_SECONDS = Gauge(
+    "clarigate_stream_oldest_age_seconds",
+    "Age of the oldest job not yet completed (0: none)",
+    multiprocess_mode="livemax",
+)
+STREAM_PENDING = Gauge(
+    "clarigate_stream_pending", "Jobs read by a worker and not yet completed", multiprocess_mode="livemax"
+)
 JOBS_IN_FLIGHT = Gauge(
-    "clarigate_jobs_in_flight", "Jobs this replica holds (running or waiting for their turn)"
+    "clarigate_jobs_in_flight",
+    "Jobs this replica holds (running or waiting for their turn)",
+    multiprocess_mode="livesum",
 )
 PENDING_CLARIFICATIONS = Gauge(
-    "clarigate_pending_clarifications", "Open clarifications by age", ["age"]
+    "clarigate_pending_clarifications", "Open clarifications by age", ["age"], multiprocess_mode="livemax"
 )  # age: lt_1h | 1h_to_1d | gt_1d
 STORE_ERRORS = Counter("clarigate_store_errors_total", "Failed store (Redis) calls", ["operation"])
 CHECKPOINTER_ERRORS = Counter("clarigate_checkpointer_errors_total", "Failed checkpointer checks or runs")
@@ -98,10 +110,16 @@ LIVE_UPDATES_FAILED = Counter(
 LLM_CALLS = Counter("clarigate_llm_calls_total", "Model calls", ["model", "outcome"])  # ok | error
 LLM_TOKENS = Counter("clarigate_llm_tokens_total", "Model tokens", ["model", "direction"])  # input | output
 PLATFORM_CONNECTED = Gauge(
-    "clarigate_platform_connected", "1 while a platform's receiver is connected (0: down)", ["platform"]
+    "clarigate_platform_connected",
+    "1 while a platform's receiver is connected (0: down)",
+    ["platform"],
+    multiprocess_mode="livemax",
 )
 WORKER_LOOP_UP = Gauge(
-    "clarigate_worker_loop_up", "1 while a worker loop works (0: failing or dead)", ["loop"]
+    "clarigate_worker_loop_up",
+    "1 while a worker loop works (0: failing or dead)",
+    ["loop"],
+    multiprocess_mode="livemax",
 )
 HTTP_LATENCY = Histogram(
     "clarigate_http_request_seconds",

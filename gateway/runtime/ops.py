@@ -10,15 +10,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client import REGISTRY, generate_latest
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, multiprocess
 from prometheus_client.metrics_core import Metric
 
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime import metrics
+from clarigate.gateway.runtime.processes import METRICS_DIR_VARIABLE
 
 log = logging.getLogger(__name__)
 
@@ -130,11 +132,12 @@ class OpsSampler:
 class _BotLabelled:
     """A view of a registry whose every sample carries ``bot=<bot id>`` (unless it has one)."""
 
-    def __init__(self, bot: str) -> None:
+    def __init__(self, bot: str, registry: Any) -> None:
         self.bot = bot
+        self.registry = registry
 
     def collect(self) -> Iterator[Metric]:
-        for family in REGISTRY.collect():
+        for family in self.registry.collect():
             labelled = Metric(family.name, family.documentation, family.type, family.unit)
             for sample in family.samples:
                 labels = sample.labels if "bot" in sample.labels else {"bot": self.bot, **sample.labels}
@@ -143,44 +146,32 @@ class _BotLabelled:
 
 
 def exposition(bot: str) -> bytes:
-    """The Prometheus text exposition of every series, each with the ``bot`` label."""
-    return generate_latest(_BotLabelled(bot))  # type: ignore[arg-type]
+    """The Prometheus text exposition of every series, each with the ``bot`` label.
 
-
-def merged_exposition(texts: list[str]) -> bytes:
-    """One exposition of the processes of one replica (``serve``'s web and worker processes).
-
-    Every process registers every metric, so a series appears once per process: counters and
-    histograms add up (each process counts its own events), ``_created`` keeps the earliest,
-    gauges keep the largest (each gauge is set by the one process it describes, the others
-    leave it at 0; a receiver run by both is up when either is).
+    Under ``serve`` with worker processes (``PROMETHEUS_MULTIPROC_DIR``, see
+    ``processes.prepare_metrics_directory``) it is the whole replica's: prometheus-client adds
+    up every process's counters and histograms and takes each gauge's largest live value, as
+    each metric's ``multiprocess_mode`` says.
     """
-    from prometheus_client.parser import text_string_to_metric_families
+    if not os.environ.get(METRICS_DIR_VARIABLE):
+        return generate_latest(_BotLabelled(bot, REGISTRY))  # type: ignore[arg-type]
+    replica = CollectorRegistry()
+    multiprocess.MultiProcessCollector(replica)
+    return generate_latest(_BotLabelled(bot, _Described(replica)))  # type: ignore[arg-type]
 
-    families: dict[str, Metric] = {}
-    values: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], float]] = {}
-    for text in texts:
-        for family in text_string_to_metric_families(text):
-            if family.name not in families:
-                families[family.name] = Metric(family.name, family.documentation, family.type, family.unit)
-                values[family.name] = {}
-            seen = values[family.name]
-            for sample in family.samples:
-                key = (sample.name, tuple(sorted(sample.labels.items())))
-                if key not in seen:
-                    seen[key] = sample.value
-                elif sample.name.endswith("_created"):
-                    seen[key] = min(seen[key], sample.value)
-                elif family.type in ("gauge", "info", "stateset"):
-                    seen[key] = max(seen[key], sample.value)
-                else:
-                    seen[key] += sample.value
-    for name, family in families.items():
-        for (sample_name, labels), value in values[name].items():
-            family.add_sample(sample_name, dict(labels), value)
 
-    class _Merged:
-        def collect(self) -> Iterator[Metric]:
-            yield from families.values()
+class _Described:
+    """The replica's families, and every other family defined here described without samples
+    (no process has counted it yet), so that every series is described from the start."""
 
-    return generate_latest(_Merged())  # type: ignore[arg-type]
+    def __init__(self, replica: CollectorRegistry) -> None:
+        self.replica = replica
+
+    def collect(self) -> Iterator[Metric]:
+        seen = set()
+        for family in self.replica.collect():
+            seen.add(family.name)
+            yield family
+        for family in REGISTRY.collect():
+            if family.name not in seen:
+                yield Metric(family.name, family.documentation, family.type, family.unit)

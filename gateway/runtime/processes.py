@@ -6,9 +6,11 @@ between them. The web process (the one the operator started) starts ``worker_pro
 processes (``clarigate serve --role worker``, the same interpreter and code; by default one per
 core the replica may use, so a burst of runs uses them all) and, for each:
 
-- hands it a listening socket on 127.0.0.1 where the worker answers ``/healthz``, ``/readyz``
-  and ``/metrics``; the web process asks it when its own are asked, so probes and the scrape
-  see the whole replica on the one port;
+- hands it a listening socket on 127.0.0.1 where the worker answers ``/healthz`` and
+  ``/readyz``; the web process asks it when its own are asked, so probes see the whole replica
+  on the one port;
+- shares one metrics directory with it (prometheus-client's multiprocess mode), so the web
+  process's ``/metrics`` counts what every process of the replica counted;
 - hands it the read end of a pipe it never writes to: when the web process is gone however it
   went (SIGKILL included), the pipe reads end-of-file and the worker exits at once, as it would
   have died with it in one process (its jobs are claimed by another replica once stale);
@@ -23,10 +25,12 @@ import contextlib
 import logging
 import math
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -35,7 +39,7 @@ import httpx
 
 log = logging.getLogger("clarigate.gateway.runtime.serve")
 
-#: How long a question to the worker process (health, readiness, metrics) may take.
+#: How long a question to the worker process (health, readiness) may take.
 ASK_TIMEOUT = 2.0
 #: How often the web process looks whether the worker process is still there (seconds).
 WATCH_SECONDS = 0.2
@@ -170,6 +174,8 @@ class WorkerProcess:
         while True:
             code = self.exit_code
             if code is not None:
+                if self.pid is not None:
+                    forget_metrics_of(self.pid)
                 return code
             await asyncio.sleep(WATCH_SECONDS)
 
@@ -196,11 +202,6 @@ class WorkerProcess:
         if not isinstance(failed, dict) or not failed:
             return {"worker": "failing"}
         return {str(k): str(v) for k, v in failed.items()}
-
-    async def metrics(self) -> str | None:
-        """The worker's ``/metrics`` text, or None when it does not answer."""
-        response = await self._answers("/metrics")
-        return response.text if response is not None and response.status_code == 200 else None
 
     def forward(self, sig: int) -> None:
         """Pass a stop signal on (the first one marks the worker as being stopped)."""
@@ -288,11 +289,6 @@ class WorkerGroup:
             for what, why in problems.items()
         }
 
-    async def metrics(self) -> list[str]:
-        """The ``/metrics`` texts of those that answer."""
-        texts = await asyncio.gather(*(worker.metrics() for worker in self.processes))
-        return [text for text in texts if text is not None]
-
     def forward(self, sig: int) -> None:
         """Pass a stop signal on to every one."""
         for worker in self.processes:
@@ -306,6 +302,42 @@ class WorkerGroup:
         if not started:
             return None
         return next((code for code in started if code != 0), 0)
+
+
+#: prometheus-client's multiprocess mode: every process of one ``serve`` counts into files there
+METRICS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def prepare_metrics_directory() -> str | None:
+    """Give this ``serve`` and the worker processes it starts one metrics directory.
+
+    prometheus-client adds counters and histograms of every process of a replica and keeps the
+    gauges of the live ones when the variable names a directory before it is first imported, so
+    this runs first thing in ``clarigate serve``. A worker process inherits the directory; an
+    operator's own setting is kept. Returns the directory this call made (to remove at exit),
+    or None when there was nothing to make (inherited, the operator's, or prometheus-client
+    already imported, as in a test process: it then counts in memory, one process).
+    """
+    if os.environ.get(METRICS_DIR_VARIABLE) or "prometheus_client" in sys.modules:
+        return None
+    made = tempfile.mkdtemp(prefix="clarigate-metrics-")
+    os.environ[METRICS_DIR_VARIABLE] = made
+    return made
+
+
+def remove_metrics_directory(made: str | None) -> None:
+    """Remove a directory ``prepare_metrics_directory`` made (at the end of ``serve``)."""
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
+        os.environ.pop(METRICS_DIR_VARIABLE, None)
+
+
+def forget_metrics_of(pid: int) -> None:
+    """Drop the live-only gauges of a worker process that ended (its counts stay counted)."""
+    if os.environ.get(METRICS_DIR_VARIABLE):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(pid)
 
 
 _web_pid: int | None = None  # in a worker process: the web process that started it

@@ -271,7 +271,7 @@ async def _run(
         watching = asyncio.create_task(stop_with_worker(), name="watch-worker")
     sampler = OpsSampler(gateway, config.redis_url)
     sampler.start()
-    metrics_server = _metrics_server(config, metrics_sock, worker)
+    metrics_server = _metrics_server(config, metrics_sock)
     metrics_task = (
         asyncio.create_task(metrics_server.serve(sockets=[metrics_sock]))
         if metrics_server is not None and metrics_sock is not None
@@ -317,15 +317,13 @@ class _SecondServer(uvicorn.Server):
         yield
 
 
-def _metrics_server(
-    config: GatewayConfig, sock: socket.socket | None, worker: WorkerGroup | None
-) -> uvicorn.Server | None:
+def _metrics_server(config: GatewayConfig, sock: socket.socket | None) -> uvicorn.Server | None:
     """``/metrics`` alone, on ``metrics_port`` (None when metrics share the main port)."""
     if sock is None:
         return None
     from starlette.applications import Starlette
 
-    app = HttpMetrics(Starlette(routes=[metrics_route(config.bot_id, worker)]), ["/metrics"])
+    app = HttpMetrics(Starlette(routes=[metrics_route(config.bot_id)]), ["/metrics"])
     host, port = sock.getsockname()[:2]
     return _SecondServer(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off"))
 

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.app import freeze_startup_objects
-from clarigate.gateway.runtime.ops import exposition, liveness_problems, merged_exposition
+from clarigate.gateway.runtime.ops import exposition, liveness_problems
 from clarigate.gateway.runtime.processes import WorkerGroup
 
 log = logging.getLogger(__name__)
@@ -179,8 +179,9 @@ def build_app(
     ``/healthz`` fails (503) when a worker loop died or a receiver (Socket Mode, long connection,
     poller) is down; ``/metrics`` moves to its own port when ``metrics_port`` is set
     (``metrics_here`` decides otherwise). ``webhooks=False``: no adapter routes (a worker
-    process). With ``worker`` (the web process of ``serve``'s two), health, readiness and
-    metrics are the whole replica's: the worker process's own are asked and added in.
+    process). With ``worker`` (the web process of ``serve``'s two), health and readiness are
+    the whole replica's: the worker processes' own are asked and added in (metrics are the
+    replica's through the directory they share, see ``exposition``).
     """
 
     async def healthz(request: Request) -> Response:
@@ -218,7 +219,7 @@ def build_app(
     if metrics_here is None:
         metrics_here = gateway.config.metrics_port is None  # else served on its own port
     if metrics_here:
-        routes.append(metrics_route(gateway.config.bot_id, worker))
+        routes.append(metrics_route(gateway.config.bot_id))
     if webhooks:
         for adapter in gateway.adapters:
             routes.extend(adapter.routes())
@@ -228,17 +229,12 @@ def build_app(
     return HttpMetrics(BodyLimit(app, limit), [r.path for r in routes if isinstance(r, Route)])
 
 
-def metrics_route(bot_id: str, worker: WorkerGroup | None = None) -> Route:
-    """``GET /metrics``: every series, labelled with the bot id (with ``worker``: added up with
-    the worker processes', see ``merged_exposition``)."""
+def metrics_route(bot_id: str) -> Route:
+    """``GET /metrics``: every series, labelled with the bot id (the whole replica's under
+    ``serve``: its worker processes count into the same directory, see ``exposition``)."""
 
     async def serve_metrics(request: Request) -> Response:
-        own = exposition(bot_id)
-        if worker is not None:
-            theirs = await worker.metrics()
-            if theirs:
-                own = merged_exposition([own.decode(), *theirs])
-        return Response(own, media_type=CONTENT_TYPE_LATEST)
+        return Response(exposition(bot_id), media_type=CONTENT_TYPE_LATEST)
 
     return Route("/metrics", serve_metrics, methods=["GET"])
 

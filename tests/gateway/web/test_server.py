@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import re
 
 import httpx
@@ -180,34 +181,59 @@ async def test_healthz_fails_when_a_worker_loop_or_a_receiver_is_dead(make_gatew
         assert response.status_code == 503 and response.json()["failed"] == {"read-jobs": "dead"}
 
 
-def test_the_processes_of_a_replica_are_exposed_as_one():
-    """The web and worker processes register the same metrics: counted events add up, a gauge
-    shows the process that sets it, families no process has used yet are still described."""
-    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-    from prometheus_client.parser import text_string_to_metric_families
+#: One process of a replica under ``serve``: counts, sets its gauges, then waits to be told to end.
+_PROCESS = """
+import sys
+from clarigate.gateway.runtime import metrics
+runs, in_flight, connected = (int(a) for a in sys.argv[1:4])
+for _ in range(runs):
+    metrics.RUNS_STARTED.inc()
+    metrics.RUN_LATENCY.observe(0.2)
+metrics.JOBS_IN_FLIGHT.set(in_flight)
+metrics.PLATFORM_CONNECTED.labels(platform="slack").set(connected)
+print("counted", flush=True)
+sys.stdin.read()
+"""
 
-    from clarigate.gateway.runtime.ops import merged_exposition
 
-    def process(runs: int, in_flight: int, latencies: list[float]) -> str:
-        registry = CollectorRegistry()
-        Counter("demo_runs", "Runs", registry=registry).inc(runs)
-        Gauge("demo_in_flight", "In flight", registry=registry).set(in_flight)
-        histogram = Histogram("demo_seconds", "Latency", buckets=(0.1, 1.0), registry=registry)
-        for value in latencies:
-            histogram.observe(value)
-        Counter("demo_unused", "Never counted", ["kind"], registry=registry)
-        return generate_latest(registry).decode()
+def test_the_processes_of_a_replica_are_exposed_as_one(tmp_path, monkeypatch):
+    """serve's processes count into one directory (prometheus-client's multiprocess mode): the
+    web process's exposition adds up their counters and histograms, adds up jobs in flight,
+    shows a gauge such as a receiver's connection as the live process that set it has it, and
+    forgets the gauges of a process that ended."""
+    import subprocess
+    import sys
 
-    merged = merged_exposition([process(2, 0, [0.05]), process(3, 7, [0.5, 2.0])]).decode()
-    samples = {
-        (s.name, tuple(sorted(s.labels.items()))): s.value
-        for family in text_string_to_metric_families(merged)
-        for s in family.samples
-    }
-    assert samples[("demo_runs_total", ())] == 5
-    assert samples[("demo_in_flight", ())] == 7
-    assert samples[("demo_seconds_count", ())] == 3
-    assert samples[("demo_seconds_bucket", (("le", "0.1"),))] == 1
-    assert samples[("demo_seconds_bucket", (("le", "1.0"),))] == 2
-    assert "# TYPE demo_unused_total counter" in merged
-    assert merged.count("# TYPE demo_runs_total counter") == 1
+    from clarigate.gateway.runtime.ops import exposition
+    from clarigate.gateway.runtime.processes import METRICS_DIR_VARIABLE, forget_metrics_of
+
+    env = {**os.environ, METRICS_DIR_VARIABLE: str(tmp_path)}
+    processes = []
+    for runs, in_flight, connected in ((2, 3, 1), (5, 4, 0)):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _PROCESS, str(runs), str(in_flight), str(connected)],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "counted"
+        processes.append(proc)
+    monkeypatch.setenv(METRICS_DIR_VARIABLE, str(tmp_path))
+
+    text = exposition("clarigate").decode()
+    replica = parse_metrics(text)
+    assert replica['clarigate_runs_total{state="started"}'] == 7
+    assert replica["clarigate_run_seconds_count"] == 7
+    assert "# TYPE clarigate_platform_api_errors_total counter" in text  # described before any use
+    assert replica["clarigate_jobs_in_flight"] == 7
+    assert replica['clarigate_platform_connected{platform="slack"}'] == 1
+
+    first = processes[0]
+    first.communicate("")  # the process that holds the connection ends
+    forget_metrics_of(first.pid)
+    replica = parse_metrics(exposition("clarigate").decode())
+    assert replica['clarigate_runs_total{state="started"}'] == 7  # what it counted stays counted
+    assert replica["clarigate_jobs_in_flight"] == 4
+    assert replica['clarigate_platform_connected{platform="slack"}'] == 0
+    processes[1].communicate("")
