@@ -94,6 +94,16 @@ def command_locale(msg: InboundMessage, command: Command, pending: PendingRecord
     return locale_for(msg.text, language_hint(msg.language) or hint)
 
 
+def help_text(locale: Locale, spell: Callable[[str], str], extra: tuple[str, ...] = ()) -> str:
+    """``/help``'s text: how to talk to the bot, then each command as ``spell`` writes it and its
+    catalog description (``cmd_<name>``), the same words on every platform; ``extra`` names more
+    commands a surface has (the terminal's ``quit``)."""
+    listed = [name for name in COMMANDS if name != "start"] + list(extra)
+    lines = [notice("help", locale), "", notice("commands", locale)]
+    lines += [f"{spell(name)} — {notice(f'cmd_{name}', locale)}" for name in listed]
+    return "\n".join(lines)
+
+
 def quote(text: str) -> str:
     """A question as ``/status`` and ``/cancel`` quote it: one line, cut."""
     return cut(one_line(text), QUOTE_CHARS)
@@ -208,10 +218,7 @@ class Control:
 
     def help_text(self, conv: Conversation, locale: Locale) -> str:
         """What ``/help`` says: how to talk to the bot and the commands, as this platform spells them."""
-        listed = [name for name in COMMANDS if name != "start"]
-        lines = [notice("help", locale), "", notice("commands", locale)]
-        lines += [f"{self.syntax(conv, name)} — {notice(f'cmd_{name}', locale)}" for name in listed]
-        return "\n".join(lines)
+        return help_text(locale, lambda name: self.syntax(conv, name))
 
     def syntax(self, conv: Conversation, name: str) -> str:
         """How a person types command ``name`` on ``conv``'s platform."""

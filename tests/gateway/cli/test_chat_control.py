@@ -46,8 +46,8 @@ def test_status_quotes_the_open_question(tmp_path: Path) -> None:
 def test_help_lists_the_commands_and_help_in_a_form_asks_the_field_again(tmp_path: Path) -> None:
     out = run_chat(tmp_path, ["/help", "create a project", "/help"])
 
-    assert out.count("  /cancel — dismiss the open question") == 2
-    assert "  /quit — leave the chat" in out
+    assert out.count("\n/cancel — dismiss the open question; I go on without the answer\n") == 2
+    assert "\n/quit — leave the chat\n" in out
     assert out.count("Project name (required): ") == 2  # asked again after the help
 
 

@@ -25,7 +25,7 @@ async def test_help_lists_the_commands_and_never_reaches_the_agent(store: Store,
         "/new — start a new conversation",
         "/cancel — dismiss the open question",
         "/status — what I am doing in this chat",
-        "/help — this help",
+        "/help — how to talk to me, and the commands",
     ):
         assert line in text
     assert runner.calls == []
