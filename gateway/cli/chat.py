@@ -43,7 +43,7 @@ from clarigate.agent.protocol import (
 )
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.flow.commands import Command, help_text, parse_command, quote
-from clarigate.gateway.flow.notices import age_text, notice
+from clarigate.gateway.flow.notices import age_text, notice, text_locale
 
 THREAD_FILE = "terminal-thread"
 NEW, QUIT = "/new", "/quit"
@@ -86,6 +86,7 @@ class TerminalChat:
         self.thread_file = thread_file
         self.thread_id = self._load_or_new_thread()
         self.by = AnsweredBy(platform="terminal", user_id=os.environ.get("USER") or "you")
+        self.last_locale: Locale | None = None  # of the last message the person wrote (not a command)
 
     def _load_or_new_thread(self) -> str:
         if self.thread_file.exists() and (saved := self.thread_file.read_text(encoding="utf-8").strip()):
@@ -177,8 +178,10 @@ class TerminalChat:
                 self.say(self.command_reply(command, pending))
                 continue
             if pending is None:
+                self.last_locale = text_locale(text) or self.last_locale  # a request, not an answer
                 return text, None
             if not looks_like_answer(pending, text):
+                self.last_locale = text_locale(text) or self.last_locale
                 self.say(ui_text("chat_superseded", pending.locale))
                 return text, None
             reply = parse_typed_reply(pending, text, self.by)
@@ -195,7 +198,7 @@ class TerminalChat:
 
     def command_reply(self, command: Command, pending: HumanInputRequest | None) -> str:
         """What /help, /status, /start (and /cancel with nothing open) answer in the terminal."""
-        locale = _locale(command, pending)
+        locale = _locale(command, pending, self.last_locale)
         if command.name == "cancel":
             return notice("nothing_to_cancel", locale)
         if command.name == "status":
@@ -211,8 +214,8 @@ class TerminalChat:
         return "\n".join([*greeting, help_text(locale, "/{}".format, extra=("quit",))])
 
     def locale(self) -> Locale:
-        """The language of the terminal's own lines: ``$LANG``'s."""
-        return _system_locale()
+        """The language of the terminal's own lines: the person's last message's, else ``$LANG``'s."""
+        return self.last_locale or _system_locale()
 
     async def _turn(self, text: str, response: HumanInputResponse | None) -> TurnOutput:
         return await self.agent.run_turn(self.thread_id, text, response)

@@ -62,3 +62,13 @@ def test_a_new_request_while_a_choice_is_open_is_not_taken_as_its_answer(tmp_pat
 
     assert "(the open question is closed: this goes to the agent as a new request)" in out
     assert "Going with" not in out and "Understood" not in out
+
+
+def test_help_follows_the_language_of_the_last_message(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("LANG", "en_US.UTF-8")  # the system's language is the fallback, not the rule
+    out = run_chat(tmp_path, ["你好，请介绍一下你自己", "/help", "hello, who are you?", "/help"])
+
+    chinese, english = out.index("直接告诉我您需要什么。"), out.rindex("Just write what you need.")
+    assert chinese < english  # the first /help in Chinese, the second in English
+    assert "/new — 开始新的对话（关闭当前问题）" in out
+    assert "/quit — 退出" in out
