@@ -26,38 +26,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, normalize_request
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, normalize_request
 from clarigate.agent.protocol.models import MAX_STRING, Locale
 
 INTERRUPT, APPROVAL, APPROVAL_EDIT = "interrupt", "approval", "approval-edit"
 KINDS = (APPROVAL_EDIT, APPROVAL, INTERRUPT)  # longest prefix first
 
-_WORDS: dict[str, dict[Locale, str]] = {
-    "approve": {"en": "Approve", "zh": "批准"},
-    "reject": {"en": "Reject", "zh": "拒绝"},
-    "edit": {"en": "Edit", "zh": "修改"},
-    "question_one": {"en": "Approve running {name}?", "zh": "是否批准执行 {name}？"},
-    "question_many": {"en": "Approve these {n} actions?", "zh": "是否批准以下 {n} 个操作？"},
-    "edit_question": {"en": "Edit the arguments of {name}", "zh": "修改 {name} 的参数"},
-    "edit_context": {
-        "en": "Each field shows the current value; leave it empty to keep it.",
-        "zh": "每项显示当前值；留空即保持不变。",
-    },
-    "declined": {
-        "en": "The person declined this action.",
-        "zh": "用户拒绝了此操作。",
-    },
-}
-
 #: Approval option labels in every locale: a typed "Approve" (or 批准) answers on every channel.
-APPROVE_LABELS = {w.casefold() for w in _WORDS["approve"].values()}
-REJECT_LABELS = {w.casefold() for w in _WORDS["reject"].values()}
-EDIT_LABELS = {w.casefold() for w in _WORDS["edit"].values()}
-
-
-def words(key: str, locale: Locale, **values: Any) -> str:
-    """One of this module's strings in ``locale``."""
-    return _WORDS[key][locale].format(**values)
+APPROVE_LABELS = {w.casefold() for w in catalog.every("approve")}
+REJECT_LABELS = {w.casefold() for w in catalog.every("reject")}
+EDIT_LABELS = {w.casefold() for w in catalog.every("edit")}
 
 
 @dataclass(frozen=True)
@@ -138,17 +116,17 @@ def _cut(text: str, limit: int = MAX_STRING) -> str:
 def approval_request(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> HumanInputRequest:
     """Approve / Reject (/ Edit) for the tool calls of one HITL interrupt."""
     if len(actions) == 1:
-        question = words("question_one", locale, name=actions[0].name)
+        question = catalog.text("approval_question_one", locale, name=actions[0].name)
     else:
-        question = words("question_many", locale, n=len(actions))
+        question = catalog.text("approval_question_many", locale, n=len(actions))
     allowed = [set(a.allowed) for a in actions] or [{"approve", "reject"}]
     options = []
     if all("approve" in a for a in allowed):
-        options.append(words("approve", locale))
+        options.append(catalog.text("approve", locale))
     if all("reject" in a for a in allowed):
-        options.append(words("reject", locale))
+        options.append(catalog.text("reject", locale))
     if all("edit" in a for a in allowed) and any(a.args for a in actions):
-        options.append(words("edit", locale))
+        options.append(catalog.text("edit", locale))
     args = {
         "question": question,
         "clarification_type": "risk_confirmation",
@@ -194,9 +172,9 @@ def edit_request(interrupt_id: str, actions: Sequence[Action], locale: Locale) -
             )
     name = actions[0].name if len(actions) == 1 else ", ".join(a.name for a in actions)
     args = {
-        "question": words("edit_question", locale, name=name),
+        "question": catalog.text("approval_edit_question", locale, name=name),
         "clarification_type": "risk_confirmation",
-        "context": words("edit_context", locale),
+        "context": catalog.text("approval_edit_context", locale),
         "fields": fields,
     }
     request = normalize_request(args, tool_call_id=interrupt_id)
@@ -263,7 +241,7 @@ def resume_value(
         return response.value
     actions = actions_of(value)
     if response.response_kind == "declined":
-        return _decisions(value, [_reject(words("declined", locale)) for _ in actions])
+        return _decisions(value, [_reject(catalog.text("approval_declined", locale)) for _ in actions])
     if kind == APPROVAL:
         choice = _choice(response)
         if choice == "edit":

@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.protocol import catalog
 from clarigate.agent.protocol.models import Locale
 
 log = logging.getLogger(__name__)
@@ -22,24 +23,10 @@ log = logging.getLogger(__name__)
 #: Marks the message that says a limit ended the run (``additional_kwargs``).
 LIMIT_KEY = "clarigate_limit"
 
-_MESSAGES: dict[str, dict[Locale, str]] = {
-    "model_calls": {
-        "en": "I stopped here: this request needed more steps than I may take in one go. "
-        "Tell me how to go on, or ask for a smaller part.",
-        "zh": "我先停在这里：这个请求需要的步骤超出了单次允许的上限。请告诉我如何继续，或把请求拆小一些。",
-    },
-    "tool_calls": {
-        "en": "I stopped here: this request needed more tool calls than I may make in one go. "
-        "Tell me how to go on, or ask for a smaller part.",
-        "zh": "我先停在这里：这个请求需要的工具调用超出了单次允许的上限。"
-        "请告诉我如何继续，或把请求拆小一些。",
-    },
-}
-
 
 def limit_message(kind: str, locale: Locale) -> str:
     """What the person reads when limit ``kind`` (``model_calls``, ``tool_calls``) ended the run."""
-    return _MESSAGES[kind][locale]
+    return catalog.text(f"limit_{kind}", locale)
 
 
 def _reworded(update: dict[str, Any] | None, kind: str, state: Any) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ import uuid
 
 from starlette.routing import BaseRoute
 
-from clarigate.agent.protocol import ui_text
+from clarigate.agent.protocol import catalog, ui_text
 from clarigate.gateway.boundary.messages import (
     Attachment,
     ClarificationClosed,
@@ -157,7 +157,9 @@ class FeishuAdapter(PlatformAdapter):
         if isinstance(item, ProgressUpdate):
             return await self.progress(conversation, item)
         if isinstance(item, ErrorReply):
-            return await self.post(conversation, render_notice(f"⚠️ {item.text}"), key=key)
+            return await self.post(
+                conversation, render_notice(f"{catalog.icon('warning')} {item.text}"), key=key
+            )
         return None
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
@@ -171,7 +173,9 @@ class FeishuAdapter(PlatformAdapter):
         """A "Working…" card at the start; when the run is done, its first reply takes that card's place."""
         if item.state == "started":
             return await self.post(
-                conversation, render_notice(f"⏳ {ui_text('working', item.locale)}"), reuse=False
+                conversation,
+                render_notice(f"{catalog.icon('working')} {ui_text('working', item.locale)}"),
+                reuse=False,
             )
         if item.ref is not None:
             self.working.put(conversation.thread_key, item.ref)

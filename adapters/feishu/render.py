@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from clarigate.agent.protocol import FormField, HumanInputRequest, Option, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog, ui_text
 from clarigate.agent.protocol.models import Locale
 
 from .actions import (
@@ -45,14 +45,6 @@ MAX_BUTTONS = 5
 BUTTON_TEXT_CHARS = 60
 PLAIN_TEXT_CHARS = 100
 FALLBACK_CHARS = 6000
-
-_ICONS = {
-    "missing_info": "❓",
-    "ambiguous_requirement": "🤔",
-    "approach_choice": "🔀",
-    "risk_confirmation": "⚠️",
-    "suggestion": "💡",
-}
 
 Card = dict[str, Any]
 
@@ -150,7 +142,7 @@ def button_row(buttons: list[dict[str, Any]]) -> dict[str, Any]:
 
 def question_elements(request: HumanInputRequest) -> list[dict[str, Any]]:
     """The context (when given) and the question, as the fallback orders them."""
-    icon = _ICONS.get(request.clarification_type, "❓")
+    icon = catalog.icon(request.clarification_type)
     elements = []
     if request.context:
         elements.append(markdown(request.context))

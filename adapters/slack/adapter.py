@@ -23,7 +23,7 @@ from slack_bolt.error import BoltUnhandledRequestError
 from slack_bolt.response import BoltResponse
 from starlette.routing import BaseRoute, Route
 
-from clarigate.agent.protocol import ui_text
+from clarigate.agent.protocol import catalog, ui_text
 from clarigate.gateway.boundary.messages import (
     AcceptOutcome,
     Attachment,
@@ -195,7 +195,9 @@ class SlackAdapter(PlatformAdapter):
         in a channel a private hint (the ack's text is shown to that person only)."""
         message = parse_command(body)
         if message is None:
-            await ack(text=in_thread_hint(self.bot_user_id), response_type="ephemeral")
+            await ack(
+                text=in_thread_hint(self.bot_user_id, str(body.get("text") or "")), response_type="ephemeral"
+            )
             return
         await self.gateway.accept(message)
         await ack()
@@ -293,7 +295,7 @@ class SlackAdapter(PlatformAdapter):
         if isinstance(item, (TextReply, ErrorReply)) and item.private_to is not None:
             text = private_notice_mrkdwn(item.text)
             if isinstance(item, ErrorReply):
-                text = "⚠️ " + text
+                text = catalog.icon("warning") + " " + text
             await self.sender.ephemeral(channel, item.private_to.user_id, text, thread)
             return None  # an ephemeral message cannot be updated or deleted
         if isinstance(item, TextReply) and item.live is not None:
@@ -324,7 +326,9 @@ class SlackAdapter(PlatformAdapter):
             return await self._progress(conversation, item)
         if isinstance(item, ErrorReply):
             await self._clear_working(conversation)
-            ts = await self.sender.post(channel, "⚠️ " + escape_mrkdwn(item.text), thread_ts=thread)
+            ts = await self.sender.post(
+                channel, catalog.icon("warning") + " " + escape_mrkdwn(item.text), thread_ts=thread
+            )
             return self._ref(channel, ts, thread)
         return None
 
@@ -369,7 +373,9 @@ class SlackAdapter(PlatformAdapter):
         channel, thread = conversation.chat_id, conversation.reply_to
         if item.state == "started":
             ts = await self.sender.post(
-                channel, "⏳ _" + ui_text("working", item.locale) + "_", thread_ts=thread
+                channel,
+                catalog.icon("working") + " _" + ui_text("working", item.locale) + "_",
+                thread_ts=thread,
             )
             return self._ref(channel, ts, thread)
         if item.ref is not None and item.reply_follows:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from clarigate.agent.protocol import catalog
 from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Sender
+from clarigate.gateway.flow.notices import locale_for
 
 from .receive import PLATFORM
 
@@ -35,13 +37,12 @@ def mention_command(text: str) -> str | None:
     return f"/{words[0].lstrip('/')}" if len(words) == 1 and words[0].lstrip("/") in SUBCOMMANDS else None
 
 
-def in_thread_hint(bot_user_id: str | None) -> str:
-    """What a slash command typed in a channel answers (privately): where commands work there."""
+def in_thread_hint(bot_user_id: str | None, words: str = "") -> str:
+    """What a slash command typed in a channel answers (privately): where commands work there,
+    in the language of the words typed after ``/clarigate`` (English when they say nothing)."""
     bot = f"<@{bot_user_id}>" if bot_user_id else "@clarigate"
-    return (
-        f"In a channel, write to me in the conversation's thread: {bot} new, {bot} cancel, "
-        f"{bot} status or {bot} help. Every question also has its own Cancel button."
-    )
+    spelled = {name: f"{bot} {name}" for name in SUBCOMMANDS}
+    return catalog.text("commands_in_thread", locale_for(words), **spelled)
 
 
 def parse_command(body: dict[str, Any]) -> InboundMessage | None:

@@ -23,7 +23,7 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
-from clarigate.agent.protocol import HumanInputRequest, summarize_answer, ui_text
+from clarigate.agent.protocol import HumanInputRequest, catalog, summarize_answer, ui_text
 from clarigate.gateway.boundary.messages import ClarificationOut, PendingView
 
 from .markup import cut, cut_escaped, escape_mrkdwn, markdown_to_mrkdwn, split_mrkdwn
@@ -44,14 +44,6 @@ ELLIPSIS_TEXT = "…"
 _QUESTION_SECTIONS = 5
 _CONTEXT_SECTIONS = 3
 _OPTION_LIST_SECTIONS = 3
-
-ICONS = {
-    "missing_info": "❓",
-    "ambiguous_requirement": "🤔",
-    "approach_choice": "🔀",
-    "risk_confirmation": "⚠️",
-    "suggestion": "💡",
-}
 
 
 def button_value(token: str, action: str) -> str:
@@ -97,7 +89,7 @@ def text_sections(mrkdwn: str, max_sections: int) -> list[SectionBlock]:
 def question_mrkdwn(request: HumanInputRequest) -> str:
     """The question with its type's icon: bold when it is one plain line, else its Markdown
     converted (mrkdwn bold cannot span lines or wrap other emphasis)."""
-    icon = ICONS.get(request.clarification_type, "❓")
+    icon = catalog.icon(request.clarification_type)
     question = request.question.strip()
     if "\n" not in question and not re.search(r"[*_`~\[]", question):
         return f"{icon} *{escape_mrkdwn(question)}*"

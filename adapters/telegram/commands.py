@@ -17,27 +17,24 @@ from dataclasses import dataclass
 
 from telegram import BotCommand, Message
 
+from clarigate.agent.protocol import catalog
+from clarigate.agent.protocol.models import Locale
+
 NEUTRAL_COMMANDS = ("start", "help", "new", "cancel", "status")
 ASK = "ask"
 
-#: What ``setMyCommands`` registers, per interface language (Telegram shows the menu in the
-#: person's app language, falling back to the default list).
-MENU: dict[str | None, list[BotCommand]] = {
-    None: [
-        BotCommand("ask", "ask me something (in groups: /ask@bot …)"),
-        BotCommand("new", "start a new conversation"),
-        BotCommand("cancel", "dismiss the open question or form"),
-        BotCommand("status", "what I am doing in this chat"),
-        BotCommand("help", "how to talk to me"),
-    ],
-    "zh": [
-        BotCommand("ask", "向我提问（群组中：/ask@bot …）"),
-        BotCommand("new", "开始新的对话"),
-        BotCommand("cancel", "关闭当前的问题或表单"),
-        BotCommand("status", "查看我在此聊天中的状态"),
-        BotCommand("help", "如何与我交谈"),
-    ],
-}
+#: The menu's commands in order: the core's words for each (``cmd_<name>``), as /help lists them.
+MENU_COMMANDS = ("ask", "new", "cancel", "status", "help")
+
+
+def menu(locale: Locale) -> list[BotCommand]:
+    """What ``setMyCommands`` registers for ``locale``: each command described as /help does."""
+    return [BotCommand(name, catalog.text(f"cmd_{name}", locale)) for name in MENU_COMMANDS]
+
+
+#: The menu per interface language (Telegram shows it in the person's app language, falling back
+#: to the default list, ``None``).
+MENU: dict[str | None, list[BotCommand]] = {None: menu("en"), "zh": menu("zh")}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 from telegram import ForceReply, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.helpers import mention_html
 
-from clarigate.agent.protocol import FormField, HumanInputRequest, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, catalog, ui_text
 from clarigate.gateway.boundary.messages import ClarificationOut, Sender
 
 from . import callback_data as cb
@@ -23,14 +23,6 @@ from .wizard import WizardState
 
 MAX_BUTTONS = 100
 MAX_PER_ROW = 8
-
-_ICONS = {
-    "missing_info": "❓",
-    "ambiguous_requirement": "🤔",
-    "approach_choice": "🔀",
-    "risk_confirmation": "⚠️",
-    "suggestion": "💡",
-}
 
 Markup = InlineKeyboardMarkup | ForceReply | None
 
@@ -50,7 +42,7 @@ def escape(text: str) -> str:
 
 def question_html(request: HumanInputRequest) -> str:
     """The icon, the context (when given) and the question in bold."""
-    icon = _ICONS.get(request.clarification_type, "❓")
+    icon = catalog.icon(request.clarification_type)
     parts = [f"{icon} {escape(request.context)}"] if request.context else []
     question = f"<b>{escape(request.question)}</b>"
     parts.append(question if request.context else f"{icon} {question}")

@@ -11,8 +11,8 @@ from .answers import (
     looks_like_answer,
     parse_typed_reply,
 )
+from .catalog import icon, ui_text
 from .fallback import answer_message_text, closed_line, render_text_fallback, summarize_answer
-from .labels import ui_text
 from .models import (
     MAX_FIELDS,
     MAX_OPTIONS,
@@ -48,6 +48,7 @@ __all__ = [
     "check_form_values",
     "closed_line",
     "detect_locale",
+    "icon",
     "looks_like_answer",
     "normalize_request",
     "parse_typed_reply",

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .catalog import ui_text
 from .coerce import clean, fold
 from .fallback import form_summary
 from .field_values import BLANK, find_option, type_field_value
-from .labels import ui_text
 from .models import AnsweredBy, DeclineReason, FormField, HumanInputRequest, HumanInputResponse
 
 

@@ -6,25 +6,17 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .labels import ui_text
+from .catalog import icon, ui_text
 from .models import FormField, HumanInputRequest, HumanInputResponse, Locale
-
-_ICONS = {
-    "missing_info": "❓",
-    "ambiguous_requirement": "🤔",
-    "approach_choice": "🔀",
-    "risk_confirmation": "⚠️",
-    "suggestion": "💡",
-}
 
 
 def render_text_fallback(request: HumanInputRequest) -> str:
     """The text fallback every client can show."""
-    icon = _ICONS.get(request.clarification_type, "❓")
+    mark = icon(request.clarification_type)
     if request.context:
-        lines = [f"{icon} {request.context}", "", request.question]
+        lines = [f"{mark} {request.context}", "", request.question]
     else:
-        lines = [f"{icon} {request.question}"]
+        lines = [f"{mark} {request.question}"]
     locale = request.locale
     if request.input_mode == "form" and request.fields:
         lines.append("")

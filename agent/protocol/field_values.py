@@ -14,8 +14,8 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from .catalog import ui_text
 from .coerce import clean, fold, parse_bool, scalar_text
-from .labels import ui_text
 from .models import FormField, Locale, Option
 
 #: Marker for "nothing given" (distinct from a given ``False`` or ``0``).

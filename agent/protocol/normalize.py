@@ -13,8 +13,8 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any, get_args
 
+from .catalog import ui_text
 from .coerce import clean, cut, fold, maybe_json, one_line, parse_bool, scalar_text
-from .labels import ui_text
 from .models import (
     MAX_FIELDS,
     MAX_OPTIONS,

@@ -42,8 +42,8 @@ from clarigate.agent.protocol import (
     ui_text,
 )
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.flow.commands import Command, parse_command, quote
-from clarigate.gateway.flow.notices import age_text, notice
+from clarigate.gateway.flow.commands import Command, help_text, parse_command, quote
+from clarigate.gateway.flow.notices import age_text, notice, text_locale
 
 THREAD_FILE = "terminal-thread"
 NEW, QUIT = "/new", "/quit"
@@ -63,37 +63,15 @@ class _Cancel(Exception):
     """The person typed /cancel in the middle of a form."""
 
 
-#: The terminal's own words, in the question's language (the rest comes from ``ui_text``).
-_WORDS: dict[str, dict[Locale, str]] = {
-    "form_intro": {
-        "en": "(one field at a time; leave an optional field empty to skip it)",
-        "zh": "（逐项填写；选填项直接回车即可跳过）",
-    },
-    "several": {"en": ", several allowed", "zh": "，可多选"},
-    "checkbox": {"en": " [yes/no]", "zh": " [是/否]"},
-    "number": {"en": " [a number]", "zh": " [数字]"},
-    "date": {"en": " [YYYY-MM-DD]", "zh": " [YYYY-MM-DD]"},
-    "cancelled": {
-        "en": "(cancelled: the agent is told you declined)",
-        "zh": "（已取消：已告知助手您不回答）",
-    },
-    "superseded": {
-        "en": "(the open question is closed: this goes to the agent as a new request)",
-        "zh": "（当前问题已关闭：这条消息作为新的请求发给助手）",
-    },
-    "quit": {"en": "leave the chat", "zh": "退出"},
-}
-
-
 def _field_prompt(field: FormField, locale: Locale = "en") -> str:
     """``Label (required) [1) a  2) b]: `` for one form field, in ``locale``."""
     note = ui_text("field_required", locale) if field.required else ""
     if field.options:
         choices = "  ".join(f"{n}) {o.label}" for n, o in enumerate(field.options, 1))
-        many = _WORDS["several"][locale] if field.type == "multi_select" else ""
+        many = ui_text("chat_several", locale) if field.type == "multi_select" else ""
         hint = f" [{choices}{many}]"
     else:
-        hint = _WORDS[field.type][locale] if field.type in ("checkbox", "number", "date") else ""
+        hint = ui_text(f"chat_{field.type}", locale) if field.type in ("checkbox", "number", "date") else ""
     return f"  {field.label}{note}{hint}: "
 
 
@@ -108,6 +86,7 @@ class TerminalChat:
         self.thread_file = thread_file
         self.thread_id = self._load_or_new_thread()
         self.by = AnsweredBy(platform="terminal", user_id=os.environ.get("USER") or "you")
+        self.last_locale: Locale | None = None  # of the last message the person wrote (not a command)
 
     def _load_or_new_thread(self) -> str:
         if self.thread_file.exists() and (saved := self.thread_file.read_text(encoding="utf-8").strip()):
@@ -151,7 +130,7 @@ class TerminalChat:
     def ask_form(self, request: HumanInputRequest) -> HumanInputResponse:
         """Ask each field in turn, asking again until its value fits."""
         raw: dict[str, str] = {}
-        self.say(_WORDS["form_intro"][request.locale])
+        self.say(ui_text("chat_form_intro", request.locale))
         for field in request.fields:
             while True:
                 text = self.read(_field_prompt(field, request.locale))
@@ -199,9 +178,11 @@ class TerminalChat:
                 self.say(self.command_reply(command, pending))
                 continue
             if pending is None:
+                self.last_locale = text_locale(text) or self.last_locale  # a request, not an answer
                 return text, None
             if not looks_like_answer(pending, text):
-                self.say(_WORDS["superseded"][pending.locale])
+                self.last_locale = text_locale(text) or self.last_locale
+                self.say(ui_text("chat_superseded", pending.locale))
                 return text, None
             reply = parse_typed_reply(pending, text, self.by)
             if reply.response is not None:
@@ -211,13 +192,13 @@ class TerminalChat:
 
     def declined(self, pending: HumanInputRequest) -> tuple[str, HumanInputResponse]:
         """The turn that tells the agent the person declined ``pending`` (/cancel)."""
-        self.say(_WORDS["cancelled"][pending.locale])
+        self.say(ui_text("chat_cancelled", pending.locale))
         response = answer_declined(pending, self.by)
         return answer_message_text(pending, response), response
 
     def command_reply(self, command: Command, pending: HumanInputRequest | None) -> str:
         """What /help, /status, /start (and /cancel with nothing open) answer in the terminal."""
-        locale = _locale(command, pending)
+        locale = _locale(command, pending, self.last_locale)
         if command.name == "cancel":
             return notice("nothing_to_cancel", locale)
         if command.name == "status":
@@ -229,46 +210,52 @@ class TerminalChat:
             age = age_text(time.time() - self.thread_file.stat().st_mtime, locale)
             lines.append(notice("status_thread", locale, age=age, new=NEW))
             return "\n".join(lines)
-        names = ("new", "cancel", "status", "help")
-        lines = [notice("greeting", locale), ""] if command.name == "start" else []
-        lines += [notice("help", locale), "", notice("commands", locale)]
-        lines += [f"  /{name} — {notice(f'cmd_{name}', locale)}" for name in names]
-        lines.append(f"  {QUIT} — {_WORDS['quit'][locale]}")
-        return "\n".join(lines)
+        greeting = [notice("greeting", locale), ""] if command.name == "start" else []
+        return "\n".join([*greeting, help_text(locale, "/{}".format, extra=("quit",))])
+
+    def locale(self) -> Locale:
+        """The language of the terminal's own lines: the person's last message's, else ``$LANG``'s."""
+        return self.last_locale or _system_locale()
 
     async def _turn(self, text: str, response: HumanInputResponse | None) -> TurnOutput:
         return await self.agent.run_turn(self.thread_id, text, response)
 
     def run(self, runner: asyncio.Runner) -> None:
         """The conversation loop, until /quit or end of input."""
-        self.say("clarigate chat: /help lists the commands, /new starts a new thread, /quit exits.")
+        self.say(ui_text("chat_welcome", self.locale()))
         pending = runner.run(self.agent.pending_request(self.thread_id))
         if pending is not None:
-            self.say("(continuing: this question is still open)")
+            self.say(ui_text("chat_continuing", pending.locale))
             self.say(render_text_fallback(pending))
         while True:
             turn = self.next_turn(pending)
             if turn is None:
                 self._new_thread()
                 pending = None
-                self.say("(new thread)")
+                self.say(ui_text("chat_new_thread", self.locale()))
                 continue
             try:
                 pending = self.show(runner.run(self._turn(*turn)))
             except Exception as exc:  # a provider error must not end the conversation
                 failure = f"{type(exc).__name__}: {exc}"
-                self.say(f"  ! The agent could not answer ({failure}). Send a message to try again.")
+                self.say(ui_text("chat_agent_failed", self.locale(), failure=failure))
                 pending = runner.run(self.agent.pending_request(self.thread_id))
                 if pending is not None:
                     self.say(render_text_fallback(pending))
 
 
-def _locale(command: Command, pending: HumanInputRequest | None) -> Locale:
-    """The language to answer a command in: its words, the open question's, else the system's."""
+def _locale(command: Command, pending: HumanInputRequest | None, last: Locale | None = None) -> Locale:
+    """The language to answer a command in: its words, the open question's, the last message the
+    person wrote, else the system's (``$LANG``)."""
     if command.words:
         return detect_locale(command.words)
     if pending is not None:
         return pending.locale
+    return last or _system_locale()
+
+
+def _system_locale() -> Locale:
+    """``$LANG``'s language: Chinese for ``zh_*``, else English."""
     return "zh" if os.environ.get("LANG", "").lower().startswith("zh") else "en"
 
 

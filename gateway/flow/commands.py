@@ -37,7 +37,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
-from clarigate.gateway.flow.notices import age_text, language_hint, locale_for, notice
+from clarigate.gateway.flow.notices import age_text, language_hint, locale_for, notice, text_locale
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import ClaimResult, PendingRecord, Store
@@ -87,11 +87,28 @@ def parse_command(text: str) -> Command | None:
     return Command(name, rest.strip())
 
 
-def command_locale(msg: InboundMessage, command: Command, pending: PendingRecord | None = None) -> Locale:
-    """The language to answer a command in: the words after it (not /start's payload, a code), the
-    platform's language for the person, the open question's language, else English."""
-    hint: Locale | None = pending.request.locale if pending is not None else None
-    return locale_for(msg.text, language_hint(msg.language) or hint)
+def command_locale(
+    msg: InboundMessage,
+    command: Command,
+    pending: PendingRecord | None = None,
+    last: Locale | None = None,
+) -> Locale:
+    """The language to answer a command in, following the conversation: the words after it (not
+    /start's payload, a code), else the open question's, else the language of the last request the
+    person wrote here (``last``), else the platform's language for the person, else English.
+    """
+    asked: Locale | None = pending.request.locale if pending is not None else None
+    return locale_for(msg.text, asked or last or language_hint(msg.language))
+
+
+def help_text(locale: Locale, spell: Callable[[str], str], extra: tuple[str, ...] = ()) -> str:
+    """``/help``'s text: how to talk to the bot, then each command as ``spell`` writes it and its
+    catalog description (``cmd_<name>``), the same words on every platform; ``extra`` names more
+    commands a surface has (the terminal's ``quit``)."""
+    listed = [name for name in COMMANDS if name != "start"] + list(extra)
+    lines = [notice("help", locale), "", notice("commands", locale)]
+    lines += [f"{spell(name)} — {notice(f'cmd_{name}', locale)}" for name in listed]
+    return "\n".join(lines)
 
 
 def quote(text: str) -> str:
@@ -101,6 +118,12 @@ def quote(text: str) -> str:
 
 def _answering_key(request_id: str, user_id: str) -> str:
     return f"answering:{request_id}:{user_id}"
+
+
+def _locale_key(conv: Conversation, sender: Sender) -> str:
+    """State key (``{prefix}:state:locale:<chat thread>:<user>``): the language ``sender`` last
+    wrote in on ``conv``, which command replies follow."""
+    return f"locale:{conv.thread_key}:{sender.user_id}"
 
 
 class Control:
@@ -125,7 +148,7 @@ class Control:
             await self._new(command, msg, reply)
             return
         status = await self.store.chat_status(conv.thread_key)
-        locale = command_locale(msg, command, status.pending)
+        locale = command_locale(msg, command, status.pending, await self.written_locale(msg))
         pending, outstanding = status.pending, status.outstanding
         if command.name == "cancel":
             text = await self._cancel(msg, pending, outstanding, locale)
@@ -151,7 +174,7 @@ class Control:
             # its clicks would run on the old thread: closed now, and any later click on an older
             # question of the old thread is refused as "restarted" (``Gateway.submit_answer``)
             await self.close_question(pending, msg.sender, "restarted")
-        locale = command_locale(msg, command, pending)
+        locale = command_locale(msg, command, pending, await self.written_locale(msg))
         await reply(TextReply(text=notice("new_thread", locale)))
 
     async def _cancel(
@@ -208,10 +231,7 @@ class Control:
 
     def help_text(self, conv: Conversation, locale: Locale) -> str:
         """What ``/help`` says: how to talk to the bot and the commands, as this platform spells them."""
-        listed = [name for name in COMMANDS if name != "start"]
-        lines = [notice("help", locale), "", notice("commands", locale)]
-        lines += [f"{self.syntax(conv, name)} — {notice(f'cmd_{name}', locale)}" for name in listed]
-        return "\n".join(lines)
+        return help_text(locale, lambda name: self.syntax(conv, name))
 
     def syntax(self, conv: Conversation, name: str) -> str:
         """How a person types command ``name`` on ``conv``'s platform."""
@@ -220,6 +240,27 @@ class Control:
         except LookupError:
             pattern = "/{command}"
         return pattern.format(command=name)
+
+    # --- the conversation's language ---------------------------------------------------------
+
+    async def remember_locale(self, msg: InboundMessage) -> None:
+        """Record the language request ``msg`` is written in (when its words show one), for the
+        replies to the person's later commands in this conversation; kept as long as the chat
+        thread's agent thread is."""
+        locale = text_locale(msg.text)
+        if locale is None:
+            return
+        try:
+            await self.store.set_json(
+                _locale_key(msg.conversation, msg.sender), locale, self.config.thread_ttl_seconds
+            )
+        except Exception as exc:  # noqa: BLE001 (a nicety: commands then answer by the other signs)
+            log.warning("recording the language of message %s failed: %s", msg.event_id, exc)
+
+    async def written_locale(self, msg: InboundMessage) -> Locale | None:
+        """The language of the last message ``msg``'s sender wrote in its conversation, if known."""
+        locale = await self.store.get_json(_locale_key(msg.conversation, msg.sender))
+        return locale if locale in ("en", "zh") else None
 
     # --- closing a question without an answer ---------------------------------------------------
 

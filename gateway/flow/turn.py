@@ -249,7 +249,9 @@ class Dispatcher:
                 refused = TextReply(text=refusal.message, private_to=msg.sender)
                 await self._reply(conv, refused, turn)
                 return
-        images = await self._images(msg)
+        # a new request: its language is what the person's later commands (/help, /status) answer
+        # in; recorded while the images are fetched (a typed answer such as "Vue" says less)
+        images, _ = await asyncio.gather(self._images(msg), self.control.remember_locale(msg))
         await self._run(conv, thread_id, message_text(msg), None, msg.sender, turn, images)
 
     async def _images(self, msg: InboundMessage) -> list[ImageInput]:

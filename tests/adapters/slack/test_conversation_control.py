@@ -235,3 +235,24 @@ async def test_a_cancel_on_a_form_question_is_a_decline_too(make_world: MakeWorl
     await world.user.click(world.fake.posted(), "clarigate:decline", user="U1")
     await world.settle()
     assert [a.decline for a in answers] == [True]
+
+
+async def test_help_after_a_chinese_message_answers_in_chinese_with_the_shared_words(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    await world.user.slash_command("help")
+    await world.settle()
+    english = world.fake.posted()["text"]
+    assert "/clarigate cancel — dismiss the open question; I go on without the answer" in english
+    await world.user.dm("帮我写一份周报")
+    await world.settle()
+    await world.user.slash_command("help")
+    await world.settle()
+    chinese = world.fake.posted()["text"]
+    assert chinese.startswith("直接告诉我您需要什么。")
+    assert "/clarigate cancel — 取消当前问题，我会在没有答案的情况下继续" in chinese
+
+
+async def test_the_in_channel_hint_speaks_the_language_typed(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    response = await world.user.slash_command("取消", channel="C5")
+    assert response.json()["text"].startswith("在频道中，请在对话的话题里给我发消息：<@U0BOT> new")

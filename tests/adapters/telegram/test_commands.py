@@ -89,3 +89,33 @@ async def test_language_code_chooses_the_words_when_the_text_has_no_signal(bench
     assert tg.api.of("sendMessage")[-1].params["text"].startswith("Started a new conversation")
     await tg.deliver(command_update("/new start over please", user=chinese))  # words say English
     assert tg.api.of("sendMessage")[-1].params["text"].startswith("Started a new conversation")
+
+
+#: One command's description, as every platform and the terminal word it.
+CANCEL_EN = "dismiss the open question; I go on without the answer"
+CANCEL_ZH = "取消当前问题，我会在没有答案的情况下继续"
+
+
+async def test_the_menu_describes_each_command_as_help_does(bench):
+    tg = await bench(ScriptedRunner())
+    menus = {
+        c.params.get("language_code"): json.loads(c.params["commands"]) for c in tg.api.of("setMyCommands")
+    }
+    described = {language: {c["command"]: c["description"] for c in menu} for language, menu in menus.items()}
+    assert described[None]["cancel"] == CANCEL_EN and described["zh"]["cancel"] == CANCEL_ZH
+    await tg.deliver(command_update("/help"))
+    help_text = tg.api.of("sendMessage")[-1].params["text"]
+    for name in ("new", "cancel", "status", "help"):
+        assert f"/{name} — {described[None][name]}" in help_text
+
+
+async def test_help_after_a_chinese_message_answers_in_chinese(bench):
+    tg = await bench(ScriptedRunner())  # Alice's app reports no language: her words decide
+    await tg.deliver(message_update("帮我写一份周报"))
+    await tg.deliver(command_update("/help"))
+    help_text = tg.api.of("sendMessage")[-1].params["text"]
+    assert help_text.startswith("直接告诉我您需要什么。")
+    assert f"/cancel — {CANCEL_ZH}" in help_text
+    await tg.deliver(message_update("now in English, please"))
+    await tg.deliver(command_update("/help"))
+    assert f"/cancel — {CANCEL_EN}" in tg.api.of("sendMessage")[-1].params["text"]

@@ -46,8 +46,8 @@ def test_status_quotes_the_open_question(tmp_path: Path) -> None:
 def test_help_lists_the_commands_and_help_in_a_form_asks_the_field_again(tmp_path: Path) -> None:
     out = run_chat(tmp_path, ["/help", "create a project", "/help"])
 
-    assert out.count("  /cancel — dismiss the open question") == 2
-    assert "  /quit — leave the chat" in out
+    assert out.count("\n/cancel — dismiss the open question; I go on without the answer\n") == 2
+    assert "\n/quit — leave the chat\n" in out
     assert out.count("Project name (required): ") == 2  # asked again after the help
 
 
@@ -62,3 +62,13 @@ def test_a_new_request_while_a_choice_is_open_is_not_taken_as_its_answer(tmp_pat
 
     assert "(the open question is closed: this goes to the agent as a new request)" in out
     assert "Going with" not in out and "Understood" not in out
+
+
+def test_help_follows_the_language_of_the_last_message(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("LANG", "en_US.UTF-8")  # the system's language is the fallback, not the rule
+    out = run_chat(tmp_path, ["你好，请介绍一下你自己", "/help", "hello, who are you?", "/help"])
+
+    chinese, english = out.index("直接告诉我您需要什么。"), out.rindex("Just write what you need.")
+    assert chinese < english  # the first /help in Chinese, the second in English
+    assert "/new — 开始新的对话（关闭当前问题）" in out
+    assert "/quit — 退出" in out

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
+from redis.asyncio import Redis
+
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, Turn, asking, choice_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.redis import RedisStore
 
 FRAMEWORK = choice_request("Which framework should the shop use?", ["React", "Vue"])
 
@@ -25,7 +28,7 @@ async def test_help_lists_the_commands_and_never_reaches_the_agent(store: Store,
         "/new — start a new conversation",
         "/cancel — dismiss the open question",
         "/status — what I am doing in this chat",
-        "/help — this help",
+        "/help — how to talk to me, and the commands",
     ):
         assert line in text
     assert runner.calls == []
@@ -175,3 +178,44 @@ async def test_an_unknown_slash_word_goes_to_the_agent(store: Store, make_gatewa
     await gateway.drain()
 
     assert [c.text for c in runner.calls] == ["/deploy the docs"]
+
+
+async def test_help_and_status_follow_the_language_the_person_last_wrote_in(store: Store, make_gateway):
+    gateway, chat = await make_gateway(store, ScriptedRunner())
+
+    await chat.say("帮我写一份周报")
+    await gateway.drain()
+    await chat.say("/help")
+    await chat.say("/status")
+    await gateway.drain()
+    assert chat.texts()[-2].startswith("直接告诉我您需要什么。")
+    assert "/new — 开始新的对话（关闭当前问题）" in chat.texts()[-2]
+    assert chat.texts()[-1].startswith("当前对话状态：")
+
+    await chat.say("/help", user="u2")  # someone else in the chat has written nothing yet
+    await gateway.drain()
+    assert chat.texts()[-1].startswith("Just write what you need.")
+
+    await chat.say("Now write it in English please")
+    await gateway.drain()
+    await chat.say("/new")
+    await gateway.drain()
+    assert chat.texts()[-1] == "Started a new conversation. What can I do for you?"
+
+
+async def test_the_language_a_person_writes_in_is_kept_with_a_ttl(store: Store, make_gateway, redis_url: str):
+    gateway, chat = await make_gateway(store, ScriptedRunner(), thread_ttl_seconds=3600)
+
+    await chat.say("帮我写一份周报", chat="c9", user="u7")
+    await gateway.drain()
+
+    key = f"locale:{chat.conversation('c9').thread_key}:u7"
+    assert await store.get_json(key) == "zh"
+    if isinstance(store, RedisStore):  # what an operator sees: a state key that expires with the thread
+        client = Redis.from_url(redis_url, decode_responses=True)
+        try:
+            name = f"{store.keys.prefix}:state:{key}"
+            assert await client.get(name) == '"zh"'
+            assert 3500 < await client.ttl(name) <= 3600
+        finally:
+            await client.aclose()

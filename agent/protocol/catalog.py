@@ -1,0 +1,327 @@
+"""One catalog of the words and icons people read, in English and Chinese.
+
+Every line the gateway, the protocol's text fallback, approvals, run limits, the terminal and
+each adapter show comes from here, so a command reads the same on every platform and a
+translation is made once. ``text(key, locale, **fields)`` fills a line's ``{placeholders}``;
+``icon(kind)`` is the icon of a clarification type or a status. The protocol package is a leaf
+every side imports, so this module imports nothing of the gateway's or the adapters'.
+"""
+
+from __future__ import annotations
+
+from .models import Locale
+
+#: The languages every key has (a test checks each key has both, with the same placeholders).
+LOCALES: tuple[Locale, ...] = ("en", "zh")
+
+WORDS: dict[str, dict[Locale, str]] = {
+    # --- questions, answers and forms (every renderer) ------------------------------------------
+    "other": {"en": "Other…", "zh": "其他…"},
+    "fill_in": {"en": "Fill in", "zh": "填写"},
+    "submit": {"en": "Submit", "zh": "提交"},
+    "cancel": {"en": "Cancel", "zh": "取消"},
+    "confirm": {"en": "Confirm", "zh": "确认"},
+    "edit": {"en": "Edit", "zh": "修改"},
+    "done": {"en": "Done", "zh": "完成"},
+    "back": {"en": "Back", "zh": "上一步"},
+    "skip": {"en": "Skip", "zh": "跳过"},
+    "next": {"en": "Next", "zh": "下一步"},
+    "clear": {"en": "Clear", "zh": "清除"},
+    "form_closed": {"en": "That form is closed.", "zh": "该表单已关闭。"},
+    "form_reopen": {"en": "Tap “Fill in” on it to open it again.", "zh": "点击其中的「填写」可重新打开。"},
+    "required": {"en": "required", "zh": "必填"},
+    "optional": {"en": "optional", "zh": "选填"},
+    "yes": {"en": "Yes", "zh": "是"},
+    "no": {"en": "No", "zh": "否"},
+    "choose": {"en": "Choose…", "zh": "请选择…"},
+    "your_answer": {"en": "Your answer", "zh": "您的回答"},
+    "type_answer": {"en": "Type your answer as a reply.", "zh": "请直接回复您的答案。"},
+    "confirm_title": {"en": "Are you sure?", "zh": "确定吗？"},
+    "confirm_body": {"en": "This action may not be reversible.", "zh": "此操作可能无法撤销。"},
+    "answered_by": {"en": "✅ Answered by {who}: {answer}", "zh": "✅ {who} 已回答：{answer}"},
+    "already_answered": {"en": "Already answered by {who}.", "zh": "{who} 已经回答过了。"},
+    "expired": {
+        "en": "This question has expired; send your request again.",
+        "zh": "该问题已过期，请重新发送请求。",
+    },
+    "not_allowed": {"en": "Only {who} can answer this question.", "zh": "只有 {who} 可以回答这个问题。"},
+    "answer_received": {"en": "Answer received.", "zh": "已收到回答。"},
+    # A question closed without an answer (response_kind "declined"), by reason: the line on the
+    # question's message, the verdict for a late click, the value and the text the agent reads.
+    "closed_cancelled": {"en": "✖ Cancelled by {who}", "zh": "✖ {who} 已取消"},
+    "closed_superseded": {
+        "en": "✖ Closed: {who} sent a new message instead",
+        "zh": "✖ 已关闭：{who} 发送了新消息",
+    },
+    "closed_restarted": {
+        "en": "✖ Closed: {who} started a new conversation",
+        "zh": "✖ 已关闭：{who} 开始了新的对话",
+    },
+    "late_cancelled": {"en": "{who} cancelled this question.", "zh": "{who} 已取消这个问题。"},
+    "late_superseded": {
+        "en": "This question was closed when {who} sent a new message.",
+        "zh": "{who} 发送了新消息，这个问题已关闭。",
+    },
+    "late_restarted": {
+        "en": "This conversation was restarted, so this question is closed. Send your request again.",
+        "zh": "对话已重新开始，这个问题已关闭。请重新发送您的请求。",
+    },
+    "declined_value": {"en": "(declined to answer)", "zh": "（未回答，已取消）"},
+    "declined_text": {
+        "en": 'For your clarification "{question}", I declined to answer. '
+        "Go on without it if you can, or ask again only if you truly cannot.",
+        "zh": "对于您的澄清问题「{question}」，我选择不回答。"
+        "如果可以，请在没有这个信息的情况下继续；确实无法继续时再问。",
+    },
+    "invalid_values": {"en": "Some values need fixing.", "zh": "部分内容需要修改。"},
+    "working": {"en": "Working…", "zh": "处理中…"},
+    # Slack: a bare mention, and a form or "Other…" box Slack would not open in time.
+    "mention_prompt": {
+        "en": "Yes? Tell me what you need in this thread.",
+        "zh": "在的，请在这个话题里告诉我您需要什么。",
+    },
+    "modal_failed": {"en": "The answer box could not be opened.", "zh": "无法打开回答窗口。"},
+    "summary": {"en": "Please check your answers:", "zh": "请确认您的回答："},
+    # The text fallback and typed replies (agent/protocol/fallback.py, answers.py).
+    "default_question": {
+        "en": "Could you tell me more about what you need?",
+        "zh": "能再具体说明一下您的需求吗？",
+    },
+    "reply_choice": {"en": "Reply with a number or your own answer.", "zh": "请回复编号或直接输入您的答案。"},
+    "reply_form": {
+        "en": "Reply with one `name: value` line per field.",
+        "zh": "请每行回复一个字段，格式为「名称: 值」。",
+    },
+    "field_required": {"en": " (required)", "zh": "（必填）"},
+    "field_options": {"en": " — options: {choices}", "zh": " — 选项：{choices}"},
+    "field_multiple": {"en": " (multiple allowed)", "zh": "（可多选）"},
+    "field_yes_no": {"en": " — yes / no", "zh": " — 是 / 否"},
+    "field_number": {"en": " — a number", "zh": " — 数字"},
+    "field_date": {"en": " — a date like 2026-12-01", "zh": " — 日期，如 2026-12-01"},
+    "answer_text": {
+        "en": 'For your clarification "{question}", my answer is: {answer}',
+        "zh": "关于您的澄清问题「{question}」，我的回答是：{answer}",
+    },
+    "answer_values": {
+        "en": "Values as JSON (by field name): {values}",
+        "zh": "各字段的值（JSON，按字段名）：{values}",
+    },
+    "answer_yes": {"en": "yes", "zh": "是"},
+    "answer_no": {"en": "no", "zh": "否"},
+    "answer_empty": {"en": "(nothing filled in)", "zh": "（未填写）"},
+    "err_required": {"en": "This field is required", "zh": "此项为必填"},
+    "err_number": {"en": "Enter a number", "zh": "请输入数字"},
+    "err_yes_no": {"en": "Answer yes or no", "zh": "请回答是或否"},
+    "err_choose_one": {"en": "Choose one of: {choices}", "zh": "请从以下选项中选择一个：{choices}"},
+    "err_choose_from": {"en": "Choose from: {choices}", "zh": "请从以下选项中选择：{choices}"},
+    "err_date": {"en": "Use a date like 2026-12-01", "zh": "请使用 2026-12-01 这样的日期格式"},
+    # --- the gateway's own notices (gateway/flow) -------------------------------------------------
+    "new_thread": {
+        "en": "Started a new conversation. What can I do for you?",
+        "zh": "已开始新的对话。有什么可以帮您？",
+    },
+    "run_failed": {
+        "en": "Sorry, I could not finish that: something went wrong on my side. Please try again.",
+        "zh": "抱歉，我这边出了问题，没能完成。请再试一次。",
+    },
+    "agent_unavailable": {
+        "en": "The agent is unreachable right now. Your message is kept: I will answer once it is back.",
+        "zh": "智能体暂时无法连接。您的消息已保留，恢复后我会立即回复。",
+    },
+    "run_too_long": {
+        "en": "Sorry, that took too long and I stopped. Please try again, perhaps with a smaller request.",
+        "zh": "抱歉，处理时间过长，我已停止。请再试一次，或把请求拆小一些。",
+    },
+    "refused": {
+        "en": "Sorry, I am not set up to work with you here. Ask the bot's administrator for access.",
+        "zh": "抱歉，我在这里无法为您服务。请联系机器人的管理员开通权限。",
+    },
+    # --- live progress (gateway/flow/live.py) ---------------------------------------------------
+    "tool_running": {"en": "🔧 {what}…", "zh": "🔧 {what}…"},
+    "using_tool": {"en": "Using {tool}", "zh": "正在使用 {tool}"},
+    "working_status": {"en": "⏳ Working…", "zh": "⏳ 处理中…"},
+    # --- conversation control (gateway/flow/commands.py) ---------------------------------------------
+    "greeting": {
+        "en": "👋 Hi! I am an assistant that asks before it guesses. Tell me what you need.",
+        "zh": "👋 您好！我是一个先问清楚再动手的助手。请告诉我您需要什么。",
+    },
+    "help": {
+        "en": "Just write what you need. When I need more to go on I ask a question: answer with its "
+        "buttons, or type the answer (an option's number or label, or `name: value` lines for a "
+        "form). A message that is not an answer to the open question closes it and I take it as "
+        "a new request.",
+        "zh": "直接告诉我您需要什么。需要更多信息时我会提问：点按钮回答，或直接输入答案（选项编号或"
+        "名称，表单则每行一个「名称: 值」）。不是回答当前问题的消息会关闭该问题，并作为新的请求处理。",
+    },
+    "commands": {"en": "Commands:", "zh": "命令："},
+    "cmd_new": {
+        "en": "start a new conversation (closes the open question)",
+        "zh": "开始新的对话（关闭当前问题）",
+    },
+    "cmd_cancel": {
+        "en": "dismiss the open question; I go on without the answer",
+        "zh": "取消当前问题，我会在没有答案的情况下继续",
+    },
+    "cmd_status": {"en": "what I am doing in this chat", "zh": "查看我在这个对话里的进展"},
+    "cmd_help": {"en": "how to talk to me, and the commands", "zh": "如何与我交谈，以及可用的命令"},
+    "cmd_ask": {"en": "ask me something (in groups: /ask@bot …)", "zh": "向我提问（群组中：/ask@bot …）"},
+    "cmd_quit": {"en": "leave the chat", "zh": "退出"},
+    "cancelled": {
+        "en": "✖ Cancelled the question “{question}”. I will go on without the answer.",
+        "zh": "✖ 已取消问题「{question}」，我会在没有答案的情况下继续。",
+    },
+    "nothing_to_cancel": {"en": "There is no open question to cancel.", "zh": "当前没有可以取消的问题。"},
+    "still_working": {
+        "en": "I am still working on your message; the answer will come here.",
+        "zh": "我还在处理您的消息，结果会发到这里。",
+    },
+    "status_title": {"en": "Where this conversation stands:", "zh": "当前对话状态："},
+    "status_question": {
+        "en": "• Waiting for an answer to “{question}” (asked {age} ago).",
+        "zh": "• 等待回答：「{question}」（{age}前提问）。",
+    },
+    "status_question_of": {
+        "en": "• Waiting for {who} to answer “{question}” (asked {age} ago).",
+        "zh": "• 等待 {who} 回答：「{question}」（{age}前提问）。",
+    },
+    "status_question_now": {
+        "en": "• Waiting for an answer to “{question}”",
+        "zh": "• 等待回答：「{question}」",
+    },
+    "status_no_question": {"en": "• No open question.", "zh": "• 没有待回答的问题。"},
+    "status_waiting": {
+        "en": "• Messages being worked on or waiting: {count}.",
+        "zh": "• 正在处理或排队的消息：{count} 条。",
+    },
+    "status_idle": {"en": "• Nothing running or waiting.", "zh": "• 没有正在处理或排队的消息。"},
+    "status_thread": {
+        "en": "• This conversation started {age} ago; {new} starts a fresh one.",
+        "zh": "• 本次对话开始于{age}前；{new} 可开始新的对话。",
+    },
+    "status_thread_unknown_age": {
+        "en": "• A conversation is going on; {new} starts a fresh one.",
+        "zh": "• 对话进行中；{new} 可开始新的对话。",
+    },
+    "status_no_thread": {
+        "en": "• No conversation yet: send a message to start one.",
+        "zh": "• 还没有对话：发一条消息即可开始。",
+    },
+    "answer_after_restart": {
+        "en": "That answer was for the conversation before it was restarted, so I did not pass it on.",
+        "zh": "该回答属于重新开始之前的对话，因此没有转交。",
+    },
+    # --- how long ago (``age_text``) ------------------------------------------------------------
+    "age_day": {"en": "{count} day", "zh": "{count} 天"},
+    "age_days": {"en": "{count} days", "zh": "{count} 天"},
+    "age_hour": {"en": "{count} hour", "zh": "{count} 小时"},
+    "age_hours": {"en": "{count} hours", "zh": "{count} 小时"},
+    "age_minute": {"en": "{count} minute", "zh": "{count} 分钟"},
+    "age_minutes": {"en": "{count} minutes", "zh": "{count} 分钟"},
+    "age_second": {"en": "{count} second", "zh": "{count} 秒"},
+    "age_seconds": {"en": "{count} seconds", "zh": "{count} 秒"},
+    # --- tool approvals (agent/interrupts.py) ------------------------------------------------------
+    "approve": {"en": "Approve", "zh": "批准"},
+    "reject": {"en": "Reject", "zh": "拒绝"},
+    "approval_question_one": {"en": "Approve running {name}?", "zh": "是否批准执行 {name}？"},
+    "approval_question_many": {"en": "Approve these {n} actions?", "zh": "是否批准以下 {n} 个操作？"},
+    "approval_edit_question": {"en": "Edit the arguments of {name}", "zh": "修改 {name} 的参数"},
+    "approval_edit_context": {
+        "en": "Each field shows the current value; leave it empty to keep it.",
+        "zh": "每项显示当前值；留空即保持不变。",
+    },
+    "approval_declined": {"en": "The person declined this action.", "zh": "用户拒绝了此操作。"},
+    # --- run limits (agent/limits.py) -------------------------------------------------------------
+    "limit_model_calls": {
+        "en": "I stopped here: this request needed more steps than I may take in one go. "
+        "Tell me how to go on, or ask for a smaller part.",
+        "zh": "我先停在这里：这个请求需要的步骤超出了单次允许的上限。请告诉我如何继续，或把请求拆小一些。",
+    },
+    "limit_tool_calls": {
+        "en": "I stopped here: this request needed more tool calls than I may make in one go. "
+        "Tell me how to go on, or ask for a smaller part.",
+        "zh": "我先停在这里：这个请求需要的工具调用超出了单次允许的上限。"
+        "请告诉我如何继续，或把请求拆小一些。",
+    },
+    # --- the terminal (gateway/cli/chat.py) ---------------------------------------------------------
+    "chat_form_intro": {
+        "en": "(one field at a time; leave an optional field empty to skip it)",
+        "zh": "（逐项填写；选填项直接回车即可跳过）",
+    },
+    "chat_several": {"en": ", several allowed", "zh": "，可多选"},
+    "chat_checkbox": {"en": " [yes/no]", "zh": " [是/否]"},
+    "chat_number": {"en": " [a number]", "zh": " [数字]"},
+    "chat_date": {"en": " [YYYY-MM-DD]", "zh": " [YYYY-MM-DD]"},
+    "chat_cancelled": {
+        "en": "(cancelled: the agent is told you declined)",
+        "zh": "（已取消：已告知助手您不回答）",
+    },
+    "chat_welcome": {
+        "en": "clarigate chat: /help lists the commands, /new starts a new thread, /quit exits.",
+        "zh": "clarigate chat：/help 列出命令，/new 开始新的对话，/quit 退出。",
+    },
+    "chat_continuing": {
+        "en": "(continuing: this question is still open)",
+        "zh": "（继续：这个问题仍在等待回答）",
+    },
+    "chat_new_thread": {"en": "(new thread)", "zh": "（新的对话）"},
+    "chat_agent_failed": {
+        "en": "  ! The agent could not answer ({failure}). Send a message to try again.",
+        "zh": "  ! 助手未能回答（{failure}）。请再发一条消息重试。",
+    },
+    "chat_superseded": {
+        "en": "(the open question is closed: this goes to the agent as a new request)",
+        "zh": "（当前问题已关闭：这条消息作为新的请求发给助手）",
+    },
+    # --- Slack: a slash command typed in a channel (adapters/slack/commands.py) ---------------------
+    "commands_in_thread": {
+        "en": "In a channel, write to me in the conversation's thread: {new}, {cancel}, {status} or "
+        "{help}. Every question also has its own Cancel button.",
+        "zh": "在频道中，请在对话的话题里给我发消息：{new}、{cancel}、{status} 或 {help}。"
+        "每个问题也都有自己的「取消」按钮。",
+    },
+}
+
+#: Icons by clarification type (``HumanInputRequest.clarification_type``) and by status.
+ICONS: dict[str, str] = {
+    "missing_info": "❓",
+    "ambiguous_requirement": "🤔",
+    "approach_choice": "🔀",
+    "risk_confirmation": "⚠️",
+    "suggestion": "💡",
+    "warning": "⚠️",  # an error notice
+    "working": "⏳",  # a run that has nothing to show yet
+}
+DEFAULT_ICON = "❓"
+
+
+def text(key: str, locale: Locale = "en", **fields: object) -> str:
+    """The line ``key`` in ``locale`` (English when there is none), its ``{placeholders}`` filled.
+
+    An unknown key raises ``KeyError``: a typo is a bug, not a blank line.
+    """
+    line = WORDS[key].get(locale) or WORDS[key]["en"]
+    return line.format(**fields) if fields else line
+
+
+#: The name most call sites use (renderers, answers, forms): the same function.
+ui_text = text
+
+
+def every(key: str) -> set[str]:
+    """``key`` in every language, for matching what a person typed ("Approve" or "批准")."""
+    return set(WORDS[key].values())
+
+
+def icon(kind: str) -> str:
+    """The icon of a clarification type or a status; ``❓`` for a kind without one."""
+    return ICONS.get(kind, DEFAULT_ICON)
+
+
+def age_text(seconds: float, locale: Locale = "en") -> str:
+    """``3 minutes`` / ``3 分钟``: a duration in its largest whole unit (at least 1 second)."""
+    seconds = max(int(seconds), 1)
+    for size, unit in ((86_400, "day"), (3_600, "hour"), (60, "minute"), (1, "second")):
+        if seconds >= size:
+            count = seconds // size
+            return text(f"age_{unit}" if count == 1 else f"age_{unit}s", locale, count=count)
+    raise AssertionError("unreachable: the last unit is one second")
