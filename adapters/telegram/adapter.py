@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+from dataclasses import replace
 from functools import partial
 
 from starlette.routing import BaseRoute
@@ -57,7 +58,7 @@ from .receive import (
     without_mention,
 )
 from .render import TelegramMessage, escape, render_answered, render_clarification
-from .send import TelegramSender, delivery_failure, message_ref, with_retries
+from .send import STARTUP_RETRIES, TelegramSender, delivery_failure, message_ref, patiently
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ class TelegramAdapter(PlatformAdapter):
         if problems:
             raise RuntimeError("Telegram: " + "; ".join(problems))
         try:
-            await with_retries(self.bot.initialize, "getMe")
+            await patiently(self.bot.initialize, "getMe")
         except InvalidToken as exc:
             raise RuntimeError(f"Telegram rejected TELEGRAM_BOT_TOKEN (getMe failed: {exc.message})") from exc
         user = self.bot.bot
@@ -121,7 +122,7 @@ class TelegramAdapter(PlatformAdapter):
         await self._register_commands()
         if self.settings.webhook_url:
             secret = self.settings.webhook_secret.get_secret_value() if self.settings.webhook_secret else None
-            await with_retries(
+            await patiently(
                 lambda: self.bot.set_webhook(
                     self.settings.webhook_url or "", secret_token=secret, allowed_updates=ALLOWED_UPDATES
                 ),
@@ -134,10 +135,10 @@ class TelegramAdapter(PlatformAdapter):
         """``setMyCommands``: the menu people see when they type ``/`` (per interface language)."""
         for language, commands in MENU.items():
             try:
-                await with_retries(
+                await patiently(
                     partial(self.bot.set_my_commands, commands, language_code=language),
                     "setMyCommands",
-                    attempts=2,
+                    replace(STARTUP_RETRIES, attempts=2),
                 )
             except TelegramError as exc:  # the menu is a convenience: typing the command still works
                 log.warning("telegram setMyCommands (%s) failed: %s", language or "default", exc)

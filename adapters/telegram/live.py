@@ -132,9 +132,9 @@ class LiveMessages:
                 self._keep_draft(conversation, token, html)
                 return self._ref(conversation, DRAFT, token, drafted=True)
         if message_id:
-            await self.sender.edit(conversation.chat_id, message_id, TelegramMessage(html), attempts=1)
+            await self.sender.edit(conversation.chat_id, message_id, TelegramMessage(html))
             return self._ref(conversation, EDIT, token, message_id)
-        sent = await self.sender.post(conversation, TelegramMessage(html), attempts=1)
+        sent = await self.sender.post(conversation, TelegramMessage(html))
         message_id = str(sent.message_id)
         try:  # the message exists now: whatever fails here, its ref must reach the core
             await remember_chain(self.state, conversation, message_id)
