@@ -40,6 +40,7 @@ from clarigate.gateway.boundary.messages import (
     TextReply,
 )
 from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, PlatformAdapter
+from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.runtime.config import SlackSettings
 
 from .commands import in_thread_hint, mention_command, parse_command
@@ -65,6 +66,8 @@ log = logging.getLogger(__name__)
 
 KNOWN_THREAD_SECONDS = 7 * 24 * 3600  # a thread opened by a bare mention stays the bot's this long
 PROMPT_DEDUPE_SECONDS = 3600  # Slack retries an event for a few minutes at most
+#: ``auth.test`` at start: four attempts, 0.5 s, 1 s, 2 s apart (after Slack's ``Retry-After`` if longer).
+STARTUP_RETRIES = RetryPolicy(first=0.5, attempts=4)
 
 
 class SlackStartError(RuntimeError):
@@ -77,7 +80,7 @@ class SlackAdapter(PlatformAdapter):
     platform: ClassVar[str] = PLATFORM
     command_syntax: ClassVar[str] = "/clarigate {command}"  # how /help and /status spell commands
 
-    def __init__(self, settings: SlackSettings, gateway: GatewayPort, *, retry_backoff: float = 0.5) -> None:
+    def __init__(self, settings: SlackSettings, gateway: GatewayPort) -> None:
         self.settings = settings
         self.gateway = gateway
         if settings.bot_token is None:
@@ -85,7 +88,7 @@ class SlackAdapter(PlatformAdapter):
         token = settings.bot_token.get_secret_value()
         secret = settings.signing_secret.get_secret_value() if settings.signing_secret else ""
         self._token = token
-        self.client = build_client(token, settings.api_url, backoff_factor=retry_backoff)
+        self.client = build_client(token, settings.api_url)
         self.ack_client = build_ack_path_client(token, settings.api_url)
         self.sender = SlackSender(self.client, self.ack_client)
         self.names = NameBook(self.sender.user_name)
@@ -221,7 +224,7 @@ class SlackAdapter(PlatformAdapter):
                 "Slack needs SLACK_SIGNING_SECRET (HTTP mode) or SLACK_APP_TOKEN (Socket Mode)"
             )
         try:
-            identity = await self.sender.whoami()
+            identity = await STARTUP_RETRIES.call(self.sender.whoami)
         except DeliveryFailed as error:
             if error.code == "network":
                 raise SlackStartError(f"Slack API unreachable at {self.settings.api_url}: {error}") from error
