@@ -14,6 +14,7 @@ import asyncio
 import logging
 import re
 import uuid
+from functools import partial
 from typing import Any, ClassVar
 
 import aiohttp
@@ -39,8 +40,8 @@ from clarigate.gateway.boundary.messages import (
     ProgressUpdate,
     TextReply,
 )
-from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, PlatformAdapter
-from clarigate.gateway.boundary.retry import RetryPolicy
+from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, GatewayPort, PlatformAdapter
+from clarigate.gateway.boundary.retry import RetryPolicy, post_each_once
 from clarigate.gateway.runtime.config import SlackSettings
 
 from .commands import in_thread_hint, mention_command, parse_command
@@ -300,15 +301,19 @@ class SlackAdapter(PlatformAdapter):
             await self.sender.ephemeral(channel, item.private_to.user_id, text, thread)
             return None  # an ephemeral message cannot be updated or deleted
         if isinstance(item, TextReply) and item.live is not None:
-            return await self.live.finish(conversation, item)
+            return await self.live.finish(conversation, item, self._state)
         if isinstance(item, LiveEnd):
             await self.live.end(conversation, item.ref)
             return None
         if isinstance(item, TextReply):
-            ts = ""
-            for chunk in render_reply(item.text):
-                ts = await self._post(conversation, chunk)
-            return self._ref(channel, ts, thread)
+            # a part posted by an earlier attempt of this delivery is not posted again
+            posted = await post_each_once(
+                self._state,
+                item.delivery_id,
+                render_reply(item.text),
+                partial(self._post, conversation),
+            )
+            return self._ref(channel, posted[-1] if posted else "", thread)
         if isinstance(item, ClarificationOut):
             blocks = render_clarification(item)
             await self._clear_working(conversation)
@@ -393,6 +398,11 @@ class SlackAdapter(PlatformAdapter):
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """A shared file's bytes, downloaded with the bot token (``files:read``), size- and type-checked."""
         return await download(attachment, self._token, self.settings.api_url, max_bytes)
+
+    @property
+    def _state(self) -> AdapterState | None:
+        """The core's adapter state (None for an adapter made without a core: ``doctor``, tests)."""
+        return getattr(self.gateway, "state", None)
 
     @staticmethod
     def _ref(channel: str, ts: str, thread: str | None) -> MessageRef:

@@ -12,6 +12,7 @@ import logging
 import re
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 from starlette.routing import BaseRoute
 from telegram import Bot, Message, Update
@@ -32,6 +33,7 @@ from clarigate.gateway.boundary.messages import (
     TextReply,
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
+from clarigate.gateway.boundary.retry import post_each_once
 from clarigate.gateway.runtime.config import TelegramSettings
 
 from .chat_action import TypingIndicators
@@ -40,6 +42,7 @@ from .effects import AfterAck
 from .forms import LATEST_TTL, latest_key
 from .interactions import Interactions
 from .live import LiveMessages
+from .markup import split_markdown
 from .media import attachments_of, fetch_file
 from .migration import ChatMoves
 from .polling import ALLOWED_UPDATES, LeasedPoller
@@ -288,15 +291,12 @@ class TelegramAdapter(PlatformAdapter):
         ):
             return await self._note_privately(conversation, item)
         if isinstance(item, TextReply) and item.live is not None:
-            finished = await self.live.finish(conversation, item.text, item.live)
+            finished = await self.live.finish(conversation, item.text, item.live, item.delivery_id)
             for part in finished:
                 await remember_chain(self.gateway.state, conversation, part.message_id)
             return finished[-1] if finished else None
         if isinstance(item, TextReply):
-            sent = await self.sender.post_markdown(conversation, item.text)
-            for message in sent:
-                await remember_chain(self.gateway.state, conversation, str(message.message_id))
-            return message_ref(sent[-1]) if sent else None
+            return await self._post_reply(conversation, item)
         if isinstance(item, LiveEnd):
             await self.live.end(conversation, item.ref)
             return None
@@ -315,6 +315,19 @@ class TelegramAdapter(PlatformAdapter):
         if isinstance(item, ErrorReply):
             return await self._post(conversation, TelegramMessage(escape(item.text)))
         raise TypeError(f"unknown outbound item {type(item).__name__}")
+
+    async def _post_reply(self, conversation: Conversation, item: TextReply) -> MessageRef | None:
+        """A reply split at 4096 characters, one message per piece; a piece posted by an earlier
+        attempt of this delivery is not posted again."""
+
+        async def post(piece: str) -> dict[str, Any]:
+            message = await self.sender.post_piece(conversation, piece)
+            await remember_chain(self.gateway.state, conversation, str(message.message_id))
+            return message_ref(message).model_dump(mode="json")
+
+        pieces = [piece for piece in split_markdown(item.text) if piece.strip()]
+        posted = await post_each_once(self.gateway.state, item.delivery_id, pieces, post)
+        return MessageRef.model_validate(posted[-1]) if posted else None
 
     async def _note_privately(
         self, conversation: Conversation, item: TextReply | ErrorReply

@@ -36,7 +36,7 @@ from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.runtime.logs import log_platform_call
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
-from .markup import html_to_plain, markdown_to_html, plain_text, split_markdown
+from .markup import html_to_plain, markdown_to_html, plain_text
 from .migration import ChatMoves
 from .render import TelegramMessage
 
@@ -223,11 +223,6 @@ class TelegramSender:
                 text=html_to_plain(message.text),
                 reply_markup=message.reply_markup,
             )
-
-    async def post_markdown(self, conversation: Conversation, markdown: str) -> list[Message]:
-        """An agent reply: converted to HTML, split at 4096, each piece resent plain if rejected."""
-        pieces = [piece for piece in split_markdown(markdown) if piece.strip()]
-        return [await self.post_piece(conversation, piece) for piece in pieces]
 
     async def post_piece(self, conversation: Conversation, piece: str) -> Message:
         """One piece of a reply (``split_markdown``) as HTML; resent plain if Telegram cannot parse it."""

@@ -21,19 +21,22 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
-from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
 
 T = TypeVar("T")
+P = TypeVar("P")
 
 #: Told of each retry before its wait: (the attempt that failed, 1-based; its failure; seconds to wait).
 OnRetry = Callable[[int, BaseException, float], None]
 Sleep = Callable[[float], Awaitable[None]]
+#: How long the parts of a reply posted so far are remembered (longer than any delivery budget).
+PARTS_TTL = 24 * 3600
 
 
 def transient(failure: BaseException) -> bool:
@@ -139,3 +142,28 @@ class RetryPolicy:
                     raise failure
                 return await attempt()
         raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
+
+
+async def post_each_once(
+    state: AdapterState | None,
+    delivery_id: str | None,
+    parts: Sequence[P],
+    post: Callable[[P], Awaitable[Any]],
+    way: str = "",
+) -> list[Any]:
+    """Post ``parts`` in order (``post`` returns a JSON-able record of the message it posted),
+    skipping those an earlier attempt of the same delivery posted already; returns every record.
+
+    A reply split over several messages is one item to the core: when part 3 fails and the core
+    tries again, parts 1 and 2 are not posted twice. ``delivery_id`` (or ``state``) None: nothing
+    remembered;
+    ``way``: which way of posting the item this is (a live message's rest, or the reply anew),
+    so one way's parts are never taken for another's.
+    """
+    key = f"parts-posted:{delivery_id}{way}" if state and delivery_id and len(parts) > 1 else None
+    done: list[Any] = list(await state.get_json(key) or []) if state and key else []
+    for part in parts[len(done) :]:
+        done.append(await post(part))
+        if state and key:
+            await state.set_json(key, done, PARTS_TTL)
+    return done

@@ -162,3 +162,29 @@ async def test_start_fails_clearly_without_a_way_to_receive(fake_slack: FakeSlac
 def test_socket_mode_without_a_signing_secret_mounts_no_events_url(fake_slack: FakeSlack):
     settings = slack_settings(fake_slack, signing_secret=None, app_token=SecretStr(APP_TOKEN))
     assert SlackAdapter(settings, gateway=None).routes() == []  # type: ignore[arg-type]
+
+
+async def test_a_long_reply_failing_midway_posts_each_part_once(make_world: MakeWorld, monkeypatch):
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    monkeypatch.setattr(retry, "pause", no_wait)
+    paragraphs = [f"Paragraph {i}: " + "word " * 300 for i in range(12)]
+    world = await make_world(
+        ScriptedRunner(lambda turn: TurnOutput(replies=["\n\n".join(paragraphs)])), progress_after_seconds=60
+    )
+    post = world.adapter.sender.post
+
+    async def fail_after_the_first_part(*args, **kwargs):
+        ts = await post(*args, **kwargs)
+        if len(world.fake.attempts("chat.postMessage")) == 1:
+            world.fake.fail_next(1, status=500, methods={"chat.postMessage"})  # the second part fails once
+        return ts
+
+    monkeypatch.setattr(world.adapter.sender, "post", fail_after_the_first_part)
+    await world.user.dm("write a lot")
+    await world.settle()
+    shown = [m["text"] for m in world.fake.shown()]
+    assert len(shown) > 2 and len(world.fake.attempts("chat.postMessage")) == len(shown) + 1
+    assert sum(text.count("Paragraph 0:") for text in shown) == 1  # the first part was not posted again
+    assert all(sum(text.count(f"Paragraph {i}:") for text in shown) == 1 for i in range(12))

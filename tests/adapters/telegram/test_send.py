@@ -137,3 +137,25 @@ async def test_addresses_with_an_at_sign_stay_copyable(bench):
     text = tg.api.of("sendMessage")[-1].params["text"]
     assert "support@example.com" in text and "git@github.com:acme/app.git" in text
     assert "@\u2060alice" in text
+
+
+async def test_a_long_reply_failing_midway_posts_each_piece_once(bench, monkeypatch):
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    monkeypatch.setattr(retry, "pause", no_wait)
+    paragraphs = [f"Paragraph {i}: " + "word " * 150 for i in range(12)]
+    tg = await bench(replying("\n\n".join(paragraphs)))
+    noted = tg.adapter.sender.on_posted
+
+    async def fail_after_the_first_piece(message) -> None:
+        await noted(message)
+        if len(tg.api.of("sendMessage")) == 1:
+            tg.api.fail_next("sendMessage", 500)  # the second piece fails once
+
+    tg.adapter.sender.on_posted = fail_after_the_first_piece
+    await tg.deliver(message_update("write a lot"))
+    posted = [c.params["text"] for c in tg.api.of("sendMessage") if c.result is not None]
+    assert len(posted) > 2 and len(tg.api.of("sendMessage")) == len(posted) + 1
+    # the core's second attempt went on from the second piece: none shown twice, none missing
+    assert [p.strip() for p in "\n\n".join(posted).split("\n\n")] == [p.strip() for p in paragraphs]
