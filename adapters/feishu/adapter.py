@@ -25,6 +25,7 @@ from clarigate.gateway.boundary.messages import (
     TextReply,
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
+from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.runtime.config import FeishuSettings
 
 from .content import split_ref
@@ -38,8 +39,8 @@ from .webhook import events_route
 
 log = logging.getLogger(__name__)
 
-#: Attempts of one live update (a slow update only delays the next; the reply comes regardless).
-LIVE_ATTEMPTS = 2
+#: Learning the bot's open_id at start: twice at most (without it any mention counts as the bot's).
+IDENTITY_RETRIES = RetryPolicy(first=0.5, attempts=2)
 #: After CardKit refused to make a card (no ``cardkit:card:write`` scope, …), live replies are
 #: edited cards for this many seconds before CardKit is tried again.
 CARDKIT_PAUSE_SECONDS = 600.0
@@ -78,7 +79,7 @@ class FeishuAdapter(PlatformAdapter):
     async def start(self) -> None:
         """Learn the bot's open_id (to recognise mentions of it)."""
         try:
-            self.receiver.bot_open_id = await self.sender.bot_open_id()
+            self.receiver.bot_open_id = await IDENTITY_RETRIES.call(self.sender.bot_open_id)
         except FeishuApiError as exc:  # not fatal: any mention then counts as a mention of the bot
             log.warning("feishu: cannot read the bot's identity: %s", exc)
 
@@ -204,7 +205,6 @@ class FeishuAdapter(PlatformAdapter):
         content: str,
         key: str | None = None,
         extra: dict[str, str] | None = None,
-        attempts: int | None = None,
     ) -> MessageRef:
         """Post an interactive message (``content``: card JSON or a card entity) where the
         conversation's replies go: in the thread (groups) or the chat (p2p)."""
@@ -214,12 +214,9 @@ class FeishuAdapter(PlatformAdapter):
                 content,
                 in_thread=not conversation.is_direct,
                 key=key,
-                attempts=attempts,
             )
         else:
-            message_id = await self.sender.post_message(
-                conversation.chat_id, content, key=key, attempts=attempts
-            )
+            message_id = await self.sender.post_message(conversation.chat_id, content, key=key)
         return MessageRef(
             platform=PLATFORM, chat_id=conversation.chat_id, message_id=message_id, extra=extra or {}
         )
@@ -247,16 +244,14 @@ class FeishuAdapter(PlatformAdapter):
         elif streams(ref):
             await self._stream(ref, content)
         else:
-            await self.sender.update_card(ref.message_id, edited_card(view, content), attempts=LIVE_ATTEMPTS)
+            await self.sender.update_card(ref.message_id, edited_card(view, content))
         self.live.shown(ref.message_id, content)
         return ref
 
     async def _start_live(self, conversation: Conversation, view: LiveView, content: str) -> MessageRef:
         if view.mode == "card" and time.monotonic() >= self.cardkit_paused_until:
             try:
-                card_id = await self.sender.create_card_entity(
-                    streaming_card(view, content), attempts=LIVE_ATTEMPTS
-                )
+                card_id = await self.sender.create_card_entity(streaming_card(view, content))
             except FeishuApiError as exc:
                 if exc.permanent:
                     self.cardkit_paused_until = time.monotonic() + CARDKIT_PAUSE_SECONDS
@@ -268,9 +263,7 @@ class FeishuAdapter(PlatformAdapter):
             else:
                 extra = {"mode": "card", "card_id": card_id, "created_ms": str(int(time.time() * 1000))}
                 try:
-                    return await self.deliver(
-                        conversation, entity_content(card_id), extra=extra, attempts=LIVE_ATTEMPTS
-                    )
+                    return await self.deliver(conversation, entity_content(card_id), extra=extra)
                 except FeishuApiError as exc:
                     log.warning(
                         "feishu: the streaming card was not sent (%s): an edited card instead", exc.code
@@ -279,7 +272,6 @@ class FeishuAdapter(PlatformAdapter):
             conversation,
             card_json(edited_card(view, content)),
             extra={"mode": "edit"},
-            attempts=LIVE_ATTEMPTS,
         )
 
     async def _stream(self, ref: MessageRef, content: str) -> None:
@@ -287,14 +279,12 @@ class FeishuAdapter(PlatformAdapter):
         (it does after a while)."""
         card_id, created = ref.extra["card_id"], int(ref.extra["created_ms"])
         try:
-            await self.sender.stream_text(card_id, created, ANSWER_ELEMENT, content, attempts=LIVE_ATTEMPTS)
+            await self.sender.stream_text(card_id, created, ANSWER_ELEMENT, content)
         except FeishuApiError as exc:
             if exc.feishu_code not in STREAMING_CLOSED_CODES:
                 raise
-            await self.sender.card_settings(
-                card_id, created, {"streaming_mode": True}, attempts=LIVE_ATTEMPTS
-            )
-            await self.sender.stream_text(card_id, created, ANSWER_ELEMENT, content, attempts=LIVE_ATTEMPTS)
+            await self.sender.card_settings(card_id, created, {"streaming_mode": True})
+            await self.sender.stream_text(card_id, created, ANSWER_ELEMENT, content)
 
     async def finish_live(
         self, conversation: Conversation, ref: MessageRef, text: str, key: str | None

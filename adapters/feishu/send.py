@@ -1,4 +1,4 @@
-"""Feishu open API calls through lark-oapi, off the event loop, with retries, on one connection pool.
+"""Feishu open API calls through lark-oapi, off the event loop, one attempt each, on one connection pool.
 
 lark-oapi fetches the tenant token and sends requests with blocking ``requests``,
 so every call runs in a worker thread. lark-oapi 1.7.5 sends each request with
@@ -11,17 +11,18 @@ that call only) and through requests' one-off session otherwise, exactly as befo
 sender owns its session for its life (``close``). CardKit (streaming cards) goes through
 the SDK's typed ``client.cardkit.v1`` calls on the same pool.
 
-Rate limits (HTTP 429 or code 99991400,
-and the per-chat limit answered with HTTP 400 code 230020) wait
-for the reset the server names; 5xx and network errors back off exponentially; a
-tenant token Feishu no longer accepts is dropped from lark-oapi's cache and
-fetched anew; other errors raise at once. Messages carry a ``uuid`` so a retry
-after a lost response does not post twice (Feishu dedupes on it for an hour).
+Each call is made once; the core's delivery retries a transient failure through the one
+retry policy (``clarigate.gateway.boundary.retry``). A rate limit (HTTP 429 or code 99991400,
+and the per-chat limit answered with HTTP 400 code 230020) is transient with the reset the
+server names as its ``retry_after``; a 5xx or a network error is transient; a tenant token
+Feishu no longer accepts is dropped from lark-oapi's cache and the call made once more with a
+new one. Messages carry a ``uuid`` so a retry after a lost response does not post twice
+(Feishu dedupes on it for an hour).
 
 Every failure is a ``clarigate.gateway.boundary.port.DeliveryFailed``: permanent for a refusal (a 4xx or a
 Feishu ``code`` that no retry changes: a card Feishu will not show, a chat the bot left),
-transient when the retries ran out on a rate limit, a 5xx or the network. Feishu's code
-and message are logged and counted.
+transient for a rate limit, a 5xx or the network. Feishu's code and message are logged and
+counted.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def new_session(pool_size: int = POOL_SIZE) -> requests.Session:
 
 
 class FeishuApiError(DeliveryFailed):
-    """A Feishu API call that failed for good: refused (``permanent``), or out of retries."""
+    """A Feishu API call that failed: refused (``permanent``), or worth another attempt later."""
 
     def __init__(
         self,
@@ -157,6 +158,10 @@ class FeishuApiError(DeliveryFailed):
         )
         self.status = status
         self.feishu_code = code
+
+
+class _TokenRejected(Exception):
+    """Feishu no longer accepts lark-oapi's cached tenant token (the call is made again with a new one)."""
 
 
 def build_client(settings: FeishuSettings, timeout: float = 10.0) -> lark.Client:
@@ -216,15 +221,9 @@ class FeishuSender:
     def __init__(
         self,
         client: lark.Client,
-        attempts: int = 5,
-        base_delay: float = 0.5,
-        max_delay: float = 30.0,
         session: requests.Session | None = None,
     ) -> None:
         self.client = client
-        self.attempts = attempts
-        self.base_delay = base_delay
-        self.max_delay = max_delay
         self.session = session or new_session()
         self.sequences = CardSequences()
 
@@ -248,9 +247,7 @@ class FeishuSender:
         """
         return await self.post_message(chat_id, card_json(card), key)
 
-    async def post_message(
-        self, chat_id: str, content: str, key: str | None = None, attempts: int | None = None
-    ) -> str:
+    async def post_message(self, chat_id: str, content: str, key: str | None = None) -> str:
         """Post an interactive message (a card's JSON, or ``entity_content``); returns its id."""
         body = {
             "receive_id": chat_id,
@@ -263,7 +260,6 @@ class FeishuSender:
             "/open-apis/im/v1/messages",
             body,
             queries=[("receive_id_type", "chat_id")],
-            attempts=attempts,
         )
         return str(data.get("message_id") or "")
 
@@ -279,7 +275,6 @@ class FeishuSender:
         content: str,
         in_thread: bool,
         key: str | None = None,
-        attempts: int | None = None,
     ) -> str:
         """Reply with an interactive message (``content`` as in ``post_message``); returns its id."""
         body = {
@@ -288,15 +283,13 @@ class FeishuSender:
             "reply_in_thread": in_thread,
             "uuid": key or str(uuid.uuid4()),
         }
-        data = await self.call(
-            HttpMethod.POST, f"/open-apis/im/v1/messages/{message_id}/reply", body, attempts=attempts
-        )
+        data = await self.call(HttpMethod.POST, f"/open-apis/im/v1/messages/{message_id}/reply", body)
         return str(data.get("message_id") or "")
 
-    async def update_card(self, message_id: str, card: dict[str, Any], attempts: int | None = None) -> None:
+    async def update_card(self, message_id: str, card: dict[str, Any]) -> None:
         """Replace the card of a message the bot sent."""
         body = {"content": card_json(card)}
-        await self.call(HttpMethod.PATCH, f"/open-apis/im/v1/messages/{message_id}", body, attempts=attempts)
+        await self.call(HttpMethod.PATCH, f"/open-apis/im/v1/messages/{message_id}", body)
 
     async def delete_message(self, message_id: str) -> None:
         """Recall a message the bot sent; one already gone counts as recalled."""
@@ -310,14 +303,14 @@ class FeishuSender:
 
     # --- CardKit: card entities, streamed text ---------------------------------------------------
 
-    async def create_card_entity(self, card: dict[str, Any], attempts: int | None = None) -> str:
+    async def create_card_entity(self, card: dict[str, Any]) -> str:
         """Make a card entity from card JSON 2.0 (``POST /cardkit/v1/cards``); returns its card_id."""
         body = CreateCardRequestBody.builder().type("card_json").data(card_json(card)).build()
 
         def send() -> Any:
             return self.client.cardkit.v1.card.create(CreateCardRequest.builder().request_body(body).build())
 
-        data = await self._call("POST /open-apis/cardkit/v1/cards", send, attempts=attempts)
+        data = await self._call("POST /open-apis/cardkit/v1/cards", send)
         card_id = str(data.get("card_id") or "")
         if not card_id:
             raise FeishuApiError(
@@ -325,9 +318,7 @@ class FeishuSender:
             )
         return card_id
 
-    async def stream_text(
-        self, card_id: str, created_ms: int, element_id: str, content: str, attempts: int | None = None
-    ) -> None:
+    async def stream_text(self, card_id: str, created_ms: int, element_id: str, content: str) -> None:
         """Set a text element's whole content; Feishu types out what was added to the old text."""
 
         def send(sequence: int) -> Any:
@@ -342,11 +333,9 @@ class FeishuSender:
             return self.client.cardkit.v1.card_element.content(request)
 
         label = f"PUT /open-apis/cardkit/v1/cards/{card_id}/elements/{element_id}/content"
-        await self._in_sequence(label, card_id, created_ms, send, attempts)
+        await self._in_sequence(label, card_id, created_ms, send)
 
-    async def card_settings(
-        self, card_id: str, created_ms: int, config: dict[str, Any], attempts: int | None = None
-    ) -> None:
+    async def card_settings(self, card_id: str, created_ms: int, config: dict[str, Any]) -> None:
         """Change a card entity's ``config`` (e.g. ``{"streaming_mode": False}``)."""
 
         def send(sequence: int) -> Any:
@@ -356,11 +345,9 @@ class FeishuSender:
             return self.client.cardkit.v1.card.settings(request)
 
         label = f"PATCH /open-apis/cardkit/v1/cards/{card_id}/settings"
-        await self._in_sequence(label, card_id, created_ms, send, attempts)
+        await self._in_sequence(label, card_id, created_ms, send)
 
-    async def update_card_entity(
-        self, card_id: str, created_ms: int, card: dict[str, Any], attempts: int | None = None
-    ) -> None:
+    async def update_card_entity(self, card_id: str, created_ms: int, card: dict[str, Any]) -> None:
         """Replace a card entity's whole card (``PUT /cardkit/v1/cards/:card_id``)."""
         data = CardData.builder().type("card_json").data(card_json(card)).build()
 
@@ -370,7 +357,7 @@ class FeishuSender:
             return self.client.cardkit.v1.card.update(request)
 
         label = f"PUT /open-apis/cardkit/v1/cards/{card_id}"
-        await self._in_sequence(label, card_id, created_ms, send, attempts)
+        await self._in_sequence(label, card_id, created_ms, send)
 
     async def _in_sequence(
         self,
@@ -378,23 +365,20 @@ class FeishuSender:
         card_id: str,
         created_ms: int,
         send: Callable[[int], Any],
-        attempts: int | None,
     ) -> None:
         """A CardKit call on one card: a new sequence each attempt, one jump after a refused one."""
         for jumped in (False, True):
             try:
-                await self._call(
-                    label, lambda: send(self.sequences.next(card_id, created_ms)), attempts=attempts
-                )
+                await self._call(label, lambda: send(self.sequences.next(card_id, created_ms)))
                 return
             except FeishuApiError as exc:
                 if exc.feishu_code != SEQUENCE_CONFLICT_CODE or jumped:
                     raise
                 self.sequences.jump(card_id)
 
-    async def bot_open_id(self, attempts: int = 2) -> str | None:
+    async def bot_open_id(self) -> str | None:
         """The bot's own open_id (to tell mentions of the bot from others), None if unknown."""
-        raw = await self.call(HttpMethod.GET, "/open-apis/bot/v3/info", None, whole=True, attempts=attempts)
+        raw = await self.call(HttpMethod.GET, "/open-apis/bot/v3/info", None, whole=True)
         bot = raw.get("bot")
         return str(bot["open_id"]) if isinstance(bot, dict) and bot.get("open_id") else None
 
@@ -409,7 +393,6 @@ class FeishuSender:
                 f"/open-apis/contact/v3/users/{quote(open_id, safe='')}",
                 None,
                 queries=[("user_id_type", "open_id")],
-                attempts=1,
             )
         except FeishuApiError as exc:
             if exc.feishu_code == SCOPE_MISSING_CODE:
@@ -476,9 +459,8 @@ class FeishuSender:
         body: dict[str, Any] | None,
         queries: list[tuple[str, str]] | None = None,
         whole: bool = False,
-        attempts: int | None = None,
     ) -> dict[str, Any]:
-        """One API call with retries; returns its ``data`` (or the whole answer with ``whole``)."""
+        """One API call (no retry: see ``_call``); its ``data`` (or the whole answer with ``whole``)."""
 
         def send() -> Any:
             request = (
@@ -493,63 +475,61 @@ class FeishuSender:
             )
             return self.client.request(request)
 
-        return await self._call(f"{method.name} {uri}", send, whole=whole, attempts=attempts)
+        return await self._call(f"{method.name} {uri}", send, whole=whole)
 
-    async def _call(
-        self,
-        label: str,
-        send: Callable[[], Any],
-        whole: bool = False,
-        attempts: int | None = None,
-    ) -> dict[str, Any]:
-        """Run ``send`` (a lark-oapi call made anew each attempt) with retries, in a worker thread on
-        the pool; returns the answer's ``data`` (or the whole answer with ``whole``)."""
-        problem, status, code, wait = "no attempt made", None, None, None
-        attempts = attempts or self.attempts
-        token_renewed = False
-        for attempt in range(attempts):
+    async def _call(self, label: str, send: Callable[[], Any], whole: bool = False) -> dict[str, Any]:
+        """Run ``send`` (a lark-oapi call) once, in a worker thread on the pool; returns the answer's
+        ``data`` (or the whole answer with ``whole``), or raises ``FeishuApiError`` classified.
+
+        No retry here: the core's delivery (or the caller) tries again through the one retry
+        policy. The one exception is a tenant token Feishu stopped accepting: it is dropped and
+        the call made once more at once, since the failure was lark-oapi's cached token, not the
+        call (a transient failure of that second call is raised like any other).
+        """
+        for renewed in (False, True):
             try:
-                response = await asyncio.to_thread(self._pooled, send)
-            except requests.RequestException as exc:
-                kind, problem, wait = "network", f"network: {exc}", None
-            except Exception as exc:  # token endpoint trouble surfaces as SDK exceptions or bad JSON
-                kind, problem, wait = "server_error", f"token or SDK: {exc}", None
+                return await self._once(label, send, whole, may_renew=not renewed)
+            except _TokenRejected:
+                self.forget_token()
+        raise AssertionError("unreachable: a renewed token is not renewed again")  # pragma: no cover
+
+    async def _once(
+        self, label: str, send: Callable[[], Any], whole: bool, may_renew: bool
+    ) -> dict[str, Any]:
+        """One call: its ``data``, or a classified ``FeishuApiError`` (``_TokenRejected`` to renew)."""
+        status, code, wait = None, None, None
+        try:
+            response = await asyncio.to_thread(self._pooled, send)
+        except requests.RequestException as exc:
+            kind, problem = "network", f"network: {exc}"
+        except Exception as exc:  # token endpoint trouble surfaces as SDK exceptions or bad JSON
+            kind, problem = "server_error", f"token or SDK: {exc}"
+        else:
+            status, code = response.raw.status_code, response.code
+            answer = _json(response.raw.content)
+            if status < 400 and code == 0:
+                data = answer.get("data") or {}
+                log_platform_call("feishu", label, "ok", data.get("message_id"))
+                return answer if whole else data
+            feishu_msg = response.msg or answer.get("msg") or ""
+            problem = f"HTTP {status} code {code}: {feishu_msg}"
+            if status == 429 or code == RATE_LIMITED_CODE or code in RATE_LIMITED_400_CODES:
+                kind, wait = "rate_limited", _reset_seconds(response.raw.headers)
+            elif status >= 500:
+                kind = "server_error"
+            elif code in TOKEN_REJECTED_CODES and may_renew:
+                PLATFORM_API_ERRORS.labels("feishu", "client_error").inc()
+                log.warning("feishu %s: tenant token rejected (%s): fetching a new one", label, problem)
+                raise _TokenRejected(problem)
             else:
-                status, code = response.raw.status_code, response.code
-                answer = _json(response.raw.content)
-                if status < 400 and code == 0:
-                    data = answer.get("data") or {}
-                    log_platform_call("feishu", label, "ok", data.get("message_id"))
-                    return answer if whole else data
-                problem = f"HTTP {status} code {code}: {response.msg or answer.get('msg') or ''}"
-                if status == 429 or code == RATE_LIMITED_CODE or code in RATE_LIMITED_400_CODES:
-                    kind, wait = "rate_limited", _reset_seconds(response.raw.headers)
-                elif status >= 500:
-                    kind, wait = "server_error", None
-                elif code in TOKEN_REJECTED_CODES and not token_renewed:
-                    kind, wait, token_renewed = "client_error", 0.0, True
-                    self.forget_token()
-                else:
-                    PLATFORM_API_ERRORS.labels("feishu", "client_error").inc()
-                    feishu_msg = response.msg or answer.get("msg") or ""
-                    log_platform_call(
-                        "feishu", label, f"refused: HTTP {status} code {code} msg {feishu_msg!r}"
-                    )
-                    log.warning("feishu %s refused: HTTP %s code %s msg %r", label, status, code, feishu_msg)
-                    raise FeishuApiError(f"{label}: {problem}", status, code)
-            PLATFORM_API_ERRORS.labels("feishu", kind).inc()
-            if attempt + 1 < attempts:
-                delay = wait if wait is not None else self.base_delay * 2**attempt
-                log.warning("feishu %s failed (%s), retrying in %.1fs", label, problem, delay)
-                await asyncio.sleep(min(delay, self.max_delay))
-        log.warning("feishu %s failed %d times, last: %s", label, attempts, problem)
-        raise FeishuApiError(
-            f"{label}: gave up after {attempts} attempts: {problem}",
-            status,
-            code,
-            permanent=False,
-            retry_after=wait,
-        )
+                PLATFORM_API_ERRORS.labels("feishu", "client_error").inc()
+                log_platform_call("feishu", label, f"refused: HTTP {status} code {code} msg {feishu_msg!r}")
+                log.warning("feishu %s refused: HTTP %s code %s msg %r", label, status, code, feishu_msg)
+                raise FeishuApiError(f"{label}: {problem}", status, code)
+        PLATFORM_API_ERRORS.labels("feishu", kind).inc()
+        log_platform_call("feishu", label, f"failed: {kind}")
+        log.warning("feishu %s failed (%s)", label, problem)
+        raise FeishuApiError(f"{label}: {problem}", status, code, permanent=False, retry_after=wait)
 
     def forget_token(self) -> None:
         """Drop lark-oapi's cached tenant token, so the next call fetches a new one."""

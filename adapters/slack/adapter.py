@@ -14,6 +14,7 @@ import asyncio
 import logging
 import re
 import uuid
+from functools import partial
 from typing import Any, ClassVar
 
 import aiohttp
@@ -39,7 +40,8 @@ from clarigate.gateway.boundary.messages import (
     ProgressUpdate,
     TextReply,
 )
-from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, PlatformAdapter
+from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, GatewayPort, PlatformAdapter
+from clarigate.gateway.boundary.retry import RetryPolicy, post_each_once
 from clarigate.gateway.runtime.config import SlackSettings
 
 from .commands import in_thread_hint, mention_command, parse_command
@@ -65,6 +67,8 @@ log = logging.getLogger(__name__)
 
 KNOWN_THREAD_SECONDS = 7 * 24 * 3600  # a thread opened by a bare mention stays the bot's this long
 PROMPT_DEDUPE_SECONDS = 3600  # Slack retries an event for a few minutes at most
+#: ``auth.test`` at start: four attempts, 0.5 s, 1 s, 2 s apart (after Slack's ``Retry-After`` if longer).
+STARTUP_RETRIES = RetryPolicy(first=0.5, attempts=4)
 
 
 class SlackStartError(RuntimeError):
@@ -77,7 +81,7 @@ class SlackAdapter(PlatformAdapter):
     platform: ClassVar[str] = PLATFORM
     command_syntax: ClassVar[str] = "/clarigate {command}"  # how /help and /status spell commands
 
-    def __init__(self, settings: SlackSettings, gateway: GatewayPort, *, retry_backoff: float = 0.5) -> None:
+    def __init__(self, settings: SlackSettings, gateway: GatewayPort) -> None:
         self.settings = settings
         self.gateway = gateway
         if settings.bot_token is None:
@@ -85,7 +89,7 @@ class SlackAdapter(PlatformAdapter):
         token = settings.bot_token.get_secret_value()
         secret = settings.signing_secret.get_secret_value() if settings.signing_secret else ""
         self._token = token
-        self.client = build_client(token, settings.api_url, backoff_factor=retry_backoff)
+        self.client = build_client(token, settings.api_url)
         self.ack_client = build_ack_path_client(token, settings.api_url)
         self.sender = SlackSender(self.client, self.ack_client)
         self.names = NameBook(self.sender.user_name)
@@ -223,7 +227,7 @@ class SlackAdapter(PlatformAdapter):
                 "Slack needs SLACK_SIGNING_SECRET (HTTP mode) or SLACK_APP_TOKEN (Socket Mode)"
             )
         try:
-            identity = await self.sender.whoami()
+            identity = await STARTUP_RETRIES.call(self.sender.whoami)
         except DeliveryFailed as error:
             if error.code == "network":
                 raise SlackStartError(f"Slack API unreachable at {self.settings.api_url}: {error}") from error
@@ -299,15 +303,19 @@ class SlackAdapter(PlatformAdapter):
             await self.sender.ephemeral(channel, item.private_to.user_id, text, thread)
             return None  # an ephemeral message cannot be updated or deleted
         if isinstance(item, TextReply) and item.live is not None:
-            return await self.live.finish(conversation, item)
+            return await self.live.finish(conversation, item, self._state)
         if isinstance(item, LiveEnd):
             await self.live.end(conversation, item.ref)
             return None
         if isinstance(item, TextReply):
-            ts = ""
-            for chunk in render_reply(item.text):
-                ts = await self._post(conversation, chunk)
-            return self._ref(channel, ts, thread)
+            # a part posted by an earlier attempt of this delivery is not posted again
+            posted = await post_each_once(
+                self._state,
+                item.delivery_id,
+                render_reply(item.text),
+                partial(self._post, conversation),
+            )
+            return self._ref(channel, posted[-1] if posted else "", thread)
         if isinstance(item, ClarificationOut):
             blocks = render_clarification(item)
             await self._clear_working(conversation)
@@ -396,6 +404,11 @@ class SlackAdapter(PlatformAdapter):
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """A shared file's bytes, downloaded with the bot token (``files:read``), size- and type-checked."""
         return await download(attachment, self._token, self.settings.api_url, max_bytes)
+
+    @property
+    def _state(self) -> AdapterState | None:
+        """The core's adapter state (None for an adapter made without a core: ``doctor``, tests)."""
+        return getattr(self.gateway, "state", None)
 
     @staticmethod
     def _ref(channel: str, ts: str, thread: str | None) -> MessageRef:

@@ -27,7 +27,8 @@ from typing import Any
 from slack_sdk.models.messages.chunk import MarkdownTextChunk, TaskUpdateChunk
 
 from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef, TextReply
-from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
+from clarigate.gateway.boundary.retry import post_each_once
 
 from .markup import escape_mrkdwn
 from .receive import PLATFORM
@@ -265,9 +266,12 @@ class LiveMessages:
 
     # --- the end of a run ---------------------------------------------------------------------
 
-    async def finish(self, conversation: Conversation, reply: TextReply) -> MessageRef:
+    async def finish(
+        self, conversation: Conversation, reply: TextReply, state: AdapterState | None = None
+    ) -> MessageRef:
         """The reply becomes the live message (its first part; the rest posted after it). Safe to
-        repeat: a stopped stream is stopped again harmlessly and ``chat.update`` sets the same text.
+        repeat: a stopped stream is stopped again harmlessly, ``chat.update`` sets the same text,
+        and a part an earlier attempt posted (remembered in ``state``) is not posted again.
         A permanent refusal removes the half-written message before it is raised."""
         ref = reply.live
         assert ref is not None
@@ -282,9 +286,12 @@ class LiveMessages:
                 if error.permanent:
                     await self._delete_quietly(ref)
                 raise
-        ts = ref.message_id
-        for part in parts[1:]:
-            ts = await self.sender.post(conversation.chat_id, part, thread_ts=conversation.reply_to)
+
+        async def post(part: str) -> str:
+            return await self.sender.post(conversation.chat_id, part, thread_ts=conversation.reply_to)
+
+        posted = await post_each_once(state, reply.delivery_id, parts[1:], post, ":live")
+        ts = posted[-1] if posted else ref.message_id
         return live_ref(conversation.chat_id, ts, conversation.reply_to, {})
 
     async def end(self, conversation: Conversation, ref: MessageRef) -> None:

@@ -1,11 +1,12 @@
-"""The Slack Web API client: retries that lose nothing, and trouble counted in metrics.
+"""The Slack Web API client: one call per attempt, and trouble counted in metrics.
 
-slack_sdk retries only connection errors by default; here a 429 waits for its
-``Retry-After`` and a 5xx is retried with exponential backoff, each counted in
-``clarigate_platform_api_errors_total``. What is still failing after that is raised as
-``DeliveryFailed``, transient or permanent, with Slack's own error code. Calls made
-before an ack (``views.open``, ``users.info``) go through a second client that never
-sleeps on a retry: Slack's 3 seconds are worth more than a second try.
+slack_sdk's retry handlers are off (by default it retries connection errors): every call is
+made once, its failure counted in ``clarigate_platform_api_errors_total`` and raised as
+``DeliveryFailed``, transient (a 429 with its ``Retry-After``, a 5xx, the network, Slack's
+transient codes) or permanent, with Slack's own error code. The core's delivery retries a
+transient failure by the one retry policy (``clarigate.gateway.boundary.retry``), so a retry
+never nests inside another. Calls made before an ack (``views.open``, ``users.info``) go
+through a second client with a short timeout: Slack's 3 seconds are worth more than a second try.
 """
 
 from __future__ import annotations
@@ -14,15 +15,6 @@ from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.async_handler import AsyncRetryHandler
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
-)
-from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
-from slack_sdk.http_retry.request import HttpRequest
-from slack_sdk.http_retry.response import HttpResponse
-from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
 from clarigate.gateway.boundary.port import DeliveryFailed
@@ -30,9 +22,6 @@ from clarigate.gateway.runtime.logs import log_platform_call
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
 PLATFORM = "slack"
-RATE_LIMIT_RETRIES = 8  # a burst of 429s is waited out, not turned into a lost reply
-SERVER_ERROR_RETRIES = 4
-NETWORK_RETRIES = 3
 ACK_PATH_TIMEOUT = 2  # seconds: a trigger id lives 3, and the ack must still go out after the call
 
 # Error codes Slack answers with ``ok: false`` that a later try can get past; every other
@@ -47,72 +36,15 @@ def count_api_error(kind: str) -> None:
     PLATFORM_API_ERRORS.labels(PLATFORM, kind).inc()
 
 
-class _CountsRetries:
-    """Mixin for slack_sdk's retry handlers: counts each retry it grants under ``kind``."""
-
-    kind: str
-
-    async def _can_retry_async(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
-        retry: bool = await super()._can_retry_async(  # type: ignore[misc]
-            state=state, request=request, response=response, error=error
-        )
-        if retry:
-            count_api_error(self.kind)
-        return retry
-
-
-class CountedRateLimitRetry(_CountsRetries, AsyncRateLimitErrorRetryHandler):
-    """slack_sdk's 429 handler (sleeps ``Retry-After``), counting each 429 it sees."""
-
-    kind = "rate_limited"
-
-
-class ServerErrorRetry(AsyncRetryHandler):
-    """Retries any 5xx answer with exponential backoff."""
-
-    async def _can_retry_async(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
-        if response is not None and response.status_code >= 500:
-            count_api_error("server_error")
-            return True
-        return False
-
-
-class CountedConnectionRetry(_CountsRetries, AsyncConnectionErrorRetryHandler):
-    """slack_sdk's connection-error handler, counting each network failure."""
-
-    kind = "network"
-
-
-def build_client(token: str | None, api_url: str, backoff_factor: float = 0.5) -> AsyncWebClient:
-    """An ``AsyncWebClient`` at ``api_url`` with rate-limit, server-error and network retries."""
-    backoff = BackoffRetryIntervalCalculator(backoff_factor=backoff_factor)
-    return AsyncWebClient(
-        token=token,
-        base_url=api_url,
-        retry_handlers=[
-            CountedConnectionRetry(max_retry_count=NETWORK_RETRIES, interval_calculator=backoff),
-            CountedRateLimitRetry(max_retry_count=RATE_LIMIT_RETRIES),
-            ServerErrorRetry(max_retry_count=SERVER_ERROR_RETRIES, interval_calculator=backoff),
-        ],
-    )
+def build_client(token: str | None, api_url: str) -> AsyncWebClient:
+    """An ``AsyncWebClient`` at ``api_url`` that makes each call once: none of slack_sdk's retry
+    handlers (by default it retries a connection error), so a failure costs one call per attempt
+    and the core's delivery decides, by the one retry policy, when to try again."""
+    return AsyncWebClient(token=token, base_url=api_url, retry_handlers=[])
 
 
 def build_ack_path_client(token: str | None, api_url: str) -> AsyncWebClient:
-    """A client for calls made before an ack: no retry handlers, a short timeout."""
+    """A client for calls made before an ack: like ``build_client``, with a short timeout."""
     return AsyncWebClient(token=token, base_url=api_url, timeout=ACK_PATH_TIMEOUT, retry_handlers=[])
 
 
@@ -138,7 +70,7 @@ def delivery_failed(method: str, error: Exception) -> DeliveryFailed:
 
 
 class SlackSender:
-    """The Web API calls the adapter makes; errors after retries are counted and raised as
+    """The Web API calls the adapter makes, once each; errors are counted and raised as
     ``DeliveryFailed``."""
 
     def __init__(self, client: AsyncWebClient, ack_client: AsyncWebClient | None = None) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+from dataclasses import replace
 from functools import partial
+from typing import Any
 
 from starlette.routing import BaseRoute
 from telegram import Bot, Message, Update
@@ -31,6 +33,7 @@ from clarigate.gateway.boundary.messages import (
     TextReply,
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
+from clarigate.gateway.boundary.retry import post_each_once
 from clarigate.gateway.runtime.config import TelegramSettings
 
 from .chat_action import TypingIndicators
@@ -39,6 +42,7 @@ from .effects import AfterAck
 from .forms import LATEST_TTL, latest_key
 from .interactions import Interactions
 from .live import LiveMessages
+from .markup import split_markdown
 from .media import attachments_of, fetch_file
 from .migration import ChatMoves
 from .polling import ALLOWED_UPDATES, LeasedPoller
@@ -57,7 +61,7 @@ from .receive import (
     without_mention,
 )
 from .render import TelegramMessage, escape, render_answered, render_clarification
-from .send import TelegramSender, delivery_failure, message_ref, with_retries
+from .send import STARTUP_RETRIES, TelegramSender, delivery_failure, message_ref, patiently
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +111,7 @@ class TelegramAdapter(PlatformAdapter):
         if problems:
             raise RuntimeError("Telegram: " + "; ".join(problems))
         try:
-            await with_retries(self.bot.initialize, "getMe")
+            await patiently(self.bot.initialize, "getMe")
         except InvalidToken as exc:
             raise RuntimeError(f"Telegram rejected TELEGRAM_BOT_TOKEN (getMe failed: {exc.message})") from exc
         user = self.bot.bot
@@ -121,7 +125,7 @@ class TelegramAdapter(PlatformAdapter):
         await self._register_commands()
         if self.settings.webhook_url:
             secret = self.settings.webhook_secret.get_secret_value() if self.settings.webhook_secret else None
-            await with_retries(
+            await patiently(
                 lambda: self.bot.set_webhook(
                     self.settings.webhook_url or "", secret_token=secret, allowed_updates=ALLOWED_UPDATES
                 ),
@@ -134,10 +138,10 @@ class TelegramAdapter(PlatformAdapter):
         """``setMyCommands``: the menu people see when they type ``/`` (per interface language)."""
         for language, commands in MENU.items():
             try:
-                await with_retries(
+                await patiently(
                     partial(self.bot.set_my_commands, commands, language_code=language),
                     "setMyCommands",
-                    attempts=2,
+                    replace(STARTUP_RETRIES, attempts=2),
                 )
             except TelegramError as exc:  # the menu is a convenience: typing the command still works
                 log.warning("telegram setMyCommands (%s) failed: %s", language or "default", exc)
@@ -287,15 +291,12 @@ class TelegramAdapter(PlatformAdapter):
         ):
             return await self._note_privately(conversation, item)
         if isinstance(item, TextReply) and item.live is not None:
-            finished = await self.live.finish(conversation, item.text, item.live)
+            finished = await self.live.finish(conversation, item.text, item.live, item.delivery_id)
             for part in finished:
                 await remember_chain(self.gateway.state, conversation, part.message_id)
             return finished[-1] if finished else None
         if isinstance(item, TextReply):
-            sent = await self.sender.post_markdown(conversation, item.text)
-            for message in sent:
-                await remember_chain(self.gateway.state, conversation, str(message.message_id))
-            return message_ref(sent[-1]) if sent else None
+            return await self._post_reply(conversation, item)
         if isinstance(item, LiveEnd):
             await self.live.end(conversation, item.ref)
             return None
@@ -314,6 +315,19 @@ class TelegramAdapter(PlatformAdapter):
         if isinstance(item, ErrorReply):
             return await self._post(conversation, TelegramMessage(escape(item.text)))
         raise TypeError(f"unknown outbound item {type(item).__name__}")
+
+    async def _post_reply(self, conversation: Conversation, item: TextReply) -> MessageRef | None:
+        """A reply split at 4096 characters, one message per piece; a piece posted by an earlier
+        attempt of this delivery is not posted again."""
+
+        async def post(piece: str) -> dict[str, Any]:
+            message = await self.sender.post_piece(conversation, piece)
+            await remember_chain(self.gateway.state, conversation, str(message.message_id))
+            return message_ref(message).model_dump(mode="json")
+
+        pieces = [piece for piece in split_markdown(item.text) if piece.strip()]
+        posted = await post_each_once(self.gateway.state, item.delivery_id, pieces, post)
+        return MessageRef.model_validate(posted[-1]) if posted else None
 
     async def _note_privately(
         self, conversation: Conversation, item: TextReply | ErrorReply

@@ -185,7 +185,7 @@ class Forms:
             words += " " + ui_text("form_reopen", language)
         where = conversation.model_copy(update={"reply_to": str(message.message_id)})
         note = TelegramMessage(escape(words))
-        await self.after_ack.run("sendMessage", lambda: self.sender.post(where, note, attempts=1))
+        await self.after_ack.run("sendMessage", lambda: self.sender.post(where, note))
 
     # --- closing ---------------------------------------------------------------------------
 
@@ -212,7 +212,7 @@ class Forms:
         return [
             (
                 "editMessageText",
-                lambda: self.sender.edit(state.chat_id, state.message_id, question, attempts=1),
+                lambda: self.sender.edit(state.chat_id, state.message_id, question),
             )
         ]
 
@@ -224,9 +224,7 @@ class Forms:
 
         async def show() -> None:
             current = await self._load(state.request_id, state.user_id) or state
-            await self.sender.edit(
-                current.chat_id, current.message_id, render_wizard(view.request, current), attempts=1
-            )
+            await self.sender.edit(current.chat_id, current.message_id, render_wizard(view.request, current))
 
         return show
 
@@ -275,4 +273,4 @@ def answered_edit(
 ) -> tuple[str, Effect]:
     """The effect that shows a question as answered (or dismissed): the question and the line."""
     closed = render_answered(request, line)
-    return ("editMessageText", lambda: sender.edit(chat_id, message_id, closed, attempts=1))
+    return ("editMessageText", lambda: sender.edit(chat_id, message_id, closed))

@@ -174,7 +174,7 @@ class Interactions:
 
         async def post_prompt() -> None:
             try:
-                sent = await self.sender.post(conversation, prompt, attempts=1)
+                sent = await self.sender.post(conversation, prompt)
             except TelegramError:
                 await self.gateway.state.delete(asked)  # a later tap may try again
                 raise

@@ -25,11 +25,13 @@ import contextlib
 import logging
 import secrets
 import uuid
+from typing import Any
 
 from telegram.error import BadRequest, InvalidToken, TelegramError
 
 from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef
 from clarigate.gateway.boundary.port import AdapterState
+from clarigate.gateway.boundary.retry import post_each_once
 from clarigate.gateway.flow.notices import notice
 
 from .chat_action import TypingIndicators
@@ -132,9 +134,9 @@ class LiveMessages:
                 self._keep_draft(conversation, token, html)
                 return self._ref(conversation, DRAFT, token, drafted=True)
         if message_id:
-            await self.sender.edit(conversation.chat_id, message_id, TelegramMessage(html), attempts=1)
+            await self.sender.edit(conversation.chat_id, message_id, TelegramMessage(html))
             return self._ref(conversation, EDIT, token, message_id)
-        sent = await self.sender.post(conversation, TelegramMessage(html), attempts=1)
+        sent = await self.sender.post(conversation, TelegramMessage(html))
         message_id = str(sent.message_id)
         try:  # the message exists now: whatever fails here, its ref must reach the core
             await remember_chain(self.state, conversation, message_id)
@@ -144,9 +146,12 @@ class LiveMessages:
             log.warning("could not record the live message %s", message_id, exc_info=True)
         return self._ref(conversation, EDIT, token, message_id)
 
-    async def finish(self, conversation: Conversation, text: str, ref: MessageRef) -> list[MessageRef]:
+    async def finish(
+        self, conversation: Conversation, text: str, ref: MessageRef, delivery_id: str | None = None
+    ) -> list[MessageRef]:
         """Make the live message the reply (its first part; the rest posted after it), or, for a
-        draft or a run that only showed "typing…", post the reply. Safe to repeat.
+        draft or a run that only showed "typing…", post the reply. Safe to repeat: a part posted
+        by an earlier attempt of ``delivery_id`` is not posted again.
 
         A live message that can no longer be edited (deleted, too old) is deleted best-effort and
         the ``BadRequest`` raised: the core then posts the reply anew.
@@ -154,8 +159,15 @@ class LiveMessages:
         self.quiet(conversation, ref)
         pieces = [piece for piece in split_markdown(text) if piece.strip()]
         message_id = await self._message_of(ref)
+
+        async def post(piece: str) -> dict[str, Any]:
+            return message_ref(await self.sender.post_piece(conversation, piece)).model_dump(mode="json")
+
+        def refs(posted: list[dict[str, Any]]) -> list[MessageRef]:
+            return [MessageRef.model_validate(one) for one in posted]
+
         if not message_id:
-            return [message_ref(await self.sender.post_piece(conversation, piece)) for piece in pieces]
+            return refs(await post_each_once(self.state, delivery_id, pieces, post, ":live"))
         if not pieces:
             await self.end(conversation, ref)
             return []
@@ -166,7 +178,7 @@ class LiveMessages:
                 await self.sender.delete(ref.chat_id, message_id)
             raise
         first = message_ref(edited) if edited is not None else ref.model_copy(update={"extra": {}})
-        return [first] + [message_ref(await self.sender.post_piece(conversation, p)) for p in pieces[1:]]
+        return [first] + refs(await post_each_once(self.state, delivery_id, pieces[1:], post, ":live"))
 
     async def end(self, conversation: Conversation, ref: MessageRef) -> None:
         """Close a live message no reply finishes: the message is deleted, a draft left to the

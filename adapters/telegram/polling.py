@@ -14,12 +14,12 @@ import logging
 import uuid
 
 from telegram import Bot, Update
-from telegram.error import TelegramError
+from telegram.error import RetryAfter, TelegramError
 
 from clarigate.gateway.boundary.port import AdapterState
 
 from .receive import UpdateHandler
-from .send import with_retries
+from .send import MAX_FLOOD_WAIT, once, patiently, retry_seconds
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class LeasedPoller:
                         log.info("telegram poller %s holds the lease", self.holder)
                         self.holding = True
                         # getUpdates fails while a webhook is set; polling mode means none is wanted.
-                        await with_retries(lambda: self.bot.delete_webhook(), "deleteWebhook")
+                        await patiently(lambda: self.bot.delete_webhook(), "deleteWebhook")
                     await self.poll_once()
                 else:
                     self.holding = False
@@ -108,7 +108,7 @@ class LeasedPoller:
         """One ``getUpdates`` round from the stored offset; returns how many updates were handled."""
         offset = await self.state.get_json(OFFSET_KEY)
         try:
-            updates: tuple[Update, ...] = await with_retries(
+            updates: tuple[Update, ...] = await once(
                 lambda: self.bot.get_updates(
                     offset=offset,
                     timeout=self.poll_timeout,
@@ -118,8 +118,10 @@ class LeasedPoller:
                 "getUpdates",
             )
         except TelegramError as exc:
+            # the next round is the retry (one call per round): after Telegram's flood wait if it named one
+            wait = min(retry_seconds(exc), MAX_FLOOD_WAIT) if isinstance(exc, RetryAfter) else 1.0
             log.warning("telegram getUpdates failed: %s", exc)
-            await self._wait(1.0)
+            await self._wait(wait)
             return 0
         for update in updates:
             try:

@@ -1,12 +1,15 @@
-"""Bot API calls with retries: flood waits honoured, 5xx and network trouble retried.
+"""Bot API calls: one attempt each, every failure counted and classified for the core.
 
-Every call the adapter makes goes through ``with_retries`` so nothing is lost to a
-429 or a brief outage, and every failure is counted in the platform error metric.
+Every call the adapter makes goes through ``once`` (logged, failures counted in the platform
+error metric) and is made once: a reply's failure goes back to the core's delivery as
+``DeliveryFailed`` (``delivery_failure``), which retries it by the one policy
+(``clarigate.gateway.boundary.retry``), honouring Telegram's flood wait. The few calls made
+outside a delivery (start-up, a tap's acknowledgement) are retried by that policy through
+``patiently``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import warnings
 from collections.abc import Awaitable, Callable
@@ -29,10 +32,11 @@ from telegram.warnings import PTBDeprecationWarning
 
 from clarigate.gateway.boundary.messages import Conversation, MessageRef
 from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.runtime.logs import log_platform_call
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
-from .markup import html_to_plain, markdown_to_html, plain_text, split_markdown
+from .markup import html_to_plain, markdown_to_html, plain_text
 from .migration import ChatMoves
 from .render import TelegramMessage
 
@@ -41,61 +45,65 @@ log = logging.getLogger(__name__)
 PLATFORM = "telegram"
 T = TypeVar("T")
 
-MAX_ATTEMPTS = 6
 MAX_FLOOD_WAIT = 60.0  # a longer flood wait is Telegram telling us to stop: give up and report
+#: Calls made while starting (getMe, setWebhook, deleteWebhook): 0.5 s, 1 s, … 8 s apart, six in all.
+STARTUP_RETRIES = RetryPolicy(first=0.5, attempts=6, longest_wait=MAX_FLOOD_WAIT)
+#: A tap's acknowledgement: twice at most, and no flood wait over 2 s (Telegram drops a query it
+#: has not seen answered within seconds).
+ACK_RETRIES = RetryPolicy(first=0.5, attempts=2, longest_wait=2.0)
 
 
 def _count(kind: str) -> None:
     PLATFORM_API_ERRORS.labels(PLATFORM, kind).inc()
 
 
-async def with_retries(
-    call: Callable[[], Awaitable[T]],
-    what: str,
-    backoff: float = 0.5,
-    attempts: int = MAX_ATTEMPTS,
-    max_flood_wait: float = MAX_FLOOD_WAIT,
-) -> T:
-    """Run one Bot API call, retrying 429 (after ``retry_after``), 5xx and network errors.
+async def once(call: Callable[[], Awaitable[T]], what: str) -> T:
+    """Make one Bot API call: logged, and any failure counted and raised as PTB raised it.
 
-    Client errors (400/403/404) are not retried: the same call would fail again.
-    ``attempts=1`` counts the failure without waiting (for calls that are only cosmetic);
-    a flood wait longer than ``max_flood_wait`` is raised rather than waited out.
+    No retry here: whoever retries does so through ``clarigate.gateway.boundary.retry`` (the
+    core's delivery, ``patiently`` below), so one failure costs one call per attempt.
     """
-    for attempt in range(1, attempts + 1):
+    try:
+        result = await call()
+    except RetryAfter:
+        _count("rate_limited")
+        raise
+    except BadRequest as exc:
+        _count("client_error")
+        log_platform_call(PLATFORM, what, f"refused: {exc.message}")
+        raise
+    except (TimedOut, NetworkError) as exc:
+        # PTB raises NetworkError for 5xx answers as well as for transport failures.
+        _count(
+            "network" if isinstance(exc, TimedOut) or "HTTP implementation" in str(exc) else "server_error"
+        )
+        raise
+    except TelegramError as exc:
+        _count("client_error")
+        log_platform_call(PLATFORM, what, f"refused: {exc.message}")
+        raise
+    log_platform_call(PLATFORM, what, "ok", getattr(result, "message_id", None))
+    return result
+
+
+async def patiently(call: Callable[[], Awaitable[T]], what: str, policy: RetryPolicy = STARTUP_RETRIES) -> T:
+    """A Bot API call outside the core's delivery (start-up, a tap's acknowledgement), retried by
+    ``policy`` while it fails transiently; the last Bot API error is raised as PTB raised it."""
+
+    async def attempt() -> T:
         try:
-            result = await call()
-        except RetryAfter as exc:
-            _count("rate_limited")
-            seconds = retry_seconds(exc)
-            if attempt == attempts or seconds > max_flood_wait:
-                raise
-            log.warning("telegram %s rate limited, retrying in %.1fs", what, seconds)
-            await asyncio.sleep(seconds)
-        except BadRequest as exc:
-            _count("client_error")
-            log_platform_call(PLATFORM, what, f"refused: {exc.message}")
-            raise
-        except (TimedOut, NetworkError) as exc:
-            # PTB raises NetworkError for 5xx answers as well as for transport failures.
-            _count(
-                "network"
-                if isinstance(exc, TimedOut) or "HTTP implementation" in str(exc)
-                else "server_error"
-            )
-            if attempt == attempts:
-                raise
-            delay = backoff * 2 ** (attempt - 1)
-            log.warning("telegram %s failed (%s), retry %d in %.1fs", what, exc, attempt, delay)
-            await asyncio.sleep(delay)
+            return await once(call, what)
         except TelegramError as exc:
-            _count("client_error")
-            log_platform_call(PLATFORM, what, f"refused: {exc.message}")
-            raise
-        else:
-            log_platform_call(PLATFORM, what, "ok", getattr(result, "message_id", None))
-            return result
-    raise AssertionError("unreachable")
+            raise delivery_failure(exc, what) from exc
+
+    def note(attempt_number: int, failure: BaseException, wait: float) -> None:
+        log.warning("telegram %s failed (%s), retry %d in %.1fs", what, failure, attempt_number, wait)
+
+    try:
+        return await policy.call(attempt, on_retry=note)
+    except DeliveryFailed as failure:
+        assert isinstance(failure.__cause__, TelegramError)  # noqa: S101 (raised just above)
+        raise failure.__cause__ from None
 
 
 def retry_seconds(exc: RetryAfter) -> float:
@@ -170,23 +178,21 @@ class TelegramSender:
             )
         return target
 
-    async def _to_chat(
-        self, chat_id: str, call: Callable[[int], Awaitable[T]], what: str, attempts: int
-    ) -> T:
-        """Run ``call`` for the chat where ``chat_id`` lives now; once more if it moved meanwhile."""
+    async def _to_chat(self, chat_id: str, call: Callable[[int], Awaitable[T]], what: str) -> T:
+        """Run ``call`` once for the chat where ``chat_id`` lives now; once more if it moved
+        meanwhile (a call to another chat, not a retry: the first was refused for good)."""
         target = await self.moves.target(chat_id)
         try:
-            return await with_retries(lambda: call(int(target)), what, attempts=attempts)
+            return await once(lambda: call(int(target)), what)
         except ChatMigrated as exc:
             new_id = str(exc.new_chat_id)
             await self.moves.moved(target, new_id)
-            return await with_retries(lambda: call(int(new_id)), what, attempts=attempts)
+            return await once(lambda: call(int(new_id)), what)
 
     async def _send(
         self,
         conversation: Conversation,
         what: str = "sendMessage",
-        attempts: int = MAX_ATTEMPTS,
         **params: Any,
     ) -> Message:
         place = self.placement(conversation)
@@ -195,18 +201,15 @@ class TelegramSender:
         async def call(chat: int) -> Message:
             return await self.bot.send_message(chat_id=chat, **place, **params)
 
-        sent = await self._to_chat(chat_id, call, what, attempts)
+        sent = await self._to_chat(chat_id, call, what)
         await self.on_posted(sent)
         return sent
 
-    async def post(
-        self, conversation: Conversation, message: TelegramMessage, attempts: int = MAX_ATTEMPTS
-    ) -> Message:
+    async def post(self, conversation: Conversation, message: TelegramMessage) -> Message:
         """Send one HTML message; resent as plain text if Telegram cannot parse it."""
         try:
             return await self._send(
                 conversation,
-                attempts=attempts,
                 text=message.text,
                 parse_mode=ParseMode.HTML,
                 reply_markup=message.reply_markup,
@@ -217,15 +220,9 @@ class TelegramSender:
             log.warning("telegram rejected HTML (%s); sending plain text", exc)
             return await self._send(
                 conversation,
-                attempts=attempts,
                 text=html_to_plain(message.text),
                 reply_markup=message.reply_markup,
             )
-
-    async def post_markdown(self, conversation: Conversation, markdown: str) -> list[Message]:
-        """An agent reply: converted to HTML, split at 4096, each piece resent plain if rejected."""
-        pieces = [piece for piece in split_markdown(markdown) if piece.strip()]
-        return [await self.post_piece(conversation, piece) for piece in pieces]
 
     async def post_piece(self, conversation: Conversation, piece: str) -> Message:
         """One piece of a reply (``split_markdown``) as HTML; resent plain if Telegram cannot parse it."""
@@ -237,9 +234,7 @@ class TelegramSender:
             log.warning("telegram rejected HTML (%s); sending plain text", exc)
             return await self._send(conversation, text=plain_text(piece))
 
-    async def edit(
-        self, chat_id: str, message_id: str, message: TelegramMessage, attempts: int = MAX_ATTEMPTS
-    ) -> bool:
+    async def edit(self, chat_id: str, message_id: str, message: TelegramMessage) -> bool:
         """Replace a message's text and keyboard (no keyboard when ``reply_markup`` is None).
 
         False when the message already showed exactly this ("message is not modified").
@@ -257,7 +252,7 @@ class TelegramSender:
             )
 
         try:
-            await self._to_chat(chat_id, call, "editMessageText", attempts)
+            await self._to_chat(chat_id, call, "editMessageText")
         except BadRequest as exc:
             if not _not_modified(exc):  # a second edit to the same content is not an error
                 raise
@@ -274,7 +269,7 @@ class TelegramSender:
                     chat_id=chat, message_id=int(message_id), text=text, parse_mode=parse_mode
                 )
 
-            return await self._to_chat(chat_id, call, "editMessageText", MAX_ATTEMPTS)
+            return await self._to_chat(chat_id, call, "editMessageText")
 
         try:
             try:
@@ -297,7 +292,7 @@ class TelegramSender:
             return await self.bot.delete_message(chat_id=chat, message_id=int(message_id))
 
         try:
-            await self._to_chat(chat_id, call, "deleteMessage", MAX_ATTEMPTS)
+            await self._to_chat(chat_id, call, "deleteMessage")
         except BadRequest as exc:
             if "not found" not in exc.message.lower():
                 raise
@@ -317,7 +312,7 @@ class TelegramSender:
                 chat_id=chat, draft_id=draft_id, text=html, parse_mode=ParseMode.HTML, **place
             )
 
-        await self._to_chat(chat_id, call, "sendMessageDraft", 1)
+        await self._to_chat(chat_id, call, "sendMessageDraft")
 
     async def answer_callback(self, callback_id: str, text: str | None = None, alert: bool = False) -> None:
         """Acknowledge a button tap (always required), with a short text when it helps.
@@ -326,11 +321,10 @@ class TelegramSender:
         this call must never hold the rest back for long.
         """
         short = text[:200] if text else None
-        await with_retries(
+        await patiently(
             lambda: self.bot.answer_callback_query(callback_id, text=short, show_alert=alert),
             "answerCallbackQuery",
-            attempts=2,
-            max_flood_wait=2.0,  # Telegram drops a query it has not seen answered within seconds
+            ACK_RETRIES,
         )
 
     async def typing(self, conversation: Conversation) -> None:
@@ -345,7 +339,7 @@ class TelegramSender:
         async def call(chat: int) -> Any:
             return await self.bot.send_chat_action(chat_id=chat, action=ChatAction.TYPING, **place)
 
-        await self._to_chat(chat_id, call, "sendChatAction", 1)
+        await self._to_chat(chat_id, call, "sendChatAction")
 
 
 def message_ref(message: Message) -> MessageRef:

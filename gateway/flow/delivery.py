@@ -6,7 +6,8 @@ only what was not noted yet. Failures are classified by the adapter (``DeliveryF
 
 - transient (rate limit, 5xx, network, or any other exception): retried with backoff, never
   before the platform's ``retry_after``, until ``delivery_budget_seconds`` after the run
-  recorded it (the same deadline on every replica);
+  recorded it (the same deadline on every replica), by the one retry policy
+  (``clarigate.gateway.boundary.retry``): the adapter makes one platform call per attempt;
 - permanent (blocked, kicked, invalid payload, chat gone): a question falls back once to its
   text rendering (answerable by a typed reply); anything else is abandoned.
 
@@ -22,10 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
@@ -40,14 +41,18 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.boundary.retry import RetryPolicy, transient
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import DeliveryRecord, Store
 
 log = logging.getLogger(__name__)
 
-#: Transient failures are retried after 0.5 s, 1 s, 2 s, … up to this many seconds apart.
-MAX_BACKOFF = 30.0
+#: Transient failures are retried after 0.5 s, 1 s, 2 s, … (jittered) up to 30 s apart, never
+#: sooner than the platform's ``retry_after``; the stop is the plan's deadline.
+DELIVERY_RETRIES = RetryPolicy(first=0.5, cap=30.0, jitter=0.2)
+#: The writes that follow a send: retried after 0.05 s, 0.1 s, … up to 1 s apart.
+PERSIST_RETRIES = RetryPolicy(first=0.05, cap=1.0)
 #: The namespace of delivery ids (uuid5 of the inbound id and the item's place).
 DELIVERY_NAMESPACE = uuid.UUID("0f6f3c1e-6a55-4d5e-9a43-5b2f1c8f1d2e")
 
@@ -82,19 +87,6 @@ def new_plan(inbound_id: str, conversation: Conversation, items: list[Any]) -> D
     return DeliveryPlan(conversation=conversation, items=numbered, created_at=time.time())
 
 
-async def wait_before_retry(seconds: float) -> None:
-    """The pause before a transient failure's next attempt (its own name, so tests can record it
-    without replacing ``asyncio.sleep`` for the whole process)."""
-    await asyncio.sleep(seconds)
-
-
-def backoff(attempt: int, retry_after: float | None = None) -> float:
-    """Seconds before retry ``attempt`` (0-based): doubling from 0.5 s with jitter, capped, and
-    never sooner than the platform's ``retry_after``."""
-    wait = min(0.5 * 2**attempt, MAX_BACKOFF) * random.uniform(0.8, 1.2)  # noqa: S311 (jitter)
-    return max(wait, retry_after or 0.0)
-
-
 #: How long a write that follows a send is retried through a store outage, at least (seconds).
 PERSIST_AT_LEAST = 60.0
 
@@ -110,17 +102,11 @@ async def persist(call: Callable[[], Awaitable[Any]], what: str, within: float) 
 
     For writes that follow a send: giving up there would make another replica send again.
     """
-    delay, waited = 0.05, 0.0
-    while True:
-        try:
-            return await call()
-        except Exception:
-            if waited >= within:
-                raise
-            log.warning("%s failed: retrying in %.2f s", what, delay)
-            await asyncio.sleep(delay)
-            waited += delay
-            delay = min(delay * 2, 1.0)
+
+    def note(attempt: int, failure: BaseException, wait: float) -> None:
+        log.warning("%s failed: retrying in %.2f s", what, wait)
+
+    return await replace(PERSIST_RETRIES, within=within).call(call, on_retry=note)
 
 
 class Deliverer:
@@ -171,17 +157,20 @@ class Deliverer:
         deadline: float,
         may_send: Callable[[], Awaitable[None]],
     ) -> str:
-        original, attempt = item, 0
+        """Send one item, retried as long as its failures are transient and the budget lasts; a
+        permanent refusal falls back to another rendering once, or abandons the item."""
+        original = item
         while True:
-            failure: Exception
             try:
-                await may_send()
-                ref = await self.outbox.send(conv, item)
+                ref = await self._send_retried(conv, item, deadline, may_send)
             except (asyncio.CancelledError, Superseded):
                 raise
             except DeliveryFailed as exc:
-                failure = exc
-                if exc.permanent and isinstance(item, ClarificationOut):
+                if not exc.permanent:
+                    return self._abandon(
+                        inbound_id, conv, item, "still failing when the delivery budget ran out"
+                    )
+                if isinstance(item, ClarificationOut):
                     log.warning(
                         "question %s refused by %s (%s): sending its text instead",
                         item.delivery_id,
@@ -189,9 +178,9 @@ class Deliverer:
                         exc.code or exc,
                     )
                     fallback_id = delivery_id(inbound_id, index, ":text")
-                    item, attempt = TextReply(text=item.fallback_text, delivery_id=fallback_id), 0
+                    item = TextReply(text=item.fallback_text, delivery_id=fallback_id)
                     continue
-                if exc.permanent and isinstance(item, TextReply) and item.live is not None:
+                if isinstance(item, TextReply) and item.live is not None:
                     # the live message cannot become the reply (gone, stream refused): post it anew
                     log.warning(
                         "reply %s could not finish its live message on %s (%s): posting it instead",
@@ -199,32 +188,48 @@ class Deliverer:
                         conv.platform,
                         exc.code or exc,
                     )
-                    item, attempt = item.model_copy(update={"live": None}), 0
+                    item = item.model_copy(update={"live": None})
                     continue
-                if exc.permanent and isinstance(item, LiveEnd):
+                if isinstance(item, LiveEnd):
                     log.info("live message of %s gone on %s (%s)", inbound_id, conv.platform, exc.code)
                     return SENT
-                if exc.permanent:
-                    return self._abandon(inbound_id, conv, item, f"refused: {exc.code or exc}")
-                wait = backoff(attempt, exc.retry_after)
-            except Exception as exc:  # network trouble, an adapter bug, the store behind the hold check
-                failure, wait = exc, backoff(attempt)
-            else:
-                return await self._sent(original, item, ref)
-            if time.time() + wait > deadline:
+                return self._abandon(inbound_id, conv, item, f"refused: {exc.code or exc}")
+            except Exception:  # network trouble, an adapter bug, the store behind the hold check
                 return self._abandon(inbound_id, conv, item, "still failing when the delivery budget ran out")
+            return await self._sent(original, item, ref)
+
+    async def _send_retried(
+        self,
+        conv: Conversation,
+        item: TextReply | ClarificationOut | ErrorReply | LiveEnd,
+        deadline: float,
+        may_send: Callable[[], Awaitable[None]],
+    ) -> MessageRef | None:
+        """One send per attempt, retried by the one policy until ``deadline``; raises the last
+        failure (a permanent one at once)."""
+
+        async def attempt() -> MessageRef | None:
+            await may_send()
+            return await self.outbox.send(conv, item)
+
+        def note(attempt_number: int, failure: BaseException, wait: float) -> None:
             metrics.DELIVERY_RETRIES.inc()
             log.warning(
                 "delivering %s to %s failed (attempt %d, %s: %s): retrying in %.1f s",
                 item.delivery_id,
                 conv.platform,
-                attempt + 1,
+                attempt_number,
                 type(failure).__name__,
                 failure,
                 wait,
             )
-            attempt += 1
-            await wait_before_retry(wait)
+
+        return await DELIVERY_RETRIES.call(
+            attempt,
+            deadline=deadline,
+            retry_on=lambda failure: transient(failure) and not isinstance(failure, Superseded),
+            on_retry=note,
+        )
 
     async def _sent(self, original: Any, item: Any, ref: MessageRef | None) -> str:
         """Count a delivery; a question shown natively gets its message remembered (to update it)."""

@@ -15,8 +15,10 @@ import logging
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from enum import IntEnum
 
+from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.runtime.app import without_password
 
 log = logging.getLogger("clarigate.gateway.runtime.serve")
@@ -79,6 +81,14 @@ def bind_port(host: str, port: int) -> socket.socket:
     return sock
 
 
+#: Start-up waits: 0.5 s, 1 s, 2 s, … up to 10 s apart, within the start-up budget.
+STARTUP_RETRIES = RetryPolicy(first=0.5, cap=10.0)
+
+
+class NotReady(Exception):
+    """A service that is not reachable yet (waiting may mend it)."""
+
+
 async def wait_until(
     what: str,
     attempt: Callable[[], Awaitable[str | None]],
@@ -91,19 +101,24 @@ async def wait_until(
     ``attempt`` raises ``StartFailure`` itself for a permanent problem. One line per wait.
     """
     started = time.monotonic()
-    delay = 0.5
-    while True:
+
+    async def ready() -> None:
         reason = await attempt()
-        if reason is None:
-            return
-        waited = time.monotonic() - started
-        if waited + delay > budget:
-            raise StartFailure(code, f"{what} is not reachable after {waited:.0f} s: {reason}. {advice}")
+        if reason is not None:
+            raise NotReady(reason)
+
+    def note(attempt_number: int, failure: BaseException, wait: float) -> None:
         log.warning(
-            "%s is not reachable (%s); retrying in %.1f s (waiting up to %.0f s)", what, reason, delay, budget
+            "%s is not reachable (%s); retrying in %.1f s (waiting up to %.0f s)", what, failure, wait, budget
         )
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 10.0)
+
+    try:
+        await replace(STARTUP_RETRIES, within=budget).call(
+            ready, retry_on=lambda failure: isinstance(failure, NotReady), on_retry=note
+        )
+    except NotReady as exc:
+        waited = time.monotonic() - started
+        raise StartFailure(code, f"{what} is not reachable after {waited:.0f} s: {exc}. {advice}") from None
 
 
 async def wait_for_redis(url: str, budget: float) -> None:

@@ -1,4 +1,4 @@
-"""Sending through lark-oapi: rate limits honoured, 5xx retried, nothing posted twice, loop never blocked."""
+"""Sending through lark-oapi: one call per attempt, failures classified, nothing posted twice."""
 
 from __future__ import annotations
 
@@ -11,49 +11,72 @@ import pytest
 from clarigate.adapters.feishu import FeishuAdapter
 from clarigate.adapters.feishu.render import render_notice
 from clarigate.adapters.feishu.send import FeishuApiError, FeishuSender, build_client
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.boundary import retry
 from clarigate.gateway.boundary.messages import Conversation, TextReply
 from clarigate.gateway.runtime.config import FeishuSettings
-from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
+from clarigate.gateway.runtime.metrics import DELIVERY_RETRIES, PLATFORM_API_ERRORS
 
 from .cards import text_of
 from .conftest import feishu_settings
-from .events import encrypt
+from .events import encrypt, message_event
 
 P2P = Conversation(platform="feishu", workspace="t", chat_id="oc_p2p", is_direct=True)
 
 
-def quick_sender(api, attempts: int = 4) -> FeishuSender:
-    """A sender on the fake with tiny backoff, so retries take milliseconds."""
-    return FeishuSender(build_client(feishu_settings(api)), attempts=attempts, base_delay=0.01)
+def quick_sender(api) -> FeishuSender:
+    """A sender on the fake."""
+    return FeishuSender(build_client(feishu_settings(api)))
 
 
 def errors(kind: str) -> float:
     return PLATFORM_API_ERRORS.labels("feishu", kind)._value.get()
 
 
-async def test_rate_limit_waits_for_the_reset_and_posts_once(fake_api):
+async def test_a_rate_limit_is_one_call_and_a_transient_failure_with_the_reset(fake_api):
     sender = quick_sender(fake_api)
-    fake_api.fail_next(429, 99991400, headers={"x-ogw-ratelimit-reset": "0"})
+    fake_api.fail_next(429, 99991400, headers={"x-ogw-ratelimit-reset": "7"})
     fake_api.fail_next(400, 99991400)  # the same limit reported with HTTP 400
     before = errors("rate_limited")
 
-    message_id = await sender.post_card("oc_p2p", {"schema": "2.0", "body": {"elements": []}})
-
-    posts = fake_api.posted()
-    assert len(posts) == 3 and list(fake_api.cards) == [message_id]
-    assert len({p.body["uuid"] for p in posts}) == 1  # one logical message: Feishu dedupes retries on it
+    for _ in range(2):
+        with pytest.raises(FeishuApiError) as limited:
+            await sender.post_card("oc_p2p", {"schema": "2.0", "body": {"elements": []}})
+        assert not limited.value.permanent and limited.value.code == "99991400"
+    assert limited.value.retry_after is None  # the HTTP 400 named no reset
+    assert len(fake_api.posted()) == 2  # one call per attempt: the core's delivery retries
     assert errors("rate_limited") - before == 2
 
 
-async def test_server_errors_are_retried_then_given_up(fake_api):
-    sender = quick_sender(fake_api, attempts=3)
-    fake_api.fail_next(500, 1, times=2)
-    await sender.update_card(await sender.post_card("oc_1", render_notice("a")), render_notice("b"))
-    assert [c.method for c in fake_api.message_calls()] == ["POST", "POST", "POST", "PATCH"]
-
-    fake_api.fail_next(503, 1, times=3)
-    with pytest.raises(FeishuApiError, match="gave up after 3 attempts"):
+async def test_server_errors_are_transient_failures_of_one_call(fake_api):
+    sender = quick_sender(fake_api)
+    fake_api.fail_next(503, 1)
+    with pytest.raises(FeishuApiError) as unavailable:
         await sender.post_card("oc_1", render_notice("c"))
+    assert not unavailable.value.permanent
+    assert [c.method for c in fake_api.message_calls()] == ["POST"]
+
+
+async def test_one_server_error_costs_one_call_per_core_attempt(make_bot, monkeypatch):
+    waits: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(retry, "pause", no_wait)
+    bot = await make_bot(
+        ScriptedRunner(lambda turn: TurnOutput(replies=["All done."])), progress_after_seconds=60
+    )
+    retries_before = DELIVERY_RETRIES._value.get()
+    bot.api.fail_next(500, 1, method="POST")  # then 200
+    response = await bot.deliver(message_event("go"))
+    assert response.status_code == 200
+    await bot.gateway.drain()
+    core_attempts = 1 + DELIVERY_RETRIES._value.get() - retries_before
+    assert [text_of(c) for c in bot.api.shown()] == ["All done."]
+    assert len(bot.api.posted()) == core_attempts == 2  # no retry inside the adapter
+    assert len(waits) == 1
 
 
 async def test_client_errors_are_not_retried(fake_api):
@@ -64,11 +87,11 @@ async def test_client_errors_are_not_retried(fake_api):
 
 
 async def test_a_reply_survives_server_errors_end_to_end(make_bot):
-    bot = await make_bot()
-    bot.adapter.sender.base_delay = 0.01
+    bot = await make_bot(ScriptedRunner(lambda turn: TurnOutput(replies=["All done."])))
     bot.api.fail_next(500, 1, times=2, method="POST")
-    await bot.adapter.send(P2P, TextReply(text="All done."))
-    assert [text_of(c) for c in bot.api.shown()] == ["All done."]
+    await bot.deliver(message_event("go"))
+    await bot.gateway.drain()
+    assert [text_of(c) for c in bot.api.shown() if text_of(c) == "All done."] == ["All done."]
 
 
 async def test_a_slow_api_call_does_not_block_the_event_loop(make_bot):
@@ -107,13 +130,16 @@ async def test_check_accepts_working_credentials_and_names_what_is_missing(fake_
     ]
 
 
-async def test_the_per_chat_limit_is_waited_out_not_dropped(fake_api):
+async def test_the_per_chat_limit_is_transient_not_a_refusal(fake_api):
     sender = quick_sender(fake_api)
-    fake_api.fail_next(400, 230020, times=2)  # "this operation triggers the frequency limit" (5/s per chat)
+    fake_api.fail_next(400, 230020)  # "this operation triggers the frequency limit" (5/s per chat)
     before = errors("rate_limited")
+    with pytest.raises(FeishuApiError) as limited:
+        await sender.post_card("oc_busy", render_notice("part 6 of a long reply"))
+    assert not limited.value.permanent  # the core's delivery waits it out and sends again
     message_id = await sender.post_card("oc_busy", render_notice("part 6 of a long reply"))
-    assert list(fake_api.cards) == [message_id] and len(fake_api.posted()) == 3
-    assert errors("rate_limited") - before == 2
+    assert list(fake_api.cards) == [message_id] and len(fake_api.posted()) == 2
+    assert errors("rate_limited") - before == 1
 
 
 async def test_a_revoked_tenant_token_is_fetched_anew(fake_api):

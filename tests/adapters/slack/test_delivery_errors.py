@@ -22,7 +22,7 @@ CHANNEL = Conversation(platform="slack", workspace="T0TEAM", chat_id="C1", topic
 @pytest.fixture
 async def adapter(fake_slack: FakeSlack) -> AsyncIterator[SlackAdapter]:
     """The adapter alone (no core): ``send`` is what is under test."""
-    adapter = SlackAdapter(slack_settings(fake_slack), gateway=None, retry_backoff=0.01)  # type: ignore[arg-type]
+    adapter = SlackAdapter(slack_settings(fake_slack), gateway=None)  # type: ignore[arg-type]
     yield adapter
     await adapter.stop()
 
@@ -60,11 +60,11 @@ async def test_slack_having_trouble_is_a_transient_failure(adapter: SlackAdapter
     assert (error.permanent, error.code) == (False, code)
 
 
-async def test_server_errors_beyond_the_retries_are_transient(adapter: SlackAdapter, fake_slack: FakeSlack):
+async def test_a_server_error_is_transient_after_one_call(adapter: SlackAdapter, fake_slack: FakeSlack):
     fake_slack.fail_next(10, status=503, methods={"chat.postMessage"})
     error = await failure(adapter)
     assert error.permanent is False and error.code == "fatal_error"
-    assert len(fake_slack.attempts("chat.postMessage")) == 5  # the first try and 4 retries
+    assert len(fake_slack.attempts("chat.postMessage")) == 1  # no retry in the client: the core decides
 
 
 async def test_a_rate_limit_carries_slacks_retry_after(adapter: SlackAdapter, fake_slack: FakeSlack):

@@ -1,4 +1,4 @@
-"""Slack API trouble: 429 waited out, 5xx retried, a bad token stopped at start with a clear error."""
+"""Slack API trouble: 429 waited out and 5xx retried by the core, a bad token stopped at start clearly."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from pydantic import SecretStr
 from clarigate.adapters.slack import SlackAdapter, SlackStartError
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.boundary import retry
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.config import GatewayConfig, SlackSettings
-from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
+from clarigate.gateway.runtime.metrics import DELIVERY_RETRIES, PLATFORM_API_ERRORS
 from clarigate.gateway.store.memory import MemoryStore
 
 from .conftest import MakeWorld, slack_settings
@@ -48,6 +49,25 @@ async def test_server_errors_are_retried(make_world: MakeWorld):
     await world.settle()
     assert [m["text"] for m in world.fake.shown()] == ["You said: hello"]
     assert errors_counted("server_error") - before == 2
+
+
+async def test_one_server_error_costs_one_call_per_core_attempt(make_world: MakeWorld, monkeypatch):
+    waits: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(retry, "pause", no_wait)
+    world = await make_world(ScriptedRunner(), progress_after_seconds=60)
+    retries_before = DELIVERY_RETRIES._value.get()
+    world.fake.fail_next(1, status=500, methods={"chat.postMessage"})  # then 200
+    await world.user.dm("hello")
+    await world.settle()
+    core_attempts = 1 + DELIVERY_RETRIES._value.get() - retries_before
+    assert [m["text"] for m in world.fake.shown()] == ["You said: hello"]
+    assert [c.status for c in world.fake.attempts("chat.postMessage")] == [500, 200]
+    assert len(world.fake.attempts("chat.postMessage")) == core_attempts == 2  # none inside slack_sdk
+    assert len(waits) == 1
 
 
 async def test_start_fails_clearly_on_a_bad_token(fake_slack: FakeSlack):
@@ -112,11 +132,18 @@ async def test_a_worker_process_opens_no_socket_mode_connection(fake_slack: Fake
         await gateway.stop(grace=1)
 
 
-async def test_start_fails_clearly_when_slack_cannot_be_reached(fake_slack: FakeSlack):
+async def test_start_fails_clearly_when_slack_cannot_be_reached(fake_slack: FakeSlack, monkeypatch):
+    waits: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(retry, "pause", no_wait)
     await fake_slack.stop()  # nothing listens on that port any more
-    adapter = SlackAdapter(slack_settings(fake_slack), gateway=None, retry_backoff=0.01)  # type: ignore[arg-type]
+    adapter = SlackAdapter(slack_settings(fake_slack), gateway=None)  # type: ignore[arg-type]
     with pytest.raises(SlackStartError, match="unreachable"):
         await adapter.start()
+    assert len(waits) == 3  # four attempts at auth.test, by the start-up policy
 
 
 def test_a_missing_bot_token_is_named():
@@ -135,3 +162,29 @@ async def test_start_fails_clearly_without_a_way_to_receive(fake_slack: FakeSlac
 def test_socket_mode_without_a_signing_secret_mounts_no_events_url(fake_slack: FakeSlack):
     settings = slack_settings(fake_slack, signing_secret=None, app_token=SecretStr(APP_TOKEN))
     assert SlackAdapter(settings, gateway=None).routes() == []  # type: ignore[arg-type]
+
+
+async def test_a_long_reply_failing_midway_posts_each_part_once(make_world: MakeWorld, monkeypatch):
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    monkeypatch.setattr(retry, "pause", no_wait)
+    paragraphs = [f"Paragraph {i}: " + "word " * 300 for i in range(12)]
+    world = await make_world(
+        ScriptedRunner(lambda turn: TurnOutput(replies=["\n\n".join(paragraphs)])), progress_after_seconds=60
+    )
+    post = world.adapter.sender.post
+
+    async def fail_after_the_first_part(*args, **kwargs):
+        ts = await post(*args, **kwargs)
+        if len(world.fake.attempts("chat.postMessage")) == 1:
+            world.fake.fail_next(1, status=500, methods={"chat.postMessage"})  # the second part fails once
+        return ts
+
+    monkeypatch.setattr(world.adapter.sender, "post", fail_after_the_first_part)
+    await world.user.dm("write a lot")
+    await world.settle()
+    shown = [m["text"] for m in world.fake.shown()]
+    assert len(shown) > 2 and len(world.fake.attempts("chat.postMessage")) == len(shown) + 1
+    assert sum(text.count("Paragraph 0:") for text in shown) == 1  # the first part was not posted again
+    assert all(sum(text.count(f"Paragraph {i}:") for text in shown) == 1 for i in range(12))

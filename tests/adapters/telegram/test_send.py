@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 from telegram.error import BadRequest, NetworkError
 
-from clarigate.adapters.telegram.send import with_retries
+from clarigate.adapters.telegram.send import patiently
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
-from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
+from clarigate.gateway.boundary import retry
+from clarigate.gateway.boundary.retry import RetryPolicy
+from clarigate.gateway.runtime.metrics import DELIVERY_RETRIES, PLATFORM_API_ERRORS
 
 from .harness import message_update
 
@@ -63,6 +65,23 @@ async def test_server_errors_are_retried(bench):
     assert errors("server_error") == before + 2
 
 
+async def test_one_server_error_costs_one_call_per_core_attempt(bench, monkeypatch):
+    waits: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(retry, "pause", no_wait)
+    tg = await bench(replying("still here"))
+    retries_before = DELIVERY_RETRIES._value.get()
+    tg.api.fail_next("sendMessage", 500)  # then 200
+    await tg.deliver(message_update("hi"))
+    core_attempts = 1 + DELIVERY_RETRIES._value.get() - retries_before
+    assert [c.params["text"] for c in tg.api.of("sendMessage")] == ["still here"] * 2
+    assert len(tg.api.of("sendMessage")) == core_attempts == 2  # no retry inside the adapter
+    assert len(waits) == 1  # the core's one wait, no other
+
+
 async def test_reply_telegram_cannot_parse_is_resent_as_plain_text(bench):
     tg = await bench(replying("**bold** text"))
     tg.api.fail_next("sendMessage", 400, description="Bad Request: can't parse entities: unexpected end tag")
@@ -80,7 +99,7 @@ async def test_typing_is_shown_while_the_agent_works(bench):
     assert tg.api.of("sendChatAction")[0].params["action"] == "typing"
 
 
-async def test_network_errors_are_retried_and_client_errors_are_not():
+async def test_start_up_calls_retry_network_errors_and_not_client_errors():
     attempts: list[str] = []
 
     async def flaky() -> str:
@@ -89,15 +108,16 @@ async def test_network_errors_are_retried_and_client_errors_are_not():
             raise NetworkError("Unknown error in HTTP implementation: ConnectError()")
         return "delivered"
 
-    assert await with_retries(flaky, "sendMessage", backoff=0.01) == "delivered"
+    quick = RetryPolicy(first=0.01, attempts=6)
+    assert await patiently(flaky, "getMe", quick) == "delivered"
     assert len(attempts) == 3
 
     async def refused() -> str:
         attempts.append("bad")
         raise BadRequest("chat not found")
 
-    with pytest.raises(BadRequest):
-        await with_retries(refused, "sendMessage", backoff=0.01)
+    with pytest.raises(BadRequest):  # raised as PTB raised it
+        await patiently(refused, "getMe", quick)
     assert attempts.count("bad") == 1
 
 
@@ -117,3 +137,25 @@ async def test_addresses_with_an_at_sign_stay_copyable(bench):
     text = tg.api.of("sendMessage")[-1].params["text"]
     assert "support@example.com" in text and "git@github.com:acme/app.git" in text
     assert "@\u2060alice" in text
+
+
+async def test_a_long_reply_failing_midway_posts_each_piece_once(bench, monkeypatch):
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    monkeypatch.setattr(retry, "pause", no_wait)
+    paragraphs = [f"Paragraph {i}: " + "word " * 150 for i in range(12)]
+    tg = await bench(replying("\n\n".join(paragraphs)))
+    noted = tg.adapter.sender.on_posted
+
+    async def fail_after_the_first_piece(message) -> None:
+        await noted(message)
+        if len(tg.api.of("sendMessage")) == 1:
+            tg.api.fail_next("sendMessage", 500)  # the second piece fails once
+
+    tg.adapter.sender.on_posted = fail_after_the_first_piece
+    await tg.deliver(message_update("write a lot"))
+    posted = [c.params["text"] for c in tg.api.of("sendMessage") if c.result is not None]
+    assert len(posted) > 2 and len(tg.api.of("sendMessage")) == len(posted) + 1
+    # the core's second attempt went on from the second piece: none shown twice, none missing
+    assert [p.strip() for p in "\n\n".join(posted).split("\n\n")] == [p.strip() for p in paragraphs]

@@ -7,6 +7,7 @@ import logging
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, asking, choice_request
 from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.boundary import retry
 from clarigate.gateway.boundary.messages import ClarificationOut, TextReply
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.flow import delivery
@@ -78,7 +79,7 @@ async def test_retry_after_is_honoured(store: Store, make_gateway, monkeypatch):
     async def recorded_wait(seconds: float) -> None:
         waits.append(seconds)
 
-    monkeypatch.setattr(delivery, "wait_before_retry", recorded_wait)
+    monkeypatch.setattr(retry, "pause", recorded_wait)
     scripted_failures(DeliveryFailed("429", permanent=False, retry_after=42.0, code="ratelimited"))
     gateway, chat = await make_gateway(store, adapter_class=ScriptedPlatform)
     await chat.say("go")
