@@ -269,3 +269,26 @@ async def test_anything_else_an_endpoint_raises_is_500_logged_with_its_traceback
     assert text.startswith("request to /test/events failed\nTraceback") and "in hook" in text
     assert http_errors("/test/events") == before + 1
     assert parse_metrics(metrics_text)['clarigate_http_errors_total{route="/test/events"}'] == before + 1
+
+
+async def test_a_client_that_leaves_before_its_body_is_read_is_neither_an_error_nor_answered(
+    make_gateway, caplog
+):
+    gateway, _ = await make_gateway(MemoryStore("t"), start=False, adapter_class=WebhookAdapter)
+    app = build_app(gateway)
+    scope = {"type": "http", "method": "POST", "path": "/test/events", "headers": [], "query_string": b""}
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    before = http_errors("/test/events")
+    with caplog.at_level(logging.INFO):
+        await app(scope, receive, send)
+    assert sent == []  # nobody is left to read an answer
+    assert [r.levelno for r in caplog.records if "went away" in r.getMessage()] == [logging.INFO]
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert http_errors("/test/events") == before
