@@ -18,11 +18,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment
 
 
-class MalformedEvent(ValueError):
-    """An event that is signed correctly but does not have the shape Feishu documents."""
+class MalformedEvent(BadRequest):
+    """An event that is signed correctly but does not have the shape Feishu documents (400)."""
 
 
 #: Resource types of the message-resource API: images are ``image``, everything else ``file``.
@@ -53,9 +54,12 @@ def split_ref(ref: str) -> tuple[str, str, str] | None:
 
 def read_content(message: dict[str, Any], bot_open_id: str | None = None) -> MessageContent:
     """The text and attachments of an ``im.message.receive_v1`` message."""
+    raw = message.get("content") or "{}"
+    if not isinstance(raw, str):
+        raise MalformedEvent("message content is not text")
     try:
-        content = json.loads(message.get("content") or "{}")
-    except ValueError:
+        content = json.loads(raw)
+    except (ValueError, RecursionError):
         raise MalformedEvent("message content is not JSON") from None
     if not isinstance(content, dict):
         content = {}

@@ -25,6 +25,8 @@ from typing import Any
 
 from lark_oapi.core.utils import AESCipher
 
+from clarigate.gateway.boundary.errors import BadRequest
+
 #: Signed requests older than this are refused as replays: Feishu's last re-push comes
 #: 5 s + 5 min + 1 h + 6 h after the first delivery.
 REPUSH_WINDOW_SECONDS = 8 * 3600
@@ -32,20 +34,19 @@ REPUSH_WINDOW_SECONDS = 8 * 3600
 FUTURE_SKEW_SECONDS = 300
 
 
-class Rejected(Exception):
-    """A webhook request to refuse with ``status``."""
+class Rejected(BadRequest):
+    """A webhook request to refuse with ``status``: unreadable (400), not signed by Feishu (401),
+    not carrying our verification token (403)."""
 
     def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
+        super().__init__(reason, status=status)
 
 
 def parse_body(body: bytes, encrypt_key: str | None) -> dict[str, Any]:
     """The event JSON, decrypted when it came as ``{"encrypt": …}``; 400 when unreadable."""
     try:
         outer = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # JSON nested past the parser's depth
         raise Rejected(400, "body is not JSON") from None
     if not isinstance(outer, dict):
         raise Rejected(400, "body is not a JSON object")

@@ -21,10 +21,12 @@ import aiohttp
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.error import BoltUnhandledRequestError
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from starlette.routing import BaseRoute, Route
 
 from clarigate.agent.protocol import catalog, ui_text
+from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import (
     AcceptOutcome,
     Attachment,
@@ -51,7 +53,16 @@ from .interactions import ClarificationInteractions
 from .live import EDIT, STREAM, LiveMessages
 from .markup import escape_mrkdwn
 from .names import NameBook
-from .receive import PLATFORM, count_ignored, events_endpoint, parse_message_event, request_kind
+from .receive import (
+    FAILURE,
+    PLATFORM,
+    bolt_choked,
+    cannot_route,
+    count_ignored,
+    events_endpoint,
+    parse_message_event,
+    request_kind,
+)
 from .render import (
     ACTION_PREFIX,
     answered_mrkdwn,
@@ -206,16 +217,29 @@ class SlackAdapter(PlatformAdapter):
         await self.gateway.accept(message)
         await ack()
 
-    async def _on_error(self, error: Exception, body: dict[str, Any]) -> BoltResponse | None:
-        """Requests no listener wants get 200 (logged at debug, counted); a listener's own
-        failure keeps Bolt's 500, so Slack redelivers and the dedupe keeps it to one run."""
+    async def _on_error(
+        self, error: Exception, body: dict[str, Any], request: AsyncBoltRequest
+    ) -> BoltResponse | None:
+        """Requests no listener wants get 200 (logged at debug, counted). A payload Bolt chokes
+        on while routing it is a bad request (400); a listener's own failure keeps Bolt's 500, so
+        Slack redelivers and the dedupe keeps it to one run. Over HTTP both are left for the
+        endpoint to raise (the server logs them once: a line, or the traceback); in Socket Mode
+        they are logged here."""
         if isinstance(error, BoltUnhandledRequestError):
             kind = request_kind(body)
             log.debug("slack: %s acknowledged, nothing to do", kind)
             count_ignored(kind)
             return BoltResponse(status=200, body="")
-        log.error("slack: a listener failed", exc_info=error)
-        return None
+        failure: Exception = error
+        if bolt_choked(error, error.__traceback__):
+            failure = cannot_route(body, error)
+        if request.mode == "http":
+            request.context[FAILURE] = failure
+        elif isinstance(failure, BadRequest):
+            log.warning("slack: %s", failure.reason)
+        else:
+            log.error("slack: a listener failed", exc_info=error)
+        return BoltResponse(status=400, body="") if isinstance(failure, BadRequest) else None
 
     # --- lifecycle ------------------------------------------------------------------------
 

@@ -53,9 +53,11 @@ def modal_metadata(token: str, channel: str | None, message_ts: str | None) -> s
 
 def read_metadata(private_metadata: str | None) -> dict[str, Any]:
     """The dict ``modal_metadata`` wrote (empty when missing or not ours)."""
+    if not isinstance(private_metadata, str):  # signed, but not what we wrote
+        return {}
     try:
         data = json.loads(private_metadata or "{}")
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -1,8 +1,11 @@
 """Receiving from Slack: the HTTP endpoint and events parsed into ``InboundMessage``.
 
-Bolt verifies the signature (5-minute window, 401) and answers ``url_verification``;
-a body Bolt cannot even parse is answered 400 here, because Bolt raises while
-building the request, before it checks anything.
+Bolt verifies the signature (5-minute window, 401) and answers ``url_verification``.
+A body Bolt cannot even parse raises ``BadRequest`` (400) here, because Bolt raises while
+building the request, before it checks anything; so does a signed body whose shape Bolt's
+matchers or our listeners cannot use (``shape_problem``), and any payload Bolt itself still
+chokes on while routing it (``bolt_choked``). A listener's own failure is raised again from
+the endpoint: a 500, logged with its traceback by the server.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
 from prometheus_client import Counter
@@ -19,6 +23,7 @@ from slack_sdk.signature import SignatureVerifier
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
+from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import (
     Attachment,
     AttachmentKind,
@@ -31,6 +36,10 @@ from .decode import decode_text
 
 PLATFORM = "slack"
 log = logging.getLogger(__name__)
+
+#: Where ``SlackAdapter._on_error`` leaves a request's failure (in the Bolt request's context)
+#: for the endpoint to raise: the server's one way of answering failures.
+FAILURE = "clarigate_failure"
 
 IGNORED_REQUESTS = Counter(
     "clarigate_slack_requests_ignored_total",
@@ -201,32 +210,75 @@ def interaction_id(body: dict[str, Any]) -> str:
 def shape_problem(body: Any) -> str | None:
     """What makes a parsed body unusable (Bolt would fail on it inside a listener), or None.
 
-    Only the parts Bolt and our listeners index into are checked: the event of an
-    event callback, the actions and user of a click, the view of a modal submit.
+    Only the parts Bolt's matchers and our listeners index into are checked: the event of an
+    event callback, the user and actions of a click (each with the ``action_id`` Slack's
+    ``block_actions`` payload always carries), the view of a modal submit, the command.
     """
     if not isinstance(body, dict):
         return "the body is not an object"
     kind = body.get("type")
-    if kind == "event_callback" and not isinstance(body.get("event"), dict):
-        return "event_callback without an event object"
-    if kind == "event_callback" and not isinstance(body["event"].get("type"), str):
-        return "event_callback with an event without a type"
-    if kind == "event_callback" and body["event"]["type"] in ("message", "app_mention"):
-        fields = ("user", "channel", "text", "ts", "thread_ts", "channel_type", "bot_id")
-        if any(not isinstance(body["event"].get(name, ""), str) for name in fields):
-            return "a message event with a non-text field where text belongs"
+    if kind == "event_callback":
+        return _event_problem(body.get("event"))
     if kind in ("block_actions", "view_submission", "view_closed", "block_suggestion"):
         if not isinstance(body.get("user"), dict):
             return f"{kind} without a user object"
     if kind == "block_actions":
-        actions = body.get("actions")
-        if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
-            return "block_actions without a list of actions"
+        return _actions_problem(body.get("actions"))
     if kind in ("view_submission", "view_closed"):
         view = body.get("view")
         if not isinstance(view, dict) or not isinstance(view.get("type"), str):
             return f"{kind} without a typed view"
+        if not isinstance(view.get("callback_id", ""), str):
+            return f"{kind} with a callback_id that is not text"
+    if "command" in body and not isinstance(body["command"], str):
+        return "a slash command whose command is not text"
     return None
+
+
+def _event_problem(event: Any) -> str | None:
+    if not isinstance(event, dict):
+        return "event_callback without an event object"
+    if not isinstance(event.get("type"), str):
+        return "event_callback with an event without a type"
+    if event["type"] in ("message", "app_mention"):
+        fields = ("user", "channel", "text", "ts", "thread_ts", "channel_type", "bot_id")
+        if any(not isinstance(event.get(name, ""), str) for name in fields):
+            return "a message event with a non-text field where text belongs"
+    return None
+
+
+def _actions_problem(actions: Any) -> str | None:
+    if not isinstance(actions, list) or not actions or not all(isinstance(a, dict) for a in actions):
+        return "block_actions without a list of actions"
+    if not all(isinstance(a.get("action_id"), str) for a in actions):
+        return "block_actions with an action without an action_id"
+    first = actions[0]  # the one Bolt and our listener read
+    value, picked = first.get("value"), first.get("selected_option")
+    if isinstance(picked, dict):
+        value = picked.get("value")
+    elif picked is not None:
+        return "block_actions with a selected_option that is not an object"
+    if not isinstance(value, str | None):
+        return "block_actions with an action whose value is not text"
+    return None
+
+
+def bolt_choked(error: Exception, frames: TracebackType | None) -> bool:
+    """True when Bolt itself failed on the payload (a matcher, a middleware or its error handler
+    indexing a field that is missing or of another type) and none of our code ran in ``frames``
+    (the traceback below where it was caught): the payload's fault, not ours."""
+    if not isinstance(error, (LookupError, TypeError, AttributeError, ValueError)):
+        return False
+    while frames is not None:
+        if str(frames.tb_frame.f_globals.get("__name__", "")).startswith("clarigate."):
+            return False  # raised in (or below) one of our listeners
+        frames = frames.tb_next
+    return True
+
+
+def cannot_route(body: dict[str, Any], error: Exception) -> BadRequest:
+    """The bad request of a payload Bolt choked on (``bolt_choked``)."""
+    return BadRequest(f"a {request_kind(body)} request Bolt cannot route ({type(error).__name__})")
 
 
 def events_endpoint(app: AsyncApp, signing_secret: str):  # type: ignore[no-untyped-def]
@@ -240,17 +292,25 @@ def events_endpoint(app: AsyncApp, signing_secret: str):  # type: ignore[no-unty
         body = await request.body()
         try:
             bolt_request = to_async_bolt_request(request, body)
-        except Exception:  # noqa: BLE001 - anything Bolt cannot parse is the sender's fault
-            log.info("slack: malformed request body (%d bytes) answered 400", len(body))
-            return PlainTextResponse("malformed body", status_code=400)
+        except (ValueError, LookupError, TypeError, AttributeError, RecursionError):
+            # Bolt parses the raw body (JSON or a form with a JSON payload) before any check
+            raise BadRequest(f"malformed body ({len(body)} bytes)") from None
         problem = shape_problem(bolt_request.body)
         if problem is not None:
             # Unsigned junk is a forgery (401, as Bolt would say); signed junk is malformed (400).
             if not verifier.is_valid_request(body, dict(request.headers)):
                 return PlainTextResponse("invalid signature", status_code=401)
-            log.info("slack: signed request of the wrong shape answered 400: %s", problem)
-            return PlainTextResponse(f"malformed body: {problem}", status_code=400)
-        bolt_response = await app.async_dispatch(bolt_request)
+            raise BadRequest(f"signed request of the wrong shape: {problem}")
+        try:
+            bolt_response = await app.async_dispatch(bolt_request)
+        except Exception as error:
+            # Bolt's error handler itself indexes the payload (its ``action`` argument)
+            if error.__traceback__ and bolt_choked(error, error.__traceback__.tb_next):
+                raise cannot_route(bolt_request.body, error) from None
+            raise
+        failure = bolt_request.context.get(FAILURE)
+        if failure is not None:
+            raise failure
         return to_starlette_response(bolt_response)
 
     return slack_events

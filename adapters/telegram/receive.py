@@ -27,8 +27,11 @@ from starlette.routing import Route
 from telegram import Bot, Message, Update, User
 
 from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment, Conversation, InboundMessage, Sender
 from clarigate.gateway.boundary.port import AdapterState
+
+from .shape import update_problem
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +40,8 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 WEBHOOK_PATH = "/telegram/webhook"
 
 
-class MalformedUpdate(ValueError):
-    """The body is not a Telegram update."""
+class MalformedUpdate(BadRequest):
+    """The body is not a Telegram update (400)."""
 
 
 @dataclass(frozen=True)
@@ -53,14 +56,18 @@ def parse_update(body: bytes, bot: Bot) -> Update:
     """An ``Update`` from a webhook or polling body; ``MalformedUpdate`` if it is not one."""
     try:
         data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise MalformedUpdate("body is not JSON") from exc
     if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
         raise MalformedUpdate("no integer update_id")
+    problem = update_problem(data)
+    if problem is not None:
+        raise MalformedUpdate(f"not a Telegram update: {problem}")
     try:
         update = Update.de_json(data, bot)
     except Exception as exc:  # PTB raises KeyError/TypeError/AttributeError on wrong shapes
-        raise MalformedUpdate(f"not a Telegram update: {exc!r}") from exc
+        # the exception's text may quote the update: its type only
+        raise MalformedUpdate(f"not a Telegram update ({type(exc).__name__})") from exc
     if update is None:
         raise MalformedUpdate("empty update")
     return update
@@ -192,32 +199,23 @@ UpdateHandler = Callable[[Update], Awaitable[None]]
 
 
 def webhook_route(bot: Bot, secret: str | None, handle: UpdateHandler) -> Route:
-    """``POST /telegram/webhook``: secret checked (403), body parsed (400), handled, then 200.
+    """``POST /telegram/webhook``: secret checked (403), body parsed (``MalformedUpdate``: 400),
+    handled, then 200.
 
     Without a configured secret every call is refused: an open webhook would let
     anyone forge updates.
 
-    A failure while handling answers 500 so Telegram delivers the update again;
-    the core's dedupe on ``update_id`` makes that redelivery safe.
+    A failure while handling is raised to the server (500, logged with its traceback) so
+    Telegram delivers the update again; the core's dedupe on ``update_id`` makes that
+    redelivery safe.
     """
 
     async def endpoint(request: Request) -> Response:
         given = request.headers.get(SECRET_HEADER, "")
         if not secret or not hmac.compare_digest(given.encode(), secret.encode()):
             return PlainTextResponse("forbidden", status_code=403)
-        try:
-            update = parse_update(await request.body(), bot)
-        except MalformedUpdate as exc:
-            return PlainTextResponse(str(exc), status_code=400)
-        try:
-            await handle(update)
-        except (ValueError, LookupError, TypeError, AttributeError) as exc:
-            # an update of a shape nothing here expects: a redelivery would fail the same way
-            log.warning("telegram update %s is malformed: %s", update.update_id, type(exc).__name__)
-            return PlainTextResponse("malformed update", status_code=400)
-        except Exception:
-            log.exception("telegram update %s failed", update.update_id)
-            return PlainTextResponse("error", status_code=500)
+        update = parse_update(await request.body(), bot)
+        await handle(update)
         return PlainTextResponse("ok")
 
     return Route(WEBHOOK_PATH, endpoint, methods=["POST"])

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Protocol
 
 from starlette.routing import BaseRoute
 
+from .errors import DeliveryFailed
 from .messages import (
     AcceptOutcome,
     AnswerOutcome,
@@ -33,30 +34,7 @@ from .messages import (
     Sender,
 )
 
-
-class DeliveryFailed(Exception):
-    """An adapter could not deliver an outbound item, classified for the core's delivery step.
-
-    ``permanent``: no retry can help (the bot was blocked or removed, the payload was refused
-    as invalid, the chat is gone); the core falls back once (a question's text fallback) or
-    gives up with a log line and a metric. Otherwise transient (rate limit, 5xx, network):
-    retried with backoff within the delivery budget, not before ``retry_after`` seconds when
-    the platform named a time. ``code`` is the platform's own error code, for logs and metrics.
-    Any other exception an adapter's ``send`` raises is treated as transient.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        permanent: bool,
-        retry_after: float | None = None,
-        code: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.permanent = permanent
-        self.retry_after = retry_after
-        self.code = code
+__all__ = ["AdapterState", "DeliveryFailed", "GatewayPort", "PlatformAdapter"]
 
 
 class AdapterState(Protocol):

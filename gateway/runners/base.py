@@ -11,19 +11,9 @@ from typing import Any, Protocol
 from clarigate.agent.events import EventSink
 from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.protocol import HumanInputResponse
+from clarigate.gateway.boundary.errors import AgentUnavailable, RunFailed
 
-
-class AgentUnavailable(Exception):
-    """The agent cannot be reached now (a server down, a timeout, a 5xx): the message is kept
-    and runs once the agent is back; the person is told it is delayed."""
-
-
-class RunFailed(Exception):
-    """The agent's run ended in an error; ``run_id`` names it where the agent has such ids."""
-
-    def __init__(self, message: str, *, run_id: str | None = None) -> None:
-        super().__init__(message)
-        self.run_id = run_id
+__all__ = ["AgentRunner", "AgentUnavailable", "RunFailed"]
 
 
 class AgentRunner(Protocol):

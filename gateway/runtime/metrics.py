@@ -128,6 +128,16 @@ HTTP_LATENCY = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
 )
 HTTP_RESPONSES = Counter("clarigate_http_responses_total", "HTTP responses", ["route", "status"])
+# route: a served path, or "other"; bad requests (4xx) are not errors here
+HTTP_ERRORS = Counter(
+    "clarigate_http_errors_total", "Requests answered 500: an endpoint raised something unexpected", ["route"]
+)
+
+
+@cache
+def http_errors(route: str) -> Counter:
+    """The failed-requests series of one route."""
+    return HTTP_ERRORS.labels(route=route)
 
 
 def llm_call(model: str, tokens_in: int, tokens_out: int, failed: bool = False) -> None:

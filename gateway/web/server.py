@@ -1,29 +1,33 @@
 """The HTTP server: the adapters' webhooks, health, readiness and metrics, guarded against bad input.
 
-Bad input never gets a 5xx: a body over the limit gets 413, a body not received whole within
-``body_timeout_seconds`` (trickled, or cut off before its declared length) gets 408, and a
-request an adapter cannot parse (a malformed header, JSON nested past the parser's depth, a
-payload of the wrong shape) gets 400 with a one-line warning in the log, never a traceback
-in the response.
+Bad input gets a 4xx and one WARNING line, never a traceback: a body over the limit gets 413,
+a body not received whole within ``body_timeout_seconds`` (trickled, or cut off before its
+declared length) gets 408, and a request an adapter cannot use (malformed JSON, a missing or
+wrong-typed field, a signed payload of the wrong shape) raises ``BadRequest`` and gets its
+4xx. Anything else an endpoint raises is a bug or an outage, not the platform's mistake: 500
+(so the platform redelivers), the traceback logged at ERROR and ``clarigate_http_errors_total``
+counted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.app import freeze_startup_objects
@@ -86,8 +90,11 @@ class BodyLimit:
             await _too_large(send)
 
 
-class BodyTooLarge(Exception):
+class BodyTooLarge(BadRequest):
     """Raised inside the app when the streamed body passes the limit."""
+
+    def __init__(self) -> None:
+        super().__init__("request body too large", status=413)
 
 
 async def _too_large(send: Send) -> None:
@@ -95,34 +102,35 @@ async def _too_large(send: Send) -> None:
 
 
 async def _error(send: Send, status: int, text: str) -> None:
-    body = b'{"error":"' + text.encode() + b'"}'
+    body = json.dumps({"error": text}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-#: What parsing bad input raises (``json``'s errors and pydantic's are ValueErrors; deep JSON
-#: raises RecursionError; a payload of the wrong shape, lookup, type and attribute errors).
-BAD_INPUT = (ValueError, LookupError, TypeError, AttributeError, RecursionError)
-
-
-class BodyTimeout(Exception):
+class BodyTimeout(BadRequest):
     """Raised inside the app when the request body did not arrive whole in time."""
+
+    def __init__(self) -> None:
+        super().__init__("request body not received in time", status=408)
 
 
 class InputGuard:
-    """ASGI middleware inside the app (it sees an endpoint's exception before any 500 is sent).
+    """ASGI middleware inside the app (it sees an endpoint's exception before any answer is sent).
 
-    Answers 408 when the body is not received whole within ``body_timeout`` seconds, and 400
-    when an endpoint raises what parsing bad input raises (``BAD_INPUT``) before it answered.
+    Answers 408 when the body is not received whole within ``body_timeout`` seconds, the 4xx
+    of a ``BadRequest`` an endpoint raised (one WARNING line), and 500 for anything else an
+    endpoint raised (ERROR with the traceback, counted by route; ``paths`` are the routes,
+    anything else counts as ``other``).
     """
 
-    def __init__(self, app: ASGIApp, body_timeout: float) -> None:
+    def __init__(self, app: ASGIApp, body_timeout: float, paths: Collection[str] = ()) -> None:
         self.app = app
         self.body_timeout = body_timeout
+        self.paths = set(paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Pass the request through, or answer 408 / 400."""
+        """Pass the request through, or answer 4xx / 500."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -148,21 +156,22 @@ class InputGuard:
             started = started or message["type"] == "http.response.start"
             await send(message)
 
+        path = str(scope.get("path", ""))
         try:
             await self.app(scope, timed_receive, tracked_send)
-        except BodyTimeout:
+        except BadRequest as exc:
             if started:
                 raise
-            path, limit = scope.get("path"), self.body_timeout
-            log.warning("request to %s: body not received within %.0f s", path, limit)
-            await _error(send, 408, "request body not received in time")
-        except BAD_INPUT as exc:
-            if started:
-                raise
-            # the exception's text may quote the request: its type and place only
-            log.warning("bad request to %s: %s", scope.get("path"), type(exc).__name__)
-            log.debug("bad request to %s", scope.get("path"), exc_info=True)
-            await _error(send, 400, "bad request")
+            # the reason is our own words (BadRequest never quotes the request)
+            log.warning("bad request to %s (%d): %s", path, exc.status, exc.reason)
+            await _error(send, exc.status, exc.reason)
+        except ClientDisconnect:  # nobody left to answer, and nothing went wrong here
+            log.info("request to %s: the client went away before its body was read", path)
+        except Exception:
+            metrics.http_errors(path if path in self.paths else "other").inc()
+            log.exception("request to %s failed", path)
+            if not started:  # else the answer is cut off: the server closes the connection
+                await _error(send, 500, "internal error")
 
 
 def build_app(
@@ -223,10 +232,11 @@ def build_app(
     if webhooks:
         for adapter in gateway.adapters:
             routes.extend(adapter.routes())
-    guard = Middleware(InputGuard, body_timeout=gateway.config.body_timeout_seconds)
+    paths = [r.path for r in routes if isinstance(r, Route)]
+    guard = Middleware(InputGuard, body_timeout=gateway.config.body_timeout_seconds, paths=paths)
     app = Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
     limit = max_body_bytes if max_body_bytes is not None else gateway.config.max_body_bytes
-    return HttpMetrics(BodyLimit(app, limit), [r.path for r in routes if isinstance(r, Route)])
+    return HttpMetrics(BodyLimit(app, limit), paths)
 
 
 def metrics_route(bot_id: str) -> Route:

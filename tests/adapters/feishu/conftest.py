@@ -12,7 +12,6 @@ import httpx
 import pytest
 from pydantic import SecretStr
 from redis.asyncio import Redis
-from starlette.applications import Starlette
 
 from clarigate.adapters.feishu import FeishuAdapter
 from clarigate.adapters.testing import ScriptedRunner
@@ -21,6 +20,7 @@ from clarigate.gateway.runtime.config import FeishuSettings, GatewayConfig
 from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.store.redis import RedisStore
+from clarigate.gateway.web.server import build_app
 
 from .events import ENCRYPT_KEY, VERIFICATION_TOKEN, signed
 from .fake_open_api import FakeOpenApi
@@ -108,7 +108,7 @@ async def make_bot(fake_api: FakeOpenApi, store: Store) -> AsyncIterator[Any]:
         adapter = FeishuAdapter(settings, gateway)
         gateway.register(adapter)
         await gateway.start()
-        app = Starlette(routes=adapter.routes())
+        app = build_app(gateway)  # the server as in production: its guard answers what the route raises
         http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway")
         bot = FeishuBot(gateway, adapter, gateway.runner, fake_api, http)  # type: ignore[arg-type]
         built.append(bot)

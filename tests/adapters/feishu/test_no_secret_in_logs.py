@@ -7,13 +7,13 @@ import logging
 import httpx
 import pytest
 from pydantic import SecretStr
-from starlette.applications import Starlette
 
 from clarigate.adapters.feishu import FeishuAdapter
 from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.store.memory import MemoryStore
+from clarigate.gateway.web.server import build_app
 from tests.conftest import config_for_tests
 from tests.log_capture import assert_no_secret, captured_logs, carries_inbound_id
 
@@ -42,7 +42,7 @@ async def test_webhook_run_logs_no_secret(fake_api, log_format, level, chatty):
         gateway.register(adapter)
         await gateway.start()
         http = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=Starlette(routes=adapter.routes())), base_url="http://gateway"
+            transport=httpx.ASGITransport(app=build_app(gateway)), base_url="http://gateway"
         )
         bot = FeishuBot(gateway, adapter, gateway.runner, fake_api, http)  # type: ignore[arg-type]
         try:

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from starlette.applications import Starlette
 
 from clarigate.adapters.telegram import TelegramAdapter
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.config import TelegramSettings
+from clarigate.gateway.web.server import build_app
 from tests.conftest import test_config as gateway_config
 
 from .fake_bot_api import BOT_USER, FakeBotApi
@@ -184,6 +184,6 @@ async def open_bench(api: FakeBotApi, store: Any, runner: ScriptedRunner, **conf
     adapter = TelegramAdapter(telegram_settings(api), gateway)
     gateway.register(adapter)
     await gateway.start()
-    app = Starlette(routes=adapter.routes())
+    app = build_app(gateway)  # the server as in production: its guard answers what the route raises
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway")
     return TelegramBench(gateway, adapter, api, runner, client)

@@ -1,9 +1,11 @@
-"""The HTTP server: body limit, health, readiness against a dead Redis, Prometheus metrics."""
+"""The HTTP server: body limit, bad requests and failures, health, readiness against a dead Redis,
+Prometheus metrics."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import os
 import re
 
@@ -14,9 +16,11 @@ from starlette.routing import Route
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, asking, choice_request
 from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.store.redis import RedisStore
 from clarigate.gateway.web.server import build_app, gateway_lifespan
+from tests.http_errors import http_errors, one_bad_request_line, one_failure_with_traceback
 
 
 class WebhookAdapter(TestAdapter):
@@ -237,3 +241,80 @@ def test_the_processes_of_a_replica_are_exposed_as_one(tmp_path, monkeypatch):
     assert replica["clarigate_jobs_in_flight"] == 4
     assert replica['clarigate_platform_connected{platform="slack"}'] == 0
     processes[1].communicate("")
+
+
+class RaisingAdapter(TestAdapter):
+    """A test platform whose webhook raises what the request's ``raise`` parameter names."""
+
+    def routes(self):
+        async def hook(request: Request) -> JSONResponse:
+            await request.body()
+            match request.query_params.get("raise"):
+                case "bad":
+                    raise BadRequest("event without a chat id")
+                case "forged":
+                    raise BadRequest("signature does not match", status=401)
+                case "bug":
+                    raise ValueError(f"invalid literal for int(): {SECRET_WORDS!r}")
+            return JSONResponse({"ok": True})
+
+        return [Route("/test/events", hook, methods=["POST"])]
+
+
+SECRET_WORDS = "what the person wrote"
+
+
+async def test_a_bad_request_is_its_4xx_with_one_warning_line(make_gateway, caplog):
+    gateway, _ = await make_gateway(MemoryStore("t"), start=False, adapter_class=RaisingAdapter)
+    async with client_for(gateway) as http:
+        for query, status, reason in [
+            ("bad", 400, "event without a chat id"),
+            ("forged", 401, "signature does not match"),
+        ]:
+            caplog.clear()
+            with caplog.at_level(logging.INFO):
+                response = await http.post(f"/test/events?raise={query}", content=b"{}")
+            assert (response.status_code, response.json()) == (status, {"error": reason})
+            line = one_bad_request_line(caplog, status)
+            assert line == f"bad request to /test/events ({status}): {reason}"
+
+
+async def test_anything_else_an_endpoint_raises_is_500_logged_with_its_traceback_and_counted(
+    make_gateway, caplog
+):
+    """A ValueError too: our bug is not the platform's mistake (it redelivers on a 500)."""
+    gateway, _ = await make_gateway(MemoryStore("t"), start=False, adapter_class=RaisingAdapter)
+    before = http_errors("/test/events")
+    async with client_for(gateway) as http:
+        with caplog.at_level(logging.INFO):
+            response = await http.post("/test/events?raise=bug", content=b"{}")
+        metrics_text = (await http.get("/metrics")).text
+    assert (response.status_code, response.json()) == (500, {"error": "internal error"})
+    assert SECRET_WORDS not in response.text
+    text = one_failure_with_traceback(caplog, ValueError)
+    assert text.startswith("request to /test/events failed\nTraceback") and "in hook" in text
+    assert http_errors("/test/events") == before + 1
+    assert parse_metrics(metrics_text)['clarigate_http_errors_total{route="/test/events"}'] == before + 1
+
+
+async def test_a_client_that_leaves_before_its_body_is_read_is_neither_an_error_nor_answered(
+    make_gateway, caplog
+):
+    gateway, _ = await make_gateway(MemoryStore("t"), start=False, adapter_class=WebhookAdapter)
+    app = build_app(gateway)
+    scope = {"type": "http", "method": "POST", "path": "/test/events", "headers": [], "query_string": b""}
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    before = http_errors("/test/events")
+    with caplog.at_level(logging.INFO):
+        await app(scope, receive, send)
+    assert sent == []  # nobody is left to read an answer
+    assert [r.levelno for r in caplog.records if "went away" in r.getMessage()] == [logging.INFO]
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert http_errors("/test/events") == before

@@ -1,0 +1,110 @@
+"""Whether an update has the shape the Bot API documents, before anything reads it.
+
+python-telegram-bot builds an ``Update`` from whatever JSON it is given: a message without a
+chat, or with a number where text belongs, comes out as an object that fails later, deep in
+our handling, where it would look like our bug. So the parts we read are checked first, on
+the raw JSON, against the types in https://core.telegram.org/bots/api (``Message``, ``Chat``,
+``User``, ``CallbackQuery``, ``MessageEntity`` and the media objects); what does not match
+is a bad request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Per object: its fields, their type, and whether the Bot API always sends them. A type
+#: named by a string is another object of this table (a dict checked in turn; ``[name]``: a
+#: list of them).
+Fields = dict[str, tuple[Any, bool]]
+_FILE: Fields = {
+    "file_id": (str, True),
+    "file_unique_id": (str, True),
+    "file_size": (int, False),
+    "file_name": (str, False),
+    "mime_type": (str, False),
+}
+_SHAPES: dict[str, Fields] = {
+    "callback_query": {
+        "id": (str, True),
+        "from": ("user", True),
+        "chat_instance": (str, True),
+        "message": ("message", False),
+        "data": (str, False),
+    },
+    "message": {
+        "message_id": (int, True),
+        "date": (int, True),
+        "chat": ("chat", True),
+        "from": ("user", False),
+        "sender_chat": ("chat", False),
+        "reply_to_message": ("message", False),
+        "message_thread_id": (int, False),
+        "is_topic_message": (bool, False),
+        "is_automatic_forward": (bool, False),
+        "migrate_to_chat_id": (int, False),
+        "migrate_from_chat_id": (int, False),
+        "text": (str, False),
+        "caption": (str, False),
+        "entities": (["entity"], False),
+        "caption_entities": (["entity"], False),
+        "photo": (["file"], False),
+        **{
+            media: ("file", False)
+            for media in ("document", "audio", "video", "voice", "video_note", "animation", "sticker")
+        },
+    },
+    "chat": {"id": (int, True), "type": (str, True), "title": (str, False), "username": (str, False)},
+    "user": {
+        "id": (int, True),
+        "is_bot": (bool, True),
+        "first_name": (str, True),
+        "username": (str, False),
+        "language_code": (str, False),
+    },
+    "entity": {"type": (str, True), "offset": (int, True), "length": (int, True), "user": ("user", False)},
+    "file": _FILE,
+}
+
+
+def update_problem(data: dict[str, Any]) -> str | None:
+    """What keeps a ``message`` or ``callback_query`` update from being read, or None."""
+    for kind in ("message", "callback_query"):
+        if kind in data:
+            problem = _problem(data[kind], kind, kind)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _problem(value: Any, shape: str, where: str, depth: int = 0) -> str | None:
+    if not isinstance(value, dict):
+        return f"{where} is not an object"
+    if depth > 3:  # a reply to a reply to …: Telegram nests one level; deeper is not its doing
+        return f"{where} is nested too deep"
+    for name, (kind, required) in _SHAPES[shape].items():
+        field = value.get(name)
+        if field is None:  # PTB reads a null as absent
+            if required:
+                return f"{where} has no {name}"
+            continue
+        problem = _field_problem(field, kind, f"{where}.{name}", depth)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _field_problem(value: Any, kind: Any, where: str, depth: int) -> str | None:
+    if isinstance(kind, list):
+        if not isinstance(value, list):
+            return f"{where} is not a list"
+        for item in value:
+            problem = _problem(item, kind[0], where, depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(kind, str):
+        return _problem(value, kind, where, depth + 1)
+    # bool is an int in Python; the Bot API never sends true for a number
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        return f"{where} is not {'text' if kind is str else f'a {kind.__name__}'}"
+    return None

@@ -1,0 +1,75 @@
+"""clarigate's errors: one base class, and the few errors that cross the adapter boundary.
+
+Two kinds matter at the HTTP edge (``clarigate.gateway.web.server.InputGuard``):
+
+- ``BadRequest``: the platform (or someone posing as it) sent a request our code cannot use:
+  JSON that does not parse, a missing or wrong-typed field, a signed payload of a shape
+  nothing here handles. Raised on purpose where the payload is read; answered with its 4xx
+  status and one WARNING line, and never retried by the platform for our sake.
+- Anything else raised while a request is handled is our bug or our outage: answered 500
+  (so the platform redelivers), logged at ERROR with its traceback and counted in
+  ``clarigate_http_errors_total``. Nothing else is dressed up as the client's mistake.
+
+``DeliveryFailed`` is how an adapter's ``send`` reports a platform refusing or failing a call;
+``AgentUnavailable`` and ``RunFailed`` are how an agent runner reports a turn that did not happen.
+"""
+
+from __future__ import annotations
+
+
+class ClarigateError(Exception):
+    """The base of every error clarigate raises on purpose."""
+
+
+class BadRequest(ClarigateError):
+    """A request the platform sent that our code cannot use, answered ``status`` (a 4xx).
+
+    ``reason`` is one line in our own words, logged and sent back as the answer's body: it
+    names what is wrong (``"message event without a chat id"``), never quotes the request
+    (which may hold a person's words or a token).
+    """
+
+    def __init__(self, reason: str, *, status: int = 400) -> None:
+        if not 400 <= status < 500:
+            raise ValueError(f"a bad request is answered with a 4xx status, not {status}")
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+
+
+class DeliveryFailed(ClarigateError):
+    """An adapter could not deliver an outbound item, classified for the core's delivery step.
+
+    ``permanent``: no retry can help (the bot was blocked or removed, the payload was refused
+    as invalid, the chat is gone); the core falls back once (a question's text fallback) or
+    gives up with a log line and a metric. Otherwise transient (rate limit, 5xx, network):
+    retried with backoff within the delivery budget, not before ``retry_after`` seconds when
+    the platform named a time. ``code`` is the platform's own error code, for logs and metrics.
+    Any other exception an adapter's ``send`` raises is treated as transient.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        permanent: bool,
+        retry_after: float | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+        self.retry_after = retry_after
+        self.code = code
+
+
+class AgentUnavailable(ClarigateError):
+    """The agent cannot be reached now (a server down, a timeout, a 5xx): the message is kept
+    and runs once the agent is back; the person is told it is delayed."""
+
+
+class RunFailed(ClarigateError):
+    """The agent's run ended in an error; ``run_id`` names it where the agent has such ids."""
+
+    def __init__(self, message: str, *, run_id: str | None = None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
