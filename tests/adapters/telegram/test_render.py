@@ -296,3 +296,23 @@ def test_every_prefix_of_a_streamed_reply_is_valid_html_that_fits(end: int) -> N
     assert_valid_html(html)
     assert "\x00" not in html
     assert not TELEGRAM_MENTION.search(visible_outside_code(html)), html
+
+
+paragraph = pieces(
+    ["word ", "**", "*", "_", "`", "~~", "[l](https://a.b) ", "https://x.y/@dev ", "@all ", "<&> "]
+    + ["# ", "> ", "- ", "1. ", "2) ", "Title\n---"],
+    1,
+    12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(paragraph, min_size=1, max_size=30))
+def test_a_split_reply_shows_exactly_what_the_whole_would(paragraphs: list[str]) -> None:
+    # Pieces are cut between blocks: each renders alone as it did inside the whole reply (the
+    # line ends between two pieces are the messages' edges).
+    whole = "\n\n".join(paragraphs)
+    split = split_markdown(whole, 300)
+    assert all(len(markdown_to_html(piece)) <= 300 for piece in split)
+    shown = "\n".join(markdown_to_html(piece) for piece in split)
+    assert re.sub(r"\s*\n\s*", "\n", shown) == re.sub(r"\s*\n\s*", "\n", markdown_to_html(whole))
