@@ -2,12 +2,15 @@
 
 Model text is untrusted: it must never ping a channel or a user, and it must never
 smuggle Slack's ``<…>`` control sequences, so every piece of it goes through
-``escape_mrkdwn`` (or ``markdown_to_mrkdwn``, which escapes too).
+``escape_mrkdwn`` (or ``markdown_to_mrkdwn``, which parses the Markdown once with
+``clarigate.adapters.markdown`` and escapes every text it renders).
 """
 
 from __future__ import annotations
 
 import re
+
+from ..markdown import Renderer
 
 ELLIPSIS = "…"
 ZERO_WIDTH_SPACE = "\u200b"
@@ -16,14 +19,6 @@ ZERO_WIDTH_SPACE = "\u200b"
 # future flags vary: break the word so it can never become a broadcast. No word boundary
 # is required after it: in "@here大家" the CJK letters count as word characters.
 _BROADCAST_WORDS = re.compile(r"@(channel|here|everyone)", re.IGNORECASE)
-_LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
-_BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_ITALIC_STAR = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
-_INLINE_CODE = re.compile(r"`[^`\n]+`")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
-_BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
-_SAFE_SCHEMES = ("http://", "https://", "mailto:")
 
 
 def escape_mrkdwn(text: str) -> str:
@@ -51,66 +46,57 @@ def cut_escaped(text: str, limit: int) -> str:
     return head.rstrip() + ELLIPSIS
 
 
-def _convert_inline(line: str) -> str:
-    """Convert one line of Markdown (outside code blocks) to escaped mrkdwn."""
-    # Code spans are kept verbatim (escaped); the rest is converted around them.
-    parts: list[str] = []
-    last = 0
-    for match in _INLINE_CODE.finditer(line):
-        parts.append(_convert_plain(line[last : match.start()]))
-        parts.append(escape_mrkdwn(match.group(0)))
-        last = match.end()
-    parts.append(_convert_plain(line[last:]))
-    return "".join(parts)
+class SlackMrkdwn(Renderer):
+    """Slack's mrkdwn: ``*bold*``, ``_italic_``, ``~strike~``, ``<url|label>``; all text escaped.
+
+    mrkdwn cannot nest a style inside itself (``*a *b* c*`` ends at the second ``*``), so an
+    inner bold, italic or strike-through of the same kind shows as plain text.
+    """
+
+    def text(self, text: str, within: tuple[str, ...]) -> str:
+        """Model text escaped, broadcast words broken."""
+        return escape_mrkdwn(text)
+
+    def code(self, code: str, within: tuple[str, ...]) -> str:
+        """A code span, its text escaped (entities show as characters inside it too)."""
+        return f"`{escape_mrkdwn(code)}`"
+
+    def code_block(self, code: str, language: str, within: tuple[str, ...]) -> str:
+        """A code block between fences of their own lines (``split_mrkdwn`` closes a cut one)."""
+        return f"```\n{escape_mrkdwn(code)}\n```" if code else "```\n```"
+
+    def link(self, href: str, inner: str, label: str, within: tuple[str, ...]) -> str:
+        """``<url|label>``: the label as plain text (mrkdwn styles nothing inside a link)."""
+        if "|" in href:
+            return inner
+        shown = escape_mrkdwn(label.strip()).replace("|", "¦")
+        return f"<{escape_mrkdwn(href)}|{shown}>"
+
+    def strong(self, inner: str, within: tuple[str, ...]) -> str:
+        """``*bold*`` (plain inside another bold or a heading, which is bold already)."""
+        return inner if "strong" in within or "heading" in within else f"*{inner}*"
+
+    def emphasis(self, inner: str, within: tuple[str, ...]) -> str:
+        """``_italic_``."""
+        return inner if "em" in within else f"_{inner}_"
+
+    def strike(self, inner: str, within: tuple[str, ...]) -> str:
+        """``~strike~``."""
+        return inner if "s" in within else f"~{inner}~"
+
+    def quote(self, inner: str, within: tuple[str, ...]) -> str:
+        """Every line after ``>`` (escaped, as Slack itself sends quotes); quotes do not nest."""
+        if "blockquote" in within:
+            return inner
+        return "\n".join(f"&gt; {line}" if line else "&gt;" for line in inner.split("\n"))
 
 
-def _convert_plain(text: str) -> str:
-    """Links, bold, italics and strike-through of a code-free piece of text."""
-    out: list[str] = []
-    last = 0
-    for match in _LINK.finditer(text):
-        out.append(_emphasis(escape_mrkdwn(text[last : match.start()])))
-        label, url = match.group(1), match.group(2)
-        if url.lower().startswith(_SAFE_SCHEMES) and "|" not in url:
-            out.append(f"<{escape_mrkdwn(url)}|{escape_mrkdwn(label).replace('|', '¦')}>")
-        else:
-            out.append(escape_mrkdwn(match.group(0)))
-        last = match.end()
-    out.append(_emphasis(escape_mrkdwn(text[last:])))
-    return "".join(out)
-
-
-def _emphasis(text: str) -> str:
-    """Markdown emphasis to mrkdwn: ``*x*``/``_x_`` italics, ``**x**`` bold, ``~~x~~`` strike."""
-    text = _ITALIC_STAR.sub(r"_\1_", text)
-    text = _BOLD.sub(r"*\2*", text)
-    return _STRIKE.sub(r"~\1~", text)
+_MRKDWN = SlackMrkdwn()
 
 
 def markdown_to_mrkdwn(markdown: str) -> str:
     """Agent Markdown as Slack mrkdwn: emphasis, code, links, lists, headings; all escaped."""
-    lines: list[str] = []
-    in_code = False
-    for line in markdown.splitlines():
-        if line.strip().startswith("```"):
-            in_code = not in_code
-            lines.append("```")
-            continue
-        if in_code:
-            lines.append(escape_mrkdwn(line))
-            continue
-        heading = _HEADING.match(line)
-        if heading:
-            lines.append(f"*{_convert_inline(heading.group(1))}*")
-            continue
-        bullet = _BULLET.match(line)
-        if bullet:
-            lines.append(f"{bullet.group(1)}• {_convert_inline(bullet.group(2))}")
-            continue
-        lines.append(_convert_inline(line))
-    if in_code:
-        lines.append("```")
-    return "\n".join(lines)
+    return _MRKDWN.render(markdown)
 
 
 def _inside_control(line: str, index: int) -> bool:

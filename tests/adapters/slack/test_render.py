@@ -280,3 +280,49 @@ def test_a_long_paragraph_splits_between_words_never_inside_an_entity_or_a_link(
             assert re.fullmatch(r"<https://example\.com/x\?a=1&amp;b=2\|docs>", control), control
     # Nothing lost, nothing cut mid-word.
     assert " ".join(c.strip() for c in chunks) == markdown_to_mrkdwn(paragraph)
+
+
+markdownish = st.lists(
+    st.sampled_from(
+        list("ab *_~`[]()<>&|@!#>-\n")
+        + ["```", "**", "https://x.y", "[l](https://a.b/?q=1&r=2)", "@here", "<!channel>", "here", "\n\n"]
+    ),
+    max_size=200,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(markdownish)
+def test_markdown_from_the_model_never_pings_or_smuggles_control_sequences(markdown: str):
+    for chunk in render_reply(markdown):
+        assert len(chunk) <= 4000
+        for control in re.findall(r"<[^>]*>?", chunk):
+            assert re.fullmatch(r"<(https?://|mailto:)[^<>|]*\|[^<>]*>", control), control
+        assert not re.search(r"@(channel|here|everyone)", chunk, re.IGNORECASE)
+
+
+def test_commonmark_blocks_become_mrkdwn():
+    source = "\n".join(
+        [
+            "## **Setup** steps",
+            "1. install",
+            "   - with `uv`",
+            "2. run https://x.example/a_b_c",
+            "",
+            "> quoted *line*",
+            "> > and more",
+            "",
+            "[](https://a.b) ![logo](https://img.example/l.png) [x](tg://resolve)",
+        ]
+    )
+    assert markdown_to_mrkdwn(source).split("\n") == [
+        "*Setup steps*",  # mrkdwn cannot nest bold in bold
+        "1. install",
+        "  • with `uv`",
+        "2. run https://x.example/a_b_c",
+        "",
+        "&gt; quoted _line_",
+        "&gt; and more",
+        "",
+        "<https://a.b|https://a.b> <https://img.example/l.png|logo> x",
+    ]

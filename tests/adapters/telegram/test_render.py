@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from html.parser import HTMLParser
 from typing import Any
@@ -11,11 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from telegram import InlineKeyboardMarkup
 
-from clarigate.adapters.telegram.markup import markdown_to_html, split_markdown
+from clarigate.adapters.telegram.live import live_html
+from clarigate.adapters.telegram.markup import html_to_plain, markdown_to_html, split_markdown
 from clarigate.adapters.telegram.render import render_answered, render_clarification, render_wizard
 from clarigate.adapters.telegram.wizard import WizardState
 from clarigate.agent.protocol import HumanInputRequest, normalize_request
-from clarigate.gateway.boundary.messages import ClarificationOut
+from clarigate.gateway.boundary.messages import ClarificationOut, LiveView
 
 ALLOWED_TAGS = {"b", "i", "s", "code", "pre", "a", "blockquote"}
 
@@ -152,24 +154,165 @@ def test_markdown_conversion_examples() -> None:
     )
 
 
-@pytest.mark.timeout(10)  # about 80 s when a search was quadratic in the line; well under 1 s now
+@pytest.mark.timeout(30)  # about 80 s when a search was quadratic in the line; 2-3 s now
 def test_long_lines_of_markup_convert_and_split_in_one_pass() -> None:
     # One long paragraph of model text must not stall the event loop every chat shares.
     for line in ("**a** " * 3000, "**a " * 3000, "[a](" * 5000, "~~a " * 3000, "https://" + "." * 20000):
         assert_valid_html(markdown_to_html(line))
         assert all(len(markdown_to_html(piece)) <= 4096 for piece in split_markdown(line))
     assert markdown_to_html("**a *b* c** and ~~x~~ [l](https://a.b/c) ***both***") == (
-        '<b>a <i>b</i> c</b> and <s>x</s> <a href="https://a.b/c">l</a> <b><i>both</i></b>'
+        '<b>a <i>b</i> c</b> and <s>x</s> <a href="https://a.b/c">l</a> <i><b>both</b></i>'
     )
 
 
 def test_bare_urls_keep_their_underscores_stars_and_at_signs() -> None:
-    # Emphasis inside a URL would change the address Telegram links to.
+    # Emphasis inside a URL would change the address Telegram links to. An address whose "@"
+    # could start a mention becomes a link: the address intact, the "@" in its text inert.
     source = (
         "See https://docs.python.org/3/reference/datamodel.html#object.__init__, "
         "**https://a.b/x__y__z** and (https://x.com/@dev/*a*?q=1&r=2)."
     )
     assert markdown_to_html(source) == (
         "See https://docs.python.org/3/reference/datamodel.html#object.__init__, "
-        "<b>https://a.b/x__y__z</b> and (https://x.com/@dev/*a*?q=1&amp;r=2)."
+        '<b>https://a.b/x__y__z</b> and (<a href="https://x.com/@dev/*a*?q=1&amp;r=2">'
+        "https://x.com/@\u2060dev/*a*?q=1&amp;r=2</a>)."
     )
+
+
+# Telegram's mention rule: "@" and 2-32 of [A-Za-z0-9_], no word character on either side.
+TELEGRAM_MENTION = re.compile(r"(?<!\w)@[A-Za-z0-9_]{2,32}(?!\w)")
+
+
+def visible_outside_code(html: str) -> str:
+    """The text Telegram shows, code left out (Telegram finds no mention inside code)."""
+    return html_to_plain(re.sub(r"<(pre|code)[^>]*>.*?</\1>", " ", html, flags=re.DOTALL))
+
+
+url_pieces = [
+    "https://x.y",
+    "https://x.com/",
+    "@dev",
+    "@all",
+    "@admin",
+    ")",
+    "(",
+    "*",
+    "_",
+    "`",
+    "/",
+    " ",
+    "a",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces(url_pieces + ["[l](https://a.b)", "`c`", "**", ".", "\n", "<", "&"], 1, 40))
+def test_addresses_next_to_links_code_and_mentions_leak_nothing_and_ping_nobody(markdown: str) -> None:
+    html = markdown_to_html(markdown)
+    assert_valid_html(html)
+    assert "\x00" not in html
+    assert not TELEGRAM_MENTION.search(visible_outside_code(html)), html
+
+
+def test_an_address_followed_by_a_link_or_code_keeps_both() -> None:
+    # These once came out as the converter's internal placeholders ("\x00" digit "\x00").
+    assert markdown_to_html("see https://a.b/c [docs](https://d.e) or https://f.g `x`") == (
+        'see https://a.b/c <a href="https://d.e">docs</a> or https://f.g <code>x</code>'
+    )
+    assert markdown_to_html("https://a.b[l](https://c.d)`e`") == (
+        'https://a.b<a href="https://c.d">l</a><code>e</code>'
+    )
+
+
+def test_a_mention_glued_to_an_address_is_inert() -> None:
+    # Where Telegram's address ends, "@admin" would begin a mention.
+    assert markdown_to_html("https://x.y)@admin") == "https://x.y)@\u2060admin"
+    assert markdown_to_html("(https://x.y/a)@all") == "(https://x.y/a)@\u2060all"
+    assert markdown_to_html("**https://x.y**@admin") == "<b>https://x.y</b>@\u2060admin"
+    assert markdown_to_html("https://@admin") == "https://@\u2060admin"
+    # An "@" inside an address after a word character is never a mention and stays as it is.
+    assert markdown_to_html("https://me:pw@host.example/p") == "https://me:pw@host.example/p"
+
+
+def test_addresses_end_where_their_brackets_and_punctuation_say() -> None:
+    assert markdown_to_html("(see https://en.wikipedia.org/wiki/Foo_(bar)), then https://a.b/c.") == (
+        "(see https://en.wikipedia.org/wiki/Foo_(bar)), then https://a.b/c."
+    )
+    assert markdown_to_html("_https://a.b_ and *https://a.b/x*") == (
+        "<i>https://a.b</i> and <i>https://a.b/x</i>"
+    )
+
+
+def test_commonmark_blocks_become_telegram_html() -> None:
+    source = "\n".join(
+        [
+            "Title",
+            "===",
+            "",
+            "1. one",
+            "2. two",
+            "   - nested",
+            "",
+            "> outer",
+            "> > inner",
+            "",
+            "---",
+            "",
+            "    indented <code>",
+            "",
+            "![chart](https://img.example/c.png) [bad](tg://resolve?domain=x) [](https://a.b)",
+        ]
+    )
+    assert markdown_to_html(source).split("\n") == [
+        "<b>Title</b>",
+        "",
+        "1. one",
+        "2. two",
+        "  • nested",
+        "",
+        "<blockquote>outer",
+        "inner</blockquote>",  # Telegram cannot nest quotes
+        "",
+        "———",
+        "",
+        "<pre>indented &lt;code&gt;</pre>",
+        "",
+        '<a href="https://img.example/c.png">chart</a> bad <a href="https://a.b">https://a.b</a>',
+    ]
+
+
+STREAMED = (
+    "## Plan\n\nI will **change `app.py`** and [the docs](https://d.example/x?a=1&b=2):\n\n"
+    "- first *step* with https://x.example/@dev\n- second ~~old~~ step\n\n"
+    "```python\ndef f(x):\n    return x < 2 and x > 0\n```\n\n> done & **dusted** @all\n\n"
+) * 20  # past one message: the draft is cut
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, len(STREAMED)))
+def test_every_prefix_of_a_streamed_reply_is_valid_html_that_fits(end: int) -> None:
+    html = live_html(LiveView(mode="draft", text=STREAMED[:end], status="⏳ Working…"))
+    assert 0 < len(html) <= 4096
+    assert_valid_html(html)
+    assert "\x00" not in html
+    assert not TELEGRAM_MENTION.search(visible_outside_code(html)), html
+
+
+paragraph = pieces(
+    ["word ", "**", "*", "_", "`", "~~", "[l](https://a.b) ", "https://x.y/@dev ", "@all ", "<&> "]
+    + ["# ", "> ", "- ", "1. ", "2) ", "Title\n---"],
+    1,
+    12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(paragraph, min_size=1, max_size=30))
+def test_a_split_reply_shows_exactly_what_the_whole_would(paragraphs: list[str]) -> None:
+    # Pieces are cut between blocks: each renders alone as it did inside the whole reply (the
+    # line ends between two pieces are the messages' edges).
+    whole = "\n\n".join(paragraphs)
+    split = split_markdown(whole, 300)
+    assert all(len(markdown_to_html(piece)) <= 300 for piece in split)
+    shown = "\n".join(markdown_to_html(piece) for piece in split)
+    assert re.sub(r"\s*\n\s*", "\n", shown) == re.sub(r"\s*\n\s*", "\n", markdown_to_html(whole))
