@@ -23,6 +23,7 @@ from slack_bolt.error import BoltUnhandledRequestError
 from slack_bolt.response import BoltResponse
 from starlette.routing import BaseRoute, Route
 
+from clarigate.adapters.slack.settings import SlackSettings
 from clarigate.agent.protocol import ui_text
 from clarigate.gateway.boundary.messages import (
     AcceptOutcome,
@@ -40,7 +41,6 @@ from clarigate.gateway.boundary.messages import (
     TextReply,
 )
 from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, PlatformAdapter
-from clarigate.gateway.runtime.config import SlackSettings
 
 from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids, name_mentions
@@ -75,6 +75,7 @@ class SlackAdapter(PlatformAdapter):
     """Slack through Bolt: ``SlackAdapter(settings, gateway)``."""
 
     platform: ClassVar[str] = PLATFORM
+    settings_model = SlackSettings
     command_syntax: ClassVar[str] = "/clarigate {command}"  # how /help and /status spell commands
 
     def __init__(self, settings: SlackSettings, gateway: GatewayPort, *, retry_backoff: float = 0.5) -> None:

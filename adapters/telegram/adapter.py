@@ -17,6 +17,7 @@ from telegram import Bot, Message, Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
+from clarigate.adapters.telegram.settings import TelegramSettings
 from clarigate.gateway.boundary.messages import (
     Attachment,
     ClarificationClosed,
@@ -31,7 +32,6 @@ from clarigate.gateway.boundary.messages import (
     TextReply,
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
-from clarigate.gateway.runtime.config import TelegramSettings
 
 from .chat_action import TypingIndicators
 from .commands import MENU, parse_command
@@ -69,6 +69,7 @@ class TelegramAdapter(PlatformAdapter):
     """Telegram through the Bot API: webhook or leased polling, inline keyboards, form wizards."""
 
     platform = "telegram"
+    settings_model = TelegramSettings
 
     def __init__(
         self, settings: TelegramSettings, gateway: GatewayPort, lease_ttl: int = 30, poll_timeout: int = 10

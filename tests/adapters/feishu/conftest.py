@@ -17,7 +17,8 @@ from starlette.applications import Starlette
 from clarigate.adapters.feishu import FeishuAdapter
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.runtime.config import FeishuSettings, GatewayConfig
+from clarigate.adapters.feishu.settings import FeishuSettings
+from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.store.redis import RedisStore

@@ -17,7 +17,7 @@ from clarigate.adapters.feishu.live import ANSWER_ELEMENT, CARD_INTERVAL, EDIT_I
 from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
 from clarigate.gateway.runners.in_process import LangGraphRunner
-from clarigate.gateway.runtime.config import FeishuSettings
+from clarigate.adapters.feishu.settings import FeishuSettings
 
 from .cards import components, is_interactive, text_of
 from .conftest import feishu_settings

@@ -11,7 +11,8 @@ from clarigate.adapters.slack import SlackAdapter, SlackStartError
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.runtime.config import GatewayConfig, SlackSettings
+from clarigate.adapters.slack.settings import SlackSettings
+from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 from clarigate.gateway.store.memory import MemoryStore
 

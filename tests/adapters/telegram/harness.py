@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from clarigate.adapters.telegram import TelegramAdapter
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.runtime.config import TelegramSettings
+from clarigate.adapters.telegram.settings import TelegramSettings
 from tests.conftest import test_config as gateway_config
 
 from .fake_bot_api import BOT_USER, FakeBotApi
