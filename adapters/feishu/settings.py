@@ -29,6 +29,9 @@ class FeishuSettings(PlatformSettings):
         "app_id",
     )
     credential_hint: ClassVar[str] = "FEISHU_APP_ID and FEISHU_APP_SECRET"
+    # lark-oapi prints to stdout through a handler of its own, from import time
+    sdk_loggers: ClassVar[tuple[str, ...]] = ("Lark",)
+    own_handler_loggers: ClassVar[tuple[str, ...]] = ("Lark",)
 
     app_id: str | None = None
     app_secret: SecretStr | None = None

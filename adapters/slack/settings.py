@@ -23,6 +23,8 @@ class SlackSettings(PlatformSettings):
         ("xapp-", r"\bxapp-[A-Za-z0-9-]+", "***"),  # app-level (Socket Mode) tokens
     )
 
+    sdk_loggers: ClassVar[tuple[str, ...]] = ("slack_sdk", "slack_bolt")
+
     bot_token: SecretStr | None = None
     signing_secret: SecretStr | None = None
     app_token: SecretStr | None = None  # Socket Mode when set

@@ -22,6 +22,8 @@ class TelegramSettings(PlatformSettings):
         (None, r"\b\d{6,}:[A-Za-z0-9_-]{30,}\b", "***"),
     )
 
+    sdk_loggers: ClassVar[tuple[str, ...]] = ("telegram",)  # the bot token is in its URLs
+
     bot_token: SecretStr | None = None
     webhook_secret: SecretStr | None = None
     webhook_url: str | None = None  # polling when unset

@@ -46,6 +46,11 @@ class PlatformSettings(BaseSettings):
     credential_hint: ClassVar[str] = ""
     #: Token shapes of this platform the log redactor masks even when not configured.
     token_shapes: ClassVar[tuple[TokenShape, ...]] = ()
+    #: The platform SDK's loggers, which print URLs, headers or bodies below WARNING: held at
+    #: WARNING. Those in ``own_handler_loggers`` install a handler of their own (printing past
+    #: the redactor): it is removed, so their lines go through ours.
+    sdk_loggers: ClassVar[tuple[str, ...]] = ()
+    own_handler_loggers: ClassVar[tuple[str, ...]] = ()
 
     enabled: bool | None = None  # None: enabled when credentials are present
     # streamed replies and live progress on this platform (None: the bot's ``streaming``)

@@ -160,13 +160,7 @@ def _token_shapes() -> list[tuple[str | None, re.Pattern[str], str]]:
     """The installed platforms' shapes, then the generic ones (loaded once)."""
     global _platform_shapes
     if _platform_shapes is None:
-        from clarigate.gateway.boundary import registry
-
-        try:
-            platforms = registry.installed()
-        except ValueError:  # a broken entry point stops the start elsewhere; redacting goes on
-            platforms = registry.built_in()
-        shapes = [shape for p in platforms.values() for shape in p.settings_model.token_shapes]
+        shapes = [shape for p in _platforms() for shape in p.settings_model.token_shapes]
         _platform_shapes = [(n, re.compile(p), r) for n, p, r in shapes] + _GENERIC_SHAPES
     return _platform_shapes
 
@@ -212,31 +206,38 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-#: Loggers that print URLs, headers or bodies below WARNING (the Telegram token is in its URLs).
-QUIET_LOGGERS = (
-    "httpx",
-    "httpcore",
-    "urllib3",
-    "aiohttp",
-    "websockets",
-    "telegram",
-    "slack_sdk",
-    "slack_bolt",
-    "Lark",
-)
+#: Loggers that print URLs, headers or bodies below WARNING (each platform's SDK loggers join
+#: them: ``quiet_loggers``).
+QUIET_LOGGERS = ("httpx", "httpcore", "urllib3", "aiohttp", "websockets")
+
+
+def _platforms() -> list[Any]:
+    from clarigate.gateway.boundary import registry
+
+    try:
+        return list(registry.installed().values())
+    except ValueError:  # a broken entry point stops the start elsewhere; logging goes on
+        return list(registry.built_in().values())
+
+
+def quiet_loggers() -> tuple[str, ...]:
+    """The HTTP libraries' loggers and every platform's SDK loggers."""
+    return QUIET_LOGGERS + tuple(name for p in _platforms() for name in p.settings_model.sdk_loggers)
 
 
 def guard_handlers() -> None:
     """Put ``RedactingFilter`` on every handler of every logger, and quiet the chatty libraries.
 
-    Call again after importing an SDK that installs its own handler (lark-oapi prints to
-    stdout from import time): that handler is removed, so its lines go through ours.
+    Call again after importing an SDK that installs its own handler (a platform's
+    ``own_handler_loggers``, e.g. lark-oapi's, printing to stdout from import time): that
+    handler is removed, so its lines go through ours.
     """
-    lark = logging.getLogger("Lark")
-    for handler in list(lark.handlers):
-        lark.removeHandler(handler)
-    lark.propagate = True
-    for name in QUIET_LOGGERS:
+    for name in (n for p in _platforms() for n in p.settings_model.own_handler_loggers):
+        sdk = logging.getLogger(name)
+        for handler in list(sdk.handlers):
+            sdk.removeHandler(handler)
+        sdk.propagate = True
+    for name in quiet_loggers():
         logger = logging.getLogger(name)
         if logger.getEffectiveLevel() < logging.WARNING or logger.level < logging.WARNING:
             logger.setLevel(logging.WARNING)
