@@ -38,7 +38,7 @@ CORE_ENV_NAMES: dict[str, tuple[str | None, str]] = {
 
 #: The well-known environment names (the operators' contract): the bot's, then each built-in
 #: platform's (``<env_prefix><FIELD>`` of its settings model) -> (section or None, field). An
-#: installed platform's are read the same way (``platform_sections``).
+#: installed platform's are read the same way (``sections.read_sections``).
 ENV_NAMES: dict[str, tuple[str | None, str]] = {
     **CORE_ENV_NAMES,
     **{env: (p.name, f) for p in registry.built_in().values() for env, f in p.well_known_env().items()},
@@ -118,7 +118,7 @@ class AgentConfig(BaseModel):
 
 class _WellKnownEnv(PydanticBaseSettingsSource):
     """Reads the bot's own contract names (``REDIS_URL``, ``LLM_MODEL``, …); each platform's are
-    read with its section (``platform_sections``)."""
+    read with its section (``sections.read_sections``)."""
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
         """Unused: values are collected in ``__call__``."""
