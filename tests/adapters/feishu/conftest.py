@@ -15,9 +15,9 @@ from redis.asyncio import Redis
 from starlette.applications import Starlette
 
 from clarigate.adapters.feishu import FeishuAdapter
+from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.memory import MemoryStore

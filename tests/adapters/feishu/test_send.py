@@ -11,8 +11,8 @@ import pytest
 from clarigate.adapters.feishu import FeishuAdapter
 from clarigate.adapters.feishu.render import render_notice
 from clarigate.adapters.feishu.send import FeishuApiError, FeishuSender, build_client
-from clarigate.gateway.boundary.messages import Conversation, TextReply
 from clarigate.adapters.feishu.settings import FeishuSettings
+from clarigate.gateway.boundary.messages import Conversation, TextReply
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
 from .cards import text_of

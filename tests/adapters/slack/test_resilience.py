@@ -8,10 +8,10 @@ import pytest
 from pydantic import SecretStr
 
 from clarigate.adapters.slack import SlackAdapter, SlackStartError
+from clarigate.adapters.slack.settings import SlackSettings
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.adapters.slack.settings import SlackSettings
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 from clarigate.gateway.store.memory import MemoryStore

@@ -11,9 +11,9 @@ import httpx
 from starlette.applications import Starlette
 
 from clarigate.adapters.telegram import TelegramAdapter
+from clarigate.adapters.telegram.settings import TelegramSettings
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.adapters.telegram.settings import TelegramSettings
 from tests.conftest import test_config as gateway_config
 
 from .fake_bot_api import BOT_USER, FakeBotApi
