@@ -21,8 +21,11 @@ $(RUNTIME): pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-$(DEV): pyproject.toml $(RUNTIME)
+# tests/platform_dist: a platform shipped as its own distribution (entry point in
+# clarigate.platforms), as the tests of "Adding a platform" need it installed
+$(DEV): pyproject.toml tests/platform_dist/pyproject.toml $(RUNTIME)
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps -e tests/platform_dist
 	touch $@
 
 install: $(RUNTIME)

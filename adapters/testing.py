@@ -22,7 +22,7 @@ import itertools
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.protocol import FormField, HumanInputRequest, HumanInputResponse, Option, ui_text
@@ -51,6 +51,11 @@ class TestAdapter(PlatformAdapter):
 
     __test__ = False  # not a pytest test class
     platform: ClassVar[str] = "test"
+
+    @classmethod
+    def from_settings(cls, settings: Any, gateway: GatewayPort) -> Self:
+        """Built by the registry (``extra_adapters``): it needs no settings of its own."""
+        return cls(gateway)
 
     def __init__(
         self, gateway: GatewayPort, workspace: str = "w1", *, live: bool = False, live_interval: float = 0.05

@@ -107,7 +107,7 @@ async def slack_world(runner: Any, config: GatewayConfig) -> AsyncIterator[World
     from pydantic import SecretStr
 
     from clarigate.adapters.slack import SlackAdapter
-    from clarigate.gateway.runtime.config import SlackSettings
+    from clarigate.adapters.slack.settings import SlackSettings
     from tests.adapters.slack.fake_slack import BOT_TOKEN, FakeSlack
     from tests.adapters.slack.slack_user import SIGNING_SECRET, SlackUser
 

@@ -41,13 +41,13 @@ def captured_logs(
     """
     root = logging.getLogger()
     saved_handlers, saved_level = list(root.handlers), root.level
-    saved_levels = {name: logging.getLogger(name).level for name in logs.QUIET_LOGGERS}
+    saved_levels = {name: logging.getLogger(name).level for name in logs.quiet_loggers()}
     saved_secrets = list(logs._secrets)
     captured = Captured()
     logs.register_secrets(secrets)
     logs.setup_logging(log_format, level, stream=captured.stream)  # type: ignore[arg-type]
     if chatty_libraries:
-        for name in logs.QUIET_LOGGERS:
+        for name in logs.quiet_loggers():
             logging.getLogger(name).setLevel(logging.DEBUG)
     try:
         yield captured

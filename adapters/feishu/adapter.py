@@ -9,6 +9,7 @@ import uuid
 
 from starlette.routing import BaseRoute
 
+from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.agent.protocol import catalog, ui_text
 from clarigate.gateway.boundary.messages import (
     Attachment,
@@ -26,7 +27,6 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 from clarigate.gateway.boundary.retry import RetryPolicy
-from clarigate.gateway.runtime.config import FeishuSettings
 
 from .content import split_ref
 from .live import ANSWER_ELEMENT, LiveMessages, edited_card, interval, live_markdown, streaming_card
@@ -52,6 +52,7 @@ class FeishuAdapter(PlatformAdapter):
     """Feishu / Lark: interactive cards (JSON 2.0) with buttons, selects and forms."""
 
     platform = PLATFORM
+    settings_model = FeishuSettings
 
     def __init__(self, settings: FeishuSettings, gateway: GatewayPort) -> None:
         self.settings = settings

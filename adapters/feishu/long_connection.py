@@ -23,7 +23,7 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
     P2CardActionTriggerResponse,
 )
 
-from clarigate.gateway.runtime.config import FeishuSettings
+from clarigate.adapters.feishu.settings import FeishuSettings
 
 from .receive import MESSAGE_EVENT, FeishuReceiver
 

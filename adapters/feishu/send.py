@@ -58,8 +58,8 @@ from lark_oapi.core.model import BaseRequest
 from lark_oapi.core.token.manager import TokenManager
 from requests.adapters import HTTPAdapter
 
+from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.gateway.boundary.port import DeliveryFailed
-from clarigate.gateway.runtime.config import FeishuSettings
 from clarigate.gateway.runtime.logs import log_platform_call
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 

@@ -25,6 +25,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from starlette.routing import BaseRoute, Route
 
+from clarigate.adapters.slack.settings import SlackSettings
 from clarigate.agent.protocol import catalog, ui_text
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import (
@@ -44,7 +45,6 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, GatewayPort, PlatformAdapter
 from clarigate.gateway.boundary.retry import RetryPolicy, post_each_once
-from clarigate.gateway.runtime.config import SlackSettings
 
 from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids, name_mentions
@@ -90,6 +90,7 @@ class SlackAdapter(PlatformAdapter):
     """Slack through Bolt: ``SlackAdapter(settings, gateway)``."""
 
     platform: ClassVar[str] = PLATFORM
+    settings_model = SlackSettings
     command_syntax: ClassVar[str] = "/clarigate {command}"  # how /help and /status spell commands
 
     def __init__(self, settings: SlackSettings, gateway: GatewayPort) -> None:

@@ -19,6 +19,7 @@ from telegram import Bot, Message, Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
+from clarigate.adapters.telegram.settings import TelegramSettings
 from clarigate.gateway.boundary.messages import (
     Attachment,
     ClarificationClosed,
@@ -34,7 +35,6 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 from clarigate.gateway.boundary.retry import post_each_once
-from clarigate.gateway.runtime.config import TelegramSettings
 
 from .chat_action import TypingIndicators
 from .commands import MENU, parse_command
@@ -73,6 +73,7 @@ class TelegramAdapter(PlatformAdapter):
     """Telegram through the Bot API: webhook or leased polling, inline keyboards, form wizards."""
 
     platform = "telegram"
+    settings_model = TelegramSettings
 
     def __init__(
         self, settings: TelegramSettings, gateway: GatewayPort, lease_ttl: int = 30, poll_timeout: int = 10

@@ -33,6 +33,7 @@ from .messages import (
     PendingView,
     Sender,
 )
+from .settings import PlatformSettings
 
 __all__ = ["AdapterState", "DeliveryFailed", "GatewayPort", "PlatformAdapter"]
 
@@ -88,13 +89,28 @@ class GatewayPort(Protocol):
 
 
 class PlatformAdapter(ABC):
-    """One chat platform: receive (verify, parse, ack), render (pure), send (SDK calls)."""
+    """One chat platform: receive (verify, parse, ack), render (pure), send (SDK calls).
 
+    A platform is found through the registry (``clarigate.gateway.boundary.registry``): the
+    built-in ones and every entry point in the group ``clarigate.platforms`` whose value is a
+    subclass. Its ``settings_model`` declares its section (YAML and environment), its secrets,
+    its credential rule, its identity and its token shapes; the core builds the adapter with
+    ``from_settings`` when the platform is on.
+    """
+
+    #: The platform's name: its YAML section, ``CLARIGATE_<NAME>__…`` and ``Conversation.platform``.
     platform: ClassVar[str]
+    #: The platform's settings (a ``PlatformSettings`` subclass; the base has the access rules only).
+    settings_model: ClassVar[type[PlatformSettings]] = PlatformSettings
     #: How a person types a neutral command here, ``{command}`` being ``new``, ``cancel``, …:
     #: ``/{command}`` (Telegram, Feishu, the terminal), ``/clarigate {command}`` (a Slack slash
     #: command). The core's help and status texts name commands with it.
     command_syntax: ClassVar[str] = "/{command}"
+
+    @classmethod
+    def from_settings(cls, settings: Any, gateway: GatewayPort) -> PlatformAdapter:
+        """The adapter of a platform that is on, from its section (by default ``cls(settings, gateway)``)."""
+        return cls(settings, gateway)  # type: ignore[call-arg]
 
     def routes(self) -> list[BaseRoute]:
         """HTTP routes to mount on the gateway's server (webhook mode)."""

@@ -14,19 +14,12 @@ from clarigate.gateway.runtime.app import (
     build_adapter,
     build_runner,
     build_store,
-    import_object,
     store_description,
     without_password,
 )
-from clarigate.gateway.runtime.config import (
-    CREDENTIAL_NAMES,
-    PLATFORMS,
-    GatewayConfig,
-    has_credentials,
-    load_config,
-    partial_credentials,
-)
+from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, load_config
 from clarigate.gateway.runtime.logs import register_secrets
+from clarigate.gateway.runtime.sections import credential_problem
 
 
 @dataclass
@@ -193,20 +186,17 @@ async def _check_agent(config: GatewayConfig, runner: LangGraphRunner, report: R
 
 async def _check_platforms(config: GatewayConfig, runner: AgentRunner, report: Report) -> None:
     enabled = config.enabled_platforms()
-    for name in PLATFORMS:
+    for name, platform in config.known_platforms().items():
         section = config.platform(name)
         assert section is not None
-        if name not in enabled:
-            half = " and ".join(partial_credentials(name, section))
-            if section.enabled is False:
-                report.notes.append(f"{name}: disabled in the configuration")
-            elif half:
-                report.problems.append(
-                    f"{name}: {half} is set but the platform needs {CREDENTIAL_NAMES[name]}"
-                )
+        if section.enabled is False:
+            report.notes.append(f"{name}: disabled in the configuration")
             continue
-        if section.enabled and not has_credentials(section):
-            report.problems.append(f"{name}: enabled but {CREDENTIAL_NAMES[name]} are not all set")
+        problem = credential_problem(platform, section)
+        if problem:
+            report.problems.append(problem)
+            continue
+        if name not in enabled:
             continue
         try:
             adapter = build_adapter(name, config, Gateway(config, _NoStore(), runner))  # type: ignore[arg-type]
@@ -217,18 +207,9 @@ async def _check_platforms(config: GatewayConfig, runner: AgentRunner, report: R
             report.problems.extend(f"{name}: {problem}" for problem in problems)
         else:
             report.ok.append(f"{name}: credentials accepted")
-    for path in config.extra_adapters:
-        try:
-            import_object(path)
-        except ValueError as exc:
-            report.problems.append(f"extra_adapters: {exc}")
-        else:
-            report.ok.append(f"extra adapter: {path}")
-    if not enabled and not config.extra_adapters:
+    if not enabled:
         report.notes.append(
-            "no platform is enabled: set "
-            + "; or ".join(CREDENTIAL_NAMES.values())
-            + " (try `clarigate chat` first)"
+            f"no platform is enabled: set {credential_hints(config)} (try `clarigate chat` first)"
         )
 
 

@@ -71,8 +71,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from clarigate.gateway.boundary.registry import token_shapes
     from clarigate.gateway.runtime.config import load_config
-    from clarigate.gateway.runtime.logs import level_from, register_secrets, setup_logging
+    from clarigate.gateway.runtime.logs import (
+        level_from,
+        register_secrets,
+        register_token_shapes,
+        setup_logging,
+    )
 
     if args.command == "doctor":
         from clarigate.gateway.cli.doctor import doctor_main
@@ -85,6 +91,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"clarigate: {exc}", file=sys.stderr)
         return 2
     register_secrets(config.secret_values())
+    register_token_shapes(token_shapes(config.extra_adapters))
     if args.command == "admin":
         from clarigate.gateway.cli.admin import admin_main
 

@@ -359,6 +359,8 @@ class Gateway:
     # --- allowlists ---------------------------------------------------------------------------
 
     def _allowed(self, conv: Conversation, sender: Sender) -> bool:
+        # every platform of the registry (built-in, installed, extra_adapters) has a section, its
+        # allow-lists included; None is only an adapter a test registers by hand
         access = self.config.platform(conv.platform)
         if access is None:
             return True

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import gc
-import importlib
 import logging
 import os
-from typing import Any
 
 from clarigate.gateway.boundary.port import PlatformAdapter
+from clarigate.gateway.boundary.registry import import_object as import_object  # re-exported
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runners.base import AgentRunner
 from clarigate.gateway.runners.in_process import LangGraphRunner
@@ -38,35 +37,12 @@ def build_store(config: GatewayConfig) -> Store:
 
 
 def build_adapter(platform: str, config: GatewayConfig, gateway: Gateway) -> PlatformAdapter:
-    """The adapter of one built-in platform (imported only when that platform is enabled)."""
-    if platform == "slack":
-        from clarigate.adapters.slack import SlackAdapter
-
-        return SlackAdapter(config.slack, gateway)
-    if platform == "feishu":
-        from clarigate.adapters.feishu import FeishuAdapter
-
-        return FeishuAdapter(config.feishu, gateway)
-    if platform == "telegram":
-        from clarigate.adapters.telegram import TelegramAdapter
-
-        return TelegramAdapter(config.telegram, gateway)
-    raise ValueError(f"unknown platform {platform!r}")
-
-
-def import_object(path: str) -> Any:
-    """The object named by ``module:attribute``; ``ValueError`` saying why it cannot be found."""
-    module_name, _, attribute = path.partition(":")
-    if not module_name or not attribute:
-        raise ValueError(f"{path!r} is not an import path of the form module:Class")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"cannot import {path!r}: {exc}") from exc
-    try:
-        return getattr(module, attribute)
-    except AttributeError:
-        raise ValueError(f"cannot import {path!r}: {module_name} has no {attribute!r}") from None
+    """The adapter of one platform of the registry, from its section (imported only when needed)."""
+    known = config.known_platforms()
+    section = config.platform(platform)
+    if platform not in known or section is None:
+        raise ValueError(f"unknown platform {platform!r}")
+    return known[platform].build(section, gateway)
 
 
 def build_runner(config: GatewayConfig) -> AgentRunner:
@@ -93,8 +69,6 @@ def build_gateway(
     gateway = Gateway(config, store, runner)
     for platform in config.enabled_platforms():
         gateway.register(build_adapter(platform, config, gateway))
-    for path in config.extra_adapters:
-        gateway.register(import_object(path)(gateway))
     return gateway
 
 

@@ -1,8 +1,8 @@
 """Configuration: one YAML file per bot, every value overridable by the environment.
 
-Platform settings are plain models so adapters can be built from them in tests.
-The loader (YAML + environment, secrets from the environment only) builds
-``GatewayConfig``.
+The loader (YAML + environment, secrets from the environment only) builds ``GatewayConfig``.
+Each platform's section is its own settings model (``PlatformAdapter.settings_model``), read
+alike for every platform the registry knows (``clarigate.gateway.runtime.sections``).
 """
 
 from __future__ import annotations
@@ -15,87 +15,18 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, Field, PrivateAttr, SecretStr, field_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from clarigate.agent.harness import AgentSettings
-
-
-class PlatformAccess(BaseModel):
-    """Who may talk to the bot on one platform (empty lists: everyone)."""
-
-    enabled: bool | None = None  # None: enabled when credentials are present
-    # streamed replies and live progress on this platform (None: the bot's ``streaming``)
-    streaming: Literal["auto", "off"] | None = None
-    allowed_users: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    allowed_chats: Annotated[list[str], NoDecode] = Field(default_factory=list)
-
-    @field_validator("allowed_users", "allowed_chats", mode="before")
-    @classmethod
-    def _id_list(cls, value: Any) -> Any:
-        """A JSON list, a comma-separated list (``U1,U2`` from the environment) or one id; numbers
-        (Telegram ids written unquoted in YAML) become strings."""
-        if isinstance(value, str):
-            text = value.strip()
-            value = json.loads(text) if text.startswith("[") else [p for p in text.split(",") if p.strip()]
-        if isinstance(value, list):
-            return [str(item).strip() if isinstance(item, int | str) else item for item in value]
-        return value
-
-
-class SlackSettings(PlatformAccess):
-    """Slack app credentials (``SLACK_*``)."""
-
-    bot_token: SecretStr | None = None
-    signing_secret: SecretStr | None = None
-    app_token: SecretStr | None = None  # Socket Mode when set
-    api_url: str = "https://slack.com/api/"
-
-    @field_validator("api_url")
-    @classmethod
-    def _api_base(cls, url: str) -> str:
-        """``http://host`` means ``http://host/api/``; the slash matters (the SDK joins method names)."""
-        return _with_default_path(url, "/api").rstrip("/") + "/"
-
-
-class FeishuSettings(PlatformAccess):
-    """Feishu / Lark app credentials (``FEISHU_*``)."""
-
-    app_id: str | None = None
-    app_secret: SecretStr | None = None
-    verification_token: SecretStr | None = None
-    encrypt_key: SecretStr | None = None
-    domain: str = "https://open.feishu.cn"  # https://open.larksuite.com for Lark
-    mode: Literal["webhook", "long_connection"] = "webhook"
-
-
-class TelegramSettings(PlatformAccess):
-    """Telegram bot credentials (``TELEGRAM_*``)."""
-
-    bot_token: SecretStr | None = None
-    webhook_secret: SecretStr | None = None
-    webhook_url: str | None = None  # polling when unset
-    api_url: str = "https://api.telegram.org/bot"
-
-    @field_validator("api_url")
-    @classmethod
-    def _api_base(cls, url: str) -> str:
-        """``http://host`` means ``http://host/bot`` (the SDK appends the token right after it)."""
-        return _with_default_path(url.rstrip("/"), "/bot")
-
-
-def _with_default_path(url: str, path: str) -> str:
-    """``url`` with ``path`` added when it names only a host (``TELEGRAM_API_URL=http://fake:8081``)."""
-    parts = urlsplit(url)
-    return url.rstrip("/") + path if parts.netloc and parts.path in ("", "/") else url
-
+from clarigate.gateway.boundary import registry
+from clarigate.gateway.boundary.settings import PlatformSettings
+from clarigate.gateway.runtime import sections
 
 # --- the bot's whole configuration -------------------------------------------------------------
 
-PLATFORMS = ("slack", "feishu", "telegram")
-
-#: Well-known environment names (the operators' contract) -> (section or None, field).
-ENV_NAMES: dict[str, tuple[str | None, str]] = {
+#: Well-known environment names of the bot itself -> (section or None, field).
+CORE_ENV_NAMES: dict[str, tuple[str | None, str]] = {
     "CLARIGATE_BOT_ID": (None, "bot_id"),
     "REDIS_URL": (None, "redis_url"),
     "LLM_MODEL": ("agent", "model"),
@@ -103,35 +34,19 @@ ENV_NAMES: dict[str, tuple[str | None, str]] = {
     "ALLOW_CLARIFICATION": ("agent", "allow_clarification"),
     "DISABLE_CLARIFICATION": ("agent", "disable_clarification"),
     "LANGGRAPH_URL": ("agent", "server_url"),
-    "SLACK_BOT_TOKEN": ("slack", "bot_token"),
-    "SLACK_SIGNING_SECRET": ("slack", "signing_secret"),
-    "SLACK_APP_TOKEN": ("slack", "app_token"),
-    "SLACK_API_URL": ("slack", "api_url"),
-    "FEISHU_APP_ID": ("feishu", "app_id"),
-    "FEISHU_APP_SECRET": ("feishu", "app_secret"),
-    "FEISHU_VERIFICATION_TOKEN": ("feishu", "verification_token"),
-    "FEISHU_ENCRYPT_KEY": ("feishu", "encrypt_key"),
-    "FEISHU_DOMAIN": ("feishu", "domain"),
-    "FEISHU_MODE": ("feishu", "mode"),
-    "TELEGRAM_BOT_TOKEN": ("telegram", "bot_token"),
-    "TELEGRAM_WEBHOOK_SECRET": ("telegram", "webhook_secret"),
-    "TELEGRAM_WEBHOOK_URL": ("telegram", "webhook_url"),
-    "TELEGRAM_API_URL": ("telegram", "api_url"),
 }
 
-#: Values that only ever come from the environment (never from the YAML file, never logged).
+#: The well-known environment names (the operators' contract): the bot's, then each built-in
+#: platform's (``<env_prefix><FIELD>`` of its settings model) -> (section or None, field). An
+#: installed platform's are read the same way (``sections.read_sections``).
+ENV_NAMES: dict[str, tuple[str | None, str]] = {
+    **CORE_ENV_NAMES,
+    **{env: (p.name, f) for p in registry.built_in().values() for env, f in p.well_known_env().items()},
+}
+
+#: Each built-in platform's secret fields: from the environment only, never logged.
 SECRET_FIELDS: dict[str, tuple[str, ...]] = {
-    "slack": ("bot_token", "signing_secret", "app_token"),
-    "feishu": ("app_secret", "verification_token", "encrypt_key"),
-    "telegram": ("bot_token", "webhook_secret"),
-}
-
-
-#: The environment names that make each platform's credentials.
-CREDENTIAL_NAMES = {
-    "slack": "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP) or SLACK_APP_TOKEN (Socket Mode)",
-    "feishu": "FEISHU_APP_ID and FEISHU_APP_SECRET",
-    "telegram": "TELEGRAM_BOT_TOKEN",
+    p.name: p.settings_model.secret_fields() for p in registry.built_in().values()
 }
 
 #: Environment variables whose values are secrets wherever they come from (provider API keys, …).
@@ -202,7 +117,8 @@ class AgentConfig(BaseModel):
 
 
 class _WellKnownEnv(PydanticBaseSettingsSource):
-    """Reads the operators' contract names (``REDIS_URL``, ``SLACK_BOT_TOKEN``, …)."""
+    """Reads the bot's own contract names (``REDIS_URL``, ``LLM_MODEL``, …); each platform's are
+    read with its section (``sections.read_sections``)."""
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
         """Unused: values are collected in ``__call__``."""
@@ -211,7 +127,7 @@ class _WellKnownEnv(PydanticBaseSettingsSource):
     def __call__(self) -> dict[str, Any]:
         """The nested dict of every well-known variable that is set."""
         data: dict[str, Any] = {}
-        for name, (section, field) in ENV_NAMES.items():
+        for name, (section, field) in CORE_ENV_NAMES.items():
             value = os.environ.get(name)
             if value is None or value == "":
                 continue
@@ -224,7 +140,8 @@ class GatewayConfig(BaseSettings):
     """One bot: its prefix, its store, its agent and its platforms.
 
     Priority: well-known environment names, then ``CLARIGATE_<NAME>`` (nested with
-    ``__``, e.g. ``CLARIGATE_SLACK__ALLOWED_USERS='["U1"]'``), then the YAML file.
+    ``__``, e.g. ``CLARIGATE_AGENT__TOOLS='["pkg.mod:tool"]'``), then the YAML file. Each
+    platform's section (``config.platform(name)``, or ``config.<name>``) is read the same way.
     """
 
     model_config = SettingsConfigDict(env_prefix="CLARIGATE_", env_nested_delimiter="__", extra="ignore")
@@ -280,12 +197,13 @@ class GatewayConfig(BaseSettings):
     # at start, create the checkpointer's PostgreSQL database when it does not exist (needs CREATEDB)
     create_database: bool = False
     data_dir: str = ".clarigate"
-    #: More platforms: import paths ``module:Class`` of ``PlatformAdapter``s built as ``Class(gateway)``.
+    #: More platforms for this bot: import paths ``module:Class`` of ``PlatformAdapter`` subclasses,
+    #: registered like an installed platform (their own section, environment and allow-lists).
     extra_adapters: list[str] = Field(default_factory=list)
     agent: AgentConfig = Field(default_factory=AgentConfig)
-    slack: SlackSettings = Field(default_factory=SlackSettings)
-    feishu: FeishuSettings = Field(default_factory=FeishuSettings)
-    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+    # every platform's section by name, filled from the keys named after the platforms (not a
+    # setting of its own: neither a YAML key nor an environment name)
+    platforms: dict[str, PlatformSettings] = Field(default_factory=dict, exclude=True)
 
     _warnings: list[str] = PrivateAttr(default_factory=list)
 
@@ -301,15 +219,40 @@ class GatewayConfig(BaseSettings):
         """Environment over YAML (passed as init values)."""
         return (_WellKnownEnv(settings_cls), env_settings, init_settings)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _platform_sections(cls, data: Any) -> Any:
+        """Each registered platform's section, from the key named after it, under the environment."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        known = registry.platforms(sections.extra_paths({"extra_adapters": data.get("extra_adapters")}))
+        clash = sorted(set(known) & set(cls.model_fields))
+        if clash:
+            raise ValueError(f"platform name {clash[0]!r} is a setting of the bot; a platform needs another")
+        data["platforms"] = sections.read_sections(known, {name: data.pop(name, None) for name in known})
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        """A platform's section as an attribute (``config.telegram``), for readers that know it."""
+        platforms = self.__dict__.get("platforms")
+        if platforms is not None and name in platforms:
+            return platforms[name]
+        return super().__getattr__(name)  # type: ignore[misc]
+
     @property
     def warnings(self) -> list[str]:
         """Problems found while loading (secrets written in the YAML file, …)."""
         return list(self._warnings)
 
-    def platform(self, name: str) -> PlatformAccess | None:
-        """The settings section of ``name``, or None for a platform without one (tests)."""
-        section = getattr(self, name, None) if name in PLATFORMS else None
-        return section if isinstance(section, PlatformAccess) else None
+    def platform(self, name: str) -> PlatformSettings | None:
+        """The settings section of ``name``, or None for a platform the registry does not know
+        (an adapter a test registers by hand)."""
+        return self.platforms.get(name)
+
+    def known_platforms(self) -> dict[str, registry.Platform]:
+        """Every platform this bot could serve: built-in, installed and ``extra_adapters``."""
+        return registry.platforms(self.extra_adapters)
 
     def streams_on(self, name: str) -> bool:
         """Whether runs are shown live on platform ``name`` (its own ``streaming``, else the bot's)."""
@@ -322,21 +265,16 @@ class GatewayConfig(BaseSettings):
         section = self.platform(name)
         if section is None or section.enabled is False:
             return False
-        return bool(section.enabled) or has_credentials(section)
+        return bool(section.enabled) or section.has_credentials()
 
     def enabled_platforms(self) -> list[str]:
         """The platforms this bot serves."""
-        return [name for name in PLATFORMS if self.platform_enabled(name)]
+        return [name for name in self.platforms if self.platform_enabled(name)]
 
     def secret_values(self) -> list[str]:
         """Every secret this bot holds (platform credentials, store and database passwords, provider
         keys from the environment), for the log redactor; never printed."""
-        values = [
-            secret.get_secret_value()
-            for name, fields in SECRET_FIELDS.items()
-            for field in fields
-            if isinstance(secret := getattr(getattr(self, name), field, None), SecretStr)
-        ]
+        values = [secret for section in self.platforms.values() for secret in section.secret_values()]
         for url in (self.redis_url, self.agent.checkpointer_url):
             password = urlsplit(url).password if url and "://" in url else None
             if password:
@@ -367,18 +305,6 @@ class GatewayConfig(BaseSettings):
         )
 
 
-def has_credentials(section: PlatformAccess) -> bool:
-    """True when a platform section has what it needs to connect."""
-    if isinstance(section, SlackSettings):
-        receiver = section.signing_secret is not None or section.app_token is not None
-        return section.bot_token is not None and receiver
-    if isinstance(section, FeishuSettings):
-        return bool(section.app_id) and section.app_secret is not None
-    if isinstance(section, TelegramSettings):
-        return section.bot_token is not None
-    return False
-
-
 def load_config(path: str | Path | None = None) -> GatewayConfig:
     """Load the bot's YAML (``path`` or ``CLARIGATE_CONFIG``) under the environment.
 
@@ -400,8 +326,12 @@ def load_config(path: str | Path | None = None) -> GatewayConfig:
         if loaded is not None and not isinstance(loaded, dict):
             raise ValueError(f"config file {path} must be a mapping of settings, not {type(loaded).__name__}")
         data = loaded or {}
-        warnings = _drop_yaml_secrets(data)
-    unknown = _unknown_keys(data) + _unknown_env()
+    try:
+        known = registry.platforms(sections.extra_paths(data))
+    except ValueError as exc:  # a platform that cannot be loaded: the bot does not start
+        raise ValueError(f"platforms: {exc}") from exc
+    warnings = sections.drop_yaml_secrets(known, data)
+    unknown = _unknown_keys(data, known) + _unknown_env(known)
     if unknown:
         raise ValueError("; ".join(unknown))
     try:
@@ -412,23 +342,32 @@ def load_config(path: str | Path | None = None) -> GatewayConfig:
     return config
 
 
-def _unknown_keys(data: dict[str, Any]) -> list[str]:
+def _unknown_keys(data: dict[str, Any], known: dict[str, registry.Platform]) -> list[str]:
     """One line per setting the file names that does not exist, with the nearest valid name."""
     problems = []
-    fields = GatewayConfig.model_fields
+    fields = {name: info for name, info in GatewayConfig.model_fields.items() if name != "platforms"}
     for key, value in data.items():
+        if key in known:
+            continue
         if key not in fields:
-            problems.append(f"{key!r} in the config file is not a setting{_did_you_mean(key, fields)}")
+            problems.append(
+                f"{key!r} in the config file is not a setting{_did_you_mean(key, [*fields, *known])}"
+            )
             continue
         section = fields[key].annotation
         if isinstance(value, dict) and isinstance(section, type) and issubclass(section, BaseModel):
-            known = section.model_fields
-            problems.extend(
-                f"'{key}.{name}' in the config file is not a setting{_did_you_mean(name, known)}"
-                for name in value
-                if name not in known
-            )
+            problems.extend(_not_settings(key, value, section.model_fields))
+    for name, keys in sections.section_keys_unknown(known, data).items():
+        problems.extend(_not_settings(name, keys, known[name].settings_model.model_fields))
     return problems
+
+
+def _not_settings(section: str, keys: Any, known: Any) -> list[str]:
+    return [
+        f"'{section}.{name}' in the config file is not a setting{_did_you_mean(name, known)}"
+        for name in keys
+        if name not in known
+    ]
 
 
 def _did_you_mean(name: str, candidates: Any) -> str:
@@ -442,48 +381,43 @@ def _did_you_mean(name: str, candidates: Any) -> str:
 OTHER_CLARIGATE_ENV = ("CLARIGATE_CONFIG",)
 
 
-def clarigate_env_names() -> list[str]:
-    """Every ``CLARIGATE_*`` name the gateway reads: settings (nested with ``__``) and the others."""
+def clarigate_env_names(known: dict[str, registry.Platform] | None = None) -> list[str]:
+    """Every ``CLARIGATE_*`` name the gateway reads: settings (nested with ``__``), each platform's
+    section (``known``, by default the installed platforms) and the others."""
     names = [*OTHER_CLARIGATE_ENV, *(n for n in ENV_NAMES if n.startswith("CLARIGATE_"))]
     for key, info in GatewayConfig.model_fields.items():
+        if key == "platforms":
+            continue
         names.append(f"CLARIGATE_{key.upper()}")
         section = info.annotation
         if isinstance(section, type) and issubclass(section, BaseModel):
             names.extend(f"CLARIGATE_{key.upper()}__{field.upper()}" for field in section.model_fields)
-    return names
+    return names + sections.section_env_names(registry.installed() if known is None else known)
 
 
-def _unknown_env() -> list[str]:
+def _unknown_env(known: dict[str, registry.Platform]) -> list[str]:
     """One line per ``CLARIGATE_*`` environment variable that names no setting."""
-    known = clarigate_env_names()
+    names = clarigate_env_names(known)
     return [
-        f"environment variable {name} is not a setting{_did_you_mean(name.upper(), known)}"
+        f"environment variable {name} is not a setting{_did_you_mean(name.upper(), names)}"
         for name in sorted(os.environ)
-        if name.upper().startswith("CLARIGATE_") and name.upper() not in known
+        if name.upper().startswith("CLARIGATE_") and name.upper() not in names
     ]
 
 
-def partial_credentials(name: str, section: PlatformAccess) -> list[str]:
-    """The environment names of the credentials that are set for ``name`` (a platform)."""
-    fields = [*SECRET_FIELDS.get(name, ()), *(("app_id",) if name == "feishu" else ())]
-    return [f"{name.upper()}_{f.upper()}" for f in fields if getattr(section, f, None)]
-
-
 def startup_problems(config: GatewayConfig) -> list[str]:
-    """What stops ``serve`` before it connects: a platform with part of its credentials, a
-    Telegram webhook without its secret (anyone could post updates)."""
+    """What stops ``serve`` before it connects: a platform with part of its credentials, or what a
+    platform's own settings refuse (a Telegram webhook without its secret: anyone could post)."""
     problems = []
-    for name in PLATFORMS:
+    for name, platform in config.known_platforms().items():
         section = config.platform(name)
-        if section is None or section.enabled is False:
+        if section is None:
             continue
-        present = partial_credentials(name, section)
-        if not has_credentials(section) and (present or section.enabled):
-            which = " and ".join(present) + " is set but" if present else "enabled, but"
-            problems.append(f"{name}: {which} the platform needs {CREDENTIAL_NAMES[name]}")
-    telegram = config.telegram
-    if config.platform_enabled("telegram") and telegram.webhook_url and not telegram.webhook_secret:
-        problems.append("telegram: TELEGRAM_WEBHOOK_URL is set without TELEGRAM_WEBHOOK_SECRET (required)")
+        problem = sections.credential_problem(platform, section)
+        if problem:
+            problems.append(problem)
+        if config.platform_enabled(name):
+            problems.extend(f"{name}: {line}" for line in section.startup_problems())
     if config.role in ("web", "worker") and not config.redis_url:
         problems.append(
             f"role {config.role!r} shares its work with other processes through Redis: set REDIS_URL "
@@ -492,15 +426,6 @@ def startup_problems(config: GatewayConfig) -> list[str]:
     return problems
 
 
-def _drop_yaml_secrets(data: dict[str, Any]) -> list[str]:
-    """Remove secret values from YAML data; one warning per secret found."""
-    warnings = []
-    for section, fields in SECRET_FIELDS.items():
-        values = data.get(section)
-        if not isinstance(values, dict):
-            continue
-        for field in fields:
-            if values.pop(field, None) is not None:
-                env = next(n for n, target in ENV_NAMES.items() if target == (section, field))
-                warnings.append(f"{section}.{field} in the config file is ignored: secrets come from {env}")
-    return warnings
+def credential_hints(config: GatewayConfig) -> str:
+    """What turns each platform on, for "no platform is enabled" messages."""
+    return "; or ".join(p.credential_hint() for p in config.known_platforms().values())

@@ -1,9 +1,10 @@
 """One bot id, one identity: each platform's identity is recorded under the bot id in Redis.
 
 Two deployments sharing a bot id share its stream and state: each would answer the other's
-messages with its own token. So at start each enabled platform's identity (Slack team and
-bot user, Feishu app id, Telegram bot id) is recorded at ``<bot_id>:identity`` the first time,
-and a later start whose identity differs refuses, naming both. Found before any adapter
+messages with its own token. So at start each enabled platform's identity (its settings'
+``identity()``: Slack's team and bot user, Feishu's app id, Telegram's bot id) is recorded at
+``<bot_id>:identity`` the first time, and a later start whose identity differs refuses, naming
+both. Found before any adapter
 starts receiving; ``clarigate admin identity --forget PLATFORM`` clears one after a real move.
 """
 
@@ -22,35 +23,21 @@ def identity_key(bot_id: str) -> str:
 
 
 async def platform_identities(config: GatewayConfig) -> dict[str, str]:
-    """The identity of each enabled built-in platform, as ``platform -> "who"``.
+    """The identity of each enabled platform that can tell it, as ``platform -> "who"``.
 
-    Telegram's bot id is the number before the token's colon and Feishu's app id is configured,
-    so neither needs a call; Slack's team and bot user come from ``auth.test``.
+    Each platform's settings say who the bot is (``PlatformSettings.identity``): from what is
+    configured where it can (a Telegram token's bot id, a Feishu app id), else by one call.
     """
     found: dict[str, str] = {}
     for platform in config.enabled_platforms():
-        if platform == "telegram" and config.telegram.bot_token:
-            bot_id = config.telegram.bot_token.get_secret_value().split(":", 1)[0]
-            found[platform] = f"bot {bot_id}"
-        elif platform == "feishu" and config.feishu.app_id:
-            found[platform] = f"app {config.feishu.app_id}"
-        elif platform == "slack" and config.slack.bot_token:
-            try:
-                found[platform] = await _slack_identity(config)
-            except Exception:  # a bad token or Slack unreachable: the adapter's start says it plainly
-                continue
+        section = config.platform(platform)
+        try:
+            who = await section.identity() if section is not None else None
+        except Exception:  # a bad token or the platform unreachable: the adapter's start says it plainly
+            continue
+        if who:
+            found[platform] = who
     return found
-
-
-async def _slack_identity(config: GatewayConfig) -> str:
-    from slack_sdk.web.async_client import AsyncWebClient
-
-    assert config.slack.bot_token is not None
-    client = AsyncWebClient(token=config.slack.bot_token.get_secret_value(), base_url=config.slack.api_url)
-    reply = await client.auth_test()
-    if not reply.get("ok"):
-        raise RuntimeError(str(reply.get("error")))
-    return f"team {reply.get('team_id')} bot user {reply.get('user_id')}"
 
 
 class IdentityClash(Exception):

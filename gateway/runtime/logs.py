@@ -4,9 +4,9 @@ The run's coordinates live in context variables set by the worker; a logging
 filter copies them onto each record, so any logger (ours, an SDK's) gets them.
 
 No secret reaches a log line: every handler carries ``RedactingFilter``, which masks the
-configured secrets (``register_secrets``) and token shapes (a Telegram ``/bot<token>/`` URL,
-Slack ``xox*-``/``xapp-`` tokens, ``Bearer`` headers, URL passwords) in the message and in
-the formatted traceback; the chatty HTTP and SDK loggers are held at WARNING.
+configured secrets (``register_secrets``) and token shapes (each platform's, declared by its
+settings model, e.g. a bot token in a URL; ``Bearer`` headers, URL passwords) in the message and
+in the formatted traceback; the chatty HTTP and SDK loggers are held at WARNING.
 """
 
 from __future__ import annotations
@@ -118,13 +118,9 @@ MASK = "***"
 #: Token shapes masked wherever they appear, configured or not: (needle, pattern, replacement).
 #: A pattern runs only on lines whose lower-cased text holds its needle (a literal every match
 #: contains): most lines hold none, and a regular expression pass per shape per line cost more
-#: than the rest of the line's logging.
-_TOKEN_SHAPES: list[tuple[str | None, re.Pattern[str], str]] = [
-    # Telegram puts the bot token in the URL path: https://api.telegram.org/bot<id>:<secret>/getMe
-    ("/bot", re.compile(r"(/bot)\d+:[A-Za-z0-9_-]+"), r"\1" + MASK),
-    (None, re.compile(r"\b\d{6,}:[A-Za-z0-9_-]{30,}\b"), MASK),
-    ("xox", re.compile(r"\bxox[a-z]-[A-Za-z0-9-]+"), MASK),  # Slack bot/user tokens
-    ("xapp-", re.compile(r"\bxapp-[A-Za-z0-9-]+"), MASK),  # Slack app-level (Socket Mode) tokens
+#: than the rest of the line's logging. These are every platform's; each platform's own shapes
+#: (its settings model's ``token_shapes``) join them on first use (``_token_shapes``).
+_GENERIC_SHAPES: list[tuple[str | None, re.Pattern[str], str]] = [
     ("bearer", re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\1" + MASK),
     ("@", re.compile(r"(://[^:/@\s]*:)[^@\s/]+@"), r"\1" + MASK + "@"),  # scheme://user:password@host
     (
@@ -147,13 +143,35 @@ def register_secrets(values: Any) -> None:
     _secrets[:] = sorted(known, key=len, reverse=True)  # longest first: a secret may contain another
 
 
+_platform_shapes: list[tuple[str | None, re.Pattern[str], str]] | None = None
+
+
+def register_token_shapes(shapes: Any) -> None:
+    """Mask these token shapes (``(needle, pattern, replacement)``) too, from now on (the shapes of a
+    platform named by ``extra_adapters``)."""
+    known = _token_shapes()
+    for needle, pattern, replacement in shapes:
+        shape = (needle, re.compile(pattern), replacement)
+        if shape not in known:
+            known.insert(0, shape)
+
+
+def _token_shapes() -> list[tuple[str | None, re.Pattern[str], str]]:
+    """The installed platforms' shapes, then the generic ones (loaded once)."""
+    global _platform_shapes
+    if _platform_shapes is None:
+        shapes = [shape for p in _platforms() for shape in p.settings_model.token_shapes]
+        _platform_shapes = [(n, re.compile(p), r) for n, p, r in shapes] + _GENERIC_SHAPES
+    return _platform_shapes
+
+
 def redact(text: str) -> str:
     """``text`` with every registered secret and every known token shape masked."""
     for secret in _secrets:
         if secret in text:
             text = text.replace(secret, MASK)
     lowered = text.lower()
-    for needle, pattern, replacement in _TOKEN_SHAPES:
+    for needle, pattern, replacement in _token_shapes():
         if needle is None or needle in lowered:
             text = pattern.sub(replacement, text)
     return text
@@ -188,31 +206,38 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-#: Loggers that print URLs, headers or bodies below WARNING (the Telegram token is in its URLs).
-QUIET_LOGGERS = (
-    "httpx",
-    "httpcore",
-    "urllib3",
-    "aiohttp",
-    "websockets",
-    "telegram",
-    "slack_sdk",
-    "slack_bolt",
-    "Lark",
-)
+#: Loggers that print URLs, headers or bodies below WARNING (each platform's SDK loggers join
+#: them: ``quiet_loggers``).
+QUIET_LOGGERS = ("httpx", "httpcore", "urllib3", "aiohttp", "websockets")
+
+
+def _platforms() -> list[Any]:
+    from clarigate.gateway.boundary import registry
+
+    try:
+        return list(registry.installed().values())
+    except ValueError:  # a broken entry point stops the start elsewhere; logging goes on
+        return list(registry.built_in().values())
+
+
+def quiet_loggers() -> tuple[str, ...]:
+    """The HTTP libraries' loggers and every platform's SDK loggers."""
+    return QUIET_LOGGERS + tuple(name for p in _platforms() for name in p.settings_model.sdk_loggers)
 
 
 def guard_handlers() -> None:
     """Put ``RedactingFilter`` on every handler of every logger, and quiet the chatty libraries.
 
-    Call again after importing an SDK that installs its own handler (lark-oapi prints to
-    stdout from import time): that handler is removed, so its lines go through ours.
+    Call again after importing an SDK that installs its own handler (a platform's
+    ``own_handler_loggers``, e.g. lark-oapi's, printing to stdout from import time): that
+    handler is removed, so its lines go through ours.
     """
-    lark = logging.getLogger("Lark")
-    for handler in list(lark.handlers):
-        lark.removeHandler(handler)
-    lark.propagate = True
-    for name in QUIET_LOGGERS:
+    for name in (n for p in _platforms() for n in p.settings_model.own_handler_loggers):
+        sdk = logging.getLogger(name)
+        for handler in list(sdk.handlers):
+            sdk.removeHandler(handler)
+        sdk.propagate = True
+    for name in quiet_loggers():
         logger = logging.getLogger(name)
         if logger.getEffectiveLevel() < logging.WARNING or logger.level < logging.WARNING:
             logger.setLevel(logging.WARNING)

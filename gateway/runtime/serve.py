@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - installed with clarigate
 
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.app import build_gateway, close_gateway, store_description
-from clarigate.gateway.runtime.config import CREDENTIAL_NAMES, GatewayConfig, startup_problems
+from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, startup_problems
 from clarigate.gateway.runtime.identity import IdentityClash, claim_identities, platform_identities
 from clarigate.gateway.runtime.logs import guard_handlers
 from clarigate.gateway.runtime.ops import OpsSampler
@@ -226,7 +226,7 @@ async def _run(
             log.warning(
                 "no platform is enabled: only the health endpoints are served. To enable one, set %s. "
                 "To try the agent right away, run `clarigate chat`.",
-                "; or ".join(CREDENTIAL_NAMES.values()),
+                credential_hints(config),
             )
     await _start(gateway, config, jobs=jobs, receive=role != "worker", claim=role != "split")
     if worker is not None:

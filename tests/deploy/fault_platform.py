@@ -18,7 +18,7 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import httpx
 from aiohttp import web
@@ -93,6 +93,11 @@ class HttpPlatformAdapter(PlatformAdapter):
     """Platform ``test`` in a served process: messages in on ``/test/say``, replies to the fake."""
 
     platform: ClassVar[str] = "test"
+
+    @classmethod
+    def from_settings(cls, settings: Any, gateway: GatewayPort) -> Self:
+        """Built by the registry (``extra_adapters``): it needs no settings of its own."""
+        return cls(gateway)
 
     def __init__(self, gateway: GatewayPort) -> None:
         self.gateway = gateway

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
+from clarigate.gateway.boundary import registry
 from clarigate.gateway.runtime.config import ENV_NAMES, GatewayConfig, load_config
 from tests.deploy.k8s_objects import DEPLOY, K8S, env_file_keys
 
@@ -34,9 +35,12 @@ def no_operator_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def unknown_keys(data: dict[str, Any], model: type[BaseModel], where: str = "") -> list[str]:
     """Keys of ``data`` that ``model`` has no field for, as dotted paths."""
     unknown = []
+    platforms = registry.installed() if model is GatewayConfig else {}
     for key, value in data.items():
         field = model.model_fields.get(key)
-        if field is None:
+        if key in platforms:  # a platform's section: its own settings model says what it holds
+            unknown += unknown_keys(value or {}, platforms[key].settings_model, f"{where}{key}.")
+        elif field is None or key == "platforms":
             unknown.append(f"{where}{key}")
         elif (
             isinstance(value, dict)
@@ -94,7 +98,12 @@ def test_env_example_leaves_the_bot_yaml_settings_in_force(
 def setting_paths(model: type[BaseModel], where: str = "") -> list[str]:
     """Every setting of ``model`` as a dotted path (sections walked into)."""
     paths = []
+    if model is GatewayConfig:  # each built-in platform's section is its own settings model
+        for name, platform in registry.built_in().items():
+            paths += setting_paths(platform.settings_model, f"{where}{name}.")
     for name, field in model.model_fields.items():
+        if model is GatewayConfig and name == "platforms":  # filled from the sections above
+            continue
         if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
             paths += setting_paths(field.annotation, f"{where}{name}.")
         else:

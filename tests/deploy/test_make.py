@@ -32,9 +32,13 @@ def planned(target: str, tmp_path: Path) -> str:
 def test_make_chat_installs_only_the_runtime(tmp_path):
     plan = planned("chat", tmp_path)
     assert "pip install --quiet -e .\n" in plan and "[dev]" not in plan
+    assert "platform_dist" not in plan
     assert plan.rstrip().endswith("clarigate chat")
 
 
 @pytest.mark.parametrize("target", ["test", "lint"])
 def test_make_test_and_lint_install_the_dev_tools(tmp_path, target):
-    assert "pip install --quiet -e '.[dev]'" in planned(target, tmp_path)
+    plan = planned(target, tmp_path)
+    assert "pip install --quiet -e '.[dev]'" in plan
+    # the test platform installed as a distribution, found through its entry point
+    assert "pip install --quiet --no-deps -e tests/platform_dist" in plan

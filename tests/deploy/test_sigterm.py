@@ -18,7 +18,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, Self
 
 import httpx
 import pytest
@@ -42,6 +42,11 @@ class FileRecordingAdapter(PlatformAdapter):
     """Platform ``test`` inside the served process: messages in over HTTP, sent items to a file."""
 
     platform: ClassVar[str] = "test"
+
+    @classmethod
+    def from_settings(cls, settings: Any, gateway: GatewayPort) -> Self:
+        """Built by the registry (``extra_adapters``): it needs no settings of its own."""
+        return cls(gateway)
 
     def __init__(self, gateway: GatewayPort) -> None:
         self.gateway = gateway

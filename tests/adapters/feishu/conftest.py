@@ -14,9 +14,10 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 
 from clarigate.adapters.feishu import FeishuAdapter
+from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.runtime.config import FeishuSettings, GatewayConfig
+from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.store.redis import RedisStore

@@ -14,10 +14,10 @@ import yaml
 
 from clarigate.adapters.feishu import FeishuAdapter
 from clarigate.adapters.feishu.live import ANSWER_ELEMENT, CARD_INTERVAL, EDIT_INTERVAL, LIVE_CHARS
+from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
 from clarigate.gateway.runners.in_process import LangGraphRunner
-from clarigate.gateway.runtime.config import FeishuSettings
 
 from .cards import components, is_interactive, text_of
 from .conftest import feishu_settings

@@ -11,11 +11,11 @@ import pytest
 from clarigate.adapters.feishu import FeishuAdapter
 from clarigate.adapters.feishu.render import render_notice
 from clarigate.adapters.feishu.send import FeishuApiError, FeishuSender, build_client
+from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary import retry
 from clarigate.gateway.boundary.messages import Conversation, TextReply
-from clarigate.gateway.runtime.config import FeishuSettings
 from clarigate.gateway.runtime.metrics import DELIVERY_RETRIES, PLATFORM_API_ERRORS
 
 from .cards import text_of

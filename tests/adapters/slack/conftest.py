@@ -12,10 +12,11 @@ import pytest
 from pydantic import SecretStr
 
 from clarigate.adapters.slack import SlackAdapter
+from clarigate.adapters.slack.settings import SlackSettings
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runners.base import AgentRunner
-from clarigate.gateway.runtime.config import GatewayConfig, SlackSettings
+from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.web.server import build_app
 

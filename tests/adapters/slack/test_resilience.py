@@ -8,11 +8,12 @@ import pytest
 from pydantic import SecretStr
 
 from clarigate.adapters.slack import SlackAdapter, SlackStartError
+from clarigate.adapters.slack.settings import SlackSettings
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary import retry
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.runtime.config import GatewayConfig, SlackSettings
+from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.metrics import DELIVERY_RETRIES, PLATFORM_API_ERRORS
 from clarigate.gateway.store.memory import MemoryStore
 

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 
 from clarigate.adapters.telegram import TelegramAdapter
+from clarigate.adapters.telegram.settings import TelegramSettings
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.runtime.config import TelegramSettings
 from clarigate.gateway.web.server import build_app
 from tests.conftest import test_config as gateway_config
 

@@ -18,12 +18,12 @@ import yaml
 
 from clarigate.adapters.telegram import live
 from clarigate.adapters.telegram.markup import markdown_to_html, split_markdown
+from clarigate.adapters.telegram.settings import TelegramSettings
 from clarigate.adapters.testing import asking, choice_request
 from clarigate.agent.events import TextDelta, ToolFinished, ToolStarted
 from clarigate.agent.harness import AgentSettings, TurnOutput
 from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
 from clarigate.gateway.runners.in_process import LangGraphRunner
-from clarigate.gateway.runtime.config import TelegramSettings
 from clarigate.gateway.store.memory import MemoryStore
 from tests.gateway.flow.test_streaming import StreamingRunner, words
 

@@ -102,12 +102,12 @@ def test_an_extra_adapter_that_cannot_be_imported_is_named_by_doctor_and_serve(m
 
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
-    assert "PROBLEM extra_adapters: cannot import 'acme_chat.adapter:AcmeAdapter'" in out
+    assert "PROBLEM config: platforms: extra_adapters: cannot import 'acme_chat.adapter:AcmeAdapter'" in out
     assert "No module named 'acme_chat'" in out
 
     assert main(["serve", "--port", "1"]) == 2  # refuses before listening, without a traceback
     err = capsys.readouterr().err
-    assert "cannot build the bot: cannot import 'acme_chat.adapter:AcmeAdapter'" in err
+    assert "clarigate: platforms: extra_adapters: cannot import 'acme_chat.adapter:AcmeAdapter'" in err
     assert "Traceback" not in err
 
 

@@ -6,11 +6,11 @@ import os
 
 import pytest
 
+from clarigate.adapters.slack.settings import SlackSettings
+from clarigate.adapters.telegram.settings import TelegramSettings
 from clarigate.gateway.runtime.config import (
     ENV_NAMES,
     GatewayConfig,
-    SlackSettings,
-    TelegramSettings,
     load_config,
     startup_problems,
 )

@@ -1,0 +1,49 @@
+"""Feishu / Lark settings: the ``feishu:`` section, ``FEISHU_*`` and ``CLARIGATE_FEISHU__*``."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import SecretStr
+from pydantic_settings import SettingsConfigDict
+
+from clarigate.gateway.boundary.settings import PlatformSettings
+
+
+class FeishuSettings(PlatformSettings):
+    """Feishu / Lark app credentials (``FEISHU_*``)."""
+
+    model_config = SettingsConfigDict(env_prefix="FEISHU_")
+    env_fields: ClassVar[tuple[str, ...]] = (
+        "app_id",
+        "app_secret",
+        "verification_token",
+        "encrypt_key",
+        "domain",
+        "mode",
+    )
+    credential_fields: ClassVar[tuple[str, ...] | None] = (
+        "app_secret",
+        "verification_token",
+        "encrypt_key",
+        "app_id",
+    )
+    credential_hint: ClassVar[str] = "FEISHU_APP_ID and FEISHU_APP_SECRET"
+    # lark-oapi prints to stdout through a handler of its own, from import time
+    sdk_loggers: ClassVar[tuple[str, ...]] = ("Lark",)
+    own_handler_loggers: ClassVar[tuple[str, ...]] = ("Lark",)
+
+    app_id: str | None = None
+    app_secret: SecretStr | None = None
+    verification_token: SecretStr | None = None
+    encrypt_key: SecretStr | None = None
+    domain: str = "https://open.feishu.cn"  # https://open.larksuite.com for Lark
+    mode: Literal["webhook", "long_connection"] = "webhook"
+
+    def has_credentials(self) -> bool:
+        """The app id and its secret (the verification token and encrypt key are optional)."""
+        return bool(self.app_id) and self.app_secret is not None
+
+    async def identity(self) -> str | None:
+        """The app id: configured, so no call is needed."""
+        return f"app {self.app_id}" if self.app_id else None

@@ -1,0 +1,54 @@
+"""Slack's settings: the ``slack:`` section, ``SLACK_*`` and ``CLARIGATE_SLACK__*`` variables."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import SecretStr, field_validator
+from pydantic_settings import SettingsConfigDict
+
+from clarigate.gateway.boundary.settings import PlatformSettings, TokenShape, with_default_path
+
+
+class SlackSettings(PlatformSettings):
+    """Slack app credentials (``SLACK_*``)."""
+
+    model_config = SettingsConfigDict(env_prefix="SLACK_")
+    env_fields: ClassVar[tuple[str, ...]] = ("bot_token", "signing_secret", "app_token", "api_url")
+    credential_hint: ClassVar[str] = (
+        "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP) or SLACK_APP_TOKEN (Socket Mode)"
+    )
+    token_shapes: ClassVar[tuple[TokenShape, ...]] = (
+        ("xox", r"\bxox[a-z]-[A-Za-z0-9-]+", "***"),  # bot and user tokens
+        ("xapp-", r"\bxapp-[A-Za-z0-9-]+", "***"),  # app-level (Socket Mode) tokens
+    )
+
+    sdk_loggers: ClassVar[tuple[str, ...]] = ("slack_sdk", "slack_bolt")
+
+    bot_token: SecretStr | None = None
+    signing_secret: SecretStr | None = None
+    app_token: SecretStr | None = None  # Socket Mode when set
+    api_url: str = "https://slack.com/api/"
+
+    @field_validator("api_url")
+    @classmethod
+    def _api_base(cls, url: str) -> str:
+        """``http://host`` means ``http://host/api/``; the slash matters (the SDK joins method names)."""
+        return with_default_path(url, "/api").rstrip("/") + "/"
+
+    def has_credentials(self) -> bool:
+        """The bot token, and a way to receive: the signing secret (HTTP) or the app token."""
+        receiver = self.signing_secret is not None or self.app_token is not None
+        return self.bot_token is not None and receiver
+
+    async def identity(self) -> str | None:
+        """The workspace and bot user, from ``auth.test``."""
+        if self.bot_token is None:
+            return None
+        from slack_sdk.web.async_client import AsyncWebClient
+
+        client = AsyncWebClient(token=self.bot_token.get_secret_value(), base_url=self.api_url)
+        reply = await client.auth_test()
+        if not reply.get("ok"):
+            raise RuntimeError(str(reply.get("error")))
+        return f"team {reply.get('team_id')} bot user {reply.get('user_id')}"
