@@ -114,9 +114,8 @@ class Gateway:
         ``receive=False`` (a worker process): the adapters send only; their receivers (Socket
         Mode, long connection, polling, webhook registration) run where messages are taken in.
         """
-        start_runner = getattr(self.runner, "start", None)
-        if jobs and start_runner is not None:
-            await start_runner()
+        if jobs:
+            await self.runner.start()
         for adapter in self.adapters:
             await adapter.start()
             if receive:

@@ -47,7 +47,7 @@ from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, liv
 from clarigate.gateway.flow.notices import language_hint, locale_for, notice_for_text
 from clarigate.gateway.flow.progress import WorkingIndicator
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
-from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable
+from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInput
 from clarigate.gateway.runners.usage import run_usage
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
@@ -325,15 +325,18 @@ class Dispatcher:
         first = len(turn.items)  # where this run's items begin (a live message is finished there)
         try:
             async with asyncio.timeout(limit):
-                seen: dict[str, Any] = {"images": images} if images else {}  # runners without images work
-                if live is not None:
-                    seen["on_event"] = live.on_event
-                with run_usage(model) as usage:
+                run = RunInput(
+                    thread_id,
+                    text,
+                    response,
+                    images=tuple(images or ()),
                     # the job's inbound id names the turn: a run handed back midway resumes from its
                     # last checkpoint, and a finished one gives its output again without running
-                    output = await self.runner.run_turn(
-                        thread_id, text, response, metadata=run_metadata(conv, turn.job), **seen
-                    )
+                    metadata=run_metadata(conv, turn.job),
+                    on_event=live.on_event if live is not None else None,
+                )
+                with run_usage(model) as usage:
+                    output = await self.runner.run_turn(run)
         except asyncio.CancelledError:
             # stopping, or taken over: the job runs again elsewhere with its own "working…"; a live
             # message stays as it is, for the replica that takes the job over to finish

@@ -38,7 +38,7 @@ from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.run_events import step_events, text_delta
-from clarigate.gateway.runners.base import AgentUnavailable, RunFailed
+from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
 from clarigate.gateway.runtime import metrics
 
 log = logging.getLogger(__name__)
@@ -106,8 +106,8 @@ def _unavailable(exc: BaseException) -> bool:
     return status is not None and (status >= 500 or status == 429)
 
 
-class LangGraphServerRunner:
-    """Implements ``clarigate.gateway.runners.base.AgentRunner`` on a LangGraph server (``langgraph-sdk``)."""
+class LangGraphServerRunner(AgentRunner):
+    """The agent on a LangGraph server (``langgraph-sdk``)."""
 
     ready_name = "agent_server"  # what ``/readyz`` calls it when it does not answer
 
@@ -188,21 +188,13 @@ class LangGraphServerRunner:
 
     # --- one turn --------------------------------------------------------------------------
 
-    async def run_turn(
-        self,
-        thread_id: str,
-        text: str,
-        response: HumanInputResponse | None = None,
-        *,
-        images: Sequence[ImageInput] = (),
-        metadata: Mapping[str, Any] | None = None,
-        on_event: EventSink | None = None,
-    ) -> TurnOutput:
-        """One run on the server thread mapped to ``thread_id`` (joined when it was started before);
-        its streamed text and steps go to ``on_event`` as the server sends them."""
-        meta = dict(metadata or {})
+    async def run_turn(self, run: RunInput) -> TurnOutput:
+        """One run on the server thread mapped to ``run.thread_id`` (joined when it was started
+        before); its streamed text and steps go to ``run.on_event`` as the server sends them."""
+        meta = dict(run.metadata)
+        sid = server_thread_id(run.thread_id)
         try:
-            return await self._turn(server_thread_id(thread_id), text, response, images, meta, on_event)
+            return await self._turn(sid, run.text, run.response, run.images, meta, run.on_event)
         except (AgentUnavailable, RunFailed):
             raise
         except Exception as exc:

@@ -13,6 +13,7 @@ from langgraph_sdk import get_client
 from clarigate.adapters.testing import TestAdapter
 from clarigate.gateway.boundary.messages import AnswerStatus, TextReply
 from clarigate.gateway.cli.doctor import run_checks
+from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.server import LangGraphServerRunner, ServerSettings, server_thread_id
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.web.server import build_app
@@ -121,8 +122,9 @@ async def test_the_thread_continues_after_a_gateway_restart_and_new_starts_anoth
 async def test_a_job_delivered_again_joins_the_run_it_started(langgraph_server):
     runner = runner_for(langgraph_server, "asker")
     meta = {"inbound_id": "test:redelivered-1", "platform": "test", "chat_id": "c9"}
-    first = await runner.run_turn("a1b2c3d4e5f60718293a4b5c6d7e8f90", "set up storage", metadata=meta)
-    again = await runner.run_turn("a1b2c3d4e5f60718293a4b5c6d7e8f90", "set up storage", metadata=meta)
+    run = RunInput("a1b2c3d4e5f60718293a4b5c6d7e8f90", "set up storage", metadata=meta)
+    first = await runner.run_turn(run)
+    again = await runner.run_turn(run)
     assert first.request is not None and again.request == first.request
     runs = await get_client(url=langgraph_server.url).runs.list(
         server_thread_id("a1b2c3d4e5f60718293a4b5c6d7e8f90")
