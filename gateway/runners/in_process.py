@@ -19,9 +19,11 @@ TRACE_FIELDS = ("platform", "chat", "request_id")
 class LangGraphRunner(AgentRunner):
     """The agent in this process; it is built on first use (or ``start``)."""
 
-    def __init__(self, settings: AgentSettings) -> None:
+    def __init__(self, settings: AgentSettings, *, agent: ClarifyingAgent | None = None) -> None:
+        """``agent``: one built already (``ClarifyingAgent.create`` with a model or tools of one's
+        own, for embedding and tests); else it is built from ``settings`` on first use."""
         self.settings = settings
-        self._agent: ClarifyingAgent | None = None
+        self._agent: ClarifyingAgent | None = agent
         self._lock = asyncio.Lock()
 
     async def start(self) -> None:

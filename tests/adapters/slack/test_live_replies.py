@@ -23,6 +23,7 @@ from clarigate.agent.events import TextDelta
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
 from clarigate.gateway.boundary.messages import Conversation, LiveEnd, LiveView, MessageRef, Sender, TextReply
 from clarigate.gateway.runners.base import RunInput
+from clarigate.gateway.runners.in_process import LangGraphRunner
 
 from .conftest import MakeWorld, SlackWorld
 from .fake_slack import TEAM_ID, ApiCall
@@ -43,7 +44,7 @@ async def scripted_agent(tmp_path: Path, turns: list[dict[str, Any]], tools: lis
     settings = AgentSettings(model=f"scripted:{script}", checkpointer_url="memory://", data_dir=str(tmp_path))
     agent = await ClarifyingAgent.create(settings, tools=tools or [])
     try:
-        yield agent
+        yield LangGraphRunner(settings, agent=agent)
     finally:
         await agent.aclose()
 
