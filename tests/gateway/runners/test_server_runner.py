@@ -11,10 +11,11 @@ import pytest
 from langgraph_sdk import get_client
 
 from clarigate.adapters.testing import TestAdapter
+from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.boundary.messages import AnswerStatus, TextReply
 from clarigate.gateway.cli.doctor import run_checks
 from clarigate.gateway.runners.base import RunInput
-from clarigate.gateway.runners.server import LangGraphServerRunner, ServerSettings, server_thread_id
+from clarigate.gateway.runners.server import LangGraphServerRunner, server_thread_id
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.web.server import build_app
 
@@ -23,7 +24,7 @@ from ..langgraph_server.process import LangGraphServer, free_port
 
 def runner_for(server: LangGraphServer, graph: str) -> LangGraphServerRunner:
     """A runner on ``server``'s graph ``graph`` for the bot ``bot-1``."""
-    return LangGraphServerRunner(ServerSettings(url=server.url, assistant_id=graph, bot_id="bot-1"))
+    return LangGraphServerRunner(AgentOptions(server_url=server.url, assistant_id=graph), bot_id="bot-1")
 
 
 async def test_a_question_asked_on_the_server_is_answered_by_a_click(langgraph_server, make_gateway):
@@ -167,7 +168,7 @@ async def test_doctor_names_a_wrong_assistant_and_an_unreachable_server(langgrap
     wrong = runner_for(langgraph_server, "no-such-graph")
     assert any("no-such-graph" in p for p in await wrong.check())
     await wrong.aclose()
-    nowhere = LangGraphServerRunner(ServerSettings(url=f"http://127.0.0.1:{free_port()}"))
+    nowhere = LangGraphServerRunner(AgentOptions(server_url=f"http://127.0.0.1:{free_port()}"))
     problems = await nowhere.check()
     assert problems and "does not answer" in problems[0]
     await nowhere.aclose()
@@ -183,7 +184,7 @@ async def test_doctor_and_readyz_check_the_server(langgraph_server, monkeypatch,
     report = await run_checks(None)
     assert any("has no assistant or graph 'nope'" in p for p in report.problems)
 
-    nowhere = LangGraphServerRunner(ServerSettings(url=f"http://127.0.0.1:{free_port()}"))
+    nowhere = LangGraphServerRunner(AgentOptions(server_url=f"http://127.0.0.1:{free_port()}"))
     gateway, _ = await make_gateway(MemoryStore("lg-ready"), nowhere)
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app(gateway)), base_url="http://gw")
     response = await client.get("/readyz")
