@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
@@ -44,6 +44,7 @@ from clarigate.gateway.boundary.messages import (
     TextReply,
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
+from clarigate.gateway.runners.base import AgentRunner, RunInput
 
 
 class TestAdapter(PlatformAdapter):
@@ -308,7 +309,7 @@ def echo(turn: Turn) -> TurnOutput:
     return TurnOutput(replies=[f"You said: {turn.text}"])
 
 
-class ScriptedRunner:
+class ScriptedRunner(AgentRunner):
     """An ``AgentRunner`` whose turns come from ``script``; records every call in ``calls``."""
 
     def __init__(self, script: Script = echo) -> None:
@@ -317,17 +318,9 @@ class ScriptedRunner:
         self.healthy = True
         self.deleted: list[str] = []  # threads deleted (``delete_thread``)
 
-    async def run_turn(
-        self,
-        thread_id: str,
-        text: str,
-        response: HumanInputResponse | None = None,
-        *,
-        images: Sequence[ImageInput] = (),
-        **_: Any,  # metadata
-    ) -> TurnOutput:
+    async def run_turn(self, run: RunInput) -> TurnOutput:
         """Record the turn and play the script."""
-        turn = Turn(thread_id, text, response, tuple(images))
+        turn = Turn(run.thread_id, run.text, run.response, tuple(run.images))
         self.calls.append(turn)
         result = self.script(turn)
         return await result if inspect.isawaitable(result) else result

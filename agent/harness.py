@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import os
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from clarigate.agent.events import EventSink, RunEvent
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, detect_locale
+from clarigate.agent.settings import AgentSettings  # the agent's settings live there; named here too
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -30,47 +30,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_TRUE = {"1", "true", "yes", "on"}
 #: Human message ids of named turns (``run_turn(turn_id=…)``) are uuid5s in this namespace.
 TURN_NAMESPACE = uuid.UUID("6d1c0a51-3f7e-4b8e-9d61-2a4f0c7b9e13")
-
-
-def env_flag(value: str | None) -> bool:
-    """``ALLOW_CLARIFICATION=1/true/yes/on`` and the like."""
-    return (value or "").strip().lower() in _TRUE
-
-
-@dataclass(frozen=True)
-class AgentSettings:
-    """What builds an agent: model, checkpointer, the clarification switches, tools and limits."""
-
-    model: str = "offline"  # LLM_MODEL: "offline", "scripted:PATH", "provider:model"
-    checkpointer_url: str | None = None  # CHECKPOINTER_URL; None: SQLite under data_dir
-    data_dir: str = ".clarigate"
-    allow_clarification: bool = False  # clarify-first phase before the agent acts
-    disable_clarification: bool = False  # the tool answers "proceed with your best judgment"
-    instructions: str | None = None  # text or a file path, added to the system prompt
-    tools: tuple[str, ...] = ()  # import paths ``package.module:name``
-    mcp_servers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    graph: str | None = None  # ``package.module:attr``: the operator's own graph
-    require_approval: Mapping[str, Any] = field(default_factory=dict)  # tool -> allowed decisions
-    max_model_calls: int | None = None  # per run
-    max_tool_calls: int | None = None  # per run
-    recursion_limit: int = 50  # graph steps per run
-    summarize_after_tokens: int | None = None
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> AgentSettings:
-        """Settings from ``LLM_MODEL``, ``CHECKPOINTER_URL``, ``CLARIGATE_DATA_DIR``,
-        ``ALLOW_CLARIFICATION`` and ``DISABLE_CLARIFICATION`` (defaults where unset)."""
-        env = os.environ if environ is None else environ
-        return cls(
-            model=env.get("LLM_MODEL") or cls.model,
-            checkpointer_url=env.get("CHECKPOINTER_URL") or None,
-            data_dir=env.get("CLARIGATE_DATA_DIR") or cls.data_dir,
-            allow_clarification=env_flag(env.get("ALLOW_CLARIFICATION")),
-            disable_clarification=env_flag(env.get("DISABLE_CLARIFICATION")),
-        )
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from clarigate.adapters.testing import TestAdapter  # noqa: E402
 from clarigate.agent.harness import AgentSettings  # noqa: E402
+from clarigate.agent.settings import AgentOptions  # noqa: E402
 from clarigate.gateway.flow.intake import Gateway  # noqa: E402
 from clarigate.gateway.runners.base import AgentRunner  # noqa: E402
 from clarigate.gateway.runners.in_process import LangGraphRunner  # noqa: E402
-from clarigate.gateway.runners.server import LangGraphServerRunner, ServerSettings  # noqa: E402
+from clarigate.gateway.runners.server import LangGraphServerRunner  # noqa: E402
 from clarigate.gateway.runtime.config import GatewayConfig  # noqa: E402
 from clarigate.gateway.store.memory import MemoryStore  # noqa: E402
 from tests.gateway.langgraph_server.process import LangGraphServer  # noqa: E402
@@ -140,7 +141,7 @@ async def main(args: argparse.Namespace) -> int:
                     AgentSettings(model=f"scripted:{script}", checkpointer_url="memory://")
                 )
                 results.append(await conversations("in-process", local, args.n, args.concurrency))
-                remote = LangGraphServerRunner(ServerSettings(url=server.url, assistant_id="asker"))
+                remote = LangGraphServerRunner(AgentOptions(server_url=server.url, assistant_id="asker"))
                 results.append(await conversations("server", remote, args.n, args.concurrency))
                 results.append(await server_alone(server.url, args.n, args.concurrency))
         finally:

@@ -42,32 +42,39 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from clarigate.agent.events import TextDelta  # noqa: E402
-from clarigate.agent.harness import AgentSettings, ClarifyingAgent  # noqa: E402
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput  # noqa: E402
 from clarigate.gateway.flow.intake import Gateway  # noqa: E402
+from clarigate.gateway.runners.base import AgentRunner, RunInput  # noqa: E402
 from clarigate.gateway.runtime.config import GatewayConfig  # noqa: E402
 from clarigate.gateway.store.memory import MemoryStore  # noqa: E402
 from clarigate.gateway.web.server import build_app  # noqa: E402
 
 
 @dataclass
-class TimedAgent:
+class TimedAgent(AgentRunner):
     """The agent as the core's runner, noting when each message's first streamed piece came."""
 
     agent: ClarifyingAgent
     first_token: dict[str, float] = field(default_factory=dict)  # the person's text -> monotonic
 
-    async def run_turn(
-        self, thread_id: str, text: str, response: Any = None, *, on_event: Any = None, **kw: Any
-    ):
-        marker = text.strip()
+    async def run_turn(self, run: RunInput) -> TurnOutput:
+        marker = run.text.strip()
 
         async def timed(event: Any) -> None:
             if isinstance(event, TextDelta):
                 self.first_token.setdefault(marker, time.monotonic())
-            if on_event is not None:
-                await on_event(event)
+            if run.on_event is not None:
+                await run.on_event(event)
 
-        return await self.agent.run_turn(thread_id, text, response, on_event=timed, **kw)
+        return await self.agent.run_turn(
+            run.thread_id,
+            run.text,
+            run.response,
+            images=run.images,
+            metadata=run.metadata,
+            turn_id=run.inbound_id,
+            on_event=timed,
+        )
 
     async def ping(self) -> bool:
         return await self.agent.ping()

@@ -19,6 +19,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from clarigate.gateway.runners.base import AgentRunner, RunInput
 from clarigate.gateway.runtime.config import GatewayConfig
 
 #: As ``clarigate.gateway.cli.admin_store.DEAD_CONSUMER_IDLE_SECONDS`` (not imported: parsing stays light).
@@ -151,7 +152,7 @@ async def _adapters(config: GatewayConfig, admin: Any) -> dict[str, Any]:
     from clarigate.gateway.flow.intake import Gateway
     from clarigate.gateway.runtime.app import build_adapter
 
-    gateway = Gateway(config, admin.store, _NoRunner())  # type: ignore[arg-type]
+    gateway = Gateway(config, admin.store, _NoRunner())
     adapters = {}
     for platform in config.enabled_platforms():
         try:
@@ -161,17 +162,16 @@ async def _adapters(config: GatewayConfig, admin: Any) -> dict[str, Any]:
     return adapters
 
 
-class _NoRunner:
+class _NoRunner(AgentRunner):
     """The admin never runs the agent: the gateway it builds for the adapters gets this."""
 
-    async def run_turn(self, *args: Any) -> Any:
+    async def run_turn(self, run: RunInput) -> Any:
+        """Refuse: the admin does not run the agent."""
         raise RuntimeError("the admin does not run the agent")
 
     async def ping(self) -> bool:
+        """Never ready: there is no agent here."""
         return False
-
-    async def aclose(self) -> None:
-        return None
 
 
 def _table(result: Any) -> str:

@@ -21,7 +21,6 @@ import os
 import sys
 import time
 import uuid
-from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -323,11 +322,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", help="CLARIGATE_DATA_DIR (default: .clarigate)")
     args = parser.parse_args(argv)
     settings = AgentSettings.from_env()
-    settings = replace(
-        settings,
-        model=args.model or settings.model,
-        checkpointer_url=args.checkpointer or settings.checkpointer_url,
-        data_dir=args.data_dir or settings.data_dir,
+    settings = settings.model_copy(
+        update={
+            "model": args.model or settings.model,
+            "checkpointer_url": args.checkpointer or settings.checkpointer_url,
+            "data_dir": args.data_dir or settings.data_dir,
+        }
     )
     return chat_main(settings)
 

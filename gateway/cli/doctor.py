@@ -158,8 +158,8 @@ async def _check_agent_server(runner: LangGraphServerRunner, report: Report) -> 
     if problems:
         report.problems.extend(f"agent: {problem}" for problem in problems)
     else:
-        s = runner.settings
-        report.ok.append(f"agent: LangGraph server at {s.url}, assistant {s.assistant_id!r}")
+        assistant = runner.settings.assistant_id
+        report.ok.append(f"agent: LangGraph server at {runner.url}, assistant {assistant!r}")
 
 
 async def _check_agent(config: GatewayConfig, runner: LangGraphRunner, report: Report) -> None:

@@ -77,14 +77,15 @@ class Gateway:
         self.runner = runner
         self.state: AdapterState = store  # adapter state (wizards, leases) under the bot prefix
         self.outbox = Outbox()
-        self.dispatcher = Dispatcher(config, store, runner, self.outbox, on_done=self._forget_done)
+        # built in dependency order, each complete: the pool hands every job's turn its handle
+        self.control = Control(config, store, self.outbox, track=self._track)
+        self.dispatcher = Dispatcher(
+            config, store, runner, self.outbox, self.control, on_done=self._forget_done
+        )
         self.consumer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.pool = WorkerPool(
             store, self.dispatcher.handle, self.consumer, config.workers, config.stale_claim_seconds
         )
-        self.dispatcher.is_held = self.pool.still_held  # a stalled replica's late reply is dropped
-        self.dispatcher.control = Control(config, store, self.outbox, track=self._track)
-        self.dispatcher.run_slot = self.pool.run_slot
         self.upkeep = Upkeep(config, store, runner, self.consumer)
         # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
         self._accepted: dict[str, None] = {}
@@ -113,11 +114,8 @@ class Gateway:
         ``receive=False`` (a worker process): the adapters send only; their receivers (Socket
         Mode, long connection, polling, webhook registration) run where messages are taken in.
         """
-        if workers is not None:
-            self.pool.workers = max(1, workers)
-        start_runner = getattr(self.runner, "start", None)
-        if jobs and start_runner is not None:
-            await start_runner()
+        if jobs:
+            await self.runner.start()
         for adapter in self.adapters:
             await adapter.start()
             if receive:
@@ -126,7 +124,7 @@ class Gateway:
         if not jobs:
             log.info("gateway started without workers (jobs run elsewhere), consumer %s", self.consumer)
             return
-        self.pool.start()
+        self.pool.start(workers)
         self.upkeep.start()
         log.info("gateway started: %d worker(s), consumer %s", self.pool.workers, self.consumer)
 
@@ -239,10 +237,10 @@ class Gateway:
         refusal = refusal_for(current, sender) or policy_refusal(record, current, sender)
         if refusal is not None:
             return refusal
-        if not await self.dispatcher.control.is_current(record.conversation, record.thread_id):
+        if not await self.control.is_current(record.conversation, record.thread_id):
             return restarted_outcome(current)
         # asked before "Other…" or "Fill in": what this person types next is meant as the answer
-        await self.dispatcher.control.expect_typed_answer(current, sender)
+        await self.control.expect_typed_answer(current, sender)
         return None
 
     async def submit_answer(self, answer: InboundAnswer) -> AnswerOutcome:

@@ -6,6 +6,10 @@ slot) decides what to say and records it in the store before anything is sent; t
 *delivery* (``clarigate.gateway.flow.delivery``) sends what was recorded, retrying on its own. A job that
 changes hands after its outputs were recorded is only delivered, never run again. The job is
 completed (and the thread's turnstile advanced) once every item was delivered or abandoned.
+
+The worker pool hands each job in as a ``JobHandle`` (``clarigate.gateway.jobs.handle``): the
+turn asks it whether the job is still held here before every send, and holds its run slot around
+the agent run.
 """
 
 from __future__ import annotations
@@ -15,8 +19,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +46,8 @@ from clarigate.gateway.flow.delivery import Deliverer, Superseded, new_plan, per
 from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, live_key
 from clarigate.gateway.flow.notices import language_hint, locale_for, notice_for_text
 from clarigate.gateway.flow.progress import WorkingIndicator
-from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable
+from clarigate.gateway.jobs.handle import HandBack, JobHandle
+from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInput
 from clarigate.gateway.runners.usage import run_usage
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
@@ -64,25 +68,22 @@ MAX_IMAGES = 4
 MAX_UNAVAILABLE_DELIVERIES = 120
 
 
-class HandBack(Exception):
-    """The job failed before its outputs were recorded; leave it in the stream to be retried."""
-
-
-async def _always_held(job: Job) -> bool:
-    return True
-
-
 @dataclass
 class _Turn:
     """The job being worked on, and what it is to deliver (recorded before the first send)."""
 
-    job: Job
+    handle: JobHandle
     conversation: Conversation | None = None
     items: list[Any] = field(default_factory=list)
     thread_id: str | None = None  # the agent thread that ran, if one did
     # the person's interface language (``InboundMessage.language``), for the gateway's own words
     # when the text gives no sign of one ("ok", a photo, a number)
     hint: Locale | None = None
+
+    @property
+    def job(self) -> Job:
+        """The job (the handle's)."""
+        return self.handle.job
 
 
 class Dispatcher:
@@ -94,25 +95,23 @@ class Dispatcher:
         store: Store,
         runner: AgentRunner,
         outbox: Outbox,
+        control: Control,
         on_done: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
         self.store = store
         self.runner = runner
         self.outbox = outbox
+        self.control = control  # conversation control (gateway/flow/commands.py)
         self.on_done = on_done  # told each inbound id completed here
         self.deliverer = Deliverer(config, store, outbox)
-        # asked before every send whether this replica still holds the job (the worker pool's)
-        self.is_held: Callable[[Job], Awaitable[bool]] = _always_held
-        self.control = Control(config, store, outbox)  # conversation control (gateway/flow/commands.py)
-        # held around each agent run: at most ``workers`` runs at once (the worker pool's)
-        self.run_slot: Callable[[], AbstractAsyncContextManager[Any]] = contextlib.nullcontext
 
-    async def handle(self, job: Job) -> None:
+    async def handle(self, handle: JobHandle) -> None:
         """Run (unless its outputs were recorded already) and deliver one job, then complete it.
 
         Raises ``HandBack`` when the run failed before recording anything and should be retried.
         """
+        job = handle.job
         record = None
         set_log_context(inbound_id=job.inbound_id)
         # A first delivery cannot be done or recorded yet (the dedupe key admits each inbound id
@@ -126,9 +125,9 @@ class Dispatcher:
                 log.info("job %s resumes delivery of its recorded replies", job.inbound_id)
         try:
             if record is None:
-                record = await self._run_and_record(job)
+                record = await self._run_and_record(handle)
             if record is not None:
-                held = lambda: self._ensure_held(job)  # noqa: E731
+                held = lambda: self._ensure_held(handle)  # noqa: E731
                 await self.deliverer.deliver(job.inbound_id, record, held, entry_id=job.entry_id)
         except Superseded:
             # not completed here either: the worker holding it now completes it (once)
@@ -136,9 +135,10 @@ class Dispatcher:
             return
         await self._complete(job)
 
-    async def _run_and_record(self, job: Job) -> Any:
+    async def _run_and_record(self, handle: JobHandle) -> Any:
         """The run step: what to say, recorded. None when the job is given up."""
-        turn = _Turn(job)
+        job = handle.job
+        turn = _Turn(handle)
         try:
             if job.kind in ("message", "command"):
                 await self._message(MessageJob.model_validate_json(job.payload_json).message, turn)
@@ -147,7 +147,7 @@ class Dispatcher:
             if turn.conversation is None or not turn.items:
                 return None
             plan = new_plan(job.inbound_id, turn.conversation, turn.items)
-            await self._ensure_held(job)  # a superseded run records nothing
+            await self._ensure_held(handle)  # a superseded run records nothing
             # a thread that ran is deleted from the checkpointer once its chat mapping has expired
             # (unused for thread_ttl_seconds) and the retention period has passed
             unused_after = self.config.thread_ttl_seconds + self.config.thread_retention_seconds
@@ -297,7 +297,7 @@ class Dispatcher:
         turn: _Turn,
         images: list[ImageInput] | None = None,
     ) -> None:
-        async with self.run_slot():
+        async with turn.handle.run_slot():
             await self._run_in_slot(conv, thread_id, text, response, sender, turn, images)
 
     async def _run_in_slot(
@@ -327,15 +327,18 @@ class Dispatcher:
         first = len(turn.items)  # where this run's items begin (a live message is finished there)
         try:
             async with asyncio.timeout(limit):
-                seen: dict[str, Any] = {"images": images} if images else {}  # runners without images work
-                if live is not None:
-                    seen["on_event"] = live.on_event
-                with run_usage(model) as usage:
+                run = RunInput(
+                    thread_id,
+                    text,
+                    response,
+                    images=tuple(images or ()),
                     # the job's inbound id names the turn: a run handed back midway resumes from its
                     # last checkpoint, and a finished one gives its output again without running
-                    output = await self.runner.run_turn(
-                        thread_id, text, response, metadata=run_metadata(conv, turn.job), **seen
-                    )
+                    metadata=run_metadata(conv, turn.job),
+                    on_event=live.on_event if live is not None else None,
+                )
+                with run_usage(model) as usage:
+                    output = await self.runner.run_turn(run)
         except asyncio.CancelledError:
             # stopping, or taken over: the job runs again elsewhere with its own "working…"; a live
             # message stays as it is, for the replica that takes the job over to finish
@@ -476,7 +479,7 @@ class Dispatcher:
     ) -> None:
         request = output.request
         set_log_context(request_id=request.request_id)
-        await self._ensure_held(turn.job)  # before the record: a superseded run must not ask
+        await self._ensure_held(turn.handle)  # before the record: a superseded run must not ask
         now = time.time()
         record = PendingRecord(
             request=request,
@@ -499,10 +502,11 @@ class Dispatcher:
         """Add ``item`` to what this job delivers (sent once recorded)."""
         turn.items.append(item)
 
-    async def _ensure_held(self, job: Job) -> None:
+    @staticmethod
+    async def _ensure_held(handle: JobHandle) -> None:
         """Raise ``Superseded`` if another worker took the job over (checked before each send)."""
-        if not await self.is_held(job):
-            raise Superseded(job.inbound_id)
+        if not await handle.still_held():
+            raise Superseded(handle.job.inbound_id)
 
     @staticmethod
     def _is_open_for(record: PendingRecord, msg: InboundMessage) -> bool:

@@ -2,8 +2,10 @@
 
 Each replica runs a reader on the shared stream, a loop that claims jobs left behind by dead
 consumers, and a keeper that renews the claim on every job held here, so live work is never
-claimed away. At most ``workers`` agent runs go at once (``run_slot``); a job whose run is over
-and whose replies are still being delivered (a platform retried with backoff) holds no slot.
+claimed away. Each job's turn gets a ``JobHandle`` (``clarigate.gateway.jobs.handle``): the job,
+``still_held`` and ``run_slot``. At most ``workers`` agent runs go at once (the run slot); a job
+whose run is over and whose replies are still being delivered (a platform retried with backoff)
+holds no slot.
 Stopping cancels the loops, lets held jobs finish within the grace period and hands the rest
 back to the stream at once.
 
@@ -12,7 +14,8 @@ the job's idle time in Redis *and* by this replica having reached Redis without 
 the whole stale-claim time: idle time keeps counting while Redis is down, so right after an
 outage every job looks stale; the owner, back as well, renews its jobs within that time. A
 replica that stalls past the stale-claim time may still find its job taken over: the keeper
-then cancels that job here, and every send first checks ``still_held``, so one holder answers.
+then cancels that job here, and every send first asks the handle's ``still_held``, so one holder
+answers.
 """
 
 from __future__ import annotations
@@ -23,9 +26,8 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 
-from clarigate.gateway.flow.turn import HandBack
+from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.store.base import HoldStatus, Job, Store
 from clarigate.gateway.store.keys import RELEASED_IDLE_SECONDS
@@ -77,17 +79,26 @@ class LoopHealth:
             self.failures = 0
 
 
-@dataclass
-class _Held:
-    """A job held here, and whether it takes part in the read budget right now."""
+class _Held(JobHandle):
+    """A job held here (the handle its turn gets), and whether it takes part in the read budget."""
 
-    job: Job
-    task: asyncio.Task[None] | None = None
-    parked: bool = False  # waiting for an earlier job of its thread, or delivering after its run
+    def __init__(self, pool: WorkerPool, job: Job) -> None:
+        super().__init__(job)
+        self._pool = pool
+        self.task: asyncio.Task[None] | None = None
+        self.parked = False  # waiting for an earlier job of its thread, or delivering after its run
 
+    async def still_held(self) -> bool:
+        """True when this replica may still send for the job (see ``WorkerPool.still_held``)."""
+        return await self._pool.still_held(self.job)
 
-#: The job the current task works on (set in the job's own task).
-_CURRENT: contextvars.ContextVar[_Held | None] = contextvars.ContextVar("clarigate_job", default=None)
+    @asynccontextmanager
+    async def run_slot(self) -> AsyncIterator[None]:
+        """Hold one of the pool's ``workers`` run slots (around an agent run, not around delivery)."""
+        async with self._pool._slots:
+            yield
+        self.parked = True  # delivering now: the reader may take the next job
+        self._pool._room.set()
 
 
 class WorkerPool:
@@ -103,14 +114,14 @@ class WorkerPool:
     def __init__(
         self,
         store: Store,
-        handle: Callable[[Job], Awaitable[None]],
+        handle: Callable[[JobHandle], Awaitable[None]],
         consumer: str,
         workers: int = 4,
         stale_after: float = 30.0,
         max_held: int | None = None,
     ) -> None:
         self.store = store
-        self.handle = handle
+        self.handle = handle  # the turn: given each job's handle once the job's turn came
         self.consumer = consumer
         self.workers = max(1, workers)
         self.stale_after = stale_after
@@ -149,8 +160,11 @@ class WorkerPool:
     def _active(self) -> int:
         return sum(1 for held in self._held.values() if not held.parked)
 
-    def start(self) -> None:
-        """Start the reader, the stale-claim loop and the keeper."""
+    def start(self, workers: int | None = None) -> None:
+        """Start the reader, the stale-claim loop and the keeper (with ``workers`` run slots when
+        given, else the number the pool was built with)."""
+        if workers is not None:
+            self.workers = max(1, workers)
         self._stopping = False
         self._slots = asyncio.Semaphore(self.workers)
         self._context = contextvars.copy_context()
@@ -188,16 +202,6 @@ class WorkerPool:
         except Exception:
             log.warning("could not release %d job(s): claimed once stale", len(entry_ids), exc_info=True)
         log.warning("handed %d unfinished job(s) back to the stream", len(entry_ids))
-
-    @asynccontextmanager
-    async def run_slot(self) -> AsyncIterator[None]:
-        """Hold one of the ``workers`` run slots (around an agent run, not around delivery)."""
-        held = _CURRENT.get()
-        async with self._slots:
-            yield
-        if held is not None:
-            held.parked = True  # delivering now: the reader may take the next job
-            self._room.set()
 
     # --- Redis reachability (the claim fence) -----------------------------------------------------
 
@@ -303,7 +307,7 @@ class WorkerPool:
     # --- one job ------------------------------------------------------------------------------
 
     def _spawn(self, job: Job) -> None:
-        held = _Held(job)
+        held = _Held(self, job)
         self._held[job.entry_id] = held
         self._here.setdefault(job.order_key, set()).add(job.seq)
         self._fresh[job.entry_id] = time.monotonic()  # just delivered or claimed: idle time 0
@@ -314,10 +318,9 @@ class WorkerPool:
 
     async def _run_job(self, held: _Held) -> None:
         job = held.job
-        _CURRENT.set(held)
         try:
             await self._wait_for_turn(held)
-            await self.handle(job)
+            await self.handle(held)
         except HandBack:
             pass  # left unacknowledged: the stale-claim loop retries it once idle
         except asyncio.CancelledError:

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
-from typing import Any
 
-from clarigate.agent.events import EventSink
-from clarigate.agent.harness import AgentSettings, ClarifyingAgent, ImageInput, TurnOutput
-from clarigate.agent.protocol import HumanInputResponse
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
+from clarigate.gateway.runners.base import AgentRunner, RunInput
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.logs import current_log_context
 
@@ -19,15 +16,14 @@ log = logging.getLogger(__name__)
 TRACE_FIELDS = ("platform", "chat", "request_id")
 
 
-class LangGraphRunner:
-    """Implements ``clarigate.gateway.runners.base.AgentRunner``.
+class LangGraphRunner(AgentRunner):
+    """The agent in this process; it is built on first use (or ``start``)."""
 
-    The agent is built on first use (or ``start``).
-    """
-
-    def __init__(self, settings: AgentSettings) -> None:
+    def __init__(self, settings: AgentSettings, *, agent: ClarifyingAgent | None = None) -> None:
+        """``agent``: one built already (``ClarifyingAgent.create`` with a model or tools of one's
+        own, for embedding and tests); else it is built from ``settings`` on first use."""
         self.settings = settings
-        self._agent: ClarifyingAgent | None = None
+        self._agent: ClarifyingAgent | None = agent
         self._lock = asyncio.Lock()
 
     async def start(self) -> None:
@@ -48,25 +44,21 @@ class LangGraphRunner:
                     log.info("agent ready (%s)", what)
         return self._agent
 
-    async def run_turn(
-        self,
-        thread_id: str,
-        text: str,
-        response: HumanInputResponse | None = None,
-        *,
-        images: Sequence[ImageInput] = (),
-        metadata: Mapping[str, Any] | None = None,
-        on_event: EventSink | None = None,
-    ) -> TurnOutput:
-        """Run one turn on ``thread_id`` (streaming its events to ``on_event``); count its tokens
-        and any limit that ended it."""
+    async def run_turn(self, run: RunInput) -> TurnOutput:
+        """Run one turn on ``run.thread_id`` (streaming its events to ``run.on_event``); count its
+        tokens and any limit that ended it."""
         agent = await self._get()
         context = current_log_context()
-        metadata = {**{name: context[name] for name in TRACE_FIELDS if name in context}, **(metadata or {})}
-        # the inbound id names the turn: a job that changed hands resumes it from its checkpoint
-        turn_id = metadata.get("inbound_id")
+        metadata = {**{name: context[name] for name in TRACE_FIELDS if name in context}, **run.metadata}
         output = await agent.run_turn(
-            thread_id, text, response, images=images, metadata=metadata, turn_id=turn_id, on_event=on_event
+            run.thread_id,
+            run.text,
+            run.response,
+            images=run.images,
+            metadata=metadata,
+            # the inbound id names the turn: a job that changed hands resumes it from its checkpoint
+            turn_id=run.inbound_id,
+            on_event=run.on_event,
         )
         if output.limit:
             metrics.RUN_LIMITS.labels(limit=output.limit).inc()

@@ -26,7 +26,6 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -38,7 +37,8 @@ from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.run_events import step_events, text_delta
-from clarigate.gateway.runners.base import AgentUnavailable, RunFailed
+from clarigate.agent.settings import AgentOptions
+from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
 from clarigate.gateway.runtime import metrics
 
 log = logging.getLogger(__name__)
@@ -50,17 +50,6 @@ HUMAN_KEY = "clarigate_human_id"
 #: How many of a thread's latest runs are searched for the one an inbound id started.
 RUNS_SEARCHED = 20
 _NAMESPACE = uuid.UUID("6f0d3c1e-6c1b-4d59-9b7c-3a1f0f9a2c41")
-
-
-@dataclass(frozen=True)
-class ServerSettings:
-    """Where the agent runs: the server's URL, the assistant (graph name or id), the API key."""
-
-    url: str
-    assistant_id: str = "agent"
-    api_key: str | None = None
-    bot_id: str = "clarigate"
-    timeout_seconds: float = 30.0  # one HTTP call (the run itself is followed as a stream)
 
 
 def server_thread_id(thread_id: str) -> str:
@@ -106,20 +95,34 @@ def _unavailable(exc: BaseException) -> bool:
     return status is not None and (status >= 500 or status == 429)
 
 
-class LangGraphServerRunner:
-    """Implements ``clarigate.gateway.runners.base.AgentRunner`` on a LangGraph server (``langgraph-sdk``)."""
+class LangGraphServerRunner(AgentRunner):
+    """The agent on a LangGraph server (``langgraph-sdk``)."""
 
     ready_name = "agent_server"  # what ``/readyz`` calls it when it does not answer
 
-    def __init__(self, settings: ServerSettings) -> None:
+    def __init__(
+        self,
+        settings: AgentOptions,
+        *,
+        api_key: str | None = None,
+        bot_id: str = "clarigate",
+        timeout_seconds: float = 30.0,
+    ) -> None:
+        """``settings`` name the server (``server_url``) and the assistant (``assistant_id``);
+        ``api_key`` comes from the environment only; ``bot_id`` goes on the threads it makes;
+        ``timeout_seconds`` bounds one HTTP call (the run itself is followed as a stream)."""
         from langgraph_sdk import get_client
 
+        if not settings.server_url:
+            raise ValueError("the LangGraph server runner needs agent.server_url (LANGGRAPH_URL)")
         self.settings = settings
+        self.url = settings.server_url
+        self.bot_id = bot_id
         self._client = get_client(
-            url=settings.url,
-            api_key=settings.api_key,
+            url=self.url,
+            api_key=api_key,
             # connect, read, write, pool: no read timeout, since a run's stream waits for the model
-            timeout=(settings.timeout_seconds, None, settings.timeout_seconds, settings.timeout_seconds),
+            timeout=(timeout_seconds, None, timeout_seconds, timeout_seconds),
         )
 
     async def start(self) -> None:
@@ -132,30 +135,30 @@ class LangGraphServerRunner:
             log.warning("%s: messages wait until it answers", problem)
         log.info(
             "agent runs on the LangGraph server at %s (assistant %s)",
-            self.settings.url,
+            self.url,
             self.settings.assistant_id,
         )
 
     async def check(self) -> list[str]:
         """What is wrong with the server settings (for ``doctor``): URL, key, assistant."""
-        s = self.settings
+        s, url = self.settings, self.url
         try:
             await self._client.http.get("/ok")
         except Exception as exc:
             if _status(exc) in (401, 403):
-                return [f"the LangGraph server at {s.url} refused the API key (LANGGRAPH_API_KEY)"]
+                return [f"the LangGraph server at {url} refused the API key (LANGGRAPH_API_KEY)"]
             return [
-                f"the LangGraph server at {s.url} does not answer (agent.server_url / LANGGRAPH_URL): {exc}"
+                f"the LangGraph server at {url} does not answer (agent.server_url / LANGGRAPH_URL): {exc}"
             ]
         try:
             found = await self._assistant_exists(s.assistant_id)
         except Exception as exc:
             if _status(exc) in (401, 403):
-                return [f"the LangGraph server at {s.url} refused the API key (LANGGRAPH_API_KEY)"]
-            return [f"could not list the assistants of {s.url}: {exc}"]
+                return [f"the LangGraph server at {url} refused the API key (LANGGRAPH_API_KEY)"]
+            return [f"could not list the assistants of {url}: {exc}"]
         if not found:
             return [
-                f"the LangGraph server at {s.url} has no assistant or graph {s.assistant_id!r} (agent.assistant_id)"  # noqa: E501
+                f"the LangGraph server at {url} has no assistant or graph {s.assistant_id!r} (agent.assistant_id)"  # noqa: E501
             ]
         return []
 
@@ -179,7 +182,7 @@ class LangGraphServerRunner:
             await self._client.http.get("/ok")
             return True
         except Exception:
-            log.warning("the LangGraph server at %s does not answer", self.settings.url)
+            log.warning("the LangGraph server at %s does not answer", self.url)
             return False
 
     async def aclose(self) -> None:
@@ -188,29 +191,19 @@ class LangGraphServerRunner:
 
     # --- one turn --------------------------------------------------------------------------
 
-    async def run_turn(
-        self,
-        thread_id: str,
-        text: str,
-        response: HumanInputResponse | None = None,
-        *,
-        images: Sequence[ImageInput] = (),
-        metadata: Mapping[str, Any] | None = None,
-        on_event: EventSink | None = None,
-    ) -> TurnOutput:
-        """One run on the server thread mapped to ``thread_id`` (joined when it was started before);
-        its streamed text and steps go to ``on_event`` as the server sends them."""
-        meta = dict(metadata or {})
+    async def run_turn(self, run: RunInput) -> TurnOutput:
+        """One run on the server thread mapped to ``run.thread_id`` (joined when it was started
+        before); its streamed text and steps go to ``run.on_event`` as the server sends them."""
+        meta = dict(run.metadata)
+        sid = server_thread_id(run.thread_id)
         try:
-            return await self._turn(server_thread_id(thread_id), text, response, images, meta, on_event)
+            return await self._turn(sid, run.text, run.response, run.images, meta, run.on_event)
         except (AgentUnavailable, RunFailed):
             raise
         except Exception as exc:
             if _unavailable(exc):
                 metrics.AGENT_SERVER_ERRORS.labels(kind="unavailable").inc()
-                raise AgentUnavailable(
-                    f"the LangGraph server at {self.settings.url} is unavailable: {exc}"
-                ) from exc
+                raise AgentUnavailable(f"the LangGraph server at {self.url} is unavailable: {exc}") from exc
             raise
 
     async def _turn(
@@ -253,7 +246,7 @@ class LangGraphServerRunner:
 
     def _thread_metadata(self, meta: Mapping[str, Any]) -> dict[str, Any]:
         keep = {k: meta[k] for k in ("platform", "chat_id", "workspace", "topic") if meta.get(k)}
-        return {**keep, "bot_id": self.settings.bot_id, "source": "clarigate"}
+        return {**keep, "bot_id": self.bot_id, "source": "clarigate"}
 
     async def _start(
         self,

@@ -48,15 +48,13 @@ def build_adapter(platform: str, config: GatewayConfig, gateway: Gateway) -> Pla
 def build_runner(config: GatewayConfig) -> AgentRunner:
     """The LangGraph server runner when ``agent.server_url`` is set, else the in-process agent."""
     if config.agent.server_url:
-        from clarigate.gateway.runners.server import LangGraphServerRunner, ServerSettings
+        from clarigate.gateway.runners.server import LangGraphServerRunner
 
-        settings = ServerSettings(
-            url=config.agent.server_url,
-            assistant_id=config.agent.assistant_id,
+        return LangGraphServerRunner(
+            config.agent,
             api_key=os.environ.get("LANGGRAPH_API_KEY") or None,  # a secret: from the environment only
             bot_id=config.bot_id,
         )
-        return LangGraphServerRunner(settings)
     return LangGraphRunner(config.agent_settings())
 
 

@@ -8,17 +8,16 @@ alike for every platform the registry knows (``clarigate.gateway.runtime.section
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from clarigate.agent.harness import AgentSettings
+from clarigate.agent.settings import AgentOptions, AgentSettings
 from clarigate.gateway.boundary import registry
 from clarigate.gateway.boundary.settings import PlatformSettings
 from clarigate.gateway.runtime import sections
@@ -51,69 +50,6 @@ SECRET_FIELDS: dict[str, tuple[str, ...]] = {
 
 #: Environment variables whose values are secrets wherever they come from (provider API keys, …).
 SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ENCRYPT_KEY", "_APP_SECRET")
-
-
-class AgentConfig(BaseModel):
-    """The agent section: model, checkpointer, clarification switches, tools, graph, approvals, limits.
-
-    Every value can come from the environment (``CLARIGATE_AGENT__TOOLS='["pkg.mod:tool"]'``,
-    ``CLARIGATE_AGENT__MAX_MODEL_CALLS=20``, ``ALLOW_CLARIFICATION=1``); secrets an MCP
-    server needs are written ``${NAME}`` and read from the environment when it starts.
-    """
-
-    model: str = "offline"
-    checkpointer_url: str | None = None
-    allow_clarification: bool = False
-    disable_clarification: bool = False
-    instructions: str | None = None  # text, or a file path, added to the system prompt
-    tools: Annotated[list[str], NoDecode] = Field(default_factory=list)  # ``package.module:name``
-    mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)  # MultiServerMCPClient connections
-    graph: str | None = None  # ``package.module:attr``: a compiled graph or a factory(checkpointer)
-    # tool name -> allowed decisions (approve, edit, reject); a plain list means all three
-    require_approval: dict[str, list[str] | None] = Field(default_factory=dict)
-    max_model_calls: int | None = Field(default=None, ge=1)  # per run
-    max_tool_calls: int | None = Field(default=None, ge=1)  # per run
-    recursion_limit: int = Field(default=50, ge=5)  # graph steps per run
-    summarize_after_tokens: int | None = Field(default=None, ge=1000)
-    # images sent with a message are fetched up to this size each and shown to the model (0: never)
-    max_image_bytes: int = Field(default=5 * 1024 * 1024, ge=0)
-
-    @field_validator("tools", mode="before")
-    @classmethod
-    def _paths(cls, value: Any) -> Any:
-        """A JSON list, a comma-separated list (from the environment) or one path."""
-        if isinstance(value, str):
-            text = value.strip()
-            return (
-                json.loads(text)
-                if text.startswith("[")
-                else [p.strip() for p in text.split(",") if p.strip()]
-            )
-        return value
-
-    @field_validator("require_approval", mode="before")
-    @classmethod
-    def _approvals(cls, value: Any) -> Any:
-        """``[delete_file, deploy]`` (all decisions) or ``{deploy: [approve, reject]}``; JSON from the
-        environment."""
-        if isinstance(value, str):
-            text = value.strip()
-            value = (
-                json.loads(text) if text.startswith(("[", "{")) else [p for p in text.split(",") if p.strip()]
-            )
-        if isinstance(value, list):
-            return {str(name).strip(): None for name in value}
-        return value
-
-    @field_validator("mcp_servers", mode="before")
-    @classmethod
-    def _servers(cls, value: Any) -> Any:
-        """JSON text from the environment."""
-        return json.loads(value) if isinstance(value, str) and value.strip() else value
-
-    # a LangGraph server runs the agent instead of this process (LANGGRAPH_URL; key: LANGGRAPH_API_KEY)
-    server_url: str | None = None
-    assistant_id: str = "agent"  # the server's assistant id or graph name
 
 
 class _WellKnownEnv(PydanticBaseSettingsSource):
@@ -200,7 +136,7 @@ class GatewayConfig(BaseSettings):
     #: More platforms for this bot: import paths ``module:Class`` of ``PlatformAdapter`` subclasses,
     #: registered like an installed platform (their own section, environment and allow-lists).
     extra_adapters: list[str] = Field(default_factory=list)
-    agent: AgentConfig = Field(default_factory=AgentConfig)
+    agent: AgentOptions = Field(default_factory=AgentOptions)  # the agent section (clarigate.agent.settings)
     # every platform's section by name, filled from the keys named after the platforms (not a
     # setting of its own: neither a YAML key nor an environment name)
     platforms: dict[str, PlatformSettings] = Field(default_factory=dict, exclude=True)
@@ -285,24 +221,8 @@ class GatewayConfig(BaseSettings):
         return values
 
     def agent_settings(self) -> AgentSettings:
-        """What the agent harness needs."""
-        a = self.agent
-        return AgentSettings(
-            model=a.model,
-            checkpointer_url=a.checkpointer_url,
-            data_dir=self.data_dir,
-            allow_clarification=a.allow_clarification,
-            disable_clarification=a.disable_clarification,
-            instructions=a.instructions,
-            tools=tuple(a.tools),
-            mcp_servers=a.mcp_servers,
-            graph=a.graph,
-            require_approval=a.require_approval,
-            max_model_calls=a.max_model_calls,
-            max_tool_calls=a.max_tool_calls,
-            recursion_limit=a.recursion_limit,
-            summarize_after_tokens=a.summarize_after_tokens,
-        )
+        """What the agent harness needs: the agent section, with the bot's data folder."""
+        return AgentSettings(**dict(self.agent), data_dir=self.data_dir)
 
 
 def load_config(path: str | Path | None = None) -> GatewayConfig:

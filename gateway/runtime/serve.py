@@ -337,10 +337,9 @@ async def _start(
     (a worker process): the platforms' clients without their receivers; ``claim=False``: the
     identity was checked already (by a web process, before it started its worker).
     """
-    start_runner = getattr(gateway.runner, "start", None)
-    if jobs and start_runner is not None:
+    if jobs:
         try:
-            await start_runner()
+            await gateway.runner.start()
         except Exception as exc:
             raise StartFailure(
                 ExitCode.MODEL,

@@ -10,6 +10,7 @@ import yaml
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent
 from clarigate.agent.protocol import FormField, Option
+from clarigate.gateway.runners.in_process import LangGraphRunner
 
 from .conftest import MakeWorld
 from .fake_slack import BOT_USER_ID
@@ -44,7 +45,7 @@ async def test_dm_question_click_updates_message_and_next_turn_follows(make_worl
     agent = await ClarifyingAgent.create(
         AgentSettings(model=f"scripted:{script}", checkpointer_url="memory://")
     )
-    world = await make_world(agent)
+    world = await make_world(LangGraphRunner(agent.settings, agent=agent))
     try:
         response, _ = await world.user.dm("set up a web app")
         assert response.status_code == 200

@@ -22,6 +22,8 @@ from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.events import TextDelta
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
 from clarigate.gateway.boundary.messages import Conversation, LiveEnd, LiveView, MessageRef, Sender, TextReply
+from clarigate.gateway.runners.base import RunInput
+from clarigate.gateway.runners.in_process import LangGraphRunner
 
 from .conftest import MakeWorld, SlackWorld
 from .fake_slack import TEAM_ID, ApiCall
@@ -42,7 +44,7 @@ async def scripted_agent(tmp_path: Path, turns: list[dict[str, Any]], tools: lis
     settings = AgentSettings(model=f"scripted:{script}", checkpointer_url="memory://", data_dir=str(tmp_path))
     agent = await ClarifyingAgent.create(settings, tools=tools or [])
     try:
-        yield agent
+        yield LangGraphRunner(settings, agent=agent)
     finally:
         await agent.aclose()
 
@@ -294,13 +296,13 @@ class SplitRunner(ScriptedRunner):
         text = "".join(p for p in pieces if isinstance(p, str))
         super().__init__(lambda turn: TurnOutput(replies=[text]))
 
-    async def run_turn(self, thread_id, text, response=None, *, on_event=None, **kwargs):  # type: ignore[override]
+    async def run_turn(self, run: RunInput) -> TurnOutput:
         for piece in self.pieces:
             if isinstance(piece, float):
                 await asyncio.sleep(piece)
-            elif on_event is not None:
-                await on_event(TextDelta(piece, "m1"))
-        return await super().run_turn(thread_id, text, response, **kwargs)
+            elif run.on_event is not None:
+                await run.on_event(TextDelta(piece, "m1"))
+        return await super().run_turn(run)
 
 
 async def test_a_broadcast_word_split_between_updates_is_still_broken(make_world: MakeWorld):

@@ -3,7 +3,8 @@ the question is rendered as buttons, the click answers it, and an approval runs 
 
 from __future__ import annotations
 
-from clarigate.gateway.runners.server import LangGraphServerRunner, ServerSettings
+from clarigate.agent.settings import AgentOptions
+from clarigate.gateway.runners.server import LangGraphServerRunner
 
 from .conftest import MakeWorld
 
@@ -21,7 +22,7 @@ def buttons(message: dict) -> dict[str, str]:
 async def test_a_server_agents_question_is_answered_by_a_click_on_slack(
     make_world: MakeWorld, langgraph_server
 ):
-    runner = LangGraphServerRunner(ServerSettings(url=langgraph_server.url, assistant_id="asker"))
+    runner = LangGraphServerRunner(AgentOptions(server_url=langgraph_server.url, assistant_id="asker"))
     world = await make_world(runner)
     try:
         await world.user.dm("set up storage")
@@ -39,7 +40,7 @@ async def test_a_server_agents_question_is_answered_by_a_click_on_slack(
 
 
 async def test_an_approval_on_slack_runs_the_tool_exactly_once(make_world: MakeWorld, langgraph_server):
-    runner = LangGraphServerRunner(ServerSettings(url=langgraph_server.url, assistant_id="approver"))
+    runner = LangGraphServerRunner(AgentOptions(server_url=langgraph_server.url, assistant_id="approver"))
     world = await make_world(runner)
     before = len(langgraph_server.tool_calls())
     try:

@@ -19,6 +19,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.flow.live import live_key
+from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.memory import MemoryStore
 
@@ -30,13 +31,13 @@ class StreamingRunner(ScriptedRunner):
         super().__init__(lambda turn: output)
         self.events = events
 
-    async def run_turn(self, thread_id, text, response=None, *, on_event=None, **kwargs):  # type: ignore[override]
+    async def run_turn(self, run: RunInput) -> TurnOutput:
         for event in self.events:
             if isinstance(event, float | int):
                 await asyncio.sleep(event)
-            elif on_event is not None:
-                await on_event(event)
-        return await super().run_turn(thread_id, text, response, **kwargs)
+            elif run.on_event is not None:
+                await run.on_event(event)
+        return await super().run_turn(run)
 
 
 def words(text: str, pause: float) -> list[object]:
@@ -185,8 +186,8 @@ async def test_working_shows_in_the_live_message_when_nothing_else_does(make_gat
 
 async def test_a_failed_run_keeps_what_was_written_and_says_it_failed(make_gateway):
     class Failing(StreamingRunner):
-        async def run_turn(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            await super().run_turn(*args, **kwargs)
+        async def run_turn(self, run: RunInput) -> TurnOutput:
+            await super().run_turn(run)
             raise RuntimeError("model went away")
 
     runner = Failing(words("Half of an answer that", 0.06), TurnOutput())

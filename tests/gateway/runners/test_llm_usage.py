@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage
 from prometheus_client import REGISTRY
 
 from clarigate.agent.harness import AgentSettings
+from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.runners.usage import count_inline, run_usage
 
@@ -26,7 +27,7 @@ async def test_a_real_agent_run_is_counted(tmp_path):
     runner = LangGraphRunner(AgentSettings(model=f"scripted:{script}", checkpointer_url="memory://"))
     try:
         with run_usage("scripted") as usage:
-            output = await runner.run_turn("t-usage", "hi")
+            output = await runner.run_turn(RunInput("t-usage", "hi"))
     finally:
         await runner.aclose()
     assert output.replies == ["hello"]
@@ -80,8 +81,8 @@ async def test_only_model_calls_reach_the_thread_pool(tmp_path, inline):
     count_inline(inline)
     try:
         with run_usage("scripted") as usage:
-            first = await runner.run_turn("t-pool", "hi")
-            second = await runner.run_turn("t-pool", "and now?")
+            first = await runner.run_turn(RunInput("t-pool", "hi"))
+            second = await runner.run_turn(RunInput("t-pool", "and now?"))
     finally:
         count_inline(False)
         await runner.aclose()

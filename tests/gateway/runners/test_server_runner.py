@@ -11,9 +11,11 @@ import pytest
 from langgraph_sdk import get_client
 
 from clarigate.adapters.testing import TestAdapter
+from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.boundary.messages import AnswerStatus, TextReply
 from clarigate.gateway.cli.doctor import run_checks
-from clarigate.gateway.runners.server import LangGraphServerRunner, ServerSettings, server_thread_id
+from clarigate.gateway.runners.base import RunInput
+from clarigate.gateway.runners.server import LangGraphServerRunner, server_thread_id
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.web.server import build_app
 
@@ -22,7 +24,7 @@ from ..langgraph_server.process import LangGraphServer, free_port
 
 def runner_for(server: LangGraphServer, graph: str) -> LangGraphServerRunner:
     """A runner on ``server``'s graph ``graph`` for the bot ``bot-1``."""
-    return LangGraphServerRunner(ServerSettings(url=server.url, assistant_id=graph, bot_id="bot-1"))
+    return LangGraphServerRunner(AgentOptions(server_url=server.url, assistant_id=graph), bot_id="bot-1")
 
 
 async def test_a_question_asked_on_the_server_is_answered_by_a_click(langgraph_server, make_gateway):
@@ -121,8 +123,9 @@ async def test_the_thread_continues_after_a_gateway_restart_and_new_starts_anoth
 async def test_a_job_delivered_again_joins_the_run_it_started(langgraph_server):
     runner = runner_for(langgraph_server, "asker")
     meta = {"inbound_id": "test:redelivered-1", "platform": "test", "chat_id": "c9"}
-    first = await runner.run_turn("a1b2c3d4e5f60718293a4b5c6d7e8f90", "set up storage", metadata=meta)
-    again = await runner.run_turn("a1b2c3d4e5f60718293a4b5c6d7e8f90", "set up storage", metadata=meta)
+    run = RunInput("a1b2c3d4e5f60718293a4b5c6d7e8f90", "set up storage", metadata=meta)
+    first = await runner.run_turn(run)
+    again = await runner.run_turn(run)
     assert first.request is not None and again.request == first.request
     runs = await get_client(url=langgraph_server.url).runs.list(
         server_thread_id("a1b2c3d4e5f60718293a4b5c6d7e8f90")
@@ -165,7 +168,7 @@ async def test_doctor_names_a_wrong_assistant_and_an_unreachable_server(langgrap
     wrong = runner_for(langgraph_server, "no-such-graph")
     assert any("no-such-graph" in p for p in await wrong.check())
     await wrong.aclose()
-    nowhere = LangGraphServerRunner(ServerSettings(url=f"http://127.0.0.1:{free_port()}"))
+    nowhere = LangGraphServerRunner(AgentOptions(server_url=f"http://127.0.0.1:{free_port()}"))
     problems = await nowhere.check()
     assert problems and "does not answer" in problems[0]
     await nowhere.aclose()
@@ -181,7 +184,7 @@ async def test_doctor_and_readyz_check_the_server(langgraph_server, monkeypatch,
     report = await run_checks(None)
     assert any("has no assistant or graph 'nope'" in p for p in report.problems)
 
-    nowhere = LangGraphServerRunner(ServerSettings(url=f"http://127.0.0.1:{free_port()}"))
+    nowhere = LangGraphServerRunner(AgentOptions(server_url=f"http://127.0.0.1:{free_port()}"))
     gateway, _ = await make_gateway(MemoryStore("lg-ready"), nowhere)
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app(gateway)), base_url="http://gw")
     response = await client.get("/readyz")

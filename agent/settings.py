@@ -1,0 +1,106 @@
+"""The agent's settings: one model, read by the library, the gateway's ``agent:`` section and both
+runners (in process and on a LangGraph server).
+
+``AgentOptions`` is what an operator chooses (the YAML ``agent:`` section and its
+``CLARIGATE_AGENT__…`` variables); ``AgentSettings`` is the same with the folder the bot keeps
+its files in (the bot's ``data_dir``, not a key of the section), which is what builds an agent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, field_validator
+from pydantic_settings import NoDecode
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def env_flag(value: str | None) -> bool:
+    """``ALLOW_CLARIFICATION=1/true/yes/on`` and the like."""
+    return (value or "").strip().lower() in _TRUE
+
+
+class AgentOptions(BaseModel):
+    """The agent section: model, checkpointer, clarification switches, tools, graph, approvals,
+    limits, images, and the LangGraph server that runs the agent instead of this process.
+
+    Every value can come from the environment (``CLARIGATE_AGENT__TOOLS='["pkg.mod:tool"]'``,
+    ``CLARIGATE_AGENT__MAX_MODEL_CALLS=20``, ``ALLOW_CLARIFICATION=1``); secrets an MCP
+    server needs are written ``${NAME}`` and read from the environment when it starts.
+    """
+
+    model: str = "offline"  # LLM_MODEL: "offline", "scripted:PATH", "provider:model"
+    checkpointer_url: str | None = None  # CHECKPOINTER_URL; None: SQLite under the data dir
+    allow_clarification: bool = False  # clarify-first phase before the agent acts
+    disable_clarification: bool = False  # the tool answers "proceed with your best judgment"
+    instructions: str | None = None  # text, or a file path, added to the system prompt
+    tools: Annotated[tuple[str, ...], NoDecode] = ()  # import paths ``package.module:name``
+    mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)  # MultiServerMCPClient connections
+    graph: str | None = None  # ``package.module:attr``: a compiled graph or a factory(checkpointer)
+    # tool name -> allowed decisions (approve, edit, reject); a plain list means all three
+    require_approval: dict[str, list[str] | None] = Field(default_factory=dict)
+    max_model_calls: int | None = Field(default=None, ge=1)  # per run
+    max_tool_calls: int | None = Field(default=None, ge=1)  # per run
+    recursion_limit: int = Field(default=50, ge=5)  # graph steps per run
+    summarize_after_tokens: int | None = Field(default=None, ge=1000)
+    # images sent with a message are fetched up to this size each and shown to the model (0: never)
+    max_image_bytes: int = Field(default=5 * 1024 * 1024, ge=0)
+    # a LangGraph server runs the agent instead of this process (LANGGRAPH_URL; key: LANGGRAPH_API_KEY)
+    server_url: str | None = None
+    assistant_id: str = "agent"  # the server's assistant id or graph name
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _paths(cls, value: Any) -> Any:
+        """A JSON list, a comma-separated list (from the environment) or one path."""
+        if isinstance(value, str):
+            text = value.strip()
+            return (
+                json.loads(text)
+                if text.startswith("[")
+                else [p.strip() for p in text.split(",") if p.strip()]
+            )
+        return value
+
+    @field_validator("require_approval", mode="before")
+    @classmethod
+    def _approvals(cls, value: Any) -> Any:
+        """``[delete_file, deploy]`` (all decisions) or ``{deploy: [approve, reject]}``; JSON from the
+        environment."""
+        if isinstance(value, str):
+            text = value.strip()
+            value = (
+                json.loads(text) if text.startswith(("[", "{")) else [p for p in text.split(",") if p.strip()]
+            )
+        if isinstance(value, list):
+            return {str(name).strip(): None for name in value}
+        return value
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _servers(cls, value: Any) -> Any:
+        """JSON text from the environment."""
+        return json.loads(value) if isinstance(value, str) and value.strip() else value
+
+
+class AgentSettings(AgentOptions):
+    """What builds an agent: the agent section's options and the folder for its files."""
+
+    data_dir: str = ".clarigate"  # CLARIGATE_DATA_DIR: the SQLite checkpointer lives here by default
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> AgentSettings:
+        """Settings from ``LLM_MODEL``, ``CHECKPOINTER_URL``, ``CLARIGATE_DATA_DIR``,
+        ``ALLOW_CLARIFICATION`` and ``DISABLE_CLARIFICATION`` (defaults where unset)."""
+        env = os.environ if environ is None else environ
+        return cls(
+            model=env.get("LLM_MODEL") or "offline",
+            checkpointer_url=env.get("CHECKPOINTER_URL") or None,
+            data_dir=env.get("CLARIGATE_DATA_DIR") or ".clarigate",
+            allow_clarification=env_flag(env.get("ALLOW_CLARIFICATION")),
+            disable_clarification=env_flag(env.get("DISABLE_CLARIFICATION")),
+        )

@@ -1,0 +1,35 @@
+"""What a job's turn gets from the worker pool that holds it: the job, the hold, the run slot.
+
+The pool makes one ``JobHandle`` per job it holds and hands it to the turn; the turn asks the
+handle, never the pool, so the flow runs one way: pool -> turn. The turn tells the pool to leave
+a job in the stream by raising ``HandBack``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from contextlib import AbstractAsyncContextManager
+
+from clarigate.gateway.store.base import Job
+
+
+class HandBack(Exception):
+    """The job failed before its outputs were recorded; leave it in the stream to be retried."""
+
+
+class JobHandle(ABC):
+    """One job held by this replica, as its turn sees it."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+
+    @abstractmethod
+    async def still_held(self) -> bool:
+        """True while this replica may still send for the job (asked before every send).
+
+        False once another worker took the job over, or it was answered already.
+        """
+
+    @abstractmethod
+    def run_slot(self) -> AbstractAsyncContextManager[None]:
+        """One of the replica's run slots, held around an agent run (not around delivery)."""
