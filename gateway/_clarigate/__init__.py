@@ -7,10 +7,12 @@ code folders, so that the distribution installs one top-level import name.
 What an extension author needs is importable from here (the README's "Adding a platform" and
 "Bring your own agent" use it):
 
-- a platform: ``PlatformAdapter`` (the adapter base class), ``GatewayPort`` (what an adapter
+- a platform: ``PlatformAdapter`` (the adapter base class), ``PlatformSettings`` (the base of
+  its settings model; ``TokenShape`` for its secrets' shapes), ``GatewayPort`` (what an adapter
   calls), ``AdapterState``; the message types (``Conversation``, ``Sender``, ``MessageRef``,
   ``Attachment``, ``InboundMessage``, ``InboundAnswer``, ``Outbound`` and its members);
-- the errors: ``DeliveryFailed`` (how a send reports a failure);
+- the errors: ``ClarigateError`` (their base), ``BadRequest`` (a request the platform sent that
+  cannot be used: a 4xx), ``DeliveryFailed`` (how a send reports a failure);
 - an agent: ``ask_clarification`` (the tool), ``build_ask_clarification_tool``,
   ``ClarificationMiddleware``, and the protocol's ``HumanInputRequest`` / ``HumanInputResponse``;
 - ``__version__``.
@@ -31,6 +33,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time names load 
     from clarigate.agent.middleware import ClarificationMiddleware
     from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse
     from clarigate.agent.tools import build_ask_clarification_tool
+    from clarigate.gateway.boundary.errors import BadRequest, ClarigateError, DeliveryFailed
     from clarigate.gateway.boundary.messages import (
         Attachment,
         ClarificationClosed,
@@ -47,7 +50,8 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time names load 
         Sender,
         TextReply,
     )
-    from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, GatewayPort, PlatformAdapter
+    from clarigate.gateway.boundary.port import AdapterState, GatewayPort, PlatformAdapter
+    from clarigate.gateway.boundary.settings import PlatformSettings, TokenShape
 
     ask_clarification: BaseTool
 
@@ -59,7 +63,8 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 #: public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("PlatformAdapter", "GatewayPort", "AdapterState"), "clarigate.gateway.boundary.port"),
-    "DeliveryFailed": "clarigate.gateway.boundary.port",
+    **dict.fromkeys(("ClarigateError", "BadRequest", "DeliveryFailed"), "clarigate.gateway.boundary.errors"),
+    **dict.fromkeys(("PlatformSettings", "TokenShape"), "clarigate.gateway.boundary.settings"),
     **dict.fromkeys(
         (
             "Conversation",
@@ -87,9 +92,11 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "AdapterState",
     "Attachment",
+    "BadRequest",
     "ClarificationClosed",
     "ClarificationMiddleware",
     "ClarificationOut",
+    "ClarigateError",
     "Conversation",
     "DeliveryFailed",
     "ErrorReply",
@@ -103,9 +110,11 @@ __all__ = [
     "MessageRef",
     "Outbound",
     "PlatformAdapter",
+    "PlatformSettings",
     "ProgressUpdate",
     "Sender",
     "TextReply",
+    "TokenShape",
     "__version__",
     "ask_clarification",
     "build_ask_clarification_tool",

@@ -18,9 +18,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageRef, Outbound, Sender
-from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
-from clarigate.gateway.boundary.settings import PlatformSettings, TokenShape
+from clarigate import (
+    Conversation,
+    GatewayPort,
+    InboundMessage,
+    MessageRef,
+    Outbound,
+    PlatformAdapter,
+    PlatformSettings,
+    Sender,
+    TokenShape,
+)
 
 
 class ParrotSettings(PlatformSettings):
