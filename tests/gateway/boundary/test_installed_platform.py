@@ -138,11 +138,6 @@ async def test_an_error_in_its_handler_answers_500(served):
     ).status_code == 500
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="unhandled errors in HTTP handlers are logged at ERROR with their traceback by the gateway "
-    "itself once the honest-errors change to gateway/web/server.py lands",
-)
 async def test_an_error_in_its_handler_is_logged_with_its_traceback(served, caplog):
     base, _ = served
     with caplog.at_level(logging.ERROR):
