@@ -22,10 +22,13 @@ $(RUNTIME): pyproject.toml
 	touch $@
 
 # tests/platform_dist: a platform shipped as its own distribution (entry point in
-# clarigate.platforms), as the tests of "Adding a platform" need it installed
-$(DEV): pyproject.toml tests/platform_dist/pyproject.toml $(RUNTIME)
+# clarigate.platforms), as the tests of "Adding a platform" need it installed; installed as a
+# user installs it (not editable), so that an environment built on this one's packages (the
+# install test's) can import it too
+PLATFORM_DIST = tests/platform_dist/pyproject.toml $(wildcard tests/platform_dist/clarigate_parrot/*.py)
+$(DEV): pyproject.toml $(PLATFORM_DIST) $(RUNTIME)
 	$(BIN)/pip install --quiet -e '.[dev]'
-	$(BIN)/pip install --quiet --no-deps -e tests/platform_dist
+	$(BIN)/pip install --quiet --no-deps ./tests/platform_dist
 	touch $@
 
 install: $(RUNTIME)

@@ -41,4 +41,4 @@ def test_make_test_and_lint_install_the_dev_tools(tmp_path, target):
     plan = planned(target, tmp_path)
     assert "pip install --quiet -e '.[dev]'" in plan
     # the test platform installed as a distribution, found through its entry point
-    assert "pip install --quiet --no-deps -e tests/platform_dist" in plan
+    assert "pip install --quiet --no-deps ./tests/platform_dist" in plan
