@@ -9,7 +9,7 @@ from typing import Any
 
 from clarigate.agent.events import EventSink
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, ImageInput, TurnOutput
-from clarigate.agent.protocol import HumanInputResponse
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.logs import current_log_context
 
@@ -71,6 +71,11 @@ class LangGraphRunner:
         if output.limit:
             metrics.RUN_LIMITS.labels(limit=output.limit).inc()
         return output
+
+    async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
+        """The clarification ``thread_id`` waits for, as its checkpoints say (None when none)."""
+        agent = await self._get()
+        return await agent.pending_request(thread_id)
 
     async def delete_thread(self, thread_id: str) -> None:
         """Delete everything the checkpointer keeps for ``thread_id`` (an abandoned thread)."""

@@ -1,0 +1,131 @@
+"""What the terminal prints for each outbound item: pure functions from the core's items to text.
+
+Replies are prefixed ``bot> ``, errors and refusals ``  ! ``; a question is its text fallback
+(numbered options, approvals' Approve / Reject) between blank lines. A form is asked field by
+field (``field_prompt``), since a terminal has no form widget. Untrusted model text is printed
+as it is, minus the control characters that would move the cursor or recolour the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from clarigate.agent.protocol import FormField, HumanInputRequest, render_text_fallback, ui_text
+from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import (
+    ClarificationClosed,
+    ClarificationOut,
+    ErrorReply,
+    LiveEnd,
+    Outbound,
+    ProgressUpdate,
+    TextReply,
+)
+
+PROMPT = "you> "
+BOT = "bot> "
+PROBLEM = "  ! "
+QUIT = "/quit"
+
+#: The terminal's own words, in the question's language (the rest comes from the core). Kept in
+#: one table so they can move into the shared catalog of words.
+WORDS: dict[str, dict[Locale, str]] = {
+    "banner": {
+        "en": "clarigate chat: /help lists the commands, /new starts a new thread, /quit exits.",
+        "zh": "clarigate chat：/help 列出命令，/new 开始新的对话，/quit 退出。",
+    },
+    "continuing": {
+        "en": "(continuing: this question is still open)",
+        "zh": "（继续：这个问题仍在等待回答）",
+    },
+    "form_intro": {
+        "en": "(one field at a time; leave an optional field empty to skip it)",
+        "zh": "（逐项填写；选填项直接回车即可跳过）",
+    },
+    "several": {"en": ", several allowed", "zh": "，可多选"},
+    "checkbox": {"en": " [yes/no]", "zh": " [是/否]"},
+    "number": {"en": " [a number]", "zh": " [数字]"},
+    "date": {"en": " [YYYY-MM-DD]", "zh": " [YYYY-MM-DD]"},
+    "superseded": {
+        "en": "(the open question is closed: this goes to the agent as a new request)",
+        "zh": "（当前问题已关闭：这条消息作为新的请求发给助手）",
+    },
+    "quit": {"en": "leave the chat", "zh": "退出"},
+}
+
+# ESC, CSI and the other C0/C1 controls except tab and newline: model text must not drive the terminal
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def words(key: str, locale: Locale = "en") -> str:
+    """The terminal's own line ``key`` in ``locale``."""
+    return WORDS[key][locale]
+
+
+def inert(text: str) -> str:
+    """``text`` without control characters (escape sequences print as plain text, not commands)."""
+    return _CONTROLS.sub("", text)
+
+
+def render(item: Outbound) -> str | None:
+    """The terminal text of one outbound item; None when it shows nothing.
+
+    A reply that finishes a live message is not rendered here (the adapter prints what the live
+    message has not shown yet).
+    """
+    if isinstance(item, TextReply):
+        return BOT + inert(item.text)
+    if isinstance(item, ErrorReply):
+        return PROBLEM + inert(item.text)
+    if isinstance(item, ClarificationOut):
+        return render_question(item.request)
+    if isinstance(item, ClarificationClosed):
+        return render_closed(item)
+    if isinstance(item, ProgressUpdate):
+        return "  ⏳ " + ui_text("working", item.locale) if item.state == "started" else None
+    if isinstance(item, LiveEnd):
+        return None
+    return None
+
+
+def render_question(request: HumanInputRequest) -> str:
+    """A question as the terminal shows it: its text fallback between blank lines.
+
+    A form's fallback ends by asking for ``name: value`` lines; the terminal asks its fields one
+    by one instead, so that line is left out.
+    """
+    text = render_text_fallback(request)
+    if request.input_mode == "form" and request.fields:
+        text = text.removesuffix(ui_text("reply_form", request.locale)).rstrip()
+    return "\n" + inert(text) + "\n"
+
+
+def render_closed(item: ClarificationClosed) -> str | None:
+    """What a closed question prints: a word only when a new message closed it (it goes to the
+    agent as a request); an answer the person typed, or a /cancel or /new the core answers
+    itself, needs no line of its own."""
+    response = item.view.response
+    if response is not None and response.response_kind == "declined" and response.reason == "superseded":
+        return words("superseded", item.view.request.locale)
+    return None
+
+
+def field_prompt(field: FormField, locale: Locale = "en") -> str:
+    """``Label (required) [1) a  2) b]: `` for one form field, in ``locale``."""
+    note = ui_text("field_required", locale) if field.required else ""
+    if field.options:
+        choices = "  ".join(f"{n}) {o.label}" for n, o in enumerate(field.options, 1))
+        many = words("several", locale) if field.type == "multi_select" else ""
+        hint = f" [{choices}{many}]"
+    else:
+        hint = words(field.type, locale) if field.type in ("checkbox", "number", "date") else ""
+    return f"  {inert(field.label)}{note}{hint}: "
+
+
+def live_delta(printed: str, text: str) -> tuple[str, bool]:
+    """What to print so a live line that shows ``printed`` shows ``text``: the new tail, and
+    False; or, when ``text`` does not continue what is shown, the whole of it on a new line, and
+    True (the model's text changed under us, e.g. a reply that differs from its stream)."""
+    if text.startswith(printed):
+        return inert(text[len(printed) :]), False
+    return inert(text), True
