@@ -12,7 +12,9 @@ from clarigate.gateway.runtime.config import GatewayConfig
 def run_chat(tmp_path: Path, typed: list[str]) -> str:
     """The terminal chat on the offline model with ``typed`` as its input; what it printed."""
     stdout = io.StringIO()
-    config = GatewayConfig(data_dir=str(tmp_path), agent={"model": "offline", "checkpointer_url": "memory://"})
+    config = GatewayConfig(
+        data_dir=str(tmp_path), agent={"model": "offline", "checkpointer_url": "memory://"}
+    )
     code = chat_main(config, io.StringIO("\n".join(typed) + "\n"), stdout, tmp_path / "thread")
     assert code == 0
     return stdout.getvalue()
@@ -22,7 +24,9 @@ def test_cancel_dismisses_the_open_question(tmp_path: Path) -> None:
     out = run_chat(tmp_path, ["which database?", "/cancel", "/status"])
 
     # the core's words, as on every platform
-    cancelled = "bot> ✖ Cancelled the question “Which database should I use?”. I will go on without the answer."
+    cancelled = (
+        "bot> ✖ Cancelled the question “Which database should I use?”. I will go on without the answer."
+    )
     assert cancelled in out
     assert "Going with" not in out
     status = out[out.rindex("Where this conversation stands:") :]
