@@ -130,3 +130,18 @@ def test_an_approval_on_the_server_runs_its_tool_once(
     assert "delete_data" in out
     assert langgraph_server.tool_calls()[before:] == ["delete_data test-data"]
     assert "bot> Done" in out
+
+
+def test_a_server_question_is_still_open_after_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, langgraph_server: Any
+) -> None:
+    monkeypatch.setenv("LANGGRAPH_URL", langgraph_server.url)
+    monkeypatch.setenv("CLARIGATE_AGENT__ASSISTANT_ID", "interrupter")
+    first = run_chat(GatewayConfig(data_dir=str(tmp_path)), ["deploy it"])  # input ends, question open
+    assert "Which region should I deploy to?" in first
+
+    second = run_chat(GatewayConfig(data_dir=str(tmp_path)), ["us-east"])
+
+    assert "(continuing: this question is still open)" in second
+    assert "Which region should I deploy to?" in second
+    assert "bot> Deploying to us-east." in second
