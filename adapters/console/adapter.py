@@ -12,6 +12,7 @@ import os
 import uuid
 from typing import Any, ClassVar, TextIO
 
+from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
     AcceptOutcome,
     AnswerOutcome,
@@ -60,6 +61,11 @@ class ConsoleAdapter(PlatformAdapter):
     def conversation(self) -> Conversation:
         """The one conversation of this terminal: a direct chat with the person."""
         return Conversation(platform=self.platform, chat_id=self.sender.user_id, is_direct=True)
+
+    @property
+    def locale(self) -> Locale:
+        """The language of the terminal's own words when no question gives one (``$LANG``)."""
+        return "zh" if self.language == "zh" else "en"
 
     # --- what the person does -------------------------------------------------------------------
 

@@ -11,17 +11,14 @@ input leave, with nothing half-filled sent.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, TextIO, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TextIO
 
 from clarigate.agent.protocol import HumanInputRequest, check_form_values
 from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut
 
 from .adapter import ConsoleAdapter
 from .render import PROBLEM, PROMPT, QUIT, field_prompt, words
-
-T = TypeVar("T")
-Run = Callable[[Awaitable[T]], T]
 
 
 class Leave(Exception):
@@ -40,7 +37,7 @@ class ConsoleChat:
         self,
         adapter: ConsoleAdapter,
         stdin: TextIO,
-        run: Callable[[Awaitable[Any]], Any],
+        run: Callable[[Coroutine[Any, Any, Any]], Any],
         settle: Callable[[], Awaitable[None]],
     ) -> None:
         """``run`` runs a coroutine on the bot's event loop; ``settle`` waits until every job the
@@ -85,8 +82,7 @@ class ConsoleChat:
         self.run(say())
         if text.split()[0].lower().lstrip("/／") in ("help", "start"):
             # /quit is the terminal's own command: the core's help cannot know it
-            locale = "zh" if self.adapter.language == "zh" else "en"
-            self.adapter.print(f"{QUIT} — {words('quit', locale)}")
+            self.adapter.print(f"{QUIT} — {words('quit', self.adapter.locale)}")
 
     def fill_in(self, out: ClarificationOut) -> None:
         """Ask the open form field by field and submit it; returns when it is answered or closed."""

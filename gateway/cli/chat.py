@@ -133,8 +133,7 @@ def chat_main(
             bot = ConsoleBot(config, stdout, thread_file or data_dir / THREAD_FILE)
             _start(runner, bot.gateway)
             started = True
-            locale = "zh" if bot.adapter.language == "zh" else "en"
-            bot.adapter.print(words("banner", locale))
+            bot.adapter.print(words("banner", bot.adapter.locale))
             runner.run(bot.resume())
             ConsoleChat(bot.adapter, stdin, runner.run, bot.settle).loop()
         except (Leave, KeyboardInterrupt):
