@@ -30,7 +30,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 
-from .render import BOT, inert, live_delta, render
+from .render import BOT, STATUS, inert, live_delta, render
 
 LIVE_MODE = "print"
 
@@ -55,6 +55,7 @@ class ConsoleAdapter(PlatformAdapter):
         self._ids = itertools.count(1)
         self._session = uuid.uuid4().hex[:8]  # event ids unique across runs of the chat
         self._live: dict[str, str] = {}  # live message id -> the text it printed so far
+        self._status: dict[str, str] = {}  # live message id -> the step it printed last
         self._line_open = False  # a live line was printed without its newline yet
 
     @property
@@ -147,14 +148,20 @@ class ConsoleAdapter(PlatformAdapter):
     async def show_live(
         self, conversation: Conversation, view: LiveView, ref: MessageRef | None
     ) -> MessageRef | None:
-        """Print what the answer gained since the last update (the status lines are left out)."""
+        """Print what the answer gained since the last update; before it begins, each new step
+        ("🔧 Searching the docs…") on a line of its own."""
         if ref is None:
             ref = MessageRef(platform=self.platform, chat_id=conversation.chat_id, message_id=self._new_id())
         printed = self._live.get(ref.message_id, "")
         if view.text:
             self._write_live(ref.message_id, printed, view.text)
-        else:
-            self._live.setdefault(ref.message_id, "")
+            return ref
+        self._live.setdefault(ref.message_id, "")
+        if view.status and view.status != self._status.get(ref.message_id):
+            # what the agent is doing, a line each time it changes, until the answer begins
+            self._status[ref.message_id] = view.status
+            self._close_line()
+            self.print(STATUS + inert(view.status))
         return ref
 
     def _write_live(self, message_id: str, printed: str, text: str) -> None:
@@ -168,6 +175,7 @@ class ConsoleAdapter(PlatformAdapter):
         self._live[message_id] = text
 
     def _finish_live(self, message_id: str, text: str) -> None:
+        self._status.pop(message_id, None)
         printed = self._live.pop(message_id, "")
         if text != printed:
             self._write_live(message_id, printed, text)
@@ -175,6 +183,7 @@ class ConsoleAdapter(PlatformAdapter):
         self._close_line()
 
     def _end_live(self, message_id: str) -> None:
+        self._status.pop(message_id, None)
         self._live.pop(message_id, None)
         self._close_line()
 

@@ -25,6 +25,7 @@ from clarigate.gateway.boundary.messages import (
 PROMPT = "you> "
 BOT = "bot> "
 PROBLEM = "  ! "
+STATUS = "  "  # before a step of a run shown live ("🔧 Searching the docs…")
 QUIT = "/quit"
 
 #: The terminal's own words, in the question's language (the rest comes from the core). Kept in
@@ -82,7 +83,7 @@ def render(item: Outbound) -> str | None:
     if isinstance(item, ClarificationClosed):
         return render_closed(item)
     if isinstance(item, ProgressUpdate):
-        return "  ⏳ " + ui_text("working", item.locale) if item.state == "started" else None
+        return STATUS + "⏳ " + ui_text("working", item.locale) if item.state == "started" else None
     if isinstance(item, LiveEnd):
         return None
     return None

@@ -1,7 +1,9 @@
-"""A tool for chat tests: records each call in ``$CHAT_TOOL_LOG`` (the test reads what ran)."""
+"""Tools for chat tests: ``delete_data`` records each call in ``$CHAT_TOOL_LOG`` (the test reads
+what ran); ``search_docs`` takes a moment."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -14,3 +16,10 @@ def delete_data(target: str) -> str:
     with Path(os.environ["CHAT_TOOL_LOG"]).open("a", encoding="utf-8") as log:
         log.write(f"delete_data {target}\n")
     return f"deleted {target}"
+
+
+@tool
+async def search_docs(query: str) -> str:
+    """Searching the docs."""
+    await asyncio.sleep(0.6)  # long enough for its step to be shown live
+    return f"the guide on {query}"

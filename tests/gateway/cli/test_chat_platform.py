@@ -93,6 +93,23 @@ def test_a_reply_is_printed_as_the_model_writes_it(tmp_path: Path) -> None:
     assert len(pieces) > 2  # streamed: the line grew piece by piece
 
 
+def test_a_tool_step_is_shown_while_it_runs(tmp_path: Path) -> None:
+    model = script(
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "search_docs", "args": {"query": "upgrades"}}]},
+            {"content": "Run the migration first."},
+        ],
+    )
+    agent = {"model": model, "tools": ["tests.gateway.cli.chat_tools:search_docs"]}
+
+    out = run_chat(GatewayConfig(data_dir=str(tmp_path), agent=agent), ["how do I upgrade?"])
+
+    step, reply = out.find("  🔧 Searching the docs…\n"), out.find("bot> Run the migration first.\n")
+    assert 0 <= step < reply  # the step on its own line, before the answer
+    assert out.count("Searching the docs") == 1
+
+
 def test_with_streaming_off_the_reply_comes_whole(tmp_path: Path) -> None:
     words = "The guide says to run the migration first, then restart every worker in turn."
     model = script(tmp_path, [{"content": words, "token_delay_seconds": 0.05}])
