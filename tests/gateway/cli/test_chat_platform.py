@@ -79,6 +79,32 @@ def test_an_approval_is_asked_and_decided_by_typing(
     assert "bot> Finished" in out
 
 
+def test_an_approvals_edit_asks_the_arguments_field_by_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool_log = tmp_path / "tools.log"
+    tool_log.touch()
+    monkeypatch.setenv("CHAT_TOOL_LOG", str(tool_log))
+    model = script(
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "delete_data", "args": {"target": "test-data"}}]},
+            {"content": "Finished."},
+        ],
+    )
+    approval = {"delete_data": ["approve", "edit", "reject"]}
+    config = GatewayConfig(
+        data_dir=str(tmp_path), agent={"model": model, "tools": [TOOL], "require_approval": approval}
+    )
+
+    out = run_chat(config, ["clean up the test data", "Edit", "other-data"])
+
+    assert "  3. Edit" in out and "Edit the arguments of delete_data" in out
+    assert "  target: " in out
+    assert tool_log.read_text(encoding="utf-8").splitlines() == ["delete_data other-data"]
+    assert "bot> Finished." in out
+
+
 def test_a_reply_is_printed_as_the_model_writes_it(tmp_path: Path) -> None:
     words = "The guide says to run the migration first, then restart every worker in turn."
     model = script(tmp_path, [{"content": words, "token_delay_seconds": 0.05}])
