@@ -1,6 +1,6 @@
 """The console platform: one person at a terminal, talking to the bot through the core.
 
-``say``, ``submit`` and ``decline`` hand what the person typed to the core (``GatewayPort``), as
+``say`` and ``submit`` hand what the person typed to the core (``GatewayPort``), as
 an ``InboundMessage`` or an ``InboundAnswer``; ``send`` prints what the core sends back
 (``render``). Runs are shown live: the answer is printed as the model writes it.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import uuid
 from typing import Any, ClassVar, TextIO
 
@@ -36,18 +37,24 @@ LIVE_MODE = "print"
 
 
 class ConsoleAdapter(PlatformAdapter):
-    """Platform ``console``: stdin in (through ``say``/``submit``/``decline``), stdout out."""
+    """Platform ``console``: typed lines in (through ``say`` and ``submit``), printed text out."""
 
     name: ClassVar[str] = "console"
     platform: ClassVar[str] = "console"
 
     def __init__(
-        self, gateway: GatewayPort, out: TextIO, *, user: str | None = None, language: str | None = None
+        self,
+        gateway: GatewayPort,
+        out: TextIO | None = None,
+        *,
+        user: str | None = None,
+        language: str | None = None,
     ) -> None:
-        """``user`` names the person (default ``$USER``); ``language`` is their interface
-        language, as a platform would report it (default from ``$LANG``)."""
+        """``out`` is where it prints (default stdout); ``user`` names the person (default
+        ``$USER``); ``language`` is their interface language, as a platform would report it
+        (default from ``$LANG``)."""
         self.gateway = gateway
-        self.out = out
+        self.out = out if out is not None else sys.stdout
         self.sender = Sender(user_id=user or os.environ.get("USER") or "you")
         self.language = language if language is not None else _system_language()
         #: The question shown last and not closed since: what the next typed line may answer.
@@ -86,10 +93,6 @@ class ConsoleAdapter(PlatformAdapter):
     async def submit(self, values: dict[str, Any]) -> AnswerOutcome:
         """Submit a filled-in form for the open question (raw values: the core types them)."""
         return await self._answer(values=values)
-
-    async def decline(self) -> AnswerOutcome:
-        """Dismiss the open question, as a Cancel button does."""
-        return await self._answer(decline=True)
 
     async def _answer(self, **what: Any) -> AnswerOutcome:
         if self.open is None:

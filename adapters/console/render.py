@@ -16,7 +16,6 @@ from clarigate.gateway.boundary.messages import (
     ClarificationClosed,
     ClarificationOut,
     ErrorReply,
-    LiveEnd,
     Outbound,
     ProgressUpdate,
     TextReply,
@@ -82,11 +81,9 @@ def render(item: Outbound) -> str | None:
         return render_question(item.request)
     if isinstance(item, ClarificationClosed):
         return render_closed(item)
-    if isinstance(item, ProgressUpdate):
-        return STATUS + "⏳ " + ui_text("working", item.locale) if item.state == "started" else None
-    if isinstance(item, LiveEnd):
-        return None
-    return None
+    if isinstance(item, ProgressUpdate) and item.state == "started":
+        return STATUS + "⏳ " + ui_text("working", item.locale)
+    return None  # a finished "working…", a live message's end: nothing to print
 
 
 def render_question(request: HumanInputRequest) -> str:

@@ -52,7 +52,7 @@ class Bot:
         self.agent = ScriptedRunner(script)
         self.gateway = Gateway(config_for_tests(), MemoryStore(), self.agent)
         self.out = io.StringIO()
-        self.adapter = ConsoleAdapter(self.gateway, self.out, user="ada", language=None)
+        self.adapter = ConsoleAdapter(self.gateway, self.out, user="ada", language="en")
         self.gateway.register(self.adapter)
         runner.run(self.gateway.start())
 
