@@ -37,8 +37,6 @@ from clarigate.gateway.store.memory import MemoryStore
 
 THREAD_FILE = "terminal-thread"
 LOG_FILE = "chat.log"
-#: Agent runs at once: one person types, but /status and /cancel answer while a run goes on.
-WORKERS = 4
 #: How long one wait for the core lasts before waiting again (a run is bounded by its own timeout).
 SETTLE_SECONDS = 60.0
 
@@ -158,7 +156,7 @@ def _start(runner: asyncio.Runner, gateway: Gateway) -> None:
     A Ctrl-C while it starts lets the agent finish opening its checkpointer, so that closing
     it afterwards leaves no worker thread reporting to a closed loop. A second Ctrl-C leaves at once.
     """
-    starting = runner.get_loop().create_task(gateway.start(WORKERS))
+    starting = runner.get_loop().create_task(gateway.start())
 
     async def started() -> None:
         await asyncio.shield(starting)
