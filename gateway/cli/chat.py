@@ -55,6 +55,14 @@ class ConsoleBot:
         self.adapter = ConsoleAdapter(self.gateway, stdout)
         self.gateway.register(self.adapter)
 
+    async def start(self) -> None:
+        """Start the gateway (the agent is built here) and make sure the agent answers: a chat
+        with an unreachable LangGraph server would only keep the person's messages waiting."""
+        await self.gateway.start()
+        if not await self.gateway.runner.ping():
+            where = self.config.agent.server_url
+            raise RuntimeError(f"the agent does not answer{f' at {where}' if where else ''}")
+
     async def resume(self) -> None:
         """Continue the thread of the file, and its open question, if there is one."""
         if not self.thread_file.exists():
@@ -65,7 +73,11 @@ class ConsoleBot:
         conv = self.adapter.conversation
         self.store.adopt_thread(conv.thread_key, thread_id, self.config.thread_ttl_seconds)
         pending_request = getattr(self.gateway.runner, "pending_request", None)
-        request = await pending_request(thread_id) if pending_request is not None else None
+        try:
+            request = await pending_request(thread_id) if pending_request is not None else None
+        except Exception:  # the conversation goes on; only its open question is not shown again
+            log.warning("could not read the open question of thread %s", thread_id, exc_info=True)
+            return
         if request is None:
             return
         now = time.time()
@@ -129,7 +141,7 @@ def chat_main(
         started = False
         try:
             bot = ConsoleBot(config, stdout, thread_file or data_dir / THREAD_FILE)
-            _start(runner, bot.gateway)
+            _start(runner, bot)
             started = True
             bot.adapter.print(words("banner", bot.adapter.locale))
             runner.run(bot.resume())
@@ -150,13 +162,13 @@ def chat_main(
     return 0
 
 
-def _start(runner: asyncio.Runner, gateway: Gateway) -> None:
-    """Start the gateway (the agent is built here) on ``runner``'s loop.
+def _start(runner: asyncio.Runner, bot: ConsoleBot) -> None:
+    """Start the bot on ``runner``'s loop.
 
     A Ctrl-C while it starts lets the agent finish opening its checkpointer, so that closing
     it afterwards leaves no worker thread reporting to a closed loop. A second Ctrl-C leaves at once.
     """
-    starting = runner.get_loop().create_task(gateway.start())
+    starting = runner.get_loop().create_task(bot.start())
 
     async def started() -> None:
         await asyncio.shield(starting)

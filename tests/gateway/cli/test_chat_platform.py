@@ -12,6 +12,7 @@ import pytest
 
 from clarigate.gateway.cli.chat import chat_main
 from clarigate.gateway.runtime.config import GatewayConfig
+from tests.gateway.langgraph_server.process import free_port
 
 TOOL = "tests.gateway.cli.chat_tools:delete_data"
 
@@ -188,3 +189,16 @@ def test_a_server_question_is_still_open_after_a_restart(
     assert "(continuing: this question is still open)" in second
     assert "Which region should I deploy to?" in second
     assert "bot> Deploying to us-east." in second
+
+
+def test_an_unreachable_langgraph_url_is_one_line_not_a_chat_that_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    monkeypatch.setenv("LANGGRAPH_URL", url)
+
+    code = chat_main(GatewayConfig(data_dir=str(tmp_path)), io.StringIO("hello\n"), io.StringIO())
+
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err == f"clarigate chat: the agent could not start: the agent does not answer at {url}\n"
