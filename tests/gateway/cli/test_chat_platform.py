@@ -55,10 +55,9 @@ def test_run_timeout_seconds_stops_a_run_in_the_chat_too(tmp_path: Path) -> None
     assert "took longer than 0 s: stopped" in (tmp_path / "chat.log").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(("typed", "ran"), [("1", ["delete_data test-data"]), ("Reject", [])])
-def test_an_approval_is_asked_and_decided_by_typing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, typed: str, ran: list[str]
-) -> None:
+def approval_chat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decisions: list[str]) -> GatewayConfig:
+    """A model that calls ``delete_data`` under ``require_approval`` with ``decisions``, then
+    says it finished; each call of the tool is written to ``tools.log``."""
     tool_log = tmp_path / "tools.log"
     tool_log.touch()
     monkeypatch.setenv("CHAT_TOOL_LOG", str(tool_log))
@@ -69,41 +68,40 @@ def test_an_approval_is_asked_and_decided_by_typing(
             {"content": "Finished: {last_user}"},
         ],
     )
-    agent = {"model": model, "tools": [TOOL], "require_approval": {"delete_data": ["approve", "reject"]}}
-    config = GatewayConfig(data_dir=str(tmp_path), agent=agent)
+    agent = {"model": model, "tools": [TOOL], "require_approval": {"delete_data": decisions}}
+    return GatewayConfig(data_dir=str(tmp_path), agent=agent)
+
+
+def tools_ran(tmp_path: Path) -> list[str]:
+    """The tool calls made, as ``approval_chat``'s tool logged them."""
+    return (tmp_path / "tools.log").read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.parametrize(("typed", "ran"), [("1", ["delete_data test-data"]), ("Reject", [])])
+def test_an_approval_is_asked_and_decided_by_typing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, typed: str, ran: list[str]
+) -> None:
+    config = approval_chat(tmp_path, monkeypatch, ["approve", "reject"])
 
     out = run_chat(config, ["clean up the test data", typed])
 
     assert "Approve running delete_data?" in out
     assert "  1. Approve" in out and "  2. Reject" in out
-    assert tool_log.read_text(encoding="utf-8").splitlines() == ran
+    assert tools_ran(tmp_path) == ran
     assert "bot> Finished" in out
 
 
 def test_an_approvals_edit_asks_the_arguments_field_by_field(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tool_log = tmp_path / "tools.log"
-    tool_log.touch()
-    monkeypatch.setenv("CHAT_TOOL_LOG", str(tool_log))
-    model = script(
-        tmp_path,
-        [
-            {"tool_calls": [{"name": "delete_data", "args": {"target": "test-data"}}]},
-            {"content": "Finished."},
-        ],
-    )
-    approval = {"delete_data": ["approve", "edit", "reject"]}
-    config = GatewayConfig(
-        data_dir=str(tmp_path), agent={"model": model, "tools": [TOOL], "require_approval": approval}
-    )
+    config = approval_chat(tmp_path, monkeypatch, ["approve", "edit", "reject"])
 
     out = run_chat(config, ["clean up the test data", "Edit", "other-data"])
 
     assert "  3. Edit" in out and "Edit the arguments of delete_data" in out
     assert "  target: " in out
-    assert tool_log.read_text(encoding="utf-8").splitlines() == ["delete_data other-data"]
-    assert "bot> Finished." in out
+    assert tools_ran(tmp_path) == ["delete_data other-data"]
+    assert "bot> Finished" in out
 
 
 def test_a_reply_is_printed_as_the_model_writes_it(tmp_path: Path) -> None:
