@@ -242,7 +242,7 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "我先停在这里：这个请求需要的工具调用超出了单次允许的上限。"
         "请告诉我如何继续，或把请求拆小一些。",
     },
-    # --- the terminal (gateway/cli/chat.py) ---------------------------------------------------------
+    # --- the terminal (the console platform, adapters/console) -------------------------------------
     "chat_form_intro": {
         "en": "(one field at a time; leave an optional field empty to skip it)",
         "zh": "（逐项填写；选填项直接回车即可跳过）",
@@ -251,22 +251,13 @@ WORDS: dict[str, dict[Locale, str]] = {
     "chat_checkbox": {"en": " [yes/no]", "zh": " [是/否]"},
     "chat_number": {"en": " [a number]", "zh": " [数字]"},
     "chat_date": {"en": " [YYYY-MM-DD]", "zh": " [YYYY-MM-DD]"},
-    "chat_cancelled": {
-        "en": "(cancelled: the agent is told you declined)",
-        "zh": "（已取消：已告知助手您不回答）",
-    },
-    "chat_welcome": {
+    "chat_banner": {
         "en": "clarigate chat: /help lists the commands, /new starts a new thread, /quit exits.",
         "zh": "clarigate chat：/help 列出命令，/new 开始新的对话，/quit 退出。",
     },
     "chat_continuing": {
         "en": "(continuing: this question is still open)",
         "zh": "（继续：这个问题仍在等待回答）",
-    },
-    "chat_new_thread": {"en": "(new thread)", "zh": "（新的对话）"},
-    "chat_agent_failed": {
-        "en": "  ! The agent could not answer ({failure}). Send a message to try again.",
-        "zh": "  ! 助手未能回答（{failure}）。请再发一条消息重试。",
     },
     "chat_superseded": {
         "en": "(the open question is closed: this goes to the agent as a new request)",

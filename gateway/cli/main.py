@@ -100,7 +100,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "chat":
         from clarigate.gateway.cli.chat import chat_main
 
-        return chat_main(config.agent_settings())
+        return chat_main(config)
     level = level_from(args.log_level or config.log_level)
     setup_logging(args.log_format or config.log_format, level=level)
     from clarigate.gateway.runtime.processes import prepare_metrics_directory, remove_metrics_directory

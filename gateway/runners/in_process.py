@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
+from clarigate.agent.protocol import HumanInputRequest
 from clarigate.gateway.runners.base import AgentRunner, RunInput
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.logs import current_log_context
@@ -63,6 +64,11 @@ class LangGraphRunner(AgentRunner):
         if output.limit:
             metrics.RUN_LIMITS.labels(limit=output.limit).inc()
         return output
+
+    async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
+        """The clarification ``thread_id`` waits for, as its checkpoints say (None when none)."""
+        agent = await self._get()
+        return await agent.pending_request(thread_id)
 
     async def delete_thread(self, thread_id: str) -> None:
         """Delete everything the checkpointer keeps for ``thread_id`` (an abandoned thread)."""

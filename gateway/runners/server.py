@@ -34,7 +34,7 @@ from clarigate.agent.events import EventSink, RunEvent
 from clarigate.agent.harness import ImageInput, TurnOutput, turn_output
 from clarigate.agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
 from clarigate.agent.models.conversation import thread_locale
-from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.run_events import step_events, text_delta
 from clarigate.agent.settings import AgentOptions
@@ -184,6 +184,24 @@ class LangGraphServerRunner(AgentRunner):
         except Exception:
             log.warning("the LangGraph server at %s does not answer", self.url)
             return False
+
+    async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
+        """The clarification the server thread of ``thread_id`` waits for: a pending interrupt's,
+        or the last message's; None when there is none or the server has no such thread."""
+        from clarigate.agent.middleware import request_in
+
+        try:
+            state = await self._client.threads.get_state(server_thread_id(thread_id))
+        except Exception as exc:
+            if _status(exc) == 404:
+                return None
+            raise
+        messages = messages_of(dict(state).get("values"))
+        interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
+        if interrupts:
+            first = interrupts[0]
+            return request_for(str(first.get("id")), first.get("value"), thread_locale(messages))
+        return request_in(messages[-1]) if messages else None
 
     async def aclose(self) -> None:
         """Close the HTTP client."""

@@ -108,6 +108,11 @@ class MemoryStore(Store):
         self._set(self.keys.thread(thread_key), thread_id, ttl_seconds)
         return thread_id
 
+    def adopt_thread(self, thread_key: str, thread_id: str, ttl_seconds: int) -> None:
+        """Map a chat thread to an agent thread kept from before (the terminal chat's thread file:
+        this store starts empty on every run, the agent's checkpoints do not)."""
+        self._set(self.keys.thread(thread_key), thread_id, ttl_seconds)
+
     async def has_thread(self, thread_key: str) -> bool:
         """True when this chat thread is mapped to an agent thread."""
         return self._get(self.keys.thread(thread_key)) is not None

@@ -19,6 +19,7 @@ from clarigate.agent.harness import AgentSettings, ClarifyingAgent
 from clarigate.agent.models.conversation import conversation_call_id, last_human_text
 from clarigate.agent.models.local import LocalChatModel
 from clarigate.gateway.cli.chat import chat_main
+from clarigate.gateway.runtime.config import GatewayConfig
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -26,10 +27,21 @@ ROOT = Path(__file__).resolve().parents[3]
 CLARIGATE = Path(sys.executable).with_name("clarigate")  # the console script pip installed
 
 
+def chat_config(data_dir: Path, **agent: object) -> GatewayConfig:
+    """The configuration ``clarigate chat`` reads, with the offline model under ``data_dir``."""
+    return GatewayConfig(data_dir=str(data_dir), agent={"model": "offline", **agent})
+
+
 def chat(data_dir: Path, typed: str) -> subprocess.CompletedProcess[str]:
     """Run ``clarigate chat`` on the offline model with ``typed`` as its whole input."""
     env = {**os.environ, "CLARIGATE_DATA_DIR": str(data_dir), "LLM_MODEL": "offline"}
-    for name in ("CHECKPOINTER_URL", "CLARIGATE_CONFIG", "ALLOW_CLARIFICATION", "DISABLE_CLARIFICATION"):
+    for name in (
+        "CHECKPOINTER_URL",
+        "CLARIGATE_CONFIG",
+        "ALLOW_CLARIFICATION",
+        "DISABLE_CLARIFICATION",
+        "LANGGRAPH_URL",
+    ):
         env.pop(name, None)
     return subprocess.run(
         [str(CLARIGATE), "chat"],
@@ -70,13 +82,13 @@ def test_form_and_option_flows_and_the_thread_survives_a_restart(tmp_path: Path)
 def test_new_starts_a_fresh_thread(tmp_path: Path) -> None:
     stdout = io.StringIO()
     thread_file = tmp_path / "thread"
-    settings = AgentSettings(data_dir=str(tmp_path), checkpointer_url="memory://")
+    config = chat_config(tmp_path, checkpointer_url="memory://")
 
-    code = chat_main(settings, io.StringIO("which database?\n/new\nSQLite\n"), stdout, thread_file)
+    code = chat_main(config, io.StringIO("which database?\n/new\nSQLite\n"), stdout, thread_file)
 
     assert code == 0
     out = stdout.getvalue()
-    assert "(new thread)" in out
+    assert "bot> Started a new conversation. What can I do for you?" in out  # the core's words
     assert "Going with" not in out  # after /new, "SQLite" is a new one-word request, not an answer
     assert "What would you like me to do about “SQLite”?" in out
 
@@ -87,15 +99,15 @@ class _PressesCtrlC(io.StringIO):
 
 
 def test_ctrl_c_exits_cleanly(tmp_path: Path) -> None:
-    settings = AgentSettings(data_dir=str(tmp_path), checkpointer_url="memory://")
-    assert chat_main(settings, _PressesCtrlC(), io.StringIO(), tmp_path / "thread") == 0
+    config = chat_config(tmp_path, checkpointer_url="memory://")
+    assert chat_main(config, _PressesCtrlC(), io.StringIO(), tmp_path / "thread") == 0
 
 
 def run_chat(tmp_path: Path, typed: str) -> str:
     """The terminal chat in this process on the offline model and SQLite; what it printed."""
     stdout = io.StringIO()
-    settings = AgentSettings(data_dir=str(tmp_path))
-    assert chat_main(settings, io.StringIO(typed), stdout, tmp_path / "thread") == 0
+    config = chat_config(tmp_path)
+    assert chat_main(config, io.StringIO(typed), stdout, tmp_path / "thread") == 0
     return stdout.getvalue()
 
 
@@ -125,7 +137,7 @@ def test_quit_or_end_of_input_inside_a_form_keeps_the_question_open(tmp_path: Pa
 def test_new_inside_a_form_starts_a_fresh_thread(tmp_path: Path) -> None:
     out = run_chat(tmp_path, "create a project\natlas\n/new\nreports\n")
 
-    assert "(new thread)" in out
+    assert "bot> Started a new conversation. What can I do for you?" in out
     assert "What would you like me to do about “reports”?" in out
     assert "Created the project" not in out
 
@@ -166,10 +178,10 @@ def test_ctrl_c_while_the_agent_starts_exits_cleanly_and_closes_it(
     monkeypatch.setattr(ClarifyingAgent, "create", classmethod(create_with_ctrl_c))
     monkeypatch.setattr(ClarifyingAgent, "aclose", recorded_close)
     stdout = io.StringIO()
-    settings = AgentSettings(data_dir=str(tmp_path))
+    config = chat_config(tmp_path)
 
     try:
-        code = chat_main(settings, io.StringIO("hello\n"), stdout, tmp_path / "thread")
+        code = chat_main(config, io.StringIO("hello\n"), stdout, tmp_path / "thread")
     except KeyboardInterrupt:
         pytest.fail("Ctrl-C while starting escaped the chat (a traceback for the person)")
 
@@ -204,16 +216,18 @@ def test_a_failed_turn_is_reported_and_the_chat_goes_on(
 
     out = run_chat(tmp_path, "start\n2\ngo on\n")
 
-    assert "  ! The agent could not answer (RuntimeError: provider down). Send a message to try again." in out
+    # the core's words for a failed run, as on every platform (the traceback is in chat.log)
+    assert "  ! Sorry, I could not finish that: something went wrong on my side. Please try again." in out
+    assert "provider down" in (tmp_path / "chat.log").read_text(encoding="utf-8")
     assert "bot> Thanks: go on" in out
 
 
 def test_an_agent_that_cannot_start_is_one_line_not_a_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    settings = AgentSettings(model="nonsense:model", data_dir=str(tmp_path))
+    config = chat_config(tmp_path, model="nonsense:model")
 
-    code = chat_main(settings, io.StringIO("hello\n"), io.StringIO(), tmp_path / "thread")
+    code = chat_main(config, io.StringIO("hello\n"), io.StringIO(), tmp_path / "thread")
 
     assert code == 1
     err = capsys.readouterr().err

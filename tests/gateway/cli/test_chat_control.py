@@ -5,15 +5,17 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.cli.chat import chat_main
+from clarigate.gateway.runtime.config import GatewayConfig
 
 
 def run_chat(tmp_path: Path, typed: list[str]) -> str:
     """The terminal chat on the offline model with ``typed`` as its input; what it printed."""
     stdout = io.StringIO()
-    settings = AgentSettings(data_dir=str(tmp_path), checkpointer_url="memory://")
-    code = chat_main(settings, io.StringIO("\n".join(typed) + "\n"), stdout, tmp_path / "thread")
+    config = GatewayConfig(
+        data_dir=str(tmp_path), agent={"model": "offline", "checkpointer_url": "memory://"}
+    )
+    code = chat_main(config, io.StringIO("\n".join(typed) + "\n"), stdout, tmp_path / "thread")
     assert code == 0
     return stdout.getvalue()
 
@@ -21,7 +23,11 @@ def run_chat(tmp_path: Path, typed: list[str]) -> str:
 def test_cancel_dismisses_the_open_question(tmp_path: Path) -> None:
     out = run_chat(tmp_path, ["which database?", "/cancel", "/status"])
 
-    assert "(cancelled: the agent is told you declined)" in out
+    # the core's words, as on every platform
+    cancelled = (
+        "bot> ✖ Cancelled the question “Which database should I use?”. I will go on without the answer."
+    )
+    assert cancelled in out
     assert "Going with" not in out
     status = out[out.rindex("Where this conversation stands:") :]
     assert "• No open question." in status  # the question is gone
@@ -31,7 +37,7 @@ def test_cancel_dismisses_the_open_question(tmp_path: Path) -> None:
 def test_cancel_leaves_a_form_half_way(tmp_path: Path) -> None:
     out = run_chat(tmp_path, ["create a project", "atlas", "/cancel", "/status"])
 
-    assert "(cancelled: the agent is told you declined)" in out
+    assert "bot> ✖ Cancelled the question “Tell me about the new project.”." in out
     assert out.count("Language [") == 1  # the form was left at its second field
     assert "Created the project" not in out
     assert "• No open question." in out
@@ -46,15 +52,15 @@ def test_status_quotes_the_open_question(tmp_path: Path) -> None:
 def test_help_lists_the_commands_and_help_in_a_form_asks_the_field_again(tmp_path: Path) -> None:
     out = run_chat(tmp_path, ["/help", "create a project", "/help"])
 
-    assert out.count("\n/cancel — dismiss the open question; I go on without the answer\n") == 2
-    assert "\n/quit — leave the chat\n" in out
+    assert out.count("/cancel — dismiss the open question; I go on without the answer") == 2
+    assert out.count("/quit — leave the chat") == 2
     assert out.count("Project name (required): ") == 2  # asked again after the help
 
 
 def test_cancel_with_nothing_open(tmp_path: Path) -> None:
     out = run_chat(tmp_path, ["/cancel"])
 
-    assert "There is no open question to cancel." in out
+    assert "bot> There is no open question to cancel." in out
 
 
 def test_a_new_request_while_a_choice_is_open_is_not_taken_as_its_answer(tmp_path: Path) -> None:

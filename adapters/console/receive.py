@@ -1,0 +1,131 @@
+"""Reading the terminal: each line the person types goes to the core, then the chat waits for
+everything it caused to be printed before it asks for the next one.
+
+A form is asked field by field (the terminal's wizard): each value is checked as it is typed
+and asked again until it fits, then the whole form is submitted to the core as one answer with
+the raw values (the core types them). A line starting with ``/`` inside a form goes to the core
+like any message: ``/help`` and ``/status`` answer and the field is asked again, ``/new`` and
+``/cancel`` close the question, an unknown ``/word`` is a new request. ``/quit`` and the end of
+input leave, with nothing half-filled sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TextIO
+
+from clarigate.agent.protocol import HumanInputRequest, catalog, check_form_values
+from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut
+
+from .adapter import ConsoleAdapter
+from .render import PROBLEM, PROMPT, QUIT, field_prompt, words
+
+
+class Leave(Exception):
+    """The person typed /quit or the input ended."""
+
+
+def is_form(request: HumanInputRequest) -> bool:
+    """True when ``request`` is a form the terminal asks field by field."""
+    return request.input_mode == "form" and bool(request.fields)
+
+
+class ConsoleChat:
+    """The read loop of one terminal: stdin -> the console adapter -> the core."""
+
+    def __init__(
+        self,
+        adapter: ConsoleAdapter,
+        stdin: TextIO,
+        run: Callable[[Coroutine[Any, Any, Any]], Any],
+        settle: Callable[[], Awaitable[None]],
+    ) -> None:
+        """``run`` runs a coroutine on the bot's event loop; ``settle`` waits until every job the
+        core accepted so far is done (so its replies are printed before the next prompt)."""
+        self.adapter = adapter
+        self.stdin = stdin
+        self.run = run
+        self.settle = settle
+
+    def read(self, prompt: str) -> str:
+        """One line of input without its newline; ``Leave`` at end of input or on /quit."""
+        out = self.adapter.out
+        out.write(prompt)
+        out.flush()
+        line = self.stdin.readline()
+        if line == "":
+            self.adapter.print("")
+            raise Leave
+        text = line.strip()
+        if text == QUIT:
+            raise Leave
+        return text
+
+    def loop(self) -> None:
+        """Until /quit or the end of input."""
+        while True:
+            open_question = self.adapter.open
+            if open_question is not None and is_form(open_question.request):
+                self.fill_in(open_question)
+                continue
+            text = self.read(PROMPT)
+            if text:
+                self.hand_over(text)
+
+    def hand_over(self, text: str) -> None:
+        """Give a typed line to the core and wait for what it answers."""
+
+        async def say() -> None:
+            await self.adapter.say(text)
+            await self.settle()
+
+        self.run(say())
+        if text.split()[0].lower().lstrip("/／") in ("help", "start"):
+            # /quit is the terminal's own command: the core's help cannot know it (worded as the
+            # help was, which follows the conversation's language)
+            locale = self.adapter.reply_locale or self.adapter.locale
+            self.adapter.print(f"{QUIT} — {catalog.text('cmd_quit', locale)}")
+
+    def fill_in(self, out: ClarificationOut) -> None:
+        """Ask the open form field by field and submit it; returns when it is answered or closed."""
+        request = out.request
+        self.adapter.print(words("form_intro", request.locale))
+        raw: dict[str, str] = {}
+        for field in request.fields:
+            while True:
+                text = self.read(field_prompt(field, request.locale))
+                if text.startswith(("/", "／")):
+                    self.hand_over(text)
+                    if self.adapter.open is not out:  # /new, /cancel or a new request closed it
+                        return
+                    continue
+                error = check_form_values(request, {field.name: text}).errors.get(field.name)
+                if error is None:
+                    if text:
+                        raw[field.name] = text
+                    break
+                self.adapter.print(PROBLEM + error)
+        self.submit(out, raw)
+
+    def submit(self, out: ClarificationOut, raw: dict[str, str]) -> None:
+        """Send the form's values; the core's refusal, if any, is printed."""
+
+        async def submit() -> Any:
+            outcome = await self.adapter.submit(raw)
+            if outcome.accepted:
+                await self.settle()
+            return outcome
+
+        outcome = self.run(submit())
+        if outcome.accepted:
+            if self.adapter.open is out:
+                self.adapter.open = None
+            return
+        if outcome.status is AnswerStatus.INVALID:
+            for error in outcome.errors.values() or [outcome.message]:
+                self.adapter.print(PROBLEM + error)
+            return  # the form is asked again
+        if outcome.message:
+            self.adapter.print(PROBLEM + outcome.message)
+        if self.adapter.open is out:
+            self.adapter.open = None

@@ -1,0 +1,103 @@
+"""What the terminal prints for each outbound item: pure functions from the core's items to text.
+
+Replies are prefixed ``bot> ``, errors and refusals ``  ! ``; a question is its text fallback
+(numbered options, approvals' Approve / Reject) between blank lines. A form is asked field by
+field (``field_prompt``), since a terminal has no form widget. Untrusted model text is printed
+as it is, minus the control characters that would move the cursor or recolour the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from clarigate.agent.protocol import FormField, HumanInputRequest, catalog, render_text_fallback, ui_text
+from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import (
+    ClarificationClosed,
+    ClarificationOut,
+    ErrorReply,
+    Outbound,
+    ProgressUpdate,
+    TextReply,
+)
+
+PROMPT = "you> "
+BOT = "bot> "
+PROBLEM = "  ! "
+STATUS = "  "  # before a step of a run shown live ("🔧 Searching the docs…")
+QUIT = "/quit"
+
+# ESC, CSI and the other C0/C1 controls except tab and newline: model text must not drive the terminal
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def words(key: str, locale: Locale = "en") -> str:
+    """The terminal's own line ``key`` in ``locale`` (the catalog's ``chat_<key>``)."""
+    return catalog.text(f"chat_{key}", locale)
+
+
+def inert(text: str) -> str:
+    """``text`` without control characters (escape sequences print as plain text, not commands)."""
+    return _CONTROLS.sub("", text)
+
+
+def render(item: Outbound) -> str | None:
+    """The terminal text of one outbound item; None when it shows nothing.
+
+    A reply that finishes a live message is not rendered here (the adapter prints what the live
+    message has not shown yet).
+    """
+    if isinstance(item, TextReply):
+        return BOT + inert(item.text)
+    if isinstance(item, ErrorReply):
+        return PROBLEM + inert(item.text)
+    if isinstance(item, ClarificationOut):
+        return render_question(item.request)
+    if isinstance(item, ClarificationClosed):
+        return render_closed(item)
+    if isinstance(item, ProgressUpdate) and item.state == "started":
+        return STATUS + "⏳ " + ui_text("working", item.locale)
+    return None  # a finished "working…", a live message's end: nothing to print
+
+
+def render_question(request: HumanInputRequest) -> str:
+    """A question as the terminal shows it: its text fallback between blank lines.
+
+    A form's fallback ends by asking for ``name: value`` lines; the terminal asks its fields one
+    by one instead, so that line is left out.
+    """
+    text = render_text_fallback(request)
+    if request.input_mode == "form" and request.fields:
+        text = text.removesuffix(ui_text("reply_form", request.locale)).rstrip()
+    return "\n" + inert(text) + "\n"
+
+
+def render_closed(item: ClarificationClosed) -> str | None:
+    """What a closed question prints: a word only when a new message closed it (it goes to the
+    agent as a request); an answer the person typed, or a /cancel or /new the core answers
+    itself, needs no line of its own."""
+    response = item.view.response
+    if response is not None and response.response_kind == "declined" and response.reason == "superseded":
+        return words("superseded", item.view.request.locale)
+    return None
+
+
+def field_prompt(field: FormField, locale: Locale = "en") -> str:
+    """``Label (required) [1) a  2) b]: `` for one form field, in ``locale``."""
+    note = ui_text("field_required", locale) if field.required else ""
+    if field.options:
+        choices = "  ".join(f"{n}) {o.label}" for n, o in enumerate(field.options, 1))
+        many = words("several", locale) if field.type == "multi_select" else ""
+        hint = f" [{choices}{many}]"
+    else:
+        hint = words(field.type, locale) if field.type in ("checkbox", "number", "date") else ""
+    return f"  {inert(field.label)}{note}{hint}: "
+
+
+def live_delta(printed: str, text: str) -> tuple[str, bool]:
+    """What to print so a live line that shows ``printed`` shows ``text``: the new tail, and
+    False; or, when ``text`` does not continue what is shown, the whole of it on a new line, and
+    True (the model's text changed under us, e.g. a reply that differs from its stream)."""
+    if text.startswith(printed):
+        return inert(text[len(printed) :]), False
+    return inert(text), True

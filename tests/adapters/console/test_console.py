@@ -1,0 +1,141 @@
+"""The console platform against the real core: typed lines in, what the core sends printed.
+
+The agent is scripted (``ScriptedRunner``); everything between the terminal and it is the
+gateway as every platform uses it, on the embedded store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Iterator
+
+import pytest
+
+from clarigate.adapters.console import ConsoleAdapter
+from clarigate.adapters.console.receive import ConsoleChat, Leave
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.agent.protocol import FormField, Option
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.store.memory import MemoryStore
+from tests.conftest import config_for_tests
+
+FIELDS = [
+    FormField(name="name", label="Project name", type="text", required=True),
+    FormField(name="size", label="Team size", type="number"),
+    FormField(
+        name="language",
+        label="Language",
+        type="select",
+        options=[Option(id="py", label="Python", value="python"), Option(id="go", label="Go", value="go")],
+    ),
+]
+
+
+def script(turn: Turn) -> TurnOutput:
+    """Asks for a database or a form when told to; otherwise says what it received."""
+    if turn.response is None and turn.text == "which database?":
+        return asking(choice_request("Which database?", ["PostgreSQL", "SQLite"]))
+    if turn.response is None and turn.text == "create a project":
+        return asking(form_request("Tell me about the project.", FIELDS))
+    if turn.response is not None:
+        return TurnOutput(replies=[f"Answered {turn.response.response_kind}: {turn.response.value}"])
+    return TurnOutput(replies=[f"You said: {turn.text}"])
+
+
+class Bot:
+    """A started gateway with the console adapter, and the chat's read loop over ``typed``."""
+
+    def __init__(self, runner: asyncio.Runner) -> None:
+        self.runner = runner
+        self.agent = ScriptedRunner(script)
+        self.gateway = Gateway(config_for_tests(), MemoryStore(), self.agent)
+        self.out = io.StringIO()
+        self.adapter = ConsoleAdapter(self.gateway, self.out, user="ada", language="en")
+        self.gateway.register(self.adapter)
+        runner.run(self.gateway.start())
+
+    def chat(self, *typed: str) -> str:
+        """Type each line, until the input ends; what was printed."""
+        stdin = io.StringIO("".join(line + "\n" for line in typed))
+        with pytest.raises(Leave):
+            ConsoleChat(self.adapter, stdin, self.runner.run, self.gateway.drain).loop()
+        return self.out.getvalue()
+
+
+@pytest.fixture
+def bot() -> Iterator[Bot]:
+    with asyncio.Runner() as runner:
+        made = Bot(runner)
+        yield made
+        runner.run(made.gateway.stop(grace=0))
+
+
+def test_a_typed_number_answers_through_the_core(bot: Bot) -> None:
+    out = bot.chat("which database?", "2")
+
+    assert "  1. PostgreSQL\n  2. SQLite" in out
+    assert "bot> Answered option: SQLite" in out
+    assert bot.adapter.open is None  # the core closed the question
+    assert bot.agent.calls[-1].response is not None and bot.agent.calls[-1].response.option_id == "option-2"
+
+
+def test_a_message_that_is_not_an_answer_closes_the_question_and_goes_to_the_agent(bot: Bot) -> None:
+    out = bot.chat("which database?", "delete the test data")
+
+    assert "(the open question is closed: this goes to the agent as a new request)" in out
+    assert "bot> You said: delete the test data" in out
+    assert bot.agent.calls[-1].response is None
+
+
+def test_a_form_is_asked_field_by_field_and_submitted_to_the_core_as_one_answer(bot: Bot) -> None:
+    out = bot.chat("create a project", "", "atlas", "many", "12", "Go")
+
+    assert out.count("  Project name (required): ") == 2  # empty: asked again
+    assert out.count("  Team size [a number]: ") == 2  # "many" is not a number
+    response = bot.agent.calls[-1].response
+    assert response is not None and response.response_kind == "form"
+    assert response.values == {"name": "atlas", "size": 12, "language": "go"}  # typed by the core
+    assert bot.adapter.open is None
+
+
+def test_status_in_a_form_answers_and_asks_the_field_again(bot: Bot) -> None:
+    out = bot.chat("create a project", "/status")
+
+    assert "bot> Where this conversation stands:" in out
+    assert "• Waiting for an answer to “Tell me about the project.”" in out
+    assert out.count("  Project name (required): ") == 2
+    assert len(bot.agent.calls) == 1  # a command never reaches the agent
+
+
+def test_cancel_in_a_form_declines_it_and_the_agent_is_told(bot: Bot) -> None:
+    out = bot.chat("create a project", "atlas", "/cancel")
+
+    assert "bot> ✖ Cancelled the question “Tell me about the project.”." in out
+    response = bot.agent.calls[-1].response
+    assert response is not None and response.response_kind == "declined"
+    assert bot.adapter.open is None
+
+
+def test_new_in_a_form_starts_a_new_conversation(bot: Bot) -> None:
+    first_thread = None
+
+    async def thread() -> str | None:
+        return await bot.gateway.store.thread_of_chat(bot.adapter.conversation.thread_key)
+
+    bot.chat("create a project")
+    first_thread = bot.runner.run(thread())
+    out = bot.chat("/new", "hello")
+
+    assert "bot> Started a new conversation. What can I do for you?" in out
+    assert "bot> You said: hello" in out
+    assert bot.runner.run(thread()) != first_thread
+    assert bot.agent.calls[-1].thread_id != bot.agent.calls[0].thread_id
+
+
+def test_help_names_the_terminals_own_quit(bot: Bot) -> None:
+    out = bot.chat("/help")
+
+    assert "/new — start a new conversation (closes the open question)" in out
+    assert out.rstrip().endswith("/quit — leave the chat\nyou>")
