@@ -132,10 +132,6 @@ class ConsoleAdapter(PlatformAdapter):
         self.out.write(text + "\n")
         self.out.flush()
 
-    def show_question(self, out: ClarificationOut) -> None:
-        """Make ``out`` the open question (a question still open from an earlier run of the chat)."""
-        self.open = out
-
     def _is_open(self, request_id: str) -> bool:
         return self.open is not None and self.open.request.request_id == request_id
 
