@@ -79,6 +79,35 @@ def build_agent_graph(
     clarification (which ends the run and runs no sibling call) is decided before the tool
     limit and the approvals; with no such hook it is decided in the model step itself.
     """
+    middleware = _middleware(
+        model,
+        allow_clarification=allow_clarification,
+        disable_clarification=disable_clarification,
+        require_approval=require_approval,
+        max_model_calls=max_model_calls,
+        max_tool_calls=max_tool_calls,
+        summarize_after_tokens=summarize_after_tokens,
+    )
+    return create_agent(
+        model,
+        tools=[build_ask_clarification_tool(), *tools],
+        system_prompt=system_prompt,
+        middleware=middleware,
+        checkpointer=checkpointer,
+    )
+
+
+def _middleware(
+    model: BaseChatModel,
+    *,
+    allow_clarification: bool,
+    disable_clarification: bool,
+    require_approval: Mapping[str, Sequence[str] | bool | None] | None,
+    max_model_calls: int | None,
+    max_tool_calls: int | None,
+    summarize_after_tokens: int | None,
+) -> list[AgentMiddleware[Any, Any, Any]]:
+    """The middleware ``build_agent_graph`` needs, in the order its docstring explains."""
     middleware: list[AgentMiddleware[Any, Any, Any]] = [AnswerUnfinishedCallsMiddleware()]
     if allow_clarification and not disable_clarification:
         middleware.append(ClarifyFirstMiddleware(model))
@@ -105,10 +134,4 @@ def build_agent_graph(
         middleware.append(ClarificationMiddleware())
     else:  # nothing else looks at the model's message: answer it in the model step
         middleware.append(ClarificationInModelStepMiddleware())
-    return create_agent(
-        model,
-        tools=[build_ask_clarification_tool(), *tools],
-        system_prompt=system_prompt,
-        middleware=middleware,
-        checkpointer=checkpointer,
-    )
+    return middleware

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from clarigate.agent.events import EventSink, RunEvent
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, detect_locale
 from clarigate.agent.settings import AgentSettings  # the agent's settings live there; named here too
+from clarigate.agent.threads import AgentThreads
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -99,7 +100,7 @@ async def _tell(on_event: EventSink, event: RunEvent) -> None:
         log.warning("a run event could not be shown", exc_info=True)
 
 
-class ClarifyingAgent:
+class ClarifyingAgent(AgentThreads):
     """A LangGraph agent with the clarification protocol and a checkpointer.
 
     Use ``async with await ClarifyingAgent.create(settings) as agent`` or call
@@ -138,57 +139,15 @@ class ClarifyingAgent:
         A tool path that does not import, or an MCP server that does not start or answer,
         is a ``ValueError`` naming it.
         """
-        from clarigate.agent.checkpoint import open_checkpointer
-        from clarigate.agent.graph import build_agent_graph
-        from clarigate.agent.loading import load_graph, load_instructions, load_tools
-        from clarigate.agent.mcp import load_mcp_tools
-        from clarigate.agent.models import build_chat_model
-        from clarigate.agent.models.local import LocalChatModel
-        from clarigate.agent.observe import keep_untraced_steps_inline
-        from clarigate.agent.prompts import SYSTEM_PROMPT
+        from clarigate.agent.assembly import assemble
 
-        keep_untraced_steps_inline()
-
-        instructions = load_instructions(settings.instructions)
-        all_tools = [*tools, *load_tools(settings.tools)]
-        chat_model = None
-        if settings.graph is None:
-            chat_model = model if model is not None else build_chat_model(settings.model)
-            all_tools += await load_mcp_tools(settings.mcp_servers)
-        checkpointer = await open_checkpointer(settings.checkpointer_url, settings.data_dir)
-        try:
-            if settings.graph is not None:
-                graph = load_graph(settings.graph, checkpointer.saver)
-            else:
-                assert chat_model is not None
-                prompt = SYSTEM_PROMPT + (f"\n\n{instructions}" if instructions else "")
-                graph = build_agent_graph(
-                    chat_model,
-                    tools=all_tools,
-                    checkpointer=checkpointer.saver,
-                    allow_clarification=settings.allow_clarification,
-                    disable_clarification=settings.disable_clarification,
-                    system_prompt=prompt,
-                    require_approval=settings.require_approval,
-                    max_model_calls=settings.max_model_calls,
-                    max_tool_calls=settings.max_tool_calls,
-                    summarize_after_tokens=settings.summarize_after_tokens,
-                )
-        except BaseException:
-            await checkpointer.aclose()
-            raise
-        sees_images = True
-        if isinstance(chat_model, LocalChatModel):
-            sees_images = False
-        elif chat_model is not None and isinstance(chat_model.profile, Mapping):
-            sees_images = chat_model.profile.get("image_inputs", True) is not False
-        descriptions = {t.name: t.description for t in all_tools if getattr(t, "description", "")}
+        parts = await assemble(settings, model=model, tools=tools)
         return cls(
-            graph,
-            checkpointer,
+            parts.graph,
+            parts.checkpointer,
             settings,
-            sees_images=sees_images,
-            tool_descriptions=descriptions,
+            sees_images=parts.sees_images,
+            tool_descriptions=parts.tool_descriptions,
         )
 
     async def __aenter__(self) -> ClarifyingAgent:
@@ -246,28 +205,11 @@ class ClarifyingAgent:
         started and finished, a question asked) as they happen (``clarigate.agent.events``); a failing
         callback is logged and never fails the run.
         """
-        from langgraph.errors import GraphRecursionError
-
-        from clarigate.agent.interrupts import parse_request_id
-        from clarigate.agent.limits import limit_message
         from clarigate.agent.observe import RunUsageHandler, usage_by_model
 
         usage = RunUsageHandler()
         config = self._config(thread_id, metadata, [usage])
-        try:
-            parsed = parse_request_id(response.request_id) if response is not None else None
-            output = None
-            if parsed is not None and response is not None:
-                output = await self._resume(config, parsed, response, on_event)
-            if output is None:
-                output = await self._new_message(config, text, response, images, turn_id, on_event)
-        except GraphRecursionError:
-            log.warning(
-                "run on thread %s reached the recursion limit (%d)", thread_id, self.settings.recursion_limit
-            )
-            output = TurnOutput(
-                replies=[limit_message("model_calls", detect_locale(text))], limit="recursion"
-            )
+        output = await self._answer_or_message(config, text, response, images, turn_id, on_event)
         spent = usage_by_model(usage.usage_metadata)
         if spent:
             log.info(
@@ -281,6 +223,40 @@ class ClarifyingAgent:
             usage=spent,
             limit=output.limit,
         )
+
+    async def _answer_or_message(
+        self,
+        config: dict[str, Any],
+        text: str,
+        response: HumanInputResponse | None,
+        images: Sequence[ImageInput],
+        turn_id: str | None,
+        on_event: EventSink | None,
+    ) -> TurnOutput:
+        """The run's output: the interrupt it answers resumed, else a new message; a run that
+        reaches the recursion limit ends with the model-calls limit's message.
+        """
+        from langgraph.errors import GraphRecursionError
+
+        from clarigate.agent.interrupts import parse_request_id
+        from clarigate.agent.limits import limit_message
+
+        try:
+            parsed = parse_request_id(response.request_id) if response is not None else None
+            output = None
+            if parsed is not None and response is not None:
+                output = await self._resume(config, parsed, response, on_event)
+            if output is None:
+                output = await self._new_message(config, text, response, images, turn_id, on_event)
+        except GraphRecursionError:
+            thread_id = config["configurable"]["thread_id"]
+            log.warning(
+                "run on thread %s reached the recursion limit (%d)", thread_id, self.settings.recursion_limit
+            )
+            output = TurnOutput(
+                replies=[limit_message("model_calls", detect_locale(text))], limit="recursion"
+            )
+        return output
 
     async def _new_message(
         self,
@@ -421,33 +397,3 @@ class ClarifyingAgent:
             fallback_text=render_text_fallback(request),
             limit=output.limit,
         )
-
-    async def history(self, thread_id: str) -> list[BaseMessage]:
-        """The messages kept for ``thread_id`` (empty for a new thread)."""
-        snapshot = await self._graph.aget_state({"configurable": {"thread_id": thread_id}})
-        return list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
-
-    async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
-        """The clarification ``thread_id`` waits for: a pending interrupt's, or the last message's."""
-        from clarigate.agent.interrupts import request_for
-        from clarigate.agent.middleware import request_in
-        from clarigate.agent.models.conversation import thread_locale
-
-        snapshot = await self._graph.aget_state({"configurable": {"thread_id": thread_id}})
-        messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
-        interrupts = list(getattr(snapshot, "interrupts", ()) or ())
-        if interrupts:
-            return request_for(interrupts[0].id, interrupts[0].value, thread_locale(messages))
-        return request_in(messages[-1]) if messages else None
-
-    async def delete_thread(self, thread_id: str) -> None:
-        """Forget everything kept for ``thread_id``."""
-        await self._checkpointer.saver.adelete_thread(thread_id)
-
-    async def ping(self) -> bool:
-        """True when the checkpointer answers (for ``/readyz``)."""
-        return await self._checkpointer.ping()
-
-    async def aclose(self) -> None:
-        """Close the checkpointer's connections."""
-        await self._checkpointer.aclose()

@@ -2,97 +2,32 @@
 
 Every method runs without awaiting in between its reads and writes, so each is
 atomic on the event loop just as a Lua script is atomic in Redis. Keys are named
-as in Redis (``StoreKeys``) and expire by a clock that tests may replace.
+as in Redis (``StoreKeys``) and expire by a clock that tests may replace
+(``memory_values``); the job stream is in ``memory_jobs``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from clarigate.agent.protocol import HumanInputResponse
 from clarigate.gateway.boundary.messages import MessageRef, Sender
 
-from .base import ChatStatus, ClaimResult, DeliveryRecord, HoldStatus, Job, Payload, PendingRecord, Store
-from .keys import (
-    DONE_TTL_SECONDS,
-    ORDER_TTL_SECONDS,
-    RELEASED_IDLE_SECONDS,
-    StoreKeys,
-    job_fields,
-    job_from_fields,
-    new_thread_id,
-    still_open,
-)
+from .base import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord
+from .keys import new_thread_id, still_open
+from .memory_jobs import MemoryJobStream
 
 
-@dataclass
-class _Held:
-    """A delivered, not yet acknowledged entry (a row of the pending-entries list)."""
-
-    consumer: str
-    delivered_at: float
-    deliveries: int
-
-
-class MemoryStore(Store):
+class MemoryStore(MemoryJobStream):
     """All gateway state in process memory; for a single gateway process."""
 
     def __init__(self, prefix: str = "clarigate", *, clock: Callable[[], float] = time.time) -> None:
-        self.prefix = prefix
-        self.keys = StoreKeys(prefix)
-        self.round_trips = 0  # nothing leaves the process; kept for symmetry with RedisStore
-        self._clock = clock
-        self._values: dict[str, tuple[Any, float | None]] = {}  # key -> (value, expires at)
-        self._writes_since_sweep = 0
-        self._entries: dict[str, dict[str, str]] = {}  # the stream, in append order
-        self._undelivered: list[str] = []  # entry ids not yet read by the group
-        self._held: dict[str, _Held] = {}  # entry id -> who holds it
-        self._entry_counter = 0
-        self._appended = asyncio.Event()
-        self._consumers: dict[str, float] = {}  # consumer -> when it was last heard from
+        super().__init__(prefix, clock=clock)
         self._cleanup: dict[str, float] = {}  # agent thread -> when its checkpoints may go
-
-    # --- keys with expiry ---------------------------------------------------------------------
-    def _get(self, key: str) -> Any | None:
-        item = self._values.get(key)
-        if item is None:
-            return None
-        value, expires_at = item
-        if expires_at is not None and expires_at <= self._clock():
-            del self._values[key]
-            return None
-        return value
-
-    def _set(
-        self, key: str, value: Any, ttl_seconds: float | None = None, *, at: float | None = None
-    ) -> None:
-        expires_at = at if at is not None else (None if ttl_seconds is None else self._clock() + ttl_seconds)
-        self._values[key] = (value, expires_at)
-        self._writes_since_sweep += 1
-        if self._writes_since_sweep > max(1024, len(self._values) // 4):
-            self._sweep()
-
-    def _sweep(self) -> None:
-        """Drop expired keys nobody reads again (dedupe markers, done markers), amortized over writes."""
-        now = self._clock()
-        expired = [key for key, (_, at) in self._values.items() if at is not None and at <= now]
-        for key in expired:
-            del self._values[key]
-        self._writes_since_sweep = 0
-
-    def _expires_at(self, key: str) -> float | None:
-        return self._values[key][1] if self._get(key) is not None else None
-
-    def _refresh(self, key: str, ttl_seconds: float) -> None:
-        value = self._get(key)
-        if value is not None:
-            self._set(key, value, ttl_seconds)
 
     # --- chat thread -> agent thread ---------------------------------------------------------
     async def thread_for_chat(self, thread_key: str, ttl_seconds: int) -> str:
@@ -145,17 +80,6 @@ class MemoryStore(Store):
             return False
         self._append(kind, inbound_id, order_key, payload)
         return True
-
-    def _append(self, kind: str, inbound_id: str, order_key: str, payload: Payload) -> None:
-        seq_key, next_key = self.keys.seq(order_key), self.keys.next(order_key)
-        seq = int(self._get(seq_key) or 0) + 1
-        self._set(seq_key, seq, ORDER_TTL_SECONDS)
-        self._refresh(next_key, ORDER_TTL_SECONDS)
-        self._entry_counter += 1
-        entry_id = f"{int(self._clock() * 1000)}-{self._entry_counter}"
-        self._entries[entry_id] = job_fields(kind, inbound_id, order_key, seq, payload)
-        self._undelivered.append(entry_id)
-        self._appended.set()
 
     async def forget(self, dedupe_key: str) -> None:
         """Release a dedupe key so a redelivery is processed again."""
@@ -234,97 +158,6 @@ class MemoryStore(Store):
             self._append("answer", inbound_id, order_key, copy.deepcopy(payload))
         return ClaimResult(status="claimed", record=answered.model_copy(deep=True))
 
-    # --- work queue ---------------------------------------------------------------------------
-    async def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
-        """New jobs for this consumer, waiting up to ``block_ms`` (0: do not wait)."""
-        self._consumers[consumer] = self._clock()
-        deadline = asyncio.get_running_loop().time() + block_ms / 1000
-        while True:
-            jobs = self._deliver(consumer, count)
-            remaining = deadline - asyncio.get_running_loop().time()
-            if jobs or remaining <= 0:
-                return jobs
-            self._appended.clear()
-            try:
-                async with asyncio.timeout(remaining):  # not wait_for: it can swallow a cancellation
-                    await self._appended.wait()
-            except TimeoutError:
-                return self._deliver(consumer, count)
-
-    def _deliver(self, consumer: str, count: int) -> list[Job]:
-        taken, self._undelivered = self._undelivered[:count], self._undelivered[count:]
-        now = self._clock()
-        jobs = []
-        for entry_id in taken:
-            if entry_id in self._entries:
-                self._held[entry_id] = _Held(consumer, now, 1)
-                jobs.append(job_from_fields(entry_id, self._entries[entry_id]))
-        return jobs
-
-    async def claim_stale_jobs(self, consumer: str, min_idle_ms: int, count: int) -> list[Job]:
-        """Jobs held by any consumer for longer than ``min_idle_ms``, now held by ``consumer``."""
-        now = self._clock()
-        self._consumers[consumer] = now
-        jobs: list[Job] = []
-        for entry_id, held in list(self._held.items()):
-            if len(jobs) >= count:
-                break
-            if (now - held.delivered_at) * 1000 < min_idle_ms:
-                continue
-            if entry_id not in self._entries:  # trimmed away: nothing to run
-                del self._held[entry_id]
-                continue
-            held.consumer, held.delivered_at, held.deliveries = consumer, now, held.deliveries + 1
-            jobs.append(job_from_fields(entry_id, self._entries[entry_id], held.deliveries))
-        return jobs
-
-    async def keep_jobs(self, consumer: str, entry_ids: list[str]) -> dict[str, HoldStatus]:
-        """Renew this consumer's hold on each entry it still holds; say where each stands."""
-        now = self._clock()
-        self._consumers[consumer] = now
-        statuses: dict[str, HoldStatus] = {}
-        for entry_id in entry_ids:
-            held = self._held.get(entry_id)
-            if held is None:
-                statuses[entry_id] = "gone"
-            elif held.consumer != consumer:
-                statuses[entry_id] = "taken"
-            else:
-                held.delivered_at = now
-                statuses[entry_id] = "held"
-        return statuses
-
-    async def release_jobs(self, consumer: str, entry_ids: list[str]) -> None:
-        """Hand held jobs back at once: they look idle for a day to every stale claim."""
-        for entry_id in entry_ids:
-            held = self._held.get(entry_id)
-            if held is not None and held.consumer == consumer:
-                held.delivered_at = self._clock() - RELEASED_IDLE_SECONDS
-
-    async def next_seq(self, order_key: str) -> int:
-        """The ``seq`` allowed to run next for ``order_key``."""
-        return int(self._get(self.keys.next(order_key)) or 0) + 1
-
-    async def complete_job(self, job: Job) -> None:
-        """Acknowledge the job, mark its inbound id done, advance the turnstile once."""
-        self._set(self.keys.done(job.inbound_id), "1", DONE_TTL_SECONDS)
-        if self._held.pop(job.entry_id, None) is None:
-            return  # already acknowledged (by a worker that had claimed it): advance only once
-        self._entries.pop(job.entry_id, None)
-        seq_key, next_key = self.keys.seq(job.order_key), self.keys.next(job.order_key)
-        completed = max(int(self._get(next_key) or 0), job.seq)
-        if completed >= int(self._get(seq_key) or 0):
-            # caught up: the chat thread's next job gets seq 1 ("nothing outstanding, run at once")
-            self._values.pop(seq_key, None)
-            self._values.pop(next_key, None)
-        else:
-            self._set(next_key, completed, ORDER_TTL_SECONDS)
-            self._refresh(seq_key, ORDER_TTL_SECONDS)
-
-    async def is_done(self, inbound_id: str) -> bool:
-        """True when this inbound id has had its reply."""
-        return self._get(self.keys.done(inbound_id)) is not None
-
     # --- delivery records -------------------------------------------------------------------------
     async def record_delivery(
         self, inbound_id: str, plan: str, ttl_seconds: int, cleanup: tuple[str, float] | None = None
@@ -367,23 +200,6 @@ class MemoryStore(Store):
         """Unschedule ``thread_id`` while it is still due at ``due``."""
         if self._cleanup.get(thread_id, float("inf")) <= due:
             del self._cleanup[thread_id]
-
-    async def trim_acknowledged(self) -> int:
-        """Nothing to do: completing a job removes its entry, and nothing else is kept."""
-        return 0
-
-    async def remove_idle_consumers(self, idle_seconds: float, keep: str) -> list[str]:
-        """Forget consumers without jobs that were silent for ``idle_seconds``."""
-        holding = {held.consumer for held in self._held.values()}
-        limit = self._clock() - idle_seconds
-        gone = [
-            name
-            for name, seen in self._consumers.items()
-            if name != keep and name not in holding and seen <= limit
-        ]
-        for name in gone:
-            del self._consumers[name]
-        return gone
 
     # --- adapter state --------------------------------------------------------------------------
     async def get_json(self, key: str) -> Any | None:

@@ -5,112 +5,54 @@ Every step that must be atomic (accept, claim, complete, lease) is a Lua script 
 keepalive, health checks, TLS, Sentinel). ``round_trips`` counts each command or script sent,
 so the benchmark can report the cost per message.
 
-Lost replies: the client re-sends a command whose connection failed, so every script the store
-runs through ``_run`` / ``_command`` must be safe to run twice (see ``Store``). Reading new jobs
-(``XREADGROUP … >``) is not: a repeat would skip the entries the lost reply carried. It goes
-over a client that never re-sends; after a failure the next read first takes this consumer's
-delivered entries it has not handed out (``XREADGROUP … 0``).
+The clients and the rules for re-sending after a lost reply are in ``redis_commands``; the job
+stream (reading, holding, claiming and completing jobs) is in ``redis_jobs``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from typing import Any
-
-from redis.commands.core import AsyncScript
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from clarigate.agent.protocol import HumanInputResponse
 from clarigate.gateway.boundary.messages import MessageRef, Sender
 
 from . import scripts
-from .base import ChatStatus, ClaimResult, DeliveryRecord, HoldStatus, Job, Payload, PendingRecord, Store
-from .connection import open_redis
+from .base import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord
 from .keys import (
-    DONE_TTL_SECONDS,
-    GROUP,
     ORDER_TTL_SECONDS,
-    RELEASED_IDLE_SECONDS,
-    StoreKeys,
     answered_fields,
     call_mark,
     compact_json,
     decode_record,
     encode_record,
-    job_from_fields,
     new_thread_id,
     payload_text,
     still_open,
     to_millis,
 )
-
-#: Errors after which a command may or may not have run.
-LOST = (RedisConnectionError, RedisTimeoutError)
-
-#: A Lua script of the store, run by its SHA1 (loaded on the first ``NOSCRIPT``).
-Script = AsyncScript
+from .redis_commands import fields_of
+from .redis_jobs import RedisJobStream
 
 
-class RedisStore(Store):
+class RedisStore(RedisJobStream):
     """All gateway state in Redis under ``prefix``; the constructor does not connect."""
 
     def __init__(self, url: str, prefix: str) -> None:
-        self.prefix = prefix
-        self.keys = StoreKeys(prefix)
-        self.round_trips = 0
-        # retries ride out a Redis restart or failover; a Redis that is down is reported within seconds
-        self._redis = open_redis(url)
-        # reads of new jobs are never re-sent (module docstring)
-        self._reads = open_redis(url, retries=0)
-        # per consumer: entries handed to the caller and not yet completed or given back, and
-        # whether a read failed after Redis may have delivered entries nobody has seen
-        self._handed: dict[str, set[str]] = {}
-        self._unseen: set[str] = set()
-        self._group_ready = False
-        self._accept = self._redis.register_script(scripts.ACCEPT_JOB)
-        self._claim = self._redis.register_script(scripts.CLAIM_ANSWER)
-        self._complete = self._redis.register_script(scripts.COMPLETE_JOB)
-        self._thread = self._redis.register_script(scripts.THREAD_FOR_CHAT)
-        self._thread_pending = self._redis.register_script(scripts.THREAD_WITH_PENDING)
-        self._follow = self._redis.register_script(scripts.FOLLOW_POINTER)
-        self._save = self._redis.register_script(scripts.SAVE_PENDING)
-        self._set_ref = self._redis.register_script(scripts.SET_MESSAGE_REF)
-        self._autoclaim = self._redis.register_script(scripts.CLAIM_STALE)
-        self._keep = self._redis.register_script(scripts.KEEP_JOBS)
-        self._release = self._redis.register_script(scripts.RELEASE_JOBS)
-        self._record = self._redis.register_script(scripts.RECORD_DELIVERY)
-        self._due_threads = self._redis.register_script(scripts.DUE_THREADS)
-        self._thread_cleaned = self._redis.register_script(scripts.THREAD_CLEANED)
-        self._trim = self._redis.register_script(scripts.TRIM_ACKNOWLEDGED)
-        self._remove_idle = self._redis.register_script(scripts.REMOVE_IDLE_CONSUMERS)
-        self._lease = self._redis.register_script(scripts.ACQUIRE_LEASE)
-        self._unlease = self._redis.register_script(scripts.RELEASE_LEASE)
-        self._own = self._redis.register_script(scripts.OWN_ENTRIES)
-
-    async def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
-        """Run a script; it is re-sent after a lost reply, so it must recognize its own earlier effect."""
-        self.round_trips += 1
-        return await script(keys, args, client=self._redis)
-
-    async def _command(self, *args: str | int) -> Any:
-        """Send one command (re-sent after a lost reply, so only commands safe to repeat)."""
-        self.round_trips += 1
-        return await self._redis.execute_command(*args)
-
-    async def _ensure_group(self) -> None:
-        """Create the consumer group (and the stream) once; another replica may have made it."""
-        if self._group_ready:
-            return
-        try:
-            await self._command("XGROUP", "CREATE", self.keys.jobs, GROUP, "0", "MKSTREAM")
-        except ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
-        self._group_ready = True
+        super().__init__(url, prefix)
+        self._accept = self._script(scripts.ACCEPT_JOB)
+        self._claim = self._script(scripts.CLAIM_ANSWER)
+        self._thread = self._script(scripts.THREAD_FOR_CHAT)
+        self._thread_pending = self._script(scripts.THREAD_WITH_PENDING)
+        self._follow = self._script(scripts.FOLLOW_POINTER)
+        self._save = self._script(scripts.SAVE_PENDING)
+        self._set_ref = self._script(scripts.SET_MESSAGE_REF)
+        self._record = self._script(scripts.RECORD_DELIVERY)
+        self._due_threads = self._script(scripts.DUE_THREADS)
+        self._thread_cleaned = self._script(scripts.THREAD_CLEANED)
+        self._lease = self._script(scripts.ACQUIRE_LEASE)
+        self._unlease = self._script(scripts.RELEASE_LEASE)
 
     # --- chat thread -> agent thread ---------------------------------------------------------
     async def thread_for_chat(self, thread_key: str, ttl_seconds: int) -> str:
@@ -254,147 +196,6 @@ class RedisStore(Store):
         status, *raw = await self._run(self._claim, keys, args)
         return ClaimResult(status=status, record=decode_record(raw[0]) if raw else None)
 
-    # --- work queue ---------------------------------------------------------------------------
-    async def _on_group(self, command: Callable[[], Awaitable[Any]]) -> Any:
-        """Run a consumer-group command; remake the group once if Redis lost it (flush, restart)."""
-        await self._ensure_group()
-        try:
-            return await command()
-        except ResponseError as exc:
-            if "NOGROUP" not in str(exc):
-                raise
-        self._group_ready = False
-        await self._ensure_group()
-        return await command()
-
-    async def _run_once(self, script: Script, keys: list[str], args: list[Any]) -> Any:
-        """Run a script that is never re-sent (it delivers entries): see ``_delivering``."""
-        self.round_trips += 1
-        return await script(keys, args, client=self._reads)
-
-    async def _delivering(self, consumer: str, call: Callable[[], Awaitable[Any]]) -> tuple[bool, Any]:
-        """``(True, reply)`` of a call that delivers entries to ``consumer``; ``(False, None)`` when
-        its reply was lost (it may have run: the entries it delivered are then read back by
-        ``_unseen_jobs``). Such a call is never re-sent: a repeat would deliver other entries and
-        leave the first ones held by this consumer with nobody working on them.
-        """
-        try:
-            return True, await self._on_group(call)
-        except asyncio.CancelledError:
-            self._unseen.add(consumer)  # Redis may have delivered what nobody now waits for
-            raise
-        except LOST:
-            self._unseen.add(consumer)
-            return False, None
-
-    async def read_jobs(self, consumer: str, count: int, block_ms: int) -> list[Job]:
-        """New jobs for this consumer, waiting up to ``block_ms`` (0: do not wait).
-
-        After a lost reply (this call's or an earlier one's), the entries Redis delivered to this
-        consumer that it never received come first.
-        """
-        if consumer in self._unseen:
-            recovered = await self._unseen_jobs(consumer)
-            if recovered:
-                return recovered
-        read: list[str | int] = ["XREADGROUP", "GROUP", GROUP, consumer, "COUNT", count]
-        if block_ms > 0:
-            read += ["BLOCK", block_ms]  # the read holds its connection meanwhile; others take another
-
-        async def command() -> Any:
-            self.round_trips += 1
-            return await self._reads.execute_command(*read, "STREAMS", self.keys.jobs, ">")
-
-        answered, reply = await self._delivering(consumer, command)
-        if not answered:
-            return await self._unseen_jobs(consumer)
-        entries = [(entry_id, flat, 1) for _, stream in reply or [] for entry_id, flat in stream]
-        return self._hand_out(consumer, entries)
-
-    async def _unseen_jobs(self, consumer: str) -> list[Job]:
-        """Entries delivered to ``consumer`` that were never handed out (their reply was lost).
-
-        Read from the consumer's own pending list (read-only, so safe to re-send), minus the entries
-        handed out and not yet completed; that list also bounds what this store remembers.
-        """
-        handed = self._handed.setdefault(consumer, set())
-        args: list[Any] = [GROUP, consumer, len(handed) + 1000]
-        rows: Any = await self._on_group(lambda: self._run(self._own, [self.keys.jobs], args))
-        self._unseen.discard(consumer)
-        handed &= {entry_id for entry_id, _, _ in rows}  # acknowledged or taken: no longer ours
-        return self._hand_out(consumer, [row for row in rows if row[0] not in handed])
-
-    def _hand_out(self, consumer: str, rows: list[Any]) -> list[Job]:
-        """Jobs from ``(entry id, flat fields, deliveries)`` rows, remembered as handed out."""
-        handed = self._handed.setdefault(consumer, set())
-        jobs = []
-        for entry_id, flat, deliveries in rows:
-            if not flat:
-                continue  # deleted from the stream: nothing to run
-            handed.add(entry_id)
-            jobs.append(job_from_fields(entry_id, _fields(flat), int(deliveries)))
-        return jobs
-
-    def _handed_back(self, consumer: str, entry_ids: list[str]) -> None:
-        handed = self._handed.get(consumer)
-        if handed is not None:
-            handed.difference_update(entry_ids)
-
-    async def claim_stale_jobs(self, consumer: str, min_idle_ms: int, count: int) -> list[Job]:
-        """Jobs left by a dead consumer (``XAUTOCLAIM``) with their delivery counts: one script."""
-        args: list[Any] = [GROUP, consumer, min_idle_ms, count]
-        answered, rows = await self._delivering(
-            consumer, lambda: self._run_once(self._autoclaim, [self.keys.jobs], args)
-        )
-        if not answered:
-            return await self._unseen_jobs(consumer)
-        return self._hand_out(consumer, rows)
-
-    async def keep_jobs(self, consumer: str, entry_ids: list[str]) -> dict[str, HoldStatus]:
-        """Renew this consumer's hold on each entry it still holds; say where each stands: one script."""
-        if not entry_ids:
-            return {}
-        args: list[Any] = [GROUP, consumer, *entry_ids]
-        statuses: Any = await self._on_group(lambda: self._run(self._keep, [self.keys.jobs], args))
-        held = dict(zip(entry_ids, statuses, strict=True))
-        self._handed_back(consumer, [entry_id for entry_id, status in held.items() if status != "held"])
-        return held
-
-    async def release_jobs(self, consumer: str, entry_ids: list[str]) -> None:
-        """Hand held jobs back at once: they look idle for a day to every stale claim. One script."""
-        if not entry_ids:
-            return
-        args: list[Any] = [GROUP, consumer, to_millis(RELEASED_IDLE_SECONDS), *entry_ids]
-        await self._on_group(lambda: self._run(self._release, [self.keys.jobs], args))
-        self._handed_back(consumer, entry_ids)
-
-    async def next_seq(self, order_key: str) -> int:
-        """The ``seq`` allowed to run next for ``order_key``."""
-        return int(await self._command("GET", self.keys.next(order_key)) or 0) + 1
-
-    async def complete_job(self, job: Job) -> None:
-        """``XACK`` + done marker + turnstile advance (once per entry): one script."""
-        keys = [
-            self.keys.jobs,
-            self.keys.done(job.inbound_id),
-            self.keys.seq(job.order_key),
-            self.keys.next(job.order_key),
-        ]
-        args: list[Any] = [
-            GROUP,
-            job.entry_id,
-            job.seq,
-            to_millis(DONE_TTL_SECONDS),
-            to_millis(ORDER_TTL_SECONDS),
-        ]
-        await self._run(self._complete, keys, args)
-        for handed in self._handed.values():
-            handed.discard(job.entry_id)
-
-    async def is_done(self, inbound_id: str) -> bool:
-        """True when this inbound id has had its reply."""
-        return bool(await self._command("EXISTS", self.keys.done(inbound_id)))
-
     # --- delivery records -------------------------------------------------------------------------
     async def record_delivery(
         self, inbound_id: str, plan: str, ttl_seconds: int, cleanup: tuple[str, float] | None = None
@@ -429,15 +230,6 @@ class RedisStore(Store):
     async def thread_cleaned(self, thread_id: str, due: float) -> None:
         """Unschedule ``thread_id`` while it is still due at ``due``: one script."""
         await self._run(self._thread_cleaned, [self.keys.cleanup], [thread_id, repr(due)])
-
-    async def trim_acknowledged(self) -> int:
-        """Delete the stream entries the group is done with (``XTRIM MINID``): one script."""
-        return int(await self._run(self._trim, [self.keys.jobs], [GROUP]))
-
-    async def remove_idle_consumers(self, idle_seconds: float, keep: str) -> list[str]:
-        """Delete consumers without jobs that were silent for ``idle_seconds``: one script."""
-        args: list[Any] = [GROUP, to_millis(idle_seconds), keep]
-        return [str(name) for name in await self._run(self._remove_idle, [self.keys.jobs], args)]
 
     # --- adapter state --------------------------------------------------------------------------
     async def get_json(self, key: str) -> Any | None:
@@ -476,20 +268,10 @@ class RedisStore(Store):
         await self._reads.aclose()
 
 
-def _entries(reply: Any) -> list[tuple[str, list[str]]]:
-    """``(entry id, flat fields)`` of an ``XREADGROUP`` reply (fields empty for a deleted entry)."""
-    return [(entry_id, flat or []) for _, stream_entries in reply or [] for entry_id, flat in stream_entries]
-
-
 def _delivery_record(flat: list[str]) -> DeliveryRecord | None:
     """A delivery record from its hash as a flat ``[field, value, …]`` list (None when empty)."""
-    fields = _fields(flat or [])
+    fields = fields_of(flat or [])
     plan = fields.pop("plan", None)
     if plan is None:
         return None
     return DeliveryRecord(plan, {int(index): outcome for index, outcome in fields.items()})
-
-
-def _fields(flat: list[str]) -> dict[str, str]:
-    """A stream entry's fields from Redis' flat ``[name, value, …]`` list."""
-    return dict(zip(flat[::2], flat[1::2], strict=True))

@@ -1,0 +1,103 @@
+"""What ``ClarifyingAgent.create`` builds from the settings: tools, model, checkpointer, graph.
+
+The built-in graph gets the chat model, the configured tools and MCP servers' tools; the
+operator's own graph (``agent.graph``) gets only the checkpointer. Nothing here runs a turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from clarigate.agent.settings import AgentSettings
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.tools import BaseTool
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from clarigate.agent.checkpoint import Checkpointer
+
+
+@dataclass(frozen=True)
+class AgentParts:
+    """What an agent runs on: the compiled graph on its checkpointer, and what the harness shows."""
+
+    graph: Any
+    checkpointer: Checkpointer
+    sees_images: bool
+    tool_descriptions: dict[str, str]  # tool name -> description, for showing what a call does
+
+
+async def assemble(
+    settings: AgentSettings, *, model: BaseChatModel | None = None, tools: Sequence[BaseTool] = ()
+) -> AgentParts:
+    """Build the model, the checkpointer, the tools (MCP servers included) and the graph.
+
+    Instructions and tools load first, so a path that does not import is reported before a
+    checkpointer is opened; the checkpointer is closed again when the graph cannot be built.
+    """
+    from clarigate.agent.checkpoint import open_checkpointer
+    from clarigate.agent.loading import load_instructions, load_tools
+    from clarigate.agent.mcp import load_mcp_tools
+    from clarigate.agent.models import build_chat_model
+    from clarigate.agent.observe import keep_untraced_steps_inline
+
+    keep_untraced_steps_inline()
+
+    instructions = load_instructions(settings.instructions)
+    all_tools = [*tools, *load_tools(settings.tools)]
+    chat_model = None
+    if settings.graph is None:
+        chat_model = model if model is not None else build_chat_model(settings.model)
+        all_tools += await load_mcp_tools(settings.mcp_servers)
+    checkpointer = await open_checkpointer(settings.checkpointer_url, settings.data_dir)
+    try:
+        graph = _graph(settings, chat_model, all_tools, checkpointer.saver, instructions)
+    except BaseException:
+        await checkpointer.aclose()
+        raise
+    descriptions = {t.name: t.description for t in all_tools if getattr(t, "description", "")}
+    return AgentParts(graph, checkpointer, _sees_images(chat_model), descriptions)
+
+
+def _graph(
+    settings: AgentSettings,
+    chat_model: BaseChatModel | None,
+    tools: list[BaseTool],
+    saver: BaseCheckpointSaver,
+    instructions: str,
+) -> Any:
+    """The operator's own graph when ``agent.graph`` names one, else the built-in agent."""
+    from clarigate.agent.graph import build_agent_graph
+    from clarigate.agent.loading import load_graph
+    from clarigate.agent.prompts import SYSTEM_PROMPT
+
+    if settings.graph is not None:
+        return load_graph(settings.graph, saver)
+    assert chat_model is not None
+    prompt = SYSTEM_PROMPT + (f"\n\n{instructions}" if instructions else "")
+    return build_agent_graph(
+        chat_model,
+        tools=tools,
+        checkpointer=saver,
+        allow_clarification=settings.allow_clarification,
+        disable_clarification=settings.disable_clarification,
+        system_prompt=prompt,
+        require_approval=settings.require_approval,
+        max_model_calls=settings.max_model_calls,
+        max_tool_calls=settings.max_tool_calls,
+        summarize_after_tokens=settings.summarize_after_tokens,
+    )
+
+
+def _sees_images(chat_model: BaseChatModel | None) -> bool:
+    """False for the local model and for a model whose profile says it takes no images."""
+    from clarigate.agent.models.local import LocalChatModel
+
+    if isinstance(chat_model, LocalChatModel):
+        return False
+    if chat_model is not None and isinstance(chat_model.profile, Mapping):
+        return chat_model.profile.get("image_inputs", True) is not False
+    return True

@@ -1,0 +1,52 @@
+"""What the agent keeps per thread, read and removed without running a turn.
+
+``ClarifyingAgent`` builds on this: its graph and checkpointer hold the threads' checkpoints.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from clarigate.agent.protocol import HumanInputRequest
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+    from clarigate.agent.checkpoint import Checkpointer
+
+
+class AgentThreads:
+    """A thread's messages and open clarification, its deletion, and the checkpointer's health."""
+
+    _graph: Any
+    _checkpointer: Checkpointer
+
+    async def history(self, thread_id: str) -> list[BaseMessage]:
+        """The messages kept for ``thread_id`` (empty for a new thread)."""
+        snapshot = await self._graph.aget_state({"configurable": {"thread_id": thread_id}})
+        return list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
+
+    async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
+        """The clarification ``thread_id`` waits for: a pending interrupt's, or the last message's."""
+        from clarigate.agent.interrupts import request_for
+        from clarigate.agent.middleware import request_in
+        from clarigate.agent.models.conversation import thread_locale
+
+        snapshot = await self._graph.aget_state({"configurable": {"thread_id": thread_id}})
+        messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
+        interrupts = list(getattr(snapshot, "interrupts", ()) or ())
+        if interrupts:
+            return request_for(interrupts[0].id, interrupts[0].value, thread_locale(messages))
+        return request_in(messages[-1]) if messages else None
+
+    async def delete_thread(self, thread_id: str) -> None:
+        """Forget everything kept for ``thread_id``."""
+        await self._checkpointer.saver.adelete_thread(thread_id)
+
+    async def ping(self) -> bool:
+        """True when the checkpointer answers (for ``/readyz``)."""
+        return await self._checkpointer.ping()
+
+    async def aclose(self) -> None:
+        """Close the checkpointer's connections."""
+        await self._checkpointer.aclose()
