@@ -24,6 +24,7 @@ from collections.abc import Callable, Generator, Sequence
 from types import FrameType
 
 import uvicorn
+from starlette.types import ASGIApp
 
 try:  # uvicorn's "standard" extra; plain asyncio without it
     import uvloop
@@ -202,32 +203,13 @@ async def _run(
     worker: WorkerGroup | None,
     supervised: bool,
 ) -> int:
-    enabled = [adapter.platform for adapter in gateway.adapters]
-    jobs = role in ("all", "worker")
     if role == "worker":
         from clarigate.gateway.runners.usage import count_inline
 
         count_inline()  # no acks wait on this event loop (gateway.llm_usage)
     if not supervised:
-        log.info("store: %s", store_description(config))
-        if role == "split" and worker is not None:
-            count = len(worker.processes)
-            log.info(
-                "role: web process (HTTP, platforms) and %d worker process%s (agent runs, %d at once in all)",
-                count,
-                "" if count == 1 else "es",
-                config.workers,
-            )
-        elif role != "all":
-            log.info("role: %s", _ROLE_LINES[role])
-        if enabled:
-            log.info("platforms enabled: %s", ", ".join(enabled))
-        else:
-            log.warning(
-                "no platform is enabled: only the health endpoints are served. To enable one, set %s. "
-                "To try the agent right away, run `clarigate chat`.",
-                credential_hints(config),
-            )
+        _announce(gateway, config, role, worker)
+    jobs = role in ("all", "worker")
     await _start(gateway, config, jobs=jobs, receive=role != "worker", claim=role != "split")
     if worker is not None:
         try:
@@ -242,8 +224,50 @@ async def _run(
         metrics_here=True if supervised else None,
         worker=worker,
     )
+    server = _http_server(app, sock, grace)
+    exited = await _serve_until_stopped(gateway, config, server, sock, metrics_sock, worker)
+    if not server.started:
+        host, port = sock.getsockname()[:2]
+        raise StartFailure(ExitCode.PORT, f"the HTTP server did not start on {host}:{port}")
+    if exited:
+        raise WorkerExited(exited[0])
+    if worker is not None:
+        code = await worker.stop(grace)
+        if code != 0:
+            log.error("a worker process stopped with status %s", code)
+            return int(ExitCode.UNEXPECTED)
+    log.info("stopped cleanly")
+    return int(ExitCode.OK)
+
+
+def _announce(gateway: Gateway, config: GatewayConfig, role: str, worker: WorkerGroup | None) -> None:
+    """The start-up lines: where the state is, what runs in which process, which platforms."""
+    enabled = [adapter.platform for adapter in gateway.adapters]
+    log.info("store: %s", store_description(config))
+    if role == "split" and worker is not None:
+        count = len(worker.processes)
+        log.info(
+            "role: web process (HTTP, platforms) and %d worker process%s (agent runs, %d at once in all)",
+            count,
+            "" if count == 1 else "es",
+            config.workers,
+        )
+    elif role != "all":
+        log.info("role: %s", _ROLE_LINES[role])
+    if enabled:
+        log.info("platforms enabled: %s", ", ".join(enabled))
+    else:
+        log.warning(
+            "no platform is enabled: only the health endpoints are served. To enable one, set %s. "
+            "To try the agent right away, run `clarigate chat`.",
+            credential_hints(config),
+        )
+
+
+def _http_server(app: ASGIApp, sock: socket.socket, grace: float) -> GracefulServer:
+    """uvicorn on the bound socket, given ``grace`` seconds to finish its requests on a stop."""
     host, port = sock.getsockname()[:2]
-    server = GracefulServer(
+    return GracefulServer(
         uvicorn.Config(
             app,
             host=host,
@@ -256,19 +280,22 @@ async def _run(
             timeout_graceful_shutdown=math.ceil(grace),
         )
     )
+
+
+async def _serve_until_stopped(
+    gateway: Gateway,
+    config: GatewayConfig,
+    server: GracefulServer,
+    sock: socket.socket,
+    metrics_sock: socket.socket | None,
+    worker: WorkerGroup | None,
+) -> list[int]:
+    """Serve (and the metrics port, the ops sampler) until a stop signal or the worker's exit.
+
+    Returns the worker process's exit status when it exited on its own (empty otherwise).
+    """
     exited: list[int] = []
-    watching: asyncio.Task[None] | None = None
-    if worker is not None:
-        server.on_signal = worker.forward
-
-        async def stop_with_worker() -> None:
-            code = await worker.watch()
-            if not worker.stopping:
-                exited.append(code)
-                log.error("the worker process exited with status %d: stopping", code)
-                server.should_exit = True
-
-        watching = asyncio.create_task(stop_with_worker(), name="watch-worker")
+    watching = _watch_worker(server, worker, exited) if worker is not None else None
     sampler = OpsSampler(gateway, config.redis_url)
     sampler.start()
     metrics_server = _metrics_server(config, metrics_sock)
@@ -289,17 +316,22 @@ async def _run(
         if watching is not None:
             watching.cancel()
             await asyncio.gather(watching, return_exceptions=True)
-    if not server.started:
-        raise StartFailure(ExitCode.PORT, f"the HTTP server did not start on {host}:{port}")
-    if exited:
-        raise WorkerExited(exited[0])
-    if worker is not None:
-        code = await worker.stop(grace)
-        if code != 0:
-            log.error("a worker process stopped with status %s", code)
-            return int(ExitCode.UNEXPECTED)
-    log.info("stopped cleanly")
-    return int(ExitCode.OK)
+    return exited
+
+
+def _watch_worker(server: GracefulServer, worker: WorkerGroup, exited: list[int]) -> asyncio.Task[None]:
+    """Pass stop signals on to the worker process, and stop the server when it exits unasked
+    (its status goes into ``exited``)."""
+    server.on_signal = worker.forward
+
+    async def stop_with_worker() -> None:
+        code = await worker.watch()
+        if not worker.stopping:
+            exited.append(code)
+            log.error("the worker process exited with status %d: stopping", code)
+            server.should_exit = True
+
+    return asyncio.create_task(stop_with_worker(), name="watch-worker")
 
 
 _ROLE_LINES = {

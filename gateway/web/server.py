@@ -15,7 +15,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -192,6 +192,26 @@ def build_app(
     the whole replica's: the worker processes' own are asked and added in (metrics are the
     replica's through the directory they share, see ``exposition``).
     """
+    routes: list[BaseRoute] = [
+        Route("/healthz", _healthz(gateway, worker), methods=["GET"]),
+        Route("/readyz", _readyz(gateway, worker), methods=["GET"]),
+    ]
+    if metrics_here is None:
+        metrics_here = gateway.config.metrics_port is None  # else served on its own port
+    if metrics_here:
+        routes.append(metrics_route(gateway.config.bot_id))
+    if webhooks:
+        for adapter in gateway.adapters:
+            routes.extend(adapter.routes())
+    paths = [r.path for r in routes if isinstance(r, Route)]
+    guard = Middleware(InputGuard, body_timeout=gateway.config.body_timeout_seconds, paths=paths)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
+    limit = max_body_bytes if max_body_bytes is not None else gateway.config.max_body_bytes
+    return HttpMetrics(BodyLimit(app, limit), paths)
+
+
+def _healthz(gateway: Gateway, worker: WorkerGroup | None) -> Callable[[Request], Awaitable[Response]]:
+    """``GET /healthz``: 503 naming what failed, with ``worker`` the worker processes' too."""
 
     async def healthz(request: Request) -> Response:
         problems = await liveness_problems(gateway)
@@ -200,6 +220,12 @@ def build_app(
         if problems:  # a dead worker loop or receiver: restarting the replica mends it
             return JSONResponse({"status": "unhealthy", "failed": problems}, status_code=503)
         return JSONResponse({"status": "ok"})
+
+    return healthz
+
+
+def _readyz(gateway: Gateway, worker: WorkerGroup | None) -> Callable[[Request], Awaitable[Response]]:
+    """``GET /readyz``: the store and (where jobs run) the agent answer, each within ``READY_TIMEOUT``."""
 
     async def readyz(request: Request) -> Response:
         problems = {}
@@ -221,22 +247,7 @@ def build_app(
             return JSONResponse({"status": "unavailable", "failed": problems}, status_code=503)
         return JSONResponse({"status": "ready"})
 
-    routes: list[BaseRoute] = [
-        Route("/healthz", healthz, methods=["GET"]),
-        Route("/readyz", readyz, methods=["GET"]),
-    ]
-    if metrics_here is None:
-        metrics_here = gateway.config.metrics_port is None  # else served on its own port
-    if metrics_here:
-        routes.append(metrics_route(gateway.config.bot_id))
-    if webhooks:
-        for adapter in gateway.adapters:
-            routes.extend(adapter.routes())
-    paths = [r.path for r in routes if isinstance(r, Route)]
-    guard = Middleware(InputGuard, body_timeout=gateway.config.body_timeout_seconds, paths=paths)
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
-    limit = max_body_bytes if max_body_bytes is not None else gateway.config.max_body_bytes
-    return HttpMetrics(BodyLimit(app, limit), paths)
+    return readyz
 
 
 def metrics_route(bot_id: str) -> Route:

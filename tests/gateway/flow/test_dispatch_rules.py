@@ -6,8 +6,9 @@ import pytest
 
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.boundary.messages import Attachment, Conversation, InboundMessage, Sender
+from clarigate.gateway.flow.agent_run import new_token
+from clarigate.gateway.flow.attachments import image_type, message_text
 from clarigate.gateway.flow.commands import Command, parse_command
-from clarigate.gateway.flow.turn import image_type, message_text, new_token
 from clarigate.gateway.store.memory import MemoryStore
 
 

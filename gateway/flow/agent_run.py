@@ -1,0 +1,379 @@
+"""One agent run of a job, inside its run slot: progress shown, the agent called, what it said
+recorded in the turn (replies, a clarification asked, or a short error).
+
+Nothing is sent from here but progress and notices: the turn's items are delivered once
+recorded (``clarigate.gateway.flow.delivery``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from clarigate.agent.harness import ImageInput, TurnOutput
+from clarigate.agent.protocol import HumanInputResponse
+from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import (
+    ClarificationOut,
+    Conversation,
+    ErrorReply,
+    LiveEnd,
+    MessageRef,
+    Sender,
+    TextReply,
+)
+from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.flow.delivery import Superseded
+from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, live_key
+from clarigate.gateway.flow.notices import locale_for, notice_for_text
+from clarigate.gateway.flow.progress import WorkingIndicator
+from clarigate.gateway.jobs.handle import HandBack, JobHandle
+from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInput
+from clarigate.gateway.runners.usage import RunUsage, run_usage
+from clarigate.gateway.runtime import metrics
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.runtime.logs import set_log_context
+from clarigate.gateway.store.base import Job, PendingRecord, Store
+
+# the turn's log name: these lines were the turn's before they moved here, and logs are read by it
+log = logging.getLogger("clarigate.gateway.flow.turn")
+
+#: How long a cancelled run may take to clear its "working…" message (shutdown waits for it).
+CLEAR_PROGRESS_SECONDS = 2.0
+#: Deliveries of a job whose agent was unavailable (a LangGraph server down): one stale-claim
+#: period apart, so the default keeps a message for about an hour before giving up.
+MAX_UNAVAILABLE_DELIVERIES = 120
+
+
+@dataclass
+class Turn:
+    """The job being worked on, and what it is to deliver (recorded before the first send)."""
+
+    handle: JobHandle
+    conversation: Conversation | None = None
+    items: list[Any] = field(default_factory=list)
+    thread_id: str | None = None  # the agent thread that ran, if one did
+    # the person's interface language (``InboundMessage.language``), for the gateway's own words
+    # when the text gives no sign of one ("ok", a photo, a number)
+    hint: Locale | None = None
+
+    @property
+    def job(self) -> Job:
+        """The job (the handle's)."""
+        return self.handle.job
+
+    def add(self, item: Any) -> None:
+        """Add ``item`` to what this job delivers (sent once recorded)."""
+        self.items.append(item)
+
+
+@dataclass
+class _Progress:
+    """What shows the run is under way: its live message, or else a "working…" indicator."""
+
+    live: LiveReply | None
+    working: WorkingIndicator | None
+
+
+async def ensure_held(handle: JobHandle) -> None:
+    """Raise ``Superseded`` if another worker took the job over (checked before each send)."""
+    if not await handle.still_held():
+        raise Superseded(handle.job.inbound_id)
+
+
+class AgentRun:
+    """Runs the agent for a turn and adds what it said to the turn's items."""
+
+    def __init__(self, config: GatewayConfig, store: Store, runner: AgentRunner, outbox: Outbox) -> None:
+        self.config = config
+        self.store = store
+        self.runner = runner
+        self.outbox = outbox
+
+    async def run(
+        self,
+        conv: Conversation,
+        thread_id: str,
+        text: str,
+        response: HumanInputResponse | None,
+        sender: Sender,
+        turn: Turn,
+        images: list[ImageInput] | None = None,
+    ) -> None:
+        """Run the agent on ``thread_id`` in the job's run slot; raises ``HandBack`` while the
+        agent is unavailable (the job is kept for a later delivery)."""
+        async with turn.handle.run_slot():
+            await self._run_in_slot(conv, thread_id, text, response, sender, turn, images)
+
+    async def _run_in_slot(
+        self,
+        conv: Conversation,
+        thread_id: str,
+        text: str,
+        response: HumanInputResponse | None,
+        sender: Sender,
+        turn: Turn,
+        images: list[ImageInput] | None,
+    ) -> None:
+        progress = await self._show_progress(conv, locale_for(text, turn.hint), turn.job, sender)
+        metrics.RUNS_STARTED.inc()
+        started = time.perf_counter()
+        log.info("run started (model %s)", self.config.agent.model)
+        turn.thread_id = thread_id
+        first = len(turn.items)  # where this run's items begin (a live message is finished there)
+        try:
+            run = self._input(conv, thread_id, text, response, turn.job, images, progress.live)
+            output, usage = await self._call_agent(run)
+        except asyncio.CancelledError:
+            await _clear_cancelled(progress)
+            raise
+        except AgentUnavailable:
+            if progress.working is not None:
+                await progress.working.finish()
+            if progress.live is not None:
+                await self.drop_live(conv, await progress.live.finish(), turn.job)
+            await self._agent_unavailable(conv, text, turn)
+            return
+        except Exception as exc:
+            await self._failed(exc, conv, thread_id, text, turn, progress, first)
+            return
+        _log_finished(time.perf_counter() - started, self.config.agent.model, usage, output, progress.live)
+        await self._said(conv, thread_id, text, output, sender, turn, progress, first)
+
+    async def _show_progress(self, conv: Conversation, locale: Locale, job: Job, sender: Sender) -> _Progress:
+        """Start the run's live message, or else its "working…" indicator."""
+        live = await self._live_reply(conv, locale, job, sender)
+        if live is not None:
+            await live.start()
+            return _Progress(live, None)
+        working = WorkingIndicator(self.outbox, conv, locale, after=self.config.progress_after_seconds)
+        await working.start()
+        return _Progress(None, working)
+
+    @staticmethod
+    def _input(
+        conv: Conversation,
+        thread_id: str,
+        text: str,
+        response: HumanInputResponse | None,
+        job: Job,
+        images: list[ImageInput] | None,
+        live: LiveReply | None,
+    ) -> RunInput:
+        """What the runner is given for this run."""
+        return RunInput(
+            thread_id,
+            text,
+            response,
+            images=tuple(images or ()),
+            # the job's inbound id names the turn: a run handed back midway resumes from its
+            # last checkpoint, and a finished one gives its output again without running
+            metadata=run_metadata(conv, job),
+            on_event=live.on_event if live is not None else None,
+        )
+
+    async def _call_agent(self, run: RunInput) -> tuple[TurnOutput, RunUsage]:
+        """The agent's output and the model usage it took, within ``run_timeout_seconds``."""
+        async with asyncio.timeout(self.config.run_timeout_seconds):
+            with run_usage(self.config.agent.model) as usage:
+                output = await self.runner.run_turn(run)
+        return output, usage
+
+    async def _failed(
+        self,
+        exc: Exception,
+        conv: Conversation,
+        thread_id: str,
+        text: str,
+        turn: Turn,
+        progress: _Progress,
+        first: int,
+    ) -> None:
+        """The run failed or took too long: say so, and finish its live message."""
+        metrics.RUNS_FAILED.inc()
+        if isinstance(exc, TimeoutError):
+            limit = self.config.run_timeout_seconds
+            log.error("agent run on thread %s took longer than %.0f s: stopped", thread_id, limit)
+            failure = notice_for_text("run_too_long", text, turn.hint)
+        else:
+            run_id = getattr(exc, "run_id", None)
+            log.exception("agent run failed on thread %s%s", thread_id, f" (run {run_id})" if run_id else "")
+            failure = notice_for_text("run_failed", text, turn.hint)
+        if progress.working is not None:
+            await progress.working.finish()
+        turn.add(ErrorReply(text=failure))
+        if progress.live is not None:
+            finish_items(await progress.live.finish(), turn.items, first)
+
+    async def _said(
+        self,
+        conv: Conversation,
+        thread_id: str,
+        text: str,
+        output: TurnOutput,
+        sender: Sender,
+        turn: Turn,
+        progress: _Progress,
+        first: int,
+    ) -> None:
+        """Add what the agent said (its replies, a question) to the turn; an error if nothing."""
+        if progress.working is not None:
+            await progress.working.finish()
+        result = await progress.live.finish() if progress.live is not None else None
+        for reply in output.replies:
+            if reply.strip():
+                turn.add(TextReply(text=reply))
+        if output.request is not None:
+            await self._ask(conv, thread_id, output, sender, turn)
+        elif len(turn.items) == first:
+            log.warning("the agent produced no reply")
+            turn.add(ErrorReply(text=notice_for_text("run_failed", text, turn.hint)))
+        if result is not None:
+            finish_items(result, turn.items, first)
+
+    # --- the live message of a run (gateway/flow/live.py) ------------------------------------
+
+    async def _live_reply(
+        self, conv: Conversation, locale: Locale, job: Job, sender: Sender
+    ) -> LiveReply | None:
+        """The run's live message where the platform shows one and streaming is on, else None.
+
+        A job delivered before (a crash, a hand-over) continues the live message its earlier
+        attempt started, so that message is finished rather than left half-written.
+        """
+        if not self.config.streams_on(conv.platform):
+            return None
+        try:
+            adapter = self.outbox.adapter_for(conv.platform)
+        except LookupError:
+            return None
+        mode = adapter.live_mode(conv)
+        if mode is None:
+            return None
+        key = live_key(job.inbound_id)
+        adopted = None
+        if job.deliveries > 1:
+            with contextlib.suppress(Exception):  # unreadable: a new live message instead
+                found = await self.store.get_json(key)
+                adopted = MessageRef.model_validate(found) if found else None
+        keep_for = int(self.config.run_timeout_seconds * 2 + 3600)
+
+        async def remember(ref: MessageRef) -> None:
+            await self.store.set_json(key, ref.model_dump(mode="json"), keep_for)
+
+        return LiveReply(
+            adapter,
+            conv,
+            locale,
+            mode=mode,
+            working_after=self.config.progress_after_seconds,
+            remember=remember,
+            adopted=adopted,
+            recipient=sender,
+        )
+
+    async def end_left_live(self, conv: Conversation, job: Job) -> None:
+        """Close the live message an earlier attempt of a job given up left (nothing half-written
+        stays behind a job that never replies)."""
+        with contextlib.suppress(Exception):
+            found = await self.store.get_json(live_key(job.inbound_id))
+            if found:
+                await self.drop_live(conv, LiveResult(MessageRef.model_validate(found), "", False), job)
+
+    async def drop_live(self, conv: Conversation, result: LiveResult, job: Job) -> None:
+        """Close a live message whose run is put off (the agent is away): no stale progress stays."""
+        if result.ref is None:
+            return
+        await self.outbox.send_quietly(conv, LiveEnd(ref=result.ref))
+        with contextlib.suppress(Exception):
+            await self.store.delete(live_key(job.inbound_id))
+
+    async def _agent_unavailable(self, conv: Conversation, text: str, turn: Turn) -> None:
+        """The agent cannot be reached: keep the job for a later delivery (it runs once the agent is
+        back) and tell the person once; after the last delivery, say it failed."""
+        job = turn.job
+        if job.deliveries >= MAX_UNAVAILABLE_DELIVERIES:
+            log.error(
+                "agent unavailable for job %s after %d deliveries: giving up", job.inbound_id, job.deliveries
+            )
+            turn.add(ErrorReply(text=notice_for_text("run_failed", text, turn.hint)))
+            return
+        log.warning(
+            "agent unavailable for job %s (delivery %d): kept for later", job.inbound_id, job.deliveries
+        )
+        if job.deliveries == 1:
+            delayed = notice_for_text("agent_unavailable", text, turn.hint)
+            await self.outbox.send_quietly(conv, ErrorReply(text=delayed))
+        raise HandBack(job.inbound_id)
+
+    async def _ask(self, conv: Conversation, thread_id: str, output: Any, sender: Sender, turn: Turn) -> None:
+        """Record the agent's question as pending and add it to what the turn delivers."""
+        request = output.request
+        set_log_context(request_id=request.request_id)
+        await ensure_held(turn.handle)  # before the record: a superseded run must not ask
+        now = time.time()
+        record = PendingRecord(
+            request=request,
+            token=new_token(),
+            thread_id=thread_id,
+            conversation=conv,
+            asked_by=sender,
+            policy=self.config.answer_policy,
+            created_at=now,
+            expires_at=now + self.config.pending_ttl_seconds,
+        )
+        await self.store.save_pending(record)
+        metrics.ASKED.inc()
+        fallback = output.fallback_text or request.question
+        turn.add(ClarificationOut(request=request, fallback_text=fallback, token=record.token))
+        log.info("asked for clarification")
+
+
+async def _clear_cancelled(progress: _Progress) -> None:
+    """Stopping, or taken over: the job runs again elsewhere with its own "working…"; a live
+    message stays as it is, for the replica that takes the job over to finish."""
+    with contextlib.suppress(BaseException):
+        if progress.live is not None:
+            await asyncio.wait_for(progress.live.finish(), CLEAR_PROGRESS_SECONDS)
+        if progress.working is not None:
+            await asyncio.wait_for(progress.working.finish(reply_follows=False), CLEAR_PROGRESS_SECONDS)
+
+
+def _log_finished(
+    took: float, model: str, usage: RunUsage, output: TurnOutput, live: LiveReply | None
+) -> None:
+    """The run's metrics and its one INFO line (time, model calls, tokens)."""
+    metrics.RUN_LATENCY.observe(took)
+    metrics.RUNS_FINISHED.inc()
+    log.info(
+        "run finished in %.2f s (model %s, %d model call(s), %d tokens in, %d out)%s%s",
+        took,
+        usage.model or model,
+        usage.calls,
+        usage.input_tokens,
+        usage.output_tokens,
+        ", asking" if output.request is not None else "",
+        f", {live.calls} live update(s)" if live is not None and live.calls else "",
+    )
+
+
+def run_metadata(conv: Conversation, job: Job) -> dict[str, str]:
+    """What a run carries besides its thread: the inbound id (it names the turn: a runner resumes
+    or joins the run it started for it before) and where the conversation is (tracing, a
+    server's thread metadata)."""
+    meta = {"inbound_id": job.inbound_id, "platform": conv.platform, "chat_id": conv.chat_id}
+    if conv.workspace:
+        meta["workspace"] = conv.workspace
+    if conv.topic:
+        meta["topic"] = conv.topic
+    return meta
+
+
+def new_token() -> str:
+    """A short url-safe token for button payloads (16 characters, 96 random bits)."""
+    return secrets.token_urlsafe(12)
