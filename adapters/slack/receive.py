@@ -156,27 +156,11 @@ def parse_message_event(
     if event.get("bot_id") or not channel or not ts or not user or event.get("edited"):
         return None
     text = str(event.get("text") or "")
-    thread_ts = event.get("thread_ts")
-    is_direct = kind == "message" and event.get("channel_type") == "im"
     mentions_bot = bool(bot_user_id) and bot_user_id in _USER_MENTION.findall(text)
-    needs_known_thread = False
-    if is_direct:
-        topic, reply_to = None, thread_ts
-    elif kind == "app_mention":
-        topic = reply_to = thread_ts or ts
-    else:
-        if mentions_bot or not thread_ts or thread_ts == ts:
-            return None  # mentions arrive as app_mention; top-level chatter is not for the bot
-        topic = reply_to = thread_ts
-        needs_known_thread = True
-    conversation = Conversation(
-        platform=PLATFORM,
-        workspace=str(body.get("team_id") or event.get("team") or ""),
-        chat_id=channel,
-        topic=topic,
-        is_direct=is_direct,
-        reply_to=reply_to,
-    )
+    placed = _place(body, event, mentions_bot)
+    if placed is None:
+        return None
+    conversation, needs_known_thread = placed
     message = InboundMessage(
         conversation=conversation,
         sender=Sender(user_id=user),
@@ -191,6 +175,34 @@ def parse_message_event(
         is_mention=kind == "app_mention" or mentions_bot,
     )
     return ParsedMessage(message, needs_known_thread)
+
+
+def _place(
+    body: dict[str, Any], event: dict[str, Any], mentions_bot: bool
+) -> tuple[Conversation, bool] | None:
+    """Where a person's message belongs, and whether only a thread the bot knows makes it the
+    bot's (a plain channel reply); None for what is not for the bot at all."""
+    kind, ts, thread_ts = event.get("type"), event.get("ts"), event.get("thread_ts")
+    is_direct = kind == "message" and event.get("channel_type") == "im"
+    needs_known_thread = False
+    if is_direct:
+        topic, reply_to = None, thread_ts
+    elif kind == "app_mention":
+        topic = reply_to = thread_ts or ts
+    else:
+        if mentions_bot or not thread_ts or thread_ts == ts:
+            return None  # mentions arrive as app_mention; top-level chatter is not for the bot
+        topic = reply_to = thread_ts
+        needs_known_thread = True
+    conversation = Conversation(
+        platform=PLATFORM,
+        workspace=str(body.get("team_id") or event.get("team") or ""),
+        chat_id=event.get("channel"),
+        topic=topic,
+        is_direct=is_direct,
+        reply_to=reply_to,
+    )
+    return conversation, needs_known_thread
 
 
 def interaction_sender(body: dict[str, Any]) -> Sender:
