@@ -157,7 +157,7 @@ def parse_message_event(
         return None
     text = str(event.get("text") or "")
     mentions_bot = bool(bot_user_id) and bot_user_id in _USER_MENTION.findall(text)
-    placed = _place(body, event, mentions_bot)
+    placed = _place(body, event, channel, mentions_bot)
     if placed is None:
         return None
     conversation, needs_known_thread = placed
@@ -178,7 +178,7 @@ def parse_message_event(
 
 
 def _place(
-    body: dict[str, Any], event: dict[str, Any], mentions_bot: bool
+    body: dict[str, Any], event: dict[str, Any], channel: str, mentions_bot: bool
 ) -> tuple[Conversation, bool] | None:
     """Where a person's message belongs, and whether only a thread the bot knows makes it the
     bot's (a plain channel reply); None for what is not for the bot at all."""
@@ -197,7 +197,7 @@ def _place(
     conversation = Conversation(
         platform=PLATFORM,
         workspace=str(body.get("team_id") or event.get("team") or ""),
-        chat_id=event.get("channel"),
+        chat_id=channel,
         topic=topic,
         is_direct=is_direct,
         reply_to=reply_to,
