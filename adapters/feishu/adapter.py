@@ -32,9 +32,10 @@ from .content import split_ref
 from .live import ANSWER_ELEMENT, LiveMessages, edited_card, interval, live_markdown, streaming_card
 from .long_connection import LongConnection
 from .names import NameBook
+from .open_api import FeishuApiError, build_client
 from .receive import PLATFORM, FeishuReceiver
 from .render import Card, card_json, render_answered, render_clarification, render_notice, render_reply
-from .send import STREAMING_CLOSED_CODES, FeishuApiError, FeishuSender, build_client, entity_content
+from .send import STREAMING_CLOSED_CODES, FeishuSender, entity_content
 from .webhook import events_route
 
 log = logging.getLogger(__name__)

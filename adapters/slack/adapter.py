@@ -14,7 +14,6 @@ import asyncio
 import logging
 import re
 import uuid
-from functools import partial
 from typing import Any, ClassVar
 
 import aiohttp
@@ -26,33 +25,27 @@ from slack_bolt.response import BoltResponse
 from starlette.routing import BaseRoute, Route
 
 from clarigate.adapters.slack.settings import SlackSettings
-from clarigate.agent.protocol import catalog, ui_text
+from clarigate.agent.protocol import ui_text
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import (
     AcceptOutcome,
     Attachment,
-    ClarificationClosed,
-    ClarificationOut,
     Conversation,
-    ErrorReply,
     InboundMessage,
-    LiveEnd,
     LiveView,
     MessageRef,
     Outbound,
-    ProgressUpdate,
-    TextReply,
 )
-from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, GatewayPort, PlatformAdapter
-from clarigate.gateway.boundary.retry import RetryPolicy, post_each_once
+from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, PlatformAdapter
+from clarigate.gateway.boundary.retry import RetryPolicy
 
 from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids, name_mentions
 from .files import download
 from .interactions import ClarificationInteractions
 from .live import EDIT, STREAM, LiveMessages
-from .markup import escape_mrkdwn
 from .names import NameBook
+from .outbound import SlackOutbound
 from .receive import (
     FAILURE,
     PLATFORM,
@@ -65,12 +58,6 @@ from .receive import (
 )
 from .render import (
     ACTION_PREFIX,
-    answered_mrkdwn,
-    notification_text,
-    private_notice_mrkdwn,
-    render_answered,
-    render_clarification,
-    render_reply,
 )
 from .send import SlackSender, build_ack_path_client, build_client
 
@@ -106,6 +93,7 @@ class SlackAdapter(PlatformAdapter):
         self.sender = SlackSender(self.client, self.ack_client)
         self.names = NameBook(self.sender.user_name)
         self.live = LiveMessages(self.sender)
+        self.outbound = SlackOutbound(gateway, self.sender, self.live)
         self.bot_user_id: str | None = None
         # Work before ack: an exception answers 500 and Slack redelivers (deduped by id).
         # Unhandled requests reach ``_on_error`` (200 and a count) instead of Bolt's 404.
@@ -127,9 +115,6 @@ class SlackAdapter(PlatformAdapter):
         self.app.command(re.compile(".*"))(self._on_command)
         self.app.error(self._on_error)
         self._socket: Any = None
-        # finished "Working…" messages by chat thread, each waiting for the reply that replaces it
-        # (sent next by the same worker, so process memory is enough)
-        self._working: dict[str, MessageRef] = {}
 
     # --- receiving ----------------------------------------------------------------------
 
@@ -320,50 +305,7 @@ class SlackAdapter(PlatformAdapter):
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Deliver one outbound item in the conversation's thread; Slack's refusals are raised as
         ``DeliveryFailed`` (``invalid_blocks`` on a question is permanent: the core falls back)."""
-        channel, thread = conversation.chat_id, conversation.reply_to
-        if isinstance(item, (TextReply, ErrorReply)) and item.private_to is not None:
-            text = private_notice_mrkdwn(item.text)
-            if isinstance(item, ErrorReply):
-                text = catalog.icon("warning") + " " + text
-            await self.sender.ephemeral(channel, item.private_to.user_id, text, thread)
-            return None  # an ephemeral message cannot be updated or deleted
-        if isinstance(item, TextReply) and item.live is not None:
-            return await self.live.finish(conversation, item, self._state)
-        if isinstance(item, LiveEnd):
-            await self.live.end(conversation, item.ref)
-            return None
-        if isinstance(item, TextReply):
-            # a part posted by an earlier attempt of this delivery is not posted again
-            posted = await post_each_once(
-                self._state,
-                item.delivery_id,
-                render_reply(item.text),
-                partial(self._post, conversation),
-            )
-            return self._ref(channel, posted[-1] if posted else "", thread)
-        if isinstance(item, ClarificationOut):
-            blocks = render_clarification(item)
-            await self._clear_working(conversation)
-            ts = await self.sender.post(channel, notification_text(item.request.question), blocks, thread)
-            return self._ref(channel, ts, thread)
-        if isinstance(item, ClarificationClosed):
-            ref = item.view.message_ref
-            if ref is None:
-                return None
-            line = answered_mrkdwn(item.view, item.answered_line)
-            await self.sender.update(
-                ref.chat_id, ref.message_id, line, render_answered(item.view.request, line)
-            )
-            return ref
-        if isinstance(item, ProgressUpdate):
-            return await self._progress(conversation, item)
-        if isinstance(item, ErrorReply):
-            await self._clear_working(conversation)
-            ts = await self.sender.post(
-                channel, catalog.icon("warning") + " " + escape_mrkdwn(item.text), thread_ts=thread
-            )
-            return self._ref(channel, ts, thread)
-        return None
+        return await self.outbound.send(conversation, item)
 
     # --- live messages (adapters/slack/live.py) ------------------------------------------------
 
@@ -383,60 +325,6 @@ class SlackAdapter(PlatformAdapter):
         """Create or update the run's live message (a stream, or a message edited)."""
         return await self.live.show(conversation, view, ref)
 
-    async def _post(self, conversation: Conversation, text: str) -> str:
-        """Post reply text in the conversation's thread; the finished "Working…" message becomes it
-        when there is one (a question or a notice is posted on its own, the indicator removed)."""
-        working = self._working.pop(conversation.thread_key, None)
-        if working is not None:
-            try:
-                await self.sender.update(working.chat_id, working.message_id, text, None)
-                return working.message_id
-            except DeliveryFailed as error:  # deleted meanwhile, too old to edit: post it anew
-                log.info("slack: could not edit the progress message: %s", error.code)
-                await self._delete_quietly(working)
-        return await self.sender.post(conversation.chat_id, text, thread_ts=conversation.reply_to)
-
-    async def _clear_working(self, conversation: Conversation) -> None:
-        working = self._working.pop(conversation.thread_key, None)
-        if working is not None:
-            await self._delete_quietly(working)
-
-    async def _progress(self, conversation: Conversation, item: ProgressUpdate) -> MessageRef | None:
-        """A "Working…" message while the agent runs; the reply that follows is edited into it."""
-        channel, thread = conversation.chat_id, conversation.reply_to
-        if item.state == "started":
-            ts = await self.sender.post(
-                channel,
-                catalog.icon("working") + " _" + ui_text("working", item.locale) + "_",
-                thread_ts=thread,
-            )
-            return self._ref(channel, ts, thread)
-        if item.ref is not None and item.reply_follows:
-            # one chat.update of this message instead of a chat.delete and a new post
-            if len(self._working) >= 1000:  # a reply that never came (bounded all the same)
-                self._working.pop(next(iter(self._working)))
-            self._working[conversation.thread_key] = item.ref
-        elif item.ref is not None:
-            await self._delete_quietly(item.ref)
-        return None
-
-    async def _delete_quietly(self, ref: MessageRef) -> None:
-        try:
-            await self.sender.delete(ref.chat_id, ref.message_id)
-        except DeliveryFailed as error:  # already gone: nothing left to tidy
-            log.info("slack: could not delete the progress message: %s", error.code)
-
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """A shared file's bytes, downloaded with the bot token (``files:read``), size- and type-checked."""
         return await download(attachment, self._token, self.settings.api_url, max_bytes)
-
-    @property
-    def _state(self) -> AdapterState | None:
-        """The core's adapter state (None for an adapter made without a core: ``doctor``, tests)."""
-        return getattr(self.gateway, "state", None)
-
-    @staticmethod
-    def _ref(channel: str, ts: str, thread: str | None) -> MessageRef:
-        return MessageRef(
-            platform=PLATFORM, chat_id=channel, message_id=ts, extra={"thread_ts": thread} if thread else {}
-        )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
@@ -56,6 +57,52 @@ def _clicked_value(action: dict[str, Any]) -> str | None:
     return action.get("value")
 
 
+@dataclass(frozen=True)
+class _Click:
+    """A click on a clarification message: its button token, who clicked, and where."""
+
+    token: str
+    person: Sender
+    channel: str | None
+    message_ts: str | None
+    thread_ts: str | None
+
+
+def _click_of(body: dict[str, Any], token: str) -> _Click:
+    """Where a ``block_actions`` click happened (the container names the message; the message
+    itself is the fallback)."""
+    container, message = body.get("container") or {}, body.get("message") or {}
+    return _Click(
+        token=token,
+        person=interaction_sender(body),
+        channel=(body.get("channel") or {}).get("id") or container.get("channel_id"),
+        message_ts=container.get("message_ts") or message.get("ts"),
+        thread_ts=message.get("thread_ts"),
+    )
+
+
+def _click_answer(action: str, click: _Click, view: PendingView, event_id: str) -> InboundAnswer | None:
+    """The answer a click on Cancel / Skip or on an option gives; None for an option not offered."""
+    if action == "decline":
+        return InboundAnswer(
+            sender=click.person,
+            event_id=event_id,
+            token=click.token,
+            decline=True,
+            conversation=view.conversation,
+        )
+    index = option_index(action)
+    if index is None or not 1 <= index <= len(view.request.options):
+        return None
+    return InboundAnswer(
+        sender=click.person,
+        event_id=event_id,
+        token=click.token,
+        option_id=view.request.options[index - 1].id,
+        conversation=view.conversation,
+    )
+
+
 class ClarificationInteractions:
     """Bolt listeners for ``block_actions`` and ``view_submission`` on clarifications."""
 
@@ -90,55 +137,36 @@ class ClarificationInteractions:
         if parsed is None:
             return
         token, action = parsed
-        person = interaction_sender(body)
-        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
-        message = body.get("message") or {}
-        message_ts = (body.get("container") or {}).get("message_ts") or message.get("ts")
-        thread_ts = message.get("thread_ts")
+        click = _click_of(body, token)
         view = await self.gateway.pending_by_token(token)
         if view is None:
-            await self._tell(channel, person, ui_text("expired"), None, thread_ts)
+            await self._tell(click.channel, click.person, ui_text("expired"), None, click.thread_ts)
             return
         if action in ("other", "form"):
-            refusal = await self.gateway.may_answer(view, person)
-            if refusal is not None:
-                await self._tell(channel, person, refusal.message, refusal.view or view, thread_ts)
-                return
-            metadata = modal_metadata(token, channel, message_ts)
-            modal = (
-                render_form_modal(view.request, metadata)
-                if action == "form"
-                else (render_other_modal(view.request, metadata))
-            )
-            # Opened beside the ack, not before it: the trigger lives 3 s from the click whatever
-            # the ack does, and a slow views.open must not make the click look failed.
-            self.after_the_ack(
-                self._open(str(body.get("trigger_id")), modal, view, channel, person, thread_ts)
-            )
+            await self._offer_modal(action, click, view, str(body.get("trigger_id")))
             return
-        if action == "decline":
-            answer = InboundAnswer(
-                sender=person,
-                event_id=interaction_id(body),
-                token=token,
-                decline=True,
-                conversation=view.conversation,
-            )
-            outcome = await self.gateway.submit_answer(answer)
-            await self._after(outcome, view, channel, message_ts, person, thread_ts)
+        answer = _click_answer(action, click, view, interaction_id(body))
+        if answer is None:
             return
-        index = option_index(action)
-        if index is None or not 1 <= index <= len(view.request.options):
-            return
-        answer = InboundAnswer(
-            sender=person,
-            event_id=interaction_id(body),
-            token=token,
-            option_id=view.request.options[index - 1].id,
-            conversation=view.conversation,
-        )
         outcome = await self.gateway.submit_answer(answer)
-        await self._after(outcome, view, channel, message_ts, person, thread_ts)
+        await self._after(outcome, view, click.channel, click.message_ts, click.person, click.thread_ts)
+
+    async def _offer_modal(self, action: str, click: _Click, view: PendingView, trigger_id: str) -> None:
+        """ "Other…" or "Fill in": the modal, for someone who may answer (a refusal is told privately)."""
+        channel, person, thread_ts = click.channel, click.person, click.thread_ts
+        refusal = await self.gateway.may_answer(view, person)
+        if refusal is not None:
+            await self._tell(channel, person, refusal.message, refusal.view or view, thread_ts)
+            return
+        metadata = modal_metadata(click.token, channel, click.message_ts)
+        modal = (
+            render_form_modal(view.request, metadata)
+            if action == "form"
+            else (render_other_modal(view.request, metadata))
+        )
+        # Opened beside the ack, not before it: the trigger lives 3 s from the click whatever
+        # the ack does, and a slow views.open must not make the click look failed.
+        self.after_the_ack(self._open(trigger_id, modal, view, channel, person, thread_ts))
 
     async def _open(
         self,

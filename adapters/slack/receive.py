@@ -156,9 +156,34 @@ def parse_message_event(
     if event.get("bot_id") or not channel or not ts or not user or event.get("edited"):
         return None
     text = str(event.get("text") or "")
-    thread_ts = event.get("thread_ts")
-    is_direct = kind == "message" and event.get("channel_type") == "im"
     mentions_bot = bool(bot_user_id) and bot_user_id in _USER_MENTION.findall(text)
+    placed = _place(body, event, channel, mentions_bot)
+    if placed is None:
+        return None
+    conversation, needs_known_thread = placed
+    message = InboundMessage(
+        conversation=conversation,
+        sender=Sender(user_id=user),
+        text=decode_text(strip_bot_mention(text, bot_user_id), names),
+        event_id=event_message_id(channel, ts),
+        message_id=ts,
+        attachments=[
+            attachment
+            for f in event.get("files") or []
+            if isinstance(f, dict) and (attachment := file_attachment(f)) is not None
+        ],
+        is_mention=kind == "app_mention" or mentions_bot,
+    )
+    return ParsedMessage(message, needs_known_thread)
+
+
+def _place(
+    body: dict[str, Any], event: dict[str, Any], channel: str, mentions_bot: bool
+) -> tuple[Conversation, bool] | None:
+    """Where a person's message belongs, and whether only a thread the bot knows makes it the
+    bot's (a plain channel reply); None for what is not for the bot at all."""
+    kind, ts, thread_ts = event.get("type"), event.get("ts"), event.get("thread_ts")
+    is_direct = kind == "message" and event.get("channel_type") == "im"
     needs_known_thread = False
     if is_direct:
         topic, reply_to = None, thread_ts
@@ -177,20 +202,7 @@ def parse_message_event(
         is_direct=is_direct,
         reply_to=reply_to,
     )
-    message = InboundMessage(
-        conversation=conversation,
-        sender=Sender(user_id=user),
-        text=decode_text(strip_bot_mention(text, bot_user_id), names),
-        event_id=event_message_id(channel, ts),
-        message_id=ts,
-        attachments=[
-            attachment
-            for f in event.get("files") or []
-            if isinstance(f, dict) and (attachment := file_attachment(f)) is not None
-        ],
-        is_mention=kind == "app_mention" or mentions_bot,
-    )
-    return ParsedMessage(message, needs_known_thread)
+    return conversation, needs_known_thread
 
 
 def interaction_sender(body: dict[str, Any]) -> Sender:

@@ -12,7 +12,6 @@ import logging
 import re
 from dataclasses import replace
 from functools import partial
-from typing import Any
 
 from starlette.routing import BaseRoute
 from telegram import Bot, Message, Update
@@ -22,19 +21,12 @@ from telegram.request import HTTPXRequest
 from clarigate.adapters.telegram.settings import TelegramSettings
 from clarigate.gateway.boundary.messages import (
     Attachment,
-    ClarificationClosed,
-    ClarificationOut,
     Conversation,
-    ErrorReply,
-    LiveEnd,
     LiveView,
     MessageRef,
     Outbound,
-    ProgressUpdate,
-    TextReply,
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
-from clarigate.gateway.boundary.retry import post_each_once
 
 from .chat_action import TypingIndicators
 from .commands import MENU, parse_command
@@ -42,9 +34,9 @@ from .effects import AfterAck
 from .forms import LATEST_TTL, latest_key
 from .interactions import Interactions
 from .live import LiveMessages
-from .markup import split_markdown
 from .media import attachments_of, fetch_file
 from .migration import ChatMoves
+from .outbound import TelegramOutbound
 from .polling import ALLOWED_UPDATES, LeasedPoller
 from .receive import (
     BotIdentity,
@@ -54,19 +46,16 @@ from .receive import (
     locale_of,
     mentions_bot,
     message_text,
-    remember_chain,
     replies_to_bot,
     sender_for,
     webhook_route,
     without_mention,
 )
-from .render import TelegramMessage, escape, render_answered, render_clarification
-from .send import STARTUP_RETRIES, TelegramSender, delivery_failure, message_ref, patiently
+from .send import STARTUP_RETRIES, TelegramSender, delivery_failure, patiently
 
 log = logging.getLogger(__name__)
 
 _SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what Telegram accepts as secret_token
-PRIVATE_NOTE_TTL = 24 * 3600  # a refusal meant for one person is shown to them once a day
 
 
 class TelegramAdapter(PlatformAdapter):
@@ -98,6 +87,7 @@ class TelegramAdapter(PlatformAdapter):
             self.poller = LeasedPoller(self.bot, gateway.state, self.handle_update, lease_ttl, poll_timeout)
         self.typing = TypingIndicators(self.sender)
         self.live = LiveMessages(self.sender, gateway.state, self.typing)
+        self.outbound = TelegramOutbound(gateway, self.sender, self.live, self.typing)
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -197,14 +187,8 @@ class TelegramAdapter(PlatformAdapter):
         message = update.message
         if message is None:
             return  # edits, channel posts: not requests
-        if message.migrate_to_chat_id:  # said in the old group
-            await self.moves.moved(str(message.chat_id), str(message.migrate_to_chat_id))
+        if await self._not_a_request(message):
             return
-        if message.migrate_from_chat_id:  # said in the new supergroup
-            await self.moves.moved(str(message.migrate_from_chat_id), str(message.chat_id))
-            return
-        if message.is_automatic_forward:
-            return  # a linked channel's post copied into its discussion group: nobody asked anything
         sender = sender_for(message)
         if sender is None:
             return  # other bots (and this one)
@@ -245,6 +229,17 @@ class TelegramAdapter(PlatformAdapter):
             inbound_message(update, message, conversation, sender, clean, True, attachments)
         )
 
+    async def _not_a_request(self, message: Message) -> bool:
+        """A group's move to a supergroup (followed here) or a channel's post copied in: no one asked."""
+        if message.migrate_to_chat_id:  # said in the old group
+            await self.moves.moved(str(message.chat_id), str(message.migrate_to_chat_id))
+            return True
+        if message.migrate_from_chat_id:  # said in the new supergroup
+            await self.moves.moved(str(message.migrate_from_chat_id), str(message.chat_id))
+            return True
+        # a linked channel's post copied into its discussion group: nobody asked anything
+        return bool(message.is_automatic_forward)
+
     async def _conversation(self, message: Message, reply: bool) -> Conversation:
         """Where the message belongs: an upgraded group's supergroup keeps the group's identity,
         and a reply to the bot in a group stays in the reply chain of the message it answers."""
@@ -271,7 +266,7 @@ class TelegramAdapter(PlatformAdapter):
         Bot API errors come back as ``DeliveryFailed``.
         """
         try:
-            return await self._deliver(conversation, item)
+            return await self.outbound.deliver(conversation, item)
         except TelegramError as exc:
             failure = delivery_failure(exc, item.kind)
             log.warning(
@@ -284,71 +279,6 @@ class TelegramAdapter(PlatformAdapter):
             )
             raise failure from exc
 
-    async def _deliver(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
-        if (
-            isinstance(item, TextReply | ErrorReply)
-            and item.private_to is not None
-            and not conversation.is_direct
-        ):
-            return await self._note_privately(conversation, item)
-        if isinstance(item, TextReply) and item.live is not None:
-            finished = await self.live.finish(conversation, item.text, item.live, item.delivery_id)
-            for part in finished:
-                await remember_chain(self.gateway.state, conversation, part.message_id)
-            return finished[-1] if finished else None
-        if isinstance(item, TextReply):
-            return await self._post_reply(conversation, item)
-        if isinstance(item, LiveEnd):
-            await self.live.end(conversation, item.ref)
-            return None
-        if isinstance(item, ClarificationOut):
-            return await self._post(conversation, render_clarification(item))
-        if isinstance(item, ClarificationClosed):
-            ref = item.view.message_ref
-            if ref is not None:
-                await self.sender.edit(
-                    ref.chat_id, ref.message_id, render_answered(item.view.request, item.answered_line)
-                )
-            return None
-        if isinstance(item, ProgressUpdate):
-            await self._progress(conversation, item)
-            return None
-        if isinstance(item, ErrorReply):
-            return await self._post(conversation, TelegramMessage(escape(item.text)))
-        raise TypeError(f"unknown outbound item {type(item).__name__}")
-
-    async def _post_reply(self, conversation: Conversation, item: TextReply) -> MessageRef | None:
-        """A reply split at 4096 characters, one message per piece; a piece posted by an earlier
-        attempt of this delivery is not posted again."""
-
-        async def post(piece: str) -> dict[str, Any]:
-            message = await self.sender.post_piece(conversation, piece)
-            await remember_chain(self.gateway.state, conversation, str(message.message_id))
-            return message_ref(message).model_dump(mode="json")
-
-        pieces = [piece for piece in split_markdown(item.text) if piece.strip()]
-        posted = await post_each_once(self.gateway.state, item.delivery_id, pieces, post)
-        return MessageRef.model_validate(posted[-1]) if posted else None
-
-    async def _note_privately(
-        self, conversation: Conversation, item: TextReply | ErrorReply
-    ) -> MessageRef | None:
-        """A line meant for one person in a group (say, "Only Alice can answer"): Telegram has no
-        message only one member sees, so it is a reply to that person's message, at most once a
-        day per person and conversation; repeats are dropped, not posted for everyone each time."""
-        assert item.private_to is not None
-        once = f"private-note:{conversation.thread_key}:{item.private_to.user_id}"
-        if await self.gateway.state.get_json(once):
-            log.info("telegram: a note for %s was already shown here; not repeated", item.private_to.user_id)
-            return None
-        await self.gateway.state.set_json(once, True, PRIVATE_NOTE_TTL)
-        return await self._post(conversation, TelegramMessage(escape(item.text)))
-
-    async def _post(self, conversation: Conversation, message: TelegramMessage) -> MessageRef:
-        sent: Message = await self.sender.post(conversation, message)
-        await remember_chain(self.gateway.state, conversation, str(sent.message_id))
-        return message_ref(sent)
-
     async def _note_posted(self, message: Message) -> None:
         """Keep a private chat's latest bot message: a form there takes typed values only right after it."""
         if message.chat.type == "private":
@@ -359,12 +289,6 @@ class TelegramAdapter(PlatformAdapter):
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """A photo's or file's bytes through ``getFile`` and the file download (a worker calls this)."""
         return await fetch_file(self.bot, attachment, max_bytes)
-
-    async def _progress(self, conversation: Conversation, item: ProgressUpdate) -> None:
-        """ "Working…" without streaming: "typing…" until the run is done."""
-        self.typing.stop(conversation)
-        if item.state == "started":
-            await self.typing.start(conversation)
 
     # --- live messages (``live``): drafts in private chats, an edited message elsewhere ------------
 

@@ -36,6 +36,16 @@ def best_photo(sizes: tuple[PhotoSize, ...], max_bytes: int = PHOTO_MAX_BYTES) -
 
 def attachments_of(message: Message) -> list[Attachment]:
     """Every attachment of a message, as the agent should hear of it."""
+    found = [*_pictures_and_files(message), *_sounds(message), *_videos(message)]
+    if message.sticker is not None:
+        sticker = message.sticker
+        found.append(Attachment(kind="sticker", name=f"sticker {sticker.emoji or ''}".strip()))
+    found.extend(_shared_things(message))
+    return found
+
+
+def _pictures_and_files(message: Message) -> list[Attachment]:
+    """A photo (its best size) and a document (an image when its type says so)."""
     found: list[Attachment] = []
     photo = best_photo(message.photo)
     if photo is not None:
@@ -60,6 +70,12 @@ def attachments_of(message: Message) -> list[Attachment]:
                 ref=doc.file_id,
             )
         )
+    return found
+
+
+def _sounds(message: Message) -> list[Attachment]:
+    """A voice message and an audio file (named for its performer and title when it has no name)."""
+    found: list[Attachment] = []
     if message.voice is not None:
         voice = message.voice
         found.append(
@@ -79,6 +95,12 @@ def attachments_of(message: Message) -> list[Attachment]:
                 kind="audio", name=name, mime_type=audio.mime_type, size=audio.file_size, ref=audio.file_id
             )
         )
+    return found
+
+
+def _videos(message: Message) -> list[Attachment]:
+    """A video, an animation (a GIF) and a round video message."""
+    found: list[Attachment] = []
     for video in (message.video, message.animation):
         if video is not None:
             found.append(
@@ -93,10 +115,6 @@ def attachments_of(message: Message) -> list[Attachment]:
     if message.video_note is not None:
         note = message.video_note
         found.append(Attachment(kind="video", name="video message", size=note.file_size, ref=note.file_id))
-    if message.sticker is not None:
-        sticker = message.sticker
-        found.append(Attachment(kind="sticker", name=f"sticker {sticker.emoji or ''}".strip()))
-    found.extend(_shared_things(message))
     return found
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from lark_oapi.core.enum import AccessTokenType, HttpMethod
 from lark_oapi.core.model import BaseRequest
 
-from clarigate.adapters.feishu.send import POOL_SIZE, build_client
+from clarigate.adapters.feishu.open_api import POOL_SIZE, build_client
 from clarigate.gateway.boundary.messages import Attachment, Conversation, TextReply
 
 from .conftest import feishu_settings

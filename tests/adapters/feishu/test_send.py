@@ -9,8 +9,9 @@ import threading
 import pytest
 
 from clarigate.adapters.feishu import FeishuAdapter
+from clarigate.adapters.feishu.open_api import FeishuApiError, build_client
 from clarigate.adapters.feishu.render import render_notice
-from clarigate.adapters.feishu.send import FeishuApiError, FeishuSender, build_client
+from clarigate.adapters.feishu.send import FeishuSender
 from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput

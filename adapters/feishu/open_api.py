@@ -1,0 +1,270 @@
+"""The Feishu open API client through lark-oapi: the tenant token, one call, its answer classified.
+
+lark-oapi fetches the tenant token and sends requests with blocking ``requests``,
+so every call runs in a worker thread. lark-oapi 1.7.5 sends each request with
+``requests.request`` (its async ``a*`` methods open an ``httpx.AsyncClient`` per call
+and fetch the token with blocking ``requests`` all the same): a new TCP connection and
+TLS handshake per call, and it has no setting for a session. So the ``requests`` its
+transport module uses is replaced, once, by a stand-in whose ``request`` goes through the
+keep-alive ``requests.Session`` of the client making the call (a context variable set for
+that call only) and through requests' one-off session otherwise, exactly as before. Each
+client owns its session for its life (``close``).
+
+Each call is made once; the core's delivery retries a transient failure through the one
+retry policy (``clarigate.gateway.boundary.retry``). A rate limit (HTTP 429 or code 99991400,
+and the per-chat limit answered with HTTP 400 code 230020) is transient with the reset the
+server names as its ``retry_after``; a 5xx or a network error is transient; a tenant token
+Feishu no longer accepts is dropped from lark-oapi's cache and the call made once more with a
+new one.
+
+Every failure is a ``clarigate.gateway.boundary.port.DeliveryFailed``: permanent for a refusal (a 4xx or a
+Feishu ``code`` that no retry changes: a card Feishu will not show, a chat the bot left),
+transient for a rate limit, a 5xx or the network. Feishu's code and message are logged and
+counted. The message operations on top of it are in ``send.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any, TypeVar
+
+import lark_oapi as lark
+import requests
+from lark_oapi.core.enum import AccessTokenType, HttpMethod
+from lark_oapi.core.http import transport as lark_transport
+from lark_oapi.core.model import BaseRequest
+from lark_oapi.core.token.manager import TokenManager
+from requests.adapters import HTTPAdapter
+
+from clarigate.adapters.feishu.settings import FeishuSettings
+from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.runtime.logs import log_platform_call
+from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
+
+# The logger these lines have always been written under (operators' filters name it).
+log = logging.getLogger("clarigate.adapters.feishu.send")
+
+RATE_LIMITED_CODE = 99991400
+#: The limit that comes with HTTP 400: "this operation triggers the frequency limit"
+#: (5 messages/s per chat or user, e.g. a long reply split into many cards).
+RATE_LIMITED_400_CODES = {230020}
+#: The tenant token is invalid or expired; lark-oapi would keep sending its cached one for hours.
+TOKEN_REJECTED_CODES = {99991663, 99991664, 99991665, 99991668}
+#: "Access denied": the app lacks every scope the API accepts.
+SCOPE_MISSING_CODE = 99991672
+#: Connections kept open per host: as many as calls can run at once (asyncio's default thread pool).
+POOL_SIZE = 32
+_JSON = {"Content-Type": "application/json; charset=utf-8"}
+
+_T = TypeVar("_T")
+
+# --- one keep-alive connection pool per client -------------------------------------------------
+
+#: The session of the client whose call runs in this thread (set around each call).
+_SESSION: ContextVar[requests.Session | None] = ContextVar("feishu_session", default=None)
+
+
+class _PooledRequests:
+    """What lark-oapi's transport module sees as ``requests``: ``request`` goes through the session
+    of the client making the call, else through requests' one-off session as lark-oapi does."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(requests, name)
+
+    @staticmethod
+    def request(method: str, url: str, **kwargs: Any) -> requests.Response:
+        session = _SESSION.get()
+        if session is None:
+            return requests.request(method, url, **kwargs)
+        return session.request(method, url, **kwargs)
+
+
+def _install_pool() -> bool:
+    """Put ``_PooledRequests`` in lark-oapi's transport (once); False when its transport changed."""
+    current = getattr(lark_transport, "requests", None)
+    if isinstance(current, _PooledRequests):
+        return True
+    if current is not requests:
+        log.warning("feishu: lark-oapi's transport changed; API calls open a connection each")
+        return False
+    lark_transport.requests = _PooledRequests()  # type: ignore[assignment]
+    return True
+
+
+POOLED = _install_pool()
+
+
+def new_session(pool_size: int = POOL_SIZE) -> requests.Session:
+    """A keep-alive session holding up to ``pool_size`` connections per host."""
+    session = requests.Session()
+    adapter = HTTPAdapter(pool_connections=4, pool_maxsize=pool_size)
+    session.mount("https://", adapter)
+    session.mount("http://", adapter)
+    return session
+
+
+class FeishuApiError(DeliveryFailed):
+    """A Feishu API call that failed: refused (``permanent``), or worth another attempt later."""
+
+    def __init__(
+        self,
+        message: str,
+        status: int | None = None,
+        code: int | None = None,
+        *,
+        permanent: bool = True,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            permanent=permanent,
+            retry_after=retry_after,
+            code=str(code) if code is not None else None,
+        )
+        self.status = status
+        self.feishu_code = code
+
+
+class _TokenRejected(Exception):
+    """Feishu no longer accepts lark-oapi's cached tenant token (the call is made again with a new one)."""
+
+
+def build_client(settings: FeishuSettings, timeout: float = 10.0) -> lark.Client:
+    """The lark-oapi client for these credentials, on ``settings.domain`` (Feishu, Lark or a test server)."""
+    secret = settings.app_secret.get_secret_value() if settings.app_secret else ""
+    return (
+        lark.Client.builder()
+        .app_id(settings.app_id or "")
+        .app_secret(secret)
+        .domain(settings.domain.rstrip("/"))
+        .timeout(timeout)
+        .log_level(lark.LogLevel.WARNING)
+        .build()
+    )
+
+
+class OpenApiClient:
+    """One open API call at a time, on one keep-alive connection pool, classified on failure."""
+
+    def __init__(self, client: lark.Client, session: requests.Session | None = None) -> None:
+        self.client = client
+        self.session = session or new_session()
+
+    def close(self) -> None:
+        """Close the pool's connections (the adapter's ``stop``)."""
+        self.session.close()
+
+    def _pooled(self, function: Callable[..., _T], *args: Any) -> _T:
+        """Run ``function`` (in a worker thread) with lark-oapi's requests going through our pool."""
+        token = _SESSION.set(self.session)
+        try:
+            return function(*args)
+        finally:
+            _SESSION.reset(token)
+
+    async def call(
+        self,
+        method: HttpMethod,
+        uri: str,
+        body: dict[str, Any] | None,
+        queries: list[tuple[str, str]] | None = None,
+        whole: bool = False,
+    ) -> dict[str, Any]:
+        """One API call (no retry: see ``_call``); its ``data`` (or the whole answer with ``whole``)."""
+
+        def send() -> Any:
+            request = (
+                BaseRequest.builder()
+                .http_method(method)
+                .uri(uri)
+                .token_types({AccessTokenType.TENANT})
+                .queries(list(queries or []))
+                .headers(dict(_JSON))
+                .body(body)
+                .build()
+            )
+            return self.client.request(request)
+
+        return await self._call(f"{method.name} {uri}", send, whole=whole)
+
+    async def _call(self, label: str, send: Callable[[], Any], whole: bool = False) -> dict[str, Any]:
+        """Run ``send`` (a lark-oapi call) once, in a worker thread on the pool; returns the answer's
+        ``data`` (or the whole answer with ``whole``), or raises ``FeishuApiError`` classified.
+
+        No retry here: the core's delivery (or the caller) tries again through the one retry
+        policy. The one exception is a tenant token Feishu stopped accepting: it is dropped and
+        the call made once more at once, since the failure was lark-oapi's cached token, not the
+        call (a transient failure of that second call is raised like any other).
+        """
+        for renewed in (False, True):
+            try:
+                return await self._once(label, send, whole, may_renew=not renewed)
+            except _TokenRejected:
+                self.forget_token()
+        raise AssertionError("unreachable: a renewed token is not renewed again")  # pragma: no cover
+
+    async def _once(
+        self, label: str, send: Callable[[], Any], whole: bool, may_renew: bool
+    ) -> dict[str, Any]:
+        """One call: its ``data``, or a classified ``FeishuApiError`` (``_TokenRejected`` to renew)."""
+        status, code, wait = None, None, None
+        try:
+            response = await asyncio.to_thread(self._pooled, send)
+        except requests.RequestException as exc:
+            kind, problem = "network", f"network: {exc}"
+        except Exception as exc:  # token endpoint trouble surfaces as SDK exceptions or bad JSON
+            kind, problem = "server_error", f"token or SDK: {exc}"
+        else:
+            status, code = response.raw.status_code, response.code
+            answer = parse_answer(response.raw.content)
+            if status < 400 and code == 0:
+                data = answer.get("data") or {}
+                log_platform_call("feishu", label, "ok", data.get("message_id"))
+                return answer if whole else data
+            feishu_msg = response.msg or answer.get("msg") or ""
+            problem = f"HTTP {status} code {code}: {feishu_msg}"
+            if status == 429 or code == RATE_LIMITED_CODE or code in RATE_LIMITED_400_CODES:
+                kind, wait = "rate_limited", _reset_seconds(response.raw.headers)
+            elif status >= 500:
+                kind = "server_error"
+            elif code in TOKEN_REJECTED_CODES and may_renew:
+                PLATFORM_API_ERRORS.labels("feishu", "client_error").inc()
+                log.warning("feishu %s: tenant token rejected (%s): fetching a new one", label, problem)
+                raise _TokenRejected(problem)
+            else:
+                PLATFORM_API_ERRORS.labels("feishu", "client_error").inc()
+                log_platform_call("feishu", label, f"refused: HTTP {status} code {code} msg {feishu_msg!r}")
+                log.warning("feishu %s refused: HTTP %s code %s msg %r", label, status, code, feishu_msg)
+                raise FeishuApiError(f"{label}: {problem}", status, code)
+        PLATFORM_API_ERRORS.labels("feishu", kind).inc()
+        log_platform_call("feishu", label, f"failed: {kind}")
+        log.warning("feishu %s failed (%s)", label, problem)
+        raise FeishuApiError(f"{label}: {problem}", status, code, permanent=False, retry_after=wait)
+
+    def forget_token(self) -> None:
+        """Drop lark-oapi's cached tenant token, so the next call fetches a new one."""
+        TokenManager.cache.set(f"self_tenant_token:{self.client._config.app_id}", "", 0)
+
+
+def parse_answer(content: bytes | None) -> dict[str, Any]:
+    """An answer's JSON object; empty when the body is not one (a proxy's page, nothing)."""
+    try:
+        value = json.loads(content or b"{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _reset_seconds(headers: dict[str, str] | None) -> float | None:
+    """Seconds until the rate limit resets, from Feishu's header or ``Retry-After``."""
+    lowered = {k.lower(): v for k, v in (headers or {}).items()}
+    for name in ("x-ogw-ratelimit-reset", "retry-after"):
+        try:
+            return max(float(lowered[name]), 0.0)
+        except (KeyError, ValueError):
+            continue
+    return None

@@ -1,0 +1,161 @@
+"""The Slack adapter's ``send``: each outbound item as the Web API calls that show it.
+
+Replies, questions, notices and private notices are posted in the conversation's thread; a
+closed question's message is updated; live replies go through ``LiveMessages``. The
+"Working…" message of a run is kept (by chat thread, in process memory: the reply that
+replaces it is sent next by the same worker) so the reply is edited into it instead of a
+delete and a new post.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+
+from clarigate.agent.protocol import catalog, ui_text
+from clarigate.gateway.boundary.messages import (
+    ClarificationClosed,
+    ClarificationOut,
+    Conversation,
+    ErrorReply,
+    LiveEnd,
+    MessageRef,
+    Outbound,
+    ProgressUpdate,
+    TextReply,
+)
+from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, GatewayPort
+from clarigate.gateway.boundary.retry import post_each_once
+
+from .live import LiveMessages
+from .markup import escape_mrkdwn
+from .receive import PLATFORM
+from .render import (
+    answered_mrkdwn,
+    notification_text,
+    private_notice_mrkdwn,
+    render_answered,
+    render_clarification,
+    render_reply,
+)
+from .send import SlackSender
+
+# The logger these lines have always been written under (operators' filters name it).
+log = logging.getLogger("clarigate.adapters.slack.adapter")
+
+#: Finished "Working…" messages kept at most: a reply that never came must not keep one forever.
+MAX_WORKING = 1000
+
+
+class SlackOutbound:
+    """Delivers outbound items through ``SlackSender`` and ``LiveMessages``."""
+
+    def __init__(self, gateway: GatewayPort, sender: SlackSender, live: LiveMessages) -> None:
+        self.gateway = gateway
+        self.sender = sender
+        self.live = live
+        # finished "Working…" messages by chat thread, each waiting for the reply that replaces it
+        # (sent next by the same worker, so process memory is enough)
+        self._working: dict[str, MessageRef] = {}
+
+    def state(self) -> AdapterState | None:
+        """The core's adapter state (None for an adapter made without a core: ``doctor``, tests)."""
+        return getattr(self.gateway, "state", None)
+
+    async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
+        """Deliver one outbound item in the conversation's thread; Slack's refusals are raised as
+        ``DeliveryFailed`` (``invalid_blocks`` on a question is permanent: the core falls back)."""
+        channel, thread = conversation.chat_id, conversation.reply_to
+        if isinstance(item, (TextReply, ErrorReply)) and item.private_to is not None:
+            text = private_notice_mrkdwn(item.text)
+            if isinstance(item, ErrorReply):
+                text = catalog.icon("warning") + " " + text
+            await self.sender.ephemeral(channel, item.private_to.user_id, text, thread)
+            return None  # an ephemeral message cannot be updated or deleted
+        if isinstance(item, TextReply) and item.live is not None:
+            return await self.live.finish(conversation, item, self.state())
+        if isinstance(item, LiveEnd):
+            await self.live.end(conversation, item.ref)
+            return None
+        if isinstance(item, TextReply):
+            # a part posted by an earlier attempt of this delivery is not posted again
+            posted = await post_each_once(
+                self.state(),
+                item.delivery_id,
+                render_reply(item.text),
+                partial(self._post, conversation),
+            )
+            return self._ref(channel, posted[-1] if posted else "", thread)
+        if isinstance(item, ClarificationOut):
+            blocks = render_clarification(item)
+            await self._clear_working(conversation)
+            ts = await self.sender.post(channel, notification_text(item.request.question), blocks, thread)
+            return self._ref(channel, ts, thread)
+        if isinstance(item, ClarificationClosed):
+            ref = item.view.message_ref
+            if ref is None:
+                return None
+            line = answered_mrkdwn(item.view, item.answered_line)
+            await self.sender.update(
+                ref.chat_id, ref.message_id, line, render_answered(item.view.request, line)
+            )
+            return ref
+        if isinstance(item, ProgressUpdate):
+            return await self._progress(conversation, item)
+        if isinstance(item, ErrorReply):
+            await self._clear_working(conversation)
+            ts = await self.sender.post(
+                channel, catalog.icon("warning") + " " + escape_mrkdwn(item.text), thread_ts=thread
+            )
+            return self._ref(channel, ts, thread)
+        return None
+
+    async def _post(self, conversation: Conversation, text: str) -> str:
+        """Post reply text in the conversation's thread; the finished "Working…" message becomes it
+        when there is one (a question or a notice is posted on its own, the indicator removed)."""
+        working = self._working.pop(conversation.thread_key, None)
+        if working is not None:
+            try:
+                await self.sender.update(working.chat_id, working.message_id, text, None)
+                return working.message_id
+            except DeliveryFailed as error:  # deleted meanwhile, too old to edit: post it anew
+                log.info("slack: could not edit the progress message: %s", error.code)
+                await self._delete_quietly(working)
+        return await self.sender.post(conversation.chat_id, text, thread_ts=conversation.reply_to)
+
+    async def _clear_working(self, conversation: Conversation) -> None:
+        working = self._working.pop(conversation.thread_key, None)
+        if working is not None:
+            await self._delete_quietly(working)
+
+    async def _progress(self, conversation: Conversation, item: ProgressUpdate) -> MessageRef | None:
+        """A "Working…" message while the agent runs; the reply that follows is edited into it."""
+        channel, thread = conversation.chat_id, conversation.reply_to
+        if item.state == "started":
+            ts = await self.sender.post(
+                channel,
+                catalog.icon("working") + " _" + ui_text("working", item.locale) + "_",
+                thread_ts=thread,
+            )
+            return self._ref(channel, ts, thread)
+        if item.ref is not None and item.reply_follows:
+            # one chat.update of this message instead of a chat.delete and a new post
+            if len(self._working) >= MAX_WORKING:  # a reply that never came (bounded all the same)
+                self._working.pop(next(iter(self._working)))
+            self._working[conversation.thread_key] = item.ref
+        elif item.ref is not None:
+            await self._delete_quietly(item.ref)
+        return None
+
+    async def _delete_quietly(self, ref: MessageRef) -> None:
+        try:
+            await self.sender.delete(ref.chat_id, ref.message_id)
+        except DeliveryFailed as error:  # already gone: nothing left to tidy
+            log.info("slack: could not delete the progress message: %s", error.code)
+
+    @staticmethod
+    def _ref(channel: str, ts: str, thread: str | None) -> MessageRef:
+        """The reference of a message posted in ``channel`` (in ``thread`` when given)."""
+        return MessageRef(
+            platform=PLATFORM, chat_id=channel, message_id=ts, extra={"thread_ts": thread} if thread else {}
+        )

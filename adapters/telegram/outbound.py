@@ -1,0 +1,125 @@
+"""The Telegram adapter's ``send``: each outbound item as the Bot API calls that show it.
+
+Replies are split at 4096 characters (a piece posted by an earlier attempt is not posted
+again), questions and notices posted, a closed question's keyboard edited away, live replies
+finished through ``LiveMessages``; "Working…" without streaming is "typing…". Every message
+posted joins the conversation's reply chain, so a reply to it stays in the conversation.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from telegram import Message
+
+from clarigate.gateway.boundary.messages import (
+    ClarificationClosed,
+    ClarificationOut,
+    Conversation,
+    ErrorReply,
+    LiveEnd,
+    MessageRef,
+    Outbound,
+    ProgressUpdate,
+    TextReply,
+)
+from clarigate.gateway.boundary.port import GatewayPort
+from clarigate.gateway.boundary.retry import post_each_once
+
+from .chat_action import TypingIndicators
+from .live import LiveMessages
+from .markup import split_markdown
+from .receive import remember_chain
+from .render import TelegramMessage, escape, render_answered, render_clarification
+from .send import TelegramSender, message_ref
+
+# The logger these lines have always been written under (operators' filters name it).
+log = logging.getLogger("clarigate.adapters.telegram.adapter")
+
+PRIVATE_NOTE_TTL = 24 * 3600  # a refusal meant for one person is shown to them once a day
+
+
+class TelegramOutbound:
+    """Delivers outbound items through ``TelegramSender``, ``LiveMessages`` and "typing…"."""
+
+    def __init__(
+        self, gateway: GatewayPort, sender: TelegramSender, live: LiveMessages, typing: TypingIndicators
+    ) -> None:
+        self.gateway = gateway
+        self.sender = sender
+        self.live = live
+        self.typing = typing
+
+    async def deliver(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
+        """Deliver one outbound item; Bot API errors are raised as they come (``TelegramError``)."""
+        if (
+            isinstance(item, TextReply | ErrorReply)
+            and item.private_to is not None
+            and not conversation.is_direct
+        ):
+            return await self._note_privately(conversation, item)
+        if isinstance(item, TextReply) and item.live is not None:
+            finished = await self.live.finish(conversation, item.text, item.live, item.delivery_id)
+            for part in finished:
+                await remember_chain(self.gateway.state, conversation, part.message_id)
+            return finished[-1] if finished else None
+        if isinstance(item, TextReply):
+            return await self._post_reply(conversation, item)
+        if isinstance(item, LiveEnd):
+            await self.live.end(conversation, item.ref)
+            return None
+        if isinstance(item, ClarificationOut):
+            return await self._post(conversation, render_clarification(item))
+        if isinstance(item, ClarificationClosed):
+            ref = item.view.message_ref
+            if ref is not None:
+                await self.sender.edit(
+                    ref.chat_id, ref.message_id, render_answered(item.view.request, item.answered_line)
+                )
+            return None
+        if isinstance(item, ProgressUpdate):
+            await self._progress(conversation, item)
+            return None
+        if isinstance(item, ErrorReply):
+            return await self._post(conversation, TelegramMessage(escape(item.text)))
+        raise TypeError(f"unknown outbound item {type(item).__name__}")
+
+    async def _post_reply(self, conversation: Conversation, item: TextReply) -> MessageRef | None:
+        """A reply split at 4096 characters, one message per piece; a piece posted by an earlier
+        attempt of this delivery is not posted again."""
+
+        async def post(piece: str) -> dict[str, Any]:
+            message = await self.sender.post_piece(conversation, piece)
+            await remember_chain(self.gateway.state, conversation, str(message.message_id))
+            return message_ref(message).model_dump(mode="json")
+
+        pieces = [piece for piece in split_markdown(item.text) if piece.strip()]
+        posted = await post_each_once(self.gateway.state, item.delivery_id, pieces, post)
+        return MessageRef.model_validate(posted[-1]) if posted else None
+
+    async def _note_privately(
+        self, conversation: Conversation, item: TextReply | ErrorReply
+    ) -> MessageRef | None:
+        """A line meant for one person in a group (say, "Only Alice can answer"): Telegram has no
+        message only one member sees, so it is a reply to that person's message, at most once a
+        day per person and conversation; repeats are dropped, not posted for everyone each time."""
+        assert item.private_to is not None
+        once = f"private-note:{conversation.thread_key}:{item.private_to.user_id}"
+        if await self.gateway.state.get_json(once):
+            log.info("telegram: a note for %s was already shown here; not repeated", item.private_to.user_id)
+            return None
+        await self.gateway.state.set_json(once, True, PRIVATE_NOTE_TTL)
+        return await self._post(conversation, TelegramMessage(escape(item.text)))
+
+    async def _post(self, conversation: Conversation, message: TelegramMessage) -> MessageRef:
+        """Post one message, kept as a link of the conversation's reply chain."""
+        sent: Message = await self.sender.post(conversation, message)
+        await remember_chain(self.gateway.state, conversation, str(sent.message_id))
+        return message_ref(sent)
+
+    async def _progress(self, conversation: Conversation, item: ProgressUpdate) -> None:
+        """ "Working…" without streaming: "typing…" until the run is done."""
+        self.typing.stop(conversation)
+        if item.state == "started":
+            await self.typing.start(conversation)
