@@ -113,16 +113,12 @@ class FeishuSender(OpenApiClient):
         super().__init__(client, session)
         self.sequences = CardSequences()
 
-    async def post_card(self, chat_id: str, card: dict[str, Any], key: str | None = None) -> str:
-        """Post a card in a chat; returns the new message id.
+    async def post_message(self, chat_id: str, content: str, key: str | None = None) -> str:
+        """Post an interactive message (a card's JSON, or ``entity_content``); returns its id.
 
         ``key`` is Feishu's ``uuid``: one message per key within an hour, so a send repeated
         (after a crash, from another replica) is not shown twice. A fresh one when not given.
         """
-        return await self.post_message(chat_id, card_json(card), key)
-
-    async def post_message(self, chat_id: str, content: str, key: str | None = None) -> str:
-        """Post an interactive message (a card's JSON, or ``entity_content``); returns its id."""
         body = {
             "receive_id": chat_id,
             "msg_type": "interactive",
@@ -136,12 +132,6 @@ class FeishuSender(OpenApiClient):
             queries=[("receive_id_type", "chat_id")],
         )
         return str(data.get("message_id") or "")
-
-    async def reply_card(
-        self, message_id: str, card: dict[str, Any], in_thread: bool, key: str | None = None
-    ) -> str:
-        """Reply to a message with a card (inside its thread when ``in_thread``); returns the new id."""
-        return await self.reply_message(message_id, card_json(card), in_thread, key)
 
     async def reply_message(
         self,

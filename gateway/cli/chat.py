@@ -27,8 +27,8 @@ from clarigate.adapters.console import ConsoleAdapter
 from clarigate.adapters.console.receive import ConsoleChat, Leave
 from clarigate.adapters.console.render import words
 from clarigate.gateway.boundary.messages import ClarificationOut
+from clarigate.gateway.flow.agent_run import new_token
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.flow.turn import new_token
 from clarigate.gateway.runtime.app import build_runner, close_gateway
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import RedactingFilter, RunContextFilter, TextFormatter

@@ -13,6 +13,7 @@ import pytest
 
 from clarigate.adapters.feishu.render import (
     MAX_ELEMENTS,
+    card_json,
     element_count,
     native_card,
     render_clarification,
@@ -104,10 +105,10 @@ async def test_server_errors_and_rate_limits_are_transient_failures(make_bot):
 async def test_the_fake_refuses_what_feishu_refuses(make_bot):
     bot = await make_bot()
     with pytest.raises(DeliveryFailed) as refused:
-        await bot.adapter.sender.post_card("oc_p2p", native_card(dropdown_form(), "tok"))
+        await bot.adapter.sender.post_message("oc_p2p", card_json(native_card(dropdown_form(), "tok")))
     assert refused.value.permanent and refused.value.code == "230099"
     ok = render_clarification(dropdown_form(), "tok", render_text_fallback(dropdown_form()))
-    assert await bot.adapter.sender.post_card("oc_p2p", ok)
+    assert await bot.adapter.sender.post_message("oc_p2p", card_json(ok))
 
 
 def test_the_cancel_of_the_text_form_dismisses_it():

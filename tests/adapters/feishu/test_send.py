@@ -10,7 +10,7 @@ import pytest
 
 from clarigate.adapters.feishu import FeishuAdapter
 from clarigate.adapters.feishu.open_api import FeishuApiError, build_client
-from clarigate.adapters.feishu.render import render_notice
+from clarigate.adapters.feishu.render import card_json, render_notice
 from clarigate.adapters.feishu.send import FeishuSender
 from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.adapters.testing import ScriptedRunner
@@ -43,7 +43,7 @@ async def test_a_rate_limit_is_one_call_and_a_transient_failure_with_the_reset(f
 
     for _ in range(2):
         with pytest.raises(FeishuApiError) as limited:
-            await sender.post_card("oc_p2p", {"schema": "2.0", "body": {"elements": []}})
+            await sender.post_message("oc_p2p", card_json({"schema": "2.0", "body": {"elements": []}}))
         assert not limited.value.permanent and limited.value.code == "99991400"
     assert limited.value.retry_after is None  # the HTTP 400 named no reset
     assert len(fake_api.posted()) == 2  # one call per attempt: the core's delivery retries
@@ -54,7 +54,7 @@ async def test_server_errors_are_transient_failures_of_one_call(fake_api):
     sender = quick_sender(fake_api)
     fake_api.fail_next(503, 1)
     with pytest.raises(FeishuApiError) as unavailable:
-        await sender.post_card("oc_1", render_notice("c"))
+        await sender.post_message("oc_1", card_json(render_notice("c")))
     assert not unavailable.value.permanent
     assert [c.method for c in fake_api.message_calls()] == ["POST"]
 
@@ -136,19 +136,19 @@ async def test_the_per_chat_limit_is_transient_not_a_refusal(fake_api):
     fake_api.fail_next(400, 230020)  # "this operation triggers the frequency limit" (5/s per chat)
     before = errors("rate_limited")
     with pytest.raises(FeishuApiError) as limited:
-        await sender.post_card("oc_busy", render_notice("part 6 of a long reply"))
+        await sender.post_message("oc_busy", card_json(render_notice("part 6 of a long reply")))
     assert not limited.value.permanent  # the core's delivery waits it out and sends again
-    message_id = await sender.post_card("oc_busy", render_notice("part 6 of a long reply"))
+    message_id = await sender.post_message("oc_busy", card_json(render_notice("part 6 of a long reply")))
     assert list(fake_api.cards) == [message_id] and len(fake_api.posted()) == 2
     assert errors("rate_limited") - before == 1
 
 
 async def test_a_revoked_tenant_token_is_fetched_anew(fake_api):
     sender = quick_sender(fake_api)
-    await sender.post_card("oc_1", render_notice("with the first token"))
+    await sender.post_message("oc_1", card_json(render_notice("with the first token")))
     fake_api.revoke_token()  # lark-oapi still caches the old one for up to two hours
 
-    await sender.post_card("oc_1", render_notice("with a new token"))
+    await sender.post_message("oc_1", card_json(render_notice("with a new token")))
     assert [text_of(c) for c in fake_api.shown()] == ["with the first token", "with a new token"]
     tokens = [c for c in fake_api.calls if c.path.endswith("/tenant_access_token/internal")]
     assert len(tokens) == 2
