@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,16 +91,25 @@ def test_its_token_shape_is_masked_in_logs_even_when_not_configured():
     assert redact("posting with prr-Unconfigured99 now") == "posting with *** now"
 
 
+class _QuietServer(uvicorn.Server):
+    """uvicorn without its signal handlers: the test process's Ctrl-C stays the test runner's
+    (a handler left behind would change what later tests of Ctrl-C see)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
 @pytest.fixture
 async def served(parrot_config) -> AsyncIterator[tuple[str, Path]]:
     """The bot as ``serve`` builds it, over a real socket (uvicorn logs as in production)."""
     config, outbox = parrot_config
     gateway = build_gateway(config, store=MemoryStore("parrot"), runner=ScriptedRunner())
-    server = uvicorn.Server(
+    server = _QuietServer(
         uvicorn.Config(build_app(gateway), host="127.0.0.1", port=0, lifespan="off", log_config=None)
     )
     task = asyncio.create_task(server.serve())
-    for _ in range(1000):  # up to 10 s
+    for _ in range(6000):  # up to 60 s on a busy machine
         if server.started:
             break
         await asyncio.sleep(0.01)
