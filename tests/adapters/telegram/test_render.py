@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from telegram import InlineKeyboardMarkup
 
@@ -308,11 +308,38 @@ paragraph = pieces(
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(paragraph, min_size=1, max_size=30))
+@example(  # an unclosed fence: the rest of the reply is one code block, longer than a message
+    [
+        "~~~~Title\n---word word word word [l](https://a.b) ",
+        *["word "] * 3,
+        "word word word [l](https://a.b) ",
+    ]
+    * 3
+)
 def test_a_split_reply_shows_exactly_what_the_whole_would(paragraphs: list[str]) -> None:
     # Pieces are cut between blocks: each renders alone as it did inside the whole reply (the
-    # line ends between two pieces are the messages' edges).
+    # line ends between two pieces are the messages' edges). A code block longer than a message
+    # is cut and fenced again on both sides: where one code block meets the next is an edge too.
     whole = "\n\n".join(paragraphs)
     split = split_markdown(whole, 300)
     assert all(len(markdown_to_html(piece)) <= 300 for piece in split)
     shown = "\n".join(markdown_to_html(piece) for piece in split)
-    assert re.sub(r"\s*\n\s*", "\n", shown) == re.sub(r"\s*\n\s*", "\n", markdown_to_html(whole))
+    assert as_read(shown) == as_read(markdown_to_html(whole))
+
+
+def as_read(html: str) -> str:
+    """``html`` with the whitespace around line ends, and the seams between code blocks, as one
+    line end (what a person reading the messages one after another sees)."""
+    html = re.sub(r'\s*</code></pre>\s*<pre><code(?: class="[^"]*")?>', "\n", html)
+    return re.sub(r"\s*\n\s*", "\n", html)
+
+
+def test_a_code_block_longer_than_a_message_is_cut_and_fenced_again() -> None:
+    whole = "~~~~Title\n" + "\n".join(f"line {n} of the code" for n in range(40))
+    split = split_markdown(whole, 300)
+    assert len(split) > 1
+    for piece in split:
+        html = markdown_to_html(piece)
+        assert html.startswith('<pre><code class="language-Title">') and html.endswith("</code></pre>")
+        assert len(html) <= 300
+    assert as_read("\n".join(markdown_to_html(p) for p in split)) == as_read(markdown_to_html(whole))
