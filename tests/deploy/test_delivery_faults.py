@@ -19,9 +19,7 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -33,16 +31,11 @@ import pytest
 from redis.asyncio import Redis
 
 from .fault_platform import FakePlatform
+from .test_sigterm import free_port, serve_command
 
 REPO = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 STALE = 1.0  # the replicas' stale-claim time (seconds)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 async def eventually(check: Callable[[], Any], within: float, what: str) -> Any:
@@ -85,16 +78,7 @@ class Replicas:
     async def launch(self) -> subprocess.Popen[bytes]:
         """One more replica, answering ``/healthz``."""
         port = free_port()
-        cmd = [
-            sys.executable,
-            "-m",
-            "clarigate.gateway.cli.main",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ]
+        cmd = serve_command(port)
         log = open(Path(self.env["CLARIGATE_DATA_DIR"]).parent / f"replica-{port}.log", "wb")  # noqa: SIM115, ASYNC230
         proc = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT)  # noqa: ASYNC220
         self.procs.append(proc)

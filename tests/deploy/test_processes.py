@@ -13,7 +13,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,7 +24,16 @@ import pytest
 from clarigate.gateway.runtime.preflight import ExitCode
 from tests.adapters.slack.fake_slack import APP_TOKEN, BOT_TOKEN, TEAM_ID, FakeSlack
 from tests.adapters.slack.slack_user import SIGNING_SECRET, signed_headers
-from tests.deploy.test_sigterm import REDIS_URL, REPLY_KINDS, REPO, bot, free_port, records, wait_until  # noqa: F401
+from tests.deploy.test_sigterm import (  # noqa: F401
+    REDIS_URL,
+    REPLY_KINDS,
+    REPO,
+    bot,
+    free_port,
+    records,
+    serve_command,
+    wait_until,
+)
 
 
 def children(pid: int) -> list[int]:
@@ -232,16 +240,7 @@ def test_a_worker_process_that_cannot_start_gives_the_web_process_its_exit_statu
         "CLARIGATE_WORKER_PROCESSES": "3",  # the first one says why; the others never start
         "CLARIGATE_DATA_DIR": str(tmp_path / "data"),
     }
-    cmd = [
-        sys.executable,
-        "-m",
-        "clarigate.gateway.cli.main",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(free_port()),
-    ]
+    cmd = serve_command(free_port())
     done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == ExitCode.MODEL
     errors = [line for line in done.stderr.splitlines() if " ERROR " in line]

@@ -96,6 +96,12 @@ def wait_until(check, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def serve_command(port: int) -> list[str]:
+    """``clarigate serve`` on 127.0.0.1:``port``, run by this interpreter (the code under test)."""
+    command = [sys.executable, "-m", "clarigate.gateway.cli.main", "serve"]
+    return [*command, "--host", "127.0.0.1", "--port", str(port)]
+
+
 @pytest.fixture
 def bot(tmp_path):
     """Start ``clarigate serve`` with a fresh bot id; yields a launcher; keys and process cleaned up."""
@@ -116,16 +122,7 @@ def bot(tmp_path):
             "CLARIGATE_PROGRESS_AFTER_SECONDS": "0",  # the slow "working…" send is what keeps a run going
             **env,
         }
-        cmd = [
-            sys.executable,
-            "-m",
-            "clarigate.gateway.cli.main",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ]
+        cmd = serve_command(port)
         proc = subprocess.Popen(cmd, cwd=REPO, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         procs.append(proc)
         url = f"http://127.0.0.1:{port}"
