@@ -9,8 +9,11 @@ partial update.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -46,3 +49,11 @@ class Asking:
 
 RunEvent = TextDelta | ToolStarted | ToolFinished | Asking
 EventSink = Callable[[RunEvent], Awaitable[None]]
+
+
+async def tell(on_event: EventSink, event: RunEvent) -> None:
+    """Hand ``event`` on; showing progress must never fail the run."""
+    try:
+        await on_event(event)
+    except Exception:
+        log.warning("a run event could not be shown", exc_info=True)

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from clarigate.agent.events import EventSink, RunEvent
+from clarigate.agent.events import EventSink, tell
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, detect_locale
 from clarigate.agent.settings import AgentSettings  # the agent's settings live there; named here too
 from clarigate.agent.threads import AgentThreads
@@ -90,14 +90,6 @@ def turn_output(
         elif (asked := request_in(message)) is not None:
             request, fallback = asked, render_text_fallback(asked)  # content may hold a note for the model
     return TurnOutput(replies=replies, request=request, fallback_text=fallback, limit=limit)
-
-
-async def _tell(on_event: EventSink, event: RunEvent) -> None:
-    """Hand ``event`` on; showing progress must never fail the run."""
-    try:
-        await on_event(event)
-    except Exception:
-        log.warning("a run event could not be shown", exc_info=True)
 
 
 class ClarifyingAgent(AgentThreads):
@@ -270,11 +262,13 @@ class ClarifyingAgent(AgentThreads):
         from langchain_core.messages import HumanMessage
 
         from clarigate.agent.protocol.wire import response_kwargs
+        from clarigate.agent.supersede import supersede_pending
 
         human_id = str(uuid.uuid5(TURN_NAMESPACE, turn_id)) if turn_id else str(uuid.uuid4())
         earlier = await self._earlier_attempt(config, human_id, on_event) if turn_id else None
         if earlier is not None:
             return earlier
+        await supersede_pending(self._graph, config, lambda command: self._invoke(command, config, None))
         extra = response_kwargs(response) if response is not None else {}
         human = HumanMessage(content=self._content(text, images), id=human_id, additional_kwargs=extra)
         # a checkpoint after every step (``_invoke``); ``prune`` then keeps only the latest one
@@ -295,12 +289,20 @@ class ClarifyingAgent(AgentThreads):
         if interrupts:  # it stopped on an interrupt: ask it again
             result: Any = {"__interrupt__": interrupts}
         elif snapshot.next:  # cut off midway: go on from the last completed step
-            result = await self._invoke(None, config, on_event)
-            messages = result.get("messages", []) if isinstance(result, Mapping) else []
-            await self._prune(config)
+            result, messages = await self._go_on(config, snapshot, on_event)
         else:
             result = {}
         return self._with_interrupt(turn_output(messages, human_id), result, messages)
+
+    async def _go_on(self, config: dict[str, Any], snapshot: Any, on_event: EventSink | None) -> Any:
+        """Go on with a run cut off in ``snapshot`` (a tool it was running is not started again
+        unless idempotent: ``clarigate.agent.takeover``); its final state and messages."""
+        from clarigate.agent.takeover import settle_cut_off_calls
+
+        await settle_cut_off_calls(self._graph, config, snapshot, self.settings.idempotent_tools)
+        result = await self._invoke(None, config, on_event)
+        await self._prune(config)
+        return result, result.get("messages", []) if isinstance(result, Mapping) else []
 
     async def _invoke(self, graph_input: Any, config: dict[str, Any], on_event: EventSink | None) -> Any:
         """Run the graph to its end and return its final state (with ``__interrupt__`` when it
@@ -326,14 +328,14 @@ class ClarifyingAgent(AgentThreads):
             elif mode == "messages":
                 delta = text_delta(*payload)
                 if delta is not None:
-                    await _tell(on_event, delta)
+                    await tell(on_event, delta)
             elif isinstance(payload, Mapping):
                 if payload.get("__interrupt__") is not None:
                     interrupts.extend(payload["__interrupt__"])
-                    await _tell(on_event, Asking())
+                    await tell(on_event, Asking())
                     continue
                 for event in step_events(payload, self._tool_descriptions):
-                    await _tell(on_event, event)
+                    await tell(on_event, event)
         if interrupts:
             return (
                 {**latest, "__interrupt__": interrupts}
@@ -341,14 +343,6 @@ class ClarifyingAgent(AgentThreads):
                 else {"__interrupt__": interrupts}
             )
         return latest
-
-    async def _prune(self, config: dict[str, Any]) -> None:
-        """Keep the thread's latest checkpoint only; a failure costs storage, never the turn."""
-        thread_id = config["configurable"]["thread_id"]
-        try:
-            await self._checkpointer.prune(thread_id)
-        except Exception:  # e.g. a graph with DeltaChannels, which keep_latest refuses
-            log.warning("could not prune the checkpoints of thread %s", thread_id, exc_info=True)
 
     async def _resume(
         self,
@@ -367,10 +361,14 @@ class ClarifyingAgent(AgentThreads):
         kind, interrupt_id = parsed
         snapshot = await self._graph.aget_state(config)
         pending = {i.id: i for i in getattr(snapshot, "interrupts", ()) or ()}
+        before = list(snapshot.values.get("messages", [])) if snapshot.values else []
+        if interrupt_id not in pending and snapshot.next and not pending:
+            # decided, then cut off (a crash): go on from the decision, never ask it again
+            result, messages = await self._go_on(config, snapshot, on_event)
+            return self._with_interrupt(turn_output(messages, None, start=len(before)), result, messages)
         if interrupt_id not in pending:
             log.warning("the answer is for interrupt %s, which is no longer pending", interrupt_id)
             return None
-        before = list(snapshot.values.get("messages", [])) if snapshot.values else []
         value = resume_value(kind, interrupt_id, pending[interrupt_id].value, response, thread_locale(before))
         if isinstance(value, AskAgain):
             return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))

@@ -26,7 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, normalize_request
+from clarigate.agent.protocol import (
+    HumanInputRequest,
+    HumanInputResponse,
+    answer_declined,
+    catalog,
+    normalize_request,
+)
 from clarigate.agent.protocol.models import MAX_STRING, Locale
 
 INTERRUPT, APPROVAL, APPROVAL_EDIT = "interrupt", "approval", "approval-edit"
@@ -267,3 +273,18 @@ def resume_value(
             edited: dict[str, Any] = {"type": "edit", "edited_action": {"name": action.name, "args": args}}
             decisions.append(edited)
     return _decisions(value, decisions)
+
+
+def superseded_value(interrupt_id: str, value: Any, locale: Locale = "en") -> Any:
+    """What ``Command(resume=...)`` carries for an interrupt the person did not answer: they
+    wrote a new message instead.
+
+    A HITL interrupt: a ``reject`` decision for each reviewed call, saying so (the tool is not
+    run); any other interrupt: what a declined answer with reason ``superseded`` resumes it
+    with (the declined ``HumanInputResponse`` payload for a human_input request, else its text).
+    """
+    if is_hitl(value):
+        message = catalog.text("approval_superseded", locale)
+        return _decisions(value, [_reject(message) for _ in actions_of(value)])
+    request = request_for(interrupt_id, value, locale)
+    return resume_value(INTERRUPT, interrupt_id, value, answer_declined(request, None, "superseded"))

@@ -43,6 +43,8 @@ class AgentOptions(BaseModel):
     graph: str | None = None  # ``package.module:attr``: a compiled graph or a factory(checkpointer)
     # tool name -> allowed decisions (approve, edit, reject); a plain list means all three
     require_approval: dict[str, list[str] | None] = Field(default_factory=dict)
+    # tools safe to run twice: one cut off by a restart runs again (others: the model is told)
+    idempotent_tools: Annotated[tuple[str, ...], NoDecode] = ()  # AGENT_IDEMPOTENT_TOOLS
     max_model_calls: int | None = Field(default=None, ge=1)  # per run
     max_tool_calls: int | None = Field(default=None, ge=1)  # per run
     recursion_limit: int = Field(default=50, ge=5)  # graph steps per run
@@ -53,7 +55,7 @@ class AgentOptions(BaseModel):
     server_url: str | None = None
     assistant_id: str = "agent"  # the server's assistant id or graph name
 
-    @field_validator("tools", mode="before")
+    @field_validator("tools", "idempotent_tools", mode="before")
     @classmethod
     def _paths(cls, value: Any) -> Any:
         """A JSON list, a comma-separated list (from the environment) or one path."""
@@ -95,7 +97,8 @@ class AgentSettings(AgentOptions):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> AgentSettings:
         """Settings from ``LLM_MODEL``, ``CHECKPOINTER_URL``, ``CLARIGATE_DATA_DIR``,
-        ``ALLOW_CLARIFICATION`` and ``DISABLE_CLARIFICATION`` (defaults where unset)."""
+        ``ALLOW_CLARIFICATION``, ``DISABLE_CLARIFICATION`` and ``AGENT_IDEMPOTENT_TOOLS``
+        (defaults where unset)."""
         env = os.environ if environ is None else environ
         return cls(
             model=env.get("LLM_MODEL") or "offline",
@@ -103,4 +106,5 @@ class AgentSettings(AgentOptions):
             data_dir=env.get("CLARIGATE_DATA_DIR") or ".clarigate",
             allow_clarification=env_flag(env.get("ALLOW_CLARIFICATION")),
             disable_clarification=env_flag(env.get("DISABLE_CLARIFICATION")),
+            idempotent_tools=env.get("AGENT_IDEMPOTENT_TOOLS") or (),
         )

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from clarigate.agent.protocol import HumanInputRequest
@@ -13,6 +14,8 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
     from clarigate.agent.checkpoint import Checkpointer
+
+log = logging.getLogger(__name__)
 
 
 class AgentThreads:
@@ -38,6 +41,14 @@ class AgentThreads:
         if interrupts:
             return request_for(interrupts[0].id, interrupts[0].value, thread_locale(messages))
         return request_in(messages[-1]) if messages else None
+
+    async def _prune(self, config: dict[str, Any]) -> None:
+        """Keep the thread's latest checkpoint only; a failure costs storage, never the turn."""
+        thread_id = config["configurable"]["thread_id"]
+        try:
+            await self._checkpointer.prune(thread_id)
+        except Exception:  # e.g. a graph with DeltaChannels, which keep_latest refuses
+            log.warning("could not prune the checkpoints of thread %s", thread_id, exc_info=True)
 
     async def delete_thread(self, thread_id: str) -> None:
         """Forget everything kept for ``thread_id``."""

@@ -230,6 +230,30 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "每项显示当前值；留空即保持不变。",
     },
     "approval_declined": {"en": "The person declined this action.", "zh": "用户拒绝了此操作。"},
+    # What the model is told about a call nobody answered (agent/interrupts.py, history.py, takeover.py).
+    "approval_superseded": {
+        "en": "The person did not answer this approval: they wrote something else instead. "
+        "The tool was not run; do not run it unless they ask for it again.",
+        "zh": "用户没有回应这个审批，而是发送了其他消息。该工具没有执行；除非用户再次要求，否则不要执行。",
+    },
+    "call_left_open": {
+        "en": "No result: the person sent a new message before this call returned. "
+        "Whether it ran is not known; do not run it again unless they ask for it.",
+        "zh": "没有结果：在这个调用返回之前，用户发送了新消息。"
+        "不知道它是否执行过；除非用户要求，否则不要再次执行。",
+    },
+    "call_did_not_finish": {
+        "en": "No result: the run stopped before this call returned. "
+        "Whether it took effect is not known; check before calling it again.",
+        "zh": "没有结果：运行在这个调用返回之前停止了。不知道它是否已生效；再次调用之前请先确认。",
+    },
+    "call_cut_by_restart": {
+        "en": "Interrupted by a restart: the tool {name} was running when the service restarted, "
+        "so it may or may not have finished. It was not run again. Tell the person, and check "
+        "before running it again.",
+        "zh": "因服务重启而中断：工具 {name} 运行时服务重启了，它可能已完成，也可能没有。它没有被再次执行。"
+        "请告诉用户，并在再次执行之前先确认。",
+    },
     # --- run limits (agent/limits.py) -------------------------------------------------------------
     "limit_model_calls": {
         "en": "I stopped here: this request needed more steps than I may take in one go. "

@@ -33,6 +33,7 @@ CORE_ENV_NAMES: dict[str, tuple[str | None, str]] = {
     "ALLOW_CLARIFICATION": ("agent", "allow_clarification"),
     "DISABLE_CLARIFICATION": ("agent", "disable_clarification"),
     "LANGGRAPH_URL": ("agent", "server_url"),
+    "AGENT_IDEMPOTENT_TOOLS": ("agent", "idempotent_tools"),
 }
 
 #: The well-known environment names (the operators' contract): the bot's, then each built-in

@@ -1,0 +1,54 @@
+"""A new message over an open interrupt is a decision: the interrupt is resumed with a rejection.
+
+A thread whose run waits on an ``interrupt()`` (an approval of ``HumanInTheLoopMiddleware``, a
+question of the graph's own) and gets a new message instead of the answer would otherwise take
+the message as fresh input: the interrupted step is dropped and the tool call it held is never
+answered, which providers refuse (400) on every later request. So before the new message runs,
+every pending interrupt is resumed with ``superseded_value`` (HITL: ``reject``, saying the person
+wrote something else instead; any other: the declined answer with reason ``superseded``) and
+that run goes to its end; its output is not shown (it is not the person's turn). A run that
+stops on another interrupt is superseded again, up to ``MAX_ROUNDS`` times.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from clarigate.agent.interrupts import superseded_value
+from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.protocol.models import Locale
+
+log = logging.getLogger(__name__)
+
+#: How many interrupts in a row a new message supersedes before it runs anyway.
+MAX_ROUNDS = 3
+
+
+def resume_map(interrupts: Sequence[tuple[str, Any]], locale: Locale) -> dict[str, Any]:
+    """``{interrupt id: superseded value}`` for ``(id, value)`` pairs: one ``Command(resume=…)``."""
+    return {interrupt_id: superseded_value(interrupt_id, value, locale) for interrupt_id, value in interrupts}
+
+
+async def supersede_pending(
+    graph: Any, config: dict[str, Any], invoke: Callable[[Any], Awaitable[Any]]
+) -> None:
+    """Resume every interrupt the thread of ``config`` waits on as superseded (in process).
+
+    ``invoke(graph_input)`` runs the graph to its end on the thread (the harness's ``_invoke``).
+    """
+    from langgraph.types import Command
+
+    thread_id = config["configurable"]["thread_id"]
+    for _ in range(MAX_ROUNDS):
+        snapshot = await graph.aget_state(config)
+        pending = [(i.id, i.value) for i in getattr(snapshot, "interrupts", ()) or ()]
+        if not pending:
+            return
+        messages = snapshot.values.get("messages", []) if isinstance(snapshot.values, Mapping) else []
+        log.info("thread %s: a new message supersedes interrupt(s) %s", thread_id, [i for i, _ in pending])
+        await invoke(Command(resume=resume_map(pending, thread_locale(messages))))
+    snapshot = await graph.aget_state(config)
+    if getattr(snapshot, "interrupts", ()):
+        log.warning("thread %s still waits on an interrupt after %d rounds", thread_id, MAX_ROUNDS)
