@@ -3,8 +3,10 @@
 A run that fails or is interrupted after the model called a tool (the tool raised, the
 process was stopped) is still saved, so the thread ends with an AI message whose calls
 were never answered. OpenAI and Anthropic refuse such a history with a 400 on every
-later turn, which would break the thread for good; the model is sent a result saying
-the call did not finish instead. The thread itself is left as it is.
+later turn, which would break the thread for good; the model is sent a result for such a
+call instead, saying only what is known, in the language of the conversation: the person
+wrote a new message before the call returned (a call followed by their message), or the
+run stopped before it returned. The thread itself is left as it is.
 """
 
 from __future__ import annotations
@@ -13,23 +15,27 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
-from langchain_core.messages import AIMessage, AnyMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCall, ToolMessage
 
-from clarigate.agent.prompts import CALL_DID_NOT_FINISH
+from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.protocol import catalog
 
 
 def with_every_call_answered(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
-    """``messages`` with a "did not finish" result after each run of results that lacks one.
+    """``messages`` with a "no result" result after each run of results that lacks one.
 
     A call counts as answered only by a result in the run of tool messages right after its
     AI message, which is what providers require (an id reused later does not count).
     """
+    locale = thread_locale(messages)
     patched: list[AnyMessage] = []
     open_calls: list[ToolCall] = []  # calls of the last AI message not answered yet
 
-    def close_open_calls() -> None:
+    def close_open_calls(before: AnyMessage | None) -> None:
+        key = "call_left_open" if isinstance(before, HumanMessage) else "call_did_not_finish"
+        content = catalog.text(key, locale)
         patched.extend(
-            ToolMessage(content=CALL_DID_NOT_FINISH, tool_call_id=c["id"], name=c["name"], status="error")
+            ToolMessage(content=content, tool_call_id=c["id"], name=c["name"], status="error")
             for c in open_calls
             if c.get("id")
         )
@@ -39,11 +45,11 @@ def with_every_call_answered(messages: Sequence[AnyMessage]) -> list[AnyMessage]
         if isinstance(message, ToolMessage):
             open_calls[:] = [c for c in open_calls if c.get("id") != message.tool_call_id]
         else:
-            close_open_calls()
+            close_open_calls(message)
         patched.append(message)
         if isinstance(message, AIMessage):
             open_calls.extend(message.tool_calls)
-    close_open_calls()
+    close_open_calls(None)
     return patched
 
 

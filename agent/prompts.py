@@ -53,9 +53,3 @@ NOT_RUN_WHILE_ASKING = (
     "Not run: a clarification was asked in the same message. "
     "Wait for the answer, then call this tool again if it is still needed."
 )
-
-#: What the model is told about a tool call whose run stopped before it finished.
-CALL_DID_NOT_FINISH = (
-    "Not finished: the previous run stopped (an error or an interruption) before this call "
-    "returned. Call it again if it is still needed."
-)

@@ -237,10 +237,10 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "用户没有回应这个审批，而是发送了其他消息。该工具没有执行；除非用户再次要求，否则不要执行。",
     },
     "call_left_open": {
-        "en": "No result: the person sent a new message before this call returned. "
-        "Whether it ran is not known; do not run it again unless they ask for it.",
-        "zh": "没有结果：在这个调用返回之前，用户发送了新消息。"
-        "不知道它是否执行过；除非用户要求，否则不要再次执行。",
+        "en": "No result: the run stopped before this call returned, and the person has written "
+        "since. Whether it took effect is not known; do not run it again unless they ask for it.",
+        "zh": "没有结果：运行在这个调用返回之前停止了，之后用户又发送了消息。"
+        "不知道它是否已生效；除非用户要求，否则不要再次执行。",
     },
     "call_did_not_finish": {
         "en": "No result: the run stopped before this call returned. "

@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
 from clarigate.agent.history import with_every_call_answered
-from clarigate.agent.prompts import CALL_DID_NOT_FINISH
+from clarigate.agent.protocol import catalog
 
 from .conftest import scripted
 from .test_provider_history import anthropic_problems, openai_problems
@@ -38,7 +38,8 @@ async def test_the_turn_after_a_failed_tool_sends_a_valid_history(make_agent: An
     sent = model.calls[-1]
     assert openai_problems(sent) == [] and anthropic_problems(sent) == []
     result = next(m for m in sent if isinstance(m, ToolMessage))
-    assert result.content == CALL_DID_NOT_FINISH and result.status == "error"
+    # the person wrote after the failed run: the model is told so, not asked to call it again
+    assert result.content == catalog.text("call_left_open") and result.status == "error"
     assert sent.index(result) == sent.index(stored[-1]) + 1  # right after its call, before "and now?"
 
 
@@ -107,5 +108,18 @@ def test_a_result_far_from_its_call_does_not_count() -> None:
         "ToolMessage",
         "HumanMessage",
     ]
-    assert patched[2].content == CALL_DID_NOT_FINISH
+    assert patched[2].content == catalog.text("call_left_open")
     assert openai_problems(patched) == [] and anthropic_problems([*patched, HumanMessage("next")]) == []
+
+
+def test_the_model_is_told_what_is_known_in_the_conversations_language() -> None:
+    call = {"name": "deploy", "args": {}, "id": "c1"}
+    cut_at_the_end = [HumanMessage("部署到生产环境"), AIMessage(content="", tool_calls=[call])]
+    written_since = [*cut_at_the_end, HumanMessage("进展如何？")]
+
+    (stopped,) = [m for m in with_every_call_answered(cut_at_the_end) if isinstance(m, ToolMessage)]
+    (since,) = [m for m in with_every_call_answered(written_since) if isinstance(m, ToolMessage)]
+
+    assert stopped.content == catalog.text("call_did_not_finish", "zh")
+    assert since.content == catalog.text("call_left_open", "zh")
+    assert "Call it again" not in str(stopped.content) + str(since.content)

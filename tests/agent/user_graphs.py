@@ -10,6 +10,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import interrupt
 
 RAN: list[str] = []  # what the deploy step really did
+ANSWERS: list[Any] = []  # what each interrupt() of these graphs was resumed with
 
 
 def _ask_region(state: MessagesState) -> dict[str, Any]:
@@ -20,6 +21,7 @@ def _ask_region(state: MessagesState) -> dict[str, Any]:
             "options": ["eu-west", "us-east"],
         }
     )
+    ANSWERS.append(answer)
     region = answer.get("value") if isinstance(answer, dict) else str(answer)
     if isinstance(answer, dict) and answer.get("response_kind") == "declined":
         return {"messages": [AIMessage(content="Not deploying.")]}
@@ -56,6 +58,7 @@ plain = _plain_builder.compile()
 
 def _free(state: MessagesState) -> dict[str, Any]:
     answer = interrupt("Type the release name")
+    ANSWERS.append(answer)
     return {"messages": [AIMessage(content=f"Release {answer}.")]}
 
 
@@ -109,5 +112,23 @@ def make_clarifying_agent(checkpointer: Any) -> Any:
         model,
         tools=[build_ask_clarification_tool(), delete_records],
         middleware=[ClarificationMiddleware()],
+        checkpointer=checkpointer,
+    )
+
+
+APPROVE_OR_REJECT = ["approve", "reject"]
+
+
+def make_hitl_agent(checkpointer: Any) -> Any:
+    """An operator's own ``create_agent`` on an OpenAI-compatible endpoint (``OPENAI_BASE_URL``),
+    with ``delete_records`` behind LangChain's ``HumanInTheLoopMiddleware``; nothing of clarigate's."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_openai import ChatOpenAI
+
+    return create_agent(
+        model=ChatOpenAI(model="gpt-4.1-mini", max_retries=0),
+        tools=[delete_records],
+        middleware=[HumanInTheLoopMiddleware({"delete_records": {"allowed_decisions": APPROVE_OR_REJECT}})],
         checkpointer=checkpointer,
     )
