@@ -39,6 +39,7 @@ from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.run_events import step_events, text_delta
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
+from clarigate.gateway.runners.server_supersede import supersede_on_server
 from clarigate.gateway.runtime import metrics
 
 log = logging.getLogger(__name__)
@@ -308,6 +309,10 @@ class LangGraphServerRunner(AgentRunner):
             log.warning(
                 "the answer is for interrupt %s, which the server no longer has pending", interrupt_id
             )
+        # a new message over an open interrupt: that interrupt is resumed as superseded first
+        state, before = await supersede_on_server(
+            self._client, sid, self.settings.assistant_id, state, before, run_meta
+        )
         human_id = human_message_id(meta.get("inbound_id"))
         run_meta[HUMAN_KEY] = human_id
         human: dict[str, Any] = {"type": "human", "id": human_id, "content": _content(text, images)}

@@ -113,13 +113,19 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@contextmanager
-def serving(stub: Stub, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stub]:
-    """Serve ``stub`` on a free loopback port and point the OpenAI client at it."""
+def serve(stub: Stub) -> tuple[ThreadingHTTPServer, threading.Thread]:
+    """Serve ``stub`` on a free loopback port (``stub.url``) from a daemon thread."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(stub))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     stub.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    return server, thread
+
+
+@contextmanager
+def serving(stub: Stub, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stub]:
+    """Serve ``stub`` on a free loopback port and point the OpenAI client at it."""
+    server, thread = serve(stub)
     monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")

@@ -1,12 +1,14 @@
 """Graphs the test LangGraph server serves: built on clarigate's harness with the scripted model.
 
 The server process reads the scripts and the tool's log file from the environment the test
-fixture gives it (``ASKER_SCRIPT``, ``APPROVER_SCRIPT``, ``WRITER_SCRIPT``, ``TOOL_LOG``).
+fixture gives it (``ASKER_SCRIPT``, ``APPROVER_SCRIPT``, ``WRITER_SCRIPT``, ``TOOL_LOG``), and
+the OpenAI-compatible stub an operator's own graph talks to (``OPENAI_STUB_URL``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -76,4 +78,43 @@ async def _nap(state: MessagesState) -> dict[str, Any]:
 #: A run that takes a few seconds (long enough to stop the server in the middle of it).
 sleeper = (
     StateGraph(MessagesState).add_node("nap", _nap).add_edge(START, "nap").add_edge("nap", END).compile()
+)
+
+
+def _stub_model() -> Any:
+    from langchain_openai import ChatOpenAI
+
+    url = os.environ["OPENAI_STUB_URL"]
+    # the stub answers whole completions only (no SSE): the model does not stream
+    return ChatOpenAI(
+        model="gpt-4.1-mini", base_url=url, api_key="sk-test-not-a-key", max_retries=0, disable_streaming=True
+    )  # type: ignore[arg-type]
+
+
+def _hitl_user() -> Any:
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    approval = {"delete_data": {"allowed_decisions": ["approve", "reject"]}}
+    return create_agent(
+        model=_stub_model(), tools=[delete_data], middleware=[HumanInTheLoopMiddleware(approval)]
+    )
+
+
+#: An operator's own graph: create_agent + LangChain's HITL middleware on an OpenAI-compatible model.
+hitl_user = _hitl_user()
+
+
+def _echo_answer(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt({"question": "Which release?", "options": ["v1", "v2"]})
+    return {"messages": [{"role": "assistant", "content": "resumed with " + json.dumps(answer)}]}
+
+
+#: A plain interrupt() graph that says what it was resumed with.
+answer_echo = (
+    StateGraph(MessagesState)
+    .add_node("ask", _echo_answer)
+    .add_edge(START, "ask")
+    .add_edge("ask", END)
+    .compile()
 )

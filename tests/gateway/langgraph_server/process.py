@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx
 import yaml
 
+from tests.agent.openai_stub import Stub, serve
+
 HERE = Path(__file__).parent
 #: How long the server may take to start (it imports LangChain and the graphs).
 START_SECONDS = 90.0
@@ -67,13 +69,16 @@ class LangGraphServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.tool_log = workdir / "tool.log"
         self.tool_log.touch()
+        # the OpenAI-compatible stub the ``hitl_user`` graph's model talks to (refuses bad histories)
+        self.stub = Stub()
+        serve(self.stub)
         (workdir / "asker.yaml").write_text(yaml.safe_dump(ASKER_SCRIPT))
         (workdir / "approver.yaml").write_text(yaml.safe_dump(APPROVER_SCRIPT))
         (workdir / "writer.yaml").write_text(yaml.safe_dump(WRITER_SCRIPT))
         # graph paths in langgraph.json are read from the server's working directory
         graphs = {
             name: f"{HERE / 'graphs.py'}:{name}"
-            for name in ("asker", "approver", "interrupter", "sleeper", "writer")
+            for name in ("asker", "approver", "interrupter", "sleeper", "writer", "hitl_user", "answer_echo")
         }
         self.config = workdir / "langgraph.json"
         self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
@@ -89,6 +94,8 @@ class LangGraphServer:
             "APPROVER_SCRIPT": str(self.workdir / "approver.yaml"),
             "WRITER_SCRIPT": str(self.workdir / "writer.yaml"),
             "TOOL_LOG": str(self.tool_log),
+            "OPENAI_STUB_URL": self.stub.url,
+            "NO_PROXY": "127.0.0.1,localhost",
             "LANGGRAPH_CLI_NO_ANALYTICS": "1",
             "LANGSMITH_TRACING": "false",
         }

@@ -127,9 +127,15 @@ async def test_typing_something_else_closes_the_approval_and_the_tool_never_runs
     tmp_path: Path, make_gateway: Any
 ) -> None:
     """A typed message that is not an option is a new message (the core's rule for every
-    question): the approval closes, the tool does not run, and the agent reads the words next."""
+    question): the approval closes and is rejected as superseded (the model's answer to that is
+    not shown), the tool does not run, and the agent reads the words next."""
     model = _script(
-        tmp_path, DELETE_TURN, {"content": "You said: {last_user}"}, DELETE_TURN, {"content": "Done."}
+        tmp_path,
+        DELETE_TURN,
+        {"content": "(the superseded run: not shown)"},
+        {"content": "You said: {last_user}"},
+        DELETE_TURN,
+        {"content": "Done."},
     )
     settings = AgentSettings(
         model=model,
@@ -146,6 +152,7 @@ async def test_typing_something_else_closes_the_approval_and_the_tool_never_runs
         await gateway.drain()
         assert user_graphs.RAN == []
         assert adapter.texts()[-1] == "You said: no, those are real customers"
+        assert "(the superseded run: not shown)" not in adapter.texts()
         assert adapter.closed()  # the approval's message was closed
         # a typed "Approve" answers a later approval, as a click would
         await adapter.say("clean up users again")

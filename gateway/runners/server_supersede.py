@@ -1,0 +1,64 @@
+"""On a LangGraph server: a new message over an open interrupt resumes it as superseded first.
+
+The same rule as in process (``clarigate.agent.supersede``): before a new message runs on a server
+thread that waits on interrupts, every pending one is resumed with ``superseded_value`` (HITL:
+``reject``; any other: the declined answer with reason ``superseded``) in a run of its own, which
+is waited for and not shown; one that stops on another interrupt is superseded again, up to
+``MAX_ROUNDS`` times. Those runs carry ``clarigate_superseded_by`` (the new message's inbound id)
+in their metadata, never the inbound id itself, so a job delivered again joins only its own run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.supersede import MAX_ROUNDS, resume_map
+
+log = logging.getLogger(__name__)
+
+SUPERSEDED_BY_KEY = "clarigate_superseded_by"
+
+
+def _pending(state: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    return [
+        (str(i.get("id")), i.get("value")) for i in state.get("interrupts") or [] if isinstance(i, Mapping)
+    ]
+
+
+async def supersede_on_server(
+    client: Any,
+    sid: str,
+    assistant_id: str,
+    state: Mapping[str, Any],
+    messages: list[Any],
+    meta: Mapping[str, Any],
+) -> tuple[Mapping[str, Any], list[Any]]:
+    """Resume every interrupt server thread ``sid`` waits on as superseded; the thread's state and
+    messages afterwards (``state`` and ``messages`` as they were when nothing was pending)."""
+    from clarigate.gateway.runners.server import messages_of
+
+    metadata = {**meta, SUPERSEDED_BY_KEY: meta.get("clarigate_inbound_id") or ""}
+    for _ in range(MAX_ROUNDS):
+        pending = _pending(state)
+        if not pending:
+            return state, messages
+        log.info("server thread %s: a new message supersedes interrupt(s) %s", sid, [i for i, _ in pending])
+        command = {"resume": resume_map(pending, thread_locale(messages))}
+        run = await client.runs.create(
+            sid, assistant_id, command=command, metadata=metadata, multitask_strategy="enqueue"
+        )
+        await client.runs.join(sid, run["run_id"])
+        finished = await client.runs.get(sid, run["run_id"])
+        state = await client.threads.get_state(sid)
+        messages = messages_of(state.get("values"))
+        if finished.get("status") not in ("success", "interrupted"):
+            log.warning(
+                "server thread %s: superseding run %s ended as %s", sid, run["run_id"], finished.get("status")
+            )
+            return state, messages
+    if _pending(state):
+        log.warning("server thread %s still waits on an interrupt after %d rounds", sid, MAX_ROUNDS)
+    return state, messages
