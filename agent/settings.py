@@ -106,5 +106,5 @@ class AgentSettings(AgentOptions):
             data_dir=env.get("CLARIGATE_DATA_DIR") or ".clarigate",
             allow_clarification=env_flag(env.get("ALLOW_CLARIFICATION")),
             disable_clarification=env_flag(env.get("DISABLE_CLARIFICATION")),
-            idempotent_tools=env.get("AGENT_IDEMPOTENT_TOOLS") or (),
+            idempotent_tools=cls._paths(env.get("AGENT_IDEMPOTENT_TOOLS") or ()),
         )

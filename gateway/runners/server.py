@@ -309,10 +309,7 @@ class LangGraphServerRunner(AgentRunner):
             log.warning(
                 "the answer is for interrupt %s, which the server no longer has pending", interrupt_id
             )
-        # a new message over an open interrupt: that interrupt is resumed as superseded first
-        state, before = await supersede_on_server(
-            self._client, sid, self.settings.assistant_id, state, before, run_meta
-        )
+        state, before = await self._supersede(sid, state, before, run_meta)  # over an open interrupt
         human_id = human_message_id(meta.get("inbound_id"))
         run_meta[HUMAN_KEY] = human_id
         human: dict[str, Any] = {"type": "human", "id": human_id, "content": _content(text, images)}
@@ -320,6 +317,13 @@ class LangGraphServerRunner(AgentRunner):
             human["additional_kwargs"] = response_kwargs(response)
         run_input: dict[str, Any] = {"messages": [human]}
         return await self._client.runs.create(sid, self.settings.assistant_id, input=run_input, **options)
+
+    async def _supersede(
+        self, sid: str, state: Mapping[str, Any], before: list[Any], meta: Mapping[str, Any]
+    ) -> tuple[Mapping[str, Any], list[Any]]:
+        """A new message over open interrupts: they are resumed as superseded first (their runs
+        are waited for, never shown: ``server_supersede``); the thread's state and messages then."""
+        return await supersede_on_server(self._client, sid, self.settings.assistant_id, state, before, meta)
 
     async def _follow(self, sid: str, run: Mapping[str, Any], on_event: EventSink | None = None) -> None:
         """Follow the run's stream to its end, handing its text and steps to ``on_event``.
