@@ -44,10 +44,12 @@ def _model() -> ScriptedChatModel:
     return scripted({"tool_calls": [call]}, {"content": "Finished."})
 
 
-async def _replica(db: Path, tool: Any, idempotent: tuple[str, ...] = ()) -> tuple[ClarifyingAgent, Any]:
+async def _replica(
+    db: Path, tool: Any, idempotent: tuple[str, ...] = (), approval: bool = True
+) -> tuple[ClarifyingAgent, Any]:
     settings = AgentSettings(
         checkpointer_url=f"sqlite:///{db}",
-        require_approval={"delete_records": ["approve", "reject"]},
+        require_approval={"delete_records": ["approve", "reject"]} if approval else {},
         idempotent_tools=idempotent,
     )
     model = _model()
@@ -107,6 +109,26 @@ async def test_a_takeover_runs_an_idempotent_tool_again_and_completes(tmp_path: 
     assert delete.started == ["users", "users"]  # declared safe to run twice: it ran again
     (result,) = [m for m in model.calls[-1] if isinstance(m, ToolMessage)]
     assert result.text == "deleted users"
+
+
+async def test_a_tool_cut_off_in_a_turn_without_approval_is_not_started_again(tmp_path: Path) -> None:
+    delete = BlockingDelete()
+    first, _ = await _replica(tmp_path / "c.db", delete.tool, approval=False)
+    running = asyncio.create_task(first.run_turn("t", "users", turn_id="message-1"))
+    await delete.running.wait()
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    await first.aclose()
+    second, model = await _replica(tmp_path / "c.db", delete.tool, approval=False)
+    try:
+        out = await second.run_turn("t", "users", turn_id="message-1")  # the job, taken over
+    finally:
+        await second.aclose()
+
+    assert out.replies == ["Finished."] and delete.started == ["users"]
+    (result,) = [m for m in model.calls[-1] if isinstance(m, ToolMessage)]
+    assert result.text == catalog.text("call_cut_by_restart", "en", name="delete_records")
 
 
 def test_idempotent_tools_from_the_environment() -> None:
