@@ -24,11 +24,14 @@ def _fresh_log() -> None:
     user_graphs.ANSWERS.clear()
 
 
-@pytest.fixture
-async def hitl_agent(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[ClarifyingAgent, Stub]]:
-    """The operator's own create_agent + HumanInTheLoopMiddleware graph, on the refusing stub."""
+@pytest.fixture(params=["make_hitl_agent", "make_per_call_hitl_agent"])
+async def hitl_agent(
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> AsyncIterator[tuple[ClarifyingAgent, Stub]]:
+    """The operator's own create_agent + HumanInTheLoopMiddleware graph (batched and per call),
+    on the refusing stub."""
     with serving(Stub(), monkeypatch) as stub:
-        graph = "tests.agent.user_graphs:make_hitl_agent"
+        graph = f"tests.agent.user_graphs:{request.param}"
         agent = await ClarifyingAgent.create(AgentSettings(checkpointer_url="memory://", graph=graph))
         try:
             yield agent, stub

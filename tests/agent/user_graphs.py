@@ -119,16 +119,22 @@ def make_clarifying_agent(checkpointer: Any) -> Any:
 APPROVE_OR_REJECT = ["approve", "reject"]
 
 
-def make_hitl_agent(checkpointer: Any) -> Any:
+def make_hitl_agent(checkpointer: Any, mode: str = "batched") -> Any:
     """An operator's own ``create_agent`` on an OpenAI-compatible endpoint (``OPENAI_BASE_URL``),
     with ``delete_records`` behind LangChain's ``HumanInTheLoopMiddleware``; nothing of clarigate's."""
     from langchain.agents import create_agent
     from langchain.agents.middleware import HumanInTheLoopMiddleware
     from langchain_openai import ChatOpenAI
 
+    approval = {"delete_records": {"allowed_decisions": APPROVE_OR_REJECT}}
     return create_agent(
         model=ChatOpenAI(model="gpt-4.1-mini", max_retries=0),
         tools=[delete_records],
-        middleware=[HumanInTheLoopMiddleware({"delete_records": {"allowed_decisions": APPROVE_OR_REJECT}})],
+        middleware=[HumanInTheLoopMiddleware(approval, interrupt_mode=mode)],  # type: ignore[arg-type]
         checkpointer=checkpointer,
     )
+
+
+def make_per_call_hitl_agent(checkpointer: Any) -> Any:
+    """``make_hitl_agent`` with one interrupt per gated call (``interrupt_mode="per_call"``)."""
+    return make_hitl_agent(checkpointer, "per_call")
