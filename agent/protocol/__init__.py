@@ -12,7 +12,7 @@ from .answers import (
     parse_typed_reply,
 )
 from .catalog import icon, ui_text
-from .fallback import answer_message_text, closed_line, render_text_fallback, summarize_answer
+from .fallback import answer_message_text, closed_line, current_text, render_text_fallback, summarize_answer
 from .models import (
     MAX_FIELDS,
     MAX_OPTIONS,
@@ -47,6 +47,7 @@ __all__ = [
     "answer_with_text",
     "check_form_values",
     "closed_line",
+    "current_text",
     "detect_locale",
     "icon",
     "looks_like_answer",
