@@ -19,8 +19,7 @@ import json
 import re
 from typing import Any
 
-from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog, ui_text
-from clarigate.agent.protocol.field_values import number_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog, number_text, ui_text
 from clarigate.agent.protocol.models import Locale
 
 from .actions import (

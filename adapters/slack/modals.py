@@ -27,8 +27,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from clarigate.agent.protocol import FormField, HumanInputRequest, ui_text
-from clarigate.agent.protocol.field_values import number_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, number_text, ui_text
 
 from .markup import cut
 from .render import LABEL_LIMIT, SELECT_OPTIONS_LIMIT, plain, question_blocks

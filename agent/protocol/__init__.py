@@ -13,6 +13,7 @@ from .answers import (
 )
 from .catalog import icon, ui_text
 from .fallback import answer_message_text, closed_line, current_text, render_text_fallback, summarize_answer
+from .field_values import number_text
 from .models import (
     MAX_FIELDS,
     MAX_OPTIONS,
@@ -52,6 +53,7 @@ __all__ = [
     "icon",
     "looks_like_answer",
     "normalize_request",
+    "number_text",
     "parse_typed_reply",
     "render_text_fallback",
     "summarize_answer",

@@ -254,6 +254,7 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "（逐项填写；选填项直接回车即可跳过）",
     },
     "chat_several": {"en": ", several allowed", "zh": "，可多选"},
+    "chat_current": {"en": " (now {value}; Enter keeps it)", "zh": "（当前：{value}；回车保持不变）"},
     "chat_checkbox": {"en": " [yes/no]", "zh": " [是/否]"},
     "chat_number": {"en": " [a number]", "zh": " [数字]"},
     "chat_date": {"en": " [YYYY-MM-DD]", "zh": " [YYYY-MM-DD]"},
