@@ -30,15 +30,18 @@ def _slack_state(element: dict[str, Any]) -> dict[str, Any]:
     return {"type": kind, "selected_options": element.get("initial_options") or []}
 
 
-def slack_unchanged(request: HumanInputRequest) -> dict[str, Any]:
-    """Raw values from a ``view_submission`` of the form modal as rendered."""
-    view = render_form_modal(request, "{}")
-    state = {
+def slack_state(view: dict[str, Any]) -> dict[str, Any]:
+    """The ``view.state.values`` Slack sends for the modal ``view`` submitted as shown."""
+    return {
         block["block_id"]: {block["element"]["action_id"]: _slack_state(block["element"])}
         for block in view["blocks"]
         if block["type"] == "input"
     }
-    return slack_form_values(request, state)
+
+
+def slack_unchanged(request: HumanInputRequest) -> dict[str, Any]:
+    """Raw values from a ``view_submission`` of the form modal as rendered."""
+    return slack_form_values(request, slack_state(render_form_modal(request, "{}")))
 
 
 def _feishu_components(node: Any) -> list[dict[str, Any]]:
@@ -65,11 +68,14 @@ def _feishu_value(component: dict[str, Any]) -> Any:
     return component.get("default_value", "")
 
 
+def feishu_form_value(card: dict[str, Any]) -> dict[str, Any]:
+    """The ``form_value`` Feishu sends for the form in ``card`` submitted as shown."""
+    return {c["name"]: _feishu_value(c) for c in _feishu_components(card["body"])}
+
+
 def feishu_unchanged(request: HumanInputRequest) -> dict[str, Any]:
     """Raw values from a ``card.action.trigger`` form submit of the card as rendered."""
-    card = native_card(request, "tok")
-    form_value = {c["name"]: _feishu_value(c) for c in _feishu_components(card["body"])}
-    return feishu_actions.form_values(request, form_value)
+    return feishu_actions.form_values(request, feishu_form_value(native_card(request, "tok")))
 
 
 def telegram_unchanged(request: HumanInputRequest) -> dict[str, Any]:
