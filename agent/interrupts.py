@@ -144,8 +144,26 @@ def approval_request(interrupt_id: str, actions: Sequence[Action], locale: Local
     )
 
 
-def _field_name(index: int, arg: str, many: bool) -> str:
-    return f"{index + 1}_{arg}" if many else arg
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,46}[A-Za-z0-9])?")
+
+
+def _field_names(actions: Sequence[Action]) -> dict[tuple[int, str], str]:
+    """The form field name of each (call, argument): the argument's own name where a form
+    keeps it as it is (``1_table`` for the first of several calls), else ``arg_<n>``; unique
+    whatever the case, so every field maps back to exactly one argument."""
+    many = len(actions) > 1
+    names: dict[tuple[int, str], str] = {}
+    taken: set[str] = set()
+    for index, action in enumerate(actions):
+        for arg in action.args:
+            name = f"{index + 1}_{arg}" if many else arg
+            if not _PLAIN_NAME.fullmatch(name) or name.casefold() in taken:
+                name = f"arg_{len(names) + 1}"
+                while name.casefold() in taken:
+                    name += "_"
+            taken.add(name.casefold())
+            names[(index, arg)] = name
+    return names
 
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -206,10 +224,11 @@ def edit_request(
     ``problem`` saying why).
     """
     many = len(actions) > 1
+    names = _field_names(actions)
     fields = []
     for index, action in enumerate(actions):
         for arg, value in action.args.items():
-            name = _field_name(index, arg, many)
+            name = names[(index, arg)]
             label = f"{action.name}.{arg}" if many else arg
             given = (shown or {}).get(name, _shown(value))
             fields.append(_arg_field(name, label, value, given))
@@ -323,12 +342,12 @@ def _edit_decisions(
     form = edit_request(interrupt_id, actions, locale)
     defaults = {f.name: f.default for f in form.fields}
     labels = {f.name: f.label for f in form.fields}
-    many = len(actions) > 1
+    names = _field_names(actions)
     decisions = []
     for index, action in enumerate(actions):
         args, changed = dict(action.args), False
         for arg, original in action.args.items():
-            name = _field_name(index, arg, many)
+            name = names[(index, arg)]
             if name not in values or _same(values[name], defaults.get(name)):
                 continue
             try:

@@ -100,7 +100,7 @@ def _choice_element(
 ) -> InputInteractiveElement:
     options = _options(field)
     picked = _picked(field, options) if field.default is not None else []
-    hint = placeholder or plain(ui_text("choose", locale), PLACEHOLDER_LIMIT)
+    hint = placeholder or plain(ui_text("choose", locale), PLACEHOLDER_LIMIT)  # type: ignore[arg-type]
     if field.type == "select":
         return StaticSelectElement(
             action_id=VALUE_ACTION,

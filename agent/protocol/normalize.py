@@ -239,6 +239,8 @@ def _default(field: FormField, raw: Any) -> Any:
         return None
     if isinstance(value, str) and len(value) > MAX_DEFAULT_CHARS:
         return None  # more than a platform's input can show: a blank field keeps the value instead
+    if isinstance(value, list):  # in the options' order, as every platform gives choices back
+        value = [o.value for o in field.options if o.value in value]
     return value
 
 

@@ -101,7 +101,8 @@ def test_one_changed_field_edits_only_that_argument(platform: str, args: dict[st
         new_raw = json.dumps({"changed": new})
 
     def changed(request: HumanInputRequest) -> dict[str, Any]:
-        return {**PLATFORMS[platform](request), name: new_raw}
+        field = next(f for f in request.fields if f.label == name)  # the field labelled by the argument
+        return {**PLATFORMS[platform](request), field.name: new_raw}
 
     decision = _resumed(args, changed)
     assert decision["type"] == "edit"
@@ -133,3 +134,26 @@ def test_the_rendered_forms_show_the_current_values() -> None:
     _, printed = shapes.console_unchanged(request)
     assert "dry_run [yes/no] (now yes; Enter keeps it): " in printed
     assert "limit [a number] (now 100; Enter keeps it): " in printed
+
+
+MANY = [f"Option {n}" for n in range(1, 13)]  # more than Slack's checkbox group shows
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+def test_a_models_form_submitted_as_shown_gives_its_defaults_back(platform: str) -> None:
+    """Selects preselected, multi-selects (checkbox group and menu) ticked, on every platform."""
+    from clarigate.agent.protocol import normalize_request
+
+    fields = [
+        {"name": "pick", "type": "select", "options": ["Alpha", "Beta"], "default": "Beta"},
+        {"name": "few", "type": "multi_select", "options": ["A", "B", "C"], "default": ["C", "A"]},
+        {"name": "lots", "type": "multi_select", "options": MANY, "default": ["Option 11", "Option 2"]},
+        {"name": "agree", "type": "checkbox", "required": True, "default": True},
+        {"name": "count", "type": "number", "default": 1e20},
+    ]
+    request = normalize_request({"question": "Settings?", "fields": fields}, "call")
+    check = check_form_values(request, PLATFORMS[platform](request))
+    assert check.ok, check.errors
+    assert typed(check.values) == typed(
+        {"pick": "Beta", "few": ["A", "C"], "lots": ["Option 2", "Option 11"], "agree": True, "count": 10**20}
+    )
