@@ -7,9 +7,12 @@ An ``interrupt(value)`` becomes a ``HumanInputRequest`` every renderer already s
 - a ``HumanInTheLoopMiddleware`` request (``action_requests`` + ``review_configs``, or a
   ``per_call`` ``tool_approval``) as an *approval*: a risk confirmation with the options
   "Approve" and "Reject" (批准 / 拒绝 in Chinese) and, where every reviewed tool allows it,
-  "Edit", which asks a second question: a form of the tool's arguments (each field shows
-  the current value; a field left empty keeps it). A typed answer other than an option is a
-  rejection with that text as the reason; a Cancel (a declined answer) rejects. Resumed with
+  "Edit", which asks a second question: a form of the tool's arguments, each field filled in
+  with the argument's current value (a checkbox ticked when true, a number, a date, JSON text
+  for lists and objects); only a field whose value differs from the one it showed is an edit,
+  so a field left as shown (or blank) keeps the argument's value and type. A typed answer
+  other than an option is a rejection with that text as the reason; a Cancel (a declined
+  answer) rejects. Resumed with
   the middleware's decision shape: ``{"decisions": [...]}`` (batched) or one decision (per call);
 - anything else as a free-text question showing the value; resumed with the answer's text.
 
@@ -21,7 +24,9 @@ durability, expiry, claim and who-may-answer rules.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -145,8 +150,39 @@ def approval_request(interrupt_id: str, actions: Sequence[Action], locale: Local
     )
 
 
-def _field_name(index: int, arg: str, many: bool) -> str:
-    return f"{index + 1}_{arg}" if many else arg
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,46}[A-Za-z0-9])?")
+
+
+def _field_names(actions: Sequence[Action]) -> dict[tuple[int, str], str]:
+    """The form field name of each (call, argument): the argument's own name where a form
+    keeps it as it is (``1_table`` for the first of several calls), else ``arg_<n>``; unique
+    whatever the case, so every field maps back to exactly one argument."""
+    many = len(actions) > 1
+    names: dict[tuple[int, str], str] = {}
+    taken: set[str] = set()
+    for index, action in enumerate(actions):
+        for arg in action.args:
+            name = f"{index + 1}_{arg}" if many else arg
+            if not _PLAIN_NAME.fullmatch(name) or name.casefold() in taken:
+                name = f"arg_{len(names) + 1}"
+                while name.casefold() in taken:
+                    name += "_"
+            taken.add(name.casefold())
+            names[(index, arg)] = name
+    return names
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _is_iso_date(value: str) -> bool:
+    if not _ISO_DATE.fullmatch(value):
+        return False
+    try:
+        dt.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _field_type(value: Any) -> str:
@@ -154,33 +190,60 @@ def _field_type(value: Any) -> str:
         return "checkbox"
     if isinstance(value, int | float):
         return "number"
+    if isinstance(value, str) and _is_iso_date(value):
+        return "date"
     if isinstance(value, str) and "\n" not in value and len(value) <= 80:
         return "text"
     return "textarea"
 
 
-def edit_request(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> HumanInputRequest:
-    """A form of the reviewed calls' arguments; each field shows the current value."""
+def _shown(value: Any) -> Any:
+    """The field's default for an argument: itself for scalars, JSON text for anything else."""
+    if isinstance(value, bool | int | float | str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _arg_field(name: str, label: str, value: Any, shown: Any) -> dict[str, Any]:
+    text = shown if isinstance(shown, str) else json.dumps(shown, ensure_ascii=False, default=str)
+    field_type = _field_type(value)
+    return {
+        "name": name,
+        "label": label,
+        "type": field_type,
+        "required": False,
+        "placeholder": None if field_type == "checkbox" else _cut(text, 150),
+        "default": shown,
+    }
+
+
+def edit_request(
+    interrupt_id: str,
+    actions: Sequence[Action],
+    locale: Locale,
+    shown: Mapping[str, Any] | None = None,
+    problem: str | None = None,
+) -> HumanInputRequest:
+    """A form of the reviewed calls' arguments; each field is filled in with the current value.
+
+    ``shown`` fills fields with what the person gave instead (the form asked again, with
+    ``problem`` saying why).
+    """
     many = len(actions) > 1
+    names = _field_names(actions)
     fields = []
     for index, action in enumerate(actions):
         for arg, value in action.args.items():
-            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+            name = names[(index, arg)]
             label = f"{action.name}.{arg}" if many else arg
-            fields.append(
-                {
-                    "name": _field_name(index, arg, many),
-                    "label": label,
-                    "type": _field_type(value),
-                    "required": False,
-                    "placeholder": _cut(shown, 150),
-                }
-            )
+            given = (shown or {}).get(name, _shown(value))
+            fields.append(_arg_field(name, label, value, given))
     name = actions[0].name if len(actions) == 1 else ", ".join(a.name for a in actions)
+    context = catalog.text("approval_edit_context", locale)
     args = {
         "question": catalog.text("approval_edit_question", locale, name=name),
         "clarification_type": "risk_confirmation",
-        "context": catalog.text("approval_edit_context", locale),
+        "context": f"{problem} {context}" if problem else context,
         "fields": fields,
     }
     request = normalize_request(args, tool_call_id=interrupt_id)
@@ -200,16 +263,24 @@ class AskAgain:
     request: HumanInputRequest
 
 
+class _BadJson(ValueError):
+    """An edited JSON argument that does not parse."""
+
+
 def _edited_value(original: Any, given: Any) -> Any:
-    """The value a form field gives back, in the original argument's type where it can be."""
-    if isinstance(original, str) or isinstance(given, bool | int | float):
+    """The value a changed form field gives back, in the original argument's type."""
+    if isinstance(original, bool) or isinstance(original, str):
         return given
-    if isinstance(given, str):
-        try:
-            return json.loads(given)
-        except ValueError:
-            return given
-    return given
+    if isinstance(original, float) and isinstance(given, int) and not isinstance(given, bool):
+        return float(given)  # 2.5 edited to "3" stays a float
+    if isinstance(original, int | float) or not isinstance(given, str):
+        return given
+    try:
+        return json.loads(given)
+    except ValueError as error:
+        if original is None:
+            return given  # nothing said what the argument holds: the text is the value
+        raise _BadJson(str(error).split(":")[0]) from None
 
 
 def _choice(response: HumanInputResponse) -> str | None:
@@ -259,15 +330,39 @@ def resume_value(
     # APPROVAL_EDIT: a form answer edits; anything typed instead rejects with it as the reason
     if response.response_kind != "form" or response.values is None:
         return _decisions(value, [_reject(response.value.strip() or None) for _ in actions])
-    many = len(actions) > 1
+    return _edit_decisions(interrupt_id, value, actions, response.values, locale)
+
+
+def _edit_decisions(
+    interrupt_id: str,
+    value: Mapping[str, Any],
+    actions: Sequence[Action],
+    values: Mapping[str, Any],
+    locale: Locale,
+) -> Any | AskAgain:
+    """Approve the calls nobody changed; edit the others with only the changed arguments.
+
+    A field counts as changed when its value differs from the one it showed (its default):
+    a field left as shown keeps the argument as it was, value and type.
+    """
+    form = edit_request(interrupt_id, actions, locale)
+    defaults = {f.name: f.default for f in form.fields}
+    labels = {f.name: f.label for f in form.fields}
+    names = _field_names(actions)
     decisions = []
     for index, action in enumerate(actions):
-        args = dict(action.args)
+        args, changed = dict(action.args), False
         for arg, original in action.args.items():
-            name = _field_name(index, arg, many)
-            if name in response.values and response.values[name] not in ("", None, []):
-                args[arg] = _edited_value(original, response.values[name])
-        if args == action.args or "edit" not in action.allowed:
+            name = names[(index, arg)]
+            if name not in values or _same(values[name], defaults.get(name)):
+                continue
+            try:
+                args[arg] = _edited_value(original, values[name])
+            except _BadJson as error:
+                problem = catalog.text("approval_edit_bad_json", locale, field=labels[name], error=error)
+                return AskAgain(edit_request(interrupt_id, actions, locale, shown=values, problem=problem))
+            changed = True
+        if not changed or "edit" not in action.allowed:
             decisions.append({"type": "approve"})
         else:
             edited: dict[str, Any] = {"type": "edit", "edited_action": {"name": action.name, "args": args}}
@@ -288,3 +383,8 @@ def superseded_value(interrupt_id: str, value: Any, locale: Locale = "en") -> An
         return _decisions(value, [_reject(message) for _ in actions_of(value)])
     request = request_for(interrupt_id, value, locale)
     return resume_value(INTERRUPT, interrupt_id, value, answer_declined(request, None, "superseded"))
+
+
+def _same(given: Any, default: Any) -> bool:
+    """True when a typed form value is the one the field showed (``1`` is not ``True``)."""
+    return type(given) is type(default) and given == default

@@ -26,6 +26,11 @@ class ClarificationField(BaseModel):
     required: bool = False
     options: list[str] | None = Field(default=None, description="Choices for select and multi_select.")
     placeholder: str | None = None
+    default: str | bool | float | list[str] | None = Field(
+        default=None,
+        description="The current or suggested value, shown filled in (checkbox true/false, date "
+        "YYYY-MM-DD, select an option); a field the person leaves as it is keeps it.",
+    )
 
 
 class AskClarificationArgs(BaseModel):

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import re
 
-from clarigate.agent.protocol import FormField, HumanInputRequest, catalog, render_text_fallback, ui_text
+from clarigate.agent.protocol import (
+    FormField,
+    HumanInputRequest,
+    catalog,
+    current_text,
+    render_text_fallback,
+    ui_text,
+)
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
     ClarificationClosed,
@@ -83,7 +90,8 @@ def render_closed(item: ClarificationClosed) -> str | None:
 
 
 def field_prompt(field: FormField, locale: Locale = "en") -> str:
-    """``Label (required) [1) a  2) b]: `` for one form field, in ``locale``."""
+    """``Label (required) [1) a  2) b]: `` for one form field, in ``locale``; a field with a
+    current value (its default) says it and that Enter keeps it."""
     note = ui_text("field_required", locale) if field.required else ""
     if field.options:
         choices = "  ".join(f"{n}) {o.label}" for n, o in enumerate(field.options, 1))
@@ -91,7 +99,10 @@ def field_prompt(field: FormField, locale: Locale = "en") -> str:
         hint = f" [{choices}{many}]"
     else:
         hint = words(field.type, locale) if field.type in ("checkbox", "number", "date") else ""
-    return f"  {inert(field.label)}{note}{hint}: "
+    if field.default is not None:
+        shown = " ⏎ ".join(current_text(field, locale).splitlines())
+        hint += catalog.text("chat_current", locale, value=shown)
+    return f"  {inert(field.label)}{note}{inert(hint)}: "
 
 
 def live_delta(printed: str, text: str) -> tuple[str, bool]:

@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog, number_text, ui_text
 from clarigate.agent.protocol.models import Locale
 
 from .actions import (
@@ -44,6 +44,8 @@ MAX_ELEMENTS = 200
 MAX_BUTTONS = 5
 BUTTON_TEXT_CHARS = 60
 PLAIN_TEXT_CHARS = 100
+#: An input's ``max_length`` is at most 1000; a longer default is left out (blank keeps it).
+INPUT_MAX_LENGTH = 1000
 FALLBACK_CHARS = 6000
 
 Card = dict[str, Any]
@@ -203,7 +205,9 @@ def field_label(f: FormField, locale: Locale) -> dict[str, str]:
 
 
 def field_component(f: FormField, index: int, token: str, locale: Locale) -> dict[str, Any]:
-    """The form component for one field, named by position (``f1`` …)."""
+    """The form component for one field, named by position (``f1`` …), filled in with the
+    field's default (``default_value``, ``initial_option``, ``selected_values``, ``checked``,
+    ``initial_date``) so a submit that changes nothing gives the default back."""
     name = field_name(index)
     hint = plain(
         f.placeholder
@@ -217,24 +221,41 @@ def field_component(f: FormField, index: int, token: str, locale: Locale) -> dic
         return {
             "tag": "checker",
             "name": name,
-            "checked": False,
+            "checked": f.default is True,
             "text": plain(label, PLAIN_TEXT_CHARS + 20),
             "behaviors": callback(token, ACTION_CHECK, locale),
         }
     if f.type in ("select", "multi_select"):
-        tag = "select_static" if f.type == "select" else "multi_select_static"
-        return {
-            "tag": tag,
-            "name": name,
-            "placeholder": hint,
-            "required": f.required,
-            "options": select_options(f.options),
-        }
+        return _choice_component(f, name, hint)
     if f.type == "date":
-        return {"tag": "date_picker", "name": name, "placeholder": hint, "required": f.required}
-    component: dict[str, Any] = {"tag": "input", "name": name, "placeholder": hint, "required": f.required}
+        component = {"tag": "date_picker", "name": name, "placeholder": hint, "required": f.required}
+        if isinstance(f.default, str):
+            component["initial_date"] = f.default
+        return component
+    component = {"tag": "input", "name": name, "placeholder": hint, "required": f.required}
     if f.type == "textarea":
         component.update(input_type="multiline_text", rows=3)
+    shown = number_text(f.default) if f.type == "number" else f.default
+    if isinstance(shown, str) and len(shown) <= INPUT_MAX_LENGTH:
+        component["default_value"] = shown
+    return component
+
+
+def _choice_component(f: FormField, name: str, hint: dict[str, str]) -> dict[str, Any]:
+    """``select_static`` / ``multi_select_static``; options valued by position (``o1`` …)."""
+    chosen = f.default if isinstance(f.default, list) else [f.default]
+    picked = [option_action(i) for i, o in enumerate(f.options, 1) if o.value in chosen]
+    component: dict[str, Any] = {
+        "tag": "select_static" if f.type == "select" else "multi_select_static",
+        "name": name,
+        "placeholder": hint,
+        "required": f.required,
+        "options": select_options(f.options),
+    }
+    if picked and f.type == "select":
+        component["initial_option"] = picked[0]
+    elif picked:
+        component["selected_values"] = picked
     return component
 
 

@@ -2,7 +2,9 @@
 
 Each form field is one input block whose ``block_id`` is ``field-<n>`` (its position),
 so per-field errors can be returned by block id whatever the field's name is, and
-select options carry their position, never their (possibly long) text.
+select options carry their position, never their (possibly long) text. A field with a
+default is shown filled in (``initial_value``, ``initial_option(s)``, ``initial_date``; a
+checkbox ticked when true), so submitting it unchanged gives the default back.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from clarigate.agent.protocol import FormField, HumanInputRequest, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, number_text, ui_text
 
 from .markup import cut
 from .render import LABEL_LIMIT, SELECT_OPTIONS_LIMIT, plain, question_blocks
@@ -38,6 +40,7 @@ TITLE_LIMIT = 24
 PLACEHOLDER_LIMIT = 150
 HINT_LIMIT = 2000
 MAX_CHECKBOXES = 10
+TEXT_LIMIT = 3000  # a plain_text_input's initial_value (and max_length) at most
 _MODAL_BLOCKS = 100
 
 
@@ -85,31 +88,61 @@ def _full_labels(field: FormField) -> PlainTextObject | None:
     return plain("\n".join(f"{i}. {o.label}" for i, o in enumerate(field.options, 1)), HINT_LIMIT)
 
 
-def _element(field: FormField, locale: str) -> InputInteractiveElement:
-    placeholder = plain(field.placeholder, PLACEHOLDER_LIMIT) if field.placeholder else None
-    if field.type == "number":
-        return NumberInputElement(action_id=VALUE_ACTION, is_decimal_allowed=True, placeholder=placeholder)
-    if field.type == "date":
-        return DatePickerElement(action_id=VALUE_ACTION, placeholder=placeholder)
-    if field.type == "checkbox":
-        yes = Option(text=plain(ui_text("yes", locale), LABEL_LIMIT), value="true")  # type: ignore[arg-type]
-        return CheckboxesElement(action_id=VALUE_ACTION, options=[yes])
-    if field.type == "select" and field.options:
+def _picked(field: FormField, options: list[Option]) -> list[Option]:
+    """The shown options that the field's default chooses (a value, or a list of values)."""
+    chosen = field.default if isinstance(field.default, list) else [field.default]
+    values = [o.value for o in field.options[: len(options)]]
+    return [options[i] for i, value in enumerate(values) if value in chosen]
+
+
+def _choice_element(
+    field: FormField, locale: str, placeholder: PlainTextObject | None
+) -> InputInteractiveElement:
+    options = _options(field)
+    picked = _picked(field, options) if field.default is not None else []
+    hint = placeholder or plain(ui_text("choose", locale), PLACEHOLDER_LIMIT)  # type: ignore[arg-type]
+    if field.type == "select":
         return StaticSelectElement(
             action_id=VALUE_ACTION,
-            placeholder=placeholder or plain(ui_text("choose", locale), PLACEHOLDER_LIMIT),  # type: ignore[arg-type]
-            options=_options(field),
+            placeholder=hint,  # type: ignore[arg-type]
+            options=options,
+            initial_option=picked[0] if picked else None,
         )
-    if field.type == "multi_select" and field.options:
-        if len(field.options) <= MAX_CHECKBOXES:
-            return CheckboxesElement(action_id=VALUE_ACTION, options=_options(field))
-        return StaticMultiSelectElement(
-            action_id=VALUE_ACTION,
-            placeholder=placeholder or plain(ui_text("choose", locale), PLACEHOLDER_LIMIT),  # type: ignore[arg-type]
-            options=_options(field),
+    if len(field.options) <= MAX_CHECKBOXES:
+        return CheckboxesElement(action_id=VALUE_ACTION, options=options, initial_options=picked or None)
+    return StaticMultiSelectElement(
+        action_id=VALUE_ACTION,
+        placeholder=hint,
+        options=options,
+        initial_options=picked or None,  # type: ignore[arg-type]
+    )
+
+
+def _element(field: FormField, locale: str) -> InputInteractiveElement:
+    """One field's element, filled in with its default (Block Kit's ``initial_*``)."""
+    placeholder = plain(field.placeholder, PLACEHOLDER_LIMIT) if field.placeholder else None
+    default = field.default
+    if field.type == "number":
+        shown = number_text(default)
+        return NumberInputElement(
+            action_id=VALUE_ACTION, is_decimal_allowed=True, placeholder=placeholder, initial_value=shown
         )
+    if field.type == "date":
+        shown = default if isinstance(default, str) else None
+        return DatePickerElement(action_id=VALUE_ACTION, placeholder=placeholder, initial_date=shown)
+    if field.type == "checkbox":
+        yes = Option(text=plain(ui_text("yes", locale), LABEL_LIMIT), value="true")  # type: ignore[arg-type]
+        return CheckboxesElement(
+            action_id=VALUE_ACTION, options=[yes], initial_options=[yes] if default is True else None
+        )
+    if field.type in ("select", "multi_select") and field.options:
+        return _choice_element(field, locale, placeholder)
+    text = default if isinstance(default, str) and len(default) <= TEXT_LIMIT else None
     return PlainTextInputElement(
-        action_id=VALUE_ACTION, multiline=field.type == "textarea", placeholder=placeholder
+        action_id=VALUE_ACTION,
+        multiline=field.type == "textarea" or "\n" in (text or ""),
+        placeholder=placeholder,
+        initial_value=text,
     )
 
 

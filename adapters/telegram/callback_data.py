@@ -27,6 +27,7 @@ STEP_NO = "n"  # checkbox off
 STEP_BACK = "b"
 STEP_SKIP = "k"  # Skip an optional empty field, or Next: keep the value the field has
 STEP_CLEAR = "c"  # empty an optional field that has a value
+STEP_KEEP = "K"  # Keep: the field's current value (its default), and go on
 SUMMARY_SUBMIT = "S"
 SUMMARY_EDIT = "E"
 

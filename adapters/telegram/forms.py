@@ -75,6 +75,7 @@ class Forms:
             user_id=who.user_id,
             chat_id=chat_id,
             message_id=message_id,
+            values=wizard.defaults(view.request),
         )
         await self._save(view, state)
         opened = {"token": view.token, "request_id": view.request.request_id}
@@ -101,6 +102,7 @@ class Forms:
             cb.STEP_BACK: wizard.back,
             cb.STEP_SKIP: lambda s: wizard.skip(s, request),
             cb.STEP_CLEAR: lambda s: wizard.clear(s, request),
+            cb.STEP_KEEP: lambda s: wizard.keep(s, request),
             cb.SUMMARY_EDIT: wizard.edit,
             cb.STEP_SELECT: lambda s: wizard.choose(s, request, index),
             cb.STEP_TOGGLE: lambda s: wizard.toggle(s, request, index),

@@ -40,6 +40,7 @@ WIZARD_ACTIONS = {
     cb.STEP_BACK,
     cb.STEP_SKIP,
     cb.STEP_CLEAR,
+    cb.STEP_KEEP,
     cb.SUMMARY_SUBMIT,
     cb.SUMMARY_EDIT,
 }

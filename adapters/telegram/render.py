@@ -14,7 +14,7 @@ from typing import Any
 from telegram import ForceReply, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.helpers import mention_html
 
-from clarigate.agent.protocol import FormField, HumanInputRequest, catalog, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, catalog, number_text, ui_text
 from clarigate.gateway.boundary.messages import ClarificationOut, Sender
 
 from . import callback_data as cb
@@ -150,7 +150,7 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     need = ui_text("required" if current.required else "optional", locale)
     heading = f"<b>{state.step + 1}/{len(request.fields)} · {escape(current.label)}</b> ({need})"
     lines = [question_html(request), "", heading]
-    if current.placeholder:
+    if current.placeholder and current.default is None:  # a default shows itself below
         lines.append(f"<i>{escape(current.placeholder)}</i>")
     if current.name in state.values:
         lines.append(f"→ {escape(_short(format_value(current, state.values[current.name], locale)))}")
@@ -164,25 +164,40 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     nav = []
     if state.step > 0:
         nav.append(_button(f"◀ {ui_text('back', locale)}", state.token, cb.STEP_BACK))
-    has_value = current.name in state.values
-    if has_value:  # keep what is there (after Back, or Edit from the summary) and go on
-        nav.append(_button(f"{ui_text('next', locale)} ▶", state.token, cb.STEP_SKIP))
-    elif not current.required:
-        nav.append(_button(f"{ui_text('skip', locale)} ▶", state.token, cb.STEP_SKIP))
-    if has_value and not current.required:
-        nav.append(_button(f"⌫ {ui_text('clear', locale)}", state.token, cb.STEP_CLEAR))
+    nav += _go_on_buttons(current, state, locale)
     if nav:
         rows.append(nav)
     rows.append([_decline_button(state.token, locale)])
     return TelegramMessage(_fit("\n".join(lines)), InlineKeyboardMarkup(rows))
 
 
+def _go_on_buttons(current: FormField, state: WizardState, locale: Any) -> list[InlineKeyboardButton]:
+    """Keep (the field's current value), Next (what is there now), Skip, Clear."""
+    has_value = current.name in state.values
+    buttons = []
+    if current.default is not None:
+        buttons.append(_button(f"{ui_text('keep', locale)} ▶", state.token, cb.STEP_KEEP))
+        if has_value and state.values[current.name] != current.default:
+            buttons.append(_button(f"{ui_text('next', locale)} ▶", state.token, cb.STEP_SKIP))
+        return buttons  # a blank field takes its default, so Clear would only mean Keep
+    if has_value:  # keep what is there (after Back, or Edit from the summary) and go on
+        buttons.append(_button(f"{ui_text('next', locale)} ▶", state.token, cb.STEP_SKIP))
+    elif not current.required:
+        buttons.append(_button(f"{ui_text('skip', locale)} ▶", state.token, cb.STEP_SKIP))
+    if has_value and not current.required:
+        buttons.append(_button(f"⌫ {ui_text('clear', locale)}", state.token, cb.STEP_CLEAR))
+    return buttons
+
+
 def _step_buttons(current: FormField, state: WizardState, locale: Any) -> list[list[InlineKeyboardButton]]:
     token = state.token
     labels = [o.label for o in current.options]
     if current.type == "select":
+        picked = state.values.get(current.name)
         buttons = [
-            _button(_button_label(o.label), token, f"{cb.STEP_SELECT}{i}")
+            _button(
+                ("✓ " if o.value == picked else "") + _button_label(o.label), token, f"{cb.STEP_SELECT}{i}"
+            )
             for i, o in enumerate(current.options, start=1)
         ]
         return _rows(buttons, labels)
@@ -197,10 +212,11 @@ def _step_buttons(current: FormField, state: WizardState, locale: Any) -> list[l
         finish = _button(f"{ui_text('done', locale)} ✔", token, cb.STEP_DONE)
         return _rows(buttons, labels) + [[finish]]
     if current.type == "checkbox":
+        ticked = state.values.get(current.name)  # the current answer is marked ✓
         return [
             [
-                _button(ui_text("yes", locale), token, cb.STEP_YES),
-                _button(ui_text("no", locale), token, cb.STEP_NO),
+                _button(("✓ " if ticked is True else "") + ui_text("yes", locale), token, cb.STEP_YES),
+                _button(("✓ " if ticked is False else "") + ui_text("no", locale), token, cb.STEP_NO),
             ]
         ]
     return []
@@ -231,6 +247,8 @@ def format_value(form_field: FormField, value: Any, locale: Any = "en") -> str:
     labels = {o.value: o.label for o in form_field.options}
     if isinstance(value, bool):
         return ui_text("yes" if value else "no", locale)
+    if isinstance(value, int | float):
+        return number_text(value) or str(value)
     if isinstance(value, list):
         return ", ".join(labels.get(str(v), str(v)) for v in value) or "—"
     return labels.get(str(value), str(value))

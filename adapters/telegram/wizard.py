@@ -4,7 +4,9 @@ Telegram has no form widget, so a form request becomes a wizard in one message,
 edited in place. Its state is a small JSON document kept in the gateway's shared
 state (``wizard:{request_id}:{user}``), so another replica or a restarted one
 continues where the person left off. Raw values are kept as the person gave them
-(option values, lists, booleans, typed strings); the core types them on submit.
+(option values, lists, booleans, typed strings); the core types them on submit. A field
+with a default (an approval's Edit: the argument's current value) starts with it, and
+its step offers "Keep" to go on with it.
 """
 
 from __future__ import annotations
@@ -63,6 +65,11 @@ def active_key(chat_id: str, user_id: str) -> str:
 def opened_key(chat_id: str, message_id: str, user_id: str) -> str:
     """Marks a message in which this person once opened a form (to say it closed, later)."""
     return f"wizard-opened:{chat_id}:{message_id}:{user_id}"
+
+
+def defaults(request: HumanInputRequest) -> dict[str, Any]:
+    """A new wizard's values: every field's default (its current value), shown on its step."""
+    return {f.name: f.default for f in request.fields if f.default is not None}
 
 
 def _advance(state: WizardState, **changes: Any) -> WizardState:
@@ -157,6 +164,14 @@ def skip(state: WizardState, request: HumanInputRequest) -> WizardState:
     if current.required:
         return _refuse(state, _required_notice(current, request))
     return _advance(state)
+
+
+def keep(state: WizardState, request: HumanInputRequest) -> WizardState:
+    """ "Keep": the field takes its current value (its default) again, and the wizard goes on."""
+    current = state.field(request)
+    if current is None or current.default is None:
+        return state
+    return _advance(state, values=_with_value(state, current.name, current.default))
 
 
 def clear(state: WizardState, request: HumanInputRequest) -> WizardState:

@@ -12,7 +12,8 @@ from .answers import (
     parse_typed_reply,
 )
 from .catalog import icon, ui_text
-from .fallback import answer_message_text, closed_line, render_text_fallback, summarize_answer
+from .fallback import answer_message_text, closed_line, current_text, render_text_fallback, summarize_answer
+from .field_values import number_text
 from .models import (
     MAX_FIELDS,
     MAX_OPTIONS,
@@ -47,10 +48,12 @@ __all__ = [
     "answer_with_text",
     "check_form_values",
     "closed_line",
+    "current_text",
     "detect_locale",
     "icon",
     "looks_like_answer",
     "normalize_request",
+    "number_text",
     "parse_typed_reply",
     "render_text_fallback",
     "summarize_answer",

@@ -105,7 +105,9 @@ def looks_like_answer(request: HumanInputRequest, text: str) -> bool:
 def check_form_values(request: HumanInputRequest, raw: Mapping[str, Any]) -> FormCheck:
     """Type raw values (strings, lists, bools) by field and enforce required fields.
 
-    A given ``False`` or ``0`` is an answer, so a required checkbox left unticked passes.
+    A given ``False`` or ``0`` is an answer, so a required checkbox left unticked passes. A
+    field left blank takes its ``default`` (the value it showed), so a required field with a
+    default counts as given.
     """
     raw = raw if isinstance(raw, Mapping) else {}
     values: dict[str, Any] = {}
@@ -114,6 +116,8 @@ def check_form_values(request: HumanInputRequest, raw: Mapping[str, Any]) -> For
         value, error = type_field_value(form_field, _raw_value(raw, form_field.name), request.locale)
         if error is not None:
             errors[form_field.name] = error
+        elif value is BLANK and form_field.default is not None:
+            values[form_field.name] = form_field.default
         elif value is BLANK:
             if form_field.required:
                 errors[form_field.name] = ui_text("err_required", request.locale)

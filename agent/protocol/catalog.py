@@ -27,6 +27,8 @@ WORDS: dict[str, dict[Locale, str]] = {
     "skip": {"en": "Skip", "zh": "跳过"},
     "next": {"en": "Next", "zh": "下一步"},
     "clear": {"en": "Clear", "zh": "清除"},
+    "keep": {"en": "Keep", "zh": "保持"},
+    "field_current": {"en": " (current: {value})", "zh": "（当前：{value}）"},
     "form_closed": {"en": "That form is closed.", "zh": "该表单已关闭。"},
     "form_reopen": {"en": "Tap “Fill in” on it to open it again.", "zh": "点击其中的「填写」可重新打开。"},
     "required": {"en": "required", "zh": "必填"},
@@ -226,8 +228,12 @@ WORDS: dict[str, dict[Locale, str]] = {
     "approval_question_many": {"en": "Approve these {n} actions?", "zh": "是否批准以下 {n} 个操作？"},
     "approval_edit_question": {"en": "Edit the arguments of {name}", "zh": "修改 {name} 的参数"},
     "approval_edit_context": {
-        "en": "Each field shows the current value; leave it empty to keep it.",
-        "zh": "每项显示当前值；留空即保持不变。",
+        "en": "Each field shows the current value; change only what should change.",
+        "zh": "每项显示当前值；只改需要改的。",
+    },
+    "approval_edit_bad_json": {
+        "en": "{field}: not valid JSON ({error}). Fix it, or put back the current value.",
+        "zh": "{field}：不是有效的 JSON（{error}）。请改正，或恢复为当前值。",
     },
     "approval_declined": {"en": "The person declined this action.", "zh": "用户拒绝了此操作。"},
     # What the model is told about a call nobody answered (agent/interrupts.py, history.py, takeover.py).
@@ -272,6 +278,7 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "（逐项填写；选填项直接回车即可跳过）",
     },
     "chat_several": {"en": ", several allowed", "zh": "，可多选"},
+    "chat_current": {"en": " (now {value}; Enter keeps it)", "zh": "（当前：{value}；回车保持不变）"},
     "chat_checkbox": {"en": " [yes/no]", "zh": " [是/否]"},
     "chat_number": {"en": " [a number]", "zh": " [数字]"},
     "chat_date": {"en": " [YYYY-MM-DD]", "zh": " [YYYY-MM-DD]"},

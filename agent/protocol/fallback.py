@@ -32,7 +32,8 @@ def render_text_fallback(request: HumanInputRequest) -> str:
 
 
 def _field_line(field: FormField, locale: Locale) -> str:
-    """``Label (required) — options: a / b (multiple allowed)`` and the like for one field."""
+    """``Label (required) — options: a / b (multiple allowed) (current: a)`` and the like for one
+    field; a field with a current value keeps it unless a reply names the field."""
     line = field.label + (ui_text("field_required", locale) if field.required else "")
     if field.type in ("select", "multi_select") and field.options:
         line += ui_text("field_options", locale, choices=" / ".join(o.label for o in field.options))
@@ -44,7 +45,15 @@ def _field_line(field: FormField, locale: Locale) -> str:
         line += ui_text("field_number", locale)
     elif field.type == "date":
         line += ui_text("field_date", locale)
+    if field.default is not None:
+        line += ui_text("field_current", locale, value=current_text(field, locale))
     return line
+
+
+def current_text(field: FormField, locale: Locale, limit: int = 200) -> str:
+    """A field's default as a person reads it (yes/no, option labels), cut to ``limit``."""
+    text = _shown_value(field, field.default, locale)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def answer_message_text(request: HumanInputRequest, response: HumanInputResponse) -> str:

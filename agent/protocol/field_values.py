@@ -12,6 +12,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from .catalog import ui_text
@@ -44,6 +45,14 @@ def type_field_value(field: FormField, raw: Any, locale: Locale) -> tuple[Any, s
     if field.type == "multi_select" and field.options:
         return _multi_select(field.options, raw, locale)
     return _text(raw)
+
+
+def number_text(value: Any) -> str | None:
+    """A number as a person types it (and platforms' number inputs take it): digits, never an
+    exponent, so ``1e+20`` reads ``100000000000000000000``; ``None`` for anything else."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    return format(Decimal(repr(value)), "f") if isinstance(value, float) else str(value)
 
 
 def _single(raw: Any) -> Any:

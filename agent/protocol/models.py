@@ -29,6 +29,12 @@ MAX_FIELDS = 16
 MAX_OPTIONS = 24
 MAX_STRING = 200
 MAX_SERIALIZED_BYTES = 16 * 1024
+#: The longest text a field's ``default`` may hold (Slack's input limit; longer ones are dropped).
+MAX_DEFAULT_CHARS = 3000
+
+#: A field's default, typed like an answer value: checkbox bool, number int/float, date ISO
+#: string, select the option's value, multi_select a list of option values, text a string.
+DefaultValue = bool | int | float | str | list[str]
 
 PROTOCOL_VERSION: Literal[2] = 2
 SOURCE = "ask_clarification"
@@ -55,6 +61,8 @@ class FormField(BaseModel):
     required: bool = False
     placeholder: str | None = None
     options: list[Option] = Field(default_factory=list)
+    #: The field's current value, shown filled in; a field left blank takes it.
+    default: DefaultValue | None = None
 
 
 class HumanInputRequest(BaseModel):

@@ -15,7 +15,9 @@ from typing import Any, get_args
 
 from .catalog import ui_text
 from .coerce import clean, cut, fold, maybe_json, one_line, parse_bool, scalar_text
+from .field_values import BLANK, type_field_value
 from .models import (
+    MAX_DEFAULT_CHARS,
     MAX_FIELDS,
     MAX_OPTIONS,
     MAX_SERIALIZED_BYTES,
@@ -208,7 +210,7 @@ def _field(spec: Mapping[str, Any], index: int) -> FormField | None:
         options = _options(spec.get("options", spec.get("choices")), f"{name}-option")
         if not options:
             field_type = "text"  # a select with nothing to select is a text box
-    return FormField(
+    field = FormField(
         name=name,
         label=label or _humanize(_label(given_name)) or _humanize(name),
         type=field_type,  # type: ignore[arg-type]
@@ -216,6 +218,30 @@ def _field(spec: Mapping[str, Any], index: int) -> FormField | None:
         placeholder=_label(spec.get("placeholder")) or None,
         options=options,
     )
+    raw_default = next((spec[k] for k in _DEFAULT_KEYS if spec.get(k) is not None), None)
+    default = _default(field, raw_default)
+    return field.model_copy(update={"default": default}) if default is not None else field
+
+
+# Where models put a field's current value.
+_DEFAULT_KEYS = ("default", "default_value", "initial_value", "value")
+
+
+def _default(field: FormField, raw: Any) -> Any:
+    """The field's default typed like its answer (``"true"`` → True, ``"5"`` → 5, a label → the
+    option's value); ``None`` when there is none or it does not fit the field."""
+    if raw is None:
+        return None
+    if field.type == "multi_select":
+        raw = maybe_json(raw)
+    value, error = type_field_value(field, raw, "en")
+    if error is not None or value is BLANK:
+        return None
+    if isinstance(value, str) and len(value) > MAX_DEFAULT_CHARS:
+        return None  # more than a platform's input can show: a blank field keeps the value instead
+    if isinstance(value, list):  # in the options' order, as every platform gives choices back
+        value = [o.value for o in field.options if o.value in value]
+    return value
 
 
 def _field_name(text: str) -> str:

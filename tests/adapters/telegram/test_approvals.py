@@ -90,7 +90,7 @@ async def test_edit_through_the_form_wizard_runs_the_edited_call(bot_api: Any, t
         token = form_buttons[0]["callback_data"].split("|")[0]
         await tg.deliver(callback_update(f"{token}|form", form_id))
         step = bot_api.of("editMessageText")[-1].params["text"]
-        assert "1/2 · limit" in step and "<i>5</i>" in step  # the current value is shown
+        assert "1/2 · limit" in step and "→ 5" in step  # the current value is shown
         await tg.deliver(message_update("2"))  # limit
         await tg.deliver(callback_update(f"{token}|k", form_id))  # skip: keep "users"
         await tg.deliver(callback_update(f"{token}|S", form_id))  # submit

@@ -99,7 +99,7 @@ def test_an_approvals_edit_asks_the_arguments_field_by_field(
     out = run_chat(config, ["clean up the test data", "Edit", "other-data"])
 
     assert "  3. Edit" in out and "Edit the arguments of delete_data" in out
-    assert "  target: " in out
+    assert "  target (now test-data; Enter keeps it): " in out
     assert tools_ran(tmp_path) == ["delete_data other-data"]
     assert "bot> Finished" in out
 
