@@ -37,8 +37,11 @@ from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.run_events import step_events, text_delta
+from clarigate.agent import placement
+from clarigate.agent.placement import SettingsDoNotApply
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
+from clarigate.gateway.runners.server_settings import run_settings, runs_shipped_graph
 from clarigate.gateway.runtime import metrics
 
 log = logging.getLogger(__name__)
@@ -117,6 +120,7 @@ class LangGraphServerRunner(AgentRunner):
             raise ValueError("the LangGraph server runner needs agent.server_url (LANGGRAPH_URL)")
         self.settings = settings
         self.url = settings.server_url
+        self.shipped: bool | None = None  # the assistant runs clarigate's server graph (once checked)
         self.bot_id = bot_id
         self._client = get_client(
             url=self.url,
@@ -129,6 +133,8 @@ class LangGraphServerRunner(AgentRunner):
         """Check the server: a refused key or an unknown assistant stops the start; a server that
         does not answer yet only makes ``/readyz`` fail (messages are kept until it answers)."""
         problems = await self.check()
+        if problems and self.shipped is not None:  # the server answered: settings that do not apply
+            raise SettingsDoNotApply(problems)
         if problems and await self.ping():
             raise RuntimeError("; ".join(problems))
         for problem in problems:
@@ -160,7 +166,8 @@ class LangGraphServerRunner(AgentRunner):
             return [
                 f"the LangGraph server at {url} has no assistant or graph {s.assistant_id!r} (agent.assistant_id)"  # noqa: E501
             ]
-        return []
+        self.shipped = await runs_shipped_graph(self._client, s.assistant_id)
+        return placement.problems(s, placement.place_of(s, shipped=self.shipped))
 
     async def _assistant_exists(self, assistant_id: str) -> bool:
         try:
@@ -287,6 +294,7 @@ class LangGraphServerRunner(AgentRunner):
             # what each step changed and the model's tokens as written; the state is read at the end
             "stream_mode": ["updates", "messages-tuple"],
             "stream_resumable": True,
+            **run_settings(self.settings, self.shipped),
         }
         parsed = parse_request_id(response.request_id) if response is not None else None
         if parsed is not None and response is not None:
