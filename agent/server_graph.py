@@ -92,7 +92,23 @@ def _built(options_json: str) -> Any:
     )
 
 
+#: For reading a thread (its state, its pending interrupt) the server builds the graph without the
+#: run's settings: it gets every node any settings could add, so a pending approval or limit step
+#: of any run is found (nodes run only when a run executes them, with that run's settings).
+EVERY_NODE = {
+    "allow_clarification": True,
+    "disable_clarification": False,
+    "require_approval": {"*": None},
+    "max_model_calls": 1,
+    "max_tool_calls": 1,
+    "summarize_after_tokens": 1000,
+}
+
+
 def graph(config: Any) -> Any:
-    """The graph factory LangGraph's server calls per run (and to read the graph's schemas)."""
+    """The graph factory LangGraph's server calls per run (and to read a thread or the schemas)."""
+    configurable = (config or {}).get("configurable") or {}
     options = run_options(config)
+    if SETTINGS_KEY not in configurable and configurable.get("__is_for_execution__") is False:
+        options = options.model_copy(update=EVERY_NODE)
     return _built(json.dumps(options.model_dump(mode="json"), sort_keys=True))
