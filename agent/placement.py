@@ -60,7 +60,9 @@ def _middleware(name: str, setting: str) -> dict[Place, str]:
     }
 
 
-_KEEPS_CHECKPOINTS = "the LangGraph server keeps its own checkpoints: remove checkpointer_url (CHECKPOINTER_URL)"
+_KEEPS_CHECKPOINTS = (
+    "the LangGraph server keeps its own checkpoints: remove checkpointer_url (CHECKPOINTER_URL)"
+)
 _CLARIFY = {
     Place.GRAPH: "the clarify-first phase is the built-in agent's: remove {s}",
     Place.OTHER_SERVER: "the clarify-first phase is the built-in agent's: remove {s}",
@@ -89,7 +91,8 @@ RULES: dict[str, Rule] = {
         BUILT_IN_AGENT,
         {
             Place.GRAPH: "your graph has its own prompt: put them there, or remove instructions",
-            Place.OTHER_SERVER: "the server's graph has its own prompt: put them there, or remove instructions",
+            Place.OTHER_SERVER: "the server's graph has its own prompt: put them there, "
+            "or remove instructions",
         },
         travels=True,
     ),
@@ -136,7 +139,8 @@ RULES: dict[str, Rule] = {
     "assistant_id": Rule(
         frozenset({Place.SERVER, Place.OTHER_SERVER}),
         {
-            p: "it names an assistant on a LangGraph server: set server_url (LANGGRAPH_URL), or remove assistant_id"
+            p: "it names an assistant on a LangGraph server: set server_url (LANGGRAPH_URL), "
+            "or remove assistant_id"
             for p in IN_PROCESS
         },
     ),

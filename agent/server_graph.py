@@ -21,9 +21,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from typing_extensions import TypedDict
-
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from typing_extensions import TypedDict
 
 from clarigate.agent.placement import SETTINGS_KEY, TRAVELLING
 from clarigate.agent.settings import AgentOptions, AgentSettings

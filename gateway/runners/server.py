@@ -30,15 +30,15 @@ from typing import Any
 
 import httpx
 
+from clarigate.agent import placement
 from clarigate.agent.events import EventSink, RunEvent
 from clarigate.agent.harness import ImageInput, TurnOutput, turn_output
 from clarigate.agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
 from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.placement import SettingsDoNotApply
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.run_events import step_events, text_delta
-from clarigate.agent import placement
-from clarigate.agent.placement import SettingsDoNotApply
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
 from clarigate.gateway.runners.server_settings import run_settings, runs_shipped_graph

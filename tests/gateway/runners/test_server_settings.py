@@ -57,9 +57,12 @@ def _runner(server: ShippedGraphServer, **settings: object) -> LangGraphServerRu
     return LangGraphServerRunner(AgentOptions(server_url=server.url, assistant_id="agent", **settings))
 
 
-async def test_the_shipped_graph_asks_the_approval_the_gateway_requires(shipped_server, make_gateway, tmp_path):
+async def test_the_shipped_graph_asks_the_approval_the_gateway_requires(
+    shipped_server, make_gateway, tmp_path
+):
     model = _script(
-        tmp_path, [{"tool_calls": [{"name": "delete_data", "args": {"target": "test-data"}}]}, {"content": "Done"}]
+        tmp_path,
+        [{"tool_calls": [{"name": "delete_data", "args": {"target": "test-data"}}]}, {"content": "Done"}],
     )
     runner = _runner(shipped_server, model=model, require_approval={"delete_data": ["approve", "reject"]})
     await runner.start()
@@ -81,7 +84,9 @@ async def test_the_shipped_graph_asks_the_approval_the_gateway_requires(shipped_
 
 async def test_the_shipped_graph_keeps_to_the_gateways_max_tool_calls(shipped_server, make_gateway, tmp_path):
     again = {"tool_calls": [{"name": "delete_data", "args": {"target": "batch"}}]}
-    runner = _runner(shipped_server, model=_script(tmp_path, [again, again, again, {"content": "x"}]), max_tool_calls=1)
+    runner = _runner(
+        shipped_server, model=_script(tmp_path, [again, again, again, {"content": "x"}]), max_tool_calls=1
+    )
     gateway, chat = await make_gateway(MemoryStore("shipped-limit"), runner)
     before = len(shipped_server.tool_calls())
 
@@ -102,7 +107,9 @@ def expected_line(name: str, place: str) -> str:
 
 
 @pytest.mark.parametrize(("name", "place"), cases(SERVER, OTHER))
-async def test_doctor_and_serve_on_a_server(name, place, shipped_server, clean_environment, monkeypatch, tmp_path):
+async def test_doctor_and_serve_on_a_server(
+    name, place, shipped_server, clean_environment, monkeypatch, tmp_path
+):
     for key, value in {**place_env(place, shipped_server.url), **setting_env(name, tmp_path)}.items():
         monkeypatch.setenv(key, value)
     config = load_config(None)
@@ -141,7 +148,9 @@ def test_doctor_and_serve_stop_with_the_one_line(
     assert len(errors) == 1 and errors[0].endswith(f"cannot start: {line}")
 
 
-def test_doctor_passes_on_the_shipped_graph_with_its_settings(shipped_server, clean_environment, monkeypatch, capsys):
+def test_doctor_passes_on_the_shipped_graph_with_its_settings(
+    shipped_server, clean_environment, monkeypatch, capsys
+):
     for key, value in {
         **place_env(SERVER, shipped_server.url),
         "CLARIGATE_AGENT__REQUIRE_APPROVAL": '["delete_data"]',

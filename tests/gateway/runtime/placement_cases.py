@@ -47,7 +47,13 @@ def setting_env(name: str, tmp_path: Path) -> dict[str, str]:
     """The environment that sets ``name`` to a value other than its default."""
     script = tmp_path / "script.yaml"
     script.write_text(yaml.safe_dump([{"content": "hello"}]))
-    mcp = {"notes": {"transport": "stdio", "command": sys.executable, "args": [str(MCP_SERVER), str(tmp_path / "n")]}}
+    mcp = {
+        "notes": {
+            "transport": "stdio",
+            "command": sys.executable,
+            "args": [str(MCP_SERVER), str(tmp_path / "n")],
+        }
+    }
     values = {
         "model": f"scripted:{script}",
         "checkpointer_url": "memory://",
@@ -73,7 +79,10 @@ def place_env(place: str, server_url: str = "") -> dict[str, str]:
     if place == GRAPH:
         return {"CLARIGATE_AGENT__GRAPH": "tests.agent.user_graphs:plain"}
     if place in (SERVER, OTHER):
-        return {"LANGGRAPH_URL": server_url, "CLARIGATE_AGENT__ASSISTANT_ID": "agent" if place == SERVER else "asker"}
+        return {
+            "LANGGRAPH_URL": server_url,
+            "CLARIGATE_AGENT__ASSISTANT_ID": "agent" if place == SERVER else "asker",
+        }
     return {}
 
 

@@ -111,7 +111,10 @@ def test_chat_stops_with_the_one_line(name, place, monkeypatch, tmp_path, capsys
     _set(monkeypatch, {**place_env(place), **setting_env(name, tmp_path)})
     code = chat_main(load_config(None), io.StringIO("hello\n"), io.StringIO(), tmp_path / "thread")
     assert code == 1
-    assert capsys.readouterr().err == f"clarigate chat: the agent could not start: {expected_line(name, place)}\n"
+    assert (
+        capsys.readouterr().err
+        == f"clarigate chat: the agent could not start: {expected_line(name, place)}\n"
+    )
 
 
 async def test_the_library_refuses_them_too() -> None:
@@ -129,7 +132,9 @@ async def test_the_library_refuses_them_too() -> None:
 
 
 def test_a_setting_at_its_default_is_not_set(monkeypatch) -> None:
-    _set(monkeypatch, {**place_env(GRAPH), "CLARIGATE_AGENT__MODEL": "offline", "CLARIGATE_AGENT__TOOLS": "[]"})
+    _set(
+        monkeypatch, {**place_env(GRAPH), "CLARIGATE_AGENT__MODEL": "offline", "CLARIGATE_AGENT__TOOLS": "[]"}
+    )
     assert startup_problems(load_config(None)) == []
 
 
@@ -145,7 +150,11 @@ def _serve_process(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.Pope
     }
     command = [sys.executable, "-m", "clarigate.gateway.cli.main", "serve", "--host", "127.0.0.1"]
     proc = subprocess.Popen(
-        [*command, "--port", str(port)], cwd=REPO, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        [*command, "--port", str(port)],
+        cwd=REPO,
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     return proc, f"http://127.0.0.1:{port}"
 
