@@ -159,3 +159,21 @@ def test_doctor_passes_on_the_shipped_graph_with_its_settings(
         monkeypatch.setenv(key, value)
     assert main(["doctor"]) == 0
     assert capsys.readouterr().out.rstrip().endswith("everything looks right")
+
+
+def test_chat_stops_on_a_setting_another_graph_does_not_take(
+    shipped_server, clean_environment, monkeypatch, tmp_path, capsys
+):
+    import io
+
+    from clarigate.gateway.cli.chat import chat_main
+
+    for key, value in {
+        **place_env(OTHER, shipped_server.url),
+        **setting_env("max_tool_calls", tmp_path),
+    }.items():
+        monkeypatch.setenv(key, value)
+    code = chat_main(load_config(None), io.StringIO("hello\n"), io.StringIO(), tmp_path / "thread")
+    assert code == 1
+    line = expected_line("max_tool_calls", OTHER)
+    assert capsys.readouterr().err == f"clarigate chat: the agent could not start: {line}\n"

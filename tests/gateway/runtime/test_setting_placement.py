@@ -65,8 +65,8 @@ def test_the_table_has_a_row_for_every_setting_and_says_what_to_do_elsewhere() -
                 assert f"remove {name}" in rule.advice[place] or "remove graph" in rule.advice[place]
 
 
-def test_a_user_graph_with_require_approval_is_said_in_those_words(monkeypatch, capsys) -> None:
-    _set(monkeypatch, {**place_env(GRAPH), **setting_env("require_approval", Path("/tmp"))})
+def test_a_user_graph_with_require_approval_is_said_in_those_words(monkeypatch, tmp_path, capsys) -> None:
+    _set(monkeypatch, {**place_env(GRAPH), **setting_env("require_approval", tmp_path)})
     assert main(["doctor"]) == 1
     problems = [line for line in capsys.readouterr().out.splitlines() if line.startswith("PROBLEM")]
     assert problems == [
