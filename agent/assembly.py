@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clarigate.agent.settings import AgentSettings
+from clarigate.agent.settings import AgentOptions, AgentSettings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -43,8 +43,10 @@ async def assemble(
     from clarigate.agent.mcp import load_mcp_tools
     from clarigate.agent.models import build_chat_model
     from clarigate.agent.observe import keep_untraced_steps_inline
+    from clarigate.agent.placement import check, place_of
 
     keep_untraced_steps_inline()
+    check(settings, place_of(settings))  # a setting that would not apply stops here, named
 
     instructions = load_instructions(settings.instructions)
     all_tools = [*tools, *load_tools(settings.tools)]
@@ -70,25 +72,39 @@ def _graph(
     instructions: str,
 ) -> Any:
     """The operator's own graph when ``agent.graph`` names one, else the built-in agent."""
-    from clarigate.agent.graph import build_agent_graph
     from clarigate.agent.loading import load_graph
-    from clarigate.agent.prompts import SYSTEM_PROMPT
 
     if settings.graph is not None:
         return load_graph(settings.graph, saver)
     assert chat_model is not None
+    return built_in_graph(settings, chat_model, tools, saver, instructions)
+
+
+def built_in_graph(
+    options: AgentOptions,
+    chat_model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    saver: BaseCheckpointSaver | None,
+    instructions: str,
+    context_schema: type[Any] | None = None,
+) -> Any:
+    """The built-in agent from the ``agent:`` settings (in process, and the shipped server graph)."""
+    from clarigate.agent.graph import build_agent_graph
+    from clarigate.agent.prompts import SYSTEM_PROMPT
+
     prompt = SYSTEM_PROMPT + (f"\n\n{instructions}" if instructions else "")
     return build_agent_graph(
         chat_model,
         tools=tools,
         checkpointer=saver,
-        allow_clarification=settings.allow_clarification,
-        disable_clarification=settings.disable_clarification,
+        allow_clarification=options.allow_clarification,
+        disable_clarification=options.disable_clarification,
         system_prompt=prompt,
-        require_approval=settings.require_approval,
-        max_model_calls=settings.max_model_calls,
-        max_tool_calls=settings.max_tool_calls,
-        summarize_after_tokens=settings.summarize_after_tokens,
+        require_approval=options.require_approval,
+        max_model_calls=options.max_model_calls,
+        max_tool_calls=options.max_tool_calls,
+        summarize_after_tokens=options.summarize_after_tokens,
+        context_schema=context_schema,
     )
 
 

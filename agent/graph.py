@@ -21,6 +21,7 @@ from clarigate.agent.middleware import (
 )
 from clarigate.agent.observe import ToolCallLogMiddleware
 from clarigate.agent.prompts import SYSTEM_PROMPT
+from clarigate.agent.tool_errors import tool_errors_to_model
 from clarigate.agent.tools import build_ask_clarification_tool
 
 #: The decisions an approval may allow (``respond`` is left out: no renderer shows it).
@@ -68,6 +69,7 @@ def build_agent_graph(
     max_model_calls: int | None = None,
     max_tool_calls: int | None = None,
     summarize_after_tokens: int | None = None,
+    context_schema: type[Any] | None = None,
 ) -> Any:
     """The compiled agent: ``ask_clarification`` plus ``tools``, on ``checkpointer``.
 
@@ -77,7 +79,9 @@ def build_agent_graph(
     (an interrupt, shown as an approval). Middleware that is not needed is left out:
     every hook is one more graph step. ``after_model`` hooks run last-listed first, so the
     clarification (which ends the run and runs no sibling call) is decided before the tool
-    limit and the approvals; with no such hook it is decided in the model step itself.
+    limit and the approvals; with no such hook it is decided in the model step itself. A tool
+    that raises answers its call with an error tool message (``clarigate.agent.tool_errors``).
+    ``context_schema``: the run context the graph declares (the shipped server graph's).
     """
     middleware = _middleware(
         model,
@@ -94,6 +98,7 @@ def build_agent_graph(
         system_prompt=system_prompt,
         middleware=middleware,
         checkpointer=checkpointer,
+        context_schema=context_schema,
     )
 
 
@@ -127,7 +132,8 @@ def _middleware(
         middleware.append(HumanInTheLoopMiddleware(approval_config(require_approval)))
     if max_tool_calls:
         middleware.append(ToolCallLimit(max_tool_calls))
-    middleware.append(ToolCallLogMiddleware())
+    # wrap_tool_call: the first listed is outermost, so the log sees the error message
+    middleware += [ToolCallLogMiddleware(), tool_errors_to_model()]
     if disable_clarification:
         middleware.append(ProceedWithoutClarificationMiddleware())
     elif any(_has_after_model(m) for m in middleware):

@@ -27,11 +27,14 @@ def _outcome(result: Any) -> str:
 class ToolCallLogMiddleware(AgentMiddleware):
     """Logs every tool call the agent runs: name, duration, ok / error."""
 
-    def _log(self, request: Any, started: float, outcome: str) -> None:
+    def _log(self, request: Any, started: float, outcome: str, result: Any = None) -> None:
         call = request.tool_call
-        log.info(
-            "tool call %s: %s in %.0f ms", call.get("name"), outcome, (time.perf_counter() - started) * 1000
-        )
+        elapsed = (time.perf_counter() - started) * 1000
+        if isinstance(result, ToolMessage) and result.status == "error":
+            # what the model reads of the failure (``clarigate.agent.tool_errors``): no arguments
+            log.warning("tool call %s: error in %.0f ms: %s", call.get("name"), elapsed, result.text[:300])
+        else:
+            log.info("tool call %s: %s in %.0f ms", call.get("name"), outcome, elapsed)
         log.debug("tool call %s arguments: %r", call.get("name"), call.get("args"))
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
@@ -42,7 +45,7 @@ class ToolCallLogMiddleware(AgentMiddleware):
         except BaseException:
             self._log(request, started, "error")
             raise
-        self._log(request, started, _outcome(result))
+        self._log(request, started, _outcome(result), result)
         return result
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
@@ -53,7 +56,7 @@ class ToolCallLogMiddleware(AgentMiddleware):
         except BaseException:
             self._log(request, started, "error")
             raise
-        self._log(request, started, _outcome(result))
+        self._log(request, started, _outcome(result), result)
         return result
 
 

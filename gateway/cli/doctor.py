@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from clarigate.agent import placement
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runners.base import AgentRunner
 from clarigate.gateway.runners.in_process import LangGraphRunner
@@ -56,9 +57,13 @@ async def run_checks(config_path: str | None) -> Report:
     )
     report.problems.extend(f"config: {warning}" for warning in config.warnings)
     await _check_store(config, report)
+    unapplied = placement.problems(config.agent, placement.place_of(config.agent))
+    report.problems.extend(f"settings: {line}" for line in unapplied)
     runner = build_runner(config)
     try:
-        if isinstance(runner, LangGraphServerRunner):
+        if unapplied:
+            report.notes.append("agent: not started, since a setting above does not apply to it")
+        elif isinstance(runner, LangGraphServerRunner):
             await _check_agent_server(runner, report)
         elif await _check_mcp(config, report):
             await _check_agent(config, runner, report)  # type: ignore[arg-type]
@@ -156,7 +161,9 @@ async def _check_agent_server(runner: LangGraphServerRunner, report: Report) -> 
     """The LangGraph server: it answers, takes the API key, and has the assistant."""
     problems = await runner.check()
     if problems:
-        report.problems.extend(f"agent: {problem}" for problem in problems)
+        # the server answered and has the assistant: what is left are settings that do not apply
+        kind = "settings" if runner.shipped is not None else "agent"
+        report.problems.extend(f"{kind}: {problem}" for problem in problems)
     else:
         assistant = runner.settings.assistant_id
         report.ok.append(f"agent: LangGraph server at {runner.url}, assistant {assistant!r}")

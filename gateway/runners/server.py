@@ -30,15 +30,18 @@ from typing import Any
 
 import httpx
 
+from clarigate.agent import placement
 from clarigate.agent.events import EventSink, RunEvent
 from clarigate.agent.harness import ImageInput, TurnOutput, turn_output
 from clarigate.agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
 from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.placement import SettingsDoNotApply
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.run_events import step_events, text_delta
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
+from clarigate.gateway.runners.server_settings import run_settings, runs_shipped_graph
 from clarigate.gateway.runners.server_supersede import supersede_on_server
 from clarigate.gateway.runtime import metrics
 
@@ -118,6 +121,7 @@ class LangGraphServerRunner(AgentRunner):
             raise ValueError("the LangGraph server runner needs agent.server_url (LANGGRAPH_URL)")
         self.settings = settings
         self.url = settings.server_url
+        self.shipped: bool | None = None  # the assistant runs clarigate's server graph (once checked)
         self.bot_id = bot_id
         self._client = get_client(
             url=self.url,
@@ -130,6 +134,8 @@ class LangGraphServerRunner(AgentRunner):
         """Check the server: a refused key or an unknown assistant stops the start; a server that
         does not answer yet only makes ``/readyz`` fail (messages are kept until it answers)."""
         problems = await self.check()
+        if problems and self.shipped is not None:  # the server answered: settings that do not apply
+            raise SettingsDoNotApply(problems)
         if problems and await self.ping():
             raise RuntimeError("; ".join(problems))
         for problem in problems:
@@ -161,7 +167,8 @@ class LangGraphServerRunner(AgentRunner):
             return [
                 f"the LangGraph server at {url} has no assistant or graph {s.assistant_id!r} (agent.assistant_id)"  # noqa: E501
             ]
-        return []
+        self.shipped = await runs_shipped_graph(self._client, s.assistant_id)
+        return placement.problems(s, placement.place_of(s, shipped=self.shipped))
 
     async def _assistant_exists(self, assistant_id: str) -> bool:
         try:
@@ -288,6 +295,7 @@ class LangGraphServerRunner(AgentRunner):
             # what each step changed and the model's tokens as written; the state is read at the end
             "stream_mode": ["updates", "messages-tuple"],
             "stream_resumable": True,
+            **run_settings(self.settings, self.shipped),
         }
         parsed = parse_request_id(response.request_id) if response is not None else None
         if parsed is not None and response is not None:
@@ -309,7 +317,12 @@ class LangGraphServerRunner(AgentRunner):
             log.warning(
                 "the answer is for interrupt %s, which the server no longer has pending", interrupt_id
             )
-        state, before = await self._supersede(sid, state, before, run_meta)  # over an open interrupt
+        # a new message over open interrupts: they are resumed as superseded first (their runs are
+        # waited for, never shown: ``server_supersede``)
+        settings = run_settings(self.settings, self.shipped)
+        state, before = await supersede_on_server(
+            self._client, sid, self.settings.assistant_id, state, before, run_meta, settings
+        )
         human_id = human_message_id(meta.get("inbound_id"))
         run_meta[HUMAN_KEY] = human_id
         human: dict[str, Any] = {"type": "human", "id": human_id, "content": _content(text, images)}
@@ -317,13 +330,6 @@ class LangGraphServerRunner(AgentRunner):
             human["additional_kwargs"] = response_kwargs(response)
         run_input: dict[str, Any] = {"messages": [human]}
         return await self._client.runs.create(sid, self.settings.assistant_id, input=run_input, **options)
-
-    async def _supersede(
-        self, sid: str, state: Mapping[str, Any], before: list[Any], meta: Mapping[str, Any]
-    ) -> tuple[Mapping[str, Any], list[Any]]:
-        """A new message over open interrupts: they are resumed as superseded first (their runs
-        are waited for, never shown: ``server_supersede``); the thread's state and messages then."""
-        return await supersede_on_server(self._client, sid, self.settings.assistant_id, state, before, meta)
 
     async def _follow(self, sid: str, run: Mapping[str, Any], on_event: EventSink | None = None) -> None:
         """Follow the run's stream to its end, handing its text and steps to ``on_event``.

@@ -35,9 +35,13 @@ async def supersede_on_server(
     state: Mapping[str, Any],
     messages: list[Any],
     meta: Mapping[str, Any],
+    settings: Mapping[str, Any],
 ) -> tuple[Mapping[str, Any], list[Any]]:
     """Resume every interrupt server thread ``sid`` waits on as superseded; the thread's state and
-    messages afterwards (``state`` and ``messages`` as they were when nothing was pending)."""
+    messages afterwards (``state`` and ``messages`` as they were when nothing was pending).
+
+    ``settings`` are the run options that carry the bot's agent settings (``run_settings``): the
+    graph that resumes must be built as the one that asked."""
     from clarigate.gateway.runners.server import messages_of
 
     metadata = {**meta, SUPERSEDED_BY_KEY: meta.get("clarigate_inbound_id") or ""}
@@ -48,7 +52,7 @@ async def supersede_on_server(
         log.info("server thread %s: a new message supersedes interrupt(s) %s", sid, [i for i, _ in pending])
         command = {"resume": resume_map(pending, thread_locale(messages))}
         run = await client.runs.create(
-            sid, assistant_id, command=command, metadata=metadata, multitask_strategy="enqueue"
+            sid, assistant_id, command=command, metadata=metadata, multitask_strategy="enqueue", **settings
         )
         await client.runs.join(sid, run["run_id"])
         finished = await client.runs.get(sid, run["run_id"])

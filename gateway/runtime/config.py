@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from clarigate.agent import placement
 from clarigate.agent.settings import AgentOptions, AgentSettings
 from clarigate.gateway.boundary import registry
 from clarigate.gateway.boundary.settings import PlatformSettings
@@ -327,8 +328,9 @@ def _unknown_env(known: dict[str, registry.Platform]) -> list[str]:
 
 
 def startup_problems(config: GatewayConfig) -> list[str]:
-    """What stops ``serve`` before it connects: a platform with part of its credentials, or what a
-    platform's own settings refuse (a Telegram webhook without its secret: anyone could post)."""
+    """What stops ``serve`` before it connects: a platform with part of its credentials, what a
+    platform's own settings refuse (a Telegram webhook without its secret: anyone could post), or
+    an agent setting that cannot apply where the agent runs (``clarigate.agent.placement``)."""
     problems = []
     for name, platform in config.known_platforms().items():
         section = config.platform(name)
@@ -339,6 +341,8 @@ def startup_problems(config: GatewayConfig) -> list[str]:
             problems.append(problem)
         if config.platform_enabled(name):
             problems.extend(f"{name}: {line}" for line in section.startup_problems())
+    # an agent setting that does not apply where the agent runs (a server's graph: known at start)
+    problems.extend(placement.problems(config.agent, placement.place_of(config.agent)))
     if config.role in ("web", "worker") and not config.redis_url:
         problems.append(
             f"role {config.role!r} shares its work with other processes through Redis: set REDIS_URL "

@@ -56,6 +56,21 @@ def first_line(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+def agent_start_failure(exc: BaseException, model: str) -> StartFailure:
+    """Why the agent did not start: a setting that does not apply where it runs (a configuration
+    problem, named), or its model, tools or MCP servers."""
+    from clarigate.agent.placement import SettingsDoNotApply
+
+    if isinstance(exc, SettingsDoNotApply):
+        return StartFailure(ExitCode.CONFIG, str(exc))
+    return StartFailure(
+        ExitCode.MODEL,
+        f"the agent could not start: {first_line(exc)} (model {model!r}: check "
+        "LLM_MODEL, its provider package and API key, agent.tools and agent.mcp_servers; "
+        "`clarigate doctor` says more)",
+    )
+
+
 def bind_port(host: str, port: int) -> socket.socket:
     """The listening socket, bound now so that a taken port is said plainly, before anything starts."""
     if not 0 <= port <= 65535:

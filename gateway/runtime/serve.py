@@ -40,6 +40,7 @@ from clarigate.gateway.runtime.ops import OpsSampler
 from clarigate.gateway.runtime.preflight import (
     ExitCode,
     StartFailure,
+    agent_start_failure,
     bind_port,
     first_line,
     wait_for_postgres,
@@ -373,12 +374,7 @@ async def _start(
         try:
             await gateway.runner.start()
         except Exception as exc:
-            raise StartFailure(
-                ExitCode.MODEL,
-                f"the agent could not start: {first_line(exc)} (model {config.agent.model!r}: check "
-                "LLM_MODEL, its provider package and API key, agent.tools and agent.mcp_servers; "
-                "`clarigate doctor` says more)",
-            ) from exc
+            raise agent_start_failure(exc, config.agent.model) from exc
     if claim:
         await _claim_identity(config)
     try:
