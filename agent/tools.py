@@ -41,7 +41,11 @@ class AskClarificationArgs(BaseModel):
         "missing_info", "ambiguous_requirement", "approach_choice", "risk_confirmation", "suggestion"
     ] = Field(description="Why you ask; use risk_confirmation before anything irreversible.")
     context: str | None = Field(default=None, description="One or two sentences on why you ask.")
-    options: list[str] | None = Field(default=None, description="A few likely answers, if there are any.")
+    options: list[str] | None = Field(
+        default=None,
+        description="A few likely answers, if there are any. For risk_confirmation: the go-ahead "
+        "choice(s) and one safe choice worded Cancel / Keep … / No, … (the others ask to confirm).",
+    )
     fields: list[ClarificationField] | None = Field(
         default=None, description="A small form, when you need several values at once."
     )
@@ -59,7 +63,10 @@ def build_ask_clarification_tool() -> BaseTool:
         description=(
             "Ask the person a clarifying question and stop until they answer. Use it when information "
             "is missing, the request is ambiguous, there are several approaches to choose from, or "
-            "before anything irreversible (clarification_type='risk_confirmation')."
+            "before anything irreversible (clarification_type='risk_confirmation'). How a "
+            "risk_confirmation's options are read: phrase the safe choice as Cancel, Keep …, "
+            "No, … or Don't … (e.g. 'No, keep the data'); every other option is taken as going "
+            "ahead and asks the person to confirm it once more before it counts."
         ),
         args_schema=AskClarificationArgs,
     )

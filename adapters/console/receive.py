@@ -6,7 +6,8 @@ and asked again until it fits, then the whole form is submitted to the core as o
 the raw values (the core types them). A line starting with ``/`` inside a form goes to the core
 like any message: ``/help`` and ``/status`` answer and the field is asked again, ``/new`` and
 ``/cancel`` close the question, an unknown ``/word`` is a new request. ``/quit`` and the end of
-input leave, with nothing half-filled sent.
+input leave, with nothing half-filled sent. A typed pick of a risk confirmation's go-ahead
+option is asked again ("confirm") before it is sent, as a click.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TextIO
 
-from clarigate.agent.protocol import HumanInputRequest, catalog, check_form_values
+from clarigate.agent.protocol import HumanInputRequest, catalog, check_form_values, parse_typed_reply, ui_text
+from clarigate.agent.protocol.risk import goes_ahead, is_confirm_word
 from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut
 
 from .adapter import ConsoleAdapter
-from .render import PROBLEM, PROMPT, QUIT, field_prompt, words
+from .render import PROBLEM, PROMPT, QUIT, STATUS, field_prompt, inert, words
 
 
 class Leave(Exception):
@@ -69,8 +71,44 @@ class ConsoleChat:
                 self.fill_in(open_question)
                 continue
             text = self.read(PROMPT)
-            if text:
+            if text and not self.confirm_first(text):
                 self.hand_over(text)
+
+    def confirm_first(self, text: str) -> bool:
+        """A typed pick of the open risk confirmation's go-ahead option: ask "confirm" first, and
+        answer with the option only then (anything else leaves the question open). False when
+        ``text`` is no such pick (it goes to the core as it is)."""
+        out = self.adapter.open
+        if out is None or text.startswith(("/", "／")):
+            return False
+        typed = parse_typed_reply(out.request, text, None).response
+        if typed is None or typed.response_kind != "option" or not goes_ahead(out.request, typed.option_id):
+            return False
+        locale = out.request.locale
+        word = ui_text("confirm", locale).casefold()
+        self.adapter.print(
+            STATUS + "⚠️ " + inert(ui_text("confirm_typed", locale, word=word, option=typed.value))
+        )
+        if not is_confirm_word(self.read(PROMPT)):
+            self.adapter.print(PROBLEM + inert(ui_text("confirm_dropped", locale, option=typed.value)))
+            return True
+        self.choose(out, typed.option_id or "")
+        return True
+
+    def choose(self, out: ClarificationOut, option_id: str) -> None:
+        """Answer the open question with a confirmed option, as a click would; a refusal is printed."""
+
+        async def choose() -> Any:
+            outcome = await self.adapter.choose(option_id)
+            if outcome.accepted:
+                await self.settle()
+            return outcome
+
+        outcome = self.run(choose())
+        if not outcome.accepted and outcome.message:
+            self.adapter.print(PROBLEM + outcome.message)
+        if self.adapter.open is out and outcome.status is not AnswerStatus.INVALID:
+            self.adapter.open = None
 
     def hand_over(self, text: str) -> None:
         """Give a typed line to the core and wait for what it answers."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog, number_text, ui_text
 from clarigate.agent.protocol.models import Locale
+from clarigate.agent.protocol.risk import option_roles
 
 from .actions import (
     ACTION_CHECK,
@@ -183,19 +184,30 @@ def option_controls(request: HumanInputRequest, token: str) -> list[dict[str, An
     return [menu, button_row([other, cancel])]
 
 
+def confirm_dialog(locale: Locale, option: str) -> dict[str, Any]:
+    """The "Are you sure?" dialog Feishu shows before a go-ahead button's click counts."""
+    text = ui_text("confirm_option", locale, option=option.strip())
+    return {"title": plain(ui_text("confirm_title", locale)), "text": plain(text, PLAIN_TEXT_CHARS * 3)}
+
+
 def risk_buttons(request: HumanInputRequest, token: str) -> list[dict[str, Any]]:
-    """Confirm (``option-1``, behind a confirmation dialog), the other options (danger), Cancel."""
+    """A risk confirmation's options, then Cancel: each go-ahead option is red and asks first
+    (``risk.option_roles``, from the request, not the position); the safe choice, an approval's
+    Edit and Cancel are default buttons."""
     loc = request.locale
-    dialog = {"title": plain(ui_text("confirm_title", loc)), "text": plain(ui_text("confirm_body", loc))}
-    if not request.options:  # no options given: Confirm answers, Cancel dismisses
-        confirm = button(ui_text("confirm", loc), token, "yes", "primary", dialog, loc)
-        return [confirm, {**cancel_button(request, token), "type": "danger"}]
-    first, *rest = request.options
-    return [
-        button(first.label, token, option_action(1), "primary", dialog, loc),
-        *(button(o.label, token, option_action(i), "danger", locale=loc) for i, o in enumerate(rest, 2)),
-        cancel_button(request, token),
-    ]
+    if not request.options:  # no options given: Confirm goes ahead, Cancel dismisses
+        confirm = ui_text("confirm", loc)
+        dialog = confirm_dialog(loc, confirm)
+        return [button(confirm, token, "yes", "danger", dialog, loc), cancel_button(request, token)]
+    roles = option_roles(request)
+    buttons = []
+    for index, option in enumerate(request.options, 1):
+        if roles.get(option.id) == "go_ahead":
+            dialog = confirm_dialog(loc, option.label)
+            buttons.append(button(option.label, token, option_action(index), "danger", dialog, loc))
+        else:
+            buttons.append(button(option.label, token, option_action(index), locale=loc))
+    return [*buttons, cancel_button(request, token)]
 
 
 def field_label(f: FormField, locale: Locale) -> dict[str, str]:

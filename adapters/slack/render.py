@@ -24,6 +24,8 @@ from slack_sdk.models.blocks import (
 )
 
 from clarigate.agent.protocol import HumanInputRequest, catalog, summarize_answer, ui_text
+from clarigate.agent.protocol.models import Locale
+from clarigate.agent.protocol.risk import go_ahead_ids, option_roles
 from clarigate.gateway.boundary.messages import ClarificationOut, PendingView
 
 from .markup import cut, cut_escaped, escape_mrkdwn, markdown_to_mrkdwn, split_mrkdwn
@@ -113,13 +115,20 @@ def _hint(text: str) -> ContextBlock:
     return ContextBlock(elements=[MarkdownTextObject(text=cut_escaped(text, SECTION_LIMIT))])
 
 
-def _risk_confirm(locale: str) -> ConfirmObject:
-    """The "Are you sure?" dialog in front of the confirming choice of a risky action."""
+def _risk_confirm(locale: Locale, option: str | None = None) -> ConfirmObject:
+    """The "Are you sure?" dialog (red confirm) in front of a risk confirmation's go-ahead choice,
+    naming the option when the control is its own button (a select's dialog cannot know which)."""
+    body = (
+        ui_text("confirm_option", locale, option=option.strip())
+        if option
+        else ui_text("confirm_body", locale)
+    )
     return ConfirmObject(
-        title=cut(ui_text("confirm_title", locale), 100),  # type: ignore[arg-type]
-        text=cut(ui_text("confirm_body", locale), 300),  # type: ignore[arg-type]
-        confirm=cut(ui_text("confirm", locale), 30),  # type: ignore[arg-type]
-        deny=cut(ui_text("cancel", locale), 30),  # type: ignore[arg-type]
+        title=plain(ui_text("confirm_title", locale), 100),
+        text=plain(body or ui_text("confirm_body", locale), 300),  # plain text: the label is the model's
+        confirm=plain(ui_text("confirm", locale), 30),
+        deny=plain(ui_text("confirm_deny", locale), 30),
+        style="danger",
     )
 
 
@@ -158,21 +167,22 @@ def _decline_button(out: ClarificationOut) -> ButtonElement:
 
 
 def _option_buttons(out: ClarificationOut) -> list[ButtonElement]:
-    """One button per option; for a risk confirmation, option-1 confirms (primary, with a
-    dialog) and every other option cancels (danger)."""
+    """One button per option; a risk confirmation's go-ahead options are red and ask first
+    (``risk.option_roles``: decided from the request, not the position), the safe choice and an
+    approval's Edit are plain buttons."""
     request = out.request
-    risky = request.clarification_type == "risk_confirmation"
+    roles = option_roles(request)
     buttons = []
     for index, option in enumerate(request.options, start=1):
         action = option_action(index)
-        confirming = risky and option.id == "option-1"
+        go_ahead = roles.get(option.id) == "go_ahead"
         buttons.append(
             ButtonElement(
                 text=option_text(request, index),
                 action_id=ACTION_PREFIX + action,
                 value=button_value(out.token, action),
-                style=("primary" if confirming else "danger") if risky else None,
-                confirm=_risk_confirm(request.locale) if confirming else None,
+                style="danger" if go_ahead else None,
+                confirm=_risk_confirm(request.locale, option.label) if go_ahead else None,
             )
         )
     return buttons
@@ -218,8 +228,8 @@ def _controls(out: ClarificationOut) -> list[Block] | None:
             Option(text=option_text(request, i), value=button_value(out.token, option_action(i)))
             for i in range(1, len(request.options) + 1)
         ],
-        # A risky choice is never one click away, however many options it has.
-        confirm=_risk_confirm(locale) if risky else None,
+        # A go-ahead choice is never one click away, however many options it has.
+        confirm=_risk_confirm(locale) if go_ahead_ids(request) else None,
     )
     others = [decline] if risky else [_other_button(out), decline]
     return [*listed, ActionsBlock(elements=[select, *others])]

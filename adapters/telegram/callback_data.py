@@ -17,6 +17,8 @@ CONFIRM = "yes"  # risk confirmation without options
 CANCEL = "no"
 OPTION_PREFIX = "o"  # o3: the third option
 DECLINE = "x"  # dismiss the question (✖ Cancel): the agent is told the person declined
+CONFIRM_PREFIX = "Y"  # Y3: "⚠️ Yes: …" on the confirm keyboard of the third option (Y0: Confirm)
+RESTORE = "R"  # "◀ Go back" on the confirm keyboard: the question's own keyboard again
 
 # Actions inside a form (one field per step).
 STEP_SELECT = "s"  # s2: pick the second option of a select field
@@ -43,7 +45,7 @@ class ButtonAction:
     def option_index(self) -> int | None:
         """The 1-based position carried by ``o3`` / ``s3`` / ``t3`` actions, else None."""
         digits = self.action[1:]
-        return int(digits) if self.action[:1] in ("o", "s", "t") and digits.isdigit() else None
+        return int(digits) if self.action[:1] in ("o", "s", "t", "Y") and digits.isdigit() else None
 
 
 def encode(token: str, action: str) -> str:

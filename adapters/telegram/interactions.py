@@ -1,5 +1,8 @@
 """Button taps: options, "Other…", risk confirmation, ✖ Cancel, and the form wizard's buttons.
 
+A tap on a risk confirmation's go-ahead option only asks again (``confirms``): the answer is
+taken from the "⚠️ Yes: …" tap that follows.
+
 Every tap is answered with ``answerCallbackQuery`` first, before any edit or post, so the
 person's app stops spinning at once whatever happens next; refusals (already answered,
 expired, not allowed) are an alert to the person who tapped and change nothing in the
@@ -25,6 +28,7 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.port import GatewayPort
 
 from . import callback_data as cb
+from .confirms import Confirms, go_ahead_index
 from .effects import AfterAck
 from .forms import Forms, TapReply, answered_edit
 from .receive import remember_chain, sender_of
@@ -55,6 +59,7 @@ class Interactions:
         self.sender = sender
         self.after_ack = after_ack
         self.forms = Forms(gateway, sender, after_ack)
+        self.confirms = Confirms(gateway, sender)
 
     async def on_callback(self, query: CallbackQuery) -> None:
         """Handle one tap: decide, answer the tap, then edit (the tap is answered even on failure)."""
@@ -105,6 +110,8 @@ class Interactions:
             if state is None:  # one that ended (or never began): start over as "Fill in" would
                 return await self.forms.open(view, who, chat_id, message_id)
             return await self.forms.tap(view, who, code, query.id, state)
+        if code == cb.RESTORE or go_ahead_index(view.request, code) is not None:
+            return await self.confirms.tap(view, who, code, chat_id, message_id)
         return await self._choose(view, who, code, query.id, chat_id, message_id)
 
     async def _choose(
@@ -116,10 +123,12 @@ class Interactions:
             sender=who, event_id=event_id, token=view.token, conversation=view.conversation
         )
         index = cb.ButtonAction(view.token, code).option_index
-        if code.startswith(cb.OPTION_PREFIX) and index is not None and 1 <= index <= len(request.options):
+        # an option, or (from the confirm keyboard) the go-ahead option the person confirmed
+        option = code.startswith((cb.OPTION_PREFIX, cb.CONFIRM_PREFIX))
+        if option and index is not None and 1 <= index <= len(request.options):
             answer = answer.model_copy(update={"option_id": request.options[index - 1].id})
-        elif code in (cb.CONFIRM, cb.CANCEL) and not request.options:  # risk without options
-            label = ui_text("confirm" if code == cb.CONFIRM else "cancel", request.locale)
+        elif code in (cb.CONFIRM_PREFIX + "0", cb.CANCEL) and not request.options:  # risk without options
+            label = ui_text("confirm" if code != cb.CANCEL else "cancel", request.locale)
             answer = answer.model_copy(update={"text": label})
         else:
             return TapReply()  # not a button of this question

@@ -15,6 +15,7 @@ from telegram import ForceReply, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.helpers import mention_html
 
 from clarigate.agent.protocol import FormField, HumanInputRequest, catalog, number_text, ui_text
+from clarigate.agent.protocol.risk import option_roles
 from clarigate.gateway.boundary.messages import ClarificationOut, Sender
 
 from . import callback_data as cb
@@ -87,24 +88,41 @@ def render_question(request: HumanInputRequest, token: str) -> TelegramMessage:
 
 
 def _risk_keyboard(request: HumanInputRequest, token: str) -> InlineKeyboardMarkup:
-    """``option-1`` confirms (✅); every other option cancels (❌)."""
+    """The options; a go-ahead one (``risk.option_roles``: from the request, not the position) is
+    marked ⚠️ and its tap asks again (``render_confirm``); the safe choice and Edit are plain."""
     locale = request.locale
     if not request.options:
-        return InlineKeyboardMarkup(
-            [
-                [
-                    _button(f"✅ {ui_text('confirm', locale)}", token, cb.CONFIRM),
-                    _button(f"❌ {ui_text('cancel', locale)}", token, cb.CANCEL),
-                ]
-            ]
-        )
+        confirm = _button(f"⚠️ {ui_text('confirm', locale)}", token, cb.CONFIRM)
+        return InlineKeyboardMarkup([[confirm, _button(ui_text("cancel", locale), token, cb.CANCEL)]])
+    roles = option_roles(request)
     buttons = [
         _button(
-            ("✅ " if o.id == "option-1" else "❌ ") + _button_label(o.label), token, f"{cb.OPTION_PREFIX}{i}"
+            ("⚠️ " if roles.get(o.id) == "go_ahead" else "") + _button_label(o.label),
+            token,
+            f"{cb.OPTION_PREFIX}{i}",
         )
         for i, o in enumerate(request.options, start=1)
     ]
     return InlineKeyboardMarkup(_rows(buttons, [o.label for o in request.options]))
+
+
+def confirm_label(request: HumanInputRequest, index: int) -> str:
+    """ "⚠️ Yes: Delete everything": the button that answers with the go-ahead option at 1-based
+    ``index`` (0: the Confirm of a risk confirmation without options)."""
+    option = request.options[index - 1].label if index else ui_text("confirm", request.locale)
+    return "⚠️ " + ui_text("confirm_yes", request.locale, option=_button_label(option))
+
+
+def render_confirm(request: HumanInputRequest, token: str, index: int) -> TelegramMessage:
+    """The question after a tap on a go-ahead option: only "⚠️ Yes: …" answers; "◀ Go back"
+    brings the question's own keyboard back (Telegram has no confirm dialog of its own)."""
+    option = request.options[index - 1].label if index else ui_text("confirm", request.locale)
+    line = escape(ui_text("confirm_option", request.locale, option=_short(option.strip())))
+    yes = _button(confirm_label(request, index), token, f"{cb.CONFIRM_PREFIX}{index}")
+    back = _button(f"◀ {ui_text('confirm_deny', request.locale)}", token, cb.RESTORE)
+    ask = f"\n\n⚠️ {line}"
+    head = _fit(question_html(request), MAX_MESSAGE_CHARS - len(ask))  # the ask is never cut away
+    return TelegramMessage(head + ask, InlineKeyboardMarkup([[yes], [back]]))
 
 
 def render_answered(request: HumanInputRequest, answered_line: str) -> TelegramMessage:
@@ -280,9 +298,9 @@ def _rows(buttons: list[InlineKeyboardButton], labels: list[str]) -> list[list[I
     return [buttons[i : i + per_row] for i in range(0, len(buttons), per_row)]
 
 
-def _fit(text: str) -> str:
+def _fit(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     """Text within one message, cut at a line end (every line's tags are closed on that line)."""
-    if len(text) <= MAX_MESSAGE_CHARS:
+    if len(text) <= limit:
         return text
-    cut = text.rfind("\n", 0, MAX_MESSAGE_CHARS - 2)
+    cut = text.rfind("\n", 0, limit - 2)
     return text[:cut] + "\n…"

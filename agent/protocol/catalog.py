@@ -40,6 +40,26 @@ WORDS: dict[str, dict[Locale, str]] = {
     "type_answer": {"en": "Type your answer as a reply.", "zh": "请直接回复您的答案。"},
     "confirm_title": {"en": "Are you sure?", "zh": "确定吗？"},
     "confirm_body": {"en": "This action may not be reversible.", "zh": "此操作可能无法撤销。"},
+    # A risk confirmation's go-ahead option asks again before it counts (agent/protocol/risk.py).
+    "confirm_option": {
+        "en": "Go ahead with “{option}”? This may not be reversible.",
+        "zh": "确定要执行「{option}」吗？此操作可能无法撤销。",
+    },
+    "confirm_yes": {"en": "Yes: {option}", "zh": "确认：{option}"},
+    "confirm_deny": {"en": "Go back", "zh": "返回"},
+    "confirm_tap": {"en": "Tap “{yes}” to go ahead.", "zh": "点击「{yes}」以继续。"},
+    "confirm_typed": {
+        "en": "Reply “{word}” to go ahead with “{option}”; anything else keeps the question open.",
+        "zh": "回复「{word}」以执行「{option}」；回复其他内容则问题保持未答。",
+    },
+    "confirm_nothing": {
+        "en": "There is nothing of yours to confirm: pick an option first (its number or label).",
+        "zh": "您没有待确认的选择：请先选择一个选项（编号或名称）。",
+    },
+    "confirm_dropped": {
+        "en": "Not confirmed, so “{option}” was not chosen; the question is still open.",
+        "zh": "未确认，因此没有选择「{option}」；问题仍在等待回答。",
+    },
     "answered_by": {"en": "✅ Answered by {who}: {answer}", "zh": "✅ {who} 已回答：{answer}"},
     "already_answered": {"en": "Already answered by {who}.", "zh": "{who} 已经回答过了。"},
     "expired": {
@@ -300,6 +320,32 @@ WORDS: dict[str, dict[Locale, str]] = {
         "{help}. Every question also has its own Cancel button.",
         "zh": "在频道中，请在对话的话题里给我发消息：{new}、{cancel}、{status} 或 {help}。"
         "每个问题也都有自己的「取消」按钮。",
+    },
+}
+
+#: How a risk confirmation's option labels read (agent/protocol/risk.py), lower case. ``yes``: an
+#: opening that says nothing on its own ("Yes, keep it"); ``no``: an answer that declines ("No,
+#: …"); ``dont``: a negation of what follows ("Don't delete"); ``keep``: leaves things as they
+#: are; ``stop``: stops, but only safely alone or with ``alone`` words ("Cancel", "Stop for
+#: now"; "Cancel the order" goes ahead).
+RISK_WORDS: dict[str, dict[Locale, tuple[str, ...]]] = {
+    "yes": {
+        "en": ("yes", "ok", "okay", "sure", "confirm"),
+        "zh": ("是的", "是", "好的", "好", "确认", "确定"),
+    },
+    "no": {
+        "en": ("no", "nope", "nah", "not now", "not yet", "never mind", "nevermind"),
+        "zh": ("否", "不用", "不必", "算了", "暂不", "先不", "不"),
+    },
+    "dont": {"en": ("don't", "dont", "do not", "never"), "zh": ("不要", "别", "勿", "不")},
+    "keep": {"en": ("keep", "retain", "preserve"), "zh": ("保留", "保持", "留着", "维持")},
+    "stop": {
+        "en": ("cancel", "abort", "stop", "leave", "skip", "go back", "back", "hold off", "wait", "reject"),
+        "zh": ("取消", "停止", "中止", "跳过", "返回", "暂停", "等等", "拒绝"),
+    },
+    "alone": {
+        "en": ("it", "that", "this", "now", "for now", "here", "as is", "it as is", "it alone", "alone"),
+        "zh": ("吧", "了", "操作", "此操作", "本次操作", "一下", "现在"),
     },
 }
 

@@ -88,8 +88,8 @@ def _normalize(args: Mapping[str, Any], call_id: str) -> HumanInputRequest:
     options = _options(args.get("options"), "option")
     fields = _fields(args.get("fields"))
     if clarification_type == "risk_confirmation" and not fields and len(options) < 2:
-        # Renderers treat option-1 of a risk confirmation as "go ahead", the rest as "stop":
-        # a confirmation always needs a way to say no.
+        # A confirmation always needs a way to say no: Cancel, which reads as the safe choice
+        # (agent/protocol/risk.py); the option given goes ahead.
         go_ahead = options[0].label if options else ui_text("confirm", locale)
         options = _options([go_ahead, ui_text("cancel", locale)], "option")
     base = HumanInputRequest(

@@ -75,13 +75,16 @@ class GatewayPort(Protocol):
     async def pending_by_token(self, token: str) -> PendingView | None:
         """The clarification behind a button token, or None if unknown or expired."""
 
-    async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
+    async def may_answer(
+        self, view: PendingView, sender: Sender, *, expect_typing: bool = True
+    ) -> AnswerOutcome | None:
         """None if ``sender`` may answer ``view`` now, else the refusal to show.
 
         Ask it when a person starts answering by a route that ends in typing or filling in
         (``Other…``, ``Fill in``): a yes also tells the core that this person's typed messages
         in the conversation are meant as the question's answer, so a free answer typed after
         "Other…" (Telegram's ForceReply) is taken as the answer, not as a new request.
+        ``expect_typing=False`` only asks (a step that ends in a tap, such as a confirmation).
         """
 
     async def knows_conversation(self, conversation: Conversation) -> bool:

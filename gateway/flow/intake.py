@@ -219,10 +219,13 @@ class Gateway:
             del recent[next(iter(recent))]  # oldest first: lookups not followed by a click
         return view_of(record)
 
-    async def may_answer(self, view: PendingView, sender: Sender) -> AnswerOutcome | None:
+    async def may_answer(
+        self, view: PendingView, sender: Sender, *, expect_typing: bool = True
+    ) -> AnswerOutcome | None:
         """None if ``sender`` may answer ``view`` now, else the refusal to show.
 
-        A yes also records that the person is answering (see ``GatewayPort.may_answer``).
+        A yes also records that the person is answering by typing, unless ``expect_typing`` is
+        False (see ``GatewayPort.may_answer``).
         """
         if not self._allowed(view.conversation, sender):
             refused = notice("refused", view.request.locale)
@@ -240,7 +243,8 @@ class Gateway:
         if not await self.control.is_current(record.conversation, record.thread_id):
             return restarted_outcome(current)
         # asked before "Other…" or "Fill in": what this person types next is meant as the answer
-        await self.control.expect_typed_answer(current, sender)
+        if expect_typing:
+            await self.control.expect_typed_answer(current, sender)
         return None
 
     async def submit_answer(self, answer: InboundAnswer) -> AnswerOutcome:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from clarigate.agent.protocol import looks_like_answer, parse_typed_reply
+from clarigate.agent.protocol import HumanInputResponse, looks_like_answer, parse_typed_reply
 from clarigate.gateway.boundary.messages import (
     AnswerJob,
     ClarificationClosed,
@@ -37,6 +37,7 @@ from clarigate.gateway.flow.agent_run import AgentRun, Turn, ensure_held
 from clarigate.gateway.flow.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
 from clarigate.gateway.flow.attachments import fetch_images, message_text
 from clarigate.gateway.flow.commands import Control, parse_command
+from clarigate.gateway.flow.confirm import TypedConfirm
 from clarigate.gateway.flow.delivery import Deliverer, Superseded, new_plan, persist, persist_budget
 from clarigate.gateway.flow.notices import language_hint, notice_for_text
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
@@ -73,6 +74,7 @@ class Dispatcher:
         self.on_done = on_done  # told each inbound id completed here
         self.deliverer = Deliverer(config, store, outbox)
         self.agent_run = AgentRun(config, store, runner, outbox)
+        self.confirm = TypedConfirm(store)  # a typed go-ahead pick asks to be confirmed first
 
     async def handle(self, handle: JobHandle) -> None:
         """Run (unless its outputs were recorded already) and deliver one job, then complete it.
@@ -197,6 +199,14 @@ class Dispatcher:
     ) -> bool:
         """True when the thread's open question decides what ``msg`` gets (an answer run, the
         answer's problems, a refusal); False when it runs as a new request."""
+        if self._may_type_answer(pending, msg):
+            by = answered_by(conv.platform, msg.sender)
+            confirmed = await self.confirm.before_typed(pending, msg.sender, msg.text, by)
+            if isinstance(confirmed, str):  # not confirmed (or nothing to confirm): it stays open
+                turn.add(TextReply(text=confirmed))
+                return True
+            if confirmed is not None:
+                return await self._claim_typed(conv, msg, pending, thread_id, turn, confirmed)
         if (
             self._may_type_answer(pending, msg)
             and not looks_like_answer(pending.request, msg.text)
@@ -233,15 +243,31 @@ class Dispatcher:
             return True
         if typed.response is None:
             return False
-        claim = await self.store.claim_answer(pending.request_id, msg.sender, typed.response)
+        ask = await self.confirm.ask_first(pending, msg.sender, typed.response)
+        if ask is not None:  # a go-ahead option: it counts once the person confirms it
+            turn.add(TextReply(text=ask))
+            return True
+        return await self._claim_typed(conv, msg, pending, thread_id, turn, typed.response)
+
+    async def _claim_typed(
+        self,
+        conv: Conversation,
+        msg: InboundMessage,
+        pending: PendingRecord,
+        thread_id: str,
+        turn: Turn,
+        response: HumanInputResponse,
+    ) -> bool:
+        """Claim a typed answer and run it; False when someone answered first."""
+        claim = await self.store.claim_answer(pending.request_id, msg.sender, response)
         if claim.status != "claimed" or claim.record is None:
             return False
         metrics.ANSWERED.inc()
         view = view_of(claim.record)
         closed = ClarificationClosed(view=view, answered_line=answered_line(view))
         await self.outbox.send_quietly(conv, closed)
-        text = run_text_for(pending, typed.response)
-        await self.agent_run.run(conv, thread_id, text, typed.response, msg.sender, turn)
+        text = run_text_for(pending, response)
+        await self.agent_run.run(conv, thread_id, text, response, msg.sender, turn)
         return True
 
     async def _answer(self, job: AnswerJob, turn: Turn) -> None:

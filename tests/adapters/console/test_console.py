@@ -37,6 +37,9 @@ def script(turn: Turn) -> TurnOutput:
     """Asks for a database or a form when told to; otherwise says what it received."""
     if turn.response is None and turn.text == "which database?":
         return asking(choice_request("Which database?", ["PostgreSQL", "SQLite"]))
+    if turn.response is None and turn.text == "wipe the test data":
+        request = choice_request("Delete the test data?", ["No, keep it", "Yes, delete everything"])
+        return asking(request.model_copy(update={"clarification_type": "risk_confirmation"}))
     if turn.response is None and turn.text == "create a project":
         return asking(form_request("Tell me about the project.", FIELDS))
     if turn.response is not None:
@@ -139,3 +142,20 @@ def test_help_names_the_terminals_own_quit(bot: Bot) -> None:
 
     assert "/new — start a new conversation (closes the open question)" in out
     assert out.rstrip().endswith("/quit — leave the chat\nyou>")
+
+
+def test_a_typed_go_ahead_pick_asks_its_own_confirm_and_then_answers(bot: Bot) -> None:
+    out = bot.chat("wipe the test data", "2", "confirm")
+
+    assert "⚠️ Reply “confirm” to go ahead with “Yes, delete everything”" in out
+    assert "bot> Answered option: Yes, delete everything" in out
+    assert bot.adapter.open is None
+    assert bot.agent.calls[-1].response is not None and bot.agent.calls[-1].response.option_id == "option-2"
+
+
+def test_anything_but_confirm_keeps_the_risk_question_open(bot: Bot) -> None:
+    out = bot.chat("wipe the test data", "yes, delete everything", "sure")
+
+    assert "  ! Not confirmed, so “Yes, delete everything” was not chosen; the question is still open." in out
+    assert [c.response for c in bot.agent.calls] == [None]  # the agent got no answer
+    assert bot.adapter.open is not None  # still open: "1" would answer it now

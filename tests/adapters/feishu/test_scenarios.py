@@ -148,7 +148,8 @@ async def test_risk_confirmation_confirms_behind_a_dialog(make_bot):
     bot = await make_bot(ScriptedRunner(agent))
     message_id, card = await ask(bot, "drop the table")
     confirm, cancel = button(card, "Drop it"), button(card, "Keep it")
-    assert confirm["type"] == "primary" and "confirm" in confirm and cancel["type"] == "danger"
+    assert confirm["type"] == "danger" and "confirm" in confirm  # goes ahead: red, asks first
+    assert cancel["type"] == "default" and "confirm" not in cancel  # the safe choice
     assert not any(b["text"]["content"] == "Other…" for b in components(card, "button"))
 
     await bot.click(card_action(payload(confirm), message_id=message_id))

@@ -223,11 +223,12 @@ async def test_risk_confirmation_renders_confirm_dialog_and_cancel_answers(make_
     question = world.fake.posted()
     buttons = question["blocks"][-1]["elements"]
     assert [(b["text"]["text"], b.get("style")) for b in buttons] == [
-        ("Drop it", "primary"),
-        ("Keep it", "danger"),
+        ("Drop it", "danger"),  # goes ahead: red, behind a dialog
+        ("Keep it", None),  # the safe choice: a plain button
         ("Cancel", None),
     ]
     assert buttons[0]["confirm"]["confirm"]["text"] == "Confirm" and "confirm" not in buttons[1]
+    assert buttons[0]["confirm"]["style"] == "danger" and "“Drop it”" in buttons[0]["confirm"]["text"]["text"]
 
     await world.user.click(question, "clarigate:o2")
     await world.settle()

@@ -57,10 +57,14 @@ async def test_approve_by_tap_runs_the_tool_once(bot_api: Any, tmp_path: Any) ->
     try:
         await tg.deliver(message_update("clean up the users table"))
         message_id, buttons = _question(bot_api, "delete_records")
-        assert [b["text"] for b in buttons][:3] == ["✅ Approve", "❌ Reject", "❌ Edit"]
+        assert [b["text"] for b in buttons][:3] == ["⚠️ Approve", "Reject", "Edit"]
         assert user_graphs.RAN == []
-        await tg.deliver(callback_update(buttons[0]["callback_data"], message_id))
-        await tg.deliver(callback_update(buttons[0]["callback_data"], message_id))  # a second tap
+        await tg.deliver(callback_update(buttons[0]["callback_data"], message_id))  # asks again
+        assert user_graphs.RAN == []
+        yes = bot_api.of("editMessageText")[-1].buttons[0][0]
+        assert yes["text"] == "⚠️ Yes: Approve"
+        await tg.deliver(callback_update(yes["callback_data"], message_id))
+        await tg.deliver(callback_update(yes["callback_data"], message_id))  # a second tap
         assert user_graphs.RAN == ["delete users 5"]
         assert "✅ Answered by Alice: Approve" in bot_api.of("editMessageText")[-1].params["text"]
         assert bot_api.of("sendMessage")[-1].params["text"].startswith("Finished")

@@ -129,7 +129,7 @@ async def test_typed_reply_answers_without_tapping(bench):
     assert "✅ Answered by Alice: Vue" in edit.params["text"] and "reply_markup" not in edit.params
 
 
-async def test_risk_cancel_is_the_danger_choice(bench):
+async def test_risk_go_ahead_is_marked_and_the_safe_choice_answers_at_once(bench):
     risk = HumanInputRequest(
         request_id="clarification:risk-1",
         tool_call_id="risk-1",
@@ -146,7 +146,7 @@ async def test_risk_cancel_is_the_danger_choice(bench):
     await tg.deliver(message_update("deploy and clean up"))
     asked = clarification_call(tg)
     texts = [b["text"] for row in asked.buttons for b in row]
-    assert texts == ["✅ Drop it", "❌ Keep it"]
+    assert texts == ["⚠️ Drop it", "Keep it"]
     assert "⚠️" in asked.params["text"]
 
     await tg.deliver(callback_update(asked.buttons[0][1]["callback_data"], 1000))

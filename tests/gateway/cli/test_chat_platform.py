@@ -77,13 +77,13 @@ def tools_ran(tmp_path: Path) -> list[str]:
     return (tmp_path / "tools.log").read_text(encoding="utf-8").splitlines()
 
 
-@pytest.mark.parametrize(("typed", "ran"), [("1", ["delete_data test-data"]), ("Reject", [])])
+@pytest.mark.parametrize(("typed", "ran"), [(["1", "confirm"], ["delete_data test-data"]), (["Reject"], [])])
 def test_an_approval_is_asked_and_decided_by_typing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, typed: str, ran: list[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, typed: list[str], ran: list[str]
 ) -> None:
     config = approval_chat(tmp_path, monkeypatch, ["approve", "reject"])
 
-    out = run_chat(config, ["clean up the test data", typed])
+    out = run_chat(config, ["clean up the test data", *typed])  # Approve asks "confirm" first
 
     assert "Approve running delete_data?" in out
     assert "  1. Approve" in out and "  2. Reject" in out
@@ -167,7 +167,7 @@ def test_an_approval_on_the_server_runs_its_tool_once(
     monkeypatch.setenv("CLARIGATE_AGENT__ASSISTANT_ID", "approver")
     before = len(langgraph_server.tool_calls())
 
-    out = run_chat(GatewayConfig(data_dir=str(tmp_path)), ["clean up the test data", "Approve"])
+    out = run_chat(GatewayConfig(data_dir=str(tmp_path)), ["clean up the test data", "Approve", "confirm"])
 
     assert "delete_data" in out
     assert langgraph_server.tool_calls()[before:] == ["delete_data test-data"]

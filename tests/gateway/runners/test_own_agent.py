@@ -154,10 +154,13 @@ async def test_typing_something_else_closes_the_approval_and_the_tool_never_runs
         assert adapter.texts()[-1] == "You said: no, those are real customers"
         assert "(the superseded run: not shown)" not in adapter.texts()
         assert adapter.closed()  # the approval's message was closed
-        # a typed "Approve" answers a later approval, as a click would
+        # a typed "Approve" answers a later approval once confirmed, as a click in a dialog would
         await adapter.say("clean up users again")
         await gateway.drain()
         await adapter.reply("approve")
+        await gateway.drain()
+        assert user_graphs.RAN == [] and adapter.texts()[-1].startswith("Reply “confirm” to go ahead")
+        await adapter.reply("confirm")
         await gateway.drain()
         assert user_graphs.RAN == ["delete users 5"] and adapter.texts()[-1] == "Done."
     finally:
@@ -194,7 +197,7 @@ def test_chat_with_config_uses_tools_and_approvals(
             "require_approval": {"delete_records": ["approve", "reject"]},
         },
     )
-    monkeypatch.setattr(sys, "stdin", io.StringIO("clean up users\nApprove\n/quit\n"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("clean up users\nApprove\nconfirm\n/quit\n"))
     assert main(["chat", "--config", str(bot)]) == 0
     out = capsys.readouterr().out
     assert "delete_records" in out and "Approve" in out and "bot> Deleted." in out

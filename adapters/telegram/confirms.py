@@ -1,0 +1,60 @@
+"""The second step in front of a risk confirmation's go-ahead option (Telegram has no dialog).
+
+A tap on a go-ahead option (``clarigate.agent.protocol.risk``) answers nothing: the message turns
+into the confirm keyboard, "⚠️ Yes: <option>" (which answers with that option) and "◀ Go back"
+(which brings the question's own keyboard back). Everyone in the chat sees the same message, so
+only someone who may answer the question can turn it.
+"""
+
+from __future__ import annotations
+
+from clarigate.agent.protocol import HumanInputRequest, ui_text
+from clarigate.agent.protocol.risk import goes_ahead
+from clarigate.gateway.boundary.messages import PendingView, Sender
+from clarigate.gateway.boundary.port import GatewayPort
+
+from . import callback_data as cb
+from .effects import Effect
+from .forms import TapReply
+from .render import TelegramMessage, confirm_label, render_confirm, render_question
+from .send import TelegramSender
+
+
+def go_ahead_index(request: HumanInputRequest, code: str) -> int | None:
+    """The 1-based index of the go-ahead option a first tap ``code`` picks (0: the Confirm of a
+    risk confirmation without options), else None (the tap answers at once)."""
+    if code == cb.CONFIRM and not request.options and request.clarification_type == "risk_confirmation":
+        return 0
+    index = cb.ButtonAction("", code).option_index
+    if not code.startswith(cb.OPTION_PREFIX) or index is None or not 1 <= index <= len(request.options):
+        return None
+    return index if goes_ahead(request, request.options[index - 1].id) else None
+
+
+class Confirms:
+    """Turns a question's keyboard into its confirm keyboard and back."""
+
+    def __init__(self, gateway: GatewayPort, sender: TelegramSender) -> None:
+        self.gateway = gateway
+        self.sender = sender
+
+    async def tap(self, view: PendingView, who: Sender, code: str, chat_id: str, message_id: str) -> TapReply:
+        """A first tap on a go-ahead option, or "◀ Go back": the message changes, nothing is answered."""
+        refusal = await self.gateway.may_answer(view, who, expect_typing=False)
+        if refusal is not None:
+            return TapReply(refusal.message, True)
+        request = view.request
+        if code == cb.RESTORE:
+            return TapReply(then=[self._edit(chat_id, message_id, render_question(request, view.token))])
+        index = go_ahead_index(request, code)
+        if index is None:  # the caller checked: never reached
+            return TapReply()
+        asking = render_confirm(request, view.token, index)
+        hint = ui_text("confirm_tap", request.locale, yes=confirm_label(request, index))
+        return TapReply(hint[:200], then=[self._edit(chat_id, message_id, asking)])
+
+    def _edit(self, chat_id: str, message_id: str, message: TelegramMessage) -> tuple[str, Effect]:
+        async def edit() -> None:
+            await self.sender.edit(chat_id, message_id, message)
+
+        return ("editMessageText", edit)

@@ -1,0 +1,122 @@
+"""Which options of a risk confirmation go ahead, decided from the request, never by position.
+
+A *go-ahead* option needs a second, deliberate step on every platform (Slack's and Feishu's
+confirm dialogs, Telegram's confirm keyboard, a typed confirmation in text) and is styled as
+destructive; the *safe* choice (keep / cancel / no) and an approval's *Edit* (it only opens a
+form) are neutral and answer at once. Pure: the renderers, the terminal and the core ask here.
+
+- An approval (``source == "approval"``, agent/interrupts.py): Approve goes ahead, Reject (and
+  a Cancel added to an approve-only review) is safe, Edit is neutral; anything else goes ahead.
+- Any other risk confirmation (``ask_clarification``, a graph's ``interrupt()``): an option is
+  safe when its label reads as keep / cancel / no (``reads_safe``, words in the catalog's
+  ``RISK_WORDS``); every other option goes ahead. When none reads safe, all go ahead.
+- Any other question: no roles, nothing changes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Literal
+
+from .catalog import RISK_WORDS, every
+from .coerce import fold
+from .models import HumanInputRequest, Option
+
+Role = Literal["go_ahead", "safe", "neutral"]
+
+#: ``source`` of an approval's request (``clarigate.agent.interrupts.APPROVAL``).
+APPROVAL_SOURCE = "approval"
+
+_LEADING = re.compile(r"^[\W_]+")
+_EN = re.compile(r"[a-z]")
+
+
+def _words(kind: str) -> list[str]:
+    """The words of one kind in every language, longest first (so "不要" is tried before "不")."""
+    found = {w for words in RISK_WORDS[kind].values() for w in words}
+    return sorted(found, key=len, reverse=True)
+
+
+def _key(label: str) -> str:
+    text = unicodedata.normalize("NFKC", label).casefold().replace("’", "'")
+    return _LEADING.sub("", " ".join(text.split()))
+
+
+def _opening(text: str, kind: str, bounded: bool = False) -> str | None:
+    """What follows a ``kind`` word that ``text`` starts with, or None.
+
+    An English word must end at a word boundary ("no" is not the start of "now"); a Chinese one
+    needs none (Chinese has no spaces), unless ``bounded``.
+    """
+    for word in _words(kind):
+        if not text.startswith(word):
+            continue
+        rest = text[len(word) :]
+        if rest and (bounded or _EN.match(word[-1])) and re.match(r"[\w']", rest):
+            continue
+        return _LEADING.sub("", rest)
+    return None
+
+
+def reads_safe(label: str) -> bool:
+    """True when an option's label reads as the safe choice: keep, cancel, no, don't, stop…
+
+    Cautious by design: a label that could go either way ("Cancel the order", "Don't keep a
+    backup", "Keep going") goes ahead, since a needless confirmation costs one tap and a missing
+    one may cost the data.
+    """
+    text = _key(label)
+    after_yes = _opening(text, "yes")
+    if after_yes is not None:  # "Yes, keep it": what follows the yes says it
+        text = after_yes
+    if not text:
+        return False
+    if _opening(text, "no", bounded=True) is not None:
+        return True
+    rest = _opening(text, "dont")
+    if rest is not None:  # "Don't delete" is safe; "Don't keep it", "Don't cancel" go ahead
+        return _opening(rest, "keep") is None and _opening(rest, "stop") is None
+    rest = _opening(text, "keep")
+    if rest is not None:  # "Keep the data"; "Keep going", "keep on deleting" go ahead
+        first = rest.split(" ", 1)[0]
+        return not (first == "on" or (first.endswith("ing") and _EN.match(first)))
+    rest = _opening(text, "stop")
+    if rest is not None:  # alone or with a word that names nothing else: "Cancel", "Stop here"
+        return not rest or rest.rstrip("!.。！") in _words("alone")
+    return False
+
+
+def option_roles(request: HumanInputRequest) -> dict[str, Role]:
+    """``{option id: role}`` for a risk confirmation's options; empty for any other question."""
+    if request.clarification_type != "risk_confirmation" or not request.options:
+        return {}
+    if request.source == APPROVAL_SOURCE:
+        return {option.id: _approval_role(option) for option in request.options}
+    safe = {option.id for option in request.options if reads_safe(option.label)}
+    return {option.id: "safe" if option.id in safe else "go_ahead" for option in request.options}
+
+
+def _approval_role(option: Option) -> Role:
+    label = fold(option.label)
+    if label in {fold(w) for w in every("edit")}:
+        return "neutral"
+    if label in {fold(w) for key in ("reject", "cancel") for w in every(key)}:
+        return "safe"
+    return "go_ahead"
+
+
+def goes_ahead(request: HumanInputRequest, option_id: str | None) -> bool:
+    """True when picking ``option_id`` needs the second, deliberate step first."""
+    return option_id is not None and option_roles(request).get(option_id) == "go_ahead"
+
+
+def go_ahead_ids(request: HumanInputRequest) -> list[str]:
+    """The go-ahead options' ids, in order."""
+    return [option_id for option_id, role in option_roles(request).items() if role == "go_ahead"]
+
+
+def is_confirm_word(text: str) -> bool:
+    """True when a typed message is the confirming word ("confirm", "确认"), in any language."""
+    word = fold(text).strip(" .!。！\"'“”「」")
+    return word in {fold(w) for w in every("confirm")}

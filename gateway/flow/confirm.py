@@ -1,0 +1,79 @@
+"""A typed pick of a risk confirmation's go-ahead option counts only once the person confirms it.
+
+Buttons ask in the platform's own way (a confirm dialog, a confirm keyboard); a typed answer
+asks in words: "2" (or the option's label) for an option that goes ahead
+(``clarigate.agent.protocol.risk``) is answered with "Reply “confirm” to go ahead with …", and
+only the same person's next "confirm" (确认) answers with that option. Anything else they type
+drops the confirmation and leaves the question open: another option's number answers as usual,
+another go-ahead option asks again, any other text is told it was not confirmed.
+
+What is being confirmed is one small key per question and person in the store
+(``confirming:<request id>:<user id>`` -> the option id, living as long as the question), so it
+survives a restart, is seen by every replica, and someone else's "confirm" finds nothing.
+"""
+
+from __future__ import annotations
+
+import time
+
+from clarigate.agent.protocol import (
+    AnsweredBy,
+    HumanInputResponse,
+    answer_with_option,
+    looks_like_answer,
+    ui_text,
+)
+from clarigate.agent.protocol.risk import go_ahead_ids, goes_ahead, is_confirm_word
+from clarigate.gateway.boundary.messages import Sender
+from clarigate.gateway.store.base import PendingRecord, Store
+
+
+def confirming_key(request_id: str, user_id: str) -> str:
+    """The store key holding the option ``user_id`` is asked to confirm for ``request_id``."""
+    return f"confirming:{request_id}:{user_id}"
+
+
+class TypedConfirm:
+    """Asks for, and takes, the typed confirmation of a go-ahead option."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def before_typed(
+        self, record: PendingRecord, sender: Sender, text: str, by: AnsweredBy
+    ) -> HumanInputResponse | str | None:
+        """What ``text`` does to a confirmation ``sender`` was asked for.
+
+        The confirmed answer to claim; or a line to reply with (the question stays open); or None
+        when no confirmation is waiting (or the message picks an option: it is read as usual).
+        """
+        request = record.request
+        if not go_ahead_ids(request):  # most questions: no store trip
+            return None
+        key = confirming_key(record.request_id, sender.user_id)
+        waiting = await self.store.get_json(key)
+        if not isinstance(waiting, str) or request.option_by_id(waiting) is None:
+            if is_confirm_word(text) and not looks_like_answer(request, text):
+                # someone else's pick, or none: a bare "confirm" answers nothing and closes nothing
+                return ui_text("confirm_nothing", request.locale)
+            return None
+        await self.store.delete(key)
+        if is_confirm_word(text):
+            return answer_with_option(request, waiting, by)
+        if looks_like_answer(request, text):
+            return None
+        label = request.option_by_id(waiting).label  # type: ignore[union-attr]
+        return ui_text("confirm_dropped", request.locale, option=label)
+
+    async def ask_first(
+        self, record: PendingRecord, sender: Sender, response: HumanInputResponse
+    ) -> str | None:
+        """When ``response`` picks a go-ahead option: remember it and return the line that asks
+        for the confirmation; None when it may be claimed as it is."""
+        request = record.request
+        if response.response_kind != "option" or not goes_ahead(request, response.option_id):
+            return None
+        ttl = max(int(record.expires_at - time.time()), 1)
+        await self.store.set_json(confirming_key(record.request_id, sender.user_id), response.option_id, ttl)
+        word = ui_text("confirm", request.locale).casefold()
+        return ui_text("confirm_typed", request.locale, word=word, option=response.value)

@@ -1,0 +1,104 @@
+"""A risk confirmation's go-ahead option takes two taps on Telegram: the first only turns the
+keyboard into "⚠️ Yes: …" / "◀ Go back"; the answer comes from the second. Real PTB, fake Bot API."""
+
+from __future__ import annotations
+
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking
+from clarigate.agent.harness import TurnOutput
+from clarigate.agent.protocol import HumanInputRequest, Option
+
+from .harness import ALICE, BOB, GROUP, callback_update, mention_update, message_update
+
+LABELS = ["No, keep it", "Yes, delete everything"]
+QUESTION_ID = 1000  # the fake server numbers the bot's messages from 1000: the question first
+
+
+def wipe_request() -> HumanInputRequest:
+    return HumanInputRequest(
+        request_id="clarification:wipe-1",
+        tool_call_id="wipe-1",
+        clarification_type="risk_confirmation",
+        question="Delete the test data?",
+        input_mode="choice_with_other",
+        options=[Option(id=f"option-{i}", label=label, value=label) for i, label in enumerate(LABELS, 1)],
+    )
+
+
+def script(turn: Turn) -> TurnOutput:
+    if turn.response is None:
+        return asking(wipe_request())
+    return TurnOutput(replies=[f"Chose {turn.response.value}."])
+
+
+def answers(runner: ScriptedRunner) -> list[str]:
+    return [c.response.value for c in runner.calls if c.response is not None]
+
+
+async def test_first_tap_only_edits_the_keyboard_and_the_confirm_tap_answers(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    await tg.deliver(message_update("clean up the test data"))
+    asked = next(c for c in tg.api.of("sendMessage") if c.markup)
+    original = asked.buttons
+    assert [b["text"] for row in original for b in row] == ["No, keep it", "⚠️ Yes, delete everything"]
+
+    tg.new_calls()
+    delete = original[0][1]["callback_data"]
+    await tg.deliver(callback_update(delete, QUESTION_ID))
+    calls = tg.new_calls()
+    assert calls[0].method == "answerCallbackQuery"
+    assert calls[0].params["text"] == "Tap “⚠️ Yes: Yes, delete everything” to go ahead."
+    [edit] = [c for c in calls if c.method == "editMessageText"]
+    assert "Go ahead with “Yes, delete everything”? This may not be reversible." in edit.params["text"]
+    assert [[b["text"] for b in row] for row in edit.buttons] == [
+        ["⚠️ Yes: Yes, delete everything"],
+        ["◀ Go back"],
+    ]
+    assert answers(runner) == [] and not [c for c in calls if c.method == "sendMessage"]
+
+    await tg.deliver(callback_update(edit.buttons[0][0]["callback_data"], QUESTION_ID))
+    assert answers(runner) == ["Yes, delete everything"]
+    assert "✅ Answered by Alice: Yes, delete everything" in tg.api.of("editMessageText")[-1].params["text"]
+    assert tg.api.of("sendMessage")[-1].params["text"] == "Chose Yes, delete everything."
+
+
+async def test_go_back_restores_the_question_and_the_safe_choice_answers_in_one_tap(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    await tg.deliver(message_update("clean up the test data"))
+    original = next(c for c in tg.api.of("sendMessage") if c.markup)
+    await tg.deliver(callback_update(original.buttons[0][1]["callback_data"], QUESTION_ID))
+    back = tg.api.of("editMessageText")[-1].buttons[1][0]
+
+    await tg.deliver(callback_update(back["callback_data"], QUESTION_ID))
+    restored = tg.api.of("editMessageText")[-1]
+    assert restored.buttons == original.buttons and restored.params["text"] == original.params["text"]
+    assert answers(runner) == []
+
+    await tg.deliver(callback_update(original.buttons[0][0]["callback_data"], QUESTION_ID))
+    assert answers(runner) == ["No, keep it"]
+
+
+async def test_someone_who_may_not_answer_cannot_turn_the_keyboard(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    await tg.deliver(mention_update("clean up the test data", user=ALICE))
+    asked = next(c for c in tg.api.of("sendMessage") if c.markup)
+
+    tg.new_calls()
+    await tg.deliver(callback_update(asked.buttons[0][1]["callback_data"], QUESTION_ID, user=BOB, chat=GROUP))
+    calls = tg.new_calls()
+    assert [c.method for c in calls] == ["answerCallbackQuery"]
+    assert calls[0].params["text"] == "Only Alice can answer this question."
+    assert answers(runner) == []
+
+
+async def test_a_typed_pick_of_the_go_ahead_option_asks_for_confirm(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    await tg.deliver(message_update("clean up the test data"))
+    await tg.deliver(message_update("2"))
+    assert answers(runner) == []
+    assert tg.api.of("sendMessage")[-1].params["text"].startswith("Reply “confirm” to go ahead with")
+    await tg.deliver(message_update("confirm"))
+    assert answers(runner) == ["Yes, delete everything"]

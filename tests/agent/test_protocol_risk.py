@@ -1,0 +1,132 @@
+"""Which options of a risk confirmation go ahead: read from the request, never from the position."""
+
+from __future__ import annotations
+
+import pytest
+
+from clarigate.agent.interrupts import Action, approval_request
+from clarigate.agent.protocol import HumanInputRequest, Option, normalize_request
+from clarigate.agent.protocol.risk import go_ahead_ids, goes_ahead, is_confirm_word, option_roles, reads_safe
+
+SAFE = [
+    "No, keep it",
+    "Keep the data",
+    "Cancel",
+    "Yes, keep it",
+    "Don't delete",
+    "Do not proceed",
+    "don’t do it",
+    "Leave it as is",
+    "Stop",
+    "Not now",
+    "Never mind",
+    "❌ Cancel",
+    "不要",
+    "取消",
+    "保留",
+    "否，保留",
+    "不用删除",
+    "取消操作",
+    "确认取消",
+]
+GO_AHEAD = [
+    "Yes, delete everything",
+    "Delete the data",
+    "Confirm",
+    "Yes",
+    "Cancel the order",  # cancelling something is the destructive act here
+    "Stop the server",
+    "Leave the channel",
+    "Keep going",
+    "Don't keep a backup",
+    "Skip backups",
+    "Now delete",
+    "是，删除",
+    "确定删除",
+    "取消订单",
+    "不保留数据",
+]
+
+
+@pytest.mark.parametrize("label", SAFE)
+def test_keep_cancel_no_labels_read_safe(label: str) -> None:
+    assert reads_safe(label)
+
+
+@pytest.mark.parametrize("label", GO_AHEAD)
+def test_every_other_label_goes_ahead(label: str) -> None:
+    assert not reads_safe(label)
+
+
+def risk(*labels: str, source: str = "ask_clarification") -> HumanInputRequest:
+    return HumanInputRequest(
+        request_id="clarification:r",
+        tool_call_id="r",
+        source=source,
+        clarification_type="risk_confirmation",
+        question="Delete the test data?",
+        input_mode="choice_with_other",
+        options=[Option(id=f"option-{i}", label=label, value=label) for i, label in enumerate(labels, 1)],
+    )
+
+
+@pytest.mark.parametrize(
+    ("labels", "going"),
+    [
+        (["No, keep it", "Yes, delete everything"], ["option-2"]),  # destructive last
+        (["Delete the data", "Keep the data"], ["option-1"]),  # first
+        (["Keep the data", "Delete the data", "Archive it"], ["option-2", "option-3"]),  # middle on
+        (["Drop it", "Truncate it"], ["option-1", "option-2"]),  # none reads safe: all ask
+    ],
+)
+def test_roles_follow_the_labels_not_the_position(labels: list[str], going: list[str]) -> None:
+    request = risk(*labels)
+    assert go_ahead_ids(request) == going
+    assert {o.id for o in request.options if option_roles(request)[o.id] == "safe"} == {
+        o.id for o in request.options if o.id not in going
+    }
+
+
+def test_an_approval_approve_goes_ahead_reject_is_safe_edit_is_neutral() -> None:
+    for locale in ("en", "zh"):
+        action = Action("delete_records", {"table": "users"}, ("approve", "edit", "reject"))
+        request = approval_request("i1", [action], locale)
+        roles = [option_roles(request)[o.id] for o in request.options]
+        assert roles == ["go_ahead", "safe", "neutral"], locale
+
+
+def test_an_approve_only_review_gets_a_safe_cancel() -> None:
+    request = approval_request("i1", [Action("send_mail", {"to": "a"}, ("approve",))], "en")
+    assert [(o.label, option_roles(request)[o.id]) for o in request.options] == [
+        ("Approve", "go_ahead"),
+        ("Cancel", "safe"),
+    ]
+
+
+def test_a_one_option_risk_confirmation_gets_cancel_as_its_safe_choice() -> None:
+    request = normalize_request(
+        {"question": "Wipe the disk?", "clarification_type": "risk_confirmation", "options": ["Wipe it"]},
+        tool_call_id="c1",
+    )
+    assert [o.label for o in request.options] == ["Wipe it", "Cancel"]
+    assert go_ahead_ids(request) == ["option-1"]
+
+
+def test_other_questions_have_no_roles() -> None:
+    request = risk("Delete it", "Keep it").model_copy(update={"clarification_type": "approach_choice"})
+    assert option_roles(request) == {} and not goes_ahead(request, "option-1")
+
+
+@pytest.mark.parametrize(
+    ("text", "confirms"),
+    [
+        ("confirm", True),
+        ("Confirm.", True),
+        ("确认", True),
+        ("yes", False),
+        ("2", False),
+        ("confirmed it", False),
+    ],
+)
+def test_the_confirming_word(text: str, confirms: bool) -> None:
+    assert is_confirm_word(text) is confirms
