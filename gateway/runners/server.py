@@ -31,18 +31,18 @@ from typing import Any
 import httpx
 
 from clarigate.agent import placement
-from clarigate.agent.events import EventSink, RunEvent
+from clarigate.agent.events import EventSink
 from clarigate.agent.harness import ImageInput, TurnOutput, turn_output
 from clarigate.agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.placement import SettingsDoNotApply
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.wire import response_kwargs
-from clarigate.agent.run_events import step_events, text_delta
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
 from clarigate.gateway.runners.server_settings import run_settings, runs_shipped_graph
 from clarigate.gateway.runners.server_supersede import supersede_on_server
+from clarigate.gateway.runners.server_wire import events_of, human_content, messages_of
 from clarigate.gateway.runtime import metrics
 
 log = logging.getLogger(__name__)
@@ -69,21 +69,6 @@ def human_message_id(inbound_id: str | None) -> str:
     """The id of the human message a run adds: derived from the inbound id, so a joined run's
     turn can be found again; random when there is none."""
     return str(uuid.uuid5(_NAMESPACE, inbound_id)) if inbound_id else str(uuid.uuid4())
-
-
-def messages_of(values: Any) -> list[Any]:
-    """The LangChain messages in a thread state's ``values`` (the server sends them as dicts)."""
-    from langchain_core.messages import convert_to_messages
-
-    raw = values.get("messages", []) if isinstance(values, Mapping) else []
-    return list(convert_to_messages([_message_dict(m) for m in raw if isinstance(m, Mapping)]))
-
-
-def _message_dict(message: Mapping[str, Any]) -> dict[str, Any]:
-    """Only the fields a message class takes (the server adds ``invalid_tool_calls`` and the like
-    to every AI message; kept as they are, they would land in ``additional_kwargs``)."""
-    keep = {"type", "content", "id", "name", "additional_kwargs", "tool_calls", "tool_call_id", "artifact"}
-    return {k: v for k, v in message.items() if k in keep and v is not None}
 
 
 def _status(exc: BaseException) -> int | None:
@@ -297,26 +282,8 @@ class LangGraphServerRunner(AgentRunner):
             "stream_resumable": True,
             **run_settings(self.settings, self.shipped),
         }
-        parsed = parse_request_id(response.request_id) if response is not None else None
-        if parsed is not None and response is not None:
-            kind, interrupt_id = parsed
-            pending = {
-                i.get("id"): i.get("value") for i in state.get("interrupts") or [] if isinstance(i, Mapping)
-            }
-            if interrupt_id in pending:
-                value = resume_value(
-                    kind, interrupt_id, pending[interrupt_id], response, thread_locale(before)
-                )
-                if isinstance(value, AskAgain):
-                    return TurnOutput(
-                        request=value.request, fallback_text=render_text_fallback(value.request)
-                    )
-                return await self._client.runs.create(
-                    sid, self.settings.assistant_id, command={"resume": {interrupt_id: value}}, **options
-                )
-            log.warning(
-                "the answer is for interrupt %s, which the server no longer has pending", interrupt_id
-            )
+        if response is not None and (resumed := await self._resume(sid, response, state, before, options)):
+            return resumed
         # a new message over open interrupts: they are resumed as superseded first (their runs are
         # waited for, never shown: ``server_supersede``)
         settings = run_settings(self.settings, self.shipped)
@@ -325,11 +292,39 @@ class LangGraphServerRunner(AgentRunner):
         )
         human_id = human_message_id(meta.get("inbound_id"))
         run_meta[HUMAN_KEY] = human_id
-        human: dict[str, Any] = {"type": "human", "id": human_id, "content": _content(text, images)}
+        human: dict[str, Any] = {"type": "human", "id": human_id, "content": human_content(text, images)}
         if response is not None:
             human["additional_kwargs"] = response_kwargs(response)
         run_input: dict[str, Any] = {"messages": [human]}
         return await self._client.runs.create(sid, self.settings.assistant_id, input=run_input, **options)
+
+    async def _resume(
+        self,
+        sid: str,
+        response: HumanInputResponse,
+        state: Mapping[str, Any],
+        before: list[Any],
+        options: Mapping[str, Any],
+    ) -> Any:
+        """The run resuming the interrupt ``response`` answers (or the request it asks again);
+        None when it does not answer one the server still has pending."""
+        parsed = parse_request_id(response.request_id)
+        if parsed is None:
+            return None
+        kind, interrupt_id = parsed
+        pending = {
+            i.get("id"): i.get("value") for i in state.get("interrupts") or [] if isinstance(i, Mapping)
+        }
+        if interrupt_id not in pending:
+            log.warning(
+                "the answer is for interrupt %s, which the server no longer has pending", interrupt_id
+            )
+            return None
+        value = resume_value(kind, interrupt_id, pending[interrupt_id], response, thread_locale(before))
+        if isinstance(value, AskAgain):
+            return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
+        command = {"resume": {interrupt_id: value}}
+        return await self._client.runs.create(sid, self.settings.assistant_id, command=command, **options)
 
     async def _follow(self, sid: str, run: Mapping[str, Any], on_event: EventSink | None = None) -> None:
         """Follow the run's stream to its end, handing its text and steps to ``on_event``.
@@ -342,7 +337,7 @@ class LangGraphServerRunner(AgentRunner):
             if part.event == "error":
                 log.warning("run %s streamed an error: %s", run["run_id"], part.data)
             elif on_event is not None:
-                for event in _events_of(part.event, part.data):
+                for event in events_of(part.event, part.data):
                     try:
                         await on_event(event)
                     except Exception:
@@ -372,28 +367,3 @@ class LangGraphServerRunner(AgentRunner):
                 replies=output.replies, request=request, fallback_text=render_text_fallback(request)
             )
         return output
-
-
-def _events_of(kind: str, data: Any) -> list[RunEvent]:
-    """The run events in one part of a server's stream (``messages`` parts: text; ``updates``:
-    steps)."""
-    if kind.startswith("messages") and isinstance(data, list | tuple) and data:
-        metadata = data[1] if len(data) > 1 and isinstance(data[1], Mapping) else None
-        delta = text_delta(data[0], metadata)
-        return [delta] if delta is not None else []
-    if kind.startswith("updates") and isinstance(data, Mapping):
-        return list(step_events(data))
-    return []
-
-
-def _content(text: str, images: Sequence[ImageInput]) -> Any:
-    """The human message's content: the text, and the images as data-URL image blocks."""
-    if not images:
-        return text
-    import base64
-
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-    for image in images:
-        data = base64.b64encode(image.data).decode("ascii")
-        blocks.append({"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{data}"}})
-    return blocks

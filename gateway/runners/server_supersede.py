@@ -16,6 +16,7 @@ from typing import Any
 
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.supersede import MAX_ROUNDS, resume_map
+from clarigate.gateway.runners.server_wire import messages_of
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +43,6 @@ async def supersede_on_server(
 
     ``settings`` are the run options that carry the bot's agent settings (``run_settings``): the
     graph that resumes must be built as the one that asked."""
-    from clarigate.gateway.runners.server import messages_of
-
     metadata = {**meta, SUPERSEDED_BY_KEY: meta.get("clarigate_inbound_id") or ""}
     for _ in range(MAX_ROUNDS):
         pending = _pending(state)

@@ -1,0 +1,51 @@
+"""What a LangGraph server's wire carries, as the server runner reads and writes it: thread
+messages as LangChain messages, streamed parts as run events, a human message's content."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from clarigate.agent.events import RunEvent
+from clarigate.agent.harness import ImageInput
+from clarigate.agent.run_events import step_events, text_delta
+
+
+def messages_of(values: Any) -> list[Any]:
+    """The LangChain messages in a thread state's ``values`` (the server sends them as dicts)."""
+    from langchain_core.messages import convert_to_messages
+
+    raw = values.get("messages", []) if isinstance(values, Mapping) else []
+    return list(convert_to_messages([_message_dict(m) for m in raw if isinstance(m, Mapping)]))
+
+
+def _message_dict(message: Mapping[str, Any]) -> dict[str, Any]:
+    """Only the fields a message class takes (the server adds ``invalid_tool_calls`` and the like
+    to every AI message; kept as they are, they would land in ``additional_kwargs``)."""
+    keep = {"type", "content", "id", "name", "additional_kwargs", "tool_calls", "tool_call_id", "artifact"}
+    return {k: v for k, v in message.items() if k in keep and v is not None}
+
+
+def events_of(kind: str, data: Any) -> list[RunEvent]:
+    """The run events in one part of a server's stream (``messages`` parts: text; ``updates``:
+    steps)."""
+    if kind.startswith("messages") and isinstance(data, list | tuple) and data:
+        metadata = data[1] if len(data) > 1 and isinstance(data[1], Mapping) else None
+        delta = text_delta(data[0], metadata)
+        return [delta] if delta is not None else []
+    if kind.startswith("updates") and isinstance(data, Mapping):
+        return list(step_events(data))
+    return []
+
+
+def human_content(text: str, images: Sequence[ImageInput]) -> Any:
+    """The human message's content: the text, and the images as data-URL image blocks."""
+    if not images:
+        return text
+    import base64
+
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    for image in images:
+        data = base64.b64encode(image.data).decode("ascii")
+        blocks.append({"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{data}"}})
+    return blocks
