@@ -9,6 +9,7 @@ from .events import card_action, message_event
 from .test_scenarios import agent, ask
 
 GROUP = {"chat": "oc_group", "chat_type": "group"}
+BOBS = {"user": "ou_bob", "message_id": "om_root", "mention_bot": True, **GROUP}
 
 
 def in_thread(text: str, user: str) -> dict:
@@ -20,7 +21,7 @@ async def test_alices_request_runs_her_cancel_is_refused_to_her_and_bobs_click_s
     bot = await make_bot(ScriptedRunner(agent))
     bot.api.contact_scope = True
     bot.api.names.update(ou_alice="Alice Wang", ou_bob="Bob Li")
-    question_id, card = await ask(bot, "deploy it", user="ou_bob", message_id="om_root", mention_bot=True, **GROUP)
+    question_id, card = await ask(bot, "deploy it", **BOBS)
 
     await bot.deliver(in_thread("summarize the logs", "ou_alice"))
     await bot.gateway.drain()
@@ -56,7 +57,7 @@ async def test_alices_request_runs_her_cancel_is_refused_to_her_and_bobs_click_s
 
 async def test_alices_click_on_bobs_question_is_still_refused_with_a_toast(make_bot):
     bot = await make_bot(ScriptedRunner(agent))
-    question_id, card = await ask(bot, "deploy it", user="ou_bob", message_id="om_root", mention_bot=True, **GROUP)
+    question_id, card = await ask(bot, "deploy it", **BOBS)
     vue = payload(button(card, "Vue"))
     refused = await bot.click(card_action(vue, user="ou_alice", chat="oc_group", message_id=question_id))
     assert "card" not in refused and refused["toast"]["content"] == "Only ou_bob can answer this question."

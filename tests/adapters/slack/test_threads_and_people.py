@@ -17,6 +17,9 @@ def asks_framework(turn: Turn):
     return ScriptedRunner().script(turn)
 
 
+STILL_GO_AHEAD = "Your own requests still go ahead."
+
+
 def asks_on_build(turn: Turn):
     """``build`` asks which framework; every other turn gets the echo reply."""
     if turn.response is None and turn.text.endswith("build"):
@@ -47,7 +50,7 @@ async def test_in_a_channel_thread_someone_elses_request_runs_and_the_question_s
     await world.settle()
     notes = world.fake.of("chat.postEphemeral")
     assert [(n["user"], n["channel"], n.get("thread_ts"), n["text"]) for n in notes] == [
-        ("U2", "C1", ts, "Only <@U1> can cancel this question; it stays open. Your own requests still go ahead."),
+        ("U2", "C1", ts, "Only <@U1> can cancel this question; it stays open. " + STILL_GO_AHEAD),
     ]
     assert world.fake.edits(question["ts"]) == []
 
@@ -55,7 +58,8 @@ async def test_in_a_channel_thread_someone_elses_request_runs_and_the_question_s
     await world.settle()
     assert runner.calls[-1].response is not None and runner.calls[-1].response.value == "Vue"
     assert runner.calls[-1].thread_id == runner.calls[0].thread_id
-    assert world.fake.last_shown()["text"] == "You said: For your clarification \"Which framework?\", my answer is: Vue"
+    answered = 'You said: For your clarification "Which framework?", my answer is: Vue'
+    assert world.fake.last_shown()["text"] == answered
     assert "Answered by <@U1>: Vue" in json.dumps(world.fake.edits(question["ts"])[-1])
 
 
