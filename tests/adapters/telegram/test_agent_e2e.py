@@ -52,7 +52,8 @@ async def test_private_message_question_tap_and_the_agents_next_turn(bot_api, tm
 async def test_in_a_forum_topic_the_agent_tells_alices_request_from_bobs_answer(bot_api, tmp_path):
     script = tmp_path / "script.yaml"
     ask = {"name": "ask_clarification", "args": {"question": "Which region?", "options": ["eu", "us"]}}
-    turns = [{"content": "", "tool_calls": [ask]}, {"content": "Logs look fine."}, {"content": "Deploying to us."}]
+    replies = [{"content": "Logs look fine."}, {"content": "Deploying to us."}]
+    turns = [{"content": "", "tool_calls": [ask]}, *replies]
     script.write_text(yaml.safe_dump(turns))
     runner = LangGraphRunner(AgentSettings(model=f"scripted:{script}", checkpointer_url="memory://"))
     store = MemoryStore("e2e-telegram-topic")
