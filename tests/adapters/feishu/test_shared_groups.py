@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from clarigate.adapters.feishu.render import render_notice
 from clarigate.adapters.testing import ScriptedRunner
 
 from .cards import button, is_interactive, payload, text_of
@@ -62,3 +66,13 @@ async def test_alices_click_on_bobs_question_is_still_refused_with_a_toast(make_
     refused = await bot.click(card_action(vue, user="ou_alice", chat="oc_group", message_id=question_id))
     assert "card" not in refused and refused["toast"]["content"] == "Only ou_bob can answer this question."
     assert is_interactive(bot.api.cards[question_id])
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(), open_id=st.from_regex(r"ou_[A-Za-z0-9]{1,20}", fullmatch=True))
+def test_a_note_for_one_member_mentions_that_member_alone(text: str, open_id: str):
+    card = render_notice(text, to=open_id)
+    content = text_of(card)
+    assert content.startswith(f"<at id={open_id}></at> ")
+    assert content.count("<at") == 1  # a mention typed into the text stays text
+    assert render_notice(text, to="not an open id")["body"] == render_notice(text)["body"]

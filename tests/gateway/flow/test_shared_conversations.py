@@ -7,10 +7,14 @@ one; Bob's /cancel is refused privately, once per question; his /status and /new
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
 from clarigate.agent.harness import TurnOutput
-from clarigate.gateway.boundary.messages import AnswerStatus, Sender
-from clarigate.gateway.store.base import Store
+from clarigate.gateway.boundary.messages import AnswerStatus, Conversation, Sender
+from clarigate.gateway.flow.answers import from_someone_else
+from clarigate.gateway.store.base import PendingRecord, Store
 
 FRAMEWORK = choice_request("Which framework?", ["React", "Vue"])
 APPROVAL = choice_request("Run delete_records?", ["Approve", "Reject"], request_id="approval:int-1")
@@ -161,3 +165,34 @@ async def test_bobs_new_restarts_the_conversation_for_everyone(store: Store, mak
     assert [c.answered_line for c in chat.closed()] == ["✖ Closed: Bob started a new conversation"]
     assert runner.calls[-1].thread_id != runner.calls[0].thread_id
     assert runner.calls[-1].text == "hello"
+
+
+def record_asked_by(asker: Sender, policy: str = "starter") -> PendingRecord:
+    return PendingRecord(
+        request=FRAMEWORK,
+        token="tok",
+        thread_id="th",
+        conversation=Conversation(platform="test", chat_id="room", topic="t"),
+        asked_by=asker,
+        policy=policy,
+        created_at=0.0,
+        expires_at=1.0,
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.text(), asker=st.text(min_size=1), text=st.text())
+def test_someone_elses_request_keeps_its_words_after_one_line_saying_who_wrote_it(name, asker, text):
+    record = record_asked_by(Sender(user_id="ann", display_name=asker))
+    out = from_someone_else(record, Sender(user_id="bob", display_name=name or None), text)
+    note = out[: len(out) - len(text) - 2] if text else out
+    assert out == (f"{note}\n\n{text}" if text else note)
+    assert "\n" not in note and note.startswith("[") and note.endswith("]")
+    assert "not its answer" in note or "不是它的答案" in note
+
+
+@given(text=st.text())
+def test_the_askers_own_words_and_an_anyone_thread_are_left_as_they_are(text):
+    ann = Sender(user_id="ann", display_name="Ann")
+    assert from_someone_else(record_asked_by(ann), ann, text) == text
+    assert from_someone_else(record_asked_by(ann, "anyone"), Sender(user_id="bob"), text) == text
