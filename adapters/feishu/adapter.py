@@ -148,6 +148,9 @@ class FeishuAdapter(PlatformAdapter):
                     ref.message_id, render_answered(view.request, item.answered_line, who)
                 )
             return None
+        if isinstance(item, TextReply | ErrorReply) and item.private_to and not conversation.is_direct:
+            note = render_notice(item.text, to=item.private_to.user_id)  # mentions only them
+            return await self.post(conversation, note, reuse=False, key=key)
         if isinstance(item, TextReply) and item.live is not None and item.private_to is None:
             return await self.finish_live(conversation, item.live, item.text, key)
         if isinstance(item, LiveEnd):

@@ -367,6 +367,11 @@ def render_reply(text: str) -> list[Card]:
     return [make_card([markdown(chunk)], summary=chunk) for chunk in split_reply(text)]
 
 
-def render_notice(text: str) -> Card:
-    """A one-line card: progress, errors."""
-    return make_card([markdown(text)], summary=text)
+def render_notice(text: str, to: str | None = None) -> Card:
+    """A one-line card: progress, errors. ``to``: a notice for that one member of a group (an
+    open_id): Feishu has no message only one member sees, so it mentions that person alone (the
+    text's own tags stay neutralized, so it mentions no one else)."""
+    element = markdown(text)
+    if to and _OPEN_ID.fullmatch(to):
+        element["content"] = f"<at id={to}></at> {element['content']}"
+    return make_card([element], summary=text)

@@ -37,8 +37,6 @@ from .send import TelegramSender, message_ref
 # The logger these lines have always been written under (operators' filters name it).
 log = logging.getLogger("clarigate.adapters.telegram.adapter")
 
-PRIVATE_NOTE_TTL = 24 * 3600  # a refusal meant for one person is shown to them once a day
-
 
 class TelegramOutbound:
     """Delivers outbound items through ``TelegramSender``, ``LiveMessages`` and "typing…"."""
@@ -101,15 +99,9 @@ class TelegramOutbound:
     async def _note_privately(
         self, conversation: Conversation, item: TextReply | ErrorReply
     ) -> MessageRef | None:
-        """A line meant for one person in a group (say, "Only Alice can answer"): Telegram has no
-        message only one member sees, so it is a reply to that person's message, at most once a
-        day per person and conversation; repeats are dropped, not posted for everyone each time."""
-        assert item.private_to is not None
-        once = f"private-note:{conversation.thread_key}:{item.private_to.user_id}"
-        if await self.gateway.state.get_json(once):
-            log.info("telegram: a note for %s was already shown here; not repeated", item.private_to.user_id)
-            return None
-        await self.gateway.state.set_json(once, True, PRIVATE_NOTE_TTL)
+        """A line meant for one person in a group (say, "Only Alice can cancel this question"):
+        Telegram has no message only one member sees, so it is a reply to that person's message
+        (the core sends each such note once per question and person, never on every message)."""
         return await self._post(conversation, TelegramMessage(escape(item.text)))
 
     async def _post(self, conversation: Conversation, message: TelegramMessage) -> MessageRef:

@@ -79,6 +79,10 @@ WORDS: dict[str, dict[Locale, str]] = {
         "en": "✖ Closed: {who} started a new conversation",
         "zh": "✖ 已关闭：{who} 开始了新的对话",
     },
+    "closed_replaced": {
+        "en": "✖ Closed: replaced by a newer question to {who}",
+        "zh": "✖ 已关闭：已被向 {who} 提出的新问题取代",
+    },
     "late_cancelled": {"en": "{who} cancelled this question.", "zh": "{who} 已取消这个问题。"},
     "late_superseded": {
         "en": "This question was closed when {who} sent a new message.",
@@ -87,6 +91,10 @@ WORDS: dict[str, dict[Locale, str]] = {
     "late_restarted": {
         "en": "This conversation was restarted, so this question is closed. Send your request again.",
         "zh": "对话已重新开始，这个问题已关闭。请重新发送您的请求。",
+    },
+    "late_replaced": {
+        "en": "This question was closed: a newer question to {who} replaced it.",
+        "zh": "这个问题已关闭：已被向 {who} 提出的新问题取代。",
     },
     "declined_value": {"en": "(declined to answer)", "zh": "（未回答，已取消）"},
     "declined_text": {
@@ -191,6 +199,16 @@ WORDS: dict[str, dict[Locale, str]] = {
     "cancelled": {
         "en": "✖ Cancelled the question “{question}”. I will go on without the answer.",
         "zh": "✖ 已取消问题「{question}」，我会在没有答案的情况下继续。",
+    },
+    "cancel_not_yours": {
+        "en": "Only {who} can cancel this question; it stays open. Your own requests still go ahead.",
+        "zh": "只有 {who} 可以取消这个问题，它仍然保留。您自己的请求照常处理。",
+    },
+    # what the agent reads before a message from someone else while a question it asked is open
+    "run_from_other": {
+        "en": "[From {who}, another person in this conversation. Your open question to {asker} "
+        "stays open: this message is not its answer.]",
+        "zh": "[来自本对话中的另一位成员 {who}。您向 {asker} 提出的问题仍在等待回答：这条消息不是它的答案。]",
     },
     "nothing_to_cancel": {"en": "There is no open question to cancel.", "zh": "当前没有可以取消的问题。"},
     "still_working": {

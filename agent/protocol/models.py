@@ -21,8 +21,9 @@ InputMode = Literal["free_text", "choice_with_other", "form"]
 FieldType = Literal["text", "textarea", "number", "select", "multi_select", "checkbox", "date"]
 Locale = Literal["en", "zh"]
 #: Why a question was closed without an answer (``response_kind == "declined"``): the person
-#: cancelled it, wrote a new message instead of answering, or restarted the conversation (``/new``).
-DeclineReason = Literal["cancelled", "superseded", "restarted"]
+#: cancelled it, wrote a new message instead of answering, restarted the conversation (``/new``),
+#: or the agent asked a newer question on the same thread (``replaced``: one open question each).
+DeclineReason = Literal["cancelled", "superseded", "restarted", "replaced"]
 
 #: Limits beyond which a request degrades.
 MAX_FIELDS = 16

@@ -222,7 +222,8 @@ class TextReply(BaseModel):
 
     ``private_to``: a notice for one person only (a refusal naming who is asked); adapters show
     it as privately as the platform allows (Slack: an ephemeral message; Telegram: a reply to
-    that person's message, at most once a day), never as a public line on every message.
+    that person's message; Feishu: a reply that mentions only them). The core sends each such
+    note once per question and person, so it is never a public line on every message.
 
     ``live``: the run's live message (``PlatformAdapter.show_live``) that this reply finishes:
     the adapter ends the stream and makes that message the properly formatted reply (further

@@ -21,6 +21,7 @@ from clarigate.agent.protocol import (
     parse_typed_reply,
     ui_text,
 )
+from clarigate.agent.protocol.coerce import cut, one_line
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
     AnswerOutcome,
@@ -29,7 +30,11 @@ from clarigate.gateway.boundary.messages import (
     PendingView,
     Sender,
 )
+from clarigate.gateway.flow.notices import text_locale
 from clarigate.gateway.store.base import PendingRecord
+
+#: How much of a person's name the agent is told (a name is what the person chose: kept short).
+NAME_CHARS = 80
 
 
 def view_of(record: PendingRecord, now: float | None = None) -> PendingView:
@@ -155,3 +160,17 @@ def answered_line(view: PendingView) -> str:
 def run_text_for(record: PendingRecord, response: HumanInputResponse) -> str:
     """The HumanMessage text the next run receives for this answer."""
     return answer_message_text(record.request, response)
+
+
+def from_someone_else(record: PendingRecord, sender: Sender, text: str) -> str:
+    """The HumanMessage text of a request ``sender`` wrote while ``record``, asked of someone
+    else, stays open: a first line says who wrote it and that it is not the question's answer
+    (the agent reads it right after its question), in the language of the message, else of the
+    question. The asker's own message (or one in a thread anyone may answer) is left as it is."""
+    asker = record.asked_by
+    if asker is None or asker.user_id == sender.user_id or record.policy == "anyone":
+        return text
+    locale = text_locale(text) or record.request.locale
+    who, asked = cut(one_line(sender.label), NAME_CHARS), cut(one_line(asker.label), NAME_CHARS)
+    note = ui_text("run_from_other", locale, who=who, asker=asked)
+    return f"{note}\n\n{text}" if text else note

@@ -151,8 +151,11 @@ class Control:
         locale = command_locale(msg, command, status.pending, await self.written_locale(msg))
         pending, outstanding = status.pending, status.outstanding
         if command.name == "cancel":
-            text = await self._cancel(msg, pending, outstanding, locale)
-        elif command.name == "status":
+            item = await self._cancel(msg, pending, outstanding, locale)
+            if item is not None:
+                await reply(item)
+            return
+        if command.name == "status":
             text = self._status(msg, status.thread_id, pending, outstanding, locale)
         else:
             greeting = [notice("greeting", locale)] if command.name == "start" else []
@@ -179,19 +182,33 @@ class Control:
 
     async def _cancel(
         self, msg: InboundMessage, pending: PendingRecord | None, outstanding: int, locale: Locale
-    ) -> str:
+    ) -> TextReply | None:
         if pending is None or pending.expires_at <= time.time():
             lines = [notice("nothing_to_cancel", locale)]
             if outstanding:
                 lines.append(notice("still_working", locale))
-            return " ".join(lines)
-        refusal = policy_refusal(pending, view_of(pending), msg.sender)
-        if refusal is not None:
-            return refusal.message
+            return TextReply(text=" ".join(lines))
+        if policy_refusal(pending, view_of(pending), msg.sender) is not None:
+            # someone else's question in a shared conversation: it stays open for its asker
+            assert pending.asked_by is not None  # a refusal names who asked
+            refused = notice("cancel_not_yours", locale, who=pending.asked_by.label)
+            return await self.private_note(pending, msg.sender, refused)
         claim = await self.close_question(pending, msg.sender, "cancelled")
         if claim.status != "claimed":  # answered (or cancelled) a moment ago by someone else
-            return notice("nothing_to_cancel", locale)
-        return notice("cancelled", locale, question=quote(pending.request.question))
+            return TextReply(text=notice("nothing_to_cancel", locale))
+        return TextReply(text=notice("cancelled", locale, question=quote(pending.request.question)))
+
+    async def private_note(self, record: PendingRecord, sender: Sender, text: str) -> TextReply | None:
+        """A note about ``record`` for ``sender`` only, once per question and person (None after
+        the first: where a platform cannot show a line to one member only, it is a reply the group
+        sees, so it is never repeated on every message)."""
+        once = f"private-note:{record.request_id}:{sender.user_id}"
+        if not await self.store.first_time(once, max(int(record.expires_at - time.time()), 1)):
+            log.info(
+                "a note about %s for %s was shown already: not repeated", record.request_id, sender.user_id
+            )
+            return None
+        return TextReply(text=text, private_to=sender)
 
     def _status(
         self,

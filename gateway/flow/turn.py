@@ -23,18 +23,27 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from clarigate.agent.interrupts import parse_request_id
 from clarigate.agent.protocol import HumanInputResponse, looks_like_answer, parse_typed_reply
 from clarigate.gateway.boundary.messages import (
     AnswerJob,
     ClarificationClosed,
+    ClarificationOut,
     Conversation,
     InboundMessage,
     MessageJob,
+    Sender,
     TextReply,
 )
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.agent_run import AgentRun, Turn, ensure_held
-from clarigate.gateway.flow.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
+from clarigate.gateway.flow.answers import (
+    answered_by,
+    answered_line,
+    from_someone_else,
+    run_text_for,
+    view_of,
+)
 from clarigate.gateway.flow.attachments import fetch_images, message_text
 from clarigate.gateway.flow.commands import Control, parse_command
 from clarigate.gateway.flow.confirm import TypedConfirm
@@ -186,47 +195,71 @@ class Dispatcher:
         set_log_context(thread_id=thread_id)
         if pending is not None and await self._settled_by_question(conv, msg, pending, thread_id, turn):
             return
+        left_open = await self._left_open(pending, msg)
         # a new request: its language is what the person's later commands (/help, /status) answer
         # in; recorded while the images are fetched (a typed answer such as "Vue" says less)
         cap = self.config.agent.max_image_bytes
         images, _ = await asyncio.gather(
             fetch_images(self.outbox, msg, cap), self.control.remember_locale(msg)
         )
-        await self.agent_run.run(conv, thread_id, message_text(msg), None, msg.sender, turn, images)
+        text = message_text(msg)
+        if left_open is not None:
+            text = from_someone_else(left_open, msg.sender, text)
+        await self.agent_run.run(conv, thread_id, text, None, msg.sender, turn, images)
+        if left_open is not None:
+            await self._close_if_replaced(left_open, msg.sender, turn)
 
     async def _settled_by_question(
         self, conv: Conversation, msg: InboundMessage, pending: PendingRecord, thread_id: str, turn: Turn
     ) -> bool:
-        """True when the thread's open question decides what ``msg`` gets (an answer run, the
-        answer's problems, a refusal); False when it runs as a new request."""
-        if self._may_type_answer(pending, msg):
-            by = answered_by(conv.platform, msg.sender)
-            confirmed = await self.confirm.before_typed(pending, msg.sender, msg.text, by)
-            if isinstance(confirmed, str):  # not confirmed (or nothing to confirm): it stays open
-                turn.add(TextReply(text=confirmed))
-                return True
-            if confirmed is not None:
-                return await self._claim_typed(conv, msg, pending, thread_id, turn, confirmed)
-        if (
-            self._may_type_answer(pending, msg)
-            and not looks_like_answer(pending.request, msg.text)
-            and not await self.control.expects_typed_answer(pending, msg.sender)
+        """True when ``msg`` is taken as the typed answer to the thread's open question (an answer
+        run, the answer's problems, a confirmation asked for); False when it runs as a new request.
+
+        Only people who may answer it (``_may_type_answer``) answer by typing; when what they type
+        is no answer, the question closes (as superseded, for everyone) and the message runs as a
+        request, never as the question's answer. Anyone else's message is a request of its own
+        (``_left_open``).
+        """
+        if not self._may_type_answer(pending, msg):
+            return False
+        by = answered_by(conv.platform, msg.sender)
+        confirmed = await self.confirm.before_typed(pending, msg.sender, msg.text, by)
+        if isinstance(confirmed, str):  # not confirmed (or nothing to confirm): it stays open
+            turn.add(TextReply(text=confirmed))
+            return True
+        if confirmed is not None:
+            return await self._claim_typed(conv, msg, pending, thread_id, turn, confirmed)
+        if looks_like_answer(pending.request, msg.text) or await self.control.expects_typed_answer(
+            pending, msg.sender
         ):
-            # Not an answer to this choice or form (and the person did not choose "Other…" or
-            # "Fill in"): a new request. It closes the question (as superseded, for everyone)
-            # and runs as a request, never as the question's answer.
-            await self.control.close_question(pending, msg.sender, "superseded")
-        elif self._may_type_answer(pending, msg):
+            # an answer to this choice or form, or the person chose "Other…" or "Fill in" first
             return await self._typed_answer(conv, msg, pending, thread_id, turn)
-        elif self._is_open_for(pending, msg):
-            # The thread waits for someone else's answer: running this message would let the agent
-            # take it as that answer, so say who is asked instead.
-            refusal = policy_refusal(pending, view_of(pending), msg.sender)
-            if refusal is not None:
-                # meant for that person only: not a public line on every message they write
-                turn.add(TextReply(text=refusal.message, private_to=msg.sender))
-                return True
+        await self.control.close_question(pending, msg.sender, "superseded")
         return False
+
+    async def _left_open(self, pending: PendingRecord | None, msg: InboundMessage) -> PendingRecord | None:
+        """The thread's question when it stays open while ``msg`` runs as a request, else None.
+
+        In a shared conversation another member's request runs and the question stays open for
+        its asker, whose answer still continues the thread. An approval or a graph's interrupt
+        holds the agent's run instead: any request run on the thread ends it (the runner resumes
+        it with a rejection), so its question closes as superseded, naming who wrote instead.
+        """
+        if pending is None or pending.status != "pending" or pending.expires_at <= time.time():
+            return None
+        if self._may_type_answer(pending, msg):  # answered or closed by ``_settled_by_question``
+            return None
+        if parse_request_id(pending.request_id) is not None:
+            await self.control.close_question(pending, msg.sender, "superseded")
+            return None
+        return pending
+
+    async def _close_if_replaced(self, record: PendingRecord, sender: Sender, turn: Turn) -> None:
+        """A thread has one open question: when the run asked a new one, ``record`` (left open
+        while it ran) closes as replaced, and a later click on it says so."""
+        asked = [item for item in turn.items if isinstance(item, ClarificationOut)]
+        if any(item.request.request_id != record.request_id for item in asked):
+            await self.control.close_question(record, sender, "replaced")
 
     async def _typed_answer(
         self, conv: Conversation, msg: InboundMessage, pending: PendingRecord, thread_id: str, turn: Turn

@@ -1,7 +1,9 @@
-"""Channel threads as people use them: a bare mention starts one, someone else's typing is told
-privately who is asked."""
+"""Channel threads as people use them: a bare mention starts one, and someone else's request
+runs while the asker's question stays open."""
 
 from __future__ import annotations
+
+import json
 
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
 
@@ -15,23 +17,63 @@ def asks_framework(turn: Turn):
     return ScriptedRunner().script(turn)
 
 
-async def test_someone_else_typing_in_a_question_thread_is_told_privately_who_is_asked(make_world: MakeWorld):
-    runner = ScriptedRunner(asks_framework)
+STILL_GO_AHEAD = "Your own requests still go ahead."
+
+
+def asks_on_build(turn: Turn):
+    """``build`` asks which framework; every other turn gets the echo reply."""
+    if turn.response is None and turn.text.endswith("build"):
+        return asking(choice_request("Which framework?", ["React", "Vue"]))
+    return ScriptedRunner().script(turn)
+
+
+async def test_in_a_channel_thread_someone_elses_request_runs_and_the_question_stays_open(
+    make_world: MakeWorld,
+):
+    runner = ScriptedRunner(asks_on_build)
     world = await make_world(runner)
     _, ts = await world.user.mention("build", user="U1")
     await world.settle()
-    public_before = len(world.fake.of("chat.postMessage"))
+    question = world.fake.posted()
 
-    await world.user.channel_message("Vue please", user="U2", thread_ts=ts)
-    await world.user.channel_message("hello?", user="U2", thread_ts=ts)
+    await world.user.mention("summarize the incident", user="U2", thread_ts=ts)
+    await world.settle()
+    alices = runner.calls[1]  # U2's request ran on the thread, marked as not U1's answer
+    assert alices.thread_id == runner.calls[0].thread_id and alices.response is None
+    assert alices.text.startswith("[From U2") and alices.text.endswith("summarize the incident")
+    reply = world.fake.last_shown()
+    assert (reply["channel"], reply["thread_ts"]) == ("C1", ts)
+    assert reply["text"].startswith("You said: [From U2")
+    assert world.fake.edits(question["ts"]) == []  # the question is still open
+
+    await world.user.mention("cancel", user="U2", thread_ts=ts)  # "@bot cancel" in the thread
+    await world.settle()
+    notes = world.fake.of("chat.postEphemeral")
+    assert [(n["user"], n["channel"], n.get("thread_ts"), n["text"]) for n in notes] == [
+        ("U2", "C1", ts, "Only <@U1> can cancel this question; it stays open. " + STILL_GO_AHEAD),
+    ]
+    assert world.fake.edits(question["ts"]) == []
+
+    await world.user.click(question, "clarigate:o2", user="U1")  # U1's answer still continues it
+    await world.settle()
+    assert runner.calls[-1].response is not None and runner.calls[-1].response.value == "Vue"
+    assert runner.calls[-1].thread_id == runner.calls[0].thread_id
+    answered = 'You said: For your clarification "Which framework?", my answer is: Vue'
+    assert world.fake.last_shown()["text"] == answered
+    assert "Answered by <@U1>: Vue" in json.dumps(world.fake.edits(question["ts"])[-1])
+
+
+async def test_in_a_channel_thread_the_askers_typed_answer_still_answers(make_world: MakeWorld):
+    runner = ScriptedRunner(asks_on_build)
+    world = await make_world(runner)
+    _, ts = await world.user.mention("build", user="U1")
+    await world.settle()
+    await world.user.mention("what is on today", user="U2", thread_ts=ts)
     await world.settle()
 
-    notices = world.fake.of("chat.postEphemeral")
-    assert [(n["user"], n["channel"], n.get("thread_ts"), n["text"]) for n in notices] == [
-        ("U2", "C1", ts, "Only <@U1> can answer this question."),
-    ] * 2
-    assert len(world.fake.of("chat.postMessage")) == public_before  # nothing public
-    assert [c.response for c in runner.calls] == [None]  # and the agent did not run
+    await world.user.channel_message("2", user="U1", thread_ts=ts)
+    await world.settle()
+    assert [c.response.value if c.response else None for c in runner.calls] == [None, None, "Vue"]
 
 
 async def test_a_bare_mention_prompts_and_the_thread_then_needs_no_mention(make_world: MakeWorld):
