@@ -304,7 +304,7 @@ class LangGraphServerRunner(AgentRunner):
         response: HumanInputResponse,
         state: Mapping[str, Any],
         before: list[Any],
-        options: Mapping[str, Any],
+        options: dict[str, Any],
     ) -> Any:
         """The run resuming the interrupt ``response`` answers (or the request it asks again);
         None when it does not answer one the server still has pending."""
@@ -323,8 +323,9 @@ class LangGraphServerRunner(AgentRunner):
         value = resume_value(kind, interrupt_id, pending[interrupt_id], response, thread_locale(before))
         if isinstance(value, AskAgain):
             return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
-        command = {"resume": {interrupt_id: value}}
-        return await self._client.runs.create(sid, self.settings.assistant_id, command=command, **options)
+        return await self._client.runs.create(
+            sid, self.settings.assistant_id, command={"resume": {interrupt_id: value}}, **options
+        )
 
     async def _follow(self, sid: str, run: Mapping[str, Any], on_event: EventSink | None = None) -> None:
         """Follow the run's stream to its end, handing its text and steps to ``on_event``.
