@@ -134,6 +134,14 @@ RULES: dict[str, Rule] = {
     "summarize_after_tokens": Rule(
         BUILT_IN_AGENT, _middleware("SummarizationMiddleware", "summarize_after_tokens"), travels=True
     ),
+    "idempotent_tools": Rule(
+        IN_PROCESS,
+        {
+            p: "a LangGraph server runs its own tools again after a crash; the gateway only joins "
+            "its run: remove idempotent_tools"
+            for p in (Place.SERVER, Place.OTHER_SERVER)
+        },
+    ),
     "max_image_bytes": Rule(EVERYWHERE),  # the gateway fetches the images
     "server_url": Rule(EVERYWHERE),  # chooses where the agent runs
     "assistant_id": Rule(

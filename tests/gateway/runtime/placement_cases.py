@@ -29,6 +29,7 @@ APPLIES: dict[str, set[str]] = {
     "max_tool_calls": {BUILT_IN, SERVER},
     "recursion_limit": {BUILT_IN, GRAPH, SERVER, OTHER},
     "summarize_after_tokens": {BUILT_IN, SERVER},
+    "idempotent_tools": {BUILT_IN, GRAPH},
     "max_image_bytes": {BUILT_IN, GRAPH, SERVER, OTHER},
     "assistant_id": {SERVER, OTHER},
 }
@@ -68,6 +69,7 @@ def setting_env(name: str, tmp_path: Path) -> dict[str, str]:
         "max_tool_calls": "5",
         "recursion_limit": "60",
         "summarize_after_tokens": "5000",
+        "idempotent_tools": '["lookup"]',
         "max_image_bytes": "1000",
         "assistant_id": "elsewhere",
     }
