@@ -4,12 +4,14 @@ Every line the gateway, the protocol's text fallback, approvals, run limits, the
 each adapter show comes from here, so a command reads the same on every platform and a
 translation is made once. ``text(key, locale, **fields)`` fills a line's ``{placeholders}``;
 ``icon(kind)`` is the icon of a clarification type or a status. The protocol package is a leaf
-every side imports, so this module imports nothing of the gateway's or the adapters'.
+every side imports, so this module imports nothing of the gateway's or the adapters'. The words
+risk confirmations are read by live in ``risk_words``.
 """
 
 from __future__ import annotations
 
-from .models import Locale
+from ..models import Locale
+from .risk_words import RISK_WORDS as RISK_WORDS
 
 #: The languages every key has (a test checks each key has both, with the same placeholders).
 LOCALES: tuple[Locale, ...] = ("en", "zh")
@@ -338,32 +340,6 @@ WORDS: dict[str, dict[Locale, str]] = {
         "{help}. Every question also has its own Cancel button.",
         "zh": "在频道中，请在对话的话题里给我发消息：{new}、{cancel}、{status} 或 {help}。"
         "每个问题也都有自己的「取消」按钮。",
-    },
-}
-
-#: How a risk confirmation's option labels read (agent/protocol/risk.py), lower case. ``yes``: an
-#: opening that says nothing on its own ("Yes, keep it"); ``no``: an answer that declines ("No,
-#: …"); ``dont``: a negation of what follows ("Don't delete"); ``keep``: leaves things as they
-#: are; ``stop``: stops, but only safely alone or with ``alone`` words ("Cancel", "Stop for
-#: now"; "Cancel the order" goes ahead).
-RISK_WORDS: dict[str, dict[Locale, tuple[str, ...]]] = {
-    "yes": {
-        "en": ("yes", "ok", "okay", "sure", "confirm"),
-        "zh": ("是的", "是", "好的", "好", "确认", "确定"),
-    },
-    "no": {
-        "en": ("no", "nope", "nah", "not now", "not yet", "never mind", "nevermind"),
-        "zh": ("否", "不用", "不必", "算了", "暂不", "先不", "不"),
-    },
-    "dont": {"en": ("don't", "dont", "do not", "never"), "zh": ("不要", "别", "勿", "不")},
-    "keep": {"en": ("keep", "retain", "preserve"), "zh": ("保留", "保持", "留着", "维持")},
-    "stop": {
-        "en": ("cancel", "abort", "stop", "leave", "skip", "go back", "back", "hold off", "wait", "reject"),
-        "zh": ("取消", "停止", "中止", "跳过", "返回", "暂停", "等等", "拒绝"),
-    },
-    "alone": {
-        "en": ("it", "that", "this", "now", "for now", "here", "as is", "it as is", "it alone", "alone"),
-        "zh": ("吧", "了", "操作", "此操作", "本次操作", "一下", "现在"),
     },
 }
 
