@@ -28,6 +28,8 @@ _DATE_PREFIX = re.compile(r"(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2}
 _LIST_SEPARATORS = re.compile(r"([,，;；、\n]+)")
 _INDEX = re.compile(r"#?(\d{1,3})[.)、]?")
 _NUMBERS = re.compile(r"\s*\d{1,3}(?:\s+\d{1,3})+\s*")
+# What a sentence ends with, after ``fold`` (full-width marks are already ASCII by then).
+_TRAILING_MARKS = ".!?,;:。、…~ "
 
 
 def type_field_value(field: FormField, raw: Any, locale: Locale) -> tuple[Any, str | None]:
@@ -145,11 +147,27 @@ def find_option(options: list[Option], raw: Any) -> Option | None:
     for option in options:
         if option.id == text:
             return option
+    if loose := _loose_option(options, key):
+        return loose
     if match := _INDEX.fullmatch(key):
         number = int(match.group(1))
         if 1 <= number <= len(options):
             return options[number - 1]
     return None
+
+
+def _loose_option(options: list[Option], key: str) -> Option | None:
+    """The one option ``key`` names once trailing marks are set aside on both sides
+    ("PostgreSQL." or "postgresql!" for "PostgreSQL"); ``None`` when none does, or several."""
+    bare = key.rstrip(_TRAILING_MARKS)
+    if not bare or bare.isdigit():  # "2." is the second option, not a label "2"
+        return None
+    found = [o for o in options if bare in (_bare(o.label), _bare(o.value))]
+    return found[0] if len(found) == 1 else None
+
+
+def _bare(text: str) -> str:
+    return fold(text).rstrip(_TRAILING_MARKS)
 
 
 def _select(options: list[Option], raw: Any, locale: Locale) -> tuple[Any, str | None]:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from clarigate.agent.protocol import AnsweredBy, normalize_request, parse_typed_reply
+from clarigate.agent.protocol import AnsweredBy, looks_like_answer, normalize_request, parse_typed_reply
 
 BY = AnsweredBy(platform="telegram", user_id="7", display_name="Li")
 CHOICE = normalize_request({"question": "Which framework?", "options": ["React", "Vue", "Svelte Kit"]}, "c1")
@@ -177,3 +177,38 @@ def test_a_label_holding_a_colon_still_names_its_field():
     )
     reply = parse_typed_reply(req, "Time (HH:MM): 10:30\nurl: http://x.test:8080/a", BY)
     assert reply.response.values == {"t": "10:30", "url": "http://x.test:8080/a"}
+
+
+DB = normalize_request(
+    {"question": "Which database?", "options": ["PostgreSQL", "SQLite", "Yes!", "Yes."]}, "c4"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "option_id"),
+    [
+        ("PostgreSQL.", "option-1"),
+        ("postgresql!", "option-1"),
+        ("PostgreSQL ?", "option-1"),
+        ("ｐｏｓｔｇｒｅｓｑｌ！", "option-1"),  # full-width, mark and all
+        ("sqlite。", "option-2"),
+        ("SQLite...", "option-2"),
+        ("yes!", "option-3"),  # an exact label still wins
+        ("Yes.", "option-4"),
+    ],
+)
+def test_trailing_punctuation_and_case_still_pick_the_option(text, option_id):
+    assert option_of(DB, text) == option_id
+    assert looks_like_answer(DB, text)  # so it answers instead of closing as a new message
+
+
+def test_trailing_punctuation_stays_conservative():
+    assert option_of(DB, "yes") is None  # "Yes!" or "Yes.": ambiguous, a free-text answer
+    assert not looks_like_answer(DB, "PostgreSQL, please")  # more than a trailing mark
+    assert not looks_like_answer(DB, "Postgre.SQL")
+    assert option_of(DB, "2.") == "option-2"  # still the second option's number
+    single = normalize_request(
+        {"question": "DB?", "fields": [{"name": "db", "type": "select", "options": ["PostgreSQL", "SQLite"]}]},
+        "c",
+    )
+    assert parse_typed_reply(single, "PostgreSQL!", BY).response.values == {"db": "PostgreSQL"}
