@@ -123,6 +123,9 @@ class ClarificationInteractions:
         async def run() -> None:
             try:
                 await work
+            except DeliveryFailed as error:  # Slack said no (user_not_in_channel, a 429…): one line
+                level = logging.INFO if error.permanent else logging.WARNING
+                log.log(level, "slack: not shown after an answer: %s", error)
             except Exception:  # noqa: BLE001 - cosmetic: the answer itself is already claimed
                 log.warning("slack: could not update the chat after an answer", exc_info=True)
 

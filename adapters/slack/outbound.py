@@ -62,6 +62,16 @@ class SlackOutbound:
         """The core's adapter state (None for an adapter made without a core: ``doctor``, tests)."""
         return getattr(self.gateway, "state", None)
 
+    async def _ephemeral(self, channel: str, user: str, text: str, thread: str | None) -> None:
+        """A note for ``user`` only; one who is not in the channel (``user_not_in_channel``, e.g.
+        a guest who left) cannot be shown it anywhere there: said in one line, not retried."""
+        try:
+            await self.sender.ephemeral(channel, user, text, thread)
+        except DeliveryFailed as error:
+            if error.code != "user_not_in_channel":
+                raise
+            log.info("slack: a private note was not shown: %s is not in channel %s", user, channel)
+
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Deliver one outbound item in the conversation's thread; Slack's refusals are raised as
         ``DeliveryFailed`` (``invalid_blocks`` on a question is permanent: the core falls back)."""
@@ -70,7 +80,7 @@ class SlackOutbound:
             text = private_notice_mrkdwn(item.text)
             if isinstance(item, ErrorReply):
                 text = catalog.icon("warning") + " " + text
-            await self.sender.ephemeral(channel, item.private_to.user_id, text, thread)
+            await self._ephemeral(channel, item.private_to.user_id, text, thread)
             return None  # an ephemeral message cannot be updated or deleted
         if isinstance(item, TextReply) and item.live is not None:
             return await self.live.finish(conversation, item, self.state())
