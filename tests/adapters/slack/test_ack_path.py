@@ -137,6 +137,26 @@ async def test_other_is_acked_while_views_open_is_still_waiting(make_world: Make
     assert world.fake.of("views.open")[-1]["view"]["callback_id"] == "clarigate:other"
 
 
+async def test_a_slow_views_open_inside_the_trigger_lifetime_opens_the_box_and_says_nothing(
+    make_world: MakeWorld,
+):
+    world, runner, question = await asked(make_world)
+    release = world.fake.hold("views.open")  # Slack takes 2.5 s, inside the trigger's 3 s
+    response = await world.user.click(question, "clarigate:other")
+    assert response.status_code == 200
+    await asyncio.sleep(2.5)
+    release.set()
+    await world.adapter.idle()
+
+    assert world.fake.of("views.open")[-1]["view"]["callback_id"] == "clarigate:other"
+    assert world.fake.of("chat.postEphemeral") == []  # no "could not be opened" beside the box
+    modal = world.fake.of("views.open")[-1]["view"]
+    values = {"answer": {"value": {"type": "plain_text_input", "value": "Svelte"}}}
+    await world.user.submit(modal, values)
+    await world.settle()
+    assert [c.response.value for c in runner.calls if c.response is not None] == ["Svelte"]
+
+
 async def test_an_expired_trigger_tells_the_person_privately_how_to_answer_by_typing(make_world: MakeWorld):
     world, runner, question = await asked(make_world)
     world.fake.triggers_expired = True
