@@ -59,6 +59,7 @@ from .receive import (
 from .render import (
     ACTION_PREFIX,
 )
+from .respond import remember
 from .send import SlackSender, build_ack_path_client, build_client
 
 log = logging.getLogger(__name__)
@@ -200,6 +201,8 @@ class SlackAdapter(PlatformAdapter):
                 text=in_thread_hint(self.bot_user_id, str(body.get("text") or "")), response_type="ephemeral"
             )
             return
+        # kept for the reply, which goes through it where the bot is not a member of the DM
+        await remember(getattr(self.gateway, "state", None), body, self.settings.api_url)
         await self.gateway.accept(message)
         await ack()
 

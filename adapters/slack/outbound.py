@@ -38,6 +38,7 @@ from .render import (
     render_clarification,
     render_reply,
 )
+from .respond import kept_url
 from .send import SlackSender
 
 # The logger these lines have always been written under (operators' filters name it).
@@ -88,14 +89,7 @@ class SlackOutbound:
             await self.live.end(conversation, item.ref)
             return None
         if isinstance(item, TextReply):
-            # a part posted by an earlier attempt of this delivery is not posted again
-            posted = await post_each_once(
-                self.state(),
-                item.delivery_id,
-                render_reply(item.text),
-                partial(self._post, conversation),
-            )
-            return self._ref(channel, posted[-1] if posted else "", thread)
+            return await self._reply(conversation, item)
         if isinstance(item, ClarificationOut):
             blocks = render_clarification(item)
             await self._clear_working(conversation)
@@ -119,6 +113,25 @@ class SlackOutbound:
             )
             return self._ref(channel, ts, thread)
         return None
+
+    async def _reply(self, conversation: Conversation, item: TextReply) -> MessageRef | None:
+        """A reply, part by part; in a DM the bot is not a member of (a slash command typed in
+        someone else's DM) through the command's ``response_url`` instead."""
+        parts = render_reply(item.text)
+        try:
+            # a part posted by an earlier attempt of this delivery is not posted again
+            posted = await post_each_once(
+                self.state(), item.delivery_id, parts, partial(self._post, conversation)
+            )
+        except DeliveryFailed as error:
+            direct = conversation.is_direct
+            url = await kept_url(self.state(), conversation.chat_id, error) if direct else None
+            if url is None:
+                raise
+            for part in parts:
+                await self.sender.respond(url, part)
+            return None
+        return self._ref(conversation.chat_id, posted[-1] if posted else "", conversation.reply_to)
 
     async def _post(self, conversation: Conversation, text: str) -> str:
         """Post reply text in the conversation's thread; the finished "Working…" message becomes it

@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.runtime.logs import log_platform_call
@@ -158,6 +159,24 @@ class SlackSender:
         if thread_ts:
             params["thread_ts"] = thread_ts
         await self._call("chat.postEphemeral", **params)
+
+    async def respond(self, response_url: str, text: str) -> None:
+        """Answer a slash command through its ``response_url`` (seen by the person only), where
+        the bot cannot post: a DM it is not a member of. The URL is never logged."""
+        hook = AsyncWebhookClient(response_url, timeout=ACK_PATH_TIMEOUT, retry_handlers=[])
+        try:
+            response = await hook.send(text=text, response_type="ephemeral")
+        except (TimeoutError, OSError, aiohttp.ClientError) as error:
+            count_api_error("network")
+            log_platform_call(PLATFORM, "response_url", f"network error {type(error).__name__}")
+            raise DeliveryFailed(f"Slack response_url: {type(error).__name__}", permanent=False) from error
+        status, body = response.status_code, str(response.body or "").strip()
+        log_platform_call(PLATFORM, "response_url", "ok" if status == 200 else f"HTTP {status} {body[:40]}")
+        if status != 200:  # 404 used_url / expired_url: that URL will not take it
+            transient = status == 429 or status >= 500
+            count_api_error("server_error" if status >= 500 else "client_error")
+            code = body[:40] or f"http_{status}"
+            raise DeliveryFailed(f"Slack response_url: {code}", permanent=not transient, code=code)
 
     async def open_view(self, trigger_id: str, view: dict[str, Any]) -> None:
         """Open a modal: once, at once, no retry (the trigger id lives 3 seconds and works once)."""

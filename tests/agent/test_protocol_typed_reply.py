@@ -208,7 +208,7 @@ def test_trailing_punctuation_stays_conservative():
     assert not looks_like_answer(DB, "Postgre.SQL")
     assert option_of(DB, "2.") == "option-2"  # still the second option's number
     single = normalize_request(
-        {"question": "DB?", "fields": [{"name": "db", "type": "select", "options": ["PostgreSQL", "SQLite"]}]},
+        {"question": "DB?", "fields": [{"name": "db", "type": "select", "options": ["PostgreSQL", "MySQL"]}]},
         "c",
     )
     assert parse_typed_reply(single, "PostgreSQL!", BY).response.values == {"db": "PostgreSQL"}

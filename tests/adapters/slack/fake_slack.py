@@ -120,6 +120,9 @@ class FakeSlack:
     broken: dict[str, str] = field(default_factory=dict)  # method -> the error it answers every time
     streams: dict[str, Stream] = field(default_factory=dict)  # ts -> a message chat.startStream made
     stream_lifetime: float | None = None  # seconds a stream takes appends (Slack ends it after minutes)
+    outside: set[str] = field(default_factory=set)  # channels the bot is not a member of (others' DMs)
+    responses: list[dict[str, Any]] = field(default_factory=list)  # what was posted to response_urls
+    _response_uses: dict[str, int] = field(default_factory=dict)
     _used_triggers: set[str] = field(default_factory=set)
     connections: set[Any] = field(default_factory=set)  # client (host, port) of each TCP connection used
     _socket_news: asyncio.Condition = field(default_factory=asyncio.Condition)
@@ -266,6 +269,7 @@ class FakeSlack:
         app.router.add_post("/api/{method}", self._handle)
         app.router.add_get("/link", self._socket)
         app.router.add_get("/files-pri/{path:.*}", self._file)
+        app.router.add_post("/commands/{path:.*}", self._response_url)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -323,6 +327,19 @@ class FakeSlack:
         data, mimetype = stored
         return web.Response(body=data, content_type=mimetype)
 
+    def response_url(self, command: str) -> str:
+        """A slash command's ``response_url``, served here as Slack's hooks answer it."""
+        return f"http://127.0.0.1:{self.port}/commands/{TEAM_ID}/{command}/x"
+
+    async def _response_url(self, request: web.Request) -> web.Response:
+        """A POST to a response_url: ``ok``; after five uses 404 ``used_url``, as Slack's hooks do."""
+        path = request.match_info["path"]
+        self._response_uses[path] = self._response_uses.get(path, 0) + 1
+        if self._response_uses[path] > 5:
+            return web.Response(status=404, text="used_url")
+        self.responses.append(await request.json())
+        return web.Response(text="ok")
+
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         self.connections.add(request.transport.get_extra_info("peername") if request.transport else None)
@@ -363,6 +380,8 @@ class FakeSlack:
         return web.json_response(answer)
 
     def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method.startswith("chat.") and str(params.get("channel")) in self.outside:
+            return {"ok": False, "error": "channel_not_found"}  # as Slack answers for others' DMs
         if method in ("chat.postMessage", "chat.update") and "blocks" in params:
             problems = block_problems(params["blocks"])
             if problems:

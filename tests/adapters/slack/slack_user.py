@@ -108,6 +108,7 @@ class SlackUser:
         channel: str = "D1",
         command: str = "/clarigate",
         trigger_id: str | None = None,
+        response_url: str | None = None,
     ) -> httpx.Response:
         """A slash command as Slack posts it: form-encoded fields, no thread
         (https://api.slack.com/interactivity/slash-commands#app_command_handling)."""
@@ -123,7 +124,7 @@ class SlackUser:
             "text": text,
             "api_app_id": "A0APP",
             "is_enterprise_install": "false",
-            "response_url": f"https://hooks.slack.com/commands/{TEAM_ID}/1/x",
+            "response_url": response_url or f"https://hooks.slack.com/commands/{TEAM_ID}/1/x",
             "trigger_id": trigger_id or f"{next(_ids)}.1.trigger",
         }
         return await self.post(urlencode(fields).encode(), "application/x-www-form-urlencoded")

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from clarigate.adapters.slack.render import render_clarification
+from clarigate.adapters.slack.respond import may_respond
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option
 from clarigate.gateway.boundary.messages import (
@@ -256,3 +257,36 @@ async def test_the_in_channel_hint_speaks_the_language_typed(make_world: MakeWor
     world = await make_world(ScriptedRunner())
     response = await world.user.slash_command("取消", channel="C5")
     assert response.json()["text"].startswith("在频道中，请在对话的话题里给我发消息：<@U0BOT> new")
+
+
+async def test_a_command_in_someone_elses_dm_is_answered_through_its_response_url(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    world.fake.outside.add("D0THEIRS")  # a DM between U1 and U2: the bot is no member
+    hook = world.fake.response_url("1")
+    response = await world.user.slash_command("status", channel="D0THEIRS", response_url=hook)
+    await world.settle()
+
+    assert response.status_code == 200
+    refused = [c.answer.get("error") for c in world.fake.attempts("chat.postMessage")]
+    assert refused == ["channel_not_found"]  # tried once, not retried, not abandoned
+    assert len(world.fake.responses) == 1
+    answer = world.fake.responses[0]
+    assert answer["response_type"] == "ephemeral"  # for the person who typed it only
+    assert answer["text"].startswith("Where this conversation stands:")
+    assert "No open question." in answer["text"]
+
+
+async def test_a_command_in_the_bots_own_dm_is_still_posted(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    await world.user.slash_command("help", response_url=world.fake.response_url("2"))
+    await world.settle()
+    assert world.fake.of("chat.postMessage") and world.fake.responses == []
+
+
+def test_only_slacks_own_hooks_are_answered_through():
+    api = "http://127.0.0.1:8123/api/"
+    assert may_respond("https://hooks.slack.com/commands/T0TEAM/1/x", api)
+    assert may_respond("http://127.0.0.1:8123/commands/T0TEAM/1/x", api)  # the API's own host
+    assert not may_respond("http://hooks.slack.com/commands/T0TEAM/1/x", api)
+    assert not may_respond("https://hooks.slack.com.example.net/commands/x", api)
+    assert not may_respond("https://example.net/commands/x", api)

@@ -1,0 +1,50 @@
+"""Slash commands typed where the bot is not a member: answered through their ``response_url``.
+
+``/clarigate status`` works in any DM, also one between two other people, where the bot
+cannot post (``chat.postMessage`` answers ``channel_not_found``). The command's
+``response_url`` (valid for 30 minutes, five uses) is kept per channel in the shared state
+when the command arrives, so whichever replica delivers the core's reply can answer
+through it, seen by the person who typed the command only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from clarigate.gateway.boundary.port import DeliveryFailed
+
+#: Slack keeps a response_url for 30 minutes; a minute less, so a kept one still works.
+RESPONSE_URL_SECONDS = 29 * 60
+#: What chat.postMessage answers where the bot is not a member.
+NOT_A_MEMBER = frozenset({"channel_not_found", "not_in_channel"})
+SLACK_HOOK_HOST = "hooks.slack.com"
+
+
+def _key(channel: str) -> str:
+    return f"slack:response-url:{channel}"
+
+
+def may_respond(url: str, api_url: str) -> bool:
+    """``url`` is Slack's own (https on hooks.slack.com), or the API's host (a test server):
+    the bot never posts a reply to an address a payload merely names."""
+    parts, api = urlsplit(url), urlsplit(api_url)
+    host = (parts.hostname or "").lower()
+    if host and host == (api.hostname or "").lower() and parts.port == api.port:
+        return parts.scheme in ("http", "https")
+    return parts.scheme == "https" and host == SLACK_HOOK_HOST
+
+
+async def remember(state: Any, body: dict[str, Any], api_url: str) -> None:
+    """Keep a DM command's ``response_url`` for the reply (nothing when it is not Slack's)."""
+    channel, url = str(body.get("channel_id") or ""), str(body.get("response_url") or "")
+    if state is not None and channel and url and may_respond(url, api_url):
+        await state.set_json(_key(channel), url, RESPONSE_URL_SECONDS)
+
+
+async def kept_url(state: Any, channel: str, error: DeliveryFailed) -> str | None:
+    """The response_url to answer through when a post was refused for want of membership."""
+    if state is None or error.code not in NOT_A_MEMBER:
+        return None
+    url = await state.get_json(_key(channel))
+    return url if isinstance(url, str) else None
