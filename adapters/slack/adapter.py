@@ -41,13 +41,14 @@ from clarigate.gateway.boundary.retry import RetryPolicy
 
 from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids, name_mentions
-from .files import download
+from .files import download, resolve
 from .interactions import ClarificationInteractions
 from .live import EDIT, STREAM, LiveMessages
 from .names import NameBook
 from .outbound import SlackOutbound
 from .receive import (
     FAILURE,
+    FILE_INFO_REF,
     PLATFORM,
     bolt_choked,
     cannot_route,
@@ -156,8 +157,12 @@ class SlackAdapter(PlatformAdapter):
         await self.gateway.accept(message)
 
     async def complete_message(self, message: InboundMessage) -> InboundMessage:
-        """The names of the people the message mentions (``users.info``, cached), asked where
-        the job runs: a name not had within the budget stays ``@U123``."""
+        """The names of the people the message mentions (``users.info``, cached) and what Slack
+        Connect files are (``files.info``), asked where the job runs: a name not had within the
+        budget stays ``@U123``."""
+        if any(a.ref.startswith(FILE_INFO_REF) for a in message.attachments):  # Slack Connect files
+            files = [await resolve(a, self.sender.file_info) for a in message.attachments]
+            message = message.model_copy(update={"attachments": files})
         if not message.unnamed_mentions:
             return message
         names = await self.names.names(list(message.unnamed_mentions))
@@ -330,4 +335,7 @@ class SlackAdapter(PlatformAdapter):
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """A shared file's bytes, downloaded with the bot token (``files:read``), size- and type-checked."""
+        attachment = await resolve(attachment, self.sender.file_info)  # a Slack Connect file's URL
+        if attachment.ref.startswith(FILE_INFO_REF):
+            return None  # Slack did not say where it is (logged by resolve)
         return await download(attachment, self._token, self.settings.api_url, max_bytes)

@@ -9,11 +9,16 @@ own hosts (or the configured API host, for a proxy or a test server).
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
 
 from clarigate.gateway.boundary.messages import Attachment
+from clarigate.gateway.boundary.port import DeliveryFailed
+
+from .receive import FILE_INFO_REF, file_attachment
 
 log = logging.getLogger(__name__)
 
@@ -80,3 +85,22 @@ async def download(attachment: Attachment, token: str, api_url: str, max_bytes: 
     except (aiohttp.ClientError, TimeoutError, OSError) as error:
         log.warning("slack: file download failed: %s", type(error).__name__)
         return None
+
+
+FileInfo = Callable[[str], Awaitable[dict[str, Any]]]
+
+
+async def resolve(attachment: Attachment, file_info: FileInfo) -> Attachment:
+    """A Slack Connect file known by its id alone, described and made fetchable by ``files.info``;
+    any other attachment as it is (and that one as it is when Slack does not say)."""
+    if not attachment.ref.startswith(FILE_INFO_REF):
+        return attachment
+    file_id = attachment.ref.removeprefix(FILE_INFO_REF)
+    try:
+        found = file_attachment(await file_info(file_id))
+    except DeliveryFailed as error:
+        log.info("slack: files.info for a shared file answered %s", error.code)
+        return attachment
+    if found is None or found.ref.startswith(FILE_INFO_REF):
+        return attachment
+    return found

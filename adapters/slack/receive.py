@@ -117,12 +117,20 @@ def strip_bot_mention(text: str, bot_user_id: str | None) -> str:
     return text.strip()
 
 
+#: The ``ref`` of a Slack Connect file known only by its id, looked up with ``files.info``.
+FILE_INFO_REF = "slack-file-info:"
+
+
 def file_attachment(file: dict[str, Any]) -> Attachment | None:
     """A file shared on a message as an ``Attachment`` (``ref``: its ``url_private_download``).
 
     Files the workspace hides (``mode: hidden_by_limit``) or deleted ones (``tombstone``) come
-    without a name or URL: they are left out, there is nothing to fetch or describe.
+    without a name or URL: they are left out, there is nothing to fetch or describe. A file
+    shared from another organisation (Slack Connect, ``file_access: check_file_info``) comes as
+    its id alone: ``ref`` names it for ``files.info``, asked after the ack.
     """
+    if file.get("file_access") == "check_file_info" and file.get("id"):
+        return Attachment(kind="file", name=str(file.get("name") or ""), ref=FILE_INFO_REF + str(file["id"]))
     name = str(file.get("name") or file.get("title") or "")
     ref = str(file.get("url_private_download") or file.get("url_private") or "")
     if file.get("mode") in ("hidden_by_limit", "tombstone") or not (name or ref):

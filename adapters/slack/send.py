@@ -82,10 +82,13 @@ class SlackSender:
         self.client = client
         self.ack_client = ack_client or client
 
-    async def _call(self, method: str, *, ack_path: bool = False, **params: Any) -> dict[str, Any]:
+    async def _call(
+        self, method: str, *, ack_path: bool = False, form: bool = False, **params: Any
+    ) -> dict[str, Any]:
         client = self.ack_client if ack_path else self.client
+        body = {"data": params} if form else {"json": params}  # files.info takes no JSON body
         try:
-            response = await client.api_call(method, json=params)
+            response = await client.api_call(method, **body)
         except SlackApiError as error:
             status = error.response.status_code
             count_api_error(
@@ -196,6 +199,13 @@ class SlackSender:
             if isinstance(name, str) and name.strip():
                 return name.strip()
         return None
+
+    async def file_info(self, file_id: str) -> dict[str, Any]:
+        """``files.info``: a file's object (name, type, size, download URL), e.g. a Slack Connect
+        file an event names by id only (``file_access: check_file_info``)."""
+        data = await self._call("files.info", form=True, file=file_id)
+        file = data.get("file")
+        return file if isinstance(file, dict) else {}
 
     async def whoami(self) -> dict[str, Any]:
         """``auth.test``: the bot's team, user id and bot id; raises on a bad token."""

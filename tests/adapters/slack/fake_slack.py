@@ -120,6 +120,7 @@ class FakeSlack:
     broken: dict[str, str] = field(default_factory=dict)  # method -> the error it answers every time
     streams: dict[str, Stream] = field(default_factory=dict)  # ts -> a message chat.startStream made
     stream_lifetime: float | None = None  # seconds a stream takes appends (Slack ends it after minutes)
+    file_objects: dict[str, dict[str, Any]] = field(default_factory=dict)  # file id -> files.info "file"
     outside: set[str] = field(default_factory=set)  # channels the bot is not a member of (others' DMs)
     responses: list[dict[str, Any]] = field(default_factory=list)  # what was posted to response_urls
     _response_uses: dict[str, int] = field(default_factory=dict)
@@ -168,7 +169,7 @@ class FakeSlack:
         path = f"{TEAM_ID}-{file_id}/download/{name}"
         self.files[path] = (data, mimetype)
         base = f"http://127.0.0.1:{self.port}/files-pri/"
-        return {
+        self.file_objects[file_id] = {
             "id": file_id,
             "created": 1700000000,
             "timestamp": 1700000000,
@@ -185,6 +186,20 @@ class FakeSlack:
             "size": len(data),
             "url_private": f"{base}{TEAM_ID}-{file_id}/{name}",
             "url_private_download": f"{base}{path}",
+        }
+        return dict(self.file_objects[file_id])
+
+    def add_connect_file(self, file_id: str, name: str, data: bytes, mimetype: str) -> dict[str, Any]:
+        """A file shared from another organisation: stored, and returned as a message event carries
+        it in a Slack Connect channel, its id alone (https://api.slack.com/types/file#slack_connect_files)."""
+        self.add_file(file_id, name, data, mimetype)
+        return {
+            "id": file_id,
+            "mode": "file_access",
+            "file_access": "check_file_info",
+            "created": 0,
+            "timestamp": 0,
+            "user": "",
         }
 
     def hold(self, method: str) -> asyncio.Event:
@@ -398,6 +413,9 @@ class FakeSlack:
             if trigger in self._used_triggers:
                 return {"ok": False, "error": "exchanged_trigger_id"}
             self._used_triggers.add(trigger)
+        if method == "files.info":  # form-encoded arguments only, as Slack documents it
+            file = self.file_objects.get(str(params.get("file")))
+            return {"ok": True, "file": file} if file else {"ok": False, "error": "file_not_found"}
         if method == "users.info":
             user = self.users.get(str(params.get("user")))
             return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}

@@ -97,3 +97,30 @@ def test_addresses_that_may_see_the_bot_token():
     assert not may_send_token("http://files.slack.com/files-pri/T1-F1/download/a.png", api)  # not TLS
     assert not may_send_token("https://files.slack.com.evil.example/a.png", api)
     assert not may_send_token("https://evilslack.com/a.png", api)
+
+
+async def test_a_slack_connect_file_is_looked_up_with_files_info_and_reaches_the_agent(
+    make_world: MakeWorld,
+):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    shared = world.fake.add_connect_file("F0EXT", "chart.png", PNG, "image/png")  # from another org
+    await world.user.dm("what does this show?", subtype="file_share", files=[shared])
+    await world.settle()
+
+    assert [c.params for c in world.fake.attempts("files.info")][:1] == [{"file": "F0EXT"}]
+    [turn] = runner.calls
+    assert "chart.png, image/png" in turn.text  # described as any file is
+    assert [image.data for image in turn.images] == [PNG]  # and fetched from where files.info says
+
+
+async def test_a_slack_connect_file_slack_will_not_describe_is_not_fetched(
+    adapter: SlackAdapter, fake_slack: FakeSlack
+):
+    from clarigate.adapters.slack.receive import file_attachment
+
+    gone = file_attachment({"id": "F0GONE", "mode": "file_access", "file_access": "check_file_info"})
+    assert gone is not None  # kept, not dropped: the agent is told a file came
+    assert await adapter.fetch_attachment(gone, max_bytes=10_000) is None
+    assert [c.answer.get("error") for c in fake_slack.attempts("files.info")] == ["file_not_found"]
+    assert fake_slack.arrived("files-pri") == 0

@@ -61,7 +61,7 @@ SCOPE_USES = {
     "mpim:history": "message.mpim",
     "commands": "/clarigate",
     "users:read": "users.info",
-    "files:read": "url_private_download",
+    "files:read": "url_private_download, files.info",
 }
 
 
