@@ -15,6 +15,7 @@ from typing import Any
 from slack_sdk.models.blocks import (
     Block,
     CheckboxesElement,
+    ContextBlock,
     DatePickerElement,
     InputBlock,
     InputInteractiveElement,
@@ -39,6 +40,7 @@ OTHER_BLOCK = "answer"
 TITLE_LIMIT = 24
 PLACEHOLDER_LIMIT = 150
 HINT_LIMIT = 2000
+MAX_CONTEXT_ELEMENTS = 10
 MAX_CHECKBOXES = 10
 TEXT_LIMIT = 3000  # a plain_text_input's initial_value (and max_length) at most
 _MODAL_BLOCKS = 100
@@ -81,11 +83,34 @@ def _options(field: FormField) -> list[Option]:
     ]
 
 
-def _full_labels(field: FormField) -> PlainTextObject | None:
-    """The choices in full under the input, when their texts in the element are cut."""
+def _full_list(field: FormField) -> list[str]:
+    """The choices in full, one numbered line each, when their texts in the element are cut."""
     if not field.options or not _labels_cut(field):
-        return None
-    return plain("\n".join(f"{i}. {o.label}" for i, o in enumerate(field.options, 1)), HINT_LIMIT)
+        return []
+    return [f"{i}. {o.label.strip()}" for i, o in enumerate(field.options, 1)]
+
+
+def _full_labels(field: FormField) -> PlainTextObject | None:
+    """The choices in full as the input's hint, when they fit its 2,000 characters."""
+    lines = _full_list(field)
+    text = "\n".join(lines)
+    return plain(text, HINT_LIMIT) if lines and len(text) <= HINT_LIMIT else None
+
+
+def _full_labels_below(field: FormField) -> list[Block]:
+    """The choices in full under the input when they do not fit its hint (24 labels of 110
+    characters): a context block of whole lines, each of its texts under Slack's limit."""
+    lines = _full_list(field)
+    if not lines or len("\n".join(lines)) <= HINT_LIMIT:
+        return []
+    chunks: list[str] = []
+    for line in lines:
+        if chunks and len(chunks[-1]) + 1 + len(line) <= HINT_LIMIT:
+            chunks[-1] += "\n" + line
+        else:
+            chunks.append(line)
+    texts = [plain(chunk, HINT_LIMIT) for chunk in chunks[:MAX_CONTEXT_ELEMENTS]]
+    return [ContextBlock(elements=texts)]  # type: ignore[arg-type]
 
 
 def _picked(field: FormField, options: list[Option]) -> list[Option]:
@@ -180,10 +205,13 @@ def _modal(
 
 def render_form_modal(request: HumanInputRequest, metadata: str) -> dict[str, Any]:
     """The modal with one input block per form field, required fields marked."""
-    header = question_blocks(request, 1, 1)
-    room = _MODAL_BLOCKS - len(header)
-    inputs = [_input_block(i, field, request.locale) for i, field in enumerate(request.fields[:room])]
-    return _modal(FORM_CALLBACK, request, metadata, [*header, *inputs])
+    blocks = question_blocks(request, 1, 1)
+    for i, field in enumerate(request.fields):
+        below = _full_labels_below(field)
+        if len(blocks) + 1 + len(below) > _MODAL_BLOCKS:
+            break
+        blocks += [_input_block(i, field, request.locale), *below]
+    return _modal(FORM_CALLBACK, request, metadata, blocks)
 
 
 def render_other_modal(request: HumanInputRequest, metadata: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from clarigate.agent.protocol import FormField, HumanInputRequest, Option
 from clarigate.gateway.boundary.messages import ClarificationOut
 
 from .conftest import MakeWorld
+from .fake_slack import block_problems
 
 PREFIX = "Deploy the service to the production cluster in the eu-west region using the "  # 79 chars
 
@@ -113,3 +114,25 @@ def test_form_choices_whose_labels_differ_after_75_characters_stay_distinguishab
     texts = [o["text"]["text"] for o in block["element"]["options"]]
     assert len(set(texts)) == 2 and texts[1].startswith("2. ")
     assert block["hint"]["text"] == f"1. {labels[0]}\n2. {labels[1]}"
+
+
+def test_a_select_of_24_long_options_lists_every_option_readably():
+    words = "migrate the orders table to the new schema and " + "x" * 55
+    labels = [f"Option {i:02d}: {words}" for i in range(24)]
+    assert all(len(label) >= 110 for label in labels)
+    options = [Option(id=f"db-option-{i}", label=label, value=label) for i, label in enumerate(labels, 1)]
+    field = FormField(name="db", label="Which migration?", type="select", options=options)
+    modal = render_form_modal(form_request("Migrate?", [field]), "{}")
+    assert block_problems(modal["blocks"]) == []  # Slack takes the view
+    [at] = [i for i, b in enumerate(modal["blocks"]) if b["type"] == "input"]
+    listed = "\n".join(
+        element["text"]
+        for block in modal["blocks"][at:]
+        for element in [block.get("hint") or {}, *block.get("elements", [])]
+        if element.get("text")
+    )
+    for number, label in enumerate(labels, 1):
+        assert f"{number}. {label}" in listed  # every option in full, none cut
+    assert all(
+        len(element["text"]) <= 2000 for block in modal["blocks"] for element in block.get("elements", [])
+    )
