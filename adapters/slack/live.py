@@ -14,6 +14,11 @@ as with streaming off) and edited at most once per ``LIVE_INTERVAL``; the reply 
 
 A long answer: the live message shows its first part (edit) or its first ``STREAM_CHARS`` (stream);
 the reply puts the first part in that message and posts the rest after it, as a whole reply is split.
+
+The person's Stop on a streamed message (Slack then answers ``stopped_by_user``) stops that
+message: no more appends, edits or reply in it, and it is never deleted; it keeps what it showed.
+The run itself goes on to its end (clarigate cancels no run midway; ``/cancel`` dismisses a
+question), so its answer is in the conversation's history and a question it asks still comes.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ log = logging.getLogger(__name__)
 
 STREAM = "stream"
 EDIT = "edit"
+STOPPED = "stopped"  # the person pressed Stop on the stream: the message takes nothing more
+USER_STOPPED = "stopped_by_user"
 #: Seconds between two updates: ``chat.update`` is held to about one message a second per
 #: channel, and ``chat.appendStream`` (Tier 4, 100+ a minute) is shared by the workspace's runs.
 LIVE_INTERVAL = 1.0
@@ -195,6 +202,8 @@ class LiveMessages:
         """Create (``ref`` None) or update the live message; its reference after the update."""
         if ref is None:
             return await self._open(conversation, view)
+        if ref.extra.get("live") == STOPPED:
+            return ref
         if ref.extra.get("live") == STREAM:
             return await self._stream_more(view, ref)
         return await self._edit(view, ref)
@@ -231,7 +240,8 @@ class LiveMessages:
 
     async def _stream_more(self, view: LiveView, ref: MessageRef) -> MessageRef:
         if view.shown is None:  # another replica's stream: what it shows is not known here
-            await self._stop_quietly(ref)
+            if await self._stop_quietly(ref):
+                return self._stopped_by_user(ref)
             return await self._rewrite(view, ref)
         start = int(ref.extra.get("streamed") or 0)
         chunks, extra = task_changes(ref.extra, view.status)
@@ -243,12 +253,19 @@ class LiveMessages:
         try:
             await self.sender.append_stream(ref.chat_id, ref.message_id, chunks)
         except DeliveryFailed as error:
+            if error.code == USER_STOPPED:
+                return self._stopped_by_user(ref)
             if not error.permanent or error.code == GONE:
                 raise
             log.info("slack: the stream took no more (%s): its message is edited instead", error.code)
             await self._stop_quietly(ref)
             return await self._rewrite(view, ref)
         return ref.model_copy(update={"extra": {**extra, "streamed": str(end)}})
+
+    @staticmethod
+    def _stopped_by_user(ref: MessageRef) -> MessageRef:
+        log.info("slack: the person stopped the stream: its message takes no more updates")
+        return ref.model_copy(update={"extra": {**ref.extra, "live": STOPPED}})
 
     async def _rewrite(self, view: LiveView, ref: MessageRef) -> MessageRef:
         """Turn a stream into an edited message (``chat.update`` works on a stopped stream)."""
@@ -277,8 +294,11 @@ class LiveMessages:
         assert ref is not None
         self._closed(conversation.workspace, ref.message_id)
         parts = render_reply(reply.text)
+        stopped = ref.extra.get("live") == STOPPED
         if ref.extra.get("live") == STREAM:
-            await self._stop(ref)
+            stopped = await self._stop(ref)
+        if stopped:  # the person's Stop: the message keeps what it showed, the reply is not added
+            return live_ref(conversation.chat_id, ref.message_id, conversation.reply_to, {})
         if ref.extra.get("live") != EDIT or ref.extra.get("digest") != digest(parts[0]):
             try:  # (an edited message that shows the reply already needs no edit)
                 await self.sender.update(ref.chat_id, ref.message_id, parts[0], None)
@@ -297,6 +317,8 @@ class LiveMessages:
     async def end(self, conversation: Conversation, ref: MessageRef) -> None:
         """Close a live message no reply finishes: its stream stopped, the message deleted."""
         self._closed(conversation.workspace, ref.message_id)
+        if ref.extra.get("live") == STOPPED:
+            return  # what the person stopped stays as it is
         if ref.extra.get("live") == STREAM:
             await self._stop_quietly(ref)
         try:
@@ -305,24 +327,30 @@ class LiveMessages:
             if error.code != GONE:  # gone already: a repeated close
                 raise
 
-    async def _stop(self, ref: MessageRef) -> None:
+    async def _stop(self, ref: MessageRef) -> bool:
         """``chat.stopStream``, the step under way marked done; a stream stopped already (a
-        repeated delivery) or ended by Slack is fine: ``chat.update`` follows either way."""
+        repeated delivery) or ended by Slack is fine: ``chat.update`` follows either way. True
+        when the person had stopped it (``stopped_by_user``): then nothing follows."""
         task, title = ref.extra.get("task"), ref.extra.get("task_title", "")
         try:
             await self.sender.stop_stream(
                 ref.chat_id, ref.message_id, [task_chunk(task, title, "complete")] if task else None
             )
         except DeliveryFailed as error:
+            if error.code == USER_STOPPED:
+                self._stopped_by_user(ref)
+                return True
             if not error.permanent:
                 raise
             log.info("slack: the stream was not stopped (%s): its message is rewritten", error.code)
+        return False
 
-    async def _stop_quietly(self, ref: MessageRef) -> None:
+    async def _stop_quietly(self, ref: MessageRef) -> bool:
         try:
-            await self._stop(ref)
+            return await self._stop(ref)
         except DeliveryFailed as error:
             log.info("slack: could not stop a stream: %s", error.code)
+            return False
 
     async def _delete_quietly(self, ref: MessageRef) -> None:
         try:

@@ -100,6 +100,8 @@ class Stream:
     text: str = ""
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # task id -> its latest update
     streaming: bool = True
+    appends: int = 0
+    stopped_by_user: bool = False  # the person pressed Stop on it
 
 
 @dataclass
@@ -120,6 +122,7 @@ class FakeSlack:
     broken: dict[str, str] = field(default_factory=dict)  # method -> the error it answers every time
     streams: dict[str, Stream] = field(default_factory=dict)  # ts -> a message chat.startStream made
     stream_lifetime: float | None = None  # seconds a stream takes appends (Slack ends it after minutes)
+    user_stops_after: int | None = None  # the person presses Stop after this many appends
     file_objects: dict[str, dict[str, Any]] = field(default_factory=dict)  # file id -> files.info "file"
     outside: set[str] = field(default_factory=set)  # channels the bot is not a member of (others' DMs)
     responses: list[dict[str, Any]] = field(default_factory=list)  # what was posted to response_urls
@@ -456,6 +459,8 @@ class FakeSlack:
         expired = (
             self.stream_lifetime is not None and time.monotonic() - stream.started > self.stream_lifetime
         )
+        if stream.stopped_by_user:
+            return {"ok": False, "error": "stopped_by_user"}
         if not stream.streaming or expired:
             return {"ok": False, "error": "message_not_in_streaming_state"}
         if method == "chat.appendStream" and not any(texts) and not chunks:
@@ -465,6 +470,9 @@ class FakeSlack:
             if chunk.get("type") == "task_update":
                 stream.tasks[chunk["id"]] = chunk
         if method == "chat.appendStream":
+            stream.appends += 1
+            if self.user_stops_after is not None and stream.appends >= self.user_stops_after:
+                stream.stopped_by_user = True  # Slack ends the stream where the person stopped it
             return {"ok": True, "channel": channel, "ts": ts}
         stream.streaming = False
         message = {

@@ -420,3 +420,23 @@ async def test_an_edited_message_that_shows_the_reply_already_is_not_edited_agai
     assert len(world.fake.attempts("chat.update")) == before  # it reads as the reply already
     await world.adapter.send(conversation, TextReply(text="All *done*, and more.", live=ref))
     assert len(world.fake.attempts("chat.update")) == before + 1  # a different reply is edited in
+
+
+async def test_the_persons_stop_ends_the_streams_updates_and_keeps_what_it_showed(
+    make_world: MakeWorld, tmp_path
+):
+    async with scripted_agent(tmp_path, [slowly(ANSWER, 4.0)]) as agent:
+        world = await make_world(agent)
+        world.fake.user_stops_after = 1  # Stop pressed once the first words showed
+        await world.user.mention("how did the deploy go?")
+        await world.settle()
+
+    ts = next(c.answer["ts"] for c in world.fake.calls if c.method == "chat.startStream")
+    refused = [c for c in world.fake.calls if c.params.get("ts") == ts and not c.answer.get("ok")]
+    assert [c.answer["error"] for c in refused] == ["stopped_by_user"]  # told once, then left alone
+    after = [c for c in world.fake.calls if c.at > refused[0].at and c.params.get("ts") == ts]
+    assert after == []  # no append, no edit, no stop, no delete of the stopped message
+    assert world.fake.of("chat.postMessage") == []  # and the reply is not posted beside it
+    (shown,) = world.fake.shown()
+    assert shown["ts"] == ts and shown["text"] and ANSWER.startswith(shown["text"])
+    assert shown["text"] != ANSWER  # what it showed when the person stopped it
