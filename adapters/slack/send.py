@@ -86,9 +86,11 @@ class SlackSender:
         self, method: str, *, ack_path: bool = False, form: bool = False, **params: Any
     ) -> dict[str, Any]:
         client = self.ack_client if ack_path else self.client
-        body = {"data": params} if form else {"json": params}  # files.info takes no JSON body
-        try:
-            response = await client.api_call(method, **body)
+        try:  # files.info takes no JSON body: its arguments go form-encoded
+            if form:
+                response = await client.api_call(method, data=params)
+            else:
+                response = await client.api_call(method, json=params)
         except SlackApiError as error:
             status = error.response.status_code
             count_api_error(
