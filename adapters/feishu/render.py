@@ -364,7 +364,12 @@ def render_answered(request: HumanInputRequest, answered_line: str, answered_by:
 
 def render_reply(text: str) -> list[Card]:
     """Agent Markdown as one or more cards (long replies split), tags neutralized."""
-    return [make_card([markdown(chunk)], summary=chunk) for chunk in split_reply(text)]
+    return [reply_card(chunk) for chunk in split_reply(text)]
+
+
+def reply_card(chunk: str) -> Card:
+    """One part of a reply (at most ``REPLY_CHUNK_CHARS``) as a card, tags neutralized."""
+    return make_card([markdown(chunk)], summary=chunk)
 
 
 def render_notice(text: str, to: str | None = None) -> Card:

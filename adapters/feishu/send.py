@@ -113,15 +113,18 @@ class FeishuSender(OpenApiClient):
         super().__init__(client, session)
         self.sequences = CardSequences()
 
-    async def post_message(self, chat_id: str, content: str, key: str | None = None) -> str:
-        """Post an interactive message (a card's JSON, or ``entity_content``); returns its id.
+    async def post_message(
+        self, chat_id: str, content: str, key: str | None = None, msg_type: str = "interactive"
+    ) -> str:
+        """Post an interactive message (a card's JSON, or ``entity_content``; ``msg_type`` "text":
+        ``{"text": …}``); returns its id.
 
         ``key`` is Feishu's ``uuid``: one message per key within an hour, so a send repeated
         (after a crash, from another replica) is not shown twice. A fresh one when not given.
         """
         body = {
             "receive_id": chat_id,
-            "msg_type": "interactive",
+            "msg_type": msg_type,
             "content": content,
             "uuid": key or str(uuid.uuid4()),
         }
@@ -139,10 +142,11 @@ class FeishuSender(OpenApiClient):
         content: str,
         in_thread: bool,
         key: str | None = None,
+        msg_type: str = "interactive",
     ) -> str:
-        """Reply with an interactive message (``content`` as in ``post_message``); returns its id."""
+        """Reply with a message (``content``, ``msg_type`` as in ``post_message``); returns its id."""
         body = {
-            "msg_type": "interactive",
+            "msg_type": msg_type,
             "content": content,
             "reply_in_thread": in_thread,
             "uuid": key or str(uuid.uuid4()),
