@@ -68,7 +68,7 @@ class FeishuAdapter(PlatformAdapter):
         self.settings = settings
         self.gateway = gateway
         self.sender = FeishuSender(build_client(settings))
-        self.receiver = FeishuReceiver(gateway, NameBook(self.sender.user_name))
+        self.receiver = FeishuReceiver(gateway, NameBook(self.sender.user_name), self.sender.update_card)
         self.long_connection = (
             LongConnection(settings, self.receiver) if settings.mode == "long_connection" else None
         )
