@@ -316,9 +316,22 @@ async def test_a_part_refused_after_the_first_leaves_one_copy_of_the_reply(make_
     bot = await make_bot(agent([{"content": long, "token_delay_seconds": 0.002}]))
     await bot.deliver(message_event("write a lot"))
     assert await asyncio.to_thread(within, 10.0, lambda: len(bot.api.cardkit_calls("content")) >= 1)
-    bot.api.fail_next(400, 230099, method="POST")  # the second part of the reply is refused once
+    bot.api.fail_next(400, 230025, method="POST")  # the second part of the reply is refused once
     await bot.gateway.drain(timeout=30)
     live_message = bot.api.by_uuid[bot.api.posted()[0].body["uuid"]]
     assert live_message in bot.api.deleted  # showed only the first part: recalled
     shown = bot.api.shown()
     assert len(shown) == 2 and " ".join(text_of(c) for c in shown) == long  # posted anew, once
+
+
+async def test_a_part_whose_card_is_refused_follows_the_live_message_as_text(make_bot, agent):
+    long = " ".join(f"word{i:04d}" for i in range(550))  # two cards
+    bot = await make_bot(agent([{"content": long, "token_delay_seconds": 0.002}]))
+    await bot.deliver(message_event("write a lot"))
+    assert await asyncio.to_thread(within, 10.0, lambda: len(bot.api.cardkit_calls("content")) >= 1)
+    bot.api.fail_next(400, 230099, method="POST")  # Feishu makes no card of the second part
+    await bot.gateway.drain(timeout=30)
+    assert not bot.api.deleted  # the live message keeps the first part
+    [first] = bot.api.shown()
+    [second] = bot.api.texts.values()
+    assert f"{text_of(first)} {second}" == long  # one copy, the rest as a text message

@@ -17,7 +17,6 @@ from clarigate.gateway.boundary.messages import Attachment, InboundMessage
 from .cards import button, components, payload, text_of
 from .events import card_action, message_event
 
-
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
