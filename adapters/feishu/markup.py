@@ -48,7 +48,7 @@ def _space_before_prose(found: re.Match[str]) -> str:
         if re.fullmatch(_CJK_PUNCT, run.group()) or not (
             url[start - 1] in _OPENS_PART or _CONTINUES.match(url, end)
         ):
-            return f"{url[:start]} {url[start:]}"
+            return f"{url[:start]} {_URL_TOKEN.sub(_space_before_prose, url[start:])}"  # and any URL after
     return url
 
 

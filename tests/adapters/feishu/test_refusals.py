@@ -90,6 +90,8 @@ def test_a_url_with_chinese_in_it_stays_whole():
         [card] = render_reply(f"详见 {url} 或者问我。见{url}，谢谢")
         check_card(card)
         assert text_of(card) == f"详见 {url} 或者问我。见{url} ，谢谢"
+    two = escape_markdown("https://a.cn/docs说明https://b.cn/faq中文")
+    assert two == "https://a.cn/docs 说明https://b.cn/faq 中文"
 
 
 #: A path segment or query value: a word in ASCII or in Chinese (a mix is where a URL and prose
