@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 
 from starlette.routing import BaseRoute
 
@@ -31,10 +30,20 @@ from clarigate.gateway.boundary.retry import RetryPolicy
 from .content import split_ref
 from .live import ANSWER_ELEMENT, LiveMessages, edited_card, interval, live_markdown, streaming_card
 from .long_connection import LongConnection
+from .markup import split_reply
 from .names import NameBook
 from .open_api import FeishuApiError, build_client
+from .outgoing import Destinations, WorkingCards, card_refused, part_key
 from .receive import PLATFORM, FeishuReceiver
-from .render import Card, card_json, render_answered, render_clarification, render_notice, render_reply
+from .render import (
+    Card,
+    card_json,
+    render_answered,
+    render_clarification,
+    render_notice,
+    render_reply,
+    reply_card,
+)
 from .send import STREAMING_CLOSED_CODES, FeishuSender, entity_content
 from .webhook import events_route
 
@@ -59,11 +68,12 @@ class FeishuAdapter(PlatformAdapter):
         self.settings = settings
         self.gateway = gateway
         self.sender = FeishuSender(build_client(settings))
-        self.receiver = FeishuReceiver(gateway, NameBook(self.sender.user_name))
+        self.receiver = FeishuReceiver(gateway, NameBook(self.sender.user_name), self.sender.update_card)
         self.long_connection = (
             LongConnection(settings, self.receiver) if settings.mode == "long_connection" else None
         )
         self.working = WorkingCards()
+        self.destinations = Destinations(self.sender)
         self.live = LiveMessages()
         self.cardkit_paused_until = 0.0
         self._receiving = False  # the long connection was started here (not in a worker process)
@@ -157,16 +167,24 @@ class FeishuAdapter(PlatformAdapter):
             await self.end_live(item.ref)
             return None
         if isinstance(item, TextReply):
-            cards = render_reply(item.text)
-            refs = [await self.post(conversation, c, key=part_key(key, i)) for i, c in enumerate(cards)]
-            return refs[0] if refs else None
+            return await self.post_reply(conversation, item.text, key)
         if isinstance(item, ProgressUpdate):
             return await self.progress(conversation, item)
         if isinstance(item, ErrorReply):
-            return await self.post(
-                conversation, render_notice(f"{catalog.icon('warning')} {item.text}"), key=key
-            )
+            line = f"{catalog.icon('warning')} {item.text}"
+            return await self.post_text(conversation, line, render_notice(line), key)
         return None
+
+    async def post_reply(
+        self, conversation: Conversation, text: str, key: str | None, first: int = 0
+    ) -> MessageRef | None:
+        """A reply as cards of at most ``REPLY_CHUNK_CHARS`` (from part ``first``), each sent as
+        text when Feishu refuses its card; the first one's message."""
+        refs = []
+        for index, chunk in enumerate(split_reply(text)[first:], first):
+            card = reply_card(chunk)
+            refs.append(await self.post_text(conversation, chunk, card, part_key(key, index), index == 0))
+        return refs[0] if refs else None
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """The bytes of a file or image a person sent, through the message-resource API (size-capped)."""
@@ -212,19 +230,20 @@ class FeishuAdapter(PlatformAdapter):
         extra: dict[str, str] | None = None,
     ) -> MessageRef:
         """Post an interactive message (``content``: card JSON or a card entity) where the
-        conversation's replies go: in the thread (groups) or the chat (p2p)."""
-        if conversation.reply_to:
-            message_id = await self.sender.reply_message(
-                conversation.reply_to,
-                content,
-                in_thread=not conversation.is_direct,
-                key=key,
-            )
-        else:
-            message_id = await self.sender.post_message(conversation.chat_id, content, key=key)
-        return MessageRef(
-            platform=PLATFORM, chat_id=conversation.chat_id, message_id=message_id, extra=extra or {}
-        )
+        conversation's replies go (``outgoing.Destinations``)."""
+        return await self.destinations.deliver(conversation, content, key, extra)
+
+    async def post_text(
+        self, conversation: Conversation, text: str, card: Card, key: str | None, reuse: bool = True
+    ) -> MessageRef:
+        """``card`` showing ``text``; a plain text message when Feishu will not make a card of it."""
+        try:
+            return await self.post(conversation, card, reuse=reuse, key=key)
+        except FeishuApiError as exc:
+            if not card_refused(exc):
+                raise
+            log.warning("feishu: the card of a reply was refused (%s): sending it as text", exc.code)
+            return await self.destinations.deliver_text(conversation, text, key)
 
     # --- live replies (gateway/flow/live.py): a streaming card, else an edited card -----------
 
@@ -304,8 +323,7 @@ class FeishuAdapter(PlatformAdapter):
             return None
         try:
             await self._settle(ref, cards[0])
-            for index, card in enumerate(cards[1:], 1):
-                await self.post(conversation, card, reuse=False, key=part_key(key, index))
+            await self.post_reply(conversation, text, key, first=1)
         except FeishuApiError as exc:
             if exc.permanent:
                 log.warning("feishu: the live message cannot become the reply (%s): recalling it", exc.code)
@@ -357,33 +375,3 @@ def streams(ref: MessageRef) -> bool:
     return (
         extra.get("mode") == "card" and bool(extra.get("card_id")) and extra.get("created_ms", "").isdigit()
     )
-
-
-def part_key(key: str | None, index: int) -> str | None:
-    """The ``uuid`` of card ``index`` of a reply split over several: the item's own for the first."""
-    if key is None or index == 0:
-        return key
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{key}/{index}"))
-
-
-class WorkingCards:
-    """Finished "Working…" cards by conversation, waiting for the reply that replaces them.
-
-    In process memory on purpose: the "done" and the replies of one run are sent
-    by the same worker, one after the other.
-    """
-
-    def __init__(self, limit: int = 1000) -> None:
-        self.limit = limit
-        self._cards: dict[str, MessageRef] = {}
-
-    def put(self, key: str, ref: MessageRef) -> None:
-        """Remember the finished card of conversation ``key`` (oldest dropped beyond ``limit``)."""
-        self._cards.pop(key, None)
-        self._cards[key] = ref
-        while len(self._cards) > self.limit:
-            self._cards.pop(next(iter(self._cards)))
-
-    def take(self, key: str) -> MessageRef | None:
-        """The card waiting in conversation ``key``, forgotten once taken."""
-        return self._cards.pop(key, None)

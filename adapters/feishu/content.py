@@ -76,7 +76,7 @@ def read_content(message: dict[str, Any], bot_open_id: str | None = None) -> Mes
 
 
 def resolve_mentions(text: str, mentions: Any, bot_open_id: str | None) -> str:
-    """``@_user_N`` keys as ``@name``; the bot's own mention removed at the start or the end.
+    """``@_user_N`` keys as ``@name``; the bot's own mention removed wherever it stands.
 
     Without the bot's open_id (it could not be read at start) a mention at the very start
     is taken for the bot's, as groups deliver only messages that mention it.
@@ -91,13 +91,17 @@ def resolve_mentions(text: str, mentions: Any, bot_open_id: str | None) -> str:
             bot_keys.append(key)
         names[key] = f"@{m.get('name') or ''}"
     text = text.strip()
-    for key in bot_keys:  # "@bot do this", "/help @bot": the address, not part of the request
-        mention = rf"{re.escape(key)}(?!\d)"  # "@_user_1" is not the start of "@_user_10"
-        # per line: a post's title comes before the paragraph that starts with the mention
-        text = re.sub(rf"^(?:{mention}[ \t]*)+|(?:[ \t]*{mention})+$", "", text, flags=re.MULTILINE)
+    for key in bot_keys:  # "@bot do this", "@Bob @bot review": the address, not part of the request
+        mention = rf"([ \t]*){re.escape(key)}(?!\d)([ \t]*)"  # "@_user_1" does not start "@_user_10"
+        text = re.sub(mention, _between, text)
     for key in sorted(names, key=len, reverse=True):  # "@_user_10" before "@_user_1"
         text = text.replace(key, names[key])
     return text.strip()
+
+
+def _between(found: re.Match[str]) -> str:
+    """What a removed mention leaves: one space between two words, nothing at a line's edge."""
+    return " " if found.group(1) and found.group(2) else ""
 
 
 def post_content(content: dict[str, Any], message_id: str) -> MessageContent:

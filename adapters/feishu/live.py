@@ -26,8 +26,11 @@ from .render import PLAIN_TEXT_CHARS, Card
 
 #: The element of a streaming card whose text grows.
 ANSWER_ELEMENT = "answer"
-#: A live message shows at most the first part of a long answer (the final reply splits the rest).
+#: A live message shows at most this much of a long answer: its latest part (the final reply
+#: splits it all over cards).
 LIVE_CHARS = REPLY_CHUNK_CHARS
+#: Characters kept free for what ``latest`` puts before the tail ("…", a code fence).
+TAIL_ROOM = 8
 #: Seconds between two updates of one live message (the least: see ``interval``).
 CARD_INTERVAL = 0.5
 EDIT_INTERVAL = 1.0
@@ -44,13 +47,28 @@ STREAMING_CONFIG: dict[str, Any] = {
 
 
 def live_markdown(view: LiveView) -> str:
-    """The card markdown of a live view: the answer so far (escaped, at most ``LIVE_CHARS``), then
-    the status line ("🔧 Searching the docs…") when there is one."""
-    text = escape_markdown(view.text[:LIVE_CHARS].rstrip())
+    """The card markdown of a live view: the answer so far (escaped, at most ``LIVE_CHARS``: its
+    latest part past that), then the status line ("🔧 Searching the docs…") when there is one."""
+    text = escape_markdown(latest(view.text).rstrip())
     status = escape_markdown(view.status) if view.status else ""
     if text and status:
         return f"{text}\n\n{status}"
     return text or status or notice("working_status", view.locale)
+
+
+def latest(text: str) -> str:
+    """The answer so far when it fits a card; past ``LIVE_CHARS``, "…" and its latest part (from a
+    line's start, inside a code block when the cut falls in one), so the card keeps moving while
+    the answer grows. The final reply shows it all, from the start, split over cards."""
+    if len(text) <= LIVE_CHARS:
+        return text
+    tail = text[-(LIVE_CHARS - TAIL_ROOM) :]
+    line = tail.find("\n")
+    if 0 <= line < LIVE_CHARS // 8:
+        tail = tail[line + 1 :]
+    if text[: len(text) - len(tail)].count("```") % 2:  # a code block opened before the cut
+        tail = "```\n" + tail
+    return "…\n" + tail
 
 
 def _summary(view: LiveView) -> str:

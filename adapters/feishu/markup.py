@@ -18,19 +18,38 @@ REPLY_CHUNK_CHARS = 4000
 
 _BLANK_RUN = re.compile(r"\n{3,}")
 
-#: A bare URL (ASCII up to the first non-ASCII character) directly followed by CJK text.
-#: Feishu's card FAQ: without a space between them the CJK text becomes part of the link.
-_URL_BEFORE_CJK = re.compile(
-    r"(https?://[!-~]+?)(?=[\u2e80-\u2fff\u3000-\u303f\u3040-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef])"
-)
+#: A bare URL and what is glued to it, up to the first space: CJK text in it may be part of the
+#: address (``https://zh.wikipedia.org/wiki/中文``) or the sentence it runs into.
+_URL_TOKEN = re.compile(r"https?://[^\s<>]+")
+#: CJK punctuation (。，、「」…) ends an address wherever it stands.
+_CJK_PUNCT = "[\u3000-\u303f\uff00-\uffef]"
+_CJK_RUN = re.compile(rf"{_CJK_PUNCT}|[\u2e80-\u2fff\u3040-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+#: After these, CJK text starts a path segment, a query value, a fragment: part of the address.
+_OPENS_PART = "/=?#&_-(+~"
+#: CJK text followed by these continues the address (``…/中文/历史``, ``…?q=中文&x=1``, ``中文.html``).
+_CONTINUES = re.compile(r"[/?#&=]|\.\w")
 
 
 def escape_markdown(text: str) -> str:
     """``text`` with every tag neutralized, so it cannot mention anyone or restyle the card.
 
-    A space is put between a bare URL and CJK text right after it, or the link would swallow it.
+    A space is put between a bare URL and CJK text it runs into, or the link would swallow it
+    (CJK text that is part of the address, ``…/wiki/中文``, stays in it).
     """
-    return _URL_BEFORE_CJK.sub(r"\1 ", text).replace("<", _LT_ENTITY)
+    return _URL_TOKEN.sub(_space_before_prose, text).replace("<", _LT_ENTITY)
+
+
+def _space_before_prose(found: re.Match[str]) -> str:
+    """A bare URL with a space put where CJK prose runs into it (Feishu's card FAQ: the link would
+    swallow the text); CJK text that is part of the address stays in it."""
+    url = found.group(0)
+    for run in _CJK_RUN.finditer(url):
+        start, end = run.span()
+        if re.fullmatch(_CJK_PUNCT, run.group()) or not (
+            url[start - 1] in _OPENS_PART or _CONTINUES.match(url, end)
+        ):
+            return f"{url[:start]} {_URL_TOKEN.sub(_space_before_prose, url[start:])}"  # and any URL after
+    return url
 
 
 def preview(text: str) -> str:

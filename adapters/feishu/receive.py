@@ -29,6 +29,7 @@ from clarigate.gateway.runtime.metrics import INBOUND_EVENTS
 
 from .actions import read_card_action
 from .content import MalformedEvent, read_content
+from .legacy import CardUpdate, is_legacy_card_callback, legacy_card_event, legacy_reply
 from .names import NameBook
 from .render import fits, native_card, render_answered
 
@@ -183,9 +184,12 @@ def interaction_id(header: dict[str, Any], event: dict[str, Any]) -> str:
 class FeishuReceiver:
     """Routes verified events to the core; shared by the webhook and the long connection."""
 
-    def __init__(self, gateway: GatewayPort, names: NameBook | None = None) -> None:
+    def __init__(
+        self, gateway: GatewayPort, names: NameBook | None = None, update_card: CardUpdate | None = None
+    ) -> None:
         self.gateway = gateway
         self.names = names  # people's names for open_ids, when the app may read them
+        self.update_card = update_card  # replaces a card the bot sent (an old-style callback's toast)
         self.bot_open_id: str | None = None  # learnt at start; tells mentions of the bot apart
 
     def person(self, open_id: str) -> Sender:
@@ -201,7 +205,8 @@ class FeishuReceiver:
     async def handle(self, payload: dict[str, Any]) -> dict[str, Any] | None:
         """Handle one event; returns the reply for a card callback, None otherwise."""
         if is_legacy_card_callback(payload):
-            return legacy_reply(await self.on_card_action({}, legacy_card_event(payload)))
+            reply = await self.on_card_action({}, legacy_card_event(payload))
+            return await legacy_reply(reply, str(payload["open_message_id"]), self.update_card)
         if "header" not in payload and isinstance(payload.get("event"), dict):
             # schema 1.0 ({"uuid", "token", "ts", "type": "event_callback", "event": {"type": …}}):
             # a message is read like its 2.0 twin; anything else is acknowledged (so Feishu does
@@ -303,40 +308,6 @@ class FeishuReceiver:
         if not fits(card):
             return toast(ui_text("type_answer", view.request.locale))
         return with_card({}, card)
-
-
-def is_legacy_card_callback(payload: dict[str, Any]) -> bool:
-    """True for an old-style card callback (``card.action.trigger_v1``): no envelope, flat fields.
-
-    ``{"open_id", "user_id", "open_message_id", "open_chat_id", "tenant_key", "token", "action"}``,
-    where ``token`` is the card's update token, not the verification token.
-    """
-    return (
-        "header" not in payload and "open_message_id" in payload and isinstance(payload.get("action"), dict)
-    )
-
-
-def legacy_card_event(payload: dict[str, Any]) -> dict[str, Any]:
-    """An old-style card callback in the shape of a ``card.action.trigger`` event."""
-    if not payload.get("open_id"):
-        raise MalformedEvent("card callback without open_id")
-    return {
-        "operator": {"open_id": payload["open_id"], "tenant_key": payload.get("tenant_key")},
-        "action": payload["action"],
-        "context": {
-            "open_message_id": payload["open_message_id"],
-            "open_chat_id": payload.get("open_chat_id"),
-        },
-        "token": payload.get("token"),
-    }
-
-
-def legacy_reply(reply: dict[str, Any]) -> dict[str, Any]:
-    """A callback reply the old way: the new card's JSON itself, else the toast (or nothing)."""
-    card = reply.get("card")
-    if isinstance(card, dict) and isinstance(card.get("data"), dict):
-        return dict(card["data"])
-    return {k: v for k, v in reply.items() if k == "toast"}
 
 
 #: What Feishu puts in ``event.action`` besides ``value``, by type (absent or null is fine too).

@@ -19,6 +19,7 @@ import json
 import re
 from typing import Any
 
+from clarigate.adapters.labels import labels_are_cut, shown_labels
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog, number_text, ui_text
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.protocol.risk import option_roles
@@ -154,8 +155,23 @@ def question_elements(request: HumanInputRequest) -> list[dict[str, Any]]:
 
 
 def select_options(options: list[Option]) -> list[dict[str, Any]]:
-    """Select menu options valued by position (``o1`` …), labelled in plain text."""
-    return [{"text": plain(o.label), "value": option_action(i)} for i, o in enumerate(options, 1)]
+    """Select menu options valued by position (``o1`` …), labelled in plain text (numbered,
+    what tells them apart kept, when some are cut: ``clarigate.adapters.labels``)."""
+    texts = shown_labels([o.label for o in options], PLAIN_TEXT_CHARS)
+    return [{"text": plain(text), "value": option_action(i)} for i, text in enumerate(texts, 1)]
+
+
+def button_texts(request: HumanInputRequest) -> list[str]:
+    """The options' texts on buttons: numbered, what tells them apart kept, when some are cut."""
+    return shown_labels([o.label for o in request.options], BUTTON_TEXT_CHARS)
+
+
+def option_list(request: HumanInputRequest, limit: int) -> list[dict[str, Any]]:
+    """The options in full, numbered, when their buttons or entries show them cut (else nothing)."""
+    if not labels_are_cut([o.label for o in request.options], limit):
+        return []
+    lines = [f"{n}. {o.label.strip()}" for n, o in enumerate(request.options, 1)]
+    return [markdown("\n".join(lines))]
 
 
 def cancel_button(request: HumanInputRequest, token: str) -> dict[str, Any]:
@@ -167,21 +183,20 @@ def option_controls(request: HumanInputRequest, token: str) -> list[dict[str, An
     """Buttons (or a select menu when there are many) for the options, plus "Other…" and Cancel."""
     loc = request.locale
     if request.clarification_type == "risk_confirmation":
-        return [button_row(risk_buttons(request, token))]
+        return [*option_list(request, BUTTON_TEXT_CHARS), button_row(risk_buttons(request, token))]
     other = button(ui_text("other", loc), token, ACTION_OTHER, locale=loc)
     cancel = cancel_button(request, token)
     if len(request.options) <= MAX_BUTTONS:
-        buttons = [
-            button(o.label, token, option_action(i), locale=loc) for i, o in enumerate(request.options, 1)
-        ]
-        return [button_row([*buttons, other, cancel])]
+        texts = button_texts(request)
+        buttons = [button(text, token, option_action(i), locale=loc) for i, text in enumerate(texts, 1)]
+        return [*option_list(request, BUTTON_TEXT_CHARS), button_row([*buttons, other, cancel])]
     menu = {
         "tag": "select_static",
         "placeholder": plain(ui_text("choose", loc)),
         "options": select_options(request.options),
         "behaviors": callback(token, ACTION_SELECT, loc),
     }
-    return [menu, button_row([other, cancel])]
+    return [*option_list(request, PLAIN_TEXT_CHARS), menu, button_row([other, cancel])]
 
 
 def confirm_dialog(locale: Locale, option: str) -> dict[str, Any]:
@@ -201,12 +216,12 @@ def risk_buttons(request: HumanInputRequest, token: str) -> list[dict[str, Any]]
         return [button(confirm, token, "yes", "danger", dialog, loc), cancel_button(request, token)]
     roles = option_roles(request)
     buttons = []
-    for index, option in enumerate(request.options, 1):
+    for index, (option, text) in enumerate(zip(request.options, button_texts(request), strict=True), 1):
         if roles.get(option.id) == "go_ahead":
             dialog = confirm_dialog(loc, option.label)
-            buttons.append(button(option.label, token, option_action(index), "danger", dialog, loc))
+            buttons.append(button(text, token, option_action(index), "danger", dialog, loc))
         else:
-            buttons.append(button(option.label, token, option_action(index), locale=loc))
+            buttons.append(button(text, token, option_action(index), locale=loc))
     return [*buttons, cancel_button(request, token)]
 
 
@@ -364,7 +379,12 @@ def render_answered(request: HumanInputRequest, answered_line: str, answered_by:
 
 def render_reply(text: str) -> list[Card]:
     """Agent Markdown as one or more cards (long replies split), tags neutralized."""
-    return [make_card([markdown(chunk)], summary=chunk) for chunk in split_reply(text)]
+    return [reply_card(chunk) for chunk in split_reply(text)]
+
+
+def reply_card(chunk: str) -> Card:
+    """One part of a reply (at most ``REPLY_CHUNK_CHARS``) as a card, tags neutralized."""
+    return make_card([markdown(chunk)], summary=chunk)
 
 
 def render_notice(text: str, to: str | None = None) -> Card:

@@ -37,6 +37,7 @@ from lark_oapi.api.cardkit.v1.model import (
 from lark_oapi.core.enum import HttpMethod
 from lark_oapi.core.token.manager import TokenManager
 
+from clarigate.gateway.boundary.errors import AttachmentTooLarge
 from clarigate.gateway.runtime.logs import log_platform_call
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
@@ -113,15 +114,18 @@ class FeishuSender(OpenApiClient):
         super().__init__(client, session)
         self.sequences = CardSequences()
 
-    async def post_message(self, chat_id: str, content: str, key: str | None = None) -> str:
-        """Post an interactive message (a card's JSON, or ``entity_content``); returns its id.
+    async def post_message(
+        self, chat_id: str, content: str, key: str | None = None, msg_type: str = "interactive"
+    ) -> str:
+        """Post an interactive message (a card's JSON, or ``entity_content``; ``msg_type`` "text":
+        ``{"text": …}``); returns its id.
 
         ``key`` is Feishu's ``uuid``: one message per key within an hour, so a send repeated
         (after a crash, from another replica) is not shown twice. A fresh one when not given.
         """
         body = {
             "receive_id": chat_id,
-            "msg_type": "interactive",
+            "msg_type": msg_type,
             "content": content,
             "uuid": key or str(uuid.uuid4()),
         }
@@ -139,10 +143,11 @@ class FeishuSender(OpenApiClient):
         content: str,
         in_thread: bool,
         key: str | None = None,
+        msg_type: str = "interactive",
     ) -> str:
-        """Reply with an interactive message (``content`` as in ``post_message``); returns its id."""
+        """Reply with a message (``content``, ``msg_type`` as in ``post_message``); returns its id."""
         body = {
-            "msg_type": "interactive",
+            "msg_type": msg_type,
             "content": content,
             "reply_in_thread": in_thread,
             "uuid": key or str(uuid.uuid4()),
@@ -270,8 +275,8 @@ class FeishuSender(OpenApiClient):
         """A file or image of a message (``GET …/messages/{id}/resources/{key}``), at most ``max_bytes``.
 
         None when Feishu will not give it (stickers, files in merged forwards, more than
-        100 MB) or it is bigger than ``max_bytes``: the body is streamed and dropped past
-        the cap, never held whole.
+        100 MB); ``AttachmentTooLarge`` when it is bigger than ``max_bytes``: the body is
+        streamed and dropped past the cap, never held whole.
         """
         return await asyncio.to_thread(self._pooled, self._download, message_id, resource, key, max_bytes)
 
@@ -290,9 +295,7 @@ class FeishuSender(OpenApiClient):
                 ) as response:
                     if response.status_code == 200:
                         body = _capped(response, max_bytes)
-                        log_platform_call(
-                            "feishu", f"GET {uri}", "ok" if body is not None else "over the size cap"
-                        )
+                        log_platform_call("feishu", f"GET {uri}", "ok")
                         return body
                     answer = parse_answer(response.content)
             except requests.RequestException as exc:
@@ -317,14 +320,17 @@ class FeishuSender(OpenApiClient):
         return None
 
 
-def _capped(response: requests.Response, max_bytes: int) -> bytes | None:
-    """The body of ``response``, or None as soon as it is known to be over ``max_bytes``."""
+def _capped(response: requests.Response, max_bytes: int) -> bytes:
+    """The body of ``response``; ``AttachmentTooLarge`` as soon as it is known to be over ``max_bytes``."""
     declared = response.headers.get("Content-Length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-        return None
+    size = int(declared) if declared is not None and declared.isdigit() else None
     body = bytearray()
-    for chunk in response.iter_content(64 * 1024):
-        body.extend(chunk)
-        if len(body) > max_bytes:
-            return None
-    return bytes(body)
+    if size is None or size <= max_bytes:
+        for chunk in response.iter_content(64 * 1024):
+            body.extend(chunk)
+            if len(body) > max_bytes:
+                break
+        else:
+            return bytes(body)
+    log_platform_call("feishu", f"GET {response.url}", "over the size cap")
+    raise AttachmentTooLarge(size)

@@ -12,7 +12,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from .receive import FeishuReceiver, is_legacy_card_callback
+from .legacy import is_legacy_card_callback
+from .receive import FeishuReceiver
 from .verify import check_legacy_card_signature, check_signature, check_token, parse_body
 
 EVENTS_PATH = "/feishu/events"

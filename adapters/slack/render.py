@@ -23,6 +23,7 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
+from clarigate.adapters import labels
 from clarigate.agent.protocol import HumanInputRequest, catalog, summarize_answer, ui_text
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.protocol.risk import go_ahead_ids, option_roles
@@ -134,16 +135,15 @@ def _risk_confirm(locale: Locale, option: str | None = None) -> ConfirmObject:
 
 def labels_are_cut(request: HumanInputRequest) -> bool:
     """True when an option label is longer than Slack shows on a button or in a select."""
-    return any(len(option.label.strip()) > LABEL_LIMIT for option in request.options)
+    return labels.labels_are_cut([option.label for option in request.options], LABEL_LIMIT)
 
 
 def option_text(request: HumanInputRequest, index: int) -> PlainTextObject:
     """The text of the option at 1-based ``index`` on a button or in a select: the label, or
-    "N. label…" when some labels are cut (the full ones are listed, numbered, in the message)."""
-    label = request.options[index - 1].label
-    if labels_are_cut(request):
-        return plain(f"{index}. {label.strip()}", LABEL_LIMIT)
-    return plain(label, LABEL_LIMIT)
+    "N. label…" keeping what tells it apart when some labels are cut (``clarigate.adapters.labels``;
+    the full ones are listed, numbered, in the message)."""
+    shown = labels.shown_labels([option.label for option in request.options], LABEL_LIMIT)
+    return plain(shown[index - 1], LABEL_LIMIT)
 
 
 def numbered_options_mrkdwn(request: HumanInputRequest) -> str:

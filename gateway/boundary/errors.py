@@ -62,6 +62,15 @@ class DeliveryFailed(ClarigateError):
         self.code = code
 
 
+class AttachmentTooLarge(ClarigateError):
+    """An adapter's ``fetch_attachment``: the file is over the size cap it was given (``size``:
+    its bytes, when known), as opposed to one that cannot be had at all (None)."""
+
+    def __init__(self, size: int | None = None) -> None:
+        super().__init__(f"over the size cap ({size} bytes)" if size else "over the size cap")
+        self.size = size
+
+
 class AgentUnavailable(ClarigateError):
     """The agent cannot be reached now (a server down, a timeout, a 5xx): the message is kept
     and runs once the agent is back; the person is told it is delayed."""

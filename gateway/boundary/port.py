@@ -189,5 +189,6 @@ class PlatformAdapter(ABC):
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """The bytes of an attachment this adapter received (called by a worker, never on the ack
-        path); None when it cannot be had or is larger than ``max_bytes``."""
+        path); None when it cannot be had or is larger than ``max_bytes`` (or, where the adapter
+        can tell, ``AttachmentTooLarge`` for the latter, so the person can be told)."""
         return None

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 
 from clarigate.agent.harness import ImageInput
+from clarigate.agent.protocol import detect_locale, ui_text
+from clarigate.gateway.boundary.errors import AttachmentTooLarge
 from clarigate.gateway.boundary.messages import InboundMessage
 from clarigate.gateway.boundary.outbound import Outbox
 
@@ -14,37 +17,68 @@ log = logging.getLogger("clarigate.gateway.flow.turn")
 #: Images of one message shown to the model at most.
 MAX_IMAGES = 4
 
-#: The leading bytes of the image formats models take (providers check the declared type).
+#: The leading bytes of image formats, each given to the model as what it is (providers check
+#: the declared type; a BMP declared as PNG is a lie some refuse and others misread).
 _IMAGE_MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),
     (b"GIF87a", "image/gif"),
     (b"GIF89a", "image/gif"),
+    (b"BM", "image/bmp"),
+    (b"II*\x00", "image/tiff"),
+    (b"MM\x00*", "image/tiff"),
 )
 
 
-async def fetch_images(outbox: Outbox, msg: InboundMessage, cap: int) -> list[ImageInput]:
-    """The message's images, fetched through its adapter within the size cap ``cap`` (others are
-    described in the text); one that cannot be had is left out, with a log line."""
-    wanted = [a for a in msg.attachments if a.kind == "image" and (a.size or 0) <= cap][:MAX_IMAGES]
-    if not wanted or cap <= 0:
-        return []
-    images = []
+@dataclass
+class Images:
+    """The images the model sees, and a line for the person about each one it cannot."""
+
+    shown: list[ImageInput] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+async def fetch_images(outbox: Outbox, msg: InboundMessage, cap: int) -> Images:
+    """The message's images, fetched through its adapter within the size cap ``cap``; one over
+    the cap or of no type it can be given as is left out with a line telling the person (one that
+    cannot be had at all is left out with a log line)."""
+    images, locale = Images(), detect_locale(msg.text)
+    wanted = [a for a in msg.attachments if a.kind == "image"][:MAX_IMAGES]
+    if cap <= 0:
+        return images
     for attachment in wanted:
+        name = attachment.name or attachment.kind
         try:
+            if (attachment.size or 0) > cap:
+                raise AttachmentTooLarge(attachment.size)
             adapter = outbox.adapter_for(msg.conversation.platform)
             data = await adapter.fetch_attachment(attachment, cap)
+        except AttachmentTooLarge as exc:
+            size = exc.size or attachment.size
+            shown = f" ({megabytes(size)})" if size else ""
+            images.notes.append(ui_text("image_too_big", locale, name=f"{name}{shown}", cap=megabytes(cap)))
+            continue
         except Exception:
-            log.warning("could not fetch image %s", attachment.name or attachment.kind, exc_info=True)
+            log.warning("could not fetch image %s", name, exc_info=True)
             continue
         if data:
-            kind = image_type(data) or attachment.mime_type or "image/png"
-            images.append(ImageInput(data, kind, attachment.name))
+            declared = attachment.mime_type if (attachment.mime_type or "").startswith("image/") else None
+            kind = image_type(data) or declared
+            if kind is None:
+                images.notes.append(ui_text("image_unreadable", locale, name=name))
+                continue
+            images.shown.append(ImageInput(data, kind, attachment.name))
     return images
 
 
+def megabytes(size: int) -> str:
+    """A size as people read it: ``5 MB``, ``20.5 MB`` (MiB, as the cap is set)."""
+    return f"{size / 2**20:.1f}".removesuffix(".0") + " MB"
+
+
 def image_type(data: bytes) -> str | None:
-    """The image's type read from its first bytes (PNG, JPEG, GIF, WebP); None when unknown.
+    """The image's type read from its first bytes (PNG, JPEG, GIF, WebP, BMP, TIFF); None when
+    unknown.
 
     Platforms do not always say (Feishu's image messages carry no type), and a JPEG sent as
     ``image/png`` is refused by some providers.

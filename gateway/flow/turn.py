@@ -202,10 +202,12 @@ class Dispatcher:
         images, _ = await asyncio.gather(
             fetch_images(self.outbox, msg, cap), self.control.remember_locale(msg)
         )
+        for note in images.notes:  # an image the agent cannot see: the person knows, first
+            turn.add(TextReply(text=note))
         text = message_text(msg)
         if left_open is not None:
             text = from_someone_else(left_open, msg.sender, text)
-        await self.agent_run.run(conv, thread_id, text, None, msg.sender, turn, images)
+        await self.agent_run.run(conv, thread_id, text, None, msg.sender, turn, images.shown)
         if left_open is not None:
             await self._close_if_replaced(left_open, msg.sender, turn)
 

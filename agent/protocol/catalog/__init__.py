@@ -107,6 +107,15 @@ WORDS: dict[str, dict[Locale, str]] = {
     },
     "invalid_values": {"en": "Some values need fixing.", "zh": "部分内容需要修改。"},
     "working": {"en": "Working…", "zh": "处理中…"},
+    # An image the agent cannot see (gateway/flow/attachments.py): the person is told, not left guessing.
+    "image_too_big": {
+        "en": "I cannot look at {name}: images over {cap} are not read.",
+        "zh": "无法查看 {name}：超过 {cap} 的图片不会被读取。",
+    },
+    "image_unreadable": {
+        "en": "I cannot look at {name}: its image format is unknown.",
+        "zh": "无法查看 {name}：无法识别其图片格式。",
+    },
     # Slack: a bare mention, and a form or "Other…" box Slack would not open in time.
     "mention_prompt": {
         "en": "Yes? Tell me what you need in this thread.",

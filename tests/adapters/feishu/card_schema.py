@@ -84,8 +84,12 @@ BUTTON_TYPES = {
 FLEX_MODES = {"none", "stretch", "flow", "bisect", "trisect"}
 INPUT_TYPES = {"text", "multiline_text", "password"}
 MAX_ELEMENTS = 200
+#: A bare URL running into CJK text: CJK punctuation glued to it, or CJK text right after a letter,
+#: digit or closing mark that does not go on as an address (after "/", "=", "?", … it is a part
+#: of the address, as in https://zh.wikipedia.org/wiki/中文 or ?q=中文&x=1).
 _URL_THEN_CJK = re.compile(
-    r"https?://[!-~]+[\u2e80-\u2fff\u3000-\u303f\u3040-\u9fff\uac00-\ud7af\uff00-\uffef]"
+    r"https?://[^\s<>]*?(?:[\u3000-\u303f\uff00-\uffef]"
+    r"|[A-Za-z0-9.,;:!'\")\]}*][\u2e80-\u2fff\u3040-\u9fff\uac00-\ud7af\uf900-\ufaff]+(?![/?#&=]|\.\w))"
 )
 
 

@@ -105,6 +105,12 @@ class FakeOpenApi:
         #: CardKit card entities by card_id.
         self.entities: dict[str, Entity] = {}
         self.refuse_cardkit = False
+        #: Text messages (``msg_type`` "text") by message id: what each shows.
+        self.texts: dict[str, str] = {}
+        #: Refuse every card message with 230099, as Feishu does for content it cannot make a card of.
+        self.refuse_cards = False
+        #: A group that takes no thread replies: a reply with ``reply_in_thread`` is refused (230071).
+        self.refuse_thread_replies = False
         self.deleted: set[str] = set()  # messages recalled (DELETE)
         #: TCP connections the fake accepted and saw closed, by the client's address.
         self.connections_opened: list[tuple[str, int]] = []
@@ -221,6 +227,8 @@ class FakeOpenApi:
                 if entity_id is not None:
                     self.entities[entity_id].message_id = message_id
                     self.cards[message_id] = copy.deepcopy(self.entities[entity_id].card)
+                elif call.body.get("msg_type") == "text":
+                    self.texts[message_id] = json.loads(call.body["content"])["text"]
                 else:
                     self.cards[message_id] = call.card()
                 if call.body.get("uuid"):
@@ -384,7 +392,13 @@ class FakeOpenApi:
         return 200, found[1], {"Content-Type": found[2]}
 
     def _refusal(self, call: Call) -> dict[str, Any] | None:
-        """Feishu's answer to a card it would not show, else None."""
+        """Feishu's answer to a message it would not send (a card it would not show), else None."""
+        if call.method == "POST" and self.refuse_thread_replies and call.body.get("reply_in_thread"):
+            return {"code": 230071, "msg": "The chat does not support replying in thread."}
+        if call.method == "POST" and call.body.get("msg_type") == "text":
+            return _text_refusal(call)
+        if self.refuse_cards:
+            return {"code": 230099, "msg": "Failed to create card content: unknown error"}
         if call.size > CARD_BODY_LIMIT:
             return {"code": 230025, "msg": f"message content too long: {call.size} bytes"}
         try:
@@ -446,6 +460,17 @@ class FakeOpenApi:
                 pass
 
         return Handler
+
+
+def _text_refusal(call: Call) -> dict[str, Any] | None:
+    """Feishu's answer to a text message it would not send: content ``{"text": "…"}``, ≤ 150 KB."""
+    try:
+        text = json.loads(call.body["content"])["text"]
+    except (KeyError, TypeError, ValueError):
+        return {"code": 230001, "msg": "invalid message content"}
+    if not isinstance(text, str) or not text or len(call.body["content"].encode()) > 150 * 1024:
+        return {"code": 230001, "msg": "invalid message content"}
+    return None
 
 
 def cardkit_kind(call: Call) -> str:

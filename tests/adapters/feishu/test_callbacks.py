@@ -35,7 +35,11 @@ async def test_an_old_style_card_callback_gets_the_documented_answer(make_bot):
     body, headers = legacy_signed(legacy_card_action(payload(button(card, "Vue")), message_id=message_id))
     answered = await bot.http.post("/feishu/events", content=body, headers=headers)
     assert answered.status_code == 200  # not 403: its "token" is the card's, not the verification token
-    new_card = answered.json()  # the old way to update a card: its JSON as the answer
+    # the old answer is a card or a toast: the toast, with the card replaced through the API
+    assert answered.json() == {"toast": {"type": "success", "content": "Answer received."}}
+    (update,) = bot.api.patched()
+    assert update.path == f"/open-apis/im/v1/messages/{message_id}"
+    new_card = bot.api.cards[message_id]
     assert new_card["schema"] == "2.0" and "Answered by <at id=ou_alice></at>: Vue" in text_of(new_card)
     await bot.gateway.drain()
     assert bot.runner.calls[-1].response.option_id == "option-2"
@@ -46,6 +50,16 @@ async def test_an_old_style_card_callback_gets_the_documented_answer(make_bot):
 
     body, headers = legacy_signed(legacy_card_action(payload(button(card, "Vue"))), token="not-ours")
     assert (await bot.http.post("/feishu/events", content=body, headers=headers)).status_code == 401
+
+
+async def test_an_old_style_callback_whose_card_cannot_be_replaced_answers_with_the_card(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    message_id, card = await ask(bot)
+    bot.api.fail_next(400, 230001, method="PATCH")  # Feishu will not update it through the API
+    body, headers = legacy_signed(legacy_card_action(payload(button(card, "Vue")), message_id=message_id))
+    answered = await bot.http.post("/feishu/events", content=body, headers=headers)
+    new_card = answered.json()  # the old way to update a card: its JSON as the answer (no toast then)
+    assert new_card["schema"] == "2.0" and "Answered by <at id=ou_alice></at>: Vue" in text_of(new_card)
 
 
 def chinese_form() -> HumanInputRequest:

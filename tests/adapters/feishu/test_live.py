@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from clarigate.adapters.feishu import FeishuAdapter
-from clarigate.adapters.feishu.live import ANSWER_ELEMENT, CARD_INTERVAL, EDIT_INTERVAL, LIVE_CHARS
+from clarigate.adapters.feishu.live import ANSWER_ELEMENT, CARD_INTERVAL, EDIT_INTERVAL, LIVE_CHARS, latest
 from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
@@ -200,6 +200,28 @@ async def test_a_long_answer_streams_its_first_part_and_the_rest_follows_as_mess
     assert all(c.code == 0 for c in bot.api.message_calls() + bot.api.cardkit_calls())
 
 
+def test_the_latest_part_starts_at_a_line_and_inside_the_code_block_it_cut():
+    code = "```python\n" + "".join(f"print({i})\n" for i in range(600))  # no closing fence yet
+    shown = latest(code)
+    assert len(shown) <= LIVE_CHARS and shown.startswith("…\n```\nprint(") and shown.endswith("print(599)\n")
+    assert latest("short answer") == "short answer"
+
+
+async def test_past_the_first_card_the_live_card_keeps_showing_the_latest_words(make_bot, agent):
+    long = " ".join(f"word{i:04d}" for i in range(700))  # ~6,300 characters: two cards
+    bot = await make_bot(agent([{"content": long, "token_delay_seconds": 0.004}]))
+    await bot.deliver(message_event("write a lot"))
+    await bot.gateway.drain(timeout=30)
+    texts = streamed(bot.api)
+    assert all(len(t) <= LIVE_CHARS for t in texts)
+    moving = [t for t in texts if t.startswith("…\n")]  # past 4,000 characters: the latest part
+    assert len(moving) >= 2 and len(set(moving)) == len(moving)  # still moving, not frozen
+    last_word = [int(t.split()[-1].removeprefix("word")) for t in moving]
+    assert last_word == sorted(last_word) and last_word[-1] > 450  # words past the first card
+    shown = bot.api.shown()  # the reply: every word, from the start, over two cards
+    assert len(shown) == 2 and " ".join(text_of(c) for c in shown) == long
+
+
 async def test_cardkit_refused_the_run_is_shown_by_edits_of_an_ordinary_card(make_bot, agent):
     turn = {"content": ANSWER, "token_delay_seconds": 0.05}
     bot = await make_bot(agent([turn, turn]))
@@ -316,9 +338,22 @@ async def test_a_part_refused_after_the_first_leaves_one_copy_of_the_reply(make_
     bot = await make_bot(agent([{"content": long, "token_delay_seconds": 0.002}]))
     await bot.deliver(message_event("write a lot"))
     assert await asyncio.to_thread(within, 10.0, lambda: len(bot.api.cardkit_calls("content")) >= 1)
-    bot.api.fail_next(400, 230099, method="POST")  # the second part of the reply is refused once
+    bot.api.fail_next(400, 230025, method="POST")  # the second part of the reply is refused once
     await bot.gateway.drain(timeout=30)
     live_message = bot.api.by_uuid[bot.api.posted()[0].body["uuid"]]
     assert live_message in bot.api.deleted  # showed only the first part: recalled
     shown = bot.api.shown()
     assert len(shown) == 2 and " ".join(text_of(c) for c in shown) == long  # posted anew, once
+
+
+async def test_a_part_whose_card_is_refused_follows_the_live_message_as_text(make_bot, agent):
+    long = " ".join(f"word{i:04d}" for i in range(550))  # two cards
+    bot = await make_bot(agent([{"content": long, "token_delay_seconds": 0.002}]))
+    await bot.deliver(message_event("write a lot"))
+    assert await asyncio.to_thread(within, 10.0, lambda: len(bot.api.cardkit_calls("content")) >= 1)
+    bot.api.fail_next(400, 230099, method="POST")  # Feishu makes no card of the second part
+    await bot.gateway.drain(timeout=30)
+    assert not bot.api.deleted  # the live message keeps the first part
+    [first] = bot.api.shown()
+    [second] = bot.api.texts.values()
+    assert f"{text_of(first)} {second}" == long  # one copy, the rest as a text message

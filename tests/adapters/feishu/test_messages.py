@@ -6,13 +6,18 @@ import json
 import time
 from typing import Any
 
+import pytest
+
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import HumanInputRequest, Option
+from clarigate.gateway.boundary.errors import AttachmentTooLarge
 from clarigate.gateway.boundary.messages import Attachment, InboundMessage
 
 from .cards import button, components, payload, text_of
 from .events import card_action, message_event
+
+PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def risk() -> HumanInputRequest:
@@ -73,7 +78,7 @@ def typed(message_type: str, content: dict, **kwargs: Any) -> dict[str, Any]:
 
 async def test_an_image_reaches_the_agent_and_its_bytes_can_be_fetched_within_a_cap(make_bot):
     bot = await make_bot(ScriptedRunner(agent))
-    bot.api.resources[("om_img", "img_v2_abc")] = ("image", b"\x89PNG" + b"0" * 2000, "image/png")
+    bot.api.resources[("om_img", "img_v2_abc")] = ("image", PNG + b"0" * 2000, "image/png")
     await bot.deliver(typed("image", {"image_key": "img_v2_abc"}, message_id="om_img"))
     await bot.gateway.drain()
     [seen] = bot.runner.calls[-1].images  # the agent sees the image itself, downloaded by the core
@@ -82,12 +87,33 @@ async def test_an_image_reaches_the_agent_and_its_bytes_can_be_fetched_within_a_
 
     image = Attachment(kind="image", name="image", ref="om_img/image/img_v2_abc")
     assert (await bot.adapter.fetch_attachment(image, max_bytes=10_000)).startswith(b"\x89PNG")
-    assert await bot.adapter.fetch_attachment(image, max_bytes=1000) is None  # over the cap: nothing
+    with pytest.raises(AttachmentTooLarge):  # over the cap: nothing, and the core can say why
+        await bot.adapter.fetch_attachment(image, max_bytes=1000)
     downloads = [c for c in bot.api.calls if "/resources/" in c.path]
     assert [c.query for c in downloads] == [{"type": ["image"]}] * 3
     gone = Attachment(kind="file", name="x", ref="om_img/file/file_v2_gone")
     assert await bot.adapter.fetch_attachment(gone, max_bytes=10_000) is None  # Feishu's 234003
     assert await bot.adapter.fetch_attachment(Attachment(kind="sticker"), max_bytes=10_000) is None
+
+
+async def test_a_bmp_reaches_the_agent_as_a_bmp_and_an_image_over_the_cap_is_told(make_bot):
+    bot = await make_bot(ScriptedRunner(agent), progress_after_seconds=100)
+    bot.gateway.config.agent.max_image_bytes = 1024 * 1024
+    bmp = b"BM" + (3 * 1024).to_bytes(4, "little") + b"\x00" * (3 * 1024 - 6)
+    bot.api.resources[("om_bmp", "img_v2_bmp")] = ("image", bmp, "image/bmp")
+    await bot.deliver(typed("image", {"image_key": "img_v2_bmp"}, message_id="om_bmp"))
+    await bot.gateway.drain()
+    [seen] = bot.runner.calls[-1].images
+    assert (seen.mime_type, seen.data) == ("image/bmp", bmp)  # its true type, not "image/png"
+
+    big = PNG + b"0" * (3 * 1024 * 1024)
+    bot.api.resources[("om_big", "img_v2_big")] = ("image", big, "image/png")
+    await bot.deliver(typed("image", {"image_key": "img_v2_big"}, message_id="om_big"))
+    await bot.gateway.drain()
+    assert bot.runner.calls[-1].images == ()  # the agent ran without it
+    told = [text_of(card) for card in bot.api.shown()]
+    assert "I cannot look at image (3 MB): images over 1 MB are not read." in told
+    assert any(line.startswith("Got:") for line in told[-1:])
 
 
 async def test_files_stickers_and_forwards_each_get_an_answer(make_bot):

@@ -82,6 +82,23 @@ def test_the_leading_mention_of_another_person_stays():
     assert parse_message(event, bot_open_id="ou_bot").text == "@Bob please review"
 
 
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ("@_user_2 @_user_1 please review this", "@Bob Li please review this"),
+        ("please @_user_1 review @_user_2's change", "please review @Bob Li's change"),
+        ("@_user_1 @_user_1 /cancel", "/cancel"),
+        ("@_user_2\n@_user_1 review\nthis @_user_1", "@Bob Li\nreview\nthis"),
+    ],
+)
+def test_only_the_bots_mention_goes_wherever_it_stands(written, read):
+    event = message_event("", chat="oc_g", chat_type="group", mention_bot=True)
+    message = event["event"]["message"]
+    message["mentions"].append({"key": "@_user_2", "id": {"open_id": "ou_bob"}, "name": "Bob Li"})
+    message["content"] = json.dumps({"text": written})
+    assert parse_message(event, bot_open_id="ou_bot").text == read
+
+
 def typed(message_type: str, content: dict, **kwargs) -> dict:
     """A message event of another type, with the content Feishu documents for it."""
     event = message_event("", **kwargs)
@@ -143,4 +160,4 @@ def test_ten_and_more_mentions_keep_their_names():
     message["mentions"].extend(people)
     message["content"] = json.dumps({"text": "@_user_1 ask @_user_1 " + " ".join(p["key"] for p in people)})
     text = parse_message(event, bot_open_id="ou_bot").text
-    assert text == "ask @clarigate @P2 @P3 @P4 @P5 @P6 @P7 @P8 @P9 @P10 @P11"
+    assert text == "ask @P2 @P3 @P4 @P5 @P6 @P7 @P8 @P9 @P10 @P11"

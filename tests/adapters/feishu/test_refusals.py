@@ -10,7 +10,10 @@ from __future__ import annotations
 import logging
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from clarigate.adapters.feishu.markup import escape_markdown
 from clarigate.adapters.feishu.render import (
     MAX_ELEMENTS,
     card_json,
@@ -75,6 +78,41 @@ def test_a_bare_url_keeps_a_space_before_cjk_text():
     glued = {"schema": "2.0", "body": {"elements": [{"tag": "markdown", "content": "见 https://x.cn/a中文"}]}}
     with pytest.raises(CardRuleBroken, match="URL runs into CJK"):
         check_card(glued)
+
+
+def test_a_url_with_chinese_in_it_stays_whole():
+    for url in [
+        "https://zh.wikipedia.org/wiki/中文",
+        "https://zh.wikipedia.org/wiki/中文_(消歧义)",
+        "https://example.cn/search?q=部署&lang=zh",
+        "https://example.cn/文档/部署.html",
+    ]:
+        [card] = render_reply(f"详见 {url} 或者问我。见{url}，谢谢")
+        check_card(card)
+        assert text_of(card) == f"详见 {url} 或者问我。见{url} ，谢谢"
+    two = escape_markdown("https://a.cn/docs说明https://b.cn/faq中文")
+    assert two == "https://a.cn/docs 说明https://b.cn/faq 中文"
+
+
+#: A path segment or query value: a word in ASCII or in Chinese (a mix is where a URL and prose
+#: cannot be told apart: ``…/document中文说明``).
+segment = st.one_of(
+    st.text(alphabet="abc-", min_size=1, max_size=6), st.text(alphabet="文档部署", min_size=1, max_size=6)
+)
+
+
+@given(
+    segments=st.lists(segment, min_size=1, max_size=4),
+    query=st.one_of(st.none(), segment),
+    prose=st.text(alphabet="谢谢说明。，", min_size=1, max_size=5),
+)
+def test_a_url_keeps_its_chinese_parts_and_prose_glued_to_it_is_set_apart(segments, query, prose):
+    url = "https://example.cn/" + "/".join(segments) + (f"?q={query}" if query else "")
+    shown = escape_markdown(f"{url} {prose}")  # written apart: nothing is changed
+    assert shown == f"{url} {prose}"
+    glued = escape_markdown(f"https://example.cn/docs{prose}")  # prose run into a bare URL
+    assert glued == f"https://example.cn/docs {prose}"
+    check_card({"schema": "2.0", "body": {"elements": [{"tag": "markdown", "content": glued}]}})
 
 
 async def test_a_refused_card_is_a_permanent_failure_with_feishus_code_logged(make_bot, caplog):

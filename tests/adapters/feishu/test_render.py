@@ -20,6 +20,7 @@ from clarigate.agent.protocol import (
     render_text_fallback,
 )
 
+from .card_schema import check_card
 from .cards import components, is_text_fallback, text_of, walk
 
 KNOWN_TAGS = {
@@ -165,3 +166,37 @@ def test_a_request_too_big_for_a_card_falls_back_to_its_text():
     card = render_clarification(request, TOKEN, "Q?\n\n  1. L (options: …)")
     assert is_text_fallback(card) and "Q?" in card["body"]["elements"][0]["content"]
     assert card_size(card) <= CARD_LIMIT_BYTES
+
+
+DROP = "Yes, drop the table users_archive_2019 and every index on it, then "
+
+
+def test_buttons_differing_only_past_60_characters_are_numbered_and_tell_apart():
+    tails = ["vacuum", "reindex the rest", "keep a backup", "tell the team"]
+    request = HumanInputRequest(
+        request_id="clarification:r1", tool_call_id="r1", clarification_type="risk_confirmation",
+        question="Drop it?", input_mode="choice_with_other",
+        options=[Option(id=f"option-{i}", label=DROP + t, value=t) for i, t in enumerate(tails, 1)],
+    )  # fmt: skip
+    card = render_clarification(request, TOKEN, "fallback")
+    check_card(card)
+    shown = {b["text"]["content"]: b for b in components(card, "button")}
+    red = [text for text, b in shown.items() if b["type"] == "danger"]
+    assert len(red) == 4 and all(len(text) <= 60 for text in red)
+    assert [text[:3] for text in red] == ["1. ", "2. ", "3. ", "4. "]
+    assert red[2].endswith("keep a backup")
+    picked = read_card_action(request, {"value": shown[red[2]]["behaviors"][0]["value"]})
+    assert picked.option_id == "option-3"
+    assert f"3. {DROP}keep a backup" in text_of(card)  # every label in full above the buttons
+
+
+def test_dropdown_entries_differing_only_past_100_characters_keep_their_difference():
+    base = "Move the nightly export of the billing warehouse to the new cluster in Frankfurt and then "
+    tails = [f"notify team {n} by email" for n in range(8)]
+    request = normalize_request({"question": "Which plan?", "options": [base + t for t in tails]}, "c")
+    card = render_clarification(request, TOKEN, "fallback")
+    check_card(card)
+    (menu,) = components(card, "select_static")
+    texts = [o["text"]["content"] for o in menu["options"]]
+    assert len(set(texts)) == 8 and all(len(t) <= 100 and t.endswith(tails[i]) for i, t in enumerate(texts))
+    assert texts[5].startswith("6. Move the nightly")

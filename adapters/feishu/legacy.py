@@ -1,0 +1,66 @@
+"""Old-style card callbacks (``card.action.trigger_v1``): read like new ones, answered the old way.
+
+The old callback's answer is either the new card's JSON (it replaces the card) or a toast,
+never both. When the reply to a click has both (an answer accepted: "Answer received" and the
+answered card), the card is replaced through the open API first and the toast is the answer,
+so the clicker still sees it; if Feishu refuses that update, the card JSON is the answer (the
+card changes, the toast is lost, as before).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .content import MalformedEvent
+from .open_api import FeishuApiError
+
+log = logging.getLogger(__name__)
+
+#: Replaces the card of a message the bot sent (``FeishuSender.update_card``).
+CardUpdate = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+def is_legacy_card_callback(payload: dict[str, Any]) -> bool:
+    """True for an old-style card callback (``card.action.trigger_v1``): no envelope, flat fields.
+
+    ``{"open_id", "user_id", "open_message_id", "open_chat_id", "tenant_key", "token", "action"}``,
+    where ``token`` is the card's update token, not the verification token.
+    """
+    return (
+        "header" not in payload and "open_message_id" in payload and isinstance(payload.get("action"), dict)
+    )
+
+
+def legacy_card_event(payload: dict[str, Any]) -> dict[str, Any]:
+    """An old-style card callback in the shape of a ``card.action.trigger`` event."""
+    if not payload.get("open_id"):
+        raise MalformedEvent("card callback without open_id")
+    return {
+        "operator": {"open_id": payload["open_id"], "tenant_key": payload.get("tenant_key")},
+        "action": payload["action"],
+        "context": {
+            "open_message_id": payload["open_message_id"],
+            "open_chat_id": payload.get("open_chat_id"),
+        },
+        "token": payload.get("token"),
+    }
+
+
+async def legacy_reply(
+    reply: dict[str, Any], message_id: str, update_card: CardUpdate | None
+) -> dict[str, Any]:
+    """A callback reply the old way: the toast (the card replaced through the API meanwhile), or
+    the new card's JSON itself when there is no toast or the API would not replace it."""
+    toast = {k: v for k, v in reply.items() if k == "toast"}
+    card = reply.get("card")
+    if not (isinstance(card, dict) and isinstance(card.get("data"), dict)):
+        return toast
+    if toast and update_card is not None and message_id:
+        try:
+            await update_card(message_id, card["data"])
+            return toast
+        except FeishuApiError as exc:
+            log.warning("feishu: could not replace the clicked card (%s): answering with it", exc.code)
+    return dict(card["data"])

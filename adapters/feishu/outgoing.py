@@ -1,0 +1,129 @@
+"""Where a message goes and in what form, when Feishu refuses the usual one.
+
+- A group's replies go as thread replies to the message that started the conversation. A
+  group that refuses thread replies (230071) gets them in the chat instead, from then on
+  (remembered per chat in this process).
+- A reply's card that Feishu will not show (230099, every time: its content breaks a rule
+  we did not foresee) is sent as a plain text message, as a question's text goes when its
+  card is refused: the person gets the words, never nothing.
+
+Also the "Working…" cards waiting for the reply that takes their place, and the ``uuid`` of
+each part of a reply split over several cards.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections import OrderedDict
+
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+
+from .open_api import FeishuApiError
+from .receive import PLATFORM
+from .send import FeishuSender
+
+log = logging.getLogger(__name__)
+
+#: Feishu: this chat does not take replies in a thread (a reply there is refused).
+THREAD_REFUSED_CODE = 230071
+#: Feishu would not make a card of the content ("Failed to create card content").
+CARD_REFUSED_CODES = {230099}
+#: Chats remembered as refusing thread replies, at most.
+CHATS_REMEMBERED = 2000
+
+
+def part_key(key: str | None, index: int) -> str | None:
+    """The ``uuid`` of card ``index`` of a reply split over several: the item's own for the first."""
+    if key is None or index == 0:
+        return key
+    return derived_key(key, str(index))
+
+
+def derived_key(key: str | None, variant: str) -> str | None:
+    """Another ``uuid`` made from ``key`` (the same on every retry): for a second form of one item."""
+    return None if key is None else str(uuid.uuid5(uuid.NAMESPACE_URL, f"{key}/{variant}"))
+
+
+def text_content(text: str) -> str:
+    """The ``content`` of a ``text`` message showing ``text`` as written.
+
+    Feishu reads ``<at user_id="…">`` tags in text messages: every ``<`` becomes the look-alike
+    ``‹``, so model text mentions no one.
+    """
+    return json.dumps({"text": text.replace("<", "\u2039")}, ensure_ascii=False)
+
+
+def card_refused(exc: FeishuApiError) -> bool:
+    """True when Feishu refused a message because it would not make a card of its content."""
+    return exc.feishu_code in CARD_REFUSED_CODES
+
+
+class Destinations:
+    """Sends a message where the conversation's replies go: the thread (groups) or the chat (p2p);
+    the chat itself in a group that refuses thread replies."""
+
+    def __init__(self, sender: FeishuSender) -> None:
+        self.sender = sender
+        self._no_threads: OrderedDict[str, None] = OrderedDict()
+
+    async def deliver(
+        self,
+        conversation: Conversation,
+        content: str,
+        key: str | None = None,
+        extra: dict[str, str] | None = None,
+        msg_type: str = "interactive",
+    ) -> MessageRef:
+        """Post ``content`` (a card, a card entity, or ``text_content``) where replies go."""
+        chat_id = conversation.chat_id
+        message_id = None
+        if conversation.reply_to and (conversation.is_direct or chat_id not in self._no_threads):
+            try:
+                message_id = await self.sender.reply_message(
+                    conversation.reply_to, content, in_thread=not conversation.is_direct, key=key,
+                    msg_type=msg_type,
+                )  # fmt: skip
+            except FeishuApiError as exc:
+                if exc.feishu_code != THREAD_REFUSED_CODE:
+                    raise
+                log.warning("feishu: chat %s refuses thread replies: posting in the chat", chat_id)
+                self._remember(chat_id)
+        if message_id is None:
+            chat_key = derived_key(key, "chat") if conversation.reply_to else key
+            message_id = await self.sender.post_message(chat_id, content, key=chat_key, msg_type=msg_type)
+        return MessageRef(platform=PLATFORM, chat_id=chat_id, message_id=message_id, extra=extra or {})
+
+    async def deliver_text(self, conversation: Conversation, text: str, key: str | None) -> MessageRef:
+        """``text`` as a plain text message (a card Feishu refused): a ``uuid`` of its own."""
+        return await self.deliver(conversation, text_content(text), derived_key(key, "text"), msg_type="text")
+
+    def _remember(self, chat_id: str) -> None:
+        self._no_threads[chat_id] = None
+        self._no_threads.move_to_end(chat_id)
+        while len(self._no_threads) > CHATS_REMEMBERED:
+            self._no_threads.popitem(last=False)
+
+
+class WorkingCards:
+    """Finished "Working…" cards by conversation, waiting for the reply that replaces them.
+
+    In process memory on purpose: the "done" and the replies of one run are sent
+    by the same worker, one after the other.
+    """
+
+    def __init__(self, limit: int = 1000) -> None:
+        self.limit = limit
+        self._cards: dict[str, MessageRef] = {}
+
+    def put(self, key: str, ref: MessageRef) -> None:
+        """Remember the finished card of conversation ``key`` (oldest dropped beyond ``limit``)."""
+        self._cards.pop(key, None)
+        self._cards[key] = ref
+        while len(self._cards) > self.limit:
+            self._cards.pop(next(iter(self._cards)))
+
+    def take(self, key: str) -> MessageRef | None:
+        """The card waiting in conversation ``key``, forgotten once taken."""
+        return self._cards.pop(key, None)

@@ -1,0 +1,70 @@
+"""Option labels where a platform shows only so many characters (a button, a dropdown entry).
+
+When every label fits, each is shown as written. When one is longer, all are numbered
+(``2. …``: the number a typed reply answers with, and the one the full list beside them
+shows), and a label cut short keeps what tells it apart: options that differ only past the
+limit ("Yes, drop the table users and …" four times) show their beginning, an ellipsis,
+then the words from where they start to differ. Pure text in, text out: each renderer
+escapes or wraps the result as its platform needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+ELLIPSIS = "…"
+#: How far back from where two labels start to differ the shown tail may begin (to a word's start).
+WORD_BACK = 15
+
+
+def labels_are_cut(labels: Sequence[str], limit: int) -> bool:
+    """True when some label is longer than ``limit`` characters (so all are numbered)."""
+    return any(len(label.strip()) > limit for label in labels)
+
+
+def shown_labels(labels: Sequence[str], limit: int) -> list[str]:
+    """The text for each label in at most ``limit`` characters (at least 10): the labels as
+    written when all fit, else numbered, each cut label keeping its distinguishing part."""
+    if not labels_are_cut(labels, limit):
+        return list(labels)
+    stripped = [label.strip() for label in labels]
+    return [numbered(stripped, index, limit) for index in range(1, len(stripped) + 1)]
+
+
+def numbered(labels: Sequence[str], index: int, limit: int) -> str:
+    """Label ``index`` (1-based) of ``labels`` as ``"N. label"`` in at most ``limit`` characters."""
+    label, number = labels[index - 1], f"{index}. "
+    room = limit - len(number)
+    if len(label) <= room:
+        return number + label
+    others = [other for i, other in enumerate(labels, 1) if i != index]
+    differs = max((_common_length(label, other) for other in others), default=0)
+    if differs < room - 1:  # the label's beginning, cut, already tells it apart
+        return number + label[: room - 1].rstrip() + ELLIPSIS
+    head = label[: max(room // 3, 1)].rstrip()
+    tail_room = room - len(head) - len(ELLIPSIS)
+    differ_word = _word_start(label, min(differs, len(label) - 1))
+    start = max(min(differ_word, len(label) - tail_room), len(head))  # as much as fits up to the end
+    space = label.find(" ", start - 1, differ_word)
+    if start > len(head) and label[start - 1] != " " and space >= 0:
+        start = space + 1  # from a word's start
+    tail = label[start:].lstrip()
+    if len(tail) > tail_room:
+        tail = tail[: max(tail_room - 1, 0)].rstrip() + ELLIPSIS
+    return number + head + ELLIPSIS + tail
+
+
+def _common_length(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` share at their start."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _word_start(text: str, at: int) -> int:
+    """The start of the word ``at`` is in, looking back at most ``WORD_BACK`` characters."""
+    space = text.rfind(" ", max(at - WORD_BACK, 0), at + 1)
+    return space + 1 if space >= 0 else at
