@@ -220,7 +220,7 @@ class TelegramAdapter(PlatformAdapter):
         # a command, a mention, or a reply to one of its messages.
         if not (private or mention or reply or command is not None):
             return
-        clean = without_mention(text, me)
+        clean = without_mention(text if command is None else command.as_text(), me)
         if command is None and await self.interactions.forms.on_typed(
             message, conversation, sender, clean, locale_of(message)
         ):
