@@ -19,6 +19,8 @@ from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
 from clarigate.adapters.telegram.settings import TelegramSettings
+from clarigate.agent.protocol import catalog
+from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
     Attachment,
     Conversation,
@@ -29,7 +31,7 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 
 from .chat_action import TypingIndicators
-from .commands import MENU, parse_command
+from .commands import ASK, MENU, parse_command
 from .effects import AfterAck
 from .forms import LATEST_TTL, latest_key
 from .interactions import Interactions
@@ -257,6 +259,12 @@ class TelegramAdapter(PlatformAdapter):
         user = await self.bot.get_me()
         self.me = BotIdentity(id=user.id, username=user.username or "")
         return self.me
+
+    def how_to_talk(self, conversation: Conversation, locale: Locale) -> str | None:
+        """In a group, ``/help`` says ``/ask@thisbot …`` or a reply: privacy mode hides the rest."""
+        if conversation.is_direct or self.me is None or not self.me.username:
+            return None
+        return catalog.text("help_telegram_group", locale, ask=f"/{ASK}@{self.me.username}")
 
     # --- sending -------------------------------------------------------------------------------
 

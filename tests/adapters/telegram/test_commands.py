@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from clarigate.adapters.telegram.markup import html_to_plain
 from clarigate.adapters.testing import ScriptedRunner
 
 from .harness import ALICE, GROUP, bot_message, command_update, message_update
@@ -154,3 +155,19 @@ async def test_a_photo_captioned_with_ask_is_a_request_about_the_photo(bench):
     )
     await tg.deliver(caption_new)
     assert accepted[-1].text == "/new"
+
+
+async def test_help_and_start_in_a_group_say_how_privacy_mode_lets_people_write(bench):
+    # the bot in a group sees only commands to it and replies to it: "just write" cannot work there
+    tg = await bench(ScriptedRunner())
+    await tg.deliver(command_update("/help@clari_bot", chat=GROUP))
+    await tg.deliver(command_update("/start@clari_bot", chat=GROUP))
+    await tg.deliver(command_update("/help@clari_bot", chat=GROUP, user={**ALICE, "language_code": "zh"}))
+    sent = tg.api.of("sendMessage")[-3:]
+    group_help, group_start, group_zh = (html_to_plain(c.params["text"]) for c in sent)
+    assert group_help.startswith("In this group, start with /ask@clari_bot …")
+    assert "or reply to one of my messages" in group_help and "Just write" not in group_help
+    assert group_start.startswith("👋") and "/ask@clari_bot deploy the docs" in group_start
+    assert group_zh.startswith("在本群中，请用 /ask@clari_bot … 开始")
+    await tg.deliver(command_update("/help"))  # a private chat: writing is all it takes
+    assert tg.api.of("sendMessage")[-1].params["text"].startswith("Just write what you need.")
