@@ -254,6 +254,20 @@ async def test_an_edit_refused_for_good_stops_updates_and_the_reply_is_posted_on
     assert reply.params["text"] == answer  # posted anew, once
 
 
+async def test_a_group_that_kicks_the_bot_mid_run_gets_no_reply_posted_again(bench, quick_groups):
+    answer = "An answer that takes a while to write out, word after word, slowly."
+    tg = await bench(StreamingRunner(words(answer, 0.15), TurnOutput(replies=[answer])))
+    assert (await tg.post(mention_update("go"))).status_code == 200
+    for _ in range(200):  # the live message is posted, then the bot is removed from the group
+        if tg.api.of("sendMessage"):
+            break
+        await asyncio.sleep(0.05)
+    tg.api.block(GROUP_ID, "Forbidden: bot was kicked from the supergroup chat")
+    await tg.gateway.drain(timeout=30)
+    assert len(tg.api.of("sendMessage")) == 1 and not tg.api.of("deleteMessage")
+    assert len(tg.api.of("editMessageText")) <= 2  # a refused update, the refused finish: no more
+
+
 @pytest.mark.timeout(20)  # waiting out the 30 s flood wait would fail it
 async def test_a_flood_wait_on_an_update_stops_the_updates_without_holding_the_run(bench, quick_groups):
     answer = "An answer that takes a while to write out, word after word."
