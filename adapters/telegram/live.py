@@ -9,7 +9,11 @@
   step) is sent again every ``DRAFT_REFRESH`` seconds, so it does not expire while the run works.
 - ``edit`` (groups, and private chats where drafts are refused): ``sendMessage`` once, then
   ``editMessageText`` at most every ``live_interval``; the reply edits that message into its
-  first part and posts the rest after it; a run that ends without a reply deletes it.
+  first part and posts the rest after it; a run that ends without a reply deletes it. The
+  live updates of every run in one group share Telegram's 20 messages a minute there: one slot
+  per ``GROUP_EDIT_INTERVAL`` window, taken in the shared state (so across replicas and worker
+  processes too); an update that finds no slot within one window is skipped (the next one shows
+  the newer text, the reply the whole of it).
 
 Before a run has anything to show but "⏳ Working…", Telegram's own "typing…" indicator stands
 for it, as without streaming: a quick run posts its reply and nothing else. Model text is
@@ -23,7 +27,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import secrets
+import time
 import uuid
 from typing import Any
 
@@ -123,6 +129,8 @@ class LiveMessages:
         if not html:  # only blank text so far: nothing Telegram would take
             return ref or self._ref(conversation, mode, token)
         self.typing.stop(conversation)
+        if mode == EDIT and not await self._group_slot(conversation):
+            return self._ref(conversation, EDIT, token, message_id)  # this update is skipped
         if mode == DRAFT:
             try:
                 await self.sender.draft(conversation, int(token), html)
@@ -196,6 +204,26 @@ class LiveMessages:
         self._refresh.clear()
 
     # --- internals --------------------------------------------------------------------------------
+
+    async def _group_slot(self, conversation: Conversation) -> bool:
+        """A group's slot for one live update, shared by its runs on every replica: the first to
+        ask in a ``GROUP_EDIT_INTERVAL`` window has it; else wait for the next window, once."""
+        if conversation.is_direct:
+            return True
+        interval = GROUP_EDIT_INTERVAL
+        for attempt in range(2):
+            now = time.time()  # the windows are the same on every replica
+            window = int(now // interval)
+            name = f"live-pace:{conversation.chat_id}:{window}"
+            try:
+                if await self.state.acquire_lease(name, uuid.uuid4().hex, math.ceil(interval) + 1):
+                    return True
+            except Exception as exc:  # noqa: BLE001 (the store down: pace by the run's interval alone)
+                log.debug("telegram live pace unknown in chat %s: %s", conversation.chat_id, exc)
+                return True
+            if attempt == 0:
+                await asyncio.sleep((window + 1) * interval - now)
+        return False
 
     def _ref(
         self, conversation: Conversation, mode: str, token: str, message_id: str = "", drafted: bool = False

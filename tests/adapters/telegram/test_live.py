@@ -353,6 +353,34 @@ async def test_streaming_off_for_telegram_alone(bench, bot_api: FakeBotApi):
 # --- the adapter's side of the contract ---------------------------------------------------------------
 
 
+async def test_several_runs_in_one_group_share_its_twenty_messages_a_minute(bench, quick_groups):
+    # two replicas on one store, a run on each (or both on one), streaming into one group at once
+    answer = sentence(40)
+    store = MemoryStore("pace")
+    try:
+        replicas = [
+            await bench(StreamingRunner(words(answer, 0.1), TurnOutput(replies=[answer])), store=store)
+        ]
+        replicas.append(
+            await bench(StreamingRunner(words(answer, 0.1), TurnOutput(replies=[answer])), store=store)
+        )
+        for tg, asked in zip(replicas, ("write it out", "and again"), strict=True):
+            assert (await tg.post(mention_update(asked))).status_code == 200
+        for tg in replicas:
+            await tg.gateway.drain(timeout=30)
+        api = replicas[0].api
+        calls = [c for c in api.calls if c.method in ("sendMessage", "editMessageText")]
+        finishes = {c.params.get("message_id"): c for c in calls if c.method == "editMessageText"}
+        updates = [c for c in calls if c not in finishes.values()]  # each message's last edit finishes it
+        assert len(api.of("sendMessage")) == 2  # one live message per run, each the run's reply
+        took = updates[-1].at - updates[0].at
+        assert len(updates) >= 4 and len(updates) <= took / live.GROUP_EDIT_INTERVAL + 2
+        for message in api.of("sendMessage"):
+            assert api.shown(GROUP_ID, message.result["message_id"]) == answer
+    finally:
+        await store.close()
+
+
 async def test_drafts_in_private_chats_edits_in_groups_within_telegrams_limits(bench):
     tg = await bench()
     private = Conversation(platform="telegram", chat_id=str(PRIVATE), is_direct=True)
