@@ -32,6 +32,7 @@ from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 
 from .chat_action import TypingIndicators
 from .commands import ASK, MENU, parse_command
+from .deferred import DeferredEdits
 from .effects import AfterAck
 from .forms import LATEST_TTL, latest_key
 from .interactions import Interactions
@@ -81,7 +82,8 @@ class TelegramAdapter(PlatformAdapter):
         )
         self.moves = ChatMoves(gateway.state)
         self.sender = TelegramSender(self.bot, self.moves, self._note_posted)
-        self.after_ack = AfterAck()
+        self.deferred = DeferredEdits(gateway.state, self.sender)
+        self.after_ack = AfterAck(self.deferred)
         self.interactions = Interactions(gateway, self.sender, self.after_ack)
         self.me: BotIdentity | None = None
         self.poller: LeasedPoller | None = None
@@ -109,6 +111,7 @@ class TelegramAdapter(PlatformAdapter):
             raise RuntimeError(f"Telegram rejected TELEGRAM_BOT_TOKEN (getMe failed: {exc.message})") from exc
         user = self.bot.bot
         self.me = BotIdentity(id=user.id, username=user.username or "")
+        self.deferred.start()  # edits a flood wait put off, left by a replica that stopped
         log.info(
             "telegram bot @%s ready (%s)", self.me.username, "webhook" if self.poller is None else "polling"
         )
@@ -150,6 +153,7 @@ class TelegramAdapter(PlatformAdapter):
         """Stop polling (handing the lease over), stop typing indicators, close the HTTP client."""
         if self.poller is not None:
             await self.poller.stop()
+        await self.deferred.stop()
         await self.after_ack.stop()
         self.typing.stop_all()
         await self.live.stop()
