@@ -19,6 +19,8 @@ from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
 from clarigate.adapters.telegram.settings import TelegramSettings
+from clarigate.agent.protocol import catalog
+from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
     Attachment,
     Conversation,
@@ -29,7 +31,8 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 
 from .chat_action import TypingIndicators
-from .commands import MENU, parse_command
+from .commands import ASK, MENU, parse_command
+from .deferred import DeferredEdits
 from .effects import AfterAck
 from .forms import LATEST_TTL, latest_key
 from .interactions import Interactions
@@ -79,7 +82,8 @@ class TelegramAdapter(PlatformAdapter):
         )
         self.moves = ChatMoves(gateway.state)
         self.sender = TelegramSender(self.bot, self.moves, self._note_posted)
-        self.after_ack = AfterAck()
+        self.deferred = DeferredEdits(gateway.state, self.sender)
+        self.after_ack = AfterAck(self.deferred)
         self.interactions = Interactions(gateway, self.sender, self.after_ack)
         self.me: BotIdentity | None = None
         self.poller: LeasedPoller | None = None
@@ -107,6 +111,7 @@ class TelegramAdapter(PlatformAdapter):
             raise RuntimeError(f"Telegram rejected TELEGRAM_BOT_TOKEN (getMe failed: {exc.message})") from exc
         user = self.bot.bot
         self.me = BotIdentity(id=user.id, username=user.username or "")
+        self.deferred.start()  # edits a flood wait put off, left by a replica that stopped
         log.info(
             "telegram bot @%s ready (%s)", self.me.username, "webhook" if self.poller is None else "polling"
         )
@@ -148,6 +153,7 @@ class TelegramAdapter(PlatformAdapter):
         """Stop polling (handing the lease over), stop typing indicators, close the HTTP client."""
         if self.poller is not None:
             await self.poller.stop()
+        await self.deferred.stop()
         await self.after_ack.stop()
         self.typing.stop_all()
         await self.live.stop()
@@ -220,7 +226,7 @@ class TelegramAdapter(PlatformAdapter):
         # a command, a mention, or a reply to one of its messages.
         if not (private or mention or reply or command is not None):
             return
-        clean = without_mention(text, me)
+        clean = without_mention(text if command is None else command.as_text(), me)
         if command is None and await self.interactions.forms.on_typed(
             message, conversation, sender, clean, locale_of(message)
         ):
@@ -257,6 +263,12 @@ class TelegramAdapter(PlatformAdapter):
         user = await self.bot.get_me()
         self.me = BotIdentity(id=user.id, username=user.username or "")
         return self.me
+
+    def how_to_talk(self, conversation: Conversation, locale: Locale) -> str | None:
+        """In a group, ``/help`` says ``/ask@thisbot …`` or a reply: privacy mode hides the rest."""
+        if conversation.is_direct or self.me is None or not self.me.username:
+            return None
+        return catalog.text("help_telegram_group", locale, ask=f"/{ASK}@{self.me.username}")
 
     # --- sending -------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from telegram.error import TelegramError
+from telegram.error import Forbidden, TelegramError
 
 from clarigate.gateway.boundary.messages import Conversation
 
@@ -33,8 +33,8 @@ class TypingIndicators:
         running = self._tasks.get(conversation.thread_key)
         if running is not None and not running.done():
             return
-        await self._type_once(conversation)
-        self._tasks[conversation.thread_key] = asyncio.create_task(self._keep_typing(conversation))
+        if await self._type_once(conversation):
+            self._tasks[conversation.thread_key] = asyncio.create_task(self._keep_typing(conversation))
 
     def stop(self, conversation: Conversation) -> None:
         """Stop repeating it (Telegram clears it on its own, or when the bot's message arrives)."""
@@ -48,15 +48,21 @@ class TypingIndicators:
             task.cancel()
         self._tasks.clear()
 
-    async def _type_once(self, conversation: Conversation) -> None:
+    async def _type_once(self, conversation: Conversation) -> bool:
+        """Show "typing…" once; False when the chat refuses the bot (403: blocked, kicked)."""
         try:
             await self.sender.typing(conversation)
+        except Forbidden as exc:
+            log.debug("telegram typing refused in chat %s: %s", conversation.chat_id, exc)
+            return False
         except TelegramError as exc:  # a missing indicator is not worth failing a run
             log.debug("telegram typing failed: %s", exc)
+        return True
 
     async def _keep_typing(self, conversation: Conversation) -> None:
         loop = asyncio.get_running_loop()
         until = loop.time() + TYPING_MAX
         while loop.time() < until:
             await asyncio.sleep(TYPING_REFRESH)
-            await self._type_once(conversation)
+            if not await self._type_once(conversation):
+                return  # a chat that refuses the bot is sent nothing more

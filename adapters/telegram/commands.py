@@ -8,7 +8,11 @@ platform (``clarigate.gateway.boundary.port``); this module only reads Telegram'
 - ``/cmd@otherbot`` is another bot's: ignored whatever it says;
 - ``/ask@thisbot …`` is a request (the words after it), the way to start a conversation in a
   group whose bot runs in Telegram's default privacy mode, where plain @mentions never arrive;
-- any other command is not a command of ours (see ``Command.neutral_text``).
+- any other command is not a command of ours (see ``Command.neutral_text``): the agent reads
+  it as ``/cmd words``, the addressee dropped.
+
+A photo's or document's caption is read like a message's text (Telegram marks its commands in
+``caption_entities``), so ``/ask@thisbot what is this diagram?`` under a photo asks about it.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ class Command:
     args: str
     for_us: bool  # ``/cmd`` (no addressee) or ``/cmd@thisbot``
     explicit: bool  # ``/cmd@thisbot``: addressed to this bot by name
+    word: str = ""  # the command as written, without its addressee: ``/Deploy``
 
     @property
     def known(self) -> bool:
@@ -60,11 +65,18 @@ class Command:
             return self.args or "/help"
         return None
 
+    def as_text(self) -> str:
+        """The message as the agent reads it when the command is not ours: ``/cmd words``
+        (``/foo@thisbot hello`` is ``/foo hello``, not ``/foohello``)."""
+        return f"{self.word} {self.args}".strip()
+
 
 def parse_command(message: Message, bot_username: str) -> Command | None:
-    """The command a message starts with (Telegram marks it with a ``bot_command`` entity), or None."""
-    text = message.text or ""
-    entity = next((e for e in message.entities if e.type == "bot_command" and e.offset == 0), None)
+    """The command a message or caption starts with (Telegram marks it with a ``bot_command``
+    entity), or None."""
+    text = message.text or message.caption or ""
+    entities = message.entities if message.text else message.caption_entities
+    entity = next((e for e in entities if e.type == "bot_command" and e.offset == 0), None)
     if entity is None:
         return None
     # Entity offsets count UTF-16 code units; a command is ASCII, so they match characters here.
@@ -76,4 +88,5 @@ def parse_command(message: Message, bot_username: str) -> Command | None:
         args=text[entity.length :].strip(),
         for_us=for_us,
         explicit=bool(addressee) and for_us,
+        word=f"/{name}",
     )

@@ -5,11 +5,14 @@ that follow are cosmetic for Telegram's delivery of the update: a deleted messag
 flood wait or an outage must neither make the webhook answer 500 (Telegram would
 deliver the update again) nor keep it waiting. A flood wait or a transient error is
 retried in the background once Telegram's wait is over; a permanent refusal is logged.
+An edit that shows a question answered (``RecordedEdit``) is recorded when it is put off, so
+that another replica makes it if this one stops first (``deferred``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,6 +22,7 @@ from telegram.error import TelegramError
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.boundary.retry import RetryPolicy
 
+from .deferred import DeferredEdits, RecordedEdit
 from .send import MAX_FLOOD_WAIT, delivery_failure
 
 log = logging.getLogger(__name__)
@@ -33,16 +37,33 @@ LATER_RETRIES = RetryPolicy(first=1.0, attempts=1 + LATER_TRIES, longest_wait=MA
 class AfterAck:
     """Runs effects once at once; transient failures again in the background (tracked, stoppable)."""
 
-    def __init__(self) -> None:
+    def __init__(self, deferred: DeferredEdits | None = None) -> None:
+        self.deferred = deferred
         self._tasks: set[asyncio.Task[None]] = set()
+        self._recorded: dict[asyncio.Task[None], str] = {}  # a background retry -> its edit's record
 
     async def run(self, what: str, effect: Effect) -> None:
-        """Run ``effect`` now; on a flood wait or transient error schedule it again; never raise."""
+        """Run ``effect`` now; on a flood wait or transient error schedule it again (a
+        ``RecordedEdit`` recorded first, for any replica to make); never raise."""
         failure = await self._attempt(what, effect)
-        if failure is not None:
-            task = asyncio.create_task(self._later(what, effect, failure))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        if failure is None:
+            return
+        edit_id = await self._record(effect, failure)
+        task = asyncio.create_task(self._later(what, effect, failure, edit_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if edit_id is not None:
+            self._recorded[task] = edit_id
+            task.add_done_callback(lambda done: self._recorded.pop(done, None))
+
+    async def _record(self, effect: Effect, failure: DeliveryFailed) -> str | None:
+        if self.deferred is None or not isinstance(effect, RecordedEdit):
+            return None
+        try:
+            return await self.deferred.note(effect, failure.retry_after or LATER_RETRIES.first)
+        except Exception:  # the store away: this replica's retry alone makes it
+            log.warning("telegram put-off edit not recorded", exc_info=True)
+            return None
 
     async def _attempt(self, what: str, effect: Effect) -> DeliveryFailed | None:
         """None when done (or never to be retried), else the transient failure to retry after."""
@@ -58,8 +79,10 @@ class AfterAck:
             log.warning("telegram %s after the acknowledgement failed", what, exc_info=True)
         return None
 
-    async def _later(self, what: str, effect: Effect, first: DeliveryFailed) -> None:
-        """The background attempts, by the one retry policy, after the first one failed."""
+    async def _later(self, what: str, effect: Effect, first: DeliveryFailed, edit_id: str | None) -> None:
+        """The background attempts, by the one retry policy, after the first one failed; a
+        recorded edit's record goes once it is made or refused, or is left to any replica."""
+        made = True
         try:
             await LATER_RETRIES.call(lambda: _classified(what, effect), failed_first=first)
         except DeliveryFailed as failure:
@@ -67,8 +90,12 @@ class AfterAck:
                 log.warning("telegram %s after the acknowledgement failed: %s", what, failure.__cause__)
             else:
                 log.warning("telegram %s still failing after %d retries: given up", what, LATER_TRIES)
+                made = False
         except Exception:
             log.warning("telegram %s after the acknowledgement failed", what, exc_info=True)
+        if edit_id is not None and self.deferred is not None:
+            with contextlib.suppress(Exception):  # a record left behind: a sweep makes the edit again
+                await (self.deferred.done(edit_id) if made else self.deferred.release([edit_id]))
 
     async def settle(self) -> None:
         """Wait for the background retries (tests)."""
@@ -76,11 +103,17 @@ class AfterAck:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def stop(self) -> None:
-        """Cancel the background retries."""
+        """Cancel the background retries; the recorded edits among them are left to any replica."""
+        recorded = list(self._recorded.values())
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
         self._tasks.clear()
+        if recorded and self.deferred is not None:
+            try:
+                await self.deferred.release(recorded)
+            except Exception:  # they become anyone's once overdue all the same
+                log.warning("telegram put-off edits not released", exc_info=True)
 
 
 async def _classified(what: str, effect: Effect) -> None:

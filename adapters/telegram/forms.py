@@ -25,6 +25,7 @@ from clarigate.gateway.boundary.port import GatewayPort
 
 from . import callback_data as cb
 from . import wizard
+from .deferred import RecordedEdit
 from .effects import AfterAck, Effect
 from .render import TelegramMessage, escape, render_answered, render_question, render_wizard
 from .send import TelegramSender
@@ -274,5 +275,4 @@ def answered_edit(
     sender: TelegramSender, request: HumanInputRequest, chat_id: str, message_id: str, line: str
 ) -> tuple[str, Effect]:
     """The effect that shows a question as answered (or dismissed): the question and the line."""
-    closed = render_answered(request, line)
-    return ("editMessageText", lambda: sender.edit(chat_id, message_id, closed))
+    return ("editMessageText", RecordedEdit(sender, chat_id, message_id, render_answered(request, line)))

@@ -9,7 +9,11 @@
   step) is sent again every ``DRAFT_REFRESH`` seconds, so it does not expire while the run works.
 - ``edit`` (groups, and private chats where drafts are refused): ``sendMessage`` once, then
   ``editMessageText`` at most every ``live_interval``; the reply edits that message into its
-  first part and posts the rest after it; a run that ends without a reply deletes it.
+  first part and posts the rest after it; a run that ends without a reply deletes it. The
+  live updates of every run in one group share Telegram's 20 messages a minute there: one slot
+  per ``GROUP_EDIT_INTERVAL`` window, taken in the shared state (so across replicas and worker
+  processes too); an update that finds no slot within one window is skipped (the next one shows
+  the newer text, the reply the whole of it).
 
 Before a run has anything to show but "⏳ Working…", Telegram's own "typing…" indicator stands
 for it, as without streaming: a quick run posts its reply and nothing else. Model text is
@@ -23,14 +27,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import secrets
+import time
 import uuid
 from typing import Any
 
-from telegram.error import BadRequest, InvalidToken, TelegramError
+from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 
 from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef
-from clarigate.gateway.boundary.port import AdapterState
+from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
 from clarigate.gateway.boundary.retry import post_each_once
 from clarigate.gateway.flow.notices import notice
 
@@ -38,7 +44,7 @@ from .chat_action import TypingIndicators
 from .markup import MAX_MESSAGE_CHARS, markdown_to_html, split_markdown
 from .receive import remember_chain
 from .render import TelegramMessage, escape
-from .send import PLATFORM, TelegramSender, message_ref
+from .send import PLATFORM, TelegramSender, message_ref, retry_seconds
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +60,7 @@ DRAFT_REFRESH = 20.0  # Telegram's apps show a draft for 30 seconds after its la
 DRAFT_KEEP = 300.0  # seconds an unchanged draft is kept up at most (a run whose end is lost)
 LIVE_TTL = 6 * 3600  # how long the message of a live ref made before it is known (hand-overs)
 CUT = "\n…"
+MAX_KEPT = 10_000  # live tokens whose shown HTML is kept at most (runs whose end is lost)
 
 
 def live_html(view: LiveView, limit: int = MAX_MESSAGE_CHARS) -> str:
@@ -92,6 +99,8 @@ class LiveMessages:
         self.drafts_available = True  # False once the Bot API server answered it has no drafts
         self._no_drafts: set[str] = set()  # private chats that refused a draft
         self._refresh: dict[str, asyncio.Task[None]] = {}
+        self._shown: dict[str, str] = {}  # live token -> the HTML its draft or message shows now
+        self._flood_until: dict[str, float] = {}  # chat -> when the flood wait a live update met ends
 
     def mode(self, conversation: Conversation) -> str:
         """Drafts in private chats (unless refused there), an edited message elsewhere."""
@@ -107,7 +116,8 @@ class LiveMessages:
         return PRIVATE_EDIT_INTERVAL if conversation.is_direct else GROUP_EDIT_INTERVAL
 
     async def show(self, conversation: Conversation, view: LiveView, ref: MessageRef | None) -> MessageRef:
-        """Create or update the live draft or message; Bot API errors propagate."""
+        """Create or update the live draft or message; Bot API errors propagate (a flood wait is
+        noted first: the reply waits it out, and a private chat shows "typing…" meanwhile)."""
         token = ref.extra.get("live", "") if ref is not None else ""
         token = token or str(secrets.randbelow(2**31 - 1) + 1)  # a draft_id: non-zero
         mode = ref.extra.get("mode", EDIT) if ref is not None else self.mode(conversation)
@@ -122,7 +132,31 @@ class LiveMessages:
         html = live_html(view)
         if not html:  # only blank text so far: nothing Telegram would take
             return ref or self._ref(conversation, mode, token)
+        if ref is not None and (drafted or message_id) and self._shown.get(token) == html:
+            return ref  # it shows this already (a long answer's cut part); a draft's refresh keeps it up
         self.typing.stop(conversation)
+        if mode == EDIT and not await self._group_slot(conversation):
+            return self._ref(conversation, EDIT, token, message_id)  # this update is skipped
+        try:
+            made = await self._update(conversation, ref, mode, token, message_id, html)
+        except RetryAfter as exc:
+            await self._flooded(conversation, exc)
+            raise
+        if len(self._shown) > MAX_KEPT:
+            self._shown.clear()
+        self._shown[token] = html
+        return made
+
+    async def _update(
+        self,
+        conversation: Conversation,
+        ref: MessageRef | None,
+        mode: str,
+        token: str,
+        message_id: str,
+        html: str,
+    ) -> MessageRef:
+        """Send ``html`` as the draft, the message's edit, or the message first posted."""
         if mode == DRAFT:
             try:
                 await self.sender.draft(conversation, int(token), html)
@@ -146,6 +180,20 @@ class LiveMessages:
             log.warning("could not record the live message %s", message_id, exc_info=True)
         return self._ref(conversation, EDIT, token, message_id)
 
+    async def _flooded(self, conversation: Conversation, exc: RetryAfter) -> None:
+        """Note a flood wait met by a live update: nothing more goes to the chat before it ends
+        (the reply waits for it), and a private chat shows "typing…" rather than nothing."""
+        now = asyncio.get_running_loop().time()
+        self._flood_until = {chat: until for chat, until in self._flood_until.items() if until > now}
+        self._flood_until[conversation.chat_id] = now + retry_seconds(exc)
+        if conversation.is_direct:
+            await self.typing.start(conversation)
+
+    def _flood_left(self, chat_id: str) -> float:
+        """Seconds left of the flood wait a live update met in ``chat_id`` (0: none)."""
+        until = self._flood_until.get(chat_id)
+        return max(until - asyncio.get_running_loop().time(), 0.0) if until is not None else 0.0
+
     async def finish(
         self, conversation: Conversation, text: str, ref: MessageRef, delivery_id: str | None = None
     ) -> list[MessageRef]:
@@ -156,6 +204,10 @@ class LiveMessages:
         A live message that can no longer be edited (deleted, too old) is deleted best-effort and
         the ``BadRequest`` raised: the core then posts the reply anew.
         """
+        wait = self._flood_left(conversation.chat_id)
+        if wait > 0:  # no call inside the flood wait a live update met: the core waits it out
+            raise DeliveryFailed("telegram reply: flood wait", permanent=False, retry_after=wait, code="429")
+        shown = self._shown.pop(ref.extra.get("live", ""), None)  # kept past ``live_over`` for this
         self.quiet(conversation, ref)
         pieces = [piece for piece in split_markdown(text) if piece.strip()]
         message_id = await self._message_of(ref)
@@ -171,8 +223,9 @@ class LiveMessages:
         if not pieces:
             await self.end(conversation, ref)
             return []
-        try:
-            edited = await self.sender.edit_markdown(ref.chat_id, message_id, pieces[0])
+        try:  # a message that shows the reply already is not edited (Telegram: "not modified")
+            same = shown == markdown_to_html(pieces[0])
+            edited = None if same else await self.sender.edit_markdown(ref.chat_id, message_id, pieces[0])
         except BadRequest:
             with contextlib.suppress(TelegramError):
                 await self.sender.delete(ref.chat_id, message_id)
@@ -183,6 +236,7 @@ class LiveMessages:
     async def end(self, conversation: Conversation, ref: MessageRef) -> None:
         """Close a live message no reply finishes: the message is deleted, a draft left to the
         message that follows (or to expire), "typing…" stopped. Safe to repeat."""
+        self._shown.pop(ref.extra.get("live", ""), None)
         self.quiet(conversation, ref)
         message_id = await self._message_of(ref)
         if message_id:
@@ -196,6 +250,26 @@ class LiveMessages:
         self._refresh.clear()
 
     # --- internals --------------------------------------------------------------------------------
+
+    async def _group_slot(self, conversation: Conversation) -> bool:
+        """A group's slot for one live update, shared by its runs on every replica: the first to
+        ask in a ``GROUP_EDIT_INTERVAL`` window has it; else wait for the next window, once."""
+        if conversation.is_direct:
+            return True
+        interval = GROUP_EDIT_INTERVAL
+        for attempt in range(2):
+            now = time.time()  # the windows are the same on every replica
+            window = int(now // interval)
+            name = f"live-pace:{conversation.chat_id}:{window}"
+            try:
+                if await self.state.acquire_lease(name, uuid.uuid4().hex, math.ceil(interval) + 1):
+                    return True
+            except Exception as exc:  # noqa: BLE001 (the store down: pace by the run's interval alone)
+                log.debug("telegram live pace unknown in chat %s: %s", conversation.chat_id, exc)
+                return True
+            if attempt == 0:
+                await asyncio.sleep((window + 1) * interval - now)
+        return False
 
     def _ref(
         self, conversation: Conversation, mode: str, token: str, message_id: str = "", drafted: bool = False

@@ -125,16 +125,19 @@ def _not_modified(exc: BadRequest) -> bool:
 def delivery_failure(exc: TelegramError, what: str) -> DeliveryFailed:
     """A Bot API error as the core's ``DeliveryFailed``: what a retry can fix, and what it cannot.
 
-    Permanent: 403 (the bot was blocked, kicked, or may not write there), 400 (Telegram refused
-    the call as it is: chat not found, message gone, bad markup), 401/404 (the token). Transient:
-    flood waits (with Telegram's ``retry_after``), timeouts, 5xx and network trouble.
+    Permanent: 403 (the bot was blocked, kicked, or may not write there: the chat refuses the
+    bot, ``chat_refused``, so nothing else is tried there), 400 (Telegram refused the call as it
+    is: chat not found, message gone, bad markup), 401/404 (the token). Transient: flood waits
+    (with Telegram's ``retry_after``), timeouts, 5xx and network trouble.
     """
     if isinstance(exc, RetryAfter):
         return DeliveryFailed(
             f"telegram {what}: flood wait", permanent=False, retry_after=retry_seconds(exc), code="429"
         )
     if isinstance(exc, Forbidden):
-        return DeliveryFailed(f"telegram {what}: {exc.message}", permanent=True, code="403")
+        return DeliveryFailed(
+            f"telegram {what}: {exc.message}", permanent=True, code="403", chat_refused=True
+        )
     if isinstance(exc, BadRequest):
         return DeliveryFailed(f"telegram {what}: {exc.message}", permanent=True, code="400")
     if isinstance(exc, InvalidToken):

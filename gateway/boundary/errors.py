@@ -45,6 +45,8 @@ class DeliveryFailed(ClarigateError):
     gives up with a log line and a metric. Otherwise transient (rate limit, 5xx, network):
     retried with backoff within the delivery budget, not before ``retry_after`` seconds when
     the platform named a time. ``code`` is the platform's own error code, for logs and metrics.
+    ``chat_refused``: the chat takes nothing from the bot (blocked, kicked, no right to write
+    there): no other rendering nor item can get through, so the delivery to it ends at once.
     Any other exception an adapter's ``send`` raises is treated as transient.
     """
 
@@ -55,11 +57,13 @@ class DeliveryFailed(ClarigateError):
         permanent: bool,
         retry_after: float | None = None,
         code: str | None = None,
+        chat_refused: bool = False,
     ) -> None:
         super().__init__(message)
-        self.permanent = permanent
+        self.permanent = permanent or chat_refused
         self.retry_after = retry_after
         self.code = code
+        self.chat_refused = chat_refused
 
 
 class AttachmentTooLarge(ClarigateError):

@@ -19,6 +19,8 @@ from typing import Any, ClassVar, Protocol
 
 from starlette.routing import BaseRoute
 
+from clarigate.agent.protocol.models import Locale
+
 from .errors import DeliveryFailed
 from .messages import (
     AcceptOutcome,
@@ -127,6 +129,12 @@ class PlatformAdapter(ABC):
         (Slack: the names of ``unnamed_mentions``; Feishu: the sender's name). Bounded in time;
         on any failure the message goes on as it is. By default it is returned unchanged."""
         return message
+
+    def how_to_talk(self, conversation: Conversation, locale: Locale) -> str | None:
+        """The first paragraph of ``/help`` (and ``/start``) in ``conversation`` where the core's
+        "just write what you need" is not how it works there (a Telegram group in privacy mode
+        sees only ``/ask@bot …`` and replies); None for the core's words."""
+        return None
 
     async def start_receiving(self) -> None:  # noqa: B027 (optional hook: webhooks need none)
         """Start taking messages in: a long-lived receiver (Socket Mode, long connection,

@@ -101,12 +101,14 @@ def command_locale(
     return locale_for(msg.text, asked or last or language_hint(msg.language))
 
 
-def help_text(locale: Locale, spell: Callable[[str], str], extra: tuple[str, ...] = ()) -> str:
-    """``/help``'s text: how to talk to the bot, then each command as ``spell`` writes it and its
-    catalog description (``cmd_<name>``), the same words on every platform; ``extra`` names more
-    commands a surface has (the terminal's ``quit``)."""
+def help_text(
+    locale: Locale, spell: Callable[[str], str], extra: tuple[str, ...] = (), intro: str | None = None
+) -> str:
+    """``/help``'s text: how to talk to the bot (``intro``, else the catalog's ``help``), then each
+    command as ``spell`` writes it and its catalog description (``cmd_<name>``), the same words on
+    every platform; ``extra`` names more commands a surface has (the terminal's ``quit``)."""
     listed = [name for name in COMMANDS if name != "start"] + list(extra)
-    lines = [notice("help", locale), "", notice("commands", locale)]
+    lines = [intro or notice("help", locale), "", notice("commands", locale)]
     lines += [f"{spell(name)} — {notice(f'cmd_{name}', locale)}" for name in listed]
     return "\n".join(lines)
 
@@ -247,8 +249,13 @@ class Control:
         return "\n".join(lines)
 
     def help_text(self, conv: Conversation, locale: Locale) -> str:
-        """What ``/help`` says: how to talk to the bot and the commands, as this platform spells them."""
-        return help_text(locale, lambda name: self.syntax(conv, name))
+        """What ``/help`` says: how to talk to the bot (as the platform has it there) and the
+        commands, as this platform spells them."""
+        try:
+            intro = self.outbox.adapter_for(conv.platform).how_to_talk(conv, locale)
+        except LookupError:
+            intro = None
+        return help_text(locale, lambda name: self.syntax(conv, name), intro=intro)
 
     def syntax(self, conv: Conversation, name: str) -> str:
         """How a person types command ``name`` on ``conv``'s platform."""

@@ -8,8 +8,10 @@ only what was not noted yet. Failures are classified by the adapter (``DeliveryF
   before the platform's ``retry_after``, until ``delivery_budget_seconds`` after the run
   recorded it (the same deadline on every replica), by the one retry policy
   (``clarigate.gateway.boundary.retry``): the adapter makes one platform call per attempt;
-- permanent (blocked, kicked, invalid payload, chat gone): a question falls back once to its
-  text rendering (answerable by a typed reply); anything else is abandoned.
+- permanent (invalid payload, chat gone): a question falls back once to its text rendering
+  (answerable by a typed reply); anything else is abandoned;
+- refused by the chat itself (``DeliveryFailed.chat_refused``: blocked, kicked): no fallback,
+  and the job's later items are not tried either; that is the person's choice, so one WARNING.
 
 An abandoned item is counted (``clarigate_deliveries_given_up_total{platform}``) and logged
 with the inbound id, delivery id and conversation: never dropped silently.
@@ -60,6 +62,7 @@ Item = Annotated[TextReply | ClarificationOut | ErrorReply | LiveEnd, Field(disc
 
 #: Outcomes noted per item.
 SENT, FALLBACK, ABANDONED = "sent", "fallback", "abandoned"
+REFUSED = "refused"  # what ``_deliver_item`` says when the chat refused the bot (noted as abandoned)
 
 
 class Superseded(Exception):
@@ -134,10 +137,18 @@ class Deliverer:
         deadline = plan.created_at + self.config.delivery_budget_seconds
         within = persist_budget(self.config)
         last = len(plan.items) - 1
+        refused = False  # the chat refused the bot: nothing more is sent to it
         for index, item in enumerate(plan.items):
             if index in record.outcomes:
                 continue
-            outcome = await self._deliver_item(inbound_id, index, plan.conversation, item, deadline, may_send)
+            if refused:
+                outcome = self._abandon(inbound_id, plan.conversation, item, "the chat refused", quiet=True)
+            else:
+                outcome = await self._deliver_item(
+                    inbound_id, index, plan.conversation, item, deadline, may_send
+                )
+                refused = outcome == REFUSED
+                outcome = ABANDONED if refused else outcome
             if index == 0 and entry_id is not None and outcome != ABANDONED:
                 metrics.observe_receive_to_reply(entry_id)  # from the job's arrival to its first reply
             if index == last:
@@ -166,10 +177,8 @@ class Deliverer:
             except (asyncio.CancelledError, Superseded):
                 raise
             except DeliveryFailed as exc:
-                if not exc.permanent:
-                    return self._abandon(
-                        inbound_id, conv, item, "still failing when the delivery budget ran out"
-                    )
+                if not exc.permanent or exc.chat_refused:
+                    return self._given_up(inbound_id, conv, item, exc)
                 if isinstance(item, ClarificationOut):
                     log.warning(
                         "question %s refused by %s (%s): sending its text instead",
@@ -251,10 +260,21 @@ class Deliverer:
         metrics.DELIVERED.inc()
         return SENT
 
+    def _given_up(self, inbound_id: str, conv: Conversation, item: Any, exc: DeliveryFailed) -> str:
+        """A transient failure past the budget (abandoned at ERROR), or the chat's refusal of the
+        bot (at WARNING, and ``REFUSED``: nothing more is sent there)."""
+        if not exc.chat_refused:
+            return self._abandon(inbound_id, conv, item, "still failing when the delivery budget ran out")
+        self._abandon(inbound_id, conv, item, f"the chat refused ({exc.code or exc})", quiet=True)
+        return REFUSED
+
     @staticmethod
-    def _abandon(inbound_id: str, conv: Conversation, item: Any, why: str) -> str:
+    def _abandon(inbound_id: str, conv: Conversation, item: Any, why: str, quiet: bool = False) -> str:
+        """Count and log an item given up: at ERROR, or at WARNING (``quiet``) when the chat
+        refused the bot, which no one here can fix."""
         metrics.DELIVERIES_GIVEN_UP.labels(platform=conv.platform).inc()
-        log.error(
+        log.log(
+            logging.WARNING if quiet else logging.ERROR,
             "delivery abandoned: %s of job %s (delivery id %s) to %s chat %s: %s",
             item.kind,
             inbound_id,

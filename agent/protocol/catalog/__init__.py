@@ -5,13 +5,15 @@ each adapter show comes from here, so a command reads the same on every platform
 translation is made once. ``text(key, locale, **fields)`` fills a line's ``{placeholders}``;
 ``icon(kind)`` is the icon of a clarification type or a status. The protocol package is a leaf
 every side imports, so this module imports nothing of the gateway's or the adapters'. The words
-risk confirmations are read by live in ``risk_words``.
+risk confirmations are read by live in ``risk_words``, the lines only Telegram shows in
+``telegram_words``.
 """
 
 from __future__ import annotations
 
 from ..models import Locale
 from .risk_words import RISK_WORDS as RISK_WORDS
+from .telegram_words import TELEGRAM_WORDS
 
 #: The languages every key has (a test checks each key has both, with the same placeholders).
 LOCALES: tuple[Locale, ...] = ("en", "zh")
@@ -351,6 +353,7 @@ WORDS: dict[str, dict[Locale, str]] = {
         "每个问题也都有自己的「取消」按钮。",
     },
 }
+WORDS.update(TELEGRAM_WORDS)
 
 #: Icons by clarification type (``HumanInputRequest.clarification_type``) and by status.
 ICONS: dict[str, str] = {

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from clarigate.adapters.telegram import live
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.store.redis import RedisStore
@@ -44,6 +45,12 @@ async def redis_prefix() -> AsyncIterator[str]:
 
 
 BenchFactory = Callable[..., Awaitable[TelegramBench]]
+
+
+@pytest.fixture
+def quick_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Group edits every 0.5 s instead of 3 s, for tests about something else than the pace."""
+    monkeypatch.setattr(live, "GROUP_EDIT_INTERVAL", 0.5)
 
 
 @pytest.fixture

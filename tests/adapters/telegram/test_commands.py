@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from clarigate.adapters.telegram.markup import html_to_plain
 from clarigate.adapters.testing import ScriptedRunner
 
 from .harness import ALICE, GROUP, bot_message, command_update, message_update
@@ -119,3 +120,54 @@ async def test_help_after_a_chinese_message_answers_in_chinese(bench):
     await tg.deliver(message_update("now in English, please"))
     await tg.deliver(command_update("/help"))
     assert f"/cancel — {CANCEL_EN}" in tg.api.of("sendMessage")[-1].params["text"]
+
+
+async def test_an_unknown_command_addressed_to_us_keeps_its_words_apart(bench):
+    # /foo@clari_bot is addressed to us but is no command we have: the agent reads "/foo hello there"
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    accepted, _ = tg.record()
+    await tg.deliver(command_update("/foo@clari_bot hello there", chat=GROUP))
+    await tg.deliver(command_update("/Deploy@Clari_Bot"))
+    assert [m.text for m in accepted] == ["/foo hello there", "/Deploy"]
+    assert runner.calls[0].text.startswith("/foo hello there")
+
+
+async def test_a_photo_captioned_with_ask_is_a_request_about_the_photo(bench):
+    # Telegram marks a caption's command in caption_entities, as it does a text's in entities
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    accepted, _ = tg.record()
+    caption = "/ask@clari_bot what is this diagram?"
+    photo = [{"file_id": "p1", "file_unique_id": "up1", "width": 800, "height": 600, "file_size": 50_000}]
+    entities = [{"type": "bot_command", "offset": 0, "length": len("/ask@clari_bot")}]
+    update = message_update(None, chat=GROUP, photo=photo, caption=caption, caption_entities=entities)
+    await tg.deliver(update)
+    assert [m.text for m in accepted] == ["what is this diagram?"]
+    assert [a.ref for a in accepted[0].attachments] == ["p1"]
+    assert runner.calls[0].text.startswith("what is this diagram?")
+    caption_new = message_update(
+        None,
+        chat=GROUP,
+        photo=photo,
+        caption="/new@clari_bot",
+        caption_entities=[{"type": "bot_command", "offset": 0, "length": len("/new@clari_bot")}],
+    )
+    await tg.deliver(caption_new)
+    assert accepted[-1].text == "/new"
+
+
+async def test_help_and_start_in_a_group_say_how_privacy_mode_lets_people_write(bench):
+    # the bot in a group sees only commands to it and replies to it: "just write" cannot work there
+    tg = await bench(ScriptedRunner())
+    await tg.deliver(command_update("/help@clari_bot", chat=GROUP))
+    await tg.deliver(command_update("/start@clari_bot", chat=GROUP))
+    await tg.deliver(command_update("/help@clari_bot", chat=GROUP, user={**ALICE, "language_code": "zh"}))
+    sent = tg.api.of("sendMessage")[-3:]
+    group_help, group_start, group_zh = (html_to_plain(c.params["text"]) for c in sent)
+    assert group_help.startswith("In this group, start with /ask@clari_bot …")
+    assert "or reply to one of my messages" in group_help and "Just write" not in group_help
+    assert group_start.startswith("👋") and "/ask@clari_bot deploy the docs" in group_start
+    assert group_zh.startswith("在本群中，请用 /ask@clari_bot … 开始")
+    await tg.deliver(command_update("/help"))  # a private chat: writing is all it takes
+    assert tg.api.of("sendMessage")[-1].params["text"].startswith("Just write what you need.")

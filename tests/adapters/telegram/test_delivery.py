@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
-from clarigate.adapters.testing import ScriptedRunner, choice_request
+from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
 from clarigate.gateway.boundary.messages import Conversation, TextReply
 from clarigate.gateway.boundary.port import DeliveryFailed
 
-from .harness import ALICE, bot_message, message_update
+from .harness import ALICE, GROUP, bot_message, mention_update, message_update
 from .test_choices import ask_then_echo
 
 OLD_GROUP = {"id": -4455, "type": "group", "title": "Team"}
@@ -73,3 +75,33 @@ async def test_a_send_to_an_upgraded_group_goes_to_the_supergroup(bench):
     new = str(SUPERGROUP["id"])
     assert sent == [(str(OLD_GROUP["id"]), "first"), (new, "first"), (new, "second")]
     assert await tg.gateway.state.get_json(f"chat-moved-from:{new}") == str(OLD_GROUP["id"])
+
+
+def given_up(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.getMessage().startswith("delivery abandoned")]
+
+
+async def test_a_chat_that_blocked_the_bot_is_sent_nothing_after_the_first_refusal(bench, caplog):
+    # a reply then a question; Telegram answers 403 to the reply: the question (and its text
+    # version) are not tried, and the give-up is a WARNING (the person's choice, nothing to fix)
+    request = choice_request("Which region?", ["eu", "us"])
+    tg = await bench(ScriptedRunner(lambda turn: asking(request, replies=["Let me ask first."])))
+    tg.api.block(ALICE["id"])
+    with caplog.at_level(logging.INFO):
+        await tg.deliver(message_update("deploy it"))
+    assert [c.params["text"] for c in tg.api.of("sendMessage")] == ["Let me ask first."]
+    assert len(given_up(caplog)) == 2  # the reply and the question, both counted
+    assert {r.levelno for r in given_up(caplog)} == {logging.WARNING}
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_a_question_in_a_group_that_kicked_the_bot_has_no_text_version_sent(bench, caplog):
+    request = choice_request("Which region?", ["eu", "us"])
+    tg = await bench(ScriptedRunner(lambda turn: asking(request)))
+    tg.api.block(GROUP["id"], "Forbidden: bot was kicked from the supergroup chat")
+    with caplog.at_level(logging.INFO):
+        await tg.deliver(mention_update("deploy it"))
+    [refused] = tg.api.of("sendMessage")
+    assert refused.params["reply_markup"]  # the question with its buttons, and nothing after it
+    assert [r.levelno for r in given_up(caplog)] == [logging.WARNING]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

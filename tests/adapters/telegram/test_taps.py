@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from clarigate.adapters.testing import ScriptedRunner, choice_request
+import asyncio
 
-from .harness import ALICE, callback_update, message_update
+import pytest
+
+from clarigate.adapters.telegram import deferred
+from clarigate.adapters.testing import ScriptedRunner, choice_request
+from clarigate.gateway.store.memory import MemoryStore
+
+from .conftest import redis_store
+from .harness import ALICE, callback_update, message_update, open_bench
 from .test_choices import ask_then_echo, clarification_call
 
 
@@ -63,3 +70,34 @@ async def test_cancel_on_a_choice_question_is_a_decline_at_the_core(bench):
     assert answers[0].sender.user_id == str(ALICE["id"])
     calls = tg.new_calls()
     assert calls[0].method == "answerCallbackQuery"
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+async def test_an_answered_edit_put_off_by_a_flood_wait_is_made_by_another_replica(
+    bench, bot_api, monkeypatch, redis_prefix, kind
+):
+    # the replica that took the tap stops during Telegram's wait: the question must not keep its buttons
+    monkeypatch.setattr(deferred, "SWEEP_SECONDS", 0.2)
+    store = MemoryStore("put-off-edits") if kind == "memory" else redis_store(redis_prefix)
+    try:
+        runner = ScriptedRunner(ask_then_echo(choice_request("Which framework?", ["React", "Vue"])))
+        first = await open_bench(bot_api, store, runner)
+        await first.deliver(message_update("deploy the app"))
+        question = clarification_call(first)
+        data = [b["callback_data"] for row in question.buttons for b in row]
+        bot_api.fail_next("editMessageText", 429, retry_after=2)
+        assert (await first.post(callback_update(data[1], question.result["message_id"]))).status_code == 200
+        [flooded] = bot_api.of("editMessageText")
+        await first.close()  # a deploy: its background retry is cancelled
+        second = await bench(ScriptedRunner(), store=store)
+        where = (ALICE["id"], question.result["message_id"])
+        for _ in range(200):
+            if "✅ Answered by Alice: Vue" in bot_api.messages[where][0]:
+                break
+            await asyncio.sleep(0.05)
+        flooded_wait, made = bot_api.of("editMessageText")
+        assert "✅ Answered by Alice: Vue" in bot_api.messages[where][0] and flooded_wait is flooded
+        assert made.at - flooded.at >= 2 * 0.95  # not inside Telegram's wait
+        assert await second.gateway.state.get_json(deferred.INDEX) is None  # made once, then forgotten
+    finally:
+        await store.close()

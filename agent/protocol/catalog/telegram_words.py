@@ -1,0 +1,19 @@
+"""The catalog's lines only Telegram shows (part of ``WORDS``, kept apart to keep modules small)."""
+
+from __future__ import annotations
+
+from ..models import Locale
+
+TELEGRAM_WORDS: dict[str, dict[Locale, str]] = {
+    # /help and /start in a group: privacy mode shows the bot only commands to it and replies to it
+    "help_telegram_group": {
+        "en": "In this group, start with `{ask} …` (for example `{ask} deploy the docs`) or reply to "
+        "one of my messages: Telegram shows me nothing else written here. When I need more to go "
+        "on I ask a question: answer with its buttons, or reply with the answer (an option's "
+        "number or label, or `name: value` lines for a form). A reply that is not an answer to "
+        "the open question closes it and I take it as a new request.",
+        "zh": "在本群中，请用 `{ask} …` 开始（例如 `{ask} 部署文档`），或回复我的任意一条消息："
+        "Telegram 不会让我看到群里的其他消息。需要更多信息时我会提问：点按钮回答，或回复答案（选项编号或"
+        "名称，表单则每行一个「名称: 值」）。不是回答当前问题的回复会关闭该问题，并作为新的请求处理。",
+    },
+}
