@@ -1,0 +1,346 @@
+"""The catalog's lines, by key, in every locale (``clarigate.agent.protocol.catalog.text``).
+
+A key names one line people read; lines only Telegram shows are in ``telegram_words``.
+"""
+
+from __future__ import annotations
+
+from ..models import Locale
+from .telegram_words import TELEGRAM_WORDS
+
+WORDS: dict[str, dict[Locale, str]] = {
+    # --- questions, answers and forms (every renderer) ------------------------------------------
+    "other": {"en": "Other…", "zh": "其他…"},
+    "fill_in": {"en": "Fill in", "zh": "填写"},
+    "submit": {"en": "Submit", "zh": "提交"},
+    "cancel": {"en": "Cancel", "zh": "取消"},
+    "confirm": {"en": "Confirm", "zh": "确认"},
+    "edit": {"en": "Edit", "zh": "修改"},
+    "done": {"en": "Done", "zh": "完成"},
+    "back": {"en": "Back", "zh": "上一步"},
+    "skip": {"en": "Skip", "zh": "跳过"},
+    "next": {"en": "Next", "zh": "下一步"},
+    "clear": {"en": "Clear", "zh": "清除"},
+    "keep": {"en": "Keep", "zh": "保持"},
+    "field_current": {"en": " (current: {value})", "zh": "（当前：{value}）"},
+    "form_closed": {"en": "That form is closed.", "zh": "该表单已关闭。"},
+    "form_reopen": {"en": "Tap “Fill in” on it to open it again.", "zh": "点击其中的「填写」可重新打开。"},
+    "required": {"en": "required", "zh": "必填"},
+    "optional": {"en": "optional", "zh": "选填"},
+    "yes": {"en": "Yes", "zh": "是"},
+    "no": {"en": "No", "zh": "否"},
+    "choose": {"en": "Choose…", "zh": "请选择…"},
+    "your_answer": {"en": "Your answer", "zh": "您的回答"},
+    "type_answer": {"en": "Type your answer as a reply.", "zh": "请直接回复您的答案。"},
+    "confirm_title": {"en": "Are you sure?", "zh": "确定吗？"},
+    "confirm_body": {"en": "This action may not be reversible.", "zh": "此操作可能无法撤销。"},
+    # A risk confirmation's go-ahead option asks again before it counts (agent/protocol/risk.py).
+    "confirm_option": {
+        "en": "Go ahead with “{option}”? This may not be reversible.",
+        "zh": "确定要执行「{option}」吗？此操作可能无法撤销。",
+    },
+    "confirm_yes": {"en": "Yes: {option}", "zh": "确认：{option}"},
+    "confirm_deny": {"en": "Go back", "zh": "返回"},
+    "confirm_tap": {"en": "Tap “{yes}” to go ahead.", "zh": "点击「{yes}」以继续。"},
+    "confirm_typed": {
+        "en": "Reply “{word}” to go ahead with “{option}”; anything else keeps the question open.",
+        "zh": "回复「{word}」以执行「{option}」；回复其他内容则问题保持未答。",
+    },
+    "confirm_nothing": {
+        "en": "There is nothing of yours to confirm: pick an option first (its number or label).",
+        "zh": "您没有待确认的选择：请先选择一个选项（编号或名称）。",
+    },
+    "confirm_dropped": {
+        "en": "Not confirmed, so “{option}” was not chosen; the question is still open.",
+        "zh": "未确认，因此没有选择「{option}」；问题仍在等待回答。",
+    },
+    "answered_by": {"en": "✅ Answered by {who}: {answer}", "zh": "✅ {who} 已回答：{answer}"},
+    "already_answered": {"en": "Already answered by {who}.", "zh": "{who} 已经回答过了。"},
+    "expired": {
+        "en": "This question has expired; send your request again.",
+        "zh": "该问题已过期，请重新发送请求。",
+    },
+    "not_allowed": {"en": "Only {who} can answer this question.", "zh": "只有 {who} 可以回答这个问题。"},
+    "answer_received": {"en": "Answer received.", "zh": "已收到回答。"},
+    # A question closed without an answer (response_kind "declined"), by reason: the line on the
+    # question's message, the verdict for a late click, the value and the text the agent reads.
+    "closed_cancelled": {"en": "✖ Cancelled by {who}", "zh": "✖ {who} 已取消"},
+    "closed_superseded": {
+        "en": "✖ Closed: {who} sent a new message instead",
+        "zh": "✖ 已关闭：{who} 发送了新消息",
+    },
+    "closed_restarted": {
+        "en": "✖ Closed: {who} started a new conversation",
+        "zh": "✖ 已关闭：{who} 开始了新的对话",
+    },
+    "closed_replaced": {
+        "en": "✖ Closed: replaced by a newer question to {who}",
+        "zh": "✖ 已关闭：已被向 {who} 提出的新问题取代",
+    },
+    "late_cancelled": {"en": "{who} cancelled this question.", "zh": "{who} 已取消这个问题。"},
+    "late_superseded": {
+        "en": "This question was closed when {who} sent a new message.",
+        "zh": "{who} 发送了新消息，这个问题已关闭。",
+    },
+    "late_restarted": {
+        "en": "This conversation was restarted, so this question is closed. Send your request again.",
+        "zh": "对话已重新开始，这个问题已关闭。请重新发送您的请求。",
+    },
+    "late_replaced": {
+        "en": "This question was closed: a newer question to {who} replaced it.",
+        "zh": "这个问题已关闭：已被向 {who} 提出的新问题取代。",
+    },
+    "declined_value": {"en": "(declined to answer)", "zh": "（未回答，已取消）"},
+    "declined_text": {
+        "en": 'For your clarification "{question}", I declined to answer. '
+        "Go on without it if you can, or ask again only if you truly cannot.",
+        "zh": "对于您的澄清问题「{question}」，我选择不回答。"
+        "如果可以，请在没有这个信息的情况下继续；确实无法继续时再问。",
+    },
+    "invalid_values": {"en": "Some values need fixing.", "zh": "部分内容需要修改。"},
+    "working": {"en": "Working…", "zh": "处理中…"},
+    # An image the agent cannot see (gateway/flow/attachments.py): the person is told, not left guessing.
+    "image_too_big": {
+        "en": "I cannot look at {name}: images over {cap} are not read.",
+        "zh": "无法查看 {name}：超过 {cap} 的图片不会被读取。",
+    },
+    "image_unreadable": {
+        "en": "I cannot look at {name}: its image format is unknown.",
+        "zh": "无法查看 {name}：无法识别其图片格式。",
+    },
+    # Slack: a bare mention, and a form or "Other…" box Slack would not open in time.
+    "mention_prompt": {
+        "en": "Yes? Tell me what you need in this thread.",
+        "zh": "在的，请在这个话题里告诉我您需要什么。",
+    },
+    "modal_failed": {"en": "The answer box could not be opened.", "zh": "无法打开回答窗口。"},
+    "summary": {"en": "Please check your answers:", "zh": "请确认您的回答："},
+    # The text fallback and typed replies (agent/protocol/fallback.py, answers.py).
+    "default_question": {
+        "en": "Could you tell me more about what you need?",
+        "zh": "能再具体说明一下您的需求吗？",
+    },
+    "reply_choice": {"en": "Reply with a number or your own answer.", "zh": "请回复编号或直接输入您的答案。"},
+    "reply_form": {
+        "en": "Reply with one `name: value` line per field.",
+        "zh": "请每行回复一个字段，格式为「名称: 值」。",
+    },
+    "field_required": {"en": " (required)", "zh": "（必填）"},
+    "field_options": {"en": " — options: {choices}", "zh": " — 选项：{choices}"},
+    "field_multiple": {"en": " (multiple allowed)", "zh": "（可多选）"},
+    "field_yes_no": {"en": " — yes / no", "zh": " — 是 / 否"},
+    "field_number": {"en": " — a number", "zh": " — 数字"},
+    "field_date": {"en": " — a date like 2026-12-01", "zh": " — 日期，如 2026-12-01"},
+    "answer_text": {
+        "en": 'For your clarification "{question}", my answer is: {answer}',
+        "zh": "关于您的澄清问题「{question}」，我的回答是：{answer}",
+    },
+    "answer_values": {
+        "en": "Values as JSON (by field name): {values}",
+        "zh": "各字段的值（JSON，按字段名）：{values}",
+    },
+    "answer_yes": {"en": "yes", "zh": "是"},
+    "answer_no": {"en": "no", "zh": "否"},
+    "answer_empty": {"en": "(nothing filled in)", "zh": "（未填写）"},
+    "err_required": {"en": "This field is required", "zh": "此项为必填"},
+    "err_number": {"en": "Enter a number", "zh": "请输入数字"},
+    "err_yes_no": {"en": "Answer yes or no", "zh": "请回答是或否"},
+    "err_choose_one": {"en": "Choose one of: {choices}", "zh": "请从以下选项中选择一个：{choices}"},
+    "err_choose_from": {"en": "Choose from: {choices}", "zh": "请从以下选项中选择：{choices}"},
+    "err_date": {"en": "Use a date like 2026-12-01", "zh": "请使用 2026-12-01 这样的日期格式"},
+    # --- the gateway's own notices (gateway/flow) -------------------------------------------------
+    "new_thread": {
+        "en": "Started a new conversation. What can I do for you?",
+        "zh": "已开始新的对话。有什么可以帮您？",
+    },
+    "run_failed": {
+        "en": "Sorry, I could not finish that: something went wrong on my side. Please try again.",
+        "zh": "抱歉，我这边出了问题，没能完成。请再试一次。",
+    },
+    "agent_unavailable": {
+        "en": "The agent is unreachable right now. Your message is kept: I will answer once it is back.",
+        "zh": "智能体暂时无法连接。您的消息已保留，恢复后我会立即回复。",
+    },
+    "run_too_long": {
+        "en": "Sorry, that took too long and I stopped. Please try again, perhaps with a smaller request.",
+        "zh": "抱歉，处理时间过长，我已停止。请再试一次，或把请求拆小一些。",
+    },
+    "refused": {
+        "en": "Sorry, I am not set up to work with you here. Ask the bot's administrator for access.",
+        "zh": "抱歉，我在这里无法为您服务。请联系机器人的管理员开通权限。",
+    },
+    # --- live progress (gateway/flow/live.py) ---------------------------------------------------
+    "tool_running": {"en": "🔧 {what}…", "zh": "🔧 {what}…"},
+    "using_tool": {"en": "Using {tool}", "zh": "正在使用 {tool}"},
+    "working_status": {"en": "⏳ Working…", "zh": "⏳ 处理中…"},
+    # --- conversation control (gateway/flow/commands.py) ---------------------------------------------
+    "greeting": {
+        "en": "👋 Hi! I am an assistant that asks before it guesses. Tell me what you need.",
+        "zh": "👋 您好！我是一个先问清楚再动手的助手。请告诉我您需要什么。",
+    },
+    "help": {
+        "en": "Just write what you need. When I need more to go on I ask a question: answer with its "
+        "buttons, or type the answer (an option's number or label, or `name: value` lines for a "
+        "form). A message that is not an answer to the open question closes it and I take it as "
+        "a new request.",
+        "zh": "直接告诉我您需要什么。需要更多信息时我会提问：点按钮回答，或直接输入答案（选项编号或"
+        "名称，表单则每行一个「名称: 值」）。不是回答当前问题的消息会关闭该问题，并作为新的请求处理。",
+    },
+    "commands": {"en": "Commands:", "zh": "命令："},
+    "cmd_new": {
+        "en": "start a new conversation (closes the open question)",
+        "zh": "开始新的对话（关闭当前问题）",
+    },
+    "cmd_cancel": {
+        "en": "dismiss the open question; I go on without the answer",
+        "zh": "取消当前问题，我会在没有答案的情况下继续",
+    },
+    "cmd_status": {"en": "what I am doing in this chat", "zh": "查看我在这个对话里的进展"},
+    "cmd_help": {"en": "how to talk to me, and the commands", "zh": "如何与我交谈，以及可用的命令"},
+    "cmd_ask": {"en": "ask me something (in groups: /ask@bot …)", "zh": "向我提问（群组中：/ask@bot …）"},
+    "cmd_quit": {"en": "leave the chat", "zh": "退出"},
+    "cancelled": {
+        "en": "✖ Cancelled the question “{question}”. I will go on without the answer.",
+        "zh": "✖ 已取消问题「{question}」，我会在没有答案的情况下继续。",
+    },
+    "cancel_not_yours": {
+        "en": "Only {who} can cancel this question; it stays open. Your own requests still go ahead.",
+        "zh": "只有 {who} 可以取消这个问题，它仍然保留。您自己的请求照常处理。",
+    },
+    # what the agent reads before a message from someone else while a question it asked is open
+    "run_from_other": {
+        "en": "[From {who}, another person in this conversation. Your open question to {asker} "
+        "stays open: this message is not its answer.]",
+        "zh": "[来自本对话中的另一位成员 {who}。您向 {asker} 提出的问题仍在等待回答：这条消息不是它的答案。]",
+    },
+    "nothing_to_cancel": {"en": "There is no open question to cancel.", "zh": "当前没有可以取消的问题。"},
+    "still_working": {
+        "en": "I am still working on your message; the answer will come here.",
+        "zh": "我还在处理您的消息，结果会发到这里。",
+    },
+    "status_title": {"en": "Where this conversation stands:", "zh": "当前对话状态："},
+    "status_question": {
+        "en": "• Waiting for an answer to “{question}” (asked {age} ago).",
+        "zh": "• 等待回答：「{question}」（{age}前提问）。",
+    },
+    "status_question_of": {
+        "en": "• Waiting for {who} to answer “{question}” (asked {age} ago).",
+        "zh": "• 等待 {who} 回答：「{question}」（{age}前提问）。",
+    },
+    "status_question_now": {
+        "en": "• Waiting for an answer to “{question}”",
+        "zh": "• 等待回答：「{question}」",
+    },
+    "status_no_question": {"en": "• No open question.", "zh": "• 没有待回答的问题。"},
+    "status_waiting": {
+        "en": "• Messages being worked on or waiting: {count}.",
+        "zh": "• 正在处理或排队的消息：{count} 条。",
+    },
+    "status_idle": {"en": "• Nothing running or waiting.", "zh": "• 没有正在处理或排队的消息。"},
+    "status_thread": {
+        "en": "• This conversation started {age} ago; {new} starts a fresh one.",
+        "zh": "• 本次对话开始于{age}前；{new} 可开始新的对话。",
+    },
+    "status_thread_unknown_age": {
+        "en": "• A conversation is going on; {new} starts a fresh one.",
+        "zh": "• 对话进行中；{new} 可开始新的对话。",
+    },
+    "status_no_thread": {
+        "en": "• No conversation yet: send a message to start one.",
+        "zh": "• 还没有对话：发一条消息即可开始。",
+    },
+    "answer_after_restart": {
+        "en": "That answer was for the conversation before it was restarted, so I did not pass it on.",
+        "zh": "该回答属于重新开始之前的对话，因此没有转交。",
+    },
+    # --- how long ago (``age_text``) ------------------------------------------------------------
+    "age_day": {"en": "{count} day", "zh": "{count} 天"},
+    "age_days": {"en": "{count} days", "zh": "{count} 天"},
+    "age_hour": {"en": "{count} hour", "zh": "{count} 小时"},
+    "age_hours": {"en": "{count} hours", "zh": "{count} 小时"},
+    "age_minute": {"en": "{count} minute", "zh": "{count} 分钟"},
+    "age_minutes": {"en": "{count} minutes", "zh": "{count} 分钟"},
+    "age_second": {"en": "{count} second", "zh": "{count} 秒"},
+    "age_seconds": {"en": "{count} seconds", "zh": "{count} 秒"},
+    # --- tool approvals (agent/interrupts.py) ------------------------------------------------------
+    "approve": {"en": "Approve", "zh": "批准"},
+    "reject": {"en": "Reject", "zh": "拒绝"},
+    "approval_question_one": {"en": "Approve running {name}?", "zh": "是否批准执行 {name}？"},
+    "approval_question_many": {"en": "Approve these {n} actions?", "zh": "是否批准以下 {n} 个操作？"},
+    "approval_edit_question": {"en": "Edit the arguments of {name}", "zh": "修改 {name} 的参数"},
+    "approval_edit_context": {
+        "en": "Each field shows the current value; change only what should change.",
+        "zh": "每项显示当前值；只改需要改的。",
+    },
+    "approval_edit_bad_json": {
+        "en": "{field}: not valid JSON ({error}). Fix it, or put back the current value.",
+        "zh": "{field}：不是有效的 JSON（{error}）。请改正，或恢复为当前值。",
+    },
+    "approval_declined": {"en": "The person declined this action.", "zh": "用户拒绝了此操作。"},
+    # What the model is told about a call nobody answered (agent/interrupts.py, history.py, takeover.py).
+    "approval_superseded": {
+        "en": "The person did not answer this approval: they wrote something else instead. "
+        "The tool was not run; do not run it unless they ask for it again.",
+        "zh": "用户没有回应这个审批，而是发送了其他消息。该工具没有执行；除非用户再次要求，否则不要执行。",
+    },
+    "call_left_open": {
+        "en": "No result: the run stopped before this call returned, and the person has written "
+        "since. Whether it took effect is not known; do not run it again unless they ask for it.",
+        "zh": "没有结果：运行在这个调用返回之前停止了，之后用户又发送了消息。"
+        "不知道它是否已生效；除非用户要求，否则不要再次执行。",
+    },
+    "call_did_not_finish": {
+        "en": "No result: the run stopped before this call returned. "
+        "Whether it took effect is not known; check before calling it again.",
+        "zh": "没有结果：运行在这个调用返回之前停止了。不知道它是否已生效；再次调用之前请先确认。",
+    },
+    "call_cut_by_restart": {
+        "en": "Interrupted by a restart: the tool {name} was running when the service restarted, "
+        "so it may or may not have finished. It was not run again. Tell the person, and check "
+        "before running it again.",
+        "zh": "因服务重启而中断：工具 {name} 运行时服务重启了，它可能已完成，也可能没有。它没有被再次执行。"
+        "请告诉用户，并在再次执行之前先确认。",
+    },
+    # --- run limits (agent/limits.py) -------------------------------------------------------------
+    "limit_model_calls": {
+        "en": "I stopped here: this request needed more steps than I may take in one go. "
+        "Tell me how to go on, or ask for a smaller part.",
+        "zh": "我先停在这里：这个请求需要的步骤超出了单次允许的上限。请告诉我如何继续，或把请求拆小一些。",
+    },
+    "limit_tool_calls": {
+        "en": "I stopped here: this request needed more tool calls than I may make in one go. "
+        "Tell me how to go on, or ask for a smaller part.",
+        "zh": "我先停在这里：这个请求需要的工具调用超出了单次允许的上限。"
+        "请告诉我如何继续，或把请求拆小一些。",
+    },
+    # --- the terminal (the console platform, adapters/console) -------------------------------------
+    "chat_form_intro": {
+        "en": "(one field at a time; leave an optional field empty to skip it)",
+        "zh": "（逐项填写；选填项直接回车即可跳过）",
+    },
+    "chat_several": {"en": ", several allowed", "zh": "，可多选"},
+    "chat_current": {"en": " (now {value}; Enter keeps it)", "zh": "（当前：{value}；回车保持不变）"},
+    "chat_checkbox": {"en": " [yes/no]", "zh": " [是/否]"},
+    "chat_number": {"en": " [a number]", "zh": " [数字]"},
+    "chat_date": {"en": " [YYYY-MM-DD]", "zh": " [YYYY-MM-DD]"},
+    "chat_banner": {
+        "en": "clarigate chat: /help lists the commands, /new starts a new thread, /quit exits.",
+        "zh": "clarigate chat：/help 列出命令，/new 开始新的对话，/quit 退出。",
+    },
+    "chat_continuing": {
+        "en": "(continuing: this question is still open)",
+        "zh": "（继续：这个问题仍在等待回答）",
+    },
+    "chat_superseded": {
+        "en": "(the open question is closed: this goes to the agent as a new request)",
+        "zh": "（当前问题已关闭：这条消息作为新的请求发给助手）",
+    },
+    # --- Slack: a slash command typed in a channel (adapters/slack/commands.py) ---------------------
+    "commands_in_thread": {
+        "en": "In a channel, write to me in the conversation's thread: {new}, {cancel}, {status} or "
+        "{help}. Every question also has its own Cancel button.",
+        "zh": "在频道中，请在对话的话题里给我发消息：{new}、{cancel}、{status} 或 {help}。"
+        "每个问题也都有自己的「取消」按钮。",
+    },
+}
+WORDS.update(TELEGRAM_WORDS)
