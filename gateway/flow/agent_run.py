@@ -28,6 +28,7 @@ from clarigate.gateway.boundary.messages import (
     TextReply,
 )
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.flow.delivery import Superseded
 from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, live_key
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
@@ -48,6 +49,9 @@ CLEAR_PROGRESS_SECONDS = 2.0
 #: Deliveries of a job whose agent was unavailable (a LangGraph server down): one stale-claim
 #: period apart, so the default keeps a message for about an hour before giving up.
 MAX_UNAVAILABLE_DELIVERIES = 120
+#: An agent (or its checkpointer) unavailable is tried again in place this long, the job held, before
+#: the person is told their message is kept: a database restarting costs a few seconds, no notice.
+UNAVAILABLE_RETRY = RetryPolicy(first=0.25, cap=2.0, within=5.0)
 
 
 @dataclass
@@ -178,10 +182,20 @@ class AgentRun:
         )
 
     async def _call_agent(self, run: RunInput) -> tuple[TurnOutput, RunUsage]:
-        """The agent's output and the model usage it took, within ``run_timeout_seconds``."""
+        """The agent's output and the model usage it took, within ``run_timeout_seconds``; an
+        agent unavailable is tried again for a few seconds (``UNAVAILABLE_RETRY``) before
+        ``AgentUnavailable`` is raised (the turn resumes from its last checkpoint each time)."""
+
+        def retrying(attempt: int, failure: BaseException, wait: float) -> None:
+            log.info("agent unavailable (attempt %d: %s): trying again in %.2f s", attempt, failure, wait)
+
         async with asyncio.timeout(self.config.run_timeout_seconds):
             with run_usage(self.config.agent.model) as usage:
-                output = await self.runner.run_turn(run)
+                output = await UNAVAILABLE_RETRY.call(
+                    lambda: self.runner.run_turn(run),
+                    retry_on=lambda failure: isinstance(failure, AgentUnavailable),
+                    on_retry=retrying,
+                )
         return output, usage
 
     async def _failed(

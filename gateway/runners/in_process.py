@@ -8,6 +8,7 @@ import logging
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
 from clarigate.agent.protocol import HumanInputRequest
 from clarigate.gateway.runners.base import AgentRunner, RunInput
+from clarigate.gateway.runners.outages import outage_is_unavailable
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.logs import current_log_context
 
@@ -47,20 +48,22 @@ class LangGraphRunner(AgentRunner):
 
     async def run_turn(self, run: RunInput) -> TurnOutput:
         """Run one turn on ``run.thread_id`` (streaming its events to ``run.on_event``); count its
-        tokens and any limit that ended it."""
+        tokens and any limit that ended it. A checkpointer that cannot be reached now raises
+        ``AgentUnavailable`` (``runners.outages``): the message is kept, not failed."""
         agent = await self._get()
         context = current_log_context()
         metadata = {**{name: context[name] for name in TRACE_FIELDS if name in context}, **run.metadata}
-        output = await agent.run_turn(
-            run.thread_id,
-            run.text,
-            run.response,
-            images=run.images,
-            metadata=metadata,
-            # the inbound id names the turn: a job that changed hands resumes it from its checkpoint
-            turn_id=run.inbound_id,
-            on_event=run.on_event,
-        )
+        with outage_is_unavailable("a run"):
+            output = await agent.run_turn(
+                run.thread_id,
+                run.text,
+                run.response,
+                images=run.images,
+                metadata=metadata,
+                # the inbound id names the turn: a job that changed hands resumes it from its checkpoint
+                turn_id=run.inbound_id,
+                on_event=run.on_event,
+            )
         if output.limit:
             metrics.RUN_LIMITS.labels(limit=output.limit).inc()
         return output
@@ -68,12 +71,14 @@ class LangGraphRunner(AgentRunner):
     async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
         """The clarification ``thread_id`` waits for, as its checkpoints say (None when none)."""
         agent = await self._get()
-        return await agent.pending_request(thread_id)
+        with outage_is_unavailable("a look at the thread's question"):
+            return await agent.pending_request(thread_id)
 
     async def delete_thread(self, thread_id: str) -> None:
         """Delete everything the checkpointer keeps for ``thread_id`` (an abandoned thread)."""
         agent = await self._get()
-        await agent.delete_thread(thread_id)
+        with outage_is_unavailable("a thread's deletion"):
+            await agent.delete_thread(thread_id)
 
     async def ping(self) -> bool:
         """True when the checkpointer answers; False before the agent is built (not ready yet)."""

@@ -1,0 +1,59 @@
+"""A TCP proxy to a local service that can be cut and brought back, as a database outage would be."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+
+class OutageProxy:
+    """Forwards 127.0.0.1:<port> to 127.0.0.1:<upstream_port>. ``cut()`` closes the listening
+    socket and every open link (clients see their connections lost, new ones refused);
+    ``restore()`` listens again on the same port."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.port = 0
+        self.links = 0  # connections accepted so far
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        """Listen (on a free port the first time, on the same port after a ``cut``)."""
+        self._server = await asyncio.start_server(self._link, "127.0.0.1", self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def cut(self) -> None:
+        """Refuse new connections and lose the open ones."""
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def restore(self) -> None:
+        """Accept connections again."""
+        await self.start()
+
+    async def _link(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        self.links += 1
+        server_r, server_w = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+
+        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+
+        tasks = [asyncio.create_task(pipe(client_r, server_w)), asyncio.create_task(pipe(server_r, client_w))]
+        self._tasks.update(tasks)
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+                self._tasks.discard(task)
+            for writer in (client_w, server_w):
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
