@@ -76,8 +76,9 @@ class AttachmentTooLarge(ClarigateError):
 
 
 class AgentUnavailable(ClarigateError):
-    """The agent cannot be reached now (a server down, a timeout, a 5xx): the message is kept
-    and runs once the agent is back; the person is told it is delayed."""
+    """The agent cannot be reached now (a server down, a timeout, a 5xx, its checkpointer
+    unreachable or locked: ``runners.outages``): the message is kept and runs once the agent is
+    back; the person is told it is delayed when it lasts more than a few seconds."""
 
 
 class RunFailed(ClarigateError):

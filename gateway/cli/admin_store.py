@@ -8,6 +8,7 @@ admin never leaves state the gateway would not leave itself.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from clarigate.agent.protocol import answer_declined
@@ -116,6 +117,27 @@ class Admin:
             )
         return sorted(rows, key=lambda row: -row["age_seconds"])
 
+    async def open_by_age(self, bounds: Sequence[float]) -> list[int]:
+        """How many clarifications are open in each age band (``bounds``: each band's upper bound in
+        seconds, youngest first, ``inf`` last), from the index of open ones (``StoreKeys.open_asks``):
+        one round trip of a fixed number of commands, however many records are stored.
+
+        Entries older than ``pending_ttl_seconds`` are dropped first (their records expired
+        unanswered); an answer removes its entry as it is claimed.
+        """
+        now = time.time()
+        key = self.keys.open_asks
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zremrangebyscore(key, "-inf", f"({now - self.config.pending_ttl_seconds}")
+        younger = 0.0
+        for bound in bounds:
+            newest = "+inf" if younger == 0 else f"{now - younger}"
+            oldest = "-inf" if bound == float("inf") else f"({now - bound}"
+            pipe.zcount(key, oldest, newest)
+            younger = bound
+        _, *counts = await pipe.execute()
+        return [int(count) for count in counts]
+
     async def cancel(self, request_id: str, adapters: dict[str, Any] | None = None) -> dict[str, Any]:
         """Close an open clarification as declined; the agent's next turn is queued with the decline.
 
@@ -155,8 +177,8 @@ class Admin:
 
     # --- the stream ---------------------------------------------------------------------------
 
-    async def backlog(self) -> dict[str, Any]:
-        """Stream length, entries waiting, the oldest entry, pending per consumer and the stuck jobs."""
+    async def stream_counts(self) -> tuple[int, Any, list[Any]]:
+        """The stream's length, its group's pending summary and its oldest entry (three commands)."""
         length = await self.redis.xlen(self.keys.jobs)
         summary: Any = {"pending": 0, "consumers": []}
         if length:
@@ -164,9 +186,14 @@ class Admin:
                 summary = await self.redis.xpending(self.keys.jobs, GROUP)
             except Exception:  # no group yet: nothing was ever read
                 summary = {"pending": 0, "consumers": []}
-        oldest = await self.redis.xrange(self.keys.jobs, count=1)
+        return length, summary, await self.redis.xrange(self.keys.jobs, count=1)
+
+    async def backlog(self, held_jobs: bool = True) -> dict[str, Any]:
+        """Stream length, entries waiting, the oldest entry, pending per consumer and (with
+        ``held_jobs``) the stuck jobs."""
+        length, summary, oldest = await self.stream_counts()
         held = []
-        if summary["pending"]:
+        if summary["pending"] and held_jobs:
             for item in await self.redis.xpending_range(self.keys.jobs, GROUP, min="-", max="+", count=50):
                 entry_id = item["message_id"]
                 found = await self.redis.xrange(self.keys.jobs, entry_id, entry_id)

@@ -113,15 +113,13 @@ class OpsSampler:
         if self._admin is None:
             config = self.gateway.config.model_copy(update={"redis_url": self.redis_url})
             self._admin = Admin(config)
-        backlog = await self._admin.backlog()
+        # a fixed number of commands, however many jobs and records the store holds
+        backlog = await self._admin.backlog(held_jobs=False)
         metrics.STREAM_BACKLOG.set(backlog["waiting"])
         metrics.STREAM_PENDING.set(backlog["pending"])
         metrics.STREAM_OLDEST_SECONDS.set(backlog["oldest_age_seconds"])
-        counts = dict.fromkeys((name for name, _ in PENDING_AGES), 0)
-        for row in await self._admin.pending():
-            name = next(name for name, bound in PENDING_AGES if row["age_seconds"] < bound)
-            counts[name] += 1
-        for name, count in counts.items():
+        counts = await self._admin.open_by_age([bound for _, bound in PENDING_AGES])
+        for (name, _), count in zip(PENDING_AGES, counts, strict=True):
             metrics.PENDING_CLARIFICATIONS.labels(age=name).set(count)
         if time.monotonic() - self._pruned_at >= PRUNE_EVERY:
             self._pruned_at = time.monotonic()

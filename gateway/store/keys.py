@@ -36,6 +36,7 @@ class StoreKeys:
         self.prefix = prefix
         self.jobs = f"{prefix}:jobs"
         self.cleanup = f"{prefix}:cleanup"  # agent thread -> when its checkpoints may be deleted
+        self.open_asks = f"{prefix}:asks"  # open clarifications' request ids by creation time
 
     def thread(self, thread_key: str) -> str:
         """Chat thread -> agent thread."""

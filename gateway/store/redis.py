@@ -138,13 +138,16 @@ class RedisStore(RedisJobStream):
 
     # --- pending clarifications ---------------------------------------------------------------
     async def save_pending(self, record: PendingRecord) -> None:
-        """Store the record, its token and the thread's pending pointer until ``expires_at``: one script."""
+        """Store the record, its token and the thread's pending pointer until ``expires_at``, and
+        index it as open (``StoreKeys.open_asks``): one script."""
         keys = [
             self.keys.ask(record.request_id),
             self.keys.token(record.token),
             self.keys.pending(record.thread_id),
+            self.keys.open_asks,
         ]
-        args: list[Any] = [record.request_id, int(record.expires_at * 1000), *encode_record(record)]
+        expiry, created = int(record.expires_at * 1000), repr(float(record.created_at))
+        args: list[Any] = [record.request_id, expiry, created, *encode_record(record)]
         await self._run(self._save, keys, args)
 
     async def get_pending(self, request_id: str) -> PendingRecord | None:

@@ -54,6 +54,7 @@ redis.call('HSET', KEYS[1], 'status', 'answered', 'answered_by', ARGV[4], 'respo
   'claim_mark', ARGV[3])
 local pointer = ARGV[1] .. ':pending:' .. thread_id
 if redis.call('GET', pointer) == ARGV[2] then redis.call('DEL', pointer) end
+redis.call('ZREM', ARGV[1] .. ':asks', ARGV[2])
 if ARGV[6] == '1' then
   local seq = redis.call('INCR', ARGV[1] .. ':seq:' .. ARGV[8])
   redis.call('PEXPIRE', ARGV[1] .. ':seq:' .. ARGV[8], ARGV[10])
@@ -64,15 +65,18 @@ end
 return {'claimed', redis.call('HGETALL', KEYS[1])}
 """
 
-#: KEYS: ask record, token, thread pending pointer. ARGV: request id, expiry (unix ms), then the
-#: record's fields and values. The three keys of a new clarification, written together and
-#: expiring together; writing them again gives the same state.
+#: KEYS: ask record, token, thread pending pointer, the index of open ones. ARGV: request id,
+#: expiry (unix ms), creation time (unix seconds), then the record's fields and values. The
+#: three keys of a new clarification, written together and expiring together, and its entry in
+#: the index (by creation time: the metrics count it without reading records); writing them
+#: again gives the same state.
 SAVE_PENDING = """
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
 redis.call('PEXPIREAT', KEYS[1], ARGV[2])
 redis.call('SET', KEYS[2], ARGV[1], 'PXAT', ARGV[2])
 redis.call('SET', KEYS[3], ARGV[1], 'PXAT', ARGV[2])
+redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
 return 1
 """
 

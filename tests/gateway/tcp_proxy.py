@@ -1,4 +1,5 @@
-"""A TCP proxy to a local service that can be cut and brought back, as a database outage would be."""
+"""A TCP proxy to a local service that can be cut and brought back, as a database outage would
+be; it also counts the Redis commands that pass through it (RESP arrays from the client)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ class OutageProxy:
         self.upstream_port = upstream_port
         self.port = 0
         self.links = 0  # connections accepted so far
+        self.commands = 0  # complete RESP commands sent by clients so far (for a Redis upstream)
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -40,12 +42,20 @@ class OutageProxy:
         self.links += 1
         server_r, server_w = await asyncio.open_connection("127.0.0.1", self.upstream_port)
 
-        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        requests = bytearray()
+
+        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, count: bool) -> None:
             while data := await reader.read(65536):
+                if count:
+                    requests.extend(data)
+                    self.commands += take_commands(requests)
                 writer.write(data)
                 await writer.drain()
 
-        tasks = [asyncio.create_task(pipe(client_r, server_w)), asyncio.create_task(pipe(server_r, client_w))]
+        tasks = [
+            asyncio.create_task(pipe(client_r, server_w, True)),
+            asyncio.create_task(pipe(server_r, client_w, False)),
+        ]
         self._tasks.update(tasks)
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -57,3 +67,30 @@ class OutageProxy:
                 writer.close()
                 with contextlib.suppress(Exception):
                     await writer.wait_closed()
+
+
+def take_commands(buffer: bytearray) -> int:
+    """Remove the complete RESP commands (``*<n>`` arrays of ``$<len>`` bulk strings) at the start
+    of ``buffer``; how many there were (an incomplete one stays for the next read)."""
+    taken = 0
+    while True:
+        end = _command_end(bytes(buffer))
+        if end is None:
+            return taken
+        del buffer[:end]
+        taken += 1
+
+
+def _command_end(data: bytes) -> int | None:
+    line = data.find(b"\r\n")
+    if not data.startswith(b"*") or line < 0:
+        return None
+    at = line + 2
+    for _ in range(int(data[1:line])):
+        head = data.find(b"\r\n", at)
+        if head < 0:
+            return None
+        at = head + 2 + int(data[at + 1 : head]) + 2
+        if at > len(data):
+            return None
+    return at

@@ -244,6 +244,7 @@ async def test_serves_own_reads_work_as_the_documented_acl_user(acl_replay: Repl
     async with Admin(GatewayConfig(redis_url=url, bot_id=store.prefix)) as sampled:  # what ops samples
         assert (await sampled.backlog())["waiting"] >= 0
         assert [row["request_id"] for row in await sampled.pending()] == ["req-1"]
+        assert await sampled.open_by_age([3600.0, float("inf")]) == [1, 0]  # the metrics' sample
         assert await sampled.prune_consumers() == []
 
 

@@ -58,8 +58,10 @@ async def test_keys_are_named_as_documented(redis_store: RedisStore, raw: Redis,
         f"{p}:pending:{thread_id}",
         f"{p}:state:telegram:wizard:req-1:U1",
         f"{p}:lease:telegram-poll",
+        f"{p}:asks",
     }
     assert await raw.get(f"{p}:thread:slack:T1:C1:171.1") == thread_id
+    assert await raw.zrange(f"{p}:asks", 0, -1) == ["req-1"]  # open clarifications, for the metrics
     assert await raw.get(f"{p}:tok:tok-req-1") == "req-1"
     assert await raw.xlen(f"{p}:jobs") == 1  # completed entries leave the stream
 
