@@ -97,7 +97,7 @@ def test_what_counts_as_an_outage_and_what_does_not():
     wrapped.__cause__ = psycopg.OperationalError("the connection is lost")
     assert checkpointer_unreachable(wrapped)
     # a schema the database refuses, or a bug: permanent
-    assert not checkpointer_unreachable(psycopg.errors.UndefinedTable('relation "checkpoints" does not exist'))
+    assert not checkpointer_unreachable(psycopg.errors.UndefinedTable('no relation "checkpoints"'))
     assert not checkpointer_unreachable(sqlite3.OperationalError("no such table: checkpoints"))
     assert not checkpointer_unreachable(KeyError("messages"))
 
