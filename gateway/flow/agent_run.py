@@ -28,10 +28,10 @@ from clarigate.gateway.boundary.messages import (
     TextReply,
 )
 from clarigate.gateway.boundary.outbound import Outbox
-from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.flow.delivery import Superseded
 from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, live_key
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
+from clarigate.gateway.flow.outage import KeptNotice, through_outage
 from clarigate.gateway.flow.progress import WorkingIndicator
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInput
@@ -49,9 +49,6 @@ CLEAR_PROGRESS_SECONDS = 2.0
 #: Deliveries of a job whose agent was unavailable (a LangGraph server down): one stale-claim
 #: period apart, so the default keeps a message for about an hour before giving up.
 MAX_UNAVAILABLE_DELIVERIES = 120
-#: An agent (or its checkpointer) unavailable is tried again in place this long, the job held, before
-#: the person is told their message is kept: a database restarting costs a few seconds, no notice.
-UNAVAILABLE_RETRY = RetryPolicy(first=0.25, cap=2.0, within=5.0)
 
 
 @dataclass
@@ -130,9 +127,10 @@ class AgentRun:
         log.info("run started (model %s)", self.config.agent.model)
         turn.thread_id = thread_id
         first = len(turn.items)  # where this run's items begin (a live message is finished there)
+        kept = KeptNotice(self.outbox, conv, text, turn.hint, turn.job)
         try:
             run = self._input(conv, thread_id, text, response, turn.job, images, progress.live)
-            output, usage = await self._call_agent(run)
+            output, usage = await self._call_agent(run, kept)
         except asyncio.CancelledError:
             await _clear_cancelled(progress)
             raise
@@ -141,7 +139,7 @@ class AgentRun:
                 await progress.working.finish()
             if progress.live is not None:
                 await self.drop_live(conv, await progress.live.finish(), turn.job)
-            await self._agent_unavailable(conv, text, turn)
+            await self._agent_unavailable(text, turn, kept)
             return
         except Exception as exc:
             await self._failed(exc, conv, thread_id, text, turn, progress, first)
@@ -181,21 +179,13 @@ class AgentRun:
             on_event=live.on_event if live is not None else None,
         )
 
-    async def _call_agent(self, run: RunInput) -> tuple[TurnOutput, RunUsage]:
+    async def _call_agent(self, run: RunInput, kept: KeptNotice) -> tuple[TurnOutput, RunUsage]:
         """The agent's output and the model usage it took, within ``run_timeout_seconds``; an
-        agent unavailable is tried again for a few seconds (``UNAVAILABLE_RETRY``) before
-        ``AgentUnavailable`` is raised (the turn resumes from its last checkpoint each time)."""
-
-        def retrying(attempt: int, failure: BaseException, wait: float) -> None:
-            log.info("agent unavailable (attempt %d: %s): trying again in %.2f s", attempt, failure, wait)
-
+        agent unavailable is tried again for a few seconds before ``AgentUnavailable`` is raised
+        (``flow.outage``: the turn resumes from its last checkpoint each time)."""
         async with asyncio.timeout(self.config.run_timeout_seconds):
             with run_usage(self.config.agent.model) as usage:
-                output = await UNAVAILABLE_RETRY.call(
-                    lambda: self.runner.run_turn(run),
-                    retry_on=lambda failure: isinstance(failure, AgentUnavailable),
-                    on_retry=retrying,
-                )
+                output = await through_outage(lambda: self.runner.run_turn(run), kept)
         return output, usage
 
     async def _failed(
@@ -307,7 +297,7 @@ class AgentRun:
         with contextlib.suppress(Exception):
             await self.store.delete(live_key(job.inbound_id))
 
-    async def _agent_unavailable(self, conv: Conversation, text: str, turn: Turn) -> None:
+    async def _agent_unavailable(self, text: str, turn: Turn, kept: KeptNotice) -> None:
         """The agent cannot be reached: keep the job for a later delivery (it runs once the agent is
         back) and tell the person once; after the last delivery, say it failed."""
         job = turn.job
@@ -320,9 +310,7 @@ class AgentRun:
         log.warning(
             "agent unavailable for job %s (delivery %d): kept for later", job.inbound_id, job.deliveries
         )
-        if job.deliveries == 1:
-            delayed = notice_for_text("agent_unavailable", text, turn.hint)
-            await self.outbox.send_quietly(conv, ErrorReply(text=delayed))
+        await kept.send()  # once, on the first delivery (unless told already while it waited)
         raise HandBack(job.inbound_id)
 
     async def _ask(self, conv: Conversation, thread_id: str, output: Any, sender: Sender, turn: Turn) -> None:

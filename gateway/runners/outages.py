@@ -67,5 +67,5 @@ def outage_is_unavailable(what: str) -> Iterator[None]:
             raise
         metrics.CHECKPOINTER_ERRORS.inc()
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        log.warning("the checkpointer is unreachable during %s (%s): kept for later", what, reason[:200])
+        log.warning("the checkpointer is unreachable during %s (%s)", what, reason[:200])
         raise AgentUnavailable(f"the checkpointer is unreachable: {type(exc).__name__}") from exc

@@ -62,6 +62,33 @@ async def test_postgres_lost_mid_service_is_waited_out_and_the_message_answered_
         await proxy.cut()
 
 
+async def test_postgres_down_longer_is_told_once_while_it_waits_and_answered_when_back(
+    tmp_path: Path, make_gateway
+):
+    proxy = OutageProxy(5432)
+    await proxy.start()
+    url = f"postgresql://postgres@127.0.0.1:{proxy.port}/test"
+    runner = LangGraphRunner(AgentSettings(model="offline", checkpointer_url=url, data_dir=str(tmp_path)))
+    gateway, chat = await make_gateway(MemoryStore("pg-down"), runner)
+    try:
+        before = checkpointer_errors()
+        await proxy.cut()  # PostgreSQL is down, and stays down a while
+        await chat.say("hello there")
+        # the run waits on the pool for a connection; once the outage outlasts a few seconds the
+        # person is told, before that wait ends (the pool's own timeout is far longer)
+        await wait_until(lambda: KEPT in chat.texts())
+        assert checkpointer_errors() - before == 1  # told while the retry still waits
+        await proxy.restore()
+        await gateway.drain(timeout=60)
+
+        texts = chat.texts()
+        assert SORRY not in texts
+        assert texts[0] == KEPT and len(texts) == 2 and texts[1].strip()  # told once, then the answer
+    finally:
+        await runner.aclose()
+        await proxy.cut()
+
+
 async def test_a_locked_sqlite_file_keeps_the_message_tells_once_and_answers_when_free(
     tmp_path: Path, make_gateway
 ):
