@@ -223,7 +223,9 @@ def test_the_default_concurrency_suits_a_model_that_takes_seconds(monkeypatch) -
 def test_streaming_off_and_on_read_as_written_in_yaml(tmp_path):
     """YAML 1.1 reads a bare ``off`` as false and ``on`` as true: the README's ``streaming: off``
     turns streaming off, on the bot and on one platform, instead of being refused."""
-    config = load_config(write(tmp_path, "streaming: off\ntelegram:\n  streaming: on\nslack:\n  streaming: off\n"))
+    config = load_config(
+        write(tmp_path, "streaming: off\ntelegram:\n  streaming: on\nslack:\n  streaming: off\n")
+    )
     assert config.streaming == "off"
     assert config.streams_on("telegram") is True and config.streams_on("slack") is False
     assert config.streams_on("feishu") is False  # the bot's own setting where a platform has none
