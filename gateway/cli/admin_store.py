@@ -169,7 +169,7 @@ class Admin:
         """Why this process has no adapter for ``platform``: its credentials are not set here."""
         known = self.config.known_platforms().get(platform)
         hint = known.credential_hint() if known is not None else ""
-        return f"{platform} is not configured here" + (f" ({hint} not set)" if hint else "")
+        return f"{platform} is not configured here" + (f" (it needs {hint})" if hint else "")
 
     # --- the stream ---------------------------------------------------------------------------
 

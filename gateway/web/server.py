@@ -280,10 +280,11 @@ class ReadinessLog:
         self.failing: dict[str, str] = {}
 
     def note(self, problems: dict[str, str]) -> None:
-        """Log what started failing (WARNING) and what answers again (INFO) since the last probe."""
+        """Log what started failing (WARNING; a worker process starting: INFO) and what answers
+        again (INFO) since the last probe."""
         for name, why in problems.items():
             if self.failing.get(name) != why:
-                log.warning("not ready: %s %s", name, why)
+                log.log(logging.INFO if why == "starting" else logging.WARNING, "not ready: %s %s", name, why)
         for name in self.failing.keys() - problems.keys():
             log.info("ready again: %s answers", name)
         self.failing = dict(problems)
