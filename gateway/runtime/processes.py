@@ -233,7 +233,8 @@ class WorkerProcess:
             self.proc.kill()
             code = await self.watch()
         await self.close()
-        return code
+        # ended by the stop signal before its start was done: it ran nothing, a clean stop
+        return 0 if code is not None and code < 0 and not self.started else code
 
     async def close(self) -> None:
         """Release the HTTP client and the pipe (the worker, if still running, then exits)."""
@@ -272,6 +273,8 @@ class WorkerGroup:
     async def wait_started(self, timeout: float) -> None:  # noqa: ASYNC109 (a start-up budget)
         """Return once every one answers ``/healthz``; ``WorkerExited`` if one ends first."""
         await self.processes[0].wait_started(timeout)
+        if self.stopping:  # stopped while the first one started: the others are not started
+            return
         for worker in self.processes[1:]:
             worker.start()
         await asyncio.gather(*(worker.wait_started(timeout) for worker in self.processes[1:]))

@@ -328,6 +328,8 @@ def _watch_worker(
         try:
             await worker.wait_started(budget)  # the others are started once the first answers
         except (TimeoutError, WorkerExited) as exc:  # one that exits says why itself
+            if worker.stopping:
+                return  # stopped while starting: a clean stop
             if isinstance(exc, TimeoutError):
                 log.error("%s: stopping", exc)
             exited.append(exc.code if isinstance(exc, WorkerExited) else int(ExitCode.UNEXPECTED))

@@ -198,6 +198,21 @@ def test_with_the_langgraph_server_down_webhooks_are_queued_at_once_and_readines
     assert len([line for line in output.splitlines() if "not ready: agent_server" in line]) == 1, output
 
 
+def test_a_stop_while_the_worker_process_starts_is_a_clean_stop(bot):  # noqa: F811
+    prefix, sent, launch = bot
+    where = f"http://127.0.0.1:{free_port()}"  # the worker's start waits for it a while
+    proc, url = launch(started=False, LANGGRAPH_URL=where, CLARIGATE_WORKER_PROCESSES="2")
+    assert httpx.get(f"{url}/readyz", timeout=10).json()["failed"] == {
+        "worker 1": "starting",
+        "worker 2": "starting",
+    }
+    workers = children(proc.pid)
+    assert len(workers) == 1  # the second is started once the first has
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0, proc.stdout.read().decode()
+    assert all(gone(pid) for pid in workers)
+
+
 def runs_started(url: str) -> float:
     """The replica's ``clarigate_runs_total{state="started"}`` (all its processes')."""
     text = httpx.get(f"{url}/metrics", timeout=10).text
