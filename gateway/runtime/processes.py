@@ -41,6 +41,10 @@ log = logging.getLogger("clarigate.gateway.runtime.serve")
 
 #: How long a question to the worker process (health, readiness) may take.
 ASK_TIMEOUT = 2.0
+#: How long each process's ``/readyz`` waits for each of its dependencies before calling it down:
+#: under ``ASK_TIMEOUT``, so a worker process says in time which dependency does not answer
+#: (rather than being "not answering" itself), and a probe gets the replica's answer in ~2 s.
+CHECK_SECONDS = 1.5
 #: How often the web process looks whether the worker process is still there (seconds).
 WATCH_SECONDS = 0.2
 #: Beyond the shutdown grace, how long the worker process gets to hand its jobs back and exit.
@@ -107,6 +111,7 @@ class WorkerProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.stopping = False
+        self.started = False  # answered /healthz once (``wait_started``)
         self._parent_end: int | None = None
         self._http: httpx.AsyncClient | None = None
 
@@ -164,6 +169,7 @@ class WorkerProcess:
             if code is not None:
                 raise WorkerExited(code)
             if await self._answers("/healthz") is not None:
+                self.started = True
                 return
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the worker process did not start within {timeout:.0f} s")
@@ -191,6 +197,8 @@ class WorkerProcess:
         """What the worker's ``/healthz`` (or ``/readyz``) reports failing; ``{}`` when it is well."""
         if self.exit_code is not None:
             return {"worker": f"exited with status {self.exit_code}"}
+        if not self.started:  # alive, not ready yet (``serve`` bounds its start)
+            return {"worker": "starting"} if path == "/readyz" else {}
         response = await self._answers(path)
         if response is None:
             return {"worker": "not answering"}
@@ -225,7 +233,8 @@ class WorkerProcess:
             self.proc.kill()
             code = await self.watch()
         await self.close()
-        return code
+        # ended by the stop signal before its start was done: it ran nothing, a clean stop
+        return 0 if code is not None and code < 0 and not self.started else code
 
     async def close(self) -> None:
         """Release the HTTP client and the pipe (the worker, if still running, then exits)."""
@@ -264,6 +273,8 @@ class WorkerGroup:
     async def wait_started(self, timeout: float) -> None:  # noqa: ASYNC109 (a start-up budget)
         """Return once every one answers ``/healthz``; ``WorkerExited`` if one ends first."""
         await self.processes[0].wait_started(timeout)
+        if self.stopping:  # stopped while the first one started: the others are not started
+            return
         for worker in self.processes[1:]:
             worker.start()
         await asyncio.gather(*(worker.wait_started(timeout) for worker in self.processes[1:]))

@@ -52,7 +52,7 @@ from clarigate.gateway.runtime.processes import (
     exit_with_parent,
     worker_process_count,
 )
-from clarigate.gateway.web.server import HttpMetrics, build_app, gateway_lifespan, metrics_route
+from clarigate.gateway.web.server import build_app, gateway_lifespan, metrics_server_on
 
 log = logging.getLogger("clarigate.gateway.runtime.serve")
 
@@ -212,11 +212,6 @@ async def _run(
         _announce(gateway, config, role, worker)
     jobs = role in ("all", "worker")
     await _start(gateway, config, jobs=jobs, receive=role != "worker", claim=role != "split")
-    if worker is not None:
-        try:
-            await worker.wait_started(max(120.0, config.startup_wait_seconds + 60))
-        except TimeoutError as exc:
-            raise StartFailure(ExitCode.UNEXPECTED, str(exc)) from exc
     grace = config.shutdown_grace_seconds
     app = build_app(
         gateway,
@@ -296,10 +291,11 @@ async def _serve_until_stopped(
     Returns the worker process's exit status when it exited on its own (empty otherwise).
     """
     exited: list[int] = []
-    watching = _watch_worker(server, worker, exited) if worker is not None else None
+    budget = max(120.0, config.startup_wait_seconds + 60)
+    watching = _watch_worker(server, worker, exited, budget) if worker is not None else None
     sampler = OpsSampler(gateway, config.redis_url)
     sampler.start()
-    metrics_server = _metrics_server(config, metrics_sock)
+    metrics_server = metrics_server_on(config.bot_id, metrics_sock)
     metrics_task = (
         asyncio.create_task(metrics_server.serve(sockets=[metrics_sock]))
         if metrics_server is not None and metrics_sock is not None
@@ -320,12 +316,25 @@ async def _serve_until_stopped(
     return exited
 
 
-def _watch_worker(server: GracefulServer, worker: WorkerGroup, exited: list[int]) -> asyncio.Task[None]:
-    """Pass stop signals on to the worker process, and stop the server when it exits unasked
-    (its status goes into ``exited``)."""
+def _watch_worker(
+    server: GracefulServer, worker: WorkerGroup, exited: list[int], budget: float
+) -> asyncio.Task[None]:
+    """Pass stop signals on to the worker process, and stop the server when it exits unasked or
+    does not start within ``budget`` seconds (its status goes into ``exited``). The port is not
+    held for its start: webhooks are queued meanwhile (``/readyz`` says it is starting)."""
     server.on_signal = worker.forward
 
     async def stop_with_worker() -> None:
+        try:
+            await worker.wait_started(budget)  # the others are started once the first answers
+        except (TimeoutError, WorkerExited) as exc:  # one that exits says why itself
+            if worker.stopping:
+                return  # stopped while starting: a clean stop
+            if isinstance(exc, TimeoutError):
+                log.error("%s: stopping", exc)
+            exited.append(exc.code if isinstance(exc, WorkerExited) else int(ExitCode.UNEXPECTED))
+            server.should_exit = True
+            return
         code = await worker.watch()
         if not worker.stopping:
             exited.append(code)
@@ -339,26 +348,6 @@ _ROLE_LINES = {
     "web": "web only (HTTP, platforms): agent runs are left to worker processes on the same Redis",
     "worker": "worker only (agent runs): messages come in through web processes on the same Redis",
 }
-
-
-class _SecondServer(uvicorn.Server):
-    """The metrics port's server: the main server owns the signals and stops this one."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        """Leave the signal handlers to the main server."""
-        yield
-
-
-def _metrics_server(config: GatewayConfig, sock: socket.socket | None) -> uvicorn.Server | None:
-    """``/metrics`` alone, on ``metrics_port`` (None when metrics share the main port)."""
-    if sock is None:
-        return None
-    from starlette.applications import Starlette
-
-    app = HttpMetrics(Starlette(routes=[metrics_route(config.bot_id)]), ["/metrics"])
-    host, port = sock.getsockname()[:2]
-    return _SecondServer(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off"))
 
 
 async def _start(

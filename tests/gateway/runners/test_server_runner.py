@@ -4,6 +4,7 @@ clarigate's harness with the scripted model: questions, approvals, interrupts, r
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
 import httpx
@@ -18,6 +19,7 @@ from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.server import LangGraphServerRunner, server_thread_id
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.web.server import build_app
+from tests.log_capture import captured_logs
 
 from ..langgraph_server.process import LangGraphServer, free_port
 
@@ -184,11 +186,19 @@ async def test_doctor_and_readyz_check_the_server(langgraph_server, monkeypatch,
     report = await run_checks(None)
     assert any("has no assistant or graph 'nope'" in p for p in report.problems)
 
-    nowhere = LangGraphServerRunner(AgentOptions(server_url=f"http://127.0.0.1:{free_port()}"))
+    where = f"http://127.0.0.1:{free_port()}"
+    nowhere = LangGraphServerRunner(AgentOptions(server_url=where))
     gateway, _ = await make_gateway(MemoryStore("lg-ready"), nowhere)
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app(gateway)), base_url="http://gw")
-    response = await client.get("/readyz")
-    assert response.status_code == 503 and response.json()["failed"] == {"agent_server": "unreachable"}
+    with captured_logs([], level=logging.INFO) as logged:
+        answers = [await client.get("/readyz") for _ in range(3)]
+    for response in answers:  # the server is named, with where it was looked for
+        assert response.status_code == 503
+        assert response.json()["failed"] == {"agent_server": f"unreachable ({where})"}
+    # one line for the change, not one (and a traceback) per probe
+    (line,) = logged.lines()
+    said = f"WARNING clarigate.gateway.web.server: not ready: agent_server unreachable ({where})"
+    assert line.endswith(said)
     await client.aclose()
     await nowhere.aclose()
 
