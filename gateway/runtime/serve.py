@@ -46,12 +46,8 @@ from clarigate.gateway.runtime.preflight import (
     wait_for_postgres,
     wait_for_redis,
 )
-from clarigate.gateway.runtime.processes import (
-    WorkerExited,
-    WorkerGroup,
-    exit_with_parent,
-    worker_process_count,
-)
+from clarigate.gateway.runtime.processes import WorkerExited, WorkerGroup, exit_with_parent
+from clarigate.gateway.runtime.supervise import keep_running, planned_worker_processes
 from clarigate.gateway.web.server import HttpMetrics, build_app, gateway_lifespan, metrics_route
 
 log = logging.getLogger("clarigate.gateway.runtime.serve")
@@ -166,7 +162,7 @@ async def _serve(
         await _wait_for_stores(config)
         if role == "split":
             await _claim_identity(config)  # refused here, nothing is started (the workers check again)
-            worker = WorkerGroup(worker_args, worker_process_count(config.worker_processes), config.workers)
+            worker = WorkerGroup(worker_args, planned_worker_processes(config), config.workers)
             worker.start()  # it starts (imports, the agent, the platforms) while this one does
         try:
             gateway = build_gateway(config)
@@ -321,12 +317,12 @@ async def _serve_until_stopped(
 
 
 def _watch_worker(server: GracefulServer, worker: WorkerGroup, exited: list[int]) -> asyncio.Task[None]:
-    """Pass stop signals on to the worker process, and stop the server when it exits unasked
-    (its status goes into ``exited``)."""
+    """Pass stop signals on to the worker processes, restart one that exits unasked, and stop
+    the server when they die too often (the last status goes into ``exited``)."""
     server.on_signal = worker.forward
 
     async def stop_with_worker() -> None:
-        code = await worker.watch()
+        code = await keep_running(worker)
         if not worker.stopping:
             exited.append(code)
             log.error("the worker process exited with status %d: stopping", code)
