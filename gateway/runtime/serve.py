@@ -46,12 +46,8 @@ from clarigate.gateway.runtime.preflight import (
     wait_for_postgres,
     wait_for_redis,
 )
-from clarigate.gateway.runtime.processes import (
-    WorkerExited,
-    WorkerGroup,
-    exit_with_parent,
-    worker_process_count,
-)
+from clarigate.gateway.runtime.processes import WorkerExited, WorkerGroup, exit_with_parent
+from clarigate.gateway.runtime.supervise import keep_running, planned_worker_processes
 from clarigate.gateway.web.server import build_app, gateway_lifespan, metrics_server_on
 
 log = logging.getLogger("clarigate.gateway.runtime.serve")
@@ -166,7 +162,7 @@ async def _serve(
         await _wait_for_stores(config)
         if role == "split":
             await _claim_identity(config)  # refused here, nothing is started (the workers check again)
-            worker = WorkerGroup(worker_args, worker_process_count(config.worker_processes), config.workers)
+            worker = WorkerGroup(worker_args, planned_worker_processes(config), config.workers)
             worker.start()  # it starts (imports, the agent, the platforms) while this one does
         try:
             gateway = build_gateway(config)
@@ -319,9 +315,10 @@ async def _serve_until_stopped(
 def _watch_worker(
     server: GracefulServer, worker: WorkerGroup, exited: list[int], budget: float
 ) -> asyncio.Task[None]:
-    """Pass stop signals on to the worker process, and stop the server when it exits unasked or
-    does not start within ``budget`` seconds (its status goes into ``exited``). The port is not
-    held for its start: webhooks are queued meanwhile (``/readyz`` says it is starting)."""
+    """Pass stop signals on to the worker processes; stop the server when they do not start
+    within ``budget`` seconds, or die too often once started (a dead one is restarted:
+    ``supervise``; the status goes into ``exited``). The port is not held for their start:
+    webhooks are queued meanwhile (``/readyz`` says they are starting)."""
     server.on_signal = worker.forward
 
     async def stop_with_worker() -> None:
@@ -335,7 +332,7 @@ def _watch_worker(
             exited.append(exc.code if isinstance(exc, WorkerExited) else int(ExitCode.UNEXPECTED))
             server.should_exit = True
             return
-        code = await worker.watch()
+        code = await keep_running(worker)
         if not worker.stopping:
             exited.append(code)
             log.error("the worker process exited with status %d: stopping", code)

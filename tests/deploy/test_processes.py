@@ -2,7 +2,8 @@
 auto``, the default with Redis), one process (``all``), or separate ``web`` and ``worker`` serves.
 
 The web process acks and enqueues, the worker runs and replies; health, readiness and metrics
-on the one port are the whole replica's; SIGTERM drains both; either dying ends the other.
+on the one port are the whole replica's; SIGTERM drains both; the web process dying ends its
+workers (a worker dying is started again: test_worker_restarts.py).
 """
 
 from __future__ import annotations
@@ -134,15 +135,6 @@ def test_only_the_web_process_opens_the_socket_mode_connection(bot, fake_slack):
 
     assert len([c for c in fake_slack.calls if c.method == "apps.connections.open"]) == 1
     assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}
-
-
-def test_the_worker_process_exiting_stops_the_web_process_with_a_failing_status(bot):  # noqa: F811
-    prefix, sent, launch = bot
-    proc, url = launch(CLARIGATE_WORKER_PROCESSES="1")
-    (worker,) = children(proc.pid)
-    os.kill(worker, signal.SIGKILL)  # the OOM killer, say
-    assert proc.wait(timeout=30) == ExitCode.UNEXPECTED
-    assert "the worker process exited with status -9: stopping" in proc.stdout.read().decode()
 
 
 def test_the_web_process_killed_takes_its_worker_with_it(bot):  # noqa: F811
