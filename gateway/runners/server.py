@@ -54,6 +54,9 @@ START_KEY = "clarigate_start"  # messages the thread held before the run (where 
 HUMAN_KEY = "clarigate_human_id"
 #: How many of a thread's latest runs are searched for the one an inbound id started.
 RUNS_SEARCHED = 20
+#: How long the start waits for the server's answer: a server that is down (the SDK retries its
+#: connection for ~8 s) does not hold the start, and messages are kept until it answers.
+START_CHECK_SECONDS = 2.0
 _NAMESPACE = uuid.UUID("6f0d3c1e-6c1b-4d59-9b7c-3a1f0f9a2c41")
 
 
@@ -124,7 +127,11 @@ class LangGraphServerRunner(AgentRunner):
         Once started, a second call does nothing (the server is not asked twice)."""
         if self._started:
             return
-        problems = await self.check()
+        try:
+            problems = await asyncio.wait_for(self.check(), START_CHECK_SECONDS)
+        except TimeoutError:
+            where = f"{self.ready_where} (agent.server_url / LANGGRAPH_URL)"
+            problems = [f"the LangGraph server at {where} does not answer yet"]
         if problems and self.shipped is not None:  # the server answered: settings that do not apply
             raise SettingsDoNotApply(problems)
         if problems and self._answered:  # it answers, but not for this assistant

@@ -256,3 +256,31 @@ async def test_a_server_run_streams_its_tool_step_and_answer_into_one_live_messa
     [reply] = [item for _, item in chat.sent]
     assert isinstance(reply, TextReply) and reply.text == answer and reply.live is not None
     await runner.aclose()
+
+
+async def test_a_server_that_does_not_answer_does_not_hold_the_start(monkeypatch) -> None:
+    """A server that takes the connection and never answers: the start goes on (runs wait for
+    it), saying so once, instead of waiting for the SDK's retries."""
+    from clarigate.gateway.runners import server as server_module
+
+    held: list[asyncio.StreamWriter] = []
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)  # read nothing, answer nothing
+
+    tcp = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = tcp.sockets[0].getsockname()[1]
+    monkeypatch.setattr(server_module, "START_CHECK_SECONDS", 0.5)
+    runner = LangGraphServerRunner(AgentOptions(server_url=f"http://127.0.0.1:{port}"))
+    try:
+        with captured_logs([], level=logging.WARNING) as logged:
+            await runner.start()
+        (line,) = logged.lines()
+        assert f"the LangGraph server at http://127.0.0.1:{port}" in line
+        assert "does not answer yet" in line and "messages wait until it answers" in line
+        assert held, "the start asked the server"
+    finally:
+        await runner.aclose()
+        for writer in held:
+            writer.close()
+        tcp.close()
