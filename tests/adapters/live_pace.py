@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 from redis.asyncio import Redis
@@ -18,18 +16,24 @@ from clarigate.gateway.store.redis import RedisStore
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
-@asynccontextmanager
-async def redis_stores(count: int) -> AsyncIterator[list[RedisStore]]:
-    """``count`` store clients on one Redis prefix, as ``count`` worker processes of one bot have."""
-    prefix = f"test-pace-{uuid.uuid4().hex[:12]}"
-    stores = [RedisStore(REDIS_URL, prefix) for _ in range(count)]
-    try:
-        yield stores
-    finally:
-        for store in stores:
+class SharedRedis:
+    """Store clients on one Redis prefix, as the worker processes of one bot have: ``stores(n)``
+    gives ``n`` of them; closed, and the prefix's keys deleted, once the test is over."""
+
+    def __init__(self) -> None:
+        self.prefix = f"test-pace-{uuid.uuid4().hex[:12]}"
+        self.made: list[RedisStore] = []
+
+    def stores(self, count: int) -> list[RedisStore]:
+        made = [RedisStore(REDIS_URL, self.prefix) for _ in range(count)]
+        self.made.extend(made)
+        return made
+
+    async def close(self) -> None:
+        for store in self.made:
             await store.close()
         client = Redis.from_url(REDIS_URL)
-        keys = [key async for key in client.scan_iter(match=f"{prefix}:*", count=500)]
+        keys = [key async for key in client.scan_iter(match=f"{self.prefix}:*", count=500)]
         if keys:
             await client.delete(*keys)
         await client.aclose()
@@ -53,7 +57,7 @@ async def live_run(
 
 
 def most_in_windows(times: list[float], window: float) -> int:
-    """The most calls any run of windows could hold: one a window over the calls' span, and one
-    more for the window a call in flight crossed into."""
+    """The most calls one slot a window lets through over the calls' span: the windows the span
+    covers, the two it starts and ends in partly, and one for the time a call takes to arrive."""
     span = max(times) - min(times)
-    return int(span // window) + 2
+    return int(span // window) + 3

@@ -7,7 +7,7 @@ import asyncio
 
 from clarigate.adapters.pacing import Budget, SharedPace
 
-from .live_pace import redis_stores
+from .live_pace import SharedRedis
 
 HOUR = Budget(1, 3600.0)  # one update an hour: a second one in the window waits for the next
 
@@ -28,12 +28,12 @@ async def held(pace: SharedPace, scope: str) -> bool:
     return False
 
 
-async def test_processes_on_one_store_share_each_window():
-    async with redis_stores(2) as stores:
-        first, second = (SharedPace(lambda store=store: store, "slack") for store in stores)
-        assert await first.slot("T1:chat.update", HOUR)
-        assert await held(second, "T1:chat.update")  # the other process: the window is taken
-        assert await second.slot("T2:chat.update", HOUR)  # another workspace has its own
+async def test_processes_on_one_store_share_each_window(shared_redis: SharedRedis):
+    stores = shared_redis.stores(2)
+    first, second = (SharedPace(lambda store=store: store, "slack") for store in stores)
+    assert await first.slot("T1:chat.update", HOUR)
+    assert await held(second, "T1:chat.update")  # the other process: the window is taken
+    assert await second.slot("T2:chat.update", HOUR)  # another workspace has its own
 
 
 async def test_with_the_store_down_each_process_paces_itself():
