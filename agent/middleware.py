@@ -25,7 +25,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from clarigate.agent.prompts import NOT_RUN_WHILE_ASKING, PROCEED_WITHOUT_ANSWER
-from clarigate.agent.protocol import HumanInputRequest, normalize_request, render_text_fallback
+from clarigate.agent.protocol import HumanInputRequest, normalize_with_omissions, render_text_fallback
 from clarigate.agent.tools import ASK_CLARIFICATION
 
 #: Key of the request in ``ToolMessage.artifact``.
@@ -42,15 +42,28 @@ REPAIR_NOTES = {
 }
 
 
-def clarification_tool_message(request: HumanInputRequest, repaired: str | None = None) -> ToolMessage:
+#: What the model is told when the protocol's limits left part of its question out.
+OMITTED_NOTE = (
+    "(Note: the question was too large for the chat platforms (at most 16 fields, 24 options each, "
+    "16 KB in all), so the person was not shown: {omitted}. Only what is shown above was asked; "
+    "ask about the rest in a later question if you still need it.)"
+)
+
+
+def clarification_tool_message(
+    request: HumanInputRequest, repaired: str | None = None, omitted: Sequence[str] = ()
+) -> ToolMessage:
     """The ToolMessage that carries a request: text fallback as content, request as artifact.
 
     ``repaired`` (a key of ``REPAIR_NOTES``) adds a note for the model on what was made of
-    arguments it sent broken; the person sees the request, not the note.
+    arguments it sent broken, ``omitted`` one on what the limits left out of its question
+    (``normalize_with_omissions``); the person sees the request, not the notes.
     """
     content = render_text_fallback(request)
     if repaired:
         content += "\n\n" + REPAIR_NOTES.get(repaired, REPAIR_NOTES["REPAIRED_UNREADABLE"])
+    if omitted:
+        content += "\n\n" + OMITTED_NOTE.format(omitted="; ".join(omitted))
     return ToolMessage(
         content=content,
         artifact={HUMAN_INPUT_KEY: request.to_artifact()},
@@ -177,7 +190,7 @@ def answer_clarification(message: AIMessage, used_call_ids: Collection[str] = ()
     message = _without_stray_tool_use(_with_fresh_call_ids(message, used_call_ids))
     asks = [c for c in [*message.tool_calls, *message.invalid_tool_calls] if _is_ask(c)]
     args, repaired = read_ask_arguments(asks[0])
-    request = normalize_request(args, tool_call_id=asks[0]["id"] or "")  # never empty now
+    request, omitted = normalize_with_omissions(args, tool_call_id=asks[0]["id"] or "")  # id never empty now
     answers: list[Any] = []
     if message is not original:
         answers.append(message)  # same id: replaces the stored message
@@ -191,7 +204,7 @@ def answer_clarification(message: AIMessage, used_call_ids: Collection[str] = ()
                     status="error",
                 )
             )
-    answers.append(clarification_tool_message(request, repaired))
+    answers.append(clarification_tool_message(request, repaired, omitted))
     return answers
 
 

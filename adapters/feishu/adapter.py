@@ -27,8 +27,19 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 from clarigate.gateway.boundary.retry import RetryPolicy
 
+from ..pacing import SharedPace
 from .content import split_ref
-from .live import ANSWER_ELEMENT, LiveMessages, edited_card, interval, live_markdown, streaming_card
+from .live import (
+    ANSWER_ELEMENT,
+    CARD_API,
+    EDIT_API,
+    LiveMessages,
+    budget,
+    edited_card,
+    interval,
+    live_markdown,
+    streaming_card,
+)
 from .long_connection import LongConnection
 from .markup import split_reply
 from .names import NameBook
@@ -75,6 +86,7 @@ class FeishuAdapter(PlatformAdapter):
         self.working = WorkingCards()
         self.destinations = Destinations(self.sender)
         self.live = LiveMessages()
+        self.pace = SharedPace(lambda: gateway.state, PLATFORM)
         self.cardkit_paused_until = 0.0
         self._receiving = False  # the long connection was started here (not in a worker process)
 
@@ -263,14 +275,19 @@ class FeishuAdapter(PlatformAdapter):
         content = live_markdown(view)
         if ref is None:
             ref = await self._start_live(conversation, view, content)
-        elif self.live.same(ref.message_id, content):
-            return ref
+        elif self.live.same(ref.message_id, content) or not await self._slot(ref):
+            return ref  # (no room in the app's budget: the next update sends the newer text)
         elif streams(ref):
             await self._stream(ref, content)
         else:
             await self.sender.update_card(ref.message_id, edited_card(view, content))
         self.live.shown(ref.message_id, content)
         return ref
+
+    async def _slot(self, ref: MessageRef) -> bool:
+        """The app's slot for one live update on its API, shared by every replica and process."""
+        api = CARD_API if streams(ref) else EDIT_API
+        return await self.pace.slot(f"{self.settings.app_id}:{api}", budget())
 
     async def _start_live(self, conversation: Conversation, view: LiveView, content: str) -> MessageRef:
         if view.mode == "card" and time.monotonic() >= self.cardkit_paused_until:

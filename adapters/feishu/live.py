@@ -21,6 +21,7 @@ from typing import Any
 from clarigate.gateway.boundary.messages import LiveView
 from clarigate.gateway.flow.notices import notice
 
+from ..pacing import Budget
 from .markup import REPLY_CHUNK_CHARS, cut, escape_markdown, preview
 from .render import PLAIN_TEXT_CHARS, Card
 
@@ -34,9 +35,21 @@ TAIL_ROOM = 8
 #: Seconds between two updates of one live message (the least: see ``interval``).
 CARD_INTERVAL = 0.5
 EDIT_INTERVAL = 1.0
-#: Live updates a second this process makes at most, over all its live messages: CardKit's and
-#: the message API's 1000 a minute per app (16.7 a second), less room for posts and finishes.
+#: Live updates a second the app makes at most on each API, over all its live messages and every
+#: replica and worker process (shared through the store): CardKit's and the message API's 1000 a
+#: minute per app (16.7 a second), less room for posts and finishes. A message takes 5 edits a
+#: second and a card 10 operations: one run's ``interval`` keeps inside those.
 CALLS_PER_SECOND = 12.0
+#: The two APIs live updates use, each with its own per-app budget.
+CARD_API = "cardkit.element.content"
+EDIT_API = "im.message.patch"
+
+
+def budget() -> Budget:
+    """One API's budget of live updates, for the whole app."""
+    return Budget(CALLS_PER_SECOND, 1.0)
+
+
 #: How a streaming card types: Feishu's defaults (70 ms a step of 1 character) are slower than
 #: a model writes; faster steps keep up with two updates a second.
 STREAMING_CONFIG: dict[str, Any] = {
@@ -99,7 +112,8 @@ def edited_card(view: LiveView, content: str) -> Card:
 
 
 def interval(mode: str, active: int) -> float:
-    """Seconds between updates of a live message when ``active`` others are being updated too."""
+    """Seconds between updates of a live message when ``active`` others are being updated too in
+    this process (the app's budget over every process is kept by the shared pace: ``budget``)."""
     least = CARD_INTERVAL if mode == "card" else EDIT_INTERVAL
     return max(least, (active + 1) / CALLS_PER_SECOND)
 

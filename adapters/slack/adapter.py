@@ -94,7 +94,7 @@ class SlackAdapter(PlatformAdapter):
         self.ack_client = build_ack_path_client(token, settings.api_url)
         self.sender = SlackSender(self.client, self.ack_client)
         self.names = NameBook(self.sender.user_name)
-        self.live = LiveMessages(self.sender)
+        self.live = LiveMessages(self.sender, lambda: gateway.state)
         self.outbound = SlackOutbound(gateway, self.sender, self.live)
         self.bot_user_id: str | None = None
         # Work before ack: an exception answers 500 and Slack redelivers (deduped by id).

@@ -12,6 +12,11 @@ in mrkdwn, reading exactly as a reply posted whole. Outside DMs Slack streams to
 stream could not name): the run's message is posted once ("⏳ _Working…_" while nothing is written,
 as with streaming off) and edited at most once per ``LIVE_INTERVAL``; the reply is edited into it.
 
+Slack limits both update methods per workspace (``chat.appendStream`` 100 a minute,
+``chat.update`` 50): the workspace's runs on every replica and worker process share that budget
+through the store (``clarigate.adapters.pacing``); an update that finds no room is skipped, and
+the next one carries its text.
+
 A long answer: the live message shows its first part (edit) or its first ``STREAM_CHARS`` (stream);
 the reply puts the first part in that message and posts the rest after it, as a whole reply is split.
 
@@ -27,6 +32,7 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from slack_sdk.models.messages.chunk import MarkdownTextChunk, TaskUpdateChunk
@@ -35,6 +41,7 @@ from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageR
 from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
 from clarigate.gateway.boundary.retry import post_each_once
 
+from ..pacing import Budget, SharedPace
 from .markup import escape_mrkdwn
 from .receive import PLATFORM
 from .render import ELLIPSIS_TEXT, render_reply
@@ -60,9 +67,10 @@ WORD_ROOM = 40
 TASK_TITLE_LIMIT = 256
 GONE = "message_not_found"
 _BROADCAST_WORDS = ("channel", "here", "everyone")
-#: Slack's per-workspace limits of the two update methods (Tier 4 and Tier 3, per minute).
-STREAM_CALLS_PER_MINUTE = 100
-EDIT_CALLS_PER_MINUTE = 50
+#: Slack's per-workspace limits of the two update methods (Tier 4 and Tier 3, per minute), shared
+#: by every replica and worker process through the store (``clarigate.adapters.pacing``).
+STREAM_BUDGET = Budget(100, 60.0)
+EDIT_BUDGET = Budget(50, 60.0)
 #: A live message still counted as open after this long was never finished (a crash): forgotten.
 OPEN_FORGOTTEN_SECONDS = 900
 #: After Slack refuses to stream in a channel, runs there are edited for this long, not retried.
@@ -157,8 +165,9 @@ class LiveMessages:
     """Creates, updates and finishes a run's live message through ``SlackSender``; counts the live
     messages open per workspace, whose updates share Slack's per-workspace method limits."""
 
-    def __init__(self, sender: SlackSender) -> None:
+    def __init__(self, sender: SlackSender, state: Callable[[], AdapterState]) -> None:
         self.sender = sender
+        self.pace = SharedPace(state, PLATFORM)
         # workspace -> live message ts -> when it opened (a run that never finished is forgotten)
         self._open_now: dict[str, OrderedDict[str, float]] = {}
         # channel -> when Slack last refused to stream there (permanently)
@@ -174,10 +183,15 @@ class LiveMessages:
 
     def interval(self, conversation: Conversation, mode: str) -> float:
         """Seconds between two updates of a live message in ``conversation``'s workspace: about one
-        a second, slower when several runs there share the workspace's budget (``chat.appendStream``
-        100 a minute, ``chat.update`` 50)."""
-        per_minute = STREAM_CALLS_PER_MINUTE if mode == STREAM else EDIT_CALLS_PER_MINUTE
-        return max(LIVE_INTERVAL, self._count(conversation.workspace) * 60.0 / per_minute)
+        a second, slower when several runs here share the workspace's budget (``chat.appendStream``
+        100 a minute, ``chat.update`` 50). The budget itself is kept across processes by ``_slot``."""
+        budget = STREAM_BUDGET if mode == STREAM else EDIT_BUDGET
+        return max(LIVE_INTERVAL, self._count(conversation.workspace) * budget.window)
+
+    async def _slot(self, workspace: str, method: str) -> bool:
+        """The workspace's slot for one ``method`` call, shared by every replica and process."""
+        budget = STREAM_BUDGET if method == "chat.appendStream" else EDIT_BUDGET
+        return await self.pace.slot(f"{workspace}:{method}", budget)
 
     def _count(self, workspace: str) -> int:
         opened = self._open_now.get(workspace)
@@ -205,8 +219,8 @@ class LiveMessages:
         if ref.extra.get("live") == STOPPED:
             return ref
         if ref.extra.get("live") == STREAM:
-            return await self._stream_more(view, ref)
-        return await self._edit(view, ref)
+            return await self._stream_more(conversation.workspace, view, ref)
+        return await self._edit(conversation.workspace, view, ref)
 
     async def _open(self, conversation: Conversation, view: LiveView) -> MessageRef:
         thread = conversation.reply_to
@@ -238,7 +252,7 @@ class LiveMessages:
         ts = await self.sender.start_stream(channel, thread, chunks, recipient)
         return live_ref(channel, ts, thread, {**extra, "live": STREAM, "streamed": str(end)})
 
-    async def _stream_more(self, view: LiveView, ref: MessageRef) -> MessageRef:
+    async def _stream_more(self, workspace: str, view: LiveView, ref: MessageRef) -> MessageRef:
         if view.shown is None:  # another replica's stream: what it shows is not known here
             if await self._stop_quietly(ref):
                 return self._stopped_by_user(ref)
@@ -248,8 +262,8 @@ class LiveMessages:
         end = piece_end(view.text, start)
         if end > start:
             chunks.append(text_chunk(escape_mrkdwn(view.text[start:end])))
-        if not chunks:
-            return ref
+        if not chunks or not await self._slot(workspace, "chat.appendStream"):
+            return ref  # nothing new, or no room in the workspace's budget: the next update sends it
         try:
             await self.sender.append_stream(ref.chat_id, ref.message_id, chunks)
         except DeliveryFailed as error:
@@ -274,9 +288,9 @@ class LiveMessages:
         thread = ref.extra.get("thread_ts")
         return live_ref(ref.chat_id, ref.message_id, thread, {"live": EDIT, "digest": digest(content)})
 
-    async def _edit(self, view: LiveView, ref: MessageRef) -> MessageRef:
+    async def _edit(self, workspace: str, view: LiveView, ref: MessageRef) -> MessageRef:
         content = edit_mrkdwn(view)
-        if ref.extra.get("digest") == digest(content):
+        if ref.extra.get("digest") == digest(content) or not await self._slot(workspace, "chat.update"):
             return ref
         await self.sender.update(ref.chat_id, ref.message_id, content, None)
         return ref.model_copy(update={"extra": {**ref.extra, "digest": digest(content)}})

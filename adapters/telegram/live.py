@@ -27,9 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import secrets
-import time
 import uuid
 from typing import Any
 
@@ -40,6 +38,7 @@ from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
 from clarigate.gateway.boundary.retry import post_each_once
 from clarigate.gateway.flow.notices import notice
 
+from ..pacing import Budget, SharedPace
 from .chat_action import TypingIndicators
 from .markup import MAX_MESSAGE_CHARS, markdown_to_html, split_markdown
 from .receive import remember_chain
@@ -96,6 +95,7 @@ class LiveMessages:
         self.state = state
         self.typing = typing
         self.replica = uuid.uuid4().hex[:12]
+        self.pace = SharedPace(lambda: state, PLATFORM)
         self.drafts_available = True  # False once the Bot API server answered it has no drafts
         self._no_drafts: set[str] = set()  # private chats that refused a draft
         self._refresh: dict[str, asyncio.Task[None]] = {}
@@ -252,24 +252,11 @@ class LiveMessages:
     # --- internals --------------------------------------------------------------------------------
 
     async def _group_slot(self, conversation: Conversation) -> bool:
-        """A group's slot for one live update, shared by its runs on every replica: the first to
-        ask in a ``GROUP_EDIT_INTERVAL`` window has it; else wait for the next window, once."""
+        """A group's slot for one live update, shared by its runs on every replica and process
+        (Telegram's 20 messages a minute there): see ``clarigate.adapters.pacing``."""
         if conversation.is_direct:
             return True
-        interval = GROUP_EDIT_INTERVAL
-        for attempt in range(2):
-            now = time.time()  # the windows are the same on every replica
-            window = int(now // interval)
-            name = f"live-pace:{conversation.chat_id}:{window}"
-            try:
-                if await self.state.acquire_lease(name, uuid.uuid4().hex, math.ceil(interval) + 1):
-                    return True
-            except Exception as exc:  # noqa: BLE001 (the store down: pace by the run's interval alone)
-                log.debug("telegram live pace unknown in chat %s: %s", conversation.chat_id, exc)
-                return True
-            if attempt == 0:
-                await asyncio.sleep((window + 1) * interval - now)
-        return False
+        return await self.pace.slot(conversation.chat_id, Budget(1, GROUP_EDIT_INTERVAL))
 
     def _ref(
         self, conversation: Conversation, mode: str, token: str, message_id: str = "", drafted: bool = False

@@ -26,7 +26,7 @@ from .models import (
     HumanInputResponse,
     Option,
 )
-from .normalize import detect_locale, normalize_request
+from .normalize import detect_locale, normalize_request, normalize_with_omissions
 
 __all__ = [
     "MAX_FIELDS",
@@ -53,6 +53,7 @@ __all__ = [
     "icon",
     "looks_like_answer",
     "normalize_request",
+    "normalize_with_omissions",
     "number_text",
     "parse_typed_reply",
     "render_text_fallback",

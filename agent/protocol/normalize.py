@@ -2,7 +2,9 @@
 
 Models send options as JSON text, booleans as "true", the same option twice, field
 types nobody defined. None of that may crash a run: every oddity is repaired or
-dropped, and a request that is still too big degrades form → options → free text.
+dropped, and a request that is still too big degrades form → options → free text. What the
+limits leave out is never dropped silently: ``normalize_with_omissions`` names it, for the tool
+result the model reads.
 """
 
 from __future__ import annotations
@@ -69,24 +71,35 @@ def detect_locale(text: str) -> Locale:
 
 def normalize_request(args: Mapping[str, Any], tool_call_id: str) -> HumanInputRequest:
     """A valid request from raw tool arguments; never raises."""
+    return normalize_with_omissions(args, tool_call_id)[0]
+
+
+def normalize_with_omissions(
+    args: Mapping[str, Any], tool_call_id: str
+) -> tuple[HumanInputRequest, list[str]]:
+    """``normalize_request``, and what the protocol's limits left out of the request (16 fields,
+    24 options, 16 KB serialized), one phrase each (``2 fields: `a`, `b` (past 16 KB)``), for
+    the model: nothing it asked for goes unshown without it being told. Never raises."""
     call_id = str(tool_call_id)
+    omitted: list[str] = []
     try:
-        return _normalize(_as_arguments(args), call_id)
+        return _normalize(_as_arguments(args), call_id, omitted), omitted
     except Exception:  # a model's junk must never end a run with a traceback
-        return HumanInputRequest(
+        request = HumanInputRequest(
             request_id=f"clarification:{call_id}",
             tool_call_id=call_id,
             question=ui_text("default_question"),
         )
+        return request, []
 
 
-def _normalize(args: Mapping[str, Any], call_id: str) -> HumanInputRequest:
+def _normalize(args: Mapping[str, Any], call_id: str, omitted: list[str]) -> HumanInputRequest:
     question = _paragraph(args.get("question"))
     context = _paragraph(args.get("context"))
     locale = detect_locale(f"{question} {context}")
     clarification_type = _clarification_type(args.get("clarification_type", args.get("type")))
-    options = _options(args.get("options"), "option")
-    fields = _fields(args.get("fields"))
+    options = _options(args.get("options"), "option", omitted, "the question")
+    fields = _fields(args.get("fields"), omitted)
     if clarification_type == "risk_confirmation" and not fields and len(options) < 2:
         # A confirmation always needs a way to say no: Cancel, which reads as the safe choice
         # (agent/protocol/risk.py); the option given goes ahead.
@@ -100,7 +113,7 @@ def _normalize(args: Mapping[str, Any], call_id: str) -> HumanInputRequest:
         context=context or None,
         locale=locale,
     )
-    return _fit(base, options, fields)
+    return _fit(base, options, fields, omitted)
 
 
 def _as_arguments(args: Any) -> Mapping[str, Any]:
@@ -143,20 +156,35 @@ def _as_items(value: Any) -> list[Any]:
     return []
 
 
-def _options(raw: Any, id_prefix: str) -> list[Option]:
-    """Distinct options (case- and width-insensitive), at most MAX_OPTIONS, ids ``{prefix}-N``."""
+def _options(raw: Any, id_prefix: str, omitted: list[str] | None = None, where: str = "") -> list[Option]:
+    """Distinct options (case- and width-insensitive), at most MAX_OPTIONS, ids ``{prefix}-N``;
+    the distinct ones past the limit are named in ``omitted`` (as options of ``where``)."""
     options: list[Option] = []
     seen: set[str] = set()
+    past: list[str] = []
     for item in _as_items(raw):
         label, value = _option_parts(item)
         if not label or fold(label) in seen or fold(value) in seen:
             continue
         # Values are matched like labels, so one option's value may not shadow another's label.
         seen.update((fold(label), fold(value)))
-        options.append(Option(id=f"{id_prefix}-{len(options) + 1}", label=label, value=value))
         if len(options) == MAX_OPTIONS:
-            break
+            past.append(label)
+            continue
+        options.append(Option(id=f"{id_prefix}-{len(options) + 1}", label=label, value=value))
+    if past and omitted is not None:
+        omitted.append(f"{_count(past, 'option')} of {where} past the first {MAX_OPTIONS}: {_names(past)}")
     return options
+
+
+def _count(items: list[Any], noun: str) -> str:
+    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
+
+
+def _names(labels: list[str], most: int = MAX_OPTIONS) -> str:
+    """``"a", "b", … and 3 more``: what was left out, short enough for a tool result."""
+    shown = ", ".join(json.dumps(cut(label, 60), ensure_ascii=False) for label in labels[:most])
+    return shown + (f" and {len(labels) - most} more" if len(labels) > most else "")
 
 
 def _option_parts(item: Any) -> tuple[str, str]:
@@ -172,8 +200,8 @@ def _option_parts(item: Any) -> tuple[str, str]:
     return label, label
 
 
-def _fields(raw: Any) -> list[FormField]:
-    """Valid, uniquely named fields, at most MAX_FIELDS."""
+def _fields(raw: Any, omitted: list[str]) -> list[FormField]:
+    """Valid, uniquely named fields, at most MAX_FIELDS (those past it named in ``omitted``)."""
     raw = maybe_json(raw)
     if isinstance(raw, Mapping) and not ({"name", "label", "type"} & set(raw)):
         # {"project_name": {...}, "deadline": "Deadline"}: a mapping from name to spec.
@@ -185,19 +213,23 @@ def _fields(raw: Any) -> list[FormField]:
         ]
     fields: list[FormField] = []
     taken: set[str] = set()
+    past: list[str] = []
     for index, item in enumerate(_as_items(raw), start=1):
         spec = item if isinstance(item, Mapping) else {"name": item}
-        field = _field(spec, index)
+        field = _field(spec, index, omitted if len(fields) < MAX_FIELDS else None)
         if field is None or fold(field.name) in taken:
             continue
         taken.add(fold(field.name))
-        fields.append(field)
         if len(fields) == MAX_FIELDS:
-            break
+            past.append(field.name)
+            continue
+        fields.append(field)
+    if past:
+        omitted.append(f"{_count(past, 'field')} past the first {MAX_FIELDS}: {_names(past)}")
     return fields
 
 
-def _field(spec: Mapping[str, Any], index: int) -> FormField | None:
+def _field(spec: Mapping[str, Any], index: int, omitted: list[str] | None = None) -> FormField | None:
     """One field from a sloppy spec, or ``None`` when it has neither name nor label."""
     given_name = scalar_text(spec.get("name")) or scalar_text(spec.get("id")) or scalar_text(spec.get("key"))
     label = _label(spec.get("label")) or _label(spec.get("title"))
@@ -207,7 +239,9 @@ def _field(spec: Mapping[str, Any], index: int) -> FormField | None:
     field_type = _field_type(spec.get("type"))
     options: list[Option] = []
     if field_type in _CHOICE_TYPES:
-        options = _options(spec.get("options", spec.get("choices")), f"{name}-option")
+        options = _options(
+            spec.get("options", spec.get("choices")), f"{name}-option", omitted, f"field `{name}`"
+        )
         if not options:
             field_type = "text"  # a select with nothing to select is a text box
     field = FormField(
@@ -267,9 +301,30 @@ def _serialized_size(request: HumanInputRequest) -> int:
     return len(json.dumps(request.to_artifact()))
 
 
-def _fit(base: HumanInputRequest, options: list[Option], fields: list[FormField]) -> HumanInputRequest:
-    """The request with its input mode, degraded (form → options → free text) until it fits."""
-    fields, options = list(fields), list(options)
+def _fit(
+    base: HumanInputRequest, options: list[Option], fields: list[FormField], omitted: list[str]
+) -> HumanInputRequest:
+    """The request with its input mode, degraded (form → options → free text) until it fits;
+    what had to go is named in ``omitted``."""
+    request = _fitted(base, list(options), list(fields))
+    limit = f"to keep the question under {MAX_SERIALIZED_BYTES // 1024} KB"
+    kept = {f.name for f in request.fields}
+    gone_fields = [f.name for f in fields if f.name not in kept]
+    if gone_fields:
+        omitted.append(f"{_count(gone_fields, 'field')}, {limit}: {_names(gone_fields)}")
+    if options and request.input_mode == "form":
+        omitted.append(f"the question's {_count(options, 'option')} (a form shows its fields, not options)")
+    elif options:
+        gone = [o.label for o in options[len(request.options) :]]
+        if gone:
+            omitted.append(f"the last {_count(gone, 'option')} of the question, {limit}: {_names(gone)}")
+    if request.input_mode == "free_text" and (fields or options):
+        omitted.append("so the question is asked as free text, with no form and no options")
+    return request
+
+
+def _fitted(base: HumanInputRequest, options: list[Option], fields: list[FormField]) -> HumanInputRequest:
+    """The request degraded (form → options → free text) until it fits (the lists are consumed)."""
     while True:
         if fields:
             request = base.model_copy(update={"input_mode": "form", "fields": fields, "options": []})

@@ -135,6 +135,9 @@ class AnswerJob(BaseModel):
     response: HumanInputResponse
     sender: Sender
     text: str  # what the agent reads as this turn's message
+    # the question's message is still to be closed (an operator cancelled it where the platform
+    # is not configured): the replica that runs this turn closes it first
+    close_message: bool = False
 
 
 class InboundAnswer(BaseModel):

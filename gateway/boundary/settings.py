@@ -18,13 +18,27 @@ import json
 from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BeforeValidator, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 #: A token shape the log redactor masks wherever it appears: (needle, regular expression,
 #: replacement). The pattern runs only on lines whose lower-cased text holds the needle (a literal
 #: every match contains; None: every line), so a shape costs almost nothing on other lines.
 TokenShape = tuple[str | None, str, str]
+
+
+def _streaming_word(value: Any) -> Any:
+    """``streaming: off`` as YAML reads it (the boolean false; ``on``: true) and ``on`` as written:
+    YAML 1.1 turns the bare words into booleans, so ``off`` must not be refused as ``False``."""
+    if value is True or (isinstance(value, str) and value.strip().lower() == "on"):
+        return "auto"
+    if value is False:
+        return "off"
+    return value
+
+
+#: ``auto`` (``on``, YAML's ``true``) or ``off`` (YAML's ``false``): whether runs are shown live.
+Streaming = Annotated[Literal["auto", "off"], BeforeValidator(_streaming_word)]
 
 
 class PlatformSettings(BaseSettings):
@@ -54,7 +68,7 @@ class PlatformSettings(BaseSettings):
 
     enabled: bool | None = None  # None: enabled when credentials are present
     # streamed replies and live progress on this platform (None: the bot's ``streaming``)
-    streaming: Literal["auto", "off"] | None = None
+    streaming: Streaming | None = None
     allowed_users: Annotated[list[str], NoDecode] = Field(default_factory=list)
     allowed_chats: Annotated[list[str], NoDecode] = Field(default_factory=list)
 

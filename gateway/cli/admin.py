@@ -108,7 +108,8 @@ async def _run(config: GatewayConfig, args: argparse.Namespace) -> Any:
             return await admin.threads(args.chat)
         if name == "pending":
             if args.cancel:
-                return await admin.cancel(args.cancel, await _adapters(config, admin))
+                adapters, unavailable = await _adapters(config, admin)
+                return await admin.cancel(args.cancel, adapters, unavailable)
             return await admin.pending()
         if name == "backlog":
             if args.redrive:
@@ -147,19 +148,21 @@ async def _identity(config: GatewayConfig, admin: Any, forget: str | None) -> An
     ]
 
 
-async def _adapters(config: GatewayConfig, admin: Any) -> dict[str, Any]:
-    """The configured platforms' adapters (not started: only sending), to close a question message."""
+async def _adapters(config: GatewayConfig, admin: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """The configured platforms' adapters (not started: only sending), to close a question message,
+    and why each one that could not be built was not (a running replica closes it then)."""
     from clarigate.gateway.flow.intake import Gateway
     from clarigate.gateway.runtime.app import build_adapter
 
     gateway = Gateway(config, admin.store, _NoRunner())
-    adapters = {}
+    adapters: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
     for platform in config.enabled_platforms():
         try:
             adapters[platform] = build_adapter(platform, config, gateway)
-        except Exception:  # noqa: S112 (the decline stands without the message update)
-            continue
-    return adapters
+        except Exception as exc:  # the decline stands; the replica closes the message
+            unavailable[platform] = f"{platform} could not be set up here ({type(exc).__name__})"
+    return adapters, unavailable
 
 
 class _NoRunner(AgentRunner):

@@ -138,15 +138,24 @@ class Admin:
         _, *counts = await pipe.execute()
         return [int(count) for count in counts]
 
-    async def cancel(self, request_id: str, adapters: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def cancel(
+        self,
+        request_id: str,
+        adapters: dict[str, Any] | None = None,
+        unavailable: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         """Close an open clarification as declined; the agent's next turn is queued with the decline.
 
-        With the platform's adapter (``adapters``), the question message is closed at once too.
+        With the platform's adapter (``adapters``), the question message is closed at once too;
+        without it (the platform is not configured here, or ``unavailable`` says why it could not
+        be built) the replica that runs the queued turn closes it, and the result says so.
         """
         record = await self.store.get_pending(request_id)
         if record is None or record.status != "pending":
             raise AdminError(f"no open clarification {request_id!r} (see `clarigate admin pending`)")
-        by = answered_by(record.conversation.platform, OPERATOR)
+        platform = record.conversation.platform
+        adapter = (adapters or {}).get(platform)
+        by = answered_by(platform, OPERATOR)
         response = answer_declined(record.request, by, "cancelled")  # as a Cancel click declines
         inbound_id = f"answer:{request_id}"
         payload = AnswerJob(
@@ -156,6 +165,7 @@ class Admin:
             response=response,
             sender=OPERATOR,
             text=run_text_for(record, response),
+            close_message=adapter is None,
         ).model_dump_json()
         claim = await self.store.claim_answer(
             request_id, OPERATOR, response, followup=(inbound_id, record.conversation.thread_key, payload)
@@ -164,16 +174,24 @@ class Admin:
             raise AdminError(f"clarification {request_id!r} was {claim.status.replace('_', ' ')} meanwhile")
         metrics.DECLINED.inc()
         result: dict[str, Any] = {"request_id": request_id, "cancelled": True, "message_closed": False}
-        adapter = (adapters or {}).get(record.conversation.platform)
-        if adapter is not None:
-            view = view_of(claim.record)
-            closed = ClarificationClosed(view=view, answered_line=answered_line(view))
-            try:
-                await adapter.send(record.conversation, closed)
-                result["message_closed"] = True
-            except Exception as exc:  # the decline stands; the agent's turn still tells the chat
-                result["message_error"] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if adapter is None:
+            why = (unavailable or {}).get(platform) or self._not_configured(platform)
+            result["message_note"] = f"{why}: the replica that runs the agent's next turn closes it"
+            return result
+        view = view_of(claim.record)
+        closed = ClarificationClosed(view=view, answered_line=answered_line(view))
+        try:
+            await adapter.send(record.conversation, closed)
+            result["message_closed"] = True
+        except Exception as exc:  # the decline stands; the agent's turn still tells the chat
+            result["message_error"] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return result
+
+    def _not_configured(self, platform: str) -> str:
+        """Why this process has no adapter for ``platform``: its credentials are not set here."""
+        known = self.config.known_platforms().get(platform)
+        hint = known.credential_hint() if known is not None else ""
+        return f"{platform} is not configured here" + (f" (it needs {hint})" if hint else "")
 
     # --- the stream ---------------------------------------------------------------------------
 

@@ -309,12 +309,22 @@ class Dispatcher:
         conv = turn.conversation = job.conversation
         set_log_context(platform=conv.platform, chat=conv.chat_id, thread_id=job.thread_id)
         set_log_context(request_id=job.request_id)
+        if job.close_message and job.request_id:
+            await self._close_message(conv, job.request_id)
         if not await self.control.is_current(conv, job.thread_id):
             # claimed just before /new: the old thread's answer is not run into the new conversation
             text = notice_for_text("answer_after_restart", job.text)
             turn.add(TextReply(text=text))
             return
         await self.agent_run.run(conv, job.thread_id, job.text, job.response, job.sender, turn)
+
+    async def _close_message(self, conv: Conversation, request_id: str) -> None:
+        """Close a question's message that the one who closed the question could not reach."""
+        record = await self.store.get_pending(request_id)
+        if record is not None:
+            view = view_of(record)
+            closed = ClarificationClosed(view=view, answered_line=answered_line(view))
+            await self.outbox.send_quietly(conv, closed)
 
     @staticmethod
     def _is_open_for(record: PendingRecord, msg: InboundMessage) -> bool:

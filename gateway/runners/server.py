@@ -27,6 +27,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -53,6 +54,9 @@ START_KEY = "clarigate_start"  # messages the thread held before the run (where 
 HUMAN_KEY = "clarigate_human_id"
 #: How many of a thread's latest runs are searched for the one an inbound id started.
 RUNS_SEARCHED = 20
+#: How long the start waits for the server's answer: a server that is down (the SDK retries its
+#: connection for ~8 s) does not hold the start, and messages are kept until it answers.
+START_CHECK_SECONDS = 2.0
 _NAMESPACE = uuid.UUID("6f0d3c1e-6c1b-4d59-9b7c-3a1f0f9a2c41")
 
 
@@ -107,6 +111,8 @@ class LangGraphServerRunner(AgentRunner):
         self.settings = settings
         self.url = settings.server_url
         self.shipped: bool | None = None  # the assistant runs clarigate's server graph (once checked)
+        self._answered = False  # the server answered ``/ok`` in the last ``check``
+        self._started = False
         self.bot_id = bot_id
         self._client = get_client(
             url=self.url,
@@ -117,12 +123,20 @@ class LangGraphServerRunner(AgentRunner):
 
     async def start(self) -> None:
         """Check the server: a refused key or an unknown assistant stops the start; a server that
-        does not answer yet only makes ``/readyz`` fail (messages are kept until it answers)."""
-        problems = await self.check()
+        does not answer yet only makes ``/readyz`` fail (messages are kept until it answers).
+        Once started, a second call does nothing (the server is not asked twice)."""
+        if self._started:
+            return
+        try:
+            problems = await asyncio.wait_for(self.check(), START_CHECK_SECONDS)
+        except TimeoutError:
+            where = f"{self.ready_where} (agent.server_url / LANGGRAPH_URL)"
+            problems = [f"the LangGraph server at {where} does not answer yet"]
         if problems and self.shipped is not None:  # the server answered: settings that do not apply
             raise SettingsDoNotApply(problems)
-        if problems and await self.ping():
+        if problems and self._answered:  # it answers, but not for this assistant
             raise RuntimeError("; ".join(problems))
+        self._started = True
         for problem in problems:
             log.warning("%s: messages wait until it answers", problem)
         log.info(
@@ -134,8 +148,10 @@ class LangGraphServerRunner(AgentRunner):
     async def check(self) -> list[str]:
         """What is wrong with the server settings (for ``doctor``): URL, key, assistant."""
         s, url = self.settings, self.url
+        self._answered = False
         try:
             await self._client.http.get("/ok")
+            self._answered = True
         except Exception as exc:
             if _status(exc) in (401, 403):
                 return [f"the LangGraph server at {url} refused the API key (LANGGRAPH_API_KEY)"]
@@ -169,13 +185,20 @@ class LangGraphServerRunner(AgentRunner):
                 return False
             raise
 
+    @property
+    def ready_where(self) -> str:
+        """Where ``/readyz`` looked for the server: its URL without credentials."""
+        parts = urlsplit(self.url)
+        host = parts.netloc.rpartition("@")[2]  # user and password left out
+        return parts._replace(netloc=host).geturl()
+
     async def ping(self) -> bool:
-        """True when the server answers ``/ok`` (for ``/readyz``)."""
+        """True when the server answers ``/ok`` (for ``/readyz``, which says when it stops)."""
         try:
             await self._client.http.get("/ok")
             return True
-        except Exception:
-            log.warning("the LangGraph server at %s does not answer", self.url)
+        except Exception as exc:
+            log.debug("the LangGraph server at %s does not answer: %s", self.ready_where, exc)
             return False
 
     async def pending_request(self, thread_id: str) -> HumanInputRequest | None:

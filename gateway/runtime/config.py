@@ -20,7 +20,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from clarigate.agent import placement
 from clarigate.agent.settings import AgentOptions, AgentSettings
 from clarigate.gateway.boundary import registry
-from clarigate.gateway.boundary.settings import PlatformSettings
+from clarigate.gateway.boundary.settings import PlatformSettings, Streaming
 from clarigate.gateway.runtime import sections
 
 # --- the bot's whole configuration -------------------------------------------------------------
@@ -125,7 +125,7 @@ class GatewayConfig(BaseSettings):
     # "auto": replies are streamed as the model writes them and tool steps shown, natively where the
     # platform can (Slack's chat stream, Telegram drafts, Feishu streaming cards), else by edits of
     # one message; "off": the whole reply at once, after "working…" (each platform may override)
-    streaming: Literal["auto", "off"] = "auto"
+    streaming: Streaming = "auto"  # YAML's bare ``off`` / ``on`` (booleans to YAML) read as meant
     max_body_bytes: int = Field(1024 * 1024, gt=0)
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["debug", "info", "warning", "error"] = "info"  # --log-level overrides

@@ -34,6 +34,10 @@ RUN_LIMITS = Counter("clarigate_run_limits_total", "Agent runs ended by a limit"
 # outcome: sent | fallback (a question sent as its text fallback); abandoned ones are counted
 # in clarigate_deliveries_given_up_total{platform}
 DELIVERIES = Counter("clarigate_deliveries_total", "Replies, questions and errors delivered", ["outcome"])
+# a worker process that exited unasked (started again until too many die: runtime/supervise.py)
+WORKER_PROCESS_DEATHS = Counter(
+    "clarigate_worker_process_deaths_total", "Worker processes that exited unasked"
+)
 DELIVERY_RETRIES = Counter(
     "clarigate_delivery_retries_total", "Deliveries retried after a transient platform failure"
 )

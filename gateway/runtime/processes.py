@@ -14,8 +14,9 @@ core the replica may use, so a burst of runs uses them all) and, for each:
 - hands it the read end of a pipe it never writes to: when the web process is gone however it
   went (SIGKILL included), the pipe reads end-of-file and the worker exits at once, as it would
   have died with it in one process (its jobs are claimed by another replica once stale);
-- forwards SIGTERM (and SIGINT, SIGHUP) so both drain at once, waits for it to finish, and
-  stops itself when the worker exits on its own (the exit status says why).
+- forwards SIGTERM (and SIGINT, SIGHUP) so both drain at once and waits for it to finish;
+- starts it again when it exits on its own, and stops itself when that happens too often
+  (``clarigate.gateway.runtime.supervise``).
 """
 
 from __future__ import annotations
@@ -41,13 +42,22 @@ log = logging.getLogger("clarigate.gateway.runtime.serve")
 
 #: How long a question to the worker process (health, readiness) may take.
 ASK_TIMEOUT = 2.0
+#: How long each process's ``/readyz`` waits for each of its dependencies before calling it down:
+#: under ``ASK_TIMEOUT``, so a worker process says in time which dependency does not answer
+#: (rather than being "not answering" itself), and a probe gets the replica's answer in ~2 s.
+CHECK_SECONDS = 1.5
 #: How often the web process looks whether the worker process is still there (seconds).
 WATCH_SECONDS = 0.2
+#: How long a worker process that stopped answering is watched for its exit before it counts as hung.
+DYING_SECONDS = 1.0
 #: Beyond the shutdown grace, how long the worker process gets to hand its jobs back and exit.
 EXIT_MARGIN_SECONDS = 10.0
 #: The worker process's niceness: when both want a CPU, the kernel runs the web process first,
-#: so an ack waits for no run (the worker gets the rest, which is all of it between acks).
+#: so an ack waits for no run (the worker gets the rest, which is all of it between acks). Set
+#: on its scheduling autogroup too: a session of its own is an autogroup of its own, where the
+#: kernel weighs autogroups against each other, not the niceness of their processes.
 WORKER_NICENESS = 10
+AUTOGROUP_FILE = "/proc/self/autogroup"
 #: ``worker_processes: auto`` starts one per usable core, at most this many (each holds the
 #: agent, the SDKs and its runs: ~115–280 MB before its first run).
 AUTO_MAX_WORKER_PROCESSES = 4
@@ -107,6 +117,8 @@ class WorkerProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.stopping = False
+        self.started = False  # answered /healthz once (``wait_started``)
+        self.restarting = False  # dead or starting again (``supervise``): not a health problem
         self._parent_end: int | None = None
         self._http: httpx.AsyncClient | None = None
 
@@ -164,6 +176,7 @@ class WorkerProcess:
             if code is not None:
                 raise WorkerExited(code)
             if await self._answers("/healthz") is not None:
+                self.started = True
                 return
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the worker process did not start within {timeout:.0f} s")
@@ -189,11 +202,16 @@ class WorkerProcess:
 
     async def health_problems(self, path: str = "/healthz") -> dict[str, str]:
         """What the worker's ``/healthz`` (or ``/readyz``) reports failing; ``{}`` when it is well."""
-        if self.exit_code is not None:
-            return {"worker": f"exited with status {self.exit_code}"}
+        if self.restarting or self.exit_code is not None:
+            return {}  # dead or starting again: the web process restarts it (``supervise``)
+        if not self.started:  # alive, not ready yet (``serve`` bounds its start)
+            return {"worker": "starting"} if path == "/readyz" else {}
         response = await self._answers(path)
-        if response is None:
-            return {"worker": "not answering"}
+        if response is None:  # killed just now (its socket closes before it is reaped)? Then it
+            # is being started again: look a little longer before calling it hung
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.watch(), DYING_SECONDS)
+            return {} if self.restarting or self.exit_code is not None else {"worker": "not answering"}
         if response.status_code == 200:
             return {}
         failed: Any = {}
@@ -225,7 +243,8 @@ class WorkerProcess:
             self.proc.kill()
             code = await self.watch()
         await self.close()
-        return code
+        # ended by the stop signal before its start was done: it ran nothing, a clean stop
+        return 0 if code is not None and code < 0 and not self.started else code
 
     async def close(self) -> None:
         """Release the HTTP client and the pipe (the worker, if still running, then exits)."""
@@ -241,19 +260,19 @@ class WorkerGroup:
     """The worker processes of this ``serve``: started, asked, watched and stopped together.
 
     ``workers`` (runs in flight per replica) is shared out among them, each its own consumer of
-    the replica's jobs. One that exits on its own ends the replica (``watch``), as one worker
-    process did: a replica is whole or restarted.
+    the replica's jobs. One that exits on its own is started again (``supervise.keep_running``).
     """
 
     def __init__(self, args: list[str], count: int, runs: int) -> None:
         count = max(1, count)
         shares = [runs // count + (1 if i < runs % count else 0) for i in range(count)]
         self.processes = [WorkerProcess(args, {"CLARIGATE_WORKERS": str(max(1, n))}) for n in shares]
+        self._stopping = False
 
     @property
     def stopping(self) -> bool:
         """True once a stop signal was passed on."""
-        return any(worker.stopping for worker in self.processes)
+        return self._stopping or any(worker.stopping for worker in self.processes)
 
     def start(self) -> None:
         """Start the first worker process (it starts while the web process does); the others
@@ -264,18 +283,11 @@ class WorkerGroup:
     async def wait_started(self, timeout: float) -> None:  # noqa: ASYNC109 (a start-up budget)
         """Return once every one answers ``/healthz``; ``WorkerExited`` if one ends first."""
         await self.processes[0].wait_started(timeout)
+        if self.stopping:  # stopped while the first one started: the others are not started
+            return
         for worker in self.processes[1:]:
             worker.start()
         await asyncio.gather(*(worker.wait_started(timeout) for worker in self.processes[1:]))
-
-    async def watch(self) -> int:
-        """Wait until one of them ends; its exit status."""
-        while True:
-            for worker in self.processes:
-                code = worker.exit_code
-                if code is not None:
-                    return code
-            await asyncio.sleep(WATCH_SECONDS)
 
     async def health_problems(self, path: str = "/healthz") -> dict[str, str]:
         """What their ``/healthz`` (or ``/readyz``) report failing (named by worker process when
@@ -290,7 +302,8 @@ class WorkerGroup:
         }
 
     def forward(self, sig: int) -> None:
-        """Pass a stop signal on to every one."""
+        """Pass a stop signal on to every one (none is started again after it)."""
+        self._stopping = True
         for worker in self.processes:
             worker.forward(sig)
 
@@ -351,11 +364,13 @@ def serve_pid() -> int:
 
 def exit_with_parent(fd: int) -> None:
     """In the worker process: exit at once when the web process is gone (the pipe reads EOF);
-    meanwhile, yield the CPU to it (``WORKER_NICENESS``)."""
+    meanwhile, yield the CPU to it (``WORKER_NICENESS``, on its autogroup too where there is one)."""
     global _web_pid
     _web_pid = os.getppid()
     with contextlib.suppress(OSError):  # never refused when lowering one's own priority; just in case
         os.nice(WORKER_NICENESS)
+    with contextlib.suppress(OSError):  # absent without autogroup scheduling (or not Linux)
+        Path(AUTOGROUP_FILE).write_text(f"{WORKER_NICENESS}\n")
     loop = asyncio.get_running_loop()
 
     def gone() -> None:

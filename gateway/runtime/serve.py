@@ -46,13 +46,9 @@ from clarigate.gateway.runtime.preflight import (
     wait_for_postgres,
     wait_for_redis,
 )
-from clarigate.gateway.runtime.processes import (
-    WorkerExited,
-    WorkerGroup,
-    exit_with_parent,
-    worker_process_count,
-)
-from clarigate.gateway.web.server import HttpMetrics, build_app, gateway_lifespan, metrics_route
+from clarigate.gateway.runtime.processes import WorkerExited, WorkerGroup, exit_with_parent
+from clarigate.gateway.runtime.supervise import keep_running, planned_worker_processes
+from clarigate.gateway.web.server import build_app, gateway_lifespan, metrics_server_on
 
 log = logging.getLogger("clarigate.gateway.runtime.serve")
 
@@ -166,7 +162,7 @@ async def _serve(
         await _wait_for_stores(config)
         if role == "split":
             await _claim_identity(config)  # refused here, nothing is started (the workers check again)
-            worker = WorkerGroup(worker_args, worker_process_count(config.worker_processes), config.workers)
+            worker = WorkerGroup(worker_args, planned_worker_processes(config), config.workers)
             worker.start()  # it starts (imports, the agent, the platforms) while this one does
         try:
             gateway = build_gateway(config)
@@ -212,11 +208,6 @@ async def _run(
         _announce(gateway, config, role, worker)
     jobs = role in ("all", "worker")
     await _start(gateway, config, jobs=jobs, receive=role != "worker", claim=role != "split")
-    if worker is not None:
-        try:
-            await worker.wait_started(max(120.0, config.startup_wait_seconds + 60))
-        except TimeoutError as exc:
-            raise StartFailure(ExitCode.UNEXPECTED, str(exc)) from exc
     grace = config.shutdown_grace_seconds
     app = build_app(
         gateway,
@@ -296,10 +287,11 @@ async def _serve_until_stopped(
     Returns the worker process's exit status when it exited on its own (empty otherwise).
     """
     exited: list[int] = []
-    watching = _watch_worker(server, worker, exited) if worker is not None else None
+    budget = max(120.0, config.startup_wait_seconds + 60)
+    watching = _watch_worker(server, worker, exited, budget) if worker is not None else None
     sampler = OpsSampler(gateway, config.redis_url)
     sampler.start()
-    metrics_server = _metrics_server(config, metrics_sock)
+    metrics_server = metrics_server_on(config.bot_id, metrics_sock)
     metrics_task = (
         asyncio.create_task(metrics_server.serve(sockets=[metrics_sock]))
         if metrics_server is not None and metrics_sock is not None
@@ -320,13 +312,27 @@ async def _serve_until_stopped(
     return exited
 
 
-def _watch_worker(server: GracefulServer, worker: WorkerGroup, exited: list[int]) -> asyncio.Task[None]:
-    """Pass stop signals on to the worker process, and stop the server when it exits unasked
-    (its status goes into ``exited``)."""
+def _watch_worker(
+    server: GracefulServer, worker: WorkerGroup, exited: list[int], budget: float
+) -> asyncio.Task[None]:
+    """Pass stop signals on to the worker processes; stop the server when they do not start
+    within ``budget`` seconds, or die too often once started (a dead one is restarted:
+    ``supervise``; the status goes into ``exited``). The port is not held for their start:
+    webhooks are queued meanwhile (``/readyz`` says they are starting)."""
     server.on_signal = worker.forward
 
     async def stop_with_worker() -> None:
-        code = await worker.watch()
+        try:
+            await worker.wait_started(budget)  # the others are started once the first answers
+        except (TimeoutError, WorkerExited) as exc:  # one that exits says why itself
+            if worker.stopping:
+                return  # stopped while starting: a clean stop
+            if isinstance(exc, TimeoutError):
+                log.error("%s: stopping", exc)
+            exited.append(exc.code if isinstance(exc, WorkerExited) else int(ExitCode.UNEXPECTED))
+            server.should_exit = True
+            return
+        code = await keep_running(worker)
         if not worker.stopping:
             exited.append(code)
             log.error("the worker process exited with status %d: stopping", code)
@@ -339,26 +345,6 @@ _ROLE_LINES = {
     "web": "web only (HTTP, platforms): agent runs are left to worker processes on the same Redis",
     "worker": "worker only (agent runs): messages come in through web processes on the same Redis",
 }
-
-
-class _SecondServer(uvicorn.Server):
-    """The metrics port's server: the main server owns the signals and stops this one."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        """Leave the signal handlers to the main server."""
-        yield
-
-
-def _metrics_server(config: GatewayConfig, sock: socket.socket | None) -> uvicorn.Server | None:
-    """``/metrics`` alone, on ``metrics_port`` (None when metrics share the main port)."""
-    if sock is None:
-        return None
-    from starlette.applications import Starlette
-
-    app = HttpMetrics(Starlette(routes=[metrics_route(config.bot_id)]), ["/metrics"])
-    host, port = sock.getsockname()[:2]
-    return _SecondServer(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off"))
 
 
 async def _start(

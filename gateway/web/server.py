@@ -12,13 +12,16 @@ counted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Generator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+import uvicorn
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -32,12 +35,12 @@ from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.app import freeze_startup_objects
 from clarigate.gateway.runtime.ops import exposition, liveness_problems
-from clarigate.gateway.runtime.processes import WorkerGroup
+from clarigate.gateway.runtime.processes import CHECK_SECONDS, WorkerGroup
 
 log = logging.getLogger(__name__)
 
-#: How long ``/readyz`` waits for each dependency before calling it down.
-READY_TIMEOUT = 2.0
+#: How long ``/readyz`` waits for each dependency before calling it down (see ``CHECK_SECONDS``).
+READY_TIMEOUT = CHECK_SECONDS
 
 
 class BodyLimit:
@@ -225,29 +228,66 @@ def _healthz(gateway: Gateway, worker: WorkerGroup | None) -> Callable[[Request]
 
 
 def _readyz(gateway: Gateway, worker: WorkerGroup | None) -> Callable[[Request], Awaitable[Response]]:
-    """``GET /readyz``: the store and (where jobs run) the agent answer, each within ``READY_TIMEOUT``."""
+    """``GET /readyz``: the store and (where jobs run) the agent answer, each within ``READY_TIMEOUT``,
+    asked at the same time as the worker processes' own (so the whole answer takes ~2 s at most).
+    A dependency that goes down or comes back is logged once, not on every probe."""
+    changes = ReadinessLog()
 
     async def readyz(request: Request) -> Response:
-        problems = {}
-        agent = getattr(gateway.runner, "ready_name", "checkpointer")  # "agent_server" for a server
-        checks: list[tuple[str, Callable[[], Any]]] = [("store", gateway.store.ping)]
-        if gateway.runs_jobs:  # the agent is built where jobs run
-            checks.append((agent, gateway.runner.ping))
-        results = await asyncio.gather(*(_answers(check) for _, check in checks))
-        for (name, _), ok in zip(checks, results, strict=True):
-            if not ok:
-                problems[name] = "unreachable"
-                if name == "store":
-                    metrics.STORE_ERRORS.labels(operation="ping").inc()
-                else:
-                    metrics.CHECKPOINTER_ERRORS.inc()
-        if worker is not None:
-            problems.update(await worker.health_problems("/readyz"))
+        own, asked = await asyncio.gather(
+            _own_problems(gateway), worker.health_problems("/readyz") if worker else _nothing()
+        )
+        # the worker processes log their own dependencies: only whether they answer is noted here
+        changes.note({**own, **{k: v for k, v in asked.items() if k.startswith("worker")}})
+        problems = {**own, **asked}
         if problems:
             return JSONResponse({"status": "unavailable", "failed": problems}, status_code=503)
         return JSONResponse({"status": "ready"})
 
     return readyz
+
+
+async def _nothing() -> dict[str, str]:
+    return {}
+
+
+async def _own_problems(gateway: Gateway) -> dict[str, str]:
+    """This process's dependencies that do not answer within ``READY_TIMEOUT``, each named (the
+    agent by what it is: ``checkpointer``, or ``agent_server`` with where it was looked for)."""
+    runner = gateway.runner
+    agent = getattr(runner, "ready_name", "checkpointer")
+    checks: list[tuple[str, Callable[[], Any]]] = [("store", gateway.store.ping)]
+    if gateway.runs_jobs:  # the agent is built where jobs run
+        checks.append((agent, runner.ping))
+    results = await asyncio.gather(*(_answers(check) for _, check in checks))
+    problems = {}
+    for (name, _), ok in zip(checks, results, strict=True):
+        if ok:
+            continue
+        where = getattr(runner, "ready_where", None) if name == agent else None
+        problems[name] = f"unreachable ({where})" if where else "unreachable"
+        if name == "store":
+            metrics.STORE_ERRORS.labels(operation="ping").inc()
+        else:
+            metrics.CHECKPOINTER_ERRORS.inc()
+    return problems
+
+
+class ReadinessLog:
+    """One log line per change of what ``/readyz`` finds failing, not one per probe."""
+
+    def __init__(self) -> None:
+        self.failing: dict[str, str] = {}
+
+    def note(self, problems: dict[str, str]) -> None:
+        """Log what started failing (WARNING; a worker process starting: INFO) and what answers
+        again (INFO) since the last probe."""
+        for name, why in problems.items():
+            if self.failing.get(name) != why:
+                log.log(logging.INFO if why == "starting" else logging.WARNING, "not ready: %s %s", name, why)
+        for name in self.failing.keys() - problems.keys():
+            log.info("ready again: %s answers", name)
+        self.failing = dict(problems)
 
 
 def metrics_route(bot_id: str) -> Route:
@@ -306,9 +346,28 @@ def gateway_lifespan(
 
 
 async def _answers(check: Callable[[], Any]) -> bool:
-    """True when ``check()`` returns truthy within ``READY_TIMEOUT`` without raising."""
+    """True when ``check()`` returns truthy within ``READY_TIMEOUT`` without raising (what failed
+    is logged by ``ReadinessLog``, once per change)."""
     try:
         return bool(await asyncio.wait_for(check(), READY_TIMEOUT))
-    except Exception:
-        log.warning("readiness check failed", exc_info=True)
+    except Exception as exc:
+        log.debug("readiness check failed: %s: %s", type(exc).__name__, exc)
         return False
+
+
+class _SecondServer(uvicorn.Server):
+    """The metrics port's server: the main server owns the signals and stops this one."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        """Leave the signal handlers to the main server."""
+        yield
+
+
+def metrics_server_on(bot_id: str, sock: socket.socket | None) -> uvicorn.Server | None:
+    """``/metrics`` alone, on ``metrics_port`` (None when metrics share the main port)."""
+    if sock is None:
+        return None
+    app = HttpMetrics(Starlette(routes=[metrics_route(bot_id)]), ["/metrics"])
+    host, port = sock.getsockname()[:2]
+    return _SecondServer(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off"))

@@ -118,7 +118,11 @@ def test_served_as_the_image_runs_it(tmp_path: Path, bot_id: str, checkpoint_sch
         output = server.stdout.read() if server.stdout and not healthy else ""
         assert healthy, f"the image's health probe never passed; output:\n{output}"
 
-        status, body = get(f"http://127.0.0.1:{port}/readyz")
+        for _ in range(120):  # the port opens first; the worker process is ready a little later
+            status, body = get(f"http://127.0.0.1:{port}/readyz")
+            if status == 200:
+                break
+            time.sleep(0.5)
         assert (status, json.loads(body)["status"]) == (200, "ready"), body
         # Ready means the checkpoint database was reached: the saver made its tables there.
         with psycopg.connect(POSTGRES) as conn:

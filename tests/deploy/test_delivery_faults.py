@@ -76,7 +76,7 @@ class Replicas:
         }
 
     async def launch(self) -> subprocess.Popen[bytes]:
-        """One more replica, answering ``/healthz``."""
+        """One more replica, ready (``/readyz``: its worker processes have started too)."""
         port = free_port()
         cmd = serve_command(port)
         log = open(Path(self.env["CLARIGATE_DATA_DIR"]).parent / f"replica-{port}.log", "wb")  # noqa: SIM115, ASYNC230
@@ -88,7 +88,7 @@ class Replicas:
             async def healthy() -> bool:
                 assert proc.poll() is None, "the replica exited"
                 try:
-                    return (await http.get(f"{url}/healthz")).status_code == 200
+                    return (await http.get(f"{url}/readyz", timeout=5)).status_code == 200
                 except httpx.HTTPError:
                     return False
 

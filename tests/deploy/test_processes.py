@@ -2,7 +2,8 @@
 auto``, the default with Redis), one process (``all``), or separate ``web`` and ``worker`` serves.
 
 The web process acks and enqueues, the worker runs and replies; health, readiness and metrics
-on the one port are the whole replica's; SIGTERM drains both; either dying ends the other.
+on the one port are the whole replica's; SIGTERM drains both; the web process dying ends its
+workers (a worker dying is started again: test_worker_restarts.py).
 """
 
 from __future__ import annotations
@@ -136,15 +137,6 @@ def test_only_the_web_process_opens_the_socket_mode_connection(bot, fake_slack):
     assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}
 
 
-def test_the_worker_process_exiting_stops_the_web_process_with_a_failing_status(bot):  # noqa: F811
-    prefix, sent, launch = bot
-    proc, url = launch(CLARIGATE_WORKER_PROCESSES="1")
-    (worker,) = children(proc.pid)
-    os.kill(worker, signal.SIGKILL)  # the OOM killer, say
-    assert proc.wait(timeout=30) == ExitCode.UNEXPECTED
-    assert "the worker process exited with status -9: stopping" in proc.stdout.read().decode()
-
-
 def test_the_web_process_killed_takes_its_worker_with_it(bot):  # noqa: F811
     prefix, sent, launch = bot
     proc, url = launch(CLARIGATE_WORKER_PROCESSES="1")
@@ -167,6 +159,50 @@ def test_health_names_a_worker_process_that_stopped_answering(bot):  # noqa: F81
     assert (health.status_code, health.json()["failed"]) == (503, {"worker": "not answering"})
     assert (ready.status_code, ready.json()["failed"]) == (503, {"worker": "not answering"})
     assert httpx.get(f"{url}/healthz", timeout=10).json() == {"status": "ok"}
+
+
+def test_with_the_langgraph_server_down_webhooks_are_queued_at_once_and_readiness_names_it(bot):  # noqa: F811
+    """The port opens while the worker process still waits for the server (the SDK retries it),
+    messages are accepted and queued meanwhile; then the worker answers for itself in time,
+    naming the server, and the replica logs the state once, not on every probe."""
+    prefix, sent, launch = bot
+    where = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    proc, url = launch(started=False, LANGGRAPH_URL=where, CLARIGATE_WORKER_PROCESSES="1")
+    said = httpx.post(f"{url}/test/say", json={"chat": "c1", "text": "hello", "event_id": "q1"}, timeout=10)
+    assert said.json() == {"outcome": "accepted"}
+    # accepted before the worker process had started
+    assert httpx.get(f"{url}/readyz", timeout=10).json()["failed"] == {"worker": "starting"}
+
+    server_down = {"agent_server": f"unreachable ({where})"}
+    wait_until(
+        lambda: httpx.get(f"{url}/readyz", timeout=10).json().get("failed") == server_down,
+        120,
+        "the worker process to say the LangGraph server is down",
+    )
+    for _ in range(4):  # the worker answers in time: never "not answering"
+        ready = httpx.get(f"{url}/readyz", timeout=10)
+        assert (ready.status_code, ready.json()["failed"]) == (503, server_down)
+    assert httpx.get(f"{url}/healthz", timeout=10).json() == {"status": "ok"}  # alive, not ready
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    output = proc.stdout.read().decode()
+    assert "Traceback" not in output
+    assert len([line for line in output.splitlines() if "not ready: agent_server" in line]) == 1, output
+
+
+def test_a_stop_while_the_worker_process_starts_is_a_clean_stop(bot):  # noqa: F811
+    prefix, sent, launch = bot
+    where = f"http://127.0.0.1:{free_port()}"  # the worker's start waits for it a while
+    proc, url = launch(started=False, LANGGRAPH_URL=where, CLARIGATE_WORKER_PROCESSES="2")
+    assert httpx.get(f"{url}/readyz", timeout=10).json()["failed"] == {
+        "worker 1": "starting",
+        "worker 2": "starting",
+    }
+    workers = children(proc.pid)
+    assert len(workers) == 1  # the second is started once the first has
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0, proc.stdout.read().decode()
+    assert all(gone(pid) for pid in workers)
 
 
 def runs_started(url: str) -> float:

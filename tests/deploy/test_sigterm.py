@@ -108,7 +108,7 @@ def bot(tmp_path):
     prefix = f"test-sigterm-{uuid.uuid4().hex[:10]}"
     procs: list[subprocess.Popen] = []
 
-    def launch(**env: str) -> tuple[subprocess.Popen, str]:
+    def launch(started: bool = True, **env: str) -> tuple[subprocess.Popen, str]:
         port = free_port()
         environ = {
             **{k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "FEISHU_", "TELEGRAM_"))},
@@ -135,6 +135,13 @@ def bot(tmp_path):
                 return False
 
         wait_until(healthy, 60, "clarigate serve to answer /healthz")
+        if started:  # the port opens at once; the worker processes start meanwhile
+
+            def workers_started() -> bool:
+                failed = httpx.get(f"{url}/readyz", timeout=5).json().get("failed") or {}
+                return not any(why == "starting" for why in failed.values())
+
+            wait_until(workers_started, 60, "the worker processes to start")
         return proc, url
 
     yield prefix, tmp_path / "sent.jsonl", launch

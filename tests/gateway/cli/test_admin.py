@@ -70,11 +70,36 @@ async def test_threads_pending_and_cancel(make_gateway, redis_stores, cli):
     assert result["message_closed"] is True
     assert chat.closed()[-1].answered_line == "✖ Cancelled by an operator"
     await gateway.drain(inbound_ids=[f"answer:{pending[0]['request_id']}"])
+    assert len(chat.closed()) == 1  # closed here: the replica does not close it again
     assert runner.calls[-1].response.response_kind == "declined"  # the agent was told
     assert chat.texts()[-1] == "got: declined"
     assert (await cli(prefix, "pending"))[1] == []
     code, text = await cli(prefix, "pending", "--cancel", pending[0]["request_id"], as_json=False)
     assert code == 1 and "no open clarification" in text
+
+
+async def test_cancel_without_the_platform_configured_says_why_and_a_replica_closes_it(
+    make_gateway, redis_stores, cli
+):
+    """Only REDIS_URL set where the admin runs: no adapter to edit the question with. The result
+    says why, and the running replica that takes the decline closes the question's message."""
+    store = redis_stores()
+    runner = ScriptedRunner(script)
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("deploy", chat="ops")
+    await gateway.drain()
+    request_id = chat.last_request().request.request_id
+
+    code, result = await cli(store.prefix, "pending", "--cancel", request_id)
+    assert code == 0 and result["cancelled"] is True and result["message_closed"] is False
+    assert result["message_note"] == (
+        "test is not configured here: the replica that runs the agent's next turn closes it"
+    )
+    await gateway.drain(inbound_ids=[f"answer:{request_id}"])
+    assert [c.answered_line for c in chat.closed()] == ["✖ Cancelled by an operator"]
+    assert chat.closed()[0].view.request.request_id == request_id
+    assert runner.calls[-1].response.response_kind == "declined"
+    assert chat.texts()[-1] == "got: declined"
 
 
 async def test_reset_thread_starts_the_chat_over(make_gateway, redis_stores, cli):

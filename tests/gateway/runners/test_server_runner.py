@@ -4,6 +4,7 @@ clarigate's harness with the scripted model: questions, approvals, interrupts, r
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
 import httpx
@@ -18,6 +19,7 @@ from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.server import LangGraphServerRunner, server_thread_id
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.web.server import build_app
+from tests.log_capture import captured_logs
 
 from ..langgraph_server.process import LangGraphServer, free_port
 
@@ -184,11 +186,19 @@ async def test_doctor_and_readyz_check_the_server(langgraph_server, monkeypatch,
     report = await run_checks(None)
     assert any("has no assistant or graph 'nope'" in p for p in report.problems)
 
-    nowhere = LangGraphServerRunner(AgentOptions(server_url=f"http://127.0.0.1:{free_port()}"))
+    where = f"http://127.0.0.1:{free_port()}"
+    nowhere = LangGraphServerRunner(AgentOptions(server_url=where))
     gateway, _ = await make_gateway(MemoryStore("lg-ready"), nowhere)
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app(gateway)), base_url="http://gw")
-    response = await client.get("/readyz")
-    assert response.status_code == 503 and response.json()["failed"] == {"agent_server": "unreachable"}
+    with captured_logs([], level=logging.INFO) as logged:
+        answers = [await client.get("/readyz") for _ in range(3)]
+    for response in answers:  # the server is named, with where it was looked for
+        assert response.status_code == 503
+        assert response.json()["failed"] == {"agent_server": f"unreachable ({where})"}
+    # one line for the change, not one (and a traceback) per probe
+    (line,) = logged.lines()
+    said = f"WARNING clarigate.gateway.web.server: not ready: agent_server unreachable ({where})"
+    assert line.endswith(said)
     await client.aclose()
     await nowhere.aclose()
 
@@ -246,3 +256,31 @@ async def test_a_server_run_streams_its_tool_step_and_answer_into_one_live_messa
     [reply] = [item for _, item in chat.sent]
     assert isinstance(reply, TextReply) and reply.text == answer and reply.live is not None
     await runner.aclose()
+
+
+async def test_a_server_that_does_not_answer_does_not_hold_the_start(monkeypatch) -> None:
+    """A server that takes the connection and never answers: the start goes on (runs wait for
+    it), saying so once, instead of waiting for the SDK's retries."""
+    from clarigate.gateway.runners import server as server_module
+
+    held: list[asyncio.StreamWriter] = []
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)  # read nothing, answer nothing
+
+    tcp = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = tcp.sockets[0].getsockname()[1]
+    monkeypatch.setattr(server_module, "START_CHECK_SECONDS", 0.5)
+    runner = LangGraphServerRunner(AgentOptions(server_url=f"http://127.0.0.1:{port}"))
+    try:
+        with captured_logs([], level=logging.WARNING) as logged:
+            await runner.start()
+        (line,) = logged.lines()
+        assert f"the LangGraph server at http://127.0.0.1:{port}" in line
+        assert "does not answer yet" in line and "messages wait until it answers" in line
+        assert held, "the start asked the server"
+    finally:
+        await runner.aclose()
+        for writer in held:
+            writer.close()
+        tcp.close()

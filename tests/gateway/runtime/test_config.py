@@ -218,3 +218,26 @@ def test_the_default_concurrency_suits_a_model_that_takes_seconds(monkeypatch) -
     monkeypatch.delenv("CLARIGATE_WORKERS", raising=False)
     # throughput ≈ concurrency ÷ model latency: tens of runs in flight keep a 2 s model busy
     assert GatewayConfig().workers >= 32
+
+
+def test_streaming_off_and_on_read_as_written_in_yaml(tmp_path):
+    """YAML 1.1 reads a bare ``off`` as false and ``on`` as true: the README's ``streaming: off``
+    turns streaming off, on the bot and on one platform, instead of being refused."""
+    config = load_config(
+        write(tmp_path, "streaming: off\ntelegram:\n  streaming: on\nslack:\n  streaming: off\n")
+    )
+    assert config.streaming == "off"
+    assert config.streams_on("telegram") is True and config.streams_on("slack") is False
+    assert config.streams_on("feishu") is False  # the bot's own setting where a platform has none
+
+
+def test_streaming_words_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLARIGATE_STREAMING", "on")
+    monkeypatch.setenv("CLARIGATE_TELEGRAM__STREAMING", "off")
+    config = load_config(write(tmp_path, "streaming: off\n"))
+    assert config.streaming == "auto" and config.streams_on("telegram") is False
+
+
+def test_a_streaming_word_that_means_nothing_is_still_refused(tmp_path):
+    with pytest.raises(ValueError, match="streaming"):
+        load_config(write(tmp_path, "streaming: sometimes\n"))

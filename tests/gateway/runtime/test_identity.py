@@ -34,9 +34,11 @@ async def bot_id():
 
 async def test_the_first_identity_is_kept_and_another_is_refused(bot_id):
     first = GatewayConfig(
-        bot_id=bot_id, telegram={"bot_token": "111:aaa"}, feishu={"app_id": "cli_a", "app_secret": "s"}
+        bot_id=bot_id,
+        telegram={"bot_token": "111:secret-of-bot-one"},
+        feishu={"app_id": "cli_a", "app_secret": "s"},
     )
-    other = GatewayConfig(bot_id=bot_id, telegram={"bot_token": "222:bbb"})
+    other = GatewayConfig(bot_id=bot_id, telegram={"bot_token": "222:secret-of-bot-two"})
     assert await platform_identities(first) == {"feishu": "app cli_a", "telegram": "bot 111"}
 
     await claim_identities(REDIS_URL, bot_id, await platform_identities(first))
@@ -46,7 +48,7 @@ async def test_the_first_identity_is_kept_and_another_is_refused(bot_id):
     message = str(clash.value)
     assert f"bot id {bot_id!r} already belongs to telegram bot 111" in message
     assert "this deployment is telegram bot 222" in message and "CLARIGATE_BOT_ID" in message
-    assert "bbb" not in message and "aaa" not in message
+    assert "secret-of-bot-two" not in message and "secret-of-bot-one" not in message
 
 
 def test_serve_refuses_a_second_identity_before_receiving(monkeypatch, capsys, bot_id, tmp_path):

@@ -13,6 +13,7 @@ from clarigate.gateway.runtime.processes import (
     usable_cpus,
     worker_process_count,
 )
+from clarigate.gateway.runtime.supervise import DEATH_LIMIT, DEATH_WINDOW_SECONDS, Deaths
 
 
 def affinity() -> int:
@@ -52,3 +53,17 @@ def test_the_runs_in_flight_are_shared_out_and_add_up_to_the_setting():
     assert shares == [86, 85, 85] and sum(shares) == 256
     few = WorkerGroup([], 4, 2)  # fewer runs than processes: each may still run one
     assert [worker.env["CLARIGATE_WORKERS"] for worker in few.processes] == ["1", "1", "1", "1"]
+
+
+def test_a_dead_worker_process_waits_longer_for_each_recent_death_and_too_many_end_the_replica():
+    deaths = Deaths()
+    assert [deaths.record(t) for t in (0.0, 1.0, 3.0, 7.0)] == [1.0, 2.0, 4.0, 8.0]
+    assert deaths.record(15.0) is None  # DEATH_LIMIT within DEATH_WINDOW_SECONDS
+    assert (DEATH_LIMIT, DEATH_WINDOW_SECONDS) == (5, 60.0)
+
+
+def test_deaths_spread_wider_than_the_limit_never_end_the_replica():
+    deaths = Deaths()
+    assert [deaths.record(61.0 * n) for n in range(20)] == [1.0] * 20
+    two_a_minute = Deaths()  # 4 in any 60 s: still one fewer than the limit
+    assert all(two_a_minute.record(15.5 * n) is not None for n in range(40))

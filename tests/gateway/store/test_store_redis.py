@@ -92,7 +92,7 @@ async def test_turnstile_counters_expire_together_and_go_once_caught_up(
     await redis_store.complete_job(first)
     seq_ttl = await raw.pttl(f"{store_prefix}:seq:k")
     next_ttl = await raw.pttl(f"{store_prefix}:next:k")
-    assert 0 < ORDER_TTL_SECONDS * 1000 - seq_ttl < 5000
+    assert 0 <= ORDER_TTL_SECONDS * 1000 - seq_ttl < 5000  # a fresh key may show its whole TTL
     assert abs(seq_ttl - next_ttl) < 1000
     await redis_store.complete_job(second)
     assert await raw.exists(f"{store_prefix}:seq:k", f"{store_prefix}:next:k") == 0  # caught up

@@ -318,3 +318,22 @@ async def test_a_client_that_leaves_before_its_body_is_read_is_neither_an_error_
     assert [r.levelno for r in caplog.records if "went away" in r.getMessage()] == [logging.INFO]
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert http_errors("/test/events") == before
+
+
+async def test_readiness_is_logged_once_per_change_not_per_probe(make_gateway):
+    from tests.log_capture import captured_logs
+
+    runner = ScriptedRunner()
+    gateway, _ = await make_gateway(MemoryStore("t"), runner, start=False)
+    async with client_for(gateway) as http:
+        with captured_logs([], level=logging.INFO) as logged:
+            runner.healthy = False
+            down = [await http.get("/readyz") for _ in range(3)]
+            runner.healthy = True
+            up = [await http.get("/readyz") for _ in range(2)]
+    assert [r.json()["failed"] for r in down] == [{"checkpointer": "unreachable"}] * 3
+    assert [r.status_code for r in up] == [200, 200]
+    lines = logged.lines()
+    assert len(lines) == 2 and "Traceback" not in logged.text()
+    assert lines[0].endswith("WARNING clarigate.gateway.web.server: not ready: checkpointer unreachable")
+    assert lines[1].endswith("INFO clarigate.gateway.web.server: ready again: checkpointer answers")

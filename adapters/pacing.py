@@ -1,0 +1,80 @@
+"""Live-update budgets shared by every replica and worker process of a bot, through the store.
+
+A platform limits live updates per scope: Telegram 20 messages a minute per group, Slack
+``chat.update`` 50 and ``chat.appendStream`` 100 a minute per workspace, Feishu 1000 calls a
+minute per app and API. Counted in one process, that budget is multiplied by the number of
+worker processes and replicas; so a ``Budget`` is cut into windows of ``period / calls`` seconds,
+the same on every process (wall-clock time), and each window holds one update of its scope,
+taken as a lease in the shared state (``AdapterState.acquire_lease``). The first to ask in a
+window has it; the others wait for the next window, once, and if that one is taken too the
+update is skipped (the next one shows newer text, the reply the whole of it).
+
+When the store does not answer, the windows are counted in this process alone, as before budgets
+were shared: updates go on, paced per process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from clarigate.gateway.boundary.port import AdapterState
+
+log = logging.getLogger(__name__)
+
+#: Scopes whose last window this process remembers at most (for when the store is down).
+MAX_LOCAL = 10_000
+
+
+@dataclass(frozen=True)
+class Budget:
+    """``calls`` live updates per ``period`` seconds in one scope (a group, a workspace's method)."""
+
+    calls: float
+    period: float
+
+    @property
+    def window(self) -> float:
+        """Seconds of one window: one update in it."""
+        return self.period / self.calls
+
+
+class SharedPace:
+    """Slots for live updates, one per budget window and scope, shared through the state that
+    ``state`` gives (read at each update: an adapter may be built before its gateway is)."""
+
+    def __init__(self, state: Callable[[], AdapterState], platform: str) -> None:
+        self.state = state
+        self.platform = platform
+        self._local: dict[str, int] = {}  # scope -> the last window taken here (store down)
+
+    async def slot(self, scope: str, budget: Budget) -> bool:
+        """True when this update of ``scope`` may go out now (it may have waited one window for
+        it); False when it is to be skipped."""
+        interval = budget.window
+        for attempt in range(2):
+            now = time.time()  # the windows are the same on every replica
+            window = int(now // interval)
+            if await self._take(scope, window, interval):
+                return True
+            if attempt == 0:
+                await asyncio.sleep((window + 1) * interval - now)
+        return False
+
+    async def _take(self, scope: str, window: int, interval: float) -> bool:
+        name = f"live-pace:{scope}:{window}"
+        try:
+            return await self.state().acquire_lease(name, uuid.uuid4().hex, math.ceil(interval) + 1)
+        except Exception as exc:  # noqa: BLE001 (the store down: this process's windows alone)
+            log.debug("%s live pace not shared for %s: %s", self.platform, scope, exc)
+        if self._local.get(scope, -1) >= window:
+            return False
+        if len(self._local) > MAX_LOCAL:
+            self._local.clear()
+        self._local[scope] = window
+        return True

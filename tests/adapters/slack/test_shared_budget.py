@@ -1,0 +1,80 @@
+"""Slack's per-workspace budgets of live updates (``chat.update`` 50 a minute, ``chat.appendStream``
+100) shared by every worker process and replica through the store, not counted in each one."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from redis.asyncio import Redis
+
+from clarigate.adapters import pacing
+from clarigate.adapters.slack import live
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.boundary.messages import Sender, TextReply
+
+from ..live_pace import REDIS_URL, SharedRedis, live_run, most_in_windows
+from .conftest import MakeWorld
+from .test_live_replies import in_thread
+
+#: A budget of 5 edits in 1.5 s (a window of 0.3 s) stands for Slack's 50 a minute: the same
+#: sharing, counted over a few seconds rather than minutes.
+QUICK = pacing.Budget(5, 1.5)
+
+
+async def test_two_processes_edit_within_one_workspace_budget(
+    shared_redis: SharedRedis, make_world: MakeWorld, monkeypatch
+):
+    monkeypatch.setattr(live, "EDIT_BUDGET", QUICK)
+    stores = shared_redis.stores(2)
+    processes = [await make_world(ScriptedRunner(), store=store) for store in stores]
+    fake = processes[0].fake
+    runs = [
+        (world.adapter, in_thread(f"1.{index}{number}", channel="C9"))
+        for index, world in enumerate(processes)
+        for number in range(4)  # four live runs in each process, all in one workspace
+    ]
+    # alone, each process would pace its four by its own count: together twice the budget
+    done = await asyncio.gather(*(live_run(a, c, live.EDIT, 5) for a, c in runs))
+    edits = [c.at for c in fake.attempts("chat.update")]
+    assert len(edits) >= 8  # every run's message moved on
+    assert len(edits) <= most_in_windows(edits, QUICK.window)
+    for (adapter, conversation), (ref, _) in zip(runs, done, strict=True):
+        await adapter.send(conversation, TextReply(text=f"Done in {conversation.topic}.", live=ref))
+    assert sorted(m["text"] for m in fake.shown()) == sorted(f"Done in {c.topic}." for _, c in runs)
+
+
+async def test_one_process_alone_streams_every_update_about_once_a_second(
+    shared_redis: SharedRedis, make_world: MakeWorld
+):
+    [store] = shared_redis.stores(1)
+    world = await make_world(ScriptedRunner(), store=store)
+    conversation = in_thread("1.1")
+    assert world.adapter.live_interval(conversation, live.STREAM) == live.LIVE_INTERVAL
+    _, updates = await live_run(
+        world.adapter, conversation, live.STREAM, 4, recipient=Sender(user_id="U1"), shown=""
+    )
+    # nothing held back or skipped: the workspace's budget has room for one run's rhythm
+    assert len(world.fake.attempts("chat.appendStream")) == updates
+    assert len(world.fake.of("chat.startStream")) == 1
+
+
+@pytest.mark.parametrize("method", ["chat.update", "chat.appendStream"])
+async def test_the_workspace_and_method_name_the_shared_window(
+    shared_redis: SharedRedis, make_world: MakeWorld, method
+):
+    [store] = shared_redis.stores(1)
+    world = await make_world(ScriptedRunner(), store=store)
+    slot = world.adapter.live._slot
+    assert await slot("T1", method)
+    assert await slot("T2", method)  # another workspace: its own budget
+    other = "chat.appendStream" if method == "chat.update" else "chat.update"
+    assert await slot("T1", other)  # another method: its own budget
+    client = Redis.from_url(REDIS_URL)
+    found = [key async for key in client.scan_iter(match=f"{shared_redis.prefix}:*live-pace:*")]
+    await client.aclose()
+    assert {key.decode().split("live-pace:")[1].rsplit(":", 1)[0] for key in found} == {
+        f"T1:{method}",
+        f"T2:{method}",
+        f"T1:{other}",
+    }
