@@ -13,15 +13,24 @@ import os
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, field_validator
 from pydantic_settings import NoDecode
 
-_TRUE = {"1", "true", "yes", "on"}
+_BOOL = TypeAdapter(bool)
 
 
-def env_flag(value: str | None) -> bool:
-    """``ALLOW_CLARIFICATION=1/true/yes/on`` and the like."""
-    return (value or "").strip().lower() in _TRUE
+def env_flag(value: str | None, name: str = "the flag") -> bool:
+    """A boolean from the environment, read as the gateway's configuration reads it (pydantic's
+    words: ``1/0``, ``true/false``, ``t/f``, ``yes/no``, ``y/n``, ``on/off``); unset or empty is
+    False, and any other word is an error naming ``name``, never a silent False."""
+    text = value or ""
+    if not text.strip():
+        return False
+    try:
+        return _BOOL.validate_python(text)
+    except ValidationError:
+        words = "true or false (1/0, yes/no, on/off)"
+        raise ValueError(f"{name}={text!r} is not a boolean: use {words}") from None
 
 
 class AgentOptions(BaseModel):
@@ -104,7 +113,7 @@ class AgentSettings(AgentOptions):
             model=env.get("LLM_MODEL") or "offline",
             checkpointer_url=env.get("CHECKPOINTER_URL") or None,
             data_dir=env.get("CLARIGATE_DATA_DIR") or ".clarigate",
-            allow_clarification=env_flag(env.get("ALLOW_CLARIFICATION")),
-            disable_clarification=env_flag(env.get("DISABLE_CLARIFICATION")),
+            allow_clarification=env_flag(env.get("ALLOW_CLARIFICATION"), "ALLOW_CLARIFICATION"),
+            disable_clarification=env_flag(env.get("DISABLE_CLARIFICATION"), "DISABLE_CLARIFICATION"),
             idempotent_tools=cls._paths(env.get("AGENT_IDEMPOTENT_TOOLS") or ()),
         )
