@@ -7,6 +7,8 @@ coerced into the bool the signature would ask for.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 CALLS: list[dict[str, Any]] = []
@@ -37,3 +39,21 @@ def typed(value: Any) -> Any:
     if isinstance(value, list):
         return [typed(v) for v in value]
     return (type(value).__name__, value)
+
+
+def approval_runner(folder: Path) -> Any:
+    """An in-process runner whose scripted model asks for ``delete_records(**ARGS)`` under
+    ``require_approval`` (approve, edit, reject), then says "Finished."."""
+    from clarigate.agent.settings import AgentSettings
+    from clarigate.gateway.runners.in_process import LangGraphRunner
+
+    script = folder / "script.json"  # JSON keeps the arguments' order (the form's fields')
+    script.write_text(json.dumps([DELETE_TURN, {"content": "Finished."}]))
+    return LangGraphRunner(
+        AgentSettings(
+            model=f"scripted:{script}",
+            checkpointer_url="memory://",
+            tools=(TOOL,),
+            require_approval={"delete_records": ["approve", "edit", "reject"]},
+        )
+    )

@@ -9,13 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from clarigate.adapters.console import ConsoleAdapter
 from clarigate.adapters.console.receive import ConsoleChat, Leave
-from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.memory import MemoryStore
 from tests.agent import approval_tools as tools
 from tests.conftest import config_for_tests
@@ -25,17 +22,8 @@ class Terminal:
     """The bot with the console adapter; ``chat`` types lines until the input ends."""
 
     def __init__(self, runner: asyncio.Runner, tmp_path: Path) -> None:
-        script = tmp_path / "script.yaml"
-        script.write_text(yaml.safe_dump([tools.DELETE_TURN, {"content": "Finished."}]))
         self.runner = runner
-        self.agent = LangGraphRunner(
-            AgentSettings(
-                model=f"scripted:{script}",
-                checkpointer_url="memory://",
-                tools=(tools.TOOL,),
-                require_approval={"delete_records": ["approve", "edit", "reject"]},
-            )
-        )
+        self.agent = tools.approval_runner(tmp_path)
         self.gateway = Gateway(config_for_tests(), MemoryStore(), self.agent)
         self.out = io.StringIO()
         self.adapter = ConsoleAdapter(self.gateway, self.out, user="ada", language="en")
@@ -61,7 +49,7 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
 
 def _answers(changes: dict[str, str]) -> list[str]:
     """Enter on every field, or the value in ``changes``, in the order the form asks them."""
-    order = sorted(tools.ARGS)  # the scripted call's arguments, as the model sent them
+    order = list(tools.ARGS)  # the scripted call's arguments, in the order the model sent them
     return [changes.get(name, "") for name in order]
 
 

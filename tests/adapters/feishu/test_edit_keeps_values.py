@@ -3,13 +3,10 @@ the real LangGraph agent (scripted model) and a tool recording its exact argumen
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
-from clarigate.agent.harness import AgentSettings
-from clarigate.gateway.runners.in_process import LangGraphRunner
 from tests.adapters.unchanged_submissions import feishu_form_value
 from tests.agent import approval_tools as tools
 
@@ -24,16 +21,7 @@ def _fresh() -> None:
 
 @pytest.fixture
 async def runner(tmp_path: Any) -> Any:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([tools.DELETE_TURN, {"content": "Finished."}]))
-    made = LangGraphRunner(
-        AgentSettings(
-            model=f"scripted:{script}",
-            checkpointer_url="memory://",
-            tools=(tools.TOOL,),
-            require_approval={"delete_records": ["approve", "edit", "reject"]},
-        )
-    )
+    made = tools.approval_runner(tmp_path)
     yield made
     await made.aclose()
 

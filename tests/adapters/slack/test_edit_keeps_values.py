@@ -8,10 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from clarigate.agent.harness import AgentSettings
-from clarigate.gateway.runners.in_process import LangGraphRunner
 from tests.adapters.unchanged_submissions import slack_state
 from tests.agent import approval_tools as tools
 
@@ -25,16 +22,7 @@ def _fresh() -> None:
 
 @pytest.fixture
 async def runner(tmp_path: Path) -> Any:
-    script = tmp_path / "script.yaml"
-    script.write_text(yaml.safe_dump([tools.DELETE_TURN, {"content": "Finished."}]))
-    made = LangGraphRunner(
-        AgentSettings(
-            model=f"scripted:{script}",
-            checkpointer_url="memory://",
-            tools=(tools.TOOL,),
-            require_approval={"delete_records": ["approve", "edit", "reject"]},
-        )
-    )
+    made = tools.approval_runner(tmp_path)
     yield made
     await made.aclose()
 

@@ -6,10 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
-from clarigate.agent.harness import AgentSettings
-from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.memory import MemoryStore
 from tests.agent import approval_tools as tools
 
@@ -22,16 +19,7 @@ def _fresh() -> None:
 
 
 async def _bench(bot_api: Any, tmp_path: Any) -> Any:
-    script = tmp_path / "script.yaml"
-    script.write_text(yaml.safe_dump([tools.DELETE_TURN, {"content": "Finished."}]))
-    runner = LangGraphRunner(
-        AgentSettings(
-            checkpointer_url="memory://",
-            model=f"scripted:{script}",
-            tools=(tools.TOOL,),
-            require_approval={"delete_records": ["approve", "edit", "reject"]},
-        )
-    )
+    runner = tools.approval_runner(tmp_path)
     store = MemoryStore(f"edit-{tmp_path.name}")
     return await open_bench(bot_api, store, runner), runner, store
 
