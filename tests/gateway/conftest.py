@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -9,6 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
+from clarigate.gateway.runtime.config import ENV_NAMES
 from clarigate.gateway.store import Store
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.store.redis import RedisStore
@@ -53,3 +55,17 @@ async def store(request: pytest.FixtureRequest, redis_url: str, store_prefix: st
     finally:
         await redis_store.close()
         await delete_prefix(redis_url, store_prefix)
+
+
+@pytest.fixture
+def clean_environment(monkeypatch, tmp_path):
+    """No operator variables from the machine; agent files in a temporary folder; no waits."""
+    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("CLARIGATE_STARTUP_WAIT_SECONDS", "0")
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)

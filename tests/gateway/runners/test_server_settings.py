@@ -4,8 +4,6 @@ graph can take, ``serve`` and ``doctor`` stop with one line naming it."""
 
 from __future__ import annotations
 
-import logging
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,12 +15,20 @@ from clarigate.agent.placement import RULES, Place
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.cli.main import main
 from clarigate.gateway.runners.server import LangGraphServerRunner
-from clarigate.gateway.runtime.config import ENV_NAMES, load_config, startup_problems
+from clarigate.gateway.runtime.config import load_config, startup_problems
 from clarigate.gateway.runtime.preflight import ExitCode
 from clarigate.gateway.store.memory import MemoryStore
 
 from ..langgraph_server.shipped import ShippedGraphServer
-from ..runtime.placement_cases import APPLIES, OTHER, SERVER, WHERE, cases, place_env, setting_env
+from ..runtime.placement_cases import (
+    APPLIES,
+    OTHER,
+    SERVER,
+    WHERE,
+    cases,
+    place_env,
+    setting_env,
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,20 +37,6 @@ def shipped_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shipped
     server.start()
     yield server
     server.stop()
-
-
-@pytest.fixture
-def clean_environment(monkeypatch, tmp_path):
-    """No operator variables from the machine; agent files in a temporary folder; no waits."""
-    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("CLARIGATE_STARTUP_WAIT_SECONDS", "0")
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def _script(tmp_path: Path, turns: list[dict]) -> str:

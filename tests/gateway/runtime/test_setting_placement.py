@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import os
 import signal
 import subprocess
@@ -20,26 +19,23 @@ from clarigate.agent.placement import RULES, SettingsDoNotApply
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.cli.chat import chat_main
 from clarigate.gateway.cli.main import main
-from clarigate.gateway.runtime.config import ENV_NAMES, load_config, startup_problems
+from clarigate.gateway.runtime.config import load_config, startup_problems
 from clarigate.gateway.runtime.preflight import ExitCode
 
-from .placement_cases import APPLIES, BUILT_IN, GRAPH, WHERE, cases, place_env, setting_env
+from .placement_cases import (
+    APPLIES,
+    BUILT_IN,
+    GRAPH,
+    WHERE,
+    cases,
+    place_env,
+    setting_env,
+)
 
 REPO = Path(__file__).parents[3]
 
 
-@pytest.fixture(autouse=True)
-def clean_environment(monkeypatch, tmp_path):
-    """No operator variables from the machine; agent files in a temporary folder; no waits."""
-    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("CLARIGATE_STARTUP_WAIT_SECONDS", "0")
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
+pytestmark = pytest.mark.usefixtures("clean_environment")
 
 
 def _set(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
