@@ -27,6 +27,7 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, GatewayPort
 from clarigate.gateway.boundary.retry import post_each_once
 
+from .agent_view import AgentView, is_status
 from .live import LiveMessages
 from .markup import escape_mrkdwn
 from .receive import PLATFORM
@@ -51,10 +52,13 @@ MAX_WORKING = 1000
 class SlackOutbound:
     """Delivers outbound items through ``SlackSender`` and ``LiveMessages``."""
 
-    def __init__(self, gateway: GatewayPort, sender: SlackSender, live: LiveMessages) -> None:
+    def __init__(
+        self, gateway: GatewayPort, sender: SlackSender, live: LiveMessages, agent: AgentView
+    ) -> None:
         self.gateway = gateway
         self.sender = sender
         self.live = live
+        self.agent = agent
         # finished "Working…" messages by chat thread, each waiting for the reply that replaces it
         # (sent next by the same worker, so process memory is enough)
         self._working: dict[str, MessageRef] = {}
@@ -83,6 +87,9 @@ class SlackOutbound:
                 text = catalog.icon("warning") + " " + text
             await self._ephemeral(channel, item.private_to.user_id, text, thread)
             return None  # an ephemeral message cannot be updated or deleted
+        if isinstance(item, (TextReply, LiveEnd)) and is_status(live := _live_of(item)):
+            await self.agent.clear_status(live)  # an agent thread's status: the reply comes as a message
+            return await self._reply(conversation, item) if isinstance(item, TextReply) else None
         if isinstance(item, TextReply) and item.live is not None:
             return await self.live.finish(conversation, item, self.state())
         if isinstance(item, LiveEnd):
@@ -154,6 +161,12 @@ class SlackOutbound:
     async def _progress(self, conversation: Conversation, item: ProgressUpdate) -> MessageRef | None:
         """A "Working…" message while the agent runs; the reply that follows is edited into it."""
         channel, thread = conversation.chat_id, conversation.reply_to
+        if self.agent.applies(conversation):  # the thread's status, not a "Working…" message
+            if item.state == "started":
+                return await self.agent.show_status(conversation, item.locale)
+            if is_status(item.ref):
+                await self.agent.clear_status(item.ref)
+            return None
         if item.state == "started":
             ts = await self.sender.post(
                 channel,
@@ -182,3 +195,8 @@ class SlackOutbound:
         return MessageRef(
             platform=PLATFORM, chat_id=channel, message_id=ts, extra={"thread_ts": thread} if thread else {}
         )
+
+
+def _live_of(item: TextReply | LiveEnd) -> MessageRef | None:
+    """The live message a reply finishes or a ``LiveEnd`` closes."""
+    return item.live if isinstance(item, TextReply) else item.ref

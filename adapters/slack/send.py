@@ -154,6 +154,27 @@ class SlackSender:
             params["chunks"] = chunks
         await self._call("chat.stopStream", **params)
 
+    async def set_status(
+        self, channel: str, thread_ts: str, status: str, loading_messages: list[str] | None = None
+    ) -> None:
+        """``assistant.threads.setStatus``: "<app> is working on it…" under an agent thread, with
+        ``loading_messages`` shown in turn; an empty ``status`` clears it."""
+        params: dict[str, Any] = {"channel_id": channel, "thread_ts": thread_ts, "status": status}
+        if loading_messages:
+            params["loading_messages"] = loading_messages
+        await self._call("assistant.threads.setStatus", **params)
+
+    async def set_suggested_prompts(self, channel: str, prompts: list[dict[str, str]], title: str) -> None:
+        """``assistant.threads.setSuggestedPrompts`` for an agent app: no ``thread_ts`` (Slack
+        ignores the call of an agent app that names one, without an error)."""
+        await self._call(
+            "assistant.threads.setSuggestedPrompts", channel_id=channel, prompts=prompts, title=title
+        )
+
+    async def set_title(self, channel: str, thread_ts: str, title: str) -> None:
+        """``assistant.threads.setTitle``: the name an agent thread is listed under."""
+        await self._call("assistant.threads.setTitle", channel_id=channel, thread_ts=thread_ts, title=title)
+
     async def delete(self, channel: str, ts: str) -> None:
         """Delete one of the bot's messages."""
         await self._call("chat.delete", channel=channel, ts=ts)
@@ -201,6 +222,12 @@ class SlackSender:
             if isinstance(name, str) and name.strip():
                 return name.strip()
         return None
+
+    async def user_locale(self, user_id: str) -> str | None:
+        """A person's Slack language (``users.info`` with ``include_locale``: ``zh-CN``), or None."""
+        data = await self._call("users.info", ack_path=True, form=True, user=user_id, include_locale="true")
+        locale = (data.get("user") or {}).get("locale")
+        return locale if isinstance(locale, str) else None
 
     async def file_info(self, file_id: str) -> dict[str, Any]:
         """``files.info``: a file's object (name, type, size, download URL), e.g. a Slack Connect

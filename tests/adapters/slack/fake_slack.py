@@ -29,6 +29,8 @@ from urllib.parse import parse_qsl
 from aiohttp import web
 from slack_sdk.models.blocks import Block
 
+from .fake_agent import ASSISTANT_METHODS, AgentThreads
+
 BOT_TOKEN = "xoxb-test-token"
 TEAM_ID = "T0TEAM"
 BOT_USER_ID = "U0BOT"
@@ -126,6 +128,7 @@ class FakeSlack:
     file_objects: dict[str, dict[str, Any]] = field(default_factory=dict)  # file id -> files.info "file"
     outside: set[str] = field(default_factory=set)  # channels the bot is not a member of (others' DMs)
     responses: list[dict[str, Any]] = field(default_factory=list)  # what was posted to response_urls
+    agent: AgentThreads = field(default_factory=AgentThreads)  # assistant.threads.* (fake_agent.py)
     _response_uses: dict[str, int] = field(default_factory=dict)
     _used_triggers: set[str] = field(default_factory=set)
     connections: set[Any] = field(default_factory=set)  # client (host, port) of each TCP connection used
@@ -156,9 +159,12 @@ class FakeSlack:
         for method in methods:
             self.broken[method] = error
 
-    def add_user(self, user_id: str, display_name: str = "", real_name: str = "", name: str = "") -> None:
-        """A person ``users.info`` knows, shaped as Slack's user object."""
+    def add_user(
+        self, user_id: str, display_name: str = "", real_name: str = "", name: str = "", locale: str = "en-US"
+    ) -> None:
+        """A person ``users.info`` knows, shaped as Slack's user object (``locale``: asked for)."""
         self.users[user_id] = {
+            "locale": locale,
             "id": user_id,
             "team_id": TEAM_ID,
             "name": name or user_id.lower(),
@@ -421,9 +427,13 @@ class FakeSlack:
             return {"ok": True, "file": file} if file else {"ok": False, "error": "file_not_found"}
         if method == "users.info":
             user = self.users.get(str(params.get("user")))
+            if user and str(params.get("include_locale")).lower() not in ("true", "1"):
+                user = {k: v for k, v in user.items() if k != "locale"}  # only asked for, as Slack does
             return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
         if method in STREAM_METHODS:
             return self._answer_stream(method, params)
+        if method in ASSISTANT_METHODS:
+            return self.agent.answer(method, params)
         if method == "chat.delete":
             self.streams.pop(str(params.get("ts")), None)  # a deleted stream takes nothing more
         return self._answer_ok(method, params)
