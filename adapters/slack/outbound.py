@@ -35,12 +35,13 @@ from .render import (
     answered_mrkdwn,
     notification_text,
     private_notice_mrkdwn,
-    render_answered,
     render_clarification,
+    render_closed,
     render_reply,
 )
 from .respond import kept_url
 from .send import SlackSender
+from .stream_question import StreamQuestions
 
 # The logger these lines have always been written under (operators' filters name it).
 log = logging.getLogger("clarigate.adapters.slack.adapter")
@@ -59,6 +60,7 @@ class SlackOutbound:
         self.sender = sender
         self.live = live
         self.agent = agent
+        self.questions = StreamQuestions(sender, live)
         # finished "Working…" messages by chat thread, each waiting for the reply that replaces it
         # (sent next by the same worker, so process memory is enough)
         self._working: dict[str, MessageRef] = {}
@@ -91,6 +93,8 @@ class SlackOutbound:
             await self.agent.clear_status(live)  # an agent thread's status: the reply comes as a message
             return await self._reply(conversation, item) if isinstance(item, TextReply) else None
         if isinstance(item, TextReply) and item.live is not None:
+            if await self.questions.hold(conversation, item, self.state()):
+                return item.live  # the question that follows ends the stream (stream_question.py)
             return await self.live.finish(conversation, item, self.state())
         if isinstance(item, LiveEnd):
             await self.live.end(conversation, item.ref)
@@ -98,6 +102,9 @@ class SlackOutbound:
         if isinstance(item, TextReply):
             return await self._reply(conversation, item)
         if isinstance(item, ClarificationOut):
+            closed = await self.questions.close(conversation, item, self.state())
+            if closed is not None:
+                return closed
             blocks = render_clarification(item)
             await self._clear_working(conversation)
             ts = await self.sender.post(channel, notification_text(item.request.question), blocks, thread)
@@ -107,9 +114,7 @@ class SlackOutbound:
             if ref is None:
                 return None
             line = answered_mrkdwn(item.view, item.answered_line)
-            await self.sender.update(
-                ref.chat_id, ref.message_id, line, render_answered(item.view.request, line)
-            )
+            await self.sender.update(ref.chat_id, ref.message_id, line, render_closed(item.view, line))
             return ref
         if isinstance(item, ProgressUpdate):
             return await self._progress(conversation, item)

@@ -135,7 +135,8 @@ class SlackSender:
     ) -> str:
         """``chat.startStream``: a streamed reply in ``thread_ts``'s thread, opened with ``chunks``;
         ``recipient`` is ``(team id, user id)``, which Slack requires outside DMs. Returns its ``ts``."""
-        params: dict[str, Any] = {"channel": channel, "thread_ts": thread_ts}
+        # the run's steps as a timeline (each task in turn), not grouped as a plan
+        params: dict[str, Any] = {"channel": channel, "thread_ts": thread_ts, "task_display_mode": "timeline"}
         if chunks:
             params["chunks"] = chunks
         if recipient is not None:
@@ -147,11 +148,20 @@ class SlackSender:
         """``chat.appendStream``: more text (``markdown_text`` chunks) and task updates for a stream."""
         await self._call("chat.appendStream", channel=channel, ts=ts, chunks=chunks)
 
-    async def stop_stream(self, channel: str, ts: str, chunks: list[dict[str, Any]] | None = None) -> None:
-        """``chat.stopStream``: the stream ends (with ``chunks`` as its last content, if any)."""
+    async def stop_stream(
+        self,
+        channel: str,
+        ts: str,
+        chunks: list[dict[str, Any]] | None = None,
+        blocks: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """``chat.stopStream``: the stream ends (with ``chunks`` as its last content, and ``blocks``
+        shown under it: a question's controls, if any)."""
         params: dict[str, Any] = {"channel": channel, "ts": ts}
         if chunks:
             params["chunks"] = chunks
+        if blocks:
+            params["blocks"] = blocks
         await self._call("chat.stopStream", **params)
 
     async def set_status(

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 
+from langchain_core.tools import tool
+
 from clarigate.adapters.testing import ScriptedRunner, choice_request
 from clarigate.agent.harness import TurnOutput
 
 from .conftest import MakeWorld
 from .fake_slack import TEAM_ID
+from .test_live_replies import scripted_agent, slowly
 
 AGENT = {"agent_view": True}
 STATUS = "assistant.threads.setStatus"
@@ -170,3 +173,42 @@ async def test_the_classic_bot_is_unchanged_without_the_agent_view(make_world: M
     assert working["text"] == "⏳ _Working…_" and "thread_ts" not in working  # a top-level DM, as always
     (reply,) = world.fake.shown()
     assert reply["text"] == "You said: hello" and "thread_ts" not in reply
+
+
+async def test_in_an_agent_thread_a_tool_step_ends_the_status_and_the_stream_shows_the_steps(
+    make_world: MakeWorld, tmp_path
+):
+    @tool
+    async def search_docs(query: str) -> str:
+        """Searching the docs. Looks the query up in the team's documentation."""
+        await asyncio.sleep(1.2)
+        return "the guide, page 4"
+
+    turns = [
+        {
+            "content": "",
+            "tool_calls": [{"name": "search_docs", "args": {"query": "deploy"}}],
+            "delay_seconds": 0.5,
+        },
+        slowly("It is in the guide, on page 4.", 1.0),
+    ]
+    async with scripted_agent(tmp_path, turns, [search_docs]) as agent:
+        world = await make_world(agent, slack=AGENT)
+        _, ts = await world.user.dm("where is the deploy documented?")
+        await world.settle()
+
+    assert world.fake.agent.status_calls == [("D1", ts, "is working on it…"), ("D1", ts, "")]
+    (start,) = world.fake.of("chat.startStream")
+    assert start["thread_ts"] == ts and start["task_display_mode"] == "timeline"
+    tasks = [
+        c
+        for call in world.fake.streamed()
+        for c in call.params.get("chunks", [])
+        if c["type"] == "task_update"
+    ]
+    assert {(t["title"], t["status"]) for t in tasks} >= {
+        ("Searching the docs…", "in_progress"),
+        ("Searching the docs…", "complete"),
+    }
+    (reply,) = world.fake.shown()
+    assert reply["text"] == "It is in the guide, on page 4." and reply["thread_ts"] == ts
