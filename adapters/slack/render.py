@@ -294,7 +294,8 @@ def render_closed(view: PendingView, answered_mrkdwn: str) -> list[dict[str, Any
     ref = view.message_ref
     lead = ref.extra.get("lead") if ref is not None else None
     above = [block.to_dict() for block in text_sections(render_reply(lead)[0], LEAD_SECTIONS)] if lead else []
-    return above + render_answered(view.request, answered_mrkdwn)
+    answered = render_answered(view.request, answered_mrkdwn)
+    return above[: max(MAX_BLOCKS - len(answered), 0)] + answered
 
 
 def render_reply(markdown: str) -> list[str]:
