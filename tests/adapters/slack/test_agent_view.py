@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from langchain_core.tools import tool
+from pydantic import ValidationError
 
+from clarigate.adapters.slack.settings import SlackSettings
 from clarigate.adapters.testing import ScriptedRunner, choice_request
 from clarigate.agent.harness import TurnOutput
 
@@ -212,3 +215,20 @@ async def test_in_an_agent_thread_a_tool_step_ends_the_status_and_the_stream_sho
     }
     (reply,) = world.fake.shown()
     assert reply["text"] == "It is in the guide, on page 4." and reply["thread_ts"] == ts
+
+
+def test_more_than_four_suggested_prompts_are_refused_when_the_settings_are_read():
+    prompt = {"title": "Status", "message": "What is running?"}
+    assert len(SlackSettings(suggested_prompts=[prompt] * 4).suggested_prompts) == 4
+    with pytest.raises(ValidationError):
+        SlackSettings(suggested_prompts=[prompt] * 5)
+
+
+async def test_a_long_first_request_gives_a_short_title(make_world: MakeWorld):
+    world = await make_world(slack=AGENT)
+    _, ts = await world.user.dm(
+        "\n  " + "please look into why the nightly deploy of the docs site failed twice " * 3
+    )
+    await world.settle()
+    title = world.fake.agent.titles[("D1", ts)]
+    assert len(title) == 60 and title.startswith("please look into why") and title.endswith("…")
