@@ -38,7 +38,9 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, PlatformAdapter
 from clarigate.gateway.boundary.retry import RetryPolicy
+from clarigate.gateway.flow.notices import notice
 
+from .agent_view import AgentView, is_status
 from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids, name_mentions
 from .files import download, resolve
@@ -95,7 +97,6 @@ class SlackAdapter(PlatformAdapter):
         self.sender = SlackSender(self.client, self.ack_client)
         self.names = NameBook(self.sender.user_name)
         self.live = LiveMessages(self.sender, lambda: gateway.state)
-        self.outbound = SlackOutbound(gateway, self.sender, self.live)
         self.bot_user_id: str | None = None
         # Work before ack: an exception answers 500 and Slack redelivers (deduped by id).
         # Unhandled requests reach ``_on_error`` (200 and a count) instead of Bolt's 404.
@@ -109,8 +110,13 @@ class SlackAdapter(PlatformAdapter):
             name="clarigate-slack",
         )
         self.interactions = interactions = ClarificationInteractions(gateway, self.sender)
+        self.agent = AgentView(settings, self.sender, interactions.after_the_ack)
+        self.outbound = SlackOutbound(gateway, self.sender, self.live, self.agent)
         self.app.event("message")(self._on_message)
         self.app.event("app_mention")(self._on_message)
+        if self.agent.on:  # without the agent view these stay unhandled: 200 and a count
+            self.app.event("app_home_opened")(self.agent.on_home_opened)
+            self.app.event("app_context_changed")(self.agent.on_context_changed)
         self.app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(interactions.on_action)
         self.app.view(re.compile("^" + re.escape(ACTION_PREFIX)))(interactions.on_submission)
         # Any command name: operators may rename /clarigate in the manifest.
@@ -132,7 +138,7 @@ class SlackAdapter(PlatformAdapter):
 
     async def _on_message(self, body: dict[str, Any], context: dict[str, Any]) -> None:
         bot_user_id = context.get("bot_user_id") or self.bot_user_id
-        parsed = parse_message_event(body, bot_user_id)
+        parsed = parse_message_event(body, bot_user_id, agent_view=self.agent.on)
         if parsed is None or (
             parsed.needs_known_thread and not await self._knows(parsed.message.conversation)
         ):
@@ -145,7 +151,7 @@ class SlackAdapter(PlatformAdapter):
         message = parsed.message
         if people:  # names known already; the others are asked for after the ack (complete_message)
             known = self.names.known(people)
-            message = (parse_message_event(body, bot_user_id, known) or parsed).message
+            message = (parse_message_event(body, bot_user_id, known, self.agent.on) or parsed).message
             unnamed = tuple(u for u in people if u not in known and f"@{u}" in message.text)
             message = message.model_copy(update={"unnamed_mentions": unnamed})
         if message.is_mention and not message.text.strip() and not message.attachments:
@@ -154,7 +160,8 @@ class SlackAdapter(PlatformAdapter):
         command = mention_command(message.text) if message.is_mention else None
         if command is not None:  # "@clarigate cancel": the thread's own command
             message = message.model_copy(update={"text": command})
-        await self.gateway.accept(message)
+        if await self.gateway.accept(message) is AcceptOutcome.ACCEPTED:
+            self.agent.title_thread(message)
 
     async def complete_message(self, message: InboundMessage) -> InboundMessage:
         """The names of the people the message mentions (``users.info``, cached) and what Slack
@@ -330,7 +337,14 @@ class SlackAdapter(PlatformAdapter):
     async def show_live(
         self, conversation: Conversation, view: LiveView, ref: MessageRef | None
     ) -> MessageRef | None:
-        """Create or update the run's live message (a stream, or a message edited)."""
+        """Create or update the run's live message (a stream, or a message edited). In an agent
+        thread the status stands for it while the run has nothing to show but "Working…"."""
+        if self.agent.applies(conversation) and (ref is None or is_status(ref)):
+            if not view.text and view.status == notice("working_status", view.locale):
+                return ref or await self.agent.show_status(conversation, view.locale)
+            if ref is not None:  # a step or the first words: the stream takes over from the status
+                await self.agent.clear_status(ref)
+            ref = None
         return await self.live.show(conversation, view, ref)
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:

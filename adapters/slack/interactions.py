@@ -40,7 +40,7 @@ from .modals import (
     render_other_modal,
 )
 from .receive import interaction_id, interaction_sender
-from .render import answered_mrkdwn, notice_mrkdwn, option_index, parse_button_value, render_answered
+from .render import answered_mrkdwn, notice_mrkdwn, option_index, parse_button_value, render_closed
 from .send import SlackSender
 
 log = logging.getLogger(__name__)
@@ -247,9 +247,7 @@ class ClarificationInteractions:
         if channel and message_ts:
             closed = outcome.view or view
             line = answered_mrkdwn(closed, outcome.answered_line)
-            self.after_the_ack(
-                self.sender.update(channel, message_ts, line, render_answered(closed.request, line))
-            )
+            self.after_the_ack(self.sender.update(channel, message_ts, line, render_closed(closed, line)))
 
     async def _tell(
         self,

@@ -205,6 +205,10 @@ class LiveMessages:
     def _opened(self, workspace: str, ts: str) -> None:
         self._open_now.setdefault(workspace, OrderedDict())[ts] = time.monotonic()
 
+    def closed(self, workspace: str, ts: str) -> None:
+        """The live message ``ts`` takes no more updates (a stream held for its question)."""
+        self._closed(workspace, ts)
+
     def _closed(self, workspace: str, ts: str) -> None:
         opened = self._open_now.get(workspace)
         if opened is not None:

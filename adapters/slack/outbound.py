@@ -27,6 +27,7 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, GatewayPort
 from clarigate.gateway.boundary.retry import post_each_once
 
+from .agent_view import AgentView, is_status
 from .live import LiveMessages
 from .markup import escape_mrkdwn
 from .receive import PLATFORM
@@ -34,12 +35,13 @@ from .render import (
     answered_mrkdwn,
     notification_text,
     private_notice_mrkdwn,
-    render_answered,
     render_clarification,
+    render_closed,
     render_reply,
 )
 from .respond import kept_url
 from .send import SlackSender
+from .stream_question import StreamQuestions
 
 # The logger these lines have always been written under (operators' filters name it).
 log = logging.getLogger("clarigate.adapters.slack.adapter")
@@ -51,10 +53,14 @@ MAX_WORKING = 1000
 class SlackOutbound:
     """Delivers outbound items through ``SlackSender`` and ``LiveMessages``."""
 
-    def __init__(self, gateway: GatewayPort, sender: SlackSender, live: LiveMessages) -> None:
+    def __init__(
+        self, gateway: GatewayPort, sender: SlackSender, live: LiveMessages, agent: AgentView
+    ) -> None:
         self.gateway = gateway
         self.sender = sender
         self.live = live
+        self.agent = agent
+        self.questions = StreamQuestions(sender, live)
         # finished "Working…" messages by chat thread, each waiting for the reply that replaces it
         # (sent next by the same worker, so process memory is enough)
         self._working: dict[str, MessageRef] = {}
@@ -83,7 +89,12 @@ class SlackOutbound:
                 text = catalog.icon("warning") + " " + text
             await self._ephemeral(channel, item.private_to.user_id, text, thread)
             return None  # an ephemeral message cannot be updated or deleted
+        if isinstance(item, (TextReply, LiveEnd)) and is_status(live := _live_of(item)):
+            await self.agent.clear_status(live)  # an agent thread's status: the reply comes as a message
+            return await self._reply(conversation, item) if isinstance(item, TextReply) else None
         if isinstance(item, TextReply) and item.live is not None:
+            if await self.questions.hold(conversation, item, self.state()):
+                return item.live  # the question that follows ends the stream (stream_question.py)
             return await self.live.finish(conversation, item, self.state())
         if isinstance(item, LiveEnd):
             await self.live.end(conversation, item.ref)
@@ -91,6 +102,9 @@ class SlackOutbound:
         if isinstance(item, TextReply):
             return await self._reply(conversation, item)
         if isinstance(item, ClarificationOut):
+            closed = await self.questions.close(conversation, item, self.state())
+            if closed is not None:
+                return closed
             blocks = render_clarification(item)
             await self._clear_working(conversation)
             ts = await self.sender.post(channel, notification_text(item.request.question), blocks, thread)
@@ -100,9 +114,7 @@ class SlackOutbound:
             if ref is None:
                 return None
             line = answered_mrkdwn(item.view, item.answered_line)
-            await self.sender.update(
-                ref.chat_id, ref.message_id, line, render_answered(item.view.request, line)
-            )
+            await self.sender.update(ref.chat_id, ref.message_id, line, render_closed(item.view, line))
             return ref
         if isinstance(item, ProgressUpdate):
             return await self._progress(conversation, item)
@@ -154,6 +166,12 @@ class SlackOutbound:
     async def _progress(self, conversation: Conversation, item: ProgressUpdate) -> MessageRef | None:
         """A "Working…" message while the agent runs; the reply that follows is edited into it."""
         channel, thread = conversation.chat_id, conversation.reply_to
+        if self.agent.applies(conversation):  # the thread's status, not a "Working…" message
+            if item.state == "started":
+                return await self.agent.show_status(conversation, item.locale)
+            if is_status(item.ref):
+                await self.agent.clear_status(item.ref)
+            return None
         if item.state == "started":
             ts = await self.sender.post(
                 channel,
@@ -182,3 +200,8 @@ class SlackOutbound:
         return MessageRef(
             platform=PLATFORM, chat_id=channel, message_id=ts, extra={"thread_ts": thread} if thread else {}
         )
+
+
+def _live_of(item: TextReply | LiveEnd) -> MessageRef | None:
+    """The live message a reply finishes or a ``LiveEnd`` closes."""
+    return item.live if isinstance(item, TextReply) else item.ref

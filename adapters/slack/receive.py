@@ -63,6 +63,7 @@ _KNOWN_EVENTS = {
     "message",
     "app_mention",
     "app_home_opened",
+    "app_context_changed",
     "app_uninstalled",
     "tokens_revoked",
     "member_joined_channel",
@@ -147,11 +148,15 @@ def file_attachment(file: dict[str, Any]) -> Attachment | None:
 
 
 def parse_message_event(
-    body: dict[str, Any], bot_user_id: str | None, names: dict[str, str] | None = None
+    body: dict[str, Any],
+    bot_user_id: str | None,
+    names: dict[str, str] | None = None,
+    agent_view: bool = False,
 ) -> ParsedMessage | None:
     """The ``InboundMessage`` in a ``message`` or ``app_mention`` event, or None to ignore it.
 
-    DMs: one agent thread per DM (``topic`` None). A channel mention starts a thread
+    DMs: one agent thread per DM (``topic`` None); with ``agent_view`` (Slack's agent messaging
+    experience) one per thread of the DM, a top-level message starting one. A channel mention starts a thread
     at the mentioning message (or continues the thread it was written in); a plain
     channel message counts only as a reply in a thread the bot already takes part in.
     The text is decoded (``decode_text``; ``names`` maps mentioned user ids to names).
@@ -165,7 +170,7 @@ def parse_message_event(
         return None
     text = str(event.get("text") or "")
     mentions_bot = bool(bot_user_id) and bot_user_id in _USER_MENTION.findall(text)
-    placed = _place(body, event, channel, mentions_bot)
+    placed = _place(body, event, channel, mentions_bot, agent_view)
     if placed is None:
         return None
     conversation, needs_known_thread = placed
@@ -186,14 +191,16 @@ def parse_message_event(
 
 
 def _place(
-    body: dict[str, Any], event: dict[str, Any], channel: str, mentions_bot: bool
+    body: dict[str, Any], event: dict[str, Any], channel: str, mentions_bot: bool, agent_view: bool
 ) -> tuple[Conversation, bool] | None:
     """Where a person's message belongs, and whether only a thread the bot knows makes it the
     bot's (a plain channel reply); None for what is not for the bot at all."""
     kind, ts, thread_ts = event.get("type"), event.get("ts"), event.get("thread_ts")
     is_direct = kind == "message" and event.get("channel_type") == "im"
     needs_known_thread = False
-    if is_direct:
+    if is_direct and agent_view:  # each conversation with the agent is a thread of its own
+        topic = reply_to = thread_ts or ts
+    elif is_direct:
         topic, reply_to = None, thread_ts
     elif kind == "app_mention":
         topic = reply_to = thread_ts or ts

@@ -283,6 +283,21 @@ def render_answered(request: HumanInputRequest, answered_mrkdwn: str) -> list[di
     return [block.to_dict() for block in [*question_blocks(request), closing]]
 
 
+#: Sections the answer above a question takes in its message (a reply's first part: 3,900 characters).
+LEAD_SECTIONS = 2
+
+
+def render_closed(view: PendingView, answered_mrkdwn: str) -> list[dict[str, Any]]:
+    """An answered question's message (``render_answered``), under the answer its stream showed
+    when the question ended that stream (``MessageRef.extra["lead"]``): an update replaces the
+    message whole, and the answer must stay."""
+    ref = view.message_ref
+    lead = ref.extra.get("lead") if ref is not None else None
+    above = [block.to_dict() for block in text_sections(render_reply(lead)[0], LEAD_SECTIONS)] if lead else []
+    answered = render_answered(view.request, answered_mrkdwn)
+    return above[: max(MAX_BLOCKS - len(answered), 0)] + answered
+
+
 def render_reply(markdown: str) -> list[str]:
     """Agent Markdown as mrkdwn messages, each under one message's limit."""
     return split_mrkdwn(markdown_to_mrkdwn(markdown), REPLY_CHUNK_LIMIT) or [ELLIPSIS_TEXT]

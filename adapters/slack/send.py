@@ -135,7 +135,8 @@ class SlackSender:
     ) -> str:
         """``chat.startStream``: a streamed reply in ``thread_ts``'s thread, opened with ``chunks``;
         ``recipient`` is ``(team id, user id)``, which Slack requires outside DMs. Returns its ``ts``."""
-        params: dict[str, Any] = {"channel": channel, "thread_ts": thread_ts}
+        # the run's steps as a timeline (each task in turn), not grouped as a plan
+        params: dict[str, Any] = {"channel": channel, "thread_ts": thread_ts, "task_display_mode": "timeline"}
         if chunks:
             params["chunks"] = chunks
         if recipient is not None:
@@ -147,12 +148,42 @@ class SlackSender:
         """``chat.appendStream``: more text (``markdown_text`` chunks) and task updates for a stream."""
         await self._call("chat.appendStream", channel=channel, ts=ts, chunks=chunks)
 
-    async def stop_stream(self, channel: str, ts: str, chunks: list[dict[str, Any]] | None = None) -> None:
-        """``chat.stopStream``: the stream ends (with ``chunks`` as its last content, if any)."""
+    async def stop_stream(
+        self,
+        channel: str,
+        ts: str,
+        chunks: list[dict[str, Any]] | None = None,
+        blocks: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """``chat.stopStream``: the stream ends (with ``chunks`` as its last content, and ``blocks``
+        shown under it: a question's controls, if any)."""
         params: dict[str, Any] = {"channel": channel, "ts": ts}
         if chunks:
             params["chunks"] = chunks
+        if blocks:
+            params["blocks"] = blocks
         await self._call("chat.stopStream", **params)
+
+    async def set_status(
+        self, channel: str, thread_ts: str, status: str, loading_messages: list[str] | None = None
+    ) -> None:
+        """``assistant.threads.setStatus``: "<app> is working on it…" under an agent thread, with
+        ``loading_messages`` shown in turn; an empty ``status`` clears it."""
+        params: dict[str, Any] = {"channel_id": channel, "thread_ts": thread_ts, "status": status}
+        if loading_messages:
+            params["loading_messages"] = loading_messages
+        await self._call("assistant.threads.setStatus", **params)
+
+    async def set_suggested_prompts(self, channel: str, prompts: list[dict[str, str]], title: str) -> None:
+        """``assistant.threads.setSuggestedPrompts`` for an agent app: no ``thread_ts`` (Slack
+        ignores the call of an agent app that names one, without an error)."""
+        await self._call(
+            "assistant.threads.setSuggestedPrompts", channel_id=channel, prompts=prompts, title=title
+        )
+
+    async def set_title(self, channel: str, thread_ts: str, title: str) -> None:
+        """``assistant.threads.setTitle``: the name an agent thread is listed under."""
+        await self._call("assistant.threads.setTitle", channel_id=channel, thread_ts=thread_ts, title=title)
 
     async def delete(self, channel: str, ts: str) -> None:
         """Delete one of the bot's messages."""
@@ -201,6 +232,12 @@ class SlackSender:
             if isinstance(name, str) and name.strip():
                 return name.strip()
         return None
+
+    async def user_locale(self, user_id: str) -> str | None:
+        """A person's Slack language (``users.info`` with ``include_locale``: ``zh-CN``), or None."""
+        data = await self._call("users.info", ack_path=True, form=True, user=user_id, include_locale="true")
+        locale = (data.get("user") or {}).get("locale")
+        return locale if isinstance(locale, str) else None
 
     async def file_info(self, file_id: str) -> dict[str, Any]:
         """``files.info``: a file's object (name, type, size, download URL), e.g. a Slack Connect

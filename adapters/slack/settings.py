@@ -4,10 +4,32 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from clarigate.gateway.boundary.settings import PlatformSettings, TokenShape, with_default_path
+
+#: Slack shows four suggested prompts at most (``assistant.threads.setSuggestedPrompts``).
+MAX_SUGGESTED_PROMPTS = 4
+
+#: Words in one language (``Ask me``) or by language (``{en: Ask me, zh: 问我}``).
+Localised = str | dict[str, str]
+
+
+def in_locale(words: Localised, locale: str) -> str:
+    """``words`` in ``locale``: the line itself, that language's, else English's, else the first."""
+    if isinstance(words, str):
+        return words
+    return words.get(locale) or words.get("en") or next(iter(words.values()), "")
+
+
+class SuggestedPrompt(BaseModel):
+    """One of ``slack.suggested_prompts``: the button's ``title`` and the ``message`` it sends."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    title: Localised
+    message: Localised
 
 
 class SlackSettings(PlatformSettings):
@@ -29,6 +51,10 @@ class SlackSettings(PlatformSettings):
     signing_secret: SecretStr | None = None
     app_token: SecretStr | None = None  # Socket Mode when set
     api_url: str = "https://slack.com/api/"
+    # Slack's agent messaging experience (the manifest's ``features.agent_view``): each DM
+    # conversation is a thread with a loading status, a title and suggested prompts
+    agent_view: bool = False
+    suggested_prompts: list[SuggestedPrompt] = Field(default_factory=list, max_length=MAX_SUGGESTED_PROMPTS)
 
     @field_validator("api_url")
     @classmethod

@@ -232,6 +232,11 @@ class TextReply(BaseModel):
     the adapter ends the stream and makes that message the properly formatted reply (further
     parts of a long reply follow as messages of their own). A ``DeliveryFailed`` that is
     permanent makes the core send the reply again without ``live``, as an ordinary message.
+
+    ``question_follows``: the run's question is the next item, delivered right after this reply;
+    an adapter whose live message can end with the question's controls (Slack's stream closing
+    with ``blocks``) may leave the message open for it. The question's delivery then closes it,
+    or finishes it as usual and posts the question under it.
     """
 
     kind: Literal["text"] = "text"
@@ -239,6 +244,7 @@ class TextReply(BaseModel):
     private_to: Sender | None = None
     delivery_id: str | None = None  # see "Delivery ids" above
     live: MessageRef | None = None
+    question_follows: bool = False
 
 
 class LiveView(BaseModel):

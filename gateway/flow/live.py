@@ -25,7 +25,15 @@ from typing import Any
 
 from clarigate.agent.events import Asking, RunEvent, TextDelta, ToolFinished, ToolStarted
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import Conversation, LiveEnd, LiveView, MessageRef, Sender, TextReply
+from clarigate.gateway.boundary.messages import (
+    ClarificationOut,
+    Conversation,
+    LiveEnd,
+    LiveView,
+    MessageRef,
+    Sender,
+    TextReply,
+)
 from clarigate.gateway.boundary.port import PlatformAdapter
 from clarigate.gateway.flow.notices import notice
 from clarigate.gateway.runtime import metrics
@@ -273,13 +281,16 @@ class LiveReply:
 def finish_items(result: LiveResult, items: list[Any], first: int) -> None:
     """Make a run's first item (at ``first`` in ``items``) finish its live message: the first
     reply becomes that message; before a question or an error, the streamed text is ended as it
-    stands, or the message (only progress shown) is closed."""
+    stands, or the message (only progress shown) is closed. A reply the run's question follows
+    says so (``TextReply.question_follows``)."""
     if result.ref is None:
         return
     head = items[first] if len(items) > first else None
     if isinstance(head, TextReply) and head.private_to is None:
-        items[first] = head.model_copy(update={"live": result.ref})
+        asks = len(items) > first + 1 and isinstance(items[first + 1], ClarificationOut)
+        items[first] = head.model_copy(update={"live": result.ref, "question_follows": asks})
     elif result.text:
-        items.insert(first, TextReply(text=result.text, live=result.ref))
+        asks = isinstance(head, ClarificationOut)
+        items.insert(first, TextReply(text=result.text, live=result.ref, question_follows=asks))
     else:
         items.insert(first, LiveEnd(ref=result.ref))

@@ -73,7 +73,8 @@ async def make_world(fake_slack: FakeSlack) -> AsyncIterator[MakeWorld]:
         store = store or MemoryStore(f"test-{uuid.uuid4().hex[:12]}")
         config.setdefault("progress_after_seconds", 0.0)  # "working…" around even instant runs
         gateway = Gateway(GatewayConfig(**config), store, runner)
-        adapter = SlackAdapter(slack_settings(fake_slack), gateway)
+        # the slack section (``slack={"agent_view": True}``) is the core's and the adapter's
+        adapter = SlackAdapter(slack_settings(fake_slack, **config.get("slack", {})), gateway)
         gateway.register(adapter)
         await gateway.start(workers=2)
         http = httpx.AsyncClient(

@@ -27,37 +27,17 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from aiohttp import web
-from slack_sdk.models.blocks import Block
+
+from .fake_agent import ASSISTANT_METHODS, AgentThreads
+from .fake_stream import BOT_ID, STREAM_METHODS, Stream, StreamMethods, block_problems
+
+__all__ = ["BOT_ID", "Stream", "block_problems"]  # names tests take from here
 
 BOT_TOKEN = "xoxb-test-token"
 TEAM_ID = "T0TEAM"
 BOT_USER_ID = "U0BOT"
-BOT_ID = "B0BOT"
 APP_TOKEN = "xapp-test-token"
-MAX_MESSAGE_BLOCKS = 50
-MAX_MARKDOWN_TEXT = 12_000
-TASK_STATUSES = {"pending", "in_progress", "complete", "error"}
-STREAM_METHODS = {"chat.startStream", "chat.appendStream", "chat.stopStream"}
 SIGN_IN_PAGE = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>"
-
-
-def block_problems(blocks: Any) -> list[str]:
-    """Why Slack would answer ``invalid_blocks``: not a list, more than 50, or a block Block Kit
-    refuses (``slack_sdk``'s models check Slack's documented limits)."""
-    if not isinstance(blocks, list):
-        return ["blocks must be an array"]
-    if len(blocks) > MAX_MESSAGE_BLOCKS:
-        return [f"no more than {MAX_MESSAGE_BLOCKS} items allowed [json-pointer:/blocks]"]
-    problems = []
-    for index, block in enumerate(blocks):
-        try:
-            parsed = Block.parse(block)
-            if parsed is None:
-                raise ValueError("unknown block type")
-            parsed.to_dict()
-        except Exception as error:  # noqa: BLE001 - any refusal is a message for the caller
-            problems.append(f"{error} [json-pointer:/blocks/{index}]")
-    return problems
 
 
 @dataclass
@@ -71,41 +51,8 @@ class ApiCall:
     at: float = 0.0  # time.monotonic() when it arrived
 
 
-def chunk_problem(chunk: Any) -> str | None:
-    """Why Slack would refuse a streaming chunk (``markdown_text``, ``task_update``, ``plan_update``,
-    ``blocks``), or None."""
-    if not isinstance(chunk, dict):
-        return "a chunk must be an object"
-    kind = chunk.get("type")
-    if kind == "markdown_text":
-        return None if isinstance(chunk.get("text"), str) else "markdown_text needs text"
-    if kind == "task_update":
-        if not chunk.get("id") or not chunk.get("title"):
-            return "task_update needs id and title"
-        return None if chunk.get("status") in TASK_STATUSES else "task_update status is not valid"
-    if kind == "plan_update":
-        return None if chunk.get("title") else "plan_update needs a title"
-    if kind == "blocks":
-        return None if not block_problems(chunk.get("blocks")) else "blocks are not valid"
-    return f"unknown chunk type {kind!r}"
-
-
 @dataclass
-class Stream:
-    """A streamed message: what it shows and whether it still takes appends."""
-
-    channel: str
-    thread_ts: str
-    started: float
-    text: str = ""
-    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # task id -> its latest update
-    streaming: bool = True
-    appends: int = 0
-    stopped_by_user: bool = False  # the person pressed Stop on it
-
-
-@dataclass
-class FakeSlack:
+class FakeSlack(StreamMethods):
     """The server's state: recorded calls, scripted failures, ts counter."""
 
     calls: list[ApiCall] = field(default_factory=list)
@@ -126,6 +73,7 @@ class FakeSlack:
     file_objects: dict[str, dict[str, Any]] = field(default_factory=dict)  # file id -> files.info "file"
     outside: set[str] = field(default_factory=set)  # channels the bot is not a member of (others' DMs)
     responses: list[dict[str, Any]] = field(default_factory=list)  # what was posted to response_urls
+    agent: AgentThreads = field(default_factory=AgentThreads)  # assistant.threads.* (fake_agent.py)
     _response_uses: dict[str, int] = field(default_factory=dict)
     _used_triggers: set[str] = field(default_factory=set)
     connections: set[Any] = field(default_factory=set)  # client (host, port) of each TCP connection used
@@ -156,9 +104,12 @@ class FakeSlack:
         for method in methods:
             self.broken[method] = error
 
-    def add_user(self, user_id: str, display_name: str = "", real_name: str = "", name: str = "") -> None:
-        """A person ``users.info`` knows, shaped as Slack's user object."""
+    def add_user(
+        self, user_id: str, display_name: str = "", real_name: str = "", name: str = "", locale: str = "en-US"
+    ) -> None:
+        """A person ``users.info`` knows, shaped as Slack's user object (``locale``: asked for)."""
         self.users[user_id] = {
+            "locale": locale,
             "id": user_id,
             "team_id": TEAM_ID,
             "name": name or user_id.lower(),
@@ -258,6 +209,8 @@ class FakeSlack:
                 self._stream_into(messages[ts], call.params)
             elif call.method in ("chat.appendStream", "chat.stopStream") and ts in messages:
                 self._stream_into(messages[ts], call.params)
+                if call.params.get("blocks"):
+                    messages[ts]["blocks"] = call.params["blocks"]  # the stream's closing blocks
                 messages[ts]["streaming"] = call.method == "chat.appendStream"
                 last = ts
             elif call.method == "chat.update" and ts in messages:
@@ -421,68 +374,16 @@ class FakeSlack:
             return {"ok": True, "file": file} if file else {"ok": False, "error": "file_not_found"}
         if method == "users.info":
             user = self.users.get(str(params.get("user")))
+            if user and str(params.get("include_locale")).lower() not in ("true", "1"):
+                user = {k: v for k, v in user.items() if k != "locale"}  # only asked for, as Slack does
             return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
         if method in STREAM_METHODS:
             return self._answer_stream(method, params)
+        if method in ASSISTANT_METHODS:
+            return self.agent.answer(method, params)
         if method == "chat.delete":
             self.streams.pop(str(params.get("ts")), None)  # a deleted stream takes nothing more
         return self._answer_ok(method, params)
-
-    def _answer_stream(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """``chat.startStream`` / ``appendStream`` / ``stopStream`` as Slack answers them."""
-        required = ["channel", "thread_ts"] if method == "chat.startStream" else ["channel", "ts"]
-        missing = [name for name in required if not params.get(name)]
-        if missing:
-            messages = [f"[ERROR] missing required field: {name}" for name in missing]
-            return {"ok": False, "error": "invalid_arguments", "response_metadata": {"messages": messages}}
-        channel = str(params["channel"])
-        chunks = params.get("chunks")
-        if chunks is not None and (not isinstance(chunks, list) or any(map(chunk_problem, chunks))):
-            return {"ok": False, "error": "invalid_chunks"}
-        texts = [str(params.get("markdown_text") or "")]
-        texts += [c["text"] for c in chunks or [] if c.get("type") == "markdown_text"]
-        if any(len(text) > MAX_MARKDOWN_TEXT for text in texts):
-            return {"ok": False, "error": "msg_too_long"}
-        if method == "chat.startStream":
-            if not channel.startswith("D"):  # outside DMs Slack streams to a named person
-                if not params.get("recipient_team_id"):
-                    return {"ok": False, "error": "missing_recipient_team_id"}
-                if not params.get("recipient_user_id"):
-                    return {"ok": False, "error": "missing_recipient_user_id"}
-            ts = f"1700000000.{next(self._ts):06d}"
-            self.streams[ts] = Stream(channel, str(params["thread_ts"]), time.monotonic())
-            return {"ok": True, "channel": channel, "ts": ts}
-        ts = str(params["ts"])
-        stream = self.streams.get(ts)
-        if stream is None or stream.channel != channel:
-            return {"ok": False, "error": "message_not_found"}
-        expired = (
-            self.stream_lifetime is not None and time.monotonic() - stream.started > self.stream_lifetime
-        )
-        if stream.stopped_by_user:
-            return {"ok": False, "error": "stopped_by_user"}
-        if not stream.streaming or expired:
-            return {"ok": False, "error": "message_not_in_streaming_state"}
-        if method == "chat.appendStream" and not any(texts) and not chunks:
-            return {"ok": False, "error": "no_text"}
-        stream.text += "".join(texts)
-        for chunk in chunks or []:
-            if chunk.get("type") == "task_update":
-                stream.tasks[chunk["id"]] = chunk
-        if method == "chat.appendStream":
-            stream.appends += 1
-            if self.user_stops_after is not None and stream.appends >= self.user_stops_after:
-                stream.stopped_by_user = True  # Slack ends the stream where the person stopped it
-            return {"ok": True, "channel": channel, "ts": ts}
-        stream.streaming = False
-        message = {
-            "type": "message",
-            "subtype": "bot_message",
-            "text": stream.text,
-            "ts": ts,
-            "bot_id": BOT_ID,
-        }
-        return {"ok": True, "channel": channel, "ts": ts, "message": message}
 
     def _answer_ok(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":

@@ -157,6 +157,7 @@ async def test_a_tool_step_shows_while_it_runs(make_world: MakeWorld, tmp_path):
     ]
     running, done = ("Searching the docs…", "in_progress"), ("Searching the docs…", "complete")
     assert running in tasks and done in tasks and tasks.index(done) > tasks.index(running)
+    assert {call["task_display_mode"] for call in world.fake.of("chat.startStream")} == {"timeline"}
     # in the DM: a line under the message while the tool runs
     dm = world.fake.edits()
     assert any(e["channel"] == "D2" and e["text"] == "🔧 _Searching the docs…_" for e in dm)
@@ -164,20 +165,47 @@ async def test_a_tool_step_shows_while_it_runs(make_world: MakeWorld, tmp_path):
     assert not any(m.get("streaming") for m in world.fake.shown())
 
 
-async def test_text_streamed_before_a_question_stays_and_the_question_follows(make_world, tmp_path):
+async def test_a_question_ending_a_streamed_answer_comes_as_the_streams_closing_blocks(make_world, tmp_path):
     ask = {
         "name": "ask_clarification",
         "args": {"question": "Which region?", "clarification_type": "missing_info", "options": ["eu", "us"]},
     }
-    turns = [{**slowly("I can deploy it, but one thing first.", 1.5), "tool_calls": [ask]}]
+    lead = "I can deploy it, but one thing first."
+    turns = [{**slowly(lead, 1.5), "tool_calls": [ask]}, {"content": "Deploying to eu."}]
     async with scripted_agent(tmp_path, turns) as agent:
         world = await make_world(agent)
         await world.user.mention("deploy it")
         await world.settle()
 
-    assert world.fake.of("chat.startStream") and world.fake.of("chat.stopStream")
+        (stop,) = world.fake.of("chat.stopStream")
+        assert "Which region?" in json.dumps(stop["blocks"])  # the question's controls end the stream
+        assert world.fake.of("chat.postMessage") == [] and world.fake.of("chat.delete") == []
+        (message,) = world.fake.shown()
+        assert message["text"] == lead and not message["streaming"]  # the answer, whole, above it
+        button = next(
+            e for b in message["blocks"] for e in b.get("elements", []) if e.get("type") == "button"
+        )
+        assert (await world.user.click(message, button["action_id"])).status_code == 200
+        await world.settle()
+
+    answered, reply = world.fake.shown()
+    assert answered["ts"] == message["ts"] and "Answered by" in json.dumps(answered["blocks"])
+    assert answered["blocks"][0]["text"]["text"] == lead  # the update keeps the answer above the question
+    assert reply["text"] == "Deploying to eu."
+
+
+async def test_a_question_the_ended_stream_cannot_carry_comes_right_under_it(make_world, tmp_path):
+    ask = {"name": "ask_clarification", "args": {"question": "Which region?", "options": ["eu", "us"]}}
+    turns = [{**slowly("I can deploy it, but one thing first.", 1.5), "tool_calls": [ask]}]
+    async with scripted_agent(tmp_path, turns) as agent:
+        world = await make_world(agent)
+        world.fake.refuse_next("message_not_in_streaming_state", {"chat.stopStream"})  # Slack ended it
+        await world.user.mention("deploy it")
+        await world.settle()
+
     shown = world.fake.shown()
     assert [m["text"] for m in shown] == ["I can deploy it, but one thing first.", "Which region?"]
+    assert "blocks" in shown[1] and shown[1]["thread_ts"] == shown[0]["thread_ts"]
     assert not any(m.get("streaming") for m in shown) and world.fake.of("chat.delete") == []
 
 

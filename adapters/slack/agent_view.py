@@ -1,0 +1,173 @@
+"""Slack's agent messaging experience (``slack.agent_view: true``, ``features.agent_view`` in the
+app manifest): the agent's own container in Slack.
+
+Each conversation with the agent is a thread of the person's DM with the app. While a run works
+the thread shows a status ("clarigate is working on it…") rotating the catalog's loading messages
+(``assistant.threads.setStatus``), cleared when the reply or the question arrives; a run that
+streams shows its stream instead once there is something to show (a tool step, the first
+words). A new thread is titled from its first request (``assistant.threads.setTitle``). Opening
+the agent (``app_home_opened`` in its ``messages`` tab) offers up to four suggested prompts, the
+bot's ``slack.suggested_prompts`` in the person's Slack language, else the catalog's
+(``assistant.threads.setSuggestedPrompts``, without ``thread_ts``: an agent app's call naming one
+is ignored by Slack without an error).
+
+``app_context_changed`` says what the person is looking at in Slack (a channel, a canvas): it is
+acknowledged and not passed to the agent, which would otherwise learn which channels a person
+opens without reading access to them.
+
+These calls decorate the conversation: one that fails is logged and counted (``send.py``) and
+changes nothing else; the reply is delivered all the same.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeGuard
+
+from clarigate.agent.protocol import ui_text
+from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageRef
+from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.flow.notices import language_hint
+
+from .receive import PLATFORM
+from .send import SlackSender
+from .settings import SlackSettings, SuggestedPrompt, in_locale
+
+log = logging.getLogger(__name__)
+
+#: ``MessageRef.extra["live"]`` of a thread that shows the status, not a message.
+STATUS = "status"
+#: Slack rotates ten loading messages at most.
+MAX_LOADING_MESSAGES = 10
+#: A thread's title: its first request's first line, cut to this many characters.
+TITLE_CHARS = 60
+ELLIPSIS = "…"
+
+
+def loading_messages(locale: Locale) -> list[str]:
+    """The catalog's loading messages in ``locale``, one a line."""
+    lines = ui_text("slack_loading", locale).splitlines()
+    return [line.strip() for line in lines if line.strip()][:MAX_LOADING_MESSAGES]
+
+
+def thread_title(text: str) -> str:
+    """A thread's title from its first request: the first line that has words, cut short."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + ELLIPSIS
+
+
+def prompt_payloads(prompts: list[SuggestedPrompt], locale: Locale) -> list[dict[str, str]]:
+    """``slack.suggested_prompts`` as Slack takes them (``title``, ``message``) in ``locale``; the
+    catalog's prompt when the YAML names none."""
+    if not prompts:
+        return [
+            {
+                "title": ui_text("slack_prompt_title", locale),
+                "message": ui_text("slack_prompt_message", locale),
+            }
+        ]
+    return [{"title": in_locale(p.title, locale), "message": in_locale(p.message, locale)} for p in prompts]
+
+
+def status_ref(conversation: Conversation) -> MessageRef:
+    """The reference a run's status stands on: its thread (no message of its own)."""
+    thread = conversation.reply_to or ""
+    return MessageRef(
+        platform=PLATFORM,
+        chat_id=conversation.chat_id,
+        message_id=thread,
+        extra={"thread_ts": thread, "live": STATUS},
+    )
+
+
+def is_status(ref: MessageRef | None) -> TypeGuard[MessageRef]:
+    """True for the reference of a status (``status_ref``)."""
+    return ref is not None and ref.extra.get("live") == STATUS
+
+
+class AgentView:
+    """The agent view's calls: status, title, suggested prompts; off unless ``slack.agent_view``."""
+
+    def __init__(
+        self,
+        settings: SlackSettings,
+        sender: SlackSender,
+        after_the_ack: Callable[[Awaitable[Any]], None],
+    ) -> None:
+        self.on = settings.agent_view
+        self.prompts = settings.suggested_prompts
+        self.sender = sender
+        self.after_the_ack = after_the_ack
+
+    def applies(self, conversation: Conversation) -> bool:
+        """True for a conversation the agent view shows: a thread of a DM, the view on."""
+        return self.on and conversation.is_direct and bool(conversation.reply_to)
+
+    # --- a run's status ------------------------------------------------------------------------
+
+    async def show_status(self, conversation: Conversation, locale: Locale) -> MessageRef:
+        """The thread's status while a run works, with the loading messages in ``locale``."""
+        await self._quietly(
+            "set the status",
+            self.sender.set_status(
+                conversation.chat_id,
+                conversation.reply_to or "",
+                ui_text("slack_status", locale),
+                loading_messages(locale),
+            ),
+        )
+        return status_ref(conversation)
+
+    async def clear_status(self, ref: MessageRef) -> None:
+        """Clear the status of ``ref``'s thread (the reply or the question is on its way)."""
+        await self._quietly("clear the status", self.sender.set_status(ref.chat_id, ref.message_id, ""))
+
+    # --- events --------------------------------------------------------------------------------
+
+    def title_thread(self, message: InboundMessage) -> None:
+        """Title a new agent thread from its first request (after the ack)."""
+        conversation = message.conversation
+        if not self.applies(conversation) or message.message_id != conversation.topic:
+            return  # a reply inside a thread that has its title already
+        title = thread_title(message.text)
+        if title:
+            call = self.sender.set_title(conversation.chat_id, conversation.reply_to or "", title)
+            self.after_the_ack(self._quietly("title the thread", call))
+
+    async def on_home_opened(self, body: dict[str, Any]) -> None:
+        """The person opened the agent (its ``messages`` tab): offer the suggested prompts."""
+        event = body.get("event") or {}
+        channel, user = event.get("channel"), event.get("user")
+        if event.get("tab") != "messages" or not isinstance(channel, str) or not isinstance(user, str):
+            return  # the Home tab (clarigate publishes none), or an event without its channel
+        self.after_the_ack(self._offer_prompts(channel, user))
+
+    async def on_context_changed(self, body: dict[str, Any]) -> None:
+        """What the person looks at changed: acknowledged, not told to the agent (module docstring)."""
+        entities = ((body.get("event") or {}).get("context") or {}).get("entities") or []
+        log.debug("slack: the agent view's context changed (%d entities), not passed on", len(entities))
+
+    async def _offer_prompts(self, channel: str, user: str) -> None:
+        locale = await self._locale_of(user)
+        prompts = prompt_payloads(self.prompts, locale)
+        title = ui_text("slack_prompts_title", locale)
+        await self._quietly(
+            "set the suggested prompts", self.sender.set_suggested_prompts(channel, prompts, title)
+        )
+
+    async def _locale_of(self, user: str) -> Locale:
+        """The person's Slack language as a catalog locale (English when it cannot be had)."""
+        try:
+            return language_hint(await self.sender.user_locale(user)) or "en"
+        except DeliveryFailed as error:
+            log.info("slack: no language for %s (%s): suggested prompts in English", user, error.code)
+            return "en"
+
+    @staticmethod
+    async def _quietly(what: str, call: Awaitable[None]) -> None:
+        try:
+            await call
+        except DeliveryFailed as error:
+            log.info("slack: could not %s of an agent thread: %s", what, error.code)

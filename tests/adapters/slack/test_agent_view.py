@@ -1,0 +1,234 @@
+"""Slack's agent messaging experience (``slack.agent_view: true``): each conversation a thread of
+the DM, a loading status while a run works, a title, suggested prompts; the classic bot unchanged.
+
+Real Bolt, the real core and the real slack_sdk against the fake Web API (``fake_agent.py``
+answers ``assistant.threads.*`` as Slack documents them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.tools import tool
+from pydantic import ValidationError
+
+from clarigate.adapters.slack.settings import SlackSettings
+from clarigate.adapters.testing import ScriptedRunner, choice_request
+from clarigate.agent.harness import TurnOutput
+
+from .conftest import MakeWorld
+from .fake_slack import TEAM_ID
+from .test_live_replies import scripted_agent, slowly
+
+AGENT = {"agent_view": True}
+STATUS = "assistant.threads.setStatus"
+PROMPTS = "assistant.threads.setSuggestedPrompts"
+ASSISTANT = {STATUS, PROMPTS, "assistant.threads.setTitle"}
+
+
+def home_opened(user: str = "U1", channel: str = "D1", tab: str = "messages") -> dict:
+    """The ``app_home_opened`` event of a person opening the app (its messages tab: the agent)."""
+    return {
+        "type": "app_home_opened",
+        "user": user,
+        "channel": channel,
+        "tab": tab,
+        "event_ts": "1800000000.1",
+    }
+
+
+async def test_an_agent_dm_shows_a_status_while_the_run_works_then_the_reply_in_its_thread(
+    make_world: MakeWorld,
+):
+    async def slow(turn):
+        await asyncio.sleep(0.3)
+        return TurnOutput(replies=[f"You said: {turn.text}"])
+
+    for streaming in ("auto", "off"):
+        world = await make_world(ScriptedRunner(slow), slack=AGENT, streaming=streaming)
+        world.fake.calls.clear()
+        world.fake.agent.status_calls.clear()
+        channel = f"D{streaming}"
+        _, ts = await world.user.dm("plan the deploy of the docs site\nwith a canary", channel=channel)
+        await world.settle()
+
+        set_on, cleared = world.fake.agent.status_calls
+        assert set_on == (channel, ts, "is working on it…") and cleared == (channel, ts, "")
+        (status,) = [c for c in world.fake.of(STATUS) if c["status"]]
+        assert status["loading_messages"][:2] == ["Reading your message…", "Thinking it over…"]
+        assert world.fake.agent.statuses == {}  # cleared when the reply came
+        (reply,) = world.fake.shown()  # no "Working…" message: the status stood for it
+        assert reply["thread_ts"] == ts and reply["text"].startswith("You said: plan the deploy")
+        assert world.fake.agent.titles[(channel, ts)] == "plan the deploy of the docs site"
+        # the status was cleared before the reply was posted
+        methods = [c.method for c in world.fake.calls if c.method in (STATUS, "chat.postMessage")]
+        assert methods == [STATUS, STATUS, "chat.postMessage"]
+
+
+async def test_a_reply_in_an_agent_thread_continues_it_without_a_new_title(make_world: MakeWorld):
+    world = await make_world(slack=AGENT)
+    _, first = await world.user.dm("first request")
+    await world.settle()
+    await world.user.dm("and then?", thread_ts=first)
+    await world.settle()
+
+    first_run, second_run = world.runner.calls
+    assert first_run.thread_id == second_run.thread_id  # one agent thread per Slack thread
+    assert [m["thread_ts"] for m in world.fake.shown()] == [first, first]
+    assert world.fake.agent.titles == {("D1", first): "first request"}
+    await world.user.dm("something else")
+    await world.settle()
+    assert world.runner.calls[-1].thread_id != first_run.thread_id  # a new top-level message: a new thread
+
+
+async def test_a_question_in_an_agent_thread_clears_the_status_and_is_answerable(make_world: MakeWorld):
+    def ask(turn):
+        if turn.response is None:
+            return TurnOutput(request=choice_request("Which region?", ["eu", "us"]))
+        return TurnOutput(replies=[f"Deploying: {turn.text}"])
+
+    world = await make_world(ScriptedRunner(ask), slack=AGENT)
+    _, ts = await world.user.dm("deploy it")
+    await world.settle()
+
+    assert world.fake.agent.statuses == {}
+    question = world.fake.posted()
+    assert question["thread_ts"] == ts and question["channel"] == "D1"
+    button = next(e for b in question["blocks"] for e in b.get("elements", []) if e.get("type") == "button")
+    await world.user.click(question, button["action_id"])
+    await world.settle()
+    assert world.fake.shown()[-1]["text"].startswith("Deploying:") and "eu" in world.runner.calls[-1].text
+    assert world.fake.shown()[-1]["thread_ts"] == ts
+
+
+async def test_opening_the_agent_offers_the_yaml_prompts_in_the_persons_language(make_world: MakeWorld):
+    prompts = [
+        {
+            "title": {"en": "Plan a deploy", "zh": "计划部署"},
+            "message": {"en": "Plan a deploy", "zh": "帮我计划部署"},
+        },
+        {"title": "Status", "message": "What is running now?"},
+    ]
+    world = await make_world(slack={**AGENT, "suggested_prompts": prompts})
+    world.fake.add_user("U7", display_name="Li", locale="zh-CN")
+    assert (await world.user.event(home_opened(user="U7", channel="D7"))).status_code == 200
+    await world.settle()
+
+    (call,) = world.fake.of(PROMPTS)
+    assert "thread_ts" not in call  # an agent app's call naming a thread is ignored by Slack
+    shown = world.fake.agent.prompts["D7"]
+    assert shown["title"] == "可以这样问我"
+    assert shown["prompts"] == [
+        {"title": "计划部署", "message": "帮我计划部署"},
+        {"title": "Status", "message": "What is running now?"},
+    ]
+
+
+async def test_without_yaml_prompts_the_catalogs_prompt_is_offered_in_english_by_default(
+    make_world: MakeWorld,
+):
+    world = await make_world(slack=AGENT)
+    await world.user.event(home_opened(user="U_UNKNOWN"))  # users.info does not know them: English
+    await world.user.event(home_opened(tab="home"))  # the Home tab: nothing to offer there
+    await world.settle()
+
+    assert world.fake.agent.prompts == {
+        "D1": {
+            "title": "Try asking",
+            "prompts": [
+                {"title": "What can you do?", "message": "What can you help me with, and how do I ask?"}
+            ],
+        }
+    }
+
+
+async def test_context_changes_are_acknowledged_and_not_told_to_the_agent(make_world: MakeWorld):
+    world = await make_world(slack=AGENT)
+    event = {
+        "type": "app_context_changed",
+        "user": "U1",
+        "event_ts": "1800000000.2",
+        "context": {"entities": [{"type": "slack#/types/channel_id", "value": "C9", "team_id": TEAM_ID}]},
+    }
+    assert (await world.user.event(event)).status_code == 200
+    await world.settle()
+    assert world.runner.calls == [] and {c.method for c in world.fake.calls} == {"auth.test"}
+
+
+async def test_a_failing_status_call_does_not_stop_the_reply(make_world: MakeWorld):
+    world = await make_world(slack=AGENT)
+    world.fake.refuse_every("missing_scope", {STATUS, "assistant.threads.setTitle"})
+    _, ts = await world.user.dm("hello")
+    await world.settle()
+    (reply,) = world.fake.shown()
+    assert reply["text"] == "You said: hello" and reply["thread_ts"] == ts
+
+
+async def test_the_classic_bot_is_unchanged_without_the_agent_view(make_world: MakeWorld):
+    world = await make_world()  # slack.agent_view: false (the default)
+    _, ts = await world.user.dm("hello")
+    await world.user.event(home_opened())
+    await world.settle()
+
+    assert not any(c.method in ASSISTANT for c in world.fake.calls)
+    working, *_ = world.fake.of("chat.postMessage")
+    assert working["text"] == "⏳ _Working…_" and "thread_ts" not in working  # a top-level DM, as always
+    (reply,) = world.fake.shown()
+    assert reply["text"] == "You said: hello" and "thread_ts" not in reply
+
+
+async def test_in_an_agent_thread_a_tool_step_ends_the_status_and_the_stream_shows_the_steps(
+    make_world: MakeWorld, tmp_path
+):
+    @tool
+    async def search_docs(query: str) -> str:
+        """Searching the docs. Looks the query up in the team's documentation."""
+        await asyncio.sleep(1.2)
+        return "the guide, page 4"
+
+    turns = [
+        {
+            "content": "",
+            "tool_calls": [{"name": "search_docs", "args": {"query": "deploy"}}],
+            "delay_seconds": 0.5,
+        },
+        slowly("It is in the guide, on page 4.", 1.0),
+    ]
+    async with scripted_agent(tmp_path, turns, [search_docs]) as agent:
+        world = await make_world(agent, slack=AGENT)
+        _, ts = await world.user.dm("where is the deploy documented?")
+        await world.settle()
+
+    assert world.fake.agent.status_calls == [("D1", ts, "is working on it…"), ("D1", ts, "")]
+    (start,) = world.fake.of("chat.startStream")
+    assert start["thread_ts"] == ts and start["task_display_mode"] == "timeline"
+    tasks = [
+        c
+        for call in world.fake.streamed()
+        for c in call.params.get("chunks", [])
+        if c["type"] == "task_update"
+    ]
+    assert {(t["title"], t["status"]) for t in tasks} >= {
+        ("Searching the docs…", "in_progress"),
+        ("Searching the docs…", "complete"),
+    }
+    (reply,) = world.fake.shown()
+    assert reply["text"] == "It is in the guide, on page 4." and reply["thread_ts"] == ts
+
+
+def test_more_than_four_suggested_prompts_are_refused_when_the_settings_are_read():
+    prompt = {"title": "Status", "message": "What is running?"}
+    assert len(SlackSettings(suggested_prompts=[prompt] * 4).suggested_prompts) == 4
+    with pytest.raises(ValidationError):
+        SlackSettings(suggested_prompts=[prompt] * 5)
+
+
+async def test_a_long_first_request_gives_a_short_title(make_world: MakeWorld):
+    world = await make_world(slack=AGENT)
+    _, ts = await world.user.dm(
+        "\n  " + "please look into why the nightly deploy of the docs site failed twice " * 3
+    )
+    await world.settle()
+    title = world.fake.agent.titles[("D1", ts)]
+    assert len(title) == 60 and title.startswith("please look into why") and title.endswith("…")
