@@ -1,0 +1,79 @@
+"""Graphs asking typed interrupts (``interrupt(value, response_schema=…)``), for the typed-form tests.
+
+``booking`` hands the schema over as JSON Schema (LangGraph passes the answer through as it came,
+so a test sees exactly what the gateway resumed with); ``checked_booking`` hands over the Pydantic
+model itself, so LangGraph checks the answer (a name with a digit fails its own validator, which
+no schema shows) and the graph gets the model.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.types import interrupt
+from pydantic import BaseModel, Field, field_validator
+
+RESUMED: list[Any] = []  # what each interrupt() returned
+
+
+class Color(enum.StrEnum):
+    red = "red"
+    green = "green"
+    blue = "blue"
+
+
+class Booking(BaseModel):
+    """Who travels, when, and how."""
+
+    # every field type a form asks: text, integer, number, boolean, enum, array of enums, date
+
+    name: str = Field(title="Name", description="As on the ticket", min_length=2)
+    guests: int = Field(default=2, ge=1, le=10)
+    budget: float = Field(gt=0, description="In euros")
+    vip: bool = False
+    color: Color
+    size: Literal["s", "m", "l"] = "m"
+    extras: list[Color] = []
+    day: dt.date
+
+
+class CheckedBooking(Booking):
+    """Who travels, when, and how."""
+
+    # ``Booking`` with a check only the graph knows
+
+    @field_validator("name")
+    @classmethod
+    def _no_digits(cls, name: str) -> str:
+        if any(c.isdigit() for c in name):
+            raise ValueError("a name has no digits")
+        return name
+
+
+SCHEMA: dict[str, Any] = Booking.model_json_schema()
+
+
+def _book(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt("Book the trip", response_schema=SCHEMA)
+    RESUMED.append(answer)
+    return {"messages": [AIMessage(content=f"Booked for {answer['name']}.")]}
+
+
+def _checked(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt("Book the trip", response_schema=CheckedBooking)
+    RESUMED.append(answer)
+    return {"messages": [AIMessage(content=f"Booked for {answer.name}.")]}
+
+
+def _graph(node: Any) -> Any:
+    return StateGraph(MessagesState).add_node("book", node).add_edge(START, "book").compile()
+
+
+#: Asks with a JSON Schema dict; resumed as the gateway sent it.
+booking = _graph(_book)
+#: Asks with the Pydantic model; LangGraph checks the answer and returns the model.
+checked_booking = _graph(_checked)
