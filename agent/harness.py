@@ -370,7 +370,7 @@ class ClarifyingAgent(AgentThreads):
         asked, locale = pending[interrupt_id], thread_locale(before)
         value = resume_value(kind, interrupt_id, asked.value, response, locale, asked.response_schema)
         result = await resume_checked(
-            lambda command: self._invoke(command, config, on_event), asked, value, locale
+            lambda command: self._invoke(command, config, on_event), asked, value, response, locale
         )
         if isinstance(result, AskAgain):
             return TurnOutput(request=result.request, fallback_text=render_text_fallback(result.request))

@@ -41,6 +41,7 @@ from clarigate.agent.interrupt_kinds import (
     KINDS,
     AskAgain,
     as_kind,
+    asked_again,
     parse_request_id,
     request_id_for,
 )
@@ -114,6 +115,15 @@ def resume_value(
     schema: Any = None,
 ) -> Any | AskAgain:
     """What ``Command(resume=...)`` carries for ``response`` to the interrupt, or ``AskAgain``."""
+    value = _resume_value(kind, interrupt_id, value, response, locale, schema)
+    if isinstance(value, AskAgain):
+        return AskAgain(asked_again(value.request, response.request_id))
+    return value
+
+
+def _resume_value(
+    kind: str, interrupt_id: str, value: Any, response: HumanInputResponse, locale: Locale, schema: Any
+) -> Any | AskAgain:
     if kind == INTERRUPT:
         if _typed(schema) and not is_hitl(value):
             return typed_resume(interrupt_id, value, schema, response, locale)
@@ -149,11 +159,12 @@ def superseded_value(interrupt_id: str, value: Any, locale: Locale = "en") -> An
 
 
 async def resume_checked(
-    run: Callable[[Any], Awaitable[Any]], asked: Any, value: Any, locale: Locale = "en"
+    run: Callable[[Any], Awaitable[Any]], asked: Any, value: Any, response: HumanInputResponse, locale: Locale
 ) -> Any:
-    """``run(Command(resume=…))``'s result for interrupt ``asked`` resumed with ``value``; the
-    question asked again (``AskAgain``) when ``value`` is one, or when the graph rejects the
-    answer (``is_invalid_resume``: it did not match the interrupt's ``response_schema``)."""
+    """``run(Command(resume=…))``'s result for interrupt ``asked`` resumed with ``value`` (the
+    answer ``response``'s); the question asked again (``AskAgain``) when ``value`` is one, or when
+    the graph rejects the answer (``is_invalid_resume``: it did not match the interrupt's
+    ``response_schema``)."""
     from langgraph.errors import is_invalid_resume
     from langgraph.types import Command
 
@@ -165,4 +176,5 @@ async def resume_checked(
         if not is_invalid_resume(exc):
             raise
         schema = getattr(asked, "response_schema", None) or {}
-        return AskAgain(rejected_request(asked.id, asked.value, schema, value, str(exc), locale))
+        request = rejected_request(asked.id, asked.value, schema, value, str(exc), locale)
+        return AskAgain(asked_again(request, response.request_id))

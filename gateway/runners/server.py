@@ -34,14 +34,14 @@ import httpx
 from clarigate.agent import placement
 from clarigate.agent.events import EventSink
 from clarigate.agent.harness import ImageInput, TurnOutput, turn_output
-from clarigate.agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
+from clarigate.agent.interrupts import AskAgain, parse_request_id, resume_value
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.placement import SettingsDoNotApply
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
-from clarigate.gateway.runners.server_rejected import asked_again
+from clarigate.gateway.runners.server_interrupts import ANSWERS_KEY, asked_again, pending_request_of
 from clarigate.gateway.runners.server_settings import run_settings, runs_shipped_graph
 from clarigate.gateway.runners.server_supersede import supersede_on_server
 from clarigate.gateway.runners.server_wire import events_of, human_content, messages_of
@@ -216,9 +216,7 @@ class LangGraphServerRunner(AgentRunner):
         messages = messages_of(dict(state).get("values"))
         interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
         if interrupts:
-            first = interrupts[0]
-            schema = first.get("response_schema")
-            return request_for(str(first.get("id")), first.get("value"), thread_locale(messages), schema)
+            return pending_request_of(interrupts[0], messages)
         return request_in(messages[-1]) if messages else None
 
     async def aclose(self) -> None:
@@ -348,6 +346,7 @@ class LangGraphServerRunner(AgentRunner):
         value = resume_value(kind, interrupt_id, asked.get("value"), response, thread_locale(before), schema)
         if isinstance(value, AskAgain):
             return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
+        options["metadata"] = {**options["metadata"], ANSWERS_KEY: response.request_id}
         return await self._client.runs.create(
             sid, self.settings.assistant_id, command={"resume": {interrupt_id: value}}, **options
         )
@@ -389,9 +388,7 @@ class LangGraphServerRunner(AgentRunner):
             output = turn_output(messages, None, start=int(meta.get(START_KEY) or 0))
         interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
         if interrupts and output.request is None:
-            first = interrupts[0]
-            schema = first.get("response_schema")
-            request = request_for(str(first.get("id")), first.get("value"), thread_locale(messages), schema)
+            request = pending_request_of(interrupts[0], messages)
             output = TurnOutput(
                 replies=output.replies, request=request, fallback_text=render_text_fallback(request)
             )

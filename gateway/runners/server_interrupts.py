@@ -1,4 +1,5 @@
-"""On a LangGraph server: an answer the graph rejected is asked again, never reported as a failure.
+"""Typed interrupts on a LangGraph server: a pending interrupt's request (with its
+``response_schema``), and an answer the graph rejected asked again, never reported as a failure.
 
 A typed interrupt (``interrupt(value, response_schema=Model)``) checks its answer when the run
 resumes; an answer that does not match raises a validation error, the run ends in ``error`` and
@@ -13,10 +14,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from clarigate.agent.harness import TurnOutput
+from clarigate.agent.interrupt_kinds import asked_again as with_new_id
+from clarigate.agent.interrupts import request_for
 from clarigate.agent.models.conversation import thread_locale
-from clarigate.agent.protocol import render_text_fallback
+from clarigate.agent.protocol import HumanInputRequest, render_text_fallback
 from clarigate.agent.typed_interrupts import VALIDATION_HEAD, rejected_request
 from clarigate.gateway.runners.server_wire import messages_of
+
+#: Run metadata: the request id of the answer a resuming run carries (a question asked again after
+#: it takes an id of its own).
+ANSWERS_KEY = "clarigate_answers"
+
+
+def pending_request_of(interrupt: Mapping[str, Any], messages: list[Any]) -> HumanInputRequest:
+    """The request showing a pending interrupt of the thread's state (``id``, ``value`` and, since
+    langgraph 1.2, ``response_schema``)."""
+    schema = interrupt.get("response_schema")
+    return request_for(str(interrupt.get("id")), interrupt.get("value"), thread_locale(messages), schema)
 
 
 def _task_error(state: Mapping[str, Any], interrupt_id: str) -> str | None:
@@ -44,5 +58,6 @@ async def asked_again(client: Any, sid: str, finished: Mapping[str, Any]) -> Tur
         locale = thread_locale(messages_of(state.get("values")))
         value = interrupt.get("value")
         request = rejected_request(interrupt_id, value, schema, resumed[interrupt_id], error, locale)
+        request = with_new_id(request, str((finished.get("metadata") or {}).get(ANSWERS_KEY) or ""))
         return TurnOutput(request=request, fallback_text=render_text_fallback(request))
     return None
