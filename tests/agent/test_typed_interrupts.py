@@ -70,7 +70,7 @@ def test_an_answer_breaking_a_bound_is_asked_again_with_the_error_and_the_fields
     bad = {**GOOD, "guests": 20, "name": "A"}
     again = resume_value("interrupt", "i1", "Book", answer_with_form(request, bad, None), schema=SCHEMA)
     assert isinstance(again, AskAgain)
-    assert again.request.request_id == "interrupt:i1"
+    assert again.request.request_id == "interrupt:i1#1"  # an id of its own: a new answer
     assert "Name: Use at least 2 characters; Guests: Must be at most 10" in (again.request.context or "")
     assert [f.default for f in again.request.fields][:3] == ["A", 20, 12]
 
