@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import json
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage
@@ -60,7 +61,10 @@ SCHEMA: dict[str, Any] = Booking.model_json_schema()
 def _book(state: MessagesState) -> dict[str, Any]:
     answer = interrupt("Book the trip", response_schema=SCHEMA)
     RESUMED.append(answer)
-    return {"messages": [AIMessage(content=f"Booked for {answer['name']}.")]}
+    # the answer as JSON too: a test on a server reads its types from the reply (4 is not 4.0)
+    return {
+        "messages": [AIMessage(content=f"Booked for {answer['name']}: {json.dumps(answer, sort_keys=True)}")]
+    }
 
 
 def _checked(state: MessagesState) -> dict[str, Any]:

@@ -76,4 +76,4 @@ def test_the_form_is_asked_typed_an_error_asks_again_and_the_graph_gets_the_sche
             "day": "2026-12-01",
         }
     )
-    assert "Booked for Ada." in printed
+    assert "Booked for Ada:" in printed
