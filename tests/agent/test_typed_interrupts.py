@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from clarigate.agent.interrupts import AskAgain, request_for, resume_value
+from clarigate.agent.graph import approval_config
+from clarigate.agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
 from clarigate.agent.protocol import (
     answer_with_form,
     answer_with_option,
@@ -202,3 +203,16 @@ def test_a_per_call_approval_reads_its_allowed_decisions_from_the_response_schem
     request = request_for("h2", value, schema=schema)
     assert [o.label for o in request.options] == ["Approve", "Reply instead"]
     assert request.context == 'send_email(to="a")'  # the middleware's default description says no more
+
+
+def test_a_question_asked_again_keeps_its_interrupt_and_kind() -> None:
+    assert parse_request_id("interrupt:i1#2") == ("interrupt", "i1")
+    assert parse_request_id("approval-respond:h1") == ("approval-respond", "h1")
+
+
+def test_require_approval_may_allow_respond_and_true_still_means_the_first_three() -> None:
+    config = approval_config({"send_email": ["approve", "respond"], "drop": True})
+    assert config == {
+        "send_email": {"allowed_decisions": ["approve", "respond"]},
+        "drop": {"allowed_decisions": ["approve", "edit", "reject"]},
+    }

@@ -81,3 +81,35 @@ def _graph(node: Any) -> Any:
 booking = _graph(_book)
 #: Asks with the Pydantic model; LangGraph checks the answer and returns the model.
 checked_booking = _graph(_checked)
+
+
+DELETED: list[str] = []  # what ``drop_rows`` really did
+
+
+def drop_rows(table: str) -> str:
+    """Drop every row of ``table``."""
+    DELETED.append(table)
+    return f"dropped {table}"
+
+
+def make_reviewed_agent(checkpointer: Any) -> Any:
+    """An operator's own ``create_agent`` whose ``drop_rows`` is reviewed by LangChain's
+    ``HumanInTheLoopMiddleware`` with a description and the ``respond`` decision allowed."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    from clarigate.agent.models.scripted import ScriptedChatModel, ScriptedTurn
+
+    call = {"name": "drop_rows", "args": {"table": "users"}}
+    model = ScriptedChatModel(
+        turns=[ScriptedTurn.model_validate({"tool_calls": [call]}), ScriptedTurn(content="Noted.")]
+    )
+    review = {
+        "drop_rows": {
+            "allowed_decisions": ["approve", "reject", "respond"],
+            "description": "Dropping rows cannot be undone.",
+        }
+    }
+    return create_agent(
+        model, tools=[drop_rows], middleware=[HumanInTheLoopMiddleware(review)], checkpointer=checkpointer
+    )
