@@ -113,3 +113,22 @@ def make_reviewed_agent(checkpointer: Any) -> Any:
     return create_agent(
         model, tools=[drop_rows], middleware=[HumanInTheLoopMiddleware(review)], checkpointer=checkpointer
     )
+
+
+#: Twelve choices of twenty options each: a form the protocol holds, more options than a Feishu
+#: card holds (200 components).
+WIDE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {f"pick{n}": {"enum": [f"v{n}-{i}" for i in range(20)]} for n in range(12)},
+    "required": ["pick0"],
+}
+
+
+def _wide(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt("Pick your options", response_schema=WIDE_SCHEMA)
+    RESUMED.append(answer)
+    return {"messages": [AIMessage(content=f"Picked {json.dumps(answer, sort_keys=True)}")]}
+
+
+#: Asks a form too wide for a Feishu card.
+wide_choice = _graph(_wide)

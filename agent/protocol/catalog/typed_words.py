@@ -11,6 +11,11 @@ TYPED_WORDS: dict[str, dict[Locale, str]] = {
         "en": "Your reply instead of running {name} (the agent reads it as the result)",
         "zh": "代替执行 {name} 的回复（助手会把它当作执行结果）",
     },
+    # --- a question past what a platform shows natively (adapters' text fallbacks) ----------------
+    "shown_as_text": {
+        "en": "(Too big for buttons or a form here, so this is asked as text.)",
+        "zh": "（超出了这里按钮或表单的限制，改为文字提问。）",
+    },
     # --- typed interrupts: response_schema (agent/typed_interrupts.py, schema_values.py) ----------
     "typed_as_text": {
         "en": "This cannot be asked as a form here ({what}): reply with JSON like {example}",

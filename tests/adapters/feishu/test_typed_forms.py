@@ -93,3 +93,25 @@ async def test_a_typed_interrupt_is_a_card_form_asked_again_on_an_error_and_resu
     await _submit(bot, again_id, again, "4")
     assert [typed(v) for v in typed_graphs.RESUMED] == [typed(EXPECTED)]
     assert text_of(bot.api.shown()[-1]).startswith("Booked for Ada:")
+
+
+async def test_a_form_too_big_for_a_card_is_asked_as_text_saying_so_and_a_typed_reply_answers(
+    make_bot: Any,
+) -> None:
+    typed_graphs.RESUMED.clear()
+    wide = LangGraphRunner(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.typed_graphs:wide_choice")
+    )
+    try:
+        bot = await make_bot(wide)
+        await bot.deliver(message_event("pick"))
+        await bot.gateway.drain()
+        _, card = list(bot.api.cards.items())[-1]
+        shown = text_of(card)
+        assert "Too big for buttons or a form here, so this is asked as text." in shown
+        assert "Pick your options" in shown and not components(card, "select_static")
+        await bot.deliver(message_event("pick0: v0-3\npick5: 7"))  # a label, an option's number
+        await bot.gateway.drain()
+        assert typed_graphs.RESUMED == [{"pick0": "v0-3", "pick5": "v5-6"}]
+    finally:
+        await wide.aclose()
