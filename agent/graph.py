@@ -24,21 +24,23 @@ from clarigate.agent.prompts import SYSTEM_PROMPT
 from clarigate.agent.tool_errors import tool_errors_to_model
 from clarigate.agent.tools import build_ask_clarification_tool
 
-#: The decisions an approval may allow (``respond`` is left out: no renderer shows it).
-DECISIONS = ("approve", "edit", "reject")
+#: The decisions an approval may allow; ``true`` or nothing allows the first three (``respond``,
+#: "Reply instead", only when named: the person's message stands in for the tool's result).
+DECISIONS = ("approve", "edit", "reject", "respond")
 
 
 def approval_config(require_approval: Mapping[str, Sequence[str] | bool | None]) -> dict[str, Any]:
     """``HumanInTheLoopMiddleware``'s ``interrupt_on`` from ``agent.require_approval``.
 
     A tool name maps to the decisions allowed (``[approve, reject]``, ``[approve, edit,
-    reject]``); ``true`` or nothing means all three. ``ValueError`` for an unknown decision.
+    reject, respond]``); ``true`` or nothing means approve, edit and reject. ``ValueError`` for an
+    unknown decision.
     """
     interrupt_on: dict[str, Any] = {}
     for name, allowed in require_approval.items():
         if allowed is False:
             continue
-        decisions = list(DECISIONS) if allowed is None or allowed is True else [str(d) for d in allowed]
+        decisions = list(DECISIONS[:3]) if allowed is None or allowed is True else [str(d) for d in allowed]
         unknown = [d for d in decisions if d not in DECISIONS]
         if unknown or not decisions:
             allowed_text = ", ".join(DECISIONS)

@@ -352,9 +352,7 @@ class ClarifyingAgent(AgentThreads):
         on_event: EventSink | None = None,
     ) -> TurnOutput | None:
         """Resume the interrupt ``parsed`` names with the answer; None when it is not pending."""
-        from langgraph.types import Command
-
-        from clarigate.agent.interrupts import AskAgain, resume_value
+        from clarigate.agent.interrupts import AskAgain, resume_checked, resume_value
         from clarigate.agent.models.conversation import thread_locale
         from clarigate.agent.protocol import render_text_fallback
 
@@ -369,10 +367,13 @@ class ClarifyingAgent(AgentThreads):
         if interrupt_id not in pending:
             log.warning("the answer is for interrupt %s, which is no longer pending", interrupt_id)
             return None
-        value = resume_value(kind, interrupt_id, pending[interrupt_id].value, response, thread_locale(before))
-        if isinstance(value, AskAgain):
-            return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
-        result = await self._invoke(Command(resume={interrupt_id: value}), config, on_event)
+        asked, locale = pending[interrupt_id], thread_locale(before)
+        value = resume_value(kind, interrupt_id, asked.value, response, locale, asked.response_schema)
+        result = await resume_checked(
+            lambda command: self._invoke(command, config, on_event), asked, value, response, locale
+        )
+        if isinstance(result, AskAgain):
+            return TurnOutput(request=result.request, fallback_text=render_text_fallback(result.request))
         await self._prune(config)
         messages = result.get("messages", []) if isinstance(result, Mapping) else []
         return self._with_interrupt(turn_output(messages, None, start=len(before)), result, messages)
@@ -388,7 +389,7 @@ class ClarifyingAgent(AgentThreads):
         if not interrupts or output.request is not None:
             return output
         first = interrupts[0]
-        request = request_for(first.id, first.value, thread_locale(messages))
+        request = request_for(first.id, first.value, thread_locale(messages), first.response_schema)
         return TurnOutput(
             replies=output.replies,
             request=request,

@@ -38,6 +38,7 @@ async def supersede_pending(
 
     ``invoke(graph_input)`` runs the graph to its end on the thread (the harness's ``_invoke``).
     """
+    from langgraph.errors import is_invalid_resume
     from langgraph.types import Command
 
     thread_id = config["configurable"]["thread_id"]
@@ -48,7 +49,16 @@ async def supersede_pending(
             return
         messages = snapshot.values.get("messages", []) if isinstance(snapshot.values, Mapping) else []
         log.info("thread %s: a new message supersedes interrupt(s) %s", thread_id, [i for i, _ in pending])
-        await invoke(Command(resume=resume_map(pending, thread_locale(messages))))
+        try:
+            await invoke(Command(resume=resume_map(pending, thread_locale(messages))))
+        except Exception as exc:  # a typed interrupt whose response_schema refuses a declined answer
+            if not is_invalid_resume(exc):
+                raise
+            log.warning(
+                "thread %s: an interrupt refused the superseded answer; the new message runs anyway",
+                thread_id,
+            )
+            return
     snapshot = await graph.aget_state(config)
     if getattr(snapshot, "interrupts", ()):
         log.warning("thread %s still waits on an interrupt after %d rounds", thread_id, MAX_ROUNDS)

@@ -39,7 +39,8 @@ class AgentThreads:
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
         interrupts = list(getattr(snapshot, "interrupts", ()) or ())
         if interrupts:
-            return request_for(interrupts[0].id, interrupts[0].value, thread_locale(messages))
+            first = interrupts[0]
+            return request_for(first.id, first.value, thread_locale(messages), first.response_schema)
         return request_in(messages[-1]) if messages else None
 
     async def _prune(self, config: dict[str, Any]) -> None:

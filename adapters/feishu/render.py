@@ -21,6 +21,7 @@ from typing import Any
 
 from clarigate.adapters.labels import labels_are_cut, shown_labels
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog, number_text, ui_text
+from clarigate.agent.protocol.fallback import shown_as_text
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.protocol.risk import option_roles
 
@@ -358,7 +359,7 @@ def render_clarification(
     card = native_card(request, token, other_open)
     if fits(card):
         return card
-    return fallback_card(fallback_text, request, token)
+    return fallback_card(shown_as_text(request, fallback_text), request, token)
 
 
 def render_answered(request: HumanInputRequest, answered_line: str, answered_by: str | None = None) -> Card:

@@ -24,7 +24,7 @@ from slack_sdk.models.blocks import (
 )
 
 from clarigate.adapters import labels
-from clarigate.agent.protocol import HumanInputRequest, catalog, summarize_answer, ui_text
+from clarigate.agent.protocol import HumanInputRequest, catalog, shown_as_text, summarize_answer, ui_text
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.protocol.risk import go_ahead_ids, option_roles
 from clarigate.gateway.boundary.messages import ClarificationOut, PendingView
@@ -267,7 +267,8 @@ def _fits(block_dicts: list[dict[str, Any]]) -> bool:
 def render_clarification(out: ClarificationOut) -> list[dict[str, Any]]:
     """Block Kit blocks for a clarification request (text fallback when native is impossible)."""
     controls = _controls(out)
-    text_only = fallback_blocks(out.fallback_text)[: MAX_BLOCKS - 1] + decline_blocks(out.token, out.request)
+    text = shown_as_text(out.request, out.fallback_text)
+    text_only = fallback_blocks(text)[: MAX_BLOCKS - 1] + decline_blocks(out.token, out.request)
     if controls is None:
         return text_only
     try:

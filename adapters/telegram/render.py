@@ -14,7 +14,14 @@ from typing import Any
 from telegram import ForceReply, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.helpers import mention_html
 
-from clarigate.agent.protocol import FormField, HumanInputRequest, catalog, number_text, ui_text
+from clarigate.agent.protocol import (
+    FormField,
+    HumanInputRequest,
+    catalog,
+    number_text,
+    shown_as_text,
+    ui_text,
+)
 from clarigate.agent.protocol.risk import option_roles
 from clarigate.gateway.boundary.messages import ClarificationOut, Sender
 
@@ -56,7 +63,7 @@ def render_clarification(out: ClarificationOut) -> TelegramMessage:
     try:
         message = render_question(request, out.token)
     except ValueError:  # a token too long for callback data: text still works everywhere
-        return TelegramMessage(_fit(escape(out.fallback_text)))
+        return TelegramMessage(_fit(escape(shown_as_text(request, out.fallback_text))))
     return message
 
 

@@ -12,7 +12,14 @@ from .answers import (
     parse_typed_reply,
 )
 from .catalog import icon, ui_text
-from .fallback import answer_message_text, closed_line, current_text, render_text_fallback, summarize_answer
+from .fallback import (
+    answer_message_text,
+    closed_line,
+    current_text,
+    render_text_fallback,
+    shown_as_text,
+    summarize_answer,
+)
 from .field_values import number_text
 from .models import (
     MAX_FIELDS,
@@ -57,6 +64,7 @@ __all__ = [
     "number_text",
     "parse_typed_reply",
     "render_text_fallback",
+    "shown_as_text",
     "summarize_answer",
     "ui_text",
 ]

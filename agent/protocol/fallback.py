@@ -31,6 +31,12 @@ def render_text_fallback(request: HumanInputRequest) -> str:
     return "\n".join(lines)
 
 
+def shown_as_text(request: HumanInputRequest, fallback_text: str) -> str:
+    """``fallback_text`` for a platform that cannot show ``request`` natively (too many options or
+    fields for its widgets), opened by a line saying so."""
+    return f"{ui_text('shown_as_text', request.locale)}\n\n{fallback_text}"
+
+
 def _field_line(field: FormField, locale: Locale) -> str:
     """``Label (required) — options: a / b (multiple allowed) (current: a)`` and the like for one
     field; a field with a current value keeps it unless a reply names the field."""

@@ -34,13 +34,14 @@ import httpx
 from clarigate.agent import placement
 from clarigate.agent.events import EventSink
 from clarigate.agent.harness import ImageInput, TurnOutput, turn_output
-from clarigate.agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
+from clarigate.agent.interrupts import AskAgain, parse_request_id, resume_value
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.placement import SettingsDoNotApply
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
+from clarigate.gateway.runners.server_interrupts import ANSWERS_KEY, asked_again, pending_request_of
 from clarigate.gateway.runners.server_settings import run_settings, runs_shipped_graph
 from clarigate.gateway.runners.server_supersede import supersede_on_server
 from clarigate.gateway.runners.server_wire import events_of, human_content, messages_of
@@ -215,8 +216,7 @@ class LangGraphServerRunner(AgentRunner):
         messages = messages_of(dict(state).get("values"))
         interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
         if interrupts:
-            first = interrupts[0]
-            return request_for(str(first.get("id")), first.get("value"), thread_locale(messages))
+            return pending_request_of(interrupts[0], messages)
         return request_in(messages[-1]) if messages else None
 
     async def aclose(self) -> None:
@@ -335,17 +335,18 @@ class LangGraphServerRunner(AgentRunner):
         if parsed is None:
             return None
         kind, interrupt_id = parsed
-        pending = {
-            i.get("id"): i.get("value") for i in state.get("interrupts") or [] if isinstance(i, Mapping)
-        }
+        pending = {i.get("id"): i for i in state.get("interrupts") or [] if isinstance(i, Mapping)}
         if interrupt_id not in pending:
             log.warning(
                 "the answer is for interrupt %s, which the server no longer has pending", interrupt_id
             )
             return None
-        value = resume_value(kind, interrupt_id, pending[interrupt_id], response, thread_locale(before))
+        asked = pending[interrupt_id]
+        schema = asked.get("response_schema")
+        value = resume_value(kind, interrupt_id, asked.get("value"), response, thread_locale(before), schema)
         if isinstance(value, AskAgain):
             return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
+        options["metadata"] = {**options["metadata"], ANSWERS_KEY: response.request_id}
         return await self._client.runs.create(
             sid, self.settings.assistant_id, command={"resume": {interrupt_id: value}}, **options
         )
@@ -372,6 +373,8 @@ class LangGraphServerRunner(AgentRunner):
         finished = await self._client.runs.get(sid, run["run_id"])
         status = finished.get("status")
         if status not in ("success", "interrupted"):
+            if (again := await asked_again(self._client, sid, finished)) is not None:
+                return again  # the graph rejected the answer (``response_schema``): asked again
             metrics.AGENT_SERVER_ERRORS.labels(kind="run_" + str(status)).inc()
             raise RunFailed(
                 f"run {run['run_id']} on the LangGraph server ended as {status!r}", run_id=run["run_id"]
@@ -385,8 +388,7 @@ class LangGraphServerRunner(AgentRunner):
             output = turn_output(messages, None, start=int(meta.get(START_KEY) or 0))
         interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
         if interrupts and output.request is None:
-            first = interrupts[0]
-            request = request_for(str(first.get("id")), first.get("value"), thread_locale(messages))
+            request = pending_request_of(interrupts[0], messages)
             output = TurnOutput(
                 replies=output.replies, request=request, fallback_text=render_text_fallback(request)
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..models import Locale
 from .slack_words import SLACK_WORDS
 from .telegram_words import TELEGRAM_WORDS
+from .typed_words import TYPED_WORDS
 
 WORDS: dict[str, dict[Locale, str]] = {
     # --- questions, answers and forms (every renderer) ------------------------------------------
@@ -346,3 +347,4 @@ WORDS: dict[str, dict[Locale, str]] = {
 }
 WORDS.update(TELEGRAM_WORDS)
 WORDS.update(SLACK_WORDS)
+WORDS.update(TYPED_WORDS)

@@ -173,7 +173,10 @@ def test_options_beyond_five_become_a_select_and_beyond_a_hundred_the_text_fallb
         ClarificationOut(request=request(101), fallback_text="1. a\n2. b", token=TOKEN)
     )
     assert [b["type"] for b in too_many] == ["section", "actions"]
-    assert too_many[0]["text"]["text"] == "1. a\n2. b"
+    assert (
+        too_many[0]["text"]["text"]
+        == "(Too big for buttons or a form here, so this is asked as text.)\n\n1. a\n2. b"
+    )
     assert [e["action_id"] for e in too_many[1]["elements"]] == ["clarigate:decline"]  # still a way out
 
 

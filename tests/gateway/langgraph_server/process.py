@@ -19,6 +19,7 @@ import yaml
 from tests.agent.openai_stub import Stub, serve
 
 HERE = Path(__file__).parent
+TYPED_GRAPHS = HERE.parent.parent / "agent" / "typed_graphs.py"
 #: How long the server may take to start (it imports LangChain and the graphs).
 START_SECONDS = 90.0
 
@@ -80,6 +81,8 @@ class LangGraphServer:
             name: f"{HERE / 'graphs.py'}:{name}"
             for name in ("asker", "approver", "interrupter", "sleeper", "writer", "hitl_user", "answer_echo")
         }
+        # typed interrupts (``response_schema``): the graphs the in-process tests use too
+        graphs.update({name: f"{TYPED_GRAPHS}:{name}" for name in ("booking", "checked_booking")})
         self.config = workdir / "langgraph.json"
         self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
         self._proc: subprocess.Popen[bytes] | None = None

@@ -1,0 +1,67 @@
+"""What an interrupt's request id says is pending, and the answer that asks again.
+
+``interrupt:<id>``, ``approval:<id>``, ``approval-edit:<id>``, ``approval-respond:<id>`` (``<id>`` is
+the interrupt's id): a later run reads which question an answer is for, and how to resume. The
+same question asked again (an answer that did not fit) ends in ``#<n>``: an id of its own, so its
+answer is a new answer, not a repeat of the one before.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from clarigate.agent.protocol import HumanInputRequest
+from clarigate.agent.protocol.models import Locale
+
+INTERRUPT, APPROVAL, APPROVAL_EDIT, APPROVAL_RESPOND = (
+    "interrupt",
+    "approval",
+    "approval-edit",
+    "approval-respond",
+)
+KINDS = (APPROVAL_RESPOND, APPROVAL_EDIT, APPROVAL, INTERRUPT)  # longest prefix first
+_AGAIN = re.compile(r"#(\d+)$")
+
+
+@dataclass(frozen=True)
+class AskAgain:
+    """The answer does not resume the run yet: show this request instead (Edit → the form, an
+    answer the schema rejects → the form again with the error)."""
+
+    request: HumanInputRequest
+
+
+def request_id_for(kind: str, interrupt_id: str) -> str:
+    """``approval:<id>`` and the like."""
+    return f"{kind}:{interrupt_id}"
+
+
+def parse_request_id(request_id: str) -> tuple[str, str] | None:
+    """``(kind, interrupt id)`` for an interrupt's request id, None for anything else."""
+    request_id = _AGAIN.sub("", request_id)
+    for kind in KINDS:
+        if request_id.startswith(kind + ":"):
+            return kind, request_id[len(kind) + 1 :]
+    return None
+
+
+def as_kind(
+    request: HumanInputRequest, kind: str, interrupt_id: str, source: str, locale: Locale | None = None
+) -> HumanInputRequest:
+    """``request`` named for interrupt ``interrupt_id`` (its id, source and, when given, locale)."""
+    update: dict[str, object] = {"request_id": request_id_for(kind, interrupt_id), "source": source}
+    if locale is not None:
+        update["locale"] = locale
+    return request.model_copy(update=update)
+
+
+def asked_again(request: HumanInputRequest, answered_id: str) -> HumanInputRequest:
+    """``request`` asked after the answer to ``answered_id``: when it is that same question again,
+    with an id of its own (``#2`` after ``#1``)."""
+    base = _AGAIN.sub("", request.request_id)
+    if base != _AGAIN.sub("", answered_id):
+        return request  # another question (Edit's form, Reply instead's message): its own id already
+    match = _AGAIN.search(answered_id)
+    attempt = int(match.group(1)) + 1 if match else 1
+    return request.model_copy(update={"request_id": f"{base}#{attempt}"})

@@ -1,0 +1,46 @@
+"""The catalog's lines for typed interrupts and approvals' "Reply instead" (part of ``WORDS``)."""
+
+from __future__ import annotations
+
+from ..models import Locale
+
+TYPED_WORDS: dict[str, dict[Locale, str]] = {
+    # --- approvals: the respond decision (agent/approvals.py) -------------------------------------
+    "approval_respond": {"en": "Reply instead", "zh": "改为回复"},
+    "approval_respond_question": {
+        "en": "Your reply instead of running {name} (the agent reads it as the result)",
+        "zh": "代替执行 {name} 的回复（助手会把它当作执行结果）",
+    },
+    # --- a question past what a platform shows natively (adapters' text fallbacks) ----------------
+    "shown_as_text": {
+        "en": "(Too big for buttons or a form here, so this is asked as text.)",
+        "zh": "（超出了这里按钮或表单的限制，改为文字提问。）",
+    },
+    # --- typed interrupts: response_schema (agent/typed_interrupts.py, schema_values.py) ----------
+    "typed_as_text": {
+        "en": "This cannot be asked as a form here ({what}): reply with JSON like {example}",
+        "zh": "这里无法用表单询问（{what}）：请用 JSON 回复，例如 {example}",
+    },
+    "typed_too_big": {
+        "en": "more fields or choices than a form holds",
+        "zh": "字段或选项超出表单上限",
+    },
+    "typed_bad_json": {
+        "en": "Not valid JSON ({error}). Reply with JSON.",
+        "zh": "不是有效的 JSON（{error}）。请用 JSON 回复。",
+    },
+    "typed_rejected": {"en": "The answer was not accepted: {problems}", "zh": "答案未被接受：{problems}"},
+    "hint_between": {"en": "{low} to {high}", "zh": "{low} 到 {high}"},
+    "hint_at_least": {"en": "at least {low}", "zh": "至少 {low}"},
+    "hint_at_most": {"en": "at most {high}", "zh": "最多 {high}"},
+    "err_whole_number": {"en": "Enter a whole number", "zh": "请输入整数"},
+    "err_at_least": {"en": "Must be at least {low}", "zh": "不能小于 {low}"},
+    "err_at_most": {"en": "Must be at most {high}", "zh": "不能大于 {high}"},
+    "err_more_than": {"en": "Must be more than {low}", "zh": "必须大于 {low}"},
+    "err_less_than": {"en": "Must be less than {high}", "zh": "必须小于 {high}"},
+    "err_min_chars": {"en": "Use at least {low} characters", "zh": "至少 {low} 个字符"},
+    "err_max_chars": {"en": "Use at most {high} characters", "zh": "最多 {high} 个字符"},
+    "err_pattern": {"en": "Not in the expected form", "zh": "格式不符合要求"},
+    "err_min_items": {"en": "Choose at least {low}", "zh": "至少选择 {low} 项"},
+    "err_max_items": {"en": "Choose at most {high}", "zh": "最多选择 {high} 项"},
+}

@@ -1,0 +1,180 @@
+"""A typed interrupt (``interrupt(value, response_schema=…)``) asked as a form, answered in the
+schema's types, and asked again when the answer does not fit.
+
+The schema is read as form fields (``clarigate.agent.schema_forms``): every renderer shows the form
+natively (a Slack modal, a Feishu card form, the Telegram wizard, ``name: value`` lines in text).
+The answer's typed form values become the resume value with the schema's own keys and types
+(``clarigate.agent.schema_values``): an integer an ``int``, a number a ``float``, a date an ISO
+string, an enum the enum's value, an array of enums a list. An answer that breaks the schema
+(a bound, a length, a whole number) is never resumed: the form is asked again with the fields as
+the person filled them and what was wrong. The same happens when the graph itself rejects the
+answer (``is_invalid_resume`` in process, a run ending in a validation error on a server).
+
+A schema a form cannot ask (nested objects, arrays of free values, unions, more fields or
+choices than a form holds) is asked as text, with a line saying so and the JSON expected; the
+reply is parsed as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from clarigate.agent.interrupt_kinds import INTERRUPT, AskAgain, as_kind
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, detect_locale
+from clarigate.agent.protocol.models import MAX_STRING, Locale
+from clarigate.agent.protocol.normalize import normalize_with_omissions
+from clarigate.agent.schema_forms import NotAForm, SchemaForm, schema_form
+from clarigate.agent.schema_values import field_spec, form_values, schema_values
+
+#: What a pydantic ``ValidationError`` says per problem: the location line, then the message.
+VALIDATION_HEAD = re.compile(r"^\d+ validation errors? for ")
+_VALIDATION_TYPE = re.compile(r"\s*\[type=.*$")
+
+
+def _question(value: Any) -> dict[str, Any]:
+    """The question and context the interrupt's value gives."""
+    if isinstance(value, Mapping) and isinstance(value.get("question"), str):
+        return {k: value[k] for k in ("question", "context", "clarification_type") if k in value}
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return {"question": text or "?"}
+
+
+def _joined(*parts: str | None) -> str | None:
+    return "\n".join(p for p in parts if p) or None
+
+
+def typed_request(
+    interrupt_id: str,
+    value: Any,
+    schema: Mapping[str, Any],
+    locale: Locale,
+    shown: Mapping[str, Any] | None = None,
+    problem: str | None = None,
+) -> HumanInputRequest:
+    """The form for interrupt ``interrupt_id`` (its text fallback when a form cannot ask it).
+
+    ``shown`` fills the fields with what the person gave (the form asked again, ``problem``
+    saying why)."""
+    args = _question(value)
+    locale = "zh" if detect_locale(f"{args['question']} {args.get('context') or ''}") == "zh" else locale
+    try:
+        form = schema_form(schema)
+        fields = [field_spec(f, locale, (shown or {}).get(f.name)) for f in form.fields]
+        context = _joined(problem, args.get("context") or form.description)
+        request, omitted = normalize_with_omissions(
+            {**args, "context": context, "fields": fields}, interrupt_id
+        )
+        _check_fit(form, request, omitted, locale)
+    except NotAForm as unfit:
+        line = catalog.text("typed_as_text", locale, what=unfit.what, example=_example(schema))
+        request, _ = normalize_with_omissions({**args, "context": _joined(problem, line)}, interrupt_id)
+    return as_kind(request, INTERRUPT, interrupt_id, INTERRUPT, locale)
+
+
+def _check_fit(form: SchemaForm, request: HumanInputRequest, omitted: list[str], locale: Locale) -> None:
+    """``NotAForm`` when the protocol's limits left part of the schema's form out."""
+    if request.input_mode != "form" or omitted or len(request.fields) != len(form.fields):
+        raise NotAForm(catalog.text("typed_too_big", locale))
+    for made, field in zip(request.fields, form.fields, strict=True):
+        if made.name != field.name or len(made.options) != len(field.choices):
+            raise NotAForm(f"`{field.key}`")
+
+
+def _example(schema: Mapping[str, Any]) -> str:
+    """The shape of the JSON expected: the top-level keys with a value of their type."""
+    samples = {"string": "…", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        shape = {
+            k: samples.get(str(p.get("type")), None) if isinstance(p, Mapping) else None
+            for k, p in properties.items()
+        }
+        text = json.dumps(shape, ensure_ascii=False)
+    else:
+        text = json.dumps(samples.get(str(schema.get("type")), None))
+    return text if len(text) <= MAX_STRING // 2 else text[: MAX_STRING // 2 - 1] + "…"
+
+
+def typed_resume(
+    interrupt_id: str, value: Any, schema: Mapping[str, Any], response: HumanInputResponse, locale: Locale
+) -> Any | AskAgain:
+    """What ``Command(resume=...)`` carries for ``response``, or the form asked again.
+
+    A declined answer (Cancel, a new message) resumes with the declined answer's payload, as an
+    untyped interrupt in the protocol's shape would; a graph whose schema rejects it is asked
+    again (``rejected_request``)."""
+    if response.response_kind == "declined":
+        return response.to_payload()
+    try:
+        form = schema_form(schema)
+    except NotAForm:
+        return _json_answer(interrupt_id, value, schema, response, locale)
+    asked = typed_request(interrupt_id, value, schema, locale)
+    if asked.input_mode != "form":
+        return _json_answer(interrupt_id, value, schema, response, locale)
+    if response.response_kind != "form" or response.values is None:
+        problem = catalog.text("reply_form", asked.locale)
+        return AskAgain(typed_request(interrupt_id, value, schema, locale, problem=problem))
+    resumed, errors = schema_values(form, response.values, asked.locale)
+    if errors:
+        labels = {f.name: f.label for f in asked.fields}
+        problem = _problems([(labels.get(name, name), error) for name, error in errors.items()], asked.locale)
+        return AskAgain(typed_request(interrupt_id, value, schema, locale, response.values, problem))
+    return resumed
+
+
+def _json_answer(
+    interrupt_id: str, value: Any, schema: Mapping[str, Any], response: HumanInputResponse, locale: Locale
+) -> Any | AskAgain:
+    """A text answer to a schema asked as text: the JSON it holds, or the question asked again."""
+    try:
+        return json.loads(response.value)
+    except ValueError as error:
+        problem = catalog.text("typed_bad_json", locale, error=str(error).split(":")[0])
+        return AskAgain(typed_request(interrupt_id, value, schema, locale, problem=problem))
+
+
+def rejected_request(
+    interrupt_id: str, value: Any, schema: Mapping[str, Any], resumed: Any, error: str, locale: Locale
+) -> HumanInputRequest:
+    """The form asked again after the graph rejected ``resumed`` with ``error`` (a pydantic
+    ``ValidationError``'s text): filled in as the person filled it, each problem named."""
+    try:
+        form: SchemaForm | None = schema_form(schema)
+    except NotAForm:
+        form = None
+    labels: dict[str, str] = {}
+    shown = None
+    if form is not None:
+        shown = form_values(form, resumed)
+        made = typed_request(interrupt_id, value, schema, locale)
+        labels = {f.key: m.label for f, m in zip(form.fields, made.fields, strict=False)}
+    problems = [(labels.get(where, where), message) for where, message in validation_problems(error)]
+    problem = catalog.text("typed_rejected", locale, problems=_problems(problems, locale))
+    return typed_request(interrupt_id, value, schema, locale, shown, problem)
+
+
+def validation_problems(error: str) -> list[tuple[str, str]]:
+    """``(where, message)`` for each problem a pydantic ``ValidationError``'s text names (where:
+    the first key of its location, ``""`` for the value itself); the first line of any other text."""
+    lines = [line for line in error.splitlines() if line.strip()]
+    if not lines or not VALIDATION_HEAD.match(lines[0]):
+        return [("", lines[0].strip() if lines else error)]
+    problems: list[tuple[str, str]] = []
+    where: str | None = None
+    for line in lines[1:]:
+        text = line.strip()
+        if not line.startswith(" "):
+            where = text.split(".")[0]
+        elif not text.startswith("For further information"):
+            problems.append((where or "", _VALIDATION_TYPE.sub("", text)))
+            where = None
+    return problems or [("", lines[0])]
+
+
+def _problems(problems: list[tuple[str, str]], locale: Locale) -> str:
+    separator = "：" if locale == "zh" else ": "
+    return "; ".join(f"{label}{separator}{message}" if label else message for label, message in problems)

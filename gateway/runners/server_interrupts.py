@@ -1,0 +1,63 @@
+"""Typed interrupts on a LangGraph server: a pending interrupt's request (with its
+``response_schema``), and an answer the graph rejected asked again, never reported as a failure.
+
+A typed interrupt (``interrupt(value, response_schema=Model)``) checks its answer when the run
+resumes; an answer that does not match raises a validation error, the run ends in ``error`` and
+the interrupt stays pending with nothing saved (``is_invalid_resume`` in process). The server
+shows this as the failed run's task error; the question is then asked again with the person's
+answer filled in and each problem named (``clarigate.agent.typed_interrupts.rejected_request``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from clarigate.agent.harness import TurnOutput
+from clarigate.agent.interrupt_kinds import asked_again as with_new_id
+from clarigate.agent.interrupts import request_for
+from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.protocol import HumanInputRequest, render_text_fallback
+from clarigate.agent.typed_interrupts import VALIDATION_HEAD, rejected_request
+from clarigate.gateway.runners.server_wire import messages_of
+
+#: Run metadata: the request id of the answer a resuming run carries (a question asked again after
+#: it takes an id of its own).
+ANSWERS_KEY = "clarigate_answers"
+
+
+def pending_request_of(interrupt: Mapping[str, Any], messages: list[Any]) -> HumanInputRequest:
+    """The request showing a pending interrupt of the thread's state (``id``, ``value`` and, since
+    langgraph 1.2, ``response_schema``)."""
+    schema = interrupt.get("response_schema")
+    return request_for(str(interrupt.get("id")), interrupt.get("value"), thread_locale(messages), schema)
+
+
+def _task_error(state: Mapping[str, Any], interrupt_id: str) -> str | None:
+    """The error of the task that holds interrupt ``interrupt_id``, when it failed."""
+    for task in state.get("tasks") or []:
+        ids = {i.get("id") for i in task.get("interrupts") or [] if isinstance(i, Mapping)}
+        if interrupt_id in ids and isinstance(task.get("error"), str):
+            return str(task["error"])
+    return None
+
+
+async def asked_again(client: Any, sid: str, finished: Mapping[str, Any]) -> TurnOutput | None:
+    """The question again when the failed run ``finished`` resumed a typed interrupt with an
+    answer its schema rejected; None for any other failure."""
+    command = (finished.get("kwargs") or {}).get("command") or {}
+    resumed = command.get("resume") if isinstance(command, Mapping) else None
+    if not isinstance(resumed, Mapping):
+        return None
+    state = await client.threads.get_state(sid)
+    for interrupt in state.get("interrupts") or []:
+        interrupt_id, schema = str(interrupt.get("id")), interrupt.get("response_schema")
+        error = _task_error(state, interrupt_id)
+        if interrupt_id not in resumed or not schema or not error or not VALIDATION_HEAD.match(error):
+            continue
+        locale = thread_locale(messages_of(state.get("values")))
+        value = interrupt.get("value")
+        request = rejected_request(interrupt_id, value, schema, resumed[interrupt_id], error, locale)
+        request = with_new_id(request, str((finished.get("metadata") or {}).get(ANSWERS_KEY) or ""))
+        return TurnOutput(request=request, fallback_text=render_text_fallback(request))
+    return None

@@ -1,0 +1,79 @@
+"""A typed interrupt (``response_schema``) in the terminal: the console chat against the real core
+and a real LangGraph graph asking ``interrupt(value, response_schema=…)``; the form is asked field by
+field with typed parsing, a value out of bounds is asked again with its error, and the graph is
+resumed with exactly the schema's types."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Iterator
+
+import pytest
+
+from clarigate.adapters.console import ConsoleAdapter
+from clarigate.adapters.console.receive import ConsoleChat, Leave
+from clarigate.agent.harness import AgentSettings
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runners.in_process import LangGraphRunner
+from clarigate.gateway.store.memory import MemoryStore
+from tests.agent import typed_graphs
+from tests.agent.approval_tools import typed
+from tests.conftest import config_for_tests
+
+
+class Terminal:
+    """The bot with the console adapter on the ``booking`` graph; ``chat`` types lines."""
+
+    def __init__(self, runner: asyncio.Runner) -> None:
+        self.runner = runner
+        self.agent = LangGraphRunner(
+            AgentSettings(checkpointer_url="memory://", graph="tests.agent.typed_graphs:booking")
+        )
+        self.gateway = Gateway(config_for_tests(), MemoryStore(), self.agent)
+        self.out = io.StringIO()
+        self.adapter = ConsoleAdapter(self.gateway, self.out, user="ada", language="en")
+        self.gateway.register(self.adapter)
+        runner.run(self.gateway.start())
+
+    def chat(self, *typed_lines: str) -> str:
+        stdin = io.StringIO("".join(line + "\n" for line in typed_lines))
+        with pytest.raises(Leave):
+            ConsoleChat(self.adapter, stdin, self.runner.run, self.gateway.drain).loop()
+        return self.out.getvalue()
+
+
+@pytest.fixture
+def terminal() -> Iterator[Terminal]:
+    typed_graphs.RESUMED.clear()
+    with asyncio.Runner() as runner:
+        made = Terminal(runner)
+        yield made
+        runner.run(made.gateway.stop(grace=0))
+        runner.run(made.agent.aclose())
+
+
+# name, guests, budget, vip, color, size, extras, day: in the schema's order
+FIRST = ["Ada", "20", "12.5", "yes", "blue", "", "red, blue", "2026-12-01"]
+
+
+def test_the_form_is_asked_typed_an_error_asks_again_and_the_graph_gets_the_schemas_types(
+    terminal: Terminal,
+) -> None:
+    printed = terminal.chat("book a trip", *FIRST, "", "4", *[""] * 6)
+    assert "Book the trip" in printed
+    assert "Guests: Must be at most 10" in printed  # asked again, with the field's error
+    assert typed_graphs.RESUMED and len(typed_graphs.RESUMED) == 1, printed
+    assert typed(typed_graphs.RESUMED[0]) == typed(
+        {
+            "name": "Ada",
+            "guests": 4,
+            "budget": 12.5,
+            "vip": True,
+            "color": "blue",
+            "size": "m",
+            "extras": ["red", "blue"],
+            "day": "2026-12-01",
+        }
+    )
+    assert "Booked for Ada:" in printed

@@ -1,0 +1,82 @@
+"""Typed interrupts (``interrupt(value, response_schema=…)``) on a real LangGraph server
+(``langgraph dev``): the schema travels in the thread's state and is asked as a form; an answer
+breaking a bound is asked again before any run, one the graph's own model rejects (the run ends
+in a validation error, the interrupt stays pending) is asked again with the graph's error, and
+the graph is resumed with the schema's types."""
+
+from __future__ import annotations
+
+import json
+
+from clarigate.agent.settings import AgentOptions
+from clarigate.gateway.boundary.messages import AnswerStatus
+from clarigate.gateway.runners.server import LangGraphServerRunner
+from clarigate.gateway.store.memory import MemoryStore
+
+from ..langgraph_server.process import LangGraphServer
+
+GOOD = {
+    "name": "Ada",
+    "guests": "4",
+    "budget": "12.5",
+    "vip": True,
+    "color": "blue",
+    "extras": ["red", "blue"],
+    "day": "2026-12-01",
+}
+
+
+def _runner(server: LangGraphServer, graph: str) -> LangGraphServerRunner:
+    return LangGraphServerRunner(AgentOptions(server_url=server.url, assistant_id=graph), bot_id="bot-1")
+
+
+async def test_a_typed_interrupt_on_the_server_is_a_form_resumed_with_the_schemas_types(
+    langgraph_server, make_gateway
+):
+    runner = _runner(langgraph_server, "booking")
+    gateway, chat = await make_gateway(MemoryStore("lg-typed"), runner)
+    await chat.say("book a trip")
+    await gateway.drain(timeout=30)
+    request = chat.last_request().request
+    assert request.input_mode == "form" and request.question == "Book the trip"
+    assert [f.type for f in request.fields] == [
+        "text", "number", "number", "checkbox", "select", "select", "multi_select", "date",
+    ]  # fmt: skip
+
+    outcome = await chat.submit({**GOOD, "guests": "20"})
+    assert outcome.status is AnswerStatus.ACCEPTED
+    await gateway.drain(timeout=30)
+    again = chat.last_request().request
+    assert "Guests: Must be at most 10" in (again.context or "")
+
+    await chat.submit(GOOD)
+    await gateway.drain(timeout=30)
+    reply = chat.texts()[-1]
+    assert reply.startswith("Booked for Ada: ")
+    resumed = json.loads(reply.split(": ", 1)[1])
+    assert resumed == {**GOOD, "guests": 4, "budget": 12.5, "size": "m"}
+    assert [type(resumed[k]).__name__ for k in ("guests", "budget", "vip")] == ["int", "float", "bool"]
+    await runner.aclose()
+
+
+async def test_an_answer_the_graphs_model_rejects_is_asked_again_with_its_error(
+    langgraph_server, make_gateway
+):
+    runner = _runner(langgraph_server, "checked_booking")
+    gateway, chat = await make_gateway(MemoryStore("lg-typed-checked"), runner)
+    await chat.say("book a trip", chat="checked")
+    await gateway.drain(timeout=30)
+    first = chat.last_request().request
+
+    await chat.submit({**GOOD, "name": "Ada1"})  # a digit: only the graph's validator knows
+    await gateway.drain(timeout=30)
+    again = chat.last_request().request
+    assert again.request_id != first.request_id
+    assert "The answer was not accepted: Name: Value error, a name has no digits" in (again.context or "")
+    assert again.fields[0].default == "Ada1"
+    assert not any("error" in text.lower() for text in chat.texts())
+
+    await chat.submit({**GOOD, "name": "Ada"})
+    await gateway.drain(timeout=30)
+    assert chat.texts()[-1] == "Booked for Ada."
+    await runner.aclose()

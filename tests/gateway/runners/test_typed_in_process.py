@@ -1,0 +1,101 @@
+"""Typed interrupts and LangChain's review in process, through the gateway: a graph's own check of
+the answer (``is_invalid_resume``) asks again, a new message over a typed question still runs, and
+an approval offers "Reply instead" (a ``respond`` decision) and shows the review's description."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from clarigate.agent.harness import AgentSettings
+from clarigate.gateway.runners.in_process import LangGraphRunner
+from clarigate.gateway.store.memory import MemoryStore
+from tests.agent import typed_graphs
+
+GOOD = {
+    "name": "Ada",
+    "guests": "4",
+    "budget": "12.5",
+    "vip": True,
+    "color": "blue",
+    "extras": ["red", "blue"],
+    "day": "2026-12-01",
+}
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> None:
+    typed_graphs.RESUMED.clear()
+    typed_graphs.DELETED.clear()
+
+
+async def _runner(graph: str) -> Any:
+    return LangGraphRunner(
+        AgentSettings(checkpointer_url="memory://", graph=f"tests.agent.typed_graphs:{graph}")
+    )
+
+
+async def test_an_answer_the_graphs_model_rejects_is_asked_again_with_its_error(make_gateway) -> None:
+    runner = await _runner("checked_booking")
+    try:
+        gateway, chat = await make_gateway(MemoryStore("typed-checked"), runner)
+        await chat.say("book a trip")
+        await gateway.drain(timeout=30)
+        first = chat.last_request().request
+        await chat.submit({**GOOD, "name": "Ada1"})  # a digit: only the graph's validator knows
+        await gateway.drain(timeout=30)
+        again = chat.last_request().request
+        assert again.request_id == first.request_id + "#1"
+        assert "The answer was not accepted: Name: Value error, a name has no digits" in (again.context or "")
+        assert typed_graphs.RESUMED == []
+
+        await chat.submit({**GOOD, "name": "Ada"})
+        await gateway.drain(timeout=30)
+        [booking] = typed_graphs.RESUMED
+        assert isinstance(booking, typed_graphs.CheckedBooking)
+        assert (booking.guests, booking.budget, booking.color) == (4, 12.5, typed_graphs.Color.blue)
+        assert chat.texts()[-1] == "Booked for Ada."
+    finally:
+        await runner.aclose()
+
+
+async def test_a_new_message_over_a_typed_question_still_runs(make_gateway) -> None:
+    runner = await _runner("checked_booking")
+    try:
+        gateway, chat = await make_gateway(MemoryStore("typed-superseded"), runner)
+        await chat.say("book a trip")
+        await gateway.drain(timeout=30)
+        await chat.say("actually, something else")  # the model refuses a declined answer
+        await gateway.drain(timeout=30)
+        assert len(chat.requests()) == 2  # the graph ran the new message (and asks again)
+        assert not [e for e in chat.of_kind("error")]
+    finally:
+        await runner.aclose()
+
+
+async def test_reply_instead_answers_the_call_with_the_message_and_the_description_is_shown(
+    make_gateway,
+) -> None:
+    runner = await _runner("make_reviewed_agent")
+    try:
+        gateway, chat = await make_gateway(MemoryStore("typed-respond"), runner)
+        await chat.say("clear the users table")
+        await gateway.drain(timeout=30)
+        request = chat.last_request().request
+        assert (request.context or "").startswith("Dropping rows cannot be undone.\ndrop_rows(")
+        labels = [o.label for o in request.options]
+        assert labels == ["Approve", "Reject", "Reply instead"]
+        await chat.click(labels.index("Reply instead"))
+        await gateway.drain(timeout=30)
+        asked = chat.last_request().request
+        assert asked.request_id.startswith("approval-respond:")
+        await chat.answer_text("The table is already empty.")
+        await gateway.drain(timeout=30)
+        assert typed_graphs.DELETED == []  # the tool never ran
+        assert chat.texts()[-1] == "Noted."
+        thread_id = await gateway.store.thread_for_chat(chat.conversation().thread_key, 3600)
+        results = [m for m in await runner._agent.history(thread_id) if m.type == "tool"]
+        assert [(m.text, m.status) for m in results] == [("The table is already empty.", "success")]
+    finally:
+        await runner.aclose()
