@@ -31,6 +31,7 @@ from clarigate.gateway.boundary.messages import (
     AcceptOutcome,
     Attachment,
     Conversation,
+    FileReply,
     InboundMessage,
     LiveView,
     MessageRef,
@@ -62,6 +63,7 @@ from .render import (
 )
 from .respond import remember
 from .send import SlackSender, build_ack_path_client, build_client
+from .upload import MAX_FILE_BYTES, SlackFiles
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +98,7 @@ class SlackAdapter(PlatformAdapter):
         self.names = NameBook(self.sender.user_name)
         self.live = LiveMessages(self.sender, lambda: gateway.state)
         self.outbound = SlackOutbound(gateway, self.sender, self.live)
+        self.files = SlackFiles(self.sender, self.outbound.state)
         self.bot_user_id: str | None = None
         # Work before ack: an exception answers 500 and Slack redelivers (deduped by id).
         # Unhandled requests reach ``_on_error`` (200 and a count) instead of Bolt's 404.
@@ -314,6 +317,16 @@ class SlackAdapter(PlatformAdapter):
         """Deliver one outbound item in the conversation's thread; Slack's refusals are raised as
         ``DeliveryFailed`` (``invalid_blocks`` on a question is permanent: the core falls back)."""
         return await self.outbound.send(conversation, item)
+
+    def file_limit(self, conversation: Conversation, item: FileReply) -> int:
+        """Slack takes files up to 1 GB."""
+        return MAX_FILE_BYTES
+
+    async def send_file(self, conversation: Conversation, item: FileReply) -> MessageRef | None:
+        """Upload a file the agent sends and share it in the conversation's thread (``upload.py``)."""
+        await self.outbound._clear_working(conversation)  # a "Working…" kept for a reply goes
+        await self.files.send(conversation, item)
+        return None
 
     # --- live messages (adapters/slack/live.py) ------------------------------------------------
 

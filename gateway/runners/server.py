@@ -26,6 +26,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -387,7 +388,5 @@ class LangGraphServerRunner(AgentRunner):
         if interrupts and output.request is None:
             first = interrupts[0]
             request = request_for(str(first.get("id")), first.get("value"), thread_locale(messages))
-            output = TurnOutput(
-                replies=output.replies, request=request, fallback_text=render_text_fallback(request)
-            )
+            output = replace(output, request=request, fallback_text=render_text_fallback(request))
         return output
