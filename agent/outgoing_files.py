@@ -41,9 +41,12 @@ class OutgoingFile:
     caption: str = ""
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _name(block: Mapping[str, Any], mime_type: str, image: bool, number: int) -> str:
-    extras = block.get("extras") if isinstance(block.get("extras"), Mapping) else {}
-    metadata = block.get("metadata") if isinstance(block.get("metadata"), Mapping) else {}
+    extras, metadata = _mapping(block.get("extras")), _mapping(block.get("metadata"))
     for found in (block.get("filename"), block.get("name"), extras.get("filename"), metadata.get("filename")):
         if isinstance(found, str) and found.strip():
             return found.strip().replace("/", "_").replace("\\", "_")[:200]
@@ -77,8 +80,7 @@ def file_of(block: Any, number: int = 1) -> OutgoingFile | None:
         return None
     image = block.get("type") in ("image", "image_url")
     encoded, url, mime_type = _source(block)
-    extras = block.get("extras") if isinstance(block.get("extras"), Mapping) else {}
-    caption = str(extras.get("caption") or "")
+    caption = str(_mapping(block.get("extras")).get("caption") or "")
     if encoded is not None:
         try:
             data = base64.b64decode(encoded, validate=True)

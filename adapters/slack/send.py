@@ -88,8 +88,10 @@ class SlackSender:
     ) -> dict[str, Any]:
         client = self.ack_client if ack_path else self.client
         # files.info takes no JSON body: its arguments go form-encoded
-        kind = "data" if form else "json"
-        data = await self.attempt(method, lambda: client.api_call(method, **{kind: params}))
+        if form:
+            data = await self.attempt(method, lambda: client.api_call(method, data=params))
+        else:
+            data = await self.attempt(method, lambda: client.api_call(method, json=params))
         log_platform_call(PLATFORM, method, "ok", data.get("ts") or params.get("ts"))
         return data
 

@@ -29,10 +29,10 @@ class FilesOut(BaseModel):
     names by URL may be fetched from (the gateway fetches it, with this cap while downloading)."""
 
     # bytes; a file is kept in the store (base64) from the run until it is delivered
-    max_bytes: int = Field(20 * 1024 * 1024, ge=0)
+    max_bytes: int = Field(default=20 * 1024 * 1024, ge=0)
     # fetch URLs whose host is a private, loopback or link-local address (an internal file server)
     allow_private_urls: bool = False
-    fetch_timeout_seconds: float = Field(30.0, gt=0)
+    fetch_timeout_seconds: float = Field(default=30.0, gt=0)
 
 
 # --- the bot's whole configuration -------------------------------------------------------------
