@@ -12,6 +12,7 @@ first, as a reply of its own.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,7 @@ from .outgoing import derived_key
 if TYPE_CHECKING:
     from clarigate.gateway.boundary.port import GatewayPort
 
-    from .outgoing import Destinations
+    from .outgoing import Destinations, WorkingCards
     from .send import FeishuSender
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
@@ -77,6 +78,7 @@ class FeishuFiles:
     sender: FeishuSender
     destinations: Destinations
     gateway: GatewayPort
+    working: WorkingCards
 
     def file_limit(self, conversation: Conversation, item: FileReply) -> int:
         """30 MB, ``im/v1/files``' limit (an image past 10 MB is sent as a file)."""
@@ -86,6 +88,10 @@ class FeishuFiles:
         """Upload ``item`` once and send it as an image or file message (its caption before it)."""
         key = item.delivery_id
         state = getattr(self.gateway, "state", None)
+        working = self.working.take(conversation.thread_key)
+        if working is not None:  # a "Working…" card kept for a reply that did not come (files only)
+            with contextlib.suppress(DeliveryFailed):
+                await self.sender.delete_message(working.message_id)
         if item.caption.strip():
             content = json.dumps({"text": item.caption}, ensure_ascii=False)
             await self.destinations.deliver(

@@ -77,3 +77,15 @@ async def test_a_retry_after_the_upload_sends_that_upload_and_feishu_shows_it_on
     await bot.adapter.send_file(chat, item)  # sent again after a lost answer: the same uuid
     assert uploads(bot.api) == ["files"]
     assert received(bot.api) == [("file", "report.csv", CSV)]
+
+
+async def test_files_without_a_reply_leave_no_working_card_behind(make_bot):
+    runner = await files_runner(reply="")
+    bot = await make_bot(runner, streaming="off")
+    try:
+        await bot.deliver(message_event("sales report for eu"))
+        await bot.gateway.drain()
+        assert [kind for kind, _, _ in received(bot.api)] == ["file", "image"]
+        assert not any("Working" in str(card) for card in bot.api.shown())
+    finally:
+        await runner.aclose()

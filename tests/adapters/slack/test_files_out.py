@@ -47,3 +47,12 @@ async def test_a_file_over_the_limit_is_refused_with_a_line_saying_so(make_world
     texts = [m.get("text", "") for m in world.fake.shown()]
     refusal = "I cannot send chart.png (69 bytes): files over 40 bytes cannot be sent here."
     assert any(refusal in t for t in texts)
+
+
+async def test_files_without_a_reply_leave_no_working_message_behind(make_world: MakeWorld):
+    world = await make_world(await files_runner(reply=""), streaming="off")
+    await world.user.dm("sales report for eu")
+    await world.settle()
+
+    assert [name for name, _, _ in shared(world)] == ["report.csv", "chart.png"]
+    assert not any("Working" in m.get("text", "") for m in world.fake.shown())
