@@ -28,7 +28,7 @@ from clarigate.gateway.boundary.messages import Conversation, FileReply, Message
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.boundary.retry import PARTS_TTL
 
-from .outgoing import derived_key
+from .outgoing import derived_key, text_content
 
 if TYPE_CHECKING:
     from clarigate.gateway.boundary.port import GatewayPort
@@ -93,7 +93,7 @@ class FeishuFiles:
             with contextlib.suppress(DeliveryFailed):
                 await self.sender.delete_message(working.message_id)
         if item.caption.strip():
-            content = json.dumps({"text": item.caption}, ensure_ascii=False)
+            content = text_content(item.caption)  # model text: no <at> reaches Feishu
             await self.destinations.deliver(
                 conversation, content, derived_key(key, "caption"), msg_type="text"
             )

@@ -56,11 +56,8 @@ async def _item(
             raise FetchRefused("no bytes and no URL")
     except FetchTooLarge as exc:
         return _too_big(file.name, exc.size, cap, locale)
-    except (FetchRefused, OSError, ValueError) as exc:
+    except FetchRefused as exc:
         log.warning("a file the agent named could not be fetched: %s", exc)
-        return TextReply(text=ui_text("file_unavailable", locale, name=file.name))
-    except Exception as exc:  # noqa: BLE001 (httpx's transport errors: the person is told)
-        log.warning("a file the agent named could not be fetched: %s", type(exc).__name__)
         return TextReply(text=ui_text("file_unavailable", locale, name=file.name))
     if len(data) > cap:
         return _too_big(file.name, len(data), cap, locale)

@@ -61,6 +61,13 @@ async def check_address(url: str, allow_private: bool) -> None:
 async def fetch_capped(url: str, max_bytes: int, *, allow_private: bool, seconds: float) -> tuple[bytes, str]:
     """The bytes at ``url`` and the type the server gave (empty when none); ``FetchTooLarge`` past
     ``max_bytes``, ``FetchRefused`` for an address not fetched or an answer other than 200."""
+    try:
+        return await _fetch(url, max_bytes, allow_private, seconds)
+    except httpx.HTTPError as error:  # the network, a timeout, a broken answer
+        raise FetchRefused(f"the download failed ({type(error).__name__})") from None
+
+
+async def _fetch(url: str, max_bytes: int, allow_private: bool, seconds: float) -> tuple[bytes, str]:
     async with httpx.AsyncClient(timeout=seconds, follow_redirects=False) as client:
         for _ in range(MAX_REDIRECTS + 1):
             await check_address(url, allow_private)
