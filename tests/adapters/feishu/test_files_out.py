@@ -89,3 +89,22 @@ async def test_files_without_a_reply_leave_no_working_card_behind(make_bot):
         assert not any("Working" in str(card) for card in bot.api.shown())
     finally:
         await runner.aclose()
+
+
+def test_what_feishu_shows_as_an_image_and_which_file_type_a_file_is():
+    from clarigate.adapters.feishu.upload import MAX_IMAGE_BYTES, as_image, file_type
+
+    png = FileReply(name="chart.png", mime_type="image/png", data=PNG, image=True)
+    assert as_image(png)
+    assert not as_image(
+        png.model_copy(update={"mime_type": "image/svg+xml"})
+    )  # not a type im/v1/images takes
+    assert not as_image(png.model_copy(update={"data": b"\x00" * (MAX_IMAGE_BYTES + 1)}))  # sent as a file
+    assert not as_image(png.model_copy(update={"image": False}))  # the agent made it a file
+    assert [file_type(n) for n in ("a.PDF", "b.docx", "c.xlsx", "d.csv", "e")] == [
+        "pdf",
+        "doc",
+        "xls",
+        "stream",
+        "stream",
+    ]

@@ -83,3 +83,16 @@ async def test_a_long_caption_is_split_and_a_retry_posts_neither_file_nor_piece_
     finally:
         await tg.close()
         await store.close()
+
+
+async def test_an_image_telegram_will_not_take_as_a_photo_goes_as_a_document(bot_api):
+    store = MemoryStore("files-telegram-photo")
+    tg = await open_bench(bot_api, store, await files_runner())
+    try:
+        bot_api.fail_next("sendPhoto", 400, description="Bad Request: PHOTO_INVALID_DIMENSIONS")
+        await tg.deliver(message_update("sales report for eu"))
+        await tg.settle()
+        assert received(bot_api) == [("document", "report.csv", CSV), ("document", "chart.png", PNG)]
+    finally:
+        await tg.close()
+        await store.close()
