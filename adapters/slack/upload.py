@@ -6,14 +6,16 @@ shares the file in the channel (``channel_id``, ``thread_ts``, ``initial_comment
 made here one by one with the same client methods, so that the file id of an upload is
 remembered (the core's adapter state, under the item's delivery id) before the file is
 shared: a delivery retried after a failure of the last step completes the same upload instead
-of uploading and sharing the file a second time, and once shared it is not shared again.
-Needs the ``files:write`` scope.
+of uploading it again, once shared it is not shared again, and where the share's answer was
+lost (a timeout, a 5xx after Slack did it) ``files.info`` says whether it was shared before the
+share is tried again. Needs the ``files:write`` scope (``files.info``: ``files:read``).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import aiohttp
 
@@ -52,10 +54,37 @@ class SlackFiles:
             log.info("slack: file of delivery %s was shared already", item.delivery_id)
             return
         file_id = done.get("file_id")
-        if not file_id:
-            file_id = await self._upload(item)
-            if state and key:
-                await state.set_json(key, {"file_id": file_id}, PARTS_TTL)
+        if file_id and await self._shared_in(file_id, conversation.chat_id):
+            log.info("slack: file of delivery %s was shared before its answer was lost", item.delivery_id)
+        else:
+            file_id = file_id or await self._uploaded(item, state, key)
+            await self._complete(conversation, item, file_id)
+        if state and key:
+            await state.set_json(key, {"file_id": file_id, "shared": True}, PARTS_TTL)
+
+    async def _uploaded(self, item: FileReply, state: AdapterState | None, key: str | None) -> str:
+        """A new upload of ``item``, its file id remembered before it is shared."""
+        file_id = await self._upload(item)
+        if state and key:
+            await state.set_json(key, {"file_id": file_id}, PARTS_TTL)
+        return file_id
+
+    async def _shared_in(self, file_id: str, channel: str) -> bool:
+        """Whether an earlier attempt shared ``file_id`` in ``channel`` already (``files.info``:
+        an answer lost after Slack shared it); a file Slack cannot describe counts as not shared."""
+        try:
+            info = await self.sender.file_info(file_id)
+        except DeliveryFailed as error:
+            if not error.permanent:
+                raise
+            return False
+        shares: dict[str, Any] = info["shares"] if isinstance(info.get("shares"), dict) else {}
+        found = {c for kind in ("public", "private") for c in (shares.get(kind) or {})}
+        found |= {c for kind in ("channels", "groups", "ims") for c in info.get(kind) or []}
+        return channel in found
+
+    async def _complete(self, conversation: Conversation, item: FileReply, file_id: str) -> None:
+        """``files.completeUploadExternal``: the upload shared in the conversation's thread."""
         client = self.sender.client
         comment = escape_mrkdwn(item.caption) if item.caption else None
         await self.sender.attempt(
@@ -68,8 +97,6 @@ class SlackFiles:
             ),
         )
         log_platform_call(PLATFORM, "files.completeUploadExternal", "ok")
-        if state and key:
-            await state.set_json(key, {"file_id": file_id, "shared": True}, PARTS_TTL)
 
     async def _upload(self, item: FileReply) -> str:
         """A new upload of ``item``'s bytes; its file id."""

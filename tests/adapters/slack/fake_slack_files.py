@@ -5,9 +5,12 @@ answers a file id and an upload URL on this server; the POST to that URL takes t
 (answering ``OK - <length>``, 404 for an unknown URL); ``files.completeUploadExternal`` takes
 ``files`` (a JSON array of ``{"id", "title"}``) and shares each file in ``channel_id`` (in
 ``thread_ts``'s thread) with ``initial_comment``: a file never uploaded is ``file_not_found``
-(the upload's length must match, as Slack checks). Completing a file that is shared already in
-that channel and thread shares it no second time (the fake's choice: Slack's answer to that
-case is not documented).
+(the upload's length must match, as Slack checks). Completing a file again shares it again
+(Slack's answer to that case is not documented: the fake assumes the worst). ``files.info`` of
+an uploaded file says where it is shared (``shares``: ``public`` / ``private`` by channel id,
+each share with its ``ts`` and ``thread_ts``; ``channels`` / ``groups`` / ``ims``).
+``lose_completions`` makes the next completions share the file and answer ``fatal_error`` all
+the same, as a share whose answer was lost.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class SlackUploads:
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # file id -> filename, length, data
     shared: list[SharedFile] = field(default_factory=list)
     failing_uploads: list[int] = field(default_factory=list)  # HTTP statuses of the next upload POSTs
+    lose_completions: int = 0  # completions that share the file but answer fatal_error
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
@@ -48,8 +52,33 @@ class SlackUploads:
         if method == "files.getUploadURLExternal":
             return self._upload_url(params)
         if method == "files.completeUploadExternal":
-            return self._complete(params)
+            answer = self._complete(params)
+            if answer["ok"] and self.lose_completions:
+                self.lose_completions -= 1
+                return {"ok": False, "error": "fatal_error"}
+            return answer
+        if method == "files.info" and str(params.get("file")) in self.pending:
+            return {"ok": True, "file": self.file_object(str(params["file"]))}
         return None
+
+    def file_object(self, file_id: str) -> dict[str, Any]:
+        """An uploaded file as ``files.info`` describes it: where it is shared."""
+        upload = self.pending[file_id]
+        shares: dict[str, dict[str, list[dict[str, Any]]]] = {"public": {}, "private": {}}
+        lists: dict[str, list[str]] = {"channels": [], "groups": [], "ims": []}
+        for share in (s for s in self.shared if s.file_id == file_id):
+            kind = "public" if share.channel.startswith("C") else "private"
+            entry = {"ts": f"1700000001.{len(self.shared):06d}", "thread_ts": share.thread_ts}
+            shares[kind].setdefault(share.channel, []).append(entry)
+            group = {"C": "channels", "G": "groups", "D": "ims"}.get(share.channel[:1], "channels")
+            lists[group].append(share.channel)
+        return {
+            "id": file_id,
+            "name": upload["filename"],
+            "title": upload["filename"],
+            "shares": shares,
+            **lists,
+        }
 
     def _upload_url(self, params: dict[str, Any]) -> dict[str, Any]:
         name, length = str(params.get("filename") or ""), str(params.get("length") or "")
@@ -86,8 +115,7 @@ class SlackUploads:
                 return {"ok": False, "error": "file_not_found"}
             answered.append({"id": entry["id"], "title": entry.get("title") or upload["filename"]})
         for entry in answered:
-            place = (entry["id"], channel, thread)
-            if channel and place not in {(s.file_id, s.channel, s.thread_ts) for s in self.shared}:
+            if channel:
                 upload = self.pending[entry["id"]]
                 self.shared.append(
                     SharedFile(

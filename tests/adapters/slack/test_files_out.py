@@ -56,3 +56,14 @@ async def test_files_without_a_reply_leave_no_working_message_behind(make_world:
 
     assert [name for name, _, _ in shared(world)] == ["report.csv", "chart.png"]
     assert not any("Working" in m.get("text", "") for m in world.fake.shown())
+
+
+async def test_a_share_whose_answer_was_lost_is_not_shared_again(make_world: MakeWorld):
+    world = await make_world(await files_runner())
+    world.fake.uploads.lose_completions = 1  # Slack shares the CSV, the answer says fatal_error
+    await world.user.dm("sales report for eu")
+    await world.settle()
+
+    assert shared(world) == [("report.csv", CSV, "D1"), ("chart.png", PNG, "D1")]
+    assert len(world.fake.attempts("files.getUploadURLExternal")) == 2  # one upload each
+    assert [c.params["file"] for c in world.fake.attempts("files.info")] == ["F0UP0001"]  # checked once
