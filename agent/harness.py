@@ -14,17 +14,17 @@ import base64
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from clarigate.agent.events import EventSink, tell
-from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, detect_locale
+from clarigate.agent.protocol import HumanInputResponse, detect_locale
 from clarigate.agent.settings import AgentSettings  # the agent's settings live there; named here too
 from clarigate.agent.threads import AgentThreads
+from clarigate.agent.turn_output import TurnOutput, turn_output
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-    from langchain_core.messages import BaseMessage
     from langchain_core.tools import BaseTool
 
     from clarigate.agent.checkpoint import Checkpointer
@@ -46,50 +46,6 @@ class ImageInput:
     def describe(self) -> str:
         """``name, type, N bytes`` for models that cannot see images."""
         return ", ".join(p for p in (self.name or "image", self.mime_type, f"{len(self.data)} bytes") if p)
-
-
-@dataclass(frozen=True)
-class TurnOutput:
-    """What one run produced: replies to show, and the request if the run asked."""
-
-    replies: list[str] = field(default_factory=list)
-    request: HumanInputRequest | None = None
-    fallback_text: str | None = None  # the request's text fallback (ToolMessage content)
-    usage: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> {"input", "output"} tokens
-    limit: str | None = None  # "model_calls" | "tool_calls" when a limit ended the run
-
-
-def turn_output(
-    messages: Sequence[BaseMessage], human_id: str | None, start: int | None = None
-) -> TurnOutput:
-    """The replies and the request among the messages of this turn.
-
-    The turn starts after the message ``human_id`` (a new message) or at index ``start``
-    (a resumed run: everything after what the thread held before).
-    """
-    from langchain_core.messages import AIMessage
-
-    from clarigate.agent.limits import LIMIT_KEY
-    from clarigate.agent.middleware import request_in
-    from clarigate.agent.models.conversation import message_text
-    from clarigate.agent.protocol import render_text_fallback
-
-    if start is None:
-        found = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == human_id), -1)
-        start = found + 1
-    replies: list[str] = []
-    request: HumanInputRequest | None = None
-    fallback: str | None = None
-    limit: str | None = None
-    for message in messages[start:]:
-        if isinstance(message, AIMessage) and not message.tool_calls:
-            text = message_text(message).strip()
-            if text:
-                replies.append(text)
-            limit = message.additional_kwargs.get(LIMIT_KEY) or limit
-        elif (asked := request_in(message)) is not None:
-            request, fallback = asked, render_text_fallback(asked)  # content may hold a note for the model
-    return TurnOutput(replies=replies, request=request, fallback_text=fallback, limit=limit)
 
 
 class ClarifyingAgent(AgentThreads):
@@ -208,13 +164,7 @@ class ClarifyingAgent(AgentThreads):
                 "run tokens: %s",
                 ", ".join(f"{m} in={u['input']} out={u['output']}" for m, u in spent.items()),
             )
-        return TurnOutput(
-            replies=output.replies,
-            request=output.request,
-            fallback_text=output.fallback_text,
-            usage=spent,
-            limit=output.limit,
-        )
+        return replace(output, usage=spent)
 
     async def _answer_or_message(
         self,
@@ -390,9 +340,4 @@ class ClarifyingAgent(AgentThreads):
             return output
         first = interrupts[0]
         request = request_for(first.id, first.value, thread_locale(messages), first.response_schema)
-        return TurnOutput(
-            replies=output.replies,
-            request=request,
-            fallback_text=render_text_fallback(request),
-            limit=output.limit,
-        )
+        return replace(output, request=request, fallback_text=render_text_fallback(request))

@@ -56,6 +56,7 @@ from .render import (
     reply_card,
 )
 from .send import STREAMING_CLOSED_CODES, FeishuSender, entity_content
+from .upload import FeishuFiles
 from .webhook import events_route
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ CARDKIT_PAUSE_SECONDS = 600.0
 CLOSED_LINE = "—"
 
 
-class FeishuAdapter(PlatformAdapter):
+class FeishuAdapter(FeishuFiles, PlatformAdapter):
     """Feishu / Lark: interactive cards (JSON 2.0) with buttons, selects and forms."""
 
     platform = PLATFORM

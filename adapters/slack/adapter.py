@@ -31,6 +31,7 @@ from clarigate.gateway.boundary.messages import (
     AcceptOutcome,
     Attachment,
     Conversation,
+    FileReply,
     InboundMessage,
     LiveView,
     MessageRef,
@@ -64,6 +65,7 @@ from .render import (
 )
 from .respond import remember
 from .send import SlackSender, build_ack_path_client, build_client
+from .upload import MAX_FILE_BYTES, SlackFiles
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +114,7 @@ class SlackAdapter(PlatformAdapter):
         self.interactions = interactions = ClarificationInteractions(gateway, self.sender)
         self.agent = AgentView(settings, self.sender, interactions.after_the_ack)
         self.outbound = SlackOutbound(gateway, self.sender, self.live, self.agent)
+        self.files = SlackFiles(self.sender, self.outbound.state)
         self.app.event("message")(self._on_message)
         self.app.event("app_mention")(self._on_message)
         if self.agent.on:  # without the agent view these stay unhandled: 200 and a count
@@ -321,6 +324,16 @@ class SlackAdapter(PlatformAdapter):
         """Deliver one outbound item in the conversation's thread; Slack's refusals are raised as
         ``DeliveryFailed`` (``invalid_blocks`` on a question is permanent: the core falls back)."""
         return await self.outbound.send(conversation, item)
+
+    def file_limit(self, conversation: Conversation, item: FileReply) -> int:
+        """Slack takes files up to 1 GB."""
+        return MAX_FILE_BYTES
+
+    async def send_file(self, conversation: Conversation, item: FileReply) -> MessageRef | None:
+        """Upload a file the agent sends and share it in the conversation's thread (``upload.py``)."""
+        await self.outbound._clear_working(conversation)  # a "Working…" kept for a reply goes
+        await self.files.send(conversation, item)
+        return None
 
     # --- live messages (adapters/slack/live.py) ------------------------------------------------
 

@@ -12,6 +12,7 @@ than a second try.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -86,11 +87,19 @@ class SlackSender:
         self, method: str, *, ack_path: bool = False, form: bool = False, **params: Any
     ) -> dict[str, Any]:
         client = self.ack_client if ack_path else self.client
-        try:  # files.info takes no JSON body: its arguments go form-encoded
-            if form:
-                response = await client.api_call(method, data=params)
-            else:
-                response = await client.api_call(method, json=params)
+        # files.info takes no JSON body: its arguments go form-encoded
+        if form:
+            data = await self.attempt(method, lambda: client.api_call(method, data=params))
+        else:
+            data = await self.attempt(method, lambda: client.api_call(method, json=params))
+        log_platform_call(PLATFORM, method, "ok", data.get("ts") or params.get("ts"))
+        return data
+
+    async def attempt(self, method: str, call: Callable[[], Awaitable[Any]]) -> dict[str, Any]:
+        """Make one Web API call (``call``, any of the client's methods); its answer's data, or the
+        failure counted, logged and raised as ``DeliveryFailed``."""
+        try:
+            response = await call()
         except SlackApiError as error:
             status = error.response.status_code
             count_api_error(
@@ -102,9 +111,7 @@ class SlackSender:
             count_api_error("network")
             log_platform_call(PLATFORM, method, f"network error {type(error).__name__}")
             raise delivery_failed(method, error) from error
-        data = dict(response.data) if isinstance(response.data, dict) else {}
-        log_platform_call(PLATFORM, method, "ok", data.get("ts") or params.get("ts"))
-        return data
+        return dict(response.data) if isinstance(response.data, dict) else {}
 
     async def post(
         self,

@@ -24,6 +24,7 @@ from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
     Attachment,
     Conversation,
+    FileReply,
     LiveView,
     MessageRef,
     Outbound,
@@ -55,6 +56,7 @@ from .receive import (
     without_mention,
 )
 from .send import STARTUP_RETRIES, TelegramSender, delivery_failure, patiently
+from .upload import TelegramFiles, file_limit
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +94,7 @@ class TelegramAdapter(PlatformAdapter):
         self.typing = TypingIndicators(self.sender)
         self.live = LiveMessages(self.sender, gateway.state, self.typing)
         self.outbound = TelegramOutbound(gateway, self.sender, self.live, self.typing)
+        self.files = TelegramFiles(self.sender, gateway.state)
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -289,6 +292,19 @@ class TelegramAdapter(PlatformAdapter):
                 "permanent" if failure.permanent else "transient",
                 exc,
             )
+            raise failure from exc
+
+    def file_limit(self, conversation: Conversation, item: FileReply) -> int:
+        """50 MB, the Bot API's upload limit (``upload.py``: photos up to 10 MB, documents)."""
+        return file_limit(item)
+
+    async def send_file(self, conversation: Conversation, item: FileReply) -> MessageRef | None:
+        """A file the agent sends, as a photo or a document; Bot API errors as ``DeliveryFailed``."""
+        try:
+            return await self.files.send(conversation, item)
+        except TelegramError as exc:
+            failure = delivery_failure(exc, item.kind)
+            log.warning("telegram file to chat %s failed (%s): %s", conversation.chat_id, failure.code, exc)
             raise failure from exc
 
     async def _note_posted(self, message: Message) -> None:

@@ -319,4 +319,32 @@ class ErrorReply(BaseModel):
     delivery_id: str | None = None  # see "Delivery ids" above
 
 
-Outbound = TextReply | ClarificationOut | ClarificationClosed | ProgressUpdate | ErrorReply | LiveEnd
+class FileReply(BaseModel):
+    """A file the agent sends (a CSV, a chart): its bytes, a name and a type; ``image`` when the
+    platform is to show it as a picture rather than a file to download.
+
+    The bytes are in the item (JSON: base64), fetched and checked against the platform's limit
+    (``PlatformAdapter.file_limit``) before the item is recorded, so a retried delivery sends the
+    same file. ``caption``: text to show with it (split where the platform's caption is short).
+    Delivered by ``PlatformAdapter.send_file``.
+    """
+
+    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
+
+    kind: Literal["file"] = "file"
+    name: str
+    mime_type: str = "application/octet-stream"
+    data: bytes
+    image: bool = False
+    caption: str = ""
+    delivery_id: str | None = None  # see "Delivery ids" above
+
+    @property
+    def size(self) -> int:
+        """The file's size in bytes."""
+        return len(self.data)
+
+
+Outbound = (
+    TextReply | ClarificationOut | ClarificationClosed | ProgressUpdate | ErrorReply | LiveEnd | FileReply
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from clarigate.gateway.boundary.messages import Conversation, MessageRef, Outbound
+from clarigate.gateway.boundary.messages import Conversation, FileReply, MessageRef, Outbound
 from clarigate.gateway.boundary.port import PlatformAdapter
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,10 @@ class Outbox:
         """
         adapter = self.adapter_for(conversation.platform)
         try:
-            ref = await adapter.send(conversation, item)
+            if isinstance(item, FileReply):
+                ref = await adapter.send_file(conversation, item)
+            else:
+                ref = await adapter.send(conversation, item)
         except Exception as exc:
             code = getattr(exc, "code", None) or type(exc).__name__
             log.info("send %s to %s failed: %s", item.kind, conversation.platform, code)

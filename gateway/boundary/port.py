@@ -27,6 +27,7 @@ from .messages import (
     AnswerOutcome,
     Attachment,
     Conversation,
+    FileReply,
     InboundAnswer,
     InboundMessage,
     LiveView,
@@ -200,3 +201,20 @@ class PlatformAdapter(ABC):
         path); None when it cannot be had or is larger than ``max_bytes`` (or, where the adapter
         can tell, ``AttachmentTooLarge`` for the latter, so the person can be told)."""
         return None
+
+    # --- files the agent sends -----------------------------------------------------------------
+
+    def file_limit(self, conversation: Conversation, item: FileReply) -> int:
+        """The largest file like ``item`` (an image, a file of its type) that ``send_file`` can
+        deliver in ``conversation``, in bytes; 0 when the platform cannot send files (the
+        default). The core refuses a larger file with a short text instead of sending it."""
+        return 0
+
+    async def send_file(self, conversation: Conversation, item: FileReply) -> MessageRef | None:
+        """Deliver a file the agent sends, natively (an upload into the conversation's thread).
+
+        A retry of the same item (same ``delivery_id``) must not show the file twice: remember
+        the steps already done (an upload's id) in ``GatewayPort.state`` under the delivery id.
+        Errors are raised as ``DeliveryFailed``; by default the platform cannot send files.
+        """
+        raise DeliveryFailed(f"{self.platform} cannot send files", permanent=True, code="files_unsupported")

@@ -29,6 +29,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.delivery import Superseded
+from clarigate.gateway.flow.files_out import file_items
 from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, live_key
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
 from clarigate.gateway.flow.outage import KeptNotice, through_outage
@@ -232,6 +233,9 @@ class AgentRun:
         for reply in output.replies:
             if reply.strip():
                 turn.add(TextReply(text=reply))
+        locale = locale_for(text, turn.hint)
+        for item in await file_items(self.outbox, conv, output.files, self.config.files_out, locale):
+            turn.add(item)
         if output.request is not None:
             await self._ask(conv, thread_id, output, sender, turn)
         elif len(turn.items) == first:

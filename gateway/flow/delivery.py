@@ -37,6 +37,7 @@ from clarigate.gateway.boundary.messages import (
     ClarificationOut,
     Conversation,
     ErrorReply,
+    FileReply,
     LiveEnd,
     MessageRef,
     TextReply,
@@ -58,7 +59,7 @@ PERSIST_RETRIES = RetryPolicy(first=0.05, cap=1.0)
 #: The namespace of delivery ids (uuid5 of the inbound id and the item's place).
 DELIVERY_NAMESPACE = uuid.UUID("0f6f3c1e-6a55-4d5e-9a43-5b2f1c8f1d2e")
 
-Item = Annotated[TextReply | ClarificationOut | ErrorReply | LiveEnd, Field(discriminator="kind")]
+Item = Annotated[TextReply | ClarificationOut | ErrorReply | LiveEnd | FileReply, Field(discriminator="kind")]
 
 #: Outcomes noted per item.
 SENT, FALLBACK, ABANDONED = "sent", "fallback", "abandoned"
@@ -164,7 +165,7 @@ class Deliverer:
         inbound_id: str,
         index: int,
         conv: Conversation,
-        item: TextReply | ClarificationOut | ErrorReply | LiveEnd,
+        item: TextReply | ClarificationOut | ErrorReply | LiveEnd | FileReply,
         deadline: float,
         may_send: Callable[[], Awaitable[None]],
     ) -> str:
@@ -210,7 +211,7 @@ class Deliverer:
     async def _send_retried(
         self,
         conv: Conversation,
-        item: TextReply | ClarificationOut | ErrorReply | LiveEnd,
+        item: TextReply | ClarificationOut | ErrorReply | LiveEnd | FileReply,
         deadline: float,
         may_send: Callable[[], Awaitable[None]],
     ) -> MessageRef | None:

@@ -26,6 +26,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -389,7 +390,5 @@ class LangGraphServerRunner(AgentRunner):
         interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
         if interrupts and output.request is None:
             request = pending_request_of(interrupts[0], messages)
-            output = TurnOutput(
-                replies=output.replies, request=request, fallback_text=render_text_fallback(request)
-            )
+            output = replace(output, request=request, fallback_text=render_text_fallback(request))
         return output

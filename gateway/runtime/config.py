@@ -23,6 +23,18 @@ from clarigate.gateway.boundary import registry
 from clarigate.gateway.boundary.settings import PlatformSettings, Streaming
 from clarigate.gateway.runtime import sections
 
+
+class FilesOut(BaseModel):
+    """Files the agent sends (``files_out``): the largest one sent, and where a file the agent
+    names by URL may be fetched from (the gateway fetches it, with this cap while downloading)."""
+
+    # bytes; a file is kept in the store (base64) from the run until it is delivered
+    max_bytes: int = Field(default=20 * 1024 * 1024, ge=0)
+    # fetch URLs whose host is a private, loopback or link-local address (an internal file server)
+    allow_private_urls: bool = False
+    fetch_timeout_seconds: float = Field(default=30.0, gt=0)
+
+
 # --- the bot's whole configuration -------------------------------------------------------------
 
 #: Well-known environment names of the bot itself -> (section or None, field).
@@ -138,6 +150,7 @@ class GatewayConfig(BaseSettings):
     #: More platforms for this bot: import paths ``module:Class`` of ``PlatformAdapter`` subclasses,
     #: registered like an installed platform (their own section, environment and allow-lists).
     extra_adapters: list[str] = Field(default_factory=list)
+    files_out: FilesOut = Field(default_factory=FilesOut)  # files the agent sends
     agent: AgentOptions = Field(default_factory=AgentOptions)  # the agent section (clarigate.agent.settings)
     # every platform's section by name, filled from the keys named after the platforms (not a
     # setting of its own: neither a YAML key nor an environment name)

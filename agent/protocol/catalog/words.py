@@ -6,6 +6,7 @@ A key names one line people read; lines only Telegram shows are in ``telegram_wo
 from __future__ import annotations
 
 from ..models import Locale
+from .file_words import FILE_WORDS
 from .slack_words import SLACK_WORDS
 from .telegram_words import TELEGRAM_WORDS
 from .typed_words import TYPED_WORDS
@@ -348,3 +349,4 @@ WORDS: dict[str, dict[Locale, str]] = {
 WORDS.update(TELEGRAM_WORDS)
 WORDS.update(SLACK_WORDS)
 WORDS.update(TYPED_WORDS)
+WORDS.update(FILE_WORDS)

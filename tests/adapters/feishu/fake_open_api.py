@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from .card_schema import CardRuleBroken, check_card
+from .fake_uploads import Uploads
 
 TOKEN = "t-fake-tenant-token"
 BOT_OPEN_ID = "ou_bot"
@@ -67,6 +68,7 @@ class Call:
     at: float = 0.0  # time.monotonic() when the request arrived
     peer: tuple[str, int] = ("", 0)  # the client's address: one per TCP connection
     code: int | None = None  # the Feishu code the fake answered with
+    raw: bytes = b""  # the request body as it came (multipart uploads)
 
     def card(self) -> dict[str, Any]:
         """The card a create/reply/patch carried."""
@@ -112,6 +114,7 @@ class FakeOpenApi:
         #: A group that takes no thread replies: a reply with ``reply_in_thread`` is refused (230071).
         self.refuse_thread_replies = False
         self.deleted: set[str] = set()  # messages recalled (DELETE)
+        self.uploads = Uploads()  # images and files uploaded, and the messages showing them
         #: TCP connections the fake accepted and saw closed, by the client's address.
         self.connections_opened: list[tuple[str, int]] = []
         self.connections_closed: list[tuple[str, int]] = []
@@ -204,6 +207,8 @@ class FakeOpenApi:
             if failure.path_part in path and failure.method in (None, method):
                 self.failures.remove(failure)
                 return failure.status, failure.body, failure.headers
+        if path in ("/open-apis/im/v1/images", "/open-apis/im/v1/files") and method == "POST":
+            return self.uploads.upload(path, headers.get("content-type", ""), call.raw)
         if "/resources/" in path and method == "GET":
             return self._resource(path, call.query)
         if path.startswith("/open-apis/contact/v3/users/"):
@@ -229,6 +234,8 @@ class FakeOpenApi:
                     self.cards[message_id] = copy.deepcopy(self.entities[entity_id].card)
                 elif call.body.get("msg_type") == "text":
                     self.texts[message_id] = json.loads(call.body["content"])["text"]
+                elif call.body.get("msg_type") in ("image", "file"):
+                    self.uploads.show(message_id, call.body)
                 else:
                     self.cards[message_id] = call.card()
                 if call.body.get("uuid"):
@@ -397,6 +404,8 @@ class FakeOpenApi:
             return {"code": 230071, "msg": "The chat does not support replying in thread."}
         if call.method == "POST" and call.body.get("msg_type") == "text":
             return _text_refusal(call)
+        if call.method == "POST" and call.body.get("msg_type") in ("image", "file"):
+            return self.uploads.refusal(call.body)
         if self.refuse_cards:
             return {"code": 230099, "msg": "Failed to create card content: unknown error"}
         if call.size > CARD_BODY_LIMIT:
@@ -431,7 +440,7 @@ class FakeOpenApi:
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                call = Call(self.command, parts.path, parse_qs(parts.query), headers, body, len(raw))
+                call = Call(self.command, parts.path, parse_qs(parts.query), headers, body, len(raw), raw=raw)
                 call.at, call.peer = time.monotonic(), self.client_address
                 fake.calls.append(call)
                 if "/im/v1/" in parts.path:

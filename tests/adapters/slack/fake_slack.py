@@ -6,7 +6,8 @@ would not accept with ``invalid_blocks``, a reused trigger id with ``exchanged_t
 and can be told to answer the next K calls with 429 (``Retry-After``) or 5xx, or with an
 ``ok: false`` error of Slack's own (HTTP 200, as Slack answers them), once or for good.
 ``/files-pri/…`` serves shared files to the bot token and, like Slack, its HTML sign-in page
-to anyone else.
+to anyone else. Uploads (``files.getUploadURLExternal`` / ``completeUploadExternal``) are
+``fake_slack_files.py``'s.
 
 The chat stream (``chat.startStream`` / ``appendStream`` / ``stopStream``) is checked as Slack
 documents it: ``thread_ts`` required, outside DMs ``recipient_team_id`` and ``recipient_user_id``
@@ -29,6 +30,7 @@ from urllib.parse import parse_qsl
 from aiohttp import web
 
 from .fake_agent import ASSISTANT_METHODS, AgentThreads
+from .fake_slack_files import SlackUploads
 from .fake_stream import BOT_ID, STREAM_METHODS, Stream, StreamMethods, block_problems
 
 __all__ = ["BOT_ID", "Stream", "block_problems"]  # names tests take from here
@@ -74,6 +76,7 @@ class FakeSlack(StreamMethods):
     outside: set[str] = field(default_factory=set)  # channels the bot is not a member of (others' DMs)
     responses: list[dict[str, Any]] = field(default_factory=list)  # what was posted to response_urls
     agent: AgentThreads = field(default_factory=AgentThreads)  # assistant.threads.* (fake_agent.py)
+    uploads: SlackUploads = field(default_factory=SlackUploads)  # files uploaded and shared
     _response_uses: dict[str, int] = field(default_factory=dict)
     _used_triggers: set[str] = field(default_factory=set)
     connections: set[Any] = field(default_factory=set)  # client (host, port) of each TCP connection used
@@ -241,11 +244,12 @@ class FakeSlack(StreamMethods):
         app.router.add_get("/link", self._socket)
         app.router.add_get("/files-pri/{path:.*}", self._file)
         app.router.add_post("/commands/{path:.*}", self._response_url)
+        app.router.add_post("/upload/v1/{file_id}", self.uploads.receive)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = self.uploads.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
     async def stop(self) -> None:
         """Close the server."""
@@ -351,6 +355,8 @@ class FakeSlack(StreamMethods):
         return web.json_response(answer)
 
     def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if (uploaded := self.uploads.answer(method, params)) is not None:
+            return uploaded
         if method.startswith("chat.") and str(params.get("channel")) in self.outside:
             return {"ok": False, "error": "channel_not_found"}  # as Slack answers for others' DMs
         if method in ("chat.postMessage", "chat.update") and "blocks" in params:

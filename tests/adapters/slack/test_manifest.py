@@ -66,6 +66,7 @@ SCOPE_USES = {
     "commands": "/clarigate",
     "users:read": "users.info",
     "files:read": "url_private_download, files.info",
+    "files:write": "files.getUploadURLExternal, files.completeUploadExternal",
 }
 
 

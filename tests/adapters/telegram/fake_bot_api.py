@@ -31,6 +31,8 @@ from typing import Any
 
 from aiohttp import web
 
+from .fake_bot_files import FILE_METHODS, SentFile, send_file
+
 BOT_USER = {"id": 4242, "is_bot": True, "first_name": "Clari", "username": "clari_bot"}
 
 NOT_MODIFIED = (
@@ -128,6 +130,7 @@ class FakeBotApi:
     # drafts shown: (chat_id, message_thread_id or 0, draft_id) -> (text, monotonic time of the update)
     drafts: dict[tuple[int, int, int], tuple[str, float]] = field(default_factory=dict)
     failing: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # see fail_always
+    sent_files: list[SentFile] = field(default_factory=list)  # photos and documents (fake_bot_files)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1000))
     _runner: web.AppRunner | None = None
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
@@ -293,6 +296,8 @@ class FakeBotApi:
             return self._message(chat_id, message_id, text, params)
         if method == "sendMessageDraft":
             return self._draft(params)
+        if method in FILE_METHODS:
+            return send_file(self, method, params)
         if method == "deleteMessage":
             chat_id = self._check_chat(params)
             if self.messages.pop((chat_id, int(params["message_id"])), None) is None:

@@ -1,0 +1,130 @@
+"""Files the agent sends, as Feishu shows them: uploaded (``im/v1/images`` for an image up to
+10 MB, ``im/v1/files`` for any other file up to 30 MB), then sent as a message of ``msg_type``
+``image`` (``{"image_key": …}``) or ``file`` (``{"file_key": …}``) where the conversation's
+replies go. Both uploads go through lark-oapi's own request types (multipart).
+
+Exactly once: the upload's key is remembered (the core's adapter state, under the item's
+delivery id) before the message is sent, so a retry sends the same upload instead of uploading
+again, and the message carries the delivery id as Feishu's ``uuid`` (one message per uuid within
+an hour), so a retry after a lost answer does not show the file twice. A caption is posted
+first, as a reply of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from typing import TYPE_CHECKING, Any
+
+from lark_oapi.api.im.v1 import (
+    CreateFileRequest,
+    CreateFileRequestBody,
+    CreateImageRequest,
+    CreateImageRequestBody,
+)
+
+from clarigate.gateway.boundary.messages import Conversation, FileReply, MessageRef
+from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.boundary.retry import PARTS_TTL
+
+from .outgoing import derived_key, text_content
+
+if TYPE_CHECKING:
+    from clarigate.gateway.boundary.port import GatewayPort
+
+    from .outgoing import Destinations, WorkingCards
+    from .send import FeishuSender
+
+MAX_IMAGE_BYTES = 10 * 1024 * 1024
+MAX_FILE_BYTES = 30 * 1024 * 1024
+#: The image types ``im/v1/images`` takes; any other image is sent as a file.
+IMAGE_TYPES = {
+    "image/jpeg",
+    "image/png",
+    "image/webp",
+    "image/gif",
+    "image/tiff",
+    "image/bmp",
+    "image/x-icon",
+}
+#: ``file_type`` of ``im/v1/files`` by extension; anything else is "stream".
+FILE_TYPES = {
+    "pdf": "pdf",
+    "doc": "doc",
+    "docx": "doc",
+    "xls": "xls",
+    "xlsx": "xls",
+    "ppt": "ppt",
+    "pptx": "ppt",
+    "mp4": "mp4",
+    "opus": "opus",
+}
+
+
+def as_image(item: FileReply) -> bool:
+    """Whether Feishu shows ``item`` as an image (else it is sent as a file)."""
+    return item.image and item.mime_type in IMAGE_TYPES and item.size <= MAX_IMAGE_BYTES
+
+
+def file_type(name: str) -> str:
+    """``im/v1/files``' ``file_type`` for a file called ``name``."""
+    return FILE_TYPES.get(name.rsplit(".", 1)[-1].lower() if "." in name else "", "stream")
+
+
+class FeishuFiles:
+    """The adapter's ``file_limit`` and ``send_file`` (mixed into ``FeishuAdapter``)."""
+
+    sender: FeishuSender
+    destinations: Destinations
+    gateway: GatewayPort
+    working: WorkingCards
+
+    def file_limit(self, conversation: Conversation, item: FileReply) -> int:
+        """30 MB, ``im/v1/files``' limit (an image past 10 MB is sent as a file)."""
+        return MAX_FILE_BYTES
+
+    async def send_file(self, conversation: Conversation, item: FileReply) -> MessageRef | None:
+        """Upload ``item`` once and send it as an image or file message (its caption before it)."""
+        key = item.delivery_id
+        state = getattr(self.gateway, "state", None)
+        working = self.working.take(conversation.thread_key)
+        if working is not None:  # a "Working…" card kept for a reply that did not come (files only)
+            with contextlib.suppress(DeliveryFailed):
+                await self.sender.delete_message(working.message_id)
+        if item.caption.strip():
+            content = text_content(item.caption)  # model text: no <at> reaches Feishu
+            await self.destinations.deliver(
+                conversation, content, derived_key(key, "caption"), msg_type="text"
+            )
+        remembered = f"file-upload:{key}" if key and state is not None else None
+        done: dict[str, Any] = (await state.get_json(remembered) if state and remembered else None) or {}
+        if not done.get("key"):
+            done = await self._upload(item)
+            if state and remembered:
+                await state.set_json(remembered, done, PARTS_TTL)
+        field = "image_key" if done["type"] == "image" else "file_key"
+        content = json.dumps({field: done["key"]})
+        return await self.destinations.deliver(conversation, content, key, msg_type=done["type"])
+
+    async def _upload(self, item: FileReply) -> dict[str, str]:
+        """A new upload: ``{"type": "image" | "file", "key": …}`` (the request is built per attempt:
+        lark-oapi replaces its body with the multipart encoder it sends)."""
+        client = self.sender.client
+        kind = "image" if as_image(item) else "file"
+
+        def send() -> Any:
+            if kind == "image":
+                body = CreateImageRequestBody.builder().image_type("message").image(io.BytesIO(item.data))
+                return client.im.v1.image.create(
+                    CreateImageRequest.builder().request_body(body.build()).build()
+                )
+            upload = CreateFileRequestBody.builder().file_type(file_type(item.name)).file_name(item.name)
+            upload = upload.file(io.BytesIO(item.data))
+            return client.im.v1.file.create(CreateFileRequest.builder().request_body(upload.build()).build())
+
+        data = await self.sender._call(f"POST /open-apis/im/v1/{kind}s", send)
+        found = str(data.get(f"{kind}_key") or "")
+        if not found:
+            raise DeliveryFailed(f"feishu {kind} upload: no {kind}_key in the answer", permanent=False)
+        return {"type": kind, "key": found}

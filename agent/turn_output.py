@@ -1,0 +1,70 @@
+"""What one turn of the agent produced, read from the messages it added: the replies, the files,
+the question it asked, the limit that ended it.
+
+Shared by the in-process agent (``clarigate.agent.harness``) and the LangGraph server runner,
+which reads the same messages from the thread's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from clarigate.agent.outgoing_files import OutgoingFile, files_in
+from clarigate.agent.protocol import HumanInputRequest
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+
+@dataclass(frozen=True)
+class TurnOutput:
+    """What one run produced: replies to show, files to send, and the request if the run asked."""
+
+    replies: list[str] = field(default_factory=list)
+    request: HumanInputRequest | None = None
+    fallback_text: str | None = None  # the request's text fallback (ToolMessage content)
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> {"input", "output"} tokens
+    limit: str | None = None  # "model_calls" | "tool_calls" when a limit ended the run
+    # images and files of the final messages' content and of the tools' artifacts, in order
+    files: list[OutgoingFile] = field(default_factory=list)
+
+
+def turn_output(
+    messages: Sequence[BaseMessage], human_id: str | None, start: int | None = None
+) -> TurnOutput:
+    """The replies, files and request among the messages of this turn.
+
+    The turn starts after the message ``human_id`` (a new message) or at index ``start``
+    (a resumed run: everything after what the thread held before).
+    """
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from clarigate.agent.limits import LIMIT_KEY
+    from clarigate.agent.middleware import request_in
+    from clarigate.agent.models.conversation import message_text
+    from clarigate.agent.protocol import render_text_fallback
+
+    if start is None:
+        found = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == human_id), -1)
+        start = found + 1
+    replies: list[str] = []
+    request: HumanInputRequest | None = None
+    fallback: str | None = None
+    limit: str | None = None
+    carrying: list[Any] = []  # final messages' content and tools' artifacts, in order
+    for message in messages[start:]:
+        if isinstance(message, AIMessage) and not message.tool_calls:
+            text = message_text(message).strip()
+            if text:
+                replies.append(text)
+            limit = message.additional_kwargs.get(LIMIT_KEY) or limit
+            carrying.append(message.content)
+        elif (asked := request_in(message)) is not None:
+            request, fallback = asked, render_text_fallback(asked)  # content may hold a note for the model
+        elif isinstance(message, ToolMessage) and message.artifact is not None:
+            carrying.append(message.artifact)
+    return TurnOutput(
+        replies=replies, request=request, fallback_text=fallback, limit=limit, files=files_in(carrying)
+    )

@@ -1,0 +1,80 @@
+"""Files the agent sends, made into items the platform can take, or a short text saying why not.
+
+Runs in the run step, before anything is recorded: a file named by URL is fetched here (the
+gateway fetches it, capped while downloading: ``clarigate.gateway.flow.url_fetch``), so the
+recorded item holds the bytes and a retried delivery sends the very same file. A file over the
+platform's limit (``PlatformAdapter.file_limit``) or the bot's (``files_out.max_bytes``), on a
+platform that cannot send files, or that cannot be had, becomes one short line for the person
+instead: never dropped silently.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from clarigate.agent.outgoing_files import OutgoingFile
+from clarigate.agent.protocol import ui_text
+from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import Conversation, FileReply, TextReply
+from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.flow.attachments import megabytes
+from clarigate.gateway.flow.url_fetch import FetchRefused, FetchTooLarge, fetch_capped
+from clarigate.gateway.runtime.config import FilesOut
+
+# the turn's log name: a file left out is part of what the turn did
+log = logging.getLogger("clarigate.gateway.flow.turn")
+
+
+async def file_items(
+    outbox: Outbox, conv: Conversation, files: Sequence[OutgoingFile], rules: FilesOut, locale: Locale
+) -> list[FileReply | TextReply]:
+    """An item per file: the file to send, or the line that says why it is not sent."""
+    items: list[FileReply | TextReply] = []
+    for file in files:
+        items.append(await _item(outbox, conv, file, rules, locale))
+    return items
+
+
+async def _item(
+    outbox: Outbox, conv: Conversation, file: OutgoingFile, rules: FilesOut, locale: Locale
+) -> FileReply | TextReply:
+    probe = FileReply(name=file.name, mime_type=file.mime_type or "application/octet-stream", data=b"")
+    probe = probe.model_copy(update={"image": file.image, "caption": file.caption})
+    limit = outbox.adapter_for(conv.platform).file_limit(conv, probe)
+    if limit <= 0:
+        log.info("a file the agent made is not sent: %s cannot send files", conv.platform)
+        return TextReply(text=ui_text("files_unsupported", locale, name=file.name))
+    cap = min(limit, rules.max_bytes)
+    data, served = file.data, ""
+    try:
+        if data is None and file.url:
+            data, served = await fetch_capped(
+                file.url, cap, allow_private=rules.allow_private_urls, seconds=rules.fetch_timeout_seconds
+            )
+        if data is None:
+            raise FetchRefused("no bytes and no URL")
+    except FetchTooLarge as exc:
+        return _too_big(file.name, exc.size, cap, locale)
+    except FetchRefused as exc:
+        log.warning("a file the agent named could not be fetched: %s", exc)
+        return TextReply(text=ui_text("file_unavailable", locale, name=file.name))
+    if len(data) > cap:
+        return _too_big(file.name, len(data), cap, locale)
+    mime_type = file.mime_type or served or "application/octet-stream"
+    return probe.model_copy(update={"data": data, "mime_type": mime_type})
+
+
+def _too_big(name: str, size: int | None, cap: int, locale: Locale) -> TextReply:
+    log.info("a file the agent made is not sent: %s bytes, over the cap of %d", size or "more", cap)
+    shown = size_text(size) if size else f"> {size_text(cap)}"
+    return TextReply(text=ui_text("file_too_big", locale, name=name, size=shown, cap=size_text(cap)))
+
+
+def size_text(size: int) -> str:
+    """A size as people read it: ``800 bytes``, ``12 KB``, ``20 MB``."""
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 2**20:
+        return f"{size / 1024:.1f}".removesuffix(".0") + " KB"
+    return megabytes(size)

@@ -1,0 +1,95 @@
+"""The fake open API's uploads and the messages that show them (part of ``FakeOpenApi``).
+
+``POST /open-apis/im/v1/images`` (multipart: ``image_type`` "message" or "avatar", ``image``,
+10 MB at most) answers an ``image_key``; ``POST /open-apis/im/v1/files`` (``file_type`` one of
+opus, mp4, pdf, doc, xls, ppt, stream; ``file_name``; ``file``, 30 MB at most) a ``file_key``.
+A missing field is 234001, an empty file 234010, one over the limit 234006. A message of
+``msg_type`` "image" / "file" must name a key this app uploaded (``{"image_key": …}`` /
+``{"file_key": …}``), else 230001 "invalid message content".
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
+from typing import Any
+
+IMAGE_LIMIT = 10 * 1024 * 1024
+FILE_LIMIT = 30 * 1024 * 1024
+FILE_TYPES = {"opus", "mp4", "pdf", "doc", "xls", "ppt", "stream"}
+Answer = tuple[int, dict[str, Any], dict[str, str]]
+
+
+def form_parts(content_type: str, raw: bytes) -> dict[str, tuple[str | None, bytes]]:
+    """A multipart/form-data body's parts: name -> (file name, bytes)."""
+    message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    parts: dict[str, tuple[str | None, bytes]] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if isinstance(name, str):
+            parts[name] = (part.get_filename(), part.get_payload(decode=True) or b"")
+    return parts
+
+
+def _refused(code: int, msg: str) -> Answer:
+    return 400, {"code": code, "msg": msg}, {}
+
+
+@dataclass
+class Uploads:
+    """What the app uploaded (by key) and the image and file messages it sent (by message id)."""
+
+    images: dict[str, bytes] = field(default_factory=dict)
+    files: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)  # key -> (type, name, bytes)
+    sent: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)  # message id -> (kind, name, bytes)
+    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    def upload(self, path: str, content_type: str, raw: bytes) -> Answer:
+        """``im/v1/images`` or ``im/v1/files``."""
+        parts = form_parts(content_type, raw)
+        if path.endswith("/images"):
+            kind, image = parts.get("image_type", (None, b""))[1].decode(), parts.get("image")
+            if kind not in ("message", "avatar") or image is None:
+                return _refused(234001, "Invalid request param.")
+            if not image[1]:
+                return _refused(234010, "File's size can't be 0.")
+            if len(image[1]) > IMAGE_LIMIT:
+                return _refused(234006, "The file size exceeds the limit.")
+            key = f"img_v3_{next(self._ids):04d}"
+            self.images[key] = image[1]
+            return 200, {"code": 0, "msg": "success", "data": {"image_key": key}}, {}
+        file_type = parts.get("file_type", (None, b""))[1].decode()
+        name, upload = parts.get("file_name", (None, b""))[1].decode(), parts.get("file")
+        if file_type not in FILE_TYPES or not name or upload is None:
+            return _refused(234001, "Invalid request param.")
+        if not upload[1]:
+            return _refused(234010, "File's size can't be 0.")
+        if len(upload[1]) > FILE_LIMIT:
+            return _refused(234006, "The file size exceeds the limit.")
+        key = f"file_v3_{next(self._ids):04d}"
+        self.files[key] = (file_type, name, upload[1])
+        return 200, {"code": 0, "msg": "success", "data": {"file_key": key}}, {}
+
+    def refusal(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """Feishu's answer to an image or file message naming no key of this app, else None."""
+        try:
+            content = json.loads(body["content"])
+        except (KeyError, TypeError, ValueError):
+            return {"code": 230001, "msg": "invalid message content"}
+        if body.get("msg_type") == "image" and content.get("image_key") in self.images:
+            return None
+        if body.get("msg_type") == "file" and content.get("file_key") in self.files:
+            return None
+        return {"code": 230001, "msg": "invalid message content"}
+
+    def show(self, message_id: str, body: dict[str, Any]) -> None:
+        """Keep what an image or file message shows."""
+        content = json.loads(body["content"])
+        if body["msg_type"] == "image":
+            self.sent[message_id] = ("image", "", self.images[content["image_key"]])
+        else:
+            _, name, data = self.files[content["file_key"]]
+            self.sent[message_id] = ("file", name, data)
