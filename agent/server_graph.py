@@ -26,14 +26,17 @@ from typing_extensions import TypedDict
 
 from clarigate.agent.placement import SETTINGS_KEY, TRAVELLING
 from clarigate.agent.settings import AgentOptions, AgentSettings
+from clarigate.agent.who import Speaker
 
 log = logging.getLogger(__name__)
 
 
 class ClarigateContext(TypedDict, total=False):
-    """The run context the shipped server graph reads: the gateway's ``agent:`` settings."""
+    """The run context the shipped server graph reads: the gateway's ``agent:`` settings, and
+    who is talking (``clarigate.agent.who``)."""
 
     clarigate_agent: dict[str, Any]
+    clarigate: Speaker
 
 
 assert SETTINGS_KEY in ClarigateContext.__annotations__
