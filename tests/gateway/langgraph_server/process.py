@@ -80,6 +80,9 @@ class LangGraphServer:
             name: f"{HERE / 'graphs.py'}:{name}"
             for name in ("asker", "approver", "interrupter", "sleeper", "writer", "hitl_user", "answer_echo")
         }
+        # operators' graphs that read who is talking (``tests/agent/speaker_graphs.py``)
+        speakers = HERE.parents[1] / "agent" / "speaker_graphs.py"
+        graphs.update({f"speaker_{n}": f"{speakers}:{n}" for n in ("declares", "own_context", "no_schema")})
         self.config = workdir / "langgraph.json"
         self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
         self._proc: subprocess.Popen[bytes] | None = None
