@@ -6,9 +6,7 @@ from __future__ import annotations
 from clarigate.agent.who import Speaker
 from clarigate.gateway.boundary.messages import Conversation, Sender
 from clarigate.gateway.runtime.config import GatewayConfig
-
-#: The speaker's ``agent`` before a route names one (``clarigate.gateway.runners.routes``).
-DEFAULT_AGENT = "default"
+from clarigate.gateway.runtime.routes import DEFAULT_ROUTE
 
 
 def speaker_for(
@@ -26,7 +24,7 @@ def speaker_for(
     """
     return {
         "bot_id": config.bot_id,
-        "agent": DEFAULT_AGENT,
+        "agent": DEFAULT_ROUTE,  # a route's name once the runner has chosen (``runners.routed``)
         "sender": {
             "user_id": sender.user_id,
             "display_name": sender.display_name or None,
