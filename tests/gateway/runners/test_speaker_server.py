@@ -47,3 +47,30 @@ async def test_a_server_graph_reads_who_is_talking(
     saw = await _server_graph_saw(langgraph_server, make_gateway, graph)
     assert saw["configurable"] == expected_speaker()
     assert saw["context"] == context
+
+
+async def test_a_route_sends_one_chat_to_an_assistant_on_the_server(
+    langgraph_server: Any, make_gateway: Any, clean_environment: Any
+) -> None:
+    """The ``agent:`` section's graph runs in process; chat g2's route names an assistant on the
+    server (the in-process settings it does not take are not inherited)."""
+    from clarigate.gateway.runtime.app import build_runner
+    from tests.conftest import config_for_tests
+
+    route = {"server_url": langgraph_server.url, "assistant_id": "speaker_no_schema"}
+    settings = {
+        "bot_id": "helpdesk",
+        "agent": {"graph": "tests.agent.user_graphs:plain", "checkpointer_url": "memory://"},
+        "routes": [{"name": "remote", "match": {"chat": "g2", "chat_type": "group"}, "agent": route}],
+    }
+    runner = build_runner(config_for_tests(**settings))
+    try:
+        gateway, adapter = await make_gateway(MemoryStore("speaker-server-route"), runner, **settings)
+        await adapter.say("hi", user="u7", name="Ada", chat="g1", direct=False, language="en-US")
+        await adapter.say("hi", user="u7", name="Ada", chat="g2", direct=False, language="en-US")
+        await gateway.drain()
+    finally:
+        await runner.aclose()
+    assert adapter.texts("g1") == ["echo: hi"]
+    remote = {**expected_speaker(chat_id="g2"), "agent": "remote"}
+    assert json.loads(adapter.texts("g2")[0]) == {"configurable": remote, "context": {"clarigate": remote}}
