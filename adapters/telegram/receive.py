@@ -27,6 +27,7 @@ from starlette.routing import Route
 from telegram import Bot, Message, Update, User
 
 from clarigate.agent.protocol.models import Locale
+from clarigate.agent.who import ChatType
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment, Conversation, InboundMessage, Sender
 from clarigate.gateway.boundary.port import AdapterState
@@ -165,7 +166,7 @@ def conversation_for(
         topic = chain_topic
     else:
         topic = f"msg-{message.message_id}"
-    chat_type = "channel" if message.chat.type == "channel" else "group"  # a group or supergroup
+    chat_type: ChatType = "channel" if message.chat.type == "channel" else "group"  # or supergroup
     return Conversation(
         platform=PLATFORM, chat_id=chat_id, topic=topic, reply_to=reply_to, chat_type=chat_type
     )

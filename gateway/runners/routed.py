@@ -43,7 +43,7 @@ class RoutedRunner(AgentRunner):
 
     def pick(self, run: RunInput) -> tuple[str, AgentRunner]:
         """The route's name and runner for ``run``'s conversation."""
-        conversation = (run.speaker or {}).get("conversation")
+        conversation = run.speaker["conversation"] if run.speaker else None
         if conversation:
             chosen = route_for(
                 [route for route, _ in self.routes],

@@ -163,7 +163,7 @@ def test_doctor_checks_every_route(tmp_path: Path, capsys: Any) -> None:
     )
     assert main(["doctor", "--config", bot]) == 1
     out = capsys.readouterr().out
-    assert f"ok      agent: model 'offline', checkpointer memory://" in out
+    assert "ok      agent: model 'offline', checkpointer memory://" in out
     assert f"ok      route ops: graph {SPEAKER}, checkpointer memory://" in out
     assert "PROBLEM route broken: graph no_such_module:graph with checkpointer memory://: " in out
     assert "cannot import no_such_module" in out
