@@ -170,6 +170,16 @@ class GatewayConfig(BaseSettings):
             raise ValueError(f"route name {twice[0]!r} is given to more than one route")
         return routes
 
+    @model_validator(mode="after")
+    def _route_agents(self) -> GatewayConfig:
+        """Each route's agent settings are valid values on top of ``agent`` (checked at load)."""
+        for route in self.routes:
+            try:
+                route.options(self.agent)
+            except ValueError as exc:
+                raise ValueError(f"routes.{route.name}.agent: {exc}") from None
+        return self
+
     @model_validator(mode="before")
     @classmethod
     def _platform_sections(cls, data: Any) -> Any:

@@ -114,16 +114,12 @@ def describe(options: AgentOptions) -> str:
 
 
 def route_problems(base: AgentOptions, routes: Sequence[Route]) -> list[str]:
-    """One line per route setting that does not apply where the route's agent runs, or that does
-    not validate; each names the route. A place a server has yet to tell (clarigate's graph or
-    another) is checked when the bot starts."""
+    """One line per route setting that does not apply where the route's agent runs, each naming
+    the route. A place a server has yet to tell (clarigate's graph or another) is checked when
+    the bot starts."""
     lines: list[str] = []
     for route in routes:
-        try:
-            options = route.options(base)
-        except ValueError as exc:
-            lines.append(f"routes.{route.name}.agent: {exc}")
-            continue
+        options = route.options(base)  # valid: checked when the configuration loaded
         place = placement.place_of(options)
         for line in placement.problems(options, place):
             lines.append(f"routes.{route.name}: {line}")

@@ -110,6 +110,7 @@ def _bot(tmp_path: Path, **settings: Any) -> str:
         ({"name": "a", "match": {"chat_type": "dm"}}, "chat_type"),  # not a chat type
         ({"name": "a", "match": {}, "agent": {"toolz": []}}, "toolz is not an agent setting"),
         ({"name": "default", "match": {}}, "'default' is the agent: section's name"),
+        ({"name": "a", "match": {}, "agent": {"max_model_calls": 0}}, "routes.a.agent: "),  # a wrong value
     ],
 )
 def test_a_wrong_route_stops_loading_naming_it(tmp_path: Path, route: dict[str, Any], says: str) -> None:
