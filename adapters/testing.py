@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Self
 
 from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.protocol import FormField, HumanInputRequest, HumanInputResponse, Option, ui_text
+from clarigate.agent.who import Speaker
 from clarigate.gateway.boundary.messages import (
     AcceptOutcome,
     AnswerOutcome,
@@ -87,7 +88,12 @@ class TestAdapter(PlatformAdapter):
     def conversation(self, chat: str = "c1", topic: str | None = None, direct: bool = True) -> Conversation:
         """The conversation a message to ``chat`` (and ``topic``) belongs to."""
         return Conversation(
-            platform=self.platform, workspace=self.workspace, chat_id=chat, topic=topic, is_direct=direct
+            platform=self.platform,
+            workspace=self.workspace,
+            chat_id=chat,
+            topic=topic,
+            is_direct=direct,
+            chat_type="private" if direct else "group",
         )
 
     async def say(
@@ -299,6 +305,7 @@ class Turn:
     text: str
     response: HumanInputResponse | None
     images: tuple[ImageInput, ...] = ()
+    speaker: Speaker | None = None  # who is talking, where (``clarigate.agent.who``)
 
 
 Script = Callable[[Turn], "TurnOutput | Awaitable[TurnOutput]"]
@@ -320,7 +327,7 @@ class ScriptedRunner(AgentRunner):
 
     async def run_turn(self, run: RunInput) -> TurnOutput:
         """Record the turn and play the script."""
-        turn = Turn(run.thread_id, run.text, run.response, tuple(run.images))
+        turn = Turn(run.thread_id, run.text, run.response, tuple(run.images), run.speaker)
         self.calls.append(turn)
         result = self.script(turn)
         return await result if inspect.isawaitable(result) else result

@@ -21,6 +21,7 @@ from clarigate.agent.middleware import (
 )
 from clarigate.agent.observe import ToolCallLogMiddleware
 from clarigate.agent.prompts import SYSTEM_PROMPT
+from clarigate.agent.speaker_prompt import SpeakerPromptMiddleware
 from clarigate.agent.tool_errors import tool_errors_to_model
 from clarigate.agent.tools import build_ask_clarification_tool
 
@@ -115,7 +116,11 @@ def _middleware(
     summarize_after_tokens: int | None,
 ) -> list[AgentMiddleware[Any, Any, Any]]:
     """The middleware ``build_agent_graph`` needs, in the order its docstring explains."""
-    middleware: list[AgentMiddleware[Any, Any, Any]] = [AnswerUnfinishedCallsMiddleware()]
+    # wrap_model_call only (no graph step): the model knows who speaks in a group chat
+    middleware: list[AgentMiddleware[Any, Any, Any]] = [
+        AnswerUnfinishedCallsMiddleware(),
+        SpeakerPromptMiddleware(),
+    ]
     if allow_clarification and not disable_clarification:
         middleware.append(ClarifyFirstMiddleware(model))
     if summarize_after_tokens:

@@ -1,11 +1,10 @@
 """The agent as the gateway uses it: one turn in, replies or a clarification out.
 
-The gateway's runner calls ``ClarifyingAgent.run_turn``; it never touches
-LangGraph directly. The graph is the built-in one (``create_agent`` with the
-operator's tools, MCP servers, approvals and limits) or the operator's own
-(``agent.graph``); both run on the mapped thread the same way. A run that stops on
-``interrupt()`` ends the turn with a request (``clarigate.agent.interrupts``), and the answer
-to it resumes the run with ``Command(resume=...)``.
+The gateway's runner calls ``ClarifyingAgent.run_turn``; it never touches LangGraph directly.
+The graph is the built-in one (``create_agent`` with the operator's tools, MCP servers,
+approvals and limits) or the operator's own (``agent.graph``); both run on the mapped thread
+the same way. A run that stops on ``interrupt()`` ends the turn with a request
+(``clarigate.agent.interrupts``), and the answer to it resumes it with ``Command(resume=...)``.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from clarigate.agent.protocol import HumanInputResponse, detect_locale
 from clarigate.agent.settings import AgentSettings  # the agent's settings live there; named here too
 from clarigate.agent.threads import AgentThreads
 from clarigate.agent.turn_output import TurnOutput, turn_output
+from clarigate.agent.who import Speaker, graph_context, with_speaker
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -139,6 +139,7 @@ class ClarifyingAgent(AgentThreads):
         metadata: Mapping[str, Any] | None = None,
         turn_id: str | None = None,
         on_event: EventSink | None = None,
+        speaker: Speaker | None = None,
     ) -> TurnOutput:
         """Run one turn on ``thread_id``; ``response`` when ``text`` answers a clarification.
 
@@ -151,12 +152,13 @@ class ClarifyingAgent(AgentThreads):
 
         ``on_event`` is given the run's text as the model streams it and its steps (tools
         started and finished, a question asked) as they happen (``clarigate.agent.events``); a failing
-        callback is logged and never fails the run.
+        callback is logged and never fails the run. ``speaker``: ``clarigate.agent.who``.
         """
         from clarigate.agent.observe import RunUsageHandler, usage_by_model
 
         usage = RunUsageHandler()
         config = self._config(thread_id, metadata, [usage])
+        config["configurable"].update(with_speaker(speaker))
         output = await self._answer_or_message(config, text, response, images, turn_id, on_event)
         spent = usage_by_model(usage.usage_metadata)
         if spent:
@@ -262,8 +264,9 @@ class ClarifyingAgent(AgentThreads):
         "async" durability: a checkpoint after every step (written while the next one runs), so
         a turn cut off midway resumes there.
         """
+        context = graph_context(self._graph, config)
         if on_event is None:
-            return await self._graph.ainvoke(graph_input, config, durability="async")
+            return await self._graph.ainvoke(graph_input, config, context=context, durability="async")
         from clarigate.agent.events import Asking
         from clarigate.agent.run_events import step_events, text_delta
 
@@ -271,7 +274,7 @@ class ClarifyingAgent(AgentThreads):
         interrupts: list[Any] = []
         modes = ["updates", "values", "messages"]
         async for mode, payload in self._graph.astream(
-            graph_input, config, durability="async", stream_mode=modes
+            graph_input, config, context=context, durability="async", stream_mode=modes
         ):
             if mode == "values":
                 latest = payload

@@ -7,12 +7,12 @@ A setting that does not apply where the agent runs is never dropped silently: ``
 ``chat`` and ``doctor`` stop on it with one line naming it and what to do. A setting at its
 default is not set.
 
-What travels to the shipped server graph with every run (the run's ``context``, key
-``SETTINGS_KEY``) is plain data: the model's id, the switches, the instructions' text, the
-approvals and the limits. Settings that name code or start processes (``tools``,
-``mcp_servers``, ``graph``) and the checkpointer never travel: a server imports, starts and
-keeps only what its own deployment says (``CLARIGATE_AGENT__TOOLS`` in the server's
-environment for the shipped graph). The gateway applies ``max_image_bytes`` itself (it fetches
+What travels to the shipped server graph with every run (the run's ``configurable``, which
+the server copies into its context; key ``SETTINGS_KEY``) is plain data: the model's id, the
+switches, the instructions' text, the approvals and the limits. Settings that name code or
+start processes (``tools``, ``mcp_servers``, ``graph``) and the checkpointer never travel: a
+server imports, starts and keeps only what its own deployment says (``CLARIGATE_AGENT__TOOLS``
+in the server's environment for the shipped graph). The gateway applies ``max_image_bytes`` itself (it fetches
 the images) and sends ``recursion_limit`` as the run's config, so both apply everywhere.
 """
 

@@ -1,7 +1,8 @@
 """The built-in agent as a graph a LangGraph server can serve (``deploy/langgraph/langgraph.json``).
 
-``graph`` is a graph factory: the server calls it for each run with the run's config, which
-carries the run's context. The gateway sends its ``agent:`` settings there with every run
+``graph`` is a graph factory: the server calls it for each run with the run's config. The
+gateway sends its ``agent:`` settings in the run's ``configurable`` (which the server copies
+into the run's context, with who is talking: ``clarigate.agent.who``) with every run
 (key ``clarigate_agent``, ``clarigate.agent.placement``): the model's id, the clarification
 switches, the instructions' text, the approvals and the limits, so a bot moved to a server
 keeps them. What a run does not send comes from the server's own environment: ``LLM_MODEL``
@@ -26,14 +27,17 @@ from typing_extensions import TypedDict
 
 from clarigate.agent.placement import SETTINGS_KEY, TRAVELLING
 from clarigate.agent.settings import AgentOptions, AgentSettings
+from clarigate.agent.who import Speaker
 
 log = logging.getLogger(__name__)
 
 
 class ClarigateContext(TypedDict, total=False):
-    """The run context the shipped server graph reads: the gateway's ``agent:`` settings."""
+    """The run context the shipped server graph reads: the gateway's ``agent:`` settings, and
+    who is talking (``clarigate.agent.who``)."""
 
     clarigate_agent: dict[str, Any]
+    clarigate: Speaker
 
 
 assert SETTINGS_KEY in ClarigateContext.__annotations__

@@ -70,7 +70,9 @@ class ConsoleAdapter(PlatformAdapter):
     @property
     def conversation(self) -> Conversation:
         """The one conversation of this terminal: a direct chat with the person."""
-        return Conversation(platform=self.platform, chat_id=self.sender.user_id, is_direct=True)
+        return Conversation(
+            platform=self.platform, chat_id=self.sender.user_id, is_direct=True, chat_type="private"
+        )
 
     @property
     def locale(self) -> Locale:

@@ -111,6 +111,8 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
             topic=None if is_direct else str(root),
             is_direct=is_direct,
             reply_to=None if is_direct else str(root),
+            # Feishu's chat_type: ``p2p`` (one person) or ``group``; it has no broadcast channel
+            chat_type="private" if is_direct else "group" if message.get("chat_type") else None,
         ),
         sender=Sender(user_id=str(sender_ids["open_id"])),
         text=command_text(content.text),

@@ -23,6 +23,7 @@ from slack_sdk.signature import SignatureVerifier
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
+from clarigate.agent.who import ChatType
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import (
     Attachment,
@@ -216,8 +217,21 @@ def _place(
         topic=topic,
         is_direct=is_direct,
         reply_to=reply_to,
+        chat_type=chat_type_of(event.get("channel_type"), channel),
     )
     return conversation, needs_known_thread
+
+
+#: Slack's ``channel_type`` -> the conversation's chat type (a private channel is a channel too).
+CHAT_TYPES: dict[str, ChatType] = {"im": "private", "mpim": "group", "channel": "channel", "group": "channel"}
+
+
+def chat_type_of(channel_type: Any, channel: str) -> ChatType | None:
+    """The chat type a message event names; an ``app_mention`` names none, so its channel's id
+    says (``D…`` a DM, ``C…`` a channel; a ``G…`` id may be either kind of group: None)."""
+    if isinstance(channel_type, str) and channel_type in CHAT_TYPES:
+        return CHAT_TYPES[channel_type]
+    return {"D": "private", "C": "channel"}.get(channel[:1])  # type: ignore[return-value]
 
 
 def interaction_sender(body: dict[str, Any]) -> Sender:

@@ -27,6 +27,7 @@ from starlette.routing import Route
 from telegram import Bot, Message, Update, User
 
 from clarigate.agent.protocol.models import Locale
+from clarigate.agent.who import ChatType
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment, Conversation, InboundMessage, Sender
 from clarigate.gateway.boundary.port import AdapterState
@@ -157,7 +158,7 @@ def conversation_for(
     """
     chat_id = chat_id or str(message.chat_id)
     if message.chat.type == "private":
-        return Conversation(platform=PLATFORM, chat_id=chat_id, is_direct=True)
+        return Conversation(platform=PLATFORM, chat_id=chat_id, is_direct=True, chat_type="private")
     reply_to = str(message.message_id)
     if message.is_topic_message and message.message_thread_id:
         topic = str(message.message_thread_id)
@@ -165,7 +166,10 @@ def conversation_for(
         topic = chain_topic
     else:
         topic = f"msg-{message.message_id}"
-    return Conversation(platform=PLATFORM, chat_id=chat_id, topic=topic, reply_to=reply_to)
+    chat_type: ChatType = "channel" if message.chat.type == "channel" else "group"  # or supergroup
+    return Conversation(
+        platform=PLATFORM, chat_id=chat_id, topic=topic, reply_to=reply_to, chat_type=chat_type
+    )
 
 
 def chain_key(chat_id: str, message_id: str) -> str:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse
 from clarigate.agent.protocol.models import Locale
+from clarigate.agent.who import ChatType
 
 
 class Conversation(BaseModel):
@@ -34,6 +35,9 @@ class Conversation(BaseModel):
     topic: str | None = None
     is_direct: bool = False
     reply_to: str | None = None  # platform message id replies attach to (thread root, message to reply to)
+    # what kind of chat, as the platform says: one person ("private"), several people ("group"),
+    # a named channel ("channel"); None where the adapter cannot tell (the agent reads it)
+    chat_type: ChatType | None = None
 
     @property
     def thread_key(self) -> str:

@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from clarigate.agent import placement
+from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runners.base import AgentRunner
 from clarigate.gateway.runners.in_process import LangGraphRunner
+from clarigate.gateway.runners.routed import RoutedRunner
 from clarigate.gateway.runners.server import LangGraphServerRunner
 from clarigate.gateway.runtime.app import (
     build_adapter,
@@ -20,6 +22,7 @@ from clarigate.gateway.runtime.app import (
 )
 from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, load_config
 from clarigate.gateway.runtime.logs import register_secrets
+from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe
 from clarigate.gateway.runtime.sections import credential_problem
 
 
@@ -57,22 +60,36 @@ async def run_checks(config_path: str | None) -> Report:
     )
     report.problems.extend(f"config: {warning}" for warning in config.warnings)
     await _check_store(config, report)
-    unapplied = placement.problems(config.agent, placement.place_of(config.agent))
-    report.problems.extend(f"settings: {line}" for line in unapplied)
     runner = build_runner(config)
     try:
-        if unapplied:
-            report.notes.append("agent: not started, since a setting above does not apply to it")
-        elif isinstance(runner, LangGraphServerRunner):
-            await _check_agent_server(runner, report)
-        elif await _check_mcp(config, report):
-            await _check_agent(config, runner, report)  # type: ignore[arg-type]
-        else:
-            report.notes.append("agent: not started, since an MCP server it needs does not answer")
+        agents = runner.runners if isinstance(runner, RoutedRunner) else {DEFAULT_ROUTE: runner}
+        for name, agent in agents.items():
+            route = next((r for r in config.routes if r.name == name), None)
+            options = route.options(config.agent) if route is not None else config.agent
+            await _check_one_agent(config, options, agent, report, "agent" if route is None else name)
         await _check_platforms(config, runner, report)
     finally:
         await runner.aclose()
     return report
+
+
+async def _check_one_agent(
+    config: GatewayConfig, options: AgentOptions, runner: AgentRunner, report: Report, name: str
+) -> None:
+    """The ``agent:`` section's agent (``name`` "agent") or a route's: its settings apply where
+    it runs, and it starts (a LangGraph server answers with the assistant)."""
+    label = "agent" if name == "agent" else f"route {name}"
+    unapplied = placement.problems(options, placement.place_of(options))
+    prefix = "settings" if name == "agent" else f"routes.{name}"
+    report.problems.extend(f"{prefix}: {line}" for line in unapplied)
+    if unapplied:
+        report.notes.append(f"{label}: not started, since a setting above does not apply to it")
+    elif isinstance(runner, LangGraphServerRunner):
+        await _check_agent_server(runner, report, label)
+    elif await _check_mcp(options, report):
+        await _check_agent(config, options, runner, report, label)  # type: ignore[arg-type]
+    else:
+        report.notes.append(f"{label}: not started, since an MCP server it needs does not answer")
 
 
 async def _check_store(config: GatewayConfig, report: Report) -> None:
@@ -139,9 +156,9 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
-async def _check_mcp(config: GatewayConfig, report: Report) -> bool:
+async def _check_mcp(options: AgentOptions, report: Report) -> bool:
     """Start each MCP server of ``agent.mcp_servers`` and list its tools; False if one fails."""
-    servers = config.agent.mcp_servers
+    servers = options.mcp_servers
     if not servers:
         return True
     from clarigate.agent.mcp import server_tool_names
@@ -157,20 +174,21 @@ async def _check_mcp(config: GatewayConfig, report: Report) -> bool:
     return not any(isinstance(tools, Exception) for tools in found.values())
 
 
-async def _check_agent_server(runner: LangGraphServerRunner, report: Report) -> None:
+async def _check_agent_server(runner: LangGraphServerRunner, report: Report, label: str = "agent") -> None:
     """The LangGraph server: it answers, takes the API key, and has the assistant."""
     problems = await runner.check()
     if problems:
         # the server answered and has the assistant: what is left are settings that do not apply
-        kind = "settings" if runner.shipped is not None else "agent"
+        kind = ("settings" if label == "agent" else label) if runner.shipped is not None else label
         report.problems.extend(f"{kind}: {problem}" for problem in problems)
     else:
         assistant = runner.settings.assistant_id
-        report.ok.append(f"agent: LangGraph server at {runner.url}, assistant {assistant!r}")
+        report.ok.append(f"{label}: LangGraph server at {runner.url}, assistant {assistant!r}")
 
 
-async def _check_agent(config: GatewayConfig, runner: LangGraphRunner, report: Report) -> None:
-    agent = config.agent
+async def _check_agent(
+    config: GatewayConfig, agent: AgentOptions, runner: LangGraphRunner, report: Report, label: str
+) -> None:
     url = agent.checkpointer_url or ""
     where = without_password(url) or f"SQLite under {config.data_dir}"
     if url.startswith(("postgresql://", "postgres://")):
@@ -180,13 +198,14 @@ async def _check_agent(config: GatewayConfig, runner: LangGraphRunner, report: R
         if problem is not None:
             report.problems.append(f"checkpointer: {where} is not reachable: {problem}")
             return
+    what = f"model {agent.model!r}" if label == "agent" else describe(agent)
     try:
         await runner.start()
     except Exception as exc:
-        report.problems.append(f"agent: model {agent.model!r} with checkpointer {where}: {first_line(exc)}")
+        report.problems.append(f"{label}: {what} with checkpointer {where}: {first_line(exc)}")
         return
     if await runner.ping():
-        report.ok.append(f"agent: model {agent.model!r}, checkpointer {where}")
+        report.ok.append(f"{label}: {what}, checkpointer {where}")
     else:
         report.problems.append(f"checkpointer: {where} does not answer")
 

@@ -34,6 +34,7 @@ from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, liv
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
 from clarigate.gateway.flow.outage import KeptNotice, through_outage
 from clarigate.gateway.flow.progress import WorkingIndicator
+from clarigate.gateway.flow.speaker import speaker_for
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInput
 from clarigate.gateway.runners.usage import RunUsage, run_usage
@@ -63,6 +64,8 @@ class Turn:
     # the person's interface language (``InboundMessage.language``), for the gateway's own words
     # when the text gives no sign of one ("ok", a photo, a number)
     hint: Locale | None = None
+    language: str | None = None  # the same as the platform gave it (``en-US``), for the agent
+    may_answer: bool = True  # False while someone else's question stays open over this message
 
     @property
     def job(self) -> Job:
@@ -130,7 +133,7 @@ class AgentRun:
         first = len(turn.items)  # where this run's items begin (a live message is finished there)
         kept = KeptNotice(self.outbox, conv, text, turn.hint, turn.job)
         try:
-            run = self._input(conv, thread_id, text, response, turn.job, images, progress.live)
+            run = self._input(conv, thread_id, text, response, sender, turn, images, progress.live)
             output, usage = await self._call_agent(run, kept)
         except asyncio.CancelledError:
             await _clear_cancelled(progress)
@@ -158,13 +161,14 @@ class AgentRun:
         await working.start()
         return _Progress(None, working)
 
-    @staticmethod
     def _input(
+        self,
         conv: Conversation,
         thread_id: str,
         text: str,
         response: HumanInputResponse | None,
-        job: Job,
+        sender: Sender,
+        turn: Turn,
         images: list[ImageInput] | None,
         live: LiveReply | None,
     ) -> RunInput:
@@ -176,8 +180,10 @@ class AgentRun:
             images=tuple(images or ()),
             # the job's inbound id names the turn: a run handed back midway resumes from its
             # last checkpoint, and a finished one gives its output again without running
-            metadata=run_metadata(conv, job),
+            metadata=run_metadata(conv, turn.job),
             on_event=live.on_event if live is not None else None,
+            # who is talking and where (``clarigate.agent.who``)
+            speaker=speaker_for(self.config, conv, sender, locale=turn.language, may_answer=turn.may_answer),
         )
 
     async def _call_agent(self, run: RunInput, kept: KeptNotice) -> tuple[TurnOutput, RunUsage]:

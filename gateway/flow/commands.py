@@ -40,6 +40,7 @@ from clarigate.gateway.flow.answers import answered_by, answered_line, policy_re
 from clarigate.gateway.flow.notices import age_text, language_hint, locale_for, notice, text_locale
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe, route_for
 from clarigate.gateway.store.base import ClaimResult, PendingRecord, Store
 from clarigate.gateway.store.keys import thread_started_at
 
@@ -111,6 +112,14 @@ def help_text(
     lines = [intro or notice("help", locale), "", notice("commands", locale)]
     lines += [f"{spell(name)} — {notice(f'cmd_{name}', locale)}" for name in listed]
     return "\n".join(lines)
+
+
+def agent_here(config: GatewayConfig, conv: Conversation) -> dict[str, str]:
+    """The agent that answers ``conv``: its route's name and what it is (``runtime.routes``)."""
+    route = route_for(config.routes, conv.platform, conv.chat_id, conv.chat_type)
+    if route is None:
+        return {"agent": DEFAULT_ROUTE, "what": describe(config.agent)}
+    return {"agent": route.name, "what": describe(route.options(config.agent))}
 
 
 def quote(text: str) -> str:
@@ -246,6 +255,8 @@ class Control:
             lines.append(notice("status_thread_unknown_age", locale, new=new))
         else:
             lines.append(notice("status_thread", locale, age=age_text(now - started, locale), new=new))
+        if self.config.routes:  # several agents: which one answers here
+            lines.append(notice("status_agent", locale, **agent_here(self.config, msg.conversation)))
         return "\n".join(lines)
 
     def help_text(self, conv: Conversation, locale: Locale) -> str:

@@ -179,7 +179,7 @@ class Dispatcher:
     async def _message(self, msg: InboundMessage, turn: Turn) -> None:
         """A message job: a command, a typed answer to the thread's question, or a new request."""
         conv = turn.conversation = msg.conversation
-        turn.hint = language_hint(msg.language)
+        turn.hint, turn.language = language_hint(msg.language), msg.language
         set_log_context(platform=conv.platform, chat=conv.chat_id)
         msg = await self._completed(msg)
         ttl = self.config.thread_ttl_seconds
@@ -196,6 +196,7 @@ class Dispatcher:
         if pending is not None and await self._settled_by_question(conv, msg, pending, thread_id, turn):
             return
         left_open = await self._left_open(pending, msg)
+        turn.may_answer = left_open is None  # someone else's question stays open: not theirs
         # a new request: its language is what the person's later commands (/help, /status) answer
         # in; recorded while the images are fetched (a typed answer such as "Vue" says less)
         cap = self.config.agent.max_image_bytes

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from clarigate.agent.events import EventSink
 from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.protocol import HumanInputResponse
+from clarigate.agent.who import Speaker
 from clarigate.gateway.boundary.errors import AgentUnavailable, RunFailed
 
 __all__ = ["AgentRunner", "AgentUnavailable", "RunFailed"]
@@ -29,6 +30,8 @@ class RunInput:
     (``inbound_id``, ``platform``, ``chat_id``, …) for tracing and for joining a run started
     before for the same inbound message; ``on_event`` is given the run's streamed text and its
     steps as they happen (``clarigate.agent.events``); the returned output is what counts.
+    ``speaker`` says who is talking and where (``clarigate.agent.who``): the runner hands it to
+    the graph under ``clarigate`` in the run's ``configurable`` and its context.
     """
 
     thread_id: str
@@ -37,6 +40,7 @@ class RunInput:
     images: Sequence[ImageInput] = ()
     metadata: Mapping[str, str] = field(default_factory=dict)
     on_event: EventSink | None = None
+    speaker: Speaker | None = None
 
     @property
     def inbound_id(self) -> str | None:

@@ -63,6 +63,7 @@ class LangGraphRunner(AgentRunner):
                 # the inbound id names the turn: a job that changed hands resumes it from its checkpoint
                 turn_id=run.inbound_id,
                 on_event=run.on_event,
+                speaker=run.speaker,
             )
         if output.limit:
             metrics.RUN_LIMITS.labels(limit=output.limit).inc()

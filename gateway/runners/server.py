@@ -41,6 +41,7 @@ from clarigate.agent.placement import SettingsDoNotApply
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
+from clarigate.agent.who import WHO_KEY, with_speaker
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
 from clarigate.gateway.runners.server_interrupts import ANSWERS_KEY, asked_again, pending_request_of
 from clarigate.gateway.runners.server_settings import run_settings, runs_shipped_graph
@@ -229,7 +230,7 @@ class LangGraphServerRunner(AgentRunner):
     async def run_turn(self, run: RunInput) -> TurnOutput:
         """One run on the server thread mapped to ``run.thread_id`` (joined when it was started
         before); its streamed text and steps go to ``run.on_event`` as the server sends them."""
-        meta = dict(run.metadata)
+        meta = {**run.metadata, **with_speaker(run.speaker)}  # the speaker goes in each run's config
         sid = server_thread_id(run.thread_id)
         try:
             return await self._turn(sid, run.text, run.response, run.images, meta, run.on_event)
@@ -298,19 +299,19 @@ class LangGraphServerRunner(AgentRunner):
             START_KEY: len(before),
             **({INBOUND_KEY: meta["inbound_id"]} if meta.get("inbound_id") else {}),
         }
+        settings = run_settings(self.settings, self.shipped, meta.get(WHO_KEY))
         options: dict[str, Any] = {
             "metadata": run_meta,
             "multitask_strategy": "enqueue",
             # what each step changed and the model's tokens as written; the state is read at the end
             "stream_mode": ["updates", "messages-tuple"],
             "stream_resumable": True,
-            **run_settings(self.settings, self.shipped),
+            **settings,
         }
         if response is not None and (resumed := await self._resume(sid, response, state, before, options)):
             return resumed
         # a new message over open interrupts: they are resumed as superseded first (their runs are
         # waited for, never shown: ``server_supersede``)
-        settings = run_settings(self.settings, self.shipped)
         state, before = await supersede_on_server(
             self._client, sid, self.settings.assistant_id, state, before, run_meta, settings
         )

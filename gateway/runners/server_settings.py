@@ -2,7 +2,8 @@
 
 The assistant runs clarigate's shipped server graph when its context schema names the settings
 key (``clarigate.agent.placement.SETTINGS_KEY``); any other graph is "another graph", to which
-only the settings the gateway applies itself reach (``clarigate.agent.placement.RULES``).
+only the settings the gateway applies itself reach (``clarigate.agent.placement.RULES``), and
+who is talking (``clarigate.agent.who``), which every graph gets.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from clarigate.agent.placement import SETTINGS_KEY, travelling
 from clarigate.agent.settings import AgentOptions
+from clarigate.agent.who import Speaker, with_speaker
 
 
 async def assistant_uuid(client: Any, assistant_id: str) -> str | None:
@@ -38,10 +40,21 @@ async def runs_shipped_graph(client: Any, assistant_id: str) -> bool:
     return False
 
 
-def run_settings(options: AgentOptions, shipped: bool | None) -> dict[str, Any]:
-    """What each run is created with: ``recursion_limit`` for any graph, and for the shipped
-    graph (or one not known yet) the settings that travel, as the run's context."""
-    created: dict[str, Any] = {"config": {"recursion_limit": options.recursion_limit}}
+def run_settings(
+    options: AgentOptions, shipped: bool | None, speaker: Speaker | None = None
+) -> dict[str, Any]:
+    """What each run is created with: ``recursion_limit`` for any graph; for the shipped graph
+    (or one not known yet) the settings that travel; who is talking (``clarigate.agent.who``).
+
+    Both go in the run's ``configurable``, which the server copies into the run's context and
+    then filters by the graph's context schema (``langgraph_api``): a graph's ``configurable``
+    keeps them whole, and its context gets those its schema declares (all of them without a
+    schema). Sent as ``context`` instead, a key the schema does not declare would leave the
+    ``configurable`` too, and the server refuses a run with both."""
+    configurable: dict[str, Any] = with_speaker(speaker)
     if shipped is not False:
-        created["context"] = {SETTINGS_KEY: travelling(options)}
-    return created
+        configurable[SETTINGS_KEY] = travelling(options)
+    config: dict[str, Any] = {"recursion_limit": options.recursion_limit}
+    if configurable:
+        config["configurable"] = configurable
+    return {"config": config}

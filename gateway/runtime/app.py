@@ -6,6 +6,7 @@ import gc
 import logging
 import os
 
+from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.boundary.port import PlatformAdapter
 from clarigate.gateway.boundary.registry import import_object as import_object  # re-exported
 from clarigate.gateway.flow.intake import Gateway
@@ -46,16 +47,27 @@ def build_adapter(platform: str, config: GatewayConfig, gateway: Gateway) -> Pla
 
 
 def build_runner(config: GatewayConfig) -> AgentRunner:
-    """The LangGraph server runner when ``agent.server_url`` is set, else the in-process agent."""
-    if config.agent.server_url:
+    """The agent's runner: a LangGraph server's when ``agent.server_url`` is set, else the
+    in-process agent; with ``routes``, one per route besides (``runners.routed``)."""
+    default = agent_runner(config, config.agent)
+    if not config.routes:
+        return default
+    from clarigate.gateway.runners.routed import RoutedRunner
+
+    return RoutedRunner(default, [(r, agent_runner(config, r.options(config.agent))) for r in config.routes])
+
+
+def agent_runner(config: GatewayConfig, options: AgentOptions) -> AgentRunner:
+    """The runner of one agent: on the LangGraph server ``options.server_url`` names, or in process."""
+    if options.server_url:
         from clarigate.gateway.runners.server import LangGraphServerRunner
 
         return LangGraphServerRunner(
-            config.agent,
+            options,
             api_key=os.environ.get("LANGGRAPH_API_KEY") or None,  # a secret: from the environment only
             bot_id=config.bot_id,
         )
-    return LangGraphRunner(config.agent_settings())
+    return LangGraphRunner(config.agent_settings(options))
 
 
 def build_gateway(

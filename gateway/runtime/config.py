@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from clarigate.agent import placement
@@ -22,6 +22,7 @@ from clarigate.agent.settings import AgentOptions, AgentSettings
 from clarigate.gateway.boundary import registry
 from clarigate.gateway.boundary.settings import PlatformSettings, Streaming
 from clarigate.gateway.runtime import sections
+from clarigate.gateway.runtime.routes import Route, route_problems
 
 
 class FilesOut(BaseModel):
@@ -152,6 +153,9 @@ class GatewayConfig(BaseSettings):
     extra_adapters: list[str] = Field(default_factory=list)
     files_out: FilesOut = Field(default_factory=FilesOut)  # files the agent sends
     agent: AgentOptions = Field(default_factory=AgentOptions)  # the agent section (clarigate.agent.settings)
+    # conversations another agent answers: by platform, chat or chat type, the first match wins;
+    # the others get ``agent`` (``clarigate.gateway.runtime.routes``)
+    routes: list[Route] = Field(default_factory=list)
     # every platform's section by name, filled from the keys named after the platforms (not a
     # setting of its own: neither a YAML key nor an environment name)
     platforms: dict[str, PlatformSettings] = Field(default_factory=dict, exclude=True)
@@ -169,6 +173,25 @@ class GatewayConfig(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Environment over YAML (passed as init values)."""
         return (_WellKnownEnv(settings_cls), env_settings, init_settings)
+
+    @field_validator("routes")
+    @classmethod
+    def _route_names(cls, routes: list[Route]) -> list[Route]:
+        names = [route.name for route in routes]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"route name {twice[0]!r} is given to more than one route")
+        return routes
+
+    @model_validator(mode="after")
+    def _route_agents(self) -> GatewayConfig:
+        """Each route's agent settings are valid values on top of ``agent`` (checked at load)."""
+        for route in self.routes:
+            try:
+                route.options(self.agent)
+            except ValueError as exc:
+                raise ValueError(f"routes.{route.name}.agent: {exc}") from None
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -235,9 +258,10 @@ class GatewayConfig(BaseSettings):
         )
         return values
 
-    def agent_settings(self) -> AgentSettings:
-        """What the agent harness needs: the agent section, with the bot's data folder."""
-        return AgentSettings(**dict(self.agent), data_dir=self.data_dir)
+    def agent_settings(self, options: AgentOptions | None = None) -> AgentSettings:
+        """What the agent harness needs: the agent section (or a route's agent settings), with
+        the bot's data folder."""
+        return AgentSettings(**dict(options or self.agent), data_dir=self.data_dir)
 
 
 def load_config(path: str | Path | None = None) -> GatewayConfig:
@@ -356,6 +380,7 @@ def startup_problems(config: GatewayConfig) -> list[str]:
             problems.extend(f"{name}: {line}" for line in section.startup_problems())
     # an agent setting that does not apply where the agent runs (a server's graph: known at start)
     problems.extend(placement.problems(config.agent, placement.place_of(config.agent)))
+    problems.extend(route_problems(config.agent, config.routes))  # each route's agent alike
     if config.role in ("web", "worker") and not config.redis_url:
         problems.append(
             f"role {config.role!r} shares its work with other processes through Redis: set REDIS_URL "

@@ -248,6 +248,7 @@ WORDS: dict[str, dict[Locale, str]] = {
         "en": "• A conversation is going on; {new} starts a fresh one.",
         "zh": "• 对话进行中；{new} 可开始新的对话。",
     },
+    "status_agent": {"en": "• Answered by: {agent} ({what}).", "zh": "• 由 {agent} 回答（{what}）。"},
     "status_no_thread": {
         "en": "• No conversation yet: send a message to start one.",
         "zh": "• 还没有对话：发一条消息即可开始。",

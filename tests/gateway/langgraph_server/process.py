@@ -83,6 +83,9 @@ class LangGraphServer:
         }
         # typed interrupts (``response_schema``): the graphs the in-process tests use too
         graphs.update({name: f"{TYPED_GRAPHS}:{name}" for name in ("booking", "checked_booking")})
+        # operators' graphs that read who is talking (``tests/agent/speaker_graphs.py``)
+        speakers = HERE.parents[1] / "agent" / "speaker_graphs.py"
+        graphs.update({f"speaker_{n}": f"{speakers}:{n}" for n in ("declares", "own_context", "no_schema")})
         self.config = workdir / "langgraph.json"
         self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
         self._proc: subprocess.Popen[bytes] | None = None

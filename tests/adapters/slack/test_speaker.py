@@ -1,0 +1,30 @@
+"""Who is talking, as a Slack event tells it: the run's speaker names the person by id (Slack's
+events carry no name or locale: None) and the kind of conversation."""
+
+from __future__ import annotations
+
+from clarigate.adapters.testing import ScriptedRunner
+
+from .conftest import MakeWorld
+
+
+async def test_the_speaker_names_the_person_and_the_kind_of_conversation(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner, bot_id="helpdesk")
+    await world.user.dm("hi", user="U7")
+    await world.settle()
+    _, top = await world.user.mention("deploy", user="U7", channel="C1")
+    await world.settle()
+    # a thread reply names its channel_type; an app_mention names none, so its channel id says
+    await world.user.channel_message("and the docs", user="U8", channel="C1", thread_ts=top)
+    await world.user.mention("hello", user="U7", channel="G5")
+    await world.settle()
+    dm, mention, reply, unknown = (c.speaker for c in runner.calls)
+    assert dm is not None and dm["bot_id"] == "helpdesk"
+    assert dm["sender"] == {"user_id": "U7", "display_name": None, "locale": None, "may_answer": True}
+    assert dm["conversation"]["chat_type"] == "private" and dm["conversation"]["chat_id"] == "D1"
+    assert mention is not None and mention["conversation"]["chat_type"] == "channel"
+    assert mention["conversation"]["thread"] == top and mention["conversation"]["workspace"]
+    assert reply is not None and reply["sender"]["user_id"] == "U8"
+    assert reply["conversation"]["chat_type"] == "channel" and reply["conversation"]["thread"] == top
+    assert unknown is not None and unknown["conversation"]["chat_type"] is None
