@@ -17,6 +17,7 @@ async def test_the_speaker_names_the_person_and_the_kind_of_conversation(make_wo
     await world.settle()
     # a thread reply names its channel_type; an app_mention names none, so its channel id says
     await world.user.channel_message("and the docs", user="U8", channel="C1", thread_ts=top)
+    await world.settle()  # runs in two chats go on at once: one at a time keeps their order
     await world.user.mention("hello", user="U7", channel="G5")
     await world.settle()
     dm, mention, reply, unknown = (c.speaker for c in runner.calls)
