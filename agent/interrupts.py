@@ -38,7 +38,7 @@ from clarigate.agent.protocol import (
     catalog,
     normalize_request,
 )
-from clarigate.agent.protocol.models import MAX_STRING, Locale
+from clarigate.agent.protocol.models import MAX_STRING, RESERVED_FIELD_NAMES, Locale
 
 INTERRUPT, APPROVAL, APPROVAL_EDIT = "interrupt", "approval", "approval-edit"
 KINDS = (APPROVAL_EDIT, APPROVAL, INTERRUPT)  # longest prefix first
@@ -163,7 +163,7 @@ def _field_names(actions: Sequence[Action]) -> dict[tuple[int, str], str]:
     for index, action in enumerate(actions):
         for arg in action.args:
             name = f"{index + 1}_{arg}" if many else arg
-            if not _PLAIN_NAME.fullmatch(name) or name.casefold() in taken:
+            if not _PLAIN_NAME.fullmatch(name) or name in RESERVED_FIELD_NAMES or name.casefold() in taken:
                 name = f"arg_{len(names) + 1}"
                 while name.casefold() in taken:
                     name += "_"
