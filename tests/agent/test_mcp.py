@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent
-from clarigate.agent.mcp import MCPServerError, server_tool_names
+from clarigate.agent.mcp import MCPServerError
+from clarigate.agent.mcp_sessions import server_tool_names
 from tests.agent.conftest import scripted
 from tests.agent.openai_stub import Call, Stub, serving
 

@@ -1,0 +1,193 @@
+"""MCP servers' sessions: one per server, open from the agent's start until it closes.
+
+The session is the server's state: a stdio server is started once, not for every tool call,
+and keeps what it holds between calls, for every conversation of the process (each process of
+``clarigate serve`` has its own). The tools are langchain-mcp-adapters' ``load_mcp_tools`` on
+that session. A stdio server's stderr goes to the log (this module's logger, a line each:
+``MCP server 'files': …``), never to the terminal ``clarigate chat`` talks in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from typing import TYPE_CHECKING, Any, TextIO
+
+from clarigate.agent.mcp import MCPServer, MCPServerError, name_problems, servers_of
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+    from mcp import ClientSession
+
+log = logging.getLogger(__name__)
+
+#: How long a closing server gets to stop (stdio: the SDK closes its input, then terminates it).
+CLOSE_SECONDS = 10.0
+#: The longest stderr line logged (the rest is cut).
+MAX_LINE = 2000
+
+
+class MCPSessions:
+    """The servers' tools, each calling its server's open session; ``aclose`` ends them."""
+
+    def __init__(self) -> None:
+        self.tools: list[BaseTool] = []
+        self._open: list[_Session] = []
+
+    @classmethod
+    async def open(
+        cls,
+        servers: Mapping[str, Mapping[str, Any]],
+        wait_seconds: float = 30.0,
+        taken: Mapping[str, str] | None = None,
+    ) -> MCPSessions:
+        """Start every server and list its tools; ``MCPServerError`` naming the first that fails,
+        or a tool name two servers share, or one ``taken`` (name -> whose) or clarigate's own."""
+        sessions = cls()
+        try:
+            found: dict[str, list[BaseTool]] = {}
+            for server in servers_of(servers):
+                session = _Session(server)
+                sessions._open.append(session)
+                found[server.name] = await session.start(wait_seconds)
+            problems = name_problems({name: [t.name for t in tools] for name, tools in found.items()}, taken)
+            if problems:
+                raise problems[0]
+        except BaseException:
+            await sessions.aclose()
+            raise
+        sessions.tools = [tool for tools in found.values() for tool in tools]
+        return sessions
+
+    async def aclose(self) -> None:
+        """End every session (stdio servers stop); idempotent."""
+        opened, self._open = self._open, []
+        for session in reversed(opened):
+            await session.aclose()
+
+
+async def server_tool_names(
+    servers: Mapping[str, Mapping[str, Any]], wait_seconds: float = 30.0
+) -> dict[str, list[str] | MCPServerError]:
+    """``{server: [tool names] or the MCPServerError}`` for every server (``clarigate doctor``)."""
+    found: dict[str, list[str] | MCPServerError] = {}
+    for name, raw in servers.items():
+        try:
+            sessions = await MCPSessions.open({name: raw}, wait_seconds)
+        except MCPServerError as exc:
+            found[name] = exc
+            continue
+        found[name] = [tool.name for tool in sessions.tools]
+        await sessions.aclose()
+    return found
+
+
+class _Session:
+    """One server's session, held open by a task of its own (entered and left in one task, as
+    the SDK's task groups need) until ``aclose``."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, wait_seconds: float) -> list[BaseTool]:
+        """Open the session and load its tools within ``wait_seconds``."""
+        from langchain_mcp_adapters.tools import load_mcp_tools
+
+        name = self.server.name
+        ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._hold(ready), name=f"MCP server {name}")
+        try:
+            async with asyncio.timeout(wait_seconds):
+                session = await ready
+                return await load_mcp_tools(session, server_name=name, tool_name_prefix=self.server.prefix)
+        except TimeoutError:
+            raise MCPServerError(name, f"did not answer within {wait_seconds:.0f} s") from None
+        except Exception as exc:  # the SDK wraps start-up failures in task groups: name the root cause
+            raise MCPServerError(name, f"did not start or answer: {_root_cause(exc)}") from exc
+
+    async def _hold(self, ready: asyncio.Future[ClientSession]) -> None:
+        try:
+            async with _session(self.server) as session:
+                if ready.done():  # the start was given up meanwhile
+                    return
+                ready.set_result(session)
+                await self._stop.wait()
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            else:
+                log.warning("MCP server %r: its session ended: %s", self.server.name, _root_cause(exc))
+        finally:
+            if not ready.done():
+                ready.cancel()
+
+    async def aclose(self) -> None:
+        self._stop.set()
+        task, self._task = self._task, None
+        if task is None:
+            return
+        _, pending = await asyncio.wait({task}, timeout=CLOSE_SECONDS)
+        if pending:
+            task.cancel()
+            await asyncio.wait({task}, timeout=CLOSE_SECONDS)
+
+
+@asynccontextmanager
+async def _session(server: MCPServer) -> AsyncIterator[ClientSession]:
+    """An initialized session on ``server``; a stdio server's stderr goes to the log."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    conn = dict(server.connection)
+    if conn.pop("transport") != "stdio":
+        from langchain_mcp_adapters.sessions import create_session
+
+        async with create_session(server.connection) as session:  # type: ignore[arg-type]
+            await session.initialize()
+            yield session
+        return
+    session_kwargs = conn.pop("session_kwargs", None) or {}
+    with _stderr_to_log(server.name) as errlog:
+        params = StdioServerParameters(**conn)
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write, **session_kwargs) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+@contextmanager
+def _stderr_to_log(name: str) -> Iterator[TextIO]:
+    """A file to give a server as its stderr, whose lines a thread logs until the server exits."""
+    read_fd, write_fd = os.pipe()
+    reader = threading.Thread(target=_log_lines, args=(name, read_fd), name=f"MCP {name} stderr", daemon=True)
+    reader.start()
+    errlog = os.fdopen(write_fd, "w", encoding="utf-8")
+    try:
+        yield errlog
+    finally:
+        errlog.close()  # the server's own copy closes as it exits: the reader then reads the end
+        reader.join(timeout=CLOSE_SECONDS)
+
+
+def _log_lines(name: str, read_fd: int) -> None:
+    with os.fdopen(read_fd, encoding="utf-8", errors="replace") as stream:
+        for line in stream:
+            if text := line.rstrip():
+                log.info("MCP server %r: %s", name, text[:MAX_LINE])
+
+
+def _root_cause(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if exc.__cause__ is not None and not str(exc):
+        exc = exc.__cause__
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
