@@ -2,10 +2,10 @@
 
 The session is the server's state: a stdio server is started once, not for every tool call,
 and keeps what it holds between calls, for every conversation of the process (each process of
-``clarigate serve`` has its own). The tools are langchain-mcp-adapters' ``load_mcp_tools`` on
-that session. A stdio server's stderr goes to the log (this module's logger, a line each:
-``MCP server 'files': …``), never to the terminal ``clarigate chat`` talks in.
-"""
+``clarigate serve`` has its own); one found gone is started again. The tools are
+langchain-mcp-adapters' ``load_mcp_tools`` on that session. A stdio server's stderr goes to the
+log (this module's logger, a line each: ``MCP server 'files': …``), never to the terminal
+``clarigate chat`` talks in."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ import threading
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
+
+import anyio
 
 from clarigate.agent.mcp import MCPServer, MCPServerError, name_problems, servers_of
 
@@ -87,31 +89,79 @@ async def server_tool_names(
 
 
 class _Session:
-    """One server's session, held open by a task of its own (entered and left in one task, as
-    the SDK's task groups need) until ``aclose``."""
+    """One server's session, as the tools see it (``list_tools``, ``call_tool``): a server found
+    gone when a call is sent (it crashed, or was killed) is started again and the call sent
+    once more, since it never reached the server."""
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
-        self._stop = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._held: _Held | None = None
+        self._wait_seconds = 30.0
+        self._restarting = asyncio.Lock()
 
     async def start(self, wait_seconds: float) -> list[BaseTool]:
         """Open the session and load its tools within ``wait_seconds``."""
         from langchain_mcp_adapters.tools import load_mcp_tools
 
-        name = self.server.name
-        ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
-        self._task = asyncio.create_task(self._hold(ready), name=f"MCP server {name}")
+        name, self._wait_seconds = self.server.name, wait_seconds
         try:
             async with asyncio.timeout(wait_seconds):
-                session = await ready
-                return await load_mcp_tools(session, server_name=name, tool_name_prefix=self.server.prefix)
+                await self._open()
+                tools = load_mcp_tools(self, server_name=name, tool_name_prefix=self.server.prefix)  # type: ignore[arg-type]
+                return await tools
         except TimeoutError:
             raise MCPServerError(name, f"did not answer within {wait_seconds:.0f} s") from None
         except Exception as exc:  # the SDK wraps start-up failures in task groups: name the root cause
             raise MCPServerError(name, f"did not start or answer: {_root_cause(exc)}") from exc
 
-    async def _hold(self, ready: asyncio.Future[ClientSession]) -> None:
+    async def _open(self) -> ClientSession:
+        self._held = _Held(self.server)
+        return await self._held.ready
+
+    def _session(self) -> ClientSession:
+        if self._held is None or not self._held.ready.done():
+            raise RuntimeError(f"MCP server {self.server.name!r}: its session is closed")
+        return self._held.ready.result()
+
+    async def list_tools(self, cursor: str | None = None) -> Any:
+        return await self._session().list_tools(cursor=cursor)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> Any:
+        session = self._session()
+        try:
+            return await session.call_tool(name, arguments, **options)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            session = await self._restart(session)
+            return await session.call_tool(name, arguments, **options)
+
+    async def _restart(self, gone: ClientSession) -> ClientSession:
+        async with self._restarting:
+            if self._held is not None and self._held.ready.done() and self._held.ready.result() is not gone:
+                return self._held.ready.result()  # another call started it again meanwhile
+            log.warning("MCP server %r had stopped: starting it again", self.server.name)
+            if self._held is not None:
+                await self._held.aclose()
+            async with asyncio.timeout(self._wait_seconds):
+                return await self._open()
+
+    async def aclose(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            await held.aclose()
+
+
+class _Held:
+    """A session held open by a task of its own (entered and left in one task, as the SDK's
+    task groups need) until ``aclose``; ``ready`` gives it once initialized."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+        self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(self._hold(), name=f"MCP server {server.name}")
+
+    async def _hold(self) -> None:
+        ready = self.ready
         try:
             async with _session(self.server) as session:
                 if ready.done():  # the start was given up meanwhile
@@ -129,13 +179,10 @@ class _Session:
 
     async def aclose(self) -> None:
         self._stop.set()
-        task, self._task = self._task, None
-        if task is None:
-            return
-        _, pending = await asyncio.wait({task}, timeout=CLOSE_SECONDS)
+        _, pending = await asyncio.wait({self._task}, timeout=CLOSE_SECONDS)
         if pending:
-            task.cancel()
-            await asyncio.wait({task}, timeout=CLOSE_SECONDS)
+            self._task.cancel()
+            await asyncio.wait({self._task}, timeout=CLOSE_SECONDS)
 
 
 @asynccontextmanager

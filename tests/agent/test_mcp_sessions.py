@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -90,6 +91,26 @@ async def test_a_stateful_server_keeps_its_state_across_calls_and_closes_with_th
         f"MCP server 'counter': {SAID}: {what}"
         for what in ("started", *(f"count is {n}" for n in range(1, 5)))
     ]
+
+
+async def test_a_server_that_died_is_started_again_for_the_next_call(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    pids = tmp_path / "pids"
+    model = scripted({"tool_calls": [COUNT]}, {"content": "Counted."})
+    settings = AgentSettings(checkpointer_url="memory://", mcp_servers={"counter": counter(pids)})
+    agent = await ClarifyingAgent.create(settings, model=model)
+    try:
+        await agent.run_turn("t1", "count")
+        os.kill(started(pids)[0], signal.SIGKILL)
+        out = await agent.run_turn("t2", "count")
+        assert out.replies == ["Counted."]
+        assert tool_results(model) == ["1"]  # a new server: the old one's count died with it
+        assert len(started(pids)) == 2
+        assert "MCP server 'counter' had stopped: starting it again" in caplog.text
+    finally:
+        await agent.aclose()
+    assert_all_stopped(pids)
 
 
 async def test_two_servers_with_one_tool_name_stop_the_start_naming_both(tmp_path: Path) -> None:
