@@ -175,6 +175,16 @@ def test_deerflow_reads_every_request_and_answer(deerflow: TypeScriptParser, cas
     assert deerflow.thread([asking]) == ([], request.request_id)
 
 
+@pytest.mark.parametrize("case", sorted(REQUESTS))
+def test_deerflow_backend_reads_every_answer(case: str) -> None:
+    """DeerFlow's backend reader is Python: it runs wherever the tests do, node or not."""
+    request = REQUESTS[case]
+    for response in every_answer(request):
+        read = BACKEND.read_human_input_response(response_kwargs(response))
+        assert read is not None, f"DeerFlow's backend refuses {response_kwargs(response)}"
+        assert (read["request_id"], read["source"]) == (request.request_id, request.source)
+
+
 def test_free_text_and_choice_carry_version_1_and_forms_version_2() -> None:
     assert REQUESTS["free_text"].to_artifact()["version"] == 1
     assert REQUESTS["choice"].to_artifact()["version"] == 1
