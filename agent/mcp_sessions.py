@@ -13,9 +13,9 @@ import asyncio
 import logging
 import os
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import anyio
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mcp import ClientSession
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: How long a closing server gets to stop (stdio: the SDK closes its input, then terminates it).
 CLOSE_SECONDS = 10.0
@@ -114,35 +115,41 @@ class _Session:
         except Exception as exc:  # the SDK wraps start-up failures in task groups: name the root cause
             raise MCPServerError(name, f"did not start or answer: {_root_cause(exc)}") from exc
 
-    async def _open(self) -> ClientSession:
+    async def _open(self) -> None:
         self._held = _Held(self.server)
-        return await self._held.ready
+        await self._held.ready
 
-    def _session(self) -> ClientSession:
-        if self._held is None or not self._held.ready.done():
+    async def _live(self) -> _Held:
+        """The held session; started again first when it has ended (the server went away)."""
+        held = self._held
+        if held is None:
             raise RuntimeError(f"MCP server {self.server.name!r}: its session is closed")
-        return self._held.ready.result()
+        return await self._restart(held) if held.ended else held
 
     async def list_tools(self, cursor: str | None = None) -> Any:
-        return await self._session().list_tools(cursor=cursor)
+        held = await self._live()
+        return await held.watch(held.session.list_tools(cursor=cursor))
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> Any:
-        session = self._session()
+        held = await self._live()
         try:
-            return await session.call_tool(name, arguments, **options)
+            return await held.watch(held.session.call_tool(name, arguments, **options))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            session = await self._restart(session)
-            return await session.call_tool(name, arguments, **options)
+            # the server was gone before the call reached it: start it again and send it there
+            held = await self._restart(held)
+            return await held.watch(held.session.call_tool(name, arguments, **options))
 
-    async def _restart(self, gone: ClientSession) -> ClientSession:
+    async def _restart(self, gone: _Held) -> _Held:
         async with self._restarting:
-            if self._held is not None and self._held.ready.done() and self._held.ready.result() is not gone:
-                return self._held.ready.result()  # another call started it again meanwhile
+            if self._held is not gone and self._held is not None:
+                return self._held  # another call started it again meanwhile
+            if self._held is None:
+                raise RuntimeError(f"MCP server {self.server.name!r}: its session is closed")
             log.warning("MCP server %r had stopped: starting it again", self.server.name)
-            if self._held is not None:
-                await self._held.aclose()
+            await gone.aclose()
             async with asyncio.timeout(self._wait_seconds):
-                return await self._open()
+                await self._open()
+            return self._held
 
     async def aclose(self) -> None:
         held, self._held = self._held, None
@@ -159,6 +166,28 @@ class _Held:
         self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._hold(), name=f"MCP server {server.name}")
+
+    @property
+    def ended(self) -> bool:
+        """True once the session is over: closed, or its connection ended."""
+        return self._task.done()
+
+    @property
+    def session(self) -> ClientSession:
+        return self.ready.result()
+
+    async def watch(self, request: Coroutine[Any, Any, T]) -> T:
+        """The answer to ``request``; ``ConnectionError`` if the session ends before it comes (an
+        HTTP server gone mid-call would otherwise leave the call waiting for ever)."""
+        call = asyncio.ensure_future(request)
+        try:
+            await asyncio.wait({call, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not call.done():
+                call.cancel()
+        if call.done() and not call.cancelled():
+            return call.result()
+        raise ConnectionError(f"MCP server {self.server.name!r}: the connection ended before it answered")
 
     async def _hold(self) -> None:
         ready = self.ready

@@ -6,6 +6,7 @@ The servers are real stdio MCP servers (``mcp_counter_server.py``, FastMCP).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -22,10 +23,12 @@ from langchain_core.messages import ToolMessage
 
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent
 from clarigate.agent.mcp import MCPServerError
+from clarigate.agent.mcp_sessions import MCPSessions
 from clarigate.gateway.cli.chat import LOG_FILE
 
 from .conftest import scripted
 from .mcp_counter_server import SAID
+from .test_mcp import free_port, notes_over_http
 
 SERVER = str(Path(__file__).with_name("mcp_counter_server.py"))
 CLARIGATE = Path(sys.executable).with_name("clarigate")
@@ -93,24 +96,42 @@ async def test_a_stateful_server_keeps_its_state_across_calls_and_closes_with_th
     ]
 
 
-async def test_a_server_that_died_is_started_again_for_the_next_call(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_a_server_that_died_is_started_again(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     pids = tmp_path / "pids"
-    model = scripted({"tool_calls": [COUNT]}, {"content": "Counted."})
+    model = scripted({"tool_calls": [COUNT]}, {"tool_calls": [COUNT]}, {"content": "Counted."})
     settings = AgentSettings(checkpointer_url="memory://", mcp_servers={"counter": counter(pids)})
     agent = await ClarifyingAgent.create(settings, model=model)
     try:
-        await agent.run_turn("t1", "count")
+        await agent.run_turn("t1", "count twice")
+        assert tool_results(model) == ["1", "2"]
         os.kill(started(pids)[0], signal.SIGKILL)
-        out = await agent.run_turn("t2", "count")
+        out = await agent.run_turn("t2", "count twice")
         assert out.replies == ["Counted."]
-        assert tool_results(model) == ["1"]  # a new server: the old one's count died with it
+        # a new server counts from 1 (the old one's count died with it); a call sent while the
+        # connection was closing fails with that error, the next one reaches the new server
+        results = tool_results(model)
+        assert results in (["1", "2"], ["McpError: Connection closed", "1"]), results
         assert len(started(pids)) == 2
         assert "MCP server 'counter' had stopped: starting it again" in caplog.text
     finally:
         await agent.aclose()
     assert_all_stopped(pids)
+
+
+async def test_an_http_server_gone_mid_conversation_fails_the_call_and_is_reconnected(tmp_path: Path) -> None:
+    log, port = tmp_path / "notes.log", free_port()
+    with notes_over_http(log, port) as url:
+        sessions = await MCPSessions.open({"notes": {"transport": "streamable_http", "url": url}})
+    try:
+        add_note = next(tool for tool in sessions.tools if tool.name == "add_note")
+        # the server is down: the call fails at once (it used to wait for ever), naming the server
+        with pytest.raises(Exception, match="notes"):
+            await asyncio.wait_for(add_note.ainvoke({"text": "lost"}), 60)
+        with notes_over_http(log, port):
+            assert "noted: kept" in str(await add_note.ainvoke({"text": "kept"}))
+    finally:
+        await sessions.aclose()
+    assert log.read_text().splitlines() == ["kept"]
 
 
 async def test_two_servers_with_one_tool_name_stop_the_start_naming_both(tmp_path: Path) -> None:
