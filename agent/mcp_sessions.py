@@ -5,7 +5,8 @@ and keeps what it holds between calls, for every conversation of the process (ea
 ``clarigate serve`` has its own); one found gone is started again. The tools are
 langchain-mcp-adapters' ``load_mcp_tools`` on that session. A stdio server's stderr goes to the
 log (this module's logger, a line each: ``MCP server 'files': …``), never to the terminal
-``clarigate chat`` talks in."""
+``clarigate chat`` talks in.
+"""
 
 from __future__ import annotations
 
@@ -90,9 +91,10 @@ async def server_tool_names(
 
 
 class _Session:
-    """One server's session, as the tools see it (``list_tools``, ``call_tool``): a server found
-    gone when a call is sent (it crashed, or was killed) is started again and the call sent
-    once more, since it never reached the server."""
+    """One server's session, as the tools see it (``list_tools``, ``call_tool``). A session that
+    has ended is started again before the next call; a call the closed connection refused (it
+    never reached the server) is sent to the new one; a call in flight when the connection
+    ends fails with that error."""
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
