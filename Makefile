@@ -31,9 +31,16 @@ $(DEV): pyproject.toml $(PLATFORM_DIST) $(RUNTIME)
 	$(BIN)/pip install --quiet --no-deps ./tests/platform_dist
 	touch $@
 
+# TypeScript under .cache/node, to compile DeerFlow's own parser in the protocol test
+# (tests/agent/deerflow); without npm that test skips or says why
+TYPESCRIPT = .cache/node/node_modules/typescript/package.json
+$(TYPESCRIPT): tests/agent/deerflow_parser.py | $(DEV)
+	$(BIN)/python -m tests.agent.deerflow_parser
+	@if [ -f $@ ]; then touch $@; fi
+
 install: $(RUNTIME)
 
-install-dev: $(DEV)
+install-dev: $(DEV) $(TYPESCRIPT)
 
 chat: install
 	$(BIN)/clarigate chat

@@ -1,6 +1,7 @@
 """What ``ClarifyingAgent.create`` builds from the settings: tools, model, checkpointer, graph.
 
-The built-in graph gets the chat model, the configured tools and MCP servers' tools; the
+The built-in graph gets the chat model, the configured tools and MCP servers' tools (their
+sessions open until the agent closes); the
 operator's own graph (``agent.graph``) gets only the checkpointer. Nothing here runs a turn.
 """
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     from clarigate.agent.checkpoint import Checkpointer
+    from clarigate.agent.mcp_sessions import MCPSessions
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class AgentParts:
     checkpointer: Checkpointer
     sees_images: bool
     tool_descriptions: dict[str, str]  # tool name -> description, for showing what a call does
+    mcp: MCPSessions  # the MCP servers' sessions, open until the agent closes
 
 
 async def assemble(
@@ -40,7 +43,7 @@ async def assemble(
     """
     from clarigate.agent.checkpoint import open_checkpointer
     from clarigate.agent.loading import load_instructions, load_tools
-    from clarigate.agent.mcp import load_mcp_tools
+    from clarigate.agent.mcp_sessions import MCPSessions
     from clarigate.agent.models import build_chat_model
     from clarigate.agent.observe import keep_untraced_steps_inline
     from clarigate.agent.placement import check, place_of
@@ -51,17 +54,25 @@ async def assemble(
     instructions = load_instructions(settings.instructions)
     all_tools = [*tools, *load_tools(settings.tools)]
     chat_model = None
+    mcp = MCPSessions()
     if settings.graph is None:
         chat_model = model if model is not None else build_chat_model(settings.model)
-        all_tools += await load_mcp_tools(settings.mcp_servers)
-    checkpointer = await open_checkpointer(settings.checkpointer_url, settings.data_dir)
+        taken = {t.name: f"the agent's tool {t.name!r} (agent.tools)" for t in all_tools}
+        mcp = await MCPSessions.open(settings.mcp_servers, taken=taken)
+        all_tools += mcp.tools
+    try:
+        checkpointer = await open_checkpointer(settings.checkpointer_url, settings.data_dir)
+    except BaseException:
+        await mcp.aclose()
+        raise
     try:
         graph = _graph(settings, chat_model, all_tools, checkpointer.saver, instructions)
     except BaseException:
         await checkpointer.aclose()
+        await mcp.aclose()
         raise
     descriptions = {t.name: t.description for t in all_tools if getattr(t, "description", "")}
-    return AgentParts(graph, checkpointer, _sees_images(chat_model), descriptions)
+    return AgentParts(graph, checkpointer, _sees_images(chat_model), descriptions, mcp)
 
 
 def _graph(

@@ -90,13 +90,15 @@ class ClarifyingAgent(AgentThreads):
         from clarigate.agent.assembly import assemble
 
         parts = await assemble(settings, model=model, tools=tools)
-        return cls(
+        agent = cls(
             parts.graph,
             parts.checkpointer,
             settings,
             sees_images=parts.sees_images,
             tool_descriptions=parts.tool_descriptions,
         )
+        agent._mcp = parts.mcp
+        return agent
 
     async def __aenter__(self) -> ClarifyingAgent:
         return self

@@ -1,25 +1,27 @@
-"""MCP servers from ``agent.mcp_servers``, loaded with langchain-mcp-adapters.
+"""MCP servers from ``agent.mcp_servers``: their settings, checked (``mcp_sessions`` opens them).
 
-Each entry is a connection in the shape ``MultiServerMCPClient`` takes::
+Each entry is a connection in the shape langchain-mcp-adapters' ``MultiServerMCPClient`` takes,
+and ``tool_name_prefix: true`` to offer its tools as ``{server}_{tool}``::
 
     files:   {transport: stdio, command: python, args: [-m, my_server], env: {TOKEN: "${FILES_TOKEN}"}}
     tickets: {transport: streamable_http, url: "https://mcp.example.com/mcp",
-              headers: {Authorization: "Bearer ${TICKETS_TOKEN}"}}
+              headers: {Authorization: "Bearer ${TICKETS_TOKEN}"}, tool_name_prefix: true}
 
 ``${NAME}`` in any string is replaced by that environment variable (secrets stay out of
 the YAML file); an unset one is an error naming it. A server that does not start or
-answer within ``wait_seconds`` seconds is an ``MCPServerError`` naming the server.
+answer within ``wait_seconds`` seconds is an ``MCPServerError`` naming the server, and so is a
+tool name two servers share (naming both) or one clarigate's own ``ask_clarification`` has.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.tools import BaseTool
+from clarigate.agent.tools import ASK_CLARIFICATION
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 TRANSPORTS = ("stdio", "streamable_http", "sse", "websocket")
@@ -52,13 +54,25 @@ def expand_env(value: Any, server: str, environ: Mapping[str, str] | None = None
     return value
 
 
-def connections(servers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The connections ``MultiServerMCPClient`` takes, checked and with the environment filled in."""
-    result: dict[str, dict[str, Any]] = {}
+@dataclass(frozen=True)
+class MCPServer:
+    """One server of ``agent.mcp_servers``: its connection, and whether its tools are prefixed."""
+
+    name: str
+    connection: dict[str, Any]  # in the shape langchain-mcp-adapters' sessions take
+    prefix: bool = False  # ``tool_name_prefix: true``: its tools are offered as ``{name}_{tool}``
+
+
+def servers_of(servers: Mapping[str, Mapping[str, Any]]) -> list[MCPServer]:
+    """The servers, checked and with the environment filled in."""
+    result: list[MCPServer] = []
     for name, raw in servers.items():
         if not isinstance(raw, Mapping):
             raise MCPServerError(name, "a server is a mapping with transport and its settings")
         conn = dict(expand_env(dict(raw), name))
+        prefix = conn.pop("tool_name_prefix", False)
+        if not isinstance(prefix, bool):
+            raise MCPServerError(name, f"tool_name_prefix is true or false, not {prefix!r}")
         transport = conn.get("transport") or ("stdio" if "command" in conn else "streamable_http")
         if transport not in TRANSPORTS:
             raise MCPServerError(name, f"unknown transport {transport!r} (one of {', '.join(TRANSPORTS)})")
@@ -73,62 +87,33 @@ def connections(servers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str,
                 conn["env"] = {**_base_env(), **{str(k): str(v) for k, v in conn["env"].items()}}
         elif not conn.get("url"):
             raise MCPServerError(name, f"{transport} needs a url")
-        result[name] = conn
+        result.append(MCPServer(name, conn, prefix))
     return result
+
+
+def name_problems(
+    tools: Mapping[str, Sequence[str]], taken: Mapping[str, str] | None = None
+) -> list[MCPServerError]:
+    """What stops the start in the tool names ``{server: [names]}`` the servers offer: a name
+    two servers share (naming both), and one already taken (``taken``: name -> whose it is;
+    ``ask_clarification`` is always clarigate's)."""
+    owner = {ASK_CLARIFICATION: "clarigate's own tool, its clarifying question", **(taken or {})}
+    problems = []
+    held: set[str] = set()  # the names an MCP server holds
+    for server, names in tools.items():
+        for name in names:
+            if name in owner:
+                where = "on one of the two" if name in held else "on it"
+                advice = (
+                    f"set `tool_name_prefix: true` {where} (its tools are then named like {server}_{name})"
+                )
+                problems.append(MCPServerError(server, f"its tool {name!r} is also {owner[name]}: {advice}"))
+                continue
+            owner[name] = f"a tool of MCP server {server!r}"
+            held.add(name)
+    return problems
 
 
 def _base_env() -> dict[str, str]:
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV", "SYSTEMROOT", "TMPDIR")
     return {k: os.environ[k] for k in keep if k in os.environ}
-
-
-async def load_mcp_tools(
-    servers: Mapping[str, Mapping[str, Any]], wait_seconds: float = 30.0
-) -> list[BaseTool]:
-    """Every tool of every server; ``MCPServerError`` naming the first server that fails."""
-    if not servers:
-        return []
-    from langchain_mcp_adapters.client import MultiServerMCPClient
-
-    conns = connections(servers)
-    client = MultiServerMCPClient(conns)  # type: ignore[arg-type]
-    tools: list[BaseTool] = []
-    for name in conns:
-        tools.extend(await _server_tools(client, name, wait_seconds))
-    return tools
-
-
-async def server_tool_names(
-    servers: Mapping[str, Mapping[str, Any]], wait_seconds: float = 30.0
-) -> dict[str, Any]:
-    """``{server: [tool names] or the MCPServerError}`` for every server (``clarigate doctor``)."""
-    from langchain_mcp_adapters.client import MultiServerMCPClient
-
-    found: dict[str, Any] = {}
-    for name, raw in servers.items():
-        try:
-            conn = connections({name: raw})
-            client = MultiServerMCPClient(conn)  # type: ignore[arg-type]
-            found[name] = [t.name for t in await _server_tools(client, name, wait_seconds)]
-        except MCPServerError as exc:
-            found[name] = exc
-    return found
-
-
-async def _server_tools(client: Any, name: str, wait_seconds: float) -> list[BaseTool]:
-    try:
-        async with asyncio.timeout(wait_seconds):
-            return list(await client.get_tools(server_name=name))
-    except TimeoutError:
-        raise MCPServerError(name, f"did not answer within {wait_seconds:.0f} s") from None
-    except Exception as exc:  # the SDK wraps start-up failures in task groups: name the root cause
-        raise MCPServerError(name, f"did not start or answer: {_root_cause(exc)}") from exc
-
-
-def _root_cause(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if exc.__cause__ is not None and not str(exc):
-        exc = exc.__cause__
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clarigate.agent.protocol.models import RESERVED_FIELD_NAMES
+
 #: A field name every platform keeps as it is (action ids, form keys).
 PLAIN_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,46}[A-Za-z0-9])?")
 #: String formats that are not a plain line of text and have no field type of their own.
@@ -70,7 +72,7 @@ def plain_names(keys: Sequence[str]) -> list[str]:
     taken: set[str] = set()
     for key in keys:
         name = key
-        if not PLAIN_NAME.fullmatch(name) or name.casefold() in taken:
+        if not PLAIN_NAME.fullmatch(name) or name in RESERVED_FIELD_NAMES or name.casefold() in taken:
             name = f"arg_{len(names) + 1}"
             while name.casefold() in taken:
                 name += "_"

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
     from clarigate.agent.checkpoint import Checkpointer
+    from clarigate.agent.mcp_sessions import MCPSessions
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +24,7 @@ class AgentThreads:
 
     _graph: Any
     _checkpointer: Checkpointer
+    _mcp: MCPSessions | None = None  # the MCP servers' sessions, when the agent opened them
 
     async def history(self, thread_id: str) -> list[BaseMessage]:
         """The messages kept for ``thread_id`` (empty for a new thread)."""
@@ -60,5 +62,7 @@ class AgentThreads:
         return await self._checkpointer.ping()
 
     async def aclose(self) -> None:
-        """Close the checkpointer's connections."""
+        """End the MCP servers' sessions and close the checkpointer's connections."""
+        if self._mcp is not None:
+            await self._mcp.aclose()
         await self._checkpointer.aclose()

@@ -44,6 +44,7 @@ def answer_with_option(
     if option is None:
         raise ValueError(f"{option_id!r} is not an option of {request.request_id}")
     return HumanInputResponse(
+        source=request.source,
         request_id=request.request_id,
         response_kind="option",
         option_id=option.id,
@@ -55,6 +56,7 @@ def answer_with_option(
 def answer_with_text(request: HumanInputRequest, text: str, by: AnsweredBy | None) -> HumanInputResponse:
     """A free-text answer."""
     return HumanInputResponse(
+        source=request.source,
         request_id=request.request_id,
         response_kind="text",
         value=clean(text),
@@ -72,6 +74,7 @@ def answer_declined(
     ``answer_message_text``.
     """
     return HumanInputResponse(
+        source=request.source,
         request_id=request.request_id,
         response_kind="declined",
         value=ui_text("declined_value", request.locale),
@@ -146,6 +149,7 @@ def answer_with_form(
     if not check.ok:
         raise ValueError(f"form values for {request.request_id} are not valid: {check.errors}")
     return HumanInputResponse(
+        source=request.source,
         request_id=request.request_id,
         response_kind="form",
         value=form_summary(request, check.values),

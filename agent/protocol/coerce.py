@@ -19,8 +19,9 @@ _TRUE_WORDS = frozenset({"true", "yes", "y", "on", "1", "是", "是的", "对", 
 _FALSE_WORDS = frozenset({"false", "no", "n", "off", "0", "否", "不", "不是", "unchecked"})
 
 # Characters platforms and JSON encoders choke on: C0/C1 controls (but keep tab and
-# newline), and lone surrogates a JSON string can smuggle in as "\ud800".
-_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# newline), lone surrogates a JSON string can smuggle in as "\ud800", and the byte order mark
+# (whitespace to JavaScript, not to Python: a BOM-only label is blank to DeerFlow's client).
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufeff]")
 _SPACES = re.compile(r"\s+")
 
 

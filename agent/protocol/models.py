@@ -1,4 +1,7 @@
-"""Request and answer models of the clarification protocol (version 2 of DeerFlow's ``human_input`` artifact).
+"""Request and answer models of the clarification protocol (DeerFlow's ``human_input`` artifact).
+
+A request carries the version DeerFlow's own middleware gives it: 1 for ``free_text`` and
+``choice_with_other``, 2 for ``form`` (DeerFlow's parser refuses any other pairing).
 
 Pure pydantic: no LangChain, no platform, no Redis. Imported by the agent, the
 gateway and every adapter.
@@ -8,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 ClarificationType = Literal[
     "missing_info",
@@ -33,10 +36,31 @@ MAX_SERIALIZED_BYTES = 16 * 1024
 #: The longest text a field's ``default`` may hold (Slack's input limit; longer ones are dropped).
 MAX_DEFAULT_CHARS = 3000
 
+#: Field names a JavaScript client cannot key its form values by (``Object.prototype``'s
+#: members): DeerFlow's parser refuses a form using one, so normalization renames them.
+RESERVED_FIELD_NAMES = frozenset(
+    {
+        "__proto__",
+        "constructor",
+        "prototype",
+        "toString",
+        "toLocaleString",
+        "valueOf",
+        "hasOwnProperty",
+        "isPrototypeOf",
+        "propertyIsEnumerable",
+        "__defineGetter__",
+        "__defineSetter__",
+        "__lookupGetter__",
+        "__lookupSetter__",
+    }
+)
+
 #: A field's default, typed like an answer value: checkbox bool, number int/float, date ISO
 #: string, select the option's value, multi_select a list of option values, text a string.
 DefaultValue = bool | int | float | str | list[str]
 
+#: The version of answers, and of ``form`` requests (DeerFlow's ``version: 2``).
 PROTOCOL_VERSION: Literal[2] = 2
 SOURCE = "ask_clarification"
 
@@ -71,7 +95,6 @@ class HumanInputRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    version: Literal[2] = PROTOCOL_VERSION
     kind: Literal["human_input_request"] = "human_input_request"
     source: str = SOURCE
     request_id: str
@@ -84,9 +107,17 @@ class HumanInputRequest(BaseModel):
     fields: list[FormField] = Field(default_factory=list)
     locale: Locale = "en"
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def version(self) -> Literal[1, 2]:
+        """2 for a form, 1 otherwise, as DeerFlow's middleware sends them: its parser takes
+        ``version: 2`` with ``input_mode: "form"`` only (follows the mode through every copy)."""
+        return PROTOCOL_VERSION if self.input_mode == "form" else 1
+
     def to_artifact(self) -> dict[str, Any]:
-        """The JSON-ready dict stored in the ToolMessage artifact (no null keys)."""
-        return self.model_dump(mode="json", exclude_none=True)
+        """The JSON-ready dict stored in the ToolMessage artifact (no null keys), version first."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        return {"version": data.pop("version"), **data}
 
     def option_by_id(self, option_id: str) -> Option | None:
         """The top-level option with this id, if any."""

@@ -23,6 +23,7 @@ from .models import (
     MAX_FIELDS,
     MAX_OPTIONS,
     MAX_SERIALIZED_BYTES,
+    RESERVED_FIELD_NAMES,
     ClarificationType,
     FieldType,
     FormField,
@@ -279,9 +280,11 @@ def _default(field: FormField, raw: Any) -> Any:
 
 
 def _field_name(text: str) -> str:
-    """A plain ASCII identifier (letters, digits, ``_``, ``-``) made from ``text``."""
+    """A plain ASCII identifier (letters, digits, ``_``, ``-``) made from ``text``; one a
+    JavaScript client cannot use (``constructor``) gets a ``_`` after it, which no other has."""
     plain = _NAME_UNSAFE.sub("_", unicodedata.normalize("NFKC", text)).strip("_-")
-    return plain[:_MAX_NAME].rstrip("_-")
+    name = plain[:_MAX_NAME].rstrip("_-")
+    return f"{name}_" if name in RESERVED_FIELD_NAMES else name
 
 
 def _humanize(name: str) -> str:

@@ -1,16 +1,16 @@
 """The answer as the agent's message carries it (``additional_kwargs["human_input_response"]``).
 
-DeerFlow's parser (``deerflow.agents.human_input.read_human_input_response``) accepts only
-``version: 1`` with ``response_kind`` ``option`` or ``text`` (a form's values in
-``form_values``: str, finite numbers, bools, non-empty lists of strings). Our answers are
-version 2 with typed ``values`` and a ``declined`` kind, so the message carries a
-version-1 view DeerFlow reads (forms as ``text`` plus ``form_values``, a decline as ``text``
-plus ``declined: true``) and the full version-2 answer under ``clarigate``.
+DeerFlow's parsers (its web client's ``parseHumanInputResponse``, its backend's
+``read_human_input_response``) accept only ``version: 1`` with ``response_kind`` ``option`` or
+``text``. Our answers are version 2 with typed ``values`` and a ``declined`` kind, so the
+message carries the version-1 view DeerFlow reads, made as DeerFlow's own client makes it (a
+form is a ``text`` answer whose value is the summary and ``[values: {JSON}]``, a decline a
+``text`` answer marked ``declined: true``), and the full version-2 answer under ``clarigate``.
 """
 
 from __future__ import annotations
 
-import math
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,18 +22,6 @@ HUMAN_INPUT_RESPONSE_KEY = "human_input_response"
 FULL_KEY = "clarigate"
 
 
-def _form_value(value: Any) -> Any:
-    """A value DeerFlow's ``form_values`` accepts, or None to leave it out."""
-    if isinstance(value, bool | str):
-        return value
-    if isinstance(value, int | float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, list):
-        items = [str(v) for v in value if str(v).strip()]
-        return items or None
-    return None
-
-
 def wire_payload(response: HumanInputResponse) -> dict[str, Any]:
     """The version-1 view DeerFlow reads, with the version-2 answer under ``clarigate``."""
     full = response.to_payload()
@@ -43,14 +31,15 @@ def wire_payload(response: HumanInputResponse) -> dict[str, Any]:
         "source": response.source or "ask_clarification",
         "request_id": response.request_id,
         "response_kind": "option" if response.response_kind == "option" and response.option_id else "text",
-        "value": response.value.strip() or "-",
+        # blank to DeerFlow's client (JavaScript's trim also drops byte order marks): "-", as it sends
+        "value": response.value.strip() if response.value.replace("\ufeff", "").strip() else "-",
     }
     if payload["response_kind"] == "option":
         payload["option_id"] = response.option_id
     if response.response_kind == "form" and response.values:
-        values = {k: v for k, v in ((k, _form_value(v)) for k, v in response.values.items()) if v is not None}
-        if values:
-            payload["form_values"] = values
+        # DeerFlow's form card: the readable summary, then the record keyed by field name
+        record = json.dumps(response.values, ensure_ascii=False, separators=(",", ":"), default=str)
+        payload["value"] += f" [values: {record}]"
     if response.response_kind == "declined":
         payload["declined"] = True
     payload[FULL_KEY] = full

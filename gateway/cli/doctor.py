@@ -161,7 +161,8 @@ async def _check_mcp(options: AgentOptions, report: Report) -> bool:
     servers = options.mcp_servers
     if not servers:
         return True
-    from clarigate.agent.mcp import server_tool_names
+    from clarigate.agent.mcp import name_problems
+    from clarigate.agent.mcp_sessions import server_tool_names
 
     found = await server_tool_names(servers)
     for name, tools in found.items():
@@ -171,7 +172,9 @@ async def _check_mcp(options: AgentOptions, report: Report) -> bool:
             report.ok.append(
                 f"mcp: server {name!r}: {len(tools)} tool(s) ({', '.join(sorted(tools)) or 'none'})"
             )
-    return not any(isinstance(tools, Exception) for tools in found.values())
+    clashes = name_problems({name: tools for name, tools in found.items() if isinstance(tools, list)})
+    report.problems += [f"mcp: {clash}" for clash in clashes]
+    return not clashes and not any(isinstance(tools, Exception) for tools in found.values())
 
 
 async def _check_agent_server(runner: LangGraphServerRunner, report: Report, label: str = "agent") -> None:

@@ -64,10 +64,9 @@ async def _round_trip(settings: AgentSettings) -> None:
         response = answer_with_form(asked.request, {"name": "demo", "size": "3"}, None)
         out = await second.run_turn(thread, answer_message_text(asked.request, response), response)
         assert out.replies and out.replies[0].startswith("Created ")
-        assert model.calls[0][-1].additional_kwargs["human_input_response"]["form_values"] == {
-            "name": "demo",
-            "size": 3,
-        }
+        answer = model.calls[0][-1].additional_kwargs["human_input_response"]
+        assert answer["value"].endswith(' [values: {"name":"demo","size":3}]')
+        assert answer["clarigate"]["values"] == {"name": "demo", "size": 3}
         await second.delete_thread(thread)
         assert await second.history(thread) == []
     finally:

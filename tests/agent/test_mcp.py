@@ -7,13 +7,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent
-from clarigate.agent.mcp import MCPServerError, server_tool_names
+from clarigate.agent.mcp import MCPServerError
+from clarigate.agent.mcp_sessions import server_tool_names
 from tests.agent.conftest import scripted
 from tests.agent.openai_stub import Call, Stub, serving
 
@@ -21,16 +23,15 @@ SERVER = str(Path(__file__).with_name("mcp_notes_server.py"))
 NOTE = {"name": "add_note", "args": {"text": "buy milk"}}
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """The notes server on streamable HTTP at a free port; yields its URL and its log file."""
-    log, port = tmp_path / "http-notes.log", _free_port()
+@contextmanager
+def notes_over_http(log: Path, port: int) -> Iterator[str]:
+    """The notes server on streamable HTTP at ``port`` while in the block; yields its URL."""
     process = subprocess.Popen([sys.executable, SERVER, str(log), str(port)], stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20
@@ -40,10 +41,18 @@ def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
                 break
             except OSError:
                 time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp", log
+        yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
         process.wait(10)
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The notes server on streamable HTTP at a free port; yields its URL and its log file."""
+    log = tmp_path / "http-notes.log"
+    with notes_over_http(log, free_port()) as url:
+        yield url, log
 
 
 def _stdio(log: Path, **extra: Any) -> dict[str, Any]:
@@ -105,7 +114,7 @@ async def test_a_server_that_does_not_start_is_named(tmp_path: Path) -> None:
     }
     with pytest.raises(MCPServerError, match="'broken'"):
         await ClarifyingAgent.create(AgentSettings(checkpointer_url="memory://", mcp_servers=broken))
-    down = {"down": {"transport": "streamable_http", "url": f"http://127.0.0.1:{_free_port()}/mcp"}}
+    down = {"down": {"transport": "streamable_http", "url": f"http://127.0.0.1:{free_port()}/mcp"}}
     with pytest.raises(MCPServerError, match="'down'"):
         await ClarifyingAgent.create(AgentSettings(checkpointer_url="memory://", mcp_servers=down))
     missing = {

@@ -10,7 +10,7 @@ def test_request_artifact_omits_missing_context():
         options=[Option(id="option-1", label="React", value="React")],
     )
     art = req.to_artifact()
-    assert art["version"] == 2 and art["kind"] == "human_input_request"
+    assert art["version"] == 1 and art["kind"] == "human_input_request"
     assert "context" not in art
     assert HumanInputRequest.model_validate(art) == req
 
