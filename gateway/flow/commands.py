@@ -255,8 +255,7 @@ class Control:
             lines.append(notice("status_thread_unknown_age", locale, new=new))
         else:
             lines.append(notice("status_thread", locale, age=age_text(now - started, locale), new=new))
-        if self.config.routes:  # several agents: which one answers here
-            lines.append(notice("status_agent", locale, **agent_here(self.config, msg.conversation)))
+        lines.append(notice("status_agent", locale, **agent_here(self.config, msg.conversation)))
         return "\n".join(lines)
 
     def help_text(self, conv: Conversation, locale: Locale) -> str:

@@ -85,7 +85,8 @@ async def test_status_without_a_conversation(store: Store, make_gateway):
         "Where this conversation stands:\n"
         "• No open question.\n"
         "• Nothing running or waiting.\n"
-        "• No conversation yet: send a message to start one."
+        "• No conversation yet: send a message to start one.\n"
+        "• Answered by: default (model offline)."
     ]
     assert not await gateway.knows_conversation(chat.conversation())
 
