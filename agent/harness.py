@@ -307,7 +307,7 @@ class ClarifyingAgent(AgentThreads):
     async def _invoke(self, graph_input: Any, config: dict[str, Any], on_event: EventSink | None) -> Any:
         """Run the graph to its end and return its final state (with ``__interrupt__`` when it
         stopped on one), as ``ainvoke`` does; with ``on_event``, stream it and report the text
-        and the steps on the way.
+        and the steps on the way (and the graph's own progress lines, ``custom`` mode).
 
         "async" durability: a checkpoint after every step (written while the next one runs), so
         a turn cut off midway resumes there.
@@ -315,20 +315,20 @@ class ClarifyingAgent(AgentThreads):
         if on_event is None:
             return await self._graph.ainvoke(graph_input, config, durability="async")
         from clarigate.agent.events import Asking
-        from clarigate.agent.run_events import step_events, text_delta
+        from clarigate.agent.run_events import progress_line, step_events, text_delta
 
         latest: Any = None
         interrupts: list[Any] = []
-        modes = ["updates", "values", "messages"]
+        modes = ["updates", "values", "messages", "custom"]
         async for mode, payload in self._graph.astream(
             graph_input, config, durability="async", stream_mode=modes
         ):
             if mode == "values":
                 latest = payload
-            elif mode == "messages":
-                delta = text_delta(*payload)
-                if delta is not None:
-                    await tell(on_event, delta)
+            elif mode in ("messages", "custom"):
+                event = text_delta(*payload) if mode == "messages" else progress_line(payload)
+                if event is not None:
+                    await tell(on_event, event)
             elif isinstance(payload, Mapping):
                 if payload.get("__interrupt__") is not None:
                     interrupts.extend(payload["__interrupt__"])

@@ -300,8 +300,9 @@ class LangGraphServerRunner(AgentRunner):
         options: dict[str, Any] = {
             "metadata": run_meta,
             "multitask_strategy": "enqueue",
-            # what each step changed and the model's tokens as written; the state is read at the end
-            "stream_mode": ["updates", "messages-tuple"],
+            # what each step changed, the model's tokens as written and the graph's own progress
+            # lines; the state is read at the end
+            "stream_mode": ["updates", "messages-tuple", "custom"],
             "stream_resumable": True,
             **run_settings(self.settings, self.shipped),
         }

@@ -173,6 +173,7 @@ WORDS: dict[str, dict[Locale, str]] = {
     "tool_running": {"en": "🔧 {what}…", "zh": "🔧 {what}…"},
     "using_tool": {"en": "Using {tool}", "zh": "正在使用 {tool}"},
     "working_status": {"en": "⏳ Working…", "zh": "⏳ 处理中…"},
+    "progress_line": {"en": "🔄 {what}", "zh": "🔄 {what}"},
     # --- conversation control (gateway/flow/commands.py) ---------------------------------------------
     "greeting": {
         "en": "👋 Hi! I am an assistant that asks before it guesses. Tell me what you need.",

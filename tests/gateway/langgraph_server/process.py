@@ -53,6 +53,10 @@ WRITER_SCRIPT = [
 ]
 
 
+#: The graphs of ``tests/agent/stream_graphs.py`` the server serves too.
+STREAM_GRAPHS = ("progress", "pause_before", "pause_after", "no_messages")
+
+
 def free_port() -> int:
     """A port nobody listens on right now."""
     with socket.socket() as s:
@@ -80,6 +84,9 @@ class LangGraphServer:
             name: f"{HERE / 'graphs.py'}:{name}"
             for name in ("asker", "approver", "interrupter", "sleeper", "writer", "hitl_user", "answer_echo")
         }
+        # operators' graphs of ``tests/agent/stream_graphs.py``: progress lines, breakpoints
+        stream_graphs = HERE.parent.parent / "agent" / "stream_graphs.py"
+        graphs.update({name: f"{stream_graphs}:{name}" for name in STREAM_GRAPHS})
         self.config = workdir / "langgraph.json"
         self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
         self._proc: subprocess.Popen[bytes] | None = None
