@@ -10,20 +10,19 @@ Chosen by ``agent.server_url`` (``LANGGRAPH_URL``); talks to the server with the
 - Runs: one background run per inbound message, carrying the inbound id in its metadata.
   A job that is delivered again (a crash, a hand-over, a retry after the server was down)
   finds the run it started on the thread and joins it instead of starting a second one.
-  The run is followed with ``runs.join_stream`` (values and updates), then the thread's
-  state gives the turn's replies, its ``ask_clarification`` request, or an interrupt (shown
-  as a clarification by ``clarigate.agent.interrupts``); an answer to an interrupt resumes the run
-  with ``Command(resume=...)``.
+  The run is followed to its end (``server_runs``), then the thread's state gives the turn's
+  replies, its question or an interrupt (``clarigate.agent.interrupts``); an answer to an
+  interrupt resumes the run with ``Command(resume=...)``.
 - Failures: an unreachable server, a timeout or a 5xx raise ``AgentUnavailable`` (the job is
-  kept and runs once the server is back); a run that ends in error raises ``RunFailed``
-  naming the server's run id.
+  kept and runs once the server is back); a run the server lost (a crash) is joined again, gone
+  on from the last checkpoint or started again (``server_runs``); a run that ends in error
+  raises ``RunFailed`` naming the server's run id.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -33,7 +32,7 @@ import httpx
 
 from clarigate.agent import placement
 from clarigate.agent.events import EventSink
-from clarigate.agent.harness import ImageInput, TurnOutput, turn_output
+from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.placement import SettingsDoNotApply
@@ -41,19 +40,32 @@ from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, rend
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
+from clarigate.gateway.runners.server_runs import (
+    HUMAN_KEY,
+    INBOUND_KEY,
+    START_KEY,
+    BegunRuns,
+    RunLost,
+    ServerProbe,
+    finished_run,
+    follow,
+    input_applied,
+    state_output,
+    status_of,
+    steps_left,
+)
 from clarigate.gateway.runners.server_settings import run_settings, runs_shipped_graph
 from clarigate.gateway.runners.server_supersede import supersede_on_server
-from clarigate.gateway.runners.server_wire import events_of, human_content, messages_of
+from clarigate.gateway.runners.server_wire import human_content, messages_of
 from clarigate.gateway.runtime import metrics
 
 log = logging.getLogger(__name__)
 
-#: Metadata keys the runner puts on server runs and threads.
-INBOUND_KEY = "clarigate_inbound_id"
-START_KEY = "clarigate_start"  # messages the thread held before the run (where its turn begins)
-HUMAN_KEY = "clarigate_human_id"
 #: How many of a thread's latest runs are searched for the one an inbound id started.
 RUNS_SEARCHED = 20
+#: How many runs of one turn the server may lose (a crash, a restart) before the job is handed
+#: back for a later delivery.
+LOST_RUNS = 4
 #: How long the start waits for the server's answer: a server that is down (the SDK retries its
 #: connection for ~8 s) does not hold the start, and messages are kept until it answers.
 START_CHECK_SECONDS = 2.0
@@ -75,16 +87,11 @@ def human_message_id(inbound_id: str | None) -> str:
     return str(uuid.uuid5(_NAMESPACE, inbound_id)) if inbound_id else str(uuid.uuid4())
 
 
-def _status(exc: BaseException) -> int | None:
-    response = getattr(exc, "response", None)
-    return getattr(response, "status_code", None)
-
-
 def _unavailable(exc: BaseException) -> bool:
     """True for failures that mean "try again later": network, timeout, 5xx, 429."""
     if isinstance(exc, httpx.TransportError | asyncio.TimeoutError):
         return True
-    status = _status(exc)
+    status = status_of(exc)
     return status is not None and (status >= 500 or status == 429)
 
 
@@ -113,6 +120,8 @@ class LangGraphServerRunner(AgentRunner):
         self.shipped: bool | None = None  # the assistant runs clarigate's server graph (once checked)
         self._answered = False  # the server answered ``/ok`` in the last ``check``
         self._started = False
+        self._probe = ServerProbe(self.url, api_key)  # is the server there while a stream is silent
+        self._begun = BegunRuns()  # the runs turns started here, for a run the server loses
         self.bot_id = bot_id
         self._client = get_client(
             url=self.url,
@@ -153,7 +162,7 @@ class LangGraphServerRunner(AgentRunner):
             await self._client.http.get("/ok")
             self._answered = True
         except Exception as exc:
-            if _status(exc) in (401, 403):
+            if status_of(exc) in (401, 403):
                 return [f"the LangGraph server at {url} refused the API key (LANGGRAPH_API_KEY)"]
             return [
                 f"the LangGraph server at {url} does not answer (agent.server_url / LANGGRAPH_URL): {exc}"
@@ -161,7 +170,7 @@ class LangGraphServerRunner(AgentRunner):
         try:
             found = await self._assistant_exists(s.assistant_id)
         except Exception as exc:
-            if _status(exc) in (401, 403):
+            if status_of(exc) in (401, 403):
                 return [f"the LangGraph server at {url} refused the API key (LANGGRAPH_API_KEY)"]
             return [f"could not list the assistants of {url}: {exc}"]
         if not found:
@@ -176,12 +185,12 @@ class LangGraphServerRunner(AgentRunner):
             await self._client.assistants.get(assistant_id)
             return True
         except Exception as exc:
-            if _status(exc) not in (404, 422):
+            if status_of(exc) not in (404, 422):
                 raise
         try:
             return bool(await self._client.assistants.search(graph_id=assistant_id, limit=1))
         except Exception as exc:
-            if _status(exc) == 404:  # "Graph '…' not found"
+            if status_of(exc) == 404:  # "Graph '…' not found"
                 return False
             raise
 
@@ -209,7 +218,7 @@ class LangGraphServerRunner(AgentRunner):
         try:
             state = await self._client.threads.get_state(server_thread_id(thread_id))
         except Exception as exc:
-            if _status(exc) == 404:
+            if status_of(exc) == 404:
                 return None
             raise
         messages = messages_of(dict(state).get("values"))
@@ -220,8 +229,9 @@ class LangGraphServerRunner(AgentRunner):
         return request_in(messages[-1]) if messages else None
 
     async def aclose(self) -> None:
-        """Close the HTTP client."""
+        """Close the HTTP clients."""
         await self._client.http.client.aclose()
+        await self._probe.aclose()
 
     # --- one turn --------------------------------------------------------------------------
 
@@ -250,25 +260,53 @@ class LangGraphServerRunner(AgentRunner):
         on_event: EventSink | None = None,
     ) -> TurnOutput:
         inbound_id = meta.get("inbound_id")
-        run = await self._started_run(sid, inbound_id, meta)
-        if run is None:
+        for _ in range(LOST_RUNS):
+            run = await self._started_run(sid, inbound_id, meta)
+            if run is None:
+                state = await self._client.threads.get_state(sid)
+                started = await self._left_of_turn(sid, state, inbound_id, response)
+                if started is None:
+                    before = messages_of(state.get("values"))
+                    started = await self._start(sid, text, response, images, meta, state, before)
+                    self._begun.remember(inbound_id, started)
+                if isinstance(started, TurnOutput):
+                    return started  # answered without a run (Edit: the arguments form), or already
+                run = started
+            else:
+                log.info("joining run %s started for %s before", run["run_id"], inbound_id)
+            try:
+                await follow(self._client, sid, run, on_event, self._probe.alive)
+                finished = await finished_run(self._client, sid, run)
+            except RunLost as lost:
+                log.warning("%s: looking at the thread again (the server restarted?)", lost)
+                continue
             state = await self._client.threads.get_state(sid)
-            before = messages_of(state.get("values"))
-            started = await self._start(sid, text, response, images, meta, state, before)
-            if isinstance(started, TurnOutput):
-                return started  # answered without a run (Edit: the arguments form)
-            run = started
-        else:
-            log.info("joining run %s started for %s before", run["run_id"], inbound_id)
-        await self._follow(sid, run, on_event)
-        return await self._output(sid, run)
+            return state_output(state, finished.get("metadata") or {})
+        raise AgentUnavailable(f"the LangGraph server at {self.ready_where} lost {LOST_RUNS} runs of a turn")
+
+    async def _left_of_turn(
+        self, sid: str, state: Mapping[str, Any], inbound_id: str | None, response: HumanInputResponse | None
+    ) -> Any:
+        """What is left of a turn whose run the server lost (``server_runs``): a run going on from
+        the thread's last checkpoint, or the output the thread holds; None when the turn's input
+        is not in the thread (it runs again from the recorded input)."""
+        parsed = parse_request_id(response.request_id) if response is not None else None
+        meta = self._begun.run_of(inbound_id, human_message_id(inbound_id) if parsed is None else None)
+        if meta is None or not input_applied(state, meta, parsed[1] if parsed else None):
+            return None
+        if not steps_left(state):
+            log.warning("the run of %s is gone on the server; its output is in the thread", inbound_id)
+            return state_output(state, meta)
+        log.warning("the run of %s is gone on the server: going on from its last checkpoint", inbound_id)
+        options = self._options(meta)
+        return await self._client.runs.create(sid, self.settings.assistant_id, input=None, **options)
 
     async def _started_run(self, sid: str, inbound_id: str | None, meta: Mapping[str, Any]) -> Any | None:
         """The run this inbound id started on the thread, if any; makes the thread on first use."""
         try:
             runs = await self._client.runs.list(sid, limit=RUNS_SEARCHED)
         except Exception as exc:
-            if _status(exc) != 404:
+            if status_of(exc) != 404:
                 raise
             await self._client.threads.create(
                 thread_id=sid, metadata=self._thread_metadata(meta), if_exists="do_nothing"
@@ -297,15 +335,7 @@ class LangGraphServerRunner(AgentRunner):
             START_KEY: len(before),
             **({INBOUND_KEY: meta["inbound_id"]} if meta.get("inbound_id") else {}),
         }
-        options: dict[str, Any] = {
-            "metadata": run_meta,
-            "multitask_strategy": "enqueue",
-            # what each step changed, the model's tokens as written and the graph's own progress
-            # lines; the state is read at the end
-            "stream_mode": ["updates", "messages-tuple", "custom"],
-            "stream_resumable": True,
-            **run_settings(self.settings, self.shipped),
-        }
+        options = self._options(run_meta)
         if response is not None and (resumed := await self._resume(sid, response, state, before, options)):
             return resumed
         # a new message over open interrupts: they are resumed as superseded first (their runs are
@@ -351,44 +381,15 @@ class LangGraphServerRunner(AgentRunner):
             sid, self.settings.assistant_id, command={"resume": {interrupt_id: value}}, **options
         )
 
-    async def _follow(self, sid: str, run: Mapping[str, Any], on_event: EventSink | None = None) -> None:
-        """Follow the run's stream to its end, handing its text and steps to ``on_event``.
-
-        A joined stream starts from the run's first event (``last_event_id="-1"``): a live
-        message continued after a hand-over is rebuilt whole.
-        """
-        started = time.perf_counter()
-        async for part in self._client.runs.join_stream(sid, run["run_id"], last_event_id="-1"):
-            if part.event == "error":
-                log.warning("run %s streamed an error: %s", run["run_id"], part.data)
-            elif on_event is not None:
-                for event in events_of(part.event, part.data):
-                    try:
-                        await on_event(event)
-                    except Exception:
-                        log.warning("a run event could not be shown", exc_info=True)
-        metrics.AGENT_SERVER_RUN_SECONDS.observe(time.perf_counter() - started)
-
-    async def _output(self, sid: str, run: Mapping[str, Any]) -> TurnOutput:
-        finished = await self._client.runs.get(sid, run["run_id"])
-        status = finished.get("status")
-        if status not in ("success", "interrupted"):
-            metrics.AGENT_SERVER_ERRORS.labels(kind="run_" + str(status)).inc()
-            raise RunFailed(
-                f"run {run['run_id']} on the LangGraph server ended as {status!r}", run_id=run["run_id"]
-            )
-        state = await self._client.threads.get_state(sid)
-        messages = messages_of(dict(state).get("values"))
-        meta = finished.get("metadata") or {}
-        if meta.get(HUMAN_KEY):
-            output = turn_output(messages, meta[HUMAN_KEY])
-        else:
-            output = turn_output(messages, None, start=int(meta.get(START_KEY) or 0))
-        interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
-        if interrupts and output.request is None:
-            first = interrupts[0]
-            request = request_for(str(first.get("id")), first.get("value"), thread_locale(messages))
-            output = TurnOutput(
-                replies=output.replies, request=request, fallback_text=render_text_fallback(request)
-            )
-        return output
+    def _options(self, run_meta: dict[str, Any]) -> dict[str, Any]:
+        """How the gateway's runs are made: ``run_meta`` on them, queued behind the thread's
+        runs, their stream kept for a reconnect, and the agent's settings."""
+        return {
+            "metadata": run_meta,
+            "multitask_strategy": "enqueue",
+            # what each step changed, the model's tokens as written and the graph's own progress
+            # lines; the state is read at the end
+            "stream_mode": ["updates", "messages-tuple", "custom"],
+            "stream_resumable": True,
+            **run_settings(self.settings, self.shipped),
+        }

@@ -144,6 +144,14 @@ class LangGraphServer:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
 
+    def kill(self) -> None:
+        """Kill the server at once (SIGKILL, as a crash or the OOM killer does): what it had not
+        written to its work directory yet (it writes every 10 s) is lost."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
     def tool_calls(self) -> list[str]:
         """The lines the ``delete_data`` tool wrote: one per time it ran."""
         return self.tool_log.read_text().splitlines()
