@@ -21,10 +21,10 @@ from clarigate.agent.events import EventSink, tell
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, detect_locale
 from clarigate.agent.settings import AgentSettings  # the agent's settings live there; named here too
 from clarigate.agent.threads import AgentThreads
+from clarigate.agent.turns import turn_output
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-    from langchain_core.messages import BaseMessage
     from langchain_core.tools import BaseTool
 
     from clarigate.agent.checkpoint import Checkpointer
@@ -57,39 +57,6 @@ class TurnOutput:
     fallback_text: str | None = None  # the request's text fallback (ToolMessage content)
     usage: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> {"input", "output"} tokens
     limit: str | None = None  # "model_calls" | "tool_calls" when a limit ended the run
-
-
-def turn_output(
-    messages: Sequence[BaseMessage], human_id: str | None, start: int | None = None
-) -> TurnOutput:
-    """The replies and the request among the messages of this turn.
-
-    The turn starts after the message ``human_id`` (a new message) or at index ``start``
-    (a resumed run: everything after what the thread held before).
-    """
-    from langchain_core.messages import AIMessage
-
-    from clarigate.agent.limits import LIMIT_KEY
-    from clarigate.agent.middleware import request_in
-    from clarigate.agent.models.conversation import message_text
-    from clarigate.agent.protocol import render_text_fallback
-
-    if start is None:
-        found = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == human_id), -1)
-        start = found + 1
-    replies: list[str] = []
-    request: HumanInputRequest | None = None
-    fallback: str | None = None
-    limit: str | None = None
-    for message in messages[start:]:
-        if isinstance(message, AIMessage) and not message.tool_calls:
-            text = message_text(message).strip()
-            if text:
-                replies.append(text)
-            limit = message.additional_kwargs.get(LIMIT_KEY) or limit
-        elif (asked := request_in(message)) is not None:
-            request, fallback = asked, render_text_fallback(asked)  # content may hold a note for the model
-    return TurnOutput(replies=replies, request=request, fallback_text=fallback, limit=limit)
 
 
 class ClarifyingAgent(AgentThreads):
@@ -230,16 +197,24 @@ class ClarifyingAgent(AgentThreads):
         """
         from langgraph.errors import GraphRecursionError
 
+        from clarigate.agent.breakpoints import breakpoint_of
         from clarigate.agent.interrupts import parse_request_id
         from clarigate.agent.limits import limit_message
+        from clarigate.agent.paused import answer_breakpoint, asking_to_go_on
 
         try:
             parsed = parse_request_id(response.request_id) if response is not None else None
+            paused = breakpoint_of(response.request_id) if response is not None else None
             output = None
             if parsed is not None and response is not None:
                 output = await self._resume(config, parsed, response, on_event)
+            elif paused is not None and response is not None:
+                output = await answer_breakpoint(
+                    self._graph, config, paused, response, self._past(config, on_event)
+                )
             if output is None:
                 output = await self._new_message(config, text, response, images, turn_id, on_event)
+            output = await asking_to_go_on(self._graph, config, output)
         except GraphRecursionError:
             thread_id = config["configurable"]["thread_id"]
             log.warning(
@@ -280,7 +255,10 @@ class ClarifyingAgent(AgentThreads):
     async def _earlier_attempt(
         self, config: dict[str, Any], human_id: str, on_event: EventSink | None = None
     ) -> TurnOutput | None:
-        """The output of an earlier attempt at this turn (resumed first if it stopped midway)."""
+        """The output of an earlier attempt at this turn (resumed first if it stopped midway; a
+        graph with breakpoints is asked to go on instead, as it may have paused on one)."""
+        from clarigate.agent.paused import has_breakpoints
+
         snapshot = await self._graph.aget_state(config)
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
         if not any(message.id == human_id for message in messages):
@@ -288,7 +266,7 @@ class ClarifyingAgent(AgentThreads):
         interrupts = list(getattr(snapshot, "interrupts", ()) or ())
         if interrupts:  # it stopped on an interrupt: ask it again
             result: Any = {"__interrupt__": interrupts}
-        elif snapshot.next:  # cut off midway: go on from the last completed step
+        elif snapshot.next and not has_breakpoints(self._graph):  # cut off midway: go on from there
             result, messages = await self._go_on(config, snapshot, on_event)
         else:
             result = {}
@@ -343,6 +321,17 @@ class ClarifyingAgent(AgentThreads):
                 else {"__interrupt__": interrupts}
             )
         return latest
+
+    def _past(self, config: dict[str, Any], on_event: EventSink | None) -> Any:
+        """Going on past a breakpoint: the graph run without input, its turn after ``before``."""
+
+        async def go_on(before: int) -> TurnOutput:
+            result = await self._invoke(None, config, on_event)
+            await self._prune(config)
+            messages = result.get("messages", []) if isinstance(result, Mapping) else []
+            return self._with_interrupt(turn_output(messages, None, start=before), result, messages)
+
+        return go_on
 
     async def _resume(
         self,

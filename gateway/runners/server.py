@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from clarigate.agent import placement
+from clarigate.agent.breakpoints import breakpoint_of
 from clarigate.agent.events import EventSink
 from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
@@ -49,12 +50,18 @@ from clarigate.gateway.runners.server_runs import (
     ServerProbe,
     finished_run,
     follow,
-    input_applied,
+    left_of_turn,
+    past_breakpoint,
     state_output,
     status_of,
-    steps_left,
 )
-from clarigate.gateway.runners.server_settings import run_settings, runs_shipped_graph
+from clarigate.gateway.runners.server_settings import (
+    assistant_uuid,
+    graph_schemas,
+    run_settings,
+    runs_shipped_graph,
+    state_problem,
+)
 from clarigate.gateway.runners.server_supersede import supersede_on_server
 from clarigate.gateway.runners.server_wire import human_content, messages_of
 from clarigate.gateway.runtime import metrics
@@ -168,7 +175,7 @@ class LangGraphServerRunner(AgentRunner):
                 f"the LangGraph server at {url} does not answer (agent.server_url / LANGGRAPH_URL): {exc}"
             ]
         try:
-            found = await self._assistant_exists(s.assistant_id)
+            found = await assistant_uuid(self._client, s.assistant_id) is not None
         except Exception as exc:
             if status_of(exc) in (401, 403):
                 return [f"the LangGraph server at {url} refused the API key (LANGGRAPH_API_KEY)"]
@@ -177,22 +184,11 @@ class LangGraphServerRunner(AgentRunner):
             return [
                 f"the LangGraph server at {url} has no assistant or graph {s.assistant_id!r} (agent.assistant_id)"  # noqa: E501
             ]
-        self.shipped = await runs_shipped_graph(self._client, s.assistant_id)
+        schemas = await graph_schemas(self._client, s.assistant_id)
+        if problem := state_problem(schemas, s.assistant_id):
+            return [problem]
+        self.shipped = runs_shipped_graph(schemas)
         return placement.problems(s, placement.place_of(s, shipped=self.shipped))
-
-    async def _assistant_exists(self, assistant_id: str) -> bool:
-        try:
-            await self._client.assistants.get(assistant_id)
-            return True
-        except Exception as exc:
-            if status_of(exc) not in (404, 422):
-                raise
-        try:
-            return bool(await self._client.assistants.search(graph_id=assistant_id, limit=1))
-        except Exception as exc:
-            if status_of(exc) == 404:  # "Graph '…' not found"
-                return False
-            raise
 
     @property
     def ready_where(self) -> str:
@@ -263,12 +259,7 @@ class LangGraphServerRunner(AgentRunner):
         for _ in range(LOST_RUNS):
             run = await self._started_run(sid, inbound_id, meta)
             if run is None:
-                state = await self._client.threads.get_state(sid)
-                started = await self._left_of_turn(sid, state, inbound_id, response)
-                if started is None:
-                    before = messages_of(state.get("values"))
-                    started = await self._start(sid, text, response, images, meta, state, before)
-                    self._begun.remember(inbound_id, started)
+                started = await self._begin(sid, text, response, images, meta)
                 if isinstance(started, TurnOutput):
                     return started  # answered without a run (Edit: the arguments form), or already
                 run = started
@@ -284,22 +275,34 @@ class LangGraphServerRunner(AgentRunner):
             return state_output(state, finished.get("metadata") or {})
         raise AgentUnavailable(f"the LangGraph server at {self.ready_where} lost {LOST_RUNS} runs of a turn")
 
-    async def _left_of_turn(
-        self, sid: str, state: Mapping[str, Any], inbound_id: str | None, response: HumanInputResponse | None
+    async def _begin(
+        self,
+        sid: str,
+        text: str,
+        response: HumanInputResponse | None,
+        images: Sequence[ImageInput],
+        meta: dict[str, Any],
     ) -> Any:
-        """What is left of a turn whose run the server lost (``server_runs``): a run going on from
-        the thread's last checkpoint, or the output the thread holds; None when the turn's input
-        is not in the thread (it runs again from the recorded input)."""
+        """The run of a turn that has none on the server (or its output, when it needs no run)."""
+        inbound_id = meta.get("inbound_id")
+        state = await self._client.threads.get_state(sid)
         parsed = parse_request_id(response.request_id) if response is not None else None
-        meta = self._begun.run_of(inbound_id, human_message_id(inbound_id) if parsed is None else None)
-        if meta is None or not input_applied(state, meta, parsed[1] if parsed else None):
-            return None
-        if not steps_left(state):
-            log.warning("the run of %s is gone on the server; its output is in the thread", inbound_id)
-            return state_output(state, meta)
-        log.warning("the run of %s is gone on the server: going on from its last checkpoint", inbound_id)
-        options = self._options(meta)
-        return await self._client.runs.create(sid, self.settings.assistant_id, input=None, **options)
+        run_of = self._begun.run_of(inbound_id, human_message_id(inbound_id) if parsed is None else None)
+        assistant = self.settings.assistant_id
+        started = await left_of_turn(
+            self._client, assistant, sid, state, run_of, parsed[1] if parsed else None, self._options
+        )
+        if started is None and response is not None and (at := breakpoint_of(response.request_id)):
+            run_meta = {**self._thread_metadata(meta), **({INBOUND_KEY: inbound_id} if inbound_id else {})}
+            options = self._options(run_meta)
+            started = await past_breakpoint(
+                self._client, self.settings.assistant_id, sid, state, at, response, options
+            )
+        if started is None:
+            before = messages_of(state.get("values"))
+            started = await self._start(sid, text, response, images, meta, state, before)
+        self._begun.remember(inbound_id, started)
+        return started
 
     async def _started_run(self, sid: str, inbound_id: str | None, meta: Mapping[str, Any]) -> Any | None:
         """The run this inbound id started on the thread, if any; makes the thread on first use."""

@@ -30,11 +30,12 @@ from typing import Any
 
 import httpx
 
+from clarigate.agent.breakpoints import breakpoint_request, goes_on, paused_at, stopped_reply
 from clarigate.agent.events import EventSink, tell
 from clarigate.agent.harness import TurnOutput, turn_output
 from clarigate.agent.interrupts import request_for
 from clarigate.agent.models.conversation import thread_locale
-from clarigate.agent.protocol import render_text_fallback
+from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
 from clarigate.gateway.boundary.errors import AgentUnavailable, RunFailed
 from clarigate.gateway.runners.server_wire import events_of, messages_of
 from clarigate.gateway.runtime import metrics
@@ -179,9 +180,14 @@ def state_output(state: Mapping[str, Any], meta: Mapping[str, Any]) -> TurnOutpu
     else:
         output = turn_output(messages, None, start=int(meta.get(START_KEY) or 0))
     interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
+    request = None
     if interrupts and output.request is None:
         first = interrupts[0]
         request = request_for(str(first.get("id")), first.get("value"), thread_locale(messages))
+    elif output.request is None and paused_at(state.get("next"), interrupts):  # a static breakpoint
+        at = str((state.get("checkpoint") or {}).get("checkpoint_id"))
+        request = breakpoint_request(at, list(state.get("next") or ()), thread_locale(messages))
+    if request is not None:
         fallback = render_text_fallback(request)
         output = TurnOutput(replies=output.replies, request=request, fallback_text=fallback)
     return output
@@ -228,3 +234,48 @@ class BegunRuns:
         if found is None and human_id is not None:
             found = {INBOUND_KEY: inbound_id, HUMAN_KEY: human_id}
         return found
+
+
+async def past_breakpoint(
+    client: Any,
+    assistant_id: str,
+    sid: str,
+    state: Mapping[str, Any],
+    checkpoint_id: str,
+    response: HumanInputResponse,
+    options: dict[str, Any],
+) -> Any:
+    """The answer to a breakpoint question (``clarigate.agent.breakpoints``): *Continue* starts
+    the run that goes on from where the graph stopped, *Stop* is the output saying it stayed
+    there; None when the thread is no longer paused at that checkpoint (a new message then)."""
+    at = (state.get("checkpoint") or {}).get("checkpoint_id")
+    if str(at) != checkpoint_id or not paused_at(state.get("next"), state.get("interrupts")):
+        return None
+    messages = messages_of(state.get("values"))
+    if not goes_on(response):
+        return TurnOutput(replies=[stopped_reply(list(state.get("next") or ()), thread_locale(messages))])
+    options["metadata"] = {**options.get("metadata", {}), START_KEY: len(messages)}
+    return await client.runs.create(sid, assistant_id, input=None, **options)
+
+
+async def left_of_turn(
+    client: Any,
+    assistant_id: str,
+    sid: str,
+    state: Mapping[str, Any],
+    meta: Mapping[str, Any] | None,
+    interrupt_id: str | None,
+    options: Callable[[dict[str, Any]], dict[str, Any]],
+) -> Any:
+    """What is left of a turn whose run the server lost (``meta``: that run's metadata; the
+    interrupt its answer resumed): a run going on from the thread's last checkpoint (made with
+    ``options``), or the output the thread holds; None when the turn's input is not in the
+    thread (it runs again from the recorded input)."""
+    if meta is None or not input_applied(state, meta, interrupt_id):
+        return None
+    inbound_id = meta.get(INBOUND_KEY)
+    if not steps_left(state):
+        log.warning("the run of %s is gone on the server; its output is in the thread", inbound_id)
+        return state_output(state, meta)
+    log.warning("the run of %s is gone on the server: going on from its last checkpoint", inbound_id)
+    return await client.runs.create(sid, assistant_id, input=None, **options(dict(meta)))
