@@ -304,9 +304,9 @@ class ClarifyingAgent(AgentThreads):
             if mode == "values":
                 latest = payload
             elif mode in ("messages", "custom"):
-                event = text_delta(*payload) if mode == "messages" else progress_line(payload)
-                if event is not None:
-                    await tell(on_event, event)
+                shown = text_delta(*payload) if mode == "messages" else progress_line(payload)
+                if shown is not None:
+                    await tell(on_event, shown)
             elif isinstance(payload, Mapping):
                 if payload.get("__interrupt__") is not None:
                     interrupts.extend(payload["__interrupt__"])

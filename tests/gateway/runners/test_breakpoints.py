@@ -65,7 +65,9 @@ async def test_stop_at_a_breakpoint_in_process_runs_nothing_more(make_gateway, t
 
 
 @pytest.mark.parametrize(("graph", "choice"), [("pause_before", "Continue"), ("pause_after", "Stop")])
-async def test_a_breakpoint_on_the_server_asks_continue_or_stop(make_gateway, langgraph_server, graph, choice):
+async def test_a_breakpoint_on_the_server_asks_continue_or_stop(
+    make_gateway, langgraph_server, graph, choice
+):
     runner = LangGraphServerRunner(AgentOptions(server_url=langgraph_server.url, assistant_id=graph))
     try:
         texts = await _pause_then(make_gateway, runner, choice, f"server-{graph}")
