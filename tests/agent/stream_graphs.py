@@ -49,6 +49,8 @@ def _two_steps() -> StateGraph:
     return builder
 
 
+#: Plans, then applies: no breakpoint of its own.
+two_steps = _two_steps().compile()
 #: Stops before ``apply`` (a static breakpoint set at compile time).
 pause_before = _two_steps().compile(interrupt_before=["apply"])
 #: Stops after ``plan``.

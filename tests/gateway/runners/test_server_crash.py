@@ -17,7 +17,8 @@ import pytest
 from langgraph_sdk import get_client
 
 from clarigate.agent.settings import AgentOptions
-from clarigate.gateway.runners.server import LangGraphServerRunner, server_thread_id
+from clarigate.gateway.runners.base import RunInput
+from clarigate.gateway.runners.server import LangGraphServerRunner, human_message_id, server_thread_id
 from clarigate.gateway.store.memory import MemoryStore
 
 from ..langgraph_server.process import LangGraphServer
@@ -79,3 +80,36 @@ async def test_a_run_the_server_wrote_before_it_crashed_is_joined_after_a_long_o
 ):
     monkeypatch.setenv("NAP_SECONDS", "20")  # still running when the server has written it
     await _crash_and_restart(tmp_path, make_gateway, 90.0, written=True)
+
+
+async def _lost_run_of(server: LangGraphServer, thread: str, inbound: str, **stop: list[str]) -> None:
+    """What a lost run leaves behind: the turn's human message in the thread and the steps it
+    ran, but no run carrying the inbound id (the server lost it)."""
+    client = get_client(url=server.url, api_key=None)
+    sid = server_thread_id(thread)
+    await client.threads.create(thread_id=sid)
+    human = {"type": "human", "id": human_message_id(inbound), "content": "clean up staging"}
+    run = await client.runs.create(sid, "two_steps", input={"messages": [human]}, **stop)  # type: ignore[arg-type]
+    await client.runs.join(sid, run["run_id"])
+    await client.http.client.aclose()
+
+
+@pytest.mark.parametrize("stop", [{"interrupt_after": ["plan"]}, {}])
+async def test_a_lost_runs_turn_goes_on_from_its_checkpoint_or_is_read_from_the_thread(
+    langgraph_server, stop
+):
+    thread, inbound = f"lost-{len(stop)}", f"test:lost-{len(stop)}"
+    await _lost_run_of(langgraph_server, thread, inbound, **stop)
+    runner = LangGraphServerRunner(AgentOptions(server_url=langgraph_server.url, assistant_id="two_steps"))
+    try:
+        output = await runner.run_turn(RunInput(thread, "clean up staging", metadata={"inbound_id": inbound}))
+    finally:
+        await runner.aclose()
+    plan, done = "Plan: drop the staging tables.", "Dropped the staging tables."
+    assert output.replies == [plan, done]  # each step once: nothing ran twice
+    client = get_client(url=langgraph_server.url, api_key=None)
+    state = await client.threads.get_state(server_thread_id(thread))
+    assert [m["content"] for m in state["values"]["messages"] if m["type"] == "ai"] == [plan, done]
+    runs = await client.runs.list(server_thread_id(thread))
+    assert len(runs) == (2 if stop else 1)  # one run to go on from the checkpoint, or none at all
+    await client.http.client.aclose()
