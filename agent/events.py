@@ -1,8 +1,8 @@
 """What a run shows while it goes on: text as the model writes it, and the steps it takes.
 
 Runners hand these to the ``on_event`` callback of ``run_turn`` as they happen (the in-process
-agent from LangGraph's ``astream`` with the ``messages`` and ``updates`` modes, the server
-runner from the run's event stream). They are for showing progress only: the turn's output
+agent from LangGraph's ``astream`` with the ``messages``, ``updates`` and ``custom`` modes, the
+server runner from the run's event stream). They are for showing progress only: the turn's output
 (``TurnOutput``) stays what counts, so a consumer that misses an event loses nothing but a
 partial update.
 """
@@ -43,11 +43,19 @@ class ToolFinished:
 
 
 @dataclass(frozen=True)
+class Progress:
+    """A progress line the graph wrote itself (``custom`` stream mode, ``get_stream_writer()``):
+    one line of untrusted text, already cut to ``run_events.PROGRESS_CHARS``."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Asking:
     """The run is asking the person (a clarification, an approval or an interrupt): it ends here."""
 
 
-RunEvent = TextDelta | ToolStarted | ToolFinished | Asking
+RunEvent = TextDelta | ToolStarted | ToolFinished | Progress | Asking
 EventSink = Callable[[RunEvent], Awaitable[None]]
 
 

@@ -184,16 +184,24 @@ class ClarifyingAgent(AgentThreads):
         """
         from langgraph.errors import GraphRecursionError
 
+        from clarigate.agent.breakpoints import breakpoint_of
         from clarigate.agent.interrupts import parse_request_id
         from clarigate.agent.limits import limit_message
+        from clarigate.agent.paused import answer_breakpoint, asking_to_go_on
 
         try:
             parsed = parse_request_id(response.request_id) if response is not None else None
+            paused = breakpoint_of(response.request_id) if response is not None else None
             output = None
             if parsed is not None and response is not None:
                 output = await self._resume(config, parsed, response, on_event)
+            elif paused is not None and response is not None:
+                output = await answer_breakpoint(
+                    self._graph, config, paused, response, self._past(config, on_event)
+                )
             if output is None:
                 output = await self._new_message(config, text, response, images, turn_id, on_event)
+            output = await asking_to_go_on(self._graph, config, output)
         except GraphRecursionError:
             thread_id = config["configurable"]["thread_id"]
             log.warning(
@@ -234,7 +242,10 @@ class ClarifyingAgent(AgentThreads):
     async def _earlier_attempt(
         self, config: dict[str, Any], human_id: str, on_event: EventSink | None = None
     ) -> TurnOutput | None:
-        """The output of an earlier attempt at this turn (resumed first if it stopped midway)."""
+        """The output of an earlier attempt at this turn (resumed first if it stopped midway; a
+        graph with breakpoints is asked to go on instead, as it may have paused on one)."""
+        from clarigate.agent.paused import has_breakpoints
+
         snapshot = await self._graph.aget_state(config)
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
         if not any(message.id == human_id for message in messages):
@@ -242,7 +253,7 @@ class ClarifyingAgent(AgentThreads):
         interrupts = list(getattr(snapshot, "interrupts", ()) or ())
         if interrupts:  # it stopped on an interrupt: ask it again
             result: Any = {"__interrupt__": interrupts}
-        elif snapshot.next:  # cut off midway: go on from the last completed step
+        elif snapshot.next and not has_breakpoints(self._graph):  # cut off midway: go on from there
             result, messages = await self._go_on(config, snapshot, on_event)
         else:
             result = {}
@@ -261,7 +272,7 @@ class ClarifyingAgent(AgentThreads):
     async def _invoke(self, graph_input: Any, config: dict[str, Any], on_event: EventSink | None) -> Any:
         """Run the graph to its end and return its final state (with ``__interrupt__`` when it
         stopped on one), as ``ainvoke`` does; with ``on_event``, stream it and report the text
-        and the steps on the way.
+        and the steps on the way (and the graph's own progress lines, ``custom`` mode).
 
         "async" durability: a checkpoint after every step (written while the next one runs), so
         a turn cut off midway resumes there.
@@ -270,20 +281,20 @@ class ClarifyingAgent(AgentThreads):
         if on_event is None:
             return await self._graph.ainvoke(graph_input, config, context=context, durability="async")
         from clarigate.agent.events import Asking
-        from clarigate.agent.run_events import step_events, text_delta
+        from clarigate.agent.run_events import progress_line, step_events, text_delta
 
         latest: Any = None
         interrupts: list[Any] = []
-        modes = ["updates", "values", "messages"]
+        modes = ["updates", "values", "messages", "custom"]
         async for mode, payload in self._graph.astream(
             graph_input, config, context=context, durability="async", stream_mode=modes
         ):
             if mode == "values":
                 latest = payload
-            elif mode == "messages":
-                delta = text_delta(*payload)
-                if delta is not None:
-                    await tell(on_event, delta)
+            elif mode in ("messages", "custom"):
+                shown = text_delta(*payload) if mode == "messages" else progress_line(payload)
+                if shown is not None:
+                    await tell(on_event, shown)
             elif isinstance(payload, Mapping):
                 if payload.get("__interrupt__") is not None:
                     interrupts.extend(payload["__interrupt__"])
@@ -298,6 +309,17 @@ class ClarifyingAgent(AgentThreads):
                 else {"__interrupt__": interrupts}
             )
         return latest
+
+    def _past(self, config: dict[str, Any], on_event: EventSink | None) -> Any:
+        """Going on past a breakpoint: the graph run without input, its turn after ``before``."""
+
+        async def go_on(before: int) -> TurnOutput:
+            result = await self._invoke(None, config, on_event)
+            await self._prune(config)
+            messages = result.get("messages", []) if isinstance(result, Mapping) else []
+            return self._with_interrupt(turn_output(messages, None, start=before), result, messages)
+
+        return go_on
 
     async def _resume(
         self,

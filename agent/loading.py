@@ -81,7 +81,8 @@ def load_graph(path: str, checkpointer: Any) -> Any:
     """``agent.graph``: a compiled LangGraph graph, or a factory taking the checkpointer.
 
     A compiled graph without a checkpointer is given the gateway's (threads need one); a
-    graph compiled with its own keeps it.
+    graph compiled with its own keeps it. A graph whose state has no ``messages`` key is a
+    ``ValueError`` saying what the gateway needs.
     """
     obj = import_path(path, "agent.graph")
     if _is_compiled(obj):
@@ -97,6 +98,10 @@ def load_graph(path: str, checkpointer: Any) -> Any:
         raise ValueError(f"agent.graph {path!r} is neither a compiled graph nor a factory")
     if not _is_compiled(graph):
         raise ValueError(f"agent.graph {path!r} did not give a compiled graph (call .compile() on it)")
+    from clarigate.agent.breakpoints import missing_messages
+
+    if problem := missing_messages(graph.channels, f"agent.graph {path!r}"):
+        raise ValueError(problem)
     if getattr(graph, "checkpointer", None) in (None, False):
         graph = graph.copy(update={"checkpointer": checkpointer})
     return graph

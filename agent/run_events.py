@@ -1,4 +1,5 @@
-"""Run events read off LangGraph's stream: the ``messages`` mode gives text, ``updates`` the steps.
+"""Run events read off LangGraph's stream: the ``messages`` mode gives text, ``updates`` the steps,
+``custom`` the graph's own progress lines.
 
 Works on message objects (the in-process graph) and on their JSON form (a LangGraph server's
 ``messages-tuple`` and ``updates`` events), so both runners show the same progress.
@@ -9,11 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from clarigate.agent.events import Asking, RunEvent, TextDelta, ToolFinished, ToolStarted
+from clarigate.agent.events import Asking, Progress, RunEvent, TextDelta, ToolFinished, ToolStarted
 from clarigate.agent.tools import ASK_CLARIFICATION
 
 #: Message types whose text is the answer being written.
 _AI_TYPES = {"ai", "AIMessageChunk"}
+#: A progress line is cut to this many characters (it is one status line of the live message).
+PROGRESS_CHARS = 120
+#: The key of a ``custom`` event that is a progress line: ``writer({"progress": "…"})``.
+PROGRESS_KEY = "progress"
 
 
 def _field(message: Any, name: str, default: Any = None) -> Any:
@@ -86,3 +91,17 @@ def step_events(
                 if name and name != ASK_CLARIFICATION:
                     ok = _field(message, "status", "success") != "error"
                     yield ToolFinished(name, str(_field(message, "tool_call_id") or ""), ok)
+
+
+def progress_line(payload: Any) -> Progress | None:
+    """The progress line in one ``custom``-mode item: a string, or ``{"progress": "…"}``; None for
+    anything else (a graph may stream other data for other clients). Whitespace and line breaks
+    become single spaces, and a long line is cut (``PROGRESS_CHARS``)."""
+    if isinstance(payload, Mapping):
+        payload = payload.get(PROGRESS_KEY)
+    if not isinstance(payload, str):
+        return None
+    line = " ".join(payload.split())
+    if len(line) > PROGRESS_CHARS:
+        line = line[: PROGRESS_CHARS - 1].rstrip() + "…"
+    return Progress(line) if line else None

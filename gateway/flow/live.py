@@ -1,4 +1,5 @@
-"""A run shown live: the answer as the model writes it, and what the agent is doing meanwhile.
+"""A run shown live: the answer as the model writes it, and what the agent is doing meanwhile
+(a tool it runs, or a progress line the graph wrote itself: ``agent.events.Progress``).
 
 ``LiveReply`` takes a runner's events (``clarigate.agent.events``) and keeps one live message of the
 run up to date through the adapter (``PlatformAdapter.show_live``), coalescing: the first
@@ -23,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from clarigate.agent.events import Asking, RunEvent, TextDelta, ToolFinished, ToolStarted
+from clarigate.agent.events import Asking, Progress, RunEvent, TextDelta, ToolFinished, ToolStarted
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
     ClarificationOut,
@@ -133,6 +134,9 @@ class LiveReply:
             self._status = None
         elif isinstance(event, ToolStarted):
             self._status = tool_line(event, self.locale)
+            self._status_at = time.monotonic()
+        elif isinstance(event, Progress):  # the graph's own line (untrusted: escaped by the adapter)
+            self._status = notice("progress_line", self.locale, what=event.text)
             self._status_at = time.monotonic()
         elif isinstance(event, ToolFinished):
             self._status = None if self._text else notice("working_status", self.locale)

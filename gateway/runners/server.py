@@ -7,56 +7,72 @@ Chosen by ``agent.server_url`` (``LANGGRAPH_URL``); talks to the server with the
   thread (as a UUID); it is created on first use with metadata (platform, chat, bot id)
   so the server's own UI and APIs can find a conversation. ``/new`` maps a chat thread to
   a new agent thread id, so to a new server thread.
-- Runs: one background run per inbound message, carrying the inbound id in its metadata.
-  A job that is delivered again (a crash, a hand-over, a retry after the server was down)
-  finds the run it started on the thread and joins it instead of starting a second one.
-  The run is followed with ``runs.join_stream`` (values and updates), then the thread's
-  state gives the turn's replies, its ``ask_clarification`` request, or an interrupt (shown
-  as a clarification by ``clarigate.agent.interrupts``); an answer to an interrupt resumes the run
-  with ``Command(resume=...)``.
+- Runs: one background run per inbound message, its inbound id in its metadata: a job delivered
+  again finds the run it started and joins it. The run is followed to its end (``server_runs``),
+  then the thread's state gives the turn's replies, its question or an interrupt (an answer to
+  one resumes the run with ``Command(resume=...)``).
 - Failures: an unreachable server, a timeout or a 5xx raise ``AgentUnavailable`` (the job is
-  kept and runs once the server is back); a run that ends in error raises ``RunFailed``
-  naming the server's run id.
+  kept); a run the server lost is joined again, gone on from the last checkpoint or started
+  again (``server_runs``); a run that ends in error raises ``RunFailed`` naming its run id.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from clarigate.agent import placement
+from clarigate.agent.breakpoints import breakpoint_of
 from clarigate.agent.events import EventSink
-from clarigate.agent.harness import ImageInput, TurnOutput, turn_output
+from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.interrupts import AskAgain, parse_request_id, resume_value
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.placement import SettingsDoNotApply
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
-from clarigate.agent.who import WHO_KEY, with_speaker
+from clarigate.agent.who import WHO_KEY, Speaker, with_speaker
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
-from clarigate.gateway.runners.server_interrupts import ANSWERS_KEY, asked_again, pending_request_of
-from clarigate.gateway.runners.server_settings import run_settings, runs_shipped_graph
+from clarigate.gateway.runners.server_interrupts import ANSWERS_KEY, pending_request_of
+from clarigate.gateway.runners.server_runs import (
+    HUMAN_KEY,
+    INBOUND_KEY,
+    START_KEY,
+    BegunRuns,
+    RunLost,
+    ServerProbe,
+    finished_run,
+    follow,
+    left_of_turn,
+    past_breakpoint,
+    state_output,
+    status_of,
+)
+from clarigate.gateway.runners.server_settings import (
+    assistant_uuid,
+    graph_schemas,
+    run_settings,
+    runs_shipped_graph,
+    state_problem,
+)
 from clarigate.gateway.runners.server_supersede import supersede_on_server
-from clarigate.gateway.runners.server_wire import events_of, human_content, messages_of
+from clarigate.gateway.runners.server_wire import human_content, messages_of
 from clarigate.gateway.runtime import metrics
 
 log = logging.getLogger(__name__)
 
-#: Metadata keys the runner puts on server runs and threads.
-INBOUND_KEY = "clarigate_inbound_id"
-START_KEY = "clarigate_start"  # messages the thread held before the run (where its turn begins)
-HUMAN_KEY = "clarigate_human_id"
 #: How many of a thread's latest runs are searched for the one an inbound id started.
 RUNS_SEARCHED = 20
+#: How many runs of one turn the server may lose (a crash, a restart) before the job is handed
+#: back for a later delivery.
+LOST_RUNS = 4
 #: How long the start waits for the server's answer: a server that is down (the SDK retries its
 #: connection for ~8 s) does not hold the start, and messages are kept until it answers.
 START_CHECK_SECONDS = 2.0
@@ -78,16 +94,11 @@ def human_message_id(inbound_id: str | None) -> str:
     return str(uuid.uuid5(_NAMESPACE, inbound_id)) if inbound_id else str(uuid.uuid4())
 
 
-def _status(exc: BaseException) -> int | None:
-    response = getattr(exc, "response", None)
-    return getattr(response, "status_code", None)
-
-
 def _unavailable(exc: BaseException) -> bool:
     """True for failures that mean "try again later": network, timeout, 5xx, 429."""
     if isinstance(exc, httpx.TransportError | asyncio.TimeoutError):
         return True
-    status = _status(exc)
+    status = status_of(exc)
     return status is not None and (status >= 500 or status == 429)
 
 
@@ -116,6 +127,8 @@ class LangGraphServerRunner(AgentRunner):
         self.shipped: bool | None = None  # the assistant runs clarigate's server graph (once checked)
         self._answered = False  # the server answered ``/ok`` in the last ``check``
         self._started = False
+        self._probe = ServerProbe(self.url, api_key)  # is the server there while a stream is silent
+        self._begun = BegunRuns()  # the runs turns started here, for a run the server loses
         self.bot_id = bot_id
         self._client = get_client(
             url=self.url,
@@ -156,37 +169,26 @@ class LangGraphServerRunner(AgentRunner):
             await self._client.http.get("/ok")
             self._answered = True
         except Exception as exc:
-            if _status(exc) in (401, 403):
+            if status_of(exc) in (401, 403):
                 return [f"the LangGraph server at {url} refused the API key (LANGGRAPH_API_KEY)"]
             return [
                 f"the LangGraph server at {url} does not answer (agent.server_url / LANGGRAPH_URL): {exc}"
             ]
         try:
-            found = await self._assistant_exists(s.assistant_id)
+            found = await assistant_uuid(self._client, s.assistant_id) is not None
         except Exception as exc:
-            if _status(exc) in (401, 403):
+            if status_of(exc) in (401, 403):
                 return [f"the LangGraph server at {url} refused the API key (LANGGRAPH_API_KEY)"]
             return [f"could not list the assistants of {url}: {exc}"]
         if not found:
             return [
                 f"the LangGraph server at {url} has no assistant or graph {s.assistant_id!r} (agent.assistant_id)"  # noqa: E501
             ]
-        self.shipped = await runs_shipped_graph(self._client, s.assistant_id)
+        schemas = await graph_schemas(self._client, s.assistant_id)
+        if problem := state_problem(schemas, s.assistant_id):
+            return [problem]
+        self.shipped = runs_shipped_graph(schemas)
         return placement.problems(s, placement.place_of(s, shipped=self.shipped))
-
-    async def _assistant_exists(self, assistant_id: str) -> bool:
-        try:
-            await self._client.assistants.get(assistant_id)
-            return True
-        except Exception as exc:
-            if _status(exc) not in (404, 422):
-                raise
-        try:
-            return bool(await self._client.assistants.search(graph_id=assistant_id, limit=1))
-        except Exception as exc:
-            if _status(exc) == 404:  # "Graph '…' not found"
-                return False
-            raise
 
     @property
     def ready_where(self) -> str:
@@ -212,7 +214,7 @@ class LangGraphServerRunner(AgentRunner):
         try:
             state = await self._client.threads.get_state(server_thread_id(thread_id))
         except Exception as exc:
-            if _status(exc) == 404:
+            if status_of(exc) == 404:
                 return None
             raise
         messages = messages_of(dict(state).get("values"))
@@ -222,8 +224,9 @@ class LangGraphServerRunner(AgentRunner):
         return request_in(messages[-1]) if messages else None
 
     async def aclose(self) -> None:
-        """Close the HTTP client."""
+        """Close the HTTP clients."""
         await self._client.http.client.aclose()
+        await self._probe.aclose()
 
     # --- one turn --------------------------------------------------------------------------
 
@@ -252,25 +255,63 @@ class LangGraphServerRunner(AgentRunner):
         on_event: EventSink | None = None,
     ) -> TurnOutput:
         inbound_id = meta.get("inbound_id")
-        run = await self._started_run(sid, inbound_id, meta)
-        if run is None:
+        for _ in range(LOST_RUNS):
+            run = await self._started_run(sid, inbound_id, meta)
+            if run is None:
+                started = await self._begin(sid, text, response, images, meta)
+                if isinstance(started, TurnOutput):
+                    return started  # answered without a run (Edit: the arguments form), or already
+                run = started
+            else:
+                log.info("joining run %s started for %s before", run["run_id"], inbound_id)
+            try:
+                await follow(self._client, sid, run, on_event, self._probe.alive)
+                finished = await finished_run(self._client, sid, run)
+                if isinstance(finished, TurnOutput):
+                    return finished  # the graph rejected a typed answer: asked again
+            except RunLost as lost:
+                log.warning("%s: looking at the thread again (the server restarted?)", lost)
+                continue
             state = await self._client.threads.get_state(sid)
+            return state_output(state, finished.get("metadata") or {})
+        raise AgentUnavailable(f"the LangGraph server at {self.ready_where} lost {LOST_RUNS} runs of a turn")
+
+    async def _begin(
+        self,
+        sid: str,
+        text: str,
+        response: HumanInputResponse | None,
+        images: Sequence[ImageInput],
+        meta: dict[str, Any],
+    ) -> Any:
+        """The run of a turn that has none on the server (or its output, when it needs no run)."""
+        inbound_id = meta.get("inbound_id")
+        state = await self._client.threads.get_state(sid)
+        parsed = parse_request_id(response.request_id) if response is not None else None
+        run_of = self._begun.run_of(inbound_id, human_message_id(inbound_id) if parsed is None else None)
+        assistant = self.settings.assistant_id
+        options_for = partial(self._options, speaker=meta.get(WHO_KEY))
+        started = await left_of_turn(
+            self._client, assistant, sid, state, run_of, parsed[1] if parsed else None, options_for
+        )
+        if started is None and response is not None and (at := breakpoint_of(response.request_id)):
+            run_meta = {**self._thread_metadata(meta), **({INBOUND_KEY: inbound_id} if inbound_id else {})}
+            options = options_for(run_meta)
+            started = await past_breakpoint(
+                self._client, self.settings.assistant_id, sid, state, at, response, options
+            )
+        if started is None:
             before = messages_of(state.get("values"))
             started = await self._start(sid, text, response, images, meta, state, before)
-            if isinstance(started, TurnOutput):
-                return started  # answered without a run (Edit: the arguments form)
-            run = started
-        else:
-            log.info("joining run %s started for %s before", run["run_id"], inbound_id)
-        await self._follow(sid, run, on_event)
-        return await self._output(sid, run)
+        self._begun.remember(inbound_id, started)
+        return started
 
     async def _started_run(self, sid: str, inbound_id: str | None, meta: Mapping[str, Any]) -> Any | None:
         """The run this inbound id started on the thread, if any; makes the thread on first use."""
         try:
             runs = await self._client.runs.list(sid, limit=RUNS_SEARCHED)
         except Exception as exc:
-            if _status(exc) != 404:
+            if status_of(exc) != 404:
                 raise
             await self._client.threads.create(
                 thread_id=sid, metadata=self._thread_metadata(meta), if_exists="do_nothing"
@@ -300,14 +341,7 @@ class LangGraphServerRunner(AgentRunner):
             **({INBOUND_KEY: meta["inbound_id"]} if meta.get("inbound_id") else {}),
         }
         settings = run_settings(self.settings, self.shipped, meta.get(WHO_KEY))
-        options: dict[str, Any] = {
-            "metadata": run_meta,
-            "multitask_strategy": "enqueue",
-            # what each step changed and the model's tokens as written; the state is read at the end
-            "stream_mode": ["updates", "messages-tuple"],
-            "stream_resumable": True,
-            **settings,
-        }
+        options = self._options(run_meta, meta.get(WHO_KEY))
         if response is not None and (resumed := await self._resume(sid, response, state, before, options)):
             return resumed
         # a new message over open interrupts: they are resumed as superseded first (their runs are
@@ -353,43 +387,15 @@ class LangGraphServerRunner(AgentRunner):
             sid, self.settings.assistant_id, command={"resume": {interrupt_id: value}}, **options
         )
 
-    async def _follow(self, sid: str, run: Mapping[str, Any], on_event: EventSink | None = None) -> None:
-        """Follow the run's stream to its end, handing its text and steps to ``on_event``.
-
-        A joined stream starts from the run's first event (``last_event_id="-1"``): a live
-        message continued after a hand-over is rebuilt whole.
-        """
-        started = time.perf_counter()
-        async for part in self._client.runs.join_stream(sid, run["run_id"], last_event_id="-1"):
-            if part.event == "error":
-                log.warning("run %s streamed an error: %s", run["run_id"], part.data)
-            elif on_event is not None:
-                for event in events_of(part.event, part.data):
-                    try:
-                        await on_event(event)
-                    except Exception:
-                        log.warning("a run event could not be shown", exc_info=True)
-        metrics.AGENT_SERVER_RUN_SECONDS.observe(time.perf_counter() - started)
-
-    async def _output(self, sid: str, run: Mapping[str, Any]) -> TurnOutput:
-        finished = await self._client.runs.get(sid, run["run_id"])
-        status = finished.get("status")
-        if status not in ("success", "interrupted"):
-            if (again := await asked_again(self._client, sid, finished)) is not None:
-                return again  # the graph rejected the answer (``response_schema``): asked again
-            metrics.AGENT_SERVER_ERRORS.labels(kind="run_" + str(status)).inc()
-            raise RunFailed(
-                f"run {run['run_id']} on the LangGraph server ended as {status!r}", run_id=run["run_id"]
-            )
-        state = await self._client.threads.get_state(sid)
-        messages = messages_of(dict(state).get("values"))
-        meta = finished.get("metadata") or {}
-        if meta.get(HUMAN_KEY):
-            output = turn_output(messages, meta[HUMAN_KEY])
-        else:
-            output = turn_output(messages, None, start=int(meta.get(START_KEY) or 0))
-        interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
-        if interrupts and output.request is None:
-            request = pending_request_of(interrupts[0], messages)
-            output = replace(output, request=request, fallback_text=render_text_fallback(request))
-        return output
+    def _options(self, run_meta: dict[str, Any], speaker: Speaker | None = None) -> dict[str, Any]:
+        """How the gateway's runs are made: ``run_meta`` on them, queued behind the thread's
+        runs, their stream kept for a reconnect, and the agent's settings and ``speaker``."""
+        return {
+            "metadata": run_meta,
+            "multitask_strategy": "enqueue",
+            # what each step changed, the model's tokens as written and the graph's own progress
+            # lines; the state is read at the end
+            "stream_mode": ["updates", "messages-tuple", "custom"],
+            "stream_resumable": True,
+            **run_settings(self.settings, self.shipped, speaker),
+        }

@@ -23,21 +23,41 @@ async def assistant_uuid(client: Any, assistant_id: str) -> str | None:
     except Exception as exc:
         if getattr(getattr(exc, "response", None), "status_code", None) not in (404, 422):
             raise
-    found = await client.assistants.search(graph_id=assistant_id, limit=1)
+    try:
+        found = await client.assistants.search(graph_id=assistant_id, limit=1)
+    except Exception as exc:
+        if getattr(getattr(exc, "response", None), "status_code", None) == 404:  # "Graph '…' not found"
+            return None
+        raise
     return str(found[0]["assistant_id"]) if found else None
 
 
-async def runs_shipped_graph(client: Any, assistant_id: str) -> bool:
-    """True when the assistant's graph declares the clarigate settings in its context schema."""
+async def graph_schemas(client: Any, assistant_id: str) -> Mapping[str, Any]:
+    """The schemas of the assistant's graph (state, context, config); empty when there is none."""
     uuid = await assistant_uuid(client, assistant_id)
-    if uuid is None:
-        return False
-    schemas = await client.assistants.get_schemas(uuid)
+    schemas = await client.assistants.get_schemas(uuid) if uuid is not None else None
+    return schemas if isinstance(schemas, Mapping) else {}
+
+
+def runs_shipped_graph(schemas: Mapping[str, Any]) -> bool:
+    """True when the graph (its ``schemas``) declares the clarigate settings in its context schema."""
     for key in ("context_schema", "config_schema"):
-        schema = schemas.get(key) if isinstance(schemas, Mapping) else None
+        schema = schemas.get(key)
         if isinstance(schema, Mapping) and SETTINGS_KEY in (schema.get("properties") or {}):
             return True
     return False
+
+
+def state_problem(schemas: Mapping[str, Any], assistant_id: str) -> str | None:
+    """Why the gateway cannot run the graph (its state has no ``messages`` key), or None; a
+    server that does not describe the state is not second-guessed."""
+    from clarigate.agent.breakpoints import missing_messages
+
+    state = schemas.get("state_schema")
+    keys = state.get("properties") if isinstance(state, Mapping) else None
+    if not isinstance(keys, Mapping):
+        return None
+    return missing_messages(keys, f"the graph of assistant {assistant_id!r}")
 
 
 def run_settings(

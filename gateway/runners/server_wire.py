@@ -8,7 +8,7 @@ from typing import Any
 
 from clarigate.agent.events import RunEvent
 from clarigate.agent.harness import ImageInput
-from clarigate.agent.run_events import step_events, text_delta
+from clarigate.agent.run_events import progress_line, step_events, text_delta
 
 
 def messages_of(values: Any) -> list[Any]:
@@ -28,13 +28,16 @@ def _message_dict(message: Mapping[str, Any]) -> dict[str, Any]:
 
 def events_of(kind: str, data: Any) -> list[RunEvent]:
     """The run events in one part of a server's stream (``messages`` parts: text; ``updates``:
-    steps)."""
+    steps; ``custom``: the graph's progress lines)."""
     if kind.startswith("messages") and isinstance(data, list | tuple) and data:
         metadata = data[1] if len(data) > 1 and isinstance(data[1], Mapping) else None
         delta = text_delta(data[0], metadata)
         return [delta] if delta is not None else []
     if kind.startswith("updates") and isinstance(data, Mapping):
         return list(step_events(data))
+    if kind.startswith("custom"):
+        line = progress_line(data)
+        return [line] if line is not None else []
     return []
 
 

@@ -176,6 +176,7 @@ WORDS: dict[str, dict[Locale, str]] = {
     "tool_running": {"en": "🔧 {what}…", "zh": "🔧 {what}…"},
     "using_tool": {"en": "Using {tool}", "zh": "正在使用 {tool}"},
     "working_status": {"en": "⏳ Working…", "zh": "⏳ 处理中…"},
+    "progress_line": {"en": "🔄 {what}", "zh": "🔄 {what}"},
     # --- conversation control (gateway/flow/commands.py) ---------------------------------------------
     "greeting": {
         "en": "👋 Hi! I am an assistant that asks before it guesses. Tell me what you need.",
@@ -304,6 +305,17 @@ WORDS: dict[str, dict[Locale, str]] = {
         "before running it again.",
         "zh": "因服务重启而中断：工具 {name} 运行时服务重启了，它可能已完成，也可能没有。它没有被再次执行。"
         "请告诉用户，并在再次执行之前先确认。",
+    },
+    # --- a graph paused on a static breakpoint (agent/breakpoints.py) ---------------------------
+    "continue": {"en": "Continue", "zh": "继续"},
+    "stop": {"en": "Stop", "zh": "停止"},
+    "breakpoint_question": {
+        "en": "The graph paused before {steps}. Continue?",
+        "zh": "流程在 {steps} 之前暂停了。是否继续？",
+    },
+    "breakpoint_stopped": {
+        "en": "Stopped before {steps}. Write a new message to start again.",
+        "zh": "已在 {steps} 之前停止。发送新消息即可重新开始。",
     },
     # --- run limits (agent/limits.py) -------------------------------------------------------------
     "limit_model_calls": {

@@ -54,6 +54,10 @@ WRITER_SCRIPT = [
 ]
 
 
+#: The graphs of ``tests/agent/stream_graphs.py`` the server serves too.
+STREAM_GRAPHS = ("progress", "two_steps", "pause_before", "pause_after", "no_messages")
+
+
 def free_port() -> int:
     """A port nobody listens on right now."""
     with socket.socket() as s:
@@ -86,6 +90,9 @@ class LangGraphServer:
         # operators' graphs that read who is talking (``tests/agent/speaker_graphs.py``)
         speakers = HERE.parents[1] / "agent" / "speaker_graphs.py"
         graphs.update({f"speaker_{n}": f"{speakers}:{n}" for n in ("declares", "own_context", "no_schema")})
+        # operators' graphs of ``tests/agent/stream_graphs.py``: progress lines, breakpoints
+        stream_graphs = HERE.parent.parent / "agent" / "stream_graphs.py"
+        graphs.update({name: f"{stream_graphs}:{name}" for name in STREAM_GRAPHS})
         self.config = workdir / "langgraph.json"
         self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
         self._proc: subprocess.Popen[bytes] | None = None
@@ -140,6 +147,14 @@ class LangGraphServer:
         try:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    def kill(self) -> None:
+        """Kill the server at once (SIGKILL, as a crash or the OOM killer does): what it had not
+        written to its work directory yet (it writes every 10 s) is lost."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
 

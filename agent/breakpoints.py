@@ -1,0 +1,73 @@
+"""A graph paused on a static breakpoint (``interrupt_before`` / ``interrupt_after``), asked as
+"Continue / Stop", and a graph the gateway cannot run (no ``messages`` in its state).
+
+A breakpoint stops the run with the graph's next steps pending and no ``interrupt()`` value to
+show: LangGraph leaves it to the client to go on. The person gets a question naming the step
+that waits: *Continue* goes on from there (a run without input), *Stop* leaves it where it is
+(a new message starts the graph afresh, as LangGraph does with new input). The request id is
+``breakpoint:<checkpoint id>``: an answer goes on only from the checkpoint it was asked at, so a
+stale click never runs a step the graph has moved past.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, normalize_request
+from clarigate.agent.protocol.models import Locale
+
+BREAKPOINT = "breakpoint"
+#: The state key the gateway writes the person's message to and reads the replies from.
+MESSAGES_KEY = "messages"
+
+
+def breakpoint_request(checkpoint_id: str, steps: Sequence[str], locale: Locale) -> HumanInputRequest:
+    """Continue / Stop for a graph paused before ``steps`` at ``checkpoint_id``."""
+    names = ", ".join(f"“{step}”" for step in steps) or "?"
+    args = {
+        "question": catalog.text("breakpoint_question", locale, steps=names),
+        "clarification_type": "approach_choice",
+        "options": [catalog.text("continue", locale), catalog.text("stop", locale)],
+    }
+    request = normalize_request(args, tool_call_id=checkpoint_id)
+    return request.model_copy(
+        update={"request_id": f"{BREAKPOINT}:{checkpoint_id}", "source": BREAKPOINT, "locale": locale}
+    )
+
+
+def breakpoint_of(request_id: str) -> str | None:
+    """The checkpoint id a breakpoint question was asked at; None for any other request."""
+    prefix = BREAKPOINT + ":"
+    return request_id[len(prefix) :] if request_id.startswith(prefix) else None
+
+
+def goes_on(response: HumanInputResponse) -> bool:
+    """True when the answer is *Continue* (clicked or typed, in any language); anything else,
+    a Cancel included, stops."""
+    if response.response_kind not in ("option", "text"):
+        return False
+    return response.value.strip().casefold() in {w.casefold() for w in catalog.every("continue")}
+
+
+def stopped_reply(steps: Sequence[str], locale: Locale) -> str:
+    """What the person reads after *Stop*."""
+    return catalog.text("breakpoint_stopped", locale, steps=", ".join(f"“{s}”" for s in steps) or "?")
+
+
+def paused_at(next_steps: Sequence[str] | None, interrupts: Sequence[Any] | None) -> bool:
+    """True when a run that ended left steps pending with no interrupt to answer: a breakpoint."""
+    return bool(next_steps) and not interrupts
+
+
+def missing_messages(channels: Mapping[str, Any] | Sequence[str], what: str) -> str | None:
+    """Why the graph ``what`` cannot be run, when its state (``channels``: its keys) has no
+    ``messages`` key; None when it has one."""
+    if MESSAGES_KEY in channels:
+        return None
+    keys = ", ".join(sorted(k for k in channels if not str(k).startswith("__"))) or "none"
+    return (
+        f"{what}'s state has no 'messages' key (its keys: {keys}): clarigate sends the person's "
+        "message as {'messages': [a human message]} and reads the replies from state['messages']; "
+        "give the graph's state a messages key (MessagesState, or messages: Annotated[list, add_messages])"
+    )

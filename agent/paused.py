@@ -1,0 +1,63 @@
+"""A graph in this process paused on a static breakpoint: asked as "Continue / Stop", and the
+answer applied (``clarigate.agent.breakpoints`` has the question and the rules)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from clarigate.agent.breakpoints import breakpoint_request, goes_on, paused_at, stopped_reply
+from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
+
+if TYPE_CHECKING:
+    from clarigate.agent.harness import TurnOutput
+
+
+def has_breakpoints(graph: Any) -> bool:
+    """True when the compiled graph stops before or after some of its steps."""
+    return bool(
+        getattr(graph, "interrupt_before_nodes", None) or getattr(graph, "interrupt_after_nodes", None)
+    )
+
+
+def _messages(snapshot: Any) -> list[Any]:
+    values = getattr(snapshot, "values", None)
+    return list(values.get("messages", [])) if isinstance(values, Mapping) else []
+
+
+async def asking_to_go_on(graph: Any, config: dict[str, Any], output: TurnOutput) -> TurnOutput:
+    """``output`` asking "Continue / Stop" when the run ended paused on a breakpoint."""
+    from clarigate.agent.harness import TurnOutput
+
+    if output.request is not None or not has_breakpoints(graph):
+        return output
+    snapshot = await graph.aget_state(config)
+    if not paused_at(snapshot.next, getattr(snapshot, "interrupts", ())):
+        return output
+    checkpoint_id = str(snapshot.config["configurable"]["checkpoint_id"])
+    request = breakpoint_request(checkpoint_id, list(snapshot.next), thread_locale(_messages(snapshot)))
+    fallback = render_text_fallback(request)
+    return TurnOutput(replies=output.replies, request=request, fallback_text=fallback, limit=output.limit)
+
+
+async def answer_breakpoint(
+    graph: Any,
+    config: dict[str, Any],
+    checkpoint_id: str,
+    response: HumanInputResponse,
+    go_on: Callable[[int], Awaitable[TurnOutput]],
+) -> TurnOutput | None:
+    """The answer to a breakpoint question: *Continue* runs ``go_on(messages before)`` (the graph
+    goes on from where it stopped), *Stop* leaves it there and says so. None when the graph is no
+    longer paused at that checkpoint (the answer is then a new message)."""
+    from clarigate.agent.harness import TurnOutput
+
+    snapshot = await graph.aget_state(config)
+    at = (getattr(snapshot, "config", None) or {}).get("configurable", {}).get("checkpoint_id")
+    if str(at) != checkpoint_id or not paused_at(snapshot.next, getattr(snapshot, "interrupts", ())):
+        return None
+    before = _messages(snapshot)
+    if not goes_on(response):
+        return TurnOutput(replies=[stopped_reply(list(snapshot.next), thread_locale(before))])
+    return await go_on(len(before))

@@ -1,0 +1,283 @@
+"""A server run followed to its end, its output read from the thread, and a run the server lost.
+
+A LangGraph server that crashes (``kill -9``, the OOM killer) and starts again may not know the
+run the gateway was following any more: ``langgraph dev`` writes its threads, runs and
+checkpoints to disk every 10 s, so a kill loses what came after the last write; a deployment's
+worker that dies leaves its run to be retried. So a run whose stream ends in ``404 Run not
+found``, or that is gone or still unfinished when its stream ends, is ``RunLost``, and the runner
+looks at the thread again (``left_of_turn``):
+
+- the run is there again (the server retries a run it had written): it is joined;
+- the turn's input is in the thread (its human message; an answer's interrupt no longer pending)
+  and the thread has steps left: the run goes on from the last checkpoint (a run without input);
+- the turn's input is in the thread and nothing is left to do: its output is read from the thread;
+- the input is not in the thread (lost with the run, or the thread itself): the run is started
+  again from the recorded input.
+
+Either way the message is answered once. While the server is down the runner raises
+``AgentUnavailable``, so the person is told once that the message is kept (``flow.outage``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+import httpx
+
+from clarigate.agent.breakpoints import breakpoint_request, goes_on, paused_at, stopped_reply
+from clarigate.agent.events import EventSink, tell
+from clarigate.agent.harness import TurnOutput, turn_output
+from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
+from clarigate.gateway.boundary.errors import AgentUnavailable, RunFailed
+from clarigate.gateway.runners.server_interrupts import asked_again, pending_request_of
+from clarigate.gateway.runners.server_wire import events_of, messages_of
+from clarigate.gateway.runtime import metrics
+
+log = logging.getLogger(__name__)
+
+#: Metadata keys the runner puts on server runs.
+INBOUND_KEY = "clarigate_inbound_id"
+START_KEY = "clarigate_start"  # messages the thread held before the run (where its turn begins)
+HUMAN_KEY = "clarigate_human_id"
+#: How many turns' runs a runner remembers (``BegunRuns``).
+RUNS_REMEMBERED = 1000
+#: Seconds of a silent stream after which the server is asked whether it is still there.
+SILENCE_SECONDS = 2.0
+#: How long the probe waits for ``/ok``.
+PROBE_SECONDS = 3.0
+#: Run states that are not over yet.
+UNFINISHED = ("pending", "running")
+
+
+class ServerProbe:
+    """Whether the server is there: one ``/ok`` with a short timeout (the SDK's client tries a
+    refused connection again for several seconds, which is what a server that is gone looks like)."""
+
+    def __init__(self, url: str, api_key: str | None = None) -> None:
+        headers = {"x-api-key": api_key} if api_key else {}
+        self._http = httpx.AsyncClient(base_url=url, headers=headers, timeout=PROBE_SECONDS)
+
+    async def alive(self) -> bool:
+        """False when the server refuses the connection, cannot be reached, or a proxy in front of
+        it says it is down (5xx); True otherwise (a slow answer is a busy server, not a gone one)."""
+        try:
+            answer = await self._http.get("/ok")
+        except (httpx.ConnectError, httpx.ConnectTimeout):
+            return False
+        except httpx.HTTPError:
+            return True
+        return answer.status_code < 500
+
+    async def aclose(self) -> None:
+        """Close its HTTP client."""
+        await self._http.aclose()
+
+
+class RunLost(Exception):
+    """The run the gateway followed is gone on the server, or its stream ended before the run."""
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status of an SDK error (None for anything else)."""
+    response = getattr(exc, "response", None)
+    return getattr(response, "status_code", None)
+
+
+def _not_found(data: Any) -> bool:
+    """True for a stream's ``error`` part saying the run is not there (``404 Run not found``)."""
+    text = str(data.get("message") or data.get("error") or "") if isinstance(data, Mapping) else str(data)
+    return "not found" in text.lower() or " 404" in f" {text}"
+
+
+async def follow(
+    client: Any,
+    sid: str,
+    run: Mapping[str, Any],
+    on_event: EventSink | None,
+    alive: Callable[[], Awaitable[bool]] | None = None,
+) -> None:
+    """Follow the run's stream to its end, handing its text, steps and progress lines to
+    ``on_event``; ``RunLost`` when the server says it has no such run.
+
+    A joined stream starts from the run's first event (``last_event_id="-1"``): a live
+    message continued after a hand-over is rebuilt whole. While the stream is silent the server
+    is asked whether it is there (``alive``, every ``SILENCE_SECONDS``): the SDK reconnects a
+    dropped stream on its own for a while, and a server that is gone is ``AgentUnavailable`` at
+    once, so the person is told their message is kept (``flow.outage``) instead of waiting.
+    """
+    started = time.perf_counter()
+    heard = [time.monotonic()]
+    reader = asyncio.ensure_future(_read(client, sid, run, on_event, heard))
+    try:
+        while True:
+            done, _ = await asyncio.wait({reader}, timeout=SILENCE_SECONDS)
+            if done:
+                reader.result()
+                break
+            silent = time.monotonic() - heard[0] >= SILENCE_SECONDS
+            if silent and alive is not None and not await alive():
+                raise AgentUnavailable(f"the LangGraph server went away during run {run['run_id']}")
+    finally:
+        if not reader.done():
+            reader.cancel()
+            with contextlib.suppress(BaseException):
+                await reader
+    metrics.AGENT_SERVER_RUN_SECONDS.observe(time.perf_counter() - started)
+
+
+async def _read(
+    client: Any, sid: str, run: Mapping[str, Any], on_event: EventSink | None, heard: list[float]
+) -> None:
+    try:
+        async for part in client.runs.join_stream(sid, run["run_id"], last_event_id="-1"):
+            heard[0] = time.monotonic()
+            if part.event == "error":
+                if _not_found(part.data):
+                    raise RunLost(f"run {run['run_id']}: {part.data}")
+                log.warning("run %s streamed an error: %s", run["run_id"], part.data)
+            elif on_event is not None:
+                for event in events_of(part.event, part.data):
+                    await tell(on_event, event)
+    except Exception as exc:
+        if status_of(exc) == 404:
+            raise RunLost(f"run {run['run_id']}: {exc}") from exc
+        raise
+
+
+async def finished_run(client: Any, sid: str, run: Mapping[str, Any]) -> Mapping[str, Any] | TurnOutput:
+    """The run as it ended; ``RunLost`` when the server has it no more or it has not ended yet,
+    ``RunFailed`` when it ended in error, or the question asked again when the error is the graph
+    rejecting a typed answer."""
+    try:
+        finished = await client.runs.get(sid, run["run_id"])
+    except Exception as exc:
+        if status_of(exc) == 404:
+            raise RunLost(f"run {run['run_id']} is gone") from exc
+        raise
+    status = finished.get("status")
+    if status in UNFINISHED:
+        raise RunLost(f"the stream of run {run['run_id']} ended while it was {status}")
+    if status not in ("success", "interrupted"):
+        if (again := await asked_again(client, sid, finished)) is not None:
+            return again  # the graph rejected the answer (``response_schema``): asked again
+        metrics.AGENT_SERVER_ERRORS.labels(kind="run_" + str(status)).inc()
+        raise RunFailed(
+            f"run {run['run_id']} on the LangGraph server ended as {status!r}", run_id=run["run_id"]
+        )
+    return finished
+
+
+def state_output(state: Mapping[str, Any], meta: Mapping[str, Any]) -> TurnOutput:
+    """The turn's output in the thread's ``state``: its replies after the run's human message
+    (``HUMAN_KEY``) or start (``START_KEY``), and its question or pending interrupt."""
+    messages = messages_of(dict(state).get("values"))
+    if meta.get(HUMAN_KEY):
+        output = turn_output(messages, str(meta[HUMAN_KEY]))
+    else:
+        output = turn_output(messages, None, start=int(meta.get(START_KEY) or 0))
+    interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
+    request = None
+    if interrupts and output.request is None:
+        request = pending_request_of(interrupts[0], messages)
+    elif output.request is None and paused_at(state.get("next"), interrupts):  # a static breakpoint
+        at = str((state.get("checkpoint") or {}).get("checkpoint_id"))
+        request = breakpoint_request(at, list(state.get("next") or ()), thread_locale(messages))
+    if request is not None:
+        output = replace(output, request=request, fallback_text=render_text_fallback(request))
+    return output
+
+
+def input_applied(state: Mapping[str, Any], meta: Mapping[str, Any], interrupt_id: str | None) -> bool:
+    """True when the thread shows a lost run's input was taken: its human message is there, or
+    the interrupt its answer resumed is no longer pending."""
+    if meta.get(HUMAN_KEY):
+        return any(m.id == meta[HUMAN_KEY] for m in messages_of(state.get("values")))
+    if interrupt_id is None:
+        return False
+    pending = {i.get("id") for i in state.get("interrupts") or [] if isinstance(i, Mapping)}
+    return interrupt_id not in pending
+
+
+def steps_left(state: Mapping[str, Any]) -> bool:
+    """True when the thread was cut off with steps to run (not waiting on an interrupt)."""
+    return bool(state.get("next")) and not state.get("interrupts")
+
+
+class BegunRuns:
+    """The metadata of the run each recent turn started in this process (by inbound id): where a
+    lost run's turn begins in its thread, when no human message marks it (an interrupt resumed)."""
+
+    def __init__(self, size: int = RUNS_REMEMBERED) -> None:
+        self.size = size
+        self._runs: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    def remember(self, inbound_id: str | None, run: Any) -> None:
+        """Keep the metadata of ``run``, which the turn ``inbound_id`` started (anything that is
+        not a run, such as an output given without one, is not kept)."""
+        if inbound_id and isinstance(run, Mapping):
+            self._runs[inbound_id] = dict(run.get("metadata") or {})
+            while len(self._runs) > self.size:
+                self._runs.popitem(last=False)
+
+    def run_of(self, inbound_id: str | None, human_id: str | None) -> dict[str, Any] | None:
+        """The metadata of the run the turn started: remembered, else (a new message, whose human
+        message id ``human_id`` is known) what it carried; None when neither is known."""
+        if not inbound_id:
+            return None
+        found = self._runs.get(inbound_id)
+        if found is None and human_id is not None:
+            found = {INBOUND_KEY: inbound_id, HUMAN_KEY: human_id}
+        return found
+
+
+async def past_breakpoint(
+    client: Any,
+    assistant_id: str,
+    sid: str,
+    state: Mapping[str, Any],
+    checkpoint_id: str,
+    response: HumanInputResponse,
+    options: dict[str, Any],
+) -> Any:
+    """The answer to a breakpoint question (``clarigate.agent.breakpoints``): *Continue* starts
+    the run that goes on from where the graph stopped, *Stop* is the output saying it stayed
+    there; None when the thread is no longer paused at that checkpoint (a new message then)."""
+    at = (state.get("checkpoint") or {}).get("checkpoint_id")
+    if str(at) != checkpoint_id or not paused_at(state.get("next"), state.get("interrupts")):
+        return None
+    messages = messages_of(state.get("values"))
+    if not goes_on(response):
+        return TurnOutput(replies=[stopped_reply(list(state.get("next") or ()), thread_locale(messages))])
+    options["metadata"] = {**options.get("metadata", {}), START_KEY: len(messages)}
+    return await client.runs.create(sid, assistant_id, input=None, **options)
+
+
+async def left_of_turn(
+    client: Any,
+    assistant_id: str,
+    sid: str,
+    state: Mapping[str, Any],
+    meta: Mapping[str, Any] | None,
+    interrupt_id: str | None,
+    options: Callable[[dict[str, Any]], dict[str, Any]],
+) -> Any:
+    """What is left of a turn whose run the server lost (``meta``: that run's metadata; the
+    interrupt its answer resumed): a run going on from the thread's last checkpoint (made with
+    ``options``), or the output the thread holds; None when the turn's input is not in the
+    thread (it runs again from the recorded input)."""
+    if meta is None or not input_applied(state, meta, interrupt_id):
+        return None
+    inbound_id = meta.get(INBOUND_KEY)
+    if not steps_left(state):
+        log.warning("the run of %s is gone on the server; its output is in the thread", inbound_id)
+        return state_output(state, meta)
+    log.warning("the run of %s is gone on the server: going on from its last checkpoint", inbound_id)
+    return await client.runs.create(sid, assistant_id, input=None, **options(dict(meta)))

@@ -1,0 +1,70 @@
+"""Operators' graphs that stream progress of their own, pause on static breakpoints, or keep no
+``messages`` in their state (imported by path in the tests, and served by the test LangGraph
+server: ``tests/gateway/langgraph_server``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, TypedDict
+
+from langchain_core.messages import AIMessage
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+#: Seconds between two progress lines: long enough for every platform's live message to show each.
+PROGRESS_PAUSE = float(os.environ.get("PROGRESS_PAUSE", "1.4"))
+#: What each step of the breakpoint graphs really did, in this process.
+STEPS: list[str] = []
+
+
+async def _research(state: MessagesState) -> dict[str, Any]:
+    write = get_stream_writer()
+    write("Fetching sources")  # a plain string
+    await asyncio.sleep(PROGRESS_PAUSE)
+    write({"progress": "Reading page 2 of 3 <!here> @everyone"})  # the documented mapping
+    await asyncio.sleep(PROGRESS_PAUSE)
+    write({"rows": 3})  # other custom data (for another client): not a progress line
+    return {"messages": [AIMessage(content="Found 3 sources.")]}
+
+
+#: Writes two progress lines with ``get_stream_writer()`` while it works, then answers.
+progress = StateGraph(MessagesState).add_node("research", _research).add_edge(START, "research").compile()
+
+
+def _plan(state: MessagesState) -> dict[str, Any]:
+    STEPS.append("plan")
+    return {"messages": [AIMessage(content="Plan: drop the staging tables.")]}
+
+
+def _apply(state: MessagesState) -> dict[str, Any]:
+    STEPS.append("apply")
+    return {"messages": [AIMessage(content="Dropped the staging tables.")]}
+
+
+def _two_steps() -> StateGraph:
+    builder = StateGraph(MessagesState)
+    builder.add_node("plan", _plan).add_node("apply", _apply)
+    builder.add_edge(START, "plan").add_edge("plan", "apply").add_edge("apply", END)
+    return builder
+
+
+#: Plans, then applies: no breakpoint of its own.
+two_steps = _two_steps().compile()
+#: Stops before ``apply`` (a static breakpoint set at compile time).
+pause_before = _two_steps().compile(interrupt_before=["apply"])
+#: Stops after ``plan``.
+pause_after = _two_steps().compile(interrupt_after=["plan"])
+
+
+class Counter(TypedDict):
+    count: int
+
+
+#: A graph whose state has no ``messages`` key: the gateway cannot run it.
+no_messages = (
+    StateGraph(Counter)
+    .add_node("bump", lambda state: {"count": state.get("count", 0) + 1})
+    .add_edge(START, "bump")
+    .compile()
+)
