@@ -73,8 +73,7 @@ RUNS_SEARCHED = 20
 #: How many runs of one turn the server may lose (a crash, a restart) before the job is handed
 #: back for a later delivery.
 LOST_RUNS = 4
-#: How long the start waits for the server's answer: a server that is down (the SDK retries its
-#: connection for ~8 s) does not hold the start, and messages are kept until it answers.
+#: How long the start waits for the server (the SDK retries a connection ~8 s): messages are kept.
 START_CHECK_SECONDS = 2.0
 _NAMESPACE = uuid.UUID("6f0d3c1e-6c1b-4d59-9b7c-3a1f0f9a2c41")
 
