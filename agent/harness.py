@@ -57,6 +57,7 @@ class TurnOutput:
     fallback_text: str | None = None  # the request's text fallback (ToolMessage content)
     usage: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> {"input", "output"} tokens
     limit: str | None = None  # "model_calls" | "tool_calls" when a limit ended the run
+    run_id: str | None = None  # the run's id in tracing (LangSmith's root run), when known
 
 
 def turn_output(
@@ -201,6 +202,7 @@ class ClarifyingAgent(AgentThreads):
 
         usage = RunUsageHandler()
         config = self._config(thread_id, metadata, [usage])
+        config["run_id"] = run_id = uuid.uuid4()  # the root run's id: feedback on the answer names it
         output = await self._answer_or_message(config, text, response, images, turn_id, on_event)
         spent = usage_by_model(usage.usage_metadata)
         if spent:
@@ -214,6 +216,7 @@ class ClarifyingAgent(AgentThreads):
             fallback_text=output.fallback_text,
             usage=spent,
             limit=output.limit,
+            run_id=str(run_id),
         )
 
     async def _answer_or_message(
@@ -268,7 +271,8 @@ class ClarifyingAgent(AgentThreads):
         earlier = await self._earlier_attempt(config, human_id, on_event) if turn_id else None
         if earlier is not None:
             return earlier
-        await supersede_pending(self._graph, config, lambda command: self._invoke(command, config, None))
+        side = {key: value for key, value in config.items() if key != "run_id"}  # not the turn's run
+        await supersede_pending(self._graph, side, lambda command: self._invoke(command, side, None))
         extra = response_kwargs(response) if response is not None else {}
         human = HumanMessage(content=self._content(text, images), id=human_id, additional_kwargs=extra)
         # a checkpoint after every step (``_invoke``); ``prune`` then keeps only the latest one
@@ -299,7 +303,8 @@ class ClarifyingAgent(AgentThreads):
         unless idempotent: ``clarigate.agent.takeover``); its final state and messages."""
         from clarigate.agent.takeover import settle_cut_off_calls
 
-        await settle_cut_off_calls(self._graph, config, snapshot, self.settings.idempotent_tools)
+        side = {key: value for key, value in config.items() if key != "run_id"}  # not the turn's run
+        await settle_cut_off_calls(self._graph, side, snapshot, self.settings.idempotent_tools)
         result = await self._invoke(None, config, on_event)
         await self._prune(config)
         return result, result.get("messages", []) if isinstance(result, Mapping) else []

@@ -20,6 +20,11 @@ DECLINE = "x"  # dismiss the question (✖ Cancel): the agent is told the person
 CONFIRM_PREFIX = "Y"  # Y3: "⚠️ Yes: …" on the confirm keyboard of the third option (Y0: Confirm)
 RESTORE = "R"  # "◀ Go back" on the confirm keyboard: the question's own keyboard again
 
+# Feedback under a final answer: the token is the answer's (``FeedbackAsk.token``), not a question's.
+VOTE_UP = "+1"
+VOTE_DOWN = "-1"
+VOTES = {VOTE_UP: "up", VOTE_DOWN: "down"}
+
 # Actions inside a form (one field per step).
 STEP_SELECT = "s"  # s2: pick the second option of a select field
 STEP_TOGGLE = "t"  # t2: toggle the second option of a multi_select field

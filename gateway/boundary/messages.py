@@ -156,6 +156,42 @@ class InboundAnswer(BaseModel):
     conversation: Conversation | None = None  # where the interaction happened, when known
 
 
+class InboundFeedback(BaseModel):
+    """A click on 👍 or 👎 under an answer (``FeedbackAsk``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sender: Sender
+    token: str  # ``FeedbackAsk.token`` from the control's payload
+    vote: Vote
+    event_id: str  # the interaction's id (logged; a repeated click changes nothing anyway)
+    conversation: Conversation | None = None  # where the click happened, when known
+
+
+class FeedbackStatus(StrEnum):
+    """What the core did with a feedback click."""
+
+    RECORDED = "recorded"  # this person's first vote on the answer
+    CHANGED = "changed"  # the person's vote on the answer is now the other one
+    UNCHANGED = "unchanged"  # the same vote again (a second click, a redelivery): nothing counted
+    EXPIRED = "expired"  # unknown or too old an answer: nothing recorded
+
+
+class FeedbackOutcome(BaseModel):
+    """The core's verdict on a feedback click, with a line ready for the person who clicked."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: FeedbackStatus
+    vote: Vote | None = None  # the person's vote now (None when expired)
+    message: str = ""  # localized: a toast, an ephemeral line, a tap's answer
+
+    @property
+    def recorded(self) -> bool:
+        """True when the person's vote stands as ``vote`` (new, changed or the same again)."""
+        return self.status is not FeedbackStatus.EXPIRED
+
+
 class AcceptOutcome(StrEnum):
     """What the core did with an inbound message."""
 
@@ -220,6 +256,22 @@ class AnswerOutcome(BaseModel):
 # sent outside a job (refusals, progress).
 
 
+#: A person's verdict on an answer: 👍 or 👎.
+Vote = Literal["up", "down"]
+
+
+class FeedbackAsk(BaseModel):
+    """👍/👎 under a final answer (``TextReply.feedback``): the adapter shows the two controls its
+    platform has for it, each carrying ``token`` and its vote, and hands a click to the core as an
+    ``InboundFeedback`` (``GatewayPort.submit_feedback``). ``locale`` is for any words the platform
+    wants beside the icons."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token: str
+    locale: Locale = "en"
+
+
 class TextReply(BaseModel):
     """An agent reply in Markdown (untrusted model text: escape per platform).
 
@@ -239,6 +291,8 @@ class TextReply(BaseModel):
     private_to: Sender | None = None
     delivery_id: str | None = None  # see "Delivery ids" above
     live: MessageRef | None = None
+    # the run's final answer: 👍/👎 under it (under its last part, where it is split)
+    feedback: FeedbackAsk | None = None
 
 
 class LiveView(BaseModel):

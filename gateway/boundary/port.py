@@ -27,7 +27,9 @@ from .messages import (
     AnswerOutcome,
     Attachment,
     Conversation,
+    FeedbackOutcome,
     InboundAnswer,
+    InboundFeedback,
     InboundMessage,
     LiveView,
     MessageRef,
@@ -91,6 +93,10 @@ class GatewayPort(Protocol):
 
     async def knows_conversation(self, conversation: Conversation) -> bool:
         """True when this chat thread already has an agent thread (the bot takes part)."""
+
+    async def submit_feedback(self, feedback: InboundFeedback) -> FeedbackOutcome:
+        """Record a 👍/👎 click under an answer: one vote per person and answer, a second click
+        with the other vote changes it, the same vote again changes nothing."""
 
 
 class PlatformAdapter(ABC):

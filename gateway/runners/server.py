@@ -26,6 +26,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -390,4 +391,4 @@ class LangGraphServerRunner(AgentRunner):
             output = TurnOutput(
                 replies=output.replies, request=request, fallback_text=render_text_fallback(request)
             )
-        return output
+        return replace(output, run_id=str(run["run_id"]))  # the server traces runs under their ids

@@ -6,6 +6,7 @@ A key names one line people read; lines only Telegram shows are in ``telegram_wo
 from __future__ import annotations
 
 from ..models import Locale
+from .feedback_words import FEEDBACK_WORDS
 from .telegram_words import TELEGRAM_WORDS
 
 WORDS: dict[str, dict[Locale, str]] = {
@@ -344,3 +345,4 @@ WORDS: dict[str, dict[Locale, str]] = {
     },
 }
 WORDS.update(TELEGRAM_WORDS)
+WORDS.update(FEEDBACK_WORDS)
