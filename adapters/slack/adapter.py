@@ -41,6 +41,7 @@ from clarigate.gateway.boundary.retry import RetryPolicy
 
 from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids, name_mentions
+from .feedback import FEEDBACK_ACTION, FeedbackClicks
 from .files import download, resolve
 from .interactions import ClarificationInteractions
 from .live import EDIT, STREAM, LiveMessages
@@ -113,6 +114,7 @@ class SlackAdapter(PlatformAdapter):
         self.app.event("app_mention")(self._on_message)
         self.app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(interactions.on_action)
         self.app.view(re.compile("^" + re.escape(ACTION_PREFIX)))(interactions.on_submission)
+        self.app.action(FEEDBACK_ACTION)(FeedbackClicks(gateway, self.sender).on_click)  # 👍/👎
         # Any command name: operators may rename /clarigate in the manifest.
         self.app.command(re.compile(".*"))(self._on_command)
         self.app.error(self._on_error)
