@@ -65,14 +65,10 @@ class TelegramOutbound:
         ):
             return await self._note_privately(conversation, item)
         if isinstance(item, TextReply) and item.live is not None:
-            finished = await self.live.finish(conversation, item.text, item.live, item.delivery_id)
+            votes = feedback_keyboard(item.feedback.token) if item.feedback is not None else None
+            finished = await self.live.finish(conversation, item.text, item.live, item.delivery_id, votes)
             for part in finished:
                 await remember_chain(self.gateway.state, conversation, part.message_id)
-            if finished and item.feedback is not None:  # 👍/👎 under the answer's last part
-                last = finished[-1]
-                await self.sender.set_keyboard(
-                    last.chat_id, last.message_id, feedback_keyboard(item.feedback.token)
-                )
             return finished[-1] if finished else None
         if isinstance(item, TextReply):
             return await self._post_reply(conversation, item)

@@ -281,14 +281,21 @@ class TelegramSender:
             return False
         return True
 
-    async def edit_markdown(self, chat_id: str, message_id: str, piece: str) -> Message | None:
-        """Make a message one piece of a reply (``split_markdown``), without keyboard; edited in plain
-        text if Telegram cannot parse the HTML. None when it showed exactly this (safe to repeat)."""
+    async def edit_markdown(
+        self, chat_id: str, message_id: str, piece: str, keyboard: InlineKeyboardMarkup | None = None
+    ) -> Message | None:
+        """Make a message one piece of a reply (``split_markdown``), with ``keyboard`` or none; edited
+        in plain text if Telegram cannot parse the HTML. None when it showed exactly this (safe to
+        repeat)."""
 
         async def edit(text: str, parse_mode: str | None) -> Any:
             async def call(chat: int) -> Any:
                 return await self.bot.edit_message_text(
-                    chat_id=chat, message_id=int(message_id), text=text, parse_mode=parse_mode
+                    chat_id=chat,
+                    message_id=int(message_id),
+                    text=text,
+                    parse_mode=parse_mode,
+                    reply_markup=keyboard,
                 )
 
             return await self._to_chat(chat_id, call, "editMessageText")
