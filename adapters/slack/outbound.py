@@ -85,13 +85,7 @@ class SlackOutbound:
             await self._ephemeral(channel, item.private_to.user_id, text, thread)
             return None  # an ephemeral message cannot be updated or deleted
         if isinstance(item, TextReply) and item.live is not None:
-            finished = await self.live.finish(conversation, item, self.state())
-            if item.feedback is not None:  # 👍/👎 under the answer's last part
-                last = render_reply(item.text)[-1]
-                await self.sender.update(
-                    channel, finished.message_id, last, feedback_blocks(last, item.feedback)
-                )
-            return finished
+            return await self.live.finish(conversation, item, self.state())
         if isinstance(item, LiveEnd):
             await self.live.end(conversation, item.ref)
             return None
