@@ -14,7 +14,7 @@ import base64
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from clarigate.agent.events import EventSink, tell
@@ -210,14 +210,7 @@ class ClarifyingAgent(AgentThreads):
                 "run tokens: %s",
                 ", ".join(f"{m} in={u['input']} out={u['output']}" for m, u in spent.items()),
             )
-        return TurnOutput(
-            replies=output.replies,
-            request=output.request,
-            fallback_text=output.fallback_text,
-            usage=spent,
-            limit=output.limit,
-            run_id=str(run_id),
-        )
+        return replace(output, usage=spent, run_id=str(run_id))
 
     async def _answer_or_message(
         self,

@@ -235,20 +235,28 @@ class LiveMessages:
         if not pieces:
             await self.end(conversation, ref)
             return []
-        try:  # a message that shows the reply already is not edited (Telegram: "not modified")
-            same = shown == markdown_to_html(pieces[0])
-            under = keyboard if len(pieces) == 1 else None
+        under = keyboard if len(pieces) == 1 else None
+        first = await self._edit_first(ref, message_id, pieces[0], shown, under)
+        return [first] + refs(await post_each_once(self.state, delivery_id, numbered[1:], post, ":live"))
+
+    async def _edit_first(
+        self, ref: MessageRef, message_id: str, piece: str, shown: str | None, keyboard: Any
+    ) -> MessageRef:
+        """The live message made the reply's first piece (``keyboard`` under it, or none); a
+        message that shows it already is not edited (Telegram: "not modified"). One that can no
+        longer be edited is deleted best-effort and the ``BadRequest`` raised."""
+        try:
+            same = shown == markdown_to_html(piece)
             edited = (
-                None if same else await self.sender.edit_markdown(ref.chat_id, message_id, pieces[0], under)
+                None if same else await self.sender.edit_markdown(ref.chat_id, message_id, piece, keyboard)
             )
-            if same and under is not None:
-                await self.sender.set_keyboard(ref.chat_id, message_id, under)
+            if same and keyboard is not None:
+                await self.sender.set_keyboard(ref.chat_id, message_id, keyboard)
         except BadRequest:
             with contextlib.suppress(TelegramError):
                 await self.sender.delete(ref.chat_id, message_id)
             raise
-        first = message_ref(edited) if edited is not None else ref.model_copy(update={"extra": {}})
-        return [first] + refs(await post_each_once(self.state, delivery_id, numbered[1:], post, ":live"))
+        return message_ref(edited) if edited is not None else ref.model_copy(update={"extra": {}})
 
     async def end(self, conversation: Conversation, ref: MessageRef) -> None:
         """Close a live message no reply finishes: the message is deleted, a draft left to the
