@@ -98,3 +98,24 @@ async def test_a_vote_on_an_unknown_answer_is_told_it_expired(make_bot):
     bot = await make_bot(ScriptedRunner(), streaming="off")
     reply = await bot.click(card_action({"t": "gone", "a": "v+", "l": "en"}))
     assert reply["toast"] == {"type": "warning", "content": "This answer can no longer be rated."}
+
+
+async def test_a_question_after_streamed_text_comes_once_the_stream_is_off_and_has_no_votes(make_bot):
+    bot = await make_bot(ScriptedRunner(lambda turn: asking(QUESTION, replies=["Let me check one thing."])))
+    await bot.deliver(message_event("deploy the app"))
+    await bot.gateway.drain(timeout=20)
+    api = bot.api
+
+    settings = api.cardkit_calls("settings")[-1]
+    assert json.loads(settings.body["settings"]) == {"config": {"streaming_mode": False}}
+    question_post = next(
+        c for c in api.posted() if "Which framework?" in json.dumps(c.body, ensure_ascii=False)
+    )
+    assert settings.at < question_post.at  # the stream was off before the question came
+    assert [e.streaming for e in api.entities.values()] == ["off"]
+    assert not api.cardkit_calls("elements")  # an answer followed by a question is no final answer
+    text, question = api.shown()
+    assert text_of(text) == "Let me check one thing." and not feedback_buttons(text)
+    assert "Which framework?" in text_of(question) and not feedback_buttons(question)
+    reply = await bot.click(card_action(payload(button(question, "Vue")), message_id=list(api.cards)[-1]))
+    assert reply["toast"]["type"] == "success" and "card" in reply  # the question's card updates at once
