@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clarigate.gateway.boundary.messages import FeedbackAsk, InboundFeedback, MessageRef, Sender
+from clarigate.gateway.boundary.messages import FeedbackAsk, InboundFeedback, MessageRef, Sender, Vote
 from clarigate.gateway.boundary.port import GatewayPort
 
 from .render import Card, button, button_row
@@ -25,7 +25,7 @@ from .send import FeishuSender
 #: The component the buttons are appended as (its element_id in a card entity).
 FEEDBACK_ELEMENT = "feedback"
 #: The vote each button's action stands for.
-VOTES = {"v+": "up", "v-": "down"}
+VOTES: dict[str, Vote] = {"v+": "up", "v-": "down"}
 
 
 def feedback_row(ask: FeedbackAsk) -> dict[str, Any]:
@@ -51,7 +51,7 @@ async def append_votes(sender: FeishuSender, ref: MessageRef, ask: FeedbackAsk, 
     await sender.append_elements(card_id, created, [feedback_row(ask)], once)
 
 
-def vote_of(value: Any) -> str | None:
+def vote_of(value: Any) -> Vote | None:
     """The vote a callback value carries, or None when it is no feedback button's."""
     return VOTES.get(str(value.get("a", ""))) if isinstance(value, dict) else None
 
@@ -61,7 +61,9 @@ async def record_vote(
 ) -> dict[str, Any]:
     """Hand the click to the core; the toast that answers it."""
     vote = vote_of(value)
-    feedback = InboundFeedback(sender=sender, token=str(value.get("t", "")), vote=vote, event_id=event_id)  # type: ignore[arg-type]
+    if vote is None:  # not a feedback button's value: the caller asked ``vote_of`` first
+        return {}
+    feedback = InboundFeedback(sender=sender, token=str(value.get("t", "")), vote=vote, event_id=event_id)
     outcome = await gateway.submit_feedback(feedback)
     kind = "success" if outcome.recorded else "warning"
     return {"toast": {"type": kind, "content": outcome.message}}

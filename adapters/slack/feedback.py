@@ -21,7 +21,7 @@ from slack_sdk.models.blocks.basic_components import FeedbackButtonObject, Plain
 from slack_sdk.models.blocks.block_elements import FeedbackButtonsElement
 
 from clarigate.agent.protocol import ui_text
-from clarigate.gateway.boundary.messages import FeedbackAsk, FeedbackStatus, InboundFeedback
+from clarigate.gateway.boundary.messages import FeedbackAsk, FeedbackStatus, InboundFeedback, Vote
 from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort
 
 from .markup import split_mrkdwn
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 #: The action id of the feedback control (outside ``ACTION_PREFIX``: no question behind it).
 FEEDBACK_ACTION = "clarigate_feedback"
 #: The vote each button's value carries.
-VOTES = {"up": "up", "down": "down"}
+VOTES: dict[str, Vote] = {"up": "up", "down": "down"}
 
 
 def feedback_blocks(mrkdwn: str, ask: FeedbackAsk) -> list[dict[str, Any]]:
@@ -74,7 +74,7 @@ class FeedbackClicks:
         person = interaction_sender(body)
         feedback = InboundFeedback(
             sender=person, token=token, vote=VOTES[vote], event_id=interaction_id(body)
-        )  # type: ignore[arg-type]
+        )
         outcome = await self.gateway.submit_feedback(feedback)
         if outcome.status is not FeedbackStatus.EXPIRED:
             return

@@ -7,6 +7,7 @@ action names an option by its position.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 MAX_CALLBACK_BYTES = 64
 
@@ -23,7 +24,7 @@ RESTORE = "R"  # "◀ Go back" on the confirm keyboard: the question's own keybo
 # Feedback under a final answer: the token is the answer's (``FeedbackAsk.token``), not a question's.
 VOTE_UP = "+1"
 VOTE_DOWN = "-1"
-VOTES = {VOTE_UP: "up", VOTE_DOWN: "down"}
+VOTES: dict[str, Literal["up", "down"]] = {VOTE_UP: "up", VOTE_DOWN: "down"}
 
 # Actions inside a form (one field per step).
 STEP_SELECT = "s"  # s2: pick the second option of a select field

@@ -182,7 +182,7 @@ class Interactions:
     async def _vote(self, action: cb.ButtonAction, who: Sender, event_id: str) -> TapReply:
         """👍/👎 under an answer: the core records the person's one vote; the tap says so."""
         vote = cb.VOTES[action.action]
-        feedback = InboundFeedback(sender=who, token=action.token, vote=vote, event_id=event_id)  # type: ignore[arg-type]
+        feedback = InboundFeedback(sender=who, token=action.token, vote=vote, event_id=event_id)
         outcome = await self.gateway.submit_feedback(feedback)
         return TapReply(outcome.message)
 

@@ -102,4 +102,3 @@ async def test_a_turn_names_its_traced_run_for_feedback_on_the_answer(make_agent
     assert out.replies == ["first"] and turn.parent_run_id is None and turn.name == "clarigate turn"
     again = await agent.run_turn("t", "and again")
     assert again.run_id and again.run_id != out.run_id  # each turn its own run
-
