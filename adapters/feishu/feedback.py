@@ -63,7 +63,8 @@ async def record_vote(
     vote = vote_of(value)
     if vote is None:  # not a feedback button's value: the caller asked ``vote_of`` first
         return {}
-    feedback = InboundFeedback(sender=sender, token=str(value.get("t", "")), vote=vote, event_id=event_id)
+    token, language = str(value.get("t", "")), str(value.get("l") or "") or None
+    feedback = InboundFeedback(sender=sender, token=token, vote=vote, event_id=event_id, language=language)
     outcome = await gateway.submit_feedback(feedback)
     kind = "success" if outcome.recorded else "warning"
     return {"toast": {"type": kind, "content": outcome.message}}

@@ -90,7 +90,7 @@ class Interactions:
             return TapReply()
         who = sender_of(query.from_user)
         if action.action in cb.VOTES:  # 👍/👎 under an answer: no question behind that token
-            return await self._vote(action, who, query.id)
+            return await self._vote(action, who, query)
         view = await self.gateway.pending_by_token(action.token)
         if view is None:
             code = query.from_user.language_code or ""
@@ -179,12 +179,15 @@ class Interactions:
         edit = answered_edit(self.sender, request, chat_id, message_id, outcome.answered_line)
         return TapReply(ui_text("answer_received", request.locale), then=[edit])
 
-    async def _vote(self, action: cb.ButtonAction, who: Sender, event_id: str) -> TapReply:
-        """👍/👎 under an answer: the core records the person's one vote; the tap says so."""
-        vote = cb.VOTES[action.action]
-        feedback = InboundFeedback(sender=who, token=action.token, vote=vote, event_id=event_id)
+    async def _vote(self, action: cb.ButtonAction, who: Sender, query: CallbackQuery) -> TapReply:
+        """👍/👎 under an answer: the core records the person's one vote; the tap says so (an
+        alert when it was not recorded: too old, or not on the allow-lists)."""
+        vote, language = cb.VOTES[action.action], query.from_user.language_code
+        feedback = InboundFeedback(
+            sender=who, token=action.token, vote=vote, event_id=query.id, language=language
+        )
         outcome = await self.gateway.submit_feedback(feedback)
-        return TapReply(outcome.message)
+        return TapReply(outcome.message, not outcome.recorded)
 
     async def _ask_other(self, view: PendingView, who: Sender, message_id: str, query_id: str) -> TapReply:
         """ "Other…": prompt with ForceReply; the person's reply is matched by the core. In a

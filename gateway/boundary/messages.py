@@ -166,6 +166,9 @@ class InboundFeedback(BaseModel):
     vote: Vote
     event_id: str  # the interaction's id (logged; a repeated click changes nothing anyway)
     conversation: Conversation | None = None  # where the click happened, when known
+    # the person's interface language when the platform says (Telegram's ``language_code``, the
+    # locale a Feishu card carries): the words for an answer the core no longer knows
+    language: str | None = None
 
 
 class FeedbackStatus(StrEnum):
@@ -175,6 +178,7 @@ class FeedbackStatus(StrEnum):
     CHANGED = "changed"  # the person's vote on the answer is now the other one
     UNCHANGED = "unchanged"  # the same vote again (a second click, a redelivery): nothing counted
     EXPIRED = "expired"  # unknown or too old an answer: nothing recorded
+    REFUSED = "refused"  # the person is not on the platform's allow-lists: nothing recorded
 
 
 class FeedbackOutcome(BaseModel):
@@ -183,13 +187,13 @@ class FeedbackOutcome(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     status: FeedbackStatus
-    vote: Vote | None = None  # the person's vote now (None when expired)
+    vote: Vote | None = None  # the person's vote now (None when nothing was recorded)
     message: str = ""  # localized: a toast, an ephemeral line, a tap's answer
 
     @property
     def recorded(self) -> bool:
         """True when the person's vote stands as ``vote`` (new, changed or the same again)."""
-        return self.status is not FeedbackStatus.EXPIRED
+        return self.status in (FeedbackStatus.RECORDED, FeedbackStatus.CHANGED, FeedbackStatus.UNCHANGED)
 
 
 class AcceptOutcome(StrEnum):

@@ -243,7 +243,7 @@ class AgentRun:
                 inbound_id=turn.job.inbound_id,
                 thread_id=thread_id,
                 run_id=output.run_id,
-                platform=conv.platform,
+                conversation=conv,
                 locale=locale_for(text, turn.hint),
             )
             await ask_feedback(self.config, self.store, turn.items, first, target)

@@ -25,13 +25,16 @@ from pydantic import BaseModel, ValidationError
 from clarigate.agent.protocol import ui_text
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
+    Conversation,
     FeedbackAsk,
     FeedbackOutcome,
     FeedbackStatus,
     InboundFeedback,
+    Sender,
     TextReply,
 )
 from clarigate.gateway.flow.feedback_trace import trace_vote
+from clarigate.gateway.flow.notices import language_hint, notice
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import log_context
@@ -46,8 +49,13 @@ class FeedbackTarget(BaseModel):
     inbound_id: str  # the job that answered
     thread_id: str  # its agent thread
     run_id: str | None = None  # the agent's run (LangSmith's root run), when the runner names it
-    platform: str
+    conversation: Conversation  # where the answer was given (the allow-lists apply to votes too)
     locale: Locale = "en"
+
+    @property
+    def platform(self) -> str:
+        """The answer's platform."""
+        return self.conversation.platform
 
 
 def target_key(token: str) -> str:
@@ -82,17 +90,22 @@ class FeedbackVotes:
         config: GatewayConfig,
         store: Store,
         background: Callable[[Coroutine[Any, Any, None]], None],
+        allowed: Callable[[Conversation, Sender], bool],
     ) -> None:
         self.config = config
         self.store = store
         self.background = background  # runs the LangSmith call off the click's path
+        self.allowed = allowed  # the platform's allow-lists (``Gateway._allowed``)
 
     async def submit(self, feedback: InboundFeedback) -> FeedbackOutcome:
         """Record ``feedback``: one vote per person and answer (see the module's docstring)."""
         target = await self._target(feedback.token)
         if target is None:
-            locale: Locale = "en"
+            locale = language_hint(feedback.language) or "en"
             return FeedbackOutcome(status=FeedbackStatus.EXPIRED, message=ui_text("feedback_expired", locale))
+        if not self.allowed(target.conversation, feedback.sender):
+            refused = notice("refused", target.locale)
+            return FeedbackOutcome(status=FeedbackStatus.REFUSED, message=refused)
         person, vote = feedback.sender.user_id, feedback.vote
         ttl = self.config.feedback_ttl_seconds
         previous = await self.store.cast_vote(feedback.token, person, vote, ttl)

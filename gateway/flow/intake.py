@@ -88,7 +88,7 @@ class Gateway:
             store, self.dispatcher.handle, self.consumer, config.workers, config.stale_claim_seconds
         )
         self.upkeep = Upkeep(config, store, runner, self.consumer)
-        self.votes = FeedbackVotes(config, store, self._in_background)
+        self.votes = FeedbackVotes(config, store, self._in_background, self._allowed)
         self.submit_feedback = self.votes.submit  # GatewayPort: 👍/👎 under answers (flow/feedback.py)
         # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
         self._accepted: dict[str, None] = {}

@@ -96,8 +96,19 @@ async def test_one_vote_per_person_and_a_second_click_changes_it(make_bot):
 
 async def test_a_vote_on_an_unknown_answer_is_told_it_expired(make_bot):
     bot = await make_bot(ScriptedRunner(), streaming="off")
-    reply = await bot.click(card_action({"t": "gone", "a": "v+", "l": "en"}))
-    assert reply["toast"] == {"type": "warning", "content": "This answer can no longer be rated."}
+    reply = await bot.click(card_action({"t": "gone", "a": "v+", "l": "zh"}))
+    assert reply["toast"] == {"type": "warning", "content": "该回答已无法评价。"}  # in the card's language
+
+
+async def test_someone_the_allow_lists_refuse_is_not_counted(make_bot):
+    bot = await make_bot(ScriptedRunner(), streaming="off", feishu={"allowed_users": ["ou_alice"]})
+    await bot.deliver(message_event("hello"))
+    await bot.gateway.drain(timeout=20)
+    message_id, answer = list(bot.api.cards.items())[-1]
+    up_value = payload(feedback_buttons(answer)[0])
+    reply = await bot.click(card_action(up_value, user="ou_mallory", message_id=message_id))
+    assert reply["toast"]["type"] == "warning"
+    assert await bot.gateway.store.votes_on(up_value["t"]) == {}
 
 
 async def test_a_question_after_streamed_text_comes_once_the_stream_is_off_and_has_no_votes(make_bot):

@@ -104,4 +104,5 @@ async def test_one_vote_per_person_a_second_click_changes_it(bench, redis_prefix
 async def test_a_vote_on_an_unknown_answer_is_told_it_expired(bench):
     tg = await bench()
     await tg.deliver(callback_update("no-such-answer|+1", 77, ALICE, private_chat(ALICE)))
-    assert tg.api.of("answerCallbackQuery")[-1].params["text"] == "This answer can no longer be rated."
+    answered = tg.api.of("answerCallbackQuery")[-1].params
+    assert answered["text"] == "This answer can no longer be rated." and answered["show_alert"] == "true"
