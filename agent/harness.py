@@ -161,6 +161,7 @@ class ClarifyingAgent(AgentThreads):
         usage = RunUsageHandler()
         config = self._config(thread_id, metadata, [usage])
         config["configurable"].update(with_speaker(speaker))
+        config["run_id"] = run_id = uuid.uuid4()  # the root run's id: feedback on the answer names it
         output = await self._answer_or_message(config, text, response, images, turn_id, on_event)
         spent = usage_by_model(usage.usage_metadata)
         if spent:
@@ -168,7 +169,7 @@ class ClarifyingAgent(AgentThreads):
                 "run tokens: %s",
                 ", ".join(f"{m} in={u['input']} out={u['output']}" for m, u in spent.items()),
             )
-        return replace(output, usage=spent)
+        return replace(output, usage=spent, run_id=str(run_id))
 
     async def _answer_or_message(
         self,
@@ -230,7 +231,8 @@ class ClarifyingAgent(AgentThreads):
         earlier = await self._earlier_attempt(config, human_id, on_event) if turn_id else None
         if earlier is not None:
             return earlier
-        await supersede_pending(self._graph, config, lambda command: self._invoke(command, config, None))
+        side = {key: value for key, value in config.items() if key != "run_id"}  # not the turn's run
+        await supersede_pending(self._graph, side, lambda command: self._invoke(command, side, None))
         extra = response_kwargs(response) if response is not None else {}
         human = HumanMessage(content=self._content(text, images), id=human_id, additional_kwargs=extra)
         # a checkpoint after every step (``_invoke``); ``prune`` then keeps only the latest one
@@ -264,7 +266,8 @@ class ClarifyingAgent(AgentThreads):
         unless idempotent: ``clarigate.agent.takeover``); its final state and messages."""
         from clarigate.agent.takeover import settle_cut_off_calls
 
-        await settle_cut_off_calls(self._graph, config, snapshot, self.settings.idempotent_tools)
+        side = {key: value for key, value in config.items() if key != "run_id"}  # not the turn's run
+        await settle_cut_off_calls(self._graph, side, snapshot, self.settings.idempotent_tools)
         result = await self._invoke(None, config, on_event)
         await self._prune(config)
         return result, result.get("messages", []) if isinstance(result, Mapping) else []

@@ -27,6 +27,7 @@ class TurnOutput:
     fallback_text: str | None = None  # the request's text fallback (ToolMessage content)
     usage: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> {"input", "output"} tokens
     limit: str | None = None  # "model_calls" | "tool_calls" when a limit ended the run
+    run_id: str | None = None  # the run's id in tracing (LangSmith's root run), when known
     # images and files of the final messages' content and of the tools' artifacts, in order
     files: list[OutgoingFile] = field(default_factory=list)
 

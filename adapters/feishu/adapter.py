@@ -16,6 +16,7 @@ from clarigate.gateway.boundary.messages import (
     ClarificationOut,
     Conversation,
     ErrorReply,
+    FeedbackAsk,
     InboundMessage,
     LiveEnd,
     LiveView,
@@ -29,6 +30,7 @@ from clarigate.gateway.boundary.retry import RetryPolicy
 
 from ..pacing import SharedPace
 from .content import split_ref
+from .feedback import append_votes, with_feedback
 from .live import (
     ANSWER_ELEMENT,
     CARD_API,
@@ -39,6 +41,7 @@ from .live import (
     interval,
     live_markdown,
     streaming_card,
+    streams,
 )
 from .long_connection import LongConnection
 from .markup import split_reply
@@ -175,12 +178,12 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
             note = render_notice(item.text, to=item.private_to.user_id)  # mentions only them
             return await self.post(conversation, note, reuse=False, key=key)
         if isinstance(item, TextReply) and item.live is not None and item.private_to is None:
-            return await self.finish_live(conversation, item.live, item.text, key)
+            return await self.finish_live(conversation, item, key)
         if isinstance(item, LiveEnd):
             await self.end_live(item.ref)
             return None
         if isinstance(item, TextReply):
-            return await self.post_reply(conversation, item.text, key)
+            return await self.post_reply(conversation, item.text, key, feedback=item.feedback)
         if isinstance(item, ProgressUpdate):
             return await self.progress(conversation, item)
         if isinstance(item, ErrorReply):
@@ -189,13 +192,18 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         return None
 
     async def post_reply(
-        self, conversation: Conversation, text: str, key: str | None, first: int = 0
+        self,
+        conversation: Conversation,
+        text: str,
+        key: str | None,
+        first: int = 0,
+        feedback: FeedbackAsk | None = None,
     ) -> MessageRef | None:
         """A reply as cards of at most ``REPLY_CHUNK_CHARS`` (from part ``first``), each sent as
-        text when Feishu refuses its card; the first one's message."""
-        refs = []
-        for index, chunk in enumerate(split_reply(text)[first:], first):
-            card = reply_card(chunk)
+        text when Feishu refuses its card (👍/👎 at the foot of the last); the first one's message."""
+        refs, chunks = [], split_reply(text)
+        for index, chunk in enumerate(chunks[first:], first):
+            card = with_feedback(reply_card(chunk), feedback if index == len(chunks) - 1 else None)
             refs.append(await self.post_text(conversation, chunk, card, part_key(key, index), index == 0))
         return refs[0] if refs else None
 
@@ -329,19 +337,24 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
             await self.sender.stream_text(card_id, created, ANSWER_ELEMENT, content)
 
     async def finish_live(
-        self, conversation: Conversation, ref: MessageRef, text: str, key: str | None
+        self, conversation: Conversation, item: TextReply, key: str | None
     ) -> MessageRef | None:
         """The run's reply in its live message: streaming closed and the final card in its place
-        (the first part of a long reply; the rest posted after it, each with its own ``uuid``).
-        Safe to repeat. Refused for good, the live message is recalled before the failure is
-        raised, so the reply the core then posts anew is the only copy."""
-        cards = render_reply(text)
+        (the first part of a long reply; the rest posted after it, each with its own ``uuid``),
+        👍/👎 appended to the last card once its stream is over (``feedback``). Safe to repeat.
+        Refused for good, the live message is recalled before the failure is raised, so the reply
+        the core then posts anew is the only copy."""
+        ref, cards, ask = item.live, render_reply(item.text), item.feedback
+        assert ref is not None  # noqa: S101 (the caller's condition)
         if not cards:
             await self.end_live(ref)
             return None
         try:
-            await self._settle(ref, cards[0])
-            await self.post_reply(conversation, text, key, first=1)
+            last = ask if len(cards) == 1 else None  # 👍/👎 under a one-card reply: on this card
+            await self._settle(ref, cards[0] if streams(ref) else with_feedback(cards[0], last))
+            if last is not None and streams(ref):  # its stream is over now: appended
+                await append_votes(self.sender, ref, last, key)
+            await self.post_reply(conversation, item.text, key, first=1, feedback=ask)
         except FeishuApiError as exc:
             if exc.permanent:
                 log.warning("feishu: the live message cannot become the reply (%s): recalling it", exc.code)
@@ -384,12 +397,3 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
                 await self._settle(ref, render_notice(CLOSED_LINE))
             except Exception as exc:
                 log.warning("feishu: could not close the live message: %s", getattr(exc, "code", None) or exc)
-
-
-def streams(ref: MessageRef) -> bool:
-    """True for a live message that is a CardKit streaming card (its card_id and creation time
-    kept in the ref), False for an ordinary card updated by edits."""
-    extra = ref.extra
-    return (
-        extra.get("mode") == "card" and bool(extra.get("card_id")) and extra.get("created_ms", "").isdigit()
-    )

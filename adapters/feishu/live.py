@@ -18,7 +18,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from clarigate.gateway.boundary.messages import LiveView
+from clarigate.gateway.boundary.messages import LiveView, MessageRef
 from clarigate.gateway.flow.notices import notice
 
 from ..pacing import Budget
@@ -153,3 +153,12 @@ class LiveMessages:
                 break
             self._shown.popitem(last=False)
         return len(self._shown)
+
+
+def streams(ref: MessageRef) -> bool:
+    """True for a live message that is a CardKit streaming card (its card_id and creation time
+    kept in the ref), False for an ordinary card updated by edits."""
+    extra = ref.extra
+    return (
+        extra.get("mode") == "card" and bool(extra.get("card_id")) and extra.get("created_ms", "").isdigit()
+    )

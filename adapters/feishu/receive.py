@@ -29,6 +29,7 @@ from clarigate.gateway.runtime.metrics import INBOUND_EVENTS
 
 from .actions import read_card_action
 from .content import MalformedEvent, read_content
+from .feedback import record_vote, vote_of
 from .legacy import CardUpdate, is_legacy_card_callback, legacy_card_event, legacy_reply
 from .names import NameBook
 from .render import fits, native_card, render_answered
@@ -264,14 +265,15 @@ class FeishuReceiver:
         action = _dict(event.get("action"), "event.action")
         value = action.get("value")
         token = value.get("t") if isinstance(value, dict) else None
+        if isinstance(value, dict) and vote_of(value) is not None:  # 👍/👎: no question behind it
+            return await record_vote(
+                self.gateway, value, self._operator(event), interaction_id(header, event)
+            )
         view = await self.gateway.pending_by_token(str(token)) if token else None
         if view is None:  # said in the card's language, which the card carries along
             zh = isinstance(value, dict) and value.get("l") == "zh"
             return toast(ui_text("expired", "zh" if zh else "en"), "warning")
-        operator = _dict(event.get("operator"), "event.operator")
-        if not operator.get("open_id"):
-            raise MalformedEvent("card action without operator.open_id")
-        sender = self.person(str(operator["open_id"]))
+        sender = self._operator(event)
         read = read_card_action(view.request, checked_action(action))
         if read.opens_other:
             return await self.open_other(view, sender)
@@ -300,6 +302,13 @@ class FeishuReceiver:
         if outcome.status is AnswerStatus.INVALID:
             return toast(invalid_message(view, outcome.message, outcome.errors), "error")
         return toast(outcome.message or ui_text("expired", view.request.locale), "warning")
+
+    def _operator(self, event: dict[str, Any]) -> Sender:
+        """Who clicked (``event.operator.open_id``); MalformedEvent when it is missing."""
+        operator = _dict(event.get("operator"), "event.operator")
+        if not operator.get("open_id"):
+            raise MalformedEvent("card action without operator.open_id")
+        return self.person(str(operator["open_id"]))
 
     async def open_other(self, view: PendingView, sender: Sender) -> dict[str, Any]:
         """Show the "Other…" input to whoever may answer; others get the refusal."""

@@ -27,6 +27,8 @@ from lark_oapi.api.cardkit.v1.model import Card as CardData
 from lark_oapi.api.cardkit.v1.model import (
     ContentCardElementRequest,
     ContentCardElementRequestBody,
+    CreateCardElementRequest,
+    CreateCardElementRequestBody,
     CreateCardRequest,
     CreateCardRequestBody,
     SettingsCardRequest,
@@ -214,6 +216,23 @@ class FeishuSender(OpenApiClient):
             return self.client.cardkit.v1.card.settings(request)
 
         label = f"PATCH /open-apis/cardkit/v1/cards/{card_id}/settings"
+        await self._in_sequence(label, card_id, created_ms, send)
+
+    async def append_elements(
+        self, card_id: str, created_ms: int, elements: list[dict[str, Any]], once: str | None = None
+    ) -> None:
+        """Add ``elements`` at the foot of a card entity (``POST /cardkit/v1/cards/:card_id/elements``,
+        type ``append``); ``once``: its ``uuid``, so a repeated call adds them once."""
+
+        def send(sequence: int) -> Any:
+            builder = CreateCardElementRequestBody.builder().type("append").elements(json.dumps(elements))
+            if once:
+                builder = builder.uuid(once)
+            body = builder.sequence(sequence).build()
+            request = CreateCardElementRequest.builder().card_id(card_id).request_body(body).build()
+            return self.client.cardkit.v1.card_element.create(request)
+
+        label = f"POST /open-apis/cardkit/v1/cards/{card_id}/elements"
         await self._in_sequence(label, card_id, created_ms, send)
 
     async def update_card_entity(self, card_id: str, created_ms: int, card: dict[str, Any]) -> None:

@@ -44,6 +44,7 @@ from clarigate.gateway.flow.notices import notice
 from .agent_view import AgentView, is_status
 from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids, name_mentions
+from .feedback import FEEDBACK_ACTION, FeedbackClicks
 from .files import download, resolve
 from .interactions import ClarificationInteractions
 from .live import EDIT, STREAM, LiveMessages
@@ -122,6 +123,7 @@ class SlackAdapter(PlatformAdapter):
             self.app.event("app_context_changed")(self.agent.on_context_changed)
         self.app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(interactions.on_action)
         self.app.view(re.compile("^" + re.escape(ACTION_PREFIX)))(interactions.on_submission)
+        self.app.action(FEEDBACK_ACTION)(FeedbackClicks(gateway, self.sender).on_click)  # 👍/👎
         # Any command name: operators may rename /clarigate in the manifest.
         self.app.command(re.compile(".*"))(self._on_command)
         self.app.error(self._on_error)

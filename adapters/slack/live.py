@@ -42,6 +42,7 @@ from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
 from clarigate.gateway.boundary.retry import post_each_once
 
 from ..pacing import Budget, SharedPace
+from .feedback import feedback_blocks
 from .markup import escape_mrkdwn
 from .receive import PLATFORM
 from .render import ELLIPSIS_TEXT, render_reply
@@ -317,18 +318,22 @@ class LiveMessages:
             stopped = await self._stop(ref)
         if stopped:  # the person's Stop: the message keeps what it showed, the reply is not added
             return live_ref(conversation.chat_id, ref.message_id, conversation.reply_to, {})
-        if ref.extra.get("live") != EDIT or ref.extra.get("digest") != digest(parts[0]):
+        ask = reply.feedback  # 👍/👎 under the last part (``feedback_blocks``)
+        first = feedback_blocks(parts[0], ask) if ask is not None and len(parts) == 1 else None
+        if ref.extra.get("live") != EDIT or ref.extra.get("digest") != digest(parts[0]) or first:
             try:  # (an edited message that shows the reply already needs no edit)
-                await self.sender.update(ref.chat_id, ref.message_id, parts[0], None)
+                await self.sender.update(ref.chat_id, ref.message_id, parts[0], first)
             except DeliveryFailed as error:
                 if error.permanent:
                     await self._delete_quietly(ref)
                 raise
 
-        async def post(part: str) -> str:
-            return await self.sender.post(conversation.chat_id, part, thread_ts=conversation.reply_to)
+        async def post(numbered: tuple[int, str]) -> str:
+            index, part = numbered
+            blocks = feedback_blocks(part, ask) if ask is not None and index == len(parts) - 1 else None
+            return await self.sender.post(conversation.chat_id, part, blocks, conversation.reply_to)
 
-        posted = await post_each_once(state, reply.delivery_id, parts[1:], post, ":live")
+        posted = await post_each_once(state, reply.delivery_id, list(enumerate(parts))[1:], post, ":live")
         ts = posted[-1] if posted else ref.message_id
         return live_ref(conversation.chat_id, ts, conversation.reply_to, {})
 

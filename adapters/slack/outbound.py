@@ -10,7 +10,7 @@ delete and a new post.
 from __future__ import annotations
 
 import logging
-from functools import partial
+from typing import Any
 
 from clarigate.agent.protocol import catalog, ui_text
 from clarigate.gateway.boundary.messages import (
@@ -28,6 +28,7 @@ from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, Gatewa
 from clarigate.gateway.boundary.retry import post_each_once
 
 from .agent_view import AgentView, is_status
+from .feedback import feedback_blocks
 from .live import LiveMessages
 from .markup import escape_mrkdwn
 from .receive import PLATFORM
@@ -130,11 +131,16 @@ class SlackOutbound:
         """A reply, part by part; in a DM the bot is not a member of (a slash command typed in
         someone else's DM) through the command's ``response_url`` instead."""
         parts = render_reply(item.text)
+        ask, last = item.feedback, len(parts) - 1
+
+        async def post(numbered: tuple[int, str]) -> str:
+            index, text = numbered  # 👍/👎 under the last part
+            blocks = feedback_blocks(text, ask) if ask is not None and index == last else None
+            return await self._post(conversation, text, blocks)
+
         try:
             # a part posted by an earlier attempt of this delivery is not posted again
-            posted = await post_each_once(
-                self.state(), item.delivery_id, parts, partial(self._post, conversation)
-            )
+            posted = await post_each_once(self.state(), item.delivery_id, list(enumerate(parts)), post)
         except DeliveryFailed as error:
             direct = conversation.is_direct
             url = await kept_url(self.state(), conversation.chat_id, error) if direct else None
@@ -145,18 +151,19 @@ class SlackOutbound:
             return None
         return self._ref(conversation.chat_id, posted[-1] if posted else "", conversation.reply_to)
 
-    async def _post(self, conversation: Conversation, text: str) -> str:
-        """Post reply text in the conversation's thread; the finished "Working…" message becomes it
-        when there is one (a question or a notice is posted on its own, the indicator removed)."""
+    async def _post(self, conversation: Conversation, text: str, blocks: list[dict[str, Any]] | None) -> str:
+        """Post reply text (``blocks``: the text with 👍/👎 under it) in the conversation's thread; the
+        finished "Working…" message becomes it when there is one (a question or a notice is posted
+        on its own, the indicator removed)."""
         working = self._working.pop(conversation.thread_key, None)
         if working is not None:
             try:
-                await self.sender.update(working.chat_id, working.message_id, text, None)
+                await self.sender.update(working.chat_id, working.message_id, text, blocks)
                 return working.message_id
             except DeliveryFailed as error:  # deleted meanwhile, too old to edit: post it anew
                 log.info("slack: could not edit the progress message: %s", error.code)
                 await self._delete_quietly(working)
-        return await self.sender.post(conversation.chat_id, text, thread_ts=conversation.reply_to)
+        return await self.sender.post(conversation.chat_id, text, blocks, thread_ts=conversation.reply_to)
 
     async def _clear_working(self, conversation: Conversation) -> None:
         working = self._working.pop(conversation.thread_key, None)

@@ -35,6 +35,7 @@ from .chat_action import TypingIndicators
 from .commands import ASK, MENU, parse_command
 from .deferred import DeferredEdits
 from .effects import AfterAck
+from .ephemeral import EphemeralNotes
 from .forms import LATEST_TTL, latest_key
 from .interactions import Interactions
 from .live import LiveMessages
@@ -86,14 +87,15 @@ class TelegramAdapter(PlatformAdapter):
         self.sender = TelegramSender(self.bot, self.moves, self._note_posted)
         self.deferred = DeferredEdits(gateway.state, self.sender)
         self.after_ack = AfterAck(self.deferred)
-        self.interactions = Interactions(gateway, self.sender, self.after_ack)
+        self.notes = EphemeralNotes(self.sender)  # notes to one member of a group (Bot API 10.2)
+        self.interactions = Interactions(gateway, self.sender, self.after_ack, self.notes)
         self.me: BotIdentity | None = None
         self.poller: LeasedPoller | None = None
         if not settings.webhook_url:
             self.poller = LeasedPoller(self.bot, gateway.state, self.handle_update, lease_ttl, poll_timeout)
         self.typing = TypingIndicators(self.sender)
         self.live = LiveMessages(self.sender, gateway.state, self.typing)
-        self.outbound = TelegramOutbound(gateway, self.sender, self.live, self.typing)
+        self.outbound = TelegramOutbound(gateway, self.sender, self.live, self.typing, self.notes)
         self.files = TelegramFiles(self.sender, gateway.state)
 
     # --- lifecycle -----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ action names an option by its position.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 MAX_CALLBACK_BYTES = 64
 
@@ -19,6 +20,11 @@ OPTION_PREFIX = "o"  # o3: the third option
 DECLINE = "x"  # dismiss the question (✖ Cancel): the agent is told the person declined
 CONFIRM_PREFIX = "Y"  # Y3: "⚠️ Yes: …" on the confirm keyboard of the third option (Y0: Confirm)
 RESTORE = "R"  # "◀ Go back" on the confirm keyboard: the question's own keyboard again
+
+# Feedback under a final answer: the token is the answer's (``FeedbackAsk.token``), not a question's.
+VOTE_UP = "+1"
+VOTE_DOWN = "-1"
+VOTES: dict[str, Literal["up", "down"]] = {VOTE_UP: "up", VOTE_DOWN: "down"}
 
 # Actions inside a form (one field per step).
 STEP_SELECT = "s"  # s2: pick the second option of a select field

@@ -22,6 +22,7 @@ from clarigate.gateway.boundary.messages import (
     AnswerOutcome,
     AnswerStatus,
     InboundAnswer,
+    InboundFeedback,
     PendingView,
     Sender,
 )
@@ -30,6 +31,7 @@ from clarigate.gateway.boundary.port import GatewayPort
 from . import callback_data as cb
 from .confirms import Confirms, go_ahead_index
 from .effects import AfterAck
+from .ephemeral import EphemeralNotes
 from .forms import Forms, TapReply, answered_edit
 from .receive import remember_chain, sender_of
 from .render import render_other_prompt
@@ -54,10 +56,17 @@ OTHER_ASKED_TTL = 24 * 3600  # one "Other…" prompt per person and question a d
 class Interactions:
     """Turns taps into gateway answers, then edits the messages once the tap is answered."""
 
-    def __init__(self, gateway: GatewayPort, sender: TelegramSender, after_ack: AfterAck) -> None:
+    def __init__(
+        self,
+        gateway: GatewayPort,
+        sender: TelegramSender,
+        after_ack: AfterAck,
+        notes: EphemeralNotes | None = None,
+    ) -> None:
         self.gateway = gateway
         self.sender = sender
         self.after_ack = after_ack
+        self.notes = notes  # "Other…" prompts only the person who tapped sees, where the Bot API can
         self.forms = Forms(gateway, sender, after_ack)
         self.confirms = Confirms(gateway, sender)
 
@@ -80,6 +89,8 @@ class Interactions:
         if action is None or message is None:
             return TapReply()
         who = sender_of(query.from_user)
+        if action.action in cb.VOTES:  # 👍/👎 under an answer: no question behind that token
+            return await self._vote(action, who, query)
         view = await self.gateway.pending_by_token(action.token)
         if view is None:
             code = query.from_user.language_code or ""
@@ -104,7 +115,7 @@ class Interactions:
         if code == cb.FORM:
             return await self.forms.open(view, who, chat_id, message_id)
         if code == cb.OTHER:
-            return await self._ask_other(view, who, message_id)
+            return await self._ask_other(view, who, message_id, query.id)
         if wizard_step:
             state = await self.forms.load(view.request.request_id, who.user_id)
             if state is None:  # one that ended (or never began): start over as "Fill in" would
@@ -168,8 +179,19 @@ class Interactions:
         edit = answered_edit(self.sender, request, chat_id, message_id, outcome.answered_line)
         return TapReply(ui_text("answer_received", request.locale), then=[edit])
 
-    async def _ask_other(self, view: PendingView, who: Sender, message_id: str) -> TapReply:
-        """ "Other…": prompt with ForceReply; the person's reply is matched by the core.
+    async def _vote(self, action: cb.ButtonAction, who: Sender, query: CallbackQuery) -> TapReply:
+        """👍/👎 under an answer: the core records the person's one vote; the tap says so (an
+        alert when it was not recorded: too old, or not on the allow-lists)."""
+        vote, language = cb.VOTES[action.action], query.from_user.language_code
+        feedback = InboundFeedback(
+            sender=who, token=action.token, vote=vote, event_id=query.id, language=language
+        )
+        outcome = await self.gateway.submit_feedback(feedback)
+        return TapReply(outcome.message, not outcome.recorded)
+
+    async def _ask_other(self, view: PendingView, who: Sender, message_id: str, query_id: str) -> TapReply:
+        """ "Other…": prompt with ForceReply; the person's reply is matched by the core. In a
+        group the prompt is an ephemeral message only they see, where the Bot API has them.
 
         One prompt per person and question: a second tap (or a redelivered one) only
         repeats the hint.
@@ -184,11 +206,15 @@ class Interactions:
 
         async def post_prompt() -> None:
             try:
-                sent = await self.sender.post(conversation, prompt)
+                private = None
+                if self.notes is not None:
+                    private = await self.notes.send(conversation, who.user_id, prompt, query_id)
+                sent = None if private is not None else await self.sender.post(conversation, prompt)
             except TelegramError:
                 await self.gateway.state.delete(asked)  # a later tap may try again
                 raise
-            await remember_chain(self.gateway.state, conversation, str(sent.message_id))
+            if sent is not None:
+                await remember_chain(self.gateway.state, conversation, str(sent.message_id))
 
         return TapReply(hint, then=[("sendMessage", post_prompt)])
 

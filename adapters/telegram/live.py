@@ -31,6 +31,7 @@ import secrets
 import uuid
 from typing import Any
 
+from telegram import InlineKeyboardMarkup
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 
 from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef
@@ -195,11 +196,17 @@ class LiveMessages:
         return max(until - asyncio.get_running_loop().time(), 0.0) if until is not None else 0.0
 
     async def finish(
-        self, conversation: Conversation, text: str, ref: MessageRef, delivery_id: str | None = None
+        self,
+        conversation: Conversation,
+        text: str,
+        ref: MessageRef,
+        delivery_id: str | None = None,
+        keyboard: InlineKeyboardMarkup | None = None,
     ) -> list[MessageRef]:
         """Make the live message the reply (its first part; the rest posted after it), or, for a
-        draft or a run that only showed "typing…", post the reply. Safe to repeat: a part posted
-        by an earlier attempt of ``delivery_id`` is not posted again.
+        draft or a run that only showed "typing…", post the reply; ``keyboard`` (👍/👎) under its
+        last part. Safe to repeat: a part posted by an earlier attempt of ``delivery_id`` is not
+        posted again.
 
         A live message that can no longer be edited (deleted, too old) is deleted best-effort and
         the ``BadRequest`` raised: the core then posts the reply anew.
@@ -212,26 +219,44 @@ class LiveMessages:
         pieces = [piece for piece in split_markdown(text) if piece.strip()]
         message_id = await self._message_of(ref)
 
-        async def post(piece: str) -> dict[str, Any]:
-            return message_ref(await self.sender.post_piece(conversation, piece)).model_dump(mode="json")
+        async def post(numbered: tuple[int, str]) -> dict[str, Any]:
+            index, piece = numbered
+            under = keyboard if index == len(pieces) - 1 else None
+            return message_ref(await self.sender.post_piece(conversation, piece, under)).model_dump(
+                mode="json"
+            )
 
         def refs(posted: list[dict[str, Any]]) -> list[MessageRef]:
             return [MessageRef.model_validate(one) for one in posted]
 
+        numbered = list(enumerate(pieces))
         if not message_id:
-            return refs(await post_each_once(self.state, delivery_id, pieces, post, ":live"))
+            return refs(await post_each_once(self.state, delivery_id, numbered, post, ":live"))
         if not pieces:
             await self.end(conversation, ref)
             return []
-        try:  # a message that shows the reply already is not edited (Telegram: "not modified")
-            same = shown == markdown_to_html(pieces[0])
-            edited = None if same else await self.sender.edit_markdown(ref.chat_id, message_id, pieces[0])
+        under = keyboard if len(pieces) == 1 else None
+        first = await self._edit_first(ref, message_id, pieces[0], shown, under)
+        return [first] + refs(await post_each_once(self.state, delivery_id, numbered[1:], post, ":live"))
+
+    async def _edit_first(
+        self, ref: MessageRef, message_id: str, piece: str, shown: str | None, keyboard: Any
+    ) -> MessageRef:
+        """The live message made the reply's first piece (``keyboard`` under it, or none); a
+        message that shows it already is not edited (Telegram: "not modified"). One that can no
+        longer be edited is deleted best-effort and the ``BadRequest`` raised."""
+        try:
+            same = shown == markdown_to_html(piece)
+            edited = (
+                None if same else await self.sender.edit_markdown(ref.chat_id, message_id, piece, keyboard)
+            )
+            if same and keyboard is not None:
+                await self.sender.set_keyboard(ref.chat_id, message_id, keyboard)
         except BadRequest:
             with contextlib.suppress(TelegramError):
                 await self.sender.delete(ref.chat_id, message_id)
             raise
-        first = message_ref(edited) if edited is not None else ref.model_copy(update={"extra": {}})
-        return [first] + refs(await post_each_once(self.state, delivery_id, pieces[1:], post, ":live"))
+        return message_ref(edited) if edited is not None else ref.model_copy(update={"extra": {}})
 
     async def end(self, conversation: Conversation, ref: MessageRef) -> None:
         """Close a live message no reply finishes: the message is deleted, a draft left to the

@@ -28,10 +28,11 @@ from clarigate.gateway.boundary.port import GatewayPort
 from clarigate.gateway.boundary.retry import post_each_once
 
 from .chat_action import TypingIndicators
+from .ephemeral import EphemeralNotes
 from .live import LiveMessages
 from .markup import split_markdown
 from .receive import remember_chain
-from .render import TelegramMessage, escape, render_answered, render_clarification
+from .render import TelegramMessage, escape, feedback_keyboard, render_answered, render_clarification
 from .send import TelegramSender, message_ref
 
 # The logger these lines have always been written under (operators' filters name it).
@@ -42,12 +43,18 @@ class TelegramOutbound:
     """Delivers outbound items through ``TelegramSender``, ``LiveMessages`` and "typing…"."""
 
     def __init__(
-        self, gateway: GatewayPort, sender: TelegramSender, live: LiveMessages, typing: TypingIndicators
+        self,
+        gateway: GatewayPort,
+        sender: TelegramSender,
+        live: LiveMessages,
+        typing: TypingIndicators,
+        notes: EphemeralNotes | None = None,
     ) -> None:
         self.gateway = gateway
         self.sender = sender
         self.live = live
         self.typing = typing
+        self.notes = notes  # ephemeral notes to one member of a group, where the Bot API has them
 
     async def deliver(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Deliver one outbound item; Bot API errors are raised as they come (``TelegramError``)."""
@@ -58,7 +65,8 @@ class TelegramOutbound:
         ):
             return await self._note_privately(conversation, item)
         if isinstance(item, TextReply) and item.live is not None:
-            finished = await self.live.finish(conversation, item.text, item.live, item.delivery_id)
+            votes = feedback_keyboard(item.feedback.token) if item.feedback is not None else None
+            finished = await self.live.finish(conversation, item.text, item.live, item.delivery_id, votes)
             for part in finished:
                 await remember_chain(self.gateway.state, conversation, part.message_id)
             return finished[-1] if finished else None
@@ -87,22 +95,31 @@ class TelegramOutbound:
         """A reply split at 4096 characters, one message per piece; a piece posted by an earlier
         attempt of this delivery is not posted again."""
 
-        async def post(piece: str) -> dict[str, Any]:
-            message = await self.sender.post_piece(conversation, piece)
+        pieces = [piece for piece in split_markdown(item.text) if piece.strip()]
+        votes = feedback_keyboard(item.feedback.token) if item.feedback is not None else None
+
+        async def post(numbered: tuple[int, str]) -> dict[str, Any]:
+            index, piece = numbered
+            keyboard = votes if index == len(pieces) - 1 else None  # 👍/👎 under the last piece
+            message = await self.sender.post_piece(conversation, piece, keyboard)
             await remember_chain(self.gateway.state, conversation, str(message.message_id))
             return message_ref(message).model_dump(mode="json")
 
-        pieces = [piece for piece in split_markdown(item.text) if piece.strip()]
-        posted = await post_each_once(self.gateway.state, item.delivery_id, pieces, post)
+        posted = await post_each_once(self.gateway.state, item.delivery_id, list(enumerate(pieces)), post)
         return MessageRef.model_validate(posted[-1]) if posted else None
 
     async def _note_privately(
         self, conversation: Conversation, item: TextReply | ErrorReply
     ) -> MessageRef | None:
-        """A line meant for one person in a group (say, "Only Alice can cancel this question"):
-        Telegram has no message only one member sees, so it is a reply to that person's message
-        (the core sends each such note once per question and person, never on every message)."""
-        return await self._post(conversation, TelegramMessage(escape(item.text)))
+        """A line meant for one person in a group (say, "Only Alice can cancel this question"): an
+        ephemeral message only they see, where the Bot API has them (``ephemeral``); else a reply
+        to that person's message (the core sends each such note once per question and person)."""
+        note = TelegramMessage(escape(item.text))
+        if item.private_to is not None and self.notes is not None:
+            private = await self.notes.send(conversation, item.private_to.user_id, note)
+            if private is not None:
+                return private
+        return await self._post(conversation, note)
 
     async def _post(self, conversation: Conversation, message: TelegramMessage) -> MessageRef:
         """Post one message, kept as a link of the conversation's reply chain."""

@@ -311,3 +311,15 @@ def _fit(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
         return text
     cut = text.rfind("\n", 0, limit - 2)
     return text[:cut] + "\n…"
+
+
+def feedback_keyboard(token: str) -> InlineKeyboardMarkup:
+    """👍 / 👎 under a final answer (``FeedbackAsk``): one row, each tap carrying the answer's token."""
+    return InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton("👍", callback_data=cb.encode(token, cb.VOTE_UP)),
+                InlineKeyboardButton("👎", callback_data=cb.encode(token, cb.VOTE_DOWN)),
+            ]
+        ]
+    )

@@ -227,15 +227,34 @@ class TelegramSender:
                 reply_markup=message.reply_markup,
             )
 
-    async def post_piece(self, conversation: Conversation, piece: str) -> Message:
-        """One piece of a reply (``split_markdown``) as HTML; resent plain if Telegram cannot parse it."""
+    async def post_piece(
+        self, conversation: Conversation, piece: str, keyboard: InlineKeyboardMarkup | None = None
+    ) -> Message:
+        """One piece of a reply (``split_markdown``) as HTML, with ``keyboard`` under it (👍/👎 under
+        the last); resent plain if Telegram cannot parse it."""
         try:
-            return await self._send(conversation, text=markdown_to_html(piece), parse_mode=ParseMode.HTML)
+            return await self._send(
+                conversation, text=markdown_to_html(piece), parse_mode=ParseMode.HTML, reply_markup=keyboard
+            )
         except BadRequest as exc:
             if not _is_parse_error(exc):
                 raise
             log.warning("telegram rejected HTML (%s); sending plain text", exc)
-            return await self._send(conversation, text=plain_text(piece))
+            return await self._send(conversation, text=plain_text(piece), reply_markup=keyboard)
+
+    async def set_keyboard(self, chat_id: str, message_id: str, keyboard: InlineKeyboardMarkup) -> None:
+        """Put ``keyboard`` under a message (``editMessageReplyMarkup``); safe to repeat."""
+
+        async def call(chat: int) -> Any:
+            return await self.bot.edit_message_reply_markup(
+                chat_id=chat, message_id=int(message_id), reply_markup=keyboard
+            )
+
+        try:
+            await self._to_chat(chat_id, call, "editMessageReplyMarkup")
+        except BadRequest as exc:
+            if not _not_modified(exc):
+                raise
 
     async def edit(self, chat_id: str, message_id: str, message: TelegramMessage) -> bool:
         """Replace a message's text and keyboard (no keyboard when ``reply_markup`` is None).
@@ -262,14 +281,21 @@ class TelegramSender:
             return False
         return True
 
-    async def edit_markdown(self, chat_id: str, message_id: str, piece: str) -> Message | None:
-        """Make a message one piece of a reply (``split_markdown``), without keyboard; edited in plain
-        text if Telegram cannot parse the HTML. None when it showed exactly this (safe to repeat)."""
+    async def edit_markdown(
+        self, chat_id: str, message_id: str, piece: str, keyboard: InlineKeyboardMarkup | None = None
+    ) -> Message | None:
+        """Make a message one piece of a reply (``split_markdown``), with ``keyboard`` or none; edited
+        in plain text if Telegram cannot parse the HTML. None when it showed exactly this (safe to
+        repeat)."""
 
         async def edit(text: str, parse_mode: str | None) -> Any:
             async def call(chat: int) -> Any:
                 return await self.bot.edit_message_text(
-                    chat_id=chat, message_id=int(message_id), text=text, parse_mode=parse_mode
+                    chat_id=chat,
+                    message_id=int(message_id),
+                    text=text,
+                    parse_mode=parse_mode,
+                    reply_markup=keyboard,
                 )
 
             return await self._to_chat(chat_id, call, "editMessageText")

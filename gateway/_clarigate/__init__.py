@@ -10,7 +10,8 @@ What an extension author needs is importable from here (the README's "Adding a p
 - a platform: ``PlatformAdapter`` (the adapter base class), ``PlatformSettings`` (the base of
   its settings model; ``TokenShape`` for its secrets' shapes), ``GatewayPort`` (what an adapter
   calls), ``AdapterState``; the message types (``Conversation``, ``Sender``, ``MessageRef``,
-  ``Attachment``, ``InboundMessage``, ``InboundAnswer``, ``Outbound`` and its members);
+  ``Attachment``, ``InboundMessage``, ``InboundAnswer``, ``Outbound`` and its members; for 👍/👎
+  under answers ``FeedbackAsk``, ``InboundFeedback``, ``FeedbackOutcome``, ``FeedbackStatus``);
 - the errors: ``ClarigateError`` (their base), ``BadRequest`` (a request the platform sent that
   cannot be used: a 4xx), ``DeliveryFailed`` (how a send reports a failure);
 - an agent: ``ask_clarification`` (the tool), ``build_ask_clarification_tool``,
@@ -40,8 +41,12 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time names load 
         ClarificationOut,
         Conversation,
         ErrorReply,
+        FeedbackAsk,
+        FeedbackOutcome,
+        FeedbackStatus,
         FileReply,
         InboundAnswer,
+        InboundFeedback,
         InboundMessage,
         LiveEnd,
         LiveView,
@@ -83,6 +88,10 @@ _EXPORTS: dict[str, str] = {
             "LiveView",
             "LiveEnd",
             "FileReply",
+            "FeedbackAsk",
+            "InboundFeedback",
+            "FeedbackOutcome",
+            "FeedbackStatus",
         ),
         "clarigate.gateway.boundary.messages",
     ),
@@ -103,10 +112,14 @@ __all__ = [
     "DeliveryFailed",
     "ErrorReply",
     "FileReply",
+    "FeedbackAsk",
+    "FeedbackOutcome",
+    "FeedbackStatus",
     "GatewayPort",
     "HumanInputRequest",
     "HumanInputResponse",
     "InboundAnswer",
+    "InboundFeedback",
     "InboundMessage",
     "LiveEnd",
     "LiveView",

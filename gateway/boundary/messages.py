@@ -17,6 +17,10 @@ from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.who import ChatType
 
+from .feedback import FeedbackAsk, Vote
+from .feedback import FeedbackOutcome as FeedbackOutcome  # named here for the adapters
+from .feedback import FeedbackStatus as FeedbackStatus
+
 
 class Conversation(BaseModel):
     """Where a message was written and where replies go.
@@ -160,6 +164,21 @@ class InboundAnswer(BaseModel):
     conversation: Conversation | None = None  # where the interaction happened, when known
 
 
+class InboundFeedback(BaseModel):
+    """A click on 👍 or 👎 under an answer (``FeedbackAsk``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sender: Sender
+    token: str  # ``FeedbackAsk.token`` from the control's payload
+    vote: Vote
+    event_id: str  # the interaction's id (logged; a repeated click changes nothing anyway)
+    conversation: Conversation | None = None  # where the click happened, when known
+    # the person's interface language when the platform says (Telegram's ``language_code``, the
+    # locale a Feishu card carries): the words for an answer the core no longer knows
+    language: str | None = None
+
+
 class AcceptOutcome(StrEnum):
     """What the core did with an inbound message."""
 
@@ -249,6 +268,8 @@ class TextReply(BaseModel):
     delivery_id: str | None = None  # see "Delivery ids" above
     live: MessageRef | None = None
     question_follows: bool = False
+    # the run's final answer: 👍/👎 under it (under its last part, where it is split)
+    feedback: FeedbackAsk | None = None
 
 
 class LiveView(BaseModel):

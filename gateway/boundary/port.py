@@ -27,8 +27,10 @@ from .messages import (
     AnswerOutcome,
     Attachment,
     Conversation,
+    FeedbackOutcome,
     FileReply,
     InboundAnswer,
+    InboundFeedback,
     InboundMessage,
     LiveView,
     MessageRef,
@@ -92,6 +94,10 @@ class GatewayPort(Protocol):
 
     async def knows_conversation(self, conversation: Conversation) -> bool:
         """True when this chat thread already has an agent thread (the bot takes part)."""
+
+    async def submit_feedback(self, feedback: InboundFeedback) -> FeedbackOutcome:
+        """Record a 👍/👎 click under an answer: one vote per person and answer, a second click
+        with the other vote changes it, the same vote again changes nothing."""
 
 
 class PlatformAdapter(ABC):

@@ -29,6 +29,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.delivery import Superseded
+from clarigate.gateway.flow.feedback import FeedbackTarget, ask_feedback
 from clarigate.gateway.flow.files_out import file_items
 from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, live_key
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
@@ -247,6 +248,10 @@ class AgentRun:
         elif len(turn.items) == first:
             log.warning("the agent produced no reply")
             turn.add(ErrorReply(text=notice_for_text("run_failed", text, turn.hint)))
+        else:  # a final answer: 👍/👎 under it
+            ids = {"inbound_id": turn.job.inbound_id, "thread_id": thread_id, "run_id": output.run_id}
+            target = FeedbackTarget(**ids, conversation=conv, locale=locale)
+            await ask_feedback(self.config, self.store, turn.items, first, target)
         if result is not None:
             finish_items(result, turn.items, first)
 

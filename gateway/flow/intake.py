@@ -49,6 +49,7 @@ from clarigate.gateway.flow.answers import (
     view_of,
 )
 from clarigate.gateway.flow.commands import CONTROL_LANE, Control, parse_command
+from clarigate.gateway.flow.feedback import FeedbackVotes
 from clarigate.gateway.flow.notices import notice, notice_for_text
 from clarigate.gateway.flow.turn import Dispatcher
 from clarigate.gateway.jobs.upkeep import Upkeep
@@ -87,6 +88,8 @@ class Gateway:
             store, self.dispatcher.handle, self.consumer, config.workers, config.stale_claim_seconds
         )
         self.upkeep = Upkeep(config, store, runner, self.consumer)
+        self.votes = FeedbackVotes(config, store, self._in_background, self._allowed)
+        self.submit_feedback = self.votes.submit  # GatewayPort: 👍/👎 under answers (flow/feedback.py)
         # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
         self._accepted: dict[str, None] = {}
         self._background: set[asyncio.Task[Any]] = set()

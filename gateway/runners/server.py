@@ -22,6 +22,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -155,9 +156,7 @@ class LangGraphServerRunner(AgentRunner):
         for problem in problems:
             log.warning("%s: messages wait until it answers", problem)
         log.info(
-            "agent runs on the LangGraph server at %s (assistant %s)",
-            self.url,
-            self.settings.assistant_id,
+            "agent runs on the LangGraph server at %s (assistant %s)", self.url, self.settings.assistant_id
         )
 
     async def check(self) -> list[str]:
@@ -272,7 +271,8 @@ class LangGraphServerRunner(AgentRunner):
                 log.warning("%s: looking at the thread again (the server restarted?)", lost)
                 continue
             state = await self._client.threads.get_state(sid)
-            return state_output(state, finished.get("metadata") or {})
+            output = state_output(state, finished.get("metadata") or {})
+            return replace(output, run_id=str(run["run_id"]))  # the server traces runs under their ids
         raise AgentUnavailable(f"the LangGraph server at {self.ready_where} lost {LOST_RUNS} runs of a turn")
 
     async def _begin(

@@ -102,6 +102,9 @@ class GatewayConfig(BaseSettings):
     redis_url: str | None = None
     answer_policy: Literal["starter", "anyone"] = "starter"
     pending_ttl_seconds: int = Field(7 * 24 * 3600, ge=0)
+    # 👍/👎 under each final answer of the agent; votes on an answer are kept this long
+    feedback: bool = True
+    feedback_ttl_seconds: int = Field(30 * 24 * 3600, gt=0)
     thread_ttl_seconds: int = Field(90 * 24 * 3600, gt=0)
     seen_ttl_seconds: int = Field(24 * 3600, gt=0)
     # agent runs in flight at once per replica: a run mostly waits on the model, so throughput is

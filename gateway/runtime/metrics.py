@@ -59,6 +59,26 @@ def inbound_events(platform: str, kind: str) -> Counter:
     return INBOUND_EVENTS.labels(platform=platform, kind=kind)
 
 
+# feedback under final answers: votes given, and votes a person's later click replaced (given minus
+# withdrawn is what stands); vote: up | down
+FEEDBACK = Counter("clarigate_feedback_total", "Votes given on answers", ["platform", "vote"])
+FEEDBACK_WITHDRAWN = Counter(
+    "clarigate_feedback_withdrawn_total", "Votes on answers replaced by the other vote", ["platform", "vote"]
+)
+
+
+@cache
+def feedback_given(platform: str, vote: str) -> Counter:
+    """The votes-given series of one platform and vote."""
+    return FEEDBACK.labels(platform=platform, vote=vote)
+
+
+@cache
+def feedback_withdrawn(platform: str, vote: str) -> Counter:
+    """The votes-withdrawn series of one platform and vote."""
+    return FEEDBACK_WITHDRAWN.labels(platform=platform, vote=vote)
+
+
 @cache
 def duplicates_dropped(platform: str) -> Counter:
     """The dropped-duplicates series of one platform."""

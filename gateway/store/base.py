@@ -311,6 +311,18 @@ class Store(ABC):
     async def release_lease(self, name: str, holder: str) -> None:
         """Release a lease held by ``holder``."""
 
+    # --- feedback on answers ----------------------------------------------------------------------
+    @abstractmethod
+    async def cast_vote(self, answer: str, person: str, vote: str, ttl_seconds: int) -> str | None:
+        """Make ``vote`` ``person``'s one vote on ``answer`` (the answer's votes then expire
+        ``ttl_seconds`` from now) and return the vote it replaced: None for their first vote,
+        ``vote`` itself for the same vote again. One atomic step; a call repeated after a lost
+        reply gives the first call's answer."""
+
+    @abstractmethod
+    async def votes_on(self, answer: str) -> dict[str, str]:
+        """Every person's vote on ``answer`` (person -> vote); empty once expired."""
+
     # --- health -------------------------------------------------------------------------------
     @abstractmethod
     async def ping(self) -> bool:

@@ -78,6 +78,10 @@ class StoreKeys:
         """Adapter state (JSON)."""
         return f"{self.prefix}:state:{key}"
 
+    def votes(self, answer: str) -> str:
+        """The votes on one answer (a hash: person -> vote)."""
+        return f"{self.prefix}:votes:{answer}"
+
     def lease(self, name: str) -> str:
         """A lease held by one replica."""
         return f"{self.prefix}:lease:{name}"

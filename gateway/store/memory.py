@@ -230,6 +230,20 @@ class MemoryStore(MemoryJobStream):
         if self._get(key) == holder:
             del self._values[key]
 
+    # --- feedback on answers ----------------------------------------------------------------------
+    async def cast_vote(self, answer: str, person: str, vote: str, ttl_seconds: int) -> str | None:
+        """Set ``person``'s vote on ``answer``; the vote it replaced (None: the first)."""
+        key = self.keys.votes(answer)
+        votes = dict(self._get(key) or {})
+        previous = votes.get(person)
+        votes[person] = vote
+        self._set(key, votes, ttl_seconds)
+        return previous
+
+    async def votes_on(self, answer: str) -> dict[str, str]:
+        """Every person's vote on ``answer``."""
+        return dict(self._get(self.keys.votes(answer)) or {})
+
     # --- health ---------------------------------------------------------------------------------
     async def ping(self) -> bool:
         """Always True: memory answers."""

@@ -53,6 +53,7 @@ class RedisStore(RedisJobStream):
         self._thread_cleaned = self._script(scripts.THREAD_CLEANED)
         self._lease = self._script(scripts.ACQUIRE_LEASE)
         self._unlease = self._script(scripts.RELEASE_LEASE)
+        self._vote = self._script(scripts.CAST_VOTE)
 
     # --- chat thread -> agent thread ---------------------------------------------------------
     async def thread_for_chat(self, thread_key: str, ttl_seconds: int) -> str:
@@ -255,6 +256,19 @@ class RedisStore(RedisJobStream):
     async def release_lease(self, name: str, holder: str) -> None:
         """Release a lease held by ``holder`` (compare-and-delete)."""
         await self._run(self._unlease, [self.keys.lease(name)], [holder])
+
+    # --- feedback on answers ----------------------------------------------------------------------
+    async def cast_vote(self, answer: str, person: str, vote: str, ttl_seconds: int) -> str | None:
+        """Set ``person``'s vote on ``answer``: one script, safe to re-send (``scripts.CAST_VOTE``)."""
+        args = [person, vote, call_mark(), to_millis(ttl_seconds)]
+        previous = await self._run(self._vote, [self.keys.votes(answer)], args)
+        return str(previous) or None
+
+    async def votes_on(self, answer: str) -> dict[str, str]:
+        """Every person's vote on ``answer`` (the vote is what comes before the first ``|``)."""
+        found = await self._command("HGETALL", self.keys.votes(answer))
+        fields = found if isinstance(found, dict) else fields_of(found or [])
+        return {person: value.split("|", 1)[0] for person, value in fields.items()}
 
     # --- health ---------------------------------------------------------------------------------
     async def ping(self) -> bool:

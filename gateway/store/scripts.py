@@ -280,3 +280,20 @@ for _, held in ipairs(redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', ARGV[3]
 end
 return rows
 """
+
+#: KEYS: the answer's votes (a hash: person -> "vote|call value|vote before"). ARGV: person, vote,
+#: a value unique to this call, ttl ms. Returns the person's vote before this call ("" for none);
+#: the client re-sending the script after a lost reply finds its own call value and hears the
+#: same answer again (not its own vote as the one replaced).
+CAST_VOTE = """
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+local before = ''
+if current then
+  local vote, mark, earlier = string.match(current, '^([^|]*)|([^|]*)|([^|]*)$')
+  if mark == ARGV[3] then return earlier end
+  before = vote or ''
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. '|' .. ARGV[3] .. '|' .. before)
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return before
+"""

@@ -90,3 +90,15 @@ async def test_langsmith_bookkeeping_stays_in_the_loop_unless_tracing_is_on() ->
     with tracing_context(enabled=True):
         assert await _inline_unless_tracing(default, contextvars.copy_context(), step, 2) == 3
     assert handed == ["step"]
+
+
+async def test_a_turn_names_its_traced_run_for_feedback_on_the_answer(make_agent: AgentFactory) -> None:
+    from langchain_core.tracers.context import collect_runs
+
+    agent = await make_agent(scripted({"content": "first"}, {"content": "second"}))
+    with collect_runs() as runs:
+        out = await agent.run_turn("t", "hello")
+    (turn,) = [run for run in runs.traced_runs if str(run.id) == out.run_id]
+    assert out.replies == ["first"] and turn.parent_run_id is None and turn.name == "clarigate turn"
+    again = await agent.run_turn("t", "and again")
+    assert again.run_id and again.run_id != out.run_id  # each turn its own run

@@ -6,6 +6,7 @@ A key names one line people read; lines only Telegram shows are in ``telegram_wo
 from __future__ import annotations
 
 from ..models import Locale
+from .feedback_words import FEEDBACK_WORDS
 from .file_words import FILE_WORDS
 from .slack_words import SLACK_WORDS
 from .telegram_words import TELEGRAM_WORDS
@@ -363,3 +364,4 @@ WORDS.update(TELEGRAM_WORDS)
 WORDS.update(SLACK_WORDS)
 WORDS.update(TYPED_WORDS)
 WORDS.update(FILE_WORDS)
+WORDS.update(FEEDBACK_WORDS)

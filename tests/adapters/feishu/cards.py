@@ -35,10 +35,22 @@ def payload(component: dict[str, Any]) -> dict[str, Any]:
     return component["behaviors"][0]["value"]
 
 
+def without_feedback(body: dict[str, Any]) -> dict[str, Any]:
+    """A card body without the 👍/👎 row at the foot of an answer (element_id ``feedback``)."""
+    elements = [e for e in body.get("elements", []) if e.get("element_id") != "feedback"]
+    return {**body, "elements": elements}
+
+
+def feedback_buttons(card: dict[str, Any]) -> list[dict[str, Any]]:
+    """The 👍/👎 buttons at the foot of an answer's card (none on other cards)."""
+    rows = [e for e in card["body"].get("elements", []) if e.get("element_id") == "feedback"]
+    return [c for row in rows for c in walk(row) if c.get("tag") == "button"]
+
+
 def text_of(card: dict[str, Any]) -> str:
-    """All markdown and plain text on the card, one piece a line."""
+    """All markdown and plain text on the card, one piece a line (an answer's 👍/👎 left out)."""
     parts = []
-    for c in walk(card["body"]):
+    for c in walk(without_feedback(card["body"])):
         if c.get("tag") in ("markdown", "plain_text"):
             parts.append(c["content"])
     return "\n".join(parts)

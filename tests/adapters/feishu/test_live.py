@@ -95,8 +95,9 @@ async def test_a_slow_answer_streams_into_one_card_that_becomes_the_formatted_re
     assert min(gaps) >= CARD_INTERVAL * 0.9
     assert len(content) <= (content[-1].at - create.at) / CARD_INTERVAL + 2
 
-    # the reply finishes that card: streaming closed, then the final card in its place
-    assert [cardkit_kind(c) for c in api.cardkit_calls()][-2:] == ["settings", "update"]
+    # the reply finishes that card: streaming closed, then the final card in its place, then
+    # 👍/👎 appended to it (its stream is over)
+    assert [cardkit_kind(c) for c in api.cardkit_calls()][-3:] == ["settings", "update", "elements"]
     settings = api.cardkit_calls("settings")[-1]
     assert json.loads(settings.body["settings"]) == {"config": {"streaming_mode": False}}
     sequences = [c.body["sequence"] for c in api.cardkit_calls() if cardkit_kind(c) != "create"]

@@ -150,6 +150,8 @@ class SlackUser:
         }
         if element["type"] == "button":
             action.update(value=element["value"], text=element["text"])
+        elif element["type"] == "feedback_buttons":  # ``option_value``: "positive" or "negative"
+            action["value"] = element[f"{option_value}_button"]["value"]
         else:
             picked = next(o for o in element["options"] if o["value"] == option_value)
             action["selected_option"] = picked

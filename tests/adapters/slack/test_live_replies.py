@@ -98,7 +98,8 @@ async def test_a_dm_answer_is_posted_once_then_edited_about_once_a_second(make_w
     assert all(gap >= 0.9 for gap in gaps(live_calls(world, ts)[:-1]))  # the reply's own edit ends it
     assert len(edits) <= 3.0 / 1.0 + 3  # bounded by time, not by the answer's words
     (shown,) = world.fake.shown()
-    assert shown["text"] == render_reply(ANSWER)[0] and "*fine*" in shown["text"] and shown["blocks"] == []
+    assert shown["text"] == render_reply(ANSWER)[0] and "*fine*" in shown["text"]
+    assert [b["type"] for b in shown["blocks"]] == ["section", "context_actions"]  # the answer, 👍/👎
 
 
 async def test_a_thread_answer_streams_to_the_person_and_ends_as_the_formatted_reply(

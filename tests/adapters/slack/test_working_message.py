@@ -17,7 +17,8 @@ async def test_the_reply_is_edited_into_the_working_message(make_world: MakeWorl
     (working,) = world.fake.of("chat.postMessage")
     assert working["text"].startswith("⏳")
     (shown,) = world.fake.shown()
-    assert shown["text"] == "You said: hello" and shown["blocks"] == []
+    assert shown["text"] == "You said: hello"
+    assert [b["type"] for b in shown["blocks"]] == ["section", "context_actions"]  # the reply, 👍/👎
     assert shown["ts"] == world.fake.edits()[0]["ts"]
 
 

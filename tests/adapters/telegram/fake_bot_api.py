@@ -14,6 +14,13 @@ a callback query answered twice or too late, a chat that blocked or removed the 
 (403), a group upgraded to a supergroup (400 with ``migrate_to_chat_id``), an unknown
 ``file_id``, a draft (``sendMessageDraft``) outside a private chat.
 
+Ephemeral messages (Bot API 10.2): with ``ephemeral`` on, ``sendMessage`` with
+``receiver_user_id`` shows the message to that member only (``ephemeral_notes``) and answers it
+with an ``ephemeral_message_id``; ``deleteEphemeralMessage`` of one that does not exist is a 400.
+With it off (the default: the Bot API 10.0 PTB speaks), the ephemeral methods are unknown (404
+"Not Found", as Telegram answers any unknown method) and ``receiver_user_id`` is ignored, as
+Telegram ignores parameters it does not know: the message is posted for everyone.
+
 Drafts are kept as Telegram's apps show them: a draft is replaced by the next one with
 its ``draft_id``, dropped when the bot's next message in that chat (and topic) arrives,
 and gone ``DRAFT_TTL`` seconds after its last update (``visible_drafts``).
@@ -43,6 +50,11 @@ QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or q
 # sendMessageDraft's chat_id is "the target private chat"; a group or channel is refused with
 # the MTProto error Telegram passes on for it
 DRAFT_PEER_INVALID = "Bad Request: TEXTDRAFT_PEER_INVALID"
+#: Bot API 10.2's methods for ephemeral messages (unknown to an older server).
+EPHEMERAL_METHODS = {
+    "deleteEphemeralMessage", "editEphemeralMessageText", "editEphemeralMessageCaption",
+    "editEphemeralMessageMedia", "editEphemeralMessageReplyMarkup",
+}  # fmt: skip
 DRAFT_TTL = 30.0  # "the streamed draft is ephemeral and acts as a temporary 30-second preview"
 # The tags Telegram's HTML parse mode accepts (https://core.telegram.org/bots/api#html-style).
 HTML_TAGS = {
@@ -131,6 +143,9 @@ class FakeBotApi:
     drafts: dict[tuple[int, int, int], tuple[str, float]] = field(default_factory=dict)
     failing: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # see fail_always
     sent_files: list[SentFile] = field(default_factory=list)  # photos and documents (fake_bot_files)
+    ephemeral: bool = False  # a Bot API 10.2 server (see the module's docstring)
+    # ephemeral messages shown: (chat_id, receiver user id) -> {ephemeral_message_id: text}
+    ephemeral_notes: dict[tuple[int, int], dict[int, str]] = field(default_factory=dict)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1000))
     _runner: web.AppRunner | None = None
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
@@ -146,6 +161,11 @@ class FakeBotApi:
     def delete(self, chat_id: int, message_id: int) -> None:
         """Someone deleted a message: editing it answers "message to edit not found"."""
         self.messages.pop((chat_id, message_id), None)
+
+    def visible_to(self, chat_id: int, user_id: int) -> list[str]:
+        """The texts ``user_id`` sees in ``chat_id``: every message, and their own ephemeral ones."""
+        shown = [text for (chat, _), (text, _) in sorted(self.messages.items()) if chat == chat_id]
+        return shown + list(self.ephemeral_notes.get((chat_id, user_id), {}).values())
 
     def add_file(self, file_id: str, content: bytes) -> None:
         """A file ``getFile`` can serve."""
@@ -237,6 +257,8 @@ class FakeBotApi:
             return web.json_response(body, status=status)
         if method == "getUpdates":
             return await self._get_updates(params)
+        if method in EPHEMERAL_METHODS and not self.ephemeral:
+            return web.json_response({"ok": False, "error_code": 404, "description": "Not Found"}, status=404)
         try:
             result = self.calls[-1].result = self._result(method, params)
         except ApiError as exc:
@@ -284,6 +306,24 @@ class FakeBotApi:
     def _result(self, method: str, params: dict[str, Any]) -> Any:
         if method == "getMe":
             return BOT_USER
+        if method == "sendMessage" and self.ephemeral and params.get("receiver_user_id"):
+            return self._ephemeral(params)
+        if method == "deleteEphemeralMessage":
+            chat_id, receiver = self._check_chat(params), int(params["receiver_user_id"])
+            notes = self.ephemeral_notes.get((chat_id, receiver), {})
+            if notes.pop(int(params["ephemeral_message_id"]), None) is None:
+                raise ApiError(400, "Bad Request: message to delete not found")
+            return True
+        if method == "editMessageReplyMarkup":
+            chat_id = self._check_chat(params)
+            key = (chat_id, int(params["message_id"]))
+            if key not in self.messages:
+                raise ApiError(400, "Bad Request: message to edit not found")
+            text, markup = self.messages[key]
+            if markup == (params.get("reply_markup") or ""):
+                raise ApiError(400, NOT_MODIFIED)
+            self.messages[key] = (text, params.get("reply_markup") or "")
+            return self._message(chat_id, key[1], text, params)
         if method == "sendMessage":
             chat_id = self._check_chat(params)
             text = self._check_text(params)
@@ -358,6 +398,17 @@ class FakeBotApi:
         thread = int(params.get("message_thread_id", 0) or 0)
         self.drafts[(chat_id, thread, draft_id)] = (text, time.monotonic())
         return True
+
+    def _ephemeral(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``sendMessage`` to one member (Bot API 10.2): kept apart from what the chat shows."""
+        chat_id, receiver = self._check_chat(params), int(params["receiver_user_id"])
+        text = self._check_text(params)
+        ephemeral_id = next(self._ids)
+        self.ephemeral_notes.setdefault((chat_id, receiver), {})[ephemeral_id] = text
+        message = self._message(chat_id, 0, text, params)
+        del message["message_id"]
+        message.update(ephemeral_message_id=ephemeral_id, receiver_user={"id": receiver, "is_bot": False})
+        return message
 
     @staticmethod
     def _message(chat_id: int, message_id: int, text: str, params: dict[str, Any]) -> dict[str, Any]:

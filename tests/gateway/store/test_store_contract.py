@@ -418,3 +418,22 @@ async def test_memory_store_forgets_expired_keys_nobody_reads() -> None:
         await memory.first_time(f"slack:new{i}", 60)
     assert len(memory._values) < 3000  # the old dedupe markers were swept, not kept forever
     assert not await memory.first_time("slack:new1", 60)
+
+
+# --- votes on answers -------------------------------------------------------------------------
+
+
+async def test_a_vote_is_one_per_person_and_a_new_one_replaces_it(store: Store) -> None:
+    assert await store.cast_vote("answer-1", "U1", "up", 60) is None  # the first vote
+    assert await store.cast_vote("answer-1", "U1", "up", 60) == "up"  # the same again: no change
+    assert await store.cast_vote("answer-1", "U1", "down", 60) == "up"  # changed
+    assert await store.cast_vote("answer-1", "U2", "up", 60) is None  # another person's own
+    assert await store.votes_on("answer-1") == {"U1": "down", "U2": "up"}
+    assert await store.votes_on("answer-2") == {}
+
+
+async def test_votes_expire_with_their_answer(store: Store) -> None:
+    await store.cast_vote("answer-1", "U1", "up", 1)
+    await asyncio.sleep(1.3)
+    assert await store.votes_on("answer-1") == {}
+    assert await store.cast_vote("answer-1", "U1", "down", 60) is None

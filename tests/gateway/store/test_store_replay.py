@@ -437,6 +437,22 @@ async def _delete(r: Replay) -> None:
     assert await r.store.get_json("wizard") is None
 
 
+@scenario("cast_vote")
+async def _cast_vote(r: Replay) -> None:
+    await r.store.cast_vote("answer", "U1", "up", 60)
+    r.lose_reply_to(r.key("votes:answer"))
+    # the re-sent script finds its own change: it still reports the vote it replaced
+    assert await r.store.cast_vote("answer", "U1", "down", 60) == "up"
+    assert await r.store.votes_on("answer") == {"U1": "down"}
+
+
+@scenario("votes_on")
+async def _votes_on(r: Replay) -> None:
+    await r.store.cast_vote("answer", "U1", "up", 60)
+    r.lose_reply_to(r.key("votes:answer"))
+    assert await r.store.votes_on("answer") == {"U1": "up"}
+
+
 @scenario("acquire_lease")
 async def _acquire_lease(r: Replay) -> None:
     r.lose_reply_to(r.key("lease:poll"))
