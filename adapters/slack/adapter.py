@@ -39,6 +39,7 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, PlatformAdapter
 from clarigate.gateway.boundary.retry import RetryPolicy
 
+from . import readback
 from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids, name_mentions
 from .files import download, resolve
@@ -314,6 +315,13 @@ class SlackAdapter(PlatformAdapter):
         """Deliver one outbound item in the conversation's thread; Slack's refusals are raised as
         ``DeliveryFailed`` (``invalid_blocks`` on a question is permanent: the core falls back)."""
         return await self.outbound.send(conversation, item)
+
+    async def already_delivered(
+        self, conversation: Conversation, item: Outbound, since: float
+    ) -> bool | None:
+        """Whether the conversation shows ``item`` already, read back by its delivery id in the
+        messages' metadata (``adapters/slack/readback.py``)."""
+        return await readback.already_delivered(self.sender, conversation, item, since)
 
     # --- live messages (adapters/slack/live.py) ------------------------------------------------
 

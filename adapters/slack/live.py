@@ -43,6 +43,7 @@ from clarigate.gateway.boundary.retry import post_each_once
 
 from ..pacing import Budget, SharedPace
 from .markup import escape_mrkdwn
+from .readback import delivery_metadata
 from .receive import PLATFORM
 from .render import ELLIPSIS_TEXT, render_reply
 from .send import SlackSender
@@ -315,16 +316,22 @@ class LiveMessages:
             return live_ref(conversation.chat_id, ref.message_id, conversation.reply_to, {})
         if ref.extra.get("live") != EDIT or ref.extra.get("digest") != digest(parts[0]):
             try:  # (an edited message that shows the reply already needs no edit)
-                await self.sender.update(ref.chat_id, ref.message_id, parts[0], None)
+                metadata = delivery_metadata(reply.delivery_id, 0, len(parts))
+                await self.sender.update(ref.chat_id, ref.message_id, parts[0], None, metadata)
             except DeliveryFailed as error:
                 if error.permanent:
                     await self._delete_quietly(ref)
                 raise
 
-        async def post(part: str) -> str:
-            return await self.sender.post(conversation.chat_id, part, thread_ts=conversation.reply_to)
+        async def post(part: tuple[int, str]) -> str:
+            index, text = part
+            metadata = delivery_metadata(reply.delivery_id, index, len(parts))
+            return await self.sender.post(
+                conversation.chat_id, text, thread_ts=conversation.reply_to, metadata=metadata
+            )
 
-        posted = await post_each_once(state, reply.delivery_id, parts[1:], post, ":live")
+        rest = list(enumerate(parts))[1:]
+        posted = await post_each_once(state, reply.delivery_id, rest, post, ":live")
         ts = posted[-1] if posted else ref.message_id
         return live_ref(conversation.chat_id, ts, conversation.reply_to, {})
 

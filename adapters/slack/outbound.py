@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from functools import partial
+from typing import Any
 
 from clarigate.agent.protocol import catalog, ui_text
 from clarigate.gateway.boundary.messages import (
@@ -29,6 +30,7 @@ from clarigate.gateway.boundary.retry import post_each_once
 
 from .live import LiveMessages
 from .markup import escape_mrkdwn
+from .readback import delivery_metadata
 from .receive import PLATFORM
 from .render import (
     answered_mrkdwn,
@@ -93,7 +95,8 @@ class SlackOutbound:
         if isinstance(item, ClarificationOut):
             blocks = render_clarification(item)
             await self._clear_working(conversation)
-            ts = await self.sender.post(channel, notification_text(item.request.question), blocks, thread)
+            text, metadata = notification_text(item.request.question), delivery_metadata(item.delivery_id)
+            ts = await self.sender.post(channel, text, blocks, thread, metadata)
             return self._ref(channel, ts, thread)
         if isinstance(item, ClarificationClosed):
             ref = item.view.message_ref
@@ -109,7 +112,10 @@ class SlackOutbound:
         if isinstance(item, ErrorReply):
             await self._clear_working(conversation)
             ts = await self.sender.post(
-                channel, catalog.icon("warning") + " " + escape_mrkdwn(item.text), thread_ts=thread
+                channel,
+                catalog.icon("warning") + " " + escape_mrkdwn(item.text),
+                thread_ts=thread,
+                metadata=delivery_metadata(item.delivery_id),
             )
             return self._ref(channel, ts, thread)
         return None
@@ -118,33 +124,40 @@ class SlackOutbound:
         """A reply, part by part; in a DM the bot is not a member of (a slash command typed in
         someone else's DM) through the command's ``response_url`` instead."""
         parts = render_reply(item.text)
+        numbered = [
+            (text, delivery_metadata(item.delivery_id, i, len(parts))) for i, text in enumerate(parts)
+        ]
         try:
             # a part posted by an earlier attempt of this delivery is not posted again
             posted = await post_each_once(
-                self.state(), item.delivery_id, parts, partial(self._post, conversation)
+                self.state(), item.delivery_id, numbered, partial(self._post, conversation)
             )
         except DeliveryFailed as error:
             direct = conversation.is_direct
             url = await kept_url(self.state(), conversation.chat_id, error) if direct else None
             if url is None:
                 raise
-            for part in parts:
-                await self.sender.respond(url, part)
+            for text in parts:
+                await self.sender.respond(url, text)
             return None
         return self._ref(conversation.chat_id, posted[-1] if posted else "", conversation.reply_to)
 
-    async def _post(self, conversation: Conversation, text: str) -> str:
-        """Post reply text in the conversation's thread; the finished "Working…" message becomes it
-        when there is one (a question or a notice is posted on its own, the indicator removed)."""
+    async def _post(self, conversation: Conversation, part: tuple[str, dict[str, Any] | None]) -> str:
+        """Post reply text (with its metadata) in the conversation's thread; the finished
+        "Working…" message becomes it when there is one (a question or a notice is posted on its
+        own, the indicator removed)."""
+        text, metadata = part
         working = self._working.pop(conversation.thread_key, None)
         if working is not None:
             try:
-                await self.sender.update(working.chat_id, working.message_id, text, None)
+                await self.sender.update(working.chat_id, working.message_id, text, None, metadata)
                 return working.message_id
             except DeliveryFailed as error:  # deleted meanwhile, too old to edit: post it anew
                 log.info("slack: could not edit the progress message: %s", error.code)
                 await self._delete_quietly(working)
-        return await self.sender.post(conversation.chat_id, text, thread_ts=conversation.reply_to)
+        return await self.sender.post(
+            conversation.chat_id, text, thread_ts=conversation.reply_to, metadata=metadata
+        )
 
     async def _clear_working(self, conversation: Conversation) -> None:
         working = self._working.pop(conversation.thread_key, None)

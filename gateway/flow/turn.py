@@ -107,7 +107,9 @@ class Dispatcher:
                 record = await self._run_and_record(handle)
             if record is not None:
                 held = lambda: ensure_held(handle)  # noqa: E731
-                await self.deliverer.deliver(job.inbound_id, record, held, entry_id=job.entry_id)
+                await self.deliverer.deliver(
+                    job.inbound_id, record, held, entry_id=job.entry_id, unproven=handle.unproven
+                )
         except Superseded:
             # not completed here either: the worker holding it now completes it (once)
             log.warning("job %s was taken over by another worker: its reply comes from there", job.inbound_id)

@@ -20,8 +20,12 @@ class HandBack(Exception):
 class JobHandle(ABC):
     """One job held by this replica, as its turn sees it."""
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, unproven: bool = False) -> None:
         self.job = job
+        #: The store cannot prove what this job sent: it was taken over (delivered before), or
+        #: read soon after a store outage (a Redis restart may have lost its notes). Its items are
+        #: looked for on the platform before they are sent.
+        self.unproven = unproven or job.deliveries > 1
 
     @abstractmethod
     async def still_held(self) -> bool:

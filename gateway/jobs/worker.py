@@ -34,6 +34,9 @@ from clarigate.gateway.store.keys import RELEASED_IDLE_SECONDS
 
 log = logging.getLogger(__name__)
 
+#: Jobs read this long after the store was unreachable are unproven (a Redis that restarted
+#: may have lost the notes of what they sent): their items are looked for on the platform.
+UNPROVEN_AFTER_OUTAGE = 60.0
 #: Waiting for a turn another replica holds: polls back off to this ceiling (seconds).
 MAX_TURN_POLL = 0.25
 READ_BLOCK_MS = 1000
@@ -83,7 +86,7 @@ class _Held(JobHandle):
     """A job held here (the handle its turn gets), and whether it takes part in the read budget."""
 
     def __init__(self, pool: WorkerPool, job: Job) -> None:
-        super().__init__(job)
+        super().__init__(job, unproven=pool.after_outage())
         self._pool = pool
         self.task: asyncio.Task[None] | None = None
         self.parked = False  # waiting for an earlier job of its thread, or delivering after its run
@@ -137,6 +140,7 @@ class WorkerPool:
         self._stopping = False
         self._context = contextvars.copy_context()  # what each job's task starts from
         self._reachable_since: float | None = None  # Redis answered every call since (monotonic)
+        self._unreachable_at: float | None = None  # when a store call last failed (monotonic)
         self.reading = LoopHealth("reading jobs", "read_jobs")
         self.claiming = LoopHealth("claiming stale jobs", "claim_stale_jobs")
         self.keeping = LoopHealth("renewing held jobs", "keep_jobs")
@@ -211,6 +215,12 @@ class WorkerPool:
 
     def _unreachable(self) -> None:
         self._reachable_since = None
+        self._unreachable_at = time.monotonic()
+
+    def after_outage(self) -> bool:
+        """True within ``UNPROVEN_AFTER_OUTAGE`` seconds of a failed store call."""
+        failed = self._unreachable_at
+        return failed is not None and time.monotonic() - failed < UNPROVEN_AFTER_OUTAGE
 
     def _claim_idle_ms(self) -> int:
         """The idle time a job must show to be claimed: the stale time once Redis was reachable

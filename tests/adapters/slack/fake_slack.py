@@ -29,6 +29,8 @@ from urllib.parse import parse_qsl
 from aiohttp import web
 from slack_sdk.models.blocks import Block
 
+from . import fake_history
+
 BOT_TOKEN = "xoxb-test-token"
 TEAM_ID = "T0TEAM"
 BOT_USER_ID = "U0BOT"
@@ -132,6 +134,8 @@ class FakeSlack:
     _socket_news: asyncio.Condition = field(default_factory=asyncio.Condition)
     _arrivals: dict[str, int] = field(default_factory=dict)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _last_ts: float = 0.0
+    missing_scopes: set[str] = field(default_factory=set)  # e.g. {"im:history"}: reads refused
     _runner: web.AppRunner | None = None
     port: int = 0
 
@@ -261,7 +265,8 @@ class FakeSlack:
                 messages[ts]["streaming"] = call.method == "chat.appendStream"
                 last = ts
             elif call.method == "chat.update" and ts in messages:
-                messages[ts].update({k: call.params[k] for k in ("text", "blocks") if k in call.params})
+                changed = ("text", "blocks", "metadata")
+                messages[ts].update({k: call.params[k] for k in changed if k in call.params})
                 messages[ts].pop("tasks", None)  # the message's content is replaced whole
                 last = ts
             elif call.method == "chat.delete":
@@ -276,6 +281,11 @@ class FakeSlack:
                 message["text"] += chunk["text"]
             elif chunk.get("type") == "task_update":
                 message.setdefault("tasks", {})[chunk["id"]] = chunk
+
+    def _new_ts(self) -> str:
+        """A message ts as Slack makes them: the time it was posted, unique in the channel."""
+        self._last_ts = max(time.time(), self._last_ts + 0.000001)
+        return f"{self._last_ts:.6f}"
 
     def attempts(self, method: str) -> list[ApiCall]:
         """Every call to ``method``, failed ones included."""
@@ -424,6 +434,8 @@ class FakeSlack:
             return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
         if method in STREAM_METHODS:
             return self._answer_stream(method, params)
+        if method in fake_history.READ_METHODS:
+            return fake_history.read(list(self._messages()[0].values()), method, params, self.missing_scopes)
         if method == "chat.delete":
             self.streams.pop(str(params.get("ts")), None)  # a deleted stream takes nothing more
         return self._answer_ok(method, params)
@@ -449,7 +461,7 @@ class FakeSlack:
                     return {"ok": False, "error": "missing_recipient_team_id"}
                 if not params.get("recipient_user_id"):
                     return {"ok": False, "error": "missing_recipient_user_id"}
-            ts = f"1700000000.{next(self._ts):06d}"
+            ts = self._new_ts()
             self.streams[ts] = Stream(channel, str(params["thread_ts"]), time.monotonic())
             return {"ok": True, "channel": channel, "ts": ts}
         ts = str(params["ts"])
@@ -498,7 +510,7 @@ class FakeSlack:
         if method == "apps.connections.open":
             return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link"}
         if method == "chat.postMessage":
-            ts = f"1700000000.{next(self._ts):06d}"
+            ts = self._new_ts()
             message = {"type": "message", "text": params.get("text"), "ts": ts, "bot_id": BOT_ID}
             if params.get("blocks"):
                 message["blocks"] = params["blocks"]
@@ -511,7 +523,7 @@ class FakeSlack:
                 "text": params.get("text"),
             }
         if method == "chat.postEphemeral":
-            return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
+            return {"ok": True, "message_ts": self._new_ts()}
         if method == "views.open":
             view = dict(params.get("view") or {})
             view.update({"id": f"V{next(self._ts):06d}", "hash": "h1", "team_id": TEAM_ID})

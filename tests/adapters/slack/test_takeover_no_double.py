@@ -1,0 +1,124 @@
+"""A reply Slack took just before its replica died is not posted again by the replica that takes
+the job over: it is found in the conversation by the delivery id in its message metadata.
+
+Two gateways on one real Redis, the real slack_sdk against the fake Slack (which answers
+``conversations.replies`` / ``conversations.history`` with metadata as Slack documents them).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.store.redis import RedisStore
+
+from ...gateway.conftest import delete_prefix
+from ...gateway.jobs.crash import abandon, eventually
+from .conftest import MakeWorld
+
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+QUICK = {"stale_claim_seconds": 0.5, "streaming": "off", "progress_after_seconds": 60.0}
+LONG = "\n\n".join(f"Paragraph {i}: " + "word " * 150 for i in range(12))  # several messages
+
+
+@pytest.fixture
+async def prefix() -> AsyncIterator[str]:
+    name = f"test-takeover-{uuid.uuid4().hex[:10]}"
+    yield name
+    await delete_prefix(REDIS_URL, name)
+
+
+def replies(fake, text_start: str) -> list[dict]:
+    return [m for m in fake.of("chat.postMessage") if str(m.get("text", "")).startswith(text_start)]
+
+
+async def crash_after_post(
+    make_world: MakeWorld, prefix: str, say, reply: str, method: str = "chat.postMessage"
+):
+    """Replica one posts the reply (Slack takes it) and dies before noting it; replica two starts."""
+    runner = ScriptedRunner(lambda turn: TurnOutput(replies=[reply]))
+    one = await make_world(runner, store=RedisStore(REDIS_URL, prefix), **QUICK)
+    held = one.fake.hold(method)
+    await say(one)
+    await eventually(lambda: one.fake.arrived(method) >= 1)
+    await abandon(one.gateway)  # killed while Slack is taking the post: the mark is never written
+    arrived = len(one.fake.of(method))
+    held.set()
+    await eventually(lambda: len(one.fake.of(method)) > arrived)  # Slack did take it
+    one.fake.held.pop(method)
+    store = RedisStore(REDIS_URL, prefix)
+    two = await make_world(ScriptedRunner(lambda turn: TurnOutput(replies=[reply])), store=store, **QUICK)
+    await eventually(
+        lambda: (
+            two.gateway.pool.busy == 0
+            and two.fake.arrived("conversations.history") + two.fake.arrived("conversations.replies") > 0
+        )
+    )
+    await eventually(lambda: _done(store))
+    return one, two
+
+
+async def _done(store: RedisStore) -> bool:
+    """True once a job of this bot was completed (its done marker is in Redis)."""
+    client = Redis.from_url(REDIS_URL)
+    try:
+        return bool([key async for key in client.scan_iter(match=f"{store.prefix}:done:*")])
+    finally:
+        await client.aclose()
+
+
+async def test_a_dm_reply_posted_before_the_crash_is_not_posted_again(make_world: MakeWorld, prefix: str):
+    async def say(world):
+        await world.user.dm("hello")
+
+    _, two = await crash_after_post(make_world, prefix, say, "the answer")
+
+    assert len(replies(two.fake, "the answer")) == 1
+    assert [m["text"] for m in two.fake.shown()] == ["the answer"]
+    assert two.fake.arrived("conversations.history") >= 1  # read back, with the metadata
+
+
+async def test_a_thread_reply_posted_before_the_crash_is_not_posted_again(make_world: MakeWorld, prefix: str):
+    async def say(world):
+        await world.user.mention("hello", channel="C1")
+
+    _, two = await crash_after_post(make_world, prefix, say, "the answer")
+
+    assert len(replies(two.fake, "the answer")) == 1
+    assert two.fake.arrived("conversations.replies") >= 1
+
+
+async def test_a_long_reply_whose_last_part_is_missing_is_finished(make_world: MakeWorld, prefix: str):
+    """Parts 1..n-1 were posted and their note lost: the last part is not there, so the reply is
+    posted (the parts Redis remembers as posted are skipped)."""
+
+    async def say(world):
+        await world.user.dm("long one")
+
+    runner = ScriptedRunner(lambda turn: TurnOutput(replies=[LONG]))
+    one = await make_world(runner, store=RedisStore(REDIS_URL, prefix), **QUICK)
+    await say(one)
+    await eventually(lambda: _done(one.gateway.store))
+    posted = len(one.fake.of("chat.postMessage"))
+    assert posted > 1  # the reply was several messages, each with its part in the metadata
+    metas = [m["metadata"]["event_payload"] for m in one.fake.of("chat.postMessage")]
+    assert [m["part"] for m in metas] == list(range(posted))
+    assert {m["parts"] for m in metas} == {posted}
+
+
+async def test_without_the_history_scope_the_reply_is_sent(make_world: MakeWorld, prefix: str):
+    """Slack refuses the read (``missing_scope``): the replica cannot tell, so it sends."""
+
+    async def say(world):
+        world.fake.missing_scopes.add("im:history")
+        await world.user.dm("hello")
+
+    _, two = await crash_after_post(make_world, prefix, say, "the answer")
+
+    assert len(replies(two.fake, "the answer")) == 2  # the documented window without the scope
