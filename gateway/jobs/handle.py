@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from clarigate.gateway.store.base import Job
 
@@ -26,6 +27,8 @@ class JobHandle(ABC):
         #: read soon after a store outage (a Redis restart may have lost its notes). Its items are
         #: looked for on the platform before they are sent.
         self.unproven = unproven or job.deliveries > 1
+        #: The job's one "your message is kept" notice for a store outage, once made.
+        self.kept: Any = None
 
     @abstractmethod
     async def still_held(self) -> bool:
