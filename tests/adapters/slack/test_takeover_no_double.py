@@ -7,6 +7,7 @@ Two gateways on one real Redis, the real slack_sdk against the fake Slack (which
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ from clarigate.gateway.store.redis import RedisStore
 
 from ...gateway.conftest import delete_prefix
 from ...gateway.jobs.crash import abandon, eventually
+from ...gateway.tcp_proxy import OutageProxy
 from .conftest import MakeWorld
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -122,3 +124,48 @@ async def test_without_the_history_scope_the_reply_is_sent(make_world: MakeWorld
     _, two = await crash_after_post(make_world, prefix, say, "the answer")
 
     assert len(replies(two.fake, "the answer")) == 2  # the documented window without the scope
+
+
+async def test_a_reply_whose_read_redis_lost_is_not_posted_again(make_world: MakeWorld, prefix: str):
+    """Redis restarts and loses its last writes (``appendfsync everysec``): the job's read, its
+    recorded reply and the note of the post are gone, so the job is read again as new. The
+    replica reading it right after the outage looks for the reply on Slack first."""
+    runner = ScriptedRunner(lambda turn: TurnOutput(replies=["the answer"]))
+    one = await make_world(runner, store=RedisStore(REDIS_URL, prefix), **QUICK)
+    held = one.fake.hold("chat.postMessage")
+    await one.user.dm("hello")
+    await eventually(lambda: one.fake.arrived("chat.postMessage") >= 1)
+    await abandon(one.gateway)
+    held.set()
+    await eventually(lambda: len(one.fake.of("chat.postMessage")) == 1)
+    one.fake.held.pop("chat.postMessage")
+    await lose_everything_after_the_accept(prefix)
+
+    proxy = OutageProxy(6379)
+    await proxy.start()
+    await proxy.cut()  # the replica meets the restart: its calls fail for a moment
+    store = RedisStore(f"redis://127.0.0.1:{proxy.port}/0", prefix)
+    two = await make_world(
+        ScriptedRunner(lambda turn: TurnOutput(replies=["the answer"])), store=store, **QUICK
+    )
+    await asyncio.sleep(1.0)
+    await proxy.restore()
+    await eventually(lambda: _done(store))
+
+    assert len(replies(two.fake, "the answer")) == 1
+    assert two.fake.arrived("conversations.history") >= 1
+
+
+async def lose_everything_after_the_accept(prefix: str) -> None:
+    """Redis as it was right after the message was accepted: the entry unread, nothing recorded."""
+    client = Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        jobs = f"{prefix}:jobs"
+        (entry_id, _), *_ = await client.xrange(jobs)
+        await client.xack(jobs, "workers", entry_id)
+        await client.xgroup_setid(jobs, "workers", "0")
+        keys = [k async for k in client.scan_iter(match=f"{prefix}:*") if k.split(":")[1] in ("out", "state")]
+        if keys:
+            await client.delete(*keys)
+    finally:
+        await client.aclose()
