@@ -212,7 +212,8 @@ class WorkerPool:
             self._reached()
             self.reading.worked()
             for job in jobs:
-                self._spawn(job)
+                if job.entry_id not in self._held:  # read again after a Redis restart lost its read:
+                    self._spawn(job)  # it is being worked on here already, once
 
     async def _stale_loop(self) -> None:
         pause = min(max(self.stale_after / 2, 0.05), 5.0)

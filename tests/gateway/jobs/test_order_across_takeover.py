@@ -8,13 +8,18 @@ replica (one running, the later ones waiting their turn) while more arrive at th
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, ClassVar
+
+from redis.asyncio import Redis
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, Turn
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary.messages import Conversation, MessageRef, Outbound, TextReply
 
 from .crash import abandon, eventually
+
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 class Shared(TestAdapter):
@@ -73,3 +78,31 @@ async def test_a_later_job_claimed_first_waits_for_the_earlier_one(redis_stores:
     await asyncio.sleep(0.5)
 
     assert Shared.arrivals == ["re: m1", "re: m2", "re: m3"]
+
+
+async def test_jobs_read_again_after_redis_lost_their_read_run_once_in_order(
+    redis_stores: Any, make_gateway: Any
+):
+    """Redis restarts and loses the read of jobs this replica is working on (``appendfsync
+    everysec``): the stream hands them out again; they are not started a second time here."""
+    Shared.arrivals = []
+    stuck = asyncio.Event()
+    store = redis_stores()
+    one, chat = await make_gateway(store, slow(stuck), adapter_class=Shared, workers=4)
+    await chat.say("m1")
+    await chat.say("m2")
+    await eventually(lambda: one.pool.busy == 2)
+    client = Redis.from_url(REDIS_URL, decode_responses=True)
+    jobs = f"{store.prefix}:jobs"
+    for entry_id, _ in await client.xrange(jobs):
+        await client.xack(jobs, "workers", entry_id)  # as if never read
+    await client.xgroup_setid(jobs, "workers", "0")
+    await client.aclose()
+    await eventually(lambda: one.pool.reading.failures == 0 and not one.pool.reading.failing)
+    await asyncio.sleep(1.5)  # the reader reads them again meanwhile
+    stuck.set()
+
+    await eventually(lambda: len(Shared.arrivals) >= 2, within=30)
+    await asyncio.sleep(1.0)
+
+    assert Shared.arrivals == ["re: m1", "re: m2"]
