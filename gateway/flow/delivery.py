@@ -159,7 +159,7 @@ class Deliverer:
                 continue
             if refused:
                 outcome = self._abandon(inbound_id, plan.conversation, item, "the chat refused", quiet=True)
-            elif unproven and await self._found(inbound_id, plan, item, accepted_at(entry_id, plan)):
+            elif unproven and await self._found(inbound_id, index, plan, item, accepted_at(entry_id, plan)):
                 outcome = SENT
             else:
                 outcome = await self._deliver_item(
@@ -177,9 +177,13 @@ class Deliverer:
                 within,
             )
 
-    async def _found(self, inbound_id: str, plan: DeliveryPlan, item: Any, since: float) -> bool:
-        """True when the platform shows ``item`` already (sent before a crash or a lost mark)."""
+    async def _found(self, inbound_id: str, index: int, plan: DeliveryPlan, item: Any, since: float) -> bool:
+        """True when the platform shows ``item`` already (sent before a crash or a lost mark): the
+        item itself or, for a question, the text it falls back to."""
         found = await self.outbox.already_delivered(plan.conversation, item, since)
+        if not found and isinstance(item, ClarificationOut):
+            text = TextReply(text=item.fallback_text, delivery_id=delivery_id(inbound_id, index, ":text"))
+            found = await self.outbox.already_delivered(plan.conversation, text, since)
         if found:
             metrics.DELIVERIES_FOUND.labels(platform=plan.conversation.platform).inc()
             log.info(

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from clarigate.adapters.testing import ScriptedRunner
+from clarigate.adapters.testing import ScriptedRunner, choice_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.store.redis import RedisStore
 
@@ -40,28 +40,28 @@ def replies(fake, text_start: str) -> list[dict]:
     return [m for m in fake.of("chat.postMessage") if str(m.get("text", "")).startswith(text_start)]
 
 
-async def crash_after_post(
-    make_world: MakeWorld, prefix: str, say, reply: str, method: str = "chat.postMessage"
-):
+def dies_before_noting(store: RedisStore) -> RedisStore:
+    """``store`` whose replica dies once a job's last item was posted: the note that completes the
+    job (and stands for that item's delivery) is never written."""
+
+    async def never(*args: object) -> None:
+        await asyncio.Event().wait()
+
+    store.complete_job = never  # type: ignore[method-assign]
+    return store
+
+
+async def crash_after_post(make_world: MakeWorld, prefix: str, say, reply: str):
     """Replica one posts the reply (Slack takes it) and dies before noting it; replica two starts."""
     runner = ScriptedRunner(lambda turn: TurnOutput(replies=[reply]))
-    one = await make_world(runner, store=RedisStore(REDIS_URL, prefix), **QUICK)
-    held = one.fake.hold(method)
+    one = await make_world(runner, store=dies_before_noting(RedisStore(REDIS_URL, prefix)), **QUICK)
     await say(one)
-    await eventually(lambda: one.fake.arrived(method) >= 1)
-    await abandon(one.gateway)  # killed while Slack is taking the post: the mark is never written
-    arrived = len(one.fake.of(method))
-    held.set()
-    await eventually(lambda: len(one.fake.of(method)) > arrived)  # Slack did take it
-    one.fake.held.pop(method)
+    await eventually(lambda: replies(one.fake, reply))  # Slack took it
+    await abandon(one.gateway)
     store = RedisStore(REDIS_URL, prefix)
     two = await make_world(ScriptedRunner(lambda turn: TurnOutput(replies=[reply])), store=store, **QUICK)
-    await eventually(
-        lambda: (
-            two.gateway.pool.busy == 0
-            and two.fake.arrived("conversations.history") + two.fake.arrived("conversations.replies") > 0
-        )
-    )
+    reads = ("conversations.history", "conversations.replies")
+    await eventually(lambda: sum(two.fake.arrived(m) for m in reads) > 0)
     await eventually(lambda: _done(store))
     return one, two
 
@@ -131,14 +131,10 @@ async def test_a_reply_whose_read_redis_lost_is_not_posted_again(make_world: Mak
     recorded reply and the note of the post are gone, so the job is read again as new. The
     replica reading it right after the outage looks for the reply on Slack first."""
     runner = ScriptedRunner(lambda turn: TurnOutput(replies=["the answer"]))
-    one = await make_world(runner, store=RedisStore(REDIS_URL, prefix), **QUICK)
-    held = one.fake.hold("chat.postMessage")
+    one = await make_world(runner, store=dies_before_noting(RedisStore(REDIS_URL, prefix)), **QUICK)
     await one.user.dm("hello")
-    await eventually(lambda: one.fake.arrived("chat.postMessage") >= 1)
+    await eventually(lambda: replies(one.fake, "the answer"))
     await abandon(one.gateway)
-    held.set()
-    await eventually(lambda: len(one.fake.of("chat.postMessage")) == 1)
-    one.fake.held.pop("chat.postMessage")
     await lose_everything_after_the_accept(prefix)
 
     proxy = OutageProxy(6379)
@@ -169,3 +165,28 @@ async def lose_everything_after_the_accept(prefix: str) -> None:
             await client.delete(*keys)
     finally:
         await client.aclose()
+
+
+async def test_a_question_shown_as_text_before_the_crash_is_not_asked_again(
+    make_world: MakeWorld, prefix: str
+):
+    """Slack refused the question's blocks, its text went out instead, and the replica died: the
+    replica taking over finds that text (its own delivery id) and does not ask natively too."""
+    question = choice_request("Which database?", ["PostgreSQL", "MySQL"])
+
+    async def say(world):
+        world.fake.refuse_next("invalid_blocks", {"chat.postMessage"})  # the native question
+        await world.user.dm("set it up")
+
+    runner = ScriptedRunner(lambda turn: TurnOutput(request=question))
+    one = await make_world(runner, store=dies_before_noting(RedisStore(REDIS_URL, prefix)), **QUICK)
+    await say(one)
+    await eventually(lambda: len(one.fake.of("chat.postMessage")) == 1)  # the text, after the refusal
+    await abandon(one.gateway)
+
+    store = RedisStore(REDIS_URL, prefix)
+    two = await make_world(ScriptedRunner(lambda turn: TurnOutput(request=question)), store=store, **QUICK)
+    await eventually(lambda: _done(store))
+
+    assert len(two.fake.of("chat.postMessage")) == 1  # the text, once; no native question after it
+    assert "Which database?" in two.fake.of("chat.postMessage")[0]["text"]
