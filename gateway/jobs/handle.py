@@ -24,8 +24,8 @@ class JobHandle(ABC):
     def __init__(self, job: Job, unproven: bool = False) -> None:
         self.job = job
         #: The store cannot prove what this job sent: it was taken over (delivered before), or
-        #: read soon after a store outage (a Redis restart may have lost its notes). Its items are
-        #: looked for on the platform before they are sent.
+        #: accepted before a store outage and read soon after it (a Redis restart may have lost
+        #: its read and its notes). Its items are looked for on the platform before they are sent.
         self.unproven = unproven or job.deliveries > 1
         #: The job's one "your message is kept" notice for a store outage, once made.
         self.kept: Any = None

@@ -47,7 +47,7 @@ class _Held(JobHandle):
     """A job held here (the handle its turn gets), and whether it takes part in the read budget."""
 
     def __init__(self, pool: WorkerPool, job: Job) -> None:
-        super().__init__(job, unproven=pool.after_outage())
+        super().__init__(job, unproven=pool.after_outage(job))
         self._pool = pool
         self.task: asyncio.Task[None] | None = None
         self.parked = False  # waiting for an earlier job of its thread, or delivering after its run
@@ -101,7 +101,7 @@ class WorkerPool:
         self._stopping = False
         self._context = contextvars.copy_context()  # what each job's task starts from
         self._reachable_since: float | None = None  # Redis answered every call since (monotonic)
-        self._unreachable_at: float | None = None  # when a store call last failed (monotonic)
+        self._unreachable_at: float | None = None  # when a store call last failed (unix time)
         self.reading = LoopHealth("reading jobs", "read_jobs")
         self.claiming = LoopHealth("claiming stale jobs", "claim_stale_jobs")
         self.keeping = LoopHealth("renewing held jobs", "keep_jobs")
@@ -176,12 +176,19 @@ class WorkerPool:
 
     def _unreachable(self) -> None:
         self._reachable_since = None
-        self._unreachable_at = time.monotonic()
+        self._unreachable_at = time.time()
 
-    def after_outage(self) -> bool:
-        """True within ``UNPROVEN_AFTER_OUTAGE`` seconds of a failed store call."""
+    def after_outage(self, job: Job) -> bool:
+        """True for a job read within ``UNPROVEN_AFTER_OUTAGE`` seconds of a failed store call that
+        was accepted before it (its stream entry id is its time in ms): only such a job can have
+        been sent already by a read the outage lost."""
         failed = self._unreachable_at
-        return failed is not None and time.monotonic() - failed < UNPROVEN_AFTER_OUTAGE
+        if failed is None or time.time() - failed >= UNPROVEN_AFTER_OUTAGE:
+            return False
+        try:
+            return int(job.entry_id.split("-")[0]) / 1000 <= failed + 1.0
+        except ValueError:
+            return True
 
     def _claim_idle_ms(self) -> int:
         """The idle time a job must show to be claimed: the stale time once Redis was reachable
