@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import uuid
 from collections.abc import AsyncIterator
 
@@ -21,6 +22,7 @@ from clarigate.gateway.store.redis import RedisStore
 
 from ...gateway.conftest import delete_prefix
 from ...gateway.jobs.crash import abandon, eventually
+from ...gateway.store.test_store_connection import free_port, listening, redis_binary
 from ...gateway.tcp_proxy import OutageProxy
 from .conftest import MakeWorld
 
@@ -190,3 +192,46 @@ async def test_a_question_shown_as_text_before_the_crash_is_not_asked_again(
 
     assert len(two.fake.of("chat.postMessage")) == 1  # the text, once; no native question after it
     assert "Which database?" in two.fake.of("chat.postMessage")[0]["text"]
+
+
+async def test_across_a_redis_restart_with_the_documented_aof_nothing_is_posted_twice(
+    make_world: MakeWorld, tmp_path
+):
+    """Redis (``appendonly yes``, ``appendfsync always``) killed and started again while a job
+    whose reply Slack took is left by its dead replica: the job, its recorded reply and the
+    messages answered before are all still there, and the replica that takes the job over posts
+    nothing twice."""
+    port = free_port()
+    args = [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path), "--save", ""]
+    args += ["--appendonly", "yes", "--appendfsync", "always"]
+    url, prefix = f"redis://127.0.0.1:{port}/0", "restart"
+    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)  # noqa: ASYNC220
+    try:
+        await eventually(lambda: listening(port))
+        runner = ScriptedRunner(lambda turn: TurnOutput(replies=[f"re: {turn.text}"]))
+        first = await make_world(runner, store=RedisStore(url, prefix), **QUICK)
+        await first.user.dm("one")
+        await eventually(lambda: replies(first.fake, "re: one"))
+        await eventually(lambda: first.gateway.pool.busy == 0)
+        dies_before_noting(first.gateway.store)  # from here on, it dies before noting a job done
+        await first.user.dm("two")
+        await eventually(lambda: replies(first.fake, "re: two"))  # Slack took it; never noted
+        await abandon(first.gateway)
+
+        server.kill()  # Redis crashes and comes back
+        server.wait()
+        server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)  # noqa: ASYNC220
+        await eventually(lambda: listening(port))
+        store = RedisStore(url, prefix)
+        second = await make_world(
+            ScriptedRunner(lambda turn: TurnOutput(replies=["never"])), store=store, **QUICK
+        )
+        await eventually(lambda: second.fake.arrived("conversations.history") > 0)
+        await second.user.dm("three")
+        await eventually(lambda: replies(second.fake, "never"))
+
+        texts = [m["text"] for m in second.fake.of("chat.postMessage")]
+        assert texts == ["re: one", "re: two", "never"]  # one and two once each, three answered
+    finally:
+        server.kill()
+        server.wait()
