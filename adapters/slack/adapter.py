@@ -41,6 +41,7 @@ from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, Platfor
 from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.flow.notices import notice
 
+from . import readback
 from .agent_view import AgentView, is_status
 from .commands import in_thread_hint, mention_command, parse_command
 from .decode import mentioned_user_ids, name_mentions
@@ -336,6 +337,13 @@ class SlackAdapter(PlatformAdapter):
         await self.outbound._clear_working(conversation)  # a "Working…" kept for a reply goes
         await self.files.send(conversation, item)
         return None
+
+    async def already_delivered(
+        self, conversation: Conversation, item: Outbound, since: float
+    ) -> bool | None:
+        """Whether the conversation shows ``item`` already, read back by its delivery id in the
+        messages' metadata (``adapters/slack/readback.py``)."""
+        return await readback.already_delivered(self.sender, conversation, item, since)
 
     # --- live messages (adapters/slack/live.py) ------------------------------------------------
 

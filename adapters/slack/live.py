@@ -44,6 +44,7 @@ from clarigate.gateway.boundary.retry import post_each_once
 from ..pacing import Budget, SharedPace
 from .feedback import feedback_blocks
 from .markup import escape_mrkdwn
+from .readback import delivery_metadata
 from .receive import PLATFORM
 from .render import ELLIPSIS_TEXT, render_reply
 from .send import SlackSender
@@ -322,7 +323,8 @@ class LiveMessages:
         first = feedback_blocks(parts[0], ask) if ask is not None and len(parts) == 1 else None
         if ref.extra.get("live") != EDIT or ref.extra.get("digest") != digest(parts[0]) or first:
             try:  # (an edited message that shows the reply already needs no edit)
-                await self.sender.update(ref.chat_id, ref.message_id, parts[0], first)
+                metadata = delivery_metadata(reply.delivery_id, 0, len(parts))
+                await self.sender.update(ref.chat_id, ref.message_id, parts[0], first, metadata)
             except DeliveryFailed as error:
                 if error.permanent:
                     await self._delete_quietly(ref)
@@ -331,7 +333,8 @@ class LiveMessages:
         async def post(numbered: tuple[int, str]) -> str:
             index, part = numbered
             blocks = feedback_blocks(part, ask) if ask is not None and index == len(parts) - 1 else None
-            return await self.sender.post(conversation.chat_id, part, blocks, conversation.reply_to)
+            metadata = delivery_metadata(reply.delivery_id, index, len(parts))
+            return await self.sender.post(conversation.chat_id, part, blocks, conversation.reply_to, metadata)
 
         posted = await post_each_once(state, reply.delivery_id, list(enumerate(parts))[1:], post, ":live")
         ts = posted[-1] if posted else ref.message_id

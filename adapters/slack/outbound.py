@@ -31,6 +31,7 @@ from .agent_view import AgentView, is_status
 from .feedback import feedback_blocks
 from .live import LiveMessages
 from .markup import escape_mrkdwn
+from .readback import delivery_metadata
 from .receive import PLATFORM
 from .render import (
     answered_mrkdwn,
@@ -108,7 +109,8 @@ class SlackOutbound:
                 return closed
             blocks = render_clarification(item)
             await self._clear_working(conversation)
-            ts = await self.sender.post(channel, notification_text(item.request.question), blocks, thread)
+            text, metadata = notification_text(item.request.question), delivery_metadata(item.delivery_id)
+            ts = await self.sender.post(channel, text, blocks, thread, metadata)
             return self._ref(channel, ts, thread)
         if isinstance(item, ClarificationClosed):
             ref = item.view.message_ref
@@ -122,7 +124,10 @@ class SlackOutbound:
         if isinstance(item, ErrorReply):
             await self._clear_working(conversation)
             ts = await self.sender.post(
-                channel, catalog.icon("warning") + " " + escape_mrkdwn(item.text), thread_ts=thread
+                channel,
+                catalog.icon("warning") + " " + escape_mrkdwn(item.text),
+                thread_ts=thread,
+                metadata=delivery_metadata(item.delivery_id),
             )
             return self._ref(channel, ts, thread)
         return None
@@ -136,7 +141,9 @@ class SlackOutbound:
         async def post(numbered: tuple[int, str]) -> str:
             index, text = numbered  # 👍/👎 under the last part
             blocks = feedback_blocks(text, ask) if ask is not None and index == last else None
-            return await self._post(conversation, text, blocks)
+            return await self._post(
+                conversation, text, blocks, delivery_metadata(item.delivery_id, index, len(parts))
+            )
 
         try:
             # a part posted by an earlier attempt of this delivery is not posted again
@@ -146,24 +153,32 @@ class SlackOutbound:
             url = await kept_url(self.state(), conversation.chat_id, error) if direct else None
             if url is None:
                 raise
-            for part in parts:
-                await self.sender.respond(url, part)
+            for text in parts:
+                await self.sender.respond(url, text)
             return None
         return self._ref(conversation.chat_id, posted[-1] if posted else "", conversation.reply_to)
 
-    async def _post(self, conversation: Conversation, text: str, blocks: list[dict[str, Any]] | None) -> str:
-        """Post reply text (``blocks``: the text with 👍/👎 under it) in the conversation's thread; the
-        finished "Working…" message becomes it when there is one (a question or a notice is posted
-        on its own, the indicator removed)."""
+    async def _post(
+        self,
+        conversation: Conversation,
+        text: str,
+        blocks: list[dict[str, Any]] | None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
+        """Post reply text (``blocks``: the text with 👍/👎 under it; ``metadata``: its delivery id)
+        in the conversation's thread; the finished "Working…" message becomes it when there is one
+        (a question or a notice is posted on its own, the indicator removed)."""
         working = self._working.pop(conversation.thread_key, None)
         if working is not None:
             try:
-                await self.sender.update(working.chat_id, working.message_id, text, blocks)
+                await self.sender.update(working.chat_id, working.message_id, text, blocks, metadata)
                 return working.message_id
             except DeliveryFailed as error:  # deleted meanwhile, too old to edit: post it anew
                 log.info("slack: could not edit the progress message: %s", error.code)
                 await self._delete_quietly(working)
-        return await self.sender.post(conversation.chat_id, text, blocks, thread_ts=conversation.reply_to)
+        return await self.sender.post(
+            conversation.chat_id, text, blocks, thread_ts=conversation.reply_to, metadata=metadata
+        )
 
     async def _clear_working(self, conversation: Conversation) -> None:
         working = self._working.pop(conversation.thread_key, None)

@@ -119,19 +119,52 @@ class SlackSender:
         text: str,
         blocks: list[dict[str, Any]] | None = None,
         thread_ts: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> str:
-        """Post a message (in ``thread_ts``'s thread when given); returns its ``ts``."""
+        """Post a message (in ``thread_ts``'s thread when given, with message ``metadata`` when
+        given); returns its ``ts``."""
         params: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
         if blocks is not None:
             params["blocks"] = blocks
         if thread_ts:
             params["thread_ts"] = thread_ts
+        if metadata is not None:
+            params["metadata"] = metadata
         data = await self._call("chat.postMessage", **params)
         return str(data.get("ts", ""))
 
-    async def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None) -> None:
-        """Replace a message's text and blocks (None: a text-only message, any blocks removed)."""
-        await self._call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks or [])
+    async def update(
+        self,
+        channel: str,
+        ts: str,
+        text: str,
+        blocks: list[dict[str, Any]] | None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """Replace a message's text and blocks (None: a text-only message, any blocks removed),
+        and its ``metadata`` when given."""
+        params: dict[str, Any] = {"channel": channel, "ts": ts, "text": text, "blocks": blocks or []}
+        if metadata is not None:
+            params["metadata"] = metadata
+        await self._call("chat.update", **params)
+
+    async def read_back(
+        self, channel: str, thread_ts: str | None, oldest: float, cursor: str | None = None
+    ) -> dict[str, Any]:
+        """One page of the bot's conversation from ``oldest`` on, with every message's metadata:
+        ``conversations.replies`` of ``thread_ts``'s thread, or ``conversations.history`` of the
+        channel without one (form-encoded, as Slack documents both)."""
+        params: dict[str, Any] = {
+            "channel": channel,
+            "oldest": f"{max(oldest, 0.0):.6f}",
+            "include_all_metadata": "true",
+            "limit": 200,
+        }
+        if cursor:
+            params["cursor"] = cursor
+        if thread_ts:
+            return await self._call("conversations.replies", form=True, ts=thread_ts, **params)
+        return await self._call("conversations.history", form=True, **params)
 
     async def start_stream(
         self,

@@ -58,6 +58,24 @@ class Outbox:
         )
         return ref
 
+    async def already_delivered(
+        self, conversation: Conversation, item: Outbound, since: float
+    ) -> bool | None:
+        """The adapter's ``already_delivered``; None (cannot tell) when asking it fails."""
+        adapter = self.adapter_for(conversation.platform)
+        try:
+            found = await adapter.already_delivered(conversation, item, since)
+        except Exception as exc:  # noqa: BLE001 (a read-back that fails leaves the send as it was)
+            log.warning(
+                "could not check %s for %s %s (%s): sending it",
+                conversation.platform,
+                item.kind,
+                getattr(item, "delivery_id", None),
+                getattr(exc, "code", None) or type(exc).__name__,
+            )
+            return None
+        return found
+
     async def send_quietly(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Deliver a cosmetic item (progress, refusal); a failure is logged, not raised."""
         try:

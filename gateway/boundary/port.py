@@ -169,6 +169,16 @@ class PlatformAdapter(ABC):
         Platform errors are raised as ``DeliveryFailed`` (transient or permanent).
         """
 
+    async def already_delivered(
+        self, conversation: Conversation, item: Outbound, since: float
+    ) -> bool | None:
+        """Whether ``item`` (by its ``delivery_id``) is shown in ``conversation`` already, asked
+        before an item whose delivery the store cannot prove is sent again (a job taken over
+        from a dead worker, or read again after a store outage). ``since``: unix time the item
+        was recorded (nothing older can be it). True: found, not sent again; False: not there;
+        None (the default): this platform cannot tell, so the item is sent."""
+        return None
+
     # --- live messages: a run's answer streamed while it is written, and its steps -------------
     #
     # The core (``clarigate.gateway.flow.live``) calls ``show_live`` at most once per ``live_interval``

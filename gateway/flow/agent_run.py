@@ -33,7 +33,7 @@ from clarigate.gateway.flow.feedback import FeedbackTarget, ask_feedback
 from clarigate.gateway.flow.files_out import file_items
 from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, live_key
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
-from clarigate.gateway.flow.outage import KeptNotice, through_outage
+from clarigate.gateway.flow.outage import KeptNotice, through_outage, wait_for_store
 from clarigate.gateway.flow.progress import WorkingIndicator
 from clarigate.gateway.flow.speaker import speaker_for
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
@@ -344,7 +344,9 @@ class AgentRun:
             created_at=now,
             expires_at=now + self.config.pending_ttl_seconds,
         )
-        await self.store.save_pending(record)
+        # the agent has run: its question is saved through a store outage, never asked again
+        budget = self.config.delivery_budget_seconds
+        await wait_for_store(lambda: self.store.save_pending(record), self.outbox, turn.handle, budget)
         metrics.ASKED.inc()
         fallback = output.fallback_text or request.question
         turn.add(ClarificationOut(request=request, fallback_text=fallback, token=record.token))

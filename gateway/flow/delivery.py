@@ -17,8 +17,11 @@ An abandoned item is counted (``clarigate_deliveries_given_up_total{platform}``)
 with the inbound id, delivery id and conversation: never dropped silently.
 
 What is left: a crash after the platform accepted an item and before its outcome is noted
-sends that item again from the replica that takes over, except where the adapter passes the
-item's ``delivery_id`` to a platform that deduplicates by it (Feishu's ``uuid``).
+(or a store that lost the note: Redis restarted with ``appendfsync everysec``) leaves the item
+unproven. Before the replica that has the job then sends it, it asks the platform
+(``PlatformAdapter.already_delivered``: Slack reads the item's ``delivery_id`` back from message
+metadata); a platform that deduplicates by the id absorbs the re-send (Feishu's ``uuid``, for an
+hour); one that can do neither (Telegram) shows it twice.
 """
 
 from __future__ import annotations
@@ -91,6 +94,16 @@ def new_plan(inbound_id: str, conversation: Conversation, items: list[Any]) -> D
     return DeliveryPlan(conversation=conversation, items=numbered, created_at=time.time())
 
 
+def accepted_at(entry_id: str | None, plan: DeliveryPlan) -> float:
+    """When the job was accepted (its stream entry id is the time in ms): nothing of it was sent
+    before. The plan's time when there is no entry id (a plan recorded again after a lost one is
+    later than the first sends)."""
+    try:
+        return min(plan.created_at, int(str(entry_id).split("-")[0]) / 1000)
+    except ValueError:
+        return plan.created_at
+
+
 #: How long a write that follows a send is retried through a store outage, at least (seconds).
 PERSIST_AT_LEAST = 60.0
 
@@ -127,12 +140,15 @@ class Deliverer:
         record: DeliveryRecord,
         may_send: Callable[[], Awaitable[None]],
         entry_id: str | None = None,
+        unproven: bool = False,
     ) -> None:
         """Deliver every item of ``record`` without a noted outcome, in order; the caller then
         completes the job, which stands for the last item's outcome.
 
         ``may_send`` is awaited before every send: it raises when this replica no longer holds
-        the job (then nothing more is sent from here).
+        the job (then nothing more is sent from here). ``unproven``: the store cannot prove what
+        was sent (the job was taken over, or read again after a store outage): each item is first
+        looked for on the platform, where the adapter can tell.
         """
         plan = DeliveryPlan.model_validate_json(record.plan)
         deadline = plan.created_at + self.config.delivery_budget_seconds
@@ -144,6 +160,8 @@ class Deliverer:
                 continue
             if refused:
                 outcome = self._abandon(inbound_id, plan.conversation, item, "the chat refused", quiet=True)
+            elif unproven and await self._found(inbound_id, index, plan, item, accepted_at(entry_id, plan)):
+                outcome = SENT
             else:
                 outcome = await self._deliver_item(
                     inbound_id, index, plan.conversation, item, deadline, may_send
@@ -159,6 +177,24 @@ class Deliverer:
                 f"noting the delivery of {inbound_id} #{index}",
                 within,
             )
+
+    async def _found(self, inbound_id: str, index: int, plan: DeliveryPlan, item: Any, since: float) -> bool:
+        """True when the platform shows ``item`` already (sent before a crash or a lost mark): the
+        item itself or, for a question, the text it falls back to."""
+        found = await self.outbox.already_delivered(plan.conversation, item, since)
+        if not found and isinstance(item, ClarificationOut):
+            text = TextReply(text=item.fallback_text, delivery_id=delivery_id(inbound_id, index, ":text"))
+            found = await self.outbox.already_delivered(plan.conversation, text, since)
+        if found:
+            metrics.DELIVERIES_FOUND.labels(platform=plan.conversation.platform).inc()
+            log.info(
+                "%s of job %s (delivery id %s) is on %s already: not sent again",
+                item.kind,
+                inbound_id,
+                item.delivery_id,
+                plan.conversation.platform,
+            )
+        return bool(found)
 
     async def _deliver_item(
         self,

@@ -1,10 +1,15 @@
-"""An agent, or its checkpointer, unavailable during a run: waited out, not apologised for.
+"""An agent, its checkpointer or the store unavailable during a run: waited out, not apologised for.
 
 The run is tried again in place for a few seconds (``UNAVAILABLE_RETRY``: a database restarting
 costs nothing the person sees). An outage that outlasts ``NOTICE_AFTER`` seconds gets the one
 "your message is kept" notice of the job, also while an attempt is still waiting on the
 dependency (a connection pool waiting for PostgreSQL to come back). When the retries in place
 stop, the turn hands the job back (``flow.agent_run``) and a later delivery runs it.
+
+The store (Redis) unreachable during a job's run step is waited out in place the same way, for
+as long as the delivery budget (``through_store_outage``): nobody can take the job meanwhile (the
+stream is in that Redis), and once Redis is back its holder renews it before any other replica
+may claim it, so the message runs once, here.
 """
 
 from __future__ import annotations
@@ -12,15 +17,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TypeVar
 
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.errors import AgentUnavailable
-from clarigate.gateway.boundary.messages import Conversation, ErrorReply
+from clarigate.gateway.boundary.messages import AnswerJob, Conversation, ErrorReply, MessageJob
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.boundary.retry import RetryPolicy
-from clarigate.gateway.flow.notices import notice_for_text
+from clarigate.gateway.flow.notices import language_hint, notice_for_text
+from clarigate.gateway.jobs.handle import JobHandle
 from clarigate.gateway.store.base import Job
+from clarigate.gateway.store.connection import unreachable
 
 log = logging.getLogger("clarigate.gateway.flow.turn")
 
@@ -29,6 +37,8 @@ T = TypeVar("T")
 #: An agent unavailable is tried again in place this long (seconds from the first attempt), the
 #: job held, before the turn hands it back for a later delivery.
 UNAVAILABLE_RETRY = RetryPolicy(first=0.25, cap=2.0, within=5.0)
+#: The store unreachable during a run step: tried again after 0.25 s, 0.5 s, … up to 5 s apart.
+STORE_RETRY = RetryPolicy(first=0.25, cap=5.0)
 #: An outage lasting this long after the first failure gets the "your message is kept" notice.
 NOTICE_AFTER = 5.0
 
@@ -36,12 +46,21 @@ NOTICE_AFTER = 5.0
 class KeptNotice:
     """The one "your message is kept" notice of a job: sent during its first delivery, once."""
 
-    def __init__(self, outbox: Outbox, conv: Conversation, text: str, hint: Locale | None, job: Job) -> None:
+    def __init__(
+        self,
+        outbox: Outbox,
+        conv: Conversation,
+        text: str,
+        hint: Locale | None,
+        job: Job,
+        key: str = "agent_unavailable",
+    ) -> None:
         self.outbox = outbox
         self.conv = conv
         self.text = text
         self.hint = hint
         self.job = job
+        self.key = key  # the catalog's notice: the agent, or the store, is away
         self.sent = False
 
     async def send(self) -> None:
@@ -49,30 +68,84 @@ class KeptNotice:
         if self.sent or self.job.deliveries != 1:
             return
         self.sent = True
-        kept = notice_for_text("agent_unavailable", self.text, self.hint)
+        kept = notice_for_text(self.key, self.text, self.hint)
         await self.outbox.send_quietly(self.conv, ErrorReply(text=kept))
 
 
-async def _notice_later(notice: KeptNotice) -> None:
+def kept_for_job(outbox: Outbox, handle: JobHandle) -> KeptNotice:
+    """The "your message is kept" notice of a job waiting for the store (made from its payload
+    the first time, then the same one: the job tells it once)."""
+    if handle.kept is None:
+        handle.kept = _store_notice(outbox, handle.job)
+    notice: KeptNotice = handle.kept
+    return notice
+
+
+async def wait_for_store(
+    call: Callable[[], Awaitable[T]], outbox: Outbox, handle: JobHandle, within: float
+) -> T:
+    """A store call of a job's turn, waited out in place through a store outage (``within``
+    seconds at most), the person told once when it lasts."""
+    return await through_store_outage(call, lambda: kept_for_job(outbox, handle), within, unreachable)
+
+
+def _store_notice(outbox: Outbox, job: Job) -> KeptNotice:
+    if job.kind == "answer":
+        answer = AnswerJob.model_validate_json(job.payload_json)
+        conv, text, hint = answer.conversation, answer.text, None
+    else:
+        message = MessageJob.model_validate_json(job.payload_json).message
+        conv, text, hint = message.conversation, message.text, language_hint(message.language)
+    return KeptNotice(outbox, conv, text, hint, job, key="store_unavailable")
+
+
+async def _notice_later(notice: Callable[[], KeptNotice]) -> None:
     await asyncio.sleep(NOTICE_AFTER)
-    await asyncio.shield(notice.send())  # a run ending meanwhile does not cut the notice short
+    await asyncio.shield(notice().send())  # a run ending meanwhile does not cut the notice short
 
 
 async def through_outage(call: Callable[[], Awaitable[T]], notice: KeptNotice) -> T:
     """``call()``'s result, tried again while it raises ``AgentUnavailable`` (``UNAVAILABLE_RETRY``);
     the person is told once (``notice``) if the outage lasts ``NOTICE_AFTER`` seconds."""
+    return await _waited_out(
+        call,
+        lambda: notice,
+        UNAVAILABLE_RETRY,
+        lambda failure: isinstance(failure, AgentUnavailable),
+        "agent",
+    )
+
+
+async def through_store_outage(
+    call: Callable[[], Awaitable[T]],
+    notice: Callable[[], KeptNotice],
+    within: float,
+    unreachable: Callable[[BaseException], bool],
+) -> T:
+    """``call()``'s result, tried again in place while the store is ``unreachable`` (up to
+    ``within`` seconds); the person is told once (``notice()``, made only then) if that lasts
+    ``NOTICE_AFTER``."""
+    policy = replace(STORE_RETRY, within=within)
+    return await _waited_out(call, notice, policy, unreachable, "store")
+
+
+async def _waited_out(
+    call: Callable[[], Awaitable[T]],
+    notice: Callable[[], KeptNotice],
+    policy: RetryPolicy,
+    retry_on: Callable[[BaseException], bool],
+    what: str,
+) -> T:
     timer: asyncio.Task[None] | None = None
 
     def retrying(attempt: int, failure: BaseException, wait: float) -> None:
         nonlocal timer
-        log.info("agent unavailable (attempt %d: %s): trying again in %.2f s", attempt, failure, wait)
+        log.info("%s unavailable (attempt %d: %s): trying again in %.2f s", what, attempt, failure, wait)
         if timer is None:
             timer = asyncio.create_task(_notice_later(notice), name="kept-notice")
 
     try:
-        return await UNAVAILABLE_RETRY.call(
-            call, retry_on=lambda failure: isinstance(failure, AgentUnavailable), on_retry=retrying
-        )
+        return await policy.call(call, retry_on=retry_on, on_retry=retrying)
     finally:
         if timer is not None and not timer.done():
             timer.cancel()

@@ -49,18 +49,22 @@ from clarigate.gateway.flow.commands import Control, parse_command
 from clarigate.gateway.flow.confirm import TypedConfirm
 from clarigate.gateway.flow.delivery import Deliverer, Superseded, new_plan, persist, persist_budget
 from clarigate.gateway.flow.notices import language_hint, notice_for_text
+from clarigate.gateway.flow.outage import wait_for_store
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.runners.base import AgentRunner
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import set_log_context
 from clarigate.gateway.store.base import Job, PendingRecord, Store
+from clarigate.gateway.store.connection import unreachable
 from clarigate.gateway.store.keys import DONE_TTL_SECONDS
 
 log = logging.getLogger(__name__)
 
 #: Deliveries of a job whose run failed before recording anything; after the last it is given up.
 MAX_DELIVERIES = 3
+#: What ``Dispatcher._recorded`` says of a job that had its reply already.
+ANSWERED = object()
 
 
 class Dispatcher:
@@ -89,30 +93,38 @@ class Dispatcher:
         """Run (unless its outputs were recorded already) and deliver one job, then complete it.
 
         Raises ``HandBack`` when the run failed before recording anything and should be retried.
+        The store unreachable meanwhile is waited out in place, the job held (``flow.outage``).
         """
         job = handle.job
-        record = None
         set_log_context(inbound_id=job.inbound_id)
-        # A first delivery cannot be done or recorded yet (the dedupe key admits each inbound id
-        # once): save the trips.
-        if job.deliveries > 1:
-            if await self.store.is_done(job.inbound_id):
-                await self._complete(job)
-                return
-            record = await self.store.delivery_record(job.inbound_id)
-            if record is not None:
-                log.info("job %s resumes delivery of its recorded replies", job.inbound_id)
         try:
-            if record is None:
-                record = await self._run_and_record(handle)
-            if record is not None:
+            within = self.config.delivery_budget_seconds
+            record = await wait_for_store(lambda: self._recorded(handle), self.outbox, handle, within)
+            if record is not None and record is not ANSWERED:
                 held = lambda: ensure_held(handle)  # noqa: E731
-                await self.deliverer.deliver(job.inbound_id, record, held, entry_id=job.entry_id)
+                await self.deliverer.deliver(
+                    job.inbound_id, record, held, entry_id=job.entry_id, unproven=handle.unproven
+                )
         except Superseded:
             # not completed here either: the worker holding it now completes it (once)
             log.warning("job %s was taken over by another worker: its reply comes from there", job.inbound_id)
             return
         await self._complete(job)
+
+    async def _recorded(self, handle: JobHandle) -> Any:
+        """The job's recorded outputs: read back (a later delivery) or made by its run step;
+        ``ANSWERED`` when it had its reply already, None when it is given up."""
+        job = handle.job
+        # A first delivery cannot be done or recorded yet (the dedupe key admits each inbound id
+        # once): save the trips.
+        if job.deliveries > 1:
+            if await self.store.is_done(job.inbound_id):
+                return ANSWERED
+            record = await self.store.delivery_record(job.inbound_id)
+            if record is not None:
+                log.info("job %s resumes delivery of its recorded replies", job.inbound_id)
+                return record
+        return await self._run_and_record(handle)
 
     async def _run_and_record(self, handle: JobHandle) -> Any:
         """The run step: what to say, recorded. None when the job is given up."""
@@ -131,12 +143,20 @@ class Dispatcher:
             # (unused for thread_ttl_seconds) and the retention period has passed
             unused_after = self.config.thread_ttl_seconds + self.config.thread_retention_seconds
             cleanup = (turn.thread_id, plan.created_at + unused_after) if turn.thread_id else None
-            return await self.store.record_delivery(
-                job.inbound_id, plan.model_dump_json(), DONE_TTL_SECONDS, cleanup
+            # the agent has run: its outputs are recorded through a store outage, never run again
+            return await wait_for_store(
+                lambda: self.store.record_delivery(
+                    job.inbound_id, plan.model_dump_json(), DONE_TTL_SECONDS, cleanup
+                ),
+                self.outbox,
+                handle,
+                self.config.delivery_budget_seconds,
             )
         except (Superseded, HandBack):
             raise
-        except Exception:
+        except Exception as exc:
+            if unreachable(exc):
+                raise  # the store is away: waited out in place (``handle``), not counted as a failure
             if job.deliveries < MAX_DELIVERIES:
                 log.exception(
                     "job %s failed before its reply was recorded (delivery %d): retrying",

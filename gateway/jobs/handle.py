@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from clarigate.gateway.store.base import Job
 
@@ -20,8 +21,14 @@ class HandBack(Exception):
 class JobHandle(ABC):
     """One job held by this replica, as its turn sees it."""
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, unproven: bool = False) -> None:
         self.job = job
+        #: The store cannot prove what this job sent: it was taken over (delivered before), or
+        #: accepted before a store outage and read soon after it (a Redis restart may have lost
+        #: its read and its notes). Its items are looked for on the platform before they are sent.
+        self.unproven = unproven or job.deliveries > 1
+        #: The job's one "your message is kept" notice for a store outage, once made.
+        self.kept: Any = None
 
     @abstractmethod
     async def still_held(self) -> bool:

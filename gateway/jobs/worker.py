@@ -28,62 +28,26 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
-from clarigate.gateway.runtime import metrics
+from clarigate.gateway.jobs.health import LoopHealth
 from clarigate.gateway.store.base import HoldStatus, Job, Store
+from clarigate.gateway.store.connection import unreachable
 from clarigate.gateway.store.keys import RELEASED_IDLE_SECONDS
 
 log = logging.getLogger(__name__)
 
+#: Jobs read this long after the store was unreachable are unproven (a Redis that restarted
+#: may have lost the notes of what they sent): their items are looked for on the platform.
+UNPROVEN_AFTER_OUTAGE = 60.0
 #: Waiting for a turn another replica holds: polls back off to this ceiling (seconds).
 MAX_TURN_POLL = 0.25
 READ_BLOCK_MS = 1000
-
-
-class LoopHealth:
-    """One line when a loop starts failing and one when it works again, not a traceback per try.
-
-    ``failing`` is what ``/healthz`` and the metrics read; the traceback is logged at DEBUG only.
-    """
-
-    def __init__(self, what: str, operation: str) -> None:
-        self.what = what
-        self.operation = operation  # the store-errors metric's label
-        self.failing_since: float | None = None
-        self.failures = 0
-
-    @property
-    def failing(self) -> bool:
-        """True from the first failure until the next success."""
-        return self.failing_since is not None
-
-    def failed(self, exc: BaseException) -> None:
-        """Count a failure; log it when it is the first of a run of failures."""
-        self.failures += 1
-        metrics.STORE_ERRORS.labels(operation=self.operation).inc()
-        if self.failing_since is None:
-            self.failing_since = time.monotonic()
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            log.warning("%s failed (%s); retrying until it works", self.what, reason)
-        log.debug("%s failed", self.what, exc_info=exc)
-
-    def worked(self) -> None:
-        """Note a success; log the recovery when it ends a run of failures."""
-        if self.failing_since is not None:
-            log.info(
-                "%s works again after %d failure(s) in %.0f s",
-                self.what,
-                self.failures,
-                time.monotonic() - self.failing_since,
-            )
-            self.failing_since = None
-            self.failures = 0
 
 
 class _Held(JobHandle):
     """A job held here (the handle its turn gets), and whether it takes part in the read budget."""
 
     def __init__(self, pool: WorkerPool, job: Job) -> None:
-        super().__init__(job)
+        super().__init__(job, unproven=pool.after_outage(job))
         self._pool = pool
         self.task: asyncio.Task[None] | None = None
         self.parked = False  # waiting for an earlier job of its thread, or delivering after its run
@@ -137,6 +101,7 @@ class WorkerPool:
         self._stopping = False
         self._context = contextvars.copy_context()  # what each job's task starts from
         self._reachable_since: float | None = None  # Redis answered every call since (monotonic)
+        self._unreachable_at: float | None = None  # when a store call last failed (unix time)
         self.reading = LoopHealth("reading jobs", "read_jobs")
         self.claiming = LoopHealth("claiming stale jobs", "claim_stale_jobs")
         self.keeping = LoopHealth("renewing held jobs", "keep_jobs")
@@ -211,6 +176,19 @@ class WorkerPool:
 
     def _unreachable(self) -> None:
         self._reachable_since = None
+        self._unreachable_at = time.time()
+
+    def after_outage(self, job: Job) -> bool:
+        """True for a job read within ``UNPROVEN_AFTER_OUTAGE`` seconds of a failed store call that
+        was accepted before it (its stream entry id is its time in ms): only such a job can have
+        been sent already by a read the outage lost."""
+        failed = self._unreachable_at
+        if failed is None or time.time() - failed >= UNPROVEN_AFTER_OUTAGE:
+            return False
+        try:
+            return int(job.entry_id.split("-")[0]) / 1000 <= failed + 1.0
+        except ValueError:
+            return True
 
     def _claim_idle_ms(self) -> int:
         """The idle time a job must show to be claimed: the stale time once Redis was reachable
@@ -241,7 +219,8 @@ class WorkerPool:
             self._reached()
             self.reading.worked()
             for job in jobs:
-                self._spawn(job)
+                if job.entry_id not in self._held:  # read again after a Redis restart lost its read:
+                    self._spawn(job)  # it is being worked on here already, once
 
     async def _stale_loop(self) -> None:
         pause = min(max(self.stale_after / 2, 0.05), 5.0)
@@ -361,7 +340,7 @@ class WorkerPool:
                     self._park(held)
                     await changed.wait()
                     continue
-                if await self.store.next_seq(job.order_key) >= job.seq:
+                if await self._turn_came(job):
                     return
                 self._park(held)
                 # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
@@ -374,6 +353,17 @@ class WorkerPool:
                     delay = min(delay * 2, MAX_TURN_POLL)
         finally:
             held.parked = False  # its turn came: ready to run (the reader counts it again)
+
+    async def _turn_came(self, job: Job) -> bool:
+        """True when Redis says every earlier job of the thread is complete; False while Redis
+        cannot be reached (the job keeps waiting, held, rather than being dropped here)."""
+        try:
+            return await self.store.next_seq(job.order_key) >= job.seq
+        except Exception as exc:
+            if not unreachable(exc):
+                raise
+            self._unreachable()
+            return False
 
     def _park(self, held: _Held) -> None:
         if not held.parked:

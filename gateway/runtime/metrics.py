@@ -123,6 +123,11 @@ JOBS_GIVEN_UP = Counter("clarigate_jobs_given_up_total", "Jobs given up without 
 DELIVERIES_GIVEN_UP = Counter(
     "clarigate_deliveries_given_up_total", "Replies that could not be delivered", ["platform"]
 )
+DELIVERIES_FOUND = Counter(
+    "clarigate_deliveries_found_total",
+    "Unproven replies found on the platform already (sent before a crash), so not sent again",
+    ["platform"],
+)
 LIVE_UPDATES = Counter(
     "clarigate_live_updates_total", "Updates of live messages (streamed replies, progress)", ["platform"]
 )

@@ -17,6 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from enum import IntEnum
+from typing import Any
 
 from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.runtime.app import without_password
@@ -136,8 +137,9 @@ async def wait_until(
         raise StartFailure(code, f"{what} is not reachable after {waited:.0f} s: {exc}. {advice}") from None
 
 
-async def wait_for_redis(url: str, budget: float) -> None:
-    """Return once Redis at ``url`` answers PING with our credentials."""
+async def wait_for_redis(url: str, budget: float, durability: bool = False) -> None:
+    """Return once Redis at ``url`` answers PING with our credentials (and, with ``durability``,
+    after one line when its persistence is weaker than delivery needs: ``check_durability``)."""
     from redis import exceptions as errors
 
     from clarigate.gateway.store.connection import open_redis
@@ -163,8 +165,62 @@ async def wait_for_redis(url: str, budget: float) -> None:
 
     try:
         await wait_until(where, ping, budget, ExitCode.STORE_UNREACHABLE, "Is Redis running there?")
+        if durability:
+            await check_durability(link, where)
     finally:
         await link.aclose()
+
+
+#: What each ``appendfsync`` leaves when Redis itself crashes (a clean restart loses nothing).
+_FSYNC_LEAVES = {
+    "always": None,
+    "everysec": "a Redis crash can lose the last second of delivery marks",
+    "no": "a Redis crash can lose the last ~30 s of delivery marks (the OS flushes when it likes)",
+}
+DELIVERY_DOC = "deploy/README.md, Delivery semantics"
+
+
+async def check_durability(link: Any, where: str) -> None:
+    """One line on Redis' persistence (``CONFIG GET appendonly appendfsync``): a WARNING when a
+    restart can lose the marks of replies already sent (no AOF, or ``appendfsync no``), an INFO
+    line for ``everysec``; one INFO line when ``CONFIG`` is not allowed (an ACL, managed Redis)."""
+    from redis import exceptions as errors
+
+    try:
+        raw = await asyncio.wait_for(link.config_get("append*"), 5)
+    except (errors.ResponseError, errors.NoPermissionError) as exc:
+        log.info(
+            "%s: its persistence settings cannot be read (%s): run it with appendonly yes and "
+            "appendfsync everysec or always (%s)",
+            where,
+            first_line(exc),
+            DELIVERY_DOC,
+        )
+        return
+    settings = dict(zip(raw[::2], raw[1::2], strict=False)) if isinstance(raw, list) else dict(raw)
+    value = lambda name: str(settings.get(name) or "")  # noqa: E731
+    if value("appendonly") != "yes":
+        log.warning(
+            "%s keeps no append-only file (appendonly %s): a Redis restart loses the marks of "
+            "replies already sent, and they are sent again (shown twice where the platform cannot "
+            "tell: Telegram); set appendonly yes and appendfsync everysec or always (%s)",
+            where,
+            value("appendonly") or "unknown",
+            DELIVERY_DOC,
+        )
+        return
+    leaves = _FSYNC_LEAVES.get(value("appendfsync"), _FSYNC_LEAVES["no"])
+    if leaves is not None:
+        level = logging.INFO if value("appendfsync") == "everysec" else logging.WARNING
+        log.log(
+            level,
+            "%s: appendfsync %s: %s (replies then looked for on Slack, absorbed by Feishu, shown "
+            "twice on Telegram); appendfsync always loses none (%s)",
+            where,
+            value("appendfsync"),
+            leaves,
+            DELIVERY_DOC,
+        )
 
 
 #: PostgreSQL errors that waiting mends (the server is starting, the name not yet resolvable).

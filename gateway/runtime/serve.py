@@ -159,7 +159,7 @@ async def _serve(
         metrics_sock = bind_port(host, config.metrics_port) if config.metrics_port else None
     worker: WorkerGroup | None = None
     try:
-        await _wait_for_stores(config)
+        await _wait_for_stores(config, durability=supervised_by is None)
         if role == "split":
             await _claim_identity(config)  # refused here, nothing is started (the workers check again)
             worker = WorkerGroup(worker_args, planned_worker_processes(config), config.workers)
@@ -181,11 +181,13 @@ async def _serve(
             metrics_sock.close()
 
 
-async def _wait_for_stores(config: GatewayConfig) -> None:
-    """Redis, then the checkpointer's PostgreSQL: waited for while unreachable, refused at once if wrong."""
+async def _wait_for_stores(config: GatewayConfig, durability: bool = True) -> None:
+    """Redis, then the checkpointer's PostgreSQL: waited for while unreachable, refused at once if
+    wrong; Redis' persistence said in one line where it is weaker than delivery needs
+    (``durability``: the process that starts the replica, not each worker process)."""
     budget = config.startup_wait_seconds
     if config.redis_url:
-        await wait_for_redis(config.redis_url, budget)
+        await wait_for_redis(config.redis_url, budget, durability)
     url = config.agent.checkpointer_url or ""
     if url.startswith(("postgresql://", "postgres://")):
         await wait_for_postgres(url, budget, create=config.create_database)

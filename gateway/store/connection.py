@@ -145,3 +145,14 @@ def describe(url: str) -> str:
     parts = urlsplit(url)
     where = parts.netloc.rsplit("@", 1)[-1] or parts.path
     return f"{parts.scheme}://{where}"
+
+
+def unreachable(exc: BaseException) -> bool:
+    """True when ``exc`` says Redis could not be reached or could not serve yet (a lost
+    connection, a timeout, a Redis still loading its data after a restart, a replica promoted
+    midway): an outage to wait out, not a failure of the job."""
+    from redis.exceptions import ConnectionError as Lost
+    from redis.exceptions import ReadOnlyError
+    from redis.exceptions import TimeoutError as TimedOut
+
+    return isinstance(exc, Lost | TimedOut | ReadOnlyError)

@@ -165,6 +165,10 @@ WORDS: dict[str, dict[Locale, str]] = {
         "en": "The agent is unreachable right now. Your message is kept: I will answer once it is back.",
         "zh": "智能体暂时无法连接。您的消息已保留，恢复后我会立即回复。",
     },
+    "store_unavailable": {
+        "en": "I cannot reach my storage right now. Your message is kept: I will answer once it is back.",
+        "zh": "我暂时无法连接存储。您的消息已保留，恢复后我会立即回复。",
+    },
     "run_too_long": {
         "en": "Sorry, that took too long and I stopped. Please try again, perhaps with a smaller request.",
         "zh": "抱歉，处理时间过长，我已停止。请再试一次，或把请求拆小一些。",

@@ -35,6 +35,8 @@ from .fake_stream import BOT_ID, STREAM_METHODS, Stream, StreamMethods, block_pr
 
 __all__ = ["BOT_ID", "Stream", "block_problems"]  # names tests take from here
 
+from . import fake_history
+
 BOT_TOKEN = "xoxb-test-token"
 TEAM_ID = "T0TEAM"
 BOT_USER_ID = "U0BOT"
@@ -83,6 +85,8 @@ class FakeSlack(StreamMethods):
     _socket_news: asyncio.Condition = field(default_factory=asyncio.Condition)
     _arrivals: dict[str, int] = field(default_factory=dict)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _last_ts: float = 0.0
+    missing_scopes: set[str] = field(default_factory=set)  # e.g. {"im:history"}: reads refused
     _runner: web.AppRunner | None = None
     port: int = 0
 
@@ -217,7 +221,8 @@ class FakeSlack(StreamMethods):
                 messages[ts]["streaming"] = call.method == "chat.appendStream"
                 last = ts
             elif call.method == "chat.update" and ts in messages:
-                messages[ts].update({k: call.params[k] for k in ("text", "blocks") if k in call.params})
+                changed = ("text", "blocks", "metadata")
+                messages[ts].update({k: call.params[k] for k in changed if k in call.params})
                 messages[ts].pop("tasks", None)  # the message's content is replaced whole
                 last = ts
             elif call.method == "chat.delete":
@@ -232,6 +237,11 @@ class FakeSlack(StreamMethods):
                 message["text"] += chunk["text"]
             elif chunk.get("type") == "task_update":
                 message.setdefault("tasks", {})[chunk["id"]] = chunk
+
+    def _new_ts(self) -> str:
+        """A message ts as Slack makes them: the time it was posted, unique in the channel."""
+        self._last_ts = max(time.time(), self._last_ts + 0.000001)
+        return f"{self._last_ts:.6f}"
 
     def attempts(self, method: str) -> list[ApiCall]:
         """Every call to ``method``, failed ones included."""
@@ -387,6 +397,8 @@ class FakeSlack(StreamMethods):
             return self._answer_stream(method, params)
         if method in ASSISTANT_METHODS:
             return self.agent.answer(method, params)
+        if method in fake_history.READ_METHODS:
+            return fake_history.read(list(self._messages()[0].values()), method, params, self.missing_scopes)
         if method == "chat.delete":
             self.streams.pop(str(params.get("ts")), None)  # a deleted stream takes nothing more
         return self._answer_ok(method, params)
@@ -405,7 +417,7 @@ class FakeSlack(StreamMethods):
         if method == "apps.connections.open":
             return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link"}
         if method == "chat.postMessage":
-            ts = f"1700000000.{next(self._ts):06d}"
+            ts = self._new_ts()
             message = {"type": "message", "text": params.get("text"), "ts": ts, "bot_id": BOT_ID}
             if params.get("blocks"):
                 message["blocks"] = params["blocks"]
@@ -418,7 +430,7 @@ class FakeSlack(StreamMethods):
                 "text": params.get("text"),
             }
         if method == "chat.postEphemeral":
-            return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
+            return {"ok": True, "message_ts": self._new_ts()}
         if method == "views.open":
             view = dict(params.get("view") or {})
             view.update({"id": f"V{next(self._ts):06d}", "hash": "h1", "team_id": TEAM_ID})

@@ -111,7 +111,7 @@ class StreamMethods:
                     return {"ok": False, "error": "missing_recipient_team_id"}
                 if not params.get("recipient_user_id"):
                     return {"ok": False, "error": "missing_recipient_user_id"}
-            ts = f"1700000000.{next(self._ts):06d}"
+            ts = self._new_ts()
             self.streams[ts] = Stream(channel, str(params["thread_ts"]), time.monotonic())
             return {"ok": True, "channel": channel, "ts": ts}
         ts = str(params["ts"])
