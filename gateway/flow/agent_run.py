@@ -1,8 +1,6 @@
 """One agent run of a job, inside its run slot: progress shown, the agent called, what it said
-recorded in the turn (replies, a clarification asked, or a short error).
-
-Nothing is sent from here but progress and notices: the turn's items are delivered once
-recorded (``clarigate.gateway.flow.delivery``).
+recorded in the turn (replies, files, a clarification asked, or a short error). Nothing is sent
+from here but progress and notices: the turn's items are delivered once recorded (``delivery``).
 """
 
 from __future__ import annotations
@@ -44,13 +42,11 @@ from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import set_log_context
 from clarigate.gateway.store.base import Job, PendingRecord, Store
 
-# the turn's log name: these lines were the turn's before they moved here, and logs are read by it
-log = logging.getLogger("clarigate.gateway.flow.turn")
+log = logging.getLogger("clarigate.gateway.flow.turn")  # the turn's lines keep the name logs know
 
 #: How long a cancelled run may take to clear its "working…" message (shutdown waits for it).
 CLEAR_PROGRESS_SECONDS = 2.0
-#: Deliveries of a job whose agent was unavailable (a LangGraph server down): one stale-claim
-#: period apart, so the default keeps a message for about an hour before giving up.
+#: Deliveries of a job whose agent was unavailable, a stale-claim period apart (about an hour).
 MAX_UNAVAILABLE_DELIVERIES = 120
 
 
@@ -249,8 +245,13 @@ class AgentRun:
             log.warning("the agent produced no reply")
             turn.add(ErrorReply(text=notice_for_text("run_failed", text, turn.hint)))
         else:  # a final answer: 👍/👎 under it
-            ids = {"inbound_id": turn.job.inbound_id, "thread_id": thread_id, "run_id": output.run_id}
-            target = FeedbackTarget(**ids, conversation=conv, locale=locale)
+            target = FeedbackTarget(
+                inbound_id=turn.job.inbound_id,
+                thread_id=thread_id,
+                run_id=output.run_id,
+                conversation=conv,
+                locale=locale,
+            )
             await ask_feedback(self.config, self.store, turn.items, first, target)
         if result is not None:
             finish_items(result, turn.items, first)
