@@ -76,7 +76,7 @@ async def web_api_cpu(token: str, api_url: str, n: int) -> float:
         await client.chat_update(channel=f"DF{i}", ts=posted["ts"], text=f"floor reply {i}")
 
     try:
-        await pair(-1)  # first imports, the first connection
+        await _bounded(IN_FLIGHT, lambda i: pair(-1 - i))  # first imports, the connections
         started = time.process_time()
         await _bounded(n, pair)
         return (time.process_time() - started) / n
@@ -103,9 +103,9 @@ async def store_cpu(redis_url: str, prefix: str, n: int) -> tuple[float, float]:
         await store.complete_job(job)
 
     try:
-        await accept(-1)  # the group, the scripts loaded
-        for job in await store.read_jobs("floor", count=1, block_ms=0):
-            await work(job)
+        await _bounded(IN_FLIGHT, lambda i: accept(-1 - i))  # the group, scripts, connections
+        warm = await store.read_jobs("floor", count=IN_FLIGHT, block_ms=0)
+        await _bounded(len(warm), lambda i: work(warm[i]))
         trips, started = store.round_trips, time.process_time()
         await _bounded(n, accept)
         jobs = []
@@ -115,7 +115,7 @@ async def store_cpu(redis_url: str, prefix: str, n: int) -> tuple[float, float]:
         return (time.process_time() - started) / n, (store.round_trips - trips) / n
     finally:
         keys = [store.keys.jobs, store.keys.cleanup]
-        for i in range(-1, n):
+        for i in range(-IN_FLIGHT, n):
             chat, inbound = f"slack:T:DF{i}", f"floor-{i}"
             keys += [store.keys.seen(inbound), store.keys.seq(chat), store.keys.next(chat)]
             keys += [store.keys.thread(chat), store.keys.done(inbound), store.keys.delivery(inbound)]
