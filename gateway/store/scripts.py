@@ -97,8 +97,9 @@ COMPLETE_JOB = """
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
 if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('XDEL', KEYS[1], ARGV[2])
-local completed = math.max(tonumber(redis.call('GET', KEYS[4]) or '0'), tonumber(ARGV[3]))
-if completed >= tonumber(redis.call('GET', KEYS[3]) or '0') then
+local counters = redis.call('MGET', KEYS[4], KEYS[3])
+local completed = math.max(tonumber(counters[1] or '0'), tonumber(ARGV[3]))
+if completed >= tonumber(counters[2] or '0') then
   redis.call('DEL', KEYS[3], KEYS[4])
 else
   redis.call('SET', KEYS[4], completed, 'PX', ARGV[5])
@@ -191,12 +192,15 @@ return 1
 #: KEYS: a job's delivery record (a hash), thread cleanup schedule. ARGV: the plan (JSON; ""
 #: only reads), ttl ms, thread id to schedule ("" none), its due time. The first plan recorded
 #: for a job stays (a second writer, or a retry after a lost reply, gets it back). Returns the
-#: hash as a flat list: "plan", then one field per item delivered (its index) with how it ended.
+#: hash as a flat list: "plan", then one field per item delivered (its index) with how it ended
+#: (a plan recorded by this call is the whole hash, outcomes being noted only under a recorded
+#: plan: it is answered without reading the hash back).
 RECORD_DELIVERY = """
+if ARGV[3] ~= '' then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3]) end
 if ARGV[1] ~= '' and redis.call('HSETNX', KEYS[1], 'plan', ARGV[1]) == 1 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {'plan', ARGV[1]}
 end
-if ARGV[3] ~= '' then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3]) end
 return redis.call('HGETALL', KEYS[1])
 """
 

@@ -24,7 +24,7 @@ def test_benchmark_runs_both_paths_and_reports_round_trips(redis_url: str) -> No
 
 def test_the_http_benchmark_answers_every_conversation_through_serve(redis_url: str) -> None:
     bench = BENCH.parent / "http_e2e.py"
-    args = ["--conversations", "3", "--rate", "5", "--seconds", "1", "--rounds", "1"]
+    args = ["--conversations", "3", "--rate", "5", "--seconds", "1", "--rounds", "1", "--floor", "20"]
     args += ["--redis-url", redis_url]
     done = subprocess.run(
         [sys.executable, str(bench), *args], capture_output=True, text=True, timeout=110, check=False
@@ -34,3 +34,7 @@ def test_the_http_benchmark_answers_every_conversation_through_serve(redis_url: 
     assert "answered 3/3" in out  # each reply reached the fake Slack, edited into its "Working…"
     assert "chat.postMessage 3, chat.update 3" in out
     assert "clarigate serve" in out and "bare slack-bolt" in out and "(5 requests;" in out
+    # the libraries' floor beside the gateway's own CPU, and the budget for 1,000 at once
+    assert "the libraries' floor:" in out and "in 5.10 round trips" in out  # 2 reads for 20
+    assert "the gateway's own / the floor:" in out
+    assert "CPU-seconds per message" in out and "1,000 at once within 1.5x" in out

@@ -1,0 +1,124 @@
+"""The libraries' floor for one message, measured alone in the benchmark's run (``http_e2e.py``).
+
+What a message costs in the protocol libraries serve is built on, with nothing of clarigate's
+around them: bolt's ack of a signed request (the bare bolt app's process), the two Web API calls
+of a reply through slack_sdk's ``AsyncWebClient`` (``chat.postMessage`` for "Working…", then
+``chat.update`` with the answer) against the same fake Slack, and the store's Redis calls of one
+message through redis-py against the same Redis (the calls serve makes for a first delivery, in
+the same order). The last two run in this process, on the same event loop as serve's (uvloop),
+so their CPU is ``time.process_time()`` here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+#: At most this many calls at once, as serve has many messages in flight.
+IN_FLIGHT = 16
+
+
+@dataclass
+class Floor:
+    """CPU seconds per message of each library alone, and the Redis round trips it took."""
+
+    ack: float
+    web_api: float
+    redis: float
+    round_trips: float
+
+    @property
+    def total(self) -> float:
+        return self.ack + self.web_api + self.redis
+
+
+async def _bounded(n: int, one: Callable[[int], Awaitable[Any]]) -> None:
+    slots = asyncio.Semaphore(IN_FLIGHT)
+
+    async def run(i: int) -> None:
+        async with slots:
+            await one(i)
+
+    await asyncio.gather(*(run(i) for i in range(n)))
+
+
+async def bolt_ack_cpu(
+    url: str,
+    cpu_of_bolt: Callable[[], float],
+    n: int,
+    send: Callable[[aiohttp.ClientSession, str, bytes], Awaitable[float]],
+    body: Callable[[int], bytes],
+) -> float:
+    """CPU seconds of the bare bolt app per signed event it acks (``n`` events, a few at once)."""
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=IN_FLIGHT)) as http:
+        before = cpu_of_bolt()
+        await _bounded(n, lambda i: send(http, url, body(i)))
+        return (cpu_of_bolt() - before) / n
+
+
+async def web_api_cpu(token: str, api_url: str, n: int) -> float:
+    """This process's CPU per pair of slack_sdk calls: "Working…" posted, then edited into a reply."""
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    # one keep-alive session for the client's life, as serve's Slack adapter has (slack_sdk would
+    # otherwise open one per call)
+    session = aiohttp.ClientSession()
+    client = AsyncWebClient(token=token, base_url=api_url, session=session, retry_handlers=[])
+
+    async def pair(i: int) -> None:
+        posted = await client.chat_postMessage(channel=f"DF{i}", text="Working…")
+        await client.chat_update(channel=f"DF{i}", ts=posted["ts"], text=f"floor reply {i}")
+
+    try:
+        await _bounded(IN_FLIGHT, lambda i: pair(-1 - i))  # first imports, the connections
+        started = time.process_time()
+        await _bounded(n, pair)
+        return (time.process_time() - started) / n
+    finally:
+        await session.close()
+
+
+async def store_cpu(redis_url: str, prefix: str, n: int) -> tuple[float, float]:
+    """This process's CPU per message of the store's calls for one message's first delivery, and the
+    round trips they took: accept (web process), then read, thread lookup, live message noted, reply
+    recorded, completed (worker process)."""
+    from clarigate.gateway.store.redis import RedisStore
+
+    store = RedisStore(redis_url, prefix)
+    payload = {"message": {"text": "floor", "padding": "x" * 600}}  # about a DM job's size
+
+    async def accept(i: int) -> None:
+        await store.accept_job(f"floor-{i}", "message", f"floor-{i}", f"slack:T:DF{i}", payload, 3600)
+
+    async def work(job: Any) -> None:
+        await store.thread_with_pending(job.order_key, 3600)
+        await store.set_json(f"live:{job.inbound_id}", {"channel": "DF", "ts": "1.2"}, 3600)
+        await store.record_delivery(job.inbound_id, '{"items": []}', 3600, (uuid.uuid4().hex, 1.0))
+        await store.complete_job(job)
+
+    try:
+        await _bounded(IN_FLIGHT, lambda i: accept(-1 - i))  # the group, scripts, connections
+        warm = await store.read_jobs("floor", count=IN_FLIGHT, block_ms=0)
+        await _bounded(len(warm), lambda i: work(warm[i]))
+        trips, started = store.round_trips, time.process_time()
+        await _bounded(n, accept)
+        jobs = []
+        while len(jobs) < n:
+            jobs += await store.read_jobs("floor", count=IN_FLIGHT, block_ms=0)
+        await _bounded(len(jobs), lambda i: work(jobs[i]))
+        return (time.process_time() - started) / n, (store.round_trips - trips) / n
+    finally:
+        keys = [store.keys.jobs, store.keys.cleanup]
+        for i in range(-IN_FLIGHT, n):
+            chat, inbound = f"slack:T:DF{i}", f"floor-{i}"
+            keys += [store.keys.seen(inbound), store.keys.seq(chat), store.keys.next(chat)]
+            keys += [store.keys.thread(chat), store.keys.done(inbound), store.keys.delivery(inbound)]
+            keys.append(store.keys.state(f"live:{inbound}"))
+        await store._redis.delete(*keys)
+        await store.close()
