@@ -13,7 +13,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.protocol import HumanInputResponse
@@ -37,11 +37,13 @@ from clarigate.gateway.flow.progress import WorkingIndicator
 from clarigate.gateway.flow.speaker import speaker_for
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInput
-from clarigate.gateway.runners.usage import RunUsage, run_usage
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import set_log_context
 from clarigate.gateway.store.base import Job, PendingRecord, Store
+
+if TYPE_CHECKING:  # LangChain's callbacks: loaded where runs are (a web process only acks)
+    from clarigate.gateway.runners.usage import RunUsage
 
 # the turn's log name: these lines were the turn's before they moved here, and logs are read by it
 log = logging.getLogger("clarigate.gateway.flow.turn")
@@ -190,6 +192,8 @@ class AgentRun:
         """The agent's output and the model usage it took, within ``run_timeout_seconds``; an
         agent unavailable is tried again for a few seconds before ``AgentUnavailable`` is raised
         (``flow.outage``: the turn resumes from its last checkpoint each time)."""
+        from clarigate.gateway.runners.usage import run_usage  # loaded at start where runs are
+
         async with asyncio.timeout(self.config.run_timeout_seconds):
             with run_usage(self.config.agent.model) as usage:
                 output = await through_outage(lambda: self.runner.run_turn(run), kept)
