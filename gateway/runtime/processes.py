@@ -165,9 +165,8 @@ class WorkerProcess:
         finally:
             listen.close()  # the worker holds its own copy; once it is gone, connecting is refused
             os.close(watch_end)
-        yield_cpu(
-            self.proc.pid
-        )  # from its first import on, not once it has started (the web one is starting too)
+        # from its first import on (the web process is starting too), not once it has started
+        yield_cpu(self.proc.pid)
         self._http = httpx.AsyncClient(base_url=self.url, timeout=ASK_TIMEOUT)
         log.info("worker process started (pid %d)", self.proc.pid)
 
