@@ -11,7 +11,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.protocol import HumanInputResponse
@@ -36,16 +36,17 @@ from clarigate.gateway.flow.progress import WorkingIndicator
 from clarigate.gateway.flow.speaker import speaker_for
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInput
-from clarigate.gateway.runners.usage import RunUsage, run_usage
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import set_log_context
 from clarigate.gateway.store.base import Job, PendingRecord, Store
 
+if TYPE_CHECKING:  # LangChain's callbacks: loaded where runs are (a web process only acks)
+    from clarigate.gateway.runners.usage import RunUsage
+
 log = logging.getLogger("clarigate.gateway.flow.turn")  # the turn's lines keep the name logs know
 
-#: How long a cancelled run may take to clear its "working…" message (shutdown waits for it).
-CLEAR_PROGRESS_SECONDS = 2.0
+CLEAR_PROGRESS_SECONDS = 2.0  #: a cancelled run's time to clear its "working…" (shutdown waits)
 #: Deliveries of a job whose agent was unavailable, a stale-claim period apart (about an hour).
 MAX_UNAVAILABLE_DELIVERIES = 120
 
@@ -58,9 +59,7 @@ class Turn:
     conversation: Conversation | None = None
     items: list[Any] = field(default_factory=list)
     thread_id: str | None = None  # the agent thread that ran, if one did
-    # the person's interface language (``InboundMessage.language``), for the gateway's own words
-    # when the text gives no sign of one ("ok", a photo, a number)
-    hint: Locale | None = None
+    hint: Locale | None = None  # the person's interface language: our words when the text shows none
     language: str | None = None  # the same as the platform gave it (``en-US``), for the agent
     may_answer: bool = True  # False while someone else's question stays open over this message
 
@@ -187,6 +186,8 @@ class AgentRun:
         """The agent's output and the model usage it took, within ``run_timeout_seconds``; an
         agent unavailable is tried again for a few seconds before ``AgentUnavailable`` is raised
         (``flow.outage``: the turn resumes from its last checkpoint each time)."""
+        from clarigate.gateway.runners.usage import run_usage  # loaded at start where runs are
+
         async with asyncio.timeout(self.config.run_timeout_seconds):
             with run_usage(self.config.agent.model) as usage:
                 output = await through_outage(lambda: self.runner.run_turn(run), kept)

@@ -57,7 +57,7 @@ EXIT_MARGIN_SECONDS = 10.0
 #: on its scheduling autogroup too: a session of its own is an autogroup of its own, where the
 #: kernel weighs autogroups against each other, not the niceness of their processes.
 WORKER_NICENESS = 10
-AUTOGROUP_FILE = "/proc/self/autogroup"
+AUTOGROUP_FILE = "/proc/{}/autogroup"
 #: ``worker_processes: auto`` starts one per usable core, at most this many (each holds the
 #: agent, the SDKs and its runs: ~115–280 MB before its first run).
 AUTO_MAX_WORKER_PROCESSES = 4
@@ -165,6 +165,8 @@ class WorkerProcess:
         finally:
             listen.close()  # the worker holds its own copy; once it is gone, connecting is refused
             os.close(watch_end)
+        # from its first import on (the web process is starting too), not once it has started
+        yield_cpu(self.proc.pid)
         self._http = httpx.AsyncClient(base_url=self.url, timeout=ASK_TIMEOUT)
         log.info("worker process started (pid %d)", self.proc.pid)
 
@@ -367,10 +369,7 @@ def exit_with_parent(fd: int) -> None:
     meanwhile, yield the CPU to it (``WORKER_NICENESS``, on its autogroup too where there is one)."""
     global _web_pid
     _web_pid = os.getppid()
-    with contextlib.suppress(OSError):  # never refused when lowering one's own priority; just in case
-        os.nice(WORKER_NICENESS)
-    with contextlib.suppress(OSError):  # absent without autogroup scheduling (or not Linux)
-        Path(AUTOGROUP_FILE).write_text(f"{WORKER_NICENESS}\n")
+    yield_cpu(0)  # done by the web process already when it started this one; again, in case
     loop = asyncio.get_running_loop()
 
     def gone() -> None:
@@ -382,3 +381,15 @@ def exit_with_parent(fd: int) -> None:
         os._exit(1)
 
     loop.add_reader(fd, gone)
+
+
+def yield_cpu(pid: int) -> None:
+    """Put worker process ``pid`` (0: this one) ``WORKER_NICENESS`` below the web process, on its
+    scheduling autogroup too (absent without autogroup scheduling, or not Linux). Idempotent."""
+    web = os.getpid() if pid else os.getppid()
+    with contextlib.suppress(OSError):  # never refused when lowering a priority; just in case
+        nice = min(19, os.getpriority(os.PRIO_PROCESS, web) + WORKER_NICENESS)
+        if os.getpriority(os.PRIO_PROCESS, pid) < nice:
+            os.setpriority(os.PRIO_PROCESS, pid, nice)
+    with contextlib.suppress(OSError):
+        Path(AUTOGROUP_FILE.format(pid or "self")).write_text(f"{WORKER_NICENESS}\n")
