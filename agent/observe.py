@@ -93,6 +93,10 @@ class ModelEventsOnly:
         """Custom events: nothing to count."""
         return True
 
+    async def on_llm_new_token(self, token: Any, **kwargs: Any) -> None:
+        """Streamed tokens: nothing to count. A coroutine, so that LangChain calls it in the event
+        loop: a handler not ``run_inline`` would otherwise cost a thread-pool hop per token."""
+
 
 class RunUsageHandler(ModelEventsOnly, UsageMetadataCallbackHandler):
     """LangChain's token tally, called in the event loop and only for model results.

@@ -13,7 +13,14 @@ Printed per platform:
 - *calls per 1,000 tokens*: the platform calls that changed the run's live message or posted its
   reply, per 1,000 streamed pieces, p50 / max; with the run's length, so calls can be read against
   time (the adapter's interval) rather than tokens;
-- *answers*: how many runs ended with the whole answer shown.
+- *answers*: how many runs ended with the whole answer shown;
+- *CPU per token*: the process's user+system CPU (``resource.getrusage``, not wall-clock: the
+  machine is shared) from the first message sent to the last run drained, per streamed piece;
+  beside it *the agent alone*: the same model, pieces and runs at once through the agent's own
+  ``run_turn`` with a sink that drops the events (LangGraph's streaming included), measured in the
+  same run, and the ratio of the two. The fake platform API shares the process: Feishu's (its
+  own threads) is left out; Slack's and Telegram's (on the same event loop) are in the serve
+  figure, an upper bound (they answer a few dozen calls per 1,000 tokens).
 
 What it leaves out: the network and the platform's own latency (loopback fakes), TLS, Redis
 (embedded store), more than one replica. The load and the fakes share the machine's cores.
@@ -25,6 +32,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import resource
 import statistics
 import sys
 import tempfile
@@ -45,6 +53,7 @@ from clarigate.agent.events import TextDelta  # noqa: E402
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput  # noqa: E402
 from clarigate.gateway.flow.intake import Gateway  # noqa: E402
 from clarigate.gateway.runners.base import AgentRunner, RunInput  # noqa: E402
+from clarigate.gateway.runners.usage import count_inline  # noqa: E402
 from clarigate.gateway.runtime.config import GatewayConfig  # noqa: E402
 from clarigate.gateway.store.memory import MemoryStore  # noqa: E402
 from clarigate.gateway.web.server import build_app  # noqa: E402
@@ -103,6 +112,8 @@ class World:
     gateway: Gateway
     # more strings that name conversation ``index``'s messages (Feishu's card ids), after the run
     also: Callable[[int, str], list[str]] = lambda index, marker: []
+    # CPU seconds the fake API spent so far where it can be told apart (its own threads)
+    fake_cpu: Callable[[], float] = lambda: 0.0
 
 
 # --- the platforms ------------------------------------------------------------------------------
@@ -190,7 +201,20 @@ async def feishu_world(runner: Any, config: GatewayConfig) -> AsyncIterator[Worl
     from tests.adapters.feishu.events import message_event, signed
     from tests.adapters.feishu.fake_open_api import FakeOpenApi
 
-    api = FakeOpenApi().start()
+    api = FakeOpenApi()
+    spent = [0.0]  # CPU of the fake's connection threads: Feishu's servers, not the replica
+    serving: Any = api._server.RequestHandlerClass
+
+    class Timed(serving):  # type: ignore[misc,valid-type]
+        def handle(self) -> None:
+            before = time.thread_time()
+            try:
+                super().handle()
+            finally:
+                spent[0] += time.thread_time() - before
+
+    api._server.RequestHandlerClass = Timed
+    api.start()
     gateway = Gateway(config, MemoryStore(f"bench-{uuid.uuid4().hex[:8]}"), runner)
     adapter = FeishuAdapter(feishu_settings(api), gateway)
     gateway.register(adapter)
@@ -209,7 +233,7 @@ async def feishu_world(runner: Any, config: GatewayConfig) -> AsyncIterator[Worl
         return [card_id for card_id, entity in api.entities.items() if marker in json.dumps(entity.card)]
 
     try:
-        yield World("feishu", send, calls, lambda i: f"oc_p2p{i}x", gateway, cards_of)
+        yield World("feishu", send, calls, lambda i: f"oc_p2p{i}x", gateway, cards_of, lambda: spent[0])
     finally:
         await http.aclose()
         await gateway.stop(grace=1)
@@ -254,6 +278,34 @@ def script(tokens: int, delay: float, think: float) -> list[dict[str, Any]]:
     return [{"content": "{last_user} " + words, "token_delay_seconds": delay, "delay_seconds": think}]
 
 
+def cpu_seconds() -> float:
+    """User+system CPU of this process (every thread) so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def agent_alone(args: argparse.Namespace, workdir: Path) -> float:
+    """CPU seconds per streamed piece of the agent alone: the same turns, at once, events dropped."""
+    path = workdir / "alone.yaml"
+    path.write_text(yaml.safe_dump(script(args.tokens, args.token_delay, args.think)))
+    settings = AgentSettings(model=f"scripted:{path}", checkpointer_url="memory://", data_dir=str(workdir))
+    agent = await ClarifyingAgent.create(settings)
+
+    async def dropped(event: Any) -> None:
+        return None
+
+    async def turn(index: int, marker: str) -> None:
+        await agent.run_turn(f"alone-{marker}", marker, None, on_event=dropped)
+
+    await turn(0, "warm")  # first imports and compiled graph paths
+    markers = [f"m{uuid.uuid4().hex[:6]}x{i}" for i in range(args.conversations)]
+    before = cpu_seconds()
+    await asyncio.gather(*(turn(i, marker) for i, marker in enumerate(markers)))
+    used = cpu_seconds() - before
+    await agent.aclose()
+    return used / (args.tokens * args.conversations)
+
+
 def quantiles(values: list[float]) -> tuple[float, float, float]:
     ordered = sorted(values)
     if not ordered:
@@ -269,11 +321,13 @@ async def measure(name: str, args: argparse.Namespace, workdir: Path) -> dict[st
     runner = TimedAgent(await ClarifyingAgent.create(settings))
     config = GatewayConfig(workers=max(args.conversations, 4))
     async with PLATFORMS[name](runner, config) as world:
+        await world.send(args.conversations, "warm")  # first imports, connections, compiled paths
+        await world.gateway.drain(timeout=args.tokens * args.token_delay * 4 + args.think + 60)
         markers = [f"m{uuid.uuid4().hex[:6]}x{i}" for i in range(args.conversations)]
-        started = time.monotonic()
+        started, cpu_before = time.monotonic(), cpu_seconds() - world.fake_cpu()
         await asyncio.gather(*(world.send(i, marker) for i, marker in enumerate(markers)))
         await world.gateway.drain(timeout=args.tokens * args.token_delay * 4 + args.think + 60)
-        took = time.monotonic() - started
+        took, cpu_used = time.monotonic() - started, cpu_seconds() - world.fake_cpu() - cpu_before
         calls = world.calls()
     await runner.aclose()
     first_shown, per_thousand, answered = [], [], 0
@@ -295,6 +349,7 @@ async def measure(name: str, args: argparse.Namespace, workdir: Path) -> dict[st
         "calls": quantiles(per_thousand),
         "answered": answered,
         "took": took,
+        "cpu_per_token": cpu_used / (args.tokens * args.conversations),
     }
 
 
@@ -307,7 +362,15 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=1000)
     parser.add_argument("--token-delay", type=float, default=0.01, help="seconds between streamed pieces")
     parser.add_argument("--think", type=float, default=1.0, help="seconds before the first piece")
+    parser.add_argument(
+        "--role-all",
+        action="store_true",
+        help="count model usage through the thread pool, as one process serving acks too does "
+        "(``role: all``); by default inline, as serve's worker process does",
+    )
     args = parser.parse_args()
+    if not args.role_all:
+        count_inline()
     run_seconds = args.think + args.tokens * args.token_delay
     print(
         f"{args.conversations} conversations at once per platform, {args.tokens} tokens each, "
@@ -315,17 +378,21 @@ def main() -> None:
     )
     print(
         f"{'platform':<10} {'first token → first call (ms) p50 / p90 / max':<48} "
-        f"{'calls per 1,000 tokens p50 / max':<34} answered"
+        f"{'calls per 1,000 tokens p50 / max':<34} {'answered':<30} CPU per token: serve / agent alone"
     )
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.platforms.split(","):
             result = asyncio.run(measure(name.strip(), args, Path(tmp)))
+            alone = asyncio.run(agent_alone(args, Path(tmp)))  # the baseline, right after
             p50, p90, top = result["first_ms"]
             c50, _, ctop = result["calls"]
+            serve = result["cpu_per_token"]
             print(
                 f"{name:<10} {p50:7.0f} / {p90:5.0f} / {top:5.0f}  (of {result['measured']})"
                 f"{'':<17} {c50:6.1f} / {ctop:5.1f}{'':<19} "
                 f"{result['answered']}/{args.conversations}  (all done in {result['took']:.1f} s)"
+                f"{'':<4} {serve * 1000:.3f} / {alone * 1000:.3f} ms = {serve / alone:.2f}×",
+                flush=True,
             )
 
 

@@ -104,6 +104,7 @@ class LiveReply:
         self._failed = False
         self._closing = False
         self._wake = asyncio.Event()
+        self._idle = False  # the updating task waits for anything new (not for a moment to pass)
         self._closed = asyncio.Event()
         self._showed_working = False  # the last update showed "Working…" alone
         self._text_at = self._status_at = 0.0  # when the answer began, when the step last changed
@@ -121,10 +122,15 @@ class LiveReply:
         self._task = asyncio.get_running_loop().create_task(self._keep_up(shown))
 
     async def on_event(self, event: RunEvent) -> None:
-        """A runner's event (``clarigate.agent.events``); returns at once, updates follow on their own."""
+        """A runner's event (``clarigate.agent.events``); returns at once, updates follow on their own.
+
+        Called for every token: a piece of text wakes the updating task only when it is news (the
+        answer's first words, the text after a step) or when that task waits for anything new;
+        between two updates the pieces just gather (the next update shows them all)."""
         if isinstance(event, TextDelta):
             if not event.text:
                 return
+            news = not self._text or self._status is not None
             if self._text and event.message_id and event.message_id != self._message_id:
                 self._text = self._text.rstrip() + "\n\n"  # a new message of the run: a new paragraph
             self._message_id = event.message_id or self._message_id
@@ -132,7 +138,10 @@ class LiveReply:
                 self._text_at = time.monotonic()
             self._text += event.text if self._text else event.text.lstrip()
             self._status = None
-        elif isinstance(event, ToolStarted):
+            if news or self._idle:
+                self._wake.set()
+            return
+        if isinstance(event, ToolStarted):
             self._status = tool_line(event, self.locale)
             self._status_at = time.monotonic()
         elif isinstance(event, Progress):  # the graph's own line (untrusted: escaped by the adapter)
@@ -180,10 +189,17 @@ class LiveReply:
         return max(self.adapter.live_interval(self.conversation, self.mode), 0.05)
 
     async def _sleep(self, seconds: float | None) -> None:
-        """Wait up to ``seconds`` (None: until woken) or until something changes."""
+        """Wait up to ``seconds`` (None: until woken) or until something changes: a step, the run's
+        end, news (``on_event``); with None, any more text too."""
         self._wake.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), seconds)
+        self._idle = seconds is None
+        try:
+            async with asyncio.timeout(seconds):  # no task per wait, as ``wait_for`` makes
+                await self._wake.wait()
+        except TimeoutError:
+            pass
+        finally:
+            self._idle = False
 
     async def _keep_up(self, shown: LiveView | None) -> None:
         if shown is not None:  # "Working…" is up already (``start``)
@@ -239,7 +255,7 @@ class LiveReply:
                 remaining = shown_at + self._interval() - time.monotonic()
             if remaining <= 0:
                 return
-            await self._sleep(remaining)  # woken by each change, to see whether the words began
+            await self._sleep(remaining)  # woken by news and steps, to see whether the words began
 
     def _news_at(self) -> float | None:
         """When the news not shown yet came (the answer's first words; the first step after a bare

@@ -77,3 +77,28 @@ def within(seconds: float, condition: Callable[[], bool]) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+async def test_the_environments_proxy_is_honoured_read_once_when_the_sender_is_made(fake_api, monkeypatch):
+    from clarigate.adapters.feishu.open_api import FeishuApiError
+    from clarigate.adapters.feishu.send import FeishuSender
+
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", fake_api.url)  # the fake takes the proxy's connection
+    sender = FeishuSender(build_client(feishu_settings(fake_api, domain="https://open.feishu.invalid")))
+    monkeypatch.delenv("HTTPS_PROXY")  # read when the sender was made, not on every call
+    try:
+        await sender.bot_open_id()
+    except FeishuApiError:
+        pass  # the fake is no proxy: it refuses CONNECT
+    assert fake_api.connections_opened  # the call went to the proxy (the host itself does not resolve)
+
+
+async def test_no_proxy_for_the_open_apis_host_goes_straight_there(fake_api, monkeypatch):
+    from clarigate.adapters.feishu.send import FeishuSender
+
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens: a call through it fails
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    sender = FeishuSender(build_client(feishu_settings(fake_api)))
+    assert await sender.bot_open_id()
