@@ -19,6 +19,17 @@ from langgraph.types import interrupt
 from pydantic import BaseModel, Field, field_validator
 
 RESUMED: list[Any] = []  # what each interrupt() returned
+#: What ``booking`` resumes with when every platform's form is filled in as the tests fill it.
+BOOKING_ANSWER = {
+    "name": "Ada",
+    "guests": 4,
+    "budget": 12.5,
+    "vip": True,
+    "color": "blue",
+    "size": "m",
+    "extras": ["red", "blue"],
+    "day": "2026-12-01",
+}
 
 
 class Color(enum.StrEnum):

@@ -16,16 +16,7 @@ from tests.agent.approval_tools import typed
 from .cards import button, components, payload, text_of, walk
 from .events import card_action, message_event
 
-EXPECTED = {
-    "name": "Ada",
-    "guests": 4,
-    "budget": 12.5,
-    "vip": True,
-    "color": "blue",
-    "size": "m",
-    "extras": ["red", "blue"],
-    "day": "2026-12-01",
-}
+EXPECTED = typed_graphs.BOOKING_ANSWER
 
 
 @pytest.fixture

@@ -16,16 +16,7 @@ from tests.agent.approval_tools import typed
 
 from .conftest import MakeWorld
 
-EXPECTED = {
-    "name": "Ada",
-    "guests": 4,
-    "budget": 12.5,
-    "vip": True,
-    "color": "blue",
-    "size": "m",
-    "extras": ["red", "blue"],
-    "day": "2026-12-01",
-}
+EXPECTED = typed_graphs.BOOKING_ANSWER
 
 
 @pytest.fixture

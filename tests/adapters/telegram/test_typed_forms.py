@@ -14,16 +14,7 @@ from tests.agent.approval_tools import typed
 
 from .harness import callback_update, message_update, open_bench
 
-EXPECTED = {
-    "name": "Ada",
-    "guests": 4,
-    "budget": 12.5,
-    "vip": True,
-    "color": "blue",
-    "size": "m",
-    "extras": ["red", "blue"],
-    "day": "2026-12-01",
-}
+EXPECTED = typed_graphs.BOOKING_ANSWER
 
 
 class Form:
