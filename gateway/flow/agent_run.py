@@ -253,7 +253,7 @@ class AgentRun:
                 conversation=conv,
                 locale=locale,
             )
-            await ask_feedback(self.config, self.store, turn.items, first, target)
+            await ask_feedback(self.config, self.store, self.outbox, turn.handle, turn.items, first, target)
         if result is not None:
             finish_items(result, turn.items, first)
 

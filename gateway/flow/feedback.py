@@ -33,8 +33,11 @@ from clarigate.gateway.boundary.messages import (
     Sender,
     TextReply,
 )
+from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.feedback_trace import trace_vote
 from clarigate.gateway.flow.notices import language_hint, notice
+from clarigate.gateway.flow.outage import wait_for_store
+from clarigate.gateway.jobs.handle import JobHandle
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import log_context
@@ -64,10 +67,19 @@ def target_key(token: str) -> str:
 
 
 async def ask_feedback(
-    config: GatewayConfig, store: Store, items: list[Any], first: int, target: FeedbackTarget
+    config: GatewayConfig,
+    store: Store,
+    outbox: Outbox,
+    handle: JobHandle,
+    items: list[Any],
+    first: int,
+    target: FeedbackTarget,
 ) -> None:
     """Put 👍/👎 under the run's final answer: the last reply among ``items[first:]`` (the
-    run's own), its target recorded first. Nothing when feedback is off or the run said nothing."""
+    run's own), its target recorded first. Nothing when feedback is off or the run said nothing.
+
+    The agent has run: the target is recorded through a store outage (``flow.outage``, the job
+    held, the person told once if it lasts), never failing the run step into running again."""
     if not config.feedback:
         return
     last = next(
@@ -77,7 +89,9 @@ async def ask_feedback(
     if last is None or items[last].private_to is not None:
         return
     token = secrets.token_urlsafe(12)
-    await store.set_json(target_key(token), target.model_dump(mode="json"), config.feedback_ttl_seconds)
+    value, ttl = target.model_dump(mode="json"), config.feedback_ttl_seconds
+    budget = config.delivery_budget_seconds
+    await wait_for_store(lambda: store.set_json(target_key(token), value, ttl), outbox, handle, budget)
     ask = FeedbackAsk(token=token, locale=target.locale)
     items[last] = items[last].model_copy(update={"feedback": ask})
 
