@@ -14,7 +14,6 @@ from pathlib import Path
 
 from mcp.server.fastmcp import FastMCP
 
-PIDS = Path(sys.argv[1])
 SAID = "counter server speaking on stderr"
 
 server = FastMCP("counter", log_level="WARNING")
@@ -41,7 +40,7 @@ if __name__ == "__main__":
             server.add_tool(count)
         else:
             _named(name)
-    with PIDS.open("a", encoding="utf-8") as pids:
+    with Path(sys.argv[1]).open("a", encoding="utf-8") as pids:
         pids.write(f"{os.getpid()}\n")
     print(f"{SAID}: started", file=sys.stderr, flush=True)
     server.run(transport="stdio")
