@@ -6,7 +6,8 @@ of a reply through slack_sdk's ``AsyncWebClient`` (``chat.postMessage`` for "Wor
 ``chat.update`` with the answer) against the same fake Slack, and the store's Redis calls of one
 message through redis-py against the same Redis (the calls serve makes for a first delivery, in
 the same order). The last two run in this process, on the same event loop as serve's (uvloop),
-so their CPU is ``time.process_time()`` here.
+so their CPU is ``time.process_time()`` here. ``report_floor`` and ``report_budget`` print the
+floor beside the gateway's own CPU and what 1,000 messages at once would need.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import aiohttp
 
 #: At most this many calls at once, as serve has many messages in flight.
 IN_FLIGHT = 16
+#: Messages at once, for the CPU budget line.
+BUDGET_BURST = 1000
 
 
 @dataclass
@@ -122,3 +125,30 @@ async def store_cpu(redis_url: str, prefix: str, n: int) -> tuple[float, float]:
             keys.append(store.keys.state(f"live:{inbound}"))
         await store._redis.delete(*keys)
         await store.close()
+
+
+def report_floor(floor: Floor, per_message: float, alone: float) -> None:
+    """The floor beside the gateway's own CPU per message (serve's minus the agent alone's)."""
+    own = per_message - alone
+    print(
+        f"  the libraries' floor: {floor.total * 1000:.2f} ms per message (bolt's ack {floor.ack * 1000:.2f},"
+        f" two Web API calls through slack_sdk {floor.web_api * 1000:.2f}, the store's Redis calls"
+        f" {floor.redis * 1000:.2f} in {floor.round_trips:.2f} round trips; each alone, this run)"
+    )
+    print(
+        f"  the gateway's own / the floor: {own * 1000:.2f} / {floor.total * 1000:.2f} ms ="
+        f" {own / floor.total:.2f} (target <= 1.5)"
+    )
+
+
+def report_budget(per_message: float, alone: float, shortest_model_seconds: float) -> None:
+    """What 1,000 at once would need: every message's CPU inside its slack (0.5x its model time),
+    the shortest model time's slack being the tightest."""
+    slack = 0.5 * shortest_model_seconds
+    cores = BUDGET_BURST * per_message / slack
+    print(
+        f"  CPU budget: {per_message:.4f} CPU-seconds per message ({alone:.4f} the agent's);"
+        f" {BUDGET_BURST:,} at once within 1.5x a {shortest_model_seconds:.0f} s model time"
+        f" need {BUDGET_BURST * per_message:.1f} CPU-s in {slack:.1f} s: ~{cores:.0f} cores for the replica"
+        f" (its web and worker processes; Redis not included)"
+    )

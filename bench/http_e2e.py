@@ -37,7 +37,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.floor import Floor, bolt_ack_cpu, store_cpu, web_api_cpu  # noqa: E402
+from bench.floor import Floor, bolt_ack_cpu, report_budget, report_floor, store_cpu, web_api_cpu  # noqa: E402
 from clarigate.agent.models.scripted import ScriptedTurn, turn_delay  # noqa: E402
 from clarigate.gateway.runtime.config import GatewayConfig  # noqa: E402
 from tests.adapters.slack.fake_slack import BOT_TOKEN, TEAM_ID  # noqa: E402
@@ -46,7 +46,6 @@ from tests.adapters.slack.slack_user import SIGNING_SECRET, signed_headers  # no
 MODEL_TURN = ScriptedTurn(content="Done: {last_user}", delay_seconds=(1.0, 2.0))
 TICKS = os.sysconf("SC_CLK_TCK")
 FAKE_SLACK_NICENESS = 10
-BUDGET_BURST = 1000  # messages at once, for the CPU budget line
 SERVE_WORKERS = GatewayConfig.model_fields["workers"].default  # serve's default
 
 
@@ -321,33 +320,6 @@ async def measure_floor(
     return Floor(ack=ack, web_api=web_api, redis=redis, round_trips=trips)
 
 
-def report_floor(floor: Floor, per_message: float, alone: float) -> None:
-    """The floor beside the gateway's own CPU per message (serve's minus the agent alone's)."""
-    own = per_message - alone
-    print(
-        f"  the libraries' floor: {floor.total * 1000:.2f} ms per message (bolt's ack {floor.ack * 1000:.2f},"
-        f" two Web API calls through slack_sdk {floor.web_api * 1000:.2f}, the store's Redis calls"
-        f" {floor.redis * 1000:.2f} in {floor.round_trips:.2f} round trips; each alone, this run)"
-    )
-    print(
-        f"  the gateway's own / the floor: {own * 1000:.2f} / {floor.total * 1000:.2f} ms ="
-        f" {own / floor.total:.2f} (target <= 1.5)"
-    )
-
-
-def report_budget(per_message: float, alone: float) -> None:
-    """What 1,000 at once would need: every message's CPU inside its slack (0.5x its model time),
-    the shortest model time's slack being the tightest."""
-    slack = 0.5 * MODEL_TURN.delay_seconds[0]
-    cores = BUDGET_BURST * per_message / slack
-    print(
-        f"  CPU budget: {per_message:.4f} CPU-seconds per message ({alone:.4f} the agent's);"
-        f" {BUDGET_BURST:,} at once within 1.5x a {MODEL_TURN.delay_seconds[0]:.0f} s model time"
-        f" need {BUDGET_BURST * per_message:.1f} CPU-s in {slack:.1f} s: ~{cores:.0f} cores for the replica"
-        f" (its web and worker processes; Redis not included)"
-    )
-
-
 async def warm_up(fake: FakeSlackProcess, urls: dict[str, str], run: str) -> None:
     """A few messages to each target, one at a time, so lazy set-up (bolt's one auth.test, first
     imports, connection pools) is not measured; waits until serve has answered its own."""
@@ -470,7 +442,7 @@ async def main(args: argparse.Namespace) -> int:
                 bolt_cpu = lambda: cpu_seconds(bolt.pid)  # noqa: E731
                 found = await measure_floor(args, fake, targets["bare slack-bolt"], bolt_cpu, run)
                 report_floor(found, per_message, alone)
-            report_budget(per_message, alone)
+            report_budget(per_message, alone, MODEL_TURN.delay_seconds[0])
         if args.rounds:
             acking = {"clarigate serve": serve.pid, "bare slack-bolt": bolt.pid}  # the web process
             await steady(targets, acking, args, run)
