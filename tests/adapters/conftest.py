@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -16,3 +17,19 @@ async def shared_redis() -> AsyncIterator[SharedRedis]:
     shared = SharedRedis()
     yield shared
     await shared.close()
+
+
+@pytest.fixture
+async def booking_runner() -> AsyncIterator[Any]:
+    """The in-process runner of ``tests.agent.typed_graphs:booking`` (a typed interrupt), its
+    record of resumed values cleared: the typed-form tests of every platform run it."""
+    from clarigate.agent.harness import AgentSettings
+    from clarigate.gateway.runners.in_process import LangGraphRunner
+    from tests.agent import typed_graphs
+
+    typed_graphs.RESUMED.clear()
+    made = LangGraphRunner(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.typed_graphs:booking")
+    )
+    yield made
+    await made.aclose()

@@ -20,13 +20,8 @@ EXPECTED = typed_graphs.BOOKING_ANSWER
 
 
 @pytest.fixture
-async def runner() -> Any:
-    typed_graphs.RESUMED.clear()
-    made = LangGraphRunner(
-        AgentSettings(checkpointer_url="memory://", graph="tests.agent.typed_graphs:booking")
-    )
-    yield made
-    await made.aclose()
+async def runner(booking_runner: Any) -> Any:
+    return booking_runner
 
 
 def _form_value(guests: str) -> dict[str, Any]:

@@ -9,8 +9,6 @@ from typing import Any
 
 import pytest
 
-from clarigate.agent.harness import AgentSettings
-from clarigate.gateway.runners.in_process import LangGraphRunner
 from tests.agent import typed_graphs
 from tests.agent.approval_tools import typed
 
@@ -20,13 +18,8 @@ EXPECTED = typed_graphs.BOOKING_ANSWER
 
 
 @pytest.fixture
-async def runner() -> Any:
-    typed_graphs.RESUMED.clear()
-    made = LangGraphRunner(
-        AgentSettings(checkpointer_url="memory://", graph="tests.agent.typed_graphs:booking")
-    )
-    yield made
-    await made.aclose()
+async def runner(booking_runner: Any) -> Any:
+    return booking_runner
 
 
 def _state(guests: str) -> dict[str, Any]:
