@@ -65,6 +65,10 @@ class FakePlatform:
         """Answer every send with 503 for ``seconds`` from now."""
         self.failing_until = time.monotonic() + seconds
 
+    def shown_texts(self) -> list[str]:
+        """Every message shown, in arrival order."""
+        return [item["text"] for item in self.shown.values()]
+
     def texts_by_chat(self) -> dict[str, list[str]]:
         """What each chat shows (one message per delivery id), in arrival order."""
         chats: dict[str, list[str]] = {}

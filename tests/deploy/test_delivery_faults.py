@@ -30,6 +30,8 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
+from clarigate.agent.protocol import catalog
+
 from .fault_platform import FakePlatform
 from .test_sigterm import free_port, serve_command
 
@@ -243,10 +245,16 @@ async def test_redis_down_longer_than_the_stale_time_sends_nothing_twice(tmp_pat
         await asyncio.sleep(2 * STALE)  # both replicas are back; the owner renews its claims
         platform.release.set()  # the held send is answered now
 
-        await eventually(lambda: len(platform.shown) >= 6, 60, "every reply")
+        answered = lambda: sum(t.startswith("answer to:") for t in platform.shown_texts())  # noqa: E731
+        await eventually(lambda: answered() >= 6, 60, "every reply")
         await asyncio.sleep(3 * STALE)
 
-        assert platform.texts_by_chat() == expected(6)
+        # a run that was recording its reply when Redis went away says, once, that the message is
+        # kept (README: a store outage is waited out); the answer follows, once
+        kept = catalog.text("store_unavailable", "en")
+        shown = platform.texts_by_chat()
+        assert {chat: [t for t in texts if t != kept] for chat, texts in shown.items()} == expected(6)
+        assert all(texts.count(kept) <= 1 and texts[-1] != kept for texts in shown.values())
         assert len(platform.arrivals) == len({a["delivery_id"] for a in platform.arrivals})  # no resend
     finally:
         await group.close()
