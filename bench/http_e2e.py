@@ -341,7 +341,7 @@ async def steady(urls: dict[str, str], pids: dict[str, int], args: argparse.Name
     latencies: dict[str, list[float]] = {name: [] for name in urls}
     cpu: dict[str, float] = dict.fromkeys(urls, 0.0)
     count = int(args.rate * args.seconds)
-    rounds: list[str] = []
+    per_round: list[str] = []
     for round_number in range(args.rounds):
         p99 = {}
         for name, url in urls.items():
@@ -358,7 +358,7 @@ async def steady(urls: dict[str, str], pids: dict[str, int], args: argparse.Name
                 latencies[name] += found
                 cpu[name] += cpu_seconds(pids[name]) - before
                 p99[name] = pct(found, 0.99) * 1000
-        rounds.append(" / ".join(f"{v:.1f}" for v in p99.values()))
+        per_round.append(" / ".join(f"{v:.1f}" for v in p99.values()))
     rate, seconds, rounds = args.rate, args.seconds, args.rounds
     print(f"ack path: {rate:.0f} signed events/s for {seconds:.0f} s, {rounds} rounds each, alternated")
     for name, values in latencies.items():
@@ -367,7 +367,7 @@ async def steady(urls: dict[str, str], pids: dict[str, int], args: argparse.Name
             f"  {name:<16} p50 {pct(ms, 0.5):6.1f} ms   p99 {pct(ms, 0.99):6.1f} ms   ({len(ms)} requests;"
             f" {cpu[name] / len(ms) * 1000:.2f} ms CPU each)"
         )
-    print(f"  p99 per round ({' / '.join(urls)}): " + ", ".join(f"{r} ms" for r in rounds))
+    print(f"  p99 per round ({' / '.join(urls)}): " + ", ".join(f"{r} ms" for r in per_round))
 
 
 async def redis_commands(url: str) -> dict[str, int]:

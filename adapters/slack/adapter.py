@@ -340,9 +340,9 @@ class SlackAdapter(PlatformAdapter):
 
     async def already_delivered(
         self, conversation: Conversation, item: Outbound, since: float
-    ) -> bool | None:
-        """Whether the conversation shows ``item`` already, read back by its delivery id in the
-        messages' metadata (``adapters/slack/readback.py``)."""
+    ) -> MessageRef | bool | None:
+        """Whether the conversation shows ``item`` already (the message that does), read back by
+        its delivery id in the messages' metadata (``adapters/slack/readback.py``)."""
         return await readback.already_delivered(self.sender, conversation, item, since)
 
     # --- live messages (adapters/slack/live.py) ------------------------------------------------

@@ -20,10 +20,12 @@ from clarigate.gateway.boundary.messages import (
     ClarificationOut,
     Conversation,
     ErrorReply,
+    MessageRef,
     Outbound,
     TextReply,
 )
 
+from .receive import PLATFORM
 from .render import render_reply
 from .send import SlackSender
 
@@ -61,9 +63,10 @@ def last_part(item: Outbound) -> int | None:
 
 async def already_delivered(
     sender: SlackSender, conversation: Conversation, item: Outbound, since: float
-) -> bool | None:
-    """True when the conversation shows ``item``'s last part (``DeliveryFailed`` when Slack
-    refuses the read); None when the item cannot be looked for."""
+) -> MessageRef | bool | None:
+    """The message showing ``item``'s last part when the conversation has it (so a question
+    found there can still be updated once answered), False when not (``DeliveryFailed`` when
+    Slack refuses the read); None when the item cannot be looked for."""
     part = last_part(item)
     if part is None:
         return None
@@ -76,8 +79,18 @@ async def already_delivered(
         for message in page.get("messages") or []:
             payload = (message.get("metadata") or {}).get("event_payload") or {}
             if payload.get("delivery_id") == wanted and payload.get("part") == part:
-                return True
+                return found_ref(conversation, message)
         cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
         if not page.get("has_more") or not cursor:
             return False
     return False
+
+
+def found_ref(conversation: Conversation, message: dict[str, Any]) -> MessageRef | bool:
+    """The reference of a message read back (True when Slack gave it no ``ts``)."""
+    ts = message.get("ts")
+    if not ts:
+        return True
+    thread = conversation.reply_to
+    extra = {"thread_ts": thread} if thread else {}
+    return MessageRef(platform=PLATFORM, chat_id=conversation.chat_id, message_id=ts, extra=extra)

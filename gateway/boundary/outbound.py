@@ -60,7 +60,7 @@ class Outbox:
 
     async def already_delivered(
         self, conversation: Conversation, item: Outbound, since: float
-    ) -> bool | None:
+    ) -> MessageRef | bool | None:
         """The adapter's ``already_delivered``; None (cannot tell) when asking it fails."""
         adapter = self.adapter_for(conversation.platform)
         try:

@@ -171,12 +171,13 @@ class PlatformAdapter(ABC):
 
     async def already_delivered(
         self, conversation: Conversation, item: Outbound, since: float
-    ) -> bool | None:
+    ) -> MessageRef | bool | None:
         """Whether ``item`` (by its ``delivery_id``) is shown in ``conversation`` already, asked
         before an item whose delivery the store cannot prove is sent again (a job taken over
         from a dead worker, or read again after a store outage). ``since``: unix time the item
-        was recorded (nothing older can be it). True: found, not sent again; False: not there;
-        None (the default): this platform cannot tell, so the item is sent."""
+        was recorded (nothing older can be it). True, or the ``MessageRef`` of the message that
+        shows it (a question's is remembered, to update it once answered): found, not sent again;
+        False: not there; None (the default): this platform cannot tell, so the item is sent."""
         return None
 
     # --- live messages: a run's answer streamed while it is written, and its steps -------------

@@ -182,6 +182,8 @@ class Deliverer:
         """True when the platform shows ``item`` already (sent before a crash or a lost mark): the
         item itself or, for a question, the text it falls back to."""
         found = await self.outbox.already_delivered(plan.conversation, item, since)
+        if isinstance(found, MessageRef) and isinstance(item, ClarificationOut):
+            await self._remember_question(item, found)  # to update it once answered
         if not found and isinstance(item, ClarificationOut):
             text = TextReply(text=item.fallback_text, delivery_id=delivery_id(inbound_id, index, ":text"))
             found = await self.outbox.already_delivered(plan.conversation, text, since)
@@ -288,14 +290,18 @@ class Deliverer:
             metrics.DELIVERED_AS_TEXT.inc()
             return FALLBACK
         if isinstance(original, ClarificationOut) and ref is not None:
-            request_id = original.request.request_id
-            await persist(
-                lambda: self.store.set_message_ref(request_id, ref),
-                f"remembering the message of {request_id}",
-                persist_budget(self.config),
-            )
+            await self._remember_question(original, ref)
         metrics.DELIVERED.inc()
         return SENT
+
+    async def _remember_question(self, question: ClarificationOut, ref: MessageRef) -> None:
+        """Note the message showing ``question``, to update it once answered."""
+        request_id = question.request.request_id
+        await persist(
+            lambda: self.store.set_message_ref(request_id, ref),
+            f"remembering the message of {request_id}",
+            persist_budget(self.config),
+        )
 
     def _given_up(self, inbound_id: str, conv: Conversation, item: Any, exc: DeliveryFailed) -> str:
         """A transient failure past the budget (abandoned at ERROR), or the chat's refusal of the

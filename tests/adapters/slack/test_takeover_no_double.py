@@ -235,3 +235,32 @@ async def test_across_a_redis_restart_with_the_documented_aof_nothing_is_posted_
     finally:
         server.kill()
         server.wait()
+
+
+async def test_a_question_found_after_the_crash_is_still_closed_when_answered(
+    make_world: MakeWorld, prefix: str
+):
+    """The native question Slack took before its replica died is found by the replica taking
+    over, not asked again, and remembered there: a typed answer closes that very message."""
+    question = choice_request("Which database?", ["PostgreSQL", "MySQL"])
+    runner = ScriptedRunner(lambda turn: TurnOutput(request=question))
+    dying = dies_before_noting(RedisStore(REDIS_URL, prefix))
+    dying.set_message_ref = dying.complete_job  # type: ignore[method-assign] (dies before noting its message)
+    one = await make_world(runner, store=dying, **QUICK)
+    await one.user.dm("set it up")
+    await eventually(lambda: len(one.fake.of("chat.postMessage")) == 1)  # Slack took the question
+    asked = one.fake.posted(0)
+    await abandon(one.gateway)
+
+    store = RedisStore(REDIS_URL, prefix)
+    answered = ScriptedRunner(lambda turn: TurnOutput(replies=[f"using {turn.text}"]))
+    two = await make_world(answered, store=store, **QUICK)
+    await eventually(lambda: _done(store))
+    assert len(two.fake.of("chat.postMessage")) == 1  # not asked again
+    pending = await store.get_pending(question.request_id)
+    assert pending is not None and pending.message_ref is not None
+    assert pending.message_ref.message_id == asked["ts"]
+
+    await two.user.dm("PostgreSQL")
+    await eventually(lambda: replies(two.fake, "using"))
+    assert two.fake.edits(asked["ts"]), "the question's own message is updated once answered"
