@@ -78,7 +78,8 @@ async def one_burst(url: str, size: int, connections: int, label: str) -> tuple[
 
         async def post(n: int) -> float:
             headers = {"Content-Type": "application/json", **signed_headers(bodies[n], SIGNING_SECRET)}
-            async with http.post(url, data=bodies[n], headers=headers, trace_request_ctx={"n": n}) as response:
+            context = {"n": n}
+            async with http.post(url, data=bodies[n], headers=headers, trace_request_ctx=context) as response:
                 await response.read()
                 if response.status != 200:
                     raise RuntimeError(f"{url} answered {response.status}")
