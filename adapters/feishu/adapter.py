@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from functools import partial
 
 from starlette.routing import BaseRoute
 
@@ -26,7 +27,6 @@ from clarigate.gateway.boundary.messages import (
     TextReply,
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
-from clarigate.gateway.boundary.retry import RetryPolicy
 
 from ..pacing import SharedPace
 from .content import split_ref
@@ -59,13 +59,12 @@ from .render import (
     reply_card,
 )
 from .send import STREAMING_CLOSED_CODES, FeishuSender, entity_content
+from .startup import Startup, credential_problems
 from .upload import FeishuFiles
 from .webhook import events_route
 
 log = logging.getLogger(__name__)
 
-#: Learning the bot's open_id at start: twice at most (without it any mention counts as the bot's).
-IDENTITY_RETRIES = RetryPolicy(first=0.5, attempts=2)
 #: After CardKit refused to make a card (no ``cardkit:card:write`` scope, …), live replies are
 #: edited cards for this many seconds before CardKit is tried again.
 CARDKIT_PAUSE_SECONDS = 600.0
@@ -82,7 +81,7 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
     def __init__(self, settings: FeishuSettings, gateway: GatewayPort) -> None:
         self.settings = settings
         self.gateway = gateway
-        self.sender = FeishuSender(build_client(settings))
+        self.sender = FeishuSender(partial(build_client, settings))  # built by ``start``, in a thread
         self.receiver = FeishuReceiver(gateway, NameBook(self.sender.user_name), self.sender.update_card)
         self.long_connection = (
             LongConnection(settings, self.receiver) if settings.mode == "long_connection" else None
@@ -93,6 +92,7 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         self.pace = SharedPace(lambda: gateway.state, PLATFORM)
         self.cardkit_paused_until = 0.0
         self._receiving = False  # the long connection was started here (not in a worker process)
+        self.startup = Startup(self.sender, self.receiver)
 
     def routes(self) -> list[BaseRoute]:
         """``POST /feishu/events`` in webhook mode; nothing in long connection mode."""
@@ -105,11 +105,13 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         return [events_route(self.receiver, token, key)]
 
     async def start(self) -> None:
-        """Learn the bot's open_id (to recognise mentions of it)."""
-        try:
-            self.receiver.bot_open_id = await IDENTITY_RETRIES.call(self.sender.bot_open_id)
-        except FeishuApiError as exc:  # not fatal: any mention then counts as a mention of the bot
-            log.warning("feishu: cannot read the bot's identity: %s", exc)
+        """Load lark-oapi and learn the bot's open_id (to recognise mentions of it) in the
+        background (``startup``): the port opens and webhooks are taken meanwhile."""
+        self.startup.begin()
+
+    def still_starting(self) -> bool:
+        """Until lark-oapi is loaded and the bot's identity asked for (``/readyz``: "starting")."""
+        return self.startup.pending()
 
     async def complete_message(self, message: InboundMessage) -> InboundMessage:
         """The sender's name (contact API, cached, within the name book's time limit), asked
@@ -138,25 +140,14 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
 
     async def stop(self) -> None:
         """Close the long connection and the API's connection pool."""
+        await self.startup.stop()
         if self.long_connection is not None:
             await asyncio.to_thread(self.long_connection.stop)
         self.sender.close()
 
     async def check(self) -> list[str]:
         """Missing credentials, unprotected webhooks, and whether a tenant token can be had."""
-        s = self.settings
-        problems = []
-        if not (s.app_id and s.app_secret):
-            return ["FEISHU_APP_ID and FEISHU_APP_SECRET are required"]
-        if s.mode == "webhook" and not s.encrypt_key:
-            problems.append("FEISHU_ENCRYPT_KEY is unset: webhook requests cannot be signature-checked")
-        if s.mode == "webhook" and not s.verification_token:
-            problems.append("FEISHU_VERIFICATION_TOKEN is unset: webhook events are not token-checked")
-        try:
-            await self.sender.bot_open_id()
-        except FeishuApiError as exc:
-            problems.append(f"Feishu API at {s.domain} refused the app credentials or is unreachable: {exc}")
-        return problems
+        return await credential_problems(self.settings, self.sender)
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Deliver one outbound item as cards; returns the message created, if any."""

@@ -5,27 +5,30 @@ it lives in a daemon thread with a loop of its own. It calls the handlers
 registered on an ``EventDispatcherHandler`` synchronously; they convert the SDK's
 typed event back to the plain dict the webhook path sees and run
 ``FeishuReceiver.handle`` on the core's loop, waiting for the answer (card
-callbacks need their reply) within Feishu's 3 seconds.
+callbacks need their reply) within Feishu's 3 seconds. lark-oapi is imported in that thread,
+not with this module (seconds of CPU the web process does not spend before its port opens).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
-from typing import Any
-
-import lark_oapi as lark
-from lark_oapi.core.json import JSON
-from lark_oapi.event.callback.model.p2_card_action_trigger import (
-    P2CardActionTrigger,
-    P2CardActionTriggerResponse,
-)
+from typing import TYPE_CHECKING, Any
 
 from clarigate.adapters.feishu.settings import FeishuSettings
 
+from .open_api import load_sdk
 from .receive import MESSAGE_EVENT, FeishuReceiver
+
+if TYPE_CHECKING:
+    import lark_oapi as lark
+    from lark_oapi.event.callback.model.p2_card_action_trigger import (
+        P2CardActionTrigger,
+        P2CardActionTriggerResponse,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +38,8 @@ HANDLER_TIMEOUT_SECONDS = 2.5
 
 def as_payload(event: Any) -> dict[str, Any]:
     """An SDK event object as the event dict the webhook receives."""
+    from lark_oapi.core.json import JSON
+
     payload = json.loads(JSON.marshal(event) or "{}")
     return payload if isinstance(payload, dict) else {}
 
@@ -48,9 +53,12 @@ class LongConnection:
         self.core_loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ws_loop: asyncio.AbstractEventLoop | None = None
+        self._stopped = threading.Event()
 
     def dispatcher(self) -> lark.EventDispatcherHandler:
         """The handler the ws client calls: messages and card callbacks."""
+        import lark_oapi as lark
+
         return (
             lark.EventDispatcherHandler.builder("", "")
             .register_p2_customized_event(MESSAGE_EVENT, self.on_event)
@@ -64,6 +72,8 @@ class LongConnection:
 
     def on_card_action(self, event: P2CardActionTrigger) -> P2CardActionTriggerResponse:
         """A card callback (ws thread): the toast and updated card travel back in the ack."""
+        from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTriggerResponse
+
         reply = self._run(as_payload(event))
         return P2CardActionTriggerResponse(reply or {})
 
@@ -76,36 +86,57 @@ class LongConnection:
     def start(self, core_loop: asyncio.AbstractEventLoop) -> None:
         """Connect in a daemon thread; events run on ``core_loop``."""
         self.core_loop = core_loop
+        self._stopped.clear()
         self._thread = threading.Thread(target=self._serve, name="feishu-long-connection", daemon=True)
         self._thread.start()
 
     def _serve(self) -> None:
+        # The SDK grabs a loop when first imported (the importing thread's, or a new one); give
+        # the client a fresh loop owned by this thread instead.
+        loop = self._ws_loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            client = self._client(loop)  # lark-oapi's import: seconds, in this thread
+            if not self._stopped.is_set():
+                client.start()
+        except RuntimeError:
+            pass  # the loop was stopped by stop()
+        except Exception:
+            log.exception("feishu long connection failed: no Feishu events arrive until the gateway restarts")
+        finally:
+            _close(loop)
+
+    def _client(self, loop: asyncio.AbstractEventLoop) -> lark.ws.Client:
+        load_sdk()
+        import lark_oapi as lark
         import lark_oapi.ws.client as ws_client
 
-        # The SDK grabs its loop when first imported, which may be the core's running
-        # loop; give the client a fresh loop owned by this thread instead.
-        self._ws_loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(self._ws_loop)
-        ws_client.loop = self._ws_loop
+        ws_client.loop = loop
         secret = self.settings.app_secret.get_secret_value() if self.settings.app_secret else ""
-        client = lark.ws.Client(
+        return lark.ws.Client(
             self.settings.app_id or "",
             secret,
             event_handler=self.dispatcher(),
             domain=self.settings.domain.rstrip("/"),
             log_level=lark.LogLevel.WARNING,
         )
-        try:
-            client.start()
-        except RuntimeError:
-            pass  # the loop was stopped by stop()
-        except Exception:
-            log.exception("feishu long connection failed: no Feishu events arrive until the gateway restarts")
 
     def stop(self, timeout: float = 2.0) -> None:
         """Stop the ws loop and let the thread end (it is a daemon either way)."""
+        self._stopped.set()
         if self._ws_loop is not None and self._ws_loop.is_running():
-            self._ws_loop.call_soon_threadsafe(self._ws_loop.stop)
+            with contextlib.suppress(RuntimeError):  # closed meanwhile: the thread is ending
+                self._ws_loop.call_soon_threadsafe(self._ws_loop.stop)
         if self._thread is not None:
             self._thread.join(timeout)
         self._thread = None
+
+
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what the SDK left on its loop (its cache's clean-up, its pings) and close the loop."""
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    with contextlib.suppress(RuntimeError):  # stopped by stop() meanwhile
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    loop.close()

@@ -21,6 +21,11 @@ Every failure is a ``clarigate.gateway.boundary.port.DeliveryFailed``: permanent
 Feishu ``code`` that no retry changes: a card Feishu will not show, a chat the bot left),
 transient for a rate limit, a 5xx or the network. Feishu's code and message are logged and
 counted. The message operations on top of it are in ``send.py``.
+
+lark-oapi is imported where a client is first built (``build_client``), never when these modules
+are: importing it takes seconds of CPU, which the web process does not spend before its port
+opens. The adapter builds its client in a worker thread right after the start (``FeishuSender``
+with a factory: ``client`` is built on first use, the calls' worker threads included).
 """
 
 from __future__ import annotations
@@ -29,22 +34,21 @@ import asyncio
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import lark_oapi as lark
 import requests
-from lark_oapi.core.enum import AccessTokenType, HttpMethod
-from lark_oapi.core.http import transport as lark_transport
-from lark_oapi.core.model import BaseRequest
-from lark_oapi.core.token.manager import TokenManager
 from requests.adapters import HTTPAdapter
 
 from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.gateway.boundary.port import DeliveryFailed
-from clarigate.gateway.runtime.logs import log_platform_call
+from clarigate.gateway.runtime.logs import guard_handlers, log_platform_call
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
+
+if TYPE_CHECKING:
+    import lark_oapi as lark
 
 # The logger these lines have always been written under (operators' filters name it).
 log = logging.getLogger("clarigate.adapters.feishu.send")
@@ -86,6 +90,8 @@ class _PooledRequests:
 
 def _install_pool() -> bool:
     """Put ``_PooledRequests`` in lark-oapi's transport (once); False when its transport changed."""
+    from lark_oapi.core.http import transport as lark_transport
+
     current = getattr(lark_transport, "requests", None)
     if isinstance(current, _PooledRequests):
         return True
@@ -94,9 +100,6 @@ def _install_pool() -> bool:
         return False
     lark_transport.requests = _PooledRequests()  # type: ignore[assignment]
     return True
-
-
-POOLED = _install_pool()
 
 
 def new_session(pool_size: int = POOL_SIZE, domain: str | None = None) -> requests.Session:
@@ -142,12 +145,36 @@ class FeishuApiError(DeliveryFailed):
         self.feishu_code = code
 
 
+#: Whether lark-oapi was imported and set up here (``build_client``); the lock makes it once.
+_sdk_ready = False
+_SDK_LOCK = threading.Lock()
+
+
+def load_sdk() -> None:
+    """Import lark-oapi (seconds of CPU the first time: call it in a worker thread) and set it up
+    once: its requests through our pools, the stdout handler it installs on import under ours."""
+    global _sdk_ready
+    import lark_oapi  # noqa: F401
+
+    with _SDK_LOCK:
+        if not _sdk_ready:
+            _install_pool()
+            guard_handlers()
+            _sdk_ready = True
+
+
 class _TokenRejected(Exception):
     """Feishu no longer accepts lark-oapi's cached tenant token (the call is made again with a new one)."""
 
 
 def build_client(settings: FeishuSettings, timeout: float = 10.0) -> lark.Client:
-    """The lark-oapi client for these credentials, on ``settings.domain`` (Feishu, Lark or a test server)."""
+    """The lark-oapi client for these credentials, on ``settings.domain`` (Feishu, Lark or a test server).
+
+    The first one imports lark-oapi (``load_sdk``: seconds of CPU).
+    """
+    load_sdk()
+    import lark_oapi as lark
+
     secret = settings.app_secret.get_secret_value() if settings.app_secret else ""
     return (
         lark.Client.builder()
@@ -161,15 +188,52 @@ def build_client(settings: FeishuSettings, timeout: float = 10.0) -> lark.Client
 
 
 class OpenApiClient:
-    """One open API call at a time, on one keep-alive connection pool, classified on failure."""
+    """One open API call at a time, on one keep-alive connection pool, classified on failure.
 
-    def __init__(self, client: lark.Client, session: requests.Session | None = None) -> None:
-        self.client = client
-        self.session = session or new_session(domain=str(client._config.domain or "") or None)
+    ``client``: the lark-oapi client, or what builds it (``build_client``) on first use, which
+    also makes the pool then (the environment's proxy is read when the pool is made).
+    """
+
+    def __init__(
+        self, client: lark.Client | Callable[[], lark.Client], session: requests.Session | None = None
+    ) -> None:
+        self._build = client if callable(client) else None
+        self._client = None if callable(client) else client
+        self._session = session
+        self._lock = threading.Lock()
+        if self._client is not None:
+            self.load()
+
+    def load(self) -> lark.Client:
+        """The lark-oapi client and its pool, made now if they are not yet (a blocking import the
+        first time: call it in a worker thread)."""
+        with self._lock:
+            if self._client is None:
+                assert self._build is not None  # noqa: S101 (one of the two is given)
+                self._client = self._build()
+            if self._session is None:
+                self._session = new_session(domain=str(self._client._config.domain or "") or None)
+            return self._client
+
+    @property
+    def client(self) -> lark.Client:
+        """The lark-oapi client (built on first use: see ``load``)."""
+        if self._client is not None and self._session is not None:
+            return self._client
+        return self.load()
+
+    @property
+    def session(self) -> requests.Session:
+        """The keep-alive pool every call of this client goes through."""
+        if self._session is None:
+            self.load()
+        assert self._session is not None  # noqa: S101 (made by load)
+        return self._session
 
     def close(self) -> None:
-        """Close the pool's connections (the adapter's ``stop``)."""
-        self.session.close()
+        """Close the pool's connections (the adapter's ``stop``); nothing when none was made."""
+        if self._session is not None:
+            self._session.close()
 
     def _pooled(self, function: Callable[..., _T], *args: Any) -> _T:
         """Run ``function`` (in a worker thread) with lark-oapi's requests going through our pool."""
@@ -181,18 +245,22 @@ class OpenApiClient:
 
     async def call(
         self,
-        method: HttpMethod,
+        method: str,
         uri: str,
         body: dict[str, Any] | None,
         queries: list[tuple[str, str]] | None = None,
         whole: bool = False,
     ) -> dict[str, Any]:
-        """One API call (no retry: see ``_call``); its ``data`` (or the whole answer with ``whole``)."""
+        """One API call (``method``: ``GET``, ``POST``…; no retry: see ``_call``); its ``data`` (or the
+        whole answer with ``whole``)."""
 
-        def send() -> Any:
+        def send() -> Any:  # in a worker thread, where lark-oapi may still be loading
+            from lark_oapi.core.enum import AccessTokenType, HttpMethod
+            from lark_oapi.core.model import BaseRequest
+
             request = (
                 BaseRequest.builder()
-                .http_method(method)
+                .http_method(HttpMethod[method])
                 .uri(uri)
                 .token_types({AccessTokenType.TENANT})
                 .queries(list(queries or []))
@@ -202,7 +270,7 @@ class OpenApiClient:
             )
             return self.client.request(request)
 
-        return await self._call(f"{method.name} {uri}", send, whole=whole)
+        return await self._call(f"{method} {uri}", send, whole=whole)
 
     async def _call(self, label: str, send: Callable[[], Any], whole: bool = False) -> dict[str, Any]:
         """Run ``send`` (a lark-oapi call) once, in a worker thread on the pool; returns the answer's
@@ -260,6 +328,8 @@ class OpenApiClient:
 
     def forget_token(self) -> None:
         """Drop lark-oapi's cached tenant token, so the next call fetches a new one."""
+        from lark_oapi.core.token.manager import TokenManager
+
         TokenManager.cache.set(f"self_tenant_token:{self.client._config.app_id}", "", 0)
 
 

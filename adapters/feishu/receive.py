@@ -8,6 +8,7 @@ enqueues, the agent runs later.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -37,6 +38,10 @@ from .render import fits, native_card, render_answered
 PLATFORM = "feishu"
 MESSAGE_EVENT = "im.message.receive_v1"
 CARD_ACTION_EVENT = "card.action.trigger"
+
+#: How long a message mentioning someone waits for the bot's open_id while the adapter is still
+#: learning it (``startup``): the ack stays inside Feishu's 3 s, the long connection's 2.5 s too.
+IDENTITY_WAIT_SECONDS = 1.5
 
 #: The neutral commands the core handles (``gateway/boundary/port.py``).
 COMMANDS = ("/new", "/cancel", "/help", "/status", "/start")
@@ -125,6 +130,13 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
     )
 
 
+def mentions_someone(payload: dict[str, Any]) -> bool:
+    """Whether a message event carries mentions (which of them is the bot needs its open_id)."""
+    event = payload.get("event")
+    message = event.get("message") if isinstance(event, dict) else None
+    return isinstance(message, dict) and bool(message.get("mentions"))
+
+
 def schema_one_message(payload: dict[str, Any]) -> dict[str, Any] | None:
     """A schema 1.0 ``message`` event in the shape of ``im.message.receive_v1``; None for other events.
 
@@ -194,6 +206,7 @@ class FeishuReceiver:
         self.names = names  # people's names for open_ids, when the app may read them
         self.update_card = update_card  # replaces a card the bot sent (an old-style callback's toast)
         self.bot_open_id: str | None = None  # learnt at start; tells mentions of the bot apart
+        self.identity: asyncio.Future[None] | None = None  # learning it (the adapter's start)
 
     def person(self, open_id: str) -> Sender:
         """The sender behind ``open_id``, named when the name is known already: an ack never
@@ -240,6 +253,8 @@ class FeishuReceiver:
 
         ``mentioned``: the event says the bot was mentioned (schema 1.0 has no mention list).
         """
+        if self.bot_open_id is None and self.identity is not None and mentions_someone(payload):
+            await asyncio.wait({self.identity}, timeout=IDENTITY_WAIT_SECONDS)  # still starting
         message = parse_message(payload, self.bot_open_id)
         if message is None:
             return

@@ -5,7 +5,8 @@ calls on the same pool).
 Messages carry a ``uuid`` so a retry after a lost response does not post twice (Feishu
 dedupes on it for an hour). A CardKit operation carries a strictly growing ``sequence``
 (``CardSequences``); one refused as not growing is made once more after a jump. The calls
-themselves, their pool, token and classification are in ``open_api.py``.
+themselves, their pool, token and classification are in ``open_api.py``. The SDK's request types
+are imported in the worker thread making the call (``open_api``: lark-oapi loads after the start).
 """
 
 from __future__ import annotations
@@ -18,26 +19,10 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import lark_oapi as lark
 import requests
-from lark_oapi.api.cardkit.v1.model import Card as CardData
-from lark_oapi.api.cardkit.v1.model import (
-    ContentCardElementRequest,
-    ContentCardElementRequestBody,
-    CreateCardElementRequest,
-    CreateCardElementRequestBody,
-    CreateCardRequest,
-    CreateCardRequestBody,
-    SettingsCardRequest,
-    SettingsCardRequestBody,
-    UpdateCardRequest,
-    UpdateCardRequestBody,
-)
-from lark_oapi.core.enum import HttpMethod
-from lark_oapi.core.token.manager import TokenManager
 
 from clarigate.gateway.boundary.errors import AttachmentTooLarge
 from clarigate.gateway.runtime.logs import log_platform_call
@@ -52,6 +37,9 @@ from .open_api import (
     parse_answer,
 )
 from .render import card_json
+
+if TYPE_CHECKING:
+    import lark_oapi as lark
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +98,7 @@ class FeishuSender(OpenApiClient):
 
     def __init__(
         self,
-        client: lark.Client,
+        client: lark.Client | Callable[[], lark.Client],
         session: requests.Session | None = None,
     ) -> None:
         super().__init__(client, session)
@@ -132,7 +120,7 @@ class FeishuSender(OpenApiClient):
             "uuid": key or str(uuid.uuid4()),
         }
         data = await self.call(
-            HttpMethod.POST,
+            "POST",
             "/open-apis/im/v1/messages",
             body,
             queries=[("receive_id_type", "chat_id")],
@@ -154,20 +142,18 @@ class FeishuSender(OpenApiClient):
             "reply_in_thread": in_thread,
             "uuid": key or str(uuid.uuid4()),
         }
-        data = await self.call(HttpMethod.POST, f"/open-apis/im/v1/messages/{message_id}/reply", body)
+        data = await self.call("POST", f"/open-apis/im/v1/messages/{message_id}/reply", body)
         return str(data.get("message_id") or "")
 
     async def update_card(self, message_id: str, card: dict[str, Any]) -> None:
         """Replace the card of a message the bot sent."""
         body = {"content": card_json(card)}
-        await self.call(HttpMethod.PATCH, f"/open-apis/im/v1/messages/{message_id}", body)
+        await self.call("PATCH", f"/open-apis/im/v1/messages/{message_id}", body)
 
     async def delete_message(self, message_id: str) -> None:
         """Recall a message the bot sent; one already gone counts as recalled."""
         try:
-            await self.call(
-                HttpMethod.DELETE, f"/open-apis/im/v1/messages/{quote(message_id, safe='')}", None
-            )
+            await self.call("DELETE", f"/open-apis/im/v1/messages/{quote(message_id, safe='')}", None)
         except FeishuApiError as exc:
             if exc.feishu_code not in MESSAGE_GONE_CODES:
                 raise
@@ -176,9 +162,12 @@ class FeishuSender(OpenApiClient):
 
     async def create_card_entity(self, card: dict[str, Any]) -> str:
         """Make a card entity from card JSON 2.0 (``POST /cardkit/v1/cards``); returns its card_id."""
-        body = CreateCardRequestBody.builder().type("card_json").data(card_json(card)).build()
+        content = card_json(card)
 
         def send() -> Any:
+            from lark_oapi.api.cardkit.v1.model import CreateCardRequest, CreateCardRequestBody
+
+            body = CreateCardRequestBody.builder().type("card_json").data(content).build()
             return self.client.cardkit.v1.card.create(CreateCardRequest.builder().request_body(body).build())
 
         data = await self._call("POST /open-apis/cardkit/v1/cards", send)
@@ -193,6 +182,11 @@ class FeishuSender(OpenApiClient):
         """Set a text element's whole content; Feishu types out what was added to the old text."""
 
         def send(sequence: int) -> Any:
+            from lark_oapi.api.cardkit.v1.model import (
+                ContentCardElementRequest,
+                ContentCardElementRequestBody,
+            )
+
             body = ContentCardElementRequestBody.builder().content(content).sequence(sequence).build()
             request = (
                 ContentCardElementRequest.builder()
@@ -210,6 +204,8 @@ class FeishuSender(OpenApiClient):
         """Change a card entity's ``config`` (e.g. ``{"streaming_mode": False}``)."""
 
         def send(sequence: int) -> Any:
+            from lark_oapi.api.cardkit.v1.model import SettingsCardRequest, SettingsCardRequestBody
+
             settings = json.dumps({"config": config})
             body = SettingsCardRequestBody.builder().settings(settings).sequence(sequence).build()
             request = SettingsCardRequest.builder().card_id(card_id).request_body(body).build()
@@ -225,6 +221,8 @@ class FeishuSender(OpenApiClient):
         type ``append``); ``once``: its ``uuid``, so a repeated call adds them once."""
 
         def send(sequence: int) -> Any:
+            from lark_oapi.api.cardkit.v1.model import CreateCardElementRequest, CreateCardElementRequestBody
+
             builder = CreateCardElementRequestBody.builder().type("append").elements(json.dumps(elements))
             if once:
                 builder = builder.uuid(once)
@@ -237,9 +235,13 @@ class FeishuSender(OpenApiClient):
 
     async def update_card_entity(self, card_id: str, created_ms: int, card: dict[str, Any]) -> None:
         """Replace a card entity's whole card (``PUT /cardkit/v1/cards/:card_id``)."""
-        data = CardData.builder().type("card_json").data(card_json(card)).build()
+        content = card_json(card)
 
         def send(sequence: int) -> Any:
+            from lark_oapi.api.cardkit.v1.model import Card as CardData
+            from lark_oapi.api.cardkit.v1.model import UpdateCardRequest, UpdateCardRequestBody
+
+            data = CardData.builder().type("card_json").data(content).build()
             body = UpdateCardRequestBody.builder().card(data).sequence(sequence).build()
             request = UpdateCardRequest.builder().card_id(card_id).request_body(body).build()
             return self.client.cardkit.v1.card.update(request)
@@ -266,7 +268,7 @@ class FeishuSender(OpenApiClient):
 
     async def bot_open_id(self) -> str | None:
         """The bot's own open_id (to tell mentions of the bot from others), None if unknown."""
-        raw = await self.call(HttpMethod.GET, "/open-apis/bot/v3/info", None, whole=True)
+        raw = await self.call("GET", "/open-apis/bot/v3/info", None, whole=True)
         bot = raw.get("bot")
         return str(bot["open_id"]) if isinstance(bot, dict) and bot.get("open_id") else None
 
@@ -277,7 +279,7 @@ class FeishuSender(OpenApiClient):
         """
         try:
             data = await self.call(
-                HttpMethod.GET,
+                "GET",
                 f"/open-apis/contact/v3/users/{quote(open_id, safe='')}",
                 None,
                 queries=[("user_id_type", "open_id")],
@@ -300,6 +302,8 @@ class FeishuSender(OpenApiClient):
         return await asyncio.to_thread(self._pooled, self._download, message_id, resource, key, max_bytes)
 
     def _download(self, message_id: str, resource: str, key: str, max_bytes: int) -> bytes | None:
+        from lark_oapi.core.token.manager import TokenManager
+
         config = self.client._config
         uri = f"/open-apis/im/v1/messages/{quote(message_id, safe='')}/resources/{quote(key, safe='')}"
         for attempt in range(2):  # once more with a fresh tenant token if Feishu no longer takes ours

@@ -17,13 +17,6 @@ import io
 import json
 from typing import TYPE_CHECKING, Any
 
-from lark_oapi.api.im.v1 import (
-    CreateFileRequest,
-    CreateFileRequestBody,
-    CreateImageRequest,
-    CreateImageRequestBody,
-)
-
 from clarigate.gateway.boundary.messages import Conversation, FileReply, MessageRef
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.boundary.retry import PARTS_TTL
@@ -110,10 +103,17 @@ class FeishuFiles:
     async def _upload(self, item: FileReply) -> dict[str, str]:
         """A new upload: ``{"type": "image" | "file", "key": …}`` (the request is built per attempt:
         lark-oapi replaces its body with the multipart encoder it sends)."""
-        client = self.sender.client
         kind = "image" if as_image(item) else "file"
 
-        def send() -> Any:
+        def send() -> Any:  # in a worker thread, where lark-oapi may still be loading
+            from lark_oapi.api.im.v1 import (
+                CreateFileRequest,
+                CreateFileRequestBody,
+                CreateImageRequest,
+                CreateImageRequestBody,
+            )
+
+            client = self.sender.client
             if kind == "image":
                 body = CreateImageRequestBody.builder().image_type("message").image(io.BytesIO(item.data))
                 return client.im.v1.image.create(

@@ -143,6 +143,12 @@ class PlatformAdapter(ABC):
         sees only ``/ask@bot …`` and replies); None for the core's words."""
         return None
 
+    def still_starting(self) -> bool:
+        """Whether something ``start`` left running in the background (loading the platform's SDK,
+        learning the bot's identity) is not done yet: ``/readyz`` says ``{platform: "starting"}``
+        meanwhile, while webhooks are taken all the same. False by default."""
+        return False
+
     async def start_receiving(self) -> None:  # noqa: B027 (optional hook: webhooks need none)
         """Start taking messages in: a long-lived receiver (Socket Mode, long connection,
         polling) or the webhook's registration. Called after ``start`` in the processes that

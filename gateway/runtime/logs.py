@@ -241,9 +241,9 @@ def guard_handlers() -> None:
         logger = logging.getLogger(name)
         if logger.getEffectiveLevel() < logging.WARNING or logger.level < logging.WARNING:
             logger.setLevel(logging.WARNING)
-    loggers = [logging.getLogger()] + [
-        item for item in logging.Logger.manager.loggerDict.values() if isinstance(item, logging.Logger)
-    ]
+    # (a copy first: an SDK loading in another thread may be adding loggers meanwhile)
+    known = list(logging.Logger.manager.loggerDict.values())
+    loggers = [logging.getLogger()] + [item for item in known if isinstance(item, logging.Logger)]
     for logger in loggers:
         for handler in logger.handlers:
             if not any(isinstance(f, RedactingFilter) for f in handler.filters):

@@ -253,7 +253,8 @@ async def _nothing() -> dict[str, str]:
 
 async def _own_problems(gateway: Gateway) -> dict[str, str]:
     """This process's dependencies that do not answer within ``READY_TIMEOUT``, each named (the
-    agent by what it is: ``checkpointer``, or ``agent_server`` with where it was looked for)."""
+    agent by what it is: ``checkpointer``, or ``agent_server`` with where it was looked for), and
+    the platforms still starting in the background (``PlatformAdapter.still_starting``)."""
     runner = gateway.runner
     agent = getattr(runner, "ready_name", "checkpointer")
     checks: list[tuple[str, Callable[[], Any]]] = [("store", gateway.store.ping)]
@@ -270,6 +271,7 @@ async def _own_problems(gateway: Gateway) -> dict[str, str]:
             metrics.STORE_ERRORS.labels(operation="ping").inc()
         else:
             metrics.CHECKPOINTER_ERRORS.inc()
+    problems.update({a.platform: "starting" for a in gateway.adapters if a.still_starting()})
     return problems
 
 

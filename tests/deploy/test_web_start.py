@@ -19,6 +19,7 @@ import subprocess
 import sys
 import textwrap
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -42,32 +43,70 @@ def clean_environment(**env: str) -> dict[str, str]:
     return {**keep, "PYTHONPATH": str(REPO), "LLM_MODEL": "offline", **env}
 
 
-def test_the_web_process_answers_and_queues_before_its_worker_has_started(tmp_path, fake_slack):  # noqa: F811
-    prefix = f"test-web-start-{uuid.uuid4().hex[:10]}"
+class HeldStart:
+    """``serve`` run under ``web_start_probe`` (its worker process held while it starts)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], port: int, report: Path) -> None:
+        self.proc, self.report = proc, report
+        self.url = f"http://127.0.0.1:{port}"
+        self.held: list[int] = []
+
+    def probed(self) -> dict | None:
+        """What the probe saw in the web process: modules at the first 200 and now, held pids."""
+        assert self.proc.poll() is None, self.proc.stdout.read().decode() if self.proc.stdout else ""
+        return json.loads(self.report.read_text()) if self.report.exists() else None
+
+    def first_answer(self) -> dict:
+        """Once ``/healthz`` first answered 200: what the probe saw then (one worker held)."""
+        first = wait_until(self.probed, 120, "the web process to answer /healthz")
+        self.held = first["held"]
+        assert len(self.held) == 1  # its worker process, held while it starts
+        return first
+
+    def stop(self) -> None:
+        """SIGTERM: the replica stops cleanly."""
+        self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.wait(timeout=60) == 0, self.proc.stdout.read().decode() if self.proc.stdout else ""
+
+
+@contextlib.contextmanager
+def held_start(tmp_path: Path, prefix: str, **env: str) -> Iterator[HeldStart]:
+    """``serve`` on the real Redis (bot id ``prefix``, one worker process) with ``env``; killed and
+    its keys deleted afterwards."""
     port = free_port()
-    url = f"http://127.0.0.1:{port}"
     report = tmp_path / "probe.json"
     env = clean_environment(
         REDIS_URL=REDIS_URL,
         CLARIGATE_BOT_ID=prefix,
         CLARIGATE_DATA_DIR=str(tmp_path / "data"),
         CLARIGATE_WORKER_PROCESSES="1",
-        SLACK_BOT_TOKEN=BOT_TOKEN,
-        SLACK_SIGNING_SECRET=SIGNING_SECRET,
-        SLACK_API_URL=fake_slack.api_url,
+        **env,
     )
     command = [sys.executable, str(PROBE), str(report), "serve", "--host", "127.0.0.1", "--port", str(port)]
     proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    held: list[int] = []
+    start = HeldStart(proc, port, report)
     try:
+        yield start
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in start.held:  # a held worker never reads its web process's end: kill it here
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        asyncio.run(_delete_prefix(prefix))
 
-        def probed() -> dict | None:
-            assert proc.poll() is None, proc.stdout.read().decode()
-            return json.loads(report.read_text()) if report.exists() else None
 
-        first = wait_until(probed, 120, "the web process to answer /healthz")
-        held = first["held"]
-        assert len(held) == 1  # its worker process, held while it starts
+def test_the_web_process_answers_and_queues_before_its_worker_has_started(tmp_path, fake_slack):  # noqa: F811
+    prefix = f"test-web-start-{uuid.uuid4().hex[:10]}"
+    slack = {
+        "SLACK_BOT_TOKEN": BOT_TOKEN,
+        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_API_URL": fake_slack.api_url,
+    }
+    with held_start(tmp_path, prefix, **slack) as start:
+        url = start.url
+        first = start.first_answer()
         assert agent_libraries(first["first"]) == []
         assert "clarigate.adapters.slack.adapter" in first["first"]  # the platform is up: it acks
 
@@ -78,9 +117,9 @@ def test_the_web_process_answers_and_queues_before_its_worker_has_started(tmp_pa
         ready = httpx.get(f"{url}/readyz", timeout=10)
         assert (ready.status_code, ready.json()["failed"]) == (503, {"worker": "starting"})
         # accepting and queueing the event did not make the web process load the agent either
-        assert agent_libraries(probed()["now"]) == []
+        assert agent_libraries(start.probed()["now"]) == []
 
-        os.kill(held[0], signal.SIGCONT)
+        os.kill(start.held[0], signal.SIGCONT)
         replies = wait_until(
             lambda: [
                 c
@@ -93,16 +132,7 @@ def test_the_web_process_answers_and_queues_before_its_worker_has_started(tmp_pa
         )
         assert replies[0].params["channel"] == "D1"
         wait_until(lambda: httpx.get(f"{url}/readyz", timeout=10).status_code == 200, 60, "/readyz 200")
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0, proc.stdout.read().decode()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for pid in held:  # a held worker never reads its web process's end: kill it here
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        asyncio.run(_delete_prefix(prefix))
+        start.stop()
 
 
 #: The web role's import path with every webhook platform enabled: what ``serve`` imports, the

@@ -109,6 +109,7 @@ async def make_bot(fake_api: FakeOpenApi, store: Store) -> AsyncIterator[Any]:
         adapter = FeishuAdapter(settings, gateway)
         gateway.register(adapter)
         await gateway.start()
+        await adapter.startup.wait()  # the client built, the bot's identity learnt (in the background)
         app = build_app(gateway)  # the server as in production: its guard answers what the route raises
         http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway")
         bot = FeishuBot(gateway, adapter, gateway.runner, fake_api, http)  # type: ignore[arg-type]

@@ -73,6 +73,7 @@ class FakeOpenApi(FakeCardKit):
         self.hold: threading.Event | None = None  # when set up, message calls wait until it is set
         self.message_arrived = threading.Event()  # set by every message call (before ``hold``)
         self.contact_hold: threading.Event | None = None  # when set up, name lookups wait until it is set
+        self.info_hold: threading.Event | None = None  # when set up, "who am I" waits until it is set
         self.token = TOKEN  # the tenant token that is valid now (``revoke_token`` changes it)
         #: People's names by open_id, readable only when the app has the contact scope.
         self.names: dict[str, str] = {}
@@ -303,6 +304,8 @@ class FakeOpenApi(FakeCardKit):
                         fake.hold.wait(10)
                 if "/contact/v3/" in parts.path and fake.contact_hold is not None:
                     fake.contact_hold.wait(10)
+                if parts.path == "/open-apis/bot/v3/info" and fake.info_hold is not None:
+                    fake.info_hold.wait(120)
                 with fake._lock:
                     status, answer, extra = fake._answer(call)
                 call.status = status

@@ -98,6 +98,7 @@ async def test_a_worker_process_opens_no_long_connection(fake_api):
     await gateway.start(receive=False)
     try:
         assert adapter.long_connection._thread is None  # started, it is there at once
+        await adapter.startup.wait()  # (in the background)
         assert adapter.receiver.bot_open_id  # the identity is learnt: mentions and sending work
         assert await adapter.connection_up() is None
     finally:

@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
+import threading
 import time
+import uuid
 
+import httpx
+import pytest
+from lark_oapi.core.utils import AESCipher
+
+from clarigate.adapters.feishu import FeishuAdapter
+from clarigate.adapters.feishu.verify import decrypt
 from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.store.memory import MemoryStore
+from clarigate.gateway.web.server import build_app
 
-from .events import encrypt, message_event, signed
+from .conftest import feishu_settings
+from .events import ENCRYPT_KEY, TENANT, encrypt, message_event, signed
 
 
 async def test_url_verification_echoes_the_challenge(make_bot):
@@ -74,3 +89,52 @@ async def test_a_repush_keeping_its_first_timestamp_is_accepted_and_runs_once(ma
     assert (await bot.deliver(again, timestamp=first)).status_code == 200
     await bot.gateway.drain()
     assert [c.text for c in runner.calls] == ["deploy"]
+
+
+@pytest.mark.parametrize("text", ["", "x", '{"challenge": "abc"}', "多字节的文字 " * 40])
+def test_bodies_open_as_the_sdks_own_cipher_opens_them(text):
+    """The webhook decrypts without loading lark-oapi; what it reads is what the SDK's ``AESCipher``
+    reads, and what the SDK refuses it refuses."""
+    sealed = encrypt(text.encode())
+    assert decrypt(sealed, ENCRYPT_KEY) == AESCipher(ENCRYPT_KEY).decrypt_str(sealed) == text
+    short, unaligned = base64.b64encode(b"x" * 16).decode(), base64.b64encode(b"x" * 33).decode()
+    for broken in ("", short, unaligned, sealed[:-8]):
+        with pytest.raises(ValueError):
+            AESCipher(ENCRYPT_KEY).decrypt_str(broken)
+        with pytest.raises(ValueError):
+            decrypt(broken, ENCRYPT_KEY)
+
+
+@pytest.mark.parametrize("whom", ["ou_bot", "ou_bob"])
+async def test_a_mention_right_after_the_start_waits_for_the_bots_identity(fake_api, whom):
+    """The client and the bot's open_id come in the background after the start; a group message
+    mentioning someone meanwhile is read once it is known: only a mention of the bot is taken."""
+    runner = ScriptedRunner()
+    gateway = Gateway(GatewayConfig(workers=1), MemoryStore(f"test-{uuid.uuid4().hex[:8]}"), runner)
+    adapter = FeishuAdapter(feishu_settings(fake_api), gateway)
+    gateway.register(adapter)
+    fake_api.info_hold = threading.Event()
+    await gateway.start()
+    try:
+        assert adapter.still_starting()
+        event = message_event("hi", chat="oc_group", chat_type="group")
+        mention = {"key": "@_user_1", "id": {"open_id": whom}, "name": "someone", "tenant_key": TENANT}
+        event["event"]["message"].update(content=json.dumps({"text": "@_user_1 hi"}), mentions=[mention])
+        body, headers = signed(event)
+        async with build_app_client(gateway) as http:
+            posting = asyncio.create_task(http.post("/feishu/events", content=body, headers=headers))
+            await asyncio.sleep(0.3)
+            assert not posting.done()  # waiting for the identity
+            fake_api.info_hold.set()
+            assert (await posting).status_code == 200
+        await adapter.startup.wait()
+        assert not adapter.still_starting()
+        await gateway.drain()
+        assert [c.text for c in runner.calls] == (["hi"] if whom == "ou_bot" else [])
+    finally:
+        fake_api.info_hold.set()
+        await gateway.stop(grace=0)
+
+
+def build_app_client(gateway: Gateway) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app(gateway)), base_url="http://gateway")
