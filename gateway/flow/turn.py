@@ -146,7 +146,7 @@ class Dispatcher:
             # the agent has run: its outputs are recorded through a store outage, never run again
             return await wait_for_store(
                 lambda: self.store.record_delivery(
-                    job.inbound_id, plan.model_dump_json(), DONE_TTL_SECONDS, cleanup
+                    job.inbound_id, plan.model_dump_json(), DONE_TTL_SECONDS, cleanup, turn.with_record
                 ),
                 self.outbox,
                 handle,

@@ -19,7 +19,7 @@ from clarigate.agent.protocol import HumanInputResponse
 from clarigate.gateway.boundary.messages import MessageRef, Sender
 
 from . import scripts
-from .base import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord
+from .base import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord, SavedState
 from .keys import (
     ORDER_TTL_SECONDS,
     answered_fields,
@@ -202,12 +202,23 @@ class RedisStore(RedisJobStream):
 
     # --- delivery records -------------------------------------------------------------------------
     async def record_delivery(
-        self, inbound_id: str, plan: str, ttl_seconds: int, cleanup: tuple[str, float] | None = None
+        self,
+        inbound_id: str,
+        plan: str,
+        ttl_seconds: int,
+        cleanup: tuple[str, float] | None = None,
+        state: SavedState | None = None,
     ) -> DeliveryRecord:
-        """Record the plan unless one is recorded (``HSETNX``), schedule ``cleanup``: one script."""
+        """Record the plan unless one is recorded (``HSETNX``), schedule ``cleanup``, save ``state``
+        with a plan recorded now: one script."""
         keys = [self.keys.delivery(inbound_id), self.keys.cleanup]
         thread_id, due = cleanup or ("", 0.0)
-        flat = await self._run(self._record, keys, [plan, to_millis(ttl_seconds), thread_id, repr(due)])
+        args: list[Any] = [plan, to_millis(ttl_seconds), thread_id, repr(due)]
+        if state is not None:
+            key, value, state_ttl = state
+            keys.append(self.keys.state(key))
+            args += [json.dumps(value), to_millis(state_ttl)]
+        flat = await self._run(self._record, keys, args)
         record = _delivery_record(flat)
         assert record is not None  # just written, or written before
         return record

@@ -189,16 +189,19 @@ end
 return 1
 """
 
-#: KEYS: a job's delivery record (a hash), thread cleanup schedule. ARGV: the plan (JSON; ""
-#: only reads), ttl ms, thread id to schedule ("" none), its due time. The first plan recorded
-#: for a job stays (a second writer, or a retry after a lost reply, gets it back). Returns the
-#: hash as a flat list: "plan", then one field per item delivered (its index) with how it ended
-#: (a plan recorded by this call is the whole hash, outcomes being noted only under a recorded
-#: plan: it is answered without reading the hash back).
+#: KEYS: a job's delivery record (a hash), thread cleanup schedule, optionally a state key saved
+#: with the plan. ARGV: the plan (JSON; "" only reads), ttl ms, thread id to schedule ("" none),
+#: its due time, then the state's JSON and ttl ms when KEYS[3] is given. The first plan recorded
+#: for a job stays (a second writer, or a retry after a lost reply, gets it back); the state is
+#: saved with the plan that is recorded, not with one that lost. Returns the hash as a flat list:
+#: "plan", then one field per item delivered (its index) with how it ended (a plan recorded by
+#: this call is the whole hash, outcomes being noted only under a recorded plan: it is answered
+#: without reading the hash back).
 RECORD_DELIVERY = """
 if ARGV[3] ~= '' then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3]) end
 if ARGV[1] ~= '' and redis.call('HSETNX', KEYS[1], 'plan', ARGV[1]) == 1 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if KEYS[3] then redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6]) end
   return {'plan', ARGV[1]}
 end
 return redis.call('HGETALL', KEYS[1])
