@@ -9,7 +9,8 @@ script from the prefix; the store runs on one Redis, not a cluster.
 #: order ttl ms, a value unique to this call. Returns 1 when the job was appended, 0 when the
 #: dedupe key existed: the dedupe key holds the call's value, so the client re-sending the
 #: script after a lost reply hears 1 again (and appends nothing more).
-#: Both turnstile counters always get the same expiry, so they vanish together once idle.
+#: Both turnstile counters always get the same expiry, so they vanish together once idle: a
+#: first seq (the counter was gone) finds no completed counter to keep alive.
 #: No MAXLEN: an accepted job is never trimmed unread (completing a job deletes its entry).
 ACCEPT_JOB = """
 local previous = redis.call('SET', KEYS[1], ARGV[7], 'NX', 'GET', 'PX', ARGV[1])
@@ -19,7 +20,7 @@ if previous then
 end
 local seq = redis.call('INCR', KEYS[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[6])
-redis.call('PEXPIRE', KEYS[3], ARGV[6])
+if seq > 1 then redis.call('PEXPIRE', KEYS[3], ARGV[6]) end
 redis.call('XADD', KEYS[4], '*',
   'kind', ARGV[2], 'inbound_id', ARGV[3], 'order_key', ARGV[4], 'seq', seq, 'payload', ARGV[5])
 return 1
@@ -121,13 +122,14 @@ return ARGV[1]
 
 #: KEYS: thread. ARGV: candidate thread id, ttl ms, prefix.
 #: Returns {thread id in force, its open record or nil}: the lookups every message starts with.
+#: A thread made here (a fresh random id) has no open record to look for.
 THREAD_WITH_PENDING = """
 local thread_id = redis.call('GET', KEYS[1])
 if thread_id then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 else
-  thread_id = ARGV[1]
-  redis.call('SET', KEYS[1], thread_id, 'PX', ARGV[2])
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return {ARGV[1]}
 end
 local request_id = redis.call('GET', ARGV[3] .. ':pending:' .. thread_id)
 if not request_id then return {thread_id} end

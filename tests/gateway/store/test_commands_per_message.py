@@ -22,8 +22,10 @@ MESSAGES = 20
 #: (1 script) and the job completed (1 script).
 ROUND_TRIPS = 5 + 1 / MESSAGES
 #: The same on the server, scripts' commands included (23 before the delivery record was answered
-#: without reading it back and the turnstile's two counters read with one ``MGET``).
-COMMANDS = 21 + 1 / MESSAGES
+#: without reading it back and the turnstile's two counters read with one ``MGET``; 21 before a
+#: chat thread's first message skipped refreshing a completed counter that cannot exist and
+#: looking for an open question on the agent thread just made for it).
+COMMANDS = 19 + 1 / MESSAGES
 
 
 async def commands_run(client: Redis) -> int:
@@ -45,7 +47,7 @@ async def one_message_each(store: RedisStore, names: list[str]) -> None:
         await store.complete_job(job)
 
 
-async def test_a_message_costs_five_round_trips_and_21_redis_commands(tmp_path: Path) -> None:
+async def test_a_message_costs_five_round_trips_and_19_redis_commands(tmp_path: Path) -> None:
     port = free_port()
     with redis_server(plain(port, tmp_path), lambda: listening(port)):
         proxy = OutageProxy(port)
