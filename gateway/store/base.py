@@ -132,11 +132,15 @@ class Store(ABC):
         """True when this chat thread is mapped to an agent thread."""
 
     async def thread_with_pending(
-        self, thread_key: str, ttl_seconds: int
+        self, thread_key: str, ttl_seconds: int, state: SavedState | None = None
     ) -> tuple[str, PendingRecord | None]:
-        """``thread_for_chat`` and that thread's ``pending_for_thread`` (one round trip in Redis)."""
+        """``thread_for_chat`` and that thread's ``pending_for_thread``; ``state`` saved (as
+        ``set_json`` would) when the thread has no open clarification (one round trip in Redis)."""
         thread_id = await self.thread_for_chat(thread_key, ttl_seconds)
-        return thread_id, await self.pending_for_thread(thread_id)
+        pending = await self.pending_for_thread(thread_id)
+        if pending is None and state is not None:
+            await self.set_json(*state)
+        return thread_id, pending
 
     @abstractmethod
     async def thread_of_chat(self, thread_key: str) -> str | None:

@@ -62,12 +62,20 @@ class RedisStore(RedisJobStream):
         return str(await self._run(self._thread, [self.keys.thread(thread_key)], args))
 
     async def thread_with_pending(
-        self, thread_key: str, ttl_seconds: int
+        self, thread_key: str, ttl_seconds: int, state: SavedState | None = None
     ) -> tuple[str, PendingRecord | None]:
-        """The agent thread (made on first use, TTL refreshed) and its open clarification: one script."""
+        """The agent thread (made on first use, TTL refreshed) and its open clarification, ``state``
+        saved when there is none: one script (two when the thread points at a closed record)."""
+        keys = [self.keys.thread(thread_key)]
         args: list[Any] = [new_thread_id(), to_millis(ttl_seconds), self.prefix]
-        thread_id, *raw = await self._run(self._thread_pending, [self.keys.thread(thread_key)], args)
-        return thread_id, still_open(decode_record(raw[0]) if raw else None)
+        if state is not None:
+            keys.append(self.keys.state(state[0]))
+            args += [json.dumps(state[1]), to_millis(state[2])]
+        thread_id, *raw = await self._run(self._thread_pending, keys, args)
+        pending = still_open(decode_record(raw[0]) if raw else None)
+        if raw and pending is None and state is not None:  # a record, but no longer open
+            await self.set_json(*state)
+        return thread_id, pending
 
     async def new_thread_for_chat(self, thread_key: str, ttl_seconds: int) -> str:
         """Start a fresh agent thread for this chat thread (``/new``)."""

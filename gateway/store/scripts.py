@@ -120,20 +120,22 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return ARGV[1]
 """
 
-#: KEYS: thread. ARGV: candidate thread id, ttl ms, prefix.
-#: Returns {thread id in force, its open record or nil}: the lookups every message starts with.
-#: A thread made here (a fresh random id) has no open record to look for.
+#: KEYS: thread, optionally a state key. ARGV: candidate thread id, ttl ms, prefix, then the
+#: state's JSON and ttl ms when KEYS[2] is given. Returns {thread id in force, its open record or
+#: nil}: the lookups every message starts with. A thread made here (a fresh random id) has no open
+#: record to look for. The state is saved when the thread points at no record.
 THREAD_WITH_PENDING = """
 local thread_id = redis.call('GET', KEYS[1])
 if thread_id then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  local request_id = redis.call('GET', ARGV[3] .. ':pending:' .. thread_id)
+  if request_id then return {thread_id, redis.call('HGETALL', ARGV[3] .. ':ask:' .. request_id)} end
 else
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return {ARGV[1]}
+  thread_id = ARGV[1]
+  redis.call('SET', KEYS[1], thread_id, 'PX', ARGV[2])
 end
-local request_id = redis.call('GET', ARGV[3] .. ':pending:' .. thread_id)
-if not request_id then return {thread_id} end
-return {thread_id, redis.call('HGETALL', ARGV[3] .. ':ask:' .. request_id)}
+if KEYS[2] then redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[5]) end
+return {thread_id}
 """
 
 #: KEYS: a pointer (token or thread pending). ARGV: key prefix of the target record.
