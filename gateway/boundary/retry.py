@@ -22,7 +22,7 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
@@ -132,8 +132,35 @@ class RetryPolicy:
 
         ``failed_first``: an attempt made already (by the caller, at once) failed with this; the
         policy starts with the wait that follows it, and counts it as the first attempt.
+
+        The first attempt is made straight away: tenacity's machinery is built only once it failed
+        with something worth another attempt (nearly every call succeeds at once), its clock
+        started when that attempt was.
         """
-        pending = failed_first
+        policy = self
+        if failed_first is None:
+            started = time.monotonic()
+            try:
+                return await attempt()
+            except BaseException as failure:
+                if not retry_on(failure):
+                    raise
+                failed_first = failure
+            if self.within is not None:  # the first attempt's time counts against ``within``
+                policy = replace(self, within=self.within - (time.monotonic() - started))
+        return await policy._retried(attempt, failed_first, deadline, retry_on, on_retry, sleep)
+
+    async def _retried(
+        self,
+        attempt: Callable[[], Awaitable[T]],
+        failed_first: BaseException,
+        deadline: float | None,
+        retry_on: Callable[[BaseException], bool],
+        on_retry: OnRetry | None,
+        sleep: Sleep | None,
+    ) -> T:
+        """The attempts after ``failed_first``, on tenacity."""
+        pending: BaseException | None = failed_first
         retrying = self.retrying(deadline=deadline, retry_on=retry_on, on_retry=on_retry, sleep=sleep)
         async for trial in retrying:
             with trial:

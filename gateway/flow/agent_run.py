@@ -1,7 +1,6 @@
 """One agent run of a job, inside its run slot: progress shown, the agent called, what it said
 recorded in the turn (replies, files, a clarification asked, or a short error). Nothing is sent
-from here but progress and notices: the turn's items are delivered once recorded (``delivery``).
-"""
+from here but progress and notices: the turn's items are delivered once recorded (``delivery``)."""
 
 from __future__ import annotations
 
@@ -39,7 +38,7 @@ from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInp
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import set_log_context
-from clarigate.gateway.store.base import Job, PendingRecord, Store
+from clarigate.gateway.store.base import Job, PendingRecord, SavedState, Store
 
 if TYPE_CHECKING:  # LangChain's callbacks: loaded where runs are (a web process only acks)
     from clarigate.gateway.runners.usage import RunUsage
@@ -62,6 +61,7 @@ class Turn:
     hint: Locale | None = None  # the person's interface language: our words when the text shows none
     language: str | None = None  # the same as the platform gave it (``en-US``), for the agent
     may_answer: bool = True  # False while someone else's question stays open over this message
+    with_record: SavedState | None = None  # saved with the delivery record (an answer's feedback target)
 
     @property
     def job(self) -> Job:
@@ -253,7 +253,7 @@ class AgentRun:
                 conversation=conv,
                 locale=locale,
             )
-            await ask_feedback(self.config, self.store, self.outbox, turn.handle, turn.items, first, target)
+            turn.with_record = ask_feedback(self.config, turn.items, first, target)
         if result is not None:
             finish_items(result, turn.items, first)
 

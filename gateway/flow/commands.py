@@ -41,7 +41,7 @@ from clarigate.gateway.flow.notices import age_text, language_hint, locale_for, 
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe, route_for
-from clarigate.gateway.store.base import ClaimResult, PendingRecord, Store
+from clarigate.gateway.store.base import ClaimResult, PendingRecord, SavedState, Store
 from clarigate.gateway.store.keys import thread_started_at
 
 log = logging.getLogger(__name__)
@@ -277,17 +277,23 @@ class Control:
 
     # --- the conversation's language ---------------------------------------------------------
 
-    async def remember_locale(self, msg: InboundMessage) -> None:
-        """Record the language request ``msg`` is written in (when its words show one), for the
-        replies to the person's later commands in this conversation; kept as long as the chat
-        thread's agent thread is."""
+    def locale_of(self, msg: InboundMessage) -> SavedState | None:
+        """The language request ``msg`` is written in (when its words show one) as the state that
+        records it, for the replies to the person's later commands in this conversation; kept as
+        long as the chat thread's agent thread is (saved by the thread lookup when the message
+        runs as a request with no question open, else by ``remember_locale``)."""
         locale = text_locale(msg.text)
         if locale is None:
+            return None
+        return _locale_key(msg.conversation, msg.sender), locale, self.config.thread_ttl_seconds
+
+    async def remember_locale(self, msg: InboundMessage) -> None:
+        """Record the language request ``msg`` is written in (``locale_of``), when it shows one."""
+        state = self.locale_of(msg)
+        if state is None:
             return
         try:
-            await self.store.set_json(
-                _locale_key(msg.conversation, msg.sender), locale, self.config.thread_ttl_seconds
-            )
+            await self.store.set_json(*state)
         except Exception as exc:  # noqa: BLE001 (a nicety: commands then answer by the other signs)
             log.warning("recording the language of message %s failed: %s", msg.event_id, exc)
 

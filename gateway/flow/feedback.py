@@ -2,7 +2,8 @@
 
 The run that gives a final answer (no question, no error) records, before the answer is sent,
 what the answer's token stands for (``FeedbackTarget``: the job, the agent thread, the agent's
-run id) and hands the adapter a ``FeedbackAsk``. A click comes back as an ``InboundFeedback``;
+run id; saved in the same store step as the turn's delivery record) and hands the adapter a
+``FeedbackAsk``. A click comes back as an ``InboundFeedback``;
 the vote is set in one store step (``Store.cast_vote``), so a second click by the same person
 changes their vote and never adds one, and another person's vote counts on its own.
 
@@ -33,15 +34,12 @@ from clarigate.gateway.boundary.messages import (
     Sender,
     TextReply,
 )
-from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.feedback_trace import trace_vote
 from clarigate.gateway.flow.notices import language_hint, notice
-from clarigate.gateway.flow.outage import wait_for_store
-from clarigate.gateway.jobs.handle import JobHandle
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import log_context
-from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.base import SavedState, Store
 
 log = logging.getLogger(__name__)
 
@@ -66,34 +64,25 @@ def target_key(token: str) -> str:
     return f"feedback:{token}"
 
 
-async def ask_feedback(
-    config: GatewayConfig,
-    store: Store,
-    outbox: Outbox,
-    handle: JobHandle,
-    items: list[Any],
-    first: int,
-    target: FeedbackTarget,
-) -> None:
+def ask_feedback(
+    config: GatewayConfig, items: list[Any], first: int, target: FeedbackTarget
+) -> SavedState | None:
     """Put 👍/👎 under the run's final answer: the last reply among ``items[first:]`` (the
-    run's own), its target recorded first. Nothing when feedback is off or the run said nothing.
-
-    The agent has run: the target is recorded through a store outage (``flow.outage``, the job
-    held, the person told once if it lasts), never failing the run step into running again."""
+    run's own). Returns the target to save with the turn's delivery record (``Store.record_delivery``,
+    before anything is sent, through a store outage like the rest of the record); None when
+    feedback is off or the run said nothing."""
     if not config.feedback:
-        return
+        return None
     last = next(
         (i for i in range(len(items) - 1, first - 1, -1) if isinstance(items[i], TextReply)),
         None,
     )
     if last is None or items[last].private_to is not None:
-        return
+        return None
     token = secrets.token_urlsafe(12)
-    value, ttl = target.model_dump(mode="json"), config.feedback_ttl_seconds
-    budget = config.delivery_budget_seconds
-    await wait_for_store(lambda: store.set_json(target_key(token), value, ttl), outbox, handle, budget)
     ask = FeedbackAsk(token=token, locale=target.locale)
     items[last] = items[last].model_copy(update={"feedback": ask})
+    return target_key(token), target.model_dump(mode="json"), config.feedback_ttl_seconds
 
 
 class FeedbackVotes:

@@ -146,7 +146,7 @@ class Dispatcher:
             # the agent has run: its outputs are recorded through a store outage, never run again
             return await wait_for_store(
                 lambda: self.store.record_delivery(
-                    job.inbound_id, plan.model_dump_json(), DONE_TTL_SECONDS, cleanup
+                    job.inbound_id, plan.model_dump_json(), DONE_TTL_SECONDS, cleanup, turn.with_record
                 ),
                 self.outbox,
                 handle,
@@ -211,18 +211,22 @@ class Dispatcher:
 
             await self.control.handle(command, msg, reply)
             return
-        thread_id, pending = await self.store.thread_with_pending(conv.thread_key, ttl)
+        # a new request's language is what the person's later commands (/help, /status) answer in
+        # (a typed answer such as "Vue" says less): with no question open, saved by the lookup
+        locale = self.control.locale_of(msg)
+        thread_id, pending = await self.store.thread_with_pending(conv.thread_key, ttl, locale)
         set_log_context(thread_id=thread_id)
         if pending is not None and await self._settled_by_question(conv, msg, pending, thread_id, turn):
             return
         left_open = await self._left_open(pending, msg)
         turn.may_answer = left_open is None  # someone else's question stays open: not theirs
-        # a new request: its language is what the person's later commands (/help, /status) answer
-        # in; recorded while the images are fetched (a typed answer such as "Vue" says less)
         cap = self.config.agent.max_image_bytes
-        images, _ = await asyncio.gather(
-            fetch_images(self.outbox, msg, cap), self.control.remember_locale(msg)
-        )
+        if pending is None:
+            images = await fetch_images(self.outbox, msg, cap)
+        else:  # a request over a question still there: its language recorded as the images are fetched
+            images, _ = await asyncio.gather(
+                fetch_images(self.outbox, msg, cap), self.control.remember_locale(msg)
+            )
         for note in images.notes:  # an image the agent cannot see: the person knows, first
             turn.add(TextReply(text=note))
         text = message_text(msg)

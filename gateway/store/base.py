@@ -71,6 +71,9 @@ HoldStatus = Literal["held", "taken", "gone"]
 #: A job's data: a JSON object, or its JSON text as the store keeps it (``Store.accept_job``).
 Payload = dict[str, Any] | str
 
+#: ``(key, value, ttl_seconds)``: a JSON value another store step saves as ``Store.set_json`` would.
+SavedState = tuple[str, Any, int]
+
 
 @dataclass(slots=True)
 class Job:
@@ -129,11 +132,15 @@ class Store(ABC):
         """True when this chat thread is mapped to an agent thread."""
 
     async def thread_with_pending(
-        self, thread_key: str, ttl_seconds: int
+        self, thread_key: str, ttl_seconds: int, state: SavedState | None = None
     ) -> tuple[str, PendingRecord | None]:
-        """``thread_for_chat`` and that thread's ``pending_for_thread`` (one round trip in Redis)."""
+        """``thread_for_chat`` and that thread's ``pending_for_thread``; ``state`` saved (as
+        ``set_json`` would) when the thread has no open clarification (one round trip in Redis)."""
         thread_id = await self.thread_for_chat(thread_key, ttl_seconds)
-        return thread_id, await self.pending_for_thread(thread_id)
+        pending = await self.pending_for_thread(thread_id)
+        if pending is None and state is not None:
+            await self.set_json(*state)
+        return thread_id, pending
 
     @abstractmethod
     async def thread_of_chat(self, thread_key: str) -> str | None:
@@ -252,13 +259,20 @@ class Store(ABC):
     # --- delivery records -------------------------------------------------------------------
     @abstractmethod
     async def record_delivery(
-        self, inbound_id: str, plan: str, ttl_seconds: int, cleanup: tuple[str, float] | None = None
+        self,
+        inbound_id: str,
+        plan: str,
+        ttl_seconds: int,
+        cleanup: tuple[str, float] | None = None,
+        state: SavedState | None = None,
     ) -> DeliveryRecord:
         """Record a job's outputs (``plan``) unless some are recorded already; the record in force.
 
         The first plan recorded for an inbound id stays: a replica that ran the same job again,
         or this call re-sent after a lost reply, gets the first one back. ``cleanup`` is
-        ``(thread_id, due)`` for ``schedule_thread_cleanup`` in the same step. One round trip.
+        ``(thread_id, due)`` for ``schedule_thread_cleanup`` in the same step; ``state`` is saved
+        as ``set_json`` would (what the plan refers to, e.g. its answer's feedback target) when this
+        call records the plan. One round trip.
         """
 
     @abstractmethod

@@ -17,7 +17,7 @@ from typing import Any
 from clarigate.agent.protocol import HumanInputResponse
 from clarigate.gateway.boundary.messages import MessageRef, Sender
 
-from .base import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord
+from .base import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord, SavedState
 from .keys import new_thread_id, still_open
 from .memory_jobs import MemoryJobStream
 
@@ -160,14 +160,22 @@ class MemoryStore(MemoryJobStream):
 
     # --- delivery records -------------------------------------------------------------------------
     async def record_delivery(
-        self, inbound_id: str, plan: str, ttl_seconds: int, cleanup: tuple[str, float] | None = None
+        self,
+        inbound_id: str,
+        plan: str,
+        ttl_seconds: int,
+        cleanup: tuple[str, float] | None = None,
+        state: SavedState | None = None,
     ) -> DeliveryRecord:
-        """Record the plan unless one is recorded (and schedule ``cleanup``); the record in force."""
+        """Record the plan unless one is recorded (and schedule ``cleanup``, save ``state`` with a
+        plan recorded now); the record in force."""
         if cleanup is not None:
             await self.schedule_thread_cleanup(*cleanup)
         key = self.keys.delivery(inbound_id)
         if self._get(key) is None:
             self._set(key, {"plan": plan}, ttl_seconds)
+            if state is not None:
+                await self.set_json(*state)
         record = await self.delivery_record(inbound_id)
         assert record is not None
         return record

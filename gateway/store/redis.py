@@ -19,7 +19,7 @@ from clarigate.agent.protocol import HumanInputResponse
 from clarigate.gateway.boundary.messages import MessageRef, Sender
 
 from . import scripts
-from .base import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord
+from .base import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord, SavedState
 from .keys import (
     ORDER_TTL_SECONDS,
     answered_fields,
@@ -62,12 +62,20 @@ class RedisStore(RedisJobStream):
         return str(await self._run(self._thread, [self.keys.thread(thread_key)], args))
 
     async def thread_with_pending(
-        self, thread_key: str, ttl_seconds: int
+        self, thread_key: str, ttl_seconds: int, state: SavedState | None = None
     ) -> tuple[str, PendingRecord | None]:
-        """The agent thread (made on first use, TTL refreshed) and its open clarification: one script."""
+        """The agent thread (made on first use, TTL refreshed) and its open clarification, ``state``
+        saved when there is none: one script (two when the thread points at a closed record)."""
+        keys = [self.keys.thread(thread_key)]
         args: list[Any] = [new_thread_id(), to_millis(ttl_seconds), self.prefix]
-        thread_id, *raw = await self._run(self._thread_pending, [self.keys.thread(thread_key)], args)
-        return thread_id, still_open(decode_record(raw[0]) if raw else None)
+        if state is not None:
+            keys.append(self.keys.state(state[0]))
+            args += [json.dumps(state[1]), to_millis(state[2])]
+        thread_id, *raw = await self._run(self._thread_pending, keys, args)
+        pending = still_open(decode_record(raw[0]) if raw else None)
+        if raw and pending is None and state is not None:  # a record, but no longer open
+            await self.set_json(*state)
+        return thread_id, pending
 
     async def new_thread_for_chat(self, thread_key: str, ttl_seconds: int) -> str:
         """Start a fresh agent thread for this chat thread (``/new``)."""
@@ -202,12 +210,23 @@ class RedisStore(RedisJobStream):
 
     # --- delivery records -------------------------------------------------------------------------
     async def record_delivery(
-        self, inbound_id: str, plan: str, ttl_seconds: int, cleanup: tuple[str, float] | None = None
+        self,
+        inbound_id: str,
+        plan: str,
+        ttl_seconds: int,
+        cleanup: tuple[str, float] | None = None,
+        state: SavedState | None = None,
     ) -> DeliveryRecord:
-        """Record the plan unless one is recorded (``HSETNX``), schedule ``cleanup``: one script."""
+        """Record the plan unless one is recorded (``HSETNX``), schedule ``cleanup``, save ``state``
+        with a plan recorded now: one script."""
         keys = [self.keys.delivery(inbound_id), self.keys.cleanup]
         thread_id, due = cleanup or ("", 0.0)
-        flat = await self._run(self._record, keys, [plan, to_millis(ttl_seconds), thread_id, repr(due)])
+        args: list[Any] = [plan, to_millis(ttl_seconds), thread_id, repr(due)]
+        if state is not None:
+            key, value, state_ttl = state
+            keys.append(self.keys.state(key))
+            args += [json.dumps(value), to_millis(state_ttl)]
+        flat = await self._run(self._record, keys, args)
         record = _delivery_record(flat)
         assert record is not None  # just written, or written before
         return record

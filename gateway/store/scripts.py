@@ -9,7 +9,8 @@ script from the prefix; the store runs on one Redis, not a cluster.
 #: order ttl ms, a value unique to this call. Returns 1 when the job was appended, 0 when the
 #: dedupe key existed: the dedupe key holds the call's value, so the client re-sending the
 #: script after a lost reply hears 1 again (and appends nothing more).
-#: Both turnstile counters always get the same expiry, so they vanish together once idle.
+#: Both turnstile counters always get the same expiry, so they vanish together once idle: a
+#: first seq (the counter was gone) finds no completed counter to keep alive.
 #: No MAXLEN: an accepted job is never trimmed unread (completing a job deletes its entry).
 ACCEPT_JOB = """
 local previous = redis.call('SET', KEYS[1], ARGV[7], 'NX', 'GET', 'PX', ARGV[1])
@@ -19,7 +20,7 @@ if previous then
 end
 local seq = redis.call('INCR', KEYS[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[6])
-redis.call('PEXPIRE', KEYS[3], ARGV[6])
+if seq > 1 then redis.call('PEXPIRE', KEYS[3], ARGV[6]) end
 redis.call('XADD', KEYS[4], '*',
   'kind', ARGV[2], 'inbound_id', ARGV[3], 'order_key', ARGV[4], 'seq', seq, 'payload', ARGV[5])
 return 1
@@ -119,19 +120,22 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return ARGV[1]
 """
 
-#: KEYS: thread. ARGV: candidate thread id, ttl ms, prefix.
-#: Returns {thread id in force, its open record or nil}: the lookups every message starts with.
+#: KEYS: thread, optionally a state key. ARGV: candidate thread id, ttl ms, prefix, then the
+#: state's JSON and ttl ms when KEYS[2] is given. Returns {thread id in force, its open record or
+#: nil}: the lookups every message starts with. A thread made here (a fresh random id) has no open
+#: record to look for. The state is saved when the thread points at no record.
 THREAD_WITH_PENDING = """
 local thread_id = redis.call('GET', KEYS[1])
 if thread_id then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  local request_id = redis.call('GET', ARGV[3] .. ':pending:' .. thread_id)
+  if request_id then return {thread_id, redis.call('HGETALL', ARGV[3] .. ':ask:' .. request_id)} end
 else
   thread_id = ARGV[1]
   redis.call('SET', KEYS[1], thread_id, 'PX', ARGV[2])
 end
-local request_id = redis.call('GET', ARGV[3] .. ':pending:' .. thread_id)
-if not request_id then return {thread_id} end
-return {thread_id, redis.call('HGETALL', ARGV[3] .. ':ask:' .. request_id)}
+if KEYS[2] then redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[5]) end
+return {thread_id}
 """
 
 #: KEYS: a pointer (token or thread pending). ARGV: key prefix of the target record.
@@ -189,16 +193,19 @@ end
 return 1
 """
 
-#: KEYS: a job's delivery record (a hash), thread cleanup schedule. ARGV: the plan (JSON; ""
-#: only reads), ttl ms, thread id to schedule ("" none), its due time. The first plan recorded
-#: for a job stays (a second writer, or a retry after a lost reply, gets it back). Returns the
-#: hash as a flat list: "plan", then one field per item delivered (its index) with how it ended
-#: (a plan recorded by this call is the whole hash, outcomes being noted only under a recorded
-#: plan: it is answered without reading the hash back).
+#: KEYS: a job's delivery record (a hash), thread cleanup schedule, optionally a state key saved
+#: with the plan. ARGV: the plan (JSON; "" only reads), ttl ms, thread id to schedule ("" none),
+#: its due time, then the state's JSON and ttl ms when KEYS[3] is given. The first plan recorded
+#: for a job stays (a second writer, or a retry after a lost reply, gets it back); the state is
+#: saved with the plan that is recorded, not with one that lost. Returns the hash as a flat list:
+#: "plan", then one field per item delivered (its index) with how it ended (a plan recorded by
+#: this call is the whole hash, outcomes being noted only under a recorded plan: it is answered
+#: without reading the hash back).
 RECORD_DELIVERY = """
 if ARGV[3] ~= '' then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3]) end
 if ARGV[1] ~= '' and redis.call('HSETNX', KEYS[1], 'plan', ARGV[1]) == 1 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if KEYS[3] then redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6]) end
   return {'plan', ARGV[1]}
 end
 return redis.call('HGETALL', KEYS[1])

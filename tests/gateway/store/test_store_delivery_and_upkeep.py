@@ -13,7 +13,7 @@ from clarigate.gateway.store import Store
 from clarigate.gateway.store.redis import RedisStore
 
 from ..conftest import delete_prefix
-from .test_store_contract import drain
+from .test_store_contract import drain, pending_record
 
 
 async def test_the_first_recorded_plan_stays_and_outcomes_are_noted(store: Store) -> None:
@@ -26,6 +26,27 @@ async def test_the_first_recorded_plan_stays_and_outcomes_are_noted(store: Store
     assert first.plan == again.plan == '{"items":["a","b"]}' and first.outcomes == {}
     record = await store.delivery_record("in-1")
     assert record is not None and record.plan == first.plan and record.outcomes == {0: "sent"}
+
+
+async def test_state_saved_with_a_plan_is_saved_with_the_plan_recorded_only(store: Store) -> None:
+    await store.record_delivery("in-1", '{"items":["a"]}', 60, state=("feedback:tok-a", {"n": 1}, 60))
+    await store.record_delivery("in-1", '{"items":["b"]}', 60, state=("feedback:tok-b", {"n": 2}, 60))
+
+    assert await store.get_json("feedback:tok-a") == {"n": 1}
+    assert await store.get_json("feedback:tok-b") is None  # its plan lost: its token is never shown
+
+
+async def test_state_saved_with_the_thread_lookup_only_when_no_question_is_open(store: Store) -> None:
+    thread_id, _ = await store.thread_with_pending("chat-1", 60, ("locale:a", "zh", 60))
+    assert await store.get_json("locale:a") == "zh"
+
+    await store.save_pending(pending_record(thread_id=thread_id))
+    _, pending = await store.thread_with_pending("chat-1", 60, ("locale:b", "en", 60))
+    assert pending is not None and await store.get_json("locale:b") is None
+
+    await store.save_pending(pending_record(thread_id=thread_id, ttl=-1))  # a question no longer open
+    _, pending = await store.thread_with_pending("chat-1", 60, ("locale:c", "en", 60))
+    assert pending is None and await store.get_json("locale:c") == "en"
 
 
 async def test_trimming_never_drops_an_unread_or_pending_job(store: Store) -> None:
