@@ -181,8 +181,8 @@ async def _open_postgres(url: str) -> Checkpointer:
         # the same migration at once on a fresh database, and all but one fail on its key
         async with pool.connection() as conn:
             await _take_setup_lock(conn)
-            try:
-                await AsyncPostgresSaver(conn).setup()  # on the lock's connection: the pool stays at one
+            try:  # on the lock's connection: the pool stays at one connection
+                await AsyncPostgresSaver(conn).setup()  # type: ignore[arg-type]
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
     except BaseException:
