@@ -19,7 +19,9 @@ Not a test: it prints figures (bench/README.md, "cluster_faults.py"). What runs,
 - faults on a schedule drawn from ``--seed``: ``--kills`` kill -9 of a whole replica (every process
   of it; restarted a few seconds later) or of one worker process (its web process starts it
   again), ``--redis-restarts`` kill -9 of Redis restarted at once, ``--redis-down`` seconds of Redis
-  killed and kept down once, ``--pg-faults`` restarts/kill -9/30 s outages of the own PostgreSQL.
+  killed and kept down once, ``--pg-faults`` restarts/kill -9/30 s outages of the own PostgreSQL;
+  with ``--redis-lose`` each Redis kill also loses its last seconds of writes (the append-only file
+  cut back, as a machine crash with ``appendfsync everysec`` would: a kill -9 alone loses nothing).
 
 Then it waits for quiescence and prints what a user would have seen.
 """
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import pwd
@@ -83,9 +86,19 @@ class OwnRedis:
 
     def __init__(self, folder: Path) -> None:
         self.port = free_port()
+        self.folder = folder
         folder.mkdir()
         self.cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(folder)]
-        self.cmd += ["--save", "", "--appendonly", "yes", "--appendfsync", "everysec"]
+        self.cmd += [
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "everysec",
+            "--appenddirname",
+            "appendonlydir",
+        ]
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = f"redis://127.0.0.1:{self.port}/0"
 
@@ -105,6 +118,28 @@ class OwnRedis:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
+
+    async def watch_aof(self) -> None:
+        """Note the append-only file's size every 0.1 s (for ``lose_tail``)."""
+        self.sizes: list[tuple[float, Path, int]] = []
+        while True:
+            with contextlib.suppress(OSError, ValueError):
+                latest = max(self.folder.glob("appendonlydir/*.incr.aof"), key=lambda f: f.stat().st_mtime)
+                self.sizes = [*self.sizes[-100:], (time.monotonic(), latest, latest.stat().st_size)]
+            await asyncio.sleep(0.1)
+
+    def lose_tail(self, seconds: float) -> int:
+        """After a kill: cut the append-only file back to its size ``seconds`` ago, as a machine
+        crash would lose what ``appendfsync everysec`` had not synced yet (a ``kill -9`` of the
+        server alone loses nothing: its writes are in the page cache). Returns the bytes cut."""
+        before = [(path, size) for at, path, size in self.sizes if at <= time.monotonic() - seconds]
+        if not before:
+            return 0
+        path, size = before[-1]
+        cut = path.stat().st_size - size
+        if cut > 0:
+            os.truncate(path, size)
+        return max(cut, 0)
 
 
 class OwnPostgres:
@@ -184,6 +219,14 @@ def children(pid: int) -> list[int]:
     except OSError:
         pass
     return found
+
+
+def alive(pid: int) -> bool:
+    """False for a process gone or dead and not yet reaped (a zombie)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 class Cluster(Replicas):
@@ -266,7 +309,7 @@ class Cluster(Replicas):
         proc = self.slots[slot]
         if proc is None or proc.poll() is not None or proc.pid not in self.ready:
             return "not up (skipped)"
-        workers = children(proc.pid)
+        workers = [pid for pid in children(proc.pid) if alive(pid)]
         if not workers:
             return "no worker process"
         pid = random.Random(proc.pid + len(workers)).choice(workers)  # type: ignore[union-attr]
@@ -396,7 +439,12 @@ async def fault_line(
         elif kind.startswith("redis"):
             redis.kill()
             down = args.redis_down if kind == "redis-down" else 1.0
-            say(f"kill -9 redis; down {down:.0f} s")
+            lost = (
+                f", its last {args.redis_lose} s lost ({redis.lose_tail(args.redis_lose)} bytes)"
+                if args.redis_lose
+                else ""
+            )
+            say(f"kill -9 redis{lost}; down {down:.0f} s")
             await asyncio.sleep(down)
             await redis.start()
             say("redis back")
@@ -533,6 +581,7 @@ async def main(args: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="cluster-faults-"))
     redis = OwnRedis(tmp / "redis")
     await redis.start()
+    aof = asyncio.create_task(redis.watch_aof())
     pg = OwnPostgres(tmp / "pg") if args.own_postgres else None
     if pg is not None:
         await pg.start()
@@ -551,6 +600,7 @@ async def main(args: argparse.Namespace) -> None:
         say(f"every event sent; waiting for quiescence (up to {args.settle:.0f} s)")
         await settle(cluster, platform, tally, args.settle)
         watcher.cancel()
+        aof.cancel()
         await report(cluster, platform, tally, args)
         (tmp / "arrivals.json").write_text(json.dumps(platform.arrivals))  # what the platform got, in order
     finally:
@@ -583,6 +633,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--kill-kinds", default="replica,worker", help="comma-separated: replica, worker")
     parser.add_argument("--redis-restarts", type=int, default=0)
     parser.add_argument("--redis-down", type=float, default=0.0, help="once: seconds Redis stays down")
+    parser.add_argument(
+        "--redis-lose",
+        type=float,
+        default=0.0,
+        help="seconds of Redis writes each kill loses (a machine crash)",
+    )
     parser.add_argument("--own-postgres", action="store_true")
     parser.add_argument(
         "--pg-faults", type=int, default=0, help="with --own-postgres: restart, kill -9, 30 s down"
