@@ -13,6 +13,7 @@ which the plain Redis 7 that holds the gateway's state does not have.
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,6 +143,22 @@ async def open_checkpointer(url: str | None, data_dir: str) -> Checkpointer:
     raise ValueError(f"CHECKPOINTER_URL: unknown scheme in {url!r} (sqlite:, postgresql://, memory://)")
 
 
+#: The PostgreSQL advisory lock held while the checkpoint tables are set up (any fixed number
+#: no other user of the database locks).
+SETUP_LOCK = 0x636C6172  # "clar"
+
+
+async def _take_setup_lock(conn: Any) -> None:
+    """Hold ``SETUP_LOCK`` on ``conn``. Tried, not waited for: a session waiting in
+    ``pg_advisory_lock`` is a transaction in progress, which a migration's
+    ``CREATE INDEX CONCURRENTLY`` waits for, while it waits for the lock that migration holds."""
+    while True:
+        row = await (await conn.execute("SELECT pg_try_advisory_lock(%s) AS held", (SETUP_LOCK,))).fetchone()
+        if row["held"]:
+            return
+        await asyncio.sleep(0.1)
+
+
 async def _open_postgres(url: str) -> Checkpointer:
     """AsyncPostgresSaver on a small pool, so concurrent runs do not queue on one connection."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -160,7 +177,14 @@ async def _open_postgres(url: str) -> Checkpointer:
     stack.push_async_callback(pool.close)
     try:
         saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
-        await saver.setup()
+        # one process at a time: the processes of replicas starting together would otherwise run
+        # the same migration at once on a fresh database, and all but one fail on its key
+        async with pool.connection() as conn:
+            await _take_setup_lock(conn)
+            try:  # on the lock's connection: the pool stays at one connection
+                await AsyncPostgresSaver(conn).setup()  # type: ignore[arg-type]
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
     except BaseException:
         await stack.aclose()
         raise

@@ -255,7 +255,9 @@ class ClarifyingAgent(AgentThreads):
         interrupts = list(getattr(snapshot, "interrupts", ()) or ())
         if interrupts:  # it stopped on an interrupt: ask it again
             result: Any = {"__interrupt__": interrupts}
-        elif snapshot.next and not has_breakpoints(self._graph):  # cut off midway: go on from there
+        elif (snapshot.next or snapshot.tasks) and not has_breakpoints(self._graph):
+            # cut off midway: go on from there (``tasks`` without ``next``: a step's writes were
+            # kept but not its checkpoint; going on records them, so the thread's history has them)
             result, messages = await self._go_on(config, snapshot, on_event)
         else:
             result = {}
@@ -277,12 +279,13 @@ class ClarifyingAgent(AgentThreads):
         stopped on one), as ``ainvoke`` does; with ``on_event``, stream it and report the text
         and the steps on the way (and the graph's own progress lines, ``custom`` mode).
 
-        "async" durability: a checkpoint after every step (written while the next one runs), so
-        a turn cut off midway resumes there.
+        "sync" durability: a checkpoint after every step, written before the next step starts,
+        so a turn cut off midway resumes there, and a tool starts only once its call is recorded
+        (a write that fails stops the run before the tool: its retry runs the tool once).
         """
         context = graph_context(self._graph, config)
         if on_event is None:
-            return await self._graph.ainvoke(graph_input, config, context=context, durability="async")
+            return await self._graph.ainvoke(graph_input, config, context=context, durability="sync")
         from clarigate.agent.events import Asking
         from clarigate.agent.run_events import progress_line, step_events, text_delta
 
@@ -290,7 +293,7 @@ class ClarifyingAgent(AgentThreads):
         interrupts: list[Any] = []
         modes = ["updates", "values", "messages", "custom"]
         async for mode, payload in self._graph.astream(
-            graph_input, config, context=context, durability="async", stream_mode=modes
+            graph_input, config, context=context, durability="sync", stream_mode=modes
         ):
             if mode == "values":
                 latest = payload
