@@ -264,7 +264,7 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         return "edit" if time.monotonic() < self.cardkit_paused_until else "card"
 
     def live_interval(self, conversation: Conversation, mode: str) -> float:
-        """Half a second for a streaming card (a second for edits), longer when many run at once."""
+        """A second between updates of a live card, longer when many run at once."""
         return interval(mode, self.live.active())
 
     async def show_live(

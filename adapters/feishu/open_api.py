@@ -108,7 +108,7 @@ def new_session(pool_size: int = POOL_SIZE, domain: str | None = None) -> reques
     With ``domain`` (the open API's origin, where every call goes), the environment's proxy
     (``HTTPS_PROXY``, ``NO_PROXY``…) and CA bundle (``REQUESTS_CA_BUNDLE``) are read once here,
     not by requests on every call: it scans the whole environment and looks for a ``.netrc``
-    each time, about a fifth of a call's CPU (a live card is updated twice a second).
+    each time, about a fifth of a call's CPU (a live card is updated every second).
     """
     session = requests.Session()
     adapter = HTTPAdapter(pool_connections=4, pool_maxsize=pool_size)

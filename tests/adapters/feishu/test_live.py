@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from clarigate.adapters.feishu import FeishuAdapter
+from clarigate.adapters.feishu import live as card_pace
 from clarigate.adapters.feishu.live import ANSWER_ELEMENT, CARD_INTERVAL, EDIT_INTERVAL, LIVE_CHARS, latest
 from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.agent.harness import AgentSettings
@@ -55,6 +56,13 @@ async def agent(tmp_path: Any) -> AsyncIterator[Callable[..., LangGraphRunner]]:
         await runner.aclose()
 
 
+@pytest.fixture
+def quick_cards(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streaming cards updated twice a second instead of once, for tests about something else
+    than the pace (a stream of a few seconds then shows several updates)."""
+    monkeypatch.setattr(card_pace, "CARD_INTERVAL", 0.5)
+
+
 def streamed(api: FakeOpenApi) -> list[str]:
     """The texts the streaming card's answer element was given, in order."""
     return [c.body["content"] for c in api.cardkit_calls("content")]
@@ -70,7 +78,7 @@ def bodies(calls: list[Call]) -> str:
 
 
 async def test_a_slow_answer_streams_into_one_card_that_becomes_the_formatted_reply(make_bot, agent):
-    bot = await make_bot(agent([{"content": ANSWER, "token_delay_seconds": 0.05}]))
+    bot = await make_bot(agent([{"content": ANSWER, "token_delay_seconds": 0.08}]))
     await bot.deliver(message_event("how did the deploy go?"))
     await bot.gateway.drain(timeout=20)
     api = bot.api
@@ -107,6 +115,28 @@ async def test_a_slow_answer_streams_into_one_card_that_becomes_the_formatted_re
     assert [e.streaming for e in api.entities.values()] == ["off"]
     assert not api.patched() and len(api.posted()) == 1  # no second message, no IM edits
     assert all(c.code == 0 for c in api.message_calls() + api.cardkit_calls())
+
+
+async def test_a_fast_answer_updates_the_card_once_a_second_and_it_ends_complete(make_bot, agent):
+    fast = " ".join(f"w{i}" for i in range(400))  # 400 words in ~3 s
+    bot = await make_bot(agent([{"content": fast, "token_delay_seconds": 0.007}]))
+    assert bot.adapter.live_interval(P2P, "card") == 1.0
+    await bot.deliver(message_event("write fast"))
+    await bot.gateway.drain(timeout=20)
+    api = bot.api
+
+    # a handful of updates for 400 words: each the whole text so far, about a second apart
+    [create] = api.cardkit_calls("create")
+    content = api.cardkit_calls("content")
+    gaps = [b.at - a.at for a, b in zip(content, content[1:], strict=False)]
+    assert 2 <= len(content) <= (content[-1].at - create.at) / 1.0 + 2 and min(gaps) >= 0.9
+    texts = streamed(api)
+    assert all(fast.startswith(t) for t in texts)
+
+    # the card ends as the whole answer, every word in order, its stream closed
+    [shown] = api.shown()
+    assert text_of(shown) == fast
+    assert [e.streaming for e in api.entities.values()] == ["off"] and len(api.posted()) == 1
 
 
 ROLLBACKS = (
@@ -208,7 +238,7 @@ def test_the_latest_part_starts_at_a_line_and_inside_the_code_block_it_cut():
     assert latest("short answer") == "short answer"
 
 
-async def test_past_the_first_card_the_live_card_keeps_showing_the_latest_words(make_bot, agent):
+async def test_past_the_first_card_the_live_card_keeps_showing_the_latest_words(make_bot, agent, quick_cards):
     long = " ".join(f"word{i:04d}" for i in range(700))  # ~6,300 characters: two cards
     bot = await make_bot(agent([{"content": long, "token_delay_seconds": 0.004}]))
     await bot.deliver(message_event("write a lot"))
@@ -237,7 +267,7 @@ async def test_cardkit_refused_the_run_is_shown_by_edits_of_an_ordinary_card(mak
     assert len(edits) >= 3 and text_of(edits[-1].card()) == ANSWER
     assert all(ANSWER.startswith(text_of(e.card())) for e in edits[1:])
     gaps = [b.at - a.at for a, b in zip(edits, edits[1:-1], strict=False)]  # the last is the reply
-    assert min(gaps) >= CARD_INTERVAL * 0.9  # 5 edits a second per message allowed: two at most
+    assert min(gaps) >= CARD_INTERVAL * 0.9  # 5 edits a second per message allowed: one a second
     assert [text_of(c) for c in bot.api.shown()] == [ANSWER]
 
     # the next run goes straight to edits, one a second: CardKit is not asked again for a while
@@ -250,7 +280,9 @@ async def test_cardkit_refused_the_run_is_shown_by_edits_of_an_ordinary_card(mak
     assert len(edits) >= 2 and min(gaps, default=1.0) >= EDIT_INTERVAL * 0.9
 
 
-async def test_cardkit_failing_mid_stream_the_reply_is_posted_once_and_nothing_dangles(make_bot, agent):
+async def test_cardkit_failing_mid_stream_the_reply_is_posted_once_and_nothing_dangles(
+    make_bot, agent, quick_cards
+):
     bot = await make_bot(agent([{"content": ANSWER, "token_delay_seconds": 0.05}]))
     await bot.deliver(message_event("how did the deploy go?"))
     assert await asyncio.to_thread(within, 10.0, lambda: len(bot.api.cardkit_calls("content")) >= 2)
@@ -264,7 +296,7 @@ async def test_cardkit_failing_mid_stream_the_reply_is_posted_once_and_nothing_d
     assert text_of(shown) == ANSWER and len(bot.api.posted()) == 2  # the reply posted anew, once
 
 
-async def test_a_stream_feishu_closed_on_its_own_is_opened_again(make_bot, agent):
+async def test_a_stream_feishu_closed_on_its_own_is_opened_again(make_bot, agent, quick_cards):
     bot = await make_bot(agent([{"content": ANSWER, "token_delay_seconds": 0.05}]))
     await bot.deliver(message_event("how did the deploy go?"))
     assert await asyncio.to_thread(within, 10.0, lambda: len(bot.api.cardkit_calls("content")) >= 2)
