@@ -18,15 +18,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import signal
-import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
@@ -34,18 +28,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.http_e2e import (  # noqa: E402
-    FakeSlackProcess,
-    cpu_seconds,
-    event_body,
-    free_port,
-    own_redis,
-    pct,
-    serve_processes,
-    start_serve,
-    wait_until_up,
-)
-from tests.adapters.slack.fake_slack import BOT_TOKEN  # noqa: E402
+from bench.http_e2e import event_body, pct  # noqa: E402
+from bench.servers import cpu_seconds, serve_beside_bolt  # noqa: E402
 from tests.adapters.slack.slack_user import SIGNING_SECRET, signed_headers  # noqa: E402
 
 AUTOGROUP = Path("/proc/sys/kernel/sched_autogroup_enabled")
@@ -116,55 +100,11 @@ async def rounds(args: argparse.Namespace, targets: dict[str, str], pids: dict[s
 
 
 async def main(args: argparse.Namespace) -> int:
-    redis_proc = None
-    if args.own_redis:
-        redis_proc, args.redis_url = own_redis(Path(tempfile.mkdtemp(prefix="clarigate-bench-redis-")))
-    run = uuid.uuid4().hex[:8]
-    fake = FakeSlackProcess()
-    folder = Path(tempfile.mkdtemp(prefix="clarigate-bench-"))
-    serve_args = SimpleNamespace(redis_url=args.redis_url, workers=0, role=None, worker_processes=None)
-    serve, url = start_serve(serve_args, fake, f"bench-{run}", folder)
-    bolt_port = free_port()
-    bolt = subprocess.Popen(  # noqa: ASYNC220 (started once, before any measurement)
-        [sys.executable, str(ROOT / "bench" / "bolt_ack_app.py"), str(bolt_port), SIGNING_SECRET]
-        + [BOT_TOKEN, fake.api_url],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        await wait_until_up(f"{url}/readyz", serve, seconds=180)
-        await wait_until_up(f"http://127.0.0.1:{bolt_port}/", bolt, seconds=180)
-        targets = {
-            "clarigate serve": f"{url}/slack/events",
-            "bare slack-bolt": f"http://127.0.0.1:{bolt_port}/slack/events",
-        }
-        print(f"serve processes: {', '.join(f'{k} {v}' for k, v in serve_processes(serve.pid).items())}")
-        for name, target in targets.items():  # first imports, bolt's auth.test, connection pools
-            await one_burst(target, 20, args.connections, f"{run}warm{name[0]}")
+    async with serve_beside_bolt(args) as servers:
+        for name, target in servers.targets.items():  # first imports, bolt's auth.test, connection pools
+            await one_burst(target, 20, args.connections, f"{servers.run}warm{name[0]}")
         await asyncio.sleep(3)
-        await rounds(args, targets, {"clarigate serve": serve.pid, "bare slack-bolt": bolt.pid}, run)
-    finally:
-        for proc in (serve, bolt):
-            proc.send_signal(signal.SIGTERM)
-        for proc in (serve, bolt):
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        await fake.stop()
-        if redis_proc is not None:
-            redis_proc.terminate()
-            redis_proc.wait(10)
-        else:
-            with contextlib.suppress(Exception):
-                from redis.asyncio import Redis
-
-                client = Redis.from_url(args.redis_url)
-                keys = [k async for k in client.scan_iter(match=f"bench-{run}:*", count=1000)]
-                if keys:
-                    await client.delete(*keys)
-                await client.aclose()
+        await rounds(args, servers.targets, servers.acking(), servers.run)
     return 0
 
 
@@ -176,6 +116,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=3, help="bursts per target (default 3)")
     parser.add_argument("--pause", type=float, default=1.0, help="seconds between rounds")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    parser.set_defaults(workers=0, role=None, worker_processes=None)  # serve's own defaults
     parser.add_argument(
         "--own-redis", action="store_true", help="start a redis-server of its own (instead of --redis-url)"
     )

@@ -18,16 +18,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import os
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,93 +31,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.floor import Floor, bolt_ack_cpu, report_budget, report_floor, store_cpu, web_api_cpu  # noqa: E402
-from clarigate.agent.models.scripted import ScriptedTurn, turn_delay  # noqa: E402
+from bench.servers import (  # noqa: E402
+    MODEL_TURN,
+    FakeSlackProcess,
+    cpu_seconds,
+    rss_mb,
+    serve_beside_bolt,
+    serve_processes,
+)
+from clarigate.agent.models.scripted import turn_delay  # noqa: E402
 from clarigate.gateway.runtime.config import GatewayConfig  # noqa: E402
 from tests.adapters.slack.fake_slack import BOT_TOKEN, TEAM_ID  # noqa: E402
 from tests.adapters.slack.slack_user import SIGNING_SECRET, signed_headers  # noqa: E402
 
-MODEL_TURN = ScriptedTurn(content="Done: {last_user}", delay_seconds=(1.0, 2.0))
-TICKS = os.sysconf("SC_CLK_TCK")
-FAKE_SLACK_NICENESS = 10
 SERVE_WORKERS = GatewayConfig.model_fields["workers"].default  # serve's default
-
-
-class FakeSlackProcess:
-    """``bench/fake_slack_app.py`` in its own process: its URL, the replies it saw, its calls."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "bench" / "fake_slack_app.py")],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            # it stands for Slack's servers, whose CPU is not the replica's: when both want a CPU,
-            # the servers measured go first
-            preexec_fn=lambda: os.nice(FAKE_SLACK_NICENESS),  # noqa: PLW1509 (no threads yet here)
-        )
-        assert self.proc.stdout is not None
-        self.api_url = self.proc.stdout.readline().decode().strip()
-        if not self.api_url:
-            raise RuntimeError("the fake Slack did not start")
-        self.base = self.api_url.removesuffix("/api/")
-        self.http: aiohttp.ClientSession | None = None
-
-    async def _get(self, path: str) -> Any:
-        if self.http is None:
-            self.http = aiohttp.ClientSession()
-        async with self.http.get(self.base + path) as response:
-            return await response.json()
-
-    async def replied(self) -> dict[str, float]:
-        """``{text: when}`` (``time.monotonic()``) of every reply seen since the last reset."""
-        return dict(await self._get("/_bench/replied"))
-
-    async def calls(self) -> dict[str, int]:
-        """Web API calls by method since the last reset."""
-        return dict(await self._get("/_bench/calls"))
-
-    async def reset(self) -> None:
-        if self.http is None:
-            self.http = aiohttp.ClientSession()
-        async with self.http.post(self.base + "/_bench/reset") as response:
-            await response.read()
-
-    async def stop(self) -> None:
-        if self.http is not None:
-            await self.http.close()
-        self.proc.terminate()
-        self.proc.wait(10)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of process ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def serve_processes(pid: int) -> dict[str, int]:
-    """``{"web": pid, "worker": child pid}`` of a serve started with one worker process
-    (``"worker 1"``, ``"worker 2"``, … with several), else ``{"serve": pid}``."""
-    children = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        children += [int(c) for c in (task / "children").read_text().split()]
-    if not children:
-        return {"serve": pid}
-    if len(children) == 1:
-        return {"web": pid, "worker": children[0]}
-    return {"web": pid, **{f"worker {i}": child for i, child in enumerate(sorted(children), 1)}}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -159,66 +79,6 @@ async def send(http: aiohttp.ClientSession, url: str, body: bytes) -> float:
         if response.status != 200:
             raise RuntimeError(f"{url} answered {response.status}")
     return time.monotonic() - started
-
-
-async def wait_until_up(url: str, proc: subprocess.Popen[bytes], seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    async with aiohttp.ClientSession() as http:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{url} exited at start (status {proc.returncode})")
-            with contextlib.suppress(aiohttp.ClientError):
-                async with http.get(url) as response:
-                    if response.status in (200, 404, 405):
-                        return
-            await asyncio.sleep(0.2)
-    raise RuntimeError(f"{url} did not come up")
-
-
-def start_serve(
-    args: argparse.Namespace, fake: FakeSlackProcess, prefix: str, folder: Path
-) -> tuple[Any, str]:
-    script = folder / "model.yaml"
-    script.write_text(json.dumps([MODEL_TURN.model_dump(mode="json")]))
-    port = free_port()
-    own = ("SLACK_", "FEISHU_", "TELEGRAM_", "CLARIGATE_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(own)}
-    env.update(
-        {
-            "PYTHONPATH": str(ROOT),
-            "REDIS_URL": args.redis_url,
-            "CLARIGATE_BOT_ID": prefix,
-            "LLM_MODEL": f"scripted:{script}",
-            "CHECKPOINTER_URL": "memory://",
-            "CLARIGATE_AGENT__ALLOW_CLARIFICATION": "false",  # one model call per message
-            "CLARIGATE_DATA_DIR": str(folder / "data"),
-            "CLARIGATE_SHUTDOWN_GRACE_SECONDS": "1",
-            "SLACK_BOT_TOKEN": BOT_TOKEN,
-            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "SLACK_API_URL": fake.api_url,
-        }
-    )
-    if args.workers:
-        env["CLARIGATE_WORKERS"] = str(args.workers)
-    if args.role:
-        env["CLARIGATE_ROLE"] = args.role
-    if args.worker_processes:
-        env["CLARIGATE_WORKER_PROCESSES"] = args.worker_processes
-    log = (folder / "serve.log").open("wb")
-    cmd = [
-        sys.executable,
-        "-m",
-        "clarigate.gateway.cli.main",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
-    if os.environ.get("BENCH_PROFILE"):  # where serve's CPU goes: python -m pstats FILE
-        cmd[1:3] = ["-m", "cProfile", "-o", os.environ["BENCH_PROFILE"], "-m", "clarigate.gateway.cli.main"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    return proc, f"http://127.0.0.1:{port}"
 
 
 async def agent_alone(args: argparse.Namespace, folder: Path) -> float:
@@ -382,56 +242,14 @@ async def redis_commands(url: str) -> dict[str, int]:
     return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in info.items()}
 
 
-def own_redis(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """A redis-server of this benchmark's on a free loopback port (no persistence): other work on
-    a shared Redis (a test suite deleting 100k keys at once) stalls every client's round trip,
-    the ack's included, and not the bare bolt app's."""
-    port = free_port()
-    cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    cmd += ["--dir", str(folder)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return proc, f"redis://127.0.0.1:{port}/0"
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("redis-server did not start")
-
-
 async def main(args: argparse.Namespace) -> int:
-    from redis.asyncio import Redis
-
-    redis_proc = None
-    if args.own_redis:
-        redis_proc, args.redis_url = own_redis(Path(tempfile.mkdtemp(prefix="clarigate-bench-redis-")))
-        print(f"Redis: a redis-server of the benchmark's own at {args.redis_url}")
-    run = uuid.uuid4().hex[:8]
-    prefix = f"bench-{run}"
-    fake = FakeSlackProcess()
-    folder = Path(tempfile.mkdtemp(prefix="clarigate-bench-"))
-    serve, url = start_serve(args, fake, prefix, folder)
-    bolt_port = free_port()
-    bolt = subprocess.Popen(  # noqa: ASYNC220 (started once, before any measurement)
-        [sys.executable, str(ROOT / "bench" / "bolt_ack_app.py"), str(bolt_port), SIGNING_SECRET]
-        + [BOT_TOKEN, fake.api_url],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        await wait_until_up(f"{url}/readyz", serve)
-        await wait_until_up(f"http://127.0.0.1:{bolt_port}/", bolt)
-        targets = {
-            "clarigate serve": f"{url}/slack/events",
-            "bare slack-bolt": f"http://127.0.0.1:{bolt_port}/slack/events",
-        }
-        print(f"serve processes: {', '.join(f'{k} {v}' for k, v in serve_processes(serve.pid).items())}")
+    async with serve_beside_bolt(args) as servers:
+        fake, targets, run = servers.fake, servers.targets, servers.run
         await warm_up(fake, targets, run)
         if args.conversations:
-            alone = await agent_alone(args, folder)
+            alone = await agent_alone(args, servers.folder)
             stats_before = await redis_commands(args.redis_url)
-            per_message = await burst(args, fake, serve, url, run)
+            per_message = await burst(args, fake, servers.serve, servers.url, run)
             stats = {k: v - stats_before.get(k, 0) for k, v in (await redis_commands(args.redis_url)).items()}
             stats = {k: v for k, v in stats.items() if v > 0 and k not in ("info", "ping")}
             if args.own_redis:  # alone on it: every command is the bot's (and this benchmark's polls)
@@ -445,30 +263,12 @@ async def main(args: argparse.Namespace) -> int:
                 f" the gateway's own: {(per_message - alone) * 1000:.2f} ms per message"
             )
             if args.floor:
-                bolt_cpu = lambda: cpu_seconds(bolt.pid)  # noqa: E731
+                bolt_cpu = lambda: cpu_seconds(servers.bolt.pid)  # noqa: E731
                 found = await measure_floor(args, fake, targets["bare slack-bolt"], bolt_cpu, run)
                 report_floor(found, per_message, alone)
             report_budget(per_message, alone, MODEL_TURN.delay_seconds[0])
         if args.rounds:
-            acking = {"clarigate serve": serve.pid, "bare slack-bolt": bolt.pid}  # the web process
-            await steady(targets, acking, args, run)
-    finally:
-        for proc in (serve, bolt):
-            proc.send_signal(signal.SIGTERM)
-        for proc in (serve, bolt):
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        await fake.stop()
-        client = Redis.from_url(args.redis_url)
-        keys = [key async for key in client.scan_iter(match=f"{prefix}:*", count=1000)]
-        if keys:
-            await client.delete(*keys)
-        await client.aclose()
-        if redis_proc is not None:
-            redis_proc.terminate()
-            redis_proc.wait(10)
+            await steady(targets, servers.acking(), args, run)
     return 0
 
 
