@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
-import pwd
 import random
 import shutil
 import signal
@@ -47,19 +45,17 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from redis.asyncio import Redis
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from clarigate.agent.protocol import catalog  # noqa: E402
-from clarigate.gateway.store.keys import GROUP  # noqa: E402
+from bench.cluster_outcome import ANSWER, inversions, pending_jobs, what_was_shown  # noqa: E402
+from bench.cluster_stores import OwnPostgres, OwnRedis  # noqa: E402
 from clarigate.gateway.store.redis import RedisStore  # noqa: E402
 from tests.deploy.fault_platform import FakePlatform  # noqa: E402
 from tests.deploy.test_delivery_faults import Replicas  # noqa: E402
 from tests.deploy.test_sigterm import free_port, serve_command  # noqa: E402
 
-ANSWER = "answer to: "
 START = time.monotonic()
 
 
@@ -76,133 +72,6 @@ def script(tools: bool, messages: int) -> list[dict[str, Any]]:
     call = {"tool_calls": [{"name": "note", "args": {"text": "{last_user}"}}], "delay_seconds": [0.5, 1.0]}
     answer = {**answer, "delay_seconds": [0.5, 1.0]}
     return [call, answer] * (3 * messages)
-
-
-# --- the stores -------------------------------------------------------------------------------
-
-
-class OwnRedis:
-    """A redis-server of this run (AOF, fsync every second) that can be killed and restarted."""
-
-    def __init__(self, folder: Path) -> None:
-        self.port = free_port()
-        self.folder = folder
-        folder.mkdir()
-        self.cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(folder)]
-        self.cmd += [
-            "--save",
-            "",
-            "--appendonly",
-            "yes",
-            "--appendfsync",
-            "everysec",
-            "--appenddirname",
-            "appendonlydir",
-        ]
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-
-    async def start(self) -> None:
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: ASYNC220
-        for _ in range(600):
-            try:
-                client = Redis(port=self.port)
-                await client.ping()
-                await client.aclose()
-                return
-            except Exception:  # noqa: BLE001 (not up yet: loading the AOF)
-                await asyncio.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
-
-    async def watch_aof(self) -> None:
-        """Note the append-only file's size every 0.1 s (for ``lose_tail``)."""
-        self.sizes: list[tuple[float, Path, int]] = []
-        while True:
-            with contextlib.suppress(OSError, ValueError):
-                latest = max(self.folder.glob("appendonlydir/*.incr.aof"), key=lambda f: f.stat().st_mtime)
-                self.sizes = [*self.sizes[-100:], (time.monotonic(), latest, latest.stat().st_size)]
-            await asyncio.sleep(0.1)
-
-    def lose_tail(self, seconds: float) -> int:
-        """After a kill: cut the append-only file back to its size ``seconds`` ago, as a machine
-        crash would lose what ``appendfsync everysec`` had not synced yet (a ``kill -9`` of the
-        server alone loses nothing: its writes are in the page cache). Returns the bytes cut."""
-        before = [(path, size) for at, path, size in self.sizes if at <= time.monotonic() - seconds]
-        if not before:
-            return 0
-        path, size = before[-1]
-        cut = path.stat().st_size - size
-        if cut > 0:
-            os.truncate(path, size)
-        return max(cut, 0)
-
-
-class OwnPostgres:
-    """A PostgreSQL cluster of this run (trust, a free port), to restart, kill and keep down."""
-
-    def __init__(self, folder: Path) -> None:
-        self.data = folder
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/test"
-
-    async def start(self) -> None:
-        if not self.data.exists():
-            self.data.mkdir(mode=0o700)
-            self.data.parent.chmod(0o755)  # the server's user reaches its folder
-            if os.geteuid() == 0:  # PostgreSQL refuses to run as root: as its own user
-                owner = pwd.getpwnam("postgres")
-                os.chown(self.data, owner.pw_uid, owner.pw_gid)
-            run = [
-                *self.as_owner(),
-                "initdb",
-                "-D",
-                str(self.data),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "--no-sync",
-            ]
-            subprocess.run(run, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: ASYNC221
-        cmd = [*self.as_owner(), "postgres", "-D", str(self.data), "-p", str(self.port), "-k", str(self.data)]
-        cmd += ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"]
-        log = (self.data.parent / "postgres.log").open("ab")
-        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # noqa: ASYNC220
-        for _ in range(600):
-            probe = ["pg_isready", "-h", "127.0.0.1", "-p", str(self.port)]
-            ready = subprocess.run(probe, capture_output=True)  # noqa: ASYNC221
-            if ready.returncode == 0:
-                break
-            await asyncio.sleep(0.1)
-        made = subprocess.run(  # noqa: ASYNC221
-            ["createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "test"],
-            capture_output=True,
-        )
-        if made.returncode and b"already exists" not in made.stderr:
-            raise RuntimeError(made.stderr.decode())
-
-    @staticmethod
-    def as_owner() -> list[str]:
-        """The prefix that runs a command as the ``postgres`` user when this is root (``setpriv``
-        execs: the server keeps the pid it was started with)."""
-        if os.geteuid() != 0:
-            return []
-        return ["setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups"]
-
-    def stop(self, sig: int) -> None:
-        """SIGINT: a clean fast shutdown; SIGKILL: the whole process group at once (a crash)."""
-        if self.proc is not None and self.proc.poll() is None:
-            if sig == signal.SIGKILL:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            else:
-                self.proc.send_signal(sig)
-            self.proc.wait()
-            time.sleep(0.5)  # the backends exit once they see the postmaster gone
 
 
 # --- the replicas -----------------------------------------------------------------------------
@@ -470,17 +339,6 @@ async def pg_fault(pg: OwnPostgres, kind: str) -> None:
 # --- the outcome ------------------------------------------------------------------------------
 
 
-async def pending_jobs(redis_url: str, prefix: str) -> int:
-    client = Redis.from_url(redis_url)
-    try:
-        summary = await client.xpending(f"{prefix}:jobs", GROUP)
-        return int(summary["pending"])
-    except Exception:  # noqa: BLE001 (no stream yet, or Redis down)
-        return -1
-    finally:
-        await client.aclose()
-
-
 async def settle(cluster: Cluster, platform: FakePlatform, tally: Tally, cap: float) -> None:
     """Until every acknowledged message has its answer, no job is pending and 5 s went quiet."""
     deadline = time.monotonic() + cap
@@ -497,35 +355,6 @@ async def settle(cluster: Cluster, platform: FakePlatform, tally: Tally, cap: fl
                 return
         await asyncio.sleep(1)
     say(f"not quiet after {cap:.0f} s")
-
-
-def inversions(order: list[int]) -> int:
-    return sum(1 for i, a in enumerate(order) for b in order[i + 1 :] if a > b)
-
-
-@dataclass
-class Shown:
-    """What the people saw on the platform (one message per delivery id, in arrival order)."""
-
-    answers: dict[str, set[str]] = field(default_factory=dict)  # "t3 m2" -> delivery ids of its answer
-    order: dict[str, list[int]] = field(default_factory=dict)  # chat -> message numbers answered, in order
-    kept: Counter[str] = field(default_factory=Counter)  # "your message is kept" notices
-    errors: Counter[str] = field(default_factory=Counter)  # anything else that is not an answer
-
-
-def what_was_shown(platform: FakePlatform) -> Shown:
-    shown = Shown()
-    kept_notices = {catalog.text(key, "en") for key in ("agent_unavailable", "store_unavailable")}
-    for delivery_id, item in platform.shown.items():
-        text = item["text"]
-        if not text.startswith(ANSWER):
-            (shown.kept if text in kept_notices else shown.errors)[f"{item['kind']}: {text[:60]}"] += 1
-            continue
-        message = text[len(ANSWER) :]
-        if message not in shown.answers:
-            shown.order.setdefault(item["chat"], []).append(int(message.split(" m")[1]))
-        shown.answers.setdefault(message, set()).add(delivery_id)
-    return shown
 
 
 def tool_calls(cluster: Cluster) -> Counter[str]:
