@@ -81,10 +81,13 @@ async def send(http: aiohttp.ClientSession, url: str, body: bytes) -> float:
     return time.monotonic() - started
 
 
-async def agent_alone(args: argparse.Namespace, folder: Path) -> float:
+async def agent_alone(args: argparse.Namespace, folder: Path) -> tuple[float, float]:
     """The agent's own CPU per turn, for ``--conversations`` turns at once (at most ``--workers``
     at a time, as in serve), with the same model and checkpointer, in this process: what a
-    message costs before the gateway adds anything."""
+    message costs before the gateway adds anything. Two ways: as serve runs it (its events streamed
+    to a sink that drops them: LangGraph's ``messages``/``updates`` streaming, which the live
+    message asks for, is the agent library's work; ``bench/streaming.py`` measures the same way),
+    and plainly invoked (``ainvoke``), for reference."""
     from clarigate.agent.harness import AgentSettings, ClarifyingAgent
 
     script = folder / "model.yaml"
@@ -94,15 +97,24 @@ async def agent_alone(args: argparse.Namespace, folder: Path) -> float:
     agent = await ClarifyingAgent.create(settings)
     slots = asyncio.Semaphore(min(args.conversations, args.workers or SERVE_WORKERS))
 
-    async def turn(i: int) -> None:
+    async def dropped(event: object) -> None:
+        return None
+
+    async def turn(i: int | str, streamed: bool) -> None:
         async with slots:
-            await agent.run_turn(f"alone-{i}", f"alone {i}")
+            await agent.run_turn(f"alone-{i}", f"alone {i}", on_event=dropped if streamed else None)
+
+    async def per_turn(streamed: bool) -> float:
+        started = time.process_time()
+        await asyncio.gather(*(turn(f"{streamed}-{i}", streamed) for i in range(args.conversations)))
+        return (time.process_time() - started) / args.conversations
 
     try:
-        await turn(-1)  # first-call set-up
-        started = time.process_time()
-        await asyncio.gather(*(turn(i) for i in range(args.conversations)))
-        return (time.process_time() - started) / args.conversations
+        await turn(-1, True)  # first-call set-up
+        # A B B A: each later round runs on a fuller checkpointer, so neither gains by its place
+        order = (True, False, False, True)
+        figures = [await per_turn(streamed) for streamed in order]
+        return (figures[0] + figures[3]) / 2, (figures[1] + figures[2]) / 2
     finally:
         await agent.aclose()
 
@@ -247,7 +259,7 @@ async def main(args: argparse.Namespace) -> int:
         fake, targets, run = servers.fake, servers.targets, servers.run
         await warm_up(fake, targets, run)
         if args.conversations:
-            alone = await agent_alone(args, servers.folder)
+            alone, plain = await agent_alone(args, servers.folder)
             stats_before = await redis_commands(args.redis_url)
             per_message = await burst(args, fake, servers.serve, servers.url, run)
             stats = {k: v - stats_before.get(k, 0) for k, v in (await redis_commands(args.redis_url)).items()}
@@ -259,8 +271,9 @@ async def main(args: argparse.Namespace) -> int:
                 )
                 print(f"  Redis commands per message: {sum(stats.values()) / args.conversations:.2f} ({per})")
             print(
-                f"  the agent alone: {alone * 1000:.2f} ms CPU per turn (same model, memory://, here);"
-                f" the gateway's own: {(per_message - alone) * 1000:.2f} ms per message"
+                f"  the agent alone: {alone * 1000:.2f} ms CPU per turn (same model, memory://, here;"
+                f" its events streamed as serve asks, dropped; {plain * 1000:.2f} ms invoked without"
+                f" streaming); the gateway's own: {(per_message - alone) * 1000:.2f} ms per message"
             )
             if args.floor:
                 bolt_cpu = lambda: cpu_seconds(servers.bolt.pid)  # noqa: E731

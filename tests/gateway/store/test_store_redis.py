@@ -147,3 +147,11 @@ async def test_work_queue_recovers_when_redis_lost_the_stream(
     await raw.delete(f"{store_prefix}:jobs")
     await redis_store.accept_job("e1", "message", "e1", "k", {}, 60)
     assert [j.inbound_id for j in await redis_store.read_jobs("w1", 10, 0)] == ["e1"]
+
+
+async def test_scripts_are_loaded_again_after_redis_forgot_them(redis_store: RedisStore, raw: Redis) -> None:
+    thread_id = await redis_store.thread_for_chat(CHAT.thread_key, 3600)
+    await raw.script_flush()  # what a restarted Redis knows of the store's scripts: nothing
+    assert await redis_store.thread_for_chat(CHAT.thread_key, 3600) == thread_id
+    await redis_store.accept_job("slack:Ev9", "message", "slack:Ev9", CHAT.thread_key, {"text": "hi"}, 60)
+    assert [job.inbound_id for job in await redis_store.read_jobs("w1", 10, 0)] == ["slack:Ev9"]
