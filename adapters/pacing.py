@@ -7,7 +7,9 @@ worker processes and replicas; so a ``Budget`` is cut into windows of ``period /
 the same on every process (wall-clock time), and each window holds one update of its scope,
 taken as a lease in the shared state (``AdapterState.acquire_lease``). The first to ask in a
 window has it; the others wait for the next window, once, and if that one is taken too the
-update is skipped (the next one shows newer text, the reply the whole of it).
+update is skipped (``take`` raises ``LiveSkipped`` with the seconds to the window after): a run's
+first words are tried again then, at each window until one has room; a later update's text
+waits for the run's next update (the reply shows the whole of it).
 
 When the store does not answer, the windows are counted in this process alone, as before budgets
 were shared: updates go on, paced per process.
@@ -23,7 +25,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from clarigate.gateway.boundary.port import AdapterState
+from clarigate.gateway.boundary.port import AdapterState, LiveSkipped
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,12 @@ class Budget:
     def window(self) -> float:
         """Seconds of one window: one update in it."""
         return self.period / self.calls
+
+
+def until_next(budget: Budget) -> float:
+    """Seconds until the next window of ``budget`` begins (the same instant on every replica)."""
+    interval = budget.window
+    return interval - time.time() % interval
 
 
 class SharedPace:
@@ -65,6 +73,12 @@ class SharedPace:
             if attempt == 0:
                 await asyncio.sleep((window + 1) * interval - now)
         return False
+
+    async def take(self, scope: str, budget: Budget) -> None:
+        """``slot``, for an update: ``LiveSkipped`` when it is to be skipped, with the seconds until
+        the next window begins (when a slot may be had again)."""
+        if not await self.slot(scope, budget):
+            raise LiveSkipped(until_next(budget))
 
     async def _take(self, scope: str, window: int, interval: float) -> bool:
         name = f"live-pace:{scope}:{window}"

@@ -275,19 +275,22 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         content = live_markdown(view)
         if ref is None:
             ref = await self._start_live(conversation, view, content)
-        elif self.live.same(ref.message_id, content) or not await self._slot(ref):
-            return ref  # (no room in the app's budget: the next update sends the newer text)
-        elif streams(ref):
-            await self._stream(ref, content)
+        elif self.live.same(ref.message_id, content):
+            return ref
         else:
-            await self.sender.update_card(ref.message_id, edited_card(view, content))
+            await self._slot(ref)  # no room in the app's budget: ``LiveSkipped``, nothing sent
+            if streams(ref):
+                await self._stream(ref, content)
+            else:
+                await self.sender.update_card(ref.message_id, edited_card(view, content))
         self.live.shown(ref.message_id, content)
         return ref
 
-    async def _slot(self, ref: MessageRef) -> bool:
-        """The app's slot for one live update on its API, shared by every replica and process."""
+    async def _slot(self, ref: MessageRef) -> None:
+        """The app's slot for one live update on its API, shared by every replica and process;
+        ``LiveSkipped`` when there is no room (see ``SharedPace.take``)."""
         api = CARD_API if streams(ref) else EDIT_API
-        return await self.pace.slot(f"{self.settings.app_id}:{api}", budget())
+        await self.pace.take(f"{self.settings.app_id}:{api}", budget())
 
     async def _start_live(self, conversation: Conversation, view: LiveView, content: str) -> MessageRef:
         if view.mode == "card" and time.monotonic() >= self.cardkit_paused_until:

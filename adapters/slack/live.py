@@ -14,8 +14,9 @@ as with streaming off) and edited at most once per ``LIVE_INTERVAL``; the reply 
 
 Slack limits both update methods per workspace (``chat.appendStream`` 100 a minute,
 ``chat.update`` 50): the workspace's runs on every replica and worker process share that budget
-through the store (``clarigate.adapters.pacing``); an update that finds no room is skipped, and
-the next one carries its text.
+through the store (``clarigate.adapters.pacing``); an update that finds no room is skipped
+(``LiveSkipped``): the run's first words are tried again at the next slot, a later update's text
+goes with the next update.
 
 A long answer: the live message shows its first part (edit) or its first ``STREAM_CHARS`` (stream);
 the reply puts the first part in that message and posts the rest after it, as a whole reply is split.
@@ -190,10 +191,11 @@ class LiveMessages:
         budget = STREAM_BUDGET if mode == STREAM else EDIT_BUDGET
         return max(LIVE_INTERVAL, self._count(conversation.workspace) * budget.window)
 
-    async def _slot(self, workspace: str, method: str) -> bool:
-        """The workspace's slot for one ``method`` call, shared by every replica and process."""
+    async def _slot(self, workspace: str, method: str) -> None:
+        """The workspace's slot for one ``method`` call, shared by every replica and process;
+        ``LiveSkipped`` when there is no room (see ``SharedPace.take``)."""
         budget = STREAM_BUDGET if method == "chat.appendStream" else EDIT_BUDGET
-        return await self.pace.slot(f"{workspace}:{method}", budget)
+        await self.pace.take(f"{workspace}:{method}", budget)
 
     def _count(self, workspace: str) -> int:
         opened = self._open_now.get(workspace)
@@ -268,8 +270,9 @@ class LiveMessages:
         end = piece_end(view.text, start)
         if end > start:
             chunks.append(text_chunk(escape_mrkdwn(view.text[start:end])))
-        if not chunks or not await self._slot(workspace, "chat.appendStream"):
-            return ref  # nothing new, or no room in the workspace's budget: the next update sends it
+        if not chunks:
+            return ref  # nothing new
+        await self._slot(workspace, "chat.appendStream")  # no room: skipped, the next update sends it
         try:
             await self.sender.append_stream(ref.chat_id, ref.message_id, chunks)
         except DeliveryFailed as error:
@@ -296,8 +299,9 @@ class LiveMessages:
 
     async def _edit(self, workspace: str, view: LiveView, ref: MessageRef) -> MessageRef:
         content = edit_mrkdwn(view)
-        if ref.extra.get("digest") == digest(content) or not await self._slot(workspace, "chat.update"):
+        if ref.extra.get("digest") == digest(content):
             return ref
+        await self._slot(workspace, "chat.update")
         await self.sender.update(ref.chat_id, ref.message_id, content, None)
         return ref.model_copy(update={"extra": {**ref.extra, "digest": digest(content)}})
 

@@ -12,8 +12,8 @@
   first part and posts the rest after it; a run that ends without a reply deletes it. The
   live updates of every run in one group share Telegram's 20 messages a minute there: one slot
   per ``GROUP_EDIT_INTERVAL`` window, taken in the shared state (so across replicas and worker
-  processes too); an update that finds no slot within one window is skipped (the next one shows
-  the newer text, the reply the whole of it).
+  processes too); an update that finds no slot within one window is skipped (``LiveSkipped``: the
+  run's first words are tried again at the next slot; a later update's text goes with the next).
 
 Before a run has anything to show but "⏳ Working…", Telegram's own "typing…" indicator stands
 for it, as without streaming: a quick run posts its reply and nothing else. Model text is
@@ -135,9 +135,9 @@ class LiveMessages:
             return ref or self._ref(conversation, mode, token)
         if ref is not None and (drafted or message_id) and self._shown.get(token) == html:
             return ref  # it shows this already (a long answer's cut part); a draft's refresh keeps it up
+        if mode == EDIT:
+            await self._group_slot(conversation)  # no room: ``LiveSkipped`` ("typing…" goes on)
         self.typing.stop(conversation)
-        if mode == EDIT and not await self._group_slot(conversation):
-            return self._ref(conversation, EDIT, token, message_id)  # this update is skipped
         try:
             made = await self._update(conversation, ref, mode, token, message_id, html)
         except RetryAfter as exc:
@@ -276,12 +276,12 @@ class LiveMessages:
 
     # --- internals --------------------------------------------------------------------------------
 
-    async def _group_slot(self, conversation: Conversation) -> bool:
+    async def _group_slot(self, conversation: Conversation) -> None:
         """A group's slot for one live update, shared by its runs on every replica and process
-        (Telegram's 20 messages a minute there): see ``clarigate.adapters.pacing``."""
-        if conversation.is_direct:
-            return True
-        return await self.pace.slot(conversation.chat_id, Budget(1, GROUP_EDIT_INTERVAL))
+        (Telegram's 20 messages a minute there): see ``clarigate.adapters.pacing``; ``LiveSkipped``
+        when there is none."""
+        if not conversation.is_direct:
+            await self.pace.take(conversation.chat_id, Budget(1, GROUP_EDIT_INTERVAL))
 
     def _ref(
         self, conversation: Conversation, mode: str, token: str, message_id: str = "", drafted: bool = False

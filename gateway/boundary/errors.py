@@ -11,6 +11,7 @@ Two kinds matter at the HTTP edge (``clarigate.gateway.web.server.InputGuard``):
   ``clarigate_http_errors_total``. Nothing else is dressed up as the client's mistake.
 
 ``DeliveryFailed`` is how an adapter's ``send`` reports a platform refusing or failing a call;
+``LiveSkipped`` how its ``show_live`` reports an update the platform's budget had no room for;
 ``AgentUnavailable`` and ``RunFailed`` are how an agent runner reports a turn that did not happen.
 """
 
@@ -64,6 +65,16 @@ class DeliveryFailed(ClarigateError):
         self.retry_after = retry_after
         self.code = code
         self.chat_refused = chat_refused
+
+
+class LiveSkipped(ClarigateError):
+    """An adapter's ``show_live``: this update found no room in the platform's budget and made no
+    call (the live message shows what it showed before). ``retry_in``: seconds until the next
+    slot may be had (the next window of the shared pace: ``clarigate.adapters.pacing``)."""
+
+    def __init__(self, retry_in: float) -> None:
+        super().__init__(f"live update skipped: the next slot in {retry_in:.3f} s")
+        self.retry_in = retry_in
 
 
 class AttachmentTooLarge(ClarigateError):

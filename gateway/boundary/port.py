@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute
 
 from clarigate.agent.protocol.models import Locale
 
-from .errors import DeliveryFailed
+from .errors import DeliveryFailed, LiveSkipped
 from .messages import (
     AcceptOutcome,
     AnswerOutcome,
@@ -40,7 +40,7 @@ from .messages import (
 )
 from .settings import PlatformSettings
 
-__all__ = ["AdapterState", "DeliveryFailed", "GatewayPort", "PlatformAdapter"]
+__all__ = ["AdapterState", "DeliveryFailed", "GatewayPort", "LiveSkipped", "PlatformAdapter"]
 
 
 class AdapterState(Protocol):
@@ -210,7 +210,9 @@ class PlatformAdapter(ABC):
     ) -> MessageRef | None:
         """Create (``ref`` None) or update the live message of a run; returns its reference.
 
-        Errors are raised as ``DeliveryFailed`` (the core stops updating this run's message).
+        Errors are raised as ``DeliveryFailed`` (the core stops updating this run's message); an
+        update the platform's budget has no room for now as ``LiveSkipped`` (the core tries the
+        run's first words again at the next slot, and lets a later update's text wait for the next).
         """
         raise DeliveryFailed(f"{self.platform} shows no live messages", permanent=True)
 

@@ -5,7 +5,10 @@
 run up to date through the adapter (``PlatformAdapter.show_live``), coalescing: the first
 update once the run has gone on ``FIRST_SHOW_AFTER`` seconds with something to show, then at
 most one per ``live_interval`` (the platform's limits), whatever the number of tokens. A run
-that is over sooner is not shown live at all: its reply is posted whole, as before.
+that is over sooner is not shown live at all: its reply is posted whole, as before. An update the
+platform's shared budget had no room for (``LiveSkipped``) waits for the next update, unless it
+was the news (the message itself, the answer's first words, the first step after "Working…"):
+that is tried again at the next slot the adapter names, not an interval later.
 
 The live message is only a view. What the person finally reads is the run's recorded reply,
 which finishes that message (``TextReply.live``) or closes it (``LiveEnd``) through the core's
@@ -35,7 +38,7 @@ from clarigate.gateway.boundary.messages import (
     Sender,
     TextReply,
 )
-from clarigate.gateway.boundary.port import PlatformAdapter
+from clarigate.gateway.boundary.port import LiveSkipped, PlatformAdapter
 from clarigate.gateway.flow.notices import notice
 from clarigate.gateway.runtime import metrics
 
@@ -46,6 +49,8 @@ log = logging.getLogger(__name__)
 FIRST_SHOW_AFTER = 0.15
 #: How long ``finish`` waits for an update still on its way.
 FINISH_WAIT_SECONDS = 5.0
+#: Seconds between two updates (or two tries of a skipped one) at the least.
+LEAST_WAIT = 0.05
 #: A tool's description is its progress line when its first sentence is at most this long.
 MAX_DESCRIPTION = 60
 
@@ -108,6 +113,7 @@ class LiveReply:
         self._closed = asyncio.Event()
         self._showed_working = False  # the last update showed "Working…" alone
         self._text_at = self._status_at = 0.0  # when the answer began, when the step last changed
+        self._retry_at: float | None = None  # when the news the budget had no room for is tried again
         self._task: asyncio.Task[None] | None = None
         self.calls = 0  # show_live calls made (for logs and tests)
 
@@ -117,7 +123,7 @@ class LiveReply:
         shown: LiveView | None = None
         if self.working_after <= 0:
             self._status = notice("working_status", self.locale)
-            if await self._show(self._view()):
+            if await self._show(self._view()) and self._retry_at is None:
                 shown = self._view()
         self._task = asyncio.get_running_loop().create_task(self._keep_up(shown))
 
@@ -186,7 +192,7 @@ class LiveReply:
     def _interval(self) -> float:
         """The adapter's interval, read before each pause: it may grow with the platform's load
         (Slack's stream calls are limited per workspace, shared by every run there)."""
-        return max(self.adapter.live_interval(self.conversation, self.mode), 0.05)
+        return max(self.adapter.live_interval(self.conversation, self.mode), LEAST_WAIT)
 
     async def _sleep(self, seconds: float | None) -> None:
         """Wait up to ``seconds`` (None: until woken) or until something changes: a step, the run's
@@ -238,7 +244,8 @@ class LiveReply:
                     continue
                 if not await self._show(view):
                     return
-                last = self._view()  # what was shown (``shown`` moved on)
+                # what was shown (``shown`` moved on); nothing when the news was skipped: again soon
+                last = self._view() if self._retry_at is None else None
                 await self._pause(time.monotonic())
                 continue
             await self._sleep(None)
@@ -247,7 +254,7 @@ class LiveReply:
         """Coalesce what comes for the adapter's interval after an update; the answer's first words
         (after "Working…" or a tool step) and the first step after a bare "Working…" go out sooner
         (FIRST_SHOW_AFTER): they are what the person waits for, and at most two calls per run."""
-        while not self._closing:
+        while not self._closing and self._retry_at is None:  # (a skipped news: ``_news_hold``)
             news = self._news_at()
             if news is not None:
                 remaining = max(shown_at, news) + FIRST_SHOW_AFTER - time.monotonic()
@@ -268,14 +275,27 @@ class LiveReply:
 
     def _news_hold(self) -> float:
         """Seconds until the news is FIRST_SHOW_AFTER old (0: none, or old enough): a run that ends
-        sooner is finished by its reply alone, with no update the reply repeats at once."""
+        sooner is finished by its reply alone, with no update the reply repeats at once. News the
+        platform's budget had no room for waits for the next slot."""
+        now = time.monotonic()
         news = self._news_at()
-        return 0.0 if news is None else max(news + FIRST_SHOW_AFTER - time.monotonic(), 0.0)
+        hold = 0.0 if news is None else news + FIRST_SHOW_AFTER - now
+        if self._retry_at is not None:
+            hold = max(hold, self._retry_at - now)
+        return max(hold, 0.0)
 
     async def _show(self, view: LiveView) -> bool:
         first = self.ref is None
+        news = first or self._news_at() is not None
+        self._retry_at = None
         try:
             ref = await self.adapter.show_live(self.conversation, view, self.ref)
+        except LiveSkipped as skip:  # no call made: the message shows what it did
+            if news:  # what the person waits for: again at the next slot, not an interval on
+                self._retry_at = time.monotonic() + max(skip.retry_in, LEAST_WAIT)
+                self.calls += 1
+                return True
+            ref = None  # a later update: its text goes with the next one
         except Exception as exc:
             self._failed = True
             code = getattr(exc, "code", None) or type(exc).__name__

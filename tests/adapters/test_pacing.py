@@ -4,8 +4,12 @@ store; each process on its own when the store does not answer."""
 from __future__ import annotations
 
 import asyncio
+import time
+
+import pytest
 
 from clarigate.adapters.pacing import Budget, SharedPace
+from clarigate.gateway.boundary.port import LiveSkipped
 
 from .live_pace import SharedRedis
 
@@ -42,3 +46,16 @@ async def test_with_the_store_down_each_process_paces_itself():
     assert await first.slot("T1:chat.update", HOUR)  # updates go on
     assert await held(first, "T1:chat.update")  # paced in this process
     assert await second.slot("T1:chat.update", HOUR)  # another process counts its own
+
+
+async def test_an_update_that_finds_no_room_says_when_the_next_window_begins(shared_redis: SharedRedis):
+    [store] = shared_redis.stores(1)
+    second = Budget(1, 1.0)
+    now = int(time.time())
+    for window in range(now, now + 4):  # this window and the next ones taken by other processes
+        assert await store.acquire_lease(f"live-pace:T1:chat.update:{window}", "another", 10)
+    pace = SharedPace(lambda: store, "slack")
+    with pytest.raises(LiveSkipped) as skipped:
+        await pace.take("T1:chat.update", second)  # this window, then the next: both taken
+    assert 0 < skipped.value.retry_in <= second.window
+    assert time.time() + skipped.value.retry_in == pytest.approx(int(time.time()) + 1, abs=0.05)

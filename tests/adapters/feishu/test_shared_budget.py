@@ -4,13 +4,15 @@ CardKit's streamed text) shared by every worker process and replica through the 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from types import SimpleNamespace
 
 from clarigate.adapters.feishu import FeishuAdapter, live
 from clarigate.gateway.boundary.messages import Conversation, TextReply
+from clarigate.gateway.flow.live import FIRST_SHOW_AFTER
 
-from ..live_pace import SharedRedis, live_run, most_in_windows
+from ..live_pace import SharedRedis, at_most_one_a_window, first_words_together, live_run, most_in_windows
 from .cards import text_of
 from .conftest import feishu_settings
 from .fake_open_api import FakeOpenApi
@@ -61,3 +63,39 @@ async def test_one_process_alone_edits_every_update_about_once_a_second(
     # nothing held back or skipped: the app's budget has room for one run's rhythm
     assert len(fake_api.patched()) == updates
     await adapter.stop()
+
+
+async def test_first_words_the_budget_skipped_go_out_at_the_next_windows_not_an_interval_later(
+    shared_redis: SharedRedis, fake_api: FakeOpenApi, monkeypatch
+):
+    # ten streaming cards in two processes want their first words out in the same instant: the
+    # app's budget lets one a window through; the others try again at the next window (0.1 s),
+    # not after the card's interval (5 s here, longer than this test waits)
+    monkeypatch.setattr(live, "CALLS_PER_SECOND", 10.0)
+    monkeypatch.setattr(live, "CARD_INTERVAL", 5.0)
+    window = 1 / live.CALLS_PER_SECOND
+    adapters = processes(fake_api, shared_redis.stores(2), f"cli_{uuid.uuid4().hex[:10]}")
+    runs = [
+        (adapter, chat(10 * index + number)) for index, adapter in enumerate(adapters) for number in range(5)
+    ]
+
+    def content_calls() -> list:
+        return fake_api.cardkit_calls("content")
+
+    def arrived(words: list[str]) -> bool:
+        return all(any(word in json.dumps(c.body) for c in content_calls()) for word in words)
+
+    came, refs = await first_words_together(runs, "card", arrived, deadline=4.0)
+    assert arrived([f"Answer{index}" for index in range(len(runs))])  # every run's words shown
+    times = sorted(c.at for c in content_calls())
+    assert len(times) == len(runs)  # each once: nothing else wanted showing meanwhile
+    # the k-th one a few windows after the words were held (FIRST_SHOW_AFTER), and none together
+    for k, at in enumerate(times):
+        assert at - came <= FIRST_SHOW_AFTER + 2 * (k + 3) * window
+    assert at_most_one_a_window(times, window)
+    for (adapter, conversation), ref in zip(runs, refs, strict=True):
+        await adapter.send(conversation, TextReply(text=f"Done in {conversation.chat_id}.", live=ref))
+    wanted = sorted(f"Done in {c.chat_id}." for _, c in runs)
+    assert sorted(text_of(card) for card in fake_api.shown()) == wanted  # each reply once
+    for adapter in adapters:
+        await adapter.stop()

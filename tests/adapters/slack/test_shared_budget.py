@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from redis.asyncio import Redis
@@ -12,8 +13,16 @@ from clarigate.adapters import pacing
 from clarigate.adapters.slack import live
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.boundary.messages import Sender, TextReply
+from clarigate.gateway.flow.live import FIRST_SHOW_AFTER
 
-from ..live_pace import REDIS_URL, SharedRedis, live_run, most_in_windows
+from ..live_pace import (
+    REDIS_URL,
+    SharedRedis,
+    at_most_one_a_window,
+    first_words_together,
+    live_run,
+    most_in_windows,
+)
 from .conftest import MakeWorld
 from .test_live_replies import in_thread
 
@@ -66,10 +75,10 @@ async def test_the_workspace_and_method_name_the_shared_window(
     [store] = shared_redis.stores(1)
     world = await make_world(ScriptedRunner(), store=store)
     slot = world.adapter.live._slot
-    assert await slot("T1", method)
-    assert await slot("T2", method)  # another workspace: its own budget
+    await slot("T1", method)
+    await slot("T2", method)  # another workspace: its own budget
     other = "chat.appendStream" if method == "chat.update" else "chat.update"
-    assert await slot("T1", other)  # another method: its own budget
+    await slot("T1", other)  # another method: its own budget
     client = Redis.from_url(REDIS_URL)
     found = [key async for key in client.scan_iter(match=f"{shared_redis.prefix}:*live-pace:*")]
     await client.aclose()
@@ -78,3 +87,37 @@ async def test_the_workspace_and_method_name_the_shared_window(
         f"T2:{method}",
         f"T1:{other}",
     }
+
+
+async def test_first_words_the_budget_skipped_go_out_at_the_next_windows_not_an_interval_later(
+    shared_redis: SharedRedis, make_world: MakeWorld, monkeypatch
+):
+    # eight streams of one workspace in two processes want their first words appended in the same
+    # instant: the workspace's budget lets one a window through (0.15 s here); the others try
+    # again at the next window, not after the stream's interval (5 s, longer than this test waits)
+    monkeypatch.setattr(live, "STREAM_BUDGET", pacing.Budget(10, 1.5))
+    monkeypatch.setattr(live, "LIVE_INTERVAL", 5.0)
+    window = live.STREAM_BUDGET.window
+    processes = [await make_world(ScriptedRunner(), store=store) for store in shared_redis.stores(2)]
+    fake = processes[0].fake
+    runs = [
+        (world.adapter, in_thread(f"1.{index}{number}", channel="C9"))
+        for index, world in enumerate(processes)
+        for number in range(4)
+    ]
+
+    def arrived(words: list[str]) -> bool:
+        appended = json.dumps(fake.of("chat.appendStream"))
+        return all(word in appended for word in words)
+
+    came, refs = await first_words_together(runs, live.STREAM, arrived, 5.0, recipient=Sender(user_id="U1"))
+    assert len(fake.of("chat.startStream")) == len(runs)  # "Working…" at once, unpaced
+    assert arrived([f"Answer{index}" for index in range(len(runs))])  # every run's words shown
+    times = sorted(c.at for c in fake.attempts("chat.appendStream"))
+    assert len(times) == len(runs)  # each once: nothing else wanted showing meanwhile
+    for k, at in enumerate(times):  # the k-th a few windows after the words, and none together
+        assert at - came <= FIRST_SHOW_AFTER + 2 * (k + 3) * window
+    assert at_most_one_a_window(times, window)
+    for (adapter, conversation), ref in zip(runs, refs, strict=True):
+        await adapter.send(conversation, TextReply(text=f"Done in {conversation.topic}.", live=ref))
+    assert sorted(m["text"] for m in fake.shown()) == sorted(f"Done in {c.topic}." for _, c in runs)

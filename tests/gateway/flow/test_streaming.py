@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import yaml
 
@@ -17,7 +18,7 @@ from clarigate.gateway.boundary.messages import (
     MessageRef,
     TextReply,
 )
-from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.boundary.port import DeliveryFailed, LiveSkipped
 from clarigate.gateway.flow.live import live_key
 from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.in_process import LangGraphRunner
@@ -362,3 +363,70 @@ async def test_a_run_that_ends_just_after_its_first_words_is_finished_by_its_rep
     assert [view.status for _, view in chat.shown] == ["⏳ Working…"]  # no update the reply repeats
     [reply] = items(chat)
     assert isinstance(reply, TextReply) and reply.live is not None
+
+
+class BusyLive(TestAdapter):
+    """A platform whose budget has no room for the first ``skips`` updates after the message is
+    made (``LiveSkipped``, the next slot ``retry_in`` away); when each update was asked for."""
+
+    def __init__(self, gateway, skips: int = 2, retry_in: float = 0.1):  # type: ignore[no-untyped-def]
+        super().__init__(gateway, live=True, live_interval=30.0)
+        self.skips, self.retry_in = skips, retry_in
+        self.asked: list[tuple[float, LiveView, bool]] = []  # when, what, whether it went out
+
+    async def show_live(self, conversation, view, ref):  # type: ignore[no-untyped-def]
+        skipped = ref is not None and self.skips > 0
+        self.asked.append((time.monotonic(), view, not skipped))
+        if skipped:
+            self.skips -= 1
+            raise LiveSkipped(self.retry_in)
+        return await super().show_live(conversation, view, ref)
+
+
+async def test_first_words_the_budget_skipped_are_tried_again_at_the_next_slot(make_gateway):
+    runner = StreamingRunner(
+        [0.3, *words("At last the answer comes.", 0.1), 0.5], TurnOutput(replies=["At last."])
+    )
+    # an interval far longer than the run: only a try at the next slot shows the first words
+    gateway, chat = await make_gateway(
+        MemoryStore("t"), runner, adapter_class=BusyLive, progress_after_seconds=0
+    )
+    await chat.say("go")
+    await gateway.drain()
+    assert isinstance(chat, BusyLive)
+    working, *tries = chat.asked
+    assert working[1].status == "⏳ Working…" and working[2]
+    assert [went for _, _, went in tries] == [False, False, True]  # two skipped, the third shown
+    assert all(view.text.startswith("At") for _, view, _ in tries)
+    for (before, _, _), (after, _, _) in zip(tries, tries[1:], strict=False):
+        assert chat.retry_in * 0.9 <= after - before <= 1.5  # at the slot named, not before or long after
+    [reply] = items(chat)
+    assert isinstance(reply, TextReply) and reply.live is not None and reply.text == "At last."
+
+
+async def test_a_later_update_the_budget_skipped_waits_for_the_next_update(make_gateway):
+    class LaterBusy(BusyLive):
+        def __init__(self, gateway):  # type: ignore[no-untyped-def]
+            super().__init__(gateway, skips=0, retry_in=0.01)
+
+        def live_interval(self, conversation, mode):  # type: ignore[no-untyped-def]
+            return 0.4
+
+        async def show_live(self, conversation, view, ref):  # type: ignore[no-untyped-def]
+            self.skips = 1 if len(self.asked) == 2 else 0  # the update after the first words
+            return await super().show_live(conversation, view, ref)
+
+    runner = StreamingRunner(
+        words("One two three four five six seven eight nine ten.", 0.1), TurnOutput(replies=["Ten."])
+    )
+    gateway, chat = await make_gateway(
+        MemoryStore("t"), runner, adapter_class=LaterBusy, progress_after_seconds=0
+    )
+    await chat.say("go")
+    await gateway.drain()
+    assert isinstance(chat, LaterBusy)
+    asked = [(at, went) for at, _, went in chat.asked]
+    assert [went for _, went in asked[:4]] == [True, True, False, True]
+    assert asked[3][0] - asked[2][0] >= 0.35  # an interval on, not at the slot 0.01 s away
+    [reply] = items(chat)
+    assert isinstance(reply, TextReply) and reply.live is not None and reply.text == "Ten."
