@@ -8,9 +8,11 @@ comes from the model, which may have read it anywhere, and the gateway must not 
 into the network it runs in. The host is looked up once per request and the connection goes to
 an address that lookup gave and the check passed (the URL's host still names the site: the
 ``Host`` header, TLS SNI and the certificate checked), so a name server that answers a public
-address to the check and an internal one a moment later is not followed; such a connection is
-made directly, not through a proxy from the environment, which would look the name up again.
-With internal addresses allowed, httpx resolves and connects by name, as any client.
+address to the check and an internal one a moment later is not followed. Where the environment
+names a proxy for the URL (``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY``, not bypassed by
+``NO_PROXY``), the fetch goes through it by name after the same check: the proxy makes the
+connection, and its own lookup and policy guard it (a worker whose only way out is a proxy keeps
+fetching). With internal addresses allowed, httpx resolves and connects by name, as any client.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from urllib.parse import urljoin
@@ -93,6 +96,8 @@ async def fetch_capped(url: str, max_bytes: int, *, allow_private: bool, seconds
 async def _fetch(url: str, max_bytes: int, allow_private: bool, seconds: float) -> tuple[bytes, str]:
     for _ in range(MAX_REDIRECTS + 1):
         addresses = await check_address(url, allow_private)
+        if addresses and _proxied(url):
+            addresses = []  # by name, through the proxy (see the module's docstring)
         async with _response(url, addresses, seconds) as response:
             if response.status_code in _REDIRECTS and "location" in response.headers:
                 url = urljoin(url, response.headers["location"])
@@ -110,6 +115,16 @@ async def _fetch(url: str, max_bytes: int, allow_private: bool, seconds: float) 
             kind = response.headers.get("content-type", "").split(";", 1)[0].strip()
             return bytes(data), kind
     raise FetchRefused(f"more than {MAX_REDIRECTS} redirects")
+
+
+def _proxied(url: str) -> bool:
+    """True when the environment names a proxy for ``url`` (as httpx reads it: ``*_PROXY``,
+    ``NO_PROXY``)."""
+    parsed = _parsed(url)
+    proxies = urllib.request.getproxies()
+    if not (proxies.get(parsed.scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass(parsed.raw_host.decode("ascii"))
 
 
 @asynccontextmanager

@@ -236,3 +236,36 @@ async def test_https_with_a_certificate_for_another_host_is_refused(
     with pytest.raises(FetchRefused, match="the download failed"):
         await fetch(f"https://{HOST}/report.csv")
     assert outside.hosts == [] and outside.names == [HOST]
+
+
+async def test_a_proxy_the_environment_names_carries_the_fetch_by_name_after_the_check(
+    network: Network, monkeypatch: pytest.MonkeyPatch
+):
+    seen: list[str] = []
+
+    async def proxy(request: web.Request) -> web.Response:  # an HTTP proxy gets the absolute URL
+        seen.append(str(request.url))
+        return web.Response(body=b"via proxy\n", content_type="text/csv")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", proxy)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    for name in ("HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(name, f"http://127.0.0.1:{port}")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    try:
+        assert await fetch(f"http://{HOST}/report.csv") == (b"via proxy\n", "text/csv")
+        assert seen == [f"http://{HOST}/report.csv"]  # by name: the proxy connects
+        assert network.connects == [("127.0.0.1", port)]
+
+        network.answers = ["10.0.0.7"]  # the check still refuses a name that is internal
+        with pytest.raises(FetchRefused, match="private or loopback"):
+            await fetch(f"http://{HOST}/report.csv")
+        assert len(seen) == 1
+    finally:
+        await runner.cleanup()
