@@ -5,7 +5,14 @@ or lies, is cut off at the cap); redirects are followed by hand, a few at most, 
 checked again. A host that resolves to a private, loopback, link-local or otherwise internal
 address is refused unless the operator allows it (``files_out.allow_private_urls``): the URL
 comes from the model, which may have read it anywhere, and the gateway must not become a way
-into the network it runs in.
+into the network it runs in. The host is looked up once per request and the connection goes to
+an address that lookup gave and the check passed (the URL's host still names the site: the
+``Host`` header, TLS SNI and the certificate checked), so a name server that answers a public
+address to the check and an internal one a moment later is not followed. Where the environment
+names a proxy for the URL (``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY``, not bypassed by
+``NO_PROXY``), the fetch goes through it by name after the same check: the proxy makes the
+connection, and its own lookup and policy guard it (a worker whose only way out is a proxy keeps
+fetching). With internal addresses allowed, httpx resolves and connects by name, as any client.
 """
 
 from __future__ import annotations
@@ -13,7 +20,10 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from urllib.parse import urljoin, urlsplit
+import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from urllib.parse import urljoin
 
 import httpx
 
@@ -41,21 +51,37 @@ def _internal(address: str) -> bool:
     return not ip.is_global or ip.is_multicast
 
 
-async def check_address(url: str, allow_private: bool) -> None:
-    """Raise ``FetchRefused`` for a URL that is not http(s), or whose host resolves to an internal
-    address while those are not allowed."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise FetchRefused(f"only http and https URLs are fetched, not {parts.scheme or 'this'!r}")
-    if allow_private:
-        return
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+def _parsed(url: str) -> httpx.URL:
+    """``url`` as httpx reads it (the very reading the request is made from); ``FetchRefused``
+    for one that is not http(s) or has no host."""
     try:
-        found = await asyncio.get_running_loop().getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError) as error:
+        raise FetchRefused(f"the URL is not valid ({error})") from None
+    if parsed.scheme not in ("http", "https") or not parsed.raw_host:
+        raise FetchRefused(f"only http and https URLs are fetched, not {parsed.scheme or 'this'!r}")
+    return parsed
+
+
+async def check_address(url: str, allow_private: bool) -> list[str]:
+    """The addresses ``url``'s host resolves to, each one checked: the request is to connect to
+    one of them and to nothing else (none while internal addresses are allowed: the host is then
+    left to httpx). ``FetchRefused`` for a URL that is not http(s), a host that does not resolve,
+    or one with an internal address among its addresses while those are not allowed."""
+    parsed = _parsed(url)
+    if allow_private:
+        return []
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        found = await asyncio.get_running_loop().getaddrinfo(
+            parsed.raw_host.decode("ascii"), port, type=socket.SOCK_STREAM
+        )
     except OSError as error:
         raise FetchRefused(f"the host does not resolve ({error})") from None
-    if not found or any(_internal(str(info[4][0])) for info in found):
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+    if not addresses or any(_internal(address) for address in addresses):
         raise FetchRefused("the host is a private or loopback address (files_out.allow_private_urls)")
+    return addresses
 
 
 async def fetch_capped(url: str, max_bytes: int, *, allow_private: bool, seconds: float) -> tuple[bytes, str]:
@@ -68,23 +94,75 @@ async def fetch_capped(url: str, max_bytes: int, *, allow_private: bool, seconds
 
 
 async def _fetch(url: str, max_bytes: int, allow_private: bool, seconds: float) -> tuple[bytes, str]:
-    async with httpx.AsyncClient(timeout=seconds, follow_redirects=False) as client:
-        for _ in range(MAX_REDIRECTS + 1):
-            await check_address(url, allow_private)
-            async with client.stream("GET", url) as response:
-                if response.status_code in _REDIRECTS and "location" in response.headers:
-                    url = urljoin(url, response.headers["location"])
-                    continue
-                if response.status_code != 200:
-                    raise FetchRefused(f"the server answered {response.status_code}")
-                said = response.headers.get("content-length", "")
-                if said.isdigit() and int(said) > max_bytes:
-                    raise FetchTooLarge(int(said))
-                data = bytearray()
-                async for chunk in response.aiter_bytes():
-                    data += chunk
-                    if len(data) > max_bytes:
-                        raise FetchTooLarge()
-                kind = response.headers.get("content-type", "").split(";", 1)[0].strip()
-                return bytes(data), kind
+    for _ in range(MAX_REDIRECTS + 1):
+        addresses = await check_address(url, allow_private)
+        if addresses and _proxied(url):
+            addresses = []  # by name, through the proxy (see the module's docstring)
+        async with _response(url, addresses, seconds) as response:
+            if response.status_code in _REDIRECTS and "location" in response.headers:
+                url = urljoin(url, response.headers["location"])
+                continue
+            if response.status_code != 200:
+                raise FetchRefused(f"the server answered {response.status_code}")
+            said = response.headers.get("content-length", "")
+            if said.isdigit() and int(said) > max_bytes:
+                raise FetchTooLarge(int(said))
+            data = bytearray()
+            async for chunk in response.aiter_bytes():
+                data += chunk
+                if len(data) > max_bytes:
+                    raise FetchTooLarge()
+            kind = response.headers.get("content-type", "").split(";", 1)[0].strip()
+            return bytes(data), kind
     raise FetchRefused(f"more than {MAX_REDIRECTS} redirects")
+
+
+def _proxied(url: str) -> bool:
+    """True when the environment names a proxy for ``url`` (as httpx reads it: ``*_PROXY``,
+    ``NO_PROXY``)."""
+    parsed = _parsed(url)
+    proxies = urllib.request.getproxies()
+    if not (proxies.get(parsed.scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass(parsed.raw_host.decode("ascii"))
+
+
+@asynccontextmanager
+async def _response(url: str, addresses: list[str], seconds: float) -> AsyncIterator[httpx.Response]:
+    """The answer to a GET of ``url``, its body still to read, from the first of ``addresses`` that
+    takes the connection (by the host's name when there are none). A client of its own for each
+    request: a connection opened, and its certificate checked, for one host is never reused for
+    another that happens to share its address."""
+    pinned = bool(addresses)
+    async with httpx.AsyncClient(
+        timeout=seconds, follow_redirects=False, verify=httpx.create_ssl_context(), trust_env=not pinned
+    ) as client:
+        for address in addresses[:-1]:
+            try:
+                response = await client.send(_request(client, url, address), stream=True)
+                break
+            except httpx.ConnectError:  # refused or unreachable: the next address the check passed
+                continue
+        else:
+            response = await client.send(
+                _request(client, url, addresses[-1] if pinned else None), stream=True
+            )
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+
+def _request(client: httpx.AsyncClient, url: str, address: str | None) -> httpx.Request:
+    """A GET of ``url`` that connects to ``address`` (to the host by name when ``None``) while the
+    URL's host names the site: the ``Host`` header, and the TLS server name (SNI) the certificate
+    is checked against (httpx's ``sni_hostname`` request extension)."""
+    if address is None:
+        return client.build_request("GET", url)
+    parsed = _parsed(url)
+    return client.build_request(
+        "GET",
+        parsed.copy_with(host=address),
+        headers={"Host": parsed.netloc.decode("ascii")},
+        extensions={"sni_hostname": parsed.raw_host.decode("ascii")},
+    )
