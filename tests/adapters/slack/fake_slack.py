@@ -86,7 +86,7 @@ class FakeSlack(StreamMethods):
     _arrivals: dict[str, int] = field(default_factory=dict)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
     _last_ts: float = 0.0
-    missing_scopes: set[str] = field(default_factory=set)  # e.g. {"im:history"}: reads refused
+    missing_scopes: set[str] = field(default_factory=set)  # e.g. {"im:history"}, {"users:read"}: refused
     _runner: web.AppRunner | None = None
     port: int = 0
 
@@ -388,7 +388,10 @@ class FakeSlack(StreamMethods):
         if method == "files.info":  # form-encoded arguments only, as Slack documents it
             file = self.file_objects.get(str(params.get("file")))
             return {"ok": True, "file": file} if file else {"ok": False, "error": "file_not_found"}
-        if method == "users.info":
+        if method == "users.info":  # https://api.slack.com/methods/users.info
+            if "users:read" in self.missing_scopes:
+                refused = {"ok": False, "error": "missing_scope", "needed": "users:read"}
+                return {**refused, "provided": "chat:write"}  # Slack names both scopes
             user = self.users.get(str(params.get("user")))
             if user and str(params.get("include_locale")).lower() not in ("true", "1"):
                 user = {k: v for k, v in user.items() if k != "locale"}  # only asked for, as Slack does
