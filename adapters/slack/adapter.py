@@ -44,12 +44,12 @@ from clarigate.gateway.flow.notices import notice
 from . import readback
 from .agent_view import AgentView, is_status
 from .commands import in_thread_hint, mention_command, parse_command
-from .decode import mentioned_user_ids, name_mentions
+from .decode import mentioned_user_ids
 from .feedback import FEEDBACK_ACTION, FeedbackClicks
 from .files import download, resolve
 from .interactions import ClarificationInteractions
 from .live import EDIT, STREAM, LiveMessages
-from .names import NameBook
+from .names import NameBook, named
 from .outbound import SlackOutbound
 from .receive import (
     FAILURE,
@@ -170,17 +170,13 @@ class SlackAdapter(PlatformAdapter):
             self.agent.title_thread(message)
 
     async def complete_message(self, message: InboundMessage) -> InboundMessage:
-        """The names of the people the message mentions (``users.info``, cached) and what Slack
-        Connect files are (``files.info``), asked where the job runs: a name not had within the
-        budget stays ``@U123``."""
+        """The sender's name and the names of the people the message mentions (``users.info``,
+        cached, one budget for all: ``names.named``) and what Slack Connect files are
+        (``files.info``), asked where the job runs: a name not had in time stays the user id."""
         if any(a.ref.startswith(FILE_INFO_REF) for a in message.attachments):  # Slack Connect files
             files = [await resolve(a, self.sender.file_info) for a in message.attachments]
             message = message.model_copy(update={"attachments": files})
-        if not message.unnamed_mentions:
-            return message
-        names = await self.names.names(list(message.unnamed_mentions))
-        text = name_mentions(message.text, names)
-        return message.model_copy(update={"text": text, "unnamed_mentions": ()})
+        return await named(self.names, message)
 
     @staticmethod
     def _known_key(conversation: Conversation) -> str:

@@ -5,7 +5,7 @@ made once, its failure counted in ``clarigate_platform_api_errors_total`` and ra
 ``DeliveryFailed``, transient (a 429 with its ``Retry-After``, a 5xx, the network, Slack's
 transient codes) or permanent, with Slack's own error code. The core's delivery retries a
 transient failure by the one retry policy (``clarigate.gateway.boundary.retry``), so a retry
-never nests inside another. Calls made around an ack (``views.open``, ``users.info``) go
+never nests inside another. Calls made around an ack (``views.open``, a locale's ``users.info``) go
 through a second client with a short timeout, made once: a trigger's 3 seconds are worth more
 than a second try.
 """
@@ -259,8 +259,10 @@ class SlackSender:
         await self._call("views.open", ack_path=True, trigger_id=trigger_id, view=view)
 
     async def user_name(self, user_id: str) -> str | None:
-        """A person's display name (``users.info``, needs ``users:read``), without retries."""
-        data = await self._call("users.info", ack_path=True, user=user_id)
+        """A person's display name (``users.info``, needs ``users:read``; form-encoded, as Slack
+        takes it), without retries. Asked where a job runs (``names.py``), not around an ack: on
+        the keep-alive client."""
+        data = await self._call("users.info", form=True, user=user_id)
         user = data.get("user") or {}
         profile = user.get("profile") or {}
         for name in (

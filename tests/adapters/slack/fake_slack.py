@@ -1,6 +1,7 @@
 """A fake Slack Web API on 127.0.0.1 that records every call and can misbehave on purpose.
 
-Answers like Slack does (``ok``, ``ts``, ``view``), accepts JSON and form bodies,
+Answers like Slack does (``ok``, ``ts``, ``view``), accepts JSON and form bodies (form only
+for the read methods Slack takes no JSON for: ``FORM_ONLY``),
 rejects unknown tokens with ``invalid_auth`` (none at all: ``not_authed``), blocks Block Kit
 would not accept with ``invalid_blocks``, a reused trigger id with ``exchanged_trigger_id``,
 and can be told to answer the next K calls with 429 (``Retry-After``) or 5xx, or with an
@@ -41,6 +42,8 @@ BOT_TOKEN = "xoxb-test-token"
 TEAM_ID = "T0TEAM"
 BOT_USER_ID = "U0BOT"
 APP_TOKEN = "xapp-test-token"
+#: Methods whose arguments Slack reads from a form or the query only (their pages' content types)
+FORM_ONLY = {"files.info", "users.info"}
 SIGN_IN_PAGE = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>"
 
 
@@ -86,7 +89,7 @@ class FakeSlack(StreamMethods):
     _arrivals: dict[str, int] = field(default_factory=dict)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
     _last_ts: float = 0.0
-    missing_scopes: set[str] = field(default_factory=set)  # e.g. {"im:history"}: reads refused
+    missing_scopes: set[str] = field(default_factory=set)  # e.g. {"im:history"}, {"users:read"}: refused
     _runner: web.AppRunner | None = None
     port: int = 0
 
@@ -330,7 +333,9 @@ class FakeSlack(StreamMethods):
         self.connections.add(request.transport.get_extra_info("peername") if request.transport else None)
         arrived = time.monotonic()
         raw = await request.text()
-        if request.content_type == "application/json" and raw:
+        if request.content_type == "application/json" and raw and method in FORM_ONLY:
+            params = dict(request.query)  # Slack reads no JSON body for these: their arguments are missing
+        elif request.content_type == "application/json" and raw:
             params = json.loads(raw)
         else:
             params = dict(parse_qsl(raw, keep_blank_values=True))
@@ -388,7 +393,10 @@ class FakeSlack(StreamMethods):
         if method == "files.info":  # form-encoded arguments only, as Slack documents it
             file = self.file_objects.get(str(params.get("file")))
             return {"ok": True, "file": file} if file else {"ok": False, "error": "file_not_found"}
-        if method == "users.info":
+        if method == "users.info":  # https://api.slack.com/methods/users.info
+            if "users:read" in self.missing_scopes:
+                refused = {"ok": False, "error": "missing_scope", "needed": "users:read"}
+                return {**refused, "provided": "chat:write"}  # Slack names both scopes
             user = self.users.get(str(params.get("user")))
             if user and str(params.get("include_locale")).lower() not in ("true", "1"):
                 user = {k: v for k, v in user.items() if k != "locale"}  # only asked for, as Slack does

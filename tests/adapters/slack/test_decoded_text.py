@@ -93,7 +93,7 @@ async def test_the_agent_reads_links_and_people_by_name(make_world: MakeWorld):
     await world.settle()
     assert runner.calls[-1].text == "@Alice, @U0GONE?"
     asked = sorted(c.params["user"] for c in world.fake.attempts("users.info"))
-    assert asked == ["U0ALICE", "U0BOB", "U0GONE"]  # each once, then from the cache
+    assert asked == ["U0ALICE", "U0BOB", "U0GONE", "U1"]  # each once (U1 wrote), then from the cache
 
 
 async def test_a_mention_in_a_channel_reaches_the_agent_decoded(make_world: MakeWorld):
@@ -125,4 +125,5 @@ async def test_names_are_asked_for_after_the_ack(make_world: MakeWorld):
     await world.settle()
 
     assert [c.text for c in runner.calls] == ["ask @Alice"]  # the agent reads the name all the same
-    assert len(world.fake.attempts("users.info")) == 1
+    asked = sorted(c.params["user"] for c in world.fake.attempts("users.info"))
+    assert asked == ["U0ALICE", "U1"]  # and who wrote it

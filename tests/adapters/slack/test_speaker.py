@@ -1,5 +1,6 @@
 """Who is talking, as a Slack event tells it: the run's speaker names the person by id (Slack's
-events carry no name or locale: None) and the kind of conversation."""
+events carry no name or locale; a person ``users.info`` does not know keeps display_name None,
+test_sender_name.py has the names) and the kind of conversation."""
 
 from __future__ import annotations
 
