@@ -54,7 +54,6 @@ from clarigate.gateway.runners.server_runs import (
     left_of_turn,
     past_breakpoint,
     state_output,
-    status_of,
 )
 from clarigate.gateway.runners.server_settings import (
     assistant_uuid,
@@ -64,7 +63,7 @@ from clarigate.gateway.runners.server_settings import (
     state_problem,
 )
 from clarigate.gateway.runners.server_supersede import supersede_on_server
-from clarigate.gateway.runners.server_wire import human_content, messages_of
+from clarigate.gateway.runners.server_wire import human_content, messages_of, status_of
 from clarigate.gateway.runtime import metrics
 
 log = logging.getLogger(__name__)
