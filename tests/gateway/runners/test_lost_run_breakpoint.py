@@ -45,6 +45,8 @@ async def test_a_run_lost_at_a_breakpoint_asks_and_runs_the_step_only_on_continu
         await chat.say("clean up staging", chat=chat_id, event_id=event_id)  # delivered again
         await gateway.drain(timeout=60)
         assert _applied(langgraph_server, sid) == 0  # nothing went on by itself
+        waiting = await runner.pending_request(thread_id)  # what ``clarigate chat`` shows again
+        assert waiting is not None and waiting.request_id == chat.last_request().request.request_id
         request = chat.last_request().request
         assert request.question == QUESTION  # asked, as after a run that ended at the breakpoint
         assert [o.label for o in request.options] == ["Continue", "Stop"]
@@ -55,6 +57,7 @@ async def test_a_run_lost_at_a_breakpoint_asks_and_runs_the_step_only_on_continu
         await gateway.drain(timeout=60)
         assert chat.texts() == [PLAN, DONE]
         assert _applied(langgraph_server, sid) == 1  # Continue ran it, once
+        assert await runner.pending_request(thread_id) is None
     finally:
         await client.http.client.aclose()
         await runner.aclose()
