@@ -27,7 +27,7 @@ def _messages(snapshot: Any) -> list[Any]:
 
 
 def waiting_to_go_on(graph: Any, snapshot: Any) -> HumanInputRequest | None:
-    """"Continue / Stop" when the thread (its ``snapshot``) is paused on a breakpoint of ``graph``."""
+    """The "Continue / Stop" of a thread (its ``snapshot``) paused on a breakpoint of ``graph``."""
     if not has_breakpoints(graph) or not paused_at(snapshot.next, getattr(snapshot, "interrupts", ())):
         return None
     checkpoint_id = str(snapshot.config["configurable"]["checkpoint_id"])
