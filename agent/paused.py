@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from clarigate.agent.breakpoints import breakpoint_request, goes_on, paused_at, stopped_reply
 from clarigate.agent.models.conversation import thread_locale
-from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 
 if TYPE_CHECKING:
     from clarigate.agent.harness import TurnOutput
@@ -26,17 +26,23 @@ def _messages(snapshot: Any) -> list[Any]:
     return list(values.get("messages", [])) if isinstance(values, Mapping) else []
 
 
+def waiting_to_go_on(graph: Any, snapshot: Any) -> HumanInputRequest | None:
+    """The "Continue / Stop" of a thread (its ``snapshot``) paused on a breakpoint of ``graph``."""
+    if not has_breakpoints(graph) or not paused_at(snapshot.next, getattr(snapshot, "interrupts", ())):
+        return None
+    checkpoint_id = str(snapshot.config["configurable"]["checkpoint_id"])
+    return breakpoint_request(checkpoint_id, list(snapshot.next), thread_locale(_messages(snapshot)))
+
+
 async def asking_to_go_on(graph: Any, config: dict[str, Any], output: TurnOutput) -> TurnOutput:
     """``output`` asking "Continue / Stop" when the run ended paused on a breakpoint."""
     from clarigate.agent.harness import TurnOutput
 
     if output.request is not None or not has_breakpoints(graph):
         return output
-    snapshot = await graph.aget_state(config)
-    if not paused_at(snapshot.next, getattr(snapshot, "interrupts", ())):
+    request = waiting_to_go_on(graph, await graph.aget_state(config))
+    if request is None:
         return output
-    checkpoint_id = str(snapshot.config["configurable"]["checkpoint_id"])
-    request = breakpoint_request(checkpoint_id, list(snapshot.next), thread_locale(_messages(snapshot)))
     fallback = render_text_fallback(request)
     return TurnOutput(replies=output.replies, request=request, fallback_text=fallback, limit=output.limit)
 

@@ -32,10 +32,12 @@ class AgentThreads:
         return list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
 
     async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
-        """The clarification ``thread_id`` waits for: a pending interrupt's, or the last message's."""
+        """The clarification ``thread_id`` waits for: a pending interrupt's, the last message's,
+        or a static breakpoint's "Continue / Stop"."""
         from clarigate.agent.interrupts import request_for
         from clarigate.agent.middleware import request_in
         from clarigate.agent.models.conversation import thread_locale
+        from clarigate.agent.paused import waiting_to_go_on
 
         snapshot = await self._graph.aget_state({"configurable": {"thread_id": thread_id}})
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
@@ -43,7 +45,8 @@ class AgentThreads:
         if interrupts:
             first = interrupts[0]
             return request_for(first.id, first.value, thread_locale(messages), first.response_schema)
-        return request_in(messages[-1]) if messages else None
+        asked = request_in(messages[-1]) if messages else None
+        return asked if asked is not None else waiting_to_go_on(self._graph, snapshot)
 
     async def _prune(self, config: dict[str, Any]) -> None:
         """Keep the thread's latest checkpoint only; a failure costs storage, never the turn."""

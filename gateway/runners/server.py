@@ -41,7 +41,7 @@ from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
 from clarigate.agent.who import WHO_KEY, Speaker, with_speaker
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
-from clarigate.gateway.runners.server_interrupts import ANSWERS_KEY, pending_request_of
+from clarigate.gateway.runners.server_interrupts import ANSWERS_KEY, waiting_request
 from clarigate.gateway.runners.server_runs import (
     HUMAN_KEY,
     INBOUND_KEY,
@@ -54,7 +54,6 @@ from clarigate.gateway.runners.server_runs import (
     left_of_turn,
     past_breakpoint,
     state_output,
-    status_of,
 )
 from clarigate.gateway.runners.server_settings import (
     assistant_uuid,
@@ -64,7 +63,7 @@ from clarigate.gateway.runners.server_settings import (
     state_problem,
 )
 from clarigate.gateway.runners.server_supersede import supersede_on_server
-from clarigate.gateway.runners.server_wire import human_content, messages_of
+from clarigate.gateway.runners.server_wire import human_content, messages_of, status_of
 from clarigate.gateway.runtime import metrics
 
 log = logging.getLogger(__name__)
@@ -205,21 +204,16 @@ class LangGraphServerRunner(AgentRunner):
             return False
 
     async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
-        """The clarification the server thread of ``thread_id`` waits for: a pending interrupt's,
-        or the last message's; None when there is none or the server has no such thread."""
-        from clarigate.agent.middleware import request_in
-
+        """The question the server thread of ``thread_id`` waits for (``waiting_request``); None
+        when there is none or the server has no such thread."""
+        sid = server_thread_id(thread_id)
         try:
-            state = await self._client.threads.get_state(server_thread_id(thread_id))
+            state = await self._client.threads.get_state(sid)
         except Exception as exc:
             if status_of(exc) == 404:
                 return None
             raise
-        messages = messages_of(dict(state).get("values"))
-        interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
-        if interrupts:
-            return pending_request_of(interrupts[0], messages)
-        return request_in(messages[-1]) if messages else None
+        return await waiting_request(self._client, self.settings.assistant_id, sid, state)
 
     async def aclose(self) -> None:
         """Close the HTTP clients."""

@@ -1,5 +1,6 @@
 """Typed interrupts on a LangGraph server: a pending interrupt's request (with its
-``response_schema``), and an answer the graph rejected asked again, never reported as a failure.
+``response_schema``), and an answer the graph rejected asked again, never reported as a failure;
+the question a thread waits for (``waiting_request``, for ``clarigate chat`` going on with one).
 
 A typed interrupt (``interrupt(value, response_schema=Model)``) checks its answer when the run
 resumes; an answer that does not match raises a validation error, the run ends in ``error`` and
@@ -19,6 +20,7 @@ from clarigate.agent.interrupts import request_for
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputRequest, render_text_fallback
 from clarigate.agent.typed_interrupts import VALIDATION_HEAD, rejected_request
+from clarigate.gateway.runners.server_breakpoints import breakpoint_question
 from clarigate.gateway.runners.server_wire import messages_of
 
 #: Run metadata: the request id of the answer a resuming run carries (a question asked again after
@@ -61,3 +63,19 @@ async def asked_again(client: Any, sid: str, finished: Mapping[str, Any]) -> Tur
         request = with_new_id(request, str((finished.get("metadata") or {}).get(ANSWERS_KEY) or ""))
         return TurnOutput(request=request, fallback_text=render_text_fallback(request))
     return None
+
+
+async def waiting_request(
+    client: Any, assistant_id: str, sid: str, state: Mapping[str, Any]
+) -> HumanInputRequest | None:
+    """The question the server thread ``sid`` (its ``state``) waits for: a pending interrupt's,
+    the last message's, or a static breakpoint's "Continue?"; None when there is none."""
+    from clarigate.agent.middleware import request_in
+
+    messages = messages_of(dict(state).get("values"))
+    interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
+    if interrupts:
+        return pending_request_of(interrupts[0], messages)
+    if messages and (asked := request_in(messages[-1])) is not None:
+        return asked
+    return await breakpoint_question(client, assistant_id, sid, state)

@@ -9,7 +9,11 @@ looks at the thread again (``left_of_turn``):
 
 - the run is there again (the server retries a run it had written): it is joined;
 - the turn's input is in the thread (its human message; an answer's interrupt no longer pending)
-  and the thread has steps left: the run goes on from the last checkpoint (a run without input);
+  and the thread was cut off with steps left: the run goes on from the last checkpoint (a run
+  without input);
+- the turn's input is in the thread and the run stopped on one of its graph's static breakpoints
+  (``server_breakpoints``): the person is asked "Continue?" as after a run that ended there (going
+  on without input would pass the breakpoint, a decision the person did not make);
 - the turn's input is in the thread and nothing is left to do: its output is read from the thread;
 - the input is not in the thread (lost with the run, or the thread itself): the run is started
   again from the recorded input.
@@ -37,8 +41,9 @@ from clarigate.agent.harness import TurnOutput, turn_output
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
 from clarigate.gateway.boundary.errors import AgentUnavailable, RunFailed
+from clarigate.gateway.runners.server_breakpoints import on_breakpoint
 from clarigate.gateway.runners.server_interrupts import asked_again, pending_request_of
-from clarigate.gateway.runners.server_wire import events_of, messages_of
+from clarigate.gateway.runners.server_wire import events_of, messages_of, status_of
 from clarigate.gateway.runtime import metrics
 
 log = logging.getLogger(__name__)
@@ -83,12 +88,6 @@ class ServerProbe:
 
 class RunLost(Exception):
     """The run the gateway followed is gone on the server, or its stream ended before the run."""
-
-
-def status_of(exc: BaseException) -> int | None:
-    """The HTTP status of an SDK error (None for anything else)."""
-    response = getattr(exc, "response", None)
-    return getattr(response, "status_code", None)
 
 
 def _not_found(data: Any) -> bool:
@@ -271,13 +270,17 @@ async def left_of_turn(
 ) -> Any:
     """What is left of a turn whose run the server lost (``meta``: that run's metadata; the
     interrupt its answer resumed): a run going on from the thread's last checkpoint (made with
-    ``options``), or the output the thread holds; None when the turn's input is not in the
-    thread (it runs again from the recorded input)."""
+    ``options``), or the output the thread holds (its breakpoint question, when the run stopped
+    on one); None when the turn's input is not in the thread (it runs again from the recorded
+    input)."""
     if meta is None or not input_applied(state, meta, interrupt_id):
         return None
     inbound_id = meta.get(INBOUND_KEY)
     if not steps_left(state):
         log.warning("the run of %s is gone on the server; its output is in the thread", inbound_id)
+        return state_output(state, meta)
+    if await on_breakpoint(client, assistant_id, sid, state):
+        log.warning("the run of %s is gone on the server; it stopped on a breakpoint", inbound_id)
         return state_output(state, meta)
     log.warning("the run of %s is gone on the server: going on from its last checkpoint", inbound_id)
     return await client.runs.create(sid, assistant_id, input=None, **options(dict(meta)))

@@ -52,3 +52,9 @@ def human_content(text: str, images: Sequence[ImageInput]) -> Any:
         data = base64.b64encode(image.data).decode("ascii")
         blocks.append({"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{data}"}})
     return blocks
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status of an SDK error (None for anything else)."""
+    response = getattr(exc, "response", None)
+    return getattr(response, "status_code", None)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 from typing import Any, TypedDict
 
 from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, MessagesState, StateGraph
 
@@ -37,8 +39,11 @@ def _plan(state: MessagesState) -> dict[str, Any]:
     return {"messages": [AIMessage(content="Plan: drop the staging tables.")]}
 
 
-def _apply(state: MessagesState) -> dict[str, Any]:
+def _apply(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
     STEPS.append("apply")
+    if log := os.environ.get("TOOL_LOG"):  # on the test server: the side effect, one line a time
+        with Path(log).open("a", encoding="utf-8") as out:
+            out.write(f"apply {config['configurable']['thread_id']}\n")
     return {"messages": [AIMessage(content="Dropped the staging tables.")]}
 
 

@@ -37,9 +37,14 @@ async def _pause_then(make_gateway, runner: AgentRunner, choice: str, chat_id: s
     assert request.question == QUESTION
     assert [o.label for o in request.options] == ["Continue", "Stop"]
     assert chat.texts() == [PLAN]
+    thread_id = await gateway.store.thread_for_chat(chat.conversation(chat_id).thread_key, 3600)
+    waiting = await runner.pending_request(thread_id)  # what ``clarigate chat`` shows again
+    assert waiting is not None and waiting.request_id == request.request_id
     outcome = await chat.click([o.label for o in request.options].index(choice))
     assert outcome.status is AnswerStatus.ACCEPTED
     await gateway.drain(timeout=60)
+    if choice == "Continue":
+        assert await runner.pending_request(thread_id) is None
     return chat.texts()
 
 

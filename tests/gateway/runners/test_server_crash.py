@@ -82,14 +82,16 @@ async def test_a_run_the_server_wrote_before_it_crashed_is_joined_after_a_long_o
     await _crash_and_restart(tmp_path, make_gateway, 90.0, written=True)
 
 
-async def _lost_run_of(server: LangGraphServer, thread: str, inbound: str, **stop: list[str]) -> None:
+async def lost_run_of(
+    server: LangGraphServer, thread: str, inbound: str, graph: str = "two_steps", **stop: list[str]
+) -> None:
     """What a lost run leaves behind: the turn's human message in the thread and the steps it
     ran, but no run carrying the inbound id (the server lost it)."""
     client = get_client(url=server.url, api_key=None)
     sid = server_thread_id(thread)
     await client.threads.create(thread_id=sid)
     human = {"type": "human", "id": human_message_id(inbound), "content": "clean up staging"}
-    run = await client.runs.create(sid, "two_steps", input={"messages": [human]}, **stop)  # type: ignore[arg-type]
+    run = await client.runs.create(sid, graph, input={"messages": [human]}, **stop)  # type: ignore[arg-type]
     await client.runs.join(sid, run["run_id"])
     await client.http.client.aclose()
 
@@ -99,7 +101,7 @@ async def test_a_lost_runs_turn_goes_on_from_its_checkpoint_or_is_read_from_the_
     langgraph_server, stop
 ):
     thread, inbound = f"lost-{len(stop)}", f"test:lost-{len(stop)}"
-    await _lost_run_of(langgraph_server, thread, inbound, **stop)
+    await lost_run_of(langgraph_server, thread, inbound, **stop)
     runner = LangGraphServerRunner(AgentOptions(server_url=langgraph_server.url, assistant_id="two_steps"))
     try:
         output = await runner.run_turn(RunInput(thread, "clean up staging", metadata={"inbound_id": inbound}))
