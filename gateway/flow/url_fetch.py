@@ -44,10 +44,16 @@ class FetchTooLarge(Exception):
         self.size = size
 
 
+#: NAT64's well-known prefix (RFC 6052): its addresses carry an IPv4 address in their last 32 bits.
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
 def _internal(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
+    elif isinstance(ip, ipaddress.IPv6Address) and ip in _NAT64:  # a NAT64 gateway reaches the IPv4 inside
+        ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     return not ip.is_global or ip.is_multicast
 
 

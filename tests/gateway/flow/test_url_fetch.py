@@ -23,7 +23,7 @@ import httpcore
 import pytest
 from aiohttp import web
 
-from clarigate.gateway.flow.url_fetch import FetchRefused, fetch_capped
+from clarigate.gateway.flow.url_fetch import FetchRefused, check_address, fetch_capped
 
 HOST = "files.example"
 PUBLIC = "93.184.216.34"  # a public address: the check lets it through; the fake internet routes it
@@ -269,3 +269,20 @@ async def test_a_proxy_the_environment_names_carries_the_fetch_by_name_after_the
         assert len(seen) == 1
     finally:
         await runner.cleanup()
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["::1", "::ffff:127.0.0.1", "fe80::1", "64:ff9b::a00:7", "64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe"],
+)
+async def test_internal_addresses_written_as_ipv6_are_refused(network: Network, address: str):
+    network.answers = [address]  # loopback, mapped, link-local, NAT64 of 10.0.0.7 / 127.0.0.1 / metadata
+
+    with pytest.raises(FetchRefused, match="private or loopback"):
+        await check_address(f"http://{HOST}/report.csv", allow_private=False)
+
+
+async def test_a_nat64_address_of_a_public_one_passes_the_check(network: Network):
+    network.answers = ["64:ff9b::5db8:d822"]  # 93.184.216.34 through a NAT64 gateway
+
+    assert await check_address(f"http://{HOST}/report.csv", allow_private=False) == ["64:ff9b::5db8:d822"]
