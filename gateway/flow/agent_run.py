@@ -35,7 +35,7 @@ from clarigate.gateway.flow.progress import WorkingIndicator
 from clarigate.gateway.flow.speaker import speaker_for
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInput
-from clarigate.gateway.runtime import metrics
+from clarigate.gateway.runtime import metrics, routes
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import set_log_context
 from clarigate.gateway.store.base import Job, PendingRecord, SavedState, Store
@@ -124,7 +124,8 @@ class AgentRun:
         progress = await self._show_progress(conv, locale_for(text, turn.hint), turn.job, sender)
         metrics.RUNS_STARTED.inc()
         started = time.perf_counter()
-        log.info("run started (model %s)", self.config.agent.model)
+        model = routes.model_for(self.config.agent, self.config.routes, conv)
+        log.info("run started (model %s)", model)
         turn.thread_id = thread_id
         first = len(turn.items)  # where this run's items begin (a live message is finished there)
         kept = KeptNotice(self.outbox, conv, text, turn.hint, turn.job)
@@ -144,7 +145,7 @@ class AgentRun:
         except Exception as exc:
             await self._failed(exc, conv, thread_id, text, turn, progress, first)
             return
-        _log_finished(time.perf_counter() - started, self.config.agent.model, usage, output, progress.live)
+        _log_finished(time.perf_counter() - started, model, usage, output, progress.live)
         await self._said(conv, thread_id, text, output, sender, turn, progress, first)
 
     async def _show_progress(self, conv: Conversation, locale: Locale, job: Job, sender: Sender) -> _Progress:
@@ -384,9 +385,8 @@ def _log_finished(
 
 
 def run_metadata(conv: Conversation, job: Job) -> dict[str, str]:
-    """What a run carries besides its thread: the inbound id (it names the turn: a runner resumes
-    or joins the run it started for it before) and where the conversation is (tracing, a
-    server's thread metadata)."""
+    """What a run carries besides its thread: the inbound id (it names the turn, whose earlier run a
+    runner resumes or joins) and where the conversation is (tracing, a server's thread metadata)."""
     meta = {"inbound_id": job.inbound_id, "platform": conv.platform, "chat_id": conv.chat_id}
     if conv.workspace:
         meta["workspace"] = conv.workspace

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from clarigate.agent import placement
 from clarigate.agent.settings import AgentOptions
+from clarigate.gateway.boundary.messages import Conversation
 
 #: The name of the agent a conversation no route matches gets (the ``agent:`` section).
 DEFAULT_ROUTE = "default"
@@ -102,6 +103,13 @@ class Route(BaseModel):
 def route_for(routes: Sequence[Route], platform: str, chat_id: str, chat_type: str | None) -> Route | None:
     """The first route that takes the conversation; None for the ``agent:`` section's."""
     return next((r for r in routes if r.match.matches(platform, chat_id, chat_type)), None)
+
+
+def model_for(base: AgentOptions, routes: Sequence[Route], conversation: Conversation) -> str:
+    """The model setting of the agent that answers ``conversation`` (its route's, else ``base``'s)."""
+    c = conversation
+    route = route_for(routes, c.platform, c.chat_id, c.chat_type) if routes else None
+    return (route.options(base) if route is not None else base).model
 
 
 def describe(options: AgentOptions) -> str:

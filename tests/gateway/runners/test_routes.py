@@ -168,3 +168,24 @@ def test_doctor_checks_every_route(tmp_path: Path, capsys: Any) -> None:
     assert f"ok      route ops: graph {SPEAKER}, checkpointer memory://" in out
     assert "PROBLEM route broken: graph no_such_module:graph with checkpointer memory://: " in out
     assert "cannot import no_such_module" in out
+
+
+async def test_the_run_lines_name_the_model_of_the_route_that_answers(
+    make_gateway: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = tmp_path / "model.yaml"
+    script.write_text(json.dumps([{"content": "from the route"}]))
+    settings = {
+        "agent": {"model": "offline", "checkpointer_url": "memory://"},
+        "routes": [{"name": "ops", "match": {"chat": "g2"}, "agent": {"model": f"scripted:{script}"}}],
+    }
+    gateway, adapter, runner = await _gateway(make_gateway, "routes-model", **settings)
+    try:
+        with caplog.at_level("INFO"):
+            await adapter.say("hello", user="u2", chat="g2", direct=False)
+            await gateway.drain()
+        assert adapter.texts("g2") == ["from the route"]
+        started = [r.getMessage() for r in caplog.records if r.getMessage().startswith("run started")]
+        assert started == [f"run started (model scripted:{script})"]
+    finally:
+        await runner.aclose()
