@@ -1,8 +1,9 @@
 """Typed interrupts (``interrupt(value, response_schema=…)``) on a real LangGraph server
 (``langgraph dev``): the schema travels in the thread's state and is asked as a form; an answer
 breaking a bound is asked again before any run, one the graph's own model rejects (the run ends
-in a validation error, the interrupt stays pending) is asked again with the graph's error, and
-the graph is resumed with the schema's types."""
+in a validation error, the interrupt stays pending) is asked again with the graph's error, a
+Cancel the graph's model refuses closes the question (never asked again), and the graph is
+resumed with the schema's types."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Typed interrupts and LangChain's review in process, through the gateway: a graph's own check of
-the answer (``is_invalid_resume``) asks again, a new message over a typed question still runs, and
+the answer (``is_invalid_resume``) asks again, a new message over a typed question still runs, a
+Cancel (or ``/cancel``) the graph's model refuses closes the question, never asks it again, and
 an approval offers "Reply instead" (a ``respond`` decision) and shows the review's description."""
 
 from __future__ import annotations
