@@ -3,7 +3,8 @@
 ``interrupt:<id>``, ``approval:<id>``, ``approval-edit:<id>``, ``approval-respond:<id>`` (``<id>`` is
 the interrupt's id): a later run reads which question an answer is for, and how to resume. The
 same question asked again (an answer that did not fit) ends in ``#<n>``: an id of its own, so its
-answer is a new answer, not a repeat of the one before.
+answer is a new answer, not a repeat of the one before. A dismissed question the graph cannot take
+the dismissal of is closed, never asked again (``Dismissed``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ class AskAgain:
     answer the schema rejects → the form again with the error)."""
 
     request: HumanInputRequest
+
+
+@dataclass(frozen=True)
+class Dismissed:
+    """The person dismissed the question (Cancel, ``/cancel``) and the graph refused the declined
+    answer (its ``response_schema``): the question is closed as any dismissed one, never asked
+    again; the interrupt stays pending, and the next message runs over it (``supersede``)."""
 
 
 def request_id_for(kind: str, interrupt_id: str) -> str:

@@ -19,6 +19,7 @@ the same durability, expiry, claim and who-may-answer rules.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -40,6 +41,7 @@ from clarigate.agent.interrupt_kinds import (
     INTERRUPT,
     KINDS,
     AskAgain,
+    Dismissed,
     as_kind,
     asked_again,
     parse_request_id,
@@ -55,6 +57,8 @@ from clarigate.agent.protocol import (
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.typed_interrupts import rejected_request, typed_request, typed_resume
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "APPROVAL",
     "APPROVAL_EDIT",
@@ -63,6 +67,7 @@ __all__ = [
     "KINDS",
     "Action",
     "AskAgain",
+    "Dismissed",
     "actions_of",
     "approval_request",
     "edit_request",
@@ -164,7 +169,8 @@ async def resume_checked(
     """``run(Command(resume=…))``'s result for interrupt ``asked`` resumed with ``value`` (the
     answer ``response``'s); the question asked again (``AskAgain``) when ``value`` is one, or when
     the graph rejects the answer (``is_invalid_resume``: it did not match the interrupt's
-    ``response_schema``)."""
+    ``response_schema``). A declined answer the graph rejects is never asked again: the question
+    stays closed (``Dismissed``), as any dismissed question; the interrupt stays pending."""
     from langgraph.errors import is_invalid_resume
     from langgraph.types import Command
 
@@ -175,6 +181,9 @@ async def resume_checked(
     except Exception as exc:
         if not is_invalid_resume(exc):
             raise
+        if response.response_kind == "declined":
+            log.info("interrupt %s refused the declined answer: the question is closed", asked.id)
+            return Dismissed()
         schema = getattr(asked, "response_schema", None) or {}
         request = rejected_request(asked.id, asked.value, schema, value, str(exc), locale)
         return AskAgain(asked_again(request, response.request_id))

@@ -30,6 +30,9 @@ class TurnOutput:
     run_id: str | None = None  # the run's id in tracing (LangSmith's root run), when known
     # images and files of the final messages' content and of the tools' artifacts, in order
     files: list[OutgoingFile] = field(default_factory=list)
+    # the run only closed a question the person dismissed and the graph could not take the
+    # dismissal of (a typed interrupt's schema refused it): nothing to say, nothing failed
+    dismissed: bool = False
 
 
 def turn_output(

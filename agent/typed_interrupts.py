@@ -8,7 +8,8 @@ The answer's typed form values become the resume value with the schema's own key
 string, an enum the enum's value, an array of enums a list. An answer that breaks the schema
 (a bound, a length, a whole number) is never resumed: the form is asked again with the fields as
 the person filled them and what was wrong. The same happens when the graph itself rejects the
-answer (``is_invalid_resume`` in process, a run ending in a validation error on a server).
+answer (``is_invalid_resume`` in process, a run ending in a validation error on a server), except
+a declined one (Cancel, ``/cancel``): the question stays closed, as every dismissed question.
 
 A schema a form cannot ask (nested objects, arrays of free values, unions, more fields or
 choices than a form holds) is asked as text, with a line saying so and the JSON expected; the
@@ -104,8 +105,8 @@ def typed_resume(
     """What ``Command(resume=...)`` carries for ``response``, or the form asked again.
 
     A declined answer (Cancel, a new message) resumes with the declined answer's payload, as an
-    untyped interrupt in the protocol's shape would; a graph whose schema rejects it is asked
-    again (``rejected_request``)."""
+    untyped interrupt in the protocol's shape would; a graph whose schema rejects it is never asked
+    again: the question stays closed (``resume_checked``; on a server, ``asked_again``)."""
     if response.response_kind == "declined":
         return response.to_payload()
     try:

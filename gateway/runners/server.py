@@ -41,7 +41,7 @@ from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
 from clarigate.agent.who import WHO_KEY, Speaker, with_speaker
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
-from clarigate.gateway.runners.server_interrupts import ANSWERS_KEY, waiting_request
+from clarigate.gateway.runners.server_interrupts import ANSWERS_KEY, DECLINED_KEY, waiting_request
 from clarigate.gateway.runners.server_runs import (
     HUMAN_KEY,
     INBOUND_KEY,
@@ -260,7 +260,7 @@ class LangGraphServerRunner(AgentRunner):
                 await follow(self._client, sid, run, on_event, self._probe.alive)
                 finished = await finished_run(self._client, sid, run)
                 if isinstance(finished, TurnOutput):
-                    return finished  # the graph rejected a typed answer: asked again
+                    return finished  # the graph rejected a typed answer: asked again (or closed)
             except RunLost as lost:
                 log.warning("%s: looking at the thread again (the server restarted?)", lost)
                 continue
@@ -375,7 +375,8 @@ class LangGraphServerRunner(AgentRunner):
         value = resume_value(kind, interrupt_id, asked.get("value"), response, thread_locale(before), schema)
         if isinstance(value, AskAgain):
             return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
-        options["metadata"] = {**options["metadata"], ANSWERS_KEY: response.request_id}
+        answered = {ANSWERS_KEY: response.request_id, DECLINED_KEY: response.response_kind == "declined"}
+        options["metadata"] = {**options["metadata"], **answered}
         return await self._client.runs.create(
             sid, self.settings.assistant_id, command={"resume": {interrupt_id: value}}, **options
         )

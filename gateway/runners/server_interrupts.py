@@ -7,10 +7,13 @@ resumes; an answer that does not match raises a validation error, the run ends i
 the interrupt stays pending with nothing saved (``is_invalid_resume`` in process). The server
 shows this as the failed run's task error; the question is then asked again with the person's
 answer filled in and each problem named (``clarigate.agent.typed_interrupts.rejected_request``).
+A declined answer (Cancel, ``/cancel``) the schema rejects is never asked again: the question
+stays closed, the interrupt pending, and the next message runs over it (``server_supersede``).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,9 +26,13 @@ from clarigate.agent.typed_interrupts import VALIDATION_HEAD, rejected_request
 from clarigate.gateway.runners.server_breakpoints import breakpoint_question
 from clarigate.gateway.runners.server_wire import messages_of
 
+log = logging.getLogger(__name__)
+
 #: Run metadata: the request id of the answer a resuming run carries (a question asked again after
 #: it takes an id of its own).
 ANSWERS_KEY = "clarigate_answers"
+#: Run metadata: true when that answer is a declined one (Cancel, ``/cancel``).
+DECLINED_KEY = "clarigate_declined"
 
 
 def pending_request_of(interrupt: Mapping[str, Any], messages: list[Any]) -> HumanInputRequest:
@@ -46,7 +53,8 @@ def _task_error(state: Mapping[str, Any], interrupt_id: str) -> str | None:
 
 async def asked_again(client: Any, sid: str, finished: Mapping[str, Any]) -> TurnOutput | None:
     """The question again when the failed run ``finished`` resumed a typed interrupt with an
-    answer its schema rejected; None for any other failure."""
+    answer its schema rejected (a declined answer: the question stays closed, never asked again,
+    a ``dismissed`` output); None for any other failure."""
     command = (finished.get("kwargs") or {}).get("command") or {}
     resumed = command.get("resume") if isinstance(command, Mapping) else None
     if not isinstance(resumed, Mapping):
@@ -57,10 +65,14 @@ async def asked_again(client: Any, sid: str, finished: Mapping[str, Any]) -> Tur
         error = _task_error(state, interrupt_id)
         if interrupt_id not in resumed or not schema or not error or not VALIDATION_HEAD.match(error):
             continue
+        meta = finished.get("metadata") or {}
+        if meta.get(DECLINED_KEY):
+            log.info("interrupt %s refused the declined answer: the question is closed", interrupt_id)
+            return TurnOutput(dismissed=True)
         locale = thread_locale(messages_of(state.get("values")))
         value = interrupt.get("value")
         request = rejected_request(interrupt_id, value, schema, resumed[interrupt_id], error, locale)
-        request = with_new_id(request, str((finished.get("metadata") or {}).get(ANSWERS_KEY) or ""))
+        request = with_new_id(request, str(meta.get(ANSWERS_KEY) or ""))
         return TurnOutput(request=request, fallback_text=render_text_fallback(request))
     return None
 

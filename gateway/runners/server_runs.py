@@ -154,7 +154,7 @@ async def _read(
 async def finished_run(client: Any, sid: str, run: Mapping[str, Any]) -> Mapping[str, Any] | TurnOutput:
     """The run as it ended; ``RunLost`` when the server has it no more or it has not ended yet,
     ``RunFailed`` when it ended in error, or the question asked again when the error is the graph
-    rejecting a typed answer."""
+    rejecting a typed answer (closed, when that answer was declined)."""
     try:
         finished = await client.runs.get(sid, run["run_id"])
     except Exception as exc:
@@ -166,7 +166,7 @@ async def finished_run(client: Any, sid: str, run: Mapping[str, Any]) -> Mapping
         raise RunLost(f"the stream of run {run['run_id']} ended while it was {status}")
     if status not in ("success", "interrupted"):
         if (again := await asked_again(client, sid, finished)) is not None:
-            return again  # the graph rejected the answer (``response_schema``): asked again
+            return again  # the graph rejected the answer (``response_schema``): asked again, or closed
         metrics.AGENT_SERVER_ERRORS.labels(kind="run_" + str(status)).inc()
         raise RunFailed(
             f"run {run['run_id']} on the LangGraph server ended as {status!r}", run_id=run["run_id"]

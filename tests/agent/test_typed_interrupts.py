@@ -1,14 +1,25 @@
 """Typed interrupts (``response_schema``) as forms, their answers in the schema's types, what a
-form cannot ask as text; and an approval's "Reply instead" and description."""
+form cannot ask as text, a declined answer the graph refuses closed, never asked again; and an
+approval's "Reply instead" and description."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from langgraph.checkpoint.memory import InMemorySaver
+
 from clarigate.agent.graph import approval_config
-from clarigate.agent.interrupts import AskAgain, parse_request_id, request_for, resume_value
+from clarigate.agent.interrupts import (
+    AskAgain,
+    Dismissed,
+    parse_request_id,
+    request_for,
+    resume_checked,
+    resume_value,
+)
 from clarigate.agent.protocol import (
+    answer_declined,
     answer_with_form,
     answer_with_option,
     answer_with_text,
@@ -16,7 +27,7 @@ from clarigate.agent.protocol import (
     render_text_fallback,
 )
 from clarigate.agent.typed_interrupts import rejected_request, validation_problems
-from tests.agent.typed_graphs import SCHEMA, CheckedBooking
+from tests.agent.typed_graphs import SCHEMA, CheckedBooking, checked_booking
 
 GOOD = {
     "name": "Ada",
@@ -216,3 +227,24 @@ def test_require_approval_may_allow_respond_and_true_still_means_the_first_three
         "send_email": {"allowed_decisions": ["approve", "respond"]},
         "drop": {"allowed_decisions": ["approve", "edit", "reject"]},
     }
+
+
+async def test_a_declined_answer_the_graph_refuses_is_dismissed_a_real_one_asked_again() -> None:
+    graph = checked_booking.builder.compile(checkpointer=InMemorySaver())
+    config: dict[str, Any] = {"configurable": {"thread_id": "t-declined"}}
+    await graph.ainvoke({"messages": []}, config)
+    [asked] = (await graph.aget_state(config)).interrupts
+    request = request_for(asked.id, asked.value, schema=asked.response_schema)
+
+    def run(command: Any) -> Any:
+        return graph.ainvoke(command, config)
+
+    declined = answer_declined(request, None)
+    value = resume_value("interrupt", asked.id, asked.value, declined, schema=asked.response_schema)
+    assert isinstance(await resume_checked(run, asked, value, declined, "en"), Dismissed)
+    assert [i.id for i in (await graph.aget_state(config)).interrupts] == [asked.id]  # still pending
+
+    bad = answer_with_form(request, {**GOOD, "name": "Ada1"}, None)
+    value = resume_value("interrupt", asked.id, asked.value, bad, schema=asked.response_schema)
+    again = await resume_checked(run, asked, value, bad, "en")
+    assert isinstance(again, AskAgain) and "a name has no digits" in (again.request.context or "")

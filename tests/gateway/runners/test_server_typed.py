@@ -1,8 +1,9 @@
 """Typed interrupts (``interrupt(value, response_schema=…)``) on a real LangGraph server
 (``langgraph dev``): the schema travels in the thread's state and is asked as a form; an answer
 breaking a bound is asked again before any run, one the graph's own model rejects (the run ends
-in a validation error, the interrupt stays pending) is asked again with the graph's error, and
-the graph is resumed with the schema's types."""
+in a validation error, the interrupt stays pending) is asked again with the graph's error, a
+Cancel the graph's model refuses closes the question (never asked again), and the graph is
+resumed with the schema's types."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.boundary.messages import AnswerStatus
-from clarigate.gateway.runners.server import LangGraphServerRunner
+from clarigate.gateway.runners.server import LangGraphServerRunner, server_thread_id
 from clarigate.gateway.store.memory import MemoryStore
 
 from ..langgraph_server.process import LangGraphServer
@@ -77,6 +78,34 @@ async def test_an_answer_the_graphs_model_rejects_is_asked_again_with_its_error(
     assert not any("error" in text.lower() for text in chat.texts())
 
     await chat.submit({**GOOD, "name": "Ada"})
+    await gateway.drain(timeout=30)
+    assert chat.texts()[-1] == "Booked for Ada."
+    await runner.aclose()
+
+
+async def test_cancel_on_a_typed_question_whose_model_refuses_the_decline_closes_it(
+    langgraph_server, make_gateway
+):
+    runner = _runner(langgraph_server, "checked_booking")
+    gateway, chat = await make_gateway(MemoryStore("lg-typed-cancel"), runner)
+    await chat.say("book a trip", chat="cancel")
+    await gateway.drain(timeout=30)
+    [asked] = chat.requests()
+
+    outcome = await chat.cancel()
+    assert outcome.status is AnswerStatus.ACCEPTED and outcome.answered_line == "✖ Cancelled by u1"
+    await gateway.drain(timeout=30)
+    assert chat.requests() == [asked]  # not asked again: the person is not trapped
+    assert not chat.of_kind("error")
+    thread_id = await gateway.store.thread_for_chat(chat.conversation("cancel").thread_key, 3600)
+    state = await runner._client.threads.get_state(server_thread_id(thread_id))
+    assert [i["id"] for i in state["interrupts"]] == [asked.request.request_id.split(":", 1)[1]]
+
+    await chat.say("book a trip for Ada", chat="cancel")  # runs as any new message over an interrupt
+    await gateway.drain(timeout=30)
+    again = chat.last_request().request
+    assert again.request_id != asked.request.request_id and not chat.of_kind("error")
+    await chat.submit(GOOD)
     await gateway.drain(timeout=30)
     assert chat.texts()[-1] == "Booked for Ada."
     await runner.aclose()

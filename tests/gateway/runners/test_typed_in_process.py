@@ -1,5 +1,6 @@
 """Typed interrupts and LangChain's review in process, through the gateway: a graph's own check of
-the answer (``is_invalid_resume``) asks again, a new message over a typed question still runs, and
+the answer (``is_invalid_resume``) asks again, a new message over a typed question still runs, a
+Cancel (or ``/cancel``) the graph's model refuses closes the question, never asks it again, and
 an approval offers "Reply instead" (a ``respond`` decision) and shows the review's description."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from clarigate.agent.harness import AgentSettings
+from clarigate.gateway.boundary.messages import AnswerStatus
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.memory import MemoryStore
 from tests.agent import typed_graphs
@@ -97,5 +99,63 @@ async def test_reply_instead_answers_the_call_with_the_message_and_the_descripti
         thread_id = await gateway.store.thread_for_chat(chat.conversation().thread_key, 3600)
         results = [m for m in await runner._agent.history(thread_id) if m.type == "tool"]
         assert [(m.text, m.status) for m in results] == [("The table is already empty.", "success")]
+    finally:
+        await runner.aclose()
+
+
+async def _cancelled_then_a_new_message_runs(gateway: Any, chat: Any, runner: Any, cancel: Any) -> None:
+    """Ask the typed question, dismiss it with ``cancel()`` (whose graph's model refuses the declined
+    answer): the question is closed, never asked again, nothing fails; the next message runs."""
+    await chat.say("book a trip")
+    await gateway.drain(timeout=30)
+    [asked] = chat.requests()
+    await cancel()
+    await gateway.drain(timeout=30)
+    assert chat.requests() == [asked]  # not asked again: the person is not trapped
+    assert not chat.of_kind("error")
+    assert typed_graphs.RESUMED == []
+    thread_id = await gateway.store.thread_for_chat(chat.conversation().thread_key, 3600)
+    snapshot = await runner._agent._graph.aget_state({"configurable": {"thread_id": thread_id}})
+    assert [i.id for i in snapshot.interrupts] == [asked.request.request_id.split(":", 1)[1]]
+
+    await chat.say("book a trip for Ada")  # runs as any new message over an open interrupt does
+    await gateway.drain(timeout=30)
+    again = chat.last_request().request
+    assert again.request_id != asked.request.request_id and not chat.of_kind("error")
+    await chat.submit(GOOD)
+    await gateway.drain(timeout=30)
+    assert chat.texts()[-1] == "Booked for Ada."
+
+
+async def test_cancel_on_a_typed_question_whose_model_refuses_the_decline_closes_it(make_gateway) -> None:
+    runner = await _runner("checked_booking")
+    try:
+        gateway, chat = await make_gateway(MemoryStore("typed-cancel"), runner)
+        outcomes: list[Any] = []
+
+        async def click_cancel() -> None:
+            outcomes.append(await chat.cancel())
+
+        await _cancelled_then_a_new_message_runs(gateway, chat, runner, click_cancel)
+        [outcome] = outcomes
+        assert outcome.status is AnswerStatus.ACCEPTED
+        assert outcome.answered_line == outcome.message == "✖ Cancelled by u1"  # the question's message
+    finally:
+        await runner.aclose()
+
+
+async def test_the_cancel_command_on_a_typed_question_whose_model_refuses_the_decline_closes_it(
+    make_gateway,
+) -> None:
+    runner = await _runner("checked_booking")
+    try:
+        gateway, chat = await make_gateway(MemoryStore("typed-cancel-command"), runner)
+
+        async def command() -> None:
+            await chat.say("/cancel")
+
+        await _cancelled_then_a_new_message_runs(gateway, chat, runner, command)
+        assert chat.texts()[0] == "✖ Cancelled the question “Book the trip”. I will go on without the answer."
+        assert [c.answered_line for c in chat.closed()] == ["✖ Cancelled by u1"]
     finally:
         await runner.aclose()
