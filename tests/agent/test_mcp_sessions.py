@@ -108,9 +108,14 @@ async def test_a_server_that_died_is_started_again(tmp_path: Path, caplog: pytes
         out = await agent.run_turn("t2", "count twice")
         assert out.replies == ["Counted."]
         # a new server counts from 1 (the old one's count died with it); a call sent while the
-        # connection was closing fails with that error, the next one reaches the new server
+        # connection was closing fails with that error (the SDK's, or ours when the session ended
+        # first: which comes first is a race), the next one reaches the new server
         results = tool_results(model)
-        assert results in (["1", "2"], ["McpError: Connection closed", "1"]), results
+        closing = (
+            "McpError: Connection closed",
+            "ConnectionError: MCP server 'counter': the connection ended before it answered",
+        )
+        assert results == ["1", "2"] or (results[0] in closing and results[1:] == ["1"]), results
         assert len(started(pids)) == 2
         assert "MCP server 'counter' had stopped: starting it again" in caplog.text
     finally:
