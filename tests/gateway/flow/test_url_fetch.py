@@ -286,3 +286,20 @@ async def test_a_nat64_address_of_a_public_one_passes_the_check(network: Network
     network.answers = ["64:ff9b::5db8:d822"]  # 93.184.216.34 through a NAT64 gateway
 
     assert await check_address(f"http://{HOST}/report.csv", allow_private=False) == ["64:ff9b::5db8:d822"]
+
+
+@pytest.mark.parametrize("bypass", ["{host}:{port}", "http://{host}:{port}"])
+async def test_a_no_proxy_entry_httpx_reads_otherwise_never_lets_a_rebinding_name_in(
+    network: Network, serve: Serve, monkeypatch: pytest.MonkeyPatch, bypass: str
+):
+    internal = await serve(b"secret\n")
+    proxy = await serve(b"via proxy\n")  # an HTTP proxy: gets the absolute URL, answers itself
+    network.answers = [PUBLIC, "127.0.0.1"]  # the check hears a public address, a later lookup not
+    for name in ("HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(name, f"http://127.0.0.1:{proxy.port}")
+    for name in ("NO_PROXY", "no_proxy"):  # entries with a port or a scheme: httpx honours them
+        monkeypatch.setenv(name, bypass.format(host=HOST, port=internal.port))
+
+    assert await fetch(f"http://{HOST}:{internal.port}/report.csv") == (b"via proxy\n", "text/csv")
+    assert internal.hosts == [] and network.lookups == 1
+
