@@ -157,7 +157,7 @@ async def _response(
             try:
                 response = await client.send(_request(client, url, address), stream=True)
                 break
-            except httpx.ConnectError:  # refused or unreachable: the next address the check passed
+            except (httpx.ConnectError, httpx.ConnectTimeout):  # refused, unreachable, silent: the next one
                 continue
         else:
             response = await client.send(

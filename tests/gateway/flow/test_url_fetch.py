@@ -303,3 +303,23 @@ async def test_a_no_proxy_entry_httpx_reads_otherwise_never_lets_a_rebinding_nam
     assert await fetch(f"http://{HOST}:{internal.port}/report.csv") == (b"via proxy\n", "text/csv")
     assert internal.hosts == [] and network.lookups == 1
 
+
+async def test_an_address_that_never_answers_gives_way_to_the_next_one_checked(
+    network: Network, serve: Serve
+):
+    outside = await serve(b"region,sales\n")
+    silent = socket.socket()  # a listener whose queue is full: a connection to it is never taken
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(0)
+    filler = socket.create_connection(silent.getsockname())
+    network.answers = [(PUBLIC, PUBLIC_TOO)]
+    network.routes = {(PUBLIC, 80): silent.getsockname()[1], (PUBLIC_TOO, 80): outside.port}
+    try:
+        assert await fetch_capped(f"http://{HOST}/report.csv", 1024, allow_private=False, seconds=0.5) == (
+            b"region,sales\n",
+            "text/csv",
+        )
+        assert network.connects == [(PUBLIC, 80), (PUBLIC_TOO, 80)]
+    finally:
+        filler.close()
+        silent.close()
