@@ -102,9 +102,10 @@ async def fetch_capped(url: str, max_bytes: int, *, allow_private: bool, seconds
 async def _fetch(url: str, max_bytes: int, allow_private: bool, seconds: float) -> tuple[bytes, str]:
     for _ in range(MAX_REDIRECTS + 1):
         addresses = await check_address(url, allow_private)
-        if addresses and _proxied(url):
+        proxy = _proxy(url) if addresses else None
+        if proxy is not None:
             addresses = []  # by name, through the proxy (see the module's docstring)
-        async with _response(url, addresses, seconds) as response:
+        async with _response(url, addresses, seconds, proxy) as response:
             if response.status_code in _REDIRECTS and "location" in response.headers:
                 url = urljoin(url, response.headers["location"])
                 continue
@@ -123,31 +124,40 @@ async def _fetch(url: str, max_bytes: int, allow_private: bool, seconds: float) 
     raise FetchRefused(f"more than {MAX_REDIRECTS} redirects")
 
 
-def _proxied(url: str) -> bool:
-    """True when the environment names a proxy for ``url`` (as httpx reads it: ``*_PROXY``,
-    ``NO_PROXY``)."""
+def _proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``*_PROXY``, not bypassed by ``NO_PROXY``), or
+    None. It is handed to httpx as is: httpx reads some ``NO_PROXY`` entries otherwise (with a port
+    or a scheme), and would go to the name directly, looking it up again."""
     parsed = _parsed(url)
     proxies = urllib.request.getproxies()
-    if not (proxies.get(parsed.scheme) or proxies.get("all")):
-        return False
-    return not urllib.request.proxy_bypass(parsed.raw_host.decode("ascii"))
+    proxy = proxies.get(parsed.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(parsed.raw_host.decode("ascii")):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
 
 
 @asynccontextmanager
-async def _response(url: str, addresses: list[str], seconds: float) -> AsyncIterator[httpx.Response]:
+async def _response(
+    url: str, addresses: list[str], seconds: float, proxy: str | None = None
+) -> AsyncIterator[httpx.Response]:
     """The answer to a GET of ``url``, its body still to read, from the first of ``addresses`` that
-    takes the connection (by the host's name when there are none). A client of its own for each
+    takes the connection (by the host's name when there are none, through ``proxy`` when one is
+    given, else as the environment says with internal addresses allowed). A client of its own for each
     request: a connection opened, and its certificate checked, for one host is never reused for
     another that happens to share its address."""
     pinned = bool(addresses)
     async with httpx.AsyncClient(
-        timeout=seconds, follow_redirects=False, verify=httpx.create_ssl_context(), trust_env=not pinned
+        timeout=seconds,
+        follow_redirects=False,
+        verify=httpx.create_ssl_context(),
+        proxy=proxy,
+        trust_env=not pinned and proxy is None,
     ) as client:
         for address in addresses[:-1]:
             try:
                 response = await client.send(_request(client, url, address), stream=True)
                 break
-            except httpx.ConnectError:  # refused or unreachable: the next address the check passed
+            except (httpx.ConnectError, httpx.ConnectTimeout):  # refused, unreachable, silent: the next one
                 continue
         else:
             response = await client.send(

@@ -286,3 +286,40 @@ async def test_a_nat64_address_of_a_public_one_passes_the_check(network: Network
     network.answers = ["64:ff9b::5db8:d822"]  # 93.184.216.34 through a NAT64 gateway
 
     assert await check_address(f"http://{HOST}/report.csv", allow_private=False) == ["64:ff9b::5db8:d822"]
+
+
+@pytest.mark.parametrize("bypass", ["{host}:{port}", "http://{host}:{port}"])
+async def test_a_no_proxy_entry_httpx_reads_otherwise_never_lets_a_rebinding_name_in(
+    network: Network, serve: Serve, monkeypatch: pytest.MonkeyPatch, bypass: str
+):
+    internal = await serve(b"secret\n")
+    proxy = await serve(b"via proxy\n")  # an HTTP proxy: gets the absolute URL, answers itself
+    network.answers = [PUBLIC, "127.0.0.1"]  # the check hears a public address, a later lookup not
+    for name in ("HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(name, f"http://127.0.0.1:{proxy.port}")
+    for name in ("NO_PROXY", "no_proxy"):  # entries with a port or a scheme: httpx honours them
+        monkeypatch.setenv(name, bypass.format(host=HOST, port=internal.port))
+
+    assert await fetch(f"http://{HOST}:{internal.port}/report.csv") == (b"via proxy\n", "text/csv")
+    assert internal.hosts == [] and network.lookups == 1
+
+
+async def test_an_address_that_never_answers_gives_way_to_the_next_one_checked(
+    network: Network, serve: Serve
+):
+    outside = await serve(b"region,sales\n")
+    silent = socket.socket()  # a listener whose queue is full: a connection to it is never taken
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(0)
+    filler = socket.create_connection(silent.getsockname())
+    network.answers = [(PUBLIC, PUBLIC_TOO)]
+    network.routes = {(PUBLIC, 80): silent.getsockname()[1], (PUBLIC_TOO, 80): outside.port}
+    try:
+        assert await fetch_capped(f"http://{HOST}/report.csv", 1024, allow_private=False, seconds=0.5) == (
+            b"region,sales\n",
+            "text/csv",
+        )
+        assert network.connects == [(PUBLIC, 80), (PUBLIC_TOO, 80)]
+    finally:
+        filler.close()
+        silent.close()
