@@ -2,11 +2,11 @@
 
     python tests/deploy/web_start_probe.py REPORT_FILE serve --host … --port …
 
-A thread of the web process holds every worker process it starts (SIGSTOP as soon as it
-appears, so the replica's workers are "still starting" for as long as the test wants), polls the
-web process's own ``/healthz`` and, on its first 200, writes to REPORT_FILE which modules the
-process had imported by then and the held workers' pids; then it writes the modules again every
-0.1 s (``now``), so a test can look after a webhook was accepted too.
+A thread of the web process holds every worker process it starts (SIGSTOP as soon as it has
+become one, past its exec, so the replica's workers are "still starting" for as long as the test
+wants), polls the web process's own ``/healthz`` and, on its first 200, writes to REPORT_FILE
+which modules the process had imported by then and the held workers' pids; then it writes the
+modules again every 0.1 s (``now``), so a test can look after a webhook was accepted too.
 """
 
 from __future__ import annotations
@@ -39,13 +39,25 @@ def answers(url: str) -> bool:
         return False
 
 
+def is_worker(pid: int) -> bool:
+    """True once the child runs the worker (``serve --role worker``): not while it is still the
+    forked copy of this process before its exec, where a stop would leave this process waiting in
+    ``subprocess.Popen`` for that exec for ever (its event loop with it)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:  # gone already
+        return False
+    return any(a == b"--role" and b == b"worker" for a, b in zip(argv, argv[1:], strict=False))
+
+
 def watch(report: Path, port: str) -> None:
     held: set[int] = set()
     first: list[str] | None = None
     while True:
         for pid in children() - held:
-            os.kill(pid, 19)  # SIGSTOP: the worker stays "starting"
-            held.add(pid)
+            if is_worker(pid):
+                os.kill(pid, 19)  # SIGSTOP: the worker stays "starting"
+                held.add(pid)
         if first is None and answers(f"http://127.0.0.1:{port}/healthz"):
             first = sorted(sys.modules)
         if first is not None:
