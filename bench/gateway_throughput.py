@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from redis.asyncio import Redis
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from bench.servers import delete_prefix  # noqa: E402
 from clarigate.adapters.testing import TestAdapter  # noqa: E402
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent  # noqa: E402
 from clarigate.agent.protocol import AnsweredBy, answer_message_text, answer_with_option  # noqa: E402
@@ -292,7 +291,7 @@ async def measure(
         await runner.aclose()
         await agent.aclose()
         await store.close()
-        await _delete_prefix(args.redis_url, prefix)
+        await delete_prefix(args.redis_url, prefix)
         scratch.cleanup()
     return pairs, trips, calls
 
@@ -358,16 +357,6 @@ def _middle_half(ordered: list[float]) -> tuple[float, float]:
         return ordered[0], ordered[0]
     q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
     return q1, q3
-
-
-async def _delete_prefix(url: str, prefix: str) -> None:
-    client = Redis.from_url(url)
-    try:
-        keys = [key async for key in client.scan_iter(match=f"{prefix}:*", count=1000)]
-        if keys:
-            await client.delete(*keys)
-    finally:
-        await client.aclose()
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
