@@ -3,8 +3,10 @@
 
 A breakpoint stops the run with the graph's next steps pending and no ``interrupt()`` value to
 show: LangGraph leaves it to the client to go on. The person gets a question naming the step
-that waits: *Continue* goes on from there (a run without input), *Stop* leaves it where it is
-(a new message starts the graph afresh, as LangGraph does with new input). The request id is
+that waits: *Continue* goes on from there (a run without input), *Stop* drops the steps that
+wait (the state updated with no values as ``END``, LangGraph's way to clear a thread's pending
+tasks), so the thread no longer waits and the question is not asked again; a new message starts
+the graph afresh on the same thread, its history kept. The request id is
 ``breakpoint:<checkpoint id>``: an answer goes on only from the checkpoint it was asked at, so a
 stale click never runs a step the graph has moved past.
 """
@@ -18,6 +20,9 @@ from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, cata
 from clarigate.agent.protocol.models import Locale
 
 BREAKPOINT = "breakpoint"
+#: The node a state update with no values is made as to drop a paused thread's pending steps
+#: (LangGraph's ``END``, spelled out so the server runner needs no LangGraph import).
+DROPPED_AS = "__end__"
 #: The state key the gateway writes the person's message to and reads the replies from.
 MESSAGES_KEY = "messages"
 
@@ -53,6 +58,13 @@ def goes_on(response: HumanInputResponse) -> bool:
 def stopped_reply(steps: Sequence[str], locale: Locale) -> str:
     """What the person reads after *Stop*."""
     return catalog.text("breakpoint_stopped", locale, steps=", ".join(f"“{s}”" for s in steps) or "?")
+
+
+def stopped_from(checkpoint_id: str, parent_id: Any, source: Any, next_steps: Sequence[str] | None) -> bool:
+    """True when the thread's latest checkpoint (its ``parent_id``, ``source`` and ``next_steps``)
+    is the one *Stop* made at ``checkpoint_id``: the same answer again (its turn run once more,
+    the gateway's job having changed hands) is told it stopped, not taken as a new message."""
+    return str(parent_id) == checkpoint_id and source == "update" and not next_steps
 
 
 def paused_at(next_steps: Sequence[str] | None, interrupts: Sequence[Any] | None) -> bool:

@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from clarigate.agent.breakpoints import breakpoint_request, goes_on, paused_at, stopped_reply
+from clarigate.agent.breakpoints import (
+    DROPPED_AS,
+    breakpoint_request,
+    goes_on,
+    paused_at,
+    stopped_from,
+    stopped_reply,
+)
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 
@@ -47,6 +54,28 @@ async def asking_to_go_on(graph: Any, config: dict[str, Any], output: TurnOutput
     return TurnOutput(replies=output.replies, request=request, fallback_text=fallback, limit=output.limit)
 
 
+async def abandon(graph: Any, config: dict[str, Any]) -> None:
+    """Drop the steps the thread of ``config`` is paused before: LangGraph's update with no
+    values as ``END`` clears the pending tasks, so the thread no longer waits (its messages kept;
+    the checkpoint it stopped at stays until the next run prunes: ``stopped_again`` reads it)."""
+    side = {key: value for key, value in config.items() if key != "run_id"}  # not the turn's run
+    await graph.aupdate_state(side, None, as_node=DROPPED_AS)
+
+
+async def stopped_again(graph: Any, snapshot: Any, checkpoint_id: str) -> TurnOutput | None:
+    """The *Stop* reply again when ``snapshot`` is the checkpoint a *Stop* at ``checkpoint_id``
+    made (``stopped_from``); None otherwise."""
+    from clarigate.agent.harness import TurnOutput
+
+    parent = getattr(snapshot, "parent_config", None) or {}
+    parent_id = parent.get("configurable", {}).get("checkpoint_id")
+    source = (getattr(snapshot, "metadata", None) or {}).get("source")
+    if not stopped_from(checkpoint_id, parent_id, source, snapshot.next):
+        return None
+    paused = await graph.aget_state(parent)
+    return TurnOutput(replies=[stopped_reply(list(paused.next), thread_locale(_messages(paused)))])
+
+
 async def answer_breakpoint(
     graph: Any,
     config: dict[str, Any],
@@ -55,15 +84,16 @@ async def answer_breakpoint(
     go_on: Callable[[int], Awaitable[TurnOutput]],
 ) -> TurnOutput | None:
     """The answer to a breakpoint question: *Continue* runs ``go_on(messages before)`` (the graph
-    goes on from where it stopped), *Stop* leaves it there and says so. None when the graph is no
-    longer paused at that checkpoint (the answer is then a new message)."""
+    goes on from where it stopped), *Stop* drops the steps that wait (``abandon``) and says so.
+    None when the graph is no longer paused at that checkpoint (the answer is then a new message)."""
     from clarigate.agent.harness import TurnOutput
 
     snapshot = await graph.aget_state(config)
     at = (getattr(snapshot, "config", None) or {}).get("configurable", {}).get("checkpoint_id")
     if str(at) != checkpoint_id or not paused_at(snapshot.next, getattr(snapshot, "interrupts", ())):
-        return None
+        return None if goes_on(response) else await stopped_again(graph, snapshot, checkpoint_id)
     before = _messages(snapshot)
     if not goes_on(response):
+        await abandon(graph, config)
         return TurnOutput(replies=[stopped_reply(list(snapshot.next), thread_locale(before))])
     return await go_on(len(before))

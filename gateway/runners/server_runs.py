@@ -35,7 +35,14 @@ from typing import Any
 
 import httpx
 
-from clarigate.agent.breakpoints import breakpoint_request, goes_on, paused_at, stopped_reply
+from clarigate.agent.breakpoints import (
+    DROPPED_AS,
+    breakpoint_request,
+    goes_on,
+    paused_at,
+    stopped_from,
+    stopped_reply,
+)
 from clarigate.agent.events import EventSink, tell
 from clarigate.agent.harness import TurnOutput, turn_output
 from clarigate.agent.models.conversation import thread_locale
@@ -247,16 +254,25 @@ async def past_breakpoint(
     options: dict[str, Any],
 ) -> Any:
     """The answer to a breakpoint question (``clarigate.agent.breakpoints``): *Continue* starts
-    the run that goes on from where the graph stopped, *Stop* is the output saying it stayed
-    there; None when the thread is no longer paused at that checkpoint (a new message then)."""
+    the run that goes on from where the graph stopped, *Stop* drops the steps that wait (the
+    thread no longer paused there) and is the output saying so, then and when given again
+    (``stopped_from``); None when the thread is no longer paused at that checkpoint (a new
+    message then)."""
     at = (state.get("checkpoint") or {}).get("checkpoint_id")
-    if str(at) != checkpoint_id or not paused_at(state.get("next"), state.get("interrupts")):
-        return None
-    messages = messages_of(state.get("values"))
-    if not goes_on(response):
-        return TurnOutput(replies=[stopped_reply(list(state.get("next") or ()), thread_locale(messages))])
-    options["metadata"] = {**options.get("metadata", {}), START_KEY: len(messages)}
-    return await client.runs.create(sid, assistant_id, input=None, **options)
+    if str(at) == checkpoint_id and paused_at(state.get("next"), state.get("interrupts")):
+        if goes_on(response):
+            start = len(messages_of(state.get("values")))
+            options["metadata"] = {**options.get("metadata", {}), START_KEY: start}
+            return await client.runs.create(sid, assistant_id, input=None, **options)
+        await client.threads.update_state(sid, None, as_node=DROPPED_AS, checkpoint_id=checkpoint_id)
+    else:
+        parent = (state.get("parent_checkpoint") or {}).get("checkpoint_id")
+        source = (state.get("metadata") or {}).get("source")
+        if goes_on(response) or not stopped_from(checkpoint_id, parent, source, state.get("next")):
+            return None
+        state = await client.threads.get_state(sid, checkpoint_id=checkpoint_id)  # where it stopped
+    locale = thread_locale(messages_of(state.get("values")))
+    return TurnOutput(replies=[stopped_reply(list(state.get("next") or ()), locale)])
 
 
 async def left_of_turn(

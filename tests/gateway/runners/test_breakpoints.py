@@ -4,16 +4,18 @@ is an error at start naming what the gateway needs."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
 
 from clarigate.agent.harness import AgentSettings
+from clarigate.agent.protocol import HumanInputResponse
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.boundary.messages import AnswerStatus
-from clarigate.gateway.runners.base import AgentRunner
+from clarigate.gateway.runners.base import AgentRunner, RunInput
 from clarigate.gateway.runners.in_process import LangGraphRunner
-from clarigate.gateway.runners.server import LangGraphServerRunner
+from clarigate.gateway.runners.server import LangGraphServerRunner, server_thread_id
 from clarigate.gateway.store.memory import MemoryStore
 from tests.agent import stream_graphs
 
@@ -43,9 +45,35 @@ async def _pause_then(make_gateway, runner: AgentRunner, choice: str, chat_id: s
     outcome = await chat.click([o.label for o in request.options].index(choice))
     assert outcome.status is AnswerStatus.ACCEPTED
     await gateway.drain(timeout=60)
-    if choice == "Continue":
-        assert await runner.pending_request(thread_id) is None
+    # no "Continue?" left to show again: the step ran, or Stop dropped it
+    assert await runner.pending_request(thread_id) is None
+    if choice == "Stop":
+        await _write_again(gateway, chat, runner, chat_id, thread_id, request.request_id)
     return chat.texts()
+
+
+async def _write_again(
+    gateway, chat, runner: AgentRunner, chat_id: str, thread_id: str, stopped: str
+) -> None:  # type: ignore[no-untyped-def]
+    """After Stop, a new message starts the graph afresh on the same thread: it plans again (its
+    history kept) and asks about the new pause, never the one the person stopped."""
+    await chat.say("plan it again", chat=chat_id)
+    await gateway.drain(timeout=60)
+    assert chat.texts()[-1] == PLAN
+    asked = chat.last_request().request
+    assert asked.question == QUESTION and asked.request_id != stopped
+    waiting = await runner.pending_request(thread_id)
+    assert waiting is not None and waiting.request_id == asked.request_id
+    assert await _said(runner, thread_id) == ["clean up staging", PLAN, "plan it again", PLAN]
+
+
+async def _said(runner: AgentRunner, thread_id: str) -> list[str]:
+    """The messages the thread holds (the in-process agent's checkpoints, or the server's)."""
+    if isinstance(runner, LangGraphRunner):
+        return [str(m.content) for m in await (await runner._get()).history(thread_id)]
+    assert isinstance(runner, LangGraphServerRunner)
+    state = await runner._client.threads.get_state(server_thread_id(thread_id))
+    return [str(m["content"]) for m in state["values"]["messages"]]
 
 
 @pytest.mark.parametrize("graph", ["pause_before", "pause_after"])
@@ -59,14 +87,49 @@ async def test_a_breakpoint_in_process_asks_and_continue_runs_the_next_step(make
     assert stream_graphs.STEPS == ["plan", "apply"]
 
 
-async def test_stop_at_a_breakpoint_in_process_runs_nothing_more(make_gateway, tmp_path):
+@pytest.mark.parametrize("graph", ["pause_before", "pause_after"])
+async def test_stop_at_a_breakpoint_in_process_drops_the_step_and_a_new_message_starts_afresh(
+    make_gateway, tmp_path, graph
+):
     stream_graphs.STEPS.clear()
-    runner = in_process("pause_before", tmp_path)
+    runner = in_process(graph, tmp_path)
     try:
-        assert await _pause_then(make_gateway, runner, "Stop", "stop") == [PLAN, STOPPED]
+        assert await _pause_then(make_gateway, runner, "Stop", f"stop-{graph}") == [PLAN, STOPPED, PLAN]
     finally:
         await runner.aclose()
-    assert stream_graphs.STEPS == ["plan"]
+    assert stream_graphs.STEPS == ["plan", "plan"]  # the stopped step never ran
+
+
+@pytest.mark.parametrize("where", ["in_process", "server"])
+async def test_a_stop_run_again_says_stopped_again_and_runs_nothing(request, tmp_path, where):
+    """The same Stop given twice (its job changed hands after the step was dropped) is told it
+    stopped both times: never taken as a new message "Stop" that would start the graph again."""
+    stream_graphs.STEPS.clear()
+    if where == "server":
+        url = request.getfixturevalue("langgraph_server").url
+        runner: AgentRunner = LangGraphServerRunner(AgentOptions(server_url=url, assistant_id="pause_before"))
+    else:
+        runner = in_process("pause_before", tmp_path)
+    thread_id = uuid.uuid4().hex
+    try:
+        asked = (
+            await runner.run_turn(RunInput(thread_id, "clean up staging", metadata={"inbound_id": "m1"}))
+        ).request
+        assert asked is not None and asked.question == QUESTION
+        stop = asked.options[1]
+        answer = HumanInputResponse(
+            request_id=asked.request_id, response_kind="option", option_id=stop.id, value=stop.value
+        )
+        turn = RunInput(thread_id, stop.label, response=answer, metadata={"inbound_id": "m2"})
+        for _ in range(2):
+            output = await runner.run_turn(turn)
+            assert (output.replies, output.request) == ([STOPPED], None)
+        assert await runner.pending_request(thread_id) is None
+        assert await _said(runner, thread_id) == ["clean up staging", PLAN]
+    finally:
+        await runner.aclose()
+    if where == "in_process":
+        assert stream_graphs.STEPS == ["plan"]
 
 
 @pytest.mark.parametrize(("graph", "choice"), [("pause_before", "Continue"), ("pause_after", "Stop")])
@@ -78,7 +141,7 @@ async def test_a_breakpoint_on_the_server_asks_continue_or_stop(
         texts = await _pause_then(make_gateway, runner, choice, f"server-{graph}")
     finally:
         await runner.aclose()
-    assert texts == [PLAN, DONE if choice == "Continue" else STOPPED]
+    assert texts == ([PLAN, DONE] if choice == "Continue" else [PLAN, STOPPED, PLAN])
 
 
 async def test_a_graph_without_messages_in_its_state_stops_the_start_naming_what_is_needed(
