@@ -11,6 +11,11 @@ update is skipped (``take`` raises ``LiveSkipped`` with the seconds to the windo
 first words are tried again then, at each window until one has room; a later update's text
 waits for the run's next update (the reply shows the whole of it).
 
+A process asks the store for a window once, whatever the number of its updates waiting for it:
+the first of them to ask has it if the store gives it, and the others of the process have lost
+it either way. So many runs skipped together cost a lease attempt a window per process while
+they drain, one run a window, not one per run still waiting (quadratic in the runs).
+
 When the store does not answer, the windows are counted in this process alone, as before budgets
 were shared: updates go on, paced per process.
 """
@@ -59,7 +64,7 @@ class SharedPace:
     def __init__(self, state: Callable[[], AdapterState], platform: str) -> None:
         self.state = state
         self.platform = platform
-        self._local: dict[str, int] = {}  # scope -> the last window taken here (store down)
+        self._asked: dict[str, int] = {}  # scope -> the last window this process asked for
 
     async def slot(self, scope: str, budget: Budget) -> bool:
         """True when this update of ``scope`` may go out now (it may have waited one window for
@@ -81,14 +86,16 @@ class SharedPace:
             raise LiveSkipped(until_next(budget))
 
     async def _take(self, scope: str, window: int, interval: float) -> bool:
+        """True for the one update of this process that has ``window`` of ``scope``: the first here
+        to ask for it, if the store gives it (or does not answer: this process paces itself)."""
+        if self._asked.get(scope, -1) >= window:
+            return False  # asked for here already: that update's, or another process's
+        if len(self._asked) > MAX_LOCAL:
+            self._asked.clear()
+        self._asked[scope] = window
         name = f"live-pace:{scope}:{window}"
         try:
             return await self.state().acquire_lease(name, uuid.uuid4().hex, math.ceil(interval) + 1)
         except Exception as exc:  # noqa: BLE001 (the store down: this process's windows alone)
             log.debug("%s live pace not shared for %s: %s", self.platform, scope, exc)
-        if self._local.get(scope, -1) >= window:
-            return False
-        if len(self._local) > MAX_LOCAL:
-            self._local.clear()
-        self._local[scope] = window
         return True

@@ -5,30 +5,52 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 
 import pytest
 from redis.asyncio import Redis
 
 from clarigate.adapters import pacing
-from clarigate.adapters.slack import live
+from clarigate.adapters.slack import SlackAdapter, live
 from clarigate.adapters.testing import ScriptedRunner
-from clarigate.gateway.boundary.messages import Sender, TextReply
+from clarigate.gateway.boundary.messages import Conversation, Sender, TextReply
 from clarigate.gateway.flow.live import FIRST_SHOW_AFTER
 
 from ..live_pace import (
     REDIS_URL,
     SharedRedis,
     at_most_one_a_window,
+    counted,
     first_words_together,
     live_run,
     most_in_windows,
 )
-from .conftest import MakeWorld
+from .conftest import MakeWorld, SlackWorld
+from .fake_slack import FakeSlack
 from .test_live_replies import in_thread
 
 #: A budget of 5 edits in 1.5 s (a window of 0.3 s) stands for Slack's 50 a minute: the same
 #: sharing, counted over a few seconds rather than minutes.
 QUICK = pacing.Budget(5, 1.5)
+
+
+def words_appended(fake: FakeSlack) -> Callable[[list[str]], bool]:
+    """Whether every run's first words ("Answer12 begins here") reached Slack in an append."""
+
+    def arrived(words: list[str]) -> bool:
+        appended = json.dumps(fake.of("chat.appendStream"))
+        return all(f"{word} begins" in appended for word in words)
+
+    return arrived
+
+
+def threads_in_one_channel(processes: list[SlackWorld], each: int) -> list[tuple[SlackAdapter, Conversation]]:
+    """``each`` live runs in every process, in threads of one channel (so of one workspace)."""
+    return [
+        (world.adapter, in_thread(f"1.{index}{number:03}", channel="C9"))
+        for index, world in enumerate(processes)
+        for number in range(each)
+    ]
 
 
 async def test_two_processes_edit_within_one_workspace_budget(
@@ -38,11 +60,7 @@ async def test_two_processes_edit_within_one_workspace_budget(
     stores = shared_redis.stores(2)
     processes = [await make_world(ScriptedRunner(), store=store) for store in stores]
     fake = processes[0].fake
-    runs = [
-        (world.adapter, in_thread(f"1.{index}{number}", channel="C9"))
-        for index, world in enumerate(processes)
-        for number in range(4)  # four live runs in each process, all in one workspace
-    ]
+    runs = threads_in_one_channel(processes, 4)  # four live runs in each process, one workspace
     # alone, each process would pace its four by its own count: together twice the budget
     done = await asyncio.gather(*(live_run(a, c, live.EDIT, 5) for a, c in runs))
     edits = [c.at for c in fake.attempts("chat.update")]
@@ -100,16 +118,9 @@ async def test_first_words_the_budget_skipped_go_out_at_the_next_windows_not_an_
     window = live.STREAM_BUDGET.window
     processes = [await make_world(ScriptedRunner(), store=store) for store in shared_redis.stores(2)]
     fake = processes[0].fake
-    runs = [
-        (world.adapter, in_thread(f"1.{index}{number}", channel="C9"))
-        for index, world in enumerate(processes)
-        for number in range(4)
-    ]
+    runs = threads_in_one_channel(processes, 4)
 
-    def arrived(words: list[str]) -> bool:
-        appended = json.dumps(fake.of("chat.appendStream"))
-        return all(word in appended for word in words)
-
+    arrived = words_appended(fake)
     came, refs = await first_words_together(runs, live.STREAM, arrived, 5.0, recipient=Sender(user_id="U1"))
     assert len(fake.of("chat.startStream")) == len(runs)  # "Working…" at once, unpaced
     assert arrived([f"Answer{index}" for index in range(len(runs))])  # every run's words shown
@@ -121,3 +132,29 @@ async def test_first_words_the_budget_skipped_go_out_at_the_next_windows_not_an_
     for (adapter, conversation), ref in zip(runs, refs, strict=True):
         await adapter.send(conversation, TextReply(text=f"Done in {conversation.topic}.", live=ref))
     assert sorted(m["text"] for m in fake.shown()) == sorted(f"Done in {c.topic}." for _, c in runs)
+
+
+async def test_runs_skipped_together_cost_the_store_a_lease_attempt_a_window_per_process(
+    shared_redis: SharedRedis, make_world: MakeWorld, monkeypatch
+):
+    # fifty streams of one workspace in two processes want their first words appended in the same
+    # instant: one goes out a window, fifty windows in all. Each process asks the store for a
+    # window once, for all of its runs waiting (not once per run: fifty, forty-nine, … a window)
+    monkeypatch.setattr(live, "STREAM_BUDGET", pacing.Budget(20, 1.0))
+    monkeypatch.setattr(live, "LIVE_INTERVAL", 60.0)
+    stores = shared_redis.stores(2)
+    asked: list[str] = []
+    for store in stores:
+        monkeypatch.setattr(store, "acquire_lease", counted(store.acquire_lease, asked))
+    processes = [await make_world(ScriptedRunner(), store=store) for store in stores]
+    fake = processes[0].fake
+    runs = threads_in_one_channel(processes, 25)
+
+    arrived = words_appended(fake)
+    await first_words_together(runs, live.STREAM, arrived, 60.0, recipient=Sender(user_id="U1"))
+    assert arrived([f"Answer{index}" for index in range(len(runs))])
+    appends = len(fake.attempts("chat.appendStream"))
+    assert appends == len(runs)  # a window each
+    pace_leases = [name for name in asked if name.startswith("live-pace:")]
+    # at most one attempt a window in each process: linear in the runs, not quadratic
+    assert len(pace_leases) <= len(processes) * appends
