@@ -212,6 +212,13 @@ WORDS: dict[str, dict[Locale, str]] = {
         "en": "✖ Cancelled the question “{question}”. I will go on without the answer.",
         "zh": "✖ 已取消问题「{question}」，我会在没有答案的情况下继续。",
     },
+    # a question dismissed whose graph refused the declined answer (a typed interrupt's schema)
+    "cancelled_stopped": {
+        "en": "✖ Cancelled the question “{question}”. The task it was part of has stopped: it cannot "
+        "go on without an answer. Send a new message to start again.",
+        "zh": "✖ 已取消问题「{question}」。它所属的任务已停止：没有答案无法继续。"
+        "如需重新开始，请发送新消息。",
+    },
     "cancel_not_yours": {
         "en": "Only {who} can cancel this question; it stays open. Your own requests still go ahead.",
         "zh": "只有 {who} 可以取消这个问题，它仍然保留。您自己的请求照常处理。",

@@ -13,7 +13,7 @@ from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.boundary.messages import AnswerStatus
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.memory import MemoryStore
-from tests.agent import typed_graphs
+from tests.agent import typed_graphs, user_graphs
 
 GOOD = {
     "name": "Ada",
@@ -24,6 +24,12 @@ GOOD = {
     "extras": ["red", "blue"],
     "day": "2026-12-01",
 }
+
+#: What the person who dismissed the typed question is told: the graph cannot go on without it.
+STOPPED = (
+    "✖ Cancelled the question “Book the trip”. The task it was part of has stopped: it cannot go on "
+    "without an answer. Send a new message to start again."
+)
 
 
 @pytest.fixture(autouse=True)
@@ -76,6 +82,27 @@ async def test_a_new_message_over_a_typed_question_still_runs(make_gateway) -> N
         await runner.aclose()
 
 
+async def test_the_cancel_command_on_a_question_the_graph_goes_on_without_says_so(make_gateway) -> None:
+    runner = LangGraphRunner(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.user_graphs:free_text")
+    )
+    try:
+        gateway, chat = await make_gateway(MemoryStore("interrupt-cancel-command"), runner)
+        await chat.say("release it")
+        await gateway.drain(timeout=30)
+        await chat.say("/cancel")
+        await gateway.drain(timeout=30)
+        # the graph took the declined answer: the command's words, then what the run said
+        assert chat.texts() == [
+            "✖ Cancelled the question “Type the release name”. I will go on without the answer.",
+            f"Release {user_graphs.ANSWERS[-1]}.",
+        ]
+        thread_id = await gateway.store.thread_for_chat(chat.conversation().thread_key, 3600)
+        assert await runner.pending_request(thread_id) is None
+    finally:
+        await runner.aclose()
+
+
 async def test_reply_instead_answers_the_call_with_the_message_and_the_description_is_shown(
     make_gateway,
 ) -> None:
@@ -105,18 +132,22 @@ async def test_reply_instead_answers_the_call_with_the_message_and_the_descripti
 
 async def _cancelled_then_a_new_message_runs(gateway: Any, chat: Any, runner: Any, cancel: Any) -> None:
     """Ask the typed question, dismiss it with ``cancel()`` (whose graph's model refuses the declined
-    answer): the question is closed, never asked again, nothing fails; the next message runs."""
+    answer): the question is closed, never asked again, nothing fails, the person is told the task
+    stopped, and the thread no longer reports it as open; the next message runs."""
     await chat.say("book a trip")
     await gateway.drain(timeout=30)
     [asked] = chat.requests()
+    thread_id = await gateway.store.thread_for_chat(chat.conversation().thread_key, 3600)
+    assert (await runner.pending_request(thread_id)).request_id == asked.request.request_id
     await cancel()
     await gateway.drain(timeout=30)
     assert chat.requests() == [asked]  # not asked again: the person is not trapped
     assert not chat.of_kind("error")
+    assert chat.texts() == [STOPPED]  # never "I will go on without the answer": it cannot
     assert typed_graphs.RESUMED == []
-    thread_id = await gateway.store.thread_for_chat(chat.conversation().thread_key, 3600)
     snapshot = await runner._agent._graph.aget_state({"configurable": {"thread_id": thread_id}})
     assert [i.id for i in snapshot.interrupts] == [asked.request.request_id.split(":", 1)[1]]
+    assert await runner.pending_request(thread_id) is None  # ``clarigate chat`` does not bring it back
 
     await chat.say("book a trip for Ada")  # runs as any new message over an open interrupt does
     await gateway.drain(timeout=30)
@@ -155,7 +186,7 @@ async def test_the_cancel_command_on_a_typed_question_whose_model_refuses_the_de
             await chat.say("/cancel")
 
         await _cancelled_then_a_new_message_runs(gateway, chat, runner, command)
-        assert chat.texts()[0] == "✖ Cancelled the question “Book the trip”. I will go on without the answer."
+        assert chat.texts()[0] == STOPPED  # the command's reply, once the run showed the task stopped
         assert [c.answered_line for c in chat.closed()] == ["✖ Cancelled by u1"]
     finally:
         await runner.aclose()
