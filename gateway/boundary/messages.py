@@ -134,18 +134,6 @@ class MessageJob(BaseModel):
     message: InboundMessage
 
 
-class Dismissal(BaseModel):
-    """A question the person dismissed (Cancel, ``/cancel``), said closed once its run shows
-    whether the agent went on without the answer (``cancelled``) or could not: a graph that
-    refused the declined answer (``cancelled_stopped``)."""
-
-    question: str  # as the words quote it
-    locale: Locale
-    # ``/cancel``: the words are its reply, said either way; a Cancel click's closed question
-    # shows it was cancelled, so only a task that stopped is said
-    by_command: bool = False
-
-
 class AnswerJob(BaseModel):
     """What a claimed answer's job carries: where to reply, the agent thread, the answer."""
 
@@ -158,7 +146,9 @@ class AnswerJob(BaseModel):
     # the question's message is still to be closed (an operator cancelled it where the platform
     # is not configured): the replica that runs this turn closes it first
     close_message: bool = False
-    dismissal: Dismissal | None = None  # the person dismissed the question: what to tell them
+    # the person dismissed the question (Cancel, ``/cancel``), asked in this locale: should its
+    # graph refuse the declined answer (a typed interrupt's schema), they are told the task stopped
+    dismissed_in: Locale | None = None
 
 
 class InboundAnswer(BaseModel):

@@ -243,7 +243,7 @@ class AgentRun:
             turn.add(item)
         if output.request is not None:
             await self._ask(conv, thread_id, output, sender, turn)
-        elif len(turn.items) == first and not output.dismissed:  # dismissed: the dismissal's words say it
+        elif len(turn.items) == first and not output.dismissed:  # dismissed: ``stopped_words`` says it
             log.warning("the agent produced no reply")
             turn.add(ErrorReply(text=notice_for_text("run_failed", text, turn.hint)))
         else:  # a final answer: 👍/👎 under it

@@ -7,8 +7,9 @@ Where each runs: ``/new`` takes its turn with the chat thread's other messages (
 before it is answered first, then the old thread is left and its open question closed).
 ``/cancel``, ``/help``, ``/status`` and ``/start`` run out of turn, in the chat thread's own
 control lane (``CONTROL_LANE``), so they answer at once even while a long run is going: a
-durable, deduplicated job like any message, that never waits behind the agent (a ``/cancel`` of
-a graph's own interrupt closes it at once, its words coming with the run: ``may_refuse_decline``).
+durable, deduplicated job like any message, that never waits behind the agent. (A ``/cancel`` of
+a graph's own interrupt promises nothing about going on, ``may_refuse_decline``: its follow-up run
+says when the task stopped, ``stopped_words``.)
 
 Closing a question without an answer (a Cancel button, ``/cancel``, a new message typed
 instead of an answer, ``/new``) claims it with a ``declined`` answer (``answer_declined``),
@@ -31,7 +32,6 @@ from clarigate.gateway.boundary.messages import (
     AnswerJob,
     ClarificationClosed,
     Conversation,
-    Dismissal,
     InboundMessage,
     Outbound,
     PendingView,
@@ -137,22 +137,19 @@ def may_refuse_decline(record: PendingRecord) -> bool:
     return parsed is not None and parsed[0] == INTERRUPT
 
 
-def dismissal_of(record: PendingRecord, response: HumanInputResponse) -> Dismissal | None:
-    """What a Cancel click on ``record`` (a ``response`` that declines it) tells the person once
-    its run is over; None for any other answer."""
-    if response.response_kind != "declined":
-        return None
-    return Dismissal(question=quote(record.request.question), locale=record.request.locale)
+def dismissed_in(record: PendingRecord, response: HumanInputResponse) -> Locale | None:
+    """The locale to tell the person in that ``record``'s task stopped, should its graph refuse
+    ``response``: a declined answer (Cancel, ``/cancel``); None for any other answer."""
+    return record.request.locale if response.response_kind == "declined" else None
 
 
-def dismissal_words(dismissal: Dismissal | None, dismissed: bool) -> TextReply | None:
-    """What the person who dismissed a question is told after its run: the question closed and the
-    agent going on without the answer (``/cancel`` only), or, when the graph refused the declined
-    answer (``dismissed``), the task stopped."""
-    if dismissal is None or not (dismissed or dismissal.by_command):
+def stopped_words(locale: Locale | None, dismissed: bool) -> TextReply | None:
+    """What the person who dismissed a question (``locale``: ``dismissed_in``) is told after its run
+    when the graph refused the declined answer (``dismissed``): the task stopped. The question's
+    closing (its "✖ Cancelled by …", the ``/cancel`` reply) already said it was cancelled."""
+    if locale is None or not dismissed:
         return None
-    key = "cancelled_stopped" if dismissed else "cancelled"
-    return TextReply(text=notice(key, dismissal.locale, question=dismissal.question))
+    return TextReply(text=notice("task_stopped", locale))
 
 
 def _answering_key(request_id: str, user_id: str) -> str:
@@ -232,15 +229,13 @@ class Control:
             assert pending.asked_by is not None  # a refusal names who asked
             refused = notice("cancel_not_yours", locale, who=pending.asked_by.label)
             return await self.private_note(pending, msg.sender, refused)
-        question = quote(pending.request.question)
-        # a graph's own interrupt may refuse the declined answer (a ``response_schema``): the words
-        # wait for the follow-up run, which shows whether the agent goes on without the answer
-        waits = may_refuse_decline(pending)
-        dismissal = Dismissal(question=question, locale=locale, by_command=True) if waits else None
-        claim = await self.close_question(pending, msg.sender, "cancelled", dismissal)
+        claim = await self.close_question(pending, msg.sender, "cancelled")
         if claim.status != "claimed":  # answered (or cancelled) a moment ago by someone else
             return TextReply(text=notice("nothing_to_cancel", locale))
-        return None if waits else TextReply(text=notice("cancelled", locale, question=question))
+        # a graph's own interrupt may refuse the declined answer (a ``response_schema``): no promise
+        # to go on, its follow-up run says when the task stopped (``stopped_words``)
+        key = "cancelled_interrupt" if may_refuse_decline(pending) else "cancelled"
+        return TextReply(text=notice(key, locale, question=quote(pending.request.question)))
 
     async def private_note(self, record: PendingRecord, sender: Sender, text: str) -> TextReply | None:
         """A note about ``record`` for ``sender`` only, once per question and person (None after
@@ -338,12 +333,12 @@ class Control:
     # --- closing a question without an answer ---------------------------------------------------
 
     async def close_question(
-        self, record: PendingRecord, sender: Sender, reason: DeclineReason, dismissal: Dismissal | None = None
+        self, record: PendingRecord, sender: Sender, reason: DeclineReason
     ) -> ClaimResult:
         """Claim ``record`` with a declined answer and show it closed for everyone.
 
         ``cancelled``: the agent is told in a follow-up run on the thread (as a click would be),
-        which then says ``dismissal``'s words.
+        which says when the task stopped (``stopped_words``).
         ``superseded`` (the person's new message runs instead) and ``restarted`` (the thread is
         left): no run.
         """
@@ -359,7 +354,7 @@ class Control:
                 response=response,
                 sender=sender,
                 text=run_text_for(record, response),
-                dismissal=dismissal,
+                dismissed_in=dismissed_in(record, response),
             ).model_dump_json()
             followup = (inbound_id, conv.thread_key, payload)
         claim = await self.store.claim_answer(record.request_id, sender, response, followup=followup)

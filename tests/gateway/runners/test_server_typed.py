@@ -26,10 +26,11 @@ GOOD = {
     "day": "2026-12-01",
 }
 
-#: What the person who dismissed the typed question is told: the graph cannot go on without it.
+#: What the person who dismissed the typed question is told once its run is over: it cannot go on
+#: (its message already says "✖ Cancelled by …").
 STOPPED = (
-    "✖ Cancelled the question “Book the trip”. The task it was part of has stopped: it cannot go on "
-    "without an answer. Send a new message to start again."
+    "The task this question was part of has stopped: it cannot go on without an answer. "
+    "Send a new message to start again."
 )
 
 
