@@ -335,6 +335,7 @@ class ClarifyingAgent(AgentThreads):
         on_event: EventSink | None = None,
     ) -> TurnOutput | None:
         """Resume the interrupt ``parsed`` names with the answer; None when it is not pending."""
+        from clarigate.agent.dismissals import mark_dismissed
         from clarigate.agent.interrupts import AskAgain, Dismissed, resume_checked, resume_value
         from clarigate.agent.models.conversation import thread_locale
         from clarigate.agent.protocol import render_text_fallback
@@ -357,7 +358,8 @@ class ClarifyingAgent(AgentThreads):
         )
         if isinstance(result, AskAgain):
             return TurnOutput(request=result.request, fallback_text=render_text_fallback(result.request))
-        if isinstance(result, Dismissed):
+        if isinstance(result, Dismissed):  # closed: never shown as pending again (``dismissals``)
+            await mark_dismissed(self._graph, self._checkpointer.saver, config, interrupt_id)
             return TurnOutput(dismissed=True)
         await self._prune(config)
         messages = result.get("messages", []) if isinstance(result, Mapping) else []

@@ -33,7 +33,9 @@ class AgentThreads:
 
     async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
         """The clarification ``thread_id`` waits for: a pending interrupt's, the last message's,
-        or a static breakpoint's "Continue / Stop"."""
+        or a static breakpoint's "Continue / Stop"; None when the person dismissed the pending
+        interrupt's question (``clarigate.agent.dismissals``)."""
+        from clarigate.agent.dismissals import dismissed_ids
         from clarigate.agent.interrupts import request_for
         from clarigate.agent.middleware import request_in
         from clarigate.agent.models.conversation import thread_locale
@@ -43,7 +45,10 @@ class AgentThreads:
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
         interrupts = list(getattr(snapshot, "interrupts", ()) or ())
         if interrupts:
-            first = interrupts[0]
+            closed = dismissed_ids(getattr(snapshot, "tasks", ()) or ())
+            first = next((i for i in interrupts if i.id not in closed), None)
+            if first is None:
+                return None
             return request_for(first.id, first.value, thread_locale(messages), first.response_schema)
         asked = request_in(messages[-1]) if messages else None
         return asked if asked is not None else waiting_to_go_on(self._graph, snapshot)

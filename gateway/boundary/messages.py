@@ -146,6 +146,9 @@ class AnswerJob(BaseModel):
     # the question's message is still to be closed (an operator cancelled it where the platform
     # is not configured): the replica that runs this turn closes it first
     close_message: bool = False
+    # the person dismissed the question (Cancel, ``/cancel``), asked in this locale: should its
+    # graph refuse the declined answer (a typed interrupt's schema), they are told the task stopped
+    dismissed_in: Locale | None = None
 
 
 class InboundAnswer(BaseModel):

@@ -105,11 +105,10 @@ class AgentRun:
         sender: Sender,
         turn: Turn,
         images: list[ImageInput] | None = None,
-    ) -> None:
-        """Run the agent on ``thread_id`` in the job's run slot; raises ``HandBack`` while the
-        agent is unavailable (the job is kept for a later delivery)."""
+    ) -> TurnOutput | None:
+        """Run the agent in the job's run slot: its output, None if it failed (HandBack: kept for later)."""
         async with turn.handle.run_slot():
-            await self._run_in_slot(conv, thread_id, text, response, sender, turn, images)
+            return await self._run_in_slot(conv, thread_id, text, response, sender, turn, images)
 
     async def _run_in_slot(
         self,
@@ -120,7 +119,7 @@ class AgentRun:
         sender: Sender,
         turn: Turn,
         images: list[ImageInput] | None,
-    ) -> None:
+    ) -> TurnOutput | None:
         progress = await self._show_progress(conv, locale_for(text, turn.hint), turn.job, sender)
         metrics.RUNS_STARTED.inc()
         started = time.perf_counter()
@@ -141,12 +140,13 @@ class AgentRun:
             if progress.live is not None:
                 await self.drop_live(conv, await progress.live.finish(), turn.job)
             await self._agent_unavailable(text, turn, kept)
-            return
+            return None
         except Exception as exc:
             await self._failed(exc, conv, thread_id, text, turn, progress, first)
-            return
+            return None
         _log_finished(time.perf_counter() - started, model, usage, output, progress.live)
         await self._said(conv, thread_id, text, output, sender, turn, progress, first)
+        return output
 
     async def _show_progress(self, conv: Conversation, locale: Locale, job: Job, sender: Sender) -> _Progress:
         """Start the run's live message, or else its "working…" indicator."""
@@ -243,7 +243,7 @@ class AgentRun:
             turn.add(item)
         if output.request is not None:
             await self._ask(conv, thread_id, output, sender, turn)
-        elif len(turn.items) == first and not output.dismissed:  # dismissed: the closing said it
+        elif len(turn.items) == first and not output.dismissed:  # dismissed: ``stopped_words`` says it
             log.warning("the agent produced no reply")
             turn.add(ErrorReply(text=notice_for_text("run_failed", text, turn.hint)))
         else:  # a final answer: 👍/👎 under it

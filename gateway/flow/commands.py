@@ -7,7 +7,9 @@ Where each runs: ``/new`` takes its turn with the chat thread's other messages (
 before it is answered first, then the old thread is left and its open question closed).
 ``/cancel``, ``/help``, ``/status`` and ``/start`` run out of turn, in the chat thread's own
 control lane (``CONTROL_LANE``), so they answer at once even while a long run is going: a
-durable, deduplicated job like any message, that never waits behind the agent.
+durable, deduplicated job like any message, that never waits behind the agent. (A ``/cancel`` of
+a graph's own interrupt promises nothing about going on, ``may_refuse_decline``: its follow-up run
+says when the task stopped, ``stopped_words``.)
 
 Closing a question without an answer (a Cancel button, ``/cancel``, a new message typed
 instead of an answer, ``/new``) claims it with a ``declined`` answer (``answer_declined``),
@@ -22,7 +24,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from clarigate.agent.protocol import DeclineReason, answer_declined
+from clarigate.agent.interrupt_kinds import INTERRUPT, parse_request_id
+from clarigate.agent.protocol import DeclineReason, HumanInputResponse, answer_declined
 from clarigate.agent.protocol.coerce import cut, one_line
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
@@ -127,6 +130,28 @@ def quote(text: str) -> str:
     return cut(one_line(text), QUOTE_CHARS)
 
 
+def may_refuse_decline(record: PendingRecord) -> bool:
+    """True when ``record``'s question is a graph's own ``interrupt()``, whose ``response_schema``
+    may refuse a declined answer (an approval takes a rejection, ``ask_clarification`` any answer)."""
+    parsed = parse_request_id(record.request_id)
+    return parsed is not None and parsed[0] == INTERRUPT
+
+
+def dismissed_in(record: PendingRecord, response: HumanInputResponse) -> Locale | None:
+    """The locale to tell the person in that ``record``'s task stopped, should its graph refuse
+    ``response``: a declined answer (Cancel, ``/cancel``); None for any other answer."""
+    return record.request.locale if response.response_kind == "declined" else None
+
+
+def stopped_words(locale: Locale | None, dismissed: bool) -> TextReply | None:
+    """What the person who dismissed a question (``locale``: ``dismissed_in``) is told after its run
+    when the graph refused the declined answer (``dismissed``): the task stopped. The question's
+    closing (its "✖ Cancelled by …", the ``/cancel`` reply) already said it was cancelled."""
+    if locale is None or not dismissed:
+        return None
+    return TextReply(text=notice("task_stopped", locale))
+
+
 def _answering_key(request_id: str, user_id: str) -> str:
     return f"answering:{request_id}:{user_id}"
 
@@ -207,7 +232,10 @@ class Control:
         claim = await self.close_question(pending, msg.sender, "cancelled")
         if claim.status != "claimed":  # answered (or cancelled) a moment ago by someone else
             return TextReply(text=notice("nothing_to_cancel", locale))
-        return TextReply(text=notice("cancelled", locale, question=quote(pending.request.question)))
+        # a graph's own interrupt may refuse the declined answer (a ``response_schema``): no promise
+        # to go on, its follow-up run says when the task stopped (``stopped_words``)
+        key = "cancelled_interrupt" if may_refuse_decline(pending) else "cancelled"
+        return TextReply(text=notice(key, locale, question=quote(pending.request.question)))
 
     async def private_note(self, record: PendingRecord, sender: Sender, text: str) -> TextReply | None:
         """A note about ``record`` for ``sender`` only, once per question and person (None after
@@ -309,7 +337,8 @@ class Control:
     ) -> ClaimResult:
         """Claim ``record`` with a declined answer and show it closed for everyone.
 
-        ``cancelled``: the agent is told in a follow-up run on the thread (as a click would be).
+        ``cancelled``: the agent is told in a follow-up run on the thread (as a click would be),
+        which says when the task stopped (``stopped_words``).
         ``superseded`` (the person's new message runs instead) and ``restarted`` (the thread is
         left): no run.
         """
@@ -325,6 +354,7 @@ class Control:
                 response=response,
                 sender=sender,
                 text=run_text_for(record, response),
+                dismissed_in=dismissed_in(record, response),
             ).model_dump_json()
             followup = (inbound_id, conv.thread_key, payload)
         claim = await self.store.claim_answer(record.request_id, sender, response, followup=followup)

@@ -48,7 +48,7 @@ from clarigate.gateway.flow.answers import (
     run_text_for,
     view_of,
 )
-from clarigate.gateway.flow.commands import CONTROL_LANE, Control, parse_command
+from clarigate.gateway.flow.commands import CONTROL_LANE, Control, dismissed_in, parse_command
 from clarigate.gateway.flow.feedback import FeedbackVotes
 from clarigate.gateway.flow.notices import notice, notice_for_text
 from clarigate.gateway.flow.turn import Dispatcher
@@ -314,6 +314,7 @@ class Gateway:
             response=response,
             sender=sender,
             text=run_text_for(record, response),
+            dismissed_in=dismissed_in(record, response),
         ).model_dump_json()
         claim = await self.store.claim_answer(
             record.request_id,

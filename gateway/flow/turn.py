@@ -45,7 +45,7 @@ from clarigate.gateway.flow.answers import (
     view_of,
 )
 from clarigate.gateway.flow.attachments import fetch_images, message_text
-from clarigate.gateway.flow.commands import Control, parse_command
+from clarigate.gateway.flow.commands import Control, parse_command, stopped_words
 from clarigate.gateway.flow.confirm import TypedConfirm
 from clarigate.gateway.flow.delivery import Deliverer, Superseded, new_plan, persist, persist_budget
 from clarigate.gateway.flow.notices import language_hint, notice_for_text
@@ -341,7 +341,10 @@ class Dispatcher:
             text = notice_for_text("answer_after_restart", job.text)
             turn.add(TextReply(text=text))
             return
-        await self.agent_run.run(conv, job.thread_id, job.text, job.response, job.sender, turn)
+        output = await self.agent_run.run(conv, job.thread_id, job.text, job.response, job.sender, turn)
+        # a dismissed question whose graph refused the declined answer: the task stopped
+        if output is not None and (said := stopped_words(job.dismissed_in, output.dismissed)) is not None:
+            turn.add(said)
 
     async def _close_message(self, conv: Conversation, request_id: str) -> None:
         """Close a question's message that the one who closed the question could not reach."""

@@ -41,7 +41,12 @@ from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
 from clarigate.agent.who import WHO_KEY, Speaker, with_speaker
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
-from clarigate.gateway.runners.server_interrupts import ANSWERS_KEY, DECLINED_KEY, waiting_request
+from clarigate.gateway.runners.server_interrupts import (
+    ANSWERS_KEY,
+    DECLINED_KEY,
+    RUNS_SEARCHED,
+    waiting_request,
+)
 from clarigate.gateway.runners.server_runs import (
     HUMAN_KEY,
     INBOUND_KEY,
@@ -68,8 +73,6 @@ from clarigate.gateway.runtime import metrics
 
 log = logging.getLogger(__name__)
 
-#: How many of a thread's latest runs are searched for the one an inbound id started.
-RUNS_SEARCHED = 20
 #: How many runs of one turn the server may lose (a crash, a restart) before the job is handed
 #: back for a later delivery.
 LOST_RUNS = 4

@@ -9,6 +9,9 @@ shows this as the failed run's task error; the question is then asked again with
 answer filled in and each problem named (``clarigate.agent.typed_interrupts.rejected_request``).
 A declined answer (Cancel, ``/cancel``) the schema rejects is never asked again: the question
 stays closed, the interrupt pending, and the next message runs over it (``server_supersede``).
+What the thread waits for (``waiting_request``) leaves such an interrupt out: the metadata of the
+failed run that resumed it with the declined answer says it was dismissed, kept on the server
+where every replica reads it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.interrupt_kinds import asked_again as with_new_id
-from clarigate.agent.interrupts import request_for
+from clarigate.agent.interrupts import parse_request_id, request_for
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputRequest, render_text_fallback
 from clarigate.agent.typed_interrupts import VALIDATION_HEAD, rejected_request
@@ -33,6 +36,9 @@ log = logging.getLogger(__name__)
 ANSWERS_KEY = "clarigate_answers"
 #: Run metadata: true when that answer is a declined one (Cancel, ``/cancel``).
 DECLINED_KEY = "clarigate_declined"
+#: How many of a thread's latest runs are searched: for the one an inbound id started, for one
+#: that closed a pending interrupt.
+RUNS_SEARCHED = 20
 
 
 def pending_request_of(interrupt: Mapping[str, Any], messages: list[Any]) -> HumanInputRequest:
@@ -87,7 +93,21 @@ async def waiting_request(
     messages = messages_of(dict(state).get("values"))
     interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
     if interrupts:
-        return pending_request_of(interrupts[0], messages)
+        closed = await dismissed_ids(client, sid)
+        still_open = [i for i in interrupts if str(i.get("id")) not in closed]
+        return pending_request_of(still_open[0], messages) if still_open else None
     if messages and (asked := request_in(messages[-1])) is not None:
         return asked
     return await breakpoint_question(client, assistant_id, sid, state)
+
+
+async def dismissed_ids(client: Any, sid: str) -> set[str]:
+    """The interrupts of server thread ``sid`` whose question the person dismissed and whose graph
+    refused the declined answer: a run resuming one with a declined answer ended in error."""
+    closed: set[str] = set()
+    for run in await client.runs.list(sid, limit=RUNS_SEARCHED):
+        meta = run.get("metadata") or {}
+        parsed = parse_request_id(str(meta.get(ANSWERS_KEY) or ""))
+        if run.get("status") == "error" and meta.get(DECLINED_KEY) and parsed is not None:
+            closed.add(parsed[1])
+    return closed

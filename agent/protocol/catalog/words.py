@@ -201,8 +201,8 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "开始新的对话（关闭当前问题）",
     },
     "cmd_cancel": {
-        "en": "dismiss the open question; I go on without the answer",
-        "zh": "取消当前问题，我会在没有答案的情况下继续",
+        "en": "dismiss the open question",
+        "zh": "取消当前问题",
     },
     "cmd_status": {"en": "what I am doing in this chat", "zh": "查看我在这个对话里的进展"},
     "cmd_help": {"en": "how to talk to me, and the commands", "zh": "如何与我交谈，以及可用的命令"},
@@ -211,6 +211,17 @@ WORDS: dict[str, dict[Locale, str]] = {
     "cancelled": {
         "en": "✖ Cancelled the question “{question}”. I will go on without the answer.",
         "zh": "✖ 已取消问题「{question}」，我会在没有答案的情况下继续。",
+    },
+    # ``/cancel`` of a graph's own interrupt: its schema may refuse the declined answer, so no promise
+    "cancelled_interrupt": {
+        "en": "✖ Cancelled the question “{question}”.",
+        "zh": "✖ 已取消问题「{question}」。",
+    },
+    # after a dismissed question (Cancel, ``/cancel``) whose graph refused the declined answer
+    "task_stopped": {
+        "en": "The task this question was part of has stopped: it cannot go on without an answer. "
+        "Send a new message to start again.",
+        "zh": "这个问题所属的任务已停止：没有答案无法继续。如需重新开始，请发送新消息。",
     },
     "cancel_not_yours": {
         "en": "Only {who} can cancel this question; it stays open. Your own requests still go ahead.",

@@ -220,11 +220,11 @@ async def test_help_after_a_chinese_message_answers_in_chinese_with_the_shared_w
     await bot.deliver(message_event("/help"))
     await bot.gateway.drain()
     english = text_of(bot.api.shown()[-1])
-    assert "/cancel — dismiss the open question; I go on without the answer" in english
+    assert "/cancel — dismiss the open question" in english.splitlines()
     await bot.deliver(message_event("帮我写一份周报"))
     await bot.gateway.drain()
     await bot.deliver(message_event("/help"))
     await bot.gateway.drain()
     chinese = text_of(bot.api.shown()[-1])
     assert chinese.startswith("直接告诉我您需要什么。")
-    assert "/cancel — 取消当前问题，我会在没有答案的情况下继续" in chinese
+    assert "/cancel — 取消当前问题" in chinese.splitlines()

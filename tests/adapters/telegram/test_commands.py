@@ -93,8 +93,8 @@ async def test_language_code_chooses_the_words_when_the_text_has_no_signal(bench
 
 
 #: One command's description, as every platform and the terminal word it.
-CANCEL_EN = "dismiss the open question; I go on without the answer"
-CANCEL_ZH = "取消当前问题，我会在没有答案的情况下继续"
+CANCEL_EN = "dismiss the open question"
+CANCEL_ZH = "取消当前问题"
 
 
 async def test_the_menu_describes_each_command_as_help_does(bench):

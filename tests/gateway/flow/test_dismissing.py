@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import FormField, Option
@@ -133,6 +135,57 @@ async def test_only_the_asked_person_may_cancel(store: Store, make_gateway):
     assert refused.status is AnswerStatus.NOT_ALLOWED
     assert (await gateway.pending_by_token(chat.last_request().token)).status == "pending"
     assert len(runner.calls) == 1
+
+
+# --- Cancel on a graph's own interrupt, whose schema may refuse the declined answer ------------
+
+STOPPED = {
+    "en": "The task this question was part of has stopped: it cannot go on without an answer. Send a "
+    "new message to start again.",
+    "zh": "这个问题所属的任务已停止：没有答案无法继续。如需重新开始，请发送新消息。",
+}
+
+
+def graph_interrupt(refuses: bool, locale: str = "en"):
+    """Asks a graph's own ``interrupt()``, then refuses its declined answer (as a typed one may) or not."""
+    question = choice_request("Book the trip?", ["Yes"], "interrupt:int-1").model_copy(
+        update={"locale": locale}
+    )
+
+    def script(turn: Turn) -> TurnOutput:
+        if turn.response is None:
+            return asking(question)
+        return TurnOutput(dismissed=True) if refuses else TurnOutput(replies=["Going on without it."])
+
+    return script
+
+
+@pytest.mark.parametrize(
+    ("refuses", "locale", "said"),
+    [
+        (True, "en", ["✖ Cancelled the question “Book the trip?”.", STOPPED["en"]]),
+        (True, "zh", ["✖ 已取消问题「Book the trip?」。", STOPPED["zh"]]),
+        (False, "en", ["✖ Cancelled the question “Book the trip?”.", "Going on without it."]),
+    ],
+)
+async def test_cancel_command_on_a_graphs_interrupt_answers_at_once_then_says_a_refused_task_stopped(
+    store: Store, make_gateway, refuses: bool, locale: str, said: list[str]
+):
+    gateway, chat = await make_gateway(store, ScriptedRunner(graph_interrupt(refuses, locale)))
+    await chat.say("book a trip")
+    await gateway.drain()
+    await chat.say("/cancel")
+    await gateway.drain()
+    assert chat.texts() == said  # no promise to go on at once; then what the run showed
+
+
+async def test_a_cancel_click_the_graph_refuses_says_only_that_the_task_stopped(store: Store, make_gateway):
+    gateway, chat = await make_gateway(store, ScriptedRunner(graph_interrupt(refuses=True)))
+    await chat.say("book a trip")
+    await gateway.drain()
+    assert (await chat.cancel()).answered_line == "✖ Cancelled by u1"  # the question's message says it
+    await gateway.drain()
+    assert chat.texts() == [STOPPED["en"]]
 
 
 # --- a typed message while a question is open -------------------------------------------------

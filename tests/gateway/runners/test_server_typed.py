@@ -2,8 +2,8 @@
 (``langgraph dev``): the schema travels in the thread's state and is asked as a form; an answer
 breaking a bound is asked again before any run, one the graph's own model rejects (the run ends
 in a validation error, the interrupt stays pending) is asked again with the graph's error, a
-Cancel the graph's model refuses closes the question (never asked again), and the graph is
-resumed with the schema's types."""
+Cancel the graph's model refuses closes the question (never asked again, the person told the task
+stopped, the thread no longer reporting it open), and the graph is resumed with the schema's types."""
 
 from __future__ import annotations
 
@@ -25,6 +25,13 @@ GOOD = {
     "extras": ["red", "blue"],
     "day": "2026-12-01",
 }
+
+#: What the person who dismissed the typed question is told once its run is over: it cannot go on
+#: (its message already says "✖ Cancelled by …").
+STOPPED = (
+    "The task this question was part of has stopped: it cannot go on without an answer. "
+    "Send a new message to start again."
+)
 
 
 def _runner(server: LangGraphServer, graph: str) -> LangGraphServerRunner:
@@ -92,14 +99,22 @@ async def test_cancel_on_a_typed_question_whose_model_refuses_the_decline_closes
     await gateway.drain(timeout=30)
     [asked] = chat.requests()
 
+    thread_id = await gateway.store.thread_for_chat(chat.conversation("cancel").thread_key, 3600)
+    assert (await runner.pending_request(thread_id)).request_id == asked.request.request_id
+
     outcome = await chat.cancel()
     assert outcome.status is AnswerStatus.ACCEPTED and outcome.answered_line == "✖ Cancelled by u1"
     await gateway.drain(timeout=30)
     assert chat.requests() == [asked]  # not asked again: the person is not trapped
     assert not chat.of_kind("error")
-    thread_id = await gateway.store.thread_for_chat(chat.conversation("cancel").thread_key, 3600)
+    assert chat.texts() == [STOPPED]  # never "I will go on without the answer": it cannot
     state = await runner._client.threads.get_state(server_thread_id(thread_id))
     assert [i["id"] for i in state["interrupts"]] == [asked.request.request_id.split(":", 1)[1]]
+    # the closed question is not reported as open, by this replica or another (``clarigate chat``)
+    assert await runner.pending_request(thread_id) is None
+    other = _runner(langgraph_server, "checked_booking")
+    assert await other.pending_request(thread_id) is None
+    await other.aclose()
 
     await chat.say("book a trip for Ada", chat="cancel")  # runs as any new message over an interrupt
     await gateway.drain(timeout=30)

@@ -13,7 +13,7 @@ from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.boundary.messages import AnswerStatus
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.memory import MemoryStore
-from tests.agent import typed_graphs
+from tests.agent import typed_graphs, user_graphs
 
 GOOD = {
     "name": "Ada",
@@ -24,6 +24,14 @@ GOOD = {
     "extras": ["red", "blue"],
     "day": "2026-12-01",
 }
+
+#: What the person who dismissed the typed question is told once its run is over: it cannot go on.
+STOPPED = (
+    "The task this question was part of has stopped: it cannot go on without an answer. "
+    "Send a new message to start again."
+)
+#: ``/cancel``'s immediate reply on a graph's own interrupt: no promise to go on without the answer.
+CANCELLED = "✖ Cancelled the question “Book the trip”."
 
 
 @pytest.fixture(autouse=True)
@@ -76,6 +84,27 @@ async def test_a_new_message_over_a_typed_question_still_runs(make_gateway) -> N
         await runner.aclose()
 
 
+async def test_the_cancel_command_on_a_question_the_graph_goes_on_without_says_so(make_gateway) -> None:
+    runner = LangGraphRunner(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.user_graphs:free_text")
+    )
+    try:
+        gateway, chat = await make_gateway(MemoryStore("interrupt-cancel-command"), runner)
+        await chat.say("release it")
+        await gateway.drain(timeout=30)
+        await chat.say("/cancel")
+        await gateway.drain(timeout=30)
+        # the command's reply promises nothing; the graph took the declined answer: no "stopped"
+        assert chat.texts() == [
+            "✖ Cancelled the question “Type the release name”.",
+            f"Release {user_graphs.ANSWERS[-1]}.",
+        ]
+        thread_id = await gateway.store.thread_for_chat(chat.conversation().thread_key, 3600)
+        assert await runner.pending_request(thread_id) is None
+    finally:
+        await runner.aclose()
+
+
 async def test_reply_instead_answers_the_call_with_the_message_and_the_description_is_shown(
     make_gateway,
 ) -> None:
@@ -103,20 +132,26 @@ async def test_reply_instead_answers_the_call_with_the_message_and_the_descripti
         await runner.aclose()
 
 
-async def _cancelled_then_a_new_message_runs(gateway: Any, chat: Any, runner: Any, cancel: Any) -> None:
+async def _cancelled_then_a_new_message_runs(
+    gateway: Any, chat: Any, runner: Any, cancel: Any, said: list[str]
+) -> None:
     """Ask the typed question, dismiss it with ``cancel()`` (whose graph's model refuses the declined
-    answer): the question is closed, never asked again, nothing fails; the next message runs."""
+    answer): the question is closed, never asked again, nothing fails, the person is told ``said``
+    (the task stopped), and the thread no longer reports it as open; the next message runs."""
     await chat.say("book a trip")
     await gateway.drain(timeout=30)
     [asked] = chat.requests()
+    thread_id = await gateway.store.thread_for_chat(chat.conversation().thread_key, 3600)
+    assert (await runner.pending_request(thread_id)).request_id == asked.request.request_id
     await cancel()
     await gateway.drain(timeout=30)
     assert chat.requests() == [asked]  # not asked again: the person is not trapped
     assert not chat.of_kind("error")
+    assert chat.texts() == said  # never "I will go on without the answer": it cannot
     assert typed_graphs.RESUMED == []
-    thread_id = await gateway.store.thread_for_chat(chat.conversation().thread_key, 3600)
     snapshot = await runner._agent._graph.aget_state({"configurable": {"thread_id": thread_id}})
     assert [i.id for i in snapshot.interrupts] == [asked.request.request_id.split(":", 1)[1]]
+    assert await runner.pending_request(thread_id) is None  # ``clarigate chat`` does not bring it back
 
     await chat.say("book a trip for Ada")  # runs as any new message over an open interrupt does
     await gateway.drain(timeout=30)
@@ -136,7 +171,8 @@ async def test_cancel_on_a_typed_question_whose_model_refuses_the_decline_closes
         async def click_cancel() -> None:
             outcomes.append(await chat.cancel())
 
-        await _cancelled_then_a_new_message_runs(gateway, chat, runner, click_cancel)
+        # the question's message says it was cancelled; the run's line, that the task stopped
+        await _cancelled_then_a_new_message_runs(gateway, chat, runner, click_cancel, [STOPPED])
         [outcome] = outcomes
         assert outcome.status is AnswerStatus.ACCEPTED
         assert outcome.answered_line == outcome.message == "✖ Cancelled by u1"  # the question's message
@@ -154,8 +190,8 @@ async def test_the_cancel_command_on_a_typed_question_whose_model_refuses_the_de
         async def command() -> None:
             await chat.say("/cancel")
 
-        await _cancelled_then_a_new_message_runs(gateway, chat, runner, command)
-        assert chat.texts()[0] == "✖ Cancelled the question “Book the trip”. I will go on without the answer."
+        # the command's reply at once, then the run's line: the task stopped
+        await _cancelled_then_a_new_message_runs(gateway, chat, runner, command, [CANCELLED, STOPPED])
         assert [c.answered_line for c in chat.closed()] == ["✖ Cancelled by u1"]
     finally:
         await runner.aclose()

@@ -1,0 +1,47 @@
+"""A typed interrupt the person dismissed (Cancel, ``/cancel``) whose graph refused the declined
+answer: its question is closed, though the interrupt stays pending (the next message runs over
+it, ``clarigate.agent.supersede``). What the thread waits for (``pending_request``, which
+``clarigate chat`` shows when it goes on with a thread) leaves such an interrupt out.
+
+In process the closure is kept with the thread in the checkpointer, so every replica sharing it
+knows: the failed attempt's task error (the validation error LangGraph saved for the task) gets
+a first line saying the question was dismissed. On a LangGraph server it is the failed run's
+metadata (``clarigate.gateway.runners.server_interrupts``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from langgraph.checkpoint.base import WRITES_IDX_MAP
+
+log = logging.getLogger(__name__)
+
+#: The first line of the task error of an interrupt closed as dismissed.
+DISMISSED_MARK = "clarigate: the person dismissed this question; the graph refused the declined answer"
+#: The channel of a task's error among a checkpoint's pending writes (``ERROR`` in LangGraph).
+_ERROR = next(channel for channel, index in WRITES_IDX_MAP.items() if index == -1)
+
+
+async def mark_dismissed(graph: Any, saver: Any, config: dict[str, Any], interrupt_id: str) -> None:
+    """Record with the thread of ``config`` that interrupt ``interrupt_id`` was dismissed (its
+    declined answer refused): the error of the task holding it is saved again, marked."""
+    snapshot = await graph.aget_state(config)
+    for task in snapshot.tasks or ():
+        if interrupt_id in {i.id for i in task.interrupts or ()}:
+            error = f"{DISMISSED_MARK}\n{task.error or ''}".rstrip()
+            await saver.aput_writes(snapshot.config, [(_ERROR, error)], task.id)
+            return
+    log.warning("interrupt %s has no task to mark dismissed", interrupt_id)
+
+
+def dismissed_ids(tasks: Iterable[Any]) -> set[str]:
+    """The ids of the interrupts of a snapshot's ``tasks`` that were closed as dismissed."""
+    return {
+        i.id
+        for task in tasks
+        if isinstance(task.error, str) and task.error.startswith(DISMISSED_MARK)
+        for i in task.interrupts or ()
+    }
