@@ -14,6 +14,7 @@ from typing import Any
 from clarigate.agent.protocol import answer_declined
 from clarigate.gateway.boundary.messages import AnswerJob, ClarificationClosed, Sender
 from clarigate.gateway.flow.answers import answered_by, answered_line, run_text_for, view_of
+from clarigate.gateway.flow.commands import dismissed_in
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import Job
@@ -166,6 +167,7 @@ class Admin:
             sender=OPERATOR,
             text=run_text_for(record, response),
             close_message=adapter is None,
+            dismissed_in=dismissed_in(record, response),  # a graph refusing it: the chat is told
         ).model_dump_json()
         claim = await self.store.claim_answer(
             request_id, OPERATOR, response, followup=(inbound_id, record.conversation.thread_key, payload)

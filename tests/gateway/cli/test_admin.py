@@ -102,6 +102,33 @@ async def test_cancel_without_the_platform_configured_says_why_and_a_replica_clo
     assert chat.texts()[-1] == "got: declined"
 
 
+async def test_an_operator_cancel_the_graph_refuses_tells_the_chat_the_task_stopped(
+    make_gateway, redis_stores, cli
+):
+    """A graph's own ``interrupt()`` whose schema refuses the declined answer: the chat is told
+    the task stopped, as after the person's own Cancel."""
+
+    def refusing(turn):
+        if turn.response is None:
+            return asking(choice_request("Book the trip?", ["Yes"], "interrupt:int-1"))
+        return TurnOutput(dismissed=True)
+
+    store = redis_stores()
+    gateway, chat = await make_gateway(store, ScriptedRunner(refusing))
+    await chat.say("book a trip", chat="ops")
+    await gateway.drain()
+    request_id = chat.last_request().request.request_id
+
+    code, result = await cli(store.prefix, "pending", "--cancel", request_id)
+    assert code == 0 and result["cancelled"] is True
+    await gateway.drain(inbound_ids=[f"answer:{request_id}"])
+    assert [c.answered_line for c in chat.closed()] == ["✖ Cancelled by an operator"]
+    assert chat.texts() == [
+        "The task this question was part of has stopped: it cannot go on without an answer."
+        " Send a new message to start again."
+    ]
+
+
 async def test_reset_thread_starts_the_chat_over(make_gateway, redis_stores, cli):
     store = redis_stores()
     runner = ScriptedRunner()
