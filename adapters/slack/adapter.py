@@ -49,7 +49,7 @@ from .feedback import FEEDBACK_ACTION, FeedbackClicks
 from .files import download, resolve
 from .interactions import ClarificationInteractions
 from .live import EDIT, STREAM, LiveMessages
-from .names import NameBook, named
+from .names import PeopleBook, named
 from .outbound import SlackOutbound
 from .receive import (
     FAILURE,
@@ -99,7 +99,7 @@ class SlackAdapter(PlatformAdapter):
         self.client = build_client(token, settings.api_url)
         self.ack_client = build_ack_path_client(token, settings.api_url)
         self.sender = SlackSender(self.client, self.ack_client)
-        self.names = NameBook(self.sender.user_name)
+        self.names = PeopleBook(self.sender.user_info)  # names and languages, one users.info a person
         self.live = LiveMessages(self.sender, lambda: gateway.state)
         self.bot_user_id: str | None = None
         # Work before ack: an exception answers 500 and Slack redelivers (deduped by id).
@@ -114,7 +114,7 @@ class SlackAdapter(PlatformAdapter):
             name="clarigate-slack",
         )
         self.interactions = interactions = ClarificationInteractions(gateway, self.sender)
-        self.agent = AgentView(settings, self.sender, interactions.after_the_ack)
+        self.agent = AgentView(settings, self.sender, interactions.after_the_ack, self.names.locale)
         self.outbound = SlackOutbound(gateway, self.sender, self.live, self.agent)
         self.files = SlackFiles(self.sender, self.outbound.state)
         self.app.event("message")(self._on_message)

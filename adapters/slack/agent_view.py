@@ -95,11 +95,13 @@ class AgentView:
         settings: SlackSettings,
         sender: SlackSender,
         after_the_ack: Callable[[Awaitable[Any]], None],
+        locale_of: Callable[[str], Awaitable[str | None]],
     ) -> None:
         self.on = settings.agent_view
         self.prompts = settings.suggested_prompts
         self.sender = sender
         self.after_the_ack = after_the_ack
+        self.locale_of = locale_of  # a person's Slack language (``PeopleBook.locale``), None if not had
 
     def applies(self, conversation: Conversation) -> bool:
         """True for a conversation the agent view shows: a thread of a DM, the view on."""
@@ -150,20 +152,12 @@ class AgentView:
         log.debug("slack: the agent view's context changed (%d entities), not passed on", len(entities))
 
     async def _offer_prompts(self, channel: str, user: str) -> None:
-        locale = await self._locale_of(user)
+        locale = language_hint(await self.locale_of(user)) or "en"  # English when not had
         prompts = prompt_payloads(self.prompts, locale)
         title = ui_text("slack_prompts_title", locale)
         await self._quietly(
             "set the suggested prompts", self.sender.set_suggested_prompts(channel, prompts, title)
         )
-
-    async def _locale_of(self, user: str) -> Locale:
-        """The person's Slack language as a catalog locale (English when it cannot be had)."""
-        try:
-            return language_hint(await self.sender.user_locale(user)) or "en"
-        except DeliveryFailed as error:
-            log.info("slack: no language for %s (%s): suggested prompts in English", user, error.code)
-            return "en"
 
     @staticmethod
     async def _quietly(what: str, call: Awaitable[None]) -> None:

@@ -1,13 +1,18 @@
-"""People's names, asked of Slack once and kept for an hour: the sender of a message and the
-people it mentions.
+"""What Slack says of people, asked once and kept for an hour: the names of a message's sender
+and of the people it mentions, and a person's language (the agent view's suggested prompts).
 
-The ack path reads only names known already (``known``); the others are asked for where the
-job runs, before the agent reads the message (``SlackAdapter.complete_message``, ``named``),
-every lookup of a message sharing one short budget. A mention not named in time is shown as
-``@U123``, which is stable, and a sender keeps ``display_name`` None; a lookup still under way
-when the budget ends goes on (within the client's timeout) for the next message, and a second
-message from the same person waits for it instead of asking again. Without the ``users:read``
-scope one warning says so and no one is asked for an hour.
+One ``users.info`` with ``include_locale`` answers both, so a person is asked for once
+(``PeopleBook``), by whichever caller comes first. The ack path reads only names known already
+(``known``); the others are asked for where the job runs, before the agent reads the message
+(``SlackAdapter.complete_message``, ``named``), every lookup of a message sharing one short
+budget. A mention not named in time is shown as ``@U123``, which is stable, and a sender keeps
+``display_name`` None; a lookup still under way when the budget ends goes on (within the
+client's timeout) for the next message, and a second message from the same person waits for it
+instead of asking again. A language (``locale``) is asked for beside an ack: on the
+short-timeout client, and never waited for longer than that client's timeout, even when a
+name's lookup (on the keep-alive client) is the one under way. Without the ``users:read``
+scope one warning says so and no one is asked for an hour; a person not had stays unnamed and
+in English.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from clarigate.gateway.boundary.messages import InboundMessage
 from clarigate.gateway.boundary.port import DeliveryFailed
 
 from .decode import name_mentions
+from .send import ACK_PATH_TIMEOUT, UserInfo
 
 log = logging.getLogger(__name__)
 
@@ -29,42 +35,44 @@ NAME_TTL_SECONDS = 3600.0
 MAX_NAMES = 5000
 LOOKUP_BUDGET_SECONDS = 0.8
 SCOPE = "users:read"  # what users.info needs
+UNKNOWN = UserInfo(None, None)
+
+Lookup = Callable[..., Awaitable[UserInfo]]  # (user id, *, ack_path) -> one users.info
 
 
-class NameBook:
-    """User id -> display name, from ``lookup`` (``users.info``), cached with an expiry."""
+class PeopleBook:
+    """User id -> name and language, from ``lookup`` (``SlackSender.user_info``), cached with an
+    expiry; one lookup per person at a time, whoever asks."""
 
-    def __init__(self, lookup: Callable[[str], Awaitable[str | None]]) -> None:
+    def __init__(self, lookup: Lookup) -> None:
         self.lookup = lookup
-        self._names: OrderedDict[str, tuple[str | None, float]] = OrderedDict()
+        self._people: OrderedDict[str, tuple[UserInfo, float]] = OrderedDict()
         self._asking: dict[str, asyncio.Task[None]] = {}  # one lookup per person at a time
         self._off_until = 0.0  # no lookups before this (monotonic): the scope is missing
         self._warned = False
 
-    def _cached(self, user_id: str, now: float) -> tuple[bool, str | None]:
-        entry = self._names.get(user_id)
-        if entry is None or entry[1] <= now:
-            return False, None
-        return True, entry[0]
+    def _cached(self, user_id: str, now: float) -> UserInfo | None:
+        entry = self._people.get(user_id)
+        return entry[0] if entry is not None and entry[1] > now else None
 
-    async def _fetch(self, user_id: str) -> None:
+    async def _fetch(self, user_id: str, ack_path: bool) -> None:
         try:
-            name = await self.lookup(user_id)
+            info = await self.lookup(user_id, ack_path=ack_path)
         except DeliveryFailed as error:
-            log.debug("slack: no name for %s: %s", user_id, error.code)
+            log.debug("slack: nothing of %s: %s", user_id, error.code)
             if error.code == "missing_scope":
                 self._scope_missing()
                 return
             if not error.permanent:
-                return
-            name = None  # user_not_found, …: asking again within the hour is no use
-        except Exception as error:  # noqa: BLE001 - a name is a nicety: the id stands in for it
-            log.debug("slack: no name for %s: %s", user_id, type(error).__name__)
+                return  # a timeout, … (the ack path's short one too): the next caller asks again
+            info = UNKNOWN  # user_not_found, …: asking again within the hour is no use
+        except Exception as error:  # noqa: BLE001 - a nicety: the id and English stand in for it
+            log.debug("slack: nothing of %s: %s", user_id, type(error).__name__)
             return
-        self._names[user_id] = (name, time.monotonic() + NAME_TTL_SECONDS)
-        self._names.move_to_end(user_id)
-        while len(self._names) > MAX_NAMES:
-            self._names.popitem(last=False)
+        self._people[user_id] = (info, time.monotonic() + NAME_TTL_SECONDS)
+        self._people.move_to_end(user_id)
+        while len(self._people) > MAX_NAMES:
+            self._people.popitem(last=False)
 
     def _scope_missing(self) -> None:
         """Slack says the app may not read people: no lookups for an hour, one warning a process."""
@@ -73,30 +81,41 @@ class NameBook:
             self._warned = True
             log.warning("slack: grant the %s scope to show people's names, not user ids", SCOPE)
 
-    def _ask(self, user_id: str) -> asyncio.Task[None]:
+    def _ask(self, user_id: str, ack_path: bool = False) -> asyncio.Task[None]:
         task = self._asking.get(user_id)
         if task is None:
-            task = self._asking[user_id] = asyncio.ensure_future(self._fetch(user_id))
+            task = self._asking[user_id] = asyncio.ensure_future(self._fetch(user_id, ack_path))
             task.add_done_callback(lambda _: self._asking.pop(user_id, None))
         return task
 
     def known(self, user_ids: list[str]) -> dict[str, str]:
         """The names of ``user_ids`` known already, without asking Slack (for the ack path)."""
         now = time.monotonic()
-        found = {u: self._cached(u, now)[1] for u in user_ids}
-        return {u: name for u, name in found.items() if name}
+        found = {u: self._cached(u, now) for u in user_ids}
+        return {u: info.name for u, info in found.items() if info is not None and info.name}
 
     async def names(self, user_ids: list[str], budget: float = LOOKUP_BUDGET_SECONDS) -> dict[str, str]:
         """The names known for ``user_ids`` after at most ``budget`` seconds of asking."""
         now = time.monotonic()
-        missing = [u for u in dict.fromkeys(user_ids) if u and not self._cached(u, now)[0]]
+        missing = [u for u in dict.fromkeys(user_ids) if u and self._cached(u, now) is None]
         if missing and self._off_until <= now:
             # not cancelled at the budget's end: a late answer is kept for the next message
             await asyncio.wait([self._ask(u) for u in missing], timeout=budget)
         return self.known(user_ids)
 
+    async def locale(self, user_id: str) -> str | None:
+        """``user_id``'s Slack language (``zh-CN``), or None, asked (if not known) on the ack
+        path's client and waited for no longer than its timeout, whoever's lookup is under way."""
+        now = time.monotonic()
+        info = self._cached(user_id, now)
+        if info is None and self._off_until <= now:
+            # not cancelled when the wait ends: a name's lookup under way for a message goes on
+            await asyncio.wait([self._ask(user_id, ack_path=True)], timeout=ACK_PATH_TIMEOUT)
+            info = self._cached(user_id, time.monotonic())
+        return info.locale if info is not None else None
 
-async def named(book: NameBook, message: InboundMessage) -> InboundMessage:
+
+async def named(book: PeopleBook, message: InboundMessage) -> InboundMessage:
     """``message`` with its sender's display name and its ``@U123`` mentions named, as far as
     ``book`` gets them within one budget; the ids stand for the names it does not get."""
     sender = message.sender

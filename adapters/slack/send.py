@@ -5,15 +5,15 @@ made once, its failure counted in ``clarigate_platform_api_errors_total`` and ra
 ``DeliveryFailed``, transient (a 429 with its ``Retry-After``, a 5xx, the network, Slack's
 transient codes) or permanent, with Slack's own error code. The core's delivery retries a
 transient failure by the one retry policy (``clarigate.gateway.boundary.retry``), so a retry
-never nests inside another. Calls made around an ack (``views.open``, a locale's ``users.info``) go
-through a second client with a short timeout, made once: a trigger's 3 seconds are worth more
-than a second try.
+never nests inside another. Calls made around an ack (``views.open``, a ``users.info`` asked for a
+person's language) go through a second client with a short timeout, made once: a trigger's 3
+seconds are worth more than a second try.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
@@ -73,6 +73,13 @@ def delivery_failed(method: str, error: Exception) -> DeliveryFailed:
             f"Slack {method}: {code}", permanent=not transient, retry_after=retry_after, code=code
         )
     return DeliveryFailed(f"Slack {method}: {type(error).__name__}", permanent=False, code="network")
+
+
+class UserInfo(NamedTuple):
+    """What ``users.info`` says of a person: the name to show and the Slack language, or None."""
+
+    name: str | None
+    locale: str | None
 
 
 class SlackSender:
@@ -258,28 +265,25 @@ class SlackSender:
         """Open a modal: once, at once, no retry (the trigger id lives 3 seconds and works once)."""
         await self._call("views.open", ack_path=True, trigger_id=trigger_id, view=view)
 
-    async def user_name(self, user_id: str) -> str | None:
-        """A person's display name (``users.info``, needs ``users:read``; form-encoded, as Slack
-        takes it), without retries. Asked where a job runs (``names.py``), not around an ack: on
-        the keep-alive client."""
-        data = await self._call("users.info", form=True, user=user_id)
+    async def user_info(self, user_id: str, *, ack_path: bool = False) -> UserInfo:
+        """A person's display name and Slack language (``zh-CN``) from one ``users.info`` with
+        ``include_locale`` (needs ``users:read``; form-encoded, as Slack takes it), without
+        retries; ``ack_path``: on the short-timeout client. Asked through ``names.PeopleBook``,
+        which keeps the answer for both."""
+        data = await self._call(
+            "users.info", ack_path=ack_path, form=True, user=user_id, include_locale="true"
+        )
         user = data.get("user") or {}
         profile = user.get("profile") or {}
-        for name in (
+        names = (
             profile.get("display_name"),
             profile.get("real_name"),
             user.get("real_name"),
             user.get("name"),
-        ):
-            if isinstance(name, str) and name.strip():
-                return name.strip()
-        return None
-
-    async def user_locale(self, user_id: str) -> str | None:
-        """A person's Slack language (``users.info`` with ``include_locale``: ``zh-CN``), or None."""
-        data = await self._call("users.info", ack_path=True, form=True, user=user_id, include_locale="true")
-        locale = (data.get("user") or {}).get("locale")
-        return locale if isinstance(locale, str) else None
+        )
+        name = next((n.strip() for n in names if isinstance(n, str) and n.strip()), None)
+        locale = user.get("locale")
+        return UserInfo(name, locale if isinstance(locale, str) else None)
 
     async def file_info(self, file_id: str) -> dict[str, Any]:
         """``files.info``: a file's object (name, type, size, download URL), e.g. a Slack Connect

@@ -1,6 +1,7 @@
 """The sender of a Slack message is named for the agent: Slack's events carry a user id only, so
 the name is asked of ``users.info`` (``users:read``) where the job runs, never on the ack path,
-once per person per hour, within the budget the message's mentions share."""
+once per person per hour, within the budget the message's mentions share; the same answer
+(``include_locale``) gives the person's language, so the agent view asks no second time."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.speaker_prompt import MAX_NAME, speaker_line
 
-from .conftest import MakeWorld
+from .conftest import MakeWorld, SlackWorld
 
 
 async def test_the_agent_reads_who_wrote_by_their_slack_name(make_world: MakeWorld):
@@ -107,3 +108,78 @@ async def test_two_messages_at_once_from_one_person_ask_slack_once(make_world: M
     await world.settle()
     assert len(world.fake.attempts("users.info")) == 1
     assert sorted(c.speaker["sender"]["display_name"] for c in runner.calls if c.speaker) == ["Ada", "Ada"]
+
+
+AGENT = {"agent_view": True}  # opening the agent asks for the person's language (suggested prompts)
+
+
+def home_opened(user: str, channel: str) -> dict:
+    """``app_home_opened`` of ``user`` opening the agent (its messages tab)."""
+    return {"type": "app_home_opened", "user": user, "channel": channel, "tab": "messages", "event_ts": "1.1"}
+
+
+def prompts_title(world: SlackWorld, channel: str = "D7") -> str:
+    """The title of the suggested prompts shown in ``channel``: in the person's language."""
+    return str(world.fake.agent.prompts[channel]["title"])
+
+
+@pytest.mark.parametrize("language_first", [False, True])
+async def test_a_persons_name_and_language_come_from_one_users_info(
+    make_world: MakeWorld, language_first: bool
+):
+    runner = ScriptedRunner()
+    world = await make_world(runner, slack=AGENT)
+    world.fake.add_user("U7", display_name="Li", locale="zh-CN")
+
+    steps = [
+        lambda: world.user.dm("hello", user="U7", channel="D7"),
+        lambda: world.user.event(home_opened("U7", "D7")),
+    ]
+    for step in reversed(steps) if language_first else steps:
+        await step()
+        await world.settle()
+
+    [speaker] = [c.speaker for c in runner.calls]
+    assert speaker is not None and speaker["sender"]["display_name"] == "Li"
+    assert prompts_title(world) == "可以这样问我"
+    asked = world.fake.attempts("users.info")
+    assert [c.params["user"] for c in asked] == ["U7"]  # one lookup for both
+    assert asked[0].params["include_locale"] == "true"
+
+
+async def test_the_language_waits_for_a_names_lookup_under_way_instead_of_asking_again(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner, slack=AGENT)
+    world.fake.add_user("U7", display_name="Li", locale="zh-CN")
+    release = world.fake.hold("users.info")  # Slack is slow to say who U7 is
+
+    await world.user.dm("hello", user="U7", channel="D7")  # the job asks for the sender's name
+    await world.user.event(home_opened("U7", "D7"))  # the agent opened meanwhile
+    await asyncio.sleep(1.0)  # both lookups under way: the language joins the name's
+    release.set()
+    await world.settle()
+
+    assert prompts_title(world) == "可以这样问我"
+    await world.user.dm("again", user="U7", channel="D7")  # named from the one answer, late or not
+    await world.settle()
+    [*_, last] = [c.speaker for c in runner.calls]
+    assert last is not None and last["sender"]["display_name"] == "Li"
+    assert world.fake.arrived("users.info") == 1
+
+
+async def test_without_users_read_the_prompts_are_in_english_and_slack_is_not_asked_again(
+    make_world: MakeWorld,
+):
+    runner = ScriptedRunner()
+    world = await make_world(runner, slack=AGENT)
+    world.fake.add_user("U7", display_name="Li", locale="zh-CN")
+    world.fake.missing_scopes.add("users:read")
+
+    await world.user.dm("hello", user="U7", channel="D7")
+    await world.settle()
+    await world.user.event(home_opened("U7", "D7"))
+    await world.settle()
+
+    assert [s["sender"]["display_name"] for s in (c.speaker for c in runner.calls) if s] == [None]
+    assert prompts_title(world) == "Try asking"
+    assert len(world.fake.attempts("users.info")) == 1  # Slack said no once: the language is not asked
