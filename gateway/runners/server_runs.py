@@ -11,9 +11,10 @@ looks at the thread again (``left_of_turn``):
 - the turn's input is in the thread (its human message; an answer's interrupt no longer pending)
   and the thread was cut off with steps left: the run goes on from the last checkpoint (a run
   without input);
-- the turn's input is in the thread and the run stopped on one of its graph's static breakpoints
-  (``server_breakpoints``): the person is asked "Continue?" as after a run that ended there (going
-  on without input would pass the breakpoint, a decision the person did not make);
+- the turn's input is in the thread and the run stopped on a breakpoint (its graph's, its run's
+  or a subgraph's: ``server_breakpoints``): the person is asked "Continue?" as after a run that
+  ended there (going on without input would pass the breakpoint, a decision the person did not
+  make);
 - the turn's input is in the thread and nothing is left to do: its output is read from the thread;
 - the input is not in the thread (lost with the run, or the thread itself): the run is started
   again from the recorded input.

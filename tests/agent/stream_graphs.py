@@ -62,6 +62,18 @@ pause_before = _two_steps().compile(interrupt_before=["apply"])
 pause_after = _two_steps().compile(interrupt_after=["plan"])
 
 
+def _in_subgraph() -> StateGraph:
+    inner = StateGraph(MessagesState).add_node("apply", _apply).add_edge(START, "apply")
+    builder = StateGraph(MessagesState)
+    builder.add_node("plan", _plan).add_node("cleanup", inner.compile(interrupt_before=["apply"]))
+    builder.add_edge(START, "plan").add_edge("plan", "cleanup").add_edge("cleanup", END)
+    return builder
+
+
+#: Plans, then its ``cleanup`` subgraph stops before its own ``apply`` (a breakpoint of the subgraph).
+pause_in_subgraph = _in_subgraph().compile()
+
+
 class Counter(TypedDict):
     count: int
 

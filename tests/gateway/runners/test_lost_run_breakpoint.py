@@ -2,6 +2,11 @@
 asked "Continue / Stop" exactly as after a run that ended there, and the step behind the
 breakpoint runs only once they say Continue (never on its own when the runner recovers the turn).
 
+Besides the breakpoints compiled into the graph: one a run was given (``interrupt_before=`` of
+``runs.create``, as LangGraph Studio may start one on the thread), and one compiled into a
+subgraph (the parent waits on the step that runs it); Continue goes on from the parent's
+checkpoint, which resumes the subgraph.
+
 The lost run is what ``test_server_crash`` makes of one: the turn's human message and the steps
 it ran are in the thread, paused at the breakpoint, and no run carries the turn's inbound id.
 A run cut off mid-step still goes on from its checkpoint (``test_server_crash``)."""
@@ -26,21 +31,32 @@ def _applied(server: LangGraphServer, sid: str) -> int:
     return server.tool_calls().count(f"apply {sid}")
 
 
-@pytest.mark.parametrize("graph", ["pause_before", "pause_after"])
+#: The graph, the breakpoints its run was given, and the step the thread waits on.
+PAUSES = {
+    "pause_before": ("pause_before", {}, "apply"),
+    "pause_after": ("pause_after", {}, "apply"),
+    "run_before": ("two_steps", {"interrupt_before": ["apply"]}, "apply"),
+    "run_after": ("two_steps", {"interrupt_after": ["plan"]}, "apply"),
+    "subgraph": ("pause_in_subgraph", {}, "cleanup"),
+}
+
+
+@pytest.mark.parametrize("pause", list(PAUSES))
 async def test_a_run_lost_at_a_breakpoint_asks_and_runs_the_step_only_on_continue(
-    make_gateway, langgraph_server: LangGraphServer, graph: str
+    make_gateway, langgraph_server: LangGraphServer, pause: str
 ):
+    graph, stop, waits = PAUSES[pause]
     runner = LangGraphServerRunner(AgentOptions(server_url=langgraph_server.url, assistant_id=graph))
     client = get_client(url=langgraph_server.url, api_key=None)
-    store = MemoryStore(f"lost-bp-{graph}")
+    store = MemoryStore(f"lost-bp-{pause}")
     try:
         gateway, chat = await make_gateway(store, runner)
-        chat_id, event_id = f"lost-{graph}", f"lost-bp-{graph}"
+        chat_id, event_id = f"lost-{pause}", f"lost-bp-{pause}"
         thread_id = await store.thread_for_chat(chat.conversation(chat_id).thread_key, 3600)
         sid = server_thread_id(thread_id)
         # the turn's run reached the breakpoint, then the server lost it
-        await lost_run_of(langgraph_server, thread_id, f"test:{event_id}", graph)
-        assert (await client.threads.get_state(sid))["next"] == ["apply"]
+        await lost_run_of(langgraph_server, thread_id, f"test:{event_id}", graph, **stop)
+        assert (await client.threads.get_state(sid))["next"] == [waits]
 
         await chat.say("clean up staging", chat=chat_id, event_id=event_id)  # delivered again
         await gateway.drain(timeout=60)
@@ -48,7 +64,8 @@ async def test_a_run_lost_at_a_breakpoint_asks_and_runs_the_step_only_on_continu
         waiting = await runner.pending_request(thread_id)  # what ``clarigate chat`` shows again
         assert waiting is not None and waiting.request_id == chat.last_request().request.request_id
         request = chat.last_request().request
-        assert request.question == QUESTION  # asked, as after a run that ended at the breakpoint
+        # asked, as after a run that ended at the breakpoint
+        assert request.question == QUESTION.replace("apply", waits)
         assert [o.label for o in request.options] == ["Continue", "Stop"]
         assert chat.texts() == [PLAN]
 

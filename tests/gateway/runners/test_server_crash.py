@@ -83,7 +83,11 @@ async def test_a_run_the_server_wrote_before_it_crashed_is_joined_after_a_long_o
 
 
 async def lost_run_of(
-    server: LangGraphServer, thread: str, inbound: str, graph: str = "two_steps", **stop: list[str]
+    server: LangGraphServer,
+    thread: str,
+    inbound: str,
+    graph: str = "two_steps",
+    **stop: list[str],
 ) -> None:
     """What a lost run leaves behind: the turn's human message in the thread and the steps it
     ran, but no run carrying the inbound id (the server lost it)."""
@@ -96,12 +100,30 @@ async def lost_run_of(
     await client.http.client.aclose()
 
 
-@pytest.mark.parametrize("stop", [{"interrupt_after": ["plan"]}, {}])
+async def _cut_off_run_of(server: LangGraphServer, thread: str, inbound: str) -> None:
+    """What a run cut off after its first step leaves behind: the turn's human message and the
+    step's reply in the thread, ``apply`` still to run, and no run the server knows of (state
+    updates as the steps write the checkpoints the run would have)."""
+    client = get_client(url=server.url, api_key=None)
+    sid = server_thread_id(thread)
+    await client.threads.create(thread_id=sid, graph_id="two_steps")
+    human = {"type": "human", "id": human_message_id(inbound), "content": "clean up staging"}
+    await client.threads.update_state(sid, {"messages": [human]}, as_node="__start__")
+    plan = {"type": "ai", "content": "Plan: drop the staging tables."}
+    await client.threads.update_state(sid, {"messages": [plan]}, as_node="plan")
+    assert (await client.threads.get_state(sid))["next"] == ["apply"]
+    await client.http.client.aclose()
+
+
+@pytest.mark.parametrize("cut_off", [True, False])
 async def test_a_lost_runs_turn_goes_on_from_its_checkpoint_or_is_read_from_the_thread(
-    langgraph_server, stop
+    langgraph_server, cut_off
 ):
-    thread, inbound = f"lost-{len(stop)}", f"test:lost-{len(stop)}"
-    await lost_run_of(langgraph_server, thread, inbound, **stop)
+    thread, inbound = f"lost-{cut_off}", f"test:lost-{cut_off}"
+    if cut_off:
+        await _cut_off_run_of(langgraph_server, thread, inbound)
+    else:
+        await lost_run_of(langgraph_server, thread, inbound)
     runner = LangGraphServerRunner(AgentOptions(server_url=langgraph_server.url, assistant_id="two_steps"))
     try:
         output = await runner.run_turn(RunInput(thread, "clean up staging", metadata={"inbound_id": inbound}))
@@ -113,5 +135,5 @@ async def test_a_lost_runs_turn_goes_on_from_its_checkpoint_or_is_read_from_the_
     state = await client.threads.get_state(server_thread_id(thread))
     assert [m["content"] for m in state["values"]["messages"] if m["type"] == "ai"] == [plan, done]
     runs = await client.runs.list(server_thread_id(thread))
-    assert len(runs) == (2 if stop else 1)  # one run to go on from the checkpoint, or none at all
+    assert len(runs) == 1  # the one going on from the checkpoint, or the lost one: none again
     await client.http.client.aclose()
