@@ -6,7 +6,9 @@ Two workloads, on loopback only (see bench/README.md for what each figure means)
 1. **slow-model burst**: ``--conversations`` DMs, each in its own channel, sent at once; each is
    answered when the fake Slack receives its reply. Printed: how many were answered within 1.5x
    their model time, the gateway's overhead (receive to reply, minus the model's time), the serve
-   process's CPU per message and its memory.
+   process's CPU per message and its memory. ``--warm-bursts`` (1) bursts like it go first, not
+   measured (their CPU printed): a replica that has run a while holds its connections and heap
+   at its bursts' size, as the floor's libraries hold theirs warm.
 2. **ack path at a steady rate**: ``--rate`` signed events per second for ``--seconds``, to
    ``clarigate serve`` and to a bare slack-bolt app that only acks, alternated in the same run.
 
@@ -22,6 +24,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +33,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.floor import Floor, bolt_ack_cpu, report_budget, report_floor, store_cpu, web_api_cpu  # noqa: E402
+from bench.floor import IN_FLIGHT, Floor, bolt_ack_cpu, report_budget, report_floor, store_cpu, web_api_cpu  # noqa: E402
 from bench.servers import (  # noqa: E402
     MODEL_TURN,
     FakeSlackProcess,
@@ -119,31 +122,78 @@ async def agent_alone(args: argparse.Namespace, folder: Path) -> tuple[float, fl
         await agent.aclose()
 
 
-async def burst(args: argparse.Namespace, fake: FakeSlackProcess, proc: Any, url: str, run: str) -> float:
-    """The slow-model burst; the serve processes' CPU per message."""
-    n = args.conversations
-    texts = [f"conv {i} {run}" for i in range(n)]
+@dataclass
+class Sent:
+    """One burst: when each message was sent, its ack's seconds, when its reply came, and the RSS
+    each serve process peaked at while it ran."""
+
+    sent: dict[str, float]
+    acks: list[float]
+    replied: dict[str, float]
+    rss_peak: dict[str, float]
+
+
+async def send_burst(
+    args: argparse.Namespace, fake: FakeSlackProcess, url: str, texts: list[str], tag: str
+) -> Sent:
+    """``texts`` as DMs, each in its own channel, all at once; waits for their replies (until
+    ``--timeout``), sampling each serve process's RSS meanwhile."""
+    pids = serve_processes(args.serve_pid)
     sent: dict[str, float] = {}
-    pids = serve_processes(proc.pid)
-    rss_before = {name: rss_mb(pid) for name, pid in pids.items()}
-    rss_peak = dict(rss_before)
-    cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    rss_peak = {name: rss_mb(pid) for name, pid in pids.items()}
     replied: dict[str, float] = {}
-    connector = aiohttp.TCPConnector(limit=64)
-    async with aiohttp.ClientSession(connector=connector) as http:
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as http:
 
         async def one(i: int) -> float:
-            body = event_body(texts[i], f"DB{i}", f"Ev{run}b{i}")
+            body = event_body(texts[i], f"D{tag}{i}", f"Ev{tag}{i}")
             sent[texts[i]] = time.monotonic()
             return await send(http, f"{url}/slack/events", body)
 
-        acks = await asyncio.gather(*(one(i) for i in range(n)))
+        acks = await asyncio.gather(*(one(i) for i in range(len(texts))))
         deadline = time.monotonic() + args.timeout
-        while len(replied) < n and time.monotonic() < deadline:
+        while len(replied) < len(texts) and time.monotonic() < deadline:
             for name, pid in pids.items():
                 rss_peak[name] = max(rss_peak[name], rss_mb(pid))
             await asyncio.sleep(0.2)
             replied = await fake.replied()
+    return Sent(sent, acks, replied, rss_peak)
+
+
+async def warming_bursts(args: argparse.Namespace, fake: FakeSlackProcess, url: str, run: str) -> None:
+    """``--warm-bursts`` bursts like the measured one, first: a replica that has been running
+    holds connections (Redis, the Web API) and a heap grown to its bursts' size, as the floor's
+    libraries hold theirs warm; the first burst after start opens them. Its CPU is printed."""
+    pids = serve_processes(args.serve_pid)
+    args.rss_start = {name: rss_mb(pid) for name, pid in pids.items()}  # before any burst
+    args.rss_warm_peak = dict(args.rss_start)
+    for k in range(args.warm_bursts):
+        cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        texts = [f"warm burst {k} {i} {run}" for i in range(args.conversations)]
+        done = await send_burst(args, fake, url, texts, f"{run}w{k}b")
+        cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
+        args.rss_warm_peak = {name: max(args.rss_warm_peak[name], done.rss_peak[name]) for name in pids}
+        n = len(texts)
+        per = "  ".join(f"{name} {seconds / n * 1000:.2f}" for name, seconds in cpu.items())
+        print(
+            f"burst {k + 1} after start, not measured (warms serve's connections and heap):"
+            f" {len(done.replied)}/{n} answered; serve CPU {sum(cpu.values()) / n * 1000:.2f} ms"
+            f" per message ({per})"
+        )
+        await fake.reset()
+
+
+async def burst(args: argparse.Namespace, fake: FakeSlackProcess, proc: Any, url: str, run: str) -> float:
+    """The slow-model burst; the serve processes' CPU per message."""
+    n = args.conversations
+    texts = [f"conv {i} {run}" for i in range(n)]
+    pids = serve_processes(proc.pid)
+    # the RSS the runs in flight add: from before the first burst (a warmed heap has grown already)
+    rss_before = getattr(args, "rss_start", None) or {name: rss_mb(pid) for name, pid in pids.items()}
+    cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    done = await send_burst(args, fake, url, texts, f"{run}b")
+    sent, acks, replied = done.sent, done.acks, done.replied
+    warm_peak = getattr(args, "rss_warm_peak", None) or rss_before
+    rss_peak = {name: max(rss_before[name], warm_peak[name], done.rss_peak[name]) for name in pids}
     cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
     calls = await fake.calls()
     answered = [t for t in texts if t in replied]
@@ -179,17 +229,22 @@ async def burst(args: argparse.Namespace, fake: FakeSlackProcess, proc: Any, url
 
 
 async def measure_floor(
-    args: argparse.Namespace, fake: FakeSlackProcess, bolt_url: str, bolt_cpu: Callable[[], float], run: str
+    args: argparse.Namespace,
+    fake: FakeSlackProcess,
+    bolt_url: str,
+    bolt_cpu: Callable[[], float],
+    run: str,
+    in_flight: int,
 ) -> Floor:
-    """The libraries' floor per message (``bench/floor.py``), each alone, right after the burst."""
+    """The libraries' floor per message (``bench/floor.py``), each alone, ``in_flight`` calls at
+    once, right after the burst."""
     n = args.floor
-    ack = await bolt_ack_cpu(
-        bolt_url, bolt_cpu, n, send, lambda i: event_body(f"floor {i}", f"DF{i}", f"Ev{run}f{i}")
-    )
-    web_api = await web_api_cpu(BOT_TOKEN, fake.api_url, n)
+    body = lambda i: event_body(f"floor {i}", f"DF{i}", f"Ev{run}f{in_flight}-{i}")  # noqa: E731
+    ack = await bolt_ack_cpu(bolt_url, bolt_cpu, n, send, body, in_flight)
+    web_api = await web_api_cpu(BOT_TOKEN, fake.api_url, n, in_flight)
     await fake.reset()
-    redis, trips = await store_cpu(args.redis_url, f"bench-{run}-floor", n)
-    return Floor(ack=ack, web_api=web_api, redis=redis, round_trips=trips)
+    redis, trips = await store_cpu(args.redis_url, f"bench-{run}-floor{in_flight}", n, in_flight)
+    return Floor(ack=ack, web_api=web_api, redis=redis, round_trips=trips, in_flight=in_flight)
 
 
 async def warm_up(fake: FakeSlackProcess, urls: dict[str, str], run: str) -> None:
@@ -258,7 +313,9 @@ async def main(args: argparse.Namespace) -> int:
     async with serve_beside_bolt(args) as servers:
         fake, targets, run = servers.fake, servers.targets, servers.run
         await warm_up(fake, targets, run)
+        args.serve_pid = servers.serve.pid
         if args.conversations:
+            await warming_bursts(args, fake, servers.url, run)
             alone, plain = await agent_alone(args, servers.folder)
             stats_before = await redis_commands(args.redis_url)
             per_message = await burst(args, fake, servers.serve, servers.url, run)
@@ -277,8 +334,13 @@ async def main(args: argparse.Namespace) -> int:
             )
             if args.floor:
                 bolt_cpu = lambda: cpu_seconds(servers.bolt.pid)  # noqa: E731
-                found = await measure_floor(args, fake, targets["bare slack-bolt"], bolt_cpu, run)
-                report_floor(found, per_message, alone)
+                # the default few at once, and as many as the burst had in flight (like for like)
+                at_once = sorted({IN_FLIGHT, min(args.conversations, args.workers or SERVE_WORKERS)})
+                floors = [
+                    await measure_floor(args, fake, targets["bare slack-bolt"], bolt_cpu, run, k)
+                    for k in at_once
+                ]
+                report_floor(floors, per_message, alone)
             report_budget(per_message, alone, MODEL_TURN.delay_seconds[0])
         if args.rounds:
             await steady(targets, servers.acking(), args, run)
@@ -289,6 +351,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     formatter = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
     parser.add_argument("--conversations", type=int, default=200, help="burst size (default 200; 0: none)")
+    parser.add_argument(
+        "--warm-bursts",
+        type=int,
+        default=1,
+        help="bursts sent before the measured one, to warm serve's connections and heap (default 1)",
+    )
     parser.add_argument("--workers", type=int, default=0, help="runs in flight in serve (0: its default)")
     parser.add_argument("--role", choices=("auto", "all"), help="serve's role (default: its own, auto)")
     parser.add_argument(
