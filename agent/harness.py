@@ -228,11 +228,14 @@ class ClarifyingAgent(AgentThreads):
         from clarigate.agent.supersede import supersede_pending
 
         human_id = str(uuid.uuid5(TURN_NAMESPACE, turn_id)) if turn_id else str(uuid.uuid4())
-        earlier = await self._earlier_attempt(config, human_id, on_event) if turn_id else None
+        # the thread's state, read once for both looks (a read costs with the thread's history)
+        snapshot = await self._graph.aget_state(config)
+        earlier = await self._earlier_attempt(config, snapshot, human_id, on_event) if turn_id else None
         if earlier is not None:
             return earlier
         side = {key: value for key, value in config.items() if key != "run_id"}  # not the turn's run
-        await supersede_pending(self._graph, side, lambda command: self._invoke(command, side, None))
+        invoke = lambda command: self._invoke(command, side, None)  # noqa: E731
+        await supersede_pending(self._graph, side, invoke, snapshot)
         extra = response_kwargs(response) if response is not None else {}
         human = HumanMessage(content=self._content(text, images), id=human_id, additional_kwargs=extra)
         # a checkpoint after every step (``_invoke``); ``prune`` then keeps only the latest one
@@ -242,13 +245,13 @@ class ClarifyingAgent(AgentThreads):
         return self._with_interrupt(turn_output(messages, human_id), result, messages)
 
     async def _earlier_attempt(
-        self, config: dict[str, Any], human_id: str, on_event: EventSink | None = None
+        self, config: dict[str, Any], snapshot: Any, human_id: str, on_event: EventSink | None = None
     ) -> TurnOutput | None:
-        """The output of an earlier attempt at this turn (resumed first if it stopped midway; a
-        graph with breakpoints is asked to go on instead, as it may have paused on one)."""
+        """The output of an earlier attempt at this turn, as the thread's ``snapshot`` shows it
+        (resumed first if it stopped midway; a graph with breakpoints is asked to go on instead,
+        as it may have paused on one); None when there was none."""
         from clarigate.agent.paused import has_breakpoints
 
-        snapshot = await self._graph.aget_state(config)
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
         if not any(message.id == human_id for message in messages):
             return None

@@ -32,18 +32,20 @@ def resume_map(interrupts: Sequence[tuple[str, Any]], locale: Locale) -> dict[st
 
 
 async def supersede_pending(
-    graph: Any, config: dict[str, Any], invoke: Callable[[Any], Awaitable[Any]]
+    graph: Any, config: dict[str, Any], invoke: Callable[[Any], Awaitable[Any]], snapshot: Any = None
 ) -> None:
     """Resume every interrupt the thread of ``config`` waits on as superseded (in process).
 
-    ``invoke(graph_input)`` runs the graph to its end on the thread (the harness's ``_invoke``).
+    ``invoke(graph_input)`` runs the graph to its end on the thread (the harness's ``_invoke``);
+    ``snapshot``: the thread's state read just before, if the caller has it (else it is read).
     """
     from langgraph.errors import is_invalid_resume
     from langgraph.types import Command
 
     thread_id = config["configurable"]["thread_id"]
     for _ in range(MAX_ROUNDS):
-        snapshot = await graph.aget_state(config)
+        if snapshot is None:
+            snapshot = await graph.aget_state(config)
         pending = [(i.id, i.value) for i in getattr(snapshot, "interrupts", ()) or ()]
         if not pending:
             return
@@ -59,6 +61,7 @@ async def supersede_pending(
                 thread_id,
             )
             return
+        snapshot = None  # the run changed the thread: read it again
     snapshot = await graph.aget_state(config)
     if getattr(snapshot, "interrupts", ()):
         log.warning("thread %s still waits on an interrupt after %d rounds", thread_id, MAX_ROUNDS)

@@ -185,3 +185,23 @@ async def test_without_pruning_the_same_turns_would_grow_with_the_square(tmp_pat
     finally:
         await agent.aclose()
     assert sizes[49] > 3 * sizes[24]
+
+
+async def test_a_message_reads_its_threads_state_once_before_running(make_agent, monkeypatch):
+    """Looking for an earlier attempt at the turn and for interrupts to supersede share one read
+    of the thread's state: a read costs with the thread's history, on every message."""
+    agent = await make_agent(scripted({"content": "one"}, {"content": "two"}, {"content": "three"}))
+    await agent.run_turn("t1", "first", turn_id="job-1")
+    await agent.run_turn("t1", "second", turn_id="job-2")
+    graph, reads = agent._graph, []
+    real = graph.aget_state
+
+    async def counted(*args, **kwargs):
+        reads.append(args)
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(graph, "aget_state", counted)
+    done = await agent.run_turn("t1", "third", turn_id="job-3")
+
+    assert done.replies == ["three"]
+    assert len(reads) == 1
