@@ -27,13 +27,14 @@ def with_every_call_answered(messages: Sequence[AnyMessage]) -> list[AnyMessage]
     A call counts as answered only by a result in the run of tool messages right after its
     AI message, which is what providers require (an id reused later does not count).
     """
-    locale = thread_locale(messages)
     patched: list[AnyMessage] = []
     open_calls: list[ToolCall] = []  # calls of the last AI message not answered yet
 
     def close_open_calls(before: AnyMessage | None) -> None:
+        if not open_calls:  # the common case, at every message: nothing to say
+            return
         key = "call_left_open" if isinstance(before, HumanMessage) else "call_did_not_finish"
-        content = catalog.text(key, locale)
+        content = catalog.text(key, thread_locale(messages))
         patched.extend(
             ToolMessage(content=content, tool_call_id=c["id"], name=c["name"], status="error")
             for c in open_calls
