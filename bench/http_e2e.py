@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 
@@ -134,11 +133,15 @@ class Sent:
 
 
 async def send_burst(
-    args: argparse.Namespace, fake: FakeSlackProcess, url: str, texts: list[str], tag: str
+    args: argparse.Namespace,
+    fake: FakeSlackProcess,
+    url: str,
+    pids: dict[str, int],
+    texts: list[str],
+    tag: str,
 ) -> Sent:
     """``texts`` as DMs, each in its own channel, all at once; waits for their replies (until
-    ``--timeout``), sampling each serve process's RSS meanwhile."""
-    pids = serve_processes(args.serve_pid)
+    ``--timeout``), sampling the RSS of each serve process (``pids``) meanwhile."""
     sent: dict[str, float] = {}
     rss_peak = {name: rss_mb(pid) for name, pid in pids.items()}
     replied: dict[str, float] = {}
@@ -159,19 +162,24 @@ async def send_burst(
     return Sent(sent, acks, replied, rss_peak)
 
 
-async def warming_bursts(args: argparse.Namespace, fake: FakeSlackProcess, url: str, run: str) -> None:
+#: Each serve process's RSS before the first burst, and its peak over the bursts so far (MB).
+Rss = tuple[dict[str, float], dict[str, float]]
+
+
+async def warming_bursts(
+    args: argparse.Namespace, fake: FakeSlackProcess, url: str, pids: dict[str, int], run: str
+) -> Rss:
     """``--warm-bursts`` bursts like the measured one, first: a replica that has been running
     holds connections (Redis, the Web API) and a heap grown to its bursts' size, as the floor's
     libraries hold theirs warm; the first burst after start opens them. Its CPU is printed."""
-    pids = serve_processes(args.serve_pid)
-    args.rss_start = {name: rss_mb(pid) for name, pid in pids.items()}  # before any burst
-    args.rss_warm_peak = dict(args.rss_start)
+    start = {name: rss_mb(pid) for name, pid in pids.items()}
+    peak = dict(start)
     for k in range(args.warm_bursts):
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         texts = [f"warm burst {k} {i} {run}" for i in range(args.conversations)]
-        done = await send_burst(args, fake, url, texts, f"{run}w{k}b")
+        done = await send_burst(args, fake, url, pids, texts, f"{run}w{k}b")
         cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
-        args.rss_warm_peak = {name: max(args.rss_warm_peak[name], done.rss_peak[name]) for name in pids}
+        peak = {name: max(peak[name], done.rss_peak[name]) for name in pids}
         n = len(texts)
         per = "  ".join(f"{name} {seconds / n * 1000:.2f}" for name, seconds in cpu.items())
         print(
@@ -180,20 +188,21 @@ async def warming_bursts(args: argparse.Namespace, fake: FakeSlackProcess, url: 
             f" per message ({per})"
         )
         await fake.reset()
+    return start, peak
 
 
-async def burst(args: argparse.Namespace, fake: FakeSlackProcess, proc: Any, url: str, run: str) -> float:
-    """The slow-model burst; the serve processes' CPU per message."""
+async def burst(
+    args: argparse.Namespace, fake: FakeSlackProcess, url: str, pids: dict[str, int], rss: Rss, run: str
+) -> float:
+    """The slow-model burst; the serve processes' CPU per message. ``rss``: from the warming bursts
+    (the RSS the runs in flight add counts from before the first: a warmed heap has grown)."""
     n = args.conversations
     texts = [f"conv {i} {run}" for i in range(n)]
-    pids = serve_processes(proc.pid)
-    # the RSS the runs in flight add: from before the first burst (a warmed heap has grown already)
-    rss_before = getattr(args, "rss_start", None) or {name: rss_mb(pid) for name, pid in pids.items()}
+    rss_before, warm_peak = rss
     cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
-    done = await send_burst(args, fake, url, texts, f"{run}b")
+    done = await send_burst(args, fake, url, pids, texts, f"{run}b")
     sent, acks, replied = done.sent, done.acks, done.replied
-    warm_peak = getattr(args, "rss_warm_peak", None) or rss_before
-    rss_peak = {name: max(rss_before[name], warm_peak[name], done.rss_peak[name]) for name in pids}
+    rss_peak = {name: max(warm_peak[name], done.rss_peak[name]) for name in pids}
     cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
     calls = await fake.calls()
     answered = [t for t in texts if t in replied]
@@ -313,12 +322,12 @@ async def main(args: argparse.Namespace) -> int:
     async with serve_beside_bolt(args) as servers:
         fake, targets, run = servers.fake, servers.targets, servers.run
         await warm_up(fake, targets, run)
-        args.serve_pid = servers.serve.pid
         if args.conversations:
-            await warming_bursts(args, fake, servers.url, run)
+            pids = serve_processes(servers.serve.pid)
+            rss = await warming_bursts(args, fake, servers.url, pids, run)
             alone, plain = await agent_alone(args, servers.folder)
             stats_before = await redis_commands(args.redis_url)
-            per_message = await burst(args, fake, servers.serve, servers.url, run)
+            per_message = await burst(args, fake, servers.url, pids, rss, run)
             stats = {k: v - stats_before.get(k, 0) for k, v in (await redis_commands(args.redis_url)).items()}
             stats = {k: v for k, v in stats.items() if v > 0 and k not in ("info", "ping")}
             if args.own_redis:  # alone on it: every command is the bot's (and this benchmark's polls)
