@@ -22,6 +22,7 @@ from clarigate.gateway.boundary.messages import (
     AnswerOutcome,
     AnswerStatus,
     InboundAnswer,
+    Notice,
     PendingView,
     Sender,
 )
@@ -159,7 +160,9 @@ class ClarificationInteractions:
         channel, person, thread_ts = click.channel, click.person, click.thread_ts
         refusal = await self.gateway.may_answer(view, person)
         if refusal is not None:
-            await self._tell(channel, person, refusal.message, refusal.view or view, thread_ts)
+            await self._tell(
+                channel, person, refusal.message, refusal.view or view, thread_ts, refusal.notice
+            )
             return
         metadata = modal_metadata(click.token, channel, click.message_ts)
         modal = (
@@ -242,7 +245,9 @@ class ClarificationInteractions:
         if outcome.status is AnswerStatus.DUPLICATE:
             return
         if not outcome.accepted:
-            await self._tell(channel, person, outcome.message, outcome.view or view, thread_ts)
+            await self._tell(
+                channel, person, outcome.message, outcome.view or view, thread_ts, outcome.notice
+            )
             return
         if channel and message_ts:
             closed = outcome.view or view
@@ -256,8 +261,10 @@ class ClarificationInteractions:
         message: str,
         view: PendingView | None,
         thread_ts: str | None,
+        notice: Notice | None = None,
     ) -> None:
-        """Show ``message`` to ``person`` only, after the ack (the refusal itself is final)."""
+        """Show ``message`` to ``person`` only, after the ack (the refusal itself is final);
+        ``notice``: its parts, when it names people (they are shown as mentions)."""
         if channel and message:
-            text = notice_mrkdwn(message, view)
+            text = notice_mrkdwn(message, view, notice)
             self.after_the_ack(self.sender.ephemeral(channel, person.user_id, text, thread_ts))

@@ -86,7 +86,7 @@ class SlackOutbound:
         ``DeliveryFailed`` (``invalid_blocks`` on a question is permanent: the core falls back)."""
         channel, thread = conversation.chat_id, conversation.reply_to
         if isinstance(item, (TextReply, ErrorReply)) and item.private_to is not None:
-            text = private_notice_mrkdwn(item.text)
+            text = private_notice_mrkdwn(item.text, item.notice)
             if isinstance(item, ErrorReply):
                 text = catalog.icon("warning") + " " + text
             await self._ephemeral(channel, item.private_to.user_id, text, thread)

@@ -27,7 +27,7 @@ from clarigate.adapters import labels
 from clarigate.agent.protocol import HumanInputRequest, catalog, shown_as_text, summarize_answer, ui_text
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.protocol.risk import go_ahead_ids, option_roles
-from clarigate.gateway.boundary.messages import ClarificationOut, PendingView
+from clarigate.gateway.boundary.messages import ClarificationOut, Notice, PendingView, Sender
 
 from .markup import cut, cut_escaped, escape_mrkdwn, markdown_to_mrkdwn, split_mrkdwn
 
@@ -340,12 +340,28 @@ def answered_mrkdwn(view: PendingView | None, answered_line: str) -> str:
 _BARE_USER_ID = re.compile(r"(?<![\w@])([UW](?=[A-Z]*\d)[A-Z0-9]+)(?!\w)")
 
 
-def private_notice_mrkdwn(text: str) -> str:
-    """A notice the core wrote for one person, escaped, the Slack user ids in it shown as mentions."""
+def _mention(person: Sender) -> str | None:
+    """``<@U123>`` for a Slack user (Slack shows their name); None for an id that is not one."""
+    return f"<@{person.user_id}>" if _SLACK_USER_ID.match(person.user_id) else None
+
+
+def named_mrkdwn(notice: Notice) -> str:
+    """A notice from its parts: each person it names as a mention, every other word escaped."""
+    return notice.render(escape_mrkdwn, _mention)
+
+
+def private_notice_mrkdwn(text: str, notice: Notice | None = None) -> str:
+    """A notice the core wrote for one person, people shown as mentions: from its parts when it
+    has them, else escaped with the Slack user ids in it as mentions."""
+    if notice is not None:
+        return named_mrkdwn(notice)
     return mention_users(escape_mrkdwn(text), _BARE_USER_ID.findall(text))
 
 
-def notice_mrkdwn(message: str, view: PendingView | None) -> str:
-    """A message from the core for one person (ephemeral), people shown as mentions."""
+def notice_mrkdwn(message: str, view: PendingView | None, notice: Notice | None = None) -> str:
+    """A message from the core for one person (ephemeral), people shown as mentions (``notice``:
+    the message's parts, when the core gave them)."""
+    if notice is not None:
+        return named_mrkdwn(notice)
     ids = [s.user_id for s in (view.answered_by, view.asked_by) if s is not None] if view else []
     return mention_users(escape_mrkdwn(message), ids)

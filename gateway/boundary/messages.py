@@ -20,6 +20,8 @@ from clarigate.agent.who import ChatType
 from .feedback import FeedbackAsk, Vote
 from .feedback import FeedbackOutcome as FeedbackOutcome  # named here for the adapters
 from .feedback import FeedbackStatus as FeedbackStatus
+from .people import Notice as Notice  # named here for the adapters
+from .people import Sender as Sender
 
 
 class Conversation(BaseModel):
@@ -47,20 +49,6 @@ class Conversation(BaseModel):
     def thread_key(self) -> str:
         """The chat-thread key the store maps to an agent thread."""
         return f"{self.platform}:{self.workspace}:{self.chat_id}:{self.topic or '-'}"
-
-
-class Sender(BaseModel):
-    """A person on a platform."""
-
-    model_config = ConfigDict(frozen=True)
-
-    user_id: str
-    display_name: str | None = None
-
-    @property
-    def label(self) -> str:
-        """A name to show people: the display name, else the id."""
-        return self.display_name or self.user_id
 
 
 class MessageRef(BaseModel):
@@ -225,6 +213,7 @@ class AnswerOutcome(BaseModel):
 
     status: AnswerStatus
     message: str = ""  # localized explanation (toast, ephemeral, callback answer)
+    notice: Notice | None = None  # ``message``'s parts when it names people (``people.Notice``)
     errors: dict[str, str] = Field(default_factory=dict)  # field name -> message, for INVALID
     view: PendingView | None = None
     answered_line: str = ""  # "✅ Answered by X: Y", for updating the original message
@@ -254,6 +243,10 @@ class TextReply(BaseModel):
     that person's message; Feishu: a reply that mentions only them). The core sends each such
     note once per question and person, so it is never a public line on every message.
 
+    ``notice``: ``text`` as its parts when the core's words name people (``people.Notice``), so
+    that an adapter may show each person its platform's way (Slack: a mention); ``text`` says the
+    same with their names, for adapters that show it as it is.
+
     ``live``: the run's live message (``PlatformAdapter.show_live``) that this reply finishes:
     the adapter ends the stream and makes that message the properly formatted reply (further
     parts of a long reply follow as messages of their own). A ``DeliveryFailed`` that is
@@ -268,6 +261,7 @@ class TextReply(BaseModel):
     kind: Literal["text"] = "text"
     text: str
     private_to: Sender | None = None
+    notice: Notice | None = None  # ``text``'s parts when it names people (``people.Notice``)
     delivery_id: str | None = None  # see "Delivery ids" above
     live: MessageRef | None = None
     question_follows: bool = False
@@ -344,6 +338,7 @@ class ErrorReply(BaseModel):
     kind: Literal["error"] = "error"
     text: str
     private_to: Sender | None = None  # as on ``TextReply``
+    notice: Notice | None = None  # as on ``TextReply``
     delivery_id: str | None = None  # see "Delivery ids" above
 
 

@@ -27,6 +27,7 @@ from clarigate.gateway.boundary.messages import (
     AnswerOutcome,
     AnswerStatus,
     InboundAnswer,
+    Notice,
     PendingView,
     Sender,
 )
@@ -71,13 +72,15 @@ def restarted_outcome(view: PendingView) -> AnswerOutcome:
 
 def already_answered_outcome(view: PendingView) -> AnswerOutcome:
     """The verdict for a clarification someone already answered (or cancelled, or closed)."""
-    who = view.answered_by.label if view.answered_by else "someone"
-    response = view.response
+    response, by, locale = view.response, view.answered_by, view.request.locale
     declined = response is not None and response.response_kind == "declined"
     key = f"late_{response.reason or 'cancelled'}" if response is not None and declined else ""
+    key = key or "already_answered"
+    notice = Notice.of(key, locale, who=by) if by else Notice.of(key, locale, {"who": "someone"})
     return AnswerOutcome(
         status=AnswerStatus.ALREADY_ANSWERED,
-        message=ui_text(key or "already_answered", view.request.locale, who=who),
+        message=notice.text,
+        notice=notice,
         view=view,
         answered_line=answered_line(view) if view.response else "",
     )
@@ -96,11 +99,8 @@ def policy_refusal(record: PendingRecord, view: PendingView, sender: Sender) -> 
     """None when the record's answer policy lets ``sender`` answer, else NOT_ALLOWED."""
     if record.policy == "anyone" or record.asked_by is None or record.asked_by.user_id == sender.user_id:
         return None
-    return AnswerOutcome(
-        status=AnswerStatus.NOT_ALLOWED,
-        message=ui_text("not_allowed", record.request.locale, who=record.asked_by.label),
-        view=view,
-    )
+    notice = Notice.of("not_allowed", record.request.locale, who=record.asked_by)
+    return AnswerOutcome(status=AnswerStatus.NOT_ALLOWED, message=notice.text, notice=notice, view=view)
 
 
 def response_for(

@@ -33,6 +33,7 @@ from clarigate.gateway.boundary.messages import (
     ClarificationClosed,
     Conversation,
     InboundMessage,
+    Notice,
     Outbound,
     PendingView,
     Sender,
@@ -227,7 +228,7 @@ class Control:
         if policy_refusal(pending, view_of(pending), msg.sender) is not None:
             # someone else's question in a shared conversation: it stays open for its asker
             assert pending.asked_by is not None  # a refusal names who asked
-            refused = notice("cancel_not_yours", locale, who=pending.asked_by.label)
+            refused = Notice.of("cancel_not_yours", locale, who=pending.asked_by)
             return await self.private_note(pending, msg.sender, refused)
         claim = await self.close_question(pending, msg.sender, "cancelled")
         if claim.status != "claimed":  # answered (or cancelled) a moment ago by someone else
@@ -237,17 +238,17 @@ class Control:
         key = "cancelled_interrupt" if may_refuse_decline(pending) else "cancelled"
         return TextReply(text=notice(key, locale, question=quote(pending.request.question)))
 
-    async def private_note(self, record: PendingRecord, sender: Sender, text: str) -> TextReply | None:
+    async def private_note(self, record: PendingRecord, sender: Sender, note: Notice) -> TextReply | None:
         """A note about ``record`` for ``sender`` only, once per question and person (None after
         the first: where a platform cannot show a line to one member only, it is a reply the group
-        sees, so it is never repeated on every message)."""
+        sees, so it is never repeated on every message); its parts go with it (``Notice``)."""
         once = f"private-note:{record.request_id}:{sender.user_id}"
         if not await self.store.first_time(once, max(int(record.expires_at - time.time()), 1)):
             log.info(
                 "a note about %s for %s was shown already: not repeated", record.request_id, sender.user_id
             )
             return None
-        return TextReply(text=text, private_to=sender)
+        return TextReply(text=note.text, private_to=sender, notice=note)
 
     def _status(
         self,
