@@ -95,6 +95,19 @@ pause_after_in_subgraph = _after_in_subgraph().compile()
 pause_before_subgraph = _in_subgraph([]).compile(interrupt_before=["cleanup"])
 
 
+def _after_subgraph_end() -> StateGraph:
+    inner = StateGraph(MessagesState).add_node("check", _check).add_edge(START, "check")
+    builder = StateGraph(MessagesState).add_node("plan", _plan).add_node("apply", _apply)
+    builder.add_node("cleanup", inner.compile(interrupt_after=["check"]))
+    builder.add_edge(START, "plan").add_edge("plan", "cleanup").add_edge("cleanup", "apply")
+    return builder.add_edge("apply", END)
+
+
+#: Plans, then its ``cleanup`` subgraph stops after its only step (no step of it left to run: the
+#: parent still waits on ``cleanup``), and the parent's ``apply`` comes after.
+pause_at_subgraph_end = _after_subgraph_end().compile()
+
+
 class Counter(TypedDict):
     count: int
 

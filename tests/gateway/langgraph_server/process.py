@@ -63,6 +63,7 @@ STREAM_GRAPHS = (
     "pause_in_subgraph",
     "pause_after_in_subgraph",
     "pause_before_subgraph",
+    "pause_at_subgraph_end",
     "no_messages",
 )
 

@@ -87,6 +87,7 @@ CONTINUED = {
     "pause_after": ("apply", ["plan", "apply"]),
     "pause_in_subgraph": ("cleanup", ["plan", "apply"]),  # the subgraph resumed where it stopped
     "pause_after_in_subgraph": ("cleanup", ["plan", "check", "apply"]),
+    "pause_at_subgraph_end": ("cleanup", ["plan", "check", "apply"]),
 }
 
 
@@ -126,6 +127,7 @@ SUBGRAPH_PAUSES = {
     "pause_in_subgraph": ["plan"],  # the subgraph's interrupt_before: nothing of it ran
     "pause_after_in_subgraph": ["plan", "check"],  # the subgraph's interrupt_after its check
     "pause_before_subgraph": ["plan"],  # the parent's interrupt_before names the subgraph's node
+    "pause_at_subgraph_end": ["plan", "check"],  # after the subgraph's last step, before the parent's
 }
 
 

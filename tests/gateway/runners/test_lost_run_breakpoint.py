@@ -41,6 +41,7 @@ PAUSES = {
     "subgraph": ("pause_in_subgraph", {}, "cleanup"),
     "subgraph_after": ("pause_after_in_subgraph", {}, "cleanup"),
     "before_subgraph": ("pause_before_subgraph", {}, "cleanup"),
+    "subgraph_end": ("pause_at_subgraph_end", {}, "cleanup"),
 }
 
 
