@@ -22,9 +22,14 @@ if TYPE_CHECKING:
 
 
 def has_breakpoints(graph: Any) -> bool:
-    """True when the compiled graph stops before or after some of its steps."""
-    return bool(
-        getattr(graph, "interrupt_before_nodes", None) or getattr(graph, "interrupt_after_nodes", None)
+    """True when the compiled graph, or a subgraph it runs as a step (at any depth), stops before
+    or after some of its steps: a subgraph compiled with ``interrupt_before`` / ``interrupt_after``
+    pauses the thread as the parent's do (the parent waits on the step that runs it)."""
+    subgraphs = getattr(graph, "get_subgraphs", None)
+    graphs = [graph, *(sub for _, sub in subgraphs(recurse=True))] if subgraphs else [graph]
+    return any(
+        getattr(g, "interrupt_before_nodes", None) or getattr(g, "interrupt_after_nodes", None)
+        for g in graphs
     )
 
 

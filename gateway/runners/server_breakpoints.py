@@ -108,11 +108,12 @@ async def _subgraph_stopped(
 ) -> bool:
     """True when a subgraph in ``state``'s pending tasks (``get_state(subgraphs=True)`` gives each
     one's state), or one nested in it, waits on a breakpoint of its own (``marks``: the xray
-    graph's, whose subgraph steps are named ``<node>:<step>``)."""
+    graph's, whose subgraph steps are named ``<node>:<step>``). One stopped right after its last
+    step has none left (``next`` empty) while its parent still waits on the step that runs it."""
     for task in state.get("tasks") or ():
         sub = task.get("state")
-        if not isinstance(sub, Mapping) or not paused_at(sub.get("next"), sub.get("interrupts")):
-            continue
+        if not isinstance(sub, Mapping) or sub.get("interrupts"):
+            continue  # not begun, or waiting on an interrupt (asked as one)
         prefix = f"{path}{task.get('name')}:"
         before, after = ({m[len(prefix) :] for m in ms if m.startswith(prefix)} for ms in marks)
         if await _stopped_at(client, sid, sub, before, after):

@@ -62,16 +62,50 @@ pause_before = _two_steps().compile(interrupt_before=["apply"])
 pause_after = _two_steps().compile(interrupt_after=["plan"])
 
 
-def _in_subgraph() -> StateGraph:
+def _in_subgraph(inner_before: list[str]) -> StateGraph:
     inner = StateGraph(MessagesState).add_node("apply", _apply).add_edge(START, "apply")
     builder = StateGraph(MessagesState)
-    builder.add_node("plan", _plan).add_node("cleanup", inner.compile(interrupt_before=["apply"]))
+    builder.add_node("plan", _plan).add_node("cleanup", inner.compile(interrupt_before=inner_before))
     builder.add_edge(START, "plan").add_edge("plan", "cleanup").add_edge("cleanup", END)
     return builder
 
 
 #: Plans, then its ``cleanup`` subgraph stops before its own ``apply`` (a breakpoint of the subgraph).
-pause_in_subgraph = _in_subgraph().compile()
+pause_in_subgraph = _in_subgraph(["apply"]).compile()
+
+
+def _check(state: MessagesState) -> dict[str, Any]:
+    STEPS.append("check")
+    return {}
+
+
+def _after_in_subgraph() -> StateGraph:
+    inner = StateGraph(MessagesState).add_node("check", _check).add_node("apply", _apply)
+    inner.add_edge(START, "check").add_edge("check", "apply")
+    builder = StateGraph(MessagesState)
+    builder.add_node("plan", _plan).add_node("cleanup", inner.compile(interrupt_after=["check"]))
+    builder.add_edge(START, "plan").add_edge("plan", "cleanup").add_edge("cleanup", END)
+    return builder
+
+
+#: Plans, then its ``cleanup`` subgraph checks and stops after ``check`` (``interrupt_after`` of the
+#: subgraph), before its ``apply``.
+pause_after_in_subgraph = _after_in_subgraph().compile()
+#: Plans, then stops before the ``cleanup`` step, a subgraph (the parent's ``interrupt_before``).
+pause_before_subgraph = _in_subgraph([]).compile(interrupt_before=["cleanup"])
+
+
+def _after_subgraph_end() -> StateGraph:
+    inner = StateGraph(MessagesState).add_node("check", _check).add_edge(START, "check")
+    builder = StateGraph(MessagesState).add_node("plan", _plan).add_node("apply", _apply)
+    builder.add_node("cleanup", inner.compile(interrupt_after=["check"]))
+    builder.add_edge(START, "plan").add_edge("plan", "cleanup").add_edge("cleanup", "apply")
+    return builder.add_edge("apply", END)
+
+
+#: Plans, then its ``cleanup`` subgraph stops after its only step (no step of it left to run: the
+#: parent still waits on ``cleanup``), and the parent's ``apply`` comes after.
+pause_at_subgraph_end = _after_subgraph_end().compile()
 
 
 class Counter(TypedDict):

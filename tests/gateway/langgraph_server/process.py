@@ -55,7 +55,17 @@ WRITER_SCRIPT = [
 
 
 #: The graphs of ``tests/agent/stream_graphs.py`` the server serves too.
-STREAM_GRAPHS = ("progress", "two_steps", "pause_before", "pause_after", "pause_in_subgraph", "no_messages")
+STREAM_GRAPHS = (
+    "progress",
+    "two_steps",
+    "pause_before",
+    "pause_after",
+    "pause_in_subgraph",
+    "pause_after_in_subgraph",
+    "pause_before_subgraph",
+    "pause_at_subgraph_end",
+    "no_messages",
+)
 
 
 def free_port() -> int:

@@ -2,10 +2,11 @@
 asked "Continue / Stop" exactly as after a run that ended there, and the step behind the
 breakpoint runs only once they say Continue (never on its own when the runner recovers the turn).
 
-Besides the breakpoints compiled into the graph: one a run was given (``interrupt_before=`` of
-``runs.create``, as LangGraph Studio may start one on the thread), and one compiled into a
-subgraph (the parent waits on the step that runs it); Continue goes on from the parent's
-checkpoint, which resumes the subgraph.
+Besides the breakpoints compiled into the graph (one naming a subgraph's step among them): one a
+run was given (``interrupt_before=`` of ``runs.create``, as LangGraph Studio may start one on the
+thread), and one compiled into a subgraph, before or after a step of its own (the parent waits on
+the step that runs it); Continue goes on from the parent's checkpoint, which resumes the
+subgraph.
 
 The lost run is what ``test_server_crash`` makes of one: the turn's human message and the steps
 it ran are in the thread, paused at the breakpoint, and no run carries the turn's inbound id.
@@ -38,6 +39,9 @@ PAUSES = {
     "run_before": ("two_steps", {"interrupt_before": ["apply"]}, "apply"),
     "run_after": ("two_steps", {"interrupt_after": ["plan"]}, "apply"),
     "subgraph": ("pause_in_subgraph", {}, "cleanup"),
+    "subgraph_after": ("pause_after_in_subgraph", {}, "cleanup"),
+    "before_subgraph": ("pause_before_subgraph", {}, "cleanup"),
+    "subgraph_end": ("pause_at_subgraph_end", {}, "cleanup"),
 }
 
 
