@@ -16,6 +16,11 @@ def http_errors(route: str) -> float:
     return metrics.HTTP_ERRORS.labels(route=route)._value.get()
 
 
+def http_unavailable(route: str) -> float:
+    """How many requests to ``route`` were answered 503 for the store so far."""
+    return metrics.HTTP_UNAVAILABLE.labels(route=route)._value.get()
+
+
 def problem_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     """The WARNING-or-worse records of a test (every logger): what an operator would see."""
     return [r for r in caplog.records if r.levelno >= logging.WARNING]

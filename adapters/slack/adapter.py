@@ -102,7 +102,7 @@ class SlackAdapter(PlatformAdapter):
         self.names = PeopleBook(self.sender.user_info)  # names and languages, one users.info a person
         self.live = LiveMessages(self.sender, lambda: gateway.state)
         self.bot_user_id: str | None = None
-        # Work before ack: an exception answers 500 and Slack redelivers (deduped by id).
+        # Work before ack: an exception answers 500 (Redis down: 503); Slack redelivers, deduped by id.
         # Unhandled requests reach ``_on_error`` (200 and a count) instead of Bolt's 404.
         self.app = AsyncApp(
             client=self.client,

@@ -5,7 +5,8 @@ A body Bolt cannot even parse raises ``BadRequest`` (400) here, because Bolt rai
 building the request, before it checks anything; so does a signed body whose shape Bolt's
 matchers or our listeners cannot use (``shape_problem``), and any payload Bolt itself still
 chokes on while routing it (``bolt_choked``). A listener's own failure is raised again from
-the endpoint: a 500, logged with its traceback by the server.
+the endpoint: a 500, logged with its traceback by the server (Redis unreachable: a 503, one
+line per outage).
 """
 
 from __future__ import annotations

@@ -209,9 +209,9 @@ def webhook_route(bot: Bot, secret: str | None, handle: UpdateHandler) -> Route:
     Without a configured secret every call is refused: an open webhook would let
     anyone forge updates.
 
-    A failure while handling is raised to the server (500, logged with its traceback) so
-    Telegram delivers the update again; the core's dedupe on ``update_id`` makes that
-    redelivery safe.
+    A failure while handling is raised to the server (500, logged with its traceback; Redis
+    unreachable: 503, one line per outage) so Telegram delivers the update again; the core's
+    dedupe on ``update_id`` makes that redelivery safe.
     """
 
     async def endpoint(request: Request) -> Response:

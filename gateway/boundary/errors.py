@@ -6,9 +6,12 @@ Two kinds matter at the HTTP edge (``clarigate.gateway.web.server.InputGuard``):
   JSON that does not parse, a missing or wrong-typed field, a signed payload of a shape
   nothing here handles. Raised on purpose where the payload is read; answered with its 4xx
   status and one WARNING line, and never retried by the platform for our sake.
-- Anything else raised while a request is handled is our bug or our outage: answered 500
-  (so the platform redelivers), logged at ERROR with its traceback and counted in
-  ``clarigate_http_errors_total``. Nothing else is dressed up as the client's mistake.
+- The store (Redis) unreachable while a request is handled (``store.connection.unreachable``)
+  is our outage: answered 503 with ``Retry-After`` (so the platform redelivers), one WARNING
+  line per outage, counted in ``clarigate_http_unavailable_total``.
+- Anything else raised while a request is handled is our bug: answered 500 (so the platform
+  redelivers), logged at ERROR with its traceback and counted in ``clarigate_http_errors_total``.
+  Nothing else is dressed up as the client's mistake.
 
 ``DeliveryFailed`` is how an adapter's ``send`` reports a platform refusing or failing a call;
 ``LiveSkipped`` how its ``show_live`` reports an update the platform's budget had no room for;

@@ -169,6 +169,18 @@ def http_errors(route: str) -> Counter:
     return HTTP_ERRORS.labels(route=route)
 
 
+# the store (Redis) unreachable while a webhook was handled: answered 503 with Retry-After, an outage
+HTTP_UNAVAILABLE = Counter(
+    "clarigate_http_unavailable_total", "Requests answered 503: the store could not be reached", ["route"]
+)
+
+
+@cache
+def http_unavailable(route: str) -> Counter:
+    """The requests-answered-503 series of one route."""
+    return HTTP_UNAVAILABLE.labels(route=route)
+
+
 def llm_call(model: str, tokens_in: int, tokens_out: int, failed: bool = False) -> None:
     """Count one model call and its tokens."""
     LLM_CALLS.labels(model=model, outcome="error" if failed else "ok").inc()

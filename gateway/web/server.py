@@ -4,9 +4,10 @@ Bad input gets a 4xx and one WARNING line, never a traceback: a body over the li
 a body not received whole within ``body_timeout_seconds`` (trickled, or cut off before its
 declared length) gets 408, and a request an adapter cannot use (malformed JSON, a missing or
 wrong-typed field, a signed payload of the wrong shape) raises ``BadRequest`` and gets its
-4xx. Anything else an endpoint raises is a bug or an outage, not the platform's mistake: 500
-(so the platform redelivers), the traceback logged at ERROR and ``clarigate_http_errors_total``
-counted.
+4xx. The store (Redis) unreachable while a request is handled is an outage: 503 with
+``Retry-After`` and one WARNING line per outage (``web.unavailable``). Anything else an endpoint
+raises is a bug, not the platform's mistake: 500 (so the platform redelivers), the traceback
+logged at ERROR and ``clarigate_http_errors_total`` counted.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.app import freeze_startup_objects
 from clarigate.gateway.runtime.ops import exposition, liveness_problems
 from clarigate.gateway.runtime.processes import CHECK_SECONDS, WorkerGroup
+from clarigate.gateway.store.connection import unreachable
+from clarigate.gateway.web.unavailable import Ping, StoreOutage, answer_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -122,18 +125,21 @@ class InputGuard:
     """ASGI middleware inside the app (it sees an endpoint's exception before any answer is sent).
 
     Answers 408 when the body is not received whole within ``body_timeout`` seconds, the 4xx
-    of a ``BadRequest`` an endpoint raised (one WARNING line), and 500 for anything else an
-    endpoint raised (ERROR with the traceback, counted by route; ``paths`` are the routes,
-    anything else counts as ``other``).
+    of a ``BadRequest`` an endpoint raised (one WARNING line), 503 when the store could not be
+    reached (``StoreOutage``: one line per outage, ``store_ping`` tells it is over), 500 for anything
+    else (ERROR with the traceback); counted by route (``paths``; anything else is ``other``).
     """
 
-    def __init__(self, app: ASGIApp, body_timeout: float, paths: Collection[str] = ()) -> None:
+    def __init__(
+        self, app: ASGIApp, body_timeout: float, paths: Collection[str] = (), store_ping: Ping | None = None
+    ) -> None:
         self.app = app
         self.body_timeout = body_timeout
         self.paths = set(paths)
+        self.outage = StoreOutage(store_ping)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Pass the request through, or answer 4xx / 500."""
+        """Pass the request through, or answer 4xx / 503 / 500."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -170,11 +176,24 @@ class InputGuard:
             await _error(send, exc.status, exc.reason)
         except ClientDisconnect:  # nobody left to answer, and nothing went wrong here
             log.info("request to %s: the client went away before its body was read", path)
-        except Exception:
-            metrics.http_errors(path if path in self.paths else "other").inc()
-            log.exception("request to %s failed", path)
-            if not started:  # else the answer is cut off: the server closes the connection
-                await _error(send, 500, "internal error")
+        except Exception as exc:
+            await self._failed(exc, path, send, answered=started)
+        else:
+            await self.outage.answered()
+
+    async def _failed(self, exc: Exception, path: str, send: Send, answered: bool) -> None:
+        """The store unreachable is an outage (503, the platform redelivers); anything else a bug
+        (500, the traceback). An answer already begun is cut off: the server closes the connection."""
+        route = path if path in self.paths else "other"
+        if unreachable(exc):
+            self.outage.failed(path, route, exc)
+            if not answered:
+                await answer_unavailable(send)
+            return
+        metrics.http_errors(route).inc()
+        log.error("request to %s failed", path, exc_info=exc)
+        if not answered:
+            await _error(send, 500, "internal error")
 
 
 def build_app(
@@ -207,7 +226,8 @@ def build_app(
         for adapter in gateway.adapters:
             routes.extend(adapter.routes())
     paths = [r.path for r in routes if isinstance(r, Route)]
-    guard = Middleware(InputGuard, body_timeout=gateway.config.body_timeout_seconds, paths=paths)
+    timeout = gateway.config.body_timeout_seconds
+    guard = Middleware(InputGuard, body_timeout=timeout, paths=paths, store_ping=gateway.store.ping)
     app = Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
     limit = max_body_bytes if max_body_bytes is not None else gateway.config.max_body_bytes
     return HttpMetrics(BodyLimit(app, limit), paths)

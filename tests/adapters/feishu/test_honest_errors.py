@@ -12,10 +12,17 @@ import time
 from typing import Any
 
 import pytest
+import redis.exceptions
 
 from clarigate.adapters.feishu import receive
 from clarigate.adapters.testing import ScriptedRunner
-from tests.http_errors import http_errors, one_bad_request_line, one_failure_with_traceback
+from tests.http_errors import (
+    http_errors,
+    http_unavailable,
+    one_bad_request_line,
+    one_failure_with_traceback,
+    problem_lines,
+)
 
 from .events import card_action, message_event
 
@@ -97,5 +104,31 @@ async def test_a_bug_while_handling_an_event_is_500_logged_with_its_traceback_an
     monkeypatch.undo()  # fixed: Feishu's re-push of the same event now runs, once
     for _ in range(2):
         assert (await bot.deliver(json.loads(json.dumps(event)))).status_code == 200
+    await bot.gateway.drain()
+    assert [c.text for c in runner.calls] == ["hello"]
+
+
+async def test_the_store_unreachable_is_503_with_retry_after_and_the_re_push_runs_once(
+    make_bot, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+):
+    """An outage, not a bug: Feishu re-pushes an event it did not get a 200 for."""
+    runner = ScriptedRunner()
+    bot = await make_bot(runner)
+
+    async def lost(**job: Any) -> bool:
+        raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(bot.gateway.store, "accept_job", lost)
+    event = message_event("hello")
+    before, errors_before = http_unavailable(ROUTE), http_errors(ROUTE)
+    with caplog.at_level(logging.INFO):
+        answers = [await bot.deliver(json.loads(json.dumps(event))) for _ in range(2)]
+    assert [r.status_code for r in answers] == [503, 503] and answers[0].headers["retry-after"] == "5"
+    [line] = problem_lines(caplog)
+    assert line.levelno == logging.WARNING and line.exc_info is None
+    assert http_unavailable(ROUTE) == before + 2 and http_errors(ROUTE) == errors_before
+
+    monkeypatch.undo()  # Redis is back: the re-push runs, once
+    assert (await bot.deliver(json.loads(json.dumps(event)))).status_code == 200
     await bot.gateway.drain()
     assert [c.text for c in runner.calls] == ["hello"]

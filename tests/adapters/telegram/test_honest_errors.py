@@ -10,10 +10,17 @@ import logging
 from typing import Any
 
 import pytest
+import redis.exceptions
 
 from clarigate.adapters.telegram import adapter as telegram_adapter
 from clarigate.adapters.testing import ScriptedRunner
-from tests.http_errors import http_errors, one_bad_request_line, one_failure_with_traceback
+from tests.http_errors import (
+    http_errors,
+    http_unavailable,
+    one_bad_request_line,
+    one_failure_with_traceback,
+    problem_lines,
+)
 
 from .harness import ALICE, callback_update, message_update
 
@@ -88,5 +95,30 @@ async def test_a_bug_while_handling_an_update_is_500_logged_with_its_traceback_a
 
     monkeypatch.undo()  # fixed: Telegram's redelivery of the same update now runs, once
     await tg.deliver(update)
+    await tg.deliver(update)
+    assert [c.text for c in runner.calls] == ["hello"]
+
+
+async def test_the_store_unreachable_is_503_with_retry_after_and_the_redelivery_runs_once(
+    bench, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+):
+    """An outage, not a bug: Telegram delivers an update again until it gets a 2xx."""
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+
+    async def lost(**job: Any) -> bool:
+        raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(tg.gateway.store, "accept_job", lost)
+    update = message_update("hello", user=ALICE)
+    before, errors_before = http_unavailable(ROUTE), http_errors(ROUTE)
+    with caplog.at_level(logging.INFO):
+        answers = [await tg.post(update) for _ in range(2)]
+    assert [r.status_code for r in answers] == [503, 503] and answers[0].headers["retry-after"] == "5"
+    [line] = problem_lines(caplog)
+    assert line.levelno == logging.WARNING and line.exc_info is None
+    assert http_unavailable(ROUTE) == before + 2 and http_errors(ROUTE) == errors_before
+
+    monkeypatch.undo()  # Redis is back: the redelivery runs, once
     await tg.deliver(update)
     assert [c.text for c in runner.calls] == ["hello"]

@@ -10,6 +10,8 @@ import os
 import re
 
 import httpx
+import pytest
+import redis.exceptions
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -19,8 +21,15 @@ from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.store.redis import RedisStore
+from clarigate.gateway.web import unavailable
 from clarigate.gateway.web.server import build_app, gateway_lifespan
-from tests.http_errors import http_errors, one_bad_request_line, one_failure_with_traceback
+from tests.http_errors import (
+    http_errors,
+    http_unavailable,
+    one_bad_request_line,
+    one_failure_with_traceback,
+    problem_lines,
+)
 
 
 class WebhookAdapter(TestAdapter):
@@ -256,6 +265,10 @@ class RaisingAdapter(TestAdapter):
                     raise BadRequest("signature does not match", status=401)
                 case "bug":
                     raise ValueError(f"invalid literal for int(): {SECRET_WORDS!r}")
+                case "outage":  # what the store raises when Redis refuses connections
+                    raise redis.exceptions.ConnectionError(
+                        "Error 111 connecting to 127.0.0.1:6380. Connection refused."
+                    )
             return JSONResponse({"ok": True})
 
         return [Route("/test/events", hook, methods=["POST"])]
@@ -295,6 +308,55 @@ async def test_anything_else_an_endpoint_raises_is_500_logged_with_its_traceback
     assert text.startswith("request to /test/events failed\nTraceback") and "in hook" in text
     assert http_errors("/test/events") == before + 1
     assert parse_metrics(metrics_text)['clarigate_http_errors_total{route="/test/events"}'] == before + 1
+
+
+async def test_the_store_unreachable_is_503_with_retry_after_and_one_warning_per_outage(
+    make_gateway, caplog, monkeypatch: pytest.MonkeyPatch
+):
+    """An outage is not a bug: the platform is told to come back, and the log says so once."""
+    gateway, _ = await make_gateway(MemoryStore("t"), start=False, adapter_class=RaisingAdapter)
+    store_answers = [False]
+
+    async def ping() -> bool:
+        return store_answers[0]
+
+    monkeypatch.setattr(gateway.store, "ping", ping)
+    monkeypatch.setattr(unavailable, "PROBE_SECONDS", 0.0)
+    before, errors_before = http_unavailable("/test/events"), http_errors("/test/events")
+    async with client_for(gateway) as http:
+        with caplog.at_level(logging.DEBUG):
+            answers = [await http.post("/test/events?raise=outage", content=b"{}") for _ in range(5)]
+            # answered as usual, but the store still does not answer: the outage goes on
+            assert (await http.post("/test/events", content=b"{}")).status_code == 200
+            answers.append(await http.post("/test/events?raise=outage", content=b"{}"))
+            metrics_text = (await http.get("/metrics")).text
+        for response in answers:
+            assert response.status_code == 503 and response.headers["retry-after"] == "5"
+            assert response.json() == {"error": "service unavailable: the store is unreachable"}
+        [line] = problem_lines(caplog)
+        assert (line.levelno, line.exc_info) == (logging.WARNING, None)
+        assert line.getMessage() == (
+            "the store is unreachable (ConnectionError: Error 111 connecting to 127.0.0.1:6380. "
+            "Connection refused.): webhooks are answered 503 until it is back"
+        )
+        assert not any(r.exc_info for r in caplog.records) and "Traceback" not in caplog.text
+        assert http_unavailable("/test/events") == before + 6
+        assert http_errors("/test/events") == errors_before  # not a bug
+        series = 'clarigate_http_unavailable_total{route="/test/events"}'
+        assert parse_metrics(metrics_text)[series] == before + 6
+        # the store is back: the next request answered as usual says so, once
+        store_answers[0] = True
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            assert (await http.post("/test/events", content=b"{}")).status_code == 200
+            assert (await http.post("/test/events", content=b"{}")).status_code == 200
+            back = [r.getMessage() for r in caplog.records if r.name.startswith("clarigate")]
+            assert back == ["the store answers again: webhooks are answered as usual"]
+            # the next outage is told again, and a bug is still a bug
+            assert (await http.post("/test/events?raise=outage", content=b"{}")).status_code == 503
+            assert (await http.post("/test/events?raise=bug", content=b"{}")).status_code == 500
+        assert [r.levelno for r in problem_lines(caplog)] == [logging.WARNING, logging.ERROR]
+        assert http_errors("/test/events") == errors_before + 1
 
 
 async def test_a_client_that_leaves_before_its_body_is_read_is_neither_an_error_nor_answered(
