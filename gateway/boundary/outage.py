@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable
 
 from clarigate.gateway.store.connection import unreachable
 
+__all__ = ["PROBE_SECONDS", "Ping", "StoreOutage", "unreachable"]
+
 #: A dependency's check: True when it answers (never raises).
 Ping = Callable[[], Awaitable[bool]]
 
