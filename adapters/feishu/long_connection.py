@@ -7,6 +7,11 @@ typed event back to the plain dict the webhook path sees and run
 ``FeishuReceiver.handle`` on the core's loop, waiting for the answer (card
 callbacks need their reply) within Feishu's 3 seconds. lark-oapi is imported in that thread,
 not with this module (seconds of CPU the web process does not spend before its port opens).
+
+A handler that raises makes the ws client answer the frame with code 500, and Feishu pushes
+the event again (as it does for a webhook not answered 200). An event the store (Redis) cannot
+take is answered so (``NotTaken``): one WARNING per outage, and the SDK's own line for each such
+frame is left out. Any other failure is a bug: logged here with its traceback, answered 500 too.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from clarigate.adapters.feishu.settings import FeishuSettings
+from clarigate.gateway.boundary.outage import StoreOutage
 
 from .open_api import load_sdk
 from .receive import MESSAGE_EVENT, FeishuReceiver
@@ -34,6 +40,28 @@ log = logging.getLogger(__name__)
 
 #: Feishu waits 3 s for an answer; leave room for the frame to travel back.
 HANDLER_TIMEOUT_SECONDS = 2.5
+#: The logger lark-oapi writes to (its ws client's line for each frame a handler failed).
+SDK_LOGGER = "Lark"
+
+
+class NotTaken(Exception):
+    """An event the store could not take: raised to the ws client, which answers the frame 500."""
+
+    WORDS = "not taken, the store is unreachable: Feishu pushes it again"
+
+    def __init__(self) -> None:
+        super().__init__(self.WORDS)
+
+
+class _OnceIsEnough(logging.Filter):
+    """Leaves out the SDK's line for a frame answered 500 with ``NotTaken``: the outage is said
+    once, by ``StoreOutage``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return NotTaken.WORDS not in record.getMessage()
+
+
+_ONCE_IS_ENOUGH = _OnceIsEnough()
 
 
 def as_payload(event: Any) -> dict[str, Any]:
@@ -54,6 +82,12 @@ class LongConnection:
         self._thread: threading.Thread | None = None
         self._ws_loop: asyncio.AbstractEventLoop | None = None
         self._stopped = threading.Event()
+        self.outage = StoreOutage(
+            log=log,
+            while_down="Feishu events are answered 500 for Feishu to push again",
+            when_back="Feishu events are taken as usual",
+        )
+        logging.getLogger(SDK_LOGGER).addFilter(_ONCE_IS_ENOUGH)  # added once, however often
 
     def dispatcher(self) -> lark.EventDispatcherHandler:
         """The handler the ws client calls: messages and card callbacks."""
@@ -80,8 +114,21 @@ class LongConnection:
     def _run(self, payload: dict[str, Any]) -> dict[str, Any] | None:
         if self.core_loop is None:
             raise RuntimeError("the long connection has not been started")
-        future = asyncio.run_coroutine_threadsafe(self.receiver.handle(payload), self.core_loop)
+        future = asyncio.run_coroutine_threadsafe(self._handle(payload), self.core_loop)
         return future.result(timeout=HANDLER_TIMEOUT_SECONDS)
+
+    async def _handle(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """The receiver's answer (on the core's loop); a failure is raised to the ws client, which
+        answers the frame 500 so that Feishu pushes the event again."""
+        try:
+            reply = await self.receiver.handle(payload)
+        except Exception as error:
+            if self.outage.met("feishu: an event answered 500", error):
+                raise NotTaken() from None
+            log.error("feishu: an event from the long connection failed", exc_info=error)
+            raise
+        await self.outage.answered()  # an event was taken: an outage (if any) is over
+        return reply
 
     def start(self, core_loop: asyncio.AbstractEventLoop) -> None:
         """Connect in a daemon thread; events run on ``core_loop``."""

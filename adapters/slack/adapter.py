@@ -37,6 +37,7 @@ from clarigate.gateway.boundary.messages import (
     MessageRef,
     Outbound,
 )
+from clarigate.gateway.boundary.outage import StoreOutage
 from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, PlatformAdapter
 from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.flow.notices import notice
@@ -129,6 +130,12 @@ class SlackAdapter(PlatformAdapter):
         self.app.command(re.compile(".*"))(self._on_command)
         self.app.error(self._on_error)
         self._socket: Any = None
+        # Socket Mode: an event the store cannot take is left unacked (Bolt's 500): Slack sends it again
+        self.outage = StoreOutage(
+            log=log,
+            while_down="Slack Socket Mode events are left unacknowledged for Slack to send again",
+            when_back="Slack Socket Mode events are acknowledged as usual",
+        )
 
     # --- receiving ----------------------------------------------------------------------
 
@@ -168,6 +175,7 @@ class SlackAdapter(PlatformAdapter):
             message = message.model_copy(update={"text": command})
         if await self.gateway.accept(message) is AcceptOutcome.ACCEPTED:
             self.agent.title_thread(message)
+        await self.outage.answered()  # the store took it: an outage (if any) is over
 
     async def complete_message(self, message: InboundMessage) -> InboundMessage:
         """The sender's name and the names of the people the message mentions (``users.info``,
@@ -218,6 +226,7 @@ class SlackAdapter(PlatformAdapter):
         # kept for the reply, which goes through it where the bot is not a member of the DM
         await remember(getattr(self.gateway, "state", None), body, self.settings.api_url)
         await self.gateway.accept(message)
+        await self.outage.answered()
         await ack()
 
     async def _on_error(
@@ -227,7 +236,8 @@ class SlackAdapter(PlatformAdapter):
         on while routing it is a bad request (400); a listener's own failure keeps Bolt's 500, so
         Slack redelivers and the dedupe keeps it to one run. Over HTTP both are left for the
         endpoint to raise (the server logs them once: a line, or the traceback); in Socket Mode
-        they are logged here."""
+        they are logged here: the store unreachable as one line per outage (the envelope stays
+        unacknowledged, so Slack sends the event again), anything else with its traceback."""
         if isinstance(error, BoltUnhandledRequestError):
             kind = request_kind(body)
             log.debug("slack: %s acknowledged, nothing to do", kind)
@@ -240,6 +250,8 @@ class SlackAdapter(PlatformAdapter):
             request.context[FAILURE] = failure
         elif isinstance(failure, BadRequest):
             log.warning("slack: %s", failure.reason)
+        elif self.outage.met(f"slack: a {request_kind(body)} envelope left unacknowledged", failure):
+            pass
         else:
             log.error("slack: a listener failed", exc_info=error)
         return BoltResponse(status=400, body="") if isinstance(failure, BadRequest) else None

@@ -5,6 +5,11 @@ gateway's state: the holder polls and renews it every round; the others wait. A
 holder that dies stops renewing, its lease expires, and another replica takes
 over from the offset the holder last stored (updates it handled but did not
 confirm come again and are dropped by the core's dedupe on ``update_id``).
+
+An update the store (Redis) cannot take is not confirmed: the offset stays before it, and it is
+fetched again round after round until Redis is back (an outage never counts towards giving an
+update up). The log says so once per outage, and once when it is over; a failure that is not an
+outage is logged with its traceback.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import uuid
 from telegram import Bot, Update
 from telegram.error import RetryAfter, TelegramError
 
+from clarigate.gateway.boundary.outage import StoreOutage, unreachable
 from clarigate.gateway.boundary.port import AdapterState
 
 from .receive import UpdateHandler
@@ -54,6 +60,11 @@ class LeasedPoller:
         self._stopping = asyncio.Event()
         self._started = False
         self._failures: dict[int, int] = {}
+        self.outage = StoreOutage(
+            log=log,
+            while_down="Telegram updates are left unconfirmed and fetched again",
+            when_back="Telegram updates are handled as usual",
+        )
 
     @property
     def running(self) -> bool:
@@ -98,10 +109,12 @@ class LeasedPoller:
                 else:
                     self.holding = False
                     await self._wait(self.lease_ttl / 3)
+                await self.outage.answered()  # the store answered this round
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("telegram polling round failed")
+            except Exception as exc:
+                if not self.outage.met("telegram polling round", exc):
+                    log.exception("telegram polling round failed")
                 await self._wait(1.0)
 
     async def poll_once(self) -> int:
@@ -126,7 +139,9 @@ class LeasedPoller:
         for update in updates:
             try:
                 await self.handle(update)
-            except Exception:
+            except Exception as exc:
+                if unreachable(exc):  # the store is down: fetched again once it is back, never given up
+                    raise
                 # Left unconfirmed, the update comes again next round; one that keeps
                 # failing is given up so it cannot stall every update behind it.
                 tries = self._failures[update.update_id] = self._failures.get(update.update_id, 0) + 1

@@ -38,7 +38,7 @@ from clarigate.gateway.runtime.app import freeze_startup_objects
 from clarigate.gateway.runtime.ops import exposition, liveness_problems
 from clarigate.gateway.runtime.processes import CHECK_SECONDS, WorkerGroup
 from clarigate.gateway.store.connection import unreachable
-from clarigate.gateway.web.unavailable import Ping, StoreOutage, answer_unavailable
+from clarigate.gateway.web.unavailable import Ping, answer_unavailable, webhook_outage
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ class InputGuard:
         self.app = app
         self.body_timeout = body_timeout
         self.paths = set(paths)
-        self.outage = StoreOutage(store_ping)
+        self.outage = webhook_outage(store_ping)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request through, or answer 4xx / 503 / 500."""
@@ -186,7 +186,8 @@ class InputGuard:
         (500, the traceback). An answer already begun is cut off: the server closes the connection."""
         route = path if path in self.paths else "other"
         if unreachable(exc):
-            self.outage.failed(path, route, exc)
+            metrics.http_unavailable(route).inc()
+            self.outage.failed(f"request to {path} answered 503", exc)
             if not answered:
                 await answer_unavailable(send)
             return

@@ -280,14 +280,19 @@ class FakeSlack(StreamMethods):
 
         await asyncio.wait_for(until(), timeout)
 
-    async def push(self, payload: dict[str, Any], envelope_id: str, kind: str = "events_api") -> None:
-        """Send an envelope to the first Socket Mode connection, as Slack does."""
-        envelope = {
+    async def push(
+        self, payload: dict[str, Any], envelope_id: str, kind: str = "events_api", retry_attempt: int = 0
+    ) -> None:
+        """Send an envelope to the first Socket Mode connection, as Slack does (an event left
+        unacknowledged comes again in a new envelope, with its ``retry_attempt`` and reason)."""
+        envelope: dict[str, Any] = {
             "envelope_id": envelope_id,
             "type": kind,
             "accepts_response_payload": False,
             "payload": payload,
         }
+        if retry_attempt:
+            envelope.update(retry_attempt=retry_attempt, retry_reason="timeout")
         await self.sockets[0].send_json(envelope)
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:

@@ -18,10 +18,10 @@ from starlette.routing import Route
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, asking, choice_request
 from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.boundary import outage
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.store.redis import RedisStore
-from clarigate.gateway.web import unavailable
 from clarigate.gateway.web.server import build_app, gateway_lifespan
 from tests.http_errors import (
     http_errors,
@@ -321,7 +321,7 @@ async def test_the_store_unreachable_is_503_with_retry_after_and_one_warning_per
         return store_answers[0]
 
     monkeypatch.setattr(gateway.store, "ping", ping)
-    monkeypatch.setattr(unavailable, "PROBE_SECONDS", 0.0)
+    monkeypatch.setattr(outage, "PROBE_SECONDS", 0.0)
     before, errors_before = http_unavailable("/test/events"), http_errors("/test/events")
     async with client_for(gateway) as http:
         with caplog.at_level(logging.DEBUG):

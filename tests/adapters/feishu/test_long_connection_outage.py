@@ -1,0 +1,158 @@
+"""Redis (the store) unreachable while Feishu pushes over the long connection: the ws client
+answers the frame with code 500, so Feishu pushes the event again; one warning line, no traceback
+and no line per frame; once Redis is back the event pushed again runs once and is answered once.
+
+lark-oapi's real ws client handles each data frame (``Client._handle_message``, what it calls for
+every message off the websocket) with the handler the adapter registers; what it writes back is
+kept instead of being sent. The store is a real Redis reached through a proxy that is cut and
+brought back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import lark_oapi as lark
+import pytest
+from lark_oapi.ws.pb.pbbp2_pb2 import Frame
+
+from clarigate.adapters.feishu import FeishuAdapter
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime.config import GatewayConfig
+
+from ...conftest import RedisStoreFactory
+from ...gateway.tcp_proxy import OutageProxy
+from .cards import text_of
+from .conftest import feishu_settings
+from .events import message_event
+
+REDIS_PORT = urlsplit(os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")).port or 6379
+
+
+@pytest.fixture
+async def proxy() -> AsyncIterator[OutageProxy]:
+    proxy = OutageProxy(REDIS_PORT)
+    await proxy.start()
+    yield proxy
+    await proxy.cut()
+
+
+class WsClient:
+    """lark-oapi's ws client with the adapter's handler; ``push`` hands it one data frame as
+    Feishu sends it and returns the code of the answer the client wrote back."""
+
+    def __init__(self, handler: lark.EventDispatcherHandler) -> None:
+        quiet = lark.LogLevel.WARNING
+        self.client = lark.ws.Client("cli_test", "secret", event_handler=handler, log_level=quiet)
+        self.written: list[bytes] = []
+
+        async def write(message: bytes) -> None:
+            self.written.append(message)
+
+        self.client._write_message = write  # type: ignore[method-assign]
+
+    async def push(self, event: dict[str, Any], frame_id: str) -> int:
+        frame = Frame(SeqID=1, LogID=1, service=1, method=1)  # method 1: a data frame
+        headers = {"type": "event", "message_id": frame_id, "sum": "1", "seq": "0", "trace_id": "t"}
+        for key, value in headers.items():
+            header = frame.headers.add()
+            header.key, header.value = key, value
+        frame.payload = json.dumps(event).encode()
+        # the ws client runs its own loop in its own thread, and the handler blocks it
+        await asyncio.to_thread(asyncio.run, self.client._handle_message(frame.SerializeToString()))
+        answer = Frame()
+        answer.ParseFromString(self.written[-1])
+        return int(json.loads(answer.payload)["code"])
+
+
+async def given_up(adapter: FeishuAdapter) -> None:
+    """Wait until the adapter's own ws client has given up on the fake (it has no websocket): the
+    frames are handed to a client of the test's own."""
+    thread = adapter.long_connection._thread if adapter.long_connection else None
+    async with asyncio.timeout(10):
+        while thread is not None and thread.is_alive():  # noqa: ASYNC110 (a thread, not a task)
+            await asyncio.sleep(0.02)
+
+
+def lines(caplog: pytest.LogCaptureFixture, level: int) -> Iterator[logging.LogRecord]:
+    """What the long connection and the SDK logged at ``level`` or above (the core's loops, and
+    the name lookups the fake refuses, say their own)."""
+    names = ("clarigate.adapters.feishu.long_connection", "Lark")
+    return (r for r in caplog.records if r.name.startswith(names) and r.levelno >= level)
+
+
+async def test_an_event_met_by_a_redis_outage_is_answered_500_and_runs_once_when_pushed_again(
+    fake_api, redis_stores: RedisStoreFactory, proxy: OutageProxy, caplog: pytest.LogCaptureFixture
+):
+    runner = ScriptedRunner(lambda turn: TurnOutput(replies=[f"You said: {turn.text}"]))
+    store = redis_stores(url=f"redis://127.0.0.1:{proxy.port}/0")
+    gateway = Gateway(GatewayConfig(workers=1, streaming="off", progress_after_seconds=60.0), store, runner)
+    adapter = FeishuAdapter(feishu_settings(fake_api, mode="long_connection"), gateway)
+    gateway.register(adapter)
+    await gateway.start()
+    try:
+        assert adapter.long_connection is not None
+        await adapter.startup.wait()
+        await given_up(adapter)
+        ws = WsClient(adapter.long_connection.dispatcher())
+        event = message_event("hello", event_id="ev-ws-outage")
+        await proxy.cut()
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG):
+            # Feishu's push and its push again while Redis is down
+            codes = [await ws.push(event, "f1"), await ws.push(event, "f2")]
+        assert codes == [500, 500]  # Feishu pushes the event again
+        [warning] = list(lines(caplog, logging.WARNING))
+        assert warning.levelno == logging.WARNING and warning.exc_info is None
+        assert "answered 500 for Feishu to push again until it is back" in warning.getMessage()
+        assert not any(r.exc_info for r in lines(caplog, logging.DEBUG))  # no traceback
+        assert runner.calls == []
+
+        await proxy.restore()
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            codes = [await ws.push(event, "f3"), await ws.push(event, "f4")]
+            await gateway.drain(timeout=10)
+        assert codes == [200, 200]
+        assert [r.getMessage() for r in lines(caplog, logging.INFO)] == [
+            "the store answers again: Feishu events are taken as usual"
+        ]
+        assert [c.text for c in runner.calls] == ["hello"]  # once, though pushed four times
+        replies = [text_of(card) for card in fake_api.shown()]
+        assert [r for r in replies if "You said: hello" in r] == replies and len(replies) == 1
+    finally:
+        await gateway.stop(grace=0)
+
+
+async def test_a_bug_in_a_long_connection_handler_still_logs_its_traceback(
+    fake_api, redis_stores: RedisStoreFactory, caplog: pytest.LogCaptureFixture, monkeypatch
+):
+    gateway = Gateway(GatewayConfig(workers=1), redis_stores(), ScriptedRunner())
+    adapter = FeishuAdapter(feishu_settings(fake_api, mode="long_connection"), gateway)
+    gateway.register(adapter)
+
+    async def broken(message: object) -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(gateway, "accept", broken)
+    await gateway.start()
+    try:
+        assert adapter.long_connection is not None
+        await adapter.startup.wait()
+        await given_up(adapter)
+        ws = WsClient(adapter.long_connection.dispatcher())
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            assert await ws.push(message_event("hello"), "f1") == 500
+        ours = [r for r in lines(caplog, logging.ERROR) if r.name.startswith("clarigate")]
+        assert len(ours) == 1 and ours[0].exc_info is not None
+    finally:
+        await gateway.stop(grace=0)
