@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from urllib.parse import urlsplit
 
 import mcp.client.stdio  # noqa: F401 (see below)
 import pytest
@@ -18,6 +19,7 @@ from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.redis import RedisStore
 
 from .gateway.langgraph_server.process import LangGraphServer
+from .gateway.tcp_proxy import OutageProxy
 
 # mcp's stdio client binds ``errlog=sys.stderr`` when it is first imported; imported inside a
 # test that captures output (capsys), it would keep that test's stream, closed afterwards, and
@@ -74,6 +76,8 @@ async def make_gateway() -> AsyncIterator[GatewayFactory]:
 
 
 RedisStoreFactory = Callable[..., RedisStore]
+#: The real Redis the tests use.
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 @pytest.fixture
@@ -84,7 +88,7 @@ async def redis_stores() -> AsyncIterator[RedisStoreFactory]:
     the same prefix (a restarted process, a second replica); ``url=`` reaches the same Redis
     another way (through a proxy).
     """
-    url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+    url = TEST_REDIS_URL
     opened: list[RedisStore] = []
     prefixes: set[str] = set()
 
@@ -106,6 +110,16 @@ async def redis_stores() -> AsyncIterator[RedisStoreFactory]:
                 await client.delete(*keys)
     finally:
         await client.aclose()
+
+
+@pytest.fixture
+async def redis_proxy() -> AsyncIterator[OutageProxy]:
+    """A TCP proxy in front of the tests' Redis (``redis_stores(url=f"redis://127.0.0.1:{redis_proxy.port}/0")``),
+    cut (``cut()``) and brought back (``restore()``) to make an outage; cut at the end."""
+    proxy = OutageProxy(urlsplit(TEST_REDIS_URL).port or 6379)
+    await proxy.start()
+    yield proxy
+    await proxy.cut()
 
 
 @pytest.fixture(scope="session")

@@ -13,10 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 import lark_oapi as lark
 import pytest
@@ -33,16 +31,6 @@ from ...gateway.tcp_proxy import OutageProxy
 from .cards import text_of
 from .conftest import feishu_settings
 from .events import message_event
-
-REDIS_PORT = urlsplit(os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")).port or 6379
-
-
-@pytest.fixture
-async def proxy() -> AsyncIterator[OutageProxy]:
-    proxy = OutageProxy(REDIS_PORT)
-    await proxy.start()
-    yield proxy
-    await proxy.cut()
 
 
 class WsClient:
@@ -90,10 +78,10 @@ def lines(caplog: pytest.LogCaptureFixture, level: int) -> Iterator[logging.LogR
 
 
 async def test_an_event_met_by_a_redis_outage_is_answered_500_and_runs_once_when_pushed_again(
-    fake_api, redis_stores: RedisStoreFactory, proxy: OutageProxy, caplog: pytest.LogCaptureFixture
+    fake_api, redis_stores: RedisStoreFactory, redis_proxy: OutageProxy, caplog: pytest.LogCaptureFixture
 ):
     runner = ScriptedRunner(lambda turn: TurnOutput(replies=[f"You said: {turn.text}"]))
-    store = redis_stores(url=f"redis://127.0.0.1:{proxy.port}/0")
+    store = redis_stores(url=f"redis://127.0.0.1:{redis_proxy.port}/0")
     gateway = Gateway(GatewayConfig(workers=1, streaming="off", progress_after_seconds=60.0), store, runner)
     adapter = FeishuAdapter(feishu_settings(fake_api, mode="long_connection"), gateway)
     gateway.register(adapter)
@@ -104,7 +92,7 @@ async def test_an_event_met_by_a_redis_outage_is_answered_500_and_runs_once_when
         await given_up(adapter)
         ws = WsClient(adapter.long_connection.dispatcher())
         event = message_event("hello", event_id="ev-ws-outage")
-        await proxy.cut()
+        await redis_proxy.cut()
         caplog.clear()
         with caplog.at_level(logging.DEBUG):
             # Feishu's push and its push again while Redis is down
@@ -116,7 +104,7 @@ async def test_an_event_met_by_a_redis_outage_is_answered_500_and_runs_once_when
         assert not any(r.exc_info for r in lines(caplog, logging.DEBUG))  # no traceback
         assert runner.calls == []
 
-        await proxy.restore()
+        await redis_proxy.restore()
         caplog.clear()
         with caplog.at_level(logging.INFO):
             codes = [await ws.push(event, "f3"), await ws.push(event, "f4")]

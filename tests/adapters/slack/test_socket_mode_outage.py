@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-from collections.abc import AsyncIterator
-from urllib.parse import urlsplit
 
 import pytest
 from pydantic import SecretStr
@@ -28,16 +25,7 @@ from ...gateway.tcp_proxy import OutageProxy
 from .conftest import slack_settings
 from .fake_slack import APP_TOKEN, FakeSlack
 
-REDIS_PORT = urlsplit(os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")).port or 6379
 ADAPTER_LOG = "clarigate.adapters.slack"
-
-
-@pytest.fixture
-async def proxy() -> AsyncIterator[OutageProxy]:
-    proxy = OutageProxy(REDIS_PORT)
-    await proxy.start()
-    yield proxy
-    await proxy.cut()
 
 
 def adapter_lines(caplog: pytest.LogCaptureFixture, level: int) -> list[logging.LogRecord]:
@@ -67,11 +55,11 @@ def hello(ts: str) -> dict[str, object]:
 async def test_an_event_met_by_a_redis_outage_is_left_unacked_and_runs_once_when_sent_again(
     fake_slack: FakeSlack,
     redis_stores: RedisStoreFactory,
-    proxy: OutageProxy,
+    redis_proxy: OutageProxy,
     caplog: pytest.LogCaptureFixture,
 ):
     runner = ScriptedRunner(lambda turn: TurnOutput(replies=[f"You said: {turn.text}"]))
-    store = redis_stores(url=f"redis://127.0.0.1:{proxy.port}/0")
+    store = redis_stores(url=f"redis://127.0.0.1:{redis_proxy.port}/0")
     gateway = Gateway(GatewayConfig(streaming="off", progress_after_seconds=60.0), store, runner)
     settings = slack_settings(fake_slack, app_token=SecretStr(APP_TOKEN), signing_secret=None)
     gateway.register(SlackAdapter(settings, gateway))
@@ -79,7 +67,7 @@ async def test_an_event_met_by_a_redis_outage_is_left_unacked_and_runs_once_when
     acked = lambda envelope: any(a.get("envelope_id") == envelope for a in fake_slack.socket_acks)  # noqa: E731
     try:
         await fake_slack.wait_for_socket(lambda fake: fake.sockets)
-        await proxy.cut()
+        await redis_proxy.cut()
         with caplog.at_level(logging.DEBUG):
             # Slack's delivery and its retry while Redis is down
             await fake_slack.push(hello("1.000001"), envelope_id="env-1")
@@ -94,7 +82,7 @@ async def test_an_event_met_by_a_redis_outage_is_left_unacked_and_runs_once_when
         assert not any(r.exc_info for r in adapter_lines(caplog, logging.DEBUG))  # no traceback
         assert runner.calls == []
 
-        await proxy.restore()
+        await redis_proxy.restore()
         caplog.clear()
         with caplog.at_level(logging.INFO):
             await fake_slack.push(hello("1.000001"), envelope_id="env-3", retry_attempt=2)

@@ -8,9 +8,6 @@ are signed as Slack signs them.
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import AsyncIterator
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -24,15 +21,6 @@ from .conftest import MakeWorld
 from .slack_user import next_ts
 
 ROUTE = "/slack/events"
-REDIS_PORT = urlsplit(os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")).port or 6379
-
-
-@pytest.fixture
-async def proxy() -> AsyncIterator[OutageProxy]:
-    proxy = OutageProxy(REDIS_PORT)
-    await proxy.start()
-    yield proxy
-    await proxy.cut()
 
 
 def web_lines(caplog: pytest.LogCaptureFixture, level: int) -> list[logging.LogRecord]:
@@ -47,14 +35,14 @@ def dm(text: str, ts: str) -> dict[str, str]:
 async def test_an_event_met_by_a_redis_outage_is_503_and_runs_once_when_delivered_again(
     make_world: MakeWorld,
     redis_stores: RedisStoreFactory,
-    proxy: OutageProxy,
+    redis_proxy: OutageProxy,
     caplog: pytest.LogCaptureFixture,
 ):
     runner = ScriptedRunner(lambda turn: TurnOutput(replies=[f"You said: {turn.text}"]))
-    store = redis_stores(url=f"redis://127.0.0.1:{proxy.port}/0")
+    store = redis_stores(url=f"redis://127.0.0.1:{redis_proxy.port}/0")
     world = await make_world(runner, store=store, streaming="off", progress_after_seconds=60.0)
     before, errors_before = http_unavailable(ROUTE), http_errors(ROUTE)
-    await proxy.cut()
+    await redis_proxy.cut()
     ts, other_ts = next_ts(), next_ts()
     with caplog.at_level(logging.DEBUG):
         # Slack's first delivery, its immediate retry, and another person's message meanwhile
@@ -73,7 +61,7 @@ async def test_an_event_met_by_a_redis_outage_is_503_and_runs_once_when_delivere
     assert http_unavailable(ROUTE) == before + 3 and http_errors(ROUTE) == errors_before
     assert runner.calls == []
 
-    await proxy.restore()
+    await redis_proxy.restore()
     caplog.clear()
     with caplog.at_level(logging.INFO):
         again = await world.user.event(dm("hello", ts), event_id="EvOUTAGE1", retry=2)
@@ -98,24 +86,24 @@ def asks_framework(turn: Turn) -> TurnOutput:
 async def test_a_click_and_a_slash_command_met_by_a_redis_outage_are_503_too(
     make_world: MakeWorld,
     redis_stores: RedisStoreFactory,
-    proxy: OutageProxy,
+    redis_proxy: OutageProxy,
     caplog: pytest.LogCaptureFixture,
 ):
     """Slack does not redeliver these: the person sees Slack's error and can click (or type) again."""
     runner = ScriptedRunner(asks_framework)
-    store = redis_stores(url=f"redis://127.0.0.1:{proxy.port}/0")
+    store = redis_stores(url=f"redis://127.0.0.1:{redis_proxy.port}/0")
     world = await make_world(runner, store=store, streaming="off", progress_after_seconds=60.0)
     await world.user.dm("build")
     await world.settle()
     question = world.fake.posted()
     before = http_unavailable(ROUTE)
-    await proxy.cut()
+    await redis_proxy.cut()
     with caplog.at_level(logging.INFO):
         click = await world.user.click(question, "clarigate:o2")
         command = await world.user.slash_command("status")
     assert [click.status_code, command.status_code] == [503, 503]
     assert len(web_lines(caplog, logging.WARNING)) == 1 and http_unavailable(ROUTE) == before + 2
-    await proxy.restore()
+    await redis_proxy.restore()
     assert (await world.user.click(question, "clarigate:o2")).status_code == 200
     await world.settle()
     assert [c.response.value for c in runner.calls if c.response is not None] == ["Vue"]
