@@ -250,9 +250,7 @@ class SlackAdapter(PlatformAdapter):
             request.context[FAILURE] = failure
         elif isinstance(failure, BadRequest):
             log.warning("slack: %s", failure.reason)
-        elif self.outage.met(f"slack: a {request_kind(body)} envelope left unacknowledged", failure):
-            pass
-        else:
+        elif not self.outage.met(f"slack: a {request_kind(body)} envelope left unacknowledged", failure):
             log.error("slack: a listener failed", exc_info=error)
         return BoltResponse(status=400, body="") if isinstance(failure, BadRequest) else None
 

@@ -37,7 +37,6 @@ from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.app import freeze_startup_objects
 from clarigate.gateway.runtime.ops import exposition, liveness_problems
 from clarigate.gateway.runtime.processes import CHECK_SECONDS, WorkerGroup
-from clarigate.gateway.store.connection import unreachable
 from clarigate.gateway.web.unavailable import Ping, answer_unavailable, webhook_outage
 
 log = logging.getLogger(__name__)
@@ -185,9 +184,8 @@ class InputGuard:
         """The store unreachable is an outage (503, the platform redelivers); anything else a bug
         (500, the traceback). An answer already begun is cut off: the server closes the connection."""
         route = path if path in self.paths else "other"
-        if unreachable(exc):
+        if self.outage.met(f"request to {path} answered 503", exc):
             metrics.http_unavailable(route).inc()
-            self.outage.failed(f"request to {path} answered 503", exc)
             if not answered:
                 await answer_unavailable(send)
             return
