@@ -76,7 +76,9 @@ def already_answered_outcome(view: PendingView) -> AnswerOutcome:
     declined = response is not None and response.response_kind == "declined"
     key = f"late_{response.reason or 'cancelled'}" if response is not None and declined else ""
     key = key or "already_answered"
-    notice = Notice.of(key, locale, who=by) if by else Notice.of(key, locale, {"who": "someone"})
+    if by is None and "{who}" in ui_text(key):  # no one to name: the line that names no one
+        key = "question_closed"
+    notice = Notice.of(key, locale, who=by) if by else Notice.of(key, locale)
     return AnswerOutcome(
         status=AnswerStatus.ALREADY_ANSWERED,
         message=notice.text,

@@ -82,6 +82,8 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "✖ 已关闭：已被向 {who} 提出的新问题取代",
     },
     "late_cancelled": {"en": "{who} cancelled this question.", "zh": "{who} 已取消这个问题。"},
+    # a closed question whose record names nobody (the lines above name who closed it)
+    "question_closed": {"en": "This question is already closed.", "zh": "这个问题已经关闭了。"},
     "late_superseded": {
         "en": "This question was closed when {who} sent a new message.",
         "zh": "{who} 发送了新消息，这个问题已关闭。",

@@ -6,8 +6,9 @@ import asyncio
 
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
 from clarigate.agent.harness import TurnOutput
-from clarigate.agent.protocol import FormField, Option
-from clarigate.gateway.boundary.messages import AnswerStatus, Sender
+from clarigate.agent.protocol import AnsweredBy, FormField, Option, answer_declined
+from clarigate.gateway.boundary.messages import AnswerStatus, Conversation, PendingView, Sender
+from clarigate.gateway.flow.answers import already_answered_outcome
 from clarigate.gateway.store.base import Store
 
 FRAMEWORK = choice_request("Which framework?", ["React", "Vue"])
@@ -243,3 +244,16 @@ async def test_working_indicator_follows_the_language_the_person_wrote_in(store:
         if item.kind == "progress" and item.state == "started"
     }
     assert started == {"c1": "zh", "c2": "en"}
+
+
+def test_a_closed_question_whose_record_names_nobody_is_told_in_the_askers_language():
+    """A malformed record (answered, but by no one on record) still gets a whole sentence in the
+    question's language, with no English word standing in for the person."""
+    asked = choice_request("Which region?", ["eu", "us"]).model_copy(update={"locale": "zh"})
+    by = AnsweredBy(platform="test", user_id="ann")
+    for response in (None, answer_declined(asked, by, reason="cancelled")):
+        chat = Conversation(platform="test", chat_id="c")
+        view = PendingView(request=asked, token="t", conversation=chat, status="answered", response=response)
+        outcome = already_answered_outcome(view)
+        assert outcome.status is AnswerStatus.ALREADY_ANSWERED
+        assert outcome.message == "这个问题已经关闭了。"
