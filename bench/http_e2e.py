@@ -220,7 +220,10 @@ async def burst(
     print(f"  last reply {max(total.values(), default=float('nan')):.2f} s after its message")
     p50, p99 = pct(overhead, 0.5), pct(overhead, 0.99)
     print(f"  overhead (receive to reply minus model time): p50 {p50:.0f} ms  p99 {p99:.0f} ms")
-    print(f"  ack during the burst: p50 {pct(acks, 0.5) * 1000:.1f} ms  p99 {pct(acks, 0.99) * 1000:.1f} ms")
+    print(
+        f"  ack during the burst: p50 {pct(acks, 0.5) * 1000:.1f} ms  p99 {pct(acks, 0.99) * 1000:.1f} ms"
+        f"  max {max(acks, default=float('nan')) * 1000:.1f} ms ({sum(1 for a in acks if a > 1.0)} over 1 s)"
+    )
     per = "  ".join(f"{name} {seconds / n * 1000:.2f}" for name, seconds in cpu.items())
     print(
         f"  serve CPU: {sum(cpu.values()) / n * 1000:.2f} ms per message ({per}; {sum(cpu.values()):.2f} s)"
