@@ -68,6 +68,7 @@ from .render import (
 )
 from .respond import remember
 from .send import SlackSender, build_ack_path_client, build_client
+from .socket_mode import not_acked, once_is_enough
 from .upload import MAX_FILE_BYTES, SlackFiles
 
 log = logging.getLogger(__name__)
@@ -250,7 +251,9 @@ class SlackAdapter(PlatformAdapter):
             request.context[FAILURE] = failure
         elif isinstance(failure, BadRequest):
             log.warning("slack: %s", failure.reason)
-        elif not self.outage.met(f"slack: a {request_kind(body)} envelope left unacknowledged", failure):
+        elif self.outage.met(f"slack: a {request_kind(body)} envelope left unacknowledged", failure):
+            return not_acked()  # Bolt's own line for it is left out (``socket_mode``)
+        else:
             log.error("slack: a listener failed", exc_info=error)
         return BoltResponse(status=400, body="") if isinstance(failure, BadRequest) else None
 
@@ -285,6 +288,7 @@ class SlackAdapter(PlatformAdapter):
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
             self._socket = AsyncSocketModeHandler(self.app, self.settings.app_token.get_secret_value())
+            once_is_enough(self._socket.client.logger)
             await self._socket.connect_async()
             log.info("slack: Socket Mode connected")
 
