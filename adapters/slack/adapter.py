@@ -131,8 +131,11 @@ class SlackAdapter(PlatformAdapter):
         self.app.command(re.compile(".*"))(self._on_command)
         self.app.error(self._on_error)
         self._socket: Any = None
-        # Socket Mode: an event the store cannot take is left unacked (Bolt's 500): Slack sends it again
+        # Socket Mode: an event the store cannot take is left unacked (Bolt's 500): Slack sends it
+        # again; one handled as usual may not have reached the store (an ignored or refused
+        # message): the store's PING says when an outage is over
         self.outage = StoreOutage(
+            lambda: gateway.state.ping(),
             log=log,
             while_down="Slack Socket Mode events are left unacknowledged for Slack to send again",
             when_back="Slack Socket Mode events are acknowledged as usual",
@@ -176,7 +179,7 @@ class SlackAdapter(PlatformAdapter):
             message = message.model_copy(update={"text": command})
         if await self.gateway.accept(message) is AcceptOutcome.ACCEPTED:
             self.agent.title_thread(message)
-        await self.outage.answered()  # the store took it: an outage (if any) is over
+        await self.outage.answered()  # handled: an outage (if any) is over once PING answers
 
     async def complete_message(self, message: InboundMessage) -> InboundMessage:
         """The sender's name and the names of the people the message mentions (``users.info``,
