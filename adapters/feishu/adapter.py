@@ -84,7 +84,9 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         self.sender = FeishuSender(partial(build_client, settings))  # built by ``start``, in a thread
         self.receiver = FeishuReceiver(gateway, NameBook(self.sender.user_name), self.sender.update_card)
         self.long_connection = (
-            LongConnection(settings, self.receiver) if settings.mode == "long_connection" else None
+            LongConnection(settings, self.receiver, lambda: gateway.state.ping())
+            if settings.mode == "long_connection"
+            else None
         )
         self.working = WorkingCards()
         self.destinations = Destinations(self.sender)

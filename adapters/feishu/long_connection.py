@@ -24,7 +24,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from clarigate.adapters.feishu.settings import FeishuSettings
-from clarigate.gateway.boundary.outage import StoreOutage
+from clarigate.gateway.boundary.outage import Ping, StoreOutage
 
 from .open_api import load_sdk
 from .receive import MESSAGE_EVENT, FeishuReceiver
@@ -75,14 +75,17 @@ def as_payload(event: Any) -> dict[str, Any]:
 class LongConnection:
     """Receives events over Feishu's websocket and hands them to the shared receiver."""
 
-    def __init__(self, settings: FeishuSettings, receiver: FeishuReceiver) -> None:
+    def __init__(self, settings: FeishuSettings, receiver: FeishuReceiver, ping: Ping) -> None:
         self.settings = settings
         self.receiver = receiver
         self.core_loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ws_loop: asyncio.AbstractEventLoop | None = None
         self._stopped = threading.Event()
+        # an event handled as usual may not have reached the store (one nobody wants): the store's
+        # PING says when an outage is over
         self.outage = StoreOutage(
+            ping,
             log=log,
             while_down="Feishu events are answered 500 for Feishu to push again",
             when_back="Feishu events are taken as usual",
@@ -127,7 +130,7 @@ class LongConnection:
                 raise NotTaken() from None
             log.error("feishu: an event from the long connection failed", exc_info=error)
             raise
-        await self.outage.answered()  # an event was taken: an outage (if any) is over
+        await self.outage.answered()  # an event was handled: an outage (if any) is over once PING answers
         return reply
 
     def start(self, core_loop: asyncio.AbstractEventLoop) -> None:

@@ -68,6 +68,7 @@ from .render import (
 )
 from .respond import remember
 from .send import SlackSender, build_ack_path_client, build_client
+from .socket_mode import not_acked, once_is_enough
 from .upload import MAX_FILE_BYTES, SlackFiles
 
 log = logging.getLogger(__name__)
@@ -130,8 +131,11 @@ class SlackAdapter(PlatformAdapter):
         self.app.command(re.compile(".*"))(self._on_command)
         self.app.error(self._on_error)
         self._socket: Any = None
-        # Socket Mode: an event the store cannot take is left unacked (Bolt's 500): Slack sends it again
+        # Socket Mode: an event the store cannot take is left unacked (Bolt's 500): Slack sends it
+        # again; one handled as usual may not have reached the store (an ignored or refused
+        # message): the store's PING says when an outage is over
         self.outage = StoreOutage(
+            lambda: gateway.state.ping(),
             log=log,
             while_down="Slack Socket Mode events are left unacknowledged for Slack to send again",
             when_back="Slack Socket Mode events are acknowledged as usual",
@@ -175,7 +179,7 @@ class SlackAdapter(PlatformAdapter):
             message = message.model_copy(update={"text": command})
         if await self.gateway.accept(message) is AcceptOutcome.ACCEPTED:
             self.agent.title_thread(message)
-        await self.outage.answered()  # the store took it: an outage (if any) is over
+        await self.outage.answered()  # handled: an outage (if any) is over once PING answers
 
     async def complete_message(self, message: InboundMessage) -> InboundMessage:
         """The sender's name and the names of the people the message mentions (``users.info``,
@@ -250,7 +254,9 @@ class SlackAdapter(PlatformAdapter):
             request.context[FAILURE] = failure
         elif isinstance(failure, BadRequest):
             log.warning("slack: %s", failure.reason)
-        elif not self.outage.met(f"slack: a {request_kind(body)} envelope left unacknowledged", failure):
+        elif self.outage.met(f"slack: a {request_kind(body)} envelope left unacknowledged", failure):
+            return not_acked()  # Bolt's own line for it is left out (``socket_mode``)
+        else:
             log.error("slack: a listener failed", exc_info=error)
         return BoltResponse(status=400, body="") if isinstance(failure, BadRequest) else None
 
@@ -285,6 +291,7 @@ class SlackAdapter(PlatformAdapter):
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
             self._socket = AsyncSocketModeHandler(self.app, self.settings.app_token.get_secret_value())
+            once_is_enough(self._socket.client.logger)
             await self._socket.connect_async()
             log.info("slack: Socket Mode connected")
 

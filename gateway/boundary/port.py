@@ -65,6 +65,9 @@ class AdapterState(Protocol):
     async def release_lease(self, name: str, holder: str) -> None:
         """Give the lease up if ``holder`` holds it."""
 
+    async def ping(self) -> bool:
+        """True when the store answers (never raises): whether a store outage is over."""
+
 
 class GatewayPort(Protocol):
     """What an adapter may ask of the core. Every call is fast: safe on the ack path."""

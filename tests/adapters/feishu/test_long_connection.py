@@ -72,7 +72,11 @@ async def test_callbacks_keep_their_documented_shapes_through_the_sdks_models(fa
             seen.append(payload)
             return {}
 
-    connection = LongConnection(feishu_settings(fake_api, mode="long_connection"), Recorder())  # type: ignore[arg-type]
+    async def ping() -> bool:
+        return True
+
+    settings = feishu_settings(fake_api, mode="long_connection")
+    connection = LongConnection(settings, Recorder(), ping)  # type: ignore[arg-type]
     connection.core_loop = asyncio.get_running_loop()
     frames = connection.dispatcher()
     tick = card_action({"t": "tok", "a": "chk", "l": "zh"}, tag="checker", checked=True)

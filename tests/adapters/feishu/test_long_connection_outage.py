@@ -23,6 +23,7 @@ from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 from clarigate.adapters.feishu import FeishuAdapter
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.boundary import outage
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.config import GatewayConfig
 
@@ -142,5 +143,48 @@ async def test_a_bug_in_a_long_connection_handler_still_logs_its_traceback(
             assert await ws.push(message_event("hello"), "f1") == 500
         ours = [r for r in lines(caplog, logging.ERROR) if r.name.startswith("clarigate")]
         assert len(ours) == 1 and ours[0].exc_info is not None
+    finally:
+        await gateway.stop(grace=0)
+
+
+def from_a_bot(event_id: str) -> dict[str, Any]:
+    """A message a bot sent (the bot's own, echoed): handled as usual without asking the store."""
+    event = message_event("beep", event_id=event_id)
+    event["event"]["sender"]["sender_type"] = "app"
+    return event
+
+
+async def test_the_outage_is_over_only_once_the_store_answers_a_ping(
+    fake_api,
+    redis_stores: RedisStoreFactory,
+    redis_proxy: OutageProxy,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """A frame handled as usual proves nothing about the store when it never reached it: the line
+    that says the store is back waits for a ``PING`` it answers."""
+    monkeypatch.setattr(outage, "PROBE_SECONDS", 0.0)  # every frame handled as usual may ask
+    store = redis_stores(url=f"redis://127.0.0.1:{redis_proxy.port}/0")
+    gateway = Gateway(GatewayConfig(workers=1, streaming="off"), store, ScriptedRunner())
+    adapter = FeishuAdapter(feishu_settings(fake_api, mode="long_connection"), gateway)
+    gateway.register(adapter)
+    await gateway.start()
+    try:
+        assert adapter.long_connection is not None
+        await adapter.startup.wait()
+        await given_up(adapter)
+        ws = WsClient(adapter.long_connection.dispatcher())
+        await redis_proxy.cut()
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            assert await ws.push(message_event("hello", event_id="ev-ws-ping"), "f1") == 500
+            # Redis still down: a bot's message is answered as usual, and the outage goes on
+            assert await ws.push(from_a_bot("ev-ws-bot-1"), "f2") == 200
+            assert [r.levelno for r in lines(caplog, logging.INFO)] == [logging.WARNING]
+            await redis_proxy.restore()
+            assert await ws.push(from_a_bot("ev-ws-bot-2"), "f3") == 200
+        assert [r.getMessage() for r in lines(caplog, logging.INFO)][1:] == [
+            "the store answers again: Feishu events are taken as usual"
+        ]
     finally:
         await gateway.stop(grace=0)

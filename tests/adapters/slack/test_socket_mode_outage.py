@@ -17,6 +17,7 @@ from pydantic import SecretStr
 from clarigate.adapters.slack import SlackAdapter
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.boundary import outage
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.config import GatewayConfig
 
@@ -33,6 +34,17 @@ def adapter_lines(caplog: pytest.LogCaptureFixture, level: int) -> list[logging.
     return [r for r in caplog.records if r.name.startswith(ADAPTER_LOG) and r.levelno >= level]
 
 
+def bolt_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """Bolt's Socket Mode handler's line for each envelope a listener failed (left unacked)."""
+    return [r.getMessage() for r in caplog.records if "Unsuccessful Bolt execution" in r.getMessage()]
+
+
+def bolt_speaks(caplog: pytest.LogCaptureFixture, adapter: SlackAdapter) -> None:
+    """Let the INFO lines of Bolt's Socket Mode handler through (its client writes to the app's
+    logger, whose level Bolt set from the root's when the app was made)."""
+    caplog.set_level(logging.INFO, logger=adapter.app.logger.name)
+
+
 async def until(condition, timeout: float = 10.0) -> None:  # noqa: ASYNC109
     """Wait until ``condition()`` holds (the handler works on its own task)."""
     async with asyncio.timeout(timeout):
@@ -40,16 +52,16 @@ async def until(condition, timeout: float = 10.0) -> None:  # noqa: ASYNC109
             await asyncio.sleep(0.02)
 
 
-def hello(ts: str) -> dict[str, object]:
+def hello(ts: str, text: str = "hello") -> dict[str, object]:
     event = {
         "type": "message",
         "channel_type": "im",
         "channel": "D7",
         "user": "U7",
-        "text": "hello",
+        "text": text,
         "ts": ts,
     }
-    return {"type": "event_callback", "team_id": "T0TEAM", "event_id": "EvSOCKOUT", "event": event}
+    return {"type": "event_callback", "team_id": "T0TEAM", "event_id": f"EvSOCKOUT{ts}", "event": event}
 
 
 async def test_an_event_met_by_a_redis_outage_is_left_unacked_and_runs_once_when_sent_again(
@@ -62,7 +74,9 @@ async def test_an_event_met_by_a_redis_outage_is_left_unacked_and_runs_once_when
     store = redis_stores(url=f"redis://127.0.0.1:{redis_proxy.port}/0")
     gateway = Gateway(GatewayConfig(streaming="off", progress_after_seconds=60.0), store, runner)
     settings = slack_settings(fake_slack, app_token=SecretStr(APP_TOKEN), signing_secret=None)
-    gateway.register(SlackAdapter(settings, gateway))
+    adapter = SlackAdapter(settings, gateway)
+    gateway.register(adapter)
+    bolt_speaks(caplog, adapter)
     await gateway.start(workers=1)
     acked = lambda envelope: any(a.get("envelope_id") == envelope for a in fake_slack.socket_acks)  # noqa: E731
     try:
@@ -80,6 +94,7 @@ async def test_an_event_met_by_a_redis_outage_is_left_unacked_and_runs_once_when
         assert warning.levelno == logging.WARNING and warning.exc_info is None
         assert "left unacknowledged for Slack to send again until it is back" in warning.getMessage()
         assert not any(r.exc_info for r in adapter_lines(caplog, logging.DEBUG))  # no traceback
+        assert bolt_lines(caplog) == []  # nor Bolt's line for each envelope: the outage is said once
         assert runner.calls == []
 
         await redis_proxy.restore()
@@ -105,7 +120,9 @@ async def test_a_bug_in_a_socket_mode_listener_still_logs_its_traceback(
 ):
     gateway = Gateway(GatewayConfig(streaming="off"), redis_stores(), ScriptedRunner())
     settings = slack_settings(fake_slack, app_token=SecretStr(APP_TOKEN), signing_secret=None)
-    gateway.register(SlackAdapter(settings, gateway))
+    adapter = SlackAdapter(settings, gateway)
+    gateway.register(adapter)
+    bolt_speaks(caplog, adapter)
 
     async def broken(message: object) -> None:
         raise KeyError("a bug")
@@ -116,8 +133,46 @@ async def test_a_bug_in_a_socket_mode_listener_still_logs_its_traceback(
         await fake_slack.wait_for_socket(lambda fake: fake.sockets)
         with caplog.at_level(logging.INFO):
             await fake_slack.push(hello("2.000001"), envelope_id="env-bug")
-            await until(lambda: adapter_lines(caplog, logging.ERROR))
+            await until(lambda: adapter_lines(caplog, logging.ERROR) and bolt_lines(caplog))
         [line] = adapter_lines(caplog, logging.WARNING)
         assert line.levelno == logging.ERROR and line.exc_info is not None
+        [bolt] = bolt_lines(caplog)  # Bolt's own line is kept for a bug
+        assert "status: 500" in bolt
+    finally:
+        await gateway.stop(grace=1)
+
+
+async def test_the_outage_is_over_only_once_the_store_answers_a_ping(
+    fake_slack: FakeSlack,
+    redis_stores: RedisStoreFactory,
+    redis_proxy: OutageProxy,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """An event acknowledged as usual proves nothing about the store when it never reached it (a
+    blank message, ignored): the line that says the store is back waits for a ``PING`` it answers."""
+    monkeypatch.setattr(outage, "PROBE_SECONDS", 0.0)  # every event handled as usual may ask
+    store = redis_stores(url=f"redis://127.0.0.1:{redis_proxy.port}/0")
+    gateway = Gateway(GatewayConfig(streaming="off"), store, ScriptedRunner())
+    settings = slack_settings(fake_slack, app_token=SecretStr(APP_TOKEN), signing_secret=None)
+    gateway.register(SlackAdapter(settings, gateway))
+    await gateway.start(workers=1)
+    acked = lambda envelope: any(a.get("envelope_id") == envelope for a in fake_slack.socket_acks)  # noqa: E731
+    try:
+        await fake_slack.wait_for_socket(lambda fake: fake.sockets)
+        await redis_proxy.cut()
+        with caplog.at_level(logging.INFO):
+            await fake_slack.push(hello("3.000001"), envelope_id="env-1")
+            await until(lambda: adapter_lines(caplog, logging.WARNING))
+            # Redis still down: a blank message is acknowledged as usual, and the outage goes on
+            await fake_slack.push(hello("3.000002", text=" "), envelope_id="env-2")
+            await fake_slack.wait_for_socket(lambda fake: acked("env-2"))
+            assert [r.levelno for r in adapter_lines(caplog, logging.INFO)] == [logging.WARNING]
+            await redis_proxy.restore()
+            await fake_slack.push(hello("3.000003", text=" "), envelope_id="env-3")
+            await fake_slack.wait_for_socket(lambda fake: acked("env-3"))
+        assert [r.getMessage() for r in adapter_lines(caplog, logging.INFO)][1:] == [
+            "the store answers again: Slack Socket Mode events are acknowledged as usual"
+        ]
     finally:
         await gateway.stop(grace=1)
