@@ -38,6 +38,10 @@ CONNECT_TIMEOUT_SECONDS = 2.0
 #: in flight at once; redis-py's default of 100 failed bursts with "Too many connections".
 #: (A waiting BlockingConnectionPool left a cancelled task hanging at shutdown, so not that.)
 MAX_CONNECTIONS = 1000
+#: Re-sends of a store call made while a webhook is handled (``deadline``): a Redis restart or
+#: failover refuses connections for a second or two, and 8 re-sends 50 ms to 0.5 s apart
+#: (jittered) wait about 2.5 s (at least ~1 s), the ack's budget; the other calls keep 3.
+WEBHOOK_RETRIES = 8
 
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
 

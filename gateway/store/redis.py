@@ -299,9 +299,10 @@ class RedisStore(RedisJobStream):
             return False
 
     async def close(self) -> None:
-        """Close both clients' connections."""
+        """Close the clients' connections."""
         await self._redis.aclose()
         await self._reads.aclose()
+        await self._webhook.aclose()
 
 
 def _delivery_record(flat: list[str]) -> DeliveryRecord | None:

@@ -5,7 +5,8 @@ a body not received whole within ``body_timeout_seconds`` (trickled, or cut off 
 declared length) gets 408, and a request an adapter cannot use (malformed JSON, a missing or
 wrong-typed field, a signed payload of the wrong shape) raises ``BadRequest`` and gets its
 4xx. The store (Redis) unreachable while a request is handled is an outage: 503 with
-``Retry-After`` and one WARNING line per outage (``web.unavailable``). Anything else an endpoint
+``Retry-After`` and one WARNING line per outage (``web.unavailable``); a request's store calls
+wait out a short blip within ``ACK_STORE_BUDGET_SECONDS`` first. Anything else an endpoint
 raises is a bug, not the platform's mistake: 500 (so the platform redelivers), the traceback
 logged at ERROR and ``clarigate_http_errors_total`` counted.
 """
@@ -37,7 +38,7 @@ from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.app import freeze_startup_objects
 from clarigate.gateway.runtime.ops import exposition, liveness_problems
 from clarigate.gateway.runtime.processes import CHECK_SECONDS, WorkerGroup
-from clarigate.gateway.web.unavailable import Ping, answer_unavailable, webhook_outage
+from clarigate.gateway.web.unavailable import Ping, answer_unavailable, webhook_outage, within_ack
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +126,8 @@ class InputGuard:
 
     Answers 408 when the body is not received whole within ``body_timeout`` seconds, the 4xx
     of a ``BadRequest`` an endpoint raised (one WARNING line), 503 when the store could not be
-    reached (``StoreOutage``: one line per outage, ``store_ping`` tells it is over), 500 for anything
+    reached within ``ACK_STORE_BUDGET_SECONDS`` of the request's start (``StoreOutage``: one line
+    per outage, ``store_ping`` tells it is over), 500 for anything
     else (ERROR with the traceback); counted by route (``paths``; anything else is ``other``).
     """
 
@@ -166,7 +168,8 @@ class InputGuard:
 
         path = str(scope.get("path", ""))
         try:
-            await self.app(scope, timed_receive, tracked_send)
+            with within_ack():  # a store blip is waited out, a longer outage answered in time
+                await self.app(scope, timed_receive, tracked_send)
         except BadRequest as exc:
             if started:
                 raise

@@ -7,18 +7,31 @@ can be repeated), nothing is logged per request and no traceback is written. The
 the store fails logs one WARNING; later ones within the outage are logged at DEBUG. Once a
 request is answered again and the store answers a ``PING``, one INFO line says it is back.
 Requests answered 503 this way are counted in ``clarigate_http_unavailable_total{route}``.
+
+A short blip (a Redis restart or failover, a second or two) is waited out within the ack: a
+request's store calls are re-sent for about 2 s, and given up (the outage answer) when
+``ACK_STORE_BUDGET_SECONDS`` have passed since the request came in, so a hung Redis or a slow
+connect never holds the ack past what the platform waits.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from contextlib import AbstractContextManager
 
 from starlette.types import Send
 
 from clarigate.gateway.boundary.outage import Ping, StoreOutage
+from clarigate.gateway.store.deadline import store_deadline
 
 log = logging.getLogger(__name__)
+
+#: Seconds a request's store calls may take in all before it is answered 503 (``store.deadline``):
+#: Slack and Feishu wait 3 s for a webhook's answer (Slack retries, Feishu re-pushes, after
+#: that); Telegram documents no limit and waits longer. 2.5 s leaves half a second for the rest
+#: of the request (reading the body, checking the signature, the answer's way back).
+ACK_STORE_BUDGET_SECONDS = 2.5
 
 #: Seconds a platform is asked to wait before delivering again (``Retry-After``): a Redis restart
 #: or failover takes a second or two, and a platform that keeps its own schedule ignores it.
@@ -45,3 +58,8 @@ def webhook_outage(ping: Ping | None) -> StoreOutage:
         while_down="webhooks are answered 503",
         when_back="webhooks are answered as usual",
     )
+
+
+def within_ack() -> AbstractContextManager[None]:
+    """A request's store calls, given up ``ACK_STORE_BUDGET_SECONDS`` after it came in."""
+    return store_deadline(ACK_STORE_BUDGET_SECONDS)

@@ -10,13 +10,16 @@ import contextlib
 class OutageProxy:
     """Forwards 127.0.0.1:<port> to 127.0.0.1:<upstream_port>. ``cut()`` closes the listening
     socket and every open link (clients see their connections lost, new ones refused);
-    ``restore()`` listens again on the same port."""
+    ``hang()`` keeps accepting and reading but forwards nothing either way, on open links and new
+    ones (a server that hangs); ``restore()`` listens again on the same port (after ``hang()``,
+    the links that swallowed bytes are cut first)."""
 
     def __init__(self, upstream_port: int) -> None:
         self.upstream_port = upstream_port
         self.port = 0
         self.links = 0  # connections accepted so far
         self.commands = 0  # complete RESP commands sent by clients so far (for a Redis upstream)
+        self.hung = False
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -34,8 +37,15 @@ class OutageProxy:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
+    async def hang(self) -> None:
+        """Accept connections, but answer nothing on them (nor on the open ones)."""
+        self.hung = True
+
     async def restore(self) -> None:
-        """Accept connections again."""
+        """Accept connections again (and forward on them)."""
+        if self.hung:
+            self.hung = False
+            await self.cut()
         await self.start()
 
     async def _link(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
@@ -46,6 +56,8 @@ class OutageProxy:
 
         async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, count: bool) -> None:
             while data := await reader.read(65536):
+                if self.hung:
+                    continue  # swallowed: the server never sees it, the client never hears back
                 if count:
                     requests.extend(data)
                     self.commands += take_commands(requests)

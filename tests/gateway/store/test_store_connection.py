@@ -130,7 +130,7 @@ async def test_a_unix_socket_url_connects_there(own_redis: tuple[int, Path]) -> 
 async def test_keepalive_and_health_checks_are_on(redis_url: str) -> None:
     store = RedisStore(redis_url, "unused")
     try:
-        for client in (store._redis, store._reads):
+        for client in (store._redis, store._reads, store._webhook):
             options = client.connection_pool.connection_kwargs
             assert options["socket_keepalive"] is True
             assert options["health_check_interval"] > 0
