@@ -32,7 +32,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 
-from .render import BOT, STATUS, inert, live_delta, render
+from .render import BOT, STATUS, inert, live_delta, render, words
 
 LIVE_MODE = "print"
 
@@ -115,6 +115,10 @@ class ConsoleAdapter(PlatformAdapter):
         return await self.gateway.submit_answer(answer)
 
     # --- PlatformAdapter ------------------------------------------------------------------------
+
+    def how_to_talk(self, conversation: Conversation, locale: Locale) -> str | None:
+        """``/help``'s first paragraph as the terminal works: no buttons, forms field by field."""
+        return words("help", locale)
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Print the item; a question becomes the open one, its closing closes it."""

@@ -98,6 +98,8 @@ def _reply_to_answer(response: dict[str, Any], request: dict[str, Any], locale: 
     if request.get("clarification_type") == "risk_confirmation":
         yes = value.lower().startswith(("yes", "confirm", "是", "确认", "确定"))
         return say("deleted" if response.get("option_id") == "option-1" or yes else "kept", locale)
+    if response.get("response_kind") == "declined":  # cancelled: its value is a marker, not an answer
+        return say("declined", locale)
     if response.get("response_kind") == "option":
         return say("going_with", locale, value=value)
     return say("understood", locale, value=value)

@@ -117,6 +117,10 @@ SAY: dict[str, dict[Locale, str]] = {
         "en": "Thanks, now I understand: “{value}”. My plan: confirm the goal, list the steps, then do them.",
         "zh": "谢谢，现在我明白了：“{value}”。我的计划：确认目标，列出步骤，然后执行。",
     },
+    "declined": {
+        "en": "No answer, then: I will leave it for now. Ask me again whenever you like.",
+        "zh": "好的，不回答也没关系：这件事我先放一放。需要时随时再问我。",
+    },
     "what_exactly": {"en": "What exactly do you mean by “{text}”?", "zh": "您说的“{text}”具体是指什么？"},
     "starting": {
         "en": "Understood: “{text}”. I will start on it now.",

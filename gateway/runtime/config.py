@@ -22,6 +22,7 @@ from clarigate.agent.settings import AgentOptions, AgentSettings
 from clarigate.gateway.boundary import registry
 from clarigate.gateway.boundary.settings import PlatformSettings, Streaming
 from clarigate.gateway.runtime import sections
+from clarigate.gateway.runtime.invalid import describe_invalid
 from clarigate.gateway.runtime.routes import Route, route_problems
 
 
@@ -299,7 +300,7 @@ def load_config(path: str | Path | None = None) -> GatewayConfig:
     try:
         config = GatewayConfig(**data)
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise ValueError(f"invalid configuration: {exc}") from exc
+        raise ValueError(f"invalid configuration: {describe_invalid(exc)}") from exc
     config._warnings = warnings
     return config
 

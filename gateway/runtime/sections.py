@@ -18,6 +18,7 @@ from pydantic_settings import EnvSettingsSource
 
 from clarigate.gateway.boundary.registry import Platform
 from clarigate.gateway.boundary.settings import PlatformSettings
+from clarigate.gateway.runtime.invalid import describe_invalid
 
 
 def read_sections(platforms: Mapping[str, Platform], given: Mapping[str, Any]) -> dict[str, PlatformSettings]:
@@ -36,7 +37,7 @@ def read_sections(platforms: Mapping[str, Platform], given: Mapping[str, Any]) -
         try:
             sections[name] = model(**data)
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            raise ValueError(f"{name} ({platform.origin}): {exc}") from exc
+            raise ValueError(f"{name} ({platform.origin}): {describe_invalid(exc)}") from exc
     return sections
 
 

@@ -207,7 +207,7 @@ async def _run(
 
         count_inline()  # no acks wait on this event loop (gateway.llm_usage)
     if not supervised:
-        _announce(gateway, config, role, worker)
+        _announce(gateway, config, role, worker, (sock, metrics_sock))
     jobs = role in ("all", "worker")
     await _start(gateway, config, jobs=jobs, receive=role != "worker", claim=role != "split")
     grace = config.shutdown_grace_seconds
@@ -234,9 +234,19 @@ async def _run(
     return int(ExitCode.OK)
 
 
-def _announce(gateway: Gateway, config: GatewayConfig, role: str, worker: WorkerGroup | None) -> None:
-    """The start-up lines: where the state is, what runs in which process, which platforms."""
+def _announce(
+    gateway: Gateway,
+    config: GatewayConfig,
+    role: str,
+    worker: WorkerGroup | None,
+    socks: tuple[socket.socket, socket.socket | None],
+) -> None:
+    """The start-up lines: where it listens, where the state is, what runs in which process,
+    which platforms."""
     enabled = [adapter.platform for adapter in gateway.adapters]
+    sock, metrics_sock = socks
+    metrics = f"; /metrics on {_url(metrics_sock)}" if metrics_sock is not None else ", /metrics"
+    log.info("HTTP on %s (/healthz, /readyz%s)", _url(sock), metrics)
     log.info("store: %s", store_description(config))
     if role == "split" and worker is not None:
         count = len(worker.processes)
@@ -256,6 +266,11 @@ def _announce(gateway: Gateway, config: GatewayConfig, role: str, worker: Worker
             "To try the agent right away, run `clarigate chat`.",
             credential_hints(config),
         )
+
+
+def _url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _http_server(app: ASGIApp, sock: socket.socket, grace: float) -> GracefulServer:

@@ -7,6 +7,7 @@ from typing import Any
 from clarigate.agent.models import build_chat_model
 from clarigate.agent.models.offline import OfflineDemoModel
 from clarigate.agent.protocol import (
+    answer_declined,
     answer_message_text,
     answer_with_form,
     answer_with_option,
@@ -75,6 +76,26 @@ async def test_a_vague_word_asks_free_text(make_agent: Any) -> None:
     answer = answer_with_text(out.request, "a monthly revenue summary", None)
     done = await agent.run_turn("t1", answer_message_text(out.request, answer), answer)
     assert "a monthly revenue summary" in done.replies[0]
+
+
+async def test_a_cancelled_question_is_not_taken_for_an_answer(make_agent: Any) -> None:
+    """/cancel (or Cancel) answers "declined": the demo says it goes on without the answer, in the
+    question's language, instead of quoting the "(declined to answer)" marker as what it learnt;
+    a declined risk confirmation keeps the data."""
+    for thread, (text, expected) in enumerate(
+        [
+            ("which database?", "No answer, then: I will leave it for now."),
+            ("create a project", "No answer, then: I will leave it for now."),
+            ("reports", "No answer, then: I will leave it for now."),
+            ("用哪个数据库？", "好的，不回答也没关系：这件事我先放一放。"),
+            ("delete the test data", "Understood: I left the test data untouched."),
+        ]
+    ):
+        agent, out = await _ask(make_agent, text, thread=f"d{thread}")
+        assert out.request is not None, text
+        declined = answer_declined(out.request, None)
+        done = await agent.run_turn(f"d{thread}", answer_message_text(out.request, declined), declined)
+        assert done.request is None and done.replies and done.replies[0].startswith(expected), done.replies
 
 
 async def test_ordinary_messages_get_a_plain_reply(make_agent: Any) -> None:

@@ -352,6 +352,13 @@ WORDS: dict[str, dict[Locale, str]] = {
         "en": "(one field at a time; leave an optional field empty to skip it)",
         "zh": "（逐项填写；选填项直接回车即可跳过）",
     },
+    "chat_help": {
+        "en": "Just write what you need. When I need more to go on I ask a question: type an option's "
+        "number or label, or any text for an open question; a form is asked field by field. A message "
+        "that is not an answer to the open question closes it and I take it as a new request.",
+        "zh": "直接告诉我您需要什么。需要更多信息时我会提问：输入选项编号或名称，开放式问题直接输入答案；"
+        "表单会逐项询问。不是回答当前问题的消息会关闭该问题，并作为新的请求处理。",
+    },
     "chat_several": {"en": ", several allowed", "zh": "，可多选"},
     "chat_current": {"en": " (now {value}; Enter keeps it)", "zh": "（当前：{value}；回车保持不变）"},
     "chat_checkbox": {"en": " [yes/no]", "zh": " [是/否]"},

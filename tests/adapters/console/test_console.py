@@ -142,6 +142,9 @@ def test_help_names_the_terminals_own_quit(bot: Bot) -> None:
 
     assert "/new — start a new conversation (closes the open question)" in out
     assert out.rstrip().endswith("/quit — leave the chat\nyou>")
+    # the terminal has no buttons and asks a form field by field: its help says so
+    assert "bot> Just write what you need." in out and "field by field" in out
+    assert "button" not in out and "name: value" not in out
 
 
 def test_a_typed_go_ahead_pick_asks_its_own_confirm_and_then_answers(bot: Bot) -> None:

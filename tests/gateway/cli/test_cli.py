@@ -58,6 +58,29 @@ def test_doctor_on_an_invalid_file(tmp_path, capsys):
     assert "PROBLEM config: invalid configuration" in out and "answer_policy" in out
 
 
+def test_a_refused_value_is_one_line_naming_the_setting(tmp_path, monkeypatch, capsys):
+    """Each refused setting as ``path: what is wrong`` on the one line, nested ones (a platform's
+    section, the agent's) by their path; neither pydantic's pages nor the refused value."""
+    bot = tmp_path / "bot.yaml"
+    bot.write_text("slack:\n  streaming: sometimes\n", encoding="utf-8")
+    monkeypatch.setenv("CLARIGATE_AGENT__MAX_MODEL_CALLS", "hunter2")
+    assert main(["doctor", "--config", str(bot)]) == 1
+    problem = capsys.readouterr().out.splitlines()[0]
+    assert problem == (
+        "PROBLEM config: invalid configuration: slack (built-in): streaming: Input should be 'auto' or 'off'"
+    )
+
+    monkeypatch.setenv("CLARIGATE_PROGRESS_AFTER_SECONDS", "hunter2")
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        "clarigate: invalid configuration: progress_after_seconds: Input should be a valid number, unable "
+        "to parse string as a number; agent.max_model_calls: Input should be a valid integer, unable to "
+        "parse string as an integer"
+    ]
+    assert "hunter2" not in err
+
+
 def test_serve_refuses_a_broken_config_file(tmp_path, capsys):
     assert main(["serve", "--config", str(tmp_path / "missing.yaml")]) == 2
     assert "cannot read config file" in capsys.readouterr().err
