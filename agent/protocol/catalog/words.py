@@ -365,7 +365,7 @@ WORDS: dict[str, dict[Locale, str]] = {
     "chat_number": {"en": " [a number]", "zh": " [数字]"},
     "chat_date": {"en": " [YYYY-MM-DD]", "zh": " [YYYY-MM-DD]"},
     "chat_banner": {
-        "en": "clarigate chat: /help lists the commands, /new starts a new thread, /quit exits.",
+        "en": "clarigate chat: /help lists the commands, /new starts a new conversation, /quit exits.",
         "zh": "clarigate chat：/help 列出命令，/new 开始新的对话，/quit 退出。",
     },
     "chat_continuing": {

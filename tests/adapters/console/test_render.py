@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from clarigate.adapters.console.render import field_prompt, inert, live_delta, render
+import pytest
+
+from clarigate.adapters.console.render import field_prompt, inert, live_delta, render, words
 from clarigate.adapters.testing import choice_request, form_request
 from clarigate.agent.interrupts import Action, approval_request
-from clarigate.agent.protocol import FormField, HumanInputResponse, Option
+from clarigate.agent.protocol import FormField, HumanInputResponse, Option, catalog
 from clarigate.gateway.boundary.messages import (
     ClarificationClosed,
     ClarificationOut,
@@ -109,3 +111,15 @@ def test_field_prompts_in_both_languages() -> None:
 def test_a_live_line_grows_by_its_new_tail_or_starts_again() -> None:
     assert live_delta("The guide", "The guide says") == (" says", False)
     assert live_delta("The guide", "Another text") == ("Another text", True)
+
+
+@pytest.mark.parametrize(
+    ("locale", "new", "in_banner"),
+    [
+        ("en", "a new conversation", "/new starts a new conversation"),
+        ("zh", "开始新的对话", "/new 开始新的对话"),
+    ],
+)
+def test_the_start_up_line_names_new_in_the_words_of_help(locale: str, new: str, in_banner: str) -> None:
+    assert new in catalog.text("cmd_new", locale)  # what /help says of /new
+    assert in_banner in words("banner", locale)
