@@ -57,7 +57,23 @@ def test_a_choice_shows_numbered_options() -> None:
     assert shown is not None
     assert shown.startswith("\n") and shown.endswith("\n")
     assert "Which database?" in shown and "  1. PostgreSQL\n  2. SQLite" in shown
-    assert "Reply with a number or your own answer." in shown
+    assert shown.rstrip().endswith("Reply with an option's number or label.")
+    assert "your own answer" not in shown  # other text is a new request: there is no "Other…"
+
+
+def test_a_risk_confirmation_asks_for_an_option_in_both_languages() -> None:
+    request = choice_request("Delete the test data?", ["No, keep it", "Yes, delete everything"])
+    risky = request.model_copy(update={"clarification_type": "risk_confirmation"})
+    shown = render(question(risky))
+    assert shown is not None and shown.startswith("\n⚠️")
+    assert shown.rstrip().endswith("  2. Yes, delete everything\n\nReply with an option's number or label.")
+
+    chinese = choice_request("删除测试数据吗？", ["不，保留", "是的，全部删除"]).model_copy(
+        update={"clarification_type": "risk_confirmation", "locale": "zh"}
+    )
+    shown = render(question(chinese))
+    assert shown is not None and shown.rstrip().endswith("请回复选项编号或名称。")
+    assert "直接输入您的答案" not in shown
 
 
 def test_an_approval_shows_approve_and_reject() -> None:
