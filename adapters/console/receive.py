@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from clarigate.agent.protocol import HumanInputRequest, catalog, check_form_values, parse_typed_reply, ui_text
 from clarigate.agent.protocol.risk import goes_ahead, is_confirm_word
 from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut
+from clarigate.gateway.flow.commands import parse_command
 
 from .adapter import ConsoleAdapter
 from .render import PROBLEM, PROMPT, QUIT, STATUS, field_prompt, inert, words
@@ -118,7 +119,8 @@ class ConsoleChat:
             await self.settle()
 
         self.run(say())
-        if text.split()[0].lower().lstrip("/／") in ("help", "start"):
+        command = parse_command(text)  # as the core reads it: /help@bot is /help, "help" no command
+        if command is not None and command.name in ("help", "start"):
             # /quit is the terminal's own command: the core's help cannot know it (worded as the
             # help was, which follows the conversation's language)
             locale = self.adapter.reply_locale or self.adapter.locale

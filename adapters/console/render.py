@@ -71,11 +71,16 @@ def render_question(request: HumanInputRequest) -> str:
     """A question as the terminal shows it: its text fallback between blank lines.
 
     A form's fallback ends by asking for ``name: value`` lines; the terminal asks its fields one
-    by one instead, so that line is left out.
+    by one instead, so that line is left out. A choice's ends by inviting a number "or your own
+    answer": the terminal has no "Other…" to choose first, so text that is no option's number or
+    label is a new request (``looks_like_answer``), and its last line says what it takes.
     """
     text = render_text_fallback(request)
     if request.input_mode == "form" and request.fields:
         text = text.removesuffix(ui_text("reply_form", request.locale)).rstrip()
+    elif request.input_mode == "choice_with_other" and request.options:
+        footer = ui_text("reply_choice", request.locale)
+        text = text.removesuffix(footer) + words("reply_choice", request.locale)
     return "\n" + inert(text) + "\n"
 
 

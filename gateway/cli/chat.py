@@ -32,6 +32,7 @@ from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.app import build_runner, close_gateway
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import RedactingFilter, RunContextFilter, TextFormatter
+from clarigate.gateway.runtime.preflight import StartFailure, agent_start_failure
 from clarigate.gateway.store.base import PendingRecord
 from clarigate.gateway.store.memory import MemoryStore
 
@@ -57,7 +58,15 @@ class ConsoleBot:
 
     async def start(self) -> None:
         """Start the gateway (the agent is built here) and make sure the agent answers: a chat
-        with an unreachable LangGraph server would only keep the person's messages waiting."""
+        with an unreachable LangGraph server would only keep the person's messages waiting.
+
+        An in-process agent that does not start is said as ``serve`` says it, with what to check
+        (its model, key, tools); not a LangGraph server's, where that advice does not apply."""
+        if not self.config.agent.server_url:
+            try:
+                await self.gateway.runner.start()
+            except Exception as exc:
+                raise agent_start_failure(exc, self.config.agent.model) from exc
         await self.gateway.start()
         if not await self.gateway.runner.ping():
             where = self.config.agent.server_url
@@ -153,6 +162,9 @@ def chat_main(
             if started:
                 raise  # a bug in the chat itself: keep the traceback
             log.error("the bot could not start", exc_info=True)
+            if isinstance(exc, StartFailure):  # serve's words
+                print(f"clarigate chat: {exc.message}", file=sys.stderr)
+                return 1
             first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             print(f"clarigate chat: the agent could not start: {first_line}", file=sys.stderr)
             return 1

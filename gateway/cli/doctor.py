@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from dataclasses import dataclass, field
 from typing import TextIO
 
 from clarigate.agent import placement
 from clarigate.agent.settings import AgentOptions
+from clarigate.gateway.cli.main import listen_port, port_setting
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runners.base import AgentRunner
 from clarigate.gateway.runners.in_process import LangGraphRunner
@@ -22,6 +24,7 @@ from clarigate.gateway.runtime.app import (
 )
 from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, load_config
 from clarigate.gateway.runtime.logs import register_secrets
+from clarigate.gateway.runtime.preflight import port_problem
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe
 from clarigate.gateway.runtime.sections import credential_problem
 
@@ -59,6 +62,7 @@ async def run_checks(config_path: str | None) -> Report:
         f"config: {config_path or 'no config file (defaults and environment)'}, bot id {config.bot_id!r}"
     )
     report.problems.extend(f"config: {warning}" for warning in config.warnings)
+    _check_port(report)
     await _check_store(config, report)
     runner = build_runner(config)
     try:
@@ -90,6 +94,16 @@ async def _check_one_agent(
         await _check_agent(config, options, runner, report, label)  # type: ignore[arg-type]
     else:
         report.notes.append(f"{label}: not started, since an MCP server it needs does not answer")
+
+
+def _check_port(report: Report) -> None:
+    """$PORT as ``serve`` would take it (``serve --port`` overrides it; doctor has no flag)."""
+    try:
+        problem = port_problem(listen_port(port_setting()))
+    except argparse.ArgumentTypeError as exc:
+        problem = f"$PORT: {exc}"
+    if problem is not None:
+        report.problems.append(f"port: {problem}")
 
 
 async def _check_store(config: GatewayConfig, report: Report) -> None:

@@ -38,8 +38,8 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument(
                 # a string default goes through ``type`` too: a bad $PORT is a usage error, not a traceback
                 "--port",
-                type=int,
-                default=os.environ.get("PORT") or "8080",
+                type=listen_port,
+                default=port_setting(),
                 help="default $PORT or 8080",
             )
             command.add_argument(
@@ -68,6 +68,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         # leaving the chat with Ctrl-C is normal; elsewhere it is the usual 130
         return 0 if args.command == "chat" else 130
+
+
+def port_setting() -> str:
+    """$PORT as ``serve`` reads it: unset or empty means 8080."""
+    return os.environ.get("PORT") or "8080"
+
+
+def listen_port(text: str) -> int:
+    """``--port`` / $PORT as ``serve`` takes it (argparse's ``type``; ``doctor`` checks $PORT with it)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
 
 
 def _run(args: argparse.Namespace) -> int:

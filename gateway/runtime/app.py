@@ -15,12 +15,19 @@ from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store import Store, open_store
 
-log = logging.getLogger(__name__)
-
+#: What ``serve``'s start-up line about the store adds when it is the embedded one.
 EMBEDDED_STORE_WARNING = (
-    "REDIS_URL is not set: using the embedded in-process store. State is lost on restart and "
-    "this process must be the only replica. Set REDIS_URL for anything beyond a trial."
+    "state is lost on restart and this process must be the only replica. "
+    "Set REDIS_URL for anything beyond a trial."
 )
+
+
+def store_line(config: GatewayConfig) -> tuple[int, str]:
+    """``serve``'s start-up line about the store, and its level: the embedded store is a warning,
+    said once, with what it costs."""
+    if config.redis_url:
+        return logging.INFO, f"store: {store_description(config)}"
+    return logging.WARNING, f"store: {store_description(config)}: {EMBEDDED_STORE_WARNING}"
 
 
 def store_description(config: GatewayConfig) -> str:
@@ -31,9 +38,8 @@ def store_description(config: GatewayConfig) -> str:
 
 
 def build_store(config: GatewayConfig) -> Store:
-    """The Redis store when ``redis_url`` is set, else the embedded one (with a loud warning)."""
-    if not config.redis_url:
-        log.warning(EMBEDDED_STORE_WARNING)
+    """The Redis store when ``redis_url`` is set, else the embedded one (``serve``'s start-up
+    line about the store warns of it)."""
     return open_store(config.redis_url, config.bot_id)
 
 

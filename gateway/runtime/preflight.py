@@ -72,10 +72,18 @@ def agent_start_failure(exc: BaseException, model: str) -> StartFailure:
     )
 
 
+def port_problem(port: int) -> str | None:
+    """Why ``serve`` cannot listen on ``port`` whatever the host (``doctor`` asks too), or None."""
+    if not 0 <= port <= 65535:
+        return f"--port / PORT {port} is out of range: use 1-65535"
+    return None
+
+
 def bind_port(host: str, port: int) -> socket.socket:
     """The listening socket, bound now so that a taken port is said plainly, before anything starts."""
-    if not 0 <= port <= 65535:
-        raise StartFailure(ExitCode.CONFIG, f"--port / PORT {port} is out of range: use 1-65535")
+    problem = port_problem(port)
+    if problem is not None:
+        raise StartFailure(ExitCode.CONFIG, problem)
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE

@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - installed with clarigate
     uvloop = None  # type: ignore[assignment]
 
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.runtime.app import build_gateway, close_gateway, store_description
+from clarigate.gateway.runtime.app import build_gateway, close_gateway, store_line
 from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, startup_problems
 from clarigate.gateway.runtime.identity import IdentityClash, claim_identities, platform_identities
 from clarigate.gateway.runtime.logs import guard_handlers
@@ -247,7 +247,7 @@ def _announce(
     sock, metrics_sock = socks
     metrics = f"; /metrics on {_url(metrics_sock)}" if metrics_sock is not None else ", /metrics"
     log.info("HTTP on %s (/healthz, /readyz%s)", _url(sock), metrics)
-    log.info("store: %s", store_description(config))
+    log.log(*store_line(config))
     if role == "split" and worker is not None:
         count = len(worker.processes)
         log.info(

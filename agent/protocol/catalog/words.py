@@ -359,13 +359,15 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "直接告诉我您需要什么。需要更多信息时我会提问：输入选项编号或名称，开放式问题直接输入答案；"
         "表单会逐项询问。不是回答当前问题的消息会关闭该问题，并作为新的请求处理。",
     },
+    # a choice's last line: the terminal has no "Other…", so other text is a new request (chat_help)
+    "chat_reply_choice": {"en": "Reply with an option's number or label.", "zh": "请回复选项编号或名称。"},
     "chat_several": {"en": ", several allowed", "zh": "，可多选"},
     "chat_current": {"en": " (now {value}; Enter keeps it)", "zh": "（当前：{value}；回车保持不变）"},
     "chat_checkbox": {"en": " [yes/no]", "zh": " [是/否]"},
     "chat_number": {"en": " [a number]", "zh": " [数字]"},
     "chat_date": {"en": " [YYYY-MM-DD]", "zh": " [YYYY-MM-DD]"},
     "chat_banner": {
-        "en": "clarigate chat: /help lists the commands, /new starts a new thread, /quit exits.",
+        "en": "clarigate chat: /help lists the commands, /new starts a new conversation, /quit exits.",
         "zh": "clarigate chat：/help 列出命令，/new 开始新的对话，/quit 退出。",
     },
     "chat_continuing": {

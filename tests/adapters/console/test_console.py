@@ -147,6 +147,20 @@ def test_help_names_the_terminals_own_quit(bot: Bot) -> None:
     assert "button" not in out and "name: value" not in out
 
 
+@pytest.mark.parametrize("typed", ["/help@bot", "／help", "/HELP now"])
+def test_every_spelling_of_help_names_quit(bot: Bot, typed: str) -> None:
+    out = bot.chat(typed)
+
+    assert "/new — start a new conversation (closes the open question)" in out  # the core's /help
+    assert out.rstrip().endswith("/quit — leave the chat\nyou>")
+
+
+def test_help_as_a_plain_word_is_a_request_without_the_quit_line(bot: Bot) -> None:
+    out = bot.chat("help")
+
+    assert "bot> You said: help" in out and "/quit —" not in out
+
+
 def test_a_typed_go_ahead_pick_asks_its_own_confirm_and_then_answers(bot: Bot) -> None:
     out = bot.chat("wipe the test data", "2", "confirm")
 

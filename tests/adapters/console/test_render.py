@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from clarigate.adapters.console.render import field_prompt, inert, live_delta, render
+import pytest
+
+from clarigate.adapters.console.render import field_prompt, inert, live_delta, render, words
 from clarigate.adapters.testing import choice_request, form_request
 from clarigate.agent.interrupts import Action, approval_request
-from clarigate.agent.protocol import FormField, HumanInputResponse, Option
+from clarigate.agent.protocol import FormField, HumanInputResponse, Option, catalog
 from clarigate.gateway.boundary.messages import (
     ClarificationClosed,
     ClarificationOut,
@@ -55,7 +57,23 @@ def test_a_choice_shows_numbered_options() -> None:
     assert shown is not None
     assert shown.startswith("\n") and shown.endswith("\n")
     assert "Which database?" in shown and "  1. PostgreSQL\n  2. SQLite" in shown
-    assert "Reply with a number or your own answer." in shown
+    assert shown.rstrip().endswith("Reply with an option's number or label.")
+    assert "your own answer" not in shown  # other text is a new request: there is no "Other…"
+
+
+def test_a_risk_confirmation_asks_for_an_option_in_both_languages() -> None:
+    request = choice_request("Delete the test data?", ["No, keep it", "Yes, delete everything"])
+    risky = request.model_copy(update={"clarification_type": "risk_confirmation"})
+    shown = render(question(risky))
+    assert shown is not None and shown.startswith("\n⚠️")
+    assert shown.rstrip().endswith("  2. Yes, delete everything\n\nReply with an option's number or label.")
+
+    chinese = choice_request("删除测试数据吗？", ["不，保留", "是的，全部删除"]).model_copy(
+        update={"clarification_type": "risk_confirmation", "locale": "zh"}
+    )
+    shown = render(question(chinese))
+    assert shown is not None and shown.rstrip().endswith("请回复选项编号或名称。")
+    assert "直接输入您的答案" not in shown
 
 
 def test_an_approval_shows_approve_and_reject() -> None:
@@ -109,3 +127,15 @@ def test_field_prompts_in_both_languages() -> None:
 def test_a_live_line_grows_by_its_new_tail_or_starts_again() -> None:
     assert live_delta("The guide", "The guide says") == (" says", False)
     assert live_delta("The guide", "Another text") == ("Another text", True)
+
+
+@pytest.mark.parametrize(
+    ("locale", "new", "in_banner"),
+    [
+        ("en", "a new conversation", "/new starts a new conversation"),
+        ("zh", "开始新的对话", "/new 开始新的对话"),
+    ],
+)
+def test_the_start_up_line_names_new_in_the_words_of_help(locale: str, new: str, in_banner: str) -> None:
+    assert new in catalog.text("cmd_new", locale)  # what /help says of /new
+    assert in_banner in words("banner", locale)

@@ -233,6 +233,9 @@ def test_an_agent_that_cannot_start_is_one_line_not_a_traceback(
     err = capsys.readouterr().err
     assert err.startswith("clarigate chat: the agent could not start: ") and "nonsense" in err
     assert len(err.strip().splitlines()) == 1
+    # serve's hint, as the agent runs in this process
+    assert "(model 'nonsense:model': check LLM_MODEL, its provider package and API key" in err
+    assert err.rstrip().endswith("`clarigate doctor` says more)")
 
 
 def test_a_real_ctrl_c_at_the_prompt_exits_cleanly(tmp_path: Path) -> None:

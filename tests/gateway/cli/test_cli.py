@@ -152,3 +152,11 @@ def test_ctrl_c_while_the_command_loads_ends_it_without_a_traceback(monkeypatch)
 
     assert main(["chat"]) == 0  # leaving the chat with Ctrl-C is a normal way out
     assert main(["serve"]) == 130
+
+
+@pytest.mark.parametrize(("value", "said"), [("abc", "invalid int value: 'abc'"), ("70000", "out of range")])
+def test_doctor_names_a_port_serve_would_refuse(monkeypatch, capsys, value, said):
+    monkeypatch.setenv("PORT", value)
+    assert main(["doctor"]) == 1
+    (problem,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("PROBLEM")]
+    assert problem.startswith("PROBLEM port:") and said in problem

@@ -1,4 +1,4 @@
-"""What ``clarigate serve`` says when it starts: where to reach it."""
+"""What ``clarigate serve`` says when it starts: where to reach it, and where the state is."""
 
 from __future__ import annotations
 
@@ -60,6 +60,9 @@ def test_the_start_says_where_the_http_server_listens(tmp_path: Path) -> None:
             if "Application startup complete" in line:
                 break
         assert match is not None and match.group(2) != "0", "".join(seen)
+        # no REDIS_URL: one line says so, as a warning (not a warning and then an info line)
+        (no_redis,) = [line for line in seen if "REDIS_URL" in line]
+        assert "WARNING" in no_redis and "embedded in-process store" in no_redis, "".join(seen)
         for path in ("/healthz", "/readyz", "/metrics"):
             assert _get_when_listening(proc, match.group(1) + path).status_code == 200, path
     finally:
