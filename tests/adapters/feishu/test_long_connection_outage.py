@@ -11,9 +11,10 @@ brought back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import lark_oapi as lark
@@ -71,6 +72,22 @@ async def given_up(adapter: FeishuAdapter) -> None:
             await asyncio.sleep(0.02)
 
 
+@contextlib.asynccontextmanager
+async def long_connection_of(fake_api: Any, gateway: Gateway) -> AsyncIterator[WsClient]:
+    """The gateway started with a Feishu adapter on the long connection, and a ws client of the
+    test's own handing frames to its handler (stopped after)."""
+    adapter = FeishuAdapter(feishu_settings(fake_api, mode="long_connection"), gateway)
+    gateway.register(adapter)
+    await gateway.start()
+    try:
+        assert adapter.long_connection is not None
+        await adapter.startup.wait()
+        await given_up(adapter)
+        yield WsClient(adapter.long_connection.dispatcher())
+    finally:
+        await gateway.stop(grace=0)
+
+
 def lines(caplog: pytest.LogCaptureFixture, level: int) -> Iterator[logging.LogRecord]:
     """What the long connection and the SDK logged at ``level`` or above (the core's loops, and
     the name lookups the fake refuses, say their own)."""
@@ -84,14 +101,7 @@ async def test_an_event_met_by_a_redis_outage_is_answered_500_and_runs_once_when
     runner = ScriptedRunner(lambda turn: TurnOutput(replies=[f"You said: {turn.text}"]))
     store = redis_stores(url=f"redis://127.0.0.1:{redis_proxy.port}/0")
     gateway = Gateway(GatewayConfig(workers=1, streaming="off", progress_after_seconds=60.0), store, runner)
-    adapter = FeishuAdapter(feishu_settings(fake_api, mode="long_connection"), gateway)
-    gateway.register(adapter)
-    await gateway.start()
-    try:
-        assert adapter.long_connection is not None
-        await adapter.startup.wait()
-        await given_up(adapter)
-        ws = WsClient(adapter.long_connection.dispatcher())
+    async with long_connection_of(fake_api, gateway) as ws:
         event = message_event("hello", event_id="ev-ws-outage")
         await redis_proxy.cut()
         caplog.clear()
@@ -117,34 +127,23 @@ async def test_an_event_met_by_a_redis_outage_is_answered_500_and_runs_once_when
         assert [c.text for c in runner.calls] == ["hello"]  # once, though pushed four times
         replies = [text_of(card) for card in fake_api.shown()]
         assert [r for r in replies if "You said: hello" in r] == replies and len(replies) == 1
-    finally:
-        await gateway.stop(grace=0)
 
 
 async def test_a_bug_in_a_long_connection_handler_still_logs_its_traceback(
     fake_api, redis_stores: RedisStoreFactory, caplog: pytest.LogCaptureFixture, monkeypatch
 ):
     gateway = Gateway(GatewayConfig(workers=1), redis_stores(), ScriptedRunner())
-    adapter = FeishuAdapter(feishu_settings(fake_api, mode="long_connection"), gateway)
-    gateway.register(adapter)
 
     async def broken(message: object) -> None:
         raise KeyError("a bug")
 
     monkeypatch.setattr(gateway, "accept", broken)
-    await gateway.start()
-    try:
-        assert adapter.long_connection is not None
-        await adapter.startup.wait()
-        await given_up(adapter)
-        ws = WsClient(adapter.long_connection.dispatcher())
+    async with long_connection_of(fake_api, gateway) as ws:
         caplog.clear()
         with caplog.at_level(logging.INFO):
             assert await ws.push(message_event("hello"), "f1") == 500
         ours = [r for r in lines(caplog, logging.ERROR) if r.name.startswith("clarigate")]
         assert len(ours) == 1 and ours[0].exc_info is not None
-    finally:
-        await gateway.stop(grace=0)
 
 
 def from_a_bot(event_id: str) -> dict[str, Any]:
@@ -166,14 +165,7 @@ async def test_the_outage_is_over_only_once_the_store_answers_a_ping(
     monkeypatch.setattr(outage, "PROBE_SECONDS", 0.0)  # every frame handled as usual may ask
     store = redis_stores(url=f"redis://127.0.0.1:{redis_proxy.port}/0")
     gateway = Gateway(GatewayConfig(workers=1, streaming="off"), store, ScriptedRunner())
-    adapter = FeishuAdapter(feishu_settings(fake_api, mode="long_connection"), gateway)
-    gateway.register(adapter)
-    await gateway.start()
-    try:
-        assert adapter.long_connection is not None
-        await adapter.startup.wait()
-        await given_up(adapter)
-        ws = WsClient(adapter.long_connection.dispatcher())
+    async with long_connection_of(fake_api, gateway) as ws:
         await redis_proxy.cut()
         caplog.clear()
         with caplog.at_level(logging.INFO):
@@ -186,5 +178,3 @@ async def test_the_outage_is_over_only_once_the_store_answers_a_ping(
         assert [r.getMessage() for r in lines(caplog, logging.INFO)][1:] == [
             "the store answers again: Feishu events are taken as usual"
         ]
-    finally:
-        await gateway.stop(grace=0)
