@@ -51,6 +51,7 @@ from clarigate.gateway.flow.answers import (
 )
 from clarigate.gateway.flow.commands import CONTROL_LANE, Control, dismissed_in, parse_command
 from clarigate.gateway.flow.feedback import FeedbackVotes
+from clarigate.gateway.flow.kept import KeptJobs, spool_path
 from clarigate.gateway.flow.notices import notice
 from clarigate.gateway.flow.turn import Dispatcher
 from clarigate.gateway.jobs.upkeep import Upkeep
@@ -91,6 +92,8 @@ class Gateway:
         self.upkeep = Upkeep(config, store, runner, self.consumer)
         self._allowed = partial(allowed, config)  # the platforms' allow-lists
         self.votes = FeedbackVotes(config, store, self._in_background, self._allowed)
+        # a platform's last delivery the store could not take, kept on disk (flow/kept.py)
+        self.kept = KeptJobs(spool_path(config.data_dir, config.bot_id), store, self._track)
         self.submit_feedback = self.votes.submit  # GatewayPort: 👍/👎 under answers (flow/feedback.py)
         # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
         self._accepted: dict[str, None] = {}
@@ -125,6 +128,8 @@ class Gateway:
             await adapter.start()
             if receive:
                 await adapter.start_receiving()
+        if receive:  # where messages are taken in: the jobs kept there are queued from there
+            self.kept.start()
         self.runs_jobs = jobs
         if not jobs:
             log.info("gateway started without workers (jobs run elsewhere), consumer %s", self.consumer)
@@ -164,6 +169,7 @@ class Gateway:
         """Stop taking work; running jobs get ``grace`` seconds, the rest go back to the stream."""
         grace = self.config.shutdown_grace_seconds if grace is None else grace
         await self.upkeep.stop()
+        await self.kept.stop()
         await self.pool.stop(grace)
         for task in list(self._background):
             task.cancel()
@@ -191,7 +197,9 @@ class Gateway:
         # commands other than /new answer at once, in the chat thread's control lane (commands.py)
         command = parse_command(message.text)
         out_of_turn = command is not None and not command.in_turn
-        fresh = await self.store.accept_job(
+        fresh = await self.kept.accept(
+            message.last_delivery,
+            conv.platform,
             dedupe_key=inbound_id,
             kind="command" if out_of_turn else "message",
             inbound_id=inbound_id,
@@ -200,6 +208,8 @@ class Gateway:
             seen_ttl=self.config.seen_ttl_seconds,
         )
         with log_context(platform=conv.platform, chat=conv.chat_id, inbound_id=inbound_id):
+            if fresh is None:  # kept on disk: queued (and deduplicated) once the store answers
+                return AcceptOutcome.ACCEPTED
             if not fresh:
                 metrics.duplicates_dropped(conv.platform).inc()
                 log.info("received event %s again: duplicate dropped", message.event_id)
