@@ -60,6 +60,7 @@ from .receive import (
     cannot_route,
     count_ignored,
     events_endpoint,
+    is_last_retry,
     parse_message_event,
     request_kind,
 )
@@ -153,7 +154,9 @@ class SlackAdapter(PlatformAdapter):
         endpoint = events_endpoint(self.app, self.settings.signing_secret.get_secret_value())
         return [Route("/slack/events", endpoint, methods=["POST"], name="slack_events")]
 
-    async def _on_message(self, body: dict[str, Any], context: dict[str, Any]) -> None:
+    async def _on_message(
+        self, body: dict[str, Any], context: dict[str, Any], request: AsyncBoltRequest
+    ) -> None:
         bot_user_id = context.get("bot_user_id") or self.bot_user_id
         parsed = parse_message_event(body, bot_user_id, agent_view=self.agent.on)
         if parsed is None or (
@@ -177,6 +180,8 @@ class SlackAdapter(PlatformAdapter):
         command = mention_command(message.text) if message.is_mention else None
         if command is not None:  # "@clarigate cancel": the thread's own command
             message = message.model_copy(update={"text": command})
+        if is_last_retry(request.headers):  # refused now, Slack drops it: the core may keep it
+            message = message.model_copy(update={"last_delivery": True})
         if await self.gateway.accept(message) is AcceptOutcome.ACCEPTED:
             self.agent.title_thread(message)
         await self.outage.answered()  # handled: an outage (if any) is over once PING answers

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -111,6 +112,17 @@ def event_message_id(channel: str, ts: str) -> str:
     """The dedupe id of a Slack message: the ``message`` and ``app_mention`` events of
     one message (and every retry of either) share it, so it runs once."""
     return f"{channel}:{ts}"
+
+
+#: Slack retries an Events API event three times (at once, after about a minute, after about
+#: five), numbering each in ``X-Slack-Retry-Num``, and then drops it: the third is its last.
+LAST_RETRY = 3
+
+
+def is_last_retry(headers: Mapping[str, Sequence[str]]) -> bool:
+    """True for Slack's last delivery of an event (Bolt's headers: lowercase names, lists)."""
+    number = next(iter(headers.get("x-slack-retry-num") or ()), "").strip()
+    return number.isdigit() and int(number) >= LAST_RETRY
 
 
 def strip_bot_mention(text: str, bot_user_id: str | None) -> str:

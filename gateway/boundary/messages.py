@@ -111,6 +111,10 @@ class InboundMessage(BaseModel):
     # ack (``PlatformAdapter.complete_message``, where the job runs): never a platform call on
     # the ack path. Slack's; others leave it empty.
     unnamed_mentions: tuple[str, ...] = ()
+    # The platform will not deliver this message again if it is refused now (Slack's third and
+    # last retry of an event): met by a store outage, the core keeps it on disk (``flow.kept``)
+    # and acknowledges it instead of leaving it to a redelivery that would never come.
+    last_delivery: bool = False
 
 
 class MessageJob(BaseModel):

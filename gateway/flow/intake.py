@@ -20,6 +20,7 @@ import socket
 import time
 import uuid
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 from clarigate.gateway.boundary.messages import (
@@ -28,7 +29,6 @@ from clarigate.gateway.boundary.messages import (
     AnswerOutcome,
     AnswerStatus,
     Conversation,
-    ErrorReply,
     InboundAnswer,
     InboundMessage,
     MessageJob,
@@ -37,6 +37,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.boundary.port import AdapterState, PlatformAdapter
+from clarigate.gateway.flow.access import allowed, refuse_once
 from clarigate.gateway.flow.answers import (
     already_answered_outcome,
     answered_line,
@@ -50,7 +51,8 @@ from clarigate.gateway.flow.answers import (
 )
 from clarigate.gateway.flow.commands import CONTROL_LANE, Control, dismissed_in, parse_command
 from clarigate.gateway.flow.feedback import FeedbackVotes
-from clarigate.gateway.flow.notices import notice, notice_for_text
+from clarigate.gateway.flow.kept import KeptJobs, spool_path
+from clarigate.gateway.flow.notices import notice
 from clarigate.gateway.flow.turn import Dispatcher
 from clarigate.gateway.jobs.upkeep import Upkeep
 from clarigate.gateway.jobs.worker import WorkerPool
@@ -88,7 +90,10 @@ class Gateway:
             store, self.dispatcher.handle, self.consumer, config.workers, config.stale_claim_seconds
         )
         self.upkeep = Upkeep(config, store, runner, self.consumer)
+        self._allowed = partial(allowed, config)  # the platforms' allow-lists
         self.votes = FeedbackVotes(config, store, self._in_background, self._allowed)
+        # a platform's last delivery the store could not take, kept on disk (flow/kept.py)
+        self.kept = KeptJobs(spool_path(config.data_dir, config.bot_id), store, self._track)
         self.submit_feedback = self.votes.submit  # GatewayPort: 👍/👎 under answers (flow/feedback.py)
         # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
         self._accepted: dict[str, None] = {}
@@ -123,6 +128,8 @@ class Gateway:
             await adapter.start()
             if receive:
                 await adapter.start_receiving()
+        if receive:  # where messages are taken in: the jobs kept there are queued from there
+            self.kept.start()
         self.runs_jobs = jobs
         if not jobs:
             log.info("gateway started without workers (jobs run elsewhere), consumer %s", self.consumer)
@@ -162,6 +169,7 @@ class Gateway:
         """Stop taking work; running jobs get ``grace`` seconds, the rest go back to the stream."""
         grace = self.config.shutdown_grace_seconds if grace is None else grace
         await self.upkeep.stop()
+        await self.kept.stop()
         await self.pool.stop(grace)
         for task in list(self._background):
             task.cancel()
@@ -179,7 +187,9 @@ class Gateway:
         conv = message.conversation
         metrics.inbound_events(conv.platform, "message").inc()
         if not self._allowed(conv, message.sender):
-            self._in_background(self._refuse_once(conv, message.sender, message.text))
+            self._in_background(
+                refuse_once(self.config, self.store, self.outbox, conv, message.sender, message.text)
+            )
             return AcceptOutcome.REFUSED
         if not message.text.strip() and not message.attachments:
             return AcceptOutcome.IGNORED
@@ -187,7 +197,9 @@ class Gateway:
         # commands other than /new answer at once, in the chat thread's control lane (commands.py)
         command = parse_command(message.text)
         out_of_turn = command is not None and not command.in_turn
-        fresh = await self.store.accept_job(
+        fresh = await self.kept.accept(
+            message.last_delivery,
+            conv.platform,
             dedupe_key=inbound_id,
             kind="command" if out_of_turn else "message",
             inbound_id=inbound_id,
@@ -196,6 +208,8 @@ class Gateway:
             seen_ttl=self.config.seen_ttl_seconds,
         )
         with log_context(platform=conv.platform, chat=conv.chat_id, inbound_id=inbound_id):
+            if fresh is None:  # kept on disk: queued (and deduplicated) once the store answers
+                return AcceptOutcome.ACCEPTED
             if not fresh:
                 metrics.duplicates_dropped(conv.platform).inc()
                 log.info("received event %s again: duplicate dropped", message.event_id)
@@ -361,26 +375,6 @@ class Gateway:
         if answer.request_id:
             return await self.store.get_pending(answer.request_id)
         return None
-
-    # --- allowlists ---------------------------------------------------------------------------
-
-    def _allowed(self, conv: Conversation, sender: Sender) -> bool:
-        # every platform of the registry (built-in, installed, extra_adapters) has a section, its
-        # allow-lists included; None is only an adapter a test registers by hand
-        access = self.config.platform(conv.platform)
-        if access is None:
-            return True
-        if access.allowed_users and sender.user_id not in access.allowed_users:
-            return False
-        return not access.allowed_chats or conv.chat_id in access.allowed_chats
-
-    async def _refuse_once(self, conv: Conversation, sender: Sender, text: str) -> None:
-        key = f"refused:{conv.platform}:{conv.workspace}:{conv.chat_id}:{sender.user_id}"
-        if await self.store.first_time(key, self.config.seen_ttl_seconds):
-            log.info(
-                "refused %s in %s:%s (not on the allowlist)", sender.user_id, conv.platform, conv.chat_id
-            )
-            await self.outbox.send_quietly(conv, ErrorReply(text=notice_for_text("refused", text)))
 
     def _track(self, inbound_id: str) -> None:
         self._accepted[inbound_id] = None

@@ -181,6 +181,20 @@ def http_unavailable(route: str) -> Counter:
     return HTTP_UNAVAILABLE.labels(route=route)
 
 
+# the platform's last delivery of a message met by a store outage: kept on disk, queued once it is back
+KEPT_ON_DISK = Counter(
+    "clarigate_kept_on_disk_total",
+    "Messages kept on the replica's disk: the store unreachable at the platform's last delivery",
+    ["platform"],
+)
+
+
+@cache
+def kept_on_disk(platform: str) -> Counter:
+    """The kept-on-disk series of one platform."""
+    return KEPT_ON_DISK.labels(platform=platform)
+
+
 def llm_call(model: str, tokens_in: int, tokens_out: int, failed: bool = False) -> None:
     """Count one model call and its tokens."""
     LLM_CALLS.labels(model=model, outcome="error" if failed else "ok").inc()
