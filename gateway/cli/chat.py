@@ -63,8 +63,12 @@ class ConsoleBot:
         An in-process agent that does not start is said as ``serve`` says it, with what to check
         (its model, key, tools); not a LangGraph server's, where that advice does not apply."""
         if not self.config.agent.server_url:
+            from clarigate.agent.placement import SettingsDoNotApply
+
             try:
                 await self.gateway.runner.start()
+            except SettingsDoNotApply:
+                raise  # a setting named, nothing about the model to check
             except Exception as exc:
                 raise agent_start_failure(exc, self.config.agent.model) from exc
         await self.gateway.start()
