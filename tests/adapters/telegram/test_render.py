@@ -316,6 +316,18 @@ paragraph = pieces(
     ]
     * 3
 )
+@example(  # the same without a language: the code blocks are a bare <pre>
+    [
+        "~~~~",
+        *["word "] * 2,
+        "word word word word ",
+        "word word word word word word ",
+        "word word word word word word word word word ",
+        "word word word word word word word [l](https://a.b) [l](https://a.b) ",
+        "word word word word word word word word word word word ",
+        "word word word word word word [l](https://a.b) ",
+    ]
+)
 def test_a_split_reply_shows_exactly_what_the_whole_would(paragraphs: list[str]) -> None:
     # Pieces are cut between blocks: each renders alone as it did inside the whole reply (the
     # line ends between two pieces are the messages' edges). A code block longer than a message
@@ -328,9 +340,11 @@ def test_a_split_reply_shows_exactly_what_the_whole_would(paragraphs: list[str])
 
 
 def as_read(html: str) -> str:
-    """``html`` with the whitespace around line ends, and the seams between code blocks, as one
-    line end (what a person reading the messages one after another sees)."""
+    """``html`` with the whitespace around line ends, and the seams between code blocks (with a
+    language: ``<pre><code class=…>``; without: a bare ``<pre>``), as one line end (what a person
+    reading the messages one after another sees)."""
     html = re.sub(r'\s*</code></pre>\s*<pre><code(?: class="[^"]*")?>', "\n", html)
+    html = re.sub(r"\s*</pre>\s*<pre>", "\n", html)
     return re.sub(r"\s*\n\s*", "\n", html)
 
 
