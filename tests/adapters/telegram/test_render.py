@@ -328,23 +328,37 @@ paragraph = pieces(
         "word word word word word word [l](https://a.b) ",
     ]
 )
+@example(["word [l](https://a.b) [l](https://a.b) " + "https://x.y/@dev " * 5])  # one paragraph, cut between words
 def test_a_split_reply_shows_exactly_what_the_whole_would(paragraphs: list[str]) -> None:
     # Pieces are cut between blocks: each renders alone as it did inside the whole reply (the
-    # line ends between two pieces are the messages' edges). A code block longer than a message
-    # is cut and fenced again on both sides: where one code block meets the next is an edge too.
+    # edges between pieces are the messages' edges). A code block longer than a message is cut
+    # and fenced again on both sides: where one code block meets the next is an edge too; a
+    # paragraph longer than a message is cut between two words, its space an edge.
     whole = "\n\n".join(paragraphs)
     split = split_markdown(whole, 300)
     assert all(len(markdown_to_html(piece)) <= 300 for piece in split)
-    shown = "\n".join(markdown_to_html(piece) for piece in split)
-    assert as_read(shown) == as_read(markdown_to_html(whole))
+    shown = [markdown_to_html(piece) for piece in split]
+    assert reads_as(shown, markdown_to_html(whole))
+
+
+#: Where one message ends and the next begins, in the test's view of them read in a row.
+EDGE = "\x00"
+
+
+def reads_as(messages: list[str], whole: str) -> bool:
+    """True when ``messages`` read one after another show ``whole``: the same text and tags, each
+    edge between two messages standing for the whitespace of the whole there (a line end, or the
+    space where a long paragraph was cut), and a code block cut in two read as one (with a
+    language: ``<pre><code class=…>``; without: a bare ``<pre>``)."""
+    shown = EDGE.join(messages)
+    shown = re.sub(rf'\s*</code></pre>\s*{EDGE}\s*<pre><code(?: class="[^"]*")?>', EDGE, shown)
+    shown = re.sub(rf"\s*</pre>\s*{EDGE}\s*<pre>", EDGE, shown)
+    parts = [re.escape(as_read(part).strip()) for part in shown.split(EDGE)]
+    return re.fullmatch(r"\s*".join(parts), as_read(whole).strip()) is not None
 
 
 def as_read(html: str) -> str:
-    """``html`` with the whitespace around line ends, and the seams between code blocks (with a
-    language: ``<pre><code class=…>``; without: a bare ``<pre>``), as one line end (what a person
-    reading the messages one after another sees)."""
-    html = re.sub(r'\s*</code></pre>\s*<pre><code(?: class="[^"]*")?>', "\n", html)
-    html = re.sub(r"\s*</pre>\s*<pre>", "\n", html)
+    """``html`` with the whitespace around line ends as one line end (what a person sees)."""
     return re.sub(r"\s*\n\s*", "\n", html)
 
 
@@ -356,4 +370,4 @@ def test_a_code_block_longer_than_a_message_is_cut_and_fenced_again() -> None:
         html = markdown_to_html(piece)
         assert html.startswith('<pre><code class="language-Title">') and html.endswith("</code></pre>")
         assert len(html) <= 300
-    assert as_read("\n".join(markdown_to_html(p) for p in split)) == as_read(markdown_to_html(whole))
+    assert reads_as([markdown_to_html(p) for p in split], markdown_to_html(whole))
