@@ -328,7 +328,7 @@ paragraph = pieces(
         "word word word word word word [l](https://a.b) ",
     ]
 )
-@example(["word [l](https://a.b) [l](https://a.b) " + "https://x.y/@dev " * 5])  # one paragraph, cut between words
+@example(["word [l](https://a.b) [l](https://a.b) " + "https://x.y/@dev " * 5])  # one paragraph, cut
 def test_a_split_reply_shows_exactly_what_the_whole_would(paragraphs: list[str]) -> None:
     # Pieces are cut between blocks: each renders alone as it did inside the whole reply (the
     # edges between pieces are the messages' edges). A code block longer than a message is cut
