@@ -13,6 +13,7 @@ floor beside the gateway's own CPU and what 1,000 messages at once would need.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -72,6 +73,10 @@ async def web_api_cpu(token: str, api_url: str, n: int, in_flight: int = IN_FLIG
     """This process's CPU per pair of slack_sdk calls: "Working…" posted, then edited into a reply."""
     from slack_sdk.web.async_client import AsyncWebClient
 
+    from clarigate.gateway.runtime.logs import quiet_loggers
+
+    for name in quiet_loggers():  # as serve sets them: no DEBUG lines built per call
+        logging.getLogger(name).setLevel(logging.WARNING)
     # one keep-alive session for the client's life, as serve's Slack adapter has (slack_sdk would
     # otherwise open one per call)
     session = aiohttp.ClientSession()

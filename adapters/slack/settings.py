@@ -45,7 +45,10 @@ class SlackSettings(PlatformSettings):
         ("xapp-", r"\bxapp-[A-Za-z0-9-]+", "***"),  # app-level (Socket Mode) tokens
     )
 
-    sdk_loggers: ClassVar[tuple[str, ...]] = ("slack_sdk", "slack_bolt")
+    #: The Web API client's own logger is named too: slack_sdk builds its DEBUG lines (each
+    #: request's and response's headers and body) whenever that logger's own ``level`` is unset,
+    #: before logging drops them, which cost every call CPU.
+    sdk_loggers: ClassVar[tuple[str, ...]] = ("slack_sdk", "slack_bolt", "slack_sdk.web.async_base_client")
 
     bot_token: SecretStr | None = None
     signing_secret: SecretStr | None = None
