@@ -139,7 +139,7 @@ def test_served_as_the_image_runs_it(tmp_path: Path, bot_id: str, checkpoint_sch
             assert f"# TYPE {exposed_as} {family.type}" in exposition
 
         # Kubernetes sends SIGTERM after the preStop pause and kills after the grace period.
-        spec = pod_spec(load_docs(K8S / "bot" / "deployment.yaml")[0])
+        spec = pod_spec(load_docs(K8S / "bot" / "statefulset.yaml")[0])
         pre_stop = spec["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"]
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=spec["terminationGracePeriodSeconds"] - pre_stop) == 0

@@ -59,42 +59,65 @@ def image_ids() -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def check_writable_paths(spec: Doc, container: Doc) -> None:
-    """With a read-only root filesystem, the data directory (SQLite by default) and /tmp are volumes
-    the image's user can write."""
+def check_writable_paths(workload: Doc, container: Doc) -> None:
+    """With a read-only root filesystem, the data directory and /tmp are volumes the image's user
+    can write. The data directory (the messages kept on disk during a Redis outage) is each
+    replica's own claim, which outlives the pod; /tmp is scratch."""
+    spec = pod_spec(workload)
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     uid, gid = image_ids()
     assert (spec["securityContext"]["runAsGroup"], spec["securityContext"]["fsGroup"]) == (gid, gid)
     mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
-    for path in (env_value(container, "CLARIGATE_DATA_DIR"), "/tmp"):
+    data_dir = env_value(container, "CLARIGATE_DATA_DIR")
+    for path in (data_dir, "/tmp"):
         assert path in mounts and not mounts[path].get("readOnly"), f"{path} is not a writable volume"
-        volume = next(v for v in spec["volumes"] if v["name"] == mounts[path]["name"])
-        assert "emptyDir" in volume or "persistentVolumeClaim" in volume, f"{path}: {volume}"
+    pod_volumes = {v["name"]: v for v in spec["volumes"]}
+    assert "emptyDir" in pod_volumes[mounts["/tmp"]["name"]]
+    data = mounts[data_dir]["name"]
+    assert data not in pod_volumes, f"{data_dir} is a pod volume, lost with the pod: {pod_volumes[data]}"
+    claims = {c["metadata"]["name"]: c["spec"] for c in workload["spec"].get("volumeClaimTemplates", [])}
+    assert data in claims, f"{data_dir} is not mounted from a volumeClaimTemplate"
+    assert claims[data]["accessModes"] == ["ReadWriteOnce"]
+    assert claims[data]["resources"]["requests"]["storage"]
+
+
+def check_stateful_set(docs: list[Doc], workload: Doc) -> None:
+    """A replica's claim stays when it is scaled away (its kept messages wait for its ordinal to
+    come back); replicas start together and roll one at a time; the governing Service is the bot's."""
+    spec = workload["spec"]
+    assert spec["persistentVolumeClaimRetentionPolicy"] == {"whenScaled": "Retain", "whenDeleted": "Retain"}
+    assert spec["podManagementPolicy"] == "Parallel"
+    assert spec["updateStrategy"]["type"] == "RollingUpdate"
+    assert "replicas" not in spec, "the HorizontalPodAutoscaler owns the replica count"
+    governing = named(docs, "Service", spec["serviceName"])
+    assert selects(governing["spec"]["selector"], spec["template"]["metadata"]["labels"])
 
 
 def check_gateway(
     docs: list[Doc], name: str, config_maps: dict[str, dict[str, str]], secrets: dict[str, set[str]]
 ) -> None:
-    """Everything one bot's Deployment needs is present and points where it should."""
-    deployment = named(docs, "Deployment", name)
-    spec = pod_spec(deployment)
+    """Everything one bot's StatefulSet needs is present and points where it should."""
+    assert not of_kind(docs, "Deployment"), "the gateway is a StatefulSet (each replica's own data volume)"
+    gateway = named(docs, "StatefulSet", name)
+    spec = pod_spec(gateway)
     container = next(c for c in spec["containers"] if c["name"] == "clarigate")
-    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
-    match_labels = deployment["spec"]["selector"]["matchLabels"]
+    pod_labels = gateway["spec"]["template"]["metadata"]["labels"]
+    match_labels = gateway["spec"]["selector"]["matchLabels"]
     assert selects(match_labels, pod_labels)
 
     port = int(env_value(container, "PORT"))
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
-        assert container_port(deployment, container[probe]["httpGet"]["port"]) == port
+        assert container_port(gateway, container[probe]["httpGet"]["port"]) == port
 
     for kind in ("requests", "limits"):
         assert {"cpu", "memory"} <= set(container["resources"][kind]), f"{kind} must set cpu and memory"
 
     assert spec["securityContext"]["runAsNonRoot"] is True
     assert spec["securityContext"]["runAsUser"] == image_uid()
-    check_writable_paths(spec, container)
+    check_writable_paths(gateway, container)
+    check_stateful_set(docs, gateway)
 
     # The bot config: mounted where CLARIGATE_CONFIG points, from a ConfigMap that holds that file.
     config_path = env_value(container, "CLARIGATE_CONFIG")
@@ -113,13 +136,11 @@ def check_gateway(
 
     # Service, PDB and HPA each pick exactly this bot's pods and no one else's.
     other_pods = [
-        d["spec"]["template"]["metadata"]["labels"]
-        for d in of_kind(docs, "Deployment")
-        if d is not deployment
+        d["spec"]["template"]["metadata"]["labels"] for d in of_kind(docs, "StatefulSet") if d is not gateway
     ]
     services = [s for s in of_kind(docs, "Service") if selects(s["spec"]["selector"], pod_labels)]
     assert len(services) == 1
-    assert container_port(deployment, services[0]["spec"]["ports"][0]["targetPort"]) == port
+    assert container_port(gateway, services[0]["spec"]["ports"][0]["targetPort"]) == port
     pdbs = [
         p
         for p in of_kind(docs, "PodDisruptionBudget")
@@ -135,7 +156,7 @@ def check_gateway(
         h for h in of_kind(docs, "HorizontalPodAutoscaler") if h["spec"]["scaleTargetRef"]["name"] == name
     ]
     assert len(hpas) == 1
-    assert hpas[0]["spec"]["scaleTargetRef"]["kind"] == "Deployment"
+    assert hpas[0]["spec"]["scaleTargetRef"]["kind"] == "StatefulSet"
     assert hpas[0]["spec"]["scaleTargetRef"]["apiVersion"] == "apps/v1"
     # With fewer replicas than minAvailable + 1, the PDB would block every node drain.
     assert hpas[0]["spec"]["minReplicas"] > pdbs[0]["spec"]["minAvailable"]
@@ -179,9 +200,9 @@ def test_secret_template_lists_every_secret_the_gateway_reads() -> None:
         for env, target in ENV_NAMES.items()
         if target[0] in SECRET_FIELDS and target[1] in SECRET_FIELDS[target[0]]
     }
-    container = pod_spec(load_docs(K8S / "bot" / "deployment.yaml")[0])["containers"][0]
+    container = pod_spec(load_docs(K8S / "bot" / "statefulset.yaml")[0])["containers"][0]
     referenced = {key for _, key, _ in secret_refs(container)}
-    assert secret_env <= referenced, f"the Deployment does not pass {sorted(secret_env - referenced)}"
+    assert secret_env <= referenced, f"the StatefulSet does not pass {sorted(secret_env - referenced)}"
     assert referenced <= template, f"the template lacks {sorted(referenced - template)}"
 
 
@@ -202,14 +223,14 @@ def test_many_bots_share_the_stores_and_nothing_else(tmp_path: Path) -> None:
     for doc in docs:
         kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
     config_maps, secrets = rendered_config_maps(docs), rendered_secrets(docs)
-    deployments = {d["metadata"]["name"] for d in of_kind(docs, "Deployment")}
+    deployments = {d["metadata"]["name"] for d in of_kind(docs, "StatefulSet")} - {"redis", "postgres"}
     assert deployments == {"clarigate-alpha", "clarigate-beta", "clarigate-gamma"}
 
     bot_ids, databases, redis_urls = set(), set(), set()
     for name in sorted(deployments):
         check_gateway(docs, name, config_maps, secrets)
         bot = name.removeprefix("clarigate-")
-        container = pod_spec(named(docs, "Deployment", name))["containers"][0]
+        container = pod_spec(named(docs, "StatefulSet", name))["containers"][0]
         # Each bot reads its own Secret and config (the suffix kustomize gave them), not the other's.
         assert {s for s, _, _ in secret_refs(container)} == {
             next(s for s in secrets if s.startswith(f"clarigate-secrets-{bot}-"))
@@ -250,8 +271,8 @@ def test_a_bot_directory_applies_alone(tmp_path: Path) -> None:
     docs = render(tree, "many-bots/gamma")
     for doc in docs:
         kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
-    assert {d["metadata"]["name"] for d in of_kind(docs, "Deployment")} == {"clarigate-gamma"}
-    assert not of_kind(docs, "StatefulSet"), "the stores are applied once, not with each bot"
+    gateways = {d["metadata"]["name"] for d in of_kind(docs, "StatefulSet")}
+    assert gateways == {"clarigate-gamma"}, "the stores are applied once, not with each bot"
 
 
 def test_example_secrets_open_the_example_stores() -> None:
