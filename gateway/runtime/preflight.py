@@ -57,13 +57,18 @@ def first_line(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def agent_start_failure(exc: BaseException, model: str) -> StartFailure:
+def agent_start_failure(exc: BaseException, model: str, server_url: str | None = None) -> StartFailure:
     """Why the agent did not start: a setting that does not apply where it runs (a configuration
-    problem, named), or its model, tools or MCP servers."""
+    problem, named), the LangGraph server at ``server_url`` (its own words name the setting to
+    check), or the in-process agent's model, tools or MCP servers."""
     from clarigate.agent.placement import SettingsDoNotApply
 
     if isinstance(exc, SettingsDoNotApply):
         return StartFailure(ExitCode.CONFIG, str(exc))
+    if server_url:  # no model here: the server runs its own
+        return StartFailure(
+            ExitCode.MODEL, f"the agent could not start: {first_line(exc)} (`clarigate doctor` says more)"
+        )
     return StartFailure(
         ExitCode.MODEL,
         f"the agent could not start: {first_line(exc)} (model {model!r}: check "

@@ -377,7 +377,7 @@ async def _start(
         try:
             await gateway.runner.start()
         except Exception as exc:
-            raise agent_start_failure(exc, config.agent.model) from exc
+            raise agent_start_failure(exc, config.agent.model, config.agent.server_url) from exc
     if claim:
         await _claim_identity(config)
     try:

@@ -94,6 +94,48 @@ def test_a_missing_provider_key_and_the_traceback_at_debug(monkeypatch, capsys):
     assert code == ExitCode.MODEL and any("Traceback" in line for line in lines)
 
 
+@pytest.fixture
+def assistantless_server() -> Iterator[str]:
+    """A LangGraph server (its HTTP API as the SDK calls it) that answers but has no assistant."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the base class's name)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path == "/ok":
+                status, body = 200, {"ok": True}
+            elif self.path == "/assistants/search":
+                status, body = 200, []
+            else:  # GET /assistants/{id}
+                status, body = 404, {"detail": "Assistant not found"}
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_POST = do_GET
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_langgraph_server_without_the_assistant(monkeypatch, capsys, assistantless_server):
+    monkeypatch.setenv("LANGGRAPH_URL", assistantless_server)
+    monkeypatch.setenv("CLARIGATE_AGENT__ASSISTANT_ID", "nope")
+    code, lines = serve(capsys)
+    assert code == ExitCode.MODEL
+    error = the_error(lines)
+    assert "the agent could not start" in error and "has no assistant or graph 'nope'" in error
+    assert "LLM_MODEL" not in error  # the server runs its own model: nothing to check here
+
+
 def test_unreachable_postgres_is_waited_for_then_named(monkeypatch, unused_tcp_port, capsys):
     monkeypatch.setenv("CHECKPOINTER_URL", f"postgresql://postgres:s3cret@127.0.0.1:{unused_tcp_port}/test")
     monkeypatch.setenv("CLARIGATE_STARTUP_WAIT_SECONDS", "1")
