@@ -56,7 +56,11 @@ def replies_to(world: SlackWorld, text: str) -> int:
 
 def kept_in(data_dir: Path) -> list[str]:
     """The inbound ids of the jobs still in the data directory's file."""
-    return [job["inbound_id"] for _, _, job in Spool(spool_path(str(data_dir), "clarigate")).oldest(100)]
+    spool = Spool(spool_path(str(data_dir), "clarigate"))
+    try:
+        return [job["inbound_id"] for _, _, job in spool.oldest(100)]
+    finally:
+        spool.close()
 
 
 async def test_slacks_last_retry_is_kept_and_runs_once_when_redis_is_back(
