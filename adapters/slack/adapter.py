@@ -49,6 +49,7 @@ from .decode import mentioned_user_ids
 from .feedback import FEEDBACK_ACTION, FeedbackClicks
 from .files import download, resolve
 from .interactions import ClarificationInteractions
+from .known import KnownThreads
 from .live import EDIT, STREAM, LiveMessages
 from .names import PeopleBook, named
 from .outbound import SlackOutbound
@@ -74,7 +75,6 @@ from .upload import MAX_FILE_BYTES, SlackFiles
 
 log = logging.getLogger(__name__)
 
-KNOWN_THREAD_SECONDS = 7 * 24 * 3600  # a thread opened by a bare mention stays the bot's this long
 PROMPT_DEDUPE_SECONDS = 3600  # Slack retries an event for a few minutes at most
 #: ``auth.test`` at start: four attempts, 0.5 s, 1 s, 2 s apart (after Slack's ``Retry-After`` if longer).
 STARTUP_RETRIES = RetryPolicy(first=0.5, attempts=4)
@@ -96,15 +96,15 @@ class SlackAdapter(PlatformAdapter):
         self.gateway = gateway
         if settings.bot_token is None:
             raise ValueError("Slack needs SLACK_BOT_TOKEN (the app's xoxb- bot token)")
-        token = settings.bot_token.get_secret_value()
+        self._token = token = settings.bot_token.get_secret_value()
         secret = settings.signing_secret.get_secret_value() if settings.signing_secret else ""
-        self._token = token
         self.client = build_client(token, settings.api_url)
         self.ack_client = build_ack_path_client(token, settings.api_url)
         self.sender = SlackSender(self.client, self.ack_client)
         self.names = PeopleBook(self.sender.user_info)  # names and languages, one users.info a person
         self.live = LiveMessages(self.sender, lambda: gateway.state)
         self.bot_user_id: str | None = None
+        self.threads = KnownThreads(gateway)  # the channel threads the bot takes part in
         # Work before ack: an exception answers 500 (Redis down: 503); Slack redelivers, deduped by id.
         # Unhandled requests reach ``_on_error`` (200 and a count) instead of Bolt's 404.
         self.app = AsyncApp(
@@ -159,29 +159,26 @@ class SlackAdapter(PlatformAdapter):
     ) -> None:
         bot_user_id = context.get("bot_user_id") or self.bot_user_id
         parsed = parse_message_event(body, bot_user_id, agent_view=self.agent.on)
-        if parsed is None or (
-            parsed.needs_known_thread and not await self._knows(parsed.message.conversation)
-        ):
+        last = is_last_retry(request.headers)
+        message = None if parsed is None else await self.threads.for_the_bot(parsed, last)
+        if parsed is None or message is None:
             # edits, bots, joins, channel chatter outside the bot's threads: acknowledged, counted
             event = body["event"]
             log.debug("slack: %s/%s acknowledged, not for the bot", event.get("type"), event.get("subtype"))
             count_ignored(request_kind(body))
             return
         people = [u for u in mentioned_user_ids(str(body["event"].get("text") or "")) if u != bot_user_id]
-        message = parsed.message
         if people:  # names known already; the others are asked for after the ack (complete_message)
             known = self.names.known(people)
-            message = (parse_message_event(body, bot_user_id, known, self.agent.on) or parsed).message
-            unnamed = tuple(u for u in people if u not in known and f"@{u}" in message.text)
-            message = message.model_copy(update={"unnamed_mentions": unnamed})
+            text = (parse_message_event(body, bot_user_id, known, self.agent.on) or parsed).message.text
+            unnamed = tuple(u for u in people if u not in known and f"@{u}" in text)
+            message = message.model_copy(update={"text": text, "unnamed_mentions": unnamed})
         if message.is_mention and not message.text.strip() and not message.attachments:
             await self._bare_mention(message)
             return
         command = mention_command(message.text) if message.is_mention else None
         if command is not None:  # "@clarigate cancel": the thread's own command
             message = message.model_copy(update={"text": command})
-        if is_last_retry(request.headers):  # refused now, Slack drops it: the core may keep it
-            message = message.model_copy(update={"last_delivery": True})
         if await self.gateway.accept(message) is AcceptOutcome.ACCEPTED:
             self.agent.title_thread(message)
         await self.outage.answered()  # handled: an outage (if any) is over once PING answers
@@ -195,15 +192,10 @@ class SlackAdapter(PlatformAdapter):
             message = message.model_copy(update={"attachments": files})
         return await named(self.names, message)
 
-    @staticmethod
-    def _known_key(conversation: Conversation) -> str:
-        return f"thread:{conversation.thread_key}"
-
-    async def _knows(self, conversation: Conversation) -> bool:
-        """The bot takes part in this thread: it has an agent thread, or was called by a bare mention."""
-        if await self.gateway.knows_conversation(conversation):
-            return True
-        return await self.gateway.state.get_json(self._known_key(conversation)) is not None
+    async def known_thread(self, message: InboundMessage) -> bool:
+        """A kept reply whose thread has no agent thread is the bot's if a bare mention called it
+        in; else it is counted as ignored (``known.py``)."""
+        return await self.threads.kept_reply_known(message)
 
     async def _bare_mention(self, message: InboundMessage) -> None:
         """ "@clarigate" alone: a short prompt in the thread, which the bot now takes part in.
@@ -214,7 +206,7 @@ class SlackAdapter(PlatformAdapter):
         if await self.gateway.accept(message) is not AcceptOutcome.IGNORED:
             return
         conv = message.conversation
-        await self.gateway.state.set_json(self._known_key(conv), True, KNOWN_THREAD_SECONDS)
+        await self.threads.called_in(conv)
         # Slack redelivers unacknowledged events: one prompt per message, whichever replica.
         first = await self.gateway.state.acquire_lease(
             f"prompt:{message.event_id}", uuid.uuid4().hex, PROMPT_DEDUPE_SECONDS

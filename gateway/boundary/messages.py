@@ -115,6 +115,11 @@ class InboundMessage(BaseModel):
     # last retry of an event): met by a store outage, the core keeps it on disk (``flow.kept``)
     # and acknowledges it instead of leaving it to a redelivery that would never come.
     last_delivery: bool = False
+    # The message is for the bot only if the bot takes part in its thread (a plain reply in a
+    # group's thread), which the adapter could not look up: kept at its last delivery during a
+    # store outage. Where its job runs, the core checks (an agent thread, else the adapter's
+    # ``PlatformAdapter.known_thread``) and drops it without a word if not.
+    only_in_known_thread: bool = False
 
 
 class MessageJob(BaseModel):

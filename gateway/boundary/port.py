@@ -140,6 +140,14 @@ class PlatformAdapter(ABC):
         on any failure the message goes on as it is. By default it is returned unchanged."""
         return message
 
+    async def known_thread(self, message: InboundMessage) -> bool:
+        """Whether the bot takes part in the thread of a message marked ``only_in_known_thread``
+        by the platform's own record (Slack: someone called it into the thread by a bare mention),
+        asked where the job runs when the thread has no agent thread. False drops the message
+        without a word: the adapter counts it as it counts what it ignores on arrival. By default
+        False (an agent thread is the only sign)."""
+        return False
+
     def how_to_talk(self, conversation: Conversation, locale: Locale) -> str | None:
         """The first paragraph of ``/help`` (and ``/start``) in ``conversation`` where the core's
         "just write what you need" is not how it works there (a Telegram group in privacy mode

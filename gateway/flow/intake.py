@@ -187,9 +187,10 @@ class Gateway:
         conv = message.conversation
         metrics.inbound_events(conv.platform, "message").inc()
         if not self._allowed(conv, message.sender):
-            self._in_background(
-                refuse_once(self.config, self.store, self.outbox, conv, message.sender, message.text)
-            )
+            if not message.only_in_known_thread:  # maybe no thread of the bot's: not a word there
+                self._in_background(
+                    refuse_once(self.config, self.store, self.outbox, conv, message.sender, message.text)
+                )
             return AcceptOutcome.REFUSED
         if not message.text.strip() and not message.attachments:
             return AcceptOutcome.IGNORED

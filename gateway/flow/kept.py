@@ -9,7 +9,8 @@ webhook is acknowledged. Every other delivery met by the outage is refused as be
 
 The file (``spool-<bot_id>.sqlite3`` in the data directory, one per replica) is written in WAL
 mode with ``synchronous=FULL``: once the webhook is acknowledged, the job is on disk. SQLite is
-called off the event loop (``asyncio.to_thread``, an fsync can block). The drain runs in the
+called off the event loop (``asyncio.to_thread``, an fsync can block), through one connection
+held by one call at a time. The drain runs in the
 process that receives messages, from its start (a replica restarted after an outage finds its
 file) to its stop: while the file holds jobs it waits for the store's ``PING``, then accepts
 each job into the store in arrival order and deletes it from the file only once the store took
@@ -24,8 +25,9 @@ import contextlib
 import json
 import logging
 import sqlite3
+import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,37 +55,68 @@ def spool_path(data_dir: str, bot_id: str) -> Path:
 class Spool:
     """The SQLite file: jobs in arrival order (``seq``), each ``accept_job``'s keyword arguments.
 
-    One connection per call (calls come from worker threads); created on the first ``keep``.
+    One connection, opened by the first call that writes or finds the file, kept until ``close``
+    (or an SQLite error: the next call opens it afresh). Calls come from worker threads, one at a
+    time: a lock holds each whole call, its transaction included.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def _using(self) -> Iterator[sqlite3.Connection]:
+        """The connection, held alone for one call (the file and its table made if need be)."""
+        with self._lock:
+            if self._db is None:
+                self._db = self._connect()
+            db = self._db
+            try:
+                yield db
+            except sqlite3.Error:
+                self._db = None
+                db.close()
+                raise
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=10.0)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")  # a commit is on disk when it returns
-        db.execute(_SCHEMA)
+        db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")  # a commit is on disk when it returns
+            db.execute(_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
         return db
 
     def keep(self, platform: str, job: dict[str, Any]) -> None:
         """Append one job (blocking: call through ``asyncio.to_thread``)."""
-        with contextlib.closing(self._connect()) as db, db:
+        with self._using() as db, db:
             db.execute("INSERT INTO kept (platform, job) VALUES (?, ?)", (platform, json.dumps(job)))
 
     def oldest(self, limit: int) -> list[tuple[int, str, dict[str, Any]]]:
         """Up to ``limit`` jobs, oldest first: (seq, platform, job); none when there is no file."""
-        if not self.path.exists():
-            return []
-        with contextlib.closing(self._connect()) as db:
-            rows = db.execute("SELECT seq, platform, job FROM kept ORDER BY seq LIMIT ?", (limit,)).fetchall()
+        with self._lock:
+            if self._db is None and not self.path.exists():
+                return []
+        with self._using() as db:
+            query = "SELECT seq, platform, job FROM kept ORDER BY seq LIMIT ?"
+            rows = db.execute(query, (limit,)).fetchall()
         return [(seq, platform, json.loads(job)) for seq, platform, job in rows]
 
     def remove(self, seq: int) -> None:
         """Delete one job (the store has taken it)."""
-        with contextlib.closing(self._connect()) as db, db:
+        with self._using() as db, db:
             db.execute("DELETE FROM kept WHERE seq = ?", (seq,))
+
+    def close(self) -> None:
+        """Close the connection (once a call in flight is done)."""
+        with self._lock:
+            db, self._db = self._db, None
+        if db is not None:
+            db.close()
 
 
 class KeptJobs:
@@ -132,12 +165,13 @@ class KeptJobs:
             self._task = asyncio.create_task(self._run(), name="kept-jobs")
 
     async def stop(self) -> None:
-        """Stop the drain; the jobs not yet taken stay in the file for the next start."""
+        """Stop the drain and close the file; the jobs not yet taken stay there for the next start."""
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await asyncio.to_thread(self.spool.close)
 
     async def _run(self) -> None:
         while True:

@@ -90,13 +90,18 @@ async def wait_for_store(
 
 
 def _store_notice(outbox: Outbox, job: Job) -> KeptNotice:
+    quiet = False
     if job.kind == "answer":
         answer = AnswerJob.model_validate_json(job.payload_json)
         conv, text, hint = answer.conversation, answer.text, None
     else:
         message = MessageJob.model_validate_json(job.payload_json).message
         conv, text, hint = message.conversation, message.text, language_hint(message.language)
-    return KeptNotice(outbox, conv, text, hint, job, key="store_unavailable")
+        # kept before its thread could be looked up: maybe not the bot's thread, not a word there
+        quiet = message.only_in_known_thread
+    notice = KeptNotice(outbox, conv, text, hint, job, key="store_unavailable")
+    notice.sent = quiet
+    return notice
 
 
 async def _notice_later(notice: Callable[[], KeptNotice]) -> None:

@@ -194,6 +194,17 @@ class Dispatcher:
             log.warning("completing message %s failed (%s): it goes on as it is", msg.event_id, exc)
             return msg
 
+    async def _in_known_thread(self, msg: InboundMessage) -> bool:
+        """Whether the bot takes part in the thread of a message kept before that could be looked
+        up (``InboundMessage.only_in_known_thread``): an agent thread, else the adapter's record."""
+        conv = msg.conversation
+        if await self.store.has_thread(conv.thread_key):
+            return True
+        if await self.outbox.adapter_for(conv.platform).known_thread(msg):
+            return True
+        log.info("message %s is not in a thread the bot takes part in: dropped", msg.event_id)
+        return False
+
     # --- the two kinds of job --------------------------------------------------------------
 
     async def _message(self, msg: InboundMessage, turn: Turn) -> None:
@@ -201,6 +212,8 @@ class Dispatcher:
         conv = turn.conversation = msg.conversation
         turn.hint, turn.language = language_hint(msg.language), msg.language
         set_log_context(platform=conv.platform, chat=conv.chat_id)
+        if msg.only_in_known_thread and not await self._in_known_thread(msg):
+            return  # no reply: it was never the bot's
         msg = await self._completed(msg)
         ttl = self.config.thread_ttl_seconds
         command = parse_command(msg.text)

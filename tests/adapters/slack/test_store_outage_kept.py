@@ -16,6 +16,7 @@ import pytest
 from pydantic import SecretStr
 
 from clarigate.adapters.slack import SlackAdapter
+from clarigate.adapters.slack.receive import IGNORED_REQUESTS
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.flow.intake import Gateway
@@ -56,7 +57,11 @@ def replies_to(world: SlackWorld, text: str) -> int:
 
 def kept_in(data_dir: Path) -> list[str]:
     """The inbound ids of the jobs still in the data directory's file."""
-    return [job["inbound_id"] for _, _, job in Spool(spool_path(str(data_dir), "clarigate")).oldest(100)]
+    spool = Spool(spool_path(str(data_dir), "clarigate"))
+    try:
+        return [job["inbound_id"] for _, _, job in spool.oldest(100)]
+    finally:
+        spool.close()
 
 
 async def test_slacks_last_retry_is_kept_and_runs_once_when_redis_is_back(
@@ -168,3 +173,77 @@ async def test_the_last_socket_mode_retry_is_kept_and_acknowledged_too(
         assert kept_in(tmp_path) == []
     finally:
         await gateway.stop(grace=1)
+
+
+def thread_reply(text: str, thread_ts: str, ts: str) -> dict[str, str]:
+    """A plain reply (no mention of the bot) in a channel thread: the bot's only if it takes part."""
+    return {
+        "type": "message",
+        "channel_type": "channel",
+        "channel": "C1",
+        "user": "U1",
+        "text": text,
+        "ts": ts,
+        "thread_ts": thread_ts,
+    }
+
+
+def said_in(world: SlackWorld, thread_ts: str) -> list[str]:
+    """What the bot posted in the thread of ``thread_ts`` in channel C1."""
+    posted = world.fake.of("chat.postMessage")
+    return [m.get("text") for m in posted if m.get("channel") == "C1" and m.get("thread_ts") == thread_ts]
+
+
+def ignored_count() -> float:
+    return IGNORED_REQUESTS.labels("event:message")._value.get()
+
+
+@pytest.mark.parametrize("called_by", ["a request", "a bare mention"])
+async def test_a_reply_in_the_bots_thread_on_slacks_last_retry_is_kept_and_answered_when_redis_is_back(
+    make_world: MakeWorld,
+    redis_stores: RedisStoreFactory,
+    redis_proxy: OutageProxy,
+    tmp_path: Path,
+    called_by: str,
+):
+    """Whether the bot takes part in the thread is in Redis (the thread's agent thread, or the
+    mark a bare mention leaves): the reply is kept with the question open, and answered once
+    Redis says the thread is the bot's."""
+    world = await world_on(make_world, redis_stores(url=f"redis://127.0.0.1:{redis_proxy.port}/0"), tmp_path)
+    _, top = await world.user.mention("start" if called_by == "a request" else "")
+    await world.settle()
+    before = [c.text for c in world.runner.calls]
+    await redis_proxy.cut()
+    ts = next_ts()
+    refused = await world.user.event(thread_reply("and then?", top, ts), event_id="EvKEPT5", retry=1)
+    assert refused.status_code == 503  # Slack delivers it again
+    last = await world.user.event(thread_reply("and then?", top, ts), event_id="EvKEPT5", retry=3)
+    assert last.status_code == 200
+    assert kept_in(tmp_path) == ["slack:C1:" + ts]
+
+    await redis_proxy.restore()
+    await world.settle()
+    assert [c.text for c in world.runner.calls] == [*before, "and then?"]
+    assert said_in(world, top).count("You said: and then?") == 1
+    assert kept_in(tmp_path) == []
+
+
+async def test_a_kept_reply_in_a_thread_the_bot_takes_no_part_in_is_dropped_without_a_word(
+    make_world: MakeWorld, redis_stores: RedisStoreFactory, redis_proxy: OutageProxy, tmp_path: Path
+):
+    world = await world_on(make_world, redis_stores(url=f"redis://127.0.0.1:{redis_proxy.port}/0"), tmp_path)
+    ignored = ignored_count()
+    await redis_proxy.cut()
+    top, ts = next_ts(), next_ts()  # people talking in a thread of their own
+    refused = await world.user.event(thread_reply("lunch?", top, ts), event_id="EvKEPT6", retry=1)
+    assert refused.status_code == 503
+    last = await world.user.event(thread_reply("lunch?", top, ts), event_id="EvKEPT6", retry=3)
+    assert last.status_code == 200
+    assert kept_in(tmp_path) == ["slack:C1:" + ts]
+
+    await redis_proxy.restore()
+    await world.settle()  # the kept job is queued, taken and dropped
+    assert world.runner.calls == []
+    assert [c.method for c in world.fake.calls if c.params.get("channel") == "C1"] == []
+    assert kept_in(tmp_path) == []
+    assert ignored_count() == ignored + 1  # counted as the chatter it is
