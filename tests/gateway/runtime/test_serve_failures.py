@@ -7,8 +7,9 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 
@@ -46,17 +47,13 @@ def the_error(lines: list[str]) -> str:
     return errors[0]
 
 
-@pytest.fixture
-def refusing_platform() -> Iterator[str]:
-    """An HTTP server answering every call as Slack and Telegram answer a wrong token."""
+def json_server(answer: Callable[[str], tuple[int, Any]]) -> Iterator[str]:
+    """An HTTP server on a free port whose every call (GET or POST) gets ``answer(path)``, as JSON."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (the base class's name)
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if "/api/" in self.path:  # Slack: 200 with ok=false
-                status, body = 200, {"ok": False, "error": "invalid_auth"}
-            else:  # Telegram
-                status, body = 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
+            status, body = answer(self.path)
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -75,6 +72,18 @@ def refusing_platform() -> Iterator[str]:
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def refusing_platform() -> Iterator[str]:
+    """An HTTP server answering every call as Slack and Telegram answer a wrong token."""
+
+    def answer(path: str) -> tuple[int, Any]:
+        if "/api/" in path:  # Slack: 200 with ok=false
+            return 200, {"ok": False, "error": "invalid_auth"}
+        return 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}  # Telegram
+
+    yield from json_server(answer)
 
 
 def test_a_bad_model_id(monkeypatch, capsys):
@@ -98,32 +107,14 @@ def test_a_missing_provider_key_and_the_traceback_at_debug(monkeypatch, capsys):
 def assistantless_server() -> Iterator[str]:
     """A LangGraph server (its HTTP API as the SDK calls it) that answers but has no assistant."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the base class's name)
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.path == "/ok":
-                status, body = 200, {"ok": True}
-            elif self.path == "/assistants/search":
-                status, body = 200, []
-            else:  # GET /assistants/{id}
-                status, body = 404, {"detail": "Assistant not found"}
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(path: str) -> tuple[int, Any]:
+        if path == "/ok":
+            return 200, {"ok": True}
+        if path == "/assistants/search":
+            return 200, []
+        return 404, {"detail": "Assistant not found"}  # GET /assistants/{id}
 
-        do_POST = do_GET
-
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    yield from json_server(answer)
 
 
 def test_a_langgraph_server_without_the_assistant(monkeypatch, capsys, assistantless_server):
