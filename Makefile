@@ -21,14 +21,23 @@ $(RUNTIME): pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-# tests/platform_dist: a platform shipped as its own distribution (entry point in
-# clarigate.platforms), as the tests of "Adding a platform" need it installed; installed as a
-# user installs it (not editable), so that an environment built on this one's packages (the
-# install test's) can import it too
-PLATFORM_DIST = tests/platform_dist/pyproject.toml $(wildcard tests/platform_dist/clarigate_parrot/*.py)
-$(DEV): pyproject.toml $(PLATFORM_DIST) $(RUNTIME)
+$(DEV): pyproject.toml $(RUNTIME)
 	$(BIN)/pip install --quiet -e '.[dev]'
-	$(BIN)/pip install --quiet --no-deps ./tests/platform_dist
+	touch $@
+
+# tests/platform_dist: a platform shipped as its own distribution (entry point in
+# clarigate.platforms), for the tests of "Adding a platform". Installed as a user installs it
+# (not editable) but into a folder of its own, which only the test session puts on sys.path
+# (pytest's pythonpath in pyproject.toml): clarigate serve, doctor and chat run from this .venv,
+# and the install test's environment built on its packages, never see a platform that exists
+# only for the tests. Dev installs before this one put it in site-packages: it is taken out.
+TEST_PLATFORM = .cache/test-platform
+TEST_PLATFORM_STAMP = $(VENV)/.installed-test-platform
+PLATFORM_DIST = tests/platform_dist/pyproject.toml $(wildcard tests/platform_dist/clarigate_parrot/*.py)
+$(TEST_PLATFORM_STAMP): $(PLATFORM_DIST) | $(DEV)
+	if $(BIN)/pip show --quiet clarigate-parrot 2>/dev/null; then $(BIN)/pip uninstall --quiet --yes clarigate-parrot; fi
+	rm -rf $(TEST_PLATFORM)
+	$(BIN)/pip install --quiet --no-deps --target $(TEST_PLATFORM) ./tests/platform_dist
 	touch $@
 
 # TypeScript under .cache/node, to compile DeerFlow's own parser in the protocol test
@@ -40,7 +49,7 @@ $(TYPESCRIPT): tests/agent/deerflow_parser.py | $(DEV)
 
 install: $(RUNTIME)
 
-install-dev: $(DEV) $(TYPESCRIPT)
+install-dev: $(DEV) $(TEST_PLATFORM_STAMP) $(TYPESCRIPT)
 
 chat: install
 	$(BIN)/clarigate chat

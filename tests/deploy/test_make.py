@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+MAKEFILE = (REPO / "Makefile").read_text()
 
 
 def planned(target: str, tmp_path: Path) -> str:
@@ -40,5 +42,15 @@ def test_make_chat_installs_only_the_runtime(tmp_path):
 def test_make_test_and_lint_install_the_dev_tools(tmp_path, target):
     plan = planned(target, tmp_path)
     assert "pip install --quiet -e '.[dev]'" in plan
-    # the test platform installed as a distribution, found through its entry point
-    assert "pip install --quiet --no-deps ./tests/platform_dist" in plan
+    # the test platform installed as a distribution (its entry point found on the tests'
+    # sys.path), into a folder of its own: not into the environment clarigate serve runs from
+    assert "pip install --quiet --no-deps --target .cache/test-platform ./tests/platform_dist" in plan
+    assert "pip uninstall --quiet --yes clarigate-parrot" in plan  # where an older install put it
+    installs = [line for line in plan.splitlines() if "pip install" in line and "platform_dist" in line]
+    assert len(installs) == 1
+
+
+def test_the_tests_put_the_test_platforms_folder_on_their_path():
+    folder = next(line for line in MAKEFILE.splitlines() if line.startswith("TEST_PLATFORM ="))
+    configured = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert configured["pythonpath"] == [folder.split("=", 1)[1].strip()]

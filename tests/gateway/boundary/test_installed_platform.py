@@ -7,6 +7,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,9 +32,30 @@ TOKEN = "prr-parrotsecret42"
 
 def test_the_installed_platform_is_in_the_registry():
     platforms = registry.installed()
-    assert "parrot" in platforms, "install it: .venv/bin/pip install --no-deps -e tests/platform_dist"
+    assert "parrot" in platforms, "install it: make install-dev"
     assert platforms["parrot"].origin.startswith("entry point parrot")
     assert list(platforms)[:3] == ["slack", "feishu", "telegram"]
+
+
+def test_clarigate_run_from_the_projects_environment_does_not_see_it(tmp_path):
+    """The test platform is the tests' own: a user who ran the tests once and then runs
+    ``clarigate doctor`` from the same environment is not told about a platform "parrot"."""
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "FEISHU_", "TELEGRAM_"))}
+    keep = {k: v for k, v in keep.items() if not k.startswith("CLARIGATE_") and k != "PYTHONPATH"}
+    keep = {k: v for k, v in keep.items() if k not in ("REDIS_URL", "LLM_MODEL", "LANGGRAPH_URL")}
+    doctor = subprocess.run(
+        [str(Path(sys.executable).parent / "clarigate"), "doctor"],
+        env={**keep, "CLARIGATE_DATA_DIR": str(tmp_path)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    said = doctor.stdout + doctor.stderr
+    assert "no platform is enabled: set SLACK_BOT_TOKEN" in said, said
+    assert "TELEGRAM_BOT_TOKEN (try `clarigate chat` first)" in said
+    assert "parrot" not in said.lower()
+    assert "parrot" in registry.installed()  # while the tests themselves have it
 
 
 @pytest.fixture
