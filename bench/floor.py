@@ -73,9 +73,11 @@ async def web_api_cpu(token: str, api_url: str, n: int, in_flight: int = IN_FLIG
     """This process's CPU per pair of slack_sdk calls: "Working…" posted, then edited into a reply."""
     from slack_sdk.web.async_client import AsyncWebClient
 
-    from clarigate.gateway.runtime.logs import quiet_loggers
+    from clarigate.adapters.slack.settings import SlackSettings
 
-    for name in quiet_loggers():  # as serve sets them: no DEBUG lines built per call
+    # as serve sets them: no DEBUG lines built per call (only Slack's: every platform's SDK
+    # imported here would grow this process's heap, and its full collections pause the rounds)
+    for name in SlackSettings.sdk_loggers:
         logging.getLogger(name).setLevel(logging.WARNING)
     # one keep-alive session for the client's life, as serve's Slack adapter has (slack_sdk would
     # otherwise open one per call)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import sys
 import time
@@ -276,7 +277,14 @@ async def warm_up(fake: FakeSlackProcess, urls: dict[str, str], run: str) -> Non
 
 async def steady(urls: dict[str, str], pids: dict[str, int], args: argparse.Namespace, run: str) -> None:
     """``--rate`` events per second to each target in turn, ``--rounds`` times; ack latency, and
-    the CPU per request of the process that acks (``pids``: clarigate's web process, bolt)."""
+    the CPU per request of the process that acks (``pids``: clarigate's web process, bolt).
+
+    This process's collector stays out of the rounds, as ``timeit``'s does: what the benchmark
+    built so far (the agent alone and its checkpoints) is frozen, and no collection runs while a
+    round sends. A full collection here took 50-90 ms and, landing in a round, was counted as
+    the acks' latency of whichever server that round measured."""
+    gc.collect()
+    gc.freeze()
     latencies: dict[str, list[float]] = {name: [] for name in urls}
     cpu: dict[str, float] = dict.fromkeys(urls, 0.0)
     count = int(args.rate * args.seconds)
@@ -284,6 +292,7 @@ async def steady(urls: dict[str, str], pids: dict[str, int], args: argparse.Name
     for round_number in range(args.rounds):
         p99 = {}
         for name, url in urls.items():
+            gc.disable()
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as http:
                 before = cpu_seconds(pids[name])
                 start = time.monotonic()
@@ -297,6 +306,7 @@ async def steady(urls: dict[str, str], pids: dict[str, int], args: argparse.Name
                 latencies[name] += found
                 cpu[name] += cpu_seconds(pids[name]) - before
                 p99[name] = pct(found, 0.99) * 1000
+            gc.enable()
         per_round.append(" / ".join(f"{v:.1f}" for v in p99.values()))
     rate, seconds, rounds = args.rate, args.seconds, args.rounds
     print(f"ack path: {rate:.0f} signed events/s for {seconds:.0f} s, {rounds} rounds each, alternated")
