@@ -9,6 +9,7 @@ import select
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -157,11 +158,24 @@ def test_a_chinese_form_is_asked_in_chinese(tmp_path: Path) -> None:
     assert "已创建项目“星图”，语言 Go（私有，截止日期 2026-12-01，团队人数 未设置）" in out
 
 
+@pytest.fixture
+def terminal_ctrl_c() -> Iterator[None]:
+    """Ctrl-C as a terminal delivers it: Python's own SIGINT handler here, and so the default in a
+    process started from here. A shell that starts the tests in the background has SIGINT ignored
+    (a chat started from such a process would ignore Ctrl-C too); a debugger's own handler is kept
+    and the test skipped."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous not in (signal.default_int_handler, signal.SIG_IGN):
+        pytest.skip("SIGINT is handled by something else in this process; Ctrl-C cannot be simulated")
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("terminal_ctrl_c")
 def test_ctrl_c_while_the_agent_starts_exits_cleanly_and_closes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        pytest.skip("SIGINT is handled by something else in this process; Ctrl-C cannot be simulated")
     real_create = ClarifyingAgent.create.__func__  # type: ignore[attr-defined]
     real_close = ClarifyingAgent.aclose
     closed: list[ClarifyingAgent] = []
@@ -238,6 +252,7 @@ def test_an_agent_that_cannot_start_is_one_line_not_a_traceback(
     assert err.rstrip().endswith("`clarigate doctor` says more)")
 
 
+@pytest.mark.usefixtures("terminal_ctrl_c")
 def test_a_real_ctrl_c_at_the_prompt_exits_cleanly(tmp_path: Path) -> None:
     env = {**os.environ, "CLARIGATE_DATA_DIR": str(tmp_path), "LLM_MODEL": "offline"}
     env.pop("CHECKPOINTER_URL", None)
