@@ -54,6 +54,7 @@ class KeptNotice:
         hint: Locale | None,
         job: Job,
         key: str = "agent_unavailable",
+        quiet: bool = False,
     ) -> None:
         self.outbox = outbox
         self.conv = conv
@@ -61,7 +62,7 @@ class KeptNotice:
         self.hint = hint
         self.job = job
         self.key = key  # the catalog's notice: the agent, or the store, is away
-        self.sent = False
+        self.sent = quiet  # quiet: never sent (a thread that may not be the bot's)
 
     async def send(self) -> None:
         """Tell the person their message is kept (nothing on a later delivery, nor a second time)."""
@@ -99,9 +100,7 @@ def _store_notice(outbox: Outbox, job: Job) -> KeptNotice:
         conv, text, hint = message.conversation, message.text, language_hint(message.language)
         # kept before its thread could be looked up: maybe not the bot's thread, not a word there
         quiet = message.only_in_known_thread
-    notice = KeptNotice(outbox, conv, text, hint, job, key="store_unavailable")
-    notice.sent = quiet
-    return notice
+    return KeptNotice(outbox, conv, text, hint, job, key="store_unavailable", quiet=quiet)
 
 
 async def _notice_later(notice: Callable[[], KeptNotice]) -> None:
