@@ -21,6 +21,8 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from clarigate.agent.at_rest import private_file
+
 DEFAULT_SQLITE_FILE = "checkpoints.sqlite"
 
 
@@ -123,7 +125,8 @@ async def open_checkpointer(url: str | None, data_dir: str) -> Checkpointer:
     if path is not None:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if str(path) != ":memory:":
+            private_file(path)  # the conversations it holds are the owner's alone
         stack = AsyncExitStack()
         saver = await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(path)))
         await saver.setup()

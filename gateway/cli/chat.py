@@ -26,6 +26,7 @@ from typing import TextIO
 from clarigate.adapters.console import ConsoleAdapter
 from clarigate.adapters.console.receive import ConsoleChat, Leave
 from clarigate.adapters.console.render import words
+from clarigate.agent.at_rest import private_file
 from clarigate.gateway.boundary.messages import ClarificationOut
 from clarigate.gateway.flow.agent_run import new_token
 from clarigate.gateway.flow.intake import Gateway
@@ -119,8 +120,7 @@ class ConsoleBot:
                 continue  # a long run: its own timeout (run_timeout_seconds) ends it
         thread_id = await self.store.thread_of_chat(self.adapter.conversation.thread_key)
         if thread_id is not None and self._saved_thread() != thread_id:
-            self.thread_file.parent.mkdir(parents=True, exist_ok=True)
-            self.thread_file.write_text(thread_id + "\n", encoding="utf-8")
+            private_file(self.thread_file).write_text(thread_id + "\n", encoding="utf-8")
 
     def _saved_thread(self) -> str | None:
         if not self.thread_file.exists():
@@ -200,8 +200,7 @@ def _start(runner: asyncio.Runner, bot: ConsoleBot) -> None:
 @contextlib.contextmanager
 def _log_to(path: Path) -> Iterator[None]:
     """The gateway's log in ``path`` for the chat's duration (the terminal is the conversation's)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = logging.FileHandler(private_file(path), encoding="utf-8")  # what people wrote
     handler.setFormatter(TextFormatter())
     handler.addFilter(RunContextFilter())
     handler.addFilter(RedactingFilter())

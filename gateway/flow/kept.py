@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from clarigate.agent.at_rest import private_file
 from clarigate.gateway.boundary.outage import unreachable
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.store.base import Store
@@ -80,8 +81,7 @@ class Spool:
                 raise
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False)
+        db = sqlite3.connect(private_file(self.path), timeout=10.0, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")  # a commit is on disk when it returns
