@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,9 @@ from clarigate.agent.models.local import LocalChatModel
 
 SCRIPT_FINISHED = "(script finished)"
 LAST_USER = "{last_user}"
+#: The conversations ``calls`` keeps, the latest: a scripted bot that serves for days keeps
+#: bounded memory (every message's whole conversation otherwise stays for the process's life).
+RECORDED_CALLS = 100
 
 
 class ScriptedToolCall(BaseModel):
@@ -73,10 +77,13 @@ def _fill_last_user(value: Any, last_user: str) -> Any:
 
 
 class ScriptedChatModel(LocalChatModel):
-    """Plays ``turns`` in order and records every conversation it was given in ``calls``."""
+    """Plays ``turns`` in order and records the conversations it was given in ``calls`` (the
+    latest ``RECORDED_CALLS``, oldest first)."""
 
     turns: list[ScriptedTurn] = Field(default_factory=list)
-    calls: list[list[BaseMessage]] = Field(default_factory=list, exclude=True)
+    calls: deque[list[BaseMessage]] = Field(
+        default_factory=lambda: deque(maxlen=RECORDED_CALLS), exclude=True
+    )
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedChatModel:

@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from clarigate.agent.models import build_chat_model
-from clarigate.agent.models.scripted import SCRIPT_FINISHED, ScriptedChatModel, load_script
+from clarigate.agent.models.scripted import RECORDED_CALLS, SCRIPT_FINISHED, ScriptedChatModel, load_script
 
 YAML_SCRIPT = """\
 - content: "You said: {last_user}"
@@ -105,3 +105,16 @@ async def test_a_turn_can_wait_like_a_remote_model(tmp_path: Path, monkeypatch: 
     # drawn from [1, 2], the same for the same text: the sender can tell what the model took
     assert waited == [turn_delay(model.turns[0], "job 7")] and 1 <= waited[0] <= 2
     assert turn_delay(model.turns[0], "job 8") != waited[0]
+
+
+def test_a_long_serving_script_keeps_only_its_latest_conversations(tmp_path: Path) -> None:
+    path = tmp_path / "script.yaml"
+    path.write_text(YAML_SCRIPT)
+    model = build_chat_model(f"scripted:{path}")
+
+    for n in range(RECORDED_CALLS + 50):  # each a new conversation, as a bot serving many people
+        assert model.invoke([HumanMessage(f"message {n}", id=f"h{n}")]).content == f"You said: message {n}"
+
+    assert len(model.calls) == RECORDED_CALLS
+    first, last = model.calls[0][0], model.calls[-1][0]
+    assert first.content == "message 50" and last.content == f"message {RECORDED_CALLS + 49}"
