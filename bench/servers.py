@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -230,10 +231,12 @@ def start_bolt(fake: FakeSlackProcess) -> tuple[subprocess.Popen[bytes], str]:
 @contextlib.asynccontextmanager
 async def serve_beside_bolt(args: argparse.Namespace) -> AsyncIterator[Servers]:
     """Everything started and answering (``args``: ``own_redis``, ``redis_url``, set here with a
-    Redis of its own, and serve's ``workers``, ``role``, ``worker_processes``); stopped after."""
-    redis_proc = None
+    Redis of its own, and serve's ``workers``, ``role``, ``worker_processes``); stopped after, and
+    its temporary folders removed (serve's log kept, and where it is said, when the run failed)."""
+    redis_proc, redis_dir = None, None
     if args.own_redis:
-        redis_proc, args.redis_url = own_redis(Path(tempfile.mkdtemp(prefix="clarigate-bench-redis-")))
+        redis_dir = Path(tempfile.mkdtemp(prefix="clarigate-bench-redis-"))
+        redis_proc, args.redis_url = own_redis(redis_dir)
         print(f"Redis: a redis-server of the benchmark's own at {args.redis_url}")
     run = uuid.uuid4().hex[:8]
     prefix = f"bench-{run}"
@@ -241,18 +244,26 @@ async def serve_beside_bolt(args: argparse.Namespace) -> AsyncIterator[Servers]:
     folder = Path(tempfile.mkdtemp(prefix="clarigate-bench-"))
     serve, url = start_serve(args, fake, prefix, folder)
     bolt, bolt_url = start_bolt(fake)
+    failed = True
     try:
         await wait_until_up(f"{url}/readyz", serve)
         await wait_until_up(f"{bolt_url}/", bolt)
         targets = {"clarigate serve": f"{url}/slack/events", "bare slack-bolt": f"{bolt_url}/slack/events"}
         print(f"serve processes: {', '.join(f'{k} {v}' for k, v in serve_processes(serve.pid).items())}")
         yield Servers(fake, serve, url, bolt, targets, prefix, folder, run)
+        failed = False
     finally:
         await stop(serve, bolt, fake)
         await delete_prefix(args.redis_url, prefix)
         if redis_proc is not None:
             redis_proc.terminate()
             redis_proc.wait(10)
+        if failed:
+            print(f"serve's log is kept: {folder / 'serve.log'}", file=sys.stderr)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+        if redis_dir is not None:
+            shutil.rmtree(redis_dir, ignore_errors=True)
 
 
 async def stop(serve: subprocess.Popen[bytes], bolt: subprocess.Popen[bytes], fake: FakeSlackProcess) -> None:

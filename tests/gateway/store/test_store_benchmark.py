@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,14 +23,16 @@ def test_benchmark_runs_both_paths_and_reports_round_trips(redis_url: str) -> No
     assert "claim_answer 0.50" in out  # each click claimed exactly once
 
 
-def test_the_http_benchmark_answers_every_conversation_through_serve(redis_url: str) -> None:
+def test_the_http_benchmark_answers_every_conversation_through_serve(redis_url: str, tmp_path: Path) -> None:
     bench = BENCH.parent / "http_e2e.py"
     args = ["--conversations", "3", "--rate", "5", "--seconds", "1", "--rounds", "1", "--floor", "20"]
     args += ["--redis-url", redis_url]
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # where its scratch folders go
     done = subprocess.run(
-        [sys.executable, str(bench), *args], capture_output=True, text=True, timeout=110, check=False
+        [sys.executable, str(bench), *args], capture_output=True, text=True, timeout=110, check=False, env=env
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    assert list(tmp_path.iterdir()) == []  # serve's folder (its model script, its log) removed
     out = done.stdout
     assert "burst 1 after start, not measured" in out and "3/3 answered" in out  # the warming burst
     assert "answered 3/3" in out  # each reply reached the fake Slack, edited into its "Working…"
