@@ -20,7 +20,10 @@ DIR_MODE = 0o700
 
 def private_file(path: Path) -> Path:
     """``path`` made, owner-only, if it does not exist yet (its missing folders too); ``path``."""
-    missing = [folder for folder in (path.parent, *path.parent.parents) if not folder.exists()]
+    missing, folder = [], path.parent
+    while not folder.exists():  # up to the nearest folder that exists, no further
+        missing.append(folder)
+        folder = folder.parent
     for folder in reversed(missing):
         try:
             folder.mkdir(mode=DIR_MODE)
