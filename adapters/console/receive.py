@@ -7,7 +7,8 @@ the raw values (the core types them). A line starting with ``/`` inside a form g
 like any message: ``/help`` and ``/status`` answer and the field is asked again, ``/new`` and
 ``/cancel`` close the question, an unknown ``/word`` is a new request. ``/quit`` and the end of
 input leave, with nothing half-filled sent. A typed pick of a risk confirmation's go-ahead
-option is asked again ("confirm") before it is sent, as a click.
+option is asked again ("confirm") before it is sent, as a click; a command typed instead of
+"confirm" goes to the core, and the pick is not sent.
 """
 
 from __future__ import annotations
@@ -90,7 +91,13 @@ class ConsoleChat:
         self.adapter.print(
             STATUS + "⚠️ " + inert(ui_text("confirm_typed", locale, word=word, option=typed.value))
         )
-        if not is_confirm_word(self.read(PROMPT)):
+        reply = self.read(PROMPT)
+        if reply.startswith(("/", "／")):  # a command works here too, and the pick is not confirmed
+            self.hand_over(reply)
+            if self.adapter.open is out:  # /help, /status: the question is still open
+                self.adapter.print(PROBLEM + inert(ui_text("confirm_dropped", locale, option=typed.value)))
+            return True
+        if not is_confirm_word(reply):
             self.adapter.print(PROBLEM + inert(ui_text("confirm_dropped", locale, option=typed.value)))
             return True
         self.choose(out, typed.option_id or "")

@@ -176,3 +176,22 @@ def test_anything_but_confirm_keeps_the_risk_question_open(bot: Bot) -> None:
     assert "  ! Not confirmed, so “Yes, delete everything” was not chosen; the question is still open." in out
     assert [c.response for c in bot.agent.calls] == [None]  # the agent got no answer
     assert bot.adapter.open is not None  # still open: "1" would answer it now
+
+
+def test_a_command_instead_of_confirm_works_and_the_pick_is_not_sent(bot: Bot) -> None:
+    out = bot.chat("wipe the test data", "2", "/status")
+
+    assert "bot> Where this conversation stands:" in out  # the command answered
+    assert "  ! Not confirmed, so “Yes, delete everything” was not chosen; the question is still open." in out
+    assert [c.response for c in bot.agent.calls] == [None]  # the agent got no answer
+    assert bot.adapter.open is not None
+
+
+def test_cancel_instead_of_confirm_closes_the_question(bot: Bot) -> None:
+    out = bot.chat("wipe the test data", "2", "/cancel")
+
+    assert "bot> ✖ Cancelled the question “Delete the test data?”." in out
+    assert "Not confirmed" not in out  # the question is closed, not "still open"
+    response = bot.agent.calls[-1].response
+    assert response is not None and response.response_kind == "declined"
+    assert bot.adapter.open is None
