@@ -49,7 +49,10 @@ class Admin:
         self.config = config
         self.keys = StoreKeys(config.bot_id)
         # the store's connection set-up (Sentinel, TLS, keepalive, retries), redis-py's reply shapes
-        self.redis: Any = open_redis(config.redis_url, parsed_replies=True)
+        try:
+            self.redis: Any = open_redis(config.redis_url, parsed_replies=True)
+        except ValueError as exc:  # a URL no client can use, in serve's words
+            raise AdminError(f"REDIS_URL cannot be used: {str(exc).splitlines()[0]}") from exc
         self.store = RedisStore(config.redis_url, config.bot_id)
 
     async def __aenter__(self) -> Admin:

@@ -107,9 +107,13 @@ def _check_port(report: Report) -> None:
 
 
 async def _check_store(config: GatewayConfig, report: Report) -> None:
-    store = build_store(config) if config.redis_url else None
-    if store is None:
+    if not config.redis_url:
         report.notes.append(f"store: {store_description(config)}; set REDIS_URL for restarts and replicas")
+        return
+    try:
+        store = build_store(config)
+    except ValueError as exc:  # a URL the store cannot use at all, in serve's words
+        report.problems.append(f"store: REDIS_URL cannot be used: {first_line(exc)}")
         return
     try:
         reachable = await asyncio.wait_for(store.ping(), 5)

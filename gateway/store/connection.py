@@ -4,7 +4,9 @@ Every client the store, ``serve``'s identity check and ``clarigate admin`` open 
 ``open_redis``:
 
 - the URL means what it means to redis-py (``redis://``, ``rediss://`` for TLS, ``unix://``),
-  plus ``redis+sentinel://`` / ``rediss+sentinel://`` for a master found through Sentinel;
+  plus ``redis+sentinel://`` / ``rediss+sentinel://`` for a master found through Sentinel; a URL
+  redis-py would take wrongly or fail on only at the first command (a database that is not a
+  number, an option it does not know) is refused at once, with ``ValueError``;
 - TCP keepalive on, and a ``PING`` before reusing a connection idle for ``HEALTH_CHECK_SECONDS``,
   so a connection a firewall or a failover silently dropped is noticed before a command is lost
   on it;
@@ -84,12 +86,29 @@ def open_redis(url: str, *, retries: int = 3, parsed_replies: bool = False) -> R
         if options.get("connection_class") is UnixDomainSocketConnection:
             options.pop("socket_keepalive", None)  # not a TCP socket
         options.setdefault("max_connections", MAX_CONNECTIONS)
+        _check_database(url)
         pool = ConnectionPool(**options)
+        try:  # a connection made here opens no socket; an option redis-py does not know fails now
+            pool.connection_class(**pool.connection_kwargs)
+        except TypeError as exc:
+            raise ValueError(f"an option of the Redis URL is not one redis-py knows: {exc}") from exc
         client = Redis.from_pool(pool)
     if not parsed_replies:
         # raw replies: ``SET … GET`` gives the old value, ``XREADGROUP`` its nested arrays, as in redis-cli
         client.response_callbacks.clear()
     return client
+
+
+def _check_database(url: str) -> None:
+    """redis-py reads a database that is not a number (``redis://host:6379/bot``) as database 0,
+    without a word: say it instead."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() in ("redis", "rediss"):
+        database = unquote(parts.path).strip("/")
+        if database and not database.isdigit():
+            raise ValueError(
+                f"the Redis URL's database must be a number (redis://host:6379/0), not {database!r}"
+            )
 
 
 def _sentinel_master(url: str, retries: int) -> Redis:

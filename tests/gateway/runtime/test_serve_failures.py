@@ -155,6 +155,37 @@ def test_unreachable_redis(monkeypatch, unused_tcp_port, capsys):
     assert f"Redis at redis://127.0.0.1:{unused_tcp_port}/0 is not reachable" in the_error(lines)
 
 
+UNUSABLE_REDIS_URLS = {
+    "http://:hunter2@127.0.0.1:6379/0": "Redis URL must specify one of the following schemes",
+    "redis://:hunter2@127.0.0.1:6379/0?socket_timout=5": "not one redis-py knows",
+    # redis-py would take these as database 0 without a word
+    "redis://:hunter2@127.0.0.1:6379/clarigate": "database must be a number",
+    "redis://:hunter2@127.0.0.1:6379/-1": "database must be a number",
+}
+
+
+@pytest.mark.parametrize("url", UNUSABLE_REDIS_URLS)
+def test_a_redis_url_no_client_can_use_is_named_by_serve_doctor_and_admin(monkeypatch, capsys, url):
+    monkeypatch.setenv("REDIS_URL", url)
+    why = UNUSABLE_REDIS_URLS[url]
+
+    code, lines = serve(capsys)
+    assert code == ExitCode.CONFIG
+    error = the_error(lines)
+    assert "cannot start: REDIS_URL cannot be used: " in error and why in error
+
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    problems = [line for line in out.splitlines() if line.startswith("PROBLEM")]
+    assert len(problems) == 1 and problems[0].startswith("PROBLEM store: REDIS_URL cannot be used: "), out
+    assert why in problems[0] and "Traceback" not in out
+
+    assert main(["admin", "threads"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("clarigate admin: REDIS_URL cannot be used: ") and why in err, err
+    assert "hunter2" not in "\n".join([*lines, out, err])
+
+
 def test_a_wrong_redis_password_stops_at_once(monkeypatch, capsys):
     monkeypatch.setenv("REDIS_URL", "redis://:hunter2@127.0.0.1:6379/0")  # the test Redis has none
     monkeypatch.setenv("CLARIGATE_STARTUP_WAIT_SECONDS", "30")
