@@ -48,7 +48,6 @@ from .receive import (
     chain_key,
     conversation_for,
     inbound_message,
-    locale_of,
     mentions_bot,
     message_text,
     replies_to_bot,
@@ -220,7 +219,8 @@ class TelegramAdapter(PlatformAdapter):
             if neutral is not None:
                 if command.name in ("new", "cancel"):
                     # the gateway closes the question; the person's form stops taking values now
-                    await self.interactions.forms.close_for(str(message.chat_id), sender.user_id)
+                    forms = self.interactions.forms
+                    await forms.close_for(str(message.chat_id), sender.user_id, conversation)
                 await self.gateway.accept(
                     inbound_message(update, message, conversation, sender, neutral, True, attachments)
                 )
@@ -232,9 +232,9 @@ class TelegramAdapter(PlatformAdapter):
         if not (private or mention or reply or command is not None):
             return
         clean = without_mention(text if command is None else command.as_text(), me)
-        if command is None and await self.interactions.forms.on_typed(
-            message, conversation, sender, clean, locale_of(message)
-        ):
+        # a photo or file is no form value (a step takes typed text): it reaches the agent, as always
+        typed = command is None and not attachments
+        if typed and await self.interactions.forms.on_typed(message, conversation, sender, clean):
             return
         await self.gateway.accept(
             inbound_message(update, message, conversation, sender, clean, True, attachments)

@@ -19,7 +19,6 @@ from typing import Any
 from telegram import Message
 
 from clarigate.agent.protocol import HumanInputRequest, ui_text
-from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import AnswerStatus, Conversation, InboundAnswer, PendingView, Sender
 from clarigate.gateway.boundary.port import GatewayPort
 
@@ -140,9 +139,7 @@ class Forms:
 
     # --- typed values ----------------------------------------------------------------------
 
-    async def on_typed(
-        self, message: Message, conversation: Conversation, sender: Sender, text: str, locale: Locale | None
-    ) -> bool:
+    async def on_typed(self, message: Message, conversation: Conversation, sender: Sender, text: str) -> bool:
         """A message that may be a value for this person's form: True when handled here."""
         chat_id = str(message.chat_id)
         private = message.chat.type == "private"
@@ -156,8 +153,7 @@ class Forms:
         if target_id is not None and (state is None or target_id != state.message_id):
             # a reply to a form this person had open here before: say it is closed
             opened = await self.gateway.state.get_json(wizard.opened_key(chat_id, target_id, sender.user_id))
-            if opened:
-                await self._say_closed(opened, conversation, message, locale)
+            if opened and await self._say_closed(opened, conversation, message, view):
                 return True
         if state is None or view is None or view.conversation.thread_key != conversation.thread_key:
             return False
@@ -175,29 +171,44 @@ class Forms:
         return True
 
     async def _say_closed(
-        self, opened: Any, conversation: Conversation, message: Message, locale: Locale | None
-    ) -> None:
+        self, opened: Any, conversation: Conversation, message: Message, current: PendingView | None
+    ) -> bool:
+        """A reply to a form this person closed: say it is closed, when its question stays open
+        (they opened another: with how to open it again) or another form of theirs is open here
+        (``current``: the reply is not taken as a value of either). False when the question is
+        over and no form of theirs is open: the reply is a message of its own, as a reply to any
+        of the bot's messages."""
         view = (
             await self.gateway.pending_by_token(str(opened.get("token", "")))
             if isinstance(opened, dict)
             else None
         )
-        language = view.request.locale if view is not None else (locale or "en")
+        pending = view is not None and view.status == "pending"
+        if not pending and current is None:
+            return False
+        language = view.request.locale if view is not None else current.request.locale if current else "en"
         words = ui_text("form_closed", language)
-        if view is not None and view.status == "pending":
+        if pending:
             words += " " + ui_text("form_reopen", language)
         where = conversation.model_copy(update={"reply_to": str(message.message_id)})
         note = TelegramMessage(escape(words))
         await self.after_ack.run("sendMessage", lambda: self.sender.post(where, note))
+        return True
 
     # --- closing ---------------------------------------------------------------------------
 
-    async def close_for(self, chat_id: str, user_id: str) -> None:
-        """``/new`` or ``/cancel``: this person's form in this chat stops taking values; its
-        message shows the question again (the gateway closes the question itself, if it does)."""
+    async def close_for(self, chat_id: str, user_id: str, conversation: Conversation) -> None:
+        """``/new`` or ``/cancel`` in ``conversation``: this person's form of that conversation
+        stops taking values; its message shows the question again (the gateway closes the question
+        itself, if it does). A form of another topic or reply chain of the chat stays as it is,
+        as its question does."""
         state = await self._active(chat_id, user_id)
         if state is None:
             return
+        view = await self.gateway.pending_by_token(state.token)
+        if view is not None and view.status == "pending":
+            if view.conversation.thread_key != conversation.thread_key:
+                return  # a form of another topic or reply chain: it stays, as its question does
         for what, effect in await self._close(state):
             await self.after_ack.run(what, effect)
 

@@ -26,7 +26,6 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from telegram import Bot, Message, Update, User
 
-from clarigate.agent.protocol.models import Locale
 from clarigate.agent.who import ChatType
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment, Conversation, InboundMessage, Sender
@@ -100,14 +99,6 @@ def language_of(message: Message) -> str | None:
     user = message.from_user
     code = (user.language_code or "") if user is not None and message.sender_chat is None else ""
     return code or None
-
-
-def locale_of(message: Message) -> Locale | None:
-    """The gateway's language for the writer's Telegram app, when it tells (a hint for our words)."""
-    code = language_of(message)
-    if code is None:
-        return None
-    return "zh" if code.lower().startswith("zh") else "en"
 
 
 def message_text(message: Message) -> str:

@@ -8,7 +8,16 @@ from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_requ
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import FormField
 
-from .harness import ALICE, bot_message, callback_update, command_update, message_update, private_chat
+from .harness import (
+    ALICE,
+    GROUP,
+    bot_message,
+    callback_update,
+    command_update,
+    mention_update,
+    message_update,
+    private_chat,
+)
 from .test_choices import ask_then_echo, clarification_call
 from .test_wizard import FORM
 
@@ -177,3 +186,57 @@ async def test_cancel_command_closes_the_form_and_reaches_the_core(bench):
     assert "4/6" not in form.text
     await tg.deliver(message_update("3"))  # no longer a value
     assert [m.text for m in accepted] == ["/cancel", "3"]
+
+
+async def submit(form: Form) -> None:
+    """Fill in the rest of ``open_form``'s form (from step 4) and submit it."""
+    await form.reply("3")
+    await form.reply("2026-12-01")
+    await form.tap("k")
+    await form.tap("S")
+
+
+async def test_a_reply_to_an_answered_form_is_a_message_of_its_own(bench):
+    tg, runner, form = await open_form(bench)
+    await submit(form)
+    assert runner.calls[-1].response is not None and "✅ Answered" in form.text
+    tg.new_calls()
+    await form.reply("and staging too, please")  # carrying on, as with a reply to any bot message
+    await tg.settle()
+    assert runner.calls[-1].text == "and staging too, please"
+    notes = [c.params["text"] for c in tg.new_calls() if c.method == "sendMessage"]
+    assert not any(n.startswith("That form is closed") for n in notes), notes
+
+
+async def test_a_photo_while_the_form_is_open_reaches_the_agent(bench):
+    tg, runner, form = await open_form(bench)
+    photo = [{"file_id": "p1", "file_unique_id": "up1", "width": 800, "height": 800, "file_size": 80_000}]
+    await tg.deliver(message_update(None, photo=photo))  # no step takes a photo as its value
+    await tg.settle()
+    assert "photo.jpg" in runner.calls[-1].text  # the agent has it, as any photo
+    assert "✖ Closed" in form.text and "Init git" not in form.text  # the core's rule for open questions
+
+
+async def test_new_or_cancel_in_another_topic_leaves_the_form_of_this_one(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    await tg.deliver(mention_update("deploy", thread_id=77))
+    asked = next(c for c in tg.api.of("sendMessage") if c.markup)
+    message_id = asked.result["message_id"]
+    token = asked.buttons[0][0]["callback_data"].split("|")[0]
+    for action in ("form", "s1", "d", "y"):
+        await tg.deliver(callback_update(f"{token}|{action}", message_id, chat=GROUP))
+    assert "4/6 · Replicas" in tg.api.shown(GROUP["id"], message_id)
+
+    for command in ("/new@clari_bot", "/cancel@clari_bot"):  # said in topic 88, about topic 88
+        await tg.deliver(command_update(command, chat=GROUP, thread_id=88))
+        await tg.settle()
+        assert "4/6 · Replicas" in tg.api.shown(GROUP["id"], message_id)
+
+    reply_to = bot_message(message_id, GROUP)
+    await tg.deliver(message_update("3", chat=GROUP, thread_id=77, reply_to=reply_to))
+    assert "5/6 · Deadline" in tg.api.shown(GROUP["id"], message_id)  # her values still go in
+    await tg.deliver(command_update("/cancel@clari_bot", chat=GROUP, thread_id=77))  # in its own topic
+    await tg.settle()
+    assert "5/6" not in tg.api.shown(GROUP["id"], message_id)
+    assert runner.calls[-1].response is not None and runner.calls[-1].response.response_kind == "declined"
