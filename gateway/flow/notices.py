@@ -31,9 +31,10 @@ def text_locale(words: str) -> Locale | None:
     if detect_locale(words) == "zh":
         return "zh"
     words = words.strip()
-    if words.startswith("/"):  # the command's name says nothing; /start's payload is a code
+    if words.startswith(("/", "／")):  # the command's name says nothing (a Chinese keyboard's
+        # full-width slash too); /start's payload is a code
         command, _, rest = words.partition(" ")
-        words = "" if command.split("@")[0].lower() == "/start" else rest
+        words = "" if command.split("@")[0].lower()[1:] == "start" else rest
     return "en" if _LATIN_WORD.search(words) else None
 
 

@@ -9,6 +9,7 @@ from redis.asyncio import Redis
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, Turn, asking, choice_request
 from clarigate.agent.harness import TurnOutput
+from clarigate.agent.protocol.catalog import text as notice
 from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.redis import RedisStore
 
@@ -46,6 +47,17 @@ async def test_help_follows_the_persons_language(store: Store, make_gateway):
     assert "/cancel — 取消当前问题" in chat.texts("c1")[0]
     assert chat.texts("c2")[0].startswith("直接告诉我您需要什么。")
     assert chat.texts("c3")[0].startswith("Just write what you need.")
+
+
+async def test_a_full_width_slash_command_follows_the_persons_language_too(store: Store, make_gateway):
+    gateway, chat = await make_gateway(store)
+
+    await chat.say("／help", language="zh-hans")  # what a Chinese input method types
+    await chat.say("／status", chat="c2", language="zh-hans")
+    await gateway.drain()
+
+    assert chat.texts("c1")[0].startswith("直接告诉我您需要什么。")
+    assert chat.texts("c2")[0].startswith(notice("status_title", "zh"))
 
 
 class SlashCommandAdapter(TestAdapter):
