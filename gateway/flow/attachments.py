@@ -88,9 +88,11 @@ def image_type(data: bytes) -> str | None:
     return next((kind for magic, kind in _IMAGE_MAGIC if data.startswith(magic)), None)
 
 
-def message_text(msg: InboundMessage) -> str:
-    """What the agent reads: the text, and the names of attachments it cannot see."""
+def message_text(msg: InboundMessage, text: str | None = None) -> str:
+    """What the agent reads: the text (``text``: what the message stands for instead, a typed
+    answer's words), and the names of attachments it cannot see."""
+    text = msg.text if text is None else text
     if not msg.attachments:
-        return msg.text
+        return text
     described = "; ".join(a.describe() for a in msg.attachments)
-    return f"{msg.text}\n\n(attached: {described})".strip()
+    return f"{text}\n\n(attached: {described})".strip()

@@ -262,6 +262,10 @@ class Dispatcher:
         """
         if not self._may_type_answer(pending, msg):
             return False
+        if msg.attachments and not msg.text.strip():
+            # a photo or file alone types no answer: it runs as a request, with what it carries
+            await self.control.close_question(pending, msg.sender, "superseded")
+            return False
         by = answered_by(conv.platform, msg.sender)
         confirmed = await self.confirm.before_typed(pending, msg.sender, msg.text, by)
         if isinstance(confirmed, str):  # not confirmed (or nothing to confirm): it stays open
@@ -339,8 +343,12 @@ class Dispatcher:
         view = view_of(claim.record)
         closed = ClarificationClosed(view=view, answered_line=answered_line(view))
         await self.outbox.send_quietly(conv, closed)
-        text = run_text_for(pending, response)
-        await self.agent_run.run(conv, thread_id, text, response, msg.sender, turn)
+        # a photo or file sent with the answer goes with it, as with any message
+        images = await fetch_images(self.outbox, msg, self.config.agent.max_image_bytes)
+        for note in images.notes:
+            turn.add(TextReply(text=note))
+        text = message_text(msg, run_text_for(pending, response))
+        await self.agent_run.run(conv, thread_id, text, response, msg.sender, turn, images.shown)
         return True
 
     async def _answer(self, job: AnswerJob, turn: Turn) -> None:
