@@ -28,46 +28,40 @@ def script(turn: Turn) -> TurnOutput:
     return TurnOutput(replies=["thanks"])
 
 
-async def test_a_typed_answer_with_a_screenshot_brings_it_to_the_agent(store, make_gateway):
+async def asked_then(store, make_gateway, request: str, text: str):
+    """The scripted agent asked on ``request``; the person sent ``text`` with the screenshot.
+    What the agent was given, and what the person was told."""
     runner = ScriptedRunner(script)
     gateway, chat = await make_gateway(store, runner)
     chat.files["f1"] = PNG
-    await chat.say("it crashes on start")
-    await gateway.drain()
-    await chat.say("this one", attachments=[SHOT])
-    await gateway.drain()
+    for said, attachments in ((request, []), (text, [SHOT])):
+        await chat.say(said, attachments=attachments)
+        await gateway.drain()
+    return runner.calls, chat.texts()
 
-    answer = runner.calls[-1]
+
+async def test_a_typed_answer_with_a_screenshot_brings_it_to_the_agent(store, make_gateway):
+    calls, _ = await asked_then(store, make_gateway, "it crashes on start", "this one")
+
+    answer = calls[-1]
     assert answer.response is not None and answer.response.value == "this one"
     assert [image.data for image in answer.images] == [PNG]
     assert "(attached: error.png, image/png" in answer.text
 
 
 async def test_an_option_typed_with_a_file_brings_the_file_too(store, make_gateway):
-    runner = ScriptedRunner(script)
-    gateway, chat = await make_gateway(store, runner)
-    chat.files["f1"] = PNG
-    await chat.say("which build?")
-    await gateway.drain()
-    await chat.say("2", attachments=[SHOT])
-    await gateway.drain()
+    calls, _ = await asked_then(store, make_gateway, "which build?", "2")
 
-    answer = runner.calls[-1]
+    answer = calls[-1]
     assert answer.response is not None and answer.response.option_id == "option-2"
     assert len(answer.images) == 1
 
 
 async def test_a_screenshot_alone_runs_as_a_request_and_closes_the_question(store, make_gateway):
-    runner = ScriptedRunner(script)
-    gateway, chat = await make_gateway(store, runner)
-    chat.files["f1"] = PNG
-    await chat.say("it crashes on start")
-    await gateway.drain()
-    await chat.say("", attachments=[SHOT])
-    await gateway.drain()
+    calls, told = await asked_then(store, make_gateway, "it crashes on start", "")
 
-    assert len(runner.calls) == 2  # nothing lost: the agent has the screenshot
-    request = runner.calls[-1]
+    assert len(calls) == 2  # nothing lost: the agent has the screenshot
+    request = calls[-1]
     assert request.response is None and [image.data for image in request.images] == [PNG]
-    assert not any("Type your answer" in text for text in chat.texts())
+    assert not any("Type your answer" in text for text in told)
     assert await store.pending_for_thread(request.thread_id) is None  # the question closed
