@@ -3,11 +3,16 @@
 Card markdown interprets tags such as ``<at id=all></at>``, ``<at user_id="…">``,
 ``<font>`` and ``<link>``: model text must never ping everyone or a person, so
 every ``<`` becomes the entity Feishu renders as a literal ``<``.
+
+A long reply is cut between the blocks the shared parser (``clarigate.adapters.markdown``)
+finds, so a code block cut in two is fenced again on both sides, as on Slack and Telegram.
 """
 
 from __future__ import annotations
 
 import re
+
+from ..markdown import Block, Renderer
 
 #: Feishu renders this entity as a plain "<", so tags in model text stay text.
 _LT_ENTITY = "&#60;"
@@ -15,8 +20,6 @@ _LT_ENTITY = "&#60;"
 #: Replies are split into cards of at most this many characters (cards allow ~30 KB;
 #: CJK text is 3 bytes a character, JSON escaping adds a little).
 REPLY_CHUNK_CHARS = 4000
-
-_BLANK_RUN = re.compile(r"\n{3,}")
 
 #: A bare URL and what is glued to it, up to the first space: CJK text in it may be part of the
 #: address (``https://zh.wikipedia.org/wiki/中文``) or the sentence it runs into.
@@ -65,23 +68,100 @@ def cut(text: str, limit: int) -> str:
     return text[: max(limit - 1, 0)] + "…"
 
 
-def split_reply(text: str, limit: int = REPLY_CHUNK_CHARS) -> list[str]:
-    """Split a long reply into chunks of at most ``limit`` characters.
+class _ReplyBlocks(Renderer):
+    """Where a reply's blocks start and end: a card shows Markdown as written, so a piece of a
+    reply is its source, and the hooks (whose rendering is not used) return what they are given."""
 
-    Cuts prefer a blank line, then a line end, then a space, so paragraphs and
-    code lines stay whole when they can.
+    def text(self, text: str, within: tuple[str, ...]) -> str:
+        """The text as written."""
+        return text
+
+    def code(self, code: str, within: tuple[str, ...]) -> str:
+        """The code as written."""
+        return code
+
+    def code_block(self, code: str, language: str, within: tuple[str, ...]) -> str:
+        """The code as written."""
+        return code
+
+    def link(self, href: str, inner: str, label: str, within: tuple[str, ...]) -> str:
+        """The label."""
+        return inner
+
+    def strong(self, inner: str, within: tuple[str, ...]) -> str:
+        """The inner text."""
+        return inner
+
+    def emphasis(self, inner: str, within: tuple[str, ...]) -> str:
+        """The inner text."""
+        return inner
+
+    def strike(self, inner: str, within: tuple[str, ...]) -> str:
+        """The inner text."""
+        return inner
+
+    def quote(self, inner: str, within: tuple[str, ...]) -> str:
+        """The inner text."""
+        return inner
+
+
+_BLOCKS = _ReplyBlocks()
+
+
+def split_reply(text: str, limit: int = REPLY_CHUNK_CHARS) -> list[str]:
+    """Split a long reply into chunks of at most ``limit`` characters, between blocks when possible.
+
+    Blocks (paragraphs, lists, code blocks…) are packed as they come, a blank line at most between
+    two. A block longer than a card is cut (its first piece filling the room the chunk before it
+    has left) at a blank line, else a line end, else a space; a code block cut in two is closed at
+    the end of one chunk and opened again, with its language, at the start of the next, its lines
+    and their indentation kept as written.
     """
-    text = _BLANK_RUN.sub("\n\n", text.strip())
-    if not text:
-        return []
     chunks: list[str] = []
-    while len(text) > limit:
-        window = text[:limit]
-        at = max(window.rfind("\n\n"), 0) or max(window.rfind("\n"), 0) or max(window.rfind(" "), 0)
-        if at < limit // 2:  # no good break in the second half: cut hard rather than make tiny chunks
-            at = limit
-        chunks.append(text[:at].rstrip())
-        text = text[at:].lstrip()
-    if text:
-        chunks.append(text)
-    return chunks
+    current = ""
+    for block in _BLOCKS.blocks(text):
+        lead = f"{current}{block.separator}" if current else ""
+        if len(lead) + len(block.source) <= limit:
+            current = lead + block.source
+            continue
+        if current and (len(block.source) <= limit or limit - len(lead) < limit // 4):
+            chunks.append(current)  # the block starts a chunk of its own
+            current, lead = "", ""
+        if len(block.source) <= limit:
+            current = block.source
+            continue
+        pieces = _cut_block(block, limit, first=limit - len(lead))
+        pieces[0] = lead + pieces[0]
+        *done, current = pieces
+        chunks.extend(done)
+    chunks.append(current)
+    return [chunk for chunk in chunks if chunk.strip()]  # "\x1f" alone is a paragraph, not a card
+
+
+def _cut_block(block: Block, limit: int, first: int) -> list[str]:
+    """A block longer than ``limit`` in pieces that fit (the first in ``first``), each piece of a
+    fenced code block fenced again."""
+    if not block.fence:
+        return _cut_text(block.source, limit, first, code=False)
+    opening = block.opening if len(block.opening) <= limit // 10 else block.fence  # a language, not junk
+    fences = len(opening) + len(block.fence) + 2
+    pieces = _cut_text(block.code, max(limit - fences, 1), max(first - fences, 1), code=True) or [""]
+    return [f"{opening}\n{piece}\n{block.fence}" for piece in pieces]
+
+
+def _cut_text(text: str, limit: int, first: int, code: bool) -> list[str]:
+    """``text`` in pieces of at most ``limit`` characters (the first at most ``first``), each cut at
+    the last blank line, line end or space in the second half of its room, else at its end; what it
+    is cut at is dropped. ``code``: a piece keeps its first line's indentation (prose loses it)."""
+    pieces: list[str] = []
+    room = first
+    while len(text) > room:
+        for mark in ("\n\n", "\n", " ", ""):  # "": at ``room`` itself
+            at = text.rfind(mark, 0, room + len(mark))
+            if at > room // 2:
+                break
+        piece, text = text[:at], text[at + len(mark) :]
+        pieces.append(piece if code else piece.rstrip())
+        text = text.lstrip("\n") if code else text.lstrip()
+        room = limit
+    return [*pieces, text] if text else pieces

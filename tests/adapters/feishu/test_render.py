@@ -157,6 +157,20 @@ def test_split_prefers_paragraph_breaks():
     assert split_reply("   ") == []
 
 
+def test_a_code_block_cut_between_cards_is_code_on_each_card_with_its_lines_as_written():
+    code = "".join(f"def step_{i}(*args, **kwargs):\n    return {i}\n\n\n" for i in range(200))
+    cards = [text_of(card) for card in render_reply(f"The script:\n\n```python\n{code}```\n\nRun it.")]
+    assert len(cards) >= 2 and cards[0].startswith("The script:\n\n```python\n")
+    assert cards[-1].endswith("\n```\n\nRun it.")
+    pieces = []
+    for shown in cards:  # each card opens the code block with its language and closes it
+        assert shown.count("```python\n") == 1 and shown.count("```") == 2, shown[:80]
+        pieces.append(shown.split("```python\n")[1].split("\n```")[0])
+    assert "\n\n\n" in pieces[0]  # blank lines in code are kept
+    shown_lines = [line for piece in pieces for line in piece.split("\n") if line]
+    assert shown_lines == [line for line in code.split("\n") if line]  # every line whole, indented
+
+
 def test_a_request_too_big_for_a_card_falls_back_to_its_text():
     options = [Option(id=f"f-option-{i}", label=f"{i} " + "x" * 198, value=str(i)) for i in range(24)]
     fields = [FormField(name=f"f{n}", label="L" * 200, type="select", options=options) for n in range(16)]
