@@ -225,16 +225,36 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         """Show ``card`` where the conversation's replies go (``key``: Feishu's ``uuid`` for it).
 
         It replaces the finished "Working…" card when there is one; otherwise it is
-        posted in the thread (groups) or the chat (p2p).
+        posted in the thread (groups) or the chat (p2p). An edit that failed for now (a 5xx, a
+        rate limit, the network) is raised with the card kept for the core's retry; one Feishu
+        refuses for good (the card is gone or cannot be edited) posts ``card`` as a new message,
+        the "Working…" card recalled (or closed) first.
         """
         working = self.working.take(conversation.thread_key) if reuse else None
         if working is not None:
             try:
                 await self.sender.update_card(working.message_id, card)
                 return working
-            except FeishuApiError as exc:  # e.g. the card was deleted: post a new message instead
-                log.warning("feishu: could not reuse the working card: %s", exc)
+            except FeishuApiError as exc:
+                if not exc.permanent:
+                    self.working.put(conversation.thread_key, working)  # the retry edits it again
+                    raise
+                log.warning("feishu: the working card cannot show the reply (%s): posting it anew", exc.code)
+                await self._close_working(working)
         return await self.deliver(conversation, card_json(card), key=key)
+
+    async def _close_working(self, ref: MessageRef) -> None:
+        """Best effort: recall a "Working…" card no reply can replace, else make it show
+        ``CLOSED_LINE``, so it does not say "Working…" for good (the reply goes out either way)."""
+        try:
+            await self.sender.delete_message(ref.message_id)
+            return
+        except FeishuApiError as exc:
+            log.warning("feishu: could not recall the working card (%s): closing it instead", exc.code)
+        try:
+            await self.sender.update_card(ref.message_id, render_notice(CLOSED_LINE))
+        except FeishuApiError as exc:
+            log.warning("feishu: could not close the working card (%s)", exc.code)
 
     async def deliver(
         self,

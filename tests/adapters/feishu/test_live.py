@@ -325,6 +325,36 @@ async def test_streaming_off_keeps_the_working_card_and_one_edit(make_bot, agent
         await bot.gateway.stop(grace=0)
 
 
+async def test_streaming_off_edits_the_working_card_again_when_an_edit_fails_for_now(make_bot, agent):
+    for status, code in ((500, 1), (400, 230020)):  # a 5xx; Feishu's per-chat rate limit
+        bot = await make_bot(
+            agent([{"content": ANSWER, "token_delay_seconds": 0.02}]), feishu=FeishuSettings(streaming="off")
+        )
+        bot.api.calls.clear()
+        bot.api.cards.clear()
+        bot.api.fail_next(status, code, method="PATCH")  # the edit showing the reply fails once
+        await bot.deliver(message_event("how did the deploy go?"))
+        await bot.gateway.drain(timeout=20)
+        [post] = bot.api.posted()  # no second message: the core's retry edits the same card
+        assert text_of(json.loads(post.body["content"])) == "⏳ Working…"
+        assert [edit.status for edit in bot.api.patched()] == [status, 200]
+        assert [text_of(c) for c in bot.api.shown()] == [ANSWER]  # no "Working…" left behind
+        await bot.gateway.stop(grace=0)
+
+
+async def test_streaming_off_posts_the_reply_anew_when_the_working_card_cannot_be_edited(make_bot, agent):
+    bot = await make_bot(
+        agent([{"content": ANSWER, "token_delay_seconds": 0.02}]), feishu=FeishuSettings(streaming="off")
+    )
+    bot.api.fail_next(400, 230011, method="PATCH")  # refused for good: "the message was withdrawn"
+    await bot.deliver(message_event("how did the deploy go?"))
+    await bot.gateway.drain(timeout=20)
+    working, reply = bot.api.posted()
+    assert text_of(json.loads(working.body["content"])) == "⏳ Working…" and text_of(reply.card()) == ANSWER
+    assert bot.api.by_uuid[working.body["uuid"]] in bot.api.deleted  # recalled, not left "Working…"
+    assert [text_of(c) for c in bot.api.shown()] == [ANSWER]
+
+
 async def test_another_replica_continues_and_finishes_the_card_with_growing_sequences(fake_api):
     first = FeishuAdapter(feishu_settings(fake_api), gateway=None)  # type: ignore[arg-type]
     view = LiveView(mode="card", text="Half of the answer", shown="")
