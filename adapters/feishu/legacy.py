@@ -3,12 +3,14 @@
 The old callback's answer is either the new card's JSON (it replaces the card) or a toast,
 never both. When the reply to a click has both (an answer accepted: "Answer received" and the
 answered card), the card is replaced through the open API first and the toast is the answer,
-so the clicker still sees it; if Feishu refuses that update, the card JSON is the answer (the
-card changes, the toast is lost, as before).
+so the clicker still sees it; if Feishu refuses that update, or has not answered within
+``UPDATE_WAIT_SECONDS`` (the callback must be answered within 3 s), the card JSON is the answer
+(the card changes, the toast is lost, as before).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -20,6 +22,13 @@ log = logging.getLogger(__name__)
 
 #: Replaces the card of a message the bot sent (``FeishuSender.update_card``).
 CardUpdate = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+#: How long a callback waits for the open API to replace the clicked card (Feishu wants the answer
+#: within 3 s; the API's own timeout is 10 s): then the card JSON is the answer instead.
+UPDATE_WAIT_SECONDS = 1.5
+
+#: Updates still under way after their callback was answered (kept, so none is collected unfinished).
+_late_updates: set[asyncio.Future[None]] = set()
 
 
 def is_legacy_card_callback(payload: dict[str, Any]) -> bool:
@@ -52,15 +61,31 @@ async def legacy_reply(
     reply: dict[str, Any], message_id: str, update_card: CardUpdate | None
 ) -> dict[str, Any]:
     """A callback reply the old way: the toast (the card replaced through the API meanwhile), or
-    the new card's JSON itself when there is no toast or the API would not replace it."""
+    the new card's JSON itself when there is no toast or the API would not replace it (or had not
+    within ``UPDATE_WAIT_SECONDS``: the update goes on, with the same card)."""
     toast = {k: v for k, v in reply.items() if k == "toast"}
     card = reply.get("card")
     if not (isinstance(card, dict) and isinstance(card.get("data"), dict)):
         return toast
     if toast and update_card is not None and message_id:
-        try:
-            await update_card(message_id, card["data"])
-            return toast
-        except FeishuApiError as exc:
-            log.warning("feishu: could not replace the clicked card (%s): answering with it", exc.code)
+        update = asyncio.ensure_future(update_card(message_id, card["data"]))
+        done, _ = await asyncio.wait({update}, timeout=UPDATE_WAIT_SECONDS)
+        if not done:  # the same card either way: Feishu applies the answer, the update lands later
+            log.warning("feishu: the open API is slow to replace the clicked card: answering with it")
+            _late_updates.add(update)
+            update.add_done_callback(_late_update_done)
+        else:
+            try:
+                update.result()
+                return toast
+            except FeishuApiError as exc:
+                log.warning("feishu: could not replace the clicked card (%s): answering with it", exc.code)
     return dict(card["data"])
+
+
+def _late_update_done(update: asyncio.Future[None]) -> None:
+    """Forget an update that finished after its callback was answered; say if it failed."""
+    _late_updates.discard(update)
+    failure = None if update.cancelled() else update.exception()
+    if failure is not None:
+        log.warning("feishu: the clicked card's late update failed: %r", failure)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+import time
 
 from clarigate.adapters.testing import ScriptedRunner, asking, form_request
 from clarigate.agent.protocol import FormField, HumanInputRequest
 
 from .cards import button, components, payload, text_of
 from .events import card_action, legacy_card_action, legacy_signed, schema_one_event
+from .test_connections import within
 from .test_scenarios import agent, ask
 
 
@@ -60,6 +64,29 @@ async def test_an_old_style_callback_whose_card_cannot_be_replaced_answers_with_
     answered = await bot.http.post("/feishu/events", content=body, headers=headers)
     new_card = answered.json()  # the old way to update a card: its JSON as the answer (no toast then)
     assert new_card["schema"] == "2.0" and "Answered by <at id=ou_alice></at>: Vue" in text_of(new_card)
+
+
+async def test_an_old_style_click_is_answered_in_time_while_the_open_api_is_slow(make_bot):
+    bot = await make_bot(ScriptedRunner(agent))
+    message_id, card = await ask(bot)
+    bot.api.hold = threading.Event()  # Feishu's message API answers nothing until released
+    try:
+        body, headers = legacy_signed(legacy_card_action(payload(button(card, "Vue")), message_id=message_id))
+        started = time.monotonic()
+        answered = await bot.http.post("/feishu/events", content=body, headers=headers, timeout=30)
+        took = time.monotonic() - started
+    finally:
+        bot.api.hold.set()
+        bot.api.hold = None
+    assert took < 3.0  # Feishu's limit for answering a callback
+    new_card = answered.json()  # the card itself is the answer, which Feishu applies
+    assert "Answered by <at id=ou_alice></at>: Vue" in text_of(new_card)
+    await bot.gateway.drain()
+    assert [c.response.option_id for c in bot.runner.calls if c.response] == ["option-2"]  # counted once
+    # the API's update lands too, with the same card
+    assert await asyncio.to_thread(within, 10.0, lambda: len(bot.api.patched()) == 1)
+    assert await asyncio.to_thread(within, 10.0, lambda: bot.api.patched()[0].status == 200)
+    assert bot.api.cards[message_id] == new_card
 
 
 def chinese_form() -> HumanInputRequest:
