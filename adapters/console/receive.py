@@ -146,7 +146,8 @@ class ConsoleChat:
                     if self.adapter.open is not out:  # /new, /cancel or a new request closed it
                         return
                     continue
-                error = check_form_values(request, {field.name: text}).errors.get(field.name)
+                given = {field.name: text} if text else {}  # Enter: as shown (its default, if any)
+                error = check_form_values(request, given).errors.get(field.name)
                 if error is None:
                     if text:
                         raw[field.name] = text

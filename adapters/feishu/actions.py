@@ -115,7 +115,8 @@ def form_values(request: HumanInputRequest, form_value: dict[str, Any]) -> dict[
     for f in request.fields:  # an unticked checker may be left out of form_value
         if f.type == "checkbox" and f.name not in raw:
             raw[f.name] = False
-    return {k: v for k, v in raw.items() if v is not None and v != "" and v != []}
+    # an emptied component has no value (not its default): given as blank, as the core reads it
+    return {k: "" if v is None or v == [] else v for k, v in raw.items()}
 
 
 def field_value(f: FormField, value: Any) -> Any:

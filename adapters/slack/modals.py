@@ -257,8 +257,7 @@ def form_values(request: HumanInputRequest, state_values: dict[str, Any]) -> dic
         if state is None:
             continue
         value = _raw_value(field, state)
-        if value is not None:
-            values[field.name] = value
+        values[field.name] = "" if value is None else value  # emptied: no value, not its default
     return values
 
 

@@ -204,7 +204,7 @@ def _go_on_buttons(current: FormField, state: WizardState, locale: Any) -> list[
         buttons.append(_button(f"{ui_text('keep', locale)} ▶", state.token, cb.STEP_KEEP))
         if has_value and state.values[current.name] != current.default:
             buttons.append(_button(f"{ui_text('next', locale)} ▶", state.token, cb.STEP_SKIP))
-        return buttons  # a blank field takes its default, so Clear would only mean Keep
+        return buttons  # the field shows its default: kept, or another value typed or chosen
     if has_value:  # keep what is there (after Back, or Edit from the summary) and go on
         buttons.append(_button(f"{ui_text('next', locale)} ▶", state.token, cb.STEP_SKIP))
     elif not current.required:

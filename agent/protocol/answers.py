@@ -109,32 +109,43 @@ def check_form_values(request: HumanInputRequest, raw: Mapping[str, Any]) -> For
     """Type raw values (strings, lists, bools) by field and enforce required fields.
 
     A given ``False`` or ``0`` is an answer, so a required checkbox left unticked passes. A
-    field left blank takes its ``default`` (the value it showed), so a required field with a
-    default counts as given.
+    field left out of ``raw`` (left as shown, or not named in typed lines) takes its ``default``
+    (the value it showed), so a required field with a default counts as given. A field given
+    blank (the person emptied it: ``""``, ``None``, ``[]``) has no value, whatever it showed: a
+    required one is refused, and an optional one with a default is ``None`` in the values, so
+    that it stays empty when they are checked again (the answer leaves it out).
     """
     raw = raw if isinstance(raw, Mapping) else {}
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
     for form_field in request.fields:
-        value, error = type_field_value(form_field, _raw_value(raw, form_field.name), request.locale)
+        given = _raw_value(raw, form_field.name)
+        if given is _LEFT_OUT and form_field.default is not None:
+            values[form_field.name] = form_field.default
+            continue
+        value, error = type_field_value(form_field, None if given is _LEFT_OUT else given, request.locale)
         if error is not None:
             errors[form_field.name] = error
-        elif value is BLANK and form_field.default is not None:
-            values[form_field.name] = form_field.default
-        elif value is BLANK:
-            if form_field.required:
-                errors[form_field.name] = ui_text("err_required", request.locale)
-        else:
+        elif value is not BLANK:
             values[form_field.name] = value
+        elif form_field.required:
+            errors[form_field.name] = ui_text("err_required", request.locale)
+        elif form_field.default is not None:
+            values[form_field.name] = None  # emptied: not its default
     return FormCheck(values=values, errors=errors)
 
 
+#: A field ``raw`` does not name (unlike one it names with a blank value).
+_LEFT_OUT: Any = object()
+
+
 def _raw_value(raw: Mapping[str, Any], name: str) -> Any:
-    """The raw value for field ``name``; keys are matched case-insensitively as a courtesy."""
+    """The raw value for field ``name`` (``_LEFT_OUT`` when there is none); keys are matched
+    case-insensitively as a courtesy."""
     if name in raw:
         return raw[name]
     key = name.casefold()
-    return next((value for k, value in raw.items() if isinstance(k, str) and k.casefold() == key), None)
+    return next((value for k, value in raw.items() if isinstance(k, str) and k.casefold() == key), _LEFT_OUT)
 
 
 def answer_with_form(
@@ -143,17 +154,19 @@ def answer_with_form(
     """The answer for checked (typed) form values; ``ValueError`` if they do not pass the check.
 
     The values are checked again (checking typed values changes nothing), so an answer
-    with a missing required field or a wrong type can never be built.
+    with a missing required field or a wrong type can never be built. A field the person emptied
+    (``None`` in checked values) is left out of the answer.
     """
     check = check_form_values(request, values)
     if not check.ok:
         raise ValueError(f"form values for {request.request_id} are not valid: {check.errors}")
+    given = {name: value for name, value in check.values.items() if value is not None}  # emptied: out
     return HumanInputResponse(
         source=request.source,
         request_id=request.request_id,
         response_kind="form",
-        value=form_summary(request, check.values),
-        values=check.values,
+        value=form_summary(request, given),
+        values=given,
         answered_by=by,
     )
 

@@ -157,3 +157,52 @@ def test_a_models_form_submitted_as_shown_gives_its_defaults_back(platform: str)
     assert typed(check.values) == typed(
         {"pick": "Beta", "few": ["A", "C"], "lots": ["Option 2", "Option 11"], "agree": True, "count": 10**20}
     )
+
+
+def _slack_emptied(element: dict[str, Any]) -> dict[str, Any]:
+    """One element's ``view.state.values`` entry once the person emptied it (Slack's shapes)."""
+    kind = element["type"]
+    if kind in ("plain_text_input", "number_input"):
+        return {"type": kind, "value": None}
+    if kind == "datepicker":
+        return {"type": kind, "selected_date": None}
+    return {"type": kind, "selected_options": []}
+
+
+EMPTIED: dict[str, Callable[[HumanInputRequest], dict[str, Any]]] = {
+    "slack": lambda request: shapes.slack_form_values(
+        request,
+        {
+            block["block_id"]: {block["element"]["action_id"]: _slack_emptied(block["element"])}
+            for block in shapes.render_form_modal(request, "{}")["blocks"]
+            if block["type"] == "input"
+        },
+    ),
+    "feishu": lambda request: shapes.feishu_actions.form_values(
+        request,
+        {
+            name: [] if kind == "multi_select_static" else ""
+            for name, kind in (
+                (c["name"], c["tag"])
+                for c in shapes._feishu_components(shapes.native_card(request, "t")["body"])
+            )
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("platform", sorted(EMPTIED))
+def test_a_field_the_person_emptied_reaches_the_agent_empty_not_as_its_default(platform: str) -> None:
+    """A Slack input or a Feishu component emptied before submitting: the agent gets no value."""
+    from clarigate.agent.protocol import normalize_request
+
+    fields = [
+        {"name": "notes", "default": "keep it small"},
+        {"name": "count", "type": "number", "default": 3},
+        {"name": "few", "type": "multi_select", "options": ["A", "B", "C"], "default": ["A"]},
+        {"name": "when", "type": "date", "default": "2026-01-31"},
+    ]
+    request = normalize_request({"question": "Settings?", "fields": fields}, "call")
+    check = check_form_values(request, EMPTIED[platform](request))
+    assert check.ok, check.errors
+    assert answer_with_form(request, check.values, None).values == {}

@@ -48,7 +48,7 @@ def test_a_default_is_typed_like_an_answer_or_dropped(spec: dict[str, Any], defa
     assert field.default == default and type(field.default) is type(default)
 
 
-def test_a_blank_field_takes_its_default_and_a_required_one_counts_as_given() -> None:
+def test_a_field_left_out_takes_its_default_and_a_required_one_counts_as_given() -> None:
     request = normalize_request(
         {
             "question": "?",
@@ -64,6 +64,33 @@ def test_a_blank_field_takes_its_default_and_a_required_one_counts_as_given() ->
     assert check.values == {"table": "users", "dry_run": True, "limit": 5}
     assert check_form_values(request, {}).errors.keys() == {"limit"}
     assert check_form_values(request, {"dry_run": False, "limit": 5}).values["dry_run"] is False
+
+
+EMPTIED = normalize_request(
+    {
+        "question": "?",
+        "fields": [
+            {"name": "name", "required": True, "default": "atlas"},
+            {"name": "notes", "default": "keep it small"},
+            {"name": "tags", "type": "multi_select", "options": CHOICES, "default": ["Alpha"]},
+        ],
+    },
+    "call",
+)
+
+
+@pytest.mark.parametrize("blank", ["", "  ", None, []])
+def test_a_field_the_person_emptied_has_no_value_not_its_default(blank: Any) -> None:
+    answer = answer_with_form(
+        EMPTIED, check_form_values(EMPTIED, {"notes": blank, "tags": blank}).values, None
+    )
+    assert answer.values == {"name": "atlas"}  # what the agent gets: neither the old notes nor tags
+    assert check_form_values(EMPTIED, {"name": blank}).errors.keys() == {"name"}  # required: refused
+
+
+def test_a_typed_line_with_nothing_after_it_empties_its_field() -> None:
+    reply = parse_typed_reply(EMPTIED, "name: demo\nnotes:", None)
+    assert reply.response is not None and reply.response.values == {"name": "demo", "tags": ["Alpha"]}
 
 
 def test_the_text_fallback_shows_current_values_and_a_reply_changes_only_what_it_names() -> None:

@@ -208,7 +208,8 @@ def test_form_values_are_read_back_by_field():
         "field-2": {"value": {"type": "plain_text_input", "value": None}},
         "field-3": {"value": {"type": "checkboxes", "selected_options": []}},
     }
-    assert form_values(request, state) == {"langs": ["l2", "l12"], "ok": False}
+    # an input left empty is given blank: no value, even where the field showed one
+    assert form_values(request, state) == {"langs": ["l2", "l12"], "notes": "", "ok": False}
 
 
 def test_question_is_bold_when_plain_and_converted_when_it_carries_markdown():
