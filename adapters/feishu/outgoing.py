@@ -1,8 +1,9 @@
 """Where a message goes and in what form, when Feishu refuses the usual one.
 
 - A group's replies go as thread replies to the message that started the conversation. A
-  group that refuses thread replies (230071) gets them in the chat instead, from then on
-  (remembered per chat in this process).
+  group that refuses thread replies (230071) gets them in the chat instead, as replies quoting
+  that message, from then on (remembered per chat in this process): a reply to one of them
+  keeps the conversation's root, so it comes back to the same conversation.
 - A reply's card that Feishu will not show (230099, every time: its content breaks a rule
   we did not foresee) is sent as a plain text message, as a question's text goes when its
   card is refused: the person gets the words, never nothing.
@@ -62,7 +63,7 @@ def card_refused(exc: FeishuApiError) -> bool:
 
 class Destinations:
     """Sends a message where the conversation's replies go: the thread (groups) or the chat (p2p);
-    the chat itself in a group that refuses thread replies."""
+    a quoting reply in the chat in a group that refuses thread replies."""
 
     def __init__(self, sender: FeishuSender) -> None:
         self.sender = sender
@@ -88,11 +89,20 @@ class Destinations:
             except FeishuApiError as exc:
                 if exc.feishu_code != THREAD_REFUSED_CODE:
                     raise
-                log.warning("feishu: chat %s refuses thread replies: posting in the chat", chat_id)
+                log.warning("feishu: chat %s refuses thread replies: replying in the chat", chat_id)
                 self._remember(chat_id)
+        if message_id is None and conversation.reply_to:
+            # a quoting reply, in the chat: it keeps the conversation's root, so a reply to it
+            # (a typed answer, /cancel) comes back to the same conversation
+            message_id = await self.sender.reply_message(
+                conversation.reply_to,
+                content,
+                in_thread=False,
+                key=derived_key(key, "chat"),
+                msg_type=msg_type,
+            )
         if message_id is None:
-            chat_key = derived_key(key, "chat") if conversation.reply_to else key
-            message_id = await self.sender.post_message(chat_id, content, key=chat_key, msg_type=msg_type)
+            message_id = await self.sender.post_message(chat_id, content, key=key, msg_type=msg_type)
         return MessageRef(platform=PLATFORM, chat_id=chat_id, message_id=message_id, extra=extra or {})
 
     async def deliver_text(self, conversation: Conversation, text: str, key: str | None) -> MessageRef:

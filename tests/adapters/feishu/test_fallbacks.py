@@ -1,7 +1,8 @@
 """When Feishu refuses the usual form or place of a message, the person still gets it.
 
 A card Feishu will not make (230099, every time) goes as a plain text message, a reply as
-much as a question; a group that refuses thread replies (230071) gets them in the chat.
+much as a question; a group that refuses thread replies (230071) gets them in the chat, as
+replies quoting the message that asked, so a reply to them stays in its conversation.
 """
 
 from __future__ import annotations
@@ -61,15 +62,39 @@ async def test_a_group_refusing_thread_replies_gets_the_question_and_reply_in_th
     await bot.gateway.drain()
     refused, question = bot.api.posted()
     assert refused.path == "/open-apis/im/v1/messages/om_root/reply" and refused.code == 230071
-    assert question.path == "/open-apis/im/v1/messages" and question.query["receive_id_type"] == ["chat_id"]
-    assert question.body["receive_id"] == "oc_group" and question.code == 0
+    # in the chat, quoting the message that asked: its conversation's root stays the same
+    assert question.path == "/open-apis/im/v1/messages/om_root/reply" and question.code == 0
+    assert question.body["reply_in_thread"] is False
     assert "Which region?" in text_of(question.card())
 
     await bot.deliver(message_event("plan it", message_id="om_next", **GROUP))
     await bot.gateway.drain()
     (reply,) = bot.api.posted()[2:]  # remembered: no thread reply tried again in this chat
-    assert reply.path == "/open-apis/im/v1/messages" and reply.body["receive_id"] == "oc_group"
+    assert reply.path == "/open-apis/im/v1/messages/om_next/reply" and reply.body["reply_in_thread"] is False
     assert "the plan" in text_of(reply.card())
+
+
+async def test_in_such_a_group_a_reply_to_the_question_answers_it_and_cancel_dismisses_it(make_bot):
+    bot = await make_bot(ScriptedRunner(asks_then_replies), progress_after_seconds=100)
+    bot.api.refuse_thread_replies = True
+    bot.api.refuse_cards = True  # asked as a text message: typing is the only way to answer
+    await bot.deliver(message_event("ask me a question", message_id="om_root", **GROUP))
+    await bot.gateway.drain()
+    asked_in = bot.runner.calls[-1].thread_id
+    # a reply quoting the bot's question carries the root of the chain it quotes
+    await bot.deliver(message_event("2", message_id="om_answer", root_id="om_root", **GROUP))
+    await bot.gateway.drain()
+    assert bot.runner.calls[-1].response is not None and bot.runner.calls[-1].response.value == "us"
+
+    await bot.deliver(message_event("ask me a question", message_id="om_again", **GROUP))
+    await bot.gateway.drain()
+    asked_in = bot.runner.calls[-1].thread_id
+    await bot.deliver(message_event("/cancel", message_id="om_cancel", root_id="om_again", **GROUP))
+    await bot.gateway.drain()
+    record = await bot.gateway.store.pending_for_thread(asked_in)
+    assert record is None or record.status != "pending"
+    declined = bot.runner.calls[-1].response
+    assert declined is not None and declined.response_kind == "declined"
 
 
 async def test_a_refused_question_card_in_such_a_group_falls_back_to_text_in_the_chat(make_bot):
@@ -79,6 +104,8 @@ async def test_a_refused_question_card_in_such_a_group_falls_back_to_text_in_the
     await bot.deliver(message_event("ask me a question", message_id="om_root", **GROUP))
     await bot.gateway.drain()
     delivered = [c for c in bot.api.posted() if c.code == 0]
-    assert [(c.path, c.body["msg_type"]) for c in delivered] == [("/open-apis/im/v1/messages", "text")]
-    assert delivered[0].body["receive_id"] == "oc_group"
+    assert [(c.path, c.body["msg_type"]) for c in delivered] == [
+        ("/open-apis/im/v1/messages/om_root/reply", "text")
+    ]
+    assert delivered[0].body["reply_in_thread"] is False
     assert "Which region?" in next(iter(bot.api.texts.values()))
