@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from clarigate.agent.protocol import FormField, HumanInputRequest, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, number_text, ui_text
 
 ACTION_SELECT = "sel"
 ACTION_OTHER = "other"
@@ -96,6 +96,17 @@ def read_card_action(request: HumanInputRequest, action: dict[str, Any]) -> Card
     return CardAnswer(option_id=option_id)
 
 
+#: An input's ``max_length`` is at most 1000; a longer default is not shown (left empty, it is kept).
+INPUT_MAX_LENGTH = 1000
+
+
+def input_default(f: FormField) -> str | None:
+    """The text an input shows for the field's default; None when it has none or it is longer
+    than an input takes (the input shows empty, and left empty the field keeps its default)."""
+    shown = number_text(f.default) if f.type == "number" else f.default
+    return shown if isinstance(shown, str) and len(shown) <= INPUT_MAX_LENGTH else None
+
+
 def form_values(request: HumanInputRequest, form_value: dict[str, Any]) -> dict[str, Any]:
     """Raw values by field name, option positions turned back into option values.
 
@@ -115,8 +126,21 @@ def form_values(request: HumanInputRequest, form_value: dict[str, Any]) -> dict[
     for f in request.fields:  # an unticked checker may be left out of form_value
         if f.type == "checkbox" and f.name not in raw:
             raw[f.name] = False
-    # an emptied component has no value (not its default): given as blank, as the core reads it
-    return {k: "" if v is None or v == [] else v for k, v in raw.items()}
+    given: dict[str, Any] = {}
+    for f in request.fields:
+        if f.name not in raw:
+            continue
+        value = raw[f.name]
+        if value in (None, "", []) and _shown_empty(f):
+            continue  # a default too long for its input showed empty: left so, the field keeps it
+        given[f.name] = "" if value is None or value == [] else value  # emptied: blank, not its default
+    return given
+
+
+def _shown_empty(f: FormField) -> bool:
+    """A field with a default its input did not show (text longer than an input takes)."""
+    plain_input = f.type not in ("select", "multi_select", "date", "checkbox")
+    return f.default is not None and plain_input and input_default(f) is None
 
 
 def field_value(f: FormField, value: Any) -> Any:

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from clarigate.adapters.labels import labels_are_cut, shown_labels
-from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog, number_text, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog, ui_text
 from clarigate.agent.protocol.fallback import shown_as_text
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.protocol.risk import option_roles
@@ -34,6 +34,7 @@ from .actions import (
     ACTION_SELECT,
     OTHER_INPUT,
     field_name,
+    input_default,
     option_action,
 )
 from .markup import cut, escape_markdown, preview, split_reply
@@ -47,8 +48,6 @@ MAX_ELEMENTS = 200
 MAX_BUTTONS = 5
 BUTTON_TEXT_CHARS = 60
 PLAIN_TEXT_CHARS = 100
-#: An input's ``max_length`` is at most 1000; a longer default is left out (blank keeps it).
-INPUT_MAX_LENGTH = 1000
 FALLBACK_CHARS = 6000
 
 Card = dict[str, Any]
@@ -263,8 +262,8 @@ def field_component(f: FormField, index: int, token: str, locale: Locale) -> dic
     component = {"tag": "input", "name": name, "placeholder": hint, "required": f.required}
     if f.type == "textarea":
         component.update(input_type="multiline_text", rows=3)
-    shown = number_text(f.default) if f.type == "number" else f.default
-    if isinstance(shown, str) and len(shown) <= INPUT_MAX_LENGTH:
+    shown = input_default(f)
+    if shown is not None:
         component["default_value"] = shown
     return component
 

@@ -143,6 +143,16 @@ def _choice_element(
     )
 
 
+def shows_default(field: FormField) -> bool:
+    """Whether the field's element shows its default: not a text longer than an input takes
+    (that field shows empty, and left empty it keeps its default)."""
+    default = field.default
+    choice = field.type in ("select", "multi_select") and bool(field.options)
+    if choice or field.type in ("number", "date", "checkbox"):
+        return default is not None
+    return isinstance(default, str) and len(default) <= TEXT_LIMIT
+
+
 def _element(field: FormField, locale: str) -> InputInteractiveElement:
     """One field's element, filled in with its default (Block Kit's ``initial_*``)."""
     placeholder = plain(field.placeholder, PLACEHOLDER_LIMIT) if field.placeholder else None
@@ -162,7 +172,7 @@ def _element(field: FormField, locale: str) -> InputInteractiveElement:
         )
     if field.type in ("select", "multi_select") and field.options:
         return _choice_element(field, locale, placeholder)
-    text = default if isinstance(default, str) and len(default) <= TEXT_LIMIT else None
+    text = default if shows_default(field) else None
     return PlainTextInputElement(
         action_id=VALUE_ACTION,
         multiline=field.type == "textarea" or "\n" in (text or ""),
@@ -257,6 +267,8 @@ def form_values(request: HumanInputRequest, state_values: dict[str, Any]) -> dic
         if state is None:
             continue
         value = _raw_value(field, state)
+        if value is None and field.default is not None and not shows_default(field):
+            continue  # it showed empty (a default too long to show): left as shown, it keeps it
         values[field.name] = "" if value is None else value  # emptied: no value, not its default
     return values
 

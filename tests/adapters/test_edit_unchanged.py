@@ -150,12 +150,20 @@ def test_a_models_form_submitted_as_shown_gives_its_defaults_back(platform: str)
         {"name": "lots", "type": "multi_select", "options": MANY, "default": ["Option 11", "Option 2"]},
         {"name": "agree", "type": "checkbox", "required": True, "default": True},
         {"name": "count", "type": "number", "default": 1e20},
+        {"name": "draft", "type": "textarea", "default": "a long draft " * 150},  # more than an input shows
     ]
     request = normalize_request({"question": "Settings?", "fields": fields}, "call")
     check = check_form_values(request, PLATFORMS[platform](request))
     assert check.ok, check.errors
     assert typed(check.values) == typed(
-        {"pick": "Beta", "few": ["A", "C"], "lots": ["Option 2", "Option 11"], "agree": True, "count": 10**20}
+        {
+            "pick": "Beta",
+            "few": ["A", "C"],
+            "lots": ["Option 2", "Option 11"],
+            "agree": True,
+            "count": 10**20,
+            "draft": ("a long draft " * 150).strip(),
+        }
     )
 
 
