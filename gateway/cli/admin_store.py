@@ -17,6 +17,7 @@ from clarigate.gateway.flow.answers import answered_by, answered_line, run_text_
 from clarigate.gateway.flow.commands import dismissed_in
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.runtime.preflight import first_line
 from clarigate.gateway.store.base import Job
 from clarigate.gateway.store.connection import open_redis
 from clarigate.gateway.store.keys import GROUP, StoreKeys, decode_record
@@ -52,7 +53,7 @@ class Admin:
         try:
             self.redis: Any = open_redis(config.redis_url, parsed_replies=True)
         except ValueError as exc:  # a URL no client can use, in serve's words
-            raise AdminError(f"REDIS_URL cannot be used: {str(exc).splitlines()[0]}") from exc
+            raise AdminError(f"REDIS_URL cannot be used: {first_line(exc)}") from exc
         self.store = RedisStore(config.redis_url, config.bot_id)
 
     async def __aenter__(self) -> Admin:

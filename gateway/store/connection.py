@@ -22,6 +22,7 @@ Every client the store, ``serve``'s identity check and ``clarigate admin`` open 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -30,6 +31,7 @@ from redis.asyncio.connection import ConnectionPool, UnixDomainSocketConnection,
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
+from redis.exceptions import RedisError
 
 #: A connection idle this long is checked with ``PING`` before its next command (seconds).
 HEALTH_CHECK_SECONDS = 15
@@ -76,27 +78,46 @@ def open_redis(url: str, *, retries: int = 3, parsed_replies: bool = False) -> R
     dicts, …), for code written against redis-py's commands (``clarigate admin``) rather than
     against the raw replies the store's scripts expect.
     """
-    scheme = urlsplit(url).scheme
-    if scheme in SENTINEL_SCHEMES:
-        client = _sentinel_master(url, retries)
-    else:
-        options = _defaults(retries)
-        # the URL's own options (socket_timeout, ssl_ca_certs, client_name…) win over the defaults
-        options.update(parse_url(url))
-        if options.get("connection_class") is UnixDomainSocketConnection:
-            options.pop("socket_keepalive", None)  # not a TCP socket
-        options.setdefault("max_connections", MAX_CONNECTIONS)
-        _check_database(url)
-        pool = ConnectionPool(**options)
-        try:  # a connection made here opens no socket; an option redis-py does not know fails now
-            pool.connection_class(**pool.connection_kwargs)
-        except TypeError as exc:
-            raise ValueError(f"an option of the Redis URL is not one redis-py knows: {exc}") from exc
-        client = Redis.from_pool(pool)
+    try:
+        client = (
+            _sentinel_master(url, retries)
+            if urlsplit(url).scheme in SENTINEL_SCHEMES
+            else _direct(url, retries)
+        )
+    except (ValueError, RedisError) as exc:  # a URL no client can use, said without its user and password
+        raise ValueError(_without_user_info(str(exc).strip().split("\n")[0], url)) from None
     if not parsed_replies:
         # raw replies: ``SET … GET`` gives the old value, ``XREADGROUP`` its nested arrays, as in redis-cli
         client.response_callbacks.clear()
     return client
+
+
+def _direct(url: str, retries: int) -> Redis:
+    options = _defaults(retries)
+    # the URL's own options (socket_timeout, ssl_ca_certs, client_name…) win over the defaults
+    options.update(parse_url(url))
+    if options.get("connection_class") is UnixDomainSocketConnection:
+        options.pop("socket_keepalive", None)  # not a TCP socket
+    options.setdefault("max_connections", MAX_CONNECTIONS)
+    _check_database(url)
+    pool = ConnectionPool(**options)
+    try:  # a connection made here opens no socket; an option redis-py does not know fails now
+        pool.connection_class(**pool.connection_kwargs)
+    except TypeError as exc:
+        raise ValueError(f"an option of the Redis URL is not one redis-py knows: {exc}") from exc
+    return Redis.from_pool(pool)
+
+
+def _without_user_info(message: str, url: str) -> str:
+    """``message`` with every piece of the URL's user and password masked (a password holding
+    ``/`` or ``#`` unescaped ends up in redis-py's words about the port)."""
+    user_info = url.partition("://")[2].rpartition("@")[0]
+    for piece in sorted(
+        set(re.split(r"[:/@?#]", user_info)) | {user_info, unquote(user_info)}, key=len, reverse=True
+    ):
+        if len(piece) >= 3:
+            message = message.replace(piece, "***")
+    return message
 
 
 def _check_database(url: str) -> None:

@@ -161,6 +161,9 @@ UNUSABLE_REDIS_URLS = {
     # redis-py would take these as database 0 without a word
     "redis://:hunter2@127.0.0.1:6379/clarigate": "database must be a number",
     "redis://:hunter2@127.0.0.1:6379/-1": "database must be a number",
+    "rediss://:hunter2@127.0.0.1:6379/0?ssl_cert_reqs=bogus": "Invalid SSL Certificate Requirements Flag",
+    # a password with an unescaped "/": redis-py reads a piece of it as the port, and says so
+    "redis://:hunter2/x@127.0.0.1:6379/0": "Port could not be cast to integer value as '***'",
 }
 
 
