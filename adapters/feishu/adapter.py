@@ -70,6 +70,8 @@ log = logging.getLogger(__name__)
 CARDKIT_PAUSE_SECONDS = 600.0
 #: What a live message that cannot be recalled is left showing (nothing half-written, no cursor).
 CLOSED_LINE = "—"
+#: Marks a "Working…" card whose edit into the reply failed once for now (``MessageRef.extra``).
+EDIT_FAILED = "edit_failed"
 
 
 class FeishuAdapter(FeishuFiles, PlatformAdapter):
@@ -227,8 +229,8 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         It replaces the finished "Working…" card when there is one; otherwise it is
         posted in the thread (groups) or the chat (p2p). An edit that failed for now (a 5xx, a
         rate limit, the network) is raised with the card kept for the core's retry; one Feishu
-        refuses for good (the card is gone or cannot be edited) posts ``card`` as a new message,
-        the "Working…" card recalled (or closed) first.
+        refuses for good (the card is gone or cannot be edited), or that fails again on that
+        retry, posts ``card`` as a new message, the "Working…" card recalled (or closed) first.
         """
         working = self.working.take(conversation.thread_key) if reuse else None
         if working is not None:
@@ -236,8 +238,10 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
                 await self.sender.update_card(working.message_id, card)
                 return working
             except FeishuApiError as exc:
-                if not exc.permanent:
-                    self.working.put(conversation.thread_key, working)  # the retry edits it again
+                if not exc.permanent and EDIT_FAILED not in working.extra:
+                    # the core's retry edits it once more; failing again, the reply is posted anew
+                    marked = working.model_copy(update={"extra": {**working.extra, EDIT_FAILED: "1"}})
+                    self.working.put(conversation.thread_key, marked)
                     raise
                 log.warning("feishu: the working card cannot show the reply (%s): posting it anew", exc.code)
                 await self._close_working(working)

@@ -342,6 +342,20 @@ async def test_streaming_off_edits_the_working_card_again_when_an_edit_fails_for
         await bot.gateway.stop(grace=0)
 
 
+async def test_streaming_off_posts_the_reply_anew_when_the_edit_fails_again(make_bot, agent):
+    bot = await make_bot(
+        agent([{"content": ANSWER, "token_delay_seconds": 0.02}]), feishu=FeishuSettings(streaming="off")
+    )
+    bot.api.fail_next(500, 1, times=2, method="PATCH")  # the edit fails, and fails again on the retry
+    await bot.deliver(message_event("how did the deploy go?"))
+    await bot.gateway.drain(timeout=20)
+    assert [edit.status for edit in bot.api.patched()] == [500, 500]  # no edit stays the reply's only way
+    working, reply = bot.api.posted()
+    assert text_of(reply.card()) == ANSWER
+    assert bot.api.by_uuid[working.body["uuid"]] in bot.api.deleted  # recalled, not left "Working…"
+    assert [text_of(c) for c in bot.api.shown()] == [ANSWER]
+
+
 async def test_streaming_off_posts_the_reply_anew_when_the_working_card_cannot_be_edited(make_bot, agent):
     bot = await make_bot(
         agent([{"content": ANSWER, "token_delay_seconds": 0.02}]), feishu=FeishuSettings(streaming="off")
