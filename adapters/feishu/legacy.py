@@ -27,8 +27,9 @@ CardUpdate = Callable[[str, dict[str, Any]], Awaitable[None]]
 #: within 3 s; the API's own timeout is 10 s): then the card JSON is the answer instead.
 UPDATE_WAIT_SECONDS = 1.5
 
-#: Updates still under way after their callback was answered (kept, so none is collected unfinished).
-_late_updates: set[asyncio.Future[None]] = set()
+#: The update under way of each clicked card, by message id (kept, so none is collected unfinished;
+#: a later click's update waits for it, so the cards land in the order of the clicks).
+_updating: dict[str, asyncio.Future[None]] = {}
 
 
 def is_legacy_card_callback(payload: dict[str, Any]) -> bool:
@@ -68,12 +69,15 @@ async def legacy_reply(
     if not (isinstance(card, dict) and isinstance(card.get("data"), dict)):
         return toast
     if toast and update_card is not None and message_id:
-        update = asyncio.ensure_future(update_card(message_id, card["data"]))
+        # after the card's update still under way, if any: the later click's card lands last
+        previous = _updating.get(message_id)
+        update = asyncio.ensure_future(_after(previous, update_card(message_id, card["data"])))
+        _updating[message_id] = update
+        update.add_done_callback(lambda over: _forget(message_id, over))
         done, _ = await asyncio.wait({update}, timeout=UPDATE_WAIT_SECONDS)
         if not done:  # the same card either way: Feishu applies the answer, the update lands later
             log.warning("feishu: the open API is slow to replace the clicked card: answering with it")
-            _late_updates.add(update)
-            update.add_done_callback(_late_update_done)
+            update.add_done_callback(_say_if_failed)
         else:
             try:
                 update.result()
@@ -83,9 +87,21 @@ async def legacy_reply(
     return dict(card["data"])
 
 
-def _late_update_done(update: asyncio.Future[None]) -> None:
-    """Forget an update that finished after its callback was answered; say if it failed."""
-    _late_updates.discard(update)
+async def _after(previous: asyncio.Future[None] | None, update: Awaitable[None]) -> None:
+    """``update``, once ``previous`` (an update of the same card) is over, however it ended."""
+    if previous is not None:
+        await asyncio.wait({previous})
+    await update
+
+
+def _forget(message_id: str, update: asyncio.Future[None]) -> None:
+    """Forget a card's update once it is over, unless a later one took its place."""
+    if _updating.get(message_id) is update:
+        del _updating[message_id]
+
+
+def _say_if_failed(update: asyncio.Future[None]) -> None:
+    """An update that ended after its callback was answered: say if it failed."""
     failure = None if update.cancelled() else update.exception()
     if failure is not None:
         log.warning("feishu: the clicked card's late update failed: %r", failure)

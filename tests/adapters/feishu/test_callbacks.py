@@ -7,6 +7,7 @@ import logging
 import threading
 import time
 
+from clarigate.adapters.feishu import legacy
 from clarigate.adapters.testing import ScriptedRunner, asking, form_request
 from clarigate.agent.protocol import FormField, HumanInputRequest
 
@@ -87,6 +88,28 @@ async def test_an_old_style_click_is_answered_in_time_while_the_open_api_is_slow
     assert await asyncio.to_thread(within, 10.0, lambda: len(bot.api.patched()) == 1)
     assert await asyncio.to_thread(within, 10.0, lambda: bot.api.patched()[0].status == 200)
     assert bot.api.cards[message_id] == new_card
+
+
+async def test_slow_updates_of_one_card_land_in_the_order_of_the_clicks(monkeypatch):
+    """Two clicks on one card while the open API is slow: each callback is answered with its card,
+    and the API's updates land in the order of the clicks, so the card ends as the later one."""
+    monkeypatch.setattr(legacy, "UPDATE_WAIT_SECONDS", 0.05)
+    landed: list[int] = []
+    delays = iter([0.4, 0.0])  # the first click's update is the slow one
+
+    async def update_card(message_id: str, card: dict) -> None:
+        await asyncio.sleep(next(delays))
+        landed.append(card["n"])
+
+    first = {"toast": {"type": "error"}, "card": {"type": "raw", "data": {"n": 1}}}
+    second = {"toast": {"type": "success"}, "card": {"type": "raw", "data": {"n": 2}}}
+    assert await legacy.legacy_reply(first, "om_1", update_card) == {"n": 1}  # not in time: the card
+    assert await legacy.legacy_reply(second, "om_1", update_card) == {"n": 2}
+    for _ in range(200):
+        if len(landed) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert landed == [1, 2]  # the card ends as the later click left it
 
 
 def chinese_form() -> HumanInputRequest:
