@@ -23,7 +23,7 @@ from clarigate.gateway.boundary.messages import Conversation, MessageRef
 
 from .open_api import FeishuApiError
 from .receive import PLATFORM
-from .send import FeishuSender
+from .send import MESSAGE_GONE_CODES, FeishuSender
 
 log = logging.getLogger(__name__)
 
@@ -94,13 +94,19 @@ class Destinations:
         if message_id is None and conversation.reply_to:
             # a quoting reply, in the chat: it keeps the conversation's root, so a reply to it
             # (a typed answer, /cancel) comes back to the same conversation
-            message_id = await self.sender.reply_message(
-                conversation.reply_to,
-                content,
-                in_thread=False,
-                key=derived_key(key, "chat"),
-                msg_type=msg_type,
-            )
+            try:
+                message_id = await self.sender.reply_message(
+                    conversation.reply_to,
+                    content,
+                    in_thread=False,
+                    key=derived_key(key, "chat"),
+                    msg_type=msg_type,
+                )
+            except FeishuApiError as exc:
+                if exc.feishu_code not in MESSAGE_GONE_CODES:
+                    raise
+                log.warning("feishu: the message to quote is gone (%s): posting in the chat", exc.code)
+                key = derived_key(key, "post")
         if message_id is None:
             message_id = await self.sender.post_message(chat_id, content, key=key, msg_type=msg_type)
         return MessageRef(platform=PLATFORM, chat_id=chat_id, message_id=message_id, extra=extra or {})

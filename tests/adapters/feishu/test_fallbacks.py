@@ -74,22 +74,47 @@ async def test_a_group_refusing_thread_replies_gets_the_question_and_reply_in_th
     assert "the plan" in text_of(reply.card())
 
 
+async def test_in_such_a_group_a_reply_whose_message_was_recalled_is_posted_in_the_chat(make_bot):
+    bot = await make_bot(ScriptedRunner(asks_then_replies), progress_after_seconds=100)
+    bot.api.refuse_thread_replies = True
+    await bot.deliver(message_event("plan it", message_id="om_root", **GROUP))
+    await bot.gateway.drain()
+    bot.api.fail_next(400, 230011, path_part="om_gone/reply")  # the person recalled their message
+    await bot.deliver(message_event("plan it", message_id="om_gone", **GROUP))
+    await bot.gateway.drain()
+    gone, posted = bot.api.posted()[-2:]
+    assert gone.code == 230011
+    assert posted.path == "/open-apis/im/v1/messages" and posted.body["receive_id"] == "oc_group"
+    assert posted.code == 0 and "the plan" in text_of(posted.card())
+
+
+def root_of_last_message(bot) -> str:
+    """The ``root_id`` Feishu gives a reply to the bot's latest message: the root of the message
+    that one replies to (here always a conversation's first message), or that message itself
+    when it was posted in the chat."""
+    last = [c for c in bot.api.posted() if c.code == 0][-1]
+    if last.path.endswith("/reply"):
+        return last.path.split("/")[-2]
+    return bot.api.by_uuid[last.body["uuid"]]
+
+
 async def test_in_such_a_group_a_reply_to_the_question_answers_it_and_cancel_dismisses_it(make_bot):
     bot = await make_bot(ScriptedRunner(asks_then_replies), progress_after_seconds=100)
     bot.api.refuse_thread_replies = True
     bot.api.refuse_cards = True  # asked as a text message: typing is the only way to answer
     await bot.deliver(message_event("ask me a question", message_id="om_root", **GROUP))
     await bot.gateway.drain()
-    asked_in = bot.runner.calls[-1].thread_id
-    # a reply quoting the bot's question carries the root of the chain it quotes
-    await bot.deliver(message_event("2", message_id="om_answer", root_id="om_root", **GROUP))
+    # the person replies to the bot's question
+    await bot.deliver(message_event("2", message_id="om_answer", root_id=root_of_last_message(bot), **GROUP))
     await bot.gateway.drain()
     assert bot.runner.calls[-1].response is not None and bot.runner.calls[-1].response.value == "us"
 
     await bot.deliver(message_event("ask me a question", message_id="om_again", **GROUP))
     await bot.gateway.drain()
     asked_in = bot.runner.calls[-1].thread_id
-    await bot.deliver(message_event("/cancel", message_id="om_cancel", root_id="om_again", **GROUP))
+    await bot.deliver(
+        message_event("/cancel", message_id="om_cancel", root_id=root_of_last_message(bot), **GROUP)
+    )
     await bot.gateway.drain()
     record = await bot.gateway.store.pending_for_thread(asked_in)
     assert record is None or record.status != "pending"
