@@ -172,7 +172,7 @@ def _element(field: FormField, locale: str) -> InputInteractiveElement:
         )
     if field.type in ("select", "multi_select") and field.options:
         return _choice_element(field, locale, placeholder)
-    text = default if shows_default(field) else None
+    text = default if isinstance(default, str) and shows_default(field) else None
     return PlainTextInputElement(
         action_id=VALUE_ACTION,
         multiline=field.type == "textarea" or "\n" in (text or ""),
