@@ -70,8 +70,6 @@ log = logging.getLogger(__name__)
 CARDKIT_PAUSE_SECONDS = 600.0
 #: What a live message that cannot be recalled is left showing (nothing half-written, no cursor).
 CLOSED_LINE = "—"
-#: Marks a "Working…" card whose edit into the reply failed once for now (``MessageRef.extra``).
-EDIT_FAILED = "edit_failed"
 
 
 class FeishuAdapter(FeishuFiles, PlatformAdapter):
@@ -232,33 +230,12 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         refuses for good (the card is gone or cannot be edited), or that fails again on that
         retry, posts ``card`` as a new message, the "Working…" card recalled (or closed) first.
         """
-        working = self.working.take(conversation.thread_key) if reuse else None
-        if working is not None:
-            try:
-                await self.sender.update_card(working.message_id, card)
-                return working
-            except FeishuApiError as exc:
-                if not exc.permanent and EDIT_FAILED not in working.extra:
-                    # the core's retry edits it once more; failing again, the reply is posted anew
-                    marked = working.model_copy(update={"extra": {**working.extra, EDIT_FAILED: "1"}})
-                    self.working.put(conversation.thread_key, marked)
-                    raise
-                log.warning("feishu: the working card cannot show the reply (%s): posting it anew", exc.code)
-                await self._close_working(working)
+        if reuse:
+            closed = render_notice(CLOSED_LINE)
+            shown = await self.working.show(self.sender, conversation.thread_key, card, closed)
+            if shown is not None:
+                return shown
         return await self.deliver(conversation, card_json(card), key=key)
-
-    async def _close_working(self, ref: MessageRef) -> None:
-        """Best effort: recall a "Working…" card no reply can replace, else make it show
-        ``CLOSED_LINE``, so it does not say "Working…" for good (the reply goes out either way)."""
-        try:
-            await self.sender.delete_message(ref.message_id)
-            return
-        except FeishuApiError as exc:
-            log.warning("feishu: could not recall the working card (%s): closing it instead", exc.code)
-        try:
-            await self.sender.update_card(ref.message_id, render_notice(CLOSED_LINE))
-        except FeishuApiError as exc:
-            log.warning("feishu: could not close the working card (%s)", exc.code)
 
     async def deliver(
         self,

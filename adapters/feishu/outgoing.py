@@ -18,6 +18,7 @@ import json
 import logging
 import uuid
 from collections import OrderedDict
+from typing import Any
 
 from clarigate.gateway.boundary.messages import Conversation, MessageRef
 
@@ -33,6 +34,8 @@ THREAD_REFUSED_CODE = 230071
 CARD_REFUSED_CODES = {230099}
 #: Chats remembered as refusing thread replies, at most.
 CHATS_REMEMBERED = 2000
+#: Marks a "Working…" card whose edit into the reply failed once for now (``MessageRef.extra``).
+EDIT_FAILED = "edit_failed"
 
 
 def part_key(key: str | None, index: int) -> str | None:
@@ -143,3 +146,34 @@ class WorkingCards:
     def take(self, key: str) -> MessageRef | None:
         """The card waiting in conversation ``key``, forgotten once taken."""
         return self._cards.pop(key, None)
+
+    async def show(
+        self, sender: FeishuSender, key: str, card: dict[str, Any], closed: dict[str, Any]
+    ) -> MessageRef | None:
+        """The card waiting in conversation ``key`` edited into ``card``: its ref; None when there is
+        none, or when it cannot show ``card`` (post that anew): Feishu refused the edit for good (the
+        card is gone or cannot be edited) or it failed again on the core's retry. Then the card is
+        recalled, else made to show ``closed``, so it does not say "Working…" for good. An edit
+        that failed for now (a 5xx, a rate limit, the network) is raised, the card kept for the
+        retry."""
+        working = self.take(key)
+        if working is None:
+            return None
+        try:
+            await sender.update_card(working.message_id, card)
+            return working
+        except FeishuApiError as exc:
+            if not exc.permanent and EDIT_FAILED not in working.extra:
+                self.put(key, working.model_copy(update={"extra": {**working.extra, EDIT_FAILED: "1"}}))
+                raise
+            log.warning("feishu: the working card cannot show the reply (%s): posting it anew", exc.code)
+        try:
+            await sender.delete_message(working.message_id)
+            return None
+        except FeishuApiError as exc:
+            log.warning("feishu: could not recall the working card (%s): closing it instead", exc.code)
+        try:
+            await sender.update_card(working.message_id, closed)
+        except FeishuApiError as exc:
+            log.warning("feishu: could not close the working card (%s)", exc.code)
+        return None
