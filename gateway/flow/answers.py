@@ -27,6 +27,7 @@ from clarigate.gateway.boundary.messages import (
     AnswerOutcome,
     AnswerStatus,
     InboundAnswer,
+    InboundMessage,
     Notice,
     PendingView,
     Sender,
@@ -176,3 +177,18 @@ def from_someone_else(record: PendingRecord, sender: Sender, text: str) -> str:
     who, asked = cut(one_line(sender.label), NAME_CHARS), cut(one_line(asker.label), NAME_CHARS)
     note = ui_text("run_from_other", locale, who=who, asker=asked)
     return f"{note}\n\n{text}" if text else note
+
+
+def may_type_answer(record: PendingRecord, msg: InboundMessage) -> bool:
+    """True when ``msg`` is a typed answer to ``record``: the question is open, asked before the
+    message was written, and its author may answer it (a message written while the agent was
+    still thinking is more context, not an answer to a question the person had not seen yet)."""
+    if record.status != "pending" or record.expires_at <= time.time() or msg.received_at < record.created_at:
+        return False
+    asker = record.asked_by
+    return record.policy == "anyone" or asker is None or asker.user_id == msg.sender.user_id
+
+
+def typed_answer_key(inbound_id: str) -> str:
+    """The store key of the answer a message job claimed by typing, for a later delivery of it."""
+    return f"typed-answer:{inbound_id}"

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from typing import Any
 
 from clarigate.agent.interrupts import parse_request_id
-from clarigate.agent.protocol import HumanInputResponse, looks_like_answer, parse_typed_reply
 from clarigate.gateway.boundary.messages import (
     AnswerJob,
     ClarificationClosed,
@@ -38,18 +37,17 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.agent_run import AgentRun, Turn, ensure_held
 from clarigate.gateway.flow.answers import (
-    answered_by,
     answered_line,
     from_someone_else,
-    run_text_for,
+    may_type_answer,
     view_of,
 )
 from clarigate.gateway.flow.attachments import fetch_images, message_text
 from clarigate.gateway.flow.commands import Control, parse_command, stopped_words
-from clarigate.gateway.flow.confirm import TypedConfirm
 from clarigate.gateway.flow.delivery import Deliverer, Superseded, new_plan, persist, persist_budget
 from clarigate.gateway.flow.notices import language_hint, notice_for_text
 from clarigate.gateway.flow.outage import wait_for_store
+from clarigate.gateway.flow.typed import TypedAnswers
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.runners.base import AgentRunner
 from clarigate.gateway.runtime import metrics
@@ -87,7 +85,7 @@ class Dispatcher:
         self.on_done = on_done  # told each inbound id completed here
         self.deliverer = Deliverer(config, store, outbox)
         self.agent_run = AgentRun(config, store, runner, outbox)
-        self.confirm = TypedConfirm(store)  # a typed go-ahead pick asks to be confirmed first
+        self.typed = TypedAnswers(config, store, outbox, control, self.agent_run)
 
     async def handle(self, handle: JobHandle) -> None:
         """Run (unless its outputs were recorded already) and deliver one job, then complete it.
@@ -224,12 +222,14 @@ class Dispatcher:
 
             await self.control.handle(command, msg, reply)
             return
+        if await self.typed.claimed_before(conv, msg, turn):
+            return
         # a new request's language is what the person's later commands (/help, /status) answer in
         # (a typed answer such as "Vue" says less): with no question open, saved by the lookup
         locale = self.control.locale_of(msg)
         thread_id, pending = await self.store.thread_with_pending(conv.thread_key, ttl, locale)
         set_log_context(thread_id=thread_id)
-        if pending is not None and await self._settled_by_question(conv, msg, pending, thread_id, turn):
+        if pending is not None and await self.typed.settled_by_question(conv, msg, pending, thread_id, turn):
             return
         left_open = await self._left_open(pending, msg)
         turn.may_answer = left_open is None  # someone else's question stays open: not theirs
@@ -249,38 +249,6 @@ class Dispatcher:
         if left_open is not None:
             await self._close_if_replaced(left_open, msg.sender, turn)
 
-    async def _settled_by_question(
-        self, conv: Conversation, msg: InboundMessage, pending: PendingRecord, thread_id: str, turn: Turn
-    ) -> bool:
-        """True when ``msg`` is taken as the typed answer to the thread's open question (an answer
-        run, the answer's problems, a confirmation asked for); False when it runs as a new request.
-
-        Only people who may answer it (``_may_type_answer``) answer by typing; when what they type
-        is no answer, the question closes (as superseded, for everyone) and the message runs as a
-        request, never as the question's answer. Anyone else's message is a request of its own
-        (``_left_open``).
-        """
-        if not self._may_type_answer(pending, msg):
-            return False
-        if msg.attachments and not msg.text.strip():
-            # a photo or file alone types no answer: it runs as a request, with what it carries
-            await self.control.close_question(pending, msg.sender, "superseded")
-            return False
-        by = answered_by(conv.platform, msg.sender)
-        confirmed = await self.confirm.before_typed(pending, msg.sender, msg.text, by)
-        if isinstance(confirmed, str):  # not confirmed (or nothing to confirm): it stays open
-            turn.add(TextReply(text=confirmed))
-            return True
-        if confirmed is not None:
-            return await self._claim_typed(conv, msg, pending, thread_id, turn, confirmed)
-        if looks_like_answer(pending.request, msg.text) or await self.control.expects_typed_answer(
-            pending, msg.sender
-        ):
-            # an answer to this choice or form, or the person chose "Other…" or "Fill in" first
-            return await self._typed_answer(conv, msg, pending, thread_id, turn)
-        await self.control.close_question(pending, msg.sender, "superseded")
-        return False
-
     async def _left_open(self, pending: PendingRecord | None, msg: InboundMessage) -> PendingRecord | None:
         """The thread's question when it stays open while ``msg`` runs as a request, else None.
 
@@ -291,7 +259,7 @@ class Dispatcher:
         """
         if pending is None or pending.status != "pending" or pending.expires_at <= time.time():
             return None
-        if self._may_type_answer(pending, msg):  # answered or closed by ``_settled_by_question``
+        if may_type_answer(pending, msg):  # answered or closed by ``TypedAnswers.settled_by_question``
             return None
         if parse_request_id(pending.request_id) is not None:
             await self.control.close_question(pending, msg.sender, "superseded")
@@ -304,52 +272,6 @@ class Dispatcher:
         asked = [item for item in turn.items if isinstance(item, ClarificationOut)]
         if any(item.request.request_id != record.request_id for item in asked):
             await self.control.close_question(record, sender, "replaced")
-
-    async def _typed_answer(
-        self, conv: Conversation, msg: InboundMessage, pending: PendingRecord, thread_id: str, turn: Turn
-    ) -> bool:
-        """Take ``msg`` as the typed answer to ``pending`` and run it, or say what is wrong with it.
-
-        False when it is no answer after all (nothing parsed, or someone answered first).
-        """
-        set_log_context(request_id=pending.request_id)
-        by = answered_by(conv.platform, msg.sender)
-        typed = parse_typed_reply(pending.request, msg.text, by)
-        if typed.response is None and typed.problems:
-            turn.add(TextReply(text="\n".join(typed.problems)))
-            return True
-        if typed.response is None:
-            return False
-        ask = await self.confirm.ask_first(pending, msg.sender, typed.response)
-        if ask is not None:  # a go-ahead option: it counts once the person confirms it
-            turn.add(TextReply(text=ask))
-            return True
-        return await self._claim_typed(conv, msg, pending, thread_id, turn, typed.response)
-
-    async def _claim_typed(
-        self,
-        conv: Conversation,
-        msg: InboundMessage,
-        pending: PendingRecord,
-        thread_id: str,
-        turn: Turn,
-        response: HumanInputResponse,
-    ) -> bool:
-        """Claim a typed answer and run it; False when someone answered first."""
-        claim = await self.store.claim_answer(pending.request_id, msg.sender, response)
-        if claim.status != "claimed" or claim.record is None:
-            return False
-        metrics.ANSWERED.inc()
-        view = view_of(claim.record)
-        closed = ClarificationClosed(view=view, answered_line=answered_line(view))
-        await self.outbox.send_quietly(conv, closed)
-        # a photo or file sent with the answer goes with it, as with any message
-        images = await fetch_images(self.outbox, msg, self.config.agent.max_image_bytes)
-        for note in images.notes:
-            turn.add(TextReply(text=note))
-        text = message_text(msg, run_text_for(pending, response))
-        await self.agent_run.run(conv, thread_id, text, response, msg.sender, turn, images.shown)
-        return True
 
     async def _answer(self, job: AnswerJob, turn: Turn) -> None:
         conv = turn.conversation = job.conversation
@@ -374,25 +296,3 @@ class Dispatcher:
             view = view_of(record)
             closed = ClarificationClosed(view=view, answered_line=answered_line(view))
             await self.outbox.send_quietly(conv, closed)
-
-    @staticmethod
-    def _is_open_for(record: PendingRecord, msg: InboundMessage) -> bool:
-        """True when ``record`` is still open and was asked before ``msg`` was written."""
-        return (
-            record.status == "pending"
-            and record.expires_at > time.time()
-            and (msg.received_at >= record.created_at)
-        )
-
-    def _may_type_answer(self, record: PendingRecord, msg: InboundMessage) -> bool:
-        """True when ``msg`` is a typed answer to ``record``: its author may answer, after the question.
-
-        A message written while the agent was still thinking is more context, not an answer to a
-        question the person had not seen yet.
-        """
-        if not self._is_open_for(record, msg):
-            return False
-        sender = msg.sender
-        return (
-            record.policy == "anyone" or record.asked_by is None or record.asked_by.user_id == sender.user_id
-        )

@@ -1,0 +1,159 @@
+"""Typed answers to a thread's open question: a message that answers it (an option's number or
+label, ``name: value`` lines, any text for an open question), the confirmation a typed go-ahead
+pick needs first, the claim, and the answer's run.
+
+A typed answer runs in its message's job. Its claim is kept under the job's inbound id
+(``typed_answer_key``), so a later delivery of that job (its run kept for later while the agent
+was away) runs the same answer, as a click's answer job would, rather than the text alone as a
+new request once the question is no longer open.
+"""
+
+from __future__ import annotations
+
+from clarigate.agent.protocol import HumanInputResponse, looks_like_answer, parse_typed_reply
+from clarigate.gateway.boundary.messages import ClarificationClosed, Conversation, InboundMessage, TextReply
+from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.flow.agent_run import AgentRun, Turn
+from clarigate.gateway.flow.answers import (
+    answered_by,
+    answered_line,
+    may_type_answer,
+    run_text_for,
+    typed_answer_key,
+    view_of,
+)
+from clarigate.gateway.flow.attachments import fetch_images, message_text
+from clarigate.gateway.flow.commands import Control
+from clarigate.gateway.flow.confirm import TypedConfirm
+from clarigate.gateway.flow.notices import notice_for_text
+from clarigate.gateway.runtime import metrics
+from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.runtime.logs import set_log_context
+from clarigate.gateway.store.base import PendingRecord, Store
+from clarigate.gateway.store.keys import DONE_TTL_SECONDS
+
+
+class TypedAnswers:
+    """Typed answers of the message jobs (``Dispatcher``'s)."""
+
+    def __init__(
+        self, config: GatewayConfig, store: Store, outbox: Outbox, control: Control, agent_run: AgentRun
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.outbox = outbox
+        self.control = control
+        self.agent_run = agent_run
+        self.confirm = TypedConfirm(store)  # a typed go-ahead pick asks to be confirmed first
+
+    async def settled_by_question(
+        self, conv: Conversation, msg: InboundMessage, pending: PendingRecord, thread_id: str, turn: Turn
+    ) -> bool:
+        """True when ``msg`` is taken as the typed answer to the thread's open question (an answer
+        run, the answer's problems, a confirmation asked for); False when it runs as a new request.
+
+        Only people who may answer it (``may_type_answer``) answer by typing; when what they type
+        is no answer, the question closes (as superseded, for everyone) and the message runs as a
+        request, never as the question's answer. Anyone else's message is a request of its own
+        (``_left_open``).
+        """
+        if not may_type_answer(pending, msg):
+            return False
+        if msg.attachments and not msg.text.strip():
+            # a photo or file alone types no answer: it runs as a request, with what it carries
+            await self.control.close_question(pending, msg.sender, "superseded")
+            return False
+        by = answered_by(conv.platform, msg.sender)
+        confirmed = await self.confirm.before_typed(pending, msg.sender, msg.text, by)
+        if isinstance(confirmed, str):  # not confirmed (or nothing to confirm): it stays open
+            turn.add(TextReply(text=confirmed))
+            return True
+        if confirmed is not None:
+            return await self._claim_typed(conv, msg, pending, thread_id, turn, confirmed)
+        if looks_like_answer(pending.request, msg.text) or await self.control.expects_typed_answer(
+            pending, msg.sender
+        ):
+            # an answer to this choice or form, or the person chose "Other…" or "Fill in" first
+            return await self._typed_answer(conv, msg, pending, thread_id, turn)
+        await self.control.close_question(pending, msg.sender, "superseded")
+        return False
+
+    async def _typed_answer(
+        self, conv: Conversation, msg: InboundMessage, pending: PendingRecord, thread_id: str, turn: Turn
+    ) -> bool:
+        """Take ``msg`` as the typed answer to ``pending`` and run it, or say what is wrong with it.
+
+        False when it is no answer after all (nothing parsed, or someone answered first).
+        """
+        set_log_context(request_id=pending.request_id)
+        by = answered_by(conv.platform, msg.sender)
+        typed = parse_typed_reply(pending.request, msg.text, by)
+        if typed.response is None and typed.problems:
+            turn.add(TextReply(text="\n".join(typed.problems)))
+            return True
+        if typed.response is None:
+            return False
+        ask = await self.confirm.ask_first(pending, msg.sender, typed.response)
+        if ask is not None:  # a go-ahead option: it counts once the person confirms it
+            turn.add(TextReply(text=ask))
+            return True
+        return await self._claim_typed(conv, msg, pending, thread_id, turn, typed.response)
+
+    async def _claim_typed(
+        self,
+        conv: Conversation,
+        msg: InboundMessage,
+        pending: PendingRecord,
+        thread_id: str,
+        turn: Turn,
+        response: HumanInputResponse,
+    ) -> bool:
+        """Claim a typed answer and run it; False when someone answered first."""
+        claim = await self.store.claim_answer(pending.request_id, msg.sender, response)
+        if claim.status != "claimed" or claim.record is None:
+            return False
+        metrics.ANSWERED.inc()
+        # a later delivery of this job (its run kept for later: the agent was away) runs this answer
+        claimed = {"request_id": pending.request_id, "response": response.model_dump(mode="json")}
+        await self.store.set_json(typed_answer_key(turn.job.inbound_id), claimed, DONE_TTL_SECONDS)
+        view = view_of(claim.record)
+        closed = ClarificationClosed(view=view, answered_line=answered_line(view))
+        await self.outbox.send_quietly(conv, closed)
+        await self._run_typed(conv, msg, pending, thread_id, turn, response)
+        return True
+
+    async def _run_typed(
+        self,
+        conv: Conversation,
+        msg: InboundMessage,
+        record: PendingRecord,
+        thread_id: str,
+        turn: Turn,
+        response: HumanInputResponse,
+    ) -> None:
+        """Run a typed answer; a photo or file sent with it goes with it, as with any message."""
+        images = await fetch_images(self.outbox, msg, self.config.agent.max_image_bytes)
+        for note in images.notes:
+            turn.add(TextReply(text=note))
+        text = message_text(msg, run_text_for(record, response))
+        await self.agent_run.run(conv, thread_id, text, response, msg.sender, turn, images.shown)
+
+    async def claimed_before(self, conv: Conversation, msg: InboundMessage, turn: Turn) -> bool:
+        """A later delivery of a job that claimed a typed answer (its run kept for later): that
+        answer runs, as a click's answer job would (its question no longer open, the text alone
+        would run as a new request). False when the job claimed none."""
+        if turn.job.deliveries <= 1:
+            return False
+        claimed = await self.store.get_json(typed_answer_key(turn.job.inbound_id))
+        record = (
+            await self.store.get_pending(str(claimed["request_id"])) if isinstance(claimed, dict) else None
+        )
+        if claimed is None or record is None:
+            return False
+        set_log_context(thread_id=record.thread_id, request_id=record.request_id)
+        if not await self.control.is_current(conv, record.thread_id):  # /new meanwhile
+            turn.add(TextReply(text=notice_for_text("answer_after_restart", msg.text)))
+            return True
+        response = HumanInputResponse.model_validate(claimed["response"])
+        await self._run_typed(conv, msg, record, record.thread_id, turn, response)
+        return True

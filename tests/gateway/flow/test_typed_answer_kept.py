@@ -1,0 +1,42 @@
+"""A typed answer met by the agent being away is kept and runs as the answer once it is back,
+as a clicked one does: never as its bare text, a new request, once its question is closed."""
+
+from __future__ import annotations
+
+import time
+
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.runners.base import AgentUnavailable
+
+
+class AwayFor:
+    """The scripted agent asks which database; while ``until`` has not passed, it is away."""
+
+    def __init__(self) -> None:
+        self.until = 0.0
+
+    def __call__(self, turn: Turn) -> TurnOutput:
+        if turn.response is None and turn.text == "which db?":
+            return asking(choice_request("Which database?", ["PostgreSQL", "SQLite"]))
+        if time.monotonic() < self.until:
+            raise AgentUnavailable("the checkpointer is down")
+        said = turn.response.value if turn.response is not None else f"a new request: {turn.text}"
+        return TurnOutput(replies=[f"Got {said}"])
+
+
+async def test_a_typed_answer_kept_through_an_outage_runs_as_the_answer(store, make_gateway):
+    away = AwayFor()
+    runner = ScriptedRunner(away)
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("which db?")
+    await gateway.drain()
+    away.until = time.monotonic() + 8  # longer than the run's wait in place: the job is kept for later
+    await chat.say("2")
+    await gateway.drain(timeout=90)
+
+    answered = [call for call in runner.calls if call.text != "which db?"]
+    assert {call.response.value for call in answered if call.response is not None} == {"SQLite"}
+    assert all(call.response is not None for call in answered)  # "2" never ran as a request
+    assert chat.texts()[-1] == "Got SQLite"
+    assert not any("a new request" in text for text in chat.texts())
