@@ -20,6 +20,7 @@ from clarigate.agent.protocol import HumanInputRequest, catalog, check_form_valu
 from clarigate.agent.protocol.risk import goes_ahead, is_confirm_word
 from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut
 from clarigate.gateway.flow.commands import parse_command
+from clarigate.gateway.flow.notices import COMMAND_SLASHES
 
 from .adapter import ConsoleAdapter
 from .render import PROBLEM, PROMPT, QUIT, STATUS, field_prompt, inert, words
@@ -81,7 +82,7 @@ class ConsoleChat:
         answer with the option only then (anything else leaves the question open). False when
         ``text`` is no such pick (it goes to the core as it is)."""
         out = self.adapter.open
-        if out is None or text.startswith(("/", "／")):
+        if out is None or text.startswith(COMMAND_SLASHES):
             return False
         typed = parse_typed_reply(out.request, text, None).response
         if typed is None or typed.response_kind != "option" or not goes_ahead(out.request, typed.option_id):
@@ -92,7 +93,7 @@ class ConsoleChat:
             STATUS + "⚠️ " + inert(ui_text("confirm_typed", locale, word=word, option=typed.value))
         )
         reply = self.read(PROMPT)
-        if reply.startswith(("/", "／")):  # a command works here too, and the pick is not confirmed
+        if reply.startswith(COMMAND_SLASHES):  # a command works here too, and the pick is not confirmed
             self.hand_over(reply)
             if self.adapter.open is out:  # /help, /status: the question is still open
                 self.adapter.print(PROBLEM + inert(ui_text("confirm_dropped", locale, option=typed.value)))
@@ -141,7 +142,7 @@ class ConsoleChat:
         for field in request.fields:
             while True:
                 text = self.read(field_prompt(field, request.locale))
-                if text.startswith(("/", "／")):
+                if text.startswith(COMMAND_SLASHES):
                     self.hand_over(text)
                     if self.adapter.open is not out:  # /new, /cancel or a new request closed it
                         return

@@ -122,19 +122,14 @@ def form_values(request: HumanInputRequest, form_value: dict[str, Any]) -> dict[
         if not match or not 0 < int(match.group(1)) <= len(request.fields):
             continue
         f = request.fields[int(match.group(1)) - 1]
-        raw[f.name] = field_value(f, value)
+        value = field_value(f, value)
+        if value in (None, "", []) and _shown_empty(f):
+            continue  # a default too long for its input showed empty: left so, the field keeps it
+        raw[f.name] = "" if value is None or value == [] else value  # emptied: blank, not its default
     for f in request.fields:  # an unticked checker may be left out of form_value
         if f.type == "checkbox" and f.name not in raw:
             raw[f.name] = False
-    given: dict[str, Any] = {}
-    for f in request.fields:
-        if f.name not in raw:
-            continue
-        value = raw[f.name]
-        if value in (None, "", []) and _shown_empty(f):
-            continue  # a default too long for its input showed empty: left so, the field keeps it
-        given[f.name] = "" if value is None or value == [] else value  # emptied: blank, not its default
-    return given
+    return raw
 
 
 def _shown_empty(f: FormField) -> bool:

@@ -41,7 +41,14 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
-from clarigate.gateway.flow.notices import age_text, language_hint, locale_for, notice, text_locale
+from clarigate.gateway.flow.notices import (
+    COMMAND_SLASHES,
+    age_text,
+    language_hint,
+    locale_for,
+    notice,
+    text_locale,
+)
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe, route_for
@@ -82,7 +89,7 @@ def parse_command(text: str) -> Command | None:
     ``/word`` is not a command: it goes to the agent like any message.
     """
     stripped = text.strip()
-    if len(stripped) < 2 or stripped[0] not in "/／":
+    if len(stripped) < 2 or stripped[0] not in COMMAND_SLASHES:
         return None
     head, _, rest = stripped[1:].partition(" ")
     name = head.split("@", 1)[0].strip().lower()

@@ -22,6 +22,10 @@ _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 notice = text
 
 
+#: What a command starts with: ``/``, or the full-width ``／`` a Chinese input method types.
+COMMAND_SLASHES = ("/", "／")
+
+
 def text_locale(words: str) -> Locale | None:
     """The language ``words`` are written in, or None when they give no sign of one.
 
@@ -31,8 +35,7 @@ def text_locale(words: str) -> Locale | None:
     if detect_locale(words) == "zh":
         return "zh"
     words = words.strip()
-    if words.startswith(("/", "／")):  # the command's name says nothing (a Chinese keyboard's
-        # full-width slash too); /start's payload is a code
+    if words.startswith(COMMAND_SLASHES):  # the command's name says nothing; /start's payload is a code
         command, _, rest = words.partition(" ")
         words = "" if command.split("@")[0].lower()[1:] == "start" else rest
     return "en" if _LATIN_WORD.search(words) else None

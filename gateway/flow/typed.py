@@ -145,10 +145,10 @@ class TypedAnswers:
         if turn.job.deliveries <= 1:
             return False
         claimed = await self.store.get_json(typed_answer_key(turn.job.inbound_id))
-        record = (
-            await self.store.get_pending(str(claimed["request_id"])) if isinstance(claimed, dict) else None
-        )
-        if claimed is None or record is None:
+        if not isinstance(claimed, dict):
+            return False
+        record = await self.store.get_pending(str(claimed["request_id"]))
+        if record is None:
             return False
         set_log_context(thread_id=record.thread_id, request_id=record.request_id)
         if not await self.control.is_current(conv, record.thread_id):  # /new meanwhile
