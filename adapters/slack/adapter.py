@@ -225,7 +225,7 @@ class SlackAdapter(PlatformAdapter):
             )
             return
         # kept for the reply, which goes through it where the bot is not a member of the DM
-        await remember(getattr(self.gateway, "state", None), body, self.settings.api_url)
+        await remember(getattr(self.gateway, "state", None), body, message, self.settings.api_url)
         await self.gateway.accept(message)
         await self.outage.answered()
         await ack()

@@ -150,7 +150,7 @@ class SlackOutbound:
             posted = await post_each_once(self.state(), item.delivery_id, list(enumerate(parts)), post)
         except DeliveryFailed as error:
             direct = conversation.is_direct
-            url = await kept_url(self.state(), conversation.chat_id, error) if direct else None
+            url = await kept_url(self.state(), item.delivery_id, error) if direct else None
             if url is None:
                 raise
             for text in parts:

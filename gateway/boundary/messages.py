@@ -121,6 +121,11 @@ class InboundMessage(BaseModel):
     # ``PlatformAdapter.known_thread``) and drops it without a word if not.
     only_in_known_thread: bool = False
 
+    @property
+    def inbound_id(self) -> str:
+        """What its job goes by (deduplication, delivery ids): ``{platform}:{event_id}``."""
+        return f"{self.conversation.platform}:{self.event_id}"
+
 
 class MessageJob(BaseModel):
     """What an accepted message's job carries through the stream: ``{"message": …}``.

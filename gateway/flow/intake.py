@@ -194,7 +194,7 @@ class Gateway:
             return AcceptOutcome.REFUSED
         if not message.text.strip() and not message.attachments:
             return AcceptOutcome.IGNORED
-        inbound_id = f"{conv.platform}:{message.event_id}"
+        inbound_id = message.inbound_id
         # commands other than /new answer at once, in the chat thread's control lane (commands.py)
         command = parse_command(message.text)
         out_of_turn = command is not None and not command.in_turn

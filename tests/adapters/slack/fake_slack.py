@@ -80,6 +80,7 @@ class FakeSlack(StreamMethods):
     file_objects: dict[str, dict[str, Any]] = field(default_factory=dict)  # file id -> files.info "file"
     outside: set[str] = field(default_factory=set)  # channels the bot is not a member of (others' DMs)
     responses: list[dict[str, Any]] = field(default_factory=list)  # what was posted to response_urls
+    responded: dict[str, list[str]] = field(default_factory=dict)  # response_url path -> texts posted
     agent: AgentThreads = field(default_factory=AgentThreads)  # assistant.threads.* (fake_agent.py)
     uploads: SlackUploads = field(default_factory=SlackUploads)  # files uploaded and shared
     _response_uses: dict[str, int] = field(default_factory=dict)
@@ -331,6 +332,7 @@ class FakeSlack(StreamMethods):
         if self._response_uses[path] > 5:
             return web.Response(status=404, text="used_url")
         self.responses.append(await request.json())
+        self.responded.setdefault(path, []).append(str(self.responses[-1].get("text")))
         return web.Response(text="ok")
 
     async def _handle(self, request: web.Request) -> web.Response:

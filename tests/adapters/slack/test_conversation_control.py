@@ -24,7 +24,9 @@ from clarigate.gateway.boundary.messages import (
     InboundMessage,
 )
 
+from ...gateway.jobs.crash import eventually
 from .conftest import MakeWorld, SlackWorld
+from .fake_slack import TEAM_ID
 
 
 def spy_on_core(world: SlackWorld) -> tuple[list[InboundMessage], list[InboundAnswer]]:
@@ -274,6 +276,24 @@ async def test_a_command_in_someone_elses_dm_is_answered_through_its_response_ur
     assert answer["response_type"] == "ephemeral"  # for the person who typed it only
     assert answer["text"].startswith("Where this conversation stands:")
     assert "No open question." in answer["text"]
+
+
+async def test_two_people_of_a_dm_typing_commands_at_once_each_get_their_own_answer(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    world.fake.outside.add("D0THEIRS")  # a DM between U1 and U2: the bot is no member
+    posting = world.fake.hold("chat.postMessage")
+    one, two = world.fake.response_url("1"), world.fake.response_url("2")
+    await world.user.slash_command("status", user="U1", channel="D0THEIRS", response_url=one)
+    await eventually(lambda: world.fake.arrived("chat.postMessage") == 1)  # U1's answer under way
+    await world.user.slash_command("help", user="U2", channel="D0THEIRS", response_url=two)
+    posting.set()
+    await world.settle()
+
+    answered = world.fake.responded
+    assert len(answered[f"{TEAM_ID}/1/x"]) == 1  # U1's /status, seen by U1 only
+    assert answered[f"{TEAM_ID}/1/x"][0].startswith("Where this conversation stands:")
+    assert len(answered[f"{TEAM_ID}/2/x"]) == 1  # U2's /help, seen by U2 only
+    assert "Where this conversation stands" not in answered[f"{TEAM_ID}/2/x"][0]
 
 
 async def test_a_command_in_the_bots_own_dm_is_still_posted(make_world: MakeWorld):
