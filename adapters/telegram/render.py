@@ -26,6 +26,7 @@ from clarigate.agent.protocol.risk import option_roles
 from clarigate.gateway.boundary.messages import ClarificationOut, Sender
 
 from . import callback_data as cb
+from . import wizard
 from .markup import MAX_MESSAGE_CHARS, neutralize_mentions
 from .wizard import WizardState
 
@@ -178,7 +179,7 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     if current.placeholder and current.default is None:  # a default shows itself below
         lines.append(f"<i>{escape(current.placeholder)}</i>")
     if current.name in state.values:
-        lines.append(f"→ {escape(_short(format_value(current, state.values[current.name], locale)))}")
+        lines.append(f"→ {escape(_short(_shown_value(current, state.values[current.name], locale)))}")
     if state.notice:
         again = f" (×{state.tries})" if state.tries > 1 else ""
         lines.append(f"⚠️ {escape(state.notice)}{again}")
@@ -189,27 +190,32 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     nav = []
     if state.step > 0:
         nav.append(_button(f"◀ {ui_text('back', locale)}", state.token, cb.STEP_BACK))
-    nav += _go_on_buttons(current, state, locale)
+    nav += _go_on_buttons(request, current, state)
     if nav:
         rows.append(nav)
     rows.append([_decline_button(state.token, locale)])
     return TelegramMessage(_fit("\n".join(lines)), InlineKeyboardMarkup(rows))
 
 
-def _go_on_buttons(current: FormField, state: WizardState, locale: Any) -> list[InlineKeyboardButton]:
+def _go_on_buttons(
+    request: HumanInputRequest, current: FormField, state: WizardState
+) -> list[InlineKeyboardButton]:
     """Keep (the field's current value), Next (what is there now), Skip, Clear."""
-    has_value = current.name in state.values
+    locale, has_value = request.locale, current.name in state.values
     buttons = []
     if current.default is not None:
+        # the field shows its default: kept, another value typed or chosen, or (a form's) emptied
         buttons.append(_button(f"{ui_text('keep', locale)} ▶", state.token, cb.STEP_KEEP))
-        if has_value and state.values[current.name] != current.default:
+        value = state.values.get(current.name)
+        if has_value and wizard.is_blank(value):  # emptied: go on so
+            buttons.append(_button(f"{ui_text('skip', locale)} ▶", state.token, cb.STEP_SKIP))
+        elif has_value and value != current.default:
             buttons.append(_button(f"{ui_text('next', locale)} ▶", state.token, cb.STEP_SKIP))
-        return buttons  # the field shows its default: kept, or another value typed or chosen
-    if has_value:  # keep what is there (after Back, or Edit from the summary) and go on
+    elif has_value:  # keep what is there (after Back, or Edit from the summary) and go on
         buttons.append(_button(f"{ui_text('next', locale)} ▶", state.token, cb.STEP_SKIP))
     elif not current.required:
         buttons.append(_button(f"{ui_text('skip', locale)} ▶", state.token, cb.STEP_SKIP))
-    if has_value and not current.required:
+    if has_value and not wizard.is_blank(state.values[current.name]) and wizard.may_clear(request, current):
         buttons.append(_button(f"⌫ {ui_text('clear', locale)}", state.token, cb.STEP_CLEAR))
     return buttons
 
@@ -252,7 +258,7 @@ def _summary(request: HumanInputRequest, state: WizardState) -> TelegramMessage:
     lines = [question_html(request), "", escape(ui_text("summary", locale))]
     for form_field in request.fields:
         value = state.values.get(form_field.name)
-        shown = "—" if form_field.name not in state.values else format_value(form_field, value, locale)
+        shown = "—" if form_field.name not in state.values else _shown_value(form_field, value, locale)
         lines.append(f"• {escape(form_field.label)}: {escape(_short(shown))}")
     if state.notice:
         lines.append(f"⚠️ {escape(state.notice)}")
@@ -277,6 +283,11 @@ def format_value(form_field: FormField, value: Any, locale: Any = "en") -> str:
     if isinstance(value, list):
         return ", ".join(labels.get(str(v), str(v)) for v in value) or "—"
     return labels.get(str(value), str(value))
+
+
+def _shown_value(form_field: FormField, value: Any, locale: Any) -> str:
+    """A wizard value as its step and the summary show it: "—" when emptied."""
+    return "—" if wizard.is_blank(value) else format_value(form_field, value, locale)
 
 
 def _decline_button(token: str, locale: Any) -> InlineKeyboardButton:

@@ -6,7 +6,9 @@ state (``wizard:{request_id}:{user}``), so another replica or a restarted one
 continues where the person left off. Raw values are kept as the person gave them
 (option values, lists, booleans, typed strings); the core types them on submit. A field
 with a default (an approval's Edit: the argument's current value) starts with it, and
-its step offers "Keep" to go on with it.
+its step offers "Keep" to go on with it. An optional field emptied with "Clear" keeps ``""``
+(sent so, it stays empty: left out, it would take its default again), except in an
+approval's Edit, where emptying an argument is no change the person means (no Clear there).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, ui_text
+from clarigate.agent.protocol.risk import APPROVAL_SOURCE
 
 TYPED_FIELDS = ("text", "textarea", "number", "date")
 RECENT_EVENTS = 20  # inputs remembered per wizard: a redelivery comes within a few updates
@@ -174,12 +177,31 @@ def keep(state: WizardState, request: HumanInputRequest) -> WizardState:
     return _advance(state, values=_with_value(state, current.name, current.default))
 
 
+def may_clear(request: HumanInputRequest, form_field: FormField) -> bool:
+    """Whether "Clear" may empty the field: an optional one, unless it shows a default in an
+    approval's Edit (the argument's current value: emptying it is no edit the person means)."""
+    if form_field.required:
+        return False
+    return form_field.default is None or request.source != APPROVAL_SOURCE
+
+
+def is_blank(value: Any) -> bool:
+    """True for a value that gives the field nothing (what "Clear" leaves, an empty choice)."""
+    return value is None or value == "" or value == []
+
+
 def clear(state: WizardState, request: HumanInputRequest) -> WizardState:
-    """Empty an optional field's value and stay on it (required fields keep theirs)."""
+    """Empty an optional field's value and stay on it (required fields keep theirs).
+
+    A field with a default keeps ``""``: the core then takes it as emptied, where a field left
+    out takes its default (the value it showed) again.
+    """
     current = state.field(request)
-    if current is None or current.required:
+    if current is None or not may_clear(request, current):
         return state
     values = {k: v for k, v in state.values.items() if k != current.name}
+    if current.default is not None:
+        values[current.name] = ""
     return state.model_copy(update={"values": values, "notice": None, "tries": 0})
 
 

@@ -132,3 +132,29 @@ async def test_reject_never_runs_the_tool(bot_api: Any, tmp_path: Any) -> None:
         await tg.close()
         await runner.aclose()
         await store.close()
+
+
+async def test_an_approvals_edit_offers_no_clear_and_a_forged_clear_changes_nothing(
+    bot_api: Any, tmp_path: Any
+) -> None:
+    """Each field shows the argument's current value: emptying it is no edit the person means
+    (a form's optional field with a default may be cleared; an approval's Edit may not)."""
+    tg, runner, store = await _bench(bot_api, tmp_path)
+    try:
+        form_id = await _open_form(tg, bot_api)
+        text, buttons = _step(bot_api)
+        assert "→ test_data" in text and "Keep ▶" in [b["text"] for b in buttons]
+        token = _tap(buttons, "Keep").split("|")[0]
+        await tg.deliver(callback_update(f"{token}|c", form_id))  # a Clear no step offered
+        assert "→ test_data" in _step(bot_api)[0]
+        labels: list[str] = []
+        while not any("Submit" in b["text"] for b in _step(bot_api)[1]):
+            labels += [b["text"] for b in _step(bot_api)[1]]
+            await tg.deliver(callback_update(_tap(_step(bot_api)[1], "Keep"), form_id))
+        assert not [label for label in labels if "Clear" in label]
+        await tg.deliver(callback_update(_tap(_step(bot_api)[1], "Submit"), form_id))
+        assert [tools.typed(c) for c in tools.CALLS] == [tools.typed(tools.ARGS)]
+    finally:
+        await tg.close()
+        await runner.aclose()
+        await store.close()
