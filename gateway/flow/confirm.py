@@ -8,13 +8,18 @@ drops the confirmation and leaves the question open: another option's number ans
 another go-ahead option asks again, any other text is told it was not confirmed.
 
 What is being confirmed is one small key per question and person in the store
-(``confirming:<request id>:<user id>`` -> the option id, living as long as the question), so it
-survives a restart, is seen by every replica, and someone else's "confirm" finds nothing.
+(``confirming:<request id>:<user id>`` -> the option id and the attachments the pick came with,
+living as long as the question), so it survives a restart, is seen by every replica, and someone
+else's "confirm" finds nothing. A photo or file sent with the pick goes with the confirmed answer
+(the "confirm" message is the one that runs); a pick not confirmed takes them nowhere.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from clarigate.agent.protocol import (
     AnsweredBy,
@@ -24,13 +29,30 @@ from clarigate.agent.protocol import (
     ui_text,
 )
 from clarigate.agent.protocol.risk import go_ahead_ids, goes_ahead, is_confirm_word
-from clarigate.gateway.boundary.messages import Sender
+from clarigate.gateway.boundary.messages import Attachment, Sender
 from clarigate.gateway.store.base import PendingRecord, Store
 
 
 def confirming_key(request_id: str, user_id: str) -> str:
     """The store key holding the option ``user_id`` is asked to confirm for ``request_id``."""
     return f"confirming:{request_id}:{user_id}"
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """A confirmed pick: the answer to claim, and the attachments the pick was sent with."""
+
+    response: HumanInputResponse
+    attachments: list[Attachment] = field(default_factory=list)
+
+
+def _waiting(kept: Any) -> tuple[str | None, list[Attachment]]:
+    """The option id and attachments a confirmation key holds (a bare option id: none)."""
+    if isinstance(kept, str):
+        return kept, []
+    if not isinstance(kept, dict) or not isinstance(kept.get("option_id"), str):
+        return None, []
+    return kept["option_id"], [Attachment.model_validate(a) for a in kept.get("attachments") or []]
 
 
 class TypedConfirm:
@@ -41,39 +63,49 @@ class TypedConfirm:
 
     async def before_typed(
         self, record: PendingRecord, sender: Sender, text: str, by: AnsweredBy
-    ) -> HumanInputResponse | str | None:
+    ) -> Confirmed | str | None:
         """What ``text`` does to a confirmation ``sender`` was asked for.
 
-        The confirmed answer to claim; or a line to reply with (the question stays open); or None
-        when no confirmation is waiting (or the message picks an option: it is read as usual).
+        The confirmed answer to claim (with the pick's attachments); or a line to reply with (the
+        question stays open); or None when no confirmation is waiting (or the message picks an
+        option: it is read as usual).
         """
         request = record.request
         if not go_ahead_ids(request):  # most questions: no store trip
             return None
         key = confirming_key(record.request_id, sender.user_id)
-        waiting = await self.store.get_json(key)
-        if not isinstance(waiting, str) or request.option_by_id(waiting) is None:
+        waiting, attachments = _waiting(await self.store.get_json(key))
+        if waiting is None or request.option_by_id(waiting) is None:
             if is_confirm_word(text) and not looks_like_answer(request, text):
                 # someone else's pick, or none: a bare "confirm" answers nothing and closes nothing
                 return ui_text("confirm_nothing", request.locale)
             return None
         await self.store.delete(key)
         if is_confirm_word(text):
-            return answer_with_option(request, waiting, by)
+            return Confirmed(answer_with_option(request, waiting, by), attachments)
         if looks_like_answer(request, text):
             return None
         label = request.option_by_id(waiting).label  # type: ignore[union-attr]
         return ui_text("confirm_dropped", request.locale, option=label)
 
     async def ask_first(
-        self, record: PendingRecord, sender: Sender, response: HumanInputResponse
+        self,
+        record: PendingRecord,
+        sender: Sender,
+        response: HumanInputResponse,
+        attachments: Sequence[Attachment] = (),
     ) -> str | None:
-        """When ``response`` picks a go-ahead option: remember it and return the line that asks
-        for the confirmation; None when it may be claimed as it is."""
+        """When ``response`` picks a go-ahead option: remember it (and the ``attachments`` it was
+        sent with) and return the line that asks for the confirmation; None when it may be
+        claimed as it is."""
         request = record.request
         if response.response_kind != "option" or not goes_ahead(request, response.option_id):
             return None
         ttl = max(int(record.expires_at - time.time()), 1)
-        await self.store.set_json(confirming_key(record.request_id, sender.user_id), response.option_id, ttl)
+        kept = {
+            "option_id": response.option_id,
+            "attachments": [a.model_dump(mode="json") for a in attachments],
+        }
+        await self.store.set_json(confirming_key(record.request_id, sender.user_id), kept, ttl)
         word = ui_text("confirm", request.locale).casefold()
         return ui_text("confirm_typed", request.locale, word=word, option=response.value)

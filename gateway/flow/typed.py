@@ -68,8 +68,9 @@ class TypedAnswers:
         if isinstance(confirmed, str):  # not confirmed (or nothing to confirm): it stays open
             turn.add(TextReply(text=confirmed))
             return True
-        if confirmed is not None:
-            return await self._claim_typed(conv, msg, pending, thread_id, turn, confirmed)
+        if confirmed is not None:  # the pick's photos and files go with it: this message runs
+            msg = msg.model_copy(update={"attachments": [*confirmed.attachments, *msg.attachments]})
+            return await self._claim_typed(conv, msg, pending, thread_id, turn, confirmed.response)
         if looks_like_answer(pending.request, msg.text) or await self.control.expects_typed_answer(
             pending, msg.sender
         ):
@@ -93,7 +94,7 @@ class TypedAnswers:
             return True
         if typed.response is None:
             return False
-        ask = await self.confirm.ask_first(pending, msg.sender, typed.response)
+        ask = await self.confirm.ask_first(pending, msg.sender, typed.response, msg.attachments)
         if ask is not None:  # a go-ahead option: it counts once the person confirms it
             turn.add(TextReply(text=ask))
             return True

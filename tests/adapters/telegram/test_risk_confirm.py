@@ -102,3 +102,36 @@ async def test_a_typed_pick_of_the_go_ahead_option_asks_for_confirm(bench):
     assert tg.api.of("sendMessage")[-1].params["text"].startswith("Reply “confirm” to go ahead with")
     await tg.deliver(message_update("confirm"))
     assert answers(runner) == ["Yes, delete everything"]
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
+PHOTO = [{"file_id": "shot", "file_unique_id": "ushot", "width": 90, "height": 90, "file_size": len(PNG)}]
+
+
+async def test_a_photo_sent_with_a_typed_go_ahead_pick_reaches_the_agent_once_confirmed(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    tg.api.add_file("shot", PNG)
+    await tg.deliver(message_update("clean up the test data"))
+    await tg.deliver(message_update(None, photo=PHOTO, caption="2"))
+    assert answers(runner) == []
+    assert tg.api.of("sendMessage")[-1].params["text"].startswith("Reply “confirm” to go ahead with")
+    await tg.deliver(message_update("confirm"))
+    assert answers(runner) == ["Yes, delete everything"]
+    answer = runner.calls[-1]
+    assert [image.data for image in answer.images] == [PNG]
+    assert "(attached: photo.jpg" in answer.text
+
+
+async def test_a_photo_sent_with_a_go_ahead_pick_not_confirmed_runs_nothing(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    tg.api.add_file("shot", PNG)
+    await tg.deliver(message_update("clean up the test data"))
+    await tg.deliver(message_update(None, photo=PHOTO, caption="2"))
+    await tg.deliver(message_update("hmm, wait"))  # not "confirm": the pick is dropped
+    assert len(runner.calls) == 1 and answers(runner) == []
+    assert "Yes, delete everything" in tg.api.of("sendMessage")[-1].params["text"]
+    await tg.deliver(message_update("confirm"))  # nothing waits for it any more
+    assert len(runner.calls) == 1 and answers(runner) == []
+    assert not tg.api.of("getFile")  # the photo was never fetched for anyone
