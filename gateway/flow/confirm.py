@@ -52,7 +52,12 @@ def _waiting(kept: Any) -> tuple[str | None, list[Attachment]]:
         return kept, []
     if not isinstance(kept, dict) or not isinstance(kept.get("option_id"), str):
         return None, []
-    return kept["option_id"], [Attachment.model_validate(a) for a in kept.get("attachments") or []]
+    return kept["option_id"], as_attachments(kept.get("attachments"))
+
+
+def as_attachments(kept: Any) -> list[Attachment]:
+    """Attachments kept in the store as JSON (none when nothing is kept)."""
+    return [Attachment.model_validate(a) for a in kept or []]
 
 
 class TypedConfirm:

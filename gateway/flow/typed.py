@@ -24,7 +24,7 @@ from clarigate.gateway.flow.answers import (
 )
 from clarigate.gateway.flow.attachments import fetch_images, message_text
 from clarigate.gateway.flow.commands import Control
-from clarigate.gateway.flow.confirm import TypedConfirm
+from clarigate.gateway.flow.confirm import TypedConfirm, as_attachments
 from clarigate.gateway.flow.notices import notice_for_text
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
@@ -115,7 +115,12 @@ class TypedAnswers:
             return False
         metrics.ANSWERED.inc()
         # a later delivery of this job (its run kept for later: the agent was away) runs this answer
-        claimed = {"request_id": pending.request_id, "response": response.model_dump(mode="json")}
+        claimed = {
+            "request_id": pending.request_id,
+            "response": response.model_dump(mode="json"),
+            # with the photos and files of a confirmed pick, which the "confirm" message lacks
+            "attachments": [attachment.model_dump(mode="json") for attachment in msg.attachments],
+        }
         await self.store.set_json(typed_answer_key(turn.job.inbound_id), claimed, DONE_TTL_SECONDS)
         view = view_of(claim.record)
         closed = ClarificationClosed(view=view, answered_line=answered_line(view))
@@ -156,5 +161,7 @@ class TypedAnswers:
             turn.add(TextReply(text=notice_for_text("answer_after_restart", msg.text)))
             return True
         response = HumanInputResponse.model_validate(claimed["response"])
+        if "attachments" in claimed:
+            msg = msg.model_copy(update={"attachments": as_attachments(claimed["attachments"])})
         await self._run_typed(conv, msg, record, record.thread_id, turn, response)
         return True
