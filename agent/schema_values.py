@@ -41,9 +41,10 @@ def _number(value: Any) -> str:
     return number_text(value) or str(value)
 
 
-def field_spec(field: SchemaField, locale: Locale, shown: Any = None) -> dict[str, Any]:
-    """The form field (as ``normalize_request`` takes it) for ``field``; ``shown`` fills it in
-    (else the schema's ``default``)."""
+def field_spec(field: SchemaField, locale: Locale, filled: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The form field (as ``normalize_request`` takes it) for ``field``, showing the schema's
+    ``default``; or, for a form asked again, what the person gave (``filled``, by field name):
+    a field they gave nothing (emptied) shows empty, never the default they had removed."""
     spec = field.spec
     field_type = FIELD_TYPES[field.kind]
     if field.kind == "string" and _int(spec.get("maxLength"), 0) > LONG_TEXT:
@@ -56,7 +57,7 @@ def field_spec(field: SchemaField, locale: Locale, shown: Any = None) -> dict[st
         "required": field.required,
         "placeholder": _hint(field, locale),
         "options": [choice_text(c) for c in field.choices],
-        "default": shown if shown is not None else _shown(field, spec.get("default")),
+        "default": _shown(field, spec.get("default")) if filled is None else filled.get(field.name),
     }
 
 

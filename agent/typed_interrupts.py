@@ -58,12 +58,12 @@ def typed_request(
     """The form for interrupt ``interrupt_id`` (its text fallback when a form cannot ask it).
 
     ``shown`` fills the fields with what the person gave (the form asked again, ``problem``
-    saying why)."""
+    saying why): a field it leaves out (emptied) is empty, not its default."""
     args = _question(value)
     locale = "zh" if detect_locale(f"{args['question']} {args.get('context') or ''}") == "zh" else locale
     try:
         form = schema_form(schema)
-        fields = [field_spec(f, locale, (shown or {}).get(f.name)) for f in form.fields]
+        fields = [field_spec(f, locale, shown) for f in form.fields]
         context = _joined(problem, args.get("context") or form.description)
         request, omitted = normalize_with_omissions(
             {**args, "context": context, "fields": fields}, interrupt_id

@@ -22,10 +22,10 @@ async def runner(booking_runner: Any) -> Any:
     return booking_runner
 
 
-def _state(guests: str) -> dict[str, Any]:
-    """The modal's inputs as Slack submits them (options by position)."""
+def _state(guests: str | None, name: str = "Ada") -> dict[str, Any]:
+    """The modal's inputs as Slack submits them (options by position; an emptied input: None)."""
     return {
-        "field-1": {"value": {"type": "plain_text_input", "value": "Ada"}},
+        "field-1": {"value": {"type": "plain_text_input", "value": name}},
         "field-2": {"value": {"type": "number_input", "value": guests}},
         "field-3": {"value": {"type": "number_input", "value": "12.5"}},
         "field-4": {"value": {"type": "checkboxes", "selected_options": [{"value": "true"}]}},
@@ -82,3 +82,26 @@ async def test_a_typed_interrupt_is_a_modal_asked_again_on_an_error_and_resumed_
     await world.settle()
     assert [typed(v) for v in typed_graphs.RESUMED] == [typed(EXPECTED)]
     assert world.fake.last_shown()["text"].startswith("Booked for Ada:")
+
+
+async def test_a_field_the_person_emptied_is_asked_again_empty_not_with_its_default(
+    make_world: MakeWorld, runner: Any
+) -> None:
+    world = await make_world(runner)
+    await world.user.dm("book a trip")
+    await world.settle()
+    modal = await _open_form(world)
+    guests = [b for b in modal["blocks"] if b["type"] == "input"][1]["element"]
+    assert guests["initial_value"] == "2"  # the schema's default
+    await world.user.submit(modal, _state(None, name="A"))  # Guests emptied, the name too short
+    await world.settle()
+    assert "Name: Use at least 2 characters" in json.dumps(world.fake.posted()["blocks"])
+    modal = await _open_form(world)
+    inputs = [b for b in modal["blocks"] if b["type"] == "input"]
+    assert inputs[0]["element"]["initial_value"] == "A"  # filled in as the person left it
+    assert "initial_value" not in inputs[1]["element"]  # emptied, so empty: not the default again
+
+    await world.user.submit(modal, _state(None))
+    await world.settle()
+    [resumed] = typed_graphs.RESUMED
+    assert "guests" not in resumed  # left to the graph's own default

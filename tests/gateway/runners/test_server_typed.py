@@ -76,12 +76,14 @@ async def test_an_answer_the_graphs_model_rejects_is_asked_again_with_its_error(
     await gateway.drain(timeout=30)
     first = chat.last_request().request
 
-    await chat.submit({**GOOD, "name": "Ada1"})  # a digit: only the graph's validator knows
+    assert first.fields[1].default == 2  # Guests: the schema's default
+    await chat.submit({**GOOD, "name": "Ada1", "guests": ""})  # a digit: only the graph knows
     await gateway.drain(timeout=30)
     again = chat.last_request().request
     assert again.request_id != first.request_id
     assert "The answer was not accepted: Name: Value error, a name has no digits" in (again.context or "")
     assert again.fields[0].default == "Ada1"
+    assert again.fields[1].default is None  # emptied, so empty: not the default again
     assert not any("error" in text.lower() for text in chat.texts())
 
     await chat.submit({**GOOD, "name": "Ada"})
