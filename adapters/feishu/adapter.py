@@ -141,10 +141,12 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         return thread is not None and thread.is_alive()
 
     async def stop(self) -> None:
-        """Close the long connection and the API's connection pool."""
+        """Close the long connection, let clicked cards' updates under way land (a few seconds at
+        most: no card left stale), close the API's connection pool."""
         await self.startup.stop()
         if self.long_connection is not None:
             await asyncio.to_thread(self.long_connection.stop)
+        await self.receiver.cards.settle()
         self.sender.close()
 
     async def check(self) -> list[str]:

@@ -12,24 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .card_updates import CardUpdates, say_if_failed
 from .content import MalformedEvent
 from .open_api import FeishuApiError
 
 log = logging.getLogger(__name__)
 
-#: Replaces the card of a message the bot sent (``FeishuSender.update_card``).
-CardUpdate = Callable[[str, dict[str, Any]], Awaitable[None]]
-
 #: How long a callback waits for the open API to replace the clicked card (Feishu wants the answer
 #: within 3 s; the API's own timeout is 10 s): then the card JSON is the answer instead.
 UPDATE_WAIT_SECONDS = 1.5
-
-#: The update under way of each clicked card, by message id (kept, so none is collected unfinished;
-#: a later click's update waits for it, so the cards land in the order of the clicks).
-_updating: dict[str, asyncio.Future[None]] = {}
 
 
 def is_legacy_card_callback(payload: dict[str, Any]) -> bool:
@@ -59,25 +52,21 @@ def legacy_card_event(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 async def legacy_reply(
-    reply: dict[str, Any], message_id: str, update_card: CardUpdate | None
+    reply: dict[str, Any], message_id: str, cards: CardUpdates, wait: float = UPDATE_WAIT_SECONDS
 ) -> dict[str, Any]:
     """A callback reply the old way: the toast (the card replaced through the API meanwhile), or
     the new card's JSON itself when there is no toast or the API would not replace it (or had not
-    within ``UPDATE_WAIT_SECONDS``: the update goes on, with the same card)."""
+    within ``wait``, at most ``UPDATE_WAIT_SECONDS``: the update goes on, with the same card)."""
     toast = {k: v for k, v in reply.items() if k == "toast"}
     card = reply.get("card")
     if not (isinstance(card, dict) and isinstance(card.get("data"), dict)):
         return toast
-    if toast and update_card is not None and message_id:
-        # after the card's update still under way, if any: the later click's card lands last
-        previous = _updating.get(message_id)
-        update = asyncio.ensure_future(_after(previous, update_card(message_id, card["data"])))
-        _updating[message_id] = update
-        update.add_done_callback(lambda over: _forget(message_id, over))
-        done, _ = await asyncio.wait({update}, timeout=UPDATE_WAIT_SECONDS)
+    if toast and cards.update_card is not None and message_id:
+        update = cards.replace(message_id, card["data"])  # after the card's update under way, if any
+        done, _ = await asyncio.wait({update}, timeout=max(min(wait, UPDATE_WAIT_SECONDS), 0))
         if not done:  # the same card either way: Feishu applies the answer, the update lands later
             log.warning("feishu: the open API is slow to replace the clicked card: answering with it")
-            update.add_done_callback(_say_if_failed)
+            update.add_done_callback(say_if_failed)
         else:
             try:
                 update.result()
@@ -85,23 +74,3 @@ async def legacy_reply(
             except FeishuApiError as exc:
                 log.warning("feishu: could not replace the clicked card (%s): answering with it", exc.code)
     return dict(card["data"])
-
-
-async def _after(previous: asyncio.Future[None] | None, update: Awaitable[None]) -> None:
-    """``update``, once ``previous`` (an update of the same card) is over, however it ended."""
-    if previous is not None:
-        await asyncio.wait({previous})
-    await update
-
-
-def _forget(message_id: str, update: asyncio.Future[None]) -> None:
-    """Forget a card's update once it is over, unless a later one took its place."""
-    if _updating.get(message_id) is update:
-        del _updating[message_id]
-
-
-def _say_if_failed(update: asyncio.Future[None]) -> None:
-    """An update that ended after its callback was answered: say if it failed."""
-    failure = None if update.cancelled() else update.exception()
-    if failure is not None:
-        log.warning("feishu: the clicked card's late update failed: %r", failure)

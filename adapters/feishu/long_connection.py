@@ -12,6 +12,12 @@ A handler that raises makes the ws client answer the frame with code 500, and Fe
 the event again (as it does for a webhook not answered 200). An event the store (Redis) cannot
 take is answered so (``NotTaken``): one WARNING per outage, and the SDK's own line for each such
 frame is left out. Any other failure is a bug: logged here with its traceback, answered 500 too.
+
+A card callback the core is slow to answer is answered in time all the same, by the receiver
+(``card_updates``). A message the core has not taken within ``HANDLER_TIMEOUT_SECONDS`` is
+answered 500 too (``NotInTime``, one WARNING of ours): it goes on in the core, and Feishu's push
+again is deduplicated there (by ``message_id``, in the store's one accept step), so it runs once;
+had it failed, the push again is what brings it in.
 """
 
 from __future__ import annotations
@@ -53,12 +59,22 @@ class NotTaken(Exception):
         super().__init__(self.WORDS)
 
 
+class NotInTime(Exception):
+    """An event the core had not taken when Feishu's answer was due: answered 500 (pushed again)."""
+
+    WORDS = "not taken in time: Feishu pushes it again, the core takes it once"
+
+    def __init__(self) -> None:
+        super().__init__(self.WORDS)
+
+
 class _OnceIsEnough(logging.Filter):
-    """Leaves out the SDK's line for a frame answered 500 with ``NotTaken``: the outage is said
-    once, by ``StoreOutage``."""
+    """Leaves out the SDK's line for a frame answered 500 with ``NotTaken`` or ``NotInTime``: the
+    outage is said once, by ``StoreOutage``, a slow event by our own warning."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return NotTaken.WORDS not in record.getMessage()
+        said = record.getMessage()
+        return NotTaken.WORDS not in said and NotInTime.WORDS not in said
 
 
 _ONCE_IS_ENOUGH = _OnceIsEnough()
@@ -118,7 +134,15 @@ class LongConnection:
         if self.core_loop is None:
             raise RuntimeError("the long connection has not been started")
         future = asyncio.run_coroutine_threadsafe(self._handle(payload), self.core_loop)
-        return future.result(timeout=HANDLER_TIMEOUT_SECONDS)
+        try:
+            return future.result(timeout=HANDLER_TIMEOUT_SECONDS)
+        except TimeoutError:
+            if future.done():  # the core's own timeout (said by ``_handle``), not ours
+                raise
+            header = payload.get("header")
+            kind = header.get("event_type") if isinstance(header, dict) else None
+            log.warning("feishu: a %s event was %s", kind, NotInTime.WORDS)
+            raise NotInTime() from None
 
     async def _handle(self, payload: dict[str, Any]) -> dict[str, Any] | None:
         """The receiver's answer (on the core's loop); a failure is raised to the ws client, which

@@ -29,9 +29,10 @@ from clarigate.gateway.boundary.port import GatewayPort
 from clarigate.gateway.runtime.metrics import INBOUND_EVENTS
 
 from .actions import read_card_action
+from .card_updates import ANSWER_SECONDS, CardUpdate, CardUpdates, clicked_card
 from .content import MalformedEvent, read_content
 from .feedback import record_vote, vote_of
-from .legacy import CardUpdate, is_legacy_card_callback, legacy_card_event, legacy_reply
+from .legacy import is_legacy_card_callback, legacy_card_event, legacy_reply
 from .names import NameBook
 from .render import fits, native_card, render_answered
 
@@ -204,7 +205,8 @@ class FeishuReceiver:
     ) -> None:
         self.gateway = gateway
         self.names = names  # people's names for open_ids, when the app may read them
-        self.update_card = update_card  # replaces a card the bot sent (an old-style callback's toast)
+        # replaces a card the bot sent: an old-style callback's, a click answered before the core was done
+        self.cards = CardUpdates(update_card)
         self.bot_open_id: str | None = None  # learnt at start; tells mentions of the bot apart
         self.identity: asyncio.Future[None] | None = None  # learning it (the adapter's start)
 
@@ -221,8 +223,11 @@ class FeishuReceiver:
     async def handle(self, payload: dict[str, Any]) -> dict[str, Any] | None:
         """Handle one event; returns the reply for a card callback, None otherwise."""
         if is_legacy_card_callback(payload):
-            reply = await self.on_card_action({}, legacy_card_event(payload))
-            return await legacy_reply(reply, str(payload["open_message_id"]), self.update_card)
+            started, event = time.monotonic(), legacy_card_event(payload)
+            message_id, language = clicked_card(event)
+            reply = await self.cards.in_time(self.on_card_action({}, event), message_id, language)
+            left = ANSWER_SECONDS - (time.monotonic() - started)  # Feishu's 3 s: the API's part
+            return await legacy_reply(reply, message_id, self.cards, left)
         if "header" not in payload and isinstance(payload.get("event"), dict):
             # schema 1.0 ({"uuid", "token", "ts", "type": "event_callback", "event": {"type": …}}):
             # a message is read like its 2.0 twin; anything else is acknowledged (so Feishu does
@@ -243,8 +248,9 @@ class FeishuReceiver:
         if event_type == MESSAGE_EVENT:
             await self.on_message(payload)
             return None
-        if event_type == CARD_ACTION_EVENT:
-            return await self.on_card_action(header, _dict(payload.get("event"), "event"))
+        if event_type == CARD_ACTION_EVENT:  # answered within Feishu's 3 s, however slow the core
+            event = _dict(payload.get("event"), "event")
+            return await self.cards.in_time(self.on_card_action(header, event), *clicked_card(event))
         INBOUND_EVENTS.labels(PLATFORM, "other").inc()
         return None
 

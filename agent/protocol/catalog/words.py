@@ -66,6 +66,8 @@ WORDS: dict[str, dict[Locale, str]] = {
     },
     "not_allowed": {"en": "Only {who} can answer this question.", "zh": "只有 {who} 可以回答这个问题。"},
     "answer_received": {"en": "Answer received.", "zh": "已收到回答。"},
+    # a click the core has not finished with when the platform wants its answer (Feishu's 3 s)
+    "click_pending": {"en": "Received: still being handled, one moment…", "zh": "已收到，正在处理，请稍候…"},
     # A question closed without an answer (response_kind "declined"), by reason: the line on the
     # question's message, the verdict for a late click, the value and the text the agent reads.
     "closed_cancelled": {"en": "✖ Cancelled by {who}", "zh": "✖ {who} 已取消"},

@@ -8,6 +8,7 @@ import threading
 import time
 
 from clarigate.adapters.feishu import legacy
+from clarigate.adapters.feishu.card_updates import CardUpdates
 from clarigate.adapters.testing import ScriptedRunner, asking, form_request
 from clarigate.agent.protocol import FormField, HumanInputRequest
 
@@ -103,8 +104,9 @@ async def test_slow_updates_of_one_card_land_in_the_order_of_the_clicks(monkeypa
 
     first = {"toast": {"type": "error"}, "card": {"type": "raw", "data": {"n": 1}}}
     second = {"toast": {"type": "success"}, "card": {"type": "raw", "data": {"n": 2}}}
-    assert await legacy.legacy_reply(first, "om_1", update_card) == {"n": 1}  # not in time: the card
-    assert await legacy.legacy_reply(second, "om_1", update_card) == {"n": 2}
+    cards = CardUpdates(update_card)
+    assert await legacy.legacy_reply(first, "om_1", cards) == {"n": 1}  # not in time: the card
+    assert await legacy.legacy_reply(second, "om_1", cards) == {"n": 2}
     for _ in range(200):
         if len(landed) == 2:
             break
