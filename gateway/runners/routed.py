@@ -2,8 +2,13 @@
 (``clarigate.gateway.runtime.routes``), the others to the ``agent:`` section's.
 
 The run's speaker (``clarigate.agent.who``) says where the conversation is, and gets the route's
-name as its ``agent``. Threads are the chat's as ever; a thread is kept by the agent that ran it
-(a route changed later starts the chat's next run on the new agent's side).
+name as its ``agent``. Each agent keeps a thread of its own for the chat: the ``agent:`` section's
+is the chat's thread id itself (as without routes, so threads made before routes keep their
+history), a route's is ``{route}:{thread id}`` (``route_thread``), on its checkpointer or its
+LangGraph server alike. So a chat whose route changes starts its next message on the new agent
+without what it said to the old one, even where both keep threads in one checkpointer or on one
+server. An answer to a question the old agent asked is not passed on to the new one: the person
+is told, as after ``/new`` (``ANSWER_NOT_PASSED_ON``).
 """
 
 from __future__ import annotations
@@ -16,11 +21,19 @@ from typing import Any
 
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.placement import SettingsDoNotApply
-from clarigate.agent.protocol import HumanInputRequest
+from clarigate.agent.protocol import HumanInputRequest, catalog
 from clarigate.gateway.runners.base import AgentRunner, RunInput
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, Route, route_for
 
 log = logging.getLogger(__name__)
+
+#: What the person is told when they answer a question the chat's previous agent asked.
+ANSWER_NOT_PASSED_ON = "answer_after_restart"
+
+
+def route_thread(route: str, thread_id: str) -> str:
+    """The thread the agent of ``route`` keeps for the chat thread ``thread_id``."""
+    return thread_id if route == DEFAULT_ROUTE else f"{route}:{thread_id}"
 
 
 class RoutedRunner(AgentRunner):
@@ -70,30 +83,58 @@ class RoutedRunner(AgentRunner):
                 raise RuntimeError(f"route {name}: {exc}") from exc
 
     async def run_turn(self, run: RunInput) -> TurnOutput:
-        """Run the turn on its route's agent, the speaker naming the route."""
+        """Run the turn on its route's agent, in that agent's thread of the chat, the speaker
+        naming the route; an answer to another agent's question is not passed on."""
         name, runner = self.pick(run)
+        if run.response is not None:
+            asker = await self._asker(run.thread_id, run.response.request_id, name)
+            if asker is not None:
+                log.info("an answer to a question of route %s: not passed on to route %s", asker[0], name)
+                if run.response.response_kind == "declined":  # closed (/cancel): its closing said it
+                    return TurnOutput(dismissed=True)
+                return TurnOutput(replies=[catalog.text(ANSWER_NOT_PASSED_ON, asker[1].locale)])
         speaker = {**run.speaker, "agent": name} if run.speaker else None
-        return await runner.run_turn(replace(run, speaker=speaker))  # type: ignore[arg-type]
+        routed = replace(run, thread_id=route_thread(name, run.thread_id), speaker=speaker)  # type: ignore[arg-type]
+        return await runner.run_turn(routed)
+
+    async def _asker(
+        self, thread_id: str, request_id: str, current: str
+    ) -> tuple[str, HumanInputRequest] | None:
+        """The route and question when ``request_id`` was asked by another route's agent than
+        ``current`` (the chat's route changed since); None when ``current``'s asked it, or no
+        agent's thread waits for it (the run then goes to ``current`` as ever)."""
+        if await self._waits_for(current, thread_id, request_id) is not None:
+            return None
+        for name in self.runners:
+            if name != current and (asked := await self._waits_for(name, thread_id, request_id)) is not None:
+                return name, asked
+        return None
+
+    async def _waits_for(self, route: str, thread_id: str, request_id: str) -> HumanInputRequest | None:
+        """The question ``request_id`` when ``route``'s thread of ``thread_id`` waits for it."""
+        look = getattr(self.runners[route], "pending_request", None)
+        found = await look(route_thread(route, thread_id)) if look is not None else None
+        return found if found is not None and found.request_id == request_id else None
 
     async def ping(self) -> bool:
         """True when every agent answers."""
         return all(await asyncio.gather(*(runner.ping() for runner in self.runners.values())))
 
     async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
-        """The question ``thread_id`` waits for, on whichever agent kept the thread."""
-        for runner in self.runners.values():
+        """The question an agent's thread of ``thread_id`` waits for (the ``agent:`` section's first)."""
+        for name, runner in self.runners.items():
             look = getattr(runner, "pending_request", None)
-            found = await look(thread_id) if look is not None else None
+            found = await look(route_thread(name, thread_id)) if look is not None else None
             if found is not None:
                 return found  # type: ignore[no-any-return]
         return None
 
     async def delete_thread(self, thread_id: str) -> None:
-        """Delete an abandoned thread wherever an agent keeps it."""
-        for runner in self.runners.values():
+        """Delete an abandoned thread: every agent's thread of it."""
+        for name, runner in self.runners.items():
             delete = getattr(runner, "delete_thread", None)
             if delete is not None:
-                await delete(thread_id)
+                await delete(route_thread(name, thread_id))
 
     async def aclose(self) -> None:
         """Close every agent."""
