@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
 import json
+import math
 import time
 from typing import Any
 
@@ -32,6 +32,7 @@ from Crypto.Cipher import AES
 from Crypto.Util.Padding import unpad
 
 from clarigate.gateway.boundary.errors import BadRequest
+from clarigate.gateway.boundary.signing import same_secret
 
 #: Signed requests older than this are refused as replays: Feishu's last re-push comes
 #: 5 s + 5 min + 1 h + 6 h after the first delivery.
@@ -90,7 +91,7 @@ def check_signature(headers: Any, body: bytes, encrypt_key: str, now: float | No
     given = headers.get("x-lark-signature") or ""
     if not (timestamp and given):
         raise Rejected(401, "signature headers missing")
-    if not hmac.compare_digest(signature(timestamp, nonce, encrypt_key, body), given):
+    if not same_secret(given, signature(timestamp, nonce, encrypt_key, body)):
         raise Rejected(401, "signature does not match")
     check_age(timestamp, now)
 
@@ -114,17 +115,21 @@ def check_legacy_card_signature(
     if not (timestamp and given):
         raise Rejected(401, "signature headers missing")
     expected = legacy_card_signature(timestamp, nonce, verification_token, body)
-    if not hmac.compare_digest(expected, given):
+    if not same_secret(given, expected):
         raise Rejected(401, "signature does not match")
     check_age(timestamp, now)
 
 
 def check_age(timestamp: str, now: float | None = None) -> None:
-    """Refuse (401) a signed timestamp older than the re-push schedule or ahead of our clock."""
+    """Refuse (401) a signed timestamp that is not a finite number, older than the re-push
+    schedule or ahead of our clock."""
     try:
-        age = (time.time() if now is None else now) - float(timestamp)
+        sent = float(timestamp)
     except ValueError:
         raise Rejected(401, "timestamp is not a number") from None
+    if not math.isfinite(sent):  # "nan" would pass both bounds below: every comparison is false
+        raise Rejected(401, "timestamp is not a number")
+    age = (time.time() if now is None else now) - sent
     if age > REPUSH_WINDOW_SECONDS or age < -FUTURE_SKEW_SECONDS:
         raise Rejected(401, "timestamp outside the replay window")
 
@@ -135,5 +140,5 @@ def check_token(payload: dict[str, Any], verification_token: str | None) -> None
         return
     header = payload.get("header")
     given = header.get("token") if isinstance(header, dict) else payload.get("token")
-    if not isinstance(given, str) or not hmac.compare_digest(given.encode(), verification_token.encode()):
+    if not isinstance(given, str) or not same_secret(given, verification_token):
         raise Rejected(403, "verification token does not match")

@@ -1,6 +1,7 @@
 """Receiving from Slack: the HTTP endpoint and events parsed into ``InboundMessage``.
 
-Bolt verifies the signature (5-minute window, 401) and answers ``url_verification``.
+Bolt verifies the signature (5-minute window, 401) and answers ``url_verification``; signature
+headers its verifier would raise on rather than refuse (``unverifiable``) are refused (401) first.
 A body Bolt cannot even parse raises ``BadRequest`` (400) here, because Bolt raises while
 building the request, before it checks anything; so does a signed body whose shape Bolt's
 matchers or our listeners cannot use (``shape_problem``), and any payload Bolt itself still
@@ -22,6 +23,7 @@ from prometheus_client import Counter
 from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.signature import SignatureVerifier
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
@@ -335,13 +337,23 @@ def cannot_route(body: dict[str, Any], error: Exception) -> BadRequest:
     return BadRequest(f"a {request_kind(body)} request Bolt cannot route ({type(error).__name__})")
 
 
+def unverifiable(headers: Headers) -> bool:
+    """True when slack_sdk's ``SignatureVerifier`` (ours, and Bolt's on every route of the events
+    URL: events, clicks and submits, slash commands, options) would raise on the signature headers
+    instead of saying no: a timestamp that is not ASCII digits (``int()``), a signature with a
+    non-ASCII character (``hmac.compare_digest`` on two ``str``). Every copy of each header is
+    looked at: Bolt reads the last, Starlette the first. Such a request is a forgery (401)."""
+    timestamps = headers.getlist("x-slack-request-timestamp") or [""]
+    readable = all(t.isascii() and t.isdigit() for t in timestamps)
+    return not readable or not all(s.isascii() for s in headers.getlist("x-slack-signature"))
+
+
 def events_endpoint(app: AsyncApp, signing_secret: str):  # type: ignore[no-untyped-def]
     """The Starlette endpoint for ``POST /slack/events`` (events and interactivity)."""
     verifier = SignatureVerifier(signing_secret)
 
     async def slack_events(request: Request) -> Response:
-        timestamp = request.headers.get("x-slack-request-timestamp", "")
-        if not (timestamp.isascii() and timestamp.isdigit()):  # Bolt's verifier would raise (500)
+        if unverifiable(request.headers):
             return PlainTextResponse("invalid signature", status_code=401)
         body = await request.body()
         try:

@@ -14,7 +14,6 @@ is known by the group's id (``migration``).
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 import re
@@ -30,6 +29,7 @@ from clarigate.agent.who import ChatType
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment, Conversation, InboundMessage, Sender
 from clarigate.gateway.boundary.port import AdapterState
+from clarigate.gateway.boundary.signing import same_secret
 
 from .shape import update_problem
 
@@ -207,7 +207,7 @@ def webhook_route(bot: Bot, secret: str | None, handle: UpdateHandler) -> Route:
 
     async def endpoint(request: Request) -> Response:
         given = request.headers.get(SECRET_HEADER, "")
-        if not secret or not hmac.compare_digest(given.encode(), secret.encode()):
+        if not secret or not same_secret(given, secret):
             return PlainTextResponse("forbidden", status_code=403)
         update = parse_update(await request.body(), bot)
         await handle(update)

@@ -29,12 +29,15 @@ def encrypt(plaintext: bytes, key: str = ENCRYPT_KEY) -> str:
 def signed(
     payload: dict[str, Any],
     key: str = ENCRYPT_KEY,
-    timestamp: float | None = None,
+    timestamp: float | str | None = None,
     forge: bool = False,
 ) -> tuple[bytes, dict[str, str]]:
-    """The encrypted body and signature headers for ``payload``."""
+    """The encrypted body and signature headers for ``payload`` (a ``str`` timestamp: sent and
+    signed as it is)."""
     body = json.dumps({"encrypt": encrypt(json.dumps(payload).encode(), key)}).encode()
-    ts = str(int(time.time() if timestamp is None else timestamp))
+    ts = (
+        timestamp if isinstance(timestamp, str) else str(int(time.time() if timestamp is None else timestamp))
+    )
     nonce = uuid.uuid4().hex
     digest = hashlib.sha256((ts + nonce + key).encode() + body).hexdigest()
     if forge:

@@ -5,24 +5,29 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 
 import httpx
 import pytest
 from lark_oapi.core.utils import AESCipher
 
 from clarigate.adapters.feishu import FeishuAdapter
-from clarigate.adapters.feishu.verify import decrypt
+from clarigate.adapters.feishu.verify import Rejected, check_age, decrypt
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.web.server import build_app
+from tests.http_errors import http_errors
 
 from .conftest import feishu_settings
-from .events import ENCRYPT_KEY, TENANT, encrypt, message_event, signed
+from .events import ENCRYPT_KEY, TENANT, encrypt, legacy_card_action, legacy_signed, message_event, signed
+
+ROUTE = "/feishu/events"
 
 
 async def test_url_verification_echoes_the_challenge(make_bot):
@@ -138,3 +143,64 @@ async def test_a_mention_right_after_the_start_waits_for_the_bots_identity(fake_
 
 def build_app_client(gateway: Gateway) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app(gateway)), base_url="http://gateway")
+
+
+def raw(headers: dict[str, str], signature: bytes) -> list[tuple[str, bytes]]:
+    """``headers`` as sent, with ``X-Lark-Signature`` as the raw bytes ``signature``."""
+    return [
+        (name, signature if name == "X-Lark-Signature" else value.encode()) for name, value in headers.items()
+    ]
+
+
+#: What Feishu signs: events (with the encrypt key), old-style card callbacks (with the verification token).
+SIGNED = {
+    "an event": lambda: signed(message_event("forged")),
+    "an old-style card callback": lambda: legacy_signed(
+        legacy_card_action({"t": "tok", "a": "o1", "l": "zh"})
+    ),
+}
+
+
+@pytest.mark.parametrize("sign", SIGNED.values(), ids=SIGNED.keys())
+@pytest.mark.parametrize("forged", [b"\xe9" * 64, b"\xff", "签名".encode()], ids=["latin-1", "one", "utf-8"])
+async def test_a_signature_with_non_ascii_bytes_is_refused_401_not_500(
+    make_bot,
+    caplog: pytest.LogCaptureFixture,
+    forged: bytes,
+    sign: Callable[[], tuple[bytes, dict[str, str]]],
+):
+    """A forgery is refused, never our failure (an ERROR traceback, a count)."""
+    runner = ScriptedRunner()
+    bot = await make_bot(runner)
+    before = http_errors(ROUTE)
+    body, headers = sign()
+    with caplog.at_level(logging.INFO):
+        response = await bot.http.post(ROUTE, content=body, headers=raw(headers, forged))
+    assert response.status_code == 401, response.text
+    await bot.gateway.drain()
+    assert http_errors(ROUTE) == before and runner.calls == []
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+@pytest.mark.parametrize("timestamp", ["nan", "NaN", "inf", "-inf", "infinity", "1e999"])
+async def test_a_signed_timestamp_that_is_not_a_finite_number_is_refused(make_bot, timestamp: str):
+    """``float("nan")`` parses, and every comparison with NaN is false: it would pass the window."""
+    runner = ScriptedRunner()
+    bot = await make_bot(runner)
+    assert (await bot.deliver(message_event("replayed"), timestamp=timestamp)).status_code == 401
+    with pytest.raises(Rejected) as refused:
+        check_age(timestamp, now=1_700_000_000.0)
+    assert refused.value.status == 401
+    await bot.gateway.drain()
+    assert runner.calls == []
+
+
+async def test_a_verification_token_with_a_lone_surrogate_is_refused_403_not_500(make_bot):
+    """The URL-verification handshake is unsigned, so anyone can send one; JSON may spell a
+    lone surrogate (``\\ud800``), which does not encode as UTF-8."""
+    bot = await make_bot()
+    body = b'{"type": "url_verification", "challenge": "c", "token": "\\ud800"}'
+    before = http_errors(ROUTE)
+    response = await bot.http.post(ROUTE, content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 403, response.text
+    assert http_errors(ROUTE) == before
