@@ -43,6 +43,8 @@ class SlackSettings(PlatformSettings):
     token_shapes: ClassVar[tuple[TokenShape, ...]] = (
         ("xox", r"\bxox[a-z]-[A-Za-z0-9-]+", "***"),  # bot and user tokens
         ("xapp-", r"\bxapp-[A-Za-z0-9-]+", "***"),  # app-level (Socket Mode) tokens
+        # a command's or a click's response_url posts into its channel: as is, form-encoded, in JSON
+        ("hooks.slack.com", r"(hooks\.slack\.com(?:/|%2F|\\/)\w+(?:/|%2F|\\/))[^\s&'\"?)]+", r"\1***"),
     )
 
     #: The Web API client's own logger is named too: slack_sdk builds its DEBUG lines (each

@@ -20,10 +20,9 @@ from clarigate.gateway.runtime.app import (
     build_runner,
     build_store,
     store_description,
-    without_password,
 )
 from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, load_config
-from clarigate.gateway.runtime.logs import register_secrets
+from clarigate.gateway.runtime.logs import redact, register_secrets, without_secrets
 from clarigate.gateway.runtime.preflight import port_problem
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe
 from clarigate.gateway.runtime.sections import credential_problem
@@ -38,13 +37,14 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
     def write(self, out: TextIO) -> None:
-        """Print one line per finding, problems last, and a verdict."""
+        """Print one line per finding, problems last, and a verdict (each through the log
+        redactor: a library's error message may quote a secret)."""
         for line in self.ok:
-            out.write(f"ok      {line}\n")
+            out.write(f"ok      {redact(line)}\n")
         for line in self.notes:
-            out.write(f"note    {line}\n")
+            out.write(f"note    {redact(line)}\n")
         for line in self.problems:
-            out.write(f"PROBLEM {line}\n")
+            out.write(f"PROBLEM {redact(line)}\n")
         verdict = f"{len(self.problems)} problem(s) found" if self.problems else "everything looks right"
         out.write(f"\n{verdict}\n")
 
@@ -211,7 +211,7 @@ async def _check_agent(
     config: GatewayConfig, agent: AgentOptions, runner: LangGraphRunner, report: Report, label: str
 ) -> None:
     url = agent.checkpointer_url or ""
-    where = without_password(url) or f"SQLite under {config.data_dir}"
+    where = without_secrets(url) or f"SQLite under {config.data_dir}"
     if url.startswith(("postgresql://", "postgres://")):
         # one direct attempt says why (refused, password, no such database) in seconds,
         # where the checkpointer's pool only reports that it gave up waiting

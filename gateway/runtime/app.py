@@ -13,6 +13,7 @@ from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runners.base import AgentRunner
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.runtime.config import GatewayConfig
+from clarigate.gateway.runtime.logs import without_secrets
 from clarigate.gateway.store import Store, open_store
 
 #: What ``serve``'s start-up line about the store adds when it is the embedded one.
@@ -31,10 +32,10 @@ def store_line(config: GatewayConfig) -> tuple[int, str]:
 
 
 def store_description(config: GatewayConfig) -> str:
-    """Where state lives, for logs (the URL without its password)."""
+    """Where state lives, for logs (the URL without its secrets)."""
     if not config.redis_url:
         return "embedded in-process store (no REDIS_URL)"
-    return f"Redis at {without_password(config.redis_url)}, prefix {config.bot_id!r}"
+    return f"Redis at {without_secrets(config.redis_url)}, prefix {config.bot_id!r}"
 
 
 def build_store(config: GatewayConfig) -> Store:
@@ -105,13 +106,3 @@ def freeze_startup_objects() -> None:
     """
     gc.collect()
     gc.freeze()
-
-
-def without_password(url: str) -> str:
-    """``url`` with its password masked, for logs and reports."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return url
-    credentials, _, host = rest.rpartition("@")
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user + ':***@' if user else '***@'}{host}"

@@ -11,7 +11,6 @@ import difflib
 import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
@@ -23,6 +22,7 @@ from clarigate.gateway.boundary import registry
 from clarigate.gateway.boundary.settings import PlatformSettings, Streaming
 from clarigate.gateway.runtime import sections
 from clarigate.gateway.runtime.invalid import describe_invalid
+from clarigate.gateway.runtime.logs import url_secrets
 from clarigate.gateway.runtime.routes import Route, route_problems
 
 
@@ -254,9 +254,7 @@ class GatewayConfig(BaseSettings):
         keys from the environment), for the log redactor; never printed."""
         values = [secret for section in self.platforms.values() for secret in section.secret_values()]
         for url in (self.redis_url, self.agent.checkpointer_url):
-            password = urlsplit(url).password if url and "://" in url else None
-            if password:
-                values.append(password)
+            values.extend(url_secrets(url))  # the password, ?sentinel_password=…, ?sslpassword=…
         values.extend(
             value for name, value in os.environ.items() if value and name.endswith(SECRET_ENV_SUFFIXES)
         )

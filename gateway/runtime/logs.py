@@ -6,7 +6,9 @@ filter copies them onto each record, so any logger (ours, an SDK's) gets them.
 No secret reaches a log line: every handler carries ``RedactingFilter``, which masks the
 configured secrets (``register_secrets``) and token shapes (each platform's, declared by its
 settings model, e.g. a bot token in a URL; ``Bearer`` headers, URL passwords) in the message and
-in the formatted traceback; the chatty HTTP and SDK loggers are held at WARNING.
+in the formatted traceback; the chatty HTTP and SDK loggers are held at WARNING, their child
+loggers too whatever level the SDK gives them (``QuietLibraries``). A store's URL is shown with
+``without_secrets`` and its secrets registered (``url_secrets``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Literal
+from urllib.parse import unquote
 
 RUN_FIELDS = ("platform", "chat", "thread_id", "request_id", "inbound_id")
 
@@ -123,9 +126,9 @@ MASK = "***"
 _GENERIC_SHAPES: list[tuple[str | None, re.Pattern[str], str]] = [
     ("bearer", re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\1" + MASK),
     ("@", re.compile(r"(://[^:/@\s]*:)[^@\s/]+@"), r"\1" + MASK + "@"),  # scheme://user:password@host
-    (
+    (  # a query's or a form body's secret parameter: ?password=…, &sentinel_password=…, token=…
         "=",
-        re.compile(r"(?i)([?&](?:access_token|token|secret|password|api_key|key)=)[^&\s'\"]+"),
+        re.compile(r"(?i)((?<![^\s?&;])(?:[\w.-]*(?:password|passwd|secret|token)|api_?key|key)=)[^&\s'\"]+"),
         r"\1" + MASK,
     ),
 ]
@@ -177,6 +180,58 @@ def redact(text: str) -> str:
     return text
 
 
+#: A URL query parameter holding a secret, by its name: ``password``, ``sentinel_password``,
+#: ``ssl_password`` (redis-py), ``sslpassword`` (libpq), any ``…secret``, ``…token``, ``…_key``.
+_SECRET_PARAMETER = re.compile(r"(?i)pass(?:word|wd)|secret|token|(?:^|_|api)key$")
+#: Where a URL's query starts: the first ``?name=`` (a password may hold ``?`` or ``@`` unescaped).
+_QUERY_START = re.compile(r"\?(?=[A-Za-z_][\w.-]*=)")
+
+
+def _url_parts(url: str) -> tuple[str, str, str, str]:
+    """``url`` as ``scheme://``, user info (with its ``@``), hosts and path, query. A password
+    holding ``/``, ``#`` or ``=`` unescaped stays in the user info, which ends at the last ``@``
+    before the query."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        rest = url
+    start = match.start() if (match := _QUERY_START.search(rest)) else len(rest)
+    user_info, at, hosts = rest[:start].rpartition("@")
+    return (scheme + sep if sep else ""), user_info + at, hosts, rest[start:]
+
+
+def _secret_parameters(query: str) -> list[str]:
+    return [
+        value
+        for name, _, value in (item.partition("=") for item in re.split(r"[?&;]", query))
+        if value and _SECRET_PARAMETER.search(name)
+    ]
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The secrets a store's or checkpointer's URL holds, as written and unescaped: its user
+    info's password and the value of each query parameter named for a secret."""
+    if not url:
+        return []
+    _, user_info, _, query = _url_parts(url)
+    password = user_info[:-1].partition(":")[2]
+    values = ([password] if password else []) + _secret_parameters(query)
+    return list(dict.fromkeys(v for value in values for v in (value, unquote(value))))
+
+
+def without_secrets(url: str) -> str:
+    """``url`` with its password and its secret query parameters masked, for logs and reports."""
+    scheme, user_info, hosts, query = _url_parts(url)
+    if user_info:
+        user = user_info[:-1].split(":", 1)[0]
+        user_info = f"{user}:{MASK}@" if user else f"{MASK}@"
+    query = re.sub(
+        r"([?&;])([^=&;]+)=([^&;]*)",
+        lambda m: f"{m[1]}{m[2]}={MASK if m[3] and _SECRET_PARAMETER.search(m[2]) else m[3]}",
+        query,
+    )
+    return scheme + user_info + hosts + query
+
+
 class RedactingFilter(logging.Filter):
     """Masks secrets in a record's message and traceback before any formatter sees it.
 
@@ -225,8 +280,28 @@ def quiet_loggers() -> tuple[str, ...]:
     return QUIET_LOGGERS + tuple(name for p in _platforms() for name in p.settings_model.sdk_loggers)
 
 
+class QuietLibraries(logging.Filter):
+    """Drops a record of a quiet logger's tree (``slack_bolt.AsyncApp`` under ``slack_bolt``) below
+    that quiet logger's level (WARNING unless lowered on purpose): an SDK sets its child loggers'
+    levels itself (Bolt copies the root logger's when an app is built), past ``guard_handlers``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for a line of a quiet library below its level."""
+        if record.levelno >= logging.WARNING:
+            return True
+        name = record.name
+        trees = [q for q in _quiet_names if name == q or name.startswith(q + ".")]
+        if not trees:
+            return True
+        return record.levelno >= logging.getLogger(max(trees, key=len)).getEffectiveLevel()
+
+
+_quiet_names: tuple[str, ...] = QUIET_LOGGERS
+
+
 def guard_handlers() -> None:
-    """Put ``RedactingFilter`` on every handler of every logger, and quiet the chatty libraries.
+    """Put ``RedactingFilter`` and ``QuietLibraries`` on every handler of every logger, and quiet
+    the chatty libraries.
 
     Call again after importing an SDK that installs its own handler (a platform's
     ``own_handler_loggers``, e.g. lark-oapi's, printing to stdout from import time): that
@@ -237,7 +312,9 @@ def guard_handlers() -> None:
         for handler in list(sdk.handlers):
             sdk.removeHandler(handler)
         sdk.propagate = True
-    for name in quiet_loggers():
+    global _quiet_names
+    _quiet_names = quiet_loggers()
+    for name in _quiet_names:
         logger = logging.getLogger(name)
         if logger.getEffectiveLevel() < logging.WARNING or logger.level < logging.WARNING:
             logger.setLevel(logging.WARNING)
@@ -246,6 +323,8 @@ def guard_handlers() -> None:
     loggers = [logging.getLogger()] + [item for item in known if isinstance(item, logging.Logger)]
     for logger in loggers:
         for handler in logger.handlers:
+            if not any(isinstance(f, QuietLibraries) for f in handler.filters):
+                handler.filters.insert(0, QuietLibraries())  # first: a dropped line is not redacted
             if not any(isinstance(f, RedactingFilter) for f in handler.filters):
                 handler.addFilter(RedactingFilter())
 

@@ -20,7 +20,7 @@ from enum import IntEnum
 from typing import Any
 
 from clarigate.gateway.boundary.retry import RetryPolicy
-from clarigate.gateway.runtime.app import without_password
+from clarigate.gateway.runtime.logs import without_secrets
 
 log = logging.getLogger("clarigate.gateway.runtime.serve")
 
@@ -157,7 +157,7 @@ async def wait_for_redis(url: str, budget: float, durability: bool = False) -> N
 
     from clarigate.gateway.store.connection import open_redis
 
-    where = f"store: Redis at {without_password(url)}"
+    where = f"store: Redis at {without_secrets(url)}"
     try:
         link = open_redis(url, retries=0)
     except Exception as exc:
@@ -256,7 +256,7 @@ async def wait_for_postgres(url: str, budget: float, create: bool = False) -> No
     """
     import psycopg
 
-    where = f"checkpointer: PostgreSQL at {without_password(url)}"
+    where = f"checkpointer: PostgreSQL at {without_secrets(url)}"
 
     async def connect() -> str | None:
         try:

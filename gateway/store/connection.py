@@ -33,6 +33,8 @@ from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
 from redis.exceptions import RedisError
 
+from clarigate.gateway.runtime.logs import redact, url_secrets
+
 #: A connection idle this long is checked with ``PING`` before its next command (seconds).
 HEALTH_CHECK_SECONDS = 15
 #: Defaults a URL may override (``?socket_timeout=…``).
@@ -85,7 +87,7 @@ def open_redis(url: str, *, retries: int = 3, parsed_replies: bool = False) -> R
             else _direct(url, retries)
         )
     except (ValueError, RedisError) as exc:  # a URL no client can use, said without its user and password
-        raise ValueError(_without_user_info(str(exc).strip().split("\n")[0], url)) from None
+        raise ValueError(_without_secrets_of(url, str(exc).strip().split("\n")[0])) from None
     if not parsed_replies:
         # raw replies: ``SET … GET`` gives the old value, ``XREADGROUP`` its nested arrays, as in redis-cli
         client.response_callbacks.clear()
@@ -108,16 +110,16 @@ def _direct(url: str, retries: int) -> Redis:
     return Redis.from_pool(pool)
 
 
-def _without_user_info(message: str, url: str) -> str:
-    """``message`` with every piece of the URL's user and password masked (a password holding
-    ``/`` or ``#`` unescaped ends up in redis-py's words about the port)."""
+def _without_secrets_of(url: str, message: str) -> str:
+    """``message`` with every piece of the URL's user and password and its secrets
+    (``url_secrets``) masked (a password holding ``/`` or ``#`` unescaped ends up in redis-py's
+    words about the port)."""
     user_info = url.partition("://")[2].rpartition("@")[0]
-    for piece in sorted(
-        set(re.split(r"[:/@?#]", user_info)) | {user_info, unquote(user_info)}, key=len, reverse=True
-    ):
+    pieces = set(re.split(r"[:/@?#]", user_info)) | {user_info, unquote(user_info), *url_secrets(url)}
+    for piece in sorted(pieces, key=len, reverse=True):
         if len(piece) >= 3:
             message = message.replace(piece, "***")
-    return message
+    return redact(message)
 
 
 def _check_database(url: str) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import time
 import uuid
+from urllib.parse import urlencode
 
 import pytest
 from pydantic import SecretStr
@@ -18,7 +20,7 @@ from tests.log_capture import assert_no_secret, captured_logs, carries_inbound_i
 
 from .conftest import MakeWorld, slack_settings
 from .fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack
-from .slack_user import SIGNING_SECRET
+from .slack_user import SIGNING_SECRET, signed_headers
 
 
 def script(turn):
@@ -85,3 +87,45 @@ async def test_socket_mode_run_logs_no_secret(fake_slack: FakeSlack):
         finally:
             await gateway.stop(grace=1)
     assert_no_secret(logs, secrets)
+
+
+VERIFICATION_TOKEN = "gIkuvaNzQIHg97ATvDxqgjtO"
+RESPONSE_URL = "https://hooks.slack.com/commands/T0TEAM/1234/secretpathSECRETPATH"
+SLASH_COMMAND = {
+    "token": VERIFICATION_TOKEN,  # first: a form body starts with it
+    "team_id": "T0TEAM",
+    "channel_id": "D1",
+    "user_id": "U1",
+    "command": "/clarigate",
+    "text": "my private words",
+    "response_url": RESPONSE_URL,
+    "trigger_id": "1.1.trigger",
+}
+
+
+@pytest.mark.parametrize(
+    ("level", "chatty"), [(logging.INFO, False), (logging.DEBUG, False), (logging.INFO, True)]
+)
+@pytest.mark.parametrize("refused", ["replayed an hour later", "signed with another secret"])
+async def test_a_refused_request_is_not_logged_by_bolt(make_world: MakeWorld, level, chatty, refused):
+    # Bolt sets its own loggers' levels (the root logger's, when the app is built), past the
+    # WARNING ``slack_bolt`` is held at: its INFO line for a refused request quotes the body whole,
+    # a slash command's verification token and response_url (which posts into the channel) with it.
+    # Lowered on purpose (``chatty``), Bolt says it, and the redactor masks both.
+    with captured_logs([], level=level, chatty_libraries=chatty) as logs:
+        world = await make_world(ScriptedRunner())
+        body = urlencode(SLASH_COMMAND).encode()
+        if refused == "replayed an hour later":
+            signature = signed_headers(body, timestamp=int(time.time()) - 3600)
+        else:
+            signature = signed_headers(body, secret="not-the-signing-secret")
+        headers = {**signature, "Content-Type": "application/x-www-form-urlencoded"}
+        response = await world.user.http.post("/slack/events", content=body, headers=headers)
+        assert response.status_code == 401
+    bolt = [
+        line for line in logs.lines() if " slack_bolt" in line and (" INFO " in line or " DEBUG " in line)
+    ]
+    assert bool(bolt) is chatty, bolt
+    for secret in (VERIFICATION_TOKEN, RESPONSE_URL, "secretpathSECRETPATH"):
+        assert secret not in logs.text()
+    assert chatty or "my+private+words" not in logs.text()

@@ -134,12 +134,71 @@ def test_the_redactor_masks_configured_secrets_and_token_shapes():
         ("AUTHORIZATION: BEARER sk-Ab.Cd", "sk-Ab.Cd"),
         ("postgresql://app:pg-Pass@db:5432/x", "pg-Pass"),
         ("GET /x?API_KEY=k3y-value&y=2", "k3y-value"),
+        ("redis+sentinel://h:26379/m?db=1&sentinel_password=Sentinel-pw", "Sentinel-pw"),
+        ("rediss://h:6379/0?ssl_password=key-file-pw", "key-file-pw"),
+        ("postgresql://db/x?sslmode=require&sslpassword=pg-key-pw", "pg-key-pw"),
+        ("signature refused (body: token=gIkuvaNzQIHg97ATvDxqgjtO&team_id=T1)", "gIkuvaNzQIHg97ATvDxqgjtO"),
+        ("response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1%2F12%2FsecretPath", "secretPath"),
     ],
 )
 def test_each_token_shape_is_masked_on_a_line_of_its_own(line, hidden):
     from clarigate.gateway.runtime.logs import redact
 
     assert hidden not in redact(line)
+
+
+URLS = {
+    # as written -> as shown; the secrets registered for the redactor
+    "redis+sentinel://u:master-pw@s1:26379,s2:26379/mymaster?sentinel_password=Sentinel%2Bpw&db=2": (
+        "redis+sentinel://u:***@s1:26379,s2:26379/mymaster?sentinel_password=***&db=2",
+        ["master-pw", "Sentinel%2Bpw", "Sentinel+pw"],
+    ),
+    # a password holding "/", "#", "=" unescaped; an "@" in the query
+    "rediss://:pa/ss#w=rd@redis:6379/0?ssl_password=key-pw&client_name=me@host": (
+        "rediss://***@redis:6379/0?ssl_password=***&client_name=me@host",
+        ["pa/ss#w=rd", "key-pw"],
+    ),
+    "postgresql://app:pg-pw@db:5432/x?sslmode=require&sslpassword=pg-key-pw&sslkey=/k.pem": (
+        "postgresql://app:***@db:5432/x?sslmode=require&sslpassword=***&sslkey=/k.pem",
+        ["pg-pw", "pg-key-pw"],
+    ),
+    "redis://redis:6379/0": ("redis://redis:6379/0", []),
+    "sqlite:///data/checkpoints.db": ("sqlite:///data/checkpoints.db", []),
+}
+
+
+@pytest.mark.parametrize("url", URLS)
+def test_a_store_url_is_shown_without_any_of_its_secrets(url):
+    from clarigate.gateway.runtime.config import GatewayConfig
+    from clarigate.gateway.runtime.logs import url_secrets, without_secrets
+
+    shown, secrets = URLS[url]
+    assert without_secrets(url) == shown
+    assert url_secrets(url) == secrets
+    config = GatewayConfig(redis_url=url, agent={"checkpointer_url": url})
+    assert set(secrets) <= set(config.secret_values())
+
+
+def test_a_quiet_librarys_child_logger_stays_quiet_at_whatever_level_it_sets_itself():
+    from tests.log_capture import captured_logs
+
+    # Bolt builds ``slack_bolt.AsyncApp``, ``slack_bolt.RequestVerification``… when an app is made
+    # and gives each the root logger's level: after ``setup_logging`` held ``slack_bolt`` at WARNING
+    children = [logging.getLogger(f"{tree}.TestChild") for tree in ("slack_bolt", "httpx", "telegram")]
+    with captured_logs([], level=logging.DEBUG) as logs:
+        for child in children:
+            child.setLevel(logging.DEBUG)
+            child.debug("request body: %s", "words")
+            child.info("request body: %s", "words")
+            child.warning("refused")
+        logging.getLogger("clarigate.gateway.test").debug("ours")
+    for child in children:
+        child.setLevel(logging.NOTSET)
+    assert "words" not in logs.text()
+    assert [line.split(" ", 2)[2] for line in logs.lines()] == [
+        *(f"WARNING {child.name}: refused" for child in children),
+        "DEBUG clarigate.gateway.test: ours",
+    ]
 
 
 def test_probes_and_metrics_are_access_logged_only_at_debug():

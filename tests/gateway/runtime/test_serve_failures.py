@@ -155,6 +155,23 @@ def test_unreachable_redis(monkeypatch, unused_tcp_port, capsys):
     assert f"Redis at redis://127.0.0.1:{unused_tcp_port}/0 is not reachable" in the_error(lines)
 
 
+SENTINEL_PASSWORD = "SentinelPw-4f9a1c"
+
+
+def test_unreachable_sentinels_are_named_without_their_password(monkeypatch, unused_tcp_port, capsys):
+    # deploy/README.md, "Redis Sentinel": "add ?sentinel_password=… when the Sentinels require their own"
+    where = f"redis+sentinel://127.0.0.1:{unused_tcp_port}/mymaster"
+    monkeypatch.setenv("REDIS_URL", f"{where}?sentinel_password={SENTINEL_PASSWORD}&socket_timeout=5")
+    code, lines = serve(capsys)
+    assert code == ExitCode.STORE_UNREACHABLE
+    assert f"Redis at {where}?sentinel_password=***&socket_timeout=5 is not reachable" in the_error(lines)
+
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert f"PROBLEM store: Redis at {where}?sentinel_password=***&socket_timeout=5, prefix" in out, out
+    assert SENTINEL_PASSWORD not in "\n".join([*lines, out])
+
+
 UNUSABLE_REDIS_URLS = {
     "http://:hunter2@127.0.0.1:6379/0": "Redis URL must specify one of the following schemes",
     "redis://:hunter2@127.0.0.1:6379/0?socket_timout=5": "not one redis-py knows",
