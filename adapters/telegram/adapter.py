@@ -181,8 +181,8 @@ class TelegramAdapter(PlatformAdapter):
         if not self.settings.bot_token or not self.settings.bot_token.get_secret_value():
             problems.append("TELEGRAM_BOT_TOKEN is not set")
         secret = self.settings.webhook_secret.get_secret_value() if self.settings.webhook_secret else ""
-        if self.settings.webhook_url and not secret:
-            problems.append("TELEGRAM_WEBHOOK_SECRET is required in webhook mode")
+        if self.settings.webhook_url and not secret:  # in the words serve stops with
+            problems.extend(self.settings.startup_problems())
         elif secret and not _SECRET_CHARS.fullmatch(secret):
             problems.append("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
         return problems

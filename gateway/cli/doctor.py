@@ -21,7 +21,7 @@ from clarigate.gateway.runtime.app import (
     build_store,
     store_description,
 )
-from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, load_config
+from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, load_config, startup_problems
 from clarigate.gateway.runtime.logs import redact, register_secrets, without_secrets
 from clarigate.gateway.runtime.preflight import port_problem
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe
@@ -74,7 +74,17 @@ async def run_checks(config_path: str | None) -> Report:
         await _check_platforms(config, runner, report)
     finally:
         await runner.aclose()
+    _check_startup(config, report)
     return report
+
+
+def _check_startup(config: GatewayConfig, report: Report) -> None:
+    """Every line that stops ``serve`` at start (``startup_problems``), as a config problem;
+    a line the checks above already said (as it is, or after a prefix of theirs, such as
+    ``settings: …``) is not said twice."""
+    for line in startup_problems(config):
+        if not any(said == line or said.endswith(f": {line}") for said in report.problems):
+            report.problems.append(f"config: {line}")
 
 
 async def _check_one_agent(

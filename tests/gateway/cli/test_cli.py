@@ -8,7 +8,9 @@ import os
 import pytest
 
 from clarigate.gateway.cli.main import main
-from clarigate.gateway.runtime.config import ENV_NAMES
+from clarigate.gateway.runtime.config import ENV_NAMES, load_config, startup_problems
+from clarigate.gateway.runtime.preflight import ExitCode
+from tests.gateway.runtime.placement_cases import GRAPH, place_env, setting_env
 
 
 @pytest.fixture(autouse=True)
@@ -160,3 +162,42 @@ def test_doctor_names_a_port_serve_would_refuse(monkeypatch, capsys, value, said
     assert main(["doctor"]) == 1
     (problem,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("PROBLEM")]
     assert problem.startswith("PROBLEM port:") and said in problem
+
+
+@pytest.mark.parametrize("role", ["worker", "web"])
+def test_doctor_names_a_role_without_redis_as_serve_does(monkeypatch, capsys, role):
+    """A setting that stops ``serve`` at start (exit 2) is a problem for doctor too, in its words."""
+    monkeypatch.setenv("CLARIGATE_ROLE", role)
+    said = (
+        f"role {role!r} shares its work with other processes through Redis: set REDIS_URL "
+        "(or role 'all' for one process on the embedded store)"
+    )
+    assert main(["serve", "--host", "127.0.0.1", "--port", "0"]) == ExitCode.CONFIG
+    assert said in capsys.readouterr().err
+
+    assert main(["doctor"]) == 1
+    problems = [line for line in capsys.readouterr().out.splitlines() if line.startswith("PROBLEM")]
+    assert problems == [f"PROBLEM config: {said}"]
+
+
+def test_doctor_says_each_problem_serve_stops_on_once(monkeypatch, tmp_path, capsys):
+    """Lines doctor's own checks already say (half a platform's credentials, a Telegram webhook
+    without its secret, an agent setting that does not apply) are not repeated from serve's."""
+    settings = {
+        "CLARIGATE_ROLE": "worker",
+        "SLACK_BOT_TOKEN": "xoxb-only-half",
+        "TELEGRAM_BOT_TOKEN": "123:abc",
+        "TELEGRAM_WEBHOOK_URL": "https://bot.example/telegram/webhook",
+        **place_env(GRAPH),
+        **setting_env("require_approval", tmp_path),
+    }
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    stops_serve = startup_problems(load_config(None))
+    assert len(stops_serve) == 4, stops_serve
+
+    assert main(["doctor"]) == 1
+    problems = [line for line in capsys.readouterr().out.splitlines() if line.startswith("PROBLEM")]
+    assert len(problems) == len(stops_serve), problems
+    for line in stops_serve:
+        assert len([p for p in problems if p.endswith(f": {line}") or p == f"PROBLEM {line}"]) == 1, line
