@@ -20,7 +20,7 @@ from clarigate.agent.events import EventSink, tell
 from clarigate.agent.protocol import HumanInputResponse, detect_locale
 from clarigate.agent.settings import AgentSettings  # the agent's settings live there; named here too
 from clarigate.agent.threads import AgentThreads
-from clarigate.agent.turn_output import TurnOutput, turn_output
+from clarigate.agent.turn_output import TurnOutput, before_turn, turn_output
 from clarigate.agent.who import Speaker, graph_context, with_speaker
 
 if TYPE_CHECKING:
@@ -235,14 +235,14 @@ class ClarifyingAgent(AgentThreads):
             return earlier
         side = {key: value for key, value in config.items() if key != "run_id"}  # not the turn's run
         invoke = lambda command: self._invoke(command, side, None)  # noqa: E731
-        await supersede_pending(self._graph, side, invoke, snapshot)
+        before = await supersede_pending(self._graph, side, invoke, snapshot)  # as the turn finds it
         extra = response_kwargs(response) if response is not None else {}
         human = HumanMessage(content=self._content(text, images), id=human_id, additional_kwargs=extra)
         # a checkpoint after every step (``_invoke``); ``prune`` then keeps only the latest one
         result = await self._invoke({"messages": [human]}, config, on_event)
         await self._prune(config)
         messages = result.get("messages", []) if isinstance(result, Mapping) else []
-        return self._with_interrupt(turn_output(messages, human_id), result, messages)
+        return self._with_interrupt(turn_output(messages, before), result, messages)
 
     async def _earlier_attempt(
         self, config: dict[str, Any], snapshot: Any, human_id: str, on_event: EventSink | None = None
@@ -255,6 +255,7 @@ class ClarifyingAgent(AgentThreads):
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
         if not any(message.id == human_id for message in messages):
             return None
+        before = before_turn(messages, human_id)
         interrupts = list(getattr(snapshot, "interrupts", ()) or ())
         if interrupts:  # it stopped on an interrupt: ask it again
             result: Any = {"__interrupt__": interrupts}
@@ -264,7 +265,7 @@ class ClarifyingAgent(AgentThreads):
             result, messages = await self._go_on(config, snapshot, on_event)
         else:
             result = {}
-        return self._with_interrupt(turn_output(messages, human_id), result, messages)
+        return self._with_interrupt(turn_output(messages, before), result, messages)
 
     async def _go_on(self, config: dict[str, Any], snapshot: Any, on_event: EventSink | None) -> Any:
         """Go on with a run cut off in ``snapshot`` (a tool it was running is not started again
@@ -320,13 +321,14 @@ class ClarifyingAgent(AgentThreads):
         return latest
 
     def _past(self, config: dict[str, Any], on_event: EventSink | None) -> Any:
-        """Going on past a breakpoint: the graph run without input, its turn after ``before``."""
+        """Going on past a breakpoint: the graph run without input, its turn what ``before`` (the
+        thread's messages where it paused) did not hold."""
 
-        async def go_on(before: int) -> TurnOutput:
+        async def go_on(before: Sequence[Any]) -> TurnOutput:
             result = await self._invoke(None, config, on_event)
             await self._prune(config)
             messages = result.get("messages", []) if isinstance(result, Mapping) else []
-            return self._with_interrupt(turn_output(messages, None, start=before), result, messages)
+            return self._with_interrupt(turn_output(messages, before), result, messages)
 
         return go_on
 
@@ -350,7 +352,7 @@ class ClarifyingAgent(AgentThreads):
         if interrupt_id not in pending and snapshot.next and not pending:
             # decided, then cut off (a crash): go on from the decision, never ask it again
             result, messages = await self._go_on(config, snapshot, on_event)
-            return self._with_interrupt(turn_output(messages, None, start=len(before)), result, messages)
+            return self._with_interrupt(turn_output(messages, before), result, messages)
         if interrupt_id not in pending:
             log.warning("the answer is for interrupt %s, which is no longer pending", interrupt_id)
             return None
@@ -366,7 +368,7 @@ class ClarifyingAgent(AgentThreads):
             return TurnOutput(dismissed=True)
         await self._prune(config)
         messages = result.get("messages", []) if isinstance(result, Mapping) else []
-        return self._with_interrupt(turn_output(messages, None, start=len(before)), result, messages)
+        return self._with_interrupt(turn_output(messages, before), result, messages)
 
     @staticmethod
     def _with_interrupt(output: TurnOutput, result: Any, messages: Sequence[Any]) -> TurnOutput:

@@ -3,7 +3,7 @@ answer applied (``clarigate.agent.breakpoints`` has the question and the rules).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from clarigate.agent.breakpoints import (
@@ -86,7 +86,7 @@ async def answer_breakpoint(
     config: dict[str, Any],
     checkpoint_id: str,
     response: HumanInputResponse,
-    go_on: Callable[[int], Awaitable[TurnOutput]],
+    go_on: Callable[[Sequence[Any]], Awaitable[TurnOutput]],
 ) -> TurnOutput | None:
     """The answer to a breakpoint question: *Continue* runs ``go_on(messages before)`` (the graph
     goes on from where it stopped), *Stop* drops the steps that wait (``abandon``) and says so.
@@ -101,4 +101,4 @@ async def answer_breakpoint(
     if not goes_on(response):
         await abandon(graph, config)
         return TurnOutput(replies=[stopped_reply(list(snapshot.next), thread_locale(before))])
-    return await go_on(len(before))
+    return await go_on(before)

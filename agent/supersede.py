@@ -33,8 +33,9 @@ def resume_map(interrupts: Sequence[tuple[str, Any]], locale: Locale) -> dict[st
 
 async def supersede_pending(
     graph: Any, config: dict[str, Any], invoke: Callable[[Any], Awaitable[Any]], snapshot: Any = None
-) -> None:
-    """Resume every interrupt the thread of ``config`` waits on as superseded (in process).
+) -> list[Any]:
+    """Resume every interrupt the thread of ``config`` waits on as superseded (in process); the
+    thread's messages afterwards (where the new message's turn begins).
 
     ``invoke(graph_input)`` runs the graph to its end on the thread (the harness's ``_invoke``);
     ``snapshot``: the thread's state read just before, if the caller has it (else it is read).
@@ -47,9 +48,9 @@ async def supersede_pending(
         if snapshot is None:
             snapshot = await graph.aget_state(config)
         pending = [(i.id, i.value) for i in getattr(snapshot, "interrupts", ()) or ()]
-        if not pending:
-            return
         messages = snapshot.values.get("messages", []) if isinstance(snapshot.values, Mapping) else []
+        if not pending:
+            return messages
         log.info("thread %s: a new message supersedes interrupt(s) %s", thread_id, [i for i, _ in pending])
         try:
             await invoke(Command(resume=resume_map(pending, thread_locale(messages))))
@@ -60,8 +61,9 @@ async def supersede_pending(
                 "thread %s: an interrupt refused the superseded answer; the new message runs anyway",
                 thread_id,
             )
-            return
+            return messages
         snapshot = None  # the run changed the thread: read it again
     snapshot = await graph.aget_state(config)
     if getattr(snapshot, "interrupts", ()):
         log.warning("thread %s still waits on an interrupt after %d rounds", thread_id, MAX_ROUNDS)
+    return list(snapshot.values.get("messages", [])) if isinstance(snapshot.values, Mapping) else []

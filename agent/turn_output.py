@@ -35,14 +35,28 @@ class TurnOutput:
     dismissed: bool = False
 
 
-def turn_output(
-    messages: Sequence[BaseMessage], human_id: str | None, start: int | None = None
-) -> TurnOutput:
-    """The replies, files and request among the messages of this turn.
+def new_messages(messages: Sequence[BaseMessage], before: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages of ``messages`` (a thread's after a run) that ``before`` (its messages when the
+    run began) did not hold, found by id: LangGraph's ``add_messages`` gives every message one, and
+    a run may shorten the list (summarized, or trimmed with ``RemoveMessage``), so a position in it
+    means nothing afterwards. A message without an id (a state without that reducer, where nothing
+    is removed either) is new when it lies past the length the list had."""
+    known = {message.id for message in before if message.id}
+    return [m for i, m in enumerate(messages) if (m.id not in known if m.id else i >= len(before))]
 
-    The turn starts after the message ``human_id`` (a new message) or at index ``start``
-    (a resumed run: everything after what the thread held before).
-    """
+
+def before_turn(messages: Sequence[BaseMessage], human_id: str) -> list[BaseMessage]:
+    """The messages up to the turn's human message ``human_id``, it included: the thread as the
+    turn found it, read from a list the turn added to without shortening it (all of ``messages``
+    when that message is not there: nothing in it is known to be the turn's)."""
+    found = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == human_id), None)
+    return list(messages if found is None else messages[: found + 1])
+
+
+def turn_output(messages: Sequence[BaseMessage], before: Sequence[BaseMessage]) -> TurnOutput:
+    """The replies, files and request among the messages of this turn: those of ``messages`` (the
+    thread's after the run) that ``before`` (the thread's when the turn began) did not hold
+    (``new_messages``)."""
     from langchain_core.messages import AIMessage, ToolMessage
 
     from clarigate.agent.limits import LIMIT_KEY
@@ -50,15 +64,12 @@ def turn_output(
     from clarigate.agent.models.conversation import message_text
     from clarigate.agent.protocol import render_text_fallback
 
-    if start is None:
-        found = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == human_id), -1)
-        start = found + 1
     replies: list[str] = []
     request: HumanInputRequest | None = None
     fallback: str | None = None
     limit: str | None = None
     carrying: list[Any] = []  # final messages' content and tools' artifacts, in order
-    for message in messages[start:]:
+    for message in new_messages(messages, before):
         if isinstance(message, AIMessage) and not message.tool_calls:
             text = message_text(message).strip()
             if text:

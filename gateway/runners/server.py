@@ -48,12 +48,13 @@ from clarigate.gateway.runners.server_interrupts import (
     waiting_request,
 )
 from clarigate.gateway.runners.server_runs import (
+    BEFORE_KEY,
     HUMAN_KEY,
     INBOUND_KEY,
-    START_KEY,
     BegunRuns,
     RunLost,
     ServerProbe,
+    checkpoint_of,
     finished_run,
     follow,
     left_of_turn,
@@ -268,7 +269,7 @@ class LangGraphServerRunner(AgentRunner):
                 log.warning("%s: looking at the thread again (the server restarted?)", lost)
                 continue
             state = await self._client.threads.get_state(sid)
-            output = state_output(state, finished.get("metadata") or {})
+            output = await state_output(self._client, sid, state, finished.get("metadata") or {})
             return replace(output, run_id=str(run["run_id"]))  # the server traces runs under their ids
         raise AgentUnavailable(f"the LangGraph server at {self.ready_where} lost {LOST_RUNS} runs of a turn")
 
@@ -333,20 +334,19 @@ class LangGraphServerRunner(AgentRunner):
     ) -> Any:
         run_meta: dict[str, Any] = {
             **self._thread_metadata(meta),
-            START_KEY: len(before),
+            BEFORE_KEY: checkpoint_of(state),
             **({INBOUND_KEY: meta["inbound_id"]} if meta.get("inbound_id") else {}),
         }
         settings = run_settings(self.settings, self.shipped, meta.get(WHO_KEY))
         options = self._options(run_meta, meta.get(WHO_KEY))
         if response is not None and (resumed := await self._resume(sid, response, state, before, options)):
             return resumed
-        # a new message over open interrupts: they are resumed as superseded first (their runs are
-        # waited for, never shown: ``server_supersede``)
+        # a new message over open interrupts: resumed as superseded first (``server_supersede``)
         state, before = await supersede_on_server(
             self._client, sid, self.settings.assistant_id, state, before, run_meta, settings
         )
         human_id = human_message_id(meta.get("inbound_id"))
-        run_meta[HUMAN_KEY] = human_id
+        run_meta.update({HUMAN_KEY: human_id, BEFORE_KEY: checkpoint_of(state)})  # after superseding
         human: dict[str, Any] = {"type": "human", "id": human_id, "content": human_content(text, images)}
         if response is not None:
             human["additional_kwargs"] = response_kwargs(response)

@@ -45,9 +45,9 @@ from clarigate.agent.breakpoints import (
     stopped_reply,
 )
 from clarigate.agent.events import EventSink, tell
-from clarigate.agent.harness import TurnOutput, turn_output
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
+from clarigate.agent.turn_output import TurnOutput, before_turn, turn_output
 from clarigate.gateway.boundary.errors import AgentUnavailable, RunFailed
 from clarigate.gateway.runners.server_breakpoints import on_breakpoint
 from clarigate.gateway.runners.server_interrupts import asked_again, pending_request_of
@@ -58,7 +58,10 @@ log = logging.getLogger(__name__)
 
 #: Metadata keys the runner puts on server runs.
 INBOUND_KEY = "clarigate_inbound_id"
-START_KEY = "clarigate_start"  # messages the thread held before the run (where its turn begins)
+#: The checkpoint the thread was at when the run began ("" for a thread without one): the run's
+#: turn is the messages that checkpoint did not hold (found by id: ``new_messages``).
+BEFORE_KEY = "clarigate_before"
+START_KEY = "clarigate_start"  # the message count a run of an earlier gateway started after
 HUMAN_KEY = "clarigate_human_id"
 #: How many turns' runs a runner remembers (``BegunRuns``).
 RUNS_REMEMBERED = 1000
@@ -182,14 +185,33 @@ async def finished_run(client: Any, sid: str, run: Mapping[str, Any]) -> Mapping
     return finished
 
 
-def state_output(state: Mapping[str, Any], meta: Mapping[str, Any]) -> TurnOutput:
-    """The turn's output in the thread's ``state``: its replies after the run's human message
-    (``HUMAN_KEY``) or start (``START_KEY``), and its question or pending interrupt."""
+def checkpoint_of(state: Mapping[str, Any]) -> str:
+    """The id of the checkpoint a thread's ``state`` was read at ("" for a thread without one)."""
+    return str((state.get("checkpoint") or {}).get("checkpoint_id") or "")
+
+
+async def messages_before(client: Any, sid: str, meta: Mapping[str, Any], messages: list[Any]) -> list[Any]:
+    """The thread's messages when the run of ``meta`` began, ``messages`` being the thread's now:
+    those up to the run's human message (``HUMAN_KEY``) while the thread holds it (it is known
+    without asking the server), else those of the checkpoint the run began at (``BEFORE_KEY``)."""
+    human = str(meta.get(HUMAN_KEY) or "")
+    if human and (BEFORE_KEY not in meta or any(m.id == human for m in messages)):
+        return before_turn(messages, human)
+    if BEFORE_KEY not in meta:  # a run an earlier gateway started, in flight across the upgrade
+        return messages[: int(meta.get(START_KEY) or 0)]
+    at = str(meta[BEFORE_KEY] or "")
+    began = await client.threads.get_state(sid, checkpoint_id=at) if at else {}
+    return messages_of(began.get("values"))
+
+
+async def state_output(
+    client: Any, sid: str, state: Mapping[str, Any], meta: Mapping[str, Any]
+) -> TurnOutput:
+    """The turn's output in the thread's ``state``: its replies among the messages the thread did
+    not hold when the run of ``meta`` began (``messages_before``), and its question or pending
+    interrupt."""
     messages = messages_of(dict(state).get("values"))
-    if meta.get(HUMAN_KEY):
-        output = turn_output(messages, str(meta[HUMAN_KEY]))
-    else:
-        output = turn_output(messages, None, start=int(meta.get(START_KEY) or 0))
+    output = turn_output(messages, await messages_before(client, sid, meta, messages))
     interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
     request = None
     if interrupts and output.request is None:
@@ -262,8 +284,7 @@ async def past_breakpoint(
     at = (state.get("checkpoint") or {}).get("checkpoint_id")
     if str(at) == checkpoint_id and paused_at(state.get("next"), state.get("interrupts")):
         if goes_on(response):
-            start = len(messages_of(state.get("values")))
-            options["metadata"] = {**options.get("metadata", {}), START_KEY: start}
+            options["metadata"] = {**options.get("metadata", {}), BEFORE_KEY: checkpoint_id}
             return await client.runs.create(sid, assistant_id, input=None, **options)
         await client.threads.update_state(sid, None, as_node=DROPPED_AS, checkpoint_id=checkpoint_id)
     else:
@@ -295,9 +316,9 @@ async def left_of_turn(
     inbound_id = meta.get(INBOUND_KEY)
     if not steps_left(state):
         log.warning("the run of %s is gone on the server; its output is in the thread", inbound_id)
-        return state_output(state, meta)
+        return await state_output(client, sid, state, meta)
     if await on_breakpoint(client, assistant_id, sid, state):
         log.warning("the run of %s is gone on the server; it stopped on a breakpoint", inbound_id)
-        return state_output(state, meta)
+        return await state_output(client, sid, state, meta)
     log.warning("the run of %s is gone on the server: going on from its last checkpoint", inbound_id)
     return await client.runs.create(sid, assistant_id, input=None, **options(dict(meta)))

@@ -24,7 +24,7 @@ def test_the_final_messages_image_and_file_blocks_are_the_turns_files():
             create_file_block(url="https://example.com/files/report.pdf?sig=1", mime_type="application/pdf"),
         ]
     )
-    output = turn_output([HumanMessage("chart", id="h1"), final], "h1")
+    output = turn_output([HumanMessage("chart", id="h1"), final], [])  # a new thread
     assert output.replies == ["Here is the chart."]
     assert [(f.name, f.mime_type, f.data, f.url, f.image) for f in output.files] == [
         ("chart.png", "image/png", PNG, None, True),
@@ -45,7 +45,7 @@ def test_a_tools_artifact_blocks_are_sent_and_earlier_turns_files_are_not():
         ToolMessage("Made r.csv", tool_call_id="t1", artifact={"files": [csv]}),
         AIMessage("Done."),
     ]
-    output = turn_output(messages, "h2")
+    output = turn_output(messages, messages[:1])  # the earlier turn was there before
     assert [(f.name, f.data) for f in output.files] == [("r.csv", CSV)]
 
 
@@ -72,5 +72,5 @@ def test_a_name_from_the_model_cannot_name_a_path():
 
 def test_a_turn_sends_a_bounded_number_of_files():
     blocks = [create_file_block(base64=B64, mime_type="image/png") for _ in range(MAX_FILES + 5)]
-    output = turn_output([HumanMessage("many", id="h"), AIMessage(content=blocks)], "h")
+    output = turn_output([HumanMessage("many", id="h"), AIMessage(content=blocks)], [])
     assert len(output.files) == MAX_FILES

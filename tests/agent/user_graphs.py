@@ -138,3 +138,46 @@ def make_hitl_agent(checkpointer: Any, mode: str = "batched") -> Any:
 def make_per_call_hitl_agent(checkpointer: Any) -> Any:
     """``make_hitl_agent`` with one interrupt per gated call (``interrupt_mode="per_call"``)."""
     return make_hitl_agent(checkpointer, "per_call")
+
+
+def _trim_then_ask(state: MessagesState) -> dict[str, Any]:
+    """Notes what it is told; hides a password (the person's message replaced by a redacted copy,
+    a new message); asks which region before deploying, then drops all but the last two messages
+    (a graph keeping its thread short) as it answers."""
+    from langchain_core.messages import HumanMessage, RemoveMessage
+
+    last = state["messages"][-1]
+    if "password" in last.text:
+        redacted = HumanMessage(content="[redacted]")
+        return {
+            "messages": [RemoveMessage(id=str(last.id)), redacted, AIMessage(content="I hid your password.")]
+        }
+    if "deploy" not in last.text:
+        return {"messages": [AIMessage(content=f"noted: {last.text}")]}
+    answer = interrupt({"question": "Which region?", "options": ["eu-west", "us-east"]})
+    dropped = [RemoveMessage(id=m.id) for m in state["messages"][:-2] if m.id]
+    return {"messages": [*dropped, AIMessage(content=f"Deploying to {answer['value']}.")]}
+
+
+_trimming_builder = StateGraph(MessagesState)
+_trimming_builder.add_node("reply", _trim_then_ask)
+_trimming_builder.add_edge(START, "reply")
+#: Shortens its thread in the turn: a fresh one (a password hidden) and one an answer resumes.
+trimming = _trimming_builder.compile()
+
+
+def _tidy(state: MessagesState) -> dict[str, Any]:
+    from langchain_core.messages import RemoveMessage
+
+    dropped = [RemoveMessage(id=m.id) for m in state["messages"][:-1] if m.id]
+    return {"messages": [*dropped, AIMessage(content="Tidied up.")]}
+
+
+_tidy_builder = StateGraph(MessagesState)
+_tidy_builder.add_node("note", _plain)
+_tidy_builder.add_node("tidy", _tidy)
+_tidy_builder.add_conditional_edges(
+    START, lambda state: "tidy" if "tidy" in state["messages"][-1].text else "note", ["note", "tidy"]
+)
+#: Echoes; "tidy" drops every earlier message, after a breakpoint (asked "Continue?") before it.
+tidy_after_pause = _tidy_builder.compile(interrupt_before=["tidy"])

@@ -33,7 +33,7 @@ def test_files_in_a_server_thread_state_are_the_turns_files():
             {"type": "ai", "content": [{"type": "text", "text": "Done."}, chart], "invalid_tool_calls": []},
         ]
     }
-    output = turn_output(messages_of(values), "h1")
+    output = turn_output(messages_of(values), [])  # a new thread
     assert output.replies == ["Done."]
     assert [(f.name, f.data, f.url) for f in output.files] == [
         ("r.csv", CSV, None),
