@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clarigate.agent.approvals import Action, cut_line, decisions_for
+from clarigate.agent.approvals import Action, cut_line, decisions_for, dismissible_as
 from clarigate.agent.interrupt_kinds import APPROVAL, APPROVAL_EDIT, AskAgain, as_kind
 from clarigate.agent.protocol import HumanInputRequest, catalog, normalize_request
 from clarigate.agent.protocol.models import Locale
@@ -105,7 +105,7 @@ def edit_request(
         "fields": fields,
     }
     request = normalize_request(args, tool_call_id=interrupt_id)
-    return as_kind(request, APPROVAL_EDIT, interrupt_id, APPROVAL, locale)
+    return dismissible_as(as_kind(request, APPROVAL_EDIT, interrupt_id, APPROVAL, locale), actions)
 
 
 class _BadJson(ValueError):

@@ -6,8 +6,11 @@ reviewed tool allows them "Edit" (the arguments form: ``clarigate.agent.approval
 "Reply instead" (a ``respond`` decision: the person's message is the tool's result, the tool is
 not run). The review's ``description`` leads the context, before the calls themselves. A typed
 answer other than an option is a rejection with that text as the reason; a Cancel (a declined
-answer) rejects. Resumed with the middleware's decision shape: ``{"decisions": [...]}``
-(batched) or one decision (per call).
+answer) rejects. A review that allows no ``reject`` is turned down with ``respond`` (the reason
+as the tool's result) where it allows that; one that allows neither is never turned down: its
+approval is not dismissible, and a Cancel or a new message asks it again (``must_answer``).
+Resumed with the middleware's decision shape: ``{"decisions": [...]}`` (batched) or one decision
+(per call).
 """
 
 from __future__ import annotations
@@ -119,7 +122,42 @@ def approval_request(interrupt_id: str, actions: Sequence[Action], locale: Local
         "options": options,
     }
     request = normalize_request(args, tool_call_id=interrupt_id)
-    return as_kind(request, APPROVAL, interrupt_id, APPROVAL, locale)
+    return dismissible_as(as_kind(request, APPROVAL, interrupt_id, APPROVAL, locale), actions)
+
+
+def can_decline(actions: Sequence[Action]) -> bool:
+    """True when every reviewed call can be turned down without running (``reject`` or
+    ``respond`` allowed): a Cancel or a new message has a decision to stand for."""
+    return all("reject" in a.allowed or "respond" in a.allowed for a in actions)
+
+
+def dismissible_as(request: HumanInputRequest, actions: Sequence[Action]) -> HumanInputRequest:
+    """``request`` (an approval, its Edit form) marked not dismissible when ``actions`` cannot be
+    turned down: only an answer closes it."""
+    return request if can_decline(actions) else request.model_copy(update={"dismissible": False})
+
+
+def must_answer(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> AskAgain:
+    """The approval asked again after a Cancel or an answer it cannot take: it says first that it
+    cannot be rejected or dismissed, only answered (or left with ``/new``)."""
+    again = approval_request(interrupt_id, actions, locale)
+    note = catalog.text("approval_answer_first", locale)
+    return AskAgain(again.model_copy(update={"context": cut_line(f"{note}\n{again.context}")}))
+
+
+def declined_decisions(
+    value: Mapping[str, Any], actions: Sequence[Action], message: str | None, locale: Locale
+) -> Any | None:
+    """Decisions turning every call down, none run: ``reject`` with ``message`` where allowed,
+    else ``respond`` with it (or "The person declined this action." when there is none); None
+    when a call allows neither (no decision stands for the person's)."""
+    if not can_decline(actions):
+        return None
+    said = message or catalog.text("approval_declined", locale)
+    decisions = [
+        reject(message) if "reject" in a.allowed else {"type": "respond", "message": said} for a in actions
+    ]
+    return decisions_for(value, decisions)
 
 
 def respond_request(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> HumanInputRequest:
@@ -163,13 +201,13 @@ def reject(message: str | None) -> dict[str, Any]:
 
 
 def respond_decisions(
-    value: Mapping[str, Any], actions: Sequence[Action], response: HumanInputResponse
+    value: Mapping[str, Any], actions: Sequence[Action], response: HumanInputResponse, locale: Locale
 ) -> Any:
     """The answer to "Reply instead": a ``respond`` decision with the person's message for each
-    call; nothing typed rejects instead."""
+    call; nothing typed turns the calls down instead (``declined_decisions``)."""
     message = response.value.strip()
     if not message:
-        return decisions_for(value, [reject(None) for _ in actions])
+        return declined_decisions(value, actions, None, locale)
     return decisions_for(value, [{"type": "respond", "message": message} for _ in actions])
 
 
@@ -191,4 +229,5 @@ def approval_decisions(
     if choice == "approve":
         return decisions_for(value, [{"type": "approve"} for _ in actions])
     reason = None if choice == "reject" else response.value.strip()  # typed text: the reason
-    return decisions_for(value, [reject(reason) for _ in actions])
+    declined = declined_decisions(value, actions, reason, locale)
+    return must_answer(interrupt_id, actions, locale) if declined is None else declined

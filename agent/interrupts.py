@@ -29,9 +29,9 @@ from clarigate.agent.approvals import (
     actions_of,
     approval_decisions,
     approval_request,
-    decisions_for,
+    declined_decisions,
     is_hitl,
-    reject,
+    must_answer,
     respond_decisions,
 )
 from clarigate.agent.interrupt_kinds import (
@@ -136,16 +136,19 @@ def _resume_value(
             return response.to_payload()
         return response.value
     actions = actions_of(value, schema)
-    if response.response_kind == "declined":
-        return decisions_for(value, [reject(catalog.text("approval_declined", locale)) for _ in actions])
-    if kind == APPROVAL_RESPOND:
-        return respond_decisions(value, actions, response)
-    if kind == APPROVAL:
+    if kind == APPROVAL_RESPOND and response.response_kind != "declined":
+        return respond_decisions(value, actions, response, locale)
+    if kind == APPROVAL and response.response_kind != "declined":
         return approval_decisions(interrupt_id, value, actions, response, locale)
-    # APPROVAL_EDIT: a form answer edits; anything typed instead rejects with it as the reason
-    if response.response_kind != "form" or response.values is None:
-        return decisions_for(value, [reject(response.value.strip() or None) for _ in actions])
-    return edit_decisions(interrupt_id, value, actions, response.values, locale)
+    if response.response_kind == "form" and response.values is not None:
+        return edit_decisions(interrupt_id, value, actions, response.values, locale)
+    # a Cancel turns the calls down; anything typed instead of Edit's form too, as the reason
+    if response.response_kind == "declined":
+        reason: str | None = catalog.text("approval_declined", locale)
+    else:
+        reason = response.value.strip() or None
+    declined = declined_decisions(value, actions, reason, locale)
+    return must_answer(interrupt_id, actions, locale) if declined is None else declined
 
 
 def superseded_value(interrupt_id: str, value: Any, locale: Locale = "en") -> Any:
@@ -153,12 +156,14 @@ def superseded_value(interrupt_id: str, value: Any, locale: Locale = "en") -> An
     wrote a new message instead.
 
     A HITL interrupt: a ``reject`` decision for each reviewed call, saying so (the tool is not
-    run); any other interrupt: what a declined answer with reason ``superseded`` resumes it
-    with (the declined ``HumanInputResponse`` payload for a human_input request, else its text).
+    run; ``respond`` with the same words where the review allows no ``reject``), or ``None`` when
+    a call allows neither: no decision stands for the person's, the approval must be answered;
+    any other interrupt: what a declined answer with reason ``superseded`` resumes it with (the
+    declined ``HumanInputResponse`` payload for a human_input request, else its text).
     """
     if is_hitl(value):
         message = catalog.text("approval_superseded", locale)
-        return decisions_for(value, [reject(message) for _ in actions_of(value)])
+        return declined_decisions(value, actions_of(value), message, locale)
     request = request_for(interrupt_id, value, locale)
     return resume_value(INTERRUPT, interrupt_id, value, answer_declined(request, None, "superseded"))
 

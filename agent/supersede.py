@@ -8,6 +8,12 @@ every pending interrupt is resumed with ``superseded_value`` (HITL: ``reject``, 
 wrote something else instead; any other: the declined answer with reason ``superseded``) and
 that run goes to its end; its output is not shown (it is not the person's turn). A run that
 stops on another interrupt is superseded again, up to ``MAX_ROUNDS`` times.
+
+An approval whose review allows neither ``reject`` nor ``respond`` has no decision to stand for
+the person's: it is never superseded. ``AnswerFirst`` is raised instead, carrying the approval
+asked again with a line saying it can only be answered (or left with ``/new``); the new message
+does not run. The gateway keeps such an approval open and says so before it gets here
+(``HumanInputRequest.dismissible``); this is for one it no longer holds (expired).
 """
 
 from __future__ import annotations
@@ -16,9 +22,12 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from clarigate.agent.interrupts import superseded_value
+from clarigate.agent.interrupt_kinds import asked_again
+from clarigate.agent.interrupts import actions_of, superseded_value
 from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.protocol import HumanInputRequest, render_text_fallback
 from clarigate.agent.protocol.models import Locale
+from clarigate.agent.turn_output import TurnOutput
 
 log = logging.getLogger(__name__)
 
@@ -26,9 +35,31 @@ log = logging.getLogger(__name__)
 MAX_ROUNDS = 3
 
 
+class AnswerFirst(Exception):
+    """A new message over an approval no decision can turn down: ``request`` asks it again."""
+
+    def __init__(self, request: HumanInputRequest) -> None:
+        super().__init__(request.request_id)
+        self.request = request
+
+    def output(self) -> TurnOutput:
+        """The turn's output: the approval asked again (the new message did not run)."""
+        return TurnOutput(request=self.request, fallback_text=render_text_fallback(self.request))
+
+
 def resume_map(interrupts: Sequence[tuple[str, Any]], locale: Locale) -> dict[str, Any]:
-    """``{interrupt id: superseded value}`` for ``(id, value)`` pairs: one ``Command(resume=…)``."""
-    return {interrupt_id: superseded_value(interrupt_id, value, locale) for interrupt_id, value in interrupts}
+    """``{interrupt id: superseded value}`` for ``(id, value)`` pairs: one ``Command(resume=…)``;
+    ``AnswerFirst`` when one of them is an approval that cannot be turned down."""
+    from clarigate.agent.approvals import must_answer
+
+    resume = {}
+    for interrupt_id, value in interrupts:
+        resume[interrupt_id] = superseded_value(interrupt_id, value, locale)
+        if resume[interrupt_id] is None:
+            log.info("interrupt %s cannot be turned down: asked again, the new message waits", interrupt_id)
+            again = must_answer(interrupt_id, actions_of(value), locale).request
+            raise AnswerFirst(asked_again(again, again.request_id))
+    return resume
 
 
 async def supersede_pending(

@@ -117,6 +117,9 @@ def response_for(
     by = answered_by(platform, answer.sender)
     locale = request.locale
     invalid = AnswerStatus.INVALID
+    if answer.decline and request.dismissible is False:  # an approval that cannot be turned down
+        message = ui_text("approval_answer_first", locale)
+        return None, AnswerOutcome(status=invalid, message=message, view=view_of(record))
     if answer.decline:
         return answer_declined(request, by, "cancelled"), None
     if answer.option_id is not None:

@@ -237,6 +237,8 @@ class Control:
             assert pending.asked_by is not None  # a refusal names who asked
             refused = Notice.of("cancel_not_yours", locale, who=pending.asked_by)
             return await self.private_note(pending, msg.sender, refused)
+        if pending.request.dismissible is False:  # an approval no decision can turn down: it stays open
+            return TextReply(text=notice("approval_answer_first", locale))
         claim = await self.close_question(pending, msg.sender, "cancelled")
         if claim.status != "claimed":  # answered (or cancelled) a moment ago by someone else
             return TextReply(text=notice("nothing_to_cancel", locale))

@@ -10,6 +10,8 @@ new request once the question is no longer open.
 
 from __future__ import annotations
 
+import time
+
 from clarigate.agent.protocol import HumanInputResponse, looks_like_answer, parse_typed_reply
 from clarigate.gateway.boundary.messages import ClarificationClosed, Conversation, InboundMessage, TextReply
 from clarigate.gateway.boundary.outbound import Outbox
@@ -31,6 +33,16 @@ from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import set_log_context
 from clarigate.gateway.store.base import PendingRecord, Store
 from clarigate.gateway.store.keys import DONE_TTL_SECONDS
+
+
+def held_open(pending: PendingRecord, msg: InboundMessage, turn: Turn) -> bool:
+    """True when ``pending`` stays open over ``msg``, which does not run: an approval no decision
+    can turn down (``dismissible`` False: its review allows neither reject nor respond), so no
+    message may close it. The writer is told it can only be answered, or left with ``/new``."""
+    if pending.request.dismissible is not False:
+        return False
+    turn.add(TextReply(text=notice_for_text("approval_answer_first", msg.text, pending.request.locale)))
+    return True
 
 
 class TypedAnswers:
@@ -55,12 +67,17 @@ class TypedAnswers:
         Only people who may answer it (``may_type_answer``) answer by typing; when what they type
         is no answer, the question closes (as superseded, for everyone) and the message runs as a
         request, never as the question's answer. Anyone else's message is a request of its own
-        (``_left_open``).
+        (``_left_open``). An approval no decision can turn down is never closed by a message: it
+        stays open and nothing runs (``held_open``).
         """
         if not may_type_answer(pending, msg):
-            return False
+            # another member's message (or one written before it was asked) runs over it: not this one
+            live = pending.status == "pending" and pending.expires_at > time.time()
+            return live and held_open(pending, msg, turn)
         if msg.attachments and not msg.text.strip():
             # a photo or file alone types no answer: it runs as a request, with what it carries
+            if held_open(pending, msg, turn):
+                return True
             await self.control.close_question(pending, msg.sender, "superseded")
             return False
         by = answered_by(conv.platform, msg.sender)
@@ -76,6 +93,8 @@ class TypedAnswers:
         ):
             # an answer to this choice or form, or the person chose "Other…" or "Fill in" first
             return await self._typed_answer(conv, msg, pending, thread_id, turn)
+        if held_open(pending, msg, turn):
+            return True
         await self.control.close_question(pending, msg.sender, "superseded")
         return False
 

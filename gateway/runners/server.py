@@ -68,7 +68,7 @@ from clarigate.gateway.runners.server_settings import (
     runs_shipped_graph,
     state_problem,
 )
-from clarigate.gateway.runners.server_supersede import supersede_on_server
+from clarigate.gateway.runners.server_supersede import AnswerFirst, supersede_on_server
 from clarigate.gateway.runners.server_wire import human_content, messages_of, status_of
 from clarigate.gateway.runtime import metrics
 
@@ -235,6 +235,8 @@ class LangGraphServerRunner(AgentRunner):
             return await self._turn(sid, run.text, run.response, run.images, meta, run.on_event)
         except (AgentUnavailable, RunFailed):
             raise
+        except AnswerFirst as first:  # an approval no decision can turn down: asked again instead
+            return first.output()
         except Exception as exc:
             if _unavailable(exc):
                 metrics.AGENT_SERVER_ERRORS.labels(kind="unavailable").inc()
