@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from clarigate.agent.protocol import HumanInputRequest
+from clarigate.agent.protocol import HumanInputRequest, render_text_fallback
 from clarigate.agent.protocol.models import Locale
+from clarigate.agent.turn_output import TurnOutput
 
 INTERRUPT, APPROVAL, APPROVAL_EDIT, APPROVAL_RESPOND = (
     "interrupt",
@@ -31,6 +32,20 @@ class AskAgain:
     answer the schema rejects → the form again with the error)."""
 
     request: HumanInputRequest
+
+
+class AnswerFirst(Exception):
+    """A new message over an approval no decision can turn down (``supersede``): ``request`` asks
+    it again, and the message does not run. Here, not in ``supersede``, so that the runners can
+    catch it without importing the agent's libraries where only the web side runs."""
+
+    def __init__(self, request: HumanInputRequest) -> None:
+        super().__init__(request.request_id)
+        self.request = request
+
+    def output(self) -> TurnOutput:
+        """The turn's output: the approval asked again (the new message did not run)."""
+        return TurnOutput(request=self.request, fallback_text=render_text_fallback(self.request))
 
 
 @dataclass(frozen=True)

@@ -22,29 +22,15 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from clarigate.agent.interrupt_kinds import asked_again
+from clarigate.agent.interrupt_kinds import AnswerFirst, asked_again
 from clarigate.agent.interrupts import actions_of, superseded_value
 from clarigate.agent.models.conversation import thread_locale
-from clarigate.agent.protocol import HumanInputRequest, render_text_fallback
 from clarigate.agent.protocol.models import Locale
-from clarigate.agent.turn_output import TurnOutput
 
 log = logging.getLogger(__name__)
 
 #: How many interrupts in a row a new message supersedes before it runs anyway.
 MAX_ROUNDS = 3
-
-
-class AnswerFirst(Exception):
-    """A new message over an approval no decision can turn down: ``request`` asks it again."""
-
-    def __init__(self, request: HumanInputRequest) -> None:
-        super().__init__(request.request_id)
-        self.request = request
-
-    def output(self) -> TurnOutput:
-        """The turn's output: the approval asked again (the new message did not run)."""
-        return TurnOutput(request=self.request, fallback_text=render_text_fallback(self.request))
 
 
 def resume_map(interrupts: Sequence[tuple[str, Any]], locale: Locale) -> dict[str, Any]:

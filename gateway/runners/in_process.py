@@ -6,8 +6,8 @@ import asyncio
 import logging
 
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
+from clarigate.agent.interrupt_kinds import AnswerFirst
 from clarigate.agent.protocol import HumanInputRequest
-from clarigate.agent.supersede import AnswerFirst
 from clarigate.gateway.runners.base import AgentRunner, RunInput
 from clarigate.gateway.runners.outages import outage_is_unavailable
 from clarigate.gateway.runtime import metrics

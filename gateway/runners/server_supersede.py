@@ -14,8 +14,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from clarigate.agent.interrupt_kinds import AnswerFirst
 from clarigate.agent.models.conversation import thread_locale
-from clarigate.agent.supersede import MAX_ROUNDS, AnswerFirst, resume_map
+from clarigate.agent.supersede import MAX_ROUNDS, resume_map
 from clarigate.gateway.runners.server_wire import messages_of
 
 __all__ = ["SUPERSEDED_BY_KEY", "AnswerFirst", "supersede_on_server"]

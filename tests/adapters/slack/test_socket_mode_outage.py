@@ -40,8 +40,10 @@ def bolt_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def bolt_speaks(caplog: pytest.LogCaptureFixture, adapter: SlackAdapter) -> None:
-    """Let the INFO lines of Bolt's Socket Mode handler through (its client writes to the app's
-    logger, whose level Bolt set from the root's when the app was made)."""
+    """Let the INFO lines of Bolt's Socket Mode handler through, on purpose: its client writes to
+    the app's logger, whose level Bolt set from the root's when the app was made, and the quiet
+    ``slack_bolt`` tree is held at WARNING on every handler (``QuietLibraries``) until lowered."""
+    caplog.set_level(logging.INFO, logger="slack_bolt")
     caplog.set_level(logging.INFO, logger=adapter.app.logger.name)
 
 
