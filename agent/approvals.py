@@ -141,7 +141,7 @@ def must_answer(interrupt_id: str, actions: Sequence[Action], locale: Locale) ->
     """The approval asked again after a Cancel or an answer it cannot take: it says first that it
     cannot be rejected or dismissed, only answered (or left with ``/new``)."""
     again = approval_request(interrupt_id, actions, locale)
-    note = catalog.text("approval_answer_first", locale)
+    note = catalog.text("approval_answer_first", locale, new="/new")
     return AskAgain(again.model_copy(update={"context": cut_line(f"{note}\n{again.context}")}))
 
 

@@ -107,7 +107,7 @@ def policy_refusal(record: PendingRecord, view: PendingView, sender: Sender) -> 
 
 
 def response_for(
-    record: PendingRecord, answer: InboundAnswer, platform: str
+    record: PendingRecord, answer: InboundAnswer, platform: str, new: str = "/new"
 ) -> tuple[HumanInputResponse | None, AnswerOutcome | None]:
     """Build the structured answer from a click, a form submit or a free-text answer.
 
@@ -118,7 +118,7 @@ def response_for(
     locale = request.locale
     invalid = AnswerStatus.INVALID
     if answer.decline and request.dismissible is False:  # an approval that cannot be turned down
-        message = ui_text("approval_answer_first", locale)
+        message = ui_text("approval_answer_first", locale, new=new)  # ``new``: how /new is typed
         return None, AnswerOutcome(status=invalid, message=message, view=view_of(record))
     if answer.decline:
         return answer_declined(request, by, "cancelled"), None

@@ -238,7 +238,8 @@ class Control:
             refused = Notice.of("cancel_not_yours", locale, who=pending.asked_by)
             return await self.private_note(pending, msg.sender, refused)
         if pending.request.dismissible is False:  # an approval no decision can turn down: it stays open
-            return TextReply(text=notice("approval_answer_first", locale))
+            new = self.syntax(msg.conversation, "new")
+            return TextReply(text=notice("approval_answer_first", locale, new=new))
         claim = await self.close_question(pending, msg.sender, "cancelled")
         if claim.status != "claimed":  # answered (or cancelled) a moment ago by someone else
             return TextReply(text=notice("nothing_to_cancel", locale))

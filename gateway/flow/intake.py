@@ -313,7 +313,8 @@ class Gateway:
             if refusal.status is AnswerStatus.EXPIRED:
                 metrics.EXPIRED.inc()
             return refusal
-        response, invalid = response_for(record, answer, platform)
+        new = self.control.syntax(record.conversation, "new")
+        response, invalid = response_for(record, answer, platform, new)
         if response is None:
             return invalid or expired_outcome(view, record.request.locale)
         return await self._claim(record, answer.sender, response, seen)

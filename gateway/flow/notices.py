@@ -53,6 +53,6 @@ def language_hint(language: str | None) -> Locale | None:
     return "zh" if language.lower().startswith("zh") else "en"
 
 
-def notice_for_text(key: str, text: str, hint: Locale | None = None) -> str:
+def notice_for_text(key: str, text: str, hint: Locale | None = None, **values: str) -> str:
     """The notice ``key`` in the language of ``text`` (what the person wrote), else of ``hint``."""
-    return notice(key, locale_for(text, hint))
+    return notice(key, locale_for(text, hint), **values)

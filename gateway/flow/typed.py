@@ -35,13 +35,14 @@ from clarigate.gateway.store.base import PendingRecord, Store
 from clarigate.gateway.store.keys import DONE_TTL_SECONDS
 
 
-def held_open(pending: PendingRecord, msg: InboundMessage, turn: Turn) -> bool:
+def held_open(pending: PendingRecord, msg: InboundMessage, turn: Turn, new: str) -> bool:
     """True when ``pending`` stays open over ``msg``, which does not run: an approval no decision
     can turn down (``dismissible`` False: its review allows neither reject nor respond), so no
     message may close it. The writer is told it can only be answered, or left with ``/new``."""
     if pending.request.dismissible is not False:
         return False
-    turn.add(TextReply(text=notice_for_text("approval_answer_first", msg.text, pending.request.locale)))
+    locale = pending.request.locale  # ``new``: how the platform spells /new
+    turn.add(TextReply(text=notice_for_text("approval_answer_first", msg.text, locale, new=new)))
     return True
 
 
@@ -73,10 +74,10 @@ class TypedAnswers:
         if not may_type_answer(pending, msg):
             # another member's message (or one written before it was asked) runs over it: not this one
             live = pending.status == "pending" and pending.expires_at > time.time()
-            return live and held_open(pending, msg, turn)
+            return live and held_open(pending, msg, turn, self.control.syntax(conv, "new"))
         if msg.attachments and not msg.text.strip():
             # a photo or file alone types no answer: it runs as a request, with what it carries
-            if held_open(pending, msg, turn):
+            if held_open(pending, msg, turn, self.control.syntax(conv, "new")):
                 return True
             await self.control.close_question(pending, msg.sender, "superseded")
             return False
@@ -93,7 +94,7 @@ class TypedAnswers:
         ):
             # an answer to this choice or form, or the person chose "Other…" or "Fill in" first
             return await self._typed_answer(conv, msg, pending, thread_id, turn)
-        if held_open(pending, msg, turn):
+        if held_open(pending, msg, turn, self.control.syntax(conv, "new")):
             return True
         await self.control.close_question(pending, msg.sender, "superseded")
         return False

@@ -304,8 +304,8 @@ WORDS: dict[str, dict[Locale, str]] = {
     "approval_declined": {"en": "The person declined this action.", "zh": "用户拒绝了此操作。"},
     "approval_answer_first": {  # a Cancel or a new message over an approval no decision turns down
         "en": "This approval cannot be rejected or dismissed: answer it with one of its options "
-        "(it stays open), or send /new to start a new conversation.",
-        "zh": "这个审批不能拒绝或取消：请选择它的一个选项作答（它仍然保留），或发送 /new 开始新的对话。",
+        "(it stays open), or send {new} to start a new conversation.",
+        "zh": "这个审批不能拒绝或取消：请选择它的一个选项作答（它仍然保留），或发送 {new} 开始新的对话。",
     },
     # What the model is told about a call nobody answered (agent/interrupts.py, history.py, takeover.py).
     "approval_superseded": {

@@ -8,11 +8,12 @@ call down with ``respond`` and runs."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from langchain_core.messages import ToolMessage
 
+from clarigate.adapters.testing import TestAdapter
 from clarigate.agent.harness import AgentSettings
 from clarigate.agent.protocol import catalog
 from clarigate.gateway.boundary.messages import AnswerStatus
@@ -51,7 +52,7 @@ async def test_a_new_message_leaves_it_open_and_it_still_answers(
     assert [o.id for o in asked.options] == ["option-1", "option-2"]  # Approve, Edit
     await chat.reply(instead)
     await gateway.drain()
-    assert chat.texts() == [catalog.text("approval_answer_first", locale)]
+    assert chat.texts() == [catalog.text("approval_answer_first", locale, new="/new")]
     assert not chat.closed() and review_graphs.RAN == []  # nothing ran, nothing failed
     assert chat.last_request().request.request_id == asked.request_id
     await chat.reply(catalog.text("approve", locale))  # typed: the go-ahead asks to be confirmed
@@ -68,15 +69,39 @@ async def test_a_cancel_is_refused_and_new_leaves_it(make_gateway: Any, edit_onl
     asked = chat.last_request().request
     outcome = await chat.cancel()
     assert outcome.status == AnswerStatus.INVALID
-    assert outcome.message == catalog.text("approval_answer_first")
+    assert outcome.message == catalog.text("approval_answer_first", new="/new")
     await chat.reply("/cancel")
     await gateway.drain()
-    assert chat.texts()[-1] == catalog.text("approval_answer_first")
+    assert chat.texts()[-1] == catalog.text("approval_answer_first", new="/new")
     assert not chat.closed() and review_graphs.RAN == []
     await chat.reply("/new")  # the way out, always: it closes the approval, nothing runs
     await gateway.drain()
     assert chat.closed() and review_graphs.RAN == []
     assert [r.request.request_id for r in chat.requests()] == [asked.request_id]  # never asked again
+
+
+class SlashCommandAdapter(TestAdapter):
+    """A platform whose commands are typed as ``/clarigate new`` (Slack's slash command)."""
+
+    command_syntax: ClassVar[str] = "/clarigate {command}"
+
+
+async def test_the_way_out_is_spelled_as_the_platform_types_it(
+    make_gateway: Any, edit_only: LangGraphRunner
+) -> None:
+    gateway, chat = await make_gateway(
+        MemoryStore("no-reject-slash"), edit_only, adapter_class=SlashCommandAdapter
+    )
+    await chat.say("deploy please")
+    await gateway.drain()
+    outcome = await chat.cancel()  # the Cancel button: its refusal
+    await chat.reply("what version is live?")  # a new message over it
+    await gateway.drain()
+    await chat.reply("/cancel")
+    await gateway.drain()
+    said = [outcome.message, *chat.texts()]
+    assert said == [catalog.text("approval_answer_first", new="/clarigate new")] * 3
+    assert "/new " not in said[0]
 
 
 async def test_the_runner_asks_again_when_nobody_held_it_open(edit_only: LangGraphRunner) -> None:
@@ -86,7 +111,7 @@ async def test_the_runner_asks_again_when_nobody_held_it_open(edit_only: LangGra
     assert asked is not None
     again = await edit_only.run_turn(RunInput(thread_id="t", text="hello"))
     assert again.request is not None and again.request.request_id == f"{asked.request_id}#1"
-    assert catalog.text("approval_answer_first") in (again.request.context or "")
+    assert catalog.text("approval_answer_first", new="/new") in (again.request.context or "")
     assert again.replies == [] and review_graphs.RAN == []
     agent = await edit_only._get()
     messages = (await agent._graph.aget_state({"configurable": {"thread_id": "t"}})).values["messages"]
