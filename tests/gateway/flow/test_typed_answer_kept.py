@@ -8,8 +8,9 @@ import time
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import HumanInputRequest, Option
-from clarigate.gateway.boundary.messages import Attachment
 from clarigate.gateway.runners.base import AgentUnavailable
+
+from .test_answer_attachments import PNG, SHOT  # a screenshot and its bytes
 
 
 class AwayFor:
@@ -44,8 +45,6 @@ async def test_a_typed_answer_kept_through_an_outage_runs_as_the_answer(store, m
     assert not any("a new request" in text for text in chat.texts())
 
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
-SHOT = Attachment(kind="image", name="table.png", mime_type="image/png", size=len(PNG), ref="f1")
 WIPE = HumanInputRequest(
     request_id="clarification:wipe",
     tool_call_id="wipe",
