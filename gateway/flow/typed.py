@@ -35,17 +35,6 @@ from clarigate.gateway.store.base import PendingRecord, Store
 from clarigate.gateway.store.keys import DONE_TTL_SECONDS
 
 
-def held_open(pending: PendingRecord, msg: InboundMessage, turn: Turn, new: str) -> bool:
-    """True when ``pending`` stays open over ``msg``, which does not run: an approval no decision
-    can turn down (``dismissible`` False: its review allows neither reject nor respond), so no
-    message may close it. The writer is told it can only be answered, or left with ``/new``."""
-    if pending.request.dismissible is not False:
-        return False
-    locale = pending.request.locale  # ``new``: how the platform spells /new
-    turn.add(TextReply(text=notice_for_text("approval_answer_first", msg.text, locale, new=new)))
-    return True
-
-
 class TypedAnswers:
     """Typed answers of the message jobs (``Dispatcher``'s)."""
 
@@ -69,15 +58,15 @@ class TypedAnswers:
         is no answer, the question closes (as superseded, for everyone) and the message runs as a
         request, never as the question's answer. Anyone else's message is a request of its own
         (``_left_open``). An approval no decision can turn down is never closed by a message: it
-        stays open and nothing runs (``held_open``).
+        stays open and nothing runs (``_held_open``).
         """
         if not may_type_answer(pending, msg):
             # another member's message (or one written before it was asked) runs over it: not this one
             live = pending.status == "pending" and pending.expires_at > time.time()
-            return live and held_open(pending, msg, turn, self.control.syntax(conv, "new"))
+            return live and self._held_open(pending, msg, turn)
         if msg.attachments and not msg.text.strip():
             # a photo or file alone types no answer: it runs as a request, with what it carries
-            if held_open(pending, msg, turn, self.control.syntax(conv, "new")):
+            if self._held_open(pending, msg, turn):
                 return True
             await self.control.close_question(pending, msg.sender, "superseded")
             return False
@@ -94,7 +83,7 @@ class TypedAnswers:
         ):
             # an answer to this choice or form, or the person chose "Other…" or "Fill in" first
             return await self._typed_answer(conv, msg, pending, thread_id, turn)
-        if held_open(pending, msg, turn, self.control.syntax(conv, "new")):
+        if self._held_open(pending, msg, turn):
             return True
         await self.control.close_question(pending, msg.sender, "superseded")
         return False
@@ -119,6 +108,18 @@ class TypedAnswers:
             turn.add(TextReply(text=ask))
             return True
         return await self._claim_typed(conv, msg, pending, thread_id, turn, typed.response)
+
+    def _held_open(self, pending: PendingRecord, msg: InboundMessage, turn: Turn) -> bool:
+        """True when ``pending`` stays open over ``msg``, which does not run: an approval no
+        decision can turn down (``dismissible`` False: its review allows neither reject nor
+        respond), so no message may close it. The writer is told it can only be answered, or left
+        with /new (as the platform spells it)."""
+        if pending.request.dismissible is not False:
+            return False
+        new = self.control.syntax(msg.conversation, "new")
+        text = notice_for_text("approval_answer_first", msg.text, pending.request.locale, new=new)
+        turn.add(TextReply(text=text))
+        return True
 
     async def _claim_typed(
         self,
