@@ -143,7 +143,10 @@ async def open_checkpointer(url: str | None, data_dir: str) -> Checkpointer:
             "CHECKPOINTER_URL=redis://… needs langgraph-checkpoint-redis and a Redis with the JSON and "
             "Search modules (Redis 8 or Redis Stack); use SQLite or postgresql://… instead"
         )
-    raise ValueError(f"CHECKPOINTER_URL: unknown scheme in {url!r} (sqlite:, postgresql://, memory://)")
+    # the scheme alone: the rest of the URL may hold a password (this line reaches the terminal
+    # of ``clarigate chat`` as it is, past the log redactor)
+    scheme = f"{url.partition(':')[0]}:" if ":" in url else "none"
+    raise ValueError(f"CHECKPOINTER_URL: unknown scheme {scheme!r} (sqlite:, postgresql://, memory://)")
 
 
 #: The PostgreSQL advisory lock held while the checkpoint tables are set up (any fixed number

@@ -281,3 +281,17 @@ def test_a_real_ctrl_c_at_the_prompt_exits_cleanly(tmp_path: Path) -> None:
 
     assert chat_process.returncode == 0, err.decode()
     assert err == b"" and out == b"\n"
+
+
+def test_a_misspelt_checkpointer_url_is_refused_without_its_password(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # chat prints the agent's refusal to the terminal as it is, past the log redactor
+    config = chat_config(tmp_path, checkpointer_url="postgress://bot:hunter2@db.internal/cp")
+
+    code = chat_main(config, io.StringIO("hello\n"), io.StringIO(), tmp_path / "thread")
+
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "unknown scheme 'postgress:'" in err
+    assert "hunter2" not in err
