@@ -43,10 +43,14 @@ def main(argv: list[str] | None = None) -> int:
                 help="default $PORT or 8080",
             )
             command.add_argument(
-                "--log-format", choices=("text", "json"), help="default: log_format from config"
+                "--log-format",
+                type=str.lower,
+                choices=("text", "json"),
+                help="default: log_format from config",
             )
             command.add_argument(
                 "--log-level",
+                type=str.lower,
                 choices=LEVELS,
                 help="default: log_level from config ($CLARIGATE_LOG_LEVEL), else info; "
                 "debug also prints the traceback of a failed start",

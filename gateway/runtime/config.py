@@ -22,7 +22,7 @@ from clarigate.gateway.boundary import registry
 from clarigate.gateway.boundary.settings import PlatformSettings, Streaming
 from clarigate.gateway.runtime import sections
 from clarigate.gateway.runtime.invalid import describe_invalid
-from clarigate.gateway.runtime.logs import url_secrets
+from clarigate.gateway.runtime.logs import LogFormat, LogLevel, url_secrets
 from clarigate.gateway.runtime.routes import Route, route_problems
 
 
@@ -144,8 +144,8 @@ class GatewayConfig(BaseSettings):
     # one message; "off": the whole reply at once, after "working…" (each platform may override)
     streaming: Streaming = "auto"  # YAML's bare ``off`` / ``on`` (booleans to YAML) read as meant
     max_body_bytes: int = Field(1024 * 1024, gt=0)
-    log_format: Literal["text", "json"] = "text"
-    log_level: Literal["debug", "info", "warning", "error"] = "info"  # --log-level overrides
+    log_format: LogFormat = "text"
+    log_level: LogLevel = "info"  # --log-level overrides (either in any case: INFO, info)
     # how long ``serve`` waits for an unreachable Redis / PostgreSQL at start (0: try once)
     startup_wait_seconds: float = Field(60.0, ge=0)
     metrics_port: int | None = Field(None, ge=1, le=65535)  # /metrics on its own port when set

@@ -21,8 +21,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import unquote
+
+from pydantic import BeforeValidator
 
 RUN_FIELDS = ("platform", "chat", "thread_id", "request_id", "inbound_id")
 
@@ -344,6 +346,15 @@ class QuietProbes(logging.Filter):
 
 
 LEVELS = ("debug", "info", "warning", "error")
+
+
+def _lowered(value: object) -> object:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+#: A setting's log level or format as operators write it: ``INFO`` as well as ``info``.
+LogLevel = Annotated[Literal["debug", "info", "warning", "error"], BeforeValidator(_lowered)]
+LogFormat = Annotated[Literal["text", "json"], BeforeValidator(_lowered)]
 
 
 def level_from(name: str | None, default: int = logging.INFO) -> int:

@@ -103,6 +103,21 @@ def test_a_missing_provider_key_and_the_traceback_at_debug(monkeypatch, capsys):
     assert code == ExitCode.MODEL and any("Traceback" in line for line in lines)
 
 
+def test_log_settings_written_as_logging_spells_them(monkeypatch, capsys):
+    # INFO, DEBUG: the names Python's logging and most operators use; refused before
+    monkeypatch.setenv("LLM_MODEL", "openai:gpt-4o-mini")
+    monkeypatch.setenv("CLARIGATE_LOG_LEVEL", "DEBUG")
+    monkeypatch.setenv("CLARIGATE_LOG_FORMAT", "JSON")
+    code, lines = serve(capsys)
+    assert code == ExitCode.MODEL
+    errors = [json.loads(line) for line in lines if '"level": "ERROR"' in line]
+    assert len(errors) == 1 and "OPENAI_API_KEY" in errors[0]["message"] and "Traceback" in errors[0]["exc"]
+    monkeypatch.delenv("CLARIGATE_LOG_LEVEL")
+    code, lines = serve(capsys, "--log-level", "Debug", "--log-format", "TEXT")
+    assert code == ExitCode.MODEL and any("Traceback" in line for line in lines)
+    assert any(" ERROR " in line and "OPENAI_API_KEY" in line for line in lines)
+
+
 @pytest.fixture
 def assistantless_server() -> Iterator[str]:
     """A LangGraph server (its HTTP API as the SDK calls it) that answers but has no assistant."""
