@@ -33,6 +33,9 @@ class TurnOutput:
     # the run only closed a question the person dismissed and the graph could not take the
     # dismissal of (a typed interrupt's schema refused it): nothing to say, nothing failed
     dismissed: bool = False
+    # the replies are the gateway's words, not the agent's answer (an answer to a question another
+    # route's agent asked, not passed on): no 👍/👎 under them
+    notice_only: bool = False
 
 
 def new_messages(messages: Sequence[BaseMessage], before: Sequence[BaseMessage]) -> list[BaseMessage]:

@@ -246,7 +246,7 @@ class AgentRun:
         elif len(turn.items) == first and not output.dismissed:  # dismissed: ``stopped_words`` says it
             log.warning("the agent produced no reply")
             turn.add(ErrorReply(text=notice_for_text("run_failed", text, turn.hint)))
-        else:  # a final answer: 👍/👎 under it
+        elif not output.notice_only:  # a final answer: 👍/👎 under it
             target = FeedbackTarget(
                 inbound_id=turn.job.inbound_id,
                 thread_id=thread_id,

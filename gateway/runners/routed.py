@@ -92,7 +92,9 @@ class RoutedRunner(AgentRunner):
                 log.info("an answer to a question of route %s: not passed on to route %s", asker[0], name)
                 if run.response.response_kind == "declined":  # closed (/cancel): its closing said it
                     return TurnOutput(dismissed=True)
-                return TurnOutput(replies=[catalog.text(ANSWER_NOT_PASSED_ON, asker[1].locale)])
+                return TurnOutput(
+                    replies=[catalog.text(ANSWER_NOT_PASSED_ON, asker[1].locale)], notice_only=True
+                )
         speaker = {**run.speaker, "agent": name} if run.speaker else None
         routed = replace(run, thread_id=route_thread(name, run.thread_id), speaker=speaker)  # type: ignore[arg-type]
         return await runner.run_turn(routed)

@@ -12,7 +12,7 @@ import pytest
 
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.protocol import HumanInputRequest
-from clarigate.gateway.boundary.messages import InboundAnswer, Sender
+from clarigate.gateway.boundary.messages import InboundAnswer, Sender, TextReply
 from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.routed import RoutedRunner
 from clarigate.gateway.runners.server import server_thread_id
@@ -103,6 +103,8 @@ async def test_a_click_on_the_previous_agents_question_is_not_passed_on_to_the_n
         await gateway.drain()
         # neither agent ran it: the new one never asked, the old one no longer answers the chat
         assert adapter.texts("g1") == [STOPPED if decline else AFTER_RESTART]
+        # the gateway's words, not an answer of the agent's: nothing to vote on
+        assert [item.feedback for _, item in adapter.sent if isinstance(item, TextReply)] == [None]
         assert user_graphs.RAN == deployed
         await adapter.say("status?", user="u1", chat="g1", direct=False)
         await gateway.drain()
