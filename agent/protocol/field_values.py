@@ -195,6 +195,8 @@ def _multi_select(options: list[Option], raw: Any, locale: Locale) -> tuple[Any,
             return None, ui_text("err_choose_from", locale, choices=", ".join(o.label for o in options))
         if option.value not in values:
             values.append(option.value)
+    order = [option.value for option in options]  # as every platform gives choices back
+    values.sort(key=order.index)
     return (values, None) if values else (BLANK, None)
 
 

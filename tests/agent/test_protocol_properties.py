@@ -179,7 +179,10 @@ def typed_value(draw, field):
         chosen = draw(st.lists(st.sampled_from(field.options), min_size=1, unique_by=lambda o: o.id))
         # Labels holding a separator ("a, b") make a joined list ambiguous; ids never do.
         ambiguous = any(re.search(r"[,，;；、]", o.label) for o in field.options)
-        return ", ".join(o.id if ambiguous else o.label for o in chosen), [o.value for o in chosen]
+        picked = {o.id for o in chosen}  # given back in the options' order, whatever the typed one
+        return ", ".join(o.id if ambiguous else o.label for o in chosen), list(
+            dict.fromkeys(o.value for o in field.options if o.id in picked)
+        )
     text = draw(line_text)
     return text, None  # text is checked by check_form_values below
 

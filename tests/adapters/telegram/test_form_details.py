@@ -19,7 +19,7 @@ from .harness import (
     private_chat,
 )
 from .test_choices import ask_then_echo, clarification_call
-from .test_wizard import FORM
+from .test_wizard import FORM, Wizard
 
 SECOND = form_request(
     "Name the project",
@@ -240,3 +240,20 @@ async def test_new_or_cancel_in_another_topic_leaves_the_form_of_this_one(bench)
     await tg.settle()
     assert "5/6" not in tg.api.shown(GROUP["id"], message_id)
     assert runner.calls[-1].response is not None and runner.calls[-1].response.response_kind == "declined"
+
+
+async def test_typed_choices_of_a_multi_select_step_come_in_the_options_order_as_taps_do(bench):
+    # tapping Queue then Auth gives ["Auth", "Queue"]; typing them in that order did not
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    await tg.deliver(message_update("deploy"))
+    w = Wizard(tg)
+    await w.tap("form")
+    await w.tap("s1")
+    await w.type("queue, auth")
+    assert "3/6 · Init git" in w.shown.params["text"]
+    for step in (lambda: w.tap("n"), lambda: w.type("2"), lambda: w.type("2026-12-01"), lambda: w.tap("k")):
+        await step()
+    assert "Features: Auth, Queue" in w.shown.params["text"]  # the summary
+    await w.tap("S")
+    assert runner.calls[-1].response.values["features"] == ["Auth", "Queue"]
