@@ -300,7 +300,10 @@ class FeishuReceiver:
             return await self.open_other(view, sender)
         if read.ignore:
             return {}
-        if read.problems:
+        if read.problems:  # not the asker's to fix when someone else may not answer at all
+            refusal = await self.gateway.may_answer(view, sender, expect_typing=False)
+            if refusal is not None:
+                return toast(refusal.message or ui_text("expired", view.request.locale), "warning")
             return toast("; ".join(read.problems), "error")
         outcome = await self.gateway.submit_answer(
             InboundAnswer(

@@ -6,7 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clarigate.adapters.feishu.render import render_notice
-from clarigate.adapters.testing import ScriptedRunner
+from clarigate.adapters.testing import ScriptedRunner, asking, form_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.agent.protocol import FormField
 
 from .cards import button, is_interactive, payload, text_of
 from .events import card_action, message_event
@@ -66,6 +68,34 @@ async def test_alices_click_on_bobs_question_is_still_refused_with_a_toast(make_
     refused = await bot.click(card_action(vue, user="ou_alice", chat="oc_group", message_id=question_id))
     assert "card" not in refused and refused["toast"]["content"] == "Only ou_bob can answer this question."
     assert is_interactive(bot.api.cards[question_id])
+
+
+async def test_alices_unfinished_submit_of_bobs_form_is_refused_before_its_fields_are_checked(make_bot):
+    # she was sent to tick Bob's required box first, only to be refused once she had
+    form = form_request(
+        "Release it?",
+        [
+            FormField(name="agree", label="I read the release notes", type="checkbox", required=True),
+            FormField(name="day", label="Release day", type="date", required=True),
+        ],
+    )
+    runner = ScriptedRunner(
+        lambda turn: asking(form) if turn.response is None else TurnOutput(replies=["ok"])
+    )
+    bot = await make_bot(runner)
+    question_id, card = await ask(bot, "release 2.0", **BOBS)
+    submit = payload(button(card, "Submit"))
+    unticked = {"f1": False, "f2": "2024-04-01 +0800"}
+    refused = await bot.click(
+        card_action(submit, user="ou_alice", chat="oc_group", message_id=question_id, form_value=unticked)
+    )
+    assert refused["toast"]["content"] == "Only ou_bob can answer this question."
+    assert is_interactive(bot.api.cards[question_id]) and runner.calls[-1].response is None
+    # Bob's own unfinished submit is still told what is missing
+    told = await bot.click(
+        card_action(submit, user="ou_bob", chat="oc_group", message_id=question_id, form_value=unticked)
+    )
+    assert told["toast"] == {"type": "error", "content": "I read the release notes: This field is required"}
 
 
 @settings(max_examples=200, deadline=None)
