@@ -34,35 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         command = commands.add_parser(name, help=text, description=text)
         command.add_argument("--config", help="the bot's YAML file (default: $CLARIGATE_CONFIG)")
         if name == "serve":
-            command.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
-            command.add_argument(
-                # a string default goes through ``type`` too: a bad $PORT is a usage error, not a traceback
-                "--port",
-                type=listen_port,
-                default=port_setting(),
-                help="default $PORT or 8080",
-            )
-            command.add_argument(
-                "--log-format",
-                type=str.lower,
-                choices=("text", "json"),
-                help="default: log_format from config",
-            )
-            command.add_argument(
-                "--log-level",
-                type=str.lower,
-                choices=LEVELS,
-                help="default: log_level from config ($CLARIGATE_LOG_LEVEL), else info; "
-                "debug also prints the traceback of a failed start",
-            )
-            command.add_argument(
-                "--role",
-                choices=("auto", "all", "web", "worker"),
-                help="default: role from config ($CLARIGATE_ROLE), else auto: with Redis a web process "
-                "(HTTP, platforms) and a worker process (agent runs), else one process doing both",
-            )
-            # a worker process started by a web process: its health socket and liveness pipe
-            command.add_argument("--supervised-by", help=argparse.SUPPRESS)
+            _serve_options(command)
     from clarigate.gateway.cli.admin import add_admin_parser
 
     add_admin_parser(commands)
@@ -72,6 +44,39 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         # leaving the chat with Ctrl-C is normal; elsewhere it is the usual 130
         return 0 if args.command == "chat" else 130
+
+
+def _serve_options(command: argparse.ArgumentParser) -> None:
+    """``serve``'s own options."""
+    command.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    command.add_argument(
+        # a string default goes through ``type`` too: a bad $PORT is a usage error, not a traceback
+        "--port",
+        type=listen_port,
+        default=port_setting(),
+        help="default $PORT or 8080",
+    )
+    command.add_argument(
+        "--log-format",
+        type=str.lower,
+        choices=("text", "json"),
+        help="default: log_format from config",
+    )
+    command.add_argument(
+        "--log-level",
+        type=str.lower,
+        choices=LEVELS,
+        help="default: log_level from config ($CLARIGATE_LOG_LEVEL), else info; "
+        "debug also prints the traceback of a failed start",
+    )
+    command.add_argument(
+        "--role",
+        choices=("auto", "all", "web", "worker"),
+        help="default: role from config ($CLARIGATE_ROLE), else auto: with Redis a web process "
+        "(HTTP, platforms) and a worker process (agent runs), else one process doing both",
+    )
+    # a worker process started by a web process: its health socket and liveness pipe
+    command.add_argument("--supervised-by", help=argparse.SUPPRESS)
 
 
 def port_setting() -> str:
