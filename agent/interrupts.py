@@ -8,7 +8,8 @@ An ``interrupt(value)`` becomes a ``HumanInputRequest`` every renderer already s
 - an interrupt with a ``response_schema`` (langgraph 1.2+) as a form of the schema's fields
   (``clarigate.agent.typed_interrupts``), resumed with values of the schema's types;
 - a human_input request (the protocol's request shape, or at least a ``question``) as itself;
-  resumed with the answer's payload (``HumanInputResponse.to_payload()``);
+  resumed with the answer's payload (``HumanInputResponse.to_payload()``, a picked option's
+  ``value`` its value, not the label shown);
 - anything else as a free-text question showing the value; resumed with the answer's text.
 
 The request id says what is pending (``clarigate.agent.interrupt_kinds``), so a later run knows
@@ -133,7 +134,7 @@ def _resume_value(
         if _typed(schema) and not is_hitl(value):
             return typed_resume(interrupt_id, value, schema, response, locale)
         if is_human_input(value):
-            return response.to_payload()
+            return _picked(interrupt_id, value, response)
         return response.value
     actions = actions_of(value, schema)
     if kind == APPROVAL_RESPOND and response.response_kind != "declined":
@@ -149,6 +150,17 @@ def _resume_value(
         reason = response.value.strip() or None
     declined = declined_decisions(value, actions, reason, locale)
     return must_answer(interrupt_id, actions, locale) if declined is None else declined
+
+
+def _picked(interrupt_id: str, value: Any, response: HumanInputResponse) -> dict[str, Any]:
+    """The answer's payload, its ``value`` the picked option's value: the person sees an option's
+    label (``{"label": "Production (EU)", "value": "prod-eu-1"}``), the graph acts on its value."""
+    payload = response.to_payload()
+    if response.response_kind == "option" and response.option_id is not None:
+        option = request_for(interrupt_id, value).option_by_id(response.option_id)
+        if option is not None:
+            payload["value"] = option.value
+    return payload
 
 
 def superseded_value(interrupt_id: str, value: Any, locale: Locale = "en") -> Any:

@@ -69,6 +69,26 @@ _free_builder.add_edge(START, "free")
 free_text = _free_builder.compile()
 
 
+#: Options given as objects: the person picks a label, the graph acts on the value behind it.
+ENVIRONMENTS = [
+    {"label": "Production (EU)", "value": "prod-eu-1"},
+    {"label": "Staging", "value": "stage-2"},
+]
+
+
+def _ask_environment(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt({"question": "Which environment?", "options": ENVIRONMENTS})
+    ANSWERS.append(answer)
+    return {"messages": [AIMessage(content=f"Deploying to {answer['value']}.")]}
+
+
+_environments_builder = StateGraph(MessagesState)
+_environments_builder.add_node("ask_environment", _ask_environment)
+_environments_builder.add_edge(START, "ask_environment")
+#: A plain interrupt() whose options are ``{label, value}`` objects; says what it deploys to.
+environments = _environments_builder.compile()
+
+
 def delete_records(table: str, limit: int = 10) -> str:
     """Delete up to ``limit`` records from ``table``."""
     RAN.append(f"delete {table} {limit}")

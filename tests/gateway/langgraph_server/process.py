@@ -103,9 +103,11 @@ class LangGraphServer:
         # operators' graphs of ``tests/agent/stream_graphs.py``: progress lines, breakpoints
         stream_graphs = HERE.parent.parent / "agent" / "stream_graphs.py"
         graphs.update({name: f"{stream_graphs}:{name}" for name in STREAM_GRAPHS})
-        # operators' graphs of ``tests/agent/user_graphs.py`` that shorten their thread in a turn
+        # operators' graphs of ``tests/agent/user_graphs.py`` that shorten their thread in a turn,
+        # and one whose options are ``{label, value}`` objects
         user_graphs = HERE.parents[1] / "agent" / "user_graphs.py"
-        graphs.update({name: f"{user_graphs}:{name}" for name in ("trimming", "tidy_after_pause")})
+        mine = ("trimming", "tidy_after_pause", "environments")
+        graphs.update({name: f"{user_graphs}:{name}" for name in mine})
         self.config = workdir / "langgraph.json"
         self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
         self._proc: subprocess.Popen[bytes] | None = None
