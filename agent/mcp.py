@@ -8,9 +8,11 @@ and ``tool_name_prefix: true`` to offer its tools as ``{server}_{tool}``::
               headers: {Authorization: "Bearer ${TICKETS_TOKEN}"}, tool_name_prefix: true}
 
 ``${NAME}`` in any string is replaced by that environment variable (secrets stay out of
-the YAML file); an unset one is an error naming it. A server that does not start or
-answer within ``wait_seconds`` seconds is an ``MCPServerError`` naming the server, and so is a
-tool name two servers share (naming both) or one clarigate's own ``ask_clarification`` has.
+the YAML file); an unset one is an error naming it, and so is a key the server's transport does
+not take (``clarigate.agent.mcp_settings``, checked as the configuration loads). A server that
+does not start or answer within ``wait_seconds`` seconds is an ``MCPServerError`` naming the
+server, and so is a tool name two servers share (naming both) or one clarigate's own
+``ask_clarification`` has.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clarigate.agent.mcp_settings import TRANSPORTS, transport_of, unknown_settings
 from clarigate.agent.tools import ASK_CLARIFICATION
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-TRANSPORTS = ("stdio", "streamable_http", "sse", "websocket")
 
 
 class MCPServerError(ValueError):
@@ -73,7 +75,9 @@ def servers_of(servers: Mapping[str, Mapping[str, Any]]) -> list[MCPServer]:
         prefix = conn.pop("tool_name_prefix", False)
         if not isinstance(prefix, bool):
             raise MCPServerError(name, f"tool_name_prefix is true or false, not {prefix!r}")
-        transport = conn.get("transport") or ("stdio" if "command" in conn else "streamable_http")
+        if unknown := unknown_settings(conn):
+            raise MCPServerError(name, "; ".join(unknown))
+        transport = transport_of(conn)
         if transport not in TRANSPORTS:
             raise MCPServerError(name, f"unknown transport {transport!r} (one of {', '.join(TRANSPORTS)})")
         conn["transport"] = transport

@@ -16,6 +16,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, field_validator
 from pydantic_settings import NoDecode
 
+from clarigate.agent.mcp_settings import settings_problems
+
 _BOOL = TypeAdapter(bool)
 
 
@@ -96,6 +98,16 @@ class AgentOptions(BaseModel):
     def _servers(cls, value: Any) -> Any:
         """JSON text from the environment."""
         return json.loads(value) if isinstance(value, str) and value.strip() else value
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _server_settings(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Every key of every server is a setting of its transport: a misspelt one stops the
+        start, naming the server and the key (``clarigate.agent.mcp_settings``)."""
+        problems = settings_problems(value)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
 
 
 class AgentSettings(AgentOptions):

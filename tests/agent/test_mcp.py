@@ -130,3 +130,89 @@ async def test_doctor_listing(tmp_path: Path) -> None:
     )
     assert sorted(found["notes"]) == ["add_note", "count_notes"]
     assert isinstance(found["broken"], MCPServerError)
+
+
+@pytest.mark.parametrize(
+    ("server", "said"),
+    [
+        (
+            {"transport": "stdio", "comand": "python", "args": []},
+            "'comand' is not a setting (did you mean `command`?)",
+        ),
+        (
+            {"transprt": "sse", "url": "http://x/sse"},
+            "'transprt' is not a setting (did you mean `transport`?)",
+        ),
+        (
+            {"url": "http://x/mcp", "header": {"A": "b"}},
+            "'header' is not a setting (did you mean `headers`?)",
+        ),
+        (
+            {"command": "python", "args": [], "enviroment": {"A": "b"}},
+            "'enviroment' is not a setting (did you mean `env`",
+        ),
+        (
+            {"transport": "stdio", "command": "python", "args": [], "headers": {"A": "b"}},
+            "'headers' is not a setting of a stdio server: it takes args, command, cwd,",
+        ),
+    ],
+)
+def test_a_key_the_servers_transport_does_not_take_is_refused_naming_it(
+    server: dict[str, Any], said: str
+) -> None:
+    """Never dropped without a word (a stdio server's extra key the SDK's parameters ignore)."""
+    with pytest.raises(ValueError, match="mcp_servers") as refused:
+        AgentSettings(mcp_servers={"files": server})
+    assert f"MCP server 'files': {said}" in str(refused.value)
+
+
+async def test_a_key_the_transport_does_not_take_is_refused_before_the_server_starts(tmp_path: Path) -> None:
+    """``MCPSessions.open`` given raw settings (no ``AgentSettings``) refuses it too."""
+    from clarigate.agent.mcp_sessions import MCPSessions
+
+    with pytest.raises(MCPServerError, match="MCP server 'notes': 'cdw' is not a setting"):
+        await MCPSessions.open({"notes": _stdio(tmp_path / "n.log", cdw=str(tmp_path))})
+    assert not (tmp_path / "n.log").exists()
+
+
+def test_the_settings_taken_are_langchain_mcp_adapters_own() -> None:
+    from langchain_mcp_adapters import sessions
+
+    from clarigate.agent.mcp_settings import SETTINGS
+
+    connections = {
+        "stdio": sessions.StdioConnection,
+        "streamable_http": sessions.StreamableHttpConnection,
+        "sse": sessions.SSEConnection,
+        "websocket": sessions.WebsocketConnection,
+    }
+    taken = {t: (c.__required_keys__ | c.__optional_keys__) - {"transport"} for t, c in connections.items()}
+    assert taken == SETTINGS
+
+
+async def test_every_setting_a_transport_takes_reaches_a_real_server(
+    tmp_path: Path, http_server: tuple[str, Path]
+) -> None:
+    url, _ = http_server
+    stdio = _stdio(
+        tmp_path / "n.log",
+        env={"LABEL": "x"},
+        cwd=str(tmp_path),
+        encoding="utf-8",
+        encoding_error_handler="replace",
+        session_kwargs={},
+        tool_name_prefix=True,
+    )
+    http = {
+        "transport": "streamable_http",
+        "url": url,
+        "headers": {"X-Test": "1"},
+        "timeout": 10,
+        "sse_read_timeout": 60,
+        "terminate_on_close": True,
+        "session_kwargs": {},
+    }
+    settings = AgentSettings(checkpointer_url="memory://", mcp_servers={"local": stdio, "remote": http})
+    found = await server_tool_names(settings.mcp_servers)
+    assert sorted(found["local"]) == ["local_add_note", "local_count_notes"]  # type: ignore[arg-type]
+    assert sorted(found["remote"]) == ["add_note", "count_notes"]  # type: ignore[arg-type]

@@ -240,3 +240,29 @@ def test_serve_stops_at_start_naming_an_mcp_server_that_does_not_start(tmp_path:
     )  # ExitCode.MODEL: the agent could not start
     err = capsys.readouterr().err
     assert "the agent could not start: MCP server 'tickets'" in err and "Traceback" not in err
+
+
+MISSPELT = {"files": {"transport": "stdio", "comand": "python", "args": ["-m", "my_mcp_server"]}}
+#: What stops the start: the server and the key, with the setting it likely meant.
+MISSPELT_SAID = "agent.mcp_servers: MCP server 'files': 'comand' is not a setting (did you mean `command`?)"
+
+
+def test_serve_refuses_a_misspelt_mcp_server_setting_naming_it(
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot = _bot(tmp_path, {"mcp_servers": MISSPELT})
+    assert main(["serve", "--config", str(bot), "--port", "0"]) == 2  # ExitCode.CONFIG
+    err = capsys.readouterr().err
+    assert MISSPELT_SAID in err and "Traceback" not in err
+    # the same from the environment, without a config file
+    monkeypatch.setenv("CLARIGATE_AGENT__MCP_SERVERS", '{"tickets": {"url": "https://x/mcp", "header": {}}}')
+    assert main(["serve", "--port", "0"]) == 2
+    assert (
+        "MCP server 'tickets': 'header' is not a setting (did you mean `headers`?)" in capsys.readouterr().err
+    )
+
+
+def test_doctor_names_a_misspelt_mcp_server_setting(tmp_path: Path, capsys: Any) -> None:
+    bot = _bot(tmp_path, {"mcp_servers": MISSPELT})
+    assert main(["doctor", "--config", str(bot)]) == 1
+    assert f"PROBLEM config: invalid configuration: {MISSPELT_SAID}" in capsys.readouterr().out
