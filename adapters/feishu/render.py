@@ -5,7 +5,7 @@ No I/O here. Interactive parts carry a callback value ``{"t": token, "a": action
 select options valued ``o1`` …, so nothing the model wrote ends up in a name or a
 payload. Model text goes through ``escape_markdown`` (markdown) or ``plain``
 (plain_text, which Feishu shows literally). Every question card has a Cancel that
-dismisses it.
+dismisses it, but one only an answer closes (``HumanInputRequest.dismissible`` False).
 
 Feishu refuses a card over 30 KB or with more than 200 elements and components (a
 JSON 2.0 card; every ``plain_text`` counts: option texts, placeholders, button texts).
@@ -174,9 +174,11 @@ def option_list(request: HumanInputRequest, limit: int) -> list[dict[str, Any]]:
     return [markdown("\n".join(lines))]
 
 
-def cancel_button(request: HumanInputRequest, token: str) -> dict[str, Any]:
-    """Cancel: dismisses the question (the agent is told the person declined)."""
-    return button(ui_text("cancel", request.locale), token, ACTION_DECLINE, locale=request.locale)
+def cancel_buttons(request: HumanInputRequest, token: str) -> list[dict[str, Any]]:
+    """Cancel: dismisses the question (the agent is told the person declined); none on one only
+    an answer closes (an approval no decision can turn down), where a click could only say so."""
+    cancel = button(ui_text("cancel", request.locale), token, ACTION_DECLINE, locale=request.locale)
+    return [] if request.dismissible is False else [cancel]
 
 
 def option_controls(request: HumanInputRequest, token: str) -> list[dict[str, Any]]:
@@ -185,18 +187,18 @@ def option_controls(request: HumanInputRequest, token: str) -> list[dict[str, An
     if request.clarification_type == "risk_confirmation":
         return [*option_list(request, BUTTON_TEXT_CHARS), button_row(risk_buttons(request, token))]
     other = button(ui_text("other", loc), token, ACTION_OTHER, locale=loc)
-    cancel = cancel_button(request, token)
+    cancel = cancel_buttons(request, token)
     if len(request.options) <= MAX_BUTTONS:
         texts = button_texts(request)
         buttons = [button(text, token, option_action(i), locale=loc) for i, text in enumerate(texts, 1)]
-        return [*option_list(request, BUTTON_TEXT_CHARS), button_row([*buttons, other, cancel])]
+        return [*option_list(request, BUTTON_TEXT_CHARS), button_row([*buttons, other, *cancel])]
     menu = {
         "tag": "select_static",
         "placeholder": plain(ui_text("choose", loc)),
         "options": select_options(request.options),
         "behaviors": callback(token, ACTION_SELECT, loc),
     }
-    return [*option_list(request, PLAIN_TEXT_CHARS), menu, button_row([other, cancel])]
+    return [*option_list(request, PLAIN_TEXT_CHARS), menu, button_row([other, *cancel])]
 
 
 def confirm_dialog(locale: Locale, option: str) -> dict[str, Any]:
@@ -213,7 +215,7 @@ def risk_buttons(request: HumanInputRequest, token: str) -> list[dict[str, Any]]
     if not request.options:  # no options given: Confirm goes ahead, Cancel dismisses
         confirm = ui_text("confirm", loc)
         dialog = confirm_dialog(loc, confirm)
-        return [button(confirm, token, "yes", "danger", dialog, loc), cancel_button(request, token)]
+        return [button(confirm, token, "yes", "danger", dialog, loc), *cancel_buttons(request, token)]
     roles = option_roles(request)
     buttons = []
     for index, (option, text) in enumerate(zip(request.options, button_texts(request), strict=True), 1):
@@ -222,7 +224,7 @@ def risk_buttons(request: HumanInputRequest, token: str) -> list[dict[str, Any]]
             buttons.append(button(text, token, option_action(index), "danger", dialog, loc))
         else:
             buttons.append(button(text, token, option_action(index), locale=loc))
-    return [*buttons, cancel_button(request, token)]
+    return [*buttons, *cancel_buttons(request, token)]
 
 
 def field_label(f: FormField, locale: Locale) -> dict[str, str]:
@@ -325,12 +327,12 @@ def native_card(request: HumanInputRequest, token: str, other_open: bool = False
     elements = question_elements(request)
     if request.input_mode == "form" and request.fields:
         form = form_container(request, token)
-        return make_card([*elements, form, cancel_row(request, token)], summary=request.question)
+        return make_card([*elements, form, *cancel_row(request, token)], summary=request.question)
     if request.clarification_type == "risk_confirmation":
         return make_card([*elements, *option_controls(request, token)], summary=request.question)
     if not request.options:  # free text: the box is the answer
         elements.append({"tag": "markdown", "content": ui_text("type_answer", request.locale)})
-        elements.extend([other_form(request, token), cancel_row(request, token)])
+        elements.extend([other_form(request, token), *cancel_row(request, token)])
         return make_card(elements, summary=request.question)
     elements.extend(option_controls(request, token))
     if other_open:
@@ -338,16 +340,16 @@ def native_card(request: HumanInputRequest, token: str, other_open: bool = False
     return make_card(elements, summary=request.question)
 
 
-def cancel_row(request: HumanInputRequest, token: str) -> dict[str, Any]:
-    """Cancel on a row of its own."""
-    return button_row([cancel_button(request, token)])
+def cancel_row(request: HumanInputRequest, token: str) -> list[dict[str, Any]]:
+    """Cancel on a row of its own (no row without it)."""
+    return [button_row(cancel)] if (cancel := cancel_buttons(request, token)) else []
 
 
 def fallback_card(fallback_text: str, request: HumanInputRequest | None = None, token: str = "") -> Card:
     """The text rendering in a card, answered by a typed reply; Cancel under it when it asks ``request``."""
     elements = [markdown(cut(fallback_text, FALLBACK_CHARS))]
     if request is not None and token:
-        elements.append(cancel_row(request, token))
+        elements.extend(cancel_row(request, token))
     return make_card(elements, summary=fallback_text)
 
 

@@ -158,12 +158,22 @@ def decline_label(request: HumanInputRequest) -> str:
     return ui_text("skip" if taken else "cancel", request.locale)
 
 
-def _decline_button(out: ClarificationOut) -> ButtonElement:
-    return ButtonElement(
-        text=plain(decline_label(out.request), LABEL_LIMIT),
+def _decline_buttons(request: HumanInputRequest, token: str) -> list[ButtonElement]:
+    """The way out (Cancel / Skip); none on a question only an answer closes (``dismissible``
+    False: an approval no decision can turn down), where a Cancel could only say so."""
+    if request.dismissible is False:
+        return []
+    button = ButtonElement(
+        text=plain(decline_label(request), LABEL_LIMIT),
         action_id=DECLINE_ACTION,
-        value=button_value(out.token, "decline"),
+        value=button_value(token, "decline"),
     )
+    return [button]
+
+
+def _actions(buttons: list[ButtonElement]) -> list[Block]:
+    """An actions block of ``buttons``; none when there are none (Slack refuses an empty one)."""
+    return [ActionsBlock(elements=buttons)] if buttons else []
 
 
 def _option_buttons(out: ClarificationOut) -> list[ButtonElement]:
@@ -197,10 +207,10 @@ def _other_button(out: ClarificationOut) -> ButtonElement:
 
 
 def _controls(out: ClarificationOut) -> list[Block] | None:
-    """The interactive part of the message, always with a way out (Cancel / Skip); None when
-    Slack cannot show it natively."""
+    """The interactive part of the message, with a way out (Cancel / Skip) unless only an answer
+    closes it; None when Slack cannot show it natively."""
     request, locale = out.request, out.request.locale
-    decline = _decline_button(out)
+    decline = _decline_buttons(request, out.token)
     if request.input_mode == "form" and request.fields:
         fill_in = ButtonElement(
             text=plain(ui_text("fill_in", locale), LABEL_LIMIT),
@@ -208,9 +218,9 @@ def _controls(out: ClarificationOut) -> list[Block] | None:
             value=button_value(out.token, "form"),
             style="primary",
         )
-        return [ActionsBlock(elements=[fill_in, decline])]
+        return [ActionsBlock(elements=[fill_in, *decline])]
     if not request.options:
-        return [_hint(ui_text("type_answer", locale)), ActionsBlock(elements=[decline])]
+        return [_hint(ui_text("type_answer", locale)), *_actions(decline)]
     if len(request.options) > SELECT_OPTIONS_LIMIT:
         return None
     listed: list[Block] = []
@@ -218,9 +228,9 @@ def _controls(out: ClarificationOut) -> list[Block] | None:
         listed = [*text_sections(numbered_options_mrkdwn(request), _OPTION_LIST_SECTIONS)]
     risky = request.clarification_type == "risk_confirmation"
     if risky and len(request.options) <= MAX_BUTTONS:
-        return [*listed, ActionsBlock(elements=[*_option_buttons(out), decline])]
+        return [*listed, ActionsBlock(elements=[*_option_buttons(out), *decline])]
     if len(request.options) <= MAX_BUTTONS:
-        return [*listed, ActionsBlock(elements=[*_option_buttons(out), _other_button(out), decline])]
+        return [*listed, ActionsBlock(elements=[*_option_buttons(out), _other_button(out), *decline])]
     select = StaticSelectElement(
         action_id=SELECT_ACTION,
         placeholder=plain(ui_text("choose", locale), LABEL_LIMIT),
@@ -231,18 +241,14 @@ def _controls(out: ClarificationOut) -> list[Block] | None:
         # A go-ahead choice is never one click away, however many options it has.
         confirm=_risk_confirm(locale) if go_ahead_ids(request) else None,
     )
-    others = [decline] if risky else [_other_button(out), decline]
+    others = decline if risky else [_other_button(out), *decline]
     return [*listed, ActionsBlock(elements=[select, *others])]
 
 
 def decline_blocks(token: str, request: HumanInputRequest) -> list[dict[str, Any]]:
-    """An actions block with only the Cancel / Skip button (under a question shown as text)."""
-    button = ButtonElement(
-        text=plain(decline_label(request), LABEL_LIMIT),
-        action_id=DECLINE_ACTION,
-        value=button_value(token, "decline"),
-    )
-    return [ActionsBlock(elements=[button]).to_dict()]
+    """An actions block with only the Cancel / Skip button (under a question shown as text);
+    nothing for a question only an answer closes."""
+    return [block.to_dict() for block in _actions(_decline_buttons(request, token))]
 
 
 def fallback_blocks(fallback_text: str) -> list[dict[str, Any]]:

@@ -71,15 +71,16 @@ def render_clarification(out: ClarificationOut) -> TelegramMessage:
 def render_question(request: HumanInputRequest, token: str) -> TelegramMessage:
     """The question as first shown (also what a closed wizard turns back into).
 
-    Choices and forms carry "✖ Cancel", which dismisses the question; a free-text question's
-    reply box leaves no room for buttons (``/cancel`` works there, as everywhere).
+    Choices and forms carry "✖ Cancel", which dismisses the question, unless only an answer
+    closes it (``_decline_row``); a free-text question's reply box leaves no room for buttons
+    (``/cancel`` works there, as everywhere).
     """
     text = question_html(request)
     locale = request.locale
     if request.input_mode == "form":
         hint = escape(", ".join(f.label for f in request.fields))
         button = _button(f"📝 {ui_text('fill_in', locale)}", token, cb.FORM)
-        keyboard = InlineKeyboardMarkup([[button, _decline_button(token, locale)]])
+        keyboard = InlineKeyboardMarkup([[button, *_decline_row(request, token)]])
         return TelegramMessage(_fit(f"{text}\n\n<i>{hint}</i>"), keyboard)
     if request.clarification_type == "risk_confirmation":
         return TelegramMessage(_fit(text), _risk_keyboard(request, token))
@@ -89,7 +90,7 @@ def render_question(request: HumanInputRequest, token: str) -> TelegramMessage:
             for i, o in enumerate(request.options, start=1)
         ]
         other = _button(ui_text("other", locale), token, cb.OTHER)
-        rows = _rows(buttons, [o.label for o in request.options]) + [[other, _decline_button(token, locale)]]
+        rows = _rows(buttons, [o.label for o in request.options]) + [[other, *_decline_row(request, token)]]
         return TelegramMessage(_fit(text), InlineKeyboardMarkup(rows))
     hint = escape(ui_text("type_answer", locale))
     return TelegramMessage(_fit(f"{text}\n\n<i>{hint}</i>"), _force_reply(request))
@@ -193,7 +194,8 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     nav += _go_on_buttons(request, current, state)
     if nav:
         rows.append(nav)
-    rows.append([_decline_button(state.token, locale)])
+    if way_out := _decline_row(request, state.token):
+        rows.append(way_out)
     return TelegramMessage(_fit("\n".join(lines)), InlineKeyboardMarkup(rows))
 
 
@@ -268,7 +270,7 @@ def _summary(request: HumanInputRequest, state: WizardState) -> TelegramMessage:
             _button(f"✅ {ui_text('submit', locale)}", token, cb.SUMMARY_SUBMIT),
             _button(f"✏️ {ui_text('edit', locale)}", token, cb.SUMMARY_EDIT),
         ],
-        [_button(f"◀ {ui_text('back', locale)}", token, cb.STEP_BACK), _decline_button(token, locale)],
+        [_button(f"◀ {ui_text('back', locale)}", token, cb.STEP_BACK), *_decline_row(request, token)],
     ]
     return TelegramMessage(_fit("\n".join(lines)), InlineKeyboardMarkup(rows))
 
@@ -290,8 +292,12 @@ def _shown_value(form_field: FormField, value: Any, locale: Any) -> str:
     return "—" if wizard.is_blank(value) else format_value(form_field, value, locale)
 
 
-def _decline_button(token: str, locale: Any) -> InlineKeyboardButton:
-    return _button(f"✖ {ui_text('cancel', locale)}", token, cb.DECLINE)
+def _decline_row(request: HumanInputRequest, token: str) -> list[InlineKeyboardButton]:
+    """ "✖ Cancel"; none on a question only an answer closes (``dismissible`` False: an approval
+    no decision can turn down, its Edit form), where a tap could only say so."""
+    if request.dismissible is False:
+        return []
+    return [_button(f"✖ {ui_text('cancel', request.locale)}", token, cb.DECLINE)]
 
 
 def _button(text: str, token: str, action: str) -> InlineKeyboardButton:

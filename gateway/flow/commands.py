@@ -41,6 +41,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
+from clarigate.gateway.flow.held import not_yours
 from clarigate.gateway.flow.notices import (
     COMMAND_SLASHES,
     age_text,
@@ -234,8 +235,7 @@ class Control:
             return TextReply(text=" ".join(lines))
         if policy_refusal(pending, view_of(pending), msg.sender) is not None:
             # someone else's question in a shared conversation: it stays open for its asker
-            assert pending.asked_by is not None  # a refusal names who asked
-            refused = Notice.of("cancel_not_yours", locale, who=pending.asked_by)
+            refused = not_yours(pending, locale, self.syntax(msg.conversation, "new"))
             return await self.private_note(pending, msg.sender, refused)
         if pending.request.dismissible is False:  # an approval no decision can turn down: it stays open
             new = self.syntax(msg.conversation, "new")

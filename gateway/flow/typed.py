@@ -27,6 +27,7 @@ from clarigate.gateway.flow.answers import (
 from clarigate.gateway.flow.attachments import fetch_images, message_text
 from clarigate.gateway.flow.commands import Control
 from clarigate.gateway.flow.confirm import TypedConfirm, as_attachments
+from clarigate.gateway.flow.held import held_reply
 from clarigate.gateway.flow.notices import notice_for_text
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
@@ -113,12 +114,11 @@ class TypedAnswers:
         """True when ``pending`` stays open over ``msg``, which does not run: an approval no
         decision can turn down (``dismissible`` False: its review allows neither reject nor
         respond), so no message may close it. The writer is told it can only be answered, or left
-        with /new (as the platform spells it)."""
+        with /new (as the platform spells it); someone else, that only its asker can answer it
+        (``held_reply``)."""
         if pending.request.dismissible is not False:
             return False
-        new = self.control.syntax(msg.conversation, "new")
-        text = notice_for_text("approval_answer_first", msg.text, pending.request.locale, new=new)
-        turn.add(TextReply(text=text))
+        turn.add(held_reply(pending, msg, self.control.syntax(msg.conversation, "new")))
         return True
 
     async def _claim_typed(

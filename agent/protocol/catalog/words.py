@@ -6,6 +6,7 @@ A key names one line people read; lines only Telegram shows are in ``telegram_wo
 from __future__ import annotations
 
 from ..models import Locale
+from .approval_words import APPROVAL_WORDS
 from .feedback_words import FEEDBACK_WORDS
 from .file_words import FILE_WORDS
 from .slack_words import SLACK_WORDS
@@ -302,11 +303,6 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "{field}：不是有效的 JSON（{error}）。请改正，或恢复为当前值。",
     },
     "approval_declined": {"en": "The person declined this action.", "zh": "用户拒绝了此操作。"},
-    "approval_answer_first": {  # a Cancel or a new message over an approval no decision turns down
-        "en": "This approval cannot be rejected or dismissed: answer it with one of its options "
-        "(it stays open), or send {new} to start a new conversation.",
-        "zh": "这个审批不能拒绝或取消：请选择它的一个选项作答（它仍然保留），或发送 {new} 开始新的对话。",
-    },
     # What the model is told about a call nobody answered (agent/interrupts.py, history.py, takeover.py).
     "approval_superseded": {
         "en": "The person did not answer this approval: they wrote something else instead. "
@@ -398,3 +394,4 @@ WORDS.update(SLACK_WORDS)
 WORDS.update(TYPED_WORDS)
 WORDS.update(FILE_WORDS)
 WORDS.update(FEEDBACK_WORDS)
+WORDS.update(APPROVAL_WORDS)

@@ -2,8 +2,9 @@
 ``allowed_decisions``): no decision the person did not make is sent, and nobody is trapped.
 
 Approve and Edit only: a new message or a Cancel leaves it open, saying it can only be answered
-(or left with /new), and it still answers. Approve and Reply instead: a new message turns the
-call down with ``respond`` and runs."""
+(or left with /new), and it still answers; in a shared conversation someone else's message is
+told, in a note for them only, that only the asker can answer it, and it stays the asker's.
+Approve and Reply instead: a new message turns the call down with ``respond`` and runs."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from langchain_core.messages import ToolMessage
 from clarigate.adapters.testing import TestAdapter
 from clarigate.agent.harness import AgentSettings
 from clarigate.agent.protocol import catalog
-from clarigate.gateway.boundary.messages import AnswerStatus
+from clarigate.gateway.boundary.messages import AnswerStatus, Sender, TextReply
 from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.in_process import LangGraphRunner
+from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.memory import MemoryStore
 from tests.gateway.runners import review_graphs
 
 GRAPHS = "tests.gateway.runners.review_graphs"
+ROOM = {"chat": "room", "topic": "t", "direct": False}
 
 
 @pytest.fixture
@@ -78,6 +81,44 @@ async def test_a_cancel_is_refused_and_new_leaves_it(make_gateway: Any, edit_onl
     await gateway.drain()
     assert chat.closed() and review_graphs.RAN == []
     assert [r.request.request_id for r in chat.requests()] == [asked.request_id]  # never asked again
+
+
+@pytest.mark.parametrize(
+    ("words", "locale"), [("what is the current version?", "en"), ("现在是哪个版本？", "zh")]
+)
+async def test_someone_elses_message_is_told_only_the_asker_can_answer(
+    store: Store, make_gateway: Any, edit_only: LangGraphRunner, words: str, locale: str
+) -> None:
+    gateway, chat = await make_gateway(store, edit_only)
+    await chat.say("deploy please", user="ann", name="Ann", **ROOM)
+    await gateway.drain()
+    asked = chat.last_request()
+    await chat.say(words, user="bob", name="Bob", **ROOM)
+    await gateway.drain()
+    note = chat.sent[-1][1]
+    assert isinstance(note, TextReply) and note.private_to == Sender(user_id="bob", display_name="Bob")
+    assert note.text == catalog.text("approval_only_asker", locale, who="Ann", new="/new")
+    assert (await gateway.pending_by_token(asked.token)).status == "pending" and not chat.closed()
+    record = await store.get_pending(asked.request.request_id)
+    assert record is not None and review_graphs.RAN == []
+    agent = await edit_only._get()
+    state = await agent._graph.aget_state({"configurable": {"thread_id": record.thread_id}})
+    assert words not in [m.text for m in state.values["messages"]]  # the agent never read it
+    await chat.click(0, user="ann", token=asked.token)  # Approve: still Ann's to answer
+    await gateway.drain()
+    assert review_graphs.RAN == ["eu-west"] and chat.texts()[-1] == "You said: deploy please"
+
+
+async def test_where_anyone_may_answer_anyone_is_told_to_answer_it(
+    make_gateway: Any, edit_only: LangGraphRunner
+) -> None:
+    gateway, chat = await make_gateway(MemoryStore("no-reject-anyone"), edit_only, answer_policy="anyone")
+    await chat.say("deploy please", user="ann", name="Ann", **ROOM)
+    await gateway.drain()
+    await chat.say("what is the current version?", user="bob", name="Bob", **ROOM)
+    await gateway.drain()
+    assert chat.texts()[-1] == catalog.text("approval_answer_first", new="/new")
+    assert chat.sent[-1][1].private_to is None and review_graphs.RAN == []
 
 
 class SlashCommandAdapter(TestAdapter):
