@@ -44,7 +44,7 @@ from clarigate.gateway.flow.notices import notice
 
 from . import readback
 from .agent_view import AgentView, is_status
-from .commands import in_thread_hint, mention_command, parse_command
+from .commands import in_thread_hint, mention_command, mention_spelling, parse_command
 from .decode import mentioned_user_ids
 from .feedback import FEEDBACK_ACTION, FeedbackClicks
 from .files import download, resolve
@@ -90,6 +90,7 @@ class SlackAdapter(PlatformAdapter):
     platform: ClassVar[str] = PLATFORM
     settings_model = SlackSettings
     command_syntax: ClassVar[str] = "/clarigate {command}"  # how /help and /status spell commands
+    bot_name: str | None = None  # auth.test's ``user`` (``start``): how people write @<bot> in a channel
 
     def __init__(self, settings: SlackSettings, gateway: GatewayPort) -> None:
         self.settings = settings
@@ -230,6 +231,13 @@ class SlackAdapter(PlatformAdapter):
         await self.outage.answered()
         await ack()
 
+    def command_spelling(self, conversation: Conversation, name: str) -> str:
+        """``/clarigate name`` in a DM; ``@<bot> name`` in a channel, where slash commands do not
+        reach a thread (``mention_spelling``)."""
+        if conversation.is_direct:
+            return super().command_spelling(conversation, name)
+        return mention_spelling(self.bot_name, name)
+
     async def _on_error(
         self, error: Exception, body: dict[str, Any], request: AsyncBoltRequest
     ) -> BoltResponse | None:
@@ -274,7 +282,7 @@ class SlackAdapter(PlatformAdapter):
             raise SlackStartError(
                 f"Slack rejected SLACK_BOT_TOKEN ({error.code}): check the bot token of the installed app"
             ) from error
-        self.bot_user_id = identity.get("user_id")
+        self.bot_user_id, self.bot_name = identity.get("user_id"), identity.get("user")
         if self.client.session is None or self.client.session.closed:
             # slack_sdk opens (and closes) an aiohttp session per call unless given one: one
             # keep-alive session for the adapter's life saves a TCP (and TLS) handshake per call

@@ -5,8 +5,9 @@ typed to the bot; ``/clarigate new|cancel|help|status`` can. The command arrives
 same request URL (or Socket Mode) as events, form-encoded, and without its thread: in a
 DM it speaks to the DM's conversation; in a channel, where every conversation is a
 thread, it cannot say which one, so the person is told (privately) to mention the bot
-in the thread instead: ``@clarigate cancel`` there is the same command. Anything else
-after ``/clarigate`` (or nothing) asks for help.
+in the thread instead: ``@clarigate cancel`` there is the same command, and the core's lines
+name commands that way in a channel (``mention_spelling``). Anything else after
+``/clarigate`` (or nothing) asks for help.
 """
 
 from __future__ import annotations
@@ -35,6 +36,14 @@ def mention_command(text: str) -> str | None:
     """The neutral command a mention alone with a subcommand stands for (``@clarigate cancel``)."""
     words = text.strip().lower().split()
     return f"/{words[0].lstrip('/')}" if len(words) == 1 and words[0].lstrip("/") in SUBCOMMANDS else None
+
+
+def mention_spelling(bot_name: str | None, name: str) -> str:
+    """Command ``name`` as typed in a channel's thread, where Slack takes no slash command: the bot
+    mentioned, then the command (``mention_command``), as plain ``@<bot's name> name`` (a
+    ``<@U…>`` in the bot's own message text is escaped, ``escape_mrkdwn``); ``@clarigate``
+    while the name is unknown, as ``in_thread_hint`` has it."""
+    return f"@{bot_name or 'clarigate'} {name}"
 
 
 def in_thread_hint(bot_user_id: str | None, words: str = "") -> str:

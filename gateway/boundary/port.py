@@ -9,7 +9,7 @@ onto an ``InboundMessage`` whose text is the neutral command (``/new``, ``/cance
 ``/help``, ``/status``, ``/start``, optionally followed by words), and a Cancel button
 onto an ``InboundAnswer`` with ``decline=True``. Conversation control is described in
 README.md, "Talking to the bot"; the core's words for it (help, status) name each command
-the way the platform spells it (``PlatformAdapter.command_syntax``).
+the way the platform spells it in that conversation (``PlatformAdapter.command_spelling``).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ class PlatformAdapter(ABC):
     settings_model: ClassVar[type[PlatformSettings]] = PlatformSettings
     #: How a person types a neutral command here, ``{command}`` being ``new``, ``cancel``, …:
     #: ``/{command}`` (Telegram, Feishu, the terminal), ``/clarigate {command}`` (a Slack slash
-    #: command). The core's help and status texts name commands with it.
+    #: command). The core's help and status texts name commands with it (``command_spelling``).
     command_syntax: ClassVar[str] = "/{command}"
 
     @classmethod
@@ -147,6 +147,14 @@ class PlatformAdapter(ABC):
         without a word: the adapter counts it as it counts what it ignores on arrival. By default
         False (an agent thread is the only sign)."""
         return False
+
+    def command_spelling(self, conversation: Conversation, name: str) -> str:
+        """How a person types neutral command ``name`` (``new``, ``cancel``, …) in ``conversation``,
+        as every line of the core that names a command writes it (help, status, a held approval's
+        way out). By default ``command_syntax``; a platform whose commands are typed differently
+        in some conversations says so here (Slack: the slash command in a DM, a mention of the
+        bot in a channel's threads, where Slack takes no slash command)."""
+        return self.command_syntax.format(command=name)
 
     def how_to_talk(self, conversation: Conversation, locale: Locale) -> str | None:
         """The first paragraph of ``/help`` (and ``/start``) in ``conversation`` where the core's

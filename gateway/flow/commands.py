@@ -299,7 +299,7 @@ class Control:
 
     def help_text(self, conv: Conversation, locale: Locale) -> str:
         """What ``/help`` says: how to talk to the bot (as the platform has it there) and the
-        commands, as this platform spells them."""
+        commands, as they are typed there (``syntax``)."""
         try:
             intro = self.outbox.adapter_for(conv.platform).how_to_talk(conv, locale)
         except LookupError:
@@ -307,12 +307,11 @@ class Control:
         return help_text(locale, lambda name: self.syntax(conv, name), intro=intro)
 
     def syntax(self, conv: Conversation, name: str) -> str:
-        """How a person types command ``name`` on ``conv``'s platform."""
+        """How a person types command ``name`` in ``conv`` (``PlatformAdapter.command_spelling``)."""
         try:
-            pattern = self.outbox.adapter_for(conv.platform).command_syntax
+            return self.outbox.adapter_for(conv.platform).command_spelling(conv, name)
         except LookupError:
-            pattern = "/{command}"
-        return pattern.format(command=name)
+            return f"/{name}"
 
     # --- the conversation's language ---------------------------------------------------------
 

@@ -21,7 +21,7 @@ from clarigate.gateway.store.base import PendingRecord
 
 def held_reply(record: PendingRecord, msg: InboundMessage, new: str) -> TextReply:
     """The reply to ``msg``, which does not run: ``record`` is an approval held open. ``new``: how
-    ``/new`` is typed on the platform. In the language of the message, else of the approval."""
+    ``/new`` is typed in the conversation. In the language of the message, else of the approval."""
     locale = locale_for(msg.text, record.request.locale)
     if policy_refusal(record, view_of(record), msg.sender) is None:  # they may answer it
         return TextReply(text=notice("approval_answer_first", locale, new=new))

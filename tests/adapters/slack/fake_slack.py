@@ -91,6 +91,7 @@ class FakeSlack(StreamMethods):
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
     _last_ts: float = 0.0
     missing_scopes: set[str] = field(default_factory=set)  # e.g. {"im:history"}, {"users:read"}: refused
+    bot_name: str = "clarigate"  # the bot user's name, auth.test's ``user``
     _runner: web.AppRunner | None = None
     port: int = 0
 
@@ -424,7 +425,7 @@ class FakeSlack(StreamMethods):
                 "ok": True,
                 "url": "https://test.slack.com/",
                 "team": "Test",
-                "user": "clarigate",
+                "user": self.bot_name,
                 "team_id": TEAM_ID,
                 "user_id": BOT_USER_ID,
                 "bot_id": BOT_ID,

@@ -97,7 +97,8 @@ async def test_in_a_channel_thread_someone_elses_message_leaves_it_to_its_asker(
     await world.user.mention("what is on today", user="U2", thread_ts=ts)
     await world.user.mention("cancel", user="U2", thread_ts=ts)  # "@bot cancel" in the thread
     await world.settle()
-    only_u1 = catalog.text("approval_only_asker", who="<@U1>", new="/clarigate new")
+    # in a channel thread the way out is a mention: Slack takes no slash command in a thread
+    only_u1 = catalog.text("approval_only_asker", who="<@U1>", new="@clarigate new")
     notes = world.fake.of("chat.postEphemeral")
     assert [(n["user"], n.get("thread_ts"), n["text"]) for n in notes] == [("U2", ts, only_u1)] * 2
     assert len(world.fake.shown()) == shown  # nothing said to the channel
@@ -108,3 +109,20 @@ async def test_in_a_channel_thread_someone_elses_message_leaves_it_to_its_asker(
     assert user_graphs.RAN == ["delete users 5"]
     # the agent never read U2's words: the last person's message it saw is U1's
     assert world.fake.last_shown()["text"] == "Finished: clean up the users table"
+
+
+async def test_in_a_channel_thread_its_asker_is_told_the_way_out_as_typed_there(
+    redis_stores: RedisStoreFactory, make_world: MakeWorld, runner: Any
+) -> None:
+    world = await make_world(runner, store=redis_stores())
+    _, ts = await world.user.mention("clean up the users table", user="U1")
+    await world.settle()
+    question = world.fake.posted()
+
+    await world.user.mention("cancel", user="U1", thread_ts=ts)  # "@bot cancel": /cancel held
+    await world.user.mention("what is on today", user="U1", thread_ts=ts)  # a message held
+    await world.settle()
+    in_channel = catalog.text("approval_answer_first", new="@clarigate new")
+    replies = [m for m in world.fake.of("chat.postMessage") if m.get("thread_ts") == ts][-2:]
+    assert [m["text"] for m in replies] == [in_channel] * 2
+    assert world.fake.edits(question["ts"]) == [] and user_graphs.RAN == []

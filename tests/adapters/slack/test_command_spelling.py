@@ -1,0 +1,54 @@
+"""Commands as the core's lines name them on Slack: ``/clarigate new`` in a DM, where the slash
+command works; ``@<bot> new`` in a channel, whose conversations are threads, where Slack refuses
+slash commands and people mention the bot instead (``adapters/slack/commands.py``). The real
+adapter against the fake Slack, the real core with a scripted agent."""
+
+from __future__ import annotations
+
+from clarigate.adapters.testing import ScriptedRunner
+
+from .conftest import MakeWorld, SlackWorld
+from .fake_slack import FakeSlack
+
+
+async def _thread_reply(world: SlackWorld, text: str) -> str:
+    """What the bot posts in a channel thread after ``@bot <text>`` there."""
+    _, ts = await world.user.mention("build me a thing")
+    await world.settle()
+    await world.user.mention(text, thread_ts=ts)
+    await world.settle()
+    reply = world.fake.posted()
+    assert reply.get("thread_ts") == ts
+    return reply["text"]
+
+
+async def test_help_in_a_channel_thread_names_the_mention_not_the_slash_command(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    text = await _thread_reply(world, "help")
+    assert "@clarigate cancel — dismiss the open question" in text.splitlines()
+    assert "@clarigate new — " in text and "/clarigate" not in text
+
+
+async def test_the_mention_uses_the_bots_name_as_slack_gives_it(fake_slack: FakeSlack, make_world: MakeWorld):
+    fake_slack.bot_name = "helper"  # auth.test's ``user``: the name people see and type after @
+    world = await make_world(ScriptedRunner())
+    text = await _thread_reply(world, "help")
+    assert "@helper status — " in text and "/clarigate" not in text and "@clarigate" not in text
+
+
+async def test_status_in_a_channel_thread_says_how_to_start_afresh_there(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    text = await _thread_reply(world, "status")
+    assert "@clarigate new starts a fresh one" in text and "/clarigate" not in text
+
+
+async def test_in_a_dm_the_slash_command_stays(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner())
+    await world.user.dm("build me a thing")
+    await world.settle()
+    for typed in ("help", "status"):
+        await world.user.slash_command(typed)
+        await world.settle()
+    help_text, status = (m["text"] for m in world.fake.of("chat.postMessage")[-2:])
+    assert "/clarigate cancel — dismiss the open question" in help_text.splitlines()
+    assert "/clarigate new starts a fresh one" in status and "@clarigate" not in help_text + status
