@@ -34,6 +34,9 @@ class TypedReply:
 
     response: HumanInputResponse | None = None
     problems: list[str] = field(default_factory=list)  # what is missing or invalid, in the request's locale
+    #: a refused form reply's valid ``name: value`` texts (with those ``kept`` from earlier messages),
+    #: field name -> text, for the caller to keep and give back as ``kept`` with the person's next reply
+    kept: dict[str, str] = field(default_factory=dict)
 
 
 def answer_with_option(
@@ -171,12 +174,19 @@ def answer_with_form(
     )
 
 
-def parse_typed_reply(request: HumanInputRequest, text: str, by: AnsweredBy | None) -> TypedReply:
-    """Match a typed message against the request."""
+def parse_typed_reply(
+    request: HumanInputRequest, text: str, by: AnsweredBy | None, kept: Mapping[str, Any] | None = None
+) -> TypedReply:
+    """Match a typed message against the request.
+
+    For a form, ``kept`` holds what the same person gave in earlier replies that were refused
+    (``TypedReply.kept``): the message's lines are read on top of it (a field given again takes
+    the new value), so a form can be filled over several messages.
+    """
     message = clean(text) if isinstance(text, str) else ""
     try:
         if request.input_mode == "form" and request.fields:
-            return _form_reply(request, message, by)
+            return _form_reply(request, message, by, _known_fields(request, kept))
         if not message:
             return TypedReply(problems=[ui_text("type_answer", request.locale)])
         if request.input_mode == "choice_with_other" and request.options:
@@ -190,22 +200,33 @@ def parse_typed_reply(request: HumanInputRequest, text: str, by: AnsweredBy | No
         )
 
 
-def _form_reply(request: HumanInputRequest, message: str, by: AnsweredBy | None) -> TypedReply:
+def _form_reply(
+    request: HumanInputRequest, message: str, by: AnsweredBy | None, kept: dict[str, str]
+) -> TypedReply:
     raw = _form_lines(request, message)
     if not raw and len(request.fields) == 1 and message:
         raw = {request.fields[0].name: message}  # a one-field form takes the bare value
-    if not raw:
+    if not raw and not kept:
         required = [f for f in request.fields if f.required]
         problems = [_problem(request, f, ui_text("err_required", request.locale)) for f in required]
         return TypedReply(problems=problems or [ui_text("reply_form", request.locale)])
-    check = check_form_values(request, raw)
+    merged = {**kept, **raw}  # a field given again takes the new value
+    check = check_form_values(request, merged)
     if not check.ok:
         return TypedReply(
             problems=[
                 _problem(request, f, check.errors[f.name]) for f in request.fields if f.name in check.errors
-            ]
+            ],
+            kept={name: text for name, text in merged.items() if name not in check.errors},
         )
     return TypedReply(response=answer_with_form(request, check.values, by))
+
+
+def _known_fields(request: HumanInputRequest, kept: Mapping[str, Any] | None) -> dict[str, str]:
+    """The texts of ``kept`` that name one of the request's fields (anything else is dropped)."""
+    if not isinstance(kept, Mapping):
+        return {}
+    return {f.name: kept[f.name] for f in request.fields if isinstance(kept.get(f.name), str)}
 
 
 def _problem(request: HumanInputRequest, form_field: FormField, error: str) -> str:

@@ -29,6 +29,7 @@ from clarigate.gateway.flow.commands import Control
 from clarigate.gateway.flow.confirm import TypedConfirm, as_attachments
 from clarigate.gateway.flow.held import held_reply
 from clarigate.gateway.flow.notices import notice_for_text
+from clarigate.gateway.flow.typed_drafts import TypedDrafts
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import set_log_context
@@ -48,6 +49,7 @@ class TypedAnswers:
         self.control = control
         self.agent_run = agent_run
         self.confirm = TypedConfirm(store)  # a typed go-ahead pick asks to be confirmed first
+        self.drafts = TypedDrafts(store)  # a form's fields typed over several messages
 
     async def settled_by_question(
         self, conv: Conversation, msg: InboundMessage, pending: PendingRecord, thread_id: str, turn: Turn
@@ -94,13 +96,17 @@ class TypedAnswers:
     ) -> bool:
         """Take ``msg`` as the typed answer to ``pending`` and run it, or say what is wrong with it.
 
+        A form's fields may come over several messages: what the person's refused replies gave is
+        kept, read under this one, and the reply says so (``TypedDrafts``).
         False when it is no answer after all (nothing parsed, or someone answered first).
         """
         set_log_context(request_id=pending.request_id)
         by = answered_by(conv.platform, msg.sender)
-        typed = parse_typed_reply(pending.request, msg.text, by)
+        kept = await self.drafts.kept(pending, msg.sender)
+        typed = parse_typed_reply(pending.request, msg.text, by, kept=kept)
+        kept_line = await self.drafts.settle(pending, msg.sender, typed, kept)
         if typed.response is None and typed.problems:
-            turn.add(TextReply(text="\n".join(typed.problems)))
+            turn.add(TextReply(text="\n".join([*typed.problems, *([kept_line] if kept_line else [])])))
             return True
         if typed.response is None:
             return False

@@ -118,6 +118,20 @@ def test_missing_and_invalid_fields_are_all_named():
     ]
 
 
+def test_a_refused_form_reply_keeps_its_valid_lines_and_the_next_completes_them():
+    first = parse_typed_reply(FORM, "project_name: demo\nframework: Angular\ninit_git: yes", BY)
+    assert first.response is None and first.problems == ["Framework: Choose one of: React, Vue"]
+    assert first.kept == {"project_name": "demo", "init_git": "yes"}  # the texts, not Angular
+
+    again = parse_typed_reply(FORM, "init_git: perhaps", BY, kept=first.kept)  # given again: the new value
+    assert again.kept == {"project_name": "demo"}
+    assert again.problems == ["Framework: This field is required", "Init git: Answer yes or no"]
+
+    done = parse_typed_reply(FORM, "Framework: vue", BY, kept={**again.kept, "stray": "x", "notes": 3})
+    assert done.response.values == {"project_name": "demo", "framework": "Vue"}  # unknown keys dropped
+    assert done.kept == {}
+
+
 def test_form_reply_naming_no_field_lists_the_required_ones():
     reply = parse_typed_reply(FORM, "make it snappy", BY)
     assert reply.response is None

@@ -1,4 +1,5 @@
-"""The catalog's lines for typed interrupts and approvals' "Reply instead" (part of ``WORDS``)."""
+"""The catalog's lines for typed interrupts, approvals' "Reply instead" and forms filled by typing
+over several messages (part of ``WORDS``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ TYPED_WORDS: dict[str, dict[Locale, str]] = {
     "shown_as_text": {
         "en": "(Too big for buttons or a form here, so this is asked as text.)",
         "zh": "（超出了这里按钮或表单的限制，改为文字提问。）",
+    },
+    # --- a form typed over several messages (gateway/flow/typed_drafts.py) -------------------------
+    "typed_form_kept": {
+        "en": "I kept what you gave ({fields}): reply with only what is still missing or wrong, "
+        "one `name: value` line each.",
+        "zh": "已保留您填写的内容（{fields}）：只需回复仍缺少或有误的字段，每行一个“名称: 值”。",
     },
     # --- typed interrupts: response_schema (agent/typed_interrupts.py, schema_values.py) ----------
     "typed_as_text": {

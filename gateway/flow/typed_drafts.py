@@ -1,0 +1,60 @@
+"""A form answered by typing over several messages: what a refused typed reply gave is kept.
+
+A person told "Replicas: This field is required" after typing ``name: shop`` types the missing
+line alone; the fields they gave are kept per (question, person) in the store (``draft_key``),
+for no longer than the question is open, and read back under their next typed reply to the same
+question (``parse_typed_reply``'s ``kept``). Nothing is shared: another person's lines, or
+another question (a newer one, the one asked after a restart) start from nothing, since the key
+names both. The kept lines are forgotten once the reply they complete is an answer.
+"""
+
+from __future__ import annotations
+
+import time
+
+from clarigate.agent.protocol import TypedReply, ui_text
+from clarigate.gateway.boundary.messages import Sender
+from clarigate.gateway.store.base import PendingRecord, Store
+
+
+def draft_key(request_id: str, user_id: str) -> str:
+    """The store key of the ``name: value`` texts ``user_id`` gave for form ``request_id``."""
+    return f"typed-form:{request_id}:{user_id}"
+
+
+class TypedDrafts:
+    """The kept ``name: value`` texts of forms being answered by typing."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def kept(self, record: PendingRecord, sender: Sender) -> dict[str, str]:
+        """What ``sender`` gave in earlier refused replies to ``record``'s form (field name ->
+        text); empty for a question that is no form (the store is not asked)."""
+        if record.request.input_mode != "form":
+            return {}
+        kept = await self.store.get_json(draft_key(record.request_id, sender.user_id))
+        return {k: v for k, v in kept.items() if isinstance(v, str)} if isinstance(kept, dict) else {}
+
+    async def settle(
+        self, record: PendingRecord, sender: Sender, typed: TypedReply, before: dict[str, str]
+    ) -> str | None:
+        """Keep what a refused reply gave (``typed.kept``) and return the line saying so, or
+        forget what was kept (``before``) once the reply is an answer or keeps nothing."""
+        key = draft_key(record.request_id, sender.user_id)
+        if typed.response is None and typed.kept:
+            ttl = int(record.expires_at - time.time())
+            if ttl < 1:  # the question is past its time: nothing to come back to
+                return None
+            await self.store.set_json(key, typed.kept, ttl)
+            return self._kept_line(record, typed.kept)
+        if before:
+            await self.store.delete(key)
+        return None
+
+    @staticmethod
+    def _kept_line(record: PendingRecord, kept: dict[str, str]) -> str:
+        request = record.request
+        labels = [f.label for f in request.fields if f.name in kept]
+        joined = ("、" if request.locale == "zh" else ", ").join(labels)
+        return ui_text("typed_form_kept", request.locale, fields=joined)
