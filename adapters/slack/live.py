@@ -49,6 +49,7 @@ from .readback import delivery_metadata
 from .receive import PLATFORM
 from .render import ELLIPSIS_TEXT, render_reply
 from .send import SlackSender
+from .stream_text import link_start, stream_piece
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,8 @@ def piece_end(text: str, start: int) -> int:
     """Where the next piece of ``text`` to stream after ``start`` ends (``start``: nothing yet).
 
     Pieces are escaped one by one, so none may end inside what could still become a broadcast
-    word: a trailing "@he" waits until the text shows whether "@here" follows.
+    word: a trailing "@he" waits until the text shows whether "@here" follows; nor inside a link
+    still written (its unsafe target is taken out of the piece that holds it whole).
     """
     end = min(len(text), start + PIECE_CHARS, STREAM_CHARS)
     if end <= start:
@@ -118,6 +120,7 @@ def piece_end(text: str, start: int) -> int:
     space = max(text.rfind(" ", start, end), text.rfind("\n", start, end))
     if space != -1 and end - (space + 1) <= WORD_ROOM:
         end = space + 1
+    end = link_start(text, start, end)
     at = text.rfind("@", start, end)
     if at != -1 and any(word.startswith(text[at + 1 : end].lower()) for word in _BROADCAST_WORDS):
         end = at
@@ -255,8 +258,8 @@ class LiveMessages:
     ) -> MessageRef:
         chunks, extra = task_changes({}, view.status)
         end = piece_end(view.text, 0)
-        if end:
-            chunks.append(text_chunk(escape_mrkdwn(view.text[:end])))
+        if end and (piece := stream_piece(view.text[:end])):  # (an unsafe link alone: nothing)
+            chunks.append(text_chunk(piece))
         ts = await self.sender.start_stream(channel, thread, chunks, recipient)
         return live_ref(channel, ts, thread, {**extra, "live": STREAM, "streamed": str(end)})
 
@@ -268,8 +271,8 @@ class LiveMessages:
         start = int(ref.extra.get("streamed") or 0)
         chunks, extra = task_changes(ref.extra, view.status)
         end = piece_end(view.text, start)
-        if end > start:
-            chunks.append(text_chunk(escape_mrkdwn(view.text[start:end])))
+        if end > start and (piece := stream_piece(view.text[start:end], view.text[:start])):
+            chunks.append(text_chunk(piece))
         if not chunks:
             return ref  # nothing new
         await self._slot(workspace, "chat.appendStream")  # no room: skipped, the next update sends it

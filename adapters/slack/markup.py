@@ -124,8 +124,24 @@ def _break_at(line: str, room: int) -> tuple[int, int]:
     return end, end
 
 
+# A link or mention of escaped mrkdwn: ``<target>`` or ``<target|label>``.
+_CONTROL = re.compile(r"<([^<>|]*)(?:\|([^<>]*))?>")
+
+
+def _unlinked(control: re.Match[str]) -> str:
+    """A link too long for one piece as text: its label, then its address in brackets (which
+    Slack links itself), split between words like any text; the address alone when it is the label."""
+    target, label = control.group(1), (control.group(2) or "").strip()
+    return f"{label} ({target})" if label and label != target else target
+
+
 def _line_pieces(line: str, room: int) -> list[str]:
-    """One line cut into pieces of at most ``room`` characters, between words when possible."""
+    """One line cut into pieces of at most ``room`` characters, between words when possible.
+
+    A ``<…>`` control longer than ``room`` cannot stay whole in any piece: it is rewritten as
+    text first (``_unlinked``), so no piece ever holds a ``<`` without its ``>``."""
+    if len(line) > room:
+        line = _CONTROL.sub(lambda m: _unlinked(m) if len(m.group(0)) > room else m.group(0), line)
     pieces: list[str] = []
     while len(line) > room:
         end, start = _break_at(line, room)

@@ -22,9 +22,9 @@ from clarigate.gateway.boundary.messages import ClarificationOut, Conversation, 
 from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
 
 from .live import STREAM, STREAM_CHARS, LiveMessages, live_ref, piece_end, task_chunk, text_chunk
-from .markup import escape_mrkdwn
 from .render import render_clarification, render_reply
 from .send import SlackSender
+from .stream_text import stream_piece
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,8 @@ def held_key(conversation: Conversation) -> str:
 
 def closing_chunks(ref: MessageRef, text: str) -> list[dict[str, str]]:
     """What a held stream still lacks: the step under way completed, then the answer's words it
-    has not shown yet, in pieces Slack takes (escaped as every streamed piece)."""
+    has not shown yet, in pieces Slack takes (as every streamed piece: escaped, unsafe links as
+    their labels)."""
     chunks = []
     task = ref.extra.get("task")
     if task:
@@ -48,7 +49,8 @@ def closing_chunks(ref: MessageRef, text: str) -> list[dict[str, str]]:
     while start < len(text):
         end = piece_end(text, start)
         end = end if end > start else len(text)  # the text's own end: nothing can follow a word there
-        chunks.append(text_chunk(escape_mrkdwn(text[start:end])))
+        if piece := stream_piece(text[start:end], text[:start]):
+            chunks.append(text_chunk(piece))
         start = end
     return chunks
 

@@ -330,3 +330,44 @@ def test_commonmark_blocks_become_mrkdwn():
         "",
         "<https://a.b|https://a.b> <https://img.example/l.png|logo> x",
     ]
+
+
+def _controls_closed(mrkdwn: str) -> bool:
+    """Every ``<`` of the markup is closed by its ``>`` (no half link)."""
+    return re.fullmatch(r"(?:[^<>]|<[^<>]*>)*", mrkdwn) is not None
+
+
+def test_a_link_longer_than_a_message_becomes_its_label_and_address_never_half_a_link():
+    url = "https://files.example.com/report.pdf?sig=" + "Ab3" * 1400  # a signed download link
+    chunks = render_reply(f"Here it is: [download]({url})")
+    assert len(chunks) == 2 and all(len(c) <= 3900 and _controls_closed(c) for c in chunks)
+    assert chunks[0].startswith("Here it is: download (https://files.example.com/report.pdf?sig=Ab3")
+    assert "".join(chunks) == f"Here it is: download ({url})"  # the address, cut only where it must be
+
+    label = "the quarterly report with every table and chart " * 90
+    chunks = render_reply(f"See [{label.strip()}](https://example.com/q3).")
+    assert len(chunks) == 2 and all(len(c) <= 3900 and _controls_closed(c) for c in chunks)
+    assert " ".join(chunks) == f"See {label.strip()} (https://example.com/q3)."  # cut between words
+    assert render_reply("[docs](https://example.com/x) " * 3) == [
+        "<https://example.com/x|docs> " * 2 + "<https://example.com/x|docs>"
+    ]
+
+
+_link_words = st.text(alphabet="ab &<>*|@", max_size=12)
+_links = st.builds(
+    lambda label, path, times: f"[{label * times}](https://x.example/{path * times})",
+    _link_words,
+    st.text(alphabet="ab/?=&%_", max_size=12),
+    st.integers(1, 60),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(_links | _link_words | st.sampled_from([" ", "\n", "```\n", "`a`"]), max_size=30),
+    st.integers(30, 500),
+)
+def test_any_text_splits_into_pieces_within_the_limit_with_every_link_closed(parts: list[str], limit: int):
+    for chunk in split_mrkdwn(markdown_to_mrkdwn("".join(parts)), limit):
+        assert len(chunk) <= limit
+        assert _controls_closed(chunk), chunk

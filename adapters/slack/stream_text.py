@@ -1,0 +1,145 @@
+"""Model text as the pieces of a chat stream: Markdown Slack renders, its unsafe links taken out.
+
+A stream's ``markdown_text`` chunks are read by Slack as Markdown, so a ``[label](target)`` the
+model wrote would be a live link there: one whose target has a scheme other than those of
+``clarigate.adapters.markdown.SAFE_SCHEMES`` loses its target (its label stays), as the reply
+shows such links as their labels only. Each piece is checked alone, so a piece never ends inside
+a link that is still being written (``link_start``): its ``[``…``](``… goes with the next piece.
+Code is left as written (``handlers[i](event)`` is no link): fenced blocks, judged on all the
+text written so far, and code spans, which a piece never ends inside either.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..markdown import SAFE_SCHEMES
+from .markup import escape_mrkdwn
+
+#: An unfinished link longer than this is streamed anyway (never held back for good): its target,
+#: when unsafe, is taken out of its piece as far as it goes, so no later piece can complete it.
+LINK_ROOM = 400
+_TARGET_START = re.compile(r"\]\(\s*<?")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.M)
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n\n).)+?(?<!`)\1(?!`)", re.S)
+_BACKTICKS = re.compile(r"`+")
+
+
+def code_regions(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds code: its fenced blocks (one still open runs to the end, as Markdown
+    reads it) and its code spans outside them."""
+    regions: list[tuple[int, int]] = []
+    opened: tuple[int, str] | None = None
+    for match in _FENCE.finditer(text):
+        fence = match.group(1)
+        if opened is None:
+            opened = (match.start(), fence)
+        elif fence[0] == opened[1][0] and len(fence) >= len(opened[1]):
+            regions.append((opened[0], match.end()))
+            opened = None
+    if opened is not None:
+        regions.append((opened[0], len(text)))
+    fenced = list(regions)
+    for match in _CODE_SPAN.finditer(text):
+        if not any(a <= match.start() < b for a, b in fenced):
+            regions.append(match.span())
+    return regions
+
+
+def _opening(text: str, close: int, start: int = 0) -> int:
+    """The ``[`` that the ``]`` at ``close`` closes (brackets nest), or -1 when it is not in
+    ``text[start:close]``."""
+    depth = 0
+    for index in range(close - 1, start - 1, -1):
+        if text[index] == "]":
+            depth += 1
+        elif text[index] == "[":
+            if not depth:
+                return index
+            depth -= 1
+    return -1
+
+
+def _target_end(text: str, open_paren: int) -> int:
+    """The index after the ``)`` that closes the ``(`` at ``open_paren`` (parentheses nest),
+    or -1 when the text ends before it."""
+    depth = 0
+    for index in range(open_paren, len(text)):
+        if text[index] == "(":
+            depth += 1
+        elif text[index] == ")":
+            depth -= 1
+            if not depth:
+                return index + 1
+    return -1
+
+
+def _unsafe_link(text: str, code: list[tuple[int, int]]) -> tuple[int, int, int] | None:
+    """The first ``](target)`` of ``text`` outside ``code`` (its code regions) whose target is not
+    safe: where its ``]`` is, where the ``[`` before it is (-1: not in ``text``), and where it
+    ends (an unfinished one: the end of what is written of its target)."""
+    for match in _TARGET_START.finditer(text):
+        in_code = any(a <= match.start() < b for a, b in code)
+        if in_code or text[match.end() :].lower().startswith(SAFE_SCHEMES):
+            continue
+        close = match.start()
+        end = _target_end(text, close + 1)
+        if end == -1:
+            gap = re.compile(r"\s").search(text, match.end())
+            end = gap.start() if gap else len(text)
+        return close, _opening(text, close), end
+    return None
+
+
+def without_unsafe_links(text: str, before: str = "") -> str:
+    """``text`` with every link outside code whose target is not safe as its label alone
+    (``[label]`` without the brackets when they are in ``text``), checked again until none is
+    left: taking one out may bring a ``]`` next to a ``(``. ``before``: the text written ahead of
+    ``text`` (whether ``text`` starts inside a fenced block)."""
+    while True:
+        shifted = [(a - len(before), b - len(before)) for a, b in code_regions(before + text)]
+        found = _unsafe_link(text, shifted)
+        if found is None:
+            return text
+        close, opening, end = found
+        if opening == -1:
+            text = text[:close] + text[end:]
+        else:
+            text = text[:opening] + text[opening + 1 : close] + text[end:]
+
+
+def stream_piece(text: str, before: str = "") -> str:
+    """A piece of model text as a ``markdown_text`` chunk: unsafe links outside code as their
+    labels, escaped. ``before``: the text streamed ahead of it."""
+    return escape_mrkdwn(without_unsafe_links(text, before))
+
+
+def link_start(text: str, start: int, end: int) -> int:
+    """Where a piece ``text[start:end]`` must end so that it does not stop inside a link still
+    written (``end`` itself when it does not): at the ``[`` of an unclosed ``[``…``](``… or of a
+    label whose ``]`` may yet be followed by ``(`` (at the ``]`` when its ``[`` came earlier)."""
+    span = _open_code_span(text, start, end)
+    if span != -1:
+        return span if end - span <= LINK_ROOM else end
+    close = text.rfind("]", start, end)
+    opening = text.rfind("[", start, end)
+    if opening > close:  # a label still open: it may become a link
+        return opening if end - opening <= LINK_ROOM else end
+    if close == -1 or end - close > LINK_ROOM:
+        return end
+    after = text[close + 1 : close + 2]  # "": nothing written after the "]" yet, "(" may come
+    if after not in ("(", "") or (close + 1 < end and _target_end(text[:end], close + 1) != -1):
+        return end  # no link, or one this piece holds whole
+    found = _opening(text, close, start)
+    return found if found != -1 and end - found <= LINK_ROOM else close
+
+
+def _open_code_span(text: str, start: int, end: int) -> int:
+    """The backticks in ``text[start:end]`` that open a code span not closed by ``end`` (outside
+    fenced blocks), or -1: a piece ends before them, so that what the span holds is judged whole."""
+    regions = code_regions(text[:end])
+    for match in _BACKTICKS.finditer(text, start, end):  # the first: a span's end is still to come
+        if not any(a <= match.start() < b for a, b in regions):
+            if _FENCE.match(text, text.rfind("\n", 0, match.start()) + 1) is None:
+                return match.start()
+    return -1
