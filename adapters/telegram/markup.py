@@ -22,6 +22,17 @@ MAX_MESSAGE_CHARS = 4096
 # addresses copy without an invisible character in them.
 _MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=\w)")
 _LANGUAGE = re.compile(r"[\w+#.-]{1,30}")
+# What starts a heading, a quote or a list item (a later piece of a long one starts with it again).
+_MARKER = re.compile(r" {0,3}(#{1,6}[ \t]+|>[ \t]?|(?:[-+*]|[0-9]{1,9}[.)])[ \t]+)")
+# A line start that opens a block (a heading, quote or list item); the group is the character a
+# backslash makes literal text.
+_OPENS_BLOCK = re.compile(
+    r"(?:[0-9]{1,9}(?P<dot>[.)])|(?P<bullet>[-+*])|(?P<hash>#)#{0,5})(?=[ \t]|$)|(?P<quote>>)"
+)
+# A character reference of Markdown (``&nbsp;``, ``&#160;``, ``&#xA0;``): never cut inside one.
+_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+# ASCII punctuation, which a backslash makes literal in Markdown.
+_MARKDOWN_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
 
 
 def neutralize_mentions(text: str) -> str:
@@ -104,9 +115,26 @@ def split_markdown(markdown: str, limit: int = MAX_MESSAGE_CHARS) -> list[str]:
     """Cut a reply into pieces whose HTML fits ``limit``, between blocks where possible.
 
     A piece is Markdown that renders alone as it did inside the whole. Blocks are packed as
-    they come; a block longer than a message is cut at line, then word, then character
-    boundaries (a cut fenced code block is fenced again on both sides).
+    they come; a block longer than a message is cut (``_cut_block``). A piece that would show
+    nothing (an empty heading, quote or code block: Telegram refuses an empty text) is left out;
+    a reply of nothing else is sent as the characters the model wrote.
     """
+    pieces = _pack(markdown, limit)
+    shown = [piece for piece in pieces if _shows_text(piece)]
+    if shown or not markdown.strip():
+        return shown or pieces
+    literal = _pack(_MARKDOWN_PUNCTUATION.sub(r"\\\g<0>", markdown), limit)
+    return [piece for piece in literal if _shows_text(piece)] or literal
+
+
+def _shows_text(piece: str) -> bool:
+    """True when ``piece`` renders to something to read (Telegram refuses a text empty once its
+    tags are parsed out, ``<blockquote></blockquote>`` say)."""
+    return bool(html_to_plain(markdown_to_html(piece)).strip())
+
+
+def _pack(markdown: str, limit: int) -> list[str]:
+    """The blocks of ``markdown`` packed into pieces whose HTML fits ``limit``."""
     pieces: list[str] = []
     current, size = "", 0
     for block in _HTML.blocks(markdown):
@@ -127,29 +155,80 @@ def split_markdown(markdown: str, limit: int = MAX_MESSAGE_CHARS) -> list[str]:
 
 
 def _cut_block(block: Block, limit: int) -> list[str]:
-    """A block too long for one message, cut into pieces that fit."""
+    """A block too long for one message, cut into pieces that fit (``_cut_at`` says where).
 
-    def wrap(chunk: str) -> str:
-        return f"{block.opening}\n{chunk}\n{block.fence}" if block.fence else chunk
-
-    def measure(candidate: str) -> int:
-        return len(markdown_to_html(wrap(candidate)))
-
+    A cut fenced code block is fenced again on both sides. A later piece of a heading, quote or
+    list item starts with the block's marker again (``_resumed``), so it keeps its look.
+    """
+    marker = "" if block.fence else _marker(block.source)
     pieces: list[str] = []
     text = block.code if block.fence else block.source
     while text:
-        end = _fitting_prefix(text, measure, limit)
-        cut = end
-        if end < len(text):
-            cut = text.rfind("\n", 0, end + 1)
-            cut = cut if cut > 0 else text.rfind(" ", 0, end + 1)
-            cut = cut if cut > 0 else end
+        head = _resumed(marker, text) if pieces else ""
+
+        def wrap(chunk: str, head: str = head) -> str:
+            return f"{block.opening}\n{chunk}\n{block.fence}" if block.fence else head + chunk
+
+        end = _fitting_prefix(text, lambda chunk: len(markdown_to_html(wrap(chunk))), limit)
+        cut = end if end == len(text) else _cut_at(text, end, prose=not block.fence)
         pieces.append(wrap(text[:cut]))
-        text = text[cut:]
-        # Drop the line end or space cut at, and blank lines; a code line keeps its indentation.
-        text = text[1:] if text.startswith((" ", "\n")) else text
-        text = text.lstrip("\n")
+        text = _rest(text, cut, code=bool(block.fence))
     return pieces
+
+
+def _rest(text: str, cut: int, code: bool) -> str:
+    """What is left of ``text`` once ``text[:cut]`` is a piece: the line end or space cut at, and
+    blank lines, dropped. Code keeps its indentation; prose loses its leading white space (four
+    spaces would start a code block), and, cut inside a line, starts no heading, quote or list
+    item ("a # b" cut before "#" goes on with "\\# b")."""
+    rest = text[cut:]
+    if code:
+        return (rest[1:] if rest.startswith((" ", "\n")) else rest).lstrip("\n")
+    kept = rest.lstrip(" \t\n")
+    mid_line = "\n" not in rest[: len(rest) - len(kept)] and text[cut - 1 : cut] != "\n"
+    opens = _OPENS_BLOCK.match(kept) if mid_line else None
+    if opens is None:
+        return kept
+    at = opens.start(opens.lastgroup or 0)
+    return f"{kept[:at]}\\{kept[at:]}"
+
+
+def _cut_at(text: str, end: int, prose: bool) -> int:
+    """Where to cut ``text``, whose first ``end`` characters fit: at the last line end, else space,
+    in the second half of them (never the space after a block's marker), else at ``end``. Prose is
+    not cut inside a character reference (``&nbsp;``) nor between a backslash and what it escapes.
+    """
+    for mark in ("\n", " "):
+        at = text.rfind(mark, 0, end + 1)
+        if at > end // 2:
+            return at
+    if not prose:
+        return end
+    cut = end
+    for reference in _REFERENCE.finditer(text, max(cut - 40, 0), cut + 40):
+        if reference.start() < cut < reference.end():
+            cut = reference.start()
+            break
+    head = text[:cut]
+    if (len(head) - len(head.rstrip("\\"))) % 2:
+        cut -= 1
+    return cut if cut > 0 else end
+
+
+def _marker(source: str) -> str:
+    """The heading, quote or list marker a block starts with (``"## "``, ``"> "``, ``"1. "``), or ""."""
+    found = _MARKER.match(source)
+    return found.group(1) if found else ""
+
+
+def _resumed(marker: str, rest: str) -> str:
+    """What a later piece of a block with ``marker`` starts with: the marker, unless the rest
+    begins a quote line or a list item itself."""
+    if marker.startswith(">"):
+        return "" if rest.startswith(">") else marker
+    if marker.startswith("#"):
+        return marker  # a heading is one line: its rest is always its text
+    return "" if _MARKER.match(rest) else marker
 
 
 def _fitting_prefix(text: str, measure: Callable[[str], int], limit: int) -> int:
@@ -158,7 +237,7 @@ def _fitting_prefix(text: str, measure: Callable[[str], int], limit: int) -> int
     The rendering grows about in proportion to the source, so each probe aims at the length
     that would fill 95% of ``limit`` (halving the known range when the aim falls outside it):
     a few renderings of message-sized prefixes, never of the whole long text. Any prefix past
-    90% of the limit is taken; the caller moves the cut back to a line end or a space anyway.
+    90% of the limit is taken; the caller may move the cut back (``_cut_at``) anyway.
     """
     low, high = 1, len(text) + 1  # text[:low] fits (one character always does); text[:high] does not
     probe = min(len(text), limit)

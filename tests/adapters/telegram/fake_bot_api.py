@@ -8,11 +8,12 @@ here so tests can read keyboards. Every call is recorded with the time it arrive
 until ``recover``.
 
 It is strict the way Telegram is (the descriptions are Telegram's own): HTML that does
-not parse, empty or over-long text, callback data over 64 bytes, an edit to a message
-that does not exist or to exactly what it shows, a deletion of a message that is gone,
-a callback query answered twice or too late, a chat that blocked or removed the bot
-(403), a group upgraded to a supergroup (400 with ``migrate_to_chat_id``), an unknown
-``file_id``, a draft (``sendMessageDraft``) outside a private chat.
+not parse, empty text (also empty once its tags are parsed out: ``<blockquote></blockquote>``)
+or over-long text, callback data over 64 bytes, an edit to a message that does not exist or
+to exactly what it shows, a deletion of a message that is gone, a callback query answered
+twice or too late, a chat that blocked or removed the bot (403), a group upgraded to a
+supergroup (400 with ``migrate_to_chat_id``), an unknown ``file_id``, a draft
+(``sendMessageDraft``) outside a private chat.
 
 Ephemeral messages (Bot API 10.2): with ``ephemeral`` on, ``sendMessage`` with
 ``receiver_user_id`` shows the message to that member only (``ephemeral_notes``) and answers it
@@ -78,6 +79,10 @@ class _HtmlCheck(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.open: list[str] = []
         self.problem: str | None = None
+        self.shown: list[str] = []  # the text the message shows, its entities parsed out
+
+    def handle_data(self, data: str) -> None:
+        self.shown.append(data)
 
     def handle_starttag(self, tag: str, attrs: Any) -> None:
         if tag not in HTML_TAGS:
@@ -91,8 +96,8 @@ class _HtmlCheck(HTMLParser):
             self.open.pop()
 
 
-def check_html(text: str) -> None:
-    """Raise Telegram's "can't parse entities" for HTML it would refuse."""
+def check_html(text: str) -> str:
+    """Raise Telegram's "can't parse entities" for HTML it would refuse; else the text it shows."""
     parser = _HtmlCheck()
     parser.feed(text)
     parser.close()
@@ -100,6 +105,7 @@ def check_html(text: str) -> None:
         parser.problem = f'can\'t find end tag corresponding to start tag "{parser.open[-1]}"'
     if parser.problem:
         raise ApiError(400, f"Bad Request: can't parse entities: {parser.problem}")
+    return "".join(parser.shown)
 
 
 @dataclass
@@ -289,10 +295,9 @@ class FakeBotApi:
     @staticmethod
     def _check_text(params: dict[str, Any], may_be_empty: bool = False) -> str:
         text = str(params.get("text", ""))
-        if not text.strip() and not may_be_empty:
+        shown = check_html(text) if params.get("parse_mode") == "HTML" else text
+        if not shown.strip() and not may_be_empty:  # empty once its entities are parsed out
             raise ApiError(400, "Bad Request: message text is empty")
-        if params.get("parse_mode") == "HTML":
-            check_html(text)
         if len(text) > 4096:  # Telegram counts the text after entity parsing; close enough here
             raise ApiError(400, "Bad Request: message is too long")
         markup = json.loads(params.get("reply_markup") or "{}")

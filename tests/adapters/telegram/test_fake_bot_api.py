@@ -22,6 +22,8 @@ async def test_html_telegram_cannot_parse_is_refused(bot):
         await bot.send_message(1, "<div>x</div>", parse_mode="HTML")
     with pytest.raises(BadRequest, match="(?i)message text is empty"):
         await bot.send_message(1, " ")
+    with pytest.raises(BadRequest, match="(?i)message text is empty"):  # empty once parsed
+        await bot.send_message(1, "<blockquote> </blockquote>", parse_mode="HTML")
     with pytest.raises(BadRequest, match="(?i)message is too long"):
         await bot.send_message(1, "x" * 4097)
     too_long = InlineKeyboardMarkup([[InlineKeyboardButton("a", callback_data="x" * 65)]])

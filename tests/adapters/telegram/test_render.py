@@ -338,7 +338,8 @@ def test_a_split_reply_shows_exactly_what_the_whole_would(paragraphs: list[str])
     split = split_markdown(whole, 300)
     assert all(len(markdown_to_html(piece)) <= 300 for piece in split)
     shown = [markdown_to_html(piece) for piece in split]
-    assert reads_as(shown, markdown_to_html(whole))
+    if html_to_plain(markdown_to_html(whole)).strip():  # else it shows nothing: sent as written
+        assert reads_as(shown, markdown_to_html(whole))
 
 
 #: Where one message ends and the next begins, in the test's view of them read in a row.
