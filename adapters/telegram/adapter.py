@@ -36,7 +36,7 @@ from .commands import ASK, MENU, parse_command
 from .deferred import DeferredEdits
 from .effects import AfterAck
 from .ephemeral import EphemeralNotes
-from .forms import LATEST_TTL, latest_key
+from .forms import note_said
 from .interactions import Interactions
 from .live import LiveMessages
 from .media import attachments_of, fetch_file
@@ -83,7 +83,7 @@ class TelegramAdapter(PlatformAdapter):
             get_updates_request=HTTPXRequest(read_timeout=poll_timeout + 10),
         )
         self.moves = ChatMoves(gateway.state)
-        self.sender = TelegramSender(self.bot, self.moves, self._note_posted)
+        self.sender = TelegramSender(self.bot, self.moves)
         self.deferred = DeferredEdits(gateway.state, self.sender)
         self.after_ack = AfterAck(self.deferred)
         self.notes = EphemeralNotes(self.sender)  # notes to one member of a group (Bot API 10.2)
@@ -301,20 +301,16 @@ class TelegramAdapter(PlatformAdapter):
         return file_limit(item)
 
     async def send_file(self, conversation: Conversation, item: FileReply) -> MessageRef | None:
-        """A file the agent sends, as a photo or a document; Bot API errors as ``DeliveryFailed``."""
+        """A file the agent sends, as a photo or a document; Bot API errors as ``DeliveryFailed``.
+        In a private chat it is then the agent's latest message (``note_said``)."""
         try:
-            return await self.files.send(conversation, item)
+            ref = await self.files.send(conversation, item)
         except TelegramError as exc:
             failure = delivery_failure(exc, item.kind)
             log.warning("telegram file to chat %s failed (%s): %s", conversation.chat_id, failure.code, exc)
             raise failure from exc
-
-    async def _note_posted(self, message: Message) -> None:
-        """Keep a private chat's latest bot message: a form there takes typed values only right after it."""
-        if message.chat.type == "private":
-            await self.gateway.state.set_json(
-                latest_key(str(message.chat_id)), message.message_id, LATEST_TTL
-            )
+        await note_said(self.gateway.state, conversation, ref)
+        return ref
 
     async def fetch_attachment(self, attachment: Attachment, max_bytes: int) -> bytes | None:
         """A photo's or file's bytes through ``getFile`` and the file download (a worker calls this)."""

@@ -5,8 +5,9 @@ whether a typed message is meant for the form, and edits the form message.
 
 A message is taken as a form value only while it is plausibly meant for the form:
 a reply to the wizard's message (anywhere), or, in a private chat, any message while
-the wizard's message is the latest the bot posted there. Anything else (a new request,
-a command, a message after the bot said something else) goes to the gateway as usual.
+nothing from the agent came after it (``note_said``: a command's answer or a notice of the
+gateway's does not count). Anything else (a new request, a command, a message after the agent
+said something else) goes to the gateway as usual.
 """
 
 from __future__ import annotations
@@ -19,8 +20,15 @@ from typing import Any
 from telegram import Message
 
 from clarigate.agent.protocol import HumanInputRequest, ui_text
-from clarigate.gateway.boundary.messages import AnswerStatus, Conversation, InboundAnswer, PendingView, Sender
-from clarigate.gateway.boundary.port import GatewayPort
+from clarigate.gateway.boundary.messages import (
+    AnswerStatus,
+    Conversation,
+    InboundAnswer,
+    MessageRef,
+    PendingView,
+    Sender,
+)
+from clarigate.gateway.boundary.port import AdapterState, GatewayPort
 
 from . import callback_data as cb
 from . import wizard
@@ -36,8 +44,17 @@ LATEST_TTL = 30 * 24 * 3600
 
 
 def latest_key(chat_id: str) -> str:
-    """The bot's latest message in a private chat."""
+    """The agent's latest message in a private chat (``note_said``)."""
     return f"latest-bot-message:{chat_id}"
+
+
+async def note_said(state: AdapterState, conversation: Conversation, ref: MessageRef | None) -> None:
+    """Keep ``ref`` as the agent's latest message in a private chat: its question, its reply or its
+    file. A form there takes typed values that reply to nothing only while it is that message. The
+    gateway's own lines (``/help``, ``/status``, a refusal, "answer first", "That form is closed")
+    are never noted: they answer out of turn and do not take the form's place."""
+    if ref is not None and conversation.is_direct:
+        await state.set_json(latest_key(ref.chat_id), ref.message_id, LATEST_TTL)
 
 
 @dataclass
@@ -160,7 +177,7 @@ class Forms:
         if target_id != state.message_id:
             latest = await self.gateway.state.get_json(latest_key(chat_id)) if private else None
             if str(latest) != state.message_id:
-                return False  # not a reply to the form, nor right after it: a message of its own
+                return False  # not a reply to the form, and the agent spoke since: a message of its own
         if state.field(view.request) is None:
             return False  # on the summary only Submit / Edit / Back apply
         event_id = f"m{message.message_id}"

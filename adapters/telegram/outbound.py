@@ -29,6 +29,7 @@ from clarigate.gateway.boundary.retry import post_each_once
 
 from .chat_action import TypingIndicators
 from .ephemeral import EphemeralNotes
+from .forms import note_said
 from .live import LiveMessages
 from .markup import split_markdown
 from .receive import remember_chain
@@ -57,7 +58,16 @@ class TelegramOutbound:
         self.notes = notes  # ephemeral notes to one member of a group, where the Bot API has them
 
     async def deliver(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
-        """Deliver one outbound item; Bot API errors are raised as they come (``TelegramError``)."""
+        """Deliver one outbound item; Bot API errors are raised as they come (``TelegramError``).
+
+        A question, or a reply of the agent's, is then the agent's latest message of a private
+        chat (``note_said``); the gateway's own lines (a command's answer, a notice) are not."""
+        ref = await self._deliver(conversation, item)
+        if isinstance(item, ClarificationOut) or (isinstance(item, TextReply) and item.from_agent):
+            await note_said(self.gateway.state, conversation, ref)
+        return ref
+
+    async def _deliver(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         if (
             isinstance(item, TextReply | ErrorReply)
             and item.private_to is not None

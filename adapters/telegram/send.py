@@ -161,7 +161,8 @@ class TelegramSender:
     """Posts, edits and acknowledges through one ``telegram.Bot``.
 
     Sends to a group that was upgraded go to its supergroup (``ChatMoves``); ``on_posted`` is
-    told of every message the bot posts (the adapter keeps a private chat's latest one).
+    told of every message the bot posts (nothing by default: what the agent said last in a
+    private chat is noted where its question, reply or file is delivered, ``forms.note_said``).
     """
 
     def __init__(self, bot: Bot, moves: ChatMoves, on_posted: Posted = _nothing) -> None:

@@ -270,6 +270,10 @@ class TextReply(BaseModel):
     an adapter whose live message can end with the question's controls (Slack's stream closing
     with ``blocks``) may leave the message open for it. The question's delivery then closes it,
     or finishes it as usual and posts the question under it.
+
+    ``from_agent``: the agent's own words (what a run said), not a line of the gateway's (a
+    command's answer, a refusal, a note): an adapter that tracks what the agent said last
+    (Telegram's step-by-step form in a private chat) counts these, never the gateway's lines.
     """
 
     kind: Literal["text"] = "text"
@@ -281,6 +285,7 @@ class TextReply(BaseModel):
     question_follows: bool = False
     # the run's final answer: 👍/👎 under it (under its last part, where it is split)
     feedback: FeedbackAsk | None = None
+    from_agent: bool = False
 
 
 class LiveView(BaseModel):

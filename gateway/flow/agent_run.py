@@ -237,7 +237,7 @@ class AgentRun:
         result = await progress.live.finish() if progress.live is not None else None
         for reply in output.replies:
             if reply.strip():
-                turn.add(TextReply(text=reply))
+                turn.add(TextReply(text=reply, from_agent=not output.notice_only))
         locale = locale_for(text, turn.hint)
         for item in await file_items(self.outbox, conv, output.files, self.config.files_out, locale):
             turn.add(item)

@@ -226,7 +226,7 @@ class Deliverer:
                         exc.code or exc,
                     )
                     fallback_id = delivery_id(inbound_id, index, ":text")
-                    item = TextReply(text=item.fallback_text, delivery_id=fallback_id)
+                    item = TextReply(text=item.fallback_text, delivery_id=fallback_id, from_agent=True)
                     continue
                 if isinstance(item, TextReply) and item.live is not None:
                     # the live message cannot become the reply (gone, stream refused): post it anew

@@ -331,6 +331,7 @@ def finish_items(result: LiveResult, items: list[Any], first: int) -> None:
         items[first] = head.model_copy(update={"live": result.ref, "question_follows": asks})
     elif result.text:
         asks = isinstance(head, ClarificationOut)
-        items.insert(first, TextReply(text=result.text, live=result.ref, question_follows=asks))
+        streamed = TextReply(text=result.text, live=result.ref, question_follows=asks, from_agent=True)
+        items.insert(first, streamed)
     else:
         items.insert(first, LiveEnd(ref=result.ref))

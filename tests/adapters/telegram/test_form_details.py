@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
@@ -93,12 +94,28 @@ async def test_cancel_on_every_step_declines_and_frees_the_person(bench):
     assert "4/6" not in form.text
 
 
-async def test_in_private_a_message_after_the_bot_said_something_else_is_not_a_value(bench):
-    tg, runner, form = await open_form(bench)
-    await tg.deliver(command_update("/help"))  # the bot answers: the form is no longer the latest message
+async def test_in_private_a_message_after_the_agent_said_something_else_is_not_a_value(bench):
+    # (the gateway's own lines, /help or /status, do not count: test_form_out_of_turn.py)
+    thinking = asyncio.Event()
+
+    async def slow(turn: Turn) -> TurnOutput:
+        if turn.text == "deploy":
+            await thinking.wait()
+        return script(turn)
+
+    runner = ScriptedRunner(slow)
+    tg = await bench(runner)
+    await tg.post(message_update("deploy"))
+    await tg.post(message_update("on staging"))  # written while the agent thinks: answered after the question
+    thinking.set()
+    await tg.gateway.drain()
+    form = Form(tg, clarification_call(tg).result["message_id"])
+    assert tg.api.of("sendMessage")[-1].params["text"].startswith("You said:")  # the agent, after it
+    for action in ("form", "s1", "d", "y"):
+        await form.tap(action)
     await form.reply("3")  # a reply to the form is still a value
     assert "5/6 · Deadline" in form.text
-    await tg.deliver(message_update("2026-12-01"))  # not a reply, after the bot said something else:
+    await tg.deliver(message_update("2026-12-01"))  # not a reply, after the agent said something else:
     await tg.settle()  # a new request, which closes the form (the core's rule for open questions)
     assert "✖ Closed" in form.text
     assert runner.calls[-1].text == "2026-12-01"
@@ -174,8 +191,9 @@ async def test_a_reply_to_an_older_form_says_it_is_closed(bench):
     note = [c for c in tg.new_calls() if c.method == "sendMessage"]
     assert len(note) == 1 and note[0].params["text"].startswith("That form is closed.")
     assert runner.calls[-1].text == "name it"  # nothing ran, no value taken
-    await tg.deliver(message_update("Apollo"))  # the open form still takes its values
-    assert "Name: Apollo" in second.text
+    await tg.deliver(message_update("Apollo"))  # the open form still takes its values: the note
+    assert "Name: Apollo" in second.text  # is the gateway's, it does not take the form's place
+    assert "Please check your answers:" in second.text and runner.calls[-1].text == "name it"
 
 
 async def test_cancel_command_closes_the_form_and_reaches_the_core(bench):
