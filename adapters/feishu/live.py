@@ -2,7 +2,9 @@
 
 Pure functions and a small in-process ledger; the calls are in ``send.py``, the flow in
 ``adapter.py``. Model text is untrusted on every update: it is escaped as the final reply is
-(``escape_markdown``: no ``<at …>`` ever reaches Feishu), status lines included.
+(``escape_markdown``: no ``<at …>`` ever reaches Feishu, nor a link to an unsafe scheme), status
+lines included; a link still being written at the end is held back until it is closed, so its
+target is judged whole (``unfinished_link``) and what is shown only grows.
 
 CardKit (the ``card`` mode): a card entity (JSON 2.0, ``config.streaming_mode`` on) with one
 markdown element, ``ANSWER_ELEMENT``, whose whole text is sent on each update
@@ -22,6 +24,7 @@ from clarigate.gateway.boundary.messages import LiveView, MessageRef
 from clarigate.gateway.flow.notices import notice
 
 from ..pacing import Budget
+from .links import unfinished_link
 from .markup import REPLY_CHUNK_CHARS, cut, escape_markdown, preview
 from .render import PLAIN_TEXT_CHARS, Card
 
@@ -65,8 +68,9 @@ STREAMING_CONFIG: dict[str, Any] = {
 
 def live_markdown(view: LiveView) -> str:
     """The card markdown of a live view: the answer so far (escaped, at most ``LIVE_CHARS``: its
-    latest part past that), then the status line ("🔧 Searching the docs…") when there is one."""
-    text = escape_markdown(latest(view.text).rstrip())
+    latest part past that; a link still being written held back), then the status line
+    ("🔧 Searching the docs…") when there is one."""
+    text = escape_markdown(latest(view.text[: unfinished_link(view.text)]).rstrip())
     status = escape_markdown(view.status) if view.status else ""
     if text and status:
         return f"{text}\n\n{status}"

@@ -2,7 +2,8 @@
 
 Card markdown interprets tags such as ``<at id=all></at>``, ``<at user_id="…">``,
 ``<font>`` and ``<link>``: model text must never ping everyone or a person, so
-every ``<`` becomes the entity Feishu renders as a literal ``<``.
+every ``<`` becomes the entity Feishu renders as a literal ``<``. A link or image to a scheme
+other than http(s)/mailto is shown as its label alone (``links.safe_links``).
 
 A long reply is cut between the blocks the shared parser (``clarigate.adapters.markdown``)
 finds, so a code block cut in two is fenced again on both sides, as on Slack and Telegram.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ..markdown import Block, Renderer
+from .links import safe_links
 
 #: Feishu renders this entity as a plain "<", so tags in model text stay text.
 _LT_ENTITY = "&#60;"
@@ -34,12 +36,14 @@ _CONTINUES = re.compile(r"[/?#&=]|\.\w")
 
 
 def escape_markdown(text: str) -> str:
-    """``text`` with every tag neutralized, so it cannot mention anyone or restyle the card.
+    """``text`` with every tag neutralized, so it cannot mention anyone or restyle the card, and
+    every link to an unsafe scheme (``javascript:``, ``lark://``…) shown as its label alone.
 
     A space is put between a bare URL and CJK text it runs into, or the link would swallow it
     (CJK text that is part of the address, ``…/wiki/中文``, stays in it).
     """
-    return _URL_TOKEN.sub(_space_before_prose, text).replace("<", _LT_ENTITY)
+    escaped = _URL_TOKEN.sub(_space_before_prose, safe_links(text)).replace("<", _LT_ENTITY)
+    return safe_links(escaped)  # "&#60;" can make a link's target of what "<" kept from being one
 
 
 def _space_before_prose(found: re.Match[str]) -> str:
