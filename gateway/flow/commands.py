@@ -66,6 +66,7 @@ ALIASES = {"reset": "new"}
 CONTROL_LANE = "#control"
 #: How much of a question ``/status`` and ``/cancel`` quote.
 QUOTE_CHARS = 120
+ANSWERING_SECONDS = 15 * 60  # "Other…" chosen: what the person types within this is its answer
 
 Reply = Callable[[Outbound], Awaitable[Any]]
 
@@ -380,8 +381,8 @@ class Control:
 
     async def expect_typed_answer(self, view: PendingView, sender: Sender) -> None:
         """Remember that ``sender`` chose to answer ``view`` (``Other…``, ``Fill in``): their typed
-        message is then its answer whatever it says, not a new request (``expects_typed_answer``)."""
-        ttl = max(int(view.expires_at - time.time()), 1)
+        message within ``ANSWERING_SECONDS`` is its answer whatever it says (``expects_typed_answer``)."""
+        ttl = max(int(min(view.expires_at - time.time(), ANSWERING_SECONDS)), 1)
         await self.store.set_json(_answering_key(view.request.request_id, sender.user_id), 1, ttl)
 
     async def expects_typed_answer(self, record: PendingRecord, sender: Sender) -> bool:

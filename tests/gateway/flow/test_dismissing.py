@@ -7,6 +7,7 @@ question as superseded and runs as a request; ``/new`` closes what is open.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -15,6 +16,7 @@ from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_requ
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import FormField, Option
 from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut, Sender
+from clarigate.gateway.flow import commands
 from clarigate.gateway.store.base import PendingRecord, Store
 
 FRAMEWORK = choice_request("Which framework?", ["React", "Vue"])
@@ -348,6 +350,20 @@ async def test_after_other_a_typed_free_answer_is_the_answer(store: Store, make_
     assert runner.calls[-1].response.response_kind == "text"
     assert runner.calls[-1].response.value == "Svelte, please"
     assert [c.answered_line for c in chat.closed()] == ["✅ Answered by u1: Svelte, please"]
+
+
+async def test_words_typed_long_after_other_are_a_new_request(store: Store, make_gateway, monkeypatch):
+    # "Other…" chosen and its box closed unused: days later a request must not become the answer
+    monkeypatch.setattr(commands, "ANSWERING_SECONDS", 1)
+    runner, gateway, chat = await asked(store, make_gateway, FRAMEWORK)
+    view = await gateway.pending_by_token(chat.last_request().token)
+    assert await gateway.may_answer(view, Sender(user_id="u1")) is None
+    await asyncio.sleep(2.1)
+    await chat.say("deploy the docs site")
+    await gateway.drain()
+
+    assert runner.calls[-1].response is None and runner.calls[-1].text == "deploy the docs site"
+    assert [c.answered_line for c in chat.closed()] == ["✖ Closed: u1 sent a new message instead"]
 
 
 async def test_someone_refused_at_other_does_not_turn_their_words_into_an_answer(store: Store, make_gateway):
