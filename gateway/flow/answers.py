@@ -71,12 +71,14 @@ def restarted_outcome(view: PendingView) -> AnswerOutcome:
     return AnswerOutcome(status=AnswerStatus.EXPIRED, message=message, view=view)
 
 
-def already_answered_outcome(view: PendingView) -> AnswerOutcome:
-    """The verdict for a clarification someone already answered (or cancelled, or closed)."""
+def already_answered_outcome(view: PendingView, sender: Sender | None = None) -> AnswerOutcome:
+    """The verdict for a clarification someone already answered (or cancelled, or closed); to
+    ``sender`` (a second tap), when it was them, that they did."""
     response, by, locale = view.response, view.answered_by, view.request.locale
     declined = response is not None and response.response_kind == "declined"
     key = f"late_{response.reason or 'cancelled'}" if response is not None and declined else ""
-    key = key or "already_answered"
+    yours = by is not None and sender is not None and by.user_id == sender.user_id
+    key = key or ("already_answered_you" if yours else "already_answered")
     if by is None and "{who}" in ui_text(key):  # no one to name: the line that names no one
         key = "question_closed"
     notice = Notice.of(key, locale, who=by) if by else Notice.of(key, locale)
@@ -94,7 +96,7 @@ def refusal_for(view: PendingView, sender: Sender) -> AnswerOutcome | None:
     if view.status == "expired":
         return expired_outcome(view, view.request.locale)
     if view.status == "answered":
-        return already_answered_outcome(view)
+        return already_answered_outcome(view, sender)
     return None
 
 

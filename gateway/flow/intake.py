@@ -350,7 +350,7 @@ class Gateway:
             return expired_outcome(view_of(record), record.request.locale)
         view = view_of(claim.record)
         if claim.status == "already_answered":
-            return already_answered_outcome(view)
+            return already_answered_outcome(view, sender)
         (metrics.DECLINED if response.response_kind == "declined" else metrics.ANSWERED).inc()
         with log_context(
             platform=record.conversation.platform,

@@ -61,6 +61,7 @@ WORDS: dict[str, dict[Locale, str]] = {
     },
     "answered_by": {"en": "✅ Answered by {who}: {answer}", "zh": "✅ {who} 已回答：{answer}"},
     "already_answered": {"en": "Already answered by {who}.", "zh": "{who} 已经回答过了。"},
+    "already_answered_you": {"en": "You already answered this question.", "zh": "您已经回答过这个问题了。"},
     "expired": {
         "en": "This question has expired; send your request again.",
         "zh": "该问题已过期，请重新发送请求。",

@@ -54,7 +54,7 @@ async def test_approve_by_click_runs_the_tool_once(make_bot: Any, runner: Any) -
     assert "Answered by <at id=ou_alice></at>: Approve" in text_of(reply["card"]["data"])
     await bot.gateway.drain()
     again = await bot.click(card_action(approve, message_id=message_id))
-    assert "Already answered" in again["toast"]["content"]
+    assert again["toast"]["content"] == "You already answered this question."
     await bot.gateway.drain()
     assert user_graphs.RAN == ["delete users 5"]
     assert text_of(bot.api.shown()[-1]) == "Finished."

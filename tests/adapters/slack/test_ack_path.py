@@ -124,7 +124,7 @@ async def test_a_modal_submitted_after_a_typed_answer_closes_and_says_who_answer
     assert late.status_code == 200 and not late.content  # the modal closes
     notice = world.fake.of("chat.postEphemeral")[-1]
     shown = (notice["user"], notice["text"], notice.get("thread_ts"))
-    assert shown == ("U1", "Already answered by <@U1>.", ts)
+    assert shown == ("U1", "You already answered this question.", ts)
     assert [c.response.value for c in runner.calls if c.response is not None] == ["Vue"]
 
 

@@ -180,6 +180,9 @@ async def test_wrong_user_second_click_and_expired_clicks_get_an_ephemeral_and_c
     await world.settle()
     await world.user.click(question, "clarigate:o1")  # a second (new) click by the asker
     await world.settle()
+    assert world.fake.of("chat.postEphemeral")[-1]["text"] == "You already answered this question."
+    await world.user.click(question, "clarigate:o1", user="U2")  # anyone else is told who did
+    await world.settle()
     assert world.fake.of("chat.postEphemeral")[-1]["text"] == "Already answered by <@U1>."
     assert len(world.fake.edits(question["ts"])) == 1
     assert [c.response.value for c in runner.calls if c.response is not None] == ["Vue"]
