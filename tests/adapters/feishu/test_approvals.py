@@ -3,19 +3,17 @@ lark-oapi against the fake open API, the real LangGraph agent (scripted model)."
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.runners.in_process import LangGraphRunner
+from tests.adapters.approval_agent import delete_records_agent
 from tests.agent import user_graphs
 
 from .cards import button, payload, text_of
 from .events import card_action, message_event
-
-DELETE_TURN = {"tool_calls": [{"name": "delete_records", "args": {"table": "users", "limit": 5}}]}
 
 
 @pytest.fixture(autouse=True)
@@ -25,16 +23,7 @@ def _fresh() -> None:
 
 @pytest.fixture
 async def runner(tmp_path: Any) -> Any:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([DELETE_TURN, {"content": "Finished."}]))
-    made = LangGraphRunner(
-        AgentSettings(
-            model=f"scripted:{script}",
-            checkpointer_url="memory://",
-            tools=("tests.agent.user_graphs:delete_records",),
-            require_approval={"delete_records": ["approve", "edit", "reject"]},
-        )
-    )
+    made = delete_records_agent(tmp_path, ["approve", "edit", "reject"], "Finished.")
     yield made
     await made.aclose()
 

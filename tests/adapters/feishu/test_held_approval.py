@@ -6,20 +6,17 @@ API, the real LangGraph agent (scripted model), both stores."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
-from clarigate.agent.harness import AgentSettings
 from clarigate.agent.protocol import catalog
-from clarigate.gateway.runners.in_process import LangGraphRunner
+from tests.adapters.approval_agent import delete_records_agent
 from tests.agent import user_graphs
 
 from .cards import button, components, is_interactive, payload, text_of
 from .events import card_action, message_event
 
-DELETE_TURN = {"tool_calls": [{"name": "delete_records", "args": {"table": "users", "limit": 5}}]}
 GROUP = {"chat": "oc_group", "chat_type": "group"}
 
 
@@ -30,16 +27,7 @@ def _fresh() -> None:
 
 @pytest.fixture
 async def runner(tmp_path: Any) -> Any:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([DELETE_TURN, {"content": "Finished: {last_user}"}]))
-    made = LangGraphRunner(
-        AgentSettings(
-            model=f"scripted:{script}",
-            checkpointer_url="memory://",
-            tools=("tests.agent.user_graphs:delete_records",),
-            require_approval={"delete_records": ["approve", "edit"]},
-        )
-    )
+    made = delete_records_agent(tmp_path, ["approve", "edit"], "Finished: {last_user}")
     yield made
     await made.aclose()
 

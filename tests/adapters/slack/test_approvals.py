@@ -8,15 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.runners.in_process import LangGraphRunner
+from tests.adapters.approval_agent import delete_records_agent
 from tests.agent import user_graphs
 
 from .conftest import MakeWorld
-
-DELETE_TURN = {"tool_calls": [{"name": "delete_records", "args": {"table": "users", "limit": 5}}]}
 
 
 @pytest.fixture(autouse=True)
@@ -26,16 +24,7 @@ def _fresh() -> None:
 
 @pytest.fixture
 async def runner(tmp_path: Path) -> Any:
-    script = tmp_path / "script.yaml"
-    script.write_text(yaml.safe_dump([DELETE_TURN, {"content": "Finished."}]))
-    made = LangGraphRunner(
-        AgentSettings(
-            model=f"scripted:{script}",
-            checkpointer_url="memory://",
-            tools=("tests.agent.user_graphs:delete_records",),
-            require_approval={"delete_records": ["approve", "edit", "reject"]},
-        )
-    )
+    made = delete_records_agent(tmp_path, ["approve", "edit", "reject"], "Finished.")
     yield made
     await made.aclose()
 
@@ -92,9 +81,9 @@ async def test_edit_through_the_modal_runs_the_edited_call(make_world: MakeWorld
     await world.adapter.idle()  # the modal opens beside the ack
     modal = world.fake.of("views.open")[-1]["view"]
     inputs = [b for b in modal["blocks"] if b["type"] == "input"]
-    assert [b["label"]["text"] for b in inputs] == ["limit", "table"]
-    assert [b["element"]["type"] for b in inputs] == ["number_input", "plain_text_input"]
-    response = await world.user.submit(modal, {"field-1": {"value": {"type": "number_input", "value": "2"}}})
+    assert [b["label"]["text"] for b in inputs] == ["table", "limit"]  # as the model wrote them
+    assert [b["element"]["type"] for b in inputs] == ["plain_text_input", "number_input"]
+    response = await world.user.submit(modal, {"field-2": {"value": {"type": "number_input", "value": "2"}}})
     assert response.status_code == 200
     await world.settle()
     assert user_graphs.RAN == ["delete users 2"]

@@ -11,17 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from clarigate.agent.harness import AgentSettings
 from clarigate.agent.protocol import catalog
-from clarigate.gateway.runners.in_process import LangGraphRunner
+from tests.adapters.approval_agent import delete_records_agent
 from tests.agent import user_graphs
 from tests.conftest import RedisStoreFactory
 
 from .conftest import MakeWorld
 
-DELETE_TURN = {"tool_calls": [{"name": "delete_records", "args": {"table": "users", "limit": 5}}]}
 ANSWER_FIRST = catalog.text("approval_answer_first", new="/clarigate new")
 
 
@@ -32,16 +29,7 @@ def _fresh() -> None:
 
 @pytest.fixture
 async def runner(tmp_path: Path) -> Any:
-    script = tmp_path / "script.yaml"
-    script.write_text(yaml.safe_dump([DELETE_TURN, {"content": "Finished: {last_user}"}]))
-    made = LangGraphRunner(
-        AgentSettings(
-            model=f"scripted:{script}",
-            checkpointer_url="memory://",
-            tools=("tests.agent.user_graphs:delete_records",),
-            require_approval={"delete_records": ["approve", "edit"]},
-        )
-    )
+    made = delete_records_agent(tmp_path, ["approve", "edit"], "Finished: {last_user}")
     yield made
     await made.aclose()
 

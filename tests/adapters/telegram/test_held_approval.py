@@ -9,11 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
-from clarigate.agent.harness import AgentSettings
 from clarigate.agent.protocol import catalog
-from clarigate.gateway.runners.in_process import LangGraphRunner
+from tests.adapters.approval_agent import delete_records_agent
 from tests.agent import user_graphs
 
 from .conftest import redis_store
@@ -28,8 +26,6 @@ from .harness import (
     open_bench,
 )
 
-DELETE_TURN = {"tool_calls": [{"name": "delete_records", "args": {"table": "users", "limit": 5}}]}
-
 
 @pytest.fixture(autouse=True)
 def _fresh() -> None:
@@ -39,16 +35,7 @@ def _fresh() -> None:
 @pytest.fixture
 async def held(bot_api: Any, tmp_path: Any, redis_prefix: str) -> Any:
     """The bench: approvals of ``delete_records`` that allow approve and edit only."""
-    script = tmp_path / "script.yaml"
-    script.write_text(yaml.safe_dump([DELETE_TURN, {"content": "Finished: {last_user}"}]))
-    runner = LangGraphRunner(
-        AgentSettings(
-            model=f"scripted:{script}",
-            checkpointer_url="memory://",
-            tools=("tests.agent.user_graphs:delete_records",),
-            require_approval={"delete_records": ["approve", "edit"]},
-        )
-    )
+    runner = delete_records_agent(tmp_path, ["approve", "edit"], "Finished: {last_user}")
     store = redis_store(redis_prefix)
     tg = await open_bench(bot_api, store, runner)
     yield tg

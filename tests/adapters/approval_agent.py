@@ -1,0 +1,33 @@
+"""The agent every platform's approval tests talk to: the real LangGraph agent on a scripted
+model that calls ``delete_records`` (``tests.agent.user_graphs``) once, behind
+``require_approval``, then says ``closing`` (``{last_user}``: the last thing the person said)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from clarigate.agent.harness import AgentSettings
+from clarigate.gateway.runners.in_process import LangGraphRunner
+
+DELETE_TURN = {"tool_calls": [{"name": "delete_records", "args": {"table": "users", "limit": 5}}]}
+
+
+def delete_records_agent(
+    folder: Path, decisions: Sequence[str], closing: str = "Finished."
+) -> LangGraphRunner:
+    """The runner: ``delete_records`` needs a person's decision among ``decisions``."""
+    script = folder / "script.yaml"
+    script.write_text(
+        yaml.safe_dump([DELETE_TURN, {"content": closing}], sort_keys=False)
+    )  # table, then limit
+    return LangGraphRunner(
+        AgentSettings(
+            model=f"scripted:{script}",
+            checkpointer_url="memory://",
+            tools=("tests.agent.user_graphs:delete_records",),
+            require_approval={"delete_records": list(decisions)},
+        )
+    )
