@@ -127,7 +127,7 @@ def test_markdown_becomes_mrkdwn():
         "*Bold* and _italic_, ~old~ and `a&lt;b&gt;`",
         "• one",
         "• two",
-        "See <https://example.com/?a=1&amp;b=2|the docs> or [this](javascript:alert(1))",
+        "See <https://example.com/?a=1&amp;b=2|the docs> or this",
         "```",
         "if a &lt; b &amp;&amp; c:",
         "```",
