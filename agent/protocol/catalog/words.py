@@ -385,9 +385,9 @@ WORDS: dict[str, dict[Locale, str]] = {
     # --- Slack: a slash command typed in a channel (adapters/slack/commands.py) ---------------------
     "commands_in_thread": {
         "en": "In a channel, write to me in the conversation's thread: {new}, {cancel}, {status} or "
-        "{help}. Every question also has its own Cancel button.",
+        "{help}. A question that can be dismissed also has its own Cancel button.",
         "zh": "在频道中，请在对话的话题里给我发消息：{new}、{cancel}、{status} 或 {help}。"
-        "每个问题也都有自己的「取消」按钮。",
+        "可以取消的问题也都有自己的「取消」按钮。",
     },
 }
 WORDS.update(TELEGRAM_WORDS)
