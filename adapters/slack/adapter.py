@@ -65,9 +65,6 @@ from .receive import (
     parse_message_event,
     request_kind,
 )
-from .render import (
-    ACTION_PREFIX,
-)
 from .respond import remember
 from .send import SlackSender, build_ack_path_client, build_client
 from .socket_mode import not_acked, once_is_enough
@@ -126,8 +123,7 @@ class SlackAdapter(PlatformAdapter):
         if self.agent.on:  # without the agent view these stay unhandled: 200 and a count
             self.app.event("app_home_opened")(self.agent.on_home_opened)
             self.app.event("app_context_changed")(self.agent.on_context_changed)
-        self.app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(interactions.on_action)
-        self.app.view(re.compile("^" + re.escape(ACTION_PREFIX)))(interactions.on_submission)
+        interactions.listen(self.app)  # a question's buttons, its modals submitted or closed
         self.app.action(FEEDBACK_ACTION)(FeedbackClicks(gateway, self.sender).on_click)  # 👍/👎
         # Any command name: operators may rename /clarigate in the manifest.
         self.app.command(re.compile(".*"))(self._on_command)

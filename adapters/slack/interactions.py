@@ -4,17 +4,20 @@ A click on an option answers at once; Cancel / Skip declines the question; "Othe
 and "Fill in" open a modal inside the trigger's 3 seconds (after checking the person
 may answer), once and without retries: when Slack does not open it, the person is told
 privately and offered the typed route. Accepted answers update the original message;
-every refusal is shown to that person only.
+every refusal is shown to that person only. The "Other…" modal closed unsubmitted
+(``view_closed``) ends the person's typed-answer window: their next message is a new one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
+from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 
 from clarigate.agent.protocol import HumanInputRequest, render_text_fallback, ui_text
@@ -27,10 +30,12 @@ from clarigate.gateway.boundary.messages import (
     Sender,
 )
 from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort
+from clarigate.gateway.flow.answering import end_typed_answer
 
 from .modals import (
     FORM_CALLBACK,
     OTHER_BLOCK,
+    OTHER_CALLBACK,
     field_block_id,
     field_errors,
     form_values,
@@ -41,7 +46,14 @@ from .modals import (
     render_other_modal,
 )
 from .receive import interaction_id, interaction_sender
-from .render import answered_mrkdwn, notice_mrkdwn, option_index, parse_button_value, render_closed
+from .render import (
+    ACTION_PREFIX,
+    answered_mrkdwn,
+    notice_mrkdwn,
+    option_index,
+    parse_button_value,
+    render_closed,
+)
 from .send import SlackSender
 
 log = logging.getLogger(__name__)
@@ -105,12 +117,20 @@ def _click_answer(action: str, click: _Click, view: PendingView, event_id: str) 
 
 
 class ClarificationInteractions:
-    """Bolt listeners for ``block_actions`` and ``view_submission`` on clarifications."""
+    """Bolt listeners for ``block_actions``, ``view_submission`` and ``view_closed`` on clarifications."""
 
     def __init__(self, gateway: GatewayPort, sender: SlackSender) -> None:
         self.gateway = gateway
         self.sender = sender
         self._after_ack: set[asyncio.Task[None]] = set()
+
+    def listen(self, app: AsyncApp) -> None:
+        """Take the clicks on a clarification's buttons, its modals' submits, and the "Other…"
+        modal closed unsubmitted (Bolt's ``view`` matches a submit only, unless told the type)."""
+        ours = re.compile("^" + re.escape(ACTION_PREFIX))
+        app.action(ours)(self.on_action)
+        app.view(ours)(self.on_submission)
+        app.view({"type": "view_closed", "callback_id": OTHER_CALLBACK})(self.on_closed)
 
     async def idle(self) -> None:
         """Wait until the message updates and notices that follow answers have been sent."""
@@ -231,6 +251,19 @@ class ClarificationInteractions:
         message_ts = metadata.get("ts") or (ref.message_id if ref else None)
         thread_ts = ref.extra.get("thread_ts") if ref else None
         await self._after(outcome, view, channel, message_ts, person, thread_ts)
+
+    async def on_closed(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """The "Other…" modal closed without a submit (``view_closed``, asked for with
+        ``notify_on_close``): the person no longer types its answer, so what they write next is a
+        new message (``end_typed_answer``). The question stays open, its buttons as they were."""
+        await ack()
+        metadata = read_metadata((body.get("view") or {}).get("private_metadata"))
+        view = await self.gateway.pending_by_token(str(metadata.get("t", "")))
+        if view is None:  # answered or expired meanwhile: no window left to end
+            return
+        person = interaction_sender(body)
+        await end_typed_answer(self.gateway.state, view.request.request_id, person.user_id)
+        log.debug("slack: the Other… modal was closed unused: a typed answer is no longer expected")
 
     async def _after(
         self,

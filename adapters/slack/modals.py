@@ -196,7 +196,11 @@ def _input_block(index: int, field: FormField, locale: str) -> InputBlock:
 
 
 def _modal(
-    callback_id: str, request: HumanInputRequest, metadata: str, blocks: list[Block]
+    callback_id: str,
+    request: HumanInputRequest,
+    metadata: str,
+    blocks: list[Block],
+    notify_on_close: bool | None = None,
 ) -> dict[str, Any]:
     locale = request.locale
     view = View(
@@ -209,6 +213,7 @@ def _modal(
         close=plain(ui_text("cancel", locale), TITLE_LIMIT),
         private_metadata=metadata,
         blocks=blocks[:_MODAL_BLOCKS],
+        notify_on_close=notify_on_close,
     )
     return view.to_dict()
 
@@ -225,13 +230,15 @@ def render_form_modal(request: HumanInputRequest, metadata: str) -> dict[str, An
 
 
 def render_other_modal(request: HumanInputRequest, metadata: str) -> dict[str, Any]:
-    """The modal asking for a free-text answer ("Other…")."""
+    """The modal asking for a free-text answer ("Other…"). Closed unsubmitted, Slack says so
+    (``notify_on_close``: a ``view_closed`` request), which ends the person's typed-answer window."""
     answer = InputBlock(
         block_id=OTHER_BLOCK,
         label=plain(ui_text("your_answer", request.locale), 2000),
         element=PlainTextInputElement(action_id=VALUE_ACTION, multiline=True),
     )
-    return _modal(OTHER_CALLBACK, request, metadata, [*question_blocks(request, 1, 1), answer])
+    blocks = [*question_blocks(request, 1, 1), answer]
+    return _modal(OTHER_CALLBACK, request, metadata, blocks, notify_on_close=True)
 
 
 def _raw_value(field: FormField, state: dict[str, Any]) -> Any:

@@ -35,7 +35,6 @@ from clarigate.gateway.boundary.messages import (
     InboundMessage,
     Notice,
     Outbound,
-    PendingView,
     Sender,
     TextReply,
 )
@@ -66,7 +65,6 @@ ALIASES = {"reset": "new"}
 CONTROL_LANE = "#control"
 #: How much of a question ``/status`` and ``/cancel`` quote.
 QUOTE_CHARS = 120
-ANSWERING_SECONDS = 15 * 60  # "Other…" chosen: what the person types within this is its answer
 
 Reply = Callable[[Outbound], Awaitable[Any]]
 
@@ -160,10 +158,6 @@ def stopped_words(locale: Locale | None, dismissed: bool) -> TextReply | None:
     if locale is None or not dismissed:
         return None
     return TextReply(text=notice("task_stopped", locale))
-
-
-def _answering_key(request_id: str, user_id: str) -> str:
-    return f"answering:{request_id}:{user_id}"
 
 
 def _locale_key(conv: Conversation, sender: Sender) -> str:
@@ -378,21 +372,6 @@ class Control:
             closed = ClarificationClosed(view=view, answered_line=answered_line(view))
             await self.outbox.send_quietly(conv, closed)
         return claim
-
-    async def expect_typed_answer(self, view: PendingView, sender: Sender) -> None:
-        """Remember that ``sender`` chose to answer ``view`` (``Other…``, ``Fill in``): their typed
-        message within ``ANSWERING_SECONDS`` is its answer whatever it says (``expects_typed_answer``)."""
-        ttl = max(int(min(view.expires_at - time.time(), ANSWERING_SECONDS)), 1)
-        await self.store.set_json(_answering_key(view.request.request_id, sender.user_id), 1, ttl)
-
-    async def expects_typed_answer(self, record: PendingRecord, sender: Sender) -> bool:
-        """True when ``sender`` chose to answer ``record`` by typing (``expect_typed_answer``).
-
-        Never for a form: free text cannot fill one, so it stays a new request.
-        """
-        if record.request.input_mode == "form":
-            return False
-        return await self.store.get_json(_answering_key(record.request_id, sender.user_id)) is not None
 
     async def is_current(self, conv: Conversation, thread_id: str) -> bool:
         """False when ``conv`` was restarted (``/new``) since ``thread_id`` was its agent thread."""

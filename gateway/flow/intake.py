@@ -38,6 +38,7 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.boundary.port import AdapterState, PlatformAdapter
 from clarigate.gateway.flow.access import allowed, refuse_once
+from clarigate.gateway.flow.answering import expect_typed_answer
 from clarigate.gateway.flow.answers import (
     already_answered_outcome,
     answered_line,
@@ -262,7 +263,7 @@ class Gateway:
             return restarted_outcome(current)
         # asked before "Other…" or "Fill in": what this person types next is meant as the answer
         if expect_typing:
-            await self.control.expect_typed_answer(current, sender)
+            await expect_typed_answer(self.store, current, sender)
         return None
 
     async def submit_answer(self, answer: InboundAnswer) -> AnswerOutcome:

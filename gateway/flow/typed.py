@@ -16,6 +16,7 @@ from clarigate.agent.protocol import HumanInputResponse, looks_like_answer, pars
 from clarigate.gateway.boundary.messages import ClarificationClosed, Conversation, InboundMessage, TextReply
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.agent_run import AgentRun, Turn
+from clarigate.gateway.flow.answering import expects_typed_answer
 from clarigate.gateway.flow.answers import (
     answered_by,
     answered_line,
@@ -81,8 +82,8 @@ class TypedAnswers:
         if confirmed is not None:  # the pick's photos and files go with it: this message runs
             msg = msg.model_copy(update={"attachments": [*confirmed.attachments, *msg.attachments]})
             return await self._claim_typed(conv, msg, pending, thread_id, turn, confirmed.response)
-        if looks_like_answer(pending.request, msg.text) or await self.control.expects_typed_answer(
-            pending, msg.sender
+        if looks_like_answer(pending.request, msg.text) or await expects_typed_answer(
+            self.store, pending, msg.sender
         ):
             # an answer to this choice or form, or the person chose "Other…" or "Fill in" first
             return await self._typed_answer(conv, msg, pending, thread_id, turn)

@@ -16,7 +16,7 @@ from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_requ
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import FormField, Option
 from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut, Sender
-from clarigate.gateway.flow import commands
+from clarigate.gateway.flow import answering
 from clarigate.gateway.store.base import PendingRecord, Store
 
 FRAMEWORK = choice_request("Which framework?", ["React", "Vue"])
@@ -354,7 +354,7 @@ async def test_after_other_a_typed_free_answer_is_the_answer(store: Store, make_
 
 async def test_words_typed_long_after_other_are_a_new_request(store: Store, make_gateway, monkeypatch):
     # "Other…" chosen and its box closed unused: days later a request must not become the answer
-    monkeypatch.setattr(commands, "ANSWERING_SECONDS", 1)
+    monkeypatch.setattr(answering, "ANSWERING_SECONDS", 1)
     runner, gateway, chat = await asked(store, make_gateway, FRAMEWORK)
     view = await gateway.pending_by_token(chat.last_request().token)
     assert await gateway.may_answer(view, Sender(user_id="u1")) is None
