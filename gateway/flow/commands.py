@@ -40,6 +40,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
+from clarigate.gateway.flow.claim import claim_answer
 from clarigate.gateway.flow.held import not_yours
 from clarigate.gateway.flow.notices import (
     COMMAND_SLASHES,
@@ -362,7 +363,7 @@ class Control:
                 dismissed_in=dismissed_in(record, response),
             ).model_dump_json()
             followup = (inbound_id, conv.thread_key, payload)
-        claim = await self.store.claim_answer(record.request_id, sender, response, followup=followup)
+        claim = await claim_answer(self.store, record.request_id, sender, response, followup=followup)
         if claim.status == "claimed" and claim.record is not None:
             metrics.DECLINED.inc()
             if followup is not None and self.track is not None:

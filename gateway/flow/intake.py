@@ -50,6 +50,7 @@ from clarigate.gateway.flow.answers import (
     run_text_for,
     view_of,
 )
+from clarigate.gateway.flow.claim import claim_answer
 from clarigate.gateway.flow.commands import CONTROL_LANE, Control, dismissed_in, parse_command
 from clarigate.gateway.flow.feedback import FeedbackVotes
 from clarigate.gateway.flow.kept import KeptJobs, spool_path
@@ -333,7 +334,8 @@ class Gateway:
             text=run_text_for(record, response),
             dismissed_in=dismissed_in(record, response),
         ).model_dump_json()
-        claim = await self.store.claim_answer(
+        claim = await claim_answer(
+            self.store,
             record.request_id,
             sender,
             response,

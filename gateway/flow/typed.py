@@ -26,6 +26,7 @@ from clarigate.gateway.flow.answers import (
     view_of,
 )
 from clarigate.gateway.flow.attachments import fetch_images, message_text
+from clarigate.gateway.flow.claim import claim_answer
 from clarigate.gateway.flow.commands import Control
 from clarigate.gateway.flow.confirm import TypedConfirm, as_attachments
 from clarigate.gateway.flow.held import held_reply
@@ -138,7 +139,7 @@ class TypedAnswers:
         response: HumanInputResponse,
     ) -> bool:
         """Claim a typed answer and run it; False when someone answered first."""
-        claim = await self.store.claim_answer(pending.request_id, msg.sender, response)
+        claim = await claim_answer(self.store, pending.request_id, msg.sender, response)
         if claim.status != "claimed" or claim.record is None:
             return False
         metrics.ANSWERED.inc()

@@ -5,7 +5,9 @@ line alone; the fields they gave are kept per (question, person) in the store (`
 for no longer than the question is open, and read back under their next typed reply to the same
 question (``parse_typed_reply``'s ``kept``). Nothing is shared: another person's lines, or
 another question (a newer one, the one asked after a restart) start from nothing, since the key
-names both. The kept lines are forgotten once the reply they complete is an answer.
+names both. Who has kept lines of a question is listed beside them (``drafters_key``, with the
+same expiry), so that every person's are deleted as soon as the question closes, however it
+closes (``forget``, called by ``flow/claim.py``), and never found by scanning the store's keys.
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ from clarigate.gateway.store.base import PendingRecord, Store
 def draft_key(request_id: str, user_id: str) -> str:
     """The store key of the ``name: value`` texts ``user_id`` gave for form ``request_id``."""
     return f"typed-form:{request_id}:{user_id}"
+
+
+def drafters_key(request_id: str) -> str:
+    """The store key of the list of people (user ids) with kept lines of form ``request_id``."""
+    return f"typed-form-people:{request_id}"
 
 
 class TypedDrafts:
@@ -46,11 +53,37 @@ class TypedDrafts:
             ttl = int(record.expires_at - time.time())
             if ttl < 1:  # the question is past its time: nothing to come back to
                 return None
+            await self._list_drafter(record, sender, ttl)  # listed first: never a draft unlisted
             await self.store.set_json(key, typed.kept, ttl)
             return self._kept_line(record, typed.kept)
         if before:
             await self.store.delete(key)
         return None
+
+    async def _list_drafter(self, record: PendingRecord, sender: Sender, ttl: int) -> None:
+        """Add ``sender`` to the people with kept lines of ``record``'s form (``drafters_key``).
+
+        Read, then written: the typed replies to one question are jobs of its chat thread, which
+        run one at a time, so no two people's additions cross."""
+        key = drafters_key(record.request_id)
+        listed = await self.store.get_json(key)
+        people = [str(user) for user in listed] if isinstance(listed, list) else []
+        if sender.user_id not in people:
+            await self.store.set_json(key, [*people, sender.user_id], ttl)
+
+    async def forget(self, record: PendingRecord) -> None:
+        """Delete every person's kept lines of ``record``'s form, and their list: its question is
+        closed (answered, cancelled, left with ``/new``, closed by a new message). A question that
+        is no form has none (the store is not asked)."""
+        if record.request.input_mode != "form":
+            return
+        key = drafters_key(record.request_id)
+        listed = await self.store.get_json(key)
+        if not isinstance(listed, list):
+            return
+        for user in listed:
+            await self.store.delete(draft_key(record.request_id, str(user)))
+        await self.store.delete(key)
 
     @staticmethod
     def _kept_line(record: PendingRecord, kept: dict[str, str]) -> str:
