@@ -14,6 +14,7 @@ from typing import Any
 from clarigate.agent.protocol import answer_declined
 from clarigate.gateway.boundary.messages import AnswerJob, ClarificationClosed, Sender
 from clarigate.gateway.flow.answers import answered_by, answered_line, run_text_for, view_of
+from clarigate.gateway.flow.claim import claim_answer
 from clarigate.gateway.flow.commands import dismissed_in
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
@@ -173,8 +174,12 @@ class Admin:
             close_message=adapter is None,
             dismissed_in=dismissed_in(record, response),  # a graph refusing it: the chat is told
         ).model_dump_json()
-        claim = await self.store.claim_answer(
-            request_id, OPERATOR, response, followup=(inbound_id, record.conversation.thread_key, payload)
+        claim = await claim_answer(
+            self.store,
+            request_id,
+            OPERATOR,
+            response,
+            followup=(inbound_id, record.conversation.thread_key, payload),
         )
         if claim.status != "claimed" or claim.record is None:
             raise AdminError(f"clarification {request_id!r} was {claim.status.replace('_', ' ')} meanwhile")

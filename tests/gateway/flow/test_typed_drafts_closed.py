@@ -4,6 +4,7 @@ kept lines of it are deleted from the store there and then, not left until they 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -11,8 +12,12 @@ import pytest
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, Turn, asking, form_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import FormField, Option, catalog
+from clarigate.gateway.cli.admin_store import Admin
 from clarigate.gateway.flow.typed_drafts import draft_key, drafters_key
+from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import Store
+
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 RID = "clarification:call-deploy"
 FIELDS = [
@@ -86,3 +91,19 @@ async def test_a_question_still_open_keeps_the_lines(store: Store, make_gateway)
     await gateway.drain()
 
     assert await _drafts(store) == [{"name": "shop"}, None, ["ann"]]
+
+
+async def test_an_operator_cancel_deletes_the_kept_lines(make_gateway, redis_stores) -> None:
+    store = redis_stores()
+    gateway, chat = await make_gateway(store, _runner(), answer_policy="anyone")
+    await chat.say("deploy the shop", user="ann")
+    await gateway.drain()
+    await chat.reply("name: shop", user="ann")
+    await gateway.drain()
+    assert await _drafts(store) == [{"name": "shop"}, None, ["ann"]]
+
+    config = GatewayConfig(redis_url=REDIS_URL, bot_id=store.prefix)
+    async with Admin(config) as admin:  # ``clarigate admin pending --cancel``
+        await admin.cancel(RID, {"test": chat})
+
+    assert await _drafts(store) == [None, None, None]
