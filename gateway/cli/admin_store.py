@@ -174,13 +174,8 @@ class Admin:
             close_message=adapter is None,
             dismissed_in=dismissed_in(record, response),  # a graph refusing it: the chat is told
         ).model_dump_json()
-        claim = await claim_answer(
-            self.store,
-            request_id,
-            OPERATOR,
-            response,
-            followup=(inbound_id, record.conversation.thread_key, payload),
-        )
+        followup = (inbound_id, record.conversation.thread_key, payload)
+        claim = await claim_answer(self.store, request_id, OPERATOR, response, followup=followup)
         if claim.status != "claimed" or claim.record is None:
             raise AdminError(f"clarification {request_id!r} was {claim.status.replace('_', ' ')} meanwhile")
         metrics.DECLINED.inc()
