@@ -502,10 +502,8 @@ async def test_the_stream_shows_unsafe_links_as_their_labels_only(make_world: Ma
         "Your token expired. Re-authorize here or reset it or read [the guide](https://example.com/auth) "
     )
     shown = world.fake.last_shown()["text"]  # the reply in mrkdwn: unsafe links as their labels too
-    assert (
-        shown
-        == "Your token expired. Re-authorize here or reset it or read <https://example.com/auth|the guide> now."
-    )
+    guide = "<https://example.com/auth|the guide>"
+    assert shown == f"Your token expired. Re-authorize here or reset it or read {guide} now."
 
 
 async def test_a_link_longer_than_a_message_reaches_slack_whole_or_as_text_never_half(make_world: MakeWorld):
