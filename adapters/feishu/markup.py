@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ..graphemes import boundary_before
 from ..markdown import Block, Renderer
 from .links import safe_links
 
@@ -66,10 +67,11 @@ def preview(text: str) -> str:
 
 
 def cut(text: str, limit: int) -> str:
-    """``text`` shortened to ``limit`` characters, with an ellipsis when something was cut."""
+    """``text`` shortened to ``limit`` characters, with an ellipsis when something was cut (never
+    inside a character as shown: an emoji sequence, a flag, a letter and its marks; ``graphemes``)."""
     if len(text) <= limit:
         return text
-    return text[: max(limit - 1, 0)] + "…"
+    return text[: boundary_before(text, max(limit - 1, 0), floor=0)] + "…"
 
 
 class _ReplyBlocks(Renderer):
@@ -155,8 +157,9 @@ def _cut_block(block: Block, limit: int, first: int) -> list[str]:
 
 def _cut_text(text: str, limit: int, first: int, code: bool) -> list[str]:
     """``text`` in pieces of at most ``limit`` characters (the first at most ``first``), each cut at
-    the last blank line, line end or space in the second half of its room, else at its end; what it
-    is cut at is dropped. ``code``: a piece keeps its first line's indentation (prose loses it)."""
+    the last blank line, line end or space in the second half of its room, else at its end, moved
+    back to where a character as shown starts (``graphemes``); what it is cut at is dropped.
+    ``code``: a piece keeps its first line's indentation (prose loses it)."""
     pieces: list[str] = []
     room = first
     while len(text) > room:
@@ -164,6 +167,8 @@ def _cut_text(text: str, limit: int, first: int, code: bool) -> list[str]:
             at = text.rfind(mark, 0, room + len(mark))
             if at > room // 2:
                 break
+        if not mark:
+            at = boundary_before(text, at)
         piece, text = text[:at], text[at + len(mark) :]
         pieces.append(piece if code else piece.rstrip())
         text = text.lstrip("\n") if code else text.lstrip()

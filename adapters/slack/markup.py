@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ..graphemes import boundary_before
 from ..markdown import Renderer
 
 ELLIPSIS = "…"
@@ -28,18 +29,20 @@ def escape_mrkdwn(text: str) -> str:
 
 
 def cut(text: str, limit: int) -> str:
-    """``text`` shortened to at most ``limit`` characters, marked with an ellipsis when cut."""
+    """``text`` shortened to at most ``limit`` characters, marked with an ellipsis when cut (never
+    inside a character as shown: an emoji sequence, a flag, a letter and its marks; ``graphemes``)."""
     if len(text) <= limit:
         return text
-    return text[: max(limit - 1, 0)].rstrip() + ELLIPSIS
+    return text[: boundary_before(text, max(limit - 1, 0), floor=0)].rstrip() + ELLIPSIS
 
 
 def cut_escaped(text: str, limit: int) -> str:
-    """Escape ``text`` and cut it to ``limit`` without splitting an ``&amp;``-style entity."""
+    """Escape ``text`` and cut it to ``limit`` without splitting an ``&amp;``-style entity or a
+    character as shown."""
     escaped = escape_mrkdwn(text)
     if len(escaped) <= limit:
         return escaped
-    head = escaped[: max(limit - 1, 0)]
+    head = escaped[: boundary_before(escaped, max(limit - 1, 0), floor=0)]
     amp = head.rfind("&")
     if amp != -1 and ";" not in head[amp:]:
         head = head[:amp]
@@ -108,14 +111,15 @@ def _break_at(line: str, room: int) -> tuple[int, int]:
     """Where to break a line longer than ``room``: ``(end of this piece, start of the next)``.
 
     At the last space in the second half that is not inside a link (the space dropped);
-    else at ``room``, moved back so a link or an ``&amp;``-style entity stays whole.
+    else at ``room``, moved back so a link, an ``&amp;``-style entity or a character as shown (an
+    emoji sequence, a flag, a letter and its marks: ``graphemes``) stays whole.
     """
     space = line.rfind(" ", 0, room + 1)
     while space > room // 2:
         if not _inside_control(line, space):
             return space, space + 1
         space = line.rfind(" ", 0, space)
-    end = room
+    end = boundary_before(line, room)
     if _inside_control(line, end) and line.rfind("<", 0, end) > 0:
         end = line.rfind("<", 0, end)
     amp = line.rfind("&", 0, end)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ..graphemes import boundary_before
 from ..markdown import SAFE_SCHEMES
 from .markup import escape_mrkdwn
 
@@ -117,7 +118,16 @@ def stream_piece(text: str, before: str = "") -> str:
 def link_start(text: str, start: int, end: int) -> int:
     """Where a piece ``text[start:end]`` must end so that it does not stop inside a link still
     written (``end`` itself when it does not): at the ``[`` of an unclosed ``[``…``](``… or of a
-    label whose ``]`` may yet be followed by ``(`` (at the ``]`` when its ``[`` came earlier)."""
+    label whose ``]`` may yet be followed by ``(`` (at the ``]`` when its ``[`` came earlier).
+    Nor inside a character as shown (``graphemes``): an emoji sequence, a flag, a letter and its
+    marks go whole with the next piece, as does one the text written so far ends in the middle of
+    (a joiner, half a flag: the rest is still to come)."""
+    before = _before_link(text, start, end)
+    return boundary_before(text, before, floor=start, growing=True) if before > start else before
+
+
+def _before_link(text: str, start: int, end: int) -> int:
+    """``link_start`` for links and code spans alone."""
     span = _open_code_span(text, start, end)
     if span != -1:
         return span if end - span <= LINK_ROOM else end

@@ -12,6 +12,7 @@ import html
 import re
 from collections.abc import Callable
 
+from ..graphemes import boundary_before
 from ..markdown import Block, Renderer
 
 MAX_MESSAGE_CHARS = 4096
@@ -195,23 +196,26 @@ def _rest(text: str, cut: int, code: bool) -> str:
 
 def _cut_at(text: str, end: int, prose: bool) -> int:
     """Where to cut ``text``, whose first ``end`` characters fit: at the last line end, else space,
-    in the second half of them (never the space after a block's marker), else at ``end``. Prose is
-    not cut inside a character reference (``&nbsp;``) nor between a backslash and what it escapes.
+    in the second half of them (never the space after a block's marker), else at ``end``, moved back
+    to where a character as shown starts (``graphemes``: an emoji sequence, a flag, a letter and
+    its marks stay whole). Prose is not cut inside a character reference (``&nbsp;``) nor between a
+    backslash and what it escapes.
     """
     for mark in ("\n", " "):
         at = text.rfind(mark, 0, end + 1)
         if at > end // 2:
             return at
     if not prose:
-        return end
+        return boundary_before(text, end)
     cut = end
     for reference in _REFERENCE.finditer(text, max(cut - 40, 0), cut + 40):
         if reference.start() < cut < reference.end():
             cut = reference.start()
             break
+    cut = boundary_before(text, cut)
     head = text[:cut]
     if (len(head) - len(head.rstrip("\\"))) % 2:
-        cut -= 1
+        cut = boundary_before(text, cut - 1)
     return cut if cut > 0 else end
 
 

@@ -25,6 +25,7 @@ from clarigate.agent.protocol import (
 from clarigate.agent.protocol.risk import option_roles
 from clarigate.gateway.boundary.messages import ClarificationOut, Sender
 
+from ..graphemes import boundary_before
 from . import callback_data as cb
 from . import wizard
 from .markup import MAX_MESSAGE_CHARS, neutralize_mentions
@@ -306,12 +307,14 @@ def _button(text: str, token: str, action: str) -> InlineKeyboardButton:
 
 
 def _short(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` in at most ``limit`` characters, "…" ending it when cut (never inside a character
+    as shown: ``graphemes``)."""
+    return text if len(text) <= limit else text[: boundary_before(text, limit - 1, floor=0)] + "…"
 
 
 def _button_label(label: str) -> str:
     """Button text kept short enough to read on a phone (the full label is in the request)."""
-    return label if len(label) <= 60 else label[:59] + "…"
+    return _short(label, 60)
 
 
 def _rows(buttons: list[InlineKeyboardButton], labels: list[str]) -> list[list[InlineKeyboardButton]]:

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
-from clarigate.adapters.slack.markup import markdown_to_mrkdwn, split_mrkdwn
+from clarigate.adapters.slack.live import PIECE_CHARS, piece_end
+from clarigate.adapters.slack.markup import cut, cut_escaped, markdown_to_mrkdwn, split_mrkdwn
 from clarigate.adapters.slack.modals import form_values, modal_metadata, render_form_modal, render_other_modal
 from clarigate.adapters.slack.render import render_answered, render_clarification, render_reply
+from clarigate.adapters.slack.stream_text import link_start
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option
 from clarigate.gateway.boundary.messages import ClarificationOut
+
+from ..emoji_text import AT_THE_CUT, emoji_texts, whole
 
 TOKEN = "AbCdEfGhIjKlMnOp"  # the core's tokens are 16 url-safe characters
 
@@ -371,3 +376,47 @@ def test_any_text_splits_into_pieces_within_the_limit_with_every_link_closed(par
     for chunk in split_mrkdwn(markdown_to_mrkdwn("".join(parts)), limit):
         assert len(chunk) <= limit
         assert _controls_closed(chunk), chunk
+
+
+# --- never a cut inside a character as a person sees it (an emoji sequence, a flag, a letter and
+# its accent): replies split into messages, text cut to a limit, a chat stream's pieces
+
+
+@settings(max_examples=80, deadline=None)
+@given(emoji_texts, st.sampled_from([20, 41, 120, 500]))
+def test_any_emoji_and_chinese_text_is_cut_within_the_limit_never_inside_a_character(text: str, limit: int):
+    chunks = split_mrkdwn(markdown_to_mrkdwn(text), limit)
+    assert all(len(chunk) <= limit and whole(chunk) for chunk in chunks), chunks
+    assert "".join(chunks) == text
+    for shortened in (cut(text, limit), cut_escaped(text, limit)):
+        assert len(shortened) <= limit and whole(shortened.removesuffix("…")), shortened
+
+
+@settings(max_examples=80, deadline=None)
+@given(emoji_texts, st.sampled_from([16, 40]))
+def test_a_streams_pieces_of_emoji_and_chinese_text_are_whole_characters(text: str, room: int):
+    start, pieces = 0, []
+    while start < len(text):
+        end = link_start(text, start, min(len(text), start + room))
+        assert start < end <= start + room
+        pieces.append(text[start:end])
+        start = end
+    assert all(whole(piece) for piece in pieces), pieces
+
+
+@pytest.mark.parametrize("sequence", AT_THE_CUT)
+def test_a_sequence_at_the_cut_goes_whole_to_the_next_message_or_after_the_ellipsis(sequence: str):
+    # the 3,892nd character (a message's room once a code fence may be closed) is its first code point
+    assert render_reply("中" * 3891 + sequence + "文" * 5) == ["中" * 3891, sequence + "文" * 5]
+    assert cut("中" * 73 + sequence + "文", 75) == "中" * 73 + "…"
+    assert cut_escaped("a & b " + "中" * 63 + sequence + "文", 75) == "a &amp; b " + "中" * 63 + "…"
+    text = "中" * (PIECE_CHARS - 1) + sequence + "文"  # a stream's piece ends before it
+    assert piece_end(text, 0) == PIECE_CHARS - 1
+
+
+@pytest.mark.parametrize(
+    ("written", "sent"), [("中中👨\u200d", "中中"), ("中中🇯", "中中"), ("中中🇯🇵🇫", "中中🇯🇵")]
+)
+def test_a_stream_holds_back_a_character_still_being_written(written: str, sent: str):
+    # a joiner or half a flag at the end of what the model wrote so far: the rest is still to come
+    assert written[: piece_end(written, 0)] == sent
