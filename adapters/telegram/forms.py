@@ -268,6 +268,10 @@ class Forms:
             await self.gateway.state.delete(wizard.active_key(chat_id, user_id))
         return state
 
+    async def active(self, chat_id: str, user_id: str) -> WizardState | None:
+        """The wizard that takes this person's typed messages in this chat, if one is open."""
+        return await self._active(chat_id, user_id)
+
     async def load(self, request_id: str, user_id: str) -> WizardState | None:
         """This person's wizard for a request, if one is open."""
         return await self._load(request_id, user_id)

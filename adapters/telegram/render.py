@@ -135,6 +135,27 @@ def render_confirm(request: HumanInputRequest, token: str, index: int) -> Telegr
     return TelegramMessage(head + ask, InlineKeyboardMarkup([[yes], [back]]))
 
 
+def held_yes_label(request: HumanInputRequest) -> str:
+    """ "⚠️ Yes: Approve": the button that approves a held approval's Edit form as it showed."""
+    return "⚠️ " + ui_text("confirm_yes", request.locale, option=ui_text("approve", request.locale))
+
+
+def render_held_edit(request: HumanInputRequest, token: str, asking: bool = False) -> TelegramMessage:
+    """A held approval's Edit form once its edit was dropped (``held_edit``): the question with
+    "⚠️ Approve" (as it is) and "Edit" (the form again); ``asking``: after "⚠️ Approve", its
+    confirm keyboard ("⚠️ Yes: Approve", "◀ Go back"), as the approval's own go-ahead asks."""
+    locale = request.locale
+    if not asking:
+        approve = _button(f"⚠️ {ui_text('approve', locale)}", token, cb.HELD_APPROVE)
+        edit = _button(ui_text("edit", locale), token, cb.FORM)
+        return TelegramMessage(render_question(request, token).text, InlineKeyboardMarkup([[approve, edit]]))
+    yes = _button(held_yes_label(request), token, cb.HELD_APPROVE_YES)
+    back = _button(f"◀ {ui_text('confirm_deny', locale)}", token, cb.HELD_BACK)
+    ask = f"\n\n⚠️ {escape(ui_text('confirm_option', locale, option=ui_text('approve', locale)))}"
+    head = _fit(question_html(request), MAX_MESSAGE_CHARS - len(ask))  # the ask is never cut away
+    return TelegramMessage(head + ask, InlineKeyboardMarkup([[yes], [back]]))
+
+
 def render_answered(request: HumanInputRequest, answered_line: str) -> TelegramMessage:
     """The request's message once answered: the question and "✅ Answered by …", no keyboard."""
     # A form's answer line lists every value: keep it short enough that it is never cut away,
