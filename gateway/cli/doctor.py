@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -169,6 +170,66 @@ async def postgres_problem(url: str) -> str | None:
     return None
 
 
+#: serve's advice for a checkpointer database that does not exist (preflight.wait_for_postgres).
+MISSING_DATABASE_ADVICE = "create it, set create_database: true, or point CHECKPOINTER_URL elsewhere"
+
+
+def missing_database(problem: str) -> bool:
+    """True when PostgreSQL refused the connection because its database does not exist."""
+    return re.search(r'database "[^"]*" does not exist', problem) is not None
+
+
+async def database_creation_refusal(url: str) -> str | None:
+    """Why ``create_database`` could not create the database of ``url`` at start, or None: serve
+    connects to the server's ``postgres`` database with the same credentials, which need CREATEDB."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    try:
+        admin = await psycopg.AsyncConnection.connect(
+            make_conninfo(url, dbname="postgres"), connect_timeout=5
+        )
+    except Exception as exc:
+        return f"cannot connect to the server's postgres database: {first_line(exc)}"
+    try:
+        cursor = await admin.execute(
+            "SELECT rolcreatedb OR rolsuper FROM pg_roles WHERE rolname = current_user"
+        )
+        row = await cursor.fetchone()
+    except Exception as exc:
+        return first_line(exc) or type(exc).__name__
+    finally:
+        await admin.close()
+    if row is not None and row[0]:
+        return None
+    return "the CHECKPOINTER_URL user may not create databases (it needs CREATEDB, or create it beforehand)"
+
+
+async def _postgres_unusable(
+    config: GatewayConfig, url: str, where: str, problem: str, report: Report, label: str
+) -> None:
+    """Why the checkpointer's PostgreSQL cannot be used, as serve would see it: the ``agent:``
+    section's database that does not exist is created at start with ``create_database`` (a note,
+    when its user may do so)."""
+    if not missing_database(problem):
+        report.problems.append(f"checkpointer: {where} is not reachable: {problem}")
+    elif not config.create_database:
+        report.problems.append(f"checkpointer: {where}: {problem}; {MISSING_DATABASE_ADVICE}")
+    elif url != config.agent.checkpointer_url:  # a route's own: serve creates only the agent section's
+        report.problems.append(
+            f"checkpointer: {where}: {problem}; create it (create_database creates only the agent section's)"
+        )
+    elif (refusal := await database_creation_refusal(url)) is not None:
+        report.problems.append(
+            f"checkpointer: {where}: {problem}; create_database cannot create it: {refusal}"
+        )
+    else:
+        report.notes.append(
+            f"checkpointer: {where}: the database does not exist yet and will be created at start "
+            f"(create_database: true); {label} not started here until then"
+        )
+
+
 def _refused(exc: BaseException | None) -> bool:
     """True when the error (or what caused it) is a refused TCP connection."""
     while exc is not None:
@@ -227,7 +288,7 @@ async def _check_agent(
         # where the checkpointer's pool only reports that it gave up waiting
         problem = await postgres_problem(url)
         if problem is not None:
-            report.problems.append(f"checkpointer: {where} is not reachable: {problem}")
+            await _postgres_unusable(config, url, where, problem, report, label)
             return
     what = f"model {agent.model!r}" if label == "agent" else describe(agent)
     try:
@@ -243,6 +304,7 @@ async def _check_agent(
 
 async def _check_platforms(config: GatewayConfig, runner: AgentRunner, report: Report) -> None:
     enabled = config.enabled_platforms()
+    half_set = False
     for name, platform in config.known_platforms().items():
         section = config.platform(name)
         assert section is not None
@@ -252,6 +314,7 @@ async def _check_platforms(config: GatewayConfig, runner: AgentRunner, report: R
         problem = credential_problem(platform, section)
         if problem:
             report.problems.append(problem)
+            half_set = True  # its PROBLEM line says what it needs: no note to set it as well
             continue
         if name not in enabled:
             continue
@@ -264,7 +327,7 @@ async def _check_platforms(config: GatewayConfig, runner: AgentRunner, report: R
             report.problems.extend(f"{name}: {problem}" for problem in problems)
         else:
             report.ok.append(f"{name}: credentials accepted")
-    if not enabled:
+    if not enabled and not half_set:
         report.notes.append(
             f"no platform is enabled: set {credential_hints(config)} (try `clarigate chat` first)"
         )
