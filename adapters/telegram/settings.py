@@ -40,9 +40,13 @@ class TelegramSettings(PlatformSettings):
         return self.bot_token is not None
 
     def startup_problems(self) -> list[str]:
-        """A webhook without its secret: anyone could post updates."""
+        """A webhook without its secret: anyone could post updates. The URL may come from the YAML
+        file or the environment (both named); the secret from the environment only."""
         if self.webhook_url and not self.webhook_secret:
-            return ["TELEGRAM_WEBHOOK_URL is set without TELEGRAM_WEBHOOK_SECRET (required)"]
+            return [
+                "telegram.webhook_url (TELEGRAM_WEBHOOK_URL) is set without TELEGRAM_WEBHOOK_SECRET "
+                "(required; secrets come from the environment)"
+            ]
         return []
 
     async def identity(self) -> str | None:

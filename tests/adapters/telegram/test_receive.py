@@ -110,7 +110,9 @@ async def test_bad_token_fails_start_with_a_clear_error(bot_api):
 async def test_webhook_mode_needs_a_secret_and_sets_the_webhook(bot_api):
     gateway = Gateway(gateway_config(), MemoryStore("t-webhook"), ScriptedRunner())
     unsafe = TelegramAdapter(telegram_settings(bot_api, webhook_secret=None), gateway)
-    with pytest.raises(RuntimeError, match="TELEGRAM_WEBHOOK_URL is set without TELEGRAM_WEBHOOK_SECRET"):
+    with pytest.raises(
+        RuntimeError, match=r"webhook_url \(TELEGRAM_WEBHOOK_URL\) is set without TELEGRAM_WEBHOOK_SECRET"
+    ):
         await unsafe.start()
     rejected = TelegramAdapter(telegram_settings(bot_api, webhook_secret="has spaces!"), gateway)
     assert await rejected.check() == [

@@ -182,7 +182,7 @@ def test_an_unknown_clarigate_variable_stops_the_load(monkeypatch):
         ({"TELEGRAM_WEBHOOK_SECRET": "s"}, "telegram: TELEGRAM_WEBHOOK_SECRET is set but"),
         (
             {"TELEGRAM_BOT_TOKEN": "1:x", "TELEGRAM_WEBHOOK_URL": "https://bot.example.com/telegram/webhook"},
-            "telegram: TELEGRAM_WEBHOOK_URL is set without TELEGRAM_WEBHOOK_SECRET",
+            "telegram: telegram.webhook_url (TELEGRAM_WEBHOOK_URL) is set without TELEGRAM_WEBHOOK_SECRET",
         ),
         (
             {"CLARIGATE_TELEGRAM__ENABLED": "true"},
