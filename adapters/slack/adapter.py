@@ -17,7 +17,6 @@ import uuid
 from typing import Any, ClassVar
 
 import aiohttp
-from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.error import BoltUnhandledRequestError
 from slack_bolt.request.async_request import AsyncBoltRequest
@@ -44,6 +43,7 @@ from clarigate.gateway.flow.notices import notice
 
 from . import readback
 from .agent_view import AgentView, is_status
+from .bolt_app import build_bolt_app
 from .commands import in_thread_hint, mention_command, mention_spelling, parse_command
 from .decode import mentioned_user_ids
 from .feedback import FEEDBACK_ACTION, FeedbackClicks
@@ -105,15 +105,7 @@ class SlackAdapter(PlatformAdapter):
         self.threads = KnownThreads(gateway)  # the channel threads the bot takes part in
         # Work before ack: an exception answers 500 (Redis down: 503); Slack redelivers, deduped by id.
         # Unhandled requests reach ``_on_error`` (200 and a count) instead of Bolt's 404.
-        self.app = AsyncApp(
-            client=self.client,
-            signing_secret=secret,
-            process_before_response=True,
-            raise_error_for_unhandled_request=True,
-            # Bolt logs under its app name and sets that logger's level by assignment: a name
-            # outside the package's own logger tree keeps ours untouched
-            name="clarigate-slack",
-        )
+        self.app = build_bolt_app(self.client, secret)
         self.interactions = interactions = ClarificationInteractions(gateway, self.sender)
         self.agent = AgentView(settings, self.sender, interactions.after_the_ack, self.names.locale)
         self.outbound = SlackOutbound(gateway, self.sender, self.live, self.agent)
