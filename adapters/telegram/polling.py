@@ -23,9 +23,10 @@ from telegram.error import RetryAfter, TelegramError
 
 from clarigate.gateway.boundary.outage import StoreOutage, unreachable
 from clarigate.gateway.boundary.port import AdapterState
+from clarigate.gateway.runtime.logs import log_platform_call
 
 from .receive import UpdateHandler
-from .send import MAX_FLOOD_WAIT, once, patiently, retry_seconds
+from .send import MAX_FLOOD_WAIT, PLATFORM, once, patiently, retry_seconds
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,7 @@ class LeasedPoller:
                     allowed_updates=ALLOWED_UPDATES,
                 ),
                 "getUpdates",
+                log_ok=False,
             )
         except TelegramError as exc:
             # the next round is the retry (one call per round): after Telegram's flood wait if it named one
@@ -136,6 +138,10 @@ class LeasedPoller:
             log.warning("telegram getUpdates failed: %s", exc)
             await self._wait(wait)
             return 0
+        if updates:  # an empty long poll ends every few seconds while nobody writes: debug only
+            log_platform_call(PLATFORM, "getUpdates", f"ok, {len(updates)} update(s)")
+        else:
+            log.debug("telegram getUpdates: ok, no update")
         for update in updates:
             try:
                 await self.handle(update)

@@ -57,8 +57,9 @@ def _count(kind: str) -> None:
     PLATFORM_API_ERRORS.labels(PLATFORM, kind).inc()
 
 
-async def once(call: Callable[[], Awaitable[T]], what: str) -> T:
-    """Make one Bot API call: logged, and any failure counted and raised as PTB raised it.
+async def once(call: Callable[[], Awaitable[T]], what: str, *, log_ok: bool = True) -> T:
+    """Make one Bot API call: logged, and any failure counted and raised as PTB raised it
+    (``log_ok`` False: its success is the caller's to log, as the poller does for empty polls).
 
     No retry here: whoever retries does so through ``clarigate.gateway.boundary.retry`` (the
     core's delivery, ``patiently`` below), so one failure costs one call per attempt.
@@ -82,7 +83,8 @@ async def once(call: Callable[[], Awaitable[T]], what: str) -> T:
         _count("client_error")
         log_platform_call(PLATFORM, what, f"refused: {exc.message}")
         raise
-    log_platform_call(PLATFORM, what, "ok", getattr(result, "message_id", None))
+    if log_ok:
+        log_platform_call(PLATFORM, what, "ok", getattr(result, "message_id", None))
     return result
 
 
