@@ -97,7 +97,14 @@ def credential_problem(platform: Platform, section: PlatformSettings) -> str | N
     """What is wrong when part of the credentials is set (or the platform is enabled) without all."""
     if section.enabled is False or section.has_credentials():
         return None
-    present = [platform.env_name(field) for field in section.credentials_set()]
+    secrets = platform.settings_model.secret_fields()  # from the environment only; the rest may
+    # come from the YAML file too: named both ways ("feishu.app_id (FEISHU_APP_ID)")
+    present = [
+        platform.env_name(field)
+        if field in secrets
+        else f"{platform.name}.{field} ({platform.env_name(field)})"
+        for field in section.credentials_set()
+    ]
     if not present and not section.enabled:
         return None
     which = " and ".join(present) + " is set but" if present else "enabled, but"

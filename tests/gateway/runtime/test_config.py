@@ -178,7 +178,10 @@ def test_an_unknown_clarigate_variable_stops_the_load(monkeypatch):
     [
         ({"SLACK_BOT_TOKEN": "xoxb-1"}, "slack: SLACK_BOT_TOKEN is set but the platform needs"),
         ({"SLACK_SIGNING_SECRET": "s"}, "slack: SLACK_SIGNING_SECRET is set but"),
-        ({"FEISHU_APP_ID": "cli_1"}, "feishu: FEISHU_APP_ID is set but the platform needs FEISHU_APP_ID and"),
+        (
+            {"FEISHU_APP_ID": "cli_1"},
+            "feishu: feishu.app_id (FEISHU_APP_ID) is set but the platform needs FEISHU_APP_ID and",
+        ),
         ({"TELEGRAM_WEBHOOK_SECRET": "s"}, "telegram: TELEGRAM_WEBHOOK_SECRET is set but"),
         (
             {"TELEGRAM_BOT_TOKEN": "1:x", "TELEGRAM_WEBHOOK_URL": "https://bot.example.com/telegram/webhook"},
