@@ -49,13 +49,8 @@ def main(argv: list[str] | None = None) -> int:
 def _serve_options(command: argparse.ArgumentParser) -> None:
     """``serve``'s own options."""
     command.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
-    command.add_argument(
-        # a string default goes through ``type`` too: a bad $PORT is a usage error, not a traceback
-        "--port",
-        type=listen_port,
-        default=port_setting(),
-        help="default $PORT or 8080",
-    )
+    # unset: $PORT, checked once the command runs, so that a bad one is named as PORT
+    command.add_argument("--port", type=listen_port, help="default $PORT or 8080")
     command.add_argument(
         "--log-format",
         type=str.lower,
@@ -92,6 +87,19 @@ def listen_port(text: str) -> int:
         raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
 
 
+def port_from_environment(args: argparse.Namespace) -> bool:
+    """``serve``'s port from $PORT when ``--port`` is not given; False (said in one line naming
+    PORT, as a configuration error) when $PORT is not a whole number."""
+    if args.command != "serve" or args.port is not None:
+        return True
+    try:
+        args.port = listen_port(port_setting())
+    except argparse.ArgumentTypeError:
+        print(f"clarigate: PORT {port_setting()!r} is not a port number (1-65535)", file=sys.stderr)
+        return False
+    return True
+
+
 def _run(args: argparse.Namespace) -> int:
     from clarigate.gateway.boundary.registry import token_shapes
     from clarigate.gateway.runtime.config import load_config
@@ -107,6 +115,8 @@ def _run(args: argparse.Namespace) -> int:
 
         setup_logging("text", level=logging.ERROR)  # the report is the output
         return doctor_main(args.config, sys.stdout)
+    if not port_from_environment(args):
+        return 2
     try:
         config = load_config(args.config)
     except ValueError as exc:
@@ -126,12 +136,14 @@ def _run(args: argparse.Namespace) -> int:
     level = level_from(args.log_level or config.log_level)
     setup_logging(args.log_format or config.log_format, level=level)
     from clarigate.gateway.runtime.processes import prepare_metrics_directory, remove_metrics_directory
+    from clarigate.gateway.runtime.stopping import stop_signals
 
-    made = prepare_metrics_directory()  # before anything imports prometheus_client
-    try:
-        return _serve(args, config, level)
-    finally:
-        remove_metrics_directory(made)
+    with stop_signals():  # before the rest loads: a stop from now on ends the start cleanly
+        made = prepare_metrics_directory()  # before anything imports prometheus_client
+        try:
+            return _serve(args, config, level)
+        finally:
+            remove_metrics_directory(made)
 
 
 def _serve(args: argparse.Namespace, config: GatewayConfig, level: int) -> int:

@@ -223,8 +223,8 @@ def url_secrets(url: str | None) -> list[str]:
 def without_secrets(url: str) -> str:
     """``url`` with its password and its secret query parameters masked, for logs and reports."""
     scheme, user_info, hosts, query = _url_parts(url)
-    if user_info:
-        user = user_info[:-1].split(":", 1)[0]
+    user, _, password = user_info[:-1].partition(":")
+    if password:  # a user name alone (trust or peer auth, an ACL user's default) is shown as it is
         user_info = f"{user}:{MASK}@" if user else f"{MASK}@"
     query = re.sub(
         r"([?&;])([^=&;]+)=([^&;]*)",
@@ -331,18 +331,12 @@ def guard_handlers() -> None:
                 handler.addFilter(RedactingFilter())
 
 
-#: Paths polled by probes and Prometheus: access-logged only at DEBUG.
-QUIET_PATHS = ("/healthz", "/readyz", "/metrics")
-
-
-class QuietProbes(logging.Filter):
-    """Drops uvicorn's access lines for probe and metrics requests unless the level is DEBUG."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """False for a probe's access line at INFO and above."""
-        args = record.args if isinstance(record.args, tuple) else ()
-        path = str(args[2]).split("?", 1)[0] if len(args) >= 3 else ""
-        return path not in QUIET_PATHS or logging.getLogger().getEffectiveLevel() <= logging.DEBUG
+def access_logged() -> bool:
+    """Whether uvicorn writes an access line per request (webhooks, probes, ``/metrics``): at
+    debug level only. At info a message shows in its own lines (received and queued, run, sends)
+    and requests in the metrics; an access line per webhook would cost every ack its formatting
+    and say nothing those do not."""
+    return logging.getLogger().getEffectiveLevel() <= logging.DEBUG
 
 
 LEVELS = ("debug", "info", "warning", "error")
@@ -383,7 +377,4 @@ def setup_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
-    access = logging.getLogger("uvicorn.access")
-    if not any(isinstance(f, QuietProbes) for f in access.filters):
-        access.addFilter(QuietProbes())
     guard_handlers()

@@ -84,8 +84,32 @@ def port_problem(port: int) -> str | None:
     return None
 
 
-def bind_port(host: str, port: int) -> socket.socket:
-    """The listening socket, bound now so that a taken port is said plainly, before anything starts."""
+#: The settings that hold the ports ``serve`` listens on, as a failure names them.
+PORT_SETTING = "--port / PORT"
+METRICS_PORT_SETTING = "metrics_port"
+
+
+def bind_ports(host: str, port: int, metrics_port: int | None) -> tuple[socket.socket, socket.socket | None]:
+    """The HTTP port's socket and ``metrics_port``'s (None when unset), each named when it fails."""
+    if metrics_port is not None and metrics_port == port:
+        raise StartFailure(
+            ExitCode.CONFIG,
+            f"metrics_port {metrics_port} is the HTTP port ({PORT_SETTING}) too: set metrics_port to "
+            "another port, or leave it unset to serve /metrics on the HTTP port",
+        )
+    sock = bind_port(host, port)
+    if not metrics_port:
+        return sock, None
+    try:
+        return sock, bind_port(host, metrics_port, METRICS_PORT_SETTING)
+    except BaseException:
+        sock.close()
+        raise
+
+
+def bind_port(host: str, port: int, setting: str = PORT_SETTING) -> socket.socket:
+    """The listening socket, bound now so that a taken port is said plainly, before anything starts
+    (``setting``: what holds the port, named in the failure)."""
     problem = port_problem(port)
     if problem is not None:
         raise StartFailure(ExitCode.CONFIG, problem)
@@ -101,13 +125,30 @@ def bind_port(host: str, port: int) -> socket.socket:
         sock.bind(address)
     except OSError as exc:
         sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise StartFailure(
-                ExitCode.PORT, f"port {port} on {host} is in use: stop what holds it, or set --port / PORT"
-            ) from exc
-        raise StartFailure(ExitCode.PORT, f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+        raise StartFailure(ExitCode.PORT, _cannot_listen(host, port, setting, exc)) from exc
     sock.set_inheritable(True)
     return sock
+
+
+def start_listening(sock: socket.socket, setting: str = PORT_SETTING) -> None:
+    """Listen on a socket ``bind_port`` bound, just before serving on it.
+
+    SO_REUSEADDR (a restart must not wait for the old connections' TIME_WAIT) lets two sockets
+    bind one port while neither listens, so another process that bound it meanwhile (during the
+    start-up waits) and listens first is only seen here; uvloop would serve on this socket
+    without a word and never be reached.
+    """
+    try:
+        sock.listen()
+    except OSError as exc:
+        host, port = sock.getsockname()[:2]
+        raise StartFailure(ExitCode.PORT, _cannot_listen(host, port, setting, exc)) from exc
+
+
+def _cannot_listen(host: str, port: int, setting: str, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return f"port {port} on {host} is in use: stop what holds it, or set {setting}"
+    return f"cannot listen on {host}:{port} ({setting}): {exc.strerror or exc}"
 
 
 #: Start-up waits: 0.5 s, 1 s, 2 s, … up to 10 s apart, within the start-up budget.

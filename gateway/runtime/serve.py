@@ -2,7 +2,8 @@
 
 Start-up fails the way ``doctor`` speaks: one line naming the setting and what to do, and an
 exit code per failure class (``clarigate.gateway.runtime.preflight.ExitCode``); the traceback only at
-``--log-level debug``.
+``--log-level debug``. A stop signal ends it with status 0 whenever it comes, during the start
+too (``clarigate.gateway.runtime.stopping``).
 
 What runs where is the ``role`` setting (or ``--role``): ``all`` one process does everything;
 ``web`` the HTTP side only (webhooks, receivers, health, metrics: messages are enqueued in
@@ -17,11 +18,9 @@ import asyncio
 import contextlib
 import logging
 import math
-import signal
 import socket
-import threading
-from collections.abc import Callable, Generator, Sequence
-from types import FrameType
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -35,60 +34,25 @@ from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.app import build_gateway, close_gateway, store_line
 from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, startup_problems
 from clarigate.gateway.runtime.identity import IdentityClash, claim_identities, platform_identities
-from clarigate.gateway.runtime.logs import guard_handlers
+from clarigate.gateway.runtime.logs import access_logged, guard_handlers
 from clarigate.gateway.runtime.ops import OpsSampler
 from clarigate.gateway.runtime.preflight import (
+    METRICS_PORT_SETTING,
     ExitCode,
     StartFailure,
     agent_start_failure,
-    bind_port,
+    bind_ports,
     first_line,
+    start_listening,
     wait_for_postgres,
     wait_for_redis,
 )
 from clarigate.gateway.runtime.processes import WorkerExited, WorkerGroup, exit_with_parent
+from clarigate.gateway.runtime.stopping import GracefulServer, installed_stops, stop_signals
 from clarigate.gateway.runtime.supervise import keep_running, planned_worker_processes
 from clarigate.gateway.web.server import build_app, gateway_lifespan, metrics_server_on
 
 log = logging.getLogger("clarigate.gateway.runtime.serve")
-
-#: SIGHUP (a closed terminal, some supervisors' "restart") drains like SIGTERM: no reload.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-class GracefulServer(uvicorn.Server):
-    """uvicorn, but SIGTERM/SIGINT/SIGHUP end in a clean exit (status 0) after the graceful shutdown.
-
-    uvicorn re-raises a caught signal once it has shut down, which would make the process
-    die "killed by SIGTERM"; an orchestrator should instead see a clean exit. ``on_signal`` is
-    told of every stop signal (the web process passes them on to its worker process).
-    """
-
-    on_signal: Callable[[int], None] | None = None
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        """Handle ``STOP_SIGNALS`` while serving (uvicorn's own list lacks SIGHUP)."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        original = {sig: signal.signal(sig, self.handle_exit) for sig in STOP_SIGNALS}
-        try:
-            yield
-        finally:
-            for sig, handler in original.items():
-                signal.signal(sig, handler)
-
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        """First signal: shut down gracefully; a second SIGINT forces the exit."""
-        if self.on_signal is not None:
-            self.on_signal(sig)
-        if self.should_exit and sig == signal.SIGINT:
-            self.force_exit = True
-        else:
-            log.info("received %s: stopping", signal.Signals(sig).name)
-            self.should_exit = True
-
 
 #: Where each role's process runs what (``split``: ``auto`` with Redis, a web and a worker process).
 ROLES = ("auto", "all", "web", "worker")
@@ -116,32 +80,43 @@ def serve(
     (``--config``, logging); ``supervised_by``: in such a worker process, the file descriptors
     of its health socket and of the pipe that tells it the web process is gone.
     """
-    try:
-        main = _serve(config, host, port, list(worker_args), supervised_by)
-        if uvloop is not None:
-            log.info("event loop: uvloop")
-            return uvloop.run(main)
-        return asyncio.run(main)
-    except StartFailure as failure:
-        log.error("cannot start: %s", failure.message, exc_info=debug)
-        return int(failure.code)
-    except WorkerExited as exited:  # its own log said why; its status says the class
-        return exited.code if exited.code > 0 else int(ExitCode.UNEXPECTED)
-    except Exception as exc:
-        hint = "" if debug else " (--log-level debug shows where)"
-        log.error(
-            "stopped by an unexpected error: %s: %s%s",
-            type(exc).__name__,
-            first_line(exc),
-            hint,
-            exc_info=debug,
-        )
-        return int(ExitCode.UNEXPECTED)
+    with stop_signals() as stops:  # from the first moment: a stop during the start ends it
+        try:
+            return _run_loop(_serve(config, host, port, list(worker_args), supervised_by))
+        except asyncio.CancelledError:
+            if stops.received is None:
+                raise
+            log.info("stopped cleanly")
+            return int(ExitCode.OK)
+        except StartFailure as failure:
+            log.error("cannot start: %s", failure.message, exc_info=debug)
+            return int(failure.code)
+        except WorkerExited as exited:  # its own log said why; its status says the class
+            return exited.code if exited.code > 0 else int(ExitCode.UNEXPECTED)
+        except Exception as exc:
+            _unexpected(exc, debug)
+            return int(ExitCode.UNEXPECTED)
+
+
+def _run_loop(main: Coroutine[Any, Any, int]) -> int:
+    if uvloop is not None:
+        log.info("event loop: uvloop")
+        return uvloop.run(main)
+    return asyncio.run(main)
+
+
+def _unexpected(exc: Exception, debug: bool) -> None:
+    hint = "" if debug else " (--log-level debug shows where)"
+    log.error(
+        "stopped by an unexpected error: %s: %s%s", type(exc).__name__, first_line(exc), hint, exc_info=debug
+    )
 
 
 async def _serve(
     config: GatewayConfig, host: str, port: int, worker_args: list[str], supervised_by: str | None
 ) -> int:
+    stops = installed_stops()
+    stops.starting()  # a stop signal from now on ends the start
     role = effective_role(config)
     if supervised_by is None:  # a worker process started by a web process: said there already
         for warning in config.warnings:
@@ -155,14 +130,14 @@ async def _serve(
         sock = socket.socket(fileno=listen_fd)
         metrics_sock = None  # the web process serves the replica's metrics
     else:
-        sock = bind_port(host, port)
-        metrics_sock = bind_port(host, config.metrics_port) if config.metrics_port else None
+        sock, metrics_sock = bind_ports(host, port, config.metrics_port)
     worker: WorkerGroup | None = None
     try:
         await _wait_for_stores(config, durability=supervised_by is None)
         if role == "split":
             await _claim_identity(config)  # refused here, nothing is started (the workers check again)
             worker = WorkerGroup(worker_args, planned_worker_processes(config), config.workers)
+            stops.forward = worker.forward  # a stop signal from now on reaches them too
             worker.start()  # it starts (imports, the agent, the platforms) while this one does
         try:
             gateway = build_gateway(config)
@@ -174,8 +149,9 @@ async def _serve(
         finally:
             await close_gateway(gateway)
     finally:
-        if worker is not None:
-            await worker.stop(0)  # a start that failed here: it has nothing to finish
+        if worker is not None:  # after a failed start, nothing to finish; on a stop, the runs
+            # its worker processes took meanwhile (other replicas' queued jobs) get their grace
+            await worker.stop(config.shutdown_grace_seconds if stops.received else 0)
         sock.close()
         if metrics_sock is not None:
             metrics_sock.close()
@@ -209,7 +185,12 @@ async def _run(
     if not supervised:
         _announce(gateway, config, role, worker, (sock, metrics_sock))
     jobs = role in ("all", "worker")
-    await _start(gateway, config, jobs=jobs, receive=role != "worker", claim=role != "split")
+    try:
+        await _start(gateway, config, jobs=jobs, receive=role != "worker", claim=role != "split")
+    except asyncio.CancelledError:  # a stop signal while starting: what started stops
+        with contextlib.suppress(Exception):
+            await gateway.stop(0)
+        raise
     grace = config.shutdown_grace_seconds
     app = build_app(
         gateway,
@@ -282,9 +263,7 @@ def _http_server(app: ASGIApp, sock: socket.socket, grace: float) -> GracefulSer
             host=host,
             port=port,
             log_config=None,
-            # one line per webhook is noise at any real rate: requests show in the metrics and
-            # in each run's log lines instead
-            access_log=False,
+            access_log=access_logged(),
             lifespan="on",
             timeout_graceful_shutdown=math.ceil(grace),
         )
@@ -303,18 +282,19 @@ async def _serve_until_stopped(
 
     Returns the worker process's exit status when it exited on its own (empty otherwise).
     """
+    installed_stops().started()  # a stop signal from now on stops the server once it serves
     exited: list[int] = []
     budget = max(120.0, config.startup_wait_seconds + 60)
     watching = _watch_worker(server, worker, exited, budget) if worker is not None else None
     sampler = OpsSampler(gateway, config.redis_url)
-    sampler.start()
     metrics_server = metrics_server_on(config.bot_id, metrics_sock)
-    metrics_task = (
-        asyncio.create_task(metrics_server.serve(sockets=[metrics_sock]))
-        if metrics_server is not None and metrics_sock is not None
-        else None
-    )
+    metrics_task = None
     try:
+        start_listening(sock)  # another process on the port since it was bound is said here
+        if metrics_server is not None and metrics_sock is not None:
+            start_listening(metrics_sock, METRICS_PORT_SETTING)
+            metrics_task = asyncio.create_task(metrics_server.serve(sockets=[metrics_sock]))
+        sampler.start()
         await server.serve(sockets=[sock])
     finally:
         if metrics_server is not None and metrics_task is not None:
@@ -332,11 +312,10 @@ async def _serve_until_stopped(
 def _watch_worker(
     server: GracefulServer, worker: WorkerGroup, exited: list[int], budget: float
 ) -> asyncio.Task[None]:
-    """Pass stop signals on to the worker processes; stop the server when they do not start
-    within ``budget`` seconds, or die too often once started (a dead one is restarted:
-    ``supervise``; the status goes into ``exited``). The port is not held for their start:
-    webhooks are queued meanwhile (``/readyz`` says they are starting)."""
-    server.on_signal = worker.forward
+    """Stop the server when the worker processes do not start within ``budget`` seconds, or
+    die too often once started (a dead one is restarted: ``supervise``; the status goes into
+    ``exited``). The port is not held for their start: webhooks are queued meanwhile
+    (``/readyz`` says they are starting)."""
 
     async def stop_with_worker() -> None:
         try:

@@ -36,6 +36,7 @@ from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.app import freeze_startup_objects
+from clarigate.gateway.runtime.logs import access_logged
 from clarigate.gateway.runtime.ops import exposition, liveness_problems
 from clarigate.gateway.runtime.processes import CHECK_SECONDS, WorkerGroup
 from clarigate.gateway.web.unavailable import Ping, answer_unavailable, webhook_outage, within_ack
@@ -394,4 +395,6 @@ def metrics_server_on(bot_id: str, sock: socket.socket | None) -> uvicorn.Server
         return None
     app = HttpMetrics(Starlette(routes=[metrics_route(bot_id)]), ["/metrics"])
     host, port = sock.getsockname()[:2]
-    return _SecondServer(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off"))
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off")
+    config.access_log = access_logged()  # a scrape's access line at debug only, as on the HTTP port
+    return _SecondServer(config)

@@ -136,14 +136,6 @@ def test_an_extra_adapter_that_cannot_be_imported_is_named_by_doctor_and_serve(m
     assert "Traceback" not in err
 
 
-def test_a_bad_port_in_the_environment_is_a_usage_error(monkeypatch, capsys):
-    monkeypatch.setenv("PORT", "http")
-    with pytest.raises(SystemExit) as exited:
-        main(["serve"])
-    assert exited.value.code == 2
-    assert "--port: invalid int value: 'http'" in capsys.readouterr().err
-
-
 def test_ctrl_c_while_the_command_loads_ends_it_without_a_traceback(monkeypatch):
     from clarigate.gateway.runtime import config as gateway_config
 

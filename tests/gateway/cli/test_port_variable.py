@@ -1,0 +1,49 @@
+"""$PORT as ``serve`` reads it: a value that is not a port is one line naming PORT (exit 2)."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import pytest
+
+from clarigate.gateway.cli.main import main
+from clarigate.gateway.runtime.config import ENV_NAMES
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch, tmp_path):
+    """No operator variables from the machine; the agent's files go to a temporary folder."""
+    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path / "data"))
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+@pytest.mark.parametrize("value", ["abc", "80.5", "8080/tcp"])
+def test_a_port_variable_that_is_not_a_number_is_one_line_naming_PORT(monkeypatch, capsys, value):  # noqa: N802
+    """README: a failed start is one line naming the setting, exit 2; argparse's usage block about
+    ``--port`` named a flag the operator never typed."""
+    monkeypatch.setenv("PORT", value)
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"clarigate: PORT {value!r} is not a port number (1-65535)"], err
+
+
+def test_a_bad_port_flag_is_still_argparse_s_usage_error(monkeypatch, capsys):
+    monkeypatch.setenv("PORT", "abc")  # the flag, given, is what counts
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--port", "http"])
+    assert exited.value.code == 2
+    assert "--port: invalid int value: 'http'" in capsys.readouterr().err
+
+
+def test_a_port_flag_wins_over_the_variable(monkeypatch, capsys):
+    monkeypatch.setenv("PORT", "abc")
+    assert main(["serve", "--port", "70000"]) == 2  # refused for its range, not for $PORT
+    err = capsys.readouterr().err
+    assert "--port / PORT 70000 is out of range" in err and "'abc'" not in err, err
