@@ -24,7 +24,7 @@ from clarigate.gateway.runtime.app import (
 )
 from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, load_config, startup_problems
 from clarigate.gateway.runtime.logs import redact, register_secrets, without_secrets
-from clarigate.gateway.runtime.preflight import port_problem
+from clarigate.gateway.runtime.preflight import metrics_port_clash, port_problem
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe
 from clarigate.gateway.runtime.sections import credential_problem
 
@@ -63,7 +63,7 @@ async def run_checks(config_path: str | None) -> Report:
         f"config: {config_path or 'no config file (defaults and environment)'}, bot id {config.bot_id!r}"
     )
     report.problems.extend(f"config: {warning}" for warning in config.warnings)
-    _check_port(report)
+    _check_port(config, report)
     await _check_store(config, report)
     runner = build_runner(config)
     try:
@@ -107,12 +107,17 @@ async def _check_one_agent(
         report.notes.append(f"{label}: not started, since an MCP server it needs does not answer")
 
 
-def _check_port(report: Report) -> None:
-    """$PORT as ``serve`` would take it (``serve --port`` overrides it; doctor has no flag)."""
+def _check_port(config: GatewayConfig, report: Report) -> None:
+    """$PORT as ``serve`` would take it (``serve --port`` overrides it; doctor has no flag), and
+    ``metrics_port`` beside it, in ``serve``'s words."""
     try:
-        problem = port_problem(listen_port(port_setting()))
-    except argparse.ArgumentTypeError as exc:
-        problem = f"$PORT: {exc}"
+        port = listen_port(port_setting())
+    except argparse.ArgumentTypeError:
+        report.problems.append(f"port: PORT {port_setting()!r} is not a port number (1-65535)")
+        return
+    problem = port_problem(port)
+    if problem is None and config.metrics_port == port:
+        problem = metrics_port_clash(port)
     if problem is not None:
         report.problems.append(f"port: {problem}")
 

@@ -92,11 +92,7 @@ METRICS_PORT_SETTING = "metrics_port"
 def bind_ports(host: str, port: int, metrics_port: int | None) -> tuple[socket.socket, socket.socket | None]:
     """The HTTP port's socket and ``metrics_port``'s (None when unset), each named when it fails."""
     if metrics_port is not None and metrics_port == port:
-        raise StartFailure(
-            ExitCode.CONFIG,
-            f"metrics_port {metrics_port} is the HTTP port ({PORT_SETTING}) too: set metrics_port to "
-            "another port, or leave it unset to serve /metrics on the HTTP port",
-        )
+        raise StartFailure(ExitCode.CONFIG, metrics_port_clash(port))
     sock = bind_port(host, port)
     if not metrics_port:
         return sock, None
@@ -105,6 +101,14 @@ def bind_ports(host: str, port: int, metrics_port: int | None) -> tuple[socket.s
     except BaseException:
         sock.close()
         raise
+
+
+def metrics_port_clash(port: int) -> str:
+    """What is wrong when ``metrics_port`` is the HTTP port (``serve`` and ``doctor`` say it alike)."""
+    return (
+        f"metrics_port {port} is the HTTP port ({PORT_SETTING}) too: set metrics_port to another port,"
+        " or leave it unset to serve /metrics on the HTTP port"
+    )
 
 
 def bind_port(host: str, port: int, setting: str = PORT_SETTING) -> socket.socket:

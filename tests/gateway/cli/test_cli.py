@@ -148,12 +148,25 @@ def test_ctrl_c_while_the_command_loads_ends_it_without_a_traceback(monkeypatch)
     assert main(["serve"]) == 130
 
 
-@pytest.mark.parametrize(("value", "said"), [("abc", "invalid int value: 'abc'"), ("70000", "out of range")])
+@pytest.mark.parametrize(
+    ("value", "said"), [("abc", "PORT 'abc' is not a port number (1-65535)"), ("70000", "out of range")]
+)
 def test_doctor_names_a_port_serve_would_refuse(monkeypatch, capsys, value, said):
     monkeypatch.setenv("PORT", value)
     assert main(["doctor"]) == 1
     (problem,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("PROBLEM")]
     assert problem.startswith("PROBLEM port:") and said in problem
+
+
+def test_doctor_names_a_metrics_port_that_is_the_http_port(monkeypatch, capsys):
+    monkeypatch.setenv("PORT", "9100")
+    monkeypatch.setenv("CLARIGATE_METRICS_PORT", "9100")
+    assert main(["doctor"]) == 1
+    (problem,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("PROBLEM")]
+    assert problem == (
+        "PROBLEM port: metrics_port 9100 is the HTTP port (--port / PORT) too: set metrics_port to"
+        " another port, or leave it unset to serve /metrics on the HTTP port"
+    )
 
 
 @pytest.mark.parametrize("role", ["worker", "web"])
