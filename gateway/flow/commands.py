@@ -83,17 +83,22 @@ class Command:
         return self.name == "new"
 
 
+#: Sentence punctuation a command may end with (``/cancel。``, ``/new!``): not part of its name.
+TRAILING_PUNCTUATION = ".!?。！？…"
+
+
 def parse_command(text: str) -> Command | None:
     """The command ``text`` is, or None: ``/name``, optionally ``@botname``, then any words.
 
-    A full-width slash (``／``, typed by Chinese input methods) counts too. An unknown
-    ``/word`` is not a command: it goes to the agent like any message.
+    A full-width slash (``／``, typed by Chinese input methods) counts too, and so does sentence
+    punctuation right after the name (``/cancel。``, ``/new!``). An unknown ``/word`` is not a
+    command: it goes to the agent like any message.
     """
     stripped = text.strip()
     if len(stripped) < 2 or stripped[0] not in COMMAND_SLASHES:
         return None
     head, _, rest = stripped[1:].partition(" ")
-    name = head.split("@", 1)[0].strip().lower()
+    name = head.split("@", 1)[0].strip().lower().rstrip(TRAILING_PUNCTUATION)
     name = ALIASES.get(name, name)
     if name not in COMMANDS:
         return None
