@@ -19,7 +19,7 @@ import re
 import unicodedata
 from typing import Literal
 
-from .catalog import RISK_WORDS, every
+from .catalog import AFFIRMATIVE_WORDS, RISK_WORDS, every
 from .coerce import fold
 from .models import HumanInputRequest, Option
 
@@ -120,3 +120,11 @@ def is_confirm_word(text: str) -> bool:
     """True when a typed message is the confirming word ("confirm", "确认"), in any language."""
     word = fold(text).strip(" .!。！\"'“”「」")
     return word in {fold(w) for w in every("confirm")}
+
+
+def is_affirmative(text: str) -> bool:
+    """True when a typed message is a plain yes ("yes", "OK!", "是", "好的。"): one of the catalog's
+    ``AFFIRMATIVE_WORDS`` and nothing else, trimmed, case- and width-insensitive, a trailing
+    . ! 。！ allowed ("yes, delete it" is no plain yes). Not the confirming word (``is_confirm_word``)."""
+    word = fold(text).rstrip(".!。 ")
+    return bool(word) and word in {fold(w) for words in AFFIRMATIVE_WORDS.values() for w in words}

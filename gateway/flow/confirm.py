@@ -5,7 +5,10 @@ asks in words: "2" (or the option's label) for an option that goes ahead
 (``clarigate.agent.protocol.risk``) is answered with "Reply “confirm” to go ahead with …", and
 only the same person's next "confirm" (确认) answers with that option. Anything else they type
 drops the confirmation and leaves the question open: another option's number answers as usual,
-another go-ahead option asks again, any other text is told it was not confirmed.
+another go-ahead option asks again, any other text is told it was not confirmed. A plain yes
+("yes", "ok", "是", "好的": ``is_affirmative``) confirms nothing and never runs as a request over
+the question: with no pick waiting it picks the one go-ahead option (asked again, as a typed pick
+is) or, with several, is asked which one; with a pick waiting it is asked for "confirm" again.
 
 What is being confirmed is one small key per question and person in the store
 (``confirming:<request id>:<user id>`` -> the option id and the attachments the pick came with,
@@ -23,12 +26,13 @@ from typing import Any
 
 from clarigate.agent.protocol import (
     AnsweredBy,
+    HumanInputRequest,
     HumanInputResponse,
     answer_with_option,
     looks_like_answer,
     ui_text,
 )
-from clarigate.agent.protocol.risk import go_ahead_ids, goes_ahead, is_confirm_word
+from clarigate.agent.protocol.risk import go_ahead_ids, goes_ahead, is_affirmative, is_confirm_word
 from clarigate.gateway.boundary.messages import Attachment, Sender
 from clarigate.gateway.store.base import PendingRecord, Store
 
@@ -76,22 +80,39 @@ class TypedConfirm:
         option: it is read as usual).
         """
         request = record.request
-        if not go_ahead_ids(request):  # most questions: no store trip
+        go_ahead = go_ahead_ids(request)
+        if not go_ahead:  # most questions: no store trip
             return None
         key = confirming_key(record.request_id, sender.user_id)
         waiting, attachments = _waiting(await self.store.get_json(key))
-        if waiting is None or request.option_by_id(waiting) is None:
+        picked = request.option_by_id(waiting) if waiting is not None else None
+        plain_yes = is_affirmative(text) and not looks_like_answer(request, text)  # no option's label
+        if picked is None:
             if is_confirm_word(text) and not looks_like_answer(request, text):
                 # someone else's pick, or none: a bare "confirm" answers nothing and closes nothing
                 return ui_text("confirm_nothing", request.locale)
-            return None
+            return await self._affirmed(record, sender, by, go_ahead) if plain_yes else None
+        if plain_yes:  # "yes" to "Reply “confirm” …": still that pick, asked again
+            return _ask_line(request, picked.label)
         await self.store.delete(key)
         if is_confirm_word(text):
-            return Confirmed(answer_with_option(request, waiting, by), attachments)
+            return Confirmed(answer_with_option(request, picked.id, by), attachments)
         if looks_like_answer(request, text):
             return None
-        label = request.option_by_id(waiting).label  # type: ignore[union-attr]
-        return ui_text("confirm_dropped", request.locale, option=label)
+        return ui_text("confirm_dropped", request.locale, option=picked.label)
+
+    async def _affirmed(
+        self, record: PendingRecord, sender: Sender, by: AnsweredBy, go_ahead: list[str]
+    ) -> str:
+        """A plain "yes" (``is_affirmative``) with no pick waiting: the one go-ahead option picked,
+        to be confirmed as a typed pick is; with several, which one (the question stays open)."""
+        request = record.request
+        if len(go_ahead) == 1:
+            ask = await self.ask_first(record, sender, answer_with_option(request, go_ahead[0], by))
+            if ask is not None:
+                return ask
+        numbered = [f"{n}. {o.label}" for n, o in enumerate(request.options, 1) if o.id in go_ahead]
+        return ui_text("confirm_which", request.locale, options=" / ".join(numbered))
 
     async def ask_first(
         self,
@@ -112,5 +133,10 @@ class TypedConfirm:
             "attachments": [a.model_dump(mode="json") for a in attachments],
         }
         await self.store.set_json(confirming_key(record.request_id, sender.user_id), kept, ttl)
-        word = ui_text("confirm", request.locale).casefold()
-        return ui_text("confirm_typed", request.locale, word=word, option=response.value)
+        return _ask_line(request, response.value)
+
+
+def _ask_line(request: HumanInputRequest, option: str) -> str:
+    """ "Reply “confirm” to go ahead with “{option}” …", in the question's language."""
+    word = ui_text("confirm", request.locale).casefold()
+    return ui_text("confirm_typed", request.locale, word=word, option=option)

@@ -12,6 +12,7 @@ only Telegram shows in ``telegram_words``).
 from __future__ import annotations
 
 from ..models import Locale
+from .risk_words import AFFIRMATIVE_WORDS as AFFIRMATIVE_WORDS
 from .risk_words import RISK_WORDS as RISK_WORDS
 from .words import WORDS as WORDS
 

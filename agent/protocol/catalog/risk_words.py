@@ -1,4 +1,5 @@
-"""The catalog's words by which a risk confirmation's options are read (``clarigate.agent.protocol.risk``)."""
+"""The catalog's words by which a risk confirmation's options and a plain typed "yes" are read
+(``clarigate.agent.protocol.risk``)."""
 
 from __future__ import annotations
 
@@ -28,4 +29,12 @@ RISK_WORDS: dict[str, dict[Locale, tuple[str, ...]]] = {
         "en": ("it", "that", "this", "now", "for now", "here", "as is", "it as is", "it alone", "alone"),
         "zh": ("吧", "了", "操作", "此操作", "本次操作", "一下", "现在"),
     },
+}
+
+#: A plain yes typed to a risk confirmation (``risk.is_affirmative``): whole messages only, compared
+#: case- and width-insensitively, a trailing . ! 。！ allowed. Read as picking its one go-ahead
+#: option, which then asks for the typed confirmation ("confirm", 确认) like any typed pick.
+AFFIRMATIVE_WORDS: dict[Locale, tuple[str, ...]] = {
+    "en": ("yes", "y", "yeah", "yep", "ok", "okay", "sure", "go ahead", "do it"),
+    "zh": ("是", "是的", "好", "好的", "行", "可以", "确定", "对", "同意", "没问题"),
 }

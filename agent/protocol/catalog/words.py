@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..models import Locale
 from .approval_words import APPROVAL_WORDS
+from .confirm_words import CONFIRM_WORDS
 from .feedback_words import FEEDBACK_WORDS
 from .file_words import FILE_WORDS
 from .slack_words import SLACK_WORDS
@@ -37,28 +38,6 @@ WORDS: dict[str, dict[Locale, str]] = {
     "choose": {"en": "Choose…", "zh": "请选择…"},
     "your_answer": {"en": "Your answer", "zh": "您的回答"},
     "type_answer": {"en": "Type your answer as a reply.", "zh": "请直接回复您的答案。"},
-    "confirm_title": {"en": "Are you sure?", "zh": "确定吗？"},
-    "confirm_body": {"en": "This action may not be reversible.", "zh": "此操作可能无法撤销。"},
-    # A risk confirmation's go-ahead option asks again before it counts (agent/protocol/risk.py).
-    "confirm_option": {
-        "en": "Go ahead with “{option}”? This may not be reversible.",
-        "zh": "确定要执行「{option}」吗？此操作可能无法撤销。",
-    },
-    "confirm_yes": {"en": "Yes: {option}", "zh": "确认：{option}"},
-    "confirm_deny": {"en": "Go back", "zh": "返回"},
-    "confirm_tap": {"en": "Tap “{yes}” to go ahead.", "zh": "点击「{yes}」以继续。"},
-    "confirm_typed": {
-        "en": "Reply “{word}” to go ahead with “{option}”; anything else keeps the question open.",
-        "zh": "回复「{word}」以执行「{option}」；回复其他内容则问题保持未答。",
-    },
-    "confirm_nothing": {
-        "en": "There is nothing of yours to confirm: pick an option first (its number or label).",
-        "zh": "您没有待确认的选择：请先选择一个选项（编号或名称）。",
-    },
-    "confirm_dropped": {
-        "en": "Not confirmed, so “{option}” was not chosen; the question is still open.",
-        "zh": "未确认，因此没有选择「{option}」；问题仍在等待回答。",
-    },
     "answered_by": {"en": "✅ Answered by {who}: {answer}", "zh": "✅ {who} 已回答：{answer}"},
     "already_answered": {"en": "Already answered by {who}.", "zh": "{who} 已经回答过了。"},
     "already_answered_you": {"en": "You already answered this question.", "zh": "您已经回答过这个问题了。"},
@@ -396,3 +375,4 @@ WORDS.update(TYPED_WORDS)
 WORDS.update(FILE_WORDS)
 WORDS.update(FEEDBACK_WORDS)
 WORDS.update(APPROVAL_WORDS)
+WORDS.update(CONFIRM_WORDS)
