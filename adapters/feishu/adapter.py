@@ -82,14 +82,15 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         self.settings = settings
         self.gateway = gateway
         self.sender = FeishuSender(partial(build_client, settings))  # built by ``start``, in a thread
-        self.receiver = FeishuReceiver(gateway, NameBook(self.sender.user_name), self.sender.update_card)
+        self.destinations = Destinations(self.sender)
+        names, notify = NameBook(self.sender.user_name), self.destinations.note
+        self.receiver = FeishuReceiver(gateway, names, self.sender.update_card, notify)
         self.long_connection = (
             LongConnection(settings, self.receiver, lambda: gateway.state.ping())
             if settings.mode == "long_connection"
             else None
         )
         self.working = WorkingCards()
-        self.destinations = Destinations(self.sender)
         self.live = LiveMessages()
         self.pace = SharedPace(lambda: gateway.state, PLATFORM)
         self.cardkit_paused_until = 0.0
@@ -155,9 +156,8 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Deliver one outbound item as cards; returns the message created, if any."""
-        key = getattr(
-            item, "delivery_id", None
-        )  # the same on every retry of the item (None: progress, closes)
+        # the same on every retry of the item (None: progress, closes)
+        key = getattr(item, "delivery_id", None)
         if isinstance(item, ClarificationOut):
             card = render_clarification(item.request, item.token, item.fallback_text)
             return await self.post(conversation, card, key=key)

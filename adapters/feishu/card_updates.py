@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 #: Replaces the card of a message the bot sent (``FeishuSender.update_card``).
 CardUpdate = Callable[[str, dict[str, Any]], Awaitable[None]]
+#: Says a click's late refusal (its text) to the person who clicked (``FeishuReceiver.tell_late``).
+Tell = Callable[[str], Awaitable[None]]
 
 #: How long a callback waits for the core's reply (Feishu wants it within 3 s; the long
 #: connection's own limit, ``HANDLER_TIMEOUT_SECONDS``, is 2.5 s).
@@ -34,6 +36,8 @@ CALLBACK_WAIT_SECONDS = 2.0
 #: The whole answer to a callback, the core's part and the open API's (``legacy``), with room
 #: left within Feishu's 3 s for the answer to travel back.
 ANSWER_SECONDS = 2.5
+#: The kinds of toast that refuse a click (the card stays as it was).
+REFUSALS = ("warning", "error")
 #: How long the adapter's stop waits for the late replies and card updates under way.
 SETTLE_SECONDS = 5.0
 
@@ -60,6 +64,15 @@ def reply_card(reply: dict[str, Any] | None) -> dict[str, Any] | None:
     card = (reply or {}).get("card")
     data = card.get("data") if isinstance(card, dict) else None
     return data if isinstance(data, dict) else None
+
+
+def refusal_of(reply: dict[str, Any] | None) -> str | None:
+    """The text of a reply that refuses a click (a warning or error toast and no card), else None."""
+    shown = (reply or {}).get("toast")
+    if reply_card(reply) is not None or not isinstance(shown, dict) or shown.get("type") not in REFUSALS:
+        return None
+    content = shown.get("content")
+    return content if isinstance(content, str) and content.strip() else None
 
 
 class CardUpdates:
@@ -93,10 +106,11 @@ class CardUpdates:
             del self._updating[message_id]
 
     async def in_time(
-        self, handling: Awaitable[dict[str, Any]], message_id: str, locale: str
+        self, handling: Awaitable[dict[str, Any]], message_id: str, locale: str, tell: Tell | None = None
     ) -> dict[str, Any]:
         """The core's reply to a click if it comes within ``CALLBACK_WAIT_SECONDS``; else the toast
-        saying the click is being handled, the reply's card applied once it comes."""
+        saying the click is being handled, the reply's card applied once it comes (a refusal, the
+        toast that said why being gone, said through ``tell``)."""
         click = next(self._clicks)
         self._under_way[message_id] = self._under_way.get(message_id, 0) + 1
         reply = asyncio.ensure_future(handling)
@@ -109,7 +123,7 @@ class CardUpdates:
             self._answered(message_id, click)
             return reply.result()
         log.warning("feishu: the core is slow to take a click: answered that it is being handled")
-        follow = asyncio.ensure_future(self._when_done(reply, message_id, click))
+        follow = asyncio.ensure_future(self._when_done(reply, message_id, click, tell))
         self._late.add(follow)
         follow.add_done_callback(self._late.discard)
         return pending_toast(locale)
@@ -125,9 +139,11 @@ class CardUpdates:
             self._newest.pop(message_id, None)
         return stands
 
-    async def _when_done(self, reply: asyncio.Future[dict[str, Any]], message_id: str, click: int) -> None:
-        """The late reply's card put in place, unless a later click's stands; a failure said (nobody
-        else hears of it)."""
+    async def _when_done(
+        self, reply: asyncio.Future[dict[str, Any]], message_id: str, click: int, tell: Tell | None
+    ) -> None:
+        """The late reply's card put in place, unless a later click's stands; a refusal said to the
+        clicker (``tell``), the card left as it is; a failure logged (nobody else hears of it)."""
         await asyncio.wait({reply})
         overtaken = not self._answered(message_id, click)
         error = None if reply.cancelled() else reply.exception()
@@ -139,6 +155,10 @@ class CardUpdates:
             return
         if overtaken:
             log.info("feishu: a click answered as being handled ended after a later click: its card stays")
+            return
+        refusal = refusal_of(reply.result())
+        if refusal is not None and tell is not None:
+            await _told(tell, refusal)
             return
         card = reply_card(reply.result())
         if card is None or not message_id or self.update_card is None:
@@ -164,6 +184,14 @@ class CardUpdates:
                 log.warning("feishu: stopped with %d card update(s) still under way", len(pending))
                 return
             await asyncio.wait(pending, timeout=left)
+
+
+async def _told(tell: Tell, refusal: str) -> None:
+    """``tell`` the clicker a late refusal; a failure is logged (the click changed nothing)."""
+    try:
+        await tell(refusal)
+    except Exception as exc:
+        log.warning("feishu: the refusal of a click answered as being handled was not said: %r", exc)
 
 
 async def _after(previous: asyncio.Future[None] | None, update: Awaitable[None]) -> None:

@@ -24,6 +24,7 @@ from clarigate.gateway.boundary.messages import Conversation, MessageRef
 
 from .open_api import FeishuApiError
 from .receive import PLATFORM
+from .render import card_json, render_notice
 from .send import MESSAGE_GONE_CODES, FeishuSender
 
 log = logging.getLogger(__name__)
@@ -113,6 +114,19 @@ class Destinations:
         if message_id is None:
             message_id = await self.sender.post_message(chat_id, content, key=key, msg_type=msg_type)
         return MessageRef(platform=PLATFORM, chat_id=chat_id, message_id=message_id, extra=extra or {})
+
+    async def note(self, conversation: Conversation, user_id: str, text: str, once: str) -> MessageRef:
+        """``text`` for one person where the conversation's replies go: in a group, a card mentioning
+        them alone (Feishu has no message only one member sees); as text when Feishu will not make
+        a card of it. ``once`` keys it: the same note is posted once (Feishu's ``uuid``)."""
+        key = derived_key(once, "note")
+        card = render_notice(text, to=None if conversation.is_direct else user_id)
+        try:
+            return await self.deliver(conversation, card_json(card), key)
+        except FeishuApiError as exc:
+            if not card_refused(exc):
+                raise
+            return await self.deliver_text(conversation, text, key)
 
     async def deliver_text(self, conversation: Conversation, text: str, key: str | None) -> MessageRef:
         """``text`` as a plain text message (a card Feishu refused): a ``uuid`` of its own."""

@@ -12,11 +12,12 @@ import asyncio
 import hashlib
 import json
 import logging
-import re
 import time
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
-from clarigate.agent.protocol import summarize_answer, ui_text
+from clarigate.agent.protocol import catalog, summarize_answer, ui_text
 from clarigate.gateway.boundary.messages import (
     AnswerStatus,
     Conversation,
@@ -32,12 +33,17 @@ from .actions import read_card_action
 from .card_updates import ANSWER_SECONDS, CardUpdate, CardUpdates, clicked_card
 from .content import MalformedEvent, read_content
 from .feedback import record_vote, vote_of
-from .legacy import is_legacy_card_callback, legacy_card_event, legacy_reply
+from .legacy import (
+    MESSAGE_EVENT,
+    is_legacy_card_callback,
+    legacy_card_event,
+    legacy_reply,
+    schema_one_message,
+)
 from .names import NameBook
 from .render import fits, native_card, render_answered
 
 PLATFORM = "feishu"
-MESSAGE_EVENT = "im.message.receive_v1"
 CARD_ACTION_EVENT = "card.action.trigger"
 
 #: How long a message mentioning someone waits for the bot's open_id while the adapter is still
@@ -49,7 +55,9 @@ COMMANDS = ("/new", "/cancel", "/help", "/status", "/start")
 
 log = logging.getLogger(__name__)
 
-_AT_TAG = re.compile(r"<at [^>]*>([^<]*)</at>")
+#: Posts a note (its text) for one person (an open_id) where a conversation's replies go, once per
+#: key (``Destinations.note``).
+Notify = Callable[[Conversation, str, str, str], Awaitable[object]]
 
 
 def _dict(value: Any, what: str) -> dict[str, Any]:
@@ -138,48 +146,6 @@ def mentions_someone(payload: dict[str, Any]) -> bool:
     return isinstance(message, dict) and bool(message.get("mentions"))
 
 
-def schema_one_message(payload: dict[str, Any]) -> dict[str, Any] | None:
-    """A schema 1.0 ``message`` event in the shape of ``im.message.receive_v1``; None for other events.
-
-    1.0 carries the text with the bot's mention already taken out (``text_without_at_bot``),
-    the ids under other names (``open_message_id``, ``open_chat_id``, ``open_id``) and the
-    time in the envelope's ``ts`` (seconds).
-    """
-    event = payload["event"]
-    if event.get("type") != "message" or not event.get("open_message_id"):
-        return None
-    kind = str(event.get("msg_type") or "text")
-    if kind in ("text", "post"):
-        text = str(event.get("text_without_at_bot") or event.get("text") or "")
-        kind, content = "text", {"text": _AT_TAG.sub(r"\1", text)}  # <at open_id="ou_1">@Bob</at> -> @Bob
-    else:  # image_key, file_key, file_name sit beside the other fields
-        content = {k: event[k] for k in ("image_key", "file_key", "file_name") if event.get(k)}
-    try:
-        created = str(int(float(str(payload.get("ts"))) * 1000))
-    except ValueError:
-        created = ""
-    return {
-        "schema": "2.0",
-        "header": {
-            "event_id": payload.get("uuid"),
-            "event_type": MESSAGE_EVENT,
-            "tenant_key": event.get("tenant_key"),
-        },
-        "event": {
-            "sender": {"sender_id": {"open_id": event.get("open_id")}, "sender_type": "user"},
-            "message": {
-                "message_id": event["open_message_id"],
-                "root_id": event.get("root_id") or None,
-                "chat_id": event.get("open_chat_id"),
-                "chat_type": "p2p" if event.get("chat_type") == "private" else "group",
-                "message_type": kind,
-                "content": json.dumps(content),
-                "create_time": created,
-            },
-        },
-    }
-
-
 def toast(text: str, kind: str = "info") -> dict[str, Any]:
     """A callback reply showing ``text`` to the person who clicked; the card stays as it is."""
     return {"toast": {"type": kind, "content": text}}
@@ -201,12 +167,17 @@ class FeishuReceiver:
     """Routes verified events to the core; shared by the webhook and the long connection."""
 
     def __init__(
-        self, gateway: GatewayPort, names: NameBook | None = None, update_card: CardUpdate | None = None
+        self,
+        gateway: GatewayPort,
+        names: NameBook | None = None,
+        update_card: CardUpdate | None = None,
+        notify: Notify | None = None,
     ) -> None:
         self.gateway = gateway
         self.names = names  # people's names for open_ids, when the app may read them
         # replaces a card the bot sent: an old-style callback's, a click answered before the core was done
         self.cards = CardUpdates(update_card)
+        self.notify = notify  # a note for one person where a conversation's replies go
         self.bot_open_id: str | None = None  # learnt at start; tells mentions of the bot apart
         self.identity: asyncio.Future[None] | None = None  # learning it (the adapter's start)
 
@@ -225,7 +196,8 @@ class FeishuReceiver:
         if is_legacy_card_callback(payload):
             started, event = time.monotonic(), legacy_card_event(payload)
             message_id, language = clicked_card(event)
-            reply = await self.cards.in_time(self.on_card_action({}, event), message_id, language)
+            tell = partial(self.tell_late, {}, event)
+            reply = await self.cards.in_time(self.on_card_action({}, event), message_id, language, tell)
             left = ANSWER_SECONDS - (time.monotonic() - started)  # Feishu's 3 s: the API's part
             return await legacy_reply(reply, message_id, self.cards, left)
         if "header" not in payload and isinstance(payload.get("event"), dict):
@@ -250,7 +222,8 @@ class FeishuReceiver:
             return None
         if event_type == CARD_ACTION_EVENT:  # answered within Feishu's 3 s, however slow the core
             event = _dict(payload.get("event"), "event")
-            return await self.cards.in_time(self.on_card_action(header, event), *clicked_card(event))
+            tell = partial(self.tell_late, header, event)
+            return await self.cards.in_time(self.on_card_action(header, event), *clicked_card(event), tell)
         INBOUND_EVENTS.labels(PLATFORM, "other").inc()
         return None
 
@@ -326,6 +299,21 @@ class FeishuReceiver:
         if outcome.status is AnswerStatus.INVALID:
             return toast(invalid_message(view, outcome.message, outcome.errors), "error")
         return toast(outcome.message or ui_text("expired", view.request.locale), "warning")
+
+    async def tell_late(self, header: dict[str, Any], event: dict[str, Any], refusal: str) -> None:
+        """A click's refusal that came after it was answered "being handled" (the toast that would
+        have said it is gone): said to the clicker where the question was asked, in a group to them
+        alone, once however often Feishu delivers the click (its id keys the note)."""
+        value = event["action"].get("value")  # the action was read already: it is an object
+        token = value.get("t") if isinstance(value, dict) else None
+        view = await self.gateway.pending_by_token(str(token)) if token else None
+        if view is None or self.notify is None:
+            log.info("feishu: a click's late refusal has no conversation to be said in")
+            return
+        text = f"{catalog.icon('warning')} {refusal}"
+        await self.notify(
+            view.conversation, self._operator(event).user_id, text, interaction_id(header, event)
+        )
 
     def _operator(self, event: dict[str, Any]) -> Sender:
         """Who clicked (``event.operator.open_id``); MalformedEvent when it is missing."""

@@ -1,0 +1,95 @@
+"""A click the core is slow to take is answered "Received: still being handled" (README, Feishu:
+Receive modes). When the core then refuses it (a wrong form value, someone else's question), the
+toast that would have said why is gone: the refusal is posted to the clicker in the conversation
+instead (in a group, mentioning them alone), once however often Feishu delivers the click, and the
+card is left as it is (a form keeps what was entered, nothing counted)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clarigate.adapters.feishu import card_updates
+from clarigate.adapters.testing import ScriptedRunner
+
+from .cards import button, is_interactive, payload, text_of
+from .events import card_action
+from .test_scenarios import agent, ask
+from .test_slow_core import PENDING_EN, card_updates_of, held
+
+GROUP = {"chat": "oc_group", "chat_type": "group"}
+
+
+def notes_after(bot: Any, since: int) -> list[tuple[str, str]]:
+    """The path and text of every card the bot posted (sent or replied) after post ``since``
+    (a streaming card, which carries only its entity's id, as "")."""
+    posted = [c for c in bot.api.posted()[since:] if c.status == 200]
+    return [(c.path, text_of(c.card()) if "body" in c.card() else "") for c in posted]
+
+
+async def slow_click(bot: Any, monkeypatch: Any, event: dict[str, Any]) -> None:
+    """Deliver ``event`` while the core is held: answered "being handled"; then let the core go."""
+    gate = held(bot.gateway, "submit_answer", monkeypatch)
+    reply = await bot.click(event)
+    assert reply == {"toast": {"type": "info", "content": PENDING_EN}}  # "it is in", they read
+    gate.set()
+    await bot.adapter.receiver.cards.settle()
+    await bot.gateway.drain()
+
+
+async def test_a_slow_form_submit_with_a_wrong_value_is_told_and_the_form_kept(make_bot, monkeypatch):
+    monkeypatch.setattr(card_updates, "CALLBACK_WAIT_SECONDS", 0.2)
+    bot = await make_bot(ScriptedRunner(agent))
+    message_id, card = await ask(bot, "configure the service")
+    since = len(bot.api.posted())
+
+    submit = card_action(payload(button(card, "Submit")), form_value={"f1": "many"}, message_id=message_id)
+    await slow_click(bot, monkeypatch, submit)
+
+    [(_, note)] = notes_after(bot, since)
+    assert "⚠️" in note and "Replicas" in note and "<at " not in note  # a direct chat: no mention
+    assert is_interactive(bot.api.cards[message_id]) and not card_updates_of(bot.api, message_id)
+    assert [c.response for c in bot.runner.calls[1:]] == []  # nothing counted
+
+
+async def test_a_slow_click_on_someone_elses_question_is_told_to_the_clicker_alone(make_bot, monkeypatch):
+    monkeypatch.setattr(card_updates, "CALLBACK_WAIT_SECONDS", 0.2)
+    bot = await make_bot(ScriptedRunner(agent))
+    message_id, card = await ask(
+        bot, "deploy it", user="ou_bob", message_id="om_root", mention_bot=True, **GROUP
+    )
+    since = len(bot.api.posted())
+
+    vue = card_action(payload(button(card, "Vue")), user="ou_alice", chat="oc_group", message_id=message_id)
+    await slow_click(bot, monkeypatch, vue)
+
+    [(path, note)] = notes_after(bot, since)
+    assert "om_root" in path  # in the question's thread
+    assert note.startswith("<at id=ou_alice></at> ⚠️") and "Only ou_bob can answer" in note
+    assert "<at id=ou_bob>" not in note  # Bob is named, not called
+    assert is_interactive(bot.api.cards[message_id])  # Bob's question is still his
+    assert len(bot.runner.calls) == 1
+
+
+async def test_a_slow_refused_click_delivered_again_is_told_once(make_bot, monkeypatch):
+    monkeypatch.setattr(card_updates, "CALLBACK_WAIT_SECONDS", 0.2)
+    bot = await make_bot(ScriptedRunner(agent))
+    message_id, card = await ask(bot, "configure the service")
+    since = len(bot.api.posted())
+
+    submit = card_action(payload(button(card, "Submit")), form_value={"f1": "many"}, message_id=message_id)
+    await slow_click(bot, monkeypatch, submit)
+    await slow_click(bot, monkeypatch, submit)  # Feishu pushed the callback again: same event id
+
+    keys = {c.body.get("uuid") for c in bot.api.posted()[since:]}
+    assert len(keys) == 1 and None not in keys  # one note, by Feishu's uuid
+
+
+async def test_a_slow_click_that_counts_posts_no_note(make_bot, monkeypatch):
+    monkeypatch.setattr(card_updates, "CALLBACK_WAIT_SECONDS", 0.2)
+    bot = await make_bot(ScriptedRunner(agent))
+    message_id, card = await ask(bot)
+    since = len(bot.api.posted())
+
+    await slow_click(bot, monkeypatch, card_action(payload(button(card, "Vue")), message_id=message_id))
+    assert "Answered by" in card_updates_of(bot.api, message_id)[0]
+    assert all("⚠️" not in note for _, note in notes_after(bot, since))  # the reply to "Vue" only
