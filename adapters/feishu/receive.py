@@ -239,6 +239,8 @@ class FeishuReceiver:
             return
         if mentioned:
             message = message.model_copy(update={"is_mention": True})
+        if not (message.is_mention or message.conversation.is_direct) and mentions_someone(payload):
+            return  # said to the members it mentions, not the bot, even in a thread the bot takes part in
         if not (message.text or message.attachments):
             if not message.is_mention:
                 return

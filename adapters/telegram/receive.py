@@ -121,9 +121,21 @@ def mentions_bot(message: Message, me: BotIdentity) -> bool:
 
 def replies_to_bot(message: Message, me: BotIdentity) -> bool:
     """True when the message answers one of the bot's messages (in a forum the topic's
-    service message is the implicit reply target, so only the bot's own messages count)."""
+    service message is the implicit reply target, so only the bot's own messages count) and is
+    meant for the bot: a reply that mentions people but not the bot is said to them."""
     target = message.reply_to_message
-    return target is not None and target.from_user is not None and target.from_user.id == me.id
+    if target is None or target.from_user is None or target.from_user.id != me.id:
+        return False
+    return not said_to_others(message, me)
+
+
+def said_to_others(message: Message, me: BotIdentity) -> bool:
+    """True when the message @-mentions someone (a ``mention`` or ``text_mention``) but not the
+    bot, and is no command (``/cancel @carol`` is still the bot's)."""
+    entities = message.parse_entities() if message.text else message.parse_caption_entities()
+    if mentions_bot(message, me) or any(e.type == "bot_command" and e.offset == 0 for e in entities):
+        return False
+    return any(e.type in ("mention", "text_mention") for e in entities)
 
 
 def without_mention(text: str, me: BotIdentity) -> str:
