@@ -2,7 +2,9 @@
 
 Each field is filled in with the argument's current value (a checkbox ticked when true, a number,
 a date, JSON text for lists and objects); only a field whose value differs from the one it showed
-is an edit, so a field left as shown (or blank) keeps the argument's value and type.
+is an edit, so a field left as shown (or blank) keeps the argument's value and type. A field is
+labelled by its argument (``tool.argument`` when the approval reviews several calls, ``tool #2 ·
+argument`` for the second of two calls of one tool).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +31,28 @@ def _field_names(actions: Sequence[Action]) -> dict[tuple[int, str], str]:
     pairs = [(index, arg) for index, action in enumerate(actions) for arg in action.args]
     keys = [f"{index + 1}_{arg}" if many else arg for index, arg in pairs]
     return dict(zip(pairs, plain_names(keys), strict=True))
+
+
+#: The most of a tool's name a field's label shows: a label is cut at ``MAX_STRING``, and what
+#: follows the name (which call, which argument) must survive the cut.
+NAME_IN_LABEL = 60
+
+
+def _labels(actions: Sequence[Action]) -> dict[tuple[int, str], str]:
+    """The label of each (call, argument) field: the argument alone for one call; for several,
+    ``tool.argument``, and ``tool #n · argument`` for the n-th of the calls of a tool the approval
+    reviews more than once, so that the person can tell which call a field edits."""
+    if len(actions) == 1:
+        return {(0, arg): arg for arg in actions[0].args}
+    counts = Counter(action.name for action in actions)
+    seen: Counter[str] = Counter()
+    labels = {}
+    for index, action in enumerate(actions):
+        seen[action.name] += 1
+        name = cut_line(action.name, NAME_IN_LABEL)
+        call = f"{name} #{seen[action.name]} · " if counts[action.name] > 1 else f"{name}."
+        labels.update({(index, arg): call + arg for arg in action.args})
+    return labels
 
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -87,15 +112,13 @@ def edit_request(
     ``shown`` fills fields with what the person gave instead (the form asked again, with
     ``problem`` saying why).
     """
-    many = len(actions) > 1
-    names = _field_names(actions)
+    names, labels = _field_names(actions), _labels(actions)
     fields = []
     for index, action in enumerate(actions):
         for arg, value in action.args.items():
             name = names[(index, arg)]
-            label = f"{action.name}.{arg}" if many else arg
             given = (shown or {}).get(name, _shown(value))
-            fields.append(_arg_field(name, label, value, given))
+            fields.append(_arg_field(name, labels[(index, arg)], value, given))
     name = actions[0].name if len(actions) == 1 else ", ".join(a.name for a in actions)
     context = catalog.text("approval_edit_context", locale)
     args = {
