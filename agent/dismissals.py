@@ -1,12 +1,13 @@
 """A typed interrupt the person dismissed (Cancel, ``/cancel``) whose graph refused the declined
-answer: its question is closed, though the interrupt stays pending (the next message runs over
-it, ``clarigate.agent.supersede``). What the thread waits for (``pending_request``, which
-``clarigate chat`` shows when it goes on with a thread) leaves such an interrupt out.
+answer, or whose schema does not take it (``typed_interrupts.schema_takes``: never resumed with
+it): its question is closed, though the interrupt stays pending (the next message runs over it,
+``clarigate.agent.supersede``). What the thread waits for (``pending_request``, which ``clarigate
+chat`` shows when it goes on with a thread) leaves such an interrupt out.
 
 In process the closure is kept with the thread in the checkpointer, so every replica sharing it
-knows: the failed attempt's task error (the validation error LangGraph saved for the task) gets
+knows: the task's error (the validation error LangGraph saved for a failed attempt, or none) gets
 a first line saying the question was dismissed. On a LangGraph server it is the failed run's
-metadata (``clarigate.gateway.runners.server_interrupts``).
+metadata, or the thread's when no run resumed it (``clarigate.gateway.runners.server_interrupts``).
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ _ERROR = next(channel for channel, index in WRITES_IDX_MAP.items() if index == -
 
 async def mark_dismissed(graph: Any, saver: Any, config: dict[str, Any], interrupt_id: str) -> None:
     """Record with the thread of ``config`` that interrupt ``interrupt_id`` was dismissed (its
-    declined answer refused): the error of the task holding it is saved again, marked."""
+    declined answer refused, by the graph or, before any run, by its schema): the error of the
+    task holding it is saved again, marked (once: a Cancel delivered again finds it marked)."""
     snapshot = await graph.aget_state(config)
     for task in snapshot.tasks or ():
         if interrupt_id in {i.id for i in task.interrupts or ()}:
+            if isinstance(task.error, str) and task.error.startswith(DISMISSED_MARK):
+                return
             error = f"{DISMISSED_MARK}\n{task.error or ''}".rstrip()
             await saver.aput_writes(snapshot.config, [(_ERROR, error)], task.id)
             return

@@ -119,8 +119,9 @@ def resume_value(
     response: HumanInputResponse,
     locale: Locale = "en",
     schema: Any = None,
-) -> Any | AskAgain:
-    """What ``Command(resume=...)`` carries for ``response`` to the interrupt, or ``AskAgain``."""
+) -> Any | AskAgain | Dismissed:
+    """What ``Command(resume=...)`` carries for ``response`` to the interrupt, ``AskAgain``, or
+    ``Dismissed`` (a declined answer its ``response_schema`` does not take: not resumed)."""
     value = _resume_value(kind, interrupt_id, value, response, locale, schema)
     if isinstance(value, AskAgain):
         return AskAgain(asked_again(value.request, response.request_id))
@@ -129,7 +130,7 @@ def resume_value(
 
 def _resume_value(
     kind: str, interrupt_id: str, value: Any, response: HumanInputResponse, locale: Locale, schema: Any
-) -> Any | AskAgain:
+) -> Any | AskAgain | Dismissed:
     if kind == INTERRUPT:
         if _typed(schema) and not is_hitl(value):
             return typed_resume(interrupt_id, value, schema, response, locale)
@@ -163,7 +164,7 @@ def _picked(interrupt_id: str, value: Any, response: HumanInputResponse) -> dict
     return payload
 
 
-def superseded_value(interrupt_id: str, value: Any, locale: Locale = "en") -> Any:
+def superseded_value(interrupt_id: str, value: Any, locale: Locale = "en", schema: Any = None) -> Any:
     """What ``Command(resume=...)`` carries for an interrupt the person did not answer: they
     wrote a new message instead.
 
@@ -171,13 +172,16 @@ def superseded_value(interrupt_id: str, value: Any, locale: Locale = "en") -> An
     run; ``respond`` with the same words where the review allows no ``reject``), or ``None`` when
     a call allows neither: no decision stands for the person's, the approval must be answered;
     any other interrupt: what a declined answer with reason ``superseded`` resumes it with (the
-    declined ``HumanInputResponse`` payload for a human_input request, else its text).
+    declined ``HumanInputResponse`` payload for a human_input request or a typed interrupt, else
+    its text); ``Dismissed`` when the interrupt's ``response_schema`` does not take that payload
+    (it is not resumed: the new message runs over it).
     """
     if is_hitl(value):
         message = catalog.text("approval_superseded", locale)
         return declined_decisions(value, actions_of(value), message, locale)
-    request = request_for(interrupt_id, value, locale)
-    return resume_value(INTERRUPT, interrupt_id, value, answer_declined(request, None, "superseded"))
+    request = request_for(interrupt_id, value, locale, schema)
+    declined = answer_declined(request, None, "superseded")
+    return resume_value(INTERRUPT, interrupt_id, value, declined, locale, schema)
 
 
 async def resume_checked(
@@ -186,12 +190,13 @@ async def resume_checked(
     """``run(Command(resume=…))``'s result for interrupt ``asked`` resumed with ``value`` (the
     answer ``response``'s); the question asked again (``AskAgain``) when ``value`` is one, or when
     the graph rejects the answer (``is_invalid_resume``: it did not match the interrupt's
-    ``response_schema``). A declined answer the graph rejects is never asked again: the question
-    stays closed (``Dismissed``), as any dismissed question; the interrupt stays pending."""
+    ``response_schema``). A declined answer the schema does not take (``value`` is ``Dismissed``:
+    not run) or the graph rejects is never asked again: the question stays closed
+    (``Dismissed``), as any dismissed question; the interrupt stays pending."""
     from langgraph.errors import is_invalid_resume
     from langgraph.types import Command
 
-    if isinstance(value, AskAgain):
+    if isinstance(value, AskAgain | Dismissed):
         return value
     try:
         return await run(Command(resume={asked.id: value}))

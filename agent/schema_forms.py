@@ -58,11 +58,13 @@ class SchemaField:
 
 @dataclass(frozen=True)
 class SchemaForm:
-    """The form a schema reads as; ``bare``: the schema is one value, so the answer is that value."""
+    """The form a schema reads as; ``bare``: the schema is one value, so the answer is that value;
+    ``closed``: an object that takes no keys but its properties (``additionalProperties: false``)."""
 
     fields: tuple[SchemaField, ...]
     bare: bool = False
     description: str | None = None
+    closed: bool = False
 
 
 def plain_names(keys: Sequence[str]) -> list[str]:
@@ -99,7 +101,8 @@ def schema_form(schema: Mapping[str, Any]) -> SchemaForm:
                 unfit.append(f"`{key}`")
         if unfit:
             raise NotAForm(", ".join(unfit))
-        return SchemaForm(tuple(fields), description=_text(root.get("description")))
+        closed = root.get("additionalProperties") is False
+        return SchemaForm(tuple(fields), description=_text(root.get("description")), closed=closed)
     field = _field("value", "value", root, True, schema)
     return SchemaForm((field,), bare=True)
 

@@ -2,8 +2,9 @@
 
 The form's values arrive typed by field (``clarigate.agent.protocol.answers.check_form_values``:
 a number is an ``int`` or ``float``, a checkbox a ``bool``, a select the option's value); here
-they take the schema's keys and types and are checked against its bounds. Not a JSON Schema
-validator: only the subset ``clarigate.agent.schema_forms`` reads.
+they take the schema's keys and types and are checked against its bounds; ``fits`` checks any
+value the same way (a declined answer is resumed only when its schema takes it). Not a JSON
+Schema validator: only the subset ``clarigate.agent.schema_forms`` reads.
 """
 
 from __future__ import annotations
@@ -186,3 +187,19 @@ def form_values(form: SchemaForm, resumed: Any) -> dict[str, Any]:
     if not isinstance(given, Mapping):
         return {}
     return {f.name: _shown(f, given[f.key]) for f in form.fields if given.get(f.key) is not None}
+
+
+def fits(form: SchemaForm, value: Any) -> bool:
+    """True when ``value`` is an answer the form's schema takes: read back as the form's values
+    (``form_values``) and checked as a person's answer is (``schema_values``), it comes back as it
+    went in (a key the schema does not name is allowed unless the form is ``closed``)."""
+    given: Any = value
+    if not form.bare:
+        if not isinstance(value, Mapping):
+            return False
+        keys = {f.key for f in form.fields}
+        if form.closed and not set(value) <= keys:
+            return False
+        given = {k: v for k, v in value.items() if k in keys and v is not None}
+    resumed, errors = schema_values(form, form_values(form, value), "en")
+    return not errors and resumed == given

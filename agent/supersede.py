@@ -9,6 +9,13 @@ wrote something else instead; any other: the declined answer with reason ``super
 that run goes to its end; its output is not shown (it is not the person's turn). A run that
 stops on another interrupt is superseded again, up to ``MAX_ROUNDS`` times.
 
+A typed interrupt whose ``response_schema`` does not take the declined answer is not resumed
+(never with a value its schema refuses): the new message runs over it, which drops it. A
+superseding run that fails in one of the graph's steps (a step that raised again, replayed with
+the answer it failed on; a schema that refused the answer) is logged and the new message runs
+anyway, as on a LangGraph server: its input drops the failed step, so no later message replays
+it. A failure outside the graph's steps (the checkpointer) is raised: the message waits.
+
 An approval whose review allows neither ``reject`` nor ``respond`` has no decision to stand for
 the person's: it is never superseded. ``AnswerFirst`` is raised instead, carrying the approval
 asked again with a line saying it can only be answered (or left with ``/new``); the new message
@@ -22,7 +29,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from clarigate.agent.interrupt_kinds import AnswerFirst, asked_again
+from clarigate.agent.interrupt_kinds import AnswerFirst, Dismissed, asked_again
 from clarigate.agent.interrupts import actions_of, superseded_value
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol.models import Locale
@@ -33,19 +40,30 @@ log = logging.getLogger(__name__)
 MAX_ROUNDS = 3
 
 
-def resume_map(interrupts: Sequence[tuple[str, Any]], locale: Locale) -> dict[str, Any]:
-    """``{interrupt id: superseded value}`` for ``(id, value)`` pairs: one ``Command(resume=…)``;
+def resume_map(interrupts: Sequence[tuple[str, Any, Any]], locale: Locale) -> dict[str, Any]:
+    """``{interrupt id: superseded value}`` for ``(id, value, response_schema)`` triples: one
+    ``Command(resume=…)``, without those whose schema does not take the superseded value;
     ``AnswerFirst`` when one of them is an approval that cannot be turned down."""
     from clarigate.agent.approvals import must_answer
 
     resume = {}
-    for interrupt_id, value in interrupts:
-        resume[interrupt_id] = superseded_value(interrupt_id, value, locale)
-        if resume[interrupt_id] is None:
+    for interrupt_id, value, schema in interrupts:
+        superseded = superseded_value(interrupt_id, value, locale, schema)
+        if superseded is None:
             log.info("interrupt %s cannot be turned down: asked again, the new message waits", interrupt_id)
             again = must_answer(interrupt_id, actions_of(value), locale).request
             raise AnswerFirst(asked_again(again, again.request_id))
+        if isinstance(superseded, Dismissed):
+            log.info("interrupt %s: its schema refuses the superseded answer: not resumed", interrupt_id)
+            continue
+        resume[interrupt_id] = superseded
     return resume
+
+
+def in_a_step(exc: BaseException) -> bool:
+    """True when ``exc`` was raised by one of the graph's steps (LangGraph names the task it was
+    raised in), not by the run around them (the checkpointer, the recursion limit)."""
+    return any(str(note).startswith("During task with name") for note in getattr(exc, "__notes__", ()))
 
 
 async def supersede_pending(
@@ -64,19 +82,23 @@ async def supersede_pending(
     for _ in range(MAX_ROUNDS):
         if snapshot is None:
             snapshot = await graph.aget_state(config)
-        pending = [(i.id, i.value) for i in getattr(snapshot, "interrupts", ()) or ()]
+        interrupts = getattr(snapshot, "interrupts", ()) or ()
+        pending = [(i.id, i.value, getattr(i, "response_schema", None)) for i in interrupts]
         messages = snapshot.values.get("messages", []) if isinstance(snapshot.values, Mapping) else []
-        if not pending:
+        resume = resume_map(pending, thread_locale(messages)) if pending else {}
+        if not resume:  # none (left) that takes a superseded answer: the new message runs over them
             return messages
-        log.info("thread %s: a new message supersedes interrupt(s) %s", thread_id, [i for i, _ in pending])
+        log.info("thread %s: a new message supersedes interrupt(s) %s", thread_id, list(resume))
         try:
-            await invoke(Command(resume=resume_map(pending, thread_locale(messages))))
-        except Exception as exc:  # a typed interrupt whose response_schema refuses a declined answer
-            if not is_invalid_resume(exc):
-                raise
+            await invoke(Command(resume=resume))
+        except Exception as exc:
+            if not (is_invalid_resume(exc) or in_a_step(exc)):
+                raise  # not the graph's (the checkpointer): the message waits
             log.warning(
-                "thread %s: an interrupt refused the superseded answer; the new message runs anyway",
+                "thread %s: the run superseding interrupt(s) %s failed; the new message runs anyway",
                 thread_id,
+                list(resume),
+                exc_info=not is_invalid_resume(exc),  # a refused answer is no failure to trace
             )
             return messages
         snapshot = None  # the run changed the thread: read it again

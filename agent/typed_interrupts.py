@@ -10,6 +10,9 @@ string, an enum the enum's value, an array of enums a list. An answer that break
 the person filled them and what was wrong. The same happens when the graph itself rejects the
 answer (``is_invalid_resume`` in process, a run ending in a validation error on a server), except
 a declined one (Cancel, ``/cancel``): the question stays closed, as every dismissed question.
+A declined answer (a Cancel, a new message instead) resumes the interrupt only when the schema
+takes its payload (``schema_takes``: checked as an answer to the form is); else the question is
+closed without resuming it (``Dismissed``), and a new message runs over it.
 
 A schema a form cannot ask (nested objects, arrays of free values, unions, more fields or
 choices than a form holds) is asked as text, with a line saying so and the JSON expected; the
@@ -23,12 +26,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from clarigate.agent.interrupt_kinds import INTERRUPT, AskAgain, as_kind
+from clarigate.agent.interrupt_kinds import INTERRUPT, AskAgain, Dismissed, as_kind
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, detect_locale
 from clarigate.agent.protocol.models import MAX_STRING, Locale
 from clarigate.agent.protocol.normalize import normalize_with_omissions
 from clarigate.agent.schema_forms import NotAForm, SchemaForm, schema_form
-from clarigate.agent.schema_values import field_spec, form_values, schema_values
+from clarigate.agent.schema_values import field_spec, fits, form_values, schema_values
 
 #: What a pydantic ``ValidationError`` says per problem: the location line, then the message.
 VALIDATION_HEAD = re.compile(r"^\d+ validation errors? for ")
@@ -99,16 +102,29 @@ def _example(schema: Mapping[str, Any]) -> str:
     return text if len(text) <= MAX_STRING // 2 else text[: MAX_STRING // 2 - 1] + "…"
 
 
+def schema_takes(schema: Mapping[str, Any], value: Any) -> bool:
+    """True when ``schema`` takes ``value``, checked as a person's answer to its form is
+    (``schema_values.fits``); False for a schema beyond a form, which nothing here checks: it is
+    never resumed with a value it may refuse."""
+    try:
+        return fits(schema_form(schema), value)
+    except NotAForm:
+        return False
+
+
 def typed_resume(
     interrupt_id: str, value: Any, schema: Mapping[str, Any], response: HumanInputResponse, locale: Locale
-) -> Any | AskAgain:
-    """What ``Command(resume=...)`` carries for ``response``, or the form asked again.
+) -> Any | AskAgain | Dismissed:
+    """What ``Command(resume=...)`` carries for ``response``, the form asked again, or ``Dismissed``.
 
     A declined answer (Cancel, a new message) resumes with the declined answer's payload, as an
-    untyped interrupt in the protocol's shape would; a graph whose schema rejects it is never asked
-    again: the question stays closed (``resume_checked``; on a server, ``asked_again``)."""
+    untyped interrupt in the protocol's shape would, when the schema takes it (``schema_takes``);
+    when it does not, the interrupt is not resumed and the question is closed (``Dismissed``).
+    One the graph itself rejects (a Pydantic validator) is never asked again either
+    (``resume_checked``; on a server, ``asked_again``)."""
     if response.response_kind == "declined":
-        return response.to_payload()
+        payload = response.to_payload()
+        return payload if schema_takes(schema, payload) else Dismissed()
     try:
         form = schema_form(schema)
     except NotAForm:

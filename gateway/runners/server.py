@@ -33,20 +33,14 @@ from clarigate.agent import placement
 from clarigate.agent.breakpoints import breakpoint_of
 from clarigate.agent.events import EventSink
 from clarigate.agent.harness import ImageInput, TurnOutput
-from clarigate.agent.interrupts import AskAgain, parse_request_id, resume_value
-from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.interrupts import parse_request_id
 from clarigate.agent.placement import SettingsDoNotApply
-from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
 from clarigate.agent.who import WHO_KEY, Speaker, with_speaker
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
-from clarigate.gateway.runners.server_interrupts import (
-    ANSWERS_KEY,
-    DECLINED_KEY,
-    RUNS_SEARCHED,
-    waiting_request,
-)
+from clarigate.gateway.runners.server_interrupts import RUNS_SEARCHED, resumed_run, waiting_request
 from clarigate.gateway.runners.server_runs import (
     BEFORE_KEY,
     HUMAN_KEY,
@@ -341,7 +335,10 @@ class LangGraphServerRunner(AgentRunner):
         }
         settings = run_settings(self.settings, self.shipped, meta.get(WHO_KEY))
         options = self._options(run_meta, meta.get(WHO_KEY))
-        if response is not None and (resumed := await self._resume(sid, response, state, before, options)):
+        assistant = self.settings.assistant_id
+        if response is not None and (
+            resumed := await resumed_run(self._client, assistant, sid, response, state, options)
+        ):
             return resumed
         # a new message over open interrupts: resumed as superseded first (``server_supersede``)
         state, before = await supersede_on_server(
@@ -354,37 +351,6 @@ class LangGraphServerRunner(AgentRunner):
             human["additional_kwargs"] = response_kwargs(response)
         run_input: dict[str, Any] = {"messages": [human]}
         return await self._client.runs.create(sid, self.settings.assistant_id, input=run_input, **options)
-
-    async def _resume(
-        self,
-        sid: str,
-        response: HumanInputResponse,
-        state: Mapping[str, Any],
-        before: list[Any],
-        options: dict[str, Any],
-    ) -> Any:
-        """The run resuming the interrupt ``response`` answers (or the request it asks again);
-        None when it does not answer one the server still has pending."""
-        parsed = parse_request_id(response.request_id)
-        if parsed is None:
-            return None
-        kind, interrupt_id = parsed
-        pending = {i.get("id"): i for i in state.get("interrupts") or [] if isinstance(i, Mapping)}
-        if interrupt_id not in pending:
-            log.warning(
-                "the answer is for interrupt %s, which the server no longer has pending", interrupt_id
-            )
-            return None
-        asked = pending[interrupt_id]
-        schema = asked.get("response_schema")
-        value = resume_value(kind, interrupt_id, asked.get("value"), response, thread_locale(before), schema)
-        if isinstance(value, AskAgain):
-            return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
-        answered = {ANSWERS_KEY: response.request_id, DECLINED_KEY: response.response_kind == "declined"}
-        options["metadata"] = {**options["metadata"], **answered}
-        return await self._client.runs.create(
-            sid, self.settings.assistant_id, command={"resume": {interrupt_id: value}}, **options
-        )
 
     def _options(self, run_meta: dict[str, Any], speaker: Speaker | None = None) -> dict[str, Any]:
         """How the gateway's runs are made: ``run_meta`` on them, queued behind the thread's

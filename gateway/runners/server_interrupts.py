@@ -9,9 +9,11 @@ shows this as the failed run's task error; the question is then asked again with
 answer filled in and each problem named (``clarigate.agent.typed_interrupts.rejected_request``).
 A declined answer (Cancel, ``/cancel``) the schema rejects is never asked again: the question
 stays closed, the interrupt pending, and the next message runs over it (``server_supersede``).
-What the thread waits for (``waiting_request``) leaves such an interrupt out: the metadata of the
-failed run that resumed it with the declined answer says it was dismissed, kept on the server
-where every replica reads it.
+One the schema does not take as the gateway checks it (``typed_interrupts.schema_takes``) is never
+sent: no run resumes it. What the thread waits for (``waiting_request``) leaves such an interrupt
+out: the metadata of the failed run that resumed it with the declined answer, or the thread's
+(``DISMISSED_KEY``) when none did, says it was dismissed, kept on the server where every replica
+reads it.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from typing import Any
 
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.interrupt_kinds import asked_again as with_new_id
-from clarigate.agent.interrupts import parse_request_id, request_for
+from clarigate.agent.interrupts import AskAgain, Dismissed, parse_request_id, request_for, resume_value
 from clarigate.agent.models.conversation import thread_locale
-from clarigate.agent.protocol import HumanInputRequest, render_text_fallback
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 from clarigate.agent.typed_interrupts import VALIDATION_HEAD, rejected_request
 from clarigate.gateway.runners.server_breakpoints import breakpoint_question
 from clarigate.gateway.runners.server_wire import messages_of
@@ -39,6 +41,9 @@ DECLINED_KEY = "clarigate_declined"
 #: How many of a thread's latest runs are searched: for the one an inbound id started, for one
 #: that closed a pending interrupt.
 RUNS_SEARCHED = 20
+#: Thread metadata: the pending interrupts whose question was closed without a run (a declined
+#: answer their schema does not take).
+DISMISSED_KEY = "clarigate_dismissed"
 
 
 def pending_request_of(interrupt: Mapping[str, Any], messages: list[Any]) -> HumanInputRequest:
@@ -101,10 +106,58 @@ async def waiting_request(
     return await breakpoint_question(client, assistant_id, sid, state)
 
 
+async def resumed_run(
+    client: Any,
+    assistant_id: str,
+    sid: str,
+    response: HumanInputResponse,
+    state: Mapping[str, Any],
+    options: dict[str, Any],
+) -> Any:
+    """The run resuming the interrupt ``response`` answers on server thread ``sid`` (its ``state``;
+    made with ``options``), or the output that needs no run: the request asked again, the question
+    closed (a declined answer the schema does not take, never sent); None when it does not answer
+    one the server still has pending."""
+    parsed = parse_request_id(response.request_id)
+    if parsed is None:
+        return None
+    kind, interrupt_id = parsed
+    pending = {i.get("id"): i for i in state.get("interrupts") or [] if isinstance(i, Mapping)}
+    if interrupt_id not in pending:
+        log.warning("the answer is for interrupt %s, which the server no longer has pending", interrupt_id)
+        return None
+    asked, locale = pending[interrupt_id], thread_locale(messages_of(state.get("values")))
+    schema = asked.get("response_schema")
+    value = resume_value(kind, interrupt_id, asked.get("value"), response, locale, schema)
+    if isinstance(value, AskAgain):
+        return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
+    if isinstance(value, Dismissed):
+        log.info("interrupt %s: its schema refuses the declined answer: the question is closed", interrupt_id)
+        await close_dismissed(client, sid, interrupt_id, pending)
+        return TurnOutput(dismissed=True)
+    answered = {ANSWERS_KEY: response.request_id, DECLINED_KEY: response.response_kind == "declined"}
+    options["metadata"] = {**options["metadata"], **answered}
+    return await client.runs.create(sid, assistant_id, command={"resume": {interrupt_id: value}}, **options)
+
+
+def _closed_in(thread: Mapping[str, Any]) -> list[str]:
+    closed = (thread.get("metadata") or {}).get(DISMISSED_KEY)
+    return [str(i) for i in closed] if isinstance(closed, list) else []
+
+
+async def close_dismissed(client: Any, sid: str, interrupt_id: str, pending: Mapping[Any, Any]) -> None:
+    """Record in server thread ``sid``'s metadata, which every replica reads, that the question of
+    interrupt ``interrupt_id`` is closed though no run resumed it; of those recorded before, only
+    the ones still ``pending`` (by id) are kept."""
+    kept = [i for i in _closed_in(await client.threads.get(sid)) if i in pending and i != interrupt_id]
+    await client.threads.update(sid, metadata={DISMISSED_KEY: [*kept, interrupt_id]})
+
+
 async def dismissed_ids(client: Any, sid: str) -> set[str]:
     """The interrupts of server thread ``sid`` whose question the person dismissed and whose graph
-    refused the declined answer: a run resuming one with a declined answer ended in error."""
-    closed: set[str] = set()
+    refused the declined answer: a run resuming one with a declined answer ended in error, or the
+    thread's metadata says so (``close_dismissed``: no run resumed it)."""
+    closed: set[str] = set(_closed_in(await client.threads.get(sid)))
     for run in await client.runs.list(sid, limit=RUNS_SEARCHED):
         meta = run.get("metadata") or {}
         parsed = parse_request_id(str(meta.get(ANSWERS_KEY) or ""))

@@ -6,6 +6,8 @@ thread that waits on interrupts, every pending one is resumed with ``superseded_
 is waited for and not shown; one that stops on another interrupt is superseded again, up to
 ``MAX_ROUNDS`` times. Those runs carry ``clarigate_superseded_by`` (the new message's inbound id)
 in their metadata, never the inbound id itself, so a job delivered again joins only its own run.
+A typed interrupt whose ``response_schema`` does not take the superseded answer is not resumed:
+the new message runs over it. A superseding run that fails is logged and the new message runs.
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ log = logging.getLogger(__name__)
 SUPERSEDED_BY_KEY = "clarigate_superseded_by"
 
 
-def _pending(state: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    return [
-        (str(i.get("id")), i.get("value")) for i in state.get("interrupts") or [] if isinstance(i, Mapping)
-    ]
+def _pending(state: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """``(id, value, response_schema)`` of each interrupt the thread's ``state`` waits on."""
+    interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
+    return [(str(i.get("id")), i.get("value"), i.get("response_schema")) for i in interrupts]
 
 
 async def supersede_on_server(
@@ -49,10 +51,11 @@ async def supersede_on_server(
     metadata = {**meta, SUPERSEDED_BY_KEY: meta.get("clarigate_inbound_id") or ""}
     for _ in range(MAX_ROUNDS):
         pending = _pending(state)
-        if not pending:
+        resume = resume_map(pending, thread_locale(messages)) if pending else {}
+        if not resume:  # none (left) that takes a superseded answer: the new message runs over them
             return state, messages
-        log.info("server thread %s: a new message supersedes interrupt(s) %s", sid, [i for i, _ in pending])
-        command = {"resume": resume_map(pending, thread_locale(messages))}
+        log.info("server thread %s: a new message supersedes interrupt(s) %s", sid, list(resume))
+        command = {"resume": resume}
         run = await client.runs.create(
             sid, assistant_id, command=command, metadata=metadata, multitask_strategy="enqueue", **settings
         )
