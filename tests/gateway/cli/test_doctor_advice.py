@@ -14,6 +14,7 @@ import pytest
 
 from clarigate.gateway.cli.main import main
 from clarigate.gateway.runtime.config import ENV_NAMES
+from tests.agent.test_checkpoint import _postgres_reachable
 
 SERVER = "postgresql://postgres@127.0.0.1:5432"
 
@@ -31,16 +32,8 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterat
     root.setLevel(level)
 
 
-def _postgres_answers() -> bool:
-    try:
-        psycopg.connect(f"{SERVER}/postgres", connect_timeout=3).close()
-    except psycopg.OperationalError:
-        return False
-    return True
-
-
 needs_postgres = pytest.mark.skipif(
-    not _postgres_answers(), reason="PostgreSQL at 127.0.0.1:5432 is not reachable"
+    not _postgres_reachable(), reason="PostgreSQL at 127.0.0.1:5432 is not reachable"
 )
 
 
