@@ -3,34 +3,19 @@ platform whose token is set is not told to be set up."""
 
 from __future__ import annotations
 
-import logging
-import os
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
 
 from clarigate.gateway.cli.main import main
-from clarigate.gateway.runtime.config import ENV_NAMES
 from tests.agent.test_checkpoint import _postgres_reachable
 
 SERVER = "postgresql://postgres@127.0.0.1:5432"
 
 
-@pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """No operator variables from the machine; the agent's files go to a temporary folder."""
-    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path / "data"))
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers  # the command set up logging for the process
-    root.setLevel(level)
-
+pytestmark = pytest.mark.usefixtures("clean_environment")  # tests/gateway/conftest.py
 
 needs_postgres = pytest.mark.skipif(
     not _postgres_reachable(), reason="PostgreSQL at 127.0.0.1:5432 is not reachable"

@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-import os
-
 import pytest
 
 from clarigate.gateway.cli.main import main
-from clarigate.gateway.runtime.config import ENV_NAMES
 
-
-@pytest.fixture(autouse=True)
-def clean_environment(monkeypatch, tmp_path):
-    """No operator variables from the machine; the agent's files go to a temporary folder."""
-    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path / "data"))
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
+pytestmark = pytest.mark.usefixtures("clean_environment")  # tests/gateway/conftest.py
 
 
 @pytest.mark.parametrize("value", ["abc", "80.5", "8080/tcp"])

@@ -3,35 +3,16 @@ named when it cannot be used, and never shared without a word."""
 
 from __future__ import annotations
 
-import logging
-import os
 import socket
 import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-import pytest
-
 from clarigate.gateway.cli.main import main
-from clarigate.gateway.runtime.config import ENV_NAMES
 from clarigate.gateway.runtime.preflight import ExitCode
 
 from .served import START_SECONDS, Served, free_port, operator_env
-
-
-@pytest.fixture
-def clean_environment(monkeypatch, tmp_path):
-    """No operator variables from the machine; agent files in a temporary folder; the logging
-    ``main`` sets up (a handler on the captured stderr) taken down after."""
-    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path / "data"))
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def the_error(lines: list[str]) -> str:
