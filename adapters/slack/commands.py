@@ -16,6 +16,7 @@ from typing import Any
 
 from clarigate.agent.protocol import catalog
 from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Sender
+from clarigate.gateway.flow.commands import TRAILING_PUNCTUATION
 from clarigate.gateway.flow.notices import locale_for
 
 from .receive import PLATFORM
@@ -33,9 +34,11 @@ def neutral_command(text: str) -> str:
 
 
 def mention_command(text: str) -> str | None:
-    """The neutral command a mention alone with a subcommand stands for (``@clarigate cancel``)."""
+    """The neutral command a mention alone with a subcommand stands for (``@clarigate cancel``,
+    sentence punctuation after it allowed as the core's commands allow it: ``@clarigate cancel.``)."""
     words = text.strip().lower().split()
-    return f"/{words[0].lstrip('/')}" if len(words) == 1 and words[0].lstrip("/") in SUBCOMMANDS else None
+    name = words[0].lstrip("/").rstrip(TRAILING_PUNCTUATION) if len(words) == 1 else None
+    return f"/{name}" if name in SUBCOMMANDS else None
 
 
 def mention_spelling(bot_name: str | None, name: str) -> str:
