@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .graphemes import boundary_before, is_boundary
+
 ELLIPSIS = "…"
 #: How far back from where two labels start to differ the shown tail may begin (to a word's start).
 WORD_BACK = 15
@@ -40,18 +42,26 @@ def numbered(labels: Sequence[str], index: int, limit: int) -> str:
     others = [other for i, other in enumerate(labels, 1) if i != index]
     differs = max((_common_length(label, other) for other in others), default=0)
     if differs < room - 1:  # the label's beginning, cut, already tells it apart
-        return number + label[: room - 1].rstrip() + ELLIPSIS
-    head = label[: max(room // 3, 1)].rstrip()
+        return number + _head(label, room - 1) + ELLIPSIS
+    head = _head(label, max(room // 3, 1))
     tail_room = room - len(head) - len(ELLIPSIS)
     differ_word = _word_start(label, min(differs, len(label) - 1))
     start = max(min(differ_word, len(label) - tail_room), len(head))  # as much as fits up to the end
     space = label.find(" ", start - 1, differ_word)
     if start > len(head) and label[start - 1] != " " and space >= 0:
         start = space + 1  # from a word's start
+    while start < len(label) and not is_boundary(label, start):  # nor inside a character as shown
+        start += 1
     tail = label[start:].lstrip()
     if len(tail) > tail_room:
-        tail = tail[: max(tail_room - 1, 0)].rstrip() + ELLIPSIS
+        tail = _head(tail, max(tail_room - 1, 0)) + ELLIPSIS
     return number + head + ELLIPSIS + tail
+
+
+def _head(text: str, room: int) -> str:
+    """``text``'s first ``room`` characters at most, never ending inside a character as shown (an
+    emoji sequence, a flag, a letter and its accent: ``graphemes``)."""
+    return text[: boundary_before(text, room, floor=0)].rstrip()
 
 
 def _common_length(a: str, b: str) -> int:

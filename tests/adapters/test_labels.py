@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+import re
+
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clarigate.adapters.labels import shown_labels
+from clarigate.adapters.labels import labels_are_cut, shown_labels
+
+from .emoji_text import emoji_texts, whole
 
 DROP = "Yes, drop the table users_archive_2019 and every index on it, then "
 
@@ -42,3 +46,19 @@ def test_shown_labels_fit_and_stay_distinct(prefix, tails, limit):
     shown = shown_labels(labels, limit)
     assert all(len(text) <= limit for text in shown)
     assert len(set(shown)) == len(labels)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(emoji_texts, min_size=2, max_size=6), st.integers(10, 40))
+def test_labels_of_emoji_and_chinese_are_never_cut_inside_a_character(labels: list[str], limit: int):
+    for shown in shown_labels(labels, limit):
+        assert len(shown) <= limit
+        text = re.sub(r"^\d+\. ", "", shown) if labels_are_cut(labels, limit) else shown
+        assert all(whole(part) for part in text.split("…")), shown
+
+
+def test_a_family_at_the_cut_is_left_whole():
+    family = "👨\u200d👩\u200d👧"
+    labels = ["a" * 13 + family + "b" * 10, "c" * 30]
+    first, _ = shown_labels(labels, 20)
+    assert first == "1. " + "a" * 13 + "…"
