@@ -51,7 +51,7 @@ class Confirms:
             return TapReply()
         asking = render_confirm(request, view.token, index)
         hint = ui_text("confirm_tap", request.locale, yes=confirm_label(request, index))
-        return TapReply(hint[:200], then=[self._edit(chat_id, message_id, asking)])
+        return TapReply(hint, then=[self._edit(chat_id, message_id, asking)])
 
     def _edit(self, chat_id: str, message_id: str, message: TelegramMessage) -> tuple[str, Effect]:
         async def edit() -> None:

@@ -95,7 +95,7 @@ class HeldEdits:
             return TapReply(refusal.message, True)
         asking = code == cb.HELD_APPROVE
         shown = self._edit(chat_id, message_id, render_held_edit(request, view.token, asking))
-        hint = ui_text("confirm_tap", request.locale, yes=held_yes_label(request))[:200] if asking else None
+        hint = ui_text("confirm_tap", request.locale, yes=held_yes_label(request)) if asking else None
         return TapReply(hint, then=[("editMessageText", shown)])
 
     async def _approve(

@@ -36,6 +36,7 @@ from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.runtime.logs import log_platform_call
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
+from ..graphemes import boundary_before
 from .markup import html_to_plain, markdown_to_html, plain_text
 from .migration import ChatMoves
 from .render import TelegramMessage
@@ -352,7 +353,7 @@ class TelegramSender:
         Two attempts at most: the tap is acknowledged before anything else happens, so
         this call must never hold the rest back for long.
         """
-        short = text[:200] if text else None
+        short = text[: boundary_before(text, 200, floor=0)] if text else None  # a character whole
         await patiently(
             lambda: self.bot.answer_callback_query(callback_id, text=short, show_alert=alert),
             "answerCallbackQuery",

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from clarigate.adapters.telegram.markup import markdown_to_html, split_markdown
 from clarigate.adapters.telegram.render import render_question
+from clarigate.adapters.telegram.send import TelegramSender
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import normalize_request
@@ -48,3 +49,23 @@ def test_a_long_option_label_is_cut_before_a_sequence_not_inside_it(sequence: st
     keyboard = render_question(request, "AbCdEfGhIjKlMnOp").reply_markup
     shown = keyboard.inline_keyboard[0][0].text  # type: ignore[union-attr]
     assert shown == "a" * 58 + "…"
+
+
+class _RecordingBot:
+    """Takes ``answerCallbackQuery`` as the Bot API would, keeping the text shown on the tap."""
+
+    text: str | None = None
+
+    async def answer_callback_query(
+        self, callback_id: str, text: str | None = None, show_alert: bool = False
+    ):
+        self.text = text
+        return True
+
+
+@pytest.mark.parametrize("sequence", AT_THE_CUT)
+async def test_a_taps_answer_is_cut_to_200_before_a_sequence_not_inside_it(sequence: str) -> None:
+    bot = _RecordingBot()
+    sender = TelegramSender(bot, moves=None)  # type: ignore[arg-type]  # (no chat moves to follow)
+    await sender.answer_callback("q1", "a" * 199 + sequence + " more")
+    assert bot.text == "a" * 199
