@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from clarigate.adapters.slack.commands import mention_command
-from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.adapters.testing import ScriptedRunner
 
 from .conftest import MakeWorld
+from .test_threads_and_people import asks_on_build
 
 
 @pytest.mark.parametrize("typed", ["cancel", "cancel.", "Cancel!", "cancel。", "/new？"])
@@ -22,12 +23,7 @@ def test_other_words_after_a_mention_are_no_command(typed: str) -> None:
 
 
 async def test_at_bot_cancel_with_a_full_stop_dismisses_the_question(make_world: MakeWorld) -> None:
-    def script(turn: Turn):
-        if turn.response is None and turn.text.endswith("build"):
-            return asking(choice_request("Which framework?", ["React", "Vue"]))
-        return ScriptedRunner().script(turn)
-
-    runner = ScriptedRunner(script)
+    runner = ScriptedRunner(asks_on_build)
     world = await make_world(runner)
     _, ts = await world.user.mention("build", user="U1")
     await world.settle()

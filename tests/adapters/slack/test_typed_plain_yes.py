@@ -4,26 +4,14 @@ confirmation: it picks the one go-ahead option and asks for "confirm", never run
 from __future__ import annotations
 
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking
-from clarigate.agent.protocol import HumanInputRequest, Option
+from tests.gateway.flow.test_typed_plain_yes import risk
 
 from .conftest import MakeWorld
 
 
-def wipe() -> HumanInputRequest:
-    labels = ["Keep them", "Delete them"]
-    return HumanInputRequest(
-        request_id="clarification:wipe",
-        tool_call_id="wipe",
-        clarification_type="risk_confirmation",
-        question="Delete the 3 prod tables?",
-        input_mode="choice_with_other",
-        options=[Option(id=f"option-{i}", label=label, value=label) for i, label in enumerate(labels, 1)],
-    )
-
-
 def script(turn: Turn):
     if turn.response is None and turn.text == "tidy up":
-        return asking(wipe())
+        return asking(risk(["Keep them", "Delete them"]))
     return ScriptedRunner().script(turn)
 
 
