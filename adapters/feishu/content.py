@@ -5,7 +5,8 @@ text (``post``) become text, with code blocks kept in fences and links as Markdo
 files, audio, video and images inside a post become ``Attachment``s whose ``ref``
 (``<message_id>/<resource type>/<key>``) lets ``FeishuSender.fetch_resource`` download them
 later through the message-resource API; stickers, merged forwards and the rest (locations,
-shared chats, …) become attachments or a short line the agent can read, never nothing.
+shared chats, …) become attachments that only name what came (no ``ref``), never nothing; sent
+alone over an open question, the core never takes one as its answer.
 
 Mentions: Feishu writes them as ``@_user_N`` keys resolved through ``message.mentions``. Only
 the bot's own mention is removed (wherever it stands); other people stay as ``@name``.
@@ -169,8 +170,9 @@ def other_content(kind: str, content: dict[str, Any], message_id: str) -> Messag
         return MessageContent("", [Attachment(kind="sticker", name="sticker")])
     if kind == "merge_forward":  # the forwarded messages are not in the event
         return MessageContent("", [Attachment(kind="other", name="forwarded chat history")])
-    if kind == "location":
-        return MessageContent(f"[location: {content.get('name') or ''}]".replace(": ]", "]"))
+    if kind == "location":  # a place, named like Telegram's: no words of the person's to read
+        place = str(content.get("name") or "").strip()
+        return MessageContent("", [Attachment(kind="other", name=f"location {place}".strip())])
     if kind in ("share_chat", "share_user"):
         shared = "shared chat" if kind == "share_chat" else "shared contact"
         return MessageContent("", [Attachment(kind="other", name=shared)])

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from clarigate.agent.harness import ImageInput
 from clarigate.agent.protocol import detect_locale, ui_text
 from clarigate.gateway.boundary.errors import AttachmentTooLarge
-from clarigate.gateway.boundary.messages import InboundMessage
+from clarigate.gateway.boundary.messages import AttachmentKind, InboundMessage
 from clarigate.gateway.boundary.outbound import Outbox
 
 # the turn's log name: these lines were the turn's before they moved here, and logs are read by it
@@ -16,6 +16,11 @@ log = logging.getLogger("clarigate.gateway.flow.turn")
 
 #: Images of one message shown to the model at most.
 MAX_IMAGES = 4
+
+#: What the agent is given of an attachment: an image's pixels, and a file, sound or video with the
+#: platform's handle to its bytes. A sticker or the ``other`` kind (a place, a contact, a poll, a
+#: shared chat) is only the adapter's name for it: the agent reads that name and nothing more.
+PASSED_ON: frozenset[AttachmentKind] = frozenset({"image", "file", "audio", "video"})
 
 #: The leading bytes of image formats, each given to the model as what it is (providers check
 #: the declared type; a BMP declared as PNG is a lie some refuse and others misread).
@@ -96,3 +101,10 @@ def message_text(msg: InboundMessage, text: str | None = None) -> str:
         return text
     described = "; ".join(a.describe() for a in msg.attachments)
     return f"{text}\n\n(attached: {described})".strip()
+
+
+def nothing_to_read(msg: InboundMessage) -> bool:
+    """True when ``msg`` has no text and no attachment passed on to the agent (``PASSED_ON``): a
+    sticker, a place or a contact sent alone. Over its writer's open question it is no answer and
+    closes nothing (``flow.turn``); otherwise it runs, the agent told what came."""
+    return not msg.text.strip() and not any(a.kind in PASSED_ON for a in msg.attachments)

@@ -42,10 +42,10 @@ from clarigate.gateway.flow.answers import (
     may_type_answer,
     view_of,
 )
-from clarigate.gateway.flow.attachments import fetch_images, message_text
-from clarigate.gateway.flow.commands import Control, parse_command, stopped_words
+from clarigate.gateway.flow.attachments import fetch_images, message_text, nothing_to_read
+from clarigate.gateway.flow.commands import Control, parse_command, quote, stopped_words
 from clarigate.gateway.flow.delivery import Deliverer, Superseded, new_plan, persist, persist_budget
-from clarigate.gateway.flow.notices import language_hint, notice_for_text
+from clarigate.gateway.flow.notices import language_hint, locale_for, notice, notice_for_text
 from clarigate.gateway.flow.outage import wait_for_store
 from clarigate.gateway.flow.typed import TypedAnswers
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
@@ -212,6 +212,8 @@ class Dispatcher:
         set_log_context(platform=conv.platform, chat=conv.chat_id)
         if msg.only_in_known_thread and not await self._in_known_thread(msg):
             return  # no reply: it was never the bot's
+        if nothing_to_read(msg) and await self._set_aside(msg, turn):
+            return  # a sticker, a place, a contact alone over the writer's open question
         msg = await self._completed(msg)
         ttl = self.config.thread_ttl_seconds
         command = parse_command(msg.text)
@@ -248,6 +250,20 @@ class Dispatcher:
         await self.agent_run.run(conv, thread_id, text, None, msg.sender, turn, images.shown)
         if left_open is not None:
             await self._close_if_replaced(left_open, msg.sender, turn)
+
+    async def _set_aside(self, msg: InboundMessage, turn: Turn) -> bool:
+        """True when ``msg``, with nothing the agent can read (``nothing_to_read``), is set aside:
+        its writer has a question open here, which such a message neither answers nor closes. The
+        writer is told the question is still open (in its language); nothing runs. With no such
+        question the message runs as any other, the agent told what came."""
+        pending = (await self.store.chat_status(msg.conversation.thread_key)).pending
+        if pending is None or not may_type_answer(pending, msg):
+            return False
+        log.info("message %s has nothing the agent can read: set aside, its question open", msg.event_id)
+        locale = locale_for(msg.text, pending.request.locale)
+        question = quote(pending.request.question)
+        turn.add(TextReply(text=notice("unreadable_question_open", locale, question=question)))
+        return True
 
     async def _left_open(self, pending: PendingRecord | None, msg: InboundMessage) -> PendingRecord | None:
         """The thread's question when it stays open while ``msg`` runs as a request, else None.

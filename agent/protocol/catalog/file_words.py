@@ -1,4 +1,5 @@
-"""The catalog's lines about files the agent sends (part of ``WORDS``, kept apart to keep modules small)."""
+"""The catalog's lines about files: the ones the agent sends, and what a person sends that the agent
+cannot read (part of ``WORDS``, kept apart to keep modules small)."""
 
 from __future__ import annotations
 
@@ -17,5 +18,11 @@ FILE_WORDS: dict[str, dict[Locale, str]] = {
     "file_unavailable": {
         "en": "I could not get {name} to send it.",
         "zh": "无法获取 {name}，因此未能发送。",
+    },
+    # A sticker, a place, a contact… sent alone over the writer's open question (gateway/flow/turn.py):
+    # it neither answers nor closes the question, and nothing runs.
+    "unreadable_question_open": {
+        "en": "The question “{question}” is still open, so I set that message aside: please answer it first.",
+        "zh": "问题「{question}」仍在等待回答，因此这条消息未作处理：请先回答该问题。",
     },
 }

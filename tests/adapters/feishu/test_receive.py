@@ -134,6 +134,13 @@ def typed(message_type: str, content: dict, **kwargs) -> dict:
             None,
         ),
         ("share_chat", {"chat_id": "oc_x"}, "other", "shared chat", None),
+        (
+            "location",
+            {"name": "Tiananmen", "longitude": "116.397", "latitude": "39.903"},
+            "other",
+            "location Tiananmen",
+            None,
+        ),
     ],
 )
 def test_every_message_type_reaches_the_agent(message_type, content, kind, name, resource):
