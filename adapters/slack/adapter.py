@@ -44,7 +44,7 @@ from clarigate.gateway.flow.notices import notice
 from . import readback
 from .agent_view import AgentView, is_status
 from .bolt_app import build_bolt_app
-from .commands import in_thread_hint, mention_command, mention_spelling, parse_command
+from .commands import command_hint, mention_command, mention_spelling, parse_command
 from .decode import mentioned_user_ids
 from .feedback import FEEDBACK_ACTION, FeedbackClicks
 from .files import download, resolve
@@ -205,13 +205,12 @@ class SlackAdapter(PlatformAdapter):
             self.interactions.after_the_ack(self.sender.post(conv.chat_id, prompt, thread_ts=conv.reply_to))
 
     async def _on_command(self, ack: AsyncAck, body: dict[str, Any]) -> None:
-        """``/clarigate new|cancel|help|status``: in a DM the neutral command, handled by the core;
-        in a channel a private hint (the ack's text is shown to that person only)."""
-        message = parse_command(body)
+        """``/clarigate new|cancel|help|status``: in a classic bot's DM the neutral command, handled
+        by the core; in a channel or an agent app's DM, whose conversations are threads the command
+        does not name, a private hint and nothing else (the ack's text is shown to that person only)."""
+        message = parse_command(body, self.agent.on)
         if message is None:
-            await ack(
-                text=in_thread_hint(self.bot_user_id, str(body.get("text") or "")), response_type="ephemeral"
-            )
+            await ack(text=command_hint(body, self.bot_user_id, self.agent.on), response_type="ephemeral")
             return
         # kept for the reply, which goes through it where the bot is not a member of the DM
         await remember(getattr(self.gateway, "state", None), body, message, self.settings.api_url)
@@ -220,9 +219,10 @@ class SlackAdapter(PlatformAdapter):
         await ack()
 
     def command_spelling(self, conversation: Conversation, name: str) -> str:
-        """``/clarigate name`` in a DM; ``@<bot> name`` in a channel, where slash commands do not
-        reach a thread (``mention_spelling``)."""
-        if conversation.is_direct:
+        """``/clarigate name`` in a classic bot's DM; ``@<bot> name`` in a channel's thread and in an
+        agent app's DM, all of whose conversations are threads: slash commands reach no thread
+        (``mention_spelling``)."""
+        if conversation.is_direct and not self.agent.on:
             return super().command_spelling(conversation, name)
         return mention_spelling(self.bot_name, name)
 

@@ -3,11 +3,12 @@
 Slack takes a message that starts with ``/`` as a slash command, so ``/new`` cannot be
 typed to the bot; ``/clarigate new|cancel|help|status`` can. The command arrives on the
 same request URL (or Socket Mode) as events, form-encoded, and without its thread: in a
-DM it speaks to the DM's conversation; in a channel, where every conversation is a
-thread, it cannot say which one, so the person is told (privately) to mention the bot
-in the thread instead: ``@clarigate cancel`` there is the same command, and the core's lines
-name commands that way in a channel (``mention_spelling``). Anything else after
-``/clarigate`` (or nothing) asks for help.
+classic bot's DM it speaks to the DM's conversation; in a channel, and in an agent app's DM
+(``slack.agent_view``), where every conversation is a thread, it cannot say which one, so
+the person is told (privately) to mention the bot in the thread instead and nothing else
+happens: ``@clarigate cancel`` there is the same command, and the core's lines name commands
+that way there (``mention_spelling``). Anything else after ``/clarigate`` (or nothing) asks
+for help.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from clarigate.agent.protocol import catalog
 from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Sender
-from clarigate.gateway.flow.commands import TRAILING_PUNCTUATION
+from clarigate.gateway.flow.commands import TRAILING_PUNCTUATION, help_text
 from clarigate.gateway.flow.notices import locale_for
 
 from .receive import PLATFORM
@@ -42,26 +43,57 @@ def mention_command(text: str) -> str | None:
 
 
 def mention_spelling(bot_name: str | None, name: str) -> str:
-    """Command ``name`` as typed in a channel's thread, where Slack takes no slash command: the bot
-    mentioned, then the command (``mention_command``), as plain ``@<bot's name> name`` (a
-    ``<@U…>`` in the bot's own message text is escaped, ``escape_mrkdwn``); ``@clarigate``
-    while the name is unknown, as ``in_thread_hint`` has it."""
+    """Command ``name`` as typed in a thread (a channel's, an agent app's DM's), which no slash
+    command reaches: the bot mentioned, then the command (``mention_command``), as plain
+    ``@<bot's name> name`` (a ``<@U…>`` in the bot's own message text is escaped,
+    ``escape_mrkdwn``); ``@clarigate`` while the name is unknown, as ``in_thread_hint`` has it."""
     return f"@{bot_name or 'clarigate'} {name}"
 
 
-def in_thread_hint(bot_user_id: str | None, words: str = "") -> str:
+def _bot(bot_user_id: str | None) -> str:
+    """The bot as a private answer names it: a mention (Slack shows its name), ``@clarigate``
+    while its user id is unknown."""
+    return f"<@{bot_user_id}>" if bot_user_id else "@clarigate"
+
+
+def in_thread_hint(bot_user_id: str | None, words: str = "", key: str = "commands_in_thread") -> str:
     """What a slash command typed in a channel answers (privately): where commands work there,
-    in the language of the words typed after ``/clarigate`` (English when they say nothing)."""
-    bot = f"<@{bot_user_id}>" if bot_user_id else "@clarigate"
-    spelled = {name: f"{bot} {name}" for name in SUBCOMMANDS}
-    return catalog.text("commands_in_thread", locale_for(words), **spelled)
+    in the language of the words typed after ``/clarigate`` (English when they say nothing);
+    ``key``: the catalog line that says so (an agent app's DM has its own)."""
+    spelled = {name: f"{_bot(bot_user_id)} {name}" for name in SUBCOMMANDS}
+    return catalog.text(key, locale_for(words), **spelled)
 
 
-def parse_command(body: dict[str, Any]) -> InboundMessage | None:
-    """The ``InboundMessage`` a slash command in a DM stands for; None elsewhere (a channel, whose
-    thread the command does not name) or when it names no channel or user."""
+def agent_dm_hint(bot_user_id: str | None, words: str = "") -> str:
+    """What a slash command typed in an agent app's DM answers (privately): it did nothing, as it
+    cannot say which of the DM's threads (each a conversation) it is for, and how the command is
+    typed in the thread; ``help`` (or anything unknown) answers with the commands so spelled."""
+    if neutral_command(words).split()[0] != "/help":
+        return in_thread_hint(bot_user_id, words, "slack_agent_slash")
+    locale = locale_for(words)
+    intro = f"{catalog.text('help', locale)}\n\n{catalog.text('slack_agent_commands', locale)}"
+    return help_text(locale, lambda name: f"{_bot(bot_user_id)} {name}", intro=intro)
+
+
+def command_hint(body: dict[str, Any], bot_user_id: str | None, agent_view: bool) -> str:
+    """The private answer of a slash command that does not reach the core (``parse_command``)."""
+    words = str(body.get("text") or "")
+    if agent_view and is_dm(body):
+        return agent_dm_hint(bot_user_id, words)
+    return in_thread_hint(bot_user_id, words)
+
+
+def is_dm(body: dict[str, Any]) -> bool:
+    """True for a slash command typed in a DM (a channel id ``D…``)."""
+    return str(body.get("channel_id") or "").startswith("D")
+
+
+def parse_command(body: dict[str, Any], agent_view: bool = False) -> InboundMessage | None:
+    """The ``InboundMessage`` a slash command in a DM stands for; None elsewhere (a channel, or any
+    DM of an agent app, ``agent_view``: the command does not name the thread, which is the
+    conversation there) or when it names no channel or user."""
     channel, user = body.get("channel_id"), body.get("user_id")
-    if not channel or not user or not str(channel).startswith("D"):
+    if not channel or not user or not is_dm(body) or agent_view:
         return None
     conversation = Conversation(
         platform=PLATFORM,

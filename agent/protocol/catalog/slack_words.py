@@ -1,4 +1,4 @@
-"""The catalog's lines only Slack's agent view shows (part of ``WORDS``, kept apart to keep modules small)."""
+"""The catalog's lines only Slack shows (part of ``WORDS``, kept apart to keep modules small)."""
 
 from __future__ import annotations
 
@@ -20,5 +20,23 @@ SLACK_WORDS: dict[str, dict[Locale, str]] = {
     "slack_prompt_message": {
         "en": "What can you help me with, and how do I ask?",
         "zh": "你能帮我做些什么？我应该怎么问？",
+    },
+    # a slash command typed in an agent app's DM (adapters/slack/commands.py): each conversation
+    # there is a thread, which a slash command does not name, so it does nothing (help answers)
+    "slack_agent_slash": {
+        "en": "Nothing was done: a command acts on one conversation, and here each conversation "
+        "with me is a thread of its own, which a slash command cannot name. Type the command in "
+        "that conversation's thread: {new}, {cancel}, {status} or {help}. A question that can be "
+        "dismissed also has its own Cancel button.",
+        "zh": "没有执行任何操作：命令只作用于一个对话，而这里与我的每个对话都是一个单独的话题，"
+        "斜杠命令无法指明是哪一个。请在该对话的话题里输入命令：{new}、{cancel}、{status} 或 {help}。"
+        "可以取消的问题也都有自己的「取消」按钮。",
+    },
+    "slack_agent_commands": {
+        "en": "Each conversation with me is a thread of its own, and a command acts on that one "
+        "conversation: type it in the conversation's thread, as written below (a slash command "
+        "cannot say which thread it is meant for).",
+        "zh": "与我的每个对话都是一个单独的话题，命令只作用于该对话：请在对话的话题里按下面的写法输入"
+        "（斜杠命令无法指明是哪个话题）。",
     },
 }

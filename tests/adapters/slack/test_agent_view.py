@@ -1,5 +1,6 @@
 """Slack's agent messaging experience (``slack.agent_view: true``): each conversation a thread of
-the DM, a loading status while a run works, a title, suggested prompts; the classic bot unchanged.
+the DM, a loading status while a run works, a title, suggested prompts, commands typed in the
+thread (a slash command names none); the classic bot unchanged.
 
 Real Bolt, the real core and the real slack_sdk against the fake Web API (``fake_agent.py``
 answers ``assistant.threads.*`` as Slack documents them).
@@ -8,17 +9,19 @@ answers ``assistant.threads.*`` as Slack documents them).
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from langchain_core.tools import tool
 from pydantic import ValidationError
 
 from clarigate.adapters.slack.settings import SlackSettings
-from clarigate.adapters.testing import ScriptedRunner, choice_request
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
 from clarigate.agent.harness import TurnOutput
 
 from .conftest import MakeWorld
 from .fake_slack import TEAM_ID
+from .test_conversation_control import spy_on_core
 from .test_live_replies import scripted_agent, slowly
 
 AGENT = {"agent_view": True}
@@ -232,3 +235,67 @@ async def test_a_long_first_request_gives_a_short_title(make_world: MakeWorld):
     await world.settle()
     title = world.fake.agent.titles[("D1", ts)]
     assert len(title) == 60 and title.startswith("please look into why") and title.endswith("…")
+
+
+def _deploy(turn: Turn) -> TurnOutput:
+    if turn.response is None:
+        return asking(choice_request("Which environment?", ["staging", "production"]))
+    return TurnOutput(replies=[f"Deploying to {turn.response.value}."])
+
+
+@pytest.mark.parametrize("typed", ["cancel", "status", "new"])
+async def test_a_slash_command_in_the_agent_dm_does_nothing_and_says_to_type_it_in_the_thread(
+    make_world: MakeWorld, typed: str
+):
+    """Slack sends a slash command without its thread, and every conversation with an agent app is
+    a thread of its DM: the command cannot say which one it is for. It is answered privately with
+    the form typed in the thread, and the open question there stays as it was."""
+    runner = ScriptedRunner(_deploy)
+    world = await make_world(runner, slack=AGENT)
+    messages, answers = spy_on_core(world)
+    await world.user.dm("deploy the docs site")
+    await world.settle()
+    question = world.fake.posted()
+    calls = len(world.fake.calls)
+
+    response = await world.user.slash_command(typed)
+    await world.settle()
+
+    assert response.json()["response_type"] == "ephemeral"  # for the person who typed it only
+    said = response.json()["text"]
+    assert said.startswith("Nothing was done: a command acts on one conversation,")
+    assert f"<@U0BOT> {typed}" in said and "/clarigate" not in said
+    assert [m.text for m in messages] == ["deploy the docs site"] and answers == []  # the core: nothing
+    assert world.fake.calls[calls:] == []  # nothing posted, the question not closed
+    await world.user.click(question, "clarigate:o2")  # still open, on the same run
+    await world.settle()
+    assert [t.response.value for t in runner.calls if t.response is not None] == ["production"]
+
+
+async def test_in_the_agent_dm_the_mention_typed_in_the_thread_cancels_its_question(make_world: MakeWorld):
+    world = await make_world(ScriptedRunner(_deploy), slack=AGENT)
+    _, thread = await world.user.dm("deploy the docs site")
+    await world.settle()
+    question = world.fake.posted()
+    await world.user.dm("<@U0BOT> cancel", thread_ts=thread)
+    await world.settle()
+    closed = json.dumps(world.fake.edits(question["ts"])[-1]["blocks"], ensure_ascii=False)
+    assert "✖ Cancelled by <@U1>" in closed
+    said = [m for m in world.fake.of("chat.postMessage") if m["text"].startswith("✖ Cancelled the question")]
+    assert [m["thread_ts"] for m in said] == [thread]
+
+
+async def test_slash_help_in_the_agent_dm_lists_the_commands_as_typed_in_a_thread(make_world: MakeWorld):
+    world = await make_world(slack=AGENT)
+    messages, _ = spy_on_core(world)
+    english = (await world.user.slash_command("help")).json()
+    chinese = (await world.user.slash_command("帮助")).json()  # unknown words ask for help too
+    await world.settle()
+
+    assert english["response_type"] == "ephemeral" and messages == []
+    lines = english["text"].splitlines()
+    assert lines[0].startswith("Just write what you need.")
+    assert lines[2].startswith("Each conversation with me is a thread of its own")
+    assert "<@U0BOT> cancel — dismiss the open question" in lines and "/clarigate" not in english["text"]
+    assert chinese["text"].startswith("直接告诉我您需要什么。")
+    assert "<@U0BOT> cancel — 取消当前问题" in chinese["text"].splitlines()

@@ -1,7 +1,8 @@
-"""Commands as the core's lines name them on Slack: ``/clarigate new`` in a DM, where the slash
-command works; ``@<bot> new`` in a channel, whose conversations are threads, where Slack refuses
-slash commands and people mention the bot instead (``adapters/slack/commands.py``). The real
-adapter against the fake Slack, the real core with a scripted agent."""
+"""Commands as the core's lines name them on Slack: ``/clarigate new`` in a classic bot's DM, where
+the slash command works; ``@<bot> new`` in a channel and in an agent app's DM, whose
+conversations are threads, which slash commands do not reach, so people mention the bot instead
+(``adapters/slack/commands.py``). The real adapter against the fake Slack, the real core with a
+scripted agent."""
 
 from __future__ import annotations
 
@@ -52,3 +53,25 @@ async def test_in_a_dm_the_slash_command_stays(make_world: MakeWorld):
     help_text, status = (m["text"] for m in world.fake.of("chat.postMessage")[-2:])
     assert "/clarigate cancel — dismiss the open question" in help_text.splitlines()
     assert "/clarigate new starts a fresh one" in status and "@clarigate" not in help_text + status
+
+
+async def _agent_thread_reply(world: SlackWorld, text: str) -> str:
+    """What the bot posts in an agent thread (``slack.agent_view``) after ``@bot <text>`` there."""
+    _, ts = await world.user.dm("build me a thing")
+    await world.settle()
+    await world.user.dm(f"<@U0BOT> {text}", thread_ts=ts)
+    await world.settle()
+    reply = world.fake.posted()
+    assert reply.get("thread_ts") == ts
+    return reply["text"]
+
+
+async def test_in_an_agent_thread_help_and_status_name_the_mention_typed_there(make_world: MakeWorld):
+    """An agent app's DM is all threads, which no slash command reaches (Slack sends none of its
+    thread): the lines name ``@clarigate cancel``, the form that works in the thread."""
+    world = await make_world(ScriptedRunner(), slack={"agent_view": True})
+    help_text = await _agent_thread_reply(world, "help")
+    status = await _agent_thread_reply(world, "status")
+    assert "@clarigate cancel — dismiss the open question" in help_text.splitlines()
+    assert "@clarigate new starts a fresh one" in status
+    assert "/clarigate" not in help_text + status
