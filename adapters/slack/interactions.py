@@ -116,6 +116,15 @@ def _click_answer(action: str, click: _Click, view: PendingView, event_id: str) 
     )
 
 
+def _blank_other(view: PendingView, answer: InboundAnswer) -> dict[str, str]:
+    """The error under the "Other…" box sent with only spaces or line breaks (Slack refuses only a
+    box left truly empty): the answer is empty, not the core's "type your answer as a reply",
+    which sends the person to the chat; no error of its own for any other refusal."""
+    if (answer.text or "").strip():
+        return {}
+    return {OTHER_BLOCK: ui_text("slack_other_empty", view.request.locale)}
+
+
 class ClarificationInteractions:
     """Bolt listeners for ``block_actions``, ``view_submission`` and ``view_closed`` on clarifications."""
 
@@ -236,7 +245,7 @@ class ClarificationInteractions:
         )
         outcome = await self.gateway.submit_answer(answer)
         if outcome.status is AnswerStatus.INVALID:
-            errors = field_errors(view.request, outcome.errors) if is_form else {}
+            errors = field_errors(view.request, outcome.errors) if is_form else _blank_other(view, answer)
             await ack(response_action="errors", errors=errors or {first_block: outcome.message})
             return
         if outcome.status is AnswerStatus.EXPIRED:

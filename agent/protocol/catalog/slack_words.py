@@ -39,4 +39,9 @@ SLACK_WORDS: dict[str, dict[Locale, str]] = {
         "zh": "与我的每个对话都是一个单独的话题，命令只作用于该对话：请在对话的话题里按下面的写法输入"
         "（斜杠命令无法指明是哪个话题）。",
     },
+    # the "Other…" modal submitted with nothing but spaces or line breaks: shown under its box
+    "slack_other_empty": {
+        "en": "The answer is empty: write it in this box.",
+        "zh": "回答是空的：请在这个输入框里填写。",
+    },
 }

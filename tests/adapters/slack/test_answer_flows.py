@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
-from clarigate.agent.harness import AgentSettings, ClarifyingAgent
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
 from clarigate.agent.protocol import FormField, Option
 from clarigate.gateway.runners.in_process import LangGraphRunner
 
@@ -207,6 +208,38 @@ async def test_other_opens_a_modal_and_free_text_answers(make_world: MakeWorld):
     answer = runner.calls[-1].response
     assert answer is not None and answer.response_kind == "text" and answer.value == "SQLite, please"
     assert "SQLite, please" in json.dumps(world.fake.edits(question["ts"])[-1]["blocks"])
+
+
+@pytest.mark.parametrize(
+    ("locale", "said"),
+    [("en", "The answer is empty: write it in this box."), ("zh", "回答是空的：请在这个输入框里填写。")],
+    ids=["en", "zh"],
+)
+async def test_other_sent_blank_says_under_its_box_that_the_answer_is_empty(
+    make_world: MakeWorld, locale: str, said: str
+):
+    """Slack's required box refuses only a box left truly empty: spaces and line breaks come
+    through, and the error under the box says the answer is empty, in the question's language,
+    not the chat's "Type your answer as a reply." (which sends the person away from the box)."""
+    asked = choice_request("Which database?", ["Postgres", "MySQL"]).model_copy(update={"locale": locale})
+    runner = ScriptedRunner(lambda turn: asking(asked) if turn.response is None else TurnOutput())
+    world = await make_world(runner)
+    await world.user.dm("store data")
+    await world.settle()
+    question = world.fake.posted()
+    await world.user.click(question, "clarigate:other")
+    await world.adapter.idle()  # the modal opens beside the ack
+    modal = world.fake.of("views.open")[-1]["view"]
+
+    response = await world.user.submit(
+        modal, {"answer": {"value": {"type": "plain_text_input", "value": "  \n "}}}
+    )
+
+    assert response.status_code == 200
+    assert response.json() == {"response_action": "errors", "errors": {"answer": said}}
+    await world.settle()
+    assert [t.response for t in runner.calls] == [None]  # still open: nothing answered it
+    assert world.fake.edits(question["ts"]) == []
 
 
 async def test_risk_confirmation_renders_confirm_dialog_and_cancel_answers(make_world: MakeWorld):
