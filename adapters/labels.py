@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .graphemes import boundary_before, is_boundary
+from clarigate.agent.protocol.graphemes import boundary_before, is_boundary
 
 ELLIPSIS = "…"
 #: How far back from where two labels start to differ the shown tail may begin (to a word's start).

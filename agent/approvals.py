@@ -22,6 +22,7 @@ from typing import Any
 
 from clarigate.agent.interrupt_kinds import APPROVAL, APPROVAL_RESPOND, AskAgain, as_kind
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, normalize_request
+from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.models import MAX_STRING, Locale
 
 #: Approval option labels in every locale: a typed "Approve" (or 批准) answers on every channel.
@@ -87,8 +88,9 @@ def _call_text(action: Action) -> str:
 
 
 def cut_line(text: str, limit: int = MAX_STRING) -> str:
-    """``text`` cut to ``limit`` characters, ending in ``…`` when cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` cut to ``limit`` characters, ending in ``…`` when cut, never inside a character as
+    shown (an emoji sequence, a flag, a letter and its accent: ``graphemes``)."""
+    return shorten(text, limit)
 
 
 def _context(actions: Sequence[Action]) -> str:

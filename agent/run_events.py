@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from clarigate.agent.events import Asking, Progress, RunEvent, TextDelta, ToolFinished, ToolStarted
+from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.tools import ASK_CLARIFICATION
 
 #: Message types whose text is the answer being written.
@@ -96,12 +97,12 @@ def step_events(
 def progress_line(payload: Any) -> Progress | None:
     """The progress line in one ``custom``-mode item: a string, or ``{"progress": "…"}``; None for
     anything else (a graph may stream other data for other clients). Whitespace and line breaks
-    become single spaces, and a long line is cut (``PROGRESS_CHARS``)."""
+    become single spaces, and a long line is cut (``PROGRESS_CHARS``; never inside a character as
+    shown: ``graphemes``)."""
     if isinstance(payload, Mapping):
         payload = payload.get(PROGRESS_KEY)
     if not isinstance(payload, str):
         return None
     line = " ".join(payload.split())
-    if len(line) > PROGRESS_CHARS:
-        line = line[: PROGRESS_CHARS - 1].rstrip() + "…"
+    line = shorten(line, PROGRESS_CHARS, strip=True)
     return Progress(line) if line else None

@@ -28,6 +28,7 @@ from typing import Any
 
 from clarigate.agent.interrupt_kinds import INTERRUPT, AskAgain, Dismissed, as_kind
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, detect_locale
+from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.models import MAX_STRING, Locale
 from clarigate.agent.protocol.normalize import normalize_with_omissions
 from clarigate.agent.schema_forms import NotAForm, SchemaForm, schema_form
@@ -99,7 +100,7 @@ def _example(schema: Mapping[str, Any]) -> str:
         text = json.dumps(shape, ensure_ascii=False)
     else:
         text = json.dumps(samples.get(str(schema.get("type")), None))
-    return text if len(text) <= MAX_STRING // 2 else text[: MAX_STRING // 2 - 1] + "…"
+    return shorten(text, MAX_STRING // 2)
 
 
 def schema_takes(schema: Mapping[str, Any], value: Any) -> bool:

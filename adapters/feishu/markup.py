@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-from ..graphemes import boundary_before
+from clarigate.agent.protocol.graphemes import boundary_before
+
 from ..markdown import Block, Renderer
 from .links import safe_links
 

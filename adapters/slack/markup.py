@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ..graphemes import boundary_before
+from clarigate.agent.protocol.graphemes import boundary_before
+
 from ..markdown import Renderer
 
 ELLIPSIS = "…"

@@ -12,7 +12,8 @@ import html
 import re
 from collections.abc import Callable
 
-from ..graphemes import boundary_before
+from clarigate.agent.protocol.graphemes import boundary_before
+
 from ..markdown import Block, Renderer
 
 MAX_MESSAGE_CHARS = 4096

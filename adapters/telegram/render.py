@@ -22,10 +22,10 @@ from clarigate.agent.protocol import (
     shown_as_text,
     ui_text,
 )
+from clarigate.agent.protocol.graphemes import boundary_before
 from clarigate.agent.protocol.risk import option_roles
 from clarigate.gateway.boundary.messages import ClarificationOut, Sender
 
-from ..graphemes import boundary_before
 from . import callback_data as cb
 from . import wizard
 from .markup import MAX_MESSAGE_CHARS, neutralize_mentions

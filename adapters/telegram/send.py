@@ -30,13 +30,13 @@ from telegram.error import (
 )
 from telegram.warnings import PTBDeprecationWarning
 
+from clarigate.agent.protocol.graphemes import boundary_before
 from clarigate.gateway.boundary.messages import Conversation, MessageRef
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.runtime.logs import log_platform_call
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
-from ..graphemes import boundary_before
 from .markup import html_to_plain, markdown_to_html, plain_text
 from .migration import ChatMoves
 from .render import TelegramMessage

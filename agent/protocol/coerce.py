@@ -11,9 +11,8 @@ import re
 import unicodedata
 from typing import Any
 
+from .graphemes import shorten
 from .models import MAX_STRING
-
-ELLIPSIS = "…"
 
 _TRUE_WORDS = frozenset({"true", "yes", "y", "on", "1", "是", "是的", "对", "checked"})
 _FALSE_WORDS = frozenset({"false", "no", "n", "off", "0", "否", "不", "不是", "unchecked"})
@@ -41,10 +40,9 @@ def one_line(text: str) -> str:
 
 
 def cut(text: str, limit: int = MAX_STRING) -> str:
-    """``text`` shortened to at most ``limit`` characters, ending in ``…`` when cut."""
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rstrip() + ELLIPSIS
+    """``text`` shortened to at most ``limit`` characters, ending in ``…`` when cut, never inside a
+    character as shown (an emoji sequence, a flag, a letter and its accent: ``graphemes``)."""
+    return shorten(text, limit, strip=True)
 
 
 def scalar_text(value: Any) -> str | None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .catalog import icon, ui_text
+from .graphemes import shorten
 from .models import FormField, HumanInputRequest, HumanInputResponse, Locale
 
 
@@ -57,9 +58,10 @@ def _field_line(field: FormField, locale: Locale) -> str:
 
 
 def current_text(field: FormField, locale: Locale, limit: int = 200) -> str:
-    """A field's default as a person reads it (yes/no, option labels), cut to ``limit``."""
+    """A field's default as a person reads it (yes/no, option labels), cut to ``limit`` (never
+    inside a character as shown: ``graphemes``)."""
     text = _shown_value(field, field.default, locale)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def answer_message_text(request: HumanInputRequest, response: HumanInputResponse) -> str:

@@ -1,6 +1,6 @@
 """Text made of emoji sequences and Chinese characters, for the tests of every platform that cut
 it (Telegram, Slack, Feishu): what a person sees as one character must never end up split across
-two messages or before an ellipsis (``clarigate.adapters.graphemes``)."""
+two messages or before an ellipsis (``clarigate.agent.protocol.graphemes``)."""
 
 from __future__ import annotations
 

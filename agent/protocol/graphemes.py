@@ -1,11 +1,12 @@
 """Where text may be cut without splitting a character as a person sees it (a grapheme cluster).
 
-A reply split into messages, or a line cut to a platform's limit, is cut between code points. Where
-no space is near (Chinese text, a run of emoji) that cut can fall inside a sequence shown as one
-character: an emoji and its skin tone (U+1F3FB–1F3FF), emoji joined by U+200D (a family), a symbol
-and its variation selector (U+FE0F, U+FE0E) or keycap (U+20E3), the two regional indicators of a
-flag, a letter and its combining marks. Either half then shows as something else: a yellow hand and
-a lone colour swatch, three people instead of a family, two letters instead of a flag.
+A reply split into messages, a line cut to a platform's limit, or a question, label or approval
+line cut to the protocol's (``coerce.cut``) is cut between code points. Where no space is near
+(Chinese text, a run of emoji) that cut can fall inside a sequence shown as one character: an emoji
+and its skin tone (U+1F3FB–1F3FF), emoji joined by U+200D (a family), a symbol and its variation
+selector (U+FE0F, U+FE0E) or keycap (U+20E3), the two regional indicators of a flag, a letter and
+its combining marks. Either half then shows as something else: a yellow hand and a lone colour
+swatch, three people instead of a family, two letters instead of a flag.
 
 ``boundary_before`` moves such a cut back to where that character starts. The characters are the
 extended grapheme clusters of Unicode (UAX #29) as the ``regex`` library finds them (``\\X``), read
@@ -75,3 +76,12 @@ def boundary_before(text: str, index: int, floor: int = 1, growing: bool = False
         ends = [end for end in ends if end < len(text)]
     fits = [end for end in ends if lowest <= end <= index]
     return fits[-1] if fits else index
+
+
+def shorten(text: str, limit: int, *, strip: bool = False) -> str:
+    """``text`` when it fits in ``limit`` code points, else cut to ``limit - 1`` and ending in
+    ``…``, never inside a character as shown (``strip``: without the spaces before the ``…``)."""
+    if len(text) <= limit:
+        return text
+    head = text[: boundary_before(text, max(limit - 1, 0), floor=0)]
+    return (head.rstrip() if strip else head) + "…"
