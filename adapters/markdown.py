@@ -87,6 +87,11 @@ def _parser() -> MarkdownIt:
 _PARSER = _parser()
 
 
+def parse(markdown: str) -> list[Token]:
+    """The token stream of ``markdown`` (``clean`` already), as every renderer here reads it."""
+    return _PARSER.parse(markdown)
+
+
 def clean(markdown: str) -> str:
     """``markdown`` with the line ends markdown-it counts lines by, and no NUL characters."""
     return markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
@@ -100,7 +105,9 @@ class Block:
     source: str
     rendered: str
     after_blank: bool
-    fence: str = ""  # a fenced code block's closing fence ("```"), its code and opening line below
+    # A code block's fence ("```"), one no line of its code can close however the code is cut
+    # (``enclosing_fence``; an indented block gets one too), its code, and its opening line.
+    fence: str = ""
     code: str = ""
     opening: str = ""
 
@@ -146,7 +153,7 @@ class Renderer:
         """The top-level blocks of ``markdown``, each rendered (one parse for all of them)."""
         source = clean(markdown)
         lines = source.split("\n")
-        tokens = _PARSER.parse(source)
+        tokens = parse(source)
         out: list[Block] = []
         end = -1  # the previous block's last line with text
         start = 0
@@ -160,9 +167,8 @@ class Renderer:
             first, last = _span(opener, lines)
             rendered = self._walk(tokens[start : index + 1] if token.nesting == -1 else [token], lines)
             block = Block("\n".join(lines[first : last + 1]), rendered, bool(out) and first > end + 1)
-            if token.type == "fence":
-                code = token.content.removesuffix("\n")
-                block = replace(block, fence=token.markup, code=code, opening=lines[first].strip())
+            if token.type in ("fence", "code_block"):
+                block = _with_code(block, token, lines[first])
             out.append(block)
             end = last
         return out
@@ -327,6 +333,25 @@ class Renderer:
         return "\n"
 
 
+def enclosing_fence(code: str, char: str = "`", least: int = 3) -> str:
+    """A fence of ``char`` (at least ``least`` long) that no line of ``code`` can close, wherever
+    the code is cut: longer than any run of ``char`` in it (a cut before a mid-line "```" makes
+    it a line of its own)."""
+    longest = max((len(run) for run in re.findall(f"{re.escape(char)}+", code)), default=0)
+    return char * max(least, longest + 1)
+
+
+def _with_code(block: Block, token: Token, first_line: str) -> Block:
+    """``block`` with the fence, code and opening line of its code block (``token``)."""
+    code = token.content.removesuffix("\n")
+    if token.type == "code_block":  # indented: a cut piece of it is fenced, as a fenced one is
+        fence = enclosing_fence(code)
+        return replace(block, fence=fence, code=code, opening=fence)
+    fence = enclosing_fence(code, token.markup[0], len(token.markup))
+    opening = fence + first_line.strip()[len(token.markup) :]
+    return replace(block, fence=fence, code=code, opening=opening)
+
+
 def _blank(line: str) -> bool:
     """True for a line with no text (a quote's ``>`` alone counts as none)."""
     return not line.replace(">", "").strip()
@@ -336,7 +361,8 @@ def _span(token: Token, lines: list[str]) -> tuple[int, int]:
     """The first and last source line of a block token, blank lines after it left out."""
     first, end = token.map if token.map else (0, len(lines))
     last = end - 1
-    while last > first and _blank(lines[last]):
+    code = token.type in ("fence", "code_block")  # a line of ">" in code is code
+    while last > first and (not lines[last].strip() if code else _blank(lines[last])):
         last -= 1  # a list's lines include the blank lines after it
     return first, last
 

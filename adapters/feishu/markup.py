@@ -15,6 +15,7 @@ import re
 
 from clarigate.agent.protocol.graphemes import boundary_before
 
+from ..code_cut import CodeCut, cut_in_code
 from ..markdown import Block, Renderer
 from .links import safe_links
 
@@ -147,31 +148,67 @@ def split_reply(text: str, limit: int = REPLY_CHUNK_CHARS) -> list[str]:
 
 def _cut_block(block: Block, limit: int, first: int) -> list[str]:
     """A block longer than ``limit`` in pieces that fit (the first in ``first``), each piece of a
-    fenced code block fenced again."""
+    code block (fenced or indented) fenced again."""
     if not block.fence:
-        return _cut_text(block.source, limit, first, code=False)
+        return _cut_prose(block.source, limit, first)
     opening = block.opening if len(block.opening) <= limit // 10 else block.fence  # a language, not junk
     fences = len(opening) + len(block.fence) + 2
-    pieces = _cut_text(block.code, max(limit - fences, 1), max(first - fences, 1), code=True) or [""]
+    pieces = _cut_code(block.code, max(limit - fences, 1), max(first - fences, 1)) or [""]
     return [f"{opening}\n{piece}\n{block.fence}" for piece in pieces]
 
 
-def _cut_text(text: str, limit: int, first: int, code: bool) -> list[str]:
-    """``text`` in pieces of at most ``limit`` characters (the first at most ``first``), each cut at
-    the last blank line, line end or space in the second half of its room, else at its end, moved
-    back to where a character as shown starts (``graphemes``); what it is cut at is dropped.
-    ``code``: a piece keeps its first line's indentation (prose loses it)."""
+def _cut_prose(text: str, limit: int, first: int) -> list[str]:
+    """Text (a list, a quote…) in pieces of at most ``limit`` characters (the first at most
+    ``first``), cut where ``_cut_point`` says, white space at the cut dropped. Cut inside a code
+    block it holds, a piece closes the code and what follows is split anew, the code's remaining
+    lines fenced first (``cut_in_code``): its lines are never read as text, nor its closing fence
+    as an opening one."""
     pieces: list[str] = []
     room = first
     while len(text) > room:
-        for mark in ("\n\n", "\n", " ", ""):  # "": at ``room`` itself
-            at = text.rfind(mark, 0, room + len(mark))
-            if at > room // 2:
-                break
-        if not mark:
-            at = boundary_before(text, at)
-        piece, text = text[:at], text[at + len(mark) :]
-        pieces.append(piece if code else piece.rstrip())
-        text = text.lstrip("\n") if code else text.lstrip()
+        at, mark, found = _cut_fitting(text, room)
+        if found is not None:
+            return [*pieces, found.head, *split_reply(found.rest, limit)]
+        pieces.append(text[:at].rstrip())
+        text = text[at + len(mark) :].lstrip()
         room = limit
     return [*pieces, text] if text else pieces
+
+
+def _cut_fitting(text: str, room: int) -> tuple[int, str, CodeCut | None]:
+    """Where to cut ``text`` for a piece of at most ``room`` characters (``_cut_point``), and the
+    code block cut there (``cut_in_code``): cut earlier when the fence closing it would not fit."""
+    fit = room
+    for _ in range(3):
+        at, mark = _cut_point(text, fit)
+        found = cut_in_code(text, at, at + len(mark))
+        if found is None or len(found.head) <= room:
+            return at, mark, found
+        fit = at - (len(found.head) - room)
+        if fit < 1:
+            break
+    return at, mark, None  # no room for a fence: cut as text
+
+
+def _cut_code(code: str, limit: int, first: int) -> list[str]:
+    """Code in pieces of at most ``limit`` characters (the first at most ``first``), cut where
+    ``_cut_point`` says; every line keeps its indentation, blank lines at a cut are dropped."""
+    pieces: list[str] = []
+    room = first
+    while len(code) > room:
+        at, mark = _cut_point(code, room)
+        pieces.append(code[:at])
+        code = code[at + len(mark) :].lstrip("\n")
+        room = limit
+    return [*pieces, code] if code else pieces
+
+
+def _cut_point(text: str, room: int) -> tuple[int, str]:
+    """Where to cut ``text`` to fit ``room``, and what is cut at (dropped): the last blank line,
+    line end or space in the second half of the room, else ``""`` at the room's end, moved back to
+    where a character as shown starts (``graphemes``)."""
+    for mark in ("\n\n", "\n", " ", ""):  # "": at ``room`` itself
+        at = text.rfind(mark, 0, room + len(mark))
+        if at > room // 2:
+            break
+    return (at, mark) if mark else (boundary_before(text, at), mark)

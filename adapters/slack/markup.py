@@ -9,10 +9,11 @@ smuggle Slack's ``<…>`` control sequences, so every piece of it goes through
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from clarigate.agent.protocol.graphemes import boundary_before
 
-from ..markdown import Renderer
+from ..markdown import Block, Renderer
 
 ELLIPSIS = "…"
 ZERO_WIDTH_SPACE = "\u200b"
@@ -50,12 +51,32 @@ def cut_escaped(text: str, limit: int) -> str:
     return head.rstrip() + ELLIPSIS
 
 
+# What stands for a code block's fence while a block renders (``clean`` takes NUL out of model
+# text), so that any other run of three backticks can be broken first (``_fenced``).
+_FENCE_MARK = "\x00"
+# Between the second and third of three backticks in a row: Slack opens or closes a code block at
+# "```" wherever it stands, and ``split_mrkdwn`` counts on fences being the code blocks' own.
+_THIRD_BACKTICK = re.compile(r"(?<=``)(?=`)")
+
+
+def _fenced(rendered: str) -> str:
+    """``rendered`` with every run of three backticks broken by a zero-width space (one shown
+    as written), then its code blocks' fences put in."""
+    return _THIRD_BACKTICK.sub(ZERO_WIDTH_SPACE, rendered).replace(_FENCE_MARK, "```")
+
+
 class SlackMrkdwn(Renderer):
     """Slack's mrkdwn: ``*bold*``, ``_italic_``, ``~strike~``, ``<url|label>``; all text escaped.
 
     mrkdwn cannot nest a style inside itself (``*a *b* c*`` ends at the second ``*``), so an
-    inner bold, italic or strike-through of the same kind shows as plain text.
+    inner bold, italic or strike-through of the same kind shows as plain text. The only "```"
+    in the result are the code blocks' fences: one in model text or code (a "```" line inside
+    an indented code block, a "````" fence's content) shows as written, a zero-width space in it.
     """
+
+    def blocks(self, markdown: str) -> list[Block]:
+        """The top-level blocks of ``markdown`` in mrkdwn, no "```" in them but their fences."""
+        return [replace(block, rendered=_fenced(block.rendered)) for block in super().blocks(markdown)]
 
     def text(self, text: str, within: tuple[str, ...]) -> str:
         """Model text escaped, broadcast words broken."""
@@ -67,7 +88,8 @@ class SlackMrkdwn(Renderer):
 
     def code_block(self, code: str, language: str, within: tuple[str, ...]) -> str:
         """A code block between fences of their own lines (``split_mrkdwn`` closes a cut one)."""
-        return f"```\n{escape_mrkdwn(code)}\n```" if code else "```\n```"
+        fence = _FENCE_MARK
+        return f"{fence}\n{escape_mrkdwn(code)}\n{fence}" if code else f"{fence}\n{fence}"
 
     def link(self, href: str, inner: str, label: str, within: tuple[str, ...]) -> str:
         """``<url|label>``: the label as plain text (mrkdwn styles nothing inside a link)."""
@@ -158,7 +180,9 @@ def _line_pieces(line: str, room: int) -> list[str]:
 def split_mrkdwn(text: str, limit: int) -> list[str]:
     """Split mrkdwn into chunks of at most ``limit`` characters, at line breaks when possible.
 
-    A code block cut in two is closed at the end of one chunk and reopened in the next.
+    A code block cut in two is closed at the end of one chunk and reopened in the next. Every
+    "```" is a fence, wherever it stands ("1. ```", "&gt; ```"): ``markdown_to_mrkdwn`` writes
+    none but its code blocks' fences.
     """
     chunks: list[str] = []
     current: list[str] = []
@@ -179,7 +203,7 @@ def split_mrkdwn(text: str, limit: int) -> list[str]:
                 flush()
             current.append(piece)
             size += len(piece) + 1
-        if line.strip() == "```":
+        if line.count("```") % 2:
             in_code = not in_code
     if current and any(part.strip() for part in current):
         in_code = False

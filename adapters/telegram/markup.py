@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from clarigate.agent.protocol.graphemes import boundary_before
 
+from ..code_cut import CodeCut, cut_in_code
 from ..markdown import Block, Renderer
 
 MAX_MESSAGE_CHARS = 4096
@@ -159,8 +160,10 @@ def _pack(markdown: str, limit: int) -> list[str]:
 def _cut_block(block: Block, limit: int) -> list[str]:
     """A block too long for one message, cut into pieces that fit (``_cut_at`` says where).
 
-    A cut fenced code block is fenced again on both sides. A later piece of a heading, quote or
-    list item starts with the block's marker again (``_resumed``), so it keeps its look.
+    A cut code block (fenced or indented) is fenced again on both sides. A later piece of a
+    heading, quote or bulleted item starts with the block's marker again (``_resumed``), so it
+    keeps its look. A list item or quote cut inside a code block it holds closes the code there;
+    what follows, the code's remaining lines fenced first (``cut_in_code``), is split anew.
     """
     marker = "" if block.fence else _marker(block.source)
     pieces: list[str] = []
@@ -173,9 +176,19 @@ def _cut_block(block: Block, limit: int) -> list[str]:
 
         end = _fitting_prefix(text, lambda chunk: len(markdown_to_html(wrap(chunk))), limit)
         cut = end if end == len(text) else _cut_at(text, end, prose=not block.fence)
+        in_code = None if block.fence or cut == len(text) else _cut_in_code(head, text, cut)
+        if in_code is not None:
+            return [*pieces, in_code.head, *_pack(in_code.rest, limit)]
         pieces.append(wrap(text[:cut]))
         text = _rest(text, cut, code=bool(block.fence))
     return pieces
+
+
+def _cut_in_code(head: str, text: str, cut: int) -> CodeCut | None:
+    """``cut_in_code`` for the piece ``head + text[:cut]``, when the cut falls inside code (the
+    space or line end cut at dropped, as ``_rest`` drops it)."""
+    start = cut + 1 if text[cut : cut + 1] in (" ", "\n") else cut
+    return cut_in_code(head + text, len(head) + cut, len(head) + start)
 
 
 def _rest(text: str, cut: int, code: bool) -> str:
@@ -228,11 +241,14 @@ def _marker(source: str) -> str:
 
 def _resumed(marker: str, rest: str) -> str:
     """What a later piece of a block with ``marker`` starts with: the marker, unless the rest
-    begins a quote line or a list item itself."""
+    begins a quote line or a list item itself, or the marker is a number: the rest of item 3 read
+    as another "3." (or as the list's first number) would be an item that is not there."""
     if marker.startswith(">"):
         return "" if rest.startswith(">") else marker
     if marker.startswith("#"):
         return marker  # a heading is one line: its rest is always its text
+    if marker[:1].isdigit():
+        return ""
     return "" if _MARKER.match(rest) else marker
 
 

@@ -6,8 +6,11 @@ import json
 import re
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from clarigate.adapters.feishu.actions import form_values, read_card_action
 from clarigate.adapters.feishu.markup import escape_markdown, split_reply
@@ -214,3 +217,88 @@ def test_dropdown_entries_differing_only_past_100_characters_keep_their_differen
     texts = [o["text"]["content"] for o in menu["options"]]
     assert len(set(texts)) == 8 and all(len(t) <= 100 and t.endswith(tails[i]) for i, t in enumerate(texts))
     assert texts[5].startswith("6. Move the nightly")
+
+
+# --- long replies split into cards: a cut numbered item, and code holding a stray "```"
+
+
+def test_the_rest_of_a_cut_numbered_item_starts_with_no_number():
+    chunks = split_reply(f"1. first\n2. second\n3. {'word ' * 100}\n4. fourth", 120)
+    numbers = [re.findall(r"^([0-9]+)\. ", chunk, re.MULTILINE) for chunk in chunks]
+    assert len(chunks) > 2 and [number for found in numbers for number in found] == ["1", "2", "3", "4"]
+
+
+def _fences_closed(markdown: str) -> bool:
+    """True when every fenced code block of a card ends with its closing fence (not with the card)."""
+    lines = markdown.split("\n")
+    for token in _parse(markdown):
+        first, stop = token.map or (0, 0)
+        last = lines[stop - 1].lstrip(" >").rstrip()
+        fence = f"{re.escape(token.markup[:1])}{{{len(token.markup)},}}"
+        if token.type == "fence" and (stop - first < 2 or not re.fullmatch(fence, last)):
+            return False
+    return True
+
+
+def _parse(markdown: str) -> list[Token]:
+    return MarkdownIt("commonmark").disable(["reference", "html_block", "html_inline"]).parse(markdown)
+
+
+def _code_and_text(markdown: str) -> tuple[str, str]:
+    """What a card shows as code and as text (read as CommonMark), white space and item numbers
+    aside."""
+    code, text = [], []
+    for token in _parse(markdown):
+        if token.type in ("fence", "code_block"):
+            code.append(token.content)
+        elif token.type == "inline":  # "4. next" after a paragraph's last line is its text
+            text.append(re.sub(r"(?m)^[0-9]{1,9}[.)](?=\s|$)", "", token.content))
+    return re.sub(r"\s", "", "".join(code)), re.sub(r"\s", "", "".join(text))
+
+
+def _shown_apart(chunks: list[str]) -> tuple[str, str]:
+    shown = [_code_and_text(chunk) for chunk in chunks]
+    return "".join(code for code, _ in shown), "".join(text for _, text in shown)
+
+
+#: Indented code holding a "```" line: read as a fence, it would end the code or start more.
+STRAY_FENCE = "\n".join([f"    step {n} of the code" for n in range(12)] + ["    ```", "    more code"])
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        STRAY_FENCE,  # indented code holding a ``` line
+        "````\n" + STRAY_FENCE.replace("    ", "") + "\n````",  # a fenced block holding one
+        "1. the script:\n\n   ````\n" + STRAY_FENCE.replace("    ", "   ") + "\n   ````",  # in a list item
+        "> ````\n" + STRAY_FENCE.replace("    ", "> ") + "\n> ````",  # in a quote
+        "```\n" + "step " * 40 + "```\nmore code\n```",  # a line ending in ```, cut before it
+    ],
+)
+def test_code_cut_between_cards_stays_code_and_the_text_after_it_text(code: str):
+    whole = f"Before it.\n\n{code}\n\nThe end, *not* code."
+    for limit in range(60, 230):
+        chunks = split_reply(whole, limit)
+        assert len(chunks) > 1 and all(len(chunk) <= limit and _fences_closed(chunk) for chunk in chunks)
+        assert _shown_apart(chunks) == _code_and_text(whole), (limit, chunks)
+        assert chunks[-1].endswith("The end, *not* code.")
+
+
+code_blocks = st.lists(
+    st.sampled_from(
+        ["word ", "代码", "`", "```", "~~~", "\n", "\n\n", "\n    ", "\n```\n", "\n````\n", "\n~~~\n"]
+        + ["\n- ", "\n1. ", "\n> ", "\n   ", "\n  ```\n", "\n   ```\n", "\n> ```\n", "\n\n    ```\n"]
+    ),
+    min_size=1,
+    max_size=300,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(code_blocks, st.sampled_from([60, 150, 300]))
+@example("```\n> ", 60)  # a code line of a ">" alone is code, not a quote's blank line
+def test_any_reply_with_code_splits_into_cards_with_its_code_as_code_and_its_text_as_text(markdown, limit):
+    chunks = split_reply(markdown, limit)
+    assert all(len(chunk) <= limit for chunk in chunks)
+    assert all(_fences_closed(chunk) for chunk in chunks) or not _fences_closed(markdown)  # as written
+    assert _shown_apart(chunks) == _code_and_text(markdown)

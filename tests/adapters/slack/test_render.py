@@ -7,6 +7,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
@@ -420,3 +421,80 @@ def test_a_sequence_at_the_cut_goes_whole_to_the_next_message_or_after_the_ellip
 def test_a_stream_holds_back_a_character_still_being_written(written: str, sent: str):
     # a joiner or half a flag at the end of what the model wrote so far: the rest is still to come
     assert written[: piece_end(written, 0)] == sent
+
+
+# --- long replies split into messages: a cut numbered item, and code holding a stray "```"
+
+
+def test_the_rest_of_a_cut_numbered_item_starts_with_no_number():
+    chunks = split_mrkdwn(markdown_to_mrkdwn(f"1. first\n2. second\n3. {'word ' * 100}\n4. fourth"), 120)
+    numbers = [re.findall(r"^([0-9]+)\. ", chunk, re.MULTILINE) for chunk in chunks]
+    assert len(chunks) > 2 and [number for found in numbers for number in found] == ["1", "2", "3", "4"]
+
+
+def _read(mrkdwn: str) -> str:
+    """What a person reads, white space, quote marks and the zero-width space that breaks a "```"
+    shown as written aside (a quote's every line starts with "&gt;", its code's lines too)."""
+    return re.sub(r"[\s\u200b]|&gt;", "", mrkdwn)
+
+
+def _code_and_text(mrkdwn: str) -> tuple[str, str]:
+    """What a message shows as code (between "```" pairs) and as text (``_read``)."""
+    parts = mrkdwn.split("```")
+    assert len(parts) % 2, mrkdwn  # every code block closed in its message
+    return _read("".join(parts[1::2])), _read("".join(parts[0::2]))
+
+
+def _shown_apart(chunks: list[str]) -> tuple[str, str]:
+    shown = [_code_and_text(chunk) for chunk in chunks]
+    return "".join(code for code, _ in shown), "".join(text for _, text in shown)
+
+
+def _written_code(markdown: str) -> str:
+    """The code blocks the model wrote, as ``_read`` reads them."""
+    tokens = MarkdownIt("commonmark").disable(["reference", "html_block", "html_inline"]).parse(markdown)
+    blocks = [token.content for token in tokens if token.type in ("fence", "code_block")]
+    return re.sub(r"[\s>]", "", "".join(blocks))
+
+
+#: Indented code holding a "```" line: read as a fence, it would end the code or start more.
+STRAY_FENCE = "\n".join([f"    step {n} of the code" for n in range(12)] + ["    ```", "    more code"])
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        STRAY_FENCE,  # indented code holding a ``` line
+        "````\n" + STRAY_FENCE.replace("    ", "") + "\n````",  # a fenced block holding one
+        "1. ````\n" + STRAY_FENCE.replace("    ", "   ") + "\n   ````",  # a fence right after "1."
+        "```\n" + "step " * 40 + "```\nmore code\n```",  # a line ending in ```, cut before it
+    ],
+)
+def test_code_holding_a_fence_line_stays_code_in_every_message_and_the_text_after_it_text(code: str):
+    whole = f"Before it.\n\n{code}\n\nThe end, *not* code."
+    assert _code_and_text(markdown_to_mrkdwn(whole))[0] == _written_code(whole)
+    for limit in [*range(40, 230), 3900]:
+        chunks = split_mrkdwn(markdown_to_mrkdwn(whole), limit)
+        assert all(len(chunk) <= limit for chunk in chunks)
+        assert _shown_apart(chunks) == _code_and_text(markdown_to_mrkdwn(whole)), (limit, chunks)
+        assert chunks[-1].endswith("The end, _not_ code.")
+
+
+code_blocks = st.lists(
+    st.sampled_from(
+        ["word ", "代码", "`", "``", "```", "~~~", "\n", "\n\n", "\n    ", "\n```\n", "\n````\n", "\n~~~\n"]
+        + ["\n- ", "\n1. ", "\n> ", "\n   ", "\n  ```\n", "\n   ```\n", "\n> ```\n", "\n\n    ```\n"]
+    ),
+    min_size=1,
+    max_size=300,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(code_blocks, st.sampled_from([40, 120, 300]))
+def test_any_reply_with_code_splits_into_messages_each_with_its_code_blocks_closed(markdown: str, limit: int):
+    whole = markdown_to_mrkdwn(markdown)
+    chunks = split_mrkdwn(whole, limit)
+    assert all(len(chunk) <= limit for chunk in chunks)
+    assert _shown_apart(chunks) == _code_and_text(whole)  # nothing moved between code and text
+    assert _code_and_text(whole)[0] == _written_code(markdown)  # the code shows as code, all of it

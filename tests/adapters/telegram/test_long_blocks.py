@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from clarigate.adapters.telegram.live import live_html
@@ -26,8 +26,9 @@ from .harness import ALICE, message_update
 from .test_render import assert_valid_html, pieces
 
 ZH = "这是一段很长的引用文字没有空格" * 400  # 6,000 characters, no space: more than one message
-#: What each message of a long block starts with, rendered: its look kept on every piece.
-LOOKS = {"# ": "<b>", "> ": "<blockquote>", "- ": "• ", "1. ": "1. "}
+#: What each message of a long block starts with, rendered: its look kept on every piece (a
+#: numbered item's number only on its first: another "1." would be an item that is not there).
+LOOKS = {"# ": "<b>", "> ": "<blockquote>", "- ": "• "}
 
 
 def _chat_shows(tg) -> list[str]:
@@ -48,7 +49,31 @@ async def test_a_long_heading_quote_or_list_item_without_spaces_arrives_whole_in
     assert refused == []
     sent = _chat_shows(tg)
     assert len(sent) > 1 and all(text.startswith(LOOKS[marker]) for text in sent), [t[:20] for t in sent]
-    assert "".join(_read(text) for text in sent).replace("1.", "") == ZH
+    assert "".join(_read(text) for text in sent) == ZH
+
+
+def _numbers(html: str) -> list[str]:
+    """The item numbers a message shows at its lines' starts."""
+    return re.findall(r"^([0-9]+)\. ", html_to_plain(html), re.MULTILINE)
+
+
+async def test_a_long_numbered_item_shows_its_number_once_and_the_next_item_its_own(bench):
+    reply = f"1. 第一步\n2. 第二步\n3. {ZH}\n4. 第四步"
+    tg = await bench(ScriptedRunner(lambda turn: TurnOutput(replies=[reply])), streaming="off")
+    await tg.deliver(message_update("步骤"))
+    sent = _chat_shows(tg)
+    assert len(sent) > 1 and [number for text in sent for number in _numbers(text)] == ["1", "2", "3", "4"]
+    assert "".join(_read(text) for text in sent) == _read(markdown_to_html(reply))
+
+
+@pytest.mark.parametrize("item", ["3. ", "3) ", "10. "])
+def test_the_rest_of_a_cut_numbered_item_starts_with_no_number(item: str) -> None:
+    whole = f"{item}{'word ' * 100}\n{int(item[:-2]) + 1}. next"
+    split = split_markdown(whole, 120)
+    shown = [markdown_to_html(piece) for piece in split]
+    assert len(shown) > 2 and shown[0].startswith(item) and all(_numbers(html) == [] for html in shown[1:-1])
+    assert _numbers(shown[-1]) == [str(int(item[:-2]) + 1)]
+    assert "".join(_read(html) for html in shown) == _read(markdown_to_html(whole))
 
 
 @pytest.mark.parametrize("marker", ["# ", "> ", "- "])
@@ -112,7 +137,7 @@ def test_a_line_cut_before_a_marker_does_not_start_a_heading_quote_or_list() -> 
 # Text of few spaces (Chinese), references, escapes and the markers of long blocks.
 long_blocks = pieces(
     ["这是一段没有空格的文字", "字", "&nbsp;", "&amp;", "&#169;", "\\*", "\\\\", "<&>", " ", "word "]
-    + ["\n", "\n\n", "\n# ", "\n> ", "\n- ", "\n\n## ", "\n\n> "],
+    + ["\n", "\n\n", "\n# ", "\n> ", "\n- ", "\n\n## ", "\n\n> ", "\n1. ", "\n\n7) ", "\n12. "],
     1,
     400,
 )
@@ -120,6 +145,7 @@ long_blocks = pieces(
 
 @settings(max_examples=60, deadline=None)
 @given(long_blocks, st.sampled_from([120, 300, 700]))
+@example("1. a\n12. " + "word " * 60 + "\n13. b", 120)  # a numbered item cut: its number read once
 def test_any_reply_splits_into_readable_messages_that_fit(markdown: str, limit: int) -> None:
     split = [piece for piece in split_markdown(markdown, limit) if piece.strip()]  # as sent
     shown = [markdown_to_html(piece) for piece in split]
@@ -130,3 +156,59 @@ def test_any_reply_splits_into_readable_messages_that_fit(markdown: str, limit: 
     # no cut inside a reference or an escape, nothing lost: the same text, read message by message
     whole = _read(markdown_to_html(markdown))
     assert "".join(_read(html) for html in shown) == whole or not whole  # (none: sent as written)
+
+
+def _code_and_text(html: str) -> tuple[str, str]:
+    """What a message shows as code (inside ``<pre>``) and as text, white space aside."""
+    code = re.findall(r"<pre>(?:<code[^>]*>)?(.*?)(?:</code>)?</pre>", html, re.DOTALL)
+    return _read("".join(code)), _read(re.sub(r"<pre>.*?</pre>", "", html, flags=re.DOTALL))
+
+
+def _shown_apart(split: list[str]) -> tuple[str, str]:
+    """The code and the text ``split`` shows, message after message."""
+    shown = [_code_and_text(markdown_to_html(piece)) for piece in split]
+    return "".join(code for code, _ in shown), "".join(text for _, text in shown)
+
+
+#: Indented code holding a "```" line: read as a fence, it would end the code or start more.
+STRAY_FENCE = "\n".join([f"    step {n} of the code" for n in range(12)] + ["    ```", "    more code"])
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        STRAY_FENCE,  # indented code holding a ``` line
+        "````\n" + STRAY_FENCE.replace("    ", "") + "\n````",  # a fenced block holding one
+        "1. the script:\n\n   ````\n" + STRAY_FENCE.replace("    ", "   ") + "\n   ````",  # in a list item
+        "> ````\n" + STRAY_FENCE.replace("    ", "> ") + "\n> ````",  # in a quote
+        "```\n" + "step " * 40 + "```\nmore code\n```",  # a line ending in ```, cut before it
+    ],
+)
+def test_code_cut_across_messages_stays_code_and_the_text_after_it_text(code: str) -> None:
+    whole = f"Before it.\n\n{code}\n\nThe end, *not* code."
+    for limit in range(60, 230):
+        split = split_markdown(whole, limit)
+        assert len(split) > 1 and all(len(markdown_to_html(piece)) <= limit for piece in split)
+        assert _shown_apart(split) == _code_and_text(markdown_to_html(whole)), (limit, split)
+        assert markdown_to_html(split[-1]).endswith("The end, <i>not</i> code.")
+
+
+code_blocks = pieces(
+    ["word ", "代码", "`", "```", "~~~", "\n", "\n\n", "\n    ", "\n```\n", "\n````\n", "\n~~~\n"]
+    + ["\n- ", "\n1. ", "\n> ", "\n   ", "\n  ```\n", "\n   ```\n", "\n> ```\n", "\n\n    ```\n"],
+    1,
+    300,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(code_blocks, st.sampled_from([80, 150, 300]))
+@example("```\n> ", 80)  # a code line of a ">" alone is code, not a quote's blank line
+def test_any_reply_with_code_splits_with_its_code_as_code_and_its_text_as_text(markdown: str, limit: int):
+    split = [piece for piece in split_markdown(markdown, limit) if piece.strip()]  # as sent
+    for piece in split:
+        html = markdown_to_html(piece)
+        assert len(html) <= limit
+        assert_valid_html(html)
+    code, text = _code_and_text(markdown_to_html(markdown))
+    assert _shown_apart(split) == (code, text) or not code + text, split

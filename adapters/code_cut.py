@@ -1,0 +1,87 @@
+"""A long block cut inside a code block it holds: the code closed in one piece, opened in the next.
+
+Telegram and Feishu cut a reply as Markdown, each piece rendered alone. A list item or a quote
+longer than a message is cut as text (``telegram.markup``, ``feishu.markup``); when the cut falls
+inside a code block of it (fenced or indented), the piece before would leave the fence open and
+the piece after would start with code lines read as text, its closing fence opening a code block
+that swallows the text after it. ``cut_in_code`` closes the code in the first piece and starts the
+second with the code's remaining lines fenced at the top level (``enclosing_fence``), then the
+source after the code as written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from markdown_it.token import Token
+
+from .markdown import enclosing_fence, parse
+
+# A list marker in the part of a line before a fence ("1. ```"): as spaces, the closing fence stays
+# inside the item without starting another one.
+_LIST_MARKER = re.compile(r"(?:[-+*]|[0-9]{1,9}[.)])(?=[ \t]|$)")
+
+
+@dataclass(frozen=True)
+class CodeCut:
+    """The two sides of a cut inside a code block: ``head`` with its code closed, ``rest`` with
+    the code's remaining lines fenced alone and, after them, the source after the code."""
+
+    head: str
+    rest: str
+
+
+def cut_in_code(markdown: str, end: int, start: int) -> CodeCut | None:
+    """``markdown`` cut into ``markdown[:end]`` and ``markdown[start:]`` (the character between
+    them, a space or a line end, dropped), when that cut falls inside a code block; else None."""
+    lines = markdown.split("\n")
+    line = markdown.count("\n", 0, end)
+    token = next((t for t in _code_tokens(markdown) if t.map and t.map[0] <= line < t.map[1]), None)
+    if token is None or token.map is None:
+        return None
+    first, stop = token.map
+    code = token.content.removesuffix("\n").split("\n") if token.content else []
+    body = first + 1 if token.type == "fence" else first  # the code's first line
+    closed = token.type == "fence" and stop - body > len(code)
+    close = f"\n{_close_line(token, lines[first])}" if token.type == "fence" else ""
+    if line == first and token.type == "fence":  # on the opening line: the code goes on whole
+        head = "\n".join(lines[:first])
+        head = head if head.strip() else "\n".join(lines[: first + 1]) + close
+        return CodeCut(head, _rest(token, code, "\n".join(lines[stop:])))
+    if line >= body + len(code):  # on the closing line
+        return CodeCut("\n".join(lines[:line]) + close, "\n".join(lines[stop:]))
+    after = "\n".join(lines[stop:])
+    at = markdown.count("\n", 0, start)
+    if at >= body + len(code):  # the cut is the code's last line end
+        return CodeCut(markdown[:end] + close, after if closed else markdown[start:])
+    column = start - (markdown.rfind("\n", 0, start) + 1)
+    shown = code[at - body]
+    margin = max(len(lines[at]) - len(shown), 0)  # what the line has before its code
+    remaining = [shown[max(column - margin, 0) :], *code[at - body + 1 :]]
+    return CodeCut(markdown[:end] + close, _rest(token, remaining, after))
+
+
+def _code_tokens(markdown: str) -> list[Token]:
+    """The code blocks of ``markdown``, at any depth."""
+    return [token for token in parse(markdown) if token.type in ("fence", "code_block")]
+
+
+def _close_line(token: Token, opening: str) -> str:
+    """The line closing a fenced ``token`` where it stands (in a quote, inside a list item)."""
+    prefix = opening[: opening.index(token.markup)]
+    return _LIST_MARKER.sub(lambda marker: " " * len(marker.group()), prefix) + token.markup
+
+
+def _rest(token: Token, code: list[str], after: str) -> str:
+    """The code's ``code`` lines fenced at the top level, then ``after``."""
+    while code and not code[0].strip():
+        code = code[1:]  # blank lines at a message's edge show nothing
+    if not code:
+        return after
+    text = "\n".join(code)
+    char = token.markup[0] if token.type == "fence" else "`"
+    fence = enclosing_fence(text, char, max(len(token.markup), 3))
+    info = token.info.strip() if token.type == "fence" else ""
+    fenced = f"{fence}{info}\n{text}\n{fence}"
+    return f"{fenced}\n{after}" if after.strip() else fenced
