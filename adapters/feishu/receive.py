@@ -240,7 +240,9 @@ class FeishuReceiver:
         if mentioned:
             message = message.model_copy(update={"is_mention": True})
         if not (message.is_mention or message.conversation.is_direct) and mentions_someone(payload):
-            return  # said to the members it mentions, not the bot, even in a thread the bot takes part in
+            # said to the members it mentions, not the bot: the core ignores it unless it is its
+            # writer's typed answer to the thread's open question
+            message = message.model_copy(update={"said_to_others": True})
         if not (message.text or message.attachments):
             if not message.is_mention:
                 return

@@ -174,8 +174,9 @@ def parse_message_event(
     DMs: one agent thread per DM (``topic`` None); with ``agent_view`` (Slack's agent messaging
     experience) one per thread of the DM, a top-level message starting one. A channel mention starts a thread
     at the mentioning message (or continues the thread it was written in); a plain
-    channel message counts only as a reply in a thread the bot already takes part in, and not
-    when it mentions people but not the bot (said to them).
+    channel message counts only as a reply in a thread the bot already takes part in; one that
+    mentions people but not the bot is said to them (``said_to_others``: the core ignores it
+    unless it is its writer's typed answer to the thread's question).
     The text is decoded (``decode_text``; ``names`` maps mentioned user ids to names).
     """
     event = body.get("event") or {}
@@ -188,7 +189,7 @@ def parse_message_event(
     text = str(event.get("text") or "")
     mentioned = _USER_MENTION.findall(text)
     mentions_bot = bool(bot_user_id) and bot_user_id in mentioned
-    placed = _place(body, event, channel, bool(mentioned), agent_view)
+    placed = _place(body, event, channel, mentions_bot, agent_view)
     if placed is None:
         return None
     conversation, needs_known_thread = placed
@@ -204,16 +205,16 @@ def parse_message_event(
             if isinstance(f, dict) and (attachment := file_attachment(f)) is not None
         ],
         is_mention=kind == "app_mention" or mentions_bot,
+        said_to_others=needs_known_thread and bool(mentioned),  # a plain reply: it cannot name the bot
     )
     return ParsedMessage(message, needs_known_thread)
 
 
 def _place(
-    body: dict[str, Any], event: dict[str, Any], channel: str, mentions: bool, agent_view: bool
+    body: dict[str, Any], event: dict[str, Any], channel: str, mentions_bot: bool, agent_view: bool
 ) -> tuple[Conversation, bool] | None:
     """Where a person's message belongs, and whether only a thread the bot knows makes it the
-    bot's (a plain channel reply); None for what is not for the bot at all (``mentions``: the
-    message mentions someone, the bot or other people only)."""
+    bot's (a plain channel reply); None for what is not for the bot at all."""
     kind, ts, thread_ts = event.get("type"), event.get("ts"), event.get("thread_ts")
     is_direct = kind == "message" and event.get("channel_type") == "im"
     needs_known_thread = False
@@ -224,10 +225,8 @@ def _place(
     elif kind == "app_mention":
         topic = reply_to = thread_ts or ts
     else:
-        if mentions or not thread_ts or thread_ts == ts:
-            # mentions of the bot arrive as app_mention; a reply mentioning others but not the bot
-            # is said to them, even in a thread the bot takes part in; top-level chatter is not for it
-            return None
+        if mentions_bot or not thread_ts or thread_ts == ts:
+            return None  # mentions of the bot arrive as app_mention; top-level chatter is not for it
         topic = reply_to = thread_ts
         needs_known_thread = True
     conversation = Conversation(

@@ -52,6 +52,7 @@ from .receive import (
     mentions_bot,
     message_text,
     replies_to_bot,
+    said_to_others,
     sender_for,
     webhook_route,
     without_mention,
@@ -212,8 +213,7 @@ class TelegramAdapter(PlatformAdapter):
         if command is None and not text.strip() and not attachments:
             return  # service messages: members joining, pins, topic changes
         private = message.chat.type == "private"
-        mention = mentions_bot(message, me)
-        reply = replies_to_bot(message, me)
+        mention, reply = mentions_bot(message, me), replies_to_bot(message, me)
         conversation = await self._conversation(message, reply)
         if command is not None:
             neutral = command.neutral_text()
@@ -227,17 +227,18 @@ class TelegramAdapter(PlatformAdapter):
             if not private and not command.explicit:
                 return  # a bare command we do not know, in a group: meant for another bot
         # In groups (forum topics included) the bot takes part only where it is addressed:
-        # a command, a mention, or a reply to one of its messages.
+        # a command, a mention, or a reply to one of its messages (a reply naming others but not
+        # the bot is said to them, ``aside``: the core ignores it unless it answers its writer's question).
         if not (private or mention or reply or command is not None):
             return
+        aside = not private and reply and said_to_others(message, me)
         clean = without_mention(text if command is None else command.as_text(), me)
         # a photo or file is no form value (a step takes typed text): it reaches the agent, as always
         typed = command is None and not attachments
-        if typed and await self.interactions.forms.on_typed(message, conversation, sender, clean):
+        if typed and await self.interactions.forms.on_typed(message, conversation, sender, clean, aside):
             return
-        await self.gateway.accept(
-            inbound_message(update, message, conversation, sender, clean, True, attachments)
-        )
+        inbound = inbound_message(update, message, conversation, sender, clean, True, attachments, aside)
+        await self.gateway.accept(inbound)
 
     async def _closes_forms(
         self, name: str, message: Message, conversation: Conversation, who: Sender

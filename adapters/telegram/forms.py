@@ -156,8 +156,14 @@ class Forms:
 
     # --- typed values ----------------------------------------------------------------------
 
-    async def on_typed(self, message: Message, conversation: Conversation, sender: Sender, text: str) -> bool:
-        """A message that may be a value for this person's form: True when handled here."""
+    async def on_typed(
+        self, message: Message, conversation: Conversation, sender: Sender, text: str, aside: bool = False
+    ) -> bool:
+        """A message that may be a value for this person's form: True when handled here.
+
+        ``aside``: it names others but not the bot (``receive.said_to_others``): taken only as a
+        value the step takes (``wizard.takes_typed``: a text step any text), else never answered
+        here, not even with "That form is closed" (the core ignores it unless it is an answer)."""
         chat_id = str(message.chat_id)
         private = message.chat.type == "private"
         target = message.reply_to_message
@@ -167,7 +173,7 @@ class Forms:
         if state is not None and (view is None or view.status != "pending"):
             await self.forget(state)
             state, view = None, None
-        if target_id is not None and (state is None or target_id != state.message_id):
+        if not aside and target_id is not None and (state is None or target_id != state.message_id):
             # a reply to a form this person had open here before: say it is closed
             opened = await self.gateway.state.get_json(wizard.opened_key(chat_id, target_id, sender.user_id))
             if opened and await self._say_closed(opened, conversation, message, view):
@@ -180,6 +186,8 @@ class Forms:
                 return False  # not a reply to the form, and the agent spoke since: a message of its own
         if state.field(view.request) is None:
             return False  # on the summary only Submit / Edit / Back apply
+        if aside and not wizard.takes_typed(state, view.request, text):
+            return False  # said to the people it names, not a value of this step
         event_id = f"m{message.message_id}"
         if not state.has_applied(event_id):
             state = wizard.type_value(state, view.request, text).applied(event_id)

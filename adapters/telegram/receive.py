@@ -121,17 +121,16 @@ def mentions_bot(message: Message, me: BotIdentity) -> bool:
 
 def replies_to_bot(message: Message, me: BotIdentity) -> bool:
     """True when the message answers one of the bot's messages (in a forum the topic's
-    service message is the implicit reply target, so only the bot's own messages count) and is
-    meant for the bot: a reply that mentions people but not the bot is said to them."""
+    service message is the implicit reply target, so only the bot's own messages count)."""
     target = message.reply_to_message
-    if target is None or target.from_user is None or target.from_user.id != me.id:
-        return False
-    return not said_to_others(message, me)
+    return target is not None and target.from_user is not None and target.from_user.id == me.id
 
 
 def said_to_others(message: Message, me: BotIdentity) -> bool:
     """True when the message @-mentions someone (a ``mention`` or ``text_mention``) but not the
-    bot, and is no command (``/cancel @carol`` is still the bot's)."""
+    bot, and is no command (``/cancel @carol`` is still the bot's). In a group such a reply to the
+    bot is said to them: marked (``InboundMessage.said_to_others``), the core ignores it unless it
+    is its writer's typed answer to the open question (a form's step takes it first: ``forms``)."""
     entities = message.parse_entities() if message.text else message.parse_caption_entities()
     if mentions_bot(message, me) or any(e.type == "bot_command" and e.offset == 0 for e in entities):
         return False
@@ -188,8 +187,10 @@ def inbound_message(
     text: str,
     mention: bool,
     attachments: list[Attachment] | None = None,
+    aside: bool = False,
 ) -> InboundMessage:
-    """The normalized message; ``event_id`` is the ``update_id`` the core dedupes on."""
+    """The normalized message; ``event_id`` is the ``update_id`` the core dedupes on (``aside``:
+    said to the people it mentions, ``said_to_others``)."""
     return InboundMessage(
         conversation=conversation,
         sender=sender,
@@ -199,6 +200,7 @@ def inbound_message(
         attachments=attachments or [],
         is_mention=mention,
         language=language_of(message),
+        said_to_others=aside,
     )
 
 

@@ -151,6 +151,15 @@ def type_value(state: WizardState, request: HumanInputRequest, text: str) -> Wiz
     return _advance(state, values=_with_value(state, current.name, value))
 
 
+def takes_typed(state: WizardState, request: HumanInputRequest, text: str) -> bool:
+    """True when the current step takes ``text`` as its value: a text step any text, another step
+    a value it accepts (an option's label or number, yes or no, a number, a date)."""
+    current = state.field(request)
+    if current is None:
+        return False
+    return current.type in ("text", "textarea") or type_value(state, request, text).notice is None
+
+
 def back(state: WizardState) -> WizardState:
     """One step back (values kept, so the person sees what they gave)."""
     return state.model_copy(update={"step": max(0, state.step - 1), "notice": None, "tries": 0})

@@ -120,6 +120,11 @@ class InboundMessage(BaseModel):
     # store outage. Where its job runs, the core checks (an agent thread, else the adapter's
     # ``PlatformAdapter.known_thread``) and drops it without a word if not.
     only_in_known_thread: bool = False
+    # In a group's thread the bot takes part in, the message mentions other people but not the
+    # bot: it is said to them. Where its job runs the core ignores it (no reply, nothing runs or
+    # closes) unless it is its writer's typed answer to the thread's open question
+    # (``TypedAnswers.answers_aside``), which it then is as if it named no one.
+    said_to_others: bool = False
 
     @property
     def inbound_id(self) -> str:

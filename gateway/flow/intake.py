@@ -189,7 +189,7 @@ class Gateway:
         conv = message.conversation
         metrics.inbound_events(conv.platform, "message").inc()
         if not self._allowed(conv, message.sender):
-            if not message.only_in_known_thread:  # maybe no thread of the bot's: not a word there
+            if not (message.only_in_known_thread or message.said_to_others):  # maybe not the bot's: no word
                 self._in_background(
                     refuse_once(self.config, self.store, self.outbox, conv, message.sender, message.text)
                 )

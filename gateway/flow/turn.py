@@ -215,6 +215,9 @@ class Dispatcher:
         if nothing_to_read(msg) and await self._set_aside(msg, turn):
             return  # a sticker, a place, a contact alone over the writer's open question
         msg = await self._completed(msg)
+        if msg.said_to_others and not await self.typed.answers_aside(msg):
+            log.info("message %s is said to the people it mentions: ignored", msg.event_id)
+            return  # no reply, nothing runs, the thread's question stays open
         ttl = self.config.thread_ttl_seconds
         command = parse_command(msg.text)
         if command is not None:  # /new in turn; the others out of turn (``kind == "command"``)
@@ -233,6 +236,8 @@ class Dispatcher:
         set_log_context(thread_id=thread_id)
         if pending is not None and await self.typed.settled_by_question(conv, msg, pending, thread_id, turn):
             return
+        if msg.said_to_others:
+            return  # no answer after all (someone answered first): still said to the others
         left_open = await self._left_open(pending, msg)
         turn.may_answer = left_open is None  # someone else's question stays open: not theirs
         cap = self.config.agent.max_image_bytes

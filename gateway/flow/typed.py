@@ -27,7 +27,7 @@ from clarigate.gateway.flow.answers import (
 )
 from clarigate.gateway.flow.attachments import fetch_images, message_text
 from clarigate.gateway.flow.claim import claim_answer
-from clarigate.gateway.flow.commands import Control
+from clarigate.gateway.flow.commands import Control, parse_command
 from clarigate.gateway.flow.confirm import TypedConfirm, as_attachments
 from clarigate.gateway.flow.held import held_reply
 from clarigate.gateway.flow.notices import notice_for_text
@@ -92,6 +92,22 @@ class TypedAnswers:
             return True
         await self.control.close_question(pending, msg.sender, "superseded")
         return False
+
+    async def answers_aside(self, msg: InboundMessage) -> bool:
+        """True when ``msg``, said to the people it mentions (``InboundMessage.said_to_others``), is
+        still its writer's typed answer to the thread's open question, then taken as if it named
+        no one: they may answer it (``may_type_answer``) and it takes this text (any text for a
+        free-text question, an option or a form's lines that fit, anything once they chose
+        "Other…" or "Fill in"). Anything else (a command too) is theirs, not the bot's: ignored,
+        with no reply, and it closes nothing."""
+        if parse_command(msg.text) is not None:
+            return False
+        pending = (await self.store.chat_status(msg.conversation.thread_key)).pending
+        if pending is None or not may_type_answer(pending, msg):
+            return False
+        return looks_like_answer(pending.request, msg.text) or await expects_typed_answer(
+            self.store, pending, msg.sender
+        )
 
     async def _typed_answer(
         self, conv: Conversation, msg: InboundMessage, pending: PendingRecord, thread_id: str, turn: Turn
