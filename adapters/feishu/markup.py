@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from clarigate.agent.protocol.graphemes import boundary_before
+from clarigate.agent.protocol.graphemes import boundary_before, shorten
 
 from ..code_cut import CodeCut, cut_in_code
 from ..markdown import Block, Renderer
@@ -71,9 +71,7 @@ def preview(text: str) -> str:
 def cut(text: str, limit: int) -> str:
     """``text`` shortened to ``limit`` characters, with an ellipsis when something was cut (never
     inside a character as shown: an emoji sequence, a flag, a letter and its marks; ``graphemes``)."""
-    if len(text) <= limit:
-        return text
-    return text[: boundary_before(text, max(limit - 1, 0), floor=0)] + "…"
+    return shorten(text, limit)
 
 
 class _ReplyBlocks(Renderer):

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeGuard
 
 from clarigate.agent.protocol import ui_text
+from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageRef
 from clarigate.gateway.boundary.port import DeliveryFailed
@@ -43,7 +44,6 @@ STATUS = "status"
 MAX_LOADING_MESSAGES = 10
 #: A thread's title: its first request's first line, cut to this many characters.
 TITLE_CHARS = 60
-ELLIPSIS = "…"
 
 
 def loading_messages(locale: Locale) -> list[str]:
@@ -55,7 +55,7 @@ def loading_messages(locale: Locale) -> list[str]:
 def thread_title(text: str) -> str:
     """A thread's title from its first request: the first line that has words, cut short."""
     line = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + ELLIPSIS
+    return shorten(line, TITLE_CHARS, strip=True)  # never inside a character as shown
 
 
 def prompt_payloads(prompts: list[SuggestedPrompt], locale: Locale) -> list[dict[str, str]]:

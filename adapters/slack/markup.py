@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from clarigate.agent.protocol.graphemes import boundary_before
+from clarigate.agent.protocol.graphemes import boundary_before, shorten
 
 from ..markdown import Block, Renderer
 
@@ -33,9 +33,7 @@ def escape_mrkdwn(text: str) -> str:
 def cut(text: str, limit: int) -> str:
     """``text`` shortened to at most ``limit`` characters, marked with an ellipsis when cut (never
     inside a character as shown: an emoji sequence, a flag, a letter and its marks; ``graphemes``)."""
-    if len(text) <= limit:
-        return text
-    return text[: boundary_before(text, max(limit - 1, 0), floor=0)].rstrip() + ELLIPSIS
+    return shorten(text, limit, strip=True)
 
 
 def cut_escaped(text: str, limit: int) -> str:

@@ -22,7 +22,7 @@ from clarigate.agent.protocol import (
     shown_as_text,
     ui_text,
 )
-from clarigate.agent.protocol.graphemes import boundary_before
+from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.risk import option_roles
 from clarigate.gateway.boundary.messages import ClarificationOut, Sender
 
@@ -330,7 +330,7 @@ def _button(text: str, token: str, action: str) -> InlineKeyboardButton:
 def _short(text: str, limit: int = 200) -> str:
     """``text`` in at most ``limit`` characters, "…" ending it when cut (never inside a character
     as shown: ``graphemes``)."""
-    return text if len(text) <= limit else text[: boundary_before(text, limit - 1, floor=0)] + "…"
+    return shorten(text, limit)
 
 
 def _button_label(label: str) -> str:

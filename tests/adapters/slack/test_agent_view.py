@@ -19,6 +19,7 @@ from clarigate.adapters.slack.settings import SlackSettings
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
 from clarigate.agent.harness import TurnOutput
 
+from ..emoji_text import AT_THE_CUT
 from .conftest import MakeWorld
 from .fake_slack import TEAM_ID
 from .test_conversation_control import spy_on_core
@@ -67,6 +68,19 @@ async def test_an_agent_dm_shows_a_status_while_the_run_works_then_the_reply_in_
         # the status was cleared before the reply was posted
         methods = [c.method for c in world.fake.calls if c.method in (STATUS, "chat.postMessage")]
         assert methods == [STATUS, STATUS, "chat.postMessage"]
+
+
+@pytest.mark.parametrize("emoji", AT_THE_CUT)
+async def test_a_long_first_request_titles_its_thread_without_splitting_a_character(
+    make_world: MakeWorld, emoji: str
+):
+    world = await make_world(slack=AGENT)
+    request = "x" * 58 + emoji + " and the rest of the request"  # the 60-character cut lands inside it
+    _, ts = await world.user.dm(request)
+    await world.settle()
+
+    title = world.fake.agent.titles[("D1", ts)]
+    assert title == "x" * 58 + "…"  # the character left out whole, not half of it shown
 
 
 async def test_a_reply_in_an_agent_thread_continues_it_without_a_new_title(make_world: MakeWorld):
