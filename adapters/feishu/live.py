@@ -20,6 +20,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from clarigate.agent.protocol.graphemes import boundary_after
 from clarigate.gateway.boundary.messages import LiveView, MessageRef
 from clarigate.gateway.flow.notices import notice
 
@@ -83,7 +84,7 @@ def latest(text: str) -> str:
     the answer grows. The final reply shows it all, from the start, split over cards."""
     if len(text) <= LIVE_CHARS:
         return text
-    tail = text[-(LIVE_CHARS - TAIL_ROOM) :]
+    tail = text[boundary_after(text, len(text) - (LIVE_CHARS - TAIL_ROOM)) :]  # a character whole
     line = tail.find("\n")
     if 0 <= line < LIVE_CHARS // 8:
         tail = tail[line + 1 :]

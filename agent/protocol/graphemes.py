@@ -78,6 +78,17 @@ def boundary_before(text: str, index: int, floor: int = 1, growing: bool = False
     return fits[-1] if fits else index
 
 
+def boundary_after(text: str, index: int) -> int:
+    """The first place at or after ``index`` where ``text`` may be cut (``is_boundary``): where
+    text kept from ``index`` on may start, never inside a character as shown."""
+    if is_boundary(text, index):
+        return index
+    for cluster in _CLUSTER.finditer(text, boundary_before(text, index, floor=0)):
+        if cluster.end() > index:
+            return cluster.end()
+    return len(text)
+
+
 def shorten(text: str, limit: int, *, strip: bool = False) -> str:
     """``text`` when it fits in ``limit`` code points, else cut to ``limit - 1`` and ending in
     ``…``, never inside a character as shown (``strip``: without the spaces before the ``…``)."""

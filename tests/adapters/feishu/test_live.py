@@ -20,6 +20,7 @@ from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
 from clarigate.gateway.runners.in_process import LangGraphRunner
 
+from ..emoji_text import AT_THE_CUT
 from .cards import components, is_interactive, text_of
 from .conftest import feishu_settings
 from .events import message_event
@@ -236,6 +237,14 @@ def test_the_latest_part_starts_at_a_line_and_inside_the_code_block_it_cut():
     shown = latest(code)
     assert len(shown) <= LIVE_CHARS and shown.startswith("…\n```\nprint(") and shown.endswith("print(599)\n")
     assert latest("short answer") == "short answer"
+
+
+@pytest.mark.parametrize("emoji", AT_THE_CUT)
+def test_the_latest_part_never_starts_inside_a_character(emoji: str):
+    text = emoji * 3000  # no line to start at: the cut lands inside a character as shown
+    for extra in range(len(emoji)):
+        shown = latest(text + "x" * extra)
+        assert shown.startswith("…\n" + emoji) and len(shown) <= LIVE_CHARS
 
 
 async def test_past_the_first_card_the_live_card_keeps_showing_the_latest_words(make_bot, agent, quick_cards):
