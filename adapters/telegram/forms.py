@@ -94,7 +94,9 @@ class Forms:
             message_id=message_id,
             values=wizard.defaults(view.request),
         )
-        await self._save(view, state)
+        refusal = await self._keep(view, who, state)
+        if refusal is not None:  # answered (or closed) since the tap was let through
+            return TapReply(refusal.text, True, then)
         opened = {"token": view.token, "request_id": view.request.request_id}
         await self.gateway.state.set_json(
             wizard.opened_key(chat_id, message_id, who.user_id), opened, self._ttl(view)
@@ -128,7 +130,9 @@ class Forms:
         if step is None:
             return TapReply()
         state = step(state).applied(event_id)
-        await self._save(view, state)
+        refusal = await self._keep(view, who, state)
+        if refusal is not None:  # a Submit tapped with this one (or another close) came first
+            return refusal
         return TapReply(state.notice, bool(state.notice), [("editMessageText", self._shower(view, state))])
 
     async def _submit(self, view: PendingView, who: Sender, state: WizardState, event_id: str) -> TapReply:
@@ -143,7 +147,9 @@ class Forms:
         outcome = await self.gateway.submit_answer(answer)
         if outcome.errors:
             state = wizard.show_errors(state, request, outcome.errors).applied(event_id)
-            await self._save(view, state)
+            refusal = await self._keep(view, who, state)
+            if refusal is not None:
+                return refusal
             message = outcome.message or ui_text("invalid_values", request.locale)
             return TapReply(message, True, [("editMessageText", self._shower(view, state))])
         if outcome.status is AnswerStatus.DUPLICATE:
@@ -191,7 +197,8 @@ class Forms:
         event_id = f"m{message.message_id}"
         if not state.has_applied(event_id):
             state = wizard.type_value(state, view.request, text).applied(event_id)
-            await self._save(view, state)
+            if await self._keep(view, sender, state) is not None:
+                return False  # its question closed meanwhile: a message of its own, as just above
             await self.after_ack.run("editMessageText", self._shower(view, state))
         return True
 
@@ -243,26 +250,33 @@ class Forms:
         return await self._close(state) if state is not None else []
 
     async def _close(self, state: WizardState) -> list[tuple[str, Effect]]:
+        """End the wizard; its message shows the question again, if the question is still open
+        when the edit runs (a Submit tapped with ``/cancel`` shows the answer, not the question)."""
         await self.forget(state)
-        view = await self.gateway.pending_by_token(state.token)
-        if view is None or view.status != "pending":
-            return []
-        question = render_question(view.request, view.token)
-        return [
-            (
-                "editMessageText",
-                lambda: self.sender.edit(state.chat_id, state.message_id, question),
-            )
-        ]
+
+        async def show_question() -> None:
+            view = await self.gateway.pending_by_token(state.token)
+            if view is None or view.status != "pending":
+                return  # answered or closed meanwhile: that edit is the message's
+            if await self._load(state.request_id, state.user_id) is not None:
+                return  # opened again meanwhile ("Fill in"): the form is shown
+            await self.sender.edit(state.chat_id, state.message_id, render_question(view.request, view.token))
+
+        return [("editMessageText", show_question)]
 
     # --- state -----------------------------------------------------------------------------
 
     def _shower(self, view: PendingView, state: WizardState) -> Effect:
         """Edit the form message to show the wizard as it is when the edit runs (a retry after
-        a flood wait shows the latest step, not the one of the tap that waited)."""
+        a flood wait shows the latest step, not the one of the tap that waited).
+
+        A wizard ended meanwhile, or whose question was answered or closed, is not shown: what
+        ended it shows the message (a Submit tapped with this tap: "✅ Answered by …")."""
 
         async def show() -> None:
-            current = await self._load(state.request_id, state.user_id) or state
+            current = await self._load(state.request_id, state.user_id)
+            if current is None or not await self._still_open(view):
+                return
             await self.sender.edit(current.chat_id, current.message_id, render_wizard(view.request, current))
 
         return show
@@ -302,6 +316,22 @@ class Forms:
         await store.set_json(
             wizard.active_key(state.chat_id, state.user_id), {"request_id": state.request_id}, ttl
         )
+
+    async def _keep(self, view: PendingView, who: Sender, state: WizardState) -> TapReply | None:
+        """Save the wizard, then check that its question is still open to ``who``; if not (a
+        Submit tapped with this tap was taken meanwhile, someone answered, ``/new``), end it and
+        return the refusal to show ("already answered"). Saving before checking leaves no wizard
+        behind in any order: an answer recorded after the check is followed by its ``forget``."""
+        await self._save(view, state)
+        refusal = await self.gateway.may_answer(view, who, expect_typing=False)
+        if refusal is None:
+            return None
+        await self.forget(state)
+        return TapReply(refusal.message, True)
+
+    async def _still_open(self, view: PendingView) -> bool:
+        current = await self.gateway.pending_by_token(view.token)
+        return current is not None and current.status == "pending"
 
     async def forget(self, state: WizardState) -> None:
         """End this wizard: its values and the pointer typed messages follow."""
