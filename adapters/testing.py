@@ -358,6 +358,14 @@ def choice_request(question: str, options: list[str], request_id: str | None = N
     )
 
 
+def text_request(question: str, request_id: str | None = None) -> HumanInputRequest:
+    """A ``free_text`` request: any typed text answers it."""
+    rid = request_id or f"clarification:call-{uuid.uuid4().hex[:8]}"
+    return HumanInputRequest(
+        request_id=rid, tool_call_id=rid.split(":", 1)[-1], question=question, input_mode="free_text"
+    )
+
+
 def form_request(question: str, fields: list[FormField], request_id: str | None = None) -> HumanInputRequest:
     """A ``form`` request with ``fields``."""
     rid = request_id or f"clarification:call-{uuid.uuid4().hex[:8]}"

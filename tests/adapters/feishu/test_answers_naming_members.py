@@ -5,7 +5,7 @@ to Carol: to a free-text question ("Who should review the release?"), or after i
 
 from __future__ import annotations
 
-from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, text_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import HumanInputRequest
 
@@ -14,12 +14,7 @@ from .events import card_action
 from .test_mentions_of_others import GROUP, to_carol
 from .test_scenarios import ask
 
-WHO_REVIEWS = HumanInputRequest(
-    request_id="clarification:who-1",
-    tool_call_id="who-1",
-    question="Who should review the release?",
-    input_mode="free_text",
-)
+WHO_REVIEWS = text_request("Who should review the release?", "clarification:who-1")
 FRAMEWORK = choice_request("Which framework?", ["React", "Vue"], request_id="clarification:fw-1")
 
 

@@ -5,18 +5,13 @@ theirs (``test_mentions_of_others``): no run, no word, the question open."""
 
 from __future__ import annotations
 
-from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, text_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import HumanInputRequest
 
 from .conftest import MakeWorld, SlackWorld
 
-WHO_REVIEWS = HumanInputRequest(
-    request_id="clarification:who-1",
-    tool_call_id="who-1",
-    question="Who should review the release?",
-    input_mode="free_text",
-)
+WHO_REVIEWS = text_request("Who should review the release?", "clarification:who-1")
 FRAMEWORK = choice_request("Which framework?", ["React", "Vue"], request_id="clarification:fw-1")
 
 

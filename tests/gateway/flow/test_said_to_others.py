@@ -8,18 +8,13 @@ from __future__ import annotations
 
 import uuid
 
-from clarigate.adapters.testing import ScriptedRunner, TestAdapter, Turn, asking, choice_request
+from clarigate.adapters.testing import ScriptedRunner, TestAdapter, Turn, asking, choice_request, text_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import HumanInputRequest
 from clarigate.gateway.boundary.messages import InboundMessage, Sender
 from clarigate.gateway.store.base import Store
 
-WHO_REVIEWS = HumanInputRequest(
-    request_id="clarification:who-1",
-    tool_call_id="who-1",
-    question="Who should review the release?",
-    input_mode="free_text",
-)
+WHO_REVIEWS = text_request("Who should review the release?", "clarification:who-1")
 FRAMEWORK = choice_request("Which framework?", ["React", "Vue"], request_id="clarification:fw-1")
 HELD = choice_request("Run delete_records?", ["Approve", "Edit"], request_id="clarification:held-1")
 HELD = HELD.model_copy(update={"dismissible": False})  # only an answer closes it
