@@ -26,6 +26,7 @@ from . import callback_data as cb
 from . import wizard
 from .effects import AfterAck, Effect
 from .forms import Forms, TapReply, answered_edit
+from .migration import reply_point
 from .render import TelegramMessage, escape, held_yes_label, render_held_edit
 from .send import TelegramSender
 
@@ -76,7 +77,8 @@ class HeldEdits:
         )
         approve, edit = f"⚠️ {ui_text('approve', request.locale)}", ui_text("edit", request.locale)
         words = ui_text("held_edit_dropped", request.locale, approve=approve, edit=edit, new="/new")
-        where = conversation.model_copy(update={"reply_to": str(message.message_id)})
+        quoted = reply_point(str(message.chat_id), str(message.message_id), conversation.chat_id)
+        where = conversation.model_copy(update={"reply_to": quoted})
         note = TelegramMessage(escape(words))
         await self.after_ack.run("sendMessage", lambda: self.sender.post(where, note))
         return True

@@ -122,7 +122,7 @@ class LiveMessages:
         token = ref.extra.get("live", "") if ref is not None else ""
         token = token or str(secrets.randbelow(2**31 - 1) + 1)  # a draft_id: non-zero
         mode = ref.extra.get("mode", EDIT) if ref is not None else self.mode(conversation)
-        message_id = await self._message_of(ref) if ref is not None else ""
+        chat_id, message_id = await self._message_of(ref) if ref is not None else (conversation.chat_id, "")
         drafted = ref is not None and ref.extra.get("drafted") == "1"
         if message_id:
             mode = EDIT
@@ -139,7 +139,7 @@ class LiveMessages:
             await self._group_slot(conversation)  # no room: ``LiveSkipped`` ("typing…" goes on)
         self.typing.stop(conversation)
         try:
-            made = await self._update(conversation, ref, mode, token, message_id, html)
+            made = await self._update(conversation, ref, mode, token, (chat_id, message_id), html)
         except RetryAfter as exc:
             await self._flooded(conversation, exc)
             raise
@@ -154,10 +154,11 @@ class LiveMessages:
         ref: MessageRef | None,
         mode: str,
         token: str,
-        message_id: str,
+        where: tuple[str, str],
         html: str,
     ) -> MessageRef:
-        """Send ``html`` as the draft, the message's edit, or the message first posted."""
+        """Send ``html`` as the draft, the edit of the message ``where`` is (its chat and id), or
+        the message first posted."""
         if mode == DRAFT:
             try:
                 await self.sender.draft(conversation, int(token), html)
@@ -168,18 +169,21 @@ class LiveMessages:
             else:
                 self._keep_draft(conversation, token, html)
                 return self._ref(conversation, DRAFT, token, drafted=True)
+        chat_id, message_id = where
         if message_id:
-            await self.sender.edit(conversation.chat_id, message_id, TelegramMessage(html))
-            return self._ref(conversation, EDIT, token, message_id)
+            await self.sender.edit(chat_id, message_id, TelegramMessage(html))
+            return self._ref(conversation, EDIT, token, message_id, chat_id=chat_id)
         sent = await self.sender.post(conversation, TelegramMessage(html))
-        message_id = str(sent.message_id)
+        chat_id, message_id = str(sent.chat_id), str(sent.message_id)  # the supergroup's, once upgraded
         try:  # the message exists now: whatever fails here, its ref must reach the core
             await remember_chain(self.state, conversation, message_id)
             if ref is not None:  # the ref first handed out names no message: keep it for a hand-over
+                if chat_id != ref.chat_id:
+                    await self.state.set_json(_chat_key(token), chat_id, LIVE_TTL)
                 await self.state.set_json(_message_key(token), message_id, LIVE_TTL)
         except Exception:
             log.warning("could not record the live message %s", message_id, exc_info=True)
-        return self._ref(conversation, EDIT, token, message_id)
+        return self._ref(conversation, EDIT, token, message_id, chat_id=chat_id)
 
     async def _flooded(self, conversation: Conversation, exc: RetryAfter) -> None:
         """Note a flood wait met by a live update: nothing more goes to the chat before it ends
@@ -217,7 +221,7 @@ class LiveMessages:
         shown = self._shown.pop(ref.extra.get("live", ""), None)  # kept past ``live_over`` for this
         self.quiet(conversation, ref)
         pieces = [piece for piece in split_markdown(text) if piece.strip()]
-        message_id = await self._message_of(ref)
+        chat_id, message_id = await self._message_of(ref)
 
         async def post(numbered: tuple[int, str]) -> dict[str, Any]:
             index, piece = numbered
@@ -236,7 +240,9 @@ class LiveMessages:
             await self.end(conversation, ref)
             return []
         under = keyboard if len(pieces) == 1 else None
-        first = await self._edit_first(ref, message_id, pieces[0], shown, under)
+        first = await self._edit_first(
+            ref.model_copy(update={"chat_id": chat_id}), message_id, pieces[0], shown, under
+        )
         return [first] + refs(await post_each_once(self.state, delivery_id, numbered[1:], post, ":live"))
 
     async def _edit_first(
@@ -263,9 +269,9 @@ class LiveMessages:
         message that follows (or to expire), "typing…" stopped. Safe to repeat."""
         self._shown.pop(ref.extra.get("live", ""), None)
         self.quiet(conversation, ref)
-        message_id = await self._message_of(ref)
+        chat_id, message_id = await self._message_of(ref)
         if message_id:
-            await self.sender.delete(ref.chat_id, message_id)
+            await self.sender.delete(chat_id, message_id)
 
     async def stop(self) -> None:
         """Stop keeping drafts up (shutdown)."""
@@ -284,19 +290,32 @@ class LiveMessages:
             await self.pace.take(conversation.chat_id, Budget(1, GROUP_EDIT_INTERVAL))
 
     def _ref(
-        self, conversation: Conversation, mode: str, token: str, message_id: str = "", drafted: bool = False
+        self,
+        conversation: Conversation,
+        mode: str,
+        token: str,
+        message_id: str = "",
+        drafted: bool = False,
+        chat_id: str = "",
     ) -> MessageRef:
+        """A live ref; one naming a message names the chat it is in (``chat_id``: the supergroup of
+        a group upgraded before it was posted), else the conversation's."""
         extra = {"live": token, "mode": mode, "by": self.replica}
         if drafted:
             extra["drafted"] = "1"
-        return MessageRef(platform=PLATFORM, chat_id=conversation.chat_id, message_id=message_id, extra=extra)
+        chat = chat_id or conversation.chat_id
+        return MessageRef(platform=PLATFORM, chat_id=chat, message_id=message_id, extra=extra)
 
-    async def _message_of(self, ref: MessageRef) -> str:
-        """The live message's id: in the ref, else (a ref another replica made) in the shared state."""
+    async def _message_of(self, ref: MessageRef) -> tuple[str, str]:
+        """The live message's chat and id: in the ref, else (a ref another replica made) in the
+        shared state, its chat there only when it is not the ref's."""
         if ref.message_id or ref.extra.get("by") == self.replica or not ref.extra.get("live"):
-            return ref.message_id
+            return ref.chat_id, ref.message_id
         found = await self.state.get_json(_message_key(ref.extra["live"]))
-        return str(found) if found else ""
+        if not found:
+            return ref.chat_id, ""
+        chat = await self.state.get_json(_chat_key(ref.extra["live"]))
+        return str(chat or ref.chat_id), str(found)
 
     def _drafts_refused(self, conversation: Conversation, exc: TelegramError) -> bool:
         """Whether ``exc`` says drafts cannot be had here (then this chat, or every chat, edits)."""
@@ -341,3 +360,7 @@ class LiveMessages:
 
 def _message_key(token: str) -> str:
     return f"live-message:{token}"
+
+
+def _chat_key(token: str) -> str:
+    return f"live-message-chat:{token}"

@@ -7,17 +7,34 @@ call to the old id. Rather than renaming every key the core keeps for the chat, 
 stays the conversations' identity: messages from the supergroup are read as the old chat's
 (``identity``) and sends to the old chat go to the supergroup (``target``). So threads,
 pending questions, reply chains and answer policies continue as they were.
+
+Only new messages move. Message ids are numbered per chat (a basic group shares the bot's one
+sequence with its private chats, a supergroup has its own), so a message stays where it was
+posted: an edit or deletion goes to that chat (``TelegramSender``), and one left in the old group
+can no longer be changed (Telegram refuses every call for it). A reply quotes only a message of
+the chat it is sent to: ``reply_to`` names the chat of a supergroup message in a conversation
+known by the old group's id (``reply_point``).
 """
 
 from __future__ import annotations
 
 import logging
 
+from telegram.error import BadRequest
+
 from clarigate.gateway.boundary.port import AdapterState
 
 log = logging.getLogger(__name__)
 
 MOVE_TTL = 400 * 24 * 3600  # longer than any conversation or question lives
+
+
+class LeftBehind(BadRequest):
+    """A call for a message of a group since upgraded: Telegram refuses every call for the old
+    chat, so the message can no longer be edited or deleted (refused for good, as when deleted)."""
+
+    def __init__(self, chat_id: str) -> None:
+        super().__init__(f"group chat {chat_id} was upgraded to a supergroup chat: its messages stay")
 
 
 def _from_key(new_chat_id: str) -> str:
@@ -76,3 +93,16 @@ class ChatMoves:
             self._target[chat_id] = stored
             return stored
         return chat_id
+
+
+def reply_point(chat_id: str, message_id: str, identity: str) -> str:
+    """A conversation's ``reply_to`` for message ``message_id`` of ``chat_id``: the id alone in the
+    conversation's own chat (``identity``), else ``<chat>:<id>`` (a supergroup's message in a
+    conversation known by the old group's id)."""
+    return message_id if chat_id == identity else f"{chat_id}:{message_id}"
+
+
+def reply_target(reply_to: str, identity: str) -> tuple[str, str]:
+    """The chat and the id of the message a conversation's ``reply_to`` names (``reply_point``)."""
+    chat_id, _, message_id = reply_to.rpartition(":")
+    return chat_id or identity, message_id

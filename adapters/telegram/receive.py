@@ -31,6 +31,7 @@ from clarigate.gateway.boundary.messages import Attachment, Conversation, Inboun
 from clarigate.gateway.boundary.port import AdapterState
 from clarigate.gateway.boundary.signing import same_secret
 
+from .migration import reply_point
 from .shape import update_problem
 
 log = logging.getLogger(__name__)
@@ -156,12 +157,12 @@ def conversation_for(
     """Where a message was written and where replies go (see the module docstring).
 
     ``chat_id`` overrides the message's chat: a supergroup a group was upgraded to keeps the
-    group's id as its identity (``migration``).
+    group's id as its identity (``migration``); the reply then names the chat it quotes.
     """
     chat_id = chat_id or str(message.chat_id)
     if message.chat.type == "private":
         return Conversation(platform=PLATFORM, chat_id=chat_id, is_direct=True, chat_type="private")
-    reply_to = str(message.message_id)
+    reply_to = reply_point(str(message.chat_id), str(message.message_id), chat_id)
     if message.is_topic_message and message.message_thread_id:
         topic = str(message.message_thread_id)
     elif chain_topic:

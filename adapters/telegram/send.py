@@ -38,7 +38,7 @@ from clarigate.gateway.runtime.logs import log_platform_call
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
 from .markup import html_to_plain, markdown_to_html, plain_text
-from .migration import ChatMoves
+from .migration import ChatMoves, LeftBehind, reply_target
 from .render import TelegramMessage
 
 log = logging.getLogger(__name__)
@@ -163,7 +163,8 @@ async def _nothing(message: Message) -> None:
 class TelegramSender:
     """Posts, edits and acknowledges through one ``telegram.Bot``.
 
-    Sends to a group that was upgraded go to its supergroup (``ChatMoves``); ``on_posted`` is
+    Sends to a group that was upgraded go to its supergroup (``ChatMoves``), while an edit or a
+    deletion goes to the chat its message is in (``_in_chat``); ``on_posted`` is
     told of every message the bot posts (nothing by default: what the agent said last in a
     private chat is noted where its question, reply or file is delivered, ``forms.note_said``).
     """
@@ -174,15 +175,19 @@ class TelegramSender:
         self.on_posted = on_posted
 
     @staticmethod
-    def placement(conversation: Conversation) -> dict[str, Any]:
-        """Where a message goes: the forum topic, and the message it replies to in a group."""
-        target: dict[str, Any] = {"chat_id": int(conversation.chat_id)}
+    def placement(conversation: Conversation, chat: int | None = None) -> dict[str, Any]:
+        """Where a message goes (``chat``, else the conversation's): the forum topic, and in a group
+        the message it replies to, when that is a message of this chat (``reply_target``)."""
+        chat_id = int(conversation.chat_id) if chat is None else chat
+        target: dict[str, Any] = {"chat_id": chat_id}
         if conversation.topic and conversation.topic.isdigit():  # forum topics are numeric ids
             target["message_thread_id"] = int(conversation.topic)
         if conversation.reply_to and not conversation.is_direct:
-            target["reply_parameters"] = ReplyParameters(
-                message_id=int(conversation.reply_to), allow_sending_without_reply=True
-            )
+            where, message_id = reply_target(conversation.reply_to, conversation.chat_id)
+            if where == str(chat_id):  # an old group's message is not quoted in its supergroup
+                target["reply_parameters"] = ReplyParameters(
+                    message_id=int(message_id), allow_sending_without_reply=True
+                )
         return target
 
     async def _to_chat(self, chat_id: str, call: Callable[[int], Awaitable[T]], what: str) -> T:
@@ -196,19 +201,26 @@ class TelegramSender:
             await self.moves.moved(target, new_id)
             return await once(lambda: call(int(new_id)), what)
 
+    async def _in_chat(self, chat_id: str, call: Callable[[int], Awaitable[T]], what: str) -> T:
+        """Run ``call`` once for a message of ``chat_id``, the chat it was posted in: never
+        redirected (a supergroup numbers its own messages). One left in a group since upgraded
+        can no longer be changed (``LeftBehind``)."""
+        try:
+            return await once(lambda: call(int(chat_id)), what)
+        except ChatMigrated as exc:
+            await self.moves.moved(chat_id, str(exc.new_chat_id))
+            raise LeftBehind(chat_id) from exc
+
     async def _send(
         self,
         conversation: Conversation,
         what: str = "sendMessage",
         **params: Any,
     ) -> Message:
-        place = self.placement(conversation)
-        chat_id = str(place.pop("chat_id"))
-
         async def call(chat: int) -> Message:
-            return await self.bot.send_message(chat_id=chat, **place, **params)
+            return await self.bot.send_message(**self.placement(conversation, chat), **params)
 
-        sent = await self._to_chat(chat_id, call, what)
+        sent = await self._to_chat(conversation.chat_id, call, what)
         await self.on_posted(sent)
         return sent
 
@@ -255,7 +267,7 @@ class TelegramSender:
             )
 
         try:
-            await self._to_chat(chat_id, call, "editMessageReplyMarkup")
+            await self._in_chat(chat_id, call, "editMessageReplyMarkup")
         except BadRequest as exc:
             if not _not_modified(exc):
                 raise
@@ -278,7 +290,7 @@ class TelegramSender:
             )
 
         try:
-            await self._to_chat(chat_id, call, "editMessageText")
+            await self._in_chat(chat_id, call, "editMessageText")
         except BadRequest as exc:
             if not _not_modified(exc):  # a second edit to the same content is not an error
                 raise
@@ -302,7 +314,7 @@ class TelegramSender:
                     reply_markup=keyboard,
                 )
 
-            return await self._to_chat(chat_id, call, "editMessageText")
+            return await self._in_chat(chat_id, call, "editMessageText")
 
         try:
             try:
@@ -319,15 +331,16 @@ class TelegramSender:
         return edited if isinstance(edited, Message) else None
 
     async def delete(self, chat_id: str, message_id: str) -> bool:
-        """Delete one of the bot's messages; False when it is gone already (safe to repeat)."""
+        """Delete one of the bot's messages; False when it is gone already (safe to repeat) or can
+        no longer be deleted (left in a group since upgraded)."""
 
         async def call(chat: int) -> Any:
             return await self.bot.delete_message(chat_id=chat, message_id=int(message_id))
 
         try:
-            await self._to_chat(chat_id, call, "deleteMessage")
+            await self._in_chat(chat_id, call, "deleteMessage")
         except BadRequest as exc:
-            if "not found" not in exc.message.lower():
+            if not isinstance(exc, LeftBehind) and "not found" not in exc.message.lower():
                 raise
             return False
         return True

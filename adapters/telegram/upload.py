@@ -74,18 +74,18 @@ class TelegramFiles:
         return await self._send(conversation, item, caption, photo=False)
 
     async def _send(self, conversation: Conversation, item: FileReply, caption: str, photo: bool) -> Message:
-        place = self.sender.placement(conversation)
-        chat_id = str(place.pop("chat_id"))
         extra: dict[str, Any] = {}
         if caption:
             extra = {"caption": markdown_to_html(caption), "parse_mode": ParseMode.HTML}
         bot = self.sender.bot
 
         async def call(chat: int) -> Message:
+            place = self.sender.placement(conversation, chat)  # quoting only a message of ``chat``
             if photo:
-                return await bot.send_photo(chat, item.data, filename=item.name, **place, **extra)
-            return await bot.send_document(chat, item.data, filename=item.name, **place, **extra)
+                return await bot.send_photo(photo=item.data, filename=item.name, **place, **extra)
+            return await bot.send_document(document=item.data, filename=item.name, **place, **extra)
 
-        sent = await self.sender._to_chat(chat_id, call, "sendPhoto" if photo else "sendDocument")
+        what = "sendPhoto" if photo else "sendDocument"
+        sent = await self.sender._to_chat(conversation.chat_id, call, what)
         await self.sender.on_posted(sent)
         return sent
