@@ -22,14 +22,26 @@ from .markup import escape_mrkdwn
 #: when unsafe, is taken out of its piece as far as it goes, so no later piece can complete it.
 LINK_ROOM = 400
 _TARGET_START = re.compile(r"\]\(\s*<?")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.M)
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n\n).)+?(?<!`)\1(?!`)", re.S)
+#: A fence: three or more backticks (with no backtick after them on the line: ```x` opens none,
+#: as CommonMark reads it) or tildes, at a line's start.
+_FENCE = re.compile(r"^ {0,3}(`{3,}(?=[^`\n]*$)|~{3,})", re.M)
+#: A code span: backticks, then text that crosses no blank line (a line of spaces is one: it ends
+#: the paragraph, and the backticks after it open nothing), then as many backticks.
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)\1(?!`)", re.S)
 _BACKTICKS = re.compile(r"`+")
+_FENCE_START = re.compile(r" {0,3}`{3,}")
+_POINTY_END = re.compile(r"[^<>\n]*>")
 
 
 def code_regions(text: str) -> list[tuple[int, int]]:
     """Where ``text`` holds code: its fenced blocks (one still open runs to the end, as Markdown
     reads it) and its code spans outside them."""
+    fenced = _fenced(text)
+    return fenced + _spans(text, fenced)
+
+
+def _fenced(text: str) -> list[tuple[int, int]]:
+    """The fenced blocks of ``text`` (one still open runs to the end)."""
     regions: list[tuple[int, int]] = []
     opened: tuple[int, str] | None = None
     for match in _FENCE.finditer(text):
@@ -41,11 +53,16 @@ def code_regions(text: str) -> list[tuple[int, int]]:
             opened = None
     if opened is not None:
         regions.append((opened[0], len(text)))
-    fenced = list(regions)
-    for match in _CODE_SPAN.finditer(text):
-        if not any(a <= match.start() < b for a, b in fenced):
-            regions.append(match.span())
     return regions
+
+
+def _spans(text: str, fenced: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The code spans of ``text`` outside its ``fenced`` blocks."""
+    return [
+        match.span()
+        for match in _CODE_SPAN.finditer(text)
+        if not any(a <= match.start() < b for a, b in fenced)
+    ]
 
 
 def _opening(text: str, close: int, start: int = 0) -> int:
@@ -82,7 +99,7 @@ def _unsafe_link(text: str, code: list[tuple[int, int]]) -> tuple[int, int, int]
     ends (an unfinished one: the end of what is written of its target)."""
     for match in _TARGET_START.finditer(text):
         in_code = any(a <= match.start() < b for a, b in code)
-        if in_code or text[match.end() :].lower().startswith(SAFE_SCHEMES):
+        if in_code or _safe_target(text, match):
             continue
         close = match.start()
         end = _target_end(text, close + 1)
@@ -91,6 +108,14 @@ def _unsafe_link(text: str, code: list[tuple[int, int]]) -> tuple[int, int, int]
             end = gap.start() if gap else len(text)
         return close, _opening(text, close), end
     return None
+
+
+def _safe_target(text: str, match: re.Match[str]) -> bool:
+    """Whether the target ``match`` (``](``, maybe ``<``) begins has a safe scheme; one in ``<``…``>``
+    only when its ``>`` is written: without it the ``<`` is the target's first character."""
+    if not text[match.end() :].lower().startswith(SAFE_SCHEMES):
+        return False
+    return not match.group().endswith("<") or _POINTY_END.match(text, match.end()) is not None
 
 
 def without_unsafe_links(text: str, before: str = "") -> str:
@@ -146,11 +171,31 @@ def _before_link(text: str, start: int, end: int) -> int:
 
 
 def _open_code_span(text: str, start: int, end: int) -> int:
-    """The backticks in ``text[start:end]`` that open a code span not closed by ``end`` (outside
-    fenced blocks), or -1: a piece ends before them, so that what the span holds is judged whole."""
-    regions = code_regions(text[:end])
+    """Where a piece ``text[start:end]`` must end so that what it reads as code cannot turn out to
+    be text once more is written (-1: at ``end``): before backticks that open a code span not
+    closed by ``end`` (outside fenced blocks), before a span whose closing backticks may yet grow
+    (more follow them, or nothing is written after them yet: ``a`[x](…)`` then ``` `` ```), and
+    before a line of backticks not ended yet, which more text may still keep from being a fence
+    (```` ```[x](…)` ```` opens none)."""
+    line = _unfinished_fence_line(text, start, end)
+    if line != -1:
+        return line
+    fenced = _fenced(text[:end])
+    regions = fenced + _spans(text[:end], fenced)
     for match in _BACKTICKS.finditer(text, start, end):  # the first: a span's end is still to come
         if not any(a <= match.start() < b for a, b in regions):
             if _FENCE.match(text, text.rfind("\n", 0, match.start()) + 1) is None:
                 return match.start()
+    for a, b in _spans(text[:end], fenced):
+        if start <= a and b == end and text[end : end + 1] in ("`", ""):
+            return a
     return -1
+
+
+def _unfinished_fence_line(text: str, start: int, end: int) -> int:
+    """The start of the line ``text[:end]`` ends inside, when it starts with three backticks and
+    is not ended in what is written (-1 otherwise, or when it began before ``start``)."""
+    line = text.rfind("\n", 0, end) + 1
+    if line == end or line < start or _FENCE_START.match(text, line) is None:
+        return -1
+    return line if text.find("\n", line) == -1 or text.find("\n", line) >= end else -1

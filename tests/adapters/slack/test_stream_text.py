@@ -5,6 +5,8 @@ still being written, and no unsafe link target reaches Slack, whatever the steps
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -86,6 +88,32 @@ def test_a_stream_written_in_any_steps_never_carries_an_unsafe_link(text: str, d
     ref = MessageRef(platform="slack", chat_id="C1", message_id="1.1", extra={"streamed": str(start)})
     streamed += [c["text"] for c in closing_chunks(ref, text)]  # the rest, as a held stream ends
     assert not _unsafe_hrefs("".join(streamed)), streamed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "`\n \n[bad](slack://x)`",  # a line of spaces ends the paragraph: no code span crosses it
+        "```[bad](slack://x)`",  # a backtick after the fence's info: no fence, still being written
+        "aaa`[x](slack://x)``",  # the closing backticks grew: no code span
+        "[x](<https://a.b/c)",  # a "<" never closed: the target starts with it, not with https
+    ],
+)
+def test_text_that_only_later_proves_not_code_never_streams_a_live_unsafe_link(text: str):
+    for steps in [
+        (),
+        *((i,) for i in range(len(text) + 1)),
+        *itertools.combinations(range(len(text) + 1), 2),
+    ]:
+        streamed, start = [], 0
+        for grown in steps:
+            end = piece_end(text[:grown], start)
+            if end > start:
+                streamed.append(stream_piece(text[start:end], text[:start]))
+                start = end
+        ref = MessageRef(platform="slack", chat_id="C1", message_id="1.1", extra={"streamed": str(start)})
+        streamed += [c["text"] for c in closing_chunks(ref, text)]
+        assert not _unsafe_hrefs("".join(streamed)), (steps, streamed)
 
 
 @pytest.mark.parametrize("written", [1, 7, 40])  # characters the model adds per update
