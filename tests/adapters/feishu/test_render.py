@@ -23,6 +23,7 @@ from clarigate.agent.protocol import (
     render_text_fallback,
 )
 
+from ..code_samples import CODE_IN_BLOCKS, CODE_PIECES
 from .card_schema import check_card
 from .cards import components, is_text_fallback, text_of, walk
 
@@ -261,19 +262,9 @@ def _shown_apart(chunks: list[str]) -> tuple[str, str]:
     return "".join(code for code, _ in shown), "".join(text for _, text in shown)
 
 
-#: Indented code holding a "```" line: read as a fence, it would end the code or start more.
-STRAY_FENCE = "\n".join([f"    step {n} of the code" for n in range(12)] + ["    ```", "    more code"])
-
-
 @pytest.mark.parametrize(
     "code",
-    [
-        STRAY_FENCE,  # indented code holding a ``` line
-        "````\n" + STRAY_FENCE.replace("    ", "") + "\n````",  # a fenced block holding one
-        "1. the script:\n\n   ````\n" + STRAY_FENCE.replace("    ", "   ") + "\n   ````",  # in a list item
-        "> ````\n" + STRAY_FENCE.replace("    ", "> ") + "\n> ````",  # in a quote
-        "```\n" + "step " * 40 + "```\nmore code\n```",  # a line ending in ```, cut before it
-    ],
+    CODE_IN_BLOCKS,
 )
 def test_code_cut_between_cards_stays_code_and_the_text_after_it_text(code: str):
     whole = f"Before it.\n\n{code}\n\nThe end, *not* code."
@@ -285,10 +276,7 @@ def test_code_cut_between_cards_stays_code_and_the_text_after_it_text(code: str)
 
 
 code_blocks = st.lists(
-    st.sampled_from(
-        ["word ", "代码", "`", "```", "~~~", "\n", "\n\n", "\n    ", "\n```\n", "\n````\n", "\n~~~\n"]
-        + ["\n- ", "\n1. ", "\n> ", "\n   ", "\n  ```\n", "\n   ```\n", "\n> ```\n", "\n\n    ```\n"]
-    ),
+    st.sampled_from(CODE_PIECES),
     min_size=1,
     max_size=300,
 ).map("".join)

@@ -19,6 +19,7 @@ from clarigate.adapters.slack.stream_text import link_start
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option
 from clarigate.gateway.boundary.messages import ClarificationOut
 
+from ..code_samples import CODE_PIECES, STRAY_FENCE
 from ..emoji_text import AT_THE_CUT, emoji_texts, whole
 
 TOKEN = "AbCdEfGhIjKlMnOp"  # the core's tokens are 16 url-safe characters
@@ -457,10 +458,6 @@ def _written_code(markdown: str) -> str:
     return re.sub(r"[\s>]", "", "".join(blocks))
 
 
-#: Indented code holding a "```" line: read as a fence, it would end the code or start more.
-STRAY_FENCE = "\n".join([f"    step {n} of the code" for n in range(12)] + ["    ```", "    more code"])
-
-
 @pytest.mark.parametrize(
     "code",
     [
@@ -481,10 +478,7 @@ def test_code_holding_a_fence_line_stays_code_in_every_message_and_the_text_afte
 
 
 code_blocks = st.lists(
-    st.sampled_from(
-        ["word ", "代码", "`", "``", "```", "~~~", "\n", "\n\n", "\n    ", "\n```\n", "\n````\n", "\n~~~\n"]
-        + ["\n- ", "\n1. ", "\n> ", "\n   ", "\n  ```\n", "\n   ```\n", "\n> ```\n", "\n\n    ```\n"]
-    ),
+    st.sampled_from([*CODE_PIECES, "``"]),
     min_size=1,
     max_size=300,
 ).map("".join)

@@ -22,6 +22,7 @@ from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary.messages import LiveView
 from tests.gateway.flow.test_streaming import StreamingRunner
 
+from ..code_samples import CODE_IN_BLOCKS, CODE_PIECES
 from .harness import ALICE, message_update
 from .test_render import assert_valid_html, pieces
 
@@ -170,19 +171,9 @@ def _shown_apart(split: list[str]) -> tuple[str, str]:
     return "".join(code for code, _ in shown), "".join(text for _, text in shown)
 
 
-#: Indented code holding a "```" line: read as a fence, it would end the code or start more.
-STRAY_FENCE = "\n".join([f"    step {n} of the code" for n in range(12)] + ["    ```", "    more code"])
-
-
 @pytest.mark.parametrize(
     "code",
-    [
-        STRAY_FENCE,  # indented code holding a ``` line
-        "````\n" + STRAY_FENCE.replace("    ", "") + "\n````",  # a fenced block holding one
-        "1. the script:\n\n   ````\n" + STRAY_FENCE.replace("    ", "   ") + "\n   ````",  # in a list item
-        "> ````\n" + STRAY_FENCE.replace("    ", "> ") + "\n> ````",  # in a quote
-        "```\n" + "step " * 40 + "```\nmore code\n```",  # a line ending in ```, cut before it
-    ],
+    CODE_IN_BLOCKS,
 )
 def test_code_cut_across_messages_stays_code_and_the_text_after_it_text(code: str) -> None:
     whole = f"Before it.\n\n{code}\n\nThe end, *not* code."
@@ -194,8 +185,7 @@ def test_code_cut_across_messages_stays_code_and_the_text_after_it_text(code: st
 
 
 code_blocks = pieces(
-    ["word ", "代码", "`", "```", "~~~", "\n", "\n\n", "\n    ", "\n```\n", "\n````\n", "\n~~~\n"]
-    + ["\n- ", "\n1. ", "\n> ", "\n   ", "\n  ```\n", "\n   ```\n", "\n> ```\n", "\n\n    ```\n"],
+    CODE_PIECES,
     1,
     300,
 )
