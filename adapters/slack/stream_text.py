@@ -181,12 +181,13 @@ def _open_code_span(text: str, start: int, end: int) -> int:
     if line != -1:
         return line
     fenced = _fenced(text[:end])
-    regions = fenced + _spans(text[:end], fenced)
+    spans = _spans(text[:end], fenced)
+    regions = fenced + spans
     for match in _BACKTICKS.finditer(text, start, end):  # the first: a span's end is still to come
         if not any(a <= match.start() < b for a, b in regions):
             if _FENCE.match(text, text.rfind("\n", 0, match.start()) + 1) is None:
                 return match.start()
-    for a, b in _spans(text[:end], fenced):
+    for a, b in spans:
         if start <= a and b == end and text[end : end + 1] in ("`", ""):
             return a
     return -1
