@@ -17,10 +17,11 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from clarigate.gateway.runners.base import AgentRunner, RunInput
-from clarigate.gateway.runtime.config import GatewayConfig
+if TYPE_CHECKING:  # parsing stays light: ``clarigate serve`` builds this parser before it starts
+    from clarigate.gateway.runners.base import AgentRunner
+    from clarigate.gateway.runtime.config import GatewayConfig
 
 #: As ``clarigate.gateway.cli.admin_store.DEAD_CONSUMER_IDLE_SECONDS`` (not imported: parsing stays light).
 PRUNE_HOURS = 24
@@ -154,7 +155,7 @@ async def _adapters(config: GatewayConfig, admin: Any) -> tuple[dict[str, Any], 
     from clarigate.gateway.flow.intake import Gateway
     from clarigate.gateway.runtime.app import build_adapter
 
-    gateway = Gateway(config, admin.store, _NoRunner())
+    gateway = Gateway(config, admin.store, _no_runner())
     adapters: dict[str, Any] = {}
     unavailable: dict[str, str] = {}
     for platform in config.enabled_platforms():
@@ -165,16 +166,20 @@ async def _adapters(config: GatewayConfig, admin: Any) -> tuple[dict[str, Any], 
     return adapters, unavailable
 
 
-class _NoRunner(AgentRunner):
+def _no_runner() -> AgentRunner:
     """The admin never runs the agent: the gateway it builds for the adapters gets this."""
+    from clarigate.gateway.runners.base import AgentRunner, RunInput
 
-    async def run_turn(self, run: RunInput) -> Any:
-        """Refuse: the admin does not run the agent."""
-        raise RuntimeError("the admin does not run the agent")
+    class NoRunner(AgentRunner):
+        async def run_turn(self, run: RunInput) -> Any:
+            """Refuse: the admin does not run the agent."""
+            raise RuntimeError("the admin does not run the agent")
 
-    async def ping(self) -> bool:
-        """Never ready: there is no agent here."""
-        return False
+        async def ping(self) -> bool:
+            """Never ready: there is no agent here."""
+            return False
+
+    return NoRunner()
 
 
 def _table(result: Any) -> str:

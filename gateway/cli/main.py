@@ -40,7 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     add_admin_parser(commands)
     args = parser.parse_args(argv)
     try:
-        return _run(args)
+        if args.command != "serve":
+            return _run(args)
+        from clarigate.gateway.runtime.stopping import stop_signals
+
+        with stop_signals():  # before anything else loads: a stop from now on ends the start cleanly
+            return _run(args)
     except KeyboardInterrupt:
         # leaving the chat with Ctrl-C is normal; elsewhere it is the usual 130
         return 0 if args.command == "chat" else 130
@@ -136,14 +141,12 @@ def _run(args: argparse.Namespace) -> int:
     level = level_from(args.log_level or config.log_level)
     setup_logging(args.log_format or config.log_format, level=level)
     from clarigate.gateway.runtime.processes import prepare_metrics_directory, remove_metrics_directory
-    from clarigate.gateway.runtime.stopping import stop_signals
 
-    with stop_signals():  # before the rest loads: a stop from now on ends the start cleanly
-        made = prepare_metrics_directory()  # before anything imports prometheus_client
-        try:
-            return _serve(args, config, level)
-        finally:
-            remove_metrics_directory(made)
+    made = prepare_metrics_directory()  # before anything imports prometheus_client
+    try:
+        return _serve(args, config, level)
+    finally:
+        remove_metrics_directory(made)
 
 
 def _serve(args: argparse.Namespace, config: GatewayConfig, level: int) -> int:

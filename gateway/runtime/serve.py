@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - installed with clarigate
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.app import build_gateway, close_gateway, store_line
 from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, startup_problems
+from clarigate.gateway.runtime.graceful import GracefulServer
 from clarigate.gateway.runtime.identity import IdentityClash, claim_identities, platform_identities
 from clarigate.gateway.runtime.logs import access_logged, guard_handlers
 from clarigate.gateway.runtime.ops import OpsSampler
@@ -48,7 +49,7 @@ from clarigate.gateway.runtime.preflight import (
     wait_for_redis,
 )
 from clarigate.gateway.runtime.processes import WorkerExited, WorkerGroup, exit_with_parent
-from clarigate.gateway.runtime.stopping import GracefulServer, installed_stops, stop_signals
+from clarigate.gateway.runtime.stopping import installed_stops, stop_signals
 from clarigate.gateway.runtime.supervise import keep_running, planned_worker_processes
 from clarigate.gateway.web.server import build_app, gateway_lifespan, metrics_server_on
 

@@ -3,9 +3,10 @@
 During the start-up (a store or database waited for, the agent loading, the platforms
 starting) a stop signal ends the start: the task doing it is cancelled, what was started is
 stopped, and ``serve`` says "stopped cleanly" and exits 0, as it does after serving. From the
-moment the HTTP server serves, a signal goes to it (``GracefulServer``): a graceful shutdown.
-Whenever it comes, each signal is passed on to the worker processes already started
-(``StopSignals.forward``).
+moment the HTTP server serves, a signal goes to it (``graceful.GracefulServer``): a graceful
+shutdown. Whenever it comes, each signal is passed on to the worker processes already started
+(``StopSignals.forward``). ``clarigate serve`` installs the handlers before it reads its
+configuration or loads anything heavy (``cli.main``): this module needs the standard library only.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ import threading
 from collections.abc import Callable, Generator
 from types import FrameType
 from typing import Any
-
-import uvicorn
 
 log = logging.getLogger("clarigate.gateway.runtime.serve")
 
@@ -47,7 +46,8 @@ class StopSignals:
         first = self.received is None
         if first:
             self.received = sig
-            log.info("received %s: stopping", signal.Signals(sig).name)
+            if self._loop is not None or self._server is not None:  # else said once the start begins
+                self._say_stopping()
         if self._server is not None:
             self._server(sig, frame)
         elif first and self._loop is not None:
@@ -64,7 +64,11 @@ class StopSignals:
         self._task = asyncio.current_task()
         self._loop = asyncio.get_running_loop()
         if self.received is not None and self._task is not None:
+            self._say_stopping()  # it came before the logs were set up
             self._task.cancel()
+
+    def _say_stopping(self) -> None:
+        log.info("received %s: stopping", signal.Signals(self.received or signal.SIGTERM).name)
 
     def started(self) -> None:
         """The start is over: a stop signal from now on waits for the server (``serving``) rather
@@ -111,25 +115,3 @@ def stop_signals() -> Generator[StopSignals, None, None]:
 def installed_stops() -> StopSignals:
     """The ``StopSignals`` of this ``serve`` (a detached one outside ``stop_signals``)."""
     return _installed if _installed is not None else StopSignals()
-
-
-class GracefulServer(uvicorn.Server):
-    """uvicorn, but SIGTERM/SIGINT/SIGHUP end in a clean exit (status 0) after the graceful shutdown.
-
-    uvicorn re-raises a caught signal once it has shut down, which would make the process die
-    "killed by SIGTERM"; an orchestrator should instead see a clean exit. The signals come
-    through ``serve``'s ``StopSignals`` (uvicorn's own list lacks SIGHUP).
-    """
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        """Take the stop signals while serving."""
-        with installed_stops().serving(self.handle_exit):
-            yield
-
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        """First signal: shut down gracefully; a second SIGINT forces the exit (logged by
-        ``StopSignals``)."""
-        if self.should_exit and sig == signal.SIGINT:
-            self.force_exit = True
-        self.should_exit = True

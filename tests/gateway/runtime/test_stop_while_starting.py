@@ -11,6 +11,7 @@ import asyncio
 import os
 import re
 import signal
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -110,3 +111,35 @@ async def _forget(bot_id: str) -> None:
     if keys:
         await client.delete(*keys)
     await client.aclose()
+
+
+#: ``clarigate serve``, stopped while it reads its configuration: the first thing it does once
+#: its command line is parsed, before the store, the agent and the web server load.
+_STOPPED_WHILE_CONFIGURED = """
+import os, signal, sys
+import clarigate.gateway.runtime.config as config
+
+read = config.load_config
+
+def load_config(path):
+    os.kill(os.getpid(), signal.SIGTERM)  # an orchestrator's stop, this early
+    return read(path)
+
+config.load_config = load_config
+from clarigate.gateway.cli.main import main
+
+sys.exit(main(["serve", "--host", "127.0.0.1"]))
+"""
+
+
+def test_a_stop_before_the_configuration_is_read_ends_the_start_cleanly(tmp_path: Path) -> None:
+    """A replica stopped in its first moments (a rolling update, a scale-down) exits 0 saying why:
+    the handlers are there before anything loads, not once the store and the web server have
+    (which took up to a second, and the process died of the signal, status -15)."""
+    env = operator_env(tmp_path, PORT=str(free_port()), CLARIGATE_STARTUP_WAIT_SECONDS=WAIT)
+    served = Served([], env, tmp_path, command=[sys.executable, "-c", _STOPPED_WHILE_CONFIGURED])
+    code = served.wait(60)
+    assert code == 0, f"exit status {code}\n{served.output}"
+    assert served.count("received SIGTERM: stopping") == 1, served.output
+    assert "stopped cleanly" in served.lines[-1], served.output
+    assert served.count("gateway started") == 0, served.output  # it never started taking work
