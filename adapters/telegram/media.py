@@ -1,4 +1,5 @@
-"""What came with a message besides text: photos, files, voice, stickers, places, as ``Attachment``.
+"""What came with a message besides text: photos, files, voice, stickers, places, stories, games,
+invoices, as ``Attachment``.
 
 Nothing is downloaded when a message arrives (that is the ack path): an attachment carries
 Telegram's ``file_id`` as its ``ref``, and a worker fetches the bytes later through
@@ -41,6 +42,7 @@ def attachments_of(message: Message) -> list[Attachment]:
         sticker = message.sticker
         found.append(Attachment(kind="sticker", name=f"sticker {sticker.emoji or ''}".strip()))
     found.extend(_shared_things(message))
+    found.extend(_telegram_things(message))
     return found
 
 
@@ -140,6 +142,22 @@ def _shared_things(message: Message) -> list[Attachment]:
         return [Attachment(kind="other", name=f"poll: {message.poll.question}")]
     if message.dice is not None:
         return [Attachment(kind="other", name=f"dice {message.dice.emoji} showing {message.dice.value}")]
+    return []
+
+
+def _telegram_things(message: Message) -> list[Attachment]:
+    """A forwarded story, a game and an invoice: Telegram's own things, none the agent can open,
+    described as the places and polls are (``_shared_things``), so none is met with silence."""
+    if message.story is not None:
+        chat = message.story.chat
+        who = chat.effective_name or (f"@{chat.username}" if chat.username else "")
+        return [Attachment(kind="other", name=f"story from {who}" if who else "story")]
+    if message.game is not None:
+        return [Attachment(kind="other", name=f"game: {message.game.title}")]
+    if message.invoice is not None:
+        invoice = message.invoice
+        price = f"{invoice.total_amount} in the smallest unit of {invoice.currency}"  # 145 USD: $1.45
+        return [Attachment(kind="other", name=f"invoice: {invoice.title}, {price}")]
     return []
 
 

@@ -52,6 +52,9 @@ _SHAPES: dict[str, Fields] = {
             media: ("file", False)
             for media in ("document", "audio", "video", "voice", "video_note", "animation", "sticker")
         },
+        "story": ("story", False),
+        "game": ("game", False),
+        "invoice": ("invoice", False),
     },
     "chat": {"id": (int, True), "type": (str, True), "title": (str, False), "username": (str, False)},
     "user": {
@@ -63,6 +66,10 @@ _SHAPES: dict[str, Fields] = {
     },
     "entity": {"type": (str, True), "offset": (int, True), "length": (int, True), "user": ("user", False)},
     "file": _FILE,
+    # what ``media`` reads of a forwarded story, a game and an invoice
+    "story": {"chat": ("chat", True), "id": (int, True)},
+    "game": {"title": (str, True)},
+    "invoice": {"title": (str, True), "currency": (str, True), "total_amount": (int, True)},
 }
 
 

@@ -29,6 +29,10 @@ async def test_wrong_or_missing_secret_is_403_and_nothing_runs(bench):
         b"[1, 2]",
         b'{"message": {"text": "no update id"}}',
         b'{"update_id": 7, "message": "text"}',
+        # an invoice's total_amount is an integer of the currency's smallest unit
+        b'{"update_id": 7, "message": {"message_id": 1, "date": 1, "chat": {"id": 1, "type": "private"},'
+        b' "invoice": {"title": "Pro", "description": "", "start_parameter": "p", "currency": "USD",'
+        b' "total_amount": "14.50"}}}',
     ],
 )
 async def test_malformed_update_is_400(bench, body):

@@ -1,6 +1,7 @@
-"""A sticker, a place or a contact sent alone over the person's open question neither answers nor
-closes it: they are told it is still open, the agent does not run, and its buttons still answer
-it. With no question open such a message goes to the agent as before."""
+"""A sticker, a place, a contact, a forwarded story, a game or an invoice sent alone over the
+person's open question neither answers nor closes it: they are told it is still open, the agent
+does not run, and its buttons still answer it. With no question open such a message goes to the
+agent, told what came."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ STILL_OPEN = (
     "The question “Which framework?” is still open, so I set that message aside: please answer it first."
 )
 
-#: ``Message`` fields as the Bot API documents them (Sticker, Location, Contact).
+#: ``Message`` fields as the Bot API documents them (Sticker, Location, Contact, Story, Game, Invoice).
 STICKER = {
     "file_id": "CAACAgIAAxkBAAIB",
     "file_unique_id": "AgADxQ",
@@ -30,10 +31,35 @@ STICKER = {
     "is_video": False,
     "emoji": "👍",
 }
+NEWS = {"id": -1001987654321, "type": "channel", "title": "Clarigate News", "username": "clarigate_news"}
+GAME_PHOTO = {"file_id": "AgACAgIAAxkBAAIC", "file_unique_id": "AQADwq", "width": 640, "height": 360}
 SENT_ALONE: dict[str, dict[str, Any]] = {
     "sticker": {"sticker": STICKER},
     "location": {"location": {"latitude": 52.520008, "longitude": 13.404954}},
     "contact": {"contact": {"phone_number": "+4930123456", "first_name": "Bob", "user_id": 222}},
+    # a channel's story forwarded to the bot
+    "story": {
+        "story": {"chat": NEWS, "id": 42},
+        "forward_origin": {"type": "channel", "chat": NEWS, "message_id": 42, "date": 1767225600},
+    },
+    "game": {
+        "game": {"title": "Lumberjack", "description": "Chop as many logs as you can", "photo": [GAME_PHOTO]}
+    },
+    "invoice": {
+        "invoice": {
+            "title": "Pro plan",
+            "description": "One month of Pro",
+            "start_parameter": "pro-month",
+            "currency": "USD",
+            "total_amount": 1450,
+        }
+    },
+}
+#: What the agent is told of each when no question is open.
+DESCRIBED = {
+    "story": "(attached: story from Clarigate News)",
+    "game": "(attached: game: Lumberjack)",
+    "invoice": "(attached: invoice: Pro plan, 1450 in the smallest unit of USD)",
 }
 
 
@@ -79,6 +105,17 @@ async def test_a_sticker_with_no_question_open_goes_to_the_agent_as_before(bench
 
     assert [c.text for c in runner.calls] == ["(attached: sticker 👍)"]
     assert [c.params["text"] for c in tg.api.of("sendMessage")] == ["Got: (attached: sticker 👍)"]
+
+
+@pytest.mark.parametrize("kind", sorted(DESCRIBED))
+async def test_a_story_game_or_invoice_with_no_question_open_is_described_to_the_agent(bench, kind):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+
+    await tg.deliver(message_update(None, **SENT_ALONE[kind]))
+
+    assert [c.text for c in runner.calls] == [DESCRIBED[kind]]
+    assert [c.params["text"] for c in tg.api.of("sendMessage")] == [f"Got: {DESCRIBED[kind]}"]
 
 
 async def test_on_redis_the_question_is_still_pending_and_cancel_still_closes_it(bench, redis_prefix):
