@@ -29,6 +29,7 @@ from clarigate.gateway.boundary.messages import (
     Sender,
 )
 from clarigate.gateway.boundary.port import AdapterState, GatewayPort
+from clarigate.gateway.flow.answers import answered_line
 
 from . import callback_data as cb
 from . import wizard
@@ -94,6 +95,7 @@ class Forms:
             message_id=message_id,
             values=wizard.defaults(view.request),
         )
+        await self.gateway.state.delete(wizard.closed_key(view.request.request_id, who.user_id))
         refusal = await self._keep(view, who, state)
         if refusal is not None:  # answered (or closed) since the tap was let through
             return TapReply(refusal.text, True, then)
@@ -103,6 +105,19 @@ class Forms:
         )
         then.append(("editMessageText", self._shower(view, state)))
         return TapReply(then=then)
+
+    async def step(
+        self, view: PendingView, who: Sender, code: str, event_id: str, chat_id: str, message_id: str
+    ) -> TapReply:
+        """A form button: applied to this person's wizard. With none (it ended, or never began)
+        the tap starts over as "Fill in" would, unless they closed the form themselves (``/cancel``,
+        ``/new``): a tap sent before they saw it closed is told so, and opens nothing."""
+        state = await self._load(view.request.request_id, who.user_id)
+        if state is not None:
+            return await self.tap(view, who, code, event_id, state)
+        if await self._closed_by(view, who):
+            return TapReply(ui_text("form_closed", view.request.locale), True)
+        return await self.open(view, who, chat_id, message_id)
 
     async def tap(
         self, view: PendingView, who: Sender, code: str, event_id: str, state: WizardState
@@ -241,6 +256,10 @@ class Forms:
         if view is not None and view.status == "pending":
             if view.conversation.thread_key != conversation.thread_key:
                 return  # a form of another topic or reply chain: it stays, as its question does
+            # closed by them: a tap on it sent before they saw that (or before the gateway closes
+            # the question) opens it not again (``step``, ``_keep``)
+            closed = wizard.closed_key(state.request_id, user_id)
+            await self.gateway.state.set_json(closed, True, self._ttl(view))
         for what, effect in await self._close(state):
             await self.after_ack.run(what, effect)
 
@@ -260,7 +279,7 @@ class Forms:
                 return  # answered or closed meanwhile: that edit is the message's
             if await self._load(state.request_id, state.user_id) is not None:
                 return  # opened again meanwhile ("Fill in"): the form is shown
-            await self.sender.edit(state.chat_id, state.message_id, render_question(view.request, view.token))
+            await self._draw(state, render_question(view.request, view.token))
 
         return [("editMessageText", show_question)]
 
@@ -277,9 +296,20 @@ class Forms:
             current = await self._load(state.request_id, state.user_id)
             if current is None or not await self._still_open(view):
                 return
-            await self.sender.edit(current.chat_id, current.message_id, render_wizard(view.request, current))
+            await self._draw(current, render_wizard(view.request, current))
 
         return show
+
+    async def _draw(self, state: WizardState, drawn: TelegramMessage) -> None:
+        """Edit the form message to ``drawn``, then look again: when its question was answered or
+        closed while the edit was on its way, the closing edit may have landed first, so the
+        message shows the answer again ("✅ Answered by …"). Telegram applies a message's edits in
+        the order they come: a closing edit made after this look lands after this one."""
+        await self.sender.edit(state.chat_id, state.message_id, drawn)
+        view = await self.gateway.pending_by_token(state.token)
+        if view is not None and view.status == "answered":
+            closed = render_answered(view.request, answered_line(view))
+            await self.sender.edit(state.chat_id, state.message_id, closed)
 
     async def _active(self, chat_id: str, user_id: str) -> WizardState | None:
         pointer = await self.gateway.state.get_json(wizard.active_key(chat_id, user_id))
@@ -318,16 +348,23 @@ class Forms:
         )
 
     async def _keep(self, view: PendingView, who: Sender, state: WizardState) -> TapReply | None:
-        """Save the wizard, then check that its question is still open to ``who``; if not (a
-        Submit tapped with this tap was taken meanwhile, someone answered, ``/new``), end it and
-        return the refusal to show ("already answered"). Saving before checking leaves no wizard
-        behind in any order: an answer recorded after the check is followed by its ``forget``."""
+        """Save the wizard, then check that its question is still open to ``who`` and that they did
+        not close the form themselves; if not (a Submit tapped with this tap was taken meanwhile,
+        someone answered, ``/new``, ``/cancel``), end it and return the refusal to show ("already
+        answered", "That form is closed."). Saving before checking leaves no wizard behind in any
+        order: an answer recorded or a form closed after the check is followed by its ``forget``."""
         await self._save(view, state)
         refusal = await self.gateway.may_answer(view, who, expect_typing=False)
-        if refusal is None:
+        if refusal is None and not await self._closed_by(view, who):
             return None
         await self.forget(state)
-        return TapReply(refusal.message, True)
+        return TapReply(refusal.message if refusal else ui_text("form_closed", view.request.locale), True)
+
+    async def _closed_by(self, view: PendingView, who: Sender) -> bool:
+        """Whether ``who`` closed their form of this question (``close_for``) and opened it not again."""
+        return bool(
+            await self.gateway.state.get_json(wizard.closed_key(view.request.request_id, who.user_id))
+        )
 
     async def _still_open(self, view: PendingView) -> bool:
         current = await self.gateway.pending_by_token(view.token)

@@ -121,10 +121,7 @@ class Interactions:
         if code == cb.OTHER:
             return await self._ask_other(view, who, message_id, query.id)
         if wizard_step:
-            state = await self.forms.load(view.request.request_id, who.user_id)
-            if state is None:  # one that ended (or never began): start over as "Fill in" would
-                return await self.forms.open(view, who, chat_id, message_id)
-            return await self.forms.tap(view, who, code, query.id, state)
+            return await self.forms.step(view, who, code, query.id, chat_id, message_id)
         if code == cb.RESTORE or go_ahead_index(view.request, code) is not None:
             return await self.confirms.tap(view, who, code, chat_id, message_id)
         return await self._choose(view, who, code, query.id, chat_id, message_id)

@@ -70,6 +70,11 @@ def opened_key(chat_id: str, message_id: str, user_id: str) -> str:
     return f"wizard-opened:{chat_id}:{message_id}:{user_id}"
 
 
+def closed_key(request_id: str, user_id: str) -> str:
+    """Marks a form this person closed themselves (``/cancel``, ``/new``): a late tap opens it not."""
+    return f"wizard-closed:{request_id}:{user_id}"
+
+
 def defaults(request: HumanInputRequest) -> dict[str, Any]:
     """A new wizard's values: every field's default (its current value), shown on its step."""
     return {f.name: f.default for f in request.fields if f.default is not None}

@@ -6,6 +6,10 @@ the message ends "✅ Answered by …": the other tap, let through while the que
 neither saves the wizard again (its pointer would take the next typed message as a value) nor
 draws the form over the answer, and is told the question is already answered.
 
+After ``/cancel`` the form is closed at once (its question a moment later, by the gateway): a tap
+on it then is told so and neither reopens nor redraws it. A redraw already on its way when the
+question closes never stays over "✅ Answered by …" / "✖ Cancelled by …".
+
 Each test pins one interleaving: the late input waits at a point of its handling (``Pause``)
 while the other one runs to its end.
 """
@@ -155,3 +159,64 @@ async def test_submit_with_cancel_ends_showing_the_answer(on_summary, monkeypatc
     assert (await cancel).status_code == 200
     await tg.settle()
     await answered_once(tg, w)
+
+
+@pytest.mark.parametrize("code", ["S", "E", "b", "s1"])
+@pytest.mark.parametrize("closed", [False, True], ids=["before-the-gateway-closed-it", "after"])
+async def test_a_tap_after_cancel_is_told_the_form_is_closed_and_opens_nothing(
+    on_summary, monkeypatch, code, closed
+):
+    tg, w = on_summary
+    # /cancel is acknowledged (the form ends at once); the gateway closes the question in a worker
+    gateway_cancel = Pause(monkeypatch, tg.gateway.control, "handle")
+    assert (await tg.post(command_update("/cancel"))).status_code == 200
+    await asyncio.wait_for(gateway_cancel.reached.wait(), 5)
+    if closed:
+        gateway_cancel.release.set()
+        await tg.settle()
+        assert "✖ Cancelled by Alice" in (tg.api.shown(ALICE["id"], w.message_id) or "")
+    tg.new_calls()
+    late = callback_update(f"{w.token}|{code}", w.message_id)
+
+    assert (await tg.post(late)).status_code == 200
+    drawn = [c.params["text"] for c in tg.new_calls() if c.method == "editMessageText"]
+    gateway_cancel.release.set()
+    await tg.settle()
+
+    said = told(tg, late)
+    assert said["show_alert"] == "true"
+    assert said["text"] == ("Alice cancelled this question." if closed else "That form is closed.")
+    assert not any("1/6" in text or "Please check" in text for text in drawn), drawn  # no form redrawn
+    shown = tg.api.shown(ALICE["id"], w.message_id) or ""
+    assert "✖ Cancelled by Alice" in shown, f"the form message shows: {shown!r}"
+    forms = tg.adapter.interactions.forms
+    assert await forms.active(str(ALICE["id"]), str(ALICE["id"])) is None  # nothing takes typed input
+    responses = [c.response for c in tg.runner.calls if c.response]
+    assert [r.response_kind for r in responses] == ["declined"]  # the agent heard only of the /cancel
+
+
+async def test_a_redraw_on_its_way_when_the_submit_lands_does_not_stay_over_the_answer(
+    on_summary, monkeypatch
+):
+    tg, w = on_summary
+    # "✏️ Edit" is taken and its redraw (step 1) is sent; Telegram gets it after the Submit's edit
+    redraw = Pause(monkeypatch, tg.adapter.sender, "edit", lambda chat, message, drawn: "1/6" in drawn.text)
+    await race(tg, w, callback_update(f"{w.token}|E", w.message_id), redraw)
+    await answered_once(tg, w)
+
+
+async def test_the_question_shown_again_on_cancel_does_not_stay_over_the_answer(on_summary, monkeypatch):
+    tg, w = on_summary
+    # /cancel ends the form and shows the question again; that edit is on its way when a tap on
+    # "✖ Cancel" (there again) closes the question first
+    shown_again = Pause(
+        monkeypatch, tg.adapter.sender, "edit", lambda chat, message, drawn: "📝 Fill in" in str(drawn)
+    )
+    cancel = asyncio.create_task(tg.post(command_update("/cancel")))
+    await asyncio.wait_for(shown_again.reached.wait(), 5)
+    assert (await tg.post(callback_update(f"{w.token}|x", w.message_id))).status_code == 200
+    shown_again.release.set()
+    assert (await cancel).status_code == 200
+    await tg.settle()
+    shown = tg.api.shown(ALICE["id"], w.message_id) or ""
+    assert "✖ Cancelled by Alice" in shown, f"the form message shows: {shown!r}"
