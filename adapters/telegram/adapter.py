@@ -54,6 +54,7 @@ from .receive import (
     replies_to_bot,
     said_to_others,
     sender_for,
+    topic_of,
     webhook_route,
     without_mention,
 )
@@ -264,13 +265,14 @@ class TelegramAdapter(PlatformAdapter):
         return bool(message.is_automatic_forward)
 
     async def _conversation(self, message: Message, reply: bool) -> Conversation:
-        """Where the message belongs: an upgraded group's supergroup keeps the group's identity,
-        and a reply to the bot in a group stays in the reply chain of the message it answers."""
+        """Where the message belongs: a private chat, or its topic; an upgraded group's supergroup
+        keeps the group's id, and a reply to the bot in a group outside a forum topic stays in the
+        reply chain of the message it answers."""
         if message.chat.type == "private":
             return conversation_for(message)
         chat_id = await self.moves.identity(str(message.chat_id))
         chain = None
-        if reply and not message.is_topic_message and message.reply_to_message is not None:
+        if reply and topic_of(message) is None and message.reply_to_message is not None:
             chain = await self.gateway.state.get_json(
                 chain_key(chat_id, str(message.reply_to_message.message_id))
             )
@@ -331,7 +333,7 @@ class TelegramAdapter(PlatformAdapter):
     # --- live messages (``live``): drafts in private chats, an edited message elsewhere ------------
 
     def live_mode(self, conversation: Conversation) -> str | None:
-        """ "draft" in private chats (``sendMessageDraft``), "edit" in groups and topics."""
+        """ "draft" in private chats and their topics (``sendMessageDraft``), "edit" in groups."""
         return self.live.mode(conversation)
 
     def live_interval(self, conversation: Conversation, mode: str) -> float:

@@ -44,18 +44,19 @@ log = logging.getLogger(__name__)
 LATEST_TTL = 30 * 24 * 3600
 
 
-def latest_key(chat_id: str) -> str:
-    """The agent's latest message in a private chat (``note_said``)."""
-    return f"latest-bot-message:{chat_id}"
+def latest_key(chat_id: str, topic: str | None = None) -> str:
+    """The agent's latest message in a private chat, or in one topic of it (``note_said``)."""
+    return f"latest-bot-message:{chat_id}" + (f":{topic}" if topic else "")
 
 
 async def note_said(state: AdapterState, conversation: Conversation, ref: MessageRef | None) -> None:
     """Keep ``ref`` as the agent's latest message in a private chat: its question, its reply or its
-    file. A form there takes typed values that reply to nothing only while it is that message. The
-    gateway's own lines (``/help``, ``/status``, a refusal, "answer first", "That form is closed")
-    are never noted: they answer out of turn and do not take the form's place."""
+    file. A form there takes typed values that reply to nothing only while it is that message (of
+    its topic: what the agent says in another topic of the chat leaves it be). The gateway's own
+    lines (``/help``, ``/status``, a refusal, "answer first", "That form is closed") are never
+    noted: they answer out of turn and do not take the form's place."""
     if ref is not None and conversation.is_direct:
-        await state.set_json(latest_key(ref.chat_id), ref.message_id, LATEST_TTL)
+        await state.set_json(latest_key(ref.chat_id, conversation.topic), ref.message_id, LATEST_TTL)
 
 
 @dataclass
@@ -202,7 +203,8 @@ class Forms:
         if state is None or view is None or view.conversation.thread_key != conversation.thread_key:
             return False
         if target_id != state.message_id:
-            latest = await self.gateway.state.get_json(latest_key(chat_id)) if private else None
+            latest_said = latest_key(chat_id, conversation.topic)
+            latest = await self.gateway.state.get_json(latest_said) if private else None
             if str(latest) != state.message_id:
                 return False  # not a reply to the form, and the agent spoke since: a message of its own
         if state.field(view.request) is None:

@@ -2,7 +2,8 @@
 
 Which agent thread a message belongs to (``Conversation.topic``):
 
-- a private chat: ``None`` (one thread per chat);
+- a private chat: ``None`` (one thread per chat), or, in a topic of it (the bot's threaded mode,
+  Bot API 9.3), the topic's ``message_thread_id``, as in a forum;
 - a forum topic: its ``message_thread_id`` (digits, so sends can target the topic);
 - a top-level ``/ask@bot …`` or mention in a group: ``msg-{message_id}`` (it starts a reply chain);
 - a reply to one of the bot's messages in a group: the chain that message belongs to.
@@ -151,6 +152,19 @@ def without_mention(text: str, me: BotIdentity) -> str:
     return mention.sub("", text).strip()
 
 
+GENERAL_TOPIC = 1  # the "General" topic: no topic to name in a send (Telegram refuses thread 1)
+
+
+def topic_of(message: Message) -> str | None:
+    """The topic a message was written in, of a forum or of a private chat in threaded mode: its
+    ``message_thread_id`` when ``is_topic_message`` says so (a reply in General carries the thread
+    id of what it answers without it), and never General, where sends name no topic."""
+    thread = message.message_thread_id
+    if message.is_topic_message and thread and thread != GENERAL_TOPIC:
+        return str(thread)
+    return None
+
+
 def conversation_for(
     message: Message, chain_topic: str | None = None, chat_id: str | None = None
 ) -> Conversation:
@@ -160,15 +174,13 @@ def conversation_for(
     group's id as its identity (``migration``); the reply then names the chat it quotes.
     """
     chat_id = chat_id or str(message.chat_id)
+    topic = topic_of(message)
     if message.chat.type == "private":
-        return Conversation(platform=PLATFORM, chat_id=chat_id, is_direct=True, chat_type="private")
+        return Conversation(
+            platform=PLATFORM, chat_id=chat_id, topic=topic, is_direct=True, chat_type="private"
+        )
     reply_to = reply_point(str(message.chat_id), str(message.message_id), chat_id)
-    if message.is_topic_message and message.message_thread_id:
-        topic = str(message.message_thread_id)
-    elif chain_topic:
-        topic = chain_topic
-    else:
-        topic = f"msg-{message.message_id}"
+    topic = topic or chain_topic or f"msg-{message.message_id}"
     chat_type: ChatType = "channel" if message.chat.type == "channel" else "group"  # or supergroup
     return Conversation(
         platform=PLATFORM, chat_id=chat_id, topic=topic, reply_to=reply_to, chat_type=chat_type

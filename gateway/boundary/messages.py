@@ -29,8 +29,9 @@ class Conversation(BaseModel):
 
     ``topic`` scopes the agent thread and is chosen by the adapter by the
     platform's rules: ``None`` for a direct-message chat (one agent thread per
-    DM), the thread/topic id for a channel thread or forum topic, the message id
-    of a top-level channel mention (which starts a thread).
+    DM; a topic of a Telegram private chat in threaded mode has its own), the
+    thread/topic id for a channel thread or forum topic, the message id of a
+    top-level channel mention (which starts a thread).
     """
 
     model_config = ConfigDict(frozen=True)

@@ -425,8 +425,9 @@ class FakeBotApi:
             "from": BOT_USER,
             "text": text,
         }
-        if "message_thread_id" in params:
+        if "message_thread_id" in params:  # a forum's topic, or a private chat's (threaded mode)
             message["message_thread_id"] = int(params["message_thread_id"])
+            message["is_topic_message"] = True
         return message
 
     async def _get_updates(self, params: dict[str, Any]) -> web.Response:
