@@ -45,13 +45,12 @@ from . import readback
 from .agent_view import AgentView, is_status
 from .bolt_app import build_bolt_app
 from .commands import command_hint, mention_command, mention_spelling, parse_command
-from .decode import mentioned_user_ids
 from .feedback import FEEDBACK_ACTION, FeedbackClicks
 from .files import download, resolve
 from .interactions import ClarificationInteractions
 from .known import KnownThreads
 from .live import EDIT, STREAM, LiveMessages
-from .names import PeopleBook, named
+from .names import PeopleBook, named, shown_name
 from .outbound import SlackOutbound
 from .receive import (
     FAILURE,
@@ -67,6 +66,7 @@ from .receive import (
 )
 from .respond import remember
 from .send import SlackSender, build_ack_path_client, build_client
+from .shared import mentioned_in
 from .socket_mode import not_acked, once_is_enough
 from .upload import MAX_FILE_BYTES, SlackFiles
 
@@ -87,7 +87,7 @@ class SlackAdapter(PlatformAdapter):
     platform: ClassVar[str] = PLATFORM
     settings_model = SlackSettings
     command_syntax: ClassVar[str] = "/clarigate {command}"  # how /help and /status spell commands
-    bot_name: str | None = None  # auth.test's ``user`` (``start``): how people write @<bot> in a channel
+    bot_name: str | None = None  # the name Slack shows for the bot (``start``): how people write @<bot>
 
     def __init__(self, settings: SlackSettings, gateway: GatewayPort) -> None:
         self.settings = settings
@@ -156,12 +156,14 @@ class SlackAdapter(PlatformAdapter):
             log.debug("slack: %s/%s acknowledged, not for the bot", event.get("type"), event.get("subtype"))
             count_ignored(request_kind(body))
             return
-        people = [u for u in mentioned_user_ids(str(body["event"].get("text") or "")) if u != bot_user_id]
+        people = [u for u in mentioned_in(body["event"]) if u != bot_user_id]  # shared messages' too
         if people:  # names known already; the others are asked for after the ack (complete_message)
             known = self.names.known(people)
-            text = (parse_message_event(body, bot_user_id, known, self.agent.on) or parsed).message.text
-            unnamed = tuple(u for u in people if u not in known and f"@{u}" in text)
-            message = message.model_copy(update={"text": text, "unnamed_mentions": unnamed})
+            again = (parse_message_event(body, bot_user_id, known, self.agent.on) or parsed).message
+            said = "\n".join([again.text, *(a.name for a in again.attachments)])
+            unnamed = tuple(u for u in people if u not in known and f"@{u}" in said)
+            named_now = {"text": again.text, "attachments": again.attachments, "unnamed_mentions": unnamed}
+            message = message.model_copy(update=named_now)
         if message.is_mention and not message.text.strip() and not message.attachments:
             await self._bare_mention(message)
             return
@@ -270,7 +272,8 @@ class SlackAdapter(PlatformAdapter):
             raise SlackStartError(
                 f"Slack rejected SLACK_BOT_TOKEN ({error.code}): check the bot token of the installed app"
             ) from error
-        self.bot_user_id, self.bot_name = identity.get("user_id"), identity.get("user")
+        self.bot_user_id = identity.get("user_id")
+        self.bot_name = await shown_name(self.names, self.bot_user_id, identity.get("user"))
         if self.client.session is None or self.client.session.closed:
             # slack_sdk opens (and closes) an aiohttp session per call unless given one: one
             # keep-alive session for the adapter's life saves a TCP (and TLS) handshake per call

@@ -1,5 +1,6 @@
 """What Slack says of people, asked once and kept for an hour: the names of a message's sender
-and of the people it mentions, and a person's language (the agent view's suggested prompts).
+and of the people it mentions, the bot's own (``shown_name``, at start: how people type it after
+``@``), and a person's language (the agent view's suggested prompts).
 
 One ``users.info`` with ``include_locale`` answers both, so a person is asked for once
 (``PeopleBook``), by whichever caller comes first. The ack path reads only names known already
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 NAME_TTL_SECONDS = 3600.0
 MAX_NAMES = 5000
 LOOKUP_BUDGET_SECONDS = 0.8
+BOT_NAME_BUDGET_SECONDS = 5.0  # the bot's own name, asked at start
 SCOPE = "users:read"  # what users.info needs
 UNKNOWN = UserInfo(None, None)
 
@@ -116,8 +118,9 @@ class PeopleBook:
 
 
 async def named(book: PeopleBook, message: InboundMessage) -> InboundMessage:
-    """``message`` with its sender's display name and its ``@U123`` mentions named, as far as
-    ``book`` gets them within one budget; the ids stand for the names it does not get."""
+    """``message`` with its sender's display name and its ``@U123`` mentions (in its text and in
+    the messages shared into it) named, as far as ``book`` gets them within one budget; the ids
+    stand for the names it does not get."""
     sender = message.sender
     asking = [*([] if sender.display_name else [sender.user_id]), *message.unnamed_mentions]
     if not asking:
@@ -125,7 +128,23 @@ async def named(book: PeopleBook, message: InboundMessage) -> InboundMessage:
     names = await book.names(asking)
     update: dict[str, object] = {}
     if message.unnamed_mentions:
-        update = {"text": name_mentions(message.text, names), "unnamed_mentions": ()}
+        # a shared message (``shared.py``, the ``other`` kind) names the people it mentions too
+        shared = [
+            a.model_copy(update={"name": name_mentions(a.name, names)}) if a.kind == "other" else a
+            for a in message.attachments
+        ]
+        update = {"text": name_mentions(message.text, names), "attachments": shared, "unnamed_mentions": ()}
     if not sender.display_name and names.get(sender.user_id):
         update["sender"] = sender.model_copy(update={"display_name": names[sender.user_id]})
     return message.model_copy(update=update) if update else message
+
+
+async def shown_name(book: PeopleBook, bot_user_id: str | None, handle: str | None) -> str | None:
+    """The bot's name as Slack shows it and people type it after ``@``: its bot user's, as anyone's
+    (``users.info``: display name, else real name), asked once at start (and kept in ``book``);
+    ``handle`` (``auth.test``'s ``user``: the bot user's username, which may read otherwise) when
+    Slack does not say (``users:read`` not granted, Slack slow or away)."""
+    if not bot_user_id:
+        return handle
+    names = await book.names([bot_user_id], budget=BOT_NAME_BUDGET_SECONDS)
+    return names.get(bot_user_id) or handle

@@ -38,6 +38,7 @@ from clarigate.gateway.boundary.messages import (
 )
 
 from .decode import decode_text
+from .shared import shared_attachments
 
 PLATFORM = "slack"
 log = logging.getLogger(__name__)
@@ -177,7 +178,8 @@ def parse_message_event(
     channel message counts only as a reply in a thread the bot already takes part in; one that
     mentions people but not the bot is said to them (``said_to_others``: the core ignores it
     unless it is its writer's typed answer to the thread's question).
-    The text is decoded (``decode_text``; ``names`` maps mentioned user ids to names).
+    The text is decoded (``decode_text``; ``names`` maps mentioned user ids to names); files and
+    messages shared into it (``shared.py``) come as its attachments.
     """
     event = body.get("event") or {}
     kind, subtype = event.get("type"), event.get("subtype")
@@ -200,9 +202,12 @@ def parse_message_event(
         event_id=event_message_id(channel, ts),
         message_id=ts,
         attachments=[
-            attachment
-            for f in event.get("files") or []
-            if isinstance(f, dict) and (attachment := file_attachment(f)) is not None
+            *(
+                attachment
+                for f in event.get("files") or []
+                if isinstance(f, dict) and (attachment := file_attachment(f)) is not None
+            ),
+            *shared_attachments(event, names),  # messages shared into it (``shared.py``)
         ],
         is_mention=kind == "app_mention" or mentions_bot,
         said_to_others=needs_known_thread and bool(mentioned),  # a plain reply: it cannot name the bot

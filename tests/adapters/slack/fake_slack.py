@@ -91,7 +91,8 @@ class FakeSlack(StreamMethods):
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
     _last_ts: float = 0.0
     missing_scopes: set[str] = field(default_factory=set)  # e.g. {"im:history"}, {"users:read"}: refused
-    bot_name: str = "clarigate"  # the bot user's name, auth.test's ``user``
+    bot_name: str = "clarigate"  # the bot user's username (handle), auth.test's ``user``
+    bot_display_name: str = "clarigate"  # the name Slack shows for the bot user (users.info)
     _runner: web.AppRunner | None = None
     port: int = 0
 
@@ -129,6 +130,25 @@ class FakeSlack(StreamMethods):
             "is_bot": False,
             "profile": {"display_name": display_name, "real_name": real_name},
         }
+
+    def bot_user(self) -> dict[str, Any]:
+        """The bot user as ``users.info`` shows it: its username (``name``, what auth.test calls
+        ``user``) and the name Slack shows for it, the app's bot display name (``real_name``)."""
+        profile = {"real_name": self.bot_display_name, "display_name": "", "bot_id": BOT_ID}
+        return {
+            "id": BOT_USER_ID,
+            "team_id": TEAM_ID,
+            "name": self.bot_name,
+            "real_name": self.bot_display_name,
+            "is_bot": True,
+            "locale": "en-US",
+            "profile": {**profile, "api_app_id": "A0APP", "always_active": True},
+        }
+
+    def people_asked(self) -> list[str]:
+        """Whom ``users.info`` was asked about (failed calls too), oldest first: people, not the
+        bot user, whose shown name the adapter asks for once at start."""
+        return [str(c.params["user"]) for c in self.attempts("users.info") if c.params["user"] != BOT_USER_ID]
 
     def add_file(self, file_id: str, name: str, data: bytes, mimetype: str) -> dict[str, Any]:
         """Store a file and return its ``files`` entry as a message event carries it."""
@@ -405,7 +425,8 @@ class FakeSlack(StreamMethods):
             if "users:read" in self.missing_scopes:
                 refused = {"ok": False, "error": "missing_scope", "needed": "users:read"}
                 return {**refused, "provided": "chat:write"}  # Slack names both scopes
-            user = self.users.get(str(params.get("user")))
+            asked = str(params.get("user"))
+            user = self.users.get(asked) or (self.bot_user() if asked == BOT_USER_ID else None)
             if user and str(params.get("include_locale")).lower() not in ("true", "1"):
                 user = {k: v for k, v in user.items() if k != "locale"}  # only asked for, as Slack does
             return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}

@@ -170,7 +170,9 @@ async def test_context_changes_are_acknowledged_and_not_told_to_the_agent(make_w
     }
     assert (await world.user.event(event)).status_code == 200
     await world.settle()
-    assert world.runner.calls == [] and {c.method for c in world.fake.calls} == {"auth.test"}
+    asked = {c.method for c in world.fake.calls}
+    assert world.runner.calls == [] and asked == {"auth.test", "users.info"}  # both at start
+    assert world.fake.people_asked() == []  # the bot's own name only
 
 
 async def test_a_failing_status_call_does_not_stop_the_reply(make_world: MakeWorld):

@@ -30,11 +30,29 @@ async def test_help_in_a_channel_thread_names_the_mention_not_the_slash_command(
     assert "@clarigate new — " in text and "/clarigate" not in text
 
 
-async def test_the_mention_uses_the_bots_name_as_slack_gives_it(fake_slack: FakeSlack, make_world: MakeWorld):
-    fake_slack.bot_name = "helper"  # auth.test's ``user``: the name people see and type after @
+async def test_the_mention_uses_the_bots_name_as_slack_shows_it(fake_slack: FakeSlack, make_world: MakeWorld):
+    """auth.test's ``user`` is the bot user's username; people see (and type after @) the name
+    Slack shows for it, its bot user's display name: ``users.info``, asked once at start."""
+    fake_slack.bot_name = "helper_bot"  # auth.test's ``user``
+    fake_slack.bot_display_name = "Release Helper"  # what a mention of the bot shows in Slack
+    world = await make_world(ScriptedRunner())
+    help_text = await _thread_reply(world, "help")
+    status = await _thread_reply(world, "status")
+    assert "@Release Helper status — " in help_text and "@Release Helper new starts a fresh one" in status
+    assert "helper_bot" not in help_text + status and "@clarigate" not in help_text + status
+    asked = [c.params["user"] for c in fake_slack.attempts("users.info")]
+    assert asked.count("U0BOT") == 1  # asked once, at start, and kept
+
+
+async def test_without_the_bots_shown_name_its_username_stands_in(
+    fake_slack: FakeSlack, make_world: MakeWorld
+):
+    fake_slack.bot_name = "helper_bot"
+    fake_slack.bot_display_name = "Release Helper"
+    fake_slack.missing_scopes.add("users:read")  # users.info refused: the username will do
     world = await make_world(ScriptedRunner())
     text = await _thread_reply(world, "help")
-    assert "@helper status — " in text and "/clarigate" not in text and "@clarigate" not in text
+    assert "@helper_bot status — " in text and "/clarigate" not in text
 
 
 async def test_status_in_a_channel_thread_says_how_to_start_afresh_there(make_world: MakeWorld):

@@ -92,7 +92,7 @@ async def test_the_agent_reads_links_and_people_by_name(make_world: MakeWorld):
     await world.user.dm("<@U0ALICE>, <@U0GONE>?")
     await world.settle()
     assert runner.calls[-1].text == "@Alice, @U0GONE?"
-    asked = sorted(c.params["user"] for c in world.fake.attempts("users.info"))
+    asked = sorted(world.fake.people_asked())
     assert asked == ["U0ALICE", "U0BOB", "U0GONE", "U1"]  # each once (U1 wrote), then from the cache
 
 
@@ -125,5 +125,4 @@ async def test_names_are_asked_for_after_the_ack(make_world: MakeWorld):
     await world.settle()
 
     assert [c.text for c in runner.calls] == ["ask @Alice"]  # the agent reads the name all the same
-    asked = sorted(c.params["user"] for c in world.fake.attempts("users.info"))
-    assert asked == ["U0ALICE", "U1"]  # and who wrote it
+    assert sorted(world.fake.people_asked()) == ["U0ALICE", "U1"]  # and who wrote it

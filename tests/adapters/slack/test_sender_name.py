@@ -36,7 +36,7 @@ async def test_the_agent_reads_who_wrote_by_their_slack_name(make_world: MakeWor
     assert speakers[0] is not None and speakers[0]["sender"]["user_id"] == "U7"
     line = speaker_line(speakers[0])
     assert line is not None and "from Ada (user id U7)" in line  # what the built-in agent tells the model
-    asked = sorted(c.params["user"] for c in world.fake.attempts("users.info"))
+    asked = sorted(world.fake.people_asked())
     assert asked == ["U7", "U8", "U9"]  # the second message from U8 is named from the cache
 
 
@@ -72,7 +72,7 @@ async def test_without_users_read_the_id_stands_one_warning_and_no_more_asking(
 
     assert [s["sender"]["display_name"] for s in (c.speaker for c in runner.calls) if s] == [None, None]
     assert runner.calls[-1].text == "and @U9"
-    assert len(world.fake.attempts("users.info")) == 1  # Slack said no once: not asked again
+    assert world.fake.people_asked() == ["U7"]  # Slack said no once: not asked again
     warnings = [r.getMessage() for r in caplog.records if "users:read" in r.getMessage()]
     assert len(warnings) == 1 and "grant" in warnings[0]
 
@@ -92,7 +92,7 @@ async def test_the_ack_never_waits_for_the_senders_name(make_world: MakeWorld):
 
     [speaker] = [c.speaker for c in runner.calls]
     assert speaker is not None and speaker["sender"]["display_name"] == "Ada"
-    assert len(world.fake.attempts("users.info")) == 1
+    assert world.fake.people_asked() == ["U7"]
 
 
 async def test_two_messages_at_once_from_one_person_ask_slack_once(make_world: MakeWorld):
@@ -103,10 +103,10 @@ async def test_two_messages_at_once_from_one_person_ask_slack_once(make_world: M
     await world.user.dm("in one chat", user="U7", channel="D1")
     await world.user.mention("in another", user="U7", channel="C1")
     await asyncio.sleep(0.3)  # both jobs (two chats: run at once) wait for the one lookup, within the budget
-    assert world.fake.arrived("users.info") == 1 and not runner.calls
+    assert world.fake.arrived("users.info") == 2 and not runner.calls  # the bot's name at start, U7
     release.set()
     await world.settle()
-    assert len(world.fake.attempts("users.info")) == 1
+    assert world.fake.people_asked() == ["U7"]
     assert sorted(c.speaker["sender"]["display_name"] for c in runner.calls if c.speaker) == ["Ada", "Ada"]
 
 
@@ -142,8 +142,8 @@ async def test_a_persons_name_and_language_come_from_one_users_info(
     [speaker] = [c.speaker for c in runner.calls]
     assert speaker is not None and speaker["sender"]["display_name"] == "Li"
     assert prompts_title(world) == "可以这样问我"
-    asked = world.fake.attempts("users.info")
-    assert [c.params["user"] for c in asked] == ["U7"]  # one lookup for both
+    asked = [c for c in world.fake.attempts("users.info") if c.params["user"] == "U7"]
+    assert world.fake.people_asked() == ["U7"]  # one lookup for both
     assert asked[0].params["include_locale"] == "true"
 
 
@@ -164,7 +164,7 @@ async def test_the_language_waits_for_a_names_lookup_under_way_instead_of_asking
     await world.settle()
     [*_, last] = [c.speaker for c in runner.calls]
     assert last is not None and last["sender"]["display_name"] == "Li"
-    assert world.fake.arrived("users.info") == 1
+    assert world.fake.people_asked() == ["U7"] and world.fake.arrived("users.info") == 2  # and the bot's
 
 
 async def test_without_users_read_the_prompts_are_in_english_and_slack_is_not_asked_again(
@@ -182,4 +182,4 @@ async def test_without_users_read_the_prompts_are_in_english_and_slack_is_not_as
 
     assert [s["sender"]["display_name"] for s in (c.speaker for c in runner.calls) if s] == [None]
     assert prompts_title(world) == "Try asking"
-    assert len(world.fake.attempts("users.info")) == 1  # Slack said no once: the language is not asked
+    assert world.fake.people_asked() == ["U7"]  # Slack said no once: the language is not asked
