@@ -13,6 +13,7 @@ from .coerce import clean, fold
 from .fallback import form_summary
 from .field_values import BLANK, find_option, type_field_value
 from .models import AnsweredBy, DeclineReason, FormField, HumanInputRequest, HumanInputResponse
+from .risk import APPROVAL_SOURCE
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def looks_like_answer(request: HumanInputRequest, text: str) -> bool:
     if request.input_mode == "form" and request.fields:
         if _form_lines(request, message):
             return True
-        if len(request.fields) == 1 and message:
+        if _takes_bare_value(request) and message:
             _, error = type_field_value(request.fields[0], message, request.locale)
             return error is None
         return False
@@ -204,7 +205,7 @@ def _form_reply(
     request: HumanInputRequest, message: str, by: AnsweredBy | None, kept: dict[str, str]
 ) -> TypedReply:
     raw = _form_lines(request, message)
-    if not raw and len(request.fields) == 1 and message:
+    if not raw and _takes_bare_value(request) and message:
         raw = {request.fields[0].name: message}  # a one-field form takes the bare value
     if not raw and not kept:
         required = [f for f in request.fields if f.required]
@@ -220,6 +221,14 @@ def _form_reply(
             kept={name: text for name, text in merged.items() if name not in check.errors},
         )
     return TypedReply(response=answer_with_form(request, check.values, by))
+
+
+def _takes_bare_value(request: HumanInputRequest) -> bool:
+    """Whether a message that names no field is the form's one value: for a question's form of one
+    field, not for an approval's Edit form, whose field shows the call's argument: a message
+    written in the chat ("ok", a new question) is no new argument for a tool that then runs
+    with it; the argument changes through the form or a ``name: value`` line only."""
+    return len(request.fields) == 1 and request.source != APPROVAL_SOURCE
 
 
 def _known_fields(request: HumanInputRequest, kept: Mapping[str, Any] | None) -> dict[str, str]:

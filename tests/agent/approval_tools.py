@@ -57,3 +57,14 @@ def approval_runner(folder: Path) -> Any:
             require_approval={"delete_records": ["approve", "edit", "reject"]},
         )
     )
+
+
+#: What ``post_announcement`` really posted.
+ANNOUNCED: list[str] = []
+ANNOUNCE_TOOL = "tests.agent.approval_tools:post_announcement"
+
+
+def post_announcement(text: str) -> str:
+    """Post ``text`` to the whole team's channel."""
+    ANNOUNCED.append(text)
+    return f"posted: {text}"
