@@ -32,7 +32,7 @@ from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, liv
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
 from clarigate.gateway.flow.outage import KeptNotice, through_outage, wait_for_store
 from clarigate.gateway.flow.progress import WorkingIndicator
-from clarigate.gateway.flow.speaker import speaker_for
+from clarigate.gateway.flow.speaker import run_metadata, speaker_for
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInput
 from clarigate.gateway.runtime import metrics, routes
@@ -184,14 +184,19 @@ class AgentRun:
         )
 
     async def _call_agent(self, run: RunInput, kept: KeptNotice) -> tuple[TurnOutput, RunUsage]:
-        """The agent's output and the model usage it took, within ``run_timeout_seconds``; an
-        agent unavailable is tried again for a few seconds before ``AgentUnavailable`` is raised
-        (``flow.outage``: the turn resumes from its last checkpoint each time)."""
+        """The agent's output and the model usage it took, within ``run_timeout_seconds`` (past
+        it, the runner stops what still runs of it: ``abandon``); an agent unavailable is tried
+        again for a few seconds before ``AgentUnavailable`` is raised (``flow.outage``: the turn
+        resumes from its last checkpoint each time)."""
         from clarigate.gateway.runners.usage import run_usage  # loaded at start where runs are
 
-        async with asyncio.timeout(self.config.run_timeout_seconds):
-            with run_usage(self.config.agent.model) as usage:
-                output = await through_outage(lambda: self.runner.run_turn(run), kept)
+        try:
+            async with asyncio.timeout(self.config.run_timeout_seconds):
+                with run_usage(self.config.agent.model) as usage:
+                    output = await through_outage(lambda: self.runner.run_turn(run), kept)
+        except TimeoutError:
+            await self.runner.abandon(run)  # "I stopped" is true, and the next message is not behind it
+            raise
         return output, usage
 
     async def _failed(
@@ -382,17 +387,6 @@ def _log_finished(
         ", asking" if output.request is not None else "",
         f", {live.calls} live update(s)" if live is not None and live.calls else "",
     )
-
-
-def run_metadata(conv: Conversation, job: Job) -> dict[str, str]:
-    """What a run carries besides its thread: the inbound id (it names the turn, whose earlier run a
-    runner resumes or joins) and where the conversation is (tracing, a server's thread metadata)."""
-    meta = {"inbound_id": job.inbound_id, "platform": conv.platform, "chat_id": conv.chat_id}
-    if conv.workspace:
-        meta["workspace"] = conv.workspace
-    if conv.topic:
-        meta["topic"] = conv.topic
-    return meta
 
 
 def new_token() -> str:

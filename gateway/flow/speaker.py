@@ -1,5 +1,6 @@
 """Who is talking and where, for the agent: the run's speaker (``clarigate.agent.who``) from the
-normalized conversation and sender, with what the bot's settings add (its id, the answer policy)."""
+normalized conversation and sender, with what the bot's settings add (its id, the answer policy);
+the run's metadata (``run_metadata``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from clarigate.agent.who import Speaker
 from clarigate.gateway.boundary.messages import Conversation, Sender
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE
+from clarigate.gateway.store.base import Job
 
 
 def speaker_for(
@@ -40,3 +42,14 @@ def speaker_for(
             "answer_policy": config.answer_policy,
         },
     }
+
+
+def run_metadata(conv: Conversation, job: Job) -> dict[str, str]:
+    """What a run carries besides its thread: the inbound id (it names the turn, whose earlier run a
+    runner resumes or joins) and where the conversation is (tracing, a server's thread metadata)."""
+    meta = {"inbound_id": job.inbound_id, "platform": conv.platform, "chat_id": conv.chat_id}
+    if conv.workspace:
+        meta["workspace"] = conv.workspace
+    if conv.topic:
+        meta["topic"] = conv.topic
+    return meta

@@ -36,6 +36,12 @@ def route_thread(route: str, thread_id: str) -> str:
     return thread_id if route == DEFAULT_ROUTE else f"{route}:{thread_id}"
 
 
+def _routed(name: str, run: RunInput) -> RunInput:
+    """``run`` as route ``name``'s agent gets it: in its thread of the chat, the speaker naming it."""
+    speaker = {**run.speaker, "agent": name} if run.speaker else None
+    return replace(run, thread_id=route_thread(name, run.thread_id), speaker=speaker)  # type: ignore[arg-type]
+
+
 class RoutedRunner(AgentRunner):
     """The ``agent:`` section's runner and one per route, each run handed to its route's."""
 
@@ -95,9 +101,12 @@ class RoutedRunner(AgentRunner):
                 return TurnOutput(
                     replies=[catalog.text(ANSWER_NOT_PASSED_ON, asker[1].locale)], notice_only=True
                 )
-        speaker = {**run.speaker, "agent": name} if run.speaker else None
-        routed = replace(run, thread_id=route_thread(name, run.thread_id), speaker=speaker)  # type: ignore[arg-type]
-        return await runner.run_turn(routed)
+        return await runner.run_turn(_routed(name, run))
+
+    async def abandon(self, run: RunInput) -> None:
+        """The gateway gave up on ``run``: its route's agent stops what still runs of it."""
+        name, runner = self.pick(run)
+        await runner.abandon(_routed(name, run))
 
     async def _asker(
         self, thread_id: str, request_id: str, current: str

@@ -13,7 +13,9 @@ Chosen by ``agent.server_url`` (``LANGGRAPH_URL``); talks to the server with the
   one resumes the run with ``Command(resume=...)``).
 - Failures: an unreachable server, a timeout or a 5xx raise ``AgentUnavailable`` (the job is
   kept); a run the server lost is joined again, gone on from the last checkpoint or started
-  again (``server_runs``); a run that ends in error raises ``RunFailed`` naming its run id.
+  again (``server_runs``); a run that ends in error raises ``RunFailed`` naming its run id. One
+  that reached the recursion limit, or that someone cancelled on the server, is told as such, and
+  one the gateway gives up on is cancelled there (``server_stops``).
 """
 
 from __future__ import annotations
@@ -27,15 +29,13 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from clarigate.agent import placement
 from clarigate.agent.breakpoints import breakpoint_of
 from clarigate.agent.events import EventSink
 from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.interrupts import parse_request_id
 from clarigate.agent.placement import SettingsDoNotApply
-from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, detect_locale
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
 from clarigate.agent.who import WHO_KEY, Speaker, with_speaker
@@ -62,8 +62,9 @@ from clarigate.gateway.runners.server_settings import (
     runs_shipped_graph,
     state_problem,
 )
-from clarigate.gateway.runners.server_supersede import AnswerFirst, supersede_on_server
-from clarigate.gateway.runners.server_wire import human_content, messages_of, status_of
+from clarigate.gateway.runners.server_stops import cancel_unfinished, cancelled_output, rolled_back
+from clarigate.gateway.runners.server_supersede import SUPERSEDED_BY_KEY, AnswerFirst, supersede_on_server
+from clarigate.gateway.runners.server_wire import human_content, messages_of, status_of, unavailable
 from clarigate.gateway.runtime import metrics
 
 log = logging.getLogger(__name__)
@@ -89,14 +90,6 @@ def human_message_id(inbound_id: str | None) -> str:
     """The id of the human message a run adds: derived from the inbound id, so a joined run's
     turn can be found again; random when there is none."""
     return str(uuid.uuid5(_NAMESPACE, inbound_id)) if inbound_id else str(uuid.uuid4())
-
-
-def _unavailable(exc: BaseException) -> bool:
-    """True for failures that mean "try again later": network, timeout, 5xx, 429."""
-    if isinstance(exc, httpx.TransportError | asyncio.TimeoutError):
-        return True
-    status = status_of(exc)
-    return status is not None and (status >= 500 or status == 429)
 
 
 class LangGraphServerRunner(AgentRunner):
@@ -213,6 +206,14 @@ class LangGraphServerRunner(AgentRunner):
             raise
         return await waiting_request(self._client, self.settings.assistant_id, sid, state)
 
+    async def abandon(self, run: RunInput) -> None:
+        """The gateway gave up on ``run`` (its time ran out): the runs its turn made that still
+        go on (its own, those superseding an interrupt for it) are cancelled on the server."""
+        inbound_id = run.inbound_id
+        if inbound_id:
+            mine = lambda meta: inbound_id in (meta.get(INBOUND_KEY), meta.get(SUPERSEDED_BY_KEY))  # noqa: E731
+            await cancel_unfinished(self._client, server_thread_id(run.thread_id), mine)
+
     async def aclose(self) -> None:
         """Close the HTTP clients."""
         await self._client.http.client.aclose()
@@ -232,7 +233,7 @@ class LangGraphServerRunner(AgentRunner):
         except AnswerFirst as first:  # an approval no decision can turn down: asked again instead
             return first.output()
         except Exception as exc:
-            if _unavailable(exc):
+            if unavailable(exc):
                 metrics.AGENT_SERVER_ERRORS.labels(kind="unavailable").inc()
                 raise AgentUnavailable(f"the LangGraph server at {self.url} is unavailable: {exc}") from exc
             raise
@@ -246,7 +247,7 @@ class LangGraphServerRunner(AgentRunner):
         meta: dict[str, Any],
         on_event: EventSink | None = None,
     ) -> TurnOutput:
-        inbound_id = meta.get("inbound_id")
+        inbound_id, locale = meta.get("inbound_id"), detect_locale(text)
         for _ in range(LOST_RUNS):
             run = await self._started_run(sid, inbound_id, meta)
             if run is None:
@@ -257,11 +258,14 @@ class LangGraphServerRunner(AgentRunner):
             else:
                 log.info("joining run %s started for %s before", run["run_id"], inbound_id)
             try:
-                await follow(self._client, sid, run, on_event, self._probe.alive)
-                finished = await finished_run(self._client, sid, run)
+                streamed_error = await follow(self._client, sid, run, on_event, self._probe.alive)
+                finished = await finished_run(self._client, sid, run, locale, streamed_error)
                 if isinstance(finished, TurnOutput):
-                    return finished  # the graph rejected a typed answer: asked again (or closed)
+                    return finished  # it did not end as planned: asked again, a limit, cancelled
             except RunLost as lost:
+                if await rolled_back(self._client, sid, run):  # cancelled on purpose: not started again
+                    log.warning("run %s was cancelled with rollback on the LangGraph server", run["run_id"])
+                    return cancelled_output(locale)
                 log.warning("%s: looking at the thread again (the server restarted?)", lost)
                 continue
             state = await self._client.threads.get_state(sid)

@@ -17,7 +17,8 @@ looks at the thread again (``left_of_turn``):
   make);
 - the turn's input is in the thread and nothing is left to do: its output is read from the thread;
 - the input is not in the thread (lost with the run, or the thread itself): the run is started
-  again from the recorded input.
+  again from the recorded input, unless the thread says someone cancelled it with ``rollback``,
+  which deletes a run as a crash may (``server_stops``: the person is told it was stopped).
 
 Either way the message is answered once. While the server is down the runner raises
 ``AgentUnavailable``, so the person is told once that the message is kept (``flow.outage``).
@@ -47,10 +48,12 @@ from clarigate.agent.breakpoints import (
 from clarigate.agent.events import EventSink, tell
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
+from clarigate.agent.protocol.models import Locale
 from clarigate.agent.turn_output import TurnOutput, before_turn, turn_output
 from clarigate.gateway.boundary.errors import AgentUnavailable, RunFailed
 from clarigate.gateway.runners.server_breakpoints import on_breakpoint
 from clarigate.gateway.runners.server_interrupts import asked_again, pending_request_of
+from clarigate.gateway.runners.server_stops import UNFINISHED, cancelled_output, recursion_output
 from clarigate.gateway.runners.server_wire import events_of, messages_of, status_of
 from clarigate.gateway.runtime import metrics
 
@@ -69,8 +72,6 @@ RUNS_REMEMBERED = 1000
 SILENCE_SECONDS = 2.0
 #: How long the probe waits for ``/ok``.
 PROBE_SECONDS = 3.0
-#: Run states that are not over yet.
-UNFINISHED = ("pending", "running")
 
 
 class ServerProbe:
@@ -113,9 +114,10 @@ async def follow(
     run: Mapping[str, Any],
     on_event: EventSink | None,
     alive: Callable[[], Awaitable[bool]] | None = None,
-) -> None:
+) -> Any:
     """Follow the run's stream to its end, handing its text, steps and progress lines to
-    ``on_event``; ``RunLost`` when the server says it has no such run.
+    ``on_event``; the ``error`` part it ended with, if any (``{"error": "GraphRecursionError",
+    …}``, for ``finished_run``); ``RunLost`` when the server says it has no such run.
 
     A joined stream starts from the run's first event (``last_event_id="-1"``): a live
     message continued after a hand-over is rebuilt whole. While the stream is silent the server
@@ -125,7 +127,8 @@ async def follow(
     """
     started = time.perf_counter()
     heard = [time.monotonic()]
-    reader = asyncio.ensure_future(_read(client, sid, run, on_event, heard))
+    errors: list[Any] = []
+    reader = asyncio.ensure_future(_read(client, sid, run, on_event, heard, errors))
     try:
         while True:
             done, _ = await asyncio.wait({reader}, timeout=SILENCE_SECONDS)
@@ -141,10 +144,16 @@ async def follow(
             with contextlib.suppress(BaseException):
                 await reader
     metrics.AGENT_SERVER_RUN_SECONDS.observe(time.perf_counter() - started)
+    return errors[-1] if errors else None
 
 
 async def _read(
-    client: Any, sid: str, run: Mapping[str, Any], on_event: EventSink | None, heard: list[float]
+    client: Any,
+    sid: str,
+    run: Mapping[str, Any],
+    on_event: EventSink | None,
+    heard: list[float],
+    errors: list[Any],
 ) -> None:
     try:
         async for part in client.runs.join_stream(sid, run["run_id"], last_event_id="-1"):
@@ -153,6 +162,7 @@ async def _read(
                 if _not_found(part.data):
                     raise RunLost(f"run {run['run_id']}: {part.data}")
                 log.warning("run %s streamed an error: %s", run["run_id"], part.data)
+                errors.append(part.data)
             elif on_event is not None:
                 for event in events_of(part.event, part.data):
                     await tell(on_event, event)
@@ -162,10 +172,15 @@ async def _read(
         raise
 
 
-async def finished_run(client: Any, sid: str, run: Mapping[str, Any]) -> Mapping[str, Any] | TurnOutput:
+async def finished_run(
+    client: Any, sid: str, run: Mapping[str, Any], locale: Locale, streamed_error: Any = None
+) -> Mapping[str, Any] | TurnOutput:
     """The run as it ended; ``RunLost`` when the server has it no more or it has not ended yet,
-    ``RunFailed`` when it ended in error, or the question asked again when the error is the graph
-    rejecting a typed answer (closed, when that answer was declined)."""
+    ``RunFailed`` when it ended in error, or the output in ``locale`` of a run that did not end as
+    its graph planned: the question asked again when the error is the graph rejecting a typed
+    answer (closed, when that answer was declined), the limit's sentence when it reached the
+    recursion limit (``streamed_error``: the error part of its stream), or that it was stopped
+    when someone cancelled it on the server (``server_stops``)."""
     try:
         finished = await client.runs.get(sid, run["run_id"])
     except Exception as exc:
@@ -175,9 +190,14 @@ async def finished_run(client: Any, sid: str, run: Mapping[str, Any]) -> Mapping
     status = finished.get("status")
     if status in UNFINISHED:
         raise RunLost(f"the stream of run {run['run_id']} ended while it was {status}")
-    if status not in ("success", "interrupted"):
+    if status == "interrupted":  # cancelled on the server: no breakpoint, nothing to go on with
+        log.warning("run %s was cancelled on the LangGraph server", run["run_id"])
+        return cancelled_output(locale)
+    if status != "success":
         if (again := await asked_again(client, sid, finished)) is not None:
             return again  # the graph rejected the answer (``response_schema``): asked again, or closed
+        if (limited := recursion_output(streamed_error, locale)) is not None:
+            return limited
         metrics.AGENT_SERVER_ERRORS.labels(kind="run_" + str(status)).inc()
         raise RunFailed(
             f"run {run['run_id']} on the LangGraph server ended as {status!r}", run_id=run["run_id"]

@@ -3,8 +3,11 @@ messages as LangChain messages, streamed parts as run events, a human message's 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import httpx
 
 from clarigate.agent.events import RunEvent
 from clarigate.agent.harness import ImageInput
@@ -58,3 +61,11 @@ def status_of(exc: BaseException) -> int | None:
     """The HTTP status of an SDK error (None for anything else)."""
     response = getattr(exc, "response", None)
     return getattr(response, "status_code", None)
+
+
+def unavailable(exc: BaseException) -> bool:
+    """True for failures that mean "try again later": network, timeout, 5xx, 429."""
+    if isinstance(exc, httpx.TransportError | asyncio.TimeoutError):
+        return True
+    status = status_of(exc)
+    return status is not None and (status >= 500 or status == 429)

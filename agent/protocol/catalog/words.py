@@ -158,6 +158,12 @@ WORDS: dict[str, dict[Locale, str]] = {
         "en": "Sorry, that took too long and I stopped. Please try again, perhaps with a smaller request.",
         "zh": "抱歉，处理时间过长，我已停止。请再试一次，或把请求拆小一些。",
     },
+    # a run someone stopped on the LangGraph server (Studio's Cancel): gateway/runners/server_stops.py
+    "run_cancelled": {
+        "en": "This request was stopped on the agent's server before it finished. "
+        "Write a new message to start again.",
+        "zh": "这个请求在智能体的服务器上被中止了，没有完成。发送新消息即可重新开始。",
+    },
     "refused": {
         "en": "Sorry, I am not set up to work with you here. Ask the bot's administrator for access.",
         "zh": "抱歉，我在这里无法为您服务。请联系机器人的管理员开通权限。",

@@ -108,6 +108,8 @@ class LangGraphServer:
         user_graphs = HERE.parents[1] / "agent" / "user_graphs.py"
         mine = ("trimming", "tidy_after_pause", "environments")
         graphs.update({name: f"{user_graphs}:{name}" for name in mine})
+        # runs that do not end as planned: the recursion limit, a slow job stopped on the way
+        graphs.update({name: f"{HERE / 'long_graphs.py'}:{name}" for name in ("loop", "slow_if")})
         self.config = workdir / "langgraph.json"
         self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
         self._proc: subprocess.Popen[bytes] | None = None

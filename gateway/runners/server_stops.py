@@ -1,0 +1,124 @@
+"""Server runs that did not end as their graph planned, told as a person would be told in process.
+
+- A run that reaches ``recursion_limit`` ends in ``error``, the last part of its stream naming
+  ``GraphRecursionError``: the person reads the model-calls limit's sentence, as in process
+  (``clarigate.agent.harness``), not "something went wrong" (trying again fails the same way).
+- A run someone stopped on the server (LangGraph Studio's Cancel, ``runs.cancel``): with
+  ``action="interrupt"`` it ends ``interrupted``, its thread left with the stopped step pending
+  as on a breakpoint, but none of the graph's (asking "Continue?" would run the step again);
+  with ``action="rollback"`` the server deletes the run and what it wrote, which looks like a run
+  lost in a crash but for the mark the cancel leaves on the thread: its ``error`` names
+  ``UserRollback``, written when the run ended, so after the run was made (a crash leaves no
+  such mark, and a lost run is started again: ``server_runs``). Either way the person is told
+  the request was stopped there (``run_cancelled``) and nothing is started again.
+- A run the gateway gives up on (``run_timeout_seconds``) is cancelled on the server
+  (``cancel_unfinished``, ``action="interrupt"``): the person's "I stopped" is true, and the
+  thread's next run is not queued behind it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from clarigate.agent.limits import limit_message
+from clarigate.agent.protocol import catalog
+from clarigate.agent.protocol.models import Locale
+from clarigate.agent.turn_output import TurnOutput
+from clarigate.gateway.boundary.retry import RetryPolicy
+from clarigate.gateway.runners.server_interrupts import RUNS_SEARCHED
+from clarigate.gateway.runners.server_wire import status_of, unavailable
+
+log = logging.getLogger(__name__)
+
+#: Run states that are not over yet.
+UNFINISHED = ("pending", "running")
+#: The error a thread holds after its run reached the recursion limit.
+RECURSION = "GraphRecursionError"
+#: The error a thread holds after its run was cancelled with ``action="rollback"``.
+ROLLED_BACK = "UserRollback"
+#: Words for a run stopped on the server (``catalog``).
+CANCELLED = "run_cancelled"
+#: Calls that cancel a run the gateway gave up on: a server that does not answer is tried again
+#: for a few seconds (``unavailable``), a refusal is not.
+CANCEL_RETRIES = RetryPolicy(first=0.25, cap=1.0, within=4.0)
+#: How long giving up on a run may take in all (the SDK retries a refused connection for seconds).
+CANCEL_SECONDS = 8.0
+
+
+def _error_name(error: Any) -> str:
+    """The exception's name in a stream's ``error`` part or a thread's ``error``."""
+    return str(error.get("error") or "") if isinstance(error, Mapping) else ""
+
+
+def recursion_output(streamed_error: Any, locale: Locale) -> TurnOutput | None:
+    """The output of a run that reached the recursion limit (``streamed_error``: the error part
+    its stream ended with); None for any other failure."""
+    if _error_name(streamed_error) != RECURSION:
+        return None
+    log.warning("a server run reached the recursion limit: %s", streamed_error.get("message"))
+    return TurnOutput(replies=[limit_message("model_calls", locale)], limit="recursion")
+
+
+def cancelled_output(locale: Locale) -> TurnOutput:
+    """What the person reads of a run stopped on the server: that it was, and nothing else."""
+    return TurnOutput(replies=[catalog.text(CANCELLED, locale)], notice_only=True)
+
+
+def _when(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+
+
+async def rolled_back(client: Any, sid: str, run: Mapping[str, Any]) -> bool:
+    """True when ``run``, gone from the server, was cancelled with ``action="rollback"``: the
+    thread's error names ``UserRollback`` and was written after the run was made (a mark an
+    earlier run left is older; one whose time cannot be read is taken as the run's)."""
+    try:
+        thread = await client.threads.get(sid)
+    except Exception as exc:
+        if status_of(exc) == 404:
+            return False  # the thread went with the run: lost, not cancelled
+        raise
+    if _error_name(thread.get("error")) != ROLLED_BACK:
+        return False
+    marked = _when(thread.get("state_updated_at") or thread.get("updated_at"))
+    made = _when(run.get("created_at"))
+    return marked is None or made is None or marked >= made
+
+
+async def cancel_unfinished(client: Any, sid: str, mine: Callable[[Mapping[str, Any]], bool]) -> None:
+    """Cancel (``action="interrupt"``) the runs of thread ``sid`` not over yet whose metadata
+    ``mine`` takes; a failure is logged, never raised (the person is told the run stopped)."""
+    try:
+        await asyncio.wait_for(_cancel(client, sid, mine), CANCEL_SECONDS)
+    except Exception as exc:
+        log.warning("could not cancel the runs of server thread %s: %s", sid, exc)
+
+
+async def _cancel(client: Any, sid: str, mine: Callable[[Mapping[str, Any]], bool]) -> None:
+    try:
+        runs = await CANCEL_RETRIES.call(
+            lambda: client.runs.list(sid, limit=RUNS_SEARCHED), retry_on=unavailable
+        )
+    except Exception as exc:
+        if status_of(exc) == 404:
+            return  # no such thread: nothing runs on it
+        raise
+    for run in runs:
+        if run.get("status") not in UNFINISHED or not mine(run.get("metadata") or {}):
+            continue
+        try:
+            cancel = partial(client.runs.cancel, sid, run["run_id"], action="interrupt")
+            await CANCEL_RETRIES.call(cancel, retry_on=unavailable)
+        except Exception as exc:
+            if status_of(exc) not in (404, 409):
+                raise
+            continue  # it ended meanwhile: nothing left to stop
+        log.warning("run %s on server thread %s cancelled: the gateway gave up on it", run["run_id"], sid)
