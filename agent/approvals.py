@@ -4,7 +4,9 @@ The request (``action_requests`` + ``review_configs``, or a ``per_call`` ``tool_
 risk confirmation with the options "Approve" and "Reject" (批准 / 拒绝 in Chinese), and where every
 reviewed tool allows them "Edit" (the arguments form: ``clarigate.agent.approval_edits``) and
 "Reply instead" (a ``respond`` decision: the person's message is the tool's result, the tool is
-not run). The review's ``description`` leads the context, before the calls themselves. A typed
+not run). The review's ``description`` leads the context, before the calls themselves; calls that
+do not fit in it (200 characters) keep their names there and are shown in full right above the
+question (``approval_asked``), so Approve never runs a call the person could not read. A typed
 answer other than an option is a rejection with that text as the reason; a Cancel (a declined
 answer) rejects. A review that allows no ``reject`` is turned down with ``respond`` (the reason
 as the tool's result) where it allows that; one that allows neither is never turned down: its
@@ -20,10 +22,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clarigate.agent.interrupt_kinds import APPROVAL, APPROVAL_RESPOND, AskAgain, as_kind
+from clarigate.agent.interrupt_kinds import APPROVAL, APPROVAL_RESPOND, AskAgain, Asked, as_kind
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, normalize_request
+from clarigate.agent.protocol.coerce import clean
 from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.models import MAX_STRING, Locale
+from clarigate.agent.shown_above import code_block
 
 #: Approval option labels in every locale: a typed "Approve" (or 批准) answers on every channel.
 APPROVE_LABELS = {w.casefold() for w in catalog.every("approve")}
@@ -93,20 +97,78 @@ def cut_line(text: str, limit: int = MAX_STRING) -> str:
     return shorten(text, limit)
 
 
-def _context(actions: Sequence[Action]) -> str:
-    """The reviews' own descriptions (those somebody wrote), then the calls."""
+def _described(actions: Sequence[Action]) -> list[str]:
+    """The reviews' own descriptions (those somebody wrote), each once."""
     written = [a.description.strip() for a in actions if a.description.strip()]
-    described = list(dict.fromkeys(d for d in written if not d.startswith(_DEFAULT_DESCRIPTION)))
-    calls = "; ".join(_call_text(a) for a in actions)
-    return cut_line("\n".join([*described, calls]))
+    return list(dict.fromkeys(d for d in written if not d.startswith(_DEFAULT_DESCRIPTION)))
 
 
-def approval_request(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> HumanInputRequest:
-    """Approve / Reject (/ Edit / Reply instead) for the tool calls of one HITL interrupt."""
-    if len(actions) == 1:
-        question = catalog.text("approval_question_one", locale, name=actions[0].name)
-    else:
-        question = catalog.text("approval_question_many", locale, n=len(actions))
+def _shares(lengths: Sequence[int], least: Sequence[int], room: int) -> list[int]:
+    """``room`` shared out among texts of ``lengths``: each gets its ``least`` first, then what is
+    left goes evenly, the short ones whole."""
+    shares = list(least)
+    left, count = room - sum(least), len(lengths)
+    for index in sorted(range(len(lengths)), key=lambda i: lengths[i] - least[i]):
+        more = min(lengths[index] - least[index], max(left // count, 0))
+        shares[index], left, count = shares[index] + more, left - more, count - 1
+    return shares
+
+
+def _call_within(action: Action, room: int) -> str:
+    """One call within ``room`` characters: its name whole, its arguments as far as they fit."""
+    text, head = _call_text(action), f"{action.name}("
+    if len(text) <= room:
+        return text
+    return f"{head}{shorten(text[len(head) : -1], max(room - len(head) - 1, 1))})"
+
+
+def _least(action: Action) -> int:
+    """The room a call needs at least: its name (``name(…)``)."""
+    return min(len(_call_text(action)), len(action.name) + 3)
+
+
+def _calls_within(actions: Sequence[Action], room: int) -> str:
+    """The calls on one line within ``room`` characters: every call's name, its arguments as far
+    as they fit (``run_sql(query="SELECT id, na…"); drop_table(name="customers")``)."""
+    lengths = [len(_call_text(a)) for a in actions]
+    shares = _shares(lengths, [_least(a) for a in actions], room - len("; ") * (len(actions) - 1))
+    parts = [_call_within(a, share) for a, share in zip(actions, shares, strict=True)]
+    return cut_line("; ".join(parts), room)
+
+
+def _context(
+    actions: Sequence[Action], locale: Locale, lead: Sequence[str] = (), above: bool = False
+) -> tuple[str, str | None]:
+    """``(context, shown above)``: the ``lead`` lines, the reviews' descriptions, then the calls.
+
+    When they do not fit, every call keeps its name, then the lines of ours, then the arguments
+    as far as they fit, then the descriptions in what is left; with ``above``, the calls go in
+    full into the reply right above the question (``_in_full``), and the context says so.
+    Without it (a question shown with nothing above it) the context is only cut.
+    """
+    described = _described(actions)
+    whole = "\n".join([*lead, *described, "; ".join(map(_call_text, actions))])
+    if len(whole) <= MAX_STRING:
+        return whole, None
+    notes = [*lead, catalog.text("approval_calls_above", locale)] if above else list(lead)
+    names = sum(map(_least, actions)) + len("; ") * (len(actions) - 1)
+    head = cut_line("\n".join(notes), max(MAX_STRING - names - 1, 1)) if notes else ""
+    calls = _calls_within(actions, MAX_STRING - len(head) - (1 if head else 0))
+    room = MAX_STRING - len(head) - len(calls) - (2 if head else 1)  # for the descriptions
+    about = cut_line("\n".join(described), room) if described and room > 3 else ""
+    context = "\n".join(part for part in (head, about, calls) if part)
+    return context, (_in_full(actions) if above else None)
+
+
+def _in_full(actions: Sequence[Action]) -> str:
+    """The reply showing every call in full, one a line, after the reviews' descriptions (the
+    question right below says what they are)."""
+    described = _described(actions)
+    return code_block(clean("\n".join([*described, *([""] if described else []), *map(_call_text, actions)])))
+
+
+def _options(actions: Sequence[Action], locale: Locale) -> list[str]:
+    """Approve, Reject, Edit, Reply instead: each one every reviewed call allows."""
     allowed = [set(a.allowed) for a in actions] or [{"approve", "reject"}]
     options = []
     if all("approve" in a for a in allowed):
@@ -117,14 +179,35 @@ def approval_request(interrupt_id: str, actions: Sequence[Action], locale: Local
         options.append(catalog.text("edit", locale))
     if all("respond" in a for a in allowed):
         options.append(catalog.text("approval_respond", locale))
+    return options
+
+
+def approval_asked(
+    interrupt_id: str, actions: Sequence[Action], locale: Locale, lead: Sequence[str] = (), above: bool = True
+) -> Asked:
+    """Approve / Reject (/ Edit / Reply instead) for the tool calls of one HITL interrupt, and
+    (``above``) the calls in full to show right above it when it cannot hold them."""
+    if len(actions) == 1:
+        question = catalog.text("approval_question_one", locale, name=actions[0].name)
+    else:
+        question = catalog.text("approval_question_many", locale, n=len(actions))
+    context, in_full = _context(actions, locale, lead, above)
     args = {
         "question": question,
         "clarification_type": "risk_confirmation",
-        "context": _context(actions),
-        "options": options,
+        "context": context,
+        "options": _options(actions, locale),
     }
-    request = normalize_request(args, tool_call_id=interrupt_id)
-    return dismissible_as(as_kind(request, APPROVAL, interrupt_id, APPROVAL, locale), actions)
+    request = as_kind(
+        normalize_request(args, tool_call_id=interrupt_id), APPROVAL, interrupt_id, APPROVAL, locale
+    )
+    return Asked(dismissible_as(request, actions), in_full)
+
+
+def approval_request(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> HumanInputRequest:
+    """The approval alone, for a question shown with nothing above it: every call's name, its
+    arguments as far as they fit."""
+    return approval_asked(interrupt_id, actions, locale, above=False).request
 
 
 def can_decline(actions: Sequence[Action]) -> bool:
@@ -142,9 +225,9 @@ def dismissible_as(request: HumanInputRequest, actions: Sequence[Action]) -> Hum
 def must_answer(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> AskAgain:
     """The approval asked again after a Cancel or an answer it cannot take: it says first that it
     cannot be rejected or dismissed, only answered (or left with ``/new``)."""
-    again = approval_request(interrupt_id, actions, locale)
     note = catalog.text("approval_answer_first", locale, new="/new")
-    return AskAgain(again.model_copy(update={"context": cut_line(f"{note}\n{again.context}")}))
+    again = approval_asked(interrupt_id, actions, locale, lead=[note])
+    return AskAgain(again.request, again.in_full)
 
 
 def declined_decisions(
@@ -168,7 +251,7 @@ def respond_request(interrupt_id: str, actions: Sequence[Action], locale: Locale
     args = {
         "question": catalog.text("approval_respond_question", locale, name=name),
         "clarification_type": "missing_info",
-        "context": _context(actions),
+        "context": _context(actions, locale)[0],
     }
     request = normalize_request(args, tool_call_id=interrupt_id)
     return as_kind(request, APPROVAL_RESPOND, interrupt_id, APPROVAL, locale)

@@ -343,7 +343,6 @@ class ClarifyingAgent(AgentThreads):
         from clarigate.agent.dismissals import mark_dismissed
         from clarigate.agent.interrupts import AskAgain, Dismissed, resume_checked, resume_value
         from clarigate.agent.models.conversation import thread_locale
-        from clarigate.agent.protocol import render_text_fallback
 
         kind, interrupt_id = parsed
         snapshot = await self._graph.aget_state(config)
@@ -362,7 +361,7 @@ class ClarifyingAgent(AgentThreads):
             lambda command: self._invoke(command, config, on_event), asked, value, response, locale
         )
         if isinstance(result, AskAgain):
-            return TurnOutput(request=result.request, fallback_text=render_text_fallback(result.request))
+            return result.output()
         if isinstance(result, Dismissed):  # closed: never shown as pending again (``dismissals``)
             await mark_dismissed(self._graph, self._checkpointer.saver, config, interrupt_id)
             return TurnOutput(dismissed=True)
@@ -372,14 +371,16 @@ class ClarifyingAgent(AgentThreads):
 
     @staticmethod
     def _with_interrupt(output: TurnOutput, result: Any, messages: Sequence[Any]) -> TurnOutput:
-        """``output`` asking the first pending interrupt's request, when the run stopped on one."""
-        from clarigate.agent.interrupts import request_for
+        """``output`` asking the first pending interrupt's request, when the run stopped on one
+        (what the request cannot hold, in full, as its last reply: ``interrupt_kinds.asking``)."""
+        from clarigate.agent.interrupt_kinds import asking
+        from clarigate.agent.interrupts import asked_for
         from clarigate.agent.models.conversation import thread_locale
-        from clarigate.agent.protocol import render_text_fallback
 
         interrupts = result.get("__interrupt__") if isinstance(result, Mapping) else None
         if not interrupts or output.request is not None:
             return output
         first = interrupts[0]
-        request = request_for(first.id, first.value, thread_locale(messages), first.response_schema)
-        return replace(output, request=request, fallback_text=render_text_fallback(request))
+        return asking(
+            output, asked_for(first.id, first.value, thread_locale(messages), first.response_schema)
+        )

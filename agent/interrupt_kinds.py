@@ -10,7 +10,7 @@ the dismissal of is closed, never asked again (``Dismissed``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from clarigate.agent.protocol import HumanInputRequest, render_text_fallback
 from clarigate.agent.protocol.models import Locale
@@ -27,11 +27,32 @@ _AGAIN = re.compile(r"#(\d+)$")
 
 
 @dataclass(frozen=True)
-class AskAgain:
+class Asked:
+    """A question as the person gets it: its ``request``, and ``in_full``, what the request could
+    not hold (its strings hold 200 characters), in full, as Markdown to show right above it
+    (``clarigate.agent.shown_above``); None when the request holds it all."""
+
+    request: HumanInputRequest
+    in_full: str | None = None
+
+    def output(self) -> TurnOutput:
+        """A turn's output asking this question (and nothing else)."""
+        return asking(TurnOutput(), self)
+
+
+@dataclass(frozen=True)
+class AskAgain(Asked):
     """The answer does not resume the run yet: show this request instead (Edit → the form, an
     answer the schema rejects → the form again with the error)."""
 
-    request: HumanInputRequest
+
+def asking(output: TurnOutput, asked: Asked) -> TurnOutput:
+    """``output`` asking ``asked``: its text in full, when there is one, as the last reply, right
+    before the question (every platform delivers a turn's replies, then its question)."""
+    replies = [*output.replies, asked.in_full] if asked.in_full else output.replies
+    return replace(
+        output, replies=replies, request=asked.request, fallback_text=render_text_fallback(asked.request)
+    )
 
 
 class AnswerFirst(Exception):
@@ -39,13 +60,14 @@ class AnswerFirst(Exception):
     it again, and the message does not run. Here, not in ``supersede``, so that the runners can
     catch it without importing the agent's libraries where only the web side runs."""
 
-    def __init__(self, request: HumanInputRequest) -> None:
+    def __init__(self, request: HumanInputRequest, in_full: str | None = None) -> None:
         super().__init__(request.request_id)
         self.request = request
+        self.in_full = in_full  # the calls in full, when the approval cannot hold them (``Asked``)
 
     def output(self) -> TurnOutput:
         """The turn's output: the approval asked again (the new message did not run)."""
-        return TurnOutput(request=self.request, fallback_text=render_text_fallback(self.request))
+        return Asked(self.request, self.in_full).output()
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,16 @@ An ``interrupt(value)`` becomes a ``HumanInputRequest`` every renderer already s
   and where allowed Edit and Reply instead), resumed with the middleware's decisions;
 - an interrupt with a ``response_schema`` (langgraph 1.2+) as a form of the schema's fields
   (``clarigate.agent.typed_interrupts``), resumed with values of the schema's types;
-- a human_input request (the protocol's request shape, or at least a ``question``) as itself;
-  resumed with the answer's payload (``HumanInputResponse.to_payload()``, a picked option's
-  ``value`` its value, not the label shown);
-- anything else as a free-text question showing the value; resumed with the answer's text.
+- a human_input request (the protocol's request shape, or at least a ``question``) as itself,
+  with what its other keys hold shown as its context (``llm_output`` in LangGraph's review
+  pattern: nothing the graph gave the person vanishes); resumed with the answer's payload
+  (``HumanInputResponse.to_payload()``, a picked option's ``value`` its value as the graph wrote
+  it, ``False`` or ``3``, not the label shown nor its text);
+- anything else as a free-text question showing the value (a text longer than a question holds
+  asks its last line or sentence ending in "?"); resumed with the answer's text.
+
+What a request cannot hold (200 characters a string) is shown in full right above it
+(``asked_for``, ``clarigate.agent.shown_above``); ``request_for`` is the request alone.
 
 The request id says what is pending (``clarigate.agent.interrupt_kinds``), so a later run knows
 how to resume. Requests go through the same pending-record path as ``ask_clarification``'s, with
@@ -28,6 +34,7 @@ from clarigate.agent.approval_edits import edit_decisions, edit_request
 from clarigate.agent.approvals import (
     Action,
     actions_of,
+    approval_asked,
     approval_decisions,
     approval_request,
     declined_decisions,
@@ -42,6 +49,7 @@ from clarigate.agent.interrupt_kinds import (
     INTERRUPT,
     KINDS,
     AskAgain,
+    Asked,
     Dismissed,
     as_kind,
     asked_again,
@@ -55,7 +63,10 @@ from clarigate.agent.protocol import (
     catalog,
     normalize_request,
 )
+from clarigate.agent.protocol.coerce import scalar_text
+from clarigate.agent.protocol.given_values import as_given, normalize_with_given
 from clarigate.agent.protocol.models import Locale
+from clarigate.agent.shown_above import fit_question
 from clarigate.agent.typed_interrupts import rejected_request, typed_request, typed_resume
 
 log = logging.getLogger(__name__)
@@ -68,9 +79,11 @@ __all__ = [
     "KINDS",
     "Action",
     "AskAgain",
+    "Asked",
     "Dismissed",
     "actions_of",
     "approval_request",
+    "asked_for",
     "edit_request",
     "is_hitl",
     "is_human_input",
@@ -95,21 +108,63 @@ def _typed(schema: Any) -> bool:
     return isinstance(schema, Mapping) and bool(schema)
 
 
+#: The keys of the protocol's request shape (``type`` is read as ``clarification_type``): any
+#: other key of an interrupt's value is the graph's own, shown to the person (``_extras``).
+_PROTOCOL_KEYS = frozenset({*HumanInputRequest.model_fields, "version", "type"})
+
+
+def _extras(value: Mapping[str, Any]) -> str:
+    """What a human_input value holds beside the protocol's keys (``{"question": "Is this correct?",
+    "llm_output": …}``, LangGraph's review pattern): one key's text alone, several as ``key: value``
+    lines; "" when there is nothing else."""
+    extras = {str(k): v for k, v in value.items() if k not in _PROTOCOL_KEYS and v not in (None, "", [], {})}
+    shown = {
+        k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+        for k, v in extras.items()
+    }
+    if len(shown) == 1:
+        return next(iter(shown.values()))
+    return "\n".join(f"{key}: {text}" for key, text in shown.items())
+
+
+def _as_text(value: Any) -> str:
+    """A question's or context's text: a string as it is, any other value as JSON ("" for none)."""
+    if isinstance(value, str) or (not value and not isinstance(value, int | float)):
+        return value or ""
+    return scalar_text(value) or json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _asked(interrupt_id: str, value: Any, locale: Locale, schema: Any, above: bool) -> Asked:
+    if is_hitl(value):
+        return approval_asked(interrupt_id, actions_of(value, schema), locale, above=above)
+    if _typed(schema):
+        return Asked(typed_request(interrupt_id, value, schema, locale))
+    if is_human_input(value):
+        args, given = dict(value), _as_text(value.get("context"))
+        context = "\n\n".join(part for part in (given, _extras(value)) if part.strip())
+    else:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        args, context = {"question": text or "?", "clarification_type": "missing_info"}, ""
+    question, context, in_full = fit_question(_as_text(args.get("question")), context, above)
+    args.update(question=question, context=context or None)
+    request = normalize_request(args, tool_call_id=interrupt_id)
+    return Asked(as_kind(request, INTERRUPT, interrupt_id, INTERRUPT), in_full)
+
+
+def asked_for(interrupt_id: str, value: Any, locale: Locale = "en", schema: Any = None) -> Asked:
+    """How interrupt ``interrupt_id`` with ``value`` (and its ``response_schema``, when it has
+    one) is asked: its request, and what the request cannot hold (a long text, a review's content,
+    an approval's calls) in full, to show right above it (``Asked.in_full``)."""
+    return _asked(interrupt_id, value, locale, schema, above=True)
+
+
 def request_for(
     interrupt_id: str, value: Any, locale: Locale = "en", schema: Any = None
 ) -> HumanInputRequest:
     """The request that shows interrupt ``interrupt_id`` with ``value`` (and the interrupt's
-    ``response_schema``, when it has one) to a person."""
-    if is_hitl(value):
-        return approval_request(interrupt_id, actions_of(value, schema), locale)
-    if _typed(schema):
-        return typed_request(interrupt_id, value, schema, locale)
-    if is_human_input(value):
-        request = normalize_request(dict(value), tool_call_id=interrupt_id)
-        return as_kind(request, INTERRUPT, interrupt_id, INTERRUPT)
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    request = normalize_request({"question": text or "?", "clarification_type": "missing_info"}, interrupt_id)
-    return as_kind(request, INTERRUPT, interrupt_id, INTERRUPT)
+    ``response_schema``, when it has one) to a person, alone: for a question shown with nothing
+    above it (asked again later, on a LangGraph server), holding what fits (``asked_for``)."""
+    return _asked(interrupt_id, value, locale, schema, above=False).request
 
 
 def resume_value(
@@ -124,7 +179,7 @@ def resume_value(
     ``Dismissed`` (a declined answer its ``response_schema`` does not take: not resumed)."""
     value = _resume_value(kind, interrupt_id, value, response, locale, schema)
     if isinstance(value, AskAgain):
-        return AskAgain(asked_again(value.request, response.request_id))
+        return AskAgain(asked_again(value.request, response.request_id), value.in_full)
     return value
 
 
@@ -154,13 +209,16 @@ def _resume_value(
 
 
 def _picked(interrupt_id: str, value: Any, response: HumanInputResponse) -> dict[str, Any]:
-    """The answer's payload, its ``value`` the picked option's value: the person sees an option's
-    label (``{"label": "Production (EU)", "value": "prod-eu-1"}``), the graph acts on its value."""
+    """The answer's payload with the values the graph gave its options: the person sees an
+    option's label (``{"label": "Production (EU)", "value": "prod-eu-1"}``), the graph gets its
+    value as it wrote it (``False``, ``3``, a dict), for a picked option and for a form's select
+    and multi-select fields (the request holds them as text, ``given_values``)."""
     payload = response.to_payload()
-    if response.response_kind == "option" and response.option_id is not None:
-        option = request_for(interrupt_id, value).option_by_id(response.option_id)
-        if option is not None:
-            payload["value"] = option.value
+    request, given = normalize_with_given(dict(value), interrupt_id)
+    if response.response_kind == "option" and response.option_id in given:
+        payload["value"] = given[response.option_id]
+    elif response.response_kind == "form" and response.values is not None:
+        payload["values"] = as_given(request, response.values, given)
     return payload
 
 

@@ -51,8 +51,8 @@ def resume_map(interrupts: Sequence[tuple[str, Any, Any]], locale: Locale) -> di
         superseded = superseded_value(interrupt_id, value, locale, schema)
         if superseded is None:
             log.info("interrupt %s cannot be turned down: asked again, the new message waits", interrupt_id)
-            again = must_answer(interrupt_id, actions_of(value), locale).request
-            raise AnswerFirst(asked_again(again, again.request_id))
+            again = must_answer(interrupt_id, actions_of(value), locale)
+            raise AnswerFirst(asked_again(again.request, again.request.request_id), again.in_full)
         if isinstance(superseded, Dismissed):
             log.info("interrupt %s: its schema refuses the superseded answer: not resumed", interrupt_id)
             continue

@@ -76,15 +76,16 @@ def normalize_request(args: Mapping[str, Any], tool_call_id: str) -> HumanInputR
 
 
 def normalize_with_omissions(
-    args: Mapping[str, Any], tool_call_id: str
+    args: Mapping[str, Any], tool_call_id: str, given: dict[str, Any] | None = None
 ) -> tuple[HumanInputRequest, list[str]]:
     """``normalize_request``, and what the protocol's limits left out of the request (16 fields,
     24 options, 16 KB serialized), one phrase each (``2 fields: `a`, `b` (past 16 KB)``), for
-    the model: nothing it asked for goes unshown without it being told. Never raises."""
+    the model: nothing it asked for goes unshown without it being told. Never raises. ``given``,
+    when passed, gets each option's value as ``args`` wrote it, by option id (``given_value``)."""
     call_id = str(tool_call_id)
     omitted: list[str] = []
     try:
-        return _normalize(_as_arguments(args), call_id, omitted), omitted
+        return _normalize(_as_arguments(args), call_id, omitted, given), omitted
     except Exception:  # a model's junk must never end a run with a traceback
         request = HumanInputRequest(
             request_id=f"clarification:{call_id}",
@@ -94,13 +95,15 @@ def normalize_with_omissions(
         return request, []
 
 
-def _normalize(args: Mapping[str, Any], call_id: str, omitted: list[str]) -> HumanInputRequest:
+def _normalize(
+    args: Mapping[str, Any], call_id: str, omitted: list[str], given: dict[str, Any] | None = None
+) -> HumanInputRequest:
     question = _paragraph(args.get("question"))
     context = _paragraph(args.get("context"))
     locale = detect_locale(f"{question} {context}")
     clarification_type = _clarification_type(args.get("clarification_type", args.get("type")))
-    options = _options(args.get("options"), "option", omitted, "the question")
-    fields = _fields(args.get("fields"), omitted)
+    options = _options(args.get("options"), "option", omitted, "the question", given)
+    fields = _fields(args.get("fields"), omitted, given)
     if clarification_type == "risk_confirmation" and not fields and len(options) < 2:
         # A confirmation always needs a way to say no: Cancel, which reads as the safe choice
         # (agent/protocol/risk.py); the option given goes ahead.
@@ -157,9 +160,16 @@ def _as_items(value: Any) -> list[Any]:
     return []
 
 
-def _options(raw: Any, id_prefix: str, omitted: list[str] | None = None, where: str = "") -> list[Option]:
+def _options(
+    raw: Any,
+    id_prefix: str,
+    omitted: list[str] | None = None,
+    where: str = "",
+    given: dict[str, Any] | None = None,
+) -> list[Option]:
     """Distinct options (case- and width-insensitive), at most MAX_OPTIONS, ids ``{prefix}-N``;
-    the distinct ones past the limit are named in ``omitted`` (as options of ``where``)."""
+    the distinct ones past the limit are named in ``omitted`` (as options of ``where``), and each
+    kept one's value as ``raw`` gave it goes into ``given`` (``given_value``)."""
     options: list[Option] = []
     seen: set[str] = set()
     past: list[str] = []
@@ -173,6 +183,8 @@ def _options(raw: Any, id_prefix: str, omitted: list[str] | None = None, where: 
             past.append(label)
             continue
         options.append(Option(id=f"{id_prefix}-{len(options) + 1}", label=label, value=value))
+        if given is not None:
+            given[options[-1].id] = given_value(item, value)
     if past and omitted is not None:
         omitted.append(f"{_count(past, 'option')} of {where} past the first {MAX_OPTIONS}: {_names(past)}")
     return options
@@ -188,6 +200,14 @@ def _names(labels: list[str], most: int = MAX_OPTIONS) -> str:
     return shown + (f" and {len(labels) - most} more" if len(labels) > most else "")
 
 
+def given_value(item: Any, value: str) -> Any:
+    """What an option given as ``item`` stands for: its ``value`` as written (a bool, a number, a
+    dict…) or, for an option given as text (or without a value), its ``value`` as text."""
+    if isinstance(item, Mapping):
+        return item["value"] if item.get("value") is not None else value
+    return value if isinstance(item, str) else item
+
+
 def _option_parts(item: Any) -> tuple[str, str]:
     """(label, value) of one option given as a string, number or ``{label, value}`` dict."""
     if isinstance(item, Mapping):
@@ -201,7 +221,7 @@ def _option_parts(item: Any) -> tuple[str, str]:
     return label, label
 
 
-def _fields(raw: Any, omitted: list[str]) -> list[FormField]:
+def _fields(raw: Any, omitted: list[str], given: dict[str, Any] | None = None) -> list[FormField]:
     """Valid, uniquely named fields, at most MAX_FIELDS (those past it named in ``omitted``)."""
     raw = maybe_json(raw)
     if isinstance(raw, Mapping) and not ({"name", "label", "type"} & set(raw)):
@@ -217,9 +237,12 @@ def _fields(raw: Any, omitted: list[str]) -> list[FormField]:
     past: list[str] = []
     for index, item in enumerate(_as_items(raw), start=1):
         spec = item if isinstance(item, Mapping) else {"name": item}
-        field = _field(spec, index, omitted if len(fields) < MAX_FIELDS else None)
+        own: dict[str, Any] = {}  # its options' values, kept only with the field
+        field = _field(spec, index, omitted if len(fields) < MAX_FIELDS else None, own)
         if field is None or fold(field.name) in taken:
             continue
+        if given is not None:
+            given.update(own)
         taken.add(fold(field.name))
         if len(fields) == MAX_FIELDS:
             past.append(field.name)
@@ -230,7 +253,9 @@ def _fields(raw: Any, omitted: list[str]) -> list[FormField]:
     return fields
 
 
-def _field(spec: Mapping[str, Any], index: int, omitted: list[str] | None = None) -> FormField | None:
+def _field(
+    spec: Mapping[str, Any], index: int, omitted: list[str] | None = None, given: dict[str, Any] | None = None
+) -> FormField | None:
     """One field from a sloppy spec, or ``None`` when it has neither name nor label."""
     given_name = scalar_text(spec.get("name")) or scalar_text(spec.get("id")) or scalar_text(spec.get("key"))
     label = _label(spec.get("label")) or _label(spec.get("title"))
@@ -241,7 +266,7 @@ def _field(spec: Mapping[str, Any], index: int, omitted: list[str] | None = None
     options: list[Option] = []
     if field_type in _CHOICE_TYPES:
         options = _options(
-            spec.get("options", spec.get("choices")), f"{name}-option", omitted, f"field `{name}`"
+            spec.get("options", spec.get("choices")), f"{name}-option", omitted, f"field `{name}`", given
         )
         if not options:
             field_type = "text"  # a select with nothing to select is a text box

@@ -24,7 +24,15 @@ from typing import Any
 
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.interrupt_kinds import asked_again as with_new_id
-from clarigate.agent.interrupts import AskAgain, Dismissed, parse_request_id, request_for, resume_value
+from clarigate.agent.interrupts import (
+    AskAgain,
+    Asked,
+    Dismissed,
+    asked_for,
+    parse_request_id,
+    request_for,
+    resume_value,
+)
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
 from clarigate.agent.typed_interrupts import VALIDATION_HEAD, rejected_request
@@ -51,6 +59,13 @@ def pending_request_of(interrupt: Mapping[str, Any], messages: list[Any]) -> Hum
     langgraph 1.2, ``response_schema``)."""
     schema = interrupt.get("response_schema")
     return request_for(str(interrupt.get("id")), interrupt.get("value"), thread_locale(messages), schema)
+
+
+def pending_asked_of(interrupt: Mapping[str, Any], messages: list[Any]) -> Asked:
+    """``pending_request_of``, and what the request cannot hold in full, to show right above it
+    (``clarigate.agent.interrupts.asked_for``: an approval's long calls, a long text)."""
+    schema = interrupt.get("response_schema")
+    return asked_for(str(interrupt.get("id")), interrupt.get("value"), thread_locale(messages), schema)
 
 
 def _task_error(state: Mapping[str, Any], interrupt_id: str) -> str | None:
@@ -130,7 +145,7 @@ async def resumed_run(
     schema = asked.get("response_schema")
     value = resume_value(kind, interrupt_id, asked.get("value"), response, locale, schema)
     if isinstance(value, AskAgain):
-        return TurnOutput(request=value.request, fallback_text=render_text_fallback(value.request))
+        return value.output()  # with what it cannot hold shown above it (an approval's calls)
     if isinstance(value, Dismissed):
         log.info("interrupt %s: its schema refuses the declined answer: the question is closed", interrupt_id)
         await close_dismissed(client, sid, interrupt_id, pending)

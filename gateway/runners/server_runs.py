@@ -46,13 +46,14 @@ from clarigate.agent.breakpoints import (
     stopped_reply,
 )
 from clarigate.agent.events import EventSink, tell
+from clarigate.agent.interrupt_kinds import asking
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.turn_output import TurnOutput, before_turn, turn_output
 from clarigate.gateway.boundary.errors import AgentUnavailable, RunFailed
 from clarigate.gateway.runners.server_breakpoints import on_breakpoint
-from clarigate.gateway.runners.server_interrupts import asked_again, pending_request_of
+from clarigate.gateway.runners.server_interrupts import asked_again, pending_asked_of
 from clarigate.gateway.runners.server_stops import UNFINISHED, cancelled_output, recursion_output
 from clarigate.gateway.runners.server_wire import events_of, messages_of, status_of
 from clarigate.gateway.runtime import metrics
@@ -234,9 +235,9 @@ async def state_output(
     output = turn_output(messages, await messages_before(client, sid, meta, messages))
     interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
     request = None
-    if interrupts and output.request is None:
-        request = pending_request_of(interrupts[0], messages)
-    elif output.request is None and paused_at(state.get("next"), interrupts):  # a static breakpoint
+    if interrupts and output.request is None:  # with what it cannot hold shown right above it
+        return asking(output, pending_asked_of(interrupts[0], messages))
+    if output.request is None and paused_at(state.get("next"), interrupts):  # a static breakpoint
         at = str((state.get("checkpoint") or {}).get("checkpoint_id"))
         request = breakpoint_request(at, list(state.get("next") or ()), thread_locale(messages))
     if request is not None:

@@ -31,3 +31,30 @@ def delete_records_agent(
             require_approval={"delete_records": list(decisions)},
         )
     )
+
+
+#: A query longer than an approval holds, with characters every platform's markup would take
+#: (emphasis, a mention, an entity, a code span), and each of its parts numbered.
+LONG_QUERY = "SELECT " + ", ".join(f"c{n}_a*b <@U1> &amp; `x`" for n in range(400)) + " FROM customers"
+TWO_CALLS = {
+    "tool_calls": [
+        {"name": "run_sql", "args": {"query": LONG_QUERY}},
+        {"name": "drop_table", "args": {"name": "customers"}},
+    ]
+}
+
+
+def two_calls_agent(folder: Path) -> LangGraphRunner:
+    """The runner: the model asks for a long ``run_sql`` and a ``drop_table`` at once, both behind
+    ``require_approval`` (one Approve runs both), then says "Done." (``tests.agent.user_graphs``)."""
+    script = folder / "two_calls.yaml"
+    script.write_text(yaml.safe_dump([TWO_CALLS, {"content": "Done."}], sort_keys=False))
+    gated = {"run_sql": ["approve", "reject"], "drop_table": ["approve", "reject"]}
+    return LangGraphRunner(
+        AgentSettings(
+            model=f"scripted:{script}",
+            checkpointer_url="memory://",
+            tools=("tests.agent.user_graphs:run_sql", "tests.agent.user_graphs:drop_table"),
+            require_approval=gated,
+        )
+    )

@@ -88,10 +88,14 @@ def _approval(description: str, **args: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("sequence", SPLIT_BY_A_CUT)
 def test_an_approvals_context_keeps_its_characters_whole(sequence: str) -> None:
-    description = _at_the_cut(MAX_STRING, sequence, before="d")
+    call = 'drop_table(table="users")'  # the call is kept whole: the description is cut before it
+    room = MAX_STRING - len(call) - 1
+    description = _at_the_cut(room, sequence, before="d")
     request = approval_request("i1", actions_of(_approval(description, table="users")), "en")
     assert request.context is not None
-    _assert_whole_prefix(request.context, description, MAX_STRING)
+    about, shown_call = request.context.split("\n")
+    assert shown_call == call
+    _assert_whole_prefix(about, description, room)
 
 
 @pytest.mark.parametrize("sequence", SPLIT_BY_A_CUT)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -233,3 +234,152 @@ async def test_long_threads_are_summarized_past_the_threshold(make_agent: AgentF
     history = await agent.history("s")
     assert len(history) <= 4  # older turns became one summary
     assert len(model.calls) > 4  # the summaries were written by the model
+
+
+# --- what a question cannot hold is shown in full right above it -------------------------------
+
+LONG_QUERY = "SELECT id, name, email, created_at FROM customers WHERE created_at > '2024-01-01' " + (
+    "AND status = 'active' " * 5
+)
+TWO_CALLS = [
+    {"name": "run_sql", "args": {"query": LONG_QUERY}},
+    {"name": "drop_table", "args": {"name": "customers"}},
+]
+GATED = {
+    "tool_paths": ("tests.agent.user_graphs:run_sql", "tests.agent.user_graphs:drop_table"),
+    "require_approval": {"run_sql": ["approve", "reject"], "drop_table": ["approve", "reject"]},
+}
+
+
+def _fits_the_protocol(request: Any) -> None:
+    """Every string of ``request`` within the protocol's 200 characters, all of it within 16 KB."""
+    texts = [request.question, request.context or "", *(o.label for o in request.options)]
+    assert all(len(text) <= 200 for text in texts), texts
+    assert len(json.dumps(request.to_artifact())) <= 16 * 1024
+
+
+@pytest.mark.parametrize(
+    ("said", "above"),
+    [
+        ("how many active customers do we have?", "Every call is shown in full above."),
+        ("我们有多少活跃客户？", "每个调用的完整内容见上方。"),
+    ],
+)
+async def test_an_approval_shows_every_call_approve_runs_in_full(
+    make_agent: AgentFactory, said: str, above: str
+) -> None:
+    """Two gated calls at once, one with a long query: one Approve runs both, so the person reads
+    both in full before the question (the request holds 200 characters a string: it names both
+    calls and says the rest is above), and Approve then runs both."""
+    agent = await make_agent(scripted({"tool_calls": TWO_CALLS}, {"content": "Done."}), **GATED)
+    asked = await agent.run_turn("sql", said)
+    request = asked.request
+    _fits_the_protocol(request)
+    *_, shown = asked.replies  # the last reply, right before the question: a code block
+    assert shown == f'```\nrun_sql(query={json.dumps(LONG_QUERY)})\ndrop_table(name="customers")\n```'
+    assert request.context.startswith(above)
+    assert "run_sql(query=" in request.context and request.context.endswith('drop_table(name="customers")')
+    await _answer(agent, "sql", asked, request.options[0].label)  # Approve (批准)
+    assert user_graphs.RAN == [f"run_sql {LONG_QUERY}", "drop_table customers"]
+
+
+async def test_an_approval_that_fits_shows_nothing_above(make_agent: AgentFactory) -> None:
+    agent = await make_agent(scripted({"tool_calls": [TWO_CALLS[1]]}, {"content": "Done."}), **GATED)
+    asked = await agent.run_turn("drop", "drop the customers table")
+    assert asked.replies == []
+    assert asked.request.context == 'drop_table(name="customers")'
+
+
+async def test_an_approval_asked_again_shows_its_calls_in_full_again(make_agent: AgentFactory) -> None:
+    """An approval that cannot be turned down (approve and edit only), answered with something
+    else: asked again, saying so, with its calls in full above it again and every name in it."""
+    settings = {
+        **GATED,
+        "require_approval": {"run_sql": ["approve", "edit"], "drop_table": ["approve", "edit"]},
+    }
+    agent = await make_agent(scripted({"tool_calls": TWO_CALLS}, {"content": "Done."}), **settings)
+    asked = await agent.run_turn("held", "how many active customers do we have?")
+    again = await _answer(agent, "held", asked, "hmm, not sure")
+    _fits_the_protocol(again.request)
+    assert again.request.context.startswith("This approval cannot be rejected or dismissed")
+    assert "run_sql(" in again.request.context and "drop_table(" in again.request.context
+    assert json.dumps(LONG_QUERY) in again.replies[-1]
+    assert user_graphs.RAN == []
+
+
+async def _own_graph(name: str) -> ClarifyingAgent:
+    return await ClarifyingAgent.create(
+        AgentSettings(checkpointer_url="memory://", graph=f"tests.agent.user_graphs:{name}")
+    )
+
+
+async def test_an_interrupt_shows_the_content_it_asks_to_review() -> None:
+    """``interrupt({"question": "Is this correct?", "llm_output": …})``, LangGraph's review
+    pattern: the person sees the output they are asked to confirm (it fits: in the context)."""
+    agent = await _own_graph("review")
+    try:
+        asked = await agent.run_turn("r", "summarize the ACME ticket")
+        assert asked.request.question == "Is this correct?"
+        assert asked.request.context == user_graphs.REVIEWED["llm_output"]
+        assert asked.replies == []
+        done = await _answer(agent, "r", asked, "yes")
+        assert done.replies == ["Noted."] and user_graphs.ANSWERS[-1]["value"] == "yes"
+    finally:
+        await agent.aclose()
+
+
+async def test_a_long_review_and_several_keys_are_shown_in_full_above(monkeypatch: Any) -> None:
+    draft = "Dear ACME, " + "we will refund every invoice of 2024 in full. " * 20
+    monkeypatch.setitem(user_graphs.REVIEWED, "llm_output", draft)
+    monkeypatch.setitem(user_graphs.REVIEWED, "context", "Ticket #42")
+    monkeypatch.setitem(user_graphs.REVIEWED, "recipients", ["billing@acme.example"])
+    agent = await _own_graph("review")
+    try:
+        asked = await agent.run_turn("r", "draft the refund mail")
+        _fits_the_protocol(asked.request)
+        assert asked.request.question == "Is this correct?"
+        assert asked.request.context == "Shown in full above."
+        shown = asked.replies[-1]
+        assert "Ticket #42" in shown and f"llm_output: {draft.strip()}" in shown
+        assert 'recipients: ["billing@acme.example"]' in shown
+    finally:
+        await agent.aclose()
+
+
+async def test_a_long_interrupt_text_keeps_its_question(monkeypatch: Any) -> None:
+    """``interrupt(plan)``, a plan of a few lines ending in a question: the question is asked as
+    such and the plan shown in full right above it; the graph gets the answer typed."""
+    agent = await _own_graph("plan")
+    try:
+        asked = await agent.run_turn("p", "migrate the shards")
+        _fits_the_protocol(asked.request)
+        assert asked.request.question == "Shall I start now, or wait for the weekend?"
+        assert asked.request.context == "Shown in full above."
+        plan = user_graphs.PLAN.rsplit("\n", 1)[0]
+        assert asked.replies == [f"```\n{plan}\n```"]
+        done = await agent.run_turn("p", "wait", answer_with_text(asked.request, "wait", None))
+        assert done.replies == ["Plan answer: wait"]
+        # a text with no question of its own: all of it above, and a question that says so
+        monkeypatch.setattr(user_graphs, "PLANNED", ["Step. " * 60 + "Tell me when it suits you."])
+        asked = await agent.run_turn("q", "migrate the shards")
+        assert asked.request.question == "What is your answer to the text above?"
+        assert user_graphs.PLANNED[-1] in asked.replies[-1]
+    finally:
+        await agent.aclose()
+
+
+def test_a_question_shown_with_nothing_above_it_keeps_what_fits_and_claims_nothing() -> None:
+    """The request alone (a question shown again later, a LangGraph server's pending interrupt):
+    the question found, every call named, and no word of text above that is not there."""
+    from clarigate.agent.interrupts import request_for
+
+    plan = request_for("i1", user_graphs.PLAN)
+    assert plan.question == "Shall I start now, or wait for the weekend?"
+    assert plan.context.startswith("Here is the migration plan.") and plan.context.endswith("…")
+    calls = {"action_requests": TWO_CALLS, "review_configs": []}
+    approval = request_for("i2", calls)
+    _fits_the_protocol(approval)
+    assert "above" not in approval.context
+    assert approval.context.startswith("run_sql(query=") and approval.context.endswith(
+        'drop_table(name="customers")'
+    )

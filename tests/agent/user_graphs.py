@@ -201,3 +201,88 @@ _tidy_builder.add_conditional_edges(
 )
 #: Echoes; "tidy" drops every earlier message, after a breakpoint (asked "Continue?") before it.
 tidy_after_pause = _tidy_builder.compile(interrupt_before=["tidy"])
+
+
+# --- values longer than a question holds, and options whose values are not text -----------------
+
+
+def run_sql(query: str) -> str:
+    """Run a read-only SQL query."""
+    RAN.append(f"run_sql {query}")
+    return "3 rows"
+
+
+def drop_table(name: str) -> str:
+    """Drop a table."""
+    RAN.append(f"drop_table {name}")
+    return f"dropped {name}"
+
+
+def _single(node: Any) -> Any:
+    builder = StateGraph(MessagesState)
+    builder.add_node("step", node)
+    builder.add_edge(START, "step")
+    return builder.compile()
+
+
+#: What ``review`` asks a person to confirm (set a test's own before it runs, if it likes).
+REVIEWED: dict[str, Any] = {"llm_output": "Refund 12,000 EUR to ACME Corp and close their account today."}
+
+
+def _review(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt({"question": "Is this correct?", **REVIEWED})
+    ANSWERS.append(answer)
+    return {"messages": [AIMessage(content="Noted.")]}
+
+
+#: LangGraph's "review" pattern: the question, and the output to review under keys of its own.
+review = _single(_review)
+
+PLAN = (
+    "Here is the migration plan.\n"
+    + "\n".join(f"Step {i}: migrate shard {i} to the new cluster." for i in range(1, 9))
+    + "\nShall I start now, or wait for the weekend?"
+)
+#: What ``plan`` asks with (a test may set its own).
+PLANNED: list[str] = [PLAN]
+
+
+def _plan(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt(PLANNED[-1])
+    ANSWERS.append(answer)
+    return {"messages": [AIMessage(content=f"Plan answer: {answer}")]}
+
+
+#: Asks with a plain string of several lines, the question its last line.
+plan = _single(_plan)
+
+SWITCHES = [{"label": "On", "value": True}, {"label": "Off", "value": False}]
+SIZES = [{"label": "One replica", "value": 1}, {"label": "Three replicas", "value": 3}]
+
+
+def _service(state: MessagesState) -> dict[str, Any]:
+    cache = interrupt({"question": "Cache?", "options": SWITCHES})
+    replicas = interrupt({"question": "How many replicas?", "options": SIZES})
+    ANSWERS.append((cache["value"], replicas["value"]))
+    return {"messages": [AIMessage(content=f"Cache {cache['value']!r}, replicas {replicas['value']!r}.")]}
+
+
+#: Options whose values are a bool and a number, asked one after the other.
+service = _single(_service)
+
+REGIONS = [{"label": "EU", "value": {"region": "eu", "zone": 2}}, {"label": "US", "value": {"region": "us"}}]
+
+
+def _service_form(state: MessagesState) -> dict[str, Any]:
+    fields = [
+        {"name": "cache", "type": "select", "options": SWITCHES, "required": True},
+        {"name": "replicas", "type": "multi_select", "options": SIZES},
+        {"name": "region", "type": "select", "options": REGIONS},
+    ]
+    answer = interrupt({"question": "Service settings?", "fields": fields})
+    ANSWERS.append(answer["values"])
+    return {"messages": [AIMessage(content="Configured.")]}
+
+
+#: A form whose select and multi-select options have values of other types (a bool, numbers, dicts).
+service_form = _single(_service_form)

@@ -10,6 +10,7 @@ from .approval_words import APPROVAL_WORDS
 from .confirm_words import CONFIRM_WORDS
 from .feedback_words import FEEDBACK_WORDS
 from .file_words import FILE_WORDS
+from .shown_words import SHOWN_WORDS
 from .slack_words import SLACK_WORDS
 from .telegram_words import TELEGRAM_WORDS
 from .typed_words import TYPED_WORDS
@@ -382,3 +383,4 @@ WORDS.update(FILE_WORDS)
 WORDS.update(FEEDBACK_WORDS)
 WORDS.update(APPROVAL_WORDS)
 WORDS.update(CONFIRM_WORDS)
+WORDS.update(SHOWN_WORDS)

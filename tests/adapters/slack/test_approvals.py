@@ -4,6 +4,7 @@ slack-bolt adapter against the fake Slack, the real LangGraph agent (scripted mo
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.runners.in_process import LangGraphRunner
-from tests.adapters.approval_agent import delete_records_agent
+from tests.adapters.approval_agent import LONG_QUERY, delete_records_agent, two_calls_agent
 from tests.agent import user_graphs
 
 from .conftest import MakeWorld
@@ -121,3 +122,38 @@ async def test_cancel_rejects_the_call_and_the_agent_goes_on(make_world: MakeWor
     latest = [c async for c in saver.alist(None, limit=1)][0]
     results = [m.text for m in latest.checkpoint["channel_values"]["messages"] if m.type == "tool"]
     assert any("The person declined this action." in r for r in results)
+
+
+def _unescaped(mrkdwn: str) -> str:
+    """Text as Slack shows it: its three escapes undone."""
+    return mrkdwn.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+@pytest.mark.parametrize("where", ["dm", "thread"])  # a DM's reply edits "working…"; a thread's streams
+async def test_calls_too_long_for_the_approval_reach_the_person_in_full_first(
+    make_world: MakeWorld, tmp_path: Path, where: str
+) -> None:
+    """A long ``run_sql`` and a ``drop_table`` asked at once, one Approve for both: before the
+    question the person reads both calls in full, every character as written (no markup taken,
+    no mention made), in messages within Slack's limits; the question names both."""
+    runner = two_calls_agent(tmp_path)
+    try:
+        world = await make_world(runner)
+        said = "how many active customers do we have?"
+        await (world.user.dm(said) if where == "dm" else world.user.mention(said))
+        await world.settle()
+        *replies, question = world.fake.shown()
+        assert len(replies) > 1  # more than one message holds
+        assert all(len(m["text"]) <= 4000 for m in [*replies, question])  # Slack's advice; blocks checked
+        assert not any("<@U1>" in m["text"] for m in replies)  # shown, not a mention
+        code = "".join(_unescaped(m["text"]).removeprefix("```\n").removesuffix("\n```") for m in replies)
+        calls = f'run_sql(query={json.dumps(LONG_QUERY)})\ndrop_table(name="customers")'
+        assert re.sub(r"\s", "", code) == re.sub(r"\s", "", calls)  # a cut may fall on a space
+        asked = _unescaped(json.dumps(question["blocks"], ensure_ascii=False))
+        assert "Approve these 2 actions?" in asked and "Every call is shown in full above." in asked
+        assert "run_sql(query=" in asked and 'drop_table(name=\\"customers\\")' in asked
+        await world.user.click(world.fake.posted(), "clarigate:o1")
+        await world.settle()
+        assert user_graphs.RAN == [f"run_sql {LONG_QUERY}", "drop_table customers"]
+    finally:
+        await runner.aclose()

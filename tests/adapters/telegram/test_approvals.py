@@ -3,6 +3,9 @@ python-telegram-bot against the fake Bot API, the real LangGraph agent (scripted
 
 from __future__ import annotations
 
+import html
+import json
+import re
 from typing import Any
 
 import pytest
@@ -11,6 +14,7 @@ import yaml
 from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.memory import MemoryStore
+from tests.adapters.approval_agent import LONG_QUERY, two_calls_agent
 from tests.agent import user_graphs
 
 from .harness import callback_update, message_update, open_bench
@@ -111,5 +115,32 @@ async def test_a_user_graph_interrupt_answered_by_tap(bot_api: Any, tmp_path: An
         await tg.deliver(callback_update(buttons[1]["callback_data"], message_id))
         assert user_graphs.RAN == ["us-east"]
         assert bot_api.of("sendMessage")[-1].params["text"] == "Deployed to us-east."
+    finally:
+        await _close(tg, runner, store)
+
+
+async def test_calls_too_long_for_the_approval_reach_the_person_in_full_first(
+    bot_api: Any, tmp_path: Any
+) -> None:
+    """A long ``run_sql`` and a ``drop_table`` asked at once, one Approve for both: before the
+    question the person reads both calls in full, every character as written (no markup taken,
+    no mention made), in messages of at most 4096 characters (the fake refuses longer ones)."""
+    runner = two_calls_agent(tmp_path)
+    store = MemoryStore(f"approvals-{tmp_path.name}")
+    tg = await open_bench(bot_api, store, runner)
+    try:
+        await tg.deliver(message_update("how many active customers do we have?"))
+        *replies, question = [c.params["text"] for c in bot_api.of("sendMessage")]
+        assert len(replies) > 1  # more than one message holds
+        code = "".join(html.unescape(re.sub(r"</?pre>", "", text)) for text in replies)
+        calls = f'run_sql(query={json.dumps(LONG_QUERY)})\ndrop_table(name="customers")'
+        assert re.sub(r"\s", "", code) == re.sub(r"\s", "", calls)  # a cut may fall on a space
+        assert "Approve these 2 actions?" in question and "Every call is shown in full above." in question
+        assert "run_sql(query=" in question and 'drop_table(name="customers")' in html.unescape(question)
+        message_id, buttons = _question(bot_api, "Approve these 2 actions?")
+        await tg.deliver(callback_update(buttons[0]["callback_data"], message_id))  # Approve
+        yes = bot_api.of("editMessageText")[-1].buttons[0][0]  # "Yes: Approve"
+        await tg.deliver(callback_update(yes["callback_data"], message_id))
+        assert user_graphs.RAN == [f"run_sql {LONG_QUERY}", "drop_table customers"]
     finally:
         await _close(tg, runner, store)

@@ -106,7 +106,7 @@ class LangGraphServer:
         # operators' graphs of ``tests/agent/user_graphs.py`` that shorten their thread in a turn,
         # and one whose options are ``{label, value}`` objects
         user_graphs = HERE.parents[1] / "agent" / "user_graphs.py"
-        mine = ("trimming", "tidy_after_pause", "environments")
+        mine = ("trimming", "tidy_after_pause", "environments", "plan", "review")
         graphs.update({name: f"{user_graphs}:{name}" for name in mine})
         # runs that do not end as planned: the recursion limit, a slow job stopped on the way
         graphs.update({name: f"{HERE / 'long_graphs.py'}:{name}" for name in ("loop", "slow_if")})

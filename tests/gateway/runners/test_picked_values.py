@@ -71,3 +71,65 @@ async def test_a_pick_resumes_the_graph_with_the_options_value_on_the_server(
         assert chat.texts(chat="picked-typed")[-1] == "Deploying to stage-2."
     finally:
         await runner.aclose()
+
+
+#: The ways a person picks the second option of each question of ``user_graphs.service``.
+SECOND: list[tuple[str, Callable[[Any], Awaitable[Any]]]] = [
+    ("click", lambda chat: chat.click(1)),
+    ("number", lambda chat: chat.reply("2")),
+    ("label", lambda chat: chat.reply(chat.last_request().request.options[1].label.lower())),
+]
+
+
+@pytest.mark.parametrize(("how", "pick"), SECOND, ids=[p[0] for p in SECOND])
+async def test_an_options_value_that_is_not_text_resumes_the_graph_as_given(
+    make_gateway: Any, how: str, pick: Callable[[Any], Awaitable[Any]]
+) -> None:
+    """Options ``{"label": "Off", "value": False}`` and ``{"label": "Three replicas", "value":
+    3}``: the graph gets ``False`` and ``3``, not ``"false"`` (a truthy string: the cache would be
+    switched on) and ``"3"``."""
+    runner = LangGraphRunner(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.user_graphs:service")
+    )
+    try:
+        gateway, chat = await make_gateway(MemoryStore(f"picked-typed-{how}"), runner)
+        await chat.say("set up the service")
+        await gateway.drain(timeout=30)
+        assert [o.label for o in chat.last_request().request.options] == ["On", "Off"]
+        await pick(chat)
+        await gateway.drain(timeout=30)
+        assert [o.label for o in chat.last_request().request.options] == ["One replica", "Three replicas"]
+        await pick(chat)
+        await gateway.drain(timeout=30)
+        assert user_graphs.ANSWERS == [(False, 3)]
+        assert chat.texts()[-1] == "Cache False, replicas 3."
+    finally:
+        await runner.aclose()
+
+
+FORM_ANSWERS: list[tuple[str, Callable[[Any], Awaitable[Any]]]] = [
+    ("submitted", lambda chat: chat.submit({"cache": "false", "replicas": ["1", "3"], "region": "EU"})),
+    ("typed", lambda chat: chat.reply("cache: Off\nreplicas: One replica, Three replicas\nregion: EU")),
+]
+
+
+@pytest.mark.parametrize(("how", "answer"), FORM_ANSWERS, ids=[a[0] for a in FORM_ANSWERS])
+async def test_a_forms_select_and_multi_select_resume_with_the_values_as_given(
+    make_gateway: Any, how: str, answer: Callable[[Any], Awaitable[Any]]
+) -> None:
+    runner = LangGraphRunner(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.user_graphs:service_form")
+    )
+    try:
+        gateway, chat = await make_gateway(MemoryStore(f"picked-form-{how}"), runner)
+        await chat.say("set up the service")
+        await gateway.drain(timeout=30)
+        assert chat.last_request().request.input_mode == "form"
+        await answer(chat)
+        await gateway.drain(timeout=30)
+        assert user_graphs.ANSWERS == [
+            {"cache": False, "replicas": [1, 3], "region": {"region": "eu", "zone": 2}}
+        ]
+        assert chat.texts()[-1] == "Configured."
+    finally:
+        await runner.aclose()

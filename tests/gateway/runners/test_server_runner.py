@@ -284,3 +284,20 @@ async def test_a_server_that_does_not_answer_does_not_hold_the_start(monkeypatch
         for writer in held:
             writer.close()
         tcp.close()
+
+
+async def test_what_a_question_cannot_hold_is_shown_in_full_above_it_on_the_server(
+    langgraph_server, make_gateway
+):
+    """A graph's ``interrupt()`` with a plan of several lines (longer than a question's 200
+    characters) asks its last line, the whole plan shown right above it, as in process."""
+    runner = runner_for(langgraph_server, "plan")
+    gateway, chat = await make_gateway(MemoryStore("lg-plan"), runner)
+
+    await chat.say("migrate the shards", chat="plan")
+    await gateway.drain(timeout=30)
+    request = chat.last_request().request
+    assert request.question == "Shall I start now, or wait for the weekend?"
+    shown = chat.texts()[-1]  # the reply right before the question
+    assert all(f"Step {i}: migrate shard {i} to the new cluster." in shown for i in range(1, 9))
+    await runner.aclose()
