@@ -37,6 +37,7 @@ from clarigate.gateway.boundary.messages import (
     Sender,
 )
 
+from ..written import written_at
 from .decode import decode_text
 from .shared import shared_attachments
 
@@ -211,6 +212,7 @@ def parse_message_event(
         ],
         is_mention=kind == "app_mention" or mentions_bot,
         said_to_others=needs_known_thread and bool(mentioned),  # a plain reply: it cannot name the bot
+        received_at=written_at(ts),  # when it was posted (its ``ts``), however late it comes
     )
     return ParsedMessage(message, needs_known_thread)
 

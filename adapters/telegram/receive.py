@@ -32,6 +32,7 @@ from clarigate.gateway.boundary.messages import Attachment, Conversation, Inboun
 from clarigate.gateway.boundary.port import AdapterState
 from clarigate.gateway.boundary.signing import same_secret
 
+from ..written import written_at
 from .migration import reply_point
 from .shape import update_problem
 
@@ -203,7 +204,15 @@ def inbound_message(
     aside: bool = False,
 ) -> InboundMessage:
     """The normalized message; ``event_id`` is the ``update_id`` the core dedupes on (``aside``:
-    said to the people it mentions, ``said_to_others``)."""
+    said to the people it mentions, ``said_to_others``).
+
+    ``received_at`` is when it was written (``date``), not when the update came: one redelivered
+    late (a webhook call that failed, updates waiting for the poller) is older than a question
+    asked meanwhile, so no answer to it. ``date`` is in whole seconds (the second it was sent in)
+    and the question's time is not: the message counts from the end of that second (capped at
+    now), so an answer sent in the same second as the question is never taken for an older
+    message; only one sent a moment before the question in that second, and delivered late,
+    could pass for an answer. (Edited messages are not requests here: no ``edit_date``.)"""
     return InboundMessage(
         conversation=conversation,
         sender=sender,
@@ -214,6 +223,7 @@ def inbound_message(
         is_mention=mention,
         language=language_of(message),
         said_to_others=aside,
+        received_at=written_at(message.date.timestamp() + 1),  # the end of its second: see above
     )
 
 

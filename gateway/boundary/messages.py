@@ -103,7 +103,7 @@ class InboundMessage(BaseModel):
     message_id: str | None = None
     attachments: list[Attachment] = Field(default_factory=list)
     is_mention: bool = False
-    received_at: float = Field(default_factory=time.time)
+    received_at: float = Field(default_factory=time.time)  # when written, if the platform says
     # The person's interface language when the platform says (Telegram's ``language_code``, a
     # Slack user's locale): ``zh-hans``, ``en-US``… Only the core's own words (help, status)
     # use it, and only when the text itself gives no sign of a language.

@@ -8,7 +8,8 @@ import uuid
 
 from redis.asyncio import Redis
 
-from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, text_request
+from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.store.redis import RedisStore
 
 from .conftest import MakeWorld
@@ -101,6 +102,40 @@ async def test_retried_event_runs_once(make_world: MakeWorld):
     assert first.status_code == 200 and all(r.status_code == 200 for r in retries)  # acked, not dropped
     assert [c.text for c in runner.calls] == ["once"]
     assert [m["text"] for m in world.fake.shown()] == ["You said: once"]
+
+
+def asks_environment(turn: Turn) -> TurnOutput:
+    """Asks where to deploy (any typed text answers) on "deploy the docs"; else the echo reply."""
+    if turn.response is None and turn.text == "deploy the docs":
+        return asking(text_request("Which environment should I deploy to?"))
+    return ScriptedRunner().script(turn)
+
+
+async def test_a_retried_event_written_before_the_question_is_no_answer_to_it(make_world: MakeWorld):
+    """Slack retries an event the gateway did not acknowledge: a message written while the agent
+    was still thinking comes after the question it then asks, but is more context, never its
+    answer (README); what the person writes after the question answers it."""
+    runner = ScriptedRunner(asks_environment)
+    world = await make_world(runner)
+    await world.user.dm("deploy the docs")
+    await world.settle()
+    question = world.fake.posted()
+    asked = await world.gateway.store.pending_for_thread(runner.calls[0].thread_id)
+    assert asked is not None and "Which environment" in json.dumps(question["blocks"])
+
+    written = f"{asked.created_at - 5:.6f}"  # its first delivery (and ack) failed
+    event = {"type": "message", "channel_type": "im", "channel": "D1", "user": "U1", "ts": written}
+    response = await world.user.event({**event, "text": "also include the changelog"}, retry=1)
+    await world.settle()
+    assert response.status_code == 200
+    assert (runner.calls[-1].text, runner.calls[-1].response) == ("also include the changelog", None)
+    assert "Answered by" not in json.dumps(world.fake.edits(question["ts"]))  # the question stays open
+
+    await world.user.dm("staging", ts=f"{time.time():.6f}")  # written now: after the question
+    await world.settle()
+    answer = runner.calls[-1].response
+    assert answer is not None and answer.value == "staging"
+    assert "Answered by <@U1>: staging" in json.dumps(world.fake.edits(question["ts"])[-1]["blocks"])
 
 
 async def test_a_mention_delivered_as_message_and_app_mention_runs_once(make_world: MakeWorld):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from clarigate.adapters.telegram import TelegramAdapter
-from clarigate.adapters.testing import ScriptedRunner
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, text_request
+from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.store.memory import MemoryStore
 from tests.conftest import test_config as gateway_config
@@ -51,6 +52,36 @@ async def test_duplicate_update_runs_once(bench):
     await tg.deliver(update)  # Telegram redelivers when it did not see our 200
     assert [c.text for c in runner.calls] == ["hello"]
     assert [c.params["text"] for c in tg.api.of("sendMessage")] == ["You said: hello"]
+
+
+def asks_environment(turn: Turn) -> TurnOutput:
+    """Asks where to deploy (any typed text answers) on "deploy the docs"; else the echo reply."""
+    if turn.response is None and turn.text == "deploy the docs":
+        return asking(text_request("Which environment should I deploy to?"))
+    return ScriptedRunner().script(turn)
+
+
+async def test_a_redelivered_message_sent_before_the_question_is_no_answer_to_it(bench):
+    """An update Telegram delivers late (its webhook call failed, or it waited for the poller): a
+    message sent while the agent was still thinking is more context, never the answer to the
+    question asked meanwhile (README). ``date`` is in whole seconds: an answer sent in the very
+    second the question was asked still answers it."""
+    runner = ScriptedRunner(asks_environment)
+    tg = await bench(runner)
+    await tg.deliver(message_update("deploy the docs"))
+    question = tg.api.of("sendMessage")[-1]
+    asked = await tg.gateway.store.pending_for_thread(runner.calls[0].thread_id)
+    assert asked is not None and "Which environment" in question.params["text"]
+    shown = (ALICE["id"], question.result["message_id"])
+
+    await tg.deliver(message_update("also include the changelog", date=int(asked.created_at) - 5))
+    assert (runner.calls[-1].text, runner.calls[-1].response) == ("also include the changelog", None)
+    assert "Answered by" not in (tg.api.shown(*shown) or "")  # the question stays open
+
+    await tg.deliver(message_update("staging", date=int(asked.created_at)))  # the second it was asked
+    answer = runner.calls[-1].response
+    assert answer is not None and answer.value == "staging"
+    assert "✅ Answered by Alice: staging" in (tg.api.shown(*shown) or "")
 
 
 async def test_private_chat_is_one_thread(bench):
