@@ -4,7 +4,8 @@ Each form field is one input block whose ``block_id`` is ``field-<n>`` (its posi
 so per-field errors can be returned by block id whatever the field's name is, and
 select options carry their position, never their (possibly long) text. A field with a
 default is shown filled in (``initial_value``, ``initial_option(s)``, ``initial_date``; a
-checkbox ticked when true), so submitting it unchanged gives the default back.
+checkbox ticked when true), so submitting it unchanged gives the default back. A required yes/no
+without one is Yes and No radio buttons, neither picked, which Slack will not submit unanswered.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from slack_sdk.models.blocks import (
     Option,
     PlainTextInputElement,
     PlainTextObject,
+    RadioButtonsElement,
     StaticMultiSelectElement,
     StaticSelectElement,
 )
@@ -153,6 +155,24 @@ def shows_default(field: FormField) -> bool:
     return isinstance(default, str) and len(default) <= TEXT_LIMIT
 
 
+def asks_yes_or_no(field: FormField) -> bool:
+    """A required yes/no showing no value: the person picks Yes or No, and Slack keeps the modal
+    open until they do (a required input), so that no one's "no" is a box left as it was."""
+    return field.type == "checkbox" and field.required and field.default is None
+
+
+def _yes_no_element(field: FormField, locale: str) -> InputInteractiveElement:
+    """A lone "Yes" checkbox, ticked when the field's value is true (left unticked: no), or Yes
+    and No radio buttons, neither picked, when the person must choose (``asks_yes_or_no``)."""
+    yes = Option(text=plain(ui_text("yes", locale), LABEL_LIMIT), value="true")  # type: ignore[arg-type]
+    if asks_yes_or_no(field):
+        no = Option(text=plain(ui_text("no", locale), LABEL_LIMIT), value="false")  # type: ignore[arg-type]
+        return RadioButtonsElement(action_id=VALUE_ACTION, options=[yes, no])
+    return CheckboxesElement(
+        action_id=VALUE_ACTION, options=[yes], initial_options=[yes] if field.default is True else None
+    )
+
+
 def _element(field: FormField, locale: str) -> InputInteractiveElement:
     """One field's element, filled in with its default (Block Kit's ``initial_*``)."""
     placeholder = plain(field.placeholder, PLACEHOLDER_LIMIT) if field.placeholder else None
@@ -166,10 +186,7 @@ def _element(field: FormField, locale: str) -> InputInteractiveElement:
         shown = default if isinstance(default, str) else None
         return DatePickerElement(action_id=VALUE_ACTION, placeholder=placeholder, initial_date=shown)
     if field.type == "checkbox":
-        yes = Option(text=plain(ui_text("yes", locale), LABEL_LIMIT), value="true")  # type: ignore[arg-type]
-        return CheckboxesElement(
-            action_id=VALUE_ACTION, options=[yes], initial_options=[yes] if default is True else None
-        )
+        return _yes_no_element(field, locale)
     if field.type in ("select", "multi_select") and field.options:
         return _choice_element(field, locale, placeholder)
     text = default if isinstance(default, str) and shows_default(field) else None
@@ -190,8 +207,9 @@ def _input_block(index: int, field: FormField, locale: str) -> InputBlock:
         label=plain(label, 2000),
         element=_element(field, locale),
         hint=_full_labels(field),
-        # A lone checkbox is a yes/no: left unticked it means "no", so never block the submit.
-        optional=not field.required or field.type == "checkbox",
+        # A lone checkbox shows a value (unticked: "no"), so it never blocks the submit; a
+        # required yes/no showing none is Yes / No radio buttons Slack requires a pick of.
+        optional=not field.required or (field.type == "checkbox" and not asks_yes_or_no(field)),
     )
 
 
@@ -244,6 +262,10 @@ def render_other_modal(request: HumanInputRequest, metadata: str) -> dict[str, A
 def _raw_value(field: FormField, state: dict[str, Any]) -> Any:
     """One field's raw value from its element state; None when left empty."""
     kind = state.get("type")
+    if field.type == "checkbox" and kind == "radio_buttons":  # Yes or No; None when neither
+        picked = state.get("selected_option")
+        value = picked.get("value") if isinstance(picked, dict) else None
+        return True if value == "true" else False if value == "false" else None
     if field.type == "checkbox":
         return bool(state.get("selected_options"))
     if kind in ("plain_text_input", "number_input"):

@@ -25,7 +25,7 @@ def _slack_state(element: dict[str, Any]) -> dict[str, Any]:
         return {"type": kind, "value": element.get("initial_value")}  # null when left empty
     if kind == "datepicker":
         return {"type": kind, "selected_date": element.get("initial_date")}
-    if kind == "static_select":
+    if kind in ("static_select", "radio_buttons"):  # null when nothing is picked
         return {"type": kind, "selected_option": element.get("initial_option")}
     return {"type": kind, "selected_options": element.get("initial_options") or []}
 

@@ -13,6 +13,7 @@ from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
 from clarigate.agent.protocol import FormField, Option
 from clarigate.gateway.runners.in_process import LangGraphRunner
 
+from ..unchanged_submissions import slack_state
 from .conftest import MakeWorld
 from .fake_slack import BOT_USER_ID
 
@@ -183,6 +184,51 @@ async def test_form_modal_invalid_submit_gets_errors_then_valid_submit_answers_t
     }
     update = world.fake.edits(question["ts"])[-1]
     assert "Answered by <@U1>" in json.dumps(update["blocks"])
+
+
+def asks_to_email_customers(turn: Turn) -> TurnOutput:
+    """A form of one required yes/no (as a typed interrupt's required boolean is); then the echo."""
+    if turn.response is None:
+        email = FormField(
+            name="email_customers", label="Email every customer", type="checkbox", required=True
+        )
+        return asking(form_request("The outage is over. Should I email every customer?", [email]))
+    return ScriptedRunner().script(turn)
+
+
+@pytest.mark.parametrize(("picked", "value"), [("Yes", True), ("No", False)])
+async def test_a_required_yes_no_is_asked_as_yes_or_no_and_never_taken_as_no_untouched(
+    make_world: MakeWorld, picked: str, value: bool
+):
+    """A decision nobody made never takes effect: the modal offers Yes and No, neither picked, and
+    Slack keeps it open until one is (a required input); a submit without one (Slack's check
+    passed by) is asked again, not read as "no"."""
+    runner = ScriptedRunner(asks_to_email_customers)
+    world = await make_world(runner)
+    await world.user.dm("the outage is over")
+    await world.settle()
+    question = world.fake.posted()
+    await world.user.click(question, "clarigate:form")
+    await world.adapter.idle()  # the modal opens beside the ack
+    modal = world.fake.of("views.open")[-1]["view"]
+    block = next(b for b in modal["blocks"] if b["type"] == "input")
+    assert block["label"]["text"] == "Email every customer *" and block.get("optional", False) is False
+    assert block["element"]["type"] == "radio_buttons" and "initial_option" not in block["element"]
+    assert [o["text"]["text"] for o in block["element"]["options"]] == ["Yes", "No"]
+
+    response = await world.user.submit(modal, slack_state(modal))  # untouched: neither picked
+    await world.settle()
+    assert response.json() == {"response_action": "errors", "errors": {"field-1": "This field is required"}}
+    assert len(runner.calls) == 1 and world.fake.edits(question["ts"]) == []  # nothing ran or closed
+
+    option = next(o for o in block["element"]["options"] if o["text"]["text"] == picked)
+    chosen = {"field-1": {"value": {"type": "radio_buttons", "selected_option": option}}}
+    response = await world.user.submit(modal, chosen)
+    await world.settle()
+    assert response.status_code == 200 and not response.content  # an empty ack closes the modal
+    answer = runner.calls[-1].response
+    assert answer is not None and answer.values == {"email_customers": value}
+    assert "Answered by <@U1>" in json.dumps(world.fake.edits(question["ts"])[-1]["blocks"])
 
 
 async def test_other_opens_a_modal_and_free_text_answers(make_world: MakeWorld):
