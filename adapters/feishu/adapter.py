@@ -112,9 +112,10 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         background (``startup``): the port opens and webhooks are taken meanwhile."""
         self.startup.begin()
 
-    def still_starting(self) -> bool:
-        """Until lark-oapi is loaded and the bot's identity asked for (``/readyz``: "starting")."""
-        return self.startup.pending()
+    def still_starting(self) -> str | None:
+        """Until lark-oapi is loaded and the bot's identity known: what ``/readyz`` says meanwhile
+        ("starting", with why when Feishu failed to tell it and it is asked again)."""
+        return self.startup.not_ready()
 
     async def complete_message(self, message: InboundMessage) -> InboundMessage:
         """The sender's name (contact API, cached, within the name book's time limit), asked

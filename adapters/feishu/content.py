@@ -6,10 +6,15 @@ files, audio, video and images inside a post become ``Attachment``s whose ``ref`
 (``<message_id>/<resource type>/<key>``) lets ``FeishuSender.fetch_resource`` download them
 later through the message-resource API; stickers, merged forwards and the rest (locations,
 shared chats, …) become attachments that only name what came (no ``ref``), never nothing; sent
-alone over an open question, the core never takes one as its answer.
+alone over an open question, the core never takes one as its answer. A shared task, calendar
+event, vote or video call is named with what its content carries (title, time: ``shared_thing``),
+its words cut short (they are anyone's).
 
 Mentions: Feishu writes them as ``@_user_N`` keys resolved through ``message.mentions``. Only
-the bot's own mention is removed (wherever it stands); other people stay as ``@name``.
+the bot's own mention is removed (wherever it stands); other people stay as ``@name``, and
+"@所有人" (the key ``@_all``, which ``mentions`` may leave out) reads "@所有人" in a message written
+in Chinese, "@all" otherwise. The bot's mention is known by its open_id: without it (Feishu has
+not told it yet) no mention is taken for the bot's.
 """
 
 from __future__ import annotations
@@ -17,10 +22,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
+from clarigate.agent.protocol import detect_locale
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment
+
+from .markup import cut
 
 
 class MalformedEvent(BadRequest):
@@ -30,6 +39,18 @@ class MalformedEvent(BadRequest):
 #: Resource types of the message-resource API: images are ``image``, everything else ``file``.
 IMAGE_RESOURCE = "image"
 FILE_RESOURCE = "file"
+
+#: Feishu's key for "@所有人" (@all) in a text message and a post's ``at`` node, and how it reads.
+ALL_KEY = "@_all"
+_ALL = re.compile(rf"{ALL_KEY}(?![A-Za-z0-9_])")
+EVERYONE = {"zh": "@所有人", "en": "@all"}
+
+#: A shared thing's title (a task's, an event's, a vote's) is cut to this many characters, a
+#: vote's options to ``OPTION_CHARS`` each and ``MAX_OPTIONS`` in all: anyone's words, a line of
+#: them for the agent, not pages.
+TITLE_CHARS = 200
+OPTION_CHARS = 60
+MAX_OPTIONS = 10
 
 
 @dataclass(frozen=True)
@@ -76,28 +97,31 @@ def read_content(message: dict[str, Any], bot_open_id: str | None = None) -> Mes
     return MessageContent(text, found.attachments)
 
 
-def resolve_mentions(text: str, mentions: Any, bot_open_id: str | None) -> str:
-    """``@_user_N`` keys as ``@name``; the bot's own mention removed wherever it stands.
+def mention_open_id(mention: dict[str, Any]) -> str:
+    """The open_id of a ``message.mentions`` entry ("" for "@所有人", whose ids are empty)."""
+    ids = mention.get("id")
+    return str(ids.get("open_id") or "") if isinstance(ids, dict) else ""
 
-    Without the bot's open_id (it could not be read at start) a mention at the very start
-    is taken for the bot's, as groups deliver only messages that mention it.
-    """
-    entries = [m for m in mentions or [] if isinstance(m, dict) and m.get("key")]
+
+def resolve_mentions(text: str, mentions: Any, bot_open_id: str | None) -> str:
+    """``@_user_N`` keys as ``@name``, ``@_all`` as "@所有人" or "@all" (the message's language);
+    the bot's own mention removed wherever it stands, when its open_id is known."""
+    entries = [m for m in mentions or [] if isinstance(m, dict) and m.get("key") and m["key"] != ALL_KEY]
     names: dict[str, str] = {}
     bot_keys: list[str] = []
     for m in entries:
         key = str(m["key"])
-        open_id = (m.get("id") or {}).get("open_id") if isinstance(m.get("id"), dict) else None
-        if open_id == bot_open_id if bot_open_id else text.lstrip().startswith(key):
+        if bot_open_id and mention_open_id(m) == bot_open_id:
             bot_keys.append(key)
         names[key] = f"@{m.get('name') or ''}"
     text = text.strip()
     for key in bot_keys:  # "@bot do this", "@Bob @bot review": the address, not part of the request
         mention = rf"([ \t]*){re.escape(key)}(?!\d)([ \t]*)"  # "@_user_1" does not start "@_user_10"
         text = re.sub(mention, _between, text)
+    everyone = EVERYONE[detect_locale(text)]  # the writer's words, not the names mentioned
     for key in sorted(names, key=len, reverse=True):  # "@_user_10" before "@_user_1"
         text = text.replace(key, names[key])
-    return text.strip()
+    return _ALL.sub(everyone, text).strip()
 
 
 def _between(found: re.Match[str]) -> str:
@@ -135,6 +159,8 @@ def post_node(node: dict[str, Any], message_id: str) -> tuple[str, Attachment | 
         return (f"[{text}]({href})" if href and text != href else text or href), None
     if tag == "at":  # "@_user_1" keys are resolved with the mentions, like in text messages
         key = str(node.get("user_id") or "")
+        if key in (ALL_KEY, "all"):  # "@所有人": Feishu's name for it is left to the message's language
+            return ALL_KEY, None
         return (key if key.startswith("@_") else f"@{node.get('user_name') or key}"), None
     if tag == "code_block":
         language = str(node.get("language") or "").lower()
@@ -171,9 +197,69 @@ def other_content(kind: str, content: dict[str, Any], message_id: str) -> Messag
     if kind == "merge_forward":  # the forwarded messages are not in the event
         return MessageContent("", [Attachment(kind="other", name="forwarded chat history")])
     if kind == "location":  # a place, named like Telegram's: no words of the person's to read
-        place = str(content.get("name") or "").strip()
+        place = one_line(content.get("name"), TITLE_CHARS)
         return MessageContent("", [Attachment(kind="other", name=f"location {place}".strip())])
     if kind in ("share_chat", "share_user"):
         shared = "shared chat" if kind == "share_chat" else "shared contact"
         return MessageContent("", [Attachment(kind="other", name=shared)])
-    return MessageContent("", [Attachment(kind="other", name=f"{kind or 'unknown'} message")])
+    thing = shared_thing(kind, content, message_id)
+    return MessageContent("", [Attachment(kind="other", name=thing or f"{kind or 'unknown'} message")])
+
+
+#: What a shared calendar card is, by message type (Feishu's "日程分享/邀请/转让…卡片").
+CALENDAR_CARDS = {
+    "share_calendar_event": "shared calendar event",
+    "calendar": "calendar invitation",
+    "general_calendar": "calendar event",
+}
+
+
+def shared_thing(kind: str, content: dict[str, Any], message_id: str) -> str | None:
+    """A shared task, calendar event, vote or video call named with its title and time, as Feishu's
+    "接收消息内容结构" documents their content (``todo``: ``summary`` as a post, ``due_time``;
+    calendar cards: ``summary``, ``start_time``, ``end_time``; ``vote``: ``topic``, ``options``;
+    ``video_chat``: ``topic``, ``start_time``; times in ms); None for any other type."""
+    if kind == "todo":
+        summary = content.get("summary")
+        if isinstance(summary, dict):
+            summary = post_content(summary, message_id).text
+        due = when(content.get("due_time"))
+        return _named("task", one_line(summary, TITLE_CHARS), f"due {due}" if due else "")
+    if kind in CALENDAR_CARDS:
+        start, end = when(content.get("start_time")), when(content.get("end_time"))
+        time = f"from {start} to {end}" if start and end else start
+        return _named(CALENDAR_CARDS[kind], one_line(content.get("summary"), TITLE_CHARS), time)
+    if kind == "vote":
+        options: list[Any] = content.get("options") or []
+        options = options if isinstance(options, list) else []
+        shown = [one_line(o, OPTION_CHARS) for o in options[:MAX_OPTIONS] if isinstance(o, str)]
+        more = ", …" if len(options) > MAX_OPTIONS else ""
+        listed = f"options: {', '.join(o for o in shown if o)}{more}" if any(shown) else ""
+        return _named("vote", one_line(content.get("topic"), TITLE_CHARS), listed)
+    if kind == "video_chat":
+        start = when(content.get("start_time"))
+        return _named(
+            "video call", one_line(content.get("topic"), TITLE_CHARS), f"started {start}" if start else ""
+        )
+    return None
+
+
+def _named(what: str, title: str, detail: str) -> str:
+    """``what: title (detail)``, leaving out what is not there."""
+    named = f"{what}: {title}" if title else what
+    return f"{named} ({detail})" if detail else named
+
+
+def one_line(value: Any, limit: int) -> str:
+    """Someone's text as one line of at most ``limit`` characters ("" when it is not text)."""
+    return cut(" ".join(value.split()), limit) if isinstance(value, str) else ""
+
+
+def when(value: Any) -> str:
+    """A Feishu time (milliseconds since 1970, as a string) as ``2024-03-15 10:40 UTC``; "" when
+    it is none."""
+    try:
+        moment = datetime.fromtimestamp(int(str(value)) / 1000, UTC)
+    except (ValueError, OverflowError, OSError):
+        return ""
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment.year > 1970 else ""

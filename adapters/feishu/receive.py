@@ -31,7 +31,7 @@ from clarigate.gateway.runtime.metrics import INBOUND_EVENTS
 
 from .actions import read_card_action
 from .card_updates import ANSWER_SECONDS, CardUpdate, CardUpdates, clicked_card
-from .content import MalformedEvent, read_content
+from .content import ALL_KEY, MalformedEvent, mention_open_id, read_content
 from .feedback import record_vote, vote_of
 from .legacy import (
     MESSAGE_EVENT,
@@ -47,7 +47,8 @@ PLATFORM = "feishu"
 CARD_ACTION_EVENT = "card.action.trigger"
 
 #: How long a message mentioning someone waits for the bot's open_id while the adapter is still
-#: learning it (``startup``): the ack stays inside Feishu's 3 s, the long connection's 2.5 s too.
+#: asking for it the first time (``startup``): the ack stays inside Feishu's 3 s, the long
+#: connection's 2.5 s too. Once an ask failed, nothing waits: it is asked again in the background.
 IDENTITY_WAIT_SECONDS = 1.5
 
 #: The neutral commands the core handles (``gateway/boundary/port.py``).
@@ -99,6 +100,9 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
     ``event_id`` and documents ``message_id`` as the key to deduplicate on.
     Topic: None in a p2p chat; in a group, the thread's root message (a top-level
     mention is the root of the thread the bot's reply starts).
+    A mention is the bot's when it carries the bot's open_id: without it (``bot_open_id`` None,
+    Feishu has not told it yet) no group message counts as a mention of the bot, neither an
+    "@所有人" (``@_all``, empty ids) nor a mention of anyone else.
     """
     header = _dict(payload.get("header"), "header")
     event = _dict(payload.get("event"), "event")
@@ -113,10 +117,7 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
     is_direct = message.get("chat_type") == "p2p"
     root = message.get("root_id") or message_id
     mentions = [m for m in message.get("mentions") or [] if isinstance(m, dict)]
-    if bot_open_id:
-        mentioned = any((m.get("id") or {}).get("open_id") == bot_open_id for m in mentions)
-    else:  # without the bot's id, any mention counts: groups only deliver mentions by default
-        mentioned = bool(mentions)
+    mentioned = bool(bot_open_id) and any(mention_open_id(m) == bot_open_id for m in mentions)
     content = read_content(message, bot_open_id)
     return InboundMessage(
         conversation=Conversation(
@@ -144,6 +145,14 @@ def mentions_someone(payload: dict[str, Any]) -> bool:
     event = payload.get("event")
     message = event.get("message") if isinstance(event, dict) else None
     return isinstance(message, dict) and bool(message.get("mentions"))
+
+
+def mentions_everyone(payload: dict[str, Any]) -> bool:
+    """Whether a message event says "@所有人": its key in the content, where ``mentions`` may not
+    list it."""
+    event = payload.get("event")
+    message = event.get("message") if isinstance(event, dict) else None
+    return isinstance(message, dict) and ALL_KEY in str(message.get("content") or "")
 
 
 def toast(text: str, kind: str = "info") -> dict[str, Any]:
@@ -239,10 +248,15 @@ class FeishuReceiver:
             return
         if mentioned:
             message = message.model_copy(update={"is_mention": True})
-        if not (message.is_mention or message.conversation.is_direct) and mentions_someone(payload):
-            # said to the members it mentions, not the bot: the core ignores it unless it is its
-            # writer's typed answer to the thread's open question
+        said_to = mentions_someone(payload) or mentions_everyone(payload)
+        if not (message.is_mention or message.conversation.is_direct) and said_to:
+            # said to the members it mentions (or to everyone), not the bot: the core ignores it
+            # unless it is its writer's typed answer to the thread's open question
             message = message.model_copy(update={"said_to_others": True})
+            if self.bot_open_id is None and mentions_someone(payload):
+                log.info(
+                    "feishu: a group message's mentions are not taken for the bot's: its identity is unknown"
+                )
         if not (message.text or message.attachments):
             if not message.is_mention:
                 return

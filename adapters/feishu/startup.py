@@ -5,7 +5,16 @@ Importing lark-oapi takes seconds of CPU (2-5 s on a small machine), so the adap
 wait for it: ``start`` returns at once, the web process opens its port and takes webhooks
 (verified, decrypted and parsed without the SDK), and the client is built in a worker thread
 meanwhile, then the bot's open_id is asked for. ``/readyz`` says ``{"feishu": "starting"}``
-until then; a message mentioning someone waits for the identity a little (``IDENTITY_WAIT``).
+until it is known; a message mentioning someone waits for the first answer a little
+(``IDENTITY_WAIT``).
+
+Feishu failing to answer (a 5xx, a rate limit, the network: what ``open_api`` classifies as
+transient) does not leave the bot without an identity for good: it is asked again in the
+background, with backoff (``IDENTITY_RETRIES``), for as long as it takes, ``/readyz`` saying why
+it is still starting. Meanwhile no group message counts as addressed to the bot
+(``receive.parse_message``): which mention is the bot's cannot be told, and answering an
+"@所有人" announcement, or a member talking to another, is worse than a request missed for the
+few seconds Feishu's open API is down (the bot could hardly reply then anyway).
 """
 
 from __future__ import annotations
@@ -22,8 +31,16 @@ from .send import FeishuSender
 
 log = logging.getLogger("clarigate.adapters.feishu.adapter")
 
-#: Learning the bot's open_id at start: twice at most (without it any mention counts as the bot's).
-IDENTITY_RETRIES = RetryPolicy(first=0.5, attempts=2)
+#: Learning the bot's open_id: asked again while Feishu fails transiently, 0.5 s after the first
+#: failure, doubling up to a minute apart (spread, so that replicas do not ask in step), until it
+#: answers; a refusal (credentials, the app's bot capability) is not asked again.
+IDENTITY_RETRIES = RetryPolicy(first=0.5, cap=60.0, jitter=0.2)
+
+#: What ``/readyz`` says for Feishu, by the state of the start.
+STARTING = "starting"
+ASKING_AGAIN = "starting (the bot's identity is not known yet: Feishu's bot/v3/info failed, asked again)"
+REFUSED = "failed (Feishu refused to tell the bot's identity: see the log)"
+NO_CLIENT = "failed (the Feishu open API client could not be made: see the log)"
 
 
 class Startup:
@@ -33,21 +50,26 @@ class Startup:
         self.sender = sender
         self.receiver = receiver
         self.task: asyncio.Task[None] | None = None
+        self.asked: asyncio.Future[None] | None = None  # done once the identity was asked for once
+        self.state: str | None = None  # what ``/readyz`` says (None: not begun, or done)
 
     def begin(self) -> None:
-        """Start loading (once); the receiver may wait for it (``FeishuReceiver.identity``)."""
+        """Start loading (once); the receiver may wait for the first answer (``FeishuReceiver.identity``)."""
         if self.task is None:
+            self.asked = asyncio.get_running_loop().create_future()
+            self.receiver.identity = self.asked
+            self.state = STARTING
             self.task = asyncio.create_task(self._load(), name="feishu-start")
-            self.receiver.identity = self.task
 
-    def pending(self) -> bool:
-        """Whether it was begun and is not done yet."""
-        return self.task is not None and not self.task.done()
+    def not_ready(self) -> str | None:
+        """Why Feishu is not ready yet, as ``/readyz`` says it; None once the identity is known."""
+        return self.state
 
     async def wait(self) -> None:
-        """Until it is done (``begin`` first)."""
-        if self.task is not None:
-            await asyncio.gather(asyncio.shield(self.task), return_exceptions=True)
+        """Until the client is built and the identity was asked for once (``begin`` first): known,
+        or asked again in the background."""
+        if self.asked is not None:
+            await asyncio.gather(asyncio.shield(self.asked), return_exceptions=True)
 
     async def stop(self) -> None:
         """Cancel a start still under way (the import itself finishes in its thread)."""
@@ -58,11 +80,44 @@ class Startup:
     async def _load(self) -> None:
         try:
             await asyncio.to_thread(self.sender.load)
-            self.receiver.bot_open_id = await IDENTITY_RETRIES.call(self.sender.bot_open_id)
-        except FeishuApiError as exc:  # not fatal: any mention then counts as a mention of the bot
-            log.warning("feishu: cannot read the bot's identity: %s", exc)
+            self.receiver.bot_open_id = await IDENTITY_RETRIES.call(self._ask, on_retry=self._asking_again)
+            self.state = None
+        except FeishuApiError as exc:  # a refusal: no retry changes it
+            self.state = REFUSED
+            log.error(
+                "feishu: Feishu refused to tell the bot's identity (%s): no group message counts as "
+                "addressed to the bot; check the app's credentials and its bot capability, then restart",
+                exc,
+            )
         except Exception as exc:  # the SDK would not load: each call made says so again
+            self.state = NO_CLIENT
             log.error("feishu: the open API client could not be made: %s: %s", type(exc).__name__, exc)
+        finally:
+            self._answered()
+
+    async def _ask(self) -> str:
+        """One ask for the bot's open_id; an answer without one is tried again like a failure."""
+        open_id = await self.sender.bot_open_id()
+        if not open_id:
+            raise FeishuApiError("GET /open-apis/bot/v3/info: no bot.open_id in the answer", permanent=False)
+        return open_id
+
+    def _asking_again(self, attempt: int, failure: BaseException, wait: float) -> None:
+        """After a failed ask: the first answer is in (the identity is unknown for now), and why."""
+        self.state = ASKING_AGAIN
+        self._answered()
+        level = logging.WARNING if attempt == 1 else logging.INFO
+        log.log(
+            level,
+            "feishu: the bot's identity is not known yet (%s): asked again in %.0f s; meanwhile no "
+            "group message counts as addressed to the bot",
+            failure,
+            wait,
+        )
+
+    def _answered(self) -> None:
+        if self.asked is not None and not self.asked.done():
+            self.asked.set_result(None)
 
 
 async def credential_problems(settings: FeishuSettings, sender: FeishuSender) -> list[str]:

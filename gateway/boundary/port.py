@@ -162,11 +162,13 @@ class PlatformAdapter(ABC):
         sees only ``/ask@bot …`` and replies); None for the core's words."""
         return None
 
-    def still_starting(self) -> bool:
-        """Whether something ``start`` left running in the background (loading the platform's SDK,
-        learning the bot's identity) is not done yet: ``/readyz`` says ``{platform: "starting"}``
-        meanwhile, while webhooks are taken all the same. False by default."""
-        return False
+    def still_starting(self) -> str | None:
+        """What ``/readyz`` says for the platform while something ``start`` left running in the
+        background (loading the platform's SDK, learning the bot's identity) is not done yet:
+        ``"starting"``, or ``"starting (why)"`` when there is more to say (a call that failed and
+        is made again), or ``"failed (why)"`` when it cannot be done; webhooks are taken all the
+        same. None once done, and by default."""
+        return None
 
     async def start_receiving(self) -> None:  # noqa: B027 (optional hook: webhooks need none)
         """Start taking messages in: a long-lived receiver (Socket Mode, long connection,

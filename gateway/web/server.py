@@ -294,7 +294,7 @@ async def _own_problems(gateway: Gateway) -> dict[str, str]:
             metrics.STORE_ERRORS.labels(operation="ping").inc()
         else:
             metrics.CHECKPOINTER_ERRORS.inc()
-    problems.update({a.platform: "starting" for a in gateway.adapters if a.still_starting()})
+    problems.update({a.platform: why for a in gateway.adapters if (why := a.still_starting())})
     return problems
 
 

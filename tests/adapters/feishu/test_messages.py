@@ -136,6 +136,65 @@ async def test_files_stickers_and_forwards_each_get_an_answer(make_bot):
     assert len([c for c in bot.api.shown() if "Got:" in text_of(c)]) == 4
 
 
+#: Shared tasks, calendar cards, votes and video calls: each content as Feishu's "接收消息内容结构"
+#: documents it (times in ms), and what the agent reads of it.
+SHARED = {
+    "todo": (
+        {
+            "task_id": "acd096a5-a157-4b9d-80e2-5b317456f005",
+            "summary": {
+                "title": "",
+                "content": [[{"tag": "text", "text": "多吃水果，多运动，健康生活，快乐工作。"}]],
+            },
+            "due_time": "1623124318000",
+        },
+        "task: 多吃水果，多运动，健康生活，快乐工作。 (due 2021-06-08 03:51 UTC)",
+    ),
+    "share_calendar_event": (
+        {"summary": "Weekly release sync", "start_time": "1608265395000", "end_time": "1608267015000"},
+        "shared calendar event: Weekly release sync (from 2020-12-18 04:23 UTC to 2020-12-18 04:50 UTC)",
+    ),
+    "calendar": (
+        {"summary": "日程邀请测试", "start_time": "1608265395000", "end_time": "1608267015000"},
+        "calendar invitation: 日程邀请测试 (from 2020-12-18 04:23 UTC to 2020-12-18 04:50 UTC)",
+    ),
+    "general_calendar": (
+        {"summary": "日程转让测试", "start_time": "1608265395000", "end_time": "1608267015000"},
+        "calendar event: 日程转让测试 (from 2020-12-18 04:23 UTC to 2020-12-18 04:50 UTC)",
+    ),
+    "vote": (
+        {"topic": "Which database?", "options": ["Postgres", "MySQL", "SQLite"]},
+        "vote: Which database? (options: Postgres, MySQL, SQLite)",
+    ),
+    "video_chat": (
+        {"topic": "Incident bridge", "start_time": "1623124523829"},
+        "video call: Incident bridge (started 2021-06-08 03:55 UTC)",
+    ),
+}
+
+
+@pytest.mark.parametrize("message_type", sorted(SHARED))
+async def test_a_shared_task_event_vote_or_call_reaches_the_agent_with_its_title_and_time(
+    make_bot, message_type
+):
+    content, read = SHARED[message_type]
+    bot = await make_bot(ScriptedRunner(agent))
+    await bot.deliver(typed(message_type, content))
+    await bot.gateway.drain()
+    assert [c.text for c in bot.runner.calls] == [f"(attached: {read})"]
+
+
+async def test_what_a_shared_thing_says_is_cut_short(make_bot):
+    """A vote's topic and options are anyone's words: the agent reads a line of them, not pages."""
+    bot = await make_bot(ScriptedRunner(agent))
+    vote = {"topic": "Which one?\n" + "really " * 2000, "options": [f"option {i} " * 50 for i in range(100)]}
+    await bot.deliver(typed("vote", vote))
+    await bot.gateway.drain()
+    [seen] = [c.text for c in bot.runner.calls]
+    assert seen.startswith("(attached: vote: Which one? really really") and "\n" not in seen
+    assert len(seen) < 1200 and "option 9 " in seen and "option 10 " not in seen
+
+
 async def accepted(bot) -> list[InboundMessage]:
     """What the core receives from the adapter (recorded at the boundary)."""
     seen: list[InboundMessage] = []

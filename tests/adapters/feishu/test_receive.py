@@ -30,7 +30,8 @@ def test_p2p_message_is_one_thread_per_chat():
 
 def test_group_mention_starts_a_thread_at_its_message_and_replies_stay_in_it():
     top = parse_message(
-        message_event("go", chat="oc_g", chat_type="group", message_id="om_7", mention_bot=True)
+        message_event("go", chat="oc_g", chat_type="group", message_id="om_7", mention_bot=True),
+        bot_open_id="ou_bot",
     )
     assert (top.text, top.conversation.topic, top.conversation.reply_to, top.is_mention) == (
         "go",

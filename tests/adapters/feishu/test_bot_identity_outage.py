@@ -1,0 +1,108 @@
+"""Feishu failing to tell the bot its own open_id at start (``bot/v3/info`` answering 5xx) must not
+leave the bot taking every mention for its own until a restart.
+
+The identity is asked for again in the background until Feishu answers; meanwhile ``/readyz``
+says Feishu is still starting, and why, and no group message counts as addressed to the bot: not
+an "@所有人" announcement (``@_all``, empty ids) nor a member mentioning another. A refusal (a 4xx,
+which no retry changes) is not asked again: ``/readyz`` says Feishu failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from clarigate.adapters.feishu import startup
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.boundary.retry import RetryPolicy
+
+from .cards import text_of
+from .events import TENANT, message_event
+
+INFO = "/bot/v3/info"
+#: "@所有人" as Feishu pushes it to the bots of the group: its key, with empty ids.
+EVERYONE = {"key": "@_all", "id": {"open_id": "", "union_id": "", "user_id": ""}, "name": "所有人"}
+BOT = {"key": "@_user_1", "id": {"open_id": "ou_bot"}, "name": "clarigate", "tenant_key": TENANT}
+CAROL = {"key": "@_user_2", "id": {"open_id": "ou_carol"}, "name": "Carol", "tenant_key": TENANT}
+GROUP = {"chat": "oc_team", "chat_type": "group"}
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch):
+    """The identity asked again 0.1 s after a failure, at most 0.4 s apart (the policy's shape, its
+    waits short enough for a test)."""
+    monkeypatch.setattr(startup, "IDENTITY_RETRIES", RetryPolicy(first=0.1, cap=0.4))
+
+
+def in_group(text: str, *mentions: dict[str, Any], **event: Any) -> dict[str, Any]:
+    """A group message saying ``text`` (mention keys and all), with ``mentions``."""
+    made = message_event("", **GROUP, **event)
+    made["event"]["message"].update(content=json.dumps({"text": text}), mentions=list(mentions))
+    return made
+
+
+async def ready(bot: Any) -> bool:
+    return (await bot.http.get("/readyz")).status_code == 200
+
+
+async def until(check: Callable[[], Any], seconds: float = 5.0) -> None:
+    async with asyncio.timeout(seconds):
+        while not await check():  # noqa: ASYNC110 (what /readyz says, polled as a prober does)
+            await asyncio.sleep(0.05)
+
+
+async def test_an_announcement_to_everyone_is_not_answered_while_feishu_withholds_the_bots_identity(
+    make_bot, fake_api
+):
+    fake_api.fail_next(500, 1, times=10_000, path_part=INFO)  # Feishu's open API down at start
+    runner = ScriptedRunner()
+    bot = await make_bot(runner)
+
+    for event in (
+        in_group("@_all 周五团建，请大家报名"),  # "@所有人" left out of ``mentions``
+        in_group("@_all 周五前填表", EVERYONE),
+        in_group("@_user_2 can you check the backups?", CAROL),  # a member talking to another
+    ):
+        assert (await bot.deliver(event)).status_code == 200
+    await bot.gateway.drain()
+    assert runner.calls == [] and bot.api.posted() == []  # the bot stayed out of it
+
+    fake_api.failures.clear()  # Feishu answers again: the bot learns who it is, no restart
+    await until(lambda: ready(bot))
+    await bot.deliver(in_group("@_user_1 deploy it", BOT, CAROL))
+    await bot.gateway.drain()
+    assert [c.text for c in runner.calls] == ["deploy it"]
+    assert "You said: deploy it" in text_of(bot.api.shown()[-1])
+
+
+async def test_readyz_says_feishu_is_starting_and_why_until_the_bots_identity_is_known(make_bot, fake_api):
+    fake_api.fail_next(500, 1, times=10_000, path_part=INFO)
+    bot = await make_bot()
+
+    response = await bot.http.get("/readyz")
+    assert response.status_code == 503
+    said = response.json()["failed"]["feishu"]
+    assert said.startswith("starting (") and "identity" in said, said
+    await asyncio.sleep(0.8)
+    assert len([c for c in fake_api.calls if c.path.endswith(INFO)]) > 2  # asked again meanwhile
+
+    fake_api.failures.clear()
+    await until(lambda: ready(bot))
+    assert bot.adapter.receiver.bot_open_id == "ou_bot"
+
+
+async def test_a_refusal_of_the_bots_identity_is_not_asked_again_and_readyz_says_it_failed(
+    make_bot, fake_api
+):
+    fake_api.fail_next(400, 99991672, times=10_000, path_part=INFO)  # refused: no retry changes it
+    bot = await make_bot()
+    await asyncio.sleep(0.5)
+
+    assert len([c for c in fake_api.calls if c.path.endswith(INFO)]) == 1
+    response = await bot.http.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["failed"]["feishu"].startswith("failed ("), response.text
