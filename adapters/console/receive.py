@@ -9,10 +9,16 @@ like any message: ``/help`` and ``/status`` answer and the field is asked again,
 input leave, with nothing half-filled sent. A typed pick of a risk confirmation's go-ahead
 option is asked again ("confirm") before it is sent, as a click; a command typed instead of
 "confirm" goes to the core, and the pick is not sent.
+
+A line that is not valid in the terminal's encoding (a Latin-1 terminal, a file piped in) is
+taken with U+FFFD in place of each byte that could not be read, and the chat goes on.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import re
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TextIO
 
@@ -24,6 +30,19 @@ from clarigate.gateway.flow.notices import COMMAND_SLASHES
 
 from .adapter import ConsoleAdapter
 from .render import PROBLEM, PROMPT, QUIT, STATUS, field_prompt, inert, words
+
+#: What Python's ``surrogateescape`` makes of bytes it could not decode (stdin under a C or POSIX
+#: locale): lone surrogates, which no JSON, no platform and no model can take.
+_UNDECODED = re.compile(r"[\ud800-\udfff]")
+
+
+def forgiving(stdin: TextIO) -> TextIO:
+    """``stdin`` decoding with U+FFFD for bytes its encoding cannot read, where it can still be
+    told so (a text stream not read yet; a strict one would raise, and lose the line, instead)."""
+    if isinstance(stdin, io.TextIOWrapper) and stdin.errors in ("strict", "surrogateescape"):
+        with contextlib.suppress(io.UnsupportedOperation, ValueError):  # read already, or closed
+            stdin.reconfigure(errors="replace")
+    return stdin
 
 
 class Leave(Exception):
@@ -48,7 +67,7 @@ class ConsoleChat:
         """``run`` runs a coroutine on the bot's event loop; ``settle`` waits until every job the
         core accepted so far is done (so its replies are printed before the next prompt)."""
         self.adapter = adapter
-        self.stdin = stdin
+        self.stdin = forgiving(stdin)
         self.run = run
         self.settle = settle
 
@@ -61,7 +80,7 @@ class ConsoleChat:
         if line == "":
             self.adapter.print("")
             raise Leave
-        text = line.strip()
+        text = _UNDECODED.sub("\ufffd", line).strip()
         if text == QUIT:
             raise Leave
         return text

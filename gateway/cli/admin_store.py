@@ -7,9 +7,12 @@ admin never leaves state the gateway would not leave itself.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
+
+from redis.exceptions import ResponseError
 
 from clarigate.agent.protocol import answer_declined
 from clarigate.gateway.boundary.messages import AnswerJob, ClarificationClosed, Sender
@@ -34,6 +37,20 @@ DEAD_CONSUMER_IDLE_SECONDS = 24 * 3600
 
 class AdminError(Exception):
     """A request the admin cannot carry out (unknown id, nothing pending, no Redis)."""
+
+
+def no_stream_yet(exc: ResponseError) -> bool:
+    """True when Redis's reply says the stream or its group does not exist yet ("no such key",
+    "NOGROUP …"): nothing was ever queued or read. Any other reply, and any failure to reach
+    Redis, is not that, and is said as it is."""
+    text = str(exc)
+    return text.startswith("NOGROUP") or text.lower().startswith("no such key")
+
+
+def is_entry_id(text: str) -> bool:
+    """True for a stream entry id as Redis gives them and ``admin backlog`` shows them,
+    ``<ms>-<seq>`` (a bare ``<ms>`` would name a range of entries to Redis, not one)."""
+    return re.fullmatch(r"[0-9]+-[0-9]+", text) is not None
 
 
 def entry_age(entry_id: str, now: float | None = None) -> float:
@@ -63,6 +80,12 @@ class Admin:
     async def __aexit__(self, *exc: object) -> None:
         await self.redis.aclose()
         await self.store.close()
+
+    @property
+    def _where(self) -> str:
+        """Where a "not found" looked: the bot id (the default one, on a machine without the bot's
+        CLARIGATE_BOT_ID or --config, holds nothing)."""
+        return f"under bot id {self.config.bot_id!r}"
 
     async def _scan(self, pattern: str) -> list[str]:
         return sorted([key async for key in self.redis.scan_iter(match=pattern, count=500)])
@@ -97,7 +120,7 @@ class Admin:
         """Start the chat over: a new agent thread for ``thread_key`` (the old one is left as it is)."""
         old = await self.redis.get(self.keys.thread(thread_key))
         if old is None:
-            raise AdminError(f"no chat thread {thread_key!r} (see `clarigate admin threads`)")
+            raise AdminError(f"no chat thread {thread_key!r} {self._where} (see `clarigate admin threads`)")
         new = await self.store.new_thread_for_chat(thread_key, self.config.thread_ttl_seconds)
         return {"chat": thread_key, "old_thread_id": old, "thread_id": new}
 
@@ -158,7 +181,9 @@ class Admin:
         """
         record = await self.store.get_pending(request_id)
         if record is None or record.status != "pending":
-            raise AdminError(f"no open clarification {request_id!r} (see `clarigate admin pending`)")
+            raise AdminError(
+                f"no open clarification {request_id!r} {self._where} (see `clarigate admin pending`)"
+            )
         platform = record.conversation.platform
         adapter = (adapters or {}).get(platform)
         by = answered_by(platform, OPERATOR)
@@ -208,8 +233,10 @@ class Admin:
         if length:
             try:
                 summary = await self.redis.xpending(self.keys.jobs, GROUP)
-            except Exception:  # no group yet: nothing was ever read
-                summary = {"pending": 0, "consumers": []}
+            except ResponseError as exc:
+                if not no_stream_yet(exc):
+                    raise
+                summary = {"pending": 0, "consumers": []}  # no group yet: nothing was ever read
         return length, summary, await self.redis.xrange(self.keys.jobs, count=1)
 
     async def backlog(self, held_jobs: bool = True) -> dict[str, Any]:
@@ -243,9 +270,21 @@ class Admin:
         }
 
     async def _entry(self, entry_id: str) -> tuple[dict[str, str], dict[str, Any] | None]:
-        found = await self.redis.xrange(self.keys.jobs, entry_id, entry_id)
+        """The job's fields and who holds it; "no job" for an id that names none (an inbound id such
+        as ``slack:Ev…`` given for its entry id, which Redis calls an invalid stream ID, included)."""
+        try:
+            found = (
+                await self.redis.xrange(self.keys.jobs, entry_id, entry_id) if is_entry_id(entry_id) else []
+            )
+        except ResponseError as exc:
+            if "Invalid stream ID" not in str(exc):
+                raise
+            found = []
         if not found:
-            raise AdminError(f"no job {entry_id!r} in the stream (see `clarigate admin backlog`)")
+            raise AdminError(
+                f"no job {entry_id!r} in the stream {self._where} (entry ids look like "
+                "1796000000000-0: see the entry_id column of `clarigate admin backlog`)"
+            )
         owner = await self.redis.xpending_range(self.keys.jobs, GROUP, min=entry_id, max=entry_id, count=1)
         return dict(found[0][1]), (owner[0] if owner else None)
 
@@ -286,8 +325,10 @@ class Admin:
         """The stream's consumers: pending jobs and idle time."""
         try:
             found = await self.redis.xinfo_consumers(self.keys.jobs, GROUP)
-        except Exception:  # no stream or no group yet
-            return []
+        except ResponseError as exc:
+            if not no_stream_yet(exc):
+                raise
+            return []  # no stream or no group yet
         return [
             {"name": c["name"], "pending": int(c["pending"]), "idle_seconds": round(int(c["idle"]) / 1000)}
             for c in found
@@ -297,7 +338,7 @@ class Admin:
         """Remove a consumer that holds no job (one that holds some: re-drive them first)."""
         known = {c["name"]: c for c in await self.consumers()}
         if name not in known:
-            raise AdminError(f"no consumer {name!r} (see `clarigate admin consumers`)")
+            raise AdminError(f"no consumer {name!r} {self._where} (see `clarigate admin consumers`)")
         if known[name]["pending"]:
             raise AdminError(
                 f"consumer {name} holds {known[name]['pending']} job(s): re-drive them first "

@@ -33,7 +33,7 @@ from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.app import build_runner, close_gateway
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import RedactingFilter, RunContextFilter, TextFormatter
-from clarigate.gateway.runtime.preflight import StartFailure, agent_start_failure
+from clarigate.gateway.runtime.preflight import StartFailure, agent_start_failure, data_dir_failure
 from clarigate.gateway.store.base import PendingRecord
 from clarigate.gateway.store.memory import MemoryStore
 
@@ -71,7 +71,9 @@ class ConsoleBot:
             except SettingsDoNotApply:
                 raise  # a setting named, nothing about the model to check
             except Exception as exc:
-                raise agent_start_failure(exc, self.config.agent.model) from exc
+                raise agent_start_failure(
+                    exc, self.config.agent.model, data_dir=self.config.data_dir
+                ) from exc
         await self.gateway.start()
         if not await self.gateway.runner.ping():
             where = self.config.agent.server_url
@@ -144,12 +146,17 @@ def chat_main(
     """Run the terminal chat; 0 when the person leaves (/quit, end of input, Ctrl-C).
 
     1, with one line on stderr, when the bot cannot start (unknown model, missing key, a
-    LangGraph server that cannot be reached).
+    LangGraph server that cannot be reached, a data directory that cannot be used).
     """
     stdin = stdin or sys.stdin  # looked up at call time, not bound when the module loads
     stdout = stdout or sys.stdout
     data_dir = Path(config.data_dir)
-    with _log_to(data_dir / LOG_FILE), asyncio.Runner() as runner:
+    try:
+        logging_to = _log_to(data_dir / LOG_FILE)
+    except OSError as exc:
+        print(f"clarigate chat: {_unusable(exc, config.data_dir)}", file=sys.stderr)
+        return 1
+    with logging_to, asyncio.Runner() as runner:
         bot: ConsoleBot | None = None
         started = False
         try:
@@ -197,10 +204,20 @@ def _start(runner: asyncio.Runner, bot: ConsoleBot) -> None:
         raise
 
 
+def _unusable(exc: OSError, data_dir: str) -> str:
+    """Why the chat's log cannot be written, naming the data directory when it is the cause."""
+    failure = data_dir_failure(exc, data_dir)
+    return failure.message if failure is not None else f"cannot write its log: {exc}"
+
+
+def _log_to(path: Path) -> contextlib.AbstractContextManager[None]:
+    """The gateway's log in ``path`` for the chat's duration (the terminal is the conversation's);
+    the file is made at once (an ``OSError`` when the data directory cannot be used)."""
+    return _logging_to(logging.FileHandler(private_file(path), encoding="utf-8"))  # what people wrote
+
+
 @contextlib.contextmanager
-def _log_to(path: Path) -> Iterator[None]:
-    """The gateway's log in ``path`` for the chat's duration (the terminal is the conversation's)."""
-    handler = logging.FileHandler(private_file(path), encoding="utf-8")  # what people wrote
+def _logging_to(handler: logging.Handler) -> Iterator[None]:
     handler.setFormatter(TextFormatter())
     handler.addFilter(RunContextFilter())
     handler.addFilter(RedactingFilter())

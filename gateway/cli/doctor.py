@@ -23,6 +23,7 @@ from clarigate.gateway.runtime.app import (
     store_description,
 )
 from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, load_config, startup_problems
+from clarigate.gateway.runtime.identity import identity_clashes, platform_identities
 from clarigate.gateway.runtime.logs import redact, register_secrets, without_secrets
 from clarigate.gateway.runtime.preflight import metrics_port_clash, port_problem
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe
@@ -64,7 +65,7 @@ async def run_checks(config_path: str | None) -> Report:
     )
     report.problems.extend(f"config: {warning}" for warning in config.warnings)
     _check_port(config, report)
-    await _check_store(config, report)
+    store_answers = await _check_store(config, report)
     runner = build_runner(config)
     try:
         agents = runner.runners if isinstance(runner, RoutedRunner) else {DEFAULT_ROUTE: runner}
@@ -75,6 +76,8 @@ async def run_checks(config_path: str | None) -> Report:
         await _check_platforms(config, runner, report)
     finally:
         await runner.aclose()
+    if store_answers:
+        await _check_identity(config, report)
     _check_startup(config, report)
     return report
 
@@ -122,15 +125,16 @@ def _check_port(config: GatewayConfig, report: Report) -> None:
         report.problems.append(f"port: {problem}")
 
 
-async def _check_store(config: GatewayConfig, report: Report) -> None:
+async def _check_store(config: GatewayConfig, report: Report) -> bool:
+    """Redis (REDIS_URL) answers the store; True when it does."""
     if not config.redis_url:
         report.notes.append(f"store: {store_description(config)}; set REDIS_URL for restarts and replicas")
-        return
+        return False
     try:
         store = build_store(config)
     except ValueError as exc:  # a URL the store cannot use at all, in serve's words
         report.problems.append(f"store: REDIS_URL cannot be used: {first_line(exc)}")
-        return
+        return False
     try:
         reachable = await asyncio.wait_for(store.ping(), 5)
     except Exception:
@@ -142,6 +146,26 @@ async def _check_store(config: GatewayConfig, report: Report) -> None:
     else:
         reason = await redis_problem(config.redis_url or "")
         report.problems.append(f"store: {store_description(config)} is not reachable: {reason}")
+    return reachable
+
+
+async def _check_identity(config: GatewayConfig, report: Report) -> None:
+    """Each platform's identity against the one recorded under the bot id, as ``serve`` checks
+    them at start (and stops, exit 9), in its words. Read only: doctor records nothing."""
+    from clarigate.gateway.store.connection import open_redis
+
+    client = open_redis(config.redis_url or "", retries=0, parsed_replies=True)
+    try:
+        ours = await asyncio.wait_for(platform_identities(config), 15)
+        clashes = await asyncio.wait_for(identity_clashes(client, config.bot_id, ours), 5)
+    except Exception as exc:  # serve checks them at start all the same
+        report.notes.append(
+            f"identity: the identities under bot id {config.bot_id!r} not checked: {first_line(exc)}"
+        )
+        return
+    finally:
+        await client.aclose()
+    report.problems.extend(f"identity: {clash}" for clash in clashes)
 
 
 async def redis_problem(url: str) -> str:

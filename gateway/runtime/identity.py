@@ -61,13 +61,30 @@ async def claim_identities(redis_url: str, bot_id: str, identities: dict[str, st
             await client.hsetnx(key, platform, record)  # atomic: two first starts cannot both win
             recorded = _who(await client.hget(key, platform))
             if recorded != who:
-                raise IdentityClash(
-                    f"bot id {bot_id!r} already belongs to {platform} {recorded}, but this deployment is "
-                    f"{platform} {who}: give this bot its own CLARIGATE_BOT_ID (or, if the bot really moved, "
-                    f"run `clarigate admin identity --forget {platform}`)"
-                )
+                raise IdentityClash(clash_message(bot_id, platform, recorded, who))
     finally:
         await client.aclose()
+
+
+def clash_message(bot_id: str, platform: str, recorded: str | None, who: str) -> str:
+    """What ``serve`` says (and ``doctor``) when ``recorded`` holds ``platform`` under ``bot_id``
+    and this deployment is ``who`` there."""
+    return (
+        f"bot id {bot_id!r} already belongs to {platform} {recorded}, but this deployment is "
+        f"{platform} {who}: give this bot its own CLARIGATE_BOT_ID (or, if the bot really moved, "
+        f"run `clarigate admin identity --forget {platform}`)"
+    )
+
+
+async def identity_clashes(client: Any, bot_id: str, identities: dict[str, str]) -> list[str]:
+    """What ``claim_identities`` would refuse, in its words, read only (nothing is recorded): one
+    line per platform of ``identities`` whose recorded identity under ``bot_id`` is another."""
+    recorded = await recorded_identities(client, bot_id)
+    return [
+        clash_message(bot_id, platform, recorded[platform].get("who"), who)
+        for platform, who in identities.items()
+        if platform in recorded and recorded[platform].get("who") != who
+    ]
 
 
 async def recorded_identities(client: Any, bot_id: str) -> dict[str, dict[str, Any]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
@@ -30,7 +31,8 @@ class ExitCode(IntEnum):
 
     OK = 0
     UNEXPECTED = 1  # a bug or an unforeseen error: the line names it; --log-level debug shows where
-    CONFIG = 2  # the configuration (file, environment, flags) is invalid or incomplete
+    CONFIG = 2  # the configuration (file, environment, flags) is invalid or incomplete, or its
+    # data directory (CLARIGATE_DATA_DIR) cannot be made or written
     STORE_UNREACHABLE = 3  # Redis did not answer within startup_wait_seconds
     STORE_REFUSED = 4  # Redis answered but refused us (password, ACL, database index)
     DATABASE = 5  # the checkpointer's PostgreSQL: unreachable, refused or missing database
@@ -57,14 +59,19 @@ def first_line(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def agent_start_failure(exc: BaseException, model: str, server_url: str | None = None) -> StartFailure:
+def agent_start_failure(
+    exc: BaseException, model: str, server_url: str | None = None, data_dir: str | None = None
+) -> StartFailure:
     """Why the agent did not start: a setting that does not apply where it runs (a configuration
-    problem, named), the LangGraph server at ``server_url`` (its own words name the setting to
-    check), or the in-process agent's model, tools or MCP servers."""
+    problem, named), its files in ``data_dir`` that cannot be made (the SQLite checkpointer's: a
+    configuration problem, named), the LangGraph server at ``server_url`` (its own words name the
+    setting to check), or the in-process agent's model, tools or MCP servers."""
     from clarigate.agent.placement import SettingsDoNotApply
 
     if isinstance(exc, SettingsDoNotApply):
         return StartFailure(ExitCode.CONFIG, str(exc))
+    if data_dir is not None and (unusable := data_dir_failure(exc, data_dir)) is not None:
+        return unusable
     if server_url:  # no model here: the server runs its own
         return StartFailure(
             ExitCode.MODEL, f"the agent could not start: {first_line(exc)} (`clarigate doctor` says more)"
@@ -75,6 +82,26 @@ def agent_start_failure(exc: BaseException, model: str, server_url: str | None =
         "LLM_MODEL, its provider package and API key, agent.tools and agent.mcp_servers; "
         "`clarigate doctor` says more)",
     )
+
+
+def data_dir_failure(exc: BaseException | None, data_dir: str) -> StartFailure | None:
+    """A configuration failure naming CLARIGATE_DATA_DIR when ``exc`` (or what caused it) is the
+    file system refusing a path in the data directory or a folder on the way to it (a regular
+    file there, no permission, a read-only disk); else None."""
+    where = os.path.abspath(data_dir)
+    while exc is not None:
+        if isinstance(exc, OSError) and isinstance(exc.filename, str | bytes):  # not an fd
+            path = os.path.abspath(os.fsdecode(exc.filename))
+            if os.path.commonpath([path, where]) in (path, where):  # one holds the other
+                why = exc.strerror or type(exc).__name__
+                return StartFailure(
+                    ExitCode.CONFIG,
+                    f"the data directory {where} (CLARIGATE_DATA_DIR) cannot be used: {why}"
+                    + ("" if path == where else f" ({path})")
+                    + "; point CLARIGATE_DATA_DIR at a folder this user can create and write",
+                )
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def port_problem(port: int) -> str | None:

@@ -357,7 +357,9 @@ async def _start(
         try:
             await gateway.runner.start()
         except Exception as exc:
-            raise agent_start_failure(exc, config.agent.model, config.agent.server_url) from exc
+            raise agent_start_failure(
+                exc, config.agent.model, config.agent.server_url, config.data_dir
+            ) from exc
     if claim:
         await _claim_identity(config)
     try:

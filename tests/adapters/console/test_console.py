@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TextIO
 
 import pytest
 
@@ -82,6 +83,28 @@ def test_a_typed_number_answers_through_the_core(bot: Bot) -> None:
     assert "bot> Answered option: SQLite" in out
     assert bot.adapter.open is None  # the core closed the question
     assert bot.agent.calls[-1].response is not None and bot.agent.calls[-1].response.option_id == "option-2"
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        # a UTF-8 locale: Python's stdin is strict, and its read would raise (losing the line)
+        lambda typed: io.TextIOWrapper(io.BytesIO(typed), encoding="utf-8", errors="strict"),
+        # C or POSIX: the byte comes as a lone surrogate, which no JSON can hold
+        lambda typed: io.TextIOWrapper(io.BytesIO(typed), encoding="utf-8", errors="surrogateescape"),
+        lambda typed: io.StringIO(typed.decode("utf-8", "surrogateescape")),  # a stream of its own
+    ],
+    ids=["strict", "surrogateescape", "text"],
+)
+def test_a_line_not_in_the_terminals_encoding_reaches_the_agent_with_replacement_characters(
+    bot: Bot, stdin: Callable[[bytes], TextIO]
+) -> None:
+    # a Latin-1 terminal, or a file piped in: "café" as one byte 0xE9
+    with pytest.raises(Leave):
+        ConsoleChat(bot.adapter, stdin(b"hello\ncaf\xe9 please\n"), bot.runner.run, bot.gateway.drain).loop()
+
+    assert [call.text for call in bot.agent.calls] == ["hello", "caf\ufffd please"]
+    assert "bot> You said: caf\ufffd please" in bot.out.getvalue()
 
 
 def test_a_message_that_is_not_an_answer_closes_the_question_and_goes_to_the_agent(bot: Bot) -> None:

@@ -206,3 +206,76 @@ async def test_long_idle_consumers_with_nothing_held_are_pruned(redis_stores):
         assert await admin.prune_consumers(idle_seconds=3600) == []  # nobody idle an hour yet
         assert await admin.prune_consumers(idle_seconds=0) == ["holds-none"]
         assert [c["name"] for c in await admin.consumers()] == ["holds-one"]
+
+
+@pytest.mark.parametrize("args", [["consumers"], ["consumers", "--prune"], ["consumers", "--remove", "vm-1"]])
+async def test_consumers_with_redis_down_say_so_as_every_admin_command_does(
+    cli, monkeypatch, unused_tcp_port, args
+):
+    """Nothing listens at REDIS_URL: not "(none)", `[]` or "no consumer", but `admin threads`'
+    line and exit code (3, Redis unreachable)."""
+    monkeypatch.setenv("REDIS_URL", f"redis://:pw-of-nothing@127.0.0.1:{unused_tcp_port}/0")
+    threads = await cli("any", "threads", as_json=False)
+    assert threads[0] == 3 and f"Error 111 connecting to 127.0.0.1:{unused_tcp_port}" in threads[1]
+
+    code, text = await cli("any", *args, as_json=False)
+
+    assert (code, text) == threads
+    assert "no consumer" not in text and "(none)" not in text and "pw-of-nothing" not in text
+
+
+async def test_consumers_with_a_refused_password_say_so(cli, monkeypatch, redis_stores):
+    monkeypatch.setenv("REDIS_URL", REDIS_URL.replace("redis://", "redis://nobody-user:wrong-pw@"))
+    code, text = await cli(redis_stores().prefix, "consumers", as_json=False)
+    assert code == 3 and "invalid username-password pair" in text
+    assert "(none)" not in text and "wrong-pw" not in text
+
+
+async def test_consumers_of_a_bot_that_never_queued_a_job_are_none(cli, redis_stores):
+    bot_id = redis_stores().prefix
+    assert await cli(bot_id, "consumers") == (0, [])  # no stream yet
+    async with Admin(GatewayConfig(redis_url=REDIS_URL, bot_id=bot_id)) as admin:
+        await admin.redis.xadd(admin.keys.jobs, {"inbound_id": "test:c1"})
+    assert await cli(bot_id, "consumers") == (0, [])  # a stream, no group yet
+    assert (await cli(bot_id, "backlog"))[1]["pending"] == 0
+    code, text = await cli(bot_id, "consumers", "--remove", "vm-1", as_json=False)
+    assert code == 1 and f"no consumer 'vm-1' under bot id {bot_id!r}" in text
+
+
+@pytest.mark.parametrize("flag", ["--drop", "--redrive"])
+async def test_a_job_named_by_its_inbound_id_is_not_found_and_stays(cli, redis_stores, flag):
+    """`admin backlog` shows a held job's entry id and its inbound id side by side: the inbound id
+    given instead (Redis: "Invalid stream ID") is "no job", exit 1, not exit 3 "Redis unreachable"."""
+    store = redis_stores()
+    await store.accept_job(
+        dedupe_key="slack:Ev08ABCDEF",
+        kind="message",
+        inbound_id="slack:Ev08ABCDEF",
+        order_key="o",
+        payload="{}",
+        seen_ttl=60,
+    )
+    await store.read_jobs("dead-replica", count=1, block_ms=0)
+    (held,) = (await cli(store.prefix, "backlog"))[1]["held"]
+    assert held["inbound_id"] == "slack:Ev08ABCDEF"
+
+    for mistyped in ("slack:Ev08ABCDEF", held["entry_id"].partition("-")[0], "99999999999999999999999-0"):
+        code, text = await cli(store.prefix, "backlog", flag, mistyped, "--yes", as_json=False)
+        assert code == 1, text
+        assert f"no job {mistyped!r} in the stream under bot id {store.prefix!r}" in text
+        assert "entry ids look like 1796000000000-0" in text
+
+    code, backlog = await cli(store.prefix, "backlog")  # still there, still held by the dead replica
+    assert backlog["length"] == 1
+    assert [(h["entry_id"], h["consumer"]) for h in backlog["held"]] == [(held["entry_id"], "dead-replica")]
+
+
+@pytest.mark.parametrize(
+    "args", [["pending", "--cancel", "req-0123"], ["reset-thread", "slack:T1:C1:-", "--yes"]]
+)
+async def test_not_found_names_the_bot_id_it_looked_under(cli, redis_stores, args):
+    """On a laptop without the bot's CLARIGATE_BOT_ID (or --config) the admin reads bot id
+    'clarigate', where nothing is: "not found" says where it looked, as `identity --forget` does."""
+    bot_id = redis_stores().prefix
+    code, text = await cli(bot_id, *args, as_json=False)
+    assert code == 1 and f"under bot id {bot_id!r}" in text

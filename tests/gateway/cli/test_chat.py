@@ -80,6 +80,42 @@ def test_form_and_option_flows_and_the_thread_survives_a_restart(tmp_path: Path)
     assert "Traceback" not in first.stderr + second.stderr
 
 
+def test_a_line_that_is_not_utf8_goes_to_the_agent_with_replacement_characters(tmp_path: Path) -> None:
+    # a Latin-1 terminal, or a file piped in: "café" as one byte 0xE9
+    env = {**os.environ, "CLARIGATE_DATA_DIR": str(tmp_path), "LLM_MODEL": "offline"}
+    env.pop("CHECKPOINTER_URL", None)
+    env.pop("CLARIGATE_CONFIG", None)
+    done = subprocess.run(
+        [str(CLARIGATE), "chat"],
+        input=b"caf\xe9 please\n/status\n/quit\n",
+        capture_output=True,
+        env=env,
+        cwd=ROOT,
+        timeout=90,
+    )
+
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr.decode()[-600:]
+    out = done.stdout.decode("utf-8")
+    assert "“caf\ufffd please”" in out  # what the agent read, and answered
+    assert "Where this conversation stands" in out  # the chat went on after the line
+
+
+def test_a_data_directory_it_cannot_make_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    data_dir = tmp_path / "a-file" / "data"
+
+    code = chat_main(chat_config(data_dir), io.StringIO("hello\n"), io.StringIO())
+
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"clarigate chat: the data directory {data_dir} (CLARIGATE_DATA_DIR) cannot be used: Not a "
+        "directory; point CLARIGATE_DATA_DIR at a folder this user can create and write\n"
+    )
+
+
 def test_new_starts_a_fresh_thread(tmp_path: Path) -> None:
     stdout = io.StringIO()
     thread_file = tmp_path / "thread"

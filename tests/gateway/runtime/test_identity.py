@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 import os
 import uuid
@@ -18,6 +20,7 @@ from clarigate.gateway.runtime.identity import (
     platform_identities,
 )
 from clarigate.gateway.runtime.preflight import ExitCode
+from tests.adapters.telegram.fake_bot_api import FakeBotApi
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -52,8 +55,6 @@ async def test_the_first_identity_is_kept_and_another_is_refused(bot_id):
 
 
 def test_serve_refuses_a_second_identity_before_receiving(monkeypatch, capsys, bot_id, tmp_path):
-    import asyncio
-
     asyncio.run(claim_identities(REDIS_URL, bot_id, {"telegram": "bot 111"}))
     for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
         monkeypatch.delenv(name, raising=False)
@@ -71,3 +72,61 @@ def test_serve_refuses_a_second_identity_before_receiving(monkeypatch, capsys, b
         root.setLevel(level)
     err = capsys.readouterr().err
     assert "already belongs to telegram bot 111" in err and "telegram getMe" not in err
+
+
+@pytest.fixture
+async def telegram_bot(monkeypatch, bot_id, tmp_path):
+    """An operator's environment for this deployment's Telegram bot (123456, on the fake Bot API,
+    which accepts its token) under ``bot_id``."""
+    api = FakeBotApi()
+    await api.start()
+    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("REDIS_URL", REDIS_URL)
+    monkeypatch.setenv("CLARIGATE_BOT_ID", bot_id)
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", api.token)
+    monkeypatch.setenv("TELEGRAM_API_URL", api.base_url)
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield api
+    await api.stop()
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+async def recorded_under(bot_id: str) -> dict[bytes, bytes]:
+    client = Redis.from_url(REDIS_URL)
+    try:
+        return await client.hgetall(identity_key(bot_id))
+    finally:
+        await client.aclose()
+
+
+async def test_doctor_names_a_bot_id_that_belongs_to_another_bot_in_serves_words(
+    capsys, bot_id, telegram_bot
+):
+    """The bot id was first used by Telegram bot 999 (another team's bot, or a copied .env): what
+    stops ``serve`` with exit 9 is a PROBLEM for doctor, not "everything looks right"."""
+    client = Redis.from_url(REDIS_URL)
+    await client.hset(identity_key(bot_id), "telegram", json.dumps({"who": "bot 999", "since": 1}))
+    await client.aclose()
+
+    code = await asyncio.to_thread(main, ["doctor"])  # its own event loop, as from a shell
+
+    with pytest.raises(IdentityClash) as serve_says:  # serve's check at start, as bot 123456
+        await claim_identities(REDIS_URL, bot_id, {"telegram": "bot 123456"})
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert f"PROBLEM identity: {serve_says.value}" in out.splitlines()
+    assert "already belongs to telegram bot 999" in out and "admin identity --forget telegram" in out
+    assert "ok      telegram: credentials accepted" in out and out.rstrip().endswith("1 problem(s) found")
+    assert telegram_bot.token.split(":")[1] not in out
+    recorded = await recorded_under(bot_id)
+    assert list(recorded) == [b"telegram"] and json.loads(recorded[b"telegram"])["who"] == "bot 999"
+
+
+async def test_doctor_records_no_identity(capsys, bot_id, telegram_bot):
+    """The first ``serve`` records the bot's identity; a doctor before it does not (nor complains)."""
+    assert await asyncio.to_thread(main, ["doctor"]) == 0, capsys.readouterr().out
+    assert await recorded_under(bot_id) == {}

@@ -103,6 +103,20 @@ def test_a_missing_provider_key_and_the_traceback_at_debug(monkeypatch, capsys):
     assert code == ExitCode.MODEL and any("Traceback" in line for line in lines)
 
 
+@pytest.mark.parametrize("under", ["a-file", "a-file/deeper"])
+def test_a_data_directory_it_cannot_make_names_the_setting_not_the_model(
+    monkeypatch, capsys, tmp_path, under
+):
+    # CLARIGATE_DATA_DIR under a regular file: the SQLite checkpointer cannot be made there
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path / under / "data"))
+    code, lines = serve(capsys)
+    assert code == ExitCode.CONFIG  # a setting of the operator's, not the model's class (6)
+    error = the_error(lines)
+    assert f"the data directory {tmp_path / under / 'data'} (CLARIGATE_DATA_DIR) cannot be used" in error
+    assert "Not a directory" in error and "LLM_MODEL" not in error and "model" not in error
+
+
 def test_log_settings_written_as_logging_spells_them(monkeypatch, capsys):
     # INFO, DEBUG: the names Python's logging and most operators use; refused before
     monkeypatch.setenv("LLM_MODEL", "openai:gpt-4o-mini")
