@@ -23,7 +23,7 @@ from clarigate.adapters.labels import labels_are_cut, shown_labels
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog, ui_text
 from clarigate.agent.protocol.fallback import shown_as_text
 from clarigate.agent.protocol.models import Locale
-from clarigate.agent.protocol.risk import option_roles
+from clarigate.agent.protocol.risk import is_risk_form, option_roles
 
 from .actions import (
     ACTION_CHECK,
@@ -201,9 +201,9 @@ def option_controls(request: HumanInputRequest, token: str) -> list[dict[str, An
     return [*option_list(request, PLAIN_TEXT_CHARS), menu, button_row([other, *cancel])]
 
 
-def confirm_dialog(locale: Locale, option: str) -> dict[str, Any]:
-    """The "Are you sure?" dialog Feishu shows before a go-ahead button's click counts."""
-    text = ui_text("confirm_option", locale, option=option.strip())
+def confirm_dialog(locale: Locale, option: str | None = None) -> dict[str, Any]:
+    """The "Are you sure?" before a go-ahead button's click (or a risk form's Submit) counts."""
+    text = ui_text("confirm_option" if option else "confirm_body", locale, option=(option or "").strip())
     return {"title": plain(ui_text("confirm_title", locale)), "text": plain(text, PLAIN_TEXT_CHARS * 3)}
 
 
@@ -296,7 +296,8 @@ def form_container(request: HumanInputRequest, token: str) -> dict[str, Any]:
         if f.type != "checkbox":  # a checker carries its own label
             elements.append(field_label(f, loc))
         elements.append(field_component(f, index, token, loc))
-    submit = button(ui_text("submit", loc), token, ACTION_FORM, "primary", locale=loc)
+    dialog = confirm_dialog(loc) if is_risk_form(request) else None
+    submit = button(ui_text("submit", loc), token, ACTION_FORM, "primary", dialog, loc)
     submit.update(name="submit_answer", form_action_type="submit")
     elements.append(submit)
     return {"tag": "form", "name": "answer", "elements": elements}

@@ -10,6 +10,9 @@ form) are neutral and answer at once. Pure: the renderers, the terminal and the 
 - Any other risk confirmation (``ask_clarification``, a graph's ``interrupt()``): an option is
   safe when its label reads as keep / cancel / no (``reads_safe``, words in the catalog's
   ``RISK_WORDS``); every other option goes ahead. When none reads safe, all go ahead.
+- A risk confirmation asked as a form (not an approval's Edit): a typed answer goes ahead when it
+  ticks a checkbox (or, for a checkbox whose label reads safe, "Keep the backups", leaves it
+  unticked) or picks a select's option that does not read safe (``form_goes_ahead``).
 - Any other question: no roles, nothing changes.
 """
 
@@ -21,7 +24,7 @@ from typing import Literal
 
 from .catalog import AFFIRMATIVE_WORDS, RISK_WORDS, every
 from .coerce import fold
-from .models import HumanInputRequest, Option
+from .models import FormField, HumanInputRequest, HumanInputResponse, Option
 
 Role = Literal["go_ahead", "safe", "neutral"]
 
@@ -114,6 +117,46 @@ def goes_ahead(request: HumanInputRequest, option_id: str | None) -> bool:
 def go_ahead_ids(request: HumanInputRequest) -> list[str]:
     """The go-ahead options' ids, in order."""
     return [option_id for option_id, role in option_roles(request).items() if role == "go_ahead"]
+
+
+def is_risk_form(request: HumanInputRequest) -> bool:
+    """True for a risk confirmation asked as a form (a typed interrupt's schema, ``ask_clarification``
+    with fields), not an approval's Edit form (its Approve is the go-ahead, asked first already)."""
+    return (
+        request.clarification_type == "risk_confirmation"
+        and request.input_mode == "form"
+        and bool(request.fields)
+        and request.source != APPROVAL_SOURCE
+    )
+
+
+def asks_first(request: HumanInputRequest) -> bool:
+    """True when some answer to ``request`` needs the second step (a go-ahead option or a risk form)."""
+    return bool(go_ahead_ids(request)) or is_risk_form(request)
+
+
+def field_goes_ahead(form_field: FormField, value: object) -> bool:
+    """True when a risk form's ``value`` for ``form_field`` goes ahead: a checkbox's yes (its no
+    when its label reads safe), a select's (or multi-select's) option that does not read safe."""
+    if form_field.type == "checkbox":
+        return isinstance(value, bool) and value is not reads_safe(form_field.label)
+    picked = value if isinstance(value, list) else [value]
+    return any(o.value in picked and not reads_safe(o.label) for o in form_field.options)
+
+
+def form_goes_ahead(request: HumanInputRequest, values: dict[str, object] | None) -> bool:
+    """True when a risk form's answer ``values`` go ahead in one of its fields (``field_goes_ahead``)."""
+    given = values or {}
+    return is_risk_form(request) and any(
+        field_goes_ahead(f, given[f.name]) for f in request.fields if f.name in given
+    )
+
+
+def answer_goes_ahead(request: HumanInputRequest, response: HumanInputResponse) -> bool:
+    """True when ``response`` (a pick or a form's values) needs the second step before it counts."""
+    if response.response_kind == "option":
+        return goes_ahead(request, response.option_id)
+    return response.response_kind == "form" and form_goes_ahead(request, response.values)
 
 
 def is_confirm_word(text: str) -> bool:

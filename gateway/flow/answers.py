@@ -21,8 +21,8 @@ from clarigate.agent.protocol import (
     parse_typed_reply,
     ui_text,
 )
-from clarigate.agent.protocol.coerce import cut, one_line
-from clarigate.agent.protocol.models import Locale
+from clarigate.agent.protocol.coerce import cut, fold, one_line
+from clarigate.agent.protocol.models import HumanInputRequest, Locale, Option
 from clarigate.gateway.boundary.messages import (
     AnswerOutcome,
     AnswerStatus,
@@ -111,7 +111,9 @@ def policy_refusal(record: PendingRecord, view: PendingView, sender: Sender) -> 
 def response_for(
     record: PendingRecord, answer: InboundAnswer, platform: str, new: str = "/new"
 ) -> tuple[HumanInputResponse | None, AnswerOutcome | None]:
-    """Build the structured answer from a click, a form submit or a free-text answer.
+    """Build the structured answer from a click, a form submit or text typed in an "Other…" box
+    (an option it names exactly, by label or value, is that option; any other text is text).
+    A go-ahead pick is held back for its confirmation by ``confirm.answer_for``, which calls this.
 
     Returns ``(response, None)`` when valid, or ``(None, INVALID outcome)`` with per-field errors.
     """
@@ -148,13 +150,31 @@ def response_for(
         return None, AnswerOutcome(
             status=invalid, message=ui_text("type_answer", locale), view=view_of(record)
         )
+    return _typed_in_box(record, text, by)
+
+
+def _typed_in_box(
+    record: PendingRecord, text: str, by: AnsweredBy
+) -> tuple[HumanInputResponse | None, AnswerOutcome | None]:
+    """Text typed in an "Other…" box (or a form's lines): an option it names exactly is that option."""
+    request = record.request
     if request.input_mode == "form":
         typed = parse_typed_reply(request, text, by)
         if typed.response is None:
-            message = "\n".join(typed.problems) or ui_text("invalid_values", locale)
-            return None, AnswerOutcome(status=invalid, message=message, view=view_of(record))
+            message = "\n".join(typed.problems) or ui_text("invalid_values", request.locale)
+            return None, AnswerOutcome(status=AnswerStatus.INVALID, message=message, view=view_of(record))
         return typed.response, None
+    named = _named_option(request, text)
+    if named is not None:
+        return answer_with_option(request, named.id, by), None
     return answer_with_text(request, text, by), None
+
+
+def _named_option(request: HumanInputRequest, text: str) -> Option | None:
+    """The option whose label or value ``text`` is (case and width aside); not by its number, as
+    a typed chat answer may be: "2" written in "Other…" for "How many?" is two, not option 2."""
+    key = fold(text)
+    return next((o for o in request.options if key in (fold(o.label), fold(o.value))), None)
 
 
 def answered_line(view: PendingView) -> str:

@@ -10,11 +10,21 @@ another go-ahead option asks again, any other text is told it was not confirmed.
 the question: with no pick waiting it picks the one go-ahead option (asked again, as a typed pick
 is) or, with several, is asked which one; with a pick waiting it is asked for "confirm" again.
 
+A risk confirmation asked as a form (``risk.is_risk_form``) has no options, but a typed answer of
+it that goes ahead (a ticked checkbox, a select's go-ahead option: ``risk.answer_goes_ahead``) is
+a pick all the same: asked first, the form's whole answer kept until "confirm"; a plain yes to a
+form of one select field picks its go-ahead option as it would a question's.
+
+Text typed in a platform's "Other…" box is read the same way (``answer_for``): an option's
+number or label is that option (``parse_typed_reply``), and a go-ahead one asks first, the box
+refusing the answer with the line that asks ("confirm" typed there, or in the chat, confirms it).
+
 What is being confirmed is one small key per question and person in the store
-(``confirming:<request id>:<user id>`` -> the option id and the attachments the pick came with,
-living as long as the question), so it survives a restart, is seen by every replica, and someone
-else's "confirm" finds nothing. A photo or file sent with the pick goes with the confirmed answer
-(the "confirm" message is the one that runs); a pick not confirmed takes them nowhere.
+(``confirming:<request id>:<user id>`` -> the option id, or a form's answer, and the attachments
+the pick came with, living as long as the question), so it survives a restart, is seen by every
+replica, and someone else's "confirm" finds nothing. A photo or file sent with the pick goes with
+the confirmed answer (the "confirm" message is the one that runs); a pick not confirmed takes them
+nowhere.
 """
 
 from __future__ import annotations
@@ -28,12 +38,23 @@ from clarigate.agent.protocol import (
     AnsweredBy,
     HumanInputRequest,
     HumanInputResponse,
+    Option,
+    answer_with_form,
     answer_with_option,
     looks_like_answer,
     ui_text,
 )
-from clarigate.agent.protocol.risk import go_ahead_ids, goes_ahead, is_affirmative, is_confirm_word
-from clarigate.gateway.boundary.messages import Attachment, Sender
+from clarigate.agent.protocol.risk import (
+    answer_goes_ahead,
+    asks_first,
+    go_ahead_ids,
+    is_affirmative,
+    is_confirm_word,
+    is_risk_form,
+    reads_safe,
+)
+from clarigate.gateway.boundary.messages import AnswerOutcome, AnswerStatus, Attachment, InboundAnswer, Sender
+from clarigate.gateway.flow.answers import answered_by, response_for, view_of
 from clarigate.gateway.store.base import PendingRecord, Store
 
 
@@ -50,13 +71,22 @@ class Confirmed:
     attachments: list[Attachment] = field(default_factory=list)
 
 
-def _waiting(kept: Any) -> tuple[str | None, list[Attachment]]:
-    """The option id and attachments a confirmation key holds (a bare option id: none)."""
-    if isinstance(kept, str):
-        return kept, []
-    if not isinstance(kept, dict) or not isinstance(kept.get("option_id"), str):
+def _waiting(
+    request: HumanInputRequest, kept: Any, by: AnsweredBy
+) -> tuple[HumanInputResponse | None, list[Attachment]]:
+    """The answer a confirmation key holds for ``by`` (an option of ``request``, or a form's answer
+    to it), and the attachments it came with (a bare option id: none); None when it holds none."""
+    kept = {"option_id": kept} if isinstance(kept, str) else kept
+    if not isinstance(kept, dict):
         return None, []
-    return kept["option_id"], as_attachments(kept.get("attachments"))
+    picked: HumanInputResponse | None = None
+    if isinstance(kept.get("option_id"), str) and request.option_by_id(kept["option_id"]) is not None:
+        picked = answer_with_option(request, kept["option_id"], by)
+    elif isinstance(kept.get("response"), dict):
+        response = HumanInputResponse.model_validate(kept["response"])
+        if response.request_id == request.request_id:
+            picked = response.model_copy(update={"answered_by": by})
+    return picked, as_attachments(kept.get("attachments")) if picked is not None else []
 
 
 def as_attachments(kept: Any) -> list[Attachment]:
@@ -80,38 +110,39 @@ class TypedConfirm:
         option: it is read as usual).
         """
         request = record.request
-        go_ahead = go_ahead_ids(request)
-        if not go_ahead:  # most questions: no store trip
+        if not asks_first(request):  # most questions: no store trip
             return None
         key = confirming_key(record.request_id, sender.user_id)
-        waiting, attachments = _waiting(await self.store.get_json(key))
-        picked = request.option_by_id(waiting) if waiting is not None else None
+        picked, attachments = _waiting(request, await self.store.get_json(key), by)
         plain_yes = is_affirmative(text) and not looks_like_answer(request, text)  # no option's label
         if picked is None:
             if is_confirm_word(text) and not looks_like_answer(request, text):
                 # someone else's pick, or none: a bare "confirm" answers nothing and closes nothing
                 return ui_text("confirm_nothing", request.locale)
-            return await self._affirmed(record, sender, by, go_ahead) if plain_yes else None
+            return await self._affirmed(record, sender, by) if plain_yes else None
         if plain_yes:  # "yes" to "Reply “confirm” …": still that pick, asked again
-            return _ask_line(request, picked.label)
+            return _ask_line(request, picked.value)
         await self.store.delete(key)
         if is_confirm_word(text):
-            return Confirmed(answer_with_option(request, picked.id, by), attachments)
+            return Confirmed(picked, attachments)
         if looks_like_answer(request, text):
             return None
-        return ui_text("confirm_dropped", request.locale, option=picked.label)
+        return ui_text("confirm_dropped", request.locale, option=picked.value)
 
-    async def _affirmed(
-        self, record: PendingRecord, sender: Sender, by: AnsweredBy, go_ahead: list[str]
-    ) -> str:
+    async def _affirmed(self, record: PendingRecord, sender: Sender, by: AnsweredBy) -> str | None:
         """A plain "yes" (``is_affirmative``) with no pick waiting: the one go-ahead option picked,
-        to be confirmed as a typed pick is; with several, which one (the question stays open)."""
+        to be confirmed as a typed pick is; with several, which one (the question stays open).
+        None when the question has no go-ahead option to pick (a risk form of several fields)."""
         request = record.request
-        if len(go_ahead) == 1:
-            ask = await self.ask_first(record, sender, answer_with_option(request, go_ahead[0], by))
+        choices = _yes_choices(request)
+        if len(choices) == 1:
+            ask = await self.ask_first(record, sender, _picking(request, choices[0], by))
             if ask is not None:
                 return ask
-        numbered = [f"{n}. {o.label}" for n, o in enumerate(request.options, 1) if o.id in go_ahead]
+        if not choices:
+            return None
+        listed = request.options or request.fields[0].options
+        numbered = [f"{n}. {o.label}" for n, o in enumerate(listed, 1) if o in choices]
         return ui_text("confirm_which", request.locale, options=" / ".join(numbered))
 
     async def ask_first(
@@ -125,18 +156,56 @@ class TypedConfirm:
         sent with) and return the line that asks for the confirmation; None when it may be
         claimed as it is."""
         request = record.request
-        if response.response_kind != "option" or not goes_ahead(request, response.option_id):
+        if not answer_goes_ahead(request, response):
             return None
         ttl = max(int(record.expires_at - time.time()), 1)
-        kept = {
-            "option_id": response.option_id,
-            "attachments": [a.model_dump(mode="json") for a in attachments],
-        }
+        picked = (
+            {"option_id": response.option_id}
+            if response.response_kind == "option"
+            else {"response": response.model_dump(mode="json")}
+        )
+        kept = {**picked, "attachments": [a.model_dump(mode="json") for a in attachments]}
         await self.store.set_json(confirming_key(record.request_id, sender.user_id), kept, ttl)
         return _ask_line(request, response.value)
+
+
+def _yes_choices(request: HumanInputRequest) -> list[Option]:
+    """The options a plain yes may mean: a question's go-ahead options, or those of a risk form's
+    one select field (the options of its other fields, or of a form of several, are not choices)."""
+    if request.options:
+        return [o for o in request.options if o.id in go_ahead_ids(request)]
+    if is_risk_form(request) and len(request.fields) == 1 and request.fields[0].type == "select":
+        return [o for o in request.fields[0].options if not reads_safe(o.label)]
+    return []
+
+
+def _picking(request: HumanInputRequest, option: Option, by: AnsweredBy) -> HumanInputResponse:
+    """The answer that picks ``option``: of the question, or of its form's one select field."""
+    if request.options:
+        return answer_with_option(request, option.id, by)
+    return answer_with_form(request, {request.fields[0].name: option.value}, by)
 
 
 def _ask_line(request: HumanInputRequest, option: str) -> str:
     """ "Reply “confirm” to go ahead with “{option}” …", in the question's language."""
     word = ui_text("confirm", request.locale).casefold()
     return ui_text("confirm_typed", request.locale, word=word, option=option)
+
+
+async def answer_for(
+    store: Store, record: PendingRecord, answer: InboundAnswer, platform: str, new: str = "/new"
+) -> tuple[HumanInputResponse | None, AnswerOutcome | None]:
+    """``response_for`` a click, a form, a Cancel or text typed in an "Other…" box; the box's text
+    is read as a typed chat answer is (``TypedConfirm``): a go-ahead option it names
+    is refused with the line asking for "confirm", and "confirm" there answers with the pick."""
+    response, invalid = response_for(record, answer, platform, new)
+    if response is None or answer.text is None:
+        return response, invalid
+    confirm, by = TypedConfirm(store), answered_by(platform, answer.sender)
+    said = await confirm.before_typed(record, answer.sender, answer.text, by)
+    if isinstance(said, Confirmed):  # "confirm" typed in the box: the pick waiting
+        return said.response, None
+    said = said or await confirm.ask_first(record, answer.sender, response)
+    if said is not None:  # the line asking for "confirm" (or what became of the pick waiting)
+        return None, AnswerOutcome(status=AnswerStatus.INVALID, message=said, view=view_of(record))
+    return response, None

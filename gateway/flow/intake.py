@@ -45,13 +45,13 @@ from clarigate.gateway.flow.answers import (
     expired_outcome,
     policy_refusal,
     refusal_for,
-    response_for,
     restarted_outcome,
     run_text_for,
     view_of,
 )
 from clarigate.gateway.flow.claim import claim_answer
 from clarigate.gateway.flow.commands import CONTROL_LANE, Control, dismissed_in, parse_command
+from clarigate.gateway.flow.confirm import answer_for
 from clarigate.gateway.flow.feedback import FeedbackVotes
 from clarigate.gateway.flow.kept import KeptJobs, spool_path
 from clarigate.gateway.flow.notices import notice
@@ -316,7 +316,7 @@ class Gateway:
                 metrics.EXPIRED.inc()
             return refusal
         new = self.control.syntax(record.conversation, "new")
-        response, invalid = response_for(record, answer, platform, new)
+        response, invalid = await answer_for(self.store, record, answer, platform, new)
         if response is None:
             return invalid or expired_outcome(view, record.request.locale)
         return await self._claim(record, answer.sender, response, seen)
