@@ -178,32 +178,89 @@ def _line_pieces(line: str, room: int) -> list[str]:
 def split_mrkdwn(text: str, limit: int) -> list[str]:
     """Split mrkdwn into chunks of at most ``limit`` characters, at line breaks when possible.
 
-    A code block cut in two is closed at the end of one chunk and reopened in the next. Every
-    "```" is a fence, wherever it stands ("1. ```", "&gt; ```"): ``markdown_to_mrkdwn`` writes
-    none but its code blocks' fences.
+    A code block cut in two is closed at the end of one chunk and reopened in the next; no chunk
+    shows a code block of nothing that the text did not have (``_Chunks``). Every "```" is a
+    fence, wherever it stands ("1. ```", "&gt; ```"): ``markdown_to_mrkdwn`` writes none but its
+    code blocks' fences.
     """
-    chunks: list[str] = []
-    current: list[str] = []
-    size = 0
-    in_code = False
-    room = limit - 8  # space kept for closing and reopening a code fence
-
-    def flush() -> None:
-        nonlocal current, size
-        if current:
-            body = "\n".join(current)
-            chunks.append(body + ("\n```" if in_code else ""))
-        current, size = (["```"], 3) if in_code else ([], 0)
-
+    chunks = _Chunks(limit)
     for line in text.split("\n"):
-        for piece in _line_pieces(line, room):
-            if size + len(piece) + 1 > room and current:
-                flush()
-            current.append(piece)
-            size += len(piece) + 1
-        if line.count("```") % 2:
-            in_code = not in_code
-    if current and any(part.strip() for part in current):
-        in_code = False
-        flush()
-    return [chunk for chunk in chunks if chunk.strip() and chunk.strip() != "```\n```"]
+        chunks.add(line)
+    return [chunk for chunk in chunks.end() if chunk.strip() and chunk.strip() != "```\n```"]
+
+
+class _Chunks:
+    """Lines of mrkdwn packed into chunks of at most ``limit`` characters.
+
+    A cut falling right after a code block's opening fence (its first line too long for what is
+    left of the chunk) leaves the fence out: the code starts in the next chunk, what stood before
+    the fence on its line ("1.") kept. A block reopened only for its closing fence is left out
+    with it. Either would show a code block with nothing in it.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.room = limit - 8  # space kept for closing and reopening a code fence
+        self.chunks: list[str] = []
+        self.lines: list[str] = []
+        self.size = 0
+        self.code: int | None = None  # where the open code block's fence stands in ``lines``
+        self.reopened = False  # that fence reopens a block the chunk before closed
+        self.quoted = False  # the block is in a quote: its lines start with "&gt;"
+
+    def add(self, line: str) -> None:
+        """One line of the text, cut into pieces when longer than a chunk (``_line_pieces``)."""
+        fence = line.count("```") % 2 == 1
+        for piece in _line_pieces(line, self.room):
+            if self.size + len(piece) + 1 > self.room and self.lines:
+                self._flush()
+            if fence and "```" in piece and self.reopened and self._code_empty():
+                self.lines, self.size = [], 0  # reopened for nothing but its close: neither shows
+                continue
+            self.lines.append(piece)
+            self.size += len(piece) + 1
+        if fence and self.code is None:
+            self.code, self.quoted = len(self.lines) - 1, line.lstrip().startswith("&gt;")
+        elif fence:
+            self.code = None
+        self.reopened = self.reopened and self.code is not None
+
+    def end(self) -> list[str]:
+        """The chunks, the last lines' too (left as written: a code block the text left open stays
+        open)."""
+        lines = self._without_empty_code()
+        if any(line.strip() for line in lines):
+            self.chunks.append("\n".join(lines))
+        return self.chunks
+
+    def _flush(self) -> None:
+        """The lines so far as a chunk, an open code block closed and reopened for the next (or,
+        nothing in it yet, left for the next: ``_without_empty_code``)."""
+        if self.code is None:
+            self.chunks.append("\n".join(self.lines))
+            self.lines, self.size = [], 0
+            return
+        if self._code_empty():
+            body = "\n".join(self._without_empty_code()).rstrip()
+        else:
+            body = "\n".join([*self.lines, "```"])
+        if body.strip():
+            self.chunks.append(body)
+        self.lines, self.size, self.code, self.reopened = ["```"], 3, 0, True
+
+    def _code_empty(self) -> bool:
+        """True when the open code block has nothing to show yet (blank lines at most, in a quote
+        a line of its mark alone)."""
+        if self.code is None:
+            return False
+        mark = "&gt;" if self.quoted else ""
+        return not any(line.strip().removeprefix(mark).strip() for line in self.lines[self.code + 1 :])
+
+    def _without_empty_code(self) -> list[str]:
+        """The lines, an open code block with nothing in it left out (a list item's marker
+        before the fence kept)."""
+        if self.code is None or not self._code_empty():
+            return self.lines
+        opening = self.lines[self.code]
+        before = opening[: opening.rfind("```")].rstrip()
+        shows = before.replace("&gt;", "").strip()  # a list's marker, not a quote's alone
+        return [*self.lines[: self.code], *([before] if shows else [])]

@@ -519,3 +519,31 @@ async def test_a_link_longer_than_a_message_reaches_slack_whole_or_as_text_never
     assert all(re.fullmatch(r"(?:[^<>]|<[^<>]*>)*", t) for t in texts), [t[:60] for t in texts]
     assert texts[0].startswith("Here it is: download (https://files.example.com/report.pdf?sig=Ab3")
     assert texts[-1].endswith("every table and chart (https://example.com/q3).")
+
+
+def _migration_reply(pad: int) -> str:
+    """Paragraphs, then a code block of long lines: ``pad`` moves where the first message ends."""
+    paragraphs = "\n\n".join(
+        f"Paragraph {n} says what step {n} of the migration does and why." for n in range(55)
+    )
+    code = "\n".join(f"UPDATE accounts SET plan = 'pro' WHERE id = {n};  -- " + "x" * 60 for n in range(40))
+    return f"{paragraphs}\n\n{'w' * pad}\n\n```sql\n{code}\n```\n\nThat is all."
+
+
+EMPTY_CODE = re.compile(r"```\s*```")
+
+
+async def test_a_reply_cut_right_at_its_code_block_posts_no_empty_code_block(make_world: MakeWorld):
+    # the fence fits in the first message, the code's first line does not: the code starts the next
+    answer = _migration_reply(350)
+    world = await make_world(ScriptedRunner(lambda turn: TurnOutput(replies=[answer])), streaming="off")
+    await world.user.dm("how do we migrate?")
+    await world.settle()
+
+    texts = [m["text"] for m in world.fake.shown()]
+    assert len(texts) == 3 and all(len(t) <= 3900 and t.strip() for t in texts)
+    assert not [t[-40:] for t in texts if EMPTY_CODE.search(t)]
+    assert texts[0].endswith("w" * 350)  # the text, then the code whole in the next message
+    assert texts[1].startswith("```\nUPDATE accounts SET plan = 'pro' WHERE id = 0;")
+    code = "".join(re.findall(r"```\n(.*?)\n```", "\n".join(texts), re.DOTALL))
+    assert all(f"WHERE id = {n};" in code for n in range(40)) and texts[-1].endswith("That is all.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from slack_sdk.models.blocks import Block
@@ -486,9 +486,32 @@ code_blocks = st.lists(
 
 @settings(max_examples=150, deadline=None)
 @given(code_blocks, st.sampled_from([40, 120, 300]))
+@example("word word word \n> ```\n", 40)  # an empty quoted block cut between its fences
 def test_any_reply_with_code_splits_into_messages_each_with_its_code_blocks_closed(markdown: str, limit: int):
     whole = markdown_to_mrkdwn(markdown)
     chunks = split_mrkdwn(whole, limit)
     assert all(len(chunk) <= limit for chunk in chunks)
     assert _shown_apart(chunks) == _code_and_text(whole)  # nothing moved between code and text
     assert _code_and_text(whole)[0] == _written_code(markdown)  # the code shows as code, all of it
+    assert all(chunk.strip() for chunk in chunks)  # no message of nothing
+    assert sum(map(_empty_code_blocks, chunks)) <= _empty_code_blocks(whole), chunks  # none added
+
+
+def _empty_code_blocks(mrkdwn: str) -> int:
+    """How many code blocks ``mrkdwn`` shows with nothing in them ("```\n```"; in a quote, a line
+    of "&gt;" alone is blank; out of one, it is a ">" the code shows)."""
+    parts = mrkdwn.split("```")
+    pairs = zip(parts[0::2], parts[1::2], strict=False)  # each code block and the text before it
+    return sum(1 for before, code in pairs if not (_read(code) if before.endswith("&gt; ") else code.strip()))
+
+
+@pytest.mark.parametrize("limit", [80, 200, 3900])
+def test_paragraphs_then_a_code_block_cut_at_its_fence_show_no_empty_code_block(limit: int):
+    # every size of the text before the code: one of them puts the cut right after the fence
+    code = "\n".join(f"UPDATE accounts SET plan = 'pro' WHERE id = {n}; -- moved" for n in range(30))
+    for pad in range(1, limit + 80):
+        markdown = f"First, a paragraph.\n\nThen {'w' * pad}.\n\n```sql\n{code}\n```\n\nThe end."
+        chunks = split_mrkdwn(markdown_to_mrkdwn(markdown), limit)
+        wrong = [chunk for chunk in chunks if _empty_code_blocks(chunk) or not chunk.strip()]
+        assert wrong == [], pad
+        assert _shown_apart(chunks) == _code_and_text(markdown_to_mrkdwn(markdown))

@@ -202,3 +202,11 @@ def test_any_reply_with_code_splits_with_its_code_as_code_and_its_text_as_text(m
         assert_valid_html(html)
     code, text = _code_and_text(markdown_to_html(markdown))
     assert _shown_apart(split) == (code, text) or not code + text, split
+    assert all(html_to_plain(markdown_to_html(piece)).strip() for piece in split)  # no message of nothing
+    empty = sum(_empty_code_blocks(markdown_to_html(piece)) for piece in split)
+    assert empty <= _empty_code_blocks(markdown_to_html(markdown)), split  # none the reply did not have
+
+
+def _empty_code_blocks(html: str) -> int:
+    """How many code blocks ``html`` shows with nothing in them."""
+    return sum(1 for code in re.findall(r"<pre>(.*?)</pre>", html, re.DOTALL) if not _read(code))
