@@ -73,7 +73,8 @@ def render_question(request: HumanInputRequest, token: str) -> TelegramMessage:
     """The question as first shown (also what a closed wizard turns back into).
 
     Choices and forms carry "✖ Cancel", which dismisses the question, unless only an answer
-    closes it (``_decline_row``); a free-text question's reply box leaves no room for buttons
+    closes it (``_decline_row``), and so does a risk confirmation none of whose options is the
+    safe choice (``_risk_keyboard``); a free-text question's reply box leaves no room for buttons
     (``/cancel`` works there, as everywhere).
     """
     text = question_html(request)
@@ -99,7 +100,11 @@ def render_question(request: HumanInputRequest, token: str) -> TelegramMessage:
 
 def _risk_keyboard(request: HumanInputRequest, token: str) -> InlineKeyboardMarkup:
     """The options; a go-ahead one (``risk.option_roles``: from the request, not the position) is
-    marked ⚠️ and its tap asks again (``render_confirm``); the safe choice and Edit are plain."""
+    marked ⚠️ and its tap asks again (``render_confirm``); the safe choice and Edit are plain.
+
+    The safe choice is the way out; when no option reads safe (every one goes ahead), "✖ Cancel"
+    (``_decline_row``) has a row of its own, within Telegram's 100 buttons.
+    """
     locale = request.locale
     if not request.options:
         confirm = _button(f"⚠️ {ui_text('confirm', locale)}", token, cb.CONFIRM)
@@ -113,7 +118,9 @@ def _risk_keyboard(request: HumanInputRequest, token: str) -> InlineKeyboardMark
         )
         for i, o in enumerate(request.options, start=1)
     ]
-    return InlineKeyboardMarkup(_rows(buttons, [o.label for o in request.options]))
+    way_out = [] if "safe" in roles.values() else _decline_row(request, token)
+    rows = _rows(buttons[: MAX_BUTTONS - len(way_out)], [o.label for o in request.options])
+    return InlineKeyboardMarkup([*rows, way_out] if way_out else rows)
 
 
 def confirm_label(request: HumanInputRequest, index: int) -> str:

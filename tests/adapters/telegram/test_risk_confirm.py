@@ -135,3 +135,38 @@ async def test_a_photo_sent_with_a_go_ahead_pick_not_confirmed_runs_nothing(benc
     await tg.deliver(message_update("confirm"))  # nothing waits for it any more
     assert len(runner.calls) == 1 and answers(runner) == []
     assert not tg.api.of("getFile")  # the photo was never fetched for anyone
+
+
+def rows_request() -> HumanInputRequest:
+    """A risk confirmation whose every option goes ahead: none reads as keep / cancel / no."""
+    options = [Option(id="option-1", label="Delete all rows", value="all")]
+    options.append(Option(id="option-2", label="Delete old rows", value="old"))
+    return wipe_request().model_copy(update={"options": options})
+
+
+async def test_with_no_safe_option_cancel_is_offered_and_dismisses_the_question(bench):
+    runner = ScriptedRunner(
+        lambda turn: asking(rows_request()) if turn.response is None else TurnOutput(replies=["Left them."])
+    )
+    tg = await bench(runner)
+    await tg.deliver(message_update("clean up the rows"))
+    asked = next(c for c in tg.api.of("sendMessage") if c.markup)
+    assert [[b["text"] for b in row] for row in asked.buttons] == [
+        ["⚠️ Delete all rows", "⚠️ Delete old rows"],
+        ["✖ Cancel"],
+    ]
+    cancel = asked.buttons[-1][0]["callback_data"]
+    assert cancel.endswith("|x")  # the Cancel every other Telegram question carries
+
+    # "◀ Go back" from a go-ahead's confirm keyboard brings it back with the options
+    await tg.deliver(callback_update(asked.buttons[0][0]["callback_data"], QUESTION_ID))
+    back = tg.api.of("editMessageText")[-1].buttons[1][0]
+    await tg.deliver(callback_update(back["callback_data"], QUESTION_ID))
+    assert tg.api.of("editMessageText")[-1].buttons == asked.buttons
+
+    await tg.deliver(callback_update(cancel, QUESTION_ID))
+    declined = [(c.response.response_kind, c.response.option_id) for c in runner.calls if c.response]
+    assert declined == [("declined", None)]  # no row deleted: the agent is told Alice declined
+    closed = tg.api.of("editMessageText")[-1]
+    assert "✖ Cancelled by Alice" in closed.params["text"] and not closed.buttons
+    assert tg.api.of("sendMessage")[-1].params["text"] == "Left them."
