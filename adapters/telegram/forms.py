@@ -6,8 +6,9 @@ whether a typed message is meant for the form, and edits the form message.
 A message is taken as a form value only while it is plausibly meant for the form:
 a reply to the wizard's message (anywhere), or, in a private chat, any message while
 nothing from the agent came after it (``note_said``: a command's answer or a notice of the
-gateway's does not count). Anything else (a new request, a command, a message after the agent
-said something else) goes to the gateway as usual.
+gateway's does not count); either written once the form was opened (``receive.written_time``:
+one delivered late, written before, was meant for something else). Anything else (a new request,
+a command, a message after the agent said something else) goes to the gateway as usual.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from . import callback_data as cb
 from . import wizard
 from .deferred import RecordedEdit
 from .effects import AfterAck, Effect
+from .receive import written_time
 from .render import TelegramMessage, escape, render_answered, render_question, render_wizard
 from .send import TelegramSender
 from .wizard import WizardState
@@ -95,6 +97,7 @@ class Forms:
             chat_id=chat_id,
             message_id=message_id,
             values=wizard.defaults(view.request),
+            opened_at=time.time(),
         )
         await self.gateway.state.delete(wizard.closed_key(view.request.request_id, who.user_id))
         refusal = await self._keep(view, who, state)
@@ -202,6 +205,8 @@ class Forms:
                 return True
         if state is None or view is None or view.conversation.thread_key != conversation.thread_key:
             return False
+        if written_time(message) < state.opened_at:
+            return False  # written before the form showed, delivered late: a message of its own
         if target_id != state.message_id:
             latest_said = latest_key(chat_id, conversation.topic)
             latest = await self.gateway.state.get_json(latest_said) if private else None

@@ -193,6 +193,17 @@ def chain_key(chat_id: str, message_id: str) -> str:
     return f"chain:{chat_id}:{message_id}"
 
 
+def written_time(message: Message) -> float:
+    """When a message was written (``date``), not when its update came: one redelivered late (a
+    webhook call that failed, updates waiting for the poller) is older than a question asked (or a
+    form opened, ``forms``) meanwhile, so no answer to it. ``date`` is in whole seconds (the second
+    it was sent in) and the question's time is not: the message counts from the end of that second
+    (capped at now), so an answer sent in the same second as the question is never taken for an
+    older message; only one sent a moment before the question in that second, and delivered late,
+    could pass for an answer. (Edited messages are not requests here: no ``edit_date``.)"""
+    return written_at(message.date.timestamp() + 1)  # the end of its second
+
+
 def inbound_message(
     update: Update,
     message: Message,
@@ -204,15 +215,7 @@ def inbound_message(
     aside: bool = False,
 ) -> InboundMessage:
     """The normalized message; ``event_id`` is the ``update_id`` the core dedupes on (``aside``:
-    said to the people it mentions, ``said_to_others``).
-
-    ``received_at`` is when it was written (``date``), not when the update came: one redelivered
-    late (a webhook call that failed, updates waiting for the poller) is older than a question
-    asked meanwhile, so no answer to it. ``date`` is in whole seconds (the second it was sent in)
-    and the question's time is not: the message counts from the end of that second (capped at
-    now), so an answer sent in the same second as the question is never taken for an older
-    message; only one sent a moment before the question in that second, and delivered late,
-    could pass for an answer. (Edited messages are not requests here: no ``edit_date``.)"""
+    said to the people it mentions, ``said_to_others``); ``received_at``: ``written_time``."""
     return InboundMessage(
         conversation=conversation,
         sender=sender,
@@ -223,7 +226,7 @@ def inbound_message(
         is_mention=mention,
         language=language_of(message),
         said_to_others=aside,
-        received_at=written_at(message.date.timestamp() + 1),  # the end of its second: see above
+        received_at=written_time(message),
     )
 
 

@@ -32,6 +32,9 @@ class WizardState(BaseModel):
     user_id: str
     chat_id: str
     message_id: str
+    # When "Fill in" opened it (unix time; 0 in a wizard saved before there was this field): a
+    # message written before then, delivered late, was meant for something else (``forms``).
+    opened_at: float = 0.0
     step: int = 0
     values: dict[str, Any] = Field(default_factory=dict)
     notice: str | None = None  # why the last input was not taken (shown with the step)
