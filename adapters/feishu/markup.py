@@ -16,11 +16,17 @@ import re
 from clarigate.agent.protocol.graphemes import boundary_before, shorten
 
 from ..code_cut import CodeCut, cut_in_code
-from ..markdown import Block, Renderer
+from ..markdown import Block, Renderer, parse
 from .links import safe_links
 
 #: Feishu renders this entity as a plain "<", so tags in model text stay text.
 _LT_ENTITY = "&#60;"
+
+#: A run of backticks or tildes a line may open a code block with.
+_FENCE_RUN = re.compile(r"`{3,}|~{3,}")
+#: Its first character as the entity Feishu shows as that character (its card Markdown guide's
+#: table of escapes), so the run is text and opens nothing.
+_FENCE_ENTITY = {"`": "&#96;", "~": "&#126;"}
 
 #: Replies are split into cards of at most this many characters (cards allow ~30 KB;
 #: CJK text is 3 bytes a character, JSON escaping adds a little).
@@ -157,10 +163,10 @@ def _cut_block(block: Block, limit: int, first: int) -> list[str]:
 
 def _cut_prose(text: str, limit: int, first: int) -> list[str]:
     """Text (a list, a quote…) in pieces of at most ``limit`` characters (the first at most
-    ``first``), cut where ``_cut_point`` says, white space at the cut dropped. Cut inside a code
-    block it holds, a piece closes the code and what follows is split anew, the code's remaining
-    lines fenced first (``cut_in_code``): its lines are never read as text, nor its closing fence
-    as an opening one."""
+    ``first``), cut where ``_cut_point`` says, white space at the cut dropped (``_rest``). Cut
+    inside a code block it holds, a piece closes the code and what follows is split anew, the
+    code's remaining lines fenced first (``cut_in_code``): its lines are never read as text, nor
+    its closing fence as an opening one."""
     pieces: list[str] = []
     room = first
     while len(text) > room:
@@ -168,9 +174,27 @@ def _cut_prose(text: str, limit: int, first: int) -> list[str]:
         if found is not None:
             return [*pieces, found.head, *split_reply(found.rest, limit)]
         pieces.append(text[:at].rstrip())
-        text = text[at + len(mark) :].lstrip()
+        text = _rest(text, at + len(mark))
         room = limit
     return [*pieces, text] if text else pieces
+
+
+def _rest(text: str, start: int) -> str:
+    """``text`` from ``start`` on, the white space there dropped. Cut mid-line before an inline
+    "```" (or "~~~"), the rest would start with a fence the text did not have: the next card would
+    show an empty code block, or the text after it as code. Its first character is then an entity
+    (``_FENCE_ENTITY``): the card shows the characters as written."""
+    rest = text[start:].lstrip()
+    if not _FENCE_RUN.match(rest) or not _opens_code(rest, 0):
+        return rest
+    if _opens_code(text, text.count("\n", 0, len(text) - len(rest))):
+        return rest  # a code block's own fence
+    return _FENCE_ENTITY[rest[0]] + rest[1:]
+
+
+def _opens_code(markdown: str, line: int) -> bool:
+    """True when a fenced code block of ``markdown`` opens on its line ``line``."""
+    return any(token.type == "fence" and token.map and token.map[0] == line for token in parse(markdown))
 
 
 def _cut_fitting(text: str, room: int) -> tuple[int, str, CodeCut | None]:

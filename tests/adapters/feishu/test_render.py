@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from typing import Any
@@ -15,6 +16,8 @@ from markdown_it.token import Token
 from clarigate.adapters.feishu.actions import form_values, read_card_action
 from clarigate.adapters.feishu.markup import escape_markdown, split_reply
 from clarigate.adapters.feishu.render import CARD_LIMIT_BYTES, card_size, render_clarification, render_reply
+from clarigate.adapters.testing import ScriptedRunner
+from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import (
     FormField,
     HumanInputRequest,
@@ -26,6 +29,7 @@ from clarigate.agent.protocol import (
 from ..code_samples import CODE_IN_BLOCKS, CODE_PIECES
 from .card_schema import check_card
 from .cards import components, is_text_fallback, text_of, walk
+from .events import message_event
 
 KNOWN_TAGS = {
     "markdown", "plain_text", "button", "column_set", "column", "form", "input", "select_static",
@@ -246,15 +250,20 @@ def _parse(markdown: str) -> list[Token]:
 
 
 def _code_and_text(markdown: str) -> tuple[str, str]:
-    """What a card shows as code and as text (read as CommonMark), white space and item numbers
-    aside."""
+    """What a card shows as code and as text (read as CommonMark, entities as the characters they
+    show), white space and item numbers aside."""
     code, text = [], []
     for token in _parse(markdown):
         if token.type in ("fence", "code_block"):
             code.append(token.content)
         elif token.type == "inline":  # "4. next" after a paragraph's last line is its text
-            text.append(re.sub(r"(?m)^[0-9]{1,9}[.)](?=\s|$)", "", token.content))
+            text.append(re.sub(r"(?m)^[0-9]{1,9}[.)](?=\s|$)", "", html.unescape(token.content)))
     return re.sub(r"\s", "", "".join(code)), re.sub(r"\s", "", "".join(text))
+
+
+def _empty_code_blocks(markdown: str) -> int:
+    """How many code blocks a card shows with nothing in them."""
+    return sum(1 for t in _parse(markdown) if t.type in ("fence", "code_block") and not t.content.strip())
 
 
 def _shown_apart(chunks: list[str]) -> tuple[str, str]:
@@ -285,8 +294,24 @@ code_blocks = st.lists(
 @settings(max_examples=150, deadline=None)
 @given(code_blocks, st.sampled_from([60, 150, 300]))
 @example("```\n> ", 60)  # a code line of a ">" alone is code, not a quote's blank line
+@example("word " + "para text here. " * 6 + "```", 100)  # cut mid-line right before an inline "```"
 def test_any_reply_with_code_splits_into_cards_with_its_code_as_code_and_its_text_as_text(markdown, limit):
     chunks = split_reply(markdown, limit)
     assert all(len(chunk) <= limit for chunk in chunks)
     assert all(_fences_closed(chunk) for chunk in chunks) or not _fences_closed(markdown)  # as written
     assert _shown_apart(chunks) == _code_and_text(markdown)
+    assert all(chunk.strip() for chunk in chunks)  # no card of nothing
+    assert sum(map(_empty_code_blocks, chunks)) <= _empty_code_blocks(markdown), chunks  # none added
+
+
+@pytest.mark.parametrize("store", ["memory"], indirect=True)
+async def test_a_card_cut_before_an_inline_fence_shows_it_as_text_and_no_code_block(make_bot):
+    # the first card (4,000 characters) ends right before "```python": it starts the second card
+    reply = "word " * 799 + "open ```python\nthen paste the script under it."
+    bot = await make_bot(ScriptedRunner(lambda turn: TurnOutput(replies=[reply])), streaming="off")
+    await bot.deliver(message_event("how do I add the script?"))
+    await bot.gateway.drain()
+    shown = [text_of(card) for card in bot.api.shown()]
+    assert len(shown) == 2 and shown[0] == ("word " * 799 + "open")
+    assert [t.type for card in shown for t in _parse(card) if t.type in ("fence", "code_block")] == []
+    assert _code_and_text(shown[1]) == ("", "```pythonthenpastethescriptunderit.")  # as text, all of it
