@@ -44,6 +44,7 @@ SELECT_OPTIONS_LIMIT = 100
 MAX_BUTTONS = 5  # more options than this become a static_select
 REPLY_CHUNK_LIMIT = 3900  # one message's text; Slack advises staying under 4000
 ELLIPSIS_TEXT = "…"
+_CUT_MARK = "\n" + ELLIPSIS_TEXT  # under the last section when text beyond it is dropped
 _QUESTION_SECTIONS = 5
 _CONTEXT_SECTIONS = 3
 _OPTION_LIST_SECTIONS = 3
@@ -81,11 +82,16 @@ def plain(text: str, limit: int) -> PlainTextObject:
 
 def text_sections(mrkdwn: str, max_sections: int) -> list[SectionBlock]:
     """Sections carrying ``mrkdwn`` (already escaped), split under the section limit; text
-    beyond ``max_sections`` is dropped and the cut marked with an ellipsis."""
+    beyond ``max_sections`` is dropped and the cut marked with an ellipsis.
+
+    A chunk can fill the limit (a code block's piece between its fences): text needing more
+    sections is split again with room for the mark, so the section ending with it fits too.
+    """
     chunks = split_mrkdwn(mrkdwn, SECTION_LIMIT) or [ELLIPSIS_TEXT]
     if len(chunks) > max_sections:
-        # split_mrkdwn leaves room under the limit, so the mark always fits.
-        chunks = [*chunks[: max_sections - 1], chunks[max_sections - 1] + "\n" + ELLIPSIS_TEXT]
+        chunks = split_mrkdwn(mrkdwn, SECTION_LIMIT - len(_CUT_MARK))
+    if len(chunks) > max_sections:
+        chunks = [*chunks[: max_sections - 1], chunks[max_sections - 1] + _CUT_MARK]
     return [SectionBlock(text=MarkdownTextObject(text=chunk)) for chunk in chunks]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -367,3 +368,40 @@ async def test_people_not_on_the_allowlist_get_one_polite_refusal(make_world: Ma
     assert runner.calls == []
     refusals = [p for p in world.fake.of("chat.postMessage") if p["channel"] == "D2"]
     assert len(refusals) == 1 and refusals[0]["text"].startswith("⚠️ Sorry, I am not set up to work with you")
+
+
+def _minified_config() -> str:
+    """A firewall config as minified JSON: one line of 22,000 characters, no space to break it at."""
+    rules = [{"id": n, "allow": f"10.0.{n % 256}.0/24", "port": 443} for n in range(500)]
+    return json.dumps({"rules": rules}, separators=(",", ":"))
+
+
+async def test_a_question_quoting_a_long_code_line_keeps_its_buttons_and_every_section_fits(
+    make_world: MakeWorld,
+):
+    config = _minified_config()
+    asked = f"Apply this firewall config?\n\n```json\n{config}\n```"
+
+    def script(turn: Turn):
+        if turn.response is None:
+            return asking(choice_request(asked, ["Apply", "Keep the old one"]))
+        return ScriptedRunner().script(turn)
+
+    runner = ScriptedRunner(script)
+    world = await make_world(runner)
+    await world.user.dm("tighten the firewall")
+    await world.settle()
+    question = world.fake.posted()
+    sections = [b["text"]["text"] for b in question["blocks"] if b["type"] == "section"]
+    assert action_ids(question) == ["clarigate:o1", "clarigate:o2", "clarigate:other", "clarigate:decline"]
+    assert len(sections) == 5 and all(len(text) <= 3000 for text in sections)  # Slack's section limit
+    assert "Apply this firewall config?" in sections[0] and sections[-1].endswith("```\n…")  # cut, visibly
+    shown = "".join(re.findall(r"```\n(.*?)\n```", "\n".join(sections), re.DOTALL))
+    assert len(shown) > 11000 and config.startswith(shown)  # the code as written, up to the cut
+
+    await world.user.click(question, "clarigate:o2")
+    await world.settle()
+    assert [c.response.value for c in runner.calls if c.response] == ["Keep the old one"]
+    update = world.fake.edits(question["ts"])[-1]
+    assert all(len(b["text"]["text"]) <= 3000 for b in update["blocks"] if b["type"] == "section")
+    assert "✅ Answered by <@U1>: Keep the old one" in update["blocks"][-1]["elements"][0]["text"]

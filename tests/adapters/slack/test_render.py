@@ -27,6 +27,9 @@ TOKEN = "AbCdEfGhIjKlMnOp"  # the core's tokens are 16 url-safe characters
 texts = st.text(min_size=0, max_size=80) | st.sampled_from(
     ["<!channel> deploy", "@here look", "<@U123> hi", "a & b < c > d", "x" * 5000, "**bold** `code`", " "]
 )
+#: A code block of one line with no space in it (minified JSON, base64): its pieces fill a section
+#: to the character.
+long_code = st.integers(2990, 20000).map(lambda n: "```\n" + "x" * n + "\n```")
 
 
 @st.composite
@@ -73,8 +76,8 @@ def requests(draw: st.DrawFn) -> HumanInputRequest:
                 ]
             )
         ),
-        question=draw(texts),
-        context=draw(st.none() | texts),
+        question=draw(texts | long_code),
+        context=draw(st.none() | texts | long_code),
         input_mode=mode,
         options=top_options,
         fields=form_fields,
@@ -87,6 +90,8 @@ def assert_slack_accepts(blocks: list[dict], max_blocks: int) -> None:
     assert 1 <= len(blocks) <= max_blocks
     for block in blocks:
         assert Block.parse(block).to_dict() == block
+        if block["type"] == "section":
+            assert len(block["text"]["text"]) <= 3000  # Slack answers invalid_blocks past it
         elements = [*block.get("elements", []), *([block["element"]] if "element" in block else [])]
         for element in elements:
             if element.get("type") in ("checkboxes", "radio_buttons"):
@@ -103,7 +108,7 @@ def test_any_request_renders_to_blocks_and_modals_slack_accepts(request: HumanIn
     )
     assert_slack_accepts(blocks, 50)
     if request.fields or 0 < len(request.options) <= 100:  # native, not the text fallback
-        assert [b for b in blocks if b["type"] == "actions"]
+        assert set(_action_ids(blocks)) - {"clarigate:decline"}, blocks[-1]
     assert_slack_accepts(render_answered(request, "✅ Answered by <@U1>: x"), 50)
     for modal in (
         render_form_modal(request, modal_metadata(TOKEN, "C1", "1.2")),
@@ -111,6 +116,36 @@ def test_any_request_renders_to_blocks_and_modals_slack_accepts(request: HumanIn
     ):
         assert View(**modal).to_dict() == modal  # title, 100 blocks, private_metadata limits
         assert_slack_accepts(modal["blocks"], 100)
+
+
+def _action_ids(blocks: list[dict]) -> list[str]:
+    return [element.get("action_id", "") for block in blocks for element in block.get("elements", [])]
+
+
+@pytest.mark.parametrize("length", [2991, 2992, 2993, 20000])
+def test_a_question_whose_code_fills_its_sections_keeps_every_section_within_slacks_limit(length: int):
+    # one code line of no space: each piece between its fences fills a section to the character
+    request = HumanInputRequest(
+        request_id="r",
+        tool_call_id="t",
+        question="Apply this config?\n\n```json\n" + "x" * length + "\n```",
+        context="```\n" + "y" * length + "\n```",
+        input_mode="choice_with_other",
+        options=[Option(id="a", label="Apply", value="a"), Option(id="b", label="Keep", value="b")],
+    )
+    out = ClarificationOut(request=request, fallback_text=request.question, token=TOKEN)
+    blocks = render_clarification(out)
+    assert "clarigate:o1" in _action_ids(blocks)  # its buttons, not the text fallback
+    sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+    assert all(len(text) <= 3000 for text in sections), [len(text) for text in sections]
+    shown = "".join(re.findall(r"```\n(x+)\n```", "\n".join(sections)))
+    assert shown == "x" * length or (len(shown) > 11000 and sections[-1].endswith("…"))  # or cut, visibly
+    for rendered in (
+        render_answered(request, "✅ Answered by <@U1>: Keep"),
+        render_form_modal(request, "{}")["blocks"],
+        render_other_modal(request, "{}")["blocks"],
+    ):
+        assert all(len(b["text"]["text"]) <= 3000 for b in rendered if b["type"] == "section")
 
 
 @settings(max_examples=200, deadline=None)
