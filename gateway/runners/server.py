@@ -14,8 +14,9 @@ Chosen by ``agent.server_url`` (``LANGGRAPH_URL``); talks to the server with the
 - Failures: an unreachable server, a timeout or a 5xx raise ``AgentUnavailable`` (the job is
   kept); a run the server lost is joined again, gone on from the last checkpoint or started
   again (``server_runs``); a run that ends in error raises ``RunFailed`` naming its run id. One
-  that reached the recursion limit, or that someone cancelled on the server, is told as such, and
-  one the gateway gives up on is cancelled there (``server_stops``).
+  that reached the recursion limit, that someone cancelled on the server, or that the server's
+  own timeout stopped, is told as such, and one the gateway gives up on is cancelled there
+  (``server_stops``).
 """
 
 from __future__ import annotations
@@ -345,9 +346,13 @@ class LangGraphServerRunner(AgentRunner):
         ):
             return resumed
         # a new message over open interrupts: resumed as superseded first (``server_supersede``)
-        state, before = await supersede_on_server(
-            self._client, sid, self.settings.assistant_id, state, before, run_meta, settings
+        locale = detect_locale(text)
+        superseded = await supersede_on_server(
+            self._client, sid, assistant, state, before, run_meta, settings, locale
         )
+        if isinstance(superseded, TurnOutput):
+            return superseded  # a superseding run was stopped on the server: the message is not run
+        state, before = superseded
         human_id = human_message_id(meta.get("inbound_id"))
         run_meta.update({HUMAN_KEY: human_id, BEFORE_KEY: checkpoint_of(state)})  # after superseding
         human: dict[str, Any] = {"type": "human", "id": human_id, "content": human_content(text, images)}

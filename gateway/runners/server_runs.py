@@ -54,7 +54,12 @@ from clarigate.agent.turn_output import TurnOutput, before_turn, turn_output
 from clarigate.gateway.boundary.errors import AgentUnavailable, RunFailed
 from clarigate.gateway.runners.server_breakpoints import on_breakpoint
 from clarigate.gateway.runners.server_interrupts import asked_again, pending_asked_of
-from clarigate.gateway.runners.server_stops import UNFINISHED, cancelled_output, recursion_output
+from clarigate.gateway.runners.server_stops import (
+    UNFINISHED,
+    cancelled_output,
+    recursion_output,
+    timed_out_output,
+)
 from clarigate.gateway.runners.server_wire import events_of, messages_of, status_of
 from clarigate.gateway.runtime import metrics
 
@@ -180,8 +185,9 @@ async def finished_run(
     ``RunFailed`` when it ended in error, or the output in ``locale`` of a run that did not end as
     its graph planned: the question asked again when the error is the graph rejecting a typed
     answer (closed, when that answer was declined), the limit's sentence when it reached the
-    recursion limit (``streamed_error``: the error part of its stream), or that it was stopped
-    when someone cancelled it on the server (``server_stops``)."""
+    recursion limit (``streamed_error``: the error part of its stream), that it was stopped
+    when someone cancelled it on the server, or that it took too long when the server's own
+    timeout stopped it (``server_stops``)."""
     try:
         finished = await client.runs.get(sid, run["run_id"])
     except Exception as exc:
@@ -194,6 +200,9 @@ async def finished_run(
     if status == "interrupted":  # cancelled on the server: no breakpoint, nothing to go on with
         log.warning("run %s was cancelled on the LangGraph server", run["run_id"])
         return cancelled_output(locale)
+    if status == "timeout":  # the server's own timeout (``BG_JOB_TIMEOUT_SECS``) stopped it
+        metrics.AGENT_SERVER_ERRORS.labels(kind="run_timeout").inc()
+        return timed_out_output(str(run["run_id"]), locale)
     if status != "success":
         if (again := await asked_again(client, sid, finished)) is not None:
             return again  # the graph rejected the answer (``response_schema``): asked again, or closed

@@ -14,6 +14,9 @@
 - A run the gateway gives up on (``run_timeout_seconds``) is cancelled on the server
   (``cancel_unfinished``, ``action="interrupt"``): the person's "I stopped" is true, and the
   thread's next run is not queued behind it.
+- A run the server gives up on itself (its background-job timeout, ``BG_JOB_TIMEOUT_SECS`` of
+  ``langgraph-api``) ends ``timeout``: the person reads what they read when the gateway gives up
+  (``run_too_long``), not "something went wrong".
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ RECURSION = "GraphRecursionError"
 ROLLED_BACK = "UserRollback"
 #: Words for a run stopped on the server (``catalog``).
 CANCELLED = "run_cancelled"
+#: Words for a run the server's own timeout stopped: the gateway's, for its own run timeout.
+TIMED_OUT = "run_too_long"
 #: Calls that cancel a run the gateway gave up on: a server that does not answer is tried again
 #: for a few seconds (``unavailable``), a refusal is not.
 CANCEL_RETRIES = RetryPolicy(first=0.25, cap=1.0, within=4.0)
@@ -67,6 +72,13 @@ def recursion_output(streamed_error: Any, locale: Locale) -> TurnOutput | None:
 def cancelled_output(locale: Locale) -> TurnOutput:
     """What the person reads of a run stopped on the server: that it was, and nothing else."""
     return TurnOutput(replies=[catalog.text(CANCELLED, locale)], notice_only=True)
+
+
+def timed_out_output(run_id: str, locale: Locale) -> TurnOutput:
+    """What the person reads of run ``run_id``, stopped by the server's own timeout: that it
+    took too long, as when the gateway gives up on a run."""
+    log.warning("run %s took longer than the LangGraph server allows (its BG_JOB_TIMEOUT_SECS)", run_id)
+    return TurnOutput(replies=[catalog.text(TIMED_OUT, locale)], notice_only=True)
 
 
 def _when(value: Any) -> datetime | None:

@@ -7,7 +7,10 @@ is waited for and not shown; one that stops on another interrupt is superseded a
 ``MAX_ROUNDS`` times. Those runs carry ``clarigate_superseded_by`` (the new message's inbound id)
 in their metadata, never the inbound id itself, so a job delivered again joins only its own run.
 A typed interrupt whose ``response_schema`` does not take the superseded answer is not resumed:
-the new message runs over it. A superseding run that fails is logged and the new message runs.
+the new message runs over it. A superseding run that fails is logged and the new message runs;
+one someone stopped on the server (``runs.cancel``: it ends ``interrupted``, or is deleted with
+``rollback``) stops the new message too, which is told so as any run stopped there
+(``server_stops``).
 """
 
 from __future__ import annotations
@@ -18,20 +21,38 @@ from typing import Any
 
 from clarigate.agent.interrupt_kinds import AnswerFirst
 from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.protocol.models import Locale
 from clarigate.agent.supersede import MAX_ROUNDS, resume_map
-from clarigate.gateway.runners.server_wire import messages_of
+from clarigate.agent.turn_output import TurnOutput
+from clarigate.gateway.runners.server_stops import cancelled_output, rolled_back
+from clarigate.gateway.runners.server_wire import messages_of, status_of
 
 __all__ = ["SUPERSEDED_BY_KEY", "AnswerFirst", "supersede_on_server"]
 
 log = logging.getLogger(__name__)
 
 SUPERSEDED_BY_KEY = "clarigate_superseded_by"
+#: How a superseding run ends when someone stopped it on the server (``runs.cancel`` with
+#: ``interrupt``; with ``rollback`` it is deleted: ``_ended_as``).
+STOPPED = ("interrupted", "rollback")
 
 
 def _pending(state: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
     """``(id, value, response_schema)`` of each interrupt the thread's ``state`` waits on."""
     interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
     return [(str(i.get("id")), i.get("value"), i.get("response_schema")) for i in interrupts]
+
+
+async def _ended_as(client: Any, sid: str, run: Mapping[str, Any]) -> str:
+    """The status the superseding ``run`` ended with once it is over; ``"rollback"`` when it is
+    gone because someone cancelled it so on the server (``server_stops.rolled_back``)."""
+    try:
+        await client.runs.join(sid, run["run_id"])
+        return str((await client.runs.get(sid, run["run_id"])).get("status"))
+    except Exception as exc:
+        if status_of(exc) == 404 and await rolled_back(client, sid, run):
+            return "rollback"
+        raise
 
 
 async def supersede_on_server(
@@ -42,9 +63,12 @@ async def supersede_on_server(
     messages: list[Any],
     meta: Mapping[str, Any],
     settings: Mapping[str, Any],
-) -> tuple[Mapping[str, Any], list[Any]]:
+    locale: Locale,
+) -> tuple[Mapping[str, Any], list[Any]] | TurnOutput:
     """Resume every interrupt server thread ``sid`` waits on as superseded; the thread's state and
-    messages afterwards (``state`` and ``messages`` as they were when nothing was pending).
+    messages afterwards (``state`` and ``messages`` as they were when nothing was pending), or the
+    output in ``locale`` saying the request was stopped when someone cancelled a superseding run
+    on the server (the new message is not run).
 
     ``settings`` are the run options that carry the bot's agent settings (``run_settings``): the
     graph that resumes must be built as the one that asked."""
@@ -59,14 +83,16 @@ async def supersede_on_server(
         run = await client.runs.create(
             sid, assistant_id, command=command, metadata=metadata, multitask_strategy="enqueue", **settings
         )
-        await client.runs.join(sid, run["run_id"])
-        finished = await client.runs.get(sid, run["run_id"])
+        status = await _ended_as(client, sid, run)
+        if status in STOPPED:  # cancelled on the server: so is the new message
+            log.warning(
+                "server thread %s: superseding run %s was cancelled on the server", sid, run["run_id"]
+            )
+            return cancelled_output(locale)
         state = await client.threads.get_state(sid)
         messages = messages_of(state.get("values"))
-        if finished.get("status") not in ("success", "interrupted"):
-            log.warning(
-                "server thread %s: superseding run %s ended as %s", sid, run["run_id"], finished.get("status")
-            )
+        if status != "success":
+            log.warning("server thread %s: superseding run %s ended as %s", sid, run["run_id"], status)
             return state, messages
     if _pending(state):
         log.warning("server thread %s still waits on an interrupt after %d rounds", sid, MAX_ROUNDS)

@@ -76,10 +76,12 @@ def free_port() -> int:
 
 
 class LangGraphServer:
-    """One ``langgraph dev`` process; ``start``/``stop`` may be called again (same port, same state)."""
+    """One ``langgraph dev`` process; ``start``/``stop`` may be called again (same port, same state).
+    ``env``: settings of the server's own (``BG_JOB_TIMEOUT_SECS``) on top of the tests'."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, env: dict[str, str] | None = None) -> None:
         self.workdir = workdir
+        self.env = dict(env or {})
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.tool_log = workdir / "tool.log"
@@ -108,8 +110,10 @@ class LangGraphServer:
         user_graphs = HERE.parents[1] / "agent" / "user_graphs.py"
         mine = ("trimming", "tidy_after_pause", "environments", "plan", "review")
         graphs.update({name: f"{user_graphs}:{name}" for name in mine})
-        # runs that do not end as planned: the recursion limit, a slow job stopped on the way
-        graphs.update({name: f"{HERE / 'long_graphs.py'}:{name}" for name in ("loop", "slow_if")})
+        # runs that do not end as planned: the recursion limit, a slow job stopped on the way (the
+        # run that resumes a question, too)
+        long_graphs = ("loop", "slow_if", "ask_then_slow")
+        graphs.update({name: f"{HERE / 'long_graphs.py'}:{name}" for name in long_graphs})
         self.config = workdir / "langgraph.json"
         self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
         self._proc: subprocess.Popen[bytes] | None = None
@@ -128,6 +132,7 @@ class LangGraphServer:
             "NO_PROXY": "127.0.0.1,localhost",
             "LANGGRAPH_CLI_NO_ANALYTICS": "1",
             "LANGSMITH_TRACING": "false",
+            **self.env,
         }
         command = [
             str(cli), "dev", "--no-browser", "--no-reload", "--allow-blocking",

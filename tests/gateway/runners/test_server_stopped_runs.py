@@ -2,11 +2,13 @@
 the recursion limit reads as in process; a run someone stops on the server (Studio's Cancel:
 ``runs.cancel`` with ``interrupt`` or ``rollback``) is said to be stopped, asked nothing and never
 run again; a run past the gateway's ``run_timeout_seconds`` is stopped on the server too, so the
-person's next message runs at once."""
+person's next message runs at once; one the server gives up on itself reads as one the gateway gave
+up on."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -29,6 +31,19 @@ from ..langgraph_server.process import LangGraphServer
 
 DELETED = "deleted the old backups"  # the slow job's side effect, in the server's tool log
 TOO_LONG = "Sorry, that took too long and I stopped. Please try again, perhaps with a smaller request."
+#: How long the second server's background runs may take (``BG_JOB_TIMEOUT_SECS``), in seconds.
+SERVER_TIMEOUT = 1.5
+
+
+@pytest.fixture(scope="module")
+def short_runs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LangGraphServer]:
+    """A second ``langgraph dev`` whose own timeout stops every run after ``SERVER_TIMEOUT``."""
+    server = LangGraphServer(
+        tmp_path_factory.mktemp("short-runs"), env={"BG_JOB_TIMEOUT_SECS": str(SERVER_TIMEOUT)}
+    )
+    server.start()
+    yield server
+    server.stop()
 
 
 def _runner(server: LangGraphServer, graph: str, **settings: Any) -> LangGraphServerRunner:
@@ -167,6 +182,63 @@ async def test_a_run_past_the_gateways_timeout_is_stopped_on_the_server(
         assert SLOW_DONE not in said
         if cancels is not None:
             assert cancels == ["refused", "interrupt"]
+    finally:
+        await client.http.client.aclose()
+        await runner.aclose()
+
+
+@pytest.mark.parametrize(
+    ("action", "text", "locale"), [("interrupt", "what is new?", "en"), ("rollback", "有什么新消息？", "zh")]
+)
+async def test_a_superseding_run_cancelled_on_the_server_is_said_stopped(
+    langgraph_server: LangGraphServer, make_gateway: Any, action: str, text: str, locale: str
+) -> None:
+    """A new message over an open question first closes it on the server (a run resuming it as
+    superseded), and someone stops that run there. The person reads that the request was stopped,
+    as for any run stopped on the server: the new message does not run, nor is the question
+    closed again in a run of its own."""
+    runner = _runner(langgraph_server, "ask_then_slow")
+    client = get_client(url=langgraph_server.url)
+    chat_id = f"cancel-superseding-{action}"
+    try:
+        gateway, chat = await make_gateway(MemoryStore(f"stopped-superseding-{action}"), runner)
+        await chat.say("clean up the backups", chat=chat_id)
+        await gateway.drain(timeout=60)
+        assert chat.last_request().request.question == "Which backups should I delete?"
+        await chat.reply(text)
+        sid = await _server_thread(gateway, chat, chat_id)
+        await client.runs.cancel(sid, await _running(client, sid), action=action)  # type: ignore[arg-type]
+        await gateway.drain(timeout=60)
+        assert chat.texts() == [catalog.text("run_cancelled", locale)]  # type: ignore[arg-type]
+        # the question's run, then the superseding run stopped there (rollback: deleted): none after
+        stopped = ["interrupted"] if action == "interrupt" else []
+        assert [run["status"] for run in await client.runs.list(sid)] == [*stopped, "success"]
+    finally:
+        await client.http.client.aclose()
+        await runner.aclose()
+
+
+@pytest.mark.parametrize(("text", "locale"), [("do the slow cleanup", "en"), ("请做 slow 清理", "zh")])
+async def test_a_run_past_the_servers_own_timeout_reads_as_the_gateways(
+    short_runs_server: LangGraphServer, make_gateway: Any, text: str, locale: str
+) -> None:
+    """The server gives up on a run itself (``BG_JOB_TIMEOUT_SECS``: the run ends ``timeout``): the
+    person reads that it took too long, in their language, as when the gateway gives up, not that
+    something went wrong; the job was not done, and the next message runs."""
+    runner = _runner(short_runs_server, "slow_if")
+    client = get_client(url=short_runs_server.url)
+    chat_id = f"server-timeout-{locale}"
+    try:
+        gateway, chat = await make_gateway(MemoryStore(f"stopped-{chat_id}"), runner)
+        await chat.say(text, chat=chat_id)
+        await gateway.drain(timeout=60)
+        assert chat.texts() == [catalog.text("run_too_long", locale)]  # type: ignore[arg-type]
+        sid = await _server_thread(gateway, chat, chat_id)
+        assert [run["status"] for run in await client.runs.list(sid)] == ["timeout"]
+        await chat.say("hello", chat=chat_id)
+        await gateway.drain(timeout=60)
+        assert chat.texts()[1:] == ["echo: hello"]
+        assert DELETED not in short_runs_server.tool_calls()
     finally:
         await client.http.client.aclose()
         await runner.aclose()
