@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from clarigate.agent.checkpoint import sqlite_path
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
 from clarigate.agent.interrupt_kinds import AnswerFirst
 from clarigate.agent.protocol import HumanInputRequest
@@ -12,6 +13,7 @@ from clarigate.gateway.runners.base import AgentRunner, RunInput
 from clarigate.gateway.runners.outages import outage_is_unavailable
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.logs import current_log_context
+from clarigate.gateway.runtime.preflight import checkpointer_failure
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +33,17 @@ class LangGraphRunner(AgentRunner):
 
     async def start(self) -> None:
         """Build the model, checkpointer, tools (MCP servers too) and graph now, so a broken
-        setup fails at start with a message naming what is wrong."""
-        await self._get()
+        setup fails at start with a message naming what is wrong: the SQLite file
+        ``CHECKPOINTER_URL`` names that cannot be made is a ``StartFailure`` naming that setting
+        (its default file, in the data directory, is named by ``serve`` as the data directory)."""
+        try:
+            await self._get()
+        except Exception as exc:
+            url = self.settings.checkpointer_url
+            file = sqlite_path(url, self.settings.data_dir) if url else None
+            if file is None or (unusable := checkpointer_failure(exc, str(file))) is None:
+                raise
+            raise unusable from exc
 
     async def _get(self) -> ClarifyingAgent:
         if self._agent is None:

@@ -62,14 +62,19 @@ def first_line(exc: BaseException) -> str:
 def agent_start_failure(
     exc: BaseException, model: str, server_url: str | None = None, data_dir: str | None = None
 ) -> StartFailure:
-    """Why the agent did not start: a setting that does not apply where it runs (a configuration
-    problem, named), its files in ``data_dir`` that cannot be made (the SQLite checkpointer's: a
-    configuration problem, named), the LangGraph server at ``server_url`` (its own words name the
-    setting to check), or the in-process agent's model, tools or MCP servers."""
+    """Why the agent did not start: a setting that does not apply where it runs, its files in
+    ``data_dir`` or the SQLite file of CHECKPOINTER_URL that cannot be made (configuration problems,
+    named), the LangGraph server at ``server_url`` (its own words name the setting to check), or
+    the in-process agent's model, tools or MCP servers."""
     from clarigate.agent.placement import SettingsDoNotApply
 
     if isinstance(exc, SettingsDoNotApply):
         return StartFailure(ExitCode.CONFIG, str(exc))
+    said: BaseException | None = exc
+    while said is not None and not isinstance(said, StartFailure):  # said already, maybe in a route
+        said = said.__cause__ or said.__context__
+    if said is not None:
+        return StartFailure(said.code, first_line(exc))  # ``route <name>: `` first, for a route's
     if data_dir is not None and (unusable := data_dir_failure(exc, data_dir)) is not None:
         return unusable
     if server_url:  # no model here: the server runs its own
@@ -84,24 +89,36 @@ def agent_start_failure(
     )
 
 
-def data_dir_failure(exc: BaseException | None, data_dir: str) -> StartFailure | None:
-    """A configuration failure naming CLARIGATE_DATA_DIR when ``exc`` (or what caused it) is the
-    file system refusing a path in the data directory or a folder on the way to it (a regular
-    file there, no permission, a read-only disk); else None."""
-    where = os.path.abspath(data_dir)
+def _unusable(
+    exc: BaseException | None, what: str, where: str, setting: str, within: bool
+) -> StartFailure | None:
+    """A configuration failure naming ``setting`` when ``exc`` (or what caused it) is the file
+    system refusing ``where`` (``what``) or a folder on the way to it (``within``: or a path in
+    it): a regular file there, no permission, a read-only disk; else None."""
     while exc is not None:
         if isinstance(exc, OSError) and isinstance(exc.filename, str | bytes):  # not an fd
             path = os.path.abspath(os.fsdecode(exc.filename))
-            if os.path.commonpath([path, where]) in (path, where):  # one holds the other
-                why = exc.strerror or type(exc).__name__
+            if os.path.commonpath([path, where]) in ((path, where) if within else (path,)):
                 return StartFailure(
                     ExitCode.CONFIG,
-                    f"the data directory {where} (CLARIGATE_DATA_DIR) cannot be used: {why}"
+                    f"{what} {where} ({setting}) cannot be used: {exc.strerror or type(exc).__name__}"
                     + ("" if path == where else f" ({path})")
-                    + "; point CLARIGATE_DATA_DIR at a folder this user can create and write",
+                    + f"; point {setting} at a {('file', 'folder')[within]} this user can create and write",
                 )
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def data_dir_failure(exc: BaseException | None, data_dir: str) -> StartFailure | None:
+    """A configuration failure naming CLARIGATE_DATA_DIR when ``exc`` (or what caused it) is the
+    file system refusing a path in the data directory or a folder on the way to it; else None."""
+    return _unusable(exc, "the data directory", os.path.abspath(data_dir), "CLARIGATE_DATA_DIR", within=True)
+
+
+def checkpointer_failure(exc: BaseException, file: str) -> StartFailure | None:
+    """A configuration failure naming CHECKPOINTER_URL when ``exc`` (or what caused it) is the file
+    system refusing the SQLite ``file`` it names or a folder on the way to it; else None."""
+    return _unusable(exc, "the checkpointer's file", os.path.abspath(file), "CHECKPOINTER_URL", within=False)
 
 
 def port_problem(port: int) -> str | None:

@@ -117,6 +117,33 @@ def test_a_data_directory_it_cannot_make_names_the_setting_not_the_model(
     assert "Not a directory" in error and "LLM_MODEL" not in error and "model" not in error
 
 
+@pytest.mark.parametrize("under", ["a-file", "a-file/deeper"])
+def test_a_checkpointer_file_it_cannot_make_names_checkpointer_url_not_the_model(
+    monkeypatch, capsys, tmp_path, under
+):
+    # CHECKPOINTER_URL puts the SQLite file under a regular file: it cannot be made there
+    (tmp_path / "a-file").write_text("")
+    path = tmp_path / under / "threads.db"
+    monkeypatch.setenv("CHECKPOINTER_URL", f"sqlite:///{path}")
+    code, lines = serve(capsys)
+    assert code == ExitCode.CONFIG  # a setting of the operator's, not the model's class (6)
+    error = the_error(lines)
+    assert f"the checkpointer's file {path} (CHECKPOINTER_URL) cannot be used: Not a directory" in error
+    assert "LLM_MODEL" not in error and "model" not in error and "CLARIGATE_DATA_DIR" not in error
+
+
+def test_a_routes_checkpointer_file_it_cannot_make_names_the_route(capsys, tmp_path):
+    (tmp_path / "a-file").write_text("")
+    path = tmp_path / "a-file" / "ops.db"
+    route = {"name": "ops", "match": {"chat": "g2"}, "agent": {"checkpointer_url": f"sqlite:///{path}"}}
+    (tmp_path / "bot.yaml").write_text(json.dumps({"routes": [route]}))  # JSON is YAML
+    code, lines = serve(capsys, "--config", str(tmp_path / "bot.yaml"))
+    assert code == ExitCode.CONFIG
+    error = the_error(lines)
+    assert f"route ops: the checkpointer's file {path} (CHECKPOINTER_URL) cannot be used" in error
+    assert "model" not in error
+
+
 def test_log_settings_written_as_logging_spells_them(monkeypatch, capsys):
     # INFO, DEBUG: the names Python's logging and most operators use; refused before
     monkeypatch.setenv("LLM_MODEL", "openai:gpt-4o-mini")
