@@ -85,3 +85,23 @@ def _rest(token: Token, code: list[str], after: str) -> str:
     info = token.info.strip() if token.type == "fence" else ""
     fenced = f"{fence}{info}\n{text}\n{fence}"
     return f"{fenced}\n{after}" if after.strip() else fenced
+
+
+# A run of backticks or tildes a line may open a code block with.
+_FENCE_RUN = re.compile(r"`{3,}|~{3,}")
+
+
+def unwritten_fence(text: str, rest: str) -> str:
+    """The "```" (or "~~~") ``rest``, the end of ``text`` after a cut, starts with when it opens a
+    code block where ``text`` has none, else "": cut mid-line before an inline fence, the next
+    piece would show an empty code block, or the text after it as code. Each platform writes the
+    run as text its own way (Telegram a backslash, Feishu an entity)."""
+    run = _FENCE_RUN.match(rest)
+    if run is None or not _opens_code(rest, 0):
+        return ""
+    return "" if _opens_code(text, text.count("\n", 0, len(text) - len(rest))) else run.group(0)
+
+
+def _opens_code(markdown: str, line: int) -> bool:
+    """True when a fenced code block of ``markdown`` opens on its line ``line``."""
+    return any(token.type == "fence" and token.map and token.map[0] == line for token in parse(markdown))

@@ -15,17 +15,15 @@ import re
 
 from clarigate.agent.protocol.graphemes import boundary_before, shorten
 
-from ..code_cut import CodeCut, cut_in_code
-from ..markdown import Block, Renderer, parse
+from ..code_cut import CodeCut, cut_in_code, unwritten_fence
+from ..markdown import Block, Renderer
 from .links import safe_links
 
 #: Feishu renders this entity as a plain "<", so tags in model text stay text.
 _LT_ENTITY = "&#60;"
 
-#: A run of backticks or tildes a line may open a code block with.
-_FENCE_RUN = re.compile(r"`{3,}|~{3,}")
-#: Its first character as the entity Feishu shows as that character (its card Markdown guide's
-#: table of escapes), so the run is text and opens nothing.
+#: The first character of a fence run (``code_cut.unwritten_fence``) as the entity Feishu shows as
+#: that character (its card Markdown guide's table of escapes), so the run is text and opens nothing.
 _FENCE_ENTITY = {"`": "&#96;", "~": "&#126;"}
 
 #: Replies are split into cards of at most this many characters (cards allow ~30 KB;
@@ -181,20 +179,13 @@ def _cut_prose(text: str, limit: int, first: int) -> list[str]:
 
 def _rest(text: str, start: int) -> str:
     """``text`` from ``start`` on, the white space there dropped. Cut mid-line before an inline
-    "```" (or "~~~"), the rest would start with a fence the text did not have: the next card would
-    show an empty code block, or the text after it as code. Its first character is then an entity
-    (``_FENCE_ENTITY``): the card shows the characters as written."""
+    "```" (or "~~~"), the rest would start with a fence the text did not have
+    (``code_cut.unwritten_fence``): its first character is then an entity (``_FENCE_ENTITY``), so
+    the card shows the characters as written."""
     rest = text[start:].lstrip()
-    if not _FENCE_RUN.match(rest) or not _opens_code(rest, 0):
+    if not unwritten_fence(text, rest):
         return rest
-    if _opens_code(text, text.count("\n", 0, len(text) - len(rest))):
-        return rest  # a code block's own fence
     return _FENCE_ENTITY[rest[0]] + rest[1:]
-
-
-def _opens_code(markdown: str, line: int) -> bool:
-    """True when a fenced code block of ``markdown`` opens on its line ``line``."""
-    return any(token.type == "fence" and token.map and token.map[0] == line for token in parse(markdown))
 
 
 def _cut_fitting(text: str, room: int) -> tuple[int, str, CodeCut | None]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from clarigate.agent.protocol.graphemes import boundary_before
 
-from ..code_cut import CodeCut, cut_in_code
+from ..code_cut import CodeCut, cut_in_code, unwritten_fence
 from ..markdown import Block, Renderer
 
 MAX_MESSAGE_CHARS = 4096
@@ -195,12 +195,16 @@ def _rest(text: str, cut: int, code: bool) -> str:
     """What is left of ``text`` once ``text[:cut]`` is a piece: the line end or space cut at, and
     blank lines, dropped. Code keeps its indentation; prose loses its leading white space (four
     spaces would start a code block), and, cut inside a line, starts no heading, quote or list
-    item ("a # b" cut before "#" goes on with "\\# b")."""
+    item ("a # b" cut before "#" goes on with "\\# b") nor a code block ("a ```" cut before "```"
+    goes on with its backticks escaped, ``code_cut.unwritten_fence``)."""
     rest = text[cut:]
     if code:
         return (rest[1:] if rest.startswith((" ", "\n")) else rest).lstrip("\n")
     kept = rest.lstrip(" \t\n")
     mid_line = "\n" not in rest[: len(rest) - len(kept)] and text[cut - 1 : cut] != "\n"
+    run = unwritten_fence(text, kept)
+    if run:  # its every character escaped: one alone, the others could open a span or a strike
+        return re.sub(r"[`~]", r"\\\g<0>", run) + kept[len(run) :]
     opens = _OPENS_BLOCK.match(kept) if mid_line else None
     if opens is None:
         return kept

@@ -194,6 +194,8 @@ code_blocks = pieces(
 @settings(max_examples=150, deadline=None)
 @given(code_blocks, st.sampled_from([80, 150, 300]))
 @example("```\n> ", 80)  # a code line of a ">" alone is code, not a quote's blank line
+@example("word " + "para text here. " * 8 + "```\nmore words here", 150)  # cut before an inline ```
+@example("word " + "para text here. " * 9 + "```\nmore words here", 150)
 def test_any_reply_with_code_splits_with_its_code_as_code_and_its_text_as_text(markdown: str, limit: int):
     split = [piece for piece in split_markdown(markdown, limit) if piece.strip()]  # as sent
     for piece in split:
@@ -210,3 +212,18 @@ def test_any_reply_with_code_splits_with_its_code_as_code_and_its_text_as_text(m
 def _empty_code_blocks(html: str) -> int:
     """How many code blocks ``html`` shows with nothing in them."""
     return sum(1 for code in re.findall(r"<pre>(.*?)</pre>", html, re.DOTALL) if not _read(code))
+
+
+#: A paragraph that fills a message up to the space before an inline "```" the model wrote.
+_FULL_LINE = "word " + "para text here. " * 255 + "para text h"  # 4096 characters
+
+
+@pytest.mark.parametrize("after", ["", "\nmore words here"])
+async def test_a_cut_before_an_inline_fence_keeps_the_backticks_as_text(bench, after: str):
+    reply = f"{_FULL_LINE} ```{after}"
+    tg = await bench(ScriptedRunner(lambda turn: TurnOutput(replies=[reply])), streaming="off")
+    await tg.deliver(message_update("hi"))
+    sent = _chat_shows(tg)
+    assert len(sent) == 2 and all("<pre>" not in text for text in sent), sent  # no code it did not have
+    assert html_to_plain(sent[0]) == _FULL_LINE  # the cut right before the backticks
+    assert html_to_plain(sent[1]) == f"```{after}"  # the backticks and the line after, as text
