@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from clarigate.agent.checkpoint import sqlite_path
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
 from clarigate.agent.interrupt_kinds import AnswerFirst
 from clarigate.agent.protocol import HumanInputRequest
@@ -39,6 +38,8 @@ class LangGraphRunner(AgentRunner):
         try:
             await self._get()
         except Exception as exc:
+            from clarigate.agent.checkpoint import sqlite_path  # the agent's libraries: not on the web side
+
             url = self.settings.checkpointer_url
             file = sqlite_path(url, self.settings.data_dir) if url else None
             if file is None or (unusable := checkpointer_failure(exc, str(file))) is None:
