@@ -33,3 +33,19 @@ async def booking_runner() -> AsyncIterator[Any]:
     )
     yield made
     await made.aclose()
+
+
+@pytest.fixture
+async def environments() -> AsyncIterator[Any]:
+    """The in-process runner of ``tests.agent.user_graphs:environments`` (options whose values are
+    not their labels), its record of answers cleared: the picked-value tests of every platform."""
+    from clarigate.agent.harness import AgentSettings
+    from clarigate.gateway.runners.in_process import LangGraphRunner
+    from tests.agent import user_graphs
+
+    user_graphs.ANSWERS.clear()
+    made = LangGraphRunner(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.user_graphs:environments")
+    )
+    yield made
+    await made.aclose()

@@ -6,30 +6,17 @@ submitted there answers with it. Real lark-oapi against the fake open API, the r
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from clarigate.adapters.testing import ScriptedRunner
-from clarigate.agent.harness import AgentSettings
-from clarigate.gateway.runners.in_process import LangGraphRunner
 from tests.agent import user_graphs
 from tests.gateway.flow.test_typed_confirm import ASK, DELETE, LAYOUTS, asks, risk
 
 from .cards import button, payload
 from .events import card_action
 from .test_scenarios import ask
-
-
-@pytest.fixture
-async def environments() -> AsyncIterator[Any]:
-    user_graphs.ANSWERS.clear()
-    made = LangGraphRunner(
-        AgentSettings(checkpointer_url="memory://", graph="tests.agent.user_graphs:environments")
-    )
-    yield made
-    await made.aclose()
 
 
 async def submit_other(bot: Any, message_id: str, value: dict[str, Any], text: str) -> dict[str, Any]:

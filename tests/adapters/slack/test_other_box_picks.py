@@ -6,29 +6,16 @@ the box answers with it. The real slack-bolt adapter against the fake Slack, the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from clarigate.adapters.slack.render import OTHER_ACTION, button_value
 from clarigate.adapters.testing import ScriptedRunner
-from clarigate.agent.harness import AgentSettings
-from clarigate.gateway.runners.in_process import LangGraphRunner
 from tests.agent import user_graphs
 from tests.gateway.flow.test_typed_confirm import ASK, DELETE, LAYOUTS, asks, risk
 
 from .conftest import MakeWorld, SlackWorld
-
-
-@pytest.fixture
-async def environments() -> AsyncIterator[Any]:
-    user_graphs.ANSWERS.clear()
-    made = LangGraphRunner(
-        AgentSettings(checkpointer_url="memory://", graph="tests.agent.user_graphs:environments")
-    )
-    yield made
-    await made.aclose()
 
 
 def typed(text: str) -> dict[str, Any]:

@@ -5,30 +5,17 @@ and a click (or the label typed as a reply) resumes the graph with the option's 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-
-from clarigate.agent.harness import AgentSettings
-from clarigate.gateway.runners.in_process import LangGraphRunner
 from tests.agent import user_graphs
 
 from .conftest import MakeWorld
 
 
-@pytest.fixture
-async def runner() -> AsyncIterator[Any]:
-    user_graphs.ANSWERS.clear()
-    made = LangGraphRunner(
-        AgentSettings(checkpointer_url="memory://", graph="tests.agent.user_graphs:environments")
-    )
-    yield made
-    await made.aclose()
-
-
-async def test_a_click_resumes_the_graph_with_the_options_value(make_world: MakeWorld, runner: Any) -> None:
-    world = await make_world(runner)
+async def test_a_click_resumes_the_graph_with_the_options_value(
+    make_world: MakeWorld, environments: Any
+) -> None:
+    world = await make_world(environments)
     await world.user.dm("deploy it")
     await world.settle()
     question = world.fake.posted()
@@ -44,9 +31,9 @@ async def test_a_click_resumes_the_graph_with_the_options_value(make_world: Make
 
 
 async def test_the_label_typed_as_a_reply_resumes_the_graph_with_the_options_value(
-    make_world: MakeWorld, runner: Any
+    make_world: MakeWorld, environments: Any
 ) -> None:
-    world = await make_world(runner)
+    world = await make_world(environments)
     await world.user.dm("deploy it")
     await world.settle()
     await world.user.dm("Staging")
