@@ -157,6 +157,7 @@ class AnswerJob(BaseModel):
     # the person dismissed the question (Cancel, ``/cancel``), asked in this locale: should its
     # graph refuse the declined answer (a typed interrupt's schema), they are told the task stopped
     dismissed_in: Locale | None = None
+    attachments: list[Attachment] = Field(default_factory=list)  # a pick's, confirmed in a box
 
 
 class InboundAnswer(BaseModel):

@@ -2,7 +2,8 @@
 
 When a person starts answering a question that way (``GatewayPort.may_answer``), what they type
 in its conversation within ``ANSWERING_SECONDS`` is the question's answer whatever it says
-(``expects_typed_answer``): the store keeps ``answering:{request}:{user}`` that long, never past
+(``expects_typed_answer``), read as text typed in the box is (``answers.other_answer``: "2" is
+two, not option 2): the store keeps ``answering:{request}:{user}`` that long, never past
 the question's own time. Closing the platform's box unused, where the platform says so (Slack's
 ``view_closed``), ends the window at once (``end_typed_answer``): the person's next message is a
 new message again, and the question stays open with its buttons.

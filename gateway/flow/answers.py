@@ -164,10 +164,14 @@ def _typed_in_box(
             message = "\n".join(typed.problems) or ui_text("invalid_values", request.locale)
             return None, AnswerOutcome(status=AnswerStatus.INVALID, message=message, view=view_of(record))
         return typed.response, None
+    return other_answer(request, text, by), None
+
+
+def other_answer(request: HumanInputRequest, text: str, by: AnsweredBy) -> HumanInputResponse:
+    """The answer ``text`` gives once its writer chose "Other…" (typed in the box, or in the chat
+    after it): the option it names exactly, else the text itself."""
     named = _named_option(request, text)
-    if named is not None:
-        return answer_with_option(request, named.id, by), None
-    return answer_with_text(request, text, by), None
+    return answer_with_text(request, text, by) if named is None else answer_with_option(request, named.id, by)
 
 
 def _named_option(request: HumanInputRequest, text: str) -> Option | None:

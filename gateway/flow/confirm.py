@@ -23,8 +23,8 @@ What is being confirmed is one small key per question and person in the store
 (``confirming:<request id>:<user id>`` -> the option id, or a form's answer, and the attachments
 the pick came with, living as long as the question), so it survives a restart, is seen by every
 replica, and someone else's "confirm" finds nothing. A photo or file sent with the pick goes with
-the confirmed answer (the "confirm" message is the one that runs); a pick not confirmed takes them
-nowhere.
+the confirmed answer (the "confirm" message is the one that runs; a "confirm" typed in the box
+gives them to its answer's job); a pick not confirmed takes them nowhere.
 """
 
 from __future__ import annotations
@@ -194,18 +194,19 @@ def _ask_line(request: HumanInputRequest, option: str) -> str:
 
 async def answer_for(
     store: Store, record: PendingRecord, answer: InboundAnswer, platform: str, new: str = "/new"
-) -> tuple[HumanInputResponse | None, AnswerOutcome | None]:
+) -> tuple[HumanInputResponse | None, AnswerOutcome | None, list[Attachment]]:
     """``response_for`` a click, a form, a Cancel or text typed in an "Other…" box; the box's text
     is read as a typed chat answer is (``TypedConfirm``): a go-ahead option it names
-    is refused with the line asking for "confirm", and "confirm" there answers with the pick."""
+    is refused with the line asking for "confirm", and "confirm" there answers with the pick, and
+    with the photos and files the pick was sent with (the last item; none for any other answer)."""
     response, invalid = response_for(record, answer, platform, new)
     if response is None or answer.text is None:
-        return response, invalid
+        return response, invalid, []
     confirm, by = TypedConfirm(store), answered_by(platform, answer.sender)
     said = await confirm.before_typed(record, answer.sender, answer.text, by)
-    if isinstance(said, Confirmed):  # "confirm" typed in the box: the pick waiting
-        return said.response, None
+    if isinstance(said, Confirmed):  # "confirm" typed in the box: the pick waiting, and its files
+        return said.response, None, said.attachments
     said = said or await confirm.ask_first(record, answer.sender, response)
     if said is not None:  # the line asking for "confirm" (or what became of the pick waiting)
-        return None, AnswerOutcome(status=AnswerStatus.INVALID, message=said, view=view_of(record))
-    return response, None
+        return None, AnswerOutcome(status=AnswerStatus.INVALID, message=said, view=view_of(record)), []
+    return response, None, []

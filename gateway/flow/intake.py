@@ -28,6 +28,7 @@ from clarigate.gateway.boundary.messages import (
     AnswerJob,
     AnswerOutcome,
     AnswerStatus,
+    Attachment,
     Conversation,
     InboundAnswer,
     InboundMessage,
@@ -316,13 +317,13 @@ class Gateway:
                 metrics.EXPIRED.inc()
             return refusal
         new = self.control.syntax(record.conversation, "new")
-        response, invalid = await answer_for(self.store, record, answer, platform, new)
+        response, invalid, attachments = await answer_for(self.store, record, answer, platform, new)
         if response is None:
             return invalid or expired_outcome(view, record.request.locale)
-        return await self._claim(record, answer.sender, response, seen)
+        return await self._claim(record, answer.sender, response, seen, *attachments)
 
     async def _claim(
-        self, record: PendingRecord, sender: Sender, response: Any, seen: tuple[str, int]
+        self, record: PendingRecord, sender: Sender, response: Any, seen: tuple[str, int], *files: Attachment
     ) -> AnswerOutcome:
         inbound_id = f"answer:{record.request_id}"
         payload = AnswerJob(
@@ -333,6 +334,7 @@ class Gateway:
             sender=sender,
             text=run_text_for(record, response),
             dismissed_in=dismissed_in(record, response),
+            attachments=list(files),  # what a pick confirmed in the "Other…" box was sent with
         ).model_dump_json()
         claim = await claim_answer(
             self.store,

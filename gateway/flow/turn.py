@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from clarigate.agent.harness import ImageInput
 from clarigate.agent.interrupts import parse_request_id
 from clarigate.gateway.boundary.messages import (
     AnswerJob,
@@ -305,10 +306,28 @@ class Dispatcher:
             text = notice_for_text("answer_after_restart", job.text)
             turn.add(TextReply(text=text))
             return
-        output = await self.agent_run.run(conv, job.thread_id, job.text, job.response, job.sender, turn)
+        text, images = await self._answer_attachments(job, turn)
+        output = await self.agent_run.run(conv, job.thread_id, text, job.response, job.sender, turn, images)
         # a dismissed question whose graph refused the declined answer: the task stopped
         if output is not None and (said := stopped_words(job.dismissed_in, output.dismissed)) is not None:
             turn.add(said)
+
+    async def _answer_attachments(self, job: AnswerJob, turn: Turn) -> tuple[str, list[ImageInput]]:
+        """What an answer's job gives the agent: its text and, for a pick sent with photos or files
+        and confirmed in an "Other…" box, those as its typed answer's message would give them."""
+        if not job.attachments:
+            return job.text, []
+        sent = InboundMessage(
+            conversation=job.conversation,
+            sender=job.sender,
+            text=job.text,
+            event_id=turn.job.inbound_id,
+            attachments=job.attachments,
+        )
+        images = await fetch_images(self.outbox, sent, self.config.agent.max_image_bytes)
+        for note in images.notes:  # an image the agent cannot see: the person knows, first
+            turn.add(TextReply(text=note))
+        return message_text(sent), images.shown
 
     async def _close_message(self, conv: Conversation, request_id: str) -> None:
         """Close a question's message that the one who closed the question could not reach."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 
-from clarigate.agent.protocol import HumanInputResponse, looks_like_answer, parse_typed_reply
+from clarigate.agent.protocol import HumanInputResponse, TypedReply, looks_like_answer, parse_typed_reply
+from clarigate.agent.protocol.coerce import clean
 from clarigate.gateway.boundary.messages import ClarificationClosed, Conversation, InboundMessage, TextReply
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.agent_run import AgentRun, Turn
@@ -21,6 +22,7 @@ from clarigate.gateway.flow.answers import (
     answered_by,
     answered_line,
     may_type_answer,
+    other_answer,
     run_text_for,
     typed_answer_key,
     view_of,
@@ -83,11 +85,14 @@ class TypedAnswers:
         if confirmed is not None:  # the pick's photos and files go with it: this message runs
             msg = msg.model_copy(update={"attachments": [*confirmed.attachments, *msg.attachments]})
             return await self._claim_typed(conv, msg, pending, thread_id, turn, confirmed.response)
-        if looks_like_answer(pending.request, msg.text) or await expects_typed_answer(
+        looks = looks_like_answer(pending.request, msg.text)
+        # the person chose "Other…" (or "Fill in") first: what they type is that answer; asked only
+        # where it changes something (a free-text question takes any text as it is)
+        chosen = (bool(pending.request.options) or not looks) and await expects_typed_answer(
             self.store, pending, msg.sender
-        ):
-            # an answer to this choice or form, or the person chose "Other…" or "Fill in" first
-            return await self._typed_answer(conv, msg, pending, thread_id, turn)
+        )
+        if looks or chosen:  # an answer to this choice or form, or to the "Other…" chosen
+            return await self._typed_answer(conv, msg, pending, thread_id, turn, chosen)
         if self._held_open(pending, msg, turn):
             return True
         await self.control.close_question(pending, msg.sender, "superseded")
@@ -110,18 +115,28 @@ class TypedAnswers:
         )
 
     async def _typed_answer(
-        self, conv: Conversation, msg: InboundMessage, pending: PendingRecord, thread_id: str, turn: Turn
+        self,
+        conv: Conversation,
+        msg: InboundMessage,
+        pending: PendingRecord,
+        thread_id: str,
+        turn: Turn,
+        chosen: bool = False,
     ) -> bool:
         """Take ``msg`` as the typed answer to ``pending`` and run it, or say what is wrong with it.
 
+        Once its writer chose "Other…" (``chosen``) it is read as text in the box is
+        (``other_answer``): "2" is two, not option 2; only an option's very label is that option.
         A form's fields may come over several messages: what the person's refused replies gave is
         kept, read under this one, and the reply says so (``TypedDrafts``).
         False when it is no answer after all (nothing parsed, or someone answered first).
         """
         set_log_context(request_id=pending.request_id)
         by = answered_by(conv.platform, msg.sender)
-        kept = await self.drafts.kept(pending, msg.sender)
+        kept = await self.drafts.kept(pending, msg.sender)  # a form's lines (no form has "Other…")
         typed = parse_typed_reply(pending.request, msg.text, by, kept=kept)
+        if chosen and typed.response is not None:  # "Other…" chosen: the box's reading
+            typed = TypedReply(response=other_answer(pending.request, clean(msg.text), by))
         kept_line = await self.drafts.settle(pending, msg.sender, typed, kept)
         if typed.response is None and typed.problems:
             turn.add(TextReply(text="\n".join([*typed.problems, *([kept_line] if kept_line else [])])))

@@ -83,3 +83,28 @@ async def test_a_go_ahead_option_in_other_asks_for_confirm_under_the_box(make_wo
     assert response.status_code == 200 and not response.content
     await world.settle()
     assert [c.response.value for c in runner.calls if c.response] == [DELETE]
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+
+
+async def test_a_photo_sent_with_the_pick_goes_with_confirm_typed_in_the_box(make_world: MakeWorld) -> None:
+    runner = ScriptedRunner(asks(risk(LAYOUTS["last"])))
+    world = await make_world(runner)
+    await world.user.dm("clean up the test data")
+    await world.settle()
+    question = world.fake.posted()
+    shot = world.fake.add_file("F0SHOT", "tables.png", PNG, "image/png")
+    await world.user.dm("2", subtype="file_share", files=[shot])  # the go-ahead pick, with a photo
+    await world.settle()
+    assert world.fake.last_shown()["text"] == ASK
+
+    modal = await other_modal(world, question, forged=True)
+    response = await world.user.submit(modal, typed("confirm"))
+    assert response.status_code == 200 and not response.content
+    await world.settle()
+    answer = runner.calls[-1]
+    assert answer.response is not None and answer.response.value == DELETE
+    assert [image.data for image in answer.images] == [PNG]  # the model sees the photo
+    assert "(attached: tables.png, image/png" in answer.text
+    assert world.fake.last_shown()["text"] == f"ran with: {DELETE}"
