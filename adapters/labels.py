@@ -5,18 +5,29 @@ When every label fits, each is shown as written. When one is longer, all are num
 shows), and a label cut short keeps what tells it apart: options that differ only past the
 limit ("Yes, drop the table users and …" four times) show their beginning, an ellipsis,
 then the words from where they start to differ. Pure text in, text out: each renderer
-escapes or wraps the result as its platform needs.
+escapes or wraps the result as its platform needs. ``decline_label``: the word of the button
+beside them that dismisses the question, never one an option already has.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from clarigate.agent.protocol import HumanInputRequest, ui_text
 from clarigate.agent.protocol.graphemes import boundary_before, is_boundary
 
 ELLIPSIS = "…"
 #: How far back from where two labels start to differ the shown tail may begin (to a word's start).
 WORD_BACK = 15
+
+
+def decline_label(request: HumanInputRequest) -> str:
+    """The word of the button that dismisses ``request`` (Slack's and Telegram's): "Cancel", or
+    "Skip" when an option is already called Cancel (a risk confirmation's no, an answer the agent
+    reads), so that no two buttons say "Cancel" and do different things."""
+    cancel = ui_text("cancel", request.locale)
+    taken = any(option.label.strip().casefold() == cancel.casefold() for option in request.options)
+    return ui_text("skip" if taken else "cancel", request.locale)
 
 
 def labels_are_cut(labels: Sequence[str], limit: int) -> bool:

@@ -157,20 +157,13 @@ def numbered_options_mrkdwn(request: HumanInputRequest) -> str:
     return "\n".join(f"{n}. {escape_mrkdwn(option.label)}" for n, option in enumerate(request.options, 1))
 
 
-def decline_label(request: HumanInputRequest) -> str:
-    """ "Cancel", or "Skip" when an option is already called Cancel (a risk confirmation's no)."""
-    cancel = ui_text("cancel", request.locale)
-    taken = any(option.label.strip().casefold() == cancel.casefold() for option in request.options)
-    return ui_text("skip" if taken else "cancel", request.locale)
-
-
 def _decline_buttons(request: HumanInputRequest, token: str) -> list[ButtonElement]:
     """The way out (Cancel / Skip); none on a question only an answer closes (``dismissible``
     False: an approval no decision can turn down), where a Cancel could only say so."""
     if request.dismissible is False:
         return []
     button = ButtonElement(
-        text=plain(decline_label(request), LABEL_LIMIT),
+        text=plain(labels.decline_label(request), LABEL_LIMIT),
         action_id=DECLINE_ACTION,
         value=button_value(token, "decline"),
     )

@@ -14,6 +14,7 @@ from typing import Any
 from telegram import ForceReply, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.helpers import mention_html
 
+from clarigate.adapters import labels
 from clarigate.agent.protocol import (
     FormField,
     HumanInputRequest,
@@ -72,10 +73,10 @@ def render_clarification(out: ClarificationOut) -> TelegramMessage:
 def render_question(request: HumanInputRequest, token: str) -> TelegramMessage:
     """The question as first shown (also what a closed wizard turns back into).
 
-    Choices and forms carry "✖ Cancel", which dismisses the question, unless only an answer
-    closes it (``_decline_row``), and so does a risk confirmation none of whose options is the
-    safe choice (``_risk_keyboard``); a free-text question's reply box leaves no room for buttons
-    (``/cancel`` works there, as everywhere).
+    Choices, risk confirmations and forms carry "✖ Cancel" ("✖ Skip" beside an option called
+    Cancel), which dismisses the question, unless only an answer closes it (``_decline_row``); a
+    free-text question's reply box leaves no room for buttons (``/cancel`` works there, as
+    everywhere).
     """
     text = question_html(request)
     locale = request.locale
@@ -102,8 +103,9 @@ def _risk_keyboard(request: HumanInputRequest, token: str) -> InlineKeyboardMark
     """The options; a go-ahead one (``risk.option_roles``: from the request, not the position) is
     marked ⚠️ and its tap asks again (``render_confirm``); the safe choice and Edit are plain.
 
-    The safe choice is the way out; when no option reads safe (every one goes ahead), "✖ Cancel"
-    (``_decline_row``) has a row of its own, within Telegram's 100 buttons.
+    The safe choice is an answer the agent reads; "✖ Cancel" (``_decline_row``) dismisses the
+    question, as on every other question and on Slack and Feishu, in a row of its own within
+    Telegram's 100 buttons. Without options, Confirm / Cancel are the keyboard (no second Cancel).
     """
     locale = request.locale
     if not request.options:
@@ -118,7 +120,7 @@ def _risk_keyboard(request: HumanInputRequest, token: str) -> InlineKeyboardMark
         )
         for i, o in enumerate(request.options, start=1)
     ]
-    way_out = [] if "safe" in roles.values() else _decline_row(request, token)
+    way_out = _decline_row(request, token)
     rows = _rows(buttons[: MAX_BUTTONS - len(way_out)], [o.label for o in request.options])
     return InlineKeyboardMarkup([*rows, way_out] if way_out else rows)
 
@@ -322,11 +324,12 @@ def _shown_value(form_field: FormField, value: Any, locale: Any) -> str:
 
 
 def _decline_row(request: HumanInputRequest, token: str) -> list[InlineKeyboardButton]:
-    """ "✖ Cancel"; none on a question only an answer closes (``dismissible`` False: an approval
-    no decision can turn down, its Edit form), where a tap could only say so."""
+    """ "✖ Cancel" ("✖ Skip" when an option is called Cancel: ``labels.decline_label``); none on a
+    question only an answer closes (``dismissible`` False: an approval no decision can turn down,
+    its Edit form), where a tap could only say so."""
     if request.dismissible is False:
         return []
-    return [_button(f"✖ {ui_text('cancel', request.locale)}", token, cb.DECLINE)]
+    return [_button(f"✖ {labels.decline_label(request)}", token, cb.DECLINE)]
 
 
 def _button(text: str, token: str, action: str) -> InlineKeyboardButton:

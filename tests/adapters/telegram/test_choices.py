@@ -146,7 +146,7 @@ async def test_risk_go_ahead_is_marked_and_the_safe_choice_answers_at_once(bench
     await tg.deliver(message_update("deploy and clean up"))
     asked = clarification_call(tg)
     texts = [b["text"] for row in asked.buttons for b in row]
-    assert texts == ["⚠️ Drop it", "Keep it"]
+    assert texts == ["⚠️ Drop it", "Keep it", "✖ Cancel"]
     assert "⚠️" in asked.params["text"]
 
     await tg.deliver(callback_update(asked.buttons[0][1]["callback_data"], 1000))

@@ -40,7 +40,8 @@ async def test_first_tap_only_edits_the_keyboard_and_the_confirm_tap_answers(ben
     await tg.deliver(message_update("clean up the test data"))
     asked = next(c for c in tg.api.of("sendMessage") if c.markup)
     original = asked.buttons
-    assert [b["text"] for row in original for b in row] == ["No, keep it", "⚠️ Yes, delete everything"]
+    flat = [b["text"] for row in original for b in row]
+    assert flat == ["No, keep it", "⚠️ Yes, delete everything", "✖ Cancel"]
 
     tg.new_calls()
     delete = original[0][1]["callback_data"]
@@ -170,3 +171,45 @@ async def test_with_no_safe_option_cancel_is_offered_and_dismisses_the_question(
     closed = tg.api.of("editMessageText")[-1]
     assert "✖ Cancelled by Alice" in closed.params["text"] and not closed.buttons
     assert tg.api.of("sendMessage")[-1].params["text"] == "Left them."
+
+
+def declined(runner: ScriptedRunner) -> list[tuple[str, str | None]]:
+    return [(c.response.response_kind, c.response.option_id) for c in runner.calls if c.response]
+
+
+async def test_with_a_safe_option_cancel_is_offered_too_and_dismisses_the_question(bench):
+    """ "No, keep it" answers the question (the agent reads that choice); "✖ Cancel" dismisses it,
+    as on every other question and on Slack and Feishu: one tap, nothing chosen."""
+    runner = ScriptedRunner(
+        lambda turn: asking(wipe_request()) if turn.response is None else TurnOutput(replies=["Left it."])
+    )
+    tg = await bench(runner)
+    await tg.deliver(message_update("clean up the test data"))
+    asked = next(c for c in tg.api.of("sendMessage") if c.markup)
+    assert [[b["text"] for b in row] for row in asked.buttons] == [
+        ["No, keep it", "⚠️ Yes, delete everything"],
+        ["✖ Cancel"],
+    ]
+    await tg.deliver(callback_update(asked.buttons[-1][0]["callback_data"], QUESTION_ID))
+    assert declined(runner) == [("declined", None)]
+    closed = tg.api.of("editMessageText")[-1]
+    assert "✖ Cancelled by Alice" in closed.params["text"] and not closed.buttons
+    assert tg.api.of("sendMessage")[-1].params["text"] == "Left it."
+
+
+async def test_an_option_called_cancel_keeps_its_word_and_the_way_out_says_skip(bench):
+    """An option already called "Cancel" is an answer (the agent reads it): the button that
+    dismisses the question says "Skip" (as Slack's does), never a second "Cancel"."""
+    options = [Option(id="option-1", label="Cancel", value="cancel")]
+    options.append(Option(id="option-2", label="Yes, delete everything", value="delete"))
+    request = wipe_request().model_copy(update={"options": options})
+    runner = ScriptedRunner(lambda turn: asking(request) if turn.response is None else TurnOutput())
+    tg = await bench(runner)
+    await tg.deliver(message_update("clean up the test data"))
+    asked = next(c for c in tg.api.of("sendMessage") if c.markup)
+    assert [[b["text"] for b in row] for row in asked.buttons] == [
+        ["Cancel", "⚠️ Yes, delete everything"],
+        ["✖ Skip"],
+    ]
+    await tg.deliver(callback_update(asked.buttons[0][0]["callback_data"], QUESTION_ID))
+    assert declined(runner) == [("option", "option-1")]
