@@ -3,12 +3,13 @@
 ``wizard`` holds the pure transitions; this module loads and saves the state, decides
 whether a typed message is meant for the form, and edits the form message.
 
-A message is taken as a form value only while it is plausibly meant for the form:
-a reply to the wizard's message (anywhere), or, in a private chat, any message while
-nothing from the agent came after it (``note_said``: a command's answer or a notice of the
-gateway's does not count); either written once the form was opened (``receive.written_time``:
-one delivered late, written before, was meant for something else). Anything else (a new request,
-a command, a message after the agent said something else) goes to the gateway as usual.
+A message is taken as a form value only while it is plausibly meant for the form: a reply to
+the wizard's message (anywhere), or, in a private chat, any message while nothing from the agent
+came after it (``note_said``: a command's answer or a notice of the gateway's does not count);
+either written once the form was opened (``receive.written_time``: one delivered late, written
+before, was meant for something else), and it fills no step shown after it was written (the step
+says so: ``wizard.typed``). Anything else (a new request, a command, a message after the agent
+said something else) goes to the gateway as usual.
 """
 
 from __future__ import annotations
@@ -148,7 +149,7 @@ class Forms:
         step = transitions.get(code) or transitions.get(code[:1])
         if step is None:
             return TapReply()
-        state = step(state).applied(event_id)
+        state = wizard.moved(state, step(state), time.time()).applied(event_id)
         refusal = await self._keep(view, who, state)
         if refusal is not None:  # a Submit tapped with this one (or another close) came first
             return refusal
@@ -165,7 +166,8 @@ class Forms:
         )
         outcome = await self.gateway.submit_answer(answer)
         if outcome.errors:
-            state = wizard.show_errors(state, request, outcome.errors).applied(event_id)
+            state = wizard.moved(state, wizard.show_errors(state, request, outcome.errors), time.time())
+            state = state.applied(event_id)
             refusal = await self._keep(view, who, state)
             if refusal is not None:
                 return refusal
@@ -205,7 +207,8 @@ class Forms:
                 return True
         if state is None or view is None or view.conversation.thread_key != conversation.thread_key:
             return False
-        if written_time(message) < state.opened_at:
+        written = written_time(message)
+        if written < state.opened_at:
             return False  # written before the form showed, delivered late: a message of its own
         if target_id != state.message_id:
             latest_said = latest_key(chat_id, conversation.topic)
@@ -217,8 +220,9 @@ class Forms:
         if aside and not wizard.takes_typed(state, view.request, text):
             return False  # said to the people it names, not a value of this step
         event_id = f"m{message.message_id}"
-        if not state.has_applied(event_id):
-            state = wizard.type_value(state, view.request, text).applied(event_id)
+        if not state.has_applied(event_id):  # one written for an earlier step fills none: ``typed``
+            typed = wizard.typed(state, view.request, text, written)
+            state = wizard.moved(state, typed, time.time()).applied(event_id)
             if await self._keep(view, sender, state) is not None:
                 return False  # its question closed meanwhile: a message of its own, as just above
             await self.after_ack.run("editMessageText", self._shower(view, state))
@@ -263,12 +267,15 @@ class Forms:
         if view is not None and view.status == "pending":
             if view.conversation.thread_key != conversation.thread_key:
                 return  # a form of another topic or reply chain: it stays, as its question does
-            # closed by them: a tap on it sent before they saw that (or before the gateway closes
-            # the question) opens it not again (``step``, ``_keep``)
-            closed = wizard.closed_key(state.request_id, user_id)
-            await self.gateway.state.set_json(closed, True, self._ttl(view))
+            await self.closed_by_them(view, state)
         for what, effect in await self._close(state):
             await self.after_ack.run(what, effect)
+
+    async def closed_by_them(self, view: PendingView, state: WizardState) -> None:
+        """Its person closed ``state`` (``/cancel``, ``/new``): a tap on it sent before they saw that
+        (or before the gateway closes the question) opens it not again (``step``, ``_keep``)."""
+        closed = wizard.closed_key(state.request_id, state.user_id)
+        await self.gateway.state.set_json(closed, True, self._ttl(view))
 
     async def close_after_decline(self, view: PendingView, who: Sender) -> list[tuple[str, Effect]]:
         """Cancel was tapped and not accepted: this person's wizard ends; the question stays."""

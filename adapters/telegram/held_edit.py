@@ -8,6 +8,7 @@ as it is; "Edit", the form again from the current values) and they are told so. 
 and nothing runs: the core never hears that ``/cancel`` (it would tell them to pick one of the
 approval's options, which its Edit form does not show). "⚠️ Approve" asks again before it counts,
 as the approval's own go-ahead does (``confirms``); "⚠️ Yes: Approve" submits the form as it showed.
+A form tap sent before the ``/cancel`` and delivered after it reopens nothing ("That form is closed.").
 An Edit form asked again (an edit it could not take) shows the person's values, not the calls':
 no "⚠️ Approve" could stand for the approval there, and its ``/cancel`` is the gateway's as before.
 """
@@ -69,6 +70,9 @@ class HeldEdits:
         if view.conversation.thread_key != conversation.thread_key:
             return False  # a form of another topic or reply chain: this /cancel is not about it
         await self.gateway.state.set_json(handled, True, HANDLED_TTL)
+        # a form tap sent before the /cancel, delivered after it, reopens nothing ("That form is
+        # closed."): the message keeps offering the decision; its "Edit" opens the form again
+        await self.forms.closed_by_them(view, state)
         await self.forms.forget(state)
         request = view.request
         await self.after_ack.run(

@@ -36,6 +36,9 @@ class WizardState(BaseModel):
     # message written before then, delivered late, was meant for something else (``forms``).
     opened_at: float = 0.0
     step: int = 0
+    # When the wizard last moved to another step (unix time; 0: not since it opened): a message
+    # written before then was written for another step (``typed``).
+    step_at: float = 0.0
     values: dict[str, Any] = Field(default_factory=dict)
     notice: str | None = None  # why the last input was not taken (shown with the step)
     # How many inputs in a row were not taken: shown from the second on, so a repeated wrong
@@ -166,6 +169,23 @@ def takes_typed(state: WizardState, request: HumanInputRequest, text: str) -> bo
     if current is None:
         return False
     return current.type in ("text", "textarea") or type_value(state, request, text).notice is None
+
+
+def typed(state: WizardState, request: HumanInputRequest, text: str, written: float) -> WizardState:
+    """A message written at ``written`` for this wizard: the current step's value (``type_value``),
+    unless it was written before the step showed (``step_at``), while an earlier one did, and
+    delivered late. It fills no step then: not this one, which the person had not seen, nor the one
+    it was written for, which they moved on from (and which may have a value they see as given);
+    the step says so, and they send it again if it is meant for it."""
+    if written < state.step_at:
+        return _refuse(state, ui_text("wizard_written_earlier", request.locale))
+    return type_value(state, request, text)
+
+
+def moved(before: WizardState, after: WizardState, now: float) -> WizardState:
+    """``after`` (a transition of ``before``), noting ``now`` as when its step showed if it is
+    another step than ``before``'s (the message showing it is edited right away)."""
+    return after if after.step == before.step else after.model_copy(update={"step_at": now})
 
 
 def back(state: WizardState) -> WizardState:

@@ -25,4 +25,11 @@ TELEGRAM_WORDS: dict[str, dict[Locale, str]] = {
         "zh": "已放弃修改：您改动的内容都没有保留，也没有执行任何操作。这个审批仍在等待您的决定：点击其中的"
         "「{approve}」按原样批准，或点击「{edit}」重新修改。它不能被拒绝；发送 {new} 可开始新的对话。",
     },
+    # a message written while the form showed an earlier step, delivered once a later one showed
+    # (adapters/telegram/wizard.py ``typed``): shown on the step, which it does not fill
+    "wizard_written_earlier": {
+        "en": "A message written before this step showed was not taken: send it again if it is "
+        "meant for this step.",
+        "zh": "在显示此步骤之前写的消息未被采用：如果它是此步骤的答案，请重新发送。",
+    },
 }

@@ -219,3 +219,27 @@ async def test_an_edit_form_asked_again_offers_no_approve_of_the_values_it_shows
     await held.deliver(command_update("/cancel"))
     assert bot_api.of("sendMessage")[-1].params["text"] == catalog.text("approval_answer_first", new="/new")
     assert _shown(bot_api, again)[1] == ["📝 Fill in"] and tools.CALLS == []
+
+
+async def test_a_form_tap_sent_before_the_cancel_reopens_nothing(held: Any, bot_api: Any) -> None:
+    """A step's tap sent before the ``/cancel`` and delivered after it (a webhook retry, a slow
+    network) finds the edit dropped: it is told the form is closed and the message keeps offering
+    the decision, as the ``/cancel``'s answer says; the decision's "Edit" still opens the form."""
+    await held.deliver(message_update("clean up the test data"))
+    await held.deliver(_tap(bot_api, _asked(bot_api, "delete_records"), "Edit"))
+    form = _asked(bot_api, "Edit the arguments")
+    await held.deliver(_tap(bot_api, form, "Fill in"))
+    late_keep = _tap(bot_api, form, "Keep")  # tapped on the first step, delivered after /cancel
+    await held.deliver(command_update("/cancel"))
+    decision = _shown(bot_api, form)
+    assert decision[1] == ["⚠️ Approve", "Edit"]
+
+    await held.deliver(late_keep)
+    alert = bot_api.of("answerCallbackQuery")[-1].params
+    assert alert.get("text") == catalog.text("form_closed") and alert["show_alert"]
+    assert _shown(bot_api, form) == decision and tools.CALLS == []
+
+    await held.deliver(_tap(bot_api, form, "Edit"))
+    assert "1/5 · table" in _shown(bot_api, form)[0]
+    await held.deliver(_tap(bot_api, form, "Keep"))
+    assert "2/5 · dry_run" in _shown(bot_api, form)[0] and tools.CALLS == []

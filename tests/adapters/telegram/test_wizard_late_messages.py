@@ -14,7 +14,7 @@ import pytest
 
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, form_request
 from clarigate.agent.harness import TurnOutput
-from clarigate.agent.protocol import FormField
+from clarigate.agent.protocol import FormField, catalog
 
 from .conftest import redis_store
 from .harness import ALICE, bot_message, message_update, private_chat
@@ -94,3 +94,32 @@ async def test_a_message_written_after_the_question_but_before_the_form_opened_i
     await tg.deliver(message_update(EARLIER, date=int(asked.created_at)))
     assert (runner.calls[-1].text, runner.calls[-1].response) == (EARLIER, None)
     assert all(EARLIER not in e.params["text"] for e in tg.api.of("editMessageText")[edits:])
+
+
+async def test_a_message_written_for_an_earlier_step_fills_no_later_one(bench, redis_prefix):
+    """Written while the form showed its first step, delivered once the second showed: it is no
+    value of the second (the person never saw it), nor does it change the first behind their back.
+    The step says so, and what was given stays as it was."""
+    runner = ScriptedRunner(script)
+    tg = await bench(runner, store=redis_store(redis_prefix))
+    _, w = await asked_and_opened(tg, runner)
+    opened = await tg.adapter.interactions.forms.load(NAME.request_id, str(ALICE["id"]))
+    assert opened is not None
+    await asyncio.sleep(max(0.0, int(opened.opened_at) + 1.05 - time.time()))  # a second later
+    form = bot_message(w.message_id, private_chat(ALICE))
+    await tg.deliver(message_update("v2.0", reply_to=form))
+    assert "2/2 · Notes" in w.shown.params["text"]
+    calls = len(runner.calls)
+
+    # written in the second the form opened (step 1 showing), delivered after step 2 was drawn
+    await tg.deliver(message_update("v2.1", reply_to=form, date=int(opened.opened_at)))
+    shown = w.shown.params["text"]
+    assert "2/2 · Notes" in shown and "v2.1" not in shown
+    assert catalog.text("wizard_written_earlier") in shown
+    assert len(runner.calls) == calls  # handled by the form: not a message for the agent either
+
+    await w.tap("k")  # Skip the notes
+    assert "Release name: v2.0" in w.shown.params["text"] and "v2.1" not in w.shown.params["text"]
+    await w.tap("S")
+    answer = runner.calls[-1].response
+    assert answer is not None and answer.values == {"name": "v2.0"}
