@@ -67,7 +67,7 @@ from clarigate.agent.protocol.coerce import scalar_text
 from clarigate.agent.protocol.given_values import as_given, normalize_with_given
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.shown_above import fit_question
-from clarigate.agent.typed_interrupts import rejected_request, typed_request, typed_resume
+from clarigate.agent.typed_interrupts import rejected_asked, typed_asked, typed_resume
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ __all__ = [
     "is_hitl",
     "is_human_input",
     "parse_request_id",
-    "rejected_request",
+    "rejected_asked",
     "request_for",
     "request_id_for",
     "resume_checked",
@@ -138,7 +138,7 @@ def _asked(interrupt_id: str, value: Any, locale: Locale, schema: Any, above: bo
     if is_hitl(value):
         return approval_asked(interrupt_id, actions_of(value, schema), locale, above=above)
     if _typed(schema):
-        return Asked(typed_request(interrupt_id, value, schema, locale))
+        return typed_asked(interrupt_id, value, schema, locale, above=above)
     if is_human_input(value):
         args, given = dict(value), _as_text(value.get("context"))
         context = "\n\n".join(part for part in (given, _extras(value)) if part.strip())
@@ -265,5 +265,5 @@ async def resume_checked(
             log.info("interrupt %s refused the declined answer: the question is closed", asked.id)
             return Dismissed()
         schema = getattr(asked, "response_schema", None) or {}
-        request = rejected_request(asked.id, asked.value, schema, value, str(exc), locale)
-        return AskAgain(asked_again(request, response.request_id))
+        again = rejected_asked(asked.id, asked.value, schema, value, str(exc), locale)
+        return AskAgain(asked_again(again.request, response.request_id), again.in_full)

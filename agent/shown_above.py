@@ -48,24 +48,27 @@ def split_question(text: str) -> tuple[str, str]:
     return text, ""
 
 
-def fit_question(question: str, context: str, above: bool) -> tuple[str, str, str | None]:
+def fit_question(
+    question: str, context: str, above: bool, room: int = MAX_STRING
+) -> tuple[str, str, str | None]:
     """``(question, context, shown above)`` for a question and its context of any length.
 
-    Both fit: as they are, nothing above. A question too long is split (``split_question``): its
-    leading text joins the context. What still does not fit is, with ``above``, shown in full
-    above (a code block, all of it: the person reads it in one piece), and the context says so;
-    a text with no question of its own is asked "What is your answer to the text above?".
+    Both fit (the context in ``room``: less than a string holds when lines of ours join it): as
+    they are, nothing above. A question too long is split (``split_question``): its leading text
+    joins the context. What still does not fit is, with ``above``, shown in full above (a code
+    block, all of it: the person reads it in one piece), and the context says so; a text with no
+    question of its own is asked "What is your answer to the text above?".
     Without ``above``: each is cut to the limit, the question kept when one was found.
     """
-    question, context = clean(question), clean(context)
-    if len(question) <= MAX_STRING and len(context) <= MAX_STRING:
+    question, context, room = clean(question), clean(context), max(room, 0)
+    if len(question) <= MAX_STRING and len(context) <= room:
         return question, context, None
     lead, asked = split_question(question) if len(question) > MAX_STRING else ("", question)
     rest = "\n\n".join(part for part in (lead if asked else question, context) if part)
-    if asked and len(rest) <= MAX_STRING:
+    if asked and len(rest) <= room:
         return asked, rest, None
     if not above:
-        return (asked, cut(rest), None) if asked else (cut(question), cut(context), None)
+        return (asked, cut(rest, room), None) if asked else (cut(question), cut(context, room), None)
     locale = detect_locale(f"{question} {context}")
     question = asked or catalog.text("question_above", locale)
     return question, catalog.text("text_above", locale), code_block(rest)

@@ -17,6 +17,11 @@ closed without resuming it (``Dismissed``), and a new message runs over it.
 A schema a form cannot ask (nested objects, arrays of free values, unions, more fields or
 choices than a form holds) is asked as text, with a line saying so and the JSON expected; the
 reply is parsed as JSON.
+
+The graph's question and context (the schema's description when it gives none) longer than a
+request holds are shown in full right above it (``typed_asked``, ``clarigate.agent.shown_above``),
+as an untyped interrupt's are, again each time the form is asked again; the form keeps its
+fields, and the lines of ours (what was wrong, how to answer as text) stay in its context.
 """
 
 from __future__ import annotations
@@ -26,13 +31,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from clarigate.agent.interrupt_kinds import INTERRUPT, AskAgain, Dismissed, as_kind
+from clarigate.agent.interrupt_kinds import INTERRUPT, AskAgain, Asked, Dismissed, as_kind
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, detect_locale
 from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.models import MAX_STRING, Locale
 from clarigate.agent.protocol.normalize import normalize_with_omissions
 from clarigate.agent.schema_forms import NotAForm, SchemaForm, schema_form
 from clarigate.agent.schema_values import field_spec, fits, form_values, schema_values
+from clarigate.agent.shown_above import fit_question
 
 #: What a pydantic ``ValidationError`` says per problem: the location line, then the message.
 VALIDATION_HEAD = re.compile(r"^\d+ validation errors? for ")
@@ -51,15 +57,28 @@ def _joined(*parts: str | None) -> str | None:
     return "\n".join(p for p in parts if p) or None
 
 
-def typed_request(
+def _fitted(
+    args: Mapping[str, Any], context: str | None, problem: str | None, note: str | None, above: bool
+) -> tuple[dict[str, Any], str | None]:
+    """``args`` with the graph's question and ``context`` fitted in what a request holds
+    (``shown_above.fit_question``) beside the lines of ours (``problem`` first, ``note`` last),
+    and what does not fit, in full, to show right above the question (None when it all fits)."""
+    room = MAX_STRING - sum(len(line) + 1 for line in (problem, note) if line)
+    question, context, in_full = fit_question(args["question"], context or "", above, room)
+    return {**args, "question": question, "context": _joined(problem, context, note)}, in_full
+
+
+def typed_asked(
     interrupt_id: str,
     value: Any,
     schema: Mapping[str, Any],
     locale: Locale,
     shown: Mapping[str, Any] | None = None,
     problem: str | None = None,
-) -> HumanInputRequest:
-    """The form for interrupt ``interrupt_id`` (its text fallback when a form cannot ask it).
+    above: bool = True,
+) -> Asked:
+    """The form for interrupt ``interrupt_id`` (its text fallback when a form cannot ask it), and
+    (``above``) what it cannot hold of the graph's text, in full, to show right above it.
 
     ``shown`` fills the fields with what the person gave (the form asked again, ``problem``
     saying why): a field it leaves out (emptied) is empty, not its default."""
@@ -68,15 +87,26 @@ def typed_request(
     try:
         form = schema_form(schema)
         fields = [field_spec(f, locale, shown) for f in form.fields]
-        context = _joined(problem, args.get("context") or form.description)
-        request, omitted = normalize_with_omissions(
-            {**args, "context": context, "fields": fields}, interrupt_id
-        )
+        fitted, in_full = _fitted(args, args.get("context") or form.description, problem, None, above)
+        request, omitted = normalize_with_omissions({**fitted, "fields": fields}, interrupt_id)
         _check_fit(form, request, omitted, locale)
     except NotAForm as unfit:
         line = catalog.text("typed_as_text", locale, what=unfit.what, example=_example(schema))
-        request, _ = normalize_with_omissions({**args, "context": _joined(problem, line)}, interrupt_id)
-    return as_kind(request, INTERRUPT, interrupt_id, INTERRUPT, locale)
+        fitted, in_full = _fitted(args, args.get("context"), problem, line, above)
+        request, _ = normalize_with_omissions(fitted, interrupt_id)
+    return Asked(as_kind(request, INTERRUPT, interrupt_id, INTERRUPT, locale), in_full)
+
+
+def typed_request(
+    interrupt_id: str,
+    value: Any,
+    schema: Mapping[str, Any],
+    locale: Locale,
+    shown: Mapping[str, Any] | None = None,
+    problem: str | None = None,
+) -> HumanInputRequest:
+    """``typed_asked``'s request alone, for a question shown with nothing above it: what fits."""
+    return typed_asked(interrupt_id, value, schema, locale, shown, problem, above=False).request
 
 
 def _check_fit(form: SchemaForm, request: HumanInputRequest, omitted: list[str], locale: Locale) -> None:
@@ -135,13 +165,17 @@ def typed_resume(
         return _json_answer(interrupt_id, value, schema, response, locale)
     if response.response_kind != "form" or response.values is None:
         problem = catalog.text("reply_form", asked.locale)
-        return AskAgain(typed_request(interrupt_id, value, schema, locale, problem=problem))
+        return _again(typed_asked(interrupt_id, value, schema, locale, problem=problem))
     resumed, errors = schema_values(form, response.values, asked.locale)
     if errors:
         labels = {f.name: f.label for f in asked.fields}
         problem = _problems([(labels.get(name, name), error) for name, error in errors.items()], asked.locale)
-        return AskAgain(typed_request(interrupt_id, value, schema, locale, response.values, problem))
+        return _again(typed_asked(interrupt_id, value, schema, locale, response.values, problem))
     return resumed
+
+
+def _again(asked: Asked) -> AskAgain:
+    return AskAgain(asked.request, asked.in_full)
 
 
 def _json_answer(
@@ -152,14 +186,15 @@ def _json_answer(
         return json.loads(response.value)
     except ValueError as error:
         problem = catalog.text("typed_bad_json", locale, error=str(error).split(":")[0])
-        return AskAgain(typed_request(interrupt_id, value, schema, locale, problem=problem))
+        return _again(typed_asked(interrupt_id, value, schema, locale, problem=problem))
 
 
-def rejected_request(
+def rejected_asked(
     interrupt_id: str, value: Any, schema: Mapping[str, Any], resumed: Any, error: str, locale: Locale
-) -> HumanInputRequest:
+) -> Asked:
     """The form asked again after the graph rejected ``resumed`` with ``error`` (a pydantic
-    ``ValidationError``'s text): filled in as the person filled it, each problem named."""
+    ``ValidationError``'s text): filled in as the person filled it, each problem named; what it
+    cannot hold of the graph's text in full, to show right above it again (``typed_asked``)."""
     try:
         form: SchemaForm | None = schema_form(schema)
     except NotAForm:
@@ -172,7 +207,7 @@ def rejected_request(
         labels = {f.key: m.label for f, m in zip(form.fields, made.fields, strict=False)}
     problems = [(labels.get(where, where), message) for where, message in validation_problems(error)]
     problem = catalog.text("typed_rejected", locale, problems=_problems(problems, locale))
-    return typed_request(interrupt_id, value, schema, locale, shown, problem)
+    return typed_asked(interrupt_id, value, schema, locale, shown, problem)
 
 
 def validation_problems(error: str) -> list[tuple[str, str]]:

@@ -6,7 +6,7 @@ A typed interrupt (``interrupt(value, response_schema=Model)``) checks its answe
 resumes; an answer that does not match raises a validation error, the run ends in ``error`` and
 the interrupt stays pending with nothing saved (``is_invalid_resume`` in process). The server
 shows this as the failed run's task error; the question is then asked again with the person's
-answer filled in and each problem named (``clarigate.agent.typed_interrupts.rejected_request``).
+answer filled in and each problem named (``clarigate.agent.typed_interrupts.rejected_asked``).
 A declined answer (Cancel, ``/cancel``) the schema rejects is never asked again: the question
 stays closed, the interrupt pending, and the next message runs over it (``server_supersede``).
 One the schema does not take as the gateway checks it (``typed_interrupts.schema_takes``) is never
@@ -34,8 +34,8 @@ from clarigate.agent.interrupts import (
     resume_value,
 )
 from clarigate.agent.models.conversation import thread_locale
-from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, render_text_fallback
-from clarigate.agent.typed_interrupts import VALIDATION_HEAD, rejected_request
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse
+from clarigate.agent.typed_interrupts import VALIDATION_HEAD, rejected_asked
 from clarigate.gateway.runners.server_breakpoints import breakpoint_question
 from clarigate.gateway.runners.server_wire import messages_of
 
@@ -97,9 +97,9 @@ async def asked_again(client: Any, sid: str, finished: Mapping[str, Any]) -> Tur
             return TurnOutput(dismissed=True)
         locale = thread_locale(messages_of(state.get("values")))
         value = interrupt.get("value")
-        request = rejected_request(interrupt_id, value, schema, resumed[interrupt_id], error, locale)
-        request = with_new_id(request, str(meta.get(ANSWERS_KEY) or ""))
-        return TurnOutput(request=request, fallback_text=render_text_fallback(request))
+        again = rejected_asked(interrupt_id, value, schema, resumed[interrupt_id], error, locale)
+        request = with_new_id(again.request, str(meta.get(ANSWERS_KEY) or ""))
+        return Asked(request, again.in_full).output()  # what it cannot hold shown above it again
     return None
 
 

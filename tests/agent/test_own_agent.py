@@ -18,6 +18,7 @@ from clarigate.agent.protocol import (
 )
 from tests.agent import user_graphs
 from tests.agent.conftest import AgentFactory, scripted
+from tests.agent.typed_graphs import SCHEMA, TRIP
 
 DELETE = {"name": "delete_records", "args": {"table": "users", "limit": 5}}
 
@@ -383,3 +384,52 @@ def test_a_question_shown_with_nothing_above_it_keeps_what_fits_and_claims_nothi
     assert approval.context.startswith("run_sql(query=") and approval.context.endswith(
         'drop_table(name="customers")'
     )
+
+
+#: A booking every field of ``typed_graphs.CheckedBooking`` takes.
+BOOKING = {"name": "Ada", "guests": 4, "budget": 12, "color": "blue", "day": "2026-12-01"}
+
+
+async def test_a_typed_question_longer_than_a_question_holds_is_shown_in_full_above() -> None:
+    """``interrupt(trip, response_schema=Model)``, a trip of several lines ending in its question
+    (more than the 200 characters a question holds): the form asks that question, the trip (and
+    the model's description) shown in full right above it; again so when an answer breaking a
+    bound, or one only the graph's model refuses, is asked again. The graph then gets its model."""
+    agent = await ClarifyingAgent.create(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.typed_graphs:long_booking")
+    )
+    try:
+        asked = await agent.run_turn("long", "book my trip")
+        request = asked.request
+        _fits_the_protocol(request)
+        assert request.input_mode == "form" and request.question == "Who travels, and when?"
+        assert request.context == "Shown in full above." and len(request.fields) == 8
+        trip = TRIP.rsplit("\n", 1)[0]
+        assert asked.replies == [f"```\n{trip}\n\nWho travels, when, and how.\n```"]
+
+        bad = answer_with_form(request, {**BOOKING, "guests": 20}, None)
+        again = await agent.run_turn("long", answer_message_text(request, bad), bad)
+        assert again.request.context == "Guests: Must be at most 10\nShown in full above."
+        assert again.replies == asked.replies
+
+        refused = answer_with_form(again.request, {**BOOKING, "name": "Ada1"}, None)
+        third = await agent.run_turn("long", answer_message_text(again.request, refused), refused)
+        assert "a name has no digits" in (third.request.context or "")
+        assert (third.request.context or "").endswith("Shown in full above.")
+        assert third.replies == asked.replies
+
+        good = answer_with_form(third.request, BOOKING, None)
+        done = await agent.run_turn("long", answer_message_text(third.request, good), good)
+        assert done.replies == ["Booked for Ada."]
+    finally:
+        await agent.aclose()
+
+
+def test_a_long_typed_question_shown_alone_keeps_its_question_and_claims_nothing_above() -> None:
+    from clarigate.agent.interrupts import request_for
+
+    request = request_for("i8", TRIP, schema=SCHEMA)
+    _fits_the_protocol(request)
+    assert request.input_mode == "form" and request.question == "Who travels, and when?"
+    assert (request.context or "").startswith("Here is the trip I found.")
+    assert "above" not in (request.context or "")

@@ -26,7 +26,7 @@ from clarigate.agent.protocol import (
     parse_typed_reply,
     render_text_fallback,
 )
-from clarigate.agent.typed_interrupts import rejected_request, validation_problems
+from clarigate.agent.typed_interrupts import rejected_asked, validation_problems
 from tests.agent.typed_graphs import SCHEMA, CheckedBooking, checked_booking
 
 GOOD = {
@@ -176,7 +176,7 @@ def test_the_graphs_own_rejection_is_shown_by_field_with_the_answer_filled_in() 
     except ValueError as exc:
         error = str(exc)
     assert validation_problems(error) == [("name", "Value error, a name has no digits")]
-    request = rejected_request("i7", "Book", schema, {**GOOD, "name": "Ada1"}, error, "en")
+    request = rejected_asked("i7", "Book", schema, {**GOOD, "name": "Ada1"}, error, "en").request
     assert "The answer was not accepted: Name: Value error, a name has no digits" in (request.context or "")
     assert request.fields[0].default == "Ada1" and request.fields[4].default == "blue"
 

@@ -93,6 +93,24 @@ booking = _graph(_book)
 #: Asks with the Pydantic model; LangGraph checks the answer and returns the model.
 checked_booking = _graph(_checked)
 
+#: What ``long_booking`` asks: a trip of a few lines, longer than a question holds (200
+#: characters), ending in its question.
+TRIP = (
+    "Here is the trip I found.\n"
+    + "\n".join(f"Leg {i}: train {i}0{i} from stop {i} to stop {i + 1}, coach {i}." for i in range(1, 7))
+    + "\nWho travels, and when?"
+)
+
+
+def _long(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt(TRIP, response_schema=CheckedBooking)
+    RESUMED.append(answer)
+    return {"messages": [AIMessage(content=f"Booked for {answer.name}.")]}
+
+
+#: Asks with a text longer than a question holds, and the Pydantic model.
+long_booking = _graph(_long)
+
 
 DELETED: list[str] = []  # what ``drop_rows`` really did
 

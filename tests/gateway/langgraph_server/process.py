@@ -98,7 +98,8 @@ class LangGraphServer:
             for name in ("asker", "approver", "interrupter", "sleeper", "writer", "hitl_user", "answer_echo")
         }
         # typed interrupts (``response_schema``): the graphs the in-process tests use too
-        graphs.update({name: f"{TYPED_GRAPHS}:{name}" for name in ("booking", "checked_booking")})
+        typed = ("booking", "checked_booking", "long_booking")
+        graphs.update({name: f"{TYPED_GRAPHS}:{name}" for name in typed})
         # operators' graphs that read who is talking (``tests/agent/speaker_graphs.py``)
         speakers = HERE.parents[1] / "agent" / "speaker_graphs.py"
         graphs.update({f"speaker_{n}": f"{speakers}:{n}" for n in ("declares", "own_context", "no_schema")})

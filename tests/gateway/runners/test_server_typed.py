@@ -13,6 +13,7 @@ from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.boundary.messages import AnswerStatus
 from clarigate.gateway.runners.server import LangGraphServerRunner, server_thread_id
 from clarigate.gateway.store.memory import MemoryStore
+from tests.agent.typed_graphs import TRIP
 
 from ..langgraph_server.process import LangGraphServer
 
@@ -122,6 +123,34 @@ async def test_cancel_on_a_typed_question_whose_model_refuses_the_decline_closes
     await gateway.drain(timeout=30)
     again = chat.last_request().request
     assert again.request_id != asked.request.request_id and not chat.of_kind("error")
+    await chat.submit(GOOD)
+    await gateway.drain(timeout=30)
+    assert chat.texts()[-1] == "Booked for Ada."
+    await runner.aclose()
+
+
+async def test_a_typed_question_too_long_for_a_question_is_shown_in_full_above_it(
+    langgraph_server, make_gateway
+):
+    """A trip of several lines ending in its question: the chat gets the trip in full, then the
+    form asking that question; again so when the graph's model rejects the answer."""
+    runner = _runner(langgraph_server, "long_booking")
+    gateway, chat = await make_gateway(MemoryStore("lg-typed-long"), runner)
+    await chat.say("book my trip", chat="long")
+    await gateway.drain(timeout=30)
+    first = chat.last_request().request
+    assert first.input_mode == "form" and first.question == "Who travels, and when?"
+    assert first.context == "Shown in full above."
+    trip = TRIP.rsplit("\n", 1)[0]
+    shown = f"```\n{trip}\n\nWho travels, when, and how.\n```"
+    assert chat.texts() == [shown]
+
+    await chat.submit({**GOOD, "name": "Ada1"})  # a digit: only the graph knows
+    await gateway.drain(timeout=30)
+    again = chat.last_request().request
+    assert "a name has no digits" in (again.context or "") and again.request_id != first.request_id
+    assert chat.texts() == [shown, shown]
+
     await chat.submit(GOOD)
     await gateway.drain(timeout=30)
     assert chat.texts()[-1] == "Booked for Ada."
