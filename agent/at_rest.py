@@ -11,6 +11,7 @@ is: an operator's volume or a file they set up keeps the permissions they gave i
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -19,7 +20,9 @@ DIR_MODE = 0o700
 
 
 def private_file(path: Path) -> Path:
-    """``path`` made, owner-only, if it does not exist yet (its missing folders too); ``path``."""
+    """``path`` made, owner-only, if it does not exist yet (its missing folders too); ``path``.
+    ``IsADirectoryError`` (naming ``path``) when a folder is there: no library can use it as a
+    file, and would say less (SQLite: "unable to open database file")."""
     missing, folder = [], path.parent
     while not folder.exists():  # up to the nearest folder that exists, no further
         missing.append(folder)
@@ -32,5 +35,6 @@ def private_file(path: Path) -> Path:
     try:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
     except FileExistsError:
-        pass
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path)) from None
     return path

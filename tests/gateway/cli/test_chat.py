@@ -331,3 +331,22 @@ def test_a_misspelt_checkpointer_url_is_refused_without_its_password(
     err = capsys.readouterr().err
     assert "unknown scheme 'postgress:'" in err
     assert "hunter2" not in err
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["checkpointer_url", "default_file"])
+def test_a_folder_where_the_checkpointers_file_goes_is_one_line_naming_the_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], named: bool
+) -> None:
+    folder = tmp_path / ("checkpoints" if named else "checkpoints.sqlite")
+    folder.mkdir()
+    config = chat_config(tmp_path, checkpointer_url=f"sqlite:///{folder}") if named else chat_config(tmp_path)
+
+    code = chat_main(config, io.StringIO("hello\n"), io.StringIO(), tmp_path / "thread")
+
+    assert code == 1
+    [line] = capsys.readouterr().err.splitlines()
+    if named:
+        said = f"the checkpointer's file {folder} (CHECKPOINTER_URL) cannot be used: Is a directory"
+    else:
+        said = f"the data directory {tmp_path} (CLARIGATE_DATA_DIR) cannot be used: Is a directory"
+    assert line.startswith(f"clarigate chat: {said}")

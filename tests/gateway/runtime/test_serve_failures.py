@@ -132,6 +132,23 @@ def test_a_checkpointer_file_it_cannot_make_names_checkpointer_url_not_the_model
     assert "LLM_MODEL" not in error and "model" not in error and "CLARIGATE_DATA_DIR" not in error
 
 
+@pytest.mark.parametrize("named", [True, False], ids=["checkpointer_url", "default_file"])
+def test_a_folder_where_the_checkpointers_file_goes_names_the_setting_not_the_model(
+    monkeypatch, capsys, tmp_path, named
+):
+    # a folder where SQLite's file goes: CHECKPOINTER_URL names it, or the default file's place
+    folder = tmp_path / "checkpoints" if named else tmp_path / "data" / "checkpoints.sqlite"
+    folder.mkdir(parents=True)
+    if named:
+        monkeypatch.setenv("CHECKPOINTER_URL", f"sqlite:///{folder}")
+    code, lines = serve(capsys)
+    assert code == ExitCode.CONFIG  # a setting of the operator's, not the model's class (6)
+    error = the_error(lines)
+    what = f"the checkpointer's file {folder} (CHECKPOINTER_URL)" if named else "(CLARIGATE_DATA_DIR)"
+    assert f"{what} cannot be used: Is a directory" in error
+    assert "LLM_MODEL" not in error and "model" not in error
+
+
 def test_a_routes_checkpointer_file_it_cannot_make_names_the_route(capsys, tmp_path):
     (tmp_path / "a-file").write_text("")
     path = tmp_path / "a-file" / "ops.db"
