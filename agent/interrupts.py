@@ -162,8 +162,8 @@ def request_for(
     interrupt_id: str, value: Any, locale: Locale = "en", schema: Any = None
 ) -> HumanInputRequest:
     """The request that shows interrupt ``interrupt_id`` with ``value`` (and the interrupt's
-    ``response_schema``, when it has one) to a person, alone: for a question shown with nothing
-    above it (asked again later, on a LangGraph server), holding what fits (``asked_for``)."""
+    ``response_schema``, when it has one), alone: which question a thread waits for, with nothing
+    shown above it, holding what fits (``asked_for`` for the question as a person gets it)."""
     return _asked(interrupt_id, value, locale, schema, above=False).request
 
 

@@ -6,8 +6,9 @@ a graph's text of several paragraphs, the content a review asks about, the calls
 keeps within the protocol (its question, and as much of the rest as fits) and what it cut goes,
 in full, into the turn's replies right before the question (``interrupt_kinds.asking``): every
 platform escapes a reply and splits it into messages within its limits. The question's context
-then says so. A request shown with nothing above it (``above=False``: a question shown again
-later, on a LangGraph server) keeps what fits and says nothing of text above.
+then says so; a question shown again later (``clarigate chat`` going on with it) comes with the
+same text above it (``pending_asked``). A request with nothing above it (``above=False``: which
+question a thread waits for, ``pending_request``) keeps what fits and says nothing of text above.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from clarigate.agent.interrupt_kinds import Asked
 from clarigate.agent.protocol import HumanInputRequest
 
 if TYPE_CHECKING:
@@ -34,9 +35,19 @@ class AgentThreads:
     async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
         """The clarification ``thread_id`` waits for: a pending interrupt's, the last message's,
         or a static breakpoint's "Continue / Stop"; None when the person dismissed the pending
-        interrupt's question (``clarigate.agent.dismissals``)."""
+        interrupt's question (``clarigate.agent.dismissals``). The request alone, holding what
+        fits: for a look at which question it is (``pending_asked`` to show it to a person)."""
+        asked = await self._waiting(thread_id, above=False)
+        return asked.request if asked is not None else None
+
+    async def pending_asked(self, thread_id: str) -> Asked | None:
+        """``pending_request`` as a turn asked it: with what the request cannot hold (a long
+        text, an approval's calls), in full, to show right above it (``Asked.in_full``)."""
+        return await self._waiting(thread_id, above=True)
+
+    async def _waiting(self, thread_id: str, above: bool) -> Asked | None:
         from clarigate.agent.dismissals import dismissed_ids
-        from clarigate.agent.interrupts import request_for
+        from clarigate.agent.interrupts import asked_for, request_for
         from clarigate.agent.middleware import request_in
         from clarigate.agent.models.conversation import thread_locale
         from clarigate.agent.paused import waiting_to_go_on
@@ -49,9 +60,11 @@ class AgentThreads:
             first = next((i for i in interrupts if i.id not in closed), None)
             if first is None:
                 return None
-            return request_for(first.id, first.value, thread_locale(messages), first.response_schema)
+            how = (first.id, first.value, thread_locale(messages), first.response_schema)
+            return asked_for(*how) if above else Asked(request_for(*how))
         asked = request_in(messages[-1]) if messages else None
-        return asked if asked is not None else waiting_to_go_on(self._graph, snapshot)
+        request = asked if asked is not None else waiting_to_go_on(self._graph, snapshot)
+        return Asked(request) if request is not None else None
 
     async def _prune(self, config: dict[str, Any]) -> None:
         """Keep the thread's latest checkpoint only; a failure costs storage, never the turn."""

@@ -27,7 +27,7 @@ from clarigate.adapters.console import ConsoleAdapter
 from clarigate.adapters.console.receive import ConsoleChat, Leave
 from clarigate.adapters.console.render import words
 from clarigate.agent.at_rest import private_file
-from clarigate.gateway.boundary.messages import ClarificationOut
+from clarigate.gateway.boundary.messages import ClarificationOut, TextReply
 from clarigate.gateway.flow.agent_run import new_token
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.app import build_runner, close_gateway
@@ -80,7 +80,8 @@ class ConsoleBot:
             raise RuntimeError(f"the agent does not answer{f' at {where}' if where else ''}")
 
     async def resume(self) -> None:
-        """Continue the thread of the file, and its open question, if there is one."""
+        """Continue the thread of the file, and its open question, if there is one: shown as its
+        turn showed it, what it cannot hold in full right above it (``Asked.in_full``)."""
         if not self.thread_file.exists():
             return
         thread_id = self.thread_file.read_text(encoding="utf-8").strip()
@@ -88,15 +89,15 @@ class ConsoleBot:
             return
         conv = self.adapter.conversation
         self.store.adopt_thread(conv.thread_key, thread_id, self.config.thread_ttl_seconds)
-        pending_request = getattr(self.gateway.runner, "pending_request", None)
+        pending_asked = getattr(self.gateway.runner, "pending_asked", None)
         try:
-            request = await pending_request(thread_id) if pending_request is not None else None
+            asked = await pending_asked(thread_id) if pending_asked is not None else None
         except Exception:  # the conversation goes on; only its open question is not shown again
             log.warning("could not read the open question of thread %s", thread_id, exc_info=True)
             return
-        if request is None:
+        if asked is None:
             return
-        now = time.time()
+        request, now = asked.request, time.time()
         record = PendingRecord(
             request=request,
             token=new_token(),
@@ -110,6 +111,8 @@ class ConsoleBot:
         await self.store.save_pending(record)
         out = ClarificationOut(request=request, fallback_text=request.question, token=record.token)
         self.adapter.print(words("continuing", request.locale))
+        if asked.in_full:  # what the question cannot hold, in full right above it, as its turn showed it
+            await self.adapter.send(conv, TextReply(text=asked.in_full, from_agent=True))
         await self.adapter.send(conv, out)
 
     async def settle(self) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import logging
 
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
-from clarigate.agent.interrupt_kinds import AnswerFirst
+from clarigate.agent.interrupt_kinds import AnswerFirst, Asked
 from clarigate.agent.protocol import HumanInputRequest
 from clarigate.gateway.runners.base import AgentRunner, RunInput
 from clarigate.gateway.runners.outages import outage_is_unavailable
@@ -90,6 +90,13 @@ class LangGraphRunner(AgentRunner):
         agent = await self._get()
         with outage_is_unavailable("a look at the thread's question"):
             return await agent.pending_request(thread_id)
+
+    async def pending_asked(self, thread_id: str) -> Asked | None:
+        """``pending_request`` as the turn asked it: with what it cannot hold in full, to show
+        right above it (``Asked.in_full``), for a question shown again (``clarigate chat``)."""
+        agent = await self._get()
+        with outage_is_unavailable("a look at the thread's question"):
+            return await agent.pending_asked(thread_id)
 
     async def delete_thread(self, thread_id: str) -> None:
         """Delete everything the checkpointer keeps for ``thread_id`` (an abandoned thread)."""

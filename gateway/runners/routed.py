@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from clarigate.agent.harness import TurnOutput
+from clarigate.agent.interrupt_kinds import Asked
 from clarigate.agent.placement import SettingsDoNotApply
 from clarigate.agent.protocol import HumanInputRequest, catalog
 from clarigate.gateway.runners.base import AgentRunner, RunInput
@@ -133,11 +134,21 @@ class RoutedRunner(AgentRunner):
 
     async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
         """The question an agent's thread of ``thread_id`` waits for (the ``agent:`` section's first)."""
+        return await self._first_waiting("pending_request", thread_id)  # type: ignore[no-any-return]
+
+    async def pending_asked(self, thread_id: str) -> Asked | None:
+        """``pending_request`` as its agent asked it: with what it cannot hold in full, to show
+        right above it (``Asked.in_full``)."""
+        return await self._first_waiting("pending_asked", thread_id)  # type: ignore[no-any-return]
+
+    async def _first_waiting(self, method: str, thread_id: str) -> Any:
+        """What ``method`` of each agent says of its thread of ``thread_id``: the first answer
+        that is not None (the ``agent:`` section's first); None when no thread waits."""
         for name, runner in self.runners.items():
-            look = getattr(runner, "pending_request", None)
+            look = getattr(runner, method, None)
             found = await look(route_thread(name, thread_id)) if look is not None else None
             if found is not None:
-                return found  # type: ignore[no-any-return]
+                return found
         return None
 
     async def delete_thread(self, thread_id: str) -> None:

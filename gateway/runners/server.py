@@ -34,14 +34,14 @@ from clarigate.agent import placement
 from clarigate.agent.breakpoints import breakpoint_of
 from clarigate.agent.events import EventSink
 from clarigate.agent.harness import ImageInput, TurnOutput
-from clarigate.agent.interrupts import parse_request_id
+from clarigate.agent.interrupts import Asked, parse_request_id
 from clarigate.agent.placement import SettingsDoNotApply
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, detect_locale
 from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
 from clarigate.agent.who import WHO_KEY, Speaker, with_speaker
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
-from clarigate.gateway.runners.server_interrupts import RUNS_SEARCHED, resumed_run, waiting_request
+from clarigate.gateway.runners.server_interrupts import RUNS_SEARCHED, resumed_run, waiting_asked
 from clarigate.gateway.runners.server_runs import (
     BEFORE_KEY,
     HUMAN_KEY,
@@ -196,8 +196,17 @@ class LangGraphServerRunner(AgentRunner):
             return False
 
     async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
-        """The question the server thread of ``thread_id`` waits for (``waiting_request``); None
-        when there is none or the server has no such thread."""
+        """The question the server thread of ``thread_id`` waits for (``waiting_asked``), the
+        request alone; None when there is none or the server has no such thread."""
+        asked = await self._waiting(thread_id, above=False)
+        return asked.request if asked is not None else None
+
+    async def pending_asked(self, thread_id: str) -> Asked | None:
+        """``pending_request`` as the turn asked it: with what it cannot hold in full, to show
+        right above it (``Asked.in_full``), for a question shown again (``clarigate chat``)."""
+        return await self._waiting(thread_id, above=True)
+
+    async def _waiting(self, thread_id: str, above: bool) -> Asked | None:
         sid = server_thread_id(thread_id)
         try:
             state = await self._client.threads.get_state(sid)
@@ -205,7 +214,7 @@ class LangGraphServerRunner(AgentRunner):
             if status_of(exc) == 404:
                 return None
             raise
-        return await waiting_request(self._client, self.settings.assistant_id, sid, state)
+        return await waiting_asked(self._client, self.settings.assistant_id, sid, state, above=above)
 
     async def abandon(self, run: RunInput) -> None:
         """The gateway gave up on ``run`` (its time ran out): the runs its turn made that still

@@ -1,6 +1,6 @@
 """Typed interrupts on a LangGraph server: a pending interrupt's request (with its
 ``response_schema``), and an answer the graph rejected asked again, never reported as a failure;
-the question a thread waits for (``waiting_request``, for ``clarigate chat`` going on with one).
+the question a thread waits for (``waiting_asked``, for ``clarigate chat`` going on with one).
 
 A typed interrupt (``interrupt(value, response_schema=Model)``) checks its answer when the run
 resumes; an answer that does not match raises a validation error, the run ends in ``error`` and
@@ -10,7 +10,7 @@ answer filled in and each problem named (``clarigate.agent.typed_interrupts.reje
 A declined answer (Cancel, ``/cancel``) the schema rejects is never asked again: the question
 stays closed, the interrupt pending, and the next message runs over it (``server_supersede``).
 One the schema does not take as the gateway checks it (``typed_interrupts.schema_takes``) is never
-sent: no run resumes it. What the thread waits for (``waiting_request``) leaves such an interrupt
+sent: no run resumes it. What the thread waits for (``waiting_asked``) leaves such an interrupt
 out: the metadata of the failed run that resumed it with the declined answer, or the thread's
 (``DISMISSED_KEY``) when none did, says it was dismissed, kept on the server where every replica
 reads it.
@@ -103,11 +103,13 @@ async def asked_again(client: Any, sid: str, finished: Mapping[str, Any]) -> Tur
     return None
 
 
-async def waiting_request(
-    client: Any, assistant_id: str, sid: str, state: Mapping[str, Any]
-) -> HumanInputRequest | None:
+async def waiting_asked(
+    client: Any, assistant_id: str, sid: str, state: Mapping[str, Any], *, above: bool
+) -> Asked | None:
     """The question the server thread ``sid`` (its ``state``) waits for: a pending interrupt's,
-    the last message's, or a static breakpoint's "Continue?"; None when there is none."""
+    the last message's, or a static breakpoint's "Continue?"; None when there is none. With
+    ``above`` as the turn asked it: what the request cannot hold (a long text, an approval's
+    calls) in full, to show right above it (``Asked.in_full``); else the request alone."""
     from clarigate.agent.middleware import request_in
 
     messages = messages_of(dict(state).get("values"))
@@ -115,10 +117,14 @@ async def waiting_request(
     if interrupts:
         closed = await dismissed_ids(client, sid)
         still_open = [i for i in interrupts if str(i.get("id")) not in closed]
-        return pending_request_of(still_open[0], messages) if still_open else None
+        if not still_open:
+            return None
+        first = still_open[0]
+        return pending_asked_of(first, messages) if above else Asked(pending_request_of(first, messages))
     if messages and (asked := request_in(messages[-1])) is not None:
-        return asked
-    return await breakpoint_question(client, assistant_id, sid, state)
+        return Asked(asked)
+    request = await breakpoint_question(client, assistant_id, sid, state)
+    return Asked(request) if request is not None else None
 
 
 async def resumed_run(

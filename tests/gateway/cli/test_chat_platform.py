@@ -12,6 +12,7 @@ import pytest
 
 from clarigate.gateway.cli.chat import chat_main
 from clarigate.gateway.runtime.config import GatewayConfig
+from tests.agent.typed_graphs import TRIP
 from tests.gateway.langgraph_server.process import free_port
 
 TOOL = "tests.gateway.cli.chat_tools:delete_data"
@@ -55,16 +56,18 @@ def test_run_timeout_seconds_stops_a_run_in_the_chat_too(tmp_path: Path) -> None
     assert "took longer than 0 s: stopped" in (tmp_path / "chat.log").read_text(encoding="utf-8")
 
 
-def approval_chat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decisions: list[str]) -> GatewayConfig:
-    """A model that calls ``delete_data`` under ``require_approval`` with ``decisions``, then
-    says it finished; each call of the tool is written to ``tools.log``."""
+def approval_chat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decisions: list[str], target: str = "test-data"
+) -> GatewayConfig:
+    """A model that calls ``delete_data`` on ``target`` under ``require_approval`` with
+    ``decisions``, then says it finished; each call of the tool is written to ``tools.log``."""
     tool_log = tmp_path / "tools.log"
     tool_log.touch()
     monkeypatch.setenv("CHAT_TOOL_LOG", str(tool_log))
     model = script(
         tmp_path,
         [
-            {"tool_calls": [{"name": "delete_data", "args": {"target": "test-data"}}]},
+            {"tool_calls": [{"name": "delete_data", "args": {"target": target}}]},
             {"content": "Finished: {last_user}"},
         ],
     )
@@ -102,6 +105,27 @@ def test_an_approvals_edit_asks_the_arguments_field_by_field(
     assert "  target (now test-data; Enter keeps it): " in out
     assert tools_ran(tmp_path) == ["delete_data other-data"]
     assert "bot> Finished" in out
+
+
+#: An argument longer than an approval's question holds (200 characters a string).
+LONG_SQL = "DELETE FROM sales WHERE " + " AND ".join(f"s.region_{i} = 'eu-{i}'" for i in range(12))
+
+
+def test_an_approval_still_open_after_a_restart_shows_its_calls_in_full_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = approval_chat(tmp_path, monkeypatch, ["approve", "reject"], target=LONG_SQL)
+    shown = f'bot> ```\ndelete_data(target="{LONG_SQL}")\n```\n'
+    question = "⚠️ Every call is shown in full above."
+
+    first = run_chat(config, ["clean up the sales data"])  # input ends, the approval open
+    assert shown in first and first.index(shown) < first.index(question)
+
+    second = run_chat(config, ["Reject"])  # the chat again: the approval as its turn showed it
+
+    continuing = second.index("(continuing: this question is still open)")
+    assert continuing < second.index(shown) < second.index(question) < second.index("bot> Finished")
+    assert tools_ran(tmp_path) == []
 
 
 def test_a_reply_is_printed_as_the_model_writes_it(tmp_path: Path) -> None:
@@ -187,6 +211,23 @@ def test_a_server_question_is_still_open_after_a_restart(
     assert "(continuing: this question is still open)" in second
     assert "Which region should I deploy to?" in second
     assert "bot> Deploying to us-east." in second
+
+
+def test_a_long_server_question_still_open_after_a_restart_shows_its_text_in_full_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, langgraph_server: Any
+) -> None:
+    monkeypatch.setenv("LANGGRAPH_URL", langgraph_server.url)
+    monkeypatch.setenv("CLARIGATE_AGENT__ASSISTANT_ID", "long_booking")
+    trip = TRIP.rsplit("\n", 1)[0]
+    shown = f"bot> ```\n{trip}\n\nWho travels, when, and how.\n```\n"
+    first = run_chat(GatewayConfig(data_dir=str(tmp_path)), ["book my trip"])  # input ends in the form
+    assert shown in first and "Who travels, and when?" in first.split(shown, 1)[1]
+
+    second = run_chat(GatewayConfig(data_dir=str(tmp_path)), ["/quit"])
+
+    continuing = second.index("(continuing: this question is still open)")
+    assert continuing < second.index(shown) < second.index("Who travels, and when?")
+    assert "Shown in full above." in second.split(shown, 1)[1]
 
 
 def test_an_unreachable_langgraph_url_is_one_line_not_a_chat_that_waits(

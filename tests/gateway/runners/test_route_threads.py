@@ -142,3 +142,29 @@ async def test_each_agent_keeps_its_own_thread_of_a_chat_the_default_one_the_cha
     assert await routed.pending_request("t1") == asked
     await routed.delete_thread("t1")
     assert default.deleted == ["t1"] and ops.deleted == ["ops:t1"]
+
+
+async def test_a_routes_open_question_is_found_again_as_its_agent_asked_it(
+    make_gateway: Any, tmp_path: Path
+) -> None:
+    """``clarigate chat`` going on with a question a route's agent asked: its long text in full
+    above it, as the turn showed it (``pending_asked``), found in that agent's thread of the chat."""
+    agent = {"graph": PLAIN, "checkpointer_url": f"sqlite:{tmp_path / 'checkpoints.db'}"}
+    routes = [{"name": "ops", "match": {"chat": "g1"}, "agent": {"graph": "tests.agent.user_graphs:plan"}}]
+    runner = build_runner(config_for_tests(agent=agent, routes=routes))
+    try:
+        gateway, adapter = await make_gateway(MemoryStore("route-asked"), runner, agent=agent, routes=routes)
+        await adapter.say("migrate", user="u1", chat="g1", direct=False)
+        await gateway.drain()
+        [in_full] = adapter.texts("g1")  # the plan, in full above its question
+        thread_id = await gateway.store.thread_for_chat(
+            adapter.conversation("g1", direct=False).thread_key, 3600
+        )
+
+        asked = await runner.pending_asked(thread_id)
+
+        assert asked is not None and asked.in_full == in_full and user_graphs.PLAN.splitlines()[1] in in_full
+        assert asked.request == adapter.last_request().request
+        assert (await runner.pending_request(thread_id)).request_id == asked.request.request_id
+    finally:
+        await runner.aclose()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from clarigate.agent.interrupt_kinds import Asked
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.boundary.messages import AnswerStatus
 from clarigate.gateway.runners.server import LangGraphServerRunner, server_thread_id
@@ -144,6 +145,9 @@ async def test_a_typed_question_too_long_for_a_question_is_shown_in_full_above_i
     trip = TRIP.rsplit("\n", 1)[0]
     shown = f"```\n{trip}\n\nWho travels, when, and how.\n```"
     assert chat.texts() == [shown]
+    # found again as the turn asked it, its text in full above it (``clarigate chat`` restarted)
+    thread_id = await gateway.store.thread_for_chat(chat.conversation("long").thread_key, 3600)
+    assert await runner.pending_asked(thread_id) == Asked(first, shown)
 
     await chat.submit({**GOOD, "name": "Ada1"})  # a digit: only the graph knows
     await gateway.drain(timeout=30)
