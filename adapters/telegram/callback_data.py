@@ -1,7 +1,10 @@
 """Button payloads: ``{token}|{action}``, short codes only (Telegram allows 64 bytes).
 
 Option text never travels in a payload: the token is resolved by the core and the
-action names an option by its position.
+action names an option by its position. A button drawn for one person's state carries whose
+it is and, in a form, the step it was drawn for: ``{token}|{action}:{owner}:{step}`` (a form
+step's button: ``s2:42:0``), ``{token}|{action}:{owner}`` (a pick's "⚠️ Yes: …"). A tap of it
+counts only for that person, on that step (``forms.Forms.step``, ``interactions``).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ class ButtonAction:
 
     token: str
     action: str
+    owner: str | None = None  # the person whose form or pick the button was drawn for
+    step: int | None = None  # the form step it was drawn for (None: a button drawn before steps were)
 
     @property
     def option_index(self) -> int | None:
@@ -60,9 +65,12 @@ class ButtonAction:
         return int(digits) if self.action[:1] in ("o", "s", "t", "Y") and digits.isdigit() else None
 
 
-def encode(token: str, action: str) -> str:
-    """The payload for a button; ``ValueError`` when it would exceed 64 bytes."""
-    data = f"{token}|{action}"
+def encode(token: str, action: str, owner: str | None = None, step: int | None = None) -> str:
+    """The payload for a button (drawn for ``owner``'s pick or form step, if given); ``ValueError``
+    when it would exceed 64 bytes."""
+    drawn = [owner] if owner is not None else []
+    drawn += [str(step)] if owner is not None and step is not None else []
+    data = ":".join([f"{token}|{action}", *drawn])
     if len(data.encode()) > MAX_CALLBACK_BYTES:
         raise ValueError(f"callback data over {MAX_CALLBACK_BYTES} bytes")
     return data
@@ -72,5 +80,9 @@ def decode(data: str | None) -> ButtonAction | None:
     """The action behind a payload, or None for a payload this adapter did not make."""
     if not data or "|" not in data:
         return None
-    token, _, action = data.rpartition("|")
-    return ButtonAction(token, action) if token and action else None
+    token, _, rest = data.rpartition("|")
+    action, *drawn = rest.split(":")
+    if not token or not action or len(drawn) > 2 or (len(drawn) == 2 and not drawn[1].isdigit()):
+        return None
+    owner = drawn[0] if drawn else None
+    return ButtonAction(token, action, owner, int(drawn[1]) if len(drawn) == 2 else None)

@@ -3,7 +3,8 @@
 A tap on a go-ahead option (``clarigate.agent.protocol.risk``) answers nothing: the message turns
 into the confirm keyboard, "⚠️ Yes: <option>" (which answers with that option) and "◀ Go back"
 (which brings the question's own keyboard back). Everyone in the chat sees the same message, so
-only someone who may answer the question can turn it.
+only someone who may answer the question can turn it, and only the person who turned it can
+answer with its "⚠️ Yes: …" (the button carries whose pick it confirms: ``interactions``).
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from clarigate.gateway.boundary.messages import PendingView, Sender
 from clarigate.gateway.boundary.port import GatewayPort
 
 from . import callback_data as cb
-from .effects import Effect
-from .forms import TapReply
+from .effects import Effect, TapReply
 from .render import TelegramMessage, confirm_label, render_confirm, render_question
 from .send import TelegramSender
 
@@ -29,6 +29,17 @@ def go_ahead_index(request: HumanInputRequest, code: str) -> int | None:
     if not code.startswith(cb.OPTION_PREFIX) or index is None or not 1 <= index <= len(request.options):
         return None
     return index if goes_ahead(request, request.options[index - 1].id) else None
+
+
+def not_their_pick(request: HumanInputRequest, tap: cb.ButtonAction, who: Sender) -> TapReply | None:
+    """The refusal of a "⚠️ Yes: …" tapped by someone other than the person whose pick it was drawn
+    for (``render_confirm``: one drawn before buttons said whose it is has no one's), else None."""
+    if not tap.action.startswith(cb.CONFIRM_PREFIX) or tap.owner == who.user_id:
+        return None
+    index = tap.option_index or 0
+    picked = request.options[index - 1].label if 0 < index <= len(request.options) else ""
+    option = picked or ui_text("confirm", request.locale)
+    return TapReply(ui_text("confirm_not_yours", request.locale, option=option), True)
 
 
 class Confirms:
@@ -49,7 +60,7 @@ class Confirms:
         index = go_ahead_index(request, code)
         if index is None:  # the caller checked: never reached
             return TapReply()
-        asking = render_confirm(request, view.token, index)
+        asking = render_confirm(request, view.token, index, who.user_id)  # only their Yes answers
         hint = ui_text("confirm_tap", request.locale, yes=confirm_label(request, index))
         return TapReply(hint, then=[self._edit(chat_id, message_id, asking)])
 

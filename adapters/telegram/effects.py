@@ -15,15 +15,18 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from telegram.error import TelegramError
 
+from clarigate.agent.protocol import HumanInputRequest
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.boundary.retry import RetryPolicy
 
 from .deferred import DeferredEdits, RecordedEdit
-from .send import MAX_FLOOD_WAIT, delivery_failure
+from .render import render_answered
+from .send import MAX_FLOOD_WAIT, TelegramSender, delivery_failure
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,22 @@ LATER_TRIES = 3  # background attempts after the first one failed transiently
 #: The background attempts: 1 s, 2 s, 4 s apart, never sooner than Telegram's flood wait (and a
 #: flood wait over ``MAX_FLOOD_WAIT`` is Telegram telling us to stop).
 LATER_RETRIES = RetryPolicy(first=1.0, attempts=1 + LATER_TRIES, longest_wait=MAX_FLOOD_WAIT)
+
+
+@dataclass
+class TapReply:
+    """How to answer a tap (``answerCallbackQuery``), and what to do once it is answered."""
+
+    text: str | None = None
+    alert: bool = False
+    then: list[tuple[str, Effect]] = field(default_factory=list)
+
+
+def answered_edit(
+    sender: TelegramSender, request: HumanInputRequest, chat_id: str, message_id: str, line: str
+) -> tuple[str, Effect]:
+    """The effect that shows a question as answered (or dismissed): the question and the line."""
+    return ("editMessageText", RecordedEdit(sender, chat_id, message_id, render_answered(request, line)))
 
 
 class AfterAck:

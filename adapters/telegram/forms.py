@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from telegram import Message
 
-from clarigate.agent.protocol import HumanInputRequest, ui_text
+from clarigate.agent.protocol import ui_text
 from clarigate.gateway.boundary.messages import (
     AnswerStatus,
     Conversation,
@@ -35,8 +34,7 @@ from clarigate.gateway.flow.answers import answered_line
 
 from . import callback_data as cb
 from . import wizard
-from .deferred import RecordedEdit
-from .effects import AfterAck, Effect
+from .effects import AfterAck, Effect, TapReply, answered_edit
 from .receive import written_time
 from .render import TelegramMessage, escape, render_answered, render_question, render_wizard
 from .send import TelegramSender
@@ -60,15 +58,6 @@ async def note_said(state: AdapterState, conversation: Conversation, ref: Messag
     noted: they answer out of turn and do not take the form's place."""
     if ref is not None and conversation.is_direct:
         await state.set_json(latest_key(ref.chat_id, conversation.topic), ref.message_id, LATEST_TTL)
-
-
-@dataclass
-class TapReply:
-    """How to answer a tap (``answerCallbackQuery``), and what to do once it is answered."""
-
-    text: str | None = None
-    alert: bool = False
-    then: list[tuple[str, Effect]] = field(default_factory=list)
 
 
 class Forms:
@@ -112,17 +101,32 @@ class Forms:
         return TapReply(then=then)
 
     async def step(
-        self, view: PendingView, who: Sender, code: str, event_id: str, chat_id: str, message_id: str
+        self,
+        view: PendingView,
+        who: Sender,
+        tap: cb.ButtonAction,
+        event_id: str,
+        chat_id: str,
+        message_id: str,
     ) -> TapReply:
-        """A form button: applied to this person's wizard. With none (it ended, or never began)
-        the tap starts over as "Fill in" would, unless they closed the form themselves (``/cancel``,
-        ``/new``): a tap sent before they saw it closed is told so, and opens nothing."""
+        """A form button, applied to this person's wizard if drawn for them on the step they are on;
+        one for a step they left (tapped twice) changes nothing. One drawn for someone else's form
+        (the message shows whoever's was drawn last; its values were theirs) applies nothing: it
+        shows the tapper's form, as "Fill in" would, as any tap does with no wizard, unless they
+        closed it themselves (``/cancel``, ``/new``): a tap sent before they saw that opens nothing.
+        (A button drawn before buttons said whose step they were is applied as then.)"""
         state = await self._load(view.request.request_id, who.user_id)
-        if state is not None:
-            return await self.tap(view, who, code, event_id, state)
-        if await self._closed_by(view, who):
+        foreign = tap.owner is not None and tap.owner != who.user_id
+        if state is not None and not foreign:
+            if tap.step not in (None, state.step) and not state.has_applied(event_id):
+                return TapReply(ui_text("wizard_step_gone", view.request.locale), True)
+            return await self.tap(view, who, tap.action, event_id, state)
+        if state is None and await self._closed_by(view, who):
             return TapReply(ui_text("form_closed", view.request.locale), True)
-        return await self.open(view, who, chat_id, message_id)
+        opened = await self.open(view, who, chat_id, message_id)
+        if foreign and opened.text is None:
+            opened.text, opened.alert = ui_text("wizard_not_yours", view.request.locale), True
+        return opened
 
     async def tap(
         self, view: PendingView, who: Sender, code: str, event_id: str, state: WizardState
@@ -390,10 +394,3 @@ class Forms:
         pointer = await self.gateway.state.get_json(wizard.active_key(state.chat_id, state.user_id))
         if pointer and pointer.get("request_id") == state.request_id:
             await self.gateway.state.delete(wizard.active_key(state.chat_id, state.user_id))
-
-
-def answered_edit(
-    sender: TelegramSender, request: HumanInputRequest, chat_id: str, message_id: str, line: str
-) -> tuple[str, Effect]:
-    """The effect that shows a question as answered (or dismissed): the question and the line."""
-    return ("editMessageText", RecordedEdit(sender, chat_id, message_id, render_answered(request, line)))

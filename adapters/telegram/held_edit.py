@@ -25,8 +25,8 @@ from clarigate.gateway.boundary.port import GatewayPort
 
 from . import callback_data as cb
 from . import wizard
-from .effects import AfterAck, Effect
-from .forms import Forms, TapReply, answered_edit
+from .effects import AfterAck, Effect, TapReply, answered_edit
+from .forms import Forms
 from .migration import reply_point
 from .render import TelegramMessage, escape, held_yes_label, render_held_edit
 from .send import TelegramSender

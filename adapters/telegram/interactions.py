@@ -29,10 +29,10 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.port import GatewayPort
 
 from . import callback_data as cb
-from .confirms import Confirms, go_ahead_index
-from .effects import AfterAck
+from .confirms import Confirms, go_ahead_index, not_their_pick
+from .effects import AfterAck, TapReply, answered_edit
 from .ephemeral import EphemeralNotes
-from .forms import Forms, TapReply, answered_edit
+from .forms import Forms
 from .held_edit import HeldEdits
 from .receive import remember_chain, sender_of
 from .render import render_other_prompt
@@ -121,16 +121,28 @@ class Interactions:
         if code == cb.OTHER:
             return await self._ask_other(view, who, message_id, query.id)
         if wizard_step:
-            return await self.forms.step(view, who, code, query.id, chat_id, message_id)
+            return await self.forms.step(view, who, action, query.id, chat_id, message_id)
         if code == cb.RESTORE or go_ahead_index(view.request, code) is not None:
             return await self.confirms.tap(view, who, code, chat_id, message_id)
-        return await self._choose(view, who, code, query.id, chat_id, message_id)
+        return await self._choose(view, who, action, query.id, chat_id, message_id)
 
     async def _choose(
-        self, view: PendingView, who: Sender, code: str, event_id: str, chat_id: str, message_id: str
+        self,
+        view: PendingView,
+        who: Sender,
+        tap: cb.ButtonAction,
+        event_id: str,
+        chat_id: str,
+        message_id: str,
     ) -> TapReply:
-        """An option or Confirm/Cancel: submit it; on success the message shows the answer."""
-        request = view.request
+        """An option or Confirm/Cancel: submit it; on success the message shows the answer.
+
+        A "⚠️ Yes: …" answers only for the person whose pick it confirms (``Confirms.tap`` drew it
+        for them): anyone else's tap, or one on a button drawn before buttons said whose pick they
+        confirm, answers nothing (they pick an option themselves)."""
+        request, code = view.request, tap.action
+        if (refusal := not_their_pick(request, tap, who)) is not None:
+            return refusal
         answer = InboundAnswer(
             sender=who, event_id=event_id, token=view.token, conversation=view.conversation
         )

@@ -132,12 +132,13 @@ def confirm_label(request: HumanInputRequest, index: int) -> str:
     return "⚠️ " + ui_text("confirm_yes", request.locale, option=_button_label(option))
 
 
-def render_confirm(request: HumanInputRequest, token: str, index: int) -> TelegramMessage:
-    """The question after a tap on a go-ahead option: only "⚠️ Yes: …" answers; "◀ Go back"
-    brings the question's own keyboard back (Telegram has no confirm dialog of its own)."""
+def render_confirm(request: HumanInputRequest, token: str, index: int, picker: str) -> TelegramMessage:
+    """The question after ``picker``'s tap on a go-ahead option: only their "⚠️ Yes: …" answers;
+    "◀ Go back" brings the question's own keyboard back (Telegram has no confirm dialog of its own)."""
     option = request.options[index - 1].label if index else ui_text("confirm", request.locale)
     line = escape(ui_text("confirm_option", request.locale, option=_short(option.strip())))
-    yes = _button(confirm_label(request, index), token, f"{cb.CONFIRM_PREFIX}{index}")
+    code = f"{cb.CONFIRM_PREFIX}{index}"
+    yes = InlineKeyboardButton(confirm_label(request, index), callback_data=cb.encode(token, code, picker))
     back = _button(f"◀ {ui_text('confirm_deny', request.locale)}", token, cb.RESTORE)
     ask = f"\n\n⚠️ {line}"
     head = _fit(question_html(request), MAX_MESSAGE_CHARS - len(ask))  # the ask is never cut away
@@ -221,7 +222,7 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     rows = _step_buttons(current, state, request.locale)
     nav = []
     if state.step > 0:
-        nav.append(_button(f"◀ {ui_text('back', locale)}", state.token, cb.STEP_BACK))
+        nav.append(_step_button(f"◀ {ui_text('back', locale)}", state, cb.STEP_BACK))
     nav += _go_on_buttons(request, current, state)
     if nav:
         rows.append(nav)
@@ -238,29 +239,28 @@ def _go_on_buttons(
     buttons = []
     if current.default is not None:
         # the field shows its default: kept, another value typed or chosen, or (a form's) emptied
-        buttons.append(_button(f"{ui_text('keep', locale)} ▶", state.token, cb.STEP_KEEP))
+        buttons.append(_step_button(f"{ui_text('keep', locale)} ▶", state, cb.STEP_KEEP))
         value = state.values.get(current.name)
         if has_value and wizard.is_blank(value):  # emptied: go on so
-            buttons.append(_button(f"{ui_text('skip', locale)} ▶", state.token, cb.STEP_SKIP))
+            buttons.append(_step_button(f"{ui_text('skip', locale)} ▶", state, cb.STEP_SKIP))
         elif has_value and value != current.default:
-            buttons.append(_button(f"{ui_text('next', locale)} ▶", state.token, cb.STEP_SKIP))
+            buttons.append(_step_button(f"{ui_text('next', locale)} ▶", state, cb.STEP_SKIP))
     elif has_value:  # keep what is there (after Back, or Edit from the summary) and go on
-        buttons.append(_button(f"{ui_text('next', locale)} ▶", state.token, cb.STEP_SKIP))
+        buttons.append(_step_button(f"{ui_text('next', locale)} ▶", state, cb.STEP_SKIP))
     elif not current.required:
-        buttons.append(_button(f"{ui_text('skip', locale)} ▶", state.token, cb.STEP_SKIP))
+        buttons.append(_step_button(f"{ui_text('skip', locale)} ▶", state, cb.STEP_SKIP))
     if has_value and not wizard.is_blank(state.values[current.name]) and wizard.may_clear(request, current):
-        buttons.append(_button(f"⌫ {ui_text('clear', locale)}", state.token, cb.STEP_CLEAR))
+        buttons.append(_step_button(f"⌫ {ui_text('clear', locale)}", state, cb.STEP_CLEAR))
     return buttons
 
 
 def _step_buttons(current: FormField, state: WizardState, locale: Any) -> list[list[InlineKeyboardButton]]:
-    token = state.token
     labels = [o.label for o in current.options]
     if current.type == "select":
         picked = state.values.get(current.name)
         buttons = [
-            _button(
-                ("✓ " if o.value == picked else "") + _button_label(o.label), token, f"{cb.STEP_SELECT}{i}"
+            _step_button(
+                ("✓ " if o.value == picked else "") + _button_label(o.label), state, f"{cb.STEP_SELECT}{i}"
             )
             for i, o in enumerate(current.options, start=1)
         ]
@@ -268,19 +268,19 @@ def _step_buttons(current: FormField, state: WizardState, locale: Any) -> list[l
     if current.type == "multi_select":
         chosen = state.values.get(current.name) or []
         buttons = [
-            _button(
-                ("✓ " if o.value in chosen else "") + _button_label(o.label), token, f"{cb.STEP_TOGGLE}{i}"
+            _step_button(
+                ("✓ " if o.value in chosen else "") + _button_label(o.label), state, f"{cb.STEP_TOGGLE}{i}"
             )
             for i, o in enumerate(current.options, start=1)
         ]
-        finish = _button(f"{ui_text('done', locale)} ✔", token, cb.STEP_DONE)
+        finish = _step_button(f"{ui_text('done', locale)} ✔", state, cb.STEP_DONE)
         return _rows(buttons, labels) + [[finish]]
     if current.type == "checkbox":
         ticked = state.values.get(current.name)  # the current answer is marked ✓
         return [
             [
-                _button(("✓ " if ticked is True else "") + ui_text("yes", locale), token, cb.STEP_YES),
-                _button(("✓ " if ticked is False else "") + ui_text("no", locale), token, cb.STEP_NO),
+                _step_button(("✓ " if ticked is True else "") + ui_text("yes", locale), state, cb.STEP_YES),
+                _step_button(("✓ " if ticked is False else "") + ui_text("no", locale), state, cb.STEP_NO),
             ]
         ]
     return []
@@ -295,13 +295,15 @@ def _summary(request: HumanInputRequest, state: WizardState) -> TelegramMessage:
         lines.append(f"• {escape(form_field.label)}: {escape(_short(shown))}")
     if state.notice:
         lines.append(f"⚠️ {escape(state.notice)}")
-    token = state.token
     rows = [
         [
-            _button(f"✅ {ui_text('submit', locale)}", token, cb.SUMMARY_SUBMIT),
-            _button(f"✏️ {ui_text('edit', locale)}", token, cb.SUMMARY_EDIT),
+            _step_button(f"✅ {ui_text('submit', locale)}", state, cb.SUMMARY_SUBMIT),
+            _step_button(f"✏️ {ui_text('edit', locale)}", state, cb.SUMMARY_EDIT),
         ],
-        [_button(f"◀ {ui_text('back', locale)}", token, cb.STEP_BACK), *_decline_row(request, token)],
+        [
+            _step_button(f"◀ {ui_text('back', locale)}", state, cb.STEP_BACK),
+            *_decline_row(request, state.token),
+        ],
     ]
     return TelegramMessage(_fit("\n".join(lines)), InlineKeyboardMarkup(rows))
 
@@ -335,6 +337,12 @@ def _decline_row(request: HumanInputRequest, token: str) -> list[InlineKeyboardB
 def _button(text: str, token: str, action: str) -> InlineKeyboardButton:
     """A button whose payload is the short ``token|action`` code."""
     return InlineKeyboardButton(text, callback_data=cb.encode(token, action))
+
+
+def _step_button(text: str, state: WizardState, action: str) -> InlineKeyboardButton:
+    """A button of the form as ``state`` shows it: its tap counts only for that person, on that
+    step (``forms.Forms.step``: one message shows whoever's form was drawn last)."""
+    return InlineKeyboardButton(text, callback_data=cb.encode(state.token, action, state.user_id, state.step))
 
 
 def _short(text: str, limit: int = 200) -> str:

@@ -111,10 +111,10 @@ def test_telegram_the_destructive_tap_only_asks_wherever_it_is(layout: str) -> N
     for index, b in enumerate(buttons, 1):
         code = cb.decode(b["callback_data"]).action  # type: ignore[union-attr]
         assert go_ahead_index(request, code) == (position if index == position else None)
-    confirm = render_confirm(request, TOKEN, position)
+    confirm = render_confirm(request, TOKEN, position, "111")  # drawn for the person who picked it
     rows = [[b.to_dict() for b in row] for row in confirm.reply_markup.inline_keyboard]  # type: ignore[union-attr]
     assert rows == [
-        [{"text": "⚠️ Yes: Yes, delete everything", "callback_data": f"{TOKEN}|Y{position}"}],
+        [{"text": "⚠️ Yes: Yes, delete everything", "callback_data": f"{TOKEN}|Y{position}:111"}],
         [{"text": "◀ Go back", "callback_data": f"{TOKEN}|R"}],
     ]
     assert "Go ahead with “Yes, delete everything”?" in confirm.text

@@ -32,4 +32,17 @@ TELEGRAM_WORDS: dict[str, dict[Locale, str]] = {
         "meant for this step.",
         "zh": "在显示此步骤之前写的消息未被采用：如果它是此步骤的答案，请重新发送。",
     },
+    # a tap on a form step's button (adapters/telegram/forms.py ``step``) drawn for a step the
+    # person's form has left (a second tap, sent before the message changed): nothing is changed
+    "wizard_step_gone": {
+        "en": "That button belongs to a step your form has left: nothing was changed. Use the buttons "
+        "it shows now.",
+        "zh": "该按钮属于您的表单已离开的步骤：没有做任何更改。请使用表单现在显示的按钮。",
+    },
+    # a tap on a form step's button drawn for someone else's form (the message shows whoever's form
+    # was drawn last): nothing is changed, and the message shows the tapper's own form
+    "wizard_not_yours": {
+        "en": "That showed someone else's form: your tap changed nothing. Your own form is shown now.",
+        "zh": "刚才显示的是别人的表单：您的点击没有更改任何内容。现在显示的是您自己的表单。",
+    },
 }
