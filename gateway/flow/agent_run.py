@@ -30,7 +30,8 @@ from clarigate.gateway.flow.feedback import FeedbackTarget, ask_feedback
 from clarigate.gateway.flow.files_out import file_items
 from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, live_key
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
-from clarigate.gateway.flow.outage import KeptNotice, through_outage, wait_for_store
+from clarigate.gateway.flow.one_question import CloseQuestion, OneQuestion
+from clarigate.gateway.flow.outage import KeptNotice, through_outage
 from clarigate.gateway.flow.progress import WorkingIndicator
 from clarigate.gateway.flow.speaker import run_metadata, speaker_for
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
@@ -90,11 +91,14 @@ async def ensure_held(handle: JobHandle) -> None:
 class AgentRun:
     """Runs the agent for a turn and adds what it said to the turn's items."""
 
-    def __init__(self, config: GatewayConfig, store: Store, runner: AgentRunner, outbox: Outbox) -> None:
+    def __init__(
+        self, config: GatewayConfig, store: Store, runner: AgentRunner, outbox: Outbox, close: CloseQuestion
+    ) -> None:
         self.config = config
         self.store = store
         self.runner = runner
         self.outbox = outbox
+        self.questions = OneQuestion(store, outbox, close, config.delivery_budget_seconds)
 
     async def run(
         self,
@@ -337,7 +341,8 @@ class AgentRun:
         raise HandBack(job.inbound_id)
 
     async def _ask(self, conv: Conversation, thread_id: str, output: Any, sender: Sender, turn: Turn) -> None:
-        """Record the agent's question as pending and add it to what the turn delivers."""
+        """Record the agent's question as the thread's open one (the one it replaces closes:
+        ``OneQuestion``) and add it to what the turn delivers."""
         request = output.request
         set_log_context(request_id=request.request_id)
         await ensure_held(turn.handle)  # before the record: a superseded run must not ask
@@ -352,9 +357,7 @@ class AgentRun:
             created_at=now,
             expires_at=now + self.config.pending_ttl_seconds,
         )
-        # the agent has run: its question is saved through a store outage, never asked again
-        budget = self.config.delivery_budget_seconds
-        await wait_for_store(lambda: self.store.save_pending(record), self.outbox, turn.handle, budget)
+        await self.questions.save(record, sender, turn.handle)  # through a store outage
         metrics.ASKED.inc()
         fallback = output.fallback_text or request.question
         turn.add(ClarificationOut(request=request, fallback_text=fallback, token=record.token))

@@ -200,12 +200,19 @@ def from_someone_else(record: PendingRecord, sender: Sender, text: str) -> str:
     (the agent reads it right after its question), in the language of the message, else of the
     question. The asker's own message (or one in a thread anyone may answer) is left as it is."""
     asker = record.asked_by
-    if asker is None or asker.user_id == sender.user_id or record.policy == "anyone":
+    if asker is None or not asked_of_someone_else(record, sender):
         return text
     locale = text_locale(text) or record.request.locale
     who, asked = cut(one_line(sender.label), NAME_CHARS), cut(one_line(asker.label), NAME_CHARS)
     note = ui_text("run_from_other", locale, who=who, asker=asked)
     return f"{note}\n\n{text}" if text else note
+
+
+def asked_of_someone_else(record: PendingRecord, sender: Sender) -> bool:
+    """True when ``record`` is someone else's question to ``sender``: asked of another person,
+    in a conversation where only its asker may answer it."""
+    asker = record.asked_by
+    return asker is not None and asker.user_id != sender.user_id and record.policy != "anyone"
 
 
 def may_type_answer(record: PendingRecord, msg: InboundMessage) -> bool:

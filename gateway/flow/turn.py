@@ -28,17 +28,16 @@ from clarigate.agent.interrupts import parse_request_id
 from clarigate.gateway.boundary.messages import (
     AnswerJob,
     ClarificationClosed,
-    ClarificationOut,
     Conversation,
     InboundMessage,
     MessageJob,
-    Sender,
     TextReply,
 )
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.agent_run import AgentRun, Turn, ensure_held
 from clarigate.gateway.flow.answers import (
     answered_line,
+    asked_of_someone_else,
     from_someone_else,
     may_type_answer,
     view_of,
@@ -85,7 +84,7 @@ class Dispatcher:
         self.control = control  # conversation control (gateway/flow/commands.py)
         self.on_done = on_done  # told each inbound id completed here
         self.deliverer = Deliverer(config, store, outbox)
-        self.agent_run = AgentRun(config, store, runner, outbox)
+        self.agent_run = AgentRun(config, store, runner, outbox, control.close_question)
         self.typed = TypedAnswers(config, store, outbox, control, self.agent_run)
 
     async def handle(self, handle: JobHandle) -> None:
@@ -240,7 +239,8 @@ class Dispatcher:
         if msg.said_to_others:
             return  # no answer after all (someone answered first): still said to the others
         left_open = await self._left_open(pending, msg)
-        turn.may_answer = left_open is None  # someone else's question stays open: not theirs
+        # someone else's question stays open: not theirs (their own written before it was, still is)
+        turn.may_answer = left_open is None or not asked_of_someone_else(left_open, msg.sender)
         cap = self.config.agent.max_image_bytes
         if pending is None:
             images = await fetch_images(self.outbox, msg, cap)
@@ -253,9 +253,8 @@ class Dispatcher:
         text = message_text(msg)
         if left_open is not None:
             text = from_someone_else(left_open, msg.sender, text)
+        # a question the run asks replaces ``left_open``, which closes then (``OneQuestion``)
         await self.agent_run.run(conv, thread_id, text, None, msg.sender, turn, images.shown)
-        if left_open is not None:
-            await self._close_if_replaced(left_open, msg.sender, turn)
 
     async def _set_aside(self, msg: InboundMessage, turn: Turn) -> bool:
         """True when ``msg``, with nothing the agent can read (``nothing_to_read``), is set aside:
@@ -287,13 +286,6 @@ class Dispatcher:
             await self.control.close_question(pending, msg.sender, "superseded")
             return None
         return pending
-
-    async def _close_if_replaced(self, record: PendingRecord, sender: Sender, turn: Turn) -> None:
-        """A thread has one open question: when the run asked a new one, ``record`` (left open
-        while it ran) closes as replaced, and a later click on it says so."""
-        asked = [item for item in turn.items if isinstance(item, ClarificationOut)]
-        if any(item.request.request_id != record.request_id for item in asked):
-            await self.control.close_question(record, sender, "replaced")
 
     async def _answer(self, job: AnswerJob, turn: Turn) -> None:
         conv = turn.conversation = job.conversation

@@ -4,7 +4,10 @@ test_sender_name.py has the names) and the kind of conversation."""
 
 from __future__ import annotations
 
-from clarigate.adapters.testing import ScriptedRunner
+import asyncio
+
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.agent.harness import TurnOutput
 
 from .conftest import MakeWorld
 
@@ -30,3 +33,28 @@ async def test_the_speaker_names_the_person_and_the_kind_of_conversation(make_wo
     assert reply is not None and reply["sender"]["user_id"] == "U8"
     assert reply["conversation"]["chat_type"] == "channel" and reply["conversation"]["thread"] == top
     assert unknown is not None and unknown["conversation"]["chat_type"] is None
+
+
+async def test_my_own_message_written_while_the_agent_thought_is_not_someone_elses(make_world: MakeWorld):
+    thinking = asyncio.Event()
+
+    async def script(turn: Turn) -> TurnOutput:
+        if turn.text == "build":
+            await thinking.wait()
+            return asking(choice_request("Which framework?", ["React", "Vue"]))
+        return ScriptedRunner().script(turn)
+
+    runner = ScriptedRunner(script)
+    world = await make_world(runner)
+    _, ts = await world.user.mention("build", user="U1")
+    for _ in range(100):
+        if runner.calls:
+            break
+        await asyncio.sleep(0.02)
+    # written before the question was asked: more context, not its answer, and her question stays hers
+    await world.user.channel_message("with TypeScript please", user="U1", thread_ts=ts)
+    thinking.set()
+    await world.settle()
+    second = runner.calls[1]
+    assert second.text == "with TypeScript please" and second.response is None
+    assert second.speaker is not None and second.speaker["sender"]["may_answer"] is True

@@ -1,0 +1,48 @@
+"""A conversation has one open question: the agent's new question replaces the thread's older one.
+
+A question a run asks is saved as its agent thread's open question (``Store.save_pending``). The
+question that pointer held, asked of anyone and still open (another member's request ran over
+it, or an answer's run crossed another member's request), closes then as ``replaced`` for
+everyone, as a new message closes one as superseded (``Control.close_question``): its message is
+shown closed, and a later click on it says so, naming the one the newer question is for. Saving
+the question is the one step every path that asks goes through (a request, a typed or clicked
+answer, a Cancel's or ``/cancel``'s declined answer), so none leaves two questions open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from clarigate.agent.protocol import DeclineReason
+from clarigate.gateway.boundary.messages import Sender
+from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.flow.outage import wait_for_store
+from clarigate.gateway.jobs.handle import JobHandle
+from clarigate.gateway.store.base import PendingRecord, Store
+
+#: Closes a question without an answer (``Control.close_question``).
+CloseQuestion = Callable[[PendingRecord, Sender, DeclineReason], Awaitable[object]]
+
+
+class OneQuestion:
+    """Saves the agent's questions, closing the one each replaces."""
+
+    def __init__(self, store: Store, outbox: Outbox, close: CloseQuestion, within: float) -> None:
+        self.store = store
+        self.outbox = outbox
+        self.close = close
+        self.within = within  # how long a store outage is waited out (the agent has run)
+
+    async def save(self, record: PendingRecord, sender: Sender, handle: JobHandle) -> None:
+        """Save ``record`` as its thread's open question; the open one it replaces closes as
+        ``replaced`` (``sender`` is the one the new question is for). Each step is waited out
+        through a store outage: the agent has run, and its question is never asked again."""
+        thread_id = record.thread_id
+        older = await wait_for_store(
+            lambda: self.store.pending_for_thread(thread_id), self.outbox, handle, self.within
+        )
+        await wait_for_store(lambda: self.store.save_pending(record), self.outbox, handle, self.within)
+        if older is not None and older.request_id != record.request_id:
+            await wait_for_store(
+                lambda: self.close(older, sender, "replaced"), self.outbox, handle, self.within
+            )
