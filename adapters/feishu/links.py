@@ -83,9 +83,9 @@ def _inline(state: StateCore) -> None:
             state.md.inline.parse(token.content, state.md, state.env, token.children)
 
 
-def _parser(indented_code: bool) -> MarkdownIt:
+def _parser(indented_code: bool, tables: bool = False) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False})
-    md.enable("strikethrough")
+    md.enable(["strikethrough", "table"] if tables else "strikethrough")
     md.disable(["autolink", "html_inline", "html_block"])  # "<…>" is text: "<" is escaped after
     if not indented_code:
         md.disable("code")
@@ -97,9 +97,13 @@ def _parser(indented_code: bool) -> MarkdownIt:
     return md
 
 
-#: Two readings: Feishu documents fenced code only, so whether it takes an indented line for code
-#: (where CommonMark does) is not known; a link either finds is judged.
+#: Two readings: whether Feishu takes an indented line for code (where CommonMark does) is not
+#: sure (its rich text guide says so now, older pages list fenced code only); a link either finds
+#: is judged.
 _READINGS = (_parser(indented_code=False), _parser(indented_code=True))
+#: Where code is, read with and without tables too (Feishu's guide lists GFM tables: a row is cut
+#: into cells at its "|" before the code spans in them are read, so they can differ).
+_CODE_READINGS = (*_READINGS, _parser(indented_code=False, tables=True), _parser(True, tables=True))
 
 
 def safe_links(text: str) -> str:
@@ -135,6 +139,51 @@ def _once(text: str) -> str:
         return _without(source, cuts)
     shown = _LOOSE.sub(lambda found: "]" if _in_code(found.start(), code) else "]\u200b", source)
     return text if shown == source else shown
+
+
+def code_places(source: str, spans: bool = True) -> bytearray:
+    """Which characters of ``source`` (``clean`` already) every reading shows as code (1; else
+    0): a code span's (unless ``spans`` is False), a code block's lines (its fence lines aside).
+    In a reading with tables, nothing in a table's rows is code: what is code in its cells is left
+    to no reading's guess."""
+    starts = [0]
+    for line in source.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    shown = bytearray(b"\x01") * len(source)
+    for reading in _CODE_READINGS if "|" in source else _READINGS:
+        env: dict[str, Any] = {_FOUND: [], _CODE: []}
+        tokens = reading.parse(source, env)
+        code = bytearray(len(source))
+        for first, stop in (_code_lines(token) for token in tokens):
+            _mark(code, starts[first], starts[stop], 1)
+        for block, start, end in env[_CODE] if spans else ():
+            span = _mapped(block, (start, end), source, starts)
+            if span:
+                _mark(code, span[0], span[1], 1)
+        for token in tokens:
+            if token.type == "table_open" and token.map:
+                _mark(code, starts[token.map[0]], starts[token.map[1]], 0)
+        both = int.from_bytes(shown, "big") & int.from_bytes(code, "big")
+        shown = bytearray(both.to_bytes(len(source), "big"))
+    return shown
+
+
+def _mark(places: bytearray, start: int, end: int, value: int) -> None:
+    """``places[start:end]`` (cut to its length) set to ``value``."""
+    end = min(end, len(places))
+    if start < end:
+        places[start:end] = bytes([value]) * (end - start)
+
+
+def _code_lines(token: Token) -> tuple[int, int]:
+    """The lines of a code block ``token`` holds its code on (first, past the last); (0, 0) for
+    any other token."""
+    if token.map is None or token.type not in ("fence", "code_block"):
+        return 0, 0
+    first = token.map[0] + (token.type == "fence")  # a fence's opening line: its info, not code
+    content = token.content
+    lines = content.count("\n") + bool(content and not content.endswith("\n"))  # the last may have no end
+    return first, min(first + lines, token.map[1])
 
 
 def _cut(block: Token, at: tuple[int, ...], source: str, starts: list[int]) -> list[tuple[int, int]]:

@@ -3,8 +3,10 @@
 Pure functions and a small in-process ledger; the calls are in ``send.py``, the flow in
 ``adapter.py``. Model text is untrusted on every update: it is escaped as the final reply is
 (``escape_markdown``: no ``<at …>`` ever reaches Feishu, nor a link to an unsafe scheme), status
-lines included; a link still being written at the end is held back until it is closed, so its
-target is judged whole (``unfinished_link``) and what is shown only grows.
+lines included, but as typed out (a streaming card shows an update's text a part at a time: a
+code span's ``<`` is the entity too, until the final reply); a link still being written at the
+end is held back until it is closed, so its target is judged whole (``unfinished_link``) and what
+is shown only grows.
 
 CardKit (the ``card`` mode): a card entity (JSON 2.0, ``config.streaming_mode`` on) with one
 markdown element, ``ANSWER_ELEMENT``, whose whole text is sent on each update
@@ -71,11 +73,9 @@ def live_markdown(view: LiveView) -> str:
     """The card markdown of a live view: the answer so far (escaped, at most ``LIVE_CHARS``: its
     latest part past that; a link still being written held back), then the status line
     ("🔧 Searching the docs…") when there is one."""
-    text = escape_markdown(latest(view.text[: unfinished_link(view.text)]).rstrip())
-    status = escape_markdown(view.status) if view.status else ""
-    if text and status:
-        return f"{text}\n\n{status}"
-    return text or status or notice("working_status", view.locale)
+    text = latest(view.text[: unfinished_link(view.text)]).rstrip()
+    shown = "\n\n".join(part for part in (text, view.status) if part)  # escaped as one: read as one
+    return escape_markdown(shown, typed=True) or notice("working_status", view.locale)
 
 
 def latest(text: str) -> str:

@@ -2,8 +2,11 @@
 
 Card markdown interprets tags such as ``<at id=all></at>``, ``<at user_id="…">``,
 ``<font>`` and ``<link>``: model text must never ping everyone or a person, so
-every ``<`` becomes the entity Feishu renders as a literal ``<``. A link or image to a scheme
-other than http(s)/mailto is shown as its label alone (``links.safe_links``).
+every ``<`` becomes the entity Feishu renders as a literal ``<``, but in code. Feishu's guide
+(rich text, JSON 2.0) reads card markdown as CommonMark, where a code span or block shows what it
+holds as written: no tag there, and an entity there would be shown as "&#60;". So a ``<`` that
+every reading of the text (``links.code_places``) takes for code is left as written. A link or
+image to a scheme other than http(s)/mailto is shown as its label alone (``links.safe_links``).
 
 A long reply is cut between the blocks the shared parser (``clarigate.adapters.markdown``)
 finds, so a code block cut in two is fenced again on both sides, as on Slack and Telegram.
@@ -16,15 +19,15 @@ import re
 from clarigate.agent.protocol.graphemes import boundary_before, shorten
 
 from ..code_cut import CodeCut, cut_in_code, unwritten_fence
-from ..markdown import Block, Renderer
-from .links import safe_links
+from ..markdown import Block, Renderer, clean, parse
+from .links import code_places, safe_links
 
 #: Feishu renders this entity as a plain "<", so tags in model text stay text.
 _LT_ENTITY = "&#60;"
 
-#: The first character of a fence run (``code_cut.unwritten_fence``) as the entity Feishu shows as
-#: that character (its card Markdown guide's table of escapes), so the run is text and opens nothing.
-_FENCE_ENTITY = {"`": "&#96;", "~": "&#126;"}
+_LT = re.compile("<")
+#: What stands for the text before model text on its line (``inline_markdown``): a paragraph's.
+_LEAD = "x "
 
 #: Replies are split into cards of at most this many characters (cards allow ~30 KB;
 #: CJK text is 3 bytes a character, JSON escaping adds a little).
@@ -42,15 +45,70 @@ _OPENS_PART = "/=?#&_-(+~"
 _CONTINUES = re.compile(r"[/?#&=]|\.\w")
 
 
-def escape_markdown(text: str) -> str:
+def escape_markdown(text: str, typed: bool = False) -> str:
     """``text`` with every tag neutralized, so it cannot mention anyone or restyle the card, and
     every link to an unsafe scheme (``javascript:``, ``lark://``…) shown as its label alone.
 
     A space is put between a bare URL and CJK text it runs into, or the link would swallow it
-    (CJK text that is part of the address, ``…/wiki/中文``, stays in it).
+    (CJK text that is part of the address, ``…/wiki/中文``, stays in it); in code, none.
+    ``typed``: the card may show a part of the text at a time (a streaming card types out what an
+    update added), and a code span is code only once its closing backtick is shown: then only a
+    code block keeps its ``<`` as written.
     """
-    escaped = _URL_TOKEN.sub(_space_before_prose, safe_links(text)).replace("<", _LT_ENTITY)
-    return safe_links(escaped)  # "&#60;" can make a link's target of what "<" kept from being one
+    return _escaped(clean(text), spans=not typed)
+
+
+def inline_markdown(text: str) -> str:
+    """``escape_markdown`` of text put after other text on its line (in ``**…**``, after a
+    mention): its first line goes on a paragraph, never opens a code block."""
+    return _escaped(_LEAD + clean(text), spans=True).removeprefix(_LEAD)
+
+
+def clip(markdown: str, limit: int) -> str:
+    """Card markdown (escaped already) cut to ``limit`` characters (``cut``): a ``<`` the cut
+    leaves outside code (its span's closing backtick cut off) becomes the entity."""
+    shown = cut(markdown, limit)
+    if "<" not in shown or shown == markdown:
+        return shown
+    before, after = code_places(markdown), code_places(shown)
+    return _LT.sub(lambda lt: _LT_ENTITY if before[lt.start()] > after[lt.start()] else "<", shown)
+
+
+def _escaped(text: str, spans: bool) -> str:
+    """``text`` (``clean``) escaped (``escape_markdown``); ``spans``: a code span is code."""
+    spaced = _spaced(safe_links(text), spans)
+    for _ in range(3):  # "&#60;" can make a link's target of what "<" kept from being one
+        escaped = safe_links(_tags_as_text(spaced, spans))
+        if escaped == spaced:  # every "<" left is code, every link safe
+            return escaped
+        spaced = escaped
+    return escaped.replace("<", _LT_ENTITY)  # the text kept changing: no "<" left at all
+
+
+def _tags_as_text(text: str, spans: bool) -> str:
+    """``text`` with every ``<`` outside code as ``_LT_ENTITY`` (in code, as written)."""
+    if "<" not in text:
+        return text
+    if "`" not in text and "~" not in text:  # no code span, no fence: no code in every reading
+        return text.replace("<", _LT_ENTITY)
+    code = code_places(text, spans)
+    return _LT.sub(lambda lt: "<" if code[lt.start()] else _LT_ENTITY, text)
+
+
+def _spaced(text: str, spans: bool) -> str:
+    """``text`` with a space where CJK prose runs into a bare URL (``_space_before_prose``),
+    outside code: code shows as written (``print("见https://x.cn说明")``)."""
+    code: bytearray | None = None
+
+    def space(found: re.Match[str]) -> str:
+        nonlocal code
+        shown = _space_before_prose(found)
+        if shown == found.group(0) or ("`" not in text and "~" not in text):
+            return shown
+        code = code_places(text, spans) if code is None else code
+        return found.group(0) if code[found.start()] else shown
+
+    return _URL_TOKEN.sub(space, text)
 
 
 def _space_before_prose(found: re.Match[str]) -> str:
@@ -178,14 +236,31 @@ def _cut_prose(text: str, limit: int, first: int) -> list[str]:
 
 
 def _rest(text: str, start: int) -> str:
-    """``text`` from ``start`` on, the white space there dropped. Cut mid-line before an inline
-    "```" (or "~~~"), the rest would start with a fence the text did not have
-    (``code_cut.unwritten_fence``): its first character is then an entity (``_FENCE_ENTITY``), so
-    the card shows the characters as written."""
+    """``text`` from ``start`` on, the white space there dropped. Cut mid-line, the rest could
+    start a line with what the text had inside one: an inline "```" (or "~~~") would open a code
+    block the text did not have (``code_cut.unwritten_fence``), a "#", "-", "+", "*", ">" or "1."
+    would make a heading, a list item, a quote or a rule of the next card's first line. Its first
+    character is then the entity Feishu shows as that character (``_entity``), so the card shows
+    the characters as written, as text."""
     rest = text[start:].lstrip()
-    if not unwritten_fence(text, rest):
-        return rest
-    return _FENCE_ENTITY[rest[0]] + rest[1:]
+    at = len(text) - len(rest)
+    mid_line = bool(text[text.rfind("\n", 0, at) + 1 : at].strip())  # text before it on its line
+    if unwritten_fence(text, rest) or (mid_line and _opens_block(rest)):
+        return _entity(rest[0]) + rest[1:]
+    return rest
+
+
+def _opens_block(rest: str) -> bool:
+    """True when the first line of ``rest`` starts a block other than a paragraph (a code fence
+    aside: ``unwritten_fence`` judges those, which the text may have opened there)."""
+    tokens = parse(rest.split("\n", 1)[0])
+    return bool(tokens) and tokens[0].type not in ("paragraph_open", "fence")
+
+
+def _entity(char: str) -> str:
+    """``char`` as the numeric entity Feishu's card Markdown guide escapes a marker with
+    ("&#35;" for "#"): shown as the character, never read as a marker."""
+    return f"&#{ord(char)};"
 
 
 def _cut_fitting(text: str, room: int) -> tuple[int, str, CodeCut | None]:

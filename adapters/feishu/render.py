@@ -37,7 +37,7 @@ from .actions import (
     input_default,
     option_action,
 )
-from .markup import cut, escape_markdown, preview, split_reply
+from .markup import clip, cut, escape_markdown, inline_markdown, preview, split_reply
 
 #: Feishu rejects a card message whose request body is above 30 KB; the card travels
 #: in it as a JSON string, so that is what is measured, with room left for the rest.
@@ -150,7 +150,7 @@ def question_elements(request: HumanInputRequest) -> list[dict[str, Any]]:
     elements = []
     if request.context:
         elements.append(markdown(request.context))
-    elements.append({"tag": "markdown", "content": f"{icon} **{escape_markdown(request.question)}**"})
+    elements.append({"tag": "markdown", "content": f"{icon} **{inline_markdown(request.question)}**"})
     return elements
 
 
@@ -230,7 +230,7 @@ def risk_buttons(request: HumanInputRequest, token: str) -> list[dict[str, Any]]
 def field_label(f: FormField, locale: Locale) -> dict[str, str]:
     """The bold label above a form component, marked required or optional."""
     mark = ui_text("required" if f.required else "optional", locale)
-    return {"tag": "markdown", "content": f"**{escape_markdown(f.label)}** ({mark})"}
+    return {"tag": "markdown", "content": f"**{inline_markdown(f.label)}** ({mark})"}
 
 
 def field_component(f: FormField, index: int, token: str, locale: Locale) -> dict[str, Any]:
@@ -377,7 +377,7 @@ def render_answered(request: HumanInputRequest, answered_line: str, answered_by:
     card = make_card(elements, summary=request.question)
     if card_size(card) <= CARD_LIMIT_BYTES:
         return card
-    return make_card([markdown(cut(request.question, 500)), {"tag": "markdown", "content": cut(line, 2000)}])
+    return make_card([markdown(cut(request.question, 500)), {"tag": "markdown", "content": clip(line, 2000)}])
 
 
 def render_reply(text: str) -> list[Card]:
@@ -396,5 +396,5 @@ def render_notice(text: str, to: str | None = None) -> Card:
     text's own tags stay neutralized, so it mentions no one else)."""
     element = markdown(text)
     if to and _OPEN_ID.fullmatch(to):
-        element["content"] = f"<at id={to}></at> {element['content']}"
+        element["content"] = f"<at id={to}></at> {inline_markdown(text)}"
     return make_card([element], summary=text)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from markdown_it import MarkdownIt
+
 
 def walk(node: Any) -> Iterator[dict[str, Any]]:
     """Every component in a card (depth first), containers included."""
@@ -75,3 +77,37 @@ def is_text_fallback(card: dict[str, Any]) -> bool:
     labels = {b["text"]["content"] for b in components(card, "button")}
     others = [c for c in walk(card["body"]) if c.get("tag") in ("form", "select_static", "input", "checker")]
     return not others and labels <= {"Cancel", "取消"}
+
+
+def _feishu_reader(indented_code: bool, tables: bool) -> MarkdownIt:
+    """Card markdown as Feishu's guide (rich text, JSON 2.0) says it is read: CommonMark but its
+    HTML blocks, with inline HTML (tags such as ``<at id=all></at>``), strikethrough and tables;
+    indented code read or not (the link check reads both ways)."""
+    md = MarkdownIt("commonmark", {"html": True}).enable("strikethrough").disable("html_block")
+    if tables:
+        md.enable("table")
+    return md if indented_code else md.disable("code")
+
+
+_FEISHU_READERS = [_feishu_reader(i, t) for i in (False, True) for t in (False, True)]
+
+
+def tags_read(markdown: str) -> list[str]:
+    """Every tag or ``<…>`` autolink any of those readings takes from card markdown (not code)."""
+    found = []
+    for reader in _FEISHU_READERS:
+        for token in reader.parse(markdown):
+            for child in token.children or []:
+                if child.type == "html_inline" or (child.type == "link_open" and child.markup == "autolink"):
+                    found.append(child.content or str(child.attrs.get("href")))
+    return found
+
+
+def code_read(markdown: str) -> list[str]:
+    """What card markdown shows as code, each span or block as it holds it (CommonMark, tables)."""
+    code = []
+    for token in _FEISHU_READERS[3].parse(markdown):
+        if token.type in ("fence", "code_block"):
+            code.append(token.content)
+        code += [c.content for c in token.children or [] if c.type == "code_inline"]
+    return code

@@ -28,7 +28,7 @@ from clarigate.agent.protocol import (
 
 from ..code_samples import CODE_IN_BLOCKS, CODE_PIECES
 from .card_schema import check_card
-from .cards import components, is_text_fallback, text_of, walk
+from .cards import components, is_text_fallback, tags_read, text_of, walk
 from .events import message_event
 
 KNOWN_TAGS = {
@@ -84,7 +84,7 @@ def check_component_rules(card: dict[str, Any], request: HumanInputRequest) -> N
     for c in walk(card["body"]):
         assert c["tag"] in KNOWN_TAGS, c["tag"]
         if c["tag"] == "markdown":
-            assert "<" not in c["content"]  # no tag from model text survives: no @all, no styling
+            assert tags_read(c["content"]) == []  # no tag from model text survives: no @all, no styling
         if "behaviors" in c:
             value = c["behaviors"][0]["value"]
             assert value["t"] == TOKEN and re.fullmatch(r"o\d+|sel|other|otx|form|yes|x|chk", value["a"])
@@ -251,13 +251,13 @@ def _parse(markdown: str) -> list[Token]:
 
 def _code_and_text(markdown: str) -> tuple[str, str]:
     """What a card shows as code and as text (read as CommonMark, entities as the characters they
-    show), white space and item numbers aside."""
+    show), white space and item numbers aside (one written as an entity is text: "&#49;. x")."""
     code, text = [], []
     for token in _parse(markdown):
         if token.type in ("fence", "code_block"):
             code.append(token.content)
         elif token.type == "inline":  # "4. next" after a paragraph's last line is its text
-            text.append(re.sub(r"(?m)^[0-9]{1,9}[.)](?=\s|$)", "", html.unescape(token.content)))
+            text.append(html.unescape(re.sub(r"(?m)^[0-9]{1,9}[.)](?=\s|$)", "", token.content)))
     return re.sub(r"\s", "", "".join(code)), re.sub(r"\s", "", "".join(text))
 
 
