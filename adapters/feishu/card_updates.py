@@ -21,6 +21,7 @@ from typing import Any
 
 from clarigate.agent.protocol import ui_text
 from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import Conversation
 from clarigate.gateway.boundary.outage import unreachable
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,18 @@ def clicked_card(event: dict[str, Any]) -> tuple[str, str]:
     message_id = context.get("open_message_id") if isinstance(context, dict) else None
     language = value.get("l") if isinstance(value, dict) else None
     return str(message_id or ""), str(language or "")
+
+
+def clicked_conversation(event: dict[str, Any], platform: str) -> Conversation | None:
+    """Where a click's card is, for a note about a click no question is behind (a 👍/👎, a question
+    gone): replying to the card in its chat (``context.open_chat_id``), in a group in its thread;
+    None when the callback does not say."""
+    context = event.get("context")
+    chat_id = context.get("open_chat_id") if isinstance(context, dict) else None
+    message_id, _ = clicked_card(event)
+    if not (isinstance(chat_id, str) and chat_id and message_id):
+        return None
+    return Conversation(platform=platform, chat_id=chat_id, reply_to=message_id)
 
 
 def reply_card(reply: dict[str, Any] | None) -> dict[str, Any] | None:

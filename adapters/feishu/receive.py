@@ -30,7 +30,7 @@ from clarigate.gateway.boundary.port import GatewayPort
 from clarigate.gateway.runtime.metrics import INBOUND_EVENTS
 
 from .actions import read_card_action
-from .card_updates import ANSWER_SECONDS, CardUpdate, CardUpdates, clicked_card
+from .card_updates import ANSWER_SECONDS, CardUpdate, CardUpdates, clicked_card, clicked_conversation
 from .content import ALL_KEY, MalformedEvent, mention_open_id, read_content
 from .feedback import record_vote, vote_of
 from .legacy import (
@@ -320,18 +320,18 @@ class FeishuReceiver:
 
     async def tell_late(self, header: dict[str, Any], event: dict[str, Any], refusal: str) -> None:
         """A click's refusal that came after it was answered "being handled" (the toast that would
-        have said it is gone): said to the clicker where the question was asked, in a group to them
-        alone, once however often Feishu delivers the click (its id keys the note)."""
+        have said it is gone): said to the clicker where the question was asked (a click no question
+        is behind, a 👍/👎: under the clicked card), in a group to them alone, once however often
+        Feishu delivers the click (its id keys the note)."""
         value = event["action"].get("value")  # the action was read already: it is an object
         token = value.get("t") if isinstance(value, dict) else None
         view = await self.gateway.pending_by_token(str(token)) if token else None
-        if view is None or self.notify is None:
+        where = view.conversation if view is not None else clicked_conversation(event, PLATFORM)
+        if where is None or self.notify is None:
             log.info("feishu: a click's late refusal has no conversation to be said in")
             return
         text = f"{catalog.icon('warning')} {refusal}"
-        await self.notify(
-            view.conversation, self._operator(event).user_id, text, interaction_id(header, event)
-        )
+        await self.notify(where, self._operator(event).user_id, text, interaction_id(header, event))
 
     def _operator(self, event: dict[str, Any]) -> Sender:
         """Who clicked (``event.operator.open_id``); MalformedEvent when it is missing."""

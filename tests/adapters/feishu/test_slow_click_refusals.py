@@ -12,7 +12,7 @@ from clarigate.adapters.feishu import card_updates
 from clarigate.adapters.testing import ScriptedRunner
 
 from .cards import button, is_interactive, payload, text_of
-from .events import card_action
+from .events import card_action, message_event
 from .test_scenarios import agent, ask
 from .test_slow_core import PENDING_EN, card_updates_of, held
 
@@ -93,3 +93,23 @@ async def test_a_slow_click_that_counts_posts_no_note(make_bot, monkeypatch):
     await slow_click(bot, monkeypatch, card_action(payload(button(card, "Vue")), message_id=message_id))
     assert "Answered by" in card_updates_of(bot.api, message_id)[0]
     assert all("⚠️" not in note for _, note in notes_after(bot, since))  # the reply to "Vue" only
+
+
+async def test_a_slow_vote_that_cannot_count_is_told_to_the_voter_under_the_answer(make_bot, monkeypatch):
+    # no question behind a 👍/👎: the refusal is said where the clicked card is, replying to it
+    monkeypatch.setattr(card_updates, "CALLBACK_WAIT_SECONDS", 0.2)
+    bot = await make_bot(ScriptedRunner(agent), streaming="off")
+    await bot.deliver(message_event("hello", user="ou_bob", message_id="om_root", mention_bot=True, **GROUP))
+    await bot.gateway.drain(timeout=20)
+    answer_id = list(bot.api.cards)[-1]
+    since = len(bot.api.posted())
+
+    gate = held(bot.gateway, "submit_feedback", monkeypatch)
+    vote = card_action({"t": "gone", "a": "v+", "l": "en"}, chat="oc_group", message_id=answer_id)
+    assert await bot.click(vote) == {"toast": {"type": "info", "content": PENDING_EN}}
+    gate.set()
+    await bot.adapter.receiver.cards.settle()
+
+    [(path, note)] = notes_after(bot, since)
+    assert answer_id in path  # under the answer rated, in its thread
+    assert note == "<at id=ou_alice></at> ⚠️ This answer can no longer be rated."
