@@ -19,6 +19,9 @@ _ENTITIES = {"amp": "&", "lt": "<", "gt": ">"}
 _USER_IDS = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:(//)?", re.IGNORECASE)
 _DECODED_MENTION = re.compile(r"@([UW][A-Z0-9]+)(?![A-Za-z0-9])")
+#: Slack's special mentions: a broadcast (``<!here>``, ``<!channel>``, ``<!everyone>``, a label
+#: after ``|`` in older messages) or a user group (``<!subteam^S123|@oncall>``); not ``<!date^…>``.
+_GROUP_MENTION = re.compile(r"<!(?:here|channel|everyone|subteam\^[A-Z0-9]+)(?:\|[^>]*)?>")
 
 
 def unescape(text: str) -> str:
@@ -29,6 +32,12 @@ def unescape(text: str) -> str:
 def mentioned_user_ids(text: str) -> list[str]:
     """The user ids mentioned in Slack text (``<@U123>``), first mention first, each once."""
     return list(dict.fromkeys(_USER_IDS.findall(text)))
+
+
+def mentions_a_group(text: str) -> bool:
+    """Whether Slack text calls on a group of people: everyone here, in the channel or the
+    workspace, or a user group (what a rich text block's ``broadcast`` and ``usergroup`` become)."""
+    return _GROUP_MENTION.search(text) is not None
 
 
 def name_mentions(decoded: str, names: Mapping[str, str]) -> str:

@@ -1,14 +1,14 @@
 """The channel threads the bot takes part in: a plain reply there (no mention) is for the bot.
 
-The bot takes part in a thread that has an agent thread (the core's thread map,
-``GatewayPort.knows_conversation``) or that someone called it into by a bare mention (a mark in
-the adapter's state, ``thread:<thread key>``, kept a week). Both are in the store: while it is
-unreachable a plain reply cannot be told apart from chatter. It is refused then (Slack delivers
-it again), except on Slack's last delivery, which would be lost: that one is marked
-``only_in_known_thread`` and kept like any last delivery (``gateway/flow/kept.py``). Where its
-job runs, once the store answers, the core looks for an agent thread and then asks
-``known_thread`` for the mark; a reply in a thread the bot takes no part in is dropped there
-without a word, counted as ignored like the chatter it is.
+The bot takes part in a thread that has an agent thread or a job accepted there and not yet
+done (a mention whose run has not started: ``GatewayPort.knows_conversation``), or that someone
+called it into by a bare mention (a mark in the adapter's state, ``thread:<thread key>``, kept a
+week). All are in the store: while it is unreachable a plain reply cannot be told apart from
+chatter. It is refused then (Slack delivers it again), except on Slack's last delivery, which
+would be lost: that one is marked ``only_in_known_thread`` and kept like any last delivery
+(``gateway/flow/kept.py``). Where its job runs, once the store answers, the core looks for an
+agent thread and then asks ``known_thread`` for the mark; a reply in a thread the bot takes no
+part in is dropped there without a word, counted as ignored like the chatter it is.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class KnownThreads:
         return await self.gateway.state.get_json(self._key(conversation)) is not None
 
     async def knows(self, conversation: Conversation) -> bool:
-        """The bot takes part in this thread: it has an agent thread, or was called by a bare mention."""
+        """The bot takes part in this thread: it has an agent thread or a job waiting there
+        (``knows_conversation``), or was called in by a bare mention."""
         return await self.gateway.knows_conversation(conversation) or await self._marked(conversation)
 
     async def for_the_bot(self, parsed: ParsedMessage, last_delivery: bool) -> InboundMessage | None:

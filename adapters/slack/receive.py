@@ -38,7 +38,7 @@ from clarigate.gateway.boundary.messages import (
 )
 
 from ..written import written_at
-from .decode import decode_text
+from .decode import decode_text, mentions_a_group
 from .shared import shared_attachments
 
 PLATFORM = "slack"
@@ -177,8 +177,8 @@ def parse_message_event(
     experience) one per thread of the DM, a top-level message starting one. A channel mention starts a thread
     at the mentioning message (or continues the thread it was written in); a plain
     channel message counts only as a reply in a thread the bot already takes part in; one that
-    mentions people but not the bot is said to them (``said_to_others``: the core ignores it
-    unless it is its writer's typed answer to the thread's question).
+    mentions people or a group (``@here``, a user group) but not the bot is said to them (``said_to_others``:
+    the core ignores it unless it is its writer's typed answer to the thread's question).
     The text is decoded (``decode_text``; ``names`` maps mentioned user ids to names); files and
     messages shared into it (``shared.py``) come as its attachments.
     """
@@ -211,7 +211,7 @@ def parse_message_event(
             *shared_attachments(event, names),  # messages shared into it (``shared.py``)
         ],
         is_mention=kind == "app_mention" or mentions_bot,
-        said_to_others=needs_known_thread and bool(mentioned),  # a plain reply: it cannot name the bot
+        said_to_others=needs_known_thread and (bool(mentioned) or mentions_a_group(text)),  # not the bot
         received_at=written_at(ts),  # when it was posted (its ``ts``), however late it comes
     )
     return ParsedMessage(message, needs_known_thread)

@@ -96,7 +96,8 @@ class GatewayPort(Protocol):
         """
 
     async def knows_conversation(self, conversation: Conversation) -> bool:
-        """True when this chat thread already has an agent thread (the bot takes part)."""
+        """True when the bot takes part in this chat thread: it has an agent thread, or a message
+        accepted there still waits for its run (which makes the agent thread)."""
 
     async def submit_feedback(self, feedback: InboundFeedback) -> FeedbackOutcome:
         """Record a 👍/👎 click under an answer: one vote per person and answer, a second click

@@ -223,8 +223,8 @@ class Gateway:
         return AcceptOutcome.ACCEPTED
 
     async def knows_conversation(self, conversation: Conversation) -> bool:
-        """True when this chat thread already has an agent thread."""
-        return await self.store.has_thread(conversation.thread_key)
+        """True when this chat thread has an agent thread, or a job accepted for it still waits."""
+        return await self.store.has_thread_or_jobs(conversation.thread_key)
 
     # --- GatewayPort: answers -----------------------------------------------------------------
 

@@ -131,6 +131,11 @@ class Store(ABC):
     async def has_thread(self, thread_key: str) -> bool:
         """True when this chat thread is mapped to an agent thread."""
 
+    @abstractmethod
+    async def has_thread_or_jobs(self, thread_key: str) -> bool:
+        """True when this chat thread is mapped to an agent thread or has jobs accepted and not yet
+        completed (its first job makes the agent thread only when it runs); one round trip."""
+
     async def thread_with_pending(
         self, thread_key: str, ttl_seconds: int, state: SavedState | None = None
     ) -> tuple[str, PendingRecord | None]:

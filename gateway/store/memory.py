@@ -52,6 +52,11 @@ class MemoryStore(MemoryJobStream):
         """True when this chat thread is mapped to an agent thread."""
         return self._get(self.keys.thread(thread_key)) is not None
 
+    async def has_thread_or_jobs(self, thread_key: str) -> bool:
+        """The agent thread, or the turnstile's handed-out counter (gone once all are completed)."""
+        keys = (self.keys.thread(thread_key), self.keys.seq(thread_key))
+        return any(self._get(key) is not None for key in keys)
+
     async def thread_of_chat(self, thread_key: str) -> str | None:
         """The agent thread of a chat thread, or None; makes none and leaves the TTL alone."""
         thread_id = self._get(self.keys.thread(thread_key))

@@ -87,6 +87,11 @@ class RedisStore(RedisJobStream):
         """True when this chat thread is mapped to an agent thread."""
         return bool(await self._command("EXISTS", self.keys.thread(thread_key)))
 
+    async def has_thread_or_jobs(self, thread_key: str) -> bool:
+        """The agent thread, or the turnstile's handed-out counter (gone once all are completed)."""
+        keys = (self.keys.thread(thread_key), self.keys.seq(thread_key))
+        return bool(await self._command("EXISTS", *keys))
+
     async def thread_of_chat(self, thread_key: str) -> str | None:
         """The agent thread of a chat thread, or None; makes none and leaves the TTL alone."""
         thread_id = await self._command("GET", self.keys.thread(thread_key))

@@ -136,6 +136,13 @@ async def _has_thread(r: Replay) -> None:
     assert await r.store.has_thread("k")
 
 
+@scenario("has_thread_or_jobs")
+async def _has_thread_or_jobs(r: Replay) -> None:
+    await r.store.accept_job("e1", "message", "e1", "k", {}, 60)
+    r.lose_reply_to(r.key("seq:k"))
+    assert await r.store.has_thread_or_jobs("k")
+
+
 # --- accept and dedupe --------------------------------------------------------------------------
 
 

@@ -40,6 +40,22 @@ async def test_chat_status_sees_the_thread_its_open_question_and_the_outstanding
     assert (await store.chat_status(CHAT.thread_key)).outstanding == 0
 
 
+async def test_a_chat_thread_is_known_from_its_first_accepted_job_until_done_or_by_its_agent_thread(
+    store: Store,
+) -> None:
+    assert not await store.has_thread_or_jobs(CHAT.thread_key)
+    await store.accept_job("e1", "message", "e1", CHAT.thread_key, {}, 60)
+    assert await store.has_thread_or_jobs(CHAT.thread_key)  # waiting: no agent thread yet
+    assert not await store.has_thread(CHAT.thread_key)
+    [job] = await drain(store)
+    await store.complete_job(job)  # done without making an agent thread (dropped, say)
+    assert not await store.has_thread_or_jobs(CHAT.thread_key)
+    await store.thread_for_chat(CHAT.thread_key, 3600)
+    assert await store.has_thread_or_jobs(CHAT.thread_key)
+    await store.accept_job("c1", "command", "c1", "slack:T1:C1:other#control", {}, 60)
+    assert not await store.has_thread_or_jobs("slack:T1:C1:other")  # another lane's job
+
+
 async def test_other_lanes_of_a_chat_do_not_count_as_its_waiting_messages(store: Store) -> None:
     await store.accept_job("c1", "command", "c1", CHAT.thread_key + "#control", {}, 60)
     assert (await store.chat_status(CHAT.thread_key)).outstanding == 0
