@@ -26,7 +26,7 @@ RESTORE = "R"  # "◀ Go back" on the confirm keyboard: the question's own keybo
 
 # The decision a held approval's Edit form offers once its edit was dropped (``held_edit``).
 HELD_APPROVE = "A"  # "⚠️ Approve": asks again before it counts
-HELD_APPROVE_YES = "AY"  # "⚠️ Yes: Approve": the form submitted as it showed
+HELD_APPROVE_YES = "AY"  # "⚠️ Yes: Approve" (AY:{owner}): the form submitted as it showed
 HELD_BACK = "AB"  # "◀ Go back": "⚠️ Approve" and "Edit" again
 HELD_EDIT = (HELD_APPROVE, HELD_APPROVE_YES, HELD_BACK)
 

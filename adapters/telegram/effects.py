@@ -21,11 +21,13 @@ from typing import Any
 from telegram.error import TelegramError
 
 from clarigate.agent.protocol import HumanInputRequest
-from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
 from clarigate.gateway.boundary.retry import RetryPolicy
 
 from .deferred import DeferredEdits, RecordedEdit
-from .render import render_answered
+from .receive import remember_chain
+from .render import TelegramMessage, render_answered
 from .send import MAX_FLOOD_WAIT, TelegramSender, delivery_failure
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,20 @@ def answered_edit(
 ) -> tuple[str, Effect]:
     """The effect that shows a question as answered (or dismissed): the question and the line."""
     return ("editMessageText", RecordedEdit(sender, chat_id, message_id, render_answered(request, line)))
+
+
+def posted_note(
+    sender: TelegramSender, state: AdapterState, where: Conversation, note: TelegramMessage
+) -> tuple[str, Effect]:
+    """The effect that posts a note of the adapter's own ("That form is closed.", an approval's
+    edit dropped) in ``where`` and links it to ``where``'s reply chain in a group: a reply to the
+    note stays in that conversation, as a reply to any of the bot's messages does."""
+
+    async def post() -> None:
+        sent = await sender.post(where, note)
+        await remember_chain(state, where, str(sent.message_id))
+
+    return ("sendMessage", post)
 
 
 class AfterAck:

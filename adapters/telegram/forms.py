@@ -34,7 +34,7 @@ from clarigate.gateway.flow.answers import answered_line
 
 from . import callback_data as cb
 from . import wizard
-from .effects import AfterAck, Effect, TapReply, answered_edit
+from .effects import AfterAck, Effect, TapReply, answered_edit, posted_note
 from .receive import written_time
 from .render import TelegramMessage, escape, render_answered, render_question, render_wizard
 from .send import TelegramSender
@@ -253,8 +253,9 @@ class Forms:
         if pending:
             words += " " + ui_text("form_reopen", language)
         where = conversation.model_copy(update={"reply_to": str(message.message_id)})
-        note = TelegramMessage(escape(words))
-        await self.after_ack.run("sendMessage", lambda: self.sender.post(where, note))
+        await self.after_ack.run(
+            *posted_note(self.sender, self.gateway.state, where, TelegramMessage(escape(words)))
+        )
         return True
 
     # --- closing ---------------------------------------------------------------------------

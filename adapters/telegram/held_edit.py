@@ -7,7 +7,10 @@ edit only: their entries are forgotten, the form's message offers the decision a
 as it is; "Edit", the form again from the current values) and they are told so. Nothing is answered
 and nothing runs: the core never hears that ``/cancel`` (it would tell them to pick one of the
 approval's options, which its Edit form does not show). "⚠️ Approve" asks again before it counts,
-as the approval's own go-ahead does (``confirms``); "⚠️ Yes: Approve" submits the form as it showed.
+as the approval's own go-ahead does (``confirms``); "⚠️ Yes: Approve" submits the form as it showed,
+tapped by the person whose "⚠️ Approve" drew it (nobody else: nobody approves in one tap). The
+note saying the edit was dropped, as the form's "That form is closed.", joins the conversation's
+reply chain: a reply to it in a group stays in that conversation (``effects.posted_note``).
 A form tap sent before the ``/cancel`` and delivered after it reopens nothing ("That form is closed.").
 An Edit form asked again (an edit it could not take) shows the person's values, not the calls':
 no "⚠️ Approve" could stand for the approval there, and its ``/cancel`` is the gateway's as before.
@@ -25,7 +28,7 @@ from clarigate.gateway.boundary.port import GatewayPort
 
 from . import callback_data as cb
 from . import wizard
-from .effects import AfterAck, Effect, TapReply, answered_edit
+from .effects import AfterAck, Effect, TapReply, answered_edit, posted_note
 from .forms import Forms
 from .migration import reply_point
 from .render import TelegramMessage, escape, held_yes_label, render_held_edit
@@ -83,25 +86,37 @@ class HeldEdits:
         words = ui_text("held_edit_dropped", request.locale, approve=approve, edit=edit, new="/new")
         quoted = reply_point(str(message.chat_id), str(message.message_id), conversation.chat_id)
         where = conversation.model_copy(update={"reply_to": quoted})
-        note = TelegramMessage(escape(words))
-        await self.after_ack.run("sendMessage", lambda: self.sender.post(where, note))
+        note = TelegramMessage(escape(words))  # a reply to it stays in this conversation
+        await self.after_ack.run(*posted_note(self.sender, self.gateway.state, where, note))
         return True
 
     async def tap(
-        self, view: PendingView, who: Sender, code: str, event_id: str, chat_id: str, message_id: str
+        self,
+        view: PendingView,
+        who: Sender,
+        tap: cb.ButtonAction,
+        event_id: str,
+        chat_id: str,
+        message_id: str,
     ) -> TapReply:
-        """ "⚠️ Approve" (asks again), "◀ Go back" or "⚠️ Yes: Approve" on a held approval's Edit form."""
-        request = view.request
+        """ "⚠️ Approve" (asks again), "◀ Go back" or "⚠️ Yes: Approve" on a held approval's Edit form.
+
+        "⚠️ Yes: Approve" counts only for the person whose "⚠️ Approve" drew it (the button says
+        whose it is): nobody approves in one tap what someone else started."""
+        request, code = view.request, tap.action
         if not is_held_edit(request):
             return TapReply()  # not a button of this question
-        if code == cb.HELD_APPROVE_YES:
+        if code == cb.HELD_APPROVE_YES and tap.owner == who.user_id:
             return await self._approve(view, who, event_id, chat_id, message_id)
         refusal = await self.gateway.may_answer(view, who, expect_typing=False)
         if refusal is not None:
             return TapReply(refusal.message, True)
-        asking = code == cb.HELD_APPROVE
-        shown = self._edit(chat_id, message_id, render_held_edit(request, view.token, asking))
-        hint = ui_text("confirm_tap", request.locale, yes=held_yes_label(request)) if asking else None
+        if code == cb.HELD_APPROVE_YES:  # someone else's, or drawn for no one: it answers nothing
+            approve = ui_text("approve", request.locale)
+            return TapReply(ui_text("confirm_not_yours", request.locale, option=approve), True)
+        picker = who.user_id if code == cb.HELD_APPROVE else None
+        shown = self._edit(chat_id, message_id, render_held_edit(request, view.token, picker))
+        hint = ui_text("confirm_tap", request.locale, yes=held_yes_label(request)) if picker else None
         return TapReply(hint, then=[("editMessageText", shown)])
 
     async def _approve(

@@ -102,7 +102,7 @@ class Interactions:
         if code == cb.DECLINE:
             return await self._decline(view, who, query.id, chat_id, message_id)
         if code in cb.HELD_EDIT:  # the decision a held approval's Edit form offers once dropped
-            return await self.held.tap(view, who, code, query.id, chat_id, message_id)
+            return await self.held.tap(view, who, action, query.id, chat_id, message_id)
         # Only the buttons this question was rendered with act: a payload made for another
         # kind of question (forged, or from a buggy client) must not answer this one.
         is_form = view.request.input_mode == "form"

@@ -150,16 +150,18 @@ def held_yes_label(request: HumanInputRequest) -> str:
     return "⚠️ " + ui_text("confirm_yes", request.locale, option=ui_text("approve", request.locale))
 
 
-def render_held_edit(request: HumanInputRequest, token: str, asking: bool = False) -> TelegramMessage:
+def render_held_edit(request: HumanInputRequest, token: str, picker: str | None = None) -> TelegramMessage:
     """A held approval's Edit form once its edit was dropped (``held_edit``): the question with
-    "⚠️ Approve" (as it is) and "Edit" (the form again); ``asking``: after "⚠️ Approve", its
-    confirm keyboard ("⚠️ Yes: Approve", "◀ Go back"), as the approval's own go-ahead asks."""
+    "⚠️ Approve" (as it is) and "Edit" (the form again); after ``picker``'s "⚠️ Approve", its
+    confirm keyboard ("⚠️ Yes: Approve", which only they can tap, and "◀ Go back"), as the
+    approval's own go-ahead asks (``render_confirm``)."""
     locale = request.locale
-    if not asking:
+    if picker is None:
         approve = _button(f"⚠️ {ui_text('approve', locale)}", token, cb.HELD_APPROVE)
         edit = _button(ui_text("edit", locale), token, cb.FORM)
         return TelegramMessage(render_question(request, token).text, InlineKeyboardMarkup([[approve, edit]]))
-    yes = _button(held_yes_label(request), token, cb.HELD_APPROVE_YES)
+    yes_data = cb.encode(token, cb.HELD_APPROVE_YES, picker)
+    yes = InlineKeyboardButton(held_yes_label(request), callback_data=yes_data)
     back = _button(f"◀ {ui_text('confirm_deny', locale)}", token, cb.HELD_BACK)
     ask = f"\n\n⚠️ {escape(ui_text('confirm_option', locale, option=ui_text('approve', locale)))}"
     head = _fit(question_html(request), MAX_MESSAGE_CHARS - len(ask))  # the ask is never cut away

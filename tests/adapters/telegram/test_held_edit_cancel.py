@@ -42,9 +42,10 @@ def _fresh() -> None:
 
 
 @pytest.fixture
-async def held(bot_api: Any, tmp_path: Path, redis_prefix: str) -> Any:
+async def held(request: pytest.FixtureRequest, bot_api: Any, tmp_path: Path, redis_prefix: str) -> Any:
     """The bench: ``delete_records(**tools.ARGS)`` needs an approval that allows approve and edit
-    only; the agent then says what the person said last."""
+    only; the agent then says what the person said last (the gateway's settings: the test's
+    indirect parameter, if any)."""
     script = tmp_path / "script.yaml"
     script.write_text(
         yaml.safe_dump([tools.DELETE_TURN, {"content": "Finished: {last_user}"}], sort_keys=False)
@@ -57,7 +58,7 @@ async def held(bot_api: Any, tmp_path: Path, redis_prefix: str) -> Any:
     )
     runner = LangGraphRunner(settings)
     store = redis_store(redis_prefix)
-    tg = await open_bench(bot_api, store, runner)
+    tg = await open_bench(bot_api, store, runner, **getattr(request, "param", {}))
     yield tg
     await tg.close()
     await runner.aclose()
@@ -197,6 +198,33 @@ async def test_in_a_group_only_its_asker_decides_once_her_edit_is_dropped(held: 
     assert [tools.typed(c) for c in tools.CALLS] == [tools.typed(tools.ARGS)]
 
 
+@pytest.mark.parametrize("held", [{"answer_policy": "anyone"}], indirect=True)
+async def test_where_anyone_may_answer_her_approve_is_confirmed_by_her_alone(held: Any, bot_api: Any) -> None:
+    """Anyone in the group may answer, yet nobody approves in one tap: Bob's tap on the
+    "⚠️ Yes: Approve" that Alice's "⚠️ Approve" drew answers nothing (nor one forged without her)."""
+    await held.deliver(mention_update("clean up the test data", ALICE, GROUP))
+    await held.deliver(_tap(bot_api, _asked(bot_api, "delete_records"), "Edit", ALICE, GROUP))
+    form = _asked(bot_api, "Edit the arguments")
+    await held.deliver(_tap(bot_api, form, "Fill in", ALICE, GROUP))
+    await held.deliver(command_update("/cancel", ALICE, chat=GROUP, reply_to=bot_message(form, GROUP)))
+    assert _shown(bot_api, form, GROUP["id"])[1] == ["⚠️ Approve", "Edit"]
+
+    await held.deliver(_tap(bot_api, form, "Approve", ALICE, GROUP))  # Alice's first step
+    asking = _shown(bot_api, form, GROUP["id"])
+    assert asking[1] == ["⚠️ Yes: Approve", "◀ Go back"]
+    mine = catalog.text("confirm_not_yours", option="Approve")
+    await held.deliver(_tap(bot_api, form, "Yes: Approve", BOB, GROUP))  # Bob: one tap
+    assert bot_api.of("answerCallbackQuery")[-1].params["text"] == mine
+    token = json.loads(bot_api.messages[(GROUP["id"], form)][1])["inline_keyboard"][0][0]["callback_data"]
+    await held.deliver(callback_update(token.split("|")[0] + "|AY", form, BOB, GROUP))  # drawn for no one
+    assert bot_api.of("answerCallbackQuery")[-1].params["text"] == mine
+    assert _shown(bot_api, form, GROUP["id"]) == asking and tools.CALLS == []
+
+    await held.deliver(_tap(bot_api, form, "Yes: Approve", ALICE, GROUP))  # her second step
+    assert [tools.typed(c) for c in tools.CALLS] == [tools.typed(tools.ARGS)]
+    assert "✅" in _shown(bot_api, form, GROUP["id"])[0]
+
+
 async def test_an_edit_form_asked_again_offers_no_approve_of_the_values_it_shows(
     held: Any, bot_api: Any
 ) -> None:
@@ -243,3 +271,48 @@ async def test_a_form_tap_sent_before_the_cancel_reopens_nothing(held: Any, bot_
     assert "1/5 · table" in _shown(bot_api, form)[0]
     await held.deliver(_tap(bot_api, form, "Keep"))
     assert "2/5 · dry_run" in _shown(bot_api, form)[0] and tools.CALLS == []
+
+
+async def _group_edit_dropped(held: Any, bot_api: Any) -> tuple[list[Any], int]:
+    """In the group, Alice's approval's Edit form, her ``/cancel`` (a reply to it) dropping her edit:
+    what the core received so far (her request), and the form's message id."""
+    messages, _ = held.record()
+    await held.deliver(mention_update("clean up the test data", ALICE, GROUP))
+    await held.deliver(_tap(bot_api, _asked(bot_api, "delete_records"), "Edit", ALICE, GROUP))
+    form = _asked(bot_api, "Edit the arguments")
+    await held.deliver(_tap(bot_api, form, "Fill in", ALICE, GROUP))
+    await held.deliver(command_update("/cancel", ALICE, chat=GROUP, reply_to=bot_message(form, GROUP)))
+    assert _shown(bot_api, form, GROUP["id"])[1] == ["⚠️ Approve", "Edit"]
+    return messages, form
+
+
+async def _reply_stays_in_the_chain(held: Any, bot_api: Any, messages: list[Any], note: int) -> None:
+    """Bob's reply to the bot's ``note`` (Telegram's ``reply_to_message``) belongs to the chain of
+    Alice's request: the approval there is still to be answered, no new conversation starts."""
+    asked = len([c for c in bot_api.of("sendMessage") if c.markup])
+    await held.deliver(
+        message_update("what is still open here?", BOB, GROUP, reply_to=bot_message(note, GROUP))
+    )
+    request, reply = messages[0], messages[-1]
+    assert reply.text == "what is still open here?"
+    assert reply.conversation.thread_key == request.conversation.thread_key
+    said = bot_api.of("sendMessage")[-1].params["text"]  # told so, as anyone replying there is
+    assert said == catalog.text("approval_only_asker", who="Alice", new="/new")
+    assert len([c for c in bot_api.of("sendMessage") if c.markup]) == asked and tools.CALLS == []
+
+
+async def test_a_reply_to_the_dropped_edits_note_stays_in_its_conversation(held: Any, bot_api: Any) -> None:
+    messages, _ = await _group_edit_dropped(held, bot_api)
+    note = bot_api.of("sendMessage")[-1]
+    assert note.params["text"] == catalog.text(
+        "held_edit_dropped", approve="⚠️ Approve", edit="Edit", new="/new"
+    )
+    await _reply_stays_in_the_chain(held, bot_api, messages, int(note.result["message_id"]))
+
+
+async def test_a_reply_to_the_form_closed_note_stays_in_its_conversation(held: Any, bot_api: Any) -> None:
+    messages, form = await _group_edit_dropped(held, bot_api)
+    await held.deliver(message_update("orders", ALICE, GROUP, reply_to=bot_message(form, GROUP)))
+    note = bot_api.of("sendMessage")[-1]
+    assert note.params["text"].startswith(catalog.text("form_closed"))
+    await _reply_stays_in_the_chain(held, bot_api, messages, int(note.result["message_id"]))
