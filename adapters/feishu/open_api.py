@@ -38,6 +38,7 @@ import threading
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -59,6 +60,11 @@ RATE_LIMITED_CODE = 99991400
 RATE_LIMITED_400_CODES = {230020}
 #: The tenant token is invalid or expired; lark-oapi would keep sending its cached one for hours.
 TOKEN_REJECTED_CODES = {99991663, 99991664, 99991665, 99991668}
+#: The tenant-token endpoint (``auth/v3/tenant_access_token/internal``) refusing the app's
+#: credentials, which no retry changes: 10003 "invalid param" (an app id or secret that is empty
+#: or malformed), 10014 "app secret invalid" (or "app id not exists"). lark-oapi raises them as
+#: ``ObtainAccessTokenException`` with Feishu's code.
+CREDENTIALS_REFUSED_CODES = {10003, 10014}
 #: "Access denied": the app lacks every scope the API accepts.
 SCOPE_MISSING_CODE = 99991672
 #: Connections kept open per host: as many as calls can run at once (asyncio's default thread pool).
@@ -250,9 +256,11 @@ class OpenApiClient:
         body: dict[str, Any] | None,
         queries: list[tuple[str, str]] | None = None,
         whole: bool = False,
+        quiet: bool = False,
     ) -> dict[str, Any]:
         """One API call (``method``: ``GET``, ``POST``…; no retry: see ``_call``); its ``data`` (or the
-        whole answer with ``whole``)."""
+        whole answer with ``whole``). ``quiet``: a failure gets no WARNING line here (the caller
+        writes the one line of it)."""
 
         def send() -> Any:  # in a worker thread, where lark-oapi may still be loading
             from lark_oapi.core.enum import AccessTokenType, HttpMethod
@@ -270,9 +278,11 @@ class OpenApiClient:
             )
             return self.client.request(request)
 
-        return await self._call(f"{method} {uri}", send, whole=whole)
+        return await self._call(f"{method} {uri}", send, whole=whole, quiet=quiet)
 
-    async def _call(self, label: str, send: Callable[[], Any], whole: bool = False) -> dict[str, Any]:
+    async def _call(
+        self, label: str, send: Callable[[], Any], whole: bool = False, quiet: bool = False
+    ) -> dict[str, Any]:
         """Run ``send`` (a lark-oapi call) once, in a worker thread on the pool; returns the answer's
         ``data`` (or the whole answer with ``whole``), or raises ``FeishuApiError`` classified.
 
@@ -283,22 +293,32 @@ class OpenApiClient:
         """
         for renewed in (False, True):
             try:
-                return await self._once(label, send, whole, may_renew=not renewed)
+                return await self._once(label, send, whole, may_renew=not renewed, quiet=quiet)
             except _TokenRejected:
                 self.forget_token()
         raise AssertionError("unreachable: a renewed token is not renewed again")  # pragma: no cover
 
     async def _once(
-        self, label: str, send: Callable[[], Any], whole: bool, may_renew: bool
+        self, label: str, send: Callable[[], Any], whole: bool, may_renew: bool, quiet: bool = False
     ) -> dict[str, Any]:
         """One call: its ``data``, or a classified ``FeishuApiError`` (``_TokenRejected`` to renew)."""
         status, code, wait = None, None, None
+        warn = log.debug if quiet else log.warning
         try:
             response = await asyncio.to_thread(self._pooled, send)
         except requests.RequestException as exc:
-            kind, problem = "network", f"network: {exc}"
+            kind, problem = "network", f"network: {network_reason(exc)}"
         except Exception as exc:  # token endpoint trouble surfaces as SDK exceptions or bad JSON
-            kind, problem = "server_error", f"token or SDK: {exc}"
+            code = credentials_refused(exc)
+            if code is None:
+                kind, problem = "server_error", f"token or SDK: {exc}"
+            else:
+                PLATFORM_API_ERRORS.labels("feishu", "client_error").inc()
+                log_platform_call("feishu", label, f"refused: tenant token code {code}")
+                said = getattr(exc, "msg", "")
+                problem = f"Feishu refused the app's credentials (tenant token: code {code}, {said})"
+                warn("feishu %s: %s", label, problem)
+                raise FeishuApiError(f"{label}: {problem}", None, code) from None
         else:
             status, code = response.raw.status_code, response.code
             answer = parse_answer(response.raw.content)
@@ -319,11 +339,11 @@ class OpenApiClient:
             else:
                 PLATFORM_API_ERRORS.labels("feishu", "client_error").inc()
                 log_platform_call("feishu", label, f"refused: HTTP {status} code {code} msg {feishu_msg!r}")
-                log.warning("feishu %s refused: HTTP %s code %s msg %r", label, status, code, feishu_msg)
+                warn("feishu %s refused: HTTP %s code %s msg %r", label, status, code, feishu_msg)
                 raise FeishuApiError(f"{label}: {problem}", status, code)
         PLATFORM_API_ERRORS.labels("feishu", kind).inc()
         log_platform_call("feishu", label, f"failed: {kind}")
-        log.warning("feishu %s failed (%s)", label, problem)
+        warn("feishu %s failed (%s)", label, problem)
         raise FeishuApiError(f"{label}: {problem}", status, code, permanent=False, retry_after=wait)
 
     def forget_token(self) -> None:
@@ -331,6 +351,29 @@ class OpenApiClient:
         from lark_oapi.core.token.manager import TokenManager
 
         TokenManager.cache.set(f"self_tenant_token:{self.client._config.app_id}", "", 0)
+
+
+def credentials_refused(exc: BaseException) -> int | None:
+    """Feishu's code when ``exc`` is the tenant-token endpoint refusing the app's credentials
+    (lark-oapi's ``ObtainAccessTokenException``: a code of ``CREDENTIALS_REFUSED_CODES``), else None."""
+    code = getattr(exc, "code", None)
+    return code if isinstance(code, int) and code in CREDENTIALS_REFUSED_CODES else None
+
+
+def network_reason(exc: requests.RequestException) -> str:
+    """What the network did, in a few words and the host (urllib3's nested reprs left out):
+    ``Connection refused (open.feishu.cn)``, ``timed out (…)``."""
+    host = urlsplit(str(getattr(exc.request, "url", "") or "")).netloc
+    reason = "timed out" if isinstance(exc, requests.Timeout) else type(exc).__name__
+    cause: BaseException | None = exc
+    for _ in range(8):  # requests' error, urllib3's MaxRetryError (its .reason), …, the socket's
+        if cause is None:
+            break
+        if isinstance(cause, OSError) and cause.strerror and not isinstance(exc, requests.Timeout):
+            reason = cause.strerror
+        following = getattr(cause, "reason", None)
+        cause = following if isinstance(following, BaseException) else cause.__cause__ or cause.__context__
+    return f"{reason} ({host})" if host else reason
 
 
 def parse_answer(content: bytes | None) -> dict[str, Any]:

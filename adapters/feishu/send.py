@@ -268,7 +268,9 @@ class FeishuSender(OpenApiClient):
 
     async def bot_open_id(self) -> str | None:
         """The bot's own open_id (to tell mentions of the bot from others), None if unknown."""
-        raw = await self.call("GET", "/open-apis/bot/v3/info", None, whole=True)
+        raw = await self.call(
+            "GET", "/open-apis/bot/v3/info", None, whole=True, quiet=True
+        )  # the caller says it
         bot = raw.get("bot")
         return str(bot["open_id"]) if isinstance(bot, dict) and bot.get("open_id") else None
 

@@ -44,6 +44,19 @@ class FeishuSettings(PlatformSettings):
         """The app id and its secret (the verification token and encrypt key are optional)."""
         return bool(self.app_id) and self.app_secret is not None
 
+    def startup_problems(self) -> list[str]:
+        """A webhook with nothing to check requests by: anyone could post events as any user.
+        The encrypt key (signature) or the verification token (Feishu's plain mode) will do; the
+        long connection exposes no webhook."""
+        if self.mode == "webhook" and not self.encrypt_key and not self.verification_token:
+            return [
+                "webhook mode (feishu.mode, FEISHU_MODE) without FEISHU_ENCRYPT_KEY or "
+                "FEISHU_VERIFICATION_TOKEN: POST /feishu/events cannot tell Feishu's requests from "
+                "anyone's; set FEISHU_ENCRYPT_KEY (and FEISHU_VERIFICATION_TOKEN), "
+                "or FEISHU_MODE=long_connection"
+            ]
+        return []
+
     async def identity(self) -> str | None:
         """The app id: configured, so no call is needed."""
         return f"app {self.app_id}" if self.app_id else None

@@ -86,7 +86,8 @@ class Startup:
             self.state = REFUSED
             log.error(
                 "feishu: Feishu refused to tell the bot's identity (%s): no group message counts as "
-                "addressed to the bot; check the app's credentials and its bot capability, then restart",
+                "addressed to the bot; check the app's credentials (FEISHU_APP_ID, FEISHU_APP_SECRET) "
+                "and its bot capability, then restart",
                 exc,
             )
         except Exception as exc:  # the SDK would not load: each call made says so again
@@ -122,12 +123,13 @@ class Startup:
 
 async def credential_problems(settings: FeishuSettings, sender: FeishuSender) -> list[str]:
     """Missing credentials, unprotected webhooks, and whether a tenant token can be had (``doctor``)."""
-    problems = []
     if not (settings.app_id and settings.app_secret):
         return ["FEISHU_APP_ID and FEISHU_APP_SECRET are required"]
-    if settings.mode == "webhook" and not settings.encrypt_key:
+    problems = settings.startup_problems()  # neither key nor token: serve's own words, said once
+    webhook = settings.mode == "webhook" and not problems
+    if webhook and not settings.encrypt_key:
         problems.append("FEISHU_ENCRYPT_KEY is unset: webhook requests cannot be signature-checked")
-    if settings.mode == "webhook" and not settings.verification_token:
+    if webhook and not settings.verification_token:
         problems.append("FEISHU_VERIFICATION_TOKEN is unset: webhook events are not token-checked")
     try:
         await sender.bot_open_id()

@@ -93,11 +93,14 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
 
 @pytest.fixture
 async def make_bot(fake_api: FakeOpenApi, store: Store) -> AsyncIterator[Any]:
-    """Build started bots around a ``ScriptedRunner``; stopped afterwards."""
+    """Build started bots around a ``ScriptedRunner`` (``settings``: Feishu settings other than the
+    tests' usual ones); stopped afterwards."""
     built: list[FeishuBot] = []
 
-    async def build(runner: ScriptedRunner | None = None, **config: Any) -> FeishuBot:
-        settings = feishu_settings(fake_api)
+    async def build(
+        runner: ScriptedRunner | None = None, settings: dict[str, Any] | None = None, **config: Any
+    ) -> FeishuBot:
+        app = feishu_settings(fake_api, **(settings or {}))
         values: dict[str, Any] = {
             "workers": 2,
             "stale_claim_seconds": 0.3,
@@ -106,7 +109,7 @@ async def make_bot(fake_api: FakeOpenApi, store: Store) -> AsyncIterator[Any]:
         }
         values.update(config)
         gateway = Gateway(GatewayConfig(**values), store, runner or ScriptedRunner())
-        adapter = FeishuAdapter(settings, gateway)
+        adapter = FeishuAdapter(app, gateway)
         gateway.register(adapter)
         await gateway.start()
         await adapter.startup.wait()  # the client built, the bot's identity learnt (in the background)

@@ -75,6 +75,9 @@ class FakeOpenApi(FakeCardKit):
         self.contact_hold: threading.Event | None = None  # when set up, name lookups wait until it is set
         self.info_hold: threading.Event | None = None  # when set up, "who am I" waits until it is set
         self.token = TOKEN  # the tenant token that is valid now (``revoke_token`` changes it)
+        #: The app's App Secret as Feishu knows it (None: any is taken); a token asked for with
+        #: another is refused as Feishu refuses it (code 10014, "app secret invalid").
+        self.app_secret: str | None = None
         #: People's names by open_id, readable only when the app has the contact scope.
         self.names: dict[str, str] = {}
         self.contact_scope = False
@@ -165,6 +168,8 @@ class FakeOpenApi(FakeCardKit):
     def _answer(self, call: Call) -> tuple[int, Any, dict[str, str]]:
         method, path, headers = call.method, call.path, call.headers
         if path == "/open-apis/auth/v3/tenant_access_token/internal":
+            if self.app_secret is not None and call.body.get("app_secret") != self.app_secret:
+                return 200, {"code": 10014, "msg": "app secret invalid"}, {}
             return 200, {"code": 0, "msg": "ok", "tenant_access_token": self.token, "expire": 7200}, {}
         if path == "/callback/ws/endpoint":  # the long connection's bootstrap: no websocket here
             return 200, {"code": 403, "msg": "the fake has no websocket"}, {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,7 @@ from .cards import text_of
 from .events import TENANT, message_event
 
 INFO = "/bot/v3/info"
+TOKEN = "/auth/v3/tenant_access_token/internal"
 #: "@所有人" as Feishu pushes it to the bots of the group: its key, with empty ids.
 EVERYONE = {"key": "@_all", "id": {"open_id": "", "union_id": "", "user_id": ""}, "name": "所有人"}
 BOT = {"key": "@_user_1", "id": {"open_id": "ou_bot"}, "name": "clarigate", "tenant_key": TENANT}
@@ -106,3 +108,42 @@ async def test_a_refusal_of_the_bots_identity_is_not_asked_again_and_readyz_says
     response = await bot.http.get("/readyz")
     assert response.status_code == 503
     assert response.json()["failed"]["feishu"].startswith("failed ("), response.text
+
+
+async def test_a_wrong_app_secret_is_not_asked_again_and_readyz_says_it_failed(make_bot, fake_api, caplog):
+    """Feishu's tenant-token endpoint refusing the App Secret (code 10014) is a refusal, not an
+    outage: asking again cannot mend it, so the start fails as the README says, naming the setting."""
+    fake_api.app_secret = "the-secret-after-a-reset"  # the bot still has the old one
+    with caplog.at_level(logging.INFO):
+        bot = await make_bot()
+        await asyncio.sleep(0.5)
+
+    assert len([c for c in fake_api.calls if c.path.endswith(TOKEN)]) == 1
+    response = await bot.http.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["failed"]["feishu"].startswith("failed ("), response.text
+    (error,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert "code 10014" in error and "FEISHU_APP_SECRET" in error, error
+
+
+@pytest.mark.parametrize("outage", ["a 5xx", "the network"])
+async def test_each_ask_again_is_one_short_line(make_bot, fake_api, caplog, unused_tcp_port, outage):
+    """While the identity is asked again, each failed ask is one line, its reason short (not
+    urllib3's nested text), beside the one-line record of each platform call."""
+    settings = {}
+    if outage == "a 5xx":
+        fake_api.fail_next(500, 1, times=10_000, path_part=INFO)
+    else:
+        settings = {"domain": f"http://127.0.0.1:{unused_tcp_port}"}  # nothing listens there
+    with caplog.at_level(logging.INFO):
+        await make_bot(settings=settings)
+        await asyncio.sleep(0.8)
+
+    asks = [
+        r for r in caplog.records if r.name == "clarigate.gateway.platform_calls" and INFO in r.getMessage()
+    ]
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("clarigate.adapters.feishu")]
+    assert len(asks) > 2
+    assert len(asks) - 1 <= len(lines) <= len(asks), lines
+    assert all("asked again" in line and len(line) < 300 for line in lines), lines
+    assert not any("HTTPConnectionPool" in line or "Max retries" in line for line in lines), lines

@@ -25,7 +25,16 @@ from clarigate.gateway.web.server import build_app
 from tests.http_errors import http_errors
 
 from .conftest import feishu_settings
-from .events import ENCRYPT_KEY, TENANT, encrypt, legacy_card_action, legacy_signed, message_event, signed
+from .events import (
+    ENCRYPT_KEY,
+    TENANT,
+    encrypt,
+    legacy_card_action,
+    legacy_signed,
+    message_event,
+    schema_one_event,
+    signed,
+)
 
 ROUTE = "/feishu/events"
 
@@ -204,3 +213,55 @@ async def test_a_verification_token_with_a_lone_surrogate_is_refused_403_not_500
     response = await bot.http.post(ROUTE, content=body, headers={"Content-Type": "application/json"})
     assert response.status_code == 403, response.text
     assert http_errors(ROUTE) == before
+
+
+PLAIN = {"Content-Type": "application/json"}
+
+
+async def test_an_unsigned_plain_event_is_refused_when_an_encrypt_key_is_set(make_bot):
+    """The request anyone can send with curl: an unencrypted ``im.message.receive_v1`` body
+    without Feishu's signature headers, naming whoever it likes as the sender."""
+    runner = ScriptedRunner()
+    bot = await make_bot(runner)
+    forged = json.dumps(message_event("run as me", user="ou_attacker"))
+    assert (await bot.http.post(ROUTE, content=forged, headers=PLAIN)).status_code == 401
+    await bot.gateway.drain()
+    assert runner.calls == [] and bot.api.posted() == []
+
+
+async def test_with_only_the_verification_token_each_plain_event_must_carry_it(make_bot):
+    """Feishu's plain mode (no Encrypt Key): bodies come unencrypted and unsigned, and the
+    Verification Token each carries (v2 ``header.token``, v1 ``token``) is what tells them apart."""
+    runner = ScriptedRunner()
+    bot = await make_bot(runner, settings={"encrypt_key": None})
+    tokenless = message_event("no token", user="ou_attacker")
+    del tokenless["header"]["token"]
+    old_style = {**schema_one_event("old style"), "token": "v-not-ours"}
+    for forged in (wrong_token(), tokenless, old_style):
+        response = await bot.http.post(ROUTE, content=json.dumps(forged), headers=PLAIN)
+        assert response.status_code == 403, response.text
+    sealed, headers = signed(message_event("sealed"))  # an Encrypt Key this bot does not have
+    assert (await bot.http.post(ROUTE, content=sealed, headers=headers)).status_code == 400
+    await bot.gateway.drain()
+    assert runner.calls == []
+
+    genuine = json.dumps(message_event("genuine"))
+    assert (await bot.http.post(ROUTE, content=genuine, headers=PLAIN)).status_code == 200
+    await bot.gateway.drain()
+    assert [c.text for c in runner.calls] == ["genuine"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "refused"),
+    [
+        ({"encrypt_key": None, "verification_token": None}, True),
+        ({"encrypt_key": None}, False),  # plain mode: the token is checked
+        ({"verification_token": None}, False),  # the signature is checked
+        ({"encrypt_key": None, "verification_token": None, "mode": "long_connection"}, False),  # no webhook
+    ],
+)
+def test_a_webhook_with_nothing_to_check_requests_by_stops_serve(fake_api, settings, refused):
+    """``serve`` refuses such a webhook at start (``clarigate.gateway.runtime.config.startup_problems``)."""
+    problems = feishu_settings(fake_api, **settings).startup_problems()
+    assert bool(problems) is refused
+    assert all("FEISHU_ENCRYPT_KEY" in p and "FEISHU_VERIFICATION_TOKEN" in p for p in problems)

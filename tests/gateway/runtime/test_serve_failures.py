@@ -310,6 +310,19 @@ def test_a_telegram_webhook_without_its_secret(monkeypatch, capsys):
     assert code == ExitCode.CONFIG and "TELEGRAM_WEBHOOK_SECRET" in the_error(lines)
 
 
+def test_a_feishu_webhook_with_nothing_to_check_requests_by(monkeypatch, capsys):
+    """Neither FEISHU_ENCRYPT_KEY nor FEISHU_VERIFICATION_TOKEN: anyone could post events to
+    /feishu/events as any user, so serve does not start (as Slack without its signing secret)."""
+    monkeypatch.setenv("FEISHU_APP_ID", "cli_FAKE123")
+    monkeypatch.setenv("FEISHU_APP_SECRET", "an-app-secret")
+    monkeypatch.setenv("LLM_MODEL", "no-such-provider:model")  # a serve that got past the check stops
+    code, lines = serve(capsys)
+    assert code == ExitCode.CONFIG
+    error = the_error(lines)
+    assert "feishu: " in error and "FEISHU_ENCRYPT_KEY" in error and "FEISHU_VERIFICATION_TOKEN" in error
+    assert "FEISHU_MODE=long_connection" in error and "an-app-secret" not in "\n".join(lines)
+
+
 def test_part_of_the_slack_credentials(monkeypatch, capsys):
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-half")
     code, lines = serve(capsys)
