@@ -6,7 +6,9 @@ were never answered. OpenAI and Anthropic refuse such a history with a 400 on ev
 later turn, which would break the thread for good; the model is sent a result for such a
 call instead, saying only what is known, in the language of the conversation: the person
 wrote a new message before the call returned (a call followed by their message), or the
-run stopped before it returned. The thread itself is left as it is.
+run stopped before it returned. The same holds for a tool's image in a provider whose tool
+messages take text only: it is sent in a user message instead (``tool_parts``). The thread
+itself is left as it is.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCal
 
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import catalog
+from clarigate.agent.tool_parts import keeps_tool_parts, with_tool_parts_after_results
 
 
 def with_every_call_answered(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
@@ -55,11 +58,14 @@ def with_every_call_answered(messages: Sequence[AnyMessage]) -> list[AnyMessage]
 
 
 class AnswerUnfinishedCallsMiddleware(AgentMiddleware):
-    """Sends the model a history in which every tool call has its result."""
+    """Sends the model a history in which every tool call has its result, in a shape its
+    provider takes (a tool's images where the provider accepts them)."""
 
     @staticmethod
     def _patched(request: ModelRequest) -> ModelRequest:
         messages = with_every_call_answered(request.messages)
+        if not keeps_tool_parts(request.model):
+            messages = with_tool_parts_after_results(messages)
         return request.override(messages=messages) if len(messages) != len(request.messages) else request
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:

@@ -1,6 +1,7 @@
 """A local OpenAI-compatible chat completions server that plays scripted replies and, like
 the real API, refuses (400) a history in which a tool call has no result or a result
-answers no call. Usage is reported on every reply, as the real API does."""
+answers no call, or a message other than the user's carries an image (a tool message takes
+text parts only). Usage is reported on every reply, as the real API does."""
 
 from __future__ import annotations
 
@@ -46,9 +47,27 @@ class Stub:
     url: str = ""
 
 
+def _part_problems(index: int, message: dict[str, Any]) -> list[str]:
+    """The API's rule on content parts: images come from the user only (its own words), and a
+    tool message's parts are text (``ChatCompletionRequestToolMessageContentPart``)."""
+    parts = message.get("content")
+    if message["role"] == "user" or not isinstance(parts, list):
+        return []
+    kinds = {p.get("type") if isinstance(p, dict) else type(p).__name__ for p in parts}
+    if "image_url" in kinds:
+        return [
+            f"Invalid 'messages[{index}]'. Image URLs are only allowed for messages with role 'user', "
+            f"but this message with role '{message['role']}' contains an image URL."
+        ]
+    if message["role"] == "tool" and kinds - {"text"}:
+        found = ", ".join(sorted(map(str, kinds)))
+        return [f"Invalid 'messages[{index}]': a tool message takes text parts only, not {found}"]
+    return []
+
+
 def history_problems(messages: list[dict[str, Any]]) -> list[str]:
     """Why the real API would refuse ``messages`` (empty when it accepts them)."""
-    problems: list[str] = []
+    problems = [p for index, message in enumerate(messages) for p in _part_problems(index, message)]
     open_calls: list[str] | None = None
     for index, message in enumerate(messages):
         if message["role"] == "tool":

@@ -25,4 +25,13 @@ FILE_WORDS: dict[str, dict[Locale, str]] = {
         "en": "The question “{question}” is still open, so I set that message aside: please answer it first.",
         "zh": "问题「{question}」仍在等待回答，因此这条消息未作处理：请先回答该问题。",
     },
+    # What the model is told when a tool's image or file moves out of its result (agent/tool_parts.py).
+    "tool_parts_moved": {
+        "en": "(image or file returned: see the next message)",
+        "zh": "（返回了图片或文件：见下一条消息）",
+    },
+    "tool_parts_follow": {
+        "en": "(Not written by the person: the images or files returned by the tool calls above.)",
+        "zh": "（并非用户所写：上面的工具调用返回的图片或文件。）",
+    },
 }

@@ -1,0 +1,80 @@
+"""A tool's images and files reach the model where its provider takes them.
+
+An MCP tool can return an image (or a file) beside its text. OpenAI's Chat Completions API
+takes text only in a tool message and refuses the whole request otherwise ("Image URLs are
+only allowed for messages with role 'user'…"), on that turn and on every later one, since
+the thread keeps the result: that would break the thread for good. For such providers the
+model is sent the tool message's text with a short note, and the images and files in a
+user message right after that step's results (where they are valid), so the model still
+sees them. Anthropic takes images in a tool result, and the in-process models have no
+provider: their results are sent as they are. The thread itself is left as it is; every
+model call is shaped the same way (``history.AnswerUnfinishedCallsMiddleware``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
+
+from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.protocol import catalog
+from clarigate.agent.protocol.models import Locale
+
+
+def keeps_tool_parts(model: BaseChatModel) -> bool:
+    """True for a model whose tool results may carry images and files as they are."""
+    from clarigate.agent.models.local import LocalChatModel
+
+    if isinstance(model, LocalChatModel):
+        return True
+    return model._llm_type.startswith("anthropic")  # ChatAnthropic: "anthropic-chat"
+
+
+def _is_text(part: Any) -> bool:
+    return isinstance(part, str) or (isinstance(part, dict) and part.get("type") == "text")
+
+
+def _moved_parts(message: AnyMessage) -> list[Any]:
+    """The parts of a tool message a text-only tool message cannot carry."""
+    if not isinstance(message, ToolMessage) or isinstance(message.content, str):
+        return []
+    return [part for part in message.content if not _is_text(part)]
+
+
+def _text_only(message: ToolMessage, locale: Locale) -> ToolMessage:
+    kept = [part for part in message.content if _is_text(part)]
+    note = {"type": "text", "text": catalog.text("tool_parts_moved", locale)}
+    return message.model_copy(update={"content": [*kept, note]})
+
+
+def _following(parts: list[Any], locale: Locale) -> HumanMessage:
+    header = {"type": "text", "text": catalog.text("tool_parts_follow", locale)}
+    return HumanMessage(content=[header, *parts])
+
+
+def with_tool_parts_after_results(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """``messages`` with the images and files of tool results moved to a user message.
+
+    Each tool message keeps its text and a note; what it returned besides text follows,
+    labelled with the tool's name, in one user message after the step's run of results.
+    """
+    if not any(_moved_parts(m) for m in messages):  # the common case: nothing to move
+        return list(messages)
+    locale = thread_locale(messages)
+    shaped: list[AnyMessage] = []
+    waiting: list[Any] = []  # the parts moved out of the current run of results
+    for message in messages:
+        moved = _moved_parts(message)
+        if moved and isinstance(message, ToolMessage):
+            waiting += [{"type": "text", "text": f"{message.name or message.tool_call_id}:"}, *moved]
+            message = _text_only(message, locale)
+        elif waiting and not isinstance(message, ToolMessage):
+            shaped.append(_following(waiting, locale))
+            waiting = []
+        shaped.append(message)
+    if waiting:
+        shaped.append(_following(waiting, locale))
+    return shaped
