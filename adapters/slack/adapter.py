@@ -37,8 +37,7 @@ from clarigate.gateway.boundary.messages import (
     Outbound,
 )
 from clarigate.gateway.boundary.outage import StoreOutage
-from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, PlatformAdapter
-from clarigate.gateway.boundary.retry import RetryPolicy
+from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 from clarigate.gateway.flow.notices import notice
 
 from . import readback
@@ -68,17 +67,12 @@ from .respond import remember
 from .send import SlackSender, build_ack_path_client, build_client
 from .shared import mentioned_in
 from .socket_mode import not_acked, once_is_enough
+from .startup import SlackStartError, credential_problems, sign_in, socket_url
 from .upload import MAX_FILE_BYTES, SlackFiles
 
 log = logging.getLogger(__name__)
 
 PROMPT_DEDUPE_SECONDS = 3600  # Slack retries an event for a few minutes at most
-#: ``auth.test`` at start: four attempts, 0.5 s, 1 s, 2 s apart (after Slack's ``Retry-After`` if longer).
-STARTUP_RETRIES = RetryPolicy(first=0.5, attempts=4)
-
-
-class SlackStartError(RuntimeError):
-    """Slack refused the configured credentials."""
 
 
 class SlackAdapter(PlatformAdapter):
@@ -264,14 +258,7 @@ class SlackAdapter(PlatformAdapter):
             raise SlackStartError(
                 "Slack needs SLACK_SIGNING_SECRET (HTTP mode) or SLACK_APP_TOKEN (Socket Mode)"
             )
-        try:
-            identity = await STARTUP_RETRIES.call(self.sender.whoami)
-        except DeliveryFailed as error:
-            if error.code == "network":
-                raise SlackStartError(f"Slack API unreachable at {self.settings.api_url}: {error}") from error
-            raise SlackStartError(
-                f"Slack rejected SLACK_BOT_TOKEN ({error.code}): check the bot token of the installed app"
-            ) from error
+        identity = await sign_in(self.sender, self.settings.api_url)  # by the start-up retries
         self.bot_user_id = identity.get("user_id")
         self.bot_name = await shown_name(self.names, self.bot_user_id, identity.get("user"))
         if self.client.session is None or self.client.session.closed:
@@ -282,12 +269,17 @@ class SlackAdapter(PlatformAdapter):
         log.info("slack: signed in as %s in %s", identity.get("user"), identity.get("team"))
 
     async def start_receiving(self) -> None:
-        """Socket Mode, when an app token is set (HTTP mode: Slack calls the routes)."""
+        """Socket Mode, when an app token is set (HTTP mode: Slack calls the routes). Its first
+        WebSocket URL is asked for here, by the start-up retries: a refused app token stops the
+        start (the Socket Mode client would ask again every 10 seconds for good)."""
         if self.settings.app_token is not None:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
-            self._socket = AsyncSocketModeHandler(self.app, self.settings.app_token.get_secret_value())
+            app_token = self.settings.app_token.get_secret_value()
+            url = await socket_url(self.sender, app_token, self.settings.api_url)
+            self._socket = AsyncSocketModeHandler(self.app, app_token)
             once_is_enough(self._socket.client.logger)
+            self._socket.client.wss_uri = url  # connected to as it is: no second apps.connections.open
             await self._socket.connect_async()
             log.info("slack: Socket Mode connected")
 
@@ -316,19 +308,9 @@ class SlackAdapter(PlatformAdapter):
                 await session.close()
 
     async def check(self) -> list[str]:
-        """Configuration problems, for ``doctor``."""
-        problems = []
-        if self.settings.signing_secret is None and self.settings.app_token is None:
-            problems.append("SLACK_SIGNING_SECRET is not set (needed for HTTP mode; or set SLACK_APP_TOKEN)")
-        if not problems:
-            try:
-                await self.sender.whoami()
-            except DeliveryFailed as error:
-                if error.code == "network":
-                    problems.append(f"Slack API unreachable at {self.settings.api_url}: {error}")
-                else:
-                    problems.append(f"Slack rejected SLACK_BOT_TOKEN: {error.code}")
-        return problems
+        """Configuration problems, for ``doctor``: a way to receive, the bot token and, in Socket
+        Mode, the app token taken by Slack (``startup.credential_problems``)."""
+        return await credential_problems(self.settings, self.sender)
 
     # --- sending ----------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """Receiving from Slack: the HTTP endpoint and events parsed into ``InboundMessage``.
 
 Bolt verifies the signature (5-minute window, 401) and answers ``url_verification``; signature
-headers its verifier would raise on rather than refuse (``unverifiable``) are refused (401) first.
+headers its verifier would raise on rather than refuse (``unverifiable``) are refused (401) first;
+either way the refusal is said in the log, at most once a minute (``signatures.py``).
 A body Bolt cannot even parse raises ``BadRequest`` (400) here, because Bolt raises while
 building the request, before it checks anything; so does a signed body whose shape Bolt's
 matchers or our listeners cannot use (``shape_problem``), and any payload Bolt itself still
@@ -23,9 +24,8 @@ from prometheus_client import Counter
 from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.signature import SignatureVerifier
-from starlette.datastructures import Headers
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 
 from clarigate.agent.who import ChatType
 from clarigate.gateway.boundary.errors import BadRequest
@@ -40,6 +40,7 @@ from clarigate.gateway.boundary.messages import (
 from ..written import written_at
 from .decode import decode_text, mentions_a_group
 from .shared import shared_attachments
+from .signatures import Refusals, unverifiable
 
 PLATFORM = "slack"
 log = logging.getLogger(__name__)
@@ -348,24 +349,14 @@ def cannot_route(body: dict[str, Any], error: Exception) -> BadRequest:
     return BadRequest(f"a {request_kind(body)} request Bolt cannot route ({type(error).__name__})")
 
 
-def unverifiable(headers: Headers) -> bool:
-    """True when slack_sdk's ``SignatureVerifier`` (ours, and Bolt's on every route of the events
-    URL: events, clicks and submits, slash commands, options) would raise on the signature headers
-    instead of saying no: a timestamp that is not ASCII digits (``int()``), a signature with a
-    non-ASCII character (``hmac.compare_digest`` on two ``str``). Every copy of each header is
-    looked at: Bolt reads the last, Starlette the first. Such a request is a forgery (401)."""
-    timestamps = headers.getlist("x-slack-request-timestamp") or [""]
-    readable = all(t.isascii() and t.isdigit() for t in timestamps)
-    return not readable or not all(s.isascii() for s in headers.getlist("x-slack-signature"))
-
-
 def events_endpoint(app: AsyncApp, signing_secret: str):  # type: ignore[no-untyped-def]
     """The Starlette endpoint for ``POST /slack/events`` (events and interactivity)."""
     verifier = SignatureVerifier(signing_secret)
+    refusals = Refusals()
 
     async def slack_events(request: Request) -> Response:
         if unverifiable(request.headers):
-            return PlainTextResponse("invalid signature", status_code=401)
+            return refusals.answer(request)
         body = await request.body()
         try:
             bolt_request = to_async_bolt_request(request, body)
@@ -376,7 +367,7 @@ def events_endpoint(app: AsyncApp, signing_secret: str):  # type: ignore[no-unty
         if problem is not None:
             # Unsigned junk is a forgery (401, as Bolt would say); signed junk is malformed (400).
             if not verifier.is_valid_request(body, dict(request.headers)):
-                return PlainTextResponse("invalid signature", status_code=401)
+                return refusals.answer(request)
             raise BadRequest(f"signed request of the wrong shape: {problem}")
         try:
             bolt_response = await app.async_dispatch(bolt_request)
@@ -388,6 +379,8 @@ def events_endpoint(app: AsyncApp, signing_secret: str):  # type: ignore[no-unty
         failure = bolt_request.context.get(FAILURE)
         if failure is not None:
             raise failure
+        if bolt_response.status == 401:  # Bolt's signature check (its only 401 without a verification token)
+            return refusals.answer(request)
         return to_starlette_response(bolt_response)
 
     return slack_events

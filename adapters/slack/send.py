@@ -295,3 +295,11 @@ class SlackSender:
     async def whoami(self) -> dict[str, Any]:
         """``auth.test``: the bot's team, user id and bot id; raises on a bad token."""
         return await self._call("auth.test")
+
+    async def socket_url(self, app_token: str) -> str:
+        """``apps.connections.open`` with the app-level token, as slack_sdk's Socket Mode client
+        asks for it: a WebSocket URL to connect to once; raises on a refused token."""
+        method = "apps.connections.open"
+        data = await self.attempt(method, lambda: self.client.apps_connections_open(app_token=app_token))
+        log_platform_call(PLATFORM, method, "ok")
+        return str(data["url"])

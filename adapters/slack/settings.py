@@ -37,8 +37,9 @@ class SlackSettings(PlatformSettings):
 
     model_config = SettingsConfigDict(env_prefix="SLACK_")
     env_fields: ClassVar[tuple[str, ...]] = ("bot_token", "signing_secret", "app_token", "api_url")
+    #: the bot token always, and one way to receive: said so that the app token alone never reads as enough
     credential_hint: ClassVar[str] = (
-        "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP) or SLACK_APP_TOKEN (Socket Mode)"
+        "SLACK_BOT_TOKEN plus either SLACK_SIGNING_SECRET (HTTP) or SLACK_APP_TOKEN (Socket Mode)"
     )
     token_shapes: ClassVar[tuple[TokenShape, ...]] = (
         ("xox", r"\bxox[a-z]-[A-Za-z0-9-]+", "***"),  # bot and user tokens

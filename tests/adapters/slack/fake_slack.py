@@ -2,7 +2,8 @@
 
 Answers like Slack does (``ok``, ``ts``, ``view``), accepts JSON and form bodies (form only
 for the read methods Slack takes no JSON for: ``FORM_ONLY``),
-rejects unknown tokens with ``invalid_auth`` (none at all: ``not_authed``), blocks Block Kit
+rejects unknown tokens with ``invalid_auth`` (none at all: ``not_authed``; ``apps.connections.open``
+anything but an app-level token: ``not_allowed_token_type``), blocks Block Kit
 would not accept with ``invalid_blocks``, a reused trigger id with ``exchanged_trigger_id``,
 and can be told to answer the next K calls with 429 (``Retry-After``) or 5xx, or with an
 ``ok: false`` error of Slack's own (HTTP 200, as Slack answers them), once or for good.
@@ -392,6 +393,8 @@ class FakeSlack(StreamMethods):
             answer = {"ok": False, "error": "not_authed"}
         elif token not in self.valid_tokens:
             answer = {"ok": False, "error": "invalid_auth"}
+        elif method == "apps.connections.open" and not token.startswith("xapp-"):
+            answer = {"ok": False, "error": "not_allowed_token_type"}  # app-level tokens only
         else:
             answer = self._answer(method, params)
         self.calls.append(ApiCall(method, params, 200, answer, at=arrived))

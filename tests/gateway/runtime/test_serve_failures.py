@@ -16,6 +16,8 @@ import pytest
 from clarigate.gateway.cli.main import main
 from clarigate.gateway.runtime.config import ENV_NAMES
 from clarigate.gateway.runtime.preflight import ExitCode
+from tests.adapters.slack.fake_slack import BOT_TOKEN
+from tests.deploy.test_processes import fake_slack  # noqa: F401 (the fake Slack, served from a thread)
 
 
 @pytest.fixture(autouse=True)
@@ -301,6 +303,21 @@ def test_a_bad_platform_token(monkeypatch, capsys, refusing_platform, platform):
     error = the_error(lines)
     assert f"cannot start: {platform} could not start:" in error
     assert f"{platform.upper()}_BOT_TOKEN" in error and "wrong" not in error
+
+
+def test_an_app_token_slack_refuses_stops_serve_naming_it(monkeypatch, capsys, fake_slack):  # noqa: F811
+    """Socket Mode with a wrong app token (``apps.connections.open`` answers ``invalid_auth``):
+    exit 7 and one line naming SLACK_APP_TOKEN, not a reconnect with a traceback every 10 s
+    while the port never opens."""
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)  # a bot token Slack takes
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1-A1-FAKE")
+    monkeypatch.setenv("SLACK_API_URL", fake_slack.api_url)
+    code, lines = serve(capsys)
+    assert code == ExitCode.PLATFORM
+    error = the_error(lines)
+    assert "cannot start: slack could not start:" in error
+    assert "SLACK_APP_TOKEN" in error and "invalid_auth" in error and "FAKE" not in "\n".join(lines)
+    assert [c.answer["error"] for c in fake_slack.attempts("apps.connections.open")] == ["invalid_auth"]
 
 
 def test_a_telegram_webhook_without_its_secret(monkeypatch, capsys):
