@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 from dataclasses import replace
 from functools import partial
 
 from starlette.routing import BaseRoute
 from telegram import Bot, Message, Update
-from telegram.error import InvalidToken, TelegramError
+from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
 from telegram.request import HTTPXRequest
 
 from clarigate.adapters.telegram.settings import TelegramSettings
@@ -31,6 +30,7 @@ from clarigate.gateway.boundary.messages import (
     Sender,
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
+from clarigate.gateway.runtime.logs import without_secrets
 
 from .chat_action import TypingIndicators
 from .commands import ASK, MENU, parse_command
@@ -62,8 +62,6 @@ from .send import STARTUP_RETRIES, TelegramSender, delivery_failure, patiently
 from .upload import TelegramFiles, file_limit
 
 log = logging.getLogger(__name__)
-
-_SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what Telegram accepts as secret_token
 
 
 class TelegramAdapter(PlatformAdapter):
@@ -116,6 +114,10 @@ class TelegramAdapter(PlatformAdapter):
             await patiently(self.bot.initialize, "getMe")
         except InvalidToken as exc:
             raise RuntimeError(f"Telegram rejected TELEGRAM_BOT_TOKEN (getMe failed: {exc.message})") from exc
+        except TelegramError as exc:
+            if not _unreachable(exc):
+                raise
+            raise RuntimeError(self._unreachable_at(exc)) from exc
         user = self.bot.bot
         self.me = BotIdentity(id=user.id, username=user.username or "")
         self.deferred.start()  # edits a flood wait put off, left by a replica that stopped
@@ -128,12 +130,20 @@ class TelegramAdapter(PlatformAdapter):
         await self._register_commands()
         if self.settings.webhook_url:
             secret = self.settings.webhook_secret.get_secret_value() if self.settings.webhook_secret else None
-            await patiently(
-                lambda: self.bot.set_webhook(
-                    self.settings.webhook_url or "", secret_token=secret, allowed_updates=ALLOWED_UPDATES
-                ),
-                "setWebhook",
-            )
+            try:
+                await patiently(
+                    lambda: self.bot.set_webhook(
+                        self.settings.webhook_url or "", secret_token=secret, allowed_updates=ALLOWED_UPDATES
+                    ),
+                    "setWebhook",
+                )
+            except TelegramError as exc:
+                if _unreachable(exc):
+                    raise RuntimeError(self._unreachable_at(exc)) from exc
+                raise RuntimeError(  # "Bad webhook: …": the URL, as Telegram's servers see it
+                    f"Telegram refused telegram.webhook_url (TELEGRAM_WEBHOOK_URL): {exc.message} "
+                    "(setWebhook)"
+                ) from exc
         elif self.poller is not None:
             self.poller.start()
 
@@ -176,18 +186,22 @@ class TelegramAdapter(PlatformAdapter):
             except InvalidToken:
                 problems.append("TELEGRAM_BOT_TOKEN is rejected by Telegram (getMe)")
             except TelegramError as exc:
-                problems.append(f"Telegram API at {self.settings.api_url} not reachable: {exc}")
+                refused = f"Telegram refused getMe: {exc.message}"
+                problems.append(self._unreachable_at(exc) if _unreachable(exc) else refused)
         return problems
+
+    def _unreachable_at(self, exc: TelegramError) -> str:
+        """The Bot API failing a call at start, with where it was looked for: the base URL, never
+        the bot token (which Telegram's URLs carry in their path, after it)."""
+        where = without_secrets(self.settings.api_url)
+        return f"Telegram API unreachable at {where} (TELEGRAM_API_URL): {exc.message}"
 
     def _config_problems(self) -> list[str]:
         problems = []
         if not self.settings.bot_token or not self.settings.bot_token.get_secret_value():
             problems.append("TELEGRAM_BOT_TOKEN is not set")
-        secret = self.settings.webhook_secret.get_secret_value() if self.settings.webhook_secret else ""
-        if self.settings.webhook_url and not secret:  # in the words serve stops with
-            problems.extend(self.settings.startup_problems())
-        elif secret and not _SECRET_CHARS.fullmatch(secret):
-            problems.append("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        # in the words serve stops with (the secret's and the URL's shapes: the settings refuse them)
+        problems.extend(self.settings.startup_problems())
         return problems
 
     # --- receiving -----------------------------------------------------------------------------
@@ -362,6 +376,12 @@ class TelegramAdapter(PlatformAdapter):
                 exc,
             )
             raise failure from exc
+
+
+def _unreachable(exc: TelegramError) -> bool:
+    """True when the Bot API did not answer (a network failure, a timeout, a 5xx): PTB raises its
+    ``NetworkError`` for those, and for the 400s Telegram answers (``BadRequest``) as well."""
+    return isinstance(exc, NetworkError) and not isinstance(exc, BadRequest)
 
 
 def _file_url(api_url: str) -> str:

@@ -31,6 +31,7 @@ from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment, Conversation, InboundMessage, Sender
 from clarigate.gateway.boundary.port import AdapterState
 from clarigate.gateway.boundary.signing import same_secret
+from clarigate.gateway.runtime.repeated import RepeatedWarning
 
 from ..written import written_at
 from .migration import reply_point
@@ -238,22 +239,41 @@ def webhook_route(bot: Bot, secret: str | None, handle: UpdateHandler) -> Route:
     handled, then 200.
 
     Without a configured secret every call is refused: an open webhook would let
-    anyone forge updates.
+    anyone forge updates. A refusal is the line deploy/README.md promises for a 4xx
+    (``bad request to <route> (<status>): <reason>``), at most one a minute (``RepeatedWarning``:
+    anyone can send a flood of them).
 
     A failure while handling is raised to the server (500, logged with its traceback; Redis
     unreachable: 503, one line per outage) so Telegram delivers the update again; the core's
     dedupe on ``update_id`` makes that redelivery safe.
     """
 
+    refusals = RepeatedWarning(log)
+
     async def endpoint(request: Request) -> Response:
-        given = request.headers.get(SECRET_HEADER, "")
-        if not secret or not same_secret(given, secret):
+        given = request.headers.get(SECRET_HEADER)
+        if not secret or given is None or not same_secret(given, secret):
+            reason = _refusal(secret, given)
+            if not refusals.warning("bad request to %s (403): %s", WEBHOOK_PATH, reason):
+                log.debug("bad request to %s (403): %s", WEBHOOK_PATH, reason)
             return PlainTextResponse("forbidden", status_code=403)
         update = parse_update(await request.body(), bot)
         await handle(update)
         return PlainTextResponse("ok")
 
     return Route(WEBHOOK_PATH, endpoint, methods=["POST"])
+
+
+def _refusal(secret: str | None, given: str | None) -> str:
+    """Why a webhook call was refused, naming the header and the setting, never a secret."""
+    if not secret:
+        return "TELEGRAM_WEBHOOK_SECRET is not set (polling mode): every webhook call is refused"
+    if given is None:
+        return f"no {SECRET_HEADER} header: not a call of Telegram's"
+    return (
+        f"wrong {SECRET_HEADER}: a forgery, or TELEGRAM_WEBHOOK_SECRET changed and the webhook "
+        "not registered again (each start registers it)"
+    )
 
 
 CHAIN_TTL = 30 * 24 * 3600

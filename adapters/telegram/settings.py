@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
+from urllib.parse import urlsplit
 
-from pydantic import SecretStr, field_validator
+from pydantic import SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from clarigate.gateway.boundary.settings import PlatformSettings, TokenShape, with_default_path
+
+#: Telegram's own Bot API host: it calls a webhook over HTTPS on these ports only (``setWebhook``);
+#: a local Bot API server (another ``TELEGRAM_API_URL``) may call any URL.
+OFFICIAL_API_HOST = "api.telegram.org"
+WEBHOOK_PORTS = (443, 80, 88, 8443)
+#: What ``setWebhook`` takes as ``secret_token``.
+SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
+#: Telegram's ids: users' are positive numbers, chats' negative for groups and channels (``-100…``).
+_IDS = {"allowed_users": ("user", re.compile(r"[0-9]+")), "allowed_chats": ("chat", re.compile(r"-?[0-9]+"))}
 
 
 class TelegramSettings(PlatformSettings):
@@ -35,6 +46,40 @@ class TelegramSettings(PlatformSettings):
         """``http://host`` means ``http://host/bot`` (the SDK appends the token right after it)."""
         return with_default_path(url.rstrip("/"), "/bot")
 
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret_token(cls, secret: SecretStr | None) -> SecretStr | None:
+        """What Telegram takes as ``secret_token`` (refused here, not by ``setWebhook`` at start)."""
+        if secret is not None and not SECRET_TOKEN.fullmatch(secret.get_secret_value()):
+            raise ValueError(
+                "TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, _ and - "
+                "(Telegram's secret_token; e.g. openssl rand -hex 32)"
+            )
+        return secret
+
+    @field_validator("allowed_users", "allowed_chats")
+    @classmethod
+    def _numeric_ids(cls, ids: list[str], info: ValidationInfo) -> list[str]:
+        """Telegram's ids are numbers: a name or a username would never match, and refuse everyone."""
+        kind, shape = _IDS[str(info.field_name)]
+        wrong = [str(number) for number, value in enumerate(ids, 1) if not shape.fullmatch(value)]
+        if wrong:  # by position: the value is not quoted
+            env = f"CLARIGATE_TELEGRAM__{str(info.field_name).upper()}"
+            which = f"entry {wrong[0]} is not" if len(wrong) == 1 else f"entries {', '.join(wrong)} are not"
+            raise ValueError(
+                f"Telegram {kind} ids are numbers ({'-100… for groups, ' if kind == 'chat' else ''}"
+                f"e.g. {env}=123456789,987654321): {which}"
+            )
+        return ids
+
+    @model_validator(mode="after")
+    def _webhook_url(self) -> TelegramSettings:
+        """A webhook URL Telegram's servers would refuse to call (``setWebhook``), refused here."""
+        problem = webhook_url_problem(self.webhook_url, self.api_url)
+        if problem is not None:
+            raise ValueError(f"telegram.webhook_url (TELEGRAM_WEBHOOK_URL) {problem}")
+        return self
+
     def has_credentials(self) -> bool:
         """The bot token (the webhook secret goes with a webhook only)."""
         return self.bot_token is not None
@@ -54,3 +99,25 @@ class TelegramSettings(PlatformSettings):
         if self.bot_token is None:
             return None
         return f"bot {self.bot_token.get_secret_value().split(':', 1)[0]}"
+
+
+def webhook_url_problem(url: str | None, api_url: str) -> str | None:
+    """What is wrong with webhook ``url`` for the Bot API at ``api_url`` (Telegram's own: HTTPS on
+    ports 443, 80, 88 or 8443; a local Bot API server: any http(s) URL), or None. The URL itself is
+    not quoted (its path may be a secret of its own)."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "is not a URL: use https://<host>/telegram/webhook"
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        return "is not a URL: use https://<host>/telegram/webhook"
+    if urlsplit(api_url).hostname != OFFICIAL_API_HOST:
+        return None
+    if parts.scheme != "https":
+        return "must be an https:// URL: Telegram calls webhooks over HTTPS only"
+    if port is not None and port not in WEBHOOK_PORTS:
+        return f"has port {port}: Telegram calls webhooks on ports 443, 80, 88 and 8443 only"
+    return None
