@@ -17,13 +17,17 @@ import asyncio
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from typing import TYPE_CHECKING, Any
 
 from clarigate.agent.at_rest import private_file
 
+if TYPE_CHECKING:  # LangGraph is imported when a checkpointer opens: the settings check URLs without it
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
 DEFAULT_SQLITE_FILE = "checkpoints.sqlite"
+
+#: What CHECKPOINTER_URL takes, as a refusal names it.
+SCHEMES = "sqlite:///path (or sqlite:relative.db), postgresql://… (or postgres://…) or memory://"
 
 
 def sqlite_path(url: str | None, data_dir: str) -> Path | None:
@@ -36,6 +40,26 @@ def sqlite_path(url: str | None, data_dir: str) -> Path | None:
     if url.startswith("sqlite:"):
         return Path(url[len("sqlite:") :])
     return None
+
+
+def url_problem(url: str | None) -> str | None:
+    """Why no checkpointer can be opened from ``url`` whatever is there (a scheme not offered), in
+    one line naming CHECKPOINTER_URL and what it takes; None when ``open_checkpointer`` may try it.
+    Only the scheme is quoted: the rest of the URL may hold a password (this line reaches the
+    terminal of ``clarigate chat`` and ``serve``'s stderr as it is, past the log redactor)."""
+    if (
+        url is None
+        or sqlite_path(url, ".") is not None
+        or url.startswith(("postgresql://", "postgres://", "memory:"))
+    ):
+        return None
+    if url.startswith(("redis://", "rediss://")):
+        return (
+            "CHECKPOINTER_URL=redis://… is not offered: the Redis checkpointer needs Redis with the JSON "
+            f"and Search modules (Redis 8 or Redis Stack); CHECKPOINTER_URL takes {SCHEMES}"
+        )
+    scheme = f"{url.partition(':')[0]}:" if ":" in url else "none"
+    return f"CHECKPOINTER_URL: unknown scheme {scheme!r}; it takes {SCHEMES}"
 
 
 @dataclass
@@ -120,7 +144,10 @@ def _prune_memory(saver: Any, thread_id: str) -> None:
 
 
 async def open_checkpointer(url: str | None, data_dir: str) -> Checkpointer:
-    """Open the checkpointer ``url`` names; ``ValueError`` for an unknown scheme."""
+    """Open the checkpointer ``url`` names; ``ValueError`` for an unknown scheme (``url_problem``)."""
+    problem = url_problem(url)
+    if problem is not None:
+        raise ValueError(problem)
     path = sqlite_path(url, data_dir)
     if path is not None:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -134,19 +161,9 @@ async def open_checkpointer(url: str | None, data_dir: str) -> Checkpointer:
     assert url is not None
     if url.startswith(("postgresql://", "postgres://")):
         return await _open_postgres(url)
-    if url.startswith("memory:"):
-        from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.memory import InMemorySaver  # memory:, the only one left
 
-        return Checkpointer(InMemorySaver(), "memory")
-    if url.startswith(("redis://", "rediss://")):
-        raise ValueError(
-            "CHECKPOINTER_URL=redis://… needs langgraph-checkpoint-redis and a Redis with the JSON and "
-            "Search modules (Redis 8 or Redis Stack); use SQLite or postgresql://… instead"
-        )
-    # the scheme alone: the rest of the URL may hold a password (this line reaches the terminal
-    # of ``clarigate chat`` as it is, past the log redactor)
-    scheme = f"{url.partition(':')[0]}:" if ":" in url else "none"
-    raise ValueError(f"CHECKPOINTER_URL: unknown scheme {scheme!r} (sqlite:, postgresql://, memory://)")
+    return Checkpointer(InMemorySaver(), "memory")
 
 
 #: The PostgreSQL advisory lock held while the checkpoint tables are set up (any fixed number

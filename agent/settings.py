@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, field_validator
 from pydantic_settings import NoDecode
 
+from clarigate.agent.checkpoint import url_problem
 from clarigate.agent.mcp_settings import settings_problems
 
 _BOOL = TypeAdapter(bool)
@@ -78,6 +79,16 @@ class AgentOptions(BaseModel):
                 else [p.strip() for p in text.split(",") if p.strip()]
             )
         return value
+
+    @field_validator("checkpointer_url")
+    @classmethod
+    def _checkpointer_scheme(cls, url: str | None) -> str | None:
+        """A scheme no checkpointer is offered for (``mysql://``, ``redis://``) is refused with the
+        configuration, before anything starts (``clarigate.agent.checkpoint.url_problem``)."""
+        problem = url_problem(url)
+        if problem is not None:
+            raise ValueError(problem)
+        return url
 
     @field_validator("require_approval", mode="before")
     @classmethod

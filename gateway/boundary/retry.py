@@ -68,6 +68,8 @@ class RetryPolicy:
     jitter: float = 0.0  # each wait of our own is spread by ± this fraction
     attempts: int | None = None  # at most this many attempts in all
     within: float | None = None  # no attempt later than this many seconds after the first
+    # the wait before the last attempt shortened so that it comes at ``within`` (not given up early)
+    fill_within: bool = False
     longest_wait: float | None = None  # a platform asking for a longer wait is taken as "stop"
 
     def wait(self, failed_attempt: int, failure: BaseException | None = None) -> float:
@@ -107,11 +109,16 @@ class RetryPolicy:
         async def wait_a_while(seconds: float) -> None:
             await (sleep or pause)(seconds)
 
+        def wait(state: RetryCallState) -> float:
+            failure = state.outcome.exception() if state.outcome is not None else None
+            seconds = self.wait(state.attempt_number, failure)
+            if self.fill_within and self.within is not None:
+                seconds = max(min(seconds, self.within - (state.seconds_since_start or 0.0)), 0.0)
+            return seconds
+
         return AsyncRetrying(
             retry=retry_if_exception(retry_on),
-            wait=lambda state: self.wait(
-                state.attempt_number, state.outcome.exception() if state.outcome is not None else None
-            ),
+            wait=wait,
             stop=lambda state: self._stops(state, deadline),
             before_sleep=before_sleep,
             sleep=wait_a_while,

@@ -194,7 +194,7 @@ class GatewayConfig(BaseSettings):
             try:
                 route.options(self.agent)
             except ValueError as exc:
-                raise ValueError(f"routes.{route.name}.agent: {exc}") from None
+                raise ValueError(f"routes.{route.name}.agent: {describe_invalid(exc)}") from None
         return self
 
     @model_validator(mode="before")

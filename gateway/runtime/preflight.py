@@ -14,7 +14,6 @@ import errno
 import logging
 import os
 import socket
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from enum import IntEnum
@@ -218,7 +217,7 @@ async def wait_until(
 
     ``attempt`` raises ``StartFailure`` itself for a permanent problem. One line per wait.
     """
-    started = time.monotonic()
+    up_to = f"{budget:g} s"  # as the setting holds it: 3 s, 0.5 s
 
     async def ready() -> None:
         reason = await attempt()
@@ -227,16 +226,16 @@ async def wait_until(
 
     def note(attempt_number: int, failure: BaseException, wait: float) -> None:
         log.warning(
-            "%s is not reachable (%s); retrying in %.1f s (waiting up to %.0f s)", what, failure, wait, budget
+            "%s is not reachable (%s); retrying in %.1f s (waiting up to %s)", what, failure, wait, up_to
         )
 
-    try:
-        await replace(STARTUP_RETRIES, within=budget).call(
+    try:  # the last attempt comes when the budget is spent, so "after" says the number "up to" did
+        await replace(STARTUP_RETRIES, within=budget, fill_within=True).call(
             ready, retry_on=lambda failure: isinstance(failure, NotReady), on_retry=note
         )
     except NotReady as exc:
-        waited = time.monotonic() - started
-        raise StartFailure(code, f"{what} is not reachable after {waited:.0f} s: {exc}. {advice}") from None
+        waited = f"after {up_to}" if budget > 0 else "(startup_wait_seconds 0: tried once)"
+        raise StartFailure(code, f"{what} is not reachable {waited}: {exc}. {advice}") from None
 
 
 async def wait_for_redis(url: str, budget: float, durability: bool = False) -> None:
@@ -279,7 +278,7 @@ _FSYNC_LEAVES = {
     "everysec": "a Redis crash can lose the last second of delivery marks",
     "no": "a Redis crash can lose the last ~30 s of delivery marks (the OS flushes when it likes)",
 }
-DELIVERY_DOC = "deploy/README.md, Delivery semantics"
+DELIVERY_DOC = 'deploy/README.md, "Redis settings delivery needs"'
 
 
 async def check_durability(link: Any, where: str) -> None:

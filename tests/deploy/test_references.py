@@ -36,3 +36,41 @@ def test_the_readme_contents_list_every_section_in_order() -> None:
     assert [(len(level) - 2, title, anchor(title)) for level, title in headings] == [
         (len(indent) // 2, title, target) for indent, title, target in listed
     ]
+
+
+#: A section cited by name: ``deploy/README.md, "Metrics"``, ``README's "Adding a platform"``, or
+#: unquoted up to the end of the string or parenthesis (``deploy/README.md, Delivery semantics``).
+CITATION = re.compile(r"\b((?:deploy/)?README)(?:\.md)?(?:'s)?,? (?:\"([^\"\n]+)\"|([A-Z][\w ]*?)(?=[)\"']))")
+
+
+def sections(document: Path) -> set[str]:
+    """The sections of a markdown document a reader can find by name: its headings (without a
+    trailing ``(`…`)``) and the bold leads of its paragraphs (``**Redis settings delivery needs.**``)."""
+    text = document.read_text(encoding="utf-8")
+    headings = re.findall(r"^#+ (.+?)(?: \(`[^`]*`\))?$", text, re.MULTILINE)
+    leads = re.findall(r"^\*\*(.+?)\.?\*\*", text, re.MULTILINE)
+    return {name.strip() for name in [*headings, *leads]}
+
+
+def cited_sections(text: str) -> list[tuple[str, str]]:
+    """(document, section) for every section ``text`` cites by name."""
+    return [(f"{doc}.md", quoted or bare) for doc, quoted, bare in CITATION.findall(text)]
+
+
+def test_every_section_the_code_cites_exists() -> None:
+    """The words an operator reads (a log line's "(deploy/README.md, "…")", a docstring) send them
+    to a section they can find."""
+    known = {doc: sections(REPO / doc) for doc in ("README.md", "deploy/README.md")}
+    missing = []
+    for path in (p for d in ("agent", "gateway", "adapters") for p in (REPO / d).rglob("*.py")):
+        for doc, section in cited_sections(path.read_text(encoding="utf-8")):
+            if section not in known[doc]:
+                missing.append(f"{path.relative_to(REPO)}: {doc}, {section!r}")
+    assert missing == []
+
+
+def test_the_citation_check_finds_both_ways_of_citing() -> None:
+    cited = cited_sections('DOC = "deploy/README.md, Delivery semantics"\n(README\'s "Adding a platform")')
+    assert cited == [("deploy/README.md", "Delivery semantics"), ("README.md", "Adding a platform")]
+    assert "Redis settings delivery needs" in sections(REPO / "deploy/README.md")
+    assert "Delivery semantics" not in sections(REPO / "deploy/README.md")

@@ -20,6 +20,7 @@ from clarigate.agent.harness import AgentSettings, ClarifyingAgent
 from clarigate.agent.models.conversation import conversation_call_id, last_human_text
 from clarigate.agent.models.local import LocalChatModel
 from clarigate.gateway.cli.chat import chat_main
+from clarigate.gateway.cli.main import main
 from clarigate.gateway.runtime.config import GatewayConfig
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -320,16 +321,18 @@ def test_a_real_ctrl_c_at_the_prompt_exits_cleanly(tmp_path: Path) -> None:
 
 
 def test_a_misspelt_checkpointer_url_is_refused_without_its_password(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # chat prints the agent's refusal to the terminal as it is, past the log redactor
-    config = chat_config(tmp_path, checkpointer_url="postgress://bot:hunter2@db.internal/cp")
+    # the configuration refuses it before the chat starts; its line reaches the terminal as it
+    # is, past the log redactor
+    monkeypatch.delenv("CLARIGATE_CONFIG", raising=False)
+    monkeypatch.setenv("CLARIGATE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("CHECKPOINTER_URL", "postgress://bot:hunter2@db.internal/cp")
 
-    code = chat_main(config, io.StringIO("hello\n"), io.StringIO(), tmp_path / "thread")
+    assert main(["chat"]) == 2
 
-    assert code == 1
     err = capsys.readouterr().err
-    assert "unknown scheme 'postgress:'" in err
+    assert "CHECKPOINTER_URL: unknown scheme 'postgress:'" in err
     assert "hunter2" not in err
 
 

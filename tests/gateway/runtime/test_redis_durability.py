@@ -13,6 +13,7 @@ import pytest
 from redis.asyncio import Redis
 
 from clarigate.gateway.runtime.preflight import wait_for_redis
+from tests.deploy.test_references import REPO, cited_sections, sections
 
 from ..store.test_store_connection import free_port, listening, plain, redis_server
 
@@ -45,6 +46,13 @@ async def test_no_append_only_file_is_a_warning(tmp_path, caplog):
     (line,) = await started_with(tmp_path, caplog)  # plain(): --appendonly no
     assert line.levelno == logging.WARNING
     assert "appendonly no" in line.getMessage() and "Telegram" in line.getMessage()
+
+
+async def test_the_warning_sends_the_operator_to_a_section_that_exists(tmp_path, caplog):
+    (line,) = await started_with(tmp_path, caplog)
+    ((document, section),) = cited_sections(line.getMessage())
+    assert document == "deploy/README.md" and section == "Redis settings delivery needs"
+    assert section in sections(REPO / document)
 
 
 async def test_everysec_says_what_it_leaves(tmp_path, caplog):
