@@ -7,6 +7,7 @@ operator's own graph (``agent.graph``) gets only the checkpointer. Nothing here 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 
     from clarigate.agent.checkpoint import Checkpointer
     from clarigate.agent.mcp_sessions import MCPSessions
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,8 @@ async def assemble(
         mcp = await MCPSessions.open(settings.mcp_servers, taken=taken)
         all_tools += mcp.tools
     try:
+        if settings.graph is None:
+            settings = with_offered_names(settings, [t.name for t in all_tools])
         checkpointer = await open_checkpointer(settings.checkpointer_url, settings.data_dir)
     except BaseException:
         await mcp.aclose()
@@ -73,6 +78,21 @@ async def assemble(
         raise
     descriptions = {t.name: t.description for t in all_tools if getattr(t, "description", "")}
     return AgentParts(graph, checkpointer, _sees_images(chat_model), descriptions, mcp)
+
+
+def with_offered_names(settings: AgentSettings, tools: list[str]) -> AgentSettings:
+    """``settings`` with ``require_approval`` naming the offered tools (``ping`` of a prefixed
+    server ``h``: ``h_ping``); ``SettingsDoNotApply`` naming a tool name that applies to no tool
+    (``clarigate.agent.tool_names``)."""
+    from clarigate.agent.placement import SettingsDoNotApply
+    from clarigate.agent.tool_names import check_tool_names
+
+    checked = check_tool_names(settings, tools)
+    if checked.problems:
+        raise SettingsDoNotApply(checked.problems)
+    for line in checked.notes:
+        log.info("%s", line)
+    return settings.model_copy(update={"require_approval": checked.approvals})
 
 
 def _graph(

@@ -104,10 +104,19 @@ async def _check_one_agent(
         report.notes.append(f"{label}: not started, since a setting above does not apply to it")
     elif isinstance(runner, LangGraphServerRunner):
         await _check_agent_server(runner, report, label)
-    elif await _check_mcp(options, report):
-        await _check_agent(config, options, runner, report, label)  # type: ignore[arg-type]
     else:
-        report.notes.append(f"{label}: not started, since an MCP server it needs does not answer")
+        from clarigate.agent.tool_names import check_listed
+
+        answered, found = await _check_mcp(options, report)
+        names = check_listed(options, found)
+        report.problems += [f"{prefix}: {line}" for line in names.problems]
+        report.notes += [f"{prefix}: {line}" for line in names.notes]
+        if names.problems:
+            report.notes.append(f"{label}: not started, since a setting above does not apply to it")
+        elif not answered:
+            report.notes.append(f"{label}: not started, since an MCP server it needs does not answer")
+        else:
+            await _check_agent(config, options, runner, report, label)  # type: ignore[arg-type]
 
 
 def _check_port(config: GatewayConfig, report: Report) -> None:
@@ -274,11 +283,12 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
-async def _check_mcp(options: AgentOptions, report: Report) -> bool:
-    """Start each MCP server of ``agent.mcp_servers`` and list its tools; False if one fails."""
+async def _check_mcp(options: AgentOptions, report: Report) -> tuple[bool, dict[str, list[str] | None]]:
+    """Start each MCP server of ``agent.mcp_servers`` and list its tools: False if one fails or
+    names clash, and ``{server: its tools as offered, or None when it did not answer}``."""
     servers = options.mcp_servers
     if not servers:
-        return True
+        return True, {}
     from clarigate.agent.mcp import name_problems
     from clarigate.agent.mcp_sessions import server_tool_names
 
@@ -292,7 +302,8 @@ async def _check_mcp(options: AgentOptions, report: Report) -> bool:
             )
     clashes = name_problems({name: tools for name, tools in found.items() if isinstance(tools, list)})
     report.problems += [f"mcp: {clash}" for clash in clashes]
-    return not clashes and not any(isinstance(tools, Exception) for tools in found.values())
+    listed = {name: tools if isinstance(tools, list) else None for name, tools in found.items()}
+    return not clashes and None not in listed.values(), listed
 
 
 async def _check_agent_server(runner: LangGraphServerRunner, report: Report, label: str = "agent") -> None:

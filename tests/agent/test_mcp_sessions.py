@@ -202,6 +202,7 @@ async def test_doctor_names_both_servers_of_a_clash(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     servers = {"tickets": counter(pids, "search"), "wiki": counter(pids, "search")}
     report = Report()
-    assert not await _check_mcp(GatewayConfig(agent={"mcp_servers": servers}).agent, report)
+    answered, _ = await _check_mcp(GatewayConfig(agent={"mcp_servers": servers}).agent, report)
+    assert not answered
     assert [p for p in report.problems if "'tickets'" in p and "'wiki'" in p and "'search'" in p]
     assert json.dumps(report.ok).count("search") == 2

@@ -44,8 +44,9 @@ WHERE = {
 MCP_SERVER = Path(__file__).parents[2] / "agent" / "mcp_notes_server.py"
 
 
-def setting_env(name: str, tmp_path: Path) -> dict[str, str]:
-    """The environment that sets ``name`` to a value other than its default."""
+def setting_env(name: str, tmp_path: Path, place: str | None = None) -> dict[str, str]:
+    """The environment that sets ``name`` to a value other than its default (at the built-in
+    agent, a setting naming a tool comes with that tool: a name of no tool stops the start)."""
     script = tmp_path / "script.yaml"
     script.write_text(yaml.safe_dump([{"content": "hello"}]))
     mcp = {
@@ -73,7 +74,9 @@ def setting_env(name: str, tmp_path: Path) -> dict[str, str]:
         "max_image_bytes": "1000",
         "assistant_id": "elsewhere",
     }
-    return {f"CLARIGATE_AGENT__{name.upper()}": values[name]}
+    names_a_tool = place == BUILT_IN and name in ("require_approval", "idempotent_tools")
+    tool = {"CLARIGATE_AGENT__TOOLS": values["tools"]} if names_a_tool else {}
+    return {f"CLARIGATE_AGENT__{name.upper()}": values[name], **tool}
 
 
 def place_env(place: str, server_url: str = "") -> dict[str, str]:

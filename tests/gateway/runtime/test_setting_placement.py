@@ -73,7 +73,7 @@ def test_a_user_graph_with_require_approval_is_said_in_those_words(monkeypatch, 
 
 @pytest.mark.parametrize(("name", "place"), cases(BUILT_IN, GRAPH))
 def test_doctor_and_serves_preflight(name, place, monkeypatch, tmp_path, capsys) -> None:
-    _set(monkeypatch, {**place_env(place), **setting_env(name, tmp_path)})
+    _set(monkeypatch, {**place_env(place), **setting_env(name, tmp_path, place)})
     problems = startup_problems(load_config(None))
     code = main(["doctor"])
     out = capsys.readouterr().out
