@@ -92,9 +92,11 @@ async def server_tool_names(
 
 class _Session:
     """One server's session, as the tools see it (``list_tools``, ``call_tool``). A session that
-    has ended is started again before the next call; a call the closed connection refused (it
-    never reached the server) is sent to the new one; a call in flight when the connection
-    ends fails with that error."""
+    has ended is started again before the next call (a start that fails, or that the server does
+    not answer within the start's wait, fails that call with an error naming the server, and the
+    next call tries again); a call the closed connection refused (it never reached the server) is
+    sent to the new one; a call in flight when the connection ends fails with that error; a call
+    given up (the run stopped) is cancelled on the server too (MCP's ``notifications/cancelled``)."""
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
@@ -109,7 +111,8 @@ class _Session:
         name, self._wait_seconds = self.server.name, wait_seconds
         try:
             async with asyncio.timeout(wait_seconds):
-                await self._open()
+                self._held = _Held(self.server, wait_seconds)
+                await self._held.opened()
                 tools = load_mcp_tools(self, server_name=name, tool_name_prefix=self.server.prefix)  # type: ignore[arg-type]
                 return await tools
         except TimeoutError:
@@ -117,41 +120,32 @@ class _Session:
         except Exception as exc:  # the SDK wraps start-up failures in task groups: name the root cause
             raise MCPServerError(name, f"did not start or answer: {_root_cause(exc)}") from exc
 
-    async def _open(self) -> None:
-        self._held = _Held(self.server)
-        await self._held.ready
-
-    async def _live(self) -> _Held:
-        """The held session; started again first when it has ended (the server went away)."""
-        held = self._held
-        if held is None:
-            raise RuntimeError(f"MCP server {self.server.name!r}: its session is closed")
-        return await self._restart(held) if held.ended else held
+    async def _live(self, gone: _Held | None = None) -> tuple[_Held, ClientSession]:
+        """The held session and its client; started again first when it has ended (the server
+        went away) or is ``gone`` (a call found its connection closed). One start at a time: a
+        call meanwhile waits for it."""
+        async with self._restarting:
+            held = self._held
+            if held is None:
+                raise RuntimeError(f"MCP server {self.server.name!r}: its session is closed")
+            if held is gone or held.ended:
+                log.warning("MCP server %r had stopped: starting it again", self.server.name)
+                await held.aclose()
+                held = self._held = _Held(self.server, self._wait_seconds)
+            return held, await held.opened()
 
     async def list_tools(self, cursor: str | None = None) -> Any:
-        held = await self._live()
-        return await held.watch(held.session.list_tools(cursor=cursor))
+        held, session = await self._live()
+        return await held.watch(session.list_tools(cursor=cursor))
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> Any:
-        held = await self._live()
+        held, session = await self._live()
         try:
-            return await held.watch(held.session.call_tool(name, arguments, **options))
+            return await held.watch(_call_tool(session, name, arguments, options))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             # the server was gone before the call reached it: start it again and send it there
-            held = await self._restart(held)
-            return await held.watch(held.session.call_tool(name, arguments, **options))
-
-    async def _restart(self, gone: _Held) -> _Held:
-        async with self._restarting:
-            if self._held is not gone and self._held is not None:
-                return self._held  # another call started it again meanwhile
-            if self._held is None:
-                raise RuntimeError(f"MCP server {self.server.name!r}: its session is closed")
-            log.warning("MCP server %r had stopped: starting it again", self.server.name)
-            await gone.aclose()
-            async with asyncio.timeout(self._wait_seconds):
-                await self._open()
-            return self._held
+            held, session = await self._live(gone=held)
+            return await held.watch(_call_tool(session, name, arguments, options))
 
     async def aclose(self) -> None:
         held, self._held = self._held, None
@@ -159,13 +153,38 @@ class _Session:
             await held.aclose()
 
 
+async def _call_tool(
+    session: ClientSession, name: str, arguments: dict[str, Any] | None, options: dict[str, Any]
+) -> Any:
+    """``session.call_tool``; cancelled, it tells the server to cancel the call too (MCP's
+    ``notifications/cancelled``: the SDK's client does not send it, modelcontextprotocol/python-sdk#2507)."""
+    from mcp import types
+
+    # the id the request is about to take (send_request takes it before its first await)
+    request_id = getattr(session, "_request_id", None)
+    try:
+        return await session.call_tool(name, arguments, **options)
+    except asyncio.CancelledError:
+        if isinstance(request_id, int):
+            params = types.CancelledNotificationParams(requestId=request_id, reason="the run was stopped")
+            notice = types.ClientNotification(types.CancelledNotification(params=params))
+            try:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS):
+                    await session.send_notification(notice)
+            except Exception as exc:  # the connection is gone: so is the call
+                log.debug("MCP: the cancellation of call %s was not sent: %s", request_id, _root_cause(exc))
+        raise
+
+
 class _Held:
     """A session held open by a task of its own (entered and left in one task, as the SDK's
-    task groups need) until ``aclose``; ``ready`` gives it once initialized."""
+    task groups need) until ``aclose``; ``opened`` gives it once initialized. A server that does
+    not answer ``initialize`` within ``wait_seconds`` is stopped (its process ended)."""
 
-    def __init__(self, server: MCPServer) -> None:
+    def __init__(self, server: MCPServer, wait_seconds: float) -> None:
         self.server = server
         self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self._wait_seconds = wait_seconds
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._hold(), name=f"MCP server {server.name}")
 
@@ -174,9 +193,14 @@ class _Held:
         """True once the session is over: closed, or its connection ended."""
         return self._task.done()
 
-    @property
-    def session(self) -> ClientSession:
-        return self.ready.result()
+    async def opened(self) -> ClientSession:
+        """The initialized session; ``ConnectionError`` naming the server if it did not start
+        (waiting for it is never what cancels its start)."""
+        try:
+            return await asyncio.shield(self.ready)
+        except Exception as exc:
+            why = _root_cause(exc)
+            raise ConnectionError(f"MCP server {self.server.name!r} did not start: {why}") from exc
 
     async def watch(self, request: Coroutine[Any, Any, T]) -> T:
         """The answer to ``request``; ``ConnectionError`` if the session ends before it comes (an
@@ -194,19 +218,17 @@ class _Held:
     async def _hold(self) -> None:
         ready = self.ready
         try:
-            async with _session(self.server) as session:
-                if ready.done():  # the start was given up meanwhile
-                    return
+            async with _session(self.server, self._wait_seconds) as session:
                 ready.set_result(session)
                 await self._stop.wait()
         except Exception as exc:
             if not ready.done():
-                ready.set_exception(exc)
+                _fail(ready, exc)
             else:
                 log.warning("MCP server %r: its session ended: %s", self.server.name, _root_cause(exc))
         finally:
             if not ready.done():
-                ready.cancel()
+                _fail(ready, ConnectionError("its session was closed before it started"))
 
     async def aclose(self) -> None:
         self._stop.set()
@@ -216,9 +238,16 @@ class _Held:
             await asyncio.wait({self._task}, timeout=CLOSE_SECONDS)
 
 
+def _fail(ready: asyncio.Future[Any], exc: BaseException) -> None:
+    """Fail a start; marked seen, as nobody may be waiting for it any more."""
+    ready.set_exception(exc)
+    ready.exception()
+
+
 @asynccontextmanager
-async def _session(server: MCPServer) -> AsyncIterator[ClientSession]:
-    """An initialized session on ``server``; a stdio server's stderr goes to the log."""
+async def _session(server: MCPServer, wait_seconds: float) -> AsyncIterator[ClientSession]:
+    """A session on ``server`` initialized within ``wait_seconds`` (``TimeoutError`` if not,
+    the server stopped); a stdio server's stderr goes to the log."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -227,7 +256,7 @@ async def _session(server: MCPServer) -> AsyncIterator[ClientSession]:
         from langchain_mcp_adapters.sessions import create_session
 
         async with create_session(server.connection) as session:  # type: ignore[arg-type]
-            await session.initialize()
+            await _initialize(session, wait_seconds)
             yield session
         return
     session_kwargs = conn.pop("session_kwargs", None) or {}
@@ -237,8 +266,16 @@ async def _session(server: MCPServer) -> AsyncIterator[ClientSession]:
             stdio_client(params, errlog=errlog) as (read, write),
             ClientSession(read, write, **session_kwargs) as session,
         ):
-            await session.initialize()
+            await _initialize(session, wait_seconds)
             yield session
+
+
+async def _initialize(session: ClientSession, wait_seconds: float) -> None:
+    try:
+        with anyio.fail_after(wait_seconds):
+            await session.initialize()
+    except TimeoutError:
+        raise TimeoutError(f"it did not answer within {wait_seconds:.0f} s") from None
 
 
 @contextmanager

@@ -24,13 +24,17 @@ from langchain_core.messages import ToolMessage
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent
 from clarigate.agent.mcp import MCPServerError
 from clarigate.agent.mcp_sessions import MCPSessions
+from clarigate.agent.protocol import catalog
 from clarigate.gateway.cli.chat import LOG_FILE
+from clarigate.gateway.runners.in_process import LangGraphRunner
 
 from .conftest import scripted
 from .mcp_counter_server import SAID
 from .test_mcp import free_port, notes_over_http
 
 SERVER = str(Path(__file__).with_name("mcp_counter_server.py"))
+HUNT = str(Path(__file__).with_name("mcp_hunt_server.py"))
+WEDGE = str(Path(__file__).with_name("mcp_wedge_server.py"))
 CLARIGATE = Path(sys.executable).with_name("clarigate")
 COUNT = {"name": "count", "args": {}}
 
@@ -39,6 +43,11 @@ def counter(pids: Path, *tools: str) -> dict[str, Any]:
     """The counter server with ``tools`` (``count`` alone by default), on stdio."""
     args = [SERVER, str(pids), *(tools or ["count"])]
     return {"transport": "stdio", "command": sys.executable, "args": args}
+
+
+def wedging(marker: Path, pids: Path) -> dict[str, Any]:
+    """A server that, started again once ``marker`` exists, never answers ``initialize``."""
+    return {"transport": "stdio", "command": sys.executable, "args": [WEDGE, str(marker), str(pids)]}
 
 
 def started(pids: Path) -> list[int]:
@@ -121,6 +130,82 @@ async def test_a_server_that_died_is_started_again(tmp_path: Path, caplog: pytes
     finally:
         await agent.aclose()
     assert_all_stopped(pids)
+
+
+async def test_a_server_wedged_on_restart_fails_each_call_with_an_error_and_is_stopped(
+    tmp_path: Path,
+) -> None:
+    """A server killed whose restart never answers: each call fails with an error the model
+    reads, naming the server (not a cancellation, which ended the whole run), the wedged process
+    is stopped, and every call tries a fresh start."""
+    marker, pids = tmp_path / "wedged", tmp_path / "pids"
+    sessions = await MCPSessions.open({"h": wedging(marker, pids)}, wait_seconds=3)
+    try:
+        ping = next(t for t in sessions.tools if t.name == "ping")
+        assert "pong" in str(await ping.ainvoke({}))
+        marker.touch()
+        os.kill(started(pids)[0], signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        for _ in range(2):
+            with pytest.raises(
+                ConnectionError, match="'h' did not start: TimeoutError: it did not answer within 3 s"
+            ):
+                await asyncio.wait_for(ping.ainvoke({}), 20)
+        assert len(started(pids)) == 3  # the first, then a fresh start for each call
+        assert_all_stopped(pids)  # the wedged ones were stopped, not left waiting
+    finally:
+        await sessions.aclose()
+
+
+async def test_after_a_server_wedged_on_restart_the_person_gets_an_answer(
+    tmp_path: Path, redis_stores: Any, make_gateway: Any
+) -> None:
+    """Two messages after the server wedged: each is answered (the model reads the tool's error)."""
+    marker, pids = tmp_path / "wedged", tmp_path / "pids"
+    ping = {"name": "ping", "args": {}}
+    model = scripted(
+        {"tool_calls": [ping]}, {"content": "First."}, {"tool_calls": [ping]}, {"content": "Second."}
+    )
+    settings = AgentSettings(checkpointer_url="memory://", mcp_servers={"h": wedging(marker, pids)})
+    runner = LangGraphRunner(settings, agent=await ClarifyingAgent.create(settings, model=model))
+    try:
+        gateway, chat = await make_gateway(redis_stores(), runner, run_timeout_seconds=120)
+        marker.touch()
+        os.kill(started(pids)[0], signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        await chat.say("ping once")
+        await gateway.drain(90)
+        await chat.say("ping again")
+        await gateway.drain(90)
+        assert chat.texts() == ["First.", "Second."]
+        # what the model read, for each message: the server did not start, by name
+        said = "ConnectionError: MCP server 'h' did not start: TimeoutError: it did not answer within 30 s"
+        assert tool_results(model) == [said, said]
+    finally:
+        await runner.aclose()
+    assert_all_stopped(pids)
+
+
+async def test_a_run_stopped_for_time_stops_the_mcp_tool_it_was_running(
+    tmp_path: Path, redis_stores: Any, make_gateway: Any
+) -> None:
+    """ "Sorry, that took too long and I stopped": the MCP server is told to cancel the call
+    (MCP's notifications/cancelled), so the slow action does not happen after the person read it."""
+    effect = tmp_path / "effect.txt"
+    write = {"name": "slow_write", "args": {"path": str(effect), "seconds": 4}}
+    model = scripted({"tool_calls": [write]}, {"content": "Done."})
+    hunt = {"transport": "stdio", "command": sys.executable, "args": [HUNT]}
+    settings = AgentSettings(checkpointer_url="memory://", mcp_servers={"h": hunt})
+    runner = LangGraphRunner(settings, agent=await ClarifyingAgent.create(settings, model=model))
+    try:
+        gateway, chat = await make_gateway(redis_stores(), runner, run_timeout_seconds=1.5)
+        await chat.say("write it")
+        await gateway.drain(30)
+        assert chat.texts() == [catalog.text("run_too_long", "en")]
+        await asyncio.sleep(5)
+        assert not effect.exists(), "the tool went on after the person was told it stopped"
+    finally:
+        await runner.aclose()
 
 
 async def test_an_http_server_gone_mid_conversation_fails_the_call_and_is_reconnected(tmp_path: Path) -> None:
