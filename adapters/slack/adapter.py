@@ -101,7 +101,7 @@ class SlackAdapter(PlatformAdapter):
         # Unhandled requests reach ``_on_error`` (200 and a count) instead of Bolt's 404.
         self.app = build_bolt_app(self.client, secret)
         self.interactions = interactions = ClarificationInteractions(gateway, self.sender)
-        self.agent = AgentView(settings, self.sender, interactions.after_the_ack, self.names.locale)
+        self.agent = AgentView(settings, self.sender, interactions.after_the_ack, self.names)
         self.outbound = SlackOutbound(gateway, self.sender, self.live, self.agent)
         self.files = SlackFiles(self.sender, self.outbound.state)
         self.app.event("message")(self._on_message)

@@ -5,7 +5,9 @@ Each conversation with the agent is a thread of the person's DM with the app. Wh
 the thread shows a status ("clarigate is working on it…") rotating the catalog's loading messages
 (``assistant.threads.setStatus``), cleared when the reply or the question arrives; a run that
 streams shows its stream instead once there is something to show (a tool step, the first
-words). A new thread is titled from its first request (``assistant.threads.setTitle``). Opening
+words). A new thread is titled from its first request (``assistant.threads.setTitle``) as the
+agent reads it, people named (``@Li``, looked up after the ack as for the agent: ``names.py``);
+a command (``@clarigate help``) is no request and titles nothing. Opening
 the agent (``app_home_opened`` in its ``messages`` tab) offers up to four suggested prompts, the
 bot's ``slack.suggested_prompts`` in the person's Slack language, else the catalog's
 (``assistant.threads.setSuggestedPrompts``, without ``thread_ts``: an agent app's call naming one
@@ -30,8 +32,11 @@ from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageRef
 from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.flow.commands import parse_command
 from clarigate.gateway.flow.notices import language_hint
 
+from .decode import name_mentions
+from .names import PeopleBook
 from .receive import PLATFORM
 from .send import SlackSender
 from .settings import SlackSettings, SuggestedPrompt, in_locale
@@ -95,13 +100,13 @@ class AgentView:
         settings: SlackSettings,
         sender: SlackSender,
         after_the_ack: Callable[[Awaitable[Any]], None],
-        locale_of: Callable[[str], Awaitable[str | None]],
+        people: PeopleBook,
     ) -> None:
         self.on = settings.agent_view
         self.prompts = settings.suggested_prompts
         self.sender = sender
         self.after_the_ack = after_the_ack
-        self.locale_of = locale_of  # a person's Slack language (``PeopleBook.locale``), None if not had
+        self.people = people  # names for titles, a person's Slack language (None if not had)
 
     def applies(self, conversation: Conversation) -> bool:
         """True for a conversation the agent view shows: a thread of a DM, the view on."""
@@ -129,14 +134,25 @@ class AgentView:
     # --- events --------------------------------------------------------------------------------
 
     def title_thread(self, message: InboundMessage) -> None:
-        """Title a new agent thread from its first request (after the ack)."""
+        """Title a new agent thread from its first request (after the ack); a command (``/help``,
+        ``@clarigate help`` as it reaches the core) is not one."""
         conversation = message.conversation
         if not self.applies(conversation) or message.message_id != conversation.topic:
             return  # a reply inside a thread that has its title already
-        title = thread_title(message.text)
+        if parse_command(message.text) is None:
+            self.after_the_ack(self._title(message))
+
+    async def _title(self, message: InboundMessage) -> None:
+        """The title as the agent reads the request: people named as ``complete_message`` names
+        them (the same lookups, shared by ``PeopleBook``), an id where a name is not had in time."""
+        text = message.text
+        if message.unnamed_mentions:
+            text = name_mentions(text, await self.people.names(list(message.unnamed_mentions)))
+        title = thread_title(text)
         if title:
+            conversation = message.conversation
             call = self.sender.set_title(conversation.chat_id, conversation.reply_to or "", title)
-            self.after_the_ack(self._quietly("title the thread", call))
+            await self._quietly("title the thread", call)
 
     async def on_home_opened(self, body: dict[str, Any]) -> None:
         """The person opened the agent (its ``messages`` tab): offer the suggested prompts."""
@@ -152,7 +168,7 @@ class AgentView:
         log.debug("slack: the agent view's context changed (%d entities), not passed on", len(entities))
 
     async def _offer_prompts(self, channel: str, user: str) -> None:
-        locale = language_hint(await self.locale_of(user)) or "en"  # English when not had
+        locale = language_hint(await self.people.locale(user)) or "en"  # English when not had
         prompts = prompt_payloads(self.prompts, locale)
         title = ui_text("slack_prompts_title", locale)
         await self._quietly(

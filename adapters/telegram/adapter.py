@@ -33,7 +33,7 @@ from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 from clarigate.gateway.runtime.logs import without_secrets
 
 from .chat_action import TypingIndicators
-from .commands import ASK, MENU, parse_command
+from .commands import ask_spelling, menus, parse_command
 from .deferred import DeferredEdits
 from .effects import AfterAck
 from .ephemeral import EphemeralNotes
@@ -149,7 +149,7 @@ class TelegramAdapter(PlatformAdapter):
 
     async def _register_commands(self) -> None:
         """``setMyCommands``: the menu people see when they type ``/`` (per interface language)."""
-        for language, commands in MENU.items():
+        for language, commands in menus(self.me.username if self.me else "").items():
             try:
                 await patiently(
                     partial(self.bot.set_my_commands, commands, language_code=language),
@@ -301,7 +301,7 @@ class TelegramAdapter(PlatformAdapter):
         """In a group, ``/help`` says ``/ask@thisbot …`` or a reply: privacy mode hides the rest."""
         if conversation.is_direct or self.me is None or not self.me.username:
             return None
-        return catalog.text("help_telegram_group", locale, ask=f"/{ASK}@{self.me.username}")
+        return catalog.text("help_telegram_group", locale, ask=ask_spelling(self.me.username))
 
     # --- sending -------------------------------------------------------------------------------
 

@@ -31,14 +31,22 @@ ASK = "ask"
 MENU_COMMANDS = ("ask", "new", "cancel", "status", "help")
 
 
-def menu(locale: Locale) -> list[BotCommand]:
-    """What ``setMyCommands`` registers for ``locale``: each command described as /help does."""
-    return [BotCommand(name, catalog.text(f"cmd_{name}", locale)) for name in MENU_COMMANDS]
+def ask_spelling(username: str) -> str:
+    """``/ask`` as a group needs it: addressed to the bot by name (``/ask@clari_bot``)."""
+    return f"/{ASK}@{username}" if username else f"/{ASK}"
 
 
-#: The menu per interface language (Telegram shows it in the person's app language, falling back
-#: to the default list, ``None``).
-MENU: dict[str | None, list[BotCommand]] = {None: menu("en"), "zh": menu("zh")}
+def menu(locale: Locale, username: str) -> list[BotCommand]:
+    """What ``setMyCommands`` registers for ``locale``: each command described as /help does,
+    ``/ask`` with the bot's own name (``username``, known after ``getMe``)."""
+    ask = ask_spelling(username)
+    return [BotCommand(name, catalog.text(f"cmd_{name}", locale, ask=ask)) for name in MENU_COMMANDS]
+
+
+def menus(username: str) -> dict[str | None, list[BotCommand]]:
+    """The menu per interface language (Telegram shows it in the person's app language, falling
+    back to the default list, ``None``)."""
+    return {None: menu("en", username), "zh": menu("zh", username)}
 
 
 @dataclass(frozen=True)

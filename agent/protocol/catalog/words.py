@@ -198,7 +198,7 @@ WORDS: dict[str, dict[Locale, str]] = {
     },
     "cmd_status": {"en": "what I am doing in this chat", "zh": "查看我在这个对话里的进展"},
     "cmd_help": {"en": "how to talk to me, and the commands", "zh": "如何与我交谈，以及可用的命令"},
-    "cmd_ask": {"en": "ask me something (in groups: /ask@bot …)", "zh": "向我提问（群组中：/ask@bot …）"},
+    "cmd_ask": {"en": "ask me something (in groups: {ask} …)", "zh": "向我提问（群组中：{ask} …）"},
     "cmd_quit": {"en": "leave the chat", "zh": "退出"},
     "cancelled": {
         "en": "✖ Cancelled the question “{question}”. I will go on without the answer.",

@@ -99,6 +99,26 @@ async def test_a_reply_in_an_agent_thread_continues_it_without_a_new_title(make_
     assert world.runner.calls[-1].thread_id != first_run.thread_id  # a new top-level message: a new thread
 
 
+async def test_a_title_names_people_as_slack_shows_them(make_world: MakeWorld):
+    world = await make_world(slack=AGENT)
+    world.fake.add_user("U7", display_name="Li", locale="en-US")  # not known yet: asked after the ack
+    _, ts = await world.user.dm("ask <@U7> about the deploy")
+    await world.settle()
+    assert world.runner.calls[-1].text == "ask @Li about the deploy"  # the agent saw the name
+    assert world.fake.agent.titles[("D1", ts)] == "ask @Li about the deploy"  # and so does the list
+
+
+@pytest.mark.parametrize("command", ["help", "new", "status", "cancel"])
+async def test_a_command_as_first_message_is_not_a_title(make_world: MakeWorld, command: str):
+    world = await make_world(slack=AGENT)
+    _, ts = await world.user.dm(f"<@U0BOT> {command}")
+    await world.settle()
+    assert world.fake.agent.titles == {}
+    _, later = await world.user.dm("plan the deploy")  # a request still titles its thread
+    await world.settle()
+    assert world.fake.agent.titles == {("D1", later): "plan the deploy"}
+
+
 async def test_a_question_in_an_agent_thread_clears_the_status_and_is_answerable(make_world: MakeWorld):
     def ask(turn):
         if turn.response is None:

@@ -20,6 +20,17 @@ async def test_the_menu_is_registered_at_start(bench):
     assert all(c["description"] for menu in menus.values() for c in menu)
 
 
+async def test_the_menu_spells_ask_with_the_bots_own_name(bench):
+    tg = await bench()  # getMe: @clari_bot
+    menus = {
+        c.params.get("language_code"): json.loads(c.params["commands"]) for c in tg.api.of("setMyCommands")
+    }
+    asks = {language: next(c for c in menu if c["command"] == "ask") for language, menu in menus.items()}
+    assert "/ask@clari_bot …" in asks[None]["description"]
+    assert "/ask@clari_bot …" in asks["zh"]["description"]
+    assert not any("@bot " in a["description"] for a in asks.values())
+
+
 async def test_commands_reach_the_core_as_neutral_commands(bench):
     tg = await bench(ScriptedRunner())
     accepted, _ = tg.record()
