@@ -235,7 +235,8 @@ async def wait_until(
         )
     except NotReady as exc:
         waited = f"after {up_to}" if budget > 0 else "(startup_wait_seconds 0: tried once)"
-        raise StartFailure(code, f"{what} is not reachable {waited}: {exc}. {advice}") from None
+        reason = str(exc).rstrip(". ")  # redis-py's own ends in "." (no ".." before the advice)
+        raise StartFailure(code, f"{what} is not reachable {waited}: {reason}. {advice}") from None
 
 
 async def wait_for_redis(url: str, budget: float, durability: bool = False) -> None:

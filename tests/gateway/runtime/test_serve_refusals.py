@@ -82,4 +82,5 @@ def test_the_wait_for_redis_says_the_seconds_it_waits(monkeypatch, capsys, unuse
     waits = [line for line in lines if "retrying in" in line]
     assert waits and all(line.endswith("(waiting up to 3 s)") for line in waits)
     assert " is not reachable after 3 s: " in the_error(lines)
+    assert ".." not in the_error(lines)  # redis-py's reason ends in "." before our advice
     assert waited >= 2.9  # the whole budget, not only the waits that fitted into it whole
