@@ -21,13 +21,14 @@ from clarigate.agent.middleware import (
 )
 from clarigate.agent.observe import ToolCallLogMiddleware
 from clarigate.agent.prompts import SYSTEM_PROMPT
+from clarigate.agent.settings import DECISIONS
 from clarigate.agent.speaker_prompt import SpeakerPromptMiddleware
 from clarigate.agent.tool_errors import tool_errors_to_model
 from clarigate.agent.tools import build_ask_clarification_tool
 
-#: The decisions an approval may allow; ``true`` or nothing allows the first three (``respond``,
-#: "Reply instead", only when named: the person's message stands in for the tool's result).
-DECISIONS = ("approve", "edit", "reject", "respond")
+# The decisions an approval may allow (``settings.DECISIONS``); ``true`` or nothing allows the first
+# three (``respond``, "Reply instead", only when named: the person's message stands in for the
+# tool's result).
 
 
 def approval_config(require_approval: Mapping[str, Sequence[str] | bool | None]) -> dict[str, Any]:

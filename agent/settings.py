@@ -21,6 +21,9 @@ from clarigate.agent.mcp_settings import settings_problems
 
 _BOOL = TypeAdapter(bool)
 
+#: The decisions an approval may allow (``HumanInTheLoopMiddleware``'s), in their shown order.
+DECISIONS = ("approve", "edit", "reject", "respond")
+
 
 def env_flag(value: str | None, name: str = "the flag") -> bool:
     """A boolean from the environment, read as the gateway's configuration reads it (pydantic's
@@ -102,6 +105,16 @@ class AgentOptions(BaseModel):
             )
         if isinstance(value, list):
             return {str(name).strip(): None for name in value}
+        return value
+
+    @field_validator("require_approval")
+    @classmethod
+    def _decisions(cls, value: dict[str, list[str] | None]) -> dict[str, list[str] | None]:
+        """Each tool's decisions are some of ``DECISIONS`` (none listed: all but respond)."""
+        for name, allowed in value.items():
+            unknown = [d for d in allowed or () if d not in DECISIONS]
+            if unknown or allowed == []:
+                raise ValueError(f"{name}: decisions are some of {', '.join(DECISIONS)}, got {allowed}")
         return value
 
     @field_validator("mcp_servers", mode="before")

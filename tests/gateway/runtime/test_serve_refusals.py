@@ -84,3 +84,14 @@ def test_the_wait_for_redis_says_the_seconds_it_waits(monkeypatch, capsys, unuse
     assert " is not reachable after 3 s: " in the_error(lines)
     assert ".." not in the_error(lines)  # redis-py's reason ends in "." before our advice
     assert waited >= 2.9  # the whole budget, not only the waits that fitted into it whole
+
+
+def test_an_approval_decision_misspelt_is_configuration(monkeypatch, capsys):
+    """A decision ``require_approval`` cannot allow ("aprove") is refused with the settings (2),
+    naming the tool and the decisions there are, not blamed on the model when the agent loads (6)."""
+    monkeypatch.setenv("CLARIGATE_AGENT__REQUIRE_APPROVAL", json.dumps({"deploy": ["aprove", "reject"]}))
+    monkeypatch.setenv("LLM_MODEL", "no-such-provider:model")  # a model that would stop the start (6)
+    assert main(["serve", "--host", "127.0.0.1", "--port", "0"]) == ExitCode.CONFIG
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "require_approval" in line and "deploy" in line and "aprove" in line
+    assert "approve, edit, reject, respond" in line and "LLM_MODEL" not in line
