@@ -192,8 +192,10 @@ def test_a_store_url_is_shown_without_any_of_its_secrets(url):
     shown, secrets = URLS[url]
     assert without_secrets(url) == shown
     assert url_secrets(url) == secrets
-    config = GatewayConfig(redis_url=url, agent={"checkpointer_url": url})
-    assert set(secrets) <= set(config.secret_values())
+    assert set(secrets) <= set(GatewayConfig(redis_url=url).secret_values())
+    # the same secrets in a checkpointer's URL (a PostgreSQL one: Redis is not a checkpointer)
+    checkpointer = url.replace(url.partition("://")[0], "postgresql", 1)
+    assert set(secrets) <= set(GatewayConfig(agent={"checkpointer_url": checkpointer}).secret_values())
 
 
 def test_a_quiet_librarys_child_logger_stays_quiet_at_whatever_level_it_sets_itself():
