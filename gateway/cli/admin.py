@@ -7,8 +7,9 @@
     clarigate admin consumers [--remove NAME|--prune]   stream consumers; remove dead ones
     clarigate admin identity [--forget PLATFORM]        the platform identities under the bot id
 
-Every command takes ``--json``. Changes that lose work (``--drop``, ``reset-thread``) ask for
-confirmation unless ``--yes`` is given.
+Every command takes ``--json``. Changes that lose work (``--cancel``, ``--drop``, ``reset-thread``,
+``--forget``) name what they change and ask for confirmation on a terminal; ``--yes`` confirms
+beforehand (needed where stdin is not a terminal, and with ``--json``).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import argparse
 import asyncio
 import json
 import sys
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:  # parsing stays light: ``clarigate serve`` builds this parser before it starts
+    from clarigate.gateway.flow.intake import Gateway
     from clarigate.gateway.runners.base import AgentRunner
     from clarigate.gateway.runtime.config import GatewayConfig
 
@@ -41,15 +44,15 @@ def add_admin_parser(commands: Any) -> None:
     command("threads", "list chat threads (find one with --chat)").add_argument(
         "--chat", help="only chat keys containing this text (a channel or chat id)"
     )
-    command("pending", "list open clarifications (cancel one with --cancel)").add_argument(
-        "--cancel", metavar="REQUEST_ID", help="close this clarification as declined"
-    )
+    pending = command("pending", "list open clarifications (cancel one with --cancel)")
+    pending.add_argument("--cancel", metavar="REQUEST_ID", help="close this clarification as declined")
+    pending.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     backlog = command("backlog", "the job stream: length, oldest entry, jobs held per consumer")
     backlog.add_argument("--redrive", metavar="ENTRY", help="let a live replica run this held job now")
     backlog.add_argument("--drop", metavar="ENTRY", help="complete this job without running it")
     backlog.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     reset = command("reset-thread", "start a chat over with a new agent thread")
-    reset.add_argument("chat", help="the chat key, as `admin threads` shows it")
+    reset.add_argument("chat", help="the chat key, or what `admin threads --chat` finds it by (a chat id)")
     reset.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     consumers = command("consumers", "list the stream's consumers (remove dead ones)")
     consumers.add_argument("--remove", metavar="NAME", help="remove a consumer that holds no job")
@@ -58,9 +61,9 @@ def add_admin_parser(commands: Any) -> None:
         action="store_true",
         help=f"remove every consumer idle {PRUNE_HOURS} h or more with no job",
     )
-    command("identity", "the platform identities recorded under the bot id").add_argument(
-        "--forget", metavar="PLATFORM", help="forget one (after a bot really moved)"
-    )
+    identity = command("identity", "the platform identities recorded under the bot id")
+    identity.add_argument("--forget", metavar="PLATFORM", help="forget one (after a bot really moved)")
+    identity.add_argument("--yes", action="store_true", help="do not ask for confirmation")
 
 
 def admin_main(config: GatewayConfig, args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -108,10 +111,7 @@ async def _run(config: GatewayConfig, args: argparse.Namespace) -> Any:
         if name == "threads":
             return await admin.threads(args.chat)
         if name == "pending":
-            if args.cancel:
-                adapters, unavailable = await _adapters(config, admin)
-                return await admin.cancel(args.cancel, adapters, unavailable)
-            return await admin.pending()
+            return await _pending(config, admin, args)
         if name == "backlog":
             if args.redrive:
                 return await admin.redrive(args.redrive)
@@ -121,9 +121,7 @@ async def _run(config: GatewayConfig, args: argparse.Namespace) -> Any:
                 return await admin.drop(args.drop)
             return await admin.backlog()
         if name == "reset-thread":
-            if not _confirm(args, f"start chat {args.chat} over with a new agent thread"):
-                return None
-            return await admin.reset_thread(args.chat)
+            return await _reset_thread(config, admin, args)
         if name == "consumers":
             if args.remove:
                 return await admin.remove_consumer(args.remove)
@@ -131,39 +129,73 @@ async def _run(config: GatewayConfig, args: argparse.Namespace) -> Any:
                 return {"removed": await admin.prune_consumers()}
             return await admin.consumers()
         if name == "identity":
-            return await _identity(config, admin, args.forget)
+            return await _identity(config, admin, args)
     raise AdminError(f"unknown admin command {name!r}")
 
 
-async def _identity(config: GatewayConfig, admin: Any, forget: str | None) -> Any:
+async def _pending(config: GatewayConfig, admin: Any, args: argparse.Namespace) -> Any:
+    if not args.cancel:
+        return await admin.pending()
+    record = await admin.open_question(args.cancel)
+    question = record.request.question.strip().splitlines()[0][:80]
+    chat = record.conversation.thread_key
+    if not _confirm(args, f"cancel clarification {args.cancel} ({question!r}, chat {chat})"):
+        return None
+    gateway, unavailable = _gateway(config, admin)
+    adapters = {adapter.platform: adapter for adapter in gateway.adapters}
+    return await admin.cancel(args.cancel, adapters, unavailable)
+
+
+async def _reset_thread(config: GatewayConfig, admin: Any, args: argparse.Namespace) -> Any:
+    from clarigate.gateway.cli.admin_chats import chat_key, reset_thread
+
+    key = await chat_key(admin, args.chat)
+    matched = "" if key == args.chat else f" (matched by {args.chat!r})"
+    if not _confirm(args, f"start chat {key}{matched} over with a new agent thread"):
+        return None
+    gateway, unavailable = _gateway(config, admin)
+    return await reset_thread(admin, key, gateway.control, unavailable)
+
+
+async def _identity(config: GatewayConfig, admin: Any, args: argparse.Namespace) -> Any:
     from clarigate.gateway.cli.admin_store import AdminError
     from clarigate.gateway.runtime.identity import identity_key, recorded_identities
 
-    if forget:
-        if not await admin.redis.hdel(identity_key(config.bot_id), forget):
-            raise AdminError(f"no {forget} identity is recorded under bot id {config.bot_id!r}")
-        return {"forgotten": forget}
+    recorded = await recorded_identities(admin.redis, config.bot_id)
+    if args.forget:
+        if args.forget not in recorded:
+            raise AdminError(f"no {args.forget} identity is recorded under bot id {config.bot_id!r}")
+        who = recorded[args.forget].get("who")
+        if not _confirm(args, f"forget that bot id {config.bot_id!r} belongs to {args.forget} {who}"):
+            return None
+        await admin.redis.hdel(identity_key(config.bot_id), args.forget)
+        return {"forgotten": args.forget}
     return [
-        {"platform": p, **record}
-        for p, record in (await recorded_identities(admin.redis, config.bot_id)).items()
+        {"platform": p, **record, "since_utc": _utc(record.get("since"))} for p, record in recorded.items()
     ]
 
 
-async def _adapters(config: GatewayConfig, admin: Any) -> tuple[dict[str, Any], dict[str, str]]:
-    """The configured platforms' adapters (not started: only sending), to close a question message,
-    and why each one that could not be built was not (a running replica closes it then)."""
+def _utc(epoch: Any) -> str | None:
+    """``epoch`` seconds as an ISO time in UTC (``2026-12-01T09:30:00Z``)."""
+    if not isinstance(epoch, int | float):
+        return None
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _gateway(config: GatewayConfig, admin: Any) -> tuple[Gateway, dict[str, str]]:
+    """A gateway on the bot's store with the configured platforms' adapters (not started: only
+    sending), to close a question's message, and why each one that could not be built was not."""
     from clarigate.gateway.flow.intake import Gateway
     from clarigate.gateway.runtime.app import build_adapter
 
     gateway = Gateway(config, admin.store, _no_runner())
-    adapters: dict[str, Any] = {}
     unavailable: dict[str, str] = {}
     for platform in config.enabled_platforms():
         try:
-            adapters[platform] = build_adapter(platform, config, gateway)
-        except Exception as exc:  # the decline stands; the replica closes the message
+            gateway.register(build_adapter(platform, config, gateway))
+        except Exception as exc:  # the change stands; the question's message is said to stay
             unavailable[platform] = f"{platform} could not be set up here ({type(exc).__name__})"
-    return adapters, unavailable
+    return gateway, unavailable
 
 
 def _no_runner() -> AgentRunner:

@@ -22,7 +22,7 @@ from clarigate.gateway.flow.commands import dismissed_in
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.preflight import first_line
-from clarigate.gateway.store.base import Job
+from clarigate.gateway.store.base import Job, PendingRecord
 from clarigate.gateway.store.connection import open_redis
 from clarigate.gateway.store.keys import GROUP, StoreKeys, decode_record
 from clarigate.gateway.store.redis import RedisStore
@@ -116,24 +116,23 @@ class Admin:
             )
         return rows
 
-    async def reset_thread(self, thread_key: str) -> dict[str, Any]:
-        """Start the chat over: a new agent thread for ``thread_key`` (the old one is left as it is)."""
-        old = await self.redis.get(self.keys.thread(thread_key))
-        if old is None:
-            raise AdminError(f"no chat thread {thread_key!r} {self._where} (see `clarigate admin threads`)")
-        new = await self.store.new_thread_for_chat(thread_key, self.config.thread_ttl_seconds)
-        return {"chat": thread_key, "old_thread_id": old, "thread_id": new}
-
     # --- clarifications -----------------------------------------------------------------------
+
+    async def open_records(self) -> list[PendingRecord]:
+        """The open clarifications' records."""
+        now = time.time()
+        records = []
+        for key in await self._scan(self.keys.ask("*")):
+            record = decode_record(await self.redis.hgetall(key))
+            if record is not None and record.status == "pending" and record.expires_at > now:
+                records.append(record)
+        return records
 
     async def pending(self) -> list[dict[str, Any]]:
         """Open clarifications, oldest first."""
         now = time.time()
         rows = []
-        for key in await self._scan(self.keys.ask("*")):
-            record = decode_record(await self.redis.hgetall(key))
-            if record is None or record.status != "pending" or record.expires_at <= now:
-                continue
+        for record in await self.open_records():
             rows.append(
                 {
                     "request_id": record.request_id,
@@ -167,6 +166,15 @@ class Admin:
         _, *counts = await pipe.execute()
         return [int(count) for count in counts]
 
+    async def open_question(self, request_id: str) -> PendingRecord:
+        """The open clarification ``request_id``; "no open clarification" when there is none."""
+        record = await self.store.get_pending(request_id)
+        if record is None or record.status != "pending":
+            raise AdminError(
+                f"no open clarification {request_id!r} {self._where} (see `clarigate admin pending`)"
+            )
+        return record
+
     async def cancel(
         self,
         request_id: str,
@@ -179,11 +187,7 @@ class Admin:
         without it (the platform is not configured here, or ``unavailable`` says why it could not
         be built) the replica that runs the queued turn closes it, and the result says so.
         """
-        record = await self.store.get_pending(request_id)
-        if record is None or record.status != "pending":
-            raise AdminError(
-                f"no open clarification {request_id!r} {self._where} (see `clarigate admin pending`)"
-            )
+        record = await self.open_question(request_id)
         platform = record.conversation.platform
         adapter = (adapters or {}).get(platform)
         by = answered_by(platform, OPERATOR)

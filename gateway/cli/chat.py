@@ -32,7 +32,7 @@ from clarigate.gateway.flow.agent_run import new_token
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.app import build_runner, close_gateway
 from clarigate.gateway.runtime.config import GatewayConfig
-from clarigate.gateway.runtime.logs import RedactingFilter, RunContextFilter, TextFormatter
+from clarigate.gateway.runtime.logs import JsonFormatter, RedactingFilter, RunContextFilter, TextFormatter
 from clarigate.gateway.runtime.preflight import StartFailure, agent_start_failure, data_dir_failure
 from clarigate.gateway.store.base import PendingRecord
 from clarigate.gateway.store.memory import MemoryStore
@@ -155,7 +155,7 @@ def chat_main(
     stdout = stdout or sys.stdout
     data_dir = Path(config.data_dir)
     try:
-        logging_to = _log_to(data_dir / LOG_FILE)
+        logging_to = _log_to(data_dir / LOG_FILE, config.log_format)
     except OSError as exc:
         print(f"clarigate chat: {_unusable(exc, config.data_dir)}", file=sys.stderr)
         return 1
@@ -213,15 +213,17 @@ def _unusable(exc: OSError, data_dir: str) -> str:
     return failure.message if failure is not None else f"cannot write its log: {exc}"
 
 
-def _log_to(path: Path) -> contextlib.AbstractContextManager[None]:
-    """The gateway's log in ``path`` for the chat's duration (the terminal is the conversation's);
+def _log_to(path: Path, log_format: str = "text") -> contextlib.AbstractContextManager[None]:
+    """The gateway's log in ``path`` for the chat's duration (the terminal is the conversation's),
+    in the configured format (``log_format``: one JSON object per line, as ``serve`` writes them);
     the file is made at once (an ``OSError`` when the data directory cannot be used)."""
-    return _logging_to(logging.FileHandler(private_file(path), encoding="utf-8"))  # what people wrote
+    handler = logging.FileHandler(private_file(path), encoding="utf-8")  # what people wrote
+    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    return _logging_to(handler)
 
 
 @contextlib.contextmanager
 def _logging_to(handler: logging.Handler) -> Iterator[None]:
-    handler.setFormatter(TextFormatter())
     handler.addFilter(RunContextFilter())
     handler.addFilter(RedactingFilter())
     handler.setLevel(logging.INFO)

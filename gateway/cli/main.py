@@ -100,9 +100,23 @@ def port_from_environment(args: argparse.Namespace) -> bool:
     try:
         args.port = listen_port(port_setting())
     except argparse.ArgumentTypeError:
-        print(f"clarigate: PORT {port_setting()!r} is not a port number (1-65535)", file=sys.stderr)
+        say_failure(args, f"PORT {port_setting()!r} is not a port number (1-65535)")
         return False
     return True
+
+
+def say_failure(args: argparse.Namespace, message: str) -> None:
+    """A start refused before the configuration is read, in one line on stderr: ``clarigate: …``,
+    or for a ``serve`` that logs JSON (``--log-format``, else $CLARIGATE_LOG_FORMAT: the image's
+    default) a JSON log line like every other, so that a log pipeline can read it."""
+    chosen = getattr(args, "log_format", None) or os.environ.get("CLARIGATE_LOG_FORMAT", "")
+    if args.command != "serve" or chosen.strip().lower() != "json":
+        print(f"clarigate: {message}", file=sys.stderr)
+        return
+    from clarigate.gateway.runtime.logs import setup_logging
+
+    setup_logging("json", level=logging.ERROR)
+    logging.getLogger("clarigate.gateway.cli.main").error("cannot start: %s", message)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -125,7 +139,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
     except ValueError as exc:
-        print(f"clarigate: {exc}", file=sys.stderr)
+        say_failure(args, str(exc))
         return 2
     register_secrets(config.secret_values())
     register_token_shapes(token_shapes(config.extra_adapters))

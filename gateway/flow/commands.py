@@ -211,10 +211,16 @@ class Control:
     # --- the commands ---------------------------------------------------------------------------
 
     async def _new(self, command: Command, msg: InboundMessage, reply: Reply) -> None:
-        conv = msg.conversation
+        _, _, pending = await self.restart(msg.conversation.thread_key, msg.sender)
+        locale = command_locale(msg, command, pending, await self.written_locale(msg))
+        await reply(TextReply(text=notice("new_thread", locale)))
+
+    async def restart(self, thread_key: str, sender: Sender) -> tuple[str, str, PendingRecord | None]:
+        """Start a chat thread over (``/new``; ``clarigate admin reset-thread``): the old agent thread,
+        the new one, and the open question closed (None when there was none)."""
         ttl = self.config.thread_ttl_seconds
-        old_thread, pending = await self.store.thread_with_pending(conv.thread_key, ttl)
-        thread_id = await self.store.new_thread_for_chat(conv.thread_key, ttl)
+        old_thread, pending = await self.store.thread_with_pending(thread_key, ttl)
+        thread_id = await self.store.new_thread_for_chat(thread_key, ttl)
         log.info("started a new agent thread %s", thread_id)
         # the thread left behind is deleted from the checkpointer after the retention period
         retire_at = time.time() + self.config.thread_retention_seconds
@@ -222,9 +228,8 @@ class Control:
         if pending is not None:
             # its clicks would run on the old thread: closed now, and any later click on an older
             # question of the old thread is refused as "restarted" (``Gateway.submit_answer``)
-            await self.close_question(pending, msg.sender, "restarted")
-        locale = command_locale(msg, command, pending, await self.written_locale(msg))
-        await reply(TextReply(text=notice("new_thread", locale)))
+            await self.close_question(pending, sender, "restarted")
+        return old_thread, thread_id, pending
 
     async def _cancel(
         self, msg: InboundMessage, pending: PendingRecord | None, outstanding: int, locale: Locale
@@ -374,9 +379,11 @@ class Control:
             if followup is not None and self.track is not None:
                 self.track(inbound_id)
             log.info("closed clarification %s: %s", record.request_id, reason)
-            view = view_of(claim.record)
-            closed = ClarificationClosed(view=view, answered_line=answered_line(view))
-            await self.outbox.send_quietly(conv, closed)
+            # (``clarigate admin`` where the platform is not configured has no adapter to show it)
+            if any(adapter.platform == conv.platform for adapter in self.outbox.adapters):
+                view = view_of(claim.record)
+                closed = ClarificationClosed(view=view, answered_line=answered_line(view))
+                await self.outbox.send_quietly(conv, closed)
         return claim
 
     async def is_current(self, conv: Conversation, thread_id: str) -> bool:

@@ -129,8 +129,12 @@ _GENERIC_SHAPES: list[tuple[str | None, re.Pattern[str], str]] = [
     ("bearer", re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\1" + MASK),
     ("@", re.compile(r"(://[^:/@\s]*:)[^@\s/]+@"), r"\1" + MASK + "@"),  # scheme://user:password@host
     (  # a query's or a form body's secret parameter: ?password=…, &sentinel_password=…, token=…
+        # (the value only: punctuation that ends it before a space, "…?password=***: failed", stays)
         "=",
-        re.compile(r"(?i)((?<![^\s?&;])(?:[\w.-]*(?:password|passwd|secret|token)|api_?key|key)=)[^&\s'\"]+"),
+        re.compile(
+            r"(?i)((?<![^\s?&;])(?:[\w.-]*(?:password|passwd|secret|token)|api_?key|key)=)"
+            r"[^&\s'\"]+?(?=[:;,.!?)\]}>]*(?:[&\s'\"]|$))"
+        ),
         r"\1" + MASK,
     ),
 ]
@@ -263,9 +267,21 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-#: Loggers that print URLs, headers or bodies below WARNING (each platform's SDK loggers join
-#: them: ``quiet_loggers``).
-QUIET_LOGGERS = ("httpx", "httpcore", "urllib3", "aiohttp", "websockets")
+#: Loggers that print URLs, headers, bodies or what people wrote below WARNING, held there even at
+#: debug (each platform's SDK loggers join them: ``quiet_loggers``): the HTTP clients; aiosqlite
+#: (every checkpoint blob it writes, the conversation's text in them), MCP's client (each tool
+#: call's arguments and result), LangSmith (its run payloads) and markdown-it (the text it parses).
+QUIET_LOGGERS = (
+    "httpx",
+    "httpcore",
+    "urllib3",
+    "aiohttp",
+    "websockets",
+    "aiosqlite",
+    "mcp",
+    "langsmith",
+    "markdown_it",
+)
 
 
 def _platforms() -> list[Any]:

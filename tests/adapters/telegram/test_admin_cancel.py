@@ -44,7 +44,7 @@ async def test_cancel_from_the_cli_closes_the_question_on_telegram(
         assert code == 0 and len(pending) == 1
         request_id = pending[0]["request_id"]
 
-        code = await asyncio.to_thread(main, ["admin", "pending", "--cancel", request_id, "--json"])
+        code = await asyncio.to_thread(main, ["admin", "pending", "--cancel", request_id, "--yes", "--json"])
         result = json.loads(capsys.readouterr().out)
         assert code == 0 and result["message_closed"] is True, result
         # the person sees the question closed: its message edited, the buttons gone

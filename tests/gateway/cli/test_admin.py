@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
 import os
 
 import pytest
 
 from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
 from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.cli.admin_chats import chat_key
 from clarigate.gateway.cli.admin_store import Admin, AdminError
-from clarigate.gateway.cli.main import main
-from clarigate.gateway.runtime.config import ENV_NAMES, GatewayConfig
+from clarigate.gateway.runtime.config import GatewayConfig
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -22,27 +19,6 @@ def script(turn):
     if turn.response is None:
         return asking(choice_request("Which region?", ["eu", "us"]))
     return TurnOutput(replies=[f"got: {turn.response.response_kind}"])
-
-
-@pytest.fixture
-def cli(monkeypatch, capsys):
-    """Run ``clarigate admin …`` for a bot id; returns (exit code, parsed JSON or text)."""
-    for name in [*ENV_NAMES, *(n for n in os.environ if n.upper().startswith("CLARIGATE_"))]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("REDIS_URL", REDIS_URL)
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-
-    async def run(bot_id: str, *args: str, as_json: bool = True):
-        monkeypatch.setenv("CLARIGATE_BOT_ID", bot_id)
-        # in a thread: the command runs its own event loop, as from a shell
-        code = await asyncio.to_thread(main, ["admin", *args, *(["--json"] if as_json else [])])
-        out = capsys.readouterr()
-        return code, (json.loads(out.out) if as_json and code == 0 else out.out + out.err)
-
-    yield run
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 async def test_threads_pending_and_cancel(make_gateway, redis_stores, cli):
@@ -90,7 +66,7 @@ async def test_cancel_without_the_platform_configured_says_why_and_a_replica_clo
     await gateway.drain()
     request_id = chat.last_request().request.request_id
 
-    code, result = await cli(store.prefix, "pending", "--cancel", request_id)
+    code, result = await cli(store.prefix, "pending", "--cancel", request_id, "--yes")
     assert code == 0 and result["cancelled"] is True and result["message_closed"] is False
     assert result["message_note"] == (
         "test is not configured here: the replica that runs the agent's next turn closes it"
@@ -119,7 +95,7 @@ async def test_an_operator_cancel_the_graph_refuses_tells_the_chat_the_task_stop
     await gateway.drain()
     request_id = chat.last_request().request.request_id
 
-    code, result = await cli(store.prefix, "pending", "--cancel", request_id)
+    code, result = await cli(store.prefix, "pending", "--cancel", request_id, "--yes")
     assert code == 0 and result["cancelled"] is True
     await gateway.drain(inbound_ids=[f"answer:{request_id}"])
     assert [c.answered_line for c in chat.closed()] == ["✖ Cancelled by an operator"]
@@ -192,7 +168,7 @@ async def test_admin_error_on_unknown_ids(redis_stores):
         with pytest.raises(AdminError, match="no job"):
             await admin.drop("1-1")
         with pytest.raises(AdminError, match="no chat thread"):
-            await admin.reset_thread("test:w1:none:-")
+            await chat_key(admin, "test:w1:none:-")
 
 
 async def test_long_idle_consumers_with_nothing_held_are_pruned(redis_stores):
