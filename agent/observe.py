@@ -35,7 +35,11 @@ class ToolCallLogMiddleware(AgentMiddleware):
             log.warning("tool call %s: error in %.0f ms: %s", call.get("name"), elapsed, result.text[:300])
         else:
             log.info("tool call %s: %s in %.0f ms", call.get("name"), outcome, elapsed)
-        log.debug("tool call %s arguments: %r", call.get("name"), call.get("args"))
+        # the arguments' names only: their values may hold what people wrote (kept out of logs)
+        args = call.get("args")
+        log.debug(
+            "tool call %s arguments: %s", call.get("name"), sorted(args) if isinstance(args, dict) else "?"
+        )
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """Run the call and log it."""

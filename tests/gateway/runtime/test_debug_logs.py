@@ -40,3 +40,18 @@ async def test_a_debug_run_on_the_in_process_agent_logs_nothing_a_person_wrote(t
     assert leaked == [], leaked[:3]
     chatty = {line.split(" ")[3] for line in logs.lines() if " DEBUG " in line}
     assert not chatty & {"aiosqlite:", "langsmith.utils:", "langsmith.client:"}, chatty
+
+
+def test_a_tool_calls_debug_line_names_its_arguments_not_their_values() -> None:
+    from types import SimpleNamespace
+
+    from langchain_core.messages import ToolMessage
+
+    from clarigate.agent.observe import ToolCallLogMiddleware
+
+    call = {"name": "save_note", "args": {"text": WRITTEN, "tags": ["x"]}, "id": "c1"}
+    result = ToolMessage(content="saved", tool_call_id="c1")
+    with captured_logs([], level=logging.DEBUG) as logs:
+        ToolCallLogMiddleware()._log(SimpleNamespace(tool_call=call), 0.0, "ok", result)
+    assert any("save_note arguments: ['tags', 'text']" in line for line in logs.lines()), logs.lines()
+    assert not [line for line in logs.lines() if "zebra-quartz" in line]
