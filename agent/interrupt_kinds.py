@@ -51,7 +51,11 @@ def asking(output: TurnOutput, asked: Asked) -> TurnOutput:
     before the question (every platform delivers a turn's replies, then its question)."""
     replies = [*output.replies, asked.in_full] if asked.in_full else output.replies
     return replace(
-        output, replies=replies, request=asked.request, fallback_text=render_text_fallback(asked.request)
+        output,
+        replies=replies,
+        request=asked.request,
+        fallback_text=render_text_fallback(asked.request),
+        shown_above=asked.in_full or None,
     )
 
 

@@ -36,6 +36,9 @@ class TurnOutput:
     # the replies are the gateway's words, not the agent's answer (an answer to a question another
     # route's agent asked, not passed on): no 👍/👎 under them
     notice_only: bool = False
+    # the last reply is what the question could not hold, shown right above it
+    # (``interrupt_kinds.asking``): the gateway's text, never part of what the model streamed
+    shown_above: str | None = None
 
 
 def new_messages(messages: Sequence[BaseMessage], before: Sequence[BaseMessage]) -> list[BaseMessage]:

@@ -265,7 +265,7 @@ class AgentRun:
             )
             turn.with_record = ask_feedback(self.config, turn.items, first, target)
         if result is not None:
-            finish_items(result, turn.items, first)
+            finish_items(result, turn.items, first, output.shown_above)
 
     # --- the live message of a run (gateway/flow/live.py) ------------------------------------
 

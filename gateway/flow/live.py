@@ -8,7 +8,9 @@ most one per ``live_interval`` (the platform's limits), whatever the number of t
 that is over sooner is not shown live at all: its reply is posted whole, as before. An update the
 platform's shared budget had no room for (``LiveSkipped``) waits for the next update, unless it
 was the news (the message itself, the answer's first words, the first step after "Working…"):
-that is tried again at the next slot the adapter names, not an interval later.
+that is tried again at the next slot the adapter names, not an interval later. A later update
+skipped is tried again at that slot too when nothing newer has come by then (a tool's step, with
+the run silent while the tool works); else the next update carries it, with no call more.
 
 The live message is only a view. What the person finally reads is the run's recorded reply,
 which finishes that message (``TextReply.live``) or closes it (``LiveEnd``) through the core's
@@ -114,6 +116,7 @@ class LiveReply:
         self._showed_working = False  # the last update showed "Working…" alone
         self._text_at = self._status_at = 0.0  # when the answer began, when the step last changed
         self._retry_at: float | None = None  # when the news the budget had no room for is tried again
+        self._skipped_at: float | None = None  # when a later update skipped is tried again, if nothing came
         self._task: asyncio.Task[None] | None = None
         self.calls = 0  # show_live calls made (for logs and tests)
 
@@ -244,11 +247,23 @@ class LiveReply:
                     continue
                 if not await self._show(view):
                     return
-                # what was shown (``shown`` moved on); nothing when the news was skipped: again soon
-                last = self._view() if self._retry_at is None else None
-                await self._pause(time.monotonic())
+                at = time.monotonic()
+                if self._skipped_at is not None:  # a later update skipped: again if nothing comes
+                    last = await self._after_skip(view, self._skipped_at - at)
+                    if last is None:
+                        continue
+                else:  # what was shown (``shown`` moved on); nothing when the news was skipped: again soon
+                    last = self._view() if self._retry_at is None else None
+                await self._pause(at)
                 continue
             await self._sleep(None)
+
+    async def _after_skip(self, skipped: LiveView, retry_in: float) -> LiveView | None:
+        """Wait for the slot the adapter named after a later update it skipped: None when nothing
+        newer came by then (it is tried again at once), else ``skipped``, what the message still
+        lacks, for the next update at its usual time to carry (no call more)."""
+        await self._sleep(retry_in)  # woken early by a step or news, not by more words
+        return None if self._view() == skipped else skipped
 
     async def _pause(self, shown_at: float) -> None:
         """Coalesce what comes for the adapter's interval after an update; the answer's first words
@@ -287,15 +302,17 @@ class LiveReply:
     async def _show(self, view: LiveView) -> bool:
         first = self.ref is None
         news = first or self._news_at() is not None
-        self._retry_at = None
+        self._retry_at = self._skipped_at = None
         try:
             ref = await self.adapter.show_live(self.conversation, view, self.ref)
-        except LiveSkipped as skip:  # no call made: the message shows what it did
+        except LiveSkipped as skip:  # no call made: the message shows what it did (``shown`` stays)
+            retry_at = time.monotonic() + max(skip.retry_in, LEAST_WAIT)
             if news:  # what the person waits for: again at the next slot, not an interval on
-                self._retry_at = time.monotonic() + max(skip.retry_in, LEAST_WAIT)
-                self.calls += 1
-                return True
-            ref = None  # a later update: its text goes with the next one
+                self._retry_at = retry_at
+            else:  # a later update: its text goes with the next one, or at that slot if none comes
+                self._skipped_at = retry_at
+            self.calls += 1
+            return True
         except Exception as exc:
             self._failed = True
             code = getattr(exc, "code", None) or type(exc).__name__
@@ -318,16 +335,23 @@ class LiveReply:
         return True
 
 
-def finish_items(result: LiveResult, items: list[Any], first: int) -> None:
+def finish_items(result: LiveResult, items: list[Any], first: int, above: str | None = None) -> None:
     """Make a run's first item (at ``first`` in ``items``) finish its live message: the first
     reply becomes that message; before a question or an error, the streamed text is ended as it
     stands, or the message (only progress shown) is closed. A reply the run's question follows
-    says so (``TextReply.question_follows``)."""
+    says so (``TextReply.question_follows``) when it goes on from what was streamed.
+
+    ``above``: the turn's text shown right above its question (``TurnOutput.shown_above``), never
+    streamed: the streamed text (the model's words before it asked) keeps the live message, and
+    that text and the question follow as messages of their own."""
     if result.ref is None:
         return
     head = items[first] if len(items) > first else None
-    if isinstance(head, TextReply) and head.private_to is None:
+    if isinstance(head, TextReply) and head.private_to is None and not (above and head.text == above):
+        # a stream (Slack's) left open for the question goes on from what it showed: only when
+        # the reply goes on from the streamed text too
         asks = len(items) > first + 1 and isinstance(items[first + 1], ClarificationOut)
+        asks = asks and head.text.startswith(result.text)
         items[first] = head.model_copy(update={"live": result.ref, "question_follows": asks})
     elif result.text:
         asks = isinstance(head, ClarificationOut)

@@ -416,9 +416,8 @@ async def test_a_later_update_the_budget_skipped_waits_for_the_next_update(make_
             self.skips = 1 if len(self.asked) == 2 else 0  # the update after the first words
             return await super().show_live(conversation, view, ref)
 
-    runner = StreamingRunner(
-        words("One two three four five six seven eight nine ten.", 0.1), TurnOutput(replies=["Ten."])
-    )
+    # words keep coming (one before the slot named): the next update carries the skipped text
+    runner = StreamingRunner(words(" ".join(f"w{i}" for i in range(50)), 0.025), TurnOutput(replies=["Ten."]))
     gateway, chat = await make_gateway(
         MemoryStore("t"), runner, adapter_class=LaterBusy, progress_after_seconds=0
     )
@@ -430,3 +429,38 @@ async def test_a_later_update_the_budget_skipped_waits_for_the_next_update(make_
     assert asked[3][0] - asked[2][0] >= 0.35  # an interval on, not at the slot 0.01 s away
     [reply] = items(chat)
     assert isinstance(reply, TextReply) and reply.live is not None and reply.text == "Ten."
+
+
+async def test_a_step_skipped_by_the_budget_is_shown_while_the_tool_runs(make_gateway):
+    class StepBusy(BusyLive):
+        """No room for the one update that shows the tool's step (a slot free 0.1 s later)."""
+
+        def __init__(self, gateway):  # type: ignore[no-untyped-def]
+            super().__init__(gateway, skips=0, retry_in=0.1)
+
+        def live_interval(self, conversation, mode):  # type: ignore[no-untyped-def]
+            return 0.2
+
+        async def show_live(self, conversation, view, ref):  # type: ignore[no-untyped-def]
+            step = view.status is not None and "🔧" in view.status
+            self.skips = 1 if step and not any(seen.status for _, seen, _ in self.asked) else 0
+            return await super().show_live(conversation, view, ref)
+
+    # the answer's first words, then a silent tool step of 3 s: no later update carries the step
+    events = [
+        *words("Let me look that up.", 0.05),
+        0.4,
+        ToolStarted("search_docs", "c1", "Searching the docs."),
+        3.0,
+    ]
+    runner = StreamingRunner(events, TurnOutput(replies=["Let me look that up. Found it."]))
+    gateway, chat = await make_gateway(
+        MemoryStore("t"), runner, adapter_class=StepBusy, progress_after_seconds=1.0
+    )
+    await chat.say("where is it?")
+    await gateway.drain()
+    assert isinstance(chat, StepBusy)
+    steps = [(at, went) for at, view, went in chat.asked if view.status == "🔧 Searching the docs…"]
+    assert [went for _, went in steps] == [False, True], chat.asked  # tried once more, then shown
+    assert chat.retry_in * 0.9 <= steps[1][0] - steps[0][0] <= 0.5  # at the slot named
+    assert len(chat.asked) <= 4  # the first words (one or two updates), the step skipped, then shown
