@@ -19,6 +19,8 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from .link_hosts import misleading_label
+
 #: Schemes a link may point to on every platform; anything else (``javascript:``, ``tg://``…)
 #: is shown as its label only.
 SAFE_SCHEMES = ("http://", "https://", "mailto:")
@@ -267,7 +269,8 @@ class Renderer:
             if not href.lower().startswith(SAFE_SCHEMES):
                 return inner
             label = "".join(frame.plain)
-            if not label.strip():  # "[](https://x.y)": the address is the label
+            # "[](https://x.y)", or a label naming another address: the target is the label
+            if not label.strip() or misleading_label(label, href):
                 return self.link(href, self.text(href, within), href, within)
             return self.link(href, inner, label, within)
         return inner
@@ -298,6 +301,8 @@ class Renderer:
         """An image: a link to it labelled with its alt text (inside a link, the alt text alone)."""
         if "link" in within or not src.lower().startswith(SAFE_SCHEMES):
             return self.text(alt, within)
+        if misleading_label(alt, src):
+            alt = src
         return self.link(src, self.text(alt, within), alt, within)
 
     def strong(self, inner: str, within: tuple[str, ...]) -> str:

@@ -32,6 +32,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline, backtick, image, link
 from markdown_it.token import Token
 
+from ..link_hosts import misleading_label
 from ..markdown import SAFE_SCHEMES, clean
 
 #: What a parse leaves in its ``env``: the inline token being parsed, each link or image found as
@@ -107,7 +108,9 @@ _CODE_READINGS = (*_READINGS, _parser(indented_code=False, tables=True), _parser
 
 
 def safe_links(text: str) -> str:
-    """``text`` with every link and image to an unsafe target shown as its label alone."""
+    """``text`` with every link and image to an unsafe target shown as its label alone, and one
+    whose label names another address than its target (``misleading_label``) with its target as
+    its label."""
     while "[" in text:
         shown = _once(text)
         if shown == text:
@@ -124,7 +127,7 @@ def _once(text: str) -> str:
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
-    cuts: list[tuple[int, int]] = []
+    cuts: list[tuple[int, int, str]] = []
     code: list[list[range]] = []  # what each reading takes for code
     for reading in _READINGS:
         env: dict[str, Any] = {_FOUND: [], _CODE: []}
@@ -132,6 +135,8 @@ def _once(text: str) -> str:
         for block, start, end, label, label_end, target in env[_FOUND]:
             if not target.lower().startswith(SAFE_SCHEMES):
                 cuts += _cut(block, (start, label, label_end, end), source, starts)
+            elif misleading_label(block.content[label:label_end].strip("*_~` "), target):
+                cuts += _relabel(block, (label, label_end), target, source, starts)
         fences = [range(starts[t.map[0]], starts[t.map[1]]) for t in tokens if t.type == "fence" and t.map]
         spans = [_mapped(block, (start, end), source, starts) for block, start, end in env[_CODE]]
         code.append(fences + [range(*span) for span in spans if span])
@@ -186,16 +191,33 @@ def _code_lines(token: Token) -> tuple[int, int]:
     return first, min(first + lines, token.map[1])
 
 
-def _cut(block: Token, at: tuple[int, ...], source: str, starts: list[int]) -> list[tuple[int, int]]:
+def _cut(block: Token, at: tuple[int, ...], source: str, starts: list[int]) -> list[tuple[int, int, str]]:
     """What to take out of the source for one unsafe link (``at``: where it starts, its label
     starts and ends, and where it ends, in ``block``'s content): all of it but its label. Should
     its place not be found, every "[" of its block, so no link is left there."""
     mapped = _mapped(block, at, source, starts)
     if mapped is None:
-        first, last = block.map or (0, len(starts) - 1)
-        return [(i, i + 1) for i in range(starts[first], starts[last] - 1) if source[i] == "["]
+        return _every_bracket(block, source, starts)
     start, label, label_end, end = mapped
-    return [(start, label), (label_end, end)]
+    return [(start, label, ""), (label_end, end, "")]
+
+
+def _relabel(
+    block: Token, at: tuple[int, int], target: str, source: str, starts: list[int]
+) -> list[tuple[int, int, str]]:
+    """What to put in the source for a link whose label names another address: its label
+    replaced by its target (punctuation escaped); every "[" of its block taken out should its
+    place not be found."""
+    mapped = _mapped(block, at, source, starts)
+    if mapped is None:
+        return _every_bracket(block, source, starts)
+    return [(mapped[0], mapped[1], re.sub(r"([\\\[\]`*_~<>!])", r"\\\1", target))]
+
+
+def _every_bracket(block: Token, source: str, starts: list[int]) -> list[tuple[int, int, str]]:
+    """Every "[" of ``block``'s lines taken out: no link is left there."""
+    first, last = block.map or (0, len(starts) - 1)
+    return [(i, i + 1, "") for i in range(starts[first], starts[last] - 1) if source[i] == "["]
 
 
 def _in_code(at: int, code: list[list[range]]) -> bool:
@@ -231,11 +253,12 @@ def _mapped(block: Token, offsets: tuple[int, ...], source: str, starts: list[in
     return tuple(mapped)
 
 
-def _without(source: str, cuts: list[tuple[int, int]]) -> str:
-    """``source`` with the spans ``cuts`` taken out."""
+def _without(source: str, cuts: list[tuple[int, int, str]]) -> str:
+    """``source`` with the spans ``cuts`` replaced by their text (taken out: ""), each once."""
     out, at = [], 0
-    for begin, end in sorted(cuts):
+    for begin, end, put in sorted(set(cuts)):
         out.append(source[at:begin])
+        out.append(put if begin >= at else "")
         at = max(at, end)
     out.append(source[at:])
     return "".join(out)

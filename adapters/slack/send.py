@@ -29,6 +29,11 @@ PLATFORM = "slack"
 # ``expired_trigger_id`` itself for a trigger too old, so a slow open that Slack still makes
 # (2.5 s) is waited for, never reported to the person as failed while the modal appears.
 ACK_PATH_TIMEOUT = 5
+#: Model text is untrusted: no link in it is unfolded into the linked page's card or its image
+#: (Slack's default for ``unfurl_media`` is on). Sent where the method takes them
+#: (``chat.postMessage``, a ``response_url``); ``chat.update``, ``chat.postEphemeral`` and the
+#: stream methods take neither.
+NO_UNFURLS: dict[str, Any] = {"unfurl_links": False, "unfurl_media": False}
 
 # Error codes Slack answers with ``ok: false`` that a later try can get past; every other
 # code (invalid_blocks, channel_not_found, not_in_channel, invalid_auth, …) is permanent.
@@ -130,7 +135,7 @@ class SlackSender:
     ) -> str:
         """Post a message (in ``thread_ts``'s thread when given, with message ``metadata`` when
         given); returns its ``ts``."""
-        params: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
+        params: dict[str, Any] = {"channel": channel, "text": text, **NO_UNFURLS}
         if blocks is not None:
             params["blocks"] = blocks
         if thread_ts:
@@ -248,7 +253,7 @@ class SlackSender:
         the bot cannot post: a DM it is not a member of. The URL is never logged."""
         hook = AsyncWebhookClient(response_url, timeout=ACK_PATH_TIMEOUT, retry_handlers=[])
         try:
-            response = await hook.send(text=text, response_type="ephemeral")
+            response = await hook.send(text=text, response_type="ephemeral", **NO_UNFURLS)
         except (TimeoutError, OSError, aiohttp.ClientError) as error:
             count_api_error("network")
             log_platform_call(PLATFORM, "response_url", f"network error {type(error).__name__}")

@@ -13,8 +13,9 @@ from dataclasses import replace
 from functools import partial
 
 from starlette.routing import BaseRoute
-from telegram import Bot, Message, Update
+from telegram import Message, Update
 from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
+from telegram.ext import Defaults, ExtBot
 from telegram.request import HTTPXRequest
 
 from clarigate.adapters.telegram.settings import TelegramSettings
@@ -58,7 +59,7 @@ from .receive import (
     webhook_route,
     without_mention,
 )
-from .send import STARTUP_RETRIES, TelegramSender, delivery_failure, patiently
+from .send import NO_PREVIEW, STARTUP_RETRIES, TelegramSender, delivery_failure, patiently
 from .upload import TelegramFiles, file_limit
 
 log = logging.getLogger(__name__)
@@ -76,8 +77,11 @@ class TelegramAdapter(PlatformAdapter):
         self.settings = settings
         self.gateway = gateway
         token = settings.bot_token.get_secret_value() if settings.bot_token else ""
-        self.bot = Bot(
+        # Every text sent or edited without link previews: a link the model wrote would show its
+        # site's own title, description and picture under the bot's message (``NO_PREVIEW``).
+        self.bot: ExtBot[None] = ExtBot(
             token or "0:missing",
+            defaults=Defaults(link_preview_options=NO_PREVIEW),
             base_url=settings.api_url,
             base_file_url=_file_url(settings.api_url),
             request=HTTPXRequest(connection_pool_size=32),
@@ -120,6 +124,7 @@ class TelegramAdapter(PlatformAdapter):
             raise RuntimeError(self._unreachable_at(exc)) from exc
         user = self.bot.bot
         self.me = BotIdentity(id=user.id, username=user.username or "")
+        self.sender.own = self.me.username
         self.deferred.start()  # edits a flood wait put off, left by a replica that stopped
         log.info(
             "telegram bot @%s ready (%s)", self.me.username, "webhook" if self.poller is None else "polling"

@@ -28,7 +28,7 @@ from clarigate.gateway.boundary.messages import Conversation, MessageRef
 from clarigate.gateway.runtime.logs import log_platform_call
 
 from .render import TelegramMessage
-from .send import PLATFORM, TelegramSender, once
+from .send import NO_PREVIEW, PLATFORM, TelegramSender, once
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,7 @@ class EphemeralNotes:
             "receiver_user_id": int(user_id),
             "text": message.text,
             "parse_mode": ParseMode.HTML,
+            "link_preview_options": NO_PREVIEW,  # ``do_api_request`` adds no ``Defaults``
             **{key: value for key, value in place.items() if key == "message_thread_id"},
         }
         if callback_query_id:

@@ -24,6 +24,9 @@ MAX_MESSAGE_CHARS = 4096
 # (support@example.com, git@github.com:…) is never a mention and stays as is, so
 # addresses copy without an invisible character in them.
 _MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=\w)")
+# "/kick@group_admin_bot" is a command to that bot, one tap sends as the person: its "@" made
+# inert too, unless it names this bot (``own``: the catalog's "/ask@clari_bot" in /help).
+_ADDRESSED_COMMAND = re.compile(r"(?<![A-Za-z0-9_])(/\w+)@(\w+)")
 _LANGUAGE = re.compile(r"[\w+#.-]{1,30}")
 # What starts a heading, a quote or a list item (a later piece of a long one starts with it again).
 _MARKER = re.compile(r" {0,3}(#{1,6}[ \t]+|>[ \t]?|(?:[-+*]|[0-9]{1,9}[.)])[ \t]+)")
@@ -38,9 +41,15 @@ _REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0
 _MARKDOWN_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
 
 
-def neutralize_mentions(text: str) -> str:
-    """``@name`` (and ``@everyone``, ``@all``…) made inert so model text pings nobody."""
-    return _MENTION.sub("@\u2060", text)
+def neutralize_mentions(text: str, own: str = "") -> str:
+    """``@name`` (and ``@everyone``, ``@all``…) made inert so model text pings nobody, and a
+    ``/command@bot`` so it commands no other bot than ``own`` (this bot's username)."""
+
+    def addressed(found: re.Match[str]) -> str:
+        command, bot = found.groups()
+        return found.group() if own and bot.lower() == own.lower() else f"{command}@\u2060{bot}"
+
+    return _MENTION.sub("@\u2060", _ADDRESSED_COMMAND.sub(addressed, text))
 
 
 def _escape(text: str) -> str:
@@ -48,11 +57,15 @@ def _escape(text: str) -> str:
 
 
 class TelegramHTML(Renderer):
-    """Telegram's HTML (``parse_mode=HTML``): only its tags, always nested, every text escaped."""
+    """Telegram's HTML (``parse_mode=HTML``): only its tags, always nested, every text escaped;
+    ``own``: this bot's username, whose commands stay tappable (``neutralize_mentions``)."""
+
+    def __init__(self, own: str = "") -> None:
+        self.own = own
 
     def text(self, text: str, within: tuple[str, ...]) -> str:
         """Model text escaped, mentions made inert."""
-        return _escape(neutralize_mentions(text))
+        return _escape(neutralize_mentions(text, self.own))
 
     def code(self, code: str, within: tuple[str, ...]) -> str:
         """``<code>``: Telegram finds no mention or link inside it."""
@@ -99,14 +112,15 @@ class TelegramHTML(Renderer):
 _HTML = TelegramHTML()
 
 
-def markdown_to_html(markdown: str) -> str:
-    """Agent Markdown as Telegram HTML (``parse_mode=HTML``), every byte of model text escaped."""
-    return _HTML.render(markdown)
+def markdown_to_html(markdown: str, own: str = "") -> str:
+    """Agent Markdown as Telegram HTML (``parse_mode=HTML``), every byte of model text escaped
+    (``own``: this bot's username, when known: its own commands stay tappable)."""
+    return (TelegramHTML(own) if own else _HTML).render(markdown)
 
 
-def plain_text(markdown: str) -> str:
+def plain_text(markdown: str, own: str = "") -> str:
     """The reply as plain text (no parse mode), for when Telegram rejects the HTML."""
-    return neutralize_mentions(markdown)
+    return neutralize_mentions(markdown, own)
 
 
 def html_to_plain(text: str) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from telegram import Bot, InlineKeyboardMarkup, Message, ReplyParameters
+from telegram import Bot, InlineKeyboardMarkup, LinkPreviewOptions, Message, ReplyParameters
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
@@ -52,6 +52,8 @@ STARTUP_RETRIES = RetryPolicy(first=0.5, attempts=6, longest_wait=MAX_FLOOD_WAIT
 #: A tap's acknowledgement: twice at most, and no flood wait over 2 s (Telegram drops a query it
 #: has not seen answered within seconds).
 ACK_RETRIES = RetryPolicy(first=0.5, attempts=2, longest_wait=2.0)
+#: No bot text shows a link preview under it: the adapter's ``Defaults`` (drafts take none).
+NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
 def _count(kind: str) -> None:
@@ -173,6 +175,7 @@ class TelegramSender:
         self.bot = bot
         self.moves = moves
         self.on_posted = on_posted
+        self.own = ""  # this bot's username once getMe told it: its commands stay tappable in a reply
 
     @staticmethod
     def placement(conversation: Conversation, chat: int | None = None) -> dict[str, Any]:
@@ -249,14 +252,13 @@ class TelegramSender:
         """One piece of a reply (``split_markdown``) as HTML, with ``keyboard`` under it (👍/👎 under
         the last); resent plain if Telegram cannot parse it."""
         try:
-            return await self._send(
-                conversation, text=markdown_to_html(piece), parse_mode=ParseMode.HTML, reply_markup=keyboard
-            )
+            html = markdown_to_html(piece, self.own)
+            return await self._send(conversation, text=html, parse_mode=ParseMode.HTML, reply_markup=keyboard)
         except BadRequest as exc:
             if not _is_parse_error(exc):
                 raise
             log.warning("telegram rejected HTML (%s); sending plain text", exc)
-            return await self._send(conversation, text=plain_text(piece), reply_markup=keyboard)
+            return await self._send(conversation, text=plain_text(piece, self.own), reply_markup=keyboard)
 
     async def set_keyboard(self, chat_id: str, message_id: str, keyboard: InlineKeyboardMarkup) -> None:
         """Put ``keyboard`` under a message (``editMessageReplyMarkup``); safe to repeat."""
@@ -318,12 +320,12 @@ class TelegramSender:
 
         try:
             try:
-                edited = await edit(markdown_to_html(piece), ParseMode.HTML)
+                edited = await edit(markdown_to_html(piece, self.own), ParseMode.HTML)
             except BadRequest as exc:
                 if not _is_parse_error(exc):
                     raise
                 log.warning("telegram rejected HTML (%s); editing in plain text", exc)
-                edited = await edit(plain_text(piece), None)
+                edited = await edit(plain_text(piece, self.own), None)
         except BadRequest as exc:
             if not _not_modified(exc):
                 raise

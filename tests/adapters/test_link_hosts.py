@@ -1,0 +1,77 @@
+"""A link whose label reads as an address of another host shows where it really goes, on every
+platform: "[https://accounts.example.com/reset](https://evil.example/steal)" must not read as the
+one and open the other. A label naming the target's own host (or a parent domain of it) stays."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from clarigate.adapters.feishu.markup import escape_markdown
+from clarigate.adapters.slack.render import render_reply
+from clarigate.adapters.telegram.markup import markdown_to_html
+
+DISGUISED = "Reset it at [https://accounts.example.com/reset](https://evil.example/steal)."
+RENDERERS = [lambda text: render_reply(text)[0], markdown_to_html, escape_markdown]
+IDS = ["slack", "telegram", "feishu"]
+
+
+@pytest.mark.parametrize("render", RENDERERS, ids=IDS)
+@pytest.mark.parametrize(
+    "text",
+    [
+        DISGUISED,
+        "Reset it at [accounts.example.com](https://evil.example/steal).",
+        "Mail [help@accounts.example.com](https://evil.example/steal).",
+        "See ![accounts.example.com](https://evil.example/steal).",
+    ],
+)
+def test_a_link_labelled_with_another_address_shows_its_target(render, text):
+    shown = render(text)
+    assert "evil.example/steal" in shown and "accounts.example.com" not in shown, shown
+
+
+@pytest.mark.parametrize("render", RENDERERS, ids=IDS)
+def test_a_label_naming_the_targets_own_host_stays(render):
+    shown = render(
+        "Read [docs.example.com](https://docs.example.com/a) or [example.com](https://www.example.com/)."
+    )
+    # each target written once: as the link's target, never as its label too
+    assert shown.count("https://docs.example.com/a") == 1 and shown.count("https://www.example.com/") == 1, (
+        shown
+    )
+
+
+@pytest.mark.parametrize("render", RENDERERS, ids=IDS)
+def test_a_file_named_by_its_link_keeps_its_name(render):
+    """``setup.py`` and ``README.md`` end in country domains, but a label that is only a file name
+    names the file the link opens, not a host: it stays (a file-like name with a path does not)."""
+    target = "https://github.com/acme/tool/blob/main/setup.py"
+    shown = render(f"See [setup.py]({target}) and [README.md](https://github.com/acme/tool).")
+    assert "setup.py" in shown and shown.count(target) == 1, shown
+    assert "README.md" in shown and shown.count("https://github.com/acme/tool)") <= 1, shown
+    assert "evil.example/x" in render("Run [setup.py/install](https://evil.example/x).")
+
+
+HOSTS = st.sampled_from(["evil.example", "accounts.example.com", "example.com", "a.b.example.org"])
+
+
+@given(label=HOSTS, target=HOSTS, scheme=st.sampled_from(["https://", ""]))
+def test_no_rendered_link_has_a_label_naming_another_host(label, target, scheme):
+    text = f"x [{scheme}{label}/p](https://{target}/q) y"
+    slack = render_reply(text)[0]
+    for href, shown in re.findall(r"<(https://[^|>]+)\|([^>]+)>", slack):
+        assert _same_or_parent(shown, href), slack
+    for href, shown in re.findall(r'<a href="([^"]+)">([^<]+)</a>', markdown_to_html(text)):
+        assert _same_or_parent(shown, href)
+    for shown, href in re.findall(r"\[([^\]]+)\]\(([^)]+)\)", escape_markdown(text)):
+        assert _same_or_parent(shown.replace("\\", ""), href)
+
+
+def _same_or_parent(shown: str, href: str) -> bool:
+    named = re.sub(r"^https://", "", shown).split("/")[0]
+    goes = href.removeprefix("https://").split("/")[0]
+    return goes == named or goes.endswith("." + named)
