@@ -25,6 +25,11 @@ from .keys import (
 )
 from .redis_commands import LOST, RedisCommands, Script, fields_of
 
+#: How many ids a consumer may hold as handed out before they are checked against its pending list
+#: (a worker process holds far fewer at once): a job handed back and then answered by another
+#: process would otherwise stay among them for the process's life.
+HANDED_CHECK_AT = 1000
+
 
 class RedisJobStream(RedisCommands):
     """The work-queue half of ``RedisStore``: the jobs stream and what each consumer holds."""
@@ -148,7 +153,20 @@ class RedisJobStream(RedisCommands):
         )
         if not answered:
             return await self._unseen_jobs(consumer)
+        await self._forget_taken(consumer)
         return self._hand_out(consumer, rows)
+
+    async def _forget_taken(self, consumer: str) -> None:
+        """Past ``HANDED_CHECK_AT``, keep as handed out only what ``consumer`` still holds: jobs it
+        handed back (left for the stale claim) that another consumer took are no longer its own."""
+        handed = self._handed.get(consumer)
+        if handed is None or len(handed) < HANDED_CHECK_AT:
+            return
+        count = len(handed) + 1000
+        rows = await self._on_group(
+            lambda: self._send(lambda c: c.xpending_range(self.keys.jobs, GROUP, "-", "+", count, consumer))
+        )
+        handed &= {row["message_id"] for row in rows}
 
     async def keep_jobs(self, consumer: str, entry_ids: list[str]) -> dict[str, HoldStatus]:
         """Renew this consumer's hold on each entry it still holds; say where each stands: one script."""

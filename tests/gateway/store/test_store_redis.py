@@ -155,3 +155,29 @@ async def test_scripts_are_loaded_again_after_redis_forgot_them(redis_store: Red
     assert await redis_store.thread_for_chat(CHAT.thread_key, 3600) == thread_id
     await redis_store.accept_job("slack:Ev9", "message", "slack:Ev9", CHAT.thread_key, {"text": "hi"}, 60)
     assert [job.inbound_id for job in await redis_store.read_jobs("w1", 10, 0)] == ["slack:Ev9"]
+
+
+async def test_jobs_handed_back_and_answered_elsewhere_are_not_kept_for_good(
+    redis_url: str, store_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bounded memory: a worker process hands jobs back (the agent unavailable) and another
+    process claims and completes them; the first one's record of what it was handed shrinks
+    back once it passes ``HANDED_CHECK_AT`` (it grew by one id per such job, for good)."""
+    from clarigate.gateway.store import redis_jobs
+
+    monkeypatch.setattr(redis_jobs, "HANDED_CHECK_AT", 5)
+    first, second = RedisStore(redis_url, store_prefix), RedisStore(redis_url, store_prefix)
+    try:
+        for i in range(8):
+            await first.accept_job(f"in-{i}", "message", f"in-{i}", f"slack:T:D{i}", {"text": "x"}, 3600)
+        assert len(await first.read_jobs("w1", 10, 0)) == 8  # handed to w1, then handed back
+        taken = await second.claim_stale_jobs("w2", 0, 10)
+        for job in taken:
+            await second.complete_job(job)
+        assert len(taken) == 8
+        assert await first.claim_stale_jobs("w1", 0, 10) == []
+        assert first._handed["w1"] == set()  # none of them is w1's any more
+    finally:
+        await first.close()
+        await second.close()
+        await delete_prefix(redis_url, store_prefix)
