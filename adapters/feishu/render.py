@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from clarigate.adapters.labels import labels_are_cut, shown_labels
+from clarigate.adapters.labels import decline_label, labels_are_cut, shown_labels
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog, ui_text
 from clarigate.agent.protocol.fallback import shown_as_text
 from clarigate.agent.protocol.models import Locale
@@ -175,9 +175,9 @@ def option_list(request: HumanInputRequest, limit: int) -> list[dict[str, Any]]:
 
 
 def cancel_buttons(request: HumanInputRequest, token: str) -> list[dict[str, Any]]:
-    """Cancel: dismisses the question (the agent is told the person declined); none on one only
-    an answer closes (an approval no decision can turn down), where a click could only say so."""
-    cancel = button(ui_text("cancel", request.locale), token, ACTION_DECLINE, locale=request.locale)
+    """Cancel ("Skip" beside an option called Cancel): dismisses the question (the agent is told the
+    person declined); none on one only an answer closes (an approval no decision can turn down)."""
+    cancel = button(decline_label(request), token, ACTION_DECLINE, locale=request.locale)
     return [] if request.dismissible is False else [cancel]
 
 

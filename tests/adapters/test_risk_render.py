@@ -96,6 +96,12 @@ def test_feishu_the_destructive_button_is_danger_and_asks_wherever_it_is(layout:
     }
     for safe in buttons.values():  # the safe choice and Cancel
         assert safe["type"] == "default" and "confirm" not in safe
+    # never two buttons reading "Cancel" that do different things (an option, the way out)
+    texts = [
+        b["text"]["content"] for b in components(feishu_card(risk(LAYOUTS[layout]), TOKEN, "fb"), "button")
+    ]
+    assert texts.count("Cancel") == 1
+    assert ("Skip" in texts) == ("Cancel" in LAYOUTS[layout])
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
