@@ -169,9 +169,10 @@ class SlackAdapter(PlatformAdapter):
         await self.outage.answered()  # handled: an outage (if any) is over once PING answers
 
     async def complete_message(self, message: InboundMessage) -> InboundMessage:
-        """The sender's name and the names of the people the message mentions (``users.info``,
-        cached, one budget for all: ``names.named``) and what Slack Connect files are
-        (``files.info``), asked where the job runs: a name not had in time stays the user id."""
+        """The sender's name, the names of the people the message mentions and a command's
+        language (``users.info``, cached, one budget for all: ``names.named``) and what Slack
+        Connect files are (``files.info``), asked where the job runs: a name not had in time stays
+        the user id, a language not had leaves the command's answer to the conversation."""
         if any(a.ref.startswith(FILE_INFO_REF) for a in message.attachments):  # Slack Connect files
             files = [await resolve(a, self.sender.file_info) for a in message.attachments]
             message = message.model_copy(update={"attachments": files})
@@ -206,7 +207,9 @@ class SlackAdapter(PlatformAdapter):
         does not name, a private hint and nothing else (the ack's text is shown to that person only)."""
         message = parse_command(body, self.agent.on)
         if message is None:
-            await ack(text=command_hint(body, self.bot_user_id, self.agent.on), response_type="ephemeral")
+            language = self.names.known_locale(str(body.get("user_id") or ""))  # no lookup before the ack
+            hint = command_hint(body, self.bot_user_id, self.agent.on, language)
+            await ack(text=hint, response_type="ephemeral")
             return
         # kept for the reply, which goes through it where the bot is not a member of the DM
         await remember(getattr(self.gateway, "state", None), body, message, self.settings.api_url)

@@ -16,9 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from clarigate.agent.protocol import catalog
+from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Sender
 from clarigate.gateway.flow.commands import TRAILING_PUNCTUATION, help_text
-from clarigate.gateway.flow.notices import locale_for
+from clarigate.gateway.flow.notices import language_hint, locale_for
 
 from .receive import PLATFORM
 
@@ -26,9 +27,10 @@ SUBCOMMANDS = ("new", "cancel", "help", "status")
 
 
 def neutral_command(text: str) -> str:
-    """``new`` -> ``/new`` (words after it kept); anything unknown -> ``/help``."""
+    """``new`` -> ``/new`` (words after it kept; sentence punctuation after the name allowed, as the
+    core's commands allow it: ``cancel.``, ``new!``); anything unknown -> ``/help``."""
     words = text.strip().split(maxsplit=1)
-    name = words[0].lower().lstrip("/") if words else ""
+    name = words[0].lower().lstrip("/").rstrip(TRAILING_PUNCTUATION) if words else ""
     if name not in SUBCOMMANDS:
         return "/help"
     return f"/{name} {words[1]}" if len(words) > 1 else f"/{name}"
@@ -56,31 +58,44 @@ def _bot(bot_user_id: str | None) -> str:
     return f"<@{bot_user_id}>" if bot_user_id else "@clarigate"
 
 
-def in_thread_hint(bot_user_id: str | None, words: str = "", key: str = "commands_in_thread") -> str:
+def hint_locale(words: str, language: str | None) -> Locale:
+    """The language of the words typed after ``/clarigate`` (the first, a command's name, says
+    nothing, as the core's commands have it), else of Slack's ``language`` tag, else English."""
+    return locale_for(f"/{words.strip()}", language_hint(language))
+
+
+def in_thread_hint(
+    bot_user_id: str | None, words: str = "", key: str = "commands_in_thread", language: str | None = None
+) -> str:
     """What a slash command typed in a channel answers (privately): where commands work there,
-    in the language of the words typed after ``/clarigate`` (English when they say nothing);
-    ``key``: the catalog line that says so (an agent app's DM has its own)."""
+    in the language ``hint_locale`` gives (``language``: the person's Slack language, when
+    known: ``zh-CN``); ``key``: the catalog line that says so (an agent app's
+    DM has its own)."""
     spelled = {name: f"{_bot(bot_user_id)} {name}" for name in SUBCOMMANDS}
-    return catalog.text(key, locale_for(words), **spelled)
+    return catalog.text(key, hint_locale(words, language), **spelled)
 
 
-def agent_dm_hint(bot_user_id: str | None, words: str = "") -> str:
+def agent_dm_hint(bot_user_id: str | None, words: str = "", language: str | None = None) -> str:
     """What a slash command typed in an agent app's DM answers (privately): it did nothing, as it
     cannot say which of the DM's threads (each a conversation) it is for, and how the command is
-    typed in the thread; ``help`` (or anything unknown) answers with the commands so spelled."""
+    typed in the thread; ``help`` (or anything unknown) answers with the commands so spelled.
+    In the language ``in_thread_hint`` answers in."""
     if neutral_command(words).split()[0] != "/help":
-        return in_thread_hint(bot_user_id, words, "slack_agent_slash")
-    locale = locale_for(words)
+        return in_thread_hint(bot_user_id, words, "slack_agent_slash", language)
+    locale = hint_locale(words, language)
     intro = f"{catalog.text('help', locale)}\n\n{catalog.text('slack_agent_commands', locale)}"
     return help_text(locale, lambda name: f"{_bot(bot_user_id)} {name}", intro=intro)
 
 
-def command_hint(body: dict[str, Any], bot_user_id: str | None, agent_view: bool) -> str:
-    """The private answer of a slash command that does not reach the core (``parse_command``)."""
+def command_hint(
+    body: dict[str, Any], bot_user_id: str | None, agent_view: bool, language: str | None = None
+) -> str:
+    """The private answer of a slash command that does not reach the core (``parse_command``);
+    ``language``: the person's Slack language, if known (it is not asked for before the ack)."""
     words = str(body.get("text") or "")
     if agent_view and is_dm(body):
-        return agent_dm_hint(bot_user_id, words)
-    return in_thread_hint(bot_user_id, words)
+        return agent_dm_hint(bot_user_id, words, language)
+    return in_thread_hint(bot_user_id, words, language=language)
 
 
 def is_dm(body: dict[str, Any]) -> bool:

@@ -1,6 +1,7 @@
 """What Slack says of people, asked once and kept for an hour: the names of a message's sender
 and of the people it mentions, the bot's own (``shown_name``, at start: how people type it after
-``@``), and a person's language (the agent view's suggested prompts).
+``@``), and a person's language (the agent view's suggested prompts, and what a command answers in
+when its words and the conversation give none: ``named``).
 
 One ``users.info`` with ``include_locale`` answers both, so a person is asked for once
 (``PeopleBook``), by whichever caller comes first. The ack path reads only names known already
@@ -26,6 +27,7 @@ from collections.abc import Awaitable, Callable
 
 from clarigate.gateway.boundary.messages import InboundMessage
 from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.flow.commands import parse_command
 
 from .decode import name_mentions
 from .send import ACK_PATH_TIMEOUT, UserInfo
@@ -96,6 +98,11 @@ class PeopleBook:
         found = {u: self._cached(u, now) for u in user_ids}
         return {u: info.name for u, info in found.items() if info is not None and info.name}
 
+    def known_locale(self, user_id: str) -> str | None:
+        """``user_id``'s Slack language (``zh-CN``) if known already, without asking Slack."""
+        info = self._cached(user_id, time.monotonic())
+        return info.locale if info is not None else None
+
     async def names(self, user_ids: list[str], budget: float = LOOKUP_BUDGET_SECONDS) -> dict[str, str]:
         """The names known for ``user_ids`` after at most ``budget`` seconds of asking."""
         now = time.monotonic()
@@ -119,14 +126,20 @@ class PeopleBook:
 
 async def named(book: PeopleBook, message: InboundMessage) -> InboundMessage:
     """``message`` with its sender's display name and its ``@U123`` mentions (in its text and in
-    the messages shared into it) named, as far as ``book`` gets them within one budget; the ids
-    stand for the names it does not get."""
+    the messages shared into it) named, and a command (``/help``, ``@clarigate status``) with its
+    sender's Slack language (``InboundMessage.language``, which the core answers a command in when
+    its words, the open question and the person's last request say nothing; one ``users.info``
+    brings both), as far as ``book`` gets them within one budget; the ids stand for the names it
+    does not get. Other messages carry no language (the agent's ``locale`` is None on Slack)."""
     sender = message.sender
-    asking = [*([] if sender.display_name else [sender.user_id]), *message.unnamed_mentions]
+    language = not message.language and parse_command(message.text) is not None
+    asking = [*([] if sender.display_name and not language else [sender.user_id]), *message.unnamed_mentions]
     if not asking:
         return message
     names = await book.names(asking)
     update: dict[str, object] = {}
+    if language and (locale := book.known_locale(sender.user_id)):
+        update["language"] = locale
     if message.unnamed_mentions:
         # a shared message (``shared.py``, the ``other`` kind) names the people it mentions too
         shared = [
