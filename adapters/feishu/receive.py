@@ -76,9 +76,9 @@ def command_text(text: str) -> str:
     stripped = text.strip()
     if stripped.startswith("／"):
         stripped = "/" + stripped[1:]
-    word, _, rest = stripped.partition(" ")
+    word, *rest = stripped.split(maxsplit=1) or [""]  # words after any space: "\n", "\t", "　"
     if word.lower() in COMMANDS:
-        return f"{word.lower()} {rest.strip()}".strip()
+        return " ".join([word.lower(), *rest])
     return text
 
 

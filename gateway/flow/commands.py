@@ -95,14 +95,14 @@ def parse_command(text: str) -> Command | None:
     command: it goes to the agent like any message.
     """
     stripped = text.strip()
-    if len(stripped) < 2 or stripped[0] not in COMMAND_SLASHES:
+    if len(stripped) < 2 or stripped[0] not in COMMAND_SLASHES or stripped[1].isspace():
         return None
-    head, _, rest = stripped[1:].partition(" ")
-    name = head.split("@", 1)[0].strip().lower().rstrip(TRAILING_PUNCTUATION)
+    head, *rest = stripped[1:].split(maxsplit=1)  # the words after any space: "\n", "\t", "　"
+    name = head.split("@", 1)[0].lower().rstrip(TRAILING_PUNCTUATION)
     name = ALIASES.get(name, name)
     if name not in COMMANDS:
         return None
-    return Command(name, rest.strip())
+    return Command(name, "".join(rest))
 
 
 def command_locale(

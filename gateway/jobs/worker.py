@@ -41,6 +41,12 @@ UNPROVEN_AFTER_OUTAGE = 60.0
 #: Waiting for a turn another replica holds: polls back off to this ceiling (seconds).
 MAX_TURN_POLL = 0.25
 READ_BLOCK_MS = 1000
+#: While every run slot is busy the reader polls the stream this often (seconds), for commands.
+BUSY_READ_POLL = 0.1
+#: ... and holds at most this many jobs beyond its run slots (at least; a quarter of the slots
+#: when more): enough for the commands among a usual backlog, few enough that the rest of the
+#: backlog stays in Redis for a replica with a free slot.
+BUSY_READ_AHEAD = 16
 
 
 class _Held(JobHandle):
@@ -68,11 +74,17 @@ class _Held(JobHandle):
 class WorkerPool:
     """The stream consumers of one gateway replica.
 
-    The reader takes jobs while fewer than ``workers`` held jobs are ready to run or running
-    (and fewer than ``max_held`` are held at all), so a burst spreads over the replicas instead
-    of queueing on the first one. A job waiting for an earlier job of its chat thread is woken
-    when that job finishes here; only when the earlier job is on another replica does the
-    first waiter of that thread ask Redis, with backoff.
+    The reader waits on the stream while fewer than ``workers`` held jobs are ready to run or
+    running, so a burst spreads over the replicas instead of queueing on the first one. With
+    every run slot busy it still polls the stream (without blocking) while it holds fewer than
+    ``workers`` + ``BUSY_READ_AHEAD`` (a quarter of ``workers`` when more) jobs: the jobs are one
+    stream, and the commands among them (``kind`` "command": ``/status``, ``/cancel``…) run
+    without a run slot, so they answer at once even then, unless more messages than that wait
+    ahead of them; the messages read with them wait here for a slot. At most ``max_held``
+    (``workers`` × 16 unless given) are held at all.
+    A job waiting for an earlier job of its chat thread is woken when that job finishes here;
+    only when the earlier job is on another replica does the first waiter of that thread ask
+    Redis, with backoff.
     """
 
     def __init__(
@@ -202,13 +214,19 @@ class WorkerPool:
 
     async def _read_loop(self) -> None:
         while not self._stopping:
-            room = min(self._capacity - len(self._held), self.workers - self._active())
+            free = self.workers - self._active()
+            ahead = max(BUSY_READ_AHEAD, self.workers // 4)
+            cap = self._capacity if free > 0 else min(self._capacity, self.workers + ahead)
+            room = cap - len(self._held)
             if room <= 0:
-                self._room.clear()
-                await self._room.wait()
+                await self._wait_for_room(None)
                 continue
+            # every run slot busy: read on for the commands among the jobs (they run without a
+            # slot), but only without blocking, so a replica with a free slot, blocked on the
+            # stream, is served each new job first (Redis serves blocked reads before later ones)
+            count, block_ms = (min(room, free), READ_BLOCK_MS) if free > 0 else (room, 0)
             try:
-                jobs = await self.store.read_jobs(self.consumer, count=room, block_ms=READ_BLOCK_MS)
+                jobs = await self.store.read_jobs(self.consumer, count=count, block_ms=block_ms)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -221,6 +239,17 @@ class WorkerPool:
             for job in jobs:
                 if job.entry_id not in self._held:  # read again after a Redis restart lost its read:
                     self._spawn(job)  # it is being worked on here already, once
+            if free <= 0 and not jobs and self.workers - self._active() <= 0:
+                await self._wait_for_room(BUSY_READ_POLL)
+
+    async def _wait_for_room(self, at_most: float | None) -> None:
+        """Wait until a job here parks or ends (at most ``at_most`` seconds when given)."""
+        self._room.clear()
+        try:
+            async with asyncio.timeout(at_most):  # not wait_for: it can swallow a cancellation
+                await self._room.wait()
+        except TimeoutError:
+            pass
 
     async def _stale_loop(self) -> None:
         pause = min(max(self.stale_after / 2, 0.05), 5.0)
