@@ -46,6 +46,24 @@ log = logging.getLogger(__name__)
 
 #: Feishu waits 3 s for an answer; leave room for the frame to travel back.
 HANDLER_TIMEOUT_SECONDS = 2.5
+#: Documented events an app may be subscribed to besides messages (im.message.*, im.chat.*, the
+#: bot's menu): the ws client answers an event with no handler 500 ("processor not found") and
+#: Feishu pushes it again; these are answered 200 and counted as "other", as on the webhook.
+OTHER_EVENTS = (
+    "im.message.message_read_v1",
+    "im.message.recalled_v1",
+    "im.message.reaction.created_v1",
+    "im.message.reaction.deleted_v1",
+    "im.chat.updated_v1",
+    "im.chat.disbanded_v1",
+    "im.chat.member.bot.added_v1",
+    "im.chat.member.bot.deleted_v1",
+    "im.chat.member.user.added_v1",
+    "im.chat.member.user.deleted_v1",
+    "im.chat.member.user.withdrawn_v1",
+    "im.chat.access_event.bot_p2p_chat_entered_v1",
+    "application.bot.menu_v6",
+)
 #: The logger lark-oapi writes to (its ws client's line for each frame a handler failed).
 SDK_LOGGER = "Lark"
 
@@ -109,18 +127,17 @@ class LongConnection:
         logging.getLogger(SDK_LOGGER).addFilter(_ONCE_IS_ENOUGH)  # added once, however often
 
     def dispatcher(self) -> lark.EventDispatcherHandler:
-        """The handler the ws client calls: messages and card callbacks."""
+        """The handler the ws client calls: messages, card callbacks and ``OTHER_EVENTS``."""
         import lark_oapi as lark
 
-        return (
-            lark.EventDispatcherHandler.builder("", "")
-            .register_p2_customized_event(MESSAGE_EVENT, self.on_event)
-            .register_p2_card_action_trigger(self.on_card_action)
-            .build()
-        )
+        builder = lark.EventDispatcherHandler.builder("", "")
+        for event_type in (MESSAGE_EVENT, *OTHER_EVENTS):
+            builder.register_p2_customized_event(event_type, self.on_event)
+        return builder.register_p2_card_action_trigger(self.on_card_action).build()
 
     def on_event(self, event: lark.CustomizedEvent) -> None:
-        """A message event (ws thread): accepted by the core before Feishu gets its ack."""
+        """An event (ws thread), handled by the receiver before Feishu gets its ack: a message
+        accepted by the core, any other event counted."""
         self._run(as_payload(event))
 
     def on_card_action(self, event: P2CardActionTrigger) -> P2CardActionTriggerResponse:

@@ -4,6 +4,9 @@
   group that refuses thread replies (230071) gets them in the chat instead, as replies quoting
   that message, from then on (remembered per chat in this process): a reply to one of them
   keeps the conversation's root, so it comes back to the same conversation.
+- A reply to a message that is gone (the person recalled it, 230011; or unknown, 230001) is
+  posted in the chat, under a ``uuid`` of its own, the same whichever reply was refused (a retry
+  posts it once).
 - A reply's card that Feishu will not show (230099, every time: its content breaks a rule
   we did not foresee) is sent as a plain text message, as a question's text goes when its
   card is refused: the person gets the words, never nothing.
@@ -83,7 +86,7 @@ class Destinations:
     ) -> MessageRef:
         """Post ``content`` (a card, a card entity, or ``text_content``) where replies go."""
         chat_id = conversation.chat_id
-        message_id = None
+        message_id, quote = None, conversation.reply_to  # the message a reply in the chat quotes
         if conversation.reply_to and (conversation.is_direct or chat_id not in self._no_threads):
             try:
                 message_id = await self.sender.reply_message(
@@ -91,16 +94,20 @@ class Destinations:
                     msg_type=msg_type,
                 )  # fmt: skip
             except FeishuApiError as exc:
-                if exc.feishu_code != THREAD_REFUSED_CODE:
+                if exc.feishu_code in MESSAGE_GONE_CODES:  # recalled (撤回): nothing to quote either
+                    log.warning("feishu: the message to reply to is gone (%s): posting in the chat", exc.code)
+                    key, quote = derived_key(key, "post"), None
+                elif exc.feishu_code == THREAD_REFUSED_CODE:
+                    log.warning("feishu: chat %s refuses thread replies: replying in the chat", chat_id)
+                    self._remember(chat_id)
+                else:
                     raise
-                log.warning("feishu: chat %s refuses thread replies: replying in the chat", chat_id)
-                self._remember(chat_id)
-        if message_id is None and conversation.reply_to:
+        if message_id is None and quote:
             # a quoting reply, in the chat: it keeps the conversation's root, so a reply to it
             # (a typed answer, /cancel) comes back to the same conversation
             try:
                 message_id = await self.sender.reply_message(
-                    conversation.reply_to,
+                    quote,
                     content,
                     in_thread=False,
                     key=derived_key(key, "chat"),

@@ -1,0 +1,75 @@
+"""A person recalls (撤回) their group message while the bot is still working on it."""
+
+from __future__ import annotations
+
+from clarigate.adapters.feishu.render import card_json, render_notice
+from clarigate.adapters.testing import ScriptedRunner, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.agent.protocol import render_text_fallback
+from clarigate.gateway.boundary.messages import Conversation
+
+from .cards import button, payload, text_of
+from .events import card_action, message_event
+
+GROUP = {"chat": "oc_group", "chat_type": "group", "mention_bot": True}
+
+
+def replies(turn):
+    return TurnOutput(replies=["Here is **the plan**."])
+
+
+async def test_a_reply_to_a_recalled_group_message_still_reaches_the_chat(make_bot):
+    """Threads allowed (the usual group): the reply's thread root was recalled meanwhile.
+    Feishu refuses the reply (230011, as the fake does for a recalled message); the gateway
+    posts it in the chat when the group refuses threads (test_fallbacks), but not here."""
+    bot = await make_bot(ScriptedRunner(replies), progress_after_seconds=100)
+    bot.api.fail_next(400, 230011, path_part="om_gone/reply", times=5)  # recalled for good
+    await bot.deliver(message_event("plan it", message_id="om_gone", **GROUP))
+    await bot.gateway.drain()
+    delivered = [c for c in bot.api.posted() if c.code == 0]
+    assert [c.path for c in bot.api.posted()][:1] == ["/open-apis/im/v1/messages/om_gone/reply"]
+    assert any("the plan" in text_of(c.card()) for c in delivered), [
+        (c.path, c.code) for c in bot.api.posted()
+    ]
+
+
+def asks_then_replies(turn):
+    if turn.response is not None:
+        return TurnOutput(replies=[f"Going with {turn.response.value}."])
+    request = choice_request("Which region?", ["eu", "us"])
+    return TurnOutput(request=request, fallback_text=render_text_fallback(request))
+
+
+async def test_the_answer_after_a_question_whose_thread_root_was_recalled_reaches_the_chat(make_bot):
+    """Mid-question: the person recalls the message that asked, then clicks an option on the
+    question card (still there). The click is taken ("✅ Answered"), the agent runs, and its
+    answer must reach the person somewhere."""
+    bot = await make_bot(ScriptedRunner(asks_then_replies), progress_after_seconds=100)
+    await bot.deliver(message_event("deploy", message_id="om_root", **GROUP))
+    await bot.gateway.drain()
+    message_id, card = list(bot.api.cards.items())[-1]
+    bot.api.fail_next(400, 230011, path_part="om_root/reply", times=5)  # recalled: 撤回
+    reply = await bot.click(card_action(payload(button(card, "us")), chat="oc_group", message_id=message_id))
+    assert reply["toast"]["type"] == "success"
+    await bot.gateway.drain()
+    assert bot.runner.calls[-1].response.value == "us"
+    delivered = [c for c in bot.api.posted() if c.code == 0]
+    assert any("Going with us" in text_of(c.card()) for c in delivered), [
+        (c.path, c.code) for c in bot.api.posted()
+    ]
+
+
+async def test_the_post_in_place_of_a_reply_to_a_recalled_message_is_made_once_when_retried(make_bot):
+    """The core retries a delivery whose answer it did not get: the post in the chat that stands
+    in for the refused thread reply carries a ``uuid`` of its own, so Feishu shows it once."""
+    bot = await make_bot()
+    bot.api.fail_next(400, 230011, path_part="om_gone/reply", times=5)
+    conversation = Conversation(platform="feishu", chat_id="oc_group", topic="om_gone", reply_to="om_gone")
+    card = card_json(render_notice("Here is **the plan**."))
+    first = await bot.adapter.destinations.deliver(conversation, card, key="delivery-1")
+    again = await bot.adapter.destinations.deliver(conversation, card, key="delivery-1")
+    assert again.message_id == first.message_id
+    posted = [c for c in bot.api.posted() if c.code == 0]
+    assert len({bot.api.by_uuid[c.body["uuid"]] for c in posted}) == 1
+    assert posted[0].path == "/open-apis/im/v1/messages" and posted[0].body["receive_id"] == "oc_group"
+    assert "the plan" in text_of(posted[0].card())
