@@ -90,7 +90,8 @@ def telegram_unchanged(request: HumanInputRequest) -> dict[str, Any]:
     )
     while state.field(request) is not None:
         markup = render_wizard(request, state).reply_markup
-        codes = [b.callback_data.split("|")[-1] for row in markup.inline_keyboard for b in row]
+        # each button's action, read as the adapter reads it (its payload also names owner and step)
+        codes = [cb.decode(b.callback_data).action for row in markup.inline_keyboard for b in row]
         if cb.STEP_KEEP in codes:
             state = wizard.keep(state, request)
         else:
