@@ -10,6 +10,23 @@ from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.store.base import Store
 
 
+class LongRuns:
+    """A scripted agent whose runs (those ``long`` picks, else all) hold their slot until
+    ``release``; ``started`` once one began."""
+
+    def __init__(self, long: str | None = None) -> None:
+        self.started, self.release = asyncio.Event(), asyncio.Event()
+        self.long = long
+        self.ran: list[str] = []
+
+    async def script(self, turn: Turn) -> TurnOutput:
+        self.ran.append(turn.text)
+        if self.long is None or turn.text == self.long:
+            self.started.set()
+            await self.release.wait()
+        return TurnOutput(replies=[f"done: {turn.text}"])
+
+
 async def _wait_texts(chat, n: int, chat_id: str = "c1", seconds: float = 3.0) -> list[str]:
     for _ in range(int(seconds / 0.02)):
         if len(chat.texts(chat_id)) >= n:
@@ -19,12 +36,8 @@ async def _wait_texts(chat, n: int, chat_id: str = "c1", seconds: float = 3.0) -
 
 
 async def test_status_answers_at_once_while_every_run_slot_is_busy(store: Store, make_gateway):
-    started, release = asyncio.Event(), asyncio.Event()
-
-    async def script(turn: Turn) -> TurnOutput:
-        started.set()
-        await release.wait()
-        return TurnOutput(replies=[f"done: {turn.text}"])
+    runs = LongRuns()
+    started, release, script = runs.started, runs.release, runs.script
 
     gateway, chat = await make_gateway(store, ScriptedRunner(script), workers=1)
     await chat.say("a long task")  # the only run slot: busy
@@ -39,12 +52,8 @@ async def test_status_answers_at_once_while_every_run_slot_is_busy(store: Store,
 
 
 async def test_help_in_another_chat_answers_while_every_run_slot_is_busy(store: Store, make_gateway):
-    started, release = asyncio.Event(), asyncio.Event()
-
-    async def script(turn: Turn) -> TurnOutput:
-        started.set()
-        await release.wait()
-        return TurnOutput(replies=[f"done: {turn.text}"])
+    runs = LongRuns()
+    started, release, script = runs.started, runs.release, runs.script
 
     gateway, chat = await make_gateway(store, ScriptedRunner(script), workers=2)
     await chat.say("a long task", chat="x")
@@ -62,15 +71,8 @@ async def test_help_in_another_chat_answers_while_every_run_slot_is_busy(store: 
 async def test_messages_read_while_every_slot_is_busy_still_run_in_order_after_the_command(
     store: Store, make_gateway
 ):
-    started, release = asyncio.Event(), asyncio.Event()
-    ran: list[str] = []
-
-    async def script(turn: Turn) -> TurnOutput:
-        ran.append(turn.text)
-        if turn.text == "long":
-            started.set()
-            await release.wait()
-        return TurnOutput(replies=[f"done: {turn.text}"])
+    runs = LongRuns(long="long")
+    started, release, script, ran = runs.started, runs.release, runs.script, runs.ran
 
     gateway, chat = await make_gateway(store, ScriptedRunner(script), workers=1)
     await chat.say("long", chat="a")
@@ -94,12 +96,8 @@ async def test_a_busy_replica_leaves_most_of_a_backlog_for_a_replica_with_a_free
     busy does not take the whole backlog off the stream, where another replica would find it."""
     from clarigate.gateway.jobs.worker import BUSY_READ_AHEAD
 
-    started, release = asyncio.Event(), asyncio.Event()
-
-    async def script(turn: Turn) -> TurnOutput:
-        started.set()
-        await release.wait()
-        return TurnOutput(replies=[f"done: {turn.text}"])
+    runs = LongRuns()
+    started, release, script = runs.started, runs.release, runs.script
 
     gateway, chat = await make_gateway(store, ScriptedRunner(script), workers=1)
     await chat.say("long", chat="a")
