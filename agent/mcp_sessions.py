@@ -2,7 +2,10 @@
 
 The session is the server's state: a stdio server is started once, not for every tool call,
 and keeps what it holds between calls, for every conversation of the process (each process of
-``clarigate serve`` has its own); one found gone is started again. The tools are
+``clarigate serve`` has its own); one found gone is started again. A server whose start fails
+is down: calls to its tools fail at once, saying when it is tried again (tenacity's exponential
+wait: ``RETRY_FIRST_SECONDS``, doubling after each start that fails, up to ``RETRY_MAX_SECONDS``;
+one that starts resets it), with a log line when it goes down and when it is back. The tools are
 langchain-mcp-adapters' ``load_mcp_tools`` on that session. A stdio server's stderr goes to the
 log (this module's logger, a line each: ``MCP server 'files': …``), never to the terminal
 ``clarigate chat`` talks in.
@@ -12,13 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import threading
+import time
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import anyio
+from tenacity import RetryCallState, Retrying, wait_exponential
 
 from clarigate.agent.mcp import MCPServer, MCPServerError, name_problems, servers_of
 
@@ -33,6 +39,9 @@ T = TypeVar("T")
 CLOSE_SECONDS = 10.0
 #: The longest stderr line logged (the rest is cut).
 MAX_LINE = 2000
+#: How long calls fail at once after a server's start failed: doubling from the first, up to the max.
+RETRY_FIRST_SECONDS = 5.0
+RETRY_MAX_SECONDS = 300.0
 
 
 class MCPSessions:
@@ -92,17 +101,20 @@ async def server_tool_names(
 
 class _Session:
     """One server's session, as the tools see it (``list_tools``, ``call_tool``). A session that
-    has ended is started again before the next call (a start that fails, or that the server does
+    has ended is started again before the next call; a start that fails, or that the server does
     not answer within the start's wait, fails that call with an error naming the server, and the
-    next call tries again); a call the closed connection refused (it never reached the server) is
-    sent to the new one; a call in flight when the connection ends fails with that error; a call
-    given up (the run stopped) is cancelled on the server too (MCP's ``notifications/cancelled``)."""
+    server is down: until it is tried again (``_Backoff``) every call fails at once with that
+    error, saying when, and no process is started. A call the closed connection refused (it never
+    reached the server) is sent to the new one; a call in flight when the connection ends fails
+    with that error; a call given up (the run stopped) is cancelled on the server too (MCP's
+    ``notifications/cancelled``)."""
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
         self._held: _Held | None = None
         self._wait_seconds = 30.0
         self._restarting = asyncio.Lock()
+        self._backoff = _Backoff(server.name)
 
     async def start(self, wait_seconds: float) -> list[BaseTool]:
         """Open the session and load its tools within ``wait_seconds``."""
@@ -122,17 +134,25 @@ class _Session:
 
     async def _live(self, gone: _Held | None = None) -> tuple[_Held, ClientSession]:
         """The held session and its client; started again first when it has ended (the server
-        went away) or is ``gone`` (a call found its connection closed). One start at a time: a
-        call meanwhile waits for it."""
+        went away) or is ``gone`` (a call found its connection closed), unless the server is down
+        and not yet due (``ConnectionError`` at once). One start at a time: a call meanwhile
+        waits for it."""
         async with self._restarting:
             held = self._held
             if held is None:
                 raise RuntimeError(f"MCP server {self.server.name!r}: its session is closed")
             if held is gone or held.ended:
-                log.warning("MCP server %r had stopped: starting it again", self.server.name)
+                self._backoff.refuse_until_due()
+                if not self._backoff.down:
+                    log.warning("MCP server %r had stopped: starting it again", self.server.name)
                 await held.aclose()
                 held = self._held = _Held(self.server, self._wait_seconds)
-            return held, await held.opened()
+            try:
+                session = await held.opened()
+            except ConnectionError as exc:
+                raise self._backoff.failed(exc) from exc
+            self._backoff.started()
+            return held, session
 
     async def list_tools(self, cursor: str | None = None) -> Any:
         held, session = await self._live()
@@ -160,7 +180,8 @@ async def _call_tool(
     ``notifications/cancelled``: the SDK's client does not send it, modelcontextprotocol/python-sdk#2507)."""
     from mcp import types
 
-    # the id the request is about to take (send_request takes it before its first await)
+    # the id the request is about to take (send_request takes it before its first await); the SDK
+    # (mcp 1.30) has no public way to learn a request's id or to cancel one it sent
     request_id = getattr(session, "_request_id", None)
     try:
         return await session.call_tool(name, arguments, **options)
@@ -174,6 +195,57 @@ async def _call_tool(
             except Exception as exc:  # the connection is gone: so is the call
                 log.debug("MCP: the cancellation of call %s was not sent: %s", request_id, _root_cause(exc))
         raise
+
+
+class _Backoff:
+    """Whether a server is down (its last start failed) and until when its calls fail at once:
+    tenacity's ``wait_exponential`` on the count of starts failed in a row (a ``RetryCallState``'s
+    attempts), from the last one's end."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._wait = wait_exponential(multiplier=RETRY_FIRST_SECONDS, max=RETRY_MAX_SECONDS)
+        self._failed: RetryCallState | None = None  # the starts failed in a row, while down
+        self._due = 0.0  # time.monotonic() from which a start is tried again
+        self._why = ""
+
+    @property
+    def down(self) -> bool:
+        return self._failed is not None
+
+    def failed(self, exc: BaseException) -> ConnectionError:
+        """Count a start that failed; the error the call that made it fails with."""
+        if self._failed is None:
+            self._failed = RetryCallState(Retrying(), None, (), {})
+        else:
+            self._failed.prepare_for_next_attempt()
+        seconds = self._wait(self._failed)
+        self._due = time.monotonic() + seconds
+        self._why = _root_cause(exc.__cause__ or exc)
+        if self._failed.attempt_number == 1:
+            log.warning(
+                "MCP server %r is down: %s; its tools fail until it is tried again", self.name, self._why
+            )
+        else:
+            log.debug("MCP server %r is still down: %s", self.name, self._why)
+        return self._error()
+
+    def refuse_until_due(self) -> None:
+        """``ConnectionError`` saying when the server is tried again, while it is down and not due."""
+        if self._failed is not None and time.monotonic() < self._due:
+            raise self._error()
+
+    def started(self) -> None:
+        """A start succeeded: the server is up, and the next failure waits the first wait again."""
+        if self._failed is not None:
+            log.warning("MCP server %r is back", self.name)
+            self._failed = None
+
+    def _error(self) -> ConnectionError:
+        seconds = math.ceil(max(self._due - time.monotonic(), 0.0))
+        return ConnectionError(
+            f"MCP server {self.name!r} did not start (it will be tried again in {seconds} s): {self._why}"
+        )
 
 
 class _Held:

@@ -132,12 +132,13 @@ async def test_a_server_that_died_is_started_again(tmp_path: Path, caplog: pytes
     assert_all_stopped(pids)
 
 
-async def test_a_server_wedged_on_restart_fails_each_call_with_an_error_and_is_stopped(
+async def test_a_server_wedged_on_restart_fails_the_next_calls_at_once_and_is_stopped(
     tmp_path: Path,
 ) -> None:
-    """A server killed whose restart never answers: each call fails with an error the model
-    reads, naming the server (not a cancellation, which ended the whole run), the wedged process
-    is stopped, and every call tries a fresh start."""
+    """A server killed whose restart never answers: the call that started it fails with an error
+    the model reads, naming the server and when it is tried again (not a cancellation, which ended
+    the whole run); the wedged process is stopped, and the next call fails at once with that error
+    instead of waiting for another start."""
     marker, pids = tmp_path / "wedged", tmp_path / "pids"
     sessions = await MCPSessions.open({"h": wedging(marker, pids)}, wait_seconds=3)
     try:
@@ -146,13 +147,20 @@ async def test_a_server_wedged_on_restart_fails_each_call_with_an_error_and_is_s
         marker.touch()
         os.kill(started(pids)[0], signal.SIGKILL)
         await asyncio.sleep(0.5)
-        for _ in range(2):
-            with pytest.raises(
-                ConnectionError, match="'h' did not start: TimeoutError: it did not answer within 3 s"
-            ):
-                await asyncio.wait_for(ping.ainvoke({}), 20)
-        assert len(started(pids)) == 3  # the first, then a fresh start for each call
-        assert_all_stopped(pids)  # the wedged ones were stopped, not left waiting
+        with pytest.raises(ConnectionError) as first:
+            await asyncio.wait_for(ping.ainvoke({}), 20)
+        assert str(first.value) == (
+            "MCP server 'h' did not start (it will be tried again in 5 s): "
+            "TimeoutError: it did not answer within 3 s"
+        )
+        began = time.monotonic()
+        with pytest.raises(
+            ConnectionError, match=r"'h' did not start \(it will be tried again in [45] s\): Timeout"
+        ):
+            await asyncio.wait_for(ping.ainvoke({}), 20)
+        assert time.monotonic() - began < 1
+        assert len(started(pids)) == 2  # the first, then one start: none while it is down
+        assert_all_stopped(pids)  # the wedged one was stopped, not left waiting
     finally:
         await sessions.aclose()
 
@@ -160,7 +168,8 @@ async def test_a_server_wedged_on_restart_fails_each_call_with_an_error_and_is_s
 async def test_after_a_server_wedged_on_restart_the_person_gets_an_answer(
     tmp_path: Path, redis_stores: Any, make_gateway: Any
 ) -> None:
-    """Two messages after the server wedged: each is answered (the model reads the tool's error)."""
+    """Two messages after the server wedged: each is answered (the model reads the tool's error),
+    the second at once, without starting the server again."""
     marker, pids = tmp_path / "wedged", tmp_path / "pids"
     ping = {"name": "ping", "args": {}}
     model = scripted(
@@ -175,12 +184,20 @@ async def test_after_a_server_wedged_on_restart_the_person_gets_an_answer(
         await asyncio.sleep(0.5)
         await chat.say("ping once")
         await gateway.drain(90)
+        began = time.monotonic()
         await chat.say("ping again")
         await gateway.drain(90)
+        assert time.monotonic() - began < 5
         assert chat.texts() == ["First.", "Second."]
-        # what the model read, for each message: the server did not start, by name
-        said = "ConnectionError: MCP server 'h' did not start: TimeoutError: it did not answer within 30 s"
-        assert tool_results(model) == [said, said]
+        # what the model read, for each message: the server did not start, by name, and when it
+        # is tried again
+        said = "ConnectionError: MCP server 'h' did not start (it will be tried again in {} s): " + (
+            "TimeoutError: it did not answer within 30 s"
+        )
+        first, second = tool_results(model)
+        assert first == said.format(5)
+        assert second in {said.format(n) for n in range(1, 6)}
+        assert len(started(pids)) == 2
     finally:
         await runner.aclose()
     assert_all_stopped(pids)
