@@ -29,8 +29,8 @@ from contextlib import asynccontextmanager
 
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.jobs.health import LoopHealth
+from clarigate.gateway.jobs.turns import Turns
 from clarigate.gateway.store.base import HoldStatus, Job, Store
-from clarigate.gateway.store.connection import unreachable
 from clarigate.gateway.store.keys import RELEASED_IDLE_SECONDS
 
 log = logging.getLogger(__name__)
@@ -38,8 +38,6 @@ log = logging.getLogger(__name__)
 #: Jobs read this long after the store was unreachable are unproven (a Redis that restarted
 #: may have lost the notes of what they sent): their items are looked for on the platform.
 UNPROVEN_AFTER_OUTAGE = 60.0
-#: Waiting for a turn another replica holds: polls back off to this ceiling (seconds).
-MAX_TURN_POLL = 0.25
 READ_BLOCK_MS = 1000
 #: While every run slot is busy the reader polls the stream this often (seconds), for commands.
 BUSY_READ_POLL = 0.1
@@ -82,9 +80,8 @@ class WorkerPool:
     without a run slot, so they answer at once even then, unless more messages than that wait
     ahead of them; the messages read with them wait here for a slot. At most ``max_held``
     (``workers`` × 16 unless given) are held at all.
-    A job waiting for an earlier job of its chat thread is woken when that job finishes here;
-    only when the earlier job is on another replica does the first waiter of that thread ask
-    Redis, with backoff.
+    A job waits for the earlier jobs of its chat thread (``clarigate.gateway.jobs.turns``); a
+    command for the command before it only briefly (``COMMAND_TURN_WAIT``).
     """
 
     def __init__(
@@ -106,8 +103,7 @@ class WorkerPool:
         self._keeper: asyncio.Task[None] | None = None
         self._held: dict[str, _Held] = {}  # entry id -> the job held here
         self._fresh: dict[str, float] = {}  # entry id -> when its hold was last confirmed (monotonic)
-        self._here: dict[str, set[int]] = {}  # order key -> seqs of the jobs held here
-        self._turn_changed: dict[str, asyncio.Event] = {}
+        self.turns = Turns(store, self._unreachable)  # the order of each chat thread's jobs
         self._slots = asyncio.Semaphore(self.workers)
         self._room = asyncio.Event()
         self._stopping = False
@@ -317,7 +313,7 @@ class WorkerPool:
     def _spawn(self, job: Job) -> None:
         held = _Held(self, job)
         self._held[job.entry_id] = held
-        self._here.setdefault(job.order_key, set()).add(job.seq)
+        self.turns.arrived(job)
         self._fresh[job.entry_id] = time.monotonic()  # just delivered or claimed: idle time 0
         # a fresh copy of the pool's context: nothing of another job's task carries over
         held.task = asyncio.create_task(
@@ -339,60 +335,15 @@ class WorkerPool:
             if self._held.get(job.entry_id) is held:
                 del self._held[job.entry_id]
             self._fresh.pop(job.entry_id, None)
-            seqs = self._here.get(job.order_key)
-            if seqs is not None:
-                seqs.discard(job.seq)
-                if not seqs:
-                    del self._here[job.order_key]
-            changed = self._turn_changed.pop(job.order_key, None)
-            if changed is not None:
-                changed.set()  # wake this thread's next job here
+            self.turns.ended(job)  # wakes this thread's next job here
             self._room.set()
 
     async def _wait_for_turn(self, held: _Held) -> None:
-        """Wait until every earlier job of the same chat thread is complete (here or elsewhere).
-
-        An earlier job held here wakes this one when it ends; otherwise Redis is asked, with
-        backoff (the earlier job is on another replica), and a job ending here wakes it too.
-        """
-        job = held.job
-        if job.seq == 1:
-            return  # seq 1 is handed out only when nothing of this chat thread is outstanding
-        delay = 0.002
-        task = asyncio.current_task()
+        """Wait until it is the job's turn in its chat thread (``Turns.wait``), parked meanwhile."""
         try:
-            while True:
-                if task is not None and task.cancelling():
-                    raise asyncio.CancelledError  # a cancellation something below swallowed: honour it
-                changed = self._turn_changed.setdefault(job.order_key, asyncio.Event())
-                if any(seq < job.seq for seq in self._here.get(job.order_key, ())):
-                    self._park(held)
-                    await changed.wait()
-                    continue
-                if await self._turn_came(job):
-                    return
-                self._park(held)
-                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
-                # that lands as the event is set (the job ahead finishing as the pool stops), and
-                # this loop would then poll forever and hang the shutdown.
-                try:
-                    async with asyncio.timeout(delay):
-                        await changed.wait()
-                except TimeoutError:
-                    delay = min(delay * 2, MAX_TURN_POLL)
+            await self.turns.wait(held.job, lambda: self._park(held))
         finally:
             held.parked = False  # its turn came: ready to run (the reader counts it again)
-
-    async def _turn_came(self, job: Job) -> bool:
-        """True when Redis says every earlier job of the thread is complete; False while Redis
-        cannot be reached (the job keeps waiting, held, rather than being dropped here)."""
-        try:
-            return await self.store.next_seq(job.order_key) >= job.seq
-        except Exception as exc:
-            if not unreachable(exc):
-                raise
-            self._unreachable()
-            return False
 
     def _park(self, held: _Held) -> None:
         if not held.parked:
