@@ -4,7 +4,9 @@ A tap on a go-ahead option (``clarigate.agent.protocol.risk``) answers nothing: 
 into the confirm keyboard, "⚠️ Yes: <option>" (which answers with that option) and "◀ Go back"
 (which brings the question's own keyboard back). Everyone in the chat sees the same message, so
 only someone who may answer the question can turn it, and only the person who turned it can
-answer with its "⚠️ Yes: …" (the button carries whose pick it confirms: ``interactions``).
+answer with its "⚠️ Yes: …" (the button carries whose pick it confirms: ``interactions``). A
+"⚠️ Yes: …" drawn before buttons said whose pick they confirm (a release before) is a first tap on
+its option: the confirm keyboard is drawn again for whoever tapped, whose own "⚠️ Yes: …" answers.
 """
 
 from __future__ import annotations
@@ -31,9 +33,19 @@ def go_ahead_index(request: HumanInputRequest, code: str) -> int | None:
     return index if goes_ahead(request, request.options[index - 1].id) else None
 
 
+def first_pick(tap: cb.ButtonAction) -> str:
+    """The code ``tap`` stands for before a confirm keyboard is drawn: a "⚠️ Yes: …" drawn for no
+    one (before buttons said whose pick they confirm) is a first tap on its option (``Y2``: ``o2``;
+    ``Y0``: Confirm), so it only asks again, for whoever tapped; any other tap is its own code."""
+    index = tap.option_index
+    if not tap.action.startswith(cb.CONFIRM_PREFIX) or tap.owner is not None or index is None:
+        return tap.action
+    return f"{cb.OPTION_PREFIX}{index}" if index else cb.CONFIRM
+
+
 def not_their_pick(request: HumanInputRequest, tap: cb.ButtonAction, who: Sender) -> TapReply | None:
     """The refusal of a "⚠️ Yes: …" tapped by someone other than the person whose pick it was drawn
-    for (``render_confirm``: one drawn before buttons said whose it is has no one's), else None."""
+    for (``render_confirm``), or drawn for no one on an option that is no go-ahead, else None."""
     if not tap.action.startswith(cb.CONFIRM_PREFIX) or tap.owner == who.user_id:
         return None
     index = tap.option_index or 0

@@ -102,8 +102,11 @@ class HeldEdits:
         """ "⚠️ Approve" (asks again), "◀ Go back" or "⚠️ Yes: Approve" on a held approval's Edit form.
 
         "⚠️ Yes: Approve" counts only for the person whose "⚠️ Approve" drew it (the button says
-        whose it is): nobody approves in one tap what someone else started."""
+        whose it is): nobody approves in one tap what someone else started. One drawn before
+        buttons said whose it is counts as "⚠️ Approve" (it asks again, for whoever tapped)."""
         request, code = view.request, tap.action
+        if code == cb.HELD_APPROVE_YES and tap.owner is None:  # drawn before buttons said whose:
+            code = cb.HELD_APPROVE  # it asks again, for whoever tapped (their "⚠️ Yes" approves)
         if not is_held_edit(request):
             return TapReply()  # not a button of this question
         if code == cb.HELD_APPROVE_YES and tap.owner == who.user_id:
@@ -111,7 +114,7 @@ class HeldEdits:
         refusal = await self.gateway.may_answer(view, who, expect_typing=False)
         if refusal is not None:
             return TapReply(refusal.message, True)
-        if code == cb.HELD_APPROVE_YES:  # someone else's, or drawn for no one: it answers nothing
+        if code == cb.HELD_APPROVE_YES:  # someone else's: it answers nothing
             approve = ui_text("approve", request.locale)
             return TapReply(ui_text("confirm_not_yours", request.locale, option=approve), True)
         picker = who.user_id if code == cb.HELD_APPROVE else None

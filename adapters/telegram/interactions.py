@@ -29,7 +29,7 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.port import GatewayPort
 
 from . import callback_data as cb
-from .confirms import Confirms, go_ahead_index, not_their_pick
+from .confirms import Confirms, first_pick, go_ahead_index, not_their_pick
 from .effects import AfterAck, TapReply, answered_edit
 from .ephemeral import EphemeralNotes
 from .forms import Forms
@@ -122,8 +122,9 @@ class Interactions:
             return await self._ask_other(view, who, message_id, query.id)
         if wizard_step:
             return await self.forms.step(view, who, action, query.id, chat_id, message_id)
-        if code == cb.RESTORE or go_ahead_index(view.request, code) is not None:
-            return await self.confirms.tap(view, who, code, chat_id, message_id)
+        first = first_pick(action)  # an old "⚠️ Yes: …", drawn for no one: asks again, for whoever tapped
+        if code == cb.RESTORE or go_ahead_index(view.request, first) is not None:
+            return await self.confirms.tap(view, who, first, chat_id, message_id)
         return await self._choose(view, who, action, query.id, chat_id, message_id)
 
     async def _choose(
@@ -138,8 +139,8 @@ class Interactions:
         """An option or Confirm/Cancel: submit it; on success the message shows the answer.
 
         A "⚠️ Yes: …" answers only for the person whose pick it confirms (``Confirms.tap`` drew it
-        for them): anyone else's tap, or one on a button drawn before buttons said whose pick they
-        confirm, answers nothing (they pick an option themselves)."""
+        for them): anyone else's tap answers nothing (they pick an option themselves); one drawn
+        before buttons said whose pick they confirm only asks again (``confirms.first_pick``)."""
         request, code = view.request, tap.action
         if (refusal := not_their_pick(request, tap, who)) is not None:
             return refusal

@@ -201,7 +201,8 @@ async def test_in_a_group_only_its_asker_decides_once_her_edit_is_dropped(held: 
 @pytest.mark.parametrize("held", [{"answer_policy": "anyone"}], indirect=True)
 async def test_where_anyone_may_answer_her_approve_is_confirmed_by_her_alone(held: Any, bot_api: Any) -> None:
     """Anyone in the group may answer, yet nobody approves in one tap: Bob's tap on the
-    "⚠️ Yes: Approve" that Alice's "⚠️ Approve" drew answers nothing (nor one forged without her)."""
+    "⚠️ Yes: Approve" that Alice's "⚠️ Approve" drew answers nothing; one forged without her (as
+    drawn before buttons said whose) only asks again, for him."""
     await held.deliver(mention_update("clean up the test data", ALICE, GROUP))
     await held.deliver(_tap(bot_api, _asked(bot_api, "delete_records"), "Edit", ALICE, GROUP))
     form = _asked(bot_api, "Edit the arguments")
@@ -215,14 +216,45 @@ async def test_where_anyone_may_answer_her_approve_is_confirmed_by_her_alone(hel
     mine = catalog.text("confirm_not_yours", option="Approve")
     await held.deliver(_tap(bot_api, form, "Yes: Approve", BOB, GROUP))  # Bob: one tap
     assert bot_api.of("answerCallbackQuery")[-1].params["text"] == mine
+    assert _shown(bot_api, form, GROUP["id"]) == asking and tools.CALLS == []
     token = json.loads(bot_api.messages[(GROUP["id"], form)][1])["inline_keyboard"][0][0]["callback_data"]
     await held.deliver(callback_update(token.split("|")[0] + "|AY", form, BOB, GROUP))  # drawn for no one
-    assert bot_api.of("answerCallbackQuery")[-1].params["text"] == mine
-    assert _shown(bot_api, form, GROUP["id"]) == asking and tools.CALLS == []
+    yes = "⚠️ " + catalog.text("confirm_yes", option=catalog.text("approve"))
+    assert bot_api.of("answerCallbackQuery")[-1].params["text"] == catalog.text("confirm_tap", yes=yes)
+    assert tools.CALLS == []  # the message asks Bob now: Alice's tap on it answers nothing either
+    await held.deliver(_tap(bot_api, form, "Yes: Approve", ALICE, GROUP))
+    assert bot_api.of("answerCallbackQuery")[-1].params["text"] == mine and tools.CALLS == []
 
+    await held.deliver(_tap(bot_api, form, "Go back", ALICE, GROUP))
+    await held.deliver(_tap(bot_api, form, "Approve", ALICE, GROUP))
     await held.deliver(_tap(bot_api, form, "Yes: Approve", ALICE, GROUP))  # her second step
     assert [tools.typed(c) for c in tools.CALLS] == [tools.typed(tools.ARGS)]
     assert "✅" in _shown(bot_api, form, GROUP["id"])[0]
+
+
+async def test_a_yes_approve_drawn_by_the_release_before_asks_again_for_her(held: Any, bot_api: Any) -> None:
+    """A "⚠️ Yes: Approve" drawn before buttons said whose it is (``{token}|AY``, no owner), tapped
+    after an upgrade by the person who asked: nothing runs, it asks again for her; hers approves once."""
+    form = await _edit_dropped(held, bot_api, "clean up the test data", "en")
+    shown = json.loads(bot_api.messages[(CHAT, form)][1])["inline_keyboard"]
+    token = shown[0][0]["callback_data"].split("|")[0]
+
+    await held.deliver(callback_update(f"{token}|AY", form))  # the old keyboard's "⚠️ Yes: Approve"
+    yes = "⚠️ " + catalog.text("confirm_yes", option=catalog.text("approve"))
+    answered = bot_api.of("answerCallbackQuery")[-1].params
+    assert answered["text"] == catalog.text("confirm_tap", yes=yes) and answered["show_alert"] == "false"
+    drawn = bot_api.of("editMessageText")[-1]
+    assert [[(b["text"], b["callback_data"]) for b in row] for row in drawn.buttons] == [
+        [(yes, f"{token}|AY:{ALICE['id']}")],
+        [(f"◀ {catalog.text('confirm_deny')}", f"{token}|AB")],
+    ]
+    assert tools.CALLS == []
+
+    confirm = callback_update(drawn.buttons[0][0]["callback_data"], form)
+    await held.deliver(confirm)
+    await held.deliver(confirm)  # delivered again (a webhook retry): approved once
+    assert [tools.typed(c) for c in tools.CALLS] == [tools.typed(tools.ARGS)]
+    assert "✅" in _shown(bot_api, form)[0]
 
 
 async def test_an_edit_form_asked_again_offers_no_approve_of_the_values_it_shows(

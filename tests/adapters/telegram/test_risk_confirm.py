@@ -213,3 +213,34 @@ async def test_an_option_called_cancel_keeps_its_word_and_the_way_out_says_skip(
     ]
     await tg.deliver(callback_update(asked.buttons[0][0]["callback_data"], QUESTION_ID))
     assert declined(runner) == [("option", "option-1")]
+
+
+async def test_a_yes_drawn_by_the_release_before_asks_again_and_her_new_yes_answers_once(bench):
+    """A "⚠️ Yes: …" drawn before buttons said whose pick they confirm (``{token}|Y2``, no owner),
+    tapped after an upgrade by the person who picked: it answers nothing, it asks again for her."""
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    await tg.deliver(message_update("clean up the test data"))
+    delete = next(c for c in tg.api.of("sendMessage") if c.markup).buttons[0][1]["callback_data"]
+    token = delete.split("|")[0]
+
+    tg.new_calls()
+    await tg.deliver(callback_update(f"{token}|Y2", QUESTION_ID))  # the old keyboard's "⚠️ Yes"
+    calls = tg.new_calls()
+    assert calls[0].method == "answerCallbackQuery"
+    assert calls[0].params["text"] == "Tap “⚠️ Yes: Yes, delete everything” to go ahead."
+    assert calls[0].params.get("show_alert") in (None, "false")  # a toast, not an alert
+    [edit] = [c for c in calls if c.method == "editMessageText"]
+    assert "Go ahead with “Yes, delete everything”?" in edit.params["text"]
+    assert [[(b["text"], b["callback_data"]) for b in row] for row in edit.buttons] == [
+        [("⚠️ Yes: Yes, delete everything", f"{token}|Y2:{ALICE['id']}")],
+        [("◀ Go back", f"{token}|R")],
+    ]
+    assert answers(runner) == []
+
+    confirm = callback_update(edit.buttons[0][0]["callback_data"], QUESTION_ID)
+    await tg.deliver(confirm)
+    await tg.deliver(confirm)  # delivered again (a webhook retry): answered once
+    assert answers(runner) == ["Yes, delete everything"]
+    assert "✅ Answered by Alice: Yes, delete everything" in tg.api.of("editMessageText")[-1].params["text"]
+    assert [c.params["text"] for c in tg.api.of("sendMessage")][-1] == "Chose Yes, delete everything."
