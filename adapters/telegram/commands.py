@@ -12,7 +12,9 @@ platform (``clarigate.gateway.boundary.port``); this module only reads Telegram'
   it as ``/cmd words``, the addressee dropped.
 
 A photo's or document's caption is read like a message's text (Telegram marks its commands in
-``caption_entities``), so ``/ask@thisbot what is this diagram?`` under a photo asks about it.
+``caption_entities``), so ``/ask@thisbot what is this diagram?`` under a photo asks about it; the
+photo goes with any command to the core, where ``/new`` starts the new conversation with it and the
+other commands say it was not passed on (``clarigate.gateway.flow.commands``).
 """
 
 from __future__ import annotations

@@ -188,7 +188,10 @@ class Control:
         self.track = track  # told the inbound id of each follow-up run it enqueues (``Gateway.drain``)
 
     async def handle(self, command: Command, msg: InboundMessage, reply: Reply) -> None:
-        """Run ``command`` written in ``msg``; ``reply`` sends the one answer it gets."""
+        """Run ``command`` written in ``msg``; ``reply`` sends the answer it gets. A photo or file
+        sent with it (a caption's command) goes on after ``/new`` as the new conversation's first
+        message (``Dispatcher``); any other command passes it on no more than the words after it,
+        and says so."""
         conv = msg.conversation
         if command.name == "new":
             await self._new(command, msg, reply)
@@ -198,15 +201,16 @@ class Control:
         pending, outstanding = status.pending, status.outstanding
         if command.name == "cancel":
             item = await self._cancel(msg, pending, outstanding, locale)
-            if item is not None:
-                await reply(item)
-            return
-        if command.name == "status":
-            text = self._status(msg, status.thread_id, pending, outstanding, locale)
+        elif command.name == "status":
+            item = TextReply(text=self._status(msg, status.thread_id, pending, outstanding, locale))
         else:
             greeting = [notice("greeting", locale)] if command.name == "start" else []
-            text = "\n\n".join([*greeting, self.help_text(conv, locale)])
-        await reply(TextReply(text=text))
+            item = TextReply(text="\n\n".join([*greeting, self.help_text(conv, locale)]))
+        if item is not None:
+            await reply(item)
+        if msg.attachments:  # passed on no more than the words after the command: the person knows
+            names = ", ".join(a.name or a.kind for a in msg.attachments)
+            await reply(TextReply(text=notice("attachments_not_sent", locale, names=names)))
 
     # --- the commands ---------------------------------------------------------------------------
 

@@ -43,7 +43,7 @@ from clarigate.gateway.flow.answers import (
     view_of,
 )
 from clarigate.gateway.flow.attachments import fetch_images, message_text, nothing_to_read
-from clarigate.gateway.flow.commands import Control, parse_command, quote, stopped_words
+from clarigate.gateway.flow.commands import Command, Control, parse_command, quote, stopped_words
 from clarigate.gateway.flow.delivery import Deliverer, Superseded, new_plan, persist, persist_budget
 from clarigate.gateway.flow.notices import language_hint, locale_for, notice, notice_for_text
 from clarigate.gateway.flow.outage import wait_for_store
@@ -221,12 +221,10 @@ class Dispatcher:
         ttl = self.config.thread_ttl_seconds
         command = parse_command(msg.text)
         if command is not None:  # /new in turn; the others out of turn (``kind == "command"``)
-
-            async def reply(item: Any) -> Any:
-                turn.add(item)
-
-            await self.control.handle(command, msg, reply)
-            return
+            after = await self._command(command, msg, turn)
+            if after is None:
+                return
+            msg = after
         if await self.typed.claimed_before(conv, msg, turn):
             return
         # a new request's language is what the person's later commands (/help, /status) answer in
@@ -255,6 +253,18 @@ class Dispatcher:
             text = from_someone_else(left_open, msg.sender, text)
         # a question the run asks replaces ``left_open``, which closes then (``OneQuestion``)
         await self.agent_run.run(conv, thread_id, text, None, msg.sender, turn, images.shown)
+
+    async def _command(self, command: Command, msg: InboundMessage, turn: Turn) -> InboundMessage | None:
+        """Run ``command``; what then runs as a request, if anything: the photos or files sent with a
+        ``/new`` (a caption's command) start the new conversation, with the words after it."""
+
+        async def reply(item: Any) -> Any:
+            turn.add(item)
+
+        await self.control.handle(command, msg, reply)
+        if command.in_turn and msg.attachments:
+            return msg.model_copy(update={"text": command.words})
+        return None
 
     async def _set_aside(self, msg: InboundMessage, turn: Turn) -> bool:
         """True when ``msg``, with nothing the agent can read (``nothing_to_read``), is set aside:

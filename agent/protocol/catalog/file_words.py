@@ -25,6 +25,12 @@ FILE_WORDS: dict[str, dict[Locale, str]] = {
         "en": "The question “{question}” is still open, so I set that message aside: please answer it first.",
         "zh": "问题「{question}」仍在等待回答，因此这条消息未作处理：请先回答该问题。",
     },
+    # A photo or file sent under a command other than /new (gateway/flow/commands.py): the command
+    # answers and passes nothing on, as it passes on no words after it; the person is told.
+    "attachments_not_sent": {
+        "en": "I did not pass on {names}: a command takes nothing with it. Send it again with your request.",
+        "zh": "未转交 {names}：命令不会附带转交任何内容。请连同您的请求重新发送。",
+    },
     # What the model is told when a tool's image or file moves out of its result (agent/tool_parts.py).
     "tool_parts_moved": {
         "en": "(image or file returned: see the next message)",
