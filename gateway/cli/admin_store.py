@@ -14,7 +14,7 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
-from clarigate.agent.protocol import answer_declined
+from clarigate.agent.protocol import HumanInputResponse, answer_declined
 from clarigate.gateway.boundary.messages import AnswerJob, ClarificationClosed, Sender
 from clarigate.gateway.flow.answers import answered_by, answered_line, run_text_for, view_of
 from clarigate.gateway.flow.claim import claim_answer
@@ -33,6 +33,13 @@ OPERATOR = Sender(user_id="operator", display_name="an operator")
 #: and by every running gateway, see ``clarigate.gateway.runtime.ops``); ``cli.admin.PRUNE_HOURS`` says
 #: the same.
 DEAD_CONSUMER_IDLE_SECONDS = 24 * 3600
+#: ``pending --cancel`` of a question its chat has left (``/new``, ``reset-thread`` since it was asked).
+LEFT_THREAD_NOTE = (
+    "chat {chat} was started over since this question was asked: closed without telling the agent "
+    "(nothing runs on the thread the chat left)"
+)
+#: Where the question's message cannot be closed from here and no turn of the agent will close it.
+MESSAGE_LEFT = "the question's message is left as it is (a click on it is refused)"
 
 
 class AdminError(Exception):
@@ -181,7 +188,9 @@ class Admin:
         adapters: dict[str, Any] | None = None,
         unavailable: dict[str, str] | None = None,
     ) -> dict[str, Any]:
-        """Close an open clarification as declined; the agent's next turn is queued with the decline.
+        """Close an open clarification as declined; the agent's next turn is queued with the decline,
+        unless its chat was started over since it was asked (``/new``, ``reset-thread``): nothing
+        runs on the thread the chat left, and the result says so (``agent_note``).
 
         With the platform's adapter (``adapters``), the question message is closed at once too;
         without it (the platform is not configured here, or ``unavailable`` says why it could not
@@ -190,37 +199,50 @@ class Admin:
         record = await self.open_question(request_id)
         platform = record.conversation.platform
         adapter = (adapters or {}).get(platform)
-        by = answered_by(platform, OPERATOR)
-        response = answer_declined(record.request, by, "cancelled")  # as a Cancel click declines
-        inbound_id = f"answer:{request_id}"
-        payload = AnswerJob(
-            conversation=record.conversation,
-            thread_id=record.thread_id,
-            request_id=request_id,
-            response=response,
-            sender=OPERATOR,
-            text=run_text_for(record, response),
-            close_message=adapter is None,
-            dismissed_in=dismissed_in(record, response),  # a graph refusing it: the chat is told
-        ).model_dump_json()
-        followup = (inbound_id, record.conversation.thread_key, payload)
-        claim = await claim_answer(self.store, request_id, OPERATOR, response, followup=followup)
+        response = answer_declined(record.request, answered_by(platform, OPERATOR), "cancelled")
+        followup = self._declined_turn(record, response, adapter is None)
+        chat = record.conversation.thread_key  # the turn queued only while the chat is on its thread
+        claim = await claim_answer(self.store, request_id, OPERATOR, response, followup, current_in=chat)
+        current = claim.status != "restarted"
+        if not current:  # the chat started over since: closed, nothing runs on the thread it left
+            claim = await claim_answer(self.store, request_id, OPERATOR, response)
         if claim.status != "claimed" or claim.record is None:
             raise AdminError(f"clarification {request_id!r} was {claim.status.replace('_', ' ')} meanwhile")
         metrics.DECLINED.inc()
         result: dict[str, Any] = {"request_id": request_id, "cancelled": True, "message_closed": False}
+        if not current:
+            result["agent_note"] = LEFT_THREAD_NOTE.format(chat=chat)
         if adapter is None:
             why = (unavailable or {}).get(platform) or self._not_configured(platform)
-            result["message_note"] = f"{why}: the replica that runs the agent's next turn closes it"
+            after = "the replica that runs the agent's next turn closes it" if current else MESSAGE_LEFT
+            result["message_note"] = f"{why}: {after}"
             return result
         view = view_of(claim.record)
         closed = ClarificationClosed(view=view, answered_line=answered_line(view))
         try:
             await adapter.send(record.conversation, closed)
             result["message_closed"] = True
-        except Exception as exc:  # the decline stands; the agent's turn still tells the chat
+        except Exception as exc:  # the decline stands (and the agent's turn, if queued, tells the chat)
             result["message_error"] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return result
+
+    @staticmethod
+    def _declined_turn(
+        record: PendingRecord, response: HumanInputResponse, close_message: bool
+    ) -> tuple[str, str, str]:
+        """The agent's next turn told of the decline, as a Cancel click queues it: its inbound id,
+        order key and payload (``close_message``: that replica closes the question's message)."""
+        payload = AnswerJob(
+            conversation=record.conversation,
+            thread_id=record.thread_id,
+            request_id=record.request_id,
+            response=response,
+            sender=OPERATOR,
+            text=run_text_for(record, response),
+            close_message=close_message,
+            dismissed_in=dismissed_in(record, response),  # a graph refusing it: the chat is told
+        ).model_dump_json()
+        return f"answer:{record.request_id}", record.conversation.thread_key, payload
 
     def _not_configured(self, platform: str) -> str:
         """Why this process has no adapter for ``platform``: its credentials are not set here."""
