@@ -15,6 +15,14 @@ it is still starting. Meanwhile no group message counts as addressed to the bot
 (``receive.parse_message``): which mention is the bot's cannot be told, and answering an
 "@所有人" announcement, or a member talking to another, is worse than a request missed for the
 few seconds Feishu's open API is down (the bot could hardly reply then anyway).
+
+A refusal (what ``open_api`` classifies as permanent: the tenant-token endpoint refusing the app's
+credentials, codes 10003 and 10014; ``bot/v3/info`` answering a 4xx or a code other than a rate
+limit, such as a missing scope or bot capability) is no outage: ``/readyz`` says ``"failed (…)"``
+and one ERROR line names the settings. It is asked about again in the background, no more often
+than ``REFUSAL_RECHECKS`` says (a wrong secret in the settings needs them fixed and a restart; an
+app re-enabled or a scope granted is noticed without one), and one line says when it clears. A
+replica serving other platforms too stays ready meanwhile (``gateway.web.readiness``).
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import logging
 from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.gateway.boundary.retry import RetryPolicy
 
-from .open_api import FeishuApiError
+from .open_api import CREDENTIALS_REFUSED_CODES, FeishuApiError
 from .receive import FeishuReceiver
 from .send import FeishuSender
 
@@ -33,13 +41,16 @@ log = logging.getLogger("clarigate.adapters.feishu.adapter")
 
 #: Learning the bot's open_id: asked again while Feishu fails transiently, 0.5 s after the first
 #: failure, doubling up to a minute apart (spread, so that replicas do not ask in step), until it
-#: answers; a refusal (credentials, the app's bot capability) is not asked again.
+#: answers; a refusal (credentials, the app's bot capability) is left to ``REFUSAL_RECHECKS``.
 IDENTITY_RETRIES = RetryPolicy(first=0.5, cap=60.0, jitter=0.2)
+#: After a refusal: the identity asked for again every 5 minutes (spread by a tenth), until Feishu
+#: tells it; a failure meanwhile (a refusal or an outage) waits for the next one.
+REFUSAL_RECHECKS = RetryPolicy(first=300.0, cap=300.0, jitter=0.1)
 
 #: What ``/readyz`` says for Feishu, by the state of the start.
 STARTING = "starting"
 ASKING_AGAIN = "starting (the bot's identity is not known yet: Feishu's bot/v3/info failed, asked again)"
-REFUSED = "failed (Feishu refused to tell the bot's identity: see the log)"
+REFUSED = "failed (Feishu refused {what}; asked again every {every})"
 NO_CLIENT = "failed (the Feishu open API client could not be made: see the log)"
 
 
@@ -80,21 +91,50 @@ class Startup:
     async def _load(self) -> None:
         try:
             await asyncio.to_thread(self.sender.load)
-            self.receiver.bot_open_id = await IDENTITY_RETRIES.call(self._ask, on_retry=self._asking_again)
+            self.receiver.bot_open_id = await self._learn()
             self.state = None
-        except FeishuApiError as exc:  # a refusal: no retry changes it
-            self.state = REFUSED
-            log.error(
-                "feishu: Feishu refused to tell the bot's identity (%s): no group message counts as "
-                "addressed to the bot; check the app's credentials (FEISHU_APP_ID, FEISHU_APP_SECRET) "
-                "and its bot capability, then restart",
-                exc,
-            )
         except Exception as exc:  # the SDK would not load: each call made says so again
             self.state = NO_CLIENT
             log.error("feishu: the open API client could not be made: %s: %s", type(exc).__name__, exc)
         finally:
             self._answered()
+
+    async def _learn(self) -> str:
+        """The bot's open_id: asked until Feishu tells it, a refusal asked about again now and then."""
+        try:
+            return await IDENTITY_RETRIES.call(self._ask, on_retry=self._asking_again)
+        except FeishuApiError as exc:  # a refusal: asking again at once cannot change it
+            refused = exc
+        self._refused(refused)
+        open_id = await REFUSAL_RECHECKS.call(
+            self._ask, retry_on=_failed, on_retry=self._still_refused, failed_first=refused
+        )
+        log.info("feishu: Feishu tells the bot's identity now (it refused before): Feishu is ready")
+        return open_id
+
+    def _refused(self, exc: FeishuApiError) -> None:
+        """Say the refusal: ``/readyz`` and one ERROR line (the first answer is in)."""
+        self.state = refused_state(exc)
+        self._answered()
+        log.error(
+            "feishu: Feishu refused to tell the bot's identity (%s): no group message counts as "
+            "addressed to the bot; check the app's credentials (FEISHU_APP_ID, FEISHU_APP_SECRET), "
+            "its bot capability and that it is enabled (a changed setting needs a restart; asked "
+            "again every %s meanwhile)",
+            exc,
+            _every(REFUSAL_RECHECKS.cap),
+        )
+
+    def _still_refused(self, attempt: int, failure: BaseException, wait: float) -> None:
+        """After a re-check that failed: a new refusal said once, the rest at debug level."""
+        now = refused_state(failure) if isinstance(failure, FeishuApiError) and failure.permanent else None
+        if now is not None and now != self.state:
+            self.state = now
+            log.warning("feishu: Feishu still refuses to tell the bot's identity, now: %s", failure)
+        else:
+            log.debug(
+                "feishu: the bot's identity is still not told (%s): asked again in %.0f s", failure, wait
+            )
 
     async def _ask(self) -> str:
         """One ask for the bot's open_id; an answer without one is tried again like a failure."""
@@ -119,6 +159,27 @@ class Startup:
     def _answered(self) -> None:
         if self.asked is not None and not self.asked.done():
             self.asked.set_result(None)
+
+
+def refused_state(exc: FeishuApiError) -> str:
+    """What ``/readyz`` says for a refusal, on one line: Feishu's code (and the settings to check
+    when it refused the credentials), never Feishu's whole message nor a secret."""
+    code = exc.feishu_code
+    if code in CREDENTIALS_REFUSED_CODES:
+        what = f"the app's credentials: code {code}, check FEISHU_APP_ID and FEISHU_APP_SECRET"
+    else:
+        said = [f"HTTP {exc.status}" if exc.status else "", f"code {code}" if code is not None else ""]
+        what = f"to tell the bot's identity: {' '.join(filter(None, said)) or 'see the log'}"
+    return REFUSED.format(what=what, every=_every(REFUSAL_RECHECKS.cap))
+
+
+def _every(seconds: float) -> str:
+    return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+
+
+def _failed(failure: BaseException) -> bool:
+    """Any failure of a re-check waits for the next one (a cancellation stops them)."""
+    return isinstance(failure, Exception)
 
 
 async def credential_problems(settings: FeishuSettings, sender: FeishuSender) -> list[str]:

@@ -38,13 +38,11 @@ from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.app import freeze_startup_objects
 from clarigate.gateway.runtime.logs import access_logged
 from clarigate.gateway.runtime.ops import exposition, liveness_problems
-from clarigate.gateway.runtime.processes import CHECK_SECONDS, WorkerGroup
+from clarigate.gateway.runtime.processes import WorkerGroup
+from clarigate.gateway.web.readiness import readyz
 from clarigate.gateway.web.unavailable import Ping, answer_unavailable, webhook_outage, within_ack
 
 log = logging.getLogger(__name__)
-
-#: How long ``/readyz`` waits for each dependency before calling it down (see ``CHECK_SECONDS``).
-READY_TIMEOUT = CHECK_SECONDS
 
 
 class BodyLimit:
@@ -219,7 +217,7 @@ def build_app(
     """
     routes: list[BaseRoute] = [
         Route("/healthz", _healthz(gateway, worker), methods=["GET"]),
-        Route("/readyz", _readyz(gateway, worker), methods=["GET"]),
+        Route("/readyz", readyz(gateway, worker), methods=["GET"]),
     ]
     if metrics_here is None:
         metrics_here = gateway.config.metrics_port is None  # else served on its own port
@@ -248,71 +246,6 @@ def _healthz(gateway: Gateway, worker: WorkerGroup | None) -> Callable[[Request]
         return JSONResponse({"status": "ok"})
 
     return healthz
-
-
-def _readyz(gateway: Gateway, worker: WorkerGroup | None) -> Callable[[Request], Awaitable[Response]]:
-    """``GET /readyz``: the store and (where jobs run) the agent answer, each within ``READY_TIMEOUT``,
-    asked at the same time as the worker processes' own (so the whole answer takes ~2 s at most).
-    A dependency that goes down or comes back is logged once, not on every probe."""
-    changes = ReadinessLog()
-
-    async def readyz(request: Request) -> Response:
-        own, asked = await asyncio.gather(
-            _own_problems(gateway), worker.health_problems("/readyz") if worker else _nothing()
-        )
-        # the worker processes log their own dependencies: only whether they answer is noted here
-        changes.note({**own, **{k: v for k, v in asked.items() if k.startswith("worker")}})
-        problems = {**own, **asked}
-        if problems:
-            return JSONResponse({"status": "unavailable", "failed": problems}, status_code=503)
-        return JSONResponse({"status": "ready"})
-
-    return readyz
-
-
-async def _nothing() -> dict[str, str]:
-    return {}
-
-
-async def _own_problems(gateway: Gateway) -> dict[str, str]:
-    """This process's dependencies that do not answer within ``READY_TIMEOUT``, each named (the
-    agent by what it is: ``checkpointer``, or ``agent_server`` with where it was looked for), and
-    the platforms still starting in the background (``PlatformAdapter.still_starting``)."""
-    runner = gateway.runner
-    agent = getattr(runner, "ready_name", "checkpointer")
-    checks: list[tuple[str, Callable[[], Any]]] = [("store", gateway.store.ping)]
-    if gateway.runs_jobs:  # the agent is built where jobs run
-        checks.append((agent, runner.ping))
-    results = await asyncio.gather(*(_answers(check) for _, check in checks))
-    problems = {}
-    for (name, _), ok in zip(checks, results, strict=True):
-        if ok:
-            continue
-        where = getattr(runner, "ready_where", None) if name == agent else None
-        problems[name] = f"unreachable ({where})" if where else "unreachable"
-        if name == "store":
-            metrics.STORE_ERRORS.labels(operation="ping").inc()
-        else:
-            metrics.CHECKPOINTER_ERRORS.inc()
-    problems.update({a.platform: why for a in gateway.adapters if (why := a.still_starting())})
-    return problems
-
-
-class ReadinessLog:
-    """One log line per change of what ``/readyz`` finds failing, not one per probe."""
-
-    def __init__(self) -> None:
-        self.failing: dict[str, str] = {}
-
-    def note(self, problems: dict[str, str]) -> None:
-        """Log what started failing (WARNING; a worker process starting: INFO) and what answers
-        again (INFO) since the last probe."""
-        for name, why in problems.items():
-            if self.failing.get(name) != why:
-                log.log(logging.INFO if why == "starting" else logging.WARNING, "not ready: %s %s", name, why)
-        for name in self.failing.keys() - problems.keys():
-            log.info("ready again: %s answers", name)
-        self.failing = dict(problems)
 
 
 def metrics_route(bot_id: str) -> Route:
@@ -368,16 +301,6 @@ def gateway_lifespan(
             await gateway.stop(grace)
 
     return lifespan
-
-
-async def _answers(check: Callable[[], Any]) -> bool:
-    """True when ``check()`` returns truthy within ``READY_TIMEOUT`` without raising (what failed
-    is logged by ``ReadinessLog``, once per change)."""
-    try:
-        return bool(await asyncio.wait_for(check(), READY_TIMEOUT))
-    except Exception as exc:
-        log.debug("readiness check failed: %s: %s", type(exc).__name__, exc)
-        return False
 
 
 class _SecondServer(uvicorn.Server):

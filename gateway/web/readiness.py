@@ -1,0 +1,120 @@
+"""``GET /readyz``: whether this replica should be sent traffic, and what fails if not.
+
+Ready when the store and (where jobs run) the agent answer, each within ``READY_TIMEOUT``, the
+worker processes say so too, and the platforms have started. A platform that cannot work for now
+(``PlatformAdapter.still_starting`` saying ``"failed (why)"``: Feishu refusing the app's
+credentials, say) does not take a replica out of rotation while another configured platform
+works: the answer stays 200 and names it (``{"status": "ready", "failed": {"feishu": "failed
+(…)"}}``), so the other platforms' webhooks keep reaching the replica. When every configured
+platform failed, the replica is not ready (503), as for any dependency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from clarigate.gateway.flow.intake import Gateway
+from clarigate.gateway.runtime import metrics
+from clarigate.gateway.runtime.processes import CHECK_SECONDS, WorkerGroup
+
+log = logging.getLogger("clarigate.gateway.web.server")  # where these lines have always been written
+
+#: How long ``/readyz`` waits for each dependency before calling it down (see ``CHECK_SECONDS``).
+READY_TIMEOUT = CHECK_SECONDS
+#: How ``PlatformAdapter.still_starting`` begins what it says for a platform that cannot work.
+FAILED = "failed"
+
+
+def readyz(gateway: Gateway, worker: WorkerGroup | None) -> Callable[[Request], Awaitable[Response]]:
+    """``GET /readyz``: this process's dependencies asked at the same time as the worker processes'
+    own (so the whole answer takes ~2 s at most). A dependency that goes down or comes back is
+    logged once, not on every probe."""
+    changes = ReadinessLog()
+
+    async def answer(request: Request) -> Response:
+        own, asked = await asyncio.gather(
+            own_problems(gateway), worker.health_problems("/readyz") if worker else _nothing()
+        )
+        problems = {**own, **asked}
+        aside = set_aside(gateway, own)
+        failing = {name: why for name, why in problems.items() if name not in aside}
+        # the worker processes log their own dependencies: only whether they answer is noted here
+        noted = {**own, **{k: v for k, v in asked.items() if k.startswith("worker")}}
+        changes.note({k: v for k, v in noted.items() if k not in aside}, aside)
+        if failing:
+            return JSONResponse({"status": "unavailable", "failed": problems}, status_code=503)
+        if aside:
+            return JSONResponse({"status": "ready", "failed": aside})
+        return JSONResponse({"status": "ready"})
+
+    return answer
+
+
+def set_aside(gateway: Gateway, own: Mapping[str, str]) -> dict[str, str]:
+    """The platforms that cannot work for now (``"failed (…)"``) while another configured one can:
+    named in a ready answer instead of failing it. None when every platform failed."""
+    platforms = [adapter.platform for adapter in gateway.adapters]
+    failed = {name: why for name in platforms if (why := own.get(name, "")).startswith(FAILED)}
+    return failed if len(failed) < len(platforms) else {}
+
+
+async def _nothing() -> dict[str, str]:
+    return {}
+
+
+async def own_problems(gateway: Gateway) -> dict[str, str]:
+    """This process's dependencies that do not answer within ``READY_TIMEOUT``, each named (the
+    agent by what it is: ``checkpointer``, or ``agent_server`` with where it was looked for), and
+    the platforms still starting in the background, or failed (``PlatformAdapter.still_starting``)."""
+    runner = gateway.runner
+    agent = getattr(runner, "ready_name", "checkpointer")
+    checks: list[tuple[str, Callable[[], Any]]] = [("store", gateway.store.ping)]
+    if gateway.runs_jobs:  # the agent is built where jobs run
+        checks.append((agent, runner.ping))
+    results = await asyncio.gather(*(_answers(check) for _, check in checks))
+    problems = {}
+    for (name, _), ok in zip(checks, results, strict=True):
+        if ok:
+            continue
+        where = getattr(runner, "ready_where", None) if name == agent else None
+        problems[name] = f"unreachable ({where})" if where else "unreachable"
+        if name == "store":
+            metrics.STORE_ERRORS.labels(operation="ping").inc()
+        else:
+            metrics.CHECKPOINTER_ERRORS.inc()
+    problems.update({a.platform: why for a in gateway.adapters if (why := a.still_starting())})
+    return problems
+
+
+class ReadinessLog:
+    """One log line per change of what ``/readyz`` finds failing, not one per probe."""
+
+    def __init__(self) -> None:
+        self.failing: dict[str, str] = {}
+
+    def note(self, problems: dict[str, str], aside: Mapping[str, str] | None = None) -> None:
+        """Log what started failing (WARNING; a worker process starting: INFO) and what answers
+        again (INFO) since the last probe. A platform ``aside`` (failed, the replica ready on the
+        others) is its adapter's to log: it is not said to answer again when it moves there."""
+        for name, why in problems.items():
+            if self.failing.get(name) != why:
+                log.log(logging.INFO if why == "starting" else logging.WARNING, "not ready: %s %s", name, why)
+        for name in self.failing.keys() - problems.keys() - (aside or {}).keys():
+            log.info("ready again: %s answers", name)
+        self.failing = dict(problems)
+
+
+async def _answers(check: Callable[[], Any]) -> bool:
+    """True when ``check()`` returns truthy within ``READY_TIMEOUT`` without raising (what failed
+    is logged by ``ReadinessLog``, once per change)."""
+    try:
+        return bool(await asyncio.wait_for(check(), READY_TIMEOUT))
+    except Exception as exc:
+        log.debug("readiness check failed: %s: %s", type(exc).__name__, exc)
+        return False
