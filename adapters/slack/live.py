@@ -44,12 +44,12 @@ from clarigate.gateway.boundary.retry import post_each_once
 
 from ..pacing import Budget, SharedPace
 from .feedback import feedback_blocks
-from .markup import escape_mrkdwn
+from .markup import cut
 from .readback import delivery_metadata
 from .receive import PLATFORM
 from .render import ELLIPSIS_TEXT, render_reply
 from .send import SlackSender
-from .stream_text import link_start, stream_piece
+from .stream_text import link_start, step_title, stream_piece
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,8 @@ STREAM_CHARS = 8000
 #: A piece ends after a space when one is this close to its end: Slack may drop the whitespace
 #: a piece starts with. Text without spaces nearby (CJK, a long URL) is cut where it stands.
 WORD_ROOM = 40
+#: Slack's limit of a ``task_update`` chunk's title; the edited message's step line is held to it
+#: too, so the step under way reads the same either way.
 TASK_TITLE_LIMIT = 256
 GONE = "message_not_found"
 _BROADCAST_WORDS = ("channel", "here", "everyone")
@@ -94,7 +96,7 @@ def status_parts(status: str) -> tuple[str, str]:
 def status_mrkdwn(status: str) -> str:
     """A status line as the edited message shows it: "⏳ _Working…_", as "Working…" always looked."""
     icon, words = status_parts(status)
-    line = f"_{escape_mrkdwn(words)}_"
+    line = f"_{step_title(words, TASK_TITLE_LIMIT)}_"
     return f"{icon} {line}" if icon else line
 
 
@@ -133,15 +135,16 @@ def text_chunk(escaped: str) -> dict[str, Any]:
 
 
 def task_chunk(task_id: str, title: str, status: str) -> dict[str, Any]:
-    """A ``task_update`` chunk: one step of the run as a task card (pending, in_progress, complete)."""
-    return TaskUpdateChunk(id=task_id, title=title, status=status).to_dict()
+    """A ``task_update`` chunk: one step of the run as a task card (pending, in_progress, complete),
+    its title (untrusted) as ``step_title`` shows it, within Slack's limit (``TASK_TITLE_LIMIT``)."""
+    return TaskUpdateChunk(id=task_id, title=step_title(title, TASK_TITLE_LIMIT), status=status).to_dict()
 
 
 def task_changes(extra: dict[str, str], status: str | None) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """The task updates that take the stream from the step ``extra`` records to ``status``
     (the step before completes, the new one starts), and the record after them."""
     current, title = extra.get("task", ""), extra.get("task_title", "")
-    wanted = status_parts(status)[1][:TASK_TITLE_LIMIT] if status else ""
+    wanted = cut(status_parts(status)[1], TASK_TITLE_LIMIT) if status else ""
     if wanted == title:
         return [], extra
     chunks = [task_chunk(current, title, "complete")] if current else []

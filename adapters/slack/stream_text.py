@@ -3,7 +3,10 @@
 A stream's ``markdown_text`` chunks are read by Slack as Markdown, so a ``[label](target)`` the
 model wrote would be a live link there: one whose target has a scheme other than those of
 ``clarigate.adapters.markdown.SAFE_SCHEMES`` loses its target (its label stays), as the reply
-shows such links as their labels only. Each piece is checked alone, so a piece never ends inside
+shows such links as their labels only; one whose label names another host than its target
+(``link_hosts.misleading_label``, as the reply judges it) shows its target as its label, as the
+reply does (its target taken out instead when its label went out in an earlier piece, or when its
+target is not written whole yet). Each piece is checked alone, so a piece never ends inside
 a link that is still being written (``link_start``): its ``[``…``](``… goes with the next piece.
 Code is left as written (``handlers[i](event)`` is no link): fenced blocks, judged on all the
 text written so far, and code spans, which a piece never ends inside either.
@@ -15,8 +18,9 @@ import re
 
 from clarigate.agent.protocol.graphemes import boundary_before
 
-from ..markdown import SAFE_SCHEMES
-from .markup import escape_mrkdwn
+from ..link_hosts import misleading_label
+from ..markdown import SAFE_SCHEMES, clean, parse
+from .markup import cut_escaped, escape_mrkdwn
 
 #: An unfinished link longer than this is streamed anyway (never held back for good): its target,
 #: when unsafe, is taken out of its piece as far as it goes, so no later piece can complete it.
@@ -31,6 +35,8 @@ _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)\1(?!`)", re
 _BACKTICKS = re.compile(r"`+")
 _FENCE_START = re.compile(r" {0,3}`{3,}")
 _POINTY_END = re.compile(r"[^<>\n]*>")
+#: What a backslash keeps from being Markdown in a target shown as a label (``_relabelled``).
+_LABEL_PUNCTUATION = re.compile(r"([\\\[\]`*_~!])")
 
 
 def code_regions(text: str) -> list[tuple[int, int]]:
@@ -93,21 +99,69 @@ def _target_end(text: str, open_paren: int) -> int:
     return -1
 
 
-def _unsafe_link(text: str, code: list[tuple[int, int]]) -> tuple[int, int, int] | None:
-    """The first ``](target)`` of ``text`` outside ``code`` (its code regions) whose target is not
-    safe: where its ``]`` is, where the ``[`` before it is (-1: not in ``text``), and where it
-    ends (an unfinished one: the end of what is written of its target)."""
+def _unsafe_link(text: str, code: list[tuple[int, int]], before: str = "") -> tuple[int, int, str] | None:
+    """The first ``](target)`` of ``text`` outside ``code`` (its code regions) that must not reach
+    Slack as written, as the span of ``text`` to replace and what replaces it: a target that is not
+    safe taken out with the brackets around the label (a ``[`` not in ``text`` stays where it went
+    out); a label naming another host than its target (``_misleading``) replaced by the target, or,
+    the label gone out already or the target not written whole, the target taken out likewise.
+    ``before``: the text streamed ahead of ``text`` (where a label may have begun)."""
     for match in _TARGET_START.finditer(text):
-        in_code = any(a <= match.start() < b for a, b in code)
-        if in_code or _safe_target(text, match):
+        if any(a <= match.start() < b for a, b in code):
             continue
         close = match.start()
         end = _target_end(text, close + 1)
+        href = _href(text, match, end) if end != -1 else ""
         if end == -1:
             gap = re.compile(r"\s").search(text, match.end())
             end = gap.start() if gap else len(text)
-        return close, _opening(text, close), end
+        if _safe_target(text, match) and not _misleading(before + text, len(before) + close, href):
+            continue
+        opening = _opening(text, close)
+        if opening == -1:
+            return close, end, ""
+        shown = _relabelled(href)
+        if href and _safe_target(text, match) and not misleading_label(_shown(shown), href):
+            return opening + 1, close, shown
+        return opening, end, text[opening + 1 : close]
     return None
+
+
+def _href(text: str, match: re.Match[str], end: int) -> str:
+    """The target of the link whose ``](`` (maybe ``<``) is ``match`` and that ends at ``end``,
+    without its title."""
+    if match.group().endswith("<"):
+        closed = text.find(">", match.end(), end)
+        return text[match.end() : closed] if closed != -1 else ""
+    written = text[match.end() : end - 1].split()
+    return written[0] if written else ""
+
+
+def _misleading(text: str, close: int, href: str) -> bool:
+    """Whether the link whose ``]`` is at ``close`` has a label naming another host than ``href``
+    (``misleading_label`` on what the label shows); with ``href`` "" (a target not written whole
+    yet), whether its label is an address at all."""
+    opening = _opening(text, close)
+    return opening != -1 and misleading_label(_shown(text[opening + 1 : close]), href)
+
+
+def _shown(label: str) -> str:
+    """What a link's label shows: its text, without the Markdown around it (emphasis, code marks,
+    escapes), as the reply's renderer reads it."""
+    shown = []
+    for token in parse(clean(label)):
+        for child in token.children or []:
+            if child.type in ("softbreak", "hardbreak"):
+                shown.append(" ")
+            elif child.type in ("text", "code_inline", "bare_url", "image"):
+                shown.append(child.content)
+    return "".join(shown)
+
+
+def _relabelled(href: str) -> str:
+    """A link's target as its label, as the reply shows a link whose label names another host:
+    Markdown in it escaped, so that it shows as written."""
+    return _LABEL_PUNCTUATION.sub(r"\\\1", href)
 
 
 def _safe_target(text: str, match: re.Match[str]) -> bool:
@@ -120,19 +174,24 @@ def _safe_target(text: str, match: re.Match[str]) -> bool:
 
 def without_unsafe_links(text: str, before: str = "") -> str:
     """``text`` with every link outside code whose target is not safe as its label alone
-    (``[label]`` without the brackets when they are in ``text``), checked again until none is
+    (``[label]`` without the brackets when they are in ``text``), and every one whose label names
+    another host than its target with its target as its label, checked again until none is
     left: taking one out may bring a ``]`` next to a ``(``. ``before``: the text written ahead of
-    ``text`` (whether ``text`` starts inside a fenced block)."""
+    ``text`` (whether ``text`` starts inside a fenced block, where a label began)."""
     while True:
         shifted = [(a - len(before), b - len(before)) for a, b in code_regions(before + text)]
-        found = _unsafe_link(text, shifted)
+        found = _unsafe_link(text, shifted, before)
         if found is None:
             return text
-        close, opening, end = found
-        if opening == -1:
-            text = text[:close] + text[end:]
-        else:
-            text = text[:opening] + text[opening + 1 : close] + text[end:]
+        start, end, put = found
+        text = text[:start] + put + text[end:]
+
+
+def step_title(words: str, limit: int) -> str:
+    """A run's step (a tool's name, an agent's progress line: untrusted) as a task card's title or
+    the edited message's step line: its links as a streamed piece's (``without_unsafe_links``),
+    escaped (no broadcast word left whole), cut to ``limit`` characters."""
+    return cut_escaped(without_unsafe_links(words), limit)
 
 
 def stream_piece(text: str, before: str = "") -> str:

@@ -34,6 +34,7 @@ from typing import Any
 from telegram import InlineKeyboardMarkup
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 
+from clarigate.agent.protocol.graphemes import shorten
 from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef
 from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
 from clarigate.gateway.boundary.retry import post_each_once
@@ -60,20 +61,25 @@ DRAFT_REFRESH = 20.0  # Telegram's apps show a draft for 30 seconds after its la
 DRAFT_KEEP = 300.0  # seconds an unchanged draft is kept up at most (a run whose end is lost)
 LIVE_TTL = 6 * 3600  # how long the message of a live ref made before it is known (hand-overs)
 CUT = "\n…"
+#: A status line's characters at most (a tool's name, an agent's progress line: untrusted), so
+#: that it leaves the answer most of a message.
+STATUS_CHARS = 256
 MAX_KEPT = 10_000  # live tokens whose shown HTML is kept at most (runs whose end is lost)
 
 
-def live_html(view: LiveView, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """What a live message or draft shows: the answer so far as Telegram HTML (escaped, mentions
-    made inert), cut at a paragraph or line to fit ``limit``, then the status line in italics."""
-    status = f"<i>{escape(view.status)}</i>" if view.status else ""
+def live_html(view: LiveView, limit: int = MAX_MESSAGE_CHARS, own: str = "") -> str:
+    """What a live message or draft shows: the answer so far as Telegram HTML, rendered as the
+    reply is (``markdown_to_html``: escaped, mentions and other bots' commands made inert, ``own``
+    this bot's username, whose commands stay tappable), cut at a paragraph or line to fit
+    ``limit``, then the status line in italics (cut to ``STATUS_CHARS``)."""
+    status = f"<i>{escape(shorten(view.status, STATUS_CHARS))}</i>" if view.status else ""
     text = view.text.strip()
     if not text:
         return status
     room = limit - (len(status) + 2 if status else 0)
-    body = markdown_to_html(text)
+    body = markdown_to_html(text, own)
     if len(body) > room:
-        body = markdown_to_html(split_markdown(text, room - len(CUT))[0]) + CUT
+        body = markdown_to_html(split_markdown(text, room - len(CUT))[0], own) + CUT
     return f"{body}\n\n{status}" if status else body
 
 
@@ -130,7 +136,7 @@ class LiveMessages:
             # nothing to show yet: "typing…", as a run without streaming shows
             await self.typing.start(conversation)
             return self._ref(conversation, mode, token)
-        html = live_html(view)
+        html = live_html(view, own=self.sender.own)
         if not html:  # only blank text so far: nothing Telegram would take
             return ref or self._ref(conversation, mode, token)
         if ref is not None and (drafted or message_id) and self._shown.get(token) == html:
@@ -252,7 +258,7 @@ class LiveMessages:
         message that shows it already is not edited (Telegram: "not modified"). One that can no
         longer be edited is deleted best-effort and the ``BadRequest`` raised."""
         try:
-            same = shown == markdown_to_html(piece)
+            same = shown == markdown_to_html(piece, self.sender.own)
             edited = (
                 None if same else await self.sender.edit_markdown(ref.chat_id, message_id, piece, keyboard)
             )

@@ -10,9 +10,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from clarigate.adapters.feishu.live import live_markdown
 from clarigate.adapters.feishu.markup import escape_markdown
+from clarigate.adapters.slack.live import edit_mrkdwn as slack_edit_mrkdwn
+from clarigate.adapters.slack.live import task_chunk
 from clarigate.adapters.slack.render import render_reply
+from clarigate.adapters.slack.stream_text import stream_piece
+from clarigate.adapters.telegram.live import live_html
 from clarigate.adapters.telegram.markup import markdown_to_html
+from clarigate.gateway.boundary.messages import LiveView
+
+from .live_untrusted import html_links, markdown_links, misleading, mrkdwn_links
 
 DISGUISED = "Reset it at [https://accounts.example.com/reset](https://evil.example/steal)."
 RENDERERS = [lambda text: render_reply(text)[0], markdown_to_html, escape_markdown]
@@ -75,3 +83,16 @@ def _same_or_parent(shown: str, href: str) -> bool:
     named = re.sub(r"^https://", "", shown).split("/")[0]
     goes = href.removeprefix("https://").split("/")[0]
     return goes == named or goes.endswith("." + named)
+
+
+@given(label=HOSTS, target=HOSTS, scheme=st.sampled_from(["https://", ""]))
+def test_no_live_update_has_a_label_naming_another_host(label, target, scheme):
+    """What a run's live message shows while the answer is written, on each platform (Slack's
+    edited message, stream and task card, Telegram's draft or edited message, Feishu's card)."""
+    text = f"x [{scheme}{label}/p](https://{target}/q) y"
+    view = LiveView(mode="edit", text=text, status=f"🔄 [{label}](https://{target}/s)")
+    streamed = stream_piece(text) + "\n\n" + task_chunk("step-1", view.status or "", "in_progress")["title"]
+    assert not misleading(mrkdwn_links(slack_edit_mrkdwn(view))), slack_edit_mrkdwn(view)
+    assert not misleading(markdown_links(streamed)), streamed
+    assert not misleading(html_links(live_html(view))), live_html(view)
+    assert not misleading(markdown_links(live_markdown(view))), live_markdown(view)

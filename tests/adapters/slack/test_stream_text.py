@@ -13,10 +13,12 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from clarigate.adapters.markdown import SAFE_SCHEMES
-from clarigate.adapters.slack.live import STREAM, piece_end
+from clarigate.adapters.slack.live import STREAM, TASK_TITLE_LIMIT, piece_end, task_changes
 from clarigate.adapters.slack.stream_question import closing_chunks
 from clarigate.adapters.slack.stream_text import stream_piece
 from clarigate.gateway.boundary.messages import MessageRef
+
+from ..live_untrusted import LONG_STEP, markdown_links, misleading
 
 
 def test_streamed_pieces_never_end_inside_a_link_still_written():
@@ -131,3 +133,40 @@ def test_code_streams_as_written_while_a_link_outside_it_loses_its_unsafe_target
     ref = MessageRef(platform="slack", chat_id="C1", message_id="1.1", extra={"streamed": str(start)})
     shown = "".join(streamed + [c["text"] for c in closing_chunks(ref, text)])
     assert shown == text.replace("[reset it](javascript:alert(1))", "reset it")
+
+
+_labelled_links = st.lists(
+    st.sampled_from(
+        ["a", " ", "\n", "[", "]", "(", ")", "`", "*", "<", ">", "](", "accounts.example.com", "evil.example"]
+        + ["https://", "https://evil.example/x", "https://accounts.example.com/r", "[x](slack://x)"]
+        + ["[accounts.example.com](https://evil.example/x)", "[docs](https://evil.example/d)"]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_labelled_links, st.data())
+def test_a_stream_written_in_any_steps_never_carries_a_link_labelled_with_another_host(
+    text: str, data: st.DataObject
+):
+    steps = data.draw(st.lists(st.integers(0, len(text)), max_size=8))
+    streamed, start = [], 0
+    for grown in sorted(steps):
+        end = piece_end(text[:grown], start)
+        if end > start:
+            streamed.append(stream_piece(text[start:end], text[:start]))
+            start = end
+    ref = MessageRef(platform="slack", chat_id="C1", message_id="1.1", extra={"streamed": str(start)})
+    shown = "".join(streamed + [c["text"] for c in closing_chunks(ref, text)])
+    assert not misleading(markdown_links(shown)) and not _unsafe_hrefs(shown), shown
+
+
+def test_a_step_shows_as_a_task_title_within_slacks_limit_pinging_nobody():
+    chunks, extra = task_changes({}, "🔄 " + LONG_STEP)
+    (title,) = [c["title"] for c in chunks]
+    assert len(title) <= TASK_TITLE_LIMIT and title.endswith("…")
+    assert "@channel" not in title and "<!" not in title and not misleading(markdown_links(title))
+    ref = MessageRef(platform="slack", chat_id="C1", message_id="1.1", extra={**extra, "streamed": "0"})
+    (closing,) = closing_chunks(ref, "")  # the step completed as a held stream ends
+    assert closing["title"] == title and closing["status"] == "complete"
