@@ -8,6 +8,10 @@ typed event back to the plain dict the webhook path sees and run
 callbacks need their reply) within Feishu's 3 seconds. lark-oapi is imported in that thread,
 not with this module (seconds of CPU the web process does not spend before its port opens).
 
+An event type the app is subscribed to but nothing here handles (no processor in the SDK's
+dispatcher, which the ws client answers 500, "processor not found") is acknowledged in the ws
+thread by ``Dispatcher``, counted as "other" as on the webhook and named once per type.
+
 A handler that raises makes the ws client answer the frame with code 500, and Feishu pushes
 the event again (as it does for a webhook not answered 200). An event the store (Redis) cannot
 take is answered so (``NotTaken``): one WARNING per outage, and the SDK's own line for each such
@@ -27,13 +31,15 @@ import contextlib
 import json
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.gateway.boundary.outage import Ping, StoreOutage
+from clarigate.gateway.runtime.metrics import INBOUND_EVENTS
 
 from .open_api import load_sdk
-from .receive import MESSAGE_EVENT, FeishuReceiver
+from .receive import CARD_ACTION_EVENT, MESSAGE_EVENT, PLATFORM, FeishuReceiver
 
 if TYPE_CHECKING:
     import lark_oapi as lark
@@ -98,6 +104,30 @@ class _OnceIsEnough(logging.Filter):
 _ONCE_IS_ENOUGH = _OnceIsEnough()
 
 
+class Dispatcher:
+    """lark-oapi's dispatcher with a catch-all, for the ws client (which calls only
+    ``_do_without_validation`` on it, once per event frame, and answers 500 when it raises). The
+    SDK has no default handler: a type nobody registered raises "processor not found", and Feishu
+    pushes the event again for hours. Such a type goes to ``unlisted`` instead (answered 200)."""
+
+    LISTED = frozenset((MESSAGE_EVENT, CARD_ACTION_EVENT, *OTHER_EVENTS))
+
+    def __init__(self, sdk: lark.EventDispatcherHandler, unlisted: Callable[[str], None]) -> None:
+        self.sdk = sdk
+        self.unlisted = unlisted
+
+    def _do_without_validation(self, payload: bytes) -> Any:
+        try:
+            header = json.loads(payload).get("header")
+        except (ValueError, AttributeError):
+            header = None
+        kind = header.get("event_type") if isinstance(header, dict) else None
+        if not isinstance(kind, str) or kind in self.LISTED:
+            return self.sdk._do_without_validation(payload)  # unreadable ones fail there, as before
+        self.unlisted(kind)
+        return None
+
+
 def as_payload(event: Any) -> dict[str, Any]:
     """An SDK event object as the event dict the webhook receives."""
     from lark_oapi.core.json import JSON
@@ -116,6 +146,7 @@ class LongConnection:
         self._thread: threading.Thread | None = None
         self._ws_loop: asyncio.AbstractEventLoop | None = None
         self._stopped = threading.Event()
+        self._unlisted: set[str] = set()  # the unlisted event types named in the log so far
         # an event handled as usual may not have reached the store (one nobody wants): the store's
         # PING says when an outage is over
         self.outage = StoreOutage(
@@ -126,14 +157,24 @@ class LongConnection:
         )
         logging.getLogger(SDK_LOGGER).addFilter(_ONCE_IS_ENOUGH)  # added once, however often
 
-    def dispatcher(self) -> lark.EventDispatcherHandler:
-        """The handler the ws client calls: messages, card callbacks and ``OTHER_EVENTS``."""
+    def dispatcher(self) -> Dispatcher:
+        """The handler the ws client calls: messages, card callbacks and ``OTHER_EVENTS`` through
+        the SDK's dispatcher, any other event type acknowledged by ``on_unlisted``."""
         import lark_oapi as lark
 
         builder = lark.EventDispatcherHandler.builder("", "")
         for event_type in (MESSAGE_EVENT, *OTHER_EVENTS):
             builder.register_p2_customized_event(event_type, self.on_event)
-        return builder.register_p2_card_action_trigger(self.on_card_action).build()
+        sdk = builder.register_p2_card_action_trigger(self.on_card_action).build()
+        return Dispatcher(sdk, self.on_unlisted)
+
+    def on_unlisted(self, event_type: str) -> None:
+        """An event type the app is subscribed to that nothing here handles (ws thread): counted
+        as "other" (as on the webhook) and acknowledged without the core; named once per type."""
+        INBOUND_EVENTS.labels(PLATFORM, "other").inc()
+        if event_type not in self._unlisted:
+            self._unlisted.add(event_type)
+            log.info("feishu: %s events are acknowledged and not handled", event_type)
 
     def on_event(self, event: lark.CustomizedEvent) -> None:
         """An event (ws thread), handled by the receiver before Feishu gets its ack: a message

@@ -5,8 +5,10 @@
   that message, from then on (remembered per chat in this process): a reply to one of them
   keeps the conversation's root, so it comes back to the same conversation.
 - A reply to a message that is gone (the person recalled it, 230011; or unknown, 230001) is
-  posted in the chat, under a ``uuid`` of its own, the same whichever reply was refused (a retry
-  posts it once).
+  posted in the chat.
+- The thread reply, the quoting reply and the post in the chat are forms of one message: all
+  carry the item's ``uuid``, so Feishu takes at most one of them. A retry of a reply Feishu took
+  (its answer lost) whose root was recalled since is refused, and its post is absorbed.
 - A reply's card that Feishu will not show (230099, every time: its content breaks a rule
   we did not foresee) is sent as a plain text message, as a question's text goes when its
   card is refused: the person gets the words, never nothing.
@@ -84,7 +86,8 @@ class Destinations:
         extra: dict[str, str] | None = None,
         msg_type: str = "interactive",
     ) -> MessageRef:
-        """Post ``content`` (a card, a card entity, or ``text_content``) where replies go."""
+        """Post ``content`` (a card, a card entity, or ``text_content``) where replies go; ``key``
+        is its ``uuid`` in whichever form it goes (a thread reply, a quoting reply, a post)."""
         chat_id = conversation.chat_id
         message_id, quote = None, conversation.reply_to  # the message a reply in the chat quotes
         if conversation.reply_to and (conversation.is_direct or chat_id not in self._no_threads):
@@ -96,7 +99,7 @@ class Destinations:
             except FeishuApiError as exc:
                 if exc.feishu_code in MESSAGE_GONE_CODES:  # recalled (撤回): nothing to quote either
                     log.warning("feishu: the message to reply to is gone (%s): posting in the chat", exc.code)
-                    key, quote = derived_key(key, "post"), None
+                    quote = None
                 elif exc.feishu_code == THREAD_REFUSED_CODE:
                     log.warning("feishu: chat %s refuses thread replies: replying in the chat", chat_id)
                     self._remember(chat_id)
@@ -107,17 +110,12 @@ class Destinations:
             # (a typed answer, /cancel) comes back to the same conversation
             try:
                 message_id = await self.sender.reply_message(
-                    quote,
-                    content,
-                    in_thread=False,
-                    key=derived_key(key, "chat"),
-                    msg_type=msg_type,
+                    quote, content, in_thread=False, key=key, msg_type=msg_type
                 )
             except FeishuApiError as exc:
                 if exc.feishu_code not in MESSAGE_GONE_CODES:
                     raise
                 log.warning("feishu: the message to quote is gone (%s): posting in the chat", exc.code)
-                key = derived_key(key, "post")
         if message_id is None:
             message_id = await self.sender.post_message(chat_id, content, key=key, msg_type=msg_type)
         return MessageRef(platform=PLATFORM, chat_id=chat_id, message_id=message_id, extra=extra or {})

@@ -95,6 +95,9 @@ class FakeOpenApi(FakeCardKit):
         #: A group that takes no thread replies: a reply with ``reply_in_thread`` is refused (230071).
         self.refuse_thread_replies = False
         self.deleted: set[str] = set()  # messages recalled (DELETE)
+        #: Path parts of calls whose answer is lost: the next such call taken (a message stored) has
+        #: its connection closed unanswered, as when the network drops Feishu's answer.
+        self.answers_lost: list[str] = []
         self.uploads = Uploads()  # images and files uploaded, and the messages showing them
         #: TCP connections the fake accepted and saw closed, by the client's address.
         self.connections_opened: list[tuple[str, int]] = []
@@ -313,8 +316,14 @@ class FakeOpenApi(FakeCardKit):
                     fake.info_hold.wait(120)
                 with fake._lock:
                     status, answer, extra = fake._answer(call)
+                    lost = next((p for p in fake.answers_lost if p in parts.path and status < 400), None)
+                    if lost is not None:
+                        fake.answers_lost.remove(lost)
                 call.status = status
                 call.code = answer.get("code") if isinstance(answer, dict) else None
+                if lost is not None:
+                    self.close_connection = True  # taken, never answered: the client's read fails
+                    return
                 out = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
                 self.send_response(status)
                 if "Content-Type" not in extra:

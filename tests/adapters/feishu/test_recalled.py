@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
+from clarigate.adapters.feishu.open_api import FeishuApiError
 from clarigate.adapters.feishu.render import card_json, render_notice
 from clarigate.adapters.testing import ScriptedRunner, choice_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import render_text_fallback
-from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.messages import Conversation, TextReply
 
 from .cards import button, payload, text_of
 from .events import card_action, message_event
@@ -73,3 +76,24 @@ async def test_the_post_in_place_of_a_reply_to_a_recalled_message_is_made_once_w
     assert len({bot.api.by_uuid[c.body["uuid"]] for c in posted}) == 1
     assert posted[0].path == "/open-apis/im/v1/messages" and posted[0].body["receive_id"] == "oc_group"
     assert "the plan" in text_of(posted[0].card())
+
+
+@pytest.mark.parametrize("threads", [True, False], ids=["thread-reply", "quoting-reply"])
+async def test_a_reply_taken_before_its_root_was_recalled_is_not_posted_again(make_bot, threads):
+    """Feishu took the reply (in the thread; or quoting the root, in a group that refuses thread
+    replies), but its answer was lost (the connection dropped); the person then recalled the
+    root, and the core's retry of the item is refused (230011). The post in the chat that stands
+    in for it must not show the reply a second time."""
+    bot = await make_bot()
+    bot.api.refuse_thread_replies = not threads
+    conversation = Conversation(platform="feishu", chat_id="oc_group", topic="om_root", reply_to="om_root")
+    reply = TextReply(text="Here is **the plan**.", delivery_id="6f0c1a9e-3b1d-5c8e-9a41-0d2b7f3e8c12")
+    bot.api.answers_lost.append("om_root/reply")
+    with pytest.raises(FeishuApiError) as lost:
+        await bot.adapter.send(conversation, reply)
+    assert not lost.value.permanent  # so the core sends the item again
+    assert [text_of(card) for card in bot.api.shown()] == ["Here is **the plan**."]  # Feishu took it
+    bot.api.fail_next(400, 230011, path_part="om_root/reply", times=5)  # recalled (撤回) meanwhile
+    await bot.adapter.send(conversation, reply)  # the core's retry
+    calls = [(c.path, c.code) for c in bot.api.posted()]
+    assert [text_of(card) for card in bot.api.shown()] == ["Here is **the plan**."], calls
