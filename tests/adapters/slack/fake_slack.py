@@ -4,9 +4,10 @@ Answers like Slack does (``ok``, ``ts``, ``view``), accepts JSON and form bodies
 for the read methods Slack takes no JSON for: ``FORM_ONLY``),
 rejects unknown tokens with ``invalid_auth`` (none at all: ``not_authed``; ``apps.connections.open``
 anything but an app-level token: ``not_allowed_token_type``), blocks Block Kit
-would not accept with ``invalid_blocks``, a reused trigger id with ``exchanged_trigger_id``,
-and can be told to answer the next K calls with 429 (``Retry-After``) or 5xx, or with an
-``ok: false`` error of Slack's own (HTTP 200, as Slack answers them), once or for good.
+would not accept with ``invalid_blocks``, a modal Slack would not open with ``invalid_arguments``
+(``views.open`` / ``push`` / ``update``: ``fake_views.py``), a reused trigger id with
+``exchanged_trigger_id``, and can be told to answer the next K calls with 429 (``Retry-After``)
+or 5xx, or with an ``ok: false`` error of Slack's own (HTTP 200, as Slack answers them), once or for good.
 ``/files-pri/…`` serves shared files to the bot token and, like Slack, its HTML sign-in page
 to anyone else. Uploads (``files.getUploadURLExternal`` / ``completeUploadExternal``) are
 ``fake_slack_files.py``'s.
@@ -34,6 +35,7 @@ from aiohttp import web
 from .fake_agent import ASSISTANT_METHODS, AgentThreads
 from .fake_slack_files import SlackUploads
 from .fake_stream import BOT_ID, STREAM_METHODS, Stream, StreamMethods, block_problems
+from .fake_views import VIEW_METHODS, SlackViews
 
 __all__ = ["BOT_ID", "Stream", "block_problems"]  # names tests take from here
 
@@ -85,7 +87,7 @@ class FakeSlack(StreamMethods):
     agent: AgentThreads = field(default_factory=AgentThreads)  # assistant.threads.* (fake_agent.py)
     uploads: SlackUploads = field(default_factory=SlackUploads)  # files uploaded and shared
     _response_uses: dict[str, int] = field(default_factory=dict)
-    _used_triggers: set[str] = field(default_factory=set)
+    views: SlackViews = field(default_factory=SlackViews)  # modals opened (views.*), triggers spent
     connections: set[Any] = field(default_factory=set)  # client (host, port) of each TCP connection used
     _socket_news: asyncio.Condition = field(default_factory=asyncio.Condition)
     _arrivals: dict[str, int] = field(default_factory=dict)
@@ -414,13 +416,8 @@ class FakeSlack(StreamMethods):
                     "errors": problems,
                     "response_metadata": {"messages": [f"[ERROR] {p}" for p in problems]},
                 }
-        if method == "views.open":
-            trigger = str(params.get("trigger_id") or "")
-            if self.triggers_expired:
-                return {"ok": False, "error": "expired_trigger_id"}
-            if trigger in self._used_triggers:
-                return {"ok": False, "error": "exchanged_trigger_id"}
-            self._used_triggers.add(trigger)
+        if method in VIEW_METHODS:
+            return self.views.answer(method, params, TEAM_ID, expired=self.triggers_expired)
         if method == "files.info":  # form-encoded arguments only, as Slack documents it
             file = self.file_objects.get(str(params.get("file")))
             return {"ok": True, "file": file} if file else {"ok": False, "error": "file_not_found"}
@@ -471,8 +468,4 @@ class FakeSlack(StreamMethods):
             }
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": self._new_ts()}
-        if method == "views.open":
-            view = dict(params.get("view") or {})
-            view.update({"id": f"V{next(self._ts):06d}", "hash": "h1", "team_id": TEAM_ID})
-            return {"ok": True, "view": view}
         return {"ok": True}

@@ -13,8 +13,11 @@ from slack_sdk.models.views import View
 from clarigate.adapters.slack.markup import markdown_to_mrkdwn, split_mrkdwn
 from clarigate.adapters.slack.modals import form_values, modal_metadata, render_form_modal, render_other_modal
 from clarigate.adapters.slack.render import render_answered, render_clarification, render_reply
-from clarigate.agent.protocol import FormField, HumanInputRequest, Option
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option, normalize_request
 from clarigate.gateway.boundary.messages import ClarificationOut
+
+from .fake_stream import block_problems
+from .fake_views import view_problems
 
 TOKEN = "AbCdEfGhIjKlMnOp"  # the core's tokens are 16 url-safe characters
 
@@ -101,6 +104,7 @@ def test_any_request_renders_to_blocks_and_modals_slack_accepts(request: HumanIn
         ClarificationOut(request=request, fallback_text=request.question, token=TOKEN)
     )
     assert_slack_accepts(blocks, 50)
+    assert block_problems(blocks) == []  # what the fake Slack checks too, as Slack does
     if request.fields or 0 < len(request.options) <= 100:  # native, not the text fallback
         assert set(_action_ids(blocks)) - {"clarigate:decline"}, blocks[-1]
     assert_slack_accepts(render_answered(request, "✅ Answered by <@U1>: x"), 50)
@@ -110,6 +114,41 @@ def test_any_request_renders_to_blocks_and_modals_slack_accepts(request: HumanIn
     ):
         assert View(**modal).to_dict() == modal  # title, 100 blocks, private_metadata limits
         assert_slack_accepts(modal["blocks"], 100)
+        assert view_problems(modal) == []  # views.open takes it (the fake checks what Slack does)
+
+
+#: A model's raw tool arguments: any field type, options, and a default of any kind
+raw_texts = texts | st.sampled_from(["2026-12-01", "1e20", "true", "是", "x" * 3001, "\n", "5"])
+raw_fields = st.fixed_dictionaries(
+    {
+        "name": raw_texts,
+        "type": st.sampled_from(
+            ["text", "textarea", "number", "select", "multi_select", "checkbox", "date", "radio", "bogus"]
+        ),
+    },
+    optional={
+        "label": raw_texts,
+        "required": st.booleans(),
+        "placeholder": raw_texts,
+        "options": st.lists(
+            raw_texts | st.fixed_dictionaries({"label": raw_texts, "value": raw_texts}), max_size=30
+        ),
+        "default": st.none()
+        | raw_texts
+        | st.integers()
+        | st.floats()
+        | st.booleans()
+        | st.lists(raw_texts, max_size=5),
+    },
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.fixed_dictionaries({"question": raw_texts, "fields": st.lists(raw_fields, max_size=20)}))
+def test_any_form_a_model_asks_for_opens_as_a_modal_slack_takes(args: dict):
+    request = normalize_request(args, "call-1")
+    assert view_problems(render_form_modal(request, modal_metadata(TOKEN, "C1", "1.2"))) == []
+    assert view_problems(render_other_modal(request, modal_metadata(TOKEN, "C1", "1.2"))) == []
 
 
 def _action_ids(blocks: list[dict]) -> list[str]:
