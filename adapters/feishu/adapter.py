@@ -24,6 +24,7 @@ from clarigate.gateway.boundary.messages import (
     MessageRef,
     Outbound,
     ProgressUpdate,
+    Sender,
     TextReply,
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
@@ -45,7 +46,7 @@ from .live import (
 )
 from .long_connection import LongConnection
 from .markup import split_reply
-from .names import NameBook
+from .names import NameBook, named_sender
 from .open_api import FeishuApiError, build_client
 from .outgoing import Destinations, WorkingCards, card_refused, part_key
 from .receive import PLATFORM, FeishuReceiver
@@ -120,13 +121,11 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
     async def complete_message(self, message: InboundMessage) -> InboundMessage:
         """The sender's name (contact API, cached, within the name book's time limit), asked
         where the job runs: the agent and the question's "Answered by" read it."""
-        names = self.receiver.names
-        if message.sender.display_name or names is None:
-            return message
-        name = await names.name(message.sender.user_id)
-        if name is None:
-            return message
-        return message.model_copy(update={"sender": message.sender.model_copy(update={"display_name": name})})
+        return message.model_copy(update={"sender": await self.complete_sender(message.sender)})
+
+    async def complete_sender(self, sender: Sender) -> Sender:
+        """A message's or an answer's sender named where its job runs (``names.named_sender``)."""
+        return await named_sender(self.receiver.names, sender)
 
     async def start_receiving(self) -> None:
         """The long connection, in that mode (webhook mode: Feishu calls the route)."""

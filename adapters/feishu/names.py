@@ -8,8 +8,8 @@ once Feishu says the app lacks the scope no more lookups are made.
 
 An ack never waits for a lookup: the receiving side reads the names known already
 (``known``) and has the others looked up in the background (``warm``), for the person's
-next click or toast; a message's sender is named where its job runs, before the agent
-reads it (``FeishuAdapter.complete_message``).
+next click or toast; a message's sender, and an answer's, is named where its job runs, before
+the agent reads it (``named_sender``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+
+from clarigate.gateway.boundary.messages import Sender
 
 log = logging.getLogger(__name__)
 
@@ -97,3 +99,13 @@ class NameBook:
         self._names[open_id] = (name, time.monotonic() + ttl)
         while len(self._names) > self.limit:
             self._names.pop(next(iter(self._names)))
+
+
+async def named_sender(book: NameBook | None, sender: Sender) -> Sender:
+    """``sender`` with their name (``NameBook.name``: a lookup under way is waited for, within the
+    book's time limit), asked where a job runs: a message's sender and an answer's (a card's
+    callback names the operator's open_id only, named on the ack path only when known already)."""
+    if sender.display_name or book is None:
+        return sender
+    name = await book.name(sender.user_id)
+    return sender if name is None else sender.model_copy(update={"display_name": name})

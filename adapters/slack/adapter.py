@@ -35,6 +35,7 @@ from clarigate.gateway.boundary.messages import (
     LiveView,
     MessageRef,
     Outbound,
+    Sender,
 )
 from clarigate.gateway.boundary.outage import StoreOutage
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
@@ -49,7 +50,7 @@ from .files import download, resolve
 from .interactions import ClarificationInteractions
 from .known import KnownThreads
 from .live import EDIT, STREAM, LiveMessages
-from .names import PeopleBook, named, shown_name
+from .names import PeopleBook, named, named_sender, shown_name
 from .outbound import SlackOutbound
 from .receive import (
     FAILURE,
@@ -177,6 +178,10 @@ class SlackAdapter(PlatformAdapter):
             files = [await resolve(a, self.sender.file_info) for a in message.attachments]
             message = message.model_copy(update={"attachments": files})
         return await named(self.names, message)
+
+    async def complete_sender(self, sender: Sender) -> Sender:
+        """An answer's sender named where its job runs, as a message's (``names.named_sender``)."""
+        return await named_sender(self.names, sender)
 
     async def known_thread(self, message: InboundMessage) -> bool:
         """A kept reply whose thread has no agent thread is the bot's if a bare mention called it

@@ -6,9 +6,10 @@ when its words and the conversation give none: ``named``).
 One ``users.info`` with ``include_locale`` answers both, so a person is asked for once
 (``PeopleBook``), by whichever caller comes first. The ack path reads only names known already
 (``known``); the others are asked for where the job runs, before the agent reads the message
-(``SlackAdapter.complete_message``, ``named``), every lookup of a message sharing one short
-budget. A mention not named in time is shown as ``@U123``, which is stable, and a sender keeps
-``display_name`` None; a lookup still under way when the budget ends goes on (within the
+(``SlackAdapter.complete_message``, ``named``; an answer's sender, a click or a form carrying
+its user id only, where the answer's job runs: ``named_sender``), every lookup of a message
+sharing one short budget. A mention not named in time is shown as ``@U123``, which is stable,
+and a sender keeps ``display_name`` None; a lookup still under way when the budget ends goes on (within the
 client's timeout) for the next message, and a second message from the same person waits for it
 instead of asking again. A language (``locale``) is asked for beside an ack: on the
 short-timeout client, and never waited for longer than that client's timeout, even when a
@@ -25,7 +26,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
-from clarigate.gateway.boundary.messages import InboundMessage
+from clarigate.gateway.boundary.messages import InboundMessage, Sender
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.flow.commands import parse_command
 
@@ -150,6 +151,15 @@ async def named(book: PeopleBook, message: InboundMessage) -> InboundMessage:
     if not sender.display_name and names.get(sender.user_id):
         update["sender"] = sender.model_copy(update={"display_name": names[sender.user_id]})
     return message.model_copy(update=update) if update else message
+
+
+async def named_sender(book: PeopleBook, sender: Sender) -> Sender:
+    """An answer's sender (a click, a form: the user id only) named as ``named`` names a message's:
+    the same book, lookup and budget; the id stands for a name it does not get."""
+    if sender.display_name:
+        return sender
+    name = (await book.names([sender.user_id])).get(sender.user_id)
+    return sender.model_copy(update={"display_name": name}) if name else sender
 
 
 async def shown_name(book: PeopleBook, bot_user_id: str | None, handle: str | None) -> str | None:

@@ -262,8 +262,9 @@ def chat_type_of(channel_type: Any, channel: str) -> ChatType | None:
 
 
 def interaction_sender(body: dict[str, Any]) -> Sender:
-    """Who clicked or submitted: the user id only, as for messages, so every line that
-    names a person can show them as a mention (Slack renders ``<@U…>`` as their name)."""
+    """Who clicked or submitted: the user id only, as a message's sender on arrival, so every
+    line that names a person can show them as a mention (Slack renders ``<@U…>`` as their name);
+    the agent gets their name, asked where the answer's job runs (``names.named_sender``)."""
     user = body.get("user") or {}
     return Sender(user_id=str(user.get("id", "")))
 

@@ -141,6 +141,12 @@ class PlatformAdapter(ABC):
         on any failure the message goes on as it is. By default it is returned unchanged."""
         return message
 
+    async def complete_sender(self, sender: Sender) -> Sender:
+        """An answer's sender (a click, a form) completed as ``complete_message`` completes a
+        message's, where the answer's job runs, before the agent's run resumes: the same name
+        that person's messages carry (Slack, Feishu). By default ``sender`` unchanged."""
+        return sender
+
     async def known_thread(self, message: InboundMessage) -> bool:
         """Whether the bot takes part in the thread of a message marked ``only_in_known_thread``
         by the platform's own record (Slack: someone called it into the thread by a bare mention),

@@ -31,6 +31,7 @@ from clarigate.gateway.boundary.messages import (
     Conversation,
     InboundMessage,
     MessageJob,
+    Sender,
     TextReply,
 )
 from clarigate.gateway.boundary.outbound import Outbox
@@ -192,6 +193,15 @@ class Dispatcher:
             log.warning("completing message %s failed (%s): it goes on as it is", msg.event_id, exc)
             return msg
 
+    async def _named(self, job: AnswerJob) -> Sender:
+        """An answer's sender as its adapter names them after the ack (a click or a form carries
+        their id), as a message's sender is named (``_completed``): the agent's speaker."""
+        try:
+            return await self.outbox.adapter_for(job.conversation.platform).complete_sender(job.sender)
+        except Exception as exc:  # noqa: BLE001 (a nicety: the id stands in for the name)
+            log.warning("naming the sender of answer %s failed (%s): the id stands", job.request_id, exc)
+            return job.sender
+
     async def _in_known_thread(self, msg: InboundMessage) -> bool:
         """Whether the bot takes part in the thread of a message kept before that could be looked
         up (``InboundMessage.only_in_known_thread``): an agent thread, else the adapter's record."""
@@ -308,6 +318,7 @@ class Dispatcher:
             text = notice_for_text("answer_after_restart", job.text)
             turn.add(TextReply(text=text))
             return
+        job = job.model_copy(update={"sender": await self._named(job)})  # as their messages name them
         text, images = await self._answer_attachments(job, turn)
         output = await self.agent_run.run(conv, job.thread_id, text, job.response, job.sender, turn, images)
         # a dismissed question whose graph refused the declined answer: the task stopped

@@ -154,9 +154,12 @@ async def test_a_completion_failing_past_the_stale_claim_time_is_not_sent_again(
 
 
 class NamingFails(TestAdapter):
-    """A platform whose after-the-ack completion of a message (names) raises."""
+    """A platform whose after-the-ack completion of a message or an answer's sender (names) raises."""
 
     async def complete_message(self, message):
+        raise ConnectionError("contact API unreachable")
+
+    async def complete_sender(self, sender):
         raise ConnectionError("contact API unreachable")
 
 
@@ -167,3 +170,19 @@ async def test_a_message_whose_completion_fails_runs_as_it_came(store: Store, ma
     await gateway.drain()
     assert [c.text for c in runner.calls] == ["ask @U0ALICE"]
     assert chat.texts() == ["You said: ask @U0ALICE"]
+
+
+async def test_an_answer_whose_senders_naming_fails_resumes_with_their_id(store: Store, make_gateway):
+    question = choice_request("Ship it?", ["yes", "no"])
+    runner = ScriptedRunner(
+        lambda turn: asking(question) if turn.response is None else TurnOutput(replies=["shipped"])
+    )
+    gateway, chat = await make_gateway(store, runner, adapter_class=NamingFails)
+    await chat.say("release")
+    await gateway.drain()
+    assert (await chat.click(0)).status is AnswerStatus.ACCEPTED
+    await gateway.drain()
+    assert chat.texts() == ["shipped"]
+    asked, resumed = (c.speaker for c in runner.calls)
+    assert asked is not None and resumed is not None
+    assert resumed["sender"]["user_id"] == asked["sender"]["user_id"]  # the id stands for the name
