@@ -21,7 +21,8 @@ reply is parsed as JSON.
 The graph's question and context (the schema's description when it gives none) longer than a
 request holds are shown in full right above it (``typed_asked``, ``clarigate.agent.shown_above``),
 as an untyped interrupt's are, again each time the form is asked again; the form keeps its
-fields, and the lines of ours (what was wrong, how to answer as text) stay in its context.
+fields, and the lines of ours (what was wrong, how to answer as text) stay in its context: what was
+wrong gives way first, its problems past the room counted (``Problems``).
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from clarigate.agent.interrupt_kinds import INTERRUPT, AskAgain, Asked, Dismissed, as_kind
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, detect_locale
+from clarigate.agent.protocol.coerce import cut
 from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.models import MAX_STRING, Locale
 from clarigate.agent.protocol.normalize import normalize_with_omissions
@@ -57,15 +60,56 @@ def _joined(*parts: str | None) -> str | None:
     return "\n".join(p for p in parts if p) or None
 
 
+@dataclass(frozen=True)
+class Problems:
+    """What was wrong with an answer, one entry per problem (``Label: message``), as the form asked
+    again says it: joined, in the words of the catalog's ``key`` when given ("The answer was not
+    accepted: …"), within the room its context leaves them (``within``)."""
+
+    entries: tuple[str, ...]
+    locale: Locale
+    key: str | None = None
+
+    def within(self, room: int) -> str:
+        """As many entries as fit in ``room`` characters, the rest counted ("…and 3 more"); when not
+        even one fits whole, the first one cut to what is left; nothing when there is no room."""
+        total = len(self.entries)
+        for shown in range(total, 0, -1):
+            text = self._said(self.entries[:shown], total - shown)
+            if len(text) <= room:
+                return text
+        spare = room - len(self._said(("",), total - 1)) if total else 0
+        if spare > 1:
+            return self._said((cut(self.entries[0], spare),), total - 1)
+        return cut(self._said(self.entries, 0), room) if room > 1 else ""
+
+    def _said(self, entries: tuple[str, ...], more: int) -> str:
+        counted = [catalog.text("typed_more", self.locale, count=more)] if more else []
+        joined = "; ".join([*entries, *counted])
+        return catalog.text(self.key, self.locale, problems=joined) if self.key else joined
+
+
 def _fitted(
-    args: Mapping[str, Any], context: str | None, problem: str | None, note: str | None, above: bool
+    args: Mapping[str, Any],
+    context: str | None,
+    problem: str | Problems | None,
+    note: str | None,
+    above: bool,
 ) -> tuple[dict[str, Any], str | None]:
     """``args`` with the graph's question and ``context`` fitted in what a request holds
     (``shown_above.fit_question``) beside the lines of ours (``problem`` first, ``note`` last),
-    and what does not fit, in full, to show right above the question (None when it all fits)."""
-    room = MAX_STRING - sum(len(line) + 1 for line in (problem, note) if line)
+    and what does not fit, in full, to show right above the question (None when it all fits).
+    The problems give way first: they are cut to the room the context and the note leave them (a
+    note saying how to answer, a line saying the question is shown in full above, always stay)."""
+    said = problem.within(MAX_STRING) if isinstance(problem, Problems) else problem
+    room = MAX_STRING - sum(len(line) + 1 for line in (said, note) if line)
     question, context, in_full = fit_question(args["question"], context or "", above, room)
-    return {**args, "question": question, "context": _joined(problem, context, note)}, in_full
+    left = MAX_STRING - sum(len(line) + 1 for line in (context, note) if line)
+    if isinstance(problem, Problems):
+        said = problem.within(left)
+    elif said and len(said) > left:
+        said = cut(said, left) if left > 1 else None
+    return {**args, "question": question, "context": _joined(said, context, note)}, in_full
 
 
 def typed_asked(
@@ -74,7 +118,7 @@ def typed_asked(
     schema: Mapping[str, Any],
     locale: Locale,
     shown: Mapping[str, Any] | None = None,
-    problem: str | None = None,
+    problem: str | Problems | None = None,
     above: bool = True,
 ) -> Asked:
     """The form for interrupt ``interrupt_id`` (its text fallback when a form cannot ask it), and
@@ -103,7 +147,7 @@ def typed_request(
     schema: Mapping[str, Any],
     locale: Locale,
     shown: Mapping[str, Any] | None = None,
-    problem: str | None = None,
+    problem: str | Problems | None = None,
 ) -> HumanInputRequest:
     """``typed_asked``'s request alone, for a question shown with nothing above it: what fits."""
     return typed_asked(interrupt_id, value, schema, locale, shown, problem, above=False).request
@@ -169,8 +213,8 @@ def typed_resume(
     resumed, errors = schema_values(form, response.values, asked.locale)
     if errors:
         labels = {f.name: f.label for f in asked.fields}
-        problem = _problems([(labels.get(name, name), error) for name, error in errors.items()], asked.locale)
-        return _again(typed_asked(interrupt_id, value, schema, locale, response.values, problem))
+        wrong = _problems([(labels.get(name, name), error) for name, error in errors.items()], asked.locale)
+        return _again(typed_asked(interrupt_id, value, schema, locale, response.values, wrong))
     return resumed
 
 
@@ -206,7 +250,7 @@ def rejected_asked(
         made = typed_request(interrupt_id, value, schema, locale)
         labels = {f.key: m.label for f, m in zip(form.fields, made.fields, strict=False)}
     problems = [(labels.get(where, where), message) for where, message in validation_problems(error)]
-    problem = catalog.text("typed_rejected", locale, problems=_problems(problems, locale))
+    problem = _problems(problems, locale, "typed_rejected")
     return typed_asked(interrupt_id, value, schema, locale, shown, problem)
 
 
@@ -228,6 +272,7 @@ def validation_problems(error: str) -> list[tuple[str, str]]:
     return problems or [("", lines[0])]
 
 
-def _problems(problems: list[tuple[str, str]], locale: Locale) -> str:
+def _problems(problems: list[tuple[str, str]], locale: Locale, key: str | None = None) -> Problems:
     separator = "：" if locale == "zh" else ": "
-    return "; ".join(f"{label}{separator}{message}" if label else message for label, message in problems)
+    entries = tuple(f"{label}{separator}{message}" if label else message for label, message in problems)
+    return Problems(entries, locale, key)

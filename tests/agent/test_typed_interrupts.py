@@ -8,11 +8,13 @@ import json
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import BaseModel
 
 from clarigate.agent.graph import approval_config
 from clarigate.agent.interrupts import (
     AskAgain,
     Dismissed,
+    asked_for,
     parse_request_id,
     request_for,
     resume_checked,
@@ -23,11 +25,13 @@ from clarigate.agent.protocol import (
     answer_with_form,
     answer_with_option,
     answer_with_text,
+    catalog,
     parse_typed_reply,
     render_text_fallback,
 )
+from clarigate.agent.protocol.models import MAX_STRING
 from clarigate.agent.typed_interrupts import rejected_asked, validation_problems
-from tests.agent.typed_graphs import SCHEMA, CheckedBooking, checked_booking
+from tests.agent.typed_graphs import SCHEMA, TRIP, CheckedBooking, checked_booking
 
 GOOD = {
     "name": "Ada",
@@ -179,6 +183,37 @@ def test_the_graphs_own_rejection_is_shown_by_field_with_the_answer_filled_in() 
     request = rejected_asked("i7", "Book", schema, {**GOOD, "name": "Ada1"}, error, "en").request
     assert "The answer was not accepted: Name: Value error, a name has no digits" in (request.context or "")
     assert request.fields[0].default == "Ada1" and request.fields[4].default == "blue"
+
+
+def test_a_text_form_asked_again_with_many_problems_keeps_how_to_answer_and_the_shown_above_line() -> None:
+    """Asked as text (a schema beyond a form) with a text too long for a question, then rejected
+    by the graph on every field: the problems give way, counted; the line saying the question is
+    shown in full above and the one saying how to answer stay whole."""
+
+    class Route(BaseModel):
+        stops: list[dict[str, Any]]
+        legs: list[int]
+
+    schema = Route.model_json_schema()
+    first = asked_for("i8", TRIP, schema=schema)
+    assert first.in_full is not None and first.request.input_mode == "free_text"
+    above, how = (first.request.context or "").split("\n")
+    assert above == catalog.text("text_above") and "reply with JSON like" in how
+    given = {"stops": [], "legs": ["soon"] * 10}
+    error = ""
+    try:
+        Route.model_validate(given)
+    except ValueError as exc:
+        error = str(exc)
+    again = rejected_asked("i8", TRIP, schema, given, error, "en")
+    context = again.request.context or ""
+    assert len(context) <= MAX_STRING and context.endswith(f"\n{above}\n{how}")
+    problems = context.removesuffix(f"\n{above}\n{how}")
+    head = "The answer was not accepted: legs: Input should be a valid"
+    *shown, more = problems.split("; ")
+    assert problems.startswith(head) and 1 <= len(shown) < 10
+    assert more == catalog.text("typed_more", count=10 - len(shown))
+    assert again.in_full == first.in_full  # the text in full, above it again
 
 
 HITL = {

@@ -37,6 +37,8 @@ TYPED_WORDS: dict[str, dict[Locale, str]] = {
         "zh": "不是有效的 JSON（{error}）。请用 JSON 回复。",
     },
     "typed_rejected": {"en": "The answer was not accepted: {problems}", "zh": "答案未被接受：{problems}"},
+    # the problems of an answer past what the form asked again has room for (the rest, counted)
+    "typed_more": {"en": "…and {count} more", "zh": "……另有 {count} 项"},
     "hint_between": {"en": "{low} to {high}", "zh": "{low} 到 {high}"},
     "hint_at_least": {"en": "at least {low}", "zh": "至少 {low}"},
     "hint_at_most": {"en": "at most {high}", "zh": "最多 {high}"},
