@@ -207,9 +207,8 @@ class TestAdapter(PlatformAdapter):
     def buttons(self, token: str | None = None) -> list[str]:
         """The buttons this platform shows on the latest question (or the one with ``token``).
 
-        Like every platform: its options, "Other…" (choices) or "Fill in" (forms), and a Cancel
-        that dismisses the question (``cancel``), unless only an answer closes it (``dismissible``
-        False: an approval that cannot be turned down).
+        Like every platform: its options, "Other…" (choices) or "Fill in" (forms), and always
+        a Cancel that dismisses the question (``cancel``).
         """
         request = self._request_out(token).request
         locale = request.locale
@@ -218,7 +217,7 @@ class TestAdapter(PlatformAdapter):
             labels.append(ui_text("other", locale))
         elif request.input_mode == "form":
             labels.append(ui_text("fill_in", locale))
-        return labels if request.dismissible is False else [*labels, ui_text("cancel", locale)]
+        return [*labels, ui_text("cancel", locale)]
 
     # --- PlatformAdapter ----------------------------------------------------------------------
 

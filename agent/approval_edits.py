@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clarigate.agent.approvals import Action, cut_line, decisions_for, dismissible_as
+from clarigate.agent.approvals import Action, cut_line, decisions_for
 from clarigate.agent.interrupt_kinds import APPROVAL, APPROVAL_EDIT, AskAgain, as_kind
 from clarigate.agent.protocol import HumanInputRequest, catalog, normalize_request
 from clarigate.agent.protocol.models import Locale
@@ -128,7 +128,7 @@ def edit_request(
         "fields": fields,
     }
     request = normalize_request(args, tool_call_id=interrupt_id)
-    return dismissible_as(as_kind(request, APPROVAL_EDIT, interrupt_id, APPROVAL, locale), actions)
+    return as_kind(request, APPROVAL_EDIT, interrupt_id, APPROVAL, locale)
 
 
 class _BadJson(ValueError):

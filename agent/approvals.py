@@ -9,10 +9,11 @@ do not fit in it (200 characters) keep their names there and are shown in full r
 question (``approval_asked``), so Approve never runs a call the person could not read. A typed
 answer other than an option is a rejection with that text as the reason; a Cancel (a declined
 answer) rejects. A review that allows no ``reject`` is turned down with ``respond`` (the reason
-as the tool's result) where it allows that; one that allows neither is never turned down: its
-approval is not dismissible, and a Cancel or a new message asks it again (``must_answer``).
-Resumed with the middleware's decision shape: ``{"decisions": [...]}`` (batched) or one decision
-(per call).
+as the tool's result) where it allows that; one that allows neither (approve and edit only) is
+turned down all the same, without a decision: its calls get the reason as their result and the
+tool does not run (``NotApproved``, ``clarigate.agent.not_approved``). Every approval can be
+dismissed. Resumed with the middleware's decision shape: ``{"decisions": [...]}`` (batched) or
+one decision (per call).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clarigate.agent.interrupt_kinds import APPROVAL, APPROVAL_RESPOND, AskAgain, Asked, as_kind
+from clarigate.agent.interrupt_kinds import APPROVAL, APPROVAL_RESPOND, AskAgain, Asked, NotApproved, as_kind
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, normalize_request
 from clarigate.agent.protocol.coerce import clean
 from clarigate.agent.protocol.graphemes import shorten
@@ -136,21 +137,19 @@ def _calls_within(actions: Sequence[Action], room: int) -> str:
     return cut_line("; ".join(parts), room)
 
 
-def _context(
-    actions: Sequence[Action], locale: Locale, lead: Sequence[str] = (), above: bool = False
-) -> tuple[str, str | None]:
-    """``(context, shown above)``: the ``lead`` lines, the reviews' descriptions, then the calls.
+def _context(actions: Sequence[Action], locale: Locale, above: bool = False) -> tuple[str, str | None]:
+    """``(context, shown above)``: the reviews' descriptions, then the calls.
 
-    When they do not fit, every call keeps its name, then the lines of ours, then the arguments
+    When they do not fit, every call keeps its name, then the line of ours, then the arguments
     as far as they fit, then the descriptions in what is left; with ``above``, the calls go in
     full into the reply right above the question (``_in_full``), and the context says so.
     Without it (a question shown with nothing above it) the context is only cut.
     """
     described = _described(actions)
-    whole = "\n".join([*lead, *described, "; ".join(map(_call_text, actions))])
+    whole = "\n".join([*described, "; ".join(map(_call_text, actions))])
     if len(whole) <= MAX_STRING:
         return whole, None
-    notes = [*lead, catalog.text("approval_calls_above", locale)] if above else list(lead)
+    notes = [catalog.text("approval_calls_above", locale)] if above else []
     names = sum(map(_least, actions)) + len("; ") * (len(actions) - 1)
     head = cut_line("\n".join(notes), max(MAX_STRING - names - 1, 1)) if notes else ""
     calls = _calls_within(actions, MAX_STRING - len(head) - (1 if head else 0))
@@ -182,16 +181,14 @@ def _options(actions: Sequence[Action], locale: Locale) -> list[str]:
     return options
 
 
-def approval_asked(
-    interrupt_id: str, actions: Sequence[Action], locale: Locale, lead: Sequence[str] = (), above: bool = True
-) -> Asked:
+def approval_asked(interrupt_id: str, actions: Sequence[Action], locale: Locale, above: bool = True) -> Asked:
     """Approve / Reject (/ Edit / Reply instead) for the tool calls of one HITL interrupt, and
     (``above``) the calls in full to show right above it when it cannot hold them."""
     if len(actions) == 1:
         question = catalog.text("approval_question_one", locale, name=actions[0].name)
     else:
         question = catalog.text("approval_question_many", locale, n=len(actions))
-    context, in_full = _context(actions, locale, lead, above)
+    context, in_full = _context(actions, locale, above)
     args = {
         "question": question,
         "clarification_type": "risk_confirmation",
@@ -201,7 +198,7 @@ def approval_asked(
     request = as_kind(
         normalize_request(args, tool_call_id=interrupt_id), APPROVAL, interrupt_id, APPROVAL, locale
     )
-    return Asked(dismissible_as(request, actions), in_full)
+    return Asked(request, in_full)
 
 
 def approval_request(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> HumanInputRequest:
@@ -211,34 +208,21 @@ def approval_request(interrupt_id: str, actions: Sequence[Action], locale: Local
 
 
 def can_decline(actions: Sequence[Action]) -> bool:
-    """True when every reviewed call can be turned down without running (``reject`` or
-    ``respond`` allowed): a Cancel or a new message has a decision to stand for."""
+    """True when every reviewed call can be turned down by a decision (``reject`` or ``respond``
+    allowed): a Cancel or a new message resumes the approval with it."""
     return all("reject" in a.allowed or "respond" in a.allowed for a in actions)
-
-
-def dismissible_as(request: HumanInputRequest, actions: Sequence[Action]) -> HumanInputRequest:
-    """``request`` (an approval, its Edit form) marked not dismissible when ``actions`` cannot be
-    turned down: only an answer closes it."""
-    return request if can_decline(actions) else request.model_copy(update={"dismissible": False})
-
-
-def must_answer(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> AskAgain:
-    """The approval asked again after a Cancel or an answer it cannot take: it says first that it
-    cannot be rejected or dismissed, only answered (or left with ``/new``)."""
-    note = catalog.text("approval_answer_first", locale, new="/new")
-    again = approval_asked(interrupt_id, actions, locale, lead=[note])
-    return AskAgain(again.request, again.in_full)
 
 
 def declined_decisions(
     value: Mapping[str, Any], actions: Sequence[Action], message: str | None, locale: Locale
-) -> Any | None:
+) -> Any:
     """Decisions turning every call down, none run: ``reject`` with ``message`` where allowed,
-    else ``respond`` with it (or "The person declined this action." when there is none); None
-    when a call allows neither (no decision stands for the person's)."""
-    if not can_decline(actions):
-        return None
+    else ``respond`` with it (or "The person declined this action." when there is none);
+    ``NotApproved`` with those words when a call allows neither (no decision stands for the
+    person's: its calls are answered without resuming it)."""
     said = message or catalog.text("approval_declined", locale)
+    if not can_decline(actions):
+        return NotApproved(said)
     decisions = [
         reject(message) if "reject" in a.allowed else {"type": "respond", "message": said} for a in actions
     ]
@@ -314,5 +298,4 @@ def approval_decisions(
     if choice == "approve":
         return decisions_for(value, [{"type": "approve"} for _ in actions])
     reason = None if choice == "reject" else response.value.strip()  # typed text: the reason
-    declined = declined_decisions(value, actions, reason, locale)
-    return must_answer(interrupt_id, actions, locale) if declined is None else declined
+    return declined_decisions(value, actions, reason, locale)

@@ -343,6 +343,7 @@ class ClarifyingAgent(AgentThreads):
         from clarigate.agent.dismissals import mark_dismissed
         from clarigate.agent.interrupts import AskAgain, Dismissed, resume_checked, resume_value
         from clarigate.agent.models.conversation import thread_locale
+        from clarigate.agent.not_approved import NotApproved, turn_down
 
         kind, interrupt_id = parsed
         snapshot = await self._graph.aget_state(config)
@@ -357,9 +358,13 @@ class ClarifyingAgent(AgentThreads):
             return None
         asked, locale = pending[interrupt_id], thread_locale(before)
         value = resume_value(kind, interrupt_id, asked.value, response, locale, asked.response_schema)
-        result = await resume_checked(
-            lambda command: self._invoke(command, config, on_event), asked, value, response, locale
-        )
+        if isinstance(value, NotApproved):  # no decision turns it down: its calls are answered instead
+            turned = await turn_down(self._graph, config, snapshot, {interrupt_id: value.message})
+            result = await self._invoke(None, config, on_event) if turned else Dismissed()
+        else:
+            result = await resume_checked(
+                lambda command: self._invoke(command, config, on_event), asked, value, response, locale
+            )
         if isinstance(result, AskAgain):
             return result.output()
         if isinstance(result, Dismissed):  # closed: never shown as pending again (``dismissals``)

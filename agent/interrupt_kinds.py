@@ -4,7 +4,8 @@
 the interrupt's id): a later run reads which question an answer is for, and how to resume. The
 same question asked again (an answer that did not fit) ends in ``#<n>``: an id of its own, so its
 answer is a new answer, not a repeat of the one before. A dismissed question the graph cannot take
-the dismissal of is closed, never asked again (``Dismissed``).
+the dismissal of is closed, never asked again (``Dismissed``); an approval no decision can turn
+down is turned down all the same, its calls answered without resuming it (``NotApproved``).
 """
 
 from __future__ import annotations
@@ -59,19 +60,15 @@ def asking(output: TurnOutput, asked: Asked) -> TurnOutput:
     )
 
 
-class AnswerFirst(Exception):
-    """A new message over an approval no decision can turn down (``supersede``): ``request`` asks
-    it again, and the message does not run. Here, not in ``supersede``, so that the runners can
-    catch it without importing the agent's libraries where only the web side runs."""
+@dataclass(frozen=True)
+class NotApproved:
+    """The calls of an approval whose review allows neither ``reject`` nor ``respond`` (approve
+    and edit only), turned down (Cancel, ``/cancel``, a new message): no decision the middleware
+    takes stands for that, so it is not resumed. Each call gets ``message`` as its result instead,
+    as its step's own output, and the run goes on without the tool (``clarigate.agent.not_approved``).
+    Here, not there, so that the runners can see it without the agent's libraries."""
 
-    def __init__(self, request: HumanInputRequest, in_full: str | None = None) -> None:
-        super().__init__(request.request_id)
-        self.request = request
-        self.in_full = in_full  # the calls in full, when the approval cannot hold them (``Asked``)
-
-    def output(self) -> TurnOutput:
-        """The turn's output: the approval asked again (the new message did not run)."""
-        return Asked(self.request, self.in_full).output()
+    message: str
 
 
 @dataclass(frozen=True)

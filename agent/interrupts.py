@@ -39,7 +39,6 @@ from clarigate.agent.approvals import (
     approval_request,
     declined_decisions,
     is_hitl,
-    must_answer,
     respond_decisions,
 )
 from clarigate.agent.interrupt_kinds import (
@@ -51,6 +50,7 @@ from clarigate.agent.interrupt_kinds import (
     AskAgain,
     Asked,
     Dismissed,
+    NotApproved,
     as_kind,
     asked_again,
     parse_request_id,
@@ -175,8 +175,9 @@ def resume_value(
     locale: Locale = "en",
     schema: Any = None,
 ) -> Any | AskAgain | Dismissed:
-    """What ``Command(resume=...)`` carries for ``response`` to the interrupt, ``AskAgain``, or
-    ``Dismissed`` (a declined answer its ``response_schema`` does not take: not resumed)."""
+    """What ``Command(resume=...)`` carries for ``response`` to the interrupt, ``AskAgain``,
+    ``Dismissed`` (a declined answer its ``response_schema`` does not take: not resumed), or
+    ``NotApproved`` (an approval no decision turns down, turned down: answered, not resumed)."""
     value = _resume_value(kind, interrupt_id, value, response, locale, schema)
     if isinstance(value, AskAgain):
         return AskAgain(asked_again(value.request, response.request_id), value.in_full)
@@ -204,8 +205,7 @@ def _resume_value(
         reason: str | None = catalog.text("approval_declined", locale)
     else:
         reason = response.value.strip() or None
-    declined = declined_decisions(value, actions, reason, locale)
-    return must_answer(interrupt_id, actions, locale) if declined is None else declined
+    return declined_decisions(value, actions, reason, locale)
 
 
 def _picked(interrupt_id: str, value: Any, response: HumanInputResponse) -> dict[str, Any]:
@@ -227,8 +227,8 @@ def superseded_value(interrupt_id: str, value: Any, locale: Locale = "en", schem
     wrote a new message instead.
 
     A HITL interrupt: a ``reject`` decision for each reviewed call, saying so (the tool is not
-    run; ``respond`` with the same words where the review allows no ``reject``), or ``None`` when
-    a call allows neither: no decision stands for the person's, the approval must be answered;
+    run; ``respond`` with the same words where the review allows no ``reject``; ``NotApproved``
+    with them where it allows neither: the calls are answered without resuming it);
     any other interrupt: what a declined answer with reason ``superseded`` resumes it with (the
     declined ``HumanInputResponse`` payload for a human_input request or a typed interrupt, else
     its text); ``Dismissed`` when the interrupt's ``response_schema`` does not take that payload
@@ -236,7 +236,7 @@ def superseded_value(interrupt_id: str, value: Any, locale: Locale = "en", schem
     """
     if is_hitl(value):
         message = catalog.text("approval_superseded", locale)
-        return declined_decisions(value, actions_of(value), message, locale)
+        return declined_decisions(value, actions_of(value, schema), message, locale)
     request = request_for(interrupt_id, value, locale, schema)
     declined = answer_declined(request, None, "superseded")
     return resume_value(INTERRUPT, interrupt_id, value, declined, locale, schema)
@@ -254,7 +254,7 @@ async def resume_checked(
     from langgraph.errors import is_invalid_resume
     from langgraph.types import Command
 
-    if isinstance(value, AskAgain | Dismissed):
+    if isinstance(value, AskAgain | Dismissed | NotApproved):  # nothing to resume it with
         return value
     try:
         return await run(Command(resume={asked.id: value}))

@@ -17,10 +17,10 @@ anyway, as on a LangGraph server: its input drops the failed step, so no later m
 it. A failure outside the graph's steps (the checkpointer) is raised: the message waits.
 
 An approval whose review allows neither ``reject`` nor ``respond`` has no decision to stand for
-the person's: it is never superseded. ``AnswerFirst`` is raised instead, carrying the approval
-asked again with a line saying it can only be answered (or left with ``/new``); the new message
-does not run. The gateway keeps such an approval open and says so before it gets here
-(``HumanInputRequest.dismissible``); this is for one it no longer holds (expired).
+the person's: it is turned down without being resumed (``clarigate.agent.not_approved``): its
+calls are answered saying the person wrote something else instead, and that run goes to its end
+as a superseding run does. Where that cannot be done, the new message runs over it: its calls
+never run either.
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from clarigate.agent.interrupt_kinds import AnswerFirst, Dismissed, asked_again
-from clarigate.agent.interrupts import actions_of, superseded_value
+from clarigate.agent.interrupt_kinds import Dismissed, NotApproved
+from clarigate.agent.interrupts import superseded_value
 from clarigate.agent.models.conversation import thread_locale
+from clarigate.agent.not_approved import turn_down
 from clarigate.agent.protocol.models import Locale
 
 log = logging.getLogger(__name__)
@@ -40,24 +41,23 @@ log = logging.getLogger(__name__)
 MAX_ROUNDS = 3
 
 
-def resume_map(interrupts: Sequence[tuple[str, Any, Any]], locale: Locale) -> dict[str, Any]:
-    """``{interrupt id: superseded value}`` for ``(id, value, response_schema)`` triples: one
-    ``Command(resume=…)``, without those whose schema does not take the superseded value;
-    ``AnswerFirst`` when one of them is an approval that cannot be turned down."""
-    from clarigate.agent.approvals import must_answer
-
-    resume = {}
+def resume_map(
+    interrupts: Sequence[tuple[str, Any, Any]], locale: Locale
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """For ``(id, value, response_schema)`` triples: ``{interrupt id: superseded value}``, one
+    ``Command(resume=…)``, without those whose schema does not take the superseded value; and
+    ``{interrupt id: what the model reads}`` for the approvals no decision turns down
+    (``NotApproved``: answered without resuming them)."""
+    resume, refused = {}, {}
     for interrupt_id, value, schema in interrupts:
         superseded = superseded_value(interrupt_id, value, locale, schema)
-        if superseded is None:
-            log.info("interrupt %s cannot be turned down: asked again, the new message waits", interrupt_id)
-            again = must_answer(interrupt_id, actions_of(value), locale)
-            raise AnswerFirst(asked_again(again.request, again.request.request_id), again.in_full)
-        if isinstance(superseded, Dismissed):
+        if isinstance(superseded, NotApproved):
+            refused[interrupt_id] = superseded.message
+        elif isinstance(superseded, Dismissed):
             log.info("interrupt %s: its schema refuses the superseded answer: not resumed", interrupt_id)
-            continue
-        resume[interrupt_id] = superseded
-    return resume
+        else:
+            resume[interrupt_id] = superseded
+    return resume, refused
 
 
 def in_a_step(exc: BaseException) -> bool:
@@ -85,19 +85,21 @@ async def supersede_pending(
         interrupts = getattr(snapshot, "interrupts", ()) or ()
         pending = [(i.id, i.value, getattr(i, "response_schema", None)) for i in interrupts]
         messages = snapshot.values.get("messages", []) if isinstance(snapshot.values, Mapping) else []
-        resume = resume_map(pending, thread_locale(messages)) if pending else {}
-        if not resume:  # none (left) that takes a superseded answer: the new message runs over them
+        resume, refused = resume_map(pending, thread_locale(messages)) if pending else ({}, {})
+        if refused and not await turn_down(graph, config, snapshot, refused):
+            return messages  # the new message runs over them: none of their calls runs
+        if not (resume or refused):  # none (left) that takes a superseded answer: it runs over them
             return messages
-        log.info("thread %s: a new message supersedes interrupt(s) %s", thread_id, list(resume))
+        log.info("thread %s: a new message supersedes interrupt(s) %s", thread_id, [*resume, *refused])
         try:
-            await invoke(Command(resume=resume))
+            await invoke(None if refused else Command(resume=resume))  # turned down: it goes on
         except Exception as exc:
             if not (is_invalid_resume(exc) or in_a_step(exc)):
                 raise  # not the graph's (the checkpointer): the message waits
             log.warning(
                 "thread %s: the run superseding interrupt(s) %s failed; the new message runs anyway",
                 thread_id,
-                list(resume),
+                [*resume, *refused],
                 exc_info=not is_invalid_resume(exc),  # a refused answer is no failure to trace
             )
             return messages

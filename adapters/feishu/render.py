@@ -5,7 +5,7 @@ No I/O here. Interactive parts carry a callback value ``{"t": token, "a": action
 select options valued ``o1`` …, so nothing the model wrote ends up in a name or a
 payload. Model text goes through ``escape_markdown`` (markdown) or ``plain``
 (plain_text, which Feishu shows literally). Every question card has a Cancel that
-dismisses it, but one only an answer closes (``HumanInputRequest.dismissible`` False).
+dismisses it.
 
 Feishu refuses a card over 30 KB or with more than 200 elements and components (a
 JSON 2.0 card; every ``plain_text`` counts: option texts, placeholders, button texts).
@@ -176,9 +176,8 @@ def option_list(request: HumanInputRequest, limit: int) -> list[dict[str, Any]]:
 
 def cancel_buttons(request: HumanInputRequest, token: str) -> list[dict[str, Any]]:
     """Cancel ("Skip" beside an option called Cancel): dismisses the question (the agent is told the
-    person declined); none on one only an answer closes (an approval no decision can turn down)."""
-    cancel = button(decline_label(request), token, ACTION_DECLINE, locale=request.locale)
-    return [] if request.dismissible is False else [cancel]
+    person declined)."""
+    return [button(decline_label(request), token, ACTION_DECLINE, locale=request.locale)]
 
 
 def option_controls(request: HumanInputRequest, token: str) -> list[dict[str, Any]]:
@@ -342,7 +341,7 @@ def native_card(request: HumanInputRequest, token: str, other_open: bool = False
 
 
 def cancel_row(request: HumanInputRequest, token: str) -> list[dict[str, Any]]:
-    """Cancel on a row of its own (no row without it)."""
+    """Cancel on a row of its own."""
     return [button_row(cancel)] if (cancel := cancel_buttons(request, token)) else []
 
 

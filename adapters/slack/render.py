@@ -158,10 +158,7 @@ def numbered_options_mrkdwn(request: HumanInputRequest) -> str:
 
 
 def _decline_buttons(request: HumanInputRequest, token: str) -> list[ButtonElement]:
-    """The way out (Cancel / Skip); none on a question only an answer closes (``dismissible``
-    False: an approval no decision can turn down), where a Cancel could only say so."""
-    if request.dismissible is False:
-        return []
+    """The way out (Cancel / Skip), which every question has."""
     button = ButtonElement(
         text=plain(labels.decline_label(request), LABEL_LIMIT),
         action_id=DECLINE_ACTION,
@@ -206,8 +203,8 @@ def _other_button(out: ClarificationOut) -> ButtonElement:
 
 
 def _controls(out: ClarificationOut) -> list[Block] | None:
-    """The interactive part of the message, with a way out (Cancel / Skip) unless only an answer
-    closes it; None when Slack cannot show it natively."""
+    """The interactive part of the message, always with a way out (Cancel / Skip); None when
+    Slack cannot show it natively."""
     request, locale = out.request, out.request.locale
     decline = _decline_buttons(request, out.token)
     if request.input_mode == "form" and request.fields:
@@ -245,8 +242,7 @@ def _controls(out: ClarificationOut) -> list[Block] | None:
 
 
 def decline_blocks(token: str, request: HumanInputRequest) -> list[dict[str, Any]]:
-    """An actions block with only the Cancel / Skip button (under a question shown as text);
-    nothing for a question only an answer closes."""
+    """An actions block with only the Cancel / Skip button (under a question shown as text)."""
     return [block.to_dict() for block in _actions(_decline_buttons(request, token))]
 
 

@@ -28,7 +28,6 @@ from clarigate.gateway.boundary.messages import (
     LiveView,
     MessageRef,
     Outbound,
-    Sender,
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 from clarigate.gateway.runtime.logs import without_secrets
@@ -238,8 +237,10 @@ class TelegramAdapter(PlatformAdapter):
         if command is not None:
             neutral = command.neutral_text()
             if neutral is not None:
-                if await self._closes_forms(command.name, message, conversation, sender):
-                    return  # the edit of an approval held open is dropped; the approval waits
+                if command.name in ("new", "cancel"):
+                    # the gateway closes the question; the person's form stops taking values now
+                    forms = self.interactions.forms
+                    await forms.close_for(str(message.chat_id), sender.user_id, conversation)
                 await self.gateway.accept(
                     inbound_message(update, message, conversation, sender, neutral, True, attachments)
                 )
@@ -259,18 +260,6 @@ class TelegramAdapter(PlatformAdapter):
             return
         inbound = inbound_message(update, message, conversation, sender, clean, True, attachments, aside)
         await self.gateway.accept(inbound)
-
-    async def _closes_forms(
-        self, name: str, message: Message, conversation: Conversation, who: Sender
-    ) -> bool:
-        """``/new`` or ``/cancel``: the person's form stops taking values now (the gateway closes
-        the question). True when a ``/cancel`` dropped their edit of an approval held open
-        (``held_edit``): that is all it does, the gateway never hears it."""
-        if name == "cancel" and await self.interactions.held.drop(message, conversation, who):
-            return True
-        if name in ("new", "cancel"):
-            await self.interactions.forms.close_for(str(message.chat_id), who.user_id, conversation)
-        return False
 
     async def _not_a_request(self, message: Message) -> bool:
         """A group's move to a supergroup (followed here) or a channel's post copied in: no one asked."""

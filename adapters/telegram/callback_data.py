@@ -24,12 +24,6 @@ DECLINE = "x"  # dismiss the question (✖ Cancel): the agent is told the person
 CONFIRM_PREFIX = "Y"  # Y3: "⚠️ Yes: …" on the confirm keyboard of the third option (Y0: Confirm)
 RESTORE = "R"  # "◀ Go back" on the confirm keyboard: the question's own keyboard again
 
-# The decision a held approval's Edit form offers once its edit was dropped (``held_edit``).
-HELD_APPROVE = "A"  # "⚠️ Approve": asks again before it counts
-HELD_APPROVE_YES = "AY"  # "⚠️ Yes: Approve" (AY:{owner}): the form submitted as it showed
-HELD_BACK = "AB"  # "◀ Go back": "⚠️ Approve" and "Edit" again
-HELD_EDIT = (HELD_APPROVE, HELD_APPROVE_YES, HELD_BACK)
-
 # Feedback under a final answer: the token is the answer's (``FeedbackAsk.token``), not a question's.
 VOTE_UP = "+1"
 VOTE_DOWN = "-1"

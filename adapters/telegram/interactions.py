@@ -33,7 +33,6 @@ from .confirms import Confirms, first_pick, go_ahead_index, not_their_pick
 from .effects import AfterAck, TapReply, answered_edit
 from .ephemeral import EphemeralNotes
 from .forms import Forms
-from .held_edit import HeldEdits
 from .receive import remember_chain, sender_of
 from .render import render_other_prompt
 from .send import TelegramSender
@@ -70,7 +69,6 @@ class Interactions:
         self.notes = notes  # "Other…" prompts only the person who tapped sees, where the Bot API can
         self.forms = Forms(gateway, sender, after_ack)
         self.confirms = Confirms(gateway, sender)
-        self.held = HeldEdits(gateway, sender, after_ack, self.forms)
 
     async def on_callback(self, query: CallbackQuery) -> None:
         """Handle one tap: decide, answer the tap, then edit (the tap is answered even on failure)."""
@@ -101,8 +99,6 @@ class Interactions:
         chat_id, message_id = str(message.chat.id), str(message.message_id)
         if code == cb.DECLINE:
             return await self._decline(view, who, query.id, chat_id, message_id)
-        if code in cb.HELD_EDIT:  # the decision a held approval's Edit form offers once dropped
-            return await self.held.tap(view, who, action, query.id, chat_id, message_id)
         # Only the buttons this question was rendered with act: a payload made for another
         # kind of question (forged, or from a buggy client) must not answer this one.
         is_form = view.request.input_mode == "form"

@@ -74,9 +74,8 @@ def render_question(request: HumanInputRequest, token: str) -> TelegramMessage:
     """The question as first shown (also what a closed wizard turns back into).
 
     Choices, risk confirmations and forms carry "✖ Cancel" ("✖ Skip" beside an option called
-    Cancel), which dismisses the question, unless only an answer closes it (``_decline_row``); a
-    free-text question's reply box leaves no room for buttons (``/cancel`` works there, as
-    everywhere).
+    Cancel), which dismisses the question (``_decline_row``); a free-text question's reply box
+    leaves no room for buttons (``/cancel`` works there, as everywhere).
     """
     text = question_html(request)
     locale = request.locale
@@ -122,7 +121,7 @@ def _risk_keyboard(request: HumanInputRequest, token: str) -> InlineKeyboardMark
     ]
     way_out = _decline_row(request, token)
     rows = _rows(buttons[: MAX_BUTTONS - len(way_out)], [o.label for o in request.options])
-    return InlineKeyboardMarkup([*rows, way_out] if way_out else rows)
+    return InlineKeyboardMarkup([*rows, way_out])
 
 
 def confirm_label(request: HumanInputRequest, index: int) -> str:
@@ -141,29 +140,6 @@ def render_confirm(request: HumanInputRequest, token: str, index: int, picker: s
     yes = InlineKeyboardButton(confirm_label(request, index), callback_data=cb.encode(token, code, picker))
     back = _button(f"◀ {ui_text('confirm_deny', request.locale)}", token, cb.RESTORE)
     ask = f"\n\n⚠️ {line}"
-    head = _fit(question_html(request), MAX_MESSAGE_CHARS - len(ask))  # the ask is never cut away
-    return TelegramMessage(head + ask, InlineKeyboardMarkup([[yes], [back]]))
-
-
-def held_yes_label(request: HumanInputRequest) -> str:
-    """ "⚠️ Yes: Approve": the button that approves a held approval's Edit form as it showed."""
-    return "⚠️ " + ui_text("confirm_yes", request.locale, option=ui_text("approve", request.locale))
-
-
-def render_held_edit(request: HumanInputRequest, token: str, picker: str | None = None) -> TelegramMessage:
-    """A held approval's Edit form once its edit was dropped (``held_edit``): the question with
-    "⚠️ Approve" (as it is) and "Edit" (the form again); after ``picker``'s "⚠️ Approve", its
-    confirm keyboard ("⚠️ Yes: Approve", which only they can tap, and "◀ Go back"), as the
-    approval's own go-ahead asks (``render_confirm``)."""
-    locale = request.locale
-    if picker is None:
-        approve = _button(f"⚠️ {ui_text('approve', locale)}", token, cb.HELD_APPROVE)
-        edit = _button(ui_text("edit", locale), token, cb.FORM)
-        return TelegramMessage(render_question(request, token).text, InlineKeyboardMarkup([[approve, edit]]))
-    yes_data = cb.encode(token, cb.HELD_APPROVE_YES, picker)
-    yes = InlineKeyboardButton(held_yes_label(request), callback_data=yes_data)
-    back = _button(f"◀ {ui_text('confirm_deny', locale)}", token, cb.HELD_BACK)
-    ask = f"\n\n⚠️ {escape(ui_text('confirm_option', locale, option=ui_text('approve', locale)))}"
     head = _fit(question_html(request), MAX_MESSAGE_CHARS - len(ask))  # the ask is never cut away
     return TelegramMessage(head + ask, InlineKeyboardMarkup([[yes], [back]]))
 
@@ -228,8 +204,7 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     nav += _go_on_buttons(request, current, state)
     if nav:
         rows.append(nav)
-    if way_out := _decline_row(request, state.token):
-        rows.append(way_out)
+    rows.append(_decline_row(request, state.token))
     return TelegramMessage(_fit("\n".join(lines)), InlineKeyboardMarkup(rows))
 
 
@@ -328,11 +303,7 @@ def _shown_value(form_field: FormField, value: Any, locale: Any) -> str:
 
 
 def _decline_row(request: HumanInputRequest, token: str) -> list[InlineKeyboardButton]:
-    """ "✖ Cancel" ("✖ Skip" when an option is called Cancel: ``labels.decline_label``); none on a
-    question only an answer closes (``dismissible`` False: an approval no decision can turn down,
-    its Edit form), where a tap could only say so."""
-    if request.dismissible is False:
-        return []
+    """ "✖ Cancel" ("✖ Skip" when an option is called Cancel: ``labels.decline_label``)."""
     return [_button(f"✖ {labels.decline_label(request)}", token, cb.DECLINE)]
 
 

@@ -106,10 +106,6 @@ class HumanInputRequest(BaseModel):
     options: list[Option] = Field(default_factory=list)
     fields: list[FormField] = Field(default_factory=list)
     locale: Locale = "en"
-    #: False for a question only an answer closes: an approval whose review allows neither
-    #: ``reject`` nor ``respond``, so no decision stands for a Cancel or a new message (it stays
-    #: open; ``/new`` leaves it). None for every other question, which a Cancel dismisses.
-    dismissible: bool | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property

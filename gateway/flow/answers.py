@@ -109,7 +109,7 @@ def policy_refusal(record: PendingRecord, view: PendingView, sender: Sender) -> 
 
 
 def response_for(
-    record: PendingRecord, answer: InboundAnswer, platform: str, new: str = "/new"
+    record: PendingRecord, answer: InboundAnswer, platform: str
 ) -> tuple[HumanInputResponse | None, AnswerOutcome | None]:
     """Build the structured answer from a click, a form submit or text typed in an "Other…" box
     (an option it names exactly, by label or value, is that option; any other text is text).
@@ -121,9 +121,6 @@ def response_for(
     by = answered_by(platform, answer.sender)
     locale = request.locale
     invalid = AnswerStatus.INVALID
-    if answer.decline and request.dismissible is False:  # an approval that cannot be turned down
-        message = ui_text("approval_answer_first", locale, new=new)  # ``new``: how /new is typed
-        return None, AnswerOutcome(status=invalid, message=message, view=view_of(record))
     if answer.decline:
         return answer_declined(request, by, "cancelled"), None
     if answer.option_id is not None:

@@ -41,7 +41,6 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
 from clarigate.gateway.flow.claim import claim_answer
-from clarigate.gateway.flow.held import not_yours
 from clarigate.gateway.flow.notices import (
     COMMAND_SLASHES,
     age_text,
@@ -245,11 +244,9 @@ class Control:
             return TextReply(text=" ".join(lines))
         if policy_refusal(pending, view_of(pending), msg.sender) is not None:
             # someone else's question in a shared conversation: it stays open for its asker
-            refused = not_yours(pending, locale, self.syntax(msg.conversation, "new"))
+            assert pending.asked_by is not None  # a refusal names who asked
+            refused = Notice.of("cancel_not_yours", locale, who=pending.asked_by)
             return await self.private_note(pending, msg.sender, refused)
-        if pending.request.dismissible is False:  # an approval no decision can turn down: it stays open
-            new = self.syntax(msg.conversation, "new")
-            return TextReply(text=notice("approval_answer_first", locale, new=new))
         claim = await self.close_question(pending, msg.sender, "cancelled")
         if claim.status != "claimed":  # answered (or cancelled) a moment ago by someone else
             return TextReply(text=notice("nothing_to_cancel", locale))

@@ -193,13 +193,13 @@ def _ask_line(request: HumanInputRequest, option: str) -> str:
 
 
 async def answer_for(
-    store: Store, record: PendingRecord, answer: InboundAnswer, platform: str, new: str = "/new"
+    store: Store, record: PendingRecord, answer: InboundAnswer, platform: str
 ) -> tuple[HumanInputResponse | None, AnswerOutcome | None, list[Attachment]]:
     """``response_for`` a click, a form, a Cancel or text typed in an "Other…" box; the box's text
     is read as a typed chat answer is (``TypedConfirm``): a go-ahead option it names
     is refused with the line asking for "confirm", and "confirm" there answers with the pick, and
     with the photos and files the pick was sent with (the last item; none for any other answer)."""
-    response, invalid = response_for(record, answer, platform, new)
+    response, invalid = response_for(record, answer, platform)
     if response is None or answer.text is None:
         return response, invalid, []
     confirm, by = TypedConfirm(store), answered_by(platform, answer.sender)

@@ -316,8 +316,7 @@ class Gateway:
             if refusal.status is AnswerStatus.EXPIRED:
                 metrics.EXPIRED.inc()
             return refusal
-        new = self.control.syntax(record.conversation, "new")
-        response, invalid, attachments = await answer_for(self.store, record, answer, platform, new)
+        response, invalid, attachments = await answer_for(self.store, record, answer, platform)
         if response is None:
             return invalid or expired_outcome(view, record.request.locale)
         return await self._claim(record, answer.sender, response, seen, *attachments)

@@ -10,8 +10,6 @@ new request once the question is no longer open.
 
 from __future__ import annotations
 
-import time
-
 from clarigate.agent.protocol import HumanInputResponse, TypedReply, looks_like_answer, parse_typed_reply
 from clarigate.agent.protocol.coerce import clean
 from clarigate.gateway.boundary.messages import ClarificationClosed, Conversation, InboundMessage, TextReply
@@ -31,7 +29,6 @@ from clarigate.gateway.flow.attachments import fetch_images, message_text
 from clarigate.gateway.flow.claim import claim_answer
 from clarigate.gateway.flow.commands import Control, parse_command
 from clarigate.gateway.flow.confirm import TypedConfirm, as_attachments
-from clarigate.gateway.flow.held import held_reply
 from clarigate.gateway.flow.notices import notice_for_text
 from clarigate.gateway.flow.typed_drafts import TypedDrafts
 from clarigate.gateway.runtime import metrics
@@ -64,17 +61,12 @@ class TypedAnswers:
         Only people who may answer it (``may_type_answer``) answer by typing; when what they type
         is no answer, the question closes (as superseded, for everyone) and the message runs as a
         request, never as the question's answer. Anyone else's message is a request of its own
-        (``_left_open``). An approval no decision can turn down is never closed by a message: it
-        stays open and nothing runs (``_held_open``).
+        (``_left_open``).
         """
         if not may_type_answer(pending, msg):
-            # another member's message (or one written before it was asked) runs over it: not this one
-            live = pending.status == "pending" and pending.expires_at > time.time()
-            return live and self._held_open(pending, msg, turn)
+            return False  # another member's message (or one written before it was asked): a request
         if msg.attachments and not msg.text.strip():
             # a photo or file alone types no answer: it runs as a request, with what it carries
-            if self._held_open(pending, msg, turn):
-                return True
             await self.control.close_question(pending, msg.sender, "superseded")
             return False
         by = answered_by(conv.platform, msg.sender)
@@ -93,8 +85,6 @@ class TypedAnswers:
         )
         if looks or chosen:  # an answer to this choice or form, or to the "Other…" chosen
             return await self._typed_answer(conv, msg, pending, thread_id, turn, chosen)
-        if self._held_open(pending, msg, turn):
-            return True
         await self.control.close_question(pending, msg.sender, "superseded")
         return False
 
@@ -148,17 +138,6 @@ class TypedAnswers:
             turn.add(TextReply(text=ask))
             return True
         return await self._claim_typed(conv, msg, pending, thread_id, turn, typed.response)
-
-    def _held_open(self, pending: PendingRecord, msg: InboundMessage, turn: Turn) -> bool:
-        """True when ``pending`` stays open over ``msg``, which does not run: an approval no
-        decision can turn down (``dismissible`` False: its review allows neither reject nor
-        respond), so no message may close it. The writer is told it can only be answered, or left
-        with /new (as the platform spells it); someone else, that only its asker can answer it
-        (``held_reply``)."""
-        if pending.request.dismissible is not False:
-            return False
-        turn.add(held_reply(pending, msg, self.control.syntax(msg.conversation, "new")))
-        return True
 
     async def _claim_typed(
         self,

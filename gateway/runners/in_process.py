@@ -6,7 +6,7 @@ import asyncio
 import logging
 
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
-from clarigate.agent.interrupt_kinds import AnswerFirst, Asked
+from clarigate.agent.interrupt_kinds import Asked
 from clarigate.agent.protocol import HumanInputRequest
 from clarigate.gateway.runners.base import AgentRunner, RunInput
 from clarigate.gateway.runners.outages import outage_is_unavailable
@@ -66,21 +66,18 @@ class LangGraphRunner(AgentRunner):
         agent = await self._get()
         context = current_log_context()
         metadata = {**{name: context[name] for name in TRACE_FIELDS if name in context}, **run.metadata}
-        try:
-            with outage_is_unavailable("a run"):
-                output = await agent.run_turn(
-                    run.thread_id,
-                    run.text,
-                    run.response,
-                    images=run.images,
-                    metadata=metadata,
-                    # the inbound id names the turn: a job that changed hands resumes from its checkpoint
-                    turn_id=run.inbound_id,
-                    on_event=run.on_event,
-                    speaker=run.speaker,
-                )
-        except AnswerFirst as first:  # an approval no decision can turn down: asked again instead
-            output = first.output()
+        with outage_is_unavailable("a run"):
+            output = await agent.run_turn(
+                run.thread_id,
+                run.text,
+                run.response,
+                images=run.images,
+                metadata=metadata,
+                # the inbound id names the turn: a job that changed hands resumes from its checkpoint
+                turn_id=run.inbound_id,
+                on_event=run.on_event,
+                speaker=run.speaker,
+            )
         if output.limit:
             metrics.RUN_LIMITS.labels(limit=output.limit).inc()
         return output

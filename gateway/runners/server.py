@@ -64,7 +64,7 @@ from clarigate.gateway.runners.server_settings import (
     state_problem,
 )
 from clarigate.gateway.runners.server_stops import cancel_unfinished, cancelled_output, rolled_back
-from clarigate.gateway.runners.server_supersede import SUPERSEDED_BY_KEY, AnswerFirst, supersede_on_server
+from clarigate.gateway.runners.server_supersede import SUPERSEDED_BY_KEY, supersede_on_server
 from clarigate.gateway.runners.server_wire import human_content, messages_of, status_of, unavailable
 from clarigate.gateway.runtime import metrics
 
@@ -240,8 +240,6 @@ class LangGraphServerRunner(AgentRunner):
             return await self._turn(sid, run.text, run.response, run.images, meta, run.on_event)
         except (AgentUnavailable, RunFailed):
             raise
-        except AnswerFirst as first:  # an approval no decision can turn down: asked again instead
-            return first.output()
         except Exception as exc:
             if unavailable(exc):
                 metrics.AGENT_SERVER_ERRORS.labels(kind="unavailable").inc()

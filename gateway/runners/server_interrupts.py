@@ -28,6 +28,7 @@ from clarigate.agent.interrupts import (
     AskAgain,
     Asked,
     Dismissed,
+    NotApproved,
     asked_for,
     parse_request_id,
     request_for,
@@ -37,6 +38,7 @@ from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse
 from clarigate.agent.typed_interrupts import VALIDATION_HEAD, rejected_asked
 from clarigate.gateway.runners.server_breakpoints import breakpoint_question
+from clarigate.gateway.runners.server_not_approved import turn_down_on_server
 from clarigate.gateway.runners.server_wire import messages_of
 
 log = logging.getLogger(__name__)
@@ -136,9 +138,11 @@ async def resumed_run(
     options: dict[str, Any],
 ) -> Any:
     """The run resuming the interrupt ``response`` answers on server thread ``sid`` (its ``state``;
-    made with ``options``), or the output that needs no run: the request asked again, the question
-    closed (a declined answer the schema does not take, never sent); None when it does not answer
-    one the server still has pending."""
+    made with ``options``; for an approval no decision turns down, the run going on once its calls
+    are answered: ``server_not_approved``), or the output that needs no run: the request asked
+    again, the question closed (a declined answer the schema does not take, never sent; an
+    approval whose calls cannot be answered there); None when it does not answer one the server
+    still has pending."""
     parsed = parse_request_id(response.request_id)
     if parsed is None:
         return None
@@ -152,13 +156,18 @@ async def resumed_run(
     value = resume_value(kind, interrupt_id, asked.get("value"), response, locale, schema)
     if isinstance(value, AskAgain):
         return value.output()  # with what it cannot hold shown above it (an approval's calls)
+    refused = isinstance(value, NotApproved)  # no decision turns it down: its calls are answered
+    if isinstance(value, NotApproved):
+        turned = await turn_down_on_server(client, sid, state, {interrupt_id: value.message})
+        value = value if turned else Dismissed()
     if isinstance(value, Dismissed):
-        log.info("interrupt %s: its schema refuses the declined answer: the question is closed", interrupt_id)
+        log.info("interrupt %s: the declined answer cannot resume it: the question is closed", interrupt_id)
         await close_dismissed(client, sid, interrupt_id, pending)
         return TurnOutput(dismissed=True)
     answered = {ANSWERS_KEY: response.request_id, DECLINED_KEY: response.response_kind == "declined"}
     options["metadata"] = {**options["metadata"], **answered}
-    return await client.runs.create(sid, assistant_id, command={"resume": {interrupt_id: value}}, **options)
+    go_on = {} if refused else {"command": {"resume": {interrupt_id: value}}}  # turned down: on from there
+    return await client.runs.create(sid, assistant_id, **go_on, **options)
 
 
 def _closed_in(thread: Mapping[str, Any]) -> list[str]:

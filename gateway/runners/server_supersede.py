@@ -7,7 +7,10 @@ is waited for and not shown; one that stops on another interrupt is superseded a
 ``MAX_ROUNDS`` times. Those runs carry ``clarigate_superseded_by`` (the new message's inbound id)
 in their metadata, never the inbound id itself, so a job delivered again joins only its own run.
 A typed interrupt whose ``response_schema`` does not take the superseded answer is not resumed:
-the new message runs over it. A superseding run that fails is logged and the new message runs;
+the new message runs over it. An approval no decision can turn down (approve and edit only) is
+turned down without being resumed (``server_not_approved``, as ``clarigate.agent.not_approved``
+does in process): its calls answered as the output of its step (``threads.update_state``), then a
+run with no input goes on from there. A superseding run that fails is logged and the new message runs;
 one someone stopped on the server (``runs.cancel``: it ends ``interrupted``, or is deleted with
 ``rollback``) stops the new message too, which is told so as any run stopped there
 (``server_stops``).
@@ -19,15 +22,15 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from clarigate.agent.interrupt_kinds import AnswerFirst
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.supersede import MAX_ROUNDS, resume_map
 from clarigate.agent.turn_output import TurnOutput
+from clarigate.gateway.runners.server_not_approved import turn_down_on_server
 from clarigate.gateway.runners.server_stops import cancelled_output, rolled_back
 from clarigate.gateway.runners.server_wire import messages_of, status_of
 
-__all__ = ["SUPERSEDED_BY_KEY", "AnswerFirst", "supersede_on_server"]
+__all__ = ["SUPERSEDED_BY_KEY", "supersede_on_server"]
 
 log = logging.getLogger(__name__)
 
@@ -75,13 +78,15 @@ async def supersede_on_server(
     metadata = {**meta, SUPERSEDED_BY_KEY: meta.get("clarigate_inbound_id") or ""}
     for _ in range(MAX_ROUNDS):
         pending = _pending(state)
-        resume = resume_map(pending, thread_locale(messages)) if pending else {}
-        if not resume:  # none (left) that takes a superseded answer: the new message runs over them
+        resume, refused = resume_map(pending, thread_locale(messages)) if pending else ({}, {})
+        if refused and not await turn_down_on_server(client, sid, state, refused):
+            return state, messages  # the new message runs over them: none of their calls runs
+        if not (resume or refused):  # none (left) that takes a superseded answer: it runs over them
             return state, messages
-        log.info("server thread %s: a new message supersedes interrupt(s) %s", sid, list(resume))
-        command = {"resume": resume}
+        log.info("server thread %s: a new message supersedes interrupt(s) %s", sid, [*resume, *refused])
+        go_on = {} if refused else {"command": {"resume": resume}}  # turned down: on from there
         run = await client.runs.create(
-            sid, assistant_id, command=command, metadata=metadata, multitask_strategy="enqueue", **settings
+            sid, assistant_id, metadata=metadata, multitask_strategy="enqueue", **go_on, **settings
         )
         status = await _ended_as(client, sid, run)
         if status in STOPPED:  # cancelled on the server: so is the new message

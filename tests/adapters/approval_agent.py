@@ -16,13 +16,13 @@ DELETE_TURN = {"tool_calls": [{"name": "delete_records", "args": {"table": "user
 
 
 def delete_records_agent(
-    folder: Path, decisions: Sequence[str], closing: str = "Finished."
+    folder: Path, decisions: Sequence[str], closing: str = "Finished.", closings: int = 1
 ) -> LangGraphRunner:
-    """The runner: ``delete_records`` needs a person's decision among ``decisions``."""
+    """The runner: ``delete_records`` needs a person's decision among ``decisions``; the model
+    then says ``closing`` on each of its next ``closings`` turns."""
     script = folder / "script.yaml"
-    script.write_text(
-        yaml.safe_dump([DELETE_TURN, {"content": closing}], sort_keys=False)
-    )  # table, then limit
+    turns = [DELETE_TURN, *({"content": closing} for _ in range(closings))]
+    script.write_text(yaml.safe_dump(turns, sort_keys=False))  # table, then limit
     return LangGraphRunner(
         AgentSettings(
             model=f"scripted:{script}",
@@ -58,3 +58,12 @@ def two_calls_agent(folder: Path) -> LangGraphRunner:
             require_approval=gated,
         )
     )
+
+
+async def tool_results(runner: LangGraphRunner) -> list[str]:
+    """What the agent read as its tool calls' results, in the latest checkpoint it saved (the
+    runner's checkpointer keeps the tests' one conversation)."""
+    assert runner._agent is not None
+    saver = runner._agent._checkpointer.saver
+    latest = [c async for c in saver.alist(None, limit=1)][0]
+    return [m.text for m in latest.checkpoint["channel_values"]["messages"] if m.type == "tool"]

@@ -291,20 +291,23 @@ async def test_an_approval_that_fits_shows_nothing_above(make_agent: AgentFactor
     assert asked.request.context == 'drop_table(name="customers")'
 
 
-async def test_an_approval_asked_again_shows_its_calls_in_full_again(make_agent: AgentFactory) -> None:
-    """An approval that cannot be turned down (approve and edit only), answered with something
-    else: asked again, saying so, with its calls in full above it again and every name in it."""
+async def test_an_approval_no_decision_turns_down_is_turned_down_by_other_words(
+    make_agent: AgentFactory,
+) -> None:
+    """An approval no decision can turn down (approve and edit only), answered with something
+    else: its calls are turned down all the same, with those words as what the model reads; none
+    runs, and the model goes on."""
     settings = {
         **GATED,
         "require_approval": {"run_sql": ["approve", "edit"], "drop_table": ["approve", "edit"]},
     }
     agent = await make_agent(scripted({"tool_calls": TWO_CALLS}, {"content": "Done."}), **settings)
     asked = await agent.run_turn("held", "how many active customers do we have?")
-    again = await _answer(agent, "held", asked, "hmm, not sure")
-    _fits_the_protocol(again.request)
-    assert again.request.context.startswith("This approval cannot be rejected or dismissed")
-    assert "run_sql(" in again.request.context and "drop_table(" in again.request.context
-    assert json.dumps(LONG_QUERY) in again.replies[-1]
+    went_on = await _answer(agent, "held", asked, "hmm, not sure")
+    assert went_on.request is None and went_on.replies == ["Done."]
+    history = await agent.history("held")
+    results = [(m.name, m.text) for m in history if m.type == "tool"]
+    assert results == [("run_sql", "hmm, not sure"), ("drop_table", "hmm, not sure")]
     assert user_graphs.RAN == []
 
 

@@ -16,15 +16,6 @@ TELEGRAM_WORDS: dict[str, dict[Locale, str]] = {
         "Telegram 不会让我看到群里的其他消息。需要更多信息时我会提问：点按钮回答，或回复答案（选项编号或"
         "名称，表单则每行一个「名称: 值」）。不是回答当前问题的回复会关闭该问题，并作为新的请求处理。",
     },
-    # /cancel while filling in the Edit form of an approval no decision can turn down
-    # (adapters/telegram/held_edit.py): the edit is dropped, the approval waits on the form's message
-    "held_edit_dropped": {
-        "en": "Edit dropped: nothing you changed was kept, and nothing ran. The approval still waits "
-        "for your decision: tap “{approve}” on it to approve it as it is, or “{edit}” to change it "
-        "again. It cannot be turned down; send {new} to start a new conversation.",
-        "zh": "已放弃修改：您改动的内容都没有保留，也没有执行任何操作。这个审批仍在等待您的决定：点击其中的"
-        "「{approve}」按原样批准，或点击「{edit}」重新修改。它不能被拒绝；发送 {new} 可开始新的对话。",
-    },
     # a message written while the form showed an earlier step, delivered once a later one showed
     # (adapters/telegram/wizard.py ``typed``): shown on the step, which it does not fill
     "wizard_written_earlier": {

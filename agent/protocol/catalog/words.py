@@ -6,7 +6,6 @@ A key names one line people read; lines only Telegram shows are in ``telegram_wo
 from __future__ import annotations
 
 from ..models import Locale
-from .approval_words import APPROVAL_WORDS
 from .confirm_words import CONFIRM_WORDS
 from .feedback_words import FEEDBACK_WORDS
 from .file_words import FILE_WORDS
@@ -371,9 +370,9 @@ WORDS: dict[str, dict[Locale, str]] = {
     # --- Slack: a slash command typed in a channel (adapters/slack/commands.py) ---------------------
     "commands_in_thread": {
         "en": "In a channel, write to me in the conversation's thread: {new}, {cancel}, {status} or "
-        "{help}. A question that can be dismissed also has its own Cancel button.",
+        "{help}. Every question also has its own Cancel button.",
         "zh": "在频道中，请在对话的话题里给我发消息：{new}、{cancel}、{status} 或 {help}。"
-        "可以取消的问题也都有自己的「取消」按钮。",
+        "每个问题也都有自己的「取消」按钮。",
     },
 }
 WORDS.update(TELEGRAM_WORDS)
@@ -381,6 +380,5 @@ WORDS.update(SLACK_WORDS)
 WORDS.update(TYPED_WORDS)
 WORDS.update(FILE_WORDS)
 WORDS.update(FEEDBACK_WORDS)
-WORDS.update(APPROVAL_WORDS)
 WORDS.update(CONFIRM_WORDS)
 WORDS.update(SHOWN_WORDS)

@@ -2,7 +2,7 @@
 
 The core handles the neutral commands and a declining answer; these tests hold the
 adapter to its side: the command text and the ``decline`` flag the core gets, and a
-Cancel on every question that can be dismissed.
+Cancel on every question Slack shows.
 """
 
 from __future__ import annotations
@@ -92,8 +92,7 @@ async def test_a_command_in_a_channel_privately_says_to_use_the_thread(make_worl
     assert response.json()["response_type"] == "ephemeral"  # shown to the person who typed it only
     hint = response.json()["text"]
     assert "<@U0BOT> cancel" in hint
-    # not "every question": an approval that cannot be turned down shows no Cancel
-    assert hint.endswith(" A question that can be dismissed also has its own Cancel button.")
+    assert hint.endswith(" Every question also has its own Cancel button.")  # approvals too
     assert messages == []  # which thread was meant is unknown: nothing reaches the core
 
 
@@ -262,7 +261,7 @@ async def test_the_in_channel_hint_speaks_the_language_typed(make_world: MakeWor
     response = await world.user.slash_command("取消", channel="C5")
     hint = response.json()["text"]
     assert hint.startswith("在频道中，请在对话的话题里给我发消息：<@U0BOT> new")
-    assert hint.endswith("可以取消的问题也都有自己的「取消」按钮。")  # not "every question"
+    assert hint.endswith("每个问题也都有自己的「取消」按钮。")  # every question
 
 
 async def test_a_command_in_someone_elses_dm_is_answered_through_its_response_url(make_world: MakeWorld):

@@ -16,8 +16,7 @@ from clarigate.gateway.store.base import Store
 
 WHO_REVIEWS = text_request("Who should review the release?", "clarification:who-1")
 FRAMEWORK = choice_request("Which framework?", ["React", "Vue"], request_id="clarification:fw-1")
-HELD = choice_request("Run delete_records?", ["Approve", "Edit"], request_id="clarification:held-1")
-HELD = HELD.model_copy(update={"dismissible": False})  # only an answer closes it
+APPROVAL = choice_request("Run delete_records?", ["Approve", "Edit"], request_id="clarification:approve-1")
 ROOM = {"chat": "room", "topic": "t", "direct": False}
 
 
@@ -106,16 +105,16 @@ async def test_another_members_words_naming_someone_do_not_answer_or_run(store: 
     assert (await store.get_pending(WHO_REVIEWS.request_id)).status == "pending"
 
 
-async def test_a_held_approval_is_not_told_about_talk_to_others(store: Store, make_gateway):
-    runner, gateway, chat = await bobs_question(store, make_gateway, HELD)
+async def test_an_approval_is_not_told_about_talk_to_others(store: Store, make_gateway):
+    runner, gateway, chat = await bobs_question(store, make_gateway, APPROVAL)
     sent = len(chat.sent)
 
     await to_others(chat, "@carol should I approve this?", "bob")
     await to_others(chat, "/status @carol", "bob")  # a command naming others, not the bot: theirs too
     await gateway.drain()
 
-    assert len(runner.calls) == 1 and len(chat.sent) == sent  # no "answer it first" either
-    assert (await store.get_pending(HELD.request_id)).status == "pending"
+    assert len(runner.calls) == 1 and len(chat.sent) == sent  # it closes nothing either
+    assert (await store.get_pending(APPROVAL.request_id)).status == "pending"
 
 
 async def test_talk_to_others_with_no_question_open_is_ignored(store: Store, make_gateway):

@@ -11,7 +11,7 @@ from clarigate.gateway.boundary.messages import Attachment
 from clarigate.gateway.store.base import Store
 
 FRAMEWORK = choice_request("Which framework?", ["React", "Vue"])
-HELD = FRAMEWORK.model_copy(update={"request_id": "clarification:held", "dismissible": False})
+APPROVAL = choice_request("Run delete_records?", ["Approve", "Edit"], request_id="clarification:approve")
 STICKER = Attachment(kind="sticker", name="sticker 👍")
 PLACE = Attachment(kind="other", name="location 52.52000, 13.40500")
 ROOM = {"chat": "room", "topic": "t", "direct": False}
@@ -65,14 +65,14 @@ async def test_another_members_place_runs_as_theirs_and_leaves_the_question_open
     assert (await gateway.pending_by_token(chat.last_request().token)).status == "pending"
 
 
-async def test_an_approval_only_an_answer_closes_gets_the_one_reply(store: Store, make_gateway):
-    runner, gateway, chat = await asked(store, make_gateway, HELD)
+async def test_an_approval_gets_the_one_reply(store: Store, make_gateway):
+    runner, gateway, chat = await asked(store, make_gateway, APPROVAL)
     sent = len(chat.sent)
 
     await chat.say("", user="ann", attachments=[STICKER])
     await gateway.drain()
 
-    assert len(chat.sent) == sent + 1 and chat.texts()[-1] == STILL_OPEN.format("Which framework?")
+    assert len(chat.sent) == sent + 1 and chat.texts()[-1] == STILL_OPEN.format("Run delete_records?")
     assert len(runner.calls) == 1
 
 

@@ -91,18 +91,20 @@ def _stub_model() -> Any:
     )  # type: ignore[arg-type]
 
 
-def _hitl_user() -> Any:
+def _hitl_user(allowed: list[str]) -> Any:
     from langchain.agents import create_agent
     from langchain.agents.middleware import HumanInTheLoopMiddleware
 
-    approval = {"delete_data": {"allowed_decisions": ["approve", "reject"]}}
+    approval = {"delete_data": {"allowed_decisions": allowed}}
     return create_agent(
         model=_stub_model(), tools=[delete_data], middleware=[HumanInTheLoopMiddleware(approval)]
     )
 
 
 #: An operator's own graph: create_agent + LangChain's HITL middleware on an OpenAI-compatible model.
-hitl_user = _hitl_user()
+hitl_user = _hitl_user(["approve", "reject"])
+#: The same, its review allowing approve and edit only: no decision turns the call down.
+hitl_approve_or_edit = _hitl_user(["approve", "edit"])
 
 
 def _echo_answer(state: MessagesState) -> dict[str, Any]:

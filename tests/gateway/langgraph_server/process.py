@@ -95,7 +95,16 @@ class LangGraphServer:
         # graph paths in langgraph.json are read from the server's working directory
         graphs = {
             name: f"{HERE / 'graphs.py'}:{name}"
-            for name in ("asker", "approver", "interrupter", "sleeper", "writer", "hitl_user", "answer_echo")
+            for name in (
+                "asker",
+                "approver",
+                "interrupter",
+                "sleeper",
+                "writer",
+                "hitl_user",
+                "hitl_approve_or_edit",
+                "answer_echo",
+            )
         }
         # typed interrupts (``response_schema``): the graphs the in-process tests use too
         typed = ("booking", "checked_booking", "long_booking")
