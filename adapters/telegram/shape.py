@@ -6,6 +6,11 @@ our handling, where it would look like our bug. So the parts we read are checked
 the raw JSON, against the types in https://core.telegram.org/bots/api (``Message``, ``Chat``,
 ``User``, ``CallbackQuery``, ``MessageEntity`` and the media objects); what does not match
 is a bad request.
+
+A message may hold another (``reply_to_message``, ``pinned_message``), which is read, here
+and by PTB, by recursion: the number of messages nested in one another is bounded
+(``MOST_MESSAGES``), not the depth of objects, which the documented types set (a user in an
+entity of a message is as deep as Telegram nests it).
 """
 
 from __future__ import annotations
@@ -16,6 +21,11 @@ from typing import Any
 #: named by a string is another object of this table (a dict checked in turn; ``[name]``: a
 #: list of them).
 Fields = dict[str, tuple[Any, bool]]
+
+#: Messages nested in one another in an update, at most: a message, the one it replies to, and
+#: the one that pinned (the Bot API sends no ``reply_to_message`` inside a ``reply_to_message``
+#: or a ``pinned_message``, and pins no pin notice); more is not Telegram's doing.
+MOST_MESSAGES = 3
 _FILE: Fields = {
     "file_id": (str, True),
     "file_unique_id": (str, True),
@@ -38,6 +48,7 @@ _SHAPES: dict[str, Fields] = {
         "from": ("user", False),
         "sender_chat": ("chat", False),
         "reply_to_message": ("message", False),
+        "pinned_message": ("message", False),  # or an InaccessibleMessage: chat, message_id, date 0
         "message_thread_id": (int, False),
         "is_topic_message": (bool, False),
         "is_automatic_forward": (bool, False),
@@ -83,34 +94,37 @@ def update_problem(data: dict[str, Any]) -> str | None:
     return None
 
 
-def _problem(value: Any, shape: str, where: str, depth: int = 0) -> str | None:
+def _problem(value: Any, shape: str, where: str, messages: int = 0) -> str | None:
+    """What is wrong with ``value`` as a ``shape``, inside ``messages`` nested messages."""
     if not isinstance(value, dict):
         return f"{where} is not an object"
-    if depth > 3:  # a reply to a reply to …: Telegram nests one level; deeper is not its doing
-        return f"{where} is nested too deep"
+    if shape == "message":
+        messages += 1
+        if messages > MOST_MESSAGES:
+            return f"{where} is nested too deep (more than {MOST_MESSAGES} messages in one another)"
     for name, (kind, required) in _SHAPES[shape].items():
         field = value.get(name)
         if field is None:  # PTB reads a null as absent
             if required:
                 return f"{where} has no {name}"
             continue
-        problem = _field_problem(field, kind, f"{where}.{name}", depth)
+        problem = _field_problem(field, kind, f"{where}.{name}", messages)
         if problem is not None:
             return problem
     return None
 
 
-def _field_problem(value: Any, kind: Any, where: str, depth: int) -> str | None:
+def _field_problem(value: Any, kind: Any, where: str, messages: int) -> str | None:
     if isinstance(kind, list):
         if not isinstance(value, list):
             return f"{where} is not a list"
         for item in value:
-            problem = _problem(item, kind[0], where, depth + 1)
+            problem = _problem(item, kind[0], where, messages)
             if problem is not None:
                 return problem
         return None
     if isinstance(kind, str):
-        return _problem(value, kind, where, depth + 1)
+        return _problem(value, kind, where, messages)
     # bool is an int in Python; the Bot API never sends true for a number
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         return f"{where} is not {'text' if kind is str else f'a {kind.__name__}'}"
