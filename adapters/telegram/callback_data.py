@@ -2,9 +2,11 @@
 
 Option text never travels in a payload: the token is resolved by the core and the
 action names an option by its position. A button drawn for one person's state carries whose
-it is and, in a form, the step it was drawn for: ``{token}|{action}:{owner}:{step}`` (a form
-step's button: ``s2:42:0``), ``{token}|{action}:{owner}`` (a pick's "⚠️ Yes: …"). A tap of it
-counts only for that person, on that step (``forms.Forms.step``, ``interactions``).
+it is and, in a form, the step and the drawing it was drawn for:
+``{token}|{action}:{owner}:{step}:{drawing}`` (a form step's button: ``s2:42:0:1765000000123``),
+``{token}|{action}:{owner}`` (a pick's "⚠️ Yes: …"). A tap of it counts only for that person, on
+that step as that drawing showed it (``wizard.WizardState.drawing``: a step shown again after Back,
+Edit or the form opened anew is another drawing), ``forms.Forms.step``, ``interactions``.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class ButtonAction:
     action: str
     owner: str | None = None  # the person whose form or pick the button was drawn for
     step: int | None = None  # the form step it was drawn for (None: a button drawn before steps were)
+    drawing: int | None = None  # the drawing of that step (None: drawn before drawings were)
 
     @property
     def option_index(self) -> int | None:
@@ -59,11 +62,14 @@ class ButtonAction:
         return int(digits) if self.action[:1] in ("o", "s", "t", "Y") and digits.isdigit() else None
 
 
-def encode(token: str, action: str, owner: str | None = None, step: int | None = None) -> str:
-    """The payload for a button (drawn for ``owner``'s pick or form step, if given); ``ValueError``
-    when it would exceed 64 bytes."""
+def encode(
+    token: str, action: str, owner: str | None = None, step: int | None = None, drawing: int | None = None
+) -> str:
+    """The payload for a button (drawn for ``owner``'s pick or form step, as ``drawing`` showed it,
+    if given); ``ValueError`` when it would exceed 64 bytes."""
     drawn = [owner] if owner is not None else []
     drawn += [str(step)] if owner is not None and step is not None else []
+    drawn += [str(drawing)] if len(drawn) == 2 and drawing is not None else []
     data = ":".join([f"{token}|{action}", *drawn])
     if len(data.encode()) > MAX_CALLBACK_BYTES:
         raise ValueError(f"callback data over {MAX_CALLBACK_BYTES} bytes")
@@ -76,7 +82,8 @@ def decode(data: str | None) -> ButtonAction | None:
         return None
     token, _, rest = data.rpartition("|")
     action, *drawn = rest.split(":")
-    if not token or not action or len(drawn) > 2 or (len(drawn) == 2 and not drawn[1].isdigit()):
+    if not token or not action or len(drawn) > 3 or not all(part.isdigit() for part in drawn[1:]):
         return None
     owner = drawn[0] if drawn else None
-    return ButtonAction(token, action, owner, int(drawn[1]) if len(drawn) == 2 else None)
+    step, drawing = (int(drawn[i]) if len(drawn) > i else None for i in (1, 2))
+    return ButtonAction(token, action, owner, step, drawing)

@@ -109,8 +109,10 @@ class Forms:
         chat_id: str,
         message_id: str,
     ) -> TapReply:
-        """A form button, applied to this person's wizard if drawn for them on the step they are on;
-        one for a step they left (tapped twice) changes nothing. One drawn for someone else's form
+        """A form button, applied to this person's wizard if drawn for them on the step they are on,
+        as the message shows it now; one for a step they left (tapped twice) changes nothing, nor
+        does one drawn for an earlier drawing of that step (``WizardState.drawing``: sent before they
+        went Back to it, tapped Edit, or opened the form anew). One drawn for someone else's form
         (the message shows whoever's was drawn last; its values were theirs) applies nothing: it
         shows the tapper's form, as "Fill in" would, as any tap does with no wizard, unless they
         closed it themselves (``/cancel``, ``/new``): a tap sent before they saw that opens nothing.
@@ -118,7 +120,8 @@ class Forms:
         state = await self._load(view.request.request_id, who.user_id)
         foreign = tap.owner is not None and tap.owner != who.user_id
         if state is not None and not foreign:
-            if tap.step not in (None, state.step) and not state.has_applied(event_id):
+            moved_on = tap.step not in (None, state.step) or tap.drawing not in (None, state.drawing)
+            if moved_on and not state.has_applied(event_id):
                 return TapReply(ui_text("wizard_step_gone", view.request.locale), True)
             return await self.tap(view, who, tap.action, event_id, state)
         if state is None and await self._closed_by(view, who):

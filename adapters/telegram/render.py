@@ -314,8 +314,10 @@ def _button(text: str, token: str, action: str) -> InlineKeyboardButton:
 
 def _step_button(text: str, state: WizardState, action: str) -> InlineKeyboardButton:
     """A button of the form as ``state`` shows it: its tap counts only for that person, on that
-    step (``forms.Forms.step``: one message shows whoever's form was drawn last)."""
-    return InlineKeyboardButton(text, callback_data=cb.encode(state.token, action, state.user_id, state.step))
+    step as this drawing shows it (``forms.Forms.step``: one message shows whoever's form was drawn
+    last, and a step drawn again after Back, Edit or a form opened anew is another drawing)."""
+    data = cb.encode(state.token, action, state.user_id, state.step, state.drawing)
+    return InlineKeyboardButton(text, callback_data=data)
 
 
 def _short(text: str, limit: int = 200) -> str:

@@ -52,6 +52,16 @@ class WizardState(BaseModel):
         """The field of the current step, or None on the summary."""
         return request.fields[self.step] if self.step < len(request.fields) else None
 
+    @property
+    def drawing(self) -> int:
+        """Which drawing of this person's form the message shows: when it started showing this step
+        (milliseconds), so another each time it shows another step or the form opens anew (Back,
+        Edit, "Fill in" after it closed: the same step drawn again is another drawing), the same
+        while the step stays (a toggle, a value refused). Its buttons carry it: a tap drawn for an
+        earlier drawing, sent before the message changed, was a choice on a step the person left,
+        even when the form shows that step again (``forms.Forms.step``)."""
+        return int(max(self.step_at, self.opened_at) * 1000)
+
     def has_applied(self, event_id: str) -> bool:
         """True when the tap or message ``event_id`` was already applied to this wizard."""
         return event_id in self.recent_events

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, form_request
 from clarigate.agent.harness import TurnOutput
-from clarigate.agent.protocol import FormField, HumanInputRequest, Option
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option, catalog
 
 from .harness import ALICE, BOB, GROUP, callback_update, mention_update
 from .test_choices import ask_then_echo, clarification_call
@@ -155,3 +157,28 @@ async def test_someone_elses_go_ahead_pick_is_not_confirmed_by_my_one_tap(bench)
     await question.tap("⚠️ Yes: Drop it", ALICE)
     assert [c.response.option_id for c in tg.runner.calls if c.response is not None] == ["option-1"]
     assert "✅ Answered by Alice: Drop it" in question.shown()[0]
+
+
+@pytest.mark.parametrize("shown_again", [["staging", "✏️ Edit"], ["◀ Back"]], ids=["edit", "back"])
+async def test_a_tap_drawn_before_the_step_was_shown_again_fills_nothing(bench, shown_again):
+    """A tap on the Region step sent with another one and delivered once the form shows Region
+    again (Edit from the summary, Back): a choice made on the earlier drawing of the step, not on
+    the one shown now, which still shows what the person chose. It changes nothing and says so."""
+    tg = await bench(ScriptedRunner(script))
+    await tg.deliver(mention_update("deploy", ALICE))
+    form = SharedMessage(tg)
+    await form.tap_data(form.first, ALICE)
+    late_us = form.shown()[1]["us"]  # tapped right after "eu", delivered after everything below
+    await form.tap("eu", ALICE)
+    for label in shown_again:
+        await form.tap(label, ALICE)
+    assert "1/2 · Region" in form.shown()[0] and "→ eu" in form.shown()[0]
+
+    await form.tap_data(late_us, ALICE)
+    assert tg.api.of("answerCallbackQuery")[-1].params.get("text") == catalog.text("wizard_step_gone")
+    text, _ = form.shown()
+    assert "1/2 · Region" in text and "→ eu" in text
+    await form.tap("Next ▶", ALICE)
+    await form.tap(next(label for label in form.shown()[1] if label.endswith("staging")), ALICE)
+    await form.tap("✅ Submit", ALICE)
+    assert values(tg) == [{"region": "eu", "environment": "staging"}]
