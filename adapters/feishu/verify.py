@@ -14,6 +14,11 @@ and at most ``FUTURE_SKEW_SECONDS`` ahead of our clock (no re-push comes from th
 future). What stops a replay inside the window is deduplication: messages by
 ``message_id`` and callbacks by their ids, remembered 24 hours, longer than the window.
 
+The signature covers the raw body (Feishu documents that it can be checked without decrypting), so
+a signed request is checked before its body is opened (``check_signed_before_opening``): a wrong
+``FEISHU_ENCRYPT_KEY`` then shows as a signature that does not match it (401), not as a body that
+cannot be decrypted. Each refusal's ``reason`` names the setting to check, never its value.
+
 Decrypting is Feishu's documented scheme done with pycryptodome, the library lark-oapi's own
 ``AESCipher`` uses, rather than through the SDK: importing lark-oapi takes seconds of CPU, and
 a URL-verification challenge (encrypted too) must be answered within one second of a start.
@@ -41,6 +46,28 @@ REPUSH_WINDOW_SECONDS = 8 * 3600
 FUTURE_SKEW_SECONDS = 300
 
 
+#: Why a request was refused, in the operator's terms: the setting to check, never its value.
+NOT_SIGNED = "signature headers missing: not a request from Feishu"
+NOT_OUR_KEY = (
+    "the signature does not match FEISHU_ENCRYPT_KEY: set it to the app's Encrypt Key (Events and "
+    "callbacks > Encryption strategy), or the request is not from Feishu"
+)
+NOT_OUR_TOKEN_SIGNATURE = (
+    "the signature of an old-style card callback does not match FEISHU_VERIFICATION_TOKEN: set it to "
+    "the app's Verification Token, or the request is not from Feishu"
+)
+NOT_OUR_TOKEN = (
+    "the verification token does not match FEISHU_VERIFICATION_TOKEN: set it to the app's "
+    "Verification Token (Events and callbacks > Encryption strategy), or the request is not from Feishu"
+)
+CANNOT_OPEN = (
+    "encrypted body cannot be decrypted with FEISHU_ENCRYPT_KEY: set it to the app's Encrypt Key, "
+    "or the request is not from Feishu"
+)
+#: The length of a SHA-1 hex digest: the signature of an old-style card callback.
+SHA1_HEX_LENGTH = 40
+
+
 class Rejected(BadRequest):
     """A webhook request to refuse with ``status``: unreadable (400), not signed by Feishu (401),
     not carrying our verification token (403)."""
@@ -60,11 +87,11 @@ def parse_body(body: bytes, encrypt_key: str | None) -> dict[str, Any]:
     if "encrypt" not in outer:
         return outer
     if not encrypt_key:
-        raise Rejected(400, "encrypted body but no encrypt key configured")
+        raise Rejected(400, "encrypted body but FEISHU_ENCRYPT_KEY is not set")
     try:
         inner = json.loads(decrypt(str(outer["encrypt"]), encrypt_key))
     except Exception:  # bad base64, padding, UTF-8 or JSON: all mean "not from Feishu with our key"
-        raise Rejected(400, "encrypted body cannot be decrypted") from None
+        raise Rejected(400, CANNOT_OPEN) from None
     if not isinstance(inner, dict):
         raise Rejected(400, "decrypted body is not a JSON object")
     return inner
@@ -84,15 +111,42 @@ def signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) -> str:
     return hashlib.sha256((timestamp + nonce + encrypt_key).encode("utf-8") + body).hexdigest()
 
 
+def signature_headers(headers: Any) -> tuple[str, str, str]:
+    """``X-Lark-Request-Timestamp``, ``X-Lark-Request-Nonce`` and ``X-Lark-Signature`` ("" when absent)."""
+    return (
+        headers.get("x-lark-request-timestamp") or "",
+        headers.get("x-lark-request-nonce") or "",
+        headers.get("x-lark-signature") or "",
+    )
+
+
+def check_signed_before_opening(
+    headers: Any, body: bytes, encrypt_key: str, verification_token: str | None
+) -> None:
+    """Refuse (401) a request whose ``X-Lark-Signature`` is none Feishu makes with our secrets, before
+    its body is decrypted: SHA-256 with the encrypt key (events, callbacks, a signed challenge) or,
+    with a verification token, SHA-1 with it (old-style card callbacks, encrypted or not). Which of
+    the two the request had to carry, and how old it may be, is checked once it is opened."""
+    timestamp, nonce, given = signature_headers(headers)
+    if not (timestamp and given):
+        raise Rejected(401, NOT_SIGNED)
+    if same_secret(given, signature(timestamp, nonce, encrypt_key, body)):
+        return
+    if verification_token and same_secret(
+        given, legacy_card_signature(timestamp, nonce, verification_token, body)
+    ):
+        return
+    legacy = verification_token and len(given) == SHA1_HEX_LENGTH
+    raise Rejected(401, NOT_OUR_TOKEN_SIGNATURE if legacy else NOT_OUR_KEY)
+
+
 def check_signature(headers: Any, body: bytes, encrypt_key: str, now: float | None = None) -> None:
     """Refuse (401) a missing, wrong or stale ``X-Lark-Signature``."""
-    timestamp = headers.get("x-lark-request-timestamp") or ""
-    nonce = headers.get("x-lark-request-nonce") or ""
-    given = headers.get("x-lark-signature") or ""
+    timestamp, nonce, given = signature_headers(headers)
     if not (timestamp and given):
-        raise Rejected(401, "signature headers missing")
+        raise Rejected(401, NOT_SIGNED)
     if not same_secret(given, signature(timestamp, nonce, encrypt_key, body)):
-        raise Rejected(401, "signature does not match")
+        raise Rejected(401, NOT_OUR_KEY)
     check_age(timestamp, now)
 
 
@@ -109,14 +163,12 @@ def check_legacy_card_signature(
     headers: Any, body: bytes, verification_token: str, now: float | None = None
 ) -> None:
     """Refuse (401) an old-style card callback whose signature is missing, wrong or stale."""
-    timestamp = headers.get("x-lark-request-timestamp") or ""
-    nonce = headers.get("x-lark-request-nonce") or ""
-    given = headers.get("x-lark-signature") or ""
+    timestamp, nonce, given = signature_headers(headers)
     if not (timestamp and given):
-        raise Rejected(401, "signature headers missing")
+        raise Rejected(401, NOT_SIGNED)
     expected = legacy_card_signature(timestamp, nonce, verification_token, body)
     if not same_secret(given, expected):
-        raise Rejected(401, "signature does not match")
+        raise Rejected(401, NOT_OUR_TOKEN_SIGNATURE)
     check_age(timestamp, now)
 
 
@@ -131,7 +183,7 @@ def check_age(timestamp: str, now: float | None = None) -> None:
         raise Rejected(401, "timestamp is not a number")
     age = (time.time() if now is None else now) - sent
     if age > REPUSH_WINDOW_SECONDS or age < -FUTURE_SKEW_SECONDS:
-        raise Rejected(401, "timestamp outside the replay window")
+        raise Rejected(401, "timestamp outside the replay window: a replay, or this machine's clock is wrong")
 
 
 def check_token(payload: dict[str, Any], verification_token: str | None) -> None:
@@ -141,4 +193,4 @@ def check_token(payload: dict[str, Any], verification_token: str | None) -> None
     header = payload.get("header")
     given = header.get("token") if isinstance(header, dict) else payload.get("token")
     if not isinstance(given, str) or not same_secret(given, verification_token):
-        raise Rejected(403, "verification token does not match")
+        raise Rejected(403, NOT_OUR_TOKEN)
