@@ -43,7 +43,7 @@ from clarigate.gateway.flow.notices import notice
 
 from . import readback
 from .agent_view import AgentView, is_status
-from .bolt_app import build_bolt_app
+from .bolt_app import BotIdentity, build_bolt_app
 from .commands import command_hint, mention_command, mention_spelling, parse_command
 from .feedback import FEEDBACK_ACTION, FeedbackClicks
 from .files import download, resolve
@@ -100,7 +100,8 @@ class SlackAdapter(PlatformAdapter):
         self.threads = KnownThreads(gateway)  # the channel threads the bot takes part in
         # Work before ack: an exception answers 500 (Redis down: 503); Slack redelivers, deduped by id.
         # Unhandled requests reach ``_on_error`` (200 and a count) instead of Bolt's 404.
-        self.app = build_bolt_app(self.client, secret)
+        self.identity = BotIdentity(token)  # the start's auth.test, for Bolt: none on the ack path
+        self.app = build_bolt_app(self.client, secret, self.identity)
         self.interactions = interactions = ClarificationInteractions(gateway, self.sender)
         self.agent = AgentView(settings, self.sender, interactions.after_the_ack, self.names)
         self.outbound = SlackOutbound(gateway, self.sender, self.live, self.agent)
@@ -267,6 +268,7 @@ class SlackAdapter(PlatformAdapter):
                 "Slack needs SLACK_SIGNING_SECRET (HTTP mode) or SLACK_APP_TOKEN (Socket Mode)"
             )
         identity = await sign_in(self.sender, self.settings.api_url)  # by the start-up retries
+        self.identity.signed_in(identity)
         self.bot_user_id = identity.get("user_id")
         self.bot_name = await shown_name(self.names, self.bot_user_id, identity.get("user"))
         if self.client.session is None or self.client.session.closed:

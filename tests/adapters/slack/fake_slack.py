@@ -275,8 +275,8 @@ class FakeSlack(StreamMethods):
         """Every call to ``method``, failed ones included."""
         return [c for c in self.calls if c.method == method]
 
-    async def start(self) -> None:
-        """Listen on a random free port of 127.0.0.1."""
+    async def start(self, port: int = 0) -> None:
+        """Listen on ``port`` of 127.0.0.1 (0: a random free one; the old one: back after ``stop``)."""
         app = web.Application()
         app.router.add_post("/api/{method}", self._handle)
         app.router.add_get("/link", self._socket)
@@ -285,7 +285,7 @@ class FakeSlack(StreamMethods):
         app.router.add_post("/upload/v1/{file_id}", self.uploads.receive)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", port)
         await site.start()
         self.port = self.uploads.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 

@@ -266,6 +266,9 @@ async def served() -> AsyncIterator[tuple[Any, str]]:
         body_timeout_seconds=1.0,
     )
     gateway = build_gateway(config, store=MemoryStore("fuzz"), runner=ScriptedRunner())
+    for adapter in gateway.adapters:  # Slack's receives once signed in, as the lifespan's start does
+        if adapter.platform == "slack":
+            await adapter.start()
     app = build_app(gateway)
     server = uvicorn.Server(
         uvicorn.Config(
