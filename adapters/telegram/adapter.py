@@ -46,7 +46,7 @@ from .outbound import TelegramOutbound
 from .polling import ALLOWED_UPDATES, LeasedPoller
 from .receive import (
     BotIdentity,
-    chain_key,
+    chain_of,
     conversation_for,
     inbound_message,
     mentions_bot,
@@ -275,15 +275,13 @@ class TelegramAdapter(PlatformAdapter):
     async def _conversation(self, message: Message, reply: bool) -> Conversation:
         """Where the message belongs: a private chat, or its topic; an upgraded group's supergroup
         keeps the group's id, and a reply to the bot in a group outside a forum topic stays in the
-        reply chain of the message it answers."""
+        reply chain of the message it answers, known by the chat that chain began in."""
         if message.chat.type == "private":
             return conversation_for(message)
-        chat_id = await self.moves.identity(str(message.chat_id))
-        chain = None
+        chat_id, chain = await self.moves.identity(str(message.chat_id)), None
         if reply and topic_of(message) is None and message.reply_to_message is not None:
-            chain = await self.gateway.state.get_json(
-                chain_key(chat_id, str(message.reply_to_message.message_id))
-            )
+            replied = str(message.reply_to_message.message_id)  # a message of this very chat
+            chat_id, chain = await chain_of(self.gateway.state, str(message.chat_id), replied, chat_id)
         return conversation_for(message, chain, chat_id)
 
     async def _identity(self) -> BotIdentity:

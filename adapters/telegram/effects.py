@@ -64,7 +64,7 @@ def posted_note(
 
     async def post() -> None:
         sent = await sender.post(where, note)
-        await remember_chain(state, where, str(sent.message_id))
+        await remember_chain(state, where, str(sent.message_id), str(sent.chat_id))
 
     return ("sendMessage", post)
 

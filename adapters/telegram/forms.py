@@ -30,13 +30,13 @@ from clarigate.gateway.boundary.messages import (
     Sender,
 )
 from clarigate.gateway.boundary.port import AdapterState, GatewayPort
-from clarigate.gateway.flow.answers import answered_line
 
 from . import callback_data as cb
 from . import wizard
 from .effects import AfterAck, Effect, TapReply, answered_edit, posted_note
+from .form_message import draw
 from .receive import written_time
-from .render import TelegramMessage, escape, render_answered, render_question, render_wizard
+from .render import TelegramMessage, escape, render_question, render_wizard
 from .send import TelegramSender
 from .wizard import WizardState
 
@@ -323,15 +323,9 @@ class Forms:
         return show
 
     async def _draw(self, state: WizardState, drawn: TelegramMessage) -> None:
-        """Edit the form message to ``drawn``, then look again: when its question was answered or
-        closed while the edit was on its way, the closing edit may have landed first, so the
-        message shows the answer again ("✅ Answered by …"). Telegram applies a message's edits in
-        the order they come: a closing edit made after this look lands after this one."""
-        await self.sender.edit(state.chat_id, state.message_id, drawn)
-        view = await self.gateway.pending_by_token(state.token)
-        if view is not None and view.status == "answered":
-            closed = render_answered(view.request, answered_line(view))
-            await self.sender.edit(state.chat_id, state.message_id, closed)
+        """Edit the form message to ``drawn``, or post it anew in the supergroup its group was
+        upgraded to, the wizard following it (``form_message.draw``)."""
+        await draw(self.gateway, self.sender, state, drawn, self._save)
 
     async def _active(self, chat_id: str, user_id: str) -> WizardState | None:
         pointer = await self.gateway.state.get_json(wizard.active_key(chat_id, user_id))

@@ -224,7 +224,9 @@ class Interactions:
                 await self.gateway.state.delete(asked)  # a later tap may try again
                 raise
             if sent is not None:
-                await remember_chain(self.gateway.state, conversation, str(sent.message_id))
+                await remember_chain(
+                    self.gateway.state, conversation, str(sent.message_id), str(sent.chat_id)
+                )
 
         return TapReply(hint, then=[("sendMessage", post_prompt)])
 

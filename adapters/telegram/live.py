@@ -182,7 +182,7 @@ class LiveMessages:
         sent = await self.sender.post(conversation, TelegramMessage(html))
         chat_id, message_id = str(sent.chat_id), str(sent.message_id)  # the supergroup's, once upgraded
         try:  # the message exists now: whatever fails here, its ref must reach the core
-            await remember_chain(self.state, conversation, message_id)
+            await remember_chain(self.state, conversation, message_id, chat_id)
             if ref is not None:  # the ref first handed out names no message: keep it for a hand-over
                 if chat_id != ref.chat_id:
                     await self.state.set_json(_chat_key(token), chat_id, LIVE_TTL)

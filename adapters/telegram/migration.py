@@ -13,7 +13,11 @@ sequence with its private chats, a supergroup has its own), so a message stays w
 posted: an edit or deletion goes to that chat (``TelegramSender``), and one left in the old group
 can no longer be changed (Telegram refuses every call for it). A reply quotes only a message of
 the chat it is sent to: ``reply_to`` names the chat of a supergroup message in a conversation
-known by the old group's id (``reply_point``).
+known by the old group's id (``reply_point``). For the same reason a reply chain is noted under
+the chat its message is in, with the chat its conversation is known by (``receive.chain_of``): a
+conversation keeps the id it began with, even one begun in the supergroup before the bot heard of
+the upgrade. A form open in the group goes on in a message posted anew in the supergroup
+(``form_message``): the old one can no longer show its steps.
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ class TelegramOutbound:
             votes = feedback_keyboard(item.feedback.token) if item.feedback is not None else None
             finished = await self.live.finish(conversation, item.text, item.live, item.delivery_id, votes)
             for part in finished:
-                await remember_chain(self.gateway.state, conversation, part.message_id)
+                await remember_chain(self.gateway.state, conversation, part.message_id, part.chat_id)
             return finished[-1] if finished else None
         if isinstance(item, TextReply):
             return await self._post_reply(conversation, item)
@@ -112,7 +112,8 @@ class TelegramOutbound:
             index, piece = numbered
             keyboard = votes if index == len(pieces) - 1 else None  # 👍/👎 under the last piece
             message = await self.sender.post_piece(conversation, piece, keyboard)
-            await remember_chain(self.gateway.state, conversation, str(message.message_id))
+            chat_id, message_id = str(message.chat_id), str(message.message_id)
+            await remember_chain(self.gateway.state, conversation, message_id, chat_id)
             return message_ref(message).model_dump(mode="json")
 
         posted = await post_each_once(self.gateway.state, item.delivery_id, list(enumerate(pieces)), post)
@@ -134,7 +135,7 @@ class TelegramOutbound:
     async def _post(self, conversation: Conversation, message: TelegramMessage) -> MessageRef:
         """Post one message, kept as a link of the conversation's reply chain."""
         sent: Message = await self.sender.post(conversation, message)
-        await remember_chain(self.gateway.state, conversation, str(sent.message_id))
+        await remember_chain(self.gateway.state, conversation, str(sent.message_id), str(sent.chat_id))
         return message_ref(sent)
 
     async def _progress(self, conversation: Conversation, item: ProgressUpdate) -> None:

@@ -190,7 +190,9 @@ def conversation_for(
 
 
 def chain_key(chat_id: str, message_id: str) -> str:
-    """Shared-state key from a bot message in a group to the reply chain it belongs to."""
+    """Shared-state key from a bot message in a group to the reply chain it belongs to: named by
+    the chat the message is in, as its id is (a supergroup numbers its own messages, so one of a
+    group's upgrade may be numbered like one of the group, ``migration``)."""
     return f"chain:{chat_id}:{message_id}"
 
 
@@ -279,7 +281,26 @@ def _refusal(secret: str | None, given: str | None) -> str:
 CHAIN_TTL = 30 * 24 * 3600
 
 
-async def remember_chain(state: AdapterState, conversation: Conversation, message_id: str) -> None:
-    """Note which reply chain a bot message in a group belongs to, so replies to it stay there."""
+async def remember_chain(
+    state: AdapterState, conversation: Conversation, message_id: str, chat_id: str
+) -> None:
+    """Note which reply chain the bot's message ``message_id`` of ``chat_id`` (the chat it was
+    posted in) belongs to, so replies to it stay there: its topic, with the conversation's chat
+    when that is another (a group's conversation going on in the supergroup it was upgraded to)."""
     if conversation.topic and conversation.topic.startswith("msg-"):
-        await state.set_json(chain_key(conversation.chat_id, message_id), conversation.topic, CHAIN_TTL)
+        chain: str | dict[str, str] = conversation.topic
+        if chat_id != conversation.chat_id:
+            chain = {"chat": conversation.chat_id, "topic": conversation.topic}
+        await state.set_json(chain_key(chat_id, message_id), chain, CHAIN_TTL)
+
+
+async def chain_of(
+    state: AdapterState, chat_id: str, message_id: str, identity: str
+) -> tuple[str, str | None]:
+    """The conversation a reply to the bot's message ``message_id`` of ``chat_id`` belongs to: the
+    chat it is known by and its chain's topic (``remember_chain``). A chain keeps the chat it began
+    in, whenever the bot heard of an upgrade. ``(identity, None)`` when no chain is known."""
+    chain = await state.get_json(chain_key(chat_id, message_id))
+    if isinstance(chain, dict) and chain.get("topic"):
+        return str(chain.get("chat") or chat_id), str(chain["topic"])
+    return (chat_id, chain) if isinstance(chain, str) and chain else (identity, None)

@@ -56,7 +56,7 @@ class TelegramFiles:
                 sent = await self._upload(conversation, item, text)
             else:
                 sent = await self.sender.post_piece(conversation, text)
-            await remember_chain(self.state, conversation, str(sent.message_id))
+            await remember_chain(self.state, conversation, str(sent.message_id), str(sent.chat_id))
             return message_ref(sent).model_dump(mode="json")
 
         posted = await post_each_once(self.state, item.delivery_id, parts, post, way=":file")

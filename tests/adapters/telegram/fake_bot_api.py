@@ -153,6 +153,7 @@ class FakeBotApi:
     # ephemeral messages shown: (chat_id, receiver user id) -> {ephemeral_message_id: text}
     ephemeral_notes: dict[tuple[int, int], dict[int, str]] = field(default_factory=dict)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1000))
+    _numbering: dict[int, itertools.count] = field(default_factory=dict)  # see ``numbered_from``
     _runner: web.AppRunner | None = None
     _new_update: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -163,6 +164,15 @@ class FakeBotApi:
     def migrate(self, old_chat_id: int, new_chat_id: int) -> None:
         """The group ``old_chat_id`` was upgraded: calls for it answer 400 with ``migrate_to_chat_id``."""
         self.migrated[old_chat_id] = new_chat_id
+
+    def numbered_from(self, chat_id: int, first: int) -> None:
+        """The bot's next message in ``chat_id`` is numbered ``first``, and its later ones count on
+        from there: a supergroup numbers its own messages (a basic group shares the bot's sequence)."""
+        self._numbering[chat_id] = itertools.count(first)
+
+    def next_id(self, chat_id: int) -> int:
+        """The number of the next message posted in ``chat_id``."""
+        return next(self._numbering.get(chat_id, self._ids))
 
     def delete(self, chat_id: int, message_id: int) -> None:
         """Someone deleted a message: editing it answers "message to edit not found"."""
@@ -332,7 +342,7 @@ class FakeBotApi:
         if method == "sendMessage":
             chat_id = self._check_chat(params)
             text = self._check_text(params)
-            message_id = next(self._ids)
+            message_id = self.next_id(chat_id)
             self.messages[(chat_id, message_id)] = (text, params.get("reply_markup") or "")
             # the person's app drops the drafts of this chat and topic when the bot's message arrives
             thread = int(params.get("message_thread_id", 0) or 0)

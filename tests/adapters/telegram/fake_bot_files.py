@@ -53,7 +53,7 @@ def send_file(fake: FakeBotApi, method: str, params: dict[str, Any]) -> dict[str
         check_html(caption)
     if len(caption) > MAX_CAPTION:
         raise ApiError(400, "Bad Request: message caption is too long")
-    message_id = next(fake._ids)
+    message_id = fake.next_id(chat_id)
     mime_type = upload.content_type or "application/octet-stream"
     fake.sent_files.append(SentFile(chat_id, message_id, kind, upload.filename, data, caption, mime_type))
     fake.messages[(chat_id, message_id)] = (caption, params.get("reply_markup") or "")

@@ -10,7 +10,7 @@ from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
 from clarigate.gateway.boundary.messages import Conversation, TextReply
 from clarigate.gateway.boundary.port import DeliveryFailed
 
-from .harness import ALICE, GROUP, bot_message, mention_update, message_update
+from .harness import ALICE, GROUP, bot_message, callback_update, mention_update, message_update
 from .test_choices import ask_then_echo
 
 OLD_GROUP = {"id": -4455, "type": "group", "title": "Team"}
@@ -53,14 +53,20 @@ async def test_an_upgraded_group_keeps_its_conversation_and_open_question(bench)
     runner = ScriptedRunner(ask_then_echo(choice_request("Which framework?", ["React", "Vue"])))
     tg = await bench(runner)
     await tg.deliver(message_update("@clari_bot deploy", chat=OLD_GROUP, entities=MENTION))
-    question_id = tg.api.of("sendMessage")[-1].result["message_id"]
+    asked = tg.api.of("sendMessage")[-1]
     # the group is upgraded: Telegram says so in both chats; calls to the old id now fail
     tg.api.migrate(OLD_GROUP["id"], SUPERGROUP["id"])
     await tg.deliver(message_update(None, chat=OLD_GROUP, migrate_to_chat_id=SUPERGROUP["id"]))
     await tg.deliver(message_update(None, chat=SUPERGROUP, migrate_from_chat_id=OLD_GROUP["id"]))
-    # the typed answer in the supergroup answers the question asked in the group
-    await tg.deliver(message_update("2", chat=SUPERGROUP, reply_to=bot_message(question_id, SUPERGROUP)))
-    assert runner.calls[-1].response is not None and runner.calls[-1].response.option_id == "option-2"
+    # "Other…" tapped on the question left in the group: its prompt comes in the supergroup (a reply
+    # there quotes a message of the supergroup only), and the answer typed in reply to it answers
+    other = next(b["callback_data"] for row in asked.buttons for b in row if b["text"] == "Other…")
+    await tg.deliver(callback_update(other, asked.result["message_id"], ALICE, OLD_GROUP))
+    prompt = tg.api.of("sendMessage")[-1]
+    assert prompt.params["chat_id"] == str(SUPERGROUP["id"])
+    prompt_id = prompt.result["message_id"]
+    await tg.deliver(message_update("Svelte", chat=SUPERGROUP, reply_to=bot_message(prompt_id, SUPERGROUP)))
+    assert runner.calls[-1].response is not None and runner.calls[-1].response.value == "Svelte"
     assert runner.calls[0].thread_id == runner.calls[-1].thread_id
     assert tg.api.of("sendMessage")[-1].params["chat_id"] == str(SUPERGROUP["id"])
 
