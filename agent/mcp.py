@@ -7,12 +7,13 @@ and ``tool_name_prefix: true`` to offer its tools as ``{server}_{tool}``::
     tickets: {transport: streamable_http, url: "https://mcp.example.com/mcp",
               headers: {Authorization: "Bearer ${TICKETS_TOKEN}"}, tool_name_prefix: true}
 
-``${NAME}`` in any string is replaced by that environment variable (secrets stay out of
-the YAML file); an unset one is an error naming it, and so is a key the server's transport does
-not take (``clarigate.agent.mcp_settings``, checked as the configuration loads). A server that
-does not start or answer within ``wait_seconds`` seconds is an ``MCPServerError`` naming the
-server, and so is a tool name two servers share (naming both) or one clarigate's own
-``ask_clarification`` has.
+``${NAME}`` in any string is replaced by that environment variable (secrets stay out of the
+YAML file, and out of the gateway's log: ``mcp_settings.filled_in``); an unset one is an error
+naming it, and so is a key the server's transport does not take (``clarigate.agent.mcp_settings``,
+checked as the configuration loads). A server that does not start or answer within
+``wait_seconds`` seconds is an ``MCPServerError`` naming the server, and so is a tool name two
+servers share (naming both) or one clarigate's own ``ask_clarification`` has. An error a server
+gives names it instead of its URL (``mcp_sessions``): the URL may hold its key.
 """
 
 from __future__ import annotations
@@ -23,10 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clarigate.agent.mcp_settings import TRANSPORTS, transport_of, unknown_settings
+from clarigate.agent.mcp_settings import TRANSPORTS, VARIABLE, transport_of, unknown_settings
 from clarigate.agent.tools import ASK_CLARIFICATION
-
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class MCPServerError(ValueError):
@@ -48,7 +47,7 @@ def expand_env(value: Any, server: str, environ: Mapping[str, str] | None = None
                 raise MCPServerError(server, f"environment variable {name} is not set")
             return env[name]
 
-        return _VAR.sub(sub, value)
+        return VARIABLE.sub(sub, value)
     if isinstance(value, list | tuple):
         return [expand_env(v, server, env) for v in value]
     if isinstance(value, Mapping):

@@ -17,6 +17,7 @@ import asyncio
 import logging
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
@@ -42,6 +43,8 @@ MAX_LINE = 2000
 #: How long calls fail at once after a server's start failed: doubling from the first, up to the max.
 RETRY_FIRST_SECONDS = 5.0
 RETRY_MAX_SECONDS = 300.0
+#: A URL in an error's message (up to a space or a quote).
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
 
 
 class MCPSessions:
@@ -130,7 +133,7 @@ class _Session:
         except TimeoutError:
             raise MCPServerError(name, f"did not answer within {wait_seconds:.0f} s") from None
         except Exception as exc:  # the SDK wraps start-up failures in task groups: name the root cause
-            raise MCPServerError(name, f"did not start or answer: {_root_cause(exc)}") from exc
+            raise MCPServerError(name, f"did not start or answer: {_root_cause(exc, name)}") from exc
 
     async def _live(self, gone: _Held | None = None) -> tuple[_Held, ClientSession]:
         """The held session and its client; started again first when it has ended (the server
@@ -221,7 +224,7 @@ class _Backoff:
             self._failed.prepare_for_next_attempt()
         seconds = self._wait(self._failed)
         self._due = time.monotonic() + seconds
-        self._why = _root_cause(exc.__cause__ or exc)
+        self._why = _root_cause(exc.__cause__ or exc, self.name)
         if self._failed.attempt_number == 1:
             log.warning(
                 "MCP server %r is down: %s; its tools fail until it is tried again", self.name, self._why
@@ -271,7 +274,7 @@ class _Held:
         try:
             return await asyncio.shield(self.ready)
         except Exception as exc:
-            why = _root_cause(exc)
+            why = _root_cause(exc, self.server.name)
             raise ConnectionError(f"MCP server {self.server.name!r} did not start: {why}") from exc
 
     async def watch(self, request: Coroutine[Any, Any, T]) -> T:
@@ -297,7 +300,8 @@ class _Held:
             if not ready.done():
                 _fail(ready, exc)
             else:
-                log.warning("MCP server %r: its session ended: %s", self.server.name, _root_cause(exc))
+                name = self.server.name
+                log.warning("MCP server %r: its session ended: %s", name, _root_cause(exc, name))
         finally:
             if not ready.done():
                 _fail(ready, ConnectionError("its session was closed before it started"))
@@ -371,10 +375,13 @@ def _log_lines(name: str, read_fd: int) -> None:
                 log.info("MCP server %r: %s", name, text[:MAX_LINE])
 
 
-def _root_cause(exc: BaseException) -> str:
+def _root_cause(exc: BaseException, server: str | None = None) -> str:
+    """The error at the root of ``exc``, in one line: its type and its message's first line, where
+    any URL (the server's, as its HTTP client printed it: it may hold its key) is named instead."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     if exc.__cause__ is not None and not str(exc):
         exc = exc.__cause__
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    named = f"<url of MCP server {server!r}>" if server else "<url>"
+    return f"{type(exc).__name__}: {_URL.sub(named, text[0])}" if text else type(exc).__name__

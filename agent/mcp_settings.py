@@ -12,6 +12,9 @@ agent library is imported here: the web process reads the configuration too.
 from __future__ import annotations
 
 import difflib
+import json
+import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,6 +34,8 @@ SETTINGS: dict[str, frozenset[str]] = {
     "websocket": frozenset({"url", "session_kwargs"}),
 }
 _EVERY = sorted(OWN.union(*SETTINGS.values()))
+#: ``${NAME}`` in a server's settings: that environment variable (``clarigate.agent.mcp.expand_env``).
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def transport_of(server: Mapping[str, Any]) -> Any:
@@ -80,4 +85,21 @@ def settings_problems(servers: Mapping[str, Any]) -> list[str]:
         for name, server in servers.items()
         if isinstance(server, Mapping)
         for problem in unknown_settings(server)
+    ]
+
+
+def filled_in(servers: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> list[str]:
+    """What each ``${NAME}`` in ``servers`` stands for (the variables that are set), wherever it
+    is written (``env``, ``headers``, ``url``, ``args``): secrets, for the gateway's log redactor."""
+    env = os.environ if environ is None else environ
+    return [env[name] for name in VARIABLE.findall(json.dumps(servers, default=str)) if name in env]
+
+
+def urls_of(servers: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> list[str]:
+    """Each server's ``url``, with the variables that are set filled in."""
+    env = os.environ if environ is None else environ
+    return [
+        VARIABLE.sub(lambda m: env.get(m[1], m[0]), server["url"])
+        for server in servers.values()
+        if isinstance(server, Mapping) and isinstance(server.get("url"), str)
     ]

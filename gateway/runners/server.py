@@ -67,6 +67,7 @@ from clarigate.gateway.runners.server_stops import cancel_unfinished, cancelled_
 from clarigate.gateway.runners.server_supersede import SUPERSEDED_BY_KEY, supersede_on_server
 from clarigate.gateway.runners.server_wire import human_content, messages_of, status_of, unavailable
 from clarigate.gateway.runtime import metrics
+from clarigate.gateway.runtime.logs import without_secrets
 
 log = logging.getLogger(__name__)
 
@@ -181,10 +182,11 @@ class LangGraphServerRunner(AgentRunner):
 
     @property
     def ready_where(self) -> str:
-        """Where ``/readyz`` looked for the server: its URL without credentials."""
+        """Where ``/readyz`` looked for the server: its URL without credentials (its secret query
+        parameters masked: ``?api_key=***``)."""
         parts = urlsplit(self.url)
         host = parts.netloc.rpartition("@")[2]  # user and password left out
-        return parts._replace(netloc=host).geturl()
+        return without_secrets(parts._replace(netloc=host).geturl())
 
     async def ping(self) -> bool:
         """True when the server answers ``/ok`` (for ``/readyz``, which says when it stops)."""

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_valid
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from clarigate.agent import placement
+from clarigate.agent.mcp_settings import filled_in, urls_of
 from clarigate.agent.settings import AgentOptions, AgentSettings
 from clarigate.gateway.boundary import registry
 from clarigate.gateway.boundary.settings import PlatformSettings, Streaming
@@ -250,11 +251,14 @@ class GatewayConfig(BaseSettings):
         return [name for name in self.platforms if self.platform_enabled(name)]
 
     def secret_values(self) -> list[str]:
-        """Every secret this bot holds (platform credentials, store and database passwords, provider
-        keys from the environment), for the log redactor; never printed."""
+        """Every secret this bot holds (platform credentials, URLs' passwords, provider keys, what
+        ``${NAME}`` stands for in each agent's MCP servers), for the log redactor; never printed."""
         values = [secret for section in self.platforms.values() for secret in section.secret_values()]
-        for url in (self.redis_url, self.agent.checkpointer_url):
-            values.extend(url_secrets(url))  # the password, ?sentinel_password=…, ?sslpassword=…
+        values.extend(url_secrets(self.redis_url))  # the password, ?sentinel_password=…, ?sslpassword=…
+        for agent in (self.agent, *(route.options(self.agent) for route in self.routes)):
+            for url in (agent.checkpointer_url, agent.server_url, *urls_of(agent.mcp_servers)):
+                values.extend(url_secrets(url))
+            values.extend(filled_in(agent.mcp_servers))  # in env, headers, url: what the server gets
         values.extend(
             value for name, value in os.environ.items() if value and name.endswith(SECRET_ENV_SUFFIXES)
         )

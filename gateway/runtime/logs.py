@@ -128,11 +128,11 @@ MASK = "***"
 _GENERIC_SHAPES: list[tuple[str | None, re.Pattern[str], str]] = [
     ("bearer", re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\1" + MASK),
     ("@", re.compile(r"(://[^:/@\s]*:)[^@\s/]+@"), r"\1" + MASK + "@"),  # scheme://user:password@host
-    (  # a query's or a form body's secret parameter: ?password=…, &sentinel_password=…, token=…
-        # (the value only: punctuation that ends it before a space, "…?password=***: failed", stays)
+    (  # a query's or a form body's secret parameter: ?password=…, &access_key=…, ticket=… (a
+        # websocket's); the value only: punctuation that ends it before a space stays ("…=***: failed")
         "=",
         re.compile(
-            r"(?i)((?<![^\s?&;])(?:[\w.-]*(?:password|passwd|secret|token)|api_?key|key)=)"
+            r"(?i)((?<![^\s?&;])(?:[\w.-]*(?:password|passwd|secret|token|ticket)|(?:[\w.-]*[_.-]|api)?key)=)"
             r"[^&\s'\"]+?(?=[:;,.!?)\]}>]*(?:[&\s'\"]|$))"
         ),
         r"\1" + MASK,
@@ -187,8 +187,8 @@ def redact(text: str) -> str:
 
 
 #: A URL query parameter holding a secret, by its name: ``password``, ``sentinel_password``,
-#: ``ssl_password`` (redis-py), ``sslpassword`` (libpq), any ``…secret``, ``…token``, ``…_key``.
-_SECRET_PARAMETER = re.compile(r"(?i)pass(?:word|wd)|secret|token|(?:^|_|api)key$")
+#: ``ssl_password`` (redis-py), ``sslpassword`` (libpq), any ``…secret``, ``…token``, ``…ticket``, ``…_key``.
+_SECRET_PARAMETER = re.compile(r"(?i)pass(?:word|wd)|secret|token|ticket|(?:^|[_.-]|api)key$")
 #: Where a URL's query starts: the first ``?name=`` (a password may hold ``?`` or ``@`` unescaped).
 _QUERY_START = re.compile(r"\?(?=[A-Za-z_][\w.-]*=)")
 
@@ -268,12 +268,15 @@ class RedactingFilter(logging.Filter):
 
 
 #: Loggers that print URLs, headers, bodies or what people wrote below WARNING, held there even at
-#: debug (each platform's SDK loggers join them: ``quiet_loggers``): the HTTP clients; aiosqlite
-#: (every checkpoint blob it writes, the conversation's text in them), MCP's client (each tool
-#: call's arguments and result), LangSmith (its run payloads) and markdown-it (the text it parses).
+#: debug (each platform's SDK loggers join them: ``quiet_loggers``): the HTTP clients (the OpenAI
+#: SDK's own fork too: httpx2, httpcore2); aiosqlite (every checkpoint blob it writes, the
+#: conversation's text in them), MCP's client (each tool call's arguments and result), LangSmith
+#: (its run payloads) and markdown-it (the text it parses).
 QUIET_LOGGERS = (
     "httpx",
     "httpcore",
+    "httpx2",
+    "httpcore2",
     "urllib3",
     "aiohttp",
     "websockets",
