@@ -52,6 +52,7 @@ from clarigate.gateway.runners.server_runs import (
     checkpoint_of,
     finished_run,
     follow,
+    history_lost,
     left_of_turn,
     past_breakpoint,
     state_output,
@@ -63,7 +64,12 @@ from clarigate.gateway.runners.server_settings import (
     runs_shipped_graph,
     state_problem,
 )
-from clarigate.gateway.runners.server_stops import cancel_unfinished, cancelled_output, rolled_back
+from clarigate.gateway.runners.server_stops import (
+    cancel_unfinished,
+    cancelled_output,
+    lost_output,
+    rolled_back,
+)
 from clarigate.gateway.runners.server_supersede import SUPERSEDED_BY_KEY, supersede_on_server
 from clarigate.gateway.runners.server_wire import human_content, messages_of, status_of, unavailable
 from clarigate.gateway.runtime import metrics
@@ -296,6 +302,9 @@ class LangGraphServerRunner(AgentRunner):
         state = await self._client.threads.get_state(sid)
         parsed = parse_request_id(response.request_id) if response is not None else None
         run_of = self._begun.run_of(inbound_id, human_message_id(inbound_id) if parsed is None else None)
+        if response is not None and history_lost(state, run_of):  # nothing left that the answer goes on
+            log.warning("server thread %s lost its history (the server restarted without it)", sid)
+            return lost_output(detect_locale(text))
         assistant = self.settings.assistant_id
         options_for = partial(self._options, speaker=meta.get(WHO_KEY))
         started = await left_of_turn(

@@ -1,21 +1,23 @@
 """A server run followed to its end, its output read from the thread, and a run the server lost.
 
 A LangGraph server that crashes (``kill -9``, the OOM killer) and starts again may not know the
-run the gateway was following any more: ``langgraph dev`` writes its threads, runs and
-checkpoints to disk every 10 s, so a kill loses what came after the last write; a deployment's
-worker that dies leaves its run to be retried. So a run whose stream ends in ``404 Run not
-found``, or that is gone or still unfinished when its stream ends, is ``RunLost``, and the runner
-looks at the thread again (``left_of_turn``):
+run the gateway was following any more: ``langgraph dev`` writes its threads and runs to disk
+every 10 s and its checkpoints only when it stops cleanly, so a kill loses what came after the
+last write and every thread's history; a deployment's worker that dies leaves its run to be
+retried. So a run whose stream ends in ``404 Run not found``, or that is gone or still unfinished
+when its stream ends, is ``RunLost``, and the runner looks at the thread again (``left_of_turn``):
 
 - the run is there again (the server retries a run it had written): it is joined;
-- the turn's input is in the thread (its human message; an answer's interrupt no longer pending)
-  and the thread was cut off with steps left: the run goes on from the last checkpoint (a run
-  without input);
+- the turn's input is in the thread (its human message; an answer's interrupt no longer pending
+  while the thread still holds the checkpoint the run began at, or a later one) and the thread
+  was cut off with steps left: the run goes on from the last checkpoint (a run without input);
 - the turn's input is in the thread and the run stopped on a breakpoint (its graph's, its run's
   or a subgraph's: ``server_breakpoints``): the person is asked "Continue?" as after a run that
   ended there (going on without input would pass the breakpoint, a decision the person did not
   make);
 - the turn's input is in the thread and nothing is left to do: its output is read from the thread;
+- an answer whose thread lost its history (``history_lost``): nothing is left to resume, so the
+  person is told the server lost the conversation (``server_stops.lost_output``);
 - the input is not in the thread (lost with the run, or the thread itself): the run is started
   again from the recorded input, unless the thread says someone cancelled it with ``rollback``,
   which deletes a run as a crash may (``server_stops``: the person is told it was stopped).
@@ -254,12 +256,22 @@ async def state_output(
     return output
 
 
+def history_lost(state: Mapping[str, Any], meta: Mapping[str, Any] | None) -> bool:
+    """True when a thread's ``state`` holds no checkpoint, or one older than the checkpoint the
+    run of ``meta`` began at (``BEFORE_KEY``; checkpoint ids sort by time): the server lost the
+    thread's history (``langgraph dev`` killed before it saved it), what a question asked there
+    waited on with it."""
+    now, began = checkpoint_of(state), str((meta or {}).get(BEFORE_KEY) or "")
+    return not now or now < began
+
+
 def input_applied(state: Mapping[str, Any], meta: Mapping[str, Any], interrupt_id: str | None) -> bool:
     """True when the thread shows a lost run's input was taken: its human message is there, or
-    the interrupt its answer resumed is no longer pending."""
+    the interrupt its answer resumed is no longer pending while the thread still holds the
+    checkpoint the run began at or a later one (not ``history_lost``)."""
     if meta.get(HUMAN_KEY):
         return any(m.id == meta[HUMAN_KEY] for m in messages_of(state.get("values")))
-    if interrupt_id is None:
+    if interrupt_id is None or history_lost(state, meta):
         return False
     pending = {i.get("id") for i in state.get("interrupts") or [] if isinstance(i, Mapping)}
     return interrupt_id not in pending

@@ -17,6 +17,10 @@
 - A run the server gives up on itself (its background-job timeout, ``BG_JOB_TIMEOUT_SECS`` of
   ``langgraph-api``) ends ``timeout``: the person reads what they read when the gateway gives up
   (``run_too_long``), not "something went wrong".
+- An answer to a question whose thread the server lost (``server_runs.history_lost``: a
+  ``langgraph dev`` killed before it saved its checkpoints, the run resuming it gone too): the
+  person reads that the server lost the conversation (``server_lost_thread``), never a fresh
+  thread holding only their answer, nor "something went wrong".
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ ROLLED_BACK = "UserRollback"
 CANCELLED = "run_cancelled"
 #: Words for a run the server's own timeout stopped: the gateway's, for its own run timeout.
 TIMED_OUT = "run_too_long"
+#: Words for an answer whose thread the server lost.
+LOST = "server_lost_thread"
 #: Calls that cancel a run the gateway gave up on: a server that does not answer is tried again
 #: for a few seconds (``unavailable``), a refusal is not.
 CANCEL_RETRIES = RetryPolicy(first=0.25, cap=1.0, within=4.0)
@@ -79,6 +85,12 @@ def timed_out_output(run_id: str, locale: Locale) -> TurnOutput:
     took too long, as when the gateway gives up on a run."""
     log.warning("run %s took longer than the LangGraph server allows (its BG_JOB_TIMEOUT_SECS)", run_id)
     return TurnOutput(replies=[catalog.text(TIMED_OUT, locale)], notice_only=True)
+
+
+def lost_output(locale: Locale) -> TurnOutput:
+    """What the person reads of an answer whose thread the server lost: that it did, nothing
+    else (no question is left open: nothing on the server waits for one)."""
+    return TurnOutput(replies=[catalog.text(LOST, locale)], notice_only=True)
 
 
 def _when(value: Any) -> datetime | None:

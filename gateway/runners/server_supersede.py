@@ -5,7 +5,9 @@ thread that waits on interrupts, every pending one is resumed with ``superseded_
 ``reject``; any other: the declined answer with reason ``superseded``) in a run of its own, which
 is waited for and not shown; one that stops on another interrupt is superseded again, up to
 ``MAX_ROUNDS`` times. Those runs carry ``clarigate_superseded_by`` (the new message's inbound id)
-in their metadata, never the inbound id itself, so a job delivered again joins only its own run.
+in their metadata, never the inbound id itself (``INBOUND_KEY``), so a job delivered again joins
+only its own run; it first waits for the superseding runs an earlier delivery made that are not
+over yet, then supersedes what is still pending, so the message runs once, after them.
 A typed interrupt whose ``response_schema`` does not take the superseded answer is not resumed:
 the new message runs over it. An approval no decision can turn down (approve and edit only) is
 turned down without being resumed (``server_not_approved``, as ``clarigate.agent.not_approved``
@@ -26,8 +28,10 @@ from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.supersede import MAX_ROUNDS, resume_map
 from clarigate.agent.turn_output import TurnOutput
+from clarigate.gateway.runners.server_interrupts import RUNS_SEARCHED
 from clarigate.gateway.runners.server_not_approved import turn_down_on_server
-from clarigate.gateway.runners.server_stops import cancelled_output, rolled_back
+from clarigate.gateway.runners.server_runs import INBOUND_KEY
+from clarigate.gateway.runners.server_stops import UNFINISHED, cancelled_output, rolled_back
 from clarigate.gateway.runners.server_wire import messages_of, status_of
 
 __all__ = ["SUPERSEDED_BY_KEY", "supersede_on_server"]
@@ -58,6 +62,22 @@ async def _ended_as(client: Any, sid: str, run: Mapping[str, Any]) -> str:
         raise
 
 
+async def _earlier_rounds(client: Any, sid: str, by: str) -> bool:
+    """Wait for the superseding runs of server thread ``sid`` made for the message ``by`` (an
+    earlier delivery of its job) that are not over yet; True when there was one."""
+    runs = await client.runs.list(sid, limit=RUNS_SEARCHED)
+    mine = [r for r in runs if (r.get("metadata") or {}).get(SUPERSEDED_BY_KEY) == by]
+    waiting = [r for r in mine if r.get("status") in UNFINISHED]
+    for run in waiting:
+        log.info("server thread %s: waiting for superseding run %s made before", sid, run["run_id"])
+        try:
+            await client.runs.join(sid, run["run_id"])
+        except Exception as exc:
+            if status_of(exc) != 404:  # gone (lost, rolled back): what is pending is read again
+                raise
+    return bool(waiting)
+
+
 async def supersede_on_server(
     client: Any,
     sid: str,
@@ -75,7 +95,11 @@ async def supersede_on_server(
 
     ``settings`` are the run options that carry the bot's agent settings (``run_settings``): the
     graph that resumes must be built as the one that asked."""
-    metadata = {**meta, SUPERSEDED_BY_KEY: meta.get("clarigate_inbound_id") or ""}
+    by = str(meta.get(INBOUND_KEY) or "")
+    metadata = {**{k: v for k, v in meta.items() if k != INBOUND_KEY}, SUPERSEDED_BY_KEY: by}
+    if by and _pending(state) and await _earlier_rounds(client, sid, by):
+        state = await client.threads.get_state(sid)
+        messages = messages_of(state.get("values"))
     for _ in range(MAX_ROUNDS):
         pending = _pending(state)
         resume, refused = resume_map(pending, thread_locale(messages)) if pending else ({}, {})

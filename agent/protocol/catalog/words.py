@@ -164,6 +164,12 @@ WORDS: dict[str, dict[Locale, str]] = {
         "Write a new message to start again.",
         "zh": "这个请求在智能体的服务器上被中止了，没有完成。发送新消息即可重新开始。",
     },
+    # an answer to a question whose thread the LangGraph server lost: gateway/runners/server_stops.py
+    "server_lost_thread": {
+        "en": "The agent's server lost this conversation (it restarted without saving it): "
+        "please send your request again.",
+        "zh": "智能体的服务器丢失了这段对话（它重启时没有保存）：请重新发送您的请求。",
+    },
     "refused": {
         "en": "Sorry, I am not set up to work with you here. Ask the bot's administrator for access.",
         "zh": "抱歉，我在这里无法为您服务。请联系机器人的管理员开通权限。",

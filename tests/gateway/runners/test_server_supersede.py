@@ -92,3 +92,54 @@ async def test_a_plain_interrupt_on_the_server_gets_the_superseded_value(
     assert resumed["response_kind"] == "declined" and resumed["reason"] == "superseded"
     assert resumed["request_id"] == asked.request_id
     assert chat.last_request().request.question == "Which release?"  # the new message asked anew
+
+
+async def test_a_message_run_again_after_its_superseding_run_was_made_runs_itself_once(
+    langgraph_server: Any,
+) -> None:
+    """The gateway dies (or the server goes away) right after the run closing the open question
+    was made: the job runs again, and the message runs, once, never mistaken for that run."""
+    import httpx
+    from langgraph_sdk import get_client
+
+    from clarigate.gateway.runners.base import AgentUnavailable, RunInput
+    from clarigate.gateway.runners.server import server_thread_id
+    from clarigate.gateway.runners.server_supersede import SUPERSEDED_BY_KEY
+
+    thread = "5e2c0d8a9b7f4e1aa3c6d0f1e2b3c4d5"
+    first = runner_for(langgraph_server, "answer_echo")
+    asked = await first.run_turn(RunInput(thread, "ship it", metadata={"inbound_id": "t:1"}))
+    assert asked.request is not None and asked.request.question == "Which release?"
+    create = first._client.runs.create
+
+    async def made_then_gone(*args: Any, **kwargs: Any) -> Any:
+        run = await create(*args, **kwargs)
+        if SUPERSEDED_BY_KEY in (kwargs.get("metadata") or {}):
+            raise httpx.ConnectError("the gateway was killed right after making the closing run")
+        return run
+
+    first._client.runs.create = made_then_gone  # type: ignore[method-assign]
+    message = RunInput(thread, "what changed since v1?", metadata={"inbound_id": "t:2"})
+    with pytest.raises(AgentUnavailable):
+        await first.run_turn(message)
+    await first.aclose()
+
+    again = runner_for(langgraph_server, "answer_echo")  # the job delivered again, to a new gateway
+    try:
+        output = await again.run_turn(message)
+    finally:
+        await again.aclose()
+    assert output.replies == [] and output.request is not None  # the message ran: it asks anew
+    assert output.request.question == "Which release?"
+    assert output.request.request_id != asked.request.request_id
+    client = get_client(url=langgraph_server.url)
+    state = await client.threads.get_state(server_thread_id(thread))
+    runs = [r["metadata"] for r in await client.runs.list(server_thread_id(thread))]
+    await client.http.client.aclose()
+    closing = [m for m in runs if m.get(SUPERSEDED_BY_KEY) == "t:2"]
+    assert len(closing) == 1 and "clarigate_inbound_id" not in closing[0]  # not one made again
+    assert [m.get("clarigate_inbound_id") for m in runs].count("t:2") == 1
+    said = [(m["type"], m["content"]) for m in state["values"]["messages"]]
+    assert said[0] == ("human", "ship it") and said[2] == ("human", "what changed since v1?")
+    assert said[1][0] == "ai" and len(said) == 3  # closed once, the message once
+    assert json.loads(said[1][1].removeprefix("resumed with "))["reason"] == "superseded"
