@@ -184,7 +184,8 @@ class LangGraphServer:
 
     def kill(self) -> None:
         """Kill the server at once (SIGKILL, as a crash or the OOM killer does): what it had not
-        written to its work directory yet (it writes every 10 s) is lost."""
+        written to its work directory yet is lost (threads and runs are written every 10 s,
+        checkpoints only on a clean stop)."""
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -2,8 +2,9 @@
 5, 25 or 90 s: the message is answered exactly once, and the person is told once that it is kept
 when the outage lasts.
 
-``langgraph dev`` writes its threads, runs and checkpoints to its work directory every 10 s, so
-a kill loses what came after the last write: here the run (and its thread) are lost, and the
+``langgraph dev`` writes its threads and runs to its work directory every 10 s and its
+checkpoints only when it stops cleanly, so a kill loses what came after the last write and every
+thread's history: here the run (and its thread) are lost, and the
 gateway starts the run again from the recorded input; a run written before the kill is retried
 by the server itself, and the gateway joins it.
 """
