@@ -49,7 +49,8 @@ def test_bolts_other_warnings_are_still_logged(
     monkeypatch.setenv("SLACK_CLIENT_ID", "1.2")  # Bolt turns OAuth on by itself: a line of its own
     monkeypatch.setenv("SLACK_CLIENT_SECRET", "oauth-secret")
     unused_token = [warning_token_skipped(), warning_client_prioritized_and_token_skipped()]
-    with caplog.at_level(logging.INFO):
+    # Bolt's tree at INFO too: an earlier test's log set-up may have held it at WARNING
+    with caplog.at_level(logging.INFO), caplog.at_level(logging.INFO, logger="slack_bolt"):
         build_bolt_app(AsyncWebClient(token=BOT_TOKEN), "signing-secret", BotIdentity(BOT_TOKEN))
         for line in unused_token:
             logging.getLogger(BOLT_LOGGER).warning(line)
