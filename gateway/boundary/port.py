@@ -157,8 +157,8 @@ class PlatformAdapter(ABC):
 
     def command_spelling(self, conversation: Conversation, name: str) -> str:
         """How a person types neutral command ``name`` (``new``, ``cancel``, …) in ``conversation``,
-        as every line of the core that names a command writes it (help, status, a held approval's
-        way out). By default ``command_syntax``; a platform whose commands are typed differently
+        as every line of the core that names a command writes it (help, status, a
+        question's way out). By default ``command_syntax``; a platform whose commands are typed differently
         in some conversations says so here (Slack: the slash command in a DM, a mention of the
         bot in a channel's threads, where Slack takes no slash command)."""
         return self.command_syntax.format(command=name)

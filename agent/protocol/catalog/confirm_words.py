@@ -33,9 +33,8 @@ CONFIRM_WORDS: dict[str, dict[Locale, str]] = {
         "({options}).",
         "zh": "这里有不止一个会执行的选项：请回复您要选的选项的编号或名称（{options}）。",
     },
-    # a tap on "⚠️ Yes: …" (Telegram's second step, adapters/telegram/interactions.py; a held
-    # approval's "⚠️ Yes: Approve", held_edit.py) by someone other than the person whose pick it
-    # confirms: nothing is answered
+    # a tap on "⚠️ Yes: …" (Telegram's second step, adapters/telegram/interactions.py) by someone
+    # other than the person whose pick it confirms: nothing is answered
     "confirm_not_yours": {
         "en": "Only the person who picked “{option}” can confirm it: your tap answered nothing.",
         "zh": "只有选择了「{option}」的人才能确认：您的点击没有回答任何内容。",
