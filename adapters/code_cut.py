@@ -102,6 +102,65 @@ def unwritten_fence(text: str, rest: str) -> str:
     return "" if _opens_code(text, text.count("\n", 0, len(text) - len(rest))) else run.group(0)
 
 
+def goes_on_a_paragraph(text: str, rest: str) -> bool:
+    """True when ``rest``, the end of ``text`` after a cut at a line end, starts a line that goes
+    on a paragraph of ``text``: its text, whatever it starts with ("+" or "2. x" after a line of
+    prose, which cannot start a list item there). Alone, the line could start a list item (an empty
+    one shows nothing: the "+" lost); each platform writes its first character as text then. A
+    quote's line (its ">" first) is left to the quote."""
+    if rest.startswith(">"):
+        return False
+    line = text.count("\n", 0, len(text) - len(rest))
+    end = text.find("\n", len(text) - len(rest))
+    tokens = parse(text[: end if end >= 0 else len(text)])
+    return any(t.type == "paragraph_open" and t.map and t.map[0] < line < t.map[1] for t in tokens)
+
+
+def held_by(source: str, at: int) -> set[str]:
+    """The blocks of ``source`` that hold its place ``at`` (a cut's far side), by token type
+    ("blockquote_open", "heading_open" for a "#" heading, "list_item_open"…): each opened on an
+    earlier line, or on the line of ``at`` before it (the cut inside that line)."""
+    line = source.count("\n", 0, at)
+    inside = bool(source[source.rfind("\n", 0, at) + 1 : at].strip())
+    end = source.find("\n", at)
+    return {
+        token.type
+        for token in parse(source[: end if end >= 0 else len(source)])
+        if token.nesting == 1
+        and token.map
+        and (token.map[0] < line or (inside and token.map[0] == line))
+        and line < token.map[1]
+        and (token.type != "heading_open" or token.markup[:1] == "#")
+    }
+
+
+# A run of "#" a piece ends with, after a space: the closing sequence of a heading ending there.
+_CLOSING_RUN = re.compile(r"[ \t]+#+[ \t]*$")
+
+
+def before_closing_run(text: str, cut: int, head: str = "") -> int:
+    """``cut`` moved back before the run of "#" that the piece ``head + text[:cut]`` would end with
+    when its last line is a heading that goes on after the cut: there, the run is text ("## a ## b"),
+    but a heading ending with it takes it for its closing sequence and hides it. Moved before it,
+    the run starts the next piece, mid-line (its first "#" written as text there)."""
+    if not text[cut:].split("\n", 1)[0].strip():
+        return cut  # the line ends here: its closing "#"s close it in the text too
+    moved = cut
+    while run := _CLOSING_RUN.search(head + text[:moved]):
+        at = run.start() - len(head)
+        if at <= 0 or not text[:at].strip():
+            break  # nothing of the text before it
+        line = (head + text).count("\n", 0, run.start())
+        tokens = parse(head + text[:moved])
+        heading = any(
+            t.type == "heading_open" and t.markup[:1] == "#" and t.map and t.map[0] == line for t in tokens
+        )
+        if not heading:
+            break
+        moved = at
+    return moved
+
+
 def _opens_code(markdown: str, line: int) -> bool:
     """True when a fenced code block of ``markdown`` opens on its line ``line``."""
     return any(token.type == "fence" and token.map and token.map[0] == line for token in parse(markdown))

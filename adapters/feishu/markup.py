@@ -18,7 +18,14 @@ import re
 
 from clarigate.agent.protocol.graphemes import boundary_before, shorten
 
-from ..code_cut import CodeCut, cut_in_code, unwritten_fence
+from ..code_cut import (
+    CodeCut,
+    before_closing_run,
+    cut_in_code,
+    goes_on_a_paragraph,
+    held_by,
+    unwritten_fence,
+)
 from ..markdown import Block, Renderer, clean, parse
 from .links import code_places, safe_links
 
@@ -97,7 +104,8 @@ def _tags_as_text(text: str, spans: bool) -> str:
 
 def _spaced(text: str, spans: bool) -> str:
     """``text`` with a space where CJK prose runs into a bare URL (``_space_before_prose``),
-    outside code: code shows as written (``print("见https://x.cn说明")``)."""
+    outside code: code shows as written (``print("见https://x.cn说明")``, and the span of
+    ``https://x.cn`。`` that starts where the address ends)."""
     code: bytearray | None = None
 
     def space(found: re.Match[str]) -> str:
@@ -106,9 +114,23 @@ def _spaced(text: str, spans: bool) -> str:
         if shown == found.group(0) or ("`" not in text and "~" not in text):
             return shown
         code = code_places(text, spans) if code is None else code
-        return found.group(0) if code[found.start()] else shown
+        return _outside(code, found.start(), shown)
 
     return _URL_TOKEN.sub(space, text)
+
+
+def _outside(code: bytearray, start: int, shown: str) -> str:
+    """``shown``, the text from ``start`` on with spaces put in (the text had none there), keeping
+    only the spaces put outside code (``code_places``)."""
+    kept: list[str] = []
+    at = start
+    for char in shown:
+        if char != " ":
+            kept.append(char)
+            at += 1
+        elif not code[at]:
+            kept.append(char)
+    return "".join(kept)
 
 
 def _space_before_prose(found: re.Match[str]) -> str:
@@ -183,12 +205,14 @@ def split_reply(text: str, limit: int = REPLY_CHUNK_CHARS) -> list[str]:
     two. A block longer than a card is cut (its first piece filling the room the chunk before it
     has left) at a blank line, else a line end, else a space; a code block cut in two is closed at
     the end of one chunk and opened again, with its language, at the start of the next, its lines
-    and their indentation kept as written.
+    and their indentation kept as written. After the last piece of a cut block (the text of a
+    heading's rest, say), a blank line: the block after it must not go on its text.
     """
     chunks: list[str] = []
-    current = ""
+    current, cut = "", False  # cut: ``current`` ends with the last piece of a block cut in pieces
     for block in _BLOCKS.blocks(text):
-        lead = f"{current}{block.separator}" if current else ""
+        lead = current + ("\n\n" if cut else block.separator) if current else ""
+        cut = False
         if len(lead) + len(block.source) <= limit:
             current = lead + block.source
             continue
@@ -202,6 +226,7 @@ def split_reply(text: str, limit: int = REPLY_CHUNK_CHARS) -> list[str]:
         pieces[0] = lead + pieces[0]
         *done, current = pieces
         chunks.extend(done)
+        cut = True
     chunks.append(current)
     return [chunk for chunk in chunks if chunk.strip()]  # "\x1f" alone is a paragraph, not a card
 
@@ -236,17 +261,24 @@ def _cut_prose(text: str, limit: int, first: int) -> list[str]:
 
 
 def _rest(text: str, start: int) -> str:
-    """``text`` from ``start`` on, the white space there dropped. Cut mid-line, the rest could
-    start a line with what the text had inside one: an inline "```" (or "~~~") would open a code
-    block the text did not have (``code_cut.unwritten_fence``), a "#", "-", "+", "*", ">" or "1."
-    would make a heading, a list item, a quote or a rule of the next card's first line. Its first
-    character is then the entity Feishu shows as that character (``_entity``), so the card shows
-    the characters as written, as text."""
+    """``text`` from ``start`` on, the white space there dropped. Cut mid-line, or before a line
+    going on a paragraph ("+" or "12) #" after a line of prose, ``code_cut.goes_on_a_paragraph``),
+    the rest could start a line with what the text had inside one: an inline "```" (or "~~~")
+    would open a code block the text did not have (``code_cut.unwritten_fence``), a "#", "-", "+",
+    "*", ">" or "1." would make a heading, a list item, a quote or a rule of the next card's first
+    line. Its first character is then the entity Feishu shows as that character (``_entity``), so
+    the card shows the characters as written, as text. The rest of a heading is text that ends
+    where the heading did: a blank line after it, or the next line could go on its paragraph."""
     rest = text[start:].lstrip()
     at = len(text) - len(rest)
-    mid_line = bool(text[text.rfind("\n", 0, at) + 1 : at].strip())  # text before it on its line
-    if unwritten_fence(text, rest) or (mid_line and _opens_block(rest)):
-        return _entity(rest[0]) + rest[1:]
+    before = text[text.rfind("\n", 0, at) + 1 : at]  # the text before it on its line
+    if unwritten_fence(text, rest) or (
+        _opens_block(rest) and (before.strip() or goes_on_a_paragraph(text, rest))
+    ):
+        rest = _entity(rest[0]) + rest[1:]
+    first, _, after = rest.partition("\n")
+    if "#" in before and after.split("\n", 1)[0].strip() and "heading_open" in held_by(text, at):
+        return f"{first}\n\n{after}"
     return rest
 
 
@@ -269,6 +301,8 @@ def _cut_fitting(text: str, room: int) -> tuple[int, str, CodeCut | None]:
     fit = room
     for _ in range(3):
         at, mark = _cut_point(text, fit)
+        moved = before_closing_run(text, at)  # not right after a "##" the heading would hide
+        at, mark = (at, mark) if moved == at else (moved, "")
         found = cut_in_code(text, at, at + len(mark))
         if found is None or len(found.head) <= room:
             return at, mark, found
@@ -278,15 +312,21 @@ def _cut_fitting(text: str, room: int) -> tuple[int, str, CodeCut | None]:
     return at, mark, None  # no room for a fence: cut as text
 
 
+#: The lines of nothing but white space a piece of code starts with.
+_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+
+
 def _cut_code(code: str, limit: int, first: int) -> list[str]:
     """Code in pieces of at most ``limit`` characters (the first at most ``first``), cut where
-    ``_cut_point`` says; every line keeps its indentation, blank lines at a cut are dropped."""
+    ``_cut_point`` says; every line keeps its indentation, blank lines at a cut (white space alone
+    too: a card of it would show an empty code block) are dropped."""
     pieces: list[str] = []
     room = first
     while len(code) > room:
         at, mark = _cut_point(code, room)
         pieces.append(code[:at])
-        code = code[at + len(mark) :].lstrip("\n")
+        code = _BLANK_LINES.sub("", code[at + len(mark) :])
+        code = code if code.strip() else ""
         room = limit
     return [*pieces, code] if code else pieces
 

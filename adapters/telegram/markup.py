@@ -14,7 +14,14 @@ from collections.abc import Callable
 
 from clarigate.agent.protocol.graphemes import boundary_before
 
-from ..code_cut import CodeCut, cut_in_code, unwritten_fence
+from ..code_cut import (
+    CodeCut,
+    before_closing_run,
+    cut_in_code,
+    goes_on_a_paragraph,
+    held_by,
+    unwritten_fence,
+)
 from ..markdown import Block, Renderer
 
 MAX_MESSAGE_CHARS = 4096
@@ -28,8 +35,6 @@ _MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=\w)")
 # inert too, unless it names this bot (``own``: the catalog's "/ask@clari_bot" in /help).
 _ADDRESSED_COMMAND = re.compile(r"(?<![A-Za-z0-9_])(/\w+)@(\w+)")
 _LANGUAGE = re.compile(r"[\w+#.-]{1,30}")
-# What starts a heading, a quote or a list item (a later piece of a long one starts with it again).
-_MARKER = re.compile(r" {0,3}(#{1,6}[ \t]+|>[ \t]?|(?:[-+*]|[0-9]{1,9}[.)])[ \t]+)")
 # A line start that opens a block (a heading, quote or list item); the group is the character a
 # backslash makes literal text.
 _OPENS_BLOCK = re.compile(
@@ -72,7 +77,10 @@ class TelegramHTML(Renderer):
         return f"<code>{_escape(code)}</code>"
 
     def code_block(self, code: str, language: str, within: tuple[str, ...]) -> str:
-        """``<pre>``, with the language Telegram highlights when it is a plain name."""
+        """``<pre>``, with the language Telegram highlights when it is a plain name; a code block
+        of nothing (a fence alone) is nothing, as a quote of nothing is."""
+        if not code:
+            return ""
         if _LANGUAGE.fullmatch(language):
             return f'<pre><code class="language-{language}">{_escape(code)}</code></pre>'
         return f"<pre>{_escape(code)}</pre>"
@@ -105,8 +113,9 @@ class TelegramHTML(Renderer):
         return f"<s>{inner}</s>"
 
     def quote(self, inner: str, within: tuple[str, ...]) -> str:
-        """``<blockquote>``; Telegram cannot nest them, so a quote inside a quote is its text."""
-        return inner if "blockquote" in within else f"<blockquote>{inner}</blockquote>"
+        """``<blockquote>``; Telegram cannot nest them, so a quote inside a quote is its text, and
+        a quote of nothing (a ">" alone) is nothing, as a heading of nothing is."""
+        return inner if "blockquote" in within or not inner else f"<blockquote>{inner}</blockquote>"
 
 
 _HTML = TelegramHTML()
@@ -175,26 +184,31 @@ def _cut_block(block: Block, limit: int) -> list[str]:
     """A block too long for one message, cut into pieces that fit (``_cut_at`` says where).
 
     A cut code block (fenced or indented) is fenced again on both sides. A later piece of a
-    heading, quote or bulleted item starts with the block's marker again (``_resumed``), so it
-    keeps its look. A list item or quote cut inside a code block it holds closes the code there;
-    what follows, the code's remaining lines fenced first (``cut_in_code``), is split anew.
+    heading or quote starts with its marker again (``_resumed``), so it keeps its look; of a list
+    item, with its text, as the rest of a cut paragraph does. A list item or quote cut inside a
+    code block it holds closes the code there; what follows, the code's remaining lines fenced
+    first (``cut_in_code``), is split anew.
     """
-    marker = "" if block.fence else _marker(block.source)
     pieces: list[str] = []
     text = block.code if block.fence else block.source
+    head = ""
     while text:
-        head = _resumed(marker, text) if pieces else ""
 
         def wrap(chunk: str, head: str = head) -> str:
             return f"{block.opening}\n{chunk}\n{block.fence}" if block.fence else head + chunk
 
         end = _fitting_prefix(text, lambda chunk: len(markdown_to_html(wrap(chunk))), limit)
         cut = end if end == len(text) else _cut_at(text, end, prose=not block.fence)
+        cut = cut if block.fence or cut == len(text) else before_closing_run(text, cut, head)
         in_code = None if block.fence or cut == len(text) else _cut_in_code(head, text, cut)
         if in_code is not None:
             return [*pieces, in_code.head, *_pack(in_code.rest, limit)]
         pieces.append(wrap(text[:cut]))
-        text = _rest(text, cut, code=bool(block.fence))
+        rest = _rest(text, cut, code=bool(block.fence))
+        if not block.fence:
+            at = len(head) + len(text) - len(text[cut:].lstrip(" \t\n"))  # where the rest was
+            head = _resumed(head + text, at, rest)
+        text = rest
     return pieces
 
 
@@ -208,9 +222,10 @@ def _cut_in_code(head: str, text: str, cut: int) -> CodeCut | None:
 def _rest(text: str, cut: int, code: bool) -> str:
     """What is left of ``text`` once ``text[:cut]`` is a piece: the line end or space cut at, and
     blank lines, dropped. Code keeps its indentation; prose loses its leading white space (four
-    spaces would start a code block), and, cut inside a line, starts no heading, quote or list
-    item ("a # b" cut before "#" goes on with "\\# b") nor a code block ("a ```" cut before "```"
-    goes on with its backticks escaped, ``code_cut.unwritten_fence``)."""
+    spaces would start a code block), and, cut inside a line or before a line that goes on a
+    paragraph (``code_cut.goes_on_a_paragraph``), starts no heading, quote or list item ("a # b"
+    cut before "#" goes on with "\\# b", "a\\n+" cut before "+" with "\\+") nor a code block ("a ```"
+    cut before "```" goes on with its backticks escaped, ``code_cut.unwritten_fence``)."""
     rest = text[cut:]
     if code:
         return (rest[1:] if rest.startswith((" ", "\n")) else rest).lstrip("\n")
@@ -219,7 +234,7 @@ def _rest(text: str, cut: int, code: bool) -> str:
     run = unwritten_fence(text, kept)
     if run:  # its every character escaped: one alone, the others could open a span or a strike
         return re.sub(r"[`~]", r"\\\g<0>", run) + kept[len(run) :]
-    opens = _OPENS_BLOCK.match(kept) if mid_line else None
+    opens = _OPENS_BLOCK.match(kept) if mid_line or goes_on_a_paragraph(text, kept) else None
     if opens is None:
         return kept
     at = opens.start(opens.lastgroup or 0)
@@ -251,23 +266,14 @@ def _cut_at(text: str, end: int, prose: bool) -> int:
     return cut if cut > 0 else end
 
 
-def _marker(source: str) -> str:
-    """The heading, quote or list marker a block starts with (``"## "``, ``"> "``, ``"1. "``), or ""."""
-    found = _MARKER.match(source)
-    return found.group(1) if found else ""
-
-
-def _resumed(marker: str, rest: str) -> str:
-    """What a later piece of a block with ``marker`` starts with: the marker, unless the rest
-    begins a quote line or a list item itself, or the marker is a number: the rest of item 3 read
-    as another "3." (or as the list's first number) would be an item that is not there."""
-    if marker.startswith(">"):
-        return "" if rest.startswith(">") else marker
-    if marker.startswith("#"):
-        return marker  # a heading is one line: its rest is always its text
-    if marker[:1].isdigit():
-        return ""
-    return "" if _MARKER.match(rest) else marker
+def _resumed(source: str, at: int, rest: str) -> str:
+    """What the piece going on with ``rest`` (``source`` from ``at``, a cut's far side) starts with:
+    the look of what holds that place in ``source`` (``code_cut.held_by``): "> " in a quote
+    (unless the rest starts a quote line itself), "# " in the line of a "#" heading. Never a list
+    item's bullet or number: another "•" or "3." would be an item that is not there."""
+    held = held_by(source, at)
+    quote = "> " if "blockquote_open" in held and not rest.startswith(">") else ""
+    return quote + ("# " if "heading_open" in held else "")
 
 
 def _fitting_prefix(text: str, measure: Callable[[str], int], limit: int) -> int:

@@ -144,6 +144,10 @@ def find_option(options: list[Option], raw: Any) -> Option | None:
     for option in options:
         if key in (fold(option.label), fold(option.value)):
             return option
+    capitals = fold(text.upper())  # "ILIK" for "ılık": "I" is the capital of "ı", which folds alone
+    for option in options:
+        if capitals in (fold(option.label.upper()), fold(option.value.upper())):
+            return option
     for option in options:
         if option.id == text:
             return option
@@ -212,7 +216,7 @@ def _split_choices(options: list[Option], text: str) -> list[str] | None:
     while start < len(parts):
         for end in range(len(parts), start, -1):
             candidate = "".join(parts[start:end])
-            if clean(candidate) and find_option(options, candidate) is not None:
+            if clean(candidate) and _names(options, parts[start:end]):
                 chosen.append(candidate)
                 start = end + end % 2  # the separator after a choice only separates
                 break
@@ -221,6 +225,18 @@ def _split_choices(options: list[Option], text: str) -> list[str] | None:
                 return None  # a piece that names nothing
             start += 1  # a separator or blank between choices
     return chosen
+
+
+def _names(options: list[Option], run: list[str]) -> bool:
+    """True when ``run`` (pieces and separators) names an option, and not by setting aside as
+    trailing marks a piece after it that is a choice itself ("<, :" names "<" loosely, but ":" is
+    an option of its own; "B, ." names "B")."""
+    option = find_option(options, "".join(run))
+    if option is None:
+        return False
+    ends = (k for k in range(1, len(run), 2) if find_option(options, "".join(run[:k])) == option)
+    named = next(ends, len(run))  # the pieces up to here name it already
+    return all(find_option(options, piece) is None for piece in run[named + 1 :: 2])
 
 
 def _text(raw: Any) -> tuple[Any, str | None]:

@@ -153,6 +153,17 @@ def test_multi_select_gives_a_list_of_option_values(raw, want):
     assert typed("features", raw) == want
 
 
+def test_a_choice_made_of_marks_is_chosen_after_another():
+    # "<, :" chose "<" alone: ", :" was set aside as the marks a sentence ends with
+    form = normalize_request(
+        {"question": "Q?", "fields": [{"name": "m", "type": "multi_select", "options": ["<", ":", "B"]}]}, "c"
+    )
+    assert check_form_values(form, {"m": "<, :"}).values == {"m": ["<", ":"]}
+    assert check_form_values(form, {"m": "B, :"}).values == {"m": [":", "B"]}
+    assert check_form_values(form, {"m": "<, :, B"}).values == {"m": ["<", ":", "B"]}
+    assert check_form_values(form, {"m": "B, ."}).values == {"m": ["B"]}  # a mark alone: set aside
+
+
 def test_bad_multi_select_lists_the_choices():
     assert error("features", "Router, Auth") == "Choose from: Router, Store, Yes, tests"
     assert error("features", "1 9") == "Choose from: Router, Store, Yes, tests"

@@ -216,6 +216,13 @@ def test_trailing_punctuation_and_case_still_pick_the_option(text, option_id):
     assert looks_like_answer(DB, text)  # so it answers instead of closing as a new message
 
 
+def test_a_turkish_label_typed_in_capitals_picks_the_option():
+    weather = normalize_request({"question": "Hava?", "options": ["ılık", "sıcak", "istanbul"]}, "c5")
+    assert option_of(weather, "ILIK") == "option-1"  # the capital of "ı" is "I"
+    assert option_of(weather, "SICAK") == "option-2"
+    assert option_of(weather, "ISTANBUL") == "option-3"
+
+
 def test_trailing_punctuation_stays_conservative():
     assert option_of(DB, "yes") is None  # "Yes!" or "Yes.": ambiguous, a free-text answer
     assert not looks_like_answer(DB, "PostgreSQL, please")  # more than a trailing mark

@@ -79,6 +79,7 @@ _PIECES = [
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
 @example("`<at id=all></at>`")
+@example("https://x.cn`。`")  # no space put between the address and the "。" of the code after it
 def test_any_model_text_reads_with_no_tag_and_its_plain_code_as_written(text: str):
     shown = escape_markdown(text)
     assert tags_read(shown) == [], (text, shown)
@@ -167,9 +168,15 @@ _MARKED = [
 @given(st.lists(st.sampled_from(_MARKED), min_size=1, max_size=200).map("".join), st.sampled_from([40, 90]))
 @example(FILLED + "1. tail", 150)
 @example(FILLED + "> tail", 150)
+@example("word word word word word word word # # \n+ ", 40)  # a "+" going on the paragraph: text
+@example("word word word word word word word word \n1. ", 40)  # the "1." too: text, not an item
+@example("word " * 15 + "\n12) # ", 40)  # an item of an empty heading would hide the "#"
+@example("word \n## word word word word word ## word word ", 40)  # no cut right after "##"
+@example("# word word word word word word word word \n1. ", 40)  # a heading's rest, then the "1." item
 def test_any_reply_cut_over_cards_shows_the_same_text(markdown: str, limit: int):
-    if re.search(r"(?m)^#.*#\s*$", markdown):
-        return  # a heading's closing "#"s are not shown: cut from it, they are (as on every platform)
+    if re.search(r"(?m)^(?:[ \t]*(?:[-+*>]|[0-9]{1,9}[.)])[ \t]+)*#.*#\s*$", markdown):
+        return  # a heading's closing "#"s (in an item or a quote too) are not shown: cut from it,
+        # they are (as on every platform)
     chunks = split_reply(markdown, limit)
     assert all(len(chunk) <= limit for chunk in chunks)
     assert _shown_apart(chunks) == _shown_apart([markdown])  # no marker lost to a block's syntax

@@ -251,13 +251,14 @@ def _parse(markdown: str) -> list[Token]:
 
 def _code_and_text(markdown: str) -> tuple[str, str]:
     """What a card shows as code and as text (read as CommonMark, entities as the characters they
-    show), white space and item numbers aside (one written as an entity is text: "&#49;. x")."""
+    show), white space aside: an item's number is not text, but "4. next" after a paragraph's last
+    line is (cut before that line, a card must show it as text too: "&#52;. next")."""
     code, text = [], []
     for token in _parse(markdown):
         if token.type in ("fence", "code_block"):
             code.append(token.content)
-        elif token.type == "inline":  # "4. next" after a paragraph's last line is its text
-            text.append(html.unescape(re.sub(r"(?m)^[0-9]{1,9}[.)](?=\s|$)", "", token.content)))
+        elif token.type == "inline":
+            text.append(html.unescape(token.content))
     return re.sub(r"\s", "", "".join(code)), re.sub(r"\s", "", "".join(text))
 
 
@@ -295,6 +296,7 @@ code_blocks = st.lists(
 @given(code_blocks, st.sampled_from([60, 150, 300]))
 @example("```\n> ", 60)  # a code line of a ">" alone is code, not a quote's blank line
 @example("word " + "para text here. " * 6 + "```", 100)  # cut mid-line right before an inline "```"
+@example("\n```\n" + "word " * 10 + "\n    \n```\n", 60)  # a last line of spaces: no empty code card
 def test_any_reply_with_code_splits_into_cards_with_its_code_as_code_and_its_text_as_text(markdown, limit):
     chunks = split_reply(markdown, limit)
     assert all(len(chunk) <= limit for chunk in chunks)

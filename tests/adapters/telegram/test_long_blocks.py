@@ -27,9 +27,10 @@ from .harness import ALICE, message_update
 from .test_render import assert_valid_html, pieces
 
 ZH = "这是一段很长的引用文字没有空格" * 400  # 6,000 characters, no space: more than one message
-#: What each message of a long block starts with, rendered: its look kept on every piece (a
-#: numbered item's number only on its first: another "1." would be an item that is not there).
-LOOKS = {"# ": "<b>", "> ": "<blockquote>", "- ": "• "}
+#: What the first and each later message of a long block start with, rendered: a heading's or
+#: quote's look kept on every piece; a list item's bullet (or number) only on its first: another
+#: "•" or "1." would be an item that is not there, so its rest goes on as text.
+LOOKS = {"# ": ("<b>", "<b>"), "> ": ("<blockquote>", "<blockquote>"), "- ": ("• ", "")}
 
 
 def _chat_shows(tg) -> list[str]:
@@ -48,8 +49,11 @@ async def test_a_long_heading_quote_or_list_item_without_spaces_arrives_whole_in
     await tg.deliver(message_update("引用一下"))
     refused = [call.params.get("text") for call in tg.api.of("sendMessage") if call.result is None]
     assert refused == []
-    sent = _chat_shows(tg)
-    assert len(sent) > 1 and all(text.startswith(LOOKS[marker]) for text in sent), [t[:20] for t in sent]
+    first, *later = _chat_shows(tg)
+    assert later and first.startswith(LOOKS[marker][0]), [t[:20] for t in [first, *later]]
+    looks = [text.startswith(LOOKS[marker][1]) and not text.startswith("•") for text in later]
+    assert all(looks), [t[:20] for t in later]
+    sent = [first, *later]
     assert "".join(_read(text) for text in sent) == ZH
 
 
@@ -147,6 +151,8 @@ long_blocks = pieces(
 @settings(max_examples=60, deadline=None)
 @given(long_blocks, st.sampled_from([120, 300, 700]))
 @example("1. a\n12. " + "word " * 60 + "\n13. b", 120)  # a numbered item cut: its number read once
+@example("word " * 24 + "\n+ ", 120)  # cut before a line that goes on the paragraph: its "+" is text
+@example("word \n## " + "word " * 21 + "## word word", 120)  # no cut right after "##": a heading hid it
 def test_any_reply_splits_into_readable_messages_that_fit(markdown: str, limit: int) -> None:
     split = [piece for piece in split_markdown(markdown, limit) if piece.strip()]  # as sent
     shown = [markdown_to_html(piece) for piece in split]

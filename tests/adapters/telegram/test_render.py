@@ -329,6 +329,29 @@ paragraph = pieces(
     ]
 )
 @example(["word [l](https://a.b) [l](https://a.b) " + "https://x.y/@dev " * 5])  # one paragraph, cut
+@example(  # a list item cut: its rest goes on without a bullet of an item that is not there
+    [
+        "- word word [l](https://a.b) https://x.y/@dev ",
+        "- word word word https://x.y/@dev https://x.y/@dev https://x.y/@dev https://x.y/@dev ",
+    ]
+)
+@example(["- https://x.y/@dev ", "- # " + "https://x.y/@dev " * 5])  # a heading in an item: bold on
+@example(["word " * 8, "word " * 12, "word " * 6 + "https://x.y/@dev " * 2, "word " * 9, "> "])  # ">" alone
+@example(  # an item opening with a heading, after a cut between items: no "#" put before its "-"
+    [
+        "- word word word word word word word https://x.y/@dev https://x.y/@dev ",
+        "- word word word word word https://x.y/@dev ",
+        "- # word [l](https://a.b) https://x.y/@dev ",
+    ]
+)
+@example(  # a fence alone at the end: a code block of nothing
+    [
+        "word word word word word word [l](https://a.b) ",
+        "word word word word word [l](https://a.b) https://x.y/@dev ",
+        "word word word word word word word word [l](https://a.b) [l](https://a.b) ",
+        "~~~~word ",
+    ]
+)
 def test_a_split_reply_shows_exactly_what_the_whole_would(paragraphs: list[str]) -> None:
     # Pieces are cut between blocks: each renders alone as it did inside the whole reply (the
     # edges between pieces are the messages' edges). A code block longer than a message is cut
@@ -350,12 +373,39 @@ def reads_as(messages: list[str], whole: str) -> bool:
     """True when ``messages`` read one after another show ``whole``: the same text and tags, each
     edge between two messages standing for the whitespace of the whole there (a line end, or the
     space where a long paragraph was cut), and a code block cut in two read as one (with a
-    language: ``<pre><code class=…>``; without: a bare ``<pre>``)."""
+    language: ``<pre><code class=…>``; without: a bare ``<pre>``), as is a heading or quote cut in
+    two, bold or quoted on both sides of the edge (``look_across``)."""
     shown = EDGE.join(messages)
     shown = re.sub(rf'\s*</code></pre>\s*{EDGE}\s*<pre><code(?: class="[^"]*")?>', EDGE, shown)
     shown = re.sub(rf"\s*</pre>\s*{EDGE}\s*<pre>", EDGE, shown)
-    parts = [re.escape(as_read(part).strip()) for part in shown.split(EDGE)]
-    return re.fullmatch(r"\s*".join(parts), as_read(whole).strip()) is not None
+    parts = shown.split(EDGE)
+    joiners = []
+    for index in range(1, len(parts)):
+        joiner, parts[index - 1], parts[index] = look_across(parts[index - 1], parts[index])
+        joiners.append(joiner)
+    pattern = re.escape(as_read(parts[0]).strip())
+    for joiner, part in zip(joiners, parts[1:], strict=True):
+        pattern += joiner + re.escape(as_read(part).strip())
+    return re.fullmatch(pattern, as_read(whole).strip()) is not None
+
+
+def look_across(before: str, after: str) -> tuple[str, str, str]:
+    """What the whole has where message ``before`` meets ``after``: white space, or where the one
+    ends with ``</b>`` or ``</blockquote>`` and the other opens it again (a heading or quote cut
+    there, its look kept on both pieces), those tags or nothing; and the two messages without
+    those tags."""
+    tags: list[str] = []
+    while True:
+        closed = re.search(r"</(b|blockquote)>\s*$", before)
+        opened = re.match(r"\s*<(b|blockquote)>", after)
+        if closed is None or opened is None or closed.group(1) != opened.group(1):
+            break
+        tags = [closed.group().strip(), *tags, opened.group().strip()]
+        before, after = before[: closed.start()], after[opened.end() :]
+    if not tags:
+        return r"\s*", before, after
+    written = r"\s*".join(map(re.escape, tags))
+    return rf"\s*(?:{written}\s*)?", before, after
 
 
 def as_read(html: str) -> str:
