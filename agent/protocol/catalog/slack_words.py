@@ -26,11 +26,11 @@ SLACK_WORDS: dict[str, dict[Locale, str]] = {
     "slack_agent_slash": {
         "en": "Nothing was done: a command acts on one conversation, and here each conversation "
         "with me is a thread of its own, which a slash command cannot name. Type the command in "
-        "that conversation's thread: {new}, {cancel}, {status} or {help}. A question that can be "
-        "dismissed also has its own Cancel button.",
+        "that conversation's thread: {new}, {cancel}, {status} or {help}. Every question also "
+        "has its own Cancel button.",
         "zh": "没有执行任何操作：命令只作用于一个对话，而这里与我的每个对话都是一个单独的话题，"
         "斜杠命令无法指明是哪一个。请在该对话的话题里输入命令：{new}、{cancel}、{status} 或 {help}。"
-        "可以取消的问题也都有自己的「取消」按钮。",
+        "每个问题也都有自己的「取消」按钮。",
     },
     "slack_agent_commands": {
         "en": "Each conversation with me is a thread of its own, and a command acts on that one "

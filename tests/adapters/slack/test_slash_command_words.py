@@ -65,6 +65,7 @@ async def test_in_the_agent_dm_cancel_with_a_full_stop_says_to_type_it_in_the_th
     said = (await world.user.slash_command("cancel.")).json()["text"]
     assert said.startswith("Nothing was done: a command acts on one conversation,")
     assert "<@U0BOT> cancel" in said and messages == []
+    assert said.endswith(" Every question also has its own Cancel button.")  # approvals too
 
 
 async def test_help_as_first_words_follows_the_persons_slack_language(make_world: MakeWorld):
