@@ -9,7 +9,8 @@ before it is answered first, then the old thread is left and its open question c
 control lane (``CONTROL_LANE``), so they answer at once even while a long run is going: a
 durable, deduplicated job like any message, that never waits behind the agent. (A ``/cancel`` of
 a graph's own interrupt promises nothing about going on, ``may_refuse_decline``: its follow-up run
-says when the task stopped, ``stopped_words``.)
+says when the task stopped, ``stopped_words``.) A ``/cancel`` run late (held by a worker that died)
+closes only a question asked before it was sent: a newer one stays open, and the person is told.
 
 Closing a question without an answer (a Cancel button, ``/cancel``, a new message typed
 instead of an answer, ``/new``) claims it with a ``declined`` answer (``answer_declined``),
@@ -242,6 +243,9 @@ class Control:
             if outstanding:
                 lines.append(notice("still_working", locale))
             return TextReply(text=" ".join(lines))
+        if msg.received_at < pending.created_at:  # asked after the /cancel was sent (it ran late)
+            cancel, question = self.syntax(msg.conversation, "cancel"), quote(pending.request.question)
+            return TextReply(text=notice("cancel_came_late", locale, cancel=cancel, question=question))
         if policy_refusal(pending, view_of(pending), msg.sender) is not None:
             # someone else's question in a shared conversation: it stays open for its asker
             assert pending.asked_by is not None  # a refusal names who asked

@@ -8,6 +8,8 @@ earlier job is held elsewhere does the waiter ask Redis, with backoff.
 Out-of-turn commands (``kind`` "command": ``/status``, ``/cancel``, ``/help``, ``/start``) take
 milliseconds, so one waits for the command before it at most ``COMMAND_TURN_WAIT``: a command held
 by a worker that died, claimed only once stale (``stale_claim_seconds``), holds up no later one.
+That command itself runs late: ``/cancel`` then closes only a question asked before it was sent
+(``Control``); ``/status`` and ``/help`` answer as things stand when they run.
 Messages, answers and ``/new`` always wait for their turn.
 """
 

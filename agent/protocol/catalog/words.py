@@ -231,6 +231,13 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "[来自本对话中的另一位成员 {who}。您向 {asker} 提出的问题仍在等待回答：这条消息不是它的答案。]",
     },
     "nothing_to_cancel": {"en": "There is no open question to cancel.", "zh": "当前没有可以取消的问题。"},
+    # a ``/cancel`` written before the open question was asked (it reached the bot late): not its to close
+    "cancel_came_late": {
+        "en": "Your {cancel} came late: you sent it before I asked “{question}”, so that question "
+        "stays open. Send {cancel} again to cancel it.",
+        "zh": "您的 {cancel} 到达较晚：它是在我提问「{question}」之前发出的，所以这个问题仍然保留。"
+        "如需取消，请再次发送 {cancel}。",
+    },
     "still_working": {
         "en": "I am still working on your message; the answer will come here.",
         "zh": "我还在处理您的消息，结果会发到这里。",
