@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .catalog import ui_text
-from .coerce import clean, fold
+from .coerce import clean, fold, fold_capitals
 from .fallback import form_summary
 from .field_values import BLANK, find_option, type_field_value
 from .models import AnsweredBy, DeclineReason, FormField, HumanInputRequest, HumanInputResponse
@@ -273,25 +273,27 @@ def _named_line(request: HumanInputRequest, line: str) -> tuple[FormField, str] 
 
 
 def _field_for_key(request: HumanInputRequest, key: str) -> FormField | None:
-    """The field a typed key names: its name first (exactly, then loosely), then its label."""
+    """The field a typed key names: its name first (exactly, then loosely), then its label; then
+    loosely again as capitals, so Turkish capitals name it too."""
     exact = fold(key).strip("`*")
     for form_field in request.fields:
         if exact == fold(form_field.name):
             return form_field
-    loose = _loose_key(key)
-    if not loose:
-        return None
-    for form_field in request.fields:
-        if loose == _loose_key(form_field.name):
-            return form_field
-    for form_field in request.fields:
-        if loose == _loose_key(form_field.label):
-            return form_field
+    for folded in (fold, fold_capitals):  # then as capitals: "SICAKLIK" for "sıcaklık"
+        loose = _loose_key(key, folded)
+        if not loose:
+            return None
+        for form_field in request.fields:
+            if loose == _loose_key(form_field.name, folded):
+                return form_field
+        for form_field in request.fields:
+            if loose == _loose_key(form_field.label, folded):
+                return form_field
     return None
 
 
-def _loose_key(text: str) -> str:
+def _loose_key(text: str, folded: Callable[[str], str] = fold) -> str:
     """A key people can type: no list marks, "(required)" notes, underscores or dashes."""
-    key = fold(unicodedata.normalize("NFKC", text)).strip("`* ")
+    key = folded(unicodedata.normalize("NFKC", text)).strip("`* ")
     key = _FIELD_NOTE.sub("", _LIST_MARK.sub("", key))
     return " ".join(key.replace("_", " ").replace("-", " ").split())

@@ -29,6 +29,14 @@ def fold(text: str) -> str:
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
+def fold_capitals(text: str) -> str:
+    """A looser comparison key than ``fold``: ``fold`` of the text in capitals, so a word typed in
+    Turkish capitals meets its lower case ("ILIK" and "ılık"): "I" is the capital of "ı", which
+    ``fold`` keeps apart from "i"; and "İ", the capital of "i", is "I" there too ("ŞEHİR" and
+    "şehir", whose capitals are "ŞEHIR")."""
+    return fold(text.upper().replace("İ", "I"))
+
+
 def clean(text: str) -> str:
     """``text`` without control characters or lone surrogates, trimmed."""
     return _UNSAFE_CHARS.sub("", text).strip()

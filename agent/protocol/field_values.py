@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from .catalog import ui_text
-from .coerce import clean, fold, parse_bool, scalar_text
+from .coerce import clean, fold, fold_capitals, parse_bool, scalar_text
 from .models import FormField, Locale, Option
 
 #: Marker for "nothing given" (distinct from a given ``False`` or ``0``).
@@ -144,9 +144,9 @@ def find_option(options: list[Option], raw: Any) -> Option | None:
     for option in options:
         if key in (fold(option.label), fold(option.value)):
             return option
-    capitals = fold(text.upper())  # "ILIK" for "ılık": "I" is the capital of "ı", which folds alone
+    capitals = fold_capitals(text)  # "ILIK" for "ılık"
     for option in options:
-        if capitals in (fold(option.label.upper()), fold(option.value.upper())):
+        if capitals in (fold_capitals(option.label), fold_capitals(option.value)):
             return option
     for option in options:
         if option.id == text:

@@ -108,6 +108,25 @@ def test_form_keys_are_forgiving_about_case_list_marks_and_notes():
     assert ok.response.values == {"project_name": "demo", "framework": "Vue"}
 
 
+def test_a_turkish_field_label_typed_in_capitals_names_its_field():
+    weather = normalize_request(
+        {
+            "question": "Hava?",
+            "fields": [
+                {"name": "temperature", "label": "sıcaklık", "type": "number", "required": True},
+                {"name": "rain", "label": "yağış", "type": "select", "options": ["ılık", "yok"]},
+            ],
+        },
+        "c6",
+    )
+    reply = parse_typed_reply(weather, "SICAKLIK: 20\nYAĞIŞ: ILIK", BY)  # the capital of "ı" is "I"
+    assert reply.problems == []
+    assert reply.response.values == {"temperature": 20, "rain": "ılık"}
+    assert looks_like_answer(weather, "SICAKLIK: 20")  # so it answers instead of closing as a new message
+    city = normalize_request({"question": "?", "fields": [{"name": "city", "label": "şehir"}]}, "c7")
+    assert parse_typed_reply(city, "ŞEHİR: İzmir", BY).response.values == {"city": "İzmir"}
+
+
 def test_missing_and_invalid_fields_are_all_named():
     reply = parse_typed_reply(FORM, "framework: Angular\ninit_git: perhaps", BY)
     assert reply.response is None
@@ -221,6 +240,7 @@ def test_a_turkish_label_typed_in_capitals_picks_the_option():
     assert option_of(weather, "ILIK") == "option-1"  # the capital of "ı" is "I"
     assert option_of(weather, "SICAK") == "option-2"
     assert option_of(weather, "ISTANBUL") == "option-3"
+    assert option_of(weather, "İSTANBUL") == "option-3"  # the dotted capital of "i" too
 
 
 def test_trailing_punctuation_stays_conservative():
