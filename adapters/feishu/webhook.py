@@ -2,11 +2,12 @@
 
 A request that is not Feishu's, or not of a shape Feishu documents, is refused: ``Rejected``
 (400, 401 or 403) or ``MalformedEvent`` (400). A 400 is raised to the server, answered with its
-one line. A refusal for the signature (401: a wrong ``FEISHU_ENCRYPT_KEY``, or forged) or the
-verification token (403: a wrong ``FEISHU_VERIFICATION_TOKEN``, or forged) is answered here: the
-server's line for a bad request (``bad request to <route> (<status>): <reason>``, naming the
-setting, never a secret nor the body), but at most once a minute for each status
-(``RepeatedWarning``: anyone can send forged requests by the thousand), the others at DEBUG.
+one line. A refusal for the signature (401: a wrong ``FEISHU_ENCRYPT_KEY``, or forged), the
+verification token (403: a wrong ``FEISHU_VERIFICATION_TOKEN``, or forged) or an unsigned body that
+cannot be decrypted (400: a wrong ``FEISHU_ENCRYPT_KEY``, or junk) is answered here: the server's
+line for a bad request (``bad request to <route> (<status>): <reason>``, naming the setting, never
+a secret nor the body), but at most once a minute for each status (``RepeatedWarning``: anyone can
+send such requests by the thousand), the others at DEBUG.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from clarigate.gateway.runtime.repeated import RepeatedWarning
 from .legacy import is_legacy_card_callback
 from .receive import FeishuReceiver
 from .verify import (
+    CANNOT_OPEN,
     Rejected,
     check_legacy_card_signature,
     check_signature,
@@ -40,17 +42,26 @@ REFUSAL_ANSWERS = {401: "invalid signature", 403: "invalid verification token"}
 
 
 class Refusals:
-    """The events URL's 401 and 403: each answered, said at most once a minute per status."""
+    """The events URL's 401, 403 and undecryptable 400: each answered, said at most once a minute
+    per status."""
 
     def __init__(self) -> None:
-        self._said = {status: RepeatedWarning(log, REFUSED_LINE_EVERY) for status in REFUSAL_ANSWERS}
+        self._said = {status: RepeatedWarning(log, REFUSED_LINE_EVERY) for status in (*REFUSAL_ANSWERS, 400)}
+
+    @staticmethod
+    def answers(refused: Rejected) -> bool:
+        """Whether ``refused`` is answered here: a 401, a 403, or a body that cannot be decrypted
+        (unsigned: a signed one is refused for its signature first); other 400s are the server's."""
+        return refused.status in REFUSAL_ANSWERS or refused.reason == CANNOT_OPEN
 
     def answer(self, refused: Rejected) -> JSONResponse:
-        """The answer to ``refused`` (a 401 or 403), after its line (at DEBUG when one was said lately)."""
+        """The answer to ``refused`` (one it ``answers``), after its line (at DEBUG when one was
+        said lately). A 400 tells the sender its reason, as the server's answer to one does."""
         line = ("bad request to %s (%d): %s", EVENTS_PATH, refused.status, refused.reason)
         if not self._said[refused.status].warning(*line):
             log.debug(*line)
-        return JSONResponse({"error": REFUSAL_ANSWERS[refused.status]}, status_code=refused.status)
+        text = REFUSAL_ANSWERS.get(refused.status, refused.reason)
+        return JSONResponse({"error": text}, status_code=refused.status)
 
 
 def events_route(receiver: FeishuReceiver, verification_token: str | None, encrypt_key: str | None) -> Route:
@@ -62,7 +73,7 @@ def events_route(receiver: FeishuReceiver, verification_token: str | None, encry
         try:
             payload = authenticated_payload(request.headers, body, verification_token, encrypt_key)
         except Rejected as refused:
-            if refused.status not in REFUSAL_ANSWERS:
+            if not refusals.answers(refused):
                 raise  # unreadable (400): the server's line
             return refusals.answer(refused)
         if payload.get("type") == "url_verification":  # echoed at once: Feishu allows 1 s

@@ -2,7 +2,8 @@
 (403) is said as deploy/README.md promises for a 4xx: one WARNING line ``bad request to <route>
 (<status>): <reason>`` naming the setting to check (``FEISHU_ENCRYPT_KEY``,
 ``FEISHU_VERIFICATION_TOKEN``), never a secret nor the body, and at most one a minute, so a flood of
-forged requests cannot fill the log. The signature covers the raw body, so it is checked before
+forged requests cannot fill the log; so is an unsigned body that cannot be decrypted (400: a wrong
+``FEISHU_ENCRYPT_KEY``, or junk). The signature covers the raw body, so it is checked before
 the body is decrypted: a wrong Encrypt Key shows as the signature not matching it, not as a body
 that "cannot be decrypted"."""
 
@@ -70,10 +71,18 @@ def wrong_token() -> dict:
     return event
 
 
+def unsigned_under_another_key() -> tuple[bytes, dict[str, str]]:
+    """Neither signed nor sealed with our key: unreadable (400), as an unsigned challenge under a
+    wrong key is."""
+    sealed = encrypt(json.dumps(message_event(TEXT)).encode(), key="another-key")
+    return json.dumps({"encrypt": sealed}).encode(), {"Content-Type": "application/json"}
+
+
 FLOODS = {
     "forged signatures (401)": (401, lambda: signed(message_event(TEXT), forge=True)),
     "sealed with another key (401)": (401, lambda: signed(message_event(TEXT), key="another-key")),
     "wrong verification token (403)": (403, lambda: signed(wrong_token())),
+    "unsigned, sealed with another key (400)": (400, unsigned_under_another_key),
 }
 
 
@@ -135,7 +144,10 @@ async def test_a_challenge_under_a_wrong_encrypt_key_names_the_setting(make_bot,
         assert (await bot.http.post(ROUTE, content=body, headers=headers)).status_code == 401
         plain = {"Content-Type": "application/json"}
         assert (await bot.http.post(ROUTE, content=unsigned, headers=plain)).status_code == 400
-    signed_line, unsigned_line = warnings(caplog)
+        unreadable = await bot.http.post(ROUTE, content=unsigned, headers=plain)
+    assert unreadable.status_code == 400  # the sender is told why
+    assert unreadable.json()["error"].startswith("encrypted body cannot be decrypted with FEISHU_ENCRYPT_KEY")
+    signed_line, unsigned_line = warnings(caplog)  # the second unreadable one: within the minute
     assert "(401)" in signed_line and "FEISHU_ENCRYPT_KEY" in signed_line
     assert "(400)" in unsigned_line and "FEISHU_ENCRYPT_KEY" in unsigned_line
     assert secrets_in_logs(caplog, ENCRYPT_KEY, TYPO_KEY, VERIFICATION_TOKEN) == []
