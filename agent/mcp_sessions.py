@@ -2,10 +2,11 @@
 
 The session is the server's state: a stdio server is started once, not for every tool call,
 and keeps what it holds between calls, for every conversation of the process (each process of
-``clarigate serve`` has its own); one found gone is started again. A server whose start fails
+``clarigate serve`` has its own); one found gone is started again. A server whose start fails, or
+whose session ends before it answered anything (it crashes on every call, or exits once started),
 is down: calls to its tools fail at once, saying when it is tried again (tenacity's exponential
-wait: ``RETRY_FIRST_SECONDS``, doubling after each start that fails, up to ``RETRY_MAX_SECONDS``;
-one that starts resets it), with a log line when it goes down and when it is back. The tools are
+wait: ``RETRY_FIRST_SECONDS``, doubling after each such start, up to ``RETRY_MAX_SECONDS``; a
+session that answers resets it), with a log line when it goes down and when it is back. The tools are
 langchain-mcp-adapters' ``load_mcp_tools`` on that session. A stdio server's stderr goes to the
 log (this module's logger, a line each: ``MCP server 'files': …``), never to the terminal
 ``clarigate chat`` talks in.
@@ -104,13 +105,13 @@ async def server_tool_names(
 
 class _Session:
     """One server's session, as the tools see it (``list_tools``, ``call_tool``). A session that
-    has ended is started again before the next call; a start that fails, or that the server does
-    not answer within the start's wait, fails that call with an error naming the server, and the
-    server is down: until it is tried again (``_Backoff``) every call fails at once with that
-    error, saying when, and no process is started. A call the closed connection refused (it never
-    reached the server) is sent to the new one; a call in flight when the connection ends fails
-    with that error; a call given up (the run stopped) is cancelled on the server too (MCP's
-    ``notifications/cancelled``)."""
+    has ended is started again before the next call; a start that fails, or is not answered within
+    its wait, or whose session ends before it answered anything, fails the call that finds it with
+    an error naming the server, and the server is down: until it is tried again (``_Backoff``)
+    every call fails at once with that error, saying when, and no process is started. A call the
+    closed connection refused (it never reached the server) is sent to the new one; a call in
+    flight when the connection ends fails with that error; a call given up (the run stopped) is
+    cancelled on the server too (MCP's ``notifications/cancelled``)."""
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
@@ -145,6 +146,10 @@ class _Session:
             if held is None:
                 raise RuntimeError(f"MCP server {self.server.name!r}: its session is closed")
             if held is gone or held.ended:
+                if held.on_trial:  # started, it ended before it answered: its start failed after all
+                    held.on_trial = False
+                    await held.aclose()
+                    raise self._backoff.failed(ConnectionError("its session ended before it answered"))
                 self._backoff.refuse_until_due()
                 if not self._backoff.down:
                     log.warning("MCP server %r had stopped: starting it again", self.server.name)
@@ -153,22 +158,29 @@ class _Session:
             try:
                 session = await held.opened()
             except ConnectionError as exc:
+                held.on_trial = False
                 raise self._backoff.failed(exc) from exc
-            self._backoff.started()
             return held, session
+
+    async def _answer(self, held: _Held, request: Coroutine[Any, Any, T]) -> T:
+        """``held.watch(request)``; the session answered: its trial is over, the server is up."""
+        answer = await held.watch(request)
+        held.on_trial = False
+        self._backoff.started()
+        return answer
 
     async def list_tools(self, cursor: str | None = None) -> Any:
         held, session = await self._live()
-        return await held.watch(session.list_tools(cursor=cursor))
+        return await self._answer(held, session.list_tools(cursor=cursor))
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> Any:
         held, session = await self._live()
         try:
-            return await held.watch(_call_tool(session, name, arguments, options))
+            return await self._answer(held, _call_tool(session, name, arguments, options))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             # the server was gone before the call reached it: start it again and send it there
             held, session = await self._live(gone=held)
-            return await held.watch(_call_tool(session, name, arguments, options))
+            return await self._answer(held, _call_tool(session, name, arguments, options))
 
     async def aclose(self) -> None:
         held, self._held = self._held, None
@@ -239,7 +251,7 @@ class _Backoff:
             raise self._error()
 
     def started(self) -> None:
-        """A start succeeded: the server is up, and the next failure waits the first wait again."""
+        """A session answered: the server is up, and the next failure waits the first wait again."""
         if self._failed is not None:
             log.warning("MCP server %r is back", self.name)
             self._failed = None
@@ -259,6 +271,7 @@ class _Held:
     def __init__(self, server: MCPServer, wait_seconds: float) -> None:
         self.server = server
         self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self.on_trial = True  # until it answers a request: ended before, it is a start that failed
         self._wait_seconds = wait_seconds
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._hold(), name=f"MCP server {server.name}")
