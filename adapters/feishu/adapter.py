@@ -109,8 +109,8 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         return [events_route(self.receiver, token, key)]
 
     async def start(self) -> None:
-        """Load lark-oapi and learn the bot's open_id (to recognise mentions of it) in the
-        background (``startup``): the port opens and webhooks are taken meanwhile."""
+        """Load lark-oapi in the background (``startup``; ``start_receiving`` learns the bot's
+        open_id too): the port opens and webhooks are taken meanwhile."""
         self.startup.begin()
 
     def still_starting(self) -> str | None:
@@ -128,7 +128,9 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         return await named_sender(self.receiver.names, sender)
 
     async def start_receiving(self) -> None:
-        """The long connection, in that mode (webhook mode: Feishu calls the route)."""
+        """The bot's identity learnt (to tell mentions of it apart: only where messages are taken
+        in), and the long connection, in that mode (webhook mode: Feishu calls the route)."""
+        self.startup.learn_identity()
         if self.long_connection is not None:
             self.long_connection.start(asyncio.get_running_loop())
             self._receiving = True

@@ -6,7 +6,11 @@ wait for it: ``start`` returns at once, the web process opens its port and takes
 (verified, decrypted and parsed without the SDK), and the client is built in a worker thread
 meanwhile, then the bot's open_id is asked for. ``/readyz`` says ``{"feishu": "starting"}``
 until it is known; a message mentioning someone waits for the first answer a little
-(``IDENTITY_WAIT``).
+(``IDENTITY_WAIT``). The identity is needed where messages are taken in (which mention is the
+bot's), so only the process that receives asks for it (``learn_identity``, from the adapter's
+``start_receiving``: ``serve``'s web process, which answers ``/readyz`` for the replica); a worker
+process, which only sends, builds the client and asks nothing: a replica asks Feishu, and logs
+what it answers, once however many worker processes it has.
 
 Feishu failing to answer (a 5xx, a rate limit, the network: what ``open_api`` classifies as
 transient) does not leave the bot without an identity for good: it is asked again in the
@@ -65,22 +69,37 @@ class Startup:
         self.state: str | None = None  # what ``/readyz`` says (None: not begun, or done)
 
     def begin(self) -> None:
-        """Start loading (once); the receiver may wait for the first answer (``FeishuReceiver.identity``)."""
+        """Start building the client (once), in the background."""
         if self.task is None:
-            self.asked = asyncio.get_running_loop().create_future()
-            self.receiver.identity = self.asked
             self.state = STARTING
             self.task = asyncio.create_task(self._load(), name="feishu-start")
+
+    def learn_identity(self) -> None:
+        """Where messages are taken in: learn the bot's identity too, once the client is built
+        (once); the receiver may wait for the first answer (``FeishuReceiver.identity``)."""
+        if self.asked is not None:
+            return
+        self.asked = asyncio.get_running_loop().create_future()
+        self.receiver.identity = self.asked
+        if self.task is not None and self.task.done():  # built already (or it could not be)
+            if self.state is not None:
+                self._answered()  # no client: nothing to ask with
+                return
+            self.state = STARTING
+            self.task = asyncio.create_task(self._load(built=True), name="feishu-identity")
+        self.begin()
 
     def not_ready(self) -> str | None:
         """Why Feishu is not ready yet, as ``/readyz`` says it; None once the identity is known."""
         return self.state
 
     async def wait(self) -> None:
-        """Until the client is built and the identity was asked for once (``begin`` first): known,
-        or asked again in the background."""
+        """Until the client is built and, where it is learnt, the identity was asked for once
+        (``begin`` first): known, or asked again in the background."""
         if self.asked is not None:
             await asyncio.gather(asyncio.shield(self.asked), return_exceptions=True)
+        elif self.task is not None:
+            await asyncio.gather(asyncio.shield(self.task), return_exceptions=True)
 
     async def stop(self) -> None:
         """Cancel a start still under way (the import itself finishes in its thread)."""
@@ -88,10 +107,12 @@ class Startup:
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
 
-    async def _load(self) -> None:
+    async def _load(self, built: bool = False) -> None:
         try:
-            await asyncio.to_thread(self.sender.load)
-            self.receiver.bot_open_id = await self._learn()
+            if not built:
+                await asyncio.to_thread(self.sender.load)
+            if self.asked is not None:  # where messages are taken in (``learn_identity``)
+                self.receiver.bot_open_id = await self._learn()
             self.state = None
         except Exception as exc:  # the SDK would not load: each call made says so again
             self.state = NO_CLIENT
@@ -102,9 +123,13 @@ class Startup:
     async def _learn(self) -> str:
         """The bot's open_id: asked until Feishu tells it, a refusal asked about again now and then."""
         try:
-            return await IDENTITY_RETRIES.call(self._ask, on_retry=self._asking_again)
+            open_id = await IDENTITY_RETRIES.call(self._ask, on_retry=self._asking_again)
         except FeishuApiError as exc:  # a refusal: asking again at once cannot change it
             refused = exc
+        else:
+            if self.state == ASKING_AGAIN:
+                log.info("feishu: Feishu tells the bot's identity now (it failed to before): Feishu is ready")
+            return open_id
         self._refused(refused)
         open_id = await REFUSAL_RECHECKS.call(
             self._ask, retry_on=_failed, on_retry=self._still_refused, failed_first=refused

@@ -174,9 +174,10 @@ class PlatformAdapter(ABC):
         background (loading the platform's SDK, learning the bot's identity) is not done yet:
         ``"starting"``, or ``"starting (why)"`` when there is more to say (a call that failed and
         is made again), or ``"failed (why)"`` when it cannot be done for now (the platform's
-        credentials refused: the adapter may check again in the background, ``/readyz`` staying
-        200 while another configured platform works, see ``gateway.web.readiness``); webhooks are
-        taken all the same. None once done, and by default."""
+        credentials refused: the adapter may check again in the background). Either way
+        ``/readyz`` stays 200 while another configured platform works (see
+        ``gateway.web.readiness``); webhooks are taken all the same. None once done, and by
+        default."""
         return None
 
     async def start_receiving(self) -> None:  # noqa: B027 (optional hook: webhooks need none)

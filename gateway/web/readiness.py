@@ -1,12 +1,15 @@
 """``GET /readyz``: whether this replica should be sent traffic, and what fails if not.
 
 Ready when the store and (where jobs run) the agent answer, each within ``READY_TIMEOUT``, the
-worker processes say so too, and the platforms have started. A platform that cannot work for now
-(``PlatformAdapter.still_starting`` saying ``"failed (why)"``: Feishu refusing the app's
-credentials, say) does not take a replica out of rotation while another configured platform
-works: the answer stays 200 and names it (``{"status": "ready", "failed": {"feishu": "failed
-(…)"}}``), so the other platforms' webhooks keep reaching the replica. When every configured
-platform failed, the replica is not ready (503), as for any dependency.
+worker processes say so too, and at least one configured platform works. A platform that does not
+work yet or for now (``PlatformAdapter.still_starting`` saying ``"starting (why)"``: Feishu out of
+reach at start, its bot's identity asked again; or ``"failed (why)"``: Feishu refusing the app's
+credentials) does not take a replica out of rotation while another one works: the answer stays 200
+and names it under what it says (``{"status": "ready", "starting": {"feishu": "starting (…)"}}``,
+``{"status": "ready", "failed": {"feishu": "failed (…)"}}``), so the other platforms' webhooks keep
+reaching the replica. When no configured platform works, the replica is not ready (503), as for
+any dependency. The rule is the same for every platform and every process (``set_aside``): a
+worker process answers the web process with it too.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ log = logging.getLogger("clarigate.gateway.web.server")  # where these lines hav
 
 #: How long ``/readyz`` waits for each dependency before calling it down (see ``CHECK_SECONDS``).
 READY_TIMEOUT = CHECK_SECONDS
-#: How ``PlatformAdapter.still_starting`` begins what it says for a platform that cannot work.
+#: How ``PlatformAdapter.still_starting`` begins what it says for a platform that cannot work for
+#: now (any other answer but None: it is still starting); the keys of a ready answer naming them.
 FAILED = "failed"
+STARTING = "starting"
 
 
 def readyz(gateway: Gateway, worker: WorkerGroup | None) -> Callable[[Request], Awaitable[Response]]:
@@ -49,19 +54,25 @@ def readyz(gateway: Gateway, worker: WorkerGroup | None) -> Callable[[Request], 
         changes.note({k: v for k, v in noted.items() if k not in aside}, aside)
         if failing:
             return JSONResponse({"status": "unavailable", "failed": problems}, status_code=503)
-        if aside:
-            return JSONResponse({"status": "ready", "failed": aside})
-        return JSONResponse({"status": "ready"})
+        return JSONResponse({"status": "ready", **by_state(aside)})
 
     return answer
 
 
 def set_aside(gateway: Gateway, own: Mapping[str, str]) -> dict[str, str]:
-    """The platforms that cannot work for now (``"failed (…)"``) while another configured one can:
-    named in a ready answer instead of failing it. None when every platform failed."""
+    """The configured platforms that do not work (still starting, or failed for now) while another
+    one works: named in a ready answer instead of failing it. None when no platform works."""
     platforms = [adapter.platform for adapter in gateway.adapters]
-    failed = {name: why for name in platforms if (why := own.get(name, "")).startswith(FAILED)}
-    return failed if len(failed) < len(platforms) else {}
+    idle = {name: own[name] for name in platforms if name in own}
+    return idle if len(idle) < len(platforms) else {}
+
+
+def by_state(aside: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """The platforms set aside as a ready answer names them: under ``failed`` or ``starting``."""
+    named: dict[str, dict[str, str]] = {}
+    for name, why in aside.items():
+        named.setdefault(FAILED if why.startswith(FAILED) else STARTING, {})[name] = why
+    return named
 
 
 async def _nothing() -> dict[str, str]:
@@ -100,8 +111,9 @@ class ReadinessLog:
 
     def note(self, problems: dict[str, str], aside: Mapping[str, str] | None = None) -> None:
         """Log what started failing (WARNING; a worker process starting: INFO) and what answers
-        again (INFO) since the last probe. A platform ``aside`` (failed, the replica ready on the
-        others) is its adapter's to log: it is not said to answer again when it moves there."""
+        again (INFO) since the last probe. A platform ``aside`` (starting or failed, the replica
+        ready on the others) is its adapter's to log: it is not said to answer again when it moves
+        there."""
         for name, why in problems.items():
             if self.failing.get(name) != why:
                 log.log(logging.INFO if why == "starting" else logging.WARNING, "not ready: %s %s", name, why)

@@ -95,7 +95,8 @@ async def test_callbacks_keep_their_documented_shapes_through_the_sdks_models(fa
 
 async def test_a_worker_process_opens_no_long_connection(fake_api):
     """``serve``'s worker process sends only: a second long connection would take events the
-    web process should ack."""
+    web process should ack. Nor does it ask for the bot's identity (which mention is the bot's is
+    told where messages are taken in): the web process asks, once for the replica."""
     gateway = Gateway(GatewayConfig(workers=1), MemoryStore(f"test-{uuid.uuid4().hex[:8]}"), ScriptedRunner())
     adapter = FeishuAdapter(feishu_settings(fake_api, mode="long_connection"), gateway)
     gateway.register(adapter)
@@ -103,7 +104,8 @@ async def test_a_worker_process_opens_no_long_connection(fake_api):
     try:
         assert adapter.long_connection._thread is None  # started, it is there at once
         await adapter.startup.wait()  # (in the background)
-        assert adapter.receiver.bot_open_id  # the identity is learnt: mentions and sending work
+        assert adapter.still_starting() is None  # the client is built: sending works
+        assert not [c for c in fake_api.calls if c.path.endswith("/bot/v3/info")]
         assert await adapter.connection_up() is None
     finally:
         await gateway.stop(grace=0)

@@ -176,3 +176,44 @@ async def test_a_refusal_that_clears_is_noticed_without_a_restart(make_replica, 
     assert (await replica.http.post("/feishu/events", content=body, headers=headers)).status_code == 200
     await replica.gateway.drain()
     assert "You said: deploy it" in text_of(fake_api.shown()[-1])
+
+
+async def test_a_refusal_is_asked_about_once_per_replica_whatever_its_worker_processes(
+    fake_api, bot_api, redis_stores, caplog
+):
+    """``serve``'s web process and two worker processes of one replica (gateways on one Redis
+    prefix, each started as ``serve`` starts it: the web process takes messages in, the workers run
+    the jobs and send): the refusal is asked about by the process that takes messages in and answers
+    ``/readyz`` for the replica, once per interval in all, and said once; a worker process does not
+    ask about it again (nor answer ``/readyz`` failing for it)."""
+    fake_api.app_secret = "the-secret-after-a-reset"
+    prefix = f"test-{uuid.uuid4().hex[:12]}"
+    settings = feishu_settings(fake_api, app_secret=SecretStr(APP_SECRET))
+    processes: list[tuple[Gateway, FeishuAdapter]] = []
+    try:
+        with caplog.at_level(logging.DEBUG, logger="clarigate.adapters.feishu"):
+            for role in ("web", "worker", "worker"):
+                gateway = Gateway(config_for_tests(), redis_stores(prefix), ScriptedRunner())
+                gateway.register(feishu := FeishuAdapter(settings, gateway))
+                gateway.register(TelegramAdapter(telegram_settings(bot_api), gateway))
+                processes.append((gateway, feishu))
+                await gateway.start(jobs=role == "worker", receive=role == "web")
+            for _, feishu in processes:
+                await feishu.startup.wait()
+            await asyncio.sleep(4 * RECHECK + 0.1)
+
+        tokens = [c.at for c in fake_api.calls if c.path.endswith(TOKEN)]
+        assert len(tokens) >= 3, tokens  # the first ask, then one per interval, for the replica
+        assert all(b - a >= RECHECK * 0.9 for a, b in zip(tokens, tokens[1:], strict=False)), tokens
+        said = [r for r in caplog.records if r.name.startswith("clarigate.adapters.feishu")]
+        assert len([r for r in said if r.levelno >= logging.WARNING]) == 1, said  # said once
+        answers = []
+        for gateway, _ in processes:
+            app = httpx.ASGITransport(app=build_app(gateway))
+            async with httpx.AsyncClient(transport=app, base_url="http://gw") as http:
+                answers.append((await http.get("/readyz")).json())
+        assert list(answers[0]["failed"]) == ["feishu"], answers
+        assert answers[1:] == [{"status": "ready"}] * 2, answers
+    finally:
+        for gateway, _ in processes:
+            await gateway.stop(grace=0)
