@@ -1,5 +1,6 @@
 """A graph paused on a static breakpoint (``interrupt_before`` / ``interrupt_after``), asked as
-"Continue / Stop", and a graph the gateway cannot run (no ``messages`` in its state).
+"Continue / Stop", and a graph the gateway cannot run (no ``messages`` in its state, or one
+without a reducer).
 
 A breakpoint stops the run with the graph's next steps pending and no ``interrupt()`` value to
 show: LangGraph leaves it to the client to go on. The person gets a question naming the step
@@ -25,6 +26,9 @@ BREAKPOINT = "breakpoint"
 DROPPED_AS = "__end__"
 #: The state key the gateway writes the person's message to and reads the replies from.
 MESSAGES_KEY = "messages"
+#: How LangGraph's own channels of a compiled graph begin, beside the state's keys: ``__start__``,
+#: ``branch:to:<node>`` (a node's trigger), ``join:<a>+<b>:<node>`` (an edge from several nodes).
+_INTERNAL_CHANNELS = ("__", "branch:", "join:")
 
 
 def breakpoint_request(checkpoint_id: str, steps: Sequence[str], locale: Locale) -> HumanInputRequest:
@@ -73,13 +77,31 @@ def paused_at(next_steps: Sequence[str] | None, interrupts: Sequence[Any] | None
 
 
 def missing_messages(channels: Mapping[str, Any] | Sequence[str], what: str) -> str | None:
-    """Why the graph ``what`` cannot be run, when its state (``channels``: its keys) has no
-    ``messages`` key; None when it has one."""
+    """Why the graph ``what`` cannot be run, when its state (``channels``: its keys, or its
+    channels by key, LangGraph's own left out of what it names) has no ``messages`` key, or one
+    without a reducer (every write would replace the thread with the person's message); None
+    when it has one the gateway can use."""
     if MESSAGES_KEY in channels:
-        return None
-    keys = ", ".join(sorted(k for k in channels if not str(k).startswith("__"))) or "none"
+        channel = channels[MESSAGES_KEY] if isinstance(channels, Mapping) else None
+        if channel is None or not _replaced_by_writes(channel):
+            return None
+        return (
+            f"{what}'s state key 'messages' has no reducer, so each message would replace the "
+            "thread; declare it as messages: Annotated[list[AnyMessage], add_messages] (or use MessagesState)"
+        )
+    keys = ", ".join(sorted(k for k in channels if not str(k).startswith(_INTERNAL_CHANNELS))) or "none"
     return (
         f"{what}'s state has no 'messages' key (its keys: {keys}): clarigate sends the person's "
         "message as {'messages': [a human message]} and reads the replies from state['messages']; "
         "give the graph's state a messages key (MessagesState, or messages: Annotated[list, add_messages])"
     )
+
+
+def _replaced_by_writes(channel: Any) -> bool:
+    """True for a compiled graph's channel that keeps only the last value written to it (a state
+    key declared without a reducer); False for anything else, a server's schema of it included."""
+    if isinstance(channel, Mapping):
+        return False  # a JSON schema (a LangGraph server's): it does not tell
+    from langgraph.channels.last_value import LastValue
+
+    return isinstance(channel, LastValue)

@@ -1,8 +1,10 @@
 """A typed interrupt the person dismissed (Cancel, ``/cancel``) whose graph refused the declined
 answer, or whose schema does not take it (``typed_interrupts.schema_takes``: never resumed with
 it): its question is closed, though the interrupt stays pending (the next message runs over it,
-``clarigate.agent.supersede``). What the thread waits for (``pending_request``, which ``clarigate
-chat`` shows when it goes on with a thread) leaves such an interrupt out.
+``clarigate.agent.supersede``). The person is told the task stopped, and it has: the run cannot
+get past the step that asked. What the thread waits for (``pending_request``, which ``clarigate
+chat`` shows when it goes on with a thread) is then nothing, not even another interrupt pending
+from the same run (a parallel step's, never asked): the next message starts afresh over them all.
 
 In process the closure is kept with the thread in the checkpointer, so every replica sharing it
 knows: the task's error (the validation error LangGraph saved for a failed attempt, or none) gets

@@ -20,7 +20,7 @@ from clarigate.agent.events import EventSink, tell
 from clarigate.agent.protocol import HumanInputResponse, detect_locale
 from clarigate.agent.settings import AgentSettings  # the agent's settings live there; named here too
 from clarigate.agent.threads import AgentThreads
-from clarigate.agent.turn_output import TurnOutput, before_turn, turn_output
+from clarigate.agent.turn_output import TurnOutput, before_turn, pending_messages, turn_output
 from clarigate.agent.who import Speaker, graph_context, with_speaker
 
 if TYPE_CHECKING:
@@ -280,22 +280,26 @@ class ClarifyingAgent(AgentThreads):
 
     async def _invoke(self, graph_input: Any, config: dict[str, Any], on_event: EventSink | None) -> Any:
         """Run the graph to its end and return its final state (with ``__interrupt__`` when it
-        stopped on one), as ``ainvoke`` does; with ``on_event``, stream it and report the text
-        and the steps on the way (and the graph's own progress lines, ``custom`` mode).
+        stopped on one); with ``on_event``, report the text and the steps on the way (and the
+        graph's own progress lines, ``custom`` mode). The state is the whole of it (``values``
+        mode), never what an output schema keeps of it (``ainvoke``'s): the replies are read from
+        its messages, which such a schema may leave out.
 
         "sync" durability: a checkpoint after every step, written before the next step starts,
         so a turn cut off midway resumes there, and a tool starts only once its call is recorded
         (a write that fails stops the run before the tool: its retry runs the tool once).
         """
-        context = graph_context(self._graph, config)
-        if on_event is None:
-            return await self._graph.ainvoke(graph_input, config, context=context, durability="sync")
-        from clarigate.agent.events import Asking
+        from clarigate.agent.events import Asking, RunEvent
         from clarigate.agent.run_events import progress_line, step_events, text_delta
 
+        async def report(event: RunEvent) -> None:
+            if on_event is not None:
+                await tell(on_event, event)
+
+        context = graph_context(self._graph, config)
         latest: Any = None
         interrupts: list[Any] = []
-        modes = ["updates", "values", "messages", "custom"]
+        modes = ["updates", "values", *(["messages", "custom"] if on_event is not None else [])]
         async for mode, payload in self._graph.astream(
             graph_input, config, context=context, durability="sync", stream_mode=modes
         ):
@@ -304,14 +308,14 @@ class ClarifyingAgent(AgentThreads):
             elif mode in ("messages", "custom"):
                 shown = text_delta(*payload) if mode == "messages" else progress_line(payload)
                 if shown is not None:
-                    await tell(on_event, shown)
+                    await report(shown)
             elif isinstance(payload, Mapping):
                 if payload.get("__interrupt__") is not None:
                     interrupts.extend(payload["__interrupt__"])
-                    await tell(on_event, Asking())
+                    await report(Asking())
                     continue
                 for event in step_events(payload, self._tool_descriptions):
-                    await tell(on_event, event)
+                    await report(event)
         if interrupts:
             return (
                 {**latest, "__interrupt__": interrupts}
@@ -357,6 +361,7 @@ class ClarifyingAgent(AgentThreads):
             log.warning("the answer is for interrupt %s, which is no longer pending", interrupt_id)
             return None
         asked, locale = pending[interrupt_id], thread_locale(before)
+        written = pending_messages(snapshot.tasks)  # what a parallel branch said, shown already
         value = resume_value(kind, interrupt_id, asked.value, response, locale, asked.response_schema)
         if isinstance(value, NotApproved):  # no decision turns it down: its calls are answered instead
             turned = await turn_down(self._graph, config, snapshot, {interrupt_id: value.message})
@@ -372,7 +377,7 @@ class ClarifyingAgent(AgentThreads):
             return TurnOutput(dismissed=True)
         await self._prune(config)
         messages = result.get("messages", []) if isinstance(result, Mapping) else []
-        return self._with_interrupt(turn_output(messages, before), result, messages)
+        return self._with_interrupt(turn_output(messages, before, written), result, messages)
 
     @staticmethod
     def _with_interrupt(output: TurnOutput, result: Any, messages: Sequence[Any]) -> TurnOutput:

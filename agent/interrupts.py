@@ -7,13 +7,16 @@ An ``interrupt(value)`` becomes a ``HumanInputRequest`` every renderer already s
   and where allowed Edit and Reply instead), resumed with the middleware's decisions;
 - an interrupt with a ``response_schema`` (langgraph 1.2+) as a form of the schema's fields
   (``clarigate.agent.typed_interrupts``), resumed with values of the schema's types;
-- a human_input request (the protocol's request shape, or at least a ``question``) as itself,
-  with what its other keys hold shown as its context (``llm_output`` in LangGraph's review
-  pattern: nothing the graph gave the person vanishes); resumed with the answer's payload
-  (``HumanInputResponse.to_payload()``, a picked option's ``value`` its value as the graph wrote
-  it, ``False`` or ``3``, not the label shown nor its text);
+- a human_input request (the protocol's request shape, or at least a ``question``; ``choices``
+  read as its ``options``) as itself, with what its other keys hold shown as its context
+  (``llm_output`` in LangGraph's review pattern: nothing the graph gave the person vanishes);
+  resumed with the answer's payload (``HumanInputResponse.to_payload()``, a picked option's
+  ``value`` its value as the graph wrote it, ``False`` or ``3``, not the label shown nor its text);
+- a ``{"prompt": …, "choices": […]}`` value as the question it names, with those options and its
+  other keys as context; resumed as anything else is, with the answer's text (a picked choice's);
 - anything else as a free-text question showing the value (a text longer than a question holds
-  asks its last line or sentence ending in "?"); resumed with the answer's text.
+  asks its last line or sentence ending in "?"; a value with no text, ``None`` or ``""``, asks
+  that the agent waits for a reply); resumed with the answer's text.
 
 What a request cannot hold (200 characters a string) is shown in full right above it
 (``asked_for``, ``clarigate.agent.shown_above``); ``request_for`` is the request alone.
@@ -66,6 +69,7 @@ from clarigate.agent.protocol import (
 from clarigate.agent.protocol.coerce import scalar_text
 from clarigate.agent.protocol.given_values import as_given, normalize_with_given
 from clarigate.agent.protocol.models import Locale
+from clarigate.agent.protocol.normalize import aliases_read, read_key
 from clarigate.agent.shown_above import fit_question
 from clarigate.agent.typed_interrupts import rejected_asked, typed_asked, typed_resume
 
@@ -104,6 +108,12 @@ def is_human_input(value: Any) -> bool:
     )
 
 
+def _prompted(value: Any) -> bool:
+    """True for a value naming its question ``prompt`` (``{"prompt": …, "choices": […]}``): asked
+    as a human_input request is, resumed as a value outside the protocol's shape (with text)."""
+    return isinstance(value, Mapping) and not is_human_input(value) and isinstance(value.get("prompt"), str)
+
+
 def _typed(schema: Any) -> bool:
     return isinstance(schema, Mapping) and bool(schema)
 
@@ -117,7 +127,8 @@ def _extras(value: Mapping[str, Any]) -> str:
     """What a human_input value holds beside the protocol's keys (``{"question": "Is this correct?",
     "llm_output": …}``, LangGraph's review pattern): one key's text alone, several as ``key: value``
     lines; "" when there is nothing else."""
-    extras = {str(k): v for k, v in value.items() if k not in _PROTOCOL_KEYS and v not in (None, "", [], {})}
+    read = _PROTOCOL_KEYS | aliases_read(value)
+    extras = {str(k): v for k, v in value.items() if k not in read and v not in (None, "", [], {})}
     shown = {
         k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
         for k, v in extras.items()
@@ -139,13 +150,15 @@ def _asked(interrupt_id: str, value: Any, locale: Locale, schema: Any, above: bo
         return approval_asked(interrupt_id, actions_of(value, schema), locale, above=above)
     if _typed(schema):
         return typed_asked(interrupt_id, value, schema, locale, above=above)
-    if is_human_input(value):
+    if is_human_input(value) or _prompted(value):
         args, given = dict(value), _as_text(value.get("context"))
         context = "\n\n".join(part for part in (given, _extras(value)) if part.strip())
     else:
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-        args, context = {"question": text or "?", "clarification_type": "missing_info"}, ""
-    question, context, in_full = fit_question(_as_text(args.get("question")), context, above)
+        args, context = {"question": value, "clarification_type": "missing_info"}, ""
+    text = _as_text(read_key(args, "question"))
+    if not text.strip():  # None, "", {}: no words of the graph's to ask with
+        text = catalog.text("interrupt_without_text", locale)
+    question, context, in_full = fit_question(text, context, above)
     args.update(question=question, context=context or None)
     request = normalize_request(args, tool_call_id=interrupt_id)
     return Asked(as_kind(request, INTERRUPT, interrupt_id, INTERRUPT), in_full)

@@ -34,9 +34,11 @@ class AgentThreads:
 
     async def pending_request(self, thread_id: str) -> HumanInputRequest | None:
         """The clarification ``thread_id`` waits for: a pending interrupt's, the last message's,
-        or a static breakpoint's "Continue / Stop"; None when the person dismissed the pending
-        interrupt's question (``clarigate.agent.dismissals``). The request alone, holding what
-        fits: for a look at which question it is (``pending_asked`` to show it to a person)."""
+        or a static breakpoint's "Continue / Stop"; None when the person dismissed a pending
+        interrupt's question (``clarigate.agent.dismissals``): its run stopped, and with it every
+        interrupt pending from it (another step's of the same super-step, never asked). The
+        request alone, holding what fits: for a look at which question it is (``pending_asked``
+        to show it to a person)."""
         asked = await self._waiting(thread_id, above=False)
         return asked.request if asked is not None else None
 
@@ -56,10 +58,11 @@ class AgentThreads:
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
         interrupts = list(getattr(snapshot, "interrupts", ()) or ())
         if interrupts:
-            closed = dismissed_ids(getattr(snapshot, "tasks", ()) or ())
-            first = next((i for i in interrupts if i.id not in closed), None)
-            if first is None:
+            # one dismissed question stops the run its step was part of: the others of that run
+            # (parallel steps' interrupts, pending with it) are closed with it, not asked
+            if dismissed_ids(getattr(snapshot, "tasks", ()) or ()) & {i.id for i in interrupts}:
                 return None
+            first = interrupts[0]
             how = (first.id, first.value, thread_locale(messages), first.response_schema)
             return asked_for(*how) if above else Asked(request_for(*how))
         asked = request_in(messages[-1]) if messages else None

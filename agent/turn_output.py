@@ -7,7 +7,7 @@ which reads the same messages from the thread's state.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,14 +41,64 @@ class TurnOutput:
     shown_above: str | None = None
 
 
-def new_messages(messages: Sequence[BaseMessage], before: Sequence[BaseMessage]) -> list[BaseMessage]:
+def new_messages(
+    messages: Sequence[BaseMessage], before: Sequence[BaseMessage], pending: Sequence[BaseMessage] = ()
+) -> list[BaseMessage]:
     """The messages of ``messages`` (a thread's after a run) that ``before`` (its messages when the
     run began) did not hold, found by id: LangGraph's ``add_messages`` gives every message one, and
     a run may shorten the list (summarized, or trimmed with ``RemoveMessage``), so a position in it
     means nothing afterwards. A message without an id (a state without that reducer, where nothing
-    is removed either) is new when it lies past the length the list had."""
+    is removed either) is new when it lies past the length the list had.
+
+    ``pending``: the messages of ``before`` that were still pending writes (``pending_messages``).
+    One written without an id is given a new one at every read of the state, so it is recognised
+    by what it says instead: the first message of ``messages`` not held by id that says the same
+    is that message, applied at last."""
     known = {message.id for message in before if message.id}
-    return [m for i, m in enumerate(messages) if (m.id not in known if m.id else i >= len(before))]
+    held = {message.id for message in messages if message.id}
+    unmatched = [message for message in pending if message.id not in held]
+    fresh: list[BaseMessage] = []
+    for i, message in enumerate(messages):
+        if message.id in known if message.id else i < len(before):
+            continue
+        twin = next((m for m in unmatched if _says_the_same(m, message)), None)
+        if twin is None:
+            fresh.append(message)
+        else:
+            unmatched.remove(twin)
+    return fresh
+
+
+def pending_messages(tasks: Iterable[Any]) -> list[BaseMessage]:
+    """The messages written by those of a state's ``tasks`` (a snapshot's ``PregelTask``s) that
+    finished in a step that then stopped on an interrupt (a parallel branch that replied while
+    another asked): writes still pending, which the state shows applied to its messages."""
+    from langchain_core.messages import convert_to_messages
+
+    found: list[BaseMessage] = []
+    for task in tasks:
+        result = getattr(task, "result", None)
+        written = result.get("messages") if isinstance(result, Mapping) else None
+        for item in written if isinstance(written, list | tuple) else [written] if written else []:
+            try:
+                found.extend(convert_to_messages([item]))
+            except (ValueError, TypeError, NotImplementedError):
+                continue  # not a message (a removal, a value of the graph's own): nothing to show
+    return found
+
+
+def _says_the_same(one: BaseMessage, other: BaseMessage) -> bool:
+    """True when two messages are of one type and say the same (text, tool calls, call answered)."""
+
+    def calls(message: BaseMessage) -> list[tuple[Any, Any]]:
+        return [(c.get("name"), c.get("args")) for c in getattr(message, "tool_calls", None) or []]
+
+    return (
+        one.type == other.type
+        and one.content == other.content
+        and calls(one) == calls(other)
+        and getattr(one, "tool_call_id", None) == getattr(other, "tool_call_id", None)
+    )
 
 
 def before_turn(messages: Sequence[BaseMessage], human_id: str) -> list[BaseMessage]:
@@ -59,10 +109,12 @@ def before_turn(messages: Sequence[BaseMessage], human_id: str) -> list[BaseMess
     return list(messages if found is None else messages[: found + 1])
 
 
-def turn_output(messages: Sequence[BaseMessage], before: Sequence[BaseMessage]) -> TurnOutput:
+def turn_output(
+    messages: Sequence[BaseMessage], before: Sequence[BaseMessage], pending: Sequence[BaseMessage] = ()
+) -> TurnOutput:
     """The replies, files and request among the messages of this turn: those of ``messages`` (the
-    thread's after the run) that ``before`` (the thread's when the turn began) did not hold
-    (``new_messages``)."""
+    thread's after the run) that ``before`` (the thread's when the turn began, ``pending`` the
+    writes still pending in it) did not hold (``new_messages``)."""
     from langchain_core.messages import AIMessage, ToolMessage
 
     from clarigate.agent.limits import LIMIT_KEY
@@ -75,7 +127,7 @@ def turn_output(messages: Sequence[BaseMessage], before: Sequence[BaseMessage]) 
     fallback: str | None = None
     limit: str | None = None
     carrying: list[Any] = []  # final messages' content and tools' artifacts, in order
-    for message in new_messages(messages, before):
+    for message in new_messages(messages, before, pending):
         if isinstance(message, AIMessage) and not message.tool_calls:
             text = message_text(message).strip()
             if text:

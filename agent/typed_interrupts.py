@@ -35,7 +35,7 @@ from typing import Any
 
 from clarigate.agent.interrupt_kinds import INTERRUPT, AskAgain, Asked, Dismissed, as_kind
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, detect_locale
-from clarigate.agent.protocol.coerce import cut
+from clarigate.agent.protocol.coerce import cut, scalar_text
 from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.models import MAX_STRING, Locale
 from clarigate.agent.protocol.normalize import normalize_with_omissions
@@ -48,12 +48,18 @@ VALIDATION_HEAD = re.compile(r"^\d+ validation errors? for ")
 _VALIDATION_TYPE = re.compile(r"\s*\[type=.*$")
 
 
-def _question(value: Any) -> dict[str, Any]:
-    """The question and context the interrupt's value gives."""
+def _question(value: Any, locale: Locale) -> dict[str, Any]:
+    """The question and context the interrupt's value gives; a value with no text (``None``,
+    ``""``) asks that the agent waits for a reply."""
     if isinstance(value, Mapping) and isinstance(value.get("question"), str):
-        return {k: value[k] for k in ("question", "context", "clarification_type") if k in value}
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return {"question": text or "?"}
+        args = {k: value[k] for k in ("question", "context", "clarification_type") if k in value}
+    elif isinstance(value, str) or value in (None, {}, []):
+        args = {"question": value or ""}
+    else:
+        args = {"question": scalar_text(value) or json.dumps(value, ensure_ascii=False, default=str)}
+    if not args["question"].strip():
+        args["question"] = catalog.text("interrupt_without_text", locale)
+    return args
 
 
 def _joined(*parts: str | None) -> str | None:
@@ -126,7 +132,7 @@ def typed_asked(
 
     ``shown`` fills the fields with what the person gave (the form asked again, ``problem``
     saying why): a field it leaves out (emptied) is empty, not its default."""
-    args = _question(value)
+    args = _question(value, locale)
     locale = "zh" if detect_locale(f"{args['question']} {args.get('context') or ''}") == "zh" else locale
     try:
         form = schema_form(schema)

@@ -1,8 +1,9 @@
 """Turn the model's (often sloppy) ``ask_clarification`` arguments into a valid request.
 
 Models send options as JSON text, booleans as "true", the same option twice, field
-types nobody defined. None of that may crash a run: every oddity is repaired or
-dropped, and a request that is still too big degrades form → options → free text. What the
+types nobody defined; graphs name the question ``prompt`` and the options ``choices``
+(``KEY_ALIASES``). None of that may crash a run: every oddity is repaired or dropped, and a
+request that is still too big degrades form → options → free text. What the
 limits leave out is never dropped silently: ``normalize_with_omissions`` names it, for the tool
 result the model reads.
 """
@@ -59,6 +60,9 @@ _FIELD_TYPE_ALIASES = {
     "checkboxes": "multi_select",
     "datetime": "date",
 }
+#: Names a graph's ``interrupt()`` (or a model) may give the request's keys: ``{"prompt": …,
+#: "choices": […]}``. Each is read only when the protocol's own key is missing (or None).
+KEY_ALIASES = {"question": "prompt", "options": "choices"}
 # Field names become platform action ids and form keys: keep them short and plain.
 _MAX_NAME = 48
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -98,11 +102,11 @@ def normalize_with_omissions(
 def _normalize(
     args: Mapping[str, Any], call_id: str, omitted: list[str], given: dict[str, Any] | None = None
 ) -> HumanInputRequest:
-    question = _paragraph(args.get("question"))
+    question = _paragraph(read_key(args, "question"))
     context = _paragraph(args.get("context"))
     locale = detect_locale(f"{question} {context}")
     clarification_type = _clarification_type(args.get("clarification_type", args.get("type")))
-    options = _options(args.get("options"), "option", omitted, "the question", given)
+    options = _options(read_key(args, "options"), "option", omitted, "the question", given)
     fields = _fields(args.get("fields"), omitted, given)
     if clarification_type == "risk_confirmation" and not fields and len(options) < 2:
         # A confirmation always needs a way to say no: Cancel, which reads as the safe choice
@@ -118,6 +122,17 @@ def _normalize(
         locale=locale,
     )
     return _fit(base, options, fields, omitted)
+
+
+def read_key(args: Mapping[str, Any], key: str) -> Any:
+    """``args[key]``, or what its alias holds when it is missing (``KEY_ALIASES``)."""
+    value = args.get(key)
+    return args.get(KEY_ALIASES[key]) if value is None and key in KEY_ALIASES else value
+
+
+def aliases_read(args: Mapping[str, Any]) -> set[str]:
+    """The alias keys of ``args`` read as the protocol's own (``read_key``): they hold nothing else."""
+    return {alias for key, alias in KEY_ALIASES.items() if args.get(key) is None and alias in args}
 
 
 def _as_arguments(args: Any) -> Mapping[str, Any]:

@@ -240,7 +240,7 @@ class AgentRun:
         progress: _Progress,
         first: int,
     ) -> None:
-        """Add what the agent said (its replies, a question) to the turn; an error if nothing."""
+        """Add what the agent said (its replies, a question) to the turn; that it is done if nothing."""
         if progress.working is not None:
             await progress.working.finish()
         result = await progress.live.finish() if progress.live is not None else None
@@ -253,8 +253,10 @@ class AgentRun:
         if output.request is not None:
             await self._ask(conv, thread_id, output, sender, turn)
         elif len(turn.items) == first and not output.dismissed:  # dismissed: ``stopped_words`` says it
-            log.warning("the agent produced no reply")
-            turn.add(ErrorReply(text=notice_for_text("run_failed", text, turn.hint)))
+            # a graph whose steps only did something, or only updated its state: done, not failed
+            log.info("the agent finished without a reply")
+            done = notice_for_text("run_nothing_to_report", text, turn.hint)
+            turn.add(TextReply(text=done, from_agent=False))
         elif not output.notice_only:  # a final answer: 👍/👎 under it
             target = FeedbackTarget(
                 inbound_id=turn.job.inbound_id,

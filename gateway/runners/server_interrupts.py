@@ -109,7 +109,9 @@ async def waiting_asked(
     client: Any, assistant_id: str, sid: str, state: Mapping[str, Any], *, above: bool
 ) -> Asked | None:
     """The question the server thread ``sid`` (its ``state``) waits for: a pending interrupt's,
-    the last message's, or a static breakpoint's "Continue?"; None when there is none. With
+    the last message's, or a static breakpoint's "Continue?"; None when there is none, or when
+    the person dismissed one of the pending interrupts (its run stopped: every interrupt pending
+    from it is closed with it, as in process: ``clarigate.agent.threads``). With
     ``above`` as the turn asked it: what the request cannot hold (a long text, an approval's
     calls) in full, to show right above it (``Asked.in_full``); else the request alone."""
     from clarigate.agent.middleware import request_in
@@ -117,11 +119,10 @@ async def waiting_asked(
     messages = messages_of(dict(state).get("values"))
     interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
     if interrupts:
-        closed = await dismissed_ids(client, sid)
-        still_open = [i for i in interrupts if str(i.get("id")) not in closed]
-        if not still_open:
+        # one dismissed question stops its run: the others pending from it are closed with it
+        if await dismissed_ids(client, sid) & {str(i.get("id")) for i in interrupts}:
             return None
-        first = still_open[0]
+        first = interrupts[0]
         return pending_asked_of(first, messages) if above else Asked(pending_request_of(first, messages))
     if messages and (asked := request_in(messages[-1])) is not None:
         return Asked(asked)

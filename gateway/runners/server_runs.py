@@ -48,14 +48,14 @@ from clarigate.agent.breakpoints import (
     stopped_reply,
 )
 from clarigate.agent.events import EventSink, tell
-from clarigate.agent.interrupt_kinds import asking
+from clarigate.agent.interrupt_kinds import asking, parse_request_id
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputResponse, render_text_fallback
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.turn_output import TurnOutput, before_turn, turn_output
 from clarigate.gateway.boundary.errors import AgentUnavailable, RunFailed
 from clarigate.gateway.runners.server_breakpoints import on_breakpoint
-from clarigate.gateway.runners.server_interrupts import asked_again, pending_asked_of
+from clarigate.gateway.runners.server_interrupts import ANSWERS_KEY, asked_again, pending_asked_of
 from clarigate.gateway.runners.server_stops import (
     UNFINISHED,
     cancelled_output,
@@ -222,18 +222,41 @@ def checkpoint_of(state: Mapping[str, Any]) -> str:
     return str((state.get("checkpoint") or {}).get("checkpoint_id") or "")
 
 
-async def messages_before(client: Any, sid: str, meta: Mapping[str, Any], messages: list[Any]) -> list[Any]:
+async def messages_before(
+    client: Any, sid: str, meta: Mapping[str, Any], messages: list[Any]
+) -> tuple[list[Any], list[Any]]:
     """The thread's messages when the run of ``meta`` began, ``messages`` being the thread's now:
     those up to the run's human message (``HUMAN_KEY``) while the thread holds it (it is known
-    without asking the server), else those of the checkpoint the run began at (``BEFORE_KEY``)."""
+    without asking the server), else those of the checkpoint the run began at (``BEFORE_KEY``)
+    with what earlier runs wrote there still pending (``pending_before``); and those pending
+    ones, which ``turn_output.new_messages`` recognises by what they say."""
     human = str(meta.get(HUMAN_KEY) or "")
     if human and (BEFORE_KEY not in meta or any(m.id == human for m in messages)):
-        return before_turn(messages, human)
+        return before_turn(messages, human), []
     if BEFORE_KEY not in meta:  # a run an earlier gateway started, in flight across the upgrade
-        return messages[: int(meta.get(START_KEY) or 0)]
+        return messages[: int(meta.get(START_KEY) or 0)], []
     at = str(meta[BEFORE_KEY] or "")
     began = await client.threads.get_state(sid, checkpoint_id=at) if at else {}
-    return messages_of(began.get("values"))
+    pending = pending_before(began, meta)
+    return [*messages_of(began.get("values")), *pending], pending
+
+
+def pending_before(began: Mapping[str, Any], meta: Mapping[str, Any]) -> list[Any]:
+    """The messages earlier runs wrote in the step the checkpoint ``began`` (a run resuming an
+    interrupt began there, ``meta`` its metadata) stopped on: a parallel branch that replied while
+    another asked, the branch an earlier answer resumed. The checkpoint read as it was does not
+    apply them, and holds the writes of the task the run resumed (``ANSWERS_KEY``) too, which are
+    the run's own. None for any other run: its first step's writes are pending there too."""
+    parsed = parse_request_id(str(meta.get(ANSWERS_KEY) or ""))
+    if parsed is None:
+        return []
+    tasks = [task for task in began.get("tasks") or [] if isinstance(task, Mapping)]
+    earlier = [
+        task
+        for task in tasks
+        if not any(isinstance(i, Mapping) and i.get("id") == parsed[1] for i in task.get("interrupts") or [])
+    ]
+    return [message for task in earlier for message in messages_of(task.get("result"))]
 
 
 async def state_output(
@@ -243,7 +266,7 @@ async def state_output(
     not hold when the run of ``meta`` began (``messages_before``), and its question or pending
     interrupt."""
     messages = messages_of(dict(state).get("values"))
-    output = turn_output(messages, await messages_before(client, sid, meta, messages))
+    output = turn_output(messages, *await messages_before(client, sid, meta, messages))
     interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
     request = None
     if interrupts and output.request is None:  # with what it cannot hold shown right above it

@@ -9,6 +9,7 @@ from ..models import Locale
 from .confirm_words import CONFIRM_WORDS
 from .feedback_words import FEEDBACK_WORDS
 from .file_words import FILE_WORDS
+from .graph_words import GRAPH_WORDS
 from .shown_words import SHOWN_WORDS
 from .slack_words import SLACK_WORDS
 from .telegram_words import TELEGRAM_WORDS
@@ -395,3 +396,4 @@ WORDS.update(FILE_WORDS)
 WORDS.update(FEEDBACK_WORDS)
 WORDS.update(CONFIRM_WORDS)
 WORDS.update(SHOWN_WORDS)
+WORDS.update(GRAPH_WORDS)

@@ -120,10 +120,16 @@ class LangGraphServer:
         user_graphs = HERE.parents[1] / "agent" / "user_graphs.py"
         mine = ("trimming", "tidy_after_pause", "environments", "plan", "review")
         graphs.update({name: f"{user_graphs}:{name}" for name in mine})
+        # operators' graphs whose parallel branches reply and ask in one step
+        branches = HERE.parents[1] / "agent" / "branch_graphs.py"
+        graphs.update({name: f"{branches}:{name}" for name in ("reply_and_ask", "two_asks")})
         # runs that do not end as planned: the recursion limit, a slow job stopped on the way (the
         # run that resumes a question, too)
         long_graphs = ("loop", "slow_if", "ask_then_slow")
         graphs.update({name: f"{HERE / 'long_graphs.py'}:{name}" for name in long_graphs})
+        # operators' graphs at the edges: one that says nothing, two questions from one step
+        edge_graphs = HERE.parents[1] / "agent" / "edge_graphs.py"
+        graphs.update({name: f"{edge_graphs}:{name}" for name in ("silent", "parallel")})
         self.config = workdir / "langgraph.json"
         self.config.write_text(json.dumps({"dependencies": [str(HERE)], "graphs": graphs}))
         self._proc: subprocess.Popen[bytes] | None = None
