@@ -96,7 +96,7 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         self.pace = SharedPace(lambda: gateway.state, PLATFORM)
         self.cardkit_paused_until = 0.0
         self._receiving = False  # the long connection was started here (not in a worker process)
-        self.startup = Startup(self.sender, self.receiver)
+        self.startup = Startup(self.sender, self.receiver, lambda: gateway.state, settings.app_id or "")
 
     def routes(self) -> list[BaseRoute]:
         """``POST /feishu/events`` in webhook mode; nothing in long connection mode."""

@@ -15,7 +15,10 @@ thread by ``Dispatcher``, counted as "other" as on the webhook and named once pe
 A handler that raises makes the ws client answer the frame with code 500, and Feishu pushes
 the event again (as it does for a webhook not answered 200). An event the store (Redis) cannot
 take is answered so (``NotTaken``): one WARNING per outage, and the SDK's own line for each such
-frame is left out. Any other failure is a bug: logged here with its traceback, answered 500 too.
+frame is left out. A group message mentioning someone while the bot's identity is not known yet
+(``identity.IdentityUnknown``) is answered 500 the same way, for Feishu to push again once it may
+be known (said once by the receiver). Any other failure is a bug: logged here with its traceback,
+answered 500 too.
 
 A card callback the core is slow to answer is answered in time all the same, by the receiver
 (``card_updates``). A message the core has not taken within ``HANDLER_TIMEOUT_SECONDS`` is
@@ -38,6 +41,7 @@ from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.gateway.boundary.outage import Ping, StoreOutage
 from clarigate.gateway.runtime.metrics import INBOUND_EVENTS
 
+from .identity import IdentityUnknown
 from .open_api import load_sdk
 from .receive import CARD_ACTION_EVENT, MESSAGE_EVENT, PLATFORM, FeishuReceiver
 
@@ -93,12 +97,13 @@ class NotInTime(Exception):
 
 
 class _OnceIsEnough(logging.Filter):
-    """Leaves out the SDK's line for a frame answered 500 with ``NotTaken`` or ``NotInTime``: the
-    outage is said once, by ``StoreOutage``, a slow event by our own warning."""
+    """Leaves out the SDK's line for a frame answered 500 with ``NotTaken``, ``NotInTime`` or
+    ``IdentityUnknown``: the outage is said once, by ``StoreOutage``, a slow event by our own
+    warning, a message left for later by the receiver (once until the bot's identity is known)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         said = record.getMessage()
-        return NotTaken.WORDS not in said and NotInTime.WORDS not in said
+        return not any(words in said for words in (NotTaken.WORDS, NotInTime.WORDS, IdentityUnknown.WORDS))
 
 
 _ONCE_IS_ENOUGH = _OnceIsEnough()
@@ -207,6 +212,8 @@ class LongConnection:
         answers the frame 500 so that Feishu pushes the event again."""
         try:
             reply = await self.receiver.handle(payload)
+        except IdentityUnknown:
+            raise  # said by the receiver (once until the identity is known): answered 500 too
         except Exception as error:
             if self.outage.met("feishu: an event answered 500", error):
                 raise NotTaken() from None

@@ -33,6 +33,7 @@ from .actions import read_card_action
 from .card_updates import ANSWER_SECONDS, CardUpdate, CardUpdates, clicked_card, clicked_conversation
 from .content import ALL_KEY, MalformedEvent, mention_open_id, read_content
 from .feedback import record_vote, vote_of
+from .identity import Deferrals
 from .legacy import (
     MESSAGE_EVENT,
     is_legacy_card_callback,
@@ -48,7 +49,8 @@ CARD_ACTION_EVENT = "card.action.trigger"
 
 #: How long a message mentioning someone waits for the bot's open_id while the adapter is still
 #: asking for it the first time (``startup``): the ack stays inside Feishu's 3 s, the long
-#: connection's 2.5 s too. Once an ask failed, nothing waits: it is asked again in the background.
+#: connection's 2.5 s too. Once an ask failed, nothing waits: it is asked again in the background,
+#: and a group message mentioning someone is left for Feishu to push again (``identity``).
 IDENTITY_WAIT_SECONDS = 1.5
 
 #: The neutral commands the core handles (``gateway/boundary/port.py``).
@@ -102,7 +104,8 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
     mention is the root of the thread the bot's reply starts).
     A mention is the bot's when it carries the bot's open_id: without it (``bot_open_id`` None,
     Feishu has not told it yet) no group message counts as a mention of the bot, neither an
-    "@所有人" (``@_all``, empty ids) nor a mention of anyone else.
+    "@所有人" (``@_all``, empty ids) nor a mention of anyone else (the receiver leaves a group
+    message with mentions for Feishu to push again meanwhile: ``identity``).
     """
     header = _dict(payload.get("header"), "header")
     event = _dict(payload.get("event"), "event")
@@ -189,6 +192,7 @@ class FeishuReceiver:
         self.notify = notify  # a note for one person where a conversation's replies go
         self.bot_open_id: str | None = None  # learnt at start; tells mentions of the bot apart
         self.identity: asyncio.Future[None] | None = None  # learning it (the adapter's start)
+        self.deferrals = Deferrals()  # group messages left for Feishu to push again meanwhile
 
     def person(self, open_id: str) -> Sender:
         """The sender behind ``open_id``, named when the name is known already: an ack never
@@ -240,12 +244,17 @@ class FeishuReceiver:
         """Hand a person's message to the core (dedupe, allowlist and typed answers are its job).
 
         ``mentioned``: the event says the bot was mentioned (schema 1.0 has no mention list).
+        ``IdentityUnknown`` for a group message mentioning someone while the bot's identity is
+        unknown: the receive mode answers so that Feishu pushes it again.
         """
-        if self.bot_open_id is None and self.identity is not None and mentions_someone(payload):
-            await asyncio.wait({self.identity}, timeout=IDENTITY_WAIT_SECONDS)  # still starting
+        learning = self.identity if self.bot_open_id is None and mentions_someone(payload) else None
+        if learning is not None:  # still starting: the identity learnt here, not known yet
+            await asyncio.wait({learning}, timeout=IDENTITY_WAIT_SECONDS)
         message = parse_message(payload, self.bot_open_id)
         if message is None:
             return
+        if learning is not None and self.bot_open_id is None and not message.conversation.is_direct:
+            raise self.deferrals.one()  # which mention is the bot's cannot be told: pushed again later
         if mentioned:
             message = message.model_copy(update={"is_mention": True})
         said_to = mentions_someone(payload) or mentions_everyone(payload)
@@ -253,10 +262,6 @@ class FeishuReceiver:
             # said to the members it mentions (or to everyone), not the bot: the core ignores it
             # unless it is its writer's typed answer to the thread's open question
             message = message.model_copy(update={"said_to_others": True})
-            if self.bot_open_id is None and mentions_someone(payload):
-                log.info(
-                    "feishu: a group message's mentions are not taken for the bot's: its identity is unknown"
-                )
         if not (message.text or message.attachments):
             if not message.is_mention:
                 return

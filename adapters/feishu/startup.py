@@ -5,20 +5,22 @@ Importing lark-oapi takes seconds of CPU (2-5 s on a small machine), so the adap
 wait for it: ``start`` returns at once, the web process opens its port and takes webhooks
 (verified, decrypted and parsed without the SDK), and the client is built in a worker thread
 meanwhile, then the bot's open_id is asked for. ``/readyz`` says ``{"feishu": "starting"}``
-until it is known; a message mentioning someone waits for the first answer a little
-(``IDENTITY_WAIT``). The identity is needed where messages are taken in (which mention is the
-bot's), so only the process that receives asks for it (``learn_identity``, from the adapter's
-``start_receiving``: ``serve``'s web process, which answers ``/readyz`` for the replica); a worker
-process, which only sends, builds the client and asks nothing: a replica asks Feishu, and logs
-what it answers, once however many worker processes it has.
+until Feishu tells it; a message mentioning someone waits for the first answer (or the identity
+kept in the store) a little (``IDENTITY_WAIT_SECONDS``). The identity is needed where messages
+are taken in (which mention is the bot's), so only the process that receives asks for it
+(``learn_identity``, from the adapter's ``start_receiving``: ``serve``'s web process, which
+answers ``/readyz`` for the replica); a worker process, which only sends, builds the client and
+asks nothing: a replica asks Feishu, and logs what it answers, once however many worker
+processes it has.
 
 Feishu failing to answer (a 5xx, a rate limit, the network: what ``open_api`` classifies as
 transient) does not leave the bot without an identity for good: it is asked again in the
 background, with backoff (``IDENTITY_RETRIES``), for as long as it takes, ``/readyz`` saying why
-it is still starting. Meanwhile no group message counts as addressed to the bot
-(``receive.parse_message``): which mention is the bot's cannot be told, and answering an
-"@所有人" announcement, or a member talking to another, is worse than a request missed for the
-few seconds Feishu's open API is down (the bot could hardly reply then anyway).
+it is still starting. Meanwhile the identity an earlier start kept in the store is used
+(``identity.KeptIdentity``: read at once, long before Feishu's first answer; what Feishu tells
+replaces it, and is kept). With none kept, a group message mentioning someone is not taken but
+left for Feishu to push again (``identity.IdentityUnknown``): which mention is the bot's cannot
+be told, and answering an "@所有人" announcement, or a member talking to another, would be worse.
 
 A refusal (what ``open_api`` classifies as permanent: the tenant-token endpoint refusing the app's
 credentials, codes 10003 and 10014; ``bot/v3/info`` answering a 4xx or a code other than a rate
@@ -33,10 +35,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from clarigate.adapters.feishu.settings import FeishuSettings
+from clarigate.gateway.boundary.port import AdapterState
 from clarigate.gateway.boundary.retry import RetryPolicy
 
+from .identity import KeptIdentity
 from .open_api import CREDENTIALS_REFUSED_CODES, FeishuApiError
 from .receive import FeishuReceiver
 from .send import FeishuSender
@@ -50,10 +55,16 @@ IDENTITY_RETRIES = RetryPolicy(first=0.5, cap=60.0, jitter=0.2)
 #: After a refusal: the identity asked for again every 5 minutes (spread by a tenth), until Feishu
 #: tells it; a failure meanwhile (a refusal or an outage) waits for the next one.
 REFUSAL_RECHECKS = RetryPolicy(first=300.0, cap=300.0, jitter=0.1)
+#: How long Feishu's first ask waits for the store's read of the identity kept before (it says
+#: what the messages meanwhile meet, and what Feishu's answer is compared with).
+RECALL_SECONDS = 2.0
 
 #: What ``/readyz`` says for Feishu, by the state of the start.
 STARTING = "starting"
 ASKING_AGAIN = "starting (the bot's identity is not known yet: Feishu's bot/v3/info failed, asked again)"
+KEPT_MEANWHILE = (
+    "starting (Feishu's bot/v3/info failed, asked again; the bot's identity kept from before is used)"
+)
 REFUSED = "failed (Feishu refused {what}; asked again every {every})"
 NO_CLIENT = "failed (the Feishu open API client could not be made: see the log)"
 
@@ -61,11 +72,21 @@ NO_CLIENT = "failed (the Feishu open API client could not be made: see the log)"
 class Startup:
     """The client built (lark-oapi imported) and the bot's identity learnt, off the event loop."""
 
-    def __init__(self, sender: FeishuSender, receiver: FeishuReceiver) -> None:
+    def __init__(
+        self,
+        sender: FeishuSender,
+        receiver: FeishuReceiver,
+        state: Callable[[], AdapterState] | None = None,
+        app_id: str = "",
+    ) -> None:
         self.sender = sender
         self.receiver = receiver
+        # the identity as the store keeps it, for the app (None: nothing kept)
+        self.kept = KeptIdentity(state, app_id) if state is not None else None
         self.task: asyncio.Task[None] | None = None
+        self.recalling: asyncio.Task[None] | None = None  # the kept identity read at start
         self.asked: asyncio.Future[None] | None = None  # done once the identity was asked for once
+        self.known: asyncio.Future[None] | None = None  # done once asked, or the kept one read
         self.state: str | None = None  # what ``/readyz`` says (None: not begun, or done)
 
     def begin(self) -> None:
@@ -79,8 +100,11 @@ class Startup:
         (once); the receiver may wait for the first answer (``FeishuReceiver.identity``)."""
         if self.asked is not None:
             return
-        self.asked = asyncio.get_running_loop().create_future()
-        self.receiver.identity = self.asked
+        loop = asyncio.get_running_loop()
+        self.asked, self.known = loop.create_future(), loop.create_future()
+        self.receiver.identity = self.known
+        if self.kept is not None:  # one store read: long before Feishu's first answer
+            self.recalling = asyncio.create_task(self._recall(self.kept), name="feishu-kept-identity")
         if self.task is not None and self.task.done():  # built already (or it could not be)
             if self.state is not None:
                 self._answered()  # no client: nothing to ask with
@@ -90,7 +114,9 @@ class Startup:
         self.begin()
 
     def not_ready(self) -> str | None:
-        """Why Feishu is not ready yet, as ``/readyz`` says it; None once the identity is known."""
+        """Why Feishu is not ready yet, as ``/readyz`` says it; None once Feishu told the identity."""
+        if self.state == ASKING_AGAIN and self.receiver.bot_open_id is not None:
+            return KEPT_MEANWHILE
         return self.state
 
     async def wait(self) -> None:
@@ -103,22 +129,47 @@ class Startup:
 
     async def stop(self) -> None:
         """Cancel a start still under way (the import itself finishes in its thread)."""
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
-            await asyncio.gather(self.task, return_exceptions=True)
+        for task in (self.task, self.recalling):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    async def _recall(self, kept: KeptIdentity) -> None:
+        """The identity an earlier start kept, used until Feishu tells it (unless it told already)."""
+        open_id = await kept.recall()
+        if open_id is None or self.receiver.bot_open_id is not None:
+            return
+        self.receiver.bot_open_id = open_id
+        self.receiver.deferrals.over()
+        if self.known is not None and not self.known.done():
+            self.known.set_result(None)
+        log.debug("feishu: the bot's identity kept from an earlier start is used until Feishu tells it")
 
     async def _load(self, built: bool = False) -> None:
         try:
             if not built:
                 await asyncio.to_thread(self.sender.load)
             if self.asked is not None:  # where messages are taken in (``learn_identity``)
-                self.receiver.bot_open_id = await self._learn()
+                if self.recalling is not None:  # what was kept first: one store read
+                    await asyncio.wait({self.recalling}, timeout=RECALL_SECONDS)
+                await self._told(await self._learn())
             self.state = None
         except Exception as exc:  # the SDK would not load: each call made says so again
             self.state = NO_CLIENT
             log.error("feishu: the open API client could not be made: %s: %s", type(exc).__name__, exc)
         finally:
             self._answered()
+
+    async def _told(self, open_id: str) -> None:
+        """Feishu told the bot's open_id: used from now on, and kept for the next start."""
+        before, self.receiver.bot_open_id = self.receiver.bot_open_id, open_id
+        self.receiver.deferrals.over()
+        if before is not None and before != open_id:
+            log.warning(
+                "feishu: Feishu tells another open_id for the bot than the one kept: Feishu's is used"
+            )
+        if self.kept is not None:
+            await self.kept.keep(open_id)
 
     async def _learn(self) -> str:
         """The bot's open_id: asked until Feishu tells it, a refusal asked about again now and then."""
@@ -142,11 +193,11 @@ class Startup:
         self.state = refused_state(exc)
         self._answered()
         log.error(
-            "feishu: Feishu refused to tell the bot's identity (%s): no group message counts as "
-            "addressed to the bot; check the app's credentials (FEISHU_APP_ID, FEISHU_APP_SECRET), "
-            "its bot capability and that it is enabled (a changed setting needs a restart; asked "
-            "again every %s meanwhile)",
+            "feishu: Feishu refused to tell the bot's identity (%s): %s; check the app's credentials "
+            "(FEISHU_APP_ID, FEISHU_APP_SECRET), its bot capability and that it is enabled (a changed "
+            "setting needs a restart; asked again every %s meanwhile)",
             exc,
+            self._meanwhile(),
             _every(REFUSAL_RECHECKS.cap),
         )
 
@@ -175,15 +226,22 @@ class Startup:
         level = logging.WARNING if attempt == 1 else logging.INFO
         log.log(
             level,
-            "feishu: the bot's identity is not known yet (%s): asked again in %.0f s; meanwhile no "
-            "group message counts as addressed to the bot",
+            "feishu: Feishu did not tell the bot's identity (%s): asked again in %.0f s; %s",
             failure,
             wait,
+            self._meanwhile(),
         )
 
     def _answered(self) -> None:
-        if self.asked is not None and not self.asked.done():
-            self.asked.set_result(None)
+        for answered in (self.asked, self.known):
+            if answered is not None and not answered.done():
+                answered.set_result(None)
+
+    def _meanwhile(self) -> str:
+        """What group messages mentioning someone meet while Feishu does not tell the identity."""
+        if self.receiver.bot_open_id is not None:
+            return "meanwhile the one kept from an earlier start is used"
+        return "meanwhile group messages mentioning someone are left for Feishu to push again"
 
 
 def refused_state(exc: FeishuApiError) -> str:

@@ -8,6 +8,9 @@ cannot be decrypted (400: a wrong ``FEISHU_ENCRYPT_KEY``, or junk) is answered h
 line for a bad request (``bad request to <route> (<status>): <reason>``, naming the setting, never
 a secret nor the body), but at most once a minute for each status (``RepeatedWarning``: anyone can
 send such requests by the thousand), the others at DEBUG.
+
+A group message mentioning someone while the bot's identity is not known yet (``identity``) is
+answered 503 with ``Retry-After``: Feishu pushes it again, and it is read once the identity is known.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from starlette.routing import Route
 
 from clarigate.gateway.runtime.repeated import RepeatedWarning
 
+from .identity import IdentityUnknown
 from .legacy import is_legacy_card_callback
 from .receive import FeishuReceiver
 from .verify import (
@@ -39,6 +43,10 @@ EVENTS_PATH = "/feishu/events"
 REFUSED_LINE_EVERY = 60.0
 #: What the sender of a refused request is told (the settings are named in our log only).
 REFUSAL_ANSWERS = {401: "invalid signature", 403: "invalid verification token"}
+#: ``Retry-After`` of a message answered 503 while the bot's identity is unknown (``identity``):
+#: Feishu documents its own schedule for an event not answered 200 (again after 15 s, 5 min, 1 h,
+#: 6 h), not this header; it says when the first push again comes.
+IDENTITY_RETRY_AFTER_SECONDS = 15
 
 
 class Refusals:
@@ -78,7 +86,11 @@ def events_route(receiver: FeishuReceiver, verification_token: str | None, encry
             return refusals.answer(refused)
         if payload.get("type") == "url_verification":  # echoed at once: Feishu allows 1 s
             return JSONResponse({"challenge": payload.get("challenge")})
-        reply = await receiver.handle(payload)
+        try:
+            reply = await receiver.handle(payload)
+        except IdentityUnknown as later:  # said by the receiver (once until the identity is known)
+            headers = {"Retry-After": str(IDENTITY_RETRY_AFTER_SECONDS)}
+            return JSONResponse({"error": f"service unavailable: {later}"}, status_code=503, headers=headers)
         return JSONResponse(reply if reply is not None else {"msg": "success"})
 
     return Route(EVENTS_PATH, feishu_events, methods=["POST"])

@@ -5,7 +5,8 @@ and no line per frame; once Redis is back the event pushed again runs once and i
 lark-oapi's real ws client handles each data frame (``Client._handle_message``, what it calls for
 every message off the websocket) with the handler the adapter registers; what it writes back is
 kept instead of being sent. The store is a real Redis reached through a proxy that is cut and
-brought back.
+brought back. A group mention met while the bot's identity is not known yet is answered 500 the
+same way.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ import lark_oapi as lark
 import pytest
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 
-from clarigate.adapters.feishu import FeishuAdapter
+from clarigate.adapters.feishu import FeishuAdapter, startup
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary import outage
+from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.config import GatewayConfig
 
@@ -178,3 +180,38 @@ async def test_the_outage_is_over_only_once_the_store_answers_a_ping(
         assert [r.getMessage() for r in lines(caplog, logging.INFO)][1:] == [
             "the store answers again: Feishu events are taken as usual"
         ]
+
+
+async def test_a_group_mention_while_the_bots_identity_is_unknown_is_answered_500_and_taken_when_pushed_again(
+    fake_api, redis_stores: RedisStoreFactory, caplog: pytest.LogCaptureFixture, monkeypatch
+):
+    """Feishu's open API down at the first start (no identity kept): which mention is the bot's
+    cannot be told, so "@bot deploy it" in a group is answered 500 (Feishu pushes it again, to any
+    of the app's connections), said once at WARNING with no line of the SDK's per frame; pushed
+    again once Feishu told the identity, it runs once."""
+    monkeypatch.setattr(startup, "IDENTITY_RETRIES", RetryPolicy(first=0.1, cap=0.4))
+    fake_api.fail_next(500, 1, times=10_000, path_part="/bot/v3/info")
+    runner = ScriptedRunner(lambda turn: TurnOutput(replies=[f"You said: {turn.text}"]))
+    gateway = Gateway(
+        GatewayConfig(workers=1, streaming="off", progress_after_seconds=60.0), redis_stores(), runner
+    )
+    async with long_connection_of(fake_api, gateway) as ws:
+        event = message_event("deploy it", chat="oc_team", chat_type="group", mention_bot=True)
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG):
+            codes = [await ws.push(event, "f1"), await ws.push(event, "f2")]
+        assert codes == [500, 500]
+        said = [r for r in caplog.records if r.name in ("Lark", "clarigate.adapters.feishu.receive")]
+        assert [r.levelno for r in said if r.levelno >= logging.INFO] == [logging.WARNING], said
+        assert not any(r.exc_info for r in caplog.records)
+        assert runner.calls == []
+
+        fake_api.failures.clear()  # Feishu tells the identity (asked again in the background)
+        receiver = gateway.adapters[0].receiver  # type: ignore[attr-defined]
+        async with asyncio.timeout(5):
+            while receiver.bot_open_id is None:  # noqa: ASYNC110 (set by the start's own task)
+                await asyncio.sleep(0.05)
+        assert [await ws.push(event, "f3"), await ws.push(event, "f4")] == [200, 200]
+        await gateway.drain(timeout=10)
+    assert [c.text for c in runner.calls] == ["deploy it"]
+    assert [text_of(card) for card in fake_api.shown()] == ["You said: deploy it"]
