@@ -28,7 +28,11 @@ class FeishuSettings(PlatformSettings):
         "encrypt_key",
         "app_id",
     )
-    credential_hint: ClassVar[str] = "FEISHU_APP_ID and FEISHU_APP_SECRET"
+    #: the app's credentials, and what the default webhook mode checks requests by (startup_problems)
+    credential_hint: ClassVar[str] = (
+        "FEISHU_APP_ID and FEISHU_APP_SECRET, plus FEISHU_ENCRYPT_KEY or FEISHU_VERIFICATION_TOKEN "
+        "in webhook mode (FEISHU_MODE=long_connection needs neither)"
+    )
     # lark-oapi prints to stdout through a handler of its own, from import time
     sdk_loggers: ClassVar[tuple[str, ...]] = ("Lark",)
     own_handler_loggers: ClassVar[tuple[str, ...]] = ("Lark",)

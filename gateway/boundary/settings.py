@@ -18,7 +18,7 @@ import json
 from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BeforeValidator, Field, SecretStr, field_validator
+from pydantic import BeforeValidator, Field, SecretStr, TypeAdapter, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 #: A token shape the log redactor masks wherever it appears: (needle, regular expression,
@@ -26,11 +26,19 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 #: every match contains; None: every line), so a shape costs almost nothing on other lines.
 TokenShape = tuple[str | None, str, str]
 
+_BOOL = TypeAdapter(bool)
+
 
 def _streaming_word(value: Any) -> Any:
-    """``streaming: off`` as YAML reads it (the boolean false; ``on``: true) and ``on`` as written:
-    YAML 1.1 turns the bare words into booleans, so ``off`` must not be refused as ``False``."""
-    if value is True or (isinstance(value, str) and value.strip().lower() == "on"):
+    """``streaming: off`` as YAML reads it (the boolean false; ``on``: true), and the same words
+    from the environment (``CLARIGATE_STREAMING=false``): YAML 1.1 turns the bare words into
+    booleans, so a boolean word (pydantic's: true/false, yes/no, on/off, 1/0) means on or off."""
+    if isinstance(value, str) and value.strip().lower() not in ("auto", "off"):
+        try:
+            value = _BOOL.validate_python(value.strip())
+        except ValidationError:
+            return value  # refused as not auto or off
+    if value is True:
         return "auto"
     if value is False:
         return "off"
@@ -91,7 +99,15 @@ class PlatformSettings(BaseSettings):
         (Telegram ids written unquoted in YAML) become strings."""
         if isinstance(value, str):
             text = value.strip()
-            value = json.loads(text) if text.startswith("[") else [p for p in text.split(",") if p.strip()]
+            if not text.startswith("["):
+                return [p.strip() for p in text.split(",") if p.strip()]
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(
+                    f"starts with '[' but is not a JSON list ({exc.msg} at character {exc.pos}): write "
+                    'a JSON list such as ["U1", "U2"], or the ids separated by commas (U1,U2)'
+                ) from None
         if isinstance(value, list):
             return [str(item).strip() if isinstance(item, int | str) else item for item in value]
         return value

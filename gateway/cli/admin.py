@@ -21,13 +21,12 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
+from clarigate.gateway.jobs.upkeep import DEAD_CONSUMER_SECONDS
+
 if TYPE_CHECKING:  # parsing stays light: ``clarigate serve`` builds this parser before it starts
     from clarigate.gateway.flow.intake import Gateway
     from clarigate.gateway.runners.base import AgentRunner
     from clarigate.gateway.runtime.config import GatewayConfig
-
-#: As ``clarigate.gateway.cli.admin_store.DEAD_CONSUMER_IDLE_SECONDS`` (not imported: parsing stays light).
-PRUNE_HOURS = 24
 
 
 def add_admin_parser(commands: Any) -> None:
@@ -59,11 +58,14 @@ def add_admin_parser(commands: Any) -> None:
     consumers.add_argument(
         "--prune",
         action="store_true",
-        help=f"remove every consumer idle {PRUNE_HOURS} h or more with no job",
+        help=f"remove every consumer idle {DEAD_CONSUMER_SECONDS / 3600:g} h or more with no job "
+        "(as a running gateway does)",
     )
     identity = command("identity", "the platform identities recorded under the bot id")
     identity.add_argument("--forget", metavar="PLATFORM", help="forget one (after a bot really moved)")
     identity.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    # without it, "clarigate admin" alone said "the following arguments are required: admin_command"
+    sub.metavar = "{" + ",".join(sub.choices) + "}"
 
 
 def admin_main(config: GatewayConfig, args: argparse.Namespace, out: TextIO | None = None) -> int:

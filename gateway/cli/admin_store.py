@@ -19,6 +19,7 @@ from clarigate.gateway.boundary.messages import AnswerJob, ClarificationClosed, 
 from clarigate.gateway.flow.answers import answered_by, answered_line, run_text_for, view_of
 from clarigate.gateway.flow.claim import claim_answer
 from clarigate.gateway.flow.commands import dismissed_in
+from clarigate.gateway.jobs.upkeep import DEAD_CONSUMER_SECONDS
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.preflight import first_line
@@ -29,10 +30,6 @@ from clarigate.gateway.store.redis import RedisStore
 
 #: Who an operator's change is recorded as.
 OPERATOR = Sender(user_id="operator", display_name="an operator")
-#: A consumer idle this long with nothing pending is removed (by ``admin consumers --prune``
-#: and by every running gateway, see ``clarigate.gateway.runtime.ops``); ``cli.admin.PRUNE_HOURS`` says
-#: the same.
-DEAD_CONSUMER_IDLE_SECONDS = 24 * 3600
 #: ``pending --cancel`` of a question its chat has left (``/new``, ``reset-thread`` since it was asked).
 LEFT_THREAD_NOTE = (
     "chat {chat} was started over since this question was asked: closed without telling the agent "
@@ -373,11 +370,8 @@ class Admin:
         await self.redis.xgroup_delconsumer(self.keys.jobs, GROUP, name)
         return {"removed": name}
 
-    async def prune_consumers(self, idle_seconds: float = DEAD_CONSUMER_IDLE_SECONDS) -> list[str]:
-        """Remove every consumer with nothing pending that has been idle at least ``idle_seconds``."""
-        removed = []
-        for consumer in await self.consumers():
-            if not consumer["pending"] and consumer["idle_seconds"] >= idle_seconds:
-                await self.redis.xgroup_delconsumer(self.keys.jobs, GROUP, consumer["name"])
-                removed.append(consumer["name"])
-        return removed
+    async def prune_consumers(self, idle_seconds: float = DEAD_CONSUMER_SECONDS) -> list[str]:
+        """Remove every consumer with nothing pending that has been idle at least ``idle_seconds``
+        (by default as every running gateway does, ``clarigate.gateway.jobs.upkeep``): the store's
+        one script, so a job handed to one meanwhile is never removed with it."""
+        return await self.store.remove_idle_consumers(idle_seconds, keep="")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
+import os
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -16,18 +16,30 @@ from clarigate.gateway.runners.base import AgentRunner
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.runners.routed import RoutedRunner
 from clarigate.gateway.runners.server import LangGraphServerRunner
-from clarigate.gateway.runtime.app import (
-    build_adapter,
-    build_runner,
-    build_store,
-    store_description,
-)
+from clarigate.gateway.runtime.app import build_adapter, build_runner, store_description
 from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, load_config, startup_problems
 from clarigate.gateway.runtime.identity import identity_clashes, platform_identities
 from clarigate.gateway.runtime.logs import redact, register_secrets, without_secrets
-from clarigate.gateway.runtime.preflight import metrics_port_clash, port_problem
+from clarigate.gateway.runtime.preflight import (
+    POSTGRES_ADVICE,
+    ExitCode,
+    StartFailure,
+    agent_start_failure,
+    first_line,
+    metrics_port_clash,
+    missing_database,
+    model_advice,
+    not_reachable,
+    ping_redis,
+    port_problem,
+    postgres_refusal,
+    redis_advice,
+)
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe
 from clarigate.gateway.runtime.sections import credential_problem
+
+#: Why an agent was not started: notes are printed before the PROBLEM lines they refer to.
+NOT_STARTED_FOR_SETTINGS = "not started, since a setting named in a PROBLEM line below does not apply to it"
 
 
 @dataclass
@@ -54,14 +66,18 @@ class Report:
 async def run_checks(config_path: str | None) -> Report:
     """Every check, collected (never raises for a configuration problem)."""
     report = Report()
+    # the file load_config reads: --config, else CLARIGATE_CONFIG (how the image and Kubernetes
+    # name it), said as such
+    from_env = None if config_path else os.environ.get("CLARIGATE_CONFIG") or None
     try:
-        config = load_config(config_path)
+        config = load_config(config_path or from_env)
     except ValueError as exc:
         report.problems.append(f"config: {exc}")
         return report
     register_secrets(config.secret_values())
+    read = f"{from_env} (CLARIGATE_CONFIG)" if from_env else config_path
     report.ok.append(
-        f"config: {config_path or 'no config file (defaults and environment)'}, bot id {config.bot_id!r}"
+        f"config: {read or 'no config file (defaults and environment)'}, bot id {config.bot_id!r}"
     )
     report.problems.extend(f"config: {warning}" for warning in config.warnings)
     _check_port(config, report)
@@ -101,7 +117,7 @@ async def _check_one_agent(
     prefix = "settings" if name == "agent" else f"routes.{name}"
     report.problems.extend(f"{prefix}: {line}" for line in unapplied)
     if unapplied:
-        report.notes.append(f"{label}: not started, since a setting above does not apply to it")
+        report.notes.append(f"{label}: {NOT_STARTED_FOR_SETTINGS}")
     elif isinstance(runner, LangGraphServerRunner):
         await _check_agent_server(runner, report, label)
     else:
@@ -112,7 +128,7 @@ async def _check_one_agent(
         report.problems += [f"{prefix}: {line}" for line in names.problems]
         report.notes += [f"{prefix}: {line}" for line in names.notes]
         if names.problems:
-            report.notes.append(f"{label}: not started, since a setting above does not apply to it")
+            report.notes.append(f"{label}: {NOT_STARTED_FOR_SETTINGS}")
         elif not answered:
             report.notes.append(f"{label}: not started, since an MCP server it needs does not answer")
         else:
@@ -139,23 +155,12 @@ async def _check_store(config: GatewayConfig, report: Report) -> bool:
     if not config.redis_url:
         report.notes.append(f"store: {store_description(config)}; set REDIS_URL for restarts and replicas")
         return False
-    try:
-        store = build_store(config)
-    except ValueError as exc:  # a URL the store cannot use at all, in serve's words
-        report.problems.append(f"store: REDIS_URL cannot be used: {first_line(exc)}")
+    problem = await redis_problem(config.redis_url, f"store: {store_description(config)}")
+    if problem is not None:
+        report.problems.append(problem)
         return False
-    try:
-        reachable = await asyncio.wait_for(store.ping(), 5)
-    except Exception:
-        reachable = False
-    finally:
-        await store.close()
-    if reachable:
-        report.ok.append(f"store: {store_description(config)}")
-    else:
-        reason = await redis_problem(config.redis_url or "")
-        report.problems.append(f"store: {store_description(config)} is not reachable: {reason}")
-    return reachable
+    report.ok.append(f"store: {store_description(config)}")
+    return True
 
 
 async def _check_identity(config: GatewayConfig, report: Report) -> None:
@@ -177,44 +182,36 @@ async def _check_identity(config: GatewayConfig, report: Report) -> None:
     report.problems.extend(f"identity: {clash}" for clash in clashes)
 
 
-async def redis_problem(url: str) -> str:
-    """Why Redis at ``url`` does not answer the store's client (refused, auth, TLS, timeout…)."""
+async def redis_problem(url: str, where: str | None = None) -> str | None:
+    """Why Redis at ``url`` cannot serve the store, in ``serve``'s words (a URL no client can use,
+    a refusal, or why it is not reachable: refused, TLS, timeout, Sentinel), or None when it
+    answers; ``where`` names it (``store: Redis at …``)."""
     from clarigate.gateway.store.connection import open_redis
 
+    where = where or f"store: Redis at {without_secrets(url)}"
     try:
         client = open_redis(url, retries=0)
     except Exception as exc:  # a URL the store cannot use at all
-        return f"the URL cannot be used: {first_line(exc)}"
+        return f"store: REDIS_URL cannot be used: {first_line(exc)}"
     try:
-        await asyncio.wait_for(client.execute_command("PING"), 5)
-    except Exception as exc:
-        if _refused(exc):
-            return f"connection refused: is Redis running there? ({first_line(exc)})"
-        return first_line(exc) or type(exc).__name__
+        reason = await ping_redis(client, where)
+    except StartFailure as exc:  # it answered, and refused us (password, ACL, database index)
+        return exc.message
     finally:
         await client.aclose()
-    return "no answer to PING"
+    return None if reason is None else not_reachable(where, reason, redis_advice(url))
 
 
-async def postgres_problem(url: str) -> str | None:
+async def postgres_problem(url: str) -> BaseException | None:
     """Why PostgreSQL at ``url`` cannot be used (one connection attempt), or None when it answers."""
     import psycopg
 
     try:
         connection = await psycopg.AsyncConnection.connect(url, connect_timeout=5)
     except Exception as exc:
-        return first_line(exc) or type(exc).__name__
+        return exc
     await connection.close()
     return None
-
-
-#: serve's advice for a checkpointer database that does not exist (preflight.wait_for_postgres).
-MISSING_DATABASE_ADVICE = "create it, set create_database: true, or point CHECKPOINTER_URL elsewhere"
-
-
-def missing_database(problem: str) -> bool:
-    """True when PostgreSQL refused the connection because its database does not exist."""
-    return re.search(r'database "[^"]*" does not exist', problem) is not None
 
 
 async def database_creation_refusal(url: str) -> str | None:
@@ -244,15 +241,17 @@ async def database_creation_refusal(url: str) -> str | None:
 
 
 async def _postgres_unusable(
-    config: GatewayConfig, url: str, where: str, problem: str, report: Report, label: str
+    config: GatewayConfig, url: str, where: str, failure: BaseException, report: Report, label: str
 ) -> None:
-    """Why the checkpointer's PostgreSQL cannot be used, as serve would see it: the ``agent:``
-    section's database that does not exist is created at start with ``create_database`` (a note,
-    when its user may do so)."""
-    if not missing_database(problem):
-        report.problems.append(f"checkpointer: {where} is not reachable: {problem}")
-    elif not config.create_database:
-        report.problems.append(f"checkpointer: {where}: {problem}; {MISSING_DATABASE_ADVICE}")
+    """Why the checkpointer's PostgreSQL cannot be used, as serve would see it: refused for good
+    or not reachable, in its words; the ``agent:`` section's database that does not exist is
+    created at start with ``create_database`` (a note, when its user may do so)."""
+    problem = first_line(failure)
+    if not (missing_database(problem) and config.create_database):
+        what = f"checkpointer: {where}"
+        report.problems.append(
+            postgres_refusal(failure, what) or not_reachable(what, problem, POSTGRES_ADVICE)
+        )
     elif url != config.agent.checkpointer_url:  # a route's own: serve creates only the agent section's
         report.problems.append(
             f"checkpointer: {where}: {problem}; create it (create_database creates only the agent section's)"
@@ -266,21 +265,6 @@ async def _postgres_unusable(
             f"checkpointer: {where}: the database does not exist yet and will be created at start "
             f"(create_database: true); {label} not started here until then"
         )
-
-
-def _refused(exc: BaseException | None) -> bool:
-    """True when the error (or what caused it) is a refused TCP connection."""
-    while exc is not None:
-        if isinstance(exc, ConnectionRefusedError) or "Error 111 " in str(exc):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an error message (libpq adds hints on further lines)."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else ""
 
 
 async def _check_mcp(options: AgentOptions, report: Report) -> tuple[bool, dict[str, list[str] | None]]:
@@ -326,15 +310,22 @@ async def _check_agent(
     if url.startswith(("postgresql://", "postgres://")):
         # one direct attempt says why (refused, password, no such database) in seconds,
         # where the checkpointer's pool only reports that it gave up waiting
-        problem = await postgres_problem(url)
-        if problem is not None:
-            await _postgres_unusable(config, url, where, problem, report, label)
+        failure = await postgres_problem(url)
+        if failure is not None:
+            await _postgres_unusable(config, url, where, failure, report, label)
             return
     what = f"model {agent.model!r}" if label == "agent" else describe(agent)
     try:
         await runner.start()
-    except Exception as exc:
-        report.problems.append(f"{label}: {what} with checkpointer {where}: {first_line(exc)}")
+    except Exception as exc:  # in serve's words: a setting it names, or the model's advice
+        said = agent_start_failure(exc, agent.model, data_dir=str(config.data_dir))
+        if said.code != ExitCode.MODEL:
+            report.problems.append(f"{label}: {said.message}")
+            return
+        section = "agent" if label == "agent" else f"routes.{label.removeprefix('route ')}.agent"
+        report.problems.append(
+            f"{label}: {what} with checkpointer {where}: {first_line(exc)} ({model_advice(section)})"
+        )
         return
     if await runner.ping():
         report.ok.append(f"{label}: {what}, checkpointer {where}")

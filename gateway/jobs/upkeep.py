@@ -5,7 +5,7 @@ Every replica, every ``upkeep_interval_seconds``:
 - trims the job stream of acknowledged entries (never an unread or pending one, whatever the
   stream's length);
 - removes stream consumers that hold no jobs and were silent for ``DEAD_CONSUMER_SECONDS``
-  (one is made per process start);
+  (one is made per process start; ``clarigate admin consumers --prune`` uses the same time);
 - deletes from the checkpointer the agent threads whose cleanup is due: left by ``/new`` for
   ``thread_retention_seconds``, or unused since their chat mapping expired plus that period.
 
@@ -18,15 +18,19 @@ import asyncio
 import logging
 import random
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from clarigate.gateway.runtime.config import GatewayConfig
-from clarigate.gateway.store.base import Store
+if TYPE_CHECKING:  # imported by ``clarigate admin``'s parser for DEAD_CONSUMER_SECONDS: stays light
+    from clarigate.gateway.runtime.config import GatewayConfig
+    from clarigate.gateway.store.base import Store
 
 log = logging.getLogger(__name__)
 
-#: A consumer with no jobs, silent this long, belongs to a process that is gone.
-DEAD_CONSUMER_SECONDS = 3600.0
+#: A consumer with no jobs, silent this long, belongs to a process that is gone. A day, not less:
+#: Redis before 7.2 counts a consumer's idle time from the last job it was handed, so a live
+#: replica of a quiet bot looks idle for hours (removing it loses nothing, but ``admin consumers`` would
+#: no longer list it).
+DEAD_CONSUMER_SECONDS = 24 * 3600.0
 #: Threads deleted per round at most (the rest wait for the next round).
 THREADS_PER_ROUND = 100
 

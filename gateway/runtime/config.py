@@ -2,12 +2,13 @@
 
 The loader (YAML + environment, secrets from the environment only) builds ``GatewayConfig``.
 Each platform's section is its own settings model (``PlatformAdapter.settings_model``), read
-alike for every platform the registry knows (``clarigate.gateway.runtime.sections``).
+alike for every platform the registry knows (``clarigate.gateway.runtime.sections``). The names
+read from the environment, and what is set there that names no setting (Kubernetes' service
+links), are ``clarigate.gateway.runtime.environment``'s.
 """
 
 from __future__ import annotations
 
-import difflib
 import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -22,6 +23,15 @@ from clarigate.agent.settings import AgentOptions, AgentSettings
 from clarigate.gateway.boundary import registry
 from clarigate.gateway.boundary.settings import PlatformSettings, Streaming
 from clarigate.gateway.runtime import sections
+from clarigate.gateway.runtime.environment import (
+    ENV_NAMES,
+    OTHER_CLARIGATE_ENV,
+    SECRET_ENV_SUFFIXES,
+    SECRET_FIELDS,  # noqa: F401 (read from here too, like ENV_NAMES)
+    WellKnownEnv,
+    did_you_mean,
+    unknown_env,
+)
 from clarigate.gateway.runtime.invalid import describe_invalid
 from clarigate.gateway.runtime.logs import LogFormat, LogLevel, url_secrets
 from clarigate.gateway.runtime.routes import Route, route_problems
@@ -39,54 +49,6 @@ class FilesOut(BaseModel):
 
 
 # --- the bot's whole configuration -------------------------------------------------------------
-
-#: Well-known environment names of the bot itself -> (section or None, field).
-CORE_ENV_NAMES: dict[str, tuple[str | None, str]] = {
-    "CLARIGATE_BOT_ID": (None, "bot_id"),
-    "REDIS_URL": (None, "redis_url"),
-    "LLM_MODEL": ("agent", "model"),
-    "CHECKPOINTER_URL": ("agent", "checkpointer_url"),
-    "ALLOW_CLARIFICATION": ("agent", "allow_clarification"),
-    "DISABLE_CLARIFICATION": ("agent", "disable_clarification"),
-    "LANGGRAPH_URL": ("agent", "server_url"),
-    "AGENT_IDEMPOTENT_TOOLS": ("agent", "idempotent_tools"),
-}
-
-#: The well-known environment names (the operators' contract): the bot's, then each built-in
-#: platform's (``<env_prefix><FIELD>`` of its settings model) -> (section or None, field). An
-#: installed platform's are read the same way (``sections.read_sections``).
-ENV_NAMES: dict[str, tuple[str | None, str]] = {
-    **CORE_ENV_NAMES,
-    **{env: (p.name, f) for p in registry.built_in().values() for env, f in p.well_known_env().items()},
-}
-
-#: Each built-in platform's secret fields: from the environment only, never logged.
-SECRET_FIELDS: dict[str, tuple[str, ...]] = {
-    p.name: p.settings_model.secret_fields() for p in registry.built_in().values()
-}
-
-#: Environment variables whose values are secrets wherever they come from (provider API keys, …).
-SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ENCRYPT_KEY", "_APP_SECRET")
-
-
-class _WellKnownEnv(PydanticBaseSettingsSource):
-    """Reads the bot's own contract names (``REDIS_URL``, ``LLM_MODEL``, …); each platform's are
-    read with its section (``sections.read_sections``)."""
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        """Unused: values are collected in ``__call__``."""
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        """The nested dict of every well-known variable that is set."""
-        data: dict[str, Any] = {}
-        for name, (section, field) in CORE_ENV_NAMES.items():
-            value = os.environ.get(name)
-            if value is None or value == "":
-                continue
-            target = data.setdefault(section, {}) if section else data
-            target[field] = value
-        return data
 
 
 class GatewayConfig(BaseSettings):
@@ -177,7 +139,7 @@ class GatewayConfig(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Environment over YAML (passed as init values)."""
-        return (_WellKnownEnv(settings_cls), env_settings, init_settings)
+        return (WellKnownEnv(settings_cls), env_settings, init_settings)
 
     @field_validator("routes")
     @classmethod
@@ -296,7 +258,7 @@ def load_config(path: str | Path | None = None) -> GatewayConfig:
     except ValueError as exc:  # a platform that cannot be loaded: the bot does not start
         raise ValueError(f"platforms: {exc}") from exc
     warnings = sections.drop_yaml_secrets(known, data)
-    unknown = _unknown_keys(data, known) + _unknown_env(known)
+    unknown = _unknown_keys(data, known) + unknown_env(clarigate_env_names(known))
     if unknown:
         raise ValueError("; ".join(unknown))
     try:
@@ -316,7 +278,7 @@ def _unknown_keys(data: dict[str, Any], known: dict[str, registry.Platform]) -> 
             continue
         if key not in fields:
             problems.append(
-                f"{key!r} in the config file is not a setting{_did_you_mean(key, [*fields, *known])}"
+                f"{key!r} in the config file is not a setting{did_you_mean(key, [*fields, *known])}"
             )
             continue
         section = fields[key].annotation
@@ -329,21 +291,10 @@ def _unknown_keys(data: dict[str, Any], known: dict[str, registry.Platform]) -> 
 
 def _not_settings(section: str, keys: Any, known: Any) -> list[str]:
     return [
-        f"'{section}.{name}' in the config file is not a setting{_did_you_mean(name, known)}"
+        f"'{section}.{name}' in the config file is not a setting{did_you_mean(name, known)}"
         for name in keys
         if name not in known
     ]
-
-
-def _did_you_mean(name: str, candidates: Any) -> str:
-    """`` (did you mean `allowed_users`?)`` for the nearest candidate, or nothing when none is near."""
-    names = {str(c).lower(): str(c) for c in candidates}
-    near = difflib.get_close_matches(str(name).lower(), list(names), n=1, cutoff=0.6)
-    return f" (did you mean `{names[near[0]]}`?)" if near else ""
-
-
-#: ``CLARIGATE_*`` variables that are not settings but are read all the same.
-OTHER_CLARIGATE_ENV = ("CLARIGATE_CONFIG",)
 
 
 def clarigate_env_names(known: dict[str, registry.Platform] | None = None) -> list[str]:
@@ -358,16 +309,6 @@ def clarigate_env_names(known: dict[str, registry.Platform] | None = None) -> li
         if isinstance(section, type) and issubclass(section, BaseModel):
             names.extend(f"CLARIGATE_{key.upper()}__{field.upper()}" for field in section.model_fields)
     return names + sections.section_env_names(registry.installed() if known is None else known)
-
-
-def _unknown_env(known: dict[str, registry.Platform]) -> list[str]:
-    """One line per ``CLARIGATE_*`` environment variable that names no setting."""
-    names = clarigate_env_names(known)
-    return [
-        f"environment variable {name} is not a setting{_did_you_mean(name.upper(), names)}"
-        for name in sorted(os.environ)
-        if name.upper().startswith("CLARIGATE_") and name.upper() not in names
-    ]
 
 
 def startup_problems(config: GatewayConfig) -> list[str]:

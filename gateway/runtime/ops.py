@@ -2,7 +2,8 @@
 
 ``OpsSampler`` runs beside the workers of a served bot: every ``interval`` seconds it sets the
 stream backlog, the open clarifications by age, jobs in flight, worker-loop and platform
-connection gauges, and removes stream consumers that are long dead (idle a day, nothing held).
+connection gauges. (Stream consumers long dead are removed by each worker's upkeep,
+``clarigate.gateway.jobs.upkeep``.)
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,8 +26,6 @@ log = logging.getLogger(__name__)
 
 #: Age buckets of open clarifications (label ``age``), upper bounds in seconds.
 PENDING_AGES = (("lt_1h", 3600.0), ("1h_to_1d", 86400.0), ("gt_1d", float("inf")))
-#: How often dead consumers are looked for (seconds).
-PRUNE_EVERY = 600.0
 
 
 async def liveness_problems(gateway: Gateway) -> dict[str, str]:
@@ -52,7 +50,6 @@ class OpsSampler:
         self.interval = interval
         self._task: asyncio.Task[None] | None = None
         self._admin: Any = None
-        self._pruned_at = 0.0
 
     def start(self) -> None:
         """Sample now and every ``interval`` seconds until ``stop``."""
@@ -121,10 +118,6 @@ class OpsSampler:
         counts = await self._admin.open_by_age([bound for _, bound in PENDING_AGES])
         for (name, _), count in zip(PENDING_AGES, counts, strict=True):
             metrics.PENDING_CLARIFICATIONS.labels(age=name).set(count)
-        if time.monotonic() - self._pruned_at >= PRUNE_EVERY:
-            self._pruned_at = time.monotonic()
-            for name in await self._admin.prune_consumers():
-                log.info("removed stream consumer %s: idle a day with no job held", name)
 
 
 class _BotLabelled:

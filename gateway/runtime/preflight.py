@@ -13,11 +13,13 @@ import asyncio
 import errno
 import logging
 import os
+import re
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from enum import IntEnum
 from typing import Any
+from urllib.parse import urlsplit
 
 from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.runtime.logs import without_secrets
@@ -82,10 +84,16 @@ def agent_start_failure(
         )
     return StartFailure(
         ExitCode.MODEL,
-        f"the agent could not start: {first_line(exc)} (model {model!r}: check "
-        "LLM_MODEL, its provider package and API key, agent.tools and agent.mcp_servers; "
+        f"the agent could not start: {first_line(exc)} (model {model!r}: {model_advice()}; "
         "`clarigate doctor` says more)",
     )
+
+
+def model_advice(section: str = "agent") -> str:
+    """What to check when the built-in agent of ``section`` (``agent``, ``routes.<name>.agent``)
+    does not start: its model (LLM_MODEL for the agent section's), tools and MCP servers."""
+    model = "LLM_MODEL" if section == "agent" else f"{section}.model"
+    return f"check {model}, its provider package and API key, {section}.tools and {section}.mcp_servers"
 
 
 def _unusable(
@@ -235,15 +243,52 @@ async def wait_until(
         )
     except NotReady as exc:
         waited = f"after {up_to}" if budget > 0 else "(startup_wait_seconds 0: tried once)"
-        reason = str(exc).rstrip(". ")  # redis-py's own ends in "." (no ".." before the advice)
-        raise StartFailure(code, f"{what} is not reachable {waited}: {reason}. {advice}") from None
+        raise StartFailure(code, not_reachable(what, str(exc), advice, waited)) from None
+
+
+def not_reachable(what: str, reason: str, advice: str, waited: str = "") -> str:
+    """``<what> is not reachable [<waited>]: <reason>. <advice>``: serve's last line after its
+    wait, and doctor's."""
+    reason = reason.rstrip(". ")  # redis-py's own ends in "." (no ".." before the advice)
+    return f"{what} is not reachable{' ' + waited if waited else ''}: {reason}. {advice}"
+
+
+def redis_advice(url: str) -> str:
+    """What to look at when Redis at ``url`` is not reachable: the Sentinels, for a Sentinel URL."""
+    from clarigate.gateway.store.connection import SENTINEL_SCHEMES
+
+    if urlsplit(url).scheme.lower() in SENTINEL_SCHEMES:
+        return "Are the Sentinels running there, and do they monitor the master the URL names?"
+    return "Is Redis running there?"
+
+
+async def ping_redis(link: Any, where: str) -> str | None:
+    """One ``PING`` with our credentials: None when Redis answers, why not when it cannot be
+    reached (waiting may mend that); ``StartFailure`` (exit 4) when it answered but refused us
+    (password, ACL, database index), which waiting cannot mend."""
+    from redis import exceptions as errors
+
+    from clarigate.gateway.store.connection import why_not_reached
+
+    try:
+        await asyncio.wait_for(link.execute_command("PING"), 5)
+    except (errors.AuthenticationError, errors.ResponseError) as exc:
+        raise StartFailure(
+            ExitCode.STORE_REFUSED,
+            f"{where} refused us ({first_line(exc).rstrip('.?')}): "
+            "put the right password (and database) in REDIS_URL",
+        ) from exc
+    except (OSError, TimeoutError, errors.ConnectionError, errors.TimeoutError) as exc:
+        return (
+            "no answer within 5 s" if isinstance(exc, TimeoutError) and not str(exc) else why_not_reached(exc)
+        )
+    return None
 
 
 async def wait_for_redis(url: str, budget: float, durability: bool = False) -> None:
     """Return once Redis at ``url`` answers PING with our credentials (and, with ``durability``,
     after one line when its persistence is weaker than delivery needs: ``check_durability``)."""
-    from redis import exceptions as errors
-
+    from clarigate.gateway.runtime.durability import check_durability
     from clarigate.gateway.store.connection import open_redis
 
     where = f"store: Redis at {without_secrets(url)}"
@@ -251,78 +296,14 @@ async def wait_for_redis(url: str, budget: float, durability: bool = False) -> N
         link = open_redis(url, retries=0)
     except Exception as exc:
         raise StartFailure(ExitCode.CONFIG, f"REDIS_URL cannot be used: {first_line(exc)}") from exc
-
-    async def ping() -> str | None:
-        try:
-            await asyncio.wait_for(link.execute_command("PING"), 5)
-        except (errors.AuthenticationError, errors.ResponseError) as exc:
-            raise StartFailure(
-                ExitCode.STORE_REFUSED,
-                f"{where} refused us ({first_line(exc).rstrip('.?')}): "
-                "put the right password (and database) in REDIS_URL",
-            ) from exc
-        except (OSError, TimeoutError, errors.ConnectionError, errors.TimeoutError) as exc:
-            return first_line(exc)
-        return None
-
     try:
-        await wait_until(where, ping, budget, ExitCode.STORE_UNREACHABLE, "Is Redis running there?")
+        await wait_until(
+            where, lambda: ping_redis(link, where), budget, ExitCode.STORE_UNREACHABLE, redis_advice(url)
+        )
         if durability:
             await check_durability(link, where)
     finally:
         await link.aclose()
-
-
-#: What each ``appendfsync`` leaves when Redis itself crashes (a clean restart loses nothing).
-_FSYNC_LEAVES = {
-    "always": None,
-    "everysec": "a Redis crash can lose the last second of delivery marks",
-    "no": "a Redis crash can lose the last ~30 s of delivery marks (the OS flushes when it likes)",
-}
-DELIVERY_DOC = 'deploy/README.md, "Redis settings delivery needs"'
-
-
-async def check_durability(link: Any, where: str) -> None:
-    """One line on Redis' persistence (``CONFIG GET appendonly appendfsync``): a WARNING when a
-    restart can lose the marks of replies already sent (no AOF, or ``appendfsync no``), an INFO
-    line for ``everysec``; one INFO line when ``CONFIG`` is not allowed (an ACL, managed Redis)."""
-    from redis import exceptions as errors
-
-    try:
-        raw = await asyncio.wait_for(link.config_get("append*"), 5)
-    except (errors.ResponseError, errors.NoPermissionError) as exc:
-        log.info(
-            "%s: its persistence settings cannot be read (%s): run it with appendonly yes and "
-            "appendfsync everysec or always (%s)",
-            where,
-            first_line(exc),
-            DELIVERY_DOC,
-        )
-        return
-    settings = dict(zip(raw[::2], raw[1::2], strict=False)) if isinstance(raw, list) else dict(raw)
-    value = lambda name: str(settings.get(name) or "")  # noqa: E731
-    if value("appendonly") != "yes":
-        log.warning(
-            "%s keeps no append-only file (appendonly %s): a Redis restart loses the marks of "
-            "replies already sent, and they are sent again (shown twice where the platform cannot "
-            "tell: Telegram); set appendonly yes and appendfsync everysec or always (%s)",
-            where,
-            value("appendonly") or "unknown",
-            DELIVERY_DOC,
-        )
-        return
-    leaves = _FSYNC_LEAVES.get(value("appendfsync"), _FSYNC_LEAVES["no"])
-    if leaves is not None:
-        level = logging.INFO if value("appendfsync") == "everysec" else logging.WARNING
-        log.log(
-            level,
-            "%s: appendfsync %s: %s (replies then looked for on Slack, absorbed by Feishu, shown "
-            "twice on Telegram); appendfsync always loses none (%s)",
-            where,
-            value("appendfsync"),
-            leaves,
-            DELIVERY_DOC,
-        )
 
 
 #: PostgreSQL errors that waiting mends (the server is starting, the name not yet resolvable).
@@ -335,6 +316,29 @@ _PG_TRANSIENT = (
     "no route to host",
     "connection timed out",
 )
+#: What to do about a checkpointer database that does not exist (serve's words, and doctor's).
+MISSING_DATABASE_ADVICE = "create it, set create_database: true, or point CHECKPOINTER_URL elsewhere"
+POSTGRES_ADVICE = "Is PostgreSQL running there?"
+
+
+def missing_database(problem: str) -> bool:
+    """True when PostgreSQL refused the connection because its database does not exist."""
+    return re.search(r'database "[^"]*" does not exist', problem) is not None
+
+
+def postgres_refusal(exc: BaseException, where: str) -> str | None:
+    """serve's line for a connection PostgreSQL refused for good (a password, a role, a database
+    that does not exist), or None when waiting may mend it (refused, starting, a name not yet
+    resolving)."""
+    if any(marker in str(exc).lower() for marker in _PG_TRANSIENT):
+        return None
+    text = first_line(exc)
+    advice = (
+        MISSING_DATABASE_ADVICE
+        if missing_database(text)
+        else "check the user, password and database in CHECKPOINTER_URL"
+    )
+    return f"{where}: {text}; {advice}"
 
 
 async def wait_for_postgres(url: str, budget: float, create: bool = False) -> None:
@@ -351,22 +355,17 @@ async def wait_for_postgres(url: str, budget: float, create: bool = False) -> No
         try:
             connection = await psycopg.AsyncConnection.connect(url, connect_timeout=5)
         except Exception as exc:
-            text = first_line(exc)
-            if any(marker in str(exc).lower() for marker in _PG_TRANSIENT):
-                return text
-            missing = "does not exist" in text and "database" in text
-            if missing and create:
+            if create and missing_database(first_line(exc)):
                 await create_database(url, where)
                 return await connect()
-            if missing:
-                advice = "create it, set create_database: true, or point CHECKPOINTER_URL elsewhere"
-            else:
-                advice = "check the user, password and database in CHECKPOINTER_URL"
-            raise StartFailure(ExitCode.DATABASE, f"{where}: {text}; {advice}") from exc
+            refusal = postgres_refusal(exc, where)
+            if refusal is None:
+                return first_line(exc)
+            raise StartFailure(ExitCode.DATABASE, refusal) from exc
         await connection.close()
         return None
 
-    await wait_until(where, connect, budget, ExitCode.DATABASE, "Is PostgreSQL running there?")
+    await wait_until(where, connect, budget, ExitCode.DATABASE, POSTGRES_ADVICE)
 
 
 async def create_database(url: str, where: str) -> None:

@@ -37,7 +37,8 @@ def read_sections(platforms: Mapping[str, Platform], given: Mapping[str, Any]) -
         try:
             sections[name] = model(**data)
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            raise ValueError(f"{name} ({platform.origin}): {describe_invalid(exc)}") from exc
+            names = {env: (name, field) for env, field in platform.well_known_env().items()}
+            raise ValueError(f"{name} ({platform.origin}): {describe_invalid(exc, (name,), names)}") from exc
     return sections
 
 

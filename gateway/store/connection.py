@@ -29,7 +29,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from redis.asyncio import Redis
 from redis.asyncio.connection import ConnectionPool, UnixDomainSocketConnection, parse_url
 from redis.asyncio.retry import Retry
-from redis.asyncio.sentinel import Sentinel
+from redis.asyncio.sentinel import MasterNotFoundError, Sentinel
 from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
 from redis.exceptions import RedisError
 
@@ -50,6 +50,8 @@ MAX_CONNECTIONS = 1000
 WEBHOOK_RETRIES = 8
 
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
+#: The schemes a Redis URL may have, in words (redis-py's own list leaves out Sentinel's).
+SCHEMES_SAID = "redis://, rediss:// (TLS), unix:// or redis+sentinel:// / rediss+sentinel:// (Sentinel)"
 
 
 def _retry(retries: int) -> Retry:
@@ -80,12 +82,11 @@ def open_redis(url: str, *, retries: int = 3, parsed_replies: bool = False) -> R
     dicts, …), for code written against redis-py's commands (``clarigate admin``) rather than
     against the raw replies the store's scripts expect.
     """
+    scheme = urlsplit(url).scheme.lower()
     try:
-        client = (
-            _sentinel_master(url, retries)
-            if urlsplit(url).scheme in SENTINEL_SCHEMES
-            else _direct(url, retries)
-        )
+        if scheme not in ("redis", "rediss", "unix", *SENTINEL_SCHEMES):
+            raise ValueError(f"a Redis URL starts with {SCHEMES_SAID}, not {scheme or 'no scheme'}://")
+        client = _sentinel_master(url, retries) if scheme in SENTINEL_SCHEMES else _direct(url, retries)
     except (ValueError, RedisError) as exc:  # a URL no client can use, said without its user and password
         raise ValueError(_without_secrets_of(url, str(exc).strip().split("\n")[0])) from None
     if not parsed_replies:
@@ -181,9 +182,46 @@ def _sentinel_master(url: str, retries: int) -> Redis:
         options["ssl"] = True
     # Sentinel's pool does not wait for a free connection: room for every run in flight
     options.setdefault("max_connections", 1000)
-    manager = Sentinel(sentinels, sentinel_kwargs=sentinel_options, **options)
+    manager = _Sentinels(sentinels, sentinel_kwargs=sentinel_options, **options)
     client: Redis = manager.master_for(path[0], redis_class=Redis)
     return client
+
+
+class _Sentinels(Sentinel):
+    """redis-py's ``Sentinel``, whose "no master found" is one line saying what each Sentinel said
+    (redis-py's quotes each Sentinel client's repr, some 1,500 characters apiece)."""
+
+    async def discover_master(self, service_name: str) -> tuple[str, int]:
+        """The master's address, from the first Sentinel that sees it up (moved to the front)."""
+        said = []
+        for number, sentinel in enumerate(self.sentinels):
+            options = sentinel.connection_pool.connection_kwargs
+            at = f"Sentinel at {options.get('host')}:{options.get('port')}"
+            try:
+                masters: Any = await sentinel.sentinel_masters()  # {name: state}
+            except RedisError as exc:
+                said.append(why_not_reached(exc, at))
+                continue
+            state = masters.get(service_name)
+            if state and self.check_master_state(state, service_name):
+                self.sentinels[0], self.sentinels[number] = sentinel, self.sentinels[0]
+                forced = getattr(self, "_force_master_ip", None)  # redis-py 5.1 on
+                return (forced if forced is not None else state["ip"]), state["port"]
+            said.append(f"{at} {'sees it down' if state else 'monitors no master of that name'}")
+        raise MasterNotFoundError(f"no master {service_name!r} found: {'; '.join(said)}")
+
+
+def why_not_reached(exc: BaseException, at: str = "") -> str:
+    """Why a connection to Redis (``at``: what it is, ``Sentinel at host:port``) failed, in a line:
+    "… refused the connection" when nothing listens there, else the error's first line."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, ConnectionRefusedError):
+        cause = cause.__cause__ or cause.__context__
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if cause is not None:  # redis-py: "Error 111 connecting to 127.0.0.1:1. Connect call failed (…)."
+        address = re.search(r"connecting to (\S+?)\.?(?:\s|$)", text)
+        return f"{at or (address[1] if address else 'Redis')} refused the connection"
+    return f"{at}: {text}" if at else text
 
 
 def describe(url: str) -> str:

@@ -128,3 +128,45 @@ def test_the_example_shows_every_setting() -> None:
 
     missing = [p for p in setting_paths(GatewayConfig) if p not in secrets and not shown(p)]
     assert missing == []
+
+
+def shown_values(config: GatewayConfig) -> dict[str, Any]:
+    """Every value of a loaded config, by dotted path (each platform's section under its name)."""
+    sections = {"": config.model_dump(exclude={"platforms"})} | {
+        name: section.model_dump() for name, section in config.platforms.items()
+    }
+    flat: dict[str, Any] = {}
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, dict) and node:
+            for key, value in node.items():
+                walk(value, f"{where}.{key}" if where else str(key))
+        else:
+            flat[where] = node
+
+    for name, values in sections.items():
+        walk(values, name)
+    return flat
+
+
+def test_the_example_holds_the_defaults(tmp_path: Path) -> None:
+    """The image runs the example as it is (deploy/Dockerfile): it must be the bot ``make serve``
+    runs with no file. Suggestions other than the defaults are comments, said to be so."""
+    example = shown_values(load_config(DEPLOY / "bot.example.yaml"))
+    default = shown_values(load_config(write_yaml(tmp_path, {})))
+    assert {path: value for path, value in example.items() if default.get(path) != value} == {}
+
+
+def test_the_example_with_only_a_graph_of_ones_own_starts(tmp_path: Path) -> None:
+    """Copy the example, name your graph: no setting of the built-in agent's stops the start."""
+    from clarigate.gateway.runtime.config import startup_problems
+
+    data = yaml.safe_load((DEPLOY / "bot.example.yaml").read_text())
+    data["agent"]["graph"] = "my_agents.support:graph"
+    assert startup_problems(load_config(write_yaml(tmp_path, data))) == []
+
+
+def write_yaml(folder: Path, data: dict[str, Any]) -> Path:
+    path = folder / "bot.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path

@@ -178,6 +178,31 @@ def test_every_manifest_validates_against_the_kubernetes_schema(path: Path) -> N
         kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
 
 
+def pod_specs(doc: Doc) -> list[Doc]:
+    """The pod specs a workload object makes (a Pod's own, a template's, a CronJob's job's)."""
+    if doc["kind"] == "Pod":
+        return [doc["spec"]]
+    spec = doc.get("spec") or {}
+    if "jobTemplate" in spec:
+        return pod_specs({"kind": "Job", "spec": spec["jobTemplate"]["spec"]})
+    return [spec["template"]["spec"]] if "template" in spec else []
+
+
+def test_no_pod_gets_service_link_variables() -> None:
+    """Kubernetes sets <SERVICE>_PORT, <SERVICE>_SERVICE_HOST, … for every Service of the
+    namespace unless the pod says not to: the clarigate Services' (CLARIGATE_PORT, …) are no
+    setting of the gateway, and a Service named clarigate-metrics would set one
+    (CLARIGATE_METRICS_PORT=tcp://…). Pods find Services by DNS."""
+    specs = {
+        f"{path.relative_to(K8S)}: {doc['kind']} {doc['metadata']['name']}": spec
+        for path, docs in raw_manifests().items()
+        for doc in docs
+        for spec in pod_specs(doc)
+    }
+    assert len(specs) >= 3, "the gateway, Redis and PostgreSQL"
+    assert [where for where, spec in specs.items() if spec.get("enableServiceLinks") is not False] == []
+
+
 def test_one_bot_manifests_fit_together() -> None:
     base = K8S / "bot"
     kustomization: dict[str, Any] = yaml.safe_load((base / "kustomization.yaml").read_text())

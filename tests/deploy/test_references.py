@@ -74,3 +74,34 @@ def test_the_citation_check_finds_both_ways_of_citing() -> None:
     assert cited == [("deploy/README.md", "Delivery semantics"), ("README.md", "Adding a platform")]
     assert "Redis settings delivery needs" in sections(REPO / "deploy/README.md")
     assert "Delivery semantics" not in sections(REPO / "deploy/README.md")
+
+
+def relative_links(document: Path) -> list[str]:
+    """The targets of a markdown document's links and images that are paths in the repository
+    (not URLs, not anchors in the document itself), as CommonMark reads them (code left out)."""
+    from markdown_it import MarkdownIt
+
+    targets = []
+    for token in MarkdownIt("commonmark").parse(document.read_text(encoding="utf-8")):
+        for child in token.children or ():
+            target = str(child.attrs.get("href") or child.attrs.get("src") or "")
+            if target and not target.startswith("#") and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", target):
+                targets.append(target)
+    return targets
+
+
+def test_every_relative_link_of_the_documents_leads_to_a_file() -> None:
+    """A link is read from its document's folder: ``deploy/README.md`` reaches bench/ as ``../bench``."""
+    documents = [
+        REPO / "README.md",
+        REPO / "CHANGELOG.md",
+        REPO / "deploy/README.md",
+        REPO / "bench/README.md",
+    ]
+    broken = [
+        f"{document.relative_to(REPO)}: {target}"
+        for document in documents
+        for target in relative_links(document)
+        if not (document.parent / target.split("#", 1)[0]).exists()
+    ]
+    assert broken == []

@@ -85,7 +85,11 @@ def test_a_webhook_secret_telegram_would_refuse(monkeypatch, capsys, secret):
 @pytest.mark.parametrize(
     ("variable", "value", "why"),
     [
-        ("CLARIGATE_TELEGRAM__ALLOWED_USERS", "abc", "allowed_users: Telegram user ids are numbers"),
+        (
+            "CLARIGATE_TELEGRAM__ALLOWED_USERS",
+            "abc",
+            "allowed_users (CLARIGATE_TELEGRAM__ALLOWED_USERS): Telegram user ids are numbers",
+        ),
         ("CLARIGATE_TELEGRAM__ALLOWED_USERS", "123456789,@alice", "entry 2 is not"),
         ("CLARIGATE_TELEGRAM__ALLOWED_CHATS", "-100123,my group,x", "entries 2, 3 are not"),
     ],

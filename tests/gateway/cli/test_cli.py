@@ -76,9 +76,10 @@ def test_a_refused_value_is_one_line_naming_the_setting(tmp_path, monkeypatch, c
     assert main(["serve"]) == 2
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [
-        "clarigate: invalid configuration: progress_after_seconds: Input should be a valid number, unable "
-        "to parse string as a number; agent.max_model_calls: Input should be a valid integer, unable to "
-        "parse string as an integer"
+        "clarigate: invalid configuration: progress_after_seconds (CLARIGATE_PROGRESS_AFTER_SECONDS): Input "
+        "should be a valid number, unable to parse string as a number; agent.max_model_calls "
+        "(CLARIGATE_AGENT__MAX_MODEL_CALLS): Input should be a valid integer, unable to parse string as "
+        "an integer"
     ]
     assert "hunter2" not in err
 

@@ -11,6 +11,7 @@ from clarigate.adapters.telegram.settings import TelegramSettings
 from clarigate.gateway.runtime.config import (
     ENV_NAMES,
     GatewayConfig,
+    credential_hints,
     load_config,
     startup_problems,
 )
@@ -244,3 +245,79 @@ def test_streaming_words_from_the_environment(tmp_path, monkeypatch):
 def test_a_streaming_word_that_means_nothing_is_still_refused(tmp_path):
     with pytest.raises(ValueError, match="streaming"):
         load_config(write(tmp_path, "streaming: sometimes\n"))
+
+
+@pytest.mark.parametrize("word", ["false", "no", "off", "0", "FALSE", "No"])
+def test_streaming_false_from_the_environment_reads_as_off(monkeypatch, word):
+    """The words YAML's ``streaming: false`` / ``no`` / ``off`` take work from the environment too."""
+    monkeypatch.setenv("CLARIGATE_STREAMING", word)
+    monkeypatch.setenv("CLARIGATE_SLACK__STREAMING", word)
+    config = load_config()
+    assert config.streaming == "off" and config.streams_on("slack") is False
+
+
+@pytest.mark.parametrize("word", ["true", "yes", "on", "1", "True"])
+def test_streaming_true_from_the_environment_reads_as_auto(monkeypatch, word):
+    monkeypatch.setenv("CLARIGATE_STREAMING", word)
+    assert load_config().streaming == "auto"
+
+
+#: What the kubelet puts in every pod of a namespace holding the Services ``clarigate`` (port
+#: ``http`` 80/TCP) and ``clarigate-alpha`` (IPv6, port 80/TCP), unless the pod spec sets
+#: ``enableServiceLinks: false`` (Kubernetes' "Discovering services: environment variables").
+SERVICE_LINKS = {
+    "CLARIGATE_SERVICE_HOST": "10.96.12.34",
+    "CLARIGATE_SERVICE_PORT": "80",
+    "CLARIGATE_SERVICE_PORT_HTTP": "80",
+    "CLARIGATE_PORT": "tcp://10.96.12.34:80",
+    "CLARIGATE_PORT_80_TCP": "tcp://10.96.12.34:80",
+    "CLARIGATE_PORT_80_TCP_PROTO": "tcp",
+    "CLARIGATE_PORT_80_TCP_PORT": "80",
+    "CLARIGATE_PORT_80_TCP_ADDR": "10.96.12.34",
+    "CLARIGATE_ALPHA_SERVICE_HOST": "fd00:10:96::1a",
+    "CLARIGATE_ALPHA_SERVICE_PORT": "80",
+    "CLARIGATE_ALPHA_PORT": "tcp://[fd00:10:96::1a]:80",
+    "CLARIGATE_ALPHA_PORT_80_TCP": "tcp://[fd00:10:96::1a]:80",
+    "CLARIGATE_ALPHA_PORT_80_TCP_PROTO": "tcp",
+    "CLARIGATE_ALPHA_PORT_80_TCP_PORT": "80",
+    "CLARIGATE_ALPHA_PORT_80_TCP_ADDR": "fd00:10:96::1a",
+}
+
+
+def test_kubernetes_service_links_do_not_stop_the_load(monkeypatch):
+    """A Service named clarigate or clarigate-* in the namespace is no misspelt setting."""
+    for name, value in SERVICE_LINKS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("CLARIGATE_WORKERS", "3")
+    config = load_config()
+    assert config.workers == 3 and startup_problems(config) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("CLARIGATE_PORT", "8080"),  # the listening port is PORT: this one names nothing
+        ("CLARIGATE_METRIC_PORT", "9090"),  # CLARIGATE_METRICS_PORT misspelt
+        ("CLARIGATE_SERVICE_HOST", "not a host"),
+        ("CLARIGATE_PORT_80_TCP_PROTO", "http"),
+    ],
+)
+def test_a_variable_only_named_like_a_service_link_still_stops_the_load(monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match=f"environment variable {name} is not a setting"):
+        load_config()
+
+
+def test_the_feishu_hint_names_the_webhooks_check_too(monkeypatch):
+    """ "No platform is enabled: set …" names all that Feishu's default webhook mode needs: an
+    operator who sets only the app id and secret would meet a refusal at the next start."""
+    hint = credential_hints(load_config())
+    assert "FEISHU_APP_ID and FEISHU_APP_SECRET, plus FEISHU_ENCRYPT_KEY or FEISHU_VERIFICATION_TOKEN" in hint
+    for name, value in {
+        "FEISHU_APP_ID": "cli_1",
+        "FEISHU_APP_SECRET": "s",
+        "FEISHU_ENCRYPT_KEY": "k",
+    }.items():
+        monkeypatch.setenv(name, value)
+    config = load_config()
+    assert config.enabled_platforms() == ["feishu"] and startup_problems(config) == []

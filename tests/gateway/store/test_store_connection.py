@@ -146,7 +146,9 @@ async def test_a_burst_of_calls_beyond_redis_pys_default_pool_succeeds(redis_sto
 
 
 async def test_doctor_names_a_refused_connection() -> None:
-    assert "connection refused" in await redis_problem(f"redis://127.0.0.1:{free_port()}/0")
+    port = free_port()
+    problem = await redis_problem(f"redis://127.0.0.1:{port}/0")
+    assert problem is not None and f"127.0.0.1:{port} refused the connection" in problem
 
 
 # --- TLS ------------------------------------------------------------------------------------------
