@@ -9,6 +9,7 @@ its label, so what a person reads is where the click goes.
 from __future__ import annotations
 
 import re
+import unicodedata
 from urllib.parse import urlsplit
 
 # A label that is one address: a URL with a scheme, a mail address or a bare host name
@@ -43,10 +44,21 @@ def _host(host: str) -> str:
     return host.removeprefix("www.")
 
 
+#: The dots IDNA reads as "." in a host name (UTS #46): "accounts。example。com" names
+#: accounts.example.com.
+_DOTS = str.maketrans("\u3002\uff0e\uff61", "...")
+
+
+def _as_read(label: str) -> str:
+    """``label`` as a reader reads it: without the characters that show nothing (format characters:
+    a zero-width space, a soft hyphen…), every dot a host name may be written with a "."."""
+    return "".join(char for char in label if unicodedata.category(char) != "Cf").translate(_DOTS)
+
+
 def misleading_label(label: str, href: str) -> bool:
     """True when ``label`` is an address (a URL, a mail address or a bare host name) whose host is
-    neither ``href``'s nor one ``href``'s host is a subdomain of."""
-    written = label.strip().strip("<>")
+    neither ``href``'s nor one ``href``'s host is a subdomain of (``label`` as read: ``_as_read``)."""
+    written = _as_read(label).strip().strip("<>")
     shown = _ADDRESS.fullmatch(written)
     if shown is None or _file_name(written, shown.group("host")):
         return False

@@ -22,6 +22,7 @@ will be in the reply: a safe link as written, an unsafe one as its label).
 
 from __future__ import annotations
 
+import html
 import re
 from bisect import bisect_right
 from collections.abc import Callable
@@ -42,6 +43,9 @@ _FOUND = "feishu_links"
 _CODE = "feishu_code"
 #: A "](" and a target with a scheme not in ``SAFE_SCHEMES``, whatever comes after it.
 _LOOSE = re.compile(r"\](?=\(\s*(?:<|&#60;)?(?!https?://|mailto:)[a-z][a-z0-9+.-]*:)", re.IGNORECASE)
+
+#: What styles a label's text or escapes a character in it, shown as nothing of its own.
+_STYLE_MARKS = re.compile(r"[\\*_~`]")
 
 _Rule = Callable[[StateInline, bool], bool]
 
@@ -135,7 +139,7 @@ def _once(text: str) -> str:
         for block, start, end, label, label_end, target in env[_FOUND]:
             if not target.lower().startswith(SAFE_SCHEMES):
                 cuts += _cut(block, (start, label, label_end, end), source, starts)
-            elif misleading_label(block.content[label:label_end].strip("*_~` "), target):
+            elif misleading_label(_as_shown(block.content[label:label_end]), target):
                 cuts += _relabel(block, (label, label_end), target, source, starts)
         fences = [range(starts[t.map[0]], starts[t.map[1]]) for t in tokens if t.type == "fence" and t.map]
         spans = [_mapped(block, (start, end), source, starts) for block, start, end in env[_CODE]]
@@ -144,6 +148,13 @@ def _once(text: str) -> str:
         return _without(source, cuts)
     shown = _LOOSE.sub(lambda found: "]" if _in_code(found.start(), code) else "]\u200b", source)
     return text if shown == source else shown
+
+
+def _as_shown(label: str) -> str:
+    """A link's label in the source as the card shows it: entities as their characters, without
+    the marks that style it or escape a character ("**accounts**\\.example&#46;com" reads as an
+    address as much as "accounts.example.com")."""
+    return _STYLE_MARKS.sub("", html.unescape(label))
 
 
 def code_places(source: str, spans: bool = True) -> bytearray:

@@ -118,6 +118,8 @@ def _unsafe_link(text: str, code: list[tuple[int, int]], before: str = "") -> tu
         if _safe_target(text, match) and not _misleading(before + text, len(before) + close, href):
             continue
         opening = _opening(text, close)
+        if opening == -1 and not _bracket_before(before + text, len(before) + close, code, len(before)):
+            continue  # no "[" outside code before it, here or in what went before: no link at all
         if opening == -1:
             return close, end, ""
         shown = _relabelled(href)
@@ -125,6 +127,14 @@ def _unsafe_link(text: str, code: list[tuple[int, int]], before: str = "") -> tu
             return opening + 1, close, shown
         return opening, end, text[opening + 1 : close]
     return None
+
+
+def _bracket_before(text: str, at: int, code: list[tuple[int, int]], shift: int) -> bool:
+    """Whether a ``[`` outside ``code`` (regions of ``text[shift:]``) stands before ``at``."""
+    opening = text.rfind("[", 0, at)
+    while opening != -1 and any(a <= opening - shift < b for a, b in code):
+        opening = text.rfind("[", 0, opening)
+    return opening != -1
 
 
 def _href(text: str, match: re.Match[str], end: int) -> str:

@@ -99,6 +99,8 @@ def test_a_stream_written_in_any_steps_never_carries_an_unsafe_link(text: str, d
         "```[bad](slack://x)`",  # a backtick after the fence's info: no fence, still being written
         "aaa`[x](slack://x)``",  # the closing backticks grew: no code span
         "[x](<https://a.b/c)",  # a "<" never closed: the target starts with it, not with https
+        "`[x](slack://x)`](`",  # a "](" no "[" opens: no link, its backtick kept (the span stays code)
+        "[`]`](<tg:x>)",  # a "]" in code inside the label: the "[" still opens a link
     ],
 )
 def test_text_that_only_later_proves_not_code_never_streams_a_live_unsafe_link(text: str):
