@@ -8,7 +8,7 @@ later through the message-resource API; stickers, merged forwards and the rest (
 shared chats, …) become attachments that only name what came (no ``ref``), never nothing; sent
 alone over an open question, the core never takes one as its answer. A shared task, calendar
 event, vote or video call is named with what its content carries (title, time: ``shared_thing``),
-its words cut short (they are anyone's).
+a card someone sent with its title and text (``card_content``), their words cut short (anyone's).
 
 Mentions: Feishu writes them as ``@_user_N`` keys resolved through ``message.mentions``. Only
 the bot's own mention is removed (wherever it stands); other people stay as ``@name``, and
@@ -51,6 +51,8 @@ EVERYONE = {"zh": "@所有人", "en": "@all"}
 TITLE_CHARS = 200
 OPTION_CHARS = 60
 MAX_OPTIONS = 10
+#: A received card's title and text are cut to this many characters (its images are left out).
+CARD_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ def read_content(message: dict[str, Any], bot_open_id: str | None = None) -> Mes
         found = MessageContent(str(content.get("text") or ""))
     elif kind == "post":
         found = post_content(content, message_id)
+    elif kind == "interactive":
+        found = card_content(content, message_id, message.get("mentions"))
     else:
         found = other_content(kind, content, message_id)
     text = resolve_mentions(found.text, message.get("mentions"), bot_open_id)
@@ -204,6 +208,16 @@ def other_content(kind: str, content: dict[str, Any], message_id: str) -> Messag
         return MessageContent("", [Attachment(kind="other", name=shared)])
     thing = shared_thing(kind, content, message_id)
     return MessageContent("", [Attachment(kind="other", name=thing or f"{kind or 'unknown'} message")])
+
+
+def card_content(content: dict[str, Any], message_id: str, mentions: Any) -> MessageContent:
+    """A card someone sent (forwarded, say) named with what it says: Feishu gives a received card
+    as its title and post-like paragraphs (``{"title", "elements": [[{"tag": "text", …}]]}``);
+    anyone's words, cut to a line like a shared thing's, so it never reads as a typed answer."""
+    elements = content.get("elements")
+    paragraphs = {"title": content.get("title"), "content": elements if isinstance(elements, list) else []}
+    said = resolve_mentions(post_content(paragraphs, message_id).text, mentions, None)
+    return MessageContent("", [Attachment(kind="other", name=_named("card", one_line(said, CARD_CHARS), ""))])
 
 
 #: What a shared calendar card is, by message type (Feishu's "日程分享/邀请/转让…卡片").

@@ -195,6 +195,32 @@ async def test_what_a_shared_thing_says_is_cut_short(make_bot):
     assert len(seen) < 1200 and "option 9 " in seen and "option 10 " not in seen
 
 
+async def test_a_card_someone_sends_reaches_the_agent_with_its_title_and_text(make_bot):
+    """A card forwarded to the bot (an alert, say): a received ``interactive`` message's content is
+    its title and post-like paragraphs, mentions as ``@_user_N`` keys resolved through ``mentions``."""
+    bot = await make_bot(ScriptedRunner(agent))
+    card = {
+        "title": "Deploy failed",
+        "elements": [
+            [
+                {"tag": "text", "text": "service: api "},
+                {"tag": "a", "text": "runbook", "href": "https://x.io/rb"},
+            ],
+            [{"tag": "text", "text": "on call: "}, {"tag": "at", "user_id": "@_user_1", "user_name": ""}],
+            [{"tag": "img", "image_key": "img_v2_chart"}],
+        ],
+    }
+    event = typed("interactive", card)
+    event["event"]["message"]["mentions"] = [
+        {"key": "@_user_1", "id": {"open_id": "ou_bob"}, "name": "Bob Li"}
+    ]
+    await bot.deliver(event)
+    await bot.gateway.drain()
+    assert [c.text for c in bot.runner.calls] == [
+        "(attached: card: Deploy failed service: api [runbook](https://x.io/rb) on call: @Bob Li)"
+    ]
+
+
 async def accepted(bot) -> list[InboundMessage]:
     """What the core receives from the adapter (recorded at the boundary)."""
     seen: list[InboundMessage] = []
