@@ -26,6 +26,8 @@ from telegram import BotCommand, Message
 from clarigate.agent.protocol import catalog
 from clarigate.agent.protocol.models import Locale
 
+from .receive import message_text
+
 NEUTRAL_COMMANDS = ("start", "help", "new", "cancel", "status")
 ASK = "ask"
 
@@ -84,7 +86,9 @@ class Command:
 def parse_command(message: Message, bot_username: str) -> Command | None:
     """The command a message or caption starts with (Telegram marks it with a ``bot_command``
     entity), or None."""
-    text = message.text or message.caption or ""
+    if message.forward_origin is not None:
+        return None  # someone else's words, forwarded
+    text = message_text(message)  # links spelled out after the command, which is at the start
     entities = message.entities if message.text else message.caption_entities
     entity = next((e for e in entities if e.type == "bot_command" and e.offset == 0), None)
     if entity is None:

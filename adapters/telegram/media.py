@@ -12,11 +12,21 @@ import logging
 import warnings
 from datetime import timedelta
 
-from telegram import Bot, Message, PhotoSize
+from telegram import (
+    Bot,
+    Message,
+    MessageOriginChannel,
+    MessageOriginChat,
+    MessageOriginHiddenUser,
+    MessageOriginUser,
+    PhotoSize,
+)
 from telegram.error import TelegramError
 from telegram.warnings import PTBDeprecationWarning
 
 from clarigate.gateway.boundary.messages import Attachment
+
+from .receive import spelled_text
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +53,28 @@ def attachments_of(message: Message) -> list[Attachment]:
         found.append(Attachment(kind="sticker", name=f"sticker {sticker.emoji or ''}".strip()))
     found.extend(_shared_things(message))
     found.extend(_telegram_things(message))
+    if message.forward_origin is not None and message.story is None:  # a story names its chat
+        found.append(_forwarded(message))
     return found
+
+
+def _forwarded(message: Message) -> Attachment:
+    """A forwarded message's words as the agent reads them, someone else's: ``forwarded message
+    from Bob: “…”`` (as a message shared on Slack is), its writer left out when not told."""
+    origin = message.forward_origin
+    who = ""
+    if isinstance(origin, MessageOriginUser) and origin.sender_user is not None:
+        who = origin.sender_user.full_name
+    elif isinstance(origin, MessageOriginHiddenUser):
+        who = origin.sender_user_name or ""
+    elif isinstance(origin, MessageOriginChat | MessageOriginChannel):
+        chat = origin.sender_chat if isinstance(origin, MessageOriginChat) else origin.chat
+        who = (chat.effective_name or "") if chat is not None else ""
+        if origin.author_signature:
+            who = f"{who} ({origin.author_signature})" if who else origin.author_signature
+    what = f"forwarded message from {who}" if who else "forwarded message"
+    text = spelled_text(message).strip()
+    return Attachment(kind="other", name=f"{what}: “{text}”" if text else what)
 
 
 def _pictures_and_files(message: Message) -> list[Attachment]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
-from telegram import Bot, Message, Update, User
+from telegram import Bot, Message, MessageEntity, Update, User
 
 from clarigate.agent.who import ChatType
 from clarigate.gateway.boundary.errors import BadRequest
@@ -106,12 +106,38 @@ def language_of(message: Message) -> str | None:
 
 
 def message_text(message: Message) -> str:
-    """The text of a message, or the caption of a photo or document."""
-    return message.text or message.caption or ""
+    """What its writer said: the text of a message, or the caption of a photo or document (links
+    spelled out, ``spelled_text``); nothing for a forwarded message, someone else's words, which
+    reach the agent described (``media``) and answer, command or mention nothing."""
+    return "" if message.forward_origin is not None else spelled_text(message)
+
+
+def spelled_text(message: Message) -> str:
+    """The text or caption with each link spelled out: a ``text_link`` (words linked to a URL,
+    which the text alone drops) reads ``words (url)``, as a labelled link does on Slack, so the
+    agent sees where it points."""
+    text = message.text or message.caption or ""
+    entities = message.entities if message.text else message.caption_entities
+    links = [e for e in entities if e.type == MessageEntity.TEXT_LINK and e.url]
+    if not links:
+        return text
+    units = text.encode("utf-16-le")  # entity offsets count UTF-16 code units
+    for link in sorted(links, key=lambda e: e.offset + e.length, reverse=True):
+        end = 2 * (link.offset + link.length)
+        shown = units[2 * link.offset : end].decode("utf-16-le", "replace").strip()
+        if shown not in (link.url, _SCHEME.sub("", link.url or "")):
+            units = units[:end] + f" ({link.url})".encode("utf-16-le") + units[end:]
+    return units.decode("utf-16-le", "replace")
+
+
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 def mentions_bot(message: Message, me: BotIdentity) -> bool:
-    """True when the message @-mentions the bot (by username, text mention or ``/command@bot``)."""
+    """True when the message @-mentions the bot (by username, text mention or ``/command@bot``);
+    never a forwarded one, which quotes someone else."""
+    if message.forward_origin is not None:
+        return False
     entities = message.parse_entities() if message.text else message.parse_caption_entities()
     for entity, text in entities.items():
         if entity.type == "mention" and text[1:].lower() == me.username.lower():
