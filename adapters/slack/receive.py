@@ -131,10 +131,15 @@ def is_last_retry(headers: Mapping[str, Sequence[str]]) -> bool:
 
 
 def strip_bot_mention(text: str, bot_user_id: str | None) -> str:
-    """The text without mentions of the bot itself (``<@UBOT> hi`` -> ``hi``)."""
+    """The text without mentions of the bot itself (``<@UBOT> hi`` -> ``hi``; ``ask <@UBOT> to
+    deploy`` -> ``ask to deploy``, one space left where the mention stood between words)."""
     if bot_user_id:
-        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", "", text)
+        text = re.sub(rf"( ?)<@{re.escape(bot_user_id)}(?:\|[^>]*)?>( ?)", _one_space, text)
     return text.strip()
+
+
+def _one_space(found: re.Match[str]) -> str:
+    return " " if found.group(1) and found.group(2) else ""
 
 
 #: The ``ref`` of a Slack Connect file known only by its id, looked up with ``files.info``.

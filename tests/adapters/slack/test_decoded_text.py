@@ -104,6 +104,22 @@ async def test_a_mention_in_a_channel_reaches_the_agent_decoded(make_world: Make
     assert [c.text for c in runner.calls] == ["compare A & B > C"]
 
 
+async def test_a_mention_mid_sentence_leaves_the_sentence_whole(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    await world.user.event(
+        {
+            "type": "app_mention",
+            "channel": "C1",
+            "user": "U1",
+            "text": "ask <@U0BOT> to deploy, <@U0BOT>",
+            "ts": "1.2",
+        }
+    )
+    await world.settle()
+    assert [c.text for c in runner.calls] == ["ask to deploy,"]
+
+
 async def test_a_me_message_is_read_as_text(make_world: MakeWorld):
     runner = ScriptedRunner()
     world = await make_world(runner)
