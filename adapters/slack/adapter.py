@@ -204,7 +204,7 @@ class SlackAdapter(PlatformAdapter):
             f"prompt:{message.event_id}", uuid.uuid4().hex, PROMPT_DEDUPE_SECONDS
         )
         if first:
-            prompt = ui_text("mention_prompt", "en")
+            prompt = ui_text("mention_prompt" if conv.reply_to else "mention_prompt_direct", "en")
             self.interactions.after_the_ack(self.sender.post(conv.chat_id, prompt, thread_ts=conv.reply_to))
 
     async def _on_command(self, ack: AsyncAck, body: dict[str, Any]) -> None:

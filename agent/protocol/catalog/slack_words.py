@@ -44,4 +44,6 @@ SLACK_WORDS: dict[str, dict[Locale, str]] = {
         "en": "The answer is empty: write it in this box.",
         "zh": "回答是空的：请在这个输入框里填写。",
     },
+    # a bare mention where replies are not threaded (a classic bot's DM): ``mention_prompt`` there
+    "mention_prompt_direct": {"en": "Yes? Tell me what you need.", "zh": "在的，请告诉我您需要什么。"},
 }

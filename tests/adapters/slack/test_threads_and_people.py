@@ -94,6 +94,17 @@ async def test_a_bare_mention_prompts_and_the_thread_then_needs_no_mention(make_
     assert world.fake.last_shown()["text"] == "You said: summarize the incident"
 
 
+async def test_a_bare_mention_in_a_dm_prompts_without_naming_a_thread(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    await world.user.dm("<@U0BOT>")  # "@clarigate" alone, in the DM's own flow
+    await world.settle()
+    prompt = world.fake.posted()
+    assert prompt["channel"] == "D1" and not prompt.get("thread_ts")
+    assert prompt["text"] == "Yes? Tell me what you need."
+    assert runner.calls == []
+
+
 async def test_a_redelivered_bare_mention_prompts_once(make_world: MakeWorld):
     world = await make_world(ScriptedRunner())
     event = {
