@@ -94,6 +94,22 @@ def parse(markdown: str) -> list[Token]:
     return _PARSER.parse(markdown)
 
 
+#: Where a bare address starts in running text (``address_spans``), as ``_bare_url`` reads one.
+_URL_START = re.compile(r"(?<![A-Za-z0-9.+-])https?://", re.IGNORECASE)
+
+
+def address_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds ``http(s)://`` addresses as the parser reads a bare one (``bare_url``):
+    its ``@`` and the words after it are the address's, never a mention."""
+    spans = []
+    for start in _URL_START.finditer(text):
+        body = _ADDRESS.match(text, start.end())
+        rest = _address(body.group(0)) if body else ""
+        if rest.strip(".~-"):
+            spans.append((start.start(), start.end() + len(rest)))
+    return spans
+
+
 def clean(markdown: str) -> str:
     """``markdown`` with the line ends markdown-it counts lines by, and no NUL characters."""
     return markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")

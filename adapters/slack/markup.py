@@ -21,13 +21,41 @@ ZERO_WIDTH_SPACE = "\u200b"
 # Bare "@here" is not a ping for API posts without link_names, but clients and
 # future flags vary: break the word so it can never become a broadcast. No word boundary
 # is required after it: in "@here大家" the CJK letters count as word characters.
+# Slack pings only for ``<!here>`` (and, with ``link_names``, which clarigate never sets, the
+# plain word): an address is never one, so a link's target is left whole (``escape_address``),
+# as is an email address ("ops@here.com": its "@" has a name before it and a domain after).
 _BROADCAST_WORDS = re.compile(r"@(channel|here|everyone)", re.IGNORECASE)
+_EMAIL_DOMAIN = re.compile(r"(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,63}")
+
+
+def escape_address(address: str) -> str:
+    """Escape ``&``, ``<``, ``>`` of a link's target (``<target|label>``), nothing else: Slack
+    never reads a mention in it, and a zero-width space would break the address."""
+    return address.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def break_broadcasts(escaped: str, kept: list[tuple[int, int]] | None = None) -> str:
+    """Escaped text with every broadcast word broken by a zero-width space, but those of an email
+    address and those starting in a ``kept`` span (an address in it)."""
+
+    def broken(word: re.Match[str]) -> str:
+        at = word.start()
+        if any(start <= at < end for start, end in kept or []) or _in_email(escaped, at):
+            return word.group(0)
+        return "@" + ZERO_WIDTH_SPACE + word.group(1)
+
+    return _BROADCAST_WORDS.sub(broken, escaped)
+
+
+def _in_email(text: str, at: int) -> bool:
+    """Whether the ``@`` at ``at`` is an email address's: a name before it, a domain after."""
+    name = text[at - 1 : at]
+    return name.isascii() and name.isalnum() and _EMAIL_DOMAIN.match(text, at + 1) is not None
 
 
 def escape_mrkdwn(text: str) -> str:
     """Escape ``&``, ``<``, ``>`` and break broadcast words, so text shows exactly as written."""
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _BROADCAST_WORDS.sub(lambda m: "@" + ZERO_WIDTH_SPACE + m.group(1), escaped)
+    return break_broadcasts(escape_address(text))
 
 
 def cut(text: str, limit: int) -> str:
@@ -89,12 +117,21 @@ class SlackMrkdwn(Renderer):
         fence = _FENCE_MARK
         return f"{fence}\n{escape_mrkdwn(code)}\n{fence}" if code else f"{fence}\n{fence}"
 
+    def bare_url(self, url: str, within: tuple[str, ...]) -> str:
+        """An address written out: text Slack links itself, or, a broadcast word in it, a link
+        to it whole (``<url|url>``), the address it shows broken like any text."""
+        shown = self.text(url, within)
+        if "|" in url or shown == escape_address(url):
+            return shown
+        return f"<{escape_address(url)}|{shown}>"
+
     def link(self, href: str, inner: str, label: str, within: tuple[str, ...]) -> str:
-        """``<url|label>``: the label as plain text (mrkdwn styles nothing inside a link)."""
+        """``<url|label>``: the label as plain text (mrkdwn styles nothing inside a link), the
+        target whole (``escape_address``)."""
         if "|" in href:
             return inner
         shown = escape_mrkdwn(label.strip()).replace("|", "¦")
-        return f"<{escape_mrkdwn(href)}|{shown}>"
+        return f"<{escape_address(href)}|{shown}>"
 
     def strong(self, inner: str, within: tuple[str, ...]) -> str:
         """``*bold*`` (plain inside another bold or a heading, which is bold already)."""
@@ -155,8 +192,9 @@ _CONTROL = re.compile(r"<([^<>|]*)(?:\|([^<>]*))?>")
 
 def _unlinked(control: re.Match[str]) -> str:
     """A link too long for one piece as text: its label, then its address in brackets (which
-    Slack links itself), split between words like any text; the address alone when it is the label."""
-    target, label = control.group(1), (control.group(2) or "").strip()
+    Slack links itself), split between words like any text; the address alone when it is the label.
+    The address is text then: its broadcast words are broken."""
+    target, label = break_broadcasts(control.group(1)), (control.group(2) or "").strip()
     return f"{label} ({target})" if label and label != target else target
 
 

@@ -19,8 +19,8 @@ import re
 from clarigate.agent.protocol.graphemes import boundary_before
 
 from ..link_hosts import misleading_label
-from ..markdown import SAFE_SCHEMES, clean, parse
-from .markup import cut_escaped, escape_mrkdwn
+from ..markdown import SAFE_SCHEMES, address_spans, clean, parse
+from .markup import break_broadcasts, cut_escaped, escape_address
 
 #: An unfinished link longer than this is streamed anyway (never held back for good): its target,
 #: when unsafe, is taken out of its piece as far as it goes, so no later piece can complete it.
@@ -206,8 +206,28 @@ def step_title(words: str, limit: int) -> str:
 
 def stream_piece(text: str, before: str = "") -> str:
     """A piece of model text as a ``markdown_text`` chunk: unsafe links outside code as their
-    labels, escaped. ``before``: the text streamed ahead of it."""
-    return escape_mrkdwn(without_unsafe_links(text, before))
+    labels, escaped, broadcast words broken but in addresses (``_addresses``). ``before``: the
+    text streamed ahead of it (an address may have begun in its last word)."""
+    words = before.split()
+    tail = escape_address(words[-1]) if words and before.endswith(words[-1]) else ""
+    escaped = tail + escape_address(without_unsafe_links(text, before))
+    kept = [(0, len(tail)), *_addresses(escaped)]  # the tail went out with the piece before
+    return break_broadcasts(escaped, kept)[len(tail) :]
+
+
+def _addresses(escaped: str) -> list[tuple[int, int]]:
+    """Where an escaped piece holds addresses Slack never reads a mention in: its links' targets
+    and its bare ``http(s)://`` addresses outside a link's label (which is text, as in a reply)."""
+    targets, labels = [], []
+    for match in _TARGET_START.finditer(escaped):
+        opening, end = _opening(escaped, match.start()), _target_end(escaped, match.start() + 1)
+        if opening != -1 and end != -1:
+            labels.append((opening, match.start()))
+            href = _href(escaped, match, end)
+            if href.lower().removeprefix("&lt;").startswith(SAFE_SCHEMES):
+                targets.append((match.end(), match.end() + len(href)))
+    bare = [(a, b) for a, b in address_spans(escaped) if not any(x <= a < y for x, y in labels)]
+    return targets + bare
 
 
 def link_start(text: str, start: int, end: int) -> int:

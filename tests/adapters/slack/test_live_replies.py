@@ -347,6 +347,28 @@ async def test_a_broadcast_word_split_between_updates_is_still_broken(make_world
     assert world.fake.last_shown()["text"] == "Tell everyone @\u200bhere now, and @\u200beveryone too."
 
 
+async def test_an_address_split_between_updates_stays_whole(make_world: MakeWorld):
+    # the "@" is held back until "here" comes: the address it belongs to went in the piece before
+    pieces: list[str | float] = [
+        "Docs: https://example.com/@",
+        1.3,
+        "here/x or ops@",
+        1.3,
+        "channel.io, not @here! Thanks.",
+        0.3,
+    ]
+    world = await make_world(SplitRunner(pieces))
+    await world.user.mention("where are the docs?")
+    await world.settle()
+
+    streamed = streamed_text(world)  # (a piece ends after a space: the last word goes with the reply)
+    assert streamed == "Docs: https://example.com/@here/x or ops@channel.io, not @\u200bhere! "
+    assert world.fake.last_shown()["text"] == (
+        "Docs: <https://example.com/@here/x|https://example.com/@\u200bhere/x>"
+        " or ops@channel.io, not @\u200bhere! Thanks."
+    )
+
+
 def test_pieces_end_between_words_and_never_inside_a_possible_broadcast():
     assert piece_end("Hello wor", 0) == len("Hello ")
     assert piece_end("Hello world and more", 6) == len("Hello world and ")

@@ -31,6 +31,25 @@ def test_streamed_pieces_never_end_inside_a_link_still_written():
     assert piece_end(long, 0) == len(long)
 
 
+def test_streamed_addresses_keep_their_broadcast_words_and_the_text_around_them_does_not():
+    assert stream_piece("see [docs](https://example.com/@here/x) @here") == (
+        "see [docs](https://example.com/@here/x) @\u200bhere"
+    )
+    assert stream_piece("open https://example.com/@channel") == "open https://example.com/@channel"
+    assert stream_piece("[write](mailto:ops@channel.io) or x@here.com") == (
+        "[write](mailto:ops@channel.io) or x@here.com"
+    )
+    assert (
+        stream_piece("[https://x.y/@here](https://x.y/@here)")
+        == "[https://x.y/@\u200bhere](https://x.y/@here)"
+    )
+    # a piece never ends inside what may become "@here": the address began in the piece before
+    assert stream_piece("@here/x and @here", "see https://example.com/") == "@here/x and @\u200bhere"
+    assert stream_piece("@here.com", "write ops") == "@here.com"
+    assert stream_piece("@here", "see ") == "@\u200bhere"
+    assert stream_piece("/x @here", "see @here") == "/x @\u200bhere"  # what went before stays gone
+
+
 def test_a_held_stream_closes_with_unsafe_links_as_their_labels():
     ref = MessageRef(
         platform="slack", chat_id="C1", message_id="1.1", extra={"live": STREAM, "streamed": "4"}
