@@ -25,6 +25,7 @@ from clarigate.gateway.boundary.messages import (
     Attachment,
     Conversation,
     FileReply,
+    InboundMessage,
     LiveView,
     MessageRef,
     Outbound,
@@ -32,8 +33,9 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 from clarigate.gateway.runtime.logs import without_secrets
 
+from .albums import gather, note_item
 from .chat_action import TypingIndicators
-from .commands import ask_spelling, menus, parse_command
+from .commands import Command, ask_spelling, menus, parse_command
 from .deferred import DeferredEdits
 from .effects import AfterAck
 from .ephemeral import EphemeralNotes
@@ -228,7 +230,7 @@ class TelegramAdapter(PlatformAdapter):
         if command is not None and not command.for_us:
             return  # /cmd@otherbot
         text = message_text(message)
-        attachments = attachments_of(message)
+        attachments = await self._attachments(update, message, command, text, me)
         if command is None and not text.strip() and not attachments:
             return  # service messages: members joining, pins, topic changes
         private = message.chat.type == "private"
@@ -260,6 +262,20 @@ class TelegramAdapter(PlatformAdapter):
             return
         inbound = inbound_message(update, message, conversation, sender, clean, True, attachments, aside)
         await self.gateway.accept(inbound)
+
+    async def _attachments(
+        self, update: Update, message: Message, command: Command | None, text: str, me: BotIdentity
+    ) -> list[Attachment]:
+        """What came with the message; an album's item noted, to be taken with the others (``albums``)."""
+        attachments = attachments_of(message)
+        if message.media_group_id:
+            said = without_mention(text if command is None else command.as_text(), me)
+            await note_item(self.gateway.state, message, str(update.update_id), said, attachments)
+        return attachments
+
+    async def complete_message(self, message: InboundMessage) -> InboundMessage | None:
+        """An album's item with the album's other items and caption; None once another took it."""
+        return await gather(self.gateway.state, message)
 
     async def _not_a_request(self, message: Message) -> bool:
         """A group's move to a supergroup (followed here) or a channel's post copied in: no one asked."""

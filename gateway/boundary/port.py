@@ -135,10 +135,11 @@ class PlatformAdapter(ABC):
     async def start(self) -> None:  # noqa: B027 (optional hook: webhook-only adapters need none)
         """Check credentials and open the clients sending needs (every process that has the adapter)."""
 
-    async def complete_message(self, message: InboundMessage) -> InboundMessage:
+    async def complete_message(self, message: InboundMessage) -> InboundMessage | None:
         """Finish what the ack left out, where the job runs, before the agent reads the message
-        (Slack: the names of ``unnamed_mentions``; Feishu: the sender's name). Bounded in time;
-        on any failure the message goes on as it is. By default it is returned unchanged."""
+        (Slack: the names of ``unnamed_mentions``; Feishu: the sender's name; Telegram: an album's
+        other items). None: another message took this one in (no reply, nothing runs). Bounded in
+        time; on any failure the message goes on as it is. By default it is returned unchanged."""
         return message
 
     async def complete_sender(self, sender: Sender) -> Sender:

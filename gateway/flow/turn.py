@@ -185,13 +185,17 @@ class Dispatcher:
         if self.on_done is not None:
             self.on_done(job.inbound_id)
 
-    async def _completed(self, msg: InboundMessage) -> InboundMessage:
-        """The message as its adapter completes it after the ack (names of mentioned people)."""
+    async def _completed(self, msg: InboundMessage) -> InboundMessage | None:
+        """The message as its adapter completes it after the ack (names of mentioned people); None
+        when another message took it in (``PlatformAdapter.complete_message``)."""
         try:
-            return await self.outbox.adapter_for(msg.conversation.platform).complete_message(msg)
+            completed = await self.outbox.adapter_for(msg.conversation.platform).complete_message(msg)
         except Exception as exc:  # noqa: BLE001 (a nicety: the ids stand in for the names)
             log.warning("completing message %s failed (%s): it goes on as it is", msg.event_id, exc)
             return msg
+        if completed is None:
+            log.info("message %s was taken into another message (an album): no run", msg.event_id)
+        return completed
 
     async def _named(self, job: AnswerJob) -> Sender:
         """An answer's sender as its adapter names them after the ack (a click or a form carries
@@ -224,7 +228,9 @@ class Dispatcher:
             return  # no reply: it was never the bot's
         if nothing_to_read(msg) and await self._set_aside(msg, turn):
             return  # a sticker, a place, a contact alone over the writer's open question
-        msg = await self._completed(msg)
+        if (completed := await self._completed(msg)) is None:
+            return  # taken into another message (an album): that one's reply answers for both
+        msg = completed
         if msg.said_to_others and not await self.typed.answers_aside(msg):
             log.info("message %s is said to the people it mentions: ignored", msg.event_id)
             return  # no reply, nothing runs, the thread's question stays open
