@@ -71,8 +71,8 @@ def card_refused(exc: FeishuApiError) -> bool:
 
 
 class Destinations:
-    """Sends a message where the conversation's replies go: the thread (groups) or the chat (p2p);
-    a quoting reply in the chat in a group that refuses thread replies."""
+    """Sends a message where the conversation's replies go: the thread (groups, a p2p thread) or
+    the chat (p2p); a quoting reply in the chat in a group that refuses thread replies."""
 
     def __init__(self, sender: FeishuSender) -> None:
         self.sender = sender
@@ -90,10 +90,11 @@ class Destinations:
         is its ``uuid`` in whichever form it goes (a thread reply, a quoting reply, a post)."""
         chat_id = conversation.chat_id
         message_id, quote = None, conversation.reply_to  # the message a reply in the chat quotes
-        if conversation.reply_to and (conversation.is_direct or chat_id not in self._no_threads):
+        in_thread = not conversation.is_direct or conversation.topic is not None  # a p2p thread too
+        if conversation.reply_to and (not in_thread or chat_id not in self._no_threads):
             try:
                 message_id = await self.sender.reply_message(
-                    conversation.reply_to, content, in_thread=not conversation.is_direct, key=key,
+                    conversation.reply_to, content, in_thread=in_thread, key=key,
                     msg_type=msg_type,
                 )  # fmt: skip
             except FeishuApiError as exc:

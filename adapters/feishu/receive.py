@@ -100,8 +100,9 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
 
     Deduplicated by ``message_id``: Feishu may push one message again under a new
     ``event_id`` and documents ``message_id`` as the key to deduplicate on.
-    Topic: None in a p2p chat; in a group, the thread's root message (a top-level
-    mention is the root of the thread the bot's reply starts).
+    Topic: in a group, the thread's root message (a top-level mention is the root of the thread
+    the bot's reply starts); in a p2p chat None, or the thread's root for a message written in a
+    thread (话题, ``thread_id`` set; a quoting reply has none).
     A mention is the bot's when it carries the bot's open_id: without it (``bot_open_id`` None,
     Feishu has not told it yet) no group message counts as a mention of the bot, neither an
     "@所有人" (``@_all``, empty ids) nor a mention of anyone else (the receiver leaves a group
@@ -118,7 +119,8 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
     if not (chat_id and message_id and sender_ids.get("open_id")):
         raise MalformedEvent("message event without chat, message or sender id")
     is_direct = message.get("chat_type") == "p2p"
-    root = message.get("root_id") or message_id
+    # a group's message is in a thread, a p2p one when written in a thread (话题: ``thread_id``)
+    topic = str(message.get("root_id") or message_id) if not is_direct or message.get("thread_id") else None
     mentions = [m for m in message.get("mentions") or [] if isinstance(m, dict)]
     mentioned = bool(bot_open_id) and any(mention_open_id(m) == bot_open_id for m in mentions)
     content = read_content(message, bot_open_id)
@@ -127,9 +129,9 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
             platform=PLATFORM,
             workspace=str(header.get("tenant_key") or sender.get("tenant_key") or ""),
             chat_id=str(chat_id),
-            topic=None if is_direct else str(root),
+            topic=topic,
             is_direct=is_direct,
-            reply_to=None if is_direct else str(root),
+            reply_to=topic,
             # Feishu's chat_type: ``p2p`` (one person) or ``group``; it has no broadcast channel
             chat_type="private" if is_direct else "group" if message.get("chat_type") else None,
         ),
