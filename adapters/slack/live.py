@@ -6,7 +6,8 @@ as the model writes it, escaped like every reply (no ``<!here>`` or ``<@U…>`` 
 through), and the run's steps as task cards (``task_update`` chunks: "Working…", "Searching the
 docs…"). The reply ends it: ``chat.stopStream``, then ``chat.update`` makes the message the reply
 in mrkdwn, reading exactly as a reply posted whole. Outside DMs Slack streams to a named person
-(``recipient_team_id`` / ``recipient_user_id``): the one the run answers (``LiveView.recipient``).
+(``recipient_team_id`` / ``recipient_user_id``): the one the run answers (``LiveView.recipient``),
+in their own team (someone from another workspace in a Slack Connect channel), else the workspace's.
 
 ``edit`` (a top-level DM: no thread to stream into; a stream Slack refused or ended; a person the
 stream could not name): the run's message is posted once ("⏳ _Working…_" while nothing is written,
@@ -239,7 +240,8 @@ class LiveMessages:
     async def _open(self, conversation: Conversation, view: LiveView) -> MessageRef:
         thread = conversation.reply_to
         if view.mode == STREAM and thread and not self._refused_here(conversation.chat_id):
-            recipient = (conversation.workspace, view.recipient.user_id) if view.recipient else None
+            person = view.recipient
+            recipient = (person.team or conversation.workspace, person.user_id) if person else None
             if recipient is not None or conversation.is_direct:  # Slack names no one in a DM
                 try:
                     ref = await self._start(conversation.chat_id, thread, view, recipient)

@@ -204,7 +204,7 @@ def parse_message_event(
     conversation, needs_known_thread = placed
     message = InboundMessage(
         conversation=conversation,
-        sender=Sender(user_id=user),
+        sender=Sender(user_id=user, team=str(event.get("user_team") or "") or None),  # Slack Connect: theirs
         text=decode_text(strip_bot_mention(text, bot_user_id), names),
         event_id=event_message_id(channel, ts),
         message_id=ts,
@@ -271,7 +271,7 @@ def interaction_sender(body: dict[str, Any]) -> Sender:
     line that names a person can show them as a mention (Slack renders ``<@U…>`` as their name);
     the agent gets their name, asked where the answer's job runs (``names.named_sender``)."""
     user = body.get("user") or {}
-    return Sender(user_id=str(user.get("id", "")))
+    return Sender(user_id=str(user.get("id", "")), team=str(user.get("team_id") or "") or None)
 
 
 def interaction_id(body: dict[str, Any]) -> str:

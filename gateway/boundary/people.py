@@ -25,6 +25,10 @@ class Sender(BaseModel):
 
     user_id: str
     display_name: str | None = None
+    #: The person's own team where the platform says and it may differ from the conversation's
+    #: workspace (Slack Connect: someone from another organization's workspace); None: unknown,
+    #: take the conversation's. Left out of the JSON when None: a sender reads as it always did.
+    team: str | None = Field(default=None, exclude_if=lambda team: team is None)
 
     @property
     def label(self) -> str:
