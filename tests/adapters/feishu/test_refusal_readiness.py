@@ -12,7 +12,6 @@ import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -35,6 +34,7 @@ from .cards import text_of
 from .conftest import feishu_settings
 from .events import TENANT, message_event, signed
 from .fake_open_api import FakeOpenApi
+from .replicas import Replica, replicas
 
 INFO = "/bot/v3/info"
 TOKEN = "/auth/v3/tenant_access_token/internal"
@@ -51,45 +51,12 @@ def quick_rechecks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-async def bot_api() -> AsyncIterator[FakeBotApi]:
-    api = FakeBotApi()
-    await api.start()
-    yield api
-    await api.stop()
-
-
-@dataclass
-class Replica:
-    """One gateway serving the given platforms, and an HTTP client to its ASGI app."""
-
-    gateway: Gateway
-    feishu: FeishuAdapter
-    http: httpx.AsyncClient
-
-    async def ready(self) -> httpx.Response:
-        return await self.http.get("/readyz")
-
-
-@pytest.fixture
 async def make_replica(fake_api: FakeOpenApi, bot_api: FakeBotApi) -> AsyncIterator[Callable[..., Any]]:
-    made: list[Replica] = []
+    def store() -> MemoryStore:
+        return MemoryStore(f"test-{uuid.uuid4().hex[:8]}")
 
-    async def build(telegram: bool = True) -> Replica:
-        gateway = Gateway(config_for_tests(), MemoryStore(f"test-{uuid.uuid4().hex[:8]}"), ScriptedRunner())
-        feishu = FeishuAdapter(feishu_settings(fake_api, app_secret=SecretStr(APP_SECRET)), gateway)
-        gateway.register(feishu)
-        if telegram:
-            gateway.register(TelegramAdapter(telegram_settings(bot_api), gateway))
-        await gateway.start()
-        await feishu.startup.wait()  # the first answer about the bot's identity is in
-        http = httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app(gateway)), base_url="http://gw")
-        made.append(replica := Replica(gateway, feishu, http))
-        return replica
-
-    yield build
-    for replica in made:
-        await replica.http.aclose()
-        await replica.gateway.stop(grace=0)
+    async with replicas(fake_api, bot_api, store, app_secret=SecretStr(APP_SECRET)) as build:
+        yield build
 
 
 async def until_ready(replica: Replica, seconds: float = 5.0) -> httpx.Response:

@@ -10,25 +10,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import pytest
 
-from clarigate.adapters.feishu import FeishuAdapter, startup
-from clarigate.adapters.telegram import TelegramAdapter
-from clarigate.adapters.testing import ScriptedRunner
+from clarigate.adapters.feishu import startup
 from clarigate.gateway.boundary.retry import RetryPolicy
-from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.web.server import build_app
 from tests.adapters.telegram.fake_bot_api import FakeBotApi
 from tests.adapters.telegram.harness import SECRET as TELEGRAM_SECRET
-from tests.adapters.telegram.harness import message_update, telegram_settings
-from tests.conftest import RedisStoreFactory, config_for_tests
+from tests.adapters.telegram.harness import message_update
+from tests.conftest import RedisStoreFactory
 
-from .conftest import feishu_settings
 from .fake_open_api import FakeOpenApi
+from .replicas import replicas
 
 INFO = "/bot/v3/info"
 
@@ -40,44 +34,11 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-async def bot_api() -> AsyncIterator[FakeBotApi]:
-    api = FakeBotApi()
-    await api.start()
-    yield api
-    await api.stop()
-
-
-@dataclass
-class Replica:
-    gateway: Gateway
-    http: httpx.AsyncClient
-
-    async def ready(self) -> httpx.Response:
-        return await self.http.get("/readyz")
-
-
-@pytest.fixture
 async def make_replica(
     fake_api: FakeOpenApi, bot_api: FakeBotApi, redis_stores: RedisStoreFactory
 ) -> AsyncIterator[Callable[..., Any]]:
-    made: list[Replica] = []
-
-    async def build(telegram: bool = True, **feishu: Any) -> Replica:
-        gateway = Gateway(config_for_tests(), redis_stores(), ScriptedRunner())
-        adapter = FeishuAdapter(feishu_settings(fake_api, **feishu), gateway)
-        gateway.register(adapter)
-        if telegram:
-            gateway.register(TelegramAdapter(telegram_settings(bot_api), gateway))
-        await gateway.start()
-        await adapter.startup.wait()  # the first answer about the bot's identity is in
-        http = httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app(gateway)), base_url="http://gw")
-        made.append(replica := Replica(gateway, http))
-        return replica
-
-    yield build
-    for replica in made:
-        await replica.http.aclose()
-        await replica.gateway.stop(grace=0)
+    async with replicas(fake_api, bot_api, redis_stores) as build:
+        yield build
 
 
 def feishu_out_of_reach(outage: str, fake_api: FakeOpenApi, port: int) -> dict[str, Any]:
