@@ -271,14 +271,14 @@ class Dispatcher:
         await self.agent_run.run(conv, thread_id, text, None, msg.sender, turn, images.shown)
 
     async def _command(self, command: Command, msg: InboundMessage, turn: Turn) -> InboundMessage | None:
-        """Run ``command``; what then runs as a request, if anything: the photos or files sent with a
-        ``/new`` (a caption's command) start the new conversation, with the words after it."""
+        """Run ``command``; what then runs as a request, if anything: the words after a ``/new``, and
+        the photos or files sent with it (a caption's command), start the new conversation."""
 
         async def reply(item: Any) -> Any:
             turn.add(item)
 
         await self.control.handle(command, msg, reply)
-        if command.in_turn and msg.attachments:
+        if command.in_turn and (msg.attachments or command.words.strip()):
             return msg.model_copy(update={"text": command.words})
         return None
 

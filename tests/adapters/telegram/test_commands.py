@@ -100,7 +100,28 @@ async def test_language_code_chooses_the_words_when_the_text_has_no_signal(bench
     await tg.deliver(command_update("/new", user={**ALICE, "language_code": "en"}))
     assert tg.api.of("sendMessage")[-1].params["text"].startswith("Started a new conversation")
     await tg.deliver(command_update("/new start over please", user=chinese))  # words say English
-    assert tg.api.of("sendMessage")[-1].params["text"].startswith("Started a new conversation")
+    assert tg.api.of("sendMessage")[-2].params["text"].startswith("Started a new conversation")
+
+
+async def test_the_words_after_new_are_the_new_conversations_first_message(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    await tg.deliver(message_update("deploy the docs"))
+    old_thread = runner.calls[0].thread_id
+
+    await tg.deliver(command_update("/new what changed in the last release?"))
+
+    started, answer = (c.params["text"] for c in tg.api.of("sendMessage")[-2:])
+    assert started.startswith("Started a new conversation")
+    first = runner.calls[1]
+    assert first.thread_id != old_thread
+    assert first.text == "what changed in the last release?"
+    assert answer.startswith("You said: what changed in the last release?")
+    tg.new_calls()
+    await tg.deliver(command_update("/new"))  # alone: the new conversation waits for a message
+    assert len(runner.calls) == 2
+    (sent,) = (c.params["text"] for c in tg.new_calls() if c.method == "sendMessage")
+    assert sent.startswith("Started a new conversation")
 
 
 #: One command's description, as every platform and the terminal word it.
