@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from telegram import Message
 
+from clarigate.adapters.leases import held
 from clarigate.gateway.boundary.messages import Attachment, InboundMessage
 from clarigate.gateway.boundary.port import AdapterState
 
@@ -109,18 +110,8 @@ async def _quiet(state: AdapterState, key: str) -> None:
         await asyncio.sleep(_POLL)
 
 
-class _locked:
+def _locked(state: AdapterState, key: str) -> AbstractAsyncContextManager[None]:
     """The album's record held by this step alone (a lease; one a dead process held expires)."""
-
-    def __init__(self, state: AdapterState, key: str) -> None:
-        self.state, self.name, self.holder = state, f"lock:{key}", uuid.uuid4().hex
-
-    async def __aenter__(self) -> None:
-        deadline = time.monotonic() + _LEASE_WAIT
-        while not await self.state.acquire_lease(self.name, self.holder, _LEASE_SECONDS):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"album record {self.name} held too long")
-            await asyncio.sleep(0.02)
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.state.release_lease(self.name, self.holder)
+    return held(
+        state, f"lock:{key}", lease_seconds=_LEASE_SECONDS, wait_seconds=_LEASE_WAIT, poll_seconds=0.02
+    )

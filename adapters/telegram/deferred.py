@@ -24,6 +24,7 @@ from typing import Any
 
 from telegram.error import RetryAfter, TelegramError
 
+from clarigate.adapters.leases import held
 from clarigate.gateway.boundary.port import AdapterState
 
 from .render import TelegramMessage
@@ -129,21 +130,17 @@ class DeferredEdits:
             await asyncio.sleep(SWEEP_SECONDS)
 
     async def _change(self, change: Callable[[dict[str, Any]], Any]) -> None:
-        """Rewrite the records under the lock (a lease: replicas rewrite them one at a time)."""
-        holder = uuid.uuid4().hex
-        for _ in range(100):
-            if await self.state.acquire_lease(LOCK, holder, 5):
-                break
-            await asyncio.sleep(0.05)
-        try:
+        """Rewrite the records under the lock (a lease: replicas rewrite them one at a time; after
+        5 s without it, rewritten anyway)."""
+        async with held(
+            self.state, LOCK, lease_seconds=5, wait_seconds=5.0, poll_seconds=0.05, or_unheld=True
+        ):
             records: dict[str, Any] = await self.state.get_json(INDEX) or {}
             change(records)
             if records:
                 await self.state.set_json(INDEX, records, RECORD_TTL)
             else:
                 await self.state.delete(INDEX)
-        finally:
-            await self.state.release_lease(LOCK, holder)
 
 
 def _postpone(records: dict[str, Any], edit_id: str, wait: float) -> None:
