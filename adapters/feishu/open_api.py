@@ -58,6 +58,9 @@ RATE_LIMITED_CODE = 99991400
 #: The limit that comes with HTTP 400: "this operation triggers the frequency limit"
 #: (5 messages/s per chat or user, e.g. a long reply split into many cards).
 RATE_LIMITED_400_CODES = {230020}
+#: The chat takes nothing from the bot: 230002 "Bot/User can NOT be out of the chat" (the bot was
+#: removed from the group, or the group disbanded): the recipient is gone (``chat_refused``).
+RECIPIENT_GONE_CODES = {230002}
 #: The tenant token is invalid or expired; lark-oapi would keep sending its cached one for hours.
 TOKEN_REJECTED_CODES = {99991663, 99991664, 99991665, 99991668}
 #: The tenant-token endpoint (``auth/v3/tenant_access_token/internal``) refusing the app's
@@ -146,6 +149,7 @@ class FeishuApiError(DeliveryFailed):
             permanent=permanent,
             retry_after=retry_after,
             code=str(code) if code is not None else None,
+            chat_refused=permanent and code in RECIPIENT_GONE_CODES,
         )
         self.status = status
         self.feishu_code = code

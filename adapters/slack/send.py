@@ -40,6 +40,9 @@ NO_UNFURLS: dict[str, Any] = {"unfurl_links": False, "unfurl_media": False}
 TRANSIENT_CODES = frozenset(
     {"ratelimited", "rate_limited", "fatal_error", "internal_error", "service_unavailable", "request_timeout"}
 )
+#: Permanent codes that say the channel takes nothing from the bot (gone, archived, the bot
+#: removed): the recipient is gone (``DeliveryFailed.chat_refused``), not a failure to fix.
+RECIPIENT_GONE_CODES = frozenset({"channel_not_found", "is_archived", "not_in_channel"})
 
 
 def count_api_error(kind: str) -> None:
@@ -61,7 +64,8 @@ def build_ack_path_client(token: str | None, api_url: str) -> AsyncWebClient:
 
 def delivery_failed(method: str, error: Exception) -> DeliveryFailed:
     """A Web API failure classified: 429, 5xx, network and Slack's transient codes are transient
-    (``retry_after`` from the ``Retry-After`` header); any other refusal is permanent."""
+    (``retry_after`` from the ``Retry-After`` header); any other refusal is permanent, and a
+    channel gone or closed to the bot (``RECIPIENT_GONE_CODES``) refuses the chat itself."""
     if isinstance(error, SlackApiError):
         response = error.response
         status = response.status_code
@@ -75,7 +79,11 @@ def delivery_failed(method: str, error: Exception) -> DeliveryFailed:
                 retry_after = None
         transient = status == 429 or status >= 500 or code in TRANSIENT_CODES
         return DeliveryFailed(
-            f"Slack {method}: {code}", permanent=not transient, retry_after=retry_after, code=code
+            f"Slack {method}: {code}",
+            permanent=not transient,
+            retry_after=retry_after,
+            code=code,
+            chat_refused=not transient and code in RECIPIENT_GONE_CODES,
         )
     return DeliveryFailed(f"Slack {method}: {type(error).__name__}", permanent=False, code="network")
 

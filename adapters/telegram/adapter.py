@@ -322,7 +322,8 @@ class TelegramAdapter(PlatformAdapter):
             return await self.outbound.deliver(conversation, item)
         except TelegramError as exc:
             failure = delivery_failure(exc, item.kind)
-            log.warning(
+            log.log(
+                logging.INFO if failure.chat_refused else logging.WARNING,  # the core's WARNING says it
                 "telegram %s to chat %s failed (%s, %s): %s",
                 item.kind,
                 conversation.chat_id,

@@ -11,10 +11,13 @@ only what was not noted yet. Failures are classified by the adapter (``DeliveryF
 - permanent (invalid payload, chat gone): a question falls back once to its text rendering
   (answerable by a typed reply); anything else is abandoned;
 - refused by the chat itself (``DeliveryFailed.chat_refused``: blocked, kicked): no fallback,
-  and the job's later items are not tried either; that is the person's choice, so one WARNING.
+  and the job's later items are not tried either; that is the person's choice, not a failure:
+  the recipient is gone (counted in ``clarigate_deliveries_recipient_gone_total{platform}``, one
+  WARNING for the refusal, INFO for each later item not tried).
 
-An abandoned item is counted (``clarigate_deliveries_given_up_total{platform}``) and logged
-with the inbound id, delivery id and conversation: never dropped silently.
+An item abandoned otherwise is counted (``clarigate_deliveries_given_up_total{platform}``, which
+the ``ClarigateRepliesGivenUp`` alert watches) and logged at ERROR with the inbound id, delivery id
+and conversation: never dropped silently.
 
 What is left: a crash after the platform accepted an item and before its outcome is noted
 (or a store that lost the note: Redis restarted with ``appendfsync everysec``) leaves the item
@@ -159,7 +162,7 @@ class Deliverer:
             if index in record.outcomes:
                 continue
             if refused:
-                outcome = self._abandon(inbound_id, plan.conversation, item, "the chat refused", quiet=True)
+                outcome = self._recipient_gone(inbound_id, plan.conversation, item)
             elif unproven and await self._found(inbound_id, index, plan, item, accepted_at(entry_id, plan)):
                 outcome = SENT
             else:
@@ -305,19 +308,39 @@ class Deliverer:
 
     def _given_up(self, inbound_id: str, conv: Conversation, item: Any, exc: DeliveryFailed) -> str:
         """A transient failure past the budget (abandoned at ERROR), or the chat's refusal of the
-        bot (at WARNING, and ``REFUSED``: nothing more is sent there)."""
+        bot (the recipient gone, at WARNING, and ``REFUSED``: nothing more is sent there)."""
         if not exc.chat_refused:
             return self._abandon(inbound_id, conv, item, "still failing when the delivery budget ran out")
-        self._abandon(inbound_id, conv, item, f"the chat refused ({exc.code or exc})", quiet=True)
+        self._recipient_gone(inbound_id, conv, item, exc)
         return REFUSED
 
     @staticmethod
-    def _abandon(inbound_id: str, conv: Conversation, item: Any, why: str, quiet: bool = False) -> str:
-        """Count and log an item given up: at ERROR, or at WARNING (``quiet``) when the chat
-        refused the bot, which no one here can fix."""
-        metrics.DELIVERIES_GIVEN_UP.labels(platform=conv.platform).inc()
+    def _recipient_gone(
+        inbound_id: str, conv: Conversation, item: Any, exc: DeliveryFailed | None = None
+    ) -> str:
+        """Count and log an item the recipient refuses (blocked the bot, removed it): not a failure
+        anyone here can fix, so not a given-up delivery. The refusal (``exc``) is one WARNING; each
+        later item of the job, not tried, one INFO line."""
+        metrics.DELIVERIES_RECIPIENT_GONE.labels(platform=conv.platform).inc()
         log.log(
-            logging.WARNING if quiet else logging.ERROR,
+            logging.INFO if exc is None else logging.WARNING,
+            "recipient gone: %s of job %s (delivery id %s) not delivered to %s chat %s: %s",
+            item.kind,
+            inbound_id,
+            item.delivery_id,
+            conv.platform,
+            conv.chat_id,
+            "not tried after the chat refused the bot"
+            if exc is None
+            else f"the chat refused the bot ({exc})",
+        )
+        return ABANDONED
+
+    @staticmethod
+    def _abandon(inbound_id: str, conv: Conversation, item: Any, why: str) -> str:
+        """Count and log an item given up, at ERROR."""
+        metrics.DELIVERIES_GIVEN_UP.labels(platform=conv.platform).inc()
+        log.error(
             "delivery abandoned: %s of job %s (delivery id %s) to %s chat %s: %s",
             item.kind,
             inbound_id,

@@ -32,7 +32,8 @@ PLATFORM_API_ERRORS = Counter(
 # limit: model_calls | tool_calls | recursion
 RUN_LIMITS = Counter("clarigate_run_limits_total", "Agent runs ended by a limit", ["limit"])
 # outcome: sent | fallback (a question sent as its text fallback); abandoned ones are counted
-# in clarigate_deliveries_given_up_total{platform}
+# in clarigate_deliveries_given_up_total{platform}, or in clarigate_deliveries_recipient_gone_total{platform}
+# when the recipient refuses the bot
 DELIVERIES = Counter("clarigate_deliveries_total", "Replies, questions and errors delivered", ["outcome"])
 # a worker process that exited unasked (started again until too many die: runtime/supervise.py)
 WORKER_PROCESS_DEATHS = Counter(
@@ -122,6 +123,13 @@ RECEIVE_TO_REPLY = Histogram(
 JOBS_GIVEN_UP = Counter("clarigate_jobs_given_up_total", "Jobs given up without a reply after every retry")
 DELIVERIES_GIVEN_UP = Counter(
     "clarigate_deliveries_given_up_total", "Replies that could not be delivered", ["platform"]
+)
+# not a failure: the recipient refuses the bot (blocked it, deactivated, removed it from the chat;
+# ``DeliveryFailed.chat_refused``), so these are kept out of the given-up count and its alert
+DELIVERIES_RECIPIENT_GONE = Counter(
+    "clarigate_deliveries_recipient_gone_total",
+    "Replies not delivered because the recipient refuses the bot (blocked it, removed it)",
+    ["platform"],
 )
 DELIVERIES_FOUND = Counter(
     "clarigate_deliveries_found_total",

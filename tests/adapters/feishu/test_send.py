@@ -165,3 +165,15 @@ async def test_the_cores_delivery_id_is_the_messages_uuid_so_a_repeated_send_sho
     assert half >= 2 and keys[:half] == keys[half:]  # the same uuids again: Feishu shows each part once
     assert keys[0] == key and len(set(keys[:half])) == half
     assert len(bot.api.shown()) == half and "".join(text_of(c) for c in bot.api.shown()).count("word") == 2000
+
+
+async def test_a_chat_the_bot_is_no_longer_in_refuses_the_bot(fake_api):
+    sender = quick_sender(fake_api)
+    fake_api.fail_next(400, 230002)  # "Bot/User can NOT be out of the chat": removed, or disbanded
+    with pytest.raises(FeishuApiError) as refused:
+        await sender.post_message("oc_left", card_json(render_notice("hello")))
+    assert refused.value.chat_refused  # the recipient is gone: the core counts it apart
+    fake_api.fail_next(400, 230001)
+    with pytest.raises(FeishuApiError) as invalid:
+        await sender.post_message("oc_left", card_json(render_notice("hello")))
+    assert invalid.value.permanent and not invalid.value.chat_refused

@@ -44,6 +44,8 @@ async def test_a_question_slack_refuses_is_a_permanent_failure(adapter: SlackAda
     error = await failure(adapter)
     assert (error.permanent, error.code) == (True, code)
     assert len(fake_slack.attempts("chat.postMessage")) == 1  # a refusal is not retried
+    # a channel gone or closed to the bot: the recipient is gone, counted apart from failures
+    assert error.chat_refused == (code != "invalid_blocks")
 
 
 async def test_blocks_slack_would_not_accept_are_refused_as_invalid_blocks(fake_slack: FakeSlack, adapter):

@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
 from clarigate.gateway.boundary.messages import Conversation, TextReply
 from clarigate.gateway.boundary.port import DeliveryFailed
+from clarigate.gateway.runtime.ops import exposition
 
 from .harness import ALICE, GROUP, bot_message, callback_update, mention_update, message_update
 from .test_choices import ask_then_echo
@@ -87,27 +89,67 @@ def given_up(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.getMessage().startswith("delivery abandoned")]
 
 
-async def test_a_chat_that_blocked_the_bot_is_sent_nothing_after_the_first_refusal(bench, caplog):
+def gone(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.getMessage().startswith("recipient gone")]
+
+
+def scraped(name: str) -> float:
+    """The telegram series of counter ``name`` as the metrics endpoint shows it (0 when absent)."""
+    for family in text_string_to_metric_families(exposition("test-bot").decode()):
+        for sample in family.samples:
+            if sample.name == name and sample.labels.get("platform") == "telegram":
+                return sample.value
+    return 0.0
+
+
+GIVEN_UP, GONE = "clarigate_deliveries_given_up_total", "clarigate_deliveries_recipient_gone_total"
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        "Forbidden: bot was blocked by the user",
+        "Forbidden: user is deactivated",
+    ],
+)
+async def test_a_chat_that_blocked_the_bot_is_sent_nothing_after_the_first_refusal(
+    bench, caplog, description
+):
     # a reply then a question; Telegram answers 403 to the reply: the question (and its text
-    # version) are not tried, and the give-up is a WARNING (the person's choice, nothing to fix)
+    # version) are not tried; the recipient is gone, which is no failure: counted apart from the
+    # given-up deliveries (the ClarigateRepliesGivenUp alert), one WARNING, no ERROR
     request = choice_request("Which region?", ["eu", "us"])
     tg = await bench(ScriptedRunner(lambda turn: asking(request, replies=["Let me ask first."])))
-    tg.api.block(ALICE["id"])
+    tg.api.block(ALICE["id"], description)
+    before = scraped(GIVEN_UP), scraped(GONE)
     with caplog.at_level(logging.INFO):
         await tg.deliver(message_update("deploy it"))
     assert [c.params["text"] for c in tg.api.of("sendMessage")] == ["Let me ask first."]
-    assert len(given_up(caplog)) == 2  # the reply and the question, both counted
-    assert {r.levelno for r in given_up(caplog)} == {logging.WARNING}
+    assert (scraped(GIVEN_UP), scraped(GONE)) == (before[0], before[1] + 2)  # the reply and the question
+    assert [r.levelno for r in gone(caplog)] == [logging.WARNING, logging.INFO]
+    assert description in gone(caplog)[0].getMessage()
+    assert not given_up(caplog)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
-async def test_a_question_in_a_group_that_kicked_the_bot_has_no_text_version_sent(bench, caplog):
+@pytest.mark.parametrize(
+    "description",
+    [
+        "Forbidden: bot was kicked from the supergroup chat",
+        "Forbidden: bot was kicked from the group chat",
+        "Forbidden: bot is not a member of the supergroup chat",
+    ],
+)
+async def test_a_question_in_a_group_that_kicked_the_bot_has_no_text_version_sent(bench, caplog, description):
     request = choice_request("Which region?", ["eu", "us"])
     tg = await bench(ScriptedRunner(lambda turn: asking(request)))
-    tg.api.block(GROUP["id"], "Forbidden: bot was kicked from the supergroup chat")
+    tg.api.block(GROUP["id"], description)
+    before = scraped(GIVEN_UP), scraped(GONE)
     with caplog.at_level(logging.INFO):
         await tg.deliver(mention_update("deploy it"))
     [refused] = tg.api.of("sendMessage")
     assert refused.params["reply_markup"]  # the question with its buttons, and nothing after it
-    assert [r.levelno for r in given_up(caplog)] == [logging.WARNING]
+    assert (scraped(GIVEN_UP), scraped(GONE)) == (before[0], before[1] + 1)
+    assert [r.levelno for r in gone(caplog)] == [logging.WARNING]
+    assert not given_up(caplog)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
