@@ -25,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
         prog="clarigate", description="A chat-platform gateway for agents that ask before they guess."
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {clarigate.__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    # not required: alone, ``clarigate`` shows the help rather than "arguments are required: command"
+    commands = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     for name, text in (
         ("serve", "run the bot's HTTP server and workers"),
         ("doctor", "check the configuration, Redis, the checkpointer and each platform"),
@@ -39,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
 
     add_admin_parser(commands)
     args = parser.parse_args(argv)
+    if args.command is None:  # nothing to do: what there is to do, and a usage error's status
+        parser.print_help(sys.stderr)
+        return 2
     try:
         if args.command != "serve":
             return _run(args)
