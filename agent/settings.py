@@ -57,7 +57,8 @@ class AgentOptions(BaseModel):
     mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)  # MultiServerMCPClient connections
     graph: str | None = None  # ``package.module:attr``: a compiled graph or a factory(checkpointer)
     # tool name -> allowed decisions (approve, edit, reject); a plain list means all three
-    require_approval: dict[str, list[str] | None] = Field(default_factory=dict)
+    # (NoDecode: from the environment too, a comma-separated list or JSON, as ``_approvals`` reads)
+    require_approval: Annotated[dict[str, list[str] | None], NoDecode] = Field(default_factory=dict)
     # tools safe to run twice: one cut off by a restart runs again (others: the model is told)
     idempotent_tools: Annotated[tuple[str, ...], NoDecode] = ()  # AGENT_IDEMPOTENT_TOOLS
     max_model_calls: int | None = Field(default=None, ge=1)  # per run

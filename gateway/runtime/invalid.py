@@ -13,9 +13,10 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic_settings import SettingsError
 
 
 def describe_invalid(
@@ -31,6 +32,8 @@ def describe_invalid(
     value; ``well_known``: the contract names that set settings (``FEISHU_MODE`` -> (``feishu``,
     ``mode``)), read before ``CLARIGATE_…`` names (by default the bot's, ``ENV_NAMES``).
     """
+    if isinstance(exc, SettingsError) and not within:
+        return describe_undecoded(exc)
     if not isinstance(exc, ValidationError):
         return str(exc)
     if well_known is None:
@@ -46,6 +49,49 @@ def describe_invalid(
             where = f"{where} ({variable})"
         problems.append(f"{where}: {_what(error)}" if where else _what(error))
     return "; ".join(problems)
+
+
+def describe_undecoded(exc: SettingsError, prefix: str = "CLARIGATE_") -> str:
+    """``agent.tools (CLARIGATE_AGENT__TOOLS): is read as a JSON list and …`` for a value
+    pydantic-settings refused to decode before any validation (a ``CLARIGATE_<SECTION>__<FIELD>``
+    holding a list, a mapping or a section, which it reads as JSON); its own text names only the
+    top-level field ("error parsing value for field "agent" from source "EnvSettingsSource"")."""
+    from clarigate.gateway.runtime.config import GatewayConfig  # config imports this module
+
+    cause, field = exc.__cause__, re.search(r'field "([^"]+)"', str(exc))
+    if not isinstance(cause, json.JSONDecodeError) or field is None:
+        return str(exc)
+    top = f"{prefix}{field[1]}".upper()
+    for name, value in sorted(os.environ.items()):
+        if value == cause.doc and (name.upper() == top or name.upper().startswith(f"{top}__")):
+            path = name.upper().removeprefix(prefix).lower().split("__")
+            return f"{'.'.join(path)} ({name}): {_not_json(cause, _expected(GatewayConfig, path))}"
+    return str(exc)
+
+
+def _expected(model: type[BaseModel], path: Sequence[str]) -> str | None:
+    """What the setting at ``path`` of ``model`` is read as from the environment: "a JSON list",
+    "a JSON object", or None when the path names no such setting."""
+    annotation: Any = model
+    for key in path:
+        info = getattr(annotation, "model_fields", {}).get(key)
+        if info is None:
+            return None
+        annotation = info.annotation
+    for each in (annotation, *get_args(annotation)):
+        origin = get_origin(each) or each
+        if origin in (list, tuple, set, frozenset):
+            return "a JSON list"
+        if origin is dict or (isinstance(origin, type) and issubclass(origin, BaseModel)):
+            return "a JSON object"
+    return None
+
+
+def _not_json(cause: json.JSONDecodeError, kind: str | None = None) -> str:
+    """``is read as a JSON list and is not valid JSON (… at character 3)``: ``kind`` what the
+    setting takes, else guessed from the text's first character."""
+    kind = kind or {"[": "a JSON list", "{": "a JSON object"}.get(cause.doc.strip()[:1], "JSON")
+    return f"is read as {kind} and is not valid JSON ({cause.msg} at character {cause.pos})"
 
 
 def set_by(path: Sequence[str], well_known: Mapping[str, tuple[str | None, str]]) -> str | None:
@@ -69,8 +115,7 @@ def _what(error: Any) -> str:
     pattern of allowed characters spelled out, JSON that does not parse located; else pydantic's."""
     cause = (error.get("ctx") or {}).get("error")
     if isinstance(cause, json.JSONDecodeError):
-        kind = {"[": "a JSON list", "{": "a JSON object"}.get(cause.doc.strip()[:1], "JSON")
-        return f"is read as {kind} and is not valid JSON ({cause.msg} at character {cause.pos})"
+        return _not_json(cause)
     if error["type"] == "value_error" and cause is not None:
         return str(cause)
     pattern = (error.get("ctx") or {}).get("pattern")
