@@ -268,15 +268,15 @@ async def ping_redis(link: Any, where: str) -> str | None:
     (password, ACL, database index), which waiting cannot mend."""
     from redis import exceptions as errors
 
-    from clarigate.gateway.store.connection import why_not_reached
+    from clarigate.gateway.store.connection import SentinelsRefused, why_not_reached
 
     try:
         await asyncio.wait_for(link.execute_command("PING"), 5)
     except (errors.AuthenticationError, errors.ResponseError) as exc:
+        fix = "the Sentinels' password in REDIS_URL (?sentinel_password=…)"
+        fix = fix if isinstance(exc, SentinelsRefused) else "the right password (and database) in REDIS_URL"
         raise StartFailure(
-            ExitCode.STORE_REFUSED,
-            f"{where} refused us ({first_line(exc).rstrip('.?')}): "
-            "put the right password (and database) in REDIS_URL",
+            ExitCode.STORE_REFUSED, f"{where} refused us ({first_line(exc).rstrip('.?')}): put {fix}"
         ) from exc
     except (OSError, TimeoutError, errors.ConnectionError, errors.TimeoutError) as exc:
         return (

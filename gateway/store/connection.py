@@ -31,7 +31,7 @@ from redis.asyncio.connection import ConnectionPool, UnixDomainSocketConnection,
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import MasterNotFoundError, Sentinel
 from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
-from redis.exceptions import RedisError
+from redis.exceptions import AuthenticationError, RedisError
 
 from clarigate.gateway.runtime.logs import redact, url_secrets
 
@@ -187,18 +187,27 @@ def _sentinel_master(url: str, retries: int) -> Redis:
     return client
 
 
+class SentinelsRefused(AuthenticationError):
+    """The Sentinels answered and refused our credentials (``sentinel_password`` /
+    ``sentinel_username``), so no master could be asked for: waiting cannot mend that."""
+
+
 class _Sentinels(Sentinel):
     """redis-py's ``Sentinel``, whose "no master found" is one line saying what each Sentinel said
-    (redis-py's quotes each Sentinel client's repr, some 1,500 characters apiece)."""
+    (redis-py's quotes each Sentinel client's repr, some 1,500 characters apiece), and whose
+    refusal of our credentials is ``SentinelsRefused``, not a master that cannot be reached."""
 
     async def discover_master(self, service_name: str) -> tuple[str, int]:
         """The master's address, from the first Sentinel that sees it up (moved to the front)."""
-        said = []
+        said, refused = [], []
         for number, sentinel in enumerate(self.sentinels):
             options = sentinel.connection_pool.connection_kwargs
             at = f"Sentinel at {options.get('host')}:{options.get('port')}"
             try:
                 masters: Any = await sentinel.sentinel_masters()  # {name: state}
+            except AuthenticationError as exc:  # WRONGPASS, NOAUTH: a password, not an outage
+                refused.append(why_not_reached(exc, at).rstrip("."))
+                continue
             except RedisError as exc:
                 said.append(why_not_reached(exc, at))
                 continue
@@ -208,7 +217,9 @@ class _Sentinels(Sentinel):
                 forced = getattr(self, "_force_master_ip", None)  # redis-py 5.1 on
                 return (forced if forced is not None else state["ip"]), state["port"]
             said.append(f"{at} {'sees it down' if state else 'monitors no master of that name'}")
-        raise MasterNotFoundError(f"no master {service_name!r} found: {'; '.join(said)}")
+        if refused and not said:  # every Sentinel answered, and none took our credentials
+            raise SentinelsRefused("; ".join(refused))
+        raise MasterNotFoundError(f"no master {service_name!r} found: {'; '.join(said + refused)}")
 
 
 def why_not_reached(exc: BaseException, at: str = "") -> str:
