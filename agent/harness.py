@@ -17,8 +17,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from clarigate.agent.events import EventSink, tell
+from clarigate.agent.interrupt_kinds import asking_first
 from clarigate.agent.protocol import HumanInputResponse, detect_locale
 from clarigate.agent.settings import AgentSettings  # the agent's settings live there; named here too
+from clarigate.agent.takeover import TURN_KEY, answer_began, mark_answer
 from clarigate.agent.threads import AgentThreads
 from clarigate.agent.turn_output import TurnOutput, before_turn, pending_messages, turn_output
 from clarigate.agent.who import Speaker, graph_context, with_speaker
@@ -162,6 +164,8 @@ class ClarifyingAgent(AgentThreads):
         config = self._config(thread_id, metadata, [usage])
         config["configurable"].update(with_speaker(speaker))
         config["run_id"] = run_id = uuid.uuid4()  # the root run's id: feedback on the answer names it
+        if turn_id:  # its checkpoints name the turn (``takeover.answer_began``)
+            config["metadata"][TURN_KEY] = turn_id
         output = await self._answer_or_message(config, text, response, images, turn_id, on_event)
         spent = usage_by_model(usage.usage_metadata)
         if spent:
@@ -242,20 +246,26 @@ class ClarifyingAgent(AgentThreads):
         result = await self._invoke({"messages": [human]}, config, on_event)
         await self._prune(config)
         messages = result.get("messages", []) if isinstance(result, Mapping) else []
-        return self._with_interrupt(turn_output(messages, before), result, messages)
+        return asking_first(turn_output(messages, before), result, messages)
 
     async def _earlier_attempt(
         self, config: dict[str, Any], snapshot: Any, human_id: str, on_event: EventSink | None = None
     ) -> TurnOutput | None:
-        """The output of an earlier attempt at this turn, as the thread's ``snapshot`` shows it
-        (resumed first if it stopped midway; a graph with breakpoints is asked to go on instead,
-        as it may have paused on one); None when there was none."""
-        from clarigate.agent.paused import has_breakpoints
-
+        """The output of an earlier attempt at this turn (``_went_on``); None when there was none."""
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
         if not any(message.id == human_id for message in messages):
             return None
-        before = before_turn(messages, human_id)
+        return await self._went_on(config, snapshot, before_turn(messages, human_id), on_event)
+
+    async def _went_on(
+        self, config: dict[str, Any], snapshot: Any, before: list[Any], on_event: EventSink | None
+    ) -> TurnOutput:
+        """The output of an earlier attempt at a turn that found the thread's messages ``before``,
+        as the thread's ``snapshot`` shows it: resumed first if it stopped midway (a graph with
+        breakpoints is asked to go on instead, as it may have paused on one)."""
+        from clarigate.agent.paused import has_breakpoints
+
+        messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
         interrupts = list(getattr(snapshot, "interrupts", ()) or ())
         if interrupts:  # it stopped on an interrupt: ask it again
             result: Any = {"__interrupt__": interrupts}
@@ -265,7 +275,7 @@ class ClarifyingAgent(AgentThreads):
             result, messages = await self._go_on(config, snapshot, on_event)
         else:
             result = {}
-        return self._with_interrupt(turn_output(messages, before), result, messages)
+        return asking_first(turn_output(messages, before), result, messages)
 
     async def _go_on(self, config: dict[str, Any], snapshot: Any, on_event: EventSink | None) -> Any:
         """Go on with a run cut off in ``snapshot`` (a tool it was running is not started again
@@ -332,7 +342,7 @@ class ClarifyingAgent(AgentThreads):
             result = await self._invoke(None, config, on_event)
             await self._prune(config)
             messages = result.get("messages", []) if isinstance(result, Mapping) else []
-            return self._with_interrupt(turn_output(messages, before), result, messages)
+            return asking_first(turn_output(messages, before), result, messages)
 
         return go_on
 
@@ -353,15 +363,19 @@ class ClarifyingAgent(AgentThreads):
         snapshot = await self._graph.aget_state(config)
         pending = {i.id: i for i in getattr(snapshot, "interrupts", ()) or ()}
         before = list(snapshot.values.get("messages", [])) if snapshot.values else []
+        began = answer_began(snapshot, config) if interrupt_id not in pending else None
+        if began is not None:  # decided, then cut off after its run began: its output, never run twice
+            return await self._went_on(config, snapshot, began, on_event)
         if interrupt_id not in pending and snapshot.next and not pending:
             # decided, then cut off (a crash): go on from the decision, never ask it again
             result, messages = await self._go_on(config, snapshot, on_event)
-            return self._with_interrupt(turn_output(messages, before), result, messages)
+            return asking_first(turn_output(messages, before), result, messages)
         if interrupt_id not in pending:
             log.warning("the answer is for interrupt %s, which is no longer pending", interrupt_id)
             return None
         asked, locale = pending[interrupt_id], thread_locale(before)
         written = pending_messages(snapshot.tasks)  # what a parallel branch said, shown already
+        mark_answer(config, before, written)  # where the turn began, for a replica that takes it over
         value = resume_value(kind, interrupt_id, asked.value, response, locale, asked.response_schema)
         if isinstance(value, NotApproved):  # no decision turns it down: its calls are answered instead
             turned = await turn_down(self._graph, config, snapshot, {interrupt_id: value.message})
@@ -377,20 +391,4 @@ class ClarifyingAgent(AgentThreads):
             return TurnOutput(dismissed=True)
         await self._prune(config)
         messages = result.get("messages", []) if isinstance(result, Mapping) else []
-        return self._with_interrupt(turn_output(messages, before, written), result, messages)
-
-    @staticmethod
-    def _with_interrupt(output: TurnOutput, result: Any, messages: Sequence[Any]) -> TurnOutput:
-        """``output`` asking the first pending interrupt's request, when the run stopped on one
-        (what the request cannot hold, in full, as its last reply: ``interrupt_kinds.asking``)."""
-        from clarigate.agent.interrupt_kinds import asking
-        from clarigate.agent.interrupts import asked_for
-        from clarigate.agent.models.conversation import thread_locale
-
-        interrupts = result.get("__interrupt__") if isinstance(result, Mapping) else None
-        if not interrupts or output.request is not None:
-            return output
-        first = interrupts[0]
-        return asking(
-            output, asked_for(first.id, first.value, thread_locale(messages), first.response_schema)
-        )
+        return asking_first(turn_output(messages, before, written), result, messages)

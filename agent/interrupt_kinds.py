@@ -11,7 +11,9 @@ down is turned down all the same, its calls answered without resuming it (``NotA
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from clarigate.agent.protocol import HumanInputRequest, render_text_fallback
 from clarigate.agent.protocol.models import Locale
@@ -76,6 +78,19 @@ class Dismissed:
     """The person dismissed the question (Cancel, ``/cancel``) and the graph refused the declined
     answer (its ``response_schema``): the question is closed as any dismissed one, never asked
     again; the interrupt stays pending, and the next message runs over it (``supersede``)."""
+
+
+def asking_first(output: TurnOutput, result: Any, messages: Sequence[Any]) -> TurnOutput:
+    """``output`` asking the first pending interrupt's request, when the run (its final state
+    ``result``, the thread's ``messages``) stopped on one (``asking``)."""
+    from clarigate.agent.interrupts import asked_for
+    from clarigate.agent.models.conversation import thread_locale
+
+    interrupts = result.get("__interrupt__") if isinstance(result, Mapping) else None
+    if not interrupts or output.request is not None:
+        return output
+    first = interrupts[0]
+    return asking(output, asked_for(first.id, first.value, thread_locale(messages), first.response_schema))
 
 
 def request_id_for(kind: str, interrupt_id: str) -> str:

@@ -17,8 +17,37 @@ from typing import Any
 
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import catalog
+from clarigate.agent.turn_output import before_turn
 
 log = logging.getLogger(__name__)
+
+#: Checkpoint metadata (the run's config ``metadata`` is copied into each checkpoint it writes):
+#: the turn whose run wrote it (the job's inbound id), and for a run that resumed an interrupt with
+#: the person's answer, the id of the thread's last message before it ("" when there was none).
+TURN_KEY = "clarigate_turn"
+AFTER_KEY = "clarigate_answer_after"
+
+
+def mark_answer(config: dict[str, Any], before: list[Any], written: list[Any]) -> None:
+    """Have the checkpoints of the answer's run (``config``) say where its turn began: after the
+    last message of ``before`` (the thread's when it resumes) that is no pending write (``written``,
+    shown applied at its end with ids that change at every read)."""
+    held = before[: len(before) - len(written)]
+    if config.get("metadata") is not None and (not held or held[-1].id):
+        config["metadata"][AFTER_KEY] = held[-1].id if held else ""
+
+
+def answer_began(snapshot: Any, config: dict[str, Any]) -> list[Any] | None:
+    """The thread's messages as the answer's turn found them, when ``snapshot`` (the thread's
+    latest checkpoint) was written by an earlier attempt at this answer's turn: decided, then cut
+    off (its replica died before it answered); None otherwise."""
+    turn = (config.get("metadata") or {}).get(TURN_KEY)
+    written_by = getattr(snapshot, "metadata", None) or {}
+    if not turn or written_by.get(TURN_KEY) != turn or not isinstance(written_by.get(AFTER_KEY), str):
+        return None
+    values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
+    messages = list(values.get("messages", []))
+    return before_turn(messages, written_by[AFTER_KEY]) if written_by[AFTER_KEY] else []
 
 
 def _open_calls(messages: list[Any], finished: Collection[str]) -> list[dict[str, Any]]:

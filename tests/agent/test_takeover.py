@@ -131,6 +131,29 @@ async def test_a_tool_cut_off_in_a_turn_without_approval_is_not_started_again(tm
     assert result.text == catalog.text("call_cut_by_restart", "en", name="delete_records")
 
 
+async def test_an_approved_run_that_ended_before_its_reply_was_sent_is_not_run_again(tmp_path: Path) -> None:
+    delete = BlockingDelete()
+    delete.release.set()
+    first, _ = await _replica(tmp_path / "c.db", delete.tool)
+    try:
+        asked = await first.run_turn("t", "users", turn_id="message-1")
+        approve = answer_with_option(asked.request, asked.request.options[0].id, None)
+        job = {"text": answer_message_text(asked.request, approve), "response": approve}
+        assert (await first.run_turn("t", **job, turn_id="answer-1")).replies == ["Finished."]
+    finally:
+        await first.aclose()  # the replica dies before it sends the reply
+    second, model = await _replica(tmp_path / "c.db", delete.tool)
+    try:
+        out = await second.run_turn("t", **job, turn_id="answer-1")  # the job, taken over
+        history = await second.history("t")
+    finally:
+        await second.aclose()
+
+    assert out.request is None and out.replies == ["Finished."]  # read from the checkpoint
+    assert not model.calls and delete.started == ["users"]  # nothing ran again
+    assert [m.type for m in history].count("human") == 1
+
+
 def test_idempotent_tools_from_the_environment() -> None:
     settings = AgentSettings.from_env({"AGENT_IDEMPOTENT_TOOLS": "lookup, get_weather"})
     assert settings.idempotent_tools == ("lookup", "get_weather")
