@@ -23,6 +23,7 @@ def describe_invalid(
     exc: ValueError,
     within: Sequence[str] = (),
     well_known: Mapping[str, tuple[str | None, str]] | None = None,
+    model: type[BaseModel] | None = None,
 ) -> str:
     """``path.to.setting (VARIABLE): what is wrong`` for each error, joined by ``; `` (any other
     ``ValueError``: its own text).
@@ -30,10 +31,11 @@ def describe_invalid(
     ``within``: the path of the model refused in the whole configuration (a platform's section:
     ``("slack",)``; nothing: the bot's own ``GatewayConfig``), to find the variable that set a
     value; ``well_known``: the contract names that set settings (``FEISHU_MODE`` -> (``feishu``,
-    ``mode``)), read before ``CLARIGATE_…`` names (by default the bot's, ``ENV_NAMES``).
+    ``mode``)), read before ``CLARIGATE_…`` names (by default the bot's, ``ENV_NAMES``);
+    ``model``: the one refused, for a value the environment could not decode (``describe_undecoded``).
     """
-    if isinstance(exc, SettingsError) and not within:
-        return describe_undecoded(exc)
+    if isinstance(exc, SettingsError):
+        return describe_undecoded(exc, "CLARIGATE_" + "".join(f"{part}__" for part in within).upper(), model)
     if not isinstance(exc, ValidationError):
         return str(exc)
     if well_known is None:
@@ -51,12 +53,19 @@ def describe_invalid(
     return "; ".join(problems)
 
 
-def describe_undecoded(exc: SettingsError, prefix: str = "CLARIGATE_") -> str:
+def describe_undecoded(
+    exc: SettingsError, prefix: str = "CLARIGATE_", model: type[BaseModel] | None = None
+) -> str:
     """``agent.tools (CLARIGATE_AGENT__TOOLS): is read as a JSON list and …`` for a value
     pydantic-settings refused to decode before any validation (a ``CLARIGATE_<SECTION>__<FIELD>``
     holding a list, a mapping or a section, which it reads as JSON); its own text names only the
-    top-level field ("error parsing value for field "agent" from source "EnvSettingsSource"")."""
-    from clarigate.gateway.runtime.config import GatewayConfig  # config imports this module
+    top-level field ("error parsing value for field "agent" from source "EnvSettingsSource"").
+    ``prefix`` and ``model``: where the variables start and what they set (by default the bot's
+    ``GatewayConfig``; ``CLARIGATE_SLACK__`` and a platform's settings for its section)."""
+    if model is None:
+        from clarigate.gateway.runtime.config import GatewayConfig  # config imports this module
+
+        model = GatewayConfig
 
     cause, field = exc.__cause__, re.search(r'field "([^"]+)"', str(exc))
     if not isinstance(cause, json.JSONDecodeError) or field is None:
@@ -65,7 +74,7 @@ def describe_undecoded(exc: SettingsError, prefix: str = "CLARIGATE_") -> str:
     for name, value in sorted(os.environ.items()):
         if value == cause.doc and (name.upper() == top or name.upper().startswith(f"{top}__")):
             path = name.upper().removeprefix(prefix).lower().split("__")
-            return f"{'.'.join(path)} ({name}): {_not_json(cause, _expected(GatewayConfig, path))}"
+            return f"{'.'.join(path)} ({name}): {_not_json(cause, _expected(model, path))}"
     return str(exc)
 
 

@@ -33,12 +33,13 @@ def read_sections(platforms: Mapping[str, Platform], given: Mapping[str, Any]) -
             continue
         if value is not None and not isinstance(value, Mapping):
             raise ValueError(f"{name}: the section must be a mapping of settings, not {type(value).__name__}")
-        data = {**(value or {}), **_clarigate_env(platform), **_well_known_env(platform)}
-        try:
+        try:  # pydantic's ValidationError is a ValueError, and so is pydantic-settings' SettingsError
+            data = {**(value or {}), **_clarigate_env(platform), **_well_known_env(platform)}
             sections[name] = model(**data)
-        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        except ValueError as exc:
             names = {env: (name, field) for env, field in platform.well_known_env().items()}
-            raise ValueError(f"{name} ({platform.origin}): {describe_invalid(exc, (name,), names)}") from exc
+            said = describe_invalid(exc, (name,), names, model)
+            raise ValueError(f"{name} ({platform.origin}): {said}") from exc
     return sections
 
 

@@ -22,6 +22,7 @@ from .test_serve_failures import clean_environment  # noqa: F401 (a fixture)
         ("CLARIGATE_AGENT__TOOLS", '["pkg.mod:tool"', "is read as a JSON list"),
         ("CLARIGATE_ROUTES", "[{]", "is read as a JSON list"),
         ("CLARIGATE_AGENT", "{model: offline}", "is read as a JSON object"),
+        ("CLARIGATE_SLACK__SUGGESTED_PROMPTS", "[x", "is read as a JSON list"),  # a platform's section
     ],
 )
 def test_an_undecodable_value_names_its_variable(monkeypatch, capsys, name, value, said):
