@@ -83,7 +83,7 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         self.settings = settings
         self.gateway = gateway
         self.sender = FeishuSender(partial(build_client, settings))  # built by ``start``, in a thread
-        self.destinations = Destinations(self.sender)
+        self.destinations = Destinations(self.sender, lambda: gateway.state)
         names, notify = NameBook(self.sender.user_name), self.destinations.note
         self.receiver = FeishuReceiver(gateway, names, self.sender.update_card, notify)
         self.long_connection = (

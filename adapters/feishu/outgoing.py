@@ -23,11 +23,14 @@ import json
 import logging
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.port import AdapterState
 
 from .open_api import FeishuApiError
+from .p2p_threads import remember_post
 from .receive import PLATFORM
 from .render import card_json, render_notice
 from .send import MESSAGE_GONE_CODES, FeishuSender
@@ -74,8 +77,9 @@ class Destinations:
     """Sends a message where the conversation's replies go: the thread (groups, a p2p thread) or
     the chat (p2p); a quoting reply in the chat in a group that refuses thread replies."""
 
-    def __init__(self, sender: FeishuSender) -> None:
+    def __init__(self, sender: FeishuSender, state: Callable[[], AdapterState] | None = None) -> None:
         self.sender = sender
+        self.state = state  # notes the bot's posts in one-to-one chats (``p2p_threads``)
         self._no_threads: OrderedDict[str, None] = OrderedDict()
 
     async def deliver(
@@ -90,7 +94,8 @@ class Destinations:
         is its ``uuid`` in whichever form it goes (a thread reply, a quoting reply, a post)."""
         chat_id = conversation.chat_id
         message_id, quote = None, conversation.reply_to  # the message a reply in the chat quotes
-        in_thread = not conversation.is_direct or conversation.topic is not None  # a p2p thread too
+        # a p2p thread too: its own, or one under the bot's post (``p2p_threads``, no topic)
+        in_thread = not conversation.is_direct or conversation.topic is not None or quote is not None
         if conversation.reply_to and (not in_thread or chat_id not in self._no_threads):
             try:
                 message_id = await self.sender.reply_message(
@@ -119,6 +124,8 @@ class Destinations:
                 log.warning("feishu: the message to quote is gone (%s): posting in the chat", exc.code)
         if message_id is None:
             message_id = await self.sender.post_message(chat_id, content, key=key, msg_type=msg_type)
+            if self.state is not None:  # a thread under it goes on with this conversation
+                await remember_post(self.state(), conversation, message_id)
         return MessageRef(platform=PLATFORM, chat_id=chat_id, message_id=message_id, extra=extra or {})
 
     async def note(self, conversation: Conversation, user_id: str, text: str, once: str) -> MessageRef:

@@ -42,6 +42,7 @@ from .legacy import (
     schema_one_message,
 )
 from .names import NameBook
+from .p2p_threads import continued
 from .render import fits, native_card, render_answered
 
 PLATFORM = "feishu"
@@ -102,7 +103,7 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
     ``event_id`` and documents ``message_id`` as the key to deduplicate on.
     Topic: in a group, the thread's root message (a top-level mention is the root of the thread
     the bot's reply starts); in a p2p chat None, or the thread's root for a message written in a
-    thread (话题, ``thread_id`` set; a quoting reply has none).
+    thread (话题, ``thread_id`` set; a quoting reply has none; ``p2p_threads`` for the bot's post).
     A mention is the bot's when it carries the bot's open_id: without it (``bot_open_id`` None,
     Feishu has not told it yet) no group message counts as a mention of the bot, neither an
     "@所有人" (``@_all``, empty ids) nor a mention of anyone else (the receiver leaves a group
@@ -153,8 +154,7 @@ def mentions_someone(payload: dict[str, Any]) -> bool:
 
 
 def mentions_everyone(payload: dict[str, Any]) -> bool:
-    """Whether a message event says "@所有人": its key in the content, where ``mentions`` may not
-    list it."""
+    """Whether a message event says "@所有人" (its key in the content; ``mentions`` may omit it)."""
     event = payload.get("event")
     message = event.get("message") if isinstance(event, dict) else None
     return isinstance(message, dict) and ALL_KEY in str(message.get("content") or "")
@@ -277,6 +277,7 @@ class FeishuReceiver:
         ):
             return  # group chatter the bot is not part of (seen when the app may read all group messages)
         sender = self.person(message.sender.user_id)  # still unnamed: named where the job runs
+        message = await continued(self.gateway.state, message)  # a p2p thread under the bot's post
         await self.gateway.accept(message.model_copy(update={"sender": sender}))
 
     async def on_card_action(self, header: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
 from clarigate.gateway.runners.in_process import LangGraphRunner
+from clarigate.gateway.store.memory import MemoryStore
 
 from ..emoji_text import AT_THE_CUT
 from .cards import components, is_interactive, text_of
@@ -379,7 +381,8 @@ async def test_streaming_off_posts_the_reply_anew_when_the_working_card_cannot_b
 
 
 async def test_another_replica_continues_and_finishes_the_card_with_growing_sequences(fake_api):
-    first = FeishuAdapter(feishu_settings(fake_api), gateway=None)  # type: ignore[arg-type]
+    shared = SimpleNamespace(state=MemoryStore("test-live"))  # the replicas' Redis, as far as used here
+    first = FeishuAdapter(feishu_settings(fake_api), gateway=shared)  # type: ignore[arg-type]
     view = LiveView(mode="card", text="Half of the answer", shown="")
     ref = await first.show_live(P2P, view, None)
     ref = await first.show_live(P2P, view.model_copy(update={"text": "Half of the answer, then"}), ref)
@@ -388,7 +391,7 @@ async def test_another_replica_continues_and_finishes_the_card_with_growing_sequ
     behind = ref.model_copy(
         update={"extra": {**ref.extra, "created_ms": str(int(ref.extra["created_ms"]) + 30_000)}}
     )
-    second = FeishuAdapter(feishu_settings(fake_api), gateway=None)  # type: ignore[arg-type]
+    second = FeishuAdapter(feishu_settings(fake_api), gateway=shared)  # type: ignore[arg-type]
     adopted = LiveView(mode="card", text="Half of the answer, then all of it.", shown=None)
     assert await second.show_live(P2P, adopted, behind) == behind
     await second.send(P2P, TextReply(text="Half of the answer, then all of it.", live=behind))
