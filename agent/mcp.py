@@ -13,14 +13,17 @@ naming it, and so is a key the server's transport does not take (``clarigate.age
 checked as the configuration loads). A server that does not start or answer within
 ``wait_seconds`` seconds is an ``MCPServerError`` naming the server, and so is a tool name two
 servers share (naming both) or one clarigate's own ``ask_clarification`` has. An error a server
-gives names it instead of its URL (``mcp_sessions``): the URL may hold its key.
+gives names it instead of its URL (``mcp_sessions``): the URL may hold its key. A call its
+server could not take (down, or its connection closed) is a ``ToolServerUnavailable``: the model
+reads it as the catalog's ``tool_server_unavailable`` (``tool_errors``), never the SDK's error.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +37,38 @@ class MCPServerError(ValueError):
     def __init__(self, server: str, problem: str) -> None:
         super().__init__(f"MCP server {server!r}: {problem}")
         self.server = server
+
+
+class ToolServerUnavailable(ConnectionError):
+    """A tool call its MCP server could not take: the server is down (not tried again yet, or
+    its start failed) or its connection closed before it answered. The message, naming the
+    server, says why (the log's); what the model reads names only the server (``tool_errors``)."""
+
+    def __init__(self, server: str, message: str, *, in_flight: bool = False) -> None:
+        super().__init__(message)
+        self.server = server
+        self.in_flight = in_flight  # the call reached the server: whether it took effect is not known
+
+
+@contextmanager
+def unavailable_if_down(server: str) -> Iterator[None]:
+    """Turn a failure because ``server`` is down or closed (a ``ConnectionError``, or the SDK's
+    ``McpError`` for a closed connection) into ``ToolServerUnavailable``; any other passes."""
+    from mcp.shared.exceptions import McpError
+    from mcp.types import CONNECTION_CLOSED
+
+    try:
+        yield
+    except ToolServerUnavailable:
+        raise
+    except ConnectionError as exc:
+        raise ToolServerUnavailable(server, str(exc)) from exc
+    except McpError as exc:
+        # the SDK's, as its connection ended (a server may answer an error with that code too)
+        if (exc.error.code, exc.error.message) != (CONNECTION_CLOSED, "Connection closed"):
+            raise
+        closed = f"MCP server {server!r}: McpError: Connection closed"
+        raise ToolServerUnavailable(server, closed, in_flight=True) from exc
 
 
 def expand_env(value: Any, server: str, environ: Mapping[str, str] | None = None) -> Any:

@@ -4,12 +4,11 @@ The session is the server's state: a stdio server is started once, not for every
 and keeps what it holds between calls, for every conversation of the process (each process of
 ``clarigate serve`` has its own); one found gone is started again. A server whose start fails, or
 whose session ends before it answered anything (it crashes on every call, or exits once started),
-is down: calls to its tools fail at once, saying when it is tried again (tenacity's exponential
-wait: ``RETRY_FIRST_SECONDS``, doubling after each such start, up to ``RETRY_MAX_SECONDS``; a
-session that answers resets it), with a log line when it goes down and when it is back. The tools are
-langchain-mcp-adapters' ``load_mcp_tools`` on that session. A stdio server's stderr goes to the
-log (this module's logger, a line each: ``MCP server 'files': …``), never to the terminal
-``clarigate chat`` talks in.
+is down: calls to its tools fail at once (tenacity's exponential wait: ``RETRY_FIRST_SECONDS``,
+doubling after each such start, up to ``RETRY_MAX_SECONDS``; a session that answers resets it),
+logged when it goes down and when it is back. The tools are langchain-mcp-adapters'
+``load_mcp_tools`` on that session. A stdio server's stderr goes to the log (a line each: ``MCP
+server 'files': …``), never to the terminal ``clarigate chat`` talks in.
 """
 
 from __future__ import annotations
@@ -28,7 +27,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import anyio
 from tenacity import RetryCallState, Retrying, wait_exponential
 
-from clarigate.agent.mcp import MCPServer, MCPServerError, name_problems, servers_of
+import clarigate.agent.mcp as mcp_errors
+from clarigate.agent.mcp import MCPServer, MCPServerError, name_problems, servers_of, unavailable_if_down
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -106,12 +106,10 @@ async def server_tool_names(
 class _Session:
     """One server's session, as the tools see it (``list_tools``, ``call_tool``). A session that
     has ended is started again before the next call; a start that fails, or is not answered within
-    its wait, or whose session ends before it answered anything, fails the call that finds it with
-    an error naming the server, and the server is down: until it is tried again (``_Backoff``)
-    every call fails at once with that error, saying when, and no process is started. A call the
-    closed connection refused (it never reached the server) is sent to the new one; a call in
-    flight when the connection ends fails with that error; a call given up (the run stopped) is
-    cancelled on the server too (MCP's ``notifications/cancelled``)."""
+    its wait, or whose session ends before it answered anything, fails the call that finds it, and
+    the server is down: until it is tried again (``_Backoff``) every call fails at once, and no
+    process is started. A call the closed connection refused is sent to the new one; one in flight
+    as it ends fails (``ToolServerUnavailable`` each). A call given up is cancelled on the server."""
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
@@ -174,13 +172,14 @@ class _Session:
         return await self._answer(held, session.list_tools(cursor=cursor))
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> Any:
-        held, session = await self._live()
-        try:
-            return await self._answer(held, _call_tool(session, name, arguments, options))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            # the server was gone before the call reached it: start it again and send it there
-            held, session = await self._live(gone=held)
-            return await self._answer(held, _call_tool(session, name, arguments, options))
+        with unavailable_if_down(self.server.name):  # down or closed: ToolServerUnavailable
+            held, session = await self._live()
+            try:
+                return await self._answer(held, _call_tool(session, name, arguments, options))
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                # the server was gone before the call reached it: start it again and send it there
+                held, session = await self._live(gone=held)
+                return await self._answer(held, _call_tool(session, name, arguments, options))
 
     async def aclose(self) -> None:
         held, self._held = self._held, None
@@ -301,7 +300,8 @@ class _Held:
                 call.cancel()
         if call.done() and not call.cancelled():
             return call.result()
-        raise ConnectionError(f"MCP server {self.server.name!r}: the connection ended before it answered")
+        ended = f"MCP server {self.server.name!r}: the connection ended before it answered"
+        raise mcp_errors.ToolServerUnavailable(self.server.name, ended, in_flight=True)  # it may have run
 
     async def _hold(self) -> None:
         ready = self.ready

@@ -13,6 +13,7 @@ from .graph_words import GRAPH_WORDS
 from .shown_words import SHOWN_WORDS
 from .slack_words import SLACK_WORDS
 from .telegram_words import TELEGRAM_WORDS
+from .tool_words import TOOL_WORDS
 from .typed_words import TYPED_WORDS
 
 WORDS: dict[str, dict[Locale, str]] = {
@@ -309,24 +310,6 @@ WORDS: dict[str, dict[Locale, str]] = {
         "The tool was not run; do not run it unless they ask for it again.",
         "zh": "用户没有回应这个审批，而是发送了其他消息。该工具没有执行；除非用户再次要求，否则不要执行。",
     },
-    "call_left_open": {
-        "en": "No result: the run stopped before this call returned, and the person has written "
-        "since. Whether it took effect is not known; do not run it again unless they ask for it.",
-        "zh": "没有结果：运行在这个调用返回之前停止了，之后用户又发送了消息。"
-        "不知道它是否已生效；除非用户要求，否则不要再次执行。",
-    },
-    "call_did_not_finish": {
-        "en": "No result: the run stopped before this call returned. "
-        "Whether it took effect is not known; check before calling it again.",
-        "zh": "没有结果：运行在这个调用返回之前停止了。不知道它是否已生效；再次调用之前请先确认。",
-    },
-    "call_cut_by_restart": {
-        "en": "Interrupted by a restart: the tool {name} was running when the service restarted, "
-        "so it may or may not have finished. It was not run again. Tell the person, and check "
-        "before running it again.",
-        "zh": "因服务重启而中断：工具 {name} 运行时服务重启了，它可能已完成，也可能没有。它没有被再次执行。"
-        "请告诉用户，并在再次执行之前先确认。",
-    },
     # --- a graph paused on a static breakpoint (agent/breakpoints.py) ---------------------------
     "continue": {"en": "Continue", "zh": "继续"},
     "stop": {"en": "Stop", "zh": "停止"},
@@ -397,3 +380,4 @@ WORDS.update(FEEDBACK_WORDS)
 WORDS.update(CONFIRM_WORDS)
 WORDS.update(SHOWN_WORDS)
 WORDS.update(GRAPH_WORDS)
+WORDS.update(TOOL_WORDS)
