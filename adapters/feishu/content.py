@@ -19,13 +19,13 @@ not told it yet) no mention is taken for the bot's.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from clarigate.agent.protocol import detect_locale
+from clarigate.gateway.boundary import surrogates
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment
 
@@ -82,7 +82,7 @@ def read_content(message: dict[str, Any], bot_open_id: str | None = None) -> Mes
     if not isinstance(raw, str):
         raise MalformedEvent("message content is not text")
     try:
-        content = json.loads(raw)
+        content = surrogates.loads(raw)  # a JSON string inside the event: its own escapes
     except (ValueError, RecursionError):
         raise MalformedEvent("message content is not JSON") from None
     if not isinstance(content, dict):

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from clarigate.adapters.feishu.settings import FeishuSettings
+from clarigate.gateway.boundary import surrogates
 from clarigate.gateway.boundary.outage import Ping, StoreOutage
 from clarigate.gateway.runtime.metrics import INBOUND_EVENTS
 
@@ -137,7 +138,7 @@ def as_payload(event: Any) -> dict[str, Any]:
     """An SDK event object as the event dict the webhook receives."""
     from lark_oapi.core.json import JSON
 
-    payload = json.loads(JSON.marshal(event) or "{}")
+    payload = surrogates.loads(JSON.marshal(event) or "{}")  # a lone surrogate made U+FFFD
     return payload if isinstance(payload, dict) else {}
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import math
 import time
 from typing import Any
@@ -36,6 +35,7 @@ from typing import Any
 from Crypto.Cipher import AES
 from Crypto.Util.Padding import unpad
 
+from clarigate.gateway.boundary import surrogates
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.signing import same_secret
 
@@ -77,9 +77,10 @@ class Rejected(BadRequest):
 
 
 def parse_body(body: bytes, encrypt_key: str | None) -> dict[str, Any]:
-    """The event JSON, decrypted when it came as ``{"encrypt": …}``; 400 when unreadable."""
+    """The event JSON, decrypted when it came as ``{"encrypt": …}``, each lone surrogate made
+    U+FFFD (``surrogates``); 400 when unreadable."""
     try:
-        outer = json.loads(body)
+        outer = surrogates.loads(body)
     except (ValueError, RecursionError):  # JSON nested past the parser's depth
         raise Rejected(400, "body is not JSON") from None
     if not isinstance(outer, dict):
@@ -89,7 +90,7 @@ def parse_body(body: bytes, encrypt_key: str | None) -> dict[str, Any]:
     if not encrypt_key:
         raise Rejected(400, "encrypted body but FEISHU_ENCRYPT_KEY is not set")
     try:
-        inner = json.loads(decrypt(str(outer["encrypt"]), encrypt_key))
+        inner = surrogates.loads(decrypt(str(outer["encrypt"]), encrypt_key))
     except Exception:  # bad base64, padding, UTF-8 or JSON: all mean "not from Feishu with our key"
         raise Rejected(400, CANNOT_OPEN) from None
     if not isinstance(inner, dict):
@@ -184,6 +185,18 @@ def check_age(timestamp: str, now: float | None = None) -> None:
     age = (time.time() if now is None else now) - sent
     if age > REPUSH_WINDOW_SECONDS or age < -FUTURE_SKEW_SECONDS:
         raise Rejected(401, "timestamp outside the replay window: a replay, or this machine's clock is wrong")
+
+
+def check_envelope(payload: dict[str, Any]) -> None:
+    """Refuse (400) a 2.0 event of the wrong shape: a ``header`` that is not an object (or none, under
+    ``"schema": "2.0"``), or one without an ``event_type``: nothing could tell what it is."""
+    if "header" not in payload and payload.get("schema") != "2.0":
+        return  # schema 1.0, or the URL-verification handshake
+    header = payload.get("header")
+    if not isinstance(header, dict):
+        raise Rejected(400, "event of the wrong shape: a 2.0 event without a header object")
+    if not isinstance(header.get("event_type"), str):
+        raise Rejected(400, "event of the wrong shape: a 2.0 event header without an event_type")
 
 
 def check_token(payload: dict[str, Any], verification_token: str | None) -> None:

@@ -30,6 +30,7 @@ from .receive import FeishuReceiver
 from .verify import (
     CANNOT_OPEN,
     Rejected,
+    check_envelope,
     check_legacy_card_signature,
     check_signature,
     check_signed_before_opening,
@@ -105,6 +106,8 @@ def authenticated_payload(
     The URL-verification handshake is not signed by Feishu's documentation; unsigned, it is
     checked by its token. An old-style card callback carries the card's update token where
     events carry the verification token, and is signed with the verification token instead.
+    A 2.0 envelope with no header object or no event type is 400 (``check_envelope``): signed, before
+    its token is looked for in the header it lacks.
     """
     if encrypt_key and headers.get("x-lark-signature"):
         check_signed_before_opening(headers, body, encrypt_key, verification_token)
@@ -117,5 +120,7 @@ def authenticated_payload(
         return payload
     if payload.get("type") != "url_verification" and encrypt_key:
         check_signature(headers, body, encrypt_key)
+        check_envelope(payload)  # signed: a wrong shape is malformed (400), not a forgery (403)
     check_token(payload, verification_token)
+    check_envelope(payload)
     return payload

@@ -5,13 +5,20 @@ link, user, channel and special mention in ``<…>``: ``<https://x|label>``, ``<
 ``<#C1|general>``, ``<!here>``, ``<!subteam^S1|@team>``, ``<!date^…|fallback>``. The
 core matches typed answers against option labels and the agent reads the words, so
 both get plain text: URLs as URLs, people as ``@name``, channels as ``#name``. Text
-going back out is escaped once, by ``markup.escape_mrkdwn``.
+going back out is escaped once, by ``markup.escape_mrkdwn``. A lone UTF-16 surrogate escaped in
+the JSON (``\\ud800``) is made U+FFFD where a request is read (``without_lone_surrogates``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.request.async_internals import build_async_context
+from slack_bolt.request.async_request import AsyncBoltRequest
+
+from clarigate.gateway.boundary import surrogates
 
 _CONTROL = re.compile(r"<([^<>]*)>")
 _ENTITY = re.compile(r"&(amp|lt|gt);")
@@ -93,3 +100,18 @@ def decode_text(text: str, names: Mapping[str, str] | None = None) -> str:
         last = match.end()
     out.append(unescape(text[last:]))
     return "".join(out)
+
+
+#: A surrogate's JSON escape in a raw body: as it is, or under a form's percent-encoding (``%5Cu``).
+_ESCAPED = re.compile(rb"(?:\\|%5[cC])u[dD][89a-fA-F]")
+
+
+def without_lone_surrogates(request: AsyncBoltRequest, raw: bytes) -> AsyncBoltRequest:
+    """``request`` with each lone surrogate in its parsed body, and so in the context Bolt reads
+    from it, made U+FFFD (``surrogates``); the raw body (``raw``), which the signature covers, stays
+    as sent. A body with no surrogate's escape, as good as every one, is left as Bolt read it."""
+    if _ESCAPED.search(raw) is None:
+        return request
+    request.body = surrogates.clean(request.body)
+    request.context = build_async_context(AsyncBoltContext(), request.body)
+    return request

@@ -38,7 +38,7 @@ from clarigate.gateway.boundary.messages import (
 )
 
 from ..written import written_at
-from .decode import decode_text, mentions_a_group
+from .decode import decode_text, mentions_a_group, without_lone_surrogates
 from .shared import shared_attachments
 from .signatures import Refusals, unverifiable
 
@@ -284,13 +284,16 @@ def interaction_id(body: dict[str, Any]) -> str:
 def shape_problem(body: Any) -> str | None:
     """What makes a parsed body unusable (Bolt would fail on it inside a listener), or None.
 
-    Only the parts Bolt's matchers and our listeners index into are checked: the event of an
-    event callback, the user and actions of a click (each with the ``action_id`` Slack's
-    ``block_actions`` payload always carries), the view of a modal submit, the command.
+    Only the parts Bolt's matchers and our listeners index into are checked: the type (every
+    payload but a slash command's form has one), the event of an event callback, the user and
+    actions of a click (each with the ``action_id`` Slack's ``block_actions`` payload always
+    carries), the view of a modal submit, the command and its ``trigger_id`` (its dedupe id).
     """
     if not isinstance(body, dict):
         return "the body is not an object"
     kind = body.get("type")
+    if not isinstance(kind, str) and "command" not in body and "ssl_check" not in body:
+        return "a request without a type"  # only a slash command (a form) comes without one
     if kind == "event_callback":
         return _event_problem(body.get("event"))
     if kind in ("block_actions", "view_submission", "view_closed", "block_suggestion"):
@@ -306,6 +309,8 @@ def shape_problem(body: Any) -> str | None:
             return f"{kind} with a callback_id that is not text"
     if "command" in body and not isinstance(body["command"], str):
         return "a slash command whose command is not text"
+    if "command" in body and not (isinstance(body.get("trigger_id"), str) and body["trigger_id"]):
+        return "a slash command without a trigger_id"  # Slack always sends one: it is the dedupe id
     return None
 
 
@@ -365,7 +370,7 @@ def events_endpoint(app: AsyncApp, signing_secret: str):  # type: ignore[no-unty
             return refusals.answer(request)
         body = await request.body()
         try:
-            bolt_request = to_async_bolt_request(request, body)
+            bolt_request = without_lone_surrogates(to_async_bolt_request(request, body), body)
         except (ValueError, LookupError, TypeError, AttributeError, RecursionError):
             # Bolt parses the raw body (JSON or a form with a JSON payload) before any check
             raise BadRequest(f"malformed body ({len(body)} bytes)") from None

@@ -15,7 +15,6 @@ is known by the group's id (``migration``).
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -27,6 +26,7 @@ from starlette.routing import Route
 from telegram import Bot, Message, MessageEntity, Update, User
 
 from clarigate.agent.who import ChatType
+from clarigate.gateway.boundary import surrogates
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment, Conversation, InboundMessage, Sender
 from clarigate.gateway.boundary.port import AdapterState
@@ -59,7 +59,7 @@ class BotIdentity:
 def parse_update(body: bytes, bot: Bot) -> Update:
     """An ``Update`` from a webhook or polling body; ``MalformedUpdate`` if it is not one."""
     try:
-        data = json.loads(body)
+        data = surrogates.loads(body)  # a lone surrogate made U+FFFD
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise MalformedUpdate("body is not JSON") from exc
     if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):

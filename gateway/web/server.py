@@ -39,22 +39,30 @@ from clarigate.gateway.runtime.app import freeze_startup_objects
 from clarigate.gateway.runtime.logs import access_logged
 from clarigate.gateway.runtime.ops import exposition, liveness_problems
 from clarigate.gateway.runtime.processes import WorkerGroup
+from clarigate.gateway.runtime.repeated import RepeatedWarning
 from clarigate.gateway.web.readiness import readyz
 from clarigate.gateway.web.unavailable import Ping, answer_unavailable, webhook_outage, within_ack
 
 log = logging.getLogger(__name__)
 
+TOO_LARGE = "request body too large"
+#: The 413 of a declared over-long body is said at most once per this many seconds.
+REFUSED_LINE_EVERY = 60.0
+
 
 class BodyLimit:
     """ASGI middleware: bodies over ``max_bytes`` get 413, judged before the body is read whole.
 
-    A declared ``Content-Length`` over the limit is refused at once; otherwise the bytes are
-    counted as they stream in and the request is cut off as soon as the count passes the limit.
+    A declared ``Content-Length`` over the limit is refused at once, said at most once a minute
+    (``RepeatedWarning``: anyone can send such requests by the thousand, and nothing is read);
+    otherwise the bytes are counted as they stream in and the request is cut off as soon as the
+    count passes the limit (its line is ``InputGuard``'s, for the ``BodyTooLarge`` raised inside).
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.said = RepeatedWarning(log, REFUSED_LINE_EVERY)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request through, or answer 413."""
@@ -63,6 +71,9 @@ class BodyLimit:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            line = ("bad request to %s (413): %s", scope.get("path", ""), TOO_LARGE)
+            if not self.said.warning(*line):
+                log.debug(*line)
             await _too_large(send)
             return
         seen = 0
@@ -99,11 +110,11 @@ class BodyTooLarge(BadRequest):
     """Raised inside the app when the streamed body passes the limit."""
 
     def __init__(self) -> None:
-        super().__init__("request body too large", status=413)
+        super().__init__(TOO_LARGE, status=413)
 
 
 async def _too_large(send: Send) -> None:
-    await _error(send, 413, "request body too large")
+    await _error(send, 413, TOO_LARGE)
 
 
 async def _error(send: Send, status: int, text: str) -> None:

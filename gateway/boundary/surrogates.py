@@ -1,0 +1,49 @@
+"""JSON from a platform, each lone UTF-16 surrogate in it made U+FFFD.
+
+RFC 8259 lets a JSON string hold ``"\\ud800"``: the escape of half a UTF-16 pair. Python's ``json``
+decodes it to a lone surrogate, a ``str`` that cannot be written as UTF-8: serialising the job,
+a Redis key, a call to the platform would all fail on it, far from where it came in, and the
+message would be lost to redeliveries answered 500. So where a platform's JSON is read
+(``loads``, or ``clean`` on what a library parsed), each lone surrogate becomes U+FFFD, as a UTF-8
+decoder does with a byte it cannot read: the message is taken, its other words as they were.
+
+A raw UTF-8 body cannot hold a surrogate otherwise, so a body without such an escape is decoded
+as is (one regex search over its bytes; ``clean`` walks the parsed value only when it may hold one).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+#: The JSON escape of a surrogate (``\\ud800``–``\\udfff``): the only way one gets into JSON text.
+_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def may_hold_surrogates(raw: bytes | str) -> bool:
+    """Whether JSON text ``raw`` escapes a surrogate (half of a pair, or a lone one)."""
+    found = _ESCAPE_BYTES.search(raw) if isinstance(raw, bytes) else _ESCAPE_TEXT.search(raw)
+    return found is not None
+
+
+def loads(raw: bytes | str) -> Any:
+    """``json.loads`` with each lone surrogate made U+FFFD (a pair escaped as two halves stays the
+    one character it is). Raises what ``json.loads`` raises (``ValueError``, ``RecursionError``)."""
+    value = json.loads(raw)
+    return clean(value) if may_hold_surrogates(raw) else value
+
+
+def clean(value: Any) -> Any:
+    """``value`` (parsed JSON: dicts, lists, strings, numbers) with each lone surrogate in its
+    strings, keys included, made U+FFFD (``RecursionError``, as ``json.loads``, when nested too deep)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub(REPLACEMENT, value)
+    if isinstance(value, dict):
+        return {clean(key): clean(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [clean(item) for item in value]
+    return value
