@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
+import httpx
 from telegram import Bot, InlineKeyboardMarkup, LinkPreviewOptions, Message, ReplyParameters
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
@@ -77,10 +78,9 @@ async def once(call: Callable[[], Awaitable[T]], what: str, *, log_ok: bool = Tr
         log_platform_call(PLATFORM, what, f"refused: {exc.message}")
         raise
     except (TimedOut, NetworkError) as exc:
-        # PTB raises NetworkError for 5xx answers as well as for transport failures.
-        _count(
-            "network" if isinstance(exc, TimedOut) or "HTTP implementation" in str(exc) else "server_error"
-        )
+        # PTB raises NetworkError for 5xx answers too: not reaching Telegram has httpx's error behind it
+        reached = not isinstance(exc, TimedOut) and not isinstance(exc.__cause__, httpx.HTTPError)
+        _count("server_error" if reached and "HTTP implementation" not in str(exc) else "network")
         raise
     except TelegramError as exc:
         _count("client_error")

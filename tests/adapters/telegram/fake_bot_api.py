@@ -223,6 +223,11 @@ class FakeBotApi:
             body["description"] = f"Too Many Requests: retry after {retry_after}"
         self.failures.setdefault(method, []).extend([(status, body)] * times)
 
+    def drop_next(self, method: str, times: int = 1) -> None:
+        """Close the connection of the next ``times`` calls of ``method`` without an answer (a
+        reset on the way: the call may or may not have been taken)."""
+        self.failures.setdefault(method, []).extend([(0, {})] * times)
+
     def fail_always(self, method: str, status: int, retry_after: int = 1, description: str = "") -> None:
         """Answer every call of ``method`` with this error until ``recover(method)``."""
         self.fail_next(method, status, 1, retry_after, description)
@@ -267,7 +272,9 @@ class FakeBotApi:
         scripted = self.failures.get(method)
         if scripted:
             status, body = scripted.pop(0)
-            return web.json_response(body, status=status)
+            if status == 0 and request.transport is not None:  # ``drop_next``: no answer at all
+                request.transport.close()
+            return web.json_response(body, status=status or 200)
         if method in self.failing:
             status, body = self.failing[method]
             return web.json_response(body, status=status)

@@ -65,6 +65,16 @@ async def test_server_errors_are_retried(bench):
     assert errors("server_error") == before + 2
 
 
+async def test_a_dropped_connection_is_counted_as_network_trouble_and_retried(bench):
+    """A reset on the way to Telegram is ours to look at, not a 5xx of Telegram's."""
+    tg = await bench(replying("still here"))
+    network, server = errors("network"), errors("server_error")
+    tg.api.drop_next("sendMessage")
+    await tg.deliver(message_update("hi"))
+    assert [c.params["text"] for c in tg.api.of("sendMessage")] == ["still here"] * 2
+    assert (errors("network"), errors("server_error")) == (network + 1, server)
+
+
 async def test_one_server_error_costs_one_call_per_core_attempt(bench, monkeypatch):
     waits: list[float] = []
 
