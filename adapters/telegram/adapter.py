@@ -1,8 +1,7 @@
 """The Telegram adapter: python-telegram-bot's ``Bot`` wired to the gateway.
 
-Receives through the webhook route or a leased long poller, renders with
-``render``, sends with ``send``; button taps and form steps live in
-``interactions``.
+Receives through the webhook route or a leased long poller, renders with ``render``, sends with
+``send``; button taps and form steps live in ``interactions``.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from functools import partial
 
 from starlette.routing import BaseRoute
 from telegram import Message, Update
-from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
+from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import Defaults, ExtBot
 from telegram.request import HTTPXRequest
 
@@ -154,16 +153,19 @@ class TelegramAdapter(PlatformAdapter):
             self.poller.start()
 
     async def _register_commands(self) -> None:
-        """``setMyCommands``: the menu people see when they type ``/`` (per interface language)."""
+        """``setMyCommands``: the menu shown on typing ``/``, per language; kept from the last start,
+        so a flood wait over 5 s (which would hold the webhook back) ends the registering."""
         for language, commands in menus(self.me.username if self.me else "").items():
             try:
                 await patiently(
                     partial(self.bot.set_my_commands, commands, language_code=language),
                     "setMyCommands",
-                    replace(STARTUP_RETRIES, attempts=2),
+                    replace(STARTUP_RETRIES, attempts=2, longest_wait=5.0),
                 )
-            except TelegramError as exc:  # the menu is a convenience: typing the command still works
+            except TelegramError as exc:  # typing the command still works
                 log.warning("telegram setMyCommands (%s) failed: %s", language or "default", exc)
+                if isinstance(exc, RetryAfter):
+                    return
 
     async def connection_up(self) -> bool | None:
         """Polling: whether the poller runs (None in webhook mode, Telegram calls in, or where

@@ -6,6 +6,7 @@ from prometheus_client import REGISTRY
 
 from clarigate.adapters.telegram import TelegramAdapter
 from clarigate.adapters.testing import ScriptedRunner
+from clarigate.gateway.boundary import retry
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.ops import OpsSampler, liveness_problems
 from clarigate.gateway.store.memory import MemoryStore
@@ -51,5 +52,25 @@ async def test_a_worker_process_sends_without_polling(bot_api):
         assert not bot_api.of("setMyCommands")
         assert await adapter.connection_up() is None
         assert await liveness_problems(gateway) == {}
+    finally:
+        await gateway.stop(grace=0)
+
+
+async def test_a_flood_wait_on_the_command_menu_does_not_hold_the_webhook_back(bot_api, monkeypatch):
+    """The menu is kept from the last start: a 20 s flood wait on ``setMyCommands`` is not waited
+    out (nor met again for the next language) before the webhook is registered."""
+    waits: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(retry, "pause", no_wait)
+    bot_api.fail_always("setMyCommands", 429, retry_after=20)
+    gateway = Gateway(config_for_tests(), MemoryStore("tg-menu"), ScriptedRunner())
+    gateway.register(TelegramAdapter(telegram_settings(bot_api), gateway))
+    await gateway.start()
+    try:
+        assert len(bot_api.of("setMyCommands")) == 1  # refused with a long wait: given up at once
+        assert bot_api.of("setWebhook") and all(wait < 5 for wait in waits), waits
     finally:
         await gateway.stop(grace=0)
