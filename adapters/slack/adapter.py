@@ -67,7 +67,7 @@ from .receive import (
 from .respond import remember
 from .send import SlackSender, build_ack_path_client, build_client
 from .shared import mentioned_in
-from .socket_mode import not_acked, once_is_enough
+from .socket_mode import CheckedSocketModeHandler, not_acked, once_is_enough
 from .startup import SlackStartError, credential_problems, sign_in, socket_url
 from .upload import MAX_FILE_BYTES, SlackFiles
 
@@ -283,11 +283,9 @@ class SlackAdapter(PlatformAdapter):
         WebSocket URL is asked for here, by the start-up retries: a refused app token stops the
         start (the Socket Mode client would ask again every 10 seconds for good)."""
         if self.settings.app_token is not None:
-            from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-
             app_token = self.settings.app_token.get_secret_value()
             url = await socket_url(self.sender, app_token, self.settings.api_url)
-            self._socket = AsyncSocketModeHandler(self.app, app_token)
+            self._socket = CheckedSocketModeHandler(self.app, app_token)  # envelopes cleaned, checked
             once_is_enough(self._socket.client.logger)
             self._socket.client.wss_uri = url  # connected to as it is: no second apps.connections.open
             await self._socket.connect_async()
