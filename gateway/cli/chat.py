@@ -32,7 +32,13 @@ from clarigate.gateway.flow.agent_run import new_token
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.app import build_runner, close_gateway
 from clarigate.gateway.runtime.config import GatewayConfig
-from clarigate.gateway.runtime.logs import JsonFormatter, RedactingFilter, RunContextFilter, TextFormatter
+from clarigate.gateway.runtime.logs import (
+    JsonFormatter,
+    RedactingFilter,
+    RunContextFilter,
+    TextFormatter,
+    guard_handlers,
+)
 from clarigate.gateway.runtime.preflight import StartFailure, agent_start_failure, data_dir_failure
 from clarigate.gateway.store.base import PendingRecord
 from clarigate.gateway.store.memory import MemoryStore
@@ -230,6 +236,7 @@ def _logging_to(handler: logging.Handler) -> Iterator[None]:
     root = logging.getLogger()
     level = root.level
     root.addHandler(handler)
+    guard_handlers()  # as serve: the chatty libraries (HTTP clients, SDKs) held at WARNING
     if root.level > logging.INFO or root.level == logging.NOTSET:
         root.setLevel(logging.INFO)
     try:

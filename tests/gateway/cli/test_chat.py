@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import os
 import select
 import signal
@@ -271,6 +272,26 @@ def test_a_failed_turn_is_reported_and_the_chat_goes_on(
     assert "  ! Sorry, I could not finish that: something went wrong on my side. Please try again." in out
     assert "provider down" in (tmp_path / "chat.log").read_text(encoding="utf-8")
     assert "bot> Thanks: go on" in out
+
+
+class _ChattyProvider(LocalChatModel):
+    """Replies as a provider SDK would, its HTTP client saying each request at INFO."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "chatty"
+
+    def reply_to(self, messages: Any) -> AIMessage:
+        logging.getLogger("httpx").info("HTTP Request: POST http://provider.example/v1/chat/completions")
+        return AIMessage(content=f"Thanks: {last_human_text(messages)}")
+
+
+def test_chat_log_holds_the_chatty_libraries_at_warning_as_serve_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("clarigate.agent.models.build_chat_model", lambda spec: _ChattyProvider())
+    assert "bot> Thanks: hello" in run_chat(tmp_path, "hello\n")
+    assert "provider.example" not in (tmp_path / "chat.log").read_text(encoding="utf-8")
 
 
 def test_an_agent_that_cannot_start_is_one_line_not_a_traceback(
