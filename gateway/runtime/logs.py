@@ -128,6 +128,7 @@ MASK = "***"
 _GENERIC_SHAPES: list[tuple[str | None, re.Pattern[str], str]] = [
     ("bearer", re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\1" + MASK),
     ("@", re.compile(r"(://[^:/@\s]*:)[^@\s/]+@"), r"\1" + MASK + "@"),  # scheme://user:password@host
+    ("****", re.compile(r"[\w-]{2,16}\*{4,}[\w-]{2,8}"), MASK),  # a provider's half-masked key: sk-ab****wxyz
     (  # a query's or a form body's secret parameter: ?password=…, &access_key=…, ticket=… (a
         # websocket's); the value only: punctuation that ends it before a space stays ("…=***: failed")
         "=",

@@ -33,6 +33,12 @@ def test_a_postgres_url_with_its_password_in_the_query_keeps_the_words_after_it(
         ("(form: api_key=k3y-value)", "(form: api_key=***)"),
         ("dsn password=a:b;c host=db", "dsn password=*** host=db"),  # a colon inside: all masked
         ("?secret=s3cr3t&next=1.", "?secret=***&next=1."),
+        # a provider's 401 names the key half-masked (OpenAI: its first 7 and last 4 characters)
+        (
+            "Incorrect API key provided: sk-SECR**********BBBB. You can find",
+            "Incorrect API key provided: ***. You can find",
+        ),
+        ("a **bold** word, and **** alone", "a **bold** word, and **** alone"),
     ],
 )
 def test_an_unregistered_secret_parameter_is_masked_up_to_the_punctuation_after_it(
