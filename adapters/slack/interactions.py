@@ -44,6 +44,7 @@ from .modals import (
     read_metadata,
     render_form_modal,
     render_other_modal,
+    undecided,
 )
 from .receive import interaction_id, interaction_sender
 from .render import (
@@ -234,6 +235,10 @@ class ClarificationInteractions:
             await ack(response_action="errors", errors={first_block: ui_text("expired")})
             return
         state = (modal.get("state") or {}).get("values") or {}
+        unpicked = undecided(view.request, state) if is_form else {}
+        if unpicked:  # a risk form's go-ahead default, never picked: no decision was made
+            await ack(response_action="errors", errors=unpicked)
+            return
         person = interaction_sender(body)
         answer = InboundAnswer(
             sender=person,

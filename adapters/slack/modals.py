@@ -6,6 +6,14 @@ select options carry their position, never their (possibly long) text. A field w
 default is shown filled in (``initial_value``, ``initial_option(s)``, ``initial_date``; a
 checkbox ticked when true), so submitting it unchanged gives the default back. A required yes/no
 without one is Yes and No radio buttons, neither picked, which Slack will not submit unanswered.
+
+A risk confirmation's form never pre-picks a decision: a field whose default goes ahead
+(``risk.field_goes_ahead``, the rule every platform's confirmation uses: a ticked checkbox, a select's
+option that does not read safe) is shown with nothing picked, as a required input (a checkbox as
+Yes / No radio buttons), its hint naming what the agent proposed (``hides_default``); Slack keeps
+the modal open until the person picks, and a submission without that pick is refused here too
+(``undecided``). Slack's modal ``submit`` is plain text only (no ``style``), so the pick is the
+deliberate step. Any other form is shown filled in.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from clarigate.agent.protocol import FormField, HumanInputRequest, number_text, ui_text
+from clarigate.agent.protocol.risk import field_goes_ahead, is_risk_form
 
 from .markup import cut
 from .render import LABEL_LIMIT, SELECT_OPTIONS_LIMIT, plain, question_blocks
@@ -198,15 +207,53 @@ def _element(field: FormField, locale: str) -> InputInteractiveElement:
     )
 
 
-def _input_block(index: int, field: FormField, locale: str) -> InputBlock:
+def hides_default(request: HumanInputRequest, field: FormField) -> bool:
+    """A risk form's field whose default goes ahead (``risk.field_goes_ahead``): shown with nothing
+    picked and required, so that Submit alone never takes a decision the person did not make."""
+    return is_risk_form(request) and field.default is not None and field_goes_ahead(field, field.default)
+
+
+def _proposed(request: HumanInputRequest, field: FormField) -> str:
+    """The hint naming a hidden default: "Proposed: Yes" or the default options' labels."""
+    if field.type == "checkbox":
+        value = ui_text("yes" if field.default is True else "no", request.locale)
+    else:
+        chosen = field.default if isinstance(field.default, list) else [field.default]
+        value = ", ".join(o.label.strip() for o in field.options if o.value in chosen)
+    return ui_text("slack_proposed", request.locale, value=value)
+
+
+def _as_shown(request: HumanInputRequest, field: FormField) -> tuple[FormField, str | None]:
+    """The field as its input shows it, and the hint naming its hidden default (if hidden)."""
+    if not hides_default(request, field):
+        return field, None
+    return field.model_copy(update={"default": None, "required": True}), _proposed(request, field)
+
+
+def undecided(request: HumanInputRequest, state_values: dict[str, Any]) -> dict[str, str]:
+    """Per-block errors for the fields ``hides_default`` shows unpicked and submitted so (Slack
+    requires their inputs; a submission without the pick is refused all the same)."""
+    errors: dict[str, str] = {}
+    for index, field in enumerate(request.fields):
+        state = (state_values.get(field_block_id(index)) or {}).get(VALUE_ACTION)
+        if hides_default(request, field) and (state is None or _raw_value(field, state) is None):
+            errors[field_block_id(index)] = ui_text("slack_pick_first", request.locale)
+    return errors
+
+
+def _input_block(index: int, request: HumanInputRequest, field: FormField) -> InputBlock:
+    locale = request.locale
+    field, proposed = _as_shown(request, field)
     label = field.label.strip() or field.name
     if field.required:
         label = f"{cut(label, 1900)} *"
+    full = _full_labels(field)
+    hint = "\n".join(t for t in (proposed, full.text if full else None) if t)
     return InputBlock(
         block_id=field_block_id(index),
         label=plain(label, 2000),
         element=_element(field, locale),
-        hint=_full_labels(field),
+        hint=plain(hint, HINT_LIMIT) if hint else None,
         # A lone checkbox shows a value (unticked: "no"), so it never blocks the submit; a
         # required yes/no showing none is Yes / No radio buttons Slack requires a pick of.
         optional=not field.required or (field.type == "checkbox" and not asks_yes_or_no(field)),
@@ -243,7 +290,7 @@ def render_form_modal(request: HumanInputRequest, metadata: str) -> dict[str, An
         below = _full_labels_below(field)
         if len(blocks) + 1 + len(below) > _MODAL_BLOCKS:
             break
-        blocks += [_input_block(i, field, request.locale), *below]
+        blocks += [_input_block(i, request, field), *below]
     return _modal(FORM_CALLBACK, request, metadata, blocks)
 
 

@@ -44,6 +44,16 @@ SLACK_WORDS: dict[str, dict[Locale, str]] = {
         "en": "The answer is empty: write it in this box.",
         "zh": "回答是空的：请在这个输入框里填写。",
     },
+    # a risk form's field whose default goes ahead, shown with nothing picked (adapters/slack/
+    # modals.py): its hint names what the agent proposed; submitted without a pick, it is refused
+    "slack_proposed": {
+        "en": "Proposed: {value}. Nothing is picked for you: choose it yourself to go ahead.",
+        "zh": "建议：{value}。不会替您预先选择：如要执行，请自己选择。",
+    },
+    "slack_pick_first": {
+        "en": "Choose one: nothing that goes ahead is taken unless you pick it.",
+        "zh": "请选择一项：未经您亲自选择，不会执行任何操作。",
+    },
     # a bare mention where replies are not threaded (a classic bot's DM): ``mention_prompt`` there
     "mention_prompt_direct": {"en": "Yes? Tell me what you need.", "zh": "在的，请告诉我您需要什么。"},
 }
