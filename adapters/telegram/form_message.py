@@ -1,31 +1,56 @@
-"""A form's message: drawn in place, and carried on in the supergroup its group was upgraded to.
+"""A form's message: drawn in place, and posted anew when it can no longer be edited.
 
-A form is one message edited step by step (``forms``). Once a group is upgraded to a supergroup
-the Bot API refuses every call for the old chat, so a form open there at the upgrade can no longer
-show a step (``migration.LeftBehind``). When its message is refused so, the form is posted anew
-where its conversation goes on (the supergroup: ``TelegramSender.post``), as a link of the
-conversation's reply chain (``receive.remember_chain``), and the person's wizard follows that
-message: its taps, the replies typed to it, the edits that show its steps and its answer. The old
-message stays as it was; a tap on it still counts, and shows the form in the new one.
+A form is one message edited step by step (``forms``). It can stop being editable: the person
+deleted it (Telegram answers "message to edit not found"; "message can't be edited" for one it
+will no longer let the bot change), or its group was upgraded to a supergroup, where the Bot API
+refuses every call for the old chat (``migration.LeftBehind``). The step it was to show is then
+posted anew where its conversation goes on (the same chat, or the supergroup:
+``TelegramSender.post``), as a link of the conversation's reply chain
+(``receive.remember_chain``), and the person's wizard follows that message: its taps, the replies
+typed to it, the edits that show its steps and its answer; in a private chat it is the agent's
+latest message (``note_said``), so what is typed next goes on filling the form where the person
+sees it. An old message that is still there stays as it was; a tap on it still counts, and shows
+the form in the new one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from clarigate.gateway.boundary.messages import PendingView
-from clarigate.gateway.boundary.port import GatewayPort
+from telegram.error import BadRequest
+
+from clarigate.gateway.boundary.messages import Conversation, MessageRef, PendingView
+from clarigate.gateway.boundary.port import AdapterState, GatewayPort
 from clarigate.gateway.flow.answers import answered_line
 
 from . import wizard
 from .migration import LeftBehind
 from .receive import remember_chain
 from .render import TelegramMessage, render_answered
-from .send import TelegramSender
+from .send import PLATFORM, TelegramSender
 from .wizard import WizardState
 
 #: Keeps a wizard and the pointer its typed messages follow (``Forms._save``).
 Save = Callable[[PendingView, WizardState], Awaitable[None]]
+
+LATEST_TTL = 30 * 24 * 3600
+#: How Telegram refuses an edit of a message that is gone or that it no longer lets the bot edit.
+GONE = ("message to edit not found", "message can't be edited")
+
+
+def latest_key(chat_id: str, topic: str | None = None) -> str:
+    """The agent's latest message in a private chat, or in one topic of it (``note_said``)."""
+    return f"latest-bot-message:{chat_id}" + (f":{topic}" if topic else "")
+
+
+async def note_said(state: AdapterState, conversation: Conversation, ref: MessageRef | None) -> None:
+    """Keep ``ref`` as the agent's latest message in a private chat: its question, its reply or its
+    file. A form there takes typed values that reply to nothing only while it is that message (of
+    its topic: what the agent says in another topic of the chat leaves it be). The gateway's own
+    lines (``/help``, ``/status``, a refusal, "answer first", "That form is closed") are never
+    noted: they answer out of turn and do not take the form's place."""
+    if ref is not None and conversation.is_direct:
+        await state.set_json(latest_key(ref.chat_id, conversation.topic), ref.message_id, LATEST_TTL)
 
 
 async def draw(
@@ -35,10 +60,12 @@ async def draw(
     closed while the edit was on its way, the closing edit may have landed first, so the
     message shows the answer again ("✅ Answered by …"). Telegram applies a message's edits in
     the order they come: a closing edit made after this look lands after this one. A message
-    left in a group since upgraded is posted anew in the supergroup (``carry_on``)."""
+    deleted, or left in a group since upgraded, is posted anew (``carry_on``)."""
     try:
         await sender.edit(state.chat_id, state.message_id, drawn)
-    except LeftBehind:
+    except BadRequest as exc:
+        if not isinstance(exc, LeftBehind) and not any(gone in exc.message.lower() for gone in GONE):
+            raise
         moved = await carry_on(gateway, sender, state, drawn, save)
         if moved is None:
             return
@@ -53,7 +80,8 @@ async def carry_on(
     gateway: GatewayPort, sender: TelegramSender, state: WizardState, drawn: TelegramMessage, save: Save
 ) -> WizardState | None:
     """Post ``drawn`` where the form's conversation goes on and move the person's wizard to that
-    message; its pointer in the old group goes (one wizard per person per conversation). None,
+    message; its pointer in an old group goes (one wizard per person per conversation); in a
+    private chat the message is the agent's latest (``note_said``: typing goes on there). None,
     and nothing posted, when the question is no longer open or the wizard ended (the question
     shown again after ``/cancel``: the old message's buttons still open the form). One moved
     meanwhile (by another tap's drawing) is drawn where it is now."""
@@ -71,6 +99,11 @@ async def carry_on(
         return None
     moved = current.model_copy(update={"chat_id": chat_id, "message_id": message_id})
     await save(view, moved)
+    await note_said(
+        gateway.state,
+        view.conversation,
+        MessageRef(platform=PLATFORM, chat_id=chat_id, message_id=message_id),
+    )
     left = wizard.active_key(current.chat_id, current.user_id)
     pointer = await gateway.state.get_json(left) if current.chat_id != chat_id else None
     if isinstance(pointer, dict) and pointer.get("request_id") == current.request_id:

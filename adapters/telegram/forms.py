@@ -25,39 +25,22 @@ from clarigate.gateway.boundary.messages import (
     AnswerStatus,
     Conversation,
     InboundAnswer,
-    MessageRef,
     PendingView,
     Sender,
 )
-from clarigate.gateway.boundary.port import AdapterState, GatewayPort
+from clarigate.gateway.boundary.port import GatewayPort
 
 from . import callback_data as cb
 from . import wizard
 from .effects import AfterAck, Effect, TapReply, answered_edit, posted_note
-from .form_message import draw
+from .form_message import draw, latest_key
+from .form_message import note_said as note_said  # where outbound and adapter take it from
 from .receive import written_time
 from .render import TelegramMessage, escape, render_question, render_wizard
 from .send import TelegramSender
 from .wizard import WizardState
 
 log = logging.getLogger(__name__)
-
-LATEST_TTL = 30 * 24 * 3600
-
-
-def latest_key(chat_id: str, topic: str | None = None) -> str:
-    """The agent's latest message in a private chat, or in one topic of it (``note_said``)."""
-    return f"latest-bot-message:{chat_id}" + (f":{topic}" if topic else "")
-
-
-async def note_said(state: AdapterState, conversation: Conversation, ref: MessageRef | None) -> None:
-    """Keep ``ref`` as the agent's latest message in a private chat: its question, its reply or its
-    file. A form there takes typed values that reply to nothing only while it is that message (of
-    its topic: what the agent says in another topic of the chat leaves it be). The gateway's own
-    lines (``/help``, ``/status``, a refusal, "answer first", "That form is closed") are never
-    noted: they answer out of turn and do not take the form's place."""
-    if ref is not None and conversation.is_direct:
-        await state.set_json(latest_key(ref.chat_id, conversation.topic), ref.message_id, LATEST_TTL)
 
 
 class Forms:

@@ -92,8 +92,9 @@ def render_question(request: HumanInputRequest, token: str) -> TelegramMessage:
             for i, o in enumerate(request.options, start=1)
         ]
         other = _button(ui_text("other", locale), token, cb.OTHER)
-        rows = _rows(buttons, [o.label for o in request.options]) + [[other, *_decline_row(request, token)]]
-        return TelegramMessage(_fit(text), InlineKeyboardMarkup(rows))
+        way_out = [other, *_decline_row(request, token)]
+        rows = _rows(buttons[: MAX_BUTTONS - len(way_out)], [o.label for o in request.options])
+        return TelegramMessage(_fit(text), InlineKeyboardMarkup([*rows, way_out]))
     hint = escape(ui_text("type_answer", locale))
     return TelegramMessage(_fit(f"{text}\n\n<i>{hint}</i>"), _force_reply(request))
 
@@ -197,15 +198,18 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     if current.type in ("text", "textarea", "number", "date"):
         hint = ui_text("type_answer", locale) + (" (YYYY-MM-DD)" if current.type == "date" else "")
         lines.append(f"<i>{escape(hint)}</i>")
-    rows = _step_buttons(current, state, request.locale)
-    nav = []
-    if state.step > 0:
-        nav.append(_step_button(f"◀ {ui_text('back', locale)}", state, cb.STEP_BACK))
+    nav = [_step_button(f"◀ {ui_text('back', locale)}", state, cb.STEP_BACK)] if state.step > 0 else []
     nav += _go_on_buttons(request, current, state)
-    if nav:
-        rows.append(nav)
-    rows.append(_decline_row(request, state.token))
-    return TelegramMessage(_fit("\n".join(lines)), InlineKeyboardMarkup(rows))
+    way_out = _decline_row(request, state.token)
+    # the options' buttons leave room for the others (Done, the nav row, Cancel): the rest are typed
+    room = MAX_BUTTONS - len(nav) - len(way_out) - (current.type == "multi_select")
+    if current.type in ("select", "multi_select") and len(current.options) > room:
+        more = ui_text("wizard_more_options", locale, shown=room, total=len(current.options))
+        lines.append(f"<i>{escape(more)}</i>")
+    rows = _step_buttons(current, state, locale, room)
+    return TelegramMessage(
+        _fit("\n".join(lines)), InlineKeyboardMarkup([*rows, *([nav] if nav else []), way_out])
+    )
 
 
 def _go_on_buttons(
@@ -231,7 +235,10 @@ def _go_on_buttons(
     return buttons
 
 
-def _step_buttons(current: FormField, state: WizardState, locale: Any) -> list[list[InlineKeyboardButton]]:
+def _step_buttons(
+    current: FormField, state: WizardState, locale: Any, room: int = MAX_BUTTONS
+) -> list[list[InlineKeyboardButton]]:
+    """The step's own buttons: at most ``room`` options' (the others are typed), Done, Yes / No."""
     labels = [o.label for o in current.options]
     if current.type == "select":
         picked = state.values.get(current.name)
@@ -241,7 +248,7 @@ def _step_buttons(current: FormField, state: WizardState, locale: Any) -> list[l
             )
             for i, o in enumerate(current.options, start=1)
         ]
-        return _rows(buttons, labels)
+        return _rows(buttons[:room], labels)
     if current.type == "multi_select":
         chosen = state.values.get(current.name) or []
         buttons = [
@@ -251,7 +258,7 @@ def _step_buttons(current: FormField, state: WizardState, locale: Any) -> list[l
             for i, o in enumerate(current.options, start=1)
         ]
         finish = _step_button(f"{ui_text('done', locale)} ✔", state, cb.STEP_DONE)
-        return _rows(buttons, labels) + [[finish]]
+        return _rows(buttons[:room], labels) + [[finish]]
     if current.type == "checkbox":
         ticked = state.values.get(current.name)  # the current answer is marked ✓
         return [

@@ -164,6 +164,8 @@ def type_value(state: WizardState, request: HumanInputRequest, text: str) -> Wiz
         return _refuse(state, _required_notice(current, request))
     checked = check_form_values(request, {current.name: text})
     error = checked.errors.get(current.name)
+    if error and current.type == "number" and "," in text:  # "3,5": said how, never guessed
+        error = f"{error} {ui_text('wizard_number_dot', request.locale)}"
     if error:
         return _refuse(state, error)
     # Typed fields keep the text as given (the core types it on submit); choices keep

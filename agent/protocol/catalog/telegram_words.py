@@ -36,4 +36,16 @@ TELEGRAM_WORDS: dict[str, dict[Locale, str]] = {
         "en": "That showed someone else's form: your tap changed nothing. Your own form is shown now.",
         "zh": "刚才显示的是别人的表单：您的点击没有更改任何内容。现在显示的是您自己的表单。",
     },
+    # a form's choice step with more options than a keyboard holds (Telegram: 100 buttons, the way
+    # out included; adapters/telegram/render.py ``render_wizard``): the others are typed
+    "wizard_more_options": {
+        "en": "Buttons show {shown} of the {total} options: type the one you want (its name or number).",
+        "zh": "按钮只显示了 {total} 个选项中的 {shown} 个：请输入您要的选项（名称或编号）。",
+    },
+    # a form's number step refusing a value with a comma ("3,5", adapters/telegram/wizard.py
+    # ``type_value``): said after "Enter a number"; the comma is not guessed to be a decimal point
+    "wizard_number_dot": {
+        "en": "(a number is written with a dot, e.g. 3.5)",
+        "zh": "（小数请用点号书写，例如 3.5）",
+    },
 }

@@ -9,11 +9,11 @@ until ``recover``.
 
 It is strict the way Telegram is (the descriptions are Telegram's own): HTML that does
 not parse, empty text (also empty once its tags are parsed out: ``<blockquote></blockquote>``)
-or over-long text, callback data over 64 bytes, an edit to a message that does not exist or
-to exactly what it shows, a deletion of a message that is gone, a callback query answered
-twice or too late, a chat that blocked or removed the bot (403), a group upgraded to a
-supergroup (400 with ``migrate_to_chat_id``), an unknown ``file_id``, a draft
-(``sendMessageDraft``) outside a private chat.
+or over-long text, callback data over 64 bytes, a keyboard of more than 100 buttons, an edit to
+a message that does not exist (deleted: ``delete``) or to exactly what it shows, a deletion of a
+message that is gone, a callback query answered twice or too late, a chat that blocked or
+removed the bot (403), a group upgraded to a supergroup (400 with ``migrate_to_chat_id``), an
+unknown ``file_id``, a draft (``sendMessageDraft``) outside a private chat.
 
 Ephemeral messages (Bot API 10.2): with ``ephemeral`` on, ``sendMessage`` with
 ``receiver_user_id`` shows the message to that member only (``ephemeral_notes``) and answers it
@@ -317,13 +317,20 @@ class FakeBotApi:
             raise ApiError(400, "Bad Request: message text is empty")
         if len(text) > 4096:  # Telegram counts the text after entity parsing; close enough here
             raise ApiError(400, "Bad Request: message is too long")
-        markup = json.loads(params.get("reply_markup") or "{}")
-        for row in markup.get("inline_keyboard", []):
+        FakeBotApi._check_markup(params)
+        return text
+
+    @staticmethod
+    def _check_markup(params: dict[str, Any]) -> None:
+        """An inline keyboard as Telegram takes it: at most 100 buttons, callback data of 1-64 bytes."""
+        rows = json.loads(params.get("reply_markup") or "{}").get("inline_keyboard", [])
+        if sum(len(row) for row in rows) > 100:
+            raise ApiError(400, "Bad Request: reply markup is too long")
+        for row in rows:
             for button in row:
                 data = button.get("callback_data")
                 if data is not None and not 1 <= len(data.encode()) <= 64:
                     raise ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
-        return text
 
     def _result(self, method: str, params: dict[str, Any]) -> Any:
         if method == "getMe":
@@ -338,6 +345,7 @@ class FakeBotApi:
             return True
         if method == "editMessageReplyMarkup":
             chat_id = self._check_chat(params)
+            self._check_markup(params)
             key = (chat_id, int(params["message_id"]))
             if key not in self.messages:
                 raise ApiError(400, "Bad Request: message to edit not found")
