@@ -20,7 +20,6 @@ from clarigate.agent.events import EventSink, tell
 from clarigate.agent.interrupt_kinds import asking_first
 from clarigate.agent.protocol import HumanInputResponse, detect_locale
 from clarigate.agent.settings import AgentSettings  # the agent's settings live there; named here too
-from clarigate.agent.takeover import TURN_KEY, answer_began, mark_answer
 from clarigate.agent.threads import AgentThreads
 from clarigate.agent.turn_output import TurnOutput, before_turn, pending_messages, turn_output
 from clarigate.agent.who import Speaker, graph_context, with_speaker
@@ -165,6 +164,8 @@ class ClarifyingAgent(AgentThreads):
         config["configurable"].update(with_speaker(speaker))
         config["run_id"] = run_id = uuid.uuid4()  # the root run's id: feedback on the answer names it
         if turn_id:  # its checkpoints name the turn (``takeover.answer_began``)
+            from clarigate.agent.takeover import TURN_KEY  # (the web process never imports it)
+
             config["metadata"][TURN_KEY] = turn_id
         output = await self._answer_or_message(config, text, response, images, turn_id, on_event)
         spent = usage_by_model(usage.usage_metadata)
@@ -363,6 +364,8 @@ class ClarifyingAgent(AgentThreads):
         snapshot = await self._graph.aget_state(config)
         pending = {i.id: i for i in getattr(snapshot, "interrupts", ()) or ()}
         before = list(snapshot.values.get("messages", [])) if snapshot.values else []
+        from clarigate.agent.takeover import answer_began, mark_answer
+
         began = answer_began(snapshot, config) if interrupt_id not in pending else None
         if began is not None:  # decided, then cut off after its run began: its output, never run twice
             return await self._went_on(config, snapshot, began, on_event)
