@@ -9,22 +9,13 @@ question) and is answered in that thread (a reply to the root with ``reply_in_th
 
 from __future__ import annotations
 
-from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, echo
-from clarigate.agent.harness import TurnOutput
+from clarigate.adapters.testing import ScriptedRunner
 
 from .cards import is_interactive, text_of
 from .events import message_event
+from .test_p2p_threads import agent  # asks on "deploy", says what was chosen, echoes the rest
 
 CHAT = "/open-apis/im/v1/messages"
-
-
-def agent(turn: Turn) -> TurnOutput:
-    """Asks on "deploy", says what was chosen, echoes anything else."""
-    if turn.response is not None:
-        return TurnOutput(replies=[f"Going with {turn.response.value}."])
-    if "deploy" in turn.text:
-        return asking(choice_request("Which framework?", ["React", "Vue"]))
-    return echo(turn)
 
 
 def message_showing(bot, words: str) -> str:

@@ -18,6 +18,7 @@ from clarigate.gateway.runtime import repeated
 
 from .conftest import MakeWorld
 from .fake_slack import TEAM_ID
+from .test_unreadable_signatures import COMMAND
 
 FORM = "application/x-www-form-urlencoded"
 SERVER_LOGGER = "clarigate.gateway.web.server"
@@ -78,14 +79,7 @@ async def test_an_event_callback_without_a_text_type_is_400_not_dropped(make_wor
 
 async def test_a_slash_command_without_a_trigger_id_is_400(make_world: MakeWorld):
     world = await make_world()
-    fields = {
-        "team_id": TEAM_ID,
-        "channel_id": "D1",
-        "user_id": "U1",
-        "command": "/clarigate",
-        "text": "status",
-        "response_url": f"https://hooks.slack.com/commands/{TEAM_ID}/1/x",
-    }
+    fields = {name: value for name, value in COMMAND.items() if name != "trigger_id"}
     answer = await world.user.post(urlencode(fields).encode(), FORM)
     assert answer.status_code == 400
     reason = "signed request of the wrong shape: a slash command without a trigger_id"
