@@ -17,7 +17,11 @@ future). What stops a replay inside the window is deduplication: messages by
 The signature covers the raw body (Feishu documents that it can be checked without decrypting), so
 a signed request is checked before its body is opened (``check_signed_before_opening``): a wrong
 ``FEISHU_ENCRYPT_KEY`` then shows as a signature that does not match it (401), not as a body that
-cannot be decrypted. Each refusal's ``reason`` names the setting to check, never its value.
+cannot be decrypted. Each refusal's ``reason`` names the setting to check, never its value. Once
+that signature proved the key, a body that still cannot be opened is of the wrong shape, and is
+refused naming what is wrong with it (``NOT_SEALED`` and the like), not the key; only one the key
+did not sign (unsigned, as the challenge may come, or signed with the Verification Token) may be
+sealed under another key (``CANNOT_OPEN``).
 
 Decrypting is Feishu's documented scheme done with pycryptodome, the library lark-oapi's own
 ``AESCipher`` uses, rather than through the SDK: importing lark-oapi takes seconds of CPU, and
@@ -64,6 +68,11 @@ CANNOT_OPEN = (
     "encrypted body cannot be decrypted with FEISHU_ENCRYPT_KEY: set it to the app's Encrypt Key, "
     "or the request is not from Feishu"
 )
+#: What is wrong with an encrypted body signed with FEISHU_ENCRYPT_KEY (so the key is right).
+ENCRYPT_NOT_STRING = "encrypted body whose `encrypt` is not a string"
+NOT_SEALED = "encrypted body whose `encrypt` is not base64 of AES-256-CBC blocks with PKCS#7 padding"
+CONTENT_NOT_TEXT = "encrypted body whose content is not text (UTF-8)"
+CONTENT_NOT_JSON = "encrypted body whose content is not JSON"
 #: The length of a SHA-1 hex digest: the signature of an old-style card callback.
 SHA1_HEX_LENGTH = 40
 
@@ -76,9 +85,10 @@ class Rejected(BadRequest):
         super().__init__(reason, status=status)
 
 
-def parse_body(body: bytes, encrypt_key: str | None) -> dict[str, Any]:
+def parse_body(body: bytes, encrypt_key: str | None, key_proven: bool = False) -> dict[str, Any]:
     """The event JSON, decrypted when it came as ``{"encrypt": …}``, each lone surrogate made
-    U+FFFD (``surrogates``); 400 when unreadable."""
+    U+FFFD (``surrogates``); 400 when unreadable: ``CANNOT_OPEN`` unless a signature made with the
+    encrypt key was checked (``key_proven``), then what is wrong with the body."""
     try:
         outer = surrogates.loads(body)
     except (ValueError, RecursionError):  # JSON nested past the parser's depth
@@ -90,21 +100,46 @@ def parse_body(body: bytes, encrypt_key: str | None) -> dict[str, Any]:
     if not encrypt_key:
         raise Rejected(400, "encrypted body but FEISHU_ENCRYPT_KEY is not set")
     try:
-        inner = surrogates.loads(decrypt(str(outer["encrypt"]), encrypt_key))
-    except Exception:  # bad base64, padding, UTF-8 or JSON: all mean "not from Feishu with our key"
-        raise Rejected(400, CANNOT_OPEN) from None
+        inner = opened(outer["encrypt"], encrypt_key)
+    except Rejected:
+        if key_proven:
+            raise
+        raise Rejected(400, CANNOT_OPEN) from None  # unsigned: perhaps sealed under another key
     if not isinstance(inner, dict):
         raise Rejected(400, "decrypted body is not a JSON object")
     return inner
 
 
+def opened(encrypted: object, encrypt_key: str) -> Any:
+    """The JSON in an ``encrypt`` field; 400 naming what is wrong with it when it cannot be read."""
+    if not isinstance(encrypted, str):
+        raise Rejected(400, ENCRYPT_NOT_STRING)
+    try:
+        raw = decrypt_bytes(encrypted, encrypt_key)
+    except ValueError:  # base64, IV, block length or padding
+        raise Rejected(400, NOT_SEALED) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Rejected(400, CONTENT_NOT_TEXT) from None
+    try:
+        return surrogates.loads(text)
+    except (ValueError, RecursionError):
+        raise Rejected(400, CONTENT_NOT_JSON) from None
+
+
 def decrypt(encrypted: str, encrypt_key: str) -> str:
+    """An ``encrypt`` field opened (``decrypt_bytes``) as UTF-8 text; ``UnicodeDecodeError`` when not."""
+    return decrypt_bytes(encrypted, encrypt_key).decode("utf-8")
+
+
+def decrypt_bytes(encrypted: str, encrypt_key: str) -> bytes:
     """An ``encrypt`` field opened: base64, then AES-256-CBC under the SHA-256 of the encrypt key,
-    the IV first, PKCS#7 padding; ``ValueError`` (or ``UnicodeDecodeError``) when it is not that."""
+    the IV first, PKCS#7 padding; ``ValueError`` when it is not that."""
     raw = base64.b64decode(encrypted)
     key = hashlib.sha256(encrypt_key.encode("utf-8")).digest()
     cipher = AES.new(key, AES.MODE_CBC, raw[: AES.block_size])
-    return unpad(cipher.decrypt(raw[AES.block_size :]), AES.block_size, style="pkcs7").decode("utf-8")
+    return unpad(cipher.decrypt(raw[AES.block_size :]), AES.block_size, style="pkcs7")
 
 
 def signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) -> str:
@@ -123,20 +158,22 @@ def signature_headers(headers: Any) -> tuple[str, str, str]:
 
 def check_signed_before_opening(
     headers: Any, body: bytes, encrypt_key: str, verification_token: str | None
-) -> None:
+) -> bool:
     """Refuse (401) a request whose ``X-Lark-Signature`` is none Feishu makes with our secrets, before
     its body is decrypted: SHA-256 with the encrypt key (events, callbacks, a signed challenge) or,
     with a verification token, SHA-1 with it (old-style card callbacks, encrypted or not). Which of
-    the two the request had to carry, and how old it may be, is checked once it is opened."""
+    the two the request had to carry, and how old it may be, is checked once it is opened.
+    Whether the encrypt key made it, so that its body was sealed under that key: the one the
+    Verification Token signs could have been sealed under another."""
     timestamp, nonce, given = signature_headers(headers)
     if not (timestamp and given):
         raise Rejected(401, NOT_SIGNED)
     if same_secret(given, signature(timestamp, nonce, encrypt_key, body)):
-        return
+        return True
     if verification_token and same_secret(
         given, legacy_card_signature(timestamp, nonce, verification_token, body)
     ):
-        return
+        return False
     legacy = verification_token and len(given) == SHA1_HEX_LENGTH
     raise Rejected(401, NOT_OUR_TOKEN_SIGNATURE if legacy else NOT_OUR_KEY)
 

@@ -60,7 +60,8 @@ class Refusals:
     @staticmethod
     def answers(refused: Rejected) -> bool:
         """Whether ``refused`` is answered here: a 401, a 403, or a body that cannot be decrypted
-        (unsigned: a signed one is refused for its signature first); other 400s are the server's."""
+        (unsigned, or signed with the token only: one the key signed is of the wrong shape); other
+        400s are the server's."""
         return refused.status in REFUSAL_ANSWERS or refused.reason == CANNOT_OPEN
 
     def answer(self, refused: Rejected) -> JSONResponse:
@@ -109,9 +110,10 @@ def authenticated_payload(
     A 2.0 envelope with no header object or no event type is 400 (``check_envelope``): signed, before
     its token is looked for in the header it lacks.
     """
+    key_proven = False
     if encrypt_key and headers.get("x-lark-signature"):
-        check_signed_before_opening(headers, body, encrypt_key, verification_token)
-    payload = parse_body(body, encrypt_key)
+        key_proven = check_signed_before_opening(headers, body, encrypt_key, verification_token)
+    payload = parse_body(body, encrypt_key, key_proven)  # signed with the key: wrong shape, not key
     if is_legacy_card_callback(payload):
         if verification_token:
             check_legacy_card_signature(headers, body, verification_token)
