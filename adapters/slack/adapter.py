@@ -102,7 +102,7 @@ class SlackAdapter(PlatformAdapter):
         # Unhandled requests reach ``_on_error`` (200 and a count) instead of Bolt's 404.
         self.identity = BotIdentity(token)  # the start's auth.test, for Bolt: none on the ack path
         self.app = build_bolt_app(self.client, secret, self.identity)
-        self.interactions = interactions = ClarificationInteractions(gateway, self.sender)
+        self.interactions = interactions = ClarificationInteractions(gateway, self.sender, self.names.locale)
         self.agent = AgentView(settings, self.sender, interactions.after_the_ack, self.names)
         self.outbound = SlackOutbound(gateway, self.sender, self.live, self.agent)
         self.files = SlackFiles(self.sender, self.outbound.state)
@@ -111,8 +111,8 @@ class SlackAdapter(PlatformAdapter):
         if self.agent.on:  # without the agent view these stay unhandled: 200 and a count
             self.app.event("app_home_opened")(self.agent.on_home_opened)
             self.app.event("app_context_changed")(self.agent.on_context_changed)
-        interactions.listen(self.app)  # a question's buttons, its modals submitted or closed
         self.app.action(FEEDBACK_ACTION)(FeedbackClicks(gateway, self.sender).on_click)  # 👍/👎
+        interactions.listen(self.app)  # a question's buttons, its modals, then any other click
         # Any command name: operators may rename /clarigate in the manifest.
         self.app.command(re.compile(".*"))(self._on_command)
         self.app.error(self._on_error)
@@ -235,11 +235,12 @@ class SlackAdapter(PlatformAdapter):
         self, error: Exception, body: dict[str, Any], request: AsyncBoltRequest
     ) -> BoltResponse | None:
         """Requests no listener wants get 200 (logged at debug, counted). A payload Bolt chokes
-        on while routing it is a bad request (400); a listener's own failure keeps Bolt's 500, so
-        Slack redelivers and the dedupe keeps it to one run. Over HTTP both are left for the
-        endpoint to raise (the server logs them once: a line, or the traceback); in Socket Mode
-        they are logged here: the store unreachable as one line per outage (the envelope stays
-        unacknowledged, so Slack sends the event again), anything else with its traceback."""
+        on while routing it is a bad request (400; in Socket Mode acknowledged with a warning, as
+        it would only come again); a listener's own failure keeps Bolt's 500, so Slack redelivers
+        and the dedupe keeps it to one run. Over HTTP both are left for the endpoint to raise (the
+        server logs them once: a line, or the traceback); in Socket Mode a failure is logged here:
+        the store unreachable as one line per outage (the envelope stays unacknowledged, so
+        Slack sends the event again), anything else with its traceback."""
         if isinstance(error, BoltUnhandledRequestError):
             kind = request_kind(body)
             log.debug("slack: %s acknowledged, nothing to do", kind)
@@ -250,8 +251,9 @@ class SlackAdapter(PlatformAdapter):
             failure = cannot_route(body, error)
         if request.mode == "http":
             request.context[FAILURE] = failure
-        elif isinstance(failure, BadRequest):
-            log.warning("slack: %s", failure.reason)
+        elif isinstance(failure, BadRequest):  # acknowledged: unacked, Slack would only send it again
+            log.warning("slack: %s, acknowledged", failure.reason)
+            return BoltResponse(status=200, body="")
         elif self.outage.met(f"slack: a {request_kind(body)} envelope left unacknowledged", failure):
             return not_acked()  # Bolt's own line for it is left out (``socket_mode``)
         else:

@@ -4,8 +4,10 @@ A click on an option answers at once; Cancel / Skip declines the question; "Othe
 and "Fill in" open a modal inside the trigger's 3 seconds (after checking the person
 may answer), once and without retries: when Slack does not open it, the person is told
 privately and offered the typed route. Accepted answers update the original message;
-every refusal is shown to that person only. The "Other…" modal closed unsubmitted
-(``view_closed``) ends the person's typed-answer window: their next message is a new one.
+every refusal is shown to that person only, as is a click on a control clarigate never made
+(a button from an older deploy, a garbled one), for which nothing runs. The "Other…" modal
+closed unsubmitted (``view_closed``) ends the person's typed-answer window: their next
+message is a new one.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort
 from clarigate.gateway.flow.answering import end_typed_answer
+from clarigate.gateway.flow.notices import language_hint
 
 from .modals import (
     FORM_CALLBACK,
@@ -46,7 +49,7 @@ from .modals import (
     render_other_modal,
     undecided,
 )
-from .receive import interaction_id, interaction_sender
+from .receive import count_ignored, interaction_id, interaction_sender
 from .render import (
     ACTION_PREFIX,
     answered_mrkdwn,
@@ -129,16 +132,24 @@ def _blank_other(view: PendingView, answer: InboundAnswer) -> dict[str, str]:
 class ClarificationInteractions:
     """Bolt listeners for ``block_actions``, ``view_submission`` and ``view_closed`` on clarifications."""
 
-    def __init__(self, gateway: GatewayPort, sender: SlackSender) -> None:
+    def __init__(
+        self,
+        gateway: GatewayPort,
+        sender: SlackSender,
+        language: Callable[[str], Awaitable[str | None]] | None = None,
+    ) -> None:
         self.gateway = gateway
         self.sender = sender
+        self.language = language  # a person's Slack language (``PeopleBook.locale``), after the ack
         self._after_ack: set[asyncio.Task[None]] = set()
 
     def listen(self, app: AsyncApp) -> None:
         """Take the clicks on a clarification's buttons, its modals' submits, and the "Other…"
-        modal closed unsubmitted (Bolt's ``view`` matches a submit only, unless told the type)."""
+        modal closed unsubmitted (Bolt's ``view`` matches a submit only, unless told the type), and
+        any other click: registered after every other action listener (Bolt runs the first match)."""
         ours = re.compile("^" + re.escape(ACTION_PREFIX))
         app.action(ours)(self.on_action)
+        app.action({"type": "block_actions", "action_id": re.compile("")})(self.on_unknown)
         app.view(ours)(self.on_submission)
         app.view({"type": "view_closed", "callback_id": OTHER_CALLBACK})(self.on_closed)
 
@@ -169,6 +180,7 @@ class ClarificationInteractions:
         await ack()
         parsed = parse_button_value(_clicked_value((body.get("actions") or [{}])[0]))
         if parsed is None:
+            self._unknown(body)
             return
         token, action = parsed
         click = _click_of(body, token)
@@ -184,6 +196,27 @@ class ClarificationInteractions:
             return
         outcome = await self.gateway.submit_answer(answer)
         await self._after(outcome, view, click.channel, click.message_ts, click.person, click.thread_ts)
+
+    async def on_unknown(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """A click on a control clarigate never made (``_unknown``)."""
+        await ack()
+        self._unknown(body)
+
+    def _unknown(self, body: dict[str, Any]) -> None:
+        """A click clarigate cannot read (a button from an older deploy, a garbled one): nothing
+        runs; a debug line and a count, and the person is told privately, in their Slack language,
+        that the question is gone (asked after the ack). Slack sends each click once: one note."""
+        action = (body.get("actions") or [{}])[0]
+        log.debug("slack: block_actions on a control clarigate did not make (%.60r)", action.get("action_id"))
+        count_ignored("block_actions")  # acknowledged without work, as a request no listener wants
+        self.after_the_ack(self._expired(_click_of(body, "")))
+
+    async def _expired(self, click: _Click) -> None:
+        if not click.channel:  # a control in a view (no channel to show a note in)
+            return
+        language = await self.language(click.person.user_id) if self.language else None
+        text = notice_mrkdwn(ui_text("expired", language_hint(language) or "en"), None, None)
+        await self.sender.ephemeral(click.channel, click.person.user_id, text, click.thread_ts)
 
     async def _offer_modal(self, action: str, click: _Click, view: PendingView, trigger_id: str) -> None:
         """ "Other…" or "Fill in": the modal, for someone who may answer (a refusal is told privately)."""

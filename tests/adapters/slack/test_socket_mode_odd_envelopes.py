@@ -113,3 +113,32 @@ async def test_a_socket_mode_payload_of_the_wrong_shape_is_acked_with_one_warnin
     [line] = warnings_of_the_adapter(caplog)
     assert "wrong shape" in line and reason in line
     assert runner.calls == [] and fake_slack.of("chat.postMessage") == []
+
+
+async def test_a_socket_mode_payload_bolt_cannot_route_is_acked_with_one_warning(
+    fake_slack: FakeSlack,
+    socket_gateway: tuple[Gateway, ScriptedRunner],
+    caplog: pytest.LogCaptureFixture,
+):
+    """Past the shape check, Bolt's own matchers choke on it (a legacy attachment action whose
+    ``callback_id`` is not text: the action matcher searches it with a pattern): a bad request,
+    which over HTTP is a 400; over Socket Mode it is acknowledged, so Slack does not send it again."""
+    gateway, runner = socket_gateway
+    payload = {
+        "type": "interactive_message",
+        "callback_id": 7,
+        "user": {"id": "U7", "name": "u7"},
+        "team": {"id": TEAM_ID, "domain": "test"},
+        "channel": {"id": "D7", "name": "directmessage"},
+        "actions": [{"name": "go", "type": "button", "value": "go"}],
+        "action_ts": "1.000002",
+        "message_ts": "1.000001",
+        "trigger_id": "1.2.3",
+    }
+    with caplog.at_level(logging.INFO):
+        await fake_slack.push(payload, envelope_id="env-choke", kind="interactive")
+        await fake_slack.wait_for_socket(lambda fake: acked(fake, "env-choke"))
+        await gateway.drain(timeout=10)
+    [line] = warnings_of_the_adapter(caplog)
+    assert "Bolt cannot route" in line and "acknowledged" in line
+    assert runner.calls == [] and fake_slack.of("chat.postMessage") == []
