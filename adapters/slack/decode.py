@@ -25,7 +25,9 @@ _ENTITY = re.compile(r"&(amp|lt|gt);")
 _ENTITIES = {"amp": "&", "lt": "<", "gt": ">"}
 _USER_IDS = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:(//)?", re.IGNORECASE)
-_DECODED_MENTION = re.compile(r"@([UW][A-Z0-9]+)(?![A-Za-z0-9])")
+_DECODED_MENTION = re.compile(r"(?:@([UW][A-Z0-9]+)|#([CG][A-Z0-9]+))(?![A-Za-z0-9])")
+#: A channel mention Slack sent with no name (``<#C123|>``, ``<#C123>``): named by ``conversations.info``.
+_BARE_CHANNEL = re.compile(r"<#([CG][A-Z0-9]+)\|?>")
 #: Slack's special mentions: a broadcast (``<!here>``, ``<!channel>``, ``<!everyone>``, a label
 #: after ``|`` in older messages) or a user group (``<!subteam^S123|@oncall>``); not ``<!date^…>``.
 _GROUP_MENTION = re.compile(r"<!(?:here|channel|everyone|subteam\^[A-Z0-9]+)(?:\|[^>]*)?>")
@@ -47,12 +49,22 @@ def mentions_a_group(text: str) -> bool:
     return _GROUP_MENTION.search(text) is not None
 
 
+def unlabeled_channel_ids(text: str) -> list[str]:
+    """The channels Slack text mentions without their name (``<#C123|>``), each once."""
+    return list(dict.fromkeys(_BARE_CHANNEL.findall(text)))
+
+
 def name_mentions(decoded: str, names: Mapping[str, str]) -> str:
-    """Decoded text with ``@U123`` (a mention decoded before its name was known) as ``@name``
-    for the ids in ``names``."""
+    """Decoded text with ``@U123`` and ``#C123`` (mentions decoded before their names were known)
+    as ``@name`` and ``#name`` for the ids in ``names`` (people's and channels' ids differ)."""
     if not names:
         return decoded
-    return _DECODED_MENTION.sub(lambda m: f"@{names.get(m.group(1), m.group(1))}", decoded)
+
+    def named(m: re.Match[str]) -> str:
+        sign, key = ("@", m.group(1)) if m.group(1) else ("#", m.group(2))
+        return sign + names.get(key, key)
+
+    return _DECODED_MENTION.sub(named, decoded)
 
 
 def _link(target: str, label: str | None) -> str:
@@ -75,8 +87,8 @@ def _control(inner: str, names: Mapping[str, str]) -> str:
         user = target[1:]
         name = names.get(user) or (unescape(named).lstrip("@") if named else user)
         return f"@{name}"
-    if target.startswith("#"):
-        return f"#{unescape(named) if named else target[1:]}"
+    if target.startswith("#"):  # no name: one looked up (``names``), else the id
+        return f"#{unescape(named) if named else names.get(target[1:], target[1:])}"
     if target.startswith("!"):
         special = target[1:]
         if named:  # <!subteam^S1|@team>, <!date^…|fallback>
@@ -89,7 +101,8 @@ def decode_text(text: str, names: Mapping[str, str] | None = None) -> str:
     """Slack message text as plain text: entities decoded, links and mentions spelled out.
 
     ``names`` maps user ids to the names to show (``@name``); an unknown user keeps the
-    name Slack gave in ``<@U1|name>``, else the id (``@U123``), which is stable.
+    name Slack gave in ``<@U1|name>``, else the id (``@U123``), which is stable. A channel
+    Slack sent without its name (``<#C1|>``) is named from ``names`` too, else its id (``#C1``).
     """
     known = names or {}
     out: list[str] = []

@@ -15,7 +15,10 @@ instead of asking again. A language (``locale``) is asked for beside an ack: on 
 short-timeout client, and never waited for longer than that client's timeout, even when a
 name's lookup (on the keep-alive client) is the one under way. Without the ``users:read``
 scope one warning says so and no one is asked for an hour; a person not had stays unnamed and
-in English.
+in English. A channel Slack mentions without its name (``<#C123|>``) is named the same way, in
+the same book and budget, by ``conversations.info`` (``channels:read``; ``groups:read`` for a
+private channel); without the scope, or for a channel the bot may not see, it stays ``#C123``
+for an hour (said once, at info).
 """
 
 from __future__ import annotations
@@ -40,17 +43,26 @@ MAX_NAMES = 5000
 LOOKUP_BUDGET_SECONDS = 0.8
 BOT_NAME_BUDGET_SECONDS = 5.0  # the bot's own name, asked at start
 SCOPE = "users:read"  # what users.info needs
+CHANNEL_SCOPES = "channels:read (groups:read for private channels)"  # what conversations.info needs
 UNKNOWN = UserInfo(None, None)
 
 Lookup = Callable[..., Awaitable[UserInfo]]  # (user id, *, ack_path) -> one users.info
 
 
-class PeopleBook:
-    """User id -> name and language, from ``lookup`` (``SlackSender.user_info``), cached with an
-    expiry; one lookup per person at a time, whoever asks."""
+def is_channel(key: str) -> bool:
+    """Whether a mentioned id is a channel's (``C…``, ``G…``), not a person's (``U…``, ``W…``)."""
+    return key[:1] in ("C", "G")
 
-    def __init__(self, lookup: Lookup) -> None:
+
+class PeopleBook:
+    """User id -> name and language, from ``lookup`` (``SlackSender.user_info``), and channel id
+    -> name, from ``channel_lookup`` (``SlackSender.channel_info``), cached with an expiry; one
+    lookup per id at a time, whoever asks."""
+
+    def __init__(self, lookup: Lookup, channel_lookup: Lookup | None = None) -> None:
         self.lookup = lookup
+        self.channel_lookup = channel_lookup
+        self._channels_told = False
         self._people: OrderedDict[str, tuple[UserInfo, float]] = OrderedDict()
         self._asking: dict[str, asyncio.Task[None]] = {}  # one lookup per person at a time
         self._off_until = 0.0  # no lookups before this (monotonic): the scope is missing
@@ -61,16 +73,22 @@ class PeopleBook:
         return entry[0] if entry is not None and entry[1] > now else None
 
     async def _fetch(self, user_id: str, ack_path: bool) -> None:
+        channel = is_channel(user_id)
+        lookup = self.channel_lookup if channel else self.lookup
+        if lookup is None:
+            return
         try:
-            info = await self.lookup(user_id, ack_path=ack_path)
+            info = await lookup(user_id, ack_path=ack_path)
         except DeliveryFailed as error:
             log.debug("slack: nothing of %s: %s", user_id, error.code)
-            if error.code == "missing_scope":
+            if error.code == "missing_scope" and not channel:
                 self._scope_missing()
                 return
-            if not error.permanent:
+            if error.code == "missing_scope":
+                self._channel_scope_missing()  # that channel only: the other scope may be granted
+            elif not error.permanent:
                 return  # a timeout, … (the ack path's short one too): the next caller asks again
-            info = UNKNOWN  # user_not_found, …: asking again within the hour is no use
+            info = UNKNOWN  # user_not_found, channel_not_found, …: no use asking within the hour
         except Exception as error:  # noqa: BLE001 - a nicety: the id and English stand in for it
             log.debug("slack: nothing of %s: %s", user_id, type(error).__name__)
             return
@@ -85,6 +103,12 @@ class PeopleBook:
         if not self._warned:
             self._warned = True
             log.warning("slack: grant the %s scope to show people's names, not user ids", SCOPE)
+
+    def _channel_scope_missing(self) -> None:
+        """Slack says the app may not read a channel: said once a process (the id stands in)."""
+        if not self._channels_told:
+            self._channels_told = True
+            log.info("slack: grant %s to show channels' names, not channel ids", CHANNEL_SCOPES)
 
     def _ask(self, user_id: str, ack_path: bool = False) -> asyncio.Task[None]:
         task = self._asking.get(user_id)
@@ -105,10 +129,12 @@ class PeopleBook:
         return info.locale if info is not None else None
 
     async def names(self, user_ids: list[str], budget: float = LOOKUP_BUDGET_SECONDS) -> dict[str, str]:
-        """The names known for ``user_ids`` after at most ``budget`` seconds of asking."""
+        """The names known for ``user_ids`` (channel ids too) after at most ``budget`` seconds of asking."""
         now = time.monotonic()
         missing = [u for u in dict.fromkeys(user_ids) if u and self._cached(u, now) is None]
-        if missing and self._off_until <= now:
+        if self._off_until > now:  # users:read missing: channels are still asked for
+            missing = [u for u in missing if is_channel(u)]
+        if missing:
             # not cancelled at the budget's end: a late answer is kept for the next message
             await asyncio.wait([self._ask(u) for u in missing], timeout=budget)
         return self.known(user_ids)
@@ -126,7 +152,7 @@ class PeopleBook:
 
 
 async def named(book: PeopleBook, message: InboundMessage) -> InboundMessage:
-    """``message`` with its sender's display name and its ``@U123`` mentions (in its text and in
+    """``message`` with its sender's display name and its ``@U123`` and ``#C123`` mentions (in its text and in
     the messages shared into it) named, and a command (``/help``, ``@clarigate status``) with its
     sender's Slack language (``InboundMessage.language``, which the core answers a command in when
     its words, the open question and the person's last request say nothing; one ``users.info``

@@ -298,6 +298,14 @@ class SlackSender:
         locale = user.get("locale")
         return UserInfo(name, locale if isinstance(locale, str) else None)
 
+    async def channel_info(self, channel_id: str, *, ack_path: bool = False) -> UserInfo:
+        """A channel's name from one ``conversations.info`` (needs ``channels:read``, and
+        ``groups:read`` for a private channel; form-encoded), as a ``UserInfo`` with no language,
+        without retries. Asked through ``names.PeopleBook``, which keeps it with people's names."""
+        data = await self._call("conversations.info", ack_path=ack_path, form=True, channel=channel_id)
+        name = (data.get("channel") or {}).get("name")
+        return UserInfo(name.strip() if isinstance(name, str) and name.strip() else None, None)
+
     async def file_info(self, file_id: str) -> dict[str, Any]:
         """``files.info``: a file's object (name, type, size, download URL), e.g. a Slack Connect
         file an event names by id only (``file_access: check_file_info``)."""

@@ -108,9 +108,9 @@ class InboundMessage(BaseModel):
     # Slack user's locale): ``zh-hans``, ``en-US``… Only the core's own words (help, status)
     # use it, and only when the text itself gives no sign of a language.
     language: str | None = None
-    # People mentioned in ``text`` as ``@<user id>`` whose names the adapter asks for after the
-    # ack (``PlatformAdapter.complete_message``, where the job runs): never a platform call on
-    # the ack path. Slack's; others leave it empty.
+    # People and channels mentioned in ``text`` as ``@<user id>`` / ``#<channel id>`` whose names
+    # the adapter asks for after the ack (``PlatformAdapter.complete_message``, where the job
+    # runs): never a platform call on the ack path. Slack's; others leave it empty.
     unnamed_mentions: tuple[str, ...] = ()
     # The platform will not deliver this message again if it is refused now (Slack's third and
     # last retry of an event): met by a store outage, the core keeps it on disk (``flow.kept``)

@@ -46,7 +46,7 @@ TEAM_ID = "T0TEAM"
 BOT_USER_ID = "U0BOT"
 APP_TOKEN = "xapp-test-token"
 #: Methods whose arguments Slack reads from a form or the query only (their pages' content types)
-FORM_ONLY = {"files.info", "users.info"}
+FORM_ONLY = {"files.info", "users.info", "conversations.info"}
 SIGN_IN_PAGE = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>"
 
 
@@ -74,6 +74,7 @@ class FakeSlack(StreamMethods):
     held: dict[str, asyncio.Event] = field(default_factory=dict)  # method -> answered once set
     refusals: list[tuple[str, set[str] | None]] = field(default_factory=list)  # (error, methods)
     users: dict[str, dict[str, Any]] = field(default_factory=dict)  # user id -> users.info "user"
+    channels: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> conversations.info "channel"
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (bytes, content type)
     triggers_expired: bool = False  # every views.open answers expired_trigger_id
     broken: dict[str, str] = field(default_factory=dict)  # method -> the error it answers every time
@@ -133,6 +134,11 @@ class FakeSlack(StreamMethods):
             "is_bot": False,
             "profile": {"display_name": display_name, "real_name": real_name},
         }
+
+    def add_channel(self, channel_id: str, name: str, *, private: bool = False) -> None:
+        """A channel ``conversations.info`` knows, shaped as Slack's conversation object."""
+        kind = {"is_channel": not private, "is_group": private, "is_private": private, "is_im": False}
+        self.channels[channel_id] = {"id": channel_id, "name": name, **kind, "is_archived": False}
 
     def bot_user(self) -> dict[str, Any]:
         """The bot user as ``users.info`` shows it: its username (``name``, what auth.test calls
@@ -430,6 +436,8 @@ class FakeSlack(StreamMethods):
             if user and str(params.get("include_locale")).lower() not in ("true", "1"):
                 user = {k: v for k, v in user.items() if k != "locale"}  # only asked for, as Slack does
             return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
+        if method == "conversations.info":  # https://api.slack.com/methods/conversations.info
+            return self._conversation(str(params.get("channel")))
         if method in STREAM_METHODS:
             return self._answer_stream(method, params)
         if method in ASSISTANT_METHODS:
@@ -439,6 +447,14 @@ class FakeSlack(StreamMethods):
         if method == "chat.delete":
             self.streams.pop(str(params.get("ts")), None)  # a deleted stream takes nothing more
         return self._answer_ok(method, params)
+
+    def _conversation(self, channel_id: str) -> dict[str, Any]:
+        """``conversations.info``: ``channels:read`` for a public channel, ``groups:read`` a private one."""
+        channel = self.channels.get(channel_id)
+        needed = "groups:read" if channel and channel["is_private"] else "channels:read"
+        if needed in self.missing_scopes:
+            return {"ok": False, "error": "missing_scope", "needed": needed, "provided": "chat:write"}
+        return {"ok": True, "channel": channel} if channel else {"ok": False, "error": "channel_not_found"}
 
     def _answer_ok(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":

@@ -142,3 +142,49 @@ async def test_names_are_asked_for_after_the_ack(make_world: MakeWorld):
 
     assert [c.text for c in runner.calls] == ["ask @Alice"]  # the agent reads the name all the same
     assert sorted(world.fake.people_asked()) == ["U0ALICE", "U1"]  # and who wrote it
+
+
+async def test_a_channel_sent_without_its_name_is_named_once_after_the_ack(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    world.fake.add_channel("C0123ABC", "general")
+
+    await world.user.dm("post it in <#C0123ABC|>")  # as Slack now sends a channel mention
+    await world.settle()
+    await world.user.dm("and <#C0123ABC> too")  # no label at all
+    await world.settle()
+
+    assert [c.text for c in runner.calls] == ["post it in #general", "and #general too"]
+    assert len(world.fake.attempts("conversations.info")) == 1  # the second is named from the cache
+
+
+async def test_without_channels_read_the_channel_id_stands_and_the_reply_comes(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    world.fake.add_channel("C0123ABC", "general")
+    world.fake.missing_scopes.add("channels:read")  # the app was installed before it asked for it
+
+    await world.user.dm("post it in <#C0123ABC|>")
+    await world.settle()
+
+    assert [c.text for c in runner.calls] == ["post it in #C0123ABC"]
+    assert world.fake.posted()["text"]  # the reply comes all the same
+
+
+async def test_a_private_channel_without_groups_read_keeps_its_id_a_public_one_is_named(
+    make_world: MakeWorld,
+):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    world.fake.add_channel("C0123ABC", "general")
+    world.fake.add_channel("G0SECRET1", "plans", private=True)
+    world.fake.missing_scopes.add("groups:read")
+
+    await world.user.dm("from <#G0SECRET1|> to <#C0123ABC|>")
+    await world.settle()
+
+    assert [c.text for c in runner.calls] == ["from #G0SECRET1 to #general"]
+
+
+def test_a_channel_without_its_name_is_named_from_the_names_given():
+    assert decode_text("in <#C02|> and <#C03>", {"C02": "ops"}) == "in #ops and #C03"

@@ -65,6 +65,8 @@ SCOPE_USES = {
     "mpim:history": "message.mpim",
     "commands": "/clarigate",
     "users:read": "users.info",
+    "channels:read": "conversations.info",
+    "groups:read": "conversations.info",
     "files:read": "url_private_download, files.info",
     "files:write": "files.getUploadURLExternal, files.completeUploadExternal",
 }
