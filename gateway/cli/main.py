@@ -109,11 +109,12 @@ def port_from_environment(args: argparse.Namespace) -> bool:
     return True
 
 
-def say_failure(args: argparse.Namespace, message: str) -> None:
+def say_failure(args: argparse.Namespace, message: str, asked: str | None = None) -> None:
     """A start refused before the configuration is read, in one line on stderr: ``clarigate: …``,
     or for a ``serve`` that logs JSON (``--log-format``, else $CLARIGATE_LOG_FORMAT: the image's
-    default) a JSON log line like every other, so that a log pipeline can read it."""
-    chosen = getattr(args, "log_format", None) or os.environ.get("CLARIGATE_LOG_FORMAT", "")
+    default, else ``asked``: the YAML's log_format, read even when the rest does not validate) a
+    JSON log line like every other, so that a log pipeline can read it."""
+    chosen = getattr(args, "log_format", None) or os.environ.get("CLARIGATE_LOG_FORMAT") or asked or ""
     if args.command != "serve" or chosen.strip().lower() != "json":
         print(f"clarigate: {message}", file=sys.stderr)
         return
@@ -125,7 +126,7 @@ def say_failure(args: argparse.Namespace, message: str) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from clarigate.gateway.boundary.registry import token_shapes
-    from clarigate.gateway.runtime.config import load_config
+    from clarigate.gateway.runtime.config import ConfigError, load_config
     from clarigate.gateway.runtime.logs import (
         level_from,
         register_secrets,
@@ -142,8 +143,8 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     try:
         config = load_config(args.config)
-    except ValueError as exc:
-        say_failure(args, str(exc))
+    except ValueError as exc:  # a ConfigError, with the YAML's log_format when it could be read
+        say_failure(args, str(exc), exc.log_format if isinstance(exc, ConfigError) else None)
         return 2
     register_secrets(config.secret_values())
     register_token_shapes(token_shapes(config.extra_adapters))

@@ -232,27 +232,49 @@ class GatewayConfig(BaseSettings):
         return AgentSettings(**dict(options or self.agent), data_dir=self.data_dir)
 
 
+class ConfigError(ValueError):
+    """A configuration that does not load, with the ``log_format`` the YAML asks for (``json``,
+    ``text``; None when it does not say) so that the line saying so can be written in it."""
+
+    def __init__(self, message: str, log_format: str | None = None) -> None:
+        super().__init__(message)
+        self.log_format = log_format
+
+
 def load_config(path: str | Path | None = None) -> GatewayConfig:
     """Load the bot's YAML (``path`` or ``CLARIGATE_CONFIG``) under the environment.
 
     Secrets found in the YAML are ignored (with a warning): they come from the environment only.
-    Raises ``ValueError`` with a readable message when the file or a value is wrong, when the file
-    names a setting that does not exist or a ``CLARIGATE_*`` variable names no setting (a typo in
-    ``allowed_users`` must not open the bot to everyone).
+    Raises ``ConfigError`` (a ``ValueError``) with a readable message when the file or a value is
+    wrong, when the file names a setting that does not exist or a ``CLARIGATE_*`` variable names no
+    setting (a typo in ``allowed_users`` must not open the bot to everyone).
     """
     path = path or os.environ.get("CLARIGATE_CONFIG") or None
-    data: dict[str, Any] = {}
-    warnings: list[str] = []
-    if path:
-        try:
-            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ValueError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
-        except yaml.YAMLError as exc:
-            raise ValueError(f"config file {path} is not valid YAML: {exc}") from exc
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ValueError(f"config file {path} must be a mapping of settings, not {type(loaded).__name__}")
-        data = loaded or {}
+    data = _read_yaml(path) if path else {}
+    # the file's log_format, read from the mapping as written: the rest may not validate (a file
+    # that does not even parse cannot say, ``_read_yaml``'s error carries none: text then)
+    asked = data.get("log_format")
+    try:
+        return _validated(data)
+    except ValueError as exc:
+        raise ConfigError(str(exc), asked.strip().lower() if isinstance(asked, str) else None) from exc
+
+
+def _read_yaml(path: str | Path) -> dict[str, Any]:
+    """The bot's YAML file as a mapping (empty when the file is)."""
+    try:
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+    if loaded is not None and not isinstance(loaded, dict):
+        raise ConfigError(f"config file {path} must be a mapping of settings, not {type(loaded).__name__}")
+    return loaded or {}
+
+
+def _validated(data: dict[str, Any]) -> GatewayConfig:
+    """``GatewayConfig`` from the YAML's mapping under the environment."""
     try:
         known = registry.platforms(sections.extra_paths(data))
     except ValueError as exc:  # a platform that cannot be loaded: the bot does not start
