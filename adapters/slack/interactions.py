@@ -88,11 +88,14 @@ class _Click:
 def _click_of(body: dict[str, Any], token: str) -> _Click:
     """Where a ``block_actions`` click happened (the container names the message; the message
     itself is the fallback)."""
-    container, message = body.get("container") or {}, body.get("message") or {}
+    # (a part of another shape, as a forged or garbled click may hold, is taken as absent)
+    container, message, channel = (
+        part if isinstance(part := body.get(key), dict) else {} for key in ("container", "message", "channel")
+    )
     return _Click(
         token=token,
         person=interaction_sender(body),
-        channel=(body.get("channel") or {}).get("id") or container.get("channel_id"),
+        channel=channel.get("id") or container.get("channel_id"),
         message_ts=container.get("message_ts") or message.get("ts"),
         thread_ts=message.get("thread_ts"),
     )
