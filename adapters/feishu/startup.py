@@ -18,9 +18,13 @@ transient) does not leave the bot without an identity for good: it is asked agai
 background, with backoff (``IDENTITY_RETRIES``), for as long as it takes, ``/readyz`` saying why
 it is still starting. Meanwhile the identity an earlier start kept in the store is used
 (``identity.KeptIdentity``: read at once, long before Feishu's first answer; what Feishu tells
-replaces it, and is kept). With none kept, a group message mentioning someone is not taken but
-left for Feishu to push again (``identity.IdentityUnknown``): which mention is the bot's cannot
-be told, and answering an "@所有人" announcement, or a member talking to another, would be worse.
+replaces it, and is kept), and Feishu works: ``/readyz`` says it is ``"degraded (…)"``, which keeps
+even a replica serving Feishu alone in rotation (webhooks and the long connection's events are
+taken, and replies wait for Feishu's API within their delivery budget). With none kept, a group
+message mentioning someone is not taken but left for Feishu to push again
+(``identity.IdentityUnknown``): which mention is the bot's cannot be told, and answering an
+"@所有人" announcement, or a member talking to another, would be worse; ``/readyz`` says Feishu
+is still starting (a replica serving it alone is not ready until it knows who it is).
 
 A refusal (what ``open_api`` classifies as permanent: the tenant-token endpoint refusing the app's
 credentials, codes 10003 and 10014; ``bot/v3/info`` answering a 4xx or a code other than a rate
@@ -63,7 +67,8 @@ RECALL_SECONDS = 2.0
 STARTING = "starting"
 ASKING_AGAIN = "starting (the bot's identity is not known yet: Feishu's bot/v3/info failed, asked again)"
 KEPT_MEANWHILE = (
-    "starting (Feishu's bot/v3/info failed, asked again; the bot's identity kept from before is used)"
+    "degraded (Feishu's open API does not answer: bot/v3/info failed, asked again; "
+    "the bot's identity kept from before is used)"
 )
 REFUSED = "failed (Feishu refused {what}; asked again every {every})"
 NO_CLIENT = "failed (the Feishu open API client could not be made: see the log)"

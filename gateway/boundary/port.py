@@ -177,8 +177,9 @@ class PlatformAdapter(ABC):
         is made again), or ``"failed (why)"`` when it cannot be done for now (the platform's
         credentials refused: the adapter may check again in the background). Either way
         ``/readyz`` stays 200 while another configured platform works (see
-        ``gateway.web.readiness``); webhooks are taken all the same. None once done, and by
-        default."""
+        ``gateway.web.readiness``); webhooks are taken all the same. ``"degraded (why)"``: it
+        works, although part of it does not answer (named, the replica ready on it alone). None
+        once done, and by default."""
         return None
 
     async def start_receiving(self) -> None:  # noqa: B027 (optional hook: webhooks need none)

@@ -8,8 +8,11 @@ credentials) does not take a replica out of rotation while another one works: th
 and names it under what it says (``{"status": "ready", "starting": {"feishu": "starting (…)"}}``,
 ``{"status": "ready", "failed": {"feishu": "failed (…)"}}``), so the other platforms' webhooks keep
 reaching the replica. When no configured platform works, the replica is not ready (503), as for
-any dependency. The rule is the same for every platform and every process (``set_aside``): a
-worker process answers the web process with it too.
+any dependency. A platform that works although part of it does not answer (``"degraded (why)"``:
+Feishu's open API down at start, the bot's identity kept from before used meanwhile) counts as
+working: it alone keeps the replica ready, named under ``degraded``. The rule is the same for
+every platform and every process (``set_aside``): a worker process answers the web process with
+it too.
 """
 
 from __future__ import annotations
@@ -31,9 +34,11 @@ log = logging.getLogger("clarigate.gateway.web.server")  # where these lines hav
 #: How long ``/readyz`` waits for each dependency before calling it down (see ``CHECK_SECONDS``).
 READY_TIMEOUT = CHECK_SECONDS
 #: How ``PlatformAdapter.still_starting`` begins what it says for a platform that cannot work for
-#: now (any other answer but None: it is still starting); the keys of a ready answer naming them.
+#: now (any other answer but None: it is still starting), or works with part of it not answering;
+#: the keys of a ready answer naming them.
 FAILED = "failed"
 STARTING = "starting"
+DEGRADED = "degraded"
 
 
 def readyz(gateway: Gateway, worker: WorkerGroup | None) -> Callable[[Request], Awaitable[Response]]:
@@ -61,17 +66,21 @@ def readyz(gateway: Gateway, worker: WorkerGroup | None) -> Callable[[Request], 
 
 def set_aside(gateway: Gateway, own: Mapping[str, str]) -> dict[str, str]:
     """The configured platforms that do not work (still starting, or failed for now) while another
-    one works: named in a ready answer instead of failing it. None when no platform works."""
+    one works, and those degraded (working): named in a ready answer instead of failing it. None
+    when no platform works."""
     platforms = [adapter.platform for adapter in gateway.adapters]
     idle = {name: own[name] for name in platforms if name in own}
-    return idle if len(idle) < len(platforms) else {}
+    working = [name for name in platforms if name not in idle or idle[name].startswith(DEGRADED)]
+    return idle if working else {}
 
 
 def by_state(aside: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    """The platforms set aside as a ready answer names them: under ``failed`` or ``starting``."""
+    """The platforms set aside as a ready answer names them: under ``failed``, ``degraded`` or
+    ``starting``."""
     named: dict[str, dict[str, str]] = {}
     for name, why in aside.items():
-        named.setdefault(FAILED if why.startswith(FAILED) else STARTING, {})[name] = why
+        state = next((word for word in (FAILED, DEGRADED) if why.startswith(word)), STARTING)
+        named.setdefault(state, {})[name] = why
     return named
 
 

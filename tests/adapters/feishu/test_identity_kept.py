@@ -110,8 +110,8 @@ async def test_a_restart_while_feishu_withholds_the_identity_uses_the_one_kept_b
     with caplog.at_level(logging.INFO, logger="clarigate.adapters.feishu"):
         again = await start(prefix, settings)
         await asyncio.sleep(0.3)  # asked again meanwhile
-    said = (await again.http.get("/readyz")).json()["failed"]["feishu"]
-    assert said.startswith("starting (Feishu's bot/v3/info failed, asked again;") and "kept" in said, said
+    said = (await again.http.get("/readyz")).json()["degraded"]["feishu"]
+    assert said.startswith("degraded (Feishu's open API does not answer:") and "kept" in said, said
     feishu = [r for r in caplog.records if r.name.startswith("clarigate.adapters.feishu")]
     warnings = [r.getMessage() for r in feishu if r.levelno >= logging.WARNING]
     assert len(warnings) == 1 and "the one kept from an earlier start is used" in warnings[0], warnings
@@ -122,6 +122,32 @@ async def test_a_restart_while_feishu_withholds_the_identity_uses_the_one_kept_b
     await again.gateway.drain()
     assert [c.text for c in again.runner.calls] == ["deploy it"]  # not Carol's
     assert "You said: deploy it" in text_of(fake_api.shown()[-1])
+
+
+async def test_a_feishu_only_replica_with_a_kept_identity_stays_ready_while_feishus_api_is_down(
+    start, fake_api: FakeOpenApi
+):
+    """A rolling restart during an outage of Feishu's open API (every call answered 503, the
+    tenant token too): a replica serving Feishu alone, its bot's identity kept, stays in rotation,
+    says Feishu's API does not answer, takes a group message and answers it once the API is back."""
+    prefix, settings = f"test-kept-{uuid.uuid4().hex[:10]}", feishu_settings(fake_api)
+    await (await start(prefix, settings)).stop()  # the identity learnt, and kept
+
+    fake_api.fail_next(503, 1, times=10_000, path_part="/open-apis/")
+    again = await start(prefix, settings)
+    ready = await again.http.get("/readyz")
+    assert ready.status_code == 200, ready.text
+    said = ready.json()["degraded"]["feishu"]
+    assert "Feishu's open API does not answer" in said and "kept" in said, said
+
+    assert (await again.deliver(in_group("@_user_1 deploy it", BOT, CAROL))).status_code == 200
+    fake_api.failures.clear()  # Feishu's API is back
+    await again.gateway.drain()
+    assert [c.text for c in again.runner.calls] == ["deploy it"]
+    assert "You said: deploy it" in text_of(fake_api.shown()[-1])
+    async with asyncio.timeout(5):
+        while (await again.http.get("/readyz")).json() != {"status": "ready"}:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
 
 
 async def test_what_feishu_tells_replaces_an_open_id_kept_before(

@@ -18,6 +18,7 @@ from ..tcp_proxy import OutageProxy
 
 STARTING = "starting (its API did not answer, asked again)"
 FAILED = "failed (its credentials were refused)"
+DEGRADED = "degraded (its API does not answer; what it needs was kept from before)"
 
 
 class Platform(TestAdapter):
@@ -50,8 +51,20 @@ def replica(store, states: dict[str, str | None]) -> tuple[Gateway, httpx.AsyncC
             {"slack": STARTING, "telegram": FAILED, "feishu": None},
             {"starting": {"slack": STARTING}, "failed": {"telegram": FAILED}},
         ),
+        ({"feishu": DEGRADED}, {"degraded": {"feishu": DEGRADED}}),
+        (
+            {"feishu": DEGRADED, "slack": FAILED},
+            {"degraded": {"feishu": DEGRADED}, "failed": {"slack": FAILED}},
+        ),
     ],
-    ids=["slack starting", "telegram starting", "feishu starting", "one starting one failed"],
+    ids=[
+        "slack starting",
+        "telegram starting",
+        "feishu starting",
+        "one starting one failed",
+        "one platform degraded",
+        "one degraded one failed",
+    ],
 )
 async def test_a_replica_with_a_working_platform_is_ready_and_names_the_others(
     redis_stores: RedisStoreFactory, states, named
