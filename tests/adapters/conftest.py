@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from .live_pace import SharedRedis
+from .telegram.fake_bot_api import FakeBotApi
 
 
 @pytest.fixture
@@ -17,6 +18,16 @@ async def shared_redis() -> AsyncIterator[SharedRedis]:
     shared = SharedRedis()
     yield shared
     await shared.close()
+
+
+@pytest.fixture
+async def bot_api() -> AsyncIterator[FakeBotApi]:
+    """A fake Telegram Bot API server on a free loopback port (Telegram's tests, and replicas that
+    serve Telegram beside Feishu)."""
+    api = FakeBotApi()
+    await api.start()
+    yield api
+    await api.stop()
 
 
 @pytest.fixture

@@ -22,7 +22,6 @@ from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.store.redis import RedisStore
 from clarigate.gateway.web.server import build_app
-from tests.adapters.telegram.fake_bot_api import FakeBotApi
 
 from .events import ENCRYPT_KEY, VERIFICATION_TOKEN, signed
 from .fake_open_api import FakeOpenApi
@@ -36,15 +35,6 @@ def fake_api() -> Iterator[FakeOpenApi]:
     api = FakeOpenApi().start()
     yield api
     api.close()
-
-
-@pytest.fixture
-async def bot_api() -> AsyncIterator[FakeBotApi]:
-    """A fake Telegram Bot API, for replicas that serve Telegram beside Feishu."""
-    api = FakeBotApi()
-    await api.start()
-    yield api
-    await api.stop()
 
 
 def feishu_settings(api: FakeOpenApi, **overrides: Any) -> FeishuSettings:

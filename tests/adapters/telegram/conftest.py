@@ -22,15 +22,6 @@ REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 @pytest.fixture
-async def bot_api() -> AsyncIterator[FakeBotApi]:
-    """A fake Bot API server on a free loopback port."""
-    api = FakeBotApi()
-    await api.start()
-    yield api
-    await api.stop()
-
-
-@pytest.fixture
 async def redis_prefix() -> AsyncIterator[str]:
     """A key prefix of this test's own; its Redis keys are deleted afterwards."""
     prefix = f"test-tg-{uuid.uuid4().hex[:12]}"
