@@ -115,15 +115,11 @@ def decode_text(text: str, names: Mapping[str, str] | None = None) -> str:
     return "".join(out)
 
 
-#: A surrogate's JSON escape in a raw body: as it is, or under a form's percent-encoding (``%5Cu``).
-_ESCAPED = re.compile(rb"(?:\\|%5[cC])u[dD][89a-fA-F]")
-
-
 def without_lone_surrogates(request: AsyncBoltRequest, raw: bytes) -> AsyncBoltRequest:
     """``request`` with each lone surrogate in its parsed body, and so in the context Bolt reads
     from it, made U+FFFD (``surrogates``); the raw body (``raw``), which the signature covers, stays
     as sent. A body with no surrogate's escape, as good as every one, is left as Bolt read it."""
-    if _ESCAPED.search(raw) is None:
+    if not surrogates.may_hold_surrogates(raw):
         return request
     request.body = surrogates.clean(request.body)
     request.context = build_async_context(AsyncBoltContext(), request.body)

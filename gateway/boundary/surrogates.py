@@ -17,15 +17,17 @@ import json
 import re
 from typing import Any
 
-#: The JSON escape of a surrogate (``\\ud800``–``\\udfff``): the only way one gets into JSON text.
-_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
-_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
+#: The JSON escape of a surrogate (``\\ud800``–``\\udfff``): the only way one gets into JSON text;
+#: as it is, or under a form's percent-encoding (``%5Cud800``: Slack's ``payload=``).
+_ESCAPE_BYTES = re.compile(rb"(?:\\|%5[cC])u[dD][89a-fA-F]")
+_ESCAPE_TEXT = re.compile(r"(?:\\|%5[cC])u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
 
 def may_hold_surrogates(raw: bytes | str) -> bool:
-    """Whether JSON text ``raw`` escapes a surrogate (half of a pair, or a lone one)."""
+    """Whether JSON text ``raw`` (or a form holding JSON) escapes a surrogate (half of a pair, or a
+    lone one)."""
     found = _ESCAPE_BYTES.search(raw) if isinstance(raw, bytes) else _ESCAPE_TEXT.search(raw)
     return found is not None
 
