@@ -189,7 +189,7 @@ class ClarificationInteractions:
         click = _click_of(body, token)
         view = await self.gateway.pending_by_token(token)
         if view is None:
-            await self._tell(click.channel, click.person, ui_text("expired"), None, click.thread_ts)
+            self.after_the_ack(self._expired(click))  # gone (answered elsewhere, expired, unknown)
             return
         if action in ("other", "form"):
             await self._offer_modal(action, click, view, str(body.get("trigger_id")))
@@ -215,6 +215,7 @@ class ClarificationInteractions:
         self.after_the_ack(self._expired(_click_of(body, "")))
 
     async def _expired(self, click: _Click) -> None:
+        """Tell the person privately, in their Slack language, that the clicked question is gone."""
         if not click.channel:  # a control in a view (no channel to show a note in)
             return
         language = await self.language(click.person.user_id) if self.language else None

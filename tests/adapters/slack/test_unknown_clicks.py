@@ -56,3 +56,22 @@ async def test_each_unknown_click_gets_one_note(make_world: MakeWorld):
         await world.user.interact(block_actions(**{**BUTTON, "action_id": "approve_v1"}))
     await world.settle()
     assert [e["text"] for e in world.fake.of("chat.postEphemeral")] == [EXPIRED_EN, EXPIRED_EN]
+
+
+@pytest.mark.parametrize(("locale", "note"), [("zh-CN", EXPIRED_ZH), ("en-US", EXPIRED_EN)])
+async def test_a_click_on_a_question_that_is_gone_is_told_in_the_persons_language(
+    make_world: MakeWorld, locale: str, note: str
+):
+    """A well-formed clarigate button whose question is gone (answered elsewhere and cleared,
+    expired, an unknown token): the same private note, in the clicker's Slack language."""
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    world.fake.add_user("U1", display_name="Ann", locale=locale)
+    response = await world.user.interact(
+        block_actions(**{**BUTTON, "action_id": "clarigate:o1", "value": "no-such-token|o1"})
+    )
+    await world.settle()
+    assert response.status_code == 200
+    [shown] = world.fake.of("chat.postEphemeral")
+    assert (shown["channel"], shown["user"], shown["text"]) == ("C1", "U1", note)
+    assert runner.calls == [] and world.fake.of("chat.update") == [] and world.fake.of("views.open") == []
