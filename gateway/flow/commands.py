@@ -131,12 +131,13 @@ def help_text(
     return "\n".join(lines)
 
 
-def agent_here(config: GatewayConfig, conv: Conversation) -> dict[str, str]:
-    """The agent that answers ``conv``: its route's name and what it is (``runtime.routes``)."""
+def agent_here(config: GatewayConfig, conv: Conversation, locale: Locale) -> dict[str, str]:
+    """The agent that answers ``conv``: its route's name and what it is in ``locale``'s words
+    (``runtime.routes``)."""
     route = route_for(config.routes, conv.platform, conv.chat_id, conv.chat_type)
     if route is None:
-        return {"agent": DEFAULT_ROUTE, "what": describe(config.agent)}
-    return {"agent": route.name, "what": describe(route.options(config.agent))}
+        return {"agent": DEFAULT_ROUTE, "what": describe(config.agent, locale)}
+    return {"agent": route.name, "what": describe(route.options(config.agent), locale)}
 
 
 def quote(text: str) -> str:
@@ -305,7 +306,7 @@ class Control:
             lines.append(notice("status_thread_unknown_age", locale, new=new))
         else:
             lines.append(notice("status_thread", locale, age=age_text(now - started, locale), new=new))
-        lines.append(notice("status_agent", locale, **agent_here(self.config, msg.conversation)))
+        lines.append(notice("status_agent", locale, **agent_here(self.config, msg.conversation, locale)))
         return "\n".join(lines)
 
     def help_text(self, conv: Conversation, locale: Locale) -> str:

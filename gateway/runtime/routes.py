@@ -23,6 +23,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from clarigate.agent import placement
+from clarigate.agent.protocol.catalog import text
+from clarigate.agent.protocol.models import Locale
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.boundary.messages import Conversation
 
@@ -112,13 +114,14 @@ def model_for(base: AgentOptions, routes: Sequence[Route], conversation: Convers
     return (route.options(base) if route is not None else base).model
 
 
-def describe(options: AgentOptions) -> str:
-    """What an agent is, in a few words (``/status``, ``doctor``): no URL, no secret."""
+def describe(options: AgentOptions, locale: Locale = "en") -> str:
+    """What an agent is, in a few words and the catalog's ``locale`` (``/status`` in the person's
+    language; ``doctor`` and logs in English, the default): no URL, no secret."""
     if options.server_url:
-        return f"assistant {options.assistant_id} on the LangGraph server"
+        return text("agent_server", locale, assistant=options.assistant_id)
     if options.graph:
-        return f"graph {options.graph}"
-    return f"model {options.model}"
+        return text("agent_graph", locale, graph=options.graph)
+    return text("agent_model", locale, model=options.model)
 
 
 def route_problems(base: AgentOptions, routes: Sequence[Route]) -> list[str]:

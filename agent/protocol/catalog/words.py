@@ -272,6 +272,13 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "• 对话进行中；{new} 可开始新的对话。",
     },
     "status_agent": {"en": "• Answered by: {agent} ({what}).", "zh": "• 由 {agent} 回答（{what}）。"},
+    # ``{what}`` above: what the agent is (gateway/runtime/routes.py ``describe``), no URL, no secret
+    "agent_server": {
+        "en": "assistant {assistant} on the LangGraph server",
+        "zh": "LangGraph 服务器上的助手 {assistant}",
+    },
+    "agent_graph": {"en": "graph {graph}", "zh": "图 {graph}"},
+    "agent_model": {"en": "model {model}", "zh": "模型 {model}"},
     "status_no_thread": {
         "en": "• No conversation yet: send a message to start one.",
         "zh": "• 还没有对话：发一条消息即可开始。",

@@ -54,6 +54,32 @@ async def test_two_chats_go_to_two_graphs_and_status_names_each(make_gateway: An
         await runner.aclose()
 
 
+async def test_status_names_each_kind_of_agent_in_the_persons_language(make_gateway: Any) -> None:
+    """``/status`` says what answers (a graph, a server's assistant, a model) in the words of the
+    person's locale; a server's assistant is told from the configuration, the server not asked."""
+    server = {"server_url": "http://127.0.0.1:9", "assistant_id": "helper"}  # nothing listens
+    settings = {
+        "agent": {"model": "offline", "checkpointer_url": "memory://"},
+        "routes": [
+            {"name": "ops", "match": {"chat": "g2"}, "agent": {"graph": PLAIN}},
+            {"name": "remote", "match": {"chat": ["g3", "g4"]}, "agent": server},
+        ],
+    }
+    gateway, adapter, runner = await _gateway(make_gateway, "routes-status-words", **settings)
+    try:
+        for chat, language in (("g1", "zh-hans"), ("g2", "zh-hans"), ("g3", "zh-hans"), ("g4", "en")):
+            await adapter.say("/status", user="u1", chat=chat, direct=False, language=language)
+        await gateway.drain()
+        assert adapter.texts("g1")[-1].endswith("• 由 default 回答（模型 offline）。")
+        assert adapter.texts("g2")[-1].endswith(f"• 由 ops 回答（图 {PLAIN}）。")
+        assert adapter.texts("g3")[-1].endswith("• 由 remote 回答（LangGraph 服务器上的助手 helper）。")
+        assert adapter.texts("g4")[-1].endswith(
+            "• Answered by: remote (assistant helper on the LangGraph server)."
+        )
+    finally:
+        await runner.aclose()
+
+
 async def test_routes_by_chat_type_give_the_built_in_agent_other_instructions_and_tools(
     make_gateway: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
