@@ -7,9 +7,12 @@ An ``interrupt(value)`` becomes a ``HumanInputRequest`` every renderer already s
   and where allowed Edit and Reply instead), resumed with the middleware's decisions;
 - an interrupt with a ``response_schema`` (langgraph 1.2+) as a form of the schema's fields
   (``clarigate.agent.typed_interrupts``), resumed with values of the schema's types;
-- a human_input request (the protocol's request shape, or at least a ``question``; ``choices``
-  read as its ``options``) as itself, with what its other keys hold shown as its context
-  (``llm_output`` in LangGraph's review pattern: nothing the graph gave the person vanishes);
+- a human_input request (the protocol's request shape, or at least a ``question``, a number asked
+  as its text; ``choices`` read as its ``options``) as itself, with what its other keys hold shown
+  as its context (``llm_output`` in LangGraph's review pattern: nothing the graph gave the person
+  vanishes); one without a question but with options, fields or a context asks with its context
+  (or that the agent waits for a reply); options that are not a list, or items that are no option,
+  give no buttons and are named in one warning for the graph's author (``interrupt_options``);
   resumed with the answer's payload (``HumanInputResponse.to_payload()``, a picked option's
   ``value`` its value as the graph wrote it, ``False`` or ``3``, not the label shown nor its text);
 - a ``{"prompt": …, "choices": […]}`` value as the question it names, with those options and its
@@ -59,6 +62,7 @@ from clarigate.agent.interrupt_kinds import (
     parse_request_id,
     request_id_for,
 )
+from clarigate.agent.interrupt_options import checked_options
 from clarigate.agent.protocol import (
     HumanInputRequest,
     HumanInputResponse,
@@ -101,17 +105,34 @@ __all__ = [
 ]
 
 
+#: Keys that make a dict without a question a question all the same (``{"context": …,
+#: "options": […]}``): asked with its context as the question, else in words of the catalog's.
+_ASKING_KEYS = ("options", "choices", "fields", "context")
+
+
 def is_human_input(value: Any) -> bool:
-    """True for a value in the protocol's request shape (or anything with a question)."""
-    return isinstance(value, Mapping) and (
-        value.get("kind") == "human_input_request" or isinstance(value.get("question"), str)
+    """True for a value in the protocol's request shape: with a question (text, or a number read
+    as text), or without one (nor a ``prompt``) but with options, fields or a context."""
+    if not isinstance(value, Mapping):
+        return False
+    question = value.get("question")
+    if value.get("kind") == "human_input_request" or isinstance(question, str | int | float):
+        return True
+    return (
+        question is None
+        and value.get("prompt") is None
+        and any(value.get(key) not in (None, "", [], {}) for key in _ASKING_KEYS)
     )
 
 
 def _prompted(value: Any) -> bool:
     """True for a value naming its question ``prompt`` (``{"prompt": …, "choices": […]}``): asked
     as a human_input request is, resumed as a value outside the protocol's shape (with text)."""
-    return isinstance(value, Mapping) and not is_human_input(value) and isinstance(value.get("prompt"), str)
+    return (
+        isinstance(value, Mapping)
+        and not is_human_input(value)
+        and isinstance(value.get("prompt"), str | int | float)
+    )
 
 
 def _typed(schema: Any) -> bool:
@@ -151,7 +172,9 @@ def _asked(interrupt_id: str, value: Any, locale: Locale, schema: Any, above: bo
     if _typed(schema):
         return typed_asked(interrupt_id, value, schema, locale, above=above)
     if is_human_input(value) or _prompted(value):
-        args, given = dict(value), _as_text(value.get("context"))
+        args, given = checked_options(interrupt_id, dict(value)), _as_text(value.get("context"))
+        if read_key(args, "question") is None and given.strip():  # no question: its context asks
+            args["question"], given = given, ""
         context = "\n\n".join(part for part in (given, _extras(value)) if part.strip())
     else:
         args, context = {"question": value, "clarification_type": "missing_info"}, ""

@@ -223,3 +223,112 @@ async def test_a_typed_interrupt_without_text_asks_its_form_in_words(
     finally:
         await runner.aclose()
     assert edge_graphs.ANSWERS == [edge_graphs.Deploy(sure=True)]
+
+
+@pytest.mark.parametrize(
+    ("value", "question", "buttons", "pick", "value_picked"),
+    [
+        (
+            {"context": "Prod deploy pending", "options": ["go", "stop"]},
+            "Prod deploy pending",
+            ["go", "stop"],
+            1,
+            "stop",
+        ),
+        ({"question": None, "options": ["a", "b"]}, WAITING, ["a", "b"], 0, "a"),
+        ({"choices": [{"label": "Yes", "value": True}, "no"]}, WAITING, ["Yes", "no"], 0, True),
+    ],
+)
+async def test_options_without_a_question_are_asked_as_buttons(
+    value: dict[str, Any],
+    question: str,
+    buttons: list[str],
+    pick: int,
+    value_picked: Any,
+    request: pytest.FixtureRequest,
+    make_gateway: Any,
+) -> None:
+    """A value with options but no question is no line of JSON: its context (else the catalog's
+    words) asks, its options are buttons, and a click resumes the graph as a choice question's
+    does, with the picked option's value as the graph wrote it."""
+    edge_graphs.ODD.append(value)
+    runner = _runner("in_process", "odd", request)
+    try:
+        gateway, chat = await make_gateway(MemoryStore("options-only"), runner)
+        await chat.say("go")
+        await gateway.drain(timeout=30)
+        asked = chat.last_request().request
+        assert (asked.question, asked.context) == (question, None)
+        assert asked.input_mode == "choice_with_other"
+        assert [o.label for o in asked.options] == buttons
+        await chat.click(pick)
+        await gateway.drain(timeout=30)
+    finally:
+        await runner.aclose()
+    [answer] = edge_graphs.ANSWERS
+    assert answer["response_kind"] == "option" and answer["value"] == value_picked
+
+
+@pytest.mark.parametrize(
+    ("value", "question"), [({"question": 5}, "5"), ({"colour": "red"}, '{"colour": "red"}')]
+)
+async def test_a_number_as_the_question_is_asked_as_its_text(
+    value: Any, question: str, request: pytest.FixtureRequest, make_gateway: Any
+) -> None:
+    """``{"question": 5}`` asks "5", as ``interrupt(5)`` does; a dict with none of the request's
+    keys is still shown as it is."""
+    edge_graphs.ODD.append(value)
+    runner = _runner("in_process", "odd", request)
+    try:
+        gateway, chat = await make_gateway(MemoryStore("number-question"), runner)
+        await chat.say("go")
+        await gateway.drain(timeout=30)
+        asked = chat.last_request().request
+        assert (asked.question, asked.context, asked.input_mode) == (question, None, "free_text")
+        await chat.reply("blue")
+        await gateway.drain(timeout=30)
+    finally:
+        await runner.aclose()
+    [answer] = edge_graphs.ANSWERS
+    # a request is resumed with the answer's payload, any other value with the answer's text
+    assert (answer["value"] if "question" in value else answer) == "blue"
+
+
+@pytest.mark.parametrize(
+    ("options", "buttons", "named"),
+    [
+        ("ab", [], "`options` is a str, not a list"),
+        ([None, {"x": 1}], [], "2 of 2 `options` items are not options"),
+        (["go", None], ["go"], "1 of 2 `options` items are not options"),
+    ],
+)
+async def test_options_that_are_no_options_are_not_buttons_and_are_named_once(
+    options: Any,
+    buttons: list[str],
+    named: str,
+    request: pytest.FixtureRequest,
+    make_gateway: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A string is not a list of one option, an item without a label no option: no button for
+    them, the question answerable as free text, and the graph's author told once in the log (by
+    position and type, not content) however often the question is shown or read."""
+    edge_graphs.ODD.append({"question": "Pick", "options": options})
+    runner = _runner("in_process", "odd", request)
+    try:
+        gateway, chat = await make_gateway(MemoryStore("bad-options"), runner)
+        with caplog.at_level(logging.WARNING):
+            await chat.say("go")
+            await gateway.drain(timeout=30)
+            asked = chat.last_request().request
+            assert asked.question == "Pick" and [o.label for o in asked.options] == buttons
+            await chat.say("/status")
+            await gateway.drain(timeout=30)
+            await (chat.click(0) if buttons else chat.reply("blue"))
+            await gateway.drain(timeout=30)
+    finally:
+        await runner.aclose()
+    [answer] = edge_graphs.ANSWERS
+    assert answer["value"] == (buttons[0] if buttons else "blue")
+    [warned] = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert named in warned and "'ab'" not in warned
