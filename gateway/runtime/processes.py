@@ -50,6 +50,8 @@ CHECK_SECONDS = 1.5
 WATCH_SECONDS = 0.2
 #: How long a worker process that stopped answering is watched for its exit before it counts as hung.
 DYING_SECONDS = 1.0
+#: The keys under which a health or readiness answer names what is not well (``readiness``).
+NAMED = ("starting", "failed", "degraded")
 #: Beyond the shutdown grace, how long the worker process gets to hand its jobs back and exit.
 EXIT_MARGIN_SECONDS = 10.0
 #: The worker process's niceness: when both want a CPU, the kernel runs the web process first,
@@ -217,8 +219,8 @@ class WorkerProcess:
         if response.status_code == 200:
             return {}
         failed: Any = {}
-        with contextlib.suppress(ValueError):
-            failed = response.json().get("failed") or {}
+        with contextlib.suppress(ValueError, AttributeError, TypeError):  # by state: merged again
+            failed = {k: v for state in NAMED for k, v in (response.json().get(state) or {}).items()}
         if not isinstance(failed, dict) or not failed:
             return {"worker": "failing"}
         return {str(k): str(v) for k, v in failed.items()}

@@ -7,8 +7,11 @@ reach at start, its bot's identity asked again; or ``"failed (why)"``: Feishu re
 credentials) does not take a replica out of rotation while another one works: the answer stays 200
 and names it under what it says (``{"status": "ready", "starting": {"feishu": "starting (…)"}}``,
 ``{"status": "ready", "failed": {"feishu": "failed (…)"}}``), so the other platforms' webhooks keep
-reaching the replica. When no configured platform works, the replica is not ready (503), as for
-any dependency. A platform that works although part of it does not answer (``"degraded (why)"``:
+reaching the replica. When no configured platform works, or a dependency does not answer, the
+replica is not ready (503), naming each part under what it is, the same way: a part still starting
+under ``starting`` (``{"status": "unavailable", "starting": {"worker": "starting"}}``), one that
+does not answer or failed under ``failed``, a degraded platform under ``degraded``. A platform
+that works although part of it does not answer (``"degraded (why)"``:
 Feishu's open API down at start, the bot's identity kept from before used meanwhile) counts as
 working: it alone keeps the replica ready, named under ``degraded``. The rule is the same for
 every platform and every process (``set_aside``): a worker process answers the web process with
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -57,9 +60,10 @@ def readyz(gateway: Gateway, worker: WorkerGroup | None) -> Callable[[Request], 
         # the worker processes log their own dependencies: only whether they answer is noted here
         noted = {**own, **{k: v for k, v in asked.items() if k.startswith("worker")}}
         changes.note({k: v for k, v in noted.items() if k not in aside}, aside)
+        platforms = [adapter.platform for adapter in gateway.adapters]
         if failing:
-            return JSONResponse({"status": "unavailable", "failed": problems}, status_code=503)
-        return JSONResponse({"status": "ready", **by_state(aside)})
+            return JSONResponse({"status": "unavailable", **by_state(problems, platforms)}, status_code=503)
+        return JSONResponse({"status": "ready", **by_state(aside, platforms)})
 
     return answer
 
@@ -74,12 +78,15 @@ def set_aside(gateway: Gateway, own: Mapping[str, str]) -> dict[str, str]:
     return idle if working else {}
 
 
-def by_state(aside: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    """The platforms set aside as a ready answer names them: under ``failed``, ``degraded`` or
-    ``starting``."""
+def by_state(parts: Mapping[str, str], platforms: Collection[str]) -> dict[str, dict[str, str]]:
+    """``parts`` as an answer names them: under ``starting``, ``degraded`` or ``failed``, by what
+    each says it is (``"worker": "starting"``, ``"feishu": "starting (why)"``); anything else
+    (``"unreachable"``, ``"not answering"``) is ``failed``, but for one of ``platforms``: a
+    platform's other answers mean it is still starting (``PlatformAdapter.still_starting``)."""
     named: dict[str, dict[str, str]] = {}
-    for name, why in aside.items():
-        state = next((word for word in (FAILED, DEGRADED) if why.startswith(word)), STARTING)
+    for name, why in parts.items():
+        other = STARTING if name in platforms else FAILED
+        state = next((word for word in (STARTING, FAILED, DEGRADED) if why.startswith(word)), other)
         named.setdefault(state, {})[name] = why
     return named
 

@@ -171,7 +171,7 @@ def test_with_the_langgraph_server_down_webhooks_are_queued_at_once_and_readines
     said = httpx.post(f"{url}/test/say", json={"chat": "c1", "text": "hello", "event_id": "q1"}, timeout=10)
     assert said.json() == {"outcome": "accepted"}
     # accepted before the worker process had started
-    assert httpx.get(f"{url}/readyz", timeout=10).json()["failed"] == {"worker": "starting"}
+    assert httpx.get(f"{url}/readyz", timeout=10).json()["starting"] == {"worker": "starting"}
 
     server_down = {"agent_server": f"unreachable ({where})"}
     wait_until(
@@ -194,7 +194,7 @@ def test_a_stop_while_the_worker_process_starts_is_a_clean_stop(bot):  # noqa: F
     prefix, sent, launch = bot
     where = f"http://127.0.0.1:{free_port()}"  # the worker's start waits for it a while
     proc, url = launch(started=False, LANGGRAPH_URL=where, CLARIGATE_WORKER_PROCESSES="2")
-    assert httpx.get(f"{url}/readyz", timeout=10).json()["failed"] == {
+    assert httpx.get(f"{url}/readyz", timeout=10).json()["starting"] == {
         "worker 1": "starting",
         "worker 2": "starting",
     }

@@ -138,8 +138,9 @@ def bot(tmp_path):
         if started:  # the port opens at once; the worker processes start meanwhile
 
             def workers_started() -> bool:
-                failed = httpx.get(f"{url}/readyz", timeout=5).json().get("failed") or {}
-                return not any(why == "starting" for why in failed.values())
+                ready = httpx.get(f"{url}/readyz", timeout=5)
+                starting = ready.json().get("starting") or {} if ready.status_code == 503 else {}
+                return not any(why == "starting" for why in starting.values())
 
             wait_until(workers_started, 60, "the worker processes to start")
         return proc, url

@@ -115,7 +115,7 @@ def test_the_web_process_answers_and_queues_before_its_worker_has_started(tmp_pa
         assert httpx.post(f"{url}/slack/events", content=body, headers=headers, timeout=10).status_code == 200
         assert httpx.get(f"{url}/healthz", timeout=10).json() == {"status": "ok"}
         ready = httpx.get(f"{url}/readyz", timeout=10)
-        assert (ready.status_code, ready.json()["failed"]) == (503, {"worker": "starting"})
+        assert (ready.status_code, ready.json()["starting"]) == (503, {"worker": "starting"})
         # accepting and queueing the event did not make the web process load the agent either
         assert agent_libraries(start.probed()["now"]) == []
 

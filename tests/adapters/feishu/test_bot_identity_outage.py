@@ -124,7 +124,7 @@ async def test_readyz_says_feishu_is_starting_and_why_until_the_bots_identity_is
 
     response = await bot.http.get("/readyz")
     assert response.status_code == 503
-    said = response.json()["failed"]["feishu"]
+    said = response.json()["starting"]["feishu"]
     assert said.startswith("starting (") and "identity" in said, said
     await asyncio.sleep(0.8)
     assert len([c for c in fake_api.calls if c.path.endswith(INFO)]) > 2  # asked again meanwhile

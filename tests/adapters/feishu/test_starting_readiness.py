@@ -90,4 +90,4 @@ async def test_with_feishu_alone_still_starting_the_replica_is_not_ready(
 
     response = await replica.ready()
     assert response.status_code == 503
-    assert response.json()["failed"]["feishu"].startswith("starting ("), response.text
+    assert response.json()["starting"]["feishu"].startswith("starting ("), response.text
