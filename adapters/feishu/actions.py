@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clarigate.agent.protocol import FormField, HumanInputRequest, number_text, ui_text
+from clarigate.agent.protocol.models import SOURCE
 
 ACTION_SELECT = "sel"
 ACTION_OTHER = "other"
@@ -83,10 +84,8 @@ def read_card_action(request: HumanInputRequest, action: dict[str, Any]) -> Card
         return CardAnswer(text=text) if text else CardAnswer(problems=[missing])
     if kind == ACTION_FORM:
         values = form_values(request, action.get("form_value") or {})
-        unticked = [
-            f for f in request.fields if f.type == "checkbox" and f.required and not values.get(f.name)
-        ]
-        if unticked:  # the core takes an unticked box as "no"; a required one must be ticked
+        unticked = [f for f in request.fields if must_tick(request, f) and not values.get(f.name)]
+        if unticked:  # the core takes an unticked box as "no"; a required consent must be ticked
             return CardAnswer(problems=[f"{f.label}: {ui_text('err_required', loc)}" for f in unticked])
         return CardAnswer(values=values)
     picked = action.get("option") if kind == ACTION_SELECT else kind
@@ -94,6 +93,12 @@ def read_card_action(request: HumanInputRequest, action: dict[str, Any]) -> Card
     if option_id is None:
         return CardAnswer(problems=[ui_text("expired", loc)])
     return CardAnswer(option_id=option_id)
+
+
+def must_tick(request: HumanInputRequest, f: FormField) -> bool:
+    """A required checkbox of a form the agent asks (``ask_clarification``): a consent, to be ticked.
+    A form from a graph (an interrupt's ``response_schema`` bool, its own form) takes unticked as no."""
+    return f.type == "checkbox" and f.required and request.source == SOURCE
 
 
 #: An input's ``max_length`` is at most 1000; a longer default is not shown (left empty, it is kept).

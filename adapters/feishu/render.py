@@ -291,10 +291,11 @@ def form_container(request: HumanInputRequest, token: str) -> dict[str, Any]:
     """A ``form`` with one component per field and a submit button."""
     loc = request.locale
     elements: list[dict[str, Any]] = []
-    for index, f in enumerate(request.fields, 1):
-        if f.type != "checkbox":  # a checker carries its own label
-            elements.append(field_label(f, loc))
-        elements.append(field_component(f, index, token, loc))
+    for index, f in enumerate(request.fields, 1):  # a hint shows under a checker or a shown value
+        hint = (f.placeholder or "").strip() if f.type == "checkbox" or f.default is not None else ""
+        notes = [markdown(hint) | {"text_size": "notation"}] if hint else []
+        labels = [] if f.type == "checkbox" else [field_label(f, loc)]  # a checker carries its own label
+        elements.extend([*labels, field_component(f, index, token, loc), *notes])
     dialog = confirm_dialog(loc) if is_risk_form(request) else None
     submit = button(ui_text("submit", loc), token, ACTION_FORM, "primary", dialog, loc)
     submit.update(name="submit_answer", form_action_type="submit")
