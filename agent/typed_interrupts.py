@@ -15,8 +15,10 @@ takes its payload (``schema_takes``: checked as an answer to the form is); else 
 closed without resuming it (``Dismissed``), and a new message runs over it.
 
 A schema a form cannot ask (nested objects, arrays of free values, unions, more fields or
-choices than a form holds) is asked as text, with a line saying so and the JSON expected; the
-reply is parsed as JSON.
+choices than a form holds) is asked as text, with a line saying so and an example of the JSON
+expected (``clarigate.agent.schema_examples``: nested models in their shape, a choice's values
+listed); the reply is parsed as JSON, a bare value taken for a schema of one field. Asked again,
+the first problem keeps its room before the example, which shortens.
 
 The graph's question and context (the schema's description when it gives none) longer than a
 request holds are shown in full right above it (``typed_asked``, ``clarigate.agent.shown_above``),
@@ -29,16 +31,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from clarigate.agent.interrupt_kinds import INTERRUPT, AskAgain, Asked, Dismissed, as_kind
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, detect_locale
 from clarigate.agent.protocol.coerce import cut, scalar_text
-from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.models import MAX_STRING, Locale
 from clarigate.agent.protocol.normalize import normalize_with_omissions
+from clarigate.agent.schema_examples import bare_value, example
 from clarigate.agent.schema_forms import NotAForm, SchemaForm, schema_form
 from clarigate.agent.schema_values import field_spec, fits, form_values, schema_values
 from clarigate.agent.shown_above import fit_question
@@ -46,6 +48,8 @@ from clarigate.agent.shown_above import fit_question
 #: What a pydantic ``ValidationError`` says per problem: the location line, then the message.
 VALIDATION_HEAD = re.compile(r"^\d+ validation errors? for ")
 _VALIDATION_TYPE = re.compile(r"\s*\[type=.*$")
+#: The room what was wrong keeps before an example of the JSON expected (``_fitted``) shortens.
+_REASON = MAX_STRING * 2 // 5
 
 
 def _question(value: Any, locale: Locale) -> dict[str, Any]:
@@ -99,23 +103,29 @@ def _fitted(
     args: Mapping[str, Any],
     context: str | None,
     problem: str | Problems | None,
-    note: str | None,
+    note: str | Callable[[int], str] | None,
     above: bool,
 ) -> tuple[dict[str, Any], str | None]:
     """``args`` with the graph's question and ``context`` fitted in what a request holds
     (``shown_above.fit_question``) beside the lines of ours (``problem`` first, ``note`` last),
     and what does not fit, in full, to show right above the question (None when it all fits).
     The problems give way first: they are cut to the room the context and the note leave them (a
-    note saying how to answer, a line saying the question is shown in full above, always stay)."""
+    note saying how to answer, a line saying the question is shown in full above, always stay);
+    a note given as a function of its room (an example that shortens) gives way to the first
+    problem, so what was wrong is always said."""
+    full = note(MAX_STRING) if callable(note) else note
     said = problem.within(MAX_STRING) if isinstance(problem, Problems) else problem
-    room = MAX_STRING - sum(len(line) + 1 for line in (said, note) if line)
+    room = MAX_STRING - sum(len(line) + 1 for line in (said, full) if line)
     question, context, in_full = fit_question(args["question"], context or "", above, room)
-    left = MAX_STRING - sum(len(line) + 1 for line in (context, note) if line)
+    if callable(note) and problem:
+        first = problem.within(_REASON) if isinstance(problem, Problems) else cut(problem, _REASON)
+        full = note(MAX_STRING - sum(len(line) + 1 for line in (first, context) if line))
+    left = MAX_STRING - sum(len(line) + 1 for line in (context, full) if line)
     if isinstance(problem, Problems):
         said = problem.within(left)
     elif said and len(said) > left:
         said = cut(said, left) if left > 1 else None
-    return {**args, "question": question, "context": _joined(said, context, note)}, in_full
+    return {**args, "question": question, "context": _joined(said, context, full)}, in_full
 
 
 def typed_asked(
@@ -141,8 +151,7 @@ def typed_asked(
         request, omitted = normalize_with_omissions({**fitted, "fields": fields}, interrupt_id)
         _check_fit(form, request, omitted, locale)
     except NotAForm as unfit:
-        line = catalog.text("typed_as_text", locale, what=unfit.what, example=_example(schema))
-        fitted, in_full = _fitted(args, args.get("context"), problem, line, above)
+        fitted, in_full = _fitted(args, args.get("context"), problem, _as_text(schema, unfit, locale), above)
         request, _ = normalize_with_omissions(fitted, interrupt_id)
     return Asked(as_kind(request, INTERRUPT, interrupt_id, INTERRUPT, locale), in_full)
 
@@ -168,19 +177,17 @@ def _check_fit(form: SchemaForm, request: HumanInputRequest, omitted: list[str],
             raise NotAForm(f"`{field.key}`")
 
 
-def _example(schema: Mapping[str, Any]) -> str:
-    """The shape of the JSON expected: the top-level keys with a value of their type."""
-    samples = {"string": "…", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
-    properties = schema.get("properties")
-    if isinstance(properties, Mapping):
-        shape = {
-            k: samples.get(str(p.get("type")), None) if isinstance(p, Mapping) else None
-            for k, p in properties.items()
-        }
-        text = json.dumps(shape, ensure_ascii=False)
-    else:
-        text = json.dumps(samples.get(str(schema.get("type")), None))
-    return shorten(text, MAX_STRING // 2)
+def _as_text(schema: Mapping[str, Any], unfit: NotAForm, locale: Locale) -> Callable[[int], str]:
+    """The line saying the schema is asked as text, with an example of the JSON expected
+    (``schema_examples.example``), within the room it is given: the example shortens first."""
+
+    def line(room: int) -> str:
+        bare = catalog.text("typed_as_text", locale, what=unfit.what, example="")
+        return catalog.text(
+            "typed_as_text", locale, what=unfit.what, example=example(schema, locale, room - len(bare))
+        )
+
+    return line
 
 
 def schema_takes(schema: Mapping[str, Any], value: Any) -> bool:
@@ -233,10 +240,17 @@ def _json_answer(
 ) -> Any | AskAgain:
     """A text answer to a schema asked as text: the JSON it holds, or the question asked again."""
     try:
-        return json.loads(response.value)
+        parsed = json.loads(response.value)
     except ValueError as error:
+        taken, bare = bare_value(schema, response.value)
+        if taken:  # a schema of one field answered with its value alone
+            return bare
         problem = catalog.text("typed_bad_json", locale, error=str(error).split(":")[0])
         return _again(typed_asked(interrupt_id, value, schema, locale, problem=problem))
+    if not isinstance(parsed, Mapping) and isinstance(schema.get("properties"), Mapping):
+        taken, bare = bare_value(schema, response.value)
+        return bare if taken else parsed
+    return parsed
 
 
 def rejected_asked(

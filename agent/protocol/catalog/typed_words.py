@@ -28,6 +28,8 @@ TYPED_WORDS: dict[str, dict[Locale, str]] = {
         "en": "This cannot be asked as a form here ({what}): reply with JSON like {example}",
         "zh": "这里无法用表单询问（{what}）：请用 JSON 回复，例如 {example}",
     },
+    # the allowed values of a choice, after the JSON example of a schema asked as text
+    "typed_choices": {"en": "({name}: one of {values})", "zh": "（{name} 可选：{values}）"},
     "typed_too_big": {
         "en": "more fields or choices than a form holds",
         "zh": "字段或选项超出表单上限",
