@@ -26,6 +26,8 @@ class TelegramSettings(PlatformSettings):
 
     model_config = SettingsConfigDict(env_prefix="TELEGRAM_")
     env_fields: ClassVar[tuple[str, ...]] = ("bot_token", "webhook_secret", "webhook_url", "api_url")
+    #: the webhook's URL counts: set without the bot token, it is a platform half set up
+    credential_fields: ClassVar[tuple[str, ...] | None] = ("bot_token", "webhook_secret", "webhook_url")
     credential_hint: ClassVar[str] = "TELEGRAM_BOT_TOKEN"
     token_shapes: ClassVar[tuple[TokenShape, ...]] = (
         # the bot token is in the URL path: https://api.telegram.org/bot<id>:<secret>/getMe

@@ -29,7 +29,31 @@ def build_chat_model(spec: str) -> BaseChatModel:
     from langchain.chat_models import init_chat_model
 
     guard_openai_tool_arguments()
-    return init_chat_model(spec)
+    try:
+        return init_chat_model(spec)
+    except ValueError as exc:
+        if "model_provider" not in str(exc):  # the provider's own complaint: as it is
+            raise
+        raise ValueError(unknown_model(spec, str(exc))) from exc
+
+
+def unknown_model(spec: str, said: str) -> str:
+    """Why ``spec`` names no model, in clarigate's settings (LangChain's words ask for a
+    ``model_provider`` argument, which clarigate has no setting for), with LangChain's list of
+    providers when it gave one."""
+    providers = next(
+        (
+            line.partition(":")[2].strip()
+            for line in said.splitlines()
+            if line.startswith("Supported providers:")
+        ),
+        "",
+    )
+    return (
+        f"model {spec!r} names no provider: a model is `{OFFLINE}`, `{SCRIPTED_PREFIX}PATH` (a YAML/JSON "
+        "list of turns) or `provider:model` such as `openai:gpt-4.1-mini`"
+        + (f" (providers: {providers})" if providers else "")
+    )
 
 
 def guard_openai_tool_arguments() -> None:

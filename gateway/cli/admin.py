@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # parsing stays light: ``clarigate serve`` builds this parser
 
 def add_admin_parser(commands: Any) -> None:
     """The ``admin`` command and its subcommands, on the ``clarigate`` parser."""
-    admin = commands.add_parser("admin", help="look into and mend the bot's live store (Redis)")
+    text = "look into and mend the bot's live store (Redis)"
+    admin = commands.add_parser("admin", help=text, description=text)
     sub = admin.add_subparsers(dest="admin_command", required=True)
 
     def command(name: str, text: str) -> argparse.ArgumentParser:

@@ -10,6 +10,7 @@ from typing import TextIO
 
 from clarigate.agent import placement
 from clarigate.agent.settings import AgentOptions
+from clarigate.gateway.cli.agent_parts import NOT_STARTED_FOR_PARTS, part_problems
 from clarigate.gateway.cli.main import listen_port, port_setting
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runners.base import AgentRunner
@@ -124,11 +125,15 @@ async def _check_one_agent(
         from clarigate.agent.tool_names import check_listed
 
         answered, found = await _check_mcp(options, report)
+        broken = part_problems(options, label)  # each part on its own: all of them said
+        report.problems += broken
         names = check_listed(options, found)
         report.problems += [f"{prefix}: {line}" for line in names.problems]
         report.notes += [f"{prefix}: {line}" for line in names.notes]
         if names.problems:
             report.notes.append(f"{label}: {NOT_STARTED_FOR_SETTINGS}")
+        elif broken:
+            report.notes.append(f"{label}: {NOT_STARTED_FOR_PARTS}")
         elif not answered:
             report.notes.append(f"{label}: not started, since an MCP server it needs does not answer")
         else:
