@@ -24,7 +24,7 @@ from clarigate.agent.protocol import (
     ui_text,
 )
 from clarigate.agent.protocol.graphemes import shorten
-from clarigate.agent.protocol.risk import option_roles
+from clarigate.agent.protocol.risk import APPROVAL_SOURCE, option_roles
 from clarigate.gateway.boundary.messages import ClarificationOut, Sender
 
 from . import callback_data as cb
@@ -188,8 +188,9 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     need = ui_text("required" if current.required else "optional", locale)
     heading = f"<b>{state.step + 1}/{len(request.fields)} · {escape(current.label)}</b> ({need})"
     lines = [question_html(request), "", heading]
-    if current.placeholder and current.default is None:  # a default shows itself below
-        lines.append(f"<i>{escape(current.placeholder)}</i>")
+    # the hint, whether or not the step shows a value (an approval Edit's only repeats the argument)
+    if current.placeholder and request.source != APPROVAL_SOURCE:
+        lines.append(f"<i>{escape(_short(current.placeholder))}</i>")
     if current.name in state.values:
         lines.append(f"→ {escape(_short(_shown_value(current, state.values[current.name], locale)))}")
     if state.notice:

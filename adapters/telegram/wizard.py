@@ -7,8 +7,10 @@ continues where the person left off. Raw values are kept as the person gave them
 (option values, lists, booleans, typed strings); the core types them on submit. A field
 with a default (an approval's Edit: the argument's current value) starts with it, and
 its step offers "Keep" to go on with it. An optional field emptied with "Clear" keeps ``""``
-(sent so, it stays empty: left out, it would take its default again), except in an
-approval's Edit, where emptying an argument is no change the person means (no Clear there).
+(sent so, it stays empty: left out, it would take its default again), except where emptying
+cannot take effect (no Clear there): an approval's Edit (emptying an argument is no change the
+person means), a graph's interrupt (left out of the answer, the field takes the graph's default
+again), a checkbox (Yes / No is its answer).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from clarigate.agent.interrupt_kinds import INTERRUPT
 from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, ui_text
 from clarigate.agent.protocol.risk import APPROVAL_SOURCE
 
@@ -227,11 +230,13 @@ def keep(state: WizardState, request: HumanInputRequest) -> WizardState:
 
 
 def may_clear(request: HumanInputRequest, form_field: FormField) -> bool:
-    """Whether "Clear" may empty the field: an optional one, unless it shows a default in an
-    approval's Edit (the argument's current value: emptying it is no edit the person means)."""
-    if form_field.required:
+    """Whether "Clear" may empty the field: an optional one that is no checkbox (Yes / No is its
+    answer), unless it shows a default that emptying cannot remove: an approval's Edit (the
+    argument's current value: emptying it is no edit the person means) or a graph's interrupt
+    (an emptied field is left out of its answer, and the graph takes its default again)."""
+    if form_field.required or form_field.type == "checkbox":
         return False
-    return form_field.default is None or request.source != APPROVAL_SOURCE
+    return form_field.default is None or request.source not in (APPROVAL_SOURCE, INTERRUPT)
 
 
 def is_blank(value: Any) -> bool:
