@@ -5,16 +5,23 @@ each closes the question by claiming it (``Store.claim_answer``: once, for every
 claims it here. What was kept only while the question was open goes with it: the lines people
 typed towards its form (``TypedDrafts.forget``), which would else stay in the store until the
 question's time ran out.
+
+An answer to an approval (a graph's interrupt) is noted for its chat thread
+(``answer_due_key``): a message queued there before the click waits behind that answer's
+job (``Dispatcher``), since a request run on the thread first would end the interrupt
+with a rejection and the answer the person was shown as accepted would never take effect.
 """
 
 from __future__ import annotations
 
 import logging
 
+from clarigate.agent.interrupt_kinds import parse_request_id
 from clarigate.agent.protocol import HumanInputResponse
 from clarigate.gateway.boundary.messages import Sender
 from clarigate.gateway.flow.typed_drafts import TypedDrafts
 from clarigate.gateway.store.base import ClaimResult, Payload, Store
+from clarigate.gateway.store.keys import ORDER_TTL_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -40,4 +47,19 @@ async def claim_answer(
             await TypedDrafts(store).forget(claim.record)
         except Exception as exc:  # noqa: BLE001 (the question is closed all the same)
             log.warning("deleting the typed form drafts of %s failed: %s", request_id, exc)
+        if followup is not None and parse_request_id(request_id) is not None:
+            await _note_answer_due(store, followup[1], followup[0])
     return claim
+
+
+def answer_due_key(order_key: str) -> str:
+    """The store key naming the last approval answer job queued in ``order_key``'s chat thread."""
+    return f"answer-due:{order_key}"
+
+
+async def _note_answer_due(store: Store, order_key: str, inbound_id: str) -> None:
+    """Note the approval's answer job for its thread; failing, the claim stands as it is."""
+    try:
+        await store.set_json(answer_due_key(order_key), inbound_id, ORDER_TTL_SECONDS)
+    except Exception as exc:  # noqa: BLE001 (the answer runs all the same, in its turn)
+        log.warning("noting answer job %s for its thread failed: %s", inbound_id, exc)

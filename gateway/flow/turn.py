@@ -44,6 +44,7 @@ from clarigate.gateway.flow.answers import (
     view_of,
 )
 from clarigate.gateway.flow.attachments import fetch_images, message_text, nothing_to_read
+from clarigate.gateway.flow.claim import answer_due_key
 from clarigate.gateway.flow.commands import Command, Control, parse_command, quote, stopped_words
 from clarigate.gateway.flow.delivery import Deliverer, Superseded, new_plan, persist, persist_budget
 from clarigate.gateway.flow.notices import language_hint, locale_for, notice, notice_for_text
@@ -64,6 +65,8 @@ log = logging.getLogger(__name__)
 MAX_DELIVERIES = 3
 #: What ``Dispatcher._recorded`` says of a job that had its reply already.
 ANSWERED = object()
+#: What ``Dispatcher._recorded`` says of a job moved behind an approval's answer (not run here).
+REQUEUED = object()
 
 
 class Dispatcher:
@@ -99,6 +102,8 @@ class Dispatcher:
         try:
             within = self.config.delivery_budget_seconds
             record = await wait_for_store(lambda: self._recorded(handle), self.outbox, handle, within)
+            if record is REQUEUED:
+                return  # appended again behind the answer: that copy runs and completes it
             if record is not None and record is not ANSWERED:
                 held = lambda: ensure_held(handle)  # noqa: E731
                 await self.deliverer.deliver(
@@ -123,7 +128,30 @@ class Dispatcher:
             if record is not None:
                 log.info("job %s resumes delivery of its recorded replies", job.inbound_id)
                 return record
+        if await self._waits_for_answer(job):
+            return REQUEUED
         return await self._run_and_record(handle)
+
+    async def _waits_for_answer(self, job: Job) -> bool:
+        """True when message ``job`` was moved behind its thread's approval answer, clicked (and
+        shown as accepted) after the message was queued, whose job has not run: run first, the
+        message would end the interrupt with a rejection (``_left_open``). Moved once per answer,
+        in one store step: an answer job lost meanwhile holds up no message for good."""
+        if job.kind != "message":
+            return False
+        answer_id = await self.store.get_json(answer_due_key(job.order_key))
+        if not isinstance(answer_id, str) or await self.store.is_done(answer_id):
+            return False
+        waited = f"waited:{job.inbound_id}:{answer_id}"
+        if await self.store.get_json(waited) is not None:
+            return False
+        if not await self.store.requeue_job(job):
+            # acknowledged already (this very move, its reply lost and re-sent; or completed by
+            # a worker that took the job over): either way it is not run here
+            return True
+        log.info("message %s waits behind answer %s, clicked before it ran", job.inbound_id, answer_id)
+        await self.store.set_json(waited, 1, DONE_TTL_SECONDS)
+        return True
 
     async def _run_and_record(self, handle: JobHandle) -> Any:
         """The run step: what to say, recorded. None when the job is given up."""

@@ -258,6 +258,13 @@ class Store(ABC):
         """Acknowledge the job, mark its inbound id done, advance the turnstile (one step)."""
 
     @abstractmethod
+    async def requeue_job(self, job: Job) -> bool:
+        """Move a job not run yet behind every job of its order key (one step): acknowledge it,
+        advance the turnstile past it and append it again with the next ``seq``; its inbound id
+        is not done. False (nothing appended) when the entry was acknowledged already (by this
+        very move, its reply lost and the script re-sent)."""
+
+    @abstractmethod
     async def is_done(self, inbound_id: str) -> bool:
         """True when this inbound id has had its reply."""
 

@@ -133,6 +133,16 @@ class MemoryJobStream(MemoryValues):
             self._set(next_key, completed, ORDER_TTL_SECONDS)
             self._refresh(seq_key, ORDER_TTL_SECONDS)
 
+    async def requeue_job(self, job: Job) -> bool:
+        """Acknowledge the job, advance the turnstile past it, append it again (a later seq)."""
+        if self._held.pop(job.entry_id, None) is None:
+            return False
+        self._entries.pop(job.entry_id, None)
+        next_key = self.keys.next(job.order_key)
+        self._set(next_key, max(int(self._get(next_key) or 0), job.seq), ORDER_TTL_SECONDS)
+        self._append(job.kind, job.inbound_id, job.order_key, job.payload_json)
+        return True
+
     async def is_done(self, inbound_id: str) -> bool:
         """True when this inbound id has had its reply."""
         return self._get(self.keys.done(inbound_id)) is not None

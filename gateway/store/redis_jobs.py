@@ -42,6 +42,7 @@ class RedisJobStream(RedisCommands):
         self._unseen: set[str] = set()
         self._group_ready = False
         self._complete = self._script(scripts.COMPLETE_JOB)
+        self._requeue = self._script(scripts.REQUEUE_JOB)
         self._autoclaim = self._script(scripts.CLAIM_STALE)
         self._keep = self._script(scripts.KEEP_JOBS)
         self._release = self._script(scripts.RELEASE_JOBS)
@@ -208,6 +209,24 @@ class RedisJobStream(RedisCommands):
         await self._run(self._complete, keys, args)
         for handed in self._handed.values():
             handed.discard(job.entry_id)
+
+    async def requeue_job(self, job: Job) -> bool:
+        """``XACK`` + turnstile advance + ``XADD`` of the same job with the next seq: one script."""
+        keys = [self.keys.jobs, self.keys.seq(job.order_key), self.keys.next(job.order_key)]
+        args: list[Any] = [
+            GROUP,
+            job.entry_id,
+            job.seq,
+            to_millis(ORDER_TTL_SECONDS),
+            job.kind,
+            job.inbound_id,
+            job.order_key,
+            job.payload_json,
+        ]
+        moved = bool(await self._run(self._requeue, keys, args))
+        for handed in self._handed.values():
+            handed.discard(job.entry_id)
+        return moved
 
     async def is_done(self, inbound_id: str) -> bool:
         """True when this inbound id has had its reply."""

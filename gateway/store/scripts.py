@@ -109,6 +109,22 @@ end
 return 1
 """
 
+#: KEYS: jobs, seq, next. ARGV: group, entry id, job seq, order ttl ms, kind, inbound id,
+#: order key, payload. A job not run yet moved behind every job of its order key: acknowledged
+#: (once: returns 0 when it was already), the turnstile advanced past it, appended again with
+#: the next seq (so the counters never catch up here); no done marker.
+REQUEUE_JOB = """
+if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('XDEL', KEYS[1], ARGV[2])
+local seq = redis.call('INCR', KEYS[2])
+local completed = math.max(tonumber(redis.call('GET', KEYS[3]) or '0'), tonumber(ARGV[3]))
+redis.call('SET', KEYS[3], completed, 'PX', ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('XADD', KEYS[1], '*',
+  'kind', ARGV[5], 'inbound_id', ARGV[6], 'order_key', ARGV[7], 'seq', seq, 'payload', ARGV[8])
+return 1
+"""
+
 #: KEYS: thread. ARGV: candidate thread id, ttl ms. Returns the thread id in force.
 THREAD_FOR_CHAT = """
 local current = redis.call('GET', KEYS[1])

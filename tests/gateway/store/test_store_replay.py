@@ -334,6 +334,18 @@ async def _complete_job(r: Replay) -> None:
     assert sorted(await r.pending_of("me")) == sorted([second.entry_id, _.entry_id])
 
 
+@scenario("requeue_job")
+async def _requeue_job(r: Replay) -> None:
+    await _two_jobs(r)
+    first, second = await r.store.read_jobs("me", 10, 0)
+    r.lose_reply_to(r.key("seq:k"))
+    await r.store.requeue_job(first)  # re-sent: it finds its own move and appends nothing more
+    (again,) = await r.store.read_jobs("me", 10, 0)
+    assert (again.inbound_id, again.seq) == ("e1", 3)
+    assert await r.store.next_seq("k") == 2 and not await r.store.is_done("e1")
+    assert sorted(await r.pending_of("me")) == sorted([second.entry_id, again.entry_id])
+
+
 @scenario("is_done")
 async def _is_done(r: Replay) -> None:
     await _two_jobs(r)
