@@ -11,6 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from clarigate.agent.answer_attachments import AnswerAttachmentsMiddleware
 from clarigate.agent.clarify_first import ClarifyFirstMiddleware
 from clarigate.agent.history import AnswerUnfinishedCallsMiddleware
 from clarigate.agent.limits import ModelCallLimit, ToolCallLimit
@@ -138,6 +139,7 @@ def _middleware(
         middleware.append(ModelCallLimit(max_model_calls))
     if require_approval:
         middleware.append(HumanInTheLoopMiddleware(approval_config(require_approval)))
+        middleware.append(AnswerAttachmentsMiddleware())  # the photo sent with a decision
     if max_tool_calls:
         middleware.append(ToolCallLimit(max_tool_calls))
     # wrap_tool_call: the first listed is outermost, so the log sees the error message

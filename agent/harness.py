@@ -200,7 +200,7 @@ class ClarifyingAgent(AgentThreads):
             paused = breakpoint_of(response.request_id) if response is not None else None
             output = None
             if parsed is not None and response is not None:
-                output = await self._resume(config, parsed, response, on_event)
+                output = await self._resume(config, parsed, response, on_event, (text, images))
             elif paused is not None and response is not None:
                 output = await answer_breakpoint(
                     self._graph, config, paused, response, self._past(config, on_event)
@@ -353,8 +353,10 @@ class ClarifyingAgent(AgentThreads):
         parsed: tuple[str, str],
         response: HumanInputResponse,
         on_event: EventSink | None = None,
+        sent: tuple[str, Sequence[ImageInput]] = ("", ()),
     ) -> TurnOutput | None:
-        """Resume the interrupt ``parsed`` names with the answer; None when it is not pending."""
+        """Resume the interrupt ``parsed`` names with the answer and ``sent``; None if not pending."""
+        from clarigate.agent.answer_attachments import carried
         from clarigate.agent.dismissals import mark_dismissed
         from clarigate.agent.interrupts import AskAgain, Dismissed, resume_checked, resume_value
         from clarigate.agent.models.conversation import thread_locale
@@ -380,13 +382,13 @@ class ClarifyingAgent(AgentThreads):
         written = pending_messages(snapshot.tasks)  # what a parallel branch said, shown already
         mark_answer(config, before, written)  # where the turn began, for a replica that takes it over
         value = resume_value(kind, interrupt_id, asked.value, response, locale, asked.response_schema)
+        carry = carried(self._graph, before, sent, self._content, locale)
         if isinstance(value, NotApproved):  # no decision turns it down: its calls are answered instead
             turned = await turn_down(self._graph, config, snapshot, {interrupt_id: value.message})
-            result = await self._invoke(None, config, on_event) if turned else Dismissed()
+            result = await self._invoke(carry.command(None), config, on_event) if turned else Dismissed()
         else:
-            result = await resume_checked(
-                lambda command: self._invoke(command, config, on_event), asked, value, response, locale
-            )
+            run = lambda command: self._invoke(carry.command(command), config, on_event)  # noqa: E731
+            result = await resume_checked(run, asked, value, response, locale)
         if isinstance(result, AskAgain):
             return result.output()
         if isinstance(result, Dismissed):  # closed: never shown as pending again (``dismissals``)
@@ -394,4 +396,4 @@ class ClarifyingAgent(AgentThreads):
             return TurnOutput(dismissed=True)
         await self._prune(config)
         messages = result.get("messages", []) if isinstance(result, Mapping) else []
-        return asking_first(turn_output(messages, before, written), result, messages)
+        return carry.told(asking_first(turn_output(messages, before, written), result, messages))

@@ -6,15 +6,17 @@ import logging
 from dataclasses import dataclass, field
 
 from clarigate.agent.harness import ImageInput
-from clarigate.agent.protocol import detect_locale, ui_text
+from clarigate.agent.protocol import ui_text
+from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.errors import AttachmentTooLarge
 from clarigate.gateway.boundary.messages import AttachmentKind, InboundMessage
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.flow.notices import locale_for
 
 # the turn's log name: these lines were the turn's before they moved here, and logs are read by it
 log = logging.getLogger("clarigate.gateway.flow.turn")
 
-#: Images of one message shown to the model at most.
+#: Images of one message shown to the model at most; the rest are named to the person and the agent.
 MAX_IMAGES = 4
 
 #: What the agent is given of an attachment: an image's pixels, and a file, sound or video with the
@@ -37,20 +39,30 @@ _IMAGE_MAGIC = (
 
 @dataclass
 class Images:
-    """The images the model sees, and a line for the person about each one it cannot."""
+    """The images the model sees, a line for the person about each one it cannot, and the names of
+    those past ``MAX_IMAGES`` (never fetched)."""
 
     shown: list[ImageInput] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
 
 
-async def fetch_images(outbox: Outbox, msg: InboundMessage, cap: int) -> Images:
+async def fetch_images(outbox: Outbox, msg: InboundMessage, cap: int, hint: Locale | None = None) -> Images:
     """The message's images, fetched through its adapter within the size cap ``cap``; one over
     the cap or of no type it can be given as is left out with a line telling the person (one that
-    cannot be had at all is left out with a log line)."""
-    images, locale = Images(), detect_locale(msg.text)
-    wanted = [a for a in msg.attachments if a.kind == "image"][:MAX_IMAGES]
+    cannot be had at all is left out with a log line), and so are those past ``MAX_IMAGES``.
+
+    The lines are in the language of the message's words, else ``hint`` (a photo alone says
+    nothing: the open question's language, or the person's last request's, as the caller knows).
+    """
+    images, locale = Images(), locale_for(msg.text, hint)
     if cap <= 0:
         return images
+    sent = [a for a in msg.attachments if a.kind == "image"]
+    wanted, images.left_out = sent[:MAX_IMAGES], [a.name or a.kind for a in sent[MAX_IMAGES:]]
+    if images.left_out:
+        names = ", ".join(images.left_out)
+        images.notes.append(ui_text("images_over_count", locale, count=str(MAX_IMAGES), names=names))
     for attachment in wanted:
         name = attachment.name or attachment.kind
         try:
@@ -93,14 +105,21 @@ def image_type(data: bytes) -> str | None:
     return next((kind for magic, kind in _IMAGE_MAGIC if data.startswith(magic)), None)
 
 
-def message_text(msg: InboundMessage, text: str | None = None) -> str:
+def message_text(msg: InboundMessage, text: str | None = None, images: Images | None = None) -> str:
     """What the agent reads: the text (``text``: what the message stands for instead, a typed
-    answer's words), and the names of attachments it cannot see."""
+    answer's words), and the names of attachments it cannot see; with the ``images`` fetched for
+    it, the ones past ``MAX_IMAGES`` said to be left out, as the person is told."""
     text = msg.text if text is None else text
     if not msg.attachments:
         return text
     described = "; ".join(a.describe() for a in msg.attachments)
-    return f"{text}\n\n(attached: {described})".strip()
+    past = images.left_out if images is not None else []
+    aside = (
+        f"\n(only the first {MAX_IMAGES} images are shown to you; not shown: {', '.join(past)})"
+        if past
+        else ""
+    )
+    return f"{text}\n\n(attached: {described}){aside}".strip()
 
 
 def nothing_to_read(msg: InboundMessage) -> bool:

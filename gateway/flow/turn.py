@@ -25,6 +25,7 @@ from typing import Any
 
 from clarigate.agent.harness import ImageInput
 from clarigate.agent.interrupts import parse_request_id
+from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
     AnswerJob,
     ClarificationClosed,
@@ -283,20 +284,28 @@ class Dispatcher:
         left_open = await self._left_open(pending, msg)
         # someone else's question stays open: not theirs (their own written before it was, still is)
         turn.may_answer = left_open is None or not asked_of_someone_else(left_open, msg.sender)
-        cap = self.config.agent.max_image_bytes
+        hint = await self._photo_locale(msg, pending, turn)
+        fetching = fetch_images(self.outbox, msg, self.config.agent.max_image_bytes, hint)
         if pending is None:
-            images = await fetch_images(self.outbox, msg, cap)
+            images = await fetching
         else:  # a request over a question still there: its language recorded as the images are fetched
-            images, _ = await asyncio.gather(
-                fetch_images(self.outbox, msg, cap), self.control.remember_locale(msg)
-            )
+            images, _ = await asyncio.gather(fetching, self.control.remember_locale(msg))
         for note in images.notes:  # an image the agent cannot see: the person knows, first
             turn.add(TextReply(text=note))
-        text = message_text(msg)
+        text = message_text(msg, images=images)
         if left_open is not None:
             text = from_someone_else(left_open, msg.sender, text)
         # a question the run asks replaces ``left_open``, which closes then (``OneQuestion``)
         await self.agent_run.run(conv, thread_id, text, None, msg.sender, turn, images.shown)
+
+    async def _photo_locale(
+        self, msg: InboundMessage, pending: PendingRecord | None, turn: Turn
+    ) -> Locale | None:
+        """The language of the notes on ``msg``'s images when its words show none (a photo alone):
+        the open question's, else the person's last request's here, else their client's."""
+        if pending is not None:
+            return pending.request.locale
+        return (None if msg.text.strip() else await self.control.written_locale(msg)) or turn.hint
 
     async def _command(self, command: Command, msg: InboundMessage, turn: Turn) -> InboundMessage | None:
         """Run ``command``; what then runs as a request, if anything: the words after a ``/new``, and
@@ -371,10 +380,10 @@ class Dispatcher:
             event_id=turn.job.inbound_id,
             attachments=job.attachments,
         )
-        images = await fetch_images(self.outbox, sent, self.config.agent.max_image_bytes)
+        images = await fetch_images(self.outbox, sent, self.config.agent.max_image_bytes, turn.hint)
         for note in images.notes:  # an image the agent cannot see: the person knows, first
             turn.add(TextReply(text=note))
-        return message_text(sent), images.shown
+        return message_text(sent, images=images), images.shown
 
     async def _close_message(self, conv: Conversation, request_id: str) -> None:
         """Close a question's message that the one who closed the question could not reach."""

@@ -177,10 +177,11 @@ class TypedAnswers:
         response: HumanInputResponse,
     ) -> None:
         """Run a typed answer; a photo or file sent with it goes with it, as with any message."""
-        images = await fetch_images(self.outbox, msg, self.config.agent.max_image_bytes)
+        cap, asked = self.config.agent.max_image_bytes, record.request.locale
+        images = await fetch_images(self.outbox, msg, cap, asked)
         for note in images.notes:
             turn.add(TextReply(text=note))
-        text = message_text(msg, run_text_for(record, response))
+        text = message_text(msg, run_text_for(record, response), images)
         await self.agent_run.run(conv, thread_id, text, response, msg.sender, turn, images.shown)
 
     async def claimed_before(self, conv: Conversation, msg: InboundMessage, turn: Turn) -> bool:

@@ -19,6 +19,18 @@ FILE_WORDS: dict[str, dict[Locale, str]] = {
         "en": "I could not get {name} to send it.",
         "zh": "无法获取 {name}，因此未能发送。",
     },
+    # A photo or file sent with an answer to a graph that cannot be given it (agent/answer_attachments.py).
+    "attachment_not_passed": {
+        "en": "Your answer was passed on, but the photo or file sent with it could not be: "
+        "this agent does not take them with an answer. Send it again as a new message.",
+        "zh": "您的回答已转交，但随回答发送的图片或文件未能转交："
+        "此智能体不随回答接收它们。请将其作为新消息重新发送。",
+    },
+    # The images of one message past the ones the model is shown (gateway/flow/attachments.py).
+    "images_over_count": {
+        "en": "Only the first {count} images of a message are read; not read: {names}.",
+        "zh": "每条消息只读取前 {count} 张图片；未读取：{names}。",
+    },
     # A sticker, a place, a contact… sent alone over the writer's open question (gateway/flow/turn.py):
     # it neither answers nor closes the question, and nothing runs.
     "unreadable_question_open": {
