@@ -143,6 +143,8 @@ class Dispatcher:
         answer_id = await self.store.get_json(answer_due_key(job.order_key))
         if not isinstance(answer_id, str) or await self.store.is_done(answer_id):
             return False
+        if parse_command(MessageJob.model_validate_json(job.payload_json).message.text) is not None:
+            return False  # a command (``/cancel`` that made the answer) ends no interrupt: in its turn
         waited = f"waited:{job.inbound_id}:{answer_id}"
         if await self.store.get_json(waited) is not None:
             return False
