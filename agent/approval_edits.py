@@ -158,7 +158,8 @@ def edit_decisions(
     values: Mapping[str, Any],
     locale: Locale,
 ) -> Any | AskAgain:
-    """Approve the calls nobody changed; edit the others with only the changed arguments.
+    """Approve the calls nobody changed; edit the others with only the changed arguments. A
+    changed call whose review allows no edit asks again, saying so (it never runs as written).
 
     A field counts as changed when its value differs from the one it showed (its default):
     a field left as shown keeps the argument as it was, value and type.
@@ -180,7 +181,10 @@ def edit_decisions(
                 problem = catalog.text("approval_edit_bad_json", locale, field=labels[name], error=error)
                 return AskAgain(edit_request(interrupt_id, actions, locale, shown=values, problem=problem))
             changed = True
-        if not changed or "edit" not in action.allowed:
+        if changed and "edit" not in action.allowed:  # never run as written instead: asked again
+            problem = catalog.text("approval_not_editable", locale, name=action.name)
+            return AskAgain(edit_request(interrupt_id, actions, locale, shown=values, problem=problem))
+        if not changed:
             decisions.append({"type": "approve"})
         else:
             edited: dict[str, Any] = {"type": "edit", "edited_action": {"name": action.name, "args": args}}

@@ -7,12 +7,15 @@ reviewed tool allows them "Edit" (the arguments form: ``clarigate.agent.approval
 not run). The review's ``description`` leads the context, before the calls themselves; calls that
 do not fit in it (200 characters) keep their names there and are shown in full right above the
 question (``approval_asked``), so Approve never runs a call the person could not read. A typed
-answer other than an option is a rejection with that text as the reason; a Cancel (a declined
-answer) rejects. A review that allows no ``reject`` is turned down with ``respond`` (the reason
-as the tool's result) where it allows that; one that allows neither (approve and edit only) is
-turned down all the same, without a decision: its calls get the reason as their result and the
-tool does not run (``NotApproved``, ``clarigate.agent.not_approved``). Every approval can be
-dismissed. Resumed with the middleware's decision shape: ``{"decisions": [...]}`` (batched) or
+answer other than an option the approval offers is a rejection with that text as the reason
+(only the decisions the review allows are ever sent); a typed approve that was not the option
+picked ("批准" to an English approval, "approve.") asks again, so that Approve is confirmed as
+every pick of it is; a Cancel (a declined answer) rejects. A review that allows no ``reject`` is
+turned down with ``respond`` (the reason as the tool's result) where it allows that; one that
+allows neither (approve and edit only) is turned down all the same, without a decision: its calls
+get the reason as their result and the tool does not run (``NotApproved``,
+``clarigate.agent.not_approved``). Every approval can be dismissed. Resumed with the middleware's
+decision shape: ``{"decisions": [...]}`` (batched) or
 one decision (per call).
 """
 
@@ -25,16 +28,17 @@ from typing import Any
 
 from clarigate.agent.interrupt_kinds import APPROVAL, APPROVAL_RESPOND, AskAgain, Asked, NotApproved, as_kind
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, normalize_request
-from clarigate.agent.protocol.coerce import clean
+from clarigate.agent.protocol.coerce import clean, fold
 from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.models import MAX_STRING, Locale
 from clarigate.agent.shown_above import code_block
 
 #: Approval option labels in every locale: a typed "Approve" (or 批准) answers on every channel.
-APPROVE_LABELS = {w.casefold() for w in catalog.every("approve")}
-REJECT_LABELS = {w.casefold() for w in catalog.every("reject")}
-EDIT_LABELS = {w.casefold() for w in catalog.every("edit")}
-RESPOND_LABELS = {w.casefold() for w in catalog.every("approval_respond")}
+APPROVE_LABELS = {fold(w) for w in catalog.every("approve")}
+REJECT_LABELS = {fold(w) for w in catalog.every("reject")}
+EDIT_LABELS = {fold(w) for w in catalog.every("edit")}
+RESPOND_LABELS = {fold(w) for w in catalog.every("approval_respond")}
+_TRAILING_MARKS = ".!?,;:。、…~ "  # as a typed option pick sets them aside
 #: How ``HumanInTheLoopMiddleware`` starts a description nobody configured: the call says more.
 _DEFAULT_DESCRIPTION = "Tool execution requires approval"
 
@@ -115,23 +119,35 @@ def _shares(lengths: Sequence[int], least: Sequence[int], room: int) -> list[int
     return shares
 
 
+#: A backtick in a call shown as a code span, written as JSON writes it (``\u0060``): the span
+#: stays one span, and the call reads as it is.
+_TICK = "\\u0060"
+
+
+def _shown(action: Action) -> str:
+    """A call as the approval's text shows it: a Markdown code span, so that every platform shows
+    it literally (no bold, no link hiding its address), whatever its arguments hold."""
+    return f"`{_call_text(action).replace('`', _TICK)}`"
+
+
 def _call_within(action: Action, room: int) -> str:
-    """One call within ``room`` characters: its name whole, its arguments as far as they fit."""
-    text, head = _call_text(action), f"{action.name}("
+    """One call (a code span, ``_shown``) within ``room`` characters: its name whole, its
+    arguments as far as they fit."""
+    text, head = _shown(action), f"`{action.name.replace('`', _TICK)}("
     if len(text) <= room:
         return text
-    return f"{head}{shorten(text[len(head) : -1], max(room - len(head) - 1, 1))})"
+    return f"{head}{shorten(text[len(head) : -2], max(room - len(head) - 2, 1))})`"
 
 
 def _least(action: Action) -> int:
-    """The room a call needs at least: its name (``name(…)``)."""
-    return min(len(_call_text(action)), len(action.name) + 3)
+    """The room a call needs at least: its name (``name(…)``, a code span)."""
+    return min(len(_shown(action)), len(action.name.replace("`", _TICK)) + 5)
 
 
 def _calls_within(actions: Sequence[Action], room: int) -> str:
     """The calls on one line within ``room`` characters: every call's name, its arguments as far
     as they fit (``run_sql(query="SELECT id, na…"); drop_table(name="customers")``)."""
-    lengths = [len(_call_text(a)) for a in actions]
+    lengths = [len(_shown(a)) for a in actions]
     shares = _shares(lengths, [_least(a) for a in actions], room - len("; ") * (len(actions) - 1))
     parts = [_call_within(a, share) for a, share in zip(actions, shares, strict=True)]
     return cut_line("; ".join(parts), room)
@@ -146,7 +162,7 @@ def _context(actions: Sequence[Action], locale: Locale, above: bool = False) -> 
     Without it (a question shown with nothing above it) the context is only cut.
     """
     described = _described(actions)
-    whole = "\n".join([*described, "; ".join(map(_call_text, actions))])
+    whole = "\n".join([*described, "; ".join(map(_shown, actions))])
     if len(whole) <= MAX_STRING:
         return whole, None
     notes = [catalog.text("approval_calls_above", locale)] if above else []
@@ -166,19 +182,21 @@ def _in_full(actions: Sequence[Action]) -> str:
     return code_block(clean("\n".join([*described, *([""] if described else []), *map(_call_text, actions)])))
 
 
+#: Each decision and the catalog key of its option's label.
+_LABEL_KEYS = {"approve": "approve", "reject": "reject", "edit": "edit", "respond": "approval_respond"}
+
+
+def offered(actions: Sequence[Action]) -> list[str]:
+    """The decisions the approval offers: each one every reviewed call allows (Edit only for
+    calls with arguments to edit)."""
+    allowed = [set(a.allowed) for a in actions] or [{"approve", "reject"}]
+    found = [d for d in _LABEL_KEYS if all(d in a for a in allowed)]
+    return [d for d in found if d != "edit" or any(a.args for a in actions)]
+
+
 def _options(actions: Sequence[Action], locale: Locale) -> list[str]:
     """Approve, Reject, Edit, Reply instead: each one every reviewed call allows."""
-    allowed = [set(a.allowed) for a in actions] or [{"approve", "reject"}]
-    options = []
-    if all("approve" in a for a in allowed):
-        options.append(catalog.text("approve", locale))
-    if all("reject" in a for a in allowed):
-        options.append(catalog.text("reject", locale))
-    if all("edit" in a for a in allowed) and any(a.args for a in actions):
-        options.append(catalog.text("edit", locale))
-    if all("respond" in a for a in allowed):
-        options.append(catalog.text("approval_respond", locale))
-    return options
+    return [catalog.text(_LABEL_KEYS[d], locale) for d in offered(actions)]
 
 
 def approval_asked(interrupt_id: str, actions: Sequence[Action], locale: Locale, above: bool = True) -> Asked:
@@ -195,10 +213,18 @@ def approval_asked(interrupt_id: str, actions: Sequence[Action], locale: Locale,
         "context": context,
         "options": _options(actions, locale),
     }
-    request = as_kind(
-        normalize_request(args, tool_call_id=interrupt_id), APPROVAL, interrupt_id, APPROVAL, locale
-    )
-    return Asked(request, in_full)
+    request = _only_offered(normalize_request(args, tool_call_id=interrupt_id), args["options"])
+    return Asked(as_kind(request, APPROVAL, interrupt_id, APPROVAL, locale), in_full)
+
+
+def _only_offered(request: HumanInputRequest, labels: Sequence[str]) -> HumanInputRequest:
+    """``request`` without the Cancel option a confirmation of one option gets (``normalize``):
+    an approval's own dismissal (the Cancel every question has) turns its calls down already,
+    so an approve-only review shows one Cancel, not two."""
+    kept = [option for option in request.options if option.label in labels]
+    if not kept or len(kept) == len(request.options):
+        return request
+    return request.model_copy(update={"options": kept})
 
 
 def approval_request(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> HumanInputRequest:
@@ -242,10 +268,11 @@ def respond_request(interrupt_id: str, actions: Sequence[Action], locale: Locale
 
 
 def choice_of(response: HumanInputResponse) -> str | None:
-    """``approve`` / ``reject`` / ``edit`` / ``respond`` for an option answer (or a typed label)."""
+    """``approve`` / ``reject`` / ``edit`` / ``respond`` for an option answer, or a typed label in
+    any language (case and width aside, a trailing ``.``, ``!`` or ``?`` set aside)."""
     if response.response_kind not in ("option", "text"):
         return None
-    label = response.value.strip().casefold()
+    label = fold(response.value).strip().rstrip(_TRAILING_MARKS).strip()
     for choice, labels in (
         ("approve", APPROVE_LABELS),
         ("reject", REJECT_LABELS),
@@ -291,6 +318,10 @@ def approval_decisions(
     from clarigate.agent.approval_edits import edit_request
 
     choice = choice_of(response)
+    if choice not in (*offered(actions), "reject"):
+        choice = None  # a decision the review does not allow is no pick: its text is the reason
+    if choice == "approve" and response.response_kind == "text":
+        return _approve_first(interrupt_id, actions, locale)
     if choice == "edit":
         return AskAgain(edit_request(interrupt_id, actions, locale))
     if choice == "respond":
@@ -299,3 +330,12 @@ def approval_decisions(
         return decisions_for(value, [{"type": "approve"} for _ in actions])
     reason = None if choice == "reject" else response.value.strip()  # typed text: the reason
     return declined_decisions(value, actions, reason, locale)
+
+
+def _approve_first(interrupt_id: str, actions: Sequence[Action], locale: Locale) -> AskAgain:
+    """A typed approve that was not the question's own option picked ("批准" to an English
+    approval, "approve."): the approval asked again, saying to pick Approve, so that it is
+    confirmed as every pick of it is; never approved at once."""
+    asked = approval_asked(interrupt_id, actions, locale)
+    note = catalog.text("approval_typed_approve", locale, option=catalog.text("approve", locale))
+    return AskAgain(asked.request, "\n\n".join(t for t in (note, asked.in_full) if t))

@@ -88,7 +88,7 @@ def _approval(description: str, **args: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("sequence", SPLIT_BY_A_CUT)
 def test_an_approvals_context_keeps_its_characters_whole(sequence: str) -> None:
-    call = 'drop_table(table="users")'  # the call is kept whole: the description is cut before it
+    call = '`drop_table(table="users")`'  # the call is kept whole: the description is cut before it
     room = MAX_STRING - len(call) - 1
     description = _at_the_cut(room, sequence, before="d")
     request = approval_request("i1", actions_of(_approval(description, table="users")), "en")
@@ -127,8 +127,14 @@ def test_a_progress_line_keeps_its_characters_whole(sequence: str) -> None:
 
 @pytest.mark.parametrize("sequence", SPLIT_BY_A_CUT)
 def test_the_json_a_typed_interrupt_expects_keeps_its_characters_whole(sequence: str) -> None:
-    key = _at_the_cut(MAX_STRING // 2 - 2, sequence, before="k")  # after '{"'
-    too_many = {key: {"type": "string"}, **{f"f{i}": {"type": "string"} for i in range(40)}}
-    schema = {"type": "object", "properties": too_many}  # asked as text, with the JSON expected
-    request = typed_request("i1", {"question": "订哪一天？"}, schema, "zh")
-    assert request.context is not None and request.context.endswith('{"' + "k" * 96 + "…")
+    def asked(key: str) -> str:
+        too_many = {key: {"type": "string"}, **{f"f{i}": {"type": "string"} for i in range(40)}}
+        schema = {"type": "object", "properties": too_many}  # asked as text, with the JSON expected
+        context = typed_request("i1", {"question": "订哪一天？"}, schema, "zh").context
+        assert context is not None
+        return context
+
+    plain = asked("k" * MAX_STRING)  # where the line's cut falls in the example's first key
+    kept = len(plain.removesuffix("…")) - plain.index('{"') - 2
+    context = asked(_at_the_cut(kept + 1, sequence, before="k"))  # the cut splits ``sequence``
+    assert context.endswith('{"' + "k" * (kept - 1) + "…"), context

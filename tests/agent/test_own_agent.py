@@ -114,10 +114,15 @@ async def test_a_declined_approval_rejects_and_chinese_labels(make_agent: AgentF
     declined = HumanInputResponse(request_id=asked.request.request_id, response_kind="declined", value="取消")
     out = await agent.run_turn("z", "取消", declined)
     assert out.replies == ["好的"] and user_graphs.RAN == []
-    # a typed English label answers a Chinese approval too
+    # a typed English label to a Chinese approval is no pick of its option: asked again, to be
+    # picked (and confirmed) as 批准, never approved at once
     agent = await make_agent(scripted({"tool_calls": [DELETE]}, {"content": "ok"}), **settings)
     asked = await agent.run_turn("z2", "删除测试数据")
-    await _answer(agent, "z2", asked, "Approve")
+    again = await _answer(agent, "z2", asked, "Approve")
+    assert user_graphs.RAN == [] and again.request is not None
+    assert [o.label for o in again.request.options] == ["批准", "拒绝"]
+    assert "批准" in again.replies[-1]
+    await _answer(agent, "z2", again, "批准")
     assert user_graphs.RAN == ["delete users 5"]
 
 
@@ -279,7 +284,7 @@ async def test_an_approval_shows_every_call_approve_runs_in_full(
     *_, shown = asked.replies  # the last reply, right before the question: a code block
     assert shown == f'```\nrun_sql(query={json.dumps(LONG_QUERY)})\ndrop_table(name="customers")\n```'
     assert request.context.startswith(above)
-    assert "run_sql(query=" in request.context and request.context.endswith('drop_table(name="customers")')
+    assert "`run_sql(query=" in request.context and request.context.endswith('`drop_table(name="customers")`')
     await _answer(agent, "sql", asked, request.options[0].label)  # Approve (批准)
     assert user_graphs.RAN == [f"run_sql {LONG_QUERY}", "drop_table customers"]
 
@@ -288,7 +293,7 @@ async def test_an_approval_that_fits_shows_nothing_above(make_agent: AgentFactor
     agent = await make_agent(scripted({"tool_calls": [TWO_CALLS[1]]}, {"content": "Done."}), **GATED)
     asked = await agent.run_turn("drop", "drop the customers table")
     assert asked.replies == []
-    assert asked.request.context == 'drop_table(name="customers")'
+    assert asked.request.context == '`drop_table(name="customers")`'
 
 
 async def test_an_approval_no_decision_turns_down_is_turned_down_by_other_words(
@@ -384,8 +389,8 @@ def test_a_question_shown_with_nothing_above_it_keeps_what_fits_and_claims_nothi
     approval = request_for("i2", calls)
     _fits_the_protocol(approval)
     assert "above" not in approval.context
-    assert approval.context.startswith("run_sql(query=") and approval.context.endswith(
-        'drop_table(name="customers")'
+    assert approval.context.startswith("`run_sql(query=") and approval.context.endswith(
+        '`drop_table(name="customers")`'
     )
 
 

@@ -95,12 +95,9 @@ def test_an_approval_approve_goes_ahead_reject_is_safe_edit_is_neutral() -> None
         assert roles == ["go_ahead", "safe", "neutral"], locale
 
 
-def test_an_approve_only_review_gets_a_safe_cancel() -> None:
+def test_an_approve_only_review_is_turned_down_by_its_dismissal_not_a_second_cancel() -> None:
     request = approval_request("i1", [Action("send_mail", {"to": "a"}, ("approve",))], "en")
-    assert [(o.label, option_roles(request)[o.id]) for o in request.options] == [
-        ("Approve", "go_ahead"),
-        ("Cancel", "safe"),
-    ]
+    assert [(o.label, option_roles(request)[o.id]) for o in request.options] == [("Approve", "go_ahead")]
 
 
 def test_a_one_option_risk_confirmation_gets_cancel_as_its_safe_choice() -> None:

@@ -6,6 +6,7 @@ A key names one line people read; lines only Telegram shows are in ``telegram_wo
 from __future__ import annotations
 
 from ..models import Locale
+from .approval_words import APPROVAL_WORDS
 from .confirm_words import CONFIRM_WORDS
 from .feedback_words import FEEDBACK_WORDS
 from .file_words import FILE_WORDS
@@ -388,3 +389,4 @@ WORDS.update(CONFIRM_WORDS)
 WORDS.update(SHOWN_WORDS)
 WORDS.update(GRAPH_WORDS)
 WORDS.update(TOOL_WORDS)
+WORDS.update(APPROVAL_WORDS)

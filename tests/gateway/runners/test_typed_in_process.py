@@ -117,7 +117,7 @@ async def test_reply_instead_answers_the_call_with_the_message_and_the_descripti
         await chat.say("clear the users table")
         await gateway.drain(timeout=30)
         request = chat.last_request().request
-        assert (request.context or "").startswith("Dropping rows cannot be undone.\ndrop_rows(")
+        assert (request.context or "").startswith("Dropping rows cannot be undone.\n`drop_rows(")
         labels = [o.label for o in request.options]
         assert labels == ["Approve", "Reject", "Reply instead"]
         await chat.click(labels.index("Reply instead"))
