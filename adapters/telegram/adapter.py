@@ -258,9 +258,9 @@ class TelegramAdapter(PlatformAdapter):
             return
         aside = not private and reply and said_to_others(message, me)
         clean = without_mention(text if command is None else command.as_text(), me)
-        # a photo or file is no form value (a step takes typed text): it reaches the agent, as always
-        typed = command is None and not attachments
-        if typed and await self.interactions.forms.on_typed(message, conversation, sender, clean, aside):
+        typed = command is None and not message.media_group_id  # a caption is typed (an album's: not)
+        forms = self.interactions.forms
+        if typed and await forms.on_typed(message, conversation, sender, clean, aside, attachments):
             return
         inbound = inbound_message(update, message, conversation, sender, clean, True, attachments, aside)
         await self.gateway.accept(inbound)

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from collections.abc import Sequence
 
 from telegram import Message
 
 from clarigate.agent.protocol import ui_text
 from clarigate.gateway.boundary.messages import (
     AnswerStatus,
+    Attachment,
     Conversation,
     InboundAnswer,
     PendingView,
@@ -32,11 +33,12 @@ from clarigate.gateway.boundary.port import GatewayPort
 
 from . import callback_data as cb
 from . import wizard
-from .effects import AfterAck, Effect, TapReply, answered_edit, posted_note
+from .effects import AfterAck, Effect, TapReply, answered_edit
 from .form_message import draw, latest_key
 from .form_message import note_said as note_said  # where outbound and adapter take it from
+from .form_notes import note, say_closed
 from .receive import written_time
-from .render import TelegramMessage, escape, render_question, render_wizard
+from .render import TelegramMessage, render_question, render_wizard
 from .send import TelegramSender
 from .wizard import WizardState
 
@@ -153,6 +155,7 @@ class Forms:
             token=view.token,
             values=dict(state.values),
             conversation=view.conversation,
+            attachments=state.attachments,  # sent with its typed values
         )
         outcome = await self.gateway.submit_answer(answer)
         if outcome.errors:
@@ -174,13 +177,48 @@ class Forms:
     # --- typed values ----------------------------------------------------------------------
 
     async def on_typed(
-        self, message: Message, conversation: Conversation, sender: Sender, text: str, aside: bool = False
+        self,
+        message: Message,
+        conversation: Conversation,
+        sender: Sender,
+        text: str,
+        aside: bool = False,
+        attachments: Sequence[Attachment] = (),
     ) -> bool:
         """A message that may be a value for this person's form: True when handled here.
 
         ``aside``: it names others but not the bot (``receive.said_to_others``): taken only as a
         value the step takes (``wizard.takes_typed``: a text step any text), else never answered
-        here, not even with "That form is closed" (the core ignores it unless it is an answer)."""
+        here, not even with "That form is closed" (the core ignores it unless it is an answer).
+        ``attachments``: the photos and files it came with (its ``text`` their caption), kept to go
+        with the form's answer; sent alone they are a new message, which closes the question: the
+        form ends, and the person is told its values were not sent (``form_notes``)."""
+        found = await self._meant(message, conversation, sender, aside)
+        if isinstance(found, bool):
+            return found
+        state, view = found
+        if attachments and not text.strip() and not aside:  # alone: a new message, closing the question
+            await self.forget(state)
+            words = ui_text("wizard_values_dropped", view.request.locale)
+            await note(self.gateway, self.sender, self.after_ack, conversation, message, words)
+            return False
+        if aside and not (text.strip() and wizard.takes_typed(state, view.request, text)):
+            return False  # said to the people it names, not a value of this step (nor a file alone)
+        event_id = f"m{message.message_id}"
+        if not state.has_applied(event_id):  # one written for an earlier step fills none: ``typed``
+            typed = wizard.typed(state, view.request, text, written_time(message))
+            typed = typed.model_copy(update={"attachments": [*typed.attachments, *attachments]})
+            state = wizard.moved(state, typed, time.time()).applied(event_id)
+            if await self._keep(view, sender, state) is not None:
+                return False  # its question closed meanwhile: a message of its own, as just above
+            await self.after_ack.run("editMessageText", self._shower(view, state))
+        return True
+
+    async def _meant(
+        self, message: Message, conversation: Conversation, sender: Sender, aside: bool
+    ) -> tuple[WizardState, PendingView] | bool:
+        """The form ``message`` is meant for, with its question; else whether it was handled here
+        (a reply to a form this person closed: said to be closed) or is a message of its own."""
         chat_id = str(message.chat_id)
         private = message.chat.type == "private"
         target = message.reply_to_message
@@ -193,12 +231,13 @@ class Forms:
         if not aside and target_id is not None and (state is None or target_id != state.message_id):
             # a reply to a form this person had open here before: say it is closed
             opened = await self.gateway.state.get_json(wizard.opened_key(chat_id, target_id, sender.user_id))
-            if opened and await self._say_closed(opened, conversation, message, view):
+            if opened and await say_closed(
+                self.gateway, self.sender, self.after_ack, opened, conversation, message, view
+            ):
                 return True
         if state is None or view is None or view.conversation.thread_key != conversation.thread_key:
             return False
-        written = written_time(message)
-        if written < state.opened_at:
+        if written_time(message) < state.opened_at:
             return False  # written before the form showed, delivered late: a message of its own
         if target_id != state.message_id:
             latest_said = latest_key(chat_id, conversation.topic)
@@ -207,42 +246,7 @@ class Forms:
                 return False  # not a reply to the form, and the agent spoke since: a message of its own
         if state.field(view.request) is None:
             return False  # on the summary only Submit / Edit / Back apply
-        if aside and not wizard.takes_typed(state, view.request, text):
-            return False  # said to the people it names, not a value of this step
-        event_id = f"m{message.message_id}"
-        if not state.has_applied(event_id):  # one written for an earlier step fills none: ``typed``
-            typed = wizard.typed(state, view.request, text, written)
-            state = wizard.moved(state, typed, time.time()).applied(event_id)
-            if await self._keep(view, sender, state) is not None:
-                return False  # its question closed meanwhile: a message of its own, as just above
-            await self.after_ack.run("editMessageText", self._shower(view, state))
-        return True
-
-    async def _say_closed(
-        self, opened: Any, conversation: Conversation, message: Message, current: PendingView | None
-    ) -> bool:
-        """A reply to a form this person closed: say it is closed, when its question stays open
-        (they opened another: with how to open it again) or another form of theirs is open here
-        (``current``: the reply is not taken as a value of either). False when the question is
-        over and no form of theirs is open: the reply is a message of its own, as a reply to any
-        of the bot's messages."""
-        view = (
-            await self.gateway.pending_by_token(str(opened.get("token", "")))
-            if isinstance(opened, dict)
-            else None
-        )
-        pending = view is not None and view.status == "pending"
-        if not pending and current is None:
-            return False
-        language = view.request.locale if view is not None else current.request.locale if current else "en"
-        words = ui_text("form_closed", language)
-        if pending:
-            words += " " + ui_text("form_reopen", language)
-        where = conversation.model_copy(update={"reply_to": str(message.message_id)})
-        await self.after_ack.run(
-            *posted_note(self.sender, self.gateway.state, where, TelegramMessage(escape(words)))
-        )
-        return True
+        return state, view
 
     # --- closing ---------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from clarigate.agent.interrupt_kinds import INTERRUPT
 from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, ui_text
 from clarigate.agent.protocol.risk import APPROVAL_SOURCE
+from clarigate.gateway.boundary.messages import Attachment
 
 TYPED_FIELDS = ("text", "textarea", "number", "date")
 RECENT_EVENTS = 20  # inputs remembered per wizard: a redelivery comes within a few updates
@@ -50,6 +51,9 @@ class WizardState(BaseModel):
     # Taps and messages already applied: a redelivered one (webhook retry, polling
     # takeover) is not applied again, even after other inputs (a toggle would flip back).
     recent_events: list[str] = Field(default_factory=list)
+    # Photos and files sent with typed values (a caption is read as the message's text): they go
+    # with the form's answer to the agent on Submit (``InboundAnswer.attachments``).
+    attachments: list[Attachment] = Field(default_factory=list)
 
     def field(self, request: HumanInputRequest) -> FormField | None:
         """The field of the current step, or None on the summary."""

@@ -174,6 +174,7 @@ class InboundAnswer(BaseModel):
     values: dict[str, Any] | None = None  # raw form values, typed by the core
     decline: bool = False  # the person dismissed the question (a Cancel button)
     conversation: Conversation | None = None  # where the interaction happened, when known
+    attachments: list[Attachment] = Field(default_factory=list)  # sent with typed values: to the agent
 
 
 class InboundFeedback(BaseModel):

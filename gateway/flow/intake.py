@@ -319,7 +319,7 @@ class Gateway:
         response, invalid, attachments = await answer_for(self.store, record, answer, platform)
         if response is None:
             return invalid or expired_outcome(view, record.request.locale)
-        return await self._claim(record, answer.sender, response, seen, *attachments)
+        return await self._claim(record, answer.sender, response, seen, *answer.attachments, *attachments)
 
     async def _claim(
         self, record: PendingRecord, sender: Sender, response: Any, seen: tuple[str, int], *files: Attachment
@@ -333,7 +333,7 @@ class Gateway:
             sender=sender,
             text=run_text_for(record, response),
             dismissed_in=dismissed_in(record, response),
-            attachments=list(files),  # what a pick confirmed in the "Other…" box was sent with
+            attachments=list(files),  # sent with the form's values, or a pick confirmed in a box
         ).model_dump_json()
         claim = await claim_answer(
             self.store,

@@ -48,4 +48,13 @@ TELEGRAM_WORDS: dict[str, dict[Locale, str]] = {
         "en": "(a number is written with a dot, e.g. 3.5)",
         "zh": "（小数请用点号书写，例如 3.5）",
     },
+    # a photo, file or voice note sent alone at a form's step (adapters/telegram/forms.py
+    # ``on_typed``): a new message, which closes the question; the values given so far go nowhere
+    "wizard_values_dropped": {
+        "en": "Your form was closed and the values you filled in were not sent: a photo, file or "
+        "voice message sent alone is a new message. To send a file with a step's value, type the "
+        "value as its caption.",
+        "zh": "您的表单已关闭，已填写的内容未发送：单独发送的图片、文件或语音是一条新消息。"
+        "如要随某一步的值发送文件，请把该值写在文件的说明中。",
+    },
 }

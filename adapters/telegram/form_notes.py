@@ -1,0 +1,55 @@
+"""What the form wizard says in the chat, beside its message (``forms``): that a form replied to
+is closed, or that one ended by a photo, file or voice note sent alone took its values nowhere."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from telegram import Message
+
+from clarigate.agent.protocol import ui_text
+from clarigate.gateway.boundary.messages import Conversation, PendingView
+from clarigate.gateway.boundary.port import GatewayPort
+
+from .effects import AfterAck, posted_note
+from .render import TelegramMessage, escape
+from .send import TelegramSender
+
+
+async def note(
+    gateway: GatewayPort,
+    sender: TelegramSender,
+    after_ack: AfterAck,
+    conversation: Conversation,
+    message: Message,
+    words: str,
+) -> None:
+    """Post ``words`` as a reply to ``message``, after the ack."""
+    where = conversation.model_copy(update={"reply_to": str(message.message_id)})
+    await after_ack.run(*posted_note(sender, gateway.state, where, TelegramMessage(escape(words))))
+
+
+async def say_closed(
+    gateway: GatewayPort,
+    sender: TelegramSender,
+    after_ack: AfterAck,
+    opened: Any,
+    conversation: Conversation,
+    message: Message,
+    current: PendingView | None,
+) -> bool:
+    """A reply to a form this person closed: say it is closed, when its question stays open
+    (they opened another: with how to open it again) or another form of theirs is open here
+    (``current``: the reply is not taken as a value of either). False when the question is
+    over and no form of theirs is open: the reply is a message of its own, as a reply to any
+    of the bot's messages."""
+    view = await gateway.pending_by_token(str(opened.get("token", ""))) if isinstance(opened, dict) else None
+    pending = view is not None and view.status == "pending"
+    if not pending and current is None:
+        return False
+    language = view.request.locale if view is not None else current.request.locale if current else "en"
+    words = ui_text("form_closed", language)
+    if pending:
+        words += " " + ui_text("form_reopen", language)
+    await note(gateway, sender, after_ack, conversation, message, words)
+    return True
