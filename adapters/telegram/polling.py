@@ -10,6 +10,22 @@ An update the store (Redis) cannot take is not confirmed: the offset stays befor
 fetched again round after round until Redis is back (an outage never counts towards giving an
 update up). The log says so once per outage, and once when it is over; a failure that is not an
 outage is logged with its traceback.
+
+``getUpdates`` failing (``GetUpdatesTrouble``) is met by what failed, each said once and then at
+most once a minute (``RepeatedWarning``):
+
+* 409 "webhook is active" (someone set a webhook after polling began): the webhook is deleted
+  again and polling goes on;
+* 409 "terminated by other getUpdates request" (another instance polls with this token): the
+  next rounds back off (``FAILURE_RETRIES``) and the receiver is reported down until a poll answers;
+* 401 (``TELEGRAM_BOT_TOKEN`` refused): one ERROR line, the receiver reported down, and the
+  token tried again every 5 minutes (``REFUSED_RETRIES``);
+* anything else (5xx, the network, 429): the next round after 1 s, doubling up to a minute (never
+  sooner than a flood wait), the receiver reported down once the failures last ``DOWN_AFTER``
+  seconds (2 minutes) and up again when a poll answers.
+
+The backoff is between rounds, not inside one (the lease is renewed every round): the waits are
+``RetryPolicy.wait``'s, the project's one retry policy.
 """
 
 from __future__ import annotations
@@ -19,11 +35,13 @@ import logging
 import uuid
 
 from telegram import Bot, Update
-from telegram.error import RetryAfter, TelegramError
+from telegram.error import Conflict, InvalidToken, RetryAfter, TelegramError
 
 from clarigate.gateway.boundary.outage import StoreOutage, unreachable
 from clarigate.gateway.boundary.port import AdapterState
+from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.runtime.logs import log_platform_call
+from clarigate.gateway.runtime.repeated import RepeatedWarning, clock
 
 from .receive import UpdateHandler
 from .send import MAX_FLOOD_WAIT, PLATFORM, once, patiently, retry_seconds
@@ -35,6 +53,92 @@ OFFSET_KEY = "poll-offset"
 OFFSET_TTL = 7 * 24 * 3600
 MAX_TRIES = 3
 ALLOWED_UPDATES = ["message", "callback_query"]
+#: getUpdates failing (5xx, the network, a rate limit, another poller): the next round 1 s after
+#: the first failure, doubling up to a minute apart (spread, so that replicas do not ask in step).
+FAILURE_RETRIES = RetryPolicy(first=1.0, cap=60.0, jitter=0.1)
+#: The token refused (401): asked again every 5 minutes, until Telegram takes it (a new token).
+REFUSED_RETRIES = RetryPolicy(first=300.0, cap=300.0, jitter=0.1)
+#: getUpdates failing this many seconds in a row: the receiver is reported down (/healthz fails).
+DOWN_AFTER = 120.0
+#: The same trouble is said at most once per this many seconds (with how many were not said).
+LINE_EVERY = 60.0
+REFUSED, OTHER_POLLER, FAILING = "refused", "other poller", "failing"
+
+
+class GetUpdatesTrouble:
+    """What ``getUpdates`` failed with, rounds in a row: the wait before the next round, the lines
+    said, and whether the receiver is down (see the module docstring)."""
+
+    def __init__(self, token: str = "") -> None:
+        self.token = token
+        self.kind: str | None = None  # REFUSED, OTHER_POLLER or FAILING; None while it answers
+        self.failures = 0  # rounds in a row
+        self.since = 0.0  # ``clock()`` at the first of them
+        self._lines: dict[str, RepeatedWarning] = {}
+
+    def down(self) -> bool:
+        """Whether the receiver is to be reported down (``/healthz`` fails)."""
+        if self.kind in (REFUSED, OTHER_POLLER):
+            return True
+        return self.kind == FAILING and clock() - self.since >= DOWN_AFTER
+
+    def said(self, exc: TelegramError) -> str:
+        """The failure as a log line may hold it (never the token)."""
+        text = str(exc)
+        return text.replace(self.token, "***") if self.token else text
+
+    def warn(self, kind: str, message: str, *args: object) -> None:
+        """``message`` said now, or counted when one of ``kind`` was said less than a minute ago."""
+        self._lines.setdefault(kind, RepeatedWarning(log, LINE_EVERY)).warning(message, *args)
+
+    def failed(self, exc: TelegramError) -> float:
+        """Count a failed round and say it; returns the seconds to wait before the next one."""
+        kind = (
+            REFUSED
+            if isinstance(exc, InvalidToken)
+            else OTHER_POLLER
+            if isinstance(exc, Conflict)
+            else FAILING
+        )
+        if self.kind is None:
+            self.since = clock()
+        new, self.kind = kind != self.kind, kind
+        self.failures += 1
+        if kind == REFUSED:
+            wait = REFUSED_RETRIES.wait(self.failures)
+            if new:  # said once: nothing changes until the token does
+                log.error(
+                    "telegram getUpdates: Telegram refuses TELEGRAM_BOT_TOKEN (%s): no update is received "
+                    "and the receiver is reported down; tried again every %.0f s",
+                    self.said(exc),
+                    REFUSED_RETRIES.cap,
+                )
+            return wait
+        wait = FAILURE_RETRIES.wait(self.failures)
+        if isinstance(exc, RetryAfter):
+            wait = max(wait, min(retry_seconds(exc), MAX_FLOOD_WAIT))
+        if kind == OTHER_POLLER:
+            self.warn(
+                kind,
+                "telegram getUpdates: another instance polls getUpdates with this bot's token (%s); "
+                "Telegram serves one only: the receiver is reported down and polls again in %.1f s",
+                self.said(exc),
+                wait,
+            )
+        else:
+            self.warn(kind, "telegram getUpdates failed: %s (next try in %.1f s)", self.said(exc), wait)
+        return wait
+
+    def answered(self) -> None:
+        """A round answered: the trouble, if any, is over (said once)."""
+        if self.kind is not None:
+            log.info(
+                "telegram getUpdates answers again (after %d failed round(s) over %.0f s)",
+                self.failures,
+                clock() - self.since,
+            )
+        self.kind, self.failures = None, 0
+        self._lines.clear()
 
 
 class LeasedPoller:
@@ -61,6 +165,7 @@ class LeasedPoller:
         self._stopping = asyncio.Event()
         self._started = False
         self._failures: dict[int, int] = {}
+        self.trouble = GetUpdatesTrouble(getattr(bot, "token", ""))
         self.outage = StoreOutage(
             log=log,
             while_down="Telegram updates are left unconfirmed and fetched again",
@@ -69,8 +174,10 @@ class LeasedPoller:
 
     @property
     def running(self) -> bool:
-        """True while the polling task runs (holding the lease or waiting for it)."""
-        return self._task is not None and not self._task.done()
+        """True while the polling task runs (holding the lease or waiting for it) and ``getUpdates``
+        works: False while Telegram refuses the token, another instance polls with it, or
+        ``getUpdates`` has failed for ``DOWN_AFTER`` seconds (``GetUpdatesTrouble.down``)."""
+        return self._task is not None and not self._task.done() and not self.trouble.down()
 
     @property
     def started(self) -> bool:
@@ -133,11 +240,10 @@ class LeasedPoller:
                 log_ok=False,
             )
         except TelegramError as exc:
-            # the next round is the retry (one call per round): after Telegram's flood wait if it named one
-            wait = min(retry_seconds(exc), MAX_FLOOD_WAIT) if isinstance(exc, RetryAfter) else 1.0
-            log.warning("telegram getUpdates failed: %s", exc)
-            await self._wait(wait)
+            # the next round is the retry (one call per round), after the wait the failure calls for
+            await self._failed(exc)
             return 0
+        self.trouble.answered()
         if updates:  # an empty long poll ends every few seconds while nobody writes: debug only
             log_platform_call(PLATFORM, "getUpdates", f"ok, {len(updates)} update(s)")
         else:
@@ -158,6 +264,22 @@ class LeasedPoller:
             # Stored after each update: a takeover re-reads at most the one in flight.
             await self.state.set_json(OFFSET_KEY, update.update_id + 1, OFFSET_TTL)
         return len(updates)
+
+    async def _failed(self, exc: TelegramError) -> None:
+        """A failed ``getUpdates``: a webhook set meanwhile deleted again, else waited out."""
+        if isinstance(exc, Conflict) and "webhook" in exc.message.lower():
+            self.trouble.warn(
+                "webhook",
+                "telegram getUpdates: a webhook was set for this bot while it polls (%s): deleting it "
+                "again (polling mode: TELEGRAM_WEBHOOK_URL unset; set it everywhere to use the webhook)",
+                self.trouble.said(exc),
+            )
+            try:
+                await patiently(lambda: self.bot.delete_webhook(), "deleteWebhook")
+                return
+            except TelegramError as failure:
+                exc = failure
+        await self._wait(self.trouble.failed(exc))
 
     async def _wait(self, seconds: float) -> None:
         try:
