@@ -11,16 +11,29 @@ Envelopes are read as the HTTP endpoint reads a body (``CheckedSocketModeHandler
 surrogate escaped in the payload's JSON made U+FFFD, and a payload of the wrong shape
 (``receive.shape_problem``) acknowledged with one WARNING line, before Bolt dispatches anything:
 there is no status to refuse it with, and left unacknowledged Slack would only send it again.
+
+Reconnecting (``GuardedSocketModeClient``): slack_sdk's client asks ``apps.connections.open`` for
+a new URL whenever Slack says ``disconnect``, closes the socket or stops answering pings. A refusal
+no later try gets past (the app token revoked, wrong, its workspace gone: permanent as
+``send.delivery_failed`` classifies it, as at the start) or a ``link_disabled`` disconnect (Socket
+Mode turned off for the app) stops it for good, said once at ERROR naming what to fix; the
+receiver stays down, so ``/healthz`` fails until a restart (which then stops at the start, naming
+SLACK_APP_TOKEN, while it is still refused). Left to itself the client asked again every 10
+seconds for good, three library ERROR lines each time. A transient failure (the network, a 5xx,
+``ratelimited``) is tried again by the client as before.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
+from aiohttp import WSMessage
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError
 from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
@@ -28,6 +41,8 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 from clarigate.gateway.boundary import surrogates
 
 from .receive import shape_problem
+from .send import delivery_failed
+from .startup import APP_TOKEN, start_failure
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +71,92 @@ def once_is_enough(logger: logging.Logger) -> None:
     logger.addFilter(_ONCE_IS_ENOUGH)
 
 
+#: The Socket Mode client's ping interval (Bolt's handler's default).
+PING_INTERVAL = 10.0
+OPEN = "apps.connections.open"
+#: Said when Slack turned Socket Mode off for the app (a ``link_disabled`` disconnect).
+SOCKET_MODE_OFF = (
+    "slack: Slack turned Socket Mode off for the app (disconnect: link_disabled): not reconnecting,"
+    " /healthz fails until a restart; turn Socket Mode on again under the app's settings (Socket"
+    " Mode), or use HTTP mode (SLACK_SIGNING_SECRET, without SLACK_APP_TOKEN)"
+)
+
+
+class _Refused(Exception):
+    """Slack will not let this client reconnect (already said, once)."""
+
+
+class _RedundantLine(logging.Filter):
+    """Leaves out the client's "Failed to retrieve WSS URL" line: the caller's line says the same
+    failure (or, for a refusal, ours)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Failed to retrieve WSS URL")
+
+
+_REDUNDANT_LINE = _RedundantLine()
+
+
+class GuardedSocketModeClient(SocketModeClient):
+    """slack_sdk's Socket Mode client that stops reconnecting once Slack refuses it for good."""
+
+    refused: str | None = None  # the line that said why, once it is refused
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.on_message_listeners.append(self._link_disabled)
+        self.logger.addFilter(_REDUNDANT_LINE)
+
+    def stop_reconnecting(self, line: str) -> None:
+        """Say ``line`` once and reconnect no more: the receiver stays down (``is_connected``)."""
+        if self.refused is None:
+            log.error("%s", line)
+            self.refused = line
+        self.default_auto_reconnect_enabled = self.auto_reconnect_enabled = False
+
+    async def issue_new_wss_url(self) -> str:
+        """A new URL, as the client asks for it; a permanent refusal stops reconnecting."""
+        if self.refused is not None:
+            raise _Refused
+        try:
+            return await super().issue_new_wss_url()
+        except SlackApiError as error:
+            failure = delivery_failed(OPEN, error)
+            if not failure.permanent:
+                raise
+            why = start_failure(failure, APP_TOKEN, str(self.web_client.base_url))
+            self.stop_reconnecting(f"slack: {why}; not reconnecting, /healthz fails until a restart")
+            raise _Refused from None
+
+    async def connect_to_new_endpoint(self, force: bool = False) -> None:
+        """Reconnect as the client does, unless Slack refused it (then quietly nothing)."""
+        if self.refused is not None:
+            return
+        try:
+            await super().connect_to_new_endpoint(force)
+        except _Refused:
+            return
+
+    async def _link_disabled(self, message: WSMessage) -> None:
+        """Heard before the client reads the envelope (and the close that follows it): a
+        ``link_disabled`` disconnect stops reconnecting, before the client would try."""
+        if isinstance(message.data, str) and "link_disabled" in message.data:
+            envelope = json.loads(message.data)
+            if envelope.get("type") == "disconnect" and envelope.get("reason") == "link_disabled":
+                self.stop_reconnecting(SOCKET_MODE_OFF)
+
+
 class CheckedSocketModeHandler(AsyncSocketModeHandler):
-    """Bolt's Socket Mode handler, its envelopes cleaned and checked as HTTP bodies are."""
+    """Bolt's Socket Mode handler, its envelopes cleaned and checked as HTTP bodies are, on a
+    client that stops reconnecting once refused (``GuardedSocketModeClient``)."""
 
     def __init__(self, app: AsyncApp, app_token: str) -> None:
-        super().__init__(app, app_token)
+        # Bolt's handler makes a plain client; the same one here, guarded
+        self.app, self.app_token = app, app_token
+        self.client = GuardedSocketModeClient(
+            app_token=app_token, logger=app.logger, web_client=app.client, ping_interval=PING_INTERVAL
+        )
+        self.client.socket_mode_request_listeners.append(self.handle)  # type: ignore[arg-type]  # as Bolt's
         # the client runs its message listeners, with the raw text, before it reads the request
         self.client.message_listeners.append(_without_lone_surrogates)
 
