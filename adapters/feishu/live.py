@@ -26,6 +26,7 @@ from clarigate.agent.protocol.graphemes import boundary_after
 from clarigate.gateway.boundary.messages import LiveView, MessageRef
 from clarigate.gateway.flow.notices import notice
 
+from ..code_cut import cut_in_code
 from ..pacing import Budget
 from .links import unfinished_link
 from .markup import REPLY_CHUNK_CHARS, cut, escape_markdown, preview
@@ -84,13 +85,27 @@ def latest(text: str) -> str:
     the answer grows. The final reply shows it all, from the start, split over cards."""
     if len(text) <= LIVE_CHARS:
         return text
-    tail = text[boundary_after(text, len(text) - (LIVE_CHARS - TAIL_ROOM)) :]  # a character whole
-    line = tail.find("\n")
-    if 0 <= line < LIVE_CHARS // 8:
-        tail = tail[line + 1 :]
-    if text[: len(text) - len(tail)].count("```") % 2:  # a code block opened before the cut
-        tail = "```\n" + tail
-    return "…\n" + tail
+    room = LIVE_CHARS - TAIL_ROOM
+    for _ in range(3):
+        shown = "…\n" + _tail(text, room)
+        if len(shown) <= LIVE_CHARS:
+            break
+        room -= len(shown) - LIVE_CHARS  # a code block's fences took more than ``TAIL_ROOM``
+    return shown
+
+
+def _tail(text: str, room: int) -> str:
+    """The end of ``text`` in about ``room`` characters, from a line's start when one is near;
+    a code block cut there fenced again as the final cards do (``code_cut.cut_in_code``): its
+    remaining lines between its own fences ("````python", with its language), whatever they hold
+    ("```", a "~~~" fence), then the text after it as text."""
+    start = boundary_after(text, len(text) - room)  # a character whole
+    line = text.find("\n", start)
+    if 0 <= line - start < LIVE_CHARS // 8:
+        start = line + 1
+    end = start - 1 if start and text[start - 1] == "\n" else start
+    found = cut_in_code(text, end, start)
+    return text[start:] if found is None else found.rest
 
 
 def _summary(view: LiveView) -> str:

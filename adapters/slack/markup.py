@@ -91,6 +91,22 @@ def _fenced(rendered: str) -> str:
     return _THIRD_BACKTICK.sub(ZERO_WIDTH_SPACE, rendered).replace(_FENCE_MARK, "```")
 
 
+def _literal(text: str, markers: str) -> str:
+    """``text`` with each of ``markers`` (mrkdwn's ``*``, ``_``, ``~``, a backtick) between two
+    zero-width spaces, so it neither opens nor closes a style (mrkdwn has no escape character);
+    one inside a word ("snake_case") is left alone, which mrkdwn never reads as a style."""
+    if not any(marker in text for marker in markers):
+        return text
+
+    def defused(found: re.Match[str]) -> str:
+        at, end = found.start(), found.end()
+        if text[at - 1 : at].isalnum() and text[end : end + 1].isalnum():
+            return found.group(0)
+        return ZERO_WIDTH_SPACE + found.group(0) + ZERO_WIDTH_SPACE
+
+    return re.sub(f"[{re.escape(markers)}]", defused, text)
+
+
 class SlackMrkdwn(Renderer):
     """Slack's mrkdwn: ``*bold*``, ``_italic_``, ``~strike~``, ``<url|label>``; all text escaped.
 
@@ -105,12 +121,14 @@ class SlackMrkdwn(Renderer):
         return [replace(block, rendered=_fenced(block.rendered)) for block in super().blocks(markdown)]
 
     def text(self, text: str, within: tuple[str, ...]) -> str:
-        """Model text escaped, broadcast words broken."""
-        return escape_mrkdwn(text)
+        """Model text escaped, broadcast words broken, its ``*``, ``_`` and ``~`` literal
+        (``_literal``: the parser has read those that style already)."""
+        return _literal(escape_mrkdwn(text), "*_~")
 
     def code(self, code: str, within: tuple[str, ...]) -> str:
-        """A code span, its text escaped (entities show as characters inside it too)."""
-        return f"`{escape_mrkdwn(code)}`"
+        """A code span, its text escaped (entities show as characters inside it too), a backtick in
+        it literal (``_literal``): mrkdwn would end the span there."""
+        return f"`{_literal(escape_mrkdwn(code), '`')}`"
 
     def code_block(self, code: str, language: str, within: tuple[str, ...]) -> str:
         """A code block between fences of their own lines (``split_mrkdwn`` closes a cut one)."""
@@ -120,7 +138,7 @@ class SlackMrkdwn(Renderer):
     def bare_url(self, url: str, within: tuple[str, ...]) -> str:
         """An address written out: text Slack links itself, or, a broadcast word in it, a link
         to it whole (``<url|url>``), the address it shows broken like any text."""
-        shown = self.text(url, within)
+        shown = escape_mrkdwn(url)  # an address's "_" is no style: Slack links it whole
         if "|" in url or shown == escape_address(url):
             return shown
         return f"<{escape_address(url)}|{shown}>"
@@ -283,7 +301,8 @@ class _Chunks:
             body = "\n".join([*self.lines, "```"])
         if body.strip():
             self.chunks.append(body)
-        self.lines, self.size, self.code, self.reopened = ["```"], 3, 0, True
+        reopen = "&gt; ```" if self.quoted else "```"  # a quote's code goes on in the quote
+        self.lines, self.size, self.code, self.reopened = [reopen], len(reopen) + 1, 0, True
 
     def _code_empty(self) -> bool:
         """True when the open code block has nothing to show yet (blank lines at most, in a quote

@@ -15,8 +15,16 @@ import yaml
 
 from clarigate.adapters.feishu import FeishuAdapter
 from clarigate.adapters.feishu import live as card_pace
-from clarigate.adapters.feishu.live import ANSWER_ELEMENT, CARD_INTERVAL, EDIT_INTERVAL, LIVE_CHARS, latest
+from clarigate.adapters.feishu.live import (
+    ANSWER_ELEMENT,
+    CARD_INTERVAL,
+    EDIT_INTERVAL,
+    LIVE_CHARS,
+    latest,
+    live_markdown,
+)
 from clarigate.adapters.feishu.settings import FeishuSettings
+from clarigate.adapters.markdown import parse
 from clarigate.agent.harness import AgentSettings
 from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
 from clarigate.gateway.runners.in_process import LangGraphRunner
@@ -237,8 +245,37 @@ async def test_a_long_answer_streams_its_first_part_and_the_rest_follows_as_mess
 def test_the_latest_part_starts_at_a_line_and_inside_the_code_block_it_cut():
     code = "```python\n" + "".join(f"print({i})\n" for i in range(600))  # no closing fence yet
     shown = latest(code)
-    assert len(shown) <= LIVE_CHARS and shown.startswith("…\n```\nprint(") and shown.endswith("print(599)\n")
+    assert (
+        len(shown) <= LIVE_CHARS
+        and shown.startswith("…\n```python\nprint(")
+        and shown.endswith("print(599)\n```")
+    )
     assert latest("short answer") == "short answer"
+
+
+@pytest.mark.parametrize(
+    ("opening", "lines", "closing"),
+    [
+        ("```python\nsep = '```'", 400, "```"),  # code holding "```": no count of them tells
+        ("~~~", 800, "~~~"),
+        ("````", 800, "````"),
+    ],
+)
+def test_a_code_block_cut_in_a_live_card_is_reopened_with_its_own_fence_and_the_text_after_stays_text(
+    opening: str, lines: int, closing: str
+):
+    code = "".join(f"x{i} = {i}  # <at id=all></at>\n" for i in range(lines))
+    text = f"{opening}\n{code}{closing}\nAfter the code, **bold** text."
+    shown = live_markdown(LiveView(mode="card", text=text))
+    tokens = parse(shown)
+    blocks = [t for t in tokens if t.type == "fence"]
+    assert len(shown) <= LIVE_CHARS and len(blocks) == 1 and blocks[0].markup[0] == closing[0]
+    assert blocks[0].content.endswith(
+        f"x{lines - 1} = {lines - 1}  # <at id=all></at>\n"
+    )  # code, as in a final card
+    assert "<at" not in shown.replace(blocks[0].content, "")  # out of code, never a mention
+    after = [t for t in tokens if t.type == "inline" and "After the code" in t.content]
+    assert after and any(child.type == "strong_open" for child in after[0].children or [])  # text, styled
 
 
 @pytest.mark.parametrize("emoji", AT_THE_CUT)

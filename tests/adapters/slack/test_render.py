@@ -225,6 +225,41 @@ def test_markdown_becomes_mrkdwn():
     ]
 
 
+@pytest.mark.parametrize(
+    ("markdown", "shown"),
+    [
+        (r"\*c\* and \_d\_ and \~e\~", "*c* and _d_ and ~e~"),
+        ("``b ` c``", "`b ` c`"),
+        ("2 * 3 * 4 and snake_case", "2 * 3 * 4 and snake_case"),
+    ],
+)
+def test_characters_the_model_wrote_as_text_stay_text(markdown: str, shown: str):
+    converted = markdown_to_mrkdwn(markdown)
+    assert converted.replace("\u200b", "") == shown  # as written, a zero-width space aside
+    inner = converted[1:-1] if markdown.startswith("`") else converted
+    for marker in re.finditer(r"[*_~`]", inner):  # each marker, but inside a word, defused
+        at = marker.start()
+        word = inner[at - 1 : at].isalnum() and inner[at + 1 : at + 2].isalnum()
+        assert word or inner[at - 1 : at] == inner[at + 1 : at + 2] == "\u200b", converted
+    assert markdown_to_mrkdwn("*i* **b** ~~s~~ `c`") == "_i_ *b* ~s~ `c`"  # the model's styles kept
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "b", " ", "\\*", "\\_", "\\~", " **x** "]), min_size=1).map(
+        lambda parts: "x " + "".join(parts)
+    )
+)
+def test_escaped_markers_show_as_written_and_never_open_or_close_a_style(markdown: str):
+    converted = markdown_to_mrkdwn(markdown)
+    assert converted.replace("\u200b", "") == markdown.strip().replace("\\", "").replace("**x**", "*x*")
+    styled = converted.replace("*x*", "")  # the model's own bold, the one style it asked for
+    for marker in re.finditer(r"[*_~]", styled):
+        at = marker.start()
+        word = styled[at - 1 : at].isalnum() and styled[at + 1 : at + 2].isalnum()
+        assert word or styled[at - 1 : at] == styled[at + 1 : at + 2] == "\u200b", converted
+
+
 def test_mentions_and_broadcasts_from_the_model_are_neutralized():
     converted = markdown_to_mrkdwn("<!channel> <!here> <@U123> @everyone @here")
     assert "<!" not in converted and "<@" not in converted

@@ -162,6 +162,7 @@ code_blocks = st.lists(
 @settings(max_examples=150, deadline=None)
 @given(code_blocks, st.sampled_from([40, 120, 300]))
 @example("word word word \n> ```\n", 40)  # an empty quoted block cut between its fences
+@example("word " * 9 + "\n\n> ```\n> quoted code\n> ```", 60)  # the quoted fence the last line to fit
 def test_any_reply_with_code_splits_into_messages_each_with_its_code_blocks_closed(markdown: str, limit: int):
     whole = markdown_to_mrkdwn(markdown)
     chunks = split_mrkdwn(whole, limit)
@@ -170,6 +171,22 @@ def test_any_reply_with_code_splits_into_messages_each_with_its_code_blocks_clos
     assert _code_and_text(whole)[0] == _written_code(markdown)  # the code shows as code, all of it
     assert all(chunk.strip() for chunk in chunks)  # no message of nothing
     assert sum(map(_empty_code_blocks, chunks)) <= _empty_code_blocks(whole), chunks  # none added
+
+
+def test_a_quoted_code_block_whose_fence_is_the_last_line_to_fit_goes_whole_to_the_next_message():
+    markdown = "a" * 3870 + "\n\n> ```\n> quoted code\n> ```"
+    chunks = render_reply(markdown)
+    assert all(len(chunk) <= 3900 for chunk in chunks)
+    assert chunks == ["a" * 3870, "&gt; ```\n&gt; quoted code\n&gt; ```"]
+    assert "\n\n".join(chunks) == markdown_to_mrkdwn(markdown)  # nothing lost, nothing added
+
+
+def test_a_long_quoted_code_block_reopens_in_its_quote():
+    chunks = split_mrkdwn(
+        markdown_to_mrkdwn("> ```\n" + "".join(f"> line {n}\n" for n in range(40)) + "> ```"), 120
+    )
+    assert len(chunks) > 2 and all(len(chunk) <= 120 for chunk in chunks)
+    assert all(line.startswith("&gt;") for chunk in chunks[1:] for line in chunk.split("\n")[:-1])
 
 
 def _empty_code_blocks(mrkdwn: str) -> int:
