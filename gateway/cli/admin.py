@@ -86,14 +86,24 @@ def admin_main(config: GatewayConfig, args: argparse.Namespace, out: TextIO | No
             print(f"clarigate admin: Redis: {str(exc).splitlines()[0]}", file=sys.stderr)
             return 3
         raise
-    if result is None:
-        return 1  # not confirmed
     out = out or sys.stdout
+    if result is None:  # "no" at the confirmation question
+        out.write("nothing changed\n")
+        return 1
     if args.json:
         out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    elif _listing(args):  # the bot id read, so a wrong CLARIGATE_BOT_ID shows
+        table = _table(result)
+        out.write(f"bot {config.bot_id}:" + (" (none)\n" if table == "(none)\n" else "\n" + table))
     else:
         out.write(_table(result))
     return 0
+
+
+def _listing(args: argparse.Namespace) -> bool:
+    """True for a command that only lists (no change asked for)."""
+    changes = ("cancel", "redrive", "drop", "remove", "prune", "forget")
+    return args.admin_command != "reset-thread" and not any(getattr(args, c, None) for c in changes)
 
 
 def _confirm(args: argparse.Namespace, question: str) -> bool:
@@ -241,8 +251,9 @@ def _table(result: Any) -> str:
 
 
 def _cell(value: Any) -> str:
+    """One line: a multi-line text (a question) flattened, its lines joined by spaces."""
     if value is None:
         return "-"
     if isinstance(value, dict):
         return ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
-    return str(value)
+    return " ".join(line.strip() for line in str(value).splitlines() if line.strip())

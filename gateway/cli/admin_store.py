@@ -23,9 +23,17 @@ from clarigate.gateway.jobs.upkeep import DEAD_CONSUMER_SECONDS
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.preflight import first_line
-from clarigate.gateway.store.base import Job, PendingRecord
+from clarigate.gateway.store import scripts
+from clarigate.gateway.store.base import PendingRecord
 from clarigate.gateway.store.connection import open_redis
-from clarigate.gateway.store.keys import GROUP, StoreKeys, decode_record
+from clarigate.gateway.store.keys import (
+    DONE_TTL_SECONDS,
+    GROUP,
+    ORDER_TTL_SECONDS,
+    StoreKeys,
+    decode_record,
+    to_millis,
+)
 from clarigate.gateway.store.redis import RedisStore
 
 #: Who an operator's change is recorded as.
@@ -308,7 +316,14 @@ class Admin:
                 f"no job {entry_id!r} in the stream {self._where} (entry ids look like "
                 "1796000000000-0: see the entry_id column of `clarigate admin backlog`)"
             )
-        owner = await self.redis.xpending_range(self.keys.jobs, GROUP, min=entry_id, max=entry_id, count=1)
+        try:
+            owner = await self.redis.xpending_range(
+                self.keys.jobs, GROUP, min=entry_id, max=entry_id, count=1
+            )
+        except ResponseError as exc:
+            if not no_stream_yet(exc):
+                raise
+            owner = []  # no group yet: no worker has read anything
         return dict(found[0][1]), (owner[0] if owner else None)
 
     async def describe(self, entry_id: str) -> str:
@@ -329,18 +344,21 @@ class Admin:
         return {"entry_id": entry_id, "redriven": True, "consumer": owner["consumer"]}
 
     async def drop(self, entry_id: str) -> dict[str, Any]:
-        """Complete a job without running it (its chat thread's later jobs then go ahead)."""
-        fields, _ = await self._entry(entry_id)
-        job = Job(
-            entry_id=entry_id,
-            kind="answer" if fields.get("kind") == "answer" else "message",
-            inbound_id=fields.get("inbound_id", ""),
-            order_key=fields.get("order_key", ""),
-            seq=int(fields.get("seq") or 0),
+        """Remove a job without running it, held by a worker or not read yet: deleted, marked done
+        (a redelivery is not run), its chat thread's turnstile advanced (later jobs go ahead)."""
+        fields, owner = await self._entry(entry_id)
+        chat = fields.get("order_key", "")
+        keys = [self.keys.jobs, self.keys.done(fields.get("inbound_id", "")), self.keys.seq(chat)]
+        args = [GROUP, entry_id, int(fields.get("seq") or 0), to_millis(DONE_TTL_SECONDS)]
+        script = self.redis.register_script(scripts.DROP_JOB)
+        was = str(
+            await script(keys=[*keys, self.keys.next(chat)], args=[*args, to_millis(ORDER_TTL_SECONDS)])
         )
-        await self.redis.xclaim(self.keys.jobs, GROUP, "clarigate-admin", 0, [entry_id], justid=True)
-        await self.store.complete_job(job)
-        return {"entry_id": entry_id, "dropped": True, "inbound_id": job.inbound_id}
+        if was in ("gone", "completed"):  # between the look-up and the script
+            raise AdminError(f"job {entry_id} is completed already: nothing dropped")
+        holder = f"held by {owner['consumer']}" if was == "held" and owner else "held by a worker"
+        was = "not read yet" if was == "unread" else holder
+        return {"entry_id": entry_id, "dropped": True, "was": was, "inbound_id": fields.get("inbound_id")}
 
     # --- consumers ----------------------------------------------------------------------------
 

@@ -136,6 +136,8 @@ class Deliverer:
         self.config = config
         self.store = store
         self.outbox = outbox
+        for platform in config.enabled_platforms():  # exported at 0 from the start (alerts add it up)
+            metrics.DELIVERIES_GIVEN_UP.labels(platform=platform)
 
     async def deliver(
         self,

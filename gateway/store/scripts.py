@@ -109,6 +109,46 @@ end
 return 1
 """
 
+#: KEYS: jobs, done, seq, next. ARGV: group, entry id, job seq, done ttl ms, order ttl ms.
+#: ``admin backlog --drop``: the job is removed whoever holds it, read or not (no consumer is
+#: made for it): acknowledged when held, deleted, marked done (a redelivery is not run) and the
+#: turnstile advanced as ``COMPLETE_JOB`` does. Returns "held" or "unread" (dropped here),
+#: "completed" (acknowledged already: nothing done) or "gone" (no such entry).
+DROP_JOB = """
+if not redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[2])[1] then return 'gone' end
+local last
+local groups = redis.pcall('XINFO', 'GROUPS', KEYS[1])
+if type(groups) == 'table' and not groups.err then
+  for _, group in ipairs(groups) do
+    local fields = {}
+    for i = 1, #group, 2 do fields[group[i]] = group[i + 1] end
+    if fields['name'] == ARGV[1] then last = fields['last-delivered-id'] end
+  end
+end
+local was = 'unread'
+if last then
+  if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 1 then
+    was = 'held'
+  else
+    local ms, seq = string.match(ARGV[2], '^(%d+)-(%d+)$')
+    local last_ms, last_seq = string.match(last, '^(%d+)-(%d+)$')
+    ms, seq, last_ms, last_seq = tonumber(ms), tonumber(seq), tonumber(last_ms), tonumber(last_seq)
+    if ms < last_ms or (ms == last_ms and seq <= last_seq) then return 'completed' end
+  end
+end
+redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
+local counters = redis.call('MGET', KEYS[4], KEYS[3])
+local completed = math.max(tonumber(counters[1] or '0'), tonumber(ARGV[3]))
+if completed >= tonumber(counters[2] or '0') then
+  redis.call('DEL', KEYS[3], KEYS[4])
+else
+  redis.call('SET', KEYS[4], completed, 'PX', ARGV[5])
+  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+end
+return was
+"""
+
 #: KEYS: jobs, seq, next. ARGV: group, entry id, job seq, order ttl ms, kind, inbound id,
 #: order key, payload. A job not run yet moved behind every job of its order key: acknowledged
 #: (once: returns 0 when it was already), the turnstile advanced past it, appended again with
