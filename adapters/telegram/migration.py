@@ -41,6 +41,17 @@ class LeftBehind(BadRequest):
         super().__init__(f"group chat {chat_id} was upgraded to a supergroup chat: its messages stay")
 
 
+#: Moves remembered in this process at most (per direction); past it, they are read again from
+#: the shared state, where they expire with ``MOVE_TTL``.
+MAX_REMEMBERED = 10_000
+
+
+def _remember(known: dict[str, str], key: str, value: str) -> None:
+    if len(known) >= MAX_REMEMBERED and key not in known:
+        known.clear()  # rare (one entry per upgraded group): start again rather than grow
+    known[key] = value
+
+
 def _from_key(new_chat_id: str) -> str:
     return f"chat-moved-from:{new_chat_id}"
 
@@ -65,8 +76,9 @@ class ChatMoves:
         identity = await self.identity(old_chat_id)
         await self.state.set_json(_from_key(new_chat_id), identity, MOVE_TTL)
         await self.state.set_json(_to_key(identity), new_chat_id, MOVE_TTL)
-        self._identity[new_chat_id] = identity
-        self._target[identity] = self._target[old_chat_id] = new_chat_id
+        _remember(self._identity, new_chat_id, identity)
+        _remember(self._target, identity, new_chat_id)
+        _remember(self._target, old_chat_id, new_chat_id)
         log.info("telegram group %s was upgraded to supergroup %s", old_chat_id, new_chat_id)
 
     async def identity(self, chat_id: str) -> str:
@@ -78,7 +90,7 @@ class ChatMoves:
             return chat_id
         stored = await self.state.get_json(_from_key(chat_id))
         if isinstance(stored, str) and stored:
-            self._identity[chat_id] = stored
+            _remember(self._identity, chat_id, stored)
             return stored
         return chat_id
 
@@ -94,7 +106,7 @@ class ChatMoves:
             return chat_id
         stored = await self.state.get_json(_to_key(chat_id))
         if isinstance(stored, str) and stored:
-            self._target[chat_id] = stored
+            _remember(self._target, chat_id, stored)
             return stored
         return chat_id
 

@@ -134,3 +134,16 @@ async def test_a_reply_in_the_supergroup_stays_in_its_conversation_whenever_the_
 
 def token_of(asked: Any) -> str:
     return str(asked.buttons[0][0]["callback_data"].split("|")[0])
+
+
+async def test_the_moves_a_process_remembers_are_bounded_and_read_again_from_the_store(monkeypatch):
+    from clarigate.adapters.telegram import migration
+    from clarigate.gateway.store.memory import MemoryStore
+
+    monkeypatch.setattr(migration, "MAX_REMEMBERED", 4, raising=False)
+    moves = migration.ChatMoves(MemoryStore())
+    for n in range(1, 21):  # twenty groups upgraded: one process sees every move
+        await moves.moved(f"-{n}", f"-100{n}")
+    assert len(moves._target) <= 4 and len(moves._identity) <= 4
+    assert [await moves.target(f"-{n}") for n in (1, 20)] == ["-1001", "-10020"]
+    assert [await moves.identity(f"-100{n}") for n in (1, 20)] == ["-1", "-20"]
