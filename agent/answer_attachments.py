@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, NotRequired
 
@@ -74,7 +74,12 @@ def unanswered_calls(messages: Sequence[Any]) -> bool:
 def attachment_update(graph: Any, before: Sequence[Any], human: Any) -> dict[str, Any] | None:
     """The resume's ``update`` carrying ``human`` (the answer's photos and files) to the agent;
     None when this graph cannot be given it (see the module's docstring)."""
-    channels = getattr(graph, "channels", None) or {}
+    return update_for(getattr(graph, "channels", None) or {}, before, human)
+
+
+def update_for(channels: Collection[str], before: Sequence[Any], human: Any) -> dict[str, Any] | None:
+    """``attachment_update`` for a graph of these state ``channels`` (a LangGraph server's graph:
+    its state schema's properties)."""
     if HELD in channels:
         return {HELD: [human]}
     if "messages" in channels and not unanswered_calls(before):
@@ -115,11 +120,23 @@ def carried(
     """How the answer's photos and files (``sent``: the answer's text and images, ``content``
     making a human message's content of them) go with its resume on ``graph``, whose thread's
     messages are ``before``."""
+    human = lambda text, images: HumanMessage(content=content(text, images), id=str(uuid.uuid4()))  # noqa: E731
+    return carried_to(getattr(graph, "channels", None) or {}, before, sent, human, locale)
+
+
+def carried_to(
+    channels: Collection[str],
+    before: Sequence[Any],
+    sent: tuple[str, Sequence[Any]],
+    human: Callable[[str, Sequence[Any]], Any],
+    locale: Locale,
+) -> Carried:
+    """``carried`` for a graph of these state ``channels``, ``human`` making the message of the
+    answer's text and images (a LangGraph server's graph: a message as the server takes it)."""
     text, images = sent
     if not came_with_attachments(text, images):
         return Carried()
-    human = HumanMessage(content=content(text, images), id=str(uuid.uuid4()))
-    update = attachment_update(graph, before, human)
+    update = update_for(channels, before, human(text, images))
     if update is not None:
         return Carried(update=update)
     log.info("an answer's photos or files cannot be given to this graph: the person is told")

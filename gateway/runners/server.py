@@ -41,6 +41,7 @@ from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
 from clarigate.agent.who import WHO_KEY, Speaker, with_speaker
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
+from clarigate.gateway.runners.server_attachments import noted
 from clarigate.gateway.runners.server_interrupts import RUNS_SEARCHED, resumed_run, waiting_asked
 from clarigate.gateway.runners.server_runs import (
     BEFORE_KEY,
@@ -286,6 +287,7 @@ class LangGraphServerRunner(AgentRunner):
                 continue
             state = await self._client.threads.get_state(sid)
             output = await state_output(self._client, sid, state, finished.get("metadata") or {})
+            output = noted(output, finished.get("metadata"))  # photos that did not go with an answer
             return replace(output, run_id=str(run["run_id"]))  # the server traces runs under their ids
         raise AgentUnavailable(f"the LangGraph server at {self.ready_where} lost {LOST_RUNS} runs of a turn")
 
@@ -359,8 +361,9 @@ class LangGraphServerRunner(AgentRunner):
         settings = run_settings(self.settings, self.shipped, meta.get(WHO_KEY))
         options = self._options(run_meta, meta.get(WHO_KEY))
         assistant = self.settings.assistant_id
+        sent = (text, images)  # the answer's photos and files go with its resume
         if response is not None and (
-            resumed := await resumed_run(self._client, assistant, sid, response, state, options)
+            resumed := await resumed_run(self._client, assistant, sid, response, state, options, sent)
         ):
             return resumed
         # a new message over open interrupts: resumed as superseded first (``server_supersede``)

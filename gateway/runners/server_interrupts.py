@@ -19,10 +19,10 @@ reads it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clarigate.agent.harness import TurnOutput
+from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.interrupt_kinds import asked_again as with_new_id
 from clarigate.agent.interrupts import (
     AskAgain,
@@ -37,6 +37,7 @@ from clarigate.agent.interrupts import (
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse
 from clarigate.agent.typed_interrupts import VALIDATION_HEAD, rejected_asked
+from clarigate.gateway.runners.server_attachments import NOTE_KEY, carried_on_server
 from clarigate.gateway.runners.server_breakpoints import breakpoint_question
 from clarigate.gateway.runners.server_not_approved import turn_down_on_server
 from clarigate.gateway.runners.server_wire import messages_of
@@ -137,13 +138,15 @@ async def resumed_run(
     response: HumanInputResponse,
     state: Mapping[str, Any],
     options: dict[str, Any],
+    sent: tuple[str, Sequence[ImageInput]] = ("", ()),
 ) -> Any:
     """The run resuming the interrupt ``response`` answers on server thread ``sid`` (its ``state``;
-    made with ``options``; for an approval no decision turns down, the run going on once its calls
-    are answered: ``server_not_approved``), or the output that needs no run: the request asked
-    again, the question closed (a declined answer the schema does not take, never sent; an
-    approval whose calls cannot be answered there); None when it does not answer one the server
-    still has pending."""
+    made with ``options``; the answer's photos and files, ``sent`` with its text, going with it as
+    in process or the person told: ``server_attachments``; for an approval no decision turns down,
+    the run going on once its calls are answered: ``server_not_approved``), or the output that
+    needs no run: the request asked again, the question closed (a declined answer the schema does
+    not take, never sent; an approval whose calls cannot be answered there); None when it does not
+    answer one the server still has pending."""
     parsed = parse_request_id(response.request_id)
     if parsed is None:
         return None
@@ -166,9 +169,13 @@ async def resumed_run(
         await close_dismissed(client, sid, interrupt_id, pending)
         return TurnOutput(dismissed=True)
     answered = {ANSWERS_KEY: response.request_id, DECLINED_KEY: response.response_kind == "declined"}
-    options["metadata"] = {**options["metadata"], **answered}
-    go_on = {} if refused else {"command": {"resume": {interrupt_id: value}}}  # turned down: on from there
-    return await client.runs.create(sid, assistant_id, **go_on, **options)
+    carry = await carried_on_server(client, assistant_id, state, sent, locale)
+    noted = {NOTE_KEY: carry.note} if carry.note else {}
+    options["metadata"] = {**options["metadata"], **answered, **noted}
+    command: dict[str, Any] = {} if refused else {"resume": {interrupt_id: value}}  # refused: on from there
+    if carry.update:
+        command["update"] = carry.update
+    return await client.runs.create(sid, assistant_id, **({"command": command} if command else {}), **options)
 
 
 def _closed_in(thread: Mapping[str, Any]) -> list[str]:
