@@ -142,3 +142,28 @@ def _only_the_clarigate_import_name() -> Iterator[None]:
     yield
     strays = sorted(name for name in sys.modules if name.split(".")[0] in ("agent", "gateway", "adapters"))
     assert not strays, f"imported outside the clarigate package: {strays}"
+
+
+@pytest.fixture(autouse=True)
+def _forget_identity_claims() -> Iterator[None]:
+    """Each test's bot ids are new, its platform identities often the same (the fake Bot API's
+    bot 123456): the claims of identities a test made (``serve``'s check at start) go with it, as
+    its bot id's keys do, so that the next test's bot id may claim them again."""
+    import json
+    import time
+
+    import redis
+
+    from clarigate.gateway.runtime.identity import OWNERS_KEY
+
+    started = int(time.time()) - 1
+    yield
+    try:
+        client = redis.Redis.from_url(TEST_REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
+        with client:
+            claims = client.hgetall(OWNERS_KEY)
+            mine = [f for f, v in claims.items() if json.loads(v).get("since", 0) >= started]
+            if mine:
+                client.hdel(OWNERS_KEY, *mine)
+    except redis.RedisError:  # no Redis: no claims either
+        pass

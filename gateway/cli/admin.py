@@ -172,16 +172,15 @@ async def _reset_thread(config: GatewayConfig, admin: Any, args: argparse.Namesp
 
 async def _identity(config: GatewayConfig, admin: Any, args: argparse.Namespace) -> Any:
     from clarigate.gateway.cli.admin_store import AdminError
-    from clarigate.gateway.runtime.identity import identity_key, recorded_identities
+    from clarigate.gateway.runtime.identity import forget_identity, recorded_identities
 
     recorded = await recorded_identities(admin.redis, config.bot_id)
     if args.forget:
-        if args.forget not in recorded:
-            raise AdminError(f"no {args.forget} identity is recorded under bot id {config.bot_id!r}")
-        who = recorded[args.forget].get("who")
+        who = recorded.get(args.forget, {}).get("who", "(only its claim is left)")
         if not _confirm(args, f"forget that bot id {config.bot_id!r} belongs to {args.forget} {who}"):
             return None
-        await admin.redis.hdel(identity_key(config.bot_id), args.forget)
+        if not await forget_identity(admin.redis, config.bot_id, args.forget):
+            raise AdminError(f"no {args.forget} identity is recorded under bot id {config.bot_id!r}")
         return {"forgotten": args.forget}
     return [
         {"platform": p, **record, "since_utc": _utc(record.get("since"))} for p, record in recorded.items()
