@@ -89,16 +89,10 @@ redis.call('HSET', KEYS[1], 'message_ref', ARGV[1])
 return 1
 """
 
-#: KEYS: jobs, done, seq, next. ARGV: group, entry id, job seq, done ttl ms, order ttl ms.
-#: The turnstile advances only when this call acknowledged the entry, so a job completed
-#: twice (by a slow worker and by the one that claimed it) advances it once. Once every
-#: handed-out seq is complete both counters go: the next job of that chat thread gets
-#: seq 1, which therefore means "nothing before it is outstanding: run at once".
-COMPLETE_JOB = """
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
-if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
-redis.call('XDEL', KEYS[1], ARGV[2])
-local counters = redis.call('MGET', KEYS[4], KEYS[3])
+#: The turnstile's advance past a job (KEYS[3] seq, KEYS[4] next; ARGV[3] the job's seq, ARGV[5]
+#: the order ttl ms), shared by the scripts that end a job: once every handed-out seq is
+#: complete both counters go.
+_ADVANCE = """local counters = redis.call('MGET', KEYS[4], KEYS[3])
 local completed = math.max(tonumber(counters[1] or '0'), tonumber(ARGV[3]))
 if completed >= tonumber(counters[2] or '0') then
   redis.call('DEL', KEYS[3], KEYS[4])
@@ -106,15 +100,30 @@ else
   redis.call('SET', KEYS[4], completed, 'PX', ARGV[5])
   redis.call('PEXPIRE', KEYS[3], ARGV[5])
 end
-return 1
 """
+
+#: KEYS: jobs, done, seq, next. ARGV: group, entry id, job seq, done ttl ms, order ttl ms.
+#: The turnstile advances only when this call acknowledged the entry, so a job completed
+#: twice (by a slow worker and by the one that claimed it) advances it once. Once every
+#: handed-out seq is complete both counters go: the next job of that chat thread gets
+#: seq 1, which therefore means "nothing before it is outstanding: run at once".
+COMPLETE_JOB = (
+    """
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
+if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('XDEL', KEYS[1], ARGV[2])
+"""
+    + _ADVANCE
+    + "return 1\n"
+)
 
 #: KEYS: jobs, done, seq, next. ARGV: group, entry id, job seq, done ttl ms, order ttl ms.
 #: ``admin backlog --drop``: the job is removed whoever holds it, read or not (no consumer is
 #: made for it): acknowledged when held, deleted, marked done (a redelivery is not run) and the
 #: turnstile advanced as ``COMPLETE_JOB`` does. Returns "held" or "unread" (dropped here),
 #: "completed" (acknowledged already: nothing done) or "gone" (no such entry).
-DROP_JOB = """
+DROP_JOB = (
+    """
 if not redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[2])[1] then return 'gone' end
 local last
 local groups = redis.pcall('XINFO', 'GROUPS', KEYS[1])
@@ -138,16 +147,10 @@ if last then
 end
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
-local counters = redis.call('MGET', KEYS[4], KEYS[3])
-local completed = math.max(tonumber(counters[1] or '0'), tonumber(ARGV[3]))
-if completed >= tonumber(counters[2] or '0') then
-  redis.call('DEL', KEYS[3], KEYS[4])
-else
-  redis.call('SET', KEYS[4], completed, 'PX', ARGV[5])
-  redis.call('PEXPIRE', KEYS[3], ARGV[5])
-end
-return was
 """
+    + _ADVANCE
+    + "return was\n"
+)
 
 #: KEYS: jobs, seq, next. ARGV: group, entry id, job seq, order ttl ms, kind, inbound id,
 #: order key, payload. A job not run yet moved behind every job of its order key: acknowledged
