@@ -27,6 +27,10 @@ class Outbox:
         """The registered adapters, in registration order."""
         return list(self._adapters.values())
 
+    def serves(self, platform: str) -> bool:
+        """True when an adapter for ``platform`` is registered here."""
+        return platform in self._adapters
+
     def adapter_for(self, platform: str) -> PlatformAdapter:
         """The adapter of ``platform``; ``LookupError`` when none is registered."""
         try:

@@ -51,7 +51,7 @@ from clarigate.gateway.flow.delivery import Deliverer, Superseded, new_plan, per
 from clarigate.gateway.flow.notices import language_hint, locale_for, notice, notice_for_text
 from clarigate.gateway.flow.outage import wait_for_store
 from clarigate.gateway.flow.typed import TypedAnswers
-from clarigate.gateway.jobs.handle import HandBack, JobHandle
+from clarigate.gateway.jobs.handle import HandBack, JobHandle, lacked, platform_of
 from clarigate.gateway.runners.base import AgentRunner
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
@@ -100,6 +100,9 @@ class Dispatcher:
         """
         job = handle.job
         set_log_context(inbound_id=job.inbound_id)
+        if not self.outbox.serves(platform_of(job)):  # another replica's: ``Declined`` (jobs.worker)
+            lacked(job, self.config.delivery_budget_seconds)
+            return await self._complete(job)  # no replica took it within the budget: ended
         try:
             within = self.config.delivery_budget_seconds
             record = await wait_for_store(lambda: self._recorded(handle), self.outbox, handle, within)

@@ -2,20 +2,67 @@
 
 The pool makes one ``JobHandle`` per job it holds and hands it to the turn; the turn asks the
 handle, never the pool, so the flow runs one way: pool -> turn. The turn tells the pool to leave
-a job in the stream by raising ``HandBack``.
+a job in the stream by raising ``HandBack``, and to leave it to another replica by raising
+``Declined`` (this one lacks the job's platform).
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from abc import ABC, abstractmethod
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from clarigate.gateway.store.base import Job
 
+log = logging.getLogger(__name__)
+
 
 class HandBack(Exception):
     """The job failed before its outputs were recorded; leave it in the stream to be retried."""
+
+
+class Declined(HandBack):
+    """This replica has no adapter for the job's platform: another replica that has it runs it.
+
+    ``budget``: seconds after its acceptance that the job is left to others; past them the
+    replica that holds it ends it (no replica has the platform).
+    """
+
+    def __init__(self, platform: str, budget: float) -> None:
+        super().__init__(platform)
+        self.platform = platform
+        self.budget = budget
+
+
+def platform_of(job: Job) -> str:
+    """The platform a job's replies go to: the first part of its order key (its chat thread)."""
+    return job.order_key.split(":", 1)[0]
+
+
+def accepted_at(job: Job) -> float:
+    """When the job was accepted (unix time): its stream entry id is its time in ms."""
+    try:
+        return int(job.entry_id.split("-")[0]) / 1000
+    except ValueError:
+        return 0.0
+
+
+def lacked(job: Job, budget: float) -> None:
+    """This replica has no adapter for ``job``'s platform: ``Declined`` within ``budget`` seconds
+    of its acceptance; past them it is given up here, at ERROR (the caller completes it)."""
+    platform = platform_of(job)
+    if time.time() < accepted_at(job) + budget:
+        raise Declined(platform, budget)
+    log.error(
+        "delivery abandoned: job %s for platform %r: no replica has platform %r "
+        "(left to other replicas for delivery_budget_seconds, %.0f s)",
+        job.inbound_id,
+        platform,
+        platform,
+        budget,
+    )
 
 
 class JobHandle(ABC):

@@ -27,10 +27,10 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
-from clarigate.gateway.jobs.handle import HandBack, JobHandle
+from clarigate.gateway.jobs.handle import Declined, HandBack, JobHandle, accepted_at, platform_of
 from clarigate.gateway.jobs.health import LoopHealth
 from clarigate.gateway.jobs.turns import Turns
-from clarigate.gateway.store.base import HoldStatus, Job, Store
+from clarigate.gateway.store.base import HoldStatus, Job, Skip, Store
 from clarigate.gateway.store.keys import RELEASED_IDLE_SECONDS
 
 log = logging.getLogger(__name__)
@@ -102,6 +102,9 @@ class WorkerPool:
         self._loops: list[asyncio.Task[None]] = []
         self._keeper: asyncio.Task[None] | None = None
         self._held: dict[str, _Held] = {}  # entry id -> the job held here
+        # platform this replica has no adapter for -> how long after acceptance its jobs are left
+        # to other replicas (learnt from the turn's ``Declined``): not claimed, handed back if read
+        self._lacks: dict[str, float] = {}
         self._fresh: dict[str, float] = {}  # entry id -> when its hold was last confirmed (monotonic)
         self.turns = Turns(store, self._unreachable)  # the order of each chat thread's jobs
         self._slots = asyncio.Semaphore(self.workers)
@@ -251,7 +254,10 @@ class WorkerPool:
         pause = min(max(self.stale_after / 2, 0.05), 5.0)
         while not self._stopping:
             try:
-                for job in await self.store.claim_stale_jobs(self.consumer, self._claim_idle_ms(), count=10):
+                claimed = await self.store.claim_stale_jobs(
+                    self.consumer, self._claim_idle_ms(), count=10, skip=self._skip()
+                )
+                for job in claimed:
                     if job.entry_id in self._held:
                         continue  # ours already (a renewal was missed): it is being worked on here
                     log.info(
@@ -266,6 +272,13 @@ class WorkerPool:
                 self._unreachable()
                 self.claiming.failed(exc)
             await asyncio.sleep(pause)
+
+    def _skip(self) -> Skip:
+        """The platforms this replica lacks, for the stale claim: their jobs younger than the
+        budget are left to a replica that has them (older ones are claimed, to be ended)."""
+        if not self._lacks:
+            return None
+        return frozenset(self._lacks), time.time() - max(self._lacks.values())
 
     async def _keep_loop(self) -> None:
         pause = min(max(self.stale_after / 3, 0.02), 10.0)
@@ -323,8 +336,13 @@ class WorkerPool:
     async def _run_job(self, held: _Held) -> None:
         job = held.job
         try:
+            budget = self._lacks.get(platform_of(job))
+            if budget is not None and time.time() < accepted_at(job) + budget:
+                raise Declined(platform_of(job), budget)  # not even waiting for its turn here
             await self._wait_for_turn(held)
             await self.handle(held)
+        except Declined as declined:
+            await self._decline(held, declined)
         except HandBack:
             pass  # left unacknowledged: the stale-claim loop retries it once idle
         except asyncio.CancelledError:
@@ -337,6 +355,22 @@ class WorkerPool:
             self._fresh.pop(job.entry_id, None)
             self.turns.ended(job)  # wakes this thread's next job here
             self._room.set()
+
+    async def _decline(self, held: _Held, declined: Declined) -> None:
+        """Hand a job of a platform this replica lacks back to the stream at once, for a replica
+        that has it (its stale claim takes it); this one claims no such job again."""
+        if declined.platform not in self._lacks:
+            log.warning(
+                "this replica has no platform %r but jobs for it arrive (replicas configured "
+                "differently, e.g. during a rolling update): leaving them to replicas that have it",
+                declined.platform,
+            )
+        self._lacks[declined.platform] = declined.budget
+        self._held.pop(held.job.entry_id, None)  # not renewed from now on
+        try:
+            await self.store.decline_jobs(self.consumer, [held.job.entry_id])
+        except Exception:
+            log.warning("could not hand job %s back: claimed once stale", held.job.inbound_id, exc_info=True)
 
     async def _wait_for_turn(self, held: _Held) -> None:
         """Wait until it is the job's turn in its chat thread (``Turns.wait``), parked meanwhile."""

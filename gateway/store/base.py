@@ -93,6 +93,11 @@ class Job:
         return json.loads(self.payload_json)  # type: ignore[no-any-return]
 
 
+#: Platforms whose jobs a consumer leaves to others, and the acceptance time (unix) from which
+#: it does (older ones it claims anyway, to end them): ``Store.claim_stale_jobs``.
+Skip = tuple[frozenset[str], float] | None
+
+
 @dataclass(slots=True)
 class DeliveryRecord:
     """A job's outputs, recorded before any is sent, and how far their delivery got.
@@ -229,8 +234,19 @@ class Store(ABC):
         """New jobs for this consumer (``XREADGROUP``)."""
 
     @abstractmethod
-    async def claim_stale_jobs(self, consumer: str, min_idle_ms: int, count: int) -> list[Job]:
-        """Jobs left by a dead consumer for longer than ``min_idle_ms`` (``XAUTOCLAIM``)."""
+    async def claim_stale_jobs(
+        self, consumer: str, min_idle_ms: int, count: int, skip: Skip = None
+    ) -> list[Job]:
+        """Jobs left by a dead consumer for longer than ``min_idle_ms`` (``XAUTOCLAIM``).
+
+        ``skip``: (platforms, cutoff unix time): jobs of those platforms (their order key's
+        first part) accepted at or after the cutoff are left where they are.
+        """
+
+    async def decline_jobs(self, consumer: str, entry_ids: list[str]) -> None:
+        """Hand back jobs this consumer did not run (it lacks their platform): ``release_jobs``,
+        and the delivery that handed them here is not counted where possible."""
+        await self.release_jobs(consumer, entry_ids)
 
     @abstractmethod
     async def keep_jobs(self, consumer: str, entry_ids: list[str]) -> dict[str, HoldStatus]:

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .base import HoldStatus, Job, Payload
+from .base import HoldStatus, Job, Payload, Skip
 from .keys import DONE_TTL_SECONDS, ORDER_TTL_SECONDS, RELEASED_IDLE_SECONDS, job_fields, job_from_fields
 from .memory_values import MemoryValues
 
@@ -73,7 +73,9 @@ class MemoryJobStream(MemoryValues):
                 jobs.append(job_from_fields(entry_id, self._entries[entry_id]))
         return jobs
 
-    async def claim_stale_jobs(self, consumer: str, min_idle_ms: int, count: int) -> list[Job]:
+    async def claim_stale_jobs(
+        self, consumer: str, min_idle_ms: int, count: int, skip: Skip = None
+    ) -> list[Job]:
         """Jobs held by any consumer for longer than ``min_idle_ms``, now held by ``consumer``."""
         now = self._clock()
         self._consumers[consumer] = now
@@ -85,6 +87,8 @@ class MemoryJobStream(MemoryValues):
                 continue
             if entry_id not in self._entries:  # trimmed away: nothing to run
                 del self._held[entry_id]
+                continue
+            if skip is not None and _skipped(entry_id, self._entries[entry_id], skip):
                 continue
             held.consumer, held.delivered_at, held.deliveries = consumer, now, held.deliveries + 1
             jobs.append(job_from_fields(entry_id, self._entries[entry_id], held.deliveries))
@@ -112,6 +116,14 @@ class MemoryJobStream(MemoryValues):
             held = self._held.get(entry_id)
             if held is not None and held.consumer == consumer:
                 held.delivered_at = self._clock() - RELEASED_IDLE_SECONDS
+
+    async def decline_jobs(self, consumer: str, entry_ids: list[str]) -> None:
+        """``release_jobs``, the delivery that handed them here not counted."""
+        for entry_id in entry_ids:
+            held = self._held.get(entry_id)
+            if held is not None and held.consumer == consumer:
+                held.delivered_at = self._clock() - RELEASED_IDLE_SECONDS
+                held.deliveries = max(held.deliveries - 1, 0)
 
     async def next_seq(self, order_key: str) -> int:
         """The ``seq`` allowed to run next for ``order_key``."""
@@ -163,3 +175,12 @@ class MemoryJobStream(MemoryValues):
         for name in gone:
             del self._consumers[name]
         return gone
+
+
+def _skipped(entry_id: str, fields: dict[str, str], skip: Skip) -> bool:
+    """True when the entry's platform is skipped and it was accepted at or after the cutoff."""
+    if skip is None:
+        return False
+    platforms, cutoff = skip
+    platform = fields["order_key"].split(":", 1)[0]
+    return platform in platforms and int(entry_id.split("-")[0]) >= int(cutoff * 1000)

@@ -13,8 +13,8 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
-from . import scripts
-from .base import HoldStatus, Job
+from . import decline_scripts, scripts
+from .base import HoldStatus, Job, Skip
 from .keys import (
     DONE_TTL_SECONDS,
     GROUP,
@@ -49,6 +49,8 @@ class RedisJobStream(RedisCommands):
         self._trim = self._script(scripts.TRIM_ACKNOWLEDGED)
         self._remove_idle = self._script(scripts.REMOVE_IDLE_CONSUMERS)
         self._own = self._script(scripts.OWN_ENTRIES)
+        self._skipping = self._script(decline_scripts.CLAIM_STALE_SKIPPING)
+        self._decline = self._script(decline_scripts.DECLINE_JOBS)
 
     async def _ensure_group(self) -> None:
         """Create the consumer group (and the stream) once; another replica may have made it."""
@@ -146,11 +148,19 @@ class RedisJobStream(RedisCommands):
         if handed is not None:
             handed.difference_update(entry_ids)
 
-    async def claim_stale_jobs(self, consumer: str, min_idle_ms: int, count: int) -> list[Job]:
-        """Jobs left by a dead consumer (``XAUTOCLAIM``) with their delivery counts: one script."""
+    async def claim_stale_jobs(
+        self, consumer: str, min_idle_ms: int, count: int, skip: Skip = None
+    ) -> list[Job]:
+        """Jobs left by a dead consumer (``XAUTOCLAIM``) with their delivery counts: one script.
+
+        ``skip``: (platforms, cutoff unix time): their jobs accepted since the cutoff stay."""
         args: list[Any] = [GROUP, consumer, min_idle_ms, count]
+        script = self._autoclaim
+        if skip is not None and skip[0]:
+            script = self._skipping
+            args += [to_millis(skip[1]), *sorted(skip[0])]
         answered, rows = await self._delivering(
-            consumer, lambda: self._run_once(self._autoclaim, [self.keys.jobs], args)
+            consumer, lambda: self._run_once(script, [self.keys.jobs], args)
         )
         if not answered:
             return await self._unseen_jobs(consumer)
@@ -185,6 +195,14 @@ class RedisJobStream(RedisCommands):
             return
         args: list[Any] = [GROUP, consumer, to_millis(RELEASED_IDLE_SECONDS), *entry_ids]
         await self._on_group(lambda: self._run(self._release, [self.keys.jobs], args))
+        self._handed_back(consumer, entry_ids)
+
+    async def decline_jobs(self, consumer: str, entry_ids: list[str]) -> None:
+        """``release_jobs`` taking back the delivery that handed them here (not run): one script."""
+        if not entry_ids:
+            return
+        args: list[Any] = [GROUP, consumer, to_millis(RELEASED_IDLE_SECONDS), *entry_ids]
+        await self._on_group(lambda: self._run(self._decline, [self.keys.jobs], args))
         self._handed_back(consumer, entry_ids)
 
     async def next_seq(self, order_key: str) -> int:

@@ -312,6 +312,16 @@ async def _release_jobs(r: Replay) -> None:
     assert [j.inbound_id for j in taken] == ["e1", "e2"]
 
 
+@scenario("decline_jobs")
+async def _decline_jobs(r: Replay) -> None:
+    await _two_jobs(r)
+    jobs = await r.store.read_jobs("me", 10, 0)
+    r.lose_reply_to(r.store._decline.sha)
+    await r.store.decline_jobs("me", [j.entry_id for j in jobs])
+    taken = await r.store.claim_stale_jobs("next", 60_000, 10)  # declined: idle for a day
+    assert [(j.inbound_id, j.deliveries) for j in taken] == [("e1", 1), ("e2", 1)]  # counted once
+
+
 @scenario("next_seq")
 async def _next_seq(r: Replay) -> None:
     await _two_jobs(r)
