@@ -5,7 +5,8 @@ confirm dialogs, Telegram's confirm keyboard, a typed confirmation in text) and 
 destructive; the *safe* choice (keep / cancel / no) and an approval's *Edit* (it only opens a
 form) are neutral and answer at once. Pure: the renderers, the terminal and the core ask here.
 
-- An approval (``source == "approval"``, agent/interrupts.py): Approve goes ahead, Reject is safe, Edit is neutral; anything else goes ahead.
+- An approval (``source == "approval"``, agent/interrupts.py): Approve goes ahead, Reject is
+  safe, Edit is neutral; anything else goes ahead.
 - Any other risk confirmation (``ask_clarification``, a graph's ``interrupt()``): an option is
   safe when its label reads as keep / cancel / no (``reads_safe``, words in the catalog's
   ``RISK_WORDS``); every other option goes ahead. When none reads safe, all go ahead.
