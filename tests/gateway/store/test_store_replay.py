@@ -258,26 +258,6 @@ async def _read_jobs(r: Replay) -> None:
     assert sorted(await r.pending_of("me")) == sorted(j.entry_id for j in jobs)
 
 
-async def test_a_blocking_read_whose_reply_was_lost_returns_its_entries(replay: Replay) -> None:
-    r = replay
-    await r.store.read_jobs("me", 10, 0)
-    r.lose_reply_to("XREADGROUP")
-    waiting = asyncio.create_task(r.store.read_jobs("me", 10, 2000))
-    await asyncio.sleep(0.1)  # the read waits in Redis when the job arrives
-    await r.store.accept_job("e1", "message", "e1", "k", {}, 60)
-    assert [j.inbound_id for j in await waiting] == ["e1"]
-    assert r.proxy.dropped == 1
-
-
-async def test_entries_other_workers_hold_are_not_handed_out_again(replay: Replay) -> None:
-    r = replay
-    await _two_jobs(r)
-    (running,) = await r.store.read_jobs("me", 1, 0)  # a worker of this replica runs it
-    r.lose_reply_to("XREADGROUP")
-    assert [j.inbound_id for j in await r.store.read_jobs("me", 10, 0)] == ["e2"]
-    assert running.inbound_id == "e1"
-
-
 @scenario("claim_stale_jobs")
 async def _claim_stale_jobs(r: Replay) -> None:
     await _two_jobs(r, consumer="dead")
