@@ -38,6 +38,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from clarigate.adapters.labels import labels_are_cut, shown_labels
 from clarigate.agent.protocol import FormField, HumanInputRequest, number_text, ui_text
 from clarigate.agent.protocol.risk import field_goes_ahead, is_risk_form
 
@@ -78,50 +79,48 @@ def read_metadata(private_metadata: str | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _labels_cut(field: FormField) -> bool:
-    return any(len(option.label.strip()) > LABEL_LIMIT for option in field.options)
-
-
 def _options(field: FormField) -> list[Option]:
-    """The field's choices; numbered when Slack must cut some labels (listed in full in the hint)."""
-    numbered = _labels_cut(field)
+    """The field's choices; numbered when Slack must cut some labels (listed in full beside them),
+    each cut label keeping what tells it apart (``labels.shown_labels``)."""
+    shown = shown_labels([option.label for option in field.options], LABEL_LIMIT)
     return [
-        Option(
-            text=plain(f"{i}. {option.label.strip()}" if numbered else option.label, LABEL_LIMIT),
-            value=str(i),
-        )
-        for i, option in enumerate(field.options[:SELECT_OPTIONS_LIMIT], start=1)
+        Option(text=plain(text, LABEL_LIMIT), value=str(i))
+        for i, text in enumerate(shown[:SELECT_OPTIONS_LIMIT], start=1)
     ]
 
 
 def _full_list(field: FormField) -> list[str]:
     """The choices in full, one numbered line each, when their texts in the element are cut."""
-    if not field.options or not _labels_cut(field):
+    if not labels_are_cut([option.label for option in field.options], LABEL_LIMIT):
         return []
     return [f"{i}. {o.label.strip()}" for i, o in enumerate(field.options, 1)]
 
 
-def _full_labels(field: FormField) -> PlainTextObject | None:
-    """The choices in full as the input's hint, when they fit its 2,000 characters."""
+def _hint_and_below(request: HumanInputRequest, field: FormField) -> tuple[str, list[str]]:
+    """The input's hint (what the agent proposed, then the choices in full when all fit its 2,000
+    characters) and the choices in full to list under the input when they do not."""
+    proposed = _as_shown(request, field)[1]
     lines = _full_list(field)
-    text = "\n".join(lines)
-    return plain(text, HINT_LIMIT) if lines and len(text) <= HINT_LIMIT else None
+    hint = "\n".join(t for t in (proposed, *lines) if t)
+    if len(hint) <= HINT_LIMIT:
+        return hint, []
+    return proposed or "", lines
 
 
-def _full_labels_below(field: FormField) -> list[Block]:
-    """The choices in full under the input when they do not fit its hint (24 labels of 110
-    characters): a context block of whole lines, each of its texts under Slack's limit."""
-    lines = _full_list(field)
-    if not lines or len("\n".join(lines)) <= HINT_LIMIT:
-        return []
+def _full_labels_below(lines: list[str]) -> list[Block]:
+    """The choices in full under the input (24 labels of 110 characters): context blocks of whole
+    lines, each text under Slack's limit, at most 10 texts a block."""
     chunks: list[str] = []
     for line in lines:
         if chunks and len(chunks[-1]) + 1 + len(line) <= HINT_LIMIT:
             chunks[-1] += "\n" + line
         else:
             chunks.append(line)
-    texts = [plain(chunk, HINT_LIMIT) for chunk in chunks[:MAX_CONTEXT_ELEMENTS]]
-    return [ContextBlock(elements=texts)]  # type: ignore[arg-type]
+    texts = [plain(chunk, HINT_LIMIT) for chunk in chunks]
+    return [
+        ContextBlock(elements=texts[at : at + MAX_CONTEXT_ELEMENTS])  # type: ignore[arg-type]
+        for at in range(0, len(texts), MAX_CONTEXT_ELEMENTS)
+    ]
 
 
 def _picked(field: FormField, options: list[Option]) -> list[Option]:
@@ -243,12 +242,11 @@ def undecided(request: HumanInputRequest, state_values: dict[str, Any]) -> dict[
 
 def _input_block(index: int, request: HumanInputRequest, field: FormField) -> InputBlock:
     locale = request.locale
-    field, proposed = _as_shown(request, field)
+    hint = _hint_and_below(request, field)[0]
+    field = _as_shown(request, field)[0]
     label = field.label.strip() or field.name
     if field.required:
         label = f"{cut(label, 1900)} *"
-    full = _full_labels(field)
-    hint = "\n".join(t for t in (proposed, full.text if full else None) if t)
     return InputBlock(
         block_id=field_block_id(index),
         label=plain(label, 2000),
@@ -287,7 +285,7 @@ def render_form_modal(request: HumanInputRequest, metadata: str) -> dict[str, An
     """The modal with one input block per form field, required fields marked."""
     blocks = question_blocks(request, 1, 1)
     for i, field in enumerate(request.fields):
-        below = _full_labels_below(field)
+        below = _full_labels_below(_hint_and_below(request, field)[1])
         if len(blocks) + 1 + len(below) > _MODAL_BLOCKS:
             break
         blocks += [_input_block(i, request, field), *below]

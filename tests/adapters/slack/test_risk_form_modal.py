@@ -10,13 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
+from clarigate.adapters.slack.modals import field_block_id, modal_metadata, render_form_modal
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import normalize_request
 
 from ..unchanged_submissions import slack_state
 from .conftest import MakeWorld
+from .fake_views import view_problems
 
 FIELDS = [
     {"name": "confirm_delete", "type": "checkbox", "default": True},
@@ -91,3 +95,84 @@ async def test_a_form_that_is_no_risk_confirmation_opens_filled_in(make_world: M
     await world.user.submit(modal, slack_state(modal))
     await world.settle()
     assert _answers(runner) == [{"confirm_delete": True, "mode": "Drop all"}]
+
+
+LONG = ["Deploy build to cluster " + "with extra words " * 9 + f"in region-{i}" for i in range(10)]
+LONG_QUESTION = {
+    "question": "Deploy?",
+    "clarification_type": "risk_confirmation",
+    "fields": [{"name": "target", "type": "select", "required": True, "options": LONG, "default": LONG[0]}],
+}
+
+
+def listed_under(view: dict[str, Any], block_id: str) -> str:
+    """The texts a person reads for the input ``block_id``: its hint and the blocks under it."""
+    blocks = view["blocks"]
+    at = next(i for i, b in enumerate(blocks) if b.get("block_id") == block_id)
+    end = next((i for i in range(at + 1, len(blocks)) if blocks[i]["type"] == "input"), len(blocks))
+    texts = [(blocks[at].get("hint") or {}).get("text", "")]
+    for block in blocks[at + 1 : end]:
+        texts += [e.get("text", "") for e in block.get("elements", [])]
+        texts.append((block.get("text") or {}).get("text", ""))
+    return "\n".join(texts)
+
+
+async def test_a_risk_forms_long_choices_are_all_readable_and_told_apart_in_the_modal(
+    make_world: MakeWorld,
+) -> None:
+    # the "Proposed" line and the ten labels in full do not fit one hint's 2,000 characters
+    runner = ScriptedRunner(
+        lambda turn: (
+            TurnOutput(replies=[f"answer: {turn.response.values}"])
+            if turn.response is not None
+            else asking(normalize_request(LONG_QUESTION, "call-deploy"))
+        )
+    )
+    world = await make_world(runner)
+    modal, [target] = await _open(world)  # the view Slack took (the fake refuses what Slack does)
+    assert target["hint"]["text"].startswith(f"Proposed: {LONG[0]}.")
+    shown = listed_under(modal, "field-1")
+    assert [f"{i}. {label}" in shown for i, label in enumerate(LONG, 1)] == [True] * 10
+    texts = [o["text"]["text"] for o in target["element"]["options"]]
+    assert all(len(t) <= 75 and t.startswith(f"{i}. ") for i, t in enumerate(texts, 1))
+    assert len({t.split(". ", 1)[1] for t in texts}) == 10  # told apart by more than their number
+    assert all(f"region-{i}" in t for i, t in enumerate(texts))
+
+    last = target["element"]["options"][9]  # picked by the person: the one they read
+    await world.user.submit(modal, {"field-1": {"value": {"type": "static_select", "selected_option": last}}})
+    await world.settle()
+    assert _answers(runner) == [{"target": LONG[9]}]
+
+
+_words = st.from_regex(r"[a-h][a-h -]{0,139}", fullmatch=True)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example([LONG], "", "select")  # the "Proposed" line and the list just over a hint's 2,000
+@example([LONG[:9]], "", "multi_select")
+@given(
+    st.lists(st.lists(_words, min_size=1, max_size=30, unique=True), min_size=1, max_size=16),
+    st.sampled_from(["", "Deploy the service to the production cluster in region "]),
+    st.sampled_from(["select", "multi_select"]),
+)
+def test_every_choice_of_a_risk_form_is_readable_in_full_in_its_modal(
+    fields: list[list[str]], prefix: str, kind: str
+) -> None:
+    specs = [
+        {"name": f"f{n}", "type": kind, "options": [prefix + w for w in words], "default": prefix + words[0]}
+        for n, words in enumerate(fields)
+    ]
+    request = normalize_request(
+        {"question": "Go?", "clarification_type": "risk_confirmation", "fields": specs}, "c"
+    )
+    view = render_form_modal(request, modal_metadata("AbCdEfGhIjKlMnOp", "C1", "1.2"))
+    assert view_problems(view) == []  # Slack takes it
+    for index, field in enumerate(request.fields):
+        [block] = [b for b in view["blocks"] if b.get("block_id") == field_block_id(index)]
+        if not field.options:  # none left once normalized: a text input
+            continue
+        texts = [o["text"]["text"] for o in block["element"]["options"]]
+        assert len(set(texts)) == len(texts)
+        if any(len(o.label) > 75 for o in field.options):  # cut in the element: listed in full
+            shown = listed_under(view, field_block_id(index))
+            assert all(f"{i}. {o.label}" in shown for i, o in enumerate(field.options, 1))
