@@ -21,7 +21,7 @@ from typing import Any
 
 from clarigate.agent.protocol import ui_text
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
 from clarigate.gateway.boundary.outage import unreachable
 
 log = logging.getLogger(__name__)
@@ -113,6 +113,15 @@ class CardUpdates:
         self._updating[message_id] = update
         update.add_done_callback(lambda over: self._forget(message_id, over))
         return update
+
+    def also_original(self, original: MessageRef | None, clicked: str, card: dict[str, Any]) -> None:
+        """A click answered on a copy of the question's card (a forwarded message): the callback
+        reply replaces the copy, so the card where the question was asked (``original``) gets
+        ``card`` through the open API, after the click was answered; a failure is logged."""
+        if original is None or not clicked or original.message_id == clicked or self.update_card is None:
+            return
+        log.info("feishu: a question answered on a copy of its card: the original is updated too")
+        self.replace(original.message_id, card).add_done_callback(_original_failed)
 
     def _forget(self, message_id: str, update: asyncio.Future[None]) -> None:
         if self._updating.get(message_id) is update:  # unless a later one took its place
@@ -212,6 +221,13 @@ async def _after(previous: asyncio.Future[None] | None, update: Awaitable[None])
     if previous is not None:
         await asyncio.wait({previous})
     await update
+
+
+def _original_failed(update: asyncio.Future[None]) -> None:
+    """The update of a question's original card (answered on a copy): say if it failed."""
+    failure = None if update.cancelled() else update.exception()
+    if failure is not None:
+        log.warning("feishu: the question's original card was not updated: %r", failure)
 
 
 def say_if_failed(update: asyncio.Future[None]) -> None:

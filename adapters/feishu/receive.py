@@ -9,15 +9,13 @@ enqueues, the agent runs later.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from clarigate.agent.protocol import catalog, summarize_answer, ui_text
+from clarigate.agent.protocol import catalog, ui_text
 from clarigate.gateway.boundary.messages import (
     AnswerStatus,
     Conversation,
@@ -30,6 +28,16 @@ from clarigate.gateway.boundary.port import GatewayPort
 from clarigate.gateway.runtime.metrics import INBOUND_EVENTS
 
 from .actions import read_card_action
+from .card_replies import (
+    checked_action,
+    interaction_id,
+    invalid_message,
+    operator_open_id,
+    repeat_reply,
+    toast,
+    unattributed,
+    with_card,
+)
 from .card_updates import ANSWER_SECONDS, CardUpdate, CardUpdates, clicked_card, clicked_conversation
 from .content import ALL_KEY, MalformedEvent, mention_open_id, read_content
 from .feedback import record_vote, vote_of
@@ -160,23 +168,6 @@ def mentions_everyone(payload: dict[str, Any]) -> bool:
     return isinstance(message, dict) and ALL_KEY in str(message.get("content") or "")
 
 
-def toast(text: str, kind: str = "info") -> dict[str, Any]:
-    """A callback reply showing ``text`` to the person who clicked; the card stays as it is."""
-    return {"toast": {"type": kind, "content": text}}
-
-
-def with_card(reply: dict[str, Any], card: dict[str, Any]) -> dict[str, Any]:
-    """A callback reply that also replaces the card for everyone."""
-    return {**reply, "card": {"type": "raw", "data": card}}
-
-
-def interaction_id(header: dict[str, Any], event: dict[str, Any]) -> str:
-    """The dedupe id of a click: Feishu's event id, else a digest of what was clicked."""
-    if header.get("event_id"):
-        return str(header["event_id"])
-    return hashlib.sha256(json.dumps(event, sort_keys=True).encode()).hexdigest()[:32]
-
-
 class FeishuReceiver:
     """Routes verified events to the core; shared by the webhook and the long connection."""
 
@@ -282,7 +273,9 @@ class FeishuReceiver:
 
     async def on_card_action(self, header: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
         """Answer a click or form submit: toast, and the updated card when the answer counted."""
-        action = _dict(event.get("action"), "event.action")
+        action = checked_action(_dict(event.get("action"), "event.action"))
+        if operator_open_id(event) is None:  # nobody to count the click for: said so, not a 400
+            return unattributed(event)
         value = action.get("value")
         token = value.get("t") if isinstance(value, dict) else None
         if isinstance(value, dict) and vote_of(value) is not None:  # 👍/👎: no question behind it
@@ -294,7 +287,7 @@ class FeishuReceiver:
             zh = isinstance(value, dict) and value.get("l") == "zh"
             return toast(ui_text("expired", "zh" if zh else "en"), "warning")
         sender = self._operator(event)
-        read = read_card_action(view.request, checked_action(action))
+        read = read_card_action(view.request, action)
         if read.opens_other:
             return await self.open_other(view, sender)
         if read.ignore:
@@ -319,7 +312,9 @@ class FeishuReceiver:
         if outcome.accepted:  # a Cancel is confirmed with the core's own line ("✖ Cancelled by …")
             said = outcome.answered_line if read.decline else ui_text("answer_received", view.request.locale)
             done = toast(said or ui_text("answer_received", view.request.locale), "success")
-            return with_card(done, render_answered(view.request, outcome.answered_line, sender.user_id))
+            card = render_answered(view.request, outcome.answered_line, sender.user_id)
+            self.cards.also_original(view.message_ref, clicked_card(event)[0], card)
+            return with_card(done, card)
         if outcome.status is AnswerStatus.DUPLICATE:
             return repeat_reply(outcome.view or view)
         if outcome.status is AnswerStatus.INVALID:
@@ -343,10 +338,10 @@ class FeishuReceiver:
 
     def _operator(self, event: dict[str, Any]) -> Sender:
         """Who clicked (``event.operator.open_id``); MalformedEvent when it is missing."""
-        operator = _dict(event.get("operator"), "event.operator")
-        if not operator.get("open_id"):
+        open_id = operator_open_id(event)
+        if open_id is None:
             raise MalformedEvent("card action without operator.open_id")
-        return self.person(str(operator["open_id"]))
+        return self.person(open_id)
 
     async def open_other(self, view: PendingView, sender: Sender) -> dict[str, Any]:
         """Show the "Other…" input to whoever may answer; others get the refusal."""
@@ -357,44 +352,3 @@ class FeishuReceiver:
         if not fits(card):
             return toast(ui_text("type_answer", view.request.locale))
         return with_card({}, card)
-
-
-#: What Feishu puts in ``event.action`` besides ``value``, by type (absent or null is fine too).
-_ACTION_SHAPES: dict[str, type] = {"form_value": dict, "option": str, "input_value": str, "options": list}
-
-
-def checked_action(action: dict[str, Any]) -> dict[str, Any]:
-    """``action`` when its fields have the types Feishu documents; MalformedEvent otherwise."""
-    for key, kind in _ACTION_SHAPES.items():
-        if action.get(key) is not None and not isinstance(action[key], kind):
-            raise MalformedEvent(f"event.action.{key} is not a {kind.__name__}")
-    return action
-
-
-def repeat_reply(view: PendingView) -> dict[str, Any]:
-    """The reply to a callback Feishu delivered again: the answered card once more, if it was answered.
-
-    Feishu redelivers when our first reply was slow or lost, so the card may never
-    have changed; other repeats change nothing (nor does the repeat of a Cancel: the
-    core's words for a dismissed question are not the adapter's to rebuild).
-    """
-    if view.status != "answered" or view.response is None or view.response.response_kind == "declined":
-        return {}
-    who = view.answered_by.label if view.answered_by else ""
-    line = ui_text(
-        "answered_by", view.request.locale, who=who, answer=summarize_answer(view.request, view.response)
-    )
-    done = toast(ui_text("answer_received", view.request.locale), "success")
-    return with_card(
-        done, render_answered(view.request, line, view.answered_by.user_id if view.answered_by else None)
-    )
-
-
-def invalid_message(view: PendingView, message: str, errors: dict[str, str]) -> str:
-    """One toast line naming each field that needs fixing and why."""
-    parts = []
-    for name, problem in errors.items():
-        f = view.request.field_by_name(name)
-        parts.append(f"{f.label if f else name}: {problem}")
-    head = message or ui_text("invalid_values", view.request.locale)
-    return f"{head} {'; '.join(parts)}".strip()

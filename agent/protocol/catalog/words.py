@@ -52,6 +52,11 @@ WORDS: dict[str, dict[Locale, str]] = {
     "answer_received": {"en": "Answer received.", "zh": "已收到回答。"},
     # a click the core has not finished with when the platform wants its answer (Feishu's 3 s)
     "click_pending": {"en": "Received: still being handled, one moment…", "zh": "已收到，正在处理，请稍候…"},
+    # a click the platform did not say who made (Feishu's callback without operator.open_id)
+    "click_unattributed": {
+        "en": "This click could not be linked to you, so it was not counted. Please try again.",
+        "zh": "无法确认这次点击的操作者，因此未被记录。请重试。",
+    },
     # A question closed without an answer (response_kind "declined"), by reason: the line on the
     # question's message, the verdict for a late click, the value and the text the agent reads.
     "closed_cancelled": {"en": "✖ Cancelled by {who}", "zh": "✖ {who} 已取消"},
