@@ -8,6 +8,7 @@ node never runs. That also keeps sibling tool calls of the same message from run
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
@@ -26,6 +27,11 @@ from langgraph.types import Command
 
 from clarigate.agent.prompts import NOT_RUN_WHILE_ASKING, PROCEED_WITHOUT_ANSWER
 from clarigate.agent.protocol import HumanInputRequest, normalize_with_omissions, render_text_fallback
+from clarigate.agent.protocol.coerce import clean, scalar_text
+from clarigate.agent.protocol.models import MAX_STRING
+from clarigate.agent.protocol.normalize import read_key
+from clarigate.agent.protocol.option_list import head_and_tail
+from clarigate.agent.shown_above import split_question
 from clarigate.agent.tools import ASK_CLARIFICATION
 
 #: Key of the request in ``ToolMessage.artifact``.
@@ -45,9 +51,43 @@ REPAIR_NOTES = {
 #: What the model is told when the protocol's limits left part of its question out.
 OMITTED_NOTE = (
     "(Note: the question was too large for the chat platforms (at most 16 fields, 24 options each, "
-    "16 KB in all), so the person was not shown: {omitted}. Only what is shown above was asked; "
-    "ask about the rest in a later question if you still need it.)"
+    "200 characters a text, 16 KB in all), so the person was not shown: {omitted}. Only what is "
+    "shown above was asked; ask about the rest in a later question if you still need it.)"
 )
+#: What the model is told when its question was asked as its last sentence (``asked_last``).
+SPLIT_NOTE = (
+    "the question is {length} characters long (a question holds {limit}): it was asked as its last "
+    "sentences that fit, {asked}, and the text before it was put before the context"
+)
+#: ``SPLIT_NOTE`` for a question with no short last sentence: its beginning and its end are asked.
+SHORTENED_NOTE = (
+    "the question is {length} characters long (a question holds {limit}): it was asked as its "
+    "beginning and its end, {asked}"
+)
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def asked_last(args: Any) -> tuple[Any, list[str]]:
+    """The arguments with a question too long for one asked as its last sentence (or line) ending
+    in "?", the text before it put before the context, as an interrupt's question is
+    (``shown_above.split_question``), and a note saying so; unchanged when it fits or has none."""
+    question = scalar_text(read_key(args, "question")) if isinstance(args, dict) else None
+    if question is None or len(clean(question)) <= MAX_STRING:
+        return args, []
+    text = clean(question)
+    lead, asked = split_question(text)
+    if not asked:  # what it asks is at its end: keep that
+        asked = head_and_tail(text, len(text) - MAX_STRING // 2, MAX_STRING)
+        note = SHORTENED_NOTE.format(
+            length=len(text), limit=MAX_STRING, asked=json.dumps(asked, ensure_ascii=False)
+        )
+        return {**args, "question": asked}, [note]
+    context = scalar_text(args.get("context")) or ""
+    note = SPLIT_NOTE.format(length=len(text), limit=MAX_STRING, asked=json.dumps(asked, ensure_ascii=False))
+    return {**args, "question": asked, "context": "\n\n".join(p for p in (lead, context) if p)}, [note]
 
 
 def clarification_tool_message(
@@ -190,7 +230,9 @@ def answer_clarification(message: AIMessage, used_call_ids: Collection[str] = ()
     message = _without_stray_tool_use(_with_fresh_call_ids(message, used_call_ids))
     asks = [c for c in [*message.tool_calls, *message.invalid_tool_calls] if _is_ask(c)]
     args, repaired = read_ask_arguments(asks[0])
+    args, split = asked_last(args)
     request, omitted = normalize_with_omissions(args, tool_call_id=asks[0]["id"] or "")  # id never empty now
+    omitted = [*split, *omitted]
     answers: list[Any] = []
     if message is not original:
         answers.append(message)  # same id: replaces the stored message
@@ -218,8 +260,30 @@ def _answers_after(messages: Sequence[Any], used: Collection[str] = ()) -> list[
     return answer_clarification(last, answered.union(used))
 
 
+def _as_given(request: ModelRequest) -> ModelRequest:
+    """``request`` with form answers holding option values as the model wrote them
+    (``clarification_given``)."""
+    from clarigate.agent.clarification_given import answers_as_given
+
+    messages = answers_as_given(request.messages)
+    return request if messages is None else request.override(messages=messages)
+
+
 class ClarificationMiddleware(AgentMiddleware):
-    """Answers ``ask_clarification`` after the model call and ends the run."""
+    """Answers ``ask_clarification`` after the model call and ends the run; the model reads a
+    form's answer with option values as it wrote them (``clarification_given``)."""
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        """Call the model with answers as given."""
+        return handler(_as_given(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        """Async twin of ``wrap_model_call``."""
+        return await handler(_as_given(request))
 
     @hook_config(can_jump_to=["end"])
     def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
@@ -270,14 +334,14 @@ class ClarificationInModelStepMiddleware(AgentMiddleware):
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse | ExtendedModelResponse:
-        """Call the model, then answer a clarification it asks and end the run."""
-        return self._answered(request, handler(request))
+        """Call the model (answers as given), then answer a clarification it asks and end the run."""
+        return self._answered(request, handler(_as_given(request)))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | ExtendedModelResponse:
         """Async twin of ``wrap_model_call``."""
-        return self._answered(request, await handler(request))
+        return self._answered(request, await handler(_as_given(request)))
 
 
 class ProceedWithoutClarificationMiddleware(AgentMiddleware):

@@ -17,12 +17,11 @@ from collections.abc import Mapping
 from typing import Any, get_args
 
 from .catalog import ui_text
-from .coerce import clean, cut, fold, maybe_json, one_line, parse_bool, scalar_text
+from .coerce import clean, fold, maybe_json, parse_bool, scalar_text
 from .field_values import BLANK, type_field_value
 from .models import (
     MAX_DEFAULT_CHARS,
     MAX_FIELDS,
-    MAX_OPTIONS,
     MAX_SERIALIZED_BYTES,
     RESERVED_FIELD_NAMES,
     ClarificationType,
@@ -32,6 +31,11 @@ from .models import (
     Locale,
     Option,
 )
+from .option_list import as_items as _as_items
+from .option_list import count as _count
+from .option_list import line, note_cut
+from .option_list import names as _names
+from .option_list import options_from as _options
 
 _CLARIFICATION_TYPES: tuple[str, ...] = get_args(ClarificationType)
 _FIELD_TYPES: tuple[str, ...] = get_args(FieldType)
@@ -83,9 +87,10 @@ def normalize_with_omissions(
     args: Mapping[str, Any], tool_call_id: str, given: dict[str, Any] | None = None
 ) -> tuple[HumanInputRequest, list[str]]:
     """``normalize_request``, and what the protocol's limits left out of the request (16 fields,
-    24 options, 16 KB serialized), one phrase each (``2 fields: `a`, `b` (past 16 KB)``), for
-    the model: nothing it asked for goes unshown without it being told. Never raises. ``given``,
-    when passed, gets each option's value as ``args`` wrote it, by option id (``given_value``)."""
+    24 options, 16 KB serialized, 200 characters a text; options merged as repeats), one phrase
+    each (``2 fields: `a`, `b` (past 16 KB)``), for the model: nothing it asked for goes unshown
+    without it being told. Never raises. ``given``, when passed, gets each option's value as
+    ``args`` wrote it, by option id (``given_value``)."""
     call_id = str(tool_call_id)
     omitted: list[str] = []
     try:
@@ -102,8 +107,8 @@ def normalize_with_omissions(
 def _normalize(
     args: Mapping[str, Any], call_id: str, omitted: list[str], given: dict[str, Any] | None = None
 ) -> HumanInputRequest:
-    question = _paragraph(read_key(args, "question"))
-    context = _paragraph(args.get("context"))
+    question = _paragraph(read_key(args, "question"), "the question", omitted)
+    context = _paragraph(args.get("context"), "the question's context", omitted)
     locale = detect_locale(f"{question} {context}")
     clarification_type = _clarification_type(args.get("clarification_type", args.get("type")))
     options = _options(read_key(args, "options"), "option", omitted, "the question", given)
@@ -145,95 +150,23 @@ def _as_arguments(args: Any) -> Mapping[str, Any]:
     return {}
 
 
-def _paragraph(value: Any) -> str:
-    """Question or context text: newlines kept, cut to the string limit."""
+def _paragraph(value: Any, what: str = "", omitted: list[str] | None = None) -> str:
+    """Question or context text: newlines kept, cut to the string limit (a cut named in
+    ``omitted``, as ``what``)."""
     text = scalar_text(value)
-    return cut(clean(text)) if text else ""
+    return note_cut(clean(text), what, omitted) if text else ""
 
 
-def _label(value: Any) -> str:
-    """A one-line label, cut to the string limit ("" when there is none)."""
-    text = scalar_text(value)
-    return cut(one_line(text)) if text else ""
+def _label(value: Any, what: str = "", omitted: list[str] | None = None) -> str:
+    """A one-line label, cut to the string limit ("" when there is none; a cut named in
+    ``omitted``, as ``what``)."""
+    return note_cut(line(value), what, omitted)
 
 
 def _clarification_type(value: Any) -> ClarificationType:
     text = scalar_text(value)
     key = fold(text).replace("-", "_").replace(" ", "_") if text else ""
     return key if key in _CLARIFICATION_TYPES else "missing_info"  # type: ignore[return-value]
-
-
-def _as_items(value: Any) -> list[Any]:
-    """A list of entries from a list, JSON text, newline-separated text or a single entry."""
-    value = maybe_json(value)
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    if isinstance(value, str):
-        return [line for line in value.splitlines() if line.strip()]
-    if isinstance(value, Mapping):
-        return [value]
-    return []
-
-
-def _options(
-    raw: Any,
-    id_prefix: str,
-    omitted: list[str] | None = None,
-    where: str = "",
-    given: dict[str, Any] | None = None,
-) -> list[Option]:
-    """Distinct options (case- and width-insensitive), at most MAX_OPTIONS, ids ``{prefix}-N``;
-    the distinct ones past the limit are named in ``omitted`` (as options of ``where``), and each
-    kept one's value as ``raw`` gave it goes into ``given`` (``given_value``)."""
-    options: list[Option] = []
-    seen: set[str] = set()
-    past: list[str] = []
-    for item in _as_items(raw):
-        label, value = _option_parts(item)
-        if not label or fold(label) in seen or fold(value) in seen:
-            continue
-        # Values are matched like labels, so one option's value may not shadow another's label.
-        seen.update((fold(label), fold(value)))
-        if len(options) == MAX_OPTIONS:
-            past.append(label)
-            continue
-        options.append(Option(id=f"{id_prefix}-{len(options) + 1}", label=label, value=value))
-        if given is not None:
-            given[options[-1].id] = given_value(item, value)
-    if past and omitted is not None:
-        omitted.append(f"{_count(past, 'option')} of {where} past the first {MAX_OPTIONS}: {_names(past)}")
-    return options
-
-
-def _count(items: list[Any], noun: str) -> str:
-    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
-
-
-def _names(labels: list[str], most: int = MAX_OPTIONS) -> str:
-    """``"a", "b", … and 3 more``: what was left out, short enough for a tool result."""
-    shown = ", ".join(json.dumps(cut(label, 60), ensure_ascii=False) for label in labels[:most])
-    return shown + (f" and {len(labels) - most} more" if len(labels) > most else "")
-
-
-def given_value(item: Any, value: str) -> Any:
-    """What an option given as ``item`` stands for: its ``value`` as written (a bool, a number, a
-    dict…) or, for an option given as text (or without a value), its ``value`` as text."""
-    if isinstance(item, Mapping):
-        return item["value"] if item.get("value") is not None else value
-    return value if isinstance(item, str) else item
-
-
-def _option_parts(item: Any) -> tuple[str, str]:
-    """(label, value) of one option given as a string, number or ``{label, value}`` dict."""
-    if isinstance(item, Mapping):
-        label = next(
-            (t for key in ("label", "text", "title", "name", "value") if (t := _label(item.get(key)))),
-            "",
-        )
-        value = _label(item.get("value")) or label
-        return label, value
-    label = _label(item)
-    return label, label
 
 
 def _fields(raw: Any, omitted: list[str], given: dict[str, Any] | None = None) -> list[FormField]:
@@ -273,10 +206,11 @@ def _field(
 ) -> FormField | None:
     """One field from a sloppy spec, or ``None`` when it has neither name nor label."""
     given_name = scalar_text(spec.get("name")) or scalar_text(spec.get("id")) or scalar_text(spec.get("key"))
-    label = _label(spec.get("label")) or _label(spec.get("title"))
-    if not given_name and not label:
+    full_label = line(spec.get("label")) or line(spec.get("title"))
+    if not given_name and not full_label:
         return None
-    name = _field_name(given_name or "") or _field_name(label).lower() or f"field_{index}"
+    name = _field_name(given_name or "") or _field_name(full_label).lower() or f"field_{index}"
+    label = _label(full_label, f"the label of field `{name}`", omitted)
     field_type = _field_type(spec.get("type"))
     options: list[Option] = []
     if field_type in _CHOICE_TYPES:
@@ -290,11 +224,11 @@ def _field(
         label=label or _humanize(_label(given_name)) or _humanize(name),
         type=field_type,  # type: ignore[arg-type]
         required=bool(parse_bool(spec.get("required"))),
-        placeholder=_label(spec.get("placeholder")) or None,
+        placeholder=_label(spec.get("placeholder"), f"the placeholder of field `{name}`", omitted) or None,
         options=options,
     )
     raw_default = next((spec[k] for k in _DEFAULT_KEYS if spec.get(k) is not None), None)
-    default = _default(field, raw_default)
+    default = _default(field, raw_default, omitted)
     return field.model_copy(update={"default": default}) if default is not None else field
 
 
@@ -302,13 +236,23 @@ def _field(
 _DEFAULT_KEYS = ("default", "default_value", "initial_value", "value")
 
 
-def _default(field: FormField, raw: Any) -> Any:
+def _default(field: FormField, raw: Any, omitted: list[str] | None = None) -> Any:
     """The field's default typed like its answer (``"true"`` → True, ``"5"`` → 5, a label → the
-    option's value); ``None`` when there is none or it does not fit the field."""
+    option's value); ``None`` when there is none or it does not fit the field. A multi-select's
+    entries that fit none of its options are left out of it (named in ``omitted``)."""
     if raw is None:
         return None
     if field.type == "multi_select":
         raw = maybe_json(raw)
+        if isinstance(raw, (list, tuple)):
+            fits = [_fits(field, [item]) for item in raw]
+            unfit = [str(item) for item, ok in zip(raw, fits, strict=True) if not ok]
+            if unfit and omitted is not None:
+                omitted.append(
+                    f"{_count(unfit, 'value')} of the default of field `{field.name}` matching "
+                    f"none of its options, left out: {_names(unfit)}"
+                )
+            raw = [item for item, ok in zip(raw, fits, strict=True) if ok]
     value, error = type_field_value(field, raw, "en")
     if error is not None or value is BLANK:
         return None
@@ -317,6 +261,11 @@ def _default(field: FormField, raw: Any) -> Any:
     if isinstance(value, list):  # in the options' order, as every platform gives choices back
         value = [o.value for o in field.options if o.value in value]
     return value
+
+
+def _fits(field: FormField, raw: Any) -> bool:
+    value, error = type_field_value(field, raw, "en")
+    return error is None and value is not BLANK
 
 
 def _field_name(text: str) -> str:
