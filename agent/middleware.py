@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from clarigate.agent.invalid_calls import answer_invalid_calls, log_lost_stop, model_call_counted
 from clarigate.agent.prompts import NOT_RUN_WHILE_ASKING, PROCEED_WITHOUT_ANSWER
 from clarigate.agent.protocol import HumanInputRequest, normalize_with_omissions, render_text_fallback
 from clarigate.agent.protocol.coerce import clean, scalar_text
@@ -250,14 +251,23 @@ def answer_clarification(message: AIMessage, used_call_ids: Collection[str] = ()
     return answers
 
 
-def _answers_after(messages: Sequence[Any], used: Collection[str] = ()) -> list[Any] | None:
-    """``answer_clarification`` for the last message of ``messages`` (the thread so far); the
-    call ids answered in ``messages`` and ``used`` are taken."""
+def _answers_after(
+    messages: Sequence[Any], used: Collection[str] = ()
+) -> tuple[list[Any], str | None] | None:
+    """``answer_clarification`` for the last message of ``messages`` (the thread so far), and
+    where the run goes next ("end"); else the error results of its unparsable calls and
+    "model" when nothing else runs (``invalid_calls``). The call ids answered in ``messages``
+    and ``used`` are taken."""
     last = messages[-1] if messages else None
     if not isinstance(last, AIMessage):
         return None
+    log_lost_stop(last)
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    return answer_clarification(last, answered.union(used))
+    answers = answer_clarification(last, answered.union(used))
+    if answers is not None:
+        return answers, "end"
+    invalid = answer_invalid_calls(messages, used)
+    return None if invalid is None else (invalid[0], "model" if invalid[1] else None)
 
 
 def _as_given(request: ModelRequest) -> ModelRequest:
@@ -285,15 +295,19 @@ class ClarificationMiddleware(AgentMiddleware):
         """Async twin of ``wrap_model_call``."""
         return await handler(_as_given(request))
 
-    @hook_config(can_jump_to=["end"])
+    @hook_config(can_jump_to=["end", "model"])
     def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
-        """Answer the clarification (and its siblings) and jump to the end."""
-        answers = _answers_after(state["messages"])
-        if answers is None:
+        """Answer the clarification (and its siblings) and jump to the end; answer unparsable
+        calls and call the model again."""
+        found = _answers_after(state["messages"])
+        if found is None:
             return None
-        return {"messages": answers, "jump_to": "end"}
+        answers, jump = found
+        if jump != "model":
+            return {"messages": answers, **({"jump_to": jump} if jump else {})}
+        return {"messages": answers, "jump_to": jump, **model_call_counted(state)}
 
-    @hook_config(can_jump_to=["end"])
+    @hook_config(can_jump_to=["end", "model"])
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         """Async twin of ``after_model`` (no I/O, so it simply calls it)."""
         return self.after_model(state, runtime)
@@ -321,14 +335,15 @@ class ClarificationInModelStepMiddleware(AgentMiddleware):
             for c in m.invalid_tool_calls
             if (call_id := c.get("id")) is not None
         }
-        answers = _answers_after([*history, *response.result], repaired)
-        if answers is None:
+        found = _answers_after([*history, *response.result], repaired)
+        if found is None:
             return response
+        answers, jump = found
         return ExtendedModelResponse(
             model_response=ModelResponse(
                 result=[*response.result, *answers], structured_response=response.structured_response
             ),
-            command=Command(update={"jump_to": "end"}),
+            command=Command(update={"jump_to": jump}) if jump else None,
         )
 
     def wrap_model_call(

@@ -109,6 +109,22 @@ def before_turn(messages: Sequence[BaseMessage], human_id: str) -> list[BaseMess
     return list(messages if found is None else messages[: found + 1])
 
 
+def _with_stop_note(text: str, message: BaseMessage, messages: Sequence[BaseMessage]) -> str:
+    """``text`` (a final model message's) with what the person is to know when the model's
+    provider cut it off at the length limit or withheld it (``finish_reason``), in the language
+    of their last message in ``messages``."""
+    from clarigate.agent.invalid_calls import stop_reason
+    from clarigate.agent.models.conversation import thread_locale
+    from clarigate.agent.protocol import catalog
+
+    reason = stop_reason(message)
+    if reason == "length" and text:
+        return f"{text}\n\n{catalog.text('model_answer_cut_off', thread_locale(messages))}"
+    if reason == "content_filter" and not text:
+        return catalog.text("model_answer_withheld", thread_locale(messages))
+    return text
+
+
 def turn_output(
     messages: Sequence[BaseMessage], before: Sequence[BaseMessage], pending: Sequence[BaseMessage] = ()
 ) -> TurnOutput:
@@ -129,7 +145,7 @@ def turn_output(
     carrying: list[Any] = []  # final messages' content and tools' artifacts, in order
     for message in new_messages(messages, before, pending):
         if isinstance(message, AIMessage) and not message.tool_calls:
-            text = message_text(message).strip()
+            text = _with_stop_note(message_text(message).strip(), message, messages)
             if text:
                 replies.append(text)
             limit = message.additional_kwargs.get(LIMIT_KEY) or limit

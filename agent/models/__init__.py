@@ -8,6 +8,12 @@ from langchain_core.language_models import BaseChatModel
 
 OFFLINE = "offline"
 SCRIPTED_PREFIX = "scripted:"
+#: Model-call retries and per-request timeout, set where the provider's class takes them (a
+#: hung provider fails its call in a minute rather than holding the run to its run timeout).
+MODEL_CALL_RETRIES = 2
+MODEL_CALL_TIMEOUT_SECONDS = 60.0
+#: ``init_chat_model`` providers whose class takes ``max_retries`` and ``timeout``.
+CALL_LIMITED_PROVIDERS = frozenset({"openai", "azure_openai", "anthropic"})
 
 
 def build_chat_model(spec: str) -> BaseChatModel:
@@ -16,6 +22,8 @@ def build_chat_model(spec: str) -> BaseChatModel:
     ``offline``: the deterministic demo model. ``scripted:PATH``: turns read from a
     YAML/JSON file. Anything else goes to ``init_chat_model`` (``openai:gpt-4.1-mini``,
     ``anthropic:…``); install the provider's extra (``clarigate[openai]``) and set its key.
+    OpenAI's and Anthropic's calls are retried ``MODEL_CALL_RETRIES`` times, each given
+    ``MODEL_CALL_TIMEOUT_SECONDS`` (other providers keep their own defaults).
     """
     spec = spec.strip()
     if spec in ("", OFFLINE):
@@ -30,11 +38,19 @@ def build_chat_model(spec: str) -> BaseChatModel:
 
     guard_openai_tool_arguments()
     try:
-        return init_chat_model(spec)
+        return init_chat_model(spec, **call_limits(spec))
     except ValueError as exc:
         if "model_provider" not in str(exc):  # the provider's own complaint: as it is
             raise
         raise ValueError(unknown_model(spec, str(exc))) from exc
+
+
+def call_limits(spec: str) -> dict[str, Any]:
+    """``max_retries`` and ``timeout`` for a provider whose class takes them, else nothing."""
+    provider, colon, _ = spec.partition(":")
+    if not colon or provider.strip() not in CALL_LIMITED_PROVIDERS:
+        return {}
+    return {"max_retries": MODEL_CALL_RETRIES, "timeout": MODEL_CALL_TIMEOUT_SECONDS}
 
 
 def unknown_model(spec: str, said: str) -> str:

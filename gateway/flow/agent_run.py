@@ -29,6 +29,7 @@ from clarigate.gateway.flow.delivery import Superseded
 from clarigate.gateway.flow.feedback import FeedbackTarget, ask_feedback
 from clarigate.gateway.flow.files_out import file_items
 from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, live_key
+from clarigate.gateway.flow.model_failures import failure_notice
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
 from clarigate.gateway.flow.one_question import CloseQuestion, OneQuestion
 from clarigate.gateway.flow.outage import KeptNotice, through_outage
@@ -219,10 +220,8 @@ class AgentRun:
             limit = self.config.run_timeout_seconds
             log.error("agent run on thread %s took longer than %.0f s: stopped", thread_id, limit)
             failure = notice_for_text("run_too_long", text, turn.hint)
-        else:
-            run_id = getattr(exc, "run_id", None)
-            log.exception("agent run failed on thread %s%s", thread_id, f" (run {run_id})" if run_id else "")
-            failure = notice_for_text("run_failed", text, turn.hint)
+        else:  # a provider's refusal on one line, in words that fit it; a bug of ours with its traceback
+            failure = notice_for_text(failure_notice(exc, thread_id), text, turn.hint)
         if progress.working is not None:
             await progress.working.finish()
         turn.add(ErrorReply(text=failure))

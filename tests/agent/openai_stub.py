@@ -37,14 +37,24 @@ class Call:
 
 
 @dataclass
+class Stop:
+    """A scripted text reply that ends with ``finish_reason`` (``length``, ``content_filter``)."""
+
+    finish_reason: str
+    content: str | None = None
+
+
+@dataclass
 class Stub:
     """What the server plays (one reply per request, then ``done``) and what it received."""
 
-    replies: list[str | list[Call]] = field(default_factory=list)
+    replies: list[str | Stop | list[Call]] = field(default_factory=list)
     done: str = "Done."
     received: list[dict[str, Any]] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     url: str = ""
+    #: A status and JSON body answered to every request instead (the API's error shape), if set.
+    failing: tuple[int, dict[str, Any]] | None = None
 
 
 def _part_problems(index: int, message: dict[str, Any]) -> list[str]:
@@ -102,6 +112,9 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             stub.received.append(body)
+            if stub.failing is not None:
+                self._send(*stub.failing)
+                return
             problems = history_problems(body.get("messages", []))
             if problems:
                 stub.refused.extend(problems)
@@ -109,7 +122,10 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
                 self._send(400, error)
                 return
             reply = stub.replies.pop(0) if stub.replies else stub.done
-            if isinstance(reply, str):
+            if isinstance(reply, Stop):
+                message = {"role": "assistant", "content": reply.content}
+                self._send(200, _completion(message, reply.finish_reason))
+            elif isinstance(reply, str):
                 self._send(200, _completion({"role": "assistant", "content": reply}, "stop"))
             else:
                 calls = [c.to_openai(i) for i, c in enumerate(reply)]

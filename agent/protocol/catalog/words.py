@@ -11,6 +11,7 @@ from .confirm_words import CONFIRM_WORDS
 from .feedback_words import FEEDBACK_WORDS
 from .file_words import FILE_WORDS
 from .graph_words import GRAPH_WORDS
+from .model_words import MODEL_WORDS
 from .shown_words import SHOWN_WORDS
 from .slack_words import SLACK_WORDS
 from .telegram_words import TELEGRAM_WORDS
@@ -395,3 +396,4 @@ WORDS.update(SHOWN_WORDS)
 WORDS.update(GRAPH_WORDS)
 WORDS.update(TOOL_WORDS)
 WORDS.update(APPROVAL_WORDS)
+WORDS.update(MODEL_WORDS)

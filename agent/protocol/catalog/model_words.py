@@ -1,0 +1,25 @@
+"""The catalog's lines for a run the model provider failed (part of ``WORDS``): told apart by
+``gateway/flow/model_failures.py`` from a failure of ours (``run_failed``)."""
+
+from __future__ import annotations
+
+from ..models import Locale
+
+MODEL_WORDS: dict[str, dict[Locale, str]] = {
+    # the conversation is longer than the model takes (a 400 ``context_length_exceeded``)
+    "model_context_too_long": {
+        "en": "Sorry, this conversation has grown too long for me to continue. "
+        "Send /new to start a fresh conversation.",
+        "zh": "抱歉，这段对话太长了，我无法继续。请发送 /new 开始新的对话。",
+    },
+    # the provider refuses the operator's settings (a wrong key, a model that does not exist, no quota)
+    "model_unusable": {
+        "en": "Sorry, I cannot reach my model right now. The operator has been told.",
+        "zh": "抱歉，我现在无法使用我的模型。已通知管理员。",
+    },
+    # the provider did not answer, or was busy, after the retries (429, 5xx, connection, timeout)
+    "model_unavailable": {
+        "en": "Sorry, the model service is not answering right now. Please try again in a moment.",
+        "zh": "抱歉，模型服务暂时没有响应。请稍后再试。",
+    },
+}
