@@ -52,7 +52,7 @@ def test_doctor_names_every_broken_part_of_the_agent(monkeypatch, tmp_path, caps
     bot.write_text(
         "agent:\n"
         "  model: anthropic:claude-sonnet-4-5\n"
-        f"  instructions: {tmp_path / 'missing.md'}\n"
+        f"  instructions: {tmp_path / 'absent-instructions.txt'}\n"
         "  tools: ['no_such_package.tools:search', 'json:dumps', 'json:no_such_tool']\n",
         encoding="utf-8",
     )
@@ -61,7 +61,7 @@ def test_doctor_names_every_broken_part_of_the_agent(monkeypatch, tmp_path, caps
     said = problems(capsys)
     assert len(said) == 4, said
     instructions, missing_module, missing_name, model = said
-    assert "agent.instructions: cannot read" in instructions and "missing.md" in instructions
+    assert "agent.instructions: cannot read" in instructions and "absent-instructions.txt" in instructions
     assert "tool 'no_such_package.tools:search': cannot import no_such_package" in missing_module
     assert "tool 'json:no_such_tool': json has no 'no_such_tool'" in missing_name
     assert "model 'anthropic:claude-sonnet-4-5'" in model and "langchain-anthropic" in model
