@@ -49,12 +49,17 @@ def accepted_at(job: Job) -> float:
         return 0.0
 
 
+def decline_within(job: Job, budget: float) -> None:
+    """``Declined`` while ``job`` is younger than ``budget`` seconds (left to other replicas)."""
+    if time.time() < accepted_at(job) + budget:
+        raise Declined(platform_of(job), budget)
+
+
 def lacked(job: Job, budget: float) -> None:
     """This replica has no adapter for ``job``'s platform: ``Declined`` within ``budget`` seconds
     of its acceptance; past them it is given up here, at ERROR (the caller completes it)."""
     platform = platform_of(job)
-    if time.time() < accepted_at(job) + budget:
-        raise Declined(platform, budget)
+    decline_within(job, budget)
     log.error(
         "delivery abandoned: job %s for platform %r: no replica has platform %r "
         "(left to other replicas for delivery_budget_seconds, %.0f s)",

@@ -27,7 +27,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
-from clarigate.gateway.jobs.handle import Declined, HandBack, JobHandle, accepted_at, platform_of
+from clarigate.gateway.jobs.handle import Declined, HandBack, JobHandle, decline_within, platform_of
 from clarigate.gateway.jobs.health import LoopHealth
 from clarigate.gateway.jobs.turns import Turns
 from clarigate.gateway.store.base import HoldStatus, Job, Skip, Store
@@ -337,8 +337,8 @@ class WorkerPool:
         job = held.job
         try:
             budget = self._lacks.get(platform_of(job))
-            if budget is not None and time.time() < accepted_at(job) + budget:
-                raise Declined(platform_of(job), budget)  # not even waiting for its turn here
+            if budget is not None:
+                decline_within(job, budget)  # not even waiting for its turn here
             await self._wait_for_turn(held)
             await self.handle(held)
         except Declined as declined:
