@@ -71,15 +71,10 @@ def unanswered_calls(messages: Sequence[Any]) -> bool:
     return False
 
 
-def attachment_update(graph: Any, before: Sequence[Any], human: Any) -> dict[str, Any] | None:
-    """The resume's ``update`` carrying ``human`` (the answer's photos and files) to the agent;
-    None when this graph cannot be given it (see the module's docstring)."""
-    return update_for(getattr(graph, "channels", None) or {}, before, human)
-
-
 def update_for(channels: Collection[str], before: Sequence[Any], human: Any) -> dict[str, Any] | None:
-    """``attachment_update`` for a graph of these state ``channels`` (a LangGraph server's graph:
-    its state schema's properties)."""
+    """The resume's ``update`` carrying ``human`` (the answer's photos and files) to a graph of
+    these state ``channels`` (in process: the graph's; on a LangGraph server: its state schema's
+    properties); None when it cannot be given it (see the module's docstring)."""
     if HELD in channels:
         return {HELD: [human]}
     if "messages" in channels and not unanswered_calls(before):
