@@ -67,10 +67,6 @@ SHORTENED_NOTE = (
 )
 
 
-def _quoted(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
 def asked_last(args: Any) -> tuple[Any, list[str]]:
     """The arguments with a question too long for one asked as its last sentence (or line) ending
     in "?", the text before it put before the context, as an interrupt's question is
