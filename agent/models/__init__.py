@@ -23,7 +23,9 @@ def build_chat_model(spec: str) -> BaseChatModel:
     YAML/JSON file. Anything else goes to ``init_chat_model`` (``openai:gpt-4.1-mini``,
     ``anthropic:…``); install the provider's extra (``clarigate[openai]``) and set its key.
     OpenAI's and Anthropic's calls are retried ``MODEL_CALL_RETRIES`` times, each given
-    ``MODEL_CALL_TIMEOUT_SECONDS`` (other providers keep their own defaults).
+    ``MODEL_CALL_TIMEOUT_SECONDS`` (other providers keep their own defaults), but an OpenAI
+    ``insufficient_quota`` is not retried; an answer with no choices fails as the provider's
+    (``provider_answers``).
     """
     spec = spec.strip()
     if spec in ("", OFFLINE):
@@ -36,13 +38,17 @@ def build_chat_model(spec: str) -> BaseChatModel:
         return ScriptedChatModel.from_file(spec[len(SCRIPTED_PREFIX) :])
     from langchain.chat_models import init_chat_model
 
+    from clarigate.agent.models.provider_answers import RequireChoices, stop_quota_retries
+
     guard_openai_tool_arguments()
     try:
-        return init_chat_model(spec, **call_limits(spec))
+        model = init_chat_model(spec, callbacks=[RequireChoices()], **call_limits(spec))
     except ValueError as exc:
         if "model_provider" not in str(exc):  # the provider's own complaint: as it is
             raise
         raise ValueError(unknown_model(spec, str(exc))) from exc
+    stop_quota_retries(model)
+    return model
 
 
 def call_limits(spec: str) -> dict[str, Any]:

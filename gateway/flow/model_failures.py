@@ -13,13 +13,23 @@ from typing import Literal
 
 log = logging.getLogger("clarigate.gateway.flow.turn")  # the turn's lines keep the name logs know
 
-Kind = Literal["context", "permanent", "transient"]
+Kind = Literal["context", "permanent", "quota", "transient"]
 #: The catalog line the person reads, by kind of provider failure.
 NOTICES: dict[Kind, str] = {
     "context": "model_context_too_long",
     "permanent": "model_unusable",
+    "quota": "model_out_of_quota",
     "transient": "model_unavailable",
 }
+#: Why the call failed, in the log line, by kind of provider failure.
+_WHY: dict[Kind, str] = {
+    "permanent": "the model's settings or account need the operator",
+    "quota": "the provider account's quota is used up: its plan or billing needs the operator",
+    "transient": "after retries",
+    "context": "the conversation is longer than the model takes",
+}
+#: The provider answered 200 with ``"choices": []`` (``agent.models.provider_answers``).
+_EMPTY_CHOICES = "empty_choices"
 #: Statuses worth another try later (timeout, conflict, rate limit, and 5xx beside).
 _TRANSIENT_STATUSES = {408, 409, 429}
 _SDKS = ("openai", "anthropic")
@@ -55,12 +65,8 @@ def failure_notice(exc: BaseException, thread_id: str) -> str:
             exc_info=exc,
         )
         return "run_failed"
-    level = logging.ERROR if failure.kind == "permanent" else logging.WARNING
-    why = {
-        "permanent": "the model's settings or account need the operator",
-        "transient": "after retries",
-        "context": "the conversation is longer than the model takes",
-    }[failure.kind]
+    level = logging.ERROR if failure.kind in ("permanent", "quota") else logging.WARNING
+    why = "its answer held no choices" if failure.code == _EMPTY_CHOICES else _WHY[failure.kind]
     log.log(level, "model call failed on thread %s: %s (%s)", thread_id, failure.describe(), why)
     return NOTICES[failure.kind]
 
@@ -88,8 +94,8 @@ def _classify(exc: BaseException) -> ModelFailure | None:
     code = _code(exc)
     if isinstance(exc, ContextOverflowError) or code == "context_length_exceeded":
         kind: Kind = "context"
-    elif code == "insufficient_quota":  # a 429 that waiting does not cure
-        kind = "permanent"
+    elif code == "insufficient_quota":  # a 429 that waiting does not cure (not retried)
+        kind = "quota"
     elif isinstance(exc, ModelError):
         kind = "transient" if exc.is_retryable else "permanent"
     elif status is None or status in _TRANSIENT_STATUSES or status >= 500:  # no status: no answer
@@ -124,6 +130,9 @@ def _code(exc: BaseException) -> str | None:
 
 
 def _provider(exc: BaseException) -> str:
-    """``openai`` for the SDK's errors and ``langchain_openai``'s alike."""
+    """``openai`` for the SDK's errors and ``langchain_openai``'s alike, or the one it names."""
+    named = getattr(exc, "provider", None)
+    if isinstance(named, str) and named:
+        return named
     package = type(exc).__module__.partition(".")[0]
     return package.removeprefix("langchain_") if package != "langchain_core" else "model"

@@ -45,10 +45,17 @@ class Stop:
 
 
 @dataclass
+class Body:
+    """A scripted reply sent as it is, with status 200 (a provider's answer the SDK takes)."""
+
+    payload: dict[str, Any]
+
+
+@dataclass
 class Stub:
     """What the server plays (one reply per request, then ``done``) and what it received."""
 
-    replies: list[str | Stop | list[Call]] = field(default_factory=list)
+    replies: list[str | Stop | Body | list[Call]] = field(default_factory=list)
     done: str = "Done."
     received: list[dict[str, Any]] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
@@ -122,7 +129,9 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
                 self._send(400, error)
                 return
             reply = stub.replies.pop(0) if stub.replies else stub.done
-            if isinstance(reply, Stop):
+            if isinstance(reply, Body):
+                self._send(200, reply.payload)
+            elif isinstance(reply, Stop):
                 message = {"role": "assistant", "content": reply.content}
                 self._send(200, _completion(message, reply.finish_reason))
             elif isinstance(reply, str):

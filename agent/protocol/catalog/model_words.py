@@ -12,12 +12,19 @@ MODEL_WORDS: dict[str, dict[Locale, str]] = {
         "Send /new to start a fresh conversation.",
         "zh": "抱歉，这段对话太长了，我无法继续。请发送 /new 开始新的对话。",
     },
-    # the provider refuses the operator's settings (a wrong key, a model that does not exist, no quota)
+    # the provider refuses the operator's settings (a wrong key, a model that does not exist)
     "model_unusable": {
         "en": "Sorry, I cannot reach my model right now. The operator has been told.",
         "zh": "抱歉，我现在无法使用我的模型。已通知管理员。",
     },
-    # the provider did not answer, or was busy, after the retries (429, 5xx, connection, timeout)
+    # the provider account's quota is used up (OpenAI's 429 ``insufficient_quota``): no wait cures it
+    "model_out_of_quota": {
+        "en": "Sorry, I cannot answer right now: my model service's usage quota has run out. "
+        "The operator needs to fix this (plan or billing) and has been told.",
+        "zh": "抱歉，我现在无法回答：模型服务的使用额度已用完。需要管理员处理（套餐或账单），已通知管理员。",
+    },
+    # the provider did not answer, or was busy, after the retries (429, 5xx, connection, timeout),
+    # or answered with no choices
     "model_unavailable": {
         "en": "Sorry, the model service is not answering right now. Please try again in a moment.",
         "zh": "抱歉，模型服务暂时没有响应。请稍后再试。",

@@ -14,7 +14,7 @@ from clarigate.agent.protocol import catalog
 from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.memory import MemoryStore
-from tests.agent.openai_stub import Stub, serving
+from tests.agent.openai_stub import MODEL, Body, Stub, serving
 from tests.log_capture import captured_logs
 
 TURN = "clarigate.gateway.flow.turn"
@@ -26,6 +26,18 @@ def _error(status: int, code: str | None, kind: str) -> tuple[int, dict[str, Any
 
 
 UNUSABLE, TOO_LONG, AWAY = "model_unusable", "model_context_too_long", "model_unavailable"
+#: OpenAI's answer to a used-up quota (https://platform.openai.com/docs/guides/error-codes).
+NO_QUOTA = (
+    429,
+    {
+        "error": {
+            "message": "You exceeded your current quota, please check your plan and billing details.",
+            "type": "insufficient_quota",
+            "param": None,
+            "code": "insufficient_quota",
+        }
+    },
+)
 CASES = [
     # (stub answer, what the person reads, the line's level and its words, requests made)
     (
@@ -50,7 +62,13 @@ CASES = [
         1,
     ),
     (_error(429, "rate_limit_exceeded", "requests"), AWAY, "WARNING", "openai 429 rate_limit_exceeded", 3),
-    (_error(429, "insufficient_quota", "insufficient_quota"), UNUSABLE, "ERROR", "429 insufficient_quota", 3),
+    (
+        NO_QUOTA,
+        "model_out_of_quota",
+        "ERROR",
+        "429 insufficient_quota (the provider account's quota is used up",
+        1,
+    ),
     (_error(503, None, "server_error"), AWAY, "WARNING", "openai 503 server_error", 3),
 ]
 
@@ -87,6 +105,30 @@ async def test_a_provider_failure_is_one_line_and_words_that_fit_it(
     assert len(turn) == 1 and f"{level} {TURN}: model call failed" in turn[0] and said in turn[0], lines
     assert not [line for line in lines if "Traceback" in line or "sk-test-not-a-key" in line], lines
     assert len(stub.received) == requests  # retried twice (``MODEL_CALL_RETRIES``) only when it may pass
+
+
+async def test_a_used_up_quota_is_the_operators_to_fix_in_the_persons_language(
+    make_gateway: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stub = Stub(failing=NO_QUOTA)
+    chat, _ = await _say(make_gateway, monkeypatch, stub, "请帮我总结一下这份报告的内容")
+    assert chat.texts() == [catalog.text("model_out_of_quota", "zh")]
+    assert len(stub.received) == 1
+
+
+async def test_an_answer_with_no_choices_is_the_providers_failure(
+    make_gateway: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 200 whose ``choices`` is empty (some OpenAI-compatible providers send it): not a bug of ours."""
+    usage = {"prompt_tokens": 11, "completion_tokens": 0, "total_tokens": 11}
+    empty = {"id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": MODEL}
+    stub = Stub(replies=[Body({**empty, "choices": [], "usage": usage})])
+    chat, lines = await _say(make_gateway, monkeypatch, stub, "summarise the report")
+    assert chat.texts() == [catalog.text(AWAY)]
+    turn = [line for line in lines if f" {TURN}: " in line and "failed" in line]
+    assert len(turn) == 1 and f"WARNING {TURN}: model call failed" in turn[0], lines
+    assert "openai empty_choices (its answer held no choices)" in turn[0], lines
+    assert not [line for line in lines if "Traceback" in line], lines
 
 
 async def test_the_words_are_in_the_persons_language(

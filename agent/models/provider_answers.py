@@ -1,0 +1,91 @@
+"""Provider answers the SDK and LangChain would take the wrong way, set right where they come in.
+
+``insufficient_quota``: OpenAI answers a used-up quota or unpaid plan with a 429
+(https://platform.openai.com/docs/guides/error-codes), which the SDK retries like any rate
+limit, though no wait cures it. A response hook on the client's HTTP connection marks that
+answer ``x-should-retry: false``, the header the SDK obeys (``_should_retry``), so it fails at
+once; ``gateway/flow/model_failures.py`` tells the person it is the operator's quota.
+
+No choices: an OpenAI-compatible provider answering 200 with ``"choices": []`` leaves LangChain
+with no generation, and the run failing on an ``IndexError`` that reads as a bug of ours. A
+callback raises ``EmptyAnswerError`` (a ``ModelError``) at the model's end instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.exceptions import ModelError
+from langchain_core.outputs import LLMResult
+
+QUOTA_CODE = "insufficient_quota"
+#: ``EmptyAnswerError.code``, which ``model_failures`` names in the log line.
+EMPTY_CHOICES = "empty_choices"
+_NO_RETRY = "x-should-retry"
+
+
+class EmptyAnswerError(ModelError):
+    """The provider answered with no choice in it: its failure, which another try may not have."""
+
+    is_retryable = True
+    code = EMPTY_CHOICES
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        super().__init__(f"{provider} answered with no choices")
+
+
+class RequireChoices(BaseCallbackHandler):
+    """Raises ``EmptyAnswerError`` when a chat model's result holds no generation."""
+
+    raise_error = True  # LangChain re-raises it rather than logging it
+    run_inline = True
+
+    def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        if response.generations and all(response.generations):
+            return
+        provider = (response.llm_output or {}).get("model_provider")
+        raise EmptyAnswerError(provider if isinstance(provider, str) and provider else "model")
+
+
+def _is_quota(response: Any) -> bool:
+    try:
+        error = response.json().get("error")
+    except Exception:  # not JSON (a proxy's page): not OpenAI's quota answer
+        return False
+    return isinstance(error, dict) and error.get("code") == QUOTA_CODE
+
+
+def _mark_quota(response: Any) -> None:
+    response.read()
+    if _is_quota(response):
+        response.headers[_NO_RETRY] = "false"
+
+
+async def _amark_quota(response: Any) -> None:
+    await response.aread()
+    if _is_quota(response):
+        response.headers[_NO_RETRY] = "false"
+
+
+def _check_429(response: Any) -> None:
+    if response.status_code == 429:
+        _mark_quota(response)
+
+
+async def _acheck_429(response: Any) -> None:
+    if response.status_code == 429:
+        await _amark_quota(response)
+
+
+def stop_quota_retries(model: Any) -> None:
+    """Give the HTTP connections of an OpenAI chat model (``root_client``, ``root_async_client``)
+    the response hook that stops retries of an ``insufficient_quota`` 429. Idempotent (a
+    connection may be shared by models); does nothing for a model without them."""
+    for name, hook in (("root_client", _check_429), ("root_async_client", _acheck_429)):
+        http = getattr(getattr(model, name, None), "_client", None)  # the SDK's httpx client
+        hooks = getattr(http, "event_hooks", None)
+        if not isinstance(hooks, dict) or hook in hooks.get("response", []):
+            continue
+        http.event_hooks = {**hooks, "response": [*hooks.get("response", []), hook]}  # type: ignore[union-attr]
