@@ -130,13 +130,15 @@ async def _check_one_agent(
         names = check_listed(options, found)
         report.problems += [f"{prefix}: {line}" for line in names.problems]
         report.notes += [f"{prefix}: {line}" for line in names.notes]
+        starts = not (names.problems or broken) and answered
+        usable = await _check_checkpointer(config, options, report, label, said_ok=not starts)
         if names.problems:
             report.notes.append(f"{label}: {NOT_STARTED_FOR_SETTINGS}")
         elif broken:
             report.notes.append(f"{label}: {NOT_STARTED_FOR_PARTS}")
         elif not answered:
             report.notes.append(f"{label}: not started, since an MCP server it needs does not answer")
-        else:
+        elif usable:
             await _check_agent(config, options, runner, report, label)  # type: ignore[arg-type]
 
 
@@ -307,18 +309,29 @@ async def _check_agent_server(runner: LangGraphServerRunner, report: Report, lab
         report.ok.append(f"{label}: LangGraph server at {runner.url}, assistant {assistant!r}")
 
 
+async def _check_checkpointer(
+    config: GatewayConfig, agent: AgentOptions, report: Report, label: str, said_ok: bool
+) -> bool:
+    """The checkpointer's PostgreSQL, started agent or not (it needs no model), in one direct
+    attempt (the pool only gives up waiting); False when unusable, ``said_ok``: ok when it answers."""
+    url = agent.checkpointer_url or ""
+    if not url.startswith(("postgresql://", "postgres://")):
+        return True
+    where = without_secrets(url)
+    failure = await postgres_problem(url)
+    if failure is not None:
+        await _postgres_unusable(config, url, where, failure, report, label)
+        return False
+    if said_ok:
+        report.ok.append(f"checkpointer: {where}")
+    return True
+
+
 async def _check_agent(
     config: GatewayConfig, agent: AgentOptions, runner: LangGraphRunner, report: Report, label: str
 ) -> None:
-    url = agent.checkpointer_url or ""
-    where = without_secrets(url) or f"SQLite under {config.data_dir}"
-    if url.startswith(("postgresql://", "postgres://")):
-        # one direct attempt says why (refused, password, no such database) in seconds,
-        # where the checkpointer's pool only reports that it gave up waiting
-        failure = await postgres_problem(url)
-        if failure is not None:
-            await _postgres_unusable(config, url, where, failure, report, label)
-            return
+    """The agent starts (its checkpointer's PostgreSQL answered) and its checkpointer answers."""
+    where = without_secrets(agent.checkpointer_url or "") or f"SQLite under {config.data_dir}"
     what = f"model {agent.model!r}" if label == "agent" else describe(agent)
     try:
         await runner.start()

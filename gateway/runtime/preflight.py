@@ -22,6 +22,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from clarigate.gateway.boundary.retry import RetryPolicy
+from clarigate.gateway.runtime.environment import ENV_NAMES
+from clarigate.gateway.runtime.invalid import set_by
 from clarigate.gateway.runtime.logs import without_secrets
 
 log = logging.getLogger("clarigate.gateway.runtime.serve")
@@ -91,8 +93,8 @@ def agent_start_failure(
 
 def model_advice(section: str = "agent") -> str:
     """What to check when the built-in agent of ``section`` (``agent``, ``routes.<name>.agent``)
-    does not start: its model (LLM_MODEL for the agent section's), tools and MCP servers."""
-    model = "LLM_MODEL" if section == "agent" else f"{section}.model"
+    does not start: its model where it was set (a variable such as LLM_MODEL, else the YAML key)."""
+    model = set_by([*section.split("."), "model"], ENV_NAMES) or f"{section}.model"
     return f"check {model}, its provider package and API key, {section}.tools and {section}.mcp_servers"
 
 

@@ -306,7 +306,7 @@ def test_an_agent_that_cannot_start_is_one_line_not_a_traceback(
     assert err.startswith("clarigate chat: the agent could not start: ") and "nonsense" in err
     assert len(err.strip().splitlines()) == 1
     # serve's hint, as the agent runs in this process
-    assert "(model 'nonsense:model': check LLM_MODEL, its provider package and API key" in err
+    assert "(model 'nonsense:model': check agent.model, its provider package and API key" in err
     assert err.rstrip().endswith("`clarigate doctor` says more)")
 
 
