@@ -99,12 +99,14 @@ def _bound(spec: Mapping[str, Any], key: str) -> int | float | None:
 
 def schema_values(form: SchemaForm, values: Mapping[str, Any], locale: Locale) -> tuple[Any, dict[str, str]]:
     """The resume value for a form's typed ``values`` (by field name), and what breaks the schema
-    (field name → message). A blank optional field is left out, as the schema allows."""
+    (field name → message). A blank optional field is left out, as the schema allows, except an
+    array of choices given empty (``[]``: nothing chosen, not its default)."""
     resumed: dict[str, Any] = {}
     errors: dict[str, str] = {}
     for field in form.fields:
         raw = values.get(field.name)
-        if raw is None or raw == "" or raw == []:
+        chose_none = raw == [] and field.kind == "enums" and not field.required
+        if not chose_none and (raw is None or raw == "" or raw == []):
             if field.required:
                 errors[field.name] = catalog.text("err_required", locale)
             continue

@@ -150,6 +150,7 @@ def typed_asked(
         fitted, in_full = _fitted(args, args.get("context") or form.description, problem, None, above)
         request, omitted = normalize_with_omissions({**fitted, "fields": fields}, interrupt_id)
         _check_fit(form, request, omitted, locale)
+        request = _clearable(form, request) if shown is not None else request
     except NotAForm as unfit:
         fitted, in_full = _fitted(args, args.get("context"), problem, _as_text(schema, unfit, locale), above)
         request, _ = normalize_with_omissions(fitted, interrupt_id)
@@ -166,6 +167,17 @@ def typed_request(
 ) -> HumanInputRequest:
     """``typed_asked``'s request alone, for a question shown with nothing above it: what fits."""
     return typed_asked(interrupt_id, value, schema, locale, shown, problem, above=False).request
+
+
+def _clearable(form: SchemaForm, request: HumanInputRequest) -> HumanInputRequest:
+    """The form asked again: a field showing what the person gave where the schema has no default
+    may be emptied (left out of the answer, it stays empty: no default of the graph's comes back)."""
+    free = {f.name for f in form.fields if f.spec.get("default") is None}
+    fields = [
+        f.model_copy(update={"clearable": True}) if f.name in free and f.default is not None else f
+        for f in request.fields
+    ]
+    return request.model_copy(update={"fields": fields})
 
 
 def _check_fit(form: SchemaForm, request: HumanInputRequest, omitted: list[str], locale: Locale) -> None:
@@ -223,7 +235,12 @@ def typed_resume(
     if response.response_kind != "form" or response.values is None:
         problem = catalog.text("reply_form", asked.locale)
         return _again(typed_asked(interrupt_id, value, schema, locale, problem=problem))
-    resumed, errors = schema_values(form, response.values, asked.locale)
+    # a multi-select with a default the person emptied is left out of the answer (its default
+    # would come back): nothing chosen is what they saw, an empty list the value
+    emptied: dict[str, Any] = {
+        f.name: [] for f in asked.fields if f.type == "multi_select" and f.default is not None
+    }
+    resumed, errors = schema_values(form, {**emptied, **response.values}, asked.locale)
     if errors:
         labels = {f.name: f.label for f in asked.fields}
         wrong = _problems([(labels.get(name, name), error) for name, error in errors.items()], asked.locale)

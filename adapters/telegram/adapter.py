@@ -258,7 +258,7 @@ class TelegramAdapter(PlatformAdapter):
             return
         aside = not private and reply and said_to_others(message, me)
         clean = without_mention(text if command is None else command.as_text(), me)
-        typed = command is None and not message.media_group_id  # a caption is typed (an album's: not)
+        typed = command is None  # a caption is typed (an album's is a message of its own: ``on_typed``)
         forms = self.interactions.forms
         if typed and await forms.on_typed(message, conversation, sender, clean, aside, attachments):
             return

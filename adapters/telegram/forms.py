@@ -192,7 +192,11 @@ class Forms:
         here, not even with "That form is closed" (the core ignores it unless it is an answer).
         ``attachments``: the photos and files it came with (its ``text`` their caption), kept to go
         with the form's answer; sent alone they are a new message, which closes the question: the
-        form ends, and the person is told its values were not sent (``form_notes``)."""
+        form ends, and the person is told its values were not sent (``form_notes``), as they are
+        for an album's item (``_album_sent``: its caption fills no step)."""
+        if message.media_group_id:  # an album: a message of its own, its caption no step's value
+            await self._album_sent(message, conversation, sender, aside)
+            return False
         found = await self._meant(message, conversation, sender, aside)
         if isinstance(found, bool):
             return found
@@ -213,6 +217,18 @@ class Forms:
                 return False  # its question closed meanwhile: a message of its own, as just above
             await self.after_ack.run("editMessageText", self._shower(view, state))
         return True
+
+    async def _album_sent(
+        self, message: Message, conversation: Conversation, sender: Sender, aside: bool
+    ) -> None:
+        """An album's item while this person's form takes their messages: a new message, closing the
+        question; the form ends, and they are told once (its other items find it ended). ``aside``
+        for ``_meant``: a reply to a form they closed is not said to be closed, item after item."""
+        found = None if aside else await self._meant(message, conversation, sender, aside=True)
+        if isinstance(found, tuple):
+            await self.forget(found[0])
+            words = ui_text("wizard_album_dropped", found[1].request.locale)
+            await note(self.gateway, self.sender, self.after_ack, conversation, message, words)
 
     async def _meant(
         self, message: Message, conversation: Conversation, sender: Sender, aside: bool

@@ -237,10 +237,14 @@ def may_clear(request: HumanInputRequest, form_field: FormField) -> bool:
     """Whether "Clear" may empty the field: an optional one that is no checkbox (Yes / No is its
     answer), unless it shows a default that emptying cannot remove: an approval's Edit (the
     argument's current value: emptying it is no edit the person means) or a graph's interrupt
-    (an emptied field is left out of its answer, and the graph takes its default again)."""
+    (an emptied field is left out of its answer, and the graph takes its default again), unless
+    the interrupt's form, asked again, shows what the person gave where the graph has no default
+    (``FormField.clearable``: emptied, it stays empty)."""
     if form_field.required or form_field.type == "checkbox":
         return False
-    return form_field.default is None or request.source not in (APPROVAL_SOURCE, INTERRUPT)
+    if form_field.default is None or request.source not in (APPROVAL_SOURCE, INTERRUPT):
+        return True
+    return request.source == INTERRUPT and bool(form_field.clearable)
 
 
 def is_blank(value: Any) -> bool:

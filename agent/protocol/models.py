@@ -88,6 +88,9 @@ class FormField(BaseModel):
     options: list[Option] = Field(default_factory=list)
     #: The field's current value, shown filled in; a field left blank takes it.
     default: DefaultValue | None = None
+    #: True when ``default`` is what the person gave (a form asked again) and nothing of the
+    #: asker's comes back in its place when they empty it: emptying it takes effect. None otherwise.
+    clearable: bool | None = None
 
 
 class HumanInputRequest(BaseModel):

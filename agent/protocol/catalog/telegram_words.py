@@ -57,4 +57,13 @@ TELEGRAM_WORDS: dict[str, dict[Locale, str]] = {
         "zh": "您的表单已关闭，已填写的内容未发送：单独发送的图片、文件或语音是一条新消息。"
         "如要随某一步的值发送文件，请把该值写在文件的说明中。",
     },
+    # an album (photos or files sent together) at a form's step (adapters/telegram/forms.py
+    # ``on_typed``): a new message, which closes the question; its caption fills no step
+    "wizard_album_dropped": {
+        "en": "Your form was closed and the values you filled in were not sent: photos or files sent "
+        "together (an album) are a new message. To send a file with a step's value, send it on its "
+        "own with the value as its caption.",
+        "zh": "您的表单已关闭，已填写的内容未发送：一起发送的多张图片或多个文件（相册）是一条新消息。"
+        "如要随某一步的值发送文件，请单独发送该文件，并把该值写在文件的说明中。",
+    },
 }
