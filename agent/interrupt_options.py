@@ -11,10 +11,10 @@ question stays answerable as free text, and one warning line per interrupt names
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
+from clarigate.agent.bounded import BoundedDict
 from clarigate.agent.protocol import normalize_request
 from clarigate.agent.protocol.normalize import KEY_ALIASES
 
@@ -22,8 +22,7 @@ log = logging.getLogger(__name__)
 
 # The interrupts already warned about: a question is shown and read again (its status, a restart,
 # its answer) and each time its options are checked, but its author is told once.
-_WARNED: OrderedDict[str, None] = OrderedDict()
-_MAX_WARNED = 512
+_WARNED: BoundedDict[str, None] = BoundedDict(512)
 
 
 def checked_options(interrupt_id: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -67,6 +66,4 @@ def _warn_once(interrupt_id: str, problem: str) -> None:
     if interrupt_id in _WARNED:
         return
     _WARNED[interrupt_id] = None
-    if len(_WARNED) > _MAX_WARNED:
-        _WARNED.popitem(last=False)
     log.warning("interrupt %s: %s", interrupt_id, problem)

@@ -19,9 +19,9 @@ added to the old text. CardKit allows 10 operations a second on one card and, pe
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from typing import Any
 
+from clarigate.agent.bounded import BoundedDict
 from clarigate.agent.protocol.graphemes import boundary_after
 from clarigate.gateway.boundary.messages import LiveView, MessageRef
 from clarigate.gateway.flow.notices import notice
@@ -148,9 +148,8 @@ class LiveMessages:
     without it (it then sends the whole content, as ``LiveView.shown`` None asks)."""
 
     def __init__(self, limit: int = 1000, stale_after: float = 900.0) -> None:
-        self.limit = limit
         self.stale_after = stale_after
-        self._shown: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self._shown: BoundedDict[str, tuple[str, float]] = BoundedDict(limit, refresh=True)
 
     def same(self, message_id: str, content: str) -> bool:
         """True when ``message_id`` already shows ``content``."""
@@ -160,9 +159,6 @@ class LiveMessages:
     def shown(self, message_id: str, content: str) -> None:
         """``message_id`` shows ``content`` now."""
         self._shown[message_id] = (content, time.monotonic())
-        self._shown.move_to_end(message_id)
-        while len(self._shown) > self.limit:
-            self._shown.popitem(last=False)
 
     def done(self, message_id: str) -> None:
         """``message_id`` is finished or closed: no longer live."""

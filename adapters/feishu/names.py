@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from clarigate.agent.bounded import BoundedDict
 from clarigate.gateway.boundary.messages import Sender
 
 log = logging.getLogger(__name__)
@@ -42,10 +43,9 @@ class NameBook:
         self.lookup = lookup
         self.ttl_seconds = ttl_seconds
         self.miss_ttl_seconds = miss_ttl_seconds  # a slow or refused lookup is tried again sooner
-        self.limit = limit
         self.timeout_seconds = timeout_seconds  # events are answered within 3 s: never wait long
         self.enabled = True
-        self._names: dict[str, tuple[str | None, float]] = {}
+        self._names: BoundedDict[str, tuple[str | None, float]] = BoundedDict(limit, refresh=True)
         self._asking: dict[str, asyncio.Task[str | None]] = {}  # one lookup per person at a time
 
     def _fresh(self, open_id: str) -> tuple[str | None] | None:
@@ -95,10 +95,7 @@ class NameBook:
 
     def _remember(self, open_id: str, name: str | None) -> None:
         ttl = self.ttl_seconds if name is not None else self.miss_ttl_seconds
-        self._names.pop(open_id, None)
         self._names[open_id] = (name, time.monotonic() + ttl)
-        while len(self._names) > self.limit:
-            self._names.pop(next(iter(self._names)))
 
 
 async def named_sender(book: NameBook | None, sender: Sender) -> Sender:

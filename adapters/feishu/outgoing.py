@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from clarigate.agent.bounded import BoundedDict
 from clarigate.gateway.boundary.messages import Conversation, MessageRef
 from clarigate.gateway.boundary.port import AdapterState
 
@@ -80,7 +80,7 @@ class Destinations:
     def __init__(self, sender: FeishuSender, state: Callable[[], AdapterState] | None = None) -> None:
         self.sender = sender
         self.state = state  # notes the bot's posts in one-to-one chats (``p2p_threads``)
-        self._no_threads: OrderedDict[str, None] = OrderedDict()
+        self._no_threads: BoundedDict[str, None] = BoundedDict(CHATS_REMEMBERED, refresh=True)
 
     async def deliver(
         self,
@@ -147,9 +147,6 @@ class Destinations:
 
     def _remember(self, chat_id: str) -> None:
         self._no_threads[chat_id] = None
-        self._no_threads.move_to_end(chat_id)
-        while len(self._no_threads) > CHATS_REMEMBERED:
-            self._no_threads.popitem(last=False)
 
 
 class WorkingCards:
@@ -160,15 +157,11 @@ class WorkingCards:
     """
 
     def __init__(self, limit: int = 1000) -> None:
-        self.limit = limit
-        self._cards: dict[str, MessageRef] = {}
+        self._cards: BoundedDict[str, MessageRef] = BoundedDict(limit, refresh=True)
 
     def put(self, key: str, ref: MessageRef) -> None:
         """Remember the finished card of conversation ``key`` (oldest dropped beyond ``limit``)."""
-        self._cards.pop(key, None)
         self._cards[key] = ref
-        while len(self._cards) > self.limit:
-            self._cards.pop(next(iter(self._cards)))
 
     def take(self, key: str) -> MessageRef | None:
         """The card waiting in conversation ``key``, forgotten once taken."""

@@ -17,13 +17,13 @@ import logging
 import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import requests
 
+from clarigate.agent.bounded import BoundedDict
 from clarigate.gateway.boundary.errors import AttachmentTooLarge
 from clarigate.gateway.runtime.logs import log_platform_call
 from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
@@ -71,8 +71,7 @@ class CardSequences:
     """
 
     def __init__(self, limit: int = 2000) -> None:
-        self.limit = limit
-        self._last: OrderedDict[str, int] = OrderedDict()
+        self._last: BoundedDict[str, int] = BoundedDict(limit, refresh=True)
         self._lock = threading.Lock()  # taken in the worker threads that make the calls
 
     def next(self, card_id: str, created_ms: int) -> int:
@@ -81,9 +80,6 @@ class CardSequences:
         with self._lock:
             sequence = min(max(self._last.get(card_id, 0) + 1, derived, 1), INT32_MAX)
             self._last[card_id] = sequence
-            self._last.move_to_end(card_id)
-            while len(self._last) > self.limit:
-                self._last.popitem(last=False)
         return sequence
 
     def jump(self, card_id: str) -> None:

@@ -39,6 +39,7 @@ from typing import Any
 
 from slack_sdk.models.messages.chunk import MarkdownTextChunk, TaskUpdateChunk
 
+from clarigate.agent.bounded import BoundedDict
 from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef, TextReply
 from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
 from clarigate.gateway.boundary.retry import post_each_once
@@ -181,7 +182,7 @@ class LiveMessages:
         # workspace -> live message ts -> when it opened (a run that never finished is forgotten)
         self._open_now: dict[str, OrderedDict[str, float]] = {}
         # channel -> when Slack last refused to stream there (permanently)
-        self._refused: dict[str, float] = {}
+        self._refused: BoundedDict[str, float] = BoundedDict(MAX_REFUSED)
 
     def _refused_here(self, channel: str) -> bool:
         """True when Slack refused a stream in ``channel`` lately (no failed call for every run)."""
@@ -250,8 +251,6 @@ class LiveMessages:
                 except DeliveryFailed as error:
                     if error.permanent:  # the next runs here go straight to edits for a while
                         self._refused[conversation.chat_id] = time.monotonic()
-                        while len(self._refused) > MAX_REFUSED:
-                            del self._refused[next(iter(self._refused))]
                     log.info("slack: no stream here (%s): the run's message is edited instead", error.code)
         content = edit_mrkdwn(view)
         ts = await self.sender.post(conversation.chat_id, content, thread_ts=thread)

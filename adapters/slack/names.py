@@ -26,9 +26,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
+from clarigate.agent.bounded import BoundedDict
 from clarigate.gateway.boundary.messages import InboundMessage, Sender
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.flow.commands import parse_command
@@ -63,7 +63,7 @@ class PeopleBook:
         self.lookup = lookup
         self.channel_lookup = channel_lookup
         self._channels_told = False
-        self._people: OrderedDict[str, tuple[UserInfo, float]] = OrderedDict()
+        self._people: BoundedDict[str, tuple[UserInfo, float]] = BoundedDict(MAX_NAMES, refresh=True)
         self._asking: dict[str, asyncio.Task[None]] = {}  # one lookup per person at a time
         self._off_until = 0.0  # no lookups before this (monotonic): the scope is missing
         self._warned = False
@@ -93,9 +93,6 @@ class PeopleBook:
             log.debug("slack: nothing of %s: %s", user_id, type(error).__name__)
             return
         self._people[user_id] = (info, time.monotonic() + NAME_TTL_SECONDS)
-        self._people.move_to_end(user_id)
-        while len(self._people) > MAX_NAMES:
-            self._people.popitem(last=False)
 
     def _scope_missing(self) -> None:
         """Slack says the app may not read people: no lookups for an hour, one warning a process."""

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
+from clarigate.agent.bounded import BoundedDict
 from clarigate.gateway.boundary.messages import (
     AcceptOutcome,
     AnswerJob,
@@ -99,7 +100,7 @@ class Gateway:
         self.kept = KeptJobs(spool_path(config.data_dir, config.bot_id), store, self._track)
         self.submit_feedback = self.votes.submit  # GatewayPort: 👍/👎 under answers (flow/feedback.py)
         # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
-        self._accepted: dict[str, None] = {}
+        self._accepted: BoundedDict[str, None] = BoundedDict(MAX_TRACKED)
         self._background: set[asyncio.Task[Any]] = set()
         # token -> (when, record) read by ``pending_by_token``: the click that follows reuses it
         self._read_recently: dict[str, tuple[float, PendingRecord]] = {}
@@ -383,9 +384,7 @@ class Gateway:
         return None
 
     def _track(self, inbound_id: str) -> None:
-        self._accepted[inbound_id] = None
-        if len(self._accepted) > MAX_TRACKED:  # jobs finished by other replicas are never seen here
-            del self._accepted[next(iter(self._accepted))]
+        self._accepted[inbound_id] = None  # bounded: jobs finished by other replicas are never seen here
 
     def _forget_done(self, inbound_id: str) -> None:
         self._accepted.pop(inbound_id, None)

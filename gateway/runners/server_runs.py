@@ -32,13 +32,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 import httpx
 
+from clarigate.agent.bounded import BoundedDict
 from clarigate.agent.breakpoints import (
     DROPPED_AS,
     breakpoint_request,
@@ -310,16 +310,13 @@ class BegunRuns:
     lost run's turn begins in its thread, when no human message marks it (an interrupt resumed)."""
 
     def __init__(self, size: int = RUNS_REMEMBERED) -> None:
-        self.size = size
-        self._runs: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._runs: BoundedDict[str, dict[str, Any]] = BoundedDict(size)
 
     def remember(self, inbound_id: str | None, run: Any) -> None:
         """Keep the metadata of ``run``, which the turn ``inbound_id`` started (anything that is
         not a run, such as an output given without one, is not kept)."""
         if inbound_id and isinstance(run, Mapping):
             self._runs[inbound_id] = dict(run.get("metadata") or {})
-            while len(self._runs) > self.size:
-                self._runs.popitem(last=False)
 
     def run_of(self, inbound_id: str | None, human_id: str | None) -> dict[str, Any] | None:
         """The metadata of the run the turn started: remembered, else (a new message, whose human
