@@ -35,9 +35,6 @@ log = logging.getLogger(__name__)
 #: The built-in agent's channel holding an answer's photos and files until the next model call.
 HELD = "clarigate_answer_attachments"
 
-#: The line ``gateway.flow.attachments.message_text`` adds for a message's attachments.
-ATTACHED = "(attached: "
-
 
 class _HeldState(AgentState):
     clarigate_answer_attachments: NotRequired[Annotated[list[AnyMessage], OmitFromInput, PrivateStateAttr]]
@@ -54,11 +51,6 @@ class AnswerAttachmentsMiddleware(AgentMiddleware):
 
     async def abefore_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         return self.before_model(state, runtime)
-
-
-def came_with_attachments(text: str, images: Sequence[Any]) -> bool:
-    """True when the answer's message had photos or files (images, or the attached line)."""
-    return bool(images) or ATTACHED in text
 
 
 def unanswered_calls(messages: Sequence[Any]) -> bool:
@@ -104,17 +96,24 @@ class Carried:
         """``output`` with the note first when the photos and files did not reach the agent."""
         return replace(output, replies=[self.note, *output.replies]) if self.note else output
 
+    def asked_again(self, output: TurnOutput, locale: Locale) -> TurnOutput:
+        """``output`` asking again (the answer settled nothing: nothing resumed) with a line first,
+        when the answer came with photos or files, saying they were not passed on either."""
+        if self.update is None and self.note is None:
+            return output
+        return replace(output, replies=[ui_text("attachment_asked_again", locale), *output.replies])
+
 
 def carried(
     graph: Any,
     before: Sequence[Any],
-    sent: tuple[str, Sequence[Any]],
+    sent: tuple[str, Sequence[Any]] | None,
     content: Callable[[str, Sequence[Any]], Any],
     locale: Locale,
 ) -> Carried:
-    """How the answer's photos and files (``sent``: the answer's text and images, ``content``
-    making a human message's content of them) go with its resume on ``graph``, whose thread's
-    messages are ``before``."""
+    """How the answer's photos and files (``sent``: the answer's text and images, None when it
+    came with none; ``content`` making a human message's content of them) go with its resume on
+    ``graph``, whose thread's messages are ``before``."""
     human = lambda text, images: HumanMessage(content=content(text, images), id=str(uuid.uuid4()))  # noqa: E731
     return carried_to(getattr(graph, "channels", None) or {}, before, sent, human, locale)
 
@@ -122,16 +121,15 @@ def carried(
 def carried_to(
     channels: Collection[str],
     before: Sequence[Any],
-    sent: tuple[str, Sequence[Any]],
+    sent: tuple[str, Sequence[Any]] | None,
     human: Callable[[str, Sequence[Any]], Any],
     locale: Locale,
 ) -> Carried:
     """``carried`` for a graph of these state ``channels``, ``human`` making the message of the
     answer's text and images (a LangGraph server's graph: a message as the server takes it)."""
-    text, images = sent
-    if not came_with_attachments(text, images):
+    if sent is None:  # the answer came with no photo or file (``RunInput.attached``)
         return Carried()
-    update = update_for(channels, before, human(text, images))
+    update = update_for(channels, before, human(*sent))
     if update is not None:
         return Carried(update=update)
     log.info("an answer's photos or files cannot be given to this graph: the person is told")

@@ -143,11 +143,13 @@ class ClarifyingAgent(AgentThreads):
         turn_id: str | None = None,
         on_event: EventSink | None = None,
         speaker: Speaker | None = None,
+        attached: bool = False,
     ) -> TurnOutput:
         """Run one turn on ``thread_id``; ``response`` when ``text`` answers a clarification.
 
-        An answer to an interrupt's request resumes the interrupted run; anything else is
-        the next human message. ``metadata`` (platform, …) goes to tracing with the thread id.
+        An answer to an interrupt's request resumes the interrupted run (its photos and files, when
+        ``attached``, going with it: ``clarigate.agent.answer_attachments``); anything else is the
+        next human message. ``metadata`` (platform, …) goes to tracing with the thread id.
 
         ``turn_id`` names the turn. Called again with the same id (the gateway's job changed
         hands), a turn that stopped midway resumes from its last checkpoint, so steps and tool
@@ -167,7 +169,8 @@ class ClarifyingAgent(AgentThreads):
             from clarigate.agent.takeover import TURN_KEY  # (the web process never imports it)
 
             config["metadata"][TURN_KEY] = turn_id
-        output = await self._answer_or_message(config, text, response, images, turn_id, on_event)
+        sent = (text, images) if attached or images else None  # an answer's photos and files
+        output = await self._answer_or_message(config, text, response, images, turn_id, on_event, sent)
         spent = usage_by_model(usage.usage_metadata)
         if spent:
             log.info(
@@ -184,10 +187,10 @@ class ClarifyingAgent(AgentThreads):
         images: Sequence[ImageInput],
         turn_id: str | None,
         on_event: EventSink | None,
+        sent: tuple[str, Sequence[ImageInput]] | None = None,
     ) -> TurnOutput:
-        """The run's output: the interrupt it answers resumed, else a new message; a run that
-        reaches the recursion limit ends with the model-calls limit's message.
-        """
+        """The run's output: the interrupt it answers resumed (``sent``: its text and files, if any),
+        else a new message; a run that reaches the recursion limit: the model-calls limit's message."""
         from langgraph.errors import GraphRecursionError
 
         from clarigate.agent.breakpoints import breakpoint_of
@@ -200,7 +203,7 @@ class ClarifyingAgent(AgentThreads):
             paused = breakpoint_of(response.request_id) if response is not None else None
             output = None
             if parsed is not None and response is not None:
-                output = await self._resume(config, parsed, response, on_event, (text, images))
+                output = await self._resume(config, parsed, response, on_event, sent)
             elif paused is not None and response is not None:
                 output = await answer_breakpoint(
                     self._graph, config, paused, response, self._past(config, on_event)
@@ -328,11 +331,7 @@ class ClarifyingAgent(AgentThreads):
                 for event in step_events(payload, self._tool_descriptions):
                     await report(event)
         if interrupts:
-            return (
-                {**latest, "__interrupt__": interrupts}
-                if isinstance(latest, dict)
-                else {"__interrupt__": interrupts}
-            )
+            return {**(latest if isinstance(latest, dict) else {}), "__interrupt__": interrupts}
         return latest
 
     def _past(self, config: dict[str, Any], on_event: EventSink | None) -> Any:
@@ -353,7 +352,7 @@ class ClarifyingAgent(AgentThreads):
         parsed: tuple[str, str],
         response: HumanInputResponse,
         on_event: EventSink | None = None,
-        sent: tuple[str, Sequence[ImageInput]] = ("", ()),
+        sent: tuple[str, Sequence[ImageInput]] | None = None,
     ) -> TurnOutput | None:
         """Resume the interrupt ``parsed`` names with the answer and ``sent``; None if not pending."""
         from clarigate.agent.answer_attachments import carried
@@ -361,13 +360,12 @@ class ClarifyingAgent(AgentThreads):
         from clarigate.agent.interrupts import AskAgain, Dismissed, resume_checked, resume_value
         from clarigate.agent.models.conversation import thread_locale
         from clarigate.agent.not_approved import NotApproved, turn_down
+        from clarigate.agent.takeover import answer_began, mark_answer
 
         kind, interrupt_id = parsed
         snapshot = await self._graph.aget_state(config)
         pending = {i.id: i for i in getattr(snapshot, "interrupts", ()) or ()}
         before = list(snapshot.values.get("messages", [])) if snapshot.values else []
-        from clarigate.agent.takeover import answer_began, mark_answer
-
         began = answer_began(snapshot, config) if interrupt_id not in pending else None
         if began is not None:  # decided, then cut off after its run began: its output, never run twice
             return await self._went_on(config, snapshot, began, on_event)
@@ -390,7 +388,7 @@ class ClarifyingAgent(AgentThreads):
             run = lambda command: self._invoke(carry.command(command), config, on_event)  # noqa: E731
             result = await resume_checked(run, asked, value, response, locale)
         if isinstance(result, AskAgain):
-            return result.output()
+            return carry.asked_again(result.output(), locale)
         if isinstance(result, Dismissed):  # closed: never shown as pending again (``dismissals``)
             await mark_dismissed(self._graph, self._checkpointer.saver, config, interrupt_id)
             return TurnOutput(dismissed=True)

@@ -63,6 +63,7 @@ class Turn:
     hint: Locale | None = None  # the person's interface language: our words when the text shows none
     language: str | None = None  # the same as the platform gave it (``en-US``), for the agent
     may_answer: bool = True  # False while someone else's question stays open over this message
+    attached: bool = False  # the answer run came with photos or files (``RunInput.attached``)
     with_record: SavedState | None = None  # saved with the delivery record (an answer's feedback target)
 
     @property
@@ -180,6 +181,7 @@ class AgentRun:
             text,
             response,
             images=tuple(images or ()),
+            attached=turn.attached,
             # the job's inbound id names the turn: a run handed back midway resumes from its
             # last checkpoint, and a finished one gives its output again without running
             metadata=run_metadata(conv, turn.job),

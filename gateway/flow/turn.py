@@ -368,6 +368,7 @@ class Dispatcher:
             return
         job = job.model_copy(update={"sender": await self._named(job)})  # as their messages name them
         text, images = await self._answer_attachments(job, turn)
+        turn.attached = bool(job.attachments)
         output = await self.agent_run.run(conv, job.thread_id, text, job.response, job.sender, turn, images)
         # a dismissed question whose graph refused the declined answer: the task stopped
         if output is not None and (said := stopped_words(job.dismissed_in, output.dismissed)) is not None:

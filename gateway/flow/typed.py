@@ -182,6 +182,7 @@ class TypedAnswers:
         for note in images.notes:
             turn.add(TextReply(text=note))
         text = message_text(msg, run_text_for(record, response), images)
+        turn.attached = bool(msg.attachments)
         await self.agent_run.run(conv, thread_id, text, response, msg.sender, turn, images.shown)
 
     async def claimed_before(self, conv: Conversation, msg: InboundMessage, turn: Turn) -> bool:

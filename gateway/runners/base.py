@@ -30,6 +30,7 @@ class RunInput:
     (``inbound_id``, ``platform``, ``chat_id``, …) for tracing and for joining a run started
     before for the same inbound message; ``on_event`` is given the run's streamed text and its
     steps as they happen (``clarigate.agent.events``); the returned output is what counts.
+    ``attached``: the message came with photos or files (an answer's go with its resume).
     ``speaker`` says who is talking and where (``clarigate.agent.who``): the runner hands it to
     the graph under ``clarigate`` in the run's ``configurable`` and its context.
     """
@@ -41,6 +42,7 @@ class RunInput:
     metadata: Mapping[str, str] = field(default_factory=dict)
     on_event: EventSink | None = None
     speaker: Speaker | None = None
+    attached: bool = False
 
     @property
     def inbound_id(self) -> str | None:

@@ -77,6 +77,7 @@ class LangGraphRunner(AgentRunner):
                 turn_id=run.inbound_id,
                 on_event=run.on_event,
                 speaker=run.speaker,
+                attached=run.attached,
             )
         if output.limit:
             metrics.RUN_LIMITS.labels(limit=output.limit).inc()

@@ -41,7 +41,7 @@ from clarigate.agent.protocol.wire import response_kwargs
 from clarigate.agent.settings import AgentOptions
 from clarigate.agent.who import WHO_KEY, Speaker, with_speaker
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunFailed, RunInput
-from clarigate.gateway.runners.server_attachments import noted
+from clarigate.gateway.runners.server_attachments import ATTACHED_KEY, noted
 from clarigate.gateway.runners.server_interrupts import RUNS_SEARCHED, resumed_run, waiting_asked
 from clarigate.gateway.runners.server_runs import (
     BEFORE_KEY,
@@ -243,7 +243,8 @@ class LangGraphServerRunner(AgentRunner):
     async def run_turn(self, run: RunInput) -> TurnOutput:
         """One run on the server thread mapped to ``run.thread_id`` (joined when it was started
         before); its streamed text and steps go to ``run.on_event`` as the server sends them."""
-        meta = {**run.metadata, **with_speaker(run.speaker)}  # the speaker goes in each run's config
+        # the speaker goes in each run's config; whether files came, to the answer's resume
+        meta = {**run.metadata, **with_speaker(run.speaker), ATTACHED_KEY: run.attached}
         sid = server_thread_id(run.thread_id)
         try:
             return await self._turn(sid, run.text, run.response, run.images, meta, run.on_event)
@@ -361,7 +362,7 @@ class LangGraphServerRunner(AgentRunner):
         settings = run_settings(self.settings, self.shipped, meta.get(WHO_KEY))
         options = self._options(run_meta, meta.get(WHO_KEY))
         assistant = self.settings.assistant_id
-        sent = (text, images)  # the answer's photos and files go with its resume
+        sent = (text, images) if meta.get(ATTACHED_KEY) or images else None  # with the resume
         if response is not None and (
             resumed := await resumed_run(self._client, assistant, sid, response, state, options, sent)
         ):

@@ -10,12 +10,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clarigate.agent.answer_attachments import Carried, came_with_attachments, carried_to
+from clarigate.agent.answer_attachments import Carried, carried_to
 from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.runners.server_settings import graph_schemas
 from clarigate.gateway.runners.server_wire import human_content, messages_of
 
+#: The turn's metadata (never sent to the server): the answer came with photos or files.
+ATTACHED_KEY = "clarigate_attached"
 #: Run metadata: what the person is told when the answer's photos and files could not go with it.
 NOTE_KEY = "clarigate_attachment_note"
 
@@ -29,12 +31,12 @@ async def carried_on_server(
     client: Any,
     assistant_id: str,
     state: Mapping[str, Any],
-    sent: tuple[str, Sequence[ImageInput]],
+    sent: tuple[str, Sequence[ImageInput]] | None,
     locale: Locale,
 ) -> Carried:
-    """How the answer's photos and files (``sent``) go with its resume on the assistant's graph,
-    its thread's ``state`` as the server has it."""
-    if not came_with_attachments(*sent):
+    """How the answer's photos and files (``sent``, None when it came with none) go with its
+    resume on the assistant's graph, its thread's ``state`` as the server has it."""
+    if sent is None:
         return Carried()
     schema = (await graph_schemas(client, assistant_id)).get("state_schema")
     channels = (schema.get("properties") if isinstance(schema, Mapping) else None) or {}

@@ -138,7 +138,7 @@ async def resumed_run(
     response: HumanInputResponse,
     state: Mapping[str, Any],
     options: dict[str, Any],
-    sent: tuple[str, Sequence[ImageInput]] = ("", ()),
+    sent: tuple[str, Sequence[ImageInput]] | None = None,
 ) -> Any:
     """The run resuming the interrupt ``response`` answers on server thread ``sid`` (its ``state``;
     made with ``options``; the answer's photos and files, ``sent`` with its text, going with it as
@@ -158,8 +158,9 @@ async def resumed_run(
     asked, locale = pending[interrupt_id], thread_locale(messages_of(state.get("values")))
     schema = asked.get("response_schema")
     value = resume_value(kind, interrupt_id, asked.get("value"), response, locale, schema)
-    if isinstance(value, AskAgain):
-        return value.output()  # with what it cannot hold shown above it (an approval's calls)
+    carry = await carried_on_server(client, assistant_id, state, sent, locale)
+    if isinstance(value, AskAgain):  # with what it cannot hold shown above it (an approval's calls)
+        return carry.asked_again(value.output(), locale)
     refused = isinstance(value, NotApproved)  # no decision turns it down: its calls are answered
     if isinstance(value, NotApproved):
         turned = await turn_down_on_server(client, sid, state, {interrupt_id: value.message})
@@ -169,7 +170,6 @@ async def resumed_run(
         await close_dismissed(client, sid, interrupt_id, pending)
         return TurnOutput(dismissed=True)
     answered = {ANSWERS_KEY: response.request_id, DECLINED_KEY: response.response_kind == "declined"}
-    carry = await carried_on_server(client, assistant_id, state, sent, locale)
     noted = {NOTE_KEY: carry.note} if carry.note else {}
     options["metadata"] = {**options["metadata"], **answered, **noted}
     command: dict[str, Any] = {} if refused else {"resume": {interrupt_id: value}}  # refused: on from there

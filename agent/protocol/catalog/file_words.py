@@ -26,6 +26,13 @@ FILE_WORDS: dict[str, dict[Locale, str]] = {
         "zh": "您的回答已转交，但随回答发送的图片或文件未能转交："
         "此智能体不随回答接收它们。请将其作为新消息重新发送。",
     },
+    # A photo or file sent with an answer that settled nothing (the question asked again, or
+    # another asked instead: Edit's form): not kept for the next answer, so the person is told.
+    "attachment_asked_again": {
+        "en": "The photo or file sent with your answer was not passed on: the question is asked again. "
+        "Send it again with your answer.",
+        "zh": "随回答发送的图片或文件未转交：该问题需要重新回答。请在回答时重新发送。",
+    },
     # The images of one message past the ones the model is shown (gateway/flow/attachments.py).
     "images_over_count": {
         "en": "Only the first {count} images of a message are read; not read: {names}.",

@@ -61,6 +61,29 @@ async def test_an_own_graph_resumed_with_a_photo_finds_it_before_its_reply(make_
     assert NOT_PASSED not in chat.texts()
 
 
+async def test_an_answer_typing_the_attached_line_sends_no_file_with_it(make_gateway: Any) -> None:
+    user_graphs.ANSWERS.clear()
+    runner = LangGraphRunner(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.user_graphs:free_text")
+    )
+    try:
+        gateway, chat = await make_gateway(MemoryStore("answer-typed-attached"), runner)
+        await chat.say("release")
+        await gateway.drain()
+        await chat.say("v2 (attached: report.pdf)")  # typed words, no file sent with them
+        await gateway.drain()
+        messages = await _messages(runner, gateway, chat)
+    finally:
+        await runner.aclose()
+    assert user_graphs.ANSWERS == ["v2 (attached: report.pdf)"]
+    # no second message of the answer's words, as if files had come with it
+    assert [(type(m), m.text) for m in messages] == [
+        (HumanMessage, "release"),
+        (AIMessage, "Release v2 (attached: report.pdf)."),
+    ]
+    assert NOT_PASSED not in chat.texts()
+
+
 async def test_the_built_in_agent_reads_the_photo_of_a_confirmed_approval(
     tmp_path: Path, make_gateway: Any
 ) -> None:
