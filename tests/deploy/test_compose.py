@@ -66,6 +66,24 @@ def test_the_langgraph_profile_serves_the_example_graph_from_the_clarigate_image
     assert "LANGGRAPH_URL=http://langgraph:2024" in (DEPLOY / ".env.example").read_text()
 
 
+def _exec_form(dockerfile: str, instruction: str) -> list[str] | None:
+    """The last ``ENTRYPOINT`` or ``CMD`` of a Dockerfile in exec form (a JSON list), or None."""
+    joined = dockerfile.replace("\\\n", " ")
+    found = re.findall(rf"^{instruction}\s+(\[.*\])\s*$", joined, flags=re.MULTILINE)
+    return json.loads(found[-1]) if found else None
+
+
+def test_the_langgraph_image_runs_langgraph_not_the_clarigate_entrypoint_it_inherits() -> None:
+    # a child image keeps its base's ENTRYPOINT (["clarigate"]) unless it sets its own: a CMD of
+    # ["langgraph", "dev", …] alone would run `clarigate langgraph dev …`, which exits 2
+    child = (DEPLOY / "langgraph" / "Dockerfile").read_text()
+    base = _exec_form((DEPLOY / "Dockerfile").read_text(), "ENTRYPOINT")
+    entrypoint = _exec_form(child, "ENTRYPOINT")
+    command = (base if entrypoint is None else entrypoint) + (_exec_form(child, "CMD") or [])
+    assert command[:2] == ["langgraph", "dev"], command
+    assert "--config" in command and "/opt/clarigate/langgraph/langgraph.json" in command
+
+
 def test_clarigate_starts_only_after_its_stores_are_healthy() -> None:
     depends = SERVICES["clarigate"]["depends_on"]
     assert depends == {
