@@ -10,6 +10,11 @@ An answer to an approval (a graph's interrupt) is noted for its chat thread
 (``answer_due_key``): a message queued there before the click waits behind that answer's
 job (``Dispatcher``), since a request run on the thread first would end the interrupt
 with a rejection and the answer the person was shown as accepted would never take effect.
+
+A question the chat refused (the bot removed or blocked: ``DeliveryFailed.chat_refused``) was
+never seen: it closes as if a new message had superseded it (``close_unseen``), so a line written
+there later runs as a request, never as the answer to a question nobody was shown (a graph's
+interrupt is resumed with the rejection before that request, as for any new message).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import logging
 
 from clarigate.agent.interrupt_kinds import parse_request_id
-from clarigate.agent.protocol import HumanInputResponse
+from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, answer_declined
 from clarigate.gateway.boundary.messages import Sender
 from clarigate.gateway.flow.typed_drafts import TypedDrafts
 from clarigate.gateway.store.base import ClaimResult, Payload, Store
@@ -50,6 +55,20 @@ async def claim_answer(
         if followup is not None and parse_request_id(request_id) is not None:
             await _note_answer_due(store, followup[1], followup[0])
     return claim
+
+
+async def close_unseen(store: Store, request: HumanInputRequest) -> None:
+    """Close ``request``'s question, which its chat refused to show: declined as superseded (by
+    whatever is written there next), with no run and no message to update. One answered or
+    closed meanwhile stays as it is."""
+    record = await store.get_pending(request.request_id)
+    if record is None or record.status != "pending":
+        return
+    response = answer_declined(record.request, None, "superseded")
+    by = record.asked_by or Sender(user_id="")
+    claim = await claim_answer(store, request.request_id, by, response)
+    if claim.status == "claimed":
+        log.info("closed clarification %s: its chat refused it, nobody saw it", request.request_id)
 
 
 def answer_due_key(order_key: str) -> str:

@@ -11,7 +11,8 @@ only what was not noted yet. Failures are classified by the adapter (``DeliveryF
 - permanent (invalid payload, chat gone): a question falls back once to its text rendering
   (answerable by a typed reply); anything else is abandoned;
 - refused by the chat itself (``DeliveryFailed.chat_refused``: blocked, kicked): no fallback,
-  and the job's later items are not tried either; that is the person's choice, not a failure:
+  and the job's later items are not tried either (a question among them, never seen, is closed:
+  ``flow.claim.close_unseen``); that is the person's choice, not a failure:
   the recipient is gone (counted in ``clarigate_deliveries_recipient_gone_total{platform}``, one
   WARNING for the refusal, INFO for each later item not tried).
 
@@ -51,6 +52,7 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.boundary.retry import RetryPolicy, transient
+from clarigate.gateway.flow.claim import close_unseen
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import DeliveryRecord, Store
@@ -173,6 +175,12 @@ class Deliverer:
                 )
                 refused = outcome == REFUSED
                 outcome = ABANDONED if refused else outcome
+            if refused and isinstance(item, ClarificationOut):  # nobody saw it: not left open
+                await persist(
+                    lambda q=item.request: close_unseen(self.store, q),  # type: ignore[misc]
+                    f"closing the refused question of {inbound_id}",
+                    within,
+                )
             if index == 0 and entry_id is not None and outcome != ABANDONED:
                 metrics.observe_receive_to_reply(entry_id)  # from the job's arrival to its first reply
             if index == last:
