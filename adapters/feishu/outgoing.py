@@ -79,7 +79,7 @@ class Destinations:
 
     def __init__(self, sender: FeishuSender, state: Callable[[], AdapterState] | None = None) -> None:
         self.sender = sender
-        self.state = state  # notes the bot's posts in one-to-one chats (``p2p_threads``)
+        self.state = state  # notes the bot's posts in the chat (``p2p_threads``)
         self._no_threads: BoundedDict[str, None] = BoundedDict(CHATS_REMEMBERED, refresh=True)
 
     async def deliver(

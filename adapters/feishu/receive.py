@@ -111,7 +111,8 @@ def parse_message(payload: dict[str, Any], bot_open_id: str | None = None) -> In
     ``event_id`` and documents ``message_id`` as the key to deduplicate on.
     Topic: in a group, the thread's root message (a top-level mention is the root of the thread
     the bot's reply starts); in a p2p chat None, or the thread's root for a message written in a
-    thread (话题, ``thread_id`` set; a quoting reply has none; ``p2p_threads`` for the bot's post).
+    thread (话题, ``thread_id`` set; a quoting reply has none; ``p2p_threads`` for the bot's post,
+    in a group too).
     A mention is the bot's when it carries the bot's open_id: without it (``bot_open_id`` None,
     Feishu has not told it yet) no group message counts as a mention of the bot, neither an
     "@所有人" (``@_all``, empty ids) nor a mention of anyone else (the receiver leaves a group
@@ -260,6 +261,8 @@ class FeishuReceiver:
                 return
             # "@bot" and nothing else: someone wants to know what the bot does
             message = message.model_copy(update={"text": "/help"})
+        # a thread under the bot's post in the chat: the conversation the post belonged to
+        message = await continued(self.gateway.state, message)
         conversation = message.conversation
         if not (
             message.is_mention
@@ -268,7 +271,6 @@ class FeishuReceiver:
         ):
             return  # group chatter the bot is not part of (seen when the app may read all group messages)
         sender = self.person(message.sender.user_id)  # still unnamed: named where the job runs
-        message = await continued(self.gateway.state, message)  # a p2p thread under the bot's post
         await self.gateway.accept(message.model_copy(update={"sender": sender}))
 
     async def on_card_action(self, header: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
@@ -324,12 +326,14 @@ class FeishuReceiver:
     async def tell_late(self, header: dict[str, Any], event: dict[str, Any], refusal: str) -> None:
         """A click's refusal that came after it was answered "being handled" (the toast that would
         have said it is gone): said to the clicker where the question was asked (a click no question
-        is behind, a 👍/👎: under the clicked card), in a group to them alone, once however often
-        Feishu delivers the click (its id keys the note)."""
+        is behind, a 👍/👎, or one on a forwarded copy of its card: under the clicked card), in a
+        group to them alone, once however often Feishu delivers the click (its id keys the note)."""
         value = event["action"].get("value")  # the action was read already: it is an object
         token = value.get("t") if isinstance(value, dict) else None
         view = await self.gateway.pending_by_token(str(token)) if token else None
-        where = view.conversation if view is not None else clicked_conversation(event, PLATFORM)
+        clicked, ref = clicked_conversation(event, PLATFORM), view.message_ref if view else None
+        on_copy = ref is not None and clicked is not None and ref.message_id != clicked.reply_to
+        where = view.conversation if view is not None and not on_copy else clicked
         if where is None or self.notify is None:
             log.info("feishu: a click's late refusal has no conversation to be said in")
             return

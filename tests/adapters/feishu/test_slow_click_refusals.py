@@ -70,6 +70,25 @@ async def test_a_slow_click_on_someone_elses_question_is_told_to_the_clicker_alo
     assert len(bot.runner.calls) == 1
 
 
+async def test_a_slow_refused_click_on_a_forwarded_copy_is_told_where_it_was_clicked(make_bot, monkeypatch):
+    # Carol clicks Bob's question on a copy forwarded to another chat: told there, under the copy,
+    # not in Bob's group (where her click was never made)
+    monkeypatch.setattr(card_updates, "CALLBACK_WAIT_SECONDS", 0.2)
+    bot = await make_bot(ScriptedRunner(agent))
+    message_id, card = await ask(
+        bot, "deploy it", user="ou_bob", message_id="om_root", mention_bot=True, **GROUP
+    )
+    since = len(bot.api.posted())
+
+    vue = card_action(payload(button(card, "Vue")), user="ou_carol", chat="oc_other", message_id="om_copy")
+    await slow_click(bot, monkeypatch, vue)
+
+    [(path, note)] = notes_after(bot, since)
+    assert path == "/open-apis/im/v1/messages/om_copy/reply"
+    assert note.startswith("<at id=ou_carol></at> ⚠️") and "Only ou_bob can answer" in note
+    assert is_interactive(bot.api.cards[message_id]) and len(bot.runner.calls) == 1
+
+
 async def test_a_slow_refused_click_delivered_again_is_told_once(make_bot, monkeypatch):
     monkeypatch.setattr(card_updates, "CALLBACK_WAIT_SECONDS", 0.2)
     bot = await make_bot(ScriptedRunner(agent))
