@@ -13,11 +13,10 @@ in their own team (someone from another workspace in a Slack Connect channel), e
 stream could not name): the run's message is posted once ("⏳ _Working…_" while nothing is written,
 as with streaming off) and edited at most once per ``LIVE_INTERVAL``; the reply is edited into it.
 
-Slack limits both update methods per workspace (``chat.appendStream`` 100 a minute,
-``chat.update`` 50): the workspace's runs on every replica and worker process share that budget
-through the store (``clarigate.adapters.pacing``); an update that finds no room is skipped
-(``LiveSkipped``): the run's first words are tried again at the next slot, a later update's text
-goes with the next update.
+Slack limits both update methods per workspace (``chat.appendStream`` 100 a minute, ``chat.update``
+50), a budget the workspace's runs on every replica and process share through the store
+(``clarigate.adapters.pacing``). An update that finds no room, or that Slack rate-limits (after its
+``Retry-After``) or fails for now (a 5xx), is skipped (``LiveSkipped``): the next slot tries again.
 
 A long answer: the live message shows its first part (edit) or its first ``STREAM_CHARS`` (stream);
 the reply puts the first part in that message and posts the rest after it, as a whole reply is split.
@@ -41,7 +40,7 @@ from slack_sdk.models.messages.chunk import MarkdownTextChunk, TaskUpdateChunk
 
 from clarigate.agent.bounded import BoundedDict
 from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef, TextReply
-from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
+from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, LiveSkipped
 from clarigate.gateway.boundary.retry import post_each_once
 
 from ..pacing import Budget, SharedPace
@@ -137,19 +136,22 @@ def text_chunk(escaped: str) -> dict[str, Any]:
 
 
 def task_chunk(task_id: str, title: str, status: str) -> dict[str, Any]:
-    """A ``task_update`` chunk: one step of the run as a task card (pending, in_progress, complete),
+    """A ``task_update`` chunk: one step of the run as a task card (in_progress, complete, error),
     its title (untrusted) as ``step_title`` shows it, within Slack's limit (``TASK_TITLE_LIMIT``)."""
     return TaskUpdateChunk(id=task_id, title=step_title(title, TASK_TITLE_LIMIT), status=status).to_dict()
 
 
-def task_changes(extra: dict[str, str], status: str | None) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """The task updates that take the stream from the step ``extra`` records to ``status``
-    (the step before completes, the new one starts), and the record after them."""
+def task_changes(
+    extra: dict[str, str], status: str | None, failed: frozenset[str] = frozenset()
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The task updates that take the stream from the step ``extra`` records to ``status`` (the
+    step before completes, or errs when its line is ``failed``; the new one starts), the record after."""
     current, title = extra.get("task", ""), extra.get("task_title", "")
     wanted = cut(status_parts(status)[1], TASK_TITLE_LIMIT) if status else ""
     if wanted == title:
         return [], extra
-    chunks = [task_chunk(current, title, "complete")] if current else []
+    erred = any(cut(status_parts(line)[1], TASK_TITLE_LIMIT) == title for line in failed)
+    chunks = [task_chunk(current, title, "error" if erred else "complete")] if current else []
     after = {**extra, "task": "", "task_title": ""}
     if wanted:
         count = int(extra.get("tasks") or 0) + 1
@@ -217,11 +219,7 @@ class LiveMessages:
     def _opened(self, workspace: str, ts: str) -> None:
         self._open_now.setdefault(workspace, OrderedDict())[ts] = time.monotonic()
 
-    def closed(self, workspace: str, ts: str) -> None:
-        """The live message ``ts`` takes no more updates (a stream held for its question)."""
-        self._closed(workspace, ts)
-
-    def _closed(self, workspace: str, ts: str) -> None:
+    def closed(self, workspace: str, ts: str) -> None:  # it ended, or its stream waits for a question
         opened = self._open_now.get(workspace)
         if opened is not None:
             opened.pop(ts, None)
@@ -234,9 +232,15 @@ class LiveMessages:
             return await self._open(conversation, view)
         if ref.extra.get("live") == STOPPED:
             return ref
-        if ref.extra.get("live") == STREAM:
-            return await self._stream_more(conversation.workspace, view, ref)
-        return await self._edit(conversation.workspace, view, ref)
+        try:
+            if ref.extra.get("live") == STREAM:
+                return await self._stream_more(conversation.workspace, view, ref)
+            return await self._edit(conversation.workspace, view, ref)
+        except DeliveryFailed as error:  # a rate limit (after its Retry-After), a 5xx: a later slot
+            if error.permanent:  # (the message gone, …): no more updates, the reply comes whole
+                raise
+            log.info("slack: a live update is tried again later (%s)", error.code)
+            raise LiveSkipped(error.retry_after or self.interval(conversation, ref.extra["live"])) from error
 
     async def _open(self, conversation: Conversation, view: LiveView) -> MessageRef:
         thread = conversation.reply_to
@@ -273,7 +277,7 @@ class LiveMessages:
                 return self._stopped_by_user(ref)
             return await self._rewrite(view, ref)
         start = int(ref.extra.get("streamed") or 0)
-        chunks, extra = task_changes(ref.extra, view.status)
+        chunks, extra = task_changes(ref.extra, view.status, view.failed)
         end = piece_end(view.text, start)
         if end > start and (piece := stream_piece(view.text[start:end], view.text[:start])):
             chunks.append(text_chunk(piece))
@@ -323,7 +327,7 @@ class LiveMessages:
         A permanent refusal removes the half-written message before it is raised."""
         ref = reply.live
         assert ref is not None
-        self._closed(conversation.workspace, ref.message_id)
+        self.closed(conversation.workspace, ref.message_id)
         parts = render_reply(reply.text)
         stopped = ref.extra.get("live") == STOPPED
         if ref.extra.get("live") == STREAM:
@@ -353,7 +357,7 @@ class LiveMessages:
 
     async def end(self, conversation: Conversation, ref: MessageRef) -> None:
         """Close a live message no reply finishes: its stream stopped, the message deleted."""
-        self._closed(conversation.workspace, ref.message_id)
+        self.closed(conversation.workspace, ref.message_id)
         if ref.extra.get("live") == STOPPED:
             return  # what the person stopped stays as it is
         if ref.extra.get("live") == STREAM:

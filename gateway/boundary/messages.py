@@ -1,8 +1,7 @@
 """Normalized messages between adapters and the core.
 
-Adapters turn platform payloads into these and render these into platform
-payloads; the core never sees a platform payload and adapters never see Redis
-or LangGraph.
+Adapters turn platform payloads into these and render these into platform payloads;
+the core never sees a platform payload and adapters never see Redis or LangGraph.
 """
 
 from __future__ import annotations
@@ -305,9 +304,9 @@ class LiveView(BaseModel):
     None when that is not known (a message started by another replica before a hand-over):
     replace the whole content then. ``status`` is a line saying what is going on
     ("🔧 Searching the docs…", "⏳ Working…"), already in the person's language; None once the
-    answer is being written. ``recipient`` is the person the run answers (whose message or click
-    started it): a platform that streams to a named person (Slack outside DMs) streams to them.
-    """
+    answer is being written. ``recipient``: the person the run answers (who started it), whom a
+    platform streaming to a named person (Slack outside DMs) streams to. ``failed``: the status
+    lines of steps whose tool's last call came back with an error (Slack's timeline marks them)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -317,6 +316,7 @@ class LiveView(BaseModel):
     status: str | None = None
     locale: Locale = "en"
     recipient: Sender | None = None
+    failed: frozenset[str] = frozenset()
 
 
 class LiveEnd(BaseModel):

@@ -107,6 +107,8 @@ class LiveReply:
         self._text = ""
         self._message_id: str | None = None
         self._status: str | None = None
+        self._steps: dict[str, str] = {}  # a tool call's id -> its status line
+        self._failed_steps: set[str] = set()  # the status lines of steps whose tool came back with an error
         self._asking = False
         self._failed = False
         self._closing = False
@@ -151,12 +153,17 @@ class LiveReply:
                 self._wake.set()
             return
         if isinstance(event, ToolStarted):
-            self._status = tool_line(event, self.locale)
+            self._status = self._steps[event.call_id] = tool_line(event, self.locale)
             self._status_at = time.monotonic()
         elif isinstance(event, Progress):  # the graph's own line (untrusted: escaped by the adapter)
             self._status = notice("progress_line", self.locale, what=event.text)
             self._status_at = time.monotonic()
         elif isinstance(event, ToolFinished):
+            line = self._steps.pop(event.call_id, None)
+            if line is not None and event.ok:  # a step is marked as its tool's last call went
+                self._failed_steps.discard(line)
+            elif line is not None:
+                self._failed_steps.add(line)
             self._status = None if self._text else notice("working_status", self.locale)
         elif isinstance(event, Asking):
             self._asking = True  # a question follows as native controls: nothing more to stream
@@ -190,6 +197,7 @@ class LiveReply:
             status=self._status,
             locale=self.locale,
             recipient=self.recipient,
+            failed=frozenset(self._failed_steps),
         )
 
     def _interval(self) -> float:
