@@ -10,6 +10,7 @@ from pydantic import SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from clarigate.gateway.boundary.settings import PlatformSettings, TokenShape, with_default_path
+from clarigate.gateway.runtime.invalid import set_by
 
 #: Telegram's own Bot API host: it calls a webhook over HTTPS on these ports only (``setWebhook``);
 #: a local Bot API server (another ``TELEGRAM_API_URL``) may call any URL.
@@ -78,8 +79,10 @@ class TelegramSettings(PlatformSettings):
     def _webhook_url(self) -> TelegramSettings:
         """A webhook URL Telegram's servers would refuse to call (``setWebhook``), refused here."""
         problem = webhook_url_problem(self.webhook_url, self.api_url)
-        if problem is not None:
-            raise ValueError(f"telegram.webhook_url (TELEGRAM_WEBHOOK_URL) {problem}")
+        if problem is not None:  # the variable named only when one set it (not the YAML file)
+            path = ("telegram", "webhook_url")
+            variable = set_by(path, {"TELEGRAM_WEBHOOK_URL": path})
+            raise ValueError(f"telegram.webhook_url{f' ({variable})' if variable else ''} {problem}")
         return self
 
     def has_credentials(self) -> bool:

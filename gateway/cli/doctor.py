@@ -41,11 +41,12 @@ from clarigate.gateway.runtime.sections import credential_problem
 
 #: Why an agent was not started: notes are printed before the PROBLEM lines they refer to.
 NOT_STARTED_FOR_SETTINGS = "not started, since a setting named in a PROBLEM line below does not apply to it"
+NOT_STARTED_FOR_MCP = "not started, since an MCP server it needs cannot be used (see its mcp: PROBLEM line)"
 
 
 @dataclass
 class Report:
-    """What the checks found: ``ok`` lines and ``problems``."""
+    """What the checks found: ``ok`` lines, ``notes`` (serve runs with them) and ``problems``."""
 
     ok: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -80,7 +81,7 @@ async def run_checks(config_path: str | None) -> Report:
     report.ok.append(
         f"config: {read or 'no config file (defaults and environment)'}, bot id {config.bot_id!r}"
     )
-    report.problems.extend(f"config: {warning}" for warning in config.warnings)
+    report.notes.extend(f"config: {warning}" for warning in config.warnings)  # serve runs: no PROBLEM
     _check_port(config, report)
     store_answers = await _check_store(config, report)
     runner = build_runner(config)
@@ -137,7 +138,7 @@ async def _check_one_agent(
         elif broken:
             report.notes.append(f"{label}: {NOT_STARTED_FOR_PARTS}")
         elif not answered:
-            report.notes.append(f"{label}: not started, since an MCP server it needs does not answer")
+            report.notes.append(f"{label}: {NOT_STARTED_FOR_MCP}")
         elif usable:
             await _check_agent(config, options, runner, report, label)  # type: ignore[arg-type]
 
@@ -150,7 +151,7 @@ def _check_port(config: GatewayConfig, report: Report) -> None:
     except argparse.ArgumentTypeError:
         report.problems.append(f"port: PORT {port_setting()!r} is not a port number (1-65535)")
         return
-    problem = port_problem(port)
+    problem = port_problem(port, variable=True)
     if problem is None and config.metrics_port == port:
         problem = metrics_port_clash(port)
     if problem is not None:

@@ -98,7 +98,8 @@ def listen_port(text: str) -> int:
 
 def port_from_environment(args: argparse.Namespace) -> bool:
     """``serve``'s port from $PORT when ``--port`` is not given; False (said in one line naming
-    PORT, as a configuration error) when $PORT is not a whole number."""
+    PORT, as a configuration error) when $PORT is not a whole number or not a port (0 is one
+    only for ``--port``)."""
     if args.command != "serve" or args.port is not None:
         return True
     try:
@@ -106,7 +107,12 @@ def port_from_environment(args: argparse.Namespace) -> bool:
     except argparse.ArgumentTypeError:
         say_failure(args, f"PORT {port_setting()!r} is not a port number (1-65535)")
         return False
-    return True
+    from clarigate.gateway.runtime.preflight import port_problem
+
+    problem = port_problem(args.port, variable=True)  # PORT=0: refused, not any free port
+    if problem is not None:
+        say_failure(args, problem)
+    return problem is None
 
 
 def say_failure(args: argparse.Namespace, message: str, asked: str | None = None) -> None:

@@ -130,11 +130,11 @@ def checkpointer_failure(exc: BaseException, file: str) -> StartFailure | None:
     return _unusable(exc, "the checkpointer's file", os.path.abspath(file), "CHECKPOINTER_URL", within=False)
 
 
-def port_problem(port: int) -> str | None:
-    """Why ``serve`` cannot listen on ``port`` whatever the host (``doctor`` asks too), or None."""
-    if not 0 <= port <= 65535:
-        return f"--port / PORT {port} is out of range: use 1-65535"
-    return None
+def port_problem(port: int, variable: bool = False) -> str | None:
+    """Why ``serve`` cannot listen on ``port`` whatever the host (``doctor`` asks too), or None;
+    0 (any free port) is taken from ``--port`` only (a test, a local run), not from $PORT (``variable``)."""
+    in_range = (1 if variable else 0) <= port <= 65535
+    return None if in_range else f"--port / PORT {port} is out of range: use 1-65535"
 
 
 #: The settings that hold the ports ``serve`` listens on, as a failure names them.

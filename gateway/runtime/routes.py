@@ -20,13 +20,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from clarigate.agent import placement
 from clarigate.agent.protocol.catalog import text
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.runtime.environment import did_you_mean
 
 #: The name of the agent a conversation no route matches gets (the ``agent:`` section).
 DEFAULT_ROUTE = "default"
@@ -42,6 +43,17 @@ def _listed(value: Any) -> Any:
     return [str(item) if isinstance(item, int | str) else item for item in items]
 
 
+def _known(model: type[BaseModel], value: Any, kind: str) -> Any:
+    """``value`` when it names only ``model``'s fields; else one line per other key, with the
+    nearest valid name (as for the file's top-level keys)."""
+    if isinstance(value, dict):
+        fields = model.model_fields
+        unknown = [f"{k} is not {kind}{did_you_mean(k, fields)}" for k in value if k not in fields]
+        if unknown:
+            raise ValueError("; ".join(unknown))
+    return value
+
+
 class RouteMatch(BaseModel):
     """Which conversations a route takes: each key given must match (one value or a list)."""
 
@@ -52,6 +64,11 @@ class RouteMatch(BaseModel):
     chat_type: list[Literal["private", "group", "channel"]] = Field(default_factory=list)
 
     _one_or_many = field_validator("platform", "chat", "chat_type", mode="before")(_listed)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _only_known(cls, value: Any) -> Any:
+        return _known(cls, value, "a match key")
 
     def matches(self, platform: str, chat_id: str, chat_type: str | None) -> bool:
         """True when the conversation is one this route takes."""
@@ -72,6 +89,11 @@ class Route(BaseModel):
     match: RouteMatch
     agent: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _only_known(cls, value: Any) -> Any:
+        return _known(cls, value, "a route setting")
+
     @field_validator("name")
     @classmethod
     def _not_default(cls, value: str) -> str:
@@ -82,10 +104,7 @@ class Route(BaseModel):
     @field_validator("agent")
     @classmethod
     def _agent_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
-        unknown = sorted(k for k in value if k not in AgentOptions.model_fields)
-        if unknown:
-            raise ValueError(f"{', '.join(unknown)} is not an agent setting")
-        return value
+        return _known(AgentOptions, value, "an agent setting")
 
     def options(self, base: AgentOptions) -> AgentOptions:
         """This route's agent settings: ``base`` (the ``agent:`` section) with the route's on top."""

@@ -61,6 +61,18 @@ def test_a_webhook_url_telegram_would_not_call(monkeypatch, capsys, url, why):
         assert "telegram.webhook_url (TELEGRAM_WEBHOOK_URL) " + why in said
 
 
+def test_a_webhook_url_from_the_file_names_no_variable(monkeypatch, capsys, tmp_path):
+    """deploy/README.md: a failure names the variable only when the environment set it; a
+    ``${TG_URL}`` written in the YAML file (not expanded there) is the file's, not TELEGRAM_WEBHOOK_URL's."""
+    bot = tmp_path / "bot.yaml"
+    bot.write_text("telegram:\n  webhook_url: ${TG_URL}\n", encoding="utf-8")
+    monkeypatch.setenv("CLARIGATE_CONFIG", str(bot))
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", "hook-secret_1")
+    line, problem = refused_by_serve_and_doctor(capsys)
+    for said in (line, problem):
+        assert "telegram.webhook_url is not a URL" in said and "TELEGRAM_WEBHOOK_URL" not in said, said
+
+
 def test_a_webhook_url_telegram_calls_and_a_local_bot_api_servers_own(monkeypatch):
     monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", "hook-secret_1")
     for url in ("https://bot.example.com/telegram/webhook", "https://bot.example.com:8443/telegram/webhook"):

@@ -32,3 +32,17 @@ def test_a_port_flag_wins_over_the_variable(monkeypatch, capsys):
     assert main(["serve", "--port", "70000"]) == 2  # refused for its range, not for $PORT
     err = capsys.readouterr().err
     assert "--port / PORT 70000 is out of range" in err and "'abc'" not in err, err
+
+
+@pytest.mark.parametrize("value", ["0", "70000"])
+def test_a_port_variable_out_of_range_is_refused_by_serve_and_doctor(monkeypatch, capsys, value):
+    """PORT=0 is not "any free port" in a deployment (the platform routes to the port it set):
+    refused as 70000 is, exit 2; ``--port 0`` still takes a free port for a local run."""
+    monkeypatch.setenv("PORT", value)
+    assert main(["doctor"]) == 1  # first: a serve that took PORT=0 would serve on, not return
+    out = capsys.readouterr().out
+    assert f"PROBLEM port: --port / PORT {value} is out of range: use 1-65535" in out.splitlines(), out
+
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"clarigate: --port / PORT {value} is out of range: use 1-65535"], err

@@ -133,6 +133,15 @@ def _bot(tmp_path: Path, **settings: Any) -> str:
     ("route", "says"),
     [
         ({"name": "a", "match": {"chats": ["g1"]}}, "chats"),  # a misspelt match key
+        (
+            {"name": "a", "match": {"platfrom": "slack"}},
+            "platfrom is not a match key (did you mean `platform`?)",
+        ),
+        ({"nmae": "a", "match": {}}, "nmae is not a route setting (did you mean `name`?)"),
+        (
+            {"name": "a", "match": {}, "agent": {"instrucions": "hi"}},
+            "routes.0.agent: instrucions is not an agent setting (did you mean `instructions`?)",
+        ),
         ({"name": "a", "match": {"chat_type": "dm"}}, "chat_type"),  # not a chat type
         ({"name": "a", "match": {}, "agent": {"toolz": []}}, "toolz is not an agent setting"),
         ({"name": "default", "match": {}}, "'default' is the agent: section's name"),
