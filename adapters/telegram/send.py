@@ -55,6 +55,7 @@ STARTUP_RETRIES = RetryPolicy(first=0.5, attempts=6, longest_wait=MAX_FLOOD_WAIT
 ACK_RETRIES = RetryPolicy(first=0.5, attempts=2, longest_wait=2.0)
 #: No bot text shows a link preview under it: the adapter's ``Defaults`` (drafts take none).
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+TOPIC_GONE = frozenset({"topic_closed", "topic_deleted", "message thread not found"})
 
 
 def _count(kind: str) -> None:
@@ -131,20 +132,20 @@ def delivery_failure(exc: TelegramError, what: str) -> DeliveryFailed:
     """A Bot API error as the core's ``DeliveryFailed``: what a retry can fix, and what it cannot.
 
     Permanent: 403 (the bot was blocked, kicked, or may not write there: the chat refuses the
-    bot, ``chat_refused``, so nothing else is tried there), 400 (Telegram refused the call as it
-    is: chat not found, message gone, bad markup), 401/404 (the token). Transient: flood waits
-    (with Telegram's ``retry_after``), timeouts, 5xx and network trouble.
+    bot, ``chat_refused``: nothing else is tried there; so too a 400 for a forum topic closed or
+    deleted, ``TOPIC_GONE``), 400 (refused as it is: chat not found, message gone, bad markup), 401/404
+    (the token). Transient: flood waits (Telegram's ``retry_after``), timeouts, 5xx, network trouble.
     """
     if isinstance(exc, RetryAfter):
         return DeliveryFailed(
             f"telegram {what}: flood wait", permanent=False, retry_after=retry_seconds(exc), code="429"
         )
-    if isinstance(exc, Forbidden):
+    if isinstance(exc, Forbidden | BadRequest):  # a topic gone is the place gone, not the payload wrong
+        refused = isinstance(exc, Forbidden) or exc.message.lower() in TOPIC_GONE
+        code = "403" if isinstance(exc, Forbidden) else "400"
         return DeliveryFailed(
-            f"telegram {what}: {exc.message}", permanent=True, code="403", chat_refused=True
+            f"telegram {what}: {exc.message}", permanent=True, code=code, chat_refused=refused
         )
-    if isinstance(exc, BadRequest):
-        return DeliveryFailed(f"telegram {what}: {exc.message}", permanent=True, code="400")
     if isinstance(exc, InvalidToken):
         return DeliveryFailed(f"telegram {what}: token rejected", permanent=True, code="401")
     if isinstance(exc, ChatMigrated):
