@@ -85,7 +85,7 @@ class EphemeralNotes:
             "text": message.text,
             "parse_mode": ParseMode.HTML,
             "link_preview_options": NO_PREVIEW,  # ``do_api_request`` adds no ``Defaults``
-            **{key: value for key, value in place.items() if key == "message_thread_id"},
+            **{k: v for k, v in place.items() if k in ("message_thread_id", "direct_messages_topic_id")},
         }
         if callback_query_id:
             params["callback_query_id"] = callback_query_id

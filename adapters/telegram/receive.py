@@ -5,6 +5,8 @@ Which agent thread a message belongs to (``Conversation.topic``):
 - a private chat: ``None`` (one thread per chat), or, in a topic of it (the bot's threaded mode,
   Bot API 9.3), the topic's ``message_thread_id``, as in a forum;
 - a forum topic: its ``message_thread_id`` (digits, so sends can target the topic);
+- a person's topic of a channel's direct messages chat (Bot API 9.2): ``dm-{topic_id}``, each
+  person's a conversation of its own (sends name it: ``direct_messages_topic_id``);
 - a top-level ``/ask@bot …`` or mention in a group: ``msg-{message_id}`` (it starts a reply chain);
 - a reply to one of the bot's messages in a group: the chain that message belongs to.
 
@@ -19,6 +21,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -181,16 +184,32 @@ def without_mention(text: str, me: BotIdentity) -> str:
 
 
 GENERAL_TOPIC = 1  # the "General" topic: no topic to name in a send (Telegram refuses thread 1)
+DM_TOPIC = "dm-"  # a topic of a channel's direct messages chat: ``dm-{topic_id}``
 
 
 def topic_of(message: Message) -> str | None:
     """The topic a message was written in, of a forum or of a private chat in threaded mode: its
     ``message_thread_id`` when ``is_topic_message`` says so (a reply in General carries the thread
-    id of what it answers without it), and never General, where sends name no topic."""
+    id of what it answers without it), and never General, where sends name no topic; in a
+    channel's direct messages chat, the person's topic (``DM_TOPIC``)."""
+    if message.direct_messages_topic is not None:
+        return f"{DM_TOPIC}{message.direct_messages_topic.topic_id}"
     thread = message.message_thread_id
     if message.is_topic_message and thread and thread != GENERAL_TOPIC:
         return str(thread)
     return None
+
+
+def topic_target(topic: str | None, forum_only: bool = False) -> dict[str, Any]:
+    """What names a conversation's topic in a send: a forum's (or private chat's) numeric
+    ``message_thread_id``, or a direct messages chat's ``direct_messages_topic_id`` (not with
+    ``forum_only``: ``sendChatAction`` and ``sendMessageDraft`` take none, "typing…" shows chat-wide)."""
+    if topic and topic.isdigit():
+        return {"message_thread_id": int(topic)}
+    number = (topic or "").removeprefix(DM_TOPIC)
+    if topic and topic.startswith(DM_TOPIC) and number.isdigit() and not forum_only:
+        return {"direct_messages_topic_id": int(number)}
+    return {}
 
 
 def conversation_for(

@@ -40,6 +40,7 @@ from clarigate.gateway.runtime.metrics import PLATFORM_API_ERRORS
 
 from .markup import html_to_plain, markdown_to_html, plain_text
 from .migration import ChatMoves, LeftBehind, reply_target
+from .receive import topic_target
 from .render import TelegramMessage
 
 log = logging.getLogger(__name__)
@@ -180,12 +181,11 @@ class TelegramSender:
 
     @staticmethod
     def placement(conversation: Conversation, chat: int | None = None) -> dict[str, Any]:
-        """Where a message goes (``chat``, else the conversation's): the forum topic, and in a group
-        the message it replies to, when that is a message of this chat (``reply_target``)."""
+        """Where a message goes (``chat``, else the conversation's): the forum topic or the person's
+        topic of a channel's direct messages chat, and in a group the message it replies to, when
+        that is a message of this chat (``reply_target``)."""
         chat_id = int(conversation.chat_id) if chat is None else chat
-        target: dict[str, Any] = {"chat_id": chat_id}
-        if conversation.topic and conversation.topic.isdigit():  # forum topics are numeric ids
-            target["message_thread_id"] = int(conversation.topic)
+        target: dict[str, Any] = {"chat_id": chat_id, **topic_target(conversation.topic)}
         if conversation.reply_to and not conversation.is_direct:
             where, message_id = reply_target(conversation.reply_to, conversation.chat_id)
             if where == str(chat_id):  # an old group's message is not quoted in its supergroup
@@ -353,8 +353,7 @@ class TelegramSender:
 
         One attempt: a live update waits for no flood wait (the next update, or the reply, follows).
         """
-        place = {k: v for k, v in self.placement(conversation).items() if k != "reply_parameters"}
-        chat_id = str(place.pop("chat_id"))
+        chat_id, place = conversation.chat_id, topic_target(conversation.topic, forum_only=True)
 
         async def call(chat: int) -> Any:
             return await self.bot.send_message_draft(
@@ -382,8 +381,7 @@ class TelegramSender:
         One attempt only: the run waits for this call, and an indicator sent after a
         flood wait or an outage would be stale anyway (the next refresh tries again).
         """
-        place = {k: v for k, v in self.placement(conversation).items() if k != "reply_parameters"}
-        chat_id = str(place.pop("chat_id"))
+        chat_id, place = conversation.chat_id, topic_target(conversation.topic, forum_only=True)
 
         async def call(chat: int) -> Any:
             return await self.bot.send_chat_action(chat_id=chat, action=ChatAction.TYPING, **place)

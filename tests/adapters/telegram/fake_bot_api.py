@@ -13,7 +13,10 @@ or over-long text, callback data over 64 bytes, a keyboard of more than 100 butt
 a message that does not exist (deleted: ``delete``) or to exactly what it shows, a deletion of a
 message that is gone, a callback query answered twice or too late, a chat that blocked or
 removed the bot (403), a group upgraded to a supergroup (400 with ``migrate_to_chat_id``), an
-unknown ``file_id``, a draft (``sendMessageDraft``) outside a private chat.
+unknown ``file_id``, a draft (``sendMessageDraft``) outside a private chat, a message or file
+sent to a channel's direct messages chat (``direct_messages``, Bot API 9.2) naming none of its
+topics (``direct_messages_topic_id`` is "required if the message is sent to a direct messages
+chat"; the refusal's wording is ours, Telegram's own is not documented).
 
 Ephemeral messages (Bot API 10.2): with ``ephemeral`` on, ``sendMessage`` with
 ``receiver_user_id`` shows the message to that member only (``ephemeral_notes``) and answers it
@@ -51,6 +54,8 @@ QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or q
 # sendMessageDraft's chat_id is "the target private chat"; a group or channel is refused with
 # the MTProto error Telegram passes on for it
 DRAFT_PEER_INVALID = "Bad Request: TEXTDRAFT_PEER_INVALID"
+#: a send to a direct messages chat without ``direct_messages_topic_id`` (wording ours: see above)
+DM_TOPIC_MISSING = "Bad Request: direct messages topic must be specified"
 #: Bot API 10.2's methods for ephemeral messages (unknown to an older server).
 EPHEMERAL_METHODS = {
     "deleteEphemeralMessage", "editEphemeralMessageText", "editEphemeralMessageCaption",
@@ -152,6 +157,7 @@ class FakeBotApi:
     ephemeral: bool = False  # a Bot API 10.2 server (see the module's docstring)
     # ephemeral messages shown: (chat_id, receiver user id) -> {ephemeral_message_id: text}
     ephemeral_notes: dict[tuple[int, int], dict[int, str]] = field(default_factory=dict)
+    direct_messages: set[int] = field(default_factory=set)  # channels' direct messages chats
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1000))
     _numbering: dict[int, itertools.count] = field(default_factory=dict)  # see ``numbered_from``
     _runner: web.AppRunner | None = None
@@ -309,6 +315,13 @@ class FakeBotApi:
             raise ApiError(403, self.blocked[chat_id])
         return chat_id
 
+    def check_send(self, params: dict[str, Any]) -> int:
+        """``_check_chat`` for a message or file sent: one to a direct messages chat names its topic."""
+        chat_id = self._check_chat(params)
+        if chat_id in self.direct_messages and not params.get("direct_messages_topic_id"):
+            raise ApiError(400, DM_TOPIC_MISSING)
+        return chat_id
+
     @staticmethod
     def _check_text(params: dict[str, Any], may_be_empty: bool = False) -> str:
         text = str(params.get("text", ""))
@@ -355,7 +368,7 @@ class FakeBotApi:
             self.messages[key] = (text, params.get("reply_markup") or "")
             return self._message(chat_id, key[1], text, params)
         if method == "sendMessage":
-            chat_id = self._check_chat(params)
+            chat_id = self.check_send(params)
             text = self._check_text(params)
             message_id = self.next_id(chat_id)
             self.messages[(chat_id, message_id)] = (text, params.get("reply_markup") or "")
@@ -453,6 +466,8 @@ class FakeBotApi:
         if "message_thread_id" in params:  # a forum's topic, or a private chat's (threaded mode)
             message["message_thread_id"] = int(params["message_thread_id"])
             message["is_topic_message"] = True
+        if "direct_messages_topic_id" in params:  # a topic of a channel's direct messages chat
+            message["direct_messages_topic"] = {"topic_id": int(params["direct_messages_topic_id"])}
         return message
 
     async def _get_updates(self, params: dict[str, Any]) -> web.Response:

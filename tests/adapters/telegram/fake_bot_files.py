@@ -40,7 +40,7 @@ def send_file(fake: FakeBotApi, method: str, params: dict[str, Any]) -> dict[str
     """The answer to ``sendPhoto`` / ``sendDocument``: the message sent, or an ``ApiError``."""
     from .fake_bot_api import ApiError, check_html
 
-    chat_id = fake._check_chat(params)
+    chat_id = fake.check_send(params)
     kind = FILE_METHODS[method]
     upload = params.get(kind)
     if not isinstance(upload, FileField):

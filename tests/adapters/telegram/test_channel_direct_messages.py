@@ -1,0 +1,85 @@
+"""A channel's direct messages (Bot API 9.2): the chat is a supergroup with ``is_direct_messages``,
+and each person who writes to the channel has a topic of it (``direct_messages_topic`` on their
+messages). Each person's topic is a conversation of its own, and everything the bot sends there
+(replies, questions, files) names that topic, as Telegram requires: ``direct_messages_topic_id`` is
+"required if the message is sent to a direct messages chat" (without it the send is refused).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clarigate.adapters.testing import ScriptedRunner, choice_request
+from clarigate.gateway.store.memory import MemoryStore
+
+from ..files_agent import CSV, PNG, files_runner
+from .harness import ALICE, BOB, callback_update, mention_update, open_bench
+from .test_choices import ask_then_echo, clarification_call
+
+CHANNEL_DMS = {"id": -1009990, "type": "supergroup", "title": "News DMs", "is_direct_messages": True}
+ALICES, BOBS = 555, 556  # the topics Alice's and Bob's messages to the channel are in
+
+
+def in_dms(text: str, user: dict[str, Any], topic: int) -> dict[str, Any]:
+    """``user``'s message in their topic of the channel's direct messages chat, mentioning the bot."""
+    return mention_update(
+        text, user, chat=CHANNEL_DMS, direct_messages_topic={"topic_id": topic, "user": user}
+    )
+
+
+def where(api: Any, method: str = "sendMessage") -> list[tuple[str, str | None]]:
+    """(text, direct messages topic) of each call of ``method``."""
+    return [(str(c.params.get("text", "")), c.params.get("direct_messages_topic_id")) for c in api.of(method)]
+
+
+async def test_each_persons_topic_is_a_conversation_answered_in_that_topic(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    tg.api.direct_messages.add(CHANNEL_DMS["id"])
+    await tg.deliver(in_dms("hello there", ALICE, ALICES))
+    await tg.deliver(in_dms("news tip", BOB, BOBS))
+    await tg.deliver(in_dms("me again", ALICE, ALICES))
+    await tg.settle()
+    alice, bob, alice_again = (c.thread_id for c in runner.calls)
+    assert alice == alice_again != bob
+    assert where(tg.api) == [
+        ("You said: hello there", "555"),
+        ("You said: news tip", "556"),
+        ("You said: me again", "555"),
+    ]
+    assert all(c.result is not None for c in tg.api.of("sendMessage"))  # none refused
+    # "typing…" takes no direct messages topic (``sendChatAction``): shown in the chat
+    assert [c.params["chat_id"] for c in tg.api.of("sendChatAction")][:1] == ["-1009990"]
+
+
+async def test_a_question_is_asked_and_answered_in_the_persons_topic(bench):
+    runner = ScriptedRunner(ask_then_echo(choice_request("Which edition?", ["Morning", "Evening"])))
+    tg = await bench(runner)
+    tg.api.direct_messages.add(CHANNEL_DMS["id"])
+    await tg.deliver(in_dms("deploy the digest", ALICE, ALICES))
+    asked = clarification_call(tg)
+    assert asked.params["direct_messages_topic_id"] == "555" and asked.result is not None
+    data = [b["callback_data"] for row in asked.buttons for b in row]
+    tap = callback_update(data[1], asked.result["message_id"], ALICE, chat=CHANNEL_DMS)
+    tap["callback_query"]["message"]["direct_messages_topic"] = {"topic_id": ALICES}
+    await tg.deliver(tap)
+    await tg.settle()
+    assert runner.calls[-1].response is not None and runner.calls[-1].response.value == "Evening"
+    assert where(tg.api)[-1] == ("Going with <b>Evening</b>.", "555")
+    assert all(c.result is not None for c in tg.api.of("sendMessage"))
+
+
+async def test_files_reach_the_persons_topic(bot_api):
+    store = MemoryStore("files-telegram-channel-dms")
+    tg = await open_bench(bot_api, store, await files_runner())
+    bot_api.direct_messages.add(CHANNEL_DMS["id"])
+    try:
+        await tg.deliver(in_dms("sales report for eu", ALICE, ALICES))
+        await tg.settle()
+        assert [(f.kind, f.data) for f in bot_api.sent_files] == [("document", CSV), ("photo", PNG)]
+        sent = [*bot_api.of("sendDocument"), *bot_api.of("sendPhoto")]
+        assert {c.params.get("direct_messages_topic_id") for c in sent} == {"555"}
+        assert where(bot_api)[-1] == ("Here is the report.", "555")
+    finally:
+        await tg.close()
+        await store.close()
