@@ -312,6 +312,7 @@ class SlackAdapter(PlatformAdapter):
             await asyncio.wait_for(self.idle(), timeout=10)
         except TimeoutError:
             log.warning("slack: gave up waiting for message updates at shutdown")
+        await self.agent.close()  # no status kept up past the adapter
         if self._socket is not None:
             await self._socket.close_async()
             self._socket = None
@@ -329,8 +330,11 @@ class SlackAdapter(PlatformAdapter):
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Deliver one outbound item in the conversation's thread; Slack's refusals are raised as
-        ``DeliveryFailed`` (``invalid_blocks`` on a question is permanent: the core falls back)."""
-        return await self.outbound.send(conversation, item)
+        ``DeliveryFailed`` (``invalid_blocks`` on a question is permanent: the core falls back).
+        A message in an agent thread removes its status: a run still at work sets it again."""
+        ref = await self.outbound.send(conversation, item)
+        self.agent.posted(conversation, item)
+        return ref
 
     def file_limit(self, conversation: Conversation, item: FileReply) -> int:
         """Slack takes files up to 1 GB."""
@@ -340,6 +344,7 @@ class SlackAdapter(PlatformAdapter):
         """Upload a file the agent sends and share it in the conversation's thread (``upload.py``)."""
         await self.outbound._clear_working(conversation)  # a "Working…" kept for a reply goes
         await self.files.send(conversation, item)
+        self.agent.posted(conversation)
         return None
 
     async def already_delivered(

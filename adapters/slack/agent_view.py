@@ -5,11 +5,16 @@ Each conversation with the agent is a thread of the person's DM with the app. Wh
 the thread shows a status ("clarigate is working on it…") rotating the catalog's loading messages
 (``assistant.threads.setStatus``), cleared when the reply or the question arrives; a run that
 streams shows its stream instead once there is something to show (a tool step, the first
-words). A new thread is titled from its first request (``assistant.threads.setTitle``) as the
-agent reads it, people named (``@Li``, looked up after the ack as for the agent: ``names.py``);
-a command (``@clarigate help``) is no request and titles nothing. Opening
-the agent (``app_home_opened`` in its ``messages`` tab) offers up to four suggested prompts, the
-bot's ``slack.suggested_prompts`` in the person's Slack language, else the catalog's
+words). Slack removes a status after two minutes without a message and as soon as the app posts
+one in the thread, so a run's status is set again every ``RENEW_EVERY`` seconds while it stands
+for the run, and at once after the bot's own notice there (``I am still working…``): one call a
+run every 90 s, far below ``setStatus``'s limit, stopped when the status is cleared.
+
+A new thread is titled from its first request (``assistant.threads.setTitle``) as the agent
+reads it, people named (``@Li``, looked up after the ack as for the agent: ``names.py``); a
+command (``@clarigate help``) is no request and titles nothing. Opening the agent
+(``app_home_opened`` in its ``messages`` tab) offers up to four suggested prompts, the bot's
+``slack.suggested_prompts`` in the person's Slack language, else the catalog's
 (``assistant.threads.setSuggestedPrompts``, without ``thread_ts``: an agent app's call naming one
 is ignored by Slack without an error).
 
@@ -23,14 +28,24 @@ changes nothing else; the reply is delivered all the same.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from clarigate.agent.protocol import ui_text
 from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageRef
+from clarigate.gateway.boundary.messages import (
+    ClarificationOut,
+    Conversation,
+    ErrorReply,
+    InboundMessage,
+    MessageRef,
+    Outbound,
+    TextReply,
+)
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.flow.commands import parse_command
 from clarigate.gateway.flow.notices import language_hint
@@ -47,6 +62,12 @@ log = logging.getLogger(__name__)
 STATUS = "status"
 #: Slack rotates ten loading messages at most.
 MAX_LOADING_MESSAGES = 10
+#: Seconds between settings of a status while its run works: Slack removes one after two minutes
+#: "if no message has been sent" (``assistant.threads.setStatus``).
+RENEW_EVERY = 90.0
+#: Renewals stop after this many seconds whatever happens (a run whose end this process never
+#: delivers); runs are stopped long before (``run_timeout_seconds``, 600 s by default).
+RENEW_FOR = 3 * 3600.0
 #: A thread's title: its first request's first line, cut to this many characters.
 TITLE_CHARS = 60
 
@@ -87,9 +108,39 @@ def status_ref(conversation: Conversation) -> MessageRef:
     )
 
 
+def status_ref_of(shown: ShownStatus) -> MessageRef:
+    """The reference of a status kept up (``ShownStatus``)."""
+    return MessageRef(
+        platform=PLATFORM,
+        chat_id=shown.channel,
+        message_id=shown.thread,
+        extra={"thread_ts": shown.thread, "live": STATUS},
+    )
+
+
+def posts_a_message(item: Outbound) -> bool:
+    """True for an item delivered as a new message in the thread (``outbound.py``)."""
+    if isinstance(item, (TextReply, ErrorReply)):
+        return item.private_to is None
+    return isinstance(item, ClarificationOut)
+
+
 def is_status(ref: MessageRef | None) -> TypeGuard[MessageRef]:
     """True for the reference of a status (``status_ref``)."""
     return ref is not None and ref.extra.get("live") == STATUS
+
+
+@dataclass
+class ShownStatus:
+    """A status standing for a running run: set again by ``task`` until ``stop`` is set; ``wake``
+    makes it set again now (a message of the bot's removed it)."""
+
+    channel: str
+    thread: str
+    locale: Locale
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
 
 
 class AgentView:
@@ -107,6 +158,8 @@ class AgentView:
         self.sender = sender
         self.after_the_ack = after_the_ack
         self.people = people  # names for titles, a person's Slack language (None if not had)
+        self.renew_every = RENEW_EVERY
+        self._shown: dict[tuple[str, str], ShownStatus] = {}  # statuses of runs at work, by thread
 
     def applies(self, conversation: Conversation) -> bool:
         """True for a conversation the agent view shows: a thread of a DM, the view on."""
@@ -115,21 +168,65 @@ class AgentView:
     # --- a run's status ------------------------------------------------------------------------
 
     async def show_status(self, conversation: Conversation, locale: Locale) -> MessageRef:
-        """The thread's status while a run works, with the loading messages in ``locale``."""
-        await self._quietly(
-            "set the status",
-            self.sender.set_status(
-                conversation.chat_id,
-                conversation.reply_to or "",
-                ui_text("slack_status", locale),
-                loading_messages(locale),
-            ),
-        )
-        return status_ref(conversation)
+        """The thread's status while a run works, with the loading messages in ``locale``, kept
+        up until ``clear_status`` (Slack's two minute timeout: module docstring)."""
+        ref = status_ref(conversation)
+        await self._stop_renewing(ref)  # an earlier run's, were it left
+        shown = ShownStatus(ref.chat_id, ref.message_id, locale)
+        await self._set(shown)
+        shown.task = asyncio.create_task(self._renew(shown), name="slack-status-renewal")
+        self._shown[(shown.channel, shown.thread)] = shown
+        return ref
 
     async def clear_status(self, ref: MessageRef) -> None:
         """Clear the status of ``ref``'s thread (the reply or the question is on its way)."""
+        await self._stop_renewing(ref)
         await self._quietly("clear the status", self.sender.set_status(ref.chat_id, ref.message_id, ""))
+
+    def posted(self, conversation: Conversation, item: Outbound | None = None) -> None:
+        """The bot posted ``item`` (a file when None) in the conversation's thread, which removes
+        its status in Slack: a run still at work there has it set again. A private note, a
+        progress update or an edit posts no message in the thread and changes nothing."""
+        if item is not None and not posts_a_message(item):
+            return
+        shown = self._shown.get((conversation.chat_id, conversation.reply_to or ""))
+        if shown is not None:
+            shown.wake.set()
+
+    async def close(self) -> None:
+        """Stop every renewal (the adapter stops)."""
+        for shown in list(self._shown.values()):
+            await self._stop_renewing(status_ref_of(shown))
+
+    async def _set(self, shown: ShownStatus) -> None:
+        status, loading = ui_text("slack_status", shown.locale), loading_messages(shown.locale)
+        await self._quietly(
+            "set the status", self.sender.set_status(shown.channel, shown.thread, status, loading)
+        )
+
+    async def _renew(self, shown: ShownStatus) -> None:
+        """Set the status again every ``renew_every`` seconds or when woken, until stopped; all
+        its calls made here, so none is in flight once ``_stop_renewing`` returns."""
+        deadline = asyncio.get_running_loop().time() + RENEW_FOR
+        while asyncio.get_running_loop().time() < deadline:
+            try:
+                await asyncio.wait_for(shown.wake.wait(), self.renew_every)
+            except TimeoutError:
+                pass  # two minutes near: set it again before Slack removes it
+            if shown.stop.is_set():
+                return
+            shown.wake.clear()
+            await self._set(shown)
+
+    async def _stop_renewing(self, ref: MessageRef) -> None:
+        shown = self._shown.pop((ref.chat_id, ref.message_id), None)
+        if shown is None or shown.task is None:
+            return
+        shown.stop.set()
+        shown.wake.set()
+        (failed,) = await asyncio.gather(shown.task, return_exceptions=True)
+        if isinstance(failed, Exception):
+            log.warning("slack: renewing the status of an agent thread failed: %r", failed)
 
     # --- events --------------------------------------------------------------------------------
 

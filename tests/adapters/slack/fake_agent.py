@@ -6,10 +6,16 @@ most; an empty status clears it), ``setSuggestedPrompts`` (``channel_id`` and on
 and sets nothing, as Slack's reference warns) and ``setTitle`` (``channel_id``, ``thread_ts``,
 ``title``). Missing arguments answer ``invalid_arguments``, a ts that is not one
 ``invalid_thread_ts``, prompts and titles outside a DM ``channel_not_found``.
+
+A status is shown until it is cleared, until the app posts a message in its thread (a
+``chat.postMessage`` or ``chat.startStream`` there), or until ``status_timeout`` passes without
+one: Slack's "two minute timeout applies, which will cause the status to be removed if no message
+has been sent" (tests make it short rather than wait).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +27,8 @@ ASSISTANT_METHODS = {
 }
 MAX_LOADING_MESSAGES = 10
 MAX_PROMPTS = 4
+STATUS_TIMEOUT = 120.0  # seconds: Slack's two minute timeout
+POSTING_METHODS = {"chat.postMessage", "chat.startStream"}  # the app sends a message
 _TS = re.compile(r"^\d+\.\d+$")
 REQUIRED = {
     "assistant.threads.setStatus": ("channel_id", "thread_ts", "status"),
@@ -43,6 +51,9 @@ class AgentThreads:
     status_calls: list[tuple[str, str, str]] = field(default_factory=list)  # (channel, thread, status)
     prompts: dict[str, dict[str, Any]] = field(default_factory=dict)  # DM channel -> title, prompts
     titles: dict[tuple[str, str], str] = field(default_factory=dict)
+    status_timeout: float = STATUS_TIMEOUT  # a status not renewed is removed after this
+    expired: list[tuple[str, str]] = field(default_factory=list)  # statuses Slack's timeout removed
+    _timers: dict[tuple[str, str], asyncio.TimerHandle] = field(default_factory=dict)
 
     def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Answer one ``assistant.threads.*`` call."""
@@ -72,11 +83,30 @@ class AgentThreads:
                 return invalid(f"[ERROR] no more than {MAX_LOADING_MESSAGES} items allowed")
         status = str(params["status"])
         self.status_calls.append((channel, thread, status))
+        key = (channel, thread)
+        self._drop(key)
         if status:
-            self.statuses[(channel, thread)] = {"status": status, "loading_messages": loading or []}
-        else:
-            self.statuses.pop((channel, thread), None)
+            self.statuses[key] = {"status": status, "loading_messages": loading or []}
+            loop = asyncio.get_running_loop()
+            self._timers[key] = loop.call_later(self.status_timeout, self._expire, key)
         return {"ok": True}
+
+    def message_sent(self, method: str, params: dict[str, Any]) -> None:
+        """A successful Web API call: a message the app sends in a thread removes its status."""
+        thread = params.get("thread_ts")
+        if method in POSTING_METHODS and thread:
+            self._drop((str(params.get("channel")), str(thread)))
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        self.statuses.pop(key, None)
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _expire(self, key: tuple[str, str]) -> None:
+        self._timers.pop(key, None)
+        if self.statuses.pop(key, None) is not None:
+            self.expired.append(key)
 
     def _prompts(self, channel: str, thread: Any, params: dict[str, Any]) -> dict[str, Any]:
         prompts = params["prompts"]

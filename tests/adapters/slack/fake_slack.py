@@ -405,6 +405,8 @@ class FakeSlack(StreamMethods):
             answer = {"ok": False, "error": "not_allowed_token_type"}  # app-level tokens only
         else:
             answer = self._answer(method, params)
+            if answer.get("ok"):
+                self.agent.message_sent(method, params)  # a message in a thread ends its status
         self.calls.append(ApiCall(method, params, 200, answer, at=arrived))
         return web.json_response(answer)
 

@@ -335,3 +335,71 @@ async def test_slash_help_in_the_agent_dm_lists_the_commands_as_typed_in_a_threa
     assert "<@U0BOT> cancel — dismiss the open question" in lines and "/clarigate" not in english["text"]
     assert chinese["text"].startswith("直接告诉我您需要什么。")
     assert "<@U0BOT> cancel — 取消当前问题" in chinese["text"].splitlines()
+
+
+async def until(condition, timeout: float = 10.0) -> None:  # noqa: ASYNC109
+    """Wait until ``condition()`` holds (the bot works on its own tasks)."""
+    async with asyncio.timeout(timeout):
+        while not condition():  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+
+
+def renewals() -> list[asyncio.Task]:
+    """The bot's tasks keeping a status up (none once its run is over)."""
+    return [t for t in asyncio.all_tasks() if t.get_name() == "slack-status-renewal"]
+
+
+@pytest.mark.parametrize("streaming", ["auto", "off"])
+async def test_a_run_working_past_slacks_status_timeout_keeps_its_status(
+    make_world: MakeWorld, streaming: str
+):
+    """Slack removes a status not renewed within two minutes (short here): the bot sets it again
+    while the run works, so the person still sees it working at the end of a long run."""
+    seen: list[dict] = []
+
+    async def long(turn):
+        await asyncio.sleep(1.5)  # three of Slack's (shortened) timeouts, nothing streamed
+        seen.append(dict(world.fake.agent.statuses))  # what the thread shows as the run ends
+        return TurnOutput(replies=["Done."])
+
+    world = await make_world(ScriptedRunner(long), slack=AGENT, streaming=streaming)
+    world.fake.agent.status_timeout = 0.5
+    world.adapter.agent.renew_every = 0.1
+    _, ts = await world.user.dm("rebuild the search index")
+    await world.settle()
+
+    (shown,) = seen  # the thread still shows the run's status, loading messages and all
+    assert shown[("D1", ts)]["status"] == "is working on it…"  # KeyError: Slack removed it
+    assert shown[("D1", ts)]["loading_messages"][:1] == ["Reading your message…"]
+    assert world.fake.agent.expired == []  # never removed by Slack's timeout
+    assert world.fake.agent.statuses == {} and world.fake.shown()[-1]["text"] == "Done."
+    set_again = [c for c in world.fake.agent.status_calls if c[2]]
+    assert len(set_again) > 1 and world.fake.agent.status_calls[-1] == ("D1", ts, "")
+    calls = len(world.fake.agent.status_calls)
+    await asyncio.sleep(0.3)  # the run is over: nothing renews its status any more
+    assert len(world.fake.agent.status_calls) == calls and not renewals()
+
+
+async def test_the_bots_notice_mid_run_does_not_take_the_status_away(make_world: MakeWorld):
+    """A message the app posts in the thread removes its status in Slack: after the bot's own
+    notice ("There is no open question to cancel…") while the run works, the status shows again."""
+    go_on = asyncio.Event()
+
+    async def working(turn):
+        await go_on.wait()
+        return TurnOutput(replies=["Done."])
+
+    world = await make_world(ScriptedRunner(working), slack=AGENT)
+    _, ts = await world.user.dm("rebuild the search index")
+    await until(lambda: ("D1", ts) in world.fake.agent.statuses)
+    await world.user.dm("<@U0BOT> cancel", thread_ts=ts)
+    await until(lambda: any(p["text"].startswith("There is no open question") for p in world.fake.shown()))
+    notice = next(p for p in world.fake.shown() if p["text"].startswith("There is no open question"))
+    assert notice["thread_ts"] == ts
+
+    await until(lambda: ("D1", ts) in world.fake.agent.statuses)  # set again after the notice
+    assert world.fake.agent.statuses[("D1", ts)]["status"] == "is working on it…"
+    go_on.set()
+    await world.settle()
+    assert world.fake.agent.statuses == {} and world.fake.shown()[-1]["text"] == "Done."
+    assert not renewals()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -60,3 +62,20 @@ async def test_titles_need_a_dm_thread(fake_slack: FakeSlack):
     assert await refused(web.assistant_threads_setTitle(channel_id="D1", thread_ts="1.2", title="")) == (
         "invalid_arguments"
     )
+
+
+async def test_a_status_goes_after_slacks_timeout_or_a_message_of_the_app_in_its_thread(
+    fake_slack: FakeSlack,
+):
+    """``setStatus``: "A two minute timeout applies, which will cause the status to be removed if
+    no message has been sent" (two minutes made short here); a message the app sends ends it."""
+    web = client(fake_slack)
+    fake_slack.agent.status_timeout = 0.2
+    await web.assistant_threads_setStatus(channel_id="D1", thread_ts="1.2", status="is working…")
+    await asyncio.sleep(0.4)
+    assert fake_slack.agent.statuses == {} and fake_slack.agent.expired == [("D1", "1.2")]
+    fake_slack.agent.status_timeout = 120.0
+    await web.assistant_threads_setStatus(channel_id="D1", thread_ts="1.2", status="is working…")
+    await web.assistant_threads_setStatus(channel_id="D1", thread_ts="1.3", status="is working…")
+    await web.chat_postMessage(channel="D1", thread_ts="1.2", text="still working")
+    assert list(fake_slack.agent.statuses) == [("D1", "1.3")]  # only the thread posted in
