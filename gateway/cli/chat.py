@@ -38,6 +38,7 @@ from clarigate.gateway.runtime.logs import (
     RunContextFilter,
     TextFormatter,
     guard_handlers,
+    without_secrets,
 )
 from clarigate.gateway.runtime.preflight import StartFailure, agent_start_failure, data_dir_failure
 from clarigate.gateway.store.base import PendingRecord
@@ -82,7 +83,7 @@ class ConsoleBot:
                 ) from exc
         await self.gateway.start()
         if not await self.gateway.runner.ping():
-            where = self.config.agent.server_url
+            where = without_secrets(self.config.agent.server_url or "")  # printed, not logged
             raise RuntimeError(f"the agent does not answer{f' at {where}' if where else ''}")
 
     async def resume(self) -> None:

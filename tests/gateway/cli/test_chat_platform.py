@@ -241,3 +241,17 @@ def test_an_unreachable_langgraph_url_is_one_line_not_a_chat_that_waits(
     assert code == 1
     err = capsys.readouterr().err
     assert err == f"clarigate chat: the agent could not start: the agent does not answer at {url}\n"
+
+
+def test_an_unreachable_langgraph_url_is_named_without_its_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    port = free_port()  # nothing listens there
+    monkeypatch.setenv("LANGGRAPH_URL", f"http://lguser:pw-s3cret@127.0.0.1:{port}/?api_key=key-s3cret")
+
+    code = chat_main(GatewayConfig(data_dir=str(tmp_path)), io.StringIO("hello\n"), io.StringIO())
+
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "the agent does not answer at http://lguser:***@127.0.0.1" in err, err
+    assert "s3cret" not in err
