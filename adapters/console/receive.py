@@ -10,12 +10,19 @@ input leave, with nothing half-filled sent. A typed pick of a risk confirmation'
 option is asked again ("confirm") before it is sent, as a click; a command typed instead of
 "confirm" goes to the core, and the pick is not sent.
 
+On a real terminal (``terminal``), the line is edited with ``readline``, a paste of several lines
+is one message, and a command that answers out of turn (``/status``, ``/help``, ``/cancel``) is
+handed over while a run works; other lines typed then wait for the run. Piped input is read
+one line at a time, each after the run of the one before. Ctrl-C during a run says that the
+answer was not finished before the chat leaves.
+
 A line that is not valid in the terminal's encoding (a Latin-1 terminal, a file piped in) is
 taken with U+FFFD in place of each byte that could not be read, and the chat goes on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import re
@@ -30,6 +37,7 @@ from clarigate.gateway.flow.notices import COMMAND_SLASHES
 
 from .adapter import ConsoleAdapter
 from .render import PROBLEM, PROMPT, QUIT, STATUS, field_prompt, inert, words
+from .terminal import Terminal, is_terminal
 
 #: What Python's ``surrogateescape`` makes of bytes it could not decode (stdin under a C or POSIX
 #: locale): lone surrogates, which no JSON, no platform and no model can take.
@@ -70,13 +78,18 @@ class ConsoleChat:
         self.stdin = forgiving(stdin)
         self.run = run
         self.settle = settle
+        #: A real terminal: edited lines, and listened to while a run works (None: piped input).
+        self.terminal = Terminal(self.stdin, adapter.out) if is_terminal(self.stdin) else None
 
     def read(self, prompt: str) -> str:
         """One line of input without its newline; ``Leave`` at end of input or on /quit."""
-        out = self.adapter.out
-        out.write(prompt)
-        out.flush()
-        line = self.stdin.readline()
+        if self.terminal is not None:
+            line = self.terminal.line(prompt)
+        else:
+            out = self.adapter.out
+            out.write(prompt)
+            out.flush()
+            line = self.stdin.readline()
         if line == "":
             self.adapter.print("")
             raise Leave
@@ -129,10 +142,10 @@ class ConsoleChat:
         async def choose() -> Any:
             outcome = await self.adapter.choose(option_id)
             if outcome.accepted:
-                await self.settle()
+                await self.settled()
             return outcome
 
-        outcome = self.run(choose())
+        outcome = self.running(choose())
         if not outcome.accepted and outcome.message:
             self.adapter.print(PROBLEM + outcome.message)
         if self.adapter.open is out and outcome.status is not AnswerStatus.INVALID:
@@ -143,15 +156,47 @@ class ConsoleChat:
 
         async def say() -> None:
             await self.adapter.say(text)
-            await self.settle()
+            await self.settled()
 
-        self.run(say())
+        self.running(say())
         command = parse_command(text)  # as the core reads it: /help@bot is /help, "help" no command
         if command is not None and command.name in ("help", "start"):
             # /quit is the terminal's own command: the core's help cannot know it (worded as the
             # help was, which follows the conversation's language)
             locale = self.adapter.reply_locale or self.adapter.locale
             self.adapter.print(f"{QUIT} — {catalog.text('cmd_quit', locale)}")
+
+    def running(self, work: Coroutine[Any, Any, Any]) -> Any:
+        """Run ``work`` (what was typed, and the run it caused); Ctrl-C meanwhile says that the
+        answer was not finished before the chat leaves."""
+        try:
+            return self.run(work)
+        except KeyboardInterrupt:
+            self.adapter._close_line()  # a half-printed answer ends its line first
+            locale = self.adapter.reply_locale or self.adapter.locale
+            self.adapter.print(PROBLEM + words("interrupted", locale))
+            raise
+
+    async def settled(self) -> None:
+        """Wait for the core (``settle``); on a terminal, what is typed meanwhile is handled."""
+        if self.terminal is None:
+            await self.settle()
+            return
+        waiting = asyncio.ensure_future(self.settle())
+        await self.terminal.listen(waiting, self.typed_meanwhile)
+        await waiting
+
+    async def typed_meanwhile(self, text: str) -> None:
+        """Lines typed while a run works: a command that answers out of turn goes to the core at
+        once; anything else (and the end of input) waits for the run, as one message."""
+        message = _UNDECODED.sub("\ufffd", text).strip()
+        command = parse_command(message)
+        if command is not None and not command.in_turn and "\n" not in message:
+            await self.adapter.say(message)
+            return
+        if text == "" or message:
+            assert self.terminal is not None
+            self.terminal.early.append(message + "\n" if message else "")
 
     def fill_in(self, out: ClarificationOut) -> None:
         """Ask the open form field by field and submit it; returns when it is answered or closed."""
@@ -181,10 +226,10 @@ class ConsoleChat:
         async def submit() -> Any:
             outcome = await self.adapter.submit(raw)
             if outcome.accepted:
-                await self.settle()
+                await self.settled()
             return outcome
 
-        outcome = self.run(submit())
+        outcome = self.running(submit())
         if outcome.accepted:
             if self.adapter.open is out:
                 self.adapter.open = None

@@ -1,5 +1,5 @@
 """The catalog's lines for typed interrupts, approvals' "Reply instead" and forms filled by typing
-over several messages (part of ``WORDS``)."""
+over several messages, and the terminal's Ctrl-C during a run (part of ``WORDS``)."""
 
 from __future__ import annotations
 
@@ -54,4 +54,10 @@ TYPED_WORDS: dict[str, dict[Locale, str]] = {
     "err_pattern": {"en": "Not in the expected form", "zh": "格式不符合要求"},
     "err_min_items": {"en": "Choose at least {low}", "zh": "至少选择 {low} 项"},
     "err_max_items": {"en": "Choose at most {high}", "zh": "最多选择 {high} 项"},
+    # --- the terminal (adapters/console/receive.py): Ctrl-C while a run works ----------------------
+    "chat_interrupted": {
+        "en": "Interrupted: stopped before the answer to your last message was finished (send it again"
+        " to have it answered). Leaving the chat.",
+        "zh": "已中断：上一条消息的回答还没有完成就停止了（如需回答，请重新发送）。正在退出。",
+    },
 }
