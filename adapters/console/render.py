@@ -95,8 +95,9 @@ def render_closed(item: ClarificationClosed) -> str | None:
 
 
 def field_prompt(field: FormField, locale: Locale = "en") -> str:
-    """``Label (required) [1) a  2) b]: `` for one form field, in ``locale``; a field with a
-    current value (its default) says it and that Enter keeps it."""
+    """``Label (required) [1) a  2) b]: `` for one form field, in ``locale`` (``项目名称（必填）：``:
+    a full-width colon in Chinese); a field with a current value (its default) says it and that
+    Enter keeps it."""
     note = ui_text("field_required", locale) if field.required else ""
     if field.options:
         choices = "  ".join(f"{n}) {o.label}" for n, o in enumerate(field.options, 1))
@@ -107,7 +108,7 @@ def field_prompt(field: FormField, locale: Locale = "en") -> str:
     if field.default is not None:
         shown = " ⏎ ".join(current_text(field, locale).splitlines())
         hint += catalog.text("chat_current", locale, value=shown)
-    return f"  {inert(field.label)}{note}{inert(hint)}: "
+    return f"  {inert(field.label)}{note}{inert(hint)}" + words("field_end", locale)
 
 
 def live_delta(printed: str, text: str) -> tuple[str, bool]:

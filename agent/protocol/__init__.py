@@ -9,6 +9,7 @@ from .answers import (
     answer_with_text,
     check_form_values,
     looks_like_answer,
+    named_line,
     parse_typed_reply,
 )
 from .catalog import icon, ui_text
@@ -59,6 +60,7 @@ __all__ = [
     "detect_locale",
     "icon",
     "looks_like_answer",
+    "named_line",
     "normalize_request",
     "normalize_with_omissions",
     "number_text",

@@ -253,7 +253,7 @@ def _form_lines(request: HumanInputRequest, message: str) -> dict[str, str]:
     found: dict[str, list[str]] = {}
     current: str | None = None
     for line in message.splitlines():
-        named = _named_line(request, line)
+        named = named_line(request, line)
         if named is not None:
             current = named[0].name
             found[current] = [named[1].strip()]
@@ -262,8 +262,9 @@ def _form_lines(request: HumanInputRequest, message: str) -> dict[str, str]:
     return {name: "\n".join(lines).strip() for name, lines in found.items()}
 
 
-def _named_line(request: HumanInputRequest, line: str) -> tuple[FormField, str] | None:
-    """(field, value) when the line starts with a field's name or label and a colon."""
+def named_line(request: HumanInputRequest, line: str) -> tuple[FormField, str] | None:
+    """(field, value) when the line starts with a field's name or label and a colon (``name:
+    demo``, ``Project name: demo``, ``项目名称：演示``); None for any other line."""
     # Try each colon in turn: a label may hold one itself ("Time (HH:MM): 10:30").
     for colon in _COLON.finditer(line):
         form_field = _field_for_key(request, line[: colon.start()])

@@ -54,6 +54,8 @@ TYPED_WORDS: dict[str, dict[Locale, str]] = {
     "err_pattern": {"en": "Not in the expected form", "zh": "格式不符合要求"},
     "err_min_items": {"en": "Choose at least {low}", "zh": "至少选择 {low} 项"},
     "err_max_items": {"en": "Choose at most {high}", "zh": "最多选择 {high} 项"},
+    # --- the end of a form field's prompt in the terminal (adapters/console/render.py) -------------
+    "chat_field_end": {"en": ": ", "zh": "："},
     # --- the terminal (adapters/console/receive.py): Ctrl-C while a run works ----------------------
     "chat_interrupted": {
         "en": "Interrupted: stopped before the answer to your last message was finished (send it again"

@@ -272,7 +272,7 @@ WORDS: dict[str, dict[Locale, str]] = {
     "status_idle": {"en": "• Nothing running or waiting.", "zh": "• 没有正在处理或排队的消息。"},
     "status_thread": {
         "en": "• This conversation started {age} ago; {new} starts a fresh one.",
-        "zh": "• 本次对话开始于{age}前；{new} 可开始新的对话。",
+        "zh": "• 本次对话开始于 {age}前；{new} 可开始新的对话。",
     },
     "status_thread_unknown_age": {
         "en": "• A conversation is going on; {new} starts a fresh one.",

@@ -117,11 +117,13 @@ def test_working_is_shown_once_and_done_prints_nothing() -> None:
 
 def test_field_prompts_in_both_languages() -> None:
     assert field_prompt(FIELDS[0]) == "  Project name (required): "
-    assert field_prompt(FIELDS[1], "zh") == "  Language [1) Python  2) Go]: "
+    assert field_prompt(FIELDS[1], "zh") == "  Language [1) Python  2) Go]："
     many = FIELDS[1].model_copy(update={"type": "multi_select"})
     assert field_prompt(many) == "  Language [1) Python  2) Go, several allowed]: "
     date = FormField(name="due", label="截止日期", type="date")
-    assert field_prompt(date, "zh") == "  截止日期 [YYYY-MM-DD]: "
+    assert field_prompt(date, "zh") == "  截止日期 [YYYY-MM-DD]："  # a full-width colon
+    required = FormField(name="name", label="项目名称", required=True)
+    assert field_prompt(required, "zh") == "  项目名称（必填）："
 
 
 def test_a_live_line_grows_by_its_new_tail_or_starts_again() -> None:

@@ -6,6 +6,7 @@ import asyncio
 import io
 import logging
 import os
+import re
 import select
 import signal
 import subprocess
@@ -186,14 +187,21 @@ def test_a_chinese_form_is_asked_in_chinese(tmp_path: Path) -> None:
     out = run_chat(tmp_path, typed)
 
     assert "（逐项填写；选填项直接回车即可跳过）" in out
-    assert out.count("项目名称（必填）: ") == 2  # empty: asked again
+    assert out.count("项目名称（必填）：") == 2  # empty: asked again
     assert out.count("  ! 此项为必填") == 1
-    assert out.count("语言 [1) Python  2) TypeScript  3) Go]: ") == 2  # "4" is not a choice
-    assert out.count("私有仓库 [是/否]: ") == 2  # "也许" is not yes or no
-    assert out.count("截止日期 [YYYY-MM-DD]: ") == 2  # no 13th month
-    assert "团队人数 [数字]: " in out
+    assert out.count("语言 [1) Python  2) TypeScript  3) Go]：") == 2  # "4" is not a choice
+    assert out.count("私有仓库 [是/否]：") == 2  # "也许" is not yes or no
+    assert out.count("截止日期 [YYYY-MM-DD]：") == 2  # no 13th month
+    assert "团队人数 [数字]：" in out
     assert "(required)" not in out and "yes/no" not in out
     assert "已创建项目“星图”，语言 Go（私有，截止日期 2026-12-01，团队人数 未设置）" in out
+
+
+def test_chinese_status_spaces_the_age_as_the_catalog_does(tmp_path: Path) -> None:
+    out = run_chat(tmp_path, "你好\n/status\n")
+
+    # "28 秒" keeps its space inside; so does the gap before it, as around every number in Chinese
+    assert re.search(r"• 本次对话开始于 \d+ 秒前；/new 可开始新的对话。", out), out
 
 
 @pytest.fixture
