@@ -98,10 +98,6 @@ class ConsoleAdapter(PlatformAdapter):
         """Submit a filled-in form for the open question (raw values: the core types them)."""
         return await self._answer(values=values)
 
-    async def choose(self, option_id: str) -> AnswerOutcome:
-        """Answer the open question with an option, as a click does (a go-ahead one confirmed)."""
-        return await self._answer(option_id=option_id)
-
     async def _answer(self, **what: Any) -> AnswerOutcome:
         if self.open is None:
             raise LookupError("no open question")

@@ -6,9 +6,13 @@ and asked again until it fits, then the whole form is submitted to the core as o
 the raw values (the core types them). A line starting with ``/`` inside a form goes to the core
 like any message: ``/help`` and ``/status`` answer and the field is asked again, ``/new`` and
 ``/cancel`` close the question, an unknown ``/word`` is a new request. ``/quit`` and the end of
-input leave, with nothing half-filled sent. A typed pick of a risk confirmation's go-ahead
-option is asked again ("confirm") before it is sent, as a click; a command typed instead of
-"confirm" goes to the core, and the pick is not sent.
+input leave, with nothing half-filled sent. A line naming a field (``name: demo``, ``Team size:
+3``) is that field's value: at its own prompt the value after the colon, at another field's
+prompt it fills the field it names (not asked later) and the field at hand is asked again.
+
+A typed line outside a form goes to the core as it is, as on every platform: a typed pick of a
+risk confirmation's go-ahead option, a plain "yes", "confirm", another option instead of
+"confirm" are the core's to read (``gateway/flow/confirm.py``).
 
 On a real terminal (``terminal``), the line is edited with ``readline``, a paste of several lines
 is one message, and a command that answers out of turn (``/status``, ``/help``, ``/cancel``) is
@@ -29,14 +33,13 @@ import re
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TextIO
 
-from clarigate.agent.protocol import HumanInputRequest, catalog, check_form_values, parse_typed_reply, ui_text
-from clarigate.agent.protocol.risk import goes_ahead, is_confirm_word
+from clarigate.agent.protocol import HumanInputRequest, catalog, check_form_values, named_line
 from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut
 from clarigate.gateway.flow.commands import parse_command
 from clarigate.gateway.flow.notices import COMMAND_SLASHES
 
 from .adapter import ConsoleAdapter
-from .render import PROBLEM, PROMPT, QUIT, STATUS, field_prompt, inert, words
+from .render import PROBLEM, PROMPT, QUIT, field_prompt, words
 from .terminal import Terminal, is_terminal
 
 #: What Python's ``surrogateescape`` makes of bytes it could not decode (stdin under a C or POSIX
@@ -106,50 +109,8 @@ class ConsoleChat:
                 self.fill_in(open_question)
                 continue
             text = self.read(PROMPT)
-            if text and not self.confirm_first(text):
+            if text:
                 self.hand_over(text)
-
-    def confirm_first(self, text: str) -> bool:
-        """A typed pick of the open risk confirmation's go-ahead option: ask "confirm" first, and
-        answer with the option only then (anything else leaves the question open). False when
-        ``text`` is no such pick (it goes to the core as it is)."""
-        out = self.adapter.open
-        if out is None or text.startswith(COMMAND_SLASHES):
-            return False
-        typed = parse_typed_reply(out.request, text, None).response
-        if typed is None or typed.response_kind != "option" or not goes_ahead(out.request, typed.option_id):
-            return False
-        locale = out.request.locale
-        word = ui_text("confirm", locale).casefold()
-        self.adapter.print(
-            STATUS + "⚠️ " + inert(ui_text("confirm_typed", locale, word=word, option=typed.value))
-        )
-        reply = self.read(PROMPT)
-        if reply.startswith(COMMAND_SLASHES):  # a command works here too, and the pick is not confirmed
-            self.hand_over(reply)
-            if self.adapter.open is out:  # /help, /status: the question is still open
-                self.adapter.print(PROBLEM + inert(ui_text("confirm_dropped", locale, option=typed.value)))
-            return True
-        if not is_confirm_word(reply):
-            self.adapter.print(PROBLEM + inert(ui_text("confirm_dropped", locale, option=typed.value)))
-            return True
-        self.choose(out, typed.option_id or "")
-        return True
-
-    def choose(self, out: ClarificationOut, option_id: str) -> None:
-        """Answer the open question with a confirmed option, as a click would; a refusal is printed."""
-
-        async def choose() -> Any:
-            outcome = await self.adapter.choose(option_id)
-            if outcome.accepted:
-                await self.settled()
-            return outcome
-
-        outcome = self.running(choose())
-        if not outcome.accepted and outcome.message:
-            self.adapter.print(PROBLEM + outcome.message)
-        if self.adapter.open is out and outcome.status is not AnswerStatus.INVALID:
-            self.adapter.open = None
 
     def hand_over(self, text: str) -> None:
         """Give a typed line to the core and wait for what it answers."""
@@ -204,20 +165,25 @@ class ConsoleChat:
         self.adapter.print(words("form_intro", request.locale))
         raw: dict[str, str] = {}
         for field in request.fields:
-            while True:
+            while field.name not in raw:  # not filled yet (a line naming it at another's prompt fills it)
                 text = self.read(field_prompt(field, request.locale))
                 if text.startswith(COMMAND_SLASHES):
                     self.hand_over(text)
                     if self.adapter.open is not out:  # /new, /cancel or a new request closed it
                         return
                     continue
-                given = {field.name: text} if text else {}  # Enter: as shown (its default, if any)
-                error = check_form_values(request, given).errors.get(field.name)
-                if error is None:
-                    if text:
-                        raw[field.name] = text
+                # "name: demo" (or "Project name: demo") is the value of the field it names: this
+                # one, or another one (filled, and this one asked again); any other line is the value
+                named, value = named_line(request, text) or (field, text)
+                value = value.strip()
+                given = {named.name: value} if value else {}  # Enter: as shown (its default, if any)
+                error = check_form_values(request, given).errors.get(named.name)
+                if error is not None:
+                    self.adapter.print(PROBLEM + error)
+                elif value:
+                    raw[named.name] = value
+                elif named is field:
                     break
-                self.adapter.print(PROBLEM + error)
         self.submit(out, raw)
 
     def submit(self, out: ClarificationOut, raw: dict[str, str]) -> None:
