@@ -19,14 +19,18 @@ import base64
 import binascii
 import logging
 import mimetypes
+import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 log = logging.getLogger(__name__)
 
 #: Files one turn sends at most (the rest are left out, with a log line).
 MAX_FILES = 10
+#: The longest file name sent (characters): a longer one is shortened, its extension kept.
+MAX_NAME = 200
 
 
 @dataclass(frozen=True)
@@ -49,9 +53,33 @@ def _name(block: Mapping[str, Any], mime_type: str, image: bool, number: int) ->
     extras, metadata = _mapping(block.get("extras")), _mapping(block.get("metadata"))
     for found in (block.get("filename"), block.get("name"), extras.get("filename"), metadata.get("filename")):
         if isinstance(found, str) and found.strip():
-            return found.strip().replace("/", "_").replace("\\", "_")[:200]
+            return short_name(found.strip().replace("/", "_").replace("\\", "_"))
     extension = mimetypes.guess_extension(mime_type) or ("" if image else ".bin")
     return f"{'image' if image else 'file'}-{number}{extension}"
+
+
+def short_name(name: str) -> str:
+    """``name`` within ``MAX_NAME`` characters: its stem shortened, its extension kept."""
+    if len(name) <= MAX_NAME:
+        return name
+    stem, extension = posixpath.splitext(name)
+    if not stem or len(extension) > MAX_NAME // 4:  # no real extension: cut the whole name
+        return name[:MAX_NAME]
+    return stem[: MAX_NAME - len(extension)] + extension
+
+
+def with_extension(name: str, mime_type: str) -> str:
+    """``name`` with the extension of ``mime_type`` when it has none (``download`` -> ``download.pdf``)."""
+    kind = mime_type.split(";", 1)[0].strip().lower()
+    if posixpath.splitext(name)[1] or not kind or kind == "application/octet-stream":
+        return name
+    extension = mimetypes.guess_extension(kind) or ""
+    return short_name(name + extension)
+
+
+def url_name(url: str) -> str:
+    """The file name a URL's path ends with, decoded (``%E6%8A%A5%E5%91%8A.pdf`` -> ``报告.pdf``)."""
+    return unquote(urlsplit(url).path.rsplit("/", 1)[-1])
 
 
 def _source(block: Mapping[str, Any]) -> tuple[str | None, str | None, str]:
@@ -90,7 +118,9 @@ def file_of(block: Any, number: int = 1) -> OutgoingFile | None:
         name = _name(block, mime_type, image, number)
         return OutgoingFile(name, mime_type or _guess(name), data=data, image=image, caption=caption)
     if url:
-        name = _name({"filename": url.rsplit("/", 1)[-1].split("?", 1)[0], **block}, mime_type, image, number)
+        name = with_extension(
+            _name({"filename": url_name(url), **block}, mime_type, image, number), mime_type
+        )
         return OutgoingFile(name, mime_type, url=url, image=image, caption=caption)
     return None
 

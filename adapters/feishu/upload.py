@@ -1,7 +1,8 @@
 """Files the agent sends, as Feishu shows them: uploaded (``im/v1/images`` for an image up to
 10 MB, ``im/v1/files`` for any other file up to 30 MB), then sent as a message of ``msg_type``
 ``image`` (``{"image_key": …}``) or ``file`` (``{"file_key": …}``) where the conversation's
-replies go. Both uploads go through lark-oapi's own request types (multipart).
+replies go; an image ``im/v1/images`` refuses (past its pixel limits) is uploaded as a file.
+Both uploads go through lark-oapi's own request types (multipart).
 
 Exactly once: the upload's key is remembered (the core's adapter state, under the item's
 delivery id) before the message is sent, so a retry sends the same upload instead of uploading
@@ -15,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 from typing import TYPE_CHECKING, Any
 
 from clarigate.gateway.boundary.messages import Conversation, FileReply, MessageRef
@@ -28,6 +30,8 @@ if TYPE_CHECKING:
 
     from .outgoing import Destinations, WorkingCards
     from .send import FeishuSender
+
+log = logging.getLogger(__name__)
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 MAX_FILE_BYTES = 30 * 1024 * 1024
@@ -101,9 +105,22 @@ class FeishuFiles:
         return await self.destinations.deliver(conversation, content, key, msg_type=done["type"])
 
     async def _upload(self, item: FileReply) -> dict[str, str]:
-        """A new upload: ``{"type": "image" | "file", "key": …}`` (the request is built per attempt:
-        lark-oapi replaces its body with the multipart encoder it sends)."""
-        kind = "image" if as_image(item) else "file"
+        """A new upload: ``{"type": "image" | "file", "key": …}``. An image ``im/v1/images`` refuses
+        for good (past its pixel limits: a GIF over 2000 x 2000, another over 12000 x 12000) is
+        uploaded as a file instead, as Feishu's documentation says to."""
+        if not as_image(item):
+            return await self._upload_as(item, "file")
+        try:
+            return await self._upload_as(item, "image")
+        except DeliveryFailed as exc:
+            if not exc.permanent or exc.chat_refused:
+                raise
+            log.info("feishu: %s not taken as an image (%s): sent as a file", item.name, exc.code or exc)
+        return await self._upload_as(item, "file")
+
+    async def _upload_as(self, item: FileReply, kind: str) -> dict[str, str]:
+        """Upload ``item`` as ``kind`` (the request is built per attempt: lark-oapi replaces its
+        body with the multipart encoder it sends)."""
 
         def send() -> Any:  # in a worker thread, where lark-oapi may still be loading
             from lark_oapi.api.im.v1 import (

@@ -376,8 +376,7 @@ class FileReply(BaseModel):
     The bytes are in the item (JSON: base64), fetched and checked against the platform's limit
     (``PlatformAdapter.file_limit``) before the item is recorded, so a retried delivery sends the
     same file. ``caption``: text to show with it (split where the platform's caption is short).
-    Delivered by ``PlatformAdapter.send_file``.
-    """
+    Delivered by ``PlatformAdapter.send_file``."""
 
     model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
 
@@ -387,6 +386,7 @@ class FileReply(BaseModel):
     data: bytes
     image: bool = False
     caption: str = ""
+    fallback_text: str = ""  # the line for the person if the platform refuses the file for good
     delivery_id: str | None = None  # see "Delivery ids" above
 
     @property

@@ -9,7 +9,8 @@ only what was not noted yet. Failures are classified by the adapter (``DeliveryF
   recorded it (the same deadline on every replica), by the one retry policy
   (``clarigate.gateway.boundary.retry``): the adapter makes one platform call per attempt;
 - permanent (invalid payload, chat gone): a question falls back once to its text rendering
-  (answerable by a typed reply); anything else is abandoned;
+  (answerable by a typed reply); a file is abandoned and the person gets, once, the line saying
+  so (its ``fallback_text``); anything else is abandoned;
 - refused by the chat itself (``DeliveryFailed.chat_refused``: blocked, kicked): no fallback,
   and the job's later items are not tried either (a question among them, never seen, is closed:
   ``flow.claim.close_unseen``); that is the person's choice, not a failure:
@@ -40,6 +41,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from clarigate.agent.protocol import ui_text
 from clarigate.gateway.boundary.messages import (
     ClarificationOut,
     Conversation,
@@ -197,9 +199,10 @@ class Deliverer:
         found = await self.outbox.already_delivered(plan.conversation, item, since)
         if isinstance(found, MessageRef) and isinstance(item, ClarificationOut):
             await self._remember_question(item, found)  # to update it once answered
-        if not found and isinstance(item, ClarificationOut):
-            text = TextReply(text=item.fallback_text, delivery_id=delivery_id(inbound_id, index, ":text"))
-            found = await self.outbox.already_delivered(plan.conversation, text, since)
+        if not found and isinstance(item, ClarificationOut | FileReply):
+            found = await self.outbox.already_delivered(
+                plan.conversation, _text_of(inbound_id, index, item), since
+            )
         if found:
             metrics.DELIVERIES_FOUND.labels(platform=plan.conversation.platform).inc()
             log.info(
@@ -231,33 +234,46 @@ class Deliverer:
             except DeliveryFailed as exc:
                 if not exc.permanent or exc.chat_refused:
                     return self._given_up(inbound_id, conv, item, exc)
-                if isinstance(item, ClarificationOut):
-                    log.warning(
-                        "question %s refused by %s (%s): sending its text instead",
-                        item.delivery_id,
-                        conv.platform,
-                        exc.code or exc,
-                    )
-                    fallback_id = delivery_id(inbound_id, index, ":text")
-                    item = TextReply(text=item.fallback_text, delivery_id=fallback_id, from_agent=True)
-                    continue
-                if isinstance(item, TextReply) and item.live is not None:
-                    # the live message cannot become the reply (gone, stream refused): post it anew
-                    log.warning(
-                        "reply %s could not finish its live message on %s (%s): posting it instead",
-                        item.delivery_id,
-                        conv.platform,
-                        exc.code or exc,
-                    )
-                    item = item.model_copy(update={"live": None})
-                    continue
                 if isinstance(item, LiveEnd):
                     log.info("live message of %s gone on %s (%s)", inbound_id, conv.platform, exc.code)
                     return SENT
-                return self._abandon(inbound_id, conv, item, f"refused: {exc.code or exc}")
+                instead = self._instead(inbound_id, index, conv, item, exc)
+                if instead is None:
+                    return self._abandon(inbound_id, conv, item, f"refused: {exc.code or exc}")
+                item = instead
+                continue
             except Exception:  # network trouble, an adapter bug, the store behind the hold check
                 return self._abandon(inbound_id, conv, item, "still failing when the delivery budget ran out")
             return await self._sent(original, item, ref)
+
+    def _instead(
+        self, inbound_id: str, index: int, conv: Conversation, item: Any, exc: DeliveryFailed
+    ) -> TextReply | None:
+        """What is sent once instead of an item refused for good: a question's text, a reply
+        posted anew (its live message gone), the line saying a file could not be sent; None
+        when nothing is."""
+        why = exc.code or exc
+        if isinstance(item, ClarificationOut):
+            log.warning(
+                "question %s refused by %s (%s): sending its text instead",
+                item.delivery_id,
+                conv.platform,
+                why,
+            )
+            return _text_of(inbound_id, index, item)
+        if isinstance(item, TextReply) and item.live is not None:
+            # the live message cannot become the reply (gone, stream refused): post it anew
+            log.warning(
+                "reply %s could not finish its live message on %s (%s): posting it instead",
+                item.delivery_id,
+                conv.platform,
+                why,
+            )
+            return item.model_copy(update={"live": None})
+        if isinstance(item, FileReply):  # given up, and the person told so (once: its own delivery id)
+            self._abandon(inbound_id, conv, item, f"refused: {why}")
+            return _text_of(inbound_id, index, item)
+        return None
 
     async def _send_retried(
         self,
@@ -360,3 +376,11 @@ class Deliverer:
             why,
         )
         return ABANDONED
+
+
+def _text_of(inbound_id: str, index: int, item: ClarificationOut | FileReply) -> TextReply:
+    """The text sent instead of item ``index`` (a question's text, the line for a refused file),
+    under a delivery id of its own."""
+    text = item.fallback_text or ui_text("file_refused", "en", name=getattr(item, "name", ""))
+    from_agent = isinstance(item, ClarificationOut)  # the question's words; a file's line is the core's
+    return TextReply(text=text, delivery_id=delivery_id(inbound_id, index, ":text"), from_agent=from_agent)

@@ -3,9 +3,10 @@
 Runs in the run step, before anything is recorded: a file named by URL is fetched here (the
 gateway fetches it, capped while downloading: ``clarigate.gateway.flow.url_fetch``), so the
 recorded item holds the bytes and a retried delivery sends the very same file. A file over the
-platform's limit (``PlatformAdapter.file_limit``) or the bot's (``files_out.max_bytes``), on a
-platform that cannot send files, or that cannot be had, becomes one short line for the person
-instead: never dropped silently.
+platform's limit (``PlatformAdapter.file_limit``) or the bot's (``files_out.max_bytes``), an empty
+one, one on a platform that cannot send files, or that cannot be had, becomes one short line for
+the person instead: never dropped silently. A file the platform refuses when it is sent is said
+too (its ``fallback_text``, sent by ``clarigate.gateway.flow.delivery``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from clarigate.agent.outgoing_files import OutgoingFile
+from clarigate.agent.outgoing_files import OutgoingFile, with_extension
 from clarigate.agent.protocol import ui_text
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import Conversation, FileReply, TextReply
@@ -61,8 +62,15 @@ async def _item(
         return TextReply(text=ui_text("file_unavailable", locale, name=file.name))
     if len(data) > cap:
         return _too_big(file.name, len(data), cap, locale)
+    if not data:  # no platform takes an empty file
+        log.info("a file the agent made is not sent: it is empty")
+        return TextReply(text=ui_text("file_empty", locale, name=file.name))
     mime_type = file.mime_type or served or "application/octet-stream"
-    return probe.model_copy(update={"data": data, "mime_type": mime_type})
+    name = with_extension(file.name, served) if served else file.name  # ``download`` -> ``download.pdf``
+    refused = ui_text("file_refused", locale, name=name)
+    return probe.model_copy(
+        update={"data": data, "mime_type": mime_type, "name": name, "fallback_text": refused}
+    )
 
 
 def _too_big(name: str, size: int | None, cap: int, locale: Locale) -> TextReply:

@@ -58,3 +58,22 @@ async def files_runner(reply: str = "Here is the report.") -> LangGraphRunner:
     settings = AgentSettings(checkpointer_url="memory://")
     agent = await ClarifyingAgent.create(settings, model=model, tools=[make_report])
     return LangGraphRunner(settings, agent=agent)
+
+
+async def blocks_runner(blocks: list[dict], reply: str = "Here it is.") -> LangGraphRunner:
+    """A runner whose scripted model calls a tool returning ``blocks`` and then replies ``reply``."""
+
+    @tool(response_format="content_and_artifact")
+    def make_files() -> tuple[str, list[dict]]:
+        """Make the files."""
+        return "Made the files.", blocks
+
+    model = ScriptedChatModel(
+        turns=[
+            ScriptedTurn.model_validate({"tool_calls": [{"name": "make_files", "args": {}}]}),
+            ScriptedTurn(content=reply),
+        ]
+    )
+    settings = AgentSettings(checkpointer_url="memory://")
+    agent = await ClarifyingAgent.create(settings, model=model, tools=[make_files])
+    return LangGraphRunner(settings, agent=agent)

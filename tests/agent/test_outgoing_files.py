@@ -74,3 +74,21 @@ def test_a_turn_sends_a_bounded_number_of_files():
     blocks = [create_file_block(base64=B64, mime_type="image/png") for _ in range(MAX_FILES + 5)]
     output = turn_output([HumanMessage("many", id="h"), AIMessage(content=blocks)], [])
     assert len(output.files) == MAX_FILES
+
+
+def test_a_long_name_is_shortened_and_keeps_its_extension():
+    block = create_file_block(base64=B64, mime_type="application/pdf", filename="q" * 296 + ".pdf")
+    name = file_of(block).name  # type: ignore[union-attr]
+    assert name == "q" * 196 + ".pdf"
+
+
+def test_a_urls_name_is_decoded_and_its_path_separators_kept_out():
+    pdf = {"type": "file", "url": "https://files.example.com/d/%E6%8A%A5%E5%91%8A.pdf?sig=abc"}
+    assert file_of(pdf).name == "报告.pdf"  # type: ignore[union-attr]
+    sneaky = {"type": "file", "url": "https://files.example.com/d/..%2F..%2Fetc%2Fpasswd"}
+    assert "/" not in file_of(sneaky).name  # type: ignore[union-attr]
+
+
+def test_a_urls_name_without_an_extension_gets_the_one_of_its_type():
+    block = {"type": "file", "url": "https://files.example.com/download?id=5", "mime_type": "application/pdf"}
+    assert file_of(block).name == "download.pdf"  # type: ignore[union-attr]

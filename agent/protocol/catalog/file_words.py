@@ -19,6 +19,15 @@ FILE_WORDS: dict[str, dict[Locale, str]] = {
         "en": "I could not get {name} to send it.",
         "zh": "无法获取 {name}，因此未能发送。",
     },
+    "file_empty": {
+        "en": "I cannot send {name}: the file is empty.",
+        "zh": "无法发送 {name}：文件为空。",
+    },
+    # A file the platform refused for good (gateway/flow/delivery.py): said after it, once.
+    "file_refused": {
+        "en": "I could not send {name}: it was not accepted here.",
+        "zh": "未能发送 {name}：此处不接受该文件。",
+    },
     # A photo or file sent with an answer to a graph that cannot be given it (agent/answer_attachments.py).
     "attachment_not_passed": {
         "en": "Your answer was passed on, but the photo or file sent with it could not be: "

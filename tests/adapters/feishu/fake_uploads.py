@@ -3,7 +3,9 @@
 ``POST /open-apis/im/v1/images`` (multipart: ``image_type`` "message" or "avatar", ``image``,
 10 MB at most) answers an ``image_key``; ``POST /open-apis/im/v1/files`` (``file_type`` one of
 opus, mp4, pdf, doc, xls, ppt, stream; ``file_name``; ``file``, 30 MB at most) a ``file_key``.
-A missing field is 234001, an empty file 234010, one over the limit 234006. A message of
+A missing field is 234001, an empty file 234010, one over the limit 234006; an image past the
+documented pixel limits (a GIF over 2000 x 2000, a PNG over 12000 x 12000: to be uploaded as a
+file instead) is refused too (its code is not in the documentation: 234011 here). A message of
 ``msg_type`` "image" / "file" must name a key this app uploaded (``{"image_key": …}`` /
 ``{"file_key": …}``), else 230001 "invalid message content".
 """
@@ -38,6 +40,17 @@ def _refused(code: int, msg: str) -> Answer:
     return 400, {"code": code, "msg": msg}, {}
 
 
+def _over_pixels(image: bytes) -> bool:
+    """Whether a GIF is over 2000 x 2000 or a PNG over 12000 x 12000 (read from its header)."""
+    if image[:6] in (b"GIF87a", b"GIF89a"):
+        width, height = int.from_bytes(image[6:8], "little"), int.from_bytes(image[8:10], "little")
+        return width > 2000 or height > 2000
+    if image[:8] == b"\x89PNG\r\n\x1a\n":
+        width, height = int.from_bytes(image[16:20], "big"), int.from_bytes(image[20:24], "big")
+        return width > 12000 or height > 12000
+    return False
+
+
 @dataclass
 class Uploads:
     """What the app uploaded (by key) and the image and file messages it sent (by message id)."""
@@ -58,6 +71,8 @@ class Uploads:
                 return _refused(234010, "File's size can't be 0.")
             if len(image[1]) > IMAGE_LIMIT:
                 return _refused(234006, "The file size exceeds the limit.")
+            if _over_pixels(image[1]):
+                return _refused(234011, "The image resolution exceeds the limit.")
             key = f"img_v3_{next(self._ids):04d}"
             self.images[key] = image[1]
             return 200, {"code": 0, "msg": "success", "data": {"image_key": key}}, {}

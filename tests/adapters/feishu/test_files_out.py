@@ -7,12 +7,15 @@ which keeps what each image or file message shows.
 
 from __future__ import annotations
 
+import base64
+
 import pytest
+from langchain_core.messages.content import create_file_block, create_image_block
 
 from clarigate.gateway.boundary.messages import Conversation, FileReply
 from clarigate.gateway.boundary.port import DeliveryFailed
 
-from ..files_agent import CSV, PNG, files_runner
+from ..files_agent import CSV, PNG, blocks_runner, files_runner
 from .events import message_event
 
 
@@ -108,3 +111,61 @@ def test_what_feishu_shows_as_an_image_and_which_file_type_a_file_is():
         "stream",
         "stream",
     ]
+
+
+PDF = b"%PDF-1.4\n%%EOF\n"
+#: A GIF of 2400 x 10 pixels: over the 2000 x 2000 ``im/v1/images`` takes for a GIF.
+WIDE_GIF = b"GIF89a" + (2400).to_bytes(2, "little") + (10).to_bytes(2, "little") + b"\x00\x00\x00;"
+
+
+def shown_texts(api) -> list[str]:  # type: ignore[no-untyped-def]
+    return [str(card) for card in api.shown()] + list(api.texts.values())
+
+
+async def test_an_empty_file_is_not_uploaded_and_a_line_names_it(make_bot):
+    empty = {"type": "file", "base64": "", "mime_type": "text/plain", "filename": "empty.txt"}
+    pdf = create_file_block(
+        base64=base64.b64encode(PDF).decode(), mime_type="application/pdf", filename="r.pdf"
+    )
+    runner = await blocks_runner([empty, pdf])
+    bot = await make_bot(runner)
+    try:
+        await bot.deliver(message_event("the files please"))
+        await bot.gateway.drain()
+        assert received(bot.api) == [("file", "r.pdf", PDF)]
+        assert any("I cannot send empty.txt: the file is empty." in text for text in shown_texts(bot.api))
+    finally:
+        await runner.aclose()
+
+
+async def test_a_file_feishu_refuses_for_good_is_named_in_a_line_once(make_bot):
+    pdf = create_file_block(
+        base64=base64.b64encode(PDF).decode(), mime_type="application/pdf", filename="r.pdf"
+    )
+    runner = await blocks_runner([pdf])
+    bot = await make_bot(runner)
+    try:
+        bot.api.fail_next(400, 234001, method="POST", path_part="/im/v1/files")  # refused: not retried
+        await bot.deliver(message_event("the files please"))
+        await bot.gateway.drain()
+        assert received(bot.api) == [] and uploads(bot.api) == ["files"]
+        lines = [t for t in shown_texts(bot.api) if "I could not send r.pdf: it was not accepted here." in t]
+        assert len(lines) == 1
+    finally:
+        await runner.aclose()
+
+
+async def test_an_image_past_the_pixel_limits_is_sent_as_a_file(make_bot):
+    gif = create_image_block(
+        base64=base64.b64encode(WIDE_GIF).decode(), mime_type="image/gif", filename="wide.gif"
+    )
+    runner = await blocks_runner([gif])
+    bot = await make_bot(runner)
+    try:
+        await bot.deliver(message_event("the chart please"))
+        await bot.gateway.drain()
+        assert received(bot.api) == [("file", "wide.gif", WIDE_GIF)]
+        assert uploads(bot.api) == ["images", "files"]
+        assert not any("not accepted" in text for text in shown_texts(bot.api))
+    finally:
+        await runner.aclose()

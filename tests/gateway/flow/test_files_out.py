@@ -14,6 +14,7 @@ from clarigate.adapters.testing import ScriptedRunner, TestAdapter
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.outgoing_files import OutgoingFile
 from clarigate.gateway.boundary.messages import Conversation, FileReply, MessageRef
+from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.flow.delivery import DeliveryPlan
 from clarigate.gateway.store.base import Store
 
@@ -53,7 +54,11 @@ async def file_server() -> AsyncIterator[str]:
     async def moved(request: web.Request) -> web.Response:
         raise web.HTTPFound("/report.csv")
 
+    async def download(request: web.Request) -> web.Response:  # a name without an extension
+        return web.Response(body=b"%PDF-1.4\n", content_type="application/pdf")
+
     app = web.Application()
+    app.router.add_get("/download", download)
     app.router.add_get("/report.csv", report)
     app.router.add_get("/big", big)
     app.router.add_get("/moved", moved)
@@ -134,3 +139,49 @@ async def test_a_file_is_recorded_with_its_bytes_before_it_is_sent(store: Store,
     plan = DeliveryPlan.model_validate_json(record.plan)
     assert [(i.kind, getattr(i, "data", None)) for i in plan.items] == [("text", None), ("file", CSV)]
     assert files_of(chat) == [("report.csv", "text/csv", CSV)]
+
+
+async def test_a_file_by_url_without_an_extension_gets_the_one_of_its_served_type(
+    store: Store, make_gateway: Any, file_server: str
+):
+    runner = sending(OutgoingFile("download", url=f"{file_server}/download?id=5"))
+    chat = await run(store, make_gateway, runner, files_out={"allow_private_urls": True})
+    assert files_of(chat) == [("download.pdf", "application/pdf", b"%PDF-1.4\n")]
+
+
+async def test_an_empty_file_is_not_sent_and_a_line_says_so(store: Store, make_gateway: Any):
+    empty = OutgoingFile("empty.txt", "text/plain", data=b"")
+    pdf = OutgoingFile("report.pdf", "application/pdf", data=b"%PDF-1.4\n")
+    chat = await run(store, make_gateway, sending(empty, pdf))
+    assert files_of(chat) == [("report.pdf", "application/pdf", b"%PDF-1.4\n")]
+    assert chat.texts() == ["Here it is.", "I cannot send empty.txt: the file is empty."]
+
+
+class RefusingPlatform(FilesPlatform):
+    """Refuses every PDF for good (as a platform refuses a payload it will never take)."""
+
+    async def send_file(self, conversation: Conversation, item: FileReply) -> MessageRef | None:
+        if item.name.endswith(".pdf"):
+            self.refused = getattr(self, "refused", 0) + 1
+            raise DeliveryFailed("file refused", permanent=True, code="234010")
+        return await super().send_file(conversation, item)
+
+
+@pytest.mark.parametrize(
+    ("said", "line"),
+    [
+        ("the report please", "I could not send report.pdf: it was not accepted here."),
+        ("请给我报告", "未能发送 report.pdf：此处不接受该文件。"),
+    ],
+)
+async def test_a_file_the_platform_refuses_is_said_once_and_the_rest_still_sent(
+    store: Store, make_gateway: Any, said: str, line: str
+):
+    pdf = OutgoingFile("report.pdf", "application/pdf", data=b"%PDF-1.4\n")
+    csv = OutgoingFile("report.csv", "text/csv", data=CSV)
+    gateway, chat = await make_gateway(store, sending(pdf, csv), adapter_class=RefusingPlatform)
+    await chat.say(said)
+    await gateway.drain()
+    assert files_of(chat) == [("report.csv", "text/csv", CSV)]
+    assert chat.texts() == ["Here it is.", line]
+    assert chat.refused == 1  # not retried, the agent not run again
