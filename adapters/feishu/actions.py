@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from clarigate.agent.protocol import FormField, HumanInputRequest, number_text, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, number_text, ui_text
 from clarigate.agent.protocol.models import SOURCE
 
 ACTION_SELECT = "sel"
@@ -84,10 +84,8 @@ def read_card_action(request: HumanInputRequest, action: dict[str, Any]) -> Card
         return CardAnswer(text=text) if text else CardAnswer(problems=[missing])
     if kind == ACTION_FORM:
         values = form_values(request, action.get("form_value") or {})
-        unticked = [f for f in request.fields if must_tick(request, f) and not values.get(f.name)]
-        if unticked:  # the core takes an unticked box as "no"; a required consent must be ticked
-            return CardAnswer(problems=[f"{f.label}: {ui_text('err_required', loc)}" for f in unticked])
-        return CardAnswer(values=values)
+        problems = unticked_problems(request, values)
+        return CardAnswer(problems=problems) if problems else CardAnswer(values=values)
     picked = action.get("option") if kind == ACTION_SELECT else kind
     option_id = picked_option(request, picked)
     if option_id is None:
@@ -101,13 +99,30 @@ def must_tick(request: HumanInputRequest, f: FormField) -> bool:
     return f.type == "checkbox" and f.required and request.source == SOURCE
 
 
-#: An input's ``max_length`` is at most 1000; a longer default is not shown (left empty, it is kept).
+def unticked_problems(request: HumanInputRequest, values: dict[str, Any]) -> list[str]:
+    """When a required consent is left unticked (the core takes an unticked box as "no"), every
+    problem of the submit, in field order: the unticked ones and the core's own (one toast says all)."""
+    unticked = {f.name for f in request.fields if must_tick(request, f) and not values.get(f.name)}
+    if not unticked:
+        return []
+    errors = check_form_values(request, values).errors
+    required = ui_text("err_required", request.locale)
+    return [
+        f"{f.label}: {required if f.name in unticked else errors[f.name]}"
+        for f in request.fields
+        if f.name in unticked or f.name in errors
+    ]
+
+
+#: An input's ``max_length`` is at most 1000; a longer default is shown under the input, which shows
+#: empty (left empty, the field keeps it: ``form_card``).
 INPUT_MAX_LENGTH = 1000
 
 
 def input_default(f: FormField) -> str | None:
     """The text an input shows for the field's default; None when it has none or it is longer
-    than an input takes (the input shows empty, and left empty the field keeps its default)."""
+    than an input takes (the input shows empty, the default under it, and left empty the field
+    keeps its default)."""
     shown = number_text(f.default) if f.type == "number" else f.default
     return shown if isinstance(shown, str) and len(shown) <= INPUT_MAX_LENGTH else None
 
@@ -128,7 +143,7 @@ def form_values(request: HumanInputRequest, form_value: dict[str, Any]) -> dict[
             continue
         f = request.fields[int(match.group(1)) - 1]
         value = field_value(f, value)
-        if value in (None, "", []) and _shown_empty(f):
+        if value in (None, "", []) and shown_empty(f):
             continue  # a default too long for its input showed empty: left so, the field keeps it
         raw[f.name] = "" if value is None or value == [] else value  # emptied: blank, not its default
     for f in request.fields:  # an unticked checker may be left out of form_value
@@ -137,7 +152,7 @@ def form_values(request: HumanInputRequest, form_value: dict[str, Any]) -> dict[
     return raw
 
 
-def _shown_empty(f: FormField) -> bool:
+def shown_empty(f: FormField) -> bool:
     """A field with a default its input did not show (text longer than an input takes)."""
     plain_input = f.type not in ("select", "multi_select", "date", "checkbox")
     return f.default is not None and plain_input and input_default(f) is None

@@ -1,5 +1,6 @@
-"""The catalog's lines about what a question shows in full right above it (part of ``WORDS``):
-what the protocol's 200-character strings cannot hold (``clarigate.agent.shown_above``)."""
+"""The catalog's lines about what a question shows in full beside it (part of ``WORDS``): what the
+protocol's 200-character strings cannot hold (``clarigate.agent.shown_above``), what an input
+cannot hold."""
 
 from __future__ import annotations
 
@@ -18,4 +19,7 @@ SHOWN_WORDS: dict[str, dict[Locale, str]] = {
         "en": "What is your answer to the text above?",
         "zh": "您对上面的内容有什么回答？",
     },
+    # a form's text default longer than its input takes, shown under the empty input
+    # (adapters/feishu/form_card.py): left empty, the field keeps it
+    "kept_if_empty": {"en": "Left empty, this keeps:", "zh": "留空则保留以下内容："},
 }
