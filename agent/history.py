@@ -66,7 +66,7 @@ class AnswerUnfinishedCallsMiddleware(AgentMiddleware):
         messages = with_every_call_answered(request.messages)
         if not keeps_tool_parts(request.model):
             messages = with_tool_parts_after_results(messages)
-        return request.override(messages=messages) if len(messages) != len(request.messages) else request
+        return request.override(messages=messages)  # a copy of the request: cheap, whatever changed
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Call the model with unfinished calls answered."""

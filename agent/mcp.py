@@ -12,10 +12,11 @@ YAML file, and out of the gateway's log: ``mcp_settings.filled_in``); an unset o
 naming it, and so is a key the server's transport does not take (``clarigate.agent.mcp_settings``,
 checked as the configuration loads). A server that does not start or answer within
 ``wait_seconds`` seconds is an ``MCPServerError`` naming the server, and so is a tool name two
-servers share (naming both) or one clarigate's own ``ask_clarification`` has. An error a server
-gives names it instead of its URL (``mcp_sessions``): the URL may hold its key. A call its
-server could not take (down, or its connection closed) is a ``ToolServerUnavailable``: the model
-reads it as the catalog's ``tool_server_unavailable`` (``tool_errors``), never the SDK's error.
+servers share (naming both), one clarigate's own ``ask_clarification`` has, or one a model
+provider does not take (``TOOL_NAME``). An error a server gives names it instead of its URL
+(``mcp_sessions``): the URL may hold its key. A call its server could not take (down, refused
+it, or its connection closed) is a ``ToolServerUnavailable``: the model reads it as the
+catalog's ``tool_server_unavailable`` (``tool_errors``), never the SDK's error.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from typing import Any
 
 from clarigate.agent.mcp_settings import TRANSPORTS, VARIABLE, transport_of, unknown_settings
 from clarigate.agent.tools import ASK_CLARIFICATION
+
+#: The tool names every provider takes (OpenAI's and Anthropic's ``^[a-zA-Z0-9_-]{1,64}$``):
+#: one other is refused in every request the model is sent, so it stops the start instead.
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class MCPServerError(ValueError):
@@ -64,11 +69,41 @@ def unavailable_if_down(server: str) -> Iterator[None]:
     except ConnectionError as exc:
         raise ToolServerUnavailable(server, str(exc)) from exc
     except McpError as exc:
+        if session_terminated(exc):  # refused, not run (its new session refused it too)
+            refused = f"MCP server {server!r}: McpError: Session terminated"
+            raise ToolServerUnavailable(server, refused) from exc
         # the SDK's, as its connection ended (a server may answer an error with that code too)
         if (exc.error.code, exc.error.message) != (CONNECTION_CLOSED, "Connection closed"):
             raise
         closed = f"MCP server {server!r}: McpError: Connection closed"
         raise ToolServerUnavailable(server, closed, in_flight=True) from exc
+
+
+def session_terminated(exc: BaseException) -> bool:
+    """Whether ``exc`` is the SDK's error for a request its HTTP server answered ``404 Not Found``:
+    the server no longer knows the session (it restarted, or expired it) and refused the request
+    before running it; MCP's streamable HTTP transport has the client start a new session then."""
+    from mcp.shared.exceptions import McpError
+
+    # mcp.client.streamable_http's ``_send_session_terminated_error`` (mcp 1.30: no constant)
+    return isinstance(exc, McpError) and (exc.error.code, exc.error.message) == (32600, "Session terminated")
+
+
+def refused_request_id(exc: BaseException | None) -> object:
+    """The JSON-RPC id of the request an HTTP server refused with a 4xx status (it did not run
+    it), if that is what ended a session (``exc``, the SDK's task groups unwrapped); else None."""
+    import json
+
+    import httpx
+
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if not isinstance(exc, httpx.HTTPStatusError) or not exc.response.is_client_error:
+        return None
+    try:
+        return json.loads(exc.request.content).get("id")
+    except (ValueError, AttributeError, httpx.RequestNotRead):
+        return None
 
 
 def expand_env(value: Any, server: str, environ: Mapping[str, str] | None = None) -> Any:
@@ -140,6 +175,9 @@ def name_problems(
     held: set[str] = set()  # the names an MCP server holds
     for server, names in tools.items():
         for name in names:
+            if not TOOL_NAME.fullmatch(name):
+                problems.append(MCPServerError(server, _unsendable(server, name)))
+                continue
             if name in owner:
                 where = "on one of the two" if name in held else "on it"
                 advice = (
@@ -150,6 +188,18 @@ def name_problems(
             owner[name] = f"a tool of MCP server {server!r}"
             held.add(name)
     return problems
+
+
+def _unsendable(server: str, name: str) -> str:
+    """Why the tool ``name`` of ``server`` cannot be offered to a model, and what to do."""
+    why = (
+        f"its tool {name!r} cannot be offered to a model (a tool name is letters, digits, _ and -, up to 64)"
+    )
+    if name.startswith(f"{server}_") and not TOOL_NAME.fullmatch(server[:64]):
+        return f"{why}: `tool_name_prefix: true` puts the server's name in it; rename the server so it fits"
+    if name.startswith(f"{server}_") and len(name) > 64:
+        return f"{why}: remove `tool_name_prefix: true`, or give the server a shorter name"
+    return f"{why}: that name is the server's own; rename the tool on the server"
 
 
 def _base_env() -> dict[str, str]:

@@ -15,20 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import os
-import re
 import threading
-import time
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import anyio
-from tenacity import RetryCallState, Retrying, wait_exponential
 
 import clarigate.agent.mcp as mcp_errors
 from clarigate.agent.mcp import MCPServer, MCPServerError, name_problems, servers_of, unavailable_if_down
+from clarigate.agent.mcp_backoff import Backoff
+from clarigate.agent.mcp_backoff import root_cause as _root_cause
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -44,8 +42,6 @@ MAX_LINE = 2000
 #: How long calls fail at once after a server's start failed: doubling from the first, up to the max.
 RETRY_FIRST_SECONDS = 5.0
 RETRY_MAX_SECONDS = 300.0
-#: A URL in an error's message (up to a space or a quote).
-_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
 
 
 class MCPSessions:
@@ -108,15 +104,17 @@ class _Session:
     has ended is started again before the next call; a start that fails, or is not answered within
     its wait, or whose session ends before it answered anything, fails the call that finds it, and
     the server is down: until it is tried again (``_Backoff``) every call fails at once, and no
-    process is started. A call the closed connection refused is sent to the new one; one in flight
-    as it ends fails (``ToolServerUnavailable`` each). A call given up is cancelled on the server."""
+    process is started. A call the closed connection refused, or an HTTP server refused for a
+    session it no longer knows (404: restarted, or expired it), is sent to a new session; one in
+    flight as it ends fails (``ToolServerUnavailable`` each: not in flight if the server refused
+    it with a 4xx status). A call given up is cancelled on the server."""
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
         self._held: _Held | None = None
         self._wait_seconds = 30.0
         self._restarting = asyncio.Lock()
-        self._backoff = _Backoff(server.name)
+        self._backoff = Backoff(server.name, RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS)
 
     async def start(self, wait_seconds: float) -> list[BaseTool]:
         """Open the session and load its tools within ``wait_seconds``."""
@@ -160,9 +158,9 @@ class _Session:
                 raise self._backoff.failed(exc) from exc
             return held, session
 
-    async def _answer(self, held: _Held, request: Coroutine[Any, Any, T]) -> T:
+    async def _answer(self, held: _Held, request: Coroutine[Any, Any, T], request_id: object = None) -> T:
         """``held.watch(request)``; the session answered: its trial is over, the server is up."""
-        answer = await held.watch(request)
+        answer = await held.watch(request, request_id)
         held.on_trial = False
         self._backoff.started()
         return answer
@@ -172,19 +170,35 @@ class _Session:
         return await self._answer(held, session.list_tools(cursor=cursor))
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> Any:
+        from mcp.shared.exceptions import McpError
+
         with unavailable_if_down(self.server.name):  # down or closed: ToolServerUnavailable
             held, session = await self._live()
             try:
-                return await self._answer(held, _call_tool(session, name, arguments, options))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                # the server was gone before the call reached it: start it again and send it there
+                return await self._answer(
+                    held, _call_tool(session, name, arguments, options), _next_id(session)
+                )
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, McpError) as exc:
+                # the server was gone before the call reached it, or it no longer knows the
+                # session (404: restarted, or expired it): the call did not run. A new session takes it
+                if isinstance(exc, McpError) and not mcp_errors.session_terminated(exc):
+                    raise
                 held, session = await self._live(gone=held)
-                return await self._answer(held, _call_tool(session, name, arguments, options))
+                return await self._answer(
+                    held, _call_tool(session, name, arguments, options), _next_id(session)
+                )
 
     async def aclose(self) -> None:
         held, self._held = self._held, None
         if held is not None:
             await held.aclose()
+
+
+def _next_id(session: ClientSession) -> int | None:
+    """The id the session's next request takes (``send_request`` takes it before its first await);
+    the SDK (mcp 1.30) has no public way to learn a request's id or to cancel one it sent."""
+    request_id = getattr(session, "_request_id", None)
+    return request_id if isinstance(request_id, int) else None
 
 
 async def _call_tool(
@@ -194,9 +208,7 @@ async def _call_tool(
     ``notifications/cancelled``: the SDK's client does not send it, modelcontextprotocol/python-sdk#2507)."""
     from mcp import types
 
-    # the id the request is about to take (send_request takes it before its first await); the SDK
-    # (mcp 1.30) has no public way to learn a request's id or to cancel one it sent
-    request_id = getattr(session, "_request_id", None)
+    request_id = _next_id(session)
     try:
         return await session.call_tool(name, arguments, **options)
     except asyncio.CancelledError:
@@ -211,57 +223,6 @@ async def _call_tool(
         raise
 
 
-class _Backoff:
-    """Whether a server is down (its last start failed) and until when its calls fail at once:
-    tenacity's ``wait_exponential`` on the count of starts failed in a row (a ``RetryCallState``'s
-    attempts), from the last one's end."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self._wait = wait_exponential(multiplier=RETRY_FIRST_SECONDS, max=RETRY_MAX_SECONDS)
-        self._failed: RetryCallState | None = None  # the starts failed in a row, while down
-        self._due = 0.0  # time.monotonic() from which a start is tried again
-        self._why = ""
-
-    @property
-    def down(self) -> bool:
-        return self._failed is not None
-
-    def failed(self, exc: BaseException) -> ConnectionError:
-        """Count a start that failed; the error the call that made it fails with."""
-        if self._failed is None:
-            self._failed = RetryCallState(Retrying(), None, (), {})
-        else:
-            self._failed.prepare_for_next_attempt()
-        seconds = self._wait(self._failed)
-        self._due = time.monotonic() + seconds
-        self._why = _root_cause(exc.__cause__ or exc, self.name)
-        if self._failed.attempt_number == 1:
-            log.warning(
-                "MCP server %r is down: %s; its tools fail until it is tried again", self.name, self._why
-            )
-        else:
-            log.debug("MCP server %r is still down: %s", self.name, self._why)
-        return self._error()
-
-    def refuse_until_due(self) -> None:
-        """``ConnectionError`` saying when the server is tried again, while it is down and not due."""
-        if self._failed is not None and time.monotonic() < self._due:
-            raise self._error()
-
-    def started(self) -> None:
-        """A session answered: the server is up, and the next failure waits the first wait again."""
-        if self._failed is not None:
-            log.warning("MCP server %r is back", self.name)
-            self._failed = None
-
-    def _error(self) -> ConnectionError:
-        seconds = math.ceil(max(self._due - time.monotonic(), 0.0))
-        return ConnectionError(
-            f"MCP server {self.name!r} did not start (it will be tried again in {seconds} s): {self._why}"
-        )
-
-
 class _Held:
     """A session held open by a task of its own (entered and left in one task, as the SDK's
     task groups need) until ``aclose``; ``opened`` gives it once initialized. A server that does
@@ -271,6 +232,7 @@ class _Held:
         self.server = server
         self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
         self.on_trial = True  # until it answers a request: ended before, it is a start that failed
+        self.error: Exception | None = None  # what ended the session, if an error did
         self._wait_seconds = wait_seconds
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._hold(), name=f"MCP server {server.name}")
@@ -289,9 +251,10 @@ class _Held:
             why = _root_cause(exc, self.server.name)
             raise ConnectionError(f"MCP server {self.server.name!r} did not start: {why}") from exc
 
-    async def watch(self, request: Coroutine[Any, Any, T]) -> T:
-        """The answer to ``request``; ``ConnectionError`` if the session ends before it comes (an
-        HTTP server gone mid-call would otherwise leave the call waiting for ever)."""
+    async def watch(self, request: Coroutine[Any, Any, T], request_id: object = None) -> T:
+        """The answer to ``request``; ``ToolServerUnavailable`` if the session ends before it comes
+        (an HTTP server gone mid-call would otherwise leave the call waiting for ever): in flight,
+        unless the server refused the request (``request_id``, the JSON-RPC id it was sent with)."""
         call = asyncio.ensure_future(request)
         try:
             await asyncio.wait({call, self._task}, return_when=asyncio.FIRST_COMPLETED)
@@ -300,8 +263,12 @@ class _Held:
                 call.cancel()
         if call.done() and not call.cancelled():
             return call.result()
-        ended = f"MCP server {self.server.name!r}: the connection ended before it answered"
-        raise mcp_errors.ToolServerUnavailable(self.server.name, ended, in_flight=True)  # it may have run
+        name, error = self.server.name, self.error
+        if error and request_id is not None and mcp_errors.refused_request_id(error) == request_id:
+            why = _root_cause(error, name)  # a 4xx status (401: its key revoked): not run
+            raise mcp_errors.ToolServerUnavailable(name, f"MCP server {name!r} refused the call: {why}")
+        ended = f"MCP server {name!r}: the connection ended before it answered"
+        raise mcp_errors.ToolServerUnavailable(name, ended, in_flight=True)  # it may have run
 
     async def _hold(self) -> None:
         ready = self.ready
@@ -310,6 +277,7 @@ class _Held:
                 ready.set_result(session)
                 await self._stop.wait()
         except Exception as exc:
+            self.error = exc
             if not ready.done():
                 _fail(ready, exc)
             else:
@@ -386,15 +354,3 @@ def _log_lines(name: str, read_fd: int) -> None:
         for line in stream:
             if text := line.rstrip():
                 log.info("MCP server %r: %s", name, text[:MAX_LINE])
-
-
-def _root_cause(exc: BaseException, server: str | None = None) -> str:
-    """The error at the root of ``exc``, in one line: its type and its message's first line, where
-    any URL (the server's, as its HTTP client printed it: it may hold its key) is named instead."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if exc.__cause__ is not None and not str(exc):
-        exc = exc.__cause__
-    text = str(exc).strip().splitlines()
-    named = f"<url of MCP server {server!r}>" if server else "<url>"
-    return f"{type(exc).__name__}: {_URL.sub(named, text[0])}" if text else type(exc).__name__

@@ -6,9 +6,11 @@ only allowed for messages with role 'user'…"), on that turn and on every later
 the thread keeps the result: that would break the thread for good. For such providers the
 model is sent the tool message's text with a short note, and the images and files in a
 user message right after that step's results (where they are valid), so the model still
-sees them. Anthropic takes images in a tool result, and the in-process models have no
-provider: their results are sent as they are. The thread itself is left as it is; every
-model call is shaped the same way (``history.AnswerUnfinishedCallsMiddleware``).
+sees them; a part no message can carry to it (a link to a file, such as MCP's ``ResourceLink``)
+stays in the tool message as text, its link. Anthropic takes images in a tool result, and
+the in-process models have no provider: their results are sent as they are. The thread
+itself is left as it is; every model call is shaped the same way
+(``history.AnswerUnfinishedCallsMiddleware``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,33 @@ def _is_text(part: Any) -> bool:
     return isinstance(part, str) or (isinstance(part, dict) and part.get("type") == "text")
 
 
+def _sendable(part: Any) -> bool:
+    """Whether a user message can carry ``part`` (in OpenAI's Chat Completions' shapes, which
+    langchain-openai checks): an image, or a file or sound as data or an id; a link only to the web
+    (a file link the model would have to fetch, such as MCP's ``ResourceLink``, is refused on every
+    later turn: "OpenAI Chat Completions does not support file URLs.")."""
+    from langchain_core.messages import is_data_content_block
+    from langchain_core.messages.block_translators.openai import convert_to_openai_data_block
+
+    if not isinstance(part, dict) or not is_data_content_block(part):
+        return True  # already in the provider's own shape
+    if "url" in part and not str(part["url"]).startswith(("https://", "http://")):
+        return False
+    try:
+        convert_to_openai_data_block(part)
+    except (ValueError, KeyError):
+        return False
+    return True
+
+
+def _as_text(part: Any, locale: Locale) -> dict[str, str]:
+    """What stands in for a part the model cannot be sent: its link (or its kind), and its type."""
+    what = str(part.get("url") or part.get("type", "?"))
+    if mime_type := part.get("mime_type"):
+        what += f" ({mime_type})"
+    return {"type": "text", "text": catalog.text("tool_part_not_shown", locale, what=what)}
+
+
 def _moved_parts(message: AnyMessage) -> list[Any]:
     """The parts of a tool message a text-only tool message cannot carry."""
     if not isinstance(message, ToolMessage) or isinstance(message.content, str):
@@ -44,10 +73,13 @@ def _moved_parts(message: AnyMessage) -> list[Any]:
     return [part for part in message.content if not _is_text(part)]
 
 
-def _text_only(message: ToolMessage, locale: Locale) -> ToolMessage:
-    kept = [part for part in message.content if _is_text(part)]
-    note = {"type": "text", "text": catalog.text("tool_parts_moved", locale)}
-    return message.model_copy(update={"content": [*kept, note]})
+def _text_only(message: ToolMessage, locale: Locale) -> tuple[ToolMessage, list[Any]]:
+    """``message`` with its text, a part no message can carry as text, and a note if others moved;
+    the parts moved."""
+    kept = [part if _sendable(part) or _is_text(part) else _as_text(part, locale) for part in message.content]
+    moved = [part for part in message.content if not _is_text(part) and _sendable(part)]
+    note = [{"type": "text", "text": catalog.text("tool_parts_moved", locale)}] if moved else []
+    return message.model_copy(update={"content": [p for p in kept if _is_text(p)] + note}), moved
 
 
 def _following(parts: list[Any], locale: Locale) -> HumanMessage:
@@ -67,10 +99,10 @@ def with_tool_parts_after_results(messages: Sequence[AnyMessage]) -> list[AnyMes
     shaped: list[AnyMessage] = []
     waiting: list[Any] = []  # the parts moved out of the current run of results
     for message in messages:
-        moved = _moved_parts(message)
-        if moved and isinstance(message, ToolMessage):
-            waiting += [{"type": "text", "text": f"{message.name or message.tool_call_id}:"}, *moved]
-            message = _text_only(message, locale)
+        if _moved_parts(message) and isinstance(message, ToolMessage):
+            message, moved = _text_only(message, locale)
+            if moved:
+                waiting += [{"type": "text", "text": f"{message.name or message.tool_call_id}:"}, *moved]
         elif waiting and not isinstance(message, ToolMessage):
             shaped.append(_following(waiting, locale))
             waiting = []

@@ -266,6 +266,19 @@ async def test_a_tool_named_ask_clarification_is_refused(tmp_path: Path) -> None
     await agent.aclose()
 
 
+async def test_a_tool_name_no_provider_takes_is_refused_naming_server_and_tool(tmp_path: Path) -> None:
+    """OpenAI and Anthropic refuse every request offering a tool not named ``^[a-zA-Z0-9_-]{1,64}$``."""
+    pids = tmp_path / "pids"
+    with pytest.raises(MCPServerError, match=r"'files'.*'files\.read'.*rename the tool on the server"):
+        await ClarifyingAgent.create(
+            AgentSettings(checkpointer_url="memory://", mcp_servers={"files": counter(pids, "files.read")})
+        )
+    servers = {"my.fs": {**counter(pids, "read"), "tool_name_prefix": True}}
+    with pytest.raises(MCPServerError, match=r"'my\.fs'.*'my\.fs_read'.*rename the server"):
+        await ClarifyingAgent.create(AgentSettings(checkpointer_url="memory://", mcp_servers=servers))
+    assert_all_stopped(pids)
+
+
 def test_a_servers_stderr_goes_to_the_chat_log_not_the_terminal(tmp_path: Path) -> None:
     pids, script, bot = tmp_path / "pids", tmp_path / "script.yaml", tmp_path / "bot.yaml"
     script.write_text(yaml.safe_dump([{"tool_calls": [COUNT]}, {"content": "Counted."}]))

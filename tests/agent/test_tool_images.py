@@ -81,6 +81,22 @@ async def test_an_mcp_image_result_does_not_break_the_thread_for_good(
     assert [b.get("type") for b in kept[0].content] == ["image"]
 
 
+async def test_a_link_to_a_file_reaches_an_openai_model_as_text_and_the_thread_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OpenAI's Chat Completions takes no file by its URL (langchain-openai: "OpenAI Chat
+    Completions does not support file URLs."), in no message: the model reads the link instead."""
+    stub = Stub(replies=[[Call("report", {})], "Here is the report.", "Hello again."])
+    outcomes, _ = await _two_turns(stub, monkeypatch)
+    assert outcomes == ["Here is the report.", "Hello again."], (outcomes, stub.refused[-1:])
+    for body in stub.received[1:]:
+        roles = [m["role"] for m in body["messages"]]
+        step = roles.index("tool")
+        assert roles[step + 1 :] in (["assistant", "user"], []), roles  # no user message with a file
+        link = "(returned, but not shown to you: file:///srv/reports/q3.pdf (application/pdf))"
+        assert _texts(body["messages"][step]) == ["report ready", link]
+
+
 async def test_a_model_with_no_provider_gets_the_image_in_the_result() -> None:
     """In-process models (and Anthropic, which takes images in a tool result) get it as it came."""
     model = scripted({"tool_calls": [{"name": "picture", "args": {}}]}, {"content": "Seen."})

@@ -64,6 +64,11 @@ FILE_WORDS: dict[str, dict[Locale, str]] = {
         "en": "(image or file returned: see the next message)",
         "zh": "（返回了图片或文件：见下一条消息）",
     },
+    # ... and a part no message can carry to the model (a link to a file): its link, as text.
+    "tool_part_not_shown": {
+        "en": "(returned, but not shown to you: {what})",
+        "zh": "（已返回，但无法向你展示：{what}）",
+    },
     "tool_parts_follow": {
         "en": "(Not written by the person: the images or files returned by the tool calls above.)",
         "zh": "（并非用户所写：上面的工具调用返回的图片或文件。）",

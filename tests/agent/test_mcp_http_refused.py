@@ -1,0 +1,88 @@
+"""An HTTP MCP server that refused a call (HTTP 404 for a session it no longer knows, 401 for a
+revoked key): the call did not run. A session it forgot is started again and the call sent there;
+any other refusal reads as the server unavailable, never as a call whose effect is not known.
+
+The servers are real FastMCP servers on streamable HTTP (``mcp_notes_server.py``,
+``mcp_locked_server.py``).
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from langchain_core.messages import ToolMessage
+
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent
+from clarigate.agent.mcp_sessions import MCPSessions
+from clarigate.agent.protocol import catalog
+
+from .conftest import scripted
+from .test_mcp import free_port, notes_over_http
+
+LOCKED = str(Path(__file__).with_name("mcp_locked_server.py"))
+PING = {"name": "ping", "args": {}}
+
+
+async def test_an_http_server_restarted_between_calls_takes_the_next_calls(tmp_path: Path) -> None:
+    log, port = tmp_path / "notes.log", free_port()
+    with notes_over_http(log, port) as url:
+        sessions = await MCPSessions.open({"notes": {"transport": "streamable_http", "url": url}})
+        add_note = next(tool for tool in sessions.tools if tool.name == "add_note")
+        assert "noted: before" in str(await add_note.ainvoke({"text": "before"}))
+    try:
+        # restarted (or its idle session expired): it answers 404 for the session it forgot
+        with notes_over_http(log, port):
+            said = [str(await add_note.ainvoke({"text": f"after {n}"})) for n in range(3)]
+    finally:
+        await sessions.aclose()
+    assert ["noted: after 0" in said[0], "noted: after 1" in said[1], "noted: after 2" in said[2]] == [
+        True
+    ] * 3
+    # each call ran once: the one the forgotten session refused was sent again, not twice
+    assert log.read_text().splitlines() == ["before", "after 0", "after 1", "after 2"]
+
+
+@contextmanager
+def locked_server(port: int, marker: Path) -> Iterator[str]:
+    """``mcp_locked_server.py`` at ``port``: answers 401 once ``marker`` exists; yields its URL."""
+    process = subprocess.Popen(
+        [sys.executable, LOCKED, str(port), "/mcp", str(marker)], stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def test_a_call_refused_with_401_mid_session_reads_as_the_server_unavailable(tmp_path: Path) -> None:
+    revoked = tmp_path / "revoked"
+    model = scripted(*[turn for _ in range(3) for turn in ({"tool_calls": [PING]}, {"content": "Done."})])
+    with locked_server(free_port(), revoked) as url:
+        server = {"transport": "streamable_http", "url": url}
+        settings = AgentSettings(checkpointer_url="memory://", mcp_servers={"tickets": server})
+        agent = await ClarifyingAgent.create(settings, model=model)
+        try:
+            read = []
+            for thread in ("t1", "t2", "t3"):
+                assert (await agent.run_turn(thread, "ping")).replies == ["Done."]
+                read += [m.text for m in model.calls[-1] if isinstance(m, ToolMessage)]
+                revoked.touch()  # its key is revoked: every request is answered 401 from now on
+        finally:
+            await agent.aclose()
+    unavailable = catalog.text("tool_server_unavailable", "en", server="tickets")
+    # refused, the call did not run: never "whether it took effect is not known"
+    assert read == ["pong", unavailable, unavailable]
