@@ -158,9 +158,9 @@ class _Session:
                 raise self._backoff.failed(exc) from exc
             return held, session
 
-    async def _answer(self, held: _Held, request: Coroutine[Any, Any, T], request_id: object = None) -> T:
+    async def _answer(self, held: _Held, request: Coroutine[Any, Any, T], sent: _Sent | None = None) -> T:
         """``held.watch(request)``; the session answered: its trial is over, the server is up."""
-        answer = await held.watch(request, request_id)
+        answer = await held.watch(request, sent)
         held.on_trial = False
         self._backoff.started()
         return answer
@@ -175,23 +175,28 @@ class _Session:
         with unavailable_if_down(self.server.name):  # down or closed: ToolServerUnavailable
             held, session = await self._live()
             try:
-                return await self._answer(
-                    held, _call_tool(session, name, arguments, options), _next_id(session)
-                )
+                sent = _Sent()
+                return await self._answer(held, _call_tool(session, name, arguments, options, sent), sent)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, McpError) as exc:
                 # the server was gone before the call reached it, or it no longer knows the
                 # session (404: restarted, or expired it): the call did not run. A new session takes it
                 if isinstance(exc, McpError) and not mcp_errors.session_terminated(exc):
                     raise
                 held, session = await self._live(gone=held)
-                return await self._answer(
-                    held, _call_tool(session, name, arguments, options), _next_id(session)
-                )
+                sent = _Sent()
+                return await self._answer(held, _call_tool(session, name, arguments, options, sent), sent)
 
     async def aclose(self) -> None:
         held, self._held = self._held, None
         if held is not None:
             await held.aclose()
+
+
+class _Sent:
+    """The JSON-RPC id a call was sent with, once sent (``_call_tool`` takes it as it sends;
+    read before, while calls run together, it would be another call's)."""
+
+    id: int | None = None
 
 
 def _next_id(session: ClientSession) -> int | None:
@@ -202,13 +207,20 @@ def _next_id(session: ClientSession) -> int | None:
 
 
 async def _call_tool(
-    session: ClientSession, name: str, arguments: dict[str, Any] | None, options: dict[str, Any]
+    session: ClientSession,
+    name: str,
+    arguments: dict[str, Any] | None,
+    options: dict[str, Any],
+    sent: _Sent | None = None,
 ) -> Any:
-    """``session.call_tool``; cancelled, it tells the server to cancel the call too (MCP's
-    ``notifications/cancelled``: the SDK's client does not send it, modelcontextprotocol/python-sdk#2507)."""
+    """``session.call_tool``, its id kept in ``sent``; cancelled, it tells the server to cancel the
+    call too (MCP's ``notifications/cancelled``: the SDK's client does not send it,
+    modelcontextprotocol/python-sdk#2507)."""
     from mcp import types
 
-    request_id = _next_id(session)
+    request_id = _next_id(session)  # taken here, with no await before the SDK takes it
+    if sent is not None:
+        sent.id = request_id
     try:
         return await session.call_tool(name, arguments, **options)
     except asyncio.CancelledError:
@@ -251,10 +263,10 @@ class _Held:
             why = _root_cause(exc, self.server.name)
             raise ConnectionError(f"MCP server {self.server.name!r} did not start: {why}") from exc
 
-    async def watch(self, request: Coroutine[Any, Any, T], request_id: object = None) -> T:
+    async def watch(self, request: Coroutine[Any, Any, T], sent: _Sent | None = None) -> T:
         """The answer to ``request``; ``ToolServerUnavailable`` if the session ends before it comes
         (an HTTP server gone mid-call would otherwise leave the call waiting for ever): in flight,
-        unless the server refused the request (``request_id``, the JSON-RPC id it was sent with)."""
+        unless the server refused the request (``sent``: the JSON-RPC id it was sent with)."""
         call = asyncio.ensure_future(request)
         try:
             await asyncio.wait({call, self._task}, return_when=asyncio.FIRST_COMPLETED)
@@ -263,7 +275,7 @@ class _Held:
                 call.cancel()
         if call.done() and not call.cancelled():
             return call.result()
-        name, error = self.server.name, self.error
+        name, error, request_id = self.server.name, self.error, sent.id if sent else None
         if error and request_id is not None and mcp_errors.refused_request_id(error) == request_id:
             why = _root_cause(error, name)  # a 4xx status (401: its key revoked): not run
             raise mcp_errors.ToolServerUnavailable(name, f"MCP server {name!r} refused the call: {why}")

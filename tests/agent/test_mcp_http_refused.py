@@ -3,7 +3,7 @@ revoked key): the call did not run. A session it forgot is started again and the
 any other refusal reads as the server unavailable, never as a call whose effect is not known.
 
 The servers are real FastMCP servers on streamable HTTP (``mcp_notes_server.py``,
-``mcp_locked_server.py``).
+``mcp_locked_server.py``, ``mcp_billing_server.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .conftest import scripted
 from .test_mcp import free_port, notes_over_http
 
 LOCKED = str(Path(__file__).with_name("mcp_locked_server.py"))
+BILLING = str(Path(__file__).with_name("mcp_billing_server.py"))
 PING = {"name": "ping", "args": {}}
 
 
@@ -49,10 +50,11 @@ async def test_an_http_server_restarted_between_calls_takes_the_next_calls(tmp_p
 
 
 @contextmanager
-def locked_server(port: int, marker: Path) -> Iterator[str]:
-    """``mcp_locked_server.py`` at ``port``: answers 401 once ``marker`` exists; yields its URL."""
+def locked_server(port: int, marker: Path, script: str = LOCKED) -> Iterator[str]:
+    """``mcp_locked_server.py`` (or ``script``) at ``port``: answers 401 once ``marker`` exists
+    (the billing server: writes its charges there); yields its URL."""
     process = subprocess.Popen(
-        [sys.executable, LOCKED, str(port), "/mcp", str(marker)], stderr=subprocess.DEVNULL
+        [sys.executable, script, str(port), "/mcp", str(marker)], stderr=subprocess.DEVNULL
     )
     try:
         deadline = time.monotonic() + 20
@@ -86,3 +88,26 @@ async def test_a_call_refused_with_401_mid_session_reads_as_the_server_unavailab
     unavailable = catalog.text("tool_server_unavailable", "en", server="tickets")
     # refused, the call did not run: never "whether it took effect is not known"
     assert read == ["pong", unavailable, unavailable]
+
+
+async def test_of_two_calls_at_once_only_the_refused_one_reads_as_not_run(tmp_path: Path) -> None:
+    charges = tmp_path / "charges"
+    # one turn, two calls the agent runs at once: the server refuses the refund (403: the key may
+    # not) while the charge is running, and the refusal ends the session
+    calls = [{"name": "refund", "args": {"amount": 5}}, {"name": "charge", "args": {"amount": 7}}]
+    model = scripted({"tool_calls": calls}, {"content": "Done."})
+    with locked_server(free_port(), charges, BILLING) as url:
+        server = {"transport": "streamable_http", "url": url}
+        settings = AgentSettings(checkpointer_url="memory://", mcp_servers={"billing": server})
+        agent = await ClarifyingAgent.create(settings, model=model)
+        try:
+            assert (await agent.run_turn("t", "refund 5, charge 7")).replies == ["Done."]
+        finally:
+            await agent.aclose()
+    read = {m.name: m.text for m in model.calls[-1] if isinstance(m, ToolMessage)}
+    assert charges.read_text().splitlines() == ["charged 7"]  # the charge ran
+    # the refund did not run; the charge may have: never told it did not (the model would retry it)
+    assert read == {
+        "refund": catalog.text("tool_server_unavailable", "en", server="billing"),
+        "charge": catalog.text("tool_server_closed", "en", server="billing"),
+    }
