@@ -132,7 +132,7 @@ def edit_request(
 
 
 class _BadJson(ValueError):
-    """An edited JSON argument that does not parse."""
+    """An edited JSON argument that does not parse (``args[0]``: the JSON error)."""
 
 
 def _edited_value(original: Any, given: Any) -> Any:
@@ -148,7 +148,7 @@ def _edited_value(original: Any, given: Any) -> Any:
     except ValueError as error:
         if original is None:
             return given  # nothing said what the argument holds: the text is the value
-        raise _BadJson(str(error).split(":")[0]) from None
+        raise _BadJson(error) from None
 
 
 def edit_decisions(
@@ -178,7 +178,12 @@ def edit_decisions(
             try:
                 args[arg] = _edited_value(original, values[name])
             except _BadJson as error:
-                problem = catalog.text("approval_edit_bad_json", locale, field=labels[name], error=error)
+                problem = catalog.text(
+                    "approval_edit_bad_json",
+                    locale,
+                    field=labels[name],
+                    error=catalog.json_error(error.args[0], locale),
+                )
                 return AskAgain(edit_request(interrupt_id, actions, locale, shown=values, problem=problem))
             changed = True
         if changed and "edit" not in action.allowed:  # never run as written instead: asked again

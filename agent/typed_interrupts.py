@@ -262,7 +262,7 @@ def _json_answer(
         taken, bare = bare_value(schema, response.value)
         if taken:  # a schema of one field answered with its value alone
             return bare
-        problem = catalog.text("typed_bad_json", locale, error=str(error).split(":")[0])
+        problem = catalog.text("typed_bad_json", locale, error=catalog.json_error(error, locale))
         return _again(typed_asked(interrupt_id, value, schema, locale, problem=problem))
     if not isinstance(parsed, Mapping) and isinstance(schema.get("properties"), Mapping):
         taken, bare = bare_value(schema, response.value)

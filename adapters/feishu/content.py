@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from clarigate.agent.protocol import detect_locale
+from clarigate.agent.protocol.catalog import unnamed
 from clarigate.gateway.boundary import surrogates
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment
@@ -171,10 +172,15 @@ def post_node(node: dict[str, Any], message_id: str) -> tuple[str, Attachment | 
         return f"\n```{language}\n{text.rstrip(chr(10))}\n```\n", None
     if tag == "img" and node.get("image_key"):
         ref = resource_ref(message_id, IMAGE_RESOURCE, str(node["image_key"]))
-        return "", Attachment(kind="image", name="image", ref=ref)
+        return "", Attachment(
+            kind="image", name=unnamed("attachment_image"), said="attachment_image", ref=ref
+        )
     if tag == "media" and node.get("file_key"):
         ref = resource_ref(message_id, FILE_RESOURCE, str(node["file_key"]))
-        return "", Attachment(kind="video", name=str(node.get("file_name") or "video"), ref=ref)
+        said = None if node.get("file_name") else "attachment_video"
+        return "", Attachment(
+            kind="video", name=str(node.get("file_name") or unnamed("attachment_video")), said=said, ref=ref
+        )
     if tag == "emotion":
         return f":{node.get('emoji_type') or 'emoji'}:", None
     if tag == "hr":
@@ -187,17 +193,16 @@ def other_content(kind: str, content: dict[str, Any], message_id: str) -> Messag
     file_key = str(content.get("file_key") or "")
     if kind == "image" and content.get("image_key"):
         ref = resource_ref(message_id, IMAGE_RESOURCE, str(content["image_key"]))
-        return MessageContent("", [Attachment(kind="image", name="image", ref=ref)])
+        return MessageContent(
+            "", [Attachment(kind="image", name=unnamed("attachment_image"), said="attachment_image", ref=ref)]
+        )
     if kind in ("file", "audio", "media") and file_key:
         ref = resource_ref(message_id, FILE_RESOURCE, file_key)
-        default = {"file": "file", "audio": "voice message", "media": "video"}[kind]
-        name = str(content.get("file_name") or default)
-        if kind == "audio" and isinstance(content.get("duration"), int):
-            name = f"{name} ({max(round(content['duration'] / 1000), 1)} s)"
-        attachment_kind = {"file": "file", "audio": "audio", "media": "video"}[kind]
-        return MessageContent("", [Attachment(kind=attachment_kind, name=name, ref=ref)])  # type: ignore[arg-type]
+        return MessageContent("", [_file(kind, content, ref)])
     if kind == "sticker":  # the message-resource API cannot download stickers: no ref
-        return MessageContent("", [Attachment(kind="sticker", name="sticker")])
+        return MessageContent(
+            "", [Attachment(kind="sticker", name=unnamed("attachment_sticker"), said="attachment_sticker")]
+        )
     if kind == "merge_forward":  # the forwarded messages are not in the event
         return MessageContent("", [Attachment(kind="other", name="forwarded chat history")])
     if kind == "location":  # a place, named like Telegram's: no words of the person's to read
@@ -208,6 +213,23 @@ def other_content(kind: str, content: dict[str, Any], message_id: str) -> Messag
         return MessageContent("", [Attachment(kind="other", name=shared)])
     thing = shared_thing(kind, content, message_id)
     return MessageContent("", [Attachment(kind="other", name=thing or f"{kind or 'unknown'} message")])
+
+
+def _file(kind: str, content: dict[str, Any], ref: str) -> Attachment:
+    """A file, voice message or video; named by the catalog (``said``) when it has no name."""
+    said = None if content.get("file_name") else f"attachment_{_NAMES[kind]}"
+    duration = content.get("duration")  # milliseconds, voice messages
+    seconds = max(round(duration / 1000), 1) if kind == "audio" and isinstance(duration, int) else None
+    if said is None:
+        name = str(content["file_name"])
+        name += "" if seconds is None else f" ({seconds} s)"
+    else:
+        name = unnamed(said, seconds=seconds)
+    attachment_kind = {"file": "file", "audio": "audio", "media": "video"}[kind]
+    return Attachment(kind=attachment_kind, name=name, said=said, seconds=seconds, ref=ref)  # type: ignore[arg-type]
+
+
+_NAMES = {"file": "file", "audio": "voice", "media": "video"}
 
 
 def card_content(content: dict[str, Any], message_id: str, mentions: Any) -> MessageContent:

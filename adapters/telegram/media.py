@@ -24,6 +24,7 @@ from telegram import (
 from telegram.error import TelegramError
 from telegram.warnings import PTBDeprecationWarning
 
+from clarigate.agent.protocol.catalog import unnamed
 from clarigate.gateway.boundary.messages import Attachment
 
 from .receive import spelled_text
@@ -97,7 +98,8 @@ def _pictures_and_files(message: Message) -> list[Attachment]:
         found.append(
             Attachment(
                 kind="image" if image else "file",
-                name=doc.file_name or "document",
+                name=doc.file_name or unnamed("attachment_document"),
+                said=None if doc.file_name else "attachment_document",
                 mime_type=doc.mime_type,
                 size=doc.file_size,
                 ref=doc.file_id,
@@ -110,11 +112,13 @@ def _sounds(message: Message) -> list[Attachment]:
     """A voice message and an audio file (named for its performer and title when it has no name)."""
     found: list[Attachment] = []
     if message.voice is not None:
-        voice = message.voice
+        voice, seconds = message.voice, _seconds(message.voice)
         found.append(
             Attachment(
                 kind="audio",
-                name=f"voice message ({_seconds(voice)} s)",
+                name=unnamed("attachment_voice", seconds=seconds),
+                said="attachment_voice",
+                seconds=seconds,
                 mime_type=voice.mime_type,
                 size=voice.file_size,
                 ref=voice.file_id,
@@ -122,10 +126,16 @@ def _sounds(message: Message) -> list[Attachment]:
         )
     if message.audio is not None:
         audio = message.audio
-        name = audio.file_name or " – ".join(p for p in (audio.performer, audio.title) if p) or "audio"
+        name = audio.file_name or " – ".join(p for p in (audio.performer, audio.title) if p)
+        said = None if name else "attachment_audio"
         found.append(
             Attachment(
-                kind="audio", name=name, mime_type=audio.mime_type, size=audio.file_size, ref=audio.file_id
+                kind="audio",
+                name=name or unnamed("attachment_audio"),
+                said=said,
+                mime_type=audio.mime_type,
+                size=audio.file_size,
+                ref=audio.file_id,
             )
         )
     return found
@@ -139,7 +149,8 @@ def _videos(message: Message) -> list[Attachment]:
             found.append(
                 Attachment(
                     kind="video",
-                    name=video.file_name or "video",
+                    name=video.file_name or unnamed("attachment_video"),
+                    said=None if video.file_name else "attachment_video",
                     mime_type=video.mime_type,
                     size=video.file_size,
                     ref=video.file_id,
@@ -147,7 +158,12 @@ def _videos(message: Message) -> list[Attachment]:
             )
     if message.video_note is not None:
         note = message.video_note
-        found.append(Attachment(kind="video", name="video message", size=note.file_size, ref=note.file_id))
+        name = unnamed("attachment_video_note")
+        found.append(
+            Attachment(
+                kind="video", name=name, said="attachment_video_note", size=note.file_size, ref=note.file_id
+            )
+        )
     return found
 
 

@@ -23,6 +23,7 @@ from clarigate.agent.protocol import (
     shown_as_text,
     ui_text,
 )
+from clarigate.agent.protocol.catalog import bracketed, joined, labelled
 from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.risk import APPROVAL_SOURCE, option_roles
 from clarigate.gateway.boundary.messages import ClarificationOut, Sender
@@ -80,7 +81,7 @@ def render_question(request: HumanInputRequest, token: str) -> TelegramMessage:
     text = question_html(request)
     locale = request.locale
     if request.input_mode == "form":
-        hint = escape(", ".join(f.label for f in request.fields))
+        hint = escape(joined((f.label for f in request.fields), locale))
         button = _button(f"📝 {ui_text('fill_in', locale)}", token, cb.FORM)
         keyboard = InlineKeyboardMarkup([[button, *_decline_row(request, token)]])
         return TelegramMessage(_fit(f"{text}\n\n<i>{hint}</i>"), keyboard)
@@ -185,8 +186,8 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     if current is None:
         return _summary(request, state)
     locale = request.locale
-    need = ui_text("required" if current.required else "optional", locale)
-    heading = f"<b>{state.step + 1}/{len(request.fields)} · {escape(current.label)}</b> ({need})"
+    need = ui_text("field_required" if current.required else "field_optional", locale)
+    heading = f"<b>{state.step + 1}/{len(request.fields)} · {escape(current.label)}</b>{escape(need)}"
     lines = [question_html(request), "", heading]
     # the hint, whether or not the step shows a value (an approval Edit's only repeats the argument)
     if current.placeholder and request.source != APPROVAL_SOURCE:
@@ -194,10 +195,12 @@ def render_wizard(request: HumanInputRequest, state: WizardState) -> TelegramMes
     if current.name in state.values:
         lines.append(f"→ {escape(_short(_shown_value(current, state.values[current.name], locale)))}")
     if state.notice:
-        again = f" (×{state.tries})" if state.tries > 1 else ""
+        again = bracketed(f"×{state.tries}", locale) if state.tries > 1 else ""
         lines.append(f"⚠️ {escape(state.notice)}{again}")
     if current.type in ("text", "textarea", "number", "date"):
-        hint = ui_text("type_answer", locale) + (" (YYYY-MM-DD)" if current.type == "date" else "")
+        hint = ui_text("type_answer", locale) + (
+            bracketed("YYYY-MM-DD", locale) if current.type == "date" else ""
+        )
         lines.append(f"<i>{escape(hint)}</i>")
     nav = [_step_button(f"◀ {ui_text('back', locale)}", state, cb.STEP_BACK)] if state.step > 0 else []
     nav += _go_on_buttons(request, current, state)
@@ -277,7 +280,7 @@ def _summary(request: HumanInputRequest, state: WizardState) -> TelegramMessage:
     for form_field in request.fields:
         value = state.values.get(form_field.name)
         shown = "—" if form_field.name not in state.values else _shown_value(form_field, value, locale)
-        lines.append(f"• {escape(form_field.label)}: {escape(_short(shown))}")
+        lines.append(f"• {escape(labelled(form_field.label, _short(shown), locale))}")
     if state.notice:
         lines.append(f"⚠️ {escape(state.notice)}")
     rows = [
@@ -301,7 +304,7 @@ def format_value(form_field: FormField, value: Any, locale: Any = "en") -> str:
     if isinstance(value, int | float):
         return number_text(value) or str(value)
     if isinstance(value, list):
-        return ", ".join(labels.get(str(v), str(v)) for v in value) or "—"
+        return joined((labels.get(str(v), str(v)) for v in value), locale) or "—"
     return labels.get(str(value), str(value))
 
 

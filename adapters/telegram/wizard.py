@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from clarigate.agent.interrupt_kinds import INTERRUPT
 from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, ui_text
+from clarigate.agent.protocol.catalog import joined, labelled
 from clarigate.agent.protocol.risk import APPROVAL_SOURCE
 from clarigate.gateway.boundary.messages import Attachment
 
@@ -277,9 +278,9 @@ def show_errors(state: WizardState, request: HumanInputRequest, errors: dict[str
     for index, form_field in enumerate(request.fields):
         if form_field.name in errors:
             return _refuse(state, errors[form_field.name]).model_copy(update={"step": index})
-    message = "; ".join(errors.values()) or ui_text("invalid_values", request.locale)
+    message = joined(errors.values(), request.locale, "item_sep") or ui_text("invalid_values", request.locale)
     return _refuse(state, message)
 
 
 def _required_notice(form_field: FormField, request: HumanInputRequest) -> str:
-    return f"{form_field.label}: {ui_text('required', request.locale)}"
+    return labelled(form_field.label, ui_text("required", request.locale), request.locale)

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .catalog import icon, ui_text
+from .catalog import icon, joined, labelled, ui_text
 from .graphemes import shorten
 from .models import FormField, HumanInputRequest, HumanInputResponse, Locale
 
@@ -106,19 +106,20 @@ def closed_line(request: HumanInputRequest, response: HumanInputResponse, who: s
 
 def form_summary(request: HumanInputRequest, values: Mapping[str, Any]) -> str:
     """``Label: value; …`` for the filled fields, in the request's field order and locale."""
+    locale = request.locale
     parts = [
-        f"{field.label}: {_shown_value(field, values[field.name], request.locale)}"
+        labelled(field.label, _shown_value(field, values[field.name], locale), locale)
         for field in request.fields
         if field.name in values
     ]
-    return "; ".join(parts) if parts else ui_text("answer_empty", request.locale)
+    return joined(parts, locale, "item_sep") if parts else ui_text("answer_empty", locale)
 
 
 def _shown_value(field: FormField, value: Any, locale: Locale) -> str:
-    """A typed value as a person reads it: yes/no, option labels, lists joined with ", "."""
+    """A typed value as a person reads it: yes/no, option labels, lists joined with ", " (``，``)."""
     if isinstance(value, bool):
         return ui_text("answer_yes" if value else "answer_no", locale)
     if isinstance(value, (list, tuple)):
-        return ", ".join(_shown_value(field, item, locale) for item in value)
+        return joined((_shown_value(field, item, locale) for item in value), locale)
     label_of = {option.value: option.label for option in field.options}
     return label_of.get(value, str(value)) if isinstance(value, str) else str(value)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from .catalog import ui_text
+from .catalog import joined, ui_text
 from .coerce import clean, fold, fold_capitals, parse_bool, scalar_text
 from .models import FormField, Locale, Option
 
@@ -179,7 +179,7 @@ def _select(options: list[Option], raw: Any, locale: Locale) -> tuple[Any, str |
         return BLANK, None
     option = find_option(options, raw)
     if option is None:
-        return None, ui_text("err_choose_one", locale, choices=", ".join(o.label for o in options))
+        return None, ui_text("err_choose_one", locale, choices=joined((o.label for o in options), locale))
     return option.value, None
 
 
@@ -196,7 +196,9 @@ def _multi_select(options: list[Option], raw: Any, locale: Locale) -> tuple[Any,
             continue
         option = find_option(options, item)
         if option is None:
-            return None, ui_text("err_choose_from", locale, choices=", ".join(o.label for o in options))
+            return None, ui_text(
+                "err_choose_from", locale, choices=joined((o.label for o in options), locale)
+            )
         if option.value not in values:
             values.append(option.value)
     order = [option.value for option in options]  # as every platform gives choices back

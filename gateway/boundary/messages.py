@@ -68,8 +68,9 @@ AttachmentKind = Literal["image", "file", "audio", "video", "sticker", "other"]
 class Attachment(BaseModel):
     """A file that came with a message, as the adapter found it (nothing downloaded on the ack path).
 
-    ``ref`` is the adapter's own handle to fetch the bytes later
-    (``PlatformAdapter.fetch_attachment``): a file id, a download URL, a message id and file key.
+    ``ref``: the adapter's handle to fetch the bytes later (``PlatformAdapter.fetch_attachment``).
+    ``said``: the catalog key of ``name`` when the platform gave none (``attachments.shown_name``
+    writes it in the person's language), ``seconds`` the length of a voice message.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -79,15 +80,13 @@ class Attachment(BaseModel):
     mime_type: str | None = None
     size: int | None = None  # bytes, when the platform says
     ref: str = ""
+    said: str | None = None
+    seconds: int | None = None
 
     def describe(self) -> str:
         """A short description for the agent: name, type and size."""
-        parts = [self.name or self.kind]
-        if self.mime_type:
-            parts.append(self.mime_type)
-        if self.size is not None:
-            parts.append(f"{self.size} bytes")
-        return ", ".join(parts)
+        parts = [self.name or self.kind, self.mime_type, None if self.size is None else f"{self.size} bytes"]
+        return ", ".join(part for part in parts if part)
 
 
 class InboundMessage(BaseModel):

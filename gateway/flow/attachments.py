@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 
 from clarigate.agent.harness import ImageInput
 from clarigate.agent.protocol import ui_text
+from clarigate.agent.protocol.catalog import bracketed, joined, unnamed
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.errors import AttachmentTooLarge
-from clarigate.gateway.boundary.messages import AttachmentKind, InboundMessage
+from clarigate.gateway.boundary.messages import Attachment, AttachmentKind, InboundMessage
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.notices import locale_for
 
@@ -59,12 +60,13 @@ async def fetch_images(outbox: Outbox, msg: InboundMessage, cap: int, hint: Loca
     if cap <= 0:
         return images
     sent = [a for a in msg.attachments if a.kind == "image"]
-    wanted, images.left_out = sent[:MAX_IMAGES], [a.name or a.kind for a in sent[MAX_IMAGES:]]
-    if images.left_out:
-        names = ", ".join(images.left_out)
+    wanted, past = sent[:MAX_IMAGES], sent[MAX_IMAGES:]
+    images.left_out = [a.name or a.kind for a in past]  # for the agent, as it reads them
+    if past:
+        names = shown_names(past, locale)
         images.notes.append(ui_text("images_over_count", locale, count=str(MAX_IMAGES), names=names))
     for attachment in wanted:
-        name = attachment.name or attachment.kind
+        name = shown_name(attachment, locale)
         try:
             if (attachment.size or 0) > cap:
                 raise AttachmentTooLarge(attachment.size)
@@ -72,7 +74,7 @@ async def fetch_images(outbox: Outbox, msg: InboundMessage, cap: int, hint: Loca
             data = await adapter.fetch_attachment(attachment, cap)
         except AttachmentTooLarge as exc:
             size = exc.size or attachment.size
-            shown = f" ({megabytes(size)})" if size else ""
+            shown = bracketed(megabytes(size), locale) if size else ""
             images.notes.append(ui_text("image_too_big", locale, name=f"{name}{shown}", cap=megabytes(cap)))
             continue
         except Exception:
@@ -86,6 +88,19 @@ async def fetch_images(outbox: Outbox, msg: InboundMessage, cap: int, hint: Loca
                 continue
             images.shown.append(ImageInput(data, kind, attachment.name))
     return images
+
+
+def shown_name(attachment: Attachment, locale: Locale) -> str:
+    """An attachment's name as the person reads it: one the adapter gave for want of a name
+    (``said``: "voice message (7 s)") in the person's language (``语音消息（7 秒）``)."""
+    if attachment.said:
+        return unnamed(attachment.said, locale, attachment.seconds)
+    return attachment.name or attachment.kind
+
+
+def shown_names(attachments: list[Attachment], locale: Locale) -> str:
+    """``photo.jpg，语音消息（7 秒）``: the names of ``attachments``, joined in ``locale``."""
+    return joined((shown_name(a, locale) for a in attachments), locale)
 
 
 def megabytes(size: int) -> str:

@@ -41,6 +41,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
+from clarigate.gateway.flow.attachments import shown_names
 from clarigate.gateway.flow.claim import claim_answer
 from clarigate.gateway.flow.notices import (
     COMMAND_SLASHES,
@@ -210,7 +211,7 @@ class Control:
         if item is not None:
             await reply(item)
         if msg.attachments:  # passed on no more than the words after the command: the person knows
-            names = ", ".join(a.name or a.kind for a in msg.attachments)
+            names = shown_names(msg.attachments, locale)
             await reply(TextReply(text=notice("attachments_not_sent", locale, names=names)))
 
     # --- the commands ---------------------------------------------------------------------------

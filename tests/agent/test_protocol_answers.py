@@ -220,7 +220,7 @@ def test_errors_are_in_the_request_locale():
     assert check.errors == {
         "name": "此项为必填",
         "count": "请输入数字",
-        "db": "请从以下选项中选择一个：PostgreSQL, SQLite",
+        "db": "请从以下选项中选择一个：PostgreSQL，SQLite",
     }
 
 

@@ -223,7 +223,7 @@ def test_form_summary_shows_option_labels_and_chinese_yes_no():
     req = normalize_request({"question": "配置？", "fields": fields}, "c")
     answer = answer_with_form(req, {"db": "pg", "git": True}, None)
     assert answer.values == {"db": "pg", "git": True}
-    assert summarize_answer(req, answer) == "数据库: PostgreSQL; 初始化 Git: 是"
+    assert summarize_answer(req, answer) == "数据库：PostgreSQL；初始化 Git：是"
     empty = answer_with_form(req, {}, None)
     assert empty.values == {} and empty.value == "（未填写）"
 

@@ -11,10 +11,16 @@ only Telegram shows in ``telegram_words``).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
+
 from ..models import Locale
+from .mark_words import MARK_WORDS
 from .risk_words import AFFIRMATIVE_WORDS as AFFIRMATIVE_WORDS
 from .risk_words import RISK_WORDS as RISK_WORDS
 from .words import WORDS as WORDS
+
+WORDS.update(MARK_WORDS)
 
 #: The languages every key has (a test checks each key has both, with the same placeholders).
 LOCALES: tuple[Locale, ...] = ("en", "zh")
@@ -43,6 +49,35 @@ def text(key: str, locale: Locale = "en", **fields: object) -> str:
 
 #: The name most call sites use (renderers, answers, forms): the same function.
 ui_text = text
+
+
+def joined(items: Iterable[str], locale: Locale = "en", sep: str = "list_sep") -> str:
+    """``红，蓝`` / ``red, blue``: ``items`` joined with the locale's ``sep`` (``item_sep``: ``；``)."""
+    return text(sep, locale).join(items)
+
+
+def labelled(label: str, value: str, locale: Locale = "en") -> str:
+    """``名称：小明`` / ``Name: Alice``."""
+    return f"{label}{text('label_sep', locale)}{value}"
+
+
+def bracketed(inner: str, locale: Locale = "en") -> str:
+    """``（7 秒）`` / `` (7 s)``: an aside after a text, its leading space English only."""
+    return text("bracketed", locale, inner=inner)
+
+
+def unnamed(key: str, locale: Locale = "en", seconds: int | None = None) -> str:
+    """``voice message (7 s)`` / ``语音消息（7 秒）``: what a person sent with no name of its own,
+    by its catalog ``key`` (``attachment_voice``) and, for a recording, its length."""
+    length = "" if seconds is None else bracketed(text("attachment_seconds", locale, seconds=seconds), locale)
+    return text(key, locale) + length
+
+
+def json_error(error: ValueError, locale: Locale = "en") -> str:
+    """Where a text stops being JSON (``第 1 行第 5 列``), not Python's English reason."""
+    if isinstance(error, json.JSONDecodeError):
+        return text("json_position", locale, line=error.lineno, column=error.colno)
+    return str(error)
 
 
 def every(key: str) -> set[str]:

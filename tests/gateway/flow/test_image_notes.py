@@ -34,7 +34,7 @@ async def test_a_big_photo_alone_over_a_chinese_question_is_told_in_chinese(stor
         await gateway.drain()
 
     told = chat.texts()
-    assert "无法查看 photo.jpg (5.7 MB)：超过 5 MB 的图片不会被读取。" in told
+    assert "无法查看 photo.jpg（5.7 MB）：超过 5 MB 的图片不会被读取。" in told
     assert not any("I cannot look at" in text for text in told)
 
 
@@ -45,7 +45,7 @@ async def test_a_big_photo_alone_after_a_chinese_request_is_told_in_chinese(stor
         await gateway.drain()
 
     told = chat.texts()
-    assert "无法查看 photo.jpg (5.7 MB)：超过 5 MB 的图片不会被读取。" in told
+    assert "无法查看 photo.jpg（5.7 MB）：超过 5 MB 的图片不会被读取。" in told
     assert not any("I cannot look at" in text for text in told)
 
 
@@ -80,7 +80,7 @@ async def test_an_album_past_the_limit_is_told_in_chinese(store, make_gateway):
     await chat.say("这些截图哪里有问题？", attachments=photos)
     await gateway.drain()
 
-    assert "每条消息只读取前 4 张图片；未读取：photo5.jpg, photo6.jpg。" in chat.texts()
+    assert "每条消息只读取前 4 张图片；未读取：photo5.jpg，photo6.jpg。" in chat.texts()
     assert "not shown: photo5.jpg, photo6.jpg" in runner.calls[-1].text
 
 
