@@ -48,8 +48,8 @@ CHECKER_TEXT_CHARS = PLAIN_TEXT_CHARS + 20
 
 def field_label(f: FormField, locale: Locale) -> dict[str, str]:
     """The bold label above a form component, marked required or optional."""
-    mark = ui_text("required" if f.required else "optional", locale)
-    return {"tag": "markdown", "content": f"**{inline_markdown(f.label)}** ({mark})"}
+    mark = ui_text("field_required" if f.required else "field_optional", locale)  # "（必填）" in zh
+    return {"tag": "markdown", "content": f"**{inline_markdown(f.label)}**{mark}"}
 
 
 def placeholder(f: FormField, locale: Locale) -> str:
@@ -66,7 +66,7 @@ def checker(f: FormField, name: str, token: str, locale: Locale, consent: bool) 
     the label in full above it when its text shows it cut (the mark always kept). Feishu documents
     a checker without ``behaviors`` as ticked "locally only": it gets a callback (answered with
     nothing) so its state is the one the submit reports."""
-    mark = f" ({ui_text('required', locale)})" if consent else ""
+    mark = ui_text("field_required", locale) if consent else ""
     label = f.label.strip()
     text = cut(label, CHECKER_TEXT_CHARS - len(mark)) + mark
     component = {

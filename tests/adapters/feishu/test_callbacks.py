@@ -139,7 +139,7 @@ async def test_a_required_checkbox_is_marked_and_must_be_ticked(make_bot):
     bot = await make_bot(ScriptedRunner(lambda turn: asking(chinese_form())))
     message_id, card = await ask(bot, "发布")
     [checker] = components(card, "checker")
-    assert checker["text"]["content"] == "我已阅读发布须知 (必填)"
+    assert checker["text"]["content"] == "我已阅读发布须知（必填）"  # full-width, as Chinese writes it
     submit = payload(button(card, "提交"))
 
     unticked = {"f1": False, "f2": "2024-04-01 +0800"}
