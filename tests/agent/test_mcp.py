@@ -30,9 +30,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def notes_over_http(log: Path, port: int) -> Iterator[str]:
-    """The notes server on streamable HTTP at ``port`` while in the block; yields its URL."""
-    process = subprocess.Popen([sys.executable, SERVER, str(log), str(port)], stderr=subprocess.DEVNULL)
+def server_process(argv: list[str], port: int, stderr: int | None = subprocess.DEVNULL) -> Iterator[str]:
+    """A server process started with ``argv`` while in the block, once it takes connections at
+    ``port`` (20 s at most); yields its MCP URL."""
+    process = subprocess.Popen([sys.executable, *argv], stderr=stderr)
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -45,6 +46,13 @@ def notes_over_http(log: Path, port: int) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(10)
+
+
+@contextmanager
+def notes_over_http(log: Path, port: int) -> Iterator[str]:
+    """The notes server on streamable HTTP at ``port`` while in the block; yields its URL."""
+    with server_process([SERVER, str(log), str(port)], port) as url:
+        yield url
 
 
 @pytest.fixture

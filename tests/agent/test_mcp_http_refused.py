@@ -8,10 +8,6 @@ The servers are real FastMCP servers on streamable HTTP (``mcp_notes_server.py``
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,7 +19,7 @@ from clarigate.agent.mcp_sessions import MCPSessions
 from clarigate.agent.protocol import catalog
 
 from .conftest import scripted
-from .test_mcp import free_port, notes_over_http
+from .test_mcp import free_port, notes_over_http, server_process
 
 LOCKED = str(Path(__file__).with_name("mcp_locked_server.py"))
 BILLING = str(Path(__file__).with_name("mcp_billing_server.py"))
@@ -53,21 +49,8 @@ async def test_an_http_server_restarted_between_calls_takes_the_next_calls(tmp_p
 def locked_server(port: int, marker: Path, script: str = LOCKED) -> Iterator[str]:
     """``mcp_locked_server.py`` (or ``script``) at ``port``: answers 401 once ``marker`` exists
     (the billing server: writes its charges there); yields its URL."""
-    process = subprocess.Popen(
-        [sys.executable, script, str(port), "/mcp", str(marker)], stderr=subprocess.DEVNULL
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
+    with server_process([script, str(port), "/mcp", str(marker)], port) as url:
+        yield url
 
 
 async def test_a_call_refused_with_401_mid_session_reads_as_the_server_unavailable(tmp_path: Path) -> None:

@@ -8,10 +8,7 @@ streamable HTTP one whose URL path holds the key and that answers 401 once its k
 from __future__ import annotations
 
 import logging
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,7 +22,7 @@ from clarigate.agent.mcp_sessions import MCPSessions
 from clarigate.agent.protocol import catalog
 from clarigate.gateway.runtime.config import load_config
 from tests.agent.conftest import scripted
-from tests.agent.test_mcp import free_port
+from tests.agent.test_mcp import free_port, server_process
 from tests.log_capture import assert_no_secret, captured_logs
 
 AGENT = Path(__file__).resolve().parents[2] / "agent"
@@ -74,19 +71,8 @@ async def test_the_keys_a_stdio_servers_environment_is_given_are_masked_in_its_s
 
 @contextmanager
 def locked_server(port: int, path: str, marker: Path) -> Iterator[None]:
-    process = subprocess.Popen([sys.executable, LOCKED, str(port), path, str(marker)])
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+    with server_process([LOCKED, str(port), path, str(marker)], port, stderr=None):
         yield
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 async def test_a_key_in_an_http_servers_url_is_in_no_log_line_nor_in_what_the_model_reads(
