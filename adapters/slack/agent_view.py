@@ -108,16 +108,6 @@ def status_ref(conversation: Conversation) -> MessageRef:
     )
 
 
-def status_ref_of(shown: ShownStatus) -> MessageRef:
-    """The reference of a status kept up (``ShownStatus``)."""
-    return MessageRef(
-        platform=PLATFORM,
-        chat_id=shown.channel,
-        message_id=shown.thread,
-        extra={"thread_ts": shown.thread, "live": STATUS},
-    )
-
-
 def posts_a_message(item: Outbound) -> bool:
     """True for an item delivered as a new message in the thread (``outbound.py``)."""
     if isinstance(item, (TextReply, ErrorReply)):
@@ -171,7 +161,7 @@ class AgentView:
         """The thread's status while a run works, with the loading messages in ``locale``, kept
         up until ``clear_status`` (Slack's two minute timeout: module docstring)."""
         ref = status_ref(conversation)
-        await self._stop_renewing(ref)  # an earlier run's, were it left
+        await self._stop_renewing(ref.chat_id, ref.message_id)  # an earlier run's, were it left
         shown = ShownStatus(ref.chat_id, ref.message_id, locale)
         await self._set(shown)
         shown.task = asyncio.create_task(self._renew(shown), name="slack-status-renewal")
@@ -180,7 +170,7 @@ class AgentView:
 
     async def clear_status(self, ref: MessageRef) -> None:
         """Clear the status of ``ref``'s thread (the reply or the question is on its way)."""
-        await self._stop_renewing(ref)
+        await self._stop_renewing(ref.chat_id, ref.message_id)
         await self._quietly("clear the status", self.sender.set_status(ref.chat_id, ref.message_id, ""))
 
     def posted(self, conversation: Conversation, item: Outbound | None = None) -> None:
@@ -195,8 +185,8 @@ class AgentView:
 
     async def close(self) -> None:
         """Stop every renewal (the adapter stops)."""
-        for shown in list(self._shown.values()):
-            await self._stop_renewing(status_ref_of(shown))
+        for channel, thread in list(self._shown):
+            await self._stop_renewing(channel, thread)
 
     async def _set(self, shown: ShownStatus) -> None:
         status, loading = ui_text("slack_status", shown.locale), loading_messages(shown.locale)
@@ -218,8 +208,8 @@ class AgentView:
             shown.wake.clear()
             await self._set(shown)
 
-    async def _stop_renewing(self, ref: MessageRef) -> None:
-        shown = self._shown.pop((ref.chat_id, ref.message_id), None)
+    async def _stop_renewing(self, channel: str, thread: str) -> None:
+        shown = self._shown.pop((channel, thread), None)
         if shown is None or shown.task is None:
             return
         shown.stop.set()

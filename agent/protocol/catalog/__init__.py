@@ -15,12 +15,9 @@ import json
 from collections.abc import Iterable
 
 from ..models import Locale
-from .mark_words import MARK_WORDS
 from .risk_words import AFFIRMATIVE_WORDS as AFFIRMATIVE_WORDS
 from .risk_words import RISK_WORDS as RISK_WORDS
 from .words import WORDS as WORDS
-
-WORDS.update(MARK_WORDS)
 
 #: The languages every key has (a test checks each key has both, with the same placeholders).
 LOCALES: tuple[Locale, ...] = ("en", "zh")

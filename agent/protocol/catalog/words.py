@@ -11,6 +11,7 @@ from .confirm_words import CONFIRM_WORDS
 from .feedback_words import FEEDBACK_WORDS
 from .file_words import FILE_WORDS
 from .graph_words import GRAPH_WORDS
+from .mark_words import MARK_WORDS
 from .model_words import MODEL_WORDS
 from .shown_words import SHOWN_WORDS
 from .slack_words import SLACK_WORDS
@@ -386,14 +387,7 @@ WORDS: dict[str, dict[Locale, str]] = {
         "每个问题也都有自己的「取消」按钮。",
     },
 }
-WORDS.update(TELEGRAM_WORDS)
-WORDS.update(SLACK_WORDS)
-WORDS.update(TYPED_WORDS)
-WORDS.update(FILE_WORDS)
-WORDS.update(FEEDBACK_WORDS)
-WORDS.update(CONFIRM_WORDS)
-WORDS.update(SHOWN_WORDS)
-WORDS.update(GRAPH_WORDS)
-WORDS.update(TOOL_WORDS)
-WORDS.update(APPROVAL_WORDS)
-WORDS.update(MODEL_WORDS)
+for _part in (TELEGRAM_WORDS, SLACK_WORDS, TYPED_WORDS, FILE_WORDS, FEEDBACK_WORDS, CONFIRM_WORDS):
+    WORDS.update(_part)
+for _part in (SHOWN_WORDS, GRAPH_WORDS, TOOL_WORDS, APPROVAL_WORDS, MODEL_WORDS, MARK_WORDS):
+    WORDS.update(_part)
