@@ -57,26 +57,18 @@ def _is_quota(response: Any) -> bool:
     return isinstance(error, dict) and error.get("code") == QUOTA_CODE
 
 
-def _mark_quota(response: Any) -> None:
-    response.read()
-    if _is_quota(response):
-        response.headers[_NO_RETRY] = "false"
-
-
-async def _amark_quota(response: Any) -> None:
-    await response.aread()
-    if _is_quota(response):
-        response.headers[_NO_RETRY] = "false"
-
-
 def _check_429(response: Any) -> None:
     if response.status_code == 429:
-        _mark_quota(response)
+        response.read()  # a hook reads the body before the SDK does
+        if _is_quota(response):
+            response.headers[_NO_RETRY] = "false"
 
 
 async def _acheck_429(response: Any) -> None:
     if response.status_code == 429:
-        await _amark_quota(response)
+        await response.aread()
+        if _is_quota(response):
+            response.headers[_NO_RETRY] = "false"
 
 
 def stop_quota_retries(model: Any) -> None:
