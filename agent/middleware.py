@@ -31,8 +31,7 @@ from clarigate.agent.protocol import HumanInputRequest, normalize_with_omissions
 from clarigate.agent.protocol.coerce import clean, scalar_text
 from clarigate.agent.protocol.models import MAX_STRING
 from clarigate.agent.protocol.normalize import read_key
-from clarigate.agent.protocol.option_list import head_and_tail
-from clarigate.agent.shown_above import split_question
+from clarigate.agent.shown_above import fit_question
 from clarigate.agent.tools import ASK_CLARIFICATION
 
 #: Key of the request in ``ToolMessage.artifact``.
@@ -60,50 +59,68 @@ SPLIT_NOTE = (
     "the question is {length} characters long (a question holds {limit}): it was asked as its last "
     "sentences that fit, {asked}, and the text before it was put before the context"
 )
-#: ``SPLIT_NOTE`` for a question with no short last sentence: its beginning and its end are asked.
-SHORTENED_NOTE = (
-    "the question is {length} characters long (a question holds {limit}): it was asked as its "
-    "beginning and its end, {asked}"
+#: What the model is told when its question and context could not be held by the request: the
+#: person was shown them in full right above the question (``asked_last``).
+ABOVE_NOTE = (
+    "(Note: your question and its context were too long for a question on the chat platforms "
+    "(200 characters each), so the person was shown them in full, as you wrote them, right above "
+    "the question, which asked {asked}.)"
 )
+#: Key, in the ``ToolMessage.artifact`` of a request, of the text shown right above it.
+SHOWN_ABOVE_KEY = "shown_above"
 
 
-def asked_last(args: Any) -> tuple[Any, list[str]]:
-    """The arguments with a question too long for one asked as its last sentence (or line) ending
-    in "?", the text before it put before the context, as an interrupt's question is
-    (``shown_above.split_question``), and a note saying so; unchanged when it fits or has none."""
-    question = scalar_text(read_key(args, "question")) if isinstance(args, dict) else None
-    if question is None or len(clean(question)) <= MAX_STRING:
-        return args, []
-    text = clean(question)
-    lead, asked = split_question(text)
-    if not asked:  # what it asks is at its end: keep that
-        asked = head_and_tail(text, len(text) - MAX_STRING // 2, MAX_STRING)
-        note = SHORTENED_NOTE.format(
-            length=len(text), limit=MAX_STRING, asked=json.dumps(asked, ensure_ascii=False)
-        )
-        return {**args, "question": asked}, [note]
-    context = scalar_text(args.get("context")) or ""
-    note = SPLIT_NOTE.format(length=len(text), limit=MAX_STRING, asked=json.dumps(asked, ensure_ascii=False))
-    return {**args, "question": asked, "context": "\n\n".join(p for p in (lead, context) if p)}, [note]
+def asked_last(args: Any) -> tuple[Any, list[str], str | None]:
+    """The arguments with a question or context too long for the request fitted in it, as an
+    interrupt's are (``shown_above.fit_question``): a question too long asked as its last
+    sentences ending in "?", the text before it put before the context; what still does not fit
+    shown in full right above the question (the third item, None when nothing is), the context
+    saying so (the model told by ``clarification_tool_message``); a split noted for the model
+    (the second item). Unchanged when both fit."""
+    if not isinstance(args, dict):
+        return args, [], None
+    question = clean(scalar_text(read_key(args, "question")) or "")
+    context = clean(scalar_text(args.get("context")) or "")
+    if len(question) <= MAX_STRING and len(context) <= MAX_STRING:
+        return args, [], None
+    asked, fitted, above = fit_question(question, context, above=True)
+    shown = json.dumps(asked, ensure_ascii=False)
+    notes = [] if above else [SPLIT_NOTE.format(length=len(question), limit=MAX_STRING, asked=shown)]
+    return {**args, "question": asked, "context": fitted}, notes, above
+
+
+def above_in(message: Any) -> str | None:
+    """The text shown right above the request a ToolMessage carries (``asked_last``), if any."""
+    artifact = getattr(message, "artifact", None)
+    above = artifact.get(SHOWN_ABOVE_KEY) if isinstance(artifact, dict) else None
+    return above if isinstance(above, str) and above else None
 
 
 def clarification_tool_message(
-    request: HumanInputRequest, repaired: str | None = None, omitted: Sequence[str] = ()
+    request: HumanInputRequest,
+    repaired: str | None = None,
+    omitted: Sequence[str] = (),
+    above: str | None = None,
 ) -> ToolMessage:
     """The ToolMessage that carries a request: text fallback as content, request as artifact.
 
     ``repaired`` (a key of ``REPAIR_NOTES``) adds a note for the model on what was made of
     arguments it sent broken, ``omitted`` one on what the limits left out of its question
-    (``normalize_with_omissions``); the person sees the request, not the notes.
+    (``normalize_with_omissions``); the person sees the request, not the notes, and ``above``
+    right above it (``asked_last``).
     """
     content = render_text_fallback(request)
+    if above:  # a client that shows the tool's text alone shows it all
+        content = f"{above}\n\n{content}"
     if repaired:
         content += "\n\n" + REPAIR_NOTES.get(repaired, REPAIR_NOTES["REPAIRED_UNREADABLE"])
     if omitted:
         content += "\n\n" + OMITTED_NOTE.format(omitted="; ".join(omitted))
+    if above:
+        content += "\n\n" + ABOVE_NOTE.format(asked=json.dumps(request.question, ensure_ascii=False))
     return ToolMessage(
         content=content,
-        artifact={HUMAN_INPUT_KEY: request.to_artifact()},
+        artifact={HUMAN_INPUT_KEY: request.to_artifact(), **({SHOWN_ABOVE_KEY: above} if above else {})},
         tool_call_id=request.tool_call_id,
         name=ASK_CLARIFICATION,
         id=request.request_id,
@@ -227,7 +244,7 @@ def answer_clarification(message: AIMessage, used_call_ids: Collection[str] = ()
     message = _without_stray_tool_use(_with_fresh_call_ids(message, used_call_ids))
     asks = [c for c in [*message.tool_calls, *message.invalid_tool_calls] if _is_ask(c)]
     args, repaired = read_ask_arguments(asks[0])
-    args, split = asked_last(args)
+    args, split, above = asked_last(args)
     request, omitted = normalize_with_omissions(args, tool_call_id=asks[0]["id"] or "")  # id never empty now
     omitted = [*split, *omitted]
     answers: list[Any] = []
@@ -243,7 +260,7 @@ def answer_clarification(message: AIMessage, used_call_ids: Collection[str] = ()
                     status="error",
                 )
             )
-    answers.append(clarification_tool_message(request, repaired, omitted))
+    answers.append(clarification_tool_message(request, repaired, omitted, above))
     return answers
 
 

@@ -50,7 +50,7 @@ class AgentThreads:
     async def _waiting(self, thread_id: str, above: bool) -> Asked | None:
         from clarigate.agent.dismissals import dismissed_ids
         from clarigate.agent.interrupts import asked_for, request_for
-        from clarigate.agent.middleware import request_in
+        from clarigate.agent.middleware import above_in, request_in
         from clarigate.agent.models.conversation import thread_locale
         from clarigate.agent.paused import waiting_to_go_on
 
@@ -66,7 +66,9 @@ class AgentThreads:
             how = (first.id, first.value, thread_locale(messages), first.response_schema)
             return asked_for(*how) if above else Asked(request_for(*how))
         asked = request_in(messages[-1]) if messages else None
-        request = asked if asked is not None else waiting_to_go_on(self._graph, snapshot)
+        if asked is not None:  # with the text shown above it, as the turn asked it
+            return Asked(asked, above_in(messages[-1]) if above else None)
+        request = waiting_to_go_on(self._graph, snapshot)
         return Asked(request) if request is not None else None
 
     async def _prune(self, config: dict[str, Any]) -> None:

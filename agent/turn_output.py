@@ -134,7 +134,7 @@ def turn_output(
     from langchain_core.messages import AIMessage, ToolMessage
 
     from clarigate.agent.limits import LIMIT_KEY
-    from clarigate.agent.middleware import request_in
+    from clarigate.agent.middleware import above_in, request_in
     from clarigate.agent.models.conversation import message_text
     from clarigate.agent.protocol import render_text_fallback
 
@@ -142,6 +142,7 @@ def turn_output(
     request: HumanInputRequest | None = None
     fallback: str | None = None
     limit: str | None = None
+    above: str | None = None  # what the request could not hold, shown in full right above it
     carrying: list[Any] = []  # final messages' content and tools' artifacts, in order
     for message in new_messages(messages, before, pending):
         if isinstance(message, AIMessage) and not message.tool_calls:
@@ -152,8 +153,14 @@ def turn_output(
             carrying.append(message.content)
         elif (asked := request_in(message)) is not None:
             request, fallback = asked, render_text_fallback(asked)  # content may hold a note for the model
+            above = above_in(message)
         elif isinstance(message, ToolMessage) and message.artifact is not None:
             carrying.append(message.artifact)
     return TurnOutput(
-        replies=replies, request=request, fallback_text=fallback, limit=limit, files=files_in(carrying)
+        replies=[*replies, above] if above else replies,
+        request=request,
+        fallback_text=fallback,
+        limit=limit,
+        files=files_in(carrying),
+        shown_above=above,
     )

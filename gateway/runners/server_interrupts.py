@@ -115,7 +115,7 @@ async def waiting_asked(
     from it is closed with it, as in process: ``clarigate.agent.threads``). With
     ``above`` as the turn asked it: what the request cannot hold (a long text, an approval's
     calls) in full, to show right above it (``Asked.in_full``); else the request alone."""
-    from clarigate.agent.middleware import request_in
+    from clarigate.agent.middleware import above_in, request_in
 
     messages = messages_of(dict(state).get("values"))
     interrupts = [i for i in state.get("interrupts") or [] if isinstance(i, Mapping)]
@@ -126,7 +126,7 @@ async def waiting_asked(
         first = interrupts[0]
         return pending_asked_of(first, messages) if above else Asked(pending_request_of(first, messages))
     if messages and (asked := request_in(messages[-1])) is not None:
-        return Asked(asked)
+        return Asked(asked, above_in(messages[-1]) if above else None)
     request = await breakpoint_question(client, assistant_id, sid, state)
     return Asked(request) if request is not None else None
 

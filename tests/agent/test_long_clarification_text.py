@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from clarigate.agent.middleware import answer_clarification
+from clarigate.agent.middleware import above_in, answer_clarification
 from clarigate.agent.protocol import (
     MAX_OPTIONS,
     MAX_STRING,
@@ -60,25 +60,60 @@ def test_select_options_differing_past_200_characters_stay_distinct() -> None:
     assert [o.label for o in request.fields[0].options] == ["File A", "File B"]
 
 
-def test_a_long_question_is_asked_by_its_end_and_the_model_is_told() -> None:
-    human_input, seen = _asked({"question": "Q " + "word " * 1000 + "FINAL PART?", "context": "ctx"})
-    assert human_input["question"].endswith("FINAL PART?") and len(human_input["question"]) <= MAX_STRING
-    assert "5013 characters" in seen
+def _above(args: dict[str, Any]) -> str | None:
+    message = AIMessage(content="", tool_calls=[{"name": "ask_clarification", "id": "c1", "args": args}])
+    return above_in((answer_clarification(message) or [])[-1])
+
+
+def test_a_long_question_without_a_short_last_sentence_is_shown_in_full_above() -> None:
+    question = "Q " + "word " * 1000 + "FINAL PART?"
+    human_input, seen = _asked({"question": question, "context": "ctx"})
+    assert human_input["question"] == "What is your answer to the text above?"
+    assert human_input["context"] == "Shown in full above."
+    above = _above({"question": question, "context": "ctx"})
+    assert above is not None and question in above and "ctx" in above  # nothing cut away unseen
+    assert "right above the question" in seen and "was not shown" not in seen
+    assert question in seen  # a client showing the tool's text alone shows it all
 
 
 def test_a_long_question_with_a_last_sentence_asks_that_sentence() -> None:
-    human_input, seen = _asked({"question": "Background. " * 40 + "Which region should it run in?"})
+    human_input, seen = _asked({"question": "Background. " * 20 + "Which region should it run in?"})
     assert human_input["question"].endswith("Which region should it run in?")
     assert human_input["context"].startswith("Background.")
-    assert "last sentences" in seen and "the question's context is" in seen
+    assert "last sentences" in seen
+    assert _above({"question": "Background. " * 20 + "Which region?"}) is None
 
 
-def test_a_long_context_and_long_labels_are_reported_with_their_length() -> None:
+def test_a_long_lead_in_is_shown_in_full_above_its_last_sentence() -> None:
+    args = {"question": "Background. " * 40 + "Which region should it run in?", "context": "Ctx."}
+    human_input, seen = _asked(args)
+    assert human_input["question"].endswith(". Which region should it run in?")
+    assert human_input["context"] == "Shown in full above."
+    above = _above(args)
+    assert above is not None and "Background. " * 20 in above and "Ctx." in above
+    assert "right above the question" in seen
+
+
+def test_a_long_context_is_shown_in_full_above_and_reported() -> None:
     field = {"name": "f", "label": "L" * 3000, "placeholder": "p" * 300}
-    _, seen = _asked({"question": "Q?", "context": "c" * 900, "fields": [field]})
-    assert "the question's context is 900 characters" in seen
+    human_input, seen = _asked({"question": "Q?", "context": "c" * 900, "fields": [field]})
+    assert human_input["question"] == "Q?" and human_input["context"] == "Shown in full above."
+    assert "c" * 900 in (_above({"question": "Q?", "context": "c" * 900}) or "")
+    assert "right above the question" in seen
     assert "the label of field `f` is 3000 characters" in seen
     assert "the placeholder of field `f` is 300 characters" in seen
+
+
+async def test_the_turn_shows_the_full_text_right_above_its_question(make_agent: Any) -> None:
+    long_context = "Step one of the plan. " * 30
+    model = scripted({"content": "", "tool_calls": [ask("Go ahead?", context=long_context)]})
+    agent = await make_agent(model)
+    output = await agent.run_turn("t1", "go")
+    assert output.request is not None and output.request.question == "Go ahead?"
+    assert output.replies and long_context.strip() in output.replies[-1]
+    assert output.shown_above == output.replies[-1]
+    again = await agent.pending_asked("t1")  # asked again later: with the same text above
+    assert again is not None and again.in_full == output.shown_above
 
 
 def test_options_with_one_label_are_merged_and_the_model_is_told() -> None:
