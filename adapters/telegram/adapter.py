@@ -18,7 +18,6 @@ from telegram.ext import Defaults, ExtBot
 from telegram.request import HTTPXRequest
 
 from clarigate.adapters.telegram.settings import TelegramSettings
-from clarigate.agent.protocol import catalog
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
     Attachment,
@@ -34,7 +33,7 @@ from clarigate.gateway.runtime.logs import without_secrets
 
 from .albums import gather, note_item
 from .chat_action import TypingIndicators
-from .commands import Command, ask_spelling, menus, parse_command
+from .commands import Command, group_help, menus, parse_command
 from .deferred import DeferredEdits
 from .effects import AfterAck
 from .ephemeral import EphemeralNotes
@@ -52,6 +51,7 @@ from .receive import (
     inbound_message,
     mentions_bot,
     message_text,
+    one_to_one,
     replies_to_bot,
     said_to_others,
     sender_for,
@@ -235,7 +235,7 @@ class TelegramAdapter(PlatformAdapter):
         attachments = await self._attachments(update, message, command, text, me)
         if command is None and not text.strip() and not attachments:
             return  # service messages: members joining, pins, topic changes
-        private = message.chat.type == "private"
+        private = one_to_one(message)  # a private chat, or a person's topic of a channel's direct messages
         mention, reply = mentions_bot(message, me), replies_to_bot(message, me)
         conversation = await self._conversation(message, reply)
         if command is not None:
@@ -309,9 +309,7 @@ class TelegramAdapter(PlatformAdapter):
 
     def how_to_talk(self, conversation: Conversation, locale: Locale) -> str | None:
         """In a group, ``/help`` says ``/ask@thisbot …`` or a reply: privacy mode hides the rest."""
-        if conversation.is_direct or self.me is None or not self.me.username:
-            return None
-        return catalog.text("help_telegram_group", locale, ask=ask_spelling(self.me.username))
+        return group_help(conversation, self.me.username if self.me else "", locale)
 
     # --- sending -------------------------------------------------------------------------------
 

@@ -25,8 +25,9 @@ from telegram import BotCommand, Message
 
 from clarigate.agent.protocol import catalog
 from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import Conversation
 
-from .receive import message_text
+from .receive import DM_TOPIC, message_text
 
 NEUTRAL_COMMANDS = ("start", "help", "new", "cancel", "status")
 ASK = "ask"
@@ -38,6 +39,15 @@ MENU_COMMANDS = ("ask", "new", "cancel", "status", "help")
 def ask_spelling(username: str) -> str:
     """``/ask`` as a group needs it: addressed to the bot by name (``/ask@clari_bot``)."""
     return f"/{ASK}@{username}" if username else f"/{ASK}"
+
+
+def group_help(conversation: Conversation, username: str, locale: Locale) -> str | None:
+    """What ``/help`` says first in a group: ``/ask@thisbot …`` or a reply, as privacy mode hides the
+    rest. None (the core's words) where every message is the bot's: a private chat, or a person's
+    topic of a channel's direct messages chat (``DM_TOPIC``, ``receive.one_to_one``)."""
+    if conversation.is_direct or (conversation.topic or "").startswith(DM_TOPIC) or not username:
+        return None
+    return catalog.text("help_telegram_group", locale, ask=ask_spelling(username))
 
 
 def menu(locale: Locale, username: str) -> list[BotCommand]:

@@ -159,6 +159,13 @@ def replies_to_bot(message: Message, me: BotIdentity) -> bool:
     return target is not None and target.from_user is not None and target.from_user.id == me.id
 
 
+def one_to_one(message: Message) -> bool:
+    """True in a private chat, and in a channel's direct messages chat (``is_direct_messages``, Bot API
+    9.2), whose every topic is one person's private conversation with the channel: there each message
+    is said to the bot, as in a private chat (no mention needed), and no one else is talked to."""
+    return message.chat.type == "private" or bool(message.chat.is_direct_messages)
+
+
 def said_to_others(message: Message, me: BotIdentity) -> bool:
     """True when the message @-mentions someone (a ``mention`` or ``text_mention``) but not the
     bot, and is no command (``/cancel @carol`` is still the bot's). In a group such a reply to the

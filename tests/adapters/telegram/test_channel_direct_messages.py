@@ -1,6 +1,8 @@
 """A channel's direct messages (Bot API 9.2): the chat is a supergroup with ``is_direct_messages``,
 and each person who writes to the channel has a topic of it (``direct_messages_topic`` on their
-messages). Each person's topic is a conversation of its own, and everything the bot sends there
+messages). Each person's topic is their private conversation with the channel: the bot answers
+every message there, mention or not, as in a private chat (an ordinary supergroup still needs a
+mention). Each topic is a conversation of its own, and everything the bot sends there
 (replies, questions, files) names that topic, as Telegram requires: ``direct_messages_topic_id`` is
 "required if the message is sent to a direct messages chat" (without it the send is refused).
 """
@@ -13,7 +15,16 @@ from clarigate.adapters.testing import ScriptedRunner, choice_request
 from clarigate.gateway.store.memory import MemoryStore
 
 from ..files_agent import CSV, PNG, files_runner
-from .harness import ALICE, BOB, callback_update, mention_update, open_bench
+from .harness import (
+    ALICE,
+    BOB,
+    GROUP,
+    callback_update,
+    command_update,
+    mention_update,
+    message_update,
+    open_bench,
+)
 from .test_choices import ask_then_echo, clarification_call
 
 CHANNEL_DMS = {"id": -1009990, "type": "supergroup", "title": "News DMs", "is_direct_messages": True}
@@ -23,6 +34,13 @@ ALICES, BOBS = 555, 556  # the topics Alice's and Bob's messages to the channel 
 def in_dms(text: str, user: dict[str, Any], topic: int) -> dict[str, Any]:
     """``user``'s message in their topic of the channel's direct messages chat, mentioning the bot."""
     return mention_update(
+        text, user, chat=CHANNEL_DMS, direct_messages_topic={"topic_id": topic, "user": user}
+    )
+
+
+def said_in_dms(text: str, user: dict[str, Any], topic: int) -> dict[str, Any]:
+    """``user``'s plain message in their topic, naming no one: said to the channel, as in a private chat."""
+    return message_update(
         text, user, chat=CHANNEL_DMS, direct_messages_topic={"topic_id": topic, "user": user}
     )
 
@@ -50,6 +68,41 @@ async def test_each_persons_topic_is_a_conversation_answered_in_that_topic(bench
     assert all(c.result is not None for c in tg.api.of("sendMessage"))  # none refused
     # "typing…" takes no direct messages topic (``sendChatAction``): shown in the chat
     assert [c.params["chat_id"] for c in tg.api.of("sendChatAction")][:1] == ["-1009990"]
+
+
+async def test_a_message_naming_no_one_is_answered_in_the_persons_topic(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    tg.api.direct_messages.add(CHANNEL_DMS["id"])
+    await tg.deliver(said_in_dms("is the morning digest late today?", ALICE, ALICES))
+    await tg.deliver(said_in_dms("a tip for you", BOB, BOBS))
+    await tg.settle()
+    assert [c.text for c in runner.calls] == ["is the morning digest late today?", "a tip for you"]
+    assert runner.calls[0].thread_id != runner.calls[1].thread_id  # each person's own conversation
+    assert where(tg.api) == [
+        ("You said: is the morning digest late today?", "555"),
+        ("You said: a tip for you", "556"),
+    ]
+    assert all(c.result is not None for c in tg.api.of("sendMessage"))
+
+
+async def test_an_ordinary_supergroup_still_needs_a_mention(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    await tg.deliver(message_update("is the morning digest late today?", ALICE, chat=GROUP))
+    await tg.settle()
+    assert runner.calls == [] and tg.api.of("sendMessage") == []
+
+
+async def test_help_in_the_persons_topic_asks_for_no_mention(bench):
+    tg = await bench(ScriptedRunner())
+    tg.api.direct_messages.add(CHANNEL_DMS["id"])
+    dms = {"chat": CHANNEL_DMS, "direct_messages_topic": {"topic_id": ALICES, "user": ALICE}}
+    await tg.deliver(command_update("/help", ALICE, **dms))
+    await tg.deliver(command_update("/help", ALICE, chat=GROUP))
+    (in_topic, topic), (in_group, _) = where(tg.api)
+    assert topic == "555" and "/ask@clari_bot" not in in_topic  # written to the channel, it just reads
+    assert "/ask@clari_bot" in in_group  # a group's bot sees only what is addressed to it
 
 
 async def test_a_question_is_asked_and_answered_in_the_persons_topic(bench):
