@@ -315,10 +315,9 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
                 extra = {"mode": "card", "card_id": card_id, "created_ms": str(int(time.time() * 1000))}
                 try:
                     return await self.deliver(conversation, entity_content(card_id), extra=extra)
-                except FeishuApiError as exc:
-                    log.warning(
-                        "feishu: the streaming card was not sent (%s): an edited card instead", exc.code
-                    )
+                except FeishuApiError as exc:  # it may be shown all the same: not left streaming
+                    log.warning("feishu: the streaming card was not sent (%s): edited cards now", exc.code)
+                    await self.sender.close_entity(extra, render_notice(CLOSED_LINE))
         return await self.deliver(
             conversation,
             card_json(edited_card(view, content)),

@@ -14,12 +14,17 @@ ws client answers so when the handler raises). Feishu pushes an event not answer
 again 15 s, 5 min, 1 h and 6 h later (4 times, about 7 hours), to any of the app's long
 connections; each push again is read anew, with the identity known by then. The first such
 message is said at WARNING, the others at DEBUG, and one line says when the identity is known.
+Feishu's last push (the event over ``LAST_PUSH_AGE_SECONDS`` old) is taken all the same, as
+addressed to the bot (a group message reaches a bot when it mentions it, unless the app may read
+all group messages): no message is lost when the identity stays unknown for over 7 hours.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
+from typing import Any
 
 from clarigate.gateway.boundary.port import AdapterState
 
@@ -29,6 +34,19 @@ log = logging.getLogger("clarigate.adapters.feishu.receive")
 KEPT_KEY = "feishu:bot_open_id:{app_id}"
 #: How long the kept open_id lives without a start that learns it again (each one renews it).
 KEEP_SECONDS = 400 * 24 * 3600
+#: An event older than this (``header.create_time``) is Feishu's last push of it: the one before
+#: comes about an hour after the first, the last about 6 h after that.
+LAST_PUSH_AGE_SECONDS = 3 * 3600
+
+
+def last_push(payload: dict[str, Any]) -> bool:
+    """Whether Feishu will push this event no more (its ``header.create_time``, ms, long past)."""
+    header = payload.get("header")
+    try:
+        created = int(str(header.get("create_time"))) / 1000 if isinstance(header, dict) else None
+    except ValueError:
+        return False
+    return created is not None and time.time() - created > LAST_PUSH_AGE_SECONDS
 
 
 class KeptIdentity:
@@ -83,6 +101,13 @@ class Deferrals:
         else:
             log.debug("feishu: a group message mentioning someone was left for Feishu to push again")
         return IdentityUnknown()
+
+    def taken(self) -> None:
+        """Feishu's last push of a message, taken as said to the bot though its identity is unknown."""
+        log.warning(
+            "feishu: a group message Feishu pushes for the last time is taken as said to the bot "
+            "(the bot's identity is still not known)"
+        )
 
     def over(self) -> None:
         """The identity is known: said once if messages were left for later."""

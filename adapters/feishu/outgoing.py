@@ -133,6 +133,8 @@ class Destinations:
         them alone (Feishu has no message only one member sees); as text when Feishu will not make
         a card of it. ``once`` keys it: the same note is posted once (Feishu's ``uuid``)."""
         key = derived_key(once, "note")
+        if conversation.chat_type is None and not conversation.is_direct:  # where a card was clicked
+            conversation = await self.direct_or_not(conversation)
         card = render_notice(text, to=None if conversation.is_direct else user_id)
         try:
             return await self.deliver(conversation, card_json(card), key)
@@ -140,6 +142,16 @@ class Destinations:
             if not card_refused(exc):
                 raise
             return await self.deliver_text(conversation, text, key)
+
+    async def direct_or_not(self, conversation: Conversation) -> Conversation:
+        """A conversation of a chat whose kind is not known, as a one-to-one chat's (its chat, no
+        thread) when Feishu says it is one (``chat_mode`` "p2p": a card forwarded into it)."""
+        if await self.sender.chat_mode(conversation.chat_id) != "p2p":
+            return conversation
+        return Conversation(
+            platform=PLATFORM, workspace=conversation.workspace, chat_id=conversation.chat_id,
+            is_direct=True, chat_type="private",
+        )  # fmt: skip
 
     async def deliver_text(self, conversation: Conversation, text: str, key: str | None) -> MessageRef:
         """``text`` as a plain text message (a card Feishu refused): a ``uuid`` of its own."""

@@ -41,7 +41,7 @@ from .card_replies import (
 from .card_updates import ANSWER_SECONDS, CardUpdate, CardUpdates, clicked_card, clicked_conversation
 from .content import ALL_KEY, MalformedEvent, mention_open_id, read_content
 from .feedback import record_vote, vote_of
-from .identity import Deferrals
+from .identity import Deferrals, last_push
 from .legacy import (
     MESSAGE_EVENT,
     is_legacy_card_callback,
@@ -239,7 +239,8 @@ class FeishuReceiver:
 
         ``mentioned``: the event says the bot was mentioned (schema 1.0 has no mention list).
         ``IdentityUnknown`` for a group message mentioning someone while the bot's identity is
-        unknown: the receive mode answers so that Feishu pushes it again.
+        unknown: the receive mode answers so that Feishu pushes it again (its last push is taken,
+        as said to the bot: ``identity``).
         """
         learning = self.identity if self.bot_open_id is None and mentions_someone(payload) else None
         if learning is not None:  # still starting: the identity learnt here, not known yet
@@ -248,7 +249,10 @@ class FeishuReceiver:
         if message is None:
             return
         if learning is not None and self.bot_open_id is None and not message.conversation.is_direct:
-            raise self.deferrals.one()  # which mention is the bot's cannot be told: pushed again later
+            if not last_push(payload):  # which mention is the bot's cannot be told: pushed again later
+                raise self.deferrals.one()
+            self.deferrals.taken()  # Feishu's last push: taken as said to the bot, never lost
+            mentioned = True
         if mentioned:
             message = message.model_copy(update={"is_mention": True})
         said_to = mentions_someone(payload) or mentions_everyone(payload)

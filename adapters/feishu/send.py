@@ -245,6 +245,17 @@ class FeishuSender(OpenApiClient):
         label = f"PUT /open-apis/cardkit/v1/cards/{card_id}"
         await self._in_sequence(label, card_id, created_ms, send)
 
+    async def close_entity(self, extra: dict[str, str], card: dict[str, Any]) -> None:
+        """Best effort: the streaming mode of a card entity (``extra``: its ``card_id`` and
+        ``created_ms``) off and ``card`` in its place, since an entity whose send failed may be
+        shown all the same (taken, its answer lost); a failure is logged."""
+        card_id, created_ms = extra["card_id"], int(extra["created_ms"])
+        try:
+            await self.card_settings(card_id, created_ms, {"streaming_mode": False})
+            await self.update_card_entity(card_id, created_ms, card)
+        except FeishuApiError as exc:
+            log.warning("feishu: could not close the streaming card not sent: %s", exc.code or exc)
+
     async def _in_sequence(
         self,
         label: str,
@@ -269,6 +280,16 @@ class FeishuSender(OpenApiClient):
         )  # the caller says it
         bot = raw.get("bot")
         return str(bot["open_id"]) if isinstance(bot, dict) and bot.get("open_id") else None
+
+    async def chat_mode(self, chat_id: str) -> str | None:
+        """A chat's ``chat_mode`` ("group", "topic", "p2p": ``GET /im/v1/chats/:chat_id``); None
+        when Feishu will not say (the bot not in it, no ``im:chat`` scope, …)."""
+        try:
+            data = await self.call("GET", f"/open-apis/im/v1/chats/{quote(chat_id, safe='')}", None)
+        except FeishuApiError:
+            return None
+        mode = data.get("chat_mode")
+        return mode if isinstance(mode, str) and mode else None
 
     async def user_name(self, open_id: str) -> str | None:
         """A person's name (scope ``contact:user.base:readonly``); None when Feishu will not say.

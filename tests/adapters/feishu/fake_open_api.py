@@ -98,6 +98,9 @@ class FakeOpenApi(FakeCardKit):
         #: Path parts of calls whose answer is lost: the next such call taken (a message stored) has
         #: its connection closed unanswered, as when the network drops Feishu's answer.
         self.answers_lost: list[str] = []
+        #: The chats the bot is in, by chat_id: their ``chat_mode`` ("group", "topic", "p2p") as
+        #: ``GET /open-apis/im/v1/chats/:chat_id`` tells it.
+        self.chats: dict[str, str] = {"oc_p2p": "p2p", "oc_group": "group", "oc_other": "group"}
         self.uploads = Uploads()  # images and files uploaded, and the messages showing them
         #: TCP connections the fake accepted and saw closed, by the client's address.
         self.connections_opened: list[tuple[str, int]] = []
@@ -190,6 +193,8 @@ class FakeOpenApi(FakeCardKit):
             return self._user(path.rsplit("/", 1)[-1], call.query)
         if path == "/open-apis/bot/v3/info":
             return 200, {"code": 0, "msg": "ok", "bot": {"open_id": BOT_OPEN_ID, "app_name": "clarigate"}}, {}
+        if path.startswith("/open-apis/im/v1/chats/") and method == "GET":
+            return self._chat(path.rsplit("/", 1)[-1])
         if path.startswith("/open-apis/cardkit/v1/cards"):
             return self._cardkit(call)
         if path.startswith("/open-apis/im/v1/messages"):
@@ -251,6 +256,18 @@ class FakeOpenApi(FakeCardKit):
             return 400, {"code": 41050, "msg": "no user authority error"}, {}
         user = {"open_id": open_id, "name": self.names[open_id]}
         return 200, {"code": 0, "msg": "success", "data": {"user": user}}, {}
+
+    def _chat(self, chat_id: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """``GET /open-apis/im/v1/chats/:chat_id`` ("获取群信息"): a chat the bot is in, else refused."""
+        if chat_id not in self.chats:
+            return 400, {"code": 232006, "msg": "Invalid chat_id."}, {}
+        mode = self.chats[chat_id]
+        data = {
+            "chat_id": chat_id,
+            "chat_mode": mode,
+            "name": "" if mode == "p2p" else chat_id,
+        }
+        return 200, {"code": 0, "msg": "success", "data": data}, {}
 
     def _resource(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any, dict[str, str]]:
         """``GET /open-apis/im/v1/messages/:message_id/resources/:file_key?type=image|file``."""

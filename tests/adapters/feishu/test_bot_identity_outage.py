@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -116,6 +117,26 @@ async def test_a_group_message_to_the_bot_while_its_identity_is_unknown_is_pushe
     assert [r.levelno for r in said] == [logging.WARNING, logging.DEBUG, logging.INFO], said
     assert "Feishu pushes them again" in said[0].getMessage() and said[0].exc_info is None
     assert "(2 left for it to push again)" in said[-1].getMessage()
+
+
+async def test_a_group_message_to_the_bot_on_feishus_last_push_is_taken_though_the_identity_is_unknown(
+    make_bot, fake_api
+):
+    """Feishu pushes an event again at most 4 times, the last about 6 h after the first: when the
+    bot's identity is still unknown then, "@bot do X" is taken (addressed to the bot) rather than
+    lost, while a message written since is still left for Feishu to push again."""
+    fake_api.fail_next(500, 1, times=10_000, path_part=INFO)  # Feishu withholds it all along
+    runner = ScriptedRunner()
+    bot = await make_bot(runner)
+    fresh, last_push = in_group("@_user_1 and the docs", BOT), in_group("@_user_1 deploy it", BOT)
+    written = int(time.time() * 1000) - 6 * 3600 * 1000 - 15_000  # six hours and 15 s ago
+    last_push["header"]["create_time"] = str(written)
+    last_push["event"]["message"]["create_time"] = str(written)
+    assert [(await bot.deliver(event)).status_code for event in (fresh, last_push)] == [503, 200]
+    await bot.gateway.drain()
+    [taken] = runner.calls
+    assert "deploy it" in taken.text and "docs" not in taken.text
+    assert "deploy it" in text_of(bot.api.shown()[-1])  # answered in the group
 
 
 async def test_readyz_says_feishu_is_starting_and_why_until_the_bots_identity_is_known(make_bot, fake_api):

@@ -9,7 +9,7 @@ from clarigate.adapters.feishu.render import card_json, render_notice
 from clarigate.adapters.testing import ScriptedRunner, choice_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import render_text_fallback
-from clarigate.gateway.boundary.messages import Conversation, TextReply
+from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
 
 from .cards import button, payload, text_of
 from .events import card_action, message_event
@@ -97,3 +97,20 @@ async def test_a_reply_taken_before_its_root_was_recalled_is_not_posted_again(ma
     await bot.adapter.send(conversation, reply)  # the core's retry
     calls = [(c.path, c.code) for c in bot.api.posted()]
     assert [text_of(card) for card in bot.api.shown()] == ["Here is **the plan**."], calls
+
+
+async def test_a_streaming_card_sent_unanswered_under_a_recalled_message_is_not_left_streaming(make_bot):
+    """The person recalled the message the run answers; the streaming card, posted in the chat
+    instead, was taken by Feishu but its answer lost, so the run goes on in an edited card. The
+    streaming card shown meanwhile must not stay half-written in streaming mode."""
+    bot = await make_bot()
+    group = Conversation(platform="feishu", chat_id="oc_group", topic="om_gone", reply_to="om_gone")
+    bot.api.fail_next(400, 230011, path_part="om_gone/reply", times=5)  # recalled (撤回)
+    bot.api.answers_lost.append("/open-apis/im/v1/messages")  # the post taken, never answered
+    view = LiveView(mode="card", text="Half of the plan", shown="")
+    ref = await bot.adapter.show_live(group, view, None)
+    assert ref is not None and ref.extra["mode"] == "edit"  # the run goes on in an edited card
+    [entity] = bot.api.entities.values()
+    assert entity.message_id is not None  # Feishu showed the streaming card
+    assert entity.streaming == "off" and "Half of the plan" not in text_of(bot.api.cards[entity.message_id])
+    assert [text_of(card) for card in bot.api.shown()][-1].startswith("Half of the plan")

@@ -132,3 +132,26 @@ async def test_a_slow_vote_that_cannot_count_is_told_to_the_voter_under_the_answ
     [(path, note)] = notes_after(bot, since)
     assert answer_id in path  # under the answer rated, in its thread
     assert note == "<at id=ou_alice></at> ⚠️ This answer can no longer be rated."
+
+
+async def test_a_slow_refused_click_on_a_copy_forwarded_to_a_direct_chat_mentions_no_one(
+    make_bot, monkeypatch
+):
+    # Carol forwards Bob's question to her one-to-one chat with the bot and clicks it there: the
+    # note is a plain message in that chat (nobody else to call, no thread)
+    monkeypatch.setattr(card_updates, "CALLBACK_WAIT_SECONDS", 0.2)
+    bot = await make_bot(ScriptedRunner(agent))
+    message_id, card = await ask(
+        bot, "deploy it", user="ou_bob", message_id="om_root", mention_bot=True, **GROUP
+    )
+    since = len(bot.api.posted())
+
+    vue = card_action(payload(button(card, "Vue")), user="ou_carol", chat="oc_p2p", message_id="om_copy")
+    await slow_click(bot, monkeypatch, vue)
+
+    [note] = [c for c in bot.api.posted()[since:] if c.status == 200]
+    assert note.path == "/open-apis/im/v1/messages" and note.body["receive_id"] == "oc_p2p"
+    assert not note.body.get("reply_in_thread")
+    said = text_of(note.card())
+    assert said.startswith("⚠️") and "Only ou_bob can answer" in said and "<at " not in said
+    assert is_interactive(bot.api.cards[message_id]) and len(bot.runner.calls) == 1
