@@ -45,7 +45,7 @@ from . import readback
 from .agent_view import AgentView, is_status
 from .bolt_app import BotIdentity, build_bolt_app
 from .commands import command_hint, mention_command, mention_spelling, parse_command
-from .decode import unlabeled_channel_ids
+from .decode import unlabeled_channel_ids, unlabeled_group_ids
 from .feedback import FEEDBACK_ACTION, FeedbackClicks
 from .files import download, resolve
 from .interactions import ClarificationInteractions
@@ -96,7 +96,7 @@ class SlackAdapter(PlatformAdapter):
         self.ack_client = build_ack_path_client(token, settings.api_url)
         self.sender = SlackSender(self.client, self.ack_client)
         # names and languages, one users.info a person; channels' names, one conversations.info each
-        self.names = PeopleBook(self.sender.user_info, self.sender.channel_info)
+        self.names = PeopleBook(self.sender.user_info, self.sender.channel_info, self.sender.usergroup_info)
         self.live = LiveMessages(self.sender, lambda: gateway.state)
         self.bot_user_id: str | None = None
         self.threads = KnownThreads(gateway)  # the channel threads the bot takes part in
@@ -155,7 +155,8 @@ class SlackAdapter(PlatformAdapter):
             count_ignored(request_kind(body))
             return
         people = [u for u in mentioned_in(body["event"]) if u != bot_user_id]  # shared messages' too
-        people += unlabeled_channel_ids(str(body["event"].get("text") or ""))  # <#C1|>: named alike
+        text = str(body["event"].get("text") or "")
+        people += unlabeled_channel_ids(text) + unlabeled_group_ids(text)  # <#C1|>, <!subteam^S1>: alike
         if people:  # names known already; the others are asked for after the ack (complete_message)
             known = self.names.known(people)
             again = (parse_message_event(body, bot_user_id, known, self.agent.on) or parsed).message

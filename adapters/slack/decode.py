@@ -25,9 +25,11 @@ _ENTITY = re.compile(r"&(amp|lt|gt);")
 _ENTITIES = {"amp": "&", "lt": "<", "gt": ">"}
 _USER_IDS = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:(//)?", re.IGNORECASE)
-_DECODED_MENTION = re.compile(r"(?:@([UW][A-Z0-9]+)|#([CG][A-Z0-9]+))(?![A-Za-z0-9])")
+_DECODED_MENTION = re.compile(r"(?:@([UWS][A-Z0-9]+)|#([CG][A-Z0-9]+))(?![A-Za-z0-9])")
 #: A channel mention Slack sent with no name (``<#C123|>``, ``<#C123>``): named by ``conversations.info``.
 _BARE_CHANNEL = re.compile(r"<#([CG][A-Z0-9]+)\|?>")
+#: A user group Slack mentions without its handle (``<!subteam^S123>``): named by ``usergroups.list``.
+_BARE_GROUP = re.compile(r"<!subteam\^(S[A-Z0-9]+)\|?>")
 #: Slack's special mentions: a broadcast (``<!here>``, ``<!channel>``, ``<!everyone>``, a label
 #: after ``|`` in older messages) or a user group (``<!subteam^S123|@oncall>``); not ``<!date^…>``.
 _GROUP_MENTION = re.compile(r"<!(?:here|channel|everyone|subteam\^[A-Z0-9]+)(?:\|[^>]*)?>")
@@ -54,9 +56,14 @@ def unlabeled_channel_ids(text: str) -> list[str]:
     return list(dict.fromkeys(_BARE_CHANNEL.findall(text)))
 
 
+def unlabeled_group_ids(text: str) -> list[str]:
+    """The user groups Slack text mentions without their handle (``<!subteam^S123>``), each once."""
+    return list(dict.fromkeys(_BARE_GROUP.findall(text)))
+
+
 def name_mentions(decoded: str, names: Mapping[str, str]) -> str:
-    """Decoded text with ``@U123`` and ``#C123`` (mentions decoded before their names were known)
-    as ``@name`` and ``#name`` for the ids in ``names`` (people's and channels' ids differ)."""
+    """Decoded text with ``@U123``, ``@S123`` and ``#C123`` (mentions decoded before their names were
+    known) as ``@name`` and ``#name`` for the ids in ``names`` (people's, groups' and channels' differ)."""
     if not names:
         return decoded
 
@@ -90,10 +97,12 @@ def _control(inner: str, names: Mapping[str, str]) -> str:
     if target.startswith("#"):  # no name: one looked up (``names``), else the id
         return f"#{unescape(named) if named else names.get(target[1:], target[1:])}"
     if target.startswith("!"):
-        special = target[1:]
+        special, _, group = target[1:].partition("^")
         if named:  # <!subteam^S1|@team>, <!date^…|fallback>
             return unescape(named)
-        return f"@{special.split('^', 1)[0]}"  # <!here>, <!channel>, <!everyone>
+        if special == "subteam" and group:  # by id only (<!subteam^S1>): a handle looked up, else the id
+            return f"@{names.get(group, group)}"
+        return f"@{special}"  # <!here>, <!channel>, <!everyone>
     return _link(target, named)
 
 
@@ -102,7 +111,8 @@ def decode_text(text: str, names: Mapping[str, str] | None = None) -> str:
 
     ``names`` maps user ids to the names to show (``@name``); an unknown user keeps the
     name Slack gave in ``<@U1|name>``, else the id (``@U123``), which is stable. A channel
-    Slack sent without its name (``<#C1|>``) is named from ``names`` too, else its id (``#C1``).
+    Slack sent without its name (``<#C1|>``) is named from ``names`` too, else its id (``#C1``);
+    a user group without its handle (``<!subteam^S1>``) likewise (``@S1``).
     """
     known = names or {}
     out: list[str] = []

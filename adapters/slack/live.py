@@ -69,8 +69,7 @@ STREAM_CHARS = 8000
 #: A piece ends after a space when one is this close to its end: Slack may drop the whitespace
 #: a piece starts with. Text without spaces nearby (CJK, a long URL) is cut where it stands.
 WORD_ROOM = 40
-#: Slack's limit of a ``task_update`` chunk's title; the edited message's step line is held to it
-#: too, so the step under way reads the same either way.
+#: Slack's limit of a ``task_update`` chunk's title, and of the edited message's step line (read alike).
 TASK_TITLE_LIMIT = 256
 GONE = "message_not_found"
 _BROADCAST_WORDS = ("channel", "here", "everyone")
@@ -369,21 +368,22 @@ class LiveMessages:
                 raise
 
     async def _stop(self, ref: MessageRef) -> bool:
-        """``chat.stopStream``, the step under way marked done; a stream stopped already (a
-        repeated delivery) or ended by Slack is fine: ``chat.update`` follows either way. True
-        when the person had stopped it (``stopped_by_user``): then nothing follows."""
+        """``chat.stopStream``, the step under way marked done (refused: tried once more, plain); stopped
+        or not, ``chat.update`` follows, unless the person stopped it (``stopped_by_user``): True."""
         task, title = ref.extra.get("task"), ref.extra.get("task_title", "")
-        try:
-            await self.sender.stop_stream(
-                ref.chat_id, ref.message_id, [task_chunk(task, title, "complete")] if task else None
-            )
-        except DeliveryFailed as error:
-            if error.code == USER_STOPPED:
-                self._stopped_by_user(ref)
-                return True
-            if not error.permanent:
-                raise
-            log.info("slack: the stream was not stopped (%s): its message is rewritten", error.code)
+        for chunks in ([task_chunk(task, title, "complete")] if task else None, None):  # a retry: plain
+            try:
+                await self.sender.stop_stream(ref.chat_id, ref.message_id, chunks)
+                return False
+            except DeliveryFailed as error:
+                if error.code == USER_STOPPED:
+                    self._stopped_by_user(ref)
+                    return True
+                if not error.permanent:
+                    raise
+                log.info("slack: the stream was not stopped (%s): its message is rewritten", error.code)
+                if error.code in (GONE, "message_not_in_streaming_state"):  # ended already
+                    break
         return False
 
     async def _stop_quietly(self, ref: MessageRef) -> bool:

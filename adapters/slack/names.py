@@ -18,7 +18,8 @@ scope one warning says so and no one is asked for an hour; a person not had stay
 in English. A channel Slack mentions without its name (``<#C123|>``) is named the same way, in
 the same book and budget, by ``conversations.info`` (``channels:read``; ``groups:read`` for a
 private channel); without the scope, or for a channel the bot may not see, it stays ``#C123``
-for an hour (said once, at info).
+for an hour (said once, at info). A user group Slack mentions by id only (``<!subteam^S123>``)
+is named alike by its handle, from ``usergroups.list`` (``usergroups:read``), else ``@S123``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ LOOKUP_BUDGET_SECONDS = 0.8
 BOT_NAME_BUDGET_SECONDS = 5.0  # the bot's own name, asked at start
 SCOPE = "users:read"  # what users.info needs
 CHANNEL_SCOPES = "channels:read (groups:read for private channels)"  # what conversations.info needs
+GROUP_SCOPE = "usergroups:read"  # what usergroups.list needs
 UNKNOWN = UserInfo(None, None)
 
 Lookup = Callable[..., Awaitable[UserInfo]]  # (user id, *, ack_path) -> one users.info
@@ -54,15 +56,24 @@ def is_channel(key: str) -> bool:
     return key[:1] in ("C", "G")
 
 
+def is_group(key: str) -> bool:
+    """Whether a mentioned id is a user group's (``S…``)."""
+    return key[:1] == "S"
+
+
 class PeopleBook:
     """User id -> name and language, from ``lookup`` (``SlackSender.user_info``), and channel id
-    -> name, from ``channel_lookup`` (``SlackSender.channel_info``), cached with an expiry; one
-    lookup per id at a time, whoever asks."""
+    -> name, from ``channel_lookup`` (``SlackSender.channel_info``), and user group id -> handle,
+    from ``group_lookup`` (``SlackSender.usergroup_info``), cached with an expiry; one lookup per
+    id at a time, whoever asks."""
 
-    def __init__(self, lookup: Lookup, channel_lookup: Lookup | None = None) -> None:
+    def __init__(
+        self, lookup: Lookup, channel_lookup: Lookup | None = None, group_lookup: Lookup | None = None
+    ) -> None:
         self.lookup = lookup
         self.channel_lookup = channel_lookup
-        self._channels_told = False
+        self.group_lookup = group_lookup
+        self._told: set[str] = set()  # the scopes said to be missing (channels', groups')
         self._people: BoundedDict[str, tuple[UserInfo, float]] = BoundedDict(MAX_NAMES, refresh=True)
         self._asking: dict[str, asyncio.Task[None]] = {}  # one lookup per person at a time
         self._off_until = 0.0  # no lookups before this (monotonic): the scope is missing
@@ -73,8 +84,8 @@ class PeopleBook:
         return entry[0] if entry is not None and entry[1] > now else None
 
     async def _fetch(self, user_id: str, ack_path: bool) -> None:
-        channel = is_channel(user_id)
-        lookup = self.channel_lookup if channel else self.lookup
+        channel = is_channel(user_id) or is_group(user_id)  # not a person
+        lookup = self.group_lookup if is_group(user_id) else self.channel_lookup if channel else self.lookup
         if lookup is None:
             return
         try:
@@ -85,7 +96,8 @@ class PeopleBook:
                 self._scope_missing()
                 return
             if error.code == "missing_scope":
-                self._channel_scope_missing()  # that channel only: the other scope may be granted
+                # that channel (group) only: the other scope may be granted
+                self._channel_scope_missing(GROUP_SCOPE if is_group(user_id) else CHANNEL_SCOPES)
             elif not error.permanent:
                 return  # a timeout, … (the ack path's short one too): the next caller asks again
             info = UNKNOWN  # user_not_found, channel_not_found, …: no use asking within the hour
@@ -101,11 +113,12 @@ class PeopleBook:
             self._warned = True
             log.warning("slack: grant the %s scope to show people's names, not user ids", SCOPE)
 
-    def _channel_scope_missing(self) -> None:
-        """Slack says the app may not read a channel: said once a process (the id stands in)."""
-        if not self._channels_told:
-            self._channels_told = True
-            log.info("slack: grant %s to show channels' names, not channel ids", CHANNEL_SCOPES)
+    def _channel_scope_missing(self, scope: str) -> None:
+        """Slack says the app may not read a channel (a user group): said once a process for each
+        ``scope`` (the id stands in)."""
+        if scope not in self._told:
+            self._told.add(scope)
+            log.info("slack: grant %s to show channels' and user groups' names, not their ids", scope)
 
     def _ask(self, user_id: str, ack_path: bool = False) -> asyncio.Task[None]:
         task = self._asking.get(user_id)
@@ -129,8 +142,8 @@ class PeopleBook:
         """The names known for ``user_ids`` (channel ids too) after at most ``budget`` seconds of asking."""
         now = time.monotonic()
         missing = [u for u in dict.fromkeys(user_ids) if u and self._cached(u, now) is None]
-        if self._off_until > now:  # users:read missing: channels are still asked for
-            missing = [u for u in missing if is_channel(u)]
+        if self._off_until > now:  # users:read missing: channels and groups are still asked for
+            missing = [u for u in missing if is_channel(u) or is_group(u)]
         if missing:
             # not cancelled at the budget's end: a late answer is kept for the next message
             await asyncio.wait([self._ask(u) for u in missing], timeout=budget)

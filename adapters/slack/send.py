@@ -306,6 +306,15 @@ class SlackSender:
         name = (data.get("channel") or {}).get("name")
         return UserInfo(name.strip() if isinstance(name, str) and name.strip() else None, None)
 
+    async def usergroup_info(self, group_id: str, *, ack_path: bool = False) -> UserInfo:
+        """A user group's handle (``oncall``, as people type it after ``@``) from one
+        ``usergroups.list`` (needs ``usergroups:read``; form-encoded), as a ``UserInfo`` with no
+        language, without retries. Asked through ``names.PeopleBook``, which keeps it an hour."""
+        data = await self._call("usergroups.list", ack_path=ack_path, form=True)
+        groups = [g for g in data.get("usergroups") or [] if isinstance(g, dict) and g.get("id") == group_id]
+        handle = groups[0].get("handle") if groups else None
+        return UserInfo(handle.strip() if isinstance(handle, str) and handle.strip() else None, None)
+
     async def file_info(self, file_id: str) -> dict[str, Any]:
         """``files.info``: a file's object (name, type, size, download URL), e.g. a Slack Connect
         file an event names by id only (``file_access: check_file_info``)."""

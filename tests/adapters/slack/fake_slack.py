@@ -75,6 +75,7 @@ class FakeSlack(StreamMethods):
     refusals: list[tuple[str, set[str] | None]] = field(default_factory=list)  # (error, methods)
     users: dict[str, dict[str, Any]] = field(default_factory=dict)  # user id -> users.info "user"
     channels: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> conversations.info "channel"
+    usergroups: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> a usergroups.list entry
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (bytes, content type)
     triggers_expired: bool = False  # every views.open answers expired_trigger_id
     broken: dict[str, str] = field(default_factory=dict)  # method -> the error it answers every time
@@ -139,6 +140,11 @@ class FakeSlack(StreamMethods):
         """A channel ``conversations.info`` knows, shaped as Slack's conversation object."""
         kind = {"is_channel": not private, "is_group": private, "is_private": private, "is_im": False}
         self.channels[channel_id] = {"id": channel_id, "name": name, **kind, "is_archived": False}
+
+    def add_usergroup(self, group_id: str, handle: str, name: str) -> None:
+        """A user group ``usergroups.list`` lists, shaped as Slack's usergroup object."""
+        self.usergroups[group_id] = {"id": group_id, "team_id": TEAM_ID, "name": name, "handle": handle}
+        self.usergroups[group_id] |= {"is_usergroup": True, "date_delete": 0, "user_count": 2}
 
     def bot_user(self) -> dict[str, Any]:
         """The bot user as ``users.info`` shows it: its username (``name``, what auth.test calls
@@ -440,6 +446,15 @@ class FakeSlack(StreamMethods):
             return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
         if method == "conversations.info":  # https://api.slack.com/methods/conversations.info
             return self._conversation(str(params.get("channel")))
+        if method == "usergroups.list":  # https://api.slack.com/methods/usergroups.list
+            if "usergroups:read" in self.missing_scopes:
+                return {
+                    "ok": False,
+                    "error": "missing_scope",
+                    "needed": "usergroups:read",
+                    "provided": "chat:write",
+                }
+            return {"ok": True, "usergroups": list(self.usergroups.values())}
         if method in STREAM_METHODS:
             return self._answer_stream(method, params)
         if method in ASSISTANT_METHODS:

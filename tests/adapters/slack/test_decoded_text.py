@@ -96,6 +96,34 @@ async def test_the_agent_reads_links_and_people_by_name(make_world: MakeWorld):
     assert asked == ["U0ALICE", "U0BOB", "U0GONE", "U1"]  # each once (U1 wrote), then from the cache
 
 
+async def test_the_agent_reads_a_user_group_by_its_handle(make_world: MakeWorld):
+    # docs.slack.dev/messaging/formatting-message-text: <!subteam^ID>, older ones with a label after |
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    world.fake.add_usergroup("S0614TZR7", handle="oncall", name="On-call engineers")
+    await world.user.dm("ping <!subteam^S0614TZR7|@oncall> about the outage")
+    await world.user.dm("ping <!subteam^S0614TZR7> about the outage")  # the handle: usergroups.list
+    await world.settle()
+    await world.user.dm("and <!subteam^S0614TZR7>, <!subteam^S0GONE>")  # known now; no such group
+    await world.settle()
+    assert [c.text for c in runner.calls] == [
+        "ping @oncall about the outage",
+        "ping @oncall about the outage",
+        "and @oncall, @S0GONE",  # the group's id, stable, where Slack names no handle
+    ]
+    assert len(world.fake.attempts("usergroups.list")) == 2  # once a group, then from the cache
+
+
+async def test_without_usergroups_read_a_user_group_is_its_id(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    world.fake.add_usergroup("S0614TZR7", handle="oncall", name="On-call engineers")
+    world.fake.missing_scopes.add("usergroups:read")
+    await world.user.dm("ping <!subteam^S0614TZR7> about the outage")
+    await world.settle()
+    assert [c.text for c in runner.calls] == ["ping @S0614TZR7 about the outage"]  # not "@subteam"
+
+
 async def test_a_mention_in_a_channel_reaches_the_agent_decoded(make_world: MakeWorld):
     runner = ScriptedRunner()
     world = await make_world(runner)

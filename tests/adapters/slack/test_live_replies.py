@@ -396,3 +396,20 @@ async def test_the_persons_stop_ends_the_streams_updates_and_keeps_what_it_showe
     (shown,) = world.fake.shown()
     assert shown["ts"] == ts and shown["text"] and ANSWER.startswith(shown["text"])
     assert shown["text"] != ANSWER  # what it showed when the person stopped it
+
+
+async def test_a_stream_slack_would_not_stop_still_ends_as_the_reply_once(make_world, tmp_path):
+    async with scripted_agent(tmp_path, [slowly(ANSWER, 2.0), slowly("Again.", 0.5)]) as agent:
+        world = await make_world(agent)
+        world.fake.refuse_next("invalid_arguments", {"chat.stopStream"})  # Slack refuses to stop it once
+        _, thread = await world.user.mention("how did the deploy go?")
+        await world.settle()
+        world.fake.refuse_every("invalid_arguments", {"chat.stopStream"})  # and now every time
+        await world.user.mention("and now?", thread_ts=thread)
+        await world.settle()
+
+    first, second = world.fake.shown()
+    assert not first["streaming"]  # stopped after all: no longer looks half-written
+    assert [first["text"], second["text"]] == [render_reply(ANSWER)[0], "Again."]  # each reply once
+    assert world.fake.of("chat.postMessage") == [] and world.fake.of("chat.delete") == []
+    assert len(world.fake.attempts("chat.stopStream")) == 4  # each refusal tried once more, not again

@@ -67,6 +67,7 @@ SCOPE_USES = {
     "users:read": "users.info",
     "channels:read": "conversations.info",
     "groups:read": "conversations.info",
+    "usergroups:read": "usergroups.list",
     "files:read": "url_private_download, files.info",
     "files:write": "files.getUploadURLExternal, files.completeUploadExternal",
 }
