@@ -32,7 +32,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 
-from .render import BOT, STATUS, inert, live_delta, render, words
+from .render import BOT, QUIT, STATUS, inert, live_delta, render, words
 
 LIVE_MODE = "print"
 
@@ -115,6 +115,10 @@ class ConsoleAdapter(PlatformAdapter):
     def how_to_talk(self, conversation: Conversation, locale: Locale) -> str | None:
         """``/help``'s first paragraph as the terminal works: no buttons, forms field by field."""
         return words("help", locale)
+
+    def own_commands(self, conversation: Conversation) -> tuple[str, ...]:
+        """``/quit`` leaves the chat: the terminal's own command, listed by ``/help``."""
+        return (QUIT.removeprefix("/"),)
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
         """Print the item; a question becomes the open one, its closing closes it."""

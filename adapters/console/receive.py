@@ -33,7 +33,7 @@ import re
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TextIO
 
-from clarigate.agent.protocol import HumanInputRequest, catalog, check_form_values, named_line
+from clarigate.agent.protocol import HumanInputRequest, check_form_values, named_line
 from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut
 from clarigate.gateway.flow.commands import parse_command
 from clarigate.gateway.flow.notices import COMMAND_SLASHES
@@ -120,18 +120,13 @@ class ConsoleChat:
             await self.settled()
 
         self.running(say())
-        command = parse_command(text)  # as the core reads it: /help@bot is /help, "help" no command
-        if command is not None and command.name in ("help", "start"):
-            # /quit is the terminal's own command: the core's help cannot know it (worded as the
-            # help was, which follows the conversation's language)
-            locale = self.adapter.reply_locale or self.adapter.locale
-            self.adapter.print(f"{QUIT} — {catalog.text('cmd_quit', locale)}")
 
     def running(self, work: Coroutine[Any, Any, Any]) -> Any:
         """Run ``work`` (what was typed, and the run it caused); Ctrl-C meanwhile says that the
         answer was not finished before the chat leaves."""
         try:
-            return self.run(work)
+            with self.terminal.quiet() if self.terminal is not None else contextlib.nullcontext():
+                return self.run(work)
         except KeyboardInterrupt:
             self.adapter._close_line()  # a half-printed answer ends its line first
             locale = self.adapter.reply_locale or self.adapter.locale

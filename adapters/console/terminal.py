@@ -8,17 +8,21 @@ typed before, and a paste of several lines (the terminal's bracketed paste) is o
 While a run works, the terminal is still read: a command that answers out of turn (``/status``,
 ``/help``, ``/cancel``) goes to the core at once; anything else typed then is kept and handled
 after the run, as if typed at the next prompt. Lines that arrive together (a paste) are one
-message.
+message. What is typed then is not echoed (``quiet``), so it never lands in the middle of the
+answer being printed: a line shows after the next prompt, where it is handled, and a command by
+its answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import select
 import sys
-from collections.abc import Awaitable, Callable
+import termios
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TextIO
 
 #: How much is read at once from the terminal while a run works.
@@ -66,6 +70,23 @@ class Terminal:
         self.out.write(prompt)
         self.out.flush()
         return self.stdin.readline()
+
+    @contextlib.contextmanager
+    def quiet(self) -> Iterator[None]:
+        """While a run works: what is typed is read as before, but the terminal does not echo it
+        (it would land in the answer being printed); its settings are back as they were after."""
+        try:
+            saved = termios.tcgetattr(self.fd)
+        except termios.error:  # not a terminal after all: nothing to keep quiet
+            yield
+            return
+        quiet = list(saved)
+        quiet[3] &= ~(termios.ECHO | termios.ECHONL)  # the local modes
+        termios.tcsetattr(self.fd, termios.TCSANOW, quiet)
+        try:
+            yield
+        finally:
+            termios.tcsetattr(self.fd, termios.TCSANOW, saved)
 
     async def listen(self, until: asyncio.Future[Any], typed: Callable[[str], Awaitable[None]]) -> None:
         """Until ``until`` is done, hand what is typed to ``typed``, the lines that came together

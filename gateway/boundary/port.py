@@ -170,6 +170,11 @@ class PlatformAdapter(ABC):
         sees only ``/ask@bot …`` and replies); None for the core's words."""
         return None
 
+    def own_commands(self, conversation: Conversation) -> tuple[str, ...]:
+        """Commands the platform handles itself, listed by ``/help`` after the core's (with their
+        catalog descriptions, ``cmd_<name>``): the terminal's ``quit``. By default none."""
+        return ()
+
     def still_starting(self) -> str | None:
         """What ``/readyz`` says for the platform while something ``start`` left running in the
         background (loading the platform's SDK, learning the bot's identity) is not done yet:

@@ -314,10 +314,11 @@ class Control:
         """What ``/help`` says: how to talk to the bot (as the platform has it there) and the
         commands, as they are typed there (``syntax``)."""
         try:
-            intro = self.outbox.adapter_for(conv.platform).how_to_talk(conv, locale)
+            adapter = self.outbox.adapter_for(conv.platform)
+            intro, extra = adapter.how_to_talk(conv, locale), adapter.own_commands(conv)
         except LookupError:
-            intro = None
-        return help_text(locale, lambda name: self.syntax(conv, name), intro=intro)
+            intro, extra = None, ()
+        return help_text(locale, lambda name: self.syntax(conv, name), extra, intro)
 
     def syntax(self, conv: Conversation, name: str) -> str:
         """How a person types command ``name`` in ``conv`` (``PlatformAdapter.command_spelling``)."""

@@ -7,6 +7,7 @@ import asyncio
 import io
 import os
 import pty
+import select
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +22,7 @@ from clarigate.gateway.store.memory import MemoryStore
 from tests.conftest import config_for_tests
 
 STATUS = "Where this conversation stands:"
+HELP = "Commands:"
 
 
 class Terminal:
@@ -40,9 +42,17 @@ class Terminal:
 
     async def script(self, turn: Turn) -> TurnOutput:
         """ "think" works until what the person typed meanwhile is read (or a long while has passed)."""
+        if turn.text == "type meanwhile":  # the person types a command while the answer comes
+            os.write(self.keyboard, b"/status\n")
+            for _ in range(500):
+                if STATUS in self.out.getvalue():
+                    break
+                await asyncio.sleep(0.01)
+            os.write(self.keyboard, b"\x04")
         if turn.text == "think":
             for _ in range(500):
-                if STATUS in self.out.getvalue() or self.read_meanwhile():
+                answered = STATUS in self.out.getvalue() or HELP in self.out.getvalue()
+                if answered or self.read_meanwhile():
                     break
                 await asyncio.sleep(0.01)
         return TurnOutput(replies=[f"You said: {turn.text}"])
@@ -51,6 +61,13 @@ class Terminal:
         """True when the chat holds lines typed while a run worked."""
         terminal = self.reading.terminal if self.reading is not None else None
         return terminal is not None and bool(terminal.early)
+
+    def screen(self) -> str:
+        """What the terminal itself has shown so far (its echo of the keys typed)."""
+        shown = b""
+        while select.select([self.keyboard], [], [], 0.1)[0]:
+            shown += os.read(self.keyboard, 65536)
+        return shown.decode("utf-8", "replace")
 
     def chat(self, typed: bytes) -> str:
         """The chat with ``typed`` waiting on the terminal, until its input ends; what was printed."""
@@ -78,6 +95,24 @@ def test_status_typed_while_a_run_works_answers_before_the_run_ends(terminal: Te
     assert "• Messages being worked on or waiting: 1." in out  # answered while "think" worked
     assert out.index(STATUS) < out.index("bot> You said: think")
     assert "You said: /status" not in out
+
+
+def test_help_typed_while_a_run_works_names_quit_as_the_help_at_the_prompt(terminal: Terminal) -> None:
+    out = terminal.chat(b"think\n/help\n\x04")
+
+    during = out[: out.index("bot> You said: think")]  # answered while "think" worked
+    assert "/help — how to talk to me, and the commands\n/quit — leave the chat\n" in during
+    assert out.count("/quit — leave the chat") == 1
+    assert "You said: /help" not in out
+
+
+def test_what_is_typed_while_an_answer_comes_is_not_echoed_into_it(terminal: Terminal) -> None:
+    out = terminal.chat(b"type meanwhile\n")
+
+    assert STATUS in out  # the command typed meanwhile was read and answered
+    shown = terminal.screen()
+    assert "type meanwhile" in shown  # typed at the prompt: shown as typed
+    assert "/status" not in shown  # typed while the answer came: not echoed into it
 
 
 def test_lines_pasted_while_a_run_works_are_one_message_after_it(terminal: Terminal) -> None:
