@@ -7,7 +7,8 @@ whose session ends before it answered anything (it crashes on every call, or exi
 is down: calls to its tools fail at once (tenacity's exponential wait: ``RETRY_FIRST_SECONDS``,
 doubling after each such start, up to ``RETRY_MAX_SECONDS``; a session that answers resets it),
 logged when it goes down and when it is back. The tools are langchain-mcp-adapters'
-``load_mcp_tools`` on that session. A stdio server's stderr goes to the log (a line each: ``MCP
+``load_mcp_tools`` on that session, listed as it starts (a list the server changes later is a
+warning in the log: ``mcp_tool_list``). A stdio server's stderr goes to the log (a line each: ``MCP
 server 'files': …``), never to the terminal ``clarigate chat`` talks in.
 """
 
@@ -17,7 +18,7 @@ import asyncio
 import logging
 import os
 import threading
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -27,6 +28,7 @@ import clarigate.agent.mcp as mcp_errors
 from clarigate.agent.mcp import MCPServer, MCPServerError, name_problems, servers_of, unavailable_if_down
 from clarigate.agent.mcp_backoff import Backoff
 from clarigate.agent.mcp_backoff import root_cause as _root_cause
+from clarigate.agent.mcp_tool_list import ToolListWatch
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -115,22 +117,33 @@ class _Session:
         self._wait_seconds = 30.0
         self._restarting = asyncio.Lock()
         self._backoff = Backoff(server.name, RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS)
+        self._tool_list = ToolListWatch(server.name, self.list_tools)
 
     async def start(self, wait_seconds: float) -> list[BaseTool]:
         """Open the session and load its tools within ``wait_seconds``."""
         from langchain_mcp_adapters.tools import load_mcp_tools
 
+        from clarigate.agent.tool_parts import untyped_blobs_as_text
+
         name, self._wait_seconds = self.server.name, wait_seconds
         try:
             async with asyncio.timeout(wait_seconds):
-                self._held = _Held(self.server, wait_seconds)
+                self._held = _Held(self.server, wait_seconds, self._tool_list.on_message)
                 await self._held.opened()
-                tools = load_mcp_tools(self, server_name=name, tool_name_prefix=self.server.prefix)  # type: ignore[arg-type]
-                return await tools
+                tools = load_mcp_tools(
+                    self,  # type: ignore[arg-type]
+                    server_name=name,
+                    tool_name_prefix=self.server.prefix,
+                    tool_interceptors=[untyped_blobs_as_text],
+                )
+                loaded = await tools
         except TimeoutError:
             raise MCPServerError(name, f"did not answer within {wait_seconds:.0f} s") from None
         except Exception as exc:  # the SDK wraps start-up failures in task groups: name the root cause
             raise MCPServerError(name, f"did not start or answer: {_root_cause(exc, name)}") from exc
+        cut = len(name) + 1 if self.server.prefix else 0  # ``{server}_{tool}``: the server's own name
+        self._tool_list.offered(tool.name[cut:] for tool in loaded)
+        return loaded
 
     async def _live(self, gone: _Held | None = None) -> tuple[_Held, ClientSession]:
         """The held session and its client; started again first when it has ended (the server
@@ -138,7 +151,7 @@ class _Session:
         and not yet due (``ConnectionError`` at once). One start at a time: a call meanwhile
         waits for it."""
         async with self._restarting:
-            held = self._held
+            held, fresh = self._held, False
             if held is None:
                 raise RuntimeError(f"MCP server {self.server.name!r}: its session is closed")
             if held is gone or held.ended:
@@ -150,12 +163,15 @@ class _Session:
                 if not self._backoff.down:
                     log.warning("MCP server %r had stopped: starting it again", self.server.name)
                 await held.aclose()
-                held = self._held = _Held(self.server, self._wait_seconds)
+                held = self._held = _Held(self.server, self._wait_seconds, self._tool_list.on_message)
+                fresh = True
             try:
                 session = await held.opened()
             except ConnectionError as exc:
                 held.on_trial = False
                 raise self._backoff.failed(exc) from exc
+            if fresh:  # a server started again may list other tools (once this call has the lock)
+                self._tool_list.soon()
             return held, session
 
     async def _answer(self, held: _Held, request: Coroutine[Any, Any, T], sent: _Sent | None = None) -> T:
@@ -187,6 +203,7 @@ class _Session:
                 return await self._answer(held, _call_tool(session, name, arguments, options, sent), sent)
 
     async def aclose(self) -> None:
+        await self._tool_list.aclose()
         held, self._held = self._held, None
         if held is not None:
             await held.aclose()
@@ -240,8 +257,14 @@ class _Held:
     task groups need) until ``aclose``; ``opened`` gives it once initialized. A server that does
     not answer ``initialize`` within ``wait_seconds`` is stopped (its process ended)."""
 
-    def __init__(self, server: MCPServer, wait_seconds: float) -> None:
+    def __init__(
+        self,
+        server: MCPServer,
+        wait_seconds: float,
+        on_message: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> None:
         self.server = server
+        self._on_message = on_message  # the session's ``message_handler``: the server's notifications
         self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
         self.on_trial = True  # until it answers a request: ended before, it is a start that failed
         self.error: Exception | None = None  # what ended the session, if an error did
@@ -285,7 +308,7 @@ class _Held:
     async def _hold(self) -> None:
         ready = self.ready
         try:
-            async with _session(self.server, self._wait_seconds) as session:
+            async with _session(self.server, self._wait_seconds, self._on_message) as session:
                 ready.set_result(session)
                 await self._stop.wait()
         except Exception as exc:
@@ -314,17 +337,22 @@ def _fail(ready: asyncio.Future[Any], exc: BaseException) -> None:
 
 
 @asynccontextmanager
-async def _session(server: MCPServer, wait_seconds: float) -> AsyncIterator[ClientSession]:
+async def _session(
+    server: MCPServer, wait_seconds: float, on_message: Callable[[Any], Awaitable[None]] | None = None
+) -> AsyncIterator[ClientSession]:
     """A session on ``server`` initialized within ``wait_seconds`` (``TimeoutError`` if not,
-    the server stopped); a stdio server's stderr goes to the log."""
+    the server stopped), ``on_message`` its message handler (unless the settings give one); a
+    stdio server's stderr goes to the log."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     conn = dict(server.connection)
+    if on_message is not None:
+        conn["session_kwargs"] = {"message_handler": on_message, **(conn.get("session_kwargs") or {})}
     if conn.pop("transport") != "stdio":
         from langchain_mcp_adapters.sessions import create_session
 
-        async with create_session(server.connection) as session:  # type: ignore[arg-type]
+        async with create_session({**conn, "transport": server.connection["transport"]}) as session:  # type: ignore[arg-type]
             await _initialize(session, wait_seconds)
             yield session
         return

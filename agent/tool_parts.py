@@ -7,16 +7,18 @@ the thread keeps the result: that would break the thread for good. For such prov
 model is sent the tool message's text with a short note, and the images and files in a
 user message right after that step's results (where they are valid), so the model still
 sees them; a part no message can carry to it (a link to a file, such as MCP's ``ResourceLink``)
-stays in the tool message as text, its link. Anthropic takes images in a tool result, and
-the in-process models have no provider: their results are sent as they are. The thread
-itself is left as it is; every model call is shaped the same way
+stays in the tool message as text, its link. Bytes of no stated type (an embedded MCP blob
+without ``mimeType``, which no model reads and LangChain makes no block of) reach every model as
+that text too, naming the resource's URI (``untyped_blobs_as_text``). Anthropic takes images in
+a tool result, and the in-process models have no provider: their results are sent as they are.
+The thread itself is left as it is; every model call is shaped the same way
 (``history.AnswerUnfinishedCallsMiddleware``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
@@ -24,6 +26,12 @@ from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 from clarigate.agent.models.conversation import thread_locale
 from clarigate.agent.protocol import catalog
 from clarigate.agent.protocol.models import Locale
+
+if TYPE_CHECKING:
+    from langchain_mcp_adapters.interceptors import MCPToolCallRequest
+
+#: What bytes of no stated type are (RFC 2046: "arbitrary binary data").
+UNTYPED = "application/octet-stream"
 
 
 def keeps_tool_parts(model: BaseChatModel) -> bool:
@@ -110,3 +118,27 @@ def with_tool_parts_after_results(messages: Sequence[AnyMessage]) -> list[AnyMes
     if waiting:
         shaped.append(_following(waiting, locale))
     return shaped
+
+
+async def untyped_blobs_as_text(
+    request: MCPToolCallRequest, handler: Callable[[MCPToolCallRequest], Awaitable[Any]]
+) -> Any:
+    """A langchain-mcp-adapters tool interceptor: an embedded blob without ``mimeType`` in a tool's
+    result becomes the note a part the model cannot be sent becomes, naming its URI (LangChain
+    refuses base64 data of no type: "mime_type is required when using base64 data")."""
+    from mcp.types import BlobResourceContents, CallToolResult, EmbeddedResource, TextContent
+
+    result = await handler(request)
+    if not isinstance(result, CallToolResult):
+        return result
+    state = getattr(request.runtime, "state", None)
+    locale = thread_locale(state.get("messages", []) if isinstance(state, dict) else [])
+
+    def shown(part: Any) -> Any:
+        resource = part.resource if isinstance(part, EmbeddedResource) else None
+        if not isinstance(resource, BlobResourceContents) or resource.mimeType:
+            return part
+        note = _as_text({"url": str(resource.uri), "mime_type": UNTYPED}, locale)
+        return TextContent(type="text", text=note["text"])
+
+    return result.model_copy(update={"content": [shown(part) for part in result.content]})

@@ -110,3 +110,39 @@ async def test_a_model_with_no_provider_gets_the_image_in_the_result() -> None:
     result = next(m for m in sent if isinstance(m, ToolMessage))
     assert [b.get("type") for b in result.content] == ["image"]
     assert result is sent[-1]
+
+
+async def test_bytes_of_no_stated_type_reach_an_openai_model_as_a_note_naming_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An embedded blob without ``mimeType`` (the spec makes it optional): no model reads bytes
+    of no known type, and LangChain refuses to make a block of them ("mime_type is required when
+    using base64 data"); the model reads what came back and where, and the thread goes on."""
+    stub = Stub(replies=[[Call("dump", {})], "The dump is at file:///srv/dumps/core.1.", "Hello again."])
+    outcomes, _ = await _two_turns(stub, monkeypatch)
+    assert outcomes == ["The dump is at file:///srv/dumps/core.1.", "Hello again."], (
+        outcomes,
+        stub.refused[-1:],
+    )
+    note = "(returned, but not shown to you: file:///srv/dumps/core.1 (application/octet-stream))"
+    for body in stub.received[1:]:
+        roles = [m["role"] for m in body["messages"]]
+        step = roles.index("tool")
+        assert roles[step + 1 :] in (["assistant", "user"], []), roles
+        assert _texts(body["messages"][step]) == ["dump ready", note]
+
+
+async def test_bytes_of_no_stated_type_reach_any_model_as_the_note_in_the_thread_language() -> None:
+    model = scripted({"tool_calls": [{"name": "dump", "args": {}}]}, {"content": "好的。"})
+    settings = AgentSettings(checkpointer_url="memory://", mcp_servers=_pictures())
+    agent = await ClarifyingAgent.create(settings, model=model)
+    try:
+        assert (await agent.run_turn("t", "请把转储文件给我")).replies == ["好的。"]
+    finally:
+        await agent.aclose()
+    result = next(m for m in model.calls[-1] if isinstance(m, ToolMessage))
+    assert result.status == "success"
+    assert [b["text"] for b in result.content] == [
+        "dump ready",
+        "（已返回，但无法向你展示：file:///srv/dumps/core.1 (application/octet-stream)）",
+    ]
