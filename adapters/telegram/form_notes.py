@@ -1,17 +1,19 @@
 """What the form wizard says in the chat, beside its message (``forms``): that a form replied to
-is closed, or that one ended by a photo, file or voice note sent alone took its values nowhere."""
+is closed, that one ended by a photo, file or voice note sent alone took its values nowhere, or
+that the photos and files sent with a form's values went nowhere (its answer refused)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from telegram import Message
 
 from clarigate.agent.protocol import ui_text
-from clarigate.gateway.boundary.messages import Conversation, PendingView
+from clarigate.gateway.boundary.messages import Attachment, Conversation, PendingView
 from clarigate.gateway.boundary.port import GatewayPort
 
-from .effects import AfterAck, posted_note
+from .effects import AfterAck, Effect, posted_note
 from .render import TelegramMessage, escape
 from .send import TelegramSender
 
@@ -53,3 +55,14 @@ async def say_closed(
         words += " " + ui_text("form_reopen", language)
     await note(gateway, sender, after_ack, conversation, message, words)
     return True
+
+
+def not_used(
+    gateway: GatewayPort, sender: TelegramSender, view: PendingView, attachments: Sequence[Attachment]
+) -> list[tuple[str, Effect]]:
+    """The note, posted once a refused Submit is answered, that the photos and files sent with the
+    form's values were not used (the question closed first: answered, expired); none without any."""
+    if not attachments:
+        return []
+    words = TelegramMessage(escape(ui_text("attachment_not_used", view.request.locale)))
+    return [posted_note(sender, gateway.state, view.conversation, words)]

@@ -36,7 +36,7 @@ from . import wizard
 from .effects import AfterAck, Effect, TapReply, answered_edit
 from .form_message import draw, latest_key
 from .form_message import note_said as note_said  # where outbound and adapter take it from
-from .form_notes import note, say_closed
+from .form_notes import not_used, note, say_closed
 from .receive import written_time
 from .render import TelegramMessage, render_question, render_wizard
 from .send import TelegramSender
@@ -169,8 +169,9 @@ class Forms:
         if outcome.status is AnswerStatus.DUPLICATE:
             return TapReply()
         await self.forget(state)
-        if not outcome.accepted:
-            return TapReply(outcome.message or ui_text("invalid_values", request.locale), True)
+        if not outcome.accepted:  # refused: the photos and files sent with its values go nowhere
+            unused = not_used(self.gateway, self.sender, view, state.attachments)
+            return TapReply(outcome.message or ui_text("invalid_values", request.locale), True, unused)
         edit = answered_edit(self.sender, request, state.chat_id, state.message_id, outcome.answered_line)
         return TapReply(ui_text("answer_received", request.locale), then=[edit])
 

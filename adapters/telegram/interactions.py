@@ -32,6 +32,7 @@ from . import callback_data as cb
 from .confirms import Confirms, first_pick, go_ahead_index, not_their_pick
 from .effects import AfterAck, TapReply, answered_edit
 from .ephemeral import EphemeralNotes
+from .form_notes import not_used
 from .forms import Forms
 from .receive import remember_chain, sender_of
 from .render import render_other_prompt
@@ -110,7 +111,8 @@ class Interactions:
             if refusal is not None:
                 state = await self.forms.load(view.request.request_id, who.user_id)
                 if state is not None:  # a tap sent before the person saw it closed: end the wizard
-                    await self.forms.forget(state)
+                    await self.forms.forget(state)  # and its photos and files, said not used
+                    refusal.then.extend(not_used(self.gateway, self.sender, view, state.attachments))
                 return refusal
         if code == cb.FORM:
             return await self.forms.open(view, who, chat_id, message_id)

@@ -12,8 +12,8 @@ from .catalog import ui_text
 from .coerce import clean, fold, fold_capitals
 from .fallback import form_summary
 from .field_values import BLANK, find_option, type_field_value
-from .models import AnsweredBy, DeclineReason, FormField, HumanInputRequest, HumanInputResponse
-from .risk import APPROVAL_SOURCE
+from .models import AnsweredBy, DeclineReason, FormField, HumanInputRequest, HumanInputResponse, Option
+from .risk import APPROVAL_SOURCE, approval_option
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def looks_like_answer(request: HumanInputRequest, text: str) -> bool:
             return error is None
         return False
     if request.input_mode == "choice_with_other" and request.options:
-        return find_option(request.options, message) is not None
+        return _option_named(request, message) is not None
     return True
 
 
@@ -191,7 +191,7 @@ def parse_typed_reply(
         if not message:
             return TypedReply(problems=[ui_text("type_answer", request.locale)])
         if request.input_mode == "choice_with_other" and request.options:
-            option = find_option(request.options, message)
+            option = _option_named(request, message)
             if option is not None:
                 return TypedReply(response=answer_with_option(request, option.id, by))
         return TypedReply(response=answer_with_text(request, message, by))
@@ -199,6 +199,12 @@ def parse_typed_reply(
         return TypedReply(
             problems=[ui_text("reply_form" if request.fields else "type_answer", request.locale)]
         )
+
+
+def _option_named(request: HumanInputRequest, message: str) -> Option | None:
+    """The option ``message`` names (``find_option``), or the approval's option it names in
+    another language (``approval_option``: "批准" picks an English approval's Approve)."""
+    return find_option(request.options, message) or approval_option(request, message)
 
 
 def _form_reply(

@@ -171,3 +171,24 @@ def is_affirmative(text: str) -> bool:
     . ! 。！ allowed ("yes, delete it" is no plain yes). Not the confirming word (``is_confirm_word``)."""
     word = fold(text).rstrip(".!。 ")
     return bool(word) and word in {fold(w) for words in AFFIRMATIVE_WORDS.values() for w in words}
+
+
+#: The catalog keys of an approval's options (``clarigate.agent.approvals``), and the marks a
+#: typed pick may end with (as ``field_values.find_option`` sets them aside).
+_APPROVAL_KEYS = ("approve", "reject", "edit", "approval_respond")
+_TRAILING = ".!?,;:。、…~ "
+
+
+def approval_option(request: HumanInputRequest, text: str) -> Option | None:
+    """The approval's option whose label ``text`` is in another language ("批准" typed to an
+    English approval, "Approve" to a Chinese one), so that it is that pick, asked to be confirmed
+    as the option typed in the approval's language is (``gateway/flow/confirm.py``); None for any
+    other text or question."""
+    if request.source != APPROVAL_SOURCE:
+        return None
+    typed = fold(text).strip(_TRAILING)
+    for key in _APPROVAL_KEYS:
+        labels = {fold(w).strip(_TRAILING) for w in every(key)}
+        if typed in labels:
+            return next((o for o in request.options if fold(o.label).strip(_TRAILING) in labels), None)
+    return None

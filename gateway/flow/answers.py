@@ -23,6 +23,7 @@ from clarigate.agent.protocol import (
 )
 from clarigate.agent.protocol.coerce import cut, fold, one_line
 from clarigate.agent.protocol.models import HumanInputRequest, Locale, Option
+from clarigate.agent.protocol.risk import approval_option
 from clarigate.gateway.boundary.messages import (
     AnswerOutcome,
     AnswerStatus,
@@ -175,7 +176,8 @@ def _named_option(request: HumanInputRequest, text: str) -> Option | None:
     """The option whose label or value ``text`` is (case and width aside); not by its number, as
     a typed chat answer may be: "2" written in "Other…" for "How many?" is two, not option 2."""
     key = fold(text)
-    return next((o for o in request.options if key in (fold(o.label), fold(o.value))), None)
+    named = next((o for o in request.options if key in (fold(o.label), fold(o.value))), None)
+    return named or approval_option(request, text)  # "批准" in an English approval's box: Approve
 
 
 def answered_line(view: PendingView) -> str:

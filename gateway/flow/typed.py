@@ -10,8 +10,15 @@ new request once the question is no longer open.
 
 from __future__ import annotations
 
-from clarigate.agent.protocol import HumanInputResponse, TypedReply, looks_like_answer, parse_typed_reply
+from clarigate.agent.protocol import (
+    HumanInputResponse,
+    TypedReply,
+    looks_like_answer,
+    parse_typed_reply,
+    ui_text,
+)
 from clarigate.agent.protocol.coerce import clean
+from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import ClarificationClosed, Conversation, InboundMessage, TextReply
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.agent_run import AgentRun, Turn
@@ -73,6 +80,7 @@ class TypedAnswers:
         confirmed = await self.confirm.before_typed(pending, msg.sender, msg.text, by)
         if isinstance(confirmed, str):  # not confirmed (or nothing to confirm): it stays open
             turn.add(TextReply(text=confirmed))
+            _not_used(turn, msg, pending.request.locale)
             return True
         if confirmed is not None:  # the pick's photos and files go with it: this message runs
             msg = msg.model_copy(update={"attachments": [*confirmed.attachments, *msg.attachments]})
@@ -130,6 +138,7 @@ class TypedAnswers:
         kept_line = await self.drafts.settle(pending, msg.sender, typed, kept)
         if typed.response is None and typed.problems:
             turn.add(TextReply(text="\n".join([*typed.problems, *([kept_line] if kept_line else [])])))
+            _not_used(turn, msg, pending.request.locale)  # refused: its photos and files go nowhere
             return True
         if typed.response is None:
             return False
@@ -198,11 +207,19 @@ class TypedAnswers:
         if record is None:
             return False
         set_log_context(thread_id=record.thread_id, request_id=record.request_id)
-        if not await self.control.is_current(conv, record.thread_id):  # /new meanwhile
-            turn.add(TextReply(text=notice_for_text("answer_after_restart", msg.text)))
-            return True
-        response = HumanInputResponse.model_validate(claimed["response"])
         if "attachments" in claimed:
             msg = msg.model_copy(update={"attachments": as_attachments(claimed["attachments"])})
+        if not await self.control.is_current(conv, record.thread_id):  # /new meanwhile
+            turn.add(TextReply(text=notice_for_text("answer_after_restart", msg.text)))
+            _not_used(turn, msg, record.request.locale)
+            return True
+        response = HumanInputResponse.model_validate(claimed["response"])
         await self._run_typed(conv, msg, record, record.thread_id, turn, response)
         return True
+
+
+def _not_used(turn: Turn, msg: InboundMessage, locale: Locale) -> None:
+    """Tell the person, when ``msg`` came with photos or files, that its answer, refused or closed
+    without running, took them nowhere (as an answer asked again says: ``attachment_asked_again``)."""
+    if msg.attachments:
+        turn.add(TextReply(text=ui_text("attachment_not_used", locale)))

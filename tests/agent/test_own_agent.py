@@ -114,11 +114,12 @@ async def test_a_declined_approval_rejects_and_chinese_labels(make_agent: AgentF
     declined = HumanInputResponse(request_id=asked.request.request_id, response_kind="declined", value="取消")
     out = await agent.run_turn("z", "取消", declined)
     assert out.replies == ["好的"] and user_graphs.RAN == []
-    # a typed English label to a Chinese approval is no pick of its option: asked again, to be
-    # picked (and confirmed) as 批准, never approved at once
+    # an English label reaching a Chinese approval as text, not as its option picked (the gateway
+    # reads it as 批准 picked, then asks for the confirmation): asked again, never approved at once
     agent = await make_agent(scripted({"tool_calls": [DELETE]}, {"content": "ok"}), **settings)
     asked = await agent.run_turn("z2", "删除测试数据")
-    again = await _answer(agent, "z2", asked, "Approve")
+    typed = answer_with_text(asked.request, "Approve", None)
+    again = await agent.run_turn("z2", answer_message_text(asked.request, typed), typed)
     assert user_graphs.RAN == [] and again.request is not None
     assert [o.label for o in again.request.options] == ["批准", "拒绝"]
     assert "批准" in again.replies[-1]

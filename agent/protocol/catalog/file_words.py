@@ -42,6 +42,14 @@ FILE_WORDS: dict[str, dict[Locale, str]] = {
         "Send it again with your answer.",
         "zh": "随回答发送的图片或文件未转交：该问题需要重新回答。请在回答时重新发送。",
     },
+    # A photo or file sent with an answer that did not go through (gateway/flow/typed.py: a typed
+    # form's problems; adapters/telegram/form_notes.py: a form submitted once its question closed):
+    # nothing ran with it, so the person is told, as when the question is asked again.
+    "attachment_not_used": {
+        "en": "The photo or file sent with your answer was not used: the answer did not go through. "
+        "Send it again if it is still needed.",
+        "zh": "随回答发送的图片或文件未被使用：该回答未被采纳。如仍需要，请重新发送。",
+    },
     # The images of one message past the ones the model is shown (gateway/flow/attachments.py).
     "images_over_count": {
         "en": "Only the first {count} images of a message are read; not read: {names}.",

@@ -11,9 +11,10 @@ from __future__ import annotations
 import pytest
 
 from clarigate.adapters.testing import ScriptedRunner, choice_request
+from clarigate.agent.interrupts import Action, approval_request
 from clarigate.gateway.boundary.messages import AnswerStatus
 from clarigate.gateway.store.base import Store
-from tests.gateway.flow.test_typed_confirm import ASK, DELETE, LAYOUTS, asks, risk
+from tests.gateway.flow.test_typed_confirm import ASK, CONFIRM_LINE, DELETE, LAYOUTS, asks, risk
 
 
 def picks(runner: ScriptedRunner) -> list[tuple[str, str | None, str]]:
@@ -86,3 +87,20 @@ async def test_an_option_named_in_the_other_box_is_that_option_anything_else_tex
     assert (await chat.answer_text(typed)).accepted
     await gateway.drain()
     assert picks(runner) == [answer]
+
+
+async def test_an_approve_in_the_other_language_in_the_box_asks_for_confirm_too(store: Store, make_gateway):
+    action = Action("delete_records", {"table": "test_data"}, ("approve", "reject"))
+    runner = ScriptedRunner(asks(approval_request("i5", [action], "en")))
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("clean up the test data")
+    await gateway.drain()
+
+    outcome = await chat.answer_text("批准")  # Approve, in the other language
+    await gateway.drain()
+    assert (outcome.status, outcome.message) == (AnswerStatus.INVALID, CONFIRM_LINE["en"])
+    assert len(runner.calls) == 1 and await still_open(gateway, chat)  # nothing decided yet
+
+    outcome = await chat.answer_text("confirm")
+    await gateway.drain()
+    assert outcome.accepted and picks(runner) == [("option", "option-1", "Approve")]

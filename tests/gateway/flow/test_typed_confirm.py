@@ -169,3 +169,36 @@ async def test_a_typed_approve_in_chinese_asks_in_chinese(store: Store, make_gat
     await chat.reply("确认")
     await gateway.drain()
     assert answers(runner) == ["批准"]
+
+
+CONFIRM_LINE = {
+    "en": "Reply “confirm” to go ahead with “Approve”; anything else keeps the question open.",
+    "zh": "回复「确认」以执行「批准」；回复其他内容则问题保持未答。",
+}
+
+
+@pytest.mark.parametrize(
+    ("locale", "typed", "confirm"), [("en", "批准", "confirm"), ("zh", "Approve.", "确认")]
+)
+async def test_a_typed_approve_in_the_other_language_asks_for_confirm_too(
+    store: Store, make_gateway, locale, typed, confirm
+):
+    action = Action("delete_records", {"table": "test_data"}, ("approve", "reject"))
+    runner = ScriptedRunner(asks(approval_request("i4", [action], locale)))
+    gateway, chat = await make_gateway(store, runner)
+    await chat.say("clean up the test data")
+    await gateway.drain()
+
+    await chat.reply(typed)  # the approve word of the other language: the same confirmation step
+    await gateway.drain()
+    assert chat.texts()[-1] == CONFIRM_LINE[locale] and answers(runner) == []
+    view = await gateway.pending_by_token(chat.last_request().token)
+    assert view is not None and view.status == "pending"  # nothing decided yet
+
+    await chat.reply(confirm)
+    await gateway.drain()
+    assert answers(runner) == [action_label(locale)]
+
+
+def action_label(locale: str) -> str:
+    return {"en": "Approve", "zh": "批准"}[locale]
