@@ -25,7 +25,7 @@ from clarigate.gateway.flow.answers import answered_line
 
 from . import wizard
 from .migration import LeftBehind
-from .receive import remember_chain
+from .receive import DM_TOPIC, remember_chain
 from .render import TelegramMessage, render_answered
 from .send import PLATFORM, TelegramSender
 from .wizard import WizardState
@@ -48,8 +48,10 @@ async def note_said(state: AdapterState, conversation: Conversation, ref: Messag
     file. A form there takes typed values that reply to nothing only while it is that message (of
     its topic: what the agent says in another topic of the chat leaves it be). The gateway's own
     lines (``/help``, ``/status``, a refusal, "answer first", "That form is closed") are never
-    noted: they answer out of turn and do not take the form's place."""
-    if ref is not None and conversation.is_direct:
+    noted: they answer out of turn and do not take the form's place. A person's topic of a channel's
+    direct messages chat (``DM_TOPIC``) is their private chat with the channel: noted as one."""
+    one_to_one = conversation.is_direct or (conversation.topic or "").startswith(DM_TOPIC)
+    if ref is not None and one_to_one:
         await state.set_json(latest_key(ref.chat_id, conversation.topic), ref.message_id, LATEST_TTL)
 
 

@@ -4,8 +4,9 @@
 whether a typed message is meant for the form, and edits the form message.
 
 A message is taken as a form value only while it is plausibly meant for the form: a reply to
-the wizard's message (anywhere), or, in a private chat, any message while nothing from the agent
-came after it (``note_said``: a command's answer or a notice of the gateway's does not count);
+the wizard's message (anywhere), or, in a private chat (or a person's topic of a channel's direct
+messages chat, ``receive.one_to_one``), any message while nothing from the agent came after it
+(``note_said``: a command's answer or a notice of the gateway's does not count);
 either written once the form was opened (``receive.written_time``: one delivered late, written
 before, was meant for something else), and it fills no step shown after it was written (the step
 says so: ``wizard.typed``). Anything else (a new request, a command, a message after the agent
@@ -37,7 +38,7 @@ from .effects import AfterAck, Effect, TapReply, answered_edit
 from .form_message import draw, latest_key
 from .form_message import note_said as note_said  # where outbound and adapter take it from
 from .form_notes import not_used, note, say_closed
-from .receive import written_time
+from .receive import one_to_one, written_time
 from .render import TelegramMessage, render_question, render_wizard
 from .send import TelegramSender
 from .wizard import WizardState
@@ -237,7 +238,7 @@ class Forms:
         """The form ``message`` is meant for, with its question; else whether it was handled here
         (a reply to a form this person closed: said to be closed) or is a message of its own."""
         chat_id = str(message.chat_id)
-        private = message.chat.type == "private"
+        private = one_to_one(message)  # a private chat, or a person's topic of a channel's DMs
         target = message.reply_to_message
         target_id = str(target.message_id) if target is not None else None
         state = await self._active(chat_id, sender.user_id)

@@ -26,6 +26,7 @@ from .harness import (
     open_bench,
 )
 from .test_choices import ask_then_echo, clarification_call
+from .test_form_details import script
 
 CHANNEL_DMS = {"id": -1009990, "type": "supergroup", "title": "News DMs", "is_direct_messages": True}
 ALICES, BOBS = 555, 556  # the topics Alice's and Bob's messages to the channel are in
@@ -136,3 +137,29 @@ async def test_files_reach_the_persons_topic(bot_api):
     finally:
         await tg.close()
         await store.close()
+
+
+async def test_a_form_in_the_persons_topic_takes_what_they_type_next_as_in_a_private_chat(bench):
+    runner = ScriptedRunner(script)
+    tg = await bench(runner)
+    tg.api.direct_messages.add(CHANNEL_DMS["id"])
+    await tg.deliver(said_in_dms("deploy", ALICE, ALICES))
+    asked = clarification_call(tg)
+    form_id = asked.result["message_id"]
+    token = asked.buttons[0][0]["callback_data"].split("|")[0]
+    for action in ("form", "s1", "d", "y"):
+        tap = callback_update(f"{token}|{action}", form_id, ALICE, chat=CHANNEL_DMS)
+        tap["callback_query"]["message"]["direct_messages_topic"] = {"topic_id": ALICES}
+        await tg.deliver(tap)
+
+    def shown() -> str:
+        return tg.api.messages[(CHANNEL_DMS["id"], form_id)][0]
+
+    assert "4/6 · Replicas" in shown()
+    await tg.deliver(said_in_dms("3", ALICE, ALICES))  # no reply: the form is the agent's latest message
+    assert "5/6 · Deadline" in shown()
+    await tg.deliver(said_in_dms("a tip for you", BOB, BOBS))  # Bob's topic: the agent answers him there
+    await tg.deliver(said_in_dms("2026-12-01", ALICE, ALICES))  # still Alice's form's latest message
+    await tg.settle()
+    assert "6/6" in shown()
+    assert [c.text for c in runner.calls] == ["deploy", "a tip for you"]
