@@ -39,6 +39,7 @@ from clarigate.gateway.boundary.messages import (
 
 from ..written import written_at
 from .decode import decode_text, mentions_a_group, without_lone_surrogates
+from .edits import edit_ignored
 from .shared import shared_attachments
 from .signatures import Refusals, unverifiable
 
@@ -193,7 +194,7 @@ def parse_message_event(
     channel, ts, user = event.get("channel"), event.get("ts"), event.get("user")
     if kind not in ("message", "app_mention") or subtype not in _PERSON_SUBTYPES:
         return None
-    if event.get("bot_id") or not channel or not ts or not user or event.get("edited"):
+    if event.get("bot_id") or not channel or not ts or not user or edit_ignored(event, kind, ts):
         return None
     text = str(event.get("text") or "")
     mentioned = _USER_MENTION.findall(text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -405,3 +406,22 @@ async def test_a_question_quoting_a_long_code_line_keeps_its_buttons_and_every_s
     update = world.fake.edits(question["ts"])[-1]
     assert all(len(b["text"]["text"]) <= 3000 for b in update["blocks"] if b["type"] == "section")
     assert "✅ Answered by <@U1>: Keep the old one" in update["blocks"][-1]["elements"][0]["text"]
+
+
+async def test_a_message_edited_to_mention_the_bot_is_answered_once(make_world: MakeWorld):
+    """Slack sends ``app_mention`` with ``edited`` when a message is edited to add the mention (and
+    for each later edit of it): answered once, soon after it was written; never again for a
+    mention already answered, nor for an edit long after (an old request run anew)."""
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    ts = f"{time.time() - 30:.6f}"
+    edited = {"user": "U1", "ts": f"{time.time():.6f}"}
+    await world.user.mention("deploy please", ts=ts, edited=edited)
+    await world.settle()
+    assert [c.text for c in runner.calls] == ["deploy please"]
+    assert world.fake.last_shown()["thread_ts"] == ts
+    await world.user.mention("deploy please, to staging", ts=ts, edited=edited)  # edited again
+    old = f"{time.time() - 3600:.6f}"
+    await world.user.mention("an old message edited today", ts=old, edited=edited)
+    await world.settle()
+    assert [c.text for c in runner.calls] == ["deploy please"]

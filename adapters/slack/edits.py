@@ -1,0 +1,31 @@
+"""Which edited messages are answered: a message edited to mention the bot, soon after it was written.
+
+Slack sends no event to answer for most edits (``message_changed`` is ignored). A message edited
+to add the bot's mention comes as an ``app_mention`` carrying ``edited`` (again for each later
+edit of it): the person asked the bot, so it is answered, once (its event id is the message's,
+``receive.event_message_id``: a mention answered already is not run again), as long as the edit
+comes within ``EDIT_ANSWERED_SECONDS`` of the message; an edit of an old message does not run
+an old request anew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: How soon after it was written a message edited to mention the bot is still answered.
+EDIT_ANSWERED_SECONDS = 600
+
+
+def edit_ignored(event: Mapping[str, Any], kind: Any, ts: str) -> bool:
+    """Whether ``event`` (of type ``kind``, its message's ``ts``) is an edit to ignore: any but an
+    ``app_mention`` edited within ``EDIT_ANSWERED_SECONDS`` of its message."""
+    edited = event.get("edited")
+    if not edited:
+        return False
+    if kind != "app_mention" or not isinstance(edited, Mapping):
+        return True
+    try:
+        return float(str(edited.get("ts"))) - float(ts) > EDIT_ANSWERED_SECONDS
+    except ValueError:
+        return True
