@@ -314,10 +314,8 @@ class TelegramAdapter(PlatformAdapter):
     # --- sending -------------------------------------------------------------------------------
 
     async def send(self, conversation: Conversation, item: Outbound) -> MessageRef | None:
-        """Deliver one outbound item (see ``clarigate.gateway.boundary.messages``).
-
-        Bot API errors come back as ``DeliveryFailed``.
-        """
+        """Deliver one outbound item (see ``clarigate.gateway.boundary.messages``); Bot API errors
+        come back as ``DeliveryFailed``."""
         try:
             return await self.outbound.deliver(conversation, item)
         except TelegramError as exc:
@@ -344,7 +342,10 @@ class TelegramAdapter(PlatformAdapter):
             ref = await self.files.send(conversation, item)
         except TelegramError as exc:
             failure = delivery_failure(exc, item.kind)
-            log.warning("telegram file to chat %s failed (%s): %s", conversation.chat_id, failure.code, exc)
+            level = logging.INFO if failure.chat_refused else logging.WARNING  # the core's WARNING says it
+            log.log(
+                level, "telegram file to chat %s failed (%s): %s", conversation.chat_id, failure.code, exc
+            )
             raise failure from exc
         await note_said(self.gateway.state, conversation, ref)
         return ref

@@ -9,8 +9,10 @@ only what was not noted yet. Failures are classified by the adapter (``DeliveryF
   recorded it (the same deadline on every replica), by the one retry policy
   (``clarigate.gateway.boundary.retry``): the adapter makes one platform call per attempt;
 - permanent (invalid payload, chat gone): a question falls back once to its text rendering
-  (answerable by a typed reply); a file is abandoned and the person gets, once, the line saying
-  so (its ``fallback_text``); anything else is abandoned;
+  (answerable by a typed reply), a file to the line saying it could not be sent (its
+  ``fallback_text``; one recorded without it gets it in the job's language: ``with_file_lines``),
+  each counted as a fallback with one WARNING; anything else is abandoned, and so is a fallback
+  refused in turn;
 - refused by the chat itself (``DeliveryFailed.chat_refused``: blocked, kicked): no fallback,
   and the job's later items are not tried either (a question among them, never seen, is closed:
   ``flow.claim.close_unseen``); that is the person's choice, not a failure:
@@ -41,7 +43,6 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from clarigate.agent.protocol import ui_text
 from clarigate.gateway.boundary.messages import (
     ClarificationOut,
     Conversation,
@@ -55,9 +56,10 @@ from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.boundary.retry import RetryPolicy, transient
 from clarigate.gateway.flow.claim import close_unseen
+from clarigate.gateway.flow.files_out import with_file_lines
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
-from clarigate.gateway.store.base import DeliveryRecord, Store
+from clarigate.gateway.store.base import DeliveryRecord, Job, Store
 
 log = logging.getLogger(__name__)
 
@@ -145,21 +147,22 @@ class Deliverer:
 
     async def deliver(
         self,
-        inbound_id: str,
+        job: Job,
         record: DeliveryRecord,
         may_send: Callable[[], Awaitable[None]],
-        entry_id: str | None = None,
         unproven: bool = False,
     ) -> None:
-        """Deliver every item of ``record`` without a noted outcome, in order; the caller then
-        completes the job, which stands for the last item's outcome.
+        """Deliver every item of ``job``'s ``record`` without a noted outcome, in order; the caller
+        then completes the job, which stands for the last item's outcome.
 
         ``may_send`` is awaited before every send: it raises when this replica no longer holds
         the job (then nothing more is sent from here). ``unproven``: the store cannot prove what
         was sent (the job was taken over, or read again after a store outage): each item is first
         looked for on the platform, where the adapter can tell.
         """
+        inbound_id, entry_id = job.inbound_id, job.entry_id
         plan = DeliveryPlan.model_validate_json(record.plan)
+        plan.items = with_file_lines(plan.items, job)  # a file recorded without its line gets one
         deadline = plan.created_at + self.config.delivery_budget_seconds
         within = persist_budget(self.config)
         last = len(plan.items) - 1
@@ -249,13 +252,15 @@ class Deliverer:
     def _instead(
         self, inbound_id: str, index: int, conv: Conversation, item: Any, exc: DeliveryFailed
     ) -> TextReply | None:
-        """What is sent once instead of an item refused for good: a question's text, a reply
-        posted anew (its live message gone), the line saying a file could not be sent; None
-        when nothing is."""
+        """What is sent once instead of an item refused for good: a question's text, the line
+        saying a file could not be sent, a reply posted anew (its live message gone); None when
+        nothing is."""
         why = exc.code or exc
-        if isinstance(item, ClarificationOut):
+        if isinstance(item, ClarificationOut | FileReply):  # a file's line said once: its own delivery id
+            what = f"file {item.name}" if isinstance(item, FileReply) else "question"
             log.warning(
-                "question %s refused by %s (%s): sending its text instead",
+                "%s %s refused by %s (%s): sending its text instead",
+                what,
                 item.delivery_id,
                 conv.platform,
                 why,
@@ -270,9 +275,6 @@ class Deliverer:
                 why,
             )
             return item.model_copy(update={"live": None})
-        if isinstance(item, FileReply):  # given up, and the person told so (once: its own delivery id)
-            self._abandon(inbound_id, conv, item, f"refused: {why}")
-            return _text_of(inbound_id, index, item)
         return None
 
     async def _send_retried(
@@ -381,6 +383,6 @@ class Deliverer:
 def _text_of(inbound_id: str, index: int, item: ClarificationOut | FileReply) -> TextReply:
     """The text sent instead of item ``index`` (a question's text, the line for a refused file),
     under a delivery id of its own."""
-    text = item.fallback_text or ui_text("file_refused", "en", name=getattr(item, "name", ""))
+    text = item.fallback_text
     from_agent = isinstance(item, ClarificationOut)  # the question's words; a file's line is the core's
     return TextReply(text=text, delivery_id=delivery_id(inbound_id, index, ":text"), from_agent=from_agent)

@@ -6,13 +6,15 @@ recorded item holds the bytes and a retried delivery sends the very same file. A
 platform's limit (``PlatformAdapter.file_limit``) or the bot's (``files_out.max_bytes``), an empty
 one, one on a platform that cannot send files, or that cannot be had, becomes one short line for
 the person instead: never dropped silently. A file the platform refuses when it is sent is said
-too (its ``fallback_text``, sent by ``clarigate.gateway.flow.delivery``).
+too (its ``fallback_text``, sent by ``clarigate.gateway.flow.delivery``); a file recorded without
+one (by an earlier version) gets it at delivery, in the job's language (``with_file_lines``).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from clarigate.agent.outgoing_files import OutgoingFile, with_extension
 from clarigate.agent.protocol import ui_text
@@ -20,8 +22,10 @@ from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import Conversation, FileReply, TextReply
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.attachments import megabytes
+from clarigate.gateway.flow.notices import job_locale
 from clarigate.gateway.flow.url_fetch import FetchRefused, FetchTooLarge, fetch_capped
 from clarigate.gateway.runtime.config import FilesOut
+from clarigate.gateway.store.base import Job
 
 # the turn's log name: a file left out is part of what the turn did
 log = logging.getLogger("clarigate.gateway.flow.turn")
@@ -71,6 +75,20 @@ async def _item(
     return probe.model_copy(
         update={"data": data, "mime_type": mime_type, "name": name, "fallback_text": refused}
     )
+
+
+def with_file_lines(items: list[Any], job: Job) -> list[Any]:
+    """A recorded job's ``items``, each file recorded without its line (``fallback_text``, which
+    earlier versions did not record) given it, in the language ``job``'s run gave its lines."""
+    if all(item.fallback_text for item in items if isinstance(item, FileReply)):
+        return items
+    locale = job_locale(job)
+    return [
+        item.model_copy(update={"fallback_text": ui_text("file_refused", locale, name=item.name)})
+        if isinstance(item, FileReply) and not item.fallback_text
+        else item
+        for item in items
+    ]
 
 
 def _too_big(name: str, size: int | None, cap: int, locale: Locale) -> TextReply:

@@ -10,11 +10,23 @@ from __future__ import annotations
 
 import re
 
+from pydantic import ValidationError
+
 from clarigate.agent.protocol import detect_locale
 from clarigate.agent.protocol.catalog import age_text, text
 from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import AnswerJob, MessageJob
+from clarigate.gateway.store.base import Job
 
-__all__ = ["age_text", "language_hint", "locale_for", "notice", "notice_for_text", "text_locale"]
+__all__ = [
+    "age_text",
+    "job_locale",
+    "language_hint",
+    "locale_for",
+    "notice",
+    "notice_for_text",
+    "text_locale",
+]
 
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
@@ -56,3 +68,16 @@ def language_hint(language: str | None) -> Locale | None:
 def notice_for_text(key: str, text: str, hint: Locale | None = None, **values: str) -> str:
     """The notice ``key`` in the language of ``text`` (what the person wrote), else of ``hint``."""
     return notice(key, locale_for(text, hint), **values)
+
+
+def job_locale(job: Job) -> Locale:
+    """The language of the gateway's lines for ``job``, as its run chose it: a message's words,
+    else the person's interface language; an answer's words. Known again at delivery, for what a
+    run recorded without its words (English when the job's data cannot be read)."""
+    try:
+        if job.kind == "answer":
+            return locale_for(AnswerJob.model_validate_json(job.payload_json).text)
+        message = MessageJob.model_validate_json(job.payload_json).message
+    except ValidationError:
+        return "en"
+    return locale_for(message.text, language_hint(message.language))

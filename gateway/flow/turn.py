@@ -110,9 +110,7 @@ class Dispatcher:
                 return  # appended again behind the answer: that copy runs and completes it
             if record is not None and record is not ANSWERED:
                 held = lambda: ensure_held(handle)  # noqa: E731
-                await self.deliverer.deliver(
-                    job.inbound_id, record, held, entry_id=job.entry_id, unproven=handle.unproven
-                )
+                await self.deliverer.deliver(job, record, held, unproven=handle.unproven)
         except Superseded:
             # not completed here either: the worker holding it now completes it (once)
             log.warning("job %s was taken over by another worker: its reply comes from there", job.inbound_id)

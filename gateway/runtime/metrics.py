@@ -31,7 +31,8 @@ PLATFORM_API_ERRORS = Counter(
 # kind: input | output; model: the LLM_MODEL (or agent.graph) the tokens went to, as the provider names it
 # limit: model_calls | tool_calls | recursion
 RUN_LIMITS = Counter("clarigate_run_limits_total", "Agent runs ended by a limit", ["limit"])
-# outcome: sent | fallback (a question sent as its text fallback); abandoned ones are counted
+# outcome: sent | fallback (a question sent as its text fallback, a file refused for good replaced
+# by the line saying so); abandoned ones (a fallback refused in turn among them) are counted
 # in clarigate_deliveries_given_up_total{platform}, or in clarigate_deliveries_recipient_gone_total{platform}
 # when the recipient refuses the bot
 DELIVERIES = Counter("clarigate_deliveries_total", "Replies, questions and errors delivered", ["outcome"])

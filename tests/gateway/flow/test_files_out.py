@@ -15,7 +15,7 @@ from clarigate.agent.harness import TurnOutput
 from clarigate.agent.outgoing_files import OutgoingFile
 from clarigate.gateway.boundary.messages import Conversation, FileReply, MessageRef
 from clarigate.gateway.boundary.port import DeliveryFailed
-from clarigate.gateway.flow.delivery import DeliveryPlan
+from clarigate.gateway.flow.delivery import DeliveryPlan, new_plan
 from clarigate.gateway.store.base import Store
 
 CSV = b"region,sales\neu,120\n"
@@ -185,3 +185,20 @@ async def test_a_file_the_platform_refuses_is_said_once_and_the_rest_still_sent(
     assert files_of(chat) == [("report.csv", "text/csv", CSV)]
     assert chat.texts() == ["Here it is.", line]
     assert chat.refused == 1  # not retried, the agent not run again
+
+
+async def test_a_file_recorded_without_its_line_is_still_named_in_the_persons_language(
+    redis_stores: Any, make_gateway: Any
+):
+    # an older replica recorded the job's plan (its file item without ``fallback_text``) and
+    # stopped before sending it; this one delivers that plan: the line is in the message's language
+    store = redis_stores()
+    gateway, chat = await make_gateway(store, sending(), adapter_class=RefusingPlatform)
+    pdf = FileReply(name="report.pdf", mime_type="application/pdf", data=b"%PDF-1.4\n")
+    plan = new_plan("test:old-plan", chat.conversation(), [pdf])
+    old = plan.model_dump_json(exclude={"items": {0: {"fallback_text"}}})
+    assert "fallback_text" not in old
+    await store.record_delivery("test:old-plan", old, 3600)
+    await chat.say("请给我报告", event_id="old-plan")
+    await gateway.drain()
+    assert chat.texts() == ["未能发送 report.pdf：此处不接受该文件。"]
