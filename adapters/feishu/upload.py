@@ -1,7 +1,8 @@
 """Files the agent sends, as Feishu shows them: uploaded (``im/v1/images`` for an image up to
 10 MB, ``im/v1/files`` for any other file up to 30 MB), then sent as a message of ``msg_type``
-``image`` (``{"image_key": …}``) or ``file`` (``{"file_key": …}``) where the conversation's
-replies go; an image ``im/v1/images`` refuses (past its pixel limits) is uploaded as a file.
+``image`` (``{"image_key": …}``) or ``file`` (``{"file_key": …}``; ``media`` for an ``.mp4``,
+``audio`` for an ``.opus``: Feishu refuses their uploads in a ``file`` message, 230055) where the
+conversation's replies go; an image ``im/v1/images`` refuses (past its pixel limits) is uploaded as a file.
 Both uploads go through lark-oapi's own request types (multipart).
 
 Exactly once: the upload's key is remembered (the core's adapter state, under the item's
@@ -64,9 +65,18 @@ def as_image(item: FileReply) -> bool:
     return item.image and item.mime_type in IMAGE_TYPES and item.size <= MAX_IMAGE_BYTES
 
 
+#: The ``msg_type`` that shows a file by its ``file_type`` (any other: ``file``).
+SENT_AS = {"mp4": "media", "opus": "audio"}
+
+
 def file_type(name: str) -> str:
     """``im/v1/files``' ``file_type`` for a file called ``name``."""
     return FILE_TYPES.get(name.rsplit(".", 1)[-1].lower() if "." in name else "", "stream")
+
+
+def message_type(kind: str, name: str) -> str:
+    """The ``msg_type`` of the message showing an upload of ``kind`` ("image" or "file")."""
+    return "image" if kind == "image" else SENT_AS.get(file_type(name), "file")
 
 
 class FeishuFiles:
@@ -144,4 +154,4 @@ class FeishuFiles:
         found = str(data.get(f"{kind}_key") or "")
         if not found:
             raise DeliveryFailed(f"feishu {kind} upload: no {kind}_key in the answer", permanent=False)
-        return {"type": kind, "key": found}
+        return {"type": message_type(kind, item.name), "key": found}

@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from .card_schema import CardRuleBroken, check_card
 from .fake_cardkit import CARD_BODY_LIMIT, Entity, FakeCardKit, cardkit_kind
-from .fake_uploads import Uploads
+from .fake_uploads import UPLOAD_MESSAGES, Uploads
 
 __all__ = ["CARD_BODY_LIMIT", "BOT_OPEN_ID", "Call", "Entity", "FakeOpenApi", "cardkit_kind"]
 
@@ -214,7 +214,7 @@ class FakeOpenApi(FakeCardKit):
                     self.cards[message_id] = copy.deepcopy(self.entities[entity_id].card)
                 elif call.body.get("msg_type") == "text":
                     self.texts[message_id] = json.loads(call.body["content"])["text"]
-                elif call.body.get("msg_type") in ("image", "file"):
+                elif call.body.get("msg_type") in UPLOAD_MESSAGES:
                     self.uploads.show(message_id, call.body)
                 else:
                     self.cards[message_id] = call.card()
@@ -284,7 +284,7 @@ class FakeOpenApi(FakeCardKit):
             return {"code": 230071, "msg": "The chat does not support replying in thread."}
         if call.method == "POST" and call.body.get("msg_type") == "text":
             return _text_refusal(call)
-        if call.method == "POST" and call.body.get("msg_type") in ("image", "file"):
+        if call.method == "POST" and call.body.get("msg_type") in UPLOAD_MESSAGES:
             return self.uploads.refusal(call.body)
         if self.refuse_cards:
             return {"code": 230099, "msg": "Failed to create card content: unknown error"}

@@ -6,8 +6,10 @@ opus, mp4, pdf, doc, xls, ppt, stream; ``file_name``; ``file``, 30 MB at most) a
 A missing field is 234001, an empty file 234010, one over the limit 234006; an image past the
 documented pixel limits (a GIF over 2000 x 2000, a PNG over 12000 x 12000: to be uploaded as a
 file instead) is refused too (its code is not in the documentation: 234011 here). A message of
-``msg_type`` "image" / "file" must name a key this app uploaded (``{"image_key": …}`` /
-``{"file_key": …}``), else 230001 "invalid message content".
+``msg_type`` "image" / "file" / "media" / "audio" must name a key this app uploaded
+(``{"image_key": …}`` / ``{"file_key": …}``), else 230001 "invalid message content"; a file
+uploaded as ``mp4`` is sent as "media", one uploaded as ``opus`` as "audio", any other as
+"file", else 230055 "The type of file upload does not match the type of message being sent.".
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from typing import Any
 IMAGE_LIMIT = 10 * 1024 * 1024
 FILE_LIMIT = 30 * 1024 * 1024
 FILE_TYPES = {"opus", "mp4", "pdf", "doc", "xls", "ppt", "stream"}
+#: The ``msg_type`` a file is sent as, by the ``file_type`` it was uploaded as (any other: "file").
+SENT_AS = {"mp4": "media", "opus": "audio"}
+#: The message types that show an upload.
+UPLOAD_MESSAGES = ("image", "file", "media", "audio")
 Answer = tuple[int, dict[str, Any], dict[str, str]]
 
 
@@ -96,9 +102,15 @@ class Uploads:
             return {"code": 230001, "msg": "invalid message content"}
         if body.get("msg_type") == "image" and content.get("image_key") in self.images:
             return None
-        if body.get("msg_type") == "file" and content.get("file_key") in self.files:
-            return None
-        return {"code": 230001, "msg": "invalid message content"}
+        uploaded = self.files.get(content.get("file_key"))
+        if body.get("msg_type") == "image" or uploaded is None:
+            return {"code": 230001, "msg": "invalid message content"}
+        if body.get("msg_type") != SENT_AS.get(uploaded[0], "file"):
+            return {
+                "code": 230055,
+                "msg": "The type of file upload does not match the type of message being sent.",
+            }
+        return None
 
     def show(self, message_id: str, body: dict[str, Any]) -> None:
         """Keep what an image or file message shows."""
@@ -107,4 +119,4 @@ class Uploads:
             self.sent[message_id] = ("image", "", self.images[content["image_key"]])
         else:
             _, name, data = self.files[content["file_key"]]
-            self.sent[message_id] = ("file", name, data)
+            self.sent[message_id] = (body["msg_type"], name, data)

@@ -169,3 +169,28 @@ async def test_an_image_past_the_pixel_limits_is_sent_as_a_file(make_bot):
         assert not any("not accepted" in text for text in shown_texts(bot.api))
     finally:
         await runner.aclose()
+
+
+#: The start of an MP4 (an ``ftyp`` box) and of an Ogg Opus stream: what the agent made.
+MP4 = b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom"
+OPUS = b"OggS\x00\x02" + b"\x00" * 20 + b"OpusHead"
+
+
+async def test_a_video_and_a_voice_message_arrive_as_feishu_shows_them(make_bot):
+    """Feishu sends a file uploaded as ``mp4`` as a video message ("media") and one uploaded as
+    ``opus`` as a voice message ("audio"); as a "file" message it refuses them (230055)."""
+    video = create_file_block(
+        base64=base64.b64encode(MP4).decode(), mime_type="video/mp4", filename="demo.mp4"
+    )
+    voice = create_file_block(
+        base64=base64.b64encode(OPUS).decode(), mime_type="audio/ogg", filename="hi.opus"
+    )
+    runner = await blocks_runner([video, voice])
+    bot = await make_bot(runner)
+    try:
+        await bot.deliver(message_event("show me the demo"))
+        await bot.gateway.drain()
+        assert received(bot.api) == [("media", "demo.mp4", MP4), ("audio", "hi.opus", OPUS)]
+        assert not any("not accepted" in text for text in shown_texts(bot.api))
+    finally:
+        await runner.aclose()
