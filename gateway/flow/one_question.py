@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from clarigate.agent.interrupt_kinds import parse_request_id
 from clarigate.agent.protocol import DeclineReason
-from clarigate.gateway.boundary.messages import Sender
+from clarigate.gateway.boundary.messages import AnswerJob, Sender
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.outage import wait_for_store
 from clarigate.gateway.jobs.handle import JobHandle
@@ -46,3 +47,16 @@ class OneQuestion:
             await wait_for_store(
                 lambda: self.close(older, sender, "replaced"), self.outbox, handle, self.within
             )
+
+
+async def close_crossed_interrupt(store: Store, close: CloseQuestion, job: AnswerJob) -> None:
+    """Before an answer's run (``job``: its sender's answer): the thread's open question,
+    when it is another one that holds the agent's run (an approval, a graph's ``interrupt()``,
+    asked while the answer waited its turn), closes as ``superseded`` naming its sender: the run
+    ends that interrupt with a rejection before the agent reads the answer (``supersede``), so its
+    later click would otherwise be accepted for a decision no longer there."""
+    pending = await store.pending_for_thread(job.thread_id)
+    if pending is None or pending.status != "pending" or pending.request_id == job.request_id:
+        return
+    if parse_request_id(pending.request_id) is not None:
+        await close(pending, job.sender, "superseded")

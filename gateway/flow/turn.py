@@ -49,6 +49,7 @@ from clarigate.gateway.flow.claim import answer_due_key
 from clarigate.gateway.flow.commands import Command, Control, parse_command, quote, stopped_words
 from clarigate.gateway.flow.delivery import Deliverer, Superseded, new_plan, persist, persist_budget
 from clarigate.gateway.flow.notices import language_hint, locale_for, notice, notice_for_text
+from clarigate.gateway.flow.one_question import close_crossed_interrupt
 from clarigate.gateway.flow.outage import wait_for_store
 from clarigate.gateway.flow.typed import TypedAnswers
 from clarigate.gateway.jobs.handle import HandBack, JobHandle, lacked, platform_of
@@ -361,10 +362,10 @@ class Dispatcher:
             await self._close_message(conv, job.request_id)
         if not await self.control.is_current(conv, job.thread_id):
             # claimed just before /new: the old thread's answer is not run into the new conversation
-            text = notice_for_text("answer_after_restart", job.text)
-            turn.add(TextReply(text=text))
+            turn.add(TextReply(text=notice_for_text("answer_after_restart", job.text)))
             return
         job = job.model_copy(update={"sender": await self._named(job)})  # as their messages name them
+        await close_crossed_interrupt(self.store, self.control.close_question, job)
         text, images = await self._answer_attachments(job, turn)
         turn.attached = bool(job.attachments)
         output = await self.agent_run.run(conv, job.thread_id, text, job.response, job.sender, turn, images)
