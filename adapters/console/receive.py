@@ -8,7 +8,9 @@ like any message: ``/help`` and ``/status`` answer and the field is asked again,
 ``/cancel`` close the question, an unknown ``/word`` is a new request. ``/quit`` and the end of
 input leave, with nothing half-filled sent. A line naming a field (``name: demo``, ``Team size:
 3``) is that field's value: at its own prompt the value after the colon, at another field's
-prompt it fills the field it names (not asked later) and the field at hand is asked again.
+prompt it fills the field it names (not asked later) and the field at hand is asked again. A
+risk confirmation's form whose answer goes ahead (a ticked checkbox or a go-ahead option, typed
+or kept with Enter) is sent only once "confirm" is typed, as a typed pick is (``confirmed``).
 
 A typed line outside a form goes to the core as it is, as on every platform: a typed pick of a
 risk confirmation's go-ahead option, a plain "yes", "confirm", another option instead of
@@ -33,13 +35,20 @@ import re
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TextIO
 
-from clarigate.agent.protocol import HumanInputRequest, check_form_values, named_line
+from clarigate.agent.protocol import (
+    HumanInputRequest,
+    answer_with_form,
+    check_form_values,
+    named_line,
+    ui_text,
+)
+from clarigate.agent.protocol.risk import form_goes_ahead, is_confirm_word
 from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut
 from clarigate.gateway.flow.commands import parse_command
 from clarigate.gateway.flow.notices import COMMAND_SLASHES
 
 from .adapter import ConsoleAdapter
-from .render import PROBLEM, PROMPT, QUIT, field_prompt, words
+from .render import BOT, PROBLEM, PROMPT, QUIT, field_prompt, inert, words
 from .terminal import Terminal, is_terminal
 
 #: What Python's ``surrogateescape`` makes of bytes it could not decode (stdin under a C or POSIX
@@ -179,7 +188,30 @@ class ConsoleChat:
                     raw[named.name] = value
                 elif named is field:
                     break
-        self.submit(out, raw)
+        if self.confirmed(out, raw):
+            self.submit(out, raw)
+
+    def confirmed(self, out: ClarificationOut, raw: dict[str, str]) -> bool:
+        """True when the filled-in form may be sent: an answer of a risk form that goes ahead (a
+        ticked checkbox, an option that is not the safe choice, typed or kept with Enter:
+        ``risk.form_goes_ahead``) only once "confirm" (确认) is typed, as for a typed pick on every
+        platform; anything else sends nothing (a command goes to the core) and the form is asked
+        again."""
+        request = out.request
+        check = check_form_values(request, raw)
+        if not check.ok or not form_goes_ahead(request, check.values):
+            return True  # refused by the core with its errors, or it decides nothing
+        shown = answer_with_form(request, check.values, None).value
+        word = ui_text("confirm", request.locale).casefold()
+        self.adapter.print(BOT + inert(ui_text("confirm_typed", request.locale, word=word, option=shown)))
+        text = self.read(PROMPT)
+        if is_confirm_word(text):
+            return True
+        if text.startswith(COMMAND_SLASHES):
+            self.hand_over(text)
+        else:
+            self.adapter.print(PROBLEM + inert(ui_text("confirm_dropped", request.locale, option=shown)))
+        return False
 
     def submit(self, out: ClarificationOut, raw: dict[str, str]) -> None:
         """Send the form's values; the core's refusal, if any, is printed."""

@@ -9,8 +9,9 @@ without one is Yes and No radio buttons, neither picked, which Slack will not su
 
 A risk confirmation's form never pre-picks a decision: a field whose default goes ahead
 (``risk.field_goes_ahead``, the rule every platform's confirmation uses: a ticked checkbox, a select's
-option that does not read safe) is shown with nothing picked, as a required input (a checkbox as
-Yes / No radio buttons), its hint naming what the agent proposed (``hides_default``); Slack keeps
+option that does not read safe), or a checkbox without one whose unticked "no" goes ahead ("Keep
+the backups"), is shown with nothing picked, as a required input (a checkbox as Yes / No radio
+buttons), its hint naming what the agent proposed, if anything (``hides_default``); Slack keeps
 the modal open until the person picks, and a submission without that pick is refused here too
 (``undecided``). Slack's modal ``submit`` is plain text only (no ``style``), so the pick is the
 deliberate step. Any other form is shown filled in.
@@ -207,9 +208,14 @@ def _element(field: FormField, locale: str) -> InputInteractiveElement:
 
 
 def hides_default(request: HumanInputRequest, field: FormField) -> bool:
-    """A risk form's field whose default goes ahead (``risk.field_goes_ahead``): shown with nothing
-    picked and required, so that Submit alone never takes a decision the person did not make."""
-    return is_risk_form(request) and field.default is not None and field_goes_ahead(field, field.default)
+    """A risk form's field whose value as shown goes ahead (``risk.field_goes_ahead``): its default,
+    or a box without one whose unticked "no" does ("Keep the backups"); shown with nothing picked
+    and required, so that Submit alone never takes a decision the person did not make."""
+    if not is_risk_form(request):
+        return False
+    if field.default is None:
+        return field.type == "checkbox" and field_goes_ahead(field, False)
+    return field_goes_ahead(field, field.default)
 
 
 def _proposed(request: HumanInputRequest, field: FormField) -> str:
@@ -226,7 +232,8 @@ def _as_shown(request: HumanInputRequest, field: FormField) -> tuple[FormField, 
     """The field as its input shows it, and the hint naming its hidden default (if hidden)."""
     if not hides_default(request, field):
         return field, None
-    return field.model_copy(update={"default": None, "required": True}), _proposed(request, field)
+    proposed = _proposed(request, field) if field.default is not None else None  # none: none named
+    return field.model_copy(update={"default": None, "required": True}), proposed
 
 
 def undecided(request: HumanInputRequest, state_values: dict[str, Any]) -> dict[str, str]:

@@ -84,6 +84,35 @@ async def test_a_risk_forms_go_ahead_defaults_open_unpicked_and_untouched_are_re
     assert _answers(runner) == [{"confirm_delete": True, "mode": "Drop all"}]
 
 
+async def test_a_risk_forms_box_whose_untouched_no_goes_ahead_must_be_picked(make_world: MakeWorld) -> None:
+    # "Keep the backups" left unticked says "do not keep them": a lone checkbox would answer so
+    keep = {"name": "keep", "label": "Keep the backups", "type": "checkbox"}
+    question = {"question": "Clean up?", "clarification_type": "risk_confirmation", "fields": [keep]}
+    runner = ScriptedRunner(
+        lambda turn: (
+            TurnOutput(replies=[f"answer: {turn.response.values}"])
+            if turn.response is not None
+            else asking(normalize_request(question, "call-clean"))
+        )
+    )
+    world = await make_world(runner)
+    modal, [box] = await _open(world)
+    assert box["element"]["type"] == "radio_buttons" and "initial_option" not in box["element"]
+    assert box.get("optional", False) is False and "Proposed" not in (box.get("hint") or {}).get("text", "")
+
+    response = await world.user.submit(modal, slack_state(modal))  # untouched
+    await world.settle()
+    assert response.json() == {"response_action": "errors", "errors": {"field-1": PICK_FIRST}}
+    assert _answers(runner) == []  # the backups were not given up for them
+
+    no = next(o for o in box["element"]["options"] if o["text"]["text"] == "No")
+    response = await world.user.submit(
+        modal, {"field-1": {"value": {"type": "radio_buttons", "selected_option": no}}}
+    )
+    await world.settle()
+    assert _answers(runner) == [{"keep": False}]
+
+
 @pytest.mark.parametrize("kind", ["missing_info", "approach_choice"])
 async def test_a_form_that_is_no_risk_confirmation_opens_filled_in(make_world: MakeWorld, kind: str) -> None:
     runner = _runner(kind)
