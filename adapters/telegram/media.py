@@ -15,6 +15,7 @@ from datetime import timedelta
 from telegram import (
     Bot,
     Message,
+    MessageOrigin,
     MessageOriginChannel,
     MessageOriginChat,
     MessageOriginHiddenUser,
@@ -56,13 +57,33 @@ def attachments_of(message: Message) -> list[Attachment]:
     found.extend(_telegram_things(message))
     if message.forward_origin is not None and message.story is None:  # a story names its chat
         found.append(_forwarded(message))
-    return found
+    replied = _replied_elsewhere(message)
+    return [*found, replied] if replied is not None else found
 
 
 def _forwarded(message: Message) -> Attachment:
     """A forwarded message's words as the agent reads them, someone else's: ``forwarded message
     from Bob: “…”`` (as a message shared on Slack is), its writer left out when not told."""
-    origin = message.forward_origin
+    who = _origin_name(message.forward_origin)
+    what = f"forwarded message from {who}" if who else "forwarded message"
+    text = spelled_text(message).strip()
+    return Attachment(kind="other", name=f"{what}: “{text}”" if text else what)
+
+
+def _replied_elsewhere(message: Message) -> Attachment | None:
+    """What a reply to a message of another chat (``external_reply``: "Reply in another chat")
+    answers, which the agent could not know otherwise: ``reply to a message from News: “…”``, with
+    the part the person quoted (``quote``; Telegram sends no more of that message's text)."""
+    if message.external_reply is None:
+        return None
+    who = _origin_name(message.external_reply.origin)
+    what = f"reply to a message from {who}" if who else "reply to a message from another chat"
+    quoted = (message.quote.text if message.quote is not None else "").strip()
+    return Attachment(kind="other", name=f"{what}: “{quoted}”" if quoted else what)
+
+
+def _origin_name(origin: MessageOrigin | None) -> str:
+    """Who wrote a message forwarded or replied to from elsewhere (``MessageOrigin``), when told."""
     who = ""
     if isinstance(origin, MessageOriginUser) and origin.sender_user is not None:
         who = origin.sender_user.full_name
@@ -73,9 +94,7 @@ def _forwarded(message: Message) -> Attachment:
         who = (chat.effective_name or "") if chat is not None else ""
         if origin.author_signature:
             who = f"{who} ({origin.author_signature})" if who else origin.author_signature
-    what = f"forwarded message from {who}" if who else "forwarded message"
-    text = spelled_text(message).strip()
-    return Attachment(kind="other", name=f"{what}: “{text}”" if text else what)
+    return who
 
 
 def _pictures_and_files(message: Message) -> list[Attachment]:
@@ -176,7 +195,12 @@ def _seconds(media: object) -> int:
 
 
 def _shared_things(message: Message) -> list[Attachment]:
-    """Places, contacts, polls and dice: described, so such a message is never met with silence."""
+    """Places, contacts, polls and dice: described, so such a message is never met with silence.
+    A venue (which Telegram sends with its ``location`` too) is named by its title and address."""
+    if message.venue is not None:
+        venue, place = message.venue, message.venue.location
+        where = f"{place.latitude:.5f}, {place.longitude:.5f}"
+        return [Attachment(kind="other", name=f"venue {venue.title}, {venue.address} ({where})")]
     if message.location is not None:
         place = message.location
         return [Attachment(kind="other", name=f"location {place.latitude:.5f}, {place.longitude:.5f}")]

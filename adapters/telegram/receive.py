@@ -162,8 +162,12 @@ def replies_to_bot(message: Message, me: BotIdentity) -> bool:
 def one_to_one(message: Message) -> bool:
     """True in a private chat, and in a channel's direct messages chat (``is_direct_messages``, Bot API
     9.2), whose every topic is one person's private conversation with the channel: there each message
-    is said to the bot, as in a private chat (no mention needed), and no one else is talked to."""
-    return message.chat.type == "private" or bool(message.chat.is_direct_messages)
+    is said to the bot, as in a private chat (no mention needed), and no one else is talked to. Not
+    so a message the channel's admins send there, on behalf of the channel (``sender_chat``): it
+    answers the person, and the bot takes part only where addressed, as in a group."""
+    if message.chat.type == "private":
+        return True
+    return bool(message.chat.is_direct_messages) and message.sender_chat is None
 
 
 def said_to_others(message: Message, me: BotIdentity) -> bool:

@@ -30,6 +30,8 @@ from .test_form_details import script
 
 CHANNEL_DMS = {"id": -1009990, "type": "supergroup", "title": "News DMs", "is_direct_messages": True}
 ALICES, BOBS = 555, 556  # the topics Alice's and Bob's messages to the channel are in
+NEWS = {"id": -1009991, "type": "channel", "title": "News"}  # the channel those are its DMs of
+CHANNEL_BOT = {"id": 136817688, "is_bot": True, "first_name": "Channel", "username": "Channel_Bot"}
 
 
 def in_dms(text: str, user: dict[str, Any], topic: int) -> dict[str, Any]:
@@ -85,6 +87,25 @@ async def test_a_message_naming_no_one_is_answered_in_the_persons_topic(bench):
         ("You said: a tip for you", "556"),
     ]
     assert all(c.result is not None for c in tg.api.of("sendMessage"))
+
+
+async def test_the_channels_own_reply_to_a_person_is_not_answered_by_the_bot(bench):
+    """A channel admin answering Alice in her topic writes on behalf of the channel (``sender_chat``,
+    ``from`` a placeholder): said to Alice, not to the bot, which keeps out unless addressed."""
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    tg.api.direct_messages.add(CHANNEL_DMS["id"])
+    topic = {"topic_id": ALICES, "user": ALICE}
+    as_channel = {"sender_chat": NEWS, "direct_messages_topic": topic}
+    await tg.deliver(
+        message_update("Thanks, Alice: we will look into it", CHANNEL_BOT, CHANNEL_DMS, **as_channel)
+    )
+    await tg.settle()
+    assert runner.calls == [] and tg.api.of("sendMessage") == []
+    await tg.deliver(mention_update("draft a reply to her", CHANNEL_BOT, CHANNEL_DMS, **as_channel))
+    await tg.settle()
+    assert [c.text for c in runner.calls] == ["draft a reply to her"]  # addressed, the bot answers
+    assert where(tg.api) == [("You said: draft a reply to her", "555")]
 
 
 async def test_an_ordinary_supergroup_still_needs_a_mention(bench):

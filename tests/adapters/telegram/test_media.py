@@ -75,3 +75,17 @@ async def test_fetch_attachment_downloads_through_get_file_within_the_limit(benc
     assert await tg.adapter.fetch_attachment(unsized, max_bytes=50) is None  # getFile tells the size
     gone = Attachment(kind="image", ref="deleted-file")
     assert await tg.adapter.fetch_attachment(gone, max_bytes=1_000) is None
+
+
+async def test_a_venue_reaches_the_agent_by_its_name_and_address(bench):
+    """Telegram sends a venue with its ``location`` as well ("for backward compatibility"): the
+    agent hears which place was shared, not only its coordinates."""
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    accepted, _ = tg.record()
+    place = {"latitude": 52.516275, "longitude": 13.377704}
+    venue = {"location": place, "title": "Brandenburg Gate", "address": "Pariser Platz, Berlin"}
+    await tg.deliver(message_update(None, venue=venue, location=place))
+    described = [a.describe() for a in accepted[0].attachments]
+    assert described == ["venue Brandenburg Gate, Pariser Platz, Berlin (52.51628, 13.37770)"]
+    assert len(tg.api.of("sendMessage")) == 1
