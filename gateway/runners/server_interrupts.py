@@ -80,6 +80,18 @@ def _task_error(state: Mapping[str, Any], interrupt_id: str) -> str | None:
     return None
 
 
+def _refused_by(schema: Any, error: str) -> bool:
+    """True when ``error`` (a failed task's) is the interrupt's own check of its answer against
+    ``schema``: a validation error naming the schema's model (its title), as ``is_invalid_resume``
+    tells in process; not one the graph's code raised after the answer was taken (a model of its
+    own), which is a failure like any other. A schema with no title is not second-guessed."""
+    head = VALIDATION_HEAD.match(error)
+    title = schema.get("title") if isinstance(schema, Mapping) else None
+    if head is None or not isinstance(title, str):
+        return head is not None
+    return error[head.end() :].splitlines()[0].strip() == title
+
+
 async def asked_again(client: Any, sid: str, finished: Mapping[str, Any]) -> TurnOutput | None:
     """The question again when the failed run ``finished`` resumed a typed interrupt with an
     answer its schema rejected (a declined answer: the question stays closed, never asked again,
@@ -92,7 +104,7 @@ async def asked_again(client: Any, sid: str, finished: Mapping[str, Any]) -> Tur
     for interrupt in state.get("interrupts") or []:
         interrupt_id, schema = str(interrupt.get("id")), interrupt.get("response_schema")
         error = _task_error(state, interrupt_id)
-        if interrupt_id not in resumed or not schema or not error or not VALIDATION_HEAD.match(error):
+        if interrupt_id not in resumed or not schema or not error or not _refused_by(schema, error):
             continue
         meta = finished.get("metadata") or {}
         if meta.get(DECLINED_KEY):

@@ -112,6 +112,23 @@ def _long(state: MessagesState) -> dict[str, Any]:
 long_booking = _graph(_long)
 
 
+class Seat(BaseModel):
+    """A model of the graph's own, not the question's."""
+
+    number: int
+
+
+def _own_check_fails(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt("Book the trip", response_schema=CheckedBooking)
+    RESUMED.append(answer)
+    Seat.model_validate({"number": "by the window"})  # the graph's own bug, once the answer is taken
+    return {"messages": [AIMessage(content=f"Booked for {answer.name}.")]}
+
+
+#: Takes a good answer, then fails on a validation error of its own model (no fault of the answer).
+booking_then_own_check = _graph(_own_check_fails)
+
+
 DELETED: list[str] = []  # what ``drop_rows`` really did
 
 

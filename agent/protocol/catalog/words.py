@@ -174,11 +174,13 @@ WORDS: dict[str, dict[Locale, str]] = {
         "Write a new message to start again.",
         "zh": "这个请求在智能体的服务器上被中止了，没有完成。发送新消息即可重新开始。",
     },
-    # an answer to a question whose thread the LangGraph server lost: gateway/runners/server_stops.py
+    # an answer to a question whose thread the LangGraph server lost (a restart without saving it,
+    # or the thread deleted there: the gateway cannot tell which): gateway/runners/server_stops.py
     "server_lost_thread": {
-        "en": "The agent's server lost this conversation (it restarted without saving it): "
-        "please send your request again.",
-        "zh": "智能体的服务器丢失了这段对话（它重启时没有保存）：请重新发送您的请求。",
+        "en": "The agent's server lost this conversation (it restarted without saving it, or the "
+        "conversation was deleted there): please send your request again.",
+        "zh": "智能体的服务器丢失了这段对话（它重启时没有保存，或对话在服务器上被删除了）："
+        "请重新发送您的请求。",
     },
     "refused": {
         "en": "Sorry, I am not set up to work with you here. Ask the bot's administrator for access.",

@@ -107,7 +107,7 @@ class LangGraphServer:
             )
         }
         # typed interrupts (``response_schema``): the graphs the in-process tests use too
-        typed = ("booking", "checked_booking", "long_booking")
+        typed = ("booking", "checked_booking", "long_booking", "booking_then_own_check")
         graphs.update({name: f"{TYPED_GRAPHS}:{name}" for name in typed})
         # operators' graphs that read who is talking (``tests/agent/speaker_graphs.py``)
         speakers = HERE.parents[1] / "agent" / "speaker_graphs.py"

@@ -2,7 +2,8 @@
 threads and runs every 10 s but its checkpoints only when it stops cleanly, so it comes back
 without the thread's history. An answer given then, or whose resuming run the kill cut off, is
 told that the server lost the conversation: it never starts a fresh thread holding only the
-answer, nor ends in "something went wrong"."""
+answer, nor ends in "something went wrong". A thread deleted on the server (its admin, a thread
+TTL) reads the same, without claiming a restart."""
 
 from __future__ import annotations
 
@@ -84,5 +85,33 @@ async def test_an_answer_after_the_server_lost_its_thread_says_so(
         )
     finally:
         server.stop()
+        await client.http.client.aclose()
+        await runner.aclose()
+
+
+async def test_an_answer_after_its_thread_was_deleted_on_the_server_does_not_claim_a_restart(
+    langgraph_server: LangGraphServer, make_gateway: Any
+) -> None:
+    runner = runner_for(langgraph_server, "interrupter")
+    client = get_client(url=langgraph_server.url, api_key=None)
+    try:
+        gateway, chat = await make_gateway(MemoryStore("lg-lost-deleted"), runner)
+        await chat.say("deploy it")
+        await gateway.drain(timeout=30)
+        sid = server_thread_id(await gateway.store.thread_for_chat(chat.conversation().thread_key, 3600))
+        await client.threads.delete(sid)  # deleted on the server while the question is open
+
+        assert (await chat.click(1)).status is AnswerStatus.ACCEPTED
+        await gateway.drain(timeout=30)
+        assert chat.texts() == [
+            "The agent's server lost this conversation (it restarted without saving it, or the "
+            "conversation was deleted there): please send your request again."
+        ]
+        await chat.say("deploy it")  # the request sent again is asked again
+        await gateway.drain(timeout=30)
+        await chat.click(1)
+        await gateway.drain(timeout=30)
+        assert chat.texts()[-1] == "Deploying to us-east."
+    finally:
         await client.http.client.aclose()
         await runner.aclose()

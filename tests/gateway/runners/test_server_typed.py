@@ -3,13 +3,16 @@
 breaking a bound is asked again before any run, one the graph's own model rejects (the run ends
 in a validation error, the interrupt stays pending) is asked again with the graph's error, a
 Cancel the graph's model refuses closes the question (never asked again, the person told the task
-stopped, the thread no longer reporting it open), and the graph is resumed with the schema's types."""
+stopped, the thread no longer reporting it open), and the graph is resumed with the schema's types.
+A validation error of the graph's own model after a good answer is a failure, as in process: the
+person is not told the answer was refused, nor asked again."""
 
 from __future__ import annotations
 
 import json
 
 from clarigate.agent.interrupt_kinds import Asked
+from clarigate.agent.protocol import catalog
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.boundary.messages import AnswerStatus
 from clarigate.gateway.runners.server import LangGraphServerRunner, server_thread_id
@@ -158,4 +161,20 @@ async def test_a_typed_question_too_long_for_a_question_is_shown_in_full_above_i
     await chat.submit(GOOD)
     await gateway.drain(timeout=30)
     assert chat.texts()[-1] == "Booked for Ada."
+    await runner.aclose()
+
+
+async def test_a_graphs_own_validation_error_after_a_good_answer_is_a_failure_not_a_refusal(
+    langgraph_server, make_gateway
+):
+    runner = _runner(langgraph_server, "booking_then_own_check")
+    gateway, chat = await make_gateway(MemoryStore("lg-typed-own-check"), runner)
+    await chat.say("book a trip", chat="own-check")
+    await gateway.drain(timeout=30)
+    [asked] = chat.requests()
+
+    await chat.submit(GOOD)
+    await gateway.drain(timeout=30)
+    assert chat.requests() == [asked]  # not asked again over a model the person never saw
+    assert chat.texts() == [catalog.text("run_failed", "en")]  # as in process, never "not accepted"
     await runner.aclose()
