@@ -276,13 +276,11 @@ def _step_buttons(
 
 def _summary(request: HumanInputRequest, state: WizardState) -> TelegramMessage:
     locale = request.locale
-    lines = [question_html(request), "", escape(ui_text("summary", locale))]
-    for form_field in request.fields:
-        value = state.values.get(form_field.name)
-        shown = "—" if form_field.name not in state.values else _shown_value(form_field, value, locale)
-        lines.append(f"• {escape(labelled(form_field.label, _short(shown), locale))}")
-    if state.notice:
-        lines.append(f"⚠️ {escape(state.notice)}")
+    head = [question_html(request), "", escape(ui_text("summary", locale))]
+    tail = [f"⚠️ {escape(state.notice)}"] if state.notice else []
+    room = (MAX_MESSAGE_CHARS - len("\n".join([*head, *tail])) - 2) // max(len(request.fields), 1) - 1
+    fields = [_summary_line(request, form_field, state, room) for form_field in request.fields]
+    lines = [*head, *fields, *tail]
     rows = [
         [
             _step_button(f"✅ {ui_text('submit', locale)}", state, cb.SUMMARY_SUBMIT),
@@ -294,6 +292,20 @@ def _summary(request: HumanInputRequest, state: WizardState) -> TelegramMessage:
         ],
     ]
     return TelegramMessage(_fit("\n".join(lines)), InlineKeyboardMarkup(rows))
+
+
+def _summary_line(request: HumanInputRequest, form_field: FormField, state: WizardState, room: int) -> str:
+    """ "• Label: value" in at most ``room`` characters (escaped), the label cut to half of it at most
+    when both do not fit, the value to the rest: every field shows on the summary the person submits."""
+    locale = request.locale
+    value = state.values.get(form_field.name)
+    shown = "—" if form_field.name not in state.values else _shown_value(form_field, value, locale)
+    line = f"• {escape(labelled(form_field.label, _short(shown), locale))}"
+    if len(line) <= room:
+        return line
+    budget = room - len(labelled("• ", "", locale))
+    label = _escaped_within(form_field.label, max(budget // 2, 8))  # a short one leaves the value more
+    return f"• {labelled(label, _escaped_within(shown, max(budget - len(label), 8)), locale)}"
 
 
 def format_value(form_field: FormField, value: Any, locale: Any = "en") -> str:

@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+Model = TypeVar("Model", bound=BaseModel)
 
 #: The JSON escape of a surrogate (``\\ud800``–``\\udfff``): the only way one gets into JSON text;
 #: as it is, or under a form's percent-encoding (``%5Cud800``: Slack's ``payload=``).
 _ESCAPE_BYTES = re.compile(rb"(?:\\|%5[cC])u[dD][89a-fA-F]")
 _ESCAPE_TEXT = re.compile(r"(?:\\|%5[cC])u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-REPLACEMENT = "\ufffd"
 
 
 def may_hold_surrogates(raw: bytes | str) -> bool:
@@ -41,11 +44,27 @@ def loads(raw: bytes | str) -> Any:
 
 def clean(value: Any) -> Any:
     """``value`` (parsed JSON: dicts, lists, strings, numbers) with each lone surrogate in its
-    strings, keys included, made U+FFFD (``RecursionError``, as ``json.loads``, when nested too deep)."""
+    strings, keys included, made U+FFFD, two halves of a pair side by side the one character they
+    are (``RecursionError``, as ``json.loads``, when nested too deep)."""
     if isinstance(value, str):
-        return _SURROGATE.sub(REPLACEMENT, value)
+        return _whole(value) if _SURROGATE.search(value) else value
     if isinstance(value, dict):
         return {clean(key): clean(item) for key, item in value.items()}
     if isinstance(value, list):
         return [clean(item) for item in value]
     return value
+
+
+def _whole(text: str) -> str:
+    """``text`` with each pair of halves (as a model streams an emoji: one half a piece) made the
+    character it is, and each lone half U+FFFD."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def clean_model(model: Model) -> Model:
+    """``model`` with each lone surrogate in its strings made U+FFFD (``clean``): the model itself
+    when it holds none. The agent's words may hold one (a model's JSON ``"\\ud83d"``, half an
+    emoji), which no JSON record of them and no platform takes."""
+    dumped = model.model_dump()
+    cleaned = clean(dumped)
+    return model if cleaned == dumped else type(model).model_validate(cleaned)

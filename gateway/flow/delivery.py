@@ -55,6 +55,7 @@ from clarigate.gateway.boundary.messages import (
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.boundary.retry import RetryPolicy, transient
+from clarigate.gateway.boundary.surrogates import clean_model
 from clarigate.gateway.flow.claim import close_unseen
 from clarigate.gateway.flow.files_out import with_file_lines
 from clarigate.gateway.runtime import metrics
@@ -96,9 +97,11 @@ def delivery_id(inbound_id: str, index: int, variant: str = "") -> str:
 
 
 def new_plan(inbound_id: str, conversation: Conversation, items: list[Any]) -> DeliveryPlan:
-    """A plan for ``items``, each given its delivery id."""
+    """A plan for ``items``, each given its delivery id, half a UTF-16 pair in its text made U+FFFD
+    (``surrogates.clean_model``): the plan is recorded as JSON."""
     numbered = [
-        item.model_copy(update={"delivery_id": delivery_id(inbound_id, i)}) for i, item in enumerate(items)
+        clean_model(item).model_copy(update={"delivery_id": delivery_id(inbound_id, i)})
+        for i, item in enumerate(items)
     ]
     return DeliveryPlan(conversation=conversation, items=numbered, created_at=time.time())
 

@@ -167,3 +167,20 @@ async def test_a_replica_taking_over_mid_delivery_sends_only_what_was_not_sent(r
 
     assert chat.texts() == ["one"] and other.texts() == ["two"]
     assert second_runner.calls == []  # the agent did not run again
+
+
+async def test_a_reply_with_half_an_emoji_reaches_the_person_once(store: Store, make_gateway):
+    # a model's JSON may hold half a UTF-16 pair ("\ud83d"): no record and no platform takes it;
+    # one streamed half by half comes as two halves
+    runs: list[str] = []
+
+    def half(turn):
+        runs.append(turn.text)
+        return TurnOutput(replies=["half \ud83d of an emoji, one in halves: \ud83d" + "\ude00"])
+
+    gateway, chat = await make_gateway(store, ScriptedRunner(half))
+    await chat.say("go", event_id="half-1")
+    await gateway.drain()
+
+    assert chat.texts() == ["half \ufffd of an emoji, one in halves: 😀"]
+    assert len(runs) == 1  # recorded on the first run: the agent is not run again
