@@ -76,8 +76,8 @@ async def credential_problems(settings: SlackSettings, sender: SlackSender) -> l
         except DeliveryFailed as error:
             if error.code == "network":  # one line says it: the other call cannot get through either
                 return [f"Slack API unreachable at {settings.api_url}: {error}"]
-            if error.permanent:
-                problems.append(f"Slack rejected {variable}: {error.code}")
+            if error.permanent:  # serve's words, with where the right token is
+                problems.append(f"Slack rejected {variable} ({error.code}): check {WHERE[variable]}")
             else:
                 problems.append(f"Slack API at {settings.api_url} failed checking {variable}: {error.code}")
     return problems

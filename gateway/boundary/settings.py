@@ -18,7 +18,15 @@ import json
 from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BeforeValidator, Field, SecretStr, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BeforeValidator,
+    Field,
+    SecretStr,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 #: A token shape the log redactor masks wherever it appears: (needle, regular expression,
@@ -91,6 +99,18 @@ class PlatformSettings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Only the values given: the core collects YAML and environment for every platform alike."""
         return (init_settings,)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _pasted_credential(cls, value: Any, info: ValidationInfo) -> Any:
+        """A credential with a newline or a space at an end (a Kubernetes Secret made from a file,
+        a paste) is the credential: kept, the SDK put it in a URL (Telegram: "unreachable") or an
+        HMAC key (Slack: every event refused as forged). Blank is unset, as an empty variable is."""
+        fields = {*cls.secret_fields(), *(cls.credential_fields or ())}
+        if info.field_name in fields and isinstance(value, str | SecretStr):
+            text = (value.get_secret_value() if isinstance(value, SecretStr) else value).strip()
+            return text or None
+        return value
 
     @field_validator("allowed_users", "allowed_chats", mode="before")
     @classmethod

@@ -48,15 +48,17 @@ def add_admin_parser(commands: Any) -> None:
     pending.add_argument("--cancel", metavar="REQUEST_ID", help="close this clarification as declined")
     pending.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     backlog = command("backlog", "the job stream: length, oldest entry, jobs held per consumer")
-    backlog.add_argument("--redrive", metavar="ENTRY", help="let a live replica run this held job now")
-    backlog.add_argument("--drop", metavar="ENTRY", help="complete this job without running it")
+    one_job = backlog.add_mutually_exclusive_group()  # both given, one was done and one not
+    one_job.add_argument("--redrive", metavar="ENTRY", help="let a live replica run this held job now")
+    one_job.add_argument("--drop", metavar="ENTRY", help="complete this job without running it")
     backlog.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     reset = command("reset-thread", "start a chat over with a new agent thread")
     reset.add_argument("chat", help="the chat key, or what `admin threads --chat` finds it by (a chat id)")
     reset.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     consumers = command("consumers", "list the stream's consumers (remove dead ones)")
-    consumers.add_argument("--remove", metavar="NAME", help="remove a consumer that holds no job")
-    consumers.add_argument(
+    removal = consumers.add_mutually_exclusive_group()
+    removal.add_argument("--remove", metavar="NAME", help="remove a consumer that holds no job")
+    removal.add_argument(
         "--prune",
         action="store_true",
         help=f"remove every consumer idle {DEAD_CONSUMER_SECONDS / 3600:g} h or more with no job "
@@ -70,14 +72,19 @@ def add_admin_parser(commands: Any) -> None:
 
 
 def admin_main(config: GatewayConfig, args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Run one admin command; 0 done, 1 refused or not found, 3 Redis unreachable."""
+    """Run one admin command; 0 done, 1 refused or not found, 3 Redis unreachable, 4 Redis refused
+    the password or database in REDIS_URL (serve's exit codes)."""
     from clarigate.gateway.cli.admin_store import AdminError
+    from clarigate.gateway.runtime.preflight import StartFailure
 
     try:
         result = asyncio.run(_run(config, args))
     except AdminError as exc:
         print(f"clarigate admin: {exc}", file=sys.stderr)
         return 1
+    except StartFailure as exc:  # Redis refused us (4) or did not answer (3)
+        print(f"clarigate admin: {exc}", file=sys.stderr)
+        return int(exc.code)
     except (OSError, ConnectionError) as exc:
         print(f"clarigate admin: Redis is not reachable: {exc}", file=sys.stderr)
         return 3
@@ -116,10 +123,29 @@ def _confirm(args: argparse.Namespace, question: str) -> bool:
     return input(f"{question}? Type yes to confirm: ").strip().lower() == "yes"
 
 
+async def _answers(link: Any, url: str) -> None:
+    """One ``PING`` first, as ``serve`` pings at start: Redis refusing the password or the
+    database, or not answering, is said as ``serve`` says it, naming REDIS_URL (``StartFailure``)."""
+    from clarigate.gateway.runtime.logs import without_secrets
+    from clarigate.gateway.runtime.preflight import (
+        ExitCode,
+        StartFailure,
+        not_reachable,
+        ping_redis,
+        redis_advice,
+    )
+
+    where = f"Redis at {without_secrets(url)}"
+    why = await ping_redis(link, where)
+    if why is not None:
+        raise StartFailure(ExitCode.STORE_UNREACHABLE, not_reachable(where, why, redis_advice(url)))
+
+
 async def _run(config: GatewayConfig, args: argparse.Namespace) -> Any:
     from clarigate.gateway.cli.admin_store import Admin, AdminError
 
     async with Admin(config) as admin:
+        await _answers(admin.redis, str(config.redis_url))
         name = args.admin_command
         if name == "threads":
             return await admin.threads(args.chat)

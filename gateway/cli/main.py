@@ -77,7 +77,8 @@ def _serve_options(command: argparse.ArgumentParser) -> None:
         "--role",
         choices=("auto", "all", "web", "worker"),
         help="default: role from config ($CLARIGATE_ROLE), else auto: with Redis a web process "
-        "(HTTP, platforms) and a worker process (agent runs), else one process doing both",
+        "(HTTP, platforms) and worker processes (agent runs; worker_processes, by default one "
+        "per core, at most 4), else one process doing both",
     )
     # a worker process started by a web process: its health socket and liveness pipe
     command.add_argument("--supervised-by", help=argparse.SUPPRESS)

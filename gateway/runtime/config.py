@@ -260,14 +260,33 @@ def load_config(path: str | Path | None = None) -> GatewayConfig:
         raise ConfigError(str(exc), asked.strip().lower() if isinstance(asked, str) else None) from exc
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key written twice in one mapping (PyYAML keeps the last
+    silently: a second ``slack:`` section would drop the first one's allow-list)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # ``<<: *base`` merges; a list or mapping as a key: the loader's error says it
+            key = self.construct_object(key_node)  # type: ignore[no-untyped-call]
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise ConfigError(f"'{key}' is set twice (lines {seen[key]} and {line}): keep one")
+            seen[key] = line
+        return super().construct_mapping(node, deep)
+
+
 def _read_yaml(path: str | Path) -> dict[str, Any]:
     """The bot's YAML file as a mapping (empty when the file is)."""
     try:
-        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        loaded = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+    except ConfigError as exc:
+        raise ConfigError(f"config file {path}: {exc}") from None
     if loaded is not None and not isinstance(loaded, dict):
         raise ConfigError(f"config file {path} must be a mapping of settings, not {type(loaded).__name__}")
     return loaded or {}

@@ -127,6 +127,8 @@ def _what(error: Any) -> str:
         return _not_json(cause)
     if error["type"] == "value_error" and cause is not None:
         return str(cause)
+    if error["type"] == "bool_parsing":  # pydantic's "unable to interpret input" named no word it takes
+        return "not a yes/no value: write true or false (yes/no, on/off, 1/0 work too), nothing around it"
     pattern = (error.get("ctx") or {}).get("pattern")
     if error["type"] == "string_pattern_mismatch" and (words := _pattern_in_words(str(pattern))):
         return words

@@ -20,6 +20,9 @@ from clarigate.gateway.store.memory import MemoryStore
 from .conftest import MakeWorld, slack_settings
 from .fake_slack import APP_TOKEN, FakeSlack
 
+#: what the line says to look at (the serve line says it alike)
+BOT_TOKEN_IS = "the bot token (xoxb-…) of the installed app, under OAuth & Permissions"
+
 
 def errors_counted(kind: str) -> float:
     """The current value of the Slack API error counter of ``kind``."""
@@ -76,7 +79,7 @@ async def test_start_fails_clearly_on_a_bad_token(fake_slack: FakeSlack):
     adapter = SlackAdapter(settings, gateway=None)  # type: ignore[arg-type]  # start() never reaches the core
     with pytest.raises(SlackStartError, match="invalid_auth"):
         await adapter.start()
-    assert await adapter.check() == ["Slack rejected SLACK_BOT_TOKEN: invalid_auth"]
+    assert await adapter.check() == [f"Slack rejected SLACK_BOT_TOKEN (invalid_auth): check {BOT_TOKEN_IS}"]
 
 
 async def test_start_learns_who_the_bot_is(fake_slack: FakeSlack):

@@ -88,3 +88,13 @@ async def test_a_flood_of_forged_requests_is_one_line_a_minute(
     genuine, _ = await world.user.dm("hello")  # the events URL still works as usual
     await world.settle()
     assert genuine.status_code == 200 and world.fake.last_shown()["text"] == "You said: hello"
+
+
+async def test_a_signing_secret_with_a_line_end_still_checks_slacks_signatures(make_world: MakeWorld):
+    """SLACK_SIGNING_SECRET from a file with its newline (a Kubernetes Secret made with
+    ``--from-file``): Slack's signature is made with the secret alone, and the events come in."""
+    runner = ScriptedRunner()
+    world = await make_world(runner, slack={"signing_secret": SIGNING_SECRET + "\n"})
+    response = await world.user.post(BODY, "application/json", signed_headers(BODY))
+    await world.settle()
+    assert response.status_code == 200 and len(runner.calls) == 1

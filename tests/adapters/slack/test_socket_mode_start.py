@@ -16,6 +16,9 @@ from clarigate.gateway.boundary import retry
 from .conftest import slack_settings
 from .fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack
 
+#: what the line says to look at (the serve line says it alike)
+APP_TOKEN_IS = "the app-level token (xapp-…, scope connections:write), under Basic Information"
+
 OPEN = "apps.connections.open"
 
 
@@ -54,7 +57,9 @@ async def test_an_app_token_slack_refuses_stops_the_start_naming_it(
         assert "SLACK_APP_TOKEN" in said and refusal in said and app_token not in said
         assert [c.answer["error"] for c in fake_slack.attempts(OPEN)] == [refusal]  # not asked again
         assert waits == [] and fake_slack.sockets == []
-        assert await adapter.check() == [f"Slack rejected SLACK_APP_TOKEN: {refusal}"]  # doctor's words
+        assert await adapter.check() == [
+            f"Slack rejected SLACK_APP_TOKEN ({refusal}): check {APP_TOKEN_IS}"
+        ]  # doctor's words
     finally:
         await adapter.stop()
 

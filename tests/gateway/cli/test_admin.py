@@ -194,7 +194,9 @@ async def test_consumers_with_redis_down_say_so_as_every_admin_command_does(
     line and exit code (3, Redis unreachable)."""
     monkeypatch.setenv("REDIS_URL", f"redis://:pw-of-nothing@127.0.0.1:{unused_tcp_port}/0")
     threads = await cli("any", "threads", as_json=False)
-    assert threads[0] == 3 and f"Error 111 connecting to 127.0.0.1:{unused_tcp_port}" in threads[1]
+    assert (
+        threads[0] == 3 and f"not reachable: 127.0.0.1:{unused_tcp_port} refused the connection" in threads[1]
+    )
 
     code, text = await cli("any", *args, as_json=False)
 
@@ -205,7 +207,7 @@ async def test_consumers_with_redis_down_say_so_as_every_admin_command_does(
 async def test_consumers_with_a_refused_password_say_so(cli, monkeypatch, redis_stores):
     monkeypatch.setenv("REDIS_URL", REDIS_URL.replace("redis://", "redis://nobody-user:wrong-pw@"))
     code, text = await cli(redis_stores().prefix, "consumers", as_json=False)
-    assert code == 3 and "invalid username-password pair" in text
+    assert code == 4 and "invalid username-password pair" in text and "in REDIS_URL" in text
     assert "(none)" not in text and "wrong-pw" not in text
 
 

@@ -112,7 +112,11 @@ def test_unreachable_sentinels_are_said_in_a_readable_line(monkeypatch, capsys, 
             'not a JSON list (Expecting value at character 1): write a JSON list such as ["U1", "U2"], '
             "or the ids separated by commas (U1,U2)",
         ),
-        ("ALLOW_CLARIFICATION", "maybe", "agent.allow_clarification (ALLOW_CLARIFICATION): Input should"),
+        (
+            "ALLOW_CLARIFICATION",
+            "maybe",
+            "agent.allow_clarification (ALLOW_CLARIFICATION): not a yes/no value",
+        ),
     ],
 )
 def test_a_refused_value_names_the_variable_it_came_from(monkeypatch, capsys, variable, value, said):

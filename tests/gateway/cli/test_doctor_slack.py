@@ -11,6 +11,9 @@ from clarigate.gateway.runtime.preflight import ExitCode
 from tests.adapters.slack.fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack
 from tests.deploy.test_processes import fake_slack  # noqa: F401 (the fake Slack, served from a thread)
 
+#: what the line says to look at (the serve line says it alike)
+APP_TOKEN_IS = "the app-level token (xapp-…, scope connections:write), under Basic Information"
+
 pytestmark = pytest.mark.usefixtures("clean_environment")  # tests/gateway/conftest.py
 
 OPEN = "apps.connections.open"
@@ -35,8 +38,24 @@ def test_an_app_token_slack_refuses_is_a_problem(
     socket_mode(monkeypatch, fake_slack, "xapp-1-A1-FAKE")
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
-    assert _lines(out, "PROBLEM") == ["PROBLEM slack: Slack rejected SLACK_APP_TOKEN: invalid_auth"]
+    assert _lines(out, "PROBLEM") == [
+        f"PROBLEM slack: Slack rejected SLACK_APP_TOKEN (invalid_auth): check {APP_TOKEN_IS}"
+    ]
     assert "credentials accepted" not in out and "everything looks right" not in out
+
+
+def test_the_bot_token_in_the_app_token_variable_is_told_where_the_app_token_is(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    fake_slack: FakeSlack,  # noqa: F811
+) -> None:
+    """The usual mix-up: the xoxb- token pasted into SLACK_APP_TOKEN too. Slack answers
+    ``not_allowed_token_type``; the line says which token goes there and where it is found."""
+    socket_mode(monkeypatch, fake_slack, BOT_TOKEN)
+    assert main(["doctor"]) == 1
+    assert _lines(capsys.readouterr().out, "PROBLEM") == [
+        f"PROBLEM slack: Slack rejected SLACK_APP_TOKEN (not_allowed_token_type): check {APP_TOKEN_IS}"
+    ]
 
 
 def test_an_app_token_slack_takes_is_checked_and_accepted(
