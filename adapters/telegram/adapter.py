@@ -43,7 +43,7 @@ from .live import LiveMessages
 from .media import attachments_of, fetch_file
 from .migration import ChatMoves
 from .outbound import TelegramOutbound
-from .polling import ALLOWED_UPDATES, LeasedPoller
+from .polling import ALLOWED_UPDATES, LeasedPoller, PolledBot
 from .receive import (
     BotIdentity,
     chain_of,
@@ -79,7 +79,7 @@ class TelegramAdapter(PlatformAdapter):
         token = settings.bot_token.get_secret_value() if settings.bot_token else ""
         # Every text sent or edited without link previews: a link the model wrote would show its
         # site's own title, description and picture under the bot's message (``NO_PREVIEW``).
-        self.bot: ExtBot[None] = ExtBot(
+        self.bot: ExtBot[None] = PolledBot(  # getUpdates read update by update
             token or "0:missing",
             defaults=Defaults(link_preview_options=NO_PREVIEW),
             base_url=settings.api_url,

@@ -26,24 +26,35 @@ most once a minute (``RepeatedWarning``):
 
 The backoff is between rounds, not inside one (the lease is renewed every round): the waits are
 ``RetryPolicy.wait``'s, the project's one retry policy.
+
+The bot reads a ``getUpdates`` batch update by update (``PolledBot``): one it cannot read is
+skipped with a warning and the others are handled, as the webhook answers such an update 400.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 import uuid
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
 
 from telegram import Bot, Update
+from telegram._utils.defaultvalue import DEFAULT_NONE, DefaultValue
+from telegram._utils.types import JSONDict, ODVInput, TimePeriod
 from telegram.error import Conflict, InvalidToken, RetryAfter, TelegramError
+from telegram.ext import ExtBot
 
 from clarigate.gateway.boundary.outage import StoreOutage, unreachable
 from clarigate.gateway.boundary.port import AdapterState
 from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.runtime.logs import log_platform_call
+from clarigate.gateway.runtime.metrics import inbound_events
 from clarigate.gateway.runtime.repeated import RepeatedWarning, clock
 
-from .receive import UpdateHandler
+from .receive import MalformedUpdate, UpdateHandler, read_update
 from .send import MAX_FLOOD_WAIT, PLATFORM, once, patiently, retry_seconds
 
 log = logging.getLogger(__name__)
@@ -63,6 +74,85 @@ DOWN_AFTER = 120.0
 #: The same trouble is said at most once per this many seconds (with how many were not said).
 LINE_EVERY = 60.0
 REFUSED, OTHER_POLLER, FAILING = "refused", "other poller", "failing"
+#: Unreadable updates remembered, not to be said again when their batch comes again (an update
+#: before them failed, or the store is down).
+UNREAD_KEPT = 100
+
+
+class PolledBot(ExtBot[None]):
+    """PTB's ``ExtBot``, reading a ``getUpdates`` batch update by update as the webhook reads one
+    (``read_update``).
+
+    PTB builds the whole batch at once: one update it cannot build (a poll from a Bot API server
+    older than 9.6, without the options' ``persistent_id`` PTB 22.8 requires) failed the call, the
+    offset never moved past it, every later update was stuck, and PTB logged the raw batch (what
+    people wrote) at CRITICAL each round. Here such an update comes back as an ``Update`` holding
+    its ``update_id`` only, as PTB makes of a kind of update it does not know: nothing is handled,
+    the offset moves past it, and one WARNING names its id and what failed, never what it holds
+    (counted: ``clarigate_inbound_events_total{platform="telegram",kind="unreadable"}``).
+    """
+
+    __slots__ = ("_unread",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        with self._unfrozen():
+            self._unread: deque[int] = deque(maxlen=UNREAD_KEPT)
+
+    async def get_updates(
+        self,
+        offset: int | None = None,
+        limit: int | None = None,
+        timeout: TimePeriod | None = None,  # noqa: ASYNC109 (PTB's signature, the long poll's)
+        allowed_updates: Sequence[str] | None = None,
+        *,
+        read_timeout: ODVInput[float] = DEFAULT_NONE,
+        write_timeout: ODVInput[float] = DEFAULT_NONE,
+        connect_timeout: ODVInput[float] = DEFAULT_NONE,
+        pool_timeout: ODVInput[float] = DEFAULT_NONE,
+        api_kwargs: JSONDict | None = None,
+    ) -> tuple[Update, ...]:
+        """``Bot.get_updates``'s call, its answer read one update at a time (``MalformedUpdate``
+        when an update has no ``update_id`` to skip it by)."""
+        data: JSONDict = {
+            "timeout": timeout,
+            "offset": offset,
+            "limit": limit,
+            "allowed_updates": allowed_updates,
+        }
+        # as PTB does: the read timeout given (else the getUpdates request's) plus the long poll's
+        given = self._request[0].read_timeout if isinstance(read_timeout, DefaultValue) else read_timeout
+        waited = timeout.total_seconds() if isinstance(timeout, dt.timedelta) else timeout or 0
+        result = await self._post(
+            "getUpdates",
+            data,
+            read_timeout=(given or 0) + waited,
+            write_timeout=write_timeout,
+            connect_timeout=connect_timeout,
+            pool_timeout=pool_timeout,
+            api_kwargs=api_kwargs,
+        )
+        updates = tuple(self._read(item) for item in result)
+        for update in updates:
+            self.insert_callback_data(update)
+        return updates
+
+    def _read(self, item: object) -> Update:
+        try:
+            return read_update(item, self)
+        except MalformedUpdate as exc:
+            update_id = item.get("update_id") if isinstance(item, dict) else None
+            if not isinstance(update_id, int) or isinstance(update_id, bool):
+                raise
+            if update_id not in self._unread:
+                self._unread.append(update_id)
+                inbound_events(PLATFORM, "unreadable").inc()
+                log.warning(
+                    "telegram update %d skipped: it cannot be read (%s); the updates after it are handled",
+                    update_id,
+                    exc.reason,
+                )
+            return Update(update_id=update_id)
 
 
 class GetUpdatesTrouble:

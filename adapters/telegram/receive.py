@@ -60,11 +60,17 @@ class BotIdentity:
 
 
 def parse_update(body: bytes, bot: Bot) -> Update:
-    """An ``Update`` from a webhook or polling body; ``MalformedUpdate`` if it is not one."""
+    """An ``Update`` from a webhook's body; ``MalformedUpdate`` if it is not one."""
     try:
         data = surrogates.loads(body)  # a lone surrogate made U+FFFD
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise MalformedUpdate("body is not JSON") from exc
+    return read_update(data, bot)
+
+
+def read_update(data: object, bot: Bot) -> Update:
+    """An ``Update`` from one decoded update (a webhook's body, one of a ``getUpdates`` batch);
+    ``MalformedUpdate``, saying what is wrong but nothing it holds, if it is not one."""
     if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
         raise MalformedUpdate("no integer update_id")
     problem = update_problem(data)
