@@ -6,7 +6,8 @@ option N (1-based), ``sel`` a select menu (the picked ``o<N>`` is in ``action.op
 ``yes`` answers a risk confirmation that came without options, ``x`` dismisses the
 question (Cancel, on every card), ``chk`` is a checker ticked inside a form (its value
 travels with the submit). The locale lets a card nobody knows any more still be
-answered in its own language. Form components are named ``f<N>`` after the field's position.
+answered in its own language. Form components are named ``f<N>`` after the field's position;
+a yes/no the person must pick (``asks_yes_or_no``) is a select whose options are ``yes`` / ``no``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, number_text, ui_text
 from clarigate.agent.protocol.models import SOURCE
+from clarigate.agent.protocol.risk import field_goes_ahead, is_risk_form
 
 ACTION_SELECT = "sel"
 ACTION_OTHER = "other"
@@ -25,6 +27,8 @@ ACTION_FORM = "form"
 ACTION_DECLINE = "x"
 ACTION_CHECK = "chk"
 OTHER_INPUT = "other_text"
+#: The option values of a yes/no select (``asks_yes_or_no``), in the order shown.
+YES_NO = ("yes", "no")
 
 _OPTION = re.compile(r"^o(\d{1,3})$")
 _FIELD = re.compile(r"^f(\d{1,3})$")
@@ -84,7 +88,7 @@ def read_card_action(request: HumanInputRequest, action: dict[str, Any]) -> Card
         return CardAnswer(text=text) if text else CardAnswer(problems=[missing])
     if kind == ACTION_FORM:
         values = form_values(request, action.get("form_value") or {})
-        problems = unticked_problems(request, values)
+        problems = undecided_problems(request, values)
         return CardAnswer(problems=problems) if problems else CardAnswer(values=values)
     picked = action.get("option") if kind == ACTION_SELECT else kind
     option_id = picked_option(request, picked)
@@ -99,18 +103,34 @@ def must_tick(request: HumanInputRequest, f: FormField) -> bool:
     return f.type == "checkbox" and f.required and request.source == SOURCE
 
 
-def unticked_problems(request: HumanInputRequest, values: dict[str, Any]) -> list[str]:
-    """When a required consent is left unticked (the core takes an unticked box as "no"), every
-    problem of the submit, in field order: the unticked ones and the core's own (one toast says all)."""
-    unticked = {f.name for f in request.fields if must_tick(request, f) and not values.get(f.name)}
-    if not unticked:
+def asks_yes_or_no(request: HumanInputRequest, f: FormField) -> bool:
+    """A checkbox without a default whose untouched "no" the person never gave would count: a
+    required one (a graph's typed bool) or a risk form's whose "no" goes ahead ("Keep the backups",
+    ``risk.field_goes_ahead``). It is a Yes / No select with nothing picked, required, so that a
+    submit never answers it for them; a consent of the agent's own form stays a box (``must_tick``)."""
+    if f.type != "checkbox" or f.default is not None or must_tick(request, f):
+        return False
+    return f.required or (is_risk_form(request) and field_goes_ahead(f, False))
+
+
+def undecided_problems(request: HumanInputRequest, values: dict[str, Any]) -> list[str]:
+    """When a required consent is left unticked (the core takes an unticked box as "no") or a
+    yes/no left unpicked (``asks_yes_or_no``), every problem of the submit, in field order: those
+    and the core's own (one toast says all)."""
+    undecided = {
+        f.name
+        for f in request.fields
+        if (must_tick(request, f) and not values.get(f.name))
+        or (asks_yes_or_no(request, f) and values.get(f.name) in (None, "", []))
+    }
+    if not undecided:
         return []
     errors = check_form_values(request, values).errors
     required = ui_text("err_required", request.locale)
     return [
-        f"{f.label}: {required if f.name in unticked else errors[f.name]}"
+        f"{f.label}: {required if f.name in undecided else errors[f.name]}"
         for f in request.fields
-        if f.name in unticked or f.name in errors
+        if f.name in undecided or f.name in errors
     ]
 
 
@@ -134,7 +154,8 @@ def form_values(request: HumanInputRequest, form_value: dict[str, Any]) -> dict[
     value, ``multi_select_static`` as a list, a ``checker`` as a boolean, a
     ``date_picker`` as ``"2024-04-01 +0800"`` (the date and the person's UTC offset).
     Older clients' variants are flattened too (a checker as "true" or a list, a bare
-    date); typing and required checks are the core's (``check_form_values``).
+    date); typing and required checks are the core's (``check_form_values``). An unticked
+    checker left out is False; a yes/no select left unpicked is left out (``asks_yes_or_no``).
     """
     raw: dict[str, Any] = {}
     for key, value in form_value.items():
@@ -147,7 +168,7 @@ def form_values(request: HumanInputRequest, form_value: dict[str, Any]) -> dict[
             continue  # a default too long for its input showed empty: left so, the field keeps it
         raw[f.name] = "" if value is None or value == [] else value  # emptied: blank, not its default
     for f in request.fields:  # an unticked checker may be left out of form_value
-        if f.type == "checkbox" and f.name not in raw:
+        if f.type == "checkbox" and f.name not in raw and not asks_yes_or_no(request, f):
             raw[f.name] = False
     return raw
 
@@ -167,8 +188,8 @@ def field_value(f: FormField, value: Any) -> Any:
     if f.type == "checkbox":
         if isinstance(value, list):
             return bool(value)
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
+        if isinstance(value, str) and value.lower() in ("true", "false", *YES_NO):
+            return value.lower() in ("true", "yes")  # a checker's, or a yes/no select's pick
         return value
     if f.type == "date" and isinstance(value, str):
         match = _DATE.match(value.strip())

@@ -6,8 +6,10 @@ option cut to fit its plain text is shown in full in markdown beside it, and a t
 than an input takes (``actions.INPUT_MAX_LENGTH``) is shown under its empty input, which is then
 not required client-side (left empty, the field keeps that default). A checker is marked required
 only when the submit refuses it unticked (``actions.must_tick``, a consent of the agent's own
-form); a graph's required bool takes unticked as "no", so its checker carries no mark that would
-push someone who means "no" to tick it.
+form). A yes/no whose untouched "no" nobody gave would count (``actions.asks_yes_or_no``: a graph's
+required bool with no default, or a risk form's box without one whose "no" goes ahead, "Keep the
+backups") is no checker but a required ``select_static`` of Yes and No with nothing picked:
+Feishu will not submit it unpicked, and a submit without the pick is refused all the same.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from .actions import (
     ACTION_FORM,
     ACTION_OTHER_TEXT,
     OTHER_INPUT,
+    YES_NO,
+    asks_yes_or_no,
     field_name,
     input_default,
     must_tick,
@@ -78,6 +82,18 @@ def checker(f: FormField, name: str, token: str, locale: Locale, consent: bool) 
     }
     full = [markdown(label + mark)] if cut(label, CHECKER_TEXT_CHARS - len(mark)) != label else []
     return [*full, component]
+
+
+def yes_no_select(name: str, locale: Locale) -> dict[str, Any]:
+    """A required ``select_static`` of Yes and No, nothing picked (``actions.asks_yes_or_no``);
+    the field's hint shows under it (``field_notes``)."""
+    return {
+        "tag": "select_static",
+        "name": name,
+        "placeholder": plain(ui_text("choose", locale)),
+        "required": True,
+        "options": [{"text": plain(ui_text(value, locale)), "value": value} for value in YES_NO],
+    }
 
 
 def field_component(f: FormField, index: int, locale: Locale) -> dict[str, Any]:
@@ -142,7 +158,12 @@ def field_notes(f: FormField, locale: Locale) -> list[dict[str, Any]]:
 def field_elements(request: HumanInputRequest, f: FormField, index: int, token: str) -> list[dict[str, Any]]:
     """One field's label, options in full (when cut), component and notes."""
     loc = request.locale
-    if f.type == "checkbox":  # a checker carries its own label
+    if asks_yes_or_no(request, f):  # to pick, never "no" untouched
+        above = [
+            field_label(f.model_copy(update={"required": True}), loc),
+            yes_no_select(field_name(index), loc),
+        ]
+    elif f.type == "checkbox":  # a checker carries its own label
         above = checker(f, field_name(index), token, loc, must_tick(request, f))
     else:
         above = [

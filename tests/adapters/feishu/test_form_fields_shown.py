@@ -27,14 +27,30 @@ def _submit(request: HumanInputRequest, form_value: dict[str, Any]) -> Any:
     return read_card_action(request, {"value": {"t": TOKEN, "a": "form"}, "form_value": form_value})
 
 
-def test_a_graphs_required_bool_taken_as_no_when_unticked_carries_no_required_mark() -> None:
+def test_a_graphs_required_bool_is_a_yes_or_no_to_pick_never_a_no_left_unticked() -> None:
     flag = FormField(name="flag", label="Delete the backups", type="checkbox", required=True)
     request = form_request("Go?", [flag]).model_copy(update={"source": "langgraph"})
     card = native_card(request, TOKEN)
-    [checker] = components(card, "checker")
-    assert checker["text"]["content"] == "Delete the backups"
-    assert "required" not in _markdowns(card)
-    assert _submit(request, {"f1": False}).values == {"flag": False}  # unticked is a "no"
+    assert components(card, "checker") == []
+    [pick] = components(card, "select_static")
+    assert [o["text"]["content"] for o in pick["options"]] == ["Yes", "No"]
+    assert pick["required"] is True and "initial_option" not in pick
+    assert "**Delete the backups** (required)" in _markdowns(card)
+    assert _submit(request, {}).problems == ["Delete the backups: This field is required"]
+    assert _submit(request, {"f1": "no"}).values == {"flag": False}
+    assert _submit(request, {"f1": "yes"}).values == {"flag": True}
+
+
+def test_a_graphs_optional_bool_and_one_with_a_default_stay_checkers() -> None:
+    fields = [
+        FormField(name="a", label="Optional", type="checkbox"),
+        FormField(name="b", label="Defaulted", type="checkbox", required=True, default=False),
+    ]
+    request = form_request("Go?", fields).model_copy(update={"source": "langgraph"})
+    card = native_card(request, TOKEN)
+    assert [c["checked"] for c in components(card, "checker")] == [False, False]
+    assert components(card, "select_static") == []
+    assert _submit(request, {}).values == {"a": False, "b": False}
 
 
 def test_a_text_default_too_long_for_its_input_is_shown_and_kept_when_left_empty_unit() -> None:
