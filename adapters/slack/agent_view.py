@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
@@ -70,6 +71,10 @@ RENEW_EVERY = 90.0
 RENEW_FOR = 3 * 3600.0
 #: A thread's title: its first request's first line, cut to this many characters.
 TITLE_CHARS = 60
+#: A code block's opening or closing line (```` ``` ````, ```` ```python ````): no title.
+_FENCE = re.compile(r"`{3}[\w+#.-]*")
+#: A letter or a digit, in any script: a line with words.
+_WORD = re.compile(r"[^\W_]")
 
 
 def loading_messages(locale: Locale) -> list[str]:
@@ -79,8 +84,11 @@ def loading_messages(locale: Locale) -> list[str]:
 
 
 def thread_title(text: str) -> str:
-    """A thread's title from its first request: the first line that has words, cut short."""
-    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    """A thread's title from its first request: the first line that has words (a code block's
+    fence or a rule has none), else its first line, cut short."""
+    lines = [line.strip() for line in text.splitlines()]
+    lines = [line for line in lines if line and not _FENCE.fullmatch(line)]
+    line = next((line for line in lines if _WORD.search(line)), lines[0] if lines else "")
     return shorten(line, TITLE_CHARS, strip=True)  # never inside a character as shown
 
 
