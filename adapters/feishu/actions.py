@@ -18,7 +18,7 @@ from typing import Any
 
 from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, number_text, ui_text
 from clarigate.agent.protocol.models import SOURCE
-from clarigate.agent.protocol.risk import field_goes_ahead, is_risk_form
+from clarigate.agent.protocol.risk import hides_default
 
 ACTION_SELECT = "sel"
 ACTION_OTHER = "other"
@@ -104,24 +104,28 @@ def must_tick(request: HumanInputRequest, f: FormField) -> bool:
 
 
 def asks_yes_or_no(request: HumanInputRequest, f: FormField) -> bool:
-    """A checkbox without a default whose untouched "no" the person never gave would count: a
-    required one (a graph's typed bool) or a risk form's whose "no" goes ahead ("Keep the backups",
-    ``risk.field_goes_ahead``). It is a Yes / No select with nothing picked, required, so that a
-    submit never answers it for them; a consent of the agent's own form stays a box (``must_tick``)."""
-    if f.type != "checkbox" or f.default is not None or must_tick(request, f):
+    """A checkbox whose value as shown the person never gave would count: a required one without a
+    default (a graph's typed bool), or a risk form's whose default (ticked) or untouched "no" ("Keep
+    the backups") goes ahead (``risk.hides_default``). It is a Yes / No select with nothing picked,
+    required, so that a submit never answers it for them; a consent of the agent's own form stays a
+    box (``must_tick``), shown unticked when its default is hidden."""
+    if f.type != "checkbox" or must_tick(request, f):
         return False
-    return f.required or (is_risk_form(request) and field_goes_ahead(f, False))
+    return hides_default(request, f) or (f.required and f.default is None)
 
 
 def undecided_problems(request: HumanInputRequest, values: dict[str, Any]) -> list[str]:
-    """When a required consent is left unticked (the core takes an unticked box as "no") or a
-    yes/no left unpicked (``asks_yes_or_no``), every problem of the submit, in field order: those
-    and the core's own (one toast says all)."""
+    """When a required consent is left unticked (the core takes an unticked box as "no"), a yes/no
+    left unpicked (``asks_yes_or_no``) or a risk form's field shown without its default left so
+    (``risk.hides_default``: the core would take the default), every problem of the submit, in
+    field order: those and the core's own (one toast says all)."""
     undecided = {
         f.name
         for f in request.fields
         if (must_tick(request, f) and not values.get(f.name))
-        or (asks_yes_or_no(request, f) and values.get(f.name) in (None, "", []))
+        or (
+            (asks_yes_or_no(request, f) or hides_default(request, f)) and values.get(f.name) in (None, "", [])
+        )
     }
     if not undecided:
         return []

@@ -10,6 +10,12 @@ form). A yes/no whose untouched "no" nobody gave would count (``actions.asks_yes
 required bool with no default, or a risk form's box without one whose "no" goes ahead, "Keep the
 backups") is no checker but a required ``select_static`` of Yes and No with nothing picked:
 Feishu will not submit it unpicked, and a submit without the pick is refused all the same.
+
+A risk form never shows a decision as made (``risk.hides_default``, as Slack's modal): a field
+whose default goes ahead (a box ticked, a select's option that does not read safe, "drop_table")
+is shown with nothing picked and required (a box as that Yes / No select), a note under it naming
+what the agent proposed; a submit without the pick is refused, naming the field. Any other form
+is shown filled in.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any
 
 from clarigate.agent.protocol import FormField, HumanInputRequest, ui_text
 from clarigate.agent.protocol.models import Locale
-from clarigate.agent.protocol.risk import is_risk_form
+from clarigate.agent.protocol.risk import hides_default, is_risk_form
 
 from .actions import (
     ACTION_CHECK,
@@ -155,23 +161,38 @@ def field_notes(f: FormField, locale: Locale) -> list[dict[str, Any]]:
     return notes
 
 
+def proposed(request: HumanInputRequest, f: FormField) -> list[dict[str, Any]]:
+    """The note naming a risk form's default shown unpicked (``risk.hides_default``): "Proposed:
+    Yes. Nothing is picked for you…" or the default options' labels; none without a default."""
+    if f.default is None or not hides_default(request, f):
+        return []
+    if f.type == "checkbox":
+        value = ui_text("yes" if f.default is True else "no", request.locale)
+    else:
+        chosen = f.default if isinstance(f.default, list) else [f.default]
+        value = ", ".join(o.label.strip() for o in f.options if o.value in chosen)
+    return [note(ui_text("slack_proposed", request.locale, value=value))]
+
+
 def field_elements(request: HumanInputRequest, f: FormField, index: int, token: str) -> list[dict[str, Any]]:
-    """One field's label, options in full (when cut), component and notes."""
+    """One field's label, options in full (when cut), component and notes; a risk form's default
+    that goes ahead is not filled in: the field shows unpicked and required, its note naming it."""
     loc = request.locale
-    if asks_yes_or_no(request, f):  # to pick, never "no" untouched
+    shown = f.model_copy(update={"default": None, "required": True}) if hides_default(request, f) else f
+    if asks_yes_or_no(request, f):  # to pick, never "no" (or a proposed "yes") untouched
         above = [
-            field_label(f.model_copy(update={"required": True}), loc),
+            field_label(shown.model_copy(update={"required": True}), loc),
             yes_no_select(field_name(index), loc),
         ]
     elif f.type == "checkbox":  # a checker carries its own label
-        above = checker(f, field_name(index), token, loc, must_tick(request, f))
+        above = checker(shown, field_name(index), token, loc, must_tick(request, f))
     else:
         above = [
-            field_label(f, loc),
+            field_label(shown, loc),
             *option_list(f.options, PLAIN_TEXT_CHARS),
-            field_component(f, index, loc),
+            field_component(shown, index, loc),
         ]
-    return [*above, *field_notes(f, loc)]
+    return [*above, *proposed(request, f), *field_notes(shown, loc)]
 
 
 def form_container(request: HumanInputRequest, token: str) -> dict[str, Any]:

@@ -4,7 +4,7 @@ Done here rather than by the SDK's ``EventDispatcherHandler.do`` because the SDK
 has no replay window and answers every failure with 500; Feishu and operators
 need 400 (malformed), 401 (bad or stale signature) and 403 (wrong token).
 
-The replay window. Feishu re-pushes an event it saw no 200 for after 5 s, 5 min, 1 h
+The replay window. Feishu re-pushes an event it saw no 200 for after 15 s, 5 min, 1 h
 and 6 h, and documents neither that a re-push is signed anew nor that it is not; the
 official SDKs (lark-oapi ``EventDispatcherHandler._verify_sign``, the Go and Node ones)
 check no timestamp at all. A 5-minute window would refuse every re-push that kept the
@@ -44,7 +44,7 @@ from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.signing import same_secret
 
 #: Signed requests older than this are refused as replays: Feishu's last re-push comes
-#: 5 s + 5 min + 1 h + 6 h after the first delivery.
+#: 15 s + 5 min + 1 h + 6 h (about 7.1 hours) after the first delivery.
 REPUSH_WINDOW_SECONDS = 8 * 3600
 #: Clocks drift; a timestamp further ahead than this is not Feishu's.
 FUTURE_SKEW_SECONDS = 300

@@ -12,7 +12,8 @@ form) are neutral and answer at once. Pure: the renderers, the terminal and the 
   ``RISK_WORDS``); every other option goes ahead. When none reads safe, all go ahead.
 - A risk confirmation asked as a form (not an approval's Edit): a typed answer goes ahead when it
   ticks a checkbox (or, for a checkbox whose label reads safe, "Keep the backups", leaves it
-  unticked) or picks a select's option that does not read safe (``form_goes_ahead``).
+  unticked) or picks a select's option that does not read safe (``form_goes_ahead``); a field
+  whose value as shown would go ahead is shown with nothing picked, to be picked (``hides_default``).
 - Any other question: no roles, nothing changes.
 """
 
@@ -142,6 +143,18 @@ def field_goes_ahead(form_field: FormField, value: object) -> bool:
         return isinstance(value, bool) and value is not reads_safe(form_field.label)
     picked = value if isinstance(value, list) else [value]
     return any(o.value in picked and not reads_safe(o.label) for o in form_field.options)
+
+
+def hides_default(request: HumanInputRequest, form_field: FormField) -> bool:
+    """True for a risk form's field whose value as shown would go ahead (``field_goes_ahead``): its
+    default, or a checkbox's unticked "no" when it has none ("Keep the backups"). Every platform
+    shows it with nothing picked, required, naming what the agent proposed, and refuses a submit
+    without the pick, so that Submit alone never takes a decision the person did not make."""
+    if not is_risk_form(request):
+        return False
+    if form_field.default is None:
+        return form_field.type == "checkbox" and field_goes_ahead(form_field, False)
+    return field_goes_ahead(form_field, form_field.default)
 
 
 def form_goes_ahead(request: HumanInputRequest, values: dict[str, object] | None) -> bool:

@@ -45,7 +45,8 @@ SLACK_WORDS: dict[str, dict[Locale, str]] = {
         "zh": "回答是空的：请在这个输入框里填写。",
     },
     # a risk form's field whose default goes ahead, shown with nothing picked (adapters/slack/
-    # modals.py): its hint names what the agent proposed; submitted without a pick, it is refused
+    # modals.py, and Feishu's card form: adapters/feishu/form_card.py): its hint names what the
+    # agent proposed; submitted without a pick, it is refused
     "slack_proposed": {
         "en": "Proposed: {value}. Nothing is picked for you: choose it yourself to go ahead.",
         "zh": "建议：{value}。不会替您预先选择：如要执行，请自己选择。",

@@ -96,7 +96,7 @@ async def test_signed_event_with_the_wrong_shape_is_a_bad_request(make_bot):
 
 
 async def test_a_repush_keeping_its_first_timestamp_is_accepted_and_runs_once(make_bot):
-    """Feishu re-pushes after 5 s, 5 min, 1 h and 6 h; whether a re-push is signed anew is not
+    """Feishu re-pushes after 15 s, 5 min, 1 h and 6 h; whether a re-push is signed anew is not
     documented, so one still carrying the first delivery's timestamp must get through (and
     deduplication, not the clock, keeps it from running twice)."""
     runner = ScriptedRunner()
