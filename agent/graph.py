@@ -13,6 +13,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from clarigate.agent.answer_attachments import AnswerAttachmentsMiddleware
 from clarigate.agent.clarify_first import ClarifyFirstMiddleware
+from clarigate.agent.empty_answers import empty_answer_retry
 from clarigate.agent.history import AnswerUnfinishedCallsMiddleware
 from clarigate.agent.limits import ModelCallLimit, ToolCallLimit
 from clarigate.agent.middleware import (
@@ -85,7 +86,8 @@ def build_agent_graph(
     every hook is one more graph step. ``after_model`` hooks run last-listed first, so the
     clarification (which ends the run and runs no sibling call) is decided before the tool
     limit and the approvals; with no such hook it is decided in the model step itself. A tool
-    that raises answers its call with an error tool message (``clarigate.agent.tool_errors``).
+    that raises answers its call with an error tool message (``clarigate.agent.tool_errors``); an
+    empty model answer is asked for once more (``clarigate.agent.empty_answers``).
     ``context_schema``: the run context the graph declares (the shipped server graph's).
     """
     middleware = _middleware(
@@ -150,4 +152,5 @@ def _middleware(
         middleware.append(ClarificationMiddleware())
     else:  # nothing else looks at the model's message: answer it in the model step
         middleware.append(ClarificationInModelStepMiddleware())
-    return middleware
+    # nearest the model (wrap_model_call only, no graph step): an empty answer is asked for again
+    return middleware + empty_answer_retry()

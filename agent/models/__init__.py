@@ -14,6 +14,8 @@ MODEL_CALL_RETRIES = 2
 MODEL_CALL_TIMEOUT_SECONDS = 60.0
 #: ``init_chat_model`` providers whose class takes ``max_retries`` and ``timeout``.
 CALL_LIMITED_PROVIDERS = frozenset({"openai", "azure_openai", "anthropic"})
+#: ``init_chat_model`` providers on the OpenAI SDK whose class takes ``http_client``s.
+OPENAI_SDK_PROVIDERS = frozenset({"openai", "azure_openai"})
 
 
 def build_chat_model(spec: str) -> BaseChatModel:
@@ -38,16 +40,15 @@ def build_chat_model(spec: str) -> BaseChatModel:
         return ScriptedChatModel.from_file(spec[len(SCRIPTED_PREFIX) :])
     from langchain.chat_models import init_chat_model
 
-    from clarigate.agent.models.provider_answers import RequireChoices, stop_quota_retries
+    from clarigate.agent.models.provider_answers import RequireChoices
 
     guard_openai_tool_arguments()
     try:
-        model = init_chat_model(spec, callbacks=[RequireChoices()], **call_limits(spec))
+        model = init_chat_model(spec, callbacks=[RequireChoices()], **call_limits(spec), **connections(spec))
     except ValueError as exc:
         if "model_provider" not in str(exc):  # the provider's own complaint: as it is
             raise
         raise ValueError(unknown_model(spec, str(exc))) from exc
-    stop_quota_retries(model)
     return model
 
 
@@ -57,6 +58,17 @@ def call_limits(spec: str) -> dict[str, Any]:
     if not colon or provider.strip() not in CALL_LIMITED_PROVIDERS:
         return {}
     return {"max_retries": MODEL_CALL_RETRIES, "timeout": MODEL_CALL_TIMEOUT_SECONDS}
+
+
+def connections(spec: str) -> dict[str, Any]:
+    """The HTTP clients of a model on the OpenAI SDK (``provider_answers.quota_clients``), else
+    nothing."""
+    provider, colon, _ = spec.partition(":")
+    if not colon or provider.strip() not in OPENAI_SDK_PROVIDERS:
+        return {}
+    from clarigate.agent.models.provider_answers import quota_clients
+
+    return quota_clients()
 
 
 def unknown_model(spec: str, said: str) -> str:

@@ -2,9 +2,12 @@
 
 ``insufficient_quota``: OpenAI answers a used-up quota or unpaid plan with a 429
 (https://platform.openai.com/docs/guides/error-codes), which the SDK retries like any rate
-limit, though no wait cures it. A response hook on the client's HTTP connection marks that
-answer ``x-should-retry: false``, the header the SDK obeys (``_should_retry``), so it fails at
-once; ``gateway/flow/model_failures.py`` tells the person it is the operator's quota.
+limit, though no wait cures it. A response hook marks that answer ``x-should-retry: false``, the
+header the SDK obeys (``_should_retry``), so it fails at once; ``gateway/flow/model_failures.py``
+tells the person it is the operator's quota. The hook is on HTTP clients of the model's own,
+given to ``ChatOpenAI`` as its ``http_client`` and ``http_async_client`` (``quota_clients``):
+the SDK's defaults, and ``OPENAI_PROXY`` when set, as ``langchain_openai`` would use; the
+connection it shares between models of one address is left alone.
 
 No choices: an OpenAI-compatible provider answering 200 with ``"choices": []`` leaves LangChain
 with no generation, and the run failing on an ``IndexError`` that reads as a bug of ours. A
@@ -13,6 +16,7 @@ callback raises ``EmptyAnswerError`` (a ``ModelError``) at the model's end inste
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -71,13 +75,21 @@ async def _acheck_429(response: Any) -> None:
             response.headers[_NO_RETRY] = "false"
 
 
-def stop_quota_retries(model: Any) -> None:
-    """Give the HTTP connections of an OpenAI chat model (``root_client``, ``root_async_client``)
-    the response hook that stops retries of an ``insufficient_quota`` 429. Idempotent (a
-    connection may be shared by models); does nothing for a model without them."""
-    for name, hook in (("root_client", _check_429), ("root_async_client", _acheck_429)):
-        http = getattr(getattr(model, name, None), "_client", None)  # the SDK's httpx client
-        hooks = getattr(http, "event_hooks", None)
-        if not isinstance(hooks, dict) or hook in hooks.get("response", []):
-            continue
-        http.event_hooks = {**hooks, "response": [*hooks.get("response", []), hook]}  # type: ignore[union-attr]
+def quota_clients() -> dict[str, Any]:
+    """``ChatOpenAI``'s ``http_client`` and ``http_async_client``: the OpenAI SDK's default HTTP
+    clients with the response hook that stops retries of an ``insufficient_quota`` 429.
+
+    ``OPENAI_PROXY`` (which ``ChatOpenAI`` refuses beside clients of one's own) goes to the
+    clients, and ``openai_proxy`` is given as unset; other proxies come from the environment,
+    as httpx reads it."""
+    import openai
+
+    proxy = os.environ.get("OPENAI_PROXY") or None
+    return {
+        "http_client": openai.DefaultHttpxClient(proxy=proxy, event_hooks={"response": [_check_429]}),
+        "http_async_client": openai.DefaultAsyncHttpxClient(
+            proxy=proxy, event_hooks={"response": [_acheck_429]}
+        ),
+        "openai_proxy": None,
+        "http_socket_options": (),  # for clients of its own: none (it would warn of proxies shadowed)
+    }

@@ -30,6 +30,10 @@ _WHY: dict[Kind, str] = {
 }
 #: The provider answered 200 with ``"choices": []`` (``agent.models.provider_answers``).
 _EMPTY_CHOICES = "empty_choices"
+#: The model answered with nothing, twice (``agent.empty_answers``): its own line for the person.
+_EMPTY_ANSWER = "empty_answer"
+#: Why the call failed, in the log line, by error code when the code says more than the kind.
+_WHY_CODE = {_EMPTY_CHOICES: "its answer held no choices", _EMPTY_ANSWER: "its answer was empty, twice"}
 #: Statuses worth another try later (timeout, conflict, rate limit, and 5xx beside).
 _TRANSIENT_STATUSES = {408, 409, 429}
 _SDKS = ("openai", "anthropic")
@@ -66,9 +70,9 @@ def failure_notice(exc: BaseException, thread_id: str) -> str:
         )
         return "run_failed"
     level = logging.ERROR if failure.kind in ("permanent", "quota") else logging.WARNING
-    why = "its answer held no choices" if failure.code == _EMPTY_CHOICES else _WHY[failure.kind]
+    why = _WHY_CODE.get(failure.code or "", _WHY[failure.kind])
     log.log(level, "model call failed on thread %s: %s (%s)", thread_id, failure.describe(), why)
-    return NOTICES[failure.kind]
+    return "model_answer_empty" if failure.code == _EMPTY_ANSWER else NOTICES[failure.kind]
 
 
 def model_failure(exc: BaseException) -> ModelFailure | None:

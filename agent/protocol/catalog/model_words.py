@@ -29,4 +29,11 @@ MODEL_WORDS: dict[str, dict[Locale, str]] = {
         "en": "Sorry, the model service is not answering right now. Please try again in a moment.",
         "zh": "抱歉，模型服务暂时没有响应。请稍后再试。",
     },
+    # the model answered with nothing (no text, no tool call), and again when asked once more
+    # (``agent/empty_answers.py``): said instead of "Done: nothing to report."
+    "model_answer_empty": {
+        "en": "Sorry, the model sent back an empty answer, twice. "
+        "Please try again, or rephrase your message.",
+        "zh": "抱歉，模型两次都返回了空白回答。请重试，或换一种说法。",
+    },
 }

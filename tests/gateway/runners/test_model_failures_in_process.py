@@ -14,7 +14,7 @@ from clarigate.agent.protocol import catalog
 from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.memory import MemoryStore
-from tests.agent.openai_stub import MODEL, Body, Stub, serving
+from tests.agent.openai_stub import MODEL, Body, Stop, Stub, serving
 from tests.log_capture import captured_logs
 
 TURN = "clarigate.gateway.flow.turn"
@@ -131,6 +131,35 @@ async def test_an_answer_with_no_choices_is_the_providers_failure(
     assert not [line for line in lines if "Traceback" in line], lines
 
 
+#: An assistant message with no text and no tool call: a 200 the person would read nothing from.
+EMPTY = Stop("stop", "")
+
+
+async def test_an_empty_answer_is_asked_for_again(make_gateway: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    stub = Stub(replies=[EMPTY, "The report says sales grew 4%."])
+    chat, lines = await _say(make_gateway, monkeypatch, stub, "summarise the report")
+    assert chat.texts() == ["The report says sales grew 4%."]
+    assert len(stub.received) == 2
+    assert not [line for line in lines if "failed" in line or "Traceback" in line], lines
+
+
+@pytest.mark.parametrize(
+    ("text", "locale"), [("summarise the report", "en"), ("请帮我总结一下这份报告的内容", "zh")]
+)
+async def test_an_answer_empty_twice_is_said_not_done(
+    make_gateway: Any, monkeypatch: pytest.MonkeyPatch, text: str, locale: Any
+) -> None:
+    """Not "Done: nothing to report.": the model said nothing, which the person is told."""
+    stub = Stub(replies=[EMPTY, EMPTY])
+    chat, lines = await _say(make_gateway, monkeypatch, stub, text)
+    assert chat.texts() == [catalog.text("model_answer_empty", locale)]
+    assert len(stub.received) == 2  # one more try, not the provider's retries
+    turn = [line for line in lines if f" {TURN}: " in line and "failed" in line]
+    assert len(turn) == 1 and f"WARNING {TURN}: model call failed" in turn[0], lines
+    assert "openai empty_answer (its answer was empty, twice)" in turn[0], lines
+    assert not [line for line in lines if "Traceback" in line], lines
+
+
 async def test_the_words_are_in_the_persons_language(
     make_gateway: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -185,3 +214,37 @@ def test_openai_calls_are_given_their_retries_and_a_timeout(monkeypatch: pytest.
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     model = models.build_chat_model("openai:gpt-4.1-mini")
     assert model.root_client.max_retries == 2 and model.root_client.timeout == 60.0  # type: ignore[attr-defined]
+
+
+def test_the_quota_hook_stays_on_the_agents_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another OpenAI model in the process (an operator's tool calling one) keeps its own retries:
+    the agent's model stops retrying a used-up quota on connections of its own, not on the
+    connection ``langchain_openai`` shares between models of one address and timeout."""
+    import openai
+    from langchain_openai import ChatOpenAI
+
+    from clarigate.agent import models
+
+    stub = Stub(failing=NO_QUOTA)
+    with serving(stub, monkeypatch):
+        agents = models.build_chat_model("openai:gpt-4.1-mini")
+        others = ChatOpenAI(model=MODEL, **models.call_limits("openai:gpt-4.1-mini"))
+        with pytest.raises(openai.RateLimitError):
+            others.invoke("summarise the report")
+        assert len(stub.received) == 3  # its own retries, as it was built with
+        with pytest.raises(openai.RateLimitError):
+            agents.invoke("summarise the report")
+    assert len(stub.received) == 4  # the agent's: one request, no retry
+
+
+def test_openai_proxy_is_still_the_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OPENAI_PROXY`` beside the model's own HTTP clients: requests go through it."""
+    from clarigate.agent import models
+
+    stub = Stub(replies=["The report says sales grew 4%."])
+    with serving(stub, monkeypatch):
+        monkeypatch.setenv("OPENAI_PROXY", stub.url.removesuffix("/v1"))  # the stub answers as a proxy
+        monkeypatch.setenv("OPENAI_BASE_URL", "http://api.openai.invalid/v1")  # reached only through it
+        model = models.build_chat_model("openai:gpt-4.1-mini")
+        assert model.invoke("summarise the report").content == "The report says sales grew 4%."
+    assert len(stub.received) == 1
