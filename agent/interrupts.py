@@ -183,7 +183,8 @@ def _asked(interrupt_id: str, value: Any, locale: Locale, schema: Any, above: bo
         text = catalog.text("interrupt_without_text", locale)
     question, context, in_full = fit_question(text, context, above)
     args.update(question=question, context=context or None)
-    request = normalize_request(args, tool_call_id=interrupt_id)
+    # the graph's words are fixed in its code; the words around them follow the person (``locale``)
+    request = normalize_request(args, tool_call_id=interrupt_id, locale=locale)
     return Asked(as_kind(request, INTERRUPT, interrupt_id, INTERRUPT), in_full)
 
 

@@ -39,7 +39,7 @@ from clarigate.gateway.boundary.messages import (
 )
 from clarigate.gateway.boundary.outage import StoreOutage
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
-from clarigate.gateway.flow.notices import notice
+from clarigate.gateway.flow.notices import language_hint, notice
 
 from . import readback
 from .agent_view import AgentView, is_status
@@ -208,8 +208,14 @@ class SlackAdapter(PlatformAdapter):
             f"prompt:{message.event_id}", uuid.uuid4().hex, PROMPT_DEDUPE_SECONDS
         )
         if first:
-            prompt = ui_text("mention_prompt" if conv.reply_to else "mention_prompt_direct", "en")
-            self.interactions.after_the_ack(self.sender.post(conv.chat_id, prompt, thread_ts=conv.reply_to))
+            self.interactions.after_the_ack(self._prompt(message))
+
+    async def _prompt(self, message: InboundMessage) -> None:
+        """A bare mention's prompt, in the person's Slack language (``users.info``), else English."""
+        conv = message.conversation
+        locale = language_hint(await self.names.locale(message.sender.user_id)) or "en"
+        prompt = ui_text("mention_prompt" if conv.reply_to else "mention_prompt_direct", locale)
+        await self.sender.post(conv.chat_id, prompt, thread_ts=conv.reply_to)
 
     async def _on_command(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         """``/clarigate new|cancel|help|status``: in a classic bot's DM the neutral command, handled

@@ -231,7 +231,7 @@ class ClarificationInteractions:
                 channel, person, refusal.message, refusal.view or view, thread_ts, refusal.notice
             )
             return
-        metadata = modal_metadata(click.token, channel, click.message_ts)
+        metadata = modal_metadata(click.token, channel, click.message_ts, view.request.locale)
         modal = (
             render_form_modal(view.request, metadata)
             if action == "form"
@@ -269,7 +269,8 @@ class ClarificationInteractions:
         first_block = field_block_id(0) if is_form else OTHER_BLOCK
         view = await self.gateway.pending_by_token(str(metadata.get("t", "")))
         if view is None:
-            await ack(response_action="errors", errors={first_block: ui_text("expired")})
+            locale = language_hint(str(metadata.get("l") or "")) or "en"  # the question's, kept in the modal
+            await ack(response_action="errors", errors={first_block: ui_text("expired", locale)})
             return
         state = (modal.get("state") or {}).get("values") or {}
         unpicked = undecided(view.request, state) if is_form else {}

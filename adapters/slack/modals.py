@@ -64,9 +64,10 @@ def field_block_id(index: int) -> str:
     return f"field-{index + 1}"
 
 
-def modal_metadata(token: str, channel: str | None, message_ts: str | None) -> str:
-    """``private_metadata``: which request the modal answers and which message shows it."""
-    return json.dumps({"t": token, "c": channel, "ts": message_ts}, separators=(",", ":"))
+def modal_metadata(token: str, channel: str | None, message_ts: str | None, locale: str = "en") -> str:
+    """``private_metadata``: which request the modal answers, which message shows it, and the
+    question's language (``l``: an expired question is still said so in it)."""
+    return json.dumps({"t": token, "c": channel, "ts": message_ts, "l": locale}, separators=(",", ":"))
 
 
 def read_metadata(private_metadata: str | None) -> dict[str, Any]:

@@ -78,13 +78,19 @@ def detect_locale(text: str) -> Locale:
     return "zh" if isinstance(text, str) and _CJK_IDEOGRAPH.search(text) else "en"
 
 
-def normalize_request(args: Mapping[str, Any], tool_call_id: str) -> HumanInputRequest:
-    """A valid request from raw tool arguments; never raises."""
-    return normalize_with_omissions(args, tool_call_id)[0]
+def normalize_request(
+    args: Mapping[str, Any], tool_call_id: str, locale: Locale | None = None
+) -> HumanInputRequest:
+    """A valid request from raw tool arguments; never raises. ``locale``: the person's language,
+    taken when the question's words are not Chinese (a graph's text fixed in English)."""
+    return normalize_with_omissions(args, tool_call_id, locale=locale)[0]
 
 
 def normalize_with_omissions(
-    args: Mapping[str, Any], tool_call_id: str, given: dict[str, Any] | None = None
+    args: Mapping[str, Any],
+    tool_call_id: str,
+    given: dict[str, Any] | None = None,
+    locale: Locale | None = None,
 ) -> tuple[HumanInputRequest, list[str]]:
     """``normalize_request``, and what the protocol's limits left out of the request (16 fields,
     24 options, 16 KB serialized, 200 characters a text; options merged as repeats), one phrase
@@ -94,7 +100,7 @@ def normalize_with_omissions(
     call_id = str(tool_call_id)
     omitted: list[str] = []
     try:
-        return _normalize(_as_arguments(args), call_id, omitted, given), omitted
+        return _normalize(_as_arguments(args), call_id, omitted, given, locale), omitted
     except Exception:  # a model's junk must never end a run with a traceback
         request = HumanInputRequest(
             request_id=f"clarification:{call_id}",
@@ -105,11 +111,16 @@ def normalize_with_omissions(
 
 
 def _normalize(
-    args: Mapping[str, Any], call_id: str, omitted: list[str], given: dict[str, Any] | None = None
+    args: Mapping[str, Any],
+    call_id: str,
+    omitted: list[str],
+    given: dict[str, Any] | None = None,
+    person: Locale | None = None,
 ) -> HumanInputRequest:
     question = _paragraph(read_key(args, "question"), "the question", omitted)
     context = _paragraph(args.get("context"), "the question's context", omitted)
     locale = detect_locale(f"{question} {context}")
+    locale = person if person is not None and locale != "zh" else locale
     clarification_type = _clarification_type(args.get("clarification_type", args.get("type")))
     options = _options(read_key(args, "options"), "option", omitted, "the question", given)
     fields = _fields(args.get("fields"), omitted, given)
