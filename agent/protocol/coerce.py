@@ -14,8 +14,13 @@ from typing import Any
 from .graphemes import shorten
 from .models import MAX_STRING
 
-_TRUE_WORDS = frozenset({"true", "yes", "y", "on", "1", "是", "是的", "对", "checked"})
-_FALSE_WORDS = frozenset({"false", "no", "n", "off", "0", "否", "不", "不是", "unchecked"})
+_TRUE_WORDS = frozenset(
+    {"true", "yes", "y", "on", "1", "checked", "是", "是的", "对", "好", "好的", "可以", "确定", "行", "要"}
+)
+_FALSE_WORDS = frozenset(
+    {"false", "no", "n", "off", "0", "unchecked", "否", "不", "不是", "不对", "不用", "没有", "不要", "不行"}
+    | {"不可以", "不需要"}
+)
 
 # Characters platforms and JSON encoders choke on: C0/C1 controls (but keep tab and
 # newline), lone surrogates a JSON string can smuggle in as "\ud800", and the byte order mark

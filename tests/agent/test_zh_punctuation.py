@@ -129,3 +129,15 @@ def test_an_approval_edit_of_json_that_does_not_parse_says_where() -> None:
         )
         assert isinstance(again, AskAgain)
         assert (again.request.context or "").startswith(said), again.request.context
+
+
+def test_a_yes_or_no_field_takes_the_words_chinese_speakers_answer_with() -> None:
+    request = _form("zh")
+    for word, meant in [("好的", True), ("可以", True), ("确定", True), ("行", True), ("要", True)]:
+        check = check_form_values(request, {"name": "x", "colors": ["红"], "public": word})
+        assert check.ok and check.values["public"] is meant, (word, check.errors)
+    for word in ("不用", "没有", "不要", "不行", "不可以", "不对", "不需要"):
+        check = check_form_values(request, {"name": "x", "colors": ["红"], "public": word})
+        assert check.ok and check.values["public"] is False, (word, check.errors)
+    refused = check_form_values(request, {"name": "x", "colors": ["红"], "public": "也许"})
+    assert not refused.ok  # neither: asked again, never guessed
