@@ -41,7 +41,7 @@ from slack_sdk.models.views import View
 
 from clarigate.adapters.labels import labels_are_cut, shown_labels
 from clarigate.agent.protocol import FormField, HumanInputRequest, number_text, ui_text
-from clarigate.agent.protocol.risk import field_goes_ahead, is_risk_form
+from clarigate.agent.protocol.risk import hides_default
 
 from .markup import cut
 from .render import LABEL_LIMIT, SELECT_OPTIONS_LIMIT, plain, question_blocks
@@ -206,17 +206,6 @@ def _element(field: FormField, locale: str) -> InputInteractiveElement:
         placeholder=placeholder,
         initial_value=text,
     )
-
-
-def hides_default(request: HumanInputRequest, field: FormField) -> bool:
-    """A risk form's field whose value as shown goes ahead (``risk.field_goes_ahead``): its default,
-    or a box without one whose unticked "no" does ("Keep the backups"); shown with nothing picked
-    and required, so that Submit alone never takes a decision the person did not make."""
-    if not is_risk_form(request):
-        return False
-    if field.default is None:
-        return field.type == "checkbox" and field_goes_ahead(field, False)
-    return field_goes_ahead(field, field.default)
 
 
 def _proposed(request: HumanInputRequest, field: FormField) -> str:
