@@ -41,6 +41,7 @@ from clarigate.gateway.boundary.messages import (
     TextReply,
 )
 from clarigate.gateway.boundary.port import LiveSkipped, PlatformAdapter
+from clarigate.gateway.boundary.surrogates import clean
 from clarigate.gateway.flow.notices import notice
 from clarigate.gateway.runtime import metrics
 
@@ -105,6 +106,7 @@ class LiveReply:
         self.ref: MessageRef | None = adopted
         self._shown: str | None = None if adopted is not None else ""
         self._text = ""
+        self._half = ""  # the first half of a UTF-16 pair ending the last piece, until the next one
         self._message_id: str | None = None
         self._status: str | None = None
         self._steps: dict[str, str] = {}  # a tool call's id -> its status line
@@ -139,7 +141,8 @@ class LiveReply:
         answer's first words, the text after a step) or when that task waits for anything new;
         between two updates the pieces just gather (the next update shows them all)."""
         if isinstance(event, TextDelta):
-            if not event.text:
+            piece = self._whole(event.text)
+            if not piece:
                 return
             news = not self._text or self._status is not None
             if self._text and event.message_id and event.message_id != self._message_id:
@@ -147,16 +150,16 @@ class LiveReply:
             self._message_id = event.message_id or self._message_id
             if not self._text:
                 self._text_at = time.monotonic()
-            self._text += event.text if self._text else event.text.lstrip()
+            self._text += piece if self._text else piece.lstrip()
             self._status = None
             if news or self._idle:
                 self._wake.set()
             return
         if isinstance(event, ToolStarted):
-            self._status = self._steps[event.call_id] = tool_line(event, self.locale)
+            self._status = self._steps[event.call_id] = clean(tool_line(event, self.locale))
             self._status_at = time.monotonic()
         elif isinstance(event, Progress):  # the graph's own line (untrusted: escaped by the adapter)
-            self._status = notice("progress_line", self.locale, what=event.text)
+            self._status = notice("progress_line", self.locale, what=clean(event.text))
             self._status_at = time.monotonic()
         elif isinstance(event, ToolFinished):
             line = self._steps.pop(event.call_id, None)
@@ -185,7 +188,18 @@ class LiveReply:
                 await self.adapter.live_over(self.conversation, self.ref)
             except Exception:
                 log.warning("the %s adapter failed ending a live message's updates", self.mode, exc_info=True)
-        return LiveResult(ref=self.ref, text=self._text.strip(), failed=self._failed)
+        return LiveResult(ref=self.ref, text=(self._text + clean(self._half)).strip(), failed=self._failed)
+
+    def _whole(self, piece: str) -> str:
+        """``piece`` of the answer as it may be shown: no platform takes half a UTF-16 pair, which a
+        model may stream (an emoji one half a piece, or ``"\\ud83d"`` alone). A first half ending
+        the piece waits for the next one, to make the character with its second half; any other
+        lone half is U+FFFD, as in the reply (``surrogates.clean``). The text only grows by such
+        pieces: what an update showed is where the next goes on from (Slack's stream appends)."""
+        piece, self._half = self._half + piece, ""
+        if "\ud800" <= piece[-1:] <= "\udbff":
+            piece, self._half = piece[:-1], piece[-1]
+        return str(clean(piece))
 
     # --- the updating task ----------------------------------------------------------------------
 
@@ -359,7 +373,7 @@ def finish_items(result: LiveResult, items: list[Any], first: int, above: str | 
         # a stream (Slack's) left open for the question goes on from what it showed: only when
         # the reply goes on from the streamed text too
         asks = len(items) > first + 1 and isinstance(items[first + 1], ClarificationOut)
-        asks = asks and head.text.startswith(result.text)
+        asks = asks and clean(head.text).startswith(result.text)  # (as streamed: no half of a pair)
         items[first] = head.model_copy(update={"live": result.ref, "question_follows": asks})
     elif result.text:
         asks = isinstance(head, ClarificationOut)

@@ -1,7 +1,8 @@
 """Untrusted model text for the tests of what live updates send: a link labelled with another
-host's address, mass mentions of every platform, a command to another bot, and a run step (an
-agent's progress line) longer than any status line or task title may be; and the readers that
-find the links a platform would show in what it was sent."""
+host's address, mass mentions of every platform, a command to another bot, a run step (an
+agent's progress line) longer than any status line or task title may be, and halves of UTF-16
+pairs (an emoji streamed one half a piece, a lone half); and the readers that find the links a
+platform would show in what it was sent."""
 
 from __future__ import annotations
 
@@ -66,3 +67,25 @@ def html_links(html: str) -> list[tuple[str, str]]:
 def misleading(links: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The links whose label names another host than their target."""
     return [(label, href) for label, href in links if misleading_label(label, href)]
+
+
+#: A reply whose emoji the model streams one half a piece (``halves_run``), a lone half in it too
+#: (a model's JSON ``"\\ud83d"``); and what the person reads: the emoji whole, the lone half U+FFFD.
+HALVES = "Deployed \ud83d\ude80 then \ud83d stopped."
+HALVES_READ = "Deployed \U0001f680 then \ufffd stopped."
+
+
+def halves_run(pause: float = 0.6) -> list[object]:
+    """The events of a run showing a step with a lone half for a while, then writing ``HALVES``
+    with a pause after each piece, an update's time, so that one may show the emoji's first half
+    alone (a ``StreamingRunner`` plays them)."""
+    pieces = ["Deployed", " \ud83d", "\ude80 then", " \ud83d stopped."]
+    events: list[object] = [Progress("Checking \ud83d the rollout"), 1.2]
+    for piece in pieces:
+        events += [TextDelta(piece, "m1"), pause]
+    return [*events, 0.4]
+
+
+def half_pairs(text: str) -> list[str]:
+    """The halves of UTF-16 pairs in ``text`` (none in anything a platform takes)."""
+    return re.findall("[\ud800-\udfff]", text)

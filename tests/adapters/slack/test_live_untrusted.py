@@ -3,7 +3,8 @@ in a DM) when the model writes a link labelled with another host's address and m
 and an agent's step is longer than a task title may be: as in the reply, no link reads as one
 address and opens another, nobody is pinged (a broadcast word cut between two updates
 included), an address stays whole, an unsafe link's target never goes live, no code block is
-left empty, and the step's title keeps to Slack's limit."""
+left empty, and the step's title keeps to Slack's limit. Nor do halves of an emoji, streamed one
+a piece, reach Slack or stop the updates."""
 
 from __future__ import annotations
 
@@ -19,7 +20,17 @@ from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.runners.base import RunInput
 from tests.gateway.flow.test_streaming import StreamingRunner
 
-from ..live_untrusted import HOSTILE, hostile_run, markdown_links, misleading, mrkdwn_links
+from ..live_untrusted import (
+    HALVES,
+    HALVES_READ,
+    HOSTILE,
+    half_pairs,
+    halves_run,
+    hostile_run,
+    markdown_links,
+    misleading,
+    mrkdwn_links,
+)
 from .conftest import MakeWorld, SlackWorld
 from .test_live_replies import SHOWN_METHODS, scripted_agent, slowly, streamed_text
 
@@ -256,3 +267,28 @@ async def test_a_reply_cut_right_at_its_code_block_posts_no_empty_code_block(mak
     assert texts[1].startswith("```\nUPDATE accounts SET plan = 'pro' WHERE id = 0;")
     code = "".join(re.findall(r"```\n(.*?)\n```", "\n".join(texts), re.DOTALL))
     assert all(f"WHERE id = {n};" in code for n in range(40)) and texts[-1].endswith("That is all.")
+
+
+async def test_an_emoji_streamed_in_halves_reaches_slack_whole_and_the_updates_go_on(make_world: MakeWorld):
+    # a stream's chunks carried the halves (JSON escapes) to Slack; a DM's edit raised
+    # UnicodeEncodeError and the live message stopped at "Deployed"
+    world = await make_world(StreamingRunner(halves_run(), TurnOutput(replies=[HALVES])))
+    await world.user.mention("how did the deploy go?", user="U7")
+    await world.settle()
+    await world.user.dm("how did the deploy go?", user="U2", channel="D2")
+    await world.settle()
+
+    streamed = "".join(c["text"] for c in chunks(world, "markdown_text"))
+    assert streamed.startswith("Deployed 🚀 then \ufffd") and not half_pairs(streamed), streamed
+    assert [c["title"] for c in chunks(world, "task_update") if "Checking" in c["title"]][0] == (
+        "Checking \ufffd the rollout"
+    )
+    edits = [
+        c.params["text"]
+        for c in world.fake.calls
+        if c.method == "chat.update" and c.params["channel"] == "D2"
+    ]
+    assert "🔄 _Checking \ufffd the rollout_" in edits and "Deployed" in edits
+    assert any(text.startswith("Deployed 🚀") for text in edits[:-1]), edits
+    assert not [text for text in edits if half_pairs(text) or "Deployed \ufffd" in text], edits
+    assert [m["text"] for m in world.fake.shown()] == [HALVES_READ, HALVES_READ]  # the replies, as ever

@@ -2,7 +2,8 @@
 in a group) when the model writes a link labelled with another host's address, mass mentions and
 commands to bots, and an agent's step is longer than a status line may be: each update renders the
 text as the reply does (no link reads as one address and opens another, nobody is pinged, only
-this bot's own commands stay tappable) and fits a message."""
+this bot's own commands stay tappable) and fits a message. Nor do halves of an emoji, streamed
+one a piece, stop the updates."""
 
 from __future__ import annotations
 
@@ -15,7 +16,16 @@ from clarigate.adapters.telegram.markup import MAX_MESSAGE_CHARS, html_to_plain,
 from clarigate.agent.harness import TurnOutput
 from tests.gateway.flow.test_streaming import StreamingRunner
 
-from ..live_untrusted import HOSTILE, hostile_run, html_links, misleading
+from ..live_untrusted import (
+    HALVES,
+    HALVES_READ,
+    HOSTILE,
+    half_pairs,
+    halves_run,
+    hostile_run,
+    html_links,
+    misleading,
+)
 from .fake_bot_api import Call
 from .harness import mention_update, message_update
 from .test_live import LIVE_METHODS, texts
@@ -55,3 +65,16 @@ async def test_a_step_longer_than_a_message_is_cut_and_the_updates_go_on(bench, 
     step = [html_to_plain(t).replace("\u2060", "") for t in texts(calls) if "Paging" in t]  # (inert "@")
     assert step and all(len(t) <= STATUS_CHARS and t.endswith("…") for t in step), step
     assert len([t for t in texts(calls) if "Reset" in t]) >= 3  # the answer still grew live
+
+
+@pytest.mark.parametrize("where", ["private", "group"])
+async def test_an_emoji_streamed_in_halves_shows_whole_and_the_updates_go_on(bench, quick_groups, where):
+    # the form encoding of a half raised UnicodeEncodeError: the live view stopped at it
+    tg = await bench(StreamingRunner(halves_run(), TurnOutput(replies=[HALVES])))
+    calls = await live_calls(tg, where)
+
+    shown = texts(calls)
+    assert "<i>🔄 Checking \ufffd the rollout</i>" in shown  # the step, its lone half U+FFFD
+    assert "Deployed" in shown and any("Deployed 🚀" in text for text in shown[:-1]), shown
+    assert not [text for text in shown if half_pairs(text) or "Deployed \ufffd" in text], shown
+    assert shown[-1] == HALVES_READ  # the reply, as ever

@@ -76,3 +76,19 @@ async def test_a_reply_that_goes_on_from_the_stream_may_hold_it_for_the_question
     await gateway.drain()
     reply, question = items(chat)
     assert isinstance(reply, TextReply) and reply.live is not None and reply.question_follows
+
+
+async def test_a_reply_going_on_from_an_emoji_streamed_in_halves_may_hold_it_for_the_question(make_gateway):
+    # the stream showed the emoji whole (its halves joined); the reply, with its halves, goes on from it
+    events = [TextDelta("Two ways \ud83d", "m1"), 0.3, TextDelta("\ude80 forward.", "m1"), 0.4]
+    output = TurnOutput(
+        replies=["Two ways \ud83d\ude80 forward."], request=choice_request("Which?", ["A", "B"])
+    )
+    gateway, chat = await make_gateway(
+        MemoryStore("t"), StreamingRunner(events, output), adapter_class=live_adapter()
+    )
+    await chat.say("go")
+    await gateway.drain()
+    assert [view.text for _, view in chat.shown if view.text] == ["Two ways ", "Two ways 🚀 forward."]
+    reply, question = items(chat)
+    assert isinstance(reply, TextReply) and reply.text == "Two ways 🚀 forward." and reply.question_follows
