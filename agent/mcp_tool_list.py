@@ -19,6 +19,9 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
+#: The most pages of ``tools/list`` read again (a faulty server may give its cursor forever).
+MAX_PAGES = 100
+
 
 class ToolListWatch:
     """The tool names ``server`` offered at start; ``soon`` lists them again (``list_tools``, MCP's
@@ -76,14 +79,19 @@ class ToolListWatch:
         )
 
     async def _names(self) -> frozenset[str]:
+        """Every page of the server's list (at most ``MAX_PAGES``: a cursor given again, or pages
+        without end, stop it there)."""
         names: set[str] = set()
         cursor: str | None = None
-        while True:
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
             page = await self._list_tools(cursor)
             names.update(tool.name for tool in page.tools)
             cursor = page.nextCursor
-            if not cursor:
-                return frozenset(names)
+            if not cursor or cursor in seen:
+                break
+            seen.add(cursor)
+        return frozenset(names)
 
     async def aclose(self) -> None:
         """Stop the listings under way."""

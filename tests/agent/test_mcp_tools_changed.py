@@ -140,3 +140,24 @@ async def test_an_http_server_restarted_with_other_tools_has_the_log_say_restart
     finally:
         if agent is not None:
             await agent.aclose()
+
+
+async def test_a_server_giving_its_cursor_again_ends_the_listing(caplog: pytest.LogCaptureFixture) -> None:
+    """A faulty server whose ``tools/list`` answers every page with the same cursor: the listing
+    stops (it spun forever in the background), with the names it read."""
+    from types import SimpleNamespace
+
+    from clarigate.agent.mcp_tool_list import ToolListWatch
+
+    pages: list[str | None] = []
+
+    async def list_tools(cursor: str | None) -> SimpleNamespace:
+        pages.append(cursor)
+        return SimpleNamespace(tools=[SimpleNamespace(name="alpha")], nextCursor="again")
+
+    watch = ToolListWatch("loop", list_tools)
+    watch.offered(["alpha", "beta"])
+    with caplog.at_level(logging.WARNING, logger="clarigate.agent.mcp_tool_list"):
+        await asyncio.wait_for(watch._check(), timeout=10)
+    assert pages == [None, "again"]
+    assert "gone: beta" in caplog.text
