@@ -95,7 +95,7 @@ class Problems:
 
     def _said(self, entries: tuple[str, ...], more: int) -> str:
         counted = [catalog.text("typed_more", self.locale, count=more)] if more else []
-        joined = "; ".join([*entries, *counted])
+        joined = catalog.text("item_sep", self.locale).join([*entries, *counted])
         return catalog.text(self.key, self.locale, problems=joined) if self.key else joined
 
 

@@ -1,8 +1,9 @@
 """Reading the terminal: each line the person types goes to the core, then the chat waits for
 everything it caused to be printed before it asks for the next one.
 
-A form is asked field by field (the terminal's wizard): each value is checked as it is typed
-and asked again until it fits, then the whole form is submitted to the core as one answer with
+A form is asked field by field (the terminal's wizard), a field's hint (a schema's description
+and range) on the line above its first prompt: each value is checked as it is typed and asked
+again until it fits, then the whole form is submitted to the core as one answer with
 the raw values (the core types them). A line starting with ``/`` inside a form goes to the core
 like any message: ``/help`` and ``/status`` answer and the field is asked again, ``/new`` and
 ``/cancel`` close the question, an unknown ``/word`` is a new request. ``/quit`` and the end of
@@ -48,7 +49,7 @@ from clarigate.gateway.flow.commands import parse_command
 from clarigate.gateway.flow.notices import COMMAND_SLASHES
 
 from .adapter import ConsoleAdapter
-from .render import BOT, PROBLEM, PROMPT, QUIT, field_prompt, inert, words
+from .render import BOT, PROBLEM, PROMPT, QUIT, field_hint, field_prompt, inert, words
 from .terminal import Terminal, is_terminal
 
 #: What Python's ``surrogateescape`` makes of bytes it could not decode (stdin under a C or POSIX
@@ -169,6 +170,8 @@ class ConsoleChat:
         self.adapter.print(words("form_intro", request.locale))
         raw: dict[str, str] = {}
         for field in request.fields:
+            if field.name not in raw and (hint := field_hint(field, request)) is not None:
+                self.adapter.print(hint)  # once, above the field's first prompt
             while field.name not in raw:  # not filled yet (a line naming it at another's prompt fills it)
                 text = self.read(field_prompt(field, request.locale))
                 if text.startswith(COMMAND_SLASHES):

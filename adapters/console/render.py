@@ -19,6 +19,7 @@ from clarigate.agent.protocol import (
     ui_text,
 )
 from clarigate.agent.protocol.models import Locale
+from clarigate.agent.protocol.risk import APPROVAL_SOURCE
 from clarigate.gateway.boundary.messages import (
     ClarificationClosed,
     ClarificationOut,
@@ -32,6 +33,7 @@ PROMPT = "you> "
 BOT = "bot> "
 PROBLEM = "  ! "
 STATUS = "  "  # before a step of a run shown live ("🔧 Searching the docs…")
+HINT = "  · "  # before a form field's hint (its description, its range), on the line above its prompt
 QUIT = "/quit"
 
 # ESC, CSI and the other C0/C1 controls except tab and newline: model text must not drive the terminal
@@ -109,6 +111,17 @@ def field_prompt(field: FormField, locale: Locale = "en") -> str:
         shown = " ⏎ ".join(current_text(field, locale).splitlines())
         hint += catalog.text("chat_current", locale, value=shown)
     return f"  {inert(field.label)}{note}{inert(hint)}" + words("field_end", locale)
+
+
+def field_hint(field: FormField, request: HumanInputRequest) -> str | None:
+    """The line shown above a form field's first prompt: its hint (``placeholder``: a schema
+    field's description and range, an example), on one line; None when it has none, when the
+    prompt already says it (``YYYY-MM-DD``), or for an approval's Edit (it repeats the argument,
+    which the prompt shows as the current value)."""
+    hint = " ".join((field.placeholder or "").split())
+    if not hint or request.source == APPROVAL_SOURCE or hint in field_prompt(field, request.locale):
+        return None
+    return HINT + inert(hint)
 
 
 def live_delta(printed: str, text: str) -> tuple[str, bool]:

@@ -66,3 +66,14 @@ def test_the_form_is_asked_typed_an_error_asks_again_and_the_graph_gets_the_sche
     assert typed_graphs.RESUMED and len(typed_graphs.RESUMED) == 1, printed
     assert typed(typed_graphs.RESUMED[0]) == typed(typed_graphs.BOOKING_ANSWER)
     assert "Booked for Ada:" in printed
+
+
+def test_a_fields_description_and_range_are_shown_before_it_is_asked(terminal: Terminal) -> None:
+    printed = terminal.chat("book a trip", "Ada", "many", "4")
+
+    # what the schema says of a field (its description, its bounds), as a form shows it in its hint
+    assert "  · As on the ticket\n  Name (required): " in printed
+    assert "  · 1 to 10\n  Guests [a number] (now 2; Enter keeps it): " in printed
+    assert "  · In euros\n  Budget (required) [a number]: " in printed
+    assert printed.count("  · 1 to 10") == 1  # once a field: not again with its error ("many")
+    assert printed.count("Guests [a number]") == 2
