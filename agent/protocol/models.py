@@ -25,8 +25,10 @@ FieldType = Literal["text", "textarea", "number", "select", "multi_select", "che
 Locale = Literal["en", "zh"]
 #: Why a question was closed without an answer (``response_kind == "declined"``): the person
 #: cancelled it, wrote a new message instead of answering, restarted the conversation (``/new``),
-#: or the agent asked a newer question on the same thread (``replaced``: one open question each).
-DeclineReason = Literal["cancelled", "superseded", "restarted", "replaced"]
+#: the agent asked a newer question on the same thread (``replaced``: one open question each), or
+#: an answer to an earlier question ran first and ended the run this one held (``crossed``: an
+#: approval or a graph's interrupt asked of another member while that answer waited its turn).
+DeclineReason = Literal["cancelled", "superseded", "restarted", "replaced", "crossed"]
 
 #: Limits beyond which a request degrades.
 MAX_FIELDS = 16

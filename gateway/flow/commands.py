@@ -363,8 +363,8 @@ class Control:
 
         ``cancelled``: the agent is told in a follow-up run on the thread (as a click would be),
         which says when the task stopped (``stopped_words``).
-        ``superseded`` (the person's new message runs instead) and ``restarted`` (the thread is
-        left): no run.
+        ``superseded`` (a new message runs instead), ``restarted`` (the thread is left), ``replaced``
+        and ``crossed`` (an answer to an earlier question runs first): no run.
         """
         conv = record.conversation
         response = answer_declined(record.request, answered_by(conv.platform, sender), reason)

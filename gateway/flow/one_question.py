@@ -52,11 +52,12 @@ class OneQuestion:
 async def close_crossed_interrupt(store: Store, close: CloseQuestion, job: AnswerJob) -> None:
     """Before an answer's run (``job``: its sender's answer): the thread's open question,
     when it is another one that holds the agent's run (an approval, a graph's ``interrupt()``,
-    asked while the answer waited its turn), closes as ``superseded`` naming its sender: the run
+    asked while the answer waited its turn), closes as ``crossed`` naming its sender: the run
     ends that interrupt with a rejection before the agent reads the answer (``supersede``), so its
-    later click would otherwise be accepted for a decision no longer there."""
+    later click would otherwise be accepted for a decision no longer there. Not ``superseded``:
+    the sender wrote no new message, their answer to an earlier question ran first."""
     pending = await store.pending_for_thread(job.thread_id)
     if pending is None or pending.status != "pending" or pending.request_id == job.request_id:
         return
     if parse_request_id(pending.request_id) is not None:
-        await close(pending, job.sender, "superseded")
+        await close(pending, job.sender, "crossed")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +22,7 @@ from clarigate.agent.interrupts import Action, approval_request, edit_request, r
 from clarigate.agent.middleware import clarification_tool_message
 from clarigate.agent.protocol import (
     AnsweredBy,
+    DeclineReason,
     FormField,
     HumanInputRequest,
     HumanInputResponse,
@@ -128,7 +129,7 @@ def every_answer(request: HumanInputRequest) -> list[HumanInputResponse]:
         answers.append(answer_with_form(request, {f.name: raw_value(f) for f in request.fields}, BY))
         required_only = {f.name: raw_value(f) for f in request.fields if f.required}
         answers.append(answer_with_form(request, required_only, None))
-    reasons = ("cancelled", "superseded", "restarted", "replaced")
+    reasons = get_args(DeclineReason)
     return answers + [answer_declined(request, BY, reason) for reason in reasons]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..models import Locale
 from .approval_words import APPROVAL_WORDS
+from .closed_words import CLOSED_WORDS
 from .confirm_words import CONFIRM_WORDS
 from .feedback_words import FEEDBACK_WORDS
 from .file_words import FILE_WORDS
@@ -59,36 +60,8 @@ WORDS: dict[str, dict[Locale, str]] = {
         "en": "This click could not be linked to you, so it was not counted. Please try again.",
         "zh": "无法确认这次点击的操作者，因此未被记录。请重试。",
     },
-    # A question closed without an answer (response_kind "declined"), by reason: the line on the
-    # question's message, the verdict for a late click, the value and the text the agent reads.
-    "closed_cancelled": {"en": "✖ Cancelled by {who}", "zh": "✖ {who} 已取消"},
-    "closed_superseded": {
-        "en": "✖ Closed: {who} sent a new message instead",
-        "zh": "✖ 已关闭：{who} 发送了新消息",
-    },
-    "closed_restarted": {
-        "en": "✖ Closed: {who} started a new conversation",
-        "zh": "✖ 已关闭：{who} 开始了新的对话",
-    },
-    "closed_replaced": {
-        "en": "✖ Closed: replaced by a newer question to {who}",
-        "zh": "✖ 已关闭：已被向 {who} 提出的新问题取代",
-    },
-    "late_cancelled": {"en": "{who} cancelled this question.", "zh": "{who} 已取消这个问题。"},
-    # a closed question whose record names nobody (the lines above name who closed it)
-    "question_closed": {"en": "This question is already closed.", "zh": "这个问题已经关闭了。"},
-    "late_superseded": {
-        "en": "This question was closed when {who} sent a new message.",
-        "zh": "{who} 发送了新消息，这个问题已关闭。",
-    },
-    "late_restarted": {
-        "en": "This conversation was restarted, so this question is closed. Send your request again.",
-        "zh": "对话已重新开始，这个问题已关闭。请重新发送您的请求。",
-    },
-    "late_replaced": {
-        "en": "This question was closed: a newer question to {who} replaced it.",
-        "zh": "这个问题已关闭：已被向 {who} 提出的新问题取代。",
-    },
+    # A question closed without an answer (response_kind "declined"): the value and the text the
+    # agent reads (the line on its message and the verdict for a late click: ``closed_words``).
     "declined_value": {"en": "(declined to answer)", "zh": "（未回答，已取消）"},
     "declined_text": {
         "en": 'For your clarification "{question}", I declined to answer. '
@@ -391,5 +364,5 @@ WORDS: dict[str, dict[Locale, str]] = {
 }
 for _part in (TELEGRAM_WORDS, SLACK_WORDS, TYPED_WORDS, FILE_WORDS, FEEDBACK_WORDS, CONFIRM_WORDS):
     WORDS.update(_part)
-for _part in (SHOWN_WORDS, GRAPH_WORDS, TOOL_WORDS, APPROVAL_WORDS, MODEL_WORDS, MARK_WORDS):
+for _part in (CLOSED_WORDS, SHOWN_WORDS, GRAPH_WORDS, TOOL_WORDS, APPROVAL_WORDS, MODEL_WORDS, MARK_WORDS):
     WORDS.update(_part)
