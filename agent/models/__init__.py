@@ -14,8 +14,6 @@ MODEL_CALL_RETRIES = 2
 MODEL_CALL_TIMEOUT_SECONDS = 60.0
 #: ``init_chat_model`` providers whose class takes ``max_retries`` and ``timeout``.
 CALL_LIMITED_PROVIDERS = frozenset({"openai", "azure_openai", "anthropic"})
-#: ``init_chat_model`` providers on the OpenAI SDK whose class takes ``http_client``s.
-OPENAI_SDK_PROVIDERS = frozenset({"openai", "azure_openai"})
 
 
 def build_chat_model(spec: str) -> BaseChatModel:
@@ -24,10 +22,10 @@ def build_chat_model(spec: str) -> BaseChatModel:
     ``offline``: the deterministic demo model. ``scripted:PATH``: turns read from a
     YAML/JSON file. Anything else goes to ``init_chat_model`` (``openai:gpt-4.1-mini``,
     ``anthropic:…``); install the provider's extra (``clarigate[openai]``) and set its key.
-    OpenAI's and Anthropic's calls are retried ``MODEL_CALL_RETRIES`` times, each given
-    ``MODEL_CALL_TIMEOUT_SECONDS`` (other providers keep their own defaults), but an OpenAI
-    ``insufficient_quota`` is not retried; an answer with no choices fails as the provider's
-    (``provider_answers``).
+    Anthropic's calls and those of a model on the OpenAI SDK (``connections``) are retried
+    ``MODEL_CALL_RETRIES`` times, each given ``MODEL_CALL_TIMEOUT_SECONDS`` (other providers keep
+    their own defaults), but an OpenAI ``insufficient_quota`` is not retried; an answer with no
+    choices fails as the provider's (``provider_answers``).
     """
     spec = spec.strip()
     if spec in ("", OFFLINE):
@@ -44,7 +42,9 @@ def build_chat_model(spec: str) -> BaseChatModel:
 
     guard_openai_tool_arguments()
     try:
-        model = init_chat_model(spec, callbacks=[RequireChoices()], **call_limits(spec), **connections(spec))
+        model = init_chat_model(spec, callbacks=[RequireChoices()], **call_limits(spec))
+        if clients := connections(model):  # on the OpenAI SDK, however ``spec`` named it
+            model = init_chat_model(spec, callbacks=[RequireChoices()], **clients)
     except ValueError as exc:
         if "model_provider" not in str(exc):  # the provider's own complaint: as it is
             raise
@@ -60,15 +60,23 @@ def call_limits(spec: str) -> dict[str, Any]:
     return {"max_retries": MODEL_CALL_RETRIES, "timeout": MODEL_CALL_TIMEOUT_SECONDS}
 
 
-def connections(spec: str) -> dict[str, Any]:
-    """The HTTP clients of a model on the OpenAI SDK (``provider_answers.quota_clients``), else
-    nothing."""
-    provider, colon, _ = spec.partition(":")
-    if not colon or provider.strip() not in OPENAI_SDK_PROVIDERS:
+def connections(model: BaseChatModel) -> dict[str, Any]:
+    """The HTTP clients (``provider_answers.quota_clients``), retries and timeout to build ``model``
+    again with when it is on the OpenAI SDK, else nothing.
+
+    Decided on the class ``init_chat_model`` built, which LangChain has no public way to tell in
+    advance: ``openai:…``, ``azure_openai:…``, a bare ``gpt-4.1-mini`` (inferred as OpenAI), and
+    ``deepseek``/``xai``, whose classes are ``langchain_openai``'s ``BaseChatOpenAI`` and take its
+    ``http_client``s."""
+    try:
+        from langchain_openai.chat_models.base import BaseChatOpenAI
+    except ImportError:
+        return {}
+    if not isinstance(model, BaseChatOpenAI):
         return {}
     from clarigate.agent.models.provider_answers import quota_clients
 
-    return quota_clients()
+    return {**quota_clients(), "max_retries": MODEL_CALL_RETRIES, "timeout": MODEL_CALL_TIMEOUT_SECONDS}
 
 
 def unknown_model(spec: str, said: str) -> str:

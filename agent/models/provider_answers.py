@@ -91,5 +91,6 @@ def quota_clients() -> dict[str, Any]:
             proxy=proxy, event_hooks={"response": [_acheck_429]}
         ),
         "openai_proxy": None,
-        "http_socket_options": (),  # for clients of its own: none (it would warn of proxies shadowed)
+        # no keepalive, on purpose: a transport with it turns off env proxies; the 60 s timeout bounds a hang
+        "http_socket_options": (),
     }

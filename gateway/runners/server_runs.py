@@ -59,6 +59,7 @@ from clarigate.gateway.runners.server_interrupts import ANSWERS_KEY, asked_again
 from clarigate.gateway.runners.server_stops import (
     UNFINISHED,
     cancelled_output,
+    empty_answer_output,
     recursion_output,
     timed_out_output,
 )
@@ -187,7 +188,8 @@ async def finished_run(
     ``RunFailed`` when it ended in error, or the output in ``locale`` of a run that did not end as
     its graph planned: the question asked again when the error is the graph rejecting a typed
     answer (closed, when that answer was declined), the limit's sentence when it reached the
-    recursion limit (``streamed_error``: the error part of its stream), that it was stopped
+    recursion limit (``streamed_error``: the error part of its stream), the empty answer's words
+    when its model answered with nothing, twice, that it was stopped
     when someone cancelled it on the server, or that it took too long when the server's own
     timeout stopped it (``server_stops``)."""
     try:
@@ -210,6 +212,8 @@ async def finished_run(
             return again  # the graph rejected the answer (``response_schema``): asked again, or closed
         if (limited := recursion_output(streamed_error, locale)) is not None:
             return limited
+        if (empty := empty_answer_output(streamed_error, locale)) is not None:
+            return empty  # the model answered with nothing, twice
         metrics.AGENT_SERVER_ERRORS.labels(kind="run_" + str(status)).inc()
         raise RunFailed(
             f"run {run['run_id']} on the LangGraph server ended as {status!r}", run_id=run["run_id"]

@@ -3,6 +3,10 @@
 - A run that reaches ``recursion_limit`` ends in ``error``, the last part of its stream naming
   ``GraphRecursionError``: the person reads the model-calls limit's sentence, as in process
   (``clarigate.agent.harness``), not "something went wrong" (trying again fails the same way).
+- A run whose model answered with nothing, twice (``agent.empty_answers``), ends in ``error``,
+  its stream's error part naming ``EmptyModelAnswer`` (the server keeps its message to itself):
+  the person reads ``model_answer_empty`` and the log has a WARNING, as in process, not a failed
+  run with its traceback.
 - A run someone stopped on the server (LangGraph Studio's Cancel, ``runs.cancel``): with
   ``action="interrupt"`` it ends ``interrupted``, its thread left with the stopped step pending
   as on a breakpoint, but none of the graph's (asking "Continue?" would run the step again);
@@ -46,6 +50,10 @@ log = logging.getLogger(__name__)
 UNFINISHED = ("pending", "running")
 #: The error a thread holds after its run reached the recursion limit.
 RECURSION = "GraphRecursionError"
+#: The error a run's stream ends with after its model answered with nothing, twice.
+EMPTY_ANSWER = "EmptyModelAnswer"
+#: Words for a model answering with nothing, twice (in process too: ``flow.model_failures``).
+ANSWER_EMPTY = "model_answer_empty"
 #: The error a thread holds after its run was cancelled with ``action="rollback"``.
 ROLLED_BACK = "UserRollback"
 #: Words for a run stopped on the server (``catalog``).
@@ -73,6 +81,15 @@ def recursion_output(streamed_error: Any, locale: Locale) -> TurnOutput | None:
         return None
     log.warning("a server run reached the recursion limit: %s", streamed_error.get("message"))
     return TurnOutput(replies=[limit_message("model_calls", locale)], limit="recursion")
+
+
+def empty_answer_output(streamed_error: Any, locale: Locale) -> TurnOutput | None:
+    """The output of a run whose model answered with nothing, twice (``streamed_error``: the
+    error part its stream ended with); None for any other failure."""
+    if _error_name(streamed_error) != EMPTY_ANSWER:
+        return None
+    log.warning("model call failed on a server run: %s (its answer was empty, twice)", EMPTY_ANSWER)
+    return TurnOutput(replies=[catalog.text(ANSWER_EMPTY, locale)])
 
 
 def cancelled_output(locale: Locale) -> TurnOutput:

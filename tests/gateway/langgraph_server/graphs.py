@@ -101,6 +101,9 @@ def _hitl_user(allowed: list[str]) -> Any:
     )
 
 
+#: clarigate's own agent on the OpenAI-compatible stub (its replies are the test's).
+stub_agent = build_agent_graph(_stub_model())
+
 #: An operator's own graph: create_agent + LangChain's HITL middleware on an OpenAI-compatible model.
 hitl_user = _hitl_user(["approve", "reject"])
 #: The same, its review allowing approve and edit only: no decision turns the call down.

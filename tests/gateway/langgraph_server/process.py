@@ -104,6 +104,7 @@ class LangGraphServer:
                 "hitl_user",
                 "hitl_approve_or_edit",
                 "answer_echo",
+                "stub_agent",
             )
         }
         # typed interrupts (``response_schema``): the graphs the in-process tests use too

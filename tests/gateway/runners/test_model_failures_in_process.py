@@ -248,3 +248,19 @@ def test_openai_proxy_is_still_the_way_out(monkeypatch: pytest.MonkeyPatch) -> N
         model = models.build_chat_model("openai:gpt-4.1-mini")
         assert model.invoke("summarise the report").content == "The report says sales grew 4%."
     assert len(stub.received) == 1
+
+
+def test_a_bare_openai_model_name_stops_at_a_used_up_quota(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``LLM_MODEL=gpt-4.1-mini`` (LangChain infers OpenAI) is on the OpenAI SDK as well: a used-up
+    quota is one request, not the SDK's retries, and a hung call fails within a minute."""
+    import openai
+
+    from clarigate.agent import models
+
+    stub = Stub(failing=NO_QUOTA)
+    with serving(stub, monkeypatch):
+        model = models.build_chat_model("gpt-4.1-mini")
+        with pytest.raises(openai.RateLimitError):
+            model.invoke("summarise the report")
+    assert len(stub.received) == 1
+    assert model.root_client.timeout == 60.0  # type: ignore[attr-defined]
