@@ -96,7 +96,9 @@ class SlackAdapter(PlatformAdapter):
         self.ack_client = build_ack_path_client(token, settings.api_url)
         self.sender = SlackSender(self.client, self.ack_client)
         # names and languages, one users.info a person; channels' names, one conversations.info each
-        self.names = PeopleBook(self.sender.user_info, self.sender.channel_info, self.sender.usergroup_info)
+        self.names = PeopleBook(
+            self.sender.user_info, self.sender.channel_info, self.sender.usergroup_handles
+        )
         self.live = LiveMessages(self.sender, lambda: gateway.state)
         self.bot_user_id: str | None = None
         self.threads = KnownThreads(gateway)  # the channel threads the bot takes part in

@@ -19,7 +19,9 @@ in English. A channel Slack mentions without its name (``<#C123|>``) is named th
 the same book and budget, by ``conversations.info`` (``channels:read``; ``groups:read`` for a
 private channel); without the scope, or for a channel the bot may not see, it stays ``#C123``
 for an hour (said once, at info). A user group Slack mentions by id only (``<!subteam^S123>``)
-is named alike by its handle, from ``usergroups.list`` (``usergroups:read``), else ``@S123``.
+is named alike by its handle, from ``usergroups.list`` (``usergroups:read``), else ``@S123``:
+that method lists every group (and Slack allows it about 20 times a minute), so one call keeps all
+their handles, and the groups asked for while it is under way share it.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ GROUP_SCOPE = "usergroups:read"  # what usergroups.list needs
 UNKNOWN = UserInfo(None, None)
 
 Lookup = Callable[..., Awaitable[UserInfo]]  # (user id, *, ack_path) -> one users.info
+GroupLookup = Callable[..., Awaitable[dict[str, str | None]]]  # (*, ack_path) -> group id -> handle
 
 
 def is_channel(key: str) -> bool:
@@ -64,11 +67,11 @@ def is_group(key: str) -> bool:
 class PeopleBook:
     """User id -> name and language, from ``lookup`` (``SlackSender.user_info``), and channel id
     -> name, from ``channel_lookup`` (``SlackSender.channel_info``), and user group id -> handle,
-    from ``group_lookup`` (``SlackSender.usergroup_info``), cached with an expiry; one lookup per
-    id at a time, whoever asks."""
+    from ``group_lookup`` (``SlackSender.usergroup_handles``: all groups at once), cached with an
+    expiry; one lookup per id at a time (one for all groups), whoever asks."""
 
     def __init__(
-        self, lookup: Lookup, channel_lookup: Lookup | None = None, group_lookup: Lookup | None = None
+        self, lookup: Lookup, channel_lookup: Lookup | None = None, group_lookup: GroupLookup | None = None
     ) -> None:
         self.lookup = lookup
         self.channel_lookup = channel_lookup
@@ -76,6 +79,8 @@ class PeopleBook:
         self._told: set[str] = set()  # the scopes said to be missing (channels', groups')
         self._people: BoundedDict[str, tuple[UserInfo, float]] = BoundedDict(MAX_NAMES, refresh=True)
         self._asking: dict[str, asyncio.Task[None]] = {}  # one lookup per person at a time
+        self._listing: asyncio.Task[None] | None = None  # the usergroups.list under way, for all groups
+        self._groups_wanted: set[str] = set()  # the group ids it is asked for
         self._off_until = 0.0  # no lookups before this (monotonic): the scope is missing
         self._warned = False
 
@@ -84,8 +89,8 @@ class PeopleBook:
         return entry[0] if entry is not None and entry[1] > now else None
 
     async def _fetch(self, user_id: str, ack_path: bool) -> None:
-        channel = is_channel(user_id) or is_group(user_id)  # not a person
-        lookup = self.group_lookup if is_group(user_id) else self.channel_lookup if channel else self.lookup
+        channel = is_channel(user_id)  # not a person
+        lookup = self.channel_lookup if channel else self.lookup
         if lookup is None:
             return
         try:
@@ -96,8 +101,7 @@ class PeopleBook:
                 self._scope_missing()
                 return
             if error.code == "missing_scope":
-                # that channel (group) only: the other scope may be granted
-                self._channel_scope_missing(GROUP_SCOPE if is_group(user_id) else CHANNEL_SCOPES)
+                self._channel_scope_missing(CHANNEL_SCOPES)  # that channel only: others may be granted
             elif not error.permanent:
                 return  # a timeout, … (the ack path's short one too): the next caller asks again
             info = UNKNOWN  # user_not_found, channel_not_found, …: no use asking within the hour
@@ -105,6 +109,39 @@ class PeopleBook:
             log.debug("slack: nothing of %s: %s", user_id, type(error).__name__)
             return
         self._people[user_id] = (info, time.monotonic() + NAME_TTL_SECONDS)
+
+    async def _fetch_groups(self, ack_path: bool) -> None:
+        """One ``usergroups.list``: every group's handle kept, and each id asked for that it does not
+        list kept as unknown (its id stands in), for an hour; all unknown without the scope."""
+        try:
+            handles = await self.group_lookup(ack_path=ack_path) if self.group_lookup else None
+        except DeliveryFailed as error:
+            log.debug("slack: no user groups: %s", error.code)
+            handles = None if not error.permanent else {}  # a timeout, …: the next caller asks again
+            if error.code == "missing_scope":
+                self._channel_scope_missing(GROUP_SCOPE)
+        except Exception as error:  # noqa: BLE001 - a nicety: the ids stand in for the handles
+            log.debug("slack: no user groups: %s", type(error).__name__)
+            handles = None
+        wanted, self._groups_wanted = self._groups_wanted, set()
+        self._listing = None  # from here on, a group asked for makes a new call
+        if handles is not None:
+            expires = time.monotonic() + NAME_TTL_SECONDS
+            for group_id in wanted | handles.keys():
+                self._people[group_id] = (UserInfo(handles.get(group_id), None), expires)
+
+    def _ask_groups(self, group_id: str, ack_path: bool) -> asyncio.Task[None]:
+        """The ``usergroups.list`` under way (else a new one), asked for ``group_id`` too."""
+        self._groups_wanted.add(group_id)
+        if self._listing is None:
+            task = self._listing = asyncio.ensure_future(self._fetch_groups(ack_path))
+            task.add_done_callback(self._listed)
+        return self._listing
+
+    def _listed(self, task: asyncio.Task[None]) -> None:
+        """A ``usergroups.list`` cancelled before it ran: the next group asked for makes a new call."""
+        if self._listing is task:
+            self._listing, self._groups_wanted = None, set()
 
     def _scope_missing(self) -> None:
         """Slack says the app may not read people: no lookups for an hour, one warning a process."""
@@ -121,6 +158,8 @@ class PeopleBook:
             log.info("slack: grant %s to show channels' and user groups' names, not their ids", scope)
 
     def _ask(self, user_id: str, ack_path: bool = False) -> asyncio.Task[None]:
+        if is_group(user_id):
+            return self._ask_groups(user_id, ack_path)
         task = self._asking.get(user_id)
         if task is None:
             task = self._asking[user_id] = asyncio.ensure_future(self._fetch(user_id, ack_path))

@@ -306,14 +306,16 @@ class SlackSender:
         name = (data.get("channel") or {}).get("name")
         return UserInfo(name.strip() if isinstance(name, str) and name.strip() else None, None)
 
-    async def usergroup_info(self, group_id: str, *, ack_path: bool = False) -> UserInfo:
-        """A user group's handle (``oncall``, as people type it after ``@``) from one
-        ``usergroups.list`` (needs ``usergroups:read``; form-encoded), as a ``UserInfo`` with no
-        language, without retries. Asked through ``names.PeopleBook``, which keeps it an hour."""
+    async def usergroup_handles(self, *, ack_path: bool = False) -> dict[str, str | None]:
+        """Every user group's handle (``oncall``, as people type it after ``@``), by id, from one
+        ``usergroups.list`` (needs ``usergroups:read``; form-encoded; it lists them all, and is a
+        Tier 2 method), without retries. Asked through ``names.PeopleBook``, which keeps them an hour."""
         data = await self._call("usergroups.list", ack_path=ack_path, form=True)
-        groups = [g for g in data.get("usergroups") or [] if isinstance(g, dict) and g.get("id") == group_id]
-        handle = groups[0].get("handle") if groups else None
-        return UserInfo(handle.strip() if isinstance(handle, str) and handle.strip() else None, None)
+        groups = [
+            g for g in data.get("usergroups") or [] if isinstance(g, dict) and isinstance(g.get("id"), str)
+        ]
+        handles = {g["id"]: g.get("handle") for g in groups}
+        return {i: h.strip() if isinstance(h, str) and h.strip() else None for i, h in handles.items()}
 
     async def file_info(self, file_id: str) -> dict[str, Any]:
         """``files.info``: a file's object (name, type, size, download URL), e.g. a Slack Connect

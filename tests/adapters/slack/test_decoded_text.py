@@ -114,6 +114,22 @@ async def test_the_agent_reads_a_user_group_by_its_handle(make_world: MakeWorld)
     assert len(world.fake.attempts("usergroups.list")) == 2  # once a group, then from the cache
 
 
+async def test_one_usergroups_list_names_every_group_a_message_mentions(make_world: MakeWorld):
+    # usergroups.list (Tier 2, ~20 a minute) answers every group at once: one call, not one a group
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    world.fake.add_usergroup("S0614TZR7", handle="oncall", name="On-call engineers")
+    world.fake.add_usergroup("S0DESIGN1", handle="design", name="Design")
+    world.fake.add_usergroup("S0SUPPORT", handle="support", name="Support")
+    world.fake.add_usergroup("S0LEGAL01", handle="legal", name="Legal")
+    await world.user.dm("ask <!subteam^S0614TZR7>, <!subteam^S0DESIGN1> and <!subteam^S0SUPPORT>")
+    await world.settle()
+    await world.user.dm("and <!subteam^S0LEGAL01> too")  # listed by that same call
+    await world.settle()
+    assert [c.text for c in runner.calls] == ["ask @oncall, @design and @support", "and @legal too"]
+    assert len(world.fake.attempts("usergroups.list")) == 1
+
+
 async def test_without_usergroups_read_a_user_group_is_its_id(make_world: MakeWorld):
     runner = ScriptedRunner()
     world = await make_world(runner)
