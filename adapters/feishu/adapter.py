@@ -85,14 +85,15 @@ class FeishuAdapter(FeishuFiles, PlatformAdapter):
         self.sender = FeishuSender(partial(build_client, settings))  # built by ``start``, in a thread
         self.destinations = Destinations(self.sender, lambda: gateway.state)
         names, notify = NameBook(self.sender.user_name), self.destinations.note
-        self.receiver = FeishuReceiver(gateway, names, self.sender.update_card, notify)
+        self.receiver = FeishuReceiver(
+            gateway, names, self.sender.update_card, notify, settings.people_language()
+        )
         self.long_connection = (
             LongConnection(settings, self.receiver, lambda: gateway.state.ping())
             if settings.mode == "long_connection"
             else None
         )
-        self.working = WorkingCards()
-        self.live = LiveMessages()
+        self.working, self.live = WorkingCards(), LiveMessages()
         self.pace = SharedPace(lambda: gateway.state, PLATFORM)
         self.cardkit_paused_until = 0.0
         self._receiving = False  # the long connection was started here (not in a worker process)

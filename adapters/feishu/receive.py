@@ -178,8 +178,10 @@ class FeishuReceiver:
         names: NameBook | None = None,
         update_card: CardUpdate | None = None,
         notify: Notify | None = None,
+        language: str | None = None,
     ) -> None:
         self.gateway = gateway
+        self.language = language  # people's language on the app's domain (a message says none)
         self.names = names  # people's names for open_ids, when the app may read them
         # replaces a card the bot sent: an old-style callback's, a click answered before the core was done
         self.cards = CardUpdates(update_card)
@@ -275,7 +277,7 @@ class FeishuReceiver:
         ):
             return  # group chatter the bot is not part of (seen when the app may read all group messages)
         sender = self.person(message.sender.user_id)  # still unnamed: named where the job runs
-        await self.gateway.accept(message.model_copy(update={"sender": sender}))
+        await self.gateway.accept(message.model_copy(update={"sender": sender, "language": self.language}))
 
     async def on_card_action(self, header: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
         """Answer a click or form submit: toast, and the updated card when the answer counted."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import ClassVar, Literal
+from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 from pydantic_settings import SettingsConfigDict
@@ -47,6 +48,18 @@ class FeishuSettings(PlatformSettings):
     def has_credentials(self) -> bool:
         """The app id and its secret (the verification token and encrypt key are optional)."""
         return bool(self.app_id) and self.app_secret is not None
+
+    def people_language(self) -> str | None:
+        """The language of the people on ``domain``, as a hint: a Feishu message carries none, so
+        the core's own words (help, status) follow it when a message's words give no sign of one.
+        Feishu (open.feishu.cn, China) ``zh``, Lark (open.larksuite.com) ``en``; None (English)
+        elsewhere (a private deployment, a test server). The contact API's user has no locale."""
+        host = (urlsplit(self.domain).hostname or "").lower()
+        if host == "feishu.cn" or host.endswith(".feishu.cn"):
+            return "zh"
+        if host == "larksuite.com" or host.endswith(".larksuite.com"):
+            return "en"
+        return None
 
     def startup_problems(self) -> list[str]:
         """A webhook with nothing to check requests by: anyone could post events as any user.
