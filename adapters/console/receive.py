@@ -19,9 +19,11 @@ risk confirmation's go-ahead option, a plain "yes", "confirm", another option in
 
 On a real terminal (``terminal``), the line is edited with ``readline``, a paste of several lines
 is one message, and a command that answers out of turn (``/status``, ``/help``, ``/cancel``) is
-handed over while a run works; other lines typed then wait for the run. Piped input is read
-one line at a time, each after the run of the one before. Ctrl-C during a run says that the
-answer was not finished before the chat leaves.
+handed over while a run works; ``/quit`` then leaves at once, saying that the message was not
+answered (the chat's store is in memory: nothing is kept once it closes, so it is to be sent
+again); other lines typed then wait for the run. Piped input is read one line at a time, each
+after the run of the one before. Ctrl-C during a run says that the answer was not finished
+before the chat leaves.
 
 A line that is not valid in the terminal's encoding (a Latin-1 terminal, a file piped in) is
 taken with U+FFFD in place of each byte that could not be read, and the chat goes on.
@@ -149,13 +151,24 @@ class ConsoleChat:
             await self.settle()
             return
         waiting = asyncio.ensure_future(self.settle())
-        await self.terminal.listen(waiting, self.typed_meanwhile)
+        try:
+            await self.terminal.listen(waiting, self.typed_meanwhile)
+        except BaseException:  # /quit typed meanwhile (Leave): nothing more to wait for
+            waiting.cancel()
+            raise
         await waiting
 
     async def typed_meanwhile(self, text: str) -> None:
-        """Lines typed while a run works: a command that answers out of turn goes to the core at
-        once; anything else (and the end of input) waits for the run, as one message."""
+        """Lines typed while a run works: ``/quit`` leaves at once (``Leave``), saying the message
+        is not answered; a command that answers out of turn goes to the core at once; anything
+        else (and the end of input) waits for the run, as one message."""
         message = _UNDECODED.sub("\ufffd", text).strip()
+        if message == QUIT:  # leave now: what still runs or waits is not kept once the chat closes
+            self.adapter._close_line()
+            self.adapter.print(
+                PROBLEM + words("left_waiting", self.adapter.reply_locale or self.adapter.locale)
+            )
+            raise Leave
         command = parse_command(message)
         if command is not None and not command.in_turn and "\n" not in message:
             await self.adapter.say(message)

@@ -6,11 +6,11 @@ terminal is the process's own: the arrow keys edit the line, up and down go thro
 typed before, and a paste of several lines (the terminal's bracketed paste) is one message.
 
 While a run works, the terminal is still read: a command that answers out of turn (``/status``,
-``/help``, ``/cancel``) goes to the core at once; anything else typed then is kept and handled
-after the run, as if typed at the next prompt. Lines that arrive together (a paste) are one
-message. What is typed then is not echoed (``quiet``), so it never lands in the middle of the
-answer being printed: a line shows after the next prompt, where it is handled, and a command by
-its answer.
+``/help``, ``/cancel``) goes to the core at once, ``/quit`` leaves at once (``receive``); anything
+else typed then is kept and handled after the run, as if typed at the next prompt. Lines that
+arrive together (a paste) are one message. What is typed then is not echoed (``quiet``), so it
+never lands in the middle of the answer being printed: a line shows after the next prompt, where
+it is handled, and a command by its answer.
 """
 
 from __future__ import annotations

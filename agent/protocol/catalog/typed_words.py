@@ -62,4 +62,10 @@ TYPED_WORDS: dict[str, dict[Locale, str]] = {
         " to have it answered). Leaving the chat.",
         "zh": "已中断：上一条消息的回答还没有完成就停止了（如需回答，请重新发送）。正在退出。",
     },
+    # /quit typed while a run works (or waits for the agent): the chat's messages live in memory
+    "chat_left_waiting": {
+        "en": "Left before your last message was answered. The chat keeps no message once it is closed:"
+        " send it again after you start the chat again.",
+        "zh": "上一条消息还没有得到回答就退出了。聊天关闭后不会保留消息：重新启动聊天后请再次发送。",
+    },
 }
