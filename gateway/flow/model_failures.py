@@ -7,16 +7,18 @@ the OpenAI and Anthropic SDKs' own ``APIError`` (an operator's graph calling the
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from dataclasses import dataclass
 from typing import Literal
 
 log = logging.getLogger("clarigate.gateway.flow.turn")  # the turn's lines keep the name logs know
 
-Kind = Literal["context", "permanent", "quota", "transient"]
+Kind = Literal["context", "history", "permanent", "quota", "transient"]
 #: The catalog line the person reads, by kind of provider failure.
 NOTICES: dict[Kind, str] = {
     "context": "model_context_too_long",
+    "history": "model_history_refused",
     "permanent": "model_unusable",
     "quota": "model_out_of_quota",
     "transient": "model_unavailable",
@@ -27,6 +29,7 @@ _WHY: dict[Kind, str] = {
     "quota": "the provider account's quota is used up: its plan or billing needs the operator",
     "transient": "after retries",
     "context": "the conversation is longer than the model takes",
+    "history": "history refused by the provider: a tool call without its result (did a tool raise?)",
 }
 #: The provider answered 200 with ``"choices": []`` (``agent.models.provider_answers``).
 _EMPTY_CHOICES = "empty_choices"
@@ -34,6 +37,12 @@ _EMPTY_CHOICES = "empty_choices"
 _EMPTY_ANSWER = "empty_answer"
 #: Why the call failed, in the log line, by error code when the code says more than the kind.
 _WHY_CODE = {_EMPTY_CHOICES: "its answer held no choices", _EMPTY_ANSWER: "its answer was empty, twice"}
+#: A 400 refusing the conversation's history, not the call's settings: OpenAI's "An assistant
+#: message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'"
+#: (or a tool message answering no call), Anthropic's "`tool_use` ids were found without
+#: `tool_result` blocks". Matched on the message, never logged (it may hold a half-masked key);
+#: not on a setting's name such as ``parallel_tool_calls``.
+_HISTORY_REFUSED = re.compile(r"(?<!\w)tool_(?:call|use|result)")
 #: Statuses worth another try later (timeout, conflict, rate limit, and 5xx beside).
 _TRANSIENT_STATUSES = {408, 409, 429}
 _SDKS = ("openai", "anthropic")
@@ -69,7 +78,7 @@ def failure_notice(exc: BaseException, thread_id: str) -> str:
             exc_info=exc,
         )
         return "run_failed"
-    level = logging.ERROR if failure.kind in ("permanent", "quota") else logging.WARNING
+    level = logging.ERROR if failure.kind in ("history", "permanent", "quota") else logging.WARNING
     why = _WHY_CODE.get(failure.code or "", _WHY[failure.kind])
     log.log(level, "model call failed on thread %s: %s (%s)", thread_id, failure.describe(), why)
     return "model_answer_empty" if failure.code == _EMPTY_ANSWER else NOTICES[failure.kind]
@@ -98,6 +107,8 @@ def _classify(exc: BaseException) -> ModelFailure | None:
     code = _code(exc)
     if isinstance(exc, ContextOverflowError) or code == "context_length_exceeded":
         kind: Kind = "context"
+    elif status == 400 and code == "invalid_request_error" and _refuses_history(exc):
+        kind = "history"  # every later call fails the same way, until /new
     elif code == "insufficient_quota":  # a 429 that waiting does not cure (not retried)
         kind = "quota"
     elif isinstance(exc, ModelError):
@@ -118,6 +129,18 @@ def _is_sdk_error(exc: BaseException) -> bool:
         if isinstance(base, type) and isinstance(exc, base):
             return True
     return False
+
+
+def _refuses_history(exc: BaseException) -> bool:
+    """Whether the provider's message says the history's tool calls and results do not pair up."""
+    message = getattr(exc, "message", None)
+    return bool(_HISTORY_REFUSED.search(message if isinstance(message, str) else str(exc)))
+
+
+def refuses_history(said: str) -> bool:
+    """Whether ``said`` (a failed server run's error text: the SDK's ``Error code: 400 - {...}``)
+    is the provider refusing the conversation's history, as ``_classify`` tells in process."""
+    return "400" in said and "invalid_request_error" in said and bool(_HISTORY_REFUSED.search(said))
 
 
 def _code(exc: BaseException) -> str | None:

@@ -60,6 +60,7 @@ from clarigate.gateway.runners.server_stops import (
     UNFINISHED,
     cancelled_output,
     empty_answer_output,
+    history_refused_output,
     recursion_output,
     timed_out_output,
 )
@@ -214,6 +215,8 @@ async def finished_run(
             return limited
         if (empty := empty_answer_output(streamed_error, locale)) is not None:
             return empty  # the model answered with nothing, twice
+        if (refused := await history_refused_output(client, sid, streamed_error, locale)) is not None:
+            return refused  # the provider refused the thread's history: /new starts again
         metrics.AGENT_SERVER_ERRORS.labels(kind="run_" + str(status)).inc()
         raise RunFailed(
             f"run {run['run_id']} on the LangGraph server ended as {status!r}", run_id=run["run_id"]

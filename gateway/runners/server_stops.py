@@ -7,6 +7,11 @@
   its stream's error part naming ``EmptyModelAnswer`` (the server keeps its message to itself):
   the person reads ``model_answer_empty`` and the log has a WARNING, as in process, not a failed
   run with its traceback.
+- A run whose model provider refused the thread's history (a 400: a tool call of an operator's
+  own graph left without its result when its tool raised) ends in ``error``, its stream's error
+  part naming a 400 (the server keeps its message to itself) and the thread holding a tool call
+  without its result: the person reads ``model_history_refused`` (send /new) and the
+  log has one ERROR line saying why, as in process (``flow.model_failures``).
 - A run someone stopped on the server (LangGraph Studio's Cancel, ``runs.cancel``): with
   ``action="interrupt"`` it ends ``interrupted``, its thread left with the stopped step pending
   as on a breakpoint, but none of the graph's (asking "Continue?" would run the step again);
@@ -41,8 +46,9 @@ from clarigate.agent.protocol import catalog
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.turn_output import TurnOutput
 from clarigate.gateway.boundary.retry import RetryPolicy
+from clarigate.gateway.flow.model_failures import NOTICES, refuses_history
 from clarigate.gateway.runners.server_interrupts import RUNS_SEARCHED
-from clarigate.gateway.runners.server_wire import status_of, unavailable
+from clarigate.gateway.runners.server_wire import messages_of, status_of, unavailable
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +62,8 @@ EMPTY_ANSWER = "EmptyModelAnswer"
 ANSWER_EMPTY = "model_answer_empty"
 #: The error a thread holds after its run was cancelled with ``action="rollback"``.
 ROLLED_BACK = "UserRollback"
+#: The errors a provider's 400 is raised as (``langchain_openai``'s, the SDKs' own).
+BAD_REQUEST = ("BadRequestError", "InvalidRequestError")
 #: Words for a run stopped on the server (``catalog``).
 CANCELLED = "run_cancelled"
 #: Words for a run the server's own timeout stopped: the gateway's, for its own run timeout.
@@ -90,6 +98,39 @@ def empty_answer_output(streamed_error: Any, locale: Locale) -> TurnOutput | Non
         return None
     log.warning("model call failed on a server run: %s (its answer was empty, twice)", EMPTY_ANSWER)
     return TurnOutput(replies=[catalog.text(ANSWER_EMPTY, locale)])
+
+
+async def history_refused_output(
+    client: Any, sid: str, streamed_error: Any, locale: Locale
+) -> TurnOutput | None:
+    """The output of a run on thread ``sid`` whose model provider refused the thread's history
+    (``streamed_error``: the error part its stream ended with); None for any other failure. The
+    server keeps a provider's message to itself ("An internal error occurred"): a 400 (the
+    error's name) on a thread holding a tool call without its result is that refusal."""
+    if not _error_name(streamed_error).endswith(BAD_REQUEST):
+        return None
+    if not refuses_history(str(streamed_error.get("message"))):
+        try:
+            state = await client.threads.get_state(sid)
+        except Exception:  # the server's answer decides nothing here: the failure stays a failure
+            return None
+        if not _unanswered_calls(messages_of(state.get("values"))):
+            return None
+    log.error(  # not the message: it may hold a half-masked key
+        "model call failed on a server run: %s 400 (history refused by the provider: a tool call "
+        "without its result; the conversation needs /new)",
+        _error_name(streamed_error),
+    )
+    return TurnOutput(replies=[catalog.text(NOTICES["history"], locale)])
+
+
+def _unanswered_calls(messages: list[Any]) -> bool:
+    """Whether an AI message of ``messages`` holds a tool call that no tool message answers."""
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    calls = [c for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
+    return any(c.get("id") not in answered for c in calls)
 
 
 def cancelled_output(locale: Locale) -> TurnOutput:

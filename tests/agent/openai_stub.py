@@ -82,6 +82,17 @@ def _part_problems(index: int, message: dict[str, Any]) -> list[str]:
     return []
 
 
+#: The API's own words for a history whose tool calls and results do not pair up.
+_UNANSWERED = (
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+    "'tool_call_id'. The following tool_call_ids did not have response messages: "
+)
+_ANSWERS_NO_CALL = (
+    "Invalid parameter: messages with role 'tool' must be a response to a preceeding message "
+    "with 'tool_calls'."
+)
+
+
 def history_problems(messages: list[dict[str, Any]]) -> list[str]:
     """Why the real API would refuse ``messages`` (empty when it accepts them)."""
     problems = [p for index, message in enumerate(messages) for p in _part_problems(index, message)]
@@ -89,17 +100,17 @@ def history_problems(messages: list[dict[str, Any]]) -> list[str]:
     for index, message in enumerate(messages):
         if message["role"] == "tool":
             if open_calls is None or message.get("tool_call_id") not in open_calls:
-                problems.append(f"message {index}: tool result {message.get('tool_call_id')} answers no call")
+                problems.append(f"message {index}: {_ANSWERS_NO_CALL}")
             else:
                 open_calls.remove(message["tool_call_id"])
             continue
         if open_calls:
-            problems.append(f"message {index}: tool calls {open_calls} have no result")
+            problems.append(f"message {index}: {_UNANSWERED}{', '.join(open_calls)}")
         open_calls = (
             [c["id"] for c in message.get("tool_calls") or []] if message["role"] == "assistant" else None
         )
     if open_calls:
-        problems.append(f"the end: tool calls {open_calls} have no result")
+        problems.append(f"the end: {_UNANSWERED}{', '.join(open_calls)}")
     return problems
 
 
@@ -125,7 +136,13 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
             problems = history_problems(body.get("messages", []))
             if problems:
                 stub.refused.extend(problems)
-                error = {"error": {"message": "; ".join(problems), "type": "invalid_request_error"}}
+                said = {
+                    "message": "; ".join(problems),
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": None,
+                }
+                error = {"error": said}
                 self._send(400, error)
                 return
             reply = stub.replies.pop(0) if stub.replies else stub.done

@@ -286,3 +286,18 @@ def _service_form(state: MessagesState) -> dict[str, Any]:
 
 #: A form whose select and multi-select options have values of other types (a bool, numbers, dicts).
 service_form = _single(_service_form)
+
+
+def fetch_invoice(number: str) -> str:
+    """Fetch invoice ``number`` from the billing system."""
+    raise RuntimeError("the billing system answered 500")
+
+
+def make_raising_tool_agent(checkpointer: Any) -> Any:
+    """An operator's own ``create_agent`` on an OpenAI-compatible endpoint whose tool raises, with
+    nothing of clarigate's: the failed run leaves the thread with a tool call and no result."""
+    from langchain.agents import create_agent
+    from langchain_openai import ChatOpenAI
+
+    model = ChatOpenAI(model="gpt-4.1-mini", max_retries=0)
+    return create_agent(model=model, tools=[fetch_invoice], checkpointer=checkpointer)

@@ -12,6 +12,14 @@ MODEL_WORDS: dict[str, dict[Locale, str]] = {
         "Send /new to start a fresh conversation.",
         "zh": "抱歉，这段对话太长了，我无法继续。请发送 /new 开始新的对话。",
     },
+    # the provider refuses the conversation's history (a 400: a tool call left without its result,
+    # as when a tool of an operator's own graph raised): every later message fails the same way
+    "model_history_refused": {
+        "en": "Sorry, this conversation cannot go on: my model service refuses its history "
+        "(a tool step was left unfinished). Send /new to start a fresh conversation.",
+        "zh": "抱歉，这段对话无法继续：模型服务拒绝了之前的对话记录（有一个工具步骤没有完成）。"
+        "请发送 /new 开始新的对话。",
+    },
     # the provider refuses the operator's settings (a wrong key, a model that does not exist)
     "model_unusable": {
         "en": "Sorry, I cannot reach my model right now. The operator has been told.",

@@ -101,11 +101,25 @@ def _hitl_user(allowed: list[str]) -> Any:
     )
 
 
+def fetch_invoice(number: str) -> str:
+    """Fetch invoice ``number`` from the billing system."""
+    raise RuntimeError("the billing system answered 500")
+
+
+def _raising_tool_user() -> Any:
+    from langchain.agents import create_agent
+
+    return create_agent(model=_stub_model(), tools=[fetch_invoice])
+
+
 #: clarigate's own agent on the OpenAI-compatible stub (its replies are the test's).
 stub_agent = build_agent_graph(_stub_model())
 
 #: An operator's own graph: create_agent + LangChain's HITL middleware on an OpenAI-compatible model.
 hitl_user = _hitl_user(["approve", "reject"])
+#: An operator's own create_agent whose tool raises, nothing of clarigate's: its failed run leaves
+#: the thread with a tool call and no result.
+raising_tool_user = _raising_tool_user()
 #: The same, its review allowing approve and edit only: no decision turns the call down.
 hitl_approve_or_edit = _hitl_user(["approve", "edit"])
 

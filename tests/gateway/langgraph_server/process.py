@@ -103,6 +103,7 @@ class LangGraphServer:
                 "writer",
                 "hitl_user",
                 "hitl_approve_or_edit",
+                "raising_tool_user",
                 "answer_echo",
                 "stub_agent",
             )

@@ -38,6 +38,11 @@ NO_QUOTA = (
         }
     },
 )
+#: OpenAI's words for ``parallel_tool_calls`` sent without ``tools``.
+PARALLEL = (
+    "Invalid value for 'parallel_tool_calls': "
+    "'parallel_tool_calls' is only allowed when 'tools' are specified."
+)
 CASES = [
     # (stub answer, what the person reads, the line's level and its words, requests made)
     (
@@ -59,6 +64,13 @@ CASES = [
         UNUSABLE,
         "ERROR",
         "openai 404 model_not_found",
+        1,
+    ),
+    (  # a setting naming tool calls is the operator's to fix, not the conversation's history
+        (400, {"error": {"message": PARALLEL, "type": "invalid_request_error", "param": None, "code": None}}),
+        UNUSABLE,
+        "ERROR",
+        "openai 400 invalid_request_error (the model's settings",
         1,
     ),
     (_error(429, "rate_limit_exceeded", "requests"), AWAY, "WARNING", "openai 429 rate_limit_exceeded", 3),
