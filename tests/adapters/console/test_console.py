@@ -13,14 +13,12 @@ from typing import TextIO
 
 import pytest
 
-from clarigate.adapters.console import ConsoleAdapter
 from clarigate.adapters.console.receive import ConsoleChat, Leave
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import FormField, Option
-from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.store.memory import MemoryStore
-from tests.conftest import config_for_tests
+
+from .console_bot import ConsoleBot
 
 FIELDS = [
     FormField(name="name", label="Project name", type="text", required=True),
@@ -48,24 +46,11 @@ def script(turn: Turn) -> TurnOutput:
     return TurnOutput(replies=[f"You said: {turn.text}"])
 
 
-class Bot:
-    """A started gateway with the console adapter, and the chat's read loop over ``typed``."""
+class Bot(ConsoleBot):
+    """A started gateway with the console adapter on the scripted agent."""
 
     def __init__(self, runner: asyncio.Runner) -> None:
-        self.runner = runner
-        self.agent = ScriptedRunner(script)
-        self.gateway = Gateway(config_for_tests(), MemoryStore(), self.agent)
-        self.out = io.StringIO()
-        self.adapter = ConsoleAdapter(self.gateway, self.out, user="ada", language="en")
-        self.gateway.register(self.adapter)
-        runner.run(self.gateway.start())
-
-    def chat(self, *typed: str) -> str:
-        """Type each line, until the input ends; what was printed."""
-        stdin = io.StringIO("".join(line + "\n" for line in typed))
-        with pytest.raises(Leave):
-            ConsoleChat(self.adapter, stdin, self.runner.run, self.gateway.drain).loop()
-        return self.out.getvalue()
+        super().__init__(runner, ScriptedRunner(script))
 
 
 @pytest.fixture

@@ -4,37 +4,21 @@ core and the real LangGraph agent (scripted model), with a tool recording its ex
 from __future__ import annotations
 
 import asyncio
-import io
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from clarigate.adapters.console import ConsoleAdapter
-from clarigate.adapters.console.receive import ConsoleChat, Leave
-from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.store.memory import MemoryStore
 from tests.agent import approval_tools as tools
-from tests.conftest import config_for_tests
+
+from .console_bot import ConsoleBot
 
 
-class Terminal:
+class Terminal(ConsoleBot):
     """The bot with the console adapter; ``chat`` types lines until the input ends."""
 
     def __init__(self, runner: asyncio.Runner, tmp_path: Path) -> None:
-        self.runner = runner
-        self.agent = tools.approval_runner(tmp_path)
-        self.gateway = Gateway(config_for_tests(), MemoryStore(), self.agent)
-        self.out = io.StringIO()
-        self.adapter = ConsoleAdapter(self.gateway, self.out, user="ada", language="en")
-        self.gateway.register(self.adapter)
-        runner.run(self.gateway.start())
-
-    def chat(self, *typed: str) -> str:
-        stdin = io.StringIO("".join(line + "\n" for line in typed))
-        with pytest.raises(Leave):
-            ConsoleChat(self.adapter, stdin, self.runner.run, self.gateway.drain).loop()
-        return self.out.getvalue()
+        super().__init__(runner, tools.approval_runner(tmp_path))
 
 
 @pytest.fixture

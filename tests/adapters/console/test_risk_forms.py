@@ -6,20 +6,16 @@ and the form is asked again. The console chat against the real core, a scripted 
 from __future__ import annotations
 
 import asyncio
-import io
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from clarigate.adapters.console import ConsoleAdapter
-from clarigate.adapters.console.receive import ConsoleChat, Leave
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import normalize_request
-from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.store.memory import MemoryStore
-from tests.conftest import config_for_tests
+
+from .console_bot import ConsoleBot
 
 BACKUPS = {"name": "delete_backups", "label": "Delete the backups", "type": "checkbox", "default": True}
 ACTION = {
@@ -36,30 +32,17 @@ ANSWERS = {
 }
 
 
-class Bot:
+class Bot(ConsoleBot):
     """The console chat on an agent that asks the risk form ``kind`` when told "clean up"."""
 
     def __init__(self, runner: asyncio.Runner, kind: str) -> None:
-        self.runner = runner
-
         def script(turn: Turn) -> TurnOutput:
             if turn.response is not None:
                 return TurnOutput(replies=[f"Answered: {turn.response.values}"])
             spec = {"question": "Clean up?", "clarification_type": "risk_confirmation", "fields": FORMS[kind]}
             return asking(normalize_request(spec, "call-clean"))
 
-        self.agent = ScriptedRunner(script)
-        self.gateway = Gateway(config_for_tests(), MemoryStore(), self.agent)
-        self.out = io.StringIO()
-        self.adapter = ConsoleAdapter(self.gateway, self.out, user="ada", language="en")
-        self.gateway.register(self.adapter)
-        runner.run(self.gateway.start())
-
-    def chat(self, *typed: str) -> str:
-        stdin = io.StringIO("".join(line + "\n" for line in typed))
-        with pytest.raises(Leave):
-            ConsoleChat(self.adapter, stdin, self.runner.run, self.gateway.drain).loop()
-        return self.out.getvalue()
+        super().__init__(runner, ScriptedRunner(script))
 
     @property
     def answers(self) -> list[Any]:

@@ -6,41 +6,24 @@ resumed with exactly the schema's types."""
 from __future__ import annotations
 
 import asyncio
-import io
 from collections.abc import Iterator
 
 import pytest
 
-from clarigate.adapters.console import ConsoleAdapter
-from clarigate.adapters.console.receive import ConsoleChat, Leave
 from clarigate.agent.harness import AgentSettings
-from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runners.in_process import LangGraphRunner
-from clarigate.gateway.store.memory import MemoryStore
 from tests.agent import typed_graphs
 from tests.agent.approval_tools import typed
-from tests.conftest import config_for_tests
+
+from .console_bot import ConsoleBot
 
 
-class Terminal:
+class Terminal(ConsoleBot):
     """The bot with the console adapter on the ``booking`` graph; ``chat`` types lines."""
 
     def __init__(self, runner: asyncio.Runner) -> None:
-        self.runner = runner
-        self.agent = LangGraphRunner(
-            AgentSettings(checkpointer_url="memory://", graph="tests.agent.typed_graphs:booking")
-        )
-        self.gateway = Gateway(config_for_tests(), MemoryStore(), self.agent)
-        self.out = io.StringIO()
-        self.adapter = ConsoleAdapter(self.gateway, self.out, user="ada", language="en")
-        self.gateway.register(self.adapter)
-        runner.run(self.gateway.start())
-
-    def chat(self, *typed_lines: str) -> str:
-        stdin = io.StringIO("".join(line + "\n" for line in typed_lines))
-        with pytest.raises(Leave):
-            ConsoleChat(self.adapter, stdin, self.runner.run, self.gateway.drain).loop()
-        return self.out.getvalue()
+        graph = "tests.agent.typed_graphs:booking"
+        super().__init__(runner, LangGraphRunner(AgentSettings(checkpointer_url="memory://", graph=graph)))
 
 
 @pytest.fixture
