@@ -33,7 +33,7 @@ from clarigate.gateway.flow.model_failures import failure_notice
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
 from clarigate.gateway.flow.one_question import CloseQuestion, OneQuestion
 from clarigate.gateway.flow.outage import KeptNotice, through_outage
-from clarigate.gateway.flow.progress import WorkingIndicator, working_after
+from clarigate.gateway.flow.progress import WorkingIndicator
 from clarigate.gateway.flow.speaker import run_metadata, speaker_for
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInput
@@ -160,7 +160,7 @@ class AgentRun:
         if live is not None:
             await live.start()
             return _Progress(live, None)
-        working = WorkingIndicator(self.outbox, conv, locale, working_after(self.config, job))
+        working = WorkingIndicator(self.outbox, conv, locale, after=self.config.progress_after_seconds)
         await working.start()
         return _Progress(None, working)
 
@@ -305,7 +305,7 @@ class AgentRun:
             conv,
             locale,
             mode=mode,
-            working_after=working_after(self.config, job, adopted is not None),
+            working_after=self.config.progress_after_seconds,
             remember=remember,
             adopted=adopted,
             recipient=sender,

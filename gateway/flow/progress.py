@@ -4,32 +4,16 @@ A reply that comes within ``progress_after_seconds`` needs no indicator: showing
 flash a message (or a typing status) and spend two platform API calls on it. A run that
 takes longer shows it then, and whatever was shown is cleared when the run ends, also when
 the send of the indicator was still on its way at that moment.
-
-A job delivered again shows no "working…" of its own (``working_after``): its first delivery
-showed it, and a job handed back because the agent was away told the person so (the "your
-message is kept" notice), so a wait for the agent does not print "Working…" at each try.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
-from typing import TYPE_CHECKING
 
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import Conversation, MessageRef, ProgressUpdate
 from clarigate.gateway.boundary.outbound import Outbox
-from clarigate.gateway.store.base import Job
-
-if TYPE_CHECKING:
-    from clarigate.gateway.runtime.config import GatewayConfig
-
-
-def working_after(config: GatewayConfig, job: Job, adopted: bool = False) -> float:
-    """Seconds before a run of ``job`` shows "working…" alone (``progress_after_seconds``): never
-    on a later delivery, unless it continues the live message an earlier delivery left."""
-    return config.progress_after_seconds if job.deliveries <= 1 or adopted else math.inf
 
 
 class WorkingIndicator:

@@ -1,5 +1,5 @@
-"""The chat while the agent is unreachable: the message is kept and tried again, "Working…" is
-printed once for it, and ``/quit`` typed meanwhile leaves at once, saying what became of it."""
+"""The chat while the agent is unreachable: the message is kept and tried again, and ``/quit``
+typed meanwhile leaves at once, saying what became of it."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from clarigate.gateway.store.memory import MemoryStore
 from tests.conftest import config_for_tests
 
 KEPT = "  ! The agent is unreachable right now. Your message is kept: I will answer once it is back.\n"
-WORKING = "⏳ Working…"
 LEFT = (
     "  ! Left before your last message was answered. The chat keeps no message once it is closed:"
     " send it again after you start the chat again.\n"
@@ -72,21 +71,6 @@ class Chat:
 def runner() -> Iterator[asyncio.Runner]:
     with asyncio.Runner() as made:
         yield made
-
-
-def test_working_is_printed_once_while_the_message_is_kept_and_tried_again(runner: asyncio.Runner) -> None:
-    chat = Chat(runner, Away(2.0))
-    try:
-        with pytest.raises(Leave):
-            ConsoleChat(chat.adapter, io.StringIO("hello\n"), runner.run, chat.settle).loop()
-    finally:
-        runner.run(chat.gateway.stop(grace=0))
-
-    out = chat.out.getvalue()
-    assert chat.away.tries > 4  # tried again, over several deliveries
-    assert out.count(WORKING) == 1
-    assert out.count(KEPT) == 1
-    assert out.index(WORKING) < out.index(KEPT) < out.index("bot> You said: hello")
 
 
 def test_quit_typed_while_the_message_waits_for_the_agent_leaves_at_once(runner: asyncio.Runner) -> None:
