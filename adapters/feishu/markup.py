@@ -239,7 +239,7 @@ def _cut_block(block: Block, limit: int, first: int) -> list[str]:
     opening = block.opening if len(block.opening) <= limit // 10 else block.fence  # a language, not junk
     fences = len(opening) + len(block.fence) + 2
     pieces = _cut_code(block.code, max(limit - fences, 1), max(first - fences, 1)) or [""]
-    return [f"{opening}\n{piece}\n{block.fence}" for piece in pieces]
+    return [f"{opening}\n{piece}\n{block.fence}" if piece else "" for piece in pieces]
 
 
 def _cut_prose(text: str, limit: int, first: int) -> list[str]:
@@ -324,7 +324,7 @@ def _cut_code(code: str, limit: int, first: int) -> list[str]:
     room = first
     while len(code) > room:
         at, mark = _cut_point(code, room)
-        pieces.append(code[:at])
+        pieces.append(code[:at] if code[:at].strip() else "")  # "": nothing to show, no code block
         code = _BLANK_LINES.sub("", code[at + len(mark) :])
         code = code if code.strip() else ""
         room = limit

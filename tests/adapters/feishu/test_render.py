@@ -297,6 +297,7 @@ code_blocks = st.lists(
 @example("```\n> ", 60)  # a code line of a ">" alone is code, not a quote's blank line
 @example("word " + "para text here. " * 6 + "```", 100)  # cut mid-line right before an inline "```"
 @example("\n```\n" + "word " * 10 + "\n    \n```\n", 60)  # a last line of spaces: no empty code card
+@example("word " * 8 + "\n```\n\n\n\n\n    ```\n\n\n    ```\n" + "word " * 7, 60)  # no room for code left
 def test_any_reply_with_code_splits_into_cards_with_its_code_as_code_and_its_text_as_text(markdown, limit):
     chunks = split_reply(markdown, limit)
     assert all(len(chunk) <= limit for chunk in chunks)
