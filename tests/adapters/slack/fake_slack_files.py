@@ -11,6 +11,10 @@ an uploaded file says where it is shared (``shares``: ``public`` / ``private`` b
 each share with its ``ts`` and ``thread_ts``; ``channels`` / ``groups`` / ``ims``).
 ``lose_completions`` makes the next completions share the file and answer ``fatal_error`` all
 the same, as a share whose answer was lost.
+
+``FileMethods`` serves the files people shared: ``files.info`` (form-encoded arguments only, as
+Slack documents it) and ``/files-pri/…``, which gives the bytes to the bot token and, like
+Slack, its HTML sign-in page to anyone else.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from .fake_slack_people import BOT_TOKEN, TEAM_ID
+
+SIGN_IN_PAGE = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>"
 
 
 @dataclass
@@ -129,3 +137,64 @@ class SlackUploads:
                     )
                 )
         return {"ok": True, "files": answered}
+
+
+class FileMethods:
+    """``FakeSlack``'s shared files (its fields: ``files``, ``file_objects``, ``port``, ``_arrivals``)."""
+
+    files: dict[str, tuple[bytes, str]]
+    file_objects: dict[str, dict[str, Any]]
+    port: int
+    _arrivals: dict[str, int]
+
+    def add_file(self, file_id: str, name: str, data: bytes, mimetype: str) -> dict[str, Any]:
+        """Store a file and return its ``files`` entry as a message event carries it."""
+        path = f"{TEAM_ID}-{file_id}/download/{name}"
+        self.files[path] = (data, mimetype)
+        base = f"http://127.0.0.1:{self.port}/files-pri/"
+        self.file_objects[file_id] = {
+            "id": file_id,
+            "created": 1700000000,
+            "timestamp": 1700000000,
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": name.rsplit(".", 1)[-1],
+            "pretty_type": name.rsplit(".", 1)[-1].upper(),
+            "user": "U1",
+            "mode": "hosted",
+            "editable": False,
+            "is_external": False,
+            "external_type": "",
+            "size": len(data),
+            "url_private": f"{base}{TEAM_ID}-{file_id}/{name}",
+            "url_private_download": f"{base}{path}",
+        }
+        return dict(self.file_objects[file_id])
+
+    def add_connect_file(self, file_id: str, name: str, data: bytes, mimetype: str) -> dict[str, Any]:
+        """A file shared from another organisation: stored, and returned as a message event carries
+        it in a Slack Connect channel, its id alone (https://api.slack.com/types/file#slack_connect_files)."""
+        self.add_file(file_id, name, data, mimetype)
+        return {
+            "id": file_id,
+            "mode": "file_access",
+            "file_access": "check_file_info",
+            "created": 0,
+            "timestamp": 0,
+            "user": "",
+        }
+
+    def _file_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``files.info`` of a file people shared."""
+        file = self.file_objects.get(str(params.get("file")))
+        return {"ok": True, "file": file} if file else {"ok": False, "error": "file_not_found"}
+
+    async def _file(self, request: web.Request) -> web.Response:
+        self._arrivals["files-pri"] = self._arrivals.get("files-pri", 0) + 1
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        stored = self.files.get(request.match_info["path"])
+        if token != BOT_TOKEN or stored is None:
+            return web.Response(text=SIGN_IN_PAGE, content_type="text/html")
+        data, mimetype = stored
+        return web.Response(body=data, content_type=mimetype)
