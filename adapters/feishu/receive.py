@@ -55,6 +55,8 @@ from .render import fits, native_card, render_answered
 
 PLATFORM = "feishu"
 CARD_ACTION_EVENT = "card.action.trigger"
+#: A person recalled (撤回) a message: one whose run has not started is not run.
+RECALLED_EVENT = "im.message.recalled_v1"
 
 #: How long a message mentioning someone waits for the bot's open_id while the adapter is still
 #: asking for it the first time (``startup``): the ack stays inside Feishu's 3 s, the long
@@ -234,6 +236,10 @@ class FeishuReceiver:
             tell = partial(self.tell_late, header, event)
             return await self.cards.in_time(self.on_card_action(header, event), *clicked_card(event), tell)
         INBOUND_EVENTS.labels(PLATFORM, "other").inc()
+        body = payload.get("event")
+        recalled = body.get("message_id") if event_type == RECALLED_EVENT and isinstance(body, dict) else None
+        if isinstance(recalled, str) and recalled:  # its run, not started yet, is dropped
+            await self.gateway.withdraw(PLATFORM, f"message:{recalled}")  # as ``parse_message`` has it
         return None
 
     async def on_message(self, payload: dict[str, Any], mentioned: bool = False) -> None:

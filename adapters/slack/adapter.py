@@ -46,6 +46,7 @@ from .agent_view import AgentView, is_status
 from .bolt_app import BotIdentity, build_bolt_app
 from .commands import command_hint, mention_command, mention_spelling, parse_command
 from .decode import unlabeled_channel_ids, unlabeled_group_ids
+from .edits import deleted_event_id
 from .feedback import FEEDBACK_ACTION, FeedbackClicks
 from .files import download, resolve
 from .interactions import ClarificationInteractions
@@ -147,6 +148,8 @@ class SlackAdapter(PlatformAdapter):
         self, body: dict[str, Any], context: dict[str, Any], request: AsyncBoltRequest
     ) -> None:
         bot_user_id = context.get("bot_user_id") or self.bot_user_id
+        if (deleted := deleted_event_id(body["event"])) is not None:  # not run if not started yet
+            await self.gateway.withdraw(PLATFORM, deleted)
         parsed = parse_message_event(body, bot_user_id, agent_view=self.agent.on)
         last = is_last_retry(request.headers)
         message = None if parsed is None else await self.threads.for_the_bot(parsed, last)

@@ -5,7 +5,8 @@ to add the bot's mention comes as an ``app_mention`` carrying ``edited`` (again 
 edit of it): the person asked the bot, so it is answered, once (its event id is the message's,
 ``receive.event_message_id``: a mention answered already is not run again), as long as the edit
 comes within ``EDIT_ANSWERED_SECONDS`` of the message; an edit of an old message does not run
-an old request anew.
+an old request anew. A deleted message (``message_deleted``) is reported to the core
+(``GatewayPort.withdraw``): one whose run has not started is not run.
 """
 
 from __future__ import annotations
@@ -29,3 +30,12 @@ def edit_ignored(event: Mapping[str, Any], kind: Any, ts: str) -> bool:
         return float(str(edited.get("ts"))) - float(ts) > EDIT_ANSWERED_SECONDS
     except ValueError:
         return True
+
+
+def deleted_event_id(event: Mapping[str, Any]) -> str | None:
+    """The event id (``receive.event_message_id``: ``{channel}:{ts}``) of the message a
+    ``message_deleted`` event says was deleted; None for any other event."""
+    channel, deleted = event.get("channel"), event.get("deleted_ts")
+    if event.get("type") != "message" or event.get("subtype") != "message_deleted":
+        return None
+    return f"{channel}:{deleted}" if isinstance(channel, str) and isinstance(deleted, str) else None

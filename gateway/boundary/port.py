@@ -99,6 +99,10 @@ class GatewayPort(Protocol):
         """True when the bot takes part in this chat thread: it has an agent thread, or a message
         accepted there still waits for its run (which makes the agent thread)."""
 
+    async def withdraw(self, platform: str, event_id: str) -> None:
+        """Its writer recalled (deleted) the message whose ``InboundMessage.event_id`` is
+        ``event_id``: if its run has not started, it never runs (no reply). Never raises."""
+
     async def submit_feedback(self, feedback: InboundFeedback) -> FeedbackOutcome:
         """Record a 👍/👎 click under an answer: one vote per person and answer, a second click
         with the other vote changes it, the same vote again changes nothing."""

@@ -57,6 +57,7 @@ from clarigate.gateway.flow.confirm import answer_for
 from clarigate.gateway.flow.feedback import FeedbackVotes
 from clarigate.gateway.flow.kept import KeptJobs, spool_path
 from clarigate.gateway.flow.notices import notice
+from clarigate.gateway.flow.recalls import Recalls
 from clarigate.gateway.flow.turn import Dispatcher
 from clarigate.gateway.jobs.upkeep import Upkeep
 from clarigate.gateway.jobs.worker import WorkerPool
@@ -99,6 +100,7 @@ class Gateway:
         # a platform's last delivery the store could not take, kept on disk (flow/kept.py)
         self.kept = KeptJobs(spool_path(config.data_dir, config.bot_id), store, self._track)
         self.submit_feedback = self.votes.submit  # GatewayPort: 👍/👎 under answers (flow/feedback.py)
+        self.withdraw = Recalls(store).withdraw  # GatewayPort: a message recalled (flow/recalls.py)
         # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
         self._accepted: BoundedDict[str, None] = BoundedDict(MAX_TRACKED)
         self._background: set[asyncio.Task[Any]] = set()

@@ -45,12 +45,12 @@ from clarigate.gateway.flow.answers import (
     view_of,
 )
 from clarigate.gateway.flow.attachments import fetch_images, message_text, nothing_to_read
-from clarigate.gateway.flow.claim import answer_due_key
 from clarigate.gateway.flow.commands import Command, Control, parse_command, quote, stopped_words
 from clarigate.gateway.flow.delivery import Deliverer, Superseded, new_plan, persist, persist_budget
 from clarigate.gateway.flow.notices import language_hint, locale_for, notice, notice_for_text
 from clarigate.gateway.flow.one_question import close_crossed_interrupt
 from clarigate.gateway.flow.outage import wait_for_store
+from clarigate.gateway.flow.recalls import due_and_recalled
 from clarigate.gateway.flow.typed import TypedAnswers
 from clarigate.gateway.jobs.handle import HandBack, JobHandle, lacked, platform_of
 from clarigate.gateway.runners.base import AgentRunner
@@ -131,18 +131,18 @@ class Dispatcher:
             if record is not None:
                 log.info("job %s resumes delivery of its recorded replies", job.inbound_id)
                 return record
-        if await self._waits_for_answer(job):
+        answer_id, recalled = await due_and_recalled(self.store, job)  # one store read
+        if recalled:  # its writer took it back before it ran: dropped without a word, completed
+            return None
+        if await self._waits_for_answer(job, answer_id):
             return REQUEUED
         return await self._run_and_record(handle)
 
-    async def _waits_for_answer(self, job: Job) -> bool:
+    async def _waits_for_answer(self, job: Job, answer_id: Any) -> bool:
         """True when message ``job`` was moved behind its thread's approval answer, clicked (and
         shown as accepted) after the message was queued, whose job has not run: run first, the
         message would end the interrupt with a rejection (``_left_open``). Moved once per answer,
         in one store step: an answer job lost meanwhile holds up no message for good."""
-        if job.kind != "message":
-            return False
-        answer_id = await self.store.get_json(answer_due_key(job.order_key))
         if not isinstance(answer_id, str) or await self.store.is_done(answer_id):
             return False
         if parse_command(MessageJob.model_validate_json(job.payload_json).message.text) is not None:

@@ -337,6 +337,10 @@ class Store(ABC):
     async def get_json(self, key: str) -> Any | None:
         """JSON value under ``{prefix}:state:{key}``."""
 
+    async def get_jsons(self, *keys: str) -> list[Any | None]:
+        """The JSON values under several state keys (None where missing), in one read if it can."""
+        return [await self.get_json(key) for key in keys]
+
     @abstractmethod
     async def set_json(self, key: str, value: Any, ttl_seconds: int) -> None:
         """Store a JSON value with a TTL."""

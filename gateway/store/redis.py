@@ -265,6 +265,11 @@ class RedisStore(RedisJobStream):
         raw = await self._command("GET", self.keys.state(key))
         return None if raw is None else json.loads(raw)
 
+    async def get_jsons(self, *keys: str) -> list[Any | None]:
+        """JSON values under several state keys: one ``MGET``."""
+        found = await self._command("MGET", *(self.keys.state(key) for key in keys))
+        return [None if raw is None else json.loads(raw) for raw in found]
+
     async def set_json(self, key: str, value: Any, ttl_seconds: int) -> None:
         """Store a JSON value with a TTL."""
         await self._command("SET", self.keys.state(key), json.dumps(value), "PX", to_millis(ttl_seconds))

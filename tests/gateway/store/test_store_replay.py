@@ -438,6 +438,13 @@ async def _get_json(r: Replay) -> None:
     assert await r.store.get_json("wizard") == {"step": 2}
 
 
+@scenario("get_jsons")
+async def _get_jsons(r: Replay) -> None:
+    await r.store.set_json("wizard", {"step": 2}, 60)
+    r.lose_reply_to(r.key("state:wizard"))
+    assert await r.store.get_jsons("gone", "wizard") == [None, {"step": 2}]
+
+
 @scenario("delete")
 async def _delete(r: Replay) -> None:
     await r.store.set_json("wizard", {"step": 2}, 60)

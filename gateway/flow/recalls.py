@@ -1,0 +1,56 @@
+"""Messages their writers took back before the bot ran them: Feishu's recall (撤回), Slack's deletion.
+
+The adapter reports the recall (``GatewayPort.withdraw``) with the message's ``event_id``; the core
+marks its inbound id for ``RECALL_TTL_SECONDS``. A message job about to run reads the mark in the
+same store read as its thread's approval answer (``claim.answer_due_key``, one ``MGET``): marked,
+it is dropped without a word and completed, so the thread's next message runs in its turn. A recall
+once the run has started changes nothing there: the reply goes where the platform still allows it
+(Feishu: in the chat when the recalled message cannot be replied to).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from clarigate.gateway.flow.claim import answer_due_key
+from clarigate.gateway.store.base import Job, Store
+
+log = logging.getLogger(__name__)
+
+#: How long a recall is remembered: far longer than a message waits for its run.
+RECALL_TTL_SECONDS = 3600
+
+
+def recalled_key(inbound_id: str) -> str:
+    """The store key marking the message behind ``inbound_id`` as recalled by its writer."""
+    return f"recalled:{inbound_id}"
+
+
+class Recalls:
+    """Notes the recalls adapters report (``GatewayPort.withdraw``)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def withdraw(self, platform: str, event_id: str) -> None:
+        """Mark the message ``event_id`` (as its ``InboundMessage`` has it) recalled: its job, if it
+        has not run yet, is dropped. Best effort: the store unreachable, the message runs."""
+        inbound_id = f"{platform}:{event_id}"  # as ``InboundMessage.inbound_id``
+        try:
+            await self.store.set_json(recalled_key(inbound_id), 1, RECALL_TTL_SECONDS)
+        except Exception as exc:  # noqa: BLE001 (the platform would not tell again)
+            log.warning("noting the recall of %s failed (%s): it is answered if not yet", inbound_id, exc)
+            return
+        log.info("message %s was recalled: not run if it has not started", inbound_id)
+
+
+async def due_and_recalled(store: Store, job: Job) -> tuple[Any, bool]:
+    """For a message job: its thread's approval answer job id (or None) and whether its writer
+    recalled it, in one store read. Other jobs: (None, False), nothing read."""
+    if job.kind != "message":
+        return None, False
+    answer_id, recalled = await store.get_jsons(answer_due_key(job.order_key), recalled_key(job.inbound_id))
+    if recalled is not None:
+        log.info("message %s was recalled before its run: not run", job.inbound_id)
+    return answer_id, recalled is not None
