@@ -33,7 +33,7 @@ from clarigate.gateway.flow.model_failures import failure_notice
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
 from clarigate.gateway.flow.one_question import CloseQuestion, OneQuestion
 from clarigate.gateway.flow.outage import KeptNotice, through_outage
-from clarigate.gateway.flow.progress import WorkingIndicator
+from clarigate.gateway.flow.progress import WorkingIndicator, clear_cancelled, note_away, working_after
 from clarigate.gateway.flow.speaker import run_metadata, speaker_for
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInput
@@ -47,7 +47,6 @@ if TYPE_CHECKING:  # LangChain's callbacks: loaded where runs are (a web process
 
 log = logging.getLogger("clarigate.gateway.flow.turn")  # the turn's lines keep the name logs know
 
-CLEAR_PROGRESS_SECONDS = 2.0  #: a cancelled run's time to clear its "working…" (shutdown waits)
 #: Deliveries of a job whose agent was unavailable, a stale-claim period apart (about an hour).
 MAX_UNAVAILABLE_DELIVERIES = 120
 
@@ -138,7 +137,7 @@ class AgentRun:
             run = self._input(conv, thread_id, text, response, sender, turn, images, progress.live)
             output, usage = await self._call_agent(run, kept)
         except asyncio.CancelledError:
-            await _clear_cancelled(progress)
+            await clear_cancelled(progress.live, progress.working)
             raise
         except AgentUnavailable:
             if progress.working is not None:
@@ -155,12 +154,13 @@ class AgentRun:
         return output
 
     async def _show_progress(self, conv: Conversation, locale: Locale, job: Job, sender: Sender) -> _Progress:
-        """Start the run's live message, or else its "working…" indicator."""
-        live = await self._live_reply(conv, locale, job, sender)
+        """Start the run's live message, or else its "working…" indicator (``working_after``)."""
+        after = await working_after(self.store, job, self.config.progress_after_seconds)
+        live = await self._live_reply(conv, locale, job, sender, after)
         if live is not None:
             await live.start()
             return _Progress(live, None)
-        working = WorkingIndicator(self.outbox, conv, locale, after=self.config.progress_after_seconds)
+        working = WorkingIndicator(self.outbox, conv, locale, after=after)
         await working.start()
         return _Progress(None, working)
 
@@ -273,7 +273,7 @@ class AgentRun:
     # --- the live message of a run (gateway/flow/live.py) ------------------------------------
 
     async def _live_reply(
-        self, conv: Conversation, locale: Locale, job: Job, sender: Sender
+        self, conv: Conversation, locale: Locale, job: Job, sender: Sender, after: float
     ) -> LiveReply | None:
         """The run's live message where the platform shows one and streaming is on, else None.
 
@@ -305,7 +305,7 @@ class AgentRun:
             conv,
             locale,
             mode=mode,
-            working_after=self.config.progress_after_seconds,
+            working_after=after,
             remember=remember,
             adopted=adopted,
             recipient=sender,
@@ -341,6 +341,7 @@ class AgentRun:
             "agent unavailable for job %s (delivery %d): kept for later", job.inbound_id, job.deliveries
         )
         await kept.send()  # once, on the first delivery (unless told already while it waited)
+        await note_away(self.store, job, self.config.stale_claim_seconds)  # its next try: no "Working…"
         raise HandBack(job.inbound_id)
 
     async def _ask(self, conv: Conversation, thread_id: str, output: Any, sender: Sender, turn: Turn) -> None:
@@ -365,16 +366,6 @@ class AgentRun:
         fallback = output.fallback_text or request.question
         turn.add(ClarificationOut(request=request, fallback_text=fallback, token=record.token))
         log.info("asked for clarification")
-
-
-async def _clear_cancelled(progress: _Progress) -> None:
-    """Stopping, or taken over: the job runs again elsewhere with its own "working…"; a live
-    message stays as it is, for the replica that takes the job over to finish."""
-    with contextlib.suppress(BaseException):
-        if progress.live is not None:
-            await asyncio.wait_for(progress.live.finish(), CLEAR_PROGRESS_SECONDS)
-        if progress.working is not None:
-            await asyncio.wait_for(progress.working.finish(reply_follows=False), CLEAR_PROGRESS_SECONDS)
 
 
 def _log_finished(

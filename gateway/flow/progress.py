@@ -4,16 +4,54 @@ A reply that comes within ``progress_after_seconds`` needs no indicator: showing
 flash a message (or a typing status) and spend two platform API calls on it. A run that
 takes longer shows it then, and whatever was shown is cleared when the run ends, also when
 the send of the indicator was still on its way at that moment.
+
+A job handed back because the agent was away (``note_away``) was shown "working…" and told that
+the message is kept: the delivery that follows shows none of its own (``working_after``), so a
+wait for the agent does not print "Working…" at each try. A job taken over from a replica that
+stopped or crashed (its delivery before did not hand it back so) shows it as a first try does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+from typing import TYPE_CHECKING
 
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import Conversation, MessageRef, ProgressUpdate
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.store.base import Job, Store
+
+if TYPE_CHECKING:
+    from clarigate.gateway.flow.live import LiveReply
+
+CLEAR_PROGRESS_SECONDS = 2.0  #: a cancelled run's time to clear its "working…" (shutdown waits)
+#: How long the note of a hand-back for the agent away outlives it (beyond the stale-claim time).
+AWAY_NOTE_SECONDS = 3600
+
+
+def away_key(inbound_id: str) -> str:
+    """The store key noting the delivery of a job that handed it back because the agent was away."""
+    return f"away:{inbound_id}"
+
+
+async def note_away(store: Store, job: Job, stale_after: float) -> None:
+    """Note that this delivery of ``job`` hands it back because the agent is away (the person was
+    shown "working…" and told the message is kept): the next delivery shows no "working…"."""
+    with contextlib.suppress(Exception):  # not noted: the next try shows "working…", no harm
+        await store.set_json(away_key(job.inbound_id), job.deliveries, int(stale_after) + AWAY_NOTE_SECONDS)
+
+
+async def working_after(store: Store, job: Job, after: float) -> float:
+    """Seconds before a run of ``job`` shows "working…" (``after``): never (``math.inf``) when the
+    delivery just before this one handed it back because the agent was away (``note_away``); a
+    first delivery, or one taking over from a replica that stopped mid-run, shows it."""
+    if job.deliveries > 1:
+        with contextlib.suppress(Exception):  # unreadable: shown, as on a first try
+            if await store.get_json(away_key(job.inbound_id)) == job.deliveries - 1:
+                return math.inf
+    return after
 
 
 class WorkingIndicator:
@@ -28,7 +66,10 @@ class WorkingIndicator:
         self._showing: asyncio.Task[MessageRef | None] | None = None
 
     async def start(self) -> None:
-        """Arm a timer that shows the indicator after ``after`` seconds; 0 shows it before returning."""
+        """Arm a timer that shows the indicator after ``after`` seconds; 0 shows it before returning,
+        ``math.inf`` never."""
+        if math.isinf(self.after):
+            return
         if self.after > 0:
             self._timer = asyncio.get_running_loop().call_later(self.after, self._begin)
             return
@@ -60,3 +101,13 @@ class WorkingIndicator:
             ref = await asyncio.shield(showing)  # its send may still be on its way: wait for it
         done = ProgressUpdate(state="done", ref=ref, reply_follows=reply_follows)
         await self.outbox.send_quietly(self.conversation, done)
+
+
+async def clear_cancelled(live: LiveReply | None, working: WorkingIndicator | None) -> None:
+    """Stopping, or taken over: the job runs again elsewhere with its own "working…"; a live
+    message stays as it is, for the replica that takes the job over to finish."""
+    with contextlib.suppress(BaseException):
+        if live is not None:
+            await asyncio.wait_for(live.finish(), CLEAR_PROGRESS_SECONDS)
+        if working is not None:
+            await asyncio.wait_for(working.finish(reply_follows=False), CLEAR_PROGRESS_SECONDS)

@@ -1,10 +1,11 @@
-"""The chat while the agent is unreachable: the message is kept and tried again, and ``/quit``
-typed meanwhile leaves at once, saying what became of it."""
+"""The chat while the agent is unreachable: the message is kept and tried again, "Working…" is
+printed once for it, and ``/quit`` typed meanwhile leaves at once, saying what became of it."""
 
 from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import os
 import pty
 import time
@@ -23,6 +24,7 @@ from clarigate.gateway.runners.base import AgentUnavailable
 from clarigate.gateway.store.memory import MemoryStore
 from tests.conftest import config_for_tests
 
+WORKING = "⏳ Working…"
 KEPT = "  ! The agent is unreachable right now. Your message is kept: I will answer once it is back.\n"
 LEFT = (
     "  ! Left before your last message was answered. The chat keeps no message once it is closed:"
@@ -71,6 +73,26 @@ class Chat:
 def runner() -> Iterator[asyncio.Runner]:
     with asyncio.Runner() as made:
         yield made
+
+
+def test_working_is_printed_once_while_the_message_is_kept_and_tried_again(
+    runner: asyncio.Runner, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "clarigate.gateway.flow.turn")
+    chat = Chat(runner, Away(2.0))
+    try:
+        with pytest.raises(Leave):
+            ConsoleChat(chat.adapter, io.StringIO("hello\n"), runner.run, chat.settle).loop()
+    finally:
+        runner.run(chat.gateway.stop(grace=0))
+
+    out = chat.out.getvalue()
+    handed_back = [r for r in caplog.records if "kept for later" in r.getMessage()]
+    assert len(handed_back) >= 2  # handed back twice or more: answered on a third delivery or later
+    assert out.count(WORKING) == 1
+    assert out.count(KEPT) == 1
+    assert out.count("You said: hello") == 1
+    assert out.index(WORKING) < out.index(KEPT) < out.index("bot> You said: hello")
 
 
 def test_quit_typed_while_the_message_waits_for_the_agent_leaves_at_once(runner: asyncio.Runner) -> None:

@@ -7,6 +7,9 @@ import asyncio
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary.messages import AcceptOutcome, AnswerStatus, InboundAnswer, Sender
+from clarigate.gateway.boundary.retry import RetryPolicy
+from clarigate.gateway.flow import outage
+from clarigate.gateway.runners.base import AgentUnavailable
 
 
 async def test_thread_mapping_survives_a_restart(redis_stores, make_gateway):
@@ -206,3 +209,40 @@ async def test_stopping_finishes_even_when_a_waiting_job_swallows_its_cancellati
     async with asyncio.timeout(10):  # the shutdown must not hang on the waiting job
         await gateway.stop(grace=0)
     assert gateway.pool.busy == 0
+
+
+async def test_a_job_taken_over_after_a_wait_for_the_agent_shows_working_again(
+    redis_stores, make_gateway, monkeypatch
+):
+    """A try that follows a hand-back for the agent away shows no "working…" of its own (the
+    person was shown it, and told the message is kept); a takeover from a stopped replica does."""
+    monkeypatch.setattr(outage, "UNAVAILABLE_RETRY", RetryPolicy(first=0.05, cap=0.1, within=0.2))
+    away, hang, started = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    away.set()
+
+    async def away_then_stuck(turn: Turn) -> TurnOutput:
+        if away.is_set():
+            raise AgentUnavailable("the LangGraph server is down")
+        started.set()
+        await hang.wait()  # never set: this replica dies mid-run
+        return TurnOutput(replies=["too late"])
+
+    store = redis_stores()
+    healthy_runner = ScriptedRunner()
+    dying, chat = await make_gateway(store, ScriptedRunner(away_then_stuck))
+    healthy, other_chat = await make_gateway(redis_stores(store.prefix), healthy_runner, start=False)
+
+    assert await chat.say("long task") is AcceptOutcome.ACCEPTED
+    for _ in range(500):  # the first delivery hands the job back, the person told it is kept
+        if chat.of_kind("error"):
+            break
+        await asyncio.sleep(0.01)
+    away.clear()
+    await asyncio.wait_for(started.wait(), 5)  # the second delivery: back, no "working…" of its own
+    assert [item.state for item in chat.of_kind("progress")] == ["started", "done"]
+    await healthy.start()
+    await dying.stop(grace=0)
+    await dying.drain(timeout=10)
+
+    assert other_chat.texts() == ["You said: long task"]
+    assert [item.state for item in other_chat.of_kind("progress")] == ["started", "done"]
