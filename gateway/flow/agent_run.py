@@ -35,6 +35,7 @@ from clarigate.gateway.flow.one_question import CloseQuestion, OneQuestion
 from clarigate.gateway.flow.outage import KeptNotice, through_outage
 from clarigate.gateway.flow.progress import WorkingIndicator, clear_cancelled, note_away, working_after
 from clarigate.gateway.flow.speaker import run_metadata, speaker_for
+from clarigate.gateway.flow.stops import RunStopped, said_stopped, stops_of
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
 from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInput
 from clarigate.gateway.runtime import metrics, routes
@@ -96,6 +97,7 @@ class AgentRun:
         self, config: GatewayConfig, store: Store, runner: AgentRunner, outbox: Outbox, close: CloseQuestion
     ) -> None:
         self.config = config
+        self.stops = stops_of(store)  # the runs ``/cancel`` may stop (``flow.stops``)
         self.store = store
         self.runner = runner
         self.outbox = outbox
@@ -135,10 +137,14 @@ class AgentRun:
         kept = KeptNotice(self.outbox, conv, text, turn.hint, turn.job)
         try:
             run = self._input(conv, thread_id, text, response, sender, turn, images, progress.live)
-            output, usage = await self._call_agent(run, kept)
+            call = lambda: self._call_agent(run, kept)  # noqa: E731
+            output, usage = await self.stops.during(conv.thread_key, sender, turn.job, call)
         except asyncio.CancelledError:
             await clear_cancelled(progress.live, progress.working)
             raise
+        except RunStopped:  # /cancel (``flow.stops``): the job ends as done, said plainly
+            await said_stopped(self.runner, run, turn, progress.live, progress.working, first)
+            return None
         except AgentUnavailable:
             if progress.working is not None:
                 await progress.working.finish()

@@ -11,6 +11,7 @@ durable, deduplicated job like any message, that never waits behind the agent. (
 a graph's own interrupt promises nothing about going on, ``may_refuse_decline``: its follow-up run
 says when the task stopped, ``stopped_words``.) A ``/cancel`` run late (held by a worker that died)
 closes only a question asked before it was sent: a newer one stays open, and the person is told.
+With no question open, ``/cancel`` stops the chat thread's run in progress (``flow.stops``).
 
 Closing a question without an answer (a Cancel button, ``/cancel``, a new message typed
 instead of an answer, ``/new``) claims it with a ``declined`` answer (``answer_declined``),
@@ -51,6 +52,7 @@ from clarigate.gateway.flow.notices import (
     notice,
     text_locale,
 )
+from clarigate.gateway.flow.stops import stops_of
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe, route_for
@@ -188,6 +190,7 @@ class Control:
         self.store = store
         self.outbox = outbox
         self.track = track  # told the inbound id of each follow-up run it enqueues (``Gateway.drain``)
+        self.stops = stops_of(store)  # the runs going on in this process (``flow.stops``)
 
     async def handle(self, command: Command, msg: InboundMessage, reply: Reply) -> None:
         """Run ``command`` written in ``msg``; ``reply`` sends the answer it gets. A photo or file
@@ -240,11 +243,8 @@ class Control:
     async def _cancel(
         self, msg: InboundMessage, pending: PendingRecord | None, outstanding: int, locale: Locale
     ) -> TextReply | None:
-        if pending is None or pending.expires_at <= time.time():
-            lines = [notice("nothing_to_cancel", locale)]
-            if outstanding:
-                lines.append(notice("still_working", locale))
-            return TextReply(text=" ".join(lines))
+        if pending is None or pending.expires_at <= time.time():  # the thread's run, if any, stops
+            return await self.stops.cancel(msg, outstanding, locale, self.config.answer_policy)
         if msg.received_at < pending.created_at:  # asked after the /cancel was sent (it ran late)
             cancel, question = self.syntax(msg.conversation, "cancel"), quote(pending.request.question)
             return TextReply(text=notice("cancel_came_late", locale, cancel=cancel, question=question))

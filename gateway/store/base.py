@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -368,6 +369,15 @@ class Store(ABC):
     @abstractmethod
     async def votes_on(self, answer: str) -> dict[str, str]:
         """Every person's vote on ``answer`` (person -> vote); empty once expired."""
+
+    # --- stopping a run another process holds (``/cancel``: ``clarigate.gateway.flow.stops``) ---
+    async def publish_stop(self, message: dict[str, Any]) -> int:
+        """Send ``message`` to every process of the gateway listening (``listen_stops``); how many
+        got it, this one included (default: none, one process)."""
+        return 0
+
+    async def listen_stops(self, deliver: Callable[[dict[str, Any]], None]) -> None:  # noqa: B027
+        """From now on give ``deliver`` each message ``publish_stop`` sends (default: none come)."""
 
     # --- health -------------------------------------------------------------------------------
     @abstractmethod

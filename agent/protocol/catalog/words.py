@@ -227,6 +227,16 @@ WORDS: dict[str, dict[Locale, str]] = {
         "en": "I am still working on your message; the answer will come here.",
         "zh": "我还在处理您的消息，结果会发到这里。",
     },
+    # ``/cancel`` with no question open while the person's request runs: it stops (``flow.stops``)
+    "run_stopping": {"en": "Stopping the request in progress…", "zh": "正在停止进行中的请求…"},
+    "run_stopped": {
+        "en": "■ Stopped. What was already done stays done.",
+        "zh": "■ 已停止。已经完成的部分保持不变。",
+    },
+    "stop_not_yours": {
+        "en": "Only {who} can stop the request in progress; it goes on. Your own requests still go ahead.",
+        "zh": "只有 {who} 可以停止进行中的请求，它会继续。您自己的请求照常处理。",
+    },
     "status_title": {"en": "Where this conversation stands:", "zh": "当前对话状态："},
     "status_question": {
         "en": "• Waiting for an answer to “{question}” (asked {age} ago).",

@@ -49,6 +49,8 @@ class Terminal:
                     break
                 await asyncio.sleep(0.01)
             os.write(self.keyboard, b"\x04")
+        if turn.text == "slow":  # a long task: only a /cancel ends it early
+            await asyncio.sleep(30)
         if turn.text == "think":
             for _ in range(500):
                 answered = STATUS in self.out.getvalue() or HELP in self.out.getvalue()
@@ -95,6 +97,15 @@ def test_status_typed_while_a_run_works_answers_before_the_run_ends(terminal: Te
     assert "• Messages being worked on or waiting: 1." in out  # answered while "think" worked
     assert out.index(STATUS) < out.index("bot> You said: think")
     assert "You said: /status" not in out
+
+
+def test_cancel_typed_while_a_run_works_stops_it_and_the_chat_goes_on(terminal: Terminal) -> None:
+    out = terminal.chat(b"slow\n/cancel\n\x04")
+
+    assert "Stopping the request in progress…" in out
+    assert out.count("■ Stopped. What was already done stays done.") == 1
+    assert "You said: slow" not in out and "Sorry" not in out
+    assert "You said: next" in terminal.chat(b"next\n\x04")
 
 
 def test_help_typed_while_a_run_works_names_quit_as_the_help_at_the_prompt(terminal: Terminal) -> None:

@@ -382,7 +382,7 @@ async def test_a_run_working_past_slacks_status_timeout_keeps_its_status(
 
 async def test_the_bots_notice_mid_run_does_not_take_the_status_away(make_world: MakeWorld):
     """A message the app posts in the thread removes its status in Slack: after the bot's own
-    notice ("There is no open question to cancel…") while the run works, the status shows again."""
+    notice (the ``status`` command's answer) while the run works, the status shows again."""
     go_on = asyncio.Event()
 
     async def working(turn):
@@ -392,9 +392,9 @@ async def test_the_bots_notice_mid_run_does_not_take_the_status_away(make_world:
     world = await make_world(ScriptedRunner(working), slack=AGENT)
     _, ts = await world.user.dm("rebuild the search index")
     await until(lambda: ("D1", ts) in world.fake.agent.statuses)
-    await world.user.dm("<@U0BOT> cancel", thread_ts=ts)
-    await until(lambda: any(p["text"].startswith("There is no open question") for p in world.fake.shown()))
-    notice = next(p for p in world.fake.shown() if p["text"].startswith("There is no open question"))
+    await world.user.dm("<@U0BOT> status", thread_ts=ts)
+    await until(lambda: any(p["text"].startswith("Where this conversation") for p in world.fake.shown()))
+    notice = next(p for p in world.fake.shown() if p["text"].startswith("Where this conversation"))
     assert notice["thread_ts"] == ts
 
     await until(lambda: ("D1", ts) in world.fake.agent.statuses)  # set again after the notice

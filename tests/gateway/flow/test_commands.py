@@ -163,14 +163,19 @@ async def test_status_and_cancel_answer_while_a_long_run_goes_on(store: Store, m
     await chat.say("/cancel")
     await asyncio.wait_for(two_texts.wait(), 5)  # both answered while the run still goes on
 
-    status, cancel = chat.texts()
+    status, cancel = chat.texts()[:2]
     assert "• Messages being worked on or waiting: 2." in status
-    assert cancel == (
-        "There is no open question to cancel. I am still working on your message; the answer will come here."
-    )
-    release.set()
+    assert cancel == "Stopping the request in progress…"  # no question open: the run stops
+    release.set()  # for the next message
     await gateway.drain()
-    assert chat.texts()[2:] == ["done: a long task", "done: and one more thing"]
+    assert chat.texts()[2:] == ["■ Stopped. What was already done stays done.", "done: and one more thing"]
+
+
+async def test_cancel_with_nothing_running_says_there_is_nothing_to_cancel(store: Store, make_gateway):
+    gateway, chat = await make_gateway(store)
+    await chat.say("/cancel")
+    await gateway.drain()
+    assert chat.texts() == ["There is no open question to cancel."]
 
 
 async def test_a_repeated_delivery_of_a_command_is_answered_once(store: Store, make_gateway):

@@ -199,7 +199,7 @@ def documented_acl(user: str, prefix: str, password: str) -> list[str]:
     text = (ROOT / "deploy" / "README.md").read_text()
     match = re.search(r"^ACL SETUSER mybot (.+)$", text, re.MULTILINE)
     assert match, "deploy/README.md documents the ACL user"
-    rules = match.group(1).replace("mybot:*", f"{prefix}:*").replace(">PASSWORD", f">{password}")
+    rules = match.group(1).replace("mybot:", f"{prefix}:").replace(">PASSWORD", f">{password}")
     return ["ACL", "SETUSER", user, *rules.split()]
 
 

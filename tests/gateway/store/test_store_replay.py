@@ -10,7 +10,9 @@ scenario here fails ``test_every_store_method_has_a_replay_scenario``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
@@ -443,6 +445,33 @@ async def _get_jsons(r: Replay) -> None:
     await r.store.set_json("wizard", {"step": 2}, 60)
     r.lose_reply_to(r.key("state:wizard"))
     assert await r.store.get_jsons("gone", "wizard") == [None, {"step": 2}]
+
+
+@scenario("publish_stop")
+async def _publish_stop(r: Replay) -> None:
+    async with r.raw.pubsub() as listener:  # another process, straight on Redis
+        await listener.subscribe(r.key("stops"))
+        r.lose_reply_to(r.key("stops"))
+        assert await r.store.publish_stop({"op": "stop", "thread": "t1"}) == 1  # re-sent: heard
+        heard = None
+        async with asyncio.timeout(5):
+            while heard is None:  # (the subscription's own confirmation reads as None)
+                heard = await listener.get_message(ignore_subscribe_messages=True, timeout=1)
+    assert json.loads(heard["data"]) == {"op": "stop", "thread": "t1"}
+
+
+@scenario("listen_stops")
+async def _listen_stops(r: Replay) -> None:
+    heard: asyncio.Queue[dict] = asyncio.Queue()
+    r.lose_reply_to(r.key("stops"))  # the subscription's reply lost: subscribed again
+    await r.store.listen_stops(heard.put_nowait)
+    for _ in range(100):  # until the listener is subscribed again (it waits 1 s after a cut)
+        await r.raw.publish(r.key("stops"), '{"op": "stop"}')
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(0.2):
+                assert await heard.get() == {"op": "stop"}
+                return
+    raise AssertionError("the stop channel was never heard again")
 
 
 @scenario("delete")

@@ -1,0 +1,216 @@
+"""Stopping a run in progress: ``/cancel`` with no question open stops the chat thread's run.
+
+Each agent run is registered here while it goes (``RunStops.during``: its agent call runs as a
+task of its own). A ``/cancel`` of the chat thread (``Control``), when no question is open, stops
+it: the agent call's task is cancelled (in process, the checkpoint keeps the steps that completed
+and the agent answers a tool call left open when the thread goes on, ``agent.history``); a run
+on a LangGraph server is cancelled there (``AgentRunner.abandon``). The job then ends as done,
+with one line for the person (``run_stopped``), and the messages after it run in order.
+
+Who may stop a run: the person whose request it is, or anyone where ``answer_policy`` is
+``anyone`` (as for closing a question, ``answers.policy_refusal``); anyone else is told privately
+that the run is not theirs to stop. A ``/cancel`` sent before the run's message was accepted
+(it ran late) stops nothing.
+
+A run held by another process (replica or worker) is reached through the store's stop channel
+(Redis pub/sub, ``Store.publish_stop``): the process holding it decides and answers on the same
+channel; the ``/cancel`` waits for that answer at most ``STOP_REPLY_WAIT``. A process subscribes
+once, at its first run or stop: no Redis command is added to an ordinary message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import InboundMessage, Notice, Sender, TextReply
+from clarigate.gateway.flow.live import LiveReply, finish_items
+from clarigate.gateway.flow.notices import notice, notice_for_text
+from clarigate.gateway.store.base import Job, Store
+
+if TYPE_CHECKING:
+    from clarigate.gateway.flow.progress import WorkingIndicator
+    from clarigate.gateway.runners.base import AgentRunner, RunInput
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: How long a ``/cancel`` waits for the process holding the run to answer (seconds).
+STOP_REPLY_WAIT = 2.0
+
+
+class RunStopped(Exception):
+    """The run was stopped by ``/cancel`` (``by``: who sent it)."""
+
+    def __init__(self, by: Sender) -> None:
+        super().__init__(f"stopped by {by.user_id}")
+        self.by = by
+
+
+@dataclass
+class _Running:
+    """A run going on here: whose request it is and its agent call's task."""
+
+    sender: Sender
+    accepted_at: float  # when its job was accepted (unix time)
+    task: asyncio.Task[Any]
+    stopped_by: Sender | None = None
+
+
+def accepted_at(job: Job) -> float:
+    """When ``job`` was accepted (its stream entry id is its time in ms; now when unreadable)."""
+    try:
+        return int(job.entry_id.split("-")[0]) / 1000
+    except ValueError:
+        return time.time()
+
+
+class RunStops:
+    """The runs going on in this process, by chat thread, and ``/cancel``'s way to stop one."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._running: dict[str, _Running] = {}
+        self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._listening: asyncio.Task[None] | None = None
+
+    async def during(self, thread_key: str, sender: Sender, job: Job, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``'s result; raises ``RunStopped`` when a ``/cancel`` stopped it meanwhile."""
+        self._listen()
+        task = asyncio.ensure_future(call())
+        running = _Running(sender, accepted_at(job), task)
+        self._running[thread_key] = running
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if running.stopped_by is None or (current is not None and current.cancelling()):
+                raise  # stopping, taken over, or past its time: not a /cancel
+            raise RunStopped(running.stopped_by) from None
+        finally:
+            if self._running.get(thread_key) is running:
+                del self._running[thread_key]
+
+    async def cancel(self, msg: InboundMessage, outstanding: int, locale: Locale, policy: str) -> TextReply:
+        """``/cancel`` with no question open: stop the chat thread's run, here or elsewhere, if
+        ``policy`` (``answer_policy``) lets its sender; what the person is told (nothing to cancel
+        when no run of the thread goes on)."""
+        key, by = msg.conversation.thread_key, msg.sender
+        verdict = self._decide(key, by, msg.received_at, policy) if key in self._running else None
+        if verdict is None and outstanding:
+            verdict = await self._ask_elsewhere(key, by, msg.received_at, policy)
+        if verdict is not None and verdict.get("verdict") == "stopping":
+            return TextReply(text=notice("run_stopping", locale))
+        if verdict is not None and verdict.get("verdict") == "refused":
+            who = Sender.model_validate(verdict["who"])
+            refused = Notice.of("stop_not_yours", locale, who=who)
+            return TextReply(text=refused.text, private_to=by, notice=refused)
+        lines = [notice("nothing_to_cancel", locale)]
+        if outstanding:
+            lines.append(notice("still_working", locale))
+        return TextReply(text=" ".join(lines))
+
+    def _decide(self, thread_key: str, by: Sender, sent_at: float, policy: str) -> dict[str, Any] | None:
+        """Stop this process's run of ``thread_key`` for ``by`` if they may: the verdict, or None
+        when no run of it goes on here that the ``/cancel`` was sent after."""
+        running = self._running.get(thread_key)
+        if running is None or running.task.done() or sent_at < running.accepted_at:
+            return None
+        if policy != "anyone" and running.sender.user_id != by.user_id:
+            log.info("a /cancel of %s was refused: not the run's requester", by.user_id)
+            return {"verdict": "refused", "who": running.sender.model_dump(mode="json")}
+        if running.stopped_by is None:
+            log.info("run on %s stopped by %s (/cancel)", thread_key, by.user_id)
+            running.stopped_by = by
+            running.task.cancel()
+        return {"verdict": "stopping"}
+
+    # --- other processes (the store's stop channel) -----------------------------------------
+
+    def _listen(self) -> None:
+        if self._listening is None:
+            self._listening = asyncio.ensure_future(self.store.listen_stops(self._heard))
+
+    async def _ask_elsewhere(
+        self, thread_key: str, by: Sender, sent_at: float, policy: str
+    ) -> dict[str, Any] | None:
+        """Ask the process holding the thread's run to stop it; its verdict (None: no answer)."""
+        self._listen()
+        if self._listening is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self._listening), STOP_REPLY_WAIT)
+        nonce = secrets.token_hex(8)
+        reply: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._replies[nonce] = reply
+        by_json = by.model_dump(mode="json")
+        ask = {"op": "stop", "thread": thread_key, "by": by_json, "sent_at": sent_at, "policy": policy}
+        try:
+            if await self.store.publish_stop({**ask, "reply": nonce}) <= 1:
+                return None  # no process but this one listens: no run elsewhere to stop
+            async with asyncio.timeout(STOP_REPLY_WAIT):
+                return await reply
+        except Exception as exc:  # noqa: BLE001 (no answer in time, or Redis away: not stopped)
+            log.info("no process stopped the run of %s (%s)", thread_key, type(exc).__name__)
+            return None
+        finally:
+            self._replies.pop(nonce, None)
+
+    def _heard(self, message: dict[str, Any]) -> None:
+        """A message on the stop channel: a stop to decide here, or a verdict awaited here."""
+        nonce = str(message.get("reply", ""))
+        if message.get("op") == "verdict":
+            waiting = self._replies.get(nonce)
+            if waiting is not None and not waiting.done():
+                waiting.set_result(message)
+            return
+        thread_key = str(message.get("thread", ""))
+        if message.get("op") != "stop" or thread_key not in self._running:
+            return
+        try:
+            by = Sender.model_validate(message["by"])
+            verdict = self._decide(thread_key, by, float(message["sent_at"]), str(message["policy"]))
+        except (KeyError, TypeError, ValueError):
+            return
+        if verdict is not None:
+            publish = self.store.publish_stop({**verdict, "op": "verdict", "reply": nonce})
+            task = asyncio.ensure_future(publish)
+            task.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
+#: The stop registry of each store (one per process and store: every gateway on it shares it).
+_REGISTRIES: weakref.WeakKeyDictionary[Store, RunStops] = weakref.WeakKeyDictionary()
+
+
+def stops_of(store: Store) -> RunStops:
+    """The runs going on in this process on ``store`` (``Control`` and ``AgentRun`` share it)."""
+    found = _REGISTRIES.get(store)
+    if found is None:
+        found = _REGISTRIES[store] = RunStops(store)
+    return found
+
+
+async def said_stopped(
+    runner: AgentRunner,
+    run: RunInput,
+    turn: Any,
+    live: LiveReply | None,
+    working: WorkingIndicator | None,
+    first: int,
+) -> None:
+    """A run ``/cancel`` stopped: stopped where it runs (a LangGraph server: ``abandon``), its
+    progress finished, and one plain line (not an error) added to ``turn``'s items."""
+    await runner.abandon(run)
+    if working is not None:
+        await working.finish()
+    turn.add(TextReply(text=notice_for_text("run_stopped", run.text, turn.hint), from_agent=False))
+    if live is not None:
+        finish_items(await live.finish(), turn.items, first)

@@ -1,0 +1,135 @@
+"""``/cancel`` with no question open stops the chat thread's run in progress (``flow.stops``):
+in this process, in another one (through Redis), and never for someone else's request."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import tool
+
+from clarigate.adapters.testing import ScriptedRunner, Turn
+from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
+from clarigate.gateway.boundary.messages import Conversation, ErrorReply, InboundMessage, Sender, TextReply
+from clarigate.gateway.flow.stops import RunStopped, stops_of
+from clarigate.gateway.runners.in_process import LangGraphRunner
+from clarigate.gateway.store.base import Job, Store
+from tests.agent.conftest import scripted
+
+STOPPING = "Stopping the request in progress…"
+STOPPED = "■ Stopped. What was already done stays done."
+
+
+def _slow_script(started: asyncio.Event, reached: list[str]) -> Any:
+    async def script(turn: Turn) -> TurnOutput:
+        if turn.text == "a long task":
+            started.set()
+            await asyncio.sleep(30)
+            reached.append(turn.text)  # past the stop point: never
+        return TurnOutput(replies=[f"done: {turn.text}"])
+
+    return script
+
+
+async def test_cancel_stops_the_run_in_progress_and_the_next_messages_run(store: Store, make_gateway):
+    started, reached = asyncio.Event(), []
+    gateway, chat = await make_gateway(store, ScriptedRunner(_slow_script(started, reached)))
+    await chat.say("a long task")
+    await asyncio.wait_for(started.wait(), 5)
+    await chat.say("and one more thing")  # queued behind the run: still runs, in order
+
+    await chat.say("/cancel")
+    await asyncio.wait_for(gateway.drain(), 10)
+    await chat.say("next")
+    await asyncio.wait_for(gateway.drain(), 10)
+
+    assert chat.texts() == [STOPPING, STOPPED, "done: and one more thing", "done: next"]
+    assert reached == [] and not chat.of_kind("error")
+
+
+async def test_someone_elses_cancel_does_not_stop_the_run(store: Store, make_gateway):
+    started, reached = asyncio.Event(), []
+    gateway, chat = await make_gateway(store, ScriptedRunner(_slow_script(started, reached)))
+    room = {"chat": "room", "topic": "t", "direct": False}
+    await chat.say("a long task", user="ann", name="Ann", **room)
+    await asyncio.wait_for(started.wait(), 5)
+
+    await chat.say("/cancel", user="bob", name="Bob", **room)
+    for _ in range(100):
+        if chat.texts():
+            break
+        await asyncio.sleep(0.05)
+    [refused] = [item for _, item in chat.sent if isinstance(item, TextReply)]
+    assert refused.text.startswith("Only Ann can stop the request in progress; it goes on.")
+    assert refused.private_to is not None and refused.private_to.user_id == "bob"
+
+    await chat.say("/cancel", user="ann", name="Ann", **room)  # the requester may
+    await asyncio.wait_for(gateway.drain(), 10)
+    assert chat.texts("room")[1:] == [STOPPING, STOPPED] and reached == []
+
+
+async def test_a_run_in_another_process_is_stopped_through_redis(redis_stores):
+    here = redis_stores()
+    there = redis_stores(here.prefix)  # another replica on the same Redis
+    ada, bob = Sender(user_id="ada", display_name="Ada"), Sender(user_id="bob", display_name="Bob")
+    conv = Conversation(platform="test", chat_id="c1", chat_type="group")
+    job = Job(entry_id="1-0", kind="message", inbound_id="test:1", order_key=conv.thread_key, seq=1)
+    slow = lambda: asyncio.sleep(30)  # noqa: E731
+    run = asyncio.ensure_future(stops_of(there).during(conv.thread_key, ada, job, slow))
+    await asyncio.sleep(0.2)  # the run's process is subscribed to the stop channel
+
+    def cancel(by: Sender) -> Any:
+        msg = InboundMessage(platform="test", event_id="e", conversation=conv, sender=by, text="/cancel")
+        return stops_of(here).cancel(msg, outstanding=1, locale="en", policy="starter")
+
+    refused = await cancel(bob)
+    assert refused.text.startswith("Only Ada can stop") and refused.private_to == bob
+    assert not run.done()
+    assert (await cancel(ada)).text == STOPPING
+    with pytest.raises(RunStopped):
+        await asyncio.wait_for(run, 5)
+
+
+@tool
+async def slow_lookup(query: str) -> str:
+    """Look something up (slowly)."""
+    SLOW_TOOL.append("started")
+    await asyncio.sleep(30)
+    SLOW_TOOL.append("finished")  # past the stop point: never
+    return "found"
+
+
+SLOW_TOOL: list[str] = []
+
+
+async def test_in_process_the_thread_goes_on_after_a_stop_in_a_tool_call(redis_stores, make_gateway):
+    SLOW_TOOL.clear()
+    model = scripted(
+        {"tool_calls": [{"name": "slow_lookup", "args": {"query": "x"}}]},
+        {"content": "Here is what I found."},  # the stopped run's next step: reached only by the next message
+    )
+    settings = AgentSettings(checkpointer_url="memory://")
+    agent = await ClarifyingAgent.create(settings, model=model, tools=[slow_lookup])
+    runner = LangGraphRunner(settings, agent=agent)
+    try:
+        gateway, chat = await make_gateway(redis_stores(), runner)
+        await chat.say("look it up")
+        for _ in range(200):
+            if SLOW_TOOL:
+                break
+            await asyncio.sleep(0.05)
+        await chat.say("/cancel")
+        await asyncio.wait_for(gateway.drain(), 10)
+        assert chat.texts() == [STOPPING, STOPPED] and SLOW_TOOL == ["started"]
+        await chat.say("and now?")
+        await asyncio.wait_for(gateway.drain(), 10)
+    finally:
+        await runner.aclose()
+    assert chat.texts()[2:] == ["Here is what I found."] and not chat.of_kind("error")
+    assert not any(isinstance(item, ErrorReply) for _, item in chat.sent)
+    sent = model.calls[-1]  # the provider is sent a result for the call the stop left open
+    calls = [m for m in sent if isinstance(m, AIMessage) and m.tool_calls]
+    answered = {m.tool_call_id for m in sent if isinstance(m, ToolMessage)}
+    assert calls and all(c["id"] in answered for m in calls for c in m.tool_calls)
