@@ -43,6 +43,7 @@ from .live import LiveMessages
 from .media import attachments_of, fetch_file
 from .migration import ChatMoves
 from .outbound import TelegramOutbound
+from .person_chains import accept_noted, their_conversation
 from .polling import ALLOWED_UPDATES, LeasedPoller, PolledBot
 from .receive import (
     BotIdentity,
@@ -238,6 +239,7 @@ class TelegramAdapter(PlatformAdapter):
         private = one_to_one(message)  # a private chat, or a person's topic of a channel's direct messages
         mention, reply = mentions_bot(message, me), replies_to_bot(message, me)
         conversation = await self._conversation(message, reply)
+        conversation = await their_conversation(self.gateway.state, message, conversation, sender, command)
         if command is not None:
             neutral = command.neutral_text()
             if neutral is not None:
@@ -245,9 +247,8 @@ class TelegramAdapter(PlatformAdapter):
                     # the gateway closes the question; the person's form stops taking values now
                     forms = self.interactions.forms
                     await forms.close_for(str(message.chat_id), sender.user_id, conversation)
-                await self.gateway.accept(
-                    inbound_message(update, message, conversation, sender, neutral, True, attachments)
-                )
+                said = inbound_message(update, message, conversation, sender, neutral, True, attachments)
+                await accept_noted(self.gateway, said, command)
                 return
             if not private and not command.explicit:
                 return  # a bare command we do not know, in a group: meant for another bot
@@ -263,7 +264,7 @@ class TelegramAdapter(PlatformAdapter):
         if typed and await forms.on_typed(message, conversation, sender, clean, aside, attachments):
             return
         inbound = inbound_message(update, message, conversation, sender, clean, True, attachments, aside)
-        await self.gateway.accept(inbound)
+        await accept_noted(self.gateway, inbound, command)
 
     async def _attachments(
         self, update: Update, message: Message, command: Command | None, text: str, me: BotIdentity
