@@ -182,9 +182,10 @@ WORDS: dict[str, dict[Locale, str]] = {
         "en": "start a new conversation (closes the open question)",
         "zh": "开始新的对话（关闭当前问题）",
     },
+    # ``/cancel``: the open question, else the request in progress (``flow.stops``)
     "cmd_cancel": {
-        "en": "dismiss the open question",
-        "zh": "取消当前问题",
+        "en": "dismiss the open question, or stop the request in progress",
+        "zh": "取消待回答的问题，或停止进行中的请求",
     },
     "cmd_status": {"en": "what I am doing in this chat", "zh": "查看我在这个对话里的进展"},
     "cmd_help": {"en": "how to talk to me, and the commands", "zh": "如何与我交谈，以及可用的命令"},

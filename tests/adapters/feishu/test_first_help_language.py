@@ -35,14 +35,14 @@ async def first_reply(make_bot, domain: str, text: str) -> str:
 async def test_a_first_help_on_feishu_is_in_chinese(routed_to_fake, make_bot):
     help_text = await first_reply(make_bot, "https://open.feishu.cn", "/help")
     assert help_text.startswith("直接告诉我您需要什么。")
-    assert "/cancel — 取消当前问题" in help_text.splitlines()
+    assert "/cancel — 取消待回答的问题，或停止进行中的请求" in help_text.splitlines()
 
 
 async def test_a_first_help_on_lark_is_in_english(routed_to_fake, make_bot):
     help_text = await first_reply(make_bot, "https://open.larksuite.com", "/help")
-    assert "/cancel — dismiss the open question" in help_text.splitlines()
+    assert "/cancel — dismiss the open question, or stop the request in progress" in help_text.splitlines()
 
 
 async def test_english_words_on_feishu_get_english(routed_to_fake, make_bot):
     help_text = await first_reply(make_bot, "https://open.feishu.cn", "/help how do I use this")
-    assert "/cancel — dismiss the open question" in help_text.splitlines()
+    assert "/cancel — dismiss the open question, or stop the request in progress" in help_text.splitlines()

@@ -332,9 +332,12 @@ async def test_slash_help_in_the_agent_dm_lists_the_commands_as_typed_in_a_threa
     lines = english["text"].splitlines()
     assert lines[0].startswith("Just write what you need.")
     assert lines[2].startswith("Each conversation with me is a thread of its own")
-    assert "<@U0BOT> cancel — dismiss the open question" in lines and "/clarigate" not in english["text"]
+    assert (
+        "<@U0BOT> cancel — dismiss the open question, or stop the request in progress" in lines
+        and "/clarigate" not in english["text"]
+    )
     assert chinese["text"].startswith("直接告诉我您需要什么。")
-    assert "<@U0BOT> cancel — 取消当前问题" in chinese["text"].splitlines()
+    assert "<@U0BOT> cancel — 取消待回答的问题，或停止进行中的请求" in chinese["text"].splitlines()
 
 
 async def until(condition, timeout: float = 10.0) -> None:  # noqa: ASYNC109

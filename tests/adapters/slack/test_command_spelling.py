@@ -26,7 +26,9 @@ async def _thread_reply(world: SlackWorld, text: str) -> str:
 async def test_help_in_a_channel_thread_names_the_mention_not_the_slash_command(make_world: MakeWorld):
     world = await make_world(ScriptedRunner())
     text = await _thread_reply(world, "help")
-    assert "@clarigate cancel — dismiss the open question" in text.splitlines()
+    assert (
+        "@clarigate cancel — dismiss the open question, or stop the request in progress" in text.splitlines()
+    )
     assert "@clarigate new — " in text and "/clarigate" not in text
 
 
@@ -69,7 +71,10 @@ async def test_in_a_dm_the_slash_command_stays(make_world: MakeWorld):
         await world.user.slash_command(typed)
         await world.settle()
     help_text, status = (m["text"] for m in world.fake.of("chat.postMessage")[-2:])
-    assert "/clarigate cancel — dismiss the open question" in help_text.splitlines()
+    assert (
+        "/clarigate cancel — dismiss the open question, or stop the request in progress"
+        in help_text.splitlines()
+    )
     assert "/clarigate new starts a fresh one" in status and "@clarigate" not in help_text + status
 
 
@@ -90,6 +95,9 @@ async def test_in_an_agent_thread_help_and_status_name_the_mention_typed_there(m
     world = await make_world(ScriptedRunner(), slack={"agent_view": True})
     help_text = await _agent_thread_reply(world, "help")
     status = await _agent_thread_reply(world, "status")
-    assert "@clarigate cancel — dismiss the open question" in help_text.splitlines()
+    assert (
+        "@clarigate cancel — dismiss the open question, or stop the request in progress"
+        in help_text.splitlines()
+    )
     assert "@clarigate new starts a fresh one" in status
     assert "/clarigate" not in help_text + status

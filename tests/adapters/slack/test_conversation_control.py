@@ -246,14 +246,17 @@ async def test_help_after_a_chinese_message_answers_in_chinese_with_the_shared_w
     await world.user.slash_command("help")
     await world.settle()
     english = world.fake.posted()["text"]
-    assert "/clarigate cancel — dismiss the open question" in english.splitlines()
+    assert (
+        "/clarigate cancel — dismiss the open question, or stop the request in progress"
+        in english.splitlines()
+    )
     await world.user.dm("帮我写一份周报")
     await world.settle()
     await world.user.slash_command("help")
     await world.settle()
     chinese = world.fake.posted()["text"]
     assert chinese.startswith("直接告诉我您需要什么。")
-    assert "/clarigate cancel — 取消当前问题" in chinese.splitlines()
+    assert "/clarigate cancel — 取消待回答的问题，或停止进行中的请求" in chinese.splitlines()
 
 
 async def test_the_in_channel_hint_speaks_the_language_typed(make_world: MakeWorld):

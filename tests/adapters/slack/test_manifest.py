@@ -50,6 +50,7 @@ def test_manifest_declares_the_slash_command_on_the_same_url():
     assert command["command"] == "/clarigate"
     assert command["url"] == manifest["settings"]["event_subscriptions"]["request_url"]
     assert all(word in command["usage_hint"] for word in ("new", "cancel", "status", "help"))
+    assert "stop a request" in command["description"]  # cancel also stops the request in progress
     assert "commands" in manifest["oauth_config"]["scopes"]["bot"]
 
 

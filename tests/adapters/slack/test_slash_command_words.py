@@ -77,7 +77,7 @@ async def test_help_as_first_words_follows_the_persons_slack_language(make_world
     await world.settle()
     text = world.fake.posted()["text"]
     assert text.startswith("直接告诉我您需要什么。"), text[:80]
-    assert "/clarigate cancel — 取消当前问题" in text.splitlines()
+    assert "/clarigate cancel — 取消待回答的问题，或停止进行中的请求" in text.splitlines()
 
 
 async def test_the_words_typed_outweigh_the_slack_language(make_world: MakeWorld):
@@ -102,5 +102,6 @@ async def test_the_agent_dm_hint_uses_a_language_known_without_asking_before_the
     await world.settle()
     after = (await world.user.slash_command("help", user="U7", channel="D7")).json()["text"]
     assert (
-        after.startswith("直接告诉我您需要什么。") and "<@U0BOT> cancel — 取消当前问题" in after.splitlines()
+        after.startswith("直接告诉我您需要什么。")
+        and "<@U0BOT> cancel — 取消待回答的问题，或停止进行中的请求" in after.splitlines()
     )

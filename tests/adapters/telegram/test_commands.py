@@ -125,8 +125,8 @@ async def test_the_words_after_new_are_the_new_conversations_first_message(bench
 
 
 #: One command's description, as every platform and the terminal word it.
-CANCEL_EN = "dismiss the open question"
-CANCEL_ZH = "取消当前问题"
+CANCEL_EN = "dismiss the open question, or stop the request in progress"
+CANCEL_ZH = "取消待回答的问题，或停止进行中的请求"
 
 
 async def test_the_menu_describes_each_command_as_help_does(bench):

@@ -52,7 +52,7 @@ def test_status_quotes_the_open_question(tmp_path: Path) -> None:
 def test_help_lists_the_commands_and_help_in_a_form_asks_the_field_again(tmp_path: Path) -> None:
     out = run_chat(tmp_path, ["/help", "create a project", "/help"])
 
-    assert out.count("/cancel — dismiss the open question\n") == 2
+    assert out.count("/cancel — dismiss the open question, or stop the request in progress\n") == 2
     assert out.count("/quit — leave the chat") == 2
     assert out.count("Project name (required): ") == 2  # asked again after the help
 

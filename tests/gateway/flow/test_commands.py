@@ -27,7 +27,7 @@ async def test_help_lists_the_commands_and_never_reaches_the_agent(store: Store,
     assert text.startswith("Just write what you need.")
     for line in (
         "/new — start a new conversation",
-        "/cancel — dismiss the open question",
+        "/cancel — dismiss the open question, or stop the request in progress",
         "/status — what I am doing in this chat",
         "/help — how to talk to me, and the commands",
     ):
@@ -44,7 +44,7 @@ async def test_help_follows_the_persons_language(store: Store, make_gateway):
     await gateway.drain()
 
     assert chat.texts("c1")[0].startswith("直接告诉我您需要什么。")
-    assert "/cancel — 取消当前问题" in chat.texts("c1")[0]
+    assert "/cancel — 取消待回答的问题，或停止进行中的请求" in chat.texts("c1")[0]
     assert chat.texts("c2")[0].startswith("直接告诉我您需要什么。")
     assert chat.texts("c3")[0].startswith("Just write what you need.")
 
@@ -72,7 +72,7 @@ async def test_help_spells_commands_the_way_the_platform_does(store: Store, make
     await chat.say("/help")
     await gateway.drain()
 
-    assert "/clarigate cancel — dismiss the open question" in chat.texts()[0]
+    assert "/clarigate cancel — dismiss the open question, or stop the request in progress" in chat.texts()[0]
 
 
 async def test_start_greets_and_explains(store: Store, make_gateway):
