@@ -11,6 +11,10 @@ An answer to an approval (a graph's interrupt) is noted for its chat thread
 job (``Dispatcher``), since a request run on the thread first would end the interrupt
 with a rejection and the answer the person was shown as accepted would never take effect.
 
+An answer's time is noted for its agent thread by the claim itself (``answered_key``): a typed
+answer to that question written while it was still open and handled after it (someone else
+answered first) is told so, as a second tap is, rather than run as a request (``TypedAnswers``).
+
 A question the chat refused (the bot removed or blocked: ``DeliveryFailed.chat_refused``) was
 never seen: it closes as if a new message had superseded it (``close_unseen``), so a line written
 there later runs as a request, never as the answer to a question nobody was shown (a graph's

@@ -276,12 +276,11 @@ class Dispatcher:
             msg = after
         if await self.typed.claimed_before(conv, msg, turn):
             return
-        # a new request's language is what the person's later commands (/help, /status) answer in
-        # (a typed answer such as "Vue" says less): with no question open, saved by the lookup
-        locale = self.control.locale_of(msg)
-        thread_id, pending = await self.store.thread_with_pending(conv.thread_key, ttl, locale)
+        # a request's language answers the person's later /help, /status: saved by the lookup if none open
+        found = await self.store.thread_lookup(conv.thread_key, ttl, self.control.locale_of(msg))
+        thread_id, pending = found.thread_id, found.pending
         set_log_context(thread_id=thread_id)
-        if pending is not None and await self.typed.settled_by_question(conv, msg, pending, thread_id, turn):
+        if await self.typed.settled_by_question(conv, msg, found, turn):
             return
         if msg.said_to_others:
             return  # no answer after all (someone answered first): still said to the others

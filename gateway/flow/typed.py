@@ -10,6 +10,8 @@ new request once the question is no longer open.
 
 from __future__ import annotations
 
+from typing import Any
+
 from clarigate.agent.protocol import (
     HumanInputResponse,
     TypedReply,
@@ -24,6 +26,7 @@ from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.agent_run import AgentRun, Turn
 from clarigate.gateway.flow.answering import expects_typed_answer
 from clarigate.gateway.flow.answers import (
+    already_answered_outcome,
     answered_by,
     answered_line,
     may_type_answer,
@@ -43,6 +46,11 @@ from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import set_log_context
 from clarigate.gateway.store.base import PendingRecord, Store
 from clarigate.gateway.store.keys import DONE_TTL_SECONDS
+from clarigate.gateway.store.lookup import ThreadLookup
+
+#: How far a message's time may pass the answer's and still count as written before it: Telegram
+#: gives whole seconds, a message counted from the end of its second (``written_time``).
+SAME_MOMENT = 1.0
 
 
 class TypedAnswers:
@@ -60,16 +68,24 @@ class TypedAnswers:
         self.drafts = TypedDrafts(store)  # a form's fields typed over several messages
 
     async def settled_by_question(
-        self, conv: Conversation, msg: InboundMessage, pending: PendingRecord, thread_id: str, turn: Turn
+        self,
+        conv: Conversation,
+        msg: InboundMessage,
+        found: ThreadLookup,
+        turn: Turn,
     ) -> bool:
         """True when ``msg`` is taken as the typed answer to the thread's open question (an answer
-        run, the answer's problems, a confirmation asked for); False when it runs as a new request.
+        run, the answer's problems, a confirmation asked for), or to the one someone answered
+        first (``answered_first``, by the lookup's note); False when it runs as a new request.
 
         Only people who may answer it (``may_type_answer``) answer by typing; when what they type
         is no answer, the question closes (as superseded, for everyone) and the message runs as a
         request, never as the question's answer. Anyone else's message is a request of its own
         (``_left_open``).
         """
+        pending, thread_id = found.pending, found.thread_id
+        if pending is None:
+            return await self.answered_first(msg, found.answered, turn)
         if not may_type_answer(pending, msg):
             return False  # another member's message (or one written before it was asked): a request
         if msg.attachments and not msg.text.strip():
@@ -159,6 +175,8 @@ class TypedAnswers:
     ) -> bool:
         """Claim a typed answer and run it; False when someone answered first."""
         claim = await claim_answer(self.store, pending.request_id, msg.sender, response)
+        if claim.status == "already_answered" and claim.record is not None:
+            return self._told_answered(claim.record, msg, turn)  # someone else's answer came first
         if claim.status != "claimed" or claim.record is None:
             return False
         metrics.ANSWERED.inc()
@@ -193,6 +211,38 @@ class TypedAnswers:
         text = message_text(msg, run_text_for(record, response), images)
         turn.attached = bool(msg.attachments)
         await self.agent_run.run(conv, thread_id, text, response, msg.sender, turn, images.shown)
+
+    async def answered_first(self, msg: InboundMessage, noted: dict[str, Any] | None, turn: Turn) -> bool:
+        """True when ``msg`` is a typed answer to the thread's last question, written while that
+        was still open (its own time counts, not its arrival) by someone who may answer it, and
+        handled once another person's answer had been taken: told so (as a second tap is), it runs
+        not as a request. A message that is no answer to it (``looks_like_answer``), or written
+        once it was answered, is a new message. Telegram's times are whole seconds: one written
+        in the second the answer was taken counts as written before it (``SAME_MOMENT``).
+        ``noted`` is the thread's last answer (``answered_key``), read by its lookup."""
+        if noted is None or msg.received_at > float(noted.get("at", 0)) + SAME_MOMENT:
+            return False
+        record = await self.store.get_pending(str(noted.get("request_id")))
+        if record is None or record.status != "answered" or msg.received_at < record.created_at:
+            return False
+        if record.answered_by is None or record.answered_by.user_id == msg.sender.user_id:
+            return False  # their own answer came first: what else they wrote goes on as a request
+        if record.policy != "anyone" and record.asked_by and record.asked_by.user_id != msg.sender.user_id:
+            return False  # someone else's question: their message is a request of its own
+        if msg.attachments and not msg.text.strip():
+            return False  # a photo or file alone types no answer
+        if not looks_like_answer(record.request, msg.text) and not await expects_typed_answer(
+            self.store, record, msg.sender
+        ):
+            return False
+        return self._told_answered(record, msg, turn)
+
+    def _told_answered(self, record: PendingRecord, msg: InboundMessage, turn: Turn) -> bool:
+        """Tell ``msg``'s writer that ``record`` was answered first (by them, or by whom)."""
+        set_log_context(request_id=record.request_id)
+        turn.add(TextReply(text=already_answered_outcome(view_of(record), msg.sender).message))
+        _not_used(turn, msg, record.request.locale)
+        return True
 
     async def claimed_before(self, conv: Conversation, msg: InboundMessage, turn: Turn) -> bool:
         """A later delivery of a job that claimed a typed answer (its run kept for later): that

@@ -25,6 +25,8 @@ from pydantic import BaseModel
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse
 from clarigate.gateway.boundary.messages import Conversation, MessageRef, Sender
 
+from .lookup import ThreadLookup, answered_key
+
 
 class PendingRecord(BaseModel):
     """A clarification waiting for its answer (``{prefix}:ask:{request_id}``)."""
@@ -145,13 +147,22 @@ class Store(ABC):
     async def thread_with_pending(
         self, thread_key: str, ttl_seconds: int, state: SavedState | None = None
     ) -> tuple[str, PendingRecord | None]:
-        """``thread_for_chat`` and that thread's ``pending_for_thread``; ``state`` saved (as
-        ``set_json`` would) when the thread has no open clarification (one round trip in Redis)."""
+        """``thread_lookup``'s agent thread and open clarification."""
+        found = await self.thread_lookup(thread_key, ttl_seconds, state)
+        return found.thread_id, found.pending
+
+    async def thread_lookup(
+        self, thread_key: str, ttl_seconds: int, state: SavedState | None = None
+    ) -> ThreadLookup:
+        """``thread_for_chat``, that thread's ``pending_for_thread`` and, when it has none, its last
+        answer's note (``answered_key``); ``state`` saved (as ``set_json`` would) when the thread
+        has no open clarification (one round trip in Redis)."""
         thread_id = await self.thread_for_chat(thread_key, ttl_seconds)
         pending = await self.pending_for_thread(thread_id)
         if pending is None and state is not None:
             await self.set_json(*state)
-        return thread_id, pending
+        answered = await self.get_json(answered_key(thread_id)) if pending is None else None
+        return ThreadLookup(thread_id, pending, answered if isinstance(answered, dict) else None)
 
     @abstractmethod
     async def thread_of_chat(self, thread_key: str) -> str | None:

@@ -18,7 +18,8 @@ from clarigate.agent.protocol import HumanInputResponse
 from clarigate.gateway.boundary.messages import MessageRef, Sender
 
 from .base import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord, SavedState
-from .keys import new_thread_id, still_open
+from .keys import DONE_TTL_SECONDS, new_thread_id, still_open
+from .lookup import answered_key
 from .memory_jobs import MemoryJobStream
 
 
@@ -139,7 +140,8 @@ class MemoryStore(MemoryJobStream):
         seen: tuple[str, int] | None = None,
         current_in: str | None = None,
     ) -> ClaimResult:
-        """Mark the request answered once and append its follow-up job in the same step."""
+        """Mark the request answered once (noted for its thread unless declined: ``answered_key``)
+        and append its follow-up job in the same step."""
         key = self.keys.ask(request_id)
         record: PendingRecord | None = self._get(key)
         if seen is not None and not await self.first_time(*seen):
@@ -158,6 +160,9 @@ class MemoryStore(MemoryJobStream):
         pointer = self.keys.pending(record.thread_id)
         if self._get(pointer) == request_id:
             del self._values[pointer]
+        if response.response_kind != "declined":  # noted for its thread, as in Redis
+            note = json.dumps({"request_id": request_id, "at": time.time()})
+            self._set(self.keys.state(answered_key(record.thread_id)), note, DONE_TTL_SECONDS)
         if followup is not None:
             inbound_id, order_key, payload = followup
             self._append("answer", inbound_id, order_key, copy.deepcopy(payload))

@@ -6,19 +6,16 @@ keepalive, health checks, TLS, Sentinel). ``round_trips`` counts each command or
 so the benchmark can report the cost per message.
 
 The clients and the rules for re-sending after a lost reply are in ``redis_commands``; the job
-stream (reading, holding, claiming and completing jobs) is in ``redis_jobs``.
+stream (reading, holding, claiming and completing jobs) is in ``redis_jobs``, the stop channel
+in ``redis_stops``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import logging
-from collections.abc import Callable
+import time
 from typing import Any
-
-from redis.exceptions import NoPermissionError
 
 from clarigate.agent.protocol import HumanInputResponse
 from clarigate.gateway.boundary.messages import MessageRef, Sender
@@ -26,6 +23,7 @@ from clarigate.gateway.boundary.messages import MessageRef, Sender
 from . import scripts
 from .base import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord, SavedState
 from .keys import (
+    DONE_TTL_SECONDS,
     ORDER_TTL_SECONDS,
     answered_fields,
     call_mark,
@@ -37,13 +35,12 @@ from .keys import (
     still_open,
     to_millis,
 )
+from .lookup import ThreadLookup
 from .redis_commands import fields_of
-from .redis_jobs import RedisJobStream
-
-log = logging.getLogger(__name__)
+from .redis_stops import RedisStopChannel
 
 
-class RedisStore(RedisJobStream):
+class RedisStore(RedisStopChannel):
     """All gateway state in Redis under ``prefix``; the constructor does not connect."""
 
     def __init__(self, url: str, prefix: str) -> None:
@@ -61,9 +58,6 @@ class RedisStore(RedisJobStream):
         self._lease = self._script(scripts.ACQUIRE_LEASE)
         self._unlease = self._script(scripts.RELEASE_LEASE)
         self._vote = self._script(scripts.CAST_VOTE)
-        self._stops: asyncio.Task[None] | None = None  # the stop channel's listener (``listen_stops``)
-        self._stops_ready = asyncio.Event()
-        self._stop_listeners: list[Callable[[dict[str, Any]], None]] = []
 
     # --- chat thread -> agent thread ---------------------------------------------------------
     async def thread_for_chat(self, thread_key: str, ttl_seconds: int) -> str:
@@ -71,21 +65,24 @@ class RedisStore(RedisJobStream):
         args = [new_thread_id(), to_millis(ttl_seconds)]
         return str(await self._run(self._thread, [self.keys.thread(thread_key)], args))
 
-    async def thread_with_pending(
+    async def thread_lookup(
         self, thread_key: str, ttl_seconds: int, state: SavedState | None = None
-    ) -> tuple[str, PendingRecord | None]:
-        """The agent thread (made on first use, TTL refreshed) and its open clarification, ``state``
-        saved when there is none: one script (two when the thread points at a closed record)."""
+    ) -> ThreadLookup:
+        """The agent thread (made on first use, TTL refreshed), its open clarification and its last
+        answer's note, ``state`` saved when none is open: one script (two when the thread points
+        at a closed record)."""
         keys = [self.keys.thread(thread_key)]
         args: list[Any] = [new_thread_id(), to_millis(ttl_seconds), self.prefix]
         if state is not None:
             keys.append(self.keys.state(state[0]))
             args += [json.dumps(state[1]), to_millis(state[2])]
-        thread_id, *raw = await self._run(self._thread_pending, keys, args)
-        pending = still_open(decode_record(raw[0]) if raw else None)
+        thread_id, *found = await self._run(self._thread_pending, keys, args)
+        raw = found[1] if len(found) > 1 else None
+        pending = still_open(decode_record(raw) if raw else None)
         if raw and pending is None and state is not None:  # a record, but no longer open
             await self.set_json(*state)
-        return thread_id, pending
+        answered = json.loads(found[0]) if found and found[0] and pending is None else None
+        return ThreadLookup(str(thread_id), pending, answered if isinstance(answered, dict) else None)
 
     async def new_thread_for_chat(self, thread_key: str, ttl_seconds: int) -> str:
         """Start a fresh agent thread for this chat thread (``/new``)."""
@@ -202,7 +199,8 @@ class RedisStore(RedisJobStream):
         seen: tuple[str, int] | None = None,
         current_in: str | None = None,
     ) -> ClaimResult:
-        """Set the dedupe marker, mark the request answered once, append its follow-up job: one script."""
+        """Set the dedupe marker, mark the request answered once (noted for its thread unless
+        declined: ``answered_key``), append its follow-up job: one script."""
         inbound_id, order_key, payload = followup or ("", "", {})
         keys = [self.keys.ask(request_id), self.keys.jobs]
         if seen is not None:
@@ -219,6 +217,8 @@ class RedisStore(RedisJobStream):
             to_millis(ORDER_TTL_SECONDS),
             to_millis(seen[1]) if seen is not None else "",
             current_in if current_in is not None else "",
+            repr(time.time()) if response.response_kind != "declined" else "",  # the answer noted
+            to_millis(DONE_TTL_SECONDS),
         ]
         status, *raw = await self._run(self._claim, keys, args)
         return ClaimResult(status=status, record=decode_record(raw[0]) if raw else None)
@@ -318,73 +318,9 @@ class RedisStore(RedisJobStream):
         except Exception:  # refused, timed out, auth failed: all mean "not ready"
             return False
 
-    # --- stopping runs: one channel, subscribed only by processes that ran an agent ----------
-    async def publish_stop(self, message: dict[str, Any]) -> int:
-        """Send ``message`` on the stop channel (a ``/cancel``: rare, one command); how many
-        processes listen."""
-        return int(await self._command("PUBLISH", f"{self.prefix}:stops", json.dumps(message)))
-
-    async def listen_stops(self, deliver: Callable[[dict[str, Any]], None]) -> None:
-        """Subscribe this process to the stop channel, once (no command per message after);
-        returns once subscribed (at most a few seconds)."""
-        self._stop_listeners.append(deliver)
-        if self._stops is None or self._stops.done():
-            self._stops_ready = asyncio.Event()
-            self._stops = asyncio.create_task(self._listen_stops(), name="listen-stops")
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(3.0):
-                await self._stops_ready.wait()
-
-    async def _listen_stops(self) -> None:
-        """Hear the stop channel; Redis away, subscribed again once it is back (told once per
-        outage); a Redis user not allowed Pub/Sub (an ACL older than ``/cancel`` stopping runs),
-        told once: ``/cancel`` then stops only the runs of this process."""
-        failing = False
-        while True:
-            try:
-                async with self._redis.pubsub(ignore_subscribe_messages=True) as pubsub:
-                    await pubsub.subscribe(f"{self.prefix}:stops")
-                    self._stops_ready.set()
-                    if failing:
-                        log.info("listening for stopped runs again")
-                        failing = False
-                    async for message in pubsub.listen():
-                        if isinstance(message.get("data"), str):
-                            self._heard_stop(message["data"])
-            except asyncio.CancelledError:
-                raise
-            except NoPermissionError as exc:
-                self._stops_ready.set()
-                log.warning(
-                    "the Redis user may not subscribe to %s:stops (%s): /cancel stops only the runs of "
-                    "this process; see the ACL line in deploy/README.md",
-                    self.prefix,
-                    exc,
-                )
-                return
-            except Exception as exc:  # noqa: BLE001 (Redis away: subscribed again once it is back)
-                if not failing:
-                    log.warning("listening for stopped runs failed (%s): trying again", exc)
-                failing = True
-                await asyncio.sleep(1.0)
-
-    def _heard_stop(self, data: str) -> None:
-        try:
-            message = json.loads(data)
-        except ValueError:
-            return
-        for deliver in list(self._stop_listeners):
-            try:
-                deliver(message)
-            except Exception:  # noqa: BLE001 (one listener's fault stops no other)
-                log.exception("a stop message could not be handled")
-
     async def close(self) -> None:
         """Close the clients' connections."""
-        if self._stops is not None:
-            self._stops.cancel()
-            await asyncio.gather(self._stops, return_exceptions=True)
-            self._stops = None
+        await self._stop_listening()
         await self._redis.aclose()
         await self._reads.aclose()
         await self._webhook.aclose()

@@ -29,7 +29,9 @@ return 1
 #: KEYS: ask record, jobs[, the interaction's dedupe marker]. ARGV: prefix, request id, a value
 #: unique to this call, answered_by JSON, response JSON, has follow-up ("1"/"0"), follow-up
 #: inbound id, order key, payload, order ttl ms, marker ttl ms ("" without a marker),
-#: the chat thread key the record's agent thread must still be current in ("": unchecked).
+#: the chat thread key the record's agent thread must still be current in ("": unchecked), the
+#: answer's time (unix seconds; "" for a decline: nothing noted), the note's ttl ms. An answer is
+#: noted for its agent thread (``StoreKeys.answered``: request id and time, JSON).
 #: Returns {"claimed", record fields} | {"already_answered", record fields} | {"missing"} |
 #: {"duplicate", record fields} (the marker was set by another call: nothing done) |
 #: {"restarted", record fields} (the chat thread has another agent thread now: nothing done).
@@ -56,6 +58,10 @@ redis.call('HSET', KEYS[1], 'status', 'answered', 'answered_by', ARGV[4], 'respo
 local pointer = ARGV[1] .. ':pending:' .. thread_id
 if redis.call('GET', pointer) == ARGV[2] then redis.call('DEL', pointer) end
 redis.call('ZREM', ARGV[1] .. ':asks', ARGV[2])
+if ARGV[13] ~= '' then
+  redis.call('SET', ARGV[1] .. ':state:answered:' .. thread_id,
+    cjson.encode({request_id = ARGV[2], at = tonumber(ARGV[13])}), 'PX', ARGV[14])
+end
 if ARGV[6] == '1' then
   local seq = redis.call('INCR', ARGV[1] .. ':seq:' .. ARGV[8])
   redis.call('PEXPIRE', ARGV[1] .. ':seq:' .. ARGV[8], ARGV[10])
@@ -180,19 +186,22 @@ return ARGV[1]
 """
 
 #: KEYS: thread, optionally a state key. ARGV: candidate thread id, ttl ms, prefix, then the
-#: state's JSON and ttl ms when KEYS[2] is given. Returns {thread id in force, its open record or
-#: nil}: the lookups every message starts with. A thread made here (a fresh random id) has no open
-#: record to look for. The state is saved when the thread points at no record.
+#: state's JSON and ttl ms when KEYS[2] is given. Returns {thread id in force, its last answer's
+#: note (``StoreKeys.answered``) or nil, its open record}: the lookups every message starts with
+#: (the pointer and the note read with one ``MGET``). A thread made here (a fresh random id) has no
+#: open record or note to look for. The state is saved when the thread points at no record.
 THREAD_WITH_PENDING = """
 local thread_id = redis.call('GET', KEYS[1])
 if thread_id then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  local request_id = redis.call('GET', ARGV[3] .. ':pending:' .. thread_id)
-  if request_id then return {thread_id, redis.call('HGETALL', ARGV[3] .. ':ask:' .. request_id)} end
-else
-  thread_id = ARGV[1]
-  redis.call('SET', KEYS[1], thread_id, 'PX', ARGV[2])
+  local found = redis.call('MGET', ARGV[3] .. ':pending:' .. thread_id,
+    ARGV[3] .. ':state:answered:' .. thread_id)
+  if found[1] then return {thread_id, found[2], redis.call('HGETALL', ARGV[3] .. ':ask:' .. found[1])} end
+  if KEYS[2] then redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[5]) end
+  return {thread_id, found[2]}
 end
+thread_id = ARGV[1]
+redis.call('SET', KEYS[1], thread_id, 'PX', ARGV[2])
 if KEYS[2] then redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[5]) end
 return {thread_id}
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from clarigate.agent.protocol import AnsweredBy, HumanInputRequest, HumanInputResponse
+from clarigate.agent.protocol import AnsweredBy, HumanInputRequest, HumanInputResponse, answer_declined
 from clarigate.gateway.boundary.messages import Conversation, MessageRef, Sender
 from clarigate.gateway.store import PendingRecord, Store
 from clarigate.gateway.store.memory import MemoryStore
@@ -391,6 +391,25 @@ async def test_thread_with_pending_maps_and_finds_the_open_clarification(store: 
     assert again == thread_id and pending is not None and pending.request_id == "req-1"
     await store.claim_answer("req-1", Sender(user_id="U1"), answer())
     assert await store.thread_with_pending(CHAT.thread_key, 3600) == (thread_id, None)
+
+
+async def test_the_lookup_reads_the_last_answer_its_claim_noted(store: Store) -> None:
+    found = await store.thread_lookup(CHAT.thread_key, 3600)
+    assert (found.pending, found.answered) == (None, None)
+    await store.save_pending(pending_record(thread_id=found.thread_id))
+    before = time.time()
+    await store.claim_answer("req-1", Sender(user_id="U2"), answer(user="U2"))
+    after = await store.thread_lookup(CHAT.thread_key, 3600)
+    assert after.thread_id == found.thread_id and after.pending is None and after.answered is not None
+    assert after.answered["request_id"] == "req-1"
+    assert before - 0.01 <= after.answered["at"] <= time.time() + 0.01
+    await store.save_pending(pending_record("req-2", thread_id=found.thread_id))
+    asked = await store.thread_lookup(CHAT.thread_key, 3600)
+    assert asked.pending is not None and asked.answered is None  # a question open: no note read
+    declined = answer_declined(asked.pending.request, None, "superseded")
+    assert (await store.claim_answer("req-2", Sender(user_id="U1"), declined)).status == "claimed"
+    last = await store.thread_lookup(CHAT.thread_key, 3600)
+    assert last.answered is not None and last.answered["request_id"] == "req-1"  # a decline notes nothing
 
 
 async def test_message_ref_with_awkward_text_survives_claim_and_update(store: Store) -> None:

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import inspect
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
@@ -103,6 +104,18 @@ async def _thread_with_pending(r: Replay) -> None:
     r.lose_reply_to(r.key("thread:k"))
     found, pending = await r.store.thread_with_pending("k", 60)
     assert (found, pending.request_id if pending else None) == (thread_id, "req-1")
+
+
+@scenario("thread_lookup")
+async def _thread_lookup(r: Replay) -> None:
+    thread_id = await r.store.thread_for_chat("k", 60)
+    await r.store.save_pending(pending_record(thread_id=thread_id))
+    await r.store.claim_answer("req-1", Sender(user_id="U1"), answer())
+    r.lose_reply_to(r.key("thread:k"))
+    found = await r.store.thread_lookup("k", 60, ("locale:k", "en", 60))
+    assert (found.thread_id, found.pending) == (thread_id, None)
+    assert found.answered is not None and found.answered["request_id"] == "req-1"
+    assert json.loads(await r.raw.get(r.key("state:locale:k"))) == "en"
 
 
 @scenario("new_thread_for_chat")
@@ -234,6 +247,8 @@ async def _claim_answer(r: Replay) -> None:
     assert claim.record is not None and claim.record.response == answer()
     assert await r.raw.xlen(r.key("jobs")) == 1  # one follow-up run
     assert await r.raw.exists(r.key("pending:th-1")) == 0
+    noted = json.loads(await r.raw.get(r.key("state:answered:th-1")))  # noted once, by the claim
+    assert noted["request_id"] == "req-1" and noted["at"] <= time.time()
     other = await r.store.claim_answer("req-1", Sender(user_id="U2"), answer(user="U2"))
     assert other.status == "already_answered"
     replayed = await r.store.claim_answer("req-1", Sender(user_id="U1"), answer(), seen=("click-1", 60))
