@@ -94,6 +94,10 @@ class ConsoleAdapter(PlatformAdapter):
         )
         return await self.gateway.accept(message)
 
+    def stop_run(self) -> bool:
+        """Stop the person's run in progress (Ctrl-C), as ``/cancel`` would; True when one was."""
+        return self.gateway.stop_run(self.conversation.thread_key, self.sender)
+
     async def submit(self, values: dict[str, Any]) -> AnswerOutcome:
         """Submit a filled-in form for the open question (raw values: the core types them)."""
         return await self._answer(values=values)

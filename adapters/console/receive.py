@@ -22,8 +22,9 @@ is one message, and a command that answers out of turn (``/status``, ``/help``, 
 handed over while a run works; ``/quit`` then leaves at once, saying that the message was not
 answered (the chat's store is in memory: nothing is kept once it closes, so it is to be sent
 again); other lines typed then wait for the run. Piped input is read one line at a time, each
-after the run of the one before. Ctrl-C during a run says that the answer was not finished
-before the chat leaves.
+after the run of the one before. Ctrl-C during a run stops it, as ``/cancel`` would, and the prompt
+comes back; at the prompt (or a second one while the run stops) it leaves the chat, saying the
+answer was not finished when one was under way.
 
 A line that is not valid in the terminal's encoding (a Latin-1 terminal, a file piped in) is
 taken with U+FFFD in place of each byte that could not be read, and the chat goes on.
@@ -134,16 +135,31 @@ class ConsoleChat:
         self.running(say())
 
     def running(self, work: Coroutine[Any, Any, Any]) -> Any:
-        """Run ``work`` (what was typed, and the run it caused); Ctrl-C meanwhile says that the
-        answer was not finished before the chat leaves."""
+        """Run ``work`` (what was typed, and the run it caused). Ctrl-C meanwhile stops the run of
+        the conversation, as ``/cancel`` would: its "stopped" line is printed and None returned (the
+        prompt comes back). With no run of the person's going on, or at a second Ctrl-C, it says
+        that the answer was not finished before the chat leaves."""
         try:
-            with self.terminal.quiet() if self.terminal is not None else contextlib.nullcontext():
-                return self.run(work)
+            return self._quietly(work)
         except KeyboardInterrupt:
-            self.adapter._close_line()  # a half-printed answer ends its line first
-            locale = self.adapter.reply_locale or self.adapter.locale
-            self.adapter.print(PROBLEM + words("interrupted", locale))
+            if not self.adapter.stop_run():
+                self._interrupted()
+                raise
+        try:
+            self._quietly(self.settled())  # the run ends with its line: nothing more runs
+        except KeyboardInterrupt:
+            self._interrupted()
             raise
+        return None
+
+    def _quietly(self, work: Coroutine[Any, Any, Any]) -> Any:
+        with self.terminal.quiet() if self.terminal is not None else contextlib.nullcontext():
+            return self.run(work)
+
+    def _interrupted(self) -> None:
+        self.adapter._close_line()  # a half-printed answer ends its line first
+        locale = self.adapter.reply_locale or self.adapter.locale
+        self.adapter.print(PROBLEM + words("interrupted", locale))
 
     async def settled(self) -> None:
         """Wait for the core (``settle``); on a terminal, what is typed meanwhile is handled."""
@@ -239,7 +255,7 @@ class ConsoleChat:
             return outcome
 
         outcome = self.running(submit())
-        if outcome.accepted:
+        if outcome is None or outcome.accepted:  # (None: its run was stopped, Ctrl-C)
             if self.adapter.open is out:
                 self.adapter.open = None
             return

@@ -21,10 +21,9 @@ Slack limits both update methods per workspace (``chat.appendStream`` 100 a minu
 A long answer: the live message shows its first part (edit) or its first ``STREAM_CHARS`` (stream);
 the reply puts the first part in that message and posts the rest after it, as a whole reply is split.
 
-The person's Stop on a streamed message (Slack then answers ``stopped_by_user``) stops that
-message: no more appends, edits or reply in it, and it is never deleted; it keeps what it showed.
-The run itself goes on to its end (clarigate cancels no run midway; ``/cancel`` dismisses a
-question), so its answer is in the conversation's history and a question it asks still comes.
+The person's Stop on a streamed message (Slack then answers ``stopped_by_user``) stops that message:
+no more updates or reply in it, never deleted, it keeps what it showed; ``show`` says so
+(``LiveStopped``) and the core stops the run as its requester's ``/cancel`` would.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ from slack_sdk.models.messages.chunk import MarkdownTextChunk, TaskUpdateChunk
 
 from clarigate.agent.bounded import BoundedDict
 from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef, TextReply
-from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, LiveSkipped
+from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, LiveSkipped, LiveStopped
 from clarigate.gateway.boundary.retry import post_each_once
 
 from ..pacing import Budget, SharedPace
@@ -273,7 +272,7 @@ class LiveMessages:
     async def _stream_more(self, workspace: str, view: LiveView, ref: MessageRef) -> MessageRef:
         if view.shown is None:  # another replica's stream: what it shows is not known here
             if await self._stop_quietly(ref):
-                return self._stopped_by_user(ref)
+                raise LiveStopped(self._stopped_by_user(ref))
             return await self._rewrite(view, ref)
         start = int(ref.extra.get("streamed") or 0)
         chunks, extra = task_changes(ref.extra, view.status, view.failed)
@@ -286,8 +285,8 @@ class LiveMessages:
         try:
             await self.sender.append_stream(ref.chat_id, ref.message_id, chunks)
         except DeliveryFailed as error:
-            if error.code == USER_STOPPED:
-                return self._stopped_by_user(ref)
+            if error.code == USER_STOPPED:  # (Slack names no one: only people here see its Stop)
+                raise LiveStopped(self._stopped_by_user(ref)) from error
             if not error.permanent or error.code == GONE:
                 raise
             log.info("slack: the stream took no more (%s): its message is edited instead", error.code)

@@ -14,11 +14,17 @@ Two kinds matter at the HTTP edge (``clarigate.gateway.web.server.InputGuard``):
   Nothing else is dressed up as the client's mistake.
 
 ``DeliveryFailed`` is how an adapter's ``send`` reports a platform refusing or failing a call;
-``LiveSkipped`` how its ``show_live`` reports an update the platform's budget had no room for;
+``LiveSkipped`` how its ``show_live`` reports an update the platform's budget had no room for,
+``LiveStopped`` a live message the person stopped (Slack's Stop);
 ``AgentUnavailable`` and ``RunFailed`` are how an agent runner reports a turn that did not happen.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .messages import MessageRef
 
 
 class ClarigateError(Exception):
@@ -101,3 +107,14 @@ class RunFailed(ClarigateError):
     def __init__(self, message: str, *, run_id: str | None = None) -> None:
         super().__init__(message)
         self.run_id = run_id
+
+
+class LiveStopped(ClarigateError):
+    """An adapter's ``show_live``: the person stopped the live message on the platform (Slack's
+    Stop on a streamed message). It takes no more updates nor the reply and keeps what it showed
+    (``ref``: its reference now, for the reply that ends it); the core stops the run as the
+    requester's ``/cancel`` would (``flow.stops``), and says so in a message of its own."""
+
+    def __init__(self, ref: MessageRef) -> None:
+        super().__init__("the person stopped the live message")
+        self.ref = ref

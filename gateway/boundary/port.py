@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute
 
 from clarigate.agent.protocol.models import Locale
 
-from .errors import DeliveryFailed, LiveSkipped
+from .errors import DeliveryFailed, LiveSkipped, LiveStopped
 from .messages import (
     AcceptOutcome,
     AnswerOutcome,
@@ -40,7 +40,7 @@ from .messages import (
 )
 from .settings import PlatformSettings
 
-__all__ = ["AdapterState", "DeliveryFailed", "GatewayPort", "LiveSkipped", "PlatformAdapter"]
+__all__ = ["AdapterState", "DeliveryFailed", "GatewayPort", "LiveSkipped", "LiveStopped", "PlatformAdapter"]
 
 
 class AdapterState(Protocol):
@@ -102,6 +102,11 @@ class GatewayPort(Protocol):
     async def withdraw(self, platform: str, event_id: str) -> None:
         """Its writer recalled (deleted) the message whose ``InboundMessage.event_id`` is
         ``event_id``: if its run has not started, it never runs (no reply). Never raises."""
+
+    def stop_run(self, thread_key: str, sender: Sender) -> bool:
+        """The person stopped their run on the platform itself (a terminal's Ctrl-C): the chat
+        thread's run in this process stops as their ``/cancel`` would; True when one of theirs
+        goes on here and is stopping (its "stopped" line follows as a reply)."""
 
     async def submit_feedback(self, feedback: InboundFeedback) -> FeedbackOutcome:
         """Record a 👍/👎 click under an answer: one vote per person and answer, a second click
@@ -254,7 +259,8 @@ class PlatformAdapter(ABC):
 
         Errors are raised as ``DeliveryFailed`` (the core stops updating this run's message); an
         update the platform's budget has no room for now as ``LiveSkipped`` (the core tries the
-        run's first words again at the next slot, and lets a later update's text wait for the next).
+        run's first words again at the next slot, and lets a later update's text wait for the next);
+        a message the person stopped on the platform as ``LiveStopped`` (the core stops the run).
         """
         raise DeliveryFailed(f"{self.platform} shows no live messages", permanent=True)
 

@@ -315,6 +315,7 @@ class AgentRun:
             remember=remember,
             adopted=adopted,
             recipient=sender,
+            on_stopped=lambda: self.stops.stop_own(conv.thread_key, sender),  # Slack's Stop
         )
 
     async def end_left_live(self, conv: Conversation, job: Job) -> None:

@@ -101,8 +101,8 @@ class Gateway:
         self.kept = KeptJobs(spool_path(config.data_dir, config.bot_id), store, self._track)
         self.submit_feedback = self.votes.submit  # GatewayPort: 👍/👎 under answers (flow/feedback.py)
         self.withdraw = Recalls(store).withdraw  # GatewayPort: a message recalled (flow/recalls.py)
-        # inbound ids accepted here and not yet seen done, oldest first (for ``drain``; bounded)
-        self._accepted: BoundedDict[str, None] = BoundedDict(MAX_TRACKED)
+        self.stop_run = self.control.stops.stop_own  # GatewayPort: a run stopped there (flow/stops.py)
+        self._accepted: BoundedDict[str, None] = BoundedDict(MAX_TRACKED)  # ids not yet done (``drain``)
         self._background: set[asyncio.Task[Any]] = set()
         # token -> (when, record) read by ``pending_by_token``: the click that follows reuses it
         self._read_recently: dict[str, tuple[float, PendingRecord]] = {}

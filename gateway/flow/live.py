@@ -16,7 +16,8 @@ The live message is only a view. What the person finally reads is the run's reco
 which finishes that message (``TextReply.live``) or closes it (``LiveEnd``) through the core's
 delivery step, retried like any reply. The message's reference is kept in the store as soon as
 it exists, so a replica that takes the job over (a crash, a hand-over) finishes the same
-message instead of leaving a half-written one behind.
+message instead of leaving a half-written one behind. A message the person stopped on the
+platform (Slack's Stop: ``LiveStopped``) takes no more updates, and the run stops (``on_stopped``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from clarigate.gateway.boundary.messages import (
     Sender,
     TextReply,
 )
-from clarigate.gateway.boundary.port import LiveSkipped, PlatformAdapter
+from clarigate.gateway.boundary.port import LiveSkipped, LiveStopped, PlatformAdapter
 from clarigate.gateway.boundary.surrogates import clean
 from clarigate.gateway.flow.notices import notice
 from clarigate.gateway.runtime import metrics
@@ -77,6 +78,7 @@ class LiveResult:
     ref: MessageRef | None  # None: nothing was shown live
     text: str  # the answer text streamed (untrusted), possibly empty
     failed: bool  # an update failed: the message may show less than ``text``
+    stopped: bool = False  # the person stopped it on the platform (``LiveStopped``): it takes nothing more
 
 
 class LiveReply:
@@ -93,12 +95,14 @@ class LiveReply:
         remember: Callable[[MessageRef], Awaitable[None]] | None = None,
         adopted: MessageRef | None = None,
         recipient: Sender | None = None,
+        on_stopped: Callable[[], object] | None = None,
     ) -> None:
         self.adapter = adapter
         self.conversation = conversation
         self.locale = locale
         self.mode = mode
         self.recipient = recipient
+        self.on_stopped = on_stopped  # the person stopped the message (``LiveStopped``): the run stops
         self.working_after = working_after
         self.remember = remember
         # a message another replica started for this job: this run continues it (whole-content
@@ -113,6 +117,7 @@ class LiveReply:
         self._failed_steps: set[str] = set()  # the status lines of steps whose tool came back with an error
         self._asking = False
         self._failed = False
+        self._stopped = False
         self._closing = False
         self._wake = asyncio.Event()
         self._idle = False  # the updating task waits for anything new (not for a moment to pass)
@@ -188,7 +193,8 @@ class LiveReply:
                 await self.adapter.live_over(self.conversation, self.ref)
             except Exception:
                 log.warning("the %s adapter failed ending a live message's updates", self.mode, exc_info=True)
-        return LiveResult(ref=self.ref, text=(self._text + clean(self._half)).strip(), failed=self._failed)
+        text = (self._text + clean(self._half)).strip()
+        return LiveResult(ref=self.ref, text=text, failed=self._failed, stopped=self._stopped)
 
     def _whole(self, piece: str) -> str:
         """``piece`` of the answer as it may be shown: no platform takes half a UTF-16 pair, which a
@@ -335,6 +341,12 @@ class LiveReply:
                 self._skipped_at = retry_at
             self.calls += 1
             return True
+        except LiveStopped as stop:  # the person's Stop: no more updates, and the run stops
+            self.ref, self._stopped = stop.ref, True
+            log.info("live %s message stopped by the person: the run stops", self.mode)
+            if self.on_stopped is not None:
+                self.on_stopped()
+            return False
         except Exception as exc:
             self._failed = True
             code = getattr(exc, "code", None) or type(exc).__name__

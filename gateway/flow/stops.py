@@ -10,7 +10,10 @@ with one line for the person (``run_stopped``), and the messages after it run in
 Who may stop a run: the person whose request it is, or anyone where ``answer_policy`` is
 ``anyone`` (as for closing a question, ``answers.policy_refusal``); anyone else is told privately
 that the run is not theirs to stop. A ``/cancel`` sent before the run's message was accepted
-(it ran late) stops nothing.
+(it ran late) stops nothing. The person may also stop their run on the platform itself (Slack's
+Stop on the run's streamed message, ``LiveStopped``; a terminal's Ctrl-C, ``GatewayPort.stop_run``):
+``stop_own`` stops it in this process as their ``/cancel`` would (Slack names no one for its Stop;
+only people in the conversation see the button, so it is taken as the requester's).
 
 A run held by another process (replica or worker) is reached through the store's stop channel
 (Redis pub/sub, ``Store.publish_stop``): the process holding it decides and answers on the same
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import InboundMessage, Notice, Sender, TextReply
+from clarigate.gateway.boundary.messages import InboundMessage, LiveEnd, Notice, Sender, TextReply
 from clarigate.gateway.flow.live import LiveReply, finish_items
 from clarigate.gateway.flow.notices import notice, notice_for_text
 from clarigate.gateway.store.base import Job, Store
@@ -118,6 +121,16 @@ class RunStops:
         if outstanding:
             lines.append(notice("still_working", locale))
         return TextReply(text=" ".join(lines))
+
+    def stop_own(self, thread_key: str, sender: Sender) -> bool:
+        """The person stopped their run from the platform itself (Slack's Stop on its streamed
+        message, a terminal's Ctrl-C): ``thread_key``'s run in this process is stopped as their own
+        ``/cancel`` would stop it, when it is ``sender``'s; True when it is stopping."""
+        running = self._running.get(thread_key)
+        if running is None or running.sender.user_id != sender.user_id:
+            return False
+        verdict = self._decide(thread_key, running.sender, time.time(), "requester")
+        return verdict is not None and verdict.get("verdict") == "stopping"
 
     def _decide(self, thread_key: str, by: Sender, sent_at: float, policy: str) -> dict[str, Any] | None:
         """Stop this process's run of ``thread_key`` for ``by`` if they may: the verdict, or None
@@ -213,4 +226,8 @@ async def said_stopped(
         await working.finish()
     turn.add(TextReply(text=notice_for_text("run_stopped", run.text, turn.hint), from_agent=False))
     if live is not None:
-        finish_items(await live.finish(), turn.items, first)
+        result = await live.finish()
+        if result.stopped and result.ref is not None:  # the person stopped it: it keeps what it showed,
+            turn.items.insert(first, LiveEnd(ref=result.ref))  # the line comes as a message of its own
+        else:
+            finish_items(result, turn.items, first)

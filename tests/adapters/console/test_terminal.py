@@ -8,6 +8,7 @@ import io
 import os
 import pty
 import select
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,7 +50,10 @@ class Terminal:
                     break
                 await asyncio.sleep(0.01)
             os.write(self.keyboard, b"\x04")
-        if turn.text == "slow":  # a long task: only a /cancel ends it early
+        if turn.text == "slow, then Ctrl-C":  # the person presses Ctrl-C while it works
+            await asyncio.sleep(0.1)
+            os.kill(os.getpid(), signal.SIGINT)
+        if turn.text.startswith("slow"):  # a long task: only a /cancel (or Ctrl-C) ends it early
             await asyncio.sleep(30)
         if turn.text == "think":
             for _ in range(500):
@@ -139,6 +143,30 @@ def test_arrow_keys_typed_while_a_run_works_are_not_part_of_the_message(terminal
 
     assert "bot> You said: deploy it\n/status" in out
     assert "\x1b" not in out
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Ctrl-C as a terminal delivers it (Python's own SIGINT handler, which ``asyncio.Runner``
+    takes over while it runs); skipped where something else handles SIGINT here (a debugger)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous not in (signal.default_int_handler, signal.SIG_IGN):
+        pytest.skip("SIGINT is handled by something else in this process; Ctrl-C cannot be simulated")
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("ctrl_c")
+def test_ctrl_c_during_a_run_stops_it_and_the_prompt_comes_back(terminal: Terminal) -> None:
+    try:
+        out = terminal.chat(b"slow, then Ctrl-C\nnext\n\x04")
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C during a run left the chat")
+
+    assert out.count("■ Stopped. What was already done stays done.") == 1
+    assert "Interrupted" not in out and "You said: slow" not in out and "Sorry" not in out
+    assert "bot> You said: next" in out  # the chat went on: the next line was answered
 
 
 def test_ctrl_c_during_a_run_says_the_answer_was_not_finished(terminal: Terminal) -> None:

@@ -378,24 +378,31 @@ async def test_an_edited_message_that_shows_the_reply_already_is_not_edited_agai
     assert len(world.fake.attempts("chat.update")) == before + 1  # a different reply is edited in
 
 
-async def test_the_persons_stop_ends_the_streams_updates_and_keeps_what_it_showed(
+async def test_the_persons_stop_keeps_what_the_stream_showed_and_stops_the_run(
     make_world: MakeWorld, tmp_path
 ):
     async with scripted_agent(tmp_path, [slowly(ANSWER, 4.0)]) as agent:
         world = await make_world(agent)
         world.fake.user_stops_after = 1  # Stop pressed once the first words showed
-        await world.user.mention("how did the deploy go?")
+        _, thread = await world.user.mention("how did the deploy go?")
+        await world.settle()
+        ts = next(c.answer["ts"] for c in world.fake.calls if c.method == "chat.startStream")
+        refused = [c for c in world.fake.calls if c.params.get("ts") == ts and not c.answer.get("ok")]
+        assert [c.answer["error"] for c in refused] == ["stopped_by_user"]  # told once, then left alone
+        after = [c for c in world.fake.calls if c.at > refused[0].at and c.params.get("ts") == ts]
+        assert after == []  # no append, no edit, no stop, no delete of the stopped message
+        # the run stopped at once (its answer would have taken 4 s), said in a message of its own
+        (stopped,) = [c for c in world.fake.attempts("chat.postMessage") if c.answer.get("ok")]
+        assert stopped.params["text"] == "■ Stopped. What was already done stays done."
+        assert stopped.params["thread_ts"] == thread and stopped.at - refused[0].at < 2.0
+        shown, said = world.fake.shown()
+        assert shown["ts"] == ts and shown["text"] and ANSWER.startswith(shown["text"])
+        assert shown["text"] != ANSWER  # what it showed when the person stopped it
+        world.fake.user_stops_after = None
+        await world.user.mention("and now?", thread_ts=thread)  # the conversation goes on
         await world.settle()
 
-    ts = next(c.answer["ts"] for c in world.fake.calls if c.method == "chat.startStream")
-    refused = [c for c in world.fake.calls if c.params.get("ts") == ts and not c.answer.get("ok")]
-    assert [c.answer["error"] for c in refused] == ["stopped_by_user"]  # told once, then left alone
-    after = [c for c in world.fake.calls if c.at > refused[0].at and c.params.get("ts") == ts]
-    assert after == []  # no append, no edit, no stop, no delete of the stopped message
-    assert world.fake.of("chat.postMessage") == []  # and the reply is not posted beside it
-    (shown,) = world.fake.shown()
-    assert shown["ts"] == ts and shown["text"] and ANSWER.startswith(shown["text"])
-    assert shown["text"] != ANSWER  # what it showed when the person stopped it
+    assert [m["text"] for m in world.fake.shown()][2:] == [render_reply(ANSWER)[0]]  # answered whole
 
 
 async def test_a_stream_slack_would_not_stop_still_ends_as_the_reply_once(make_world, tmp_path):
