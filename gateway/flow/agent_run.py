@@ -143,6 +143,7 @@ class AgentRun:
             await clear_cancelled(progress.live, progress.working)
             raise
         except RunStopped:  # /cancel (``flow.stops``): the job ends as done, said plainly
+            metrics.RUNS_STOPPED.inc()
             await said_stopped(self.runner, run, turn, progress.live, progress.working, first)
             return None
         except AgentUnavailable:

@@ -100,7 +100,7 @@ class Gateway:
         # a platform's last delivery the store could not take, kept on disk (flow/kept.py)
         self.kept = KeptJobs(spool_path(config.data_dir, config.bot_id), store, self._track)
         self.submit_feedback = self.votes.submit  # GatewayPort: 👍/👎 under answers (flow/feedback.py)
-        self.withdraw = Recalls(store).withdraw  # GatewayPort: a message recalled (flow/recalls.py)
+        self.withdraw = Recalls(store, config).withdraw  # GatewayPort: a message recalled (flow/recalls.py)
         self.stop_run = self.control.stops.stop_own  # GatewayPort: a run stopped there (flow/stops.py)
         self._accepted: BoundedDict[str, None] = BoundedDict(MAX_TRACKED)  # ids not yet done (``drain``)
         self._background: set[asyncio.Task[Any]] = set()

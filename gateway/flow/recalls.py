@@ -1,25 +1,37 @@
 """Messages their writers took back before the bot ran them: Feishu's recall (撤回), Slack's deletion.
 
 The adapter reports the recall (``GatewayPort.withdraw``) with the message's ``event_id``; the core
-marks its inbound id for ``RECALL_TTL_SECONDS``. A message job about to run reads the mark in the
-same store read as its thread's approval answer (``claim.answer_due_key``, one ``MGET``): marked,
-it is dropped without a word and completed, so the thread's next message runs in its turn. A recall
-once the run has started changes nothing there: the reply goes where the platform still allows it
-(Feishu: in the chat when the recalled message cannot be replied to).
+marks its inbound id for as long as a message may wait for its run (``recall_ttl``). A message job
+about to run reads the mark in the same store read as its thread's approval answer
+(``claim.answer_due_key``, one ``MGET``): marked, it is dropped without a word and completed, so
+the thread's next message runs in its turn. A recall once the run has started changes nothing
+there: the reply goes where the platform still allows it (Feishu: in the chat when the recalled
+message cannot be replied to).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
+from clarigate.gateway.flow.agent_run import MAX_UNAVAILABLE_DELIVERIES
 from clarigate.gateway.flow.claim import answer_due_key
+from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import Job, Store
 
 log = logging.getLogger(__name__)
 
-#: How long a recall is remembered: far longer than a message waits for its run.
+#: How long a recall is remembered at least: far longer than a message waits for its run.
 RECALL_TTL_SECONDS = 3600
+
+
+def recall_ttl(config: GatewayConfig) -> int:
+    """How long a recall is remembered (seconds): at least as long as a message may wait for its
+    run, its agent away (``MAX_UNAVAILABLE_DELIVERIES`` tries ``stale_claim_seconds`` apart), then
+    the run itself (``run_timeout_seconds``)."""
+    away = config.stale_claim_seconds * MAX_UNAVAILABLE_DELIVERIES + config.run_timeout_seconds
+    return max(RECALL_TTL_SECONDS, math.ceil(away))
 
 
 def recalled_key(inbound_id: str) -> str:
@@ -30,15 +42,16 @@ def recalled_key(inbound_id: str) -> str:
 class Recalls:
     """Notes the recalls adapters report (``GatewayPort.withdraw``)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, config: GatewayConfig) -> None:
         self.store = store
+        self.ttl = recall_ttl(config)
 
     async def withdraw(self, platform: str, event_id: str) -> None:
         """Mark the message ``event_id`` (as its ``InboundMessage`` has it) recalled: its job, if it
         has not run yet, is dropped. Best effort: the store unreachable, the message runs."""
         inbound_id = f"{platform}:{event_id}"  # as ``InboundMessage.inbound_id``
         try:
-            await self.store.set_json(recalled_key(inbound_id), 1, RECALL_TTL_SECONDS)
+            await self.store.set_json(recalled_key(inbound_id), 1, self.ttl)
         except Exception as exc:  # noqa: BLE001 (the platform would not tell again)
             log.warning("noting the recall of %s failed (%s): it is answered if not yet", inbound_id, exc)
             return

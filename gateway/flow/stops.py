@@ -50,6 +50,10 @@ T = TypeVar("T")
 #: How long a ``/cancel`` waits for the process holding the run to answer (seconds).
 STOP_REPLY_WAIT = 2.0
 
+#: How long a thread's stopped run is remembered (until its next run starts): a second ``/cancel``
+#: meanwhile is told there is nothing to cancel, not that the request is still being worked on.
+STOPPED_REMEMBERED = 30.0
+
 
 class RunStopped(Exception):
     """The run was stopped by ``/cancel`` (``by``: who sent it)."""
@@ -81,14 +85,16 @@ class RunStops:
     """The runs going on in this process, by chat thread, and ``/cancel``'s way to stop one."""
 
     def __init__(self, store: Store) -> None:
-        self.store = store
+        self._store = weakref.ref(store)  # not kept alive by its registry entry (``_REGISTRIES``)
         self._running: dict[str, _Running] = {}
+        self._stopped: dict[str, float] = {}  # thread key -> when its run was stopped (monotonic)
         self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._listening: asyncio.Task[None] | None = None
 
     async def during(self, thread_key: str, sender: Sender, job: Job, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``'s result; raises ``RunStopped`` when a ``/cancel`` stopped it meanwhile."""
         self._listen()
+        self._stopped.pop(thread_key, None)  # a new run of the thread: the one stopped is over
         task = asyncio.ensure_future(call())
         running = _Running(sender, accepted_at(job), task)
         self._running[thread_key] = running
@@ -103,22 +109,32 @@ class RunStops:
             if self._running.get(thread_key) is running:
                 del self._running[thread_key]
 
-    async def cancel(self, msg: InboundMessage, outstanding: int, locale: Locale, policy: str) -> TextReply:
+    @property
+    def store(self) -> Store:
+        store = self._store()
+        if store is None:  # pragma: no cover (only its store's users call this registry)
+            raise RuntimeError("the store of this stop registry is gone")
+        return store
+
+    async def cancel(
+        self, msg: InboundMessage, outstanding: int, locale: Locale, policy: str
+    ) -> TextReply | None:
         """``/cancel`` with no question open: stop the chat thread's run, here or elsewhere, if
-        ``policy`` (``answer_policy``) lets its sender; what the person is told (nothing to cancel
-        when no run of the thread goes on)."""
+        ``policy`` (``answer_policy``) lets its sender; what the person is told: nothing when it
+        stops (the run's own "stopped" line answers, so the two never come in the wrong order),
+        nothing to cancel when no run of the thread goes on or it was stopped a moment ago."""
         key, by = msg.conversation.thread_key, msg.sender
-        verdict = self._decide(key, by, msg.received_at, policy) if key in self._running else None
+        verdict = self._decide(key, by, msg.received_at, policy)
         if verdict is None and outstanding:
             verdict = await self._ask_elsewhere(key, by, msg.received_at, policy)
         if verdict is not None and verdict.get("verdict") == "stopping":
-            return TextReply(text=notice("run_stopping", locale))
+            return None
         if verdict is not None and verdict.get("verdict") == "refused":
             who = Sender.model_validate(verdict["who"])
             refused = Notice.of("stop_not_yours", locale, who=who)
             return TextReply(text=refused.text, private_to=by, notice=refused)
         lines = [notice("nothing_to_cancel", locale)]
-        if outstanding:
+        if outstanding and (verdict is None or verdict.get("verdict") != "stopped"):
             lines.append(notice("still_working", locale))
         return TextReply(text=" ".join(lines))
 
@@ -130,22 +146,32 @@ class RunStops:
         if running is None or running.sender.user_id != sender.user_id:
             return False
         verdict = self._decide(thread_key, running.sender, time.time(), "requester")
-        return verdict is not None and verdict.get("verdict") == "stopping"
+        return verdict is not None and verdict.get("verdict") in ("stopping", "stopped")
 
     def _decide(self, thread_key: str, by: Sender, sent_at: float, policy: str) -> dict[str, Any] | None:
-        """Stop this process's run of ``thread_key`` for ``by`` if they may: the verdict, or None
-        when no run of it goes on here that the ``/cancel`` was sent after."""
+        """Stop this process's run of ``thread_key`` for ``by`` if they may: the verdict (``stopped``:
+        already stopped), or None when no run of it goes on here that the ``/cancel`` was sent after."""
         running = self._running.get(thread_key)
+        if running is not None and running.stopped_by is not None:
+            return {"verdict": "stopped"}
         if running is None or running.task.done() or sent_at < running.accepted_at:
-            return None
+            return self._stopped_lately(thread_key)
         if policy != "anyone" and running.sender.user_id != by.user_id:
             log.info("a /cancel of %s was refused: not the run's requester", by.user_id)
             return {"verdict": "refused", "who": running.sender.model_dump(mode="json")}
-        if running.stopped_by is None:
-            log.info("run on %s stopped by %s (/cancel)", thread_key, by.user_id)
-            running.stopped_by = by
-            running.task.cancel()
+        log.info("run on %s stopped by %s (/cancel)", thread_key, by.user_id)
+        running.stopped_by = by
+        running.task.cancel()
+        self._stopped[thread_key] = time.monotonic()
         return {"verdict": "stopping"}
+
+    def _stopped_lately(self, thread_key: str) -> dict[str, Any] | None:
+        """``stopped`` when ``thread_key``'s run was stopped here within ``STOPPED_REMEMBERED``."""
+        now = time.monotonic()
+        for key, when in list(self._stopped.items()):
+            if now - when > STOPPED_REMEMBERED:
+                del self._stopped[key]
+        return {"verdict": "stopped"} if thread_key in self._stopped else None
 
     # --- other processes (the store's stop channel) -----------------------------------------
 
@@ -186,7 +212,9 @@ class RunStops:
                 waiting.set_result(message)
             return
         thread_key = str(message.get("thread", ""))
-        if message.get("op") != "stop" or thread_key not in self._running:
+        if message.get("op") != "stop" or (
+            thread_key not in self._running and thread_key not in self._stopped
+        ):
             return
         try:
             by = Sender.model_validate(message["by"])
@@ -221,7 +249,7 @@ async def said_stopped(
 ) -> None:
     """A run ``/cancel`` stopped: stopped where it runs (a LangGraph server: ``abandon``), its
     progress finished, and one plain line (not an error) added to ``turn``'s items."""
-    await runner.abandon(run)
+    await runner.abandon(run, stopped=True)
     if working is not None:
         await working.finish()
     turn.add(TextReply(text=notice_for_text("run_stopped", run.text, turn.hint), from_agent=False))

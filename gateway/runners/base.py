@@ -60,9 +60,10 @@ class AgentRunner(ABC):
     async def run_turn(self, run: RunInput) -> TurnOutput:
         """Run the agent for ``run`` and return what it said (or asked)."""
 
-    async def abandon(self, run: RunInput) -> None:  # noqa: B027 (in process: the cancelled call was the run)
-        """The gateway gave up on ``run`` (``run_timeout_seconds``): stop what still runs of it
-        elsewhere, so the person's "I stopped" is true (default: nothing); never raises."""
+    async def abandon(self, run: RunInput, stopped: bool = False) -> None:  # noqa: B027 (in process: the call was the run)
+        """The gateway gave up on ``run`` (``run_timeout_seconds``; ``stopped``: the person stopped
+        it, ``/cancel``): stop what still runs of it elsewhere, so the person's "I stopped" is true
+        (default: nothing); never raises."""
 
     @abstractmethod
     async def ping(self) -> bool:

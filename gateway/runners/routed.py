@@ -104,10 +104,11 @@ class RoutedRunner(AgentRunner):
                 )
         return await runner.run_turn(_routed(name, run))
 
-    async def abandon(self, run: RunInput) -> None:
-        """The gateway gave up on ``run``: its route's agent stops what still runs of it."""
+    async def abandon(self, run: RunInput, stopped: bool = False) -> None:
+        """The gateway gave up on ``run`` (or the person stopped it): its route's agent stops what
+        still runs of it."""
         name, runner = self.pick(run)
-        await runner.abandon(_routed(name, run))
+        await runner.abandon(_routed(name, run), stopped)
 
     async def _asker(
         self, thread_id: str, request_id: str, current: str

@@ -225,13 +225,14 @@ class LangGraphServerRunner(AgentRunner):
             raise
         return await waiting_asked(self._client, self.settings.assistant_id, sid, state, above=above)
 
-    async def abandon(self, run: RunInput) -> None:
-        """The gateway gave up on ``run`` (its time ran out): the runs its turn made that still
-        go on (its own, those superseding an interrupt for it) are cancelled on the server."""
+    async def abandon(self, run: RunInput, stopped: bool = False) -> None:
+        """The gateway gave up on ``run`` (its time ran out; ``stopped``: the person stopped it): the
+        runs its turn made that still go on (its own, those superseding an interrupt for it) are
+        cancelled on the server."""
         inbound_id = run.inbound_id
         if inbound_id:
             mine = lambda meta: inbound_id in (meta.get(INBOUND_KEY), meta.get(SUPERSEDED_BY_KEY))  # noqa: E731
-            await cancel_unfinished(self._client, server_thread_id(run.thread_id), mine)
+            await cancel_unfinished(self._client, server_thread_id(run.thread_id), mine, stopped)
 
     async def aclose(self) -> None:
         """Close the HTTP clients."""

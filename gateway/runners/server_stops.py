@@ -175,16 +175,19 @@ async def rolled_back(client: Any, sid: str, run: Mapping[str, Any]) -> bool:
     return marked is None or made is None or marked >= made
 
 
-async def cancel_unfinished(client: Any, sid: str, mine: Callable[[Mapping[str, Any]], bool]) -> None:
+async def cancel_unfinished(
+    client: Any, sid: str, mine: Callable[[Mapping[str, Any]], bool], stopped: bool = False
+) -> None:
     """Cancel (``action="interrupt"``) the runs of thread ``sid`` not over yet whose metadata
-    ``mine`` takes; a failure is logged, never raised (the person is told the run stopped)."""
+    ``mine`` takes (``stopped``: the person stopped them, not the gateway's time limit); a failure
+    is logged, never raised (the person is told the run stopped)."""
     try:
-        await asyncio.wait_for(_cancel(client, sid, mine), CANCEL_SECONDS)
+        await asyncio.wait_for(_cancel(client, sid, mine, stopped), CANCEL_SECONDS)
     except Exception as exc:
         log.warning("could not cancel the runs of server thread %s: %s", sid, exc)
 
 
-async def _cancel(client: Any, sid: str, mine: Callable[[Mapping[str, Any]], bool]) -> None:
+async def _cancel(client: Any, sid: str, mine: Callable[[Mapping[str, Any]], bool], stopped: bool) -> None:
     try:
         runs = await CANCEL_RETRIES.call(
             lambda: client.runs.list(sid, limit=RUNS_SEARCHED), retry_on=unavailable
@@ -203,4 +206,7 @@ async def _cancel(client: Any, sid: str, mine: Callable[[Mapping[str, Any]], boo
             if status_of(exc) not in (404, 409):
                 raise
             continue  # it ended meanwhile: nothing left to stop
-        log.warning("run %s on server thread %s cancelled: the gateway gave up on it", run["run_id"], sid)
+        if stopped:
+            log.info("run %s on server thread %s cancelled: stopped by /cancel", run["run_id"], sid)
+        else:
+            log.warning("run %s on server thread %s cancelled: the gateway gave up on it", run["run_id"], sid)

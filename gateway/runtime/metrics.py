@@ -16,7 +16,7 @@ INBOUND_EVENTS = Counter("clarigate_inbound_events_total", "Inbound events", ["p
 DUPLICATES_DROPPED = Counter(
     "clarigate_duplicates_dropped_total", "Duplicate deliveries dropped", ["platform"]
 )
-RUNS = Counter("clarigate_runs_total", "Agent runs", ["state"])  # started | finished | failed
+RUNS = Counter("clarigate_runs_total", "Agent runs", ["state"])  # started | finished | failed | stopped
 RUN_LATENCY = Histogram(
     "clarigate_run_seconds",
     "Agent run latency",
@@ -47,6 +47,7 @@ DELIVERY_RETRIES = Counter(
 RUNS_STARTED = RUNS.labels(state="started")
 RUNS_FINISHED = RUNS.labels(state="finished")
 RUNS_FAILED = RUNS.labels(state="failed")
+RUNS_STOPPED = RUNS.labels(state="stopped")  # by /cancel, Slack's Stop, a terminal's Ctrl-C
 ASKED = CLARIFICATIONS.labels(state="asked")
 ANSWERED = CLARIFICATIONS.labels(state="answered")
 DECLINED = CLARIFICATIONS.labels(state="declined")

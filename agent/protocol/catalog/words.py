@@ -229,7 +229,6 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "我还在处理您的消息，结果会发到这里。",
     },
     # ``/cancel`` with no question open while the person's request runs: it stops (``flow.stops``)
-    "run_stopping": {"en": "Stopping the request in progress…", "zh": "正在停止进行中的请求…"},
     "run_stopped": {
         "en": "■ Stopped. What was already done stays done.",
         "zh": "■ 已停止。已经完成的部分保持不变。",

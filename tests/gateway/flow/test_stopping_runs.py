@@ -4,11 +4,14 @@ in this process, in another one (through Redis), and never for someone else's re
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
+from prometheus_client import REGISTRY
 
 from clarigate.adapters.testing import ScriptedRunner, Turn
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
@@ -16,9 +19,10 @@ from clarigate.gateway.boundary.messages import Conversation, ErrorReply, Inboun
 from clarigate.gateway.flow.stops import RunStopped, stops_of
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.base import Job, Store
+from clarigate.gateway.store.memory import MemoryStore
 from tests.agent.conftest import scripted
 
-STOPPING = "Stopping the request in progress…"
+NOTHING = "There is no open question to cancel."
 STOPPED = "■ Stopped. What was already done stays done."
 
 
@@ -33,8 +37,13 @@ def _slow_script(started: asyncio.Event, reached: list[str]) -> Any:
     return script
 
 
+def _runs(state: str) -> float:
+    return REGISTRY.get_sample_value("clarigate_runs_total", {"state": state}) or 0.0
+
+
 async def test_cancel_stops_the_run_in_progress_and_the_next_messages_run(store: Store, make_gateway):
     started, reached = asyncio.Event(), []
+    stopped_before = _runs("stopped")
     gateway, chat = await make_gateway(store, ScriptedRunner(_slow_script(started, reached)))
     await chat.say("a long task")
     await asyncio.wait_for(started.wait(), 5)
@@ -45,8 +54,10 @@ async def test_cancel_stops_the_run_in_progress_and_the_next_messages_run(store:
     await chat.say("next")
     await asyncio.wait_for(gateway.drain(), 10)
 
-    assert chat.texts() == [STOPPING, STOPPED, "done: and one more thing", "done: next"]
+    # the stopped line is the /cancel's answer: no "Stopping…" that could come after it
+    assert chat.texts() == [STOPPED, "done: and one more thing", "done: next"]
     assert reached == [] and not chat.of_kind("error")
+    assert _runs("stopped") == stopped_before + 1  # counted as stopped, not finished nor failed
 
 
 async def test_someone_elses_cancel_does_not_stop_the_run(store: Store, make_gateway):
@@ -67,7 +78,7 @@ async def test_someone_elses_cancel_does_not_stop_the_run(store: Store, make_gat
 
     await chat.say("/cancel", user="ann", name="Ann", **room)  # the requester may
     await asyncio.wait_for(gateway.drain(), 10)
-    assert chat.texts("room")[1:] == [STOPPING, STOPPED] and reached == []
+    assert chat.texts("room")[1:] == [STOPPED] and reached == []
 
 
 async def test_a_run_in_another_process_is_stopped_through_redis(redis_stores):
@@ -87,9 +98,41 @@ async def test_a_run_in_another_process_is_stopped_through_redis(redis_stores):
     refused = await cancel(bob)
     assert refused.text.startswith("Only Ada can stop") and refused.private_to == bob
     assert not run.done()
-    assert (await cancel(ada)).text == STOPPING
+    assert await cancel(ada) is None  # stopping: the run's own line answers
     with pytest.raises(RunStopped):
         await asyncio.wait_for(run, 5)
+
+
+async def test_a_second_cancel_right_after_a_stop_says_there_is_nothing_to_cancel(redis_stores):
+    here = redis_stores()
+    there = redis_stores(here.prefix)  # another replica on the same Redis
+    ada = Sender(user_id="ada", display_name="Ada")
+    conv = Conversation(platform="test", chat_id="c2", chat_type="private")
+    job = Job(entry_id="1-0", kind="message", inbound_id="test:2", order_key=conv.thread_key, seq=1)
+    slow = lambda: asyncio.sleep(30)  # noqa: E731
+    run = asyncio.ensure_future(stops_of(there).during(conv.thread_key, ada, job, slow))
+    await asyncio.sleep(0.2)  # the run's process is subscribed to the stop channel
+
+    def cancel(where: Store) -> Any:
+        msg = InboundMessage(platform="test", event_id="e", conversation=conv, sender=ada, text="/cancel")
+        return stops_of(where).cancel(msg, outstanding=1, locale="en", policy="starter")
+
+    assert await cancel(here) is None
+    with pytest.raises(RunStopped):
+        await asyncio.wait_for(run, 5)
+    # the run is over, its job not yet completed (``outstanding`` 1): not "still working on it"
+    for where in (here, there):  # asked through Redis, and in the stopped run's own process
+        again = await asyncio.wait_for(cancel(where), 1)
+        assert again is not None and again.text == NOTHING
+
+
+def test_a_store_with_a_stop_registry_is_freed():
+    store = MemoryStore("freed")
+    assert stops_of(store).store is store
+    gone = weakref.ref(store)
+    del store
+    gc.collect()
+    assert gone() is None
 
 
 @tool
@@ -122,12 +165,12 @@ async def test_in_process_the_thread_goes_on_after_a_stop_in_a_tool_call(redis_s
             await asyncio.sleep(0.05)
         await chat.say("/cancel")
         await asyncio.wait_for(gateway.drain(), 10)
-        assert chat.texts() == [STOPPING, STOPPED] and SLOW_TOOL == ["started"]
+        assert chat.texts() == [STOPPED] and SLOW_TOOL == ["started"]
         await chat.say("and now?")
         await asyncio.wait_for(gateway.drain(), 10)
     finally:
         await runner.aclose()
-    assert chat.texts()[2:] == ["Here is what I found."] and not chat.of_kind("error")
+    assert chat.texts()[1:] == ["Here is what I found."] and not chat.of_kind("error")
     assert not any(isinstance(item, ErrorReply) for _, item in chat.sent)
     sent = model.calls[-1]  # the provider is sent a result for the call the stop left open
     calls = [m for m in sent if isinstance(m, AIMessage) and m.tool_calls]
