@@ -40,6 +40,7 @@ from .card_replies import (
 )
 from .card_updates import ANSWER_SECONDS, CardUpdate, CardUpdates, clicked_card, clicked_conversation
 from .content import ALL_KEY, MalformedEvent, mention_open_id, read_content
+from .departures import MEMBERS_LEFT_EVENT, members_left
 from .feedback import record_vote, vote_of
 from .identity import Deferrals, last_push
 from .legacy import (
@@ -240,6 +241,8 @@ class FeishuReceiver:
         recalled = body.get("message_id") if event_type == RECALLED_EVENT and isinstance(body, dict) else None
         if isinstance(recalled, str) and recalled:  # its run, not started yet, is dropped
             await self.gateway.withdraw(PLATFORM, f"message:{recalled}")  # as ``parse_message`` has it
+        if event_type == MEMBERS_LEFT_EVENT and isinstance(body, dict):  # their questions close
+            await members_left(self.gateway, header, body)
         return None
 
     async def on_message(self, payload: dict[str, Any], mentioned: bool = False) -> None:

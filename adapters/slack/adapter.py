@@ -46,6 +46,7 @@ from .agent_view import AgentView, is_status
 from .bolt_app import BotIdentity, build_bolt_app
 from .commands import command_hint, mention_command, mention_spelling, parse_command
 from .decode import unlabeled_channel_ids, unlabeled_group_ids
+from .departures import on_member_left
 from .edits import deleted_event_id
 from .feedback import FEEDBACK_ACTION, FeedbackClicks
 from .files import download, resolve
@@ -113,13 +114,13 @@ class SlackAdapter(PlatformAdapter):
         self.files = SlackFiles(self.sender, self.outbound.state)
         self.app.event("message")(self._on_message)
         self.app.event("app_mention")(self._on_message)
+        self.app.event("member_left_channel")(on_member_left(gateway))  # their questions close
         if self.agent.on:  # without the agent view these stay unhandled: 200 and a count
             self.app.event("app_home_opened")(self.agent.on_home_opened)
             self.app.event("app_context_changed")(self.agent.on_context_changed)
         self.app.action(FEEDBACK_ACTION)(FeedbackClicks(gateway, self.sender).on_click)  # 👍/👎
         interactions.listen(self.app)  # a question's buttons, its modals, then any other click
-        # Any command name: operators may rename /clarigate in the manifest.
-        self.app.command(re.compile(".*"))(self._on_command)
+        self.app.command(re.compile(".*"))(self._on_command)  # any name: /clarigate may be renamed
         self.app.error(self._on_error)
         self._socket: Any = None
         # Socket Mode: an event the store cannot take is left unacked (Bolt's 500): Slack sends it

@@ -35,6 +35,7 @@ from .albums import gather, note_item
 from .chat_action import TypingIndicators
 from .commands import Command, group_help, menus, parse_command
 from .deferred import DeferredEdits
+from .departures import on_left
 from .effects import AfterAck
 from .ephemeral import EphemeralNotes
 from .forms import note_said
@@ -78,8 +79,7 @@ class TelegramAdapter(PlatformAdapter):
         self.settings = settings
         self.gateway = gateway
         token = settings.bot_token.get_secret_value() if settings.bot_token else ""
-        # Every text sent or edited without link previews: a link the model wrote would show its
-        # site's own title, description and picture under the bot's message (``NO_PREVIEW``).
+        # no link preview under any text (``NO_PREVIEW``): a model's link would show its site's page
         self.bot: ExtBot[None] = PolledBot(  # getUpdates read update by update
             token or "0:missing",
             defaults=Defaults(link_preview_options=NO_PREVIEW),
@@ -281,15 +281,15 @@ class TelegramAdapter(PlatformAdapter):
         return await gather(self.gateway.state, message)
 
     async def _not_a_request(self, message: Message) -> bool:
-        """A group's move to a supergroup (followed here) or a channel's post copied in: no one asked."""
+        """A group's move to a supergroup (followed here), a member leaving, a channel's post copied in."""
         if message.migrate_to_chat_id:  # said in the old group
             await self.moves.moved(str(message.chat_id), str(message.migrate_to_chat_id))
             return True
         if message.migrate_from_chat_id:  # said in the new supergroup
             await self.moves.moved(str(message.migrate_from_chat_id), str(message.chat_id))
             return True
-        # a linked channel's post copied into its discussion group: nobody asked anything
-        return bool(message.is_automatic_forward)
+        # a member who left (their open questions close), a linked channel's post copied in
+        return await on_left(self.gateway, self.moves, message) or bool(message.is_automatic_forward)
 
     async def _conversation(self, message: Message, reply: bool) -> Conversation:
         """Where the message belongs: a private chat, or its topic; an upgraded group's supergroup

@@ -108,6 +108,11 @@ class GatewayPort(Protocol):
         thread's run in this process stops as their ``/cancel`` would; True when one of theirs
         goes on here and is stopping (its "stopped" line follows as a reply)."""
 
+    async def member_left(self, conversation: Conversation, person: Sender) -> int:
+        """``person`` left the chat of ``conversation`` (its topic aside), or was removed: each open
+        question there that only they may answer closes as their Cancel would (shown closed, the
+        agent told), so the group is not held up by it; how many closed. Never raises."""
+
     async def submit_feedback(self, feedback: InboundFeedback) -> FeedbackOutcome:
         """Record a 👍/👎 click under an answer: one vote per person and answer, a second click
         with the other vote changes it, the same vote again changes nothing."""

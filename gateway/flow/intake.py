@@ -54,6 +54,7 @@ from clarigate.gateway.flow.answers import (
 from clarigate.gateway.flow.claim import claim_answer
 from clarigate.gateway.flow.commands import CONTROL_LANE, Control, dismissed_in, parse_command
 from clarigate.gateway.flow.confirm import answer_for
+from clarigate.gateway.flow.departures import Departures
 from clarigate.gateway.flow.feedback import FeedbackVotes
 from clarigate.gateway.flow.kept import KeptJobs, spool_path
 from clarigate.gateway.flow.notices import notice
@@ -69,8 +70,7 @@ from clarigate.gateway.store.base import PendingRecord, Store
 
 log = logging.getLogger(__name__)
 
-#: How many accepted inbound ids ``drain`` remembers (a bound for long-running servers).
-MAX_TRACKED = 10_000
+MAX_TRACKED = 10_000  # how many accepted inbound ids ``drain`` remembers (a bound for long runs)
 #: How long, and for how many tokens, a record read by ``pending_by_token`` serves the click after.
 RECENT_SECONDS = 5.0
 MAX_RECENT = 1024
@@ -102,12 +102,12 @@ class Gateway:
         self.submit_feedback = self.votes.submit  # GatewayPort: 👍/👎 under answers (flow/feedback.py)
         self.withdraw = Recalls(store, config).withdraw  # GatewayPort: a message recalled (flow/recalls.py)
         self.stop_run = self.control.stops.stop_own  # GatewayPort: a run stopped there (flow/stops.py)
+        self.member_left = Departures(store, self.control.close_question).member_left  # flow/departures.py
         self._accepted: BoundedDict[str, None] = BoundedDict(MAX_TRACKED)  # ids not yet done (``drain``)
         self._background: set[asyncio.Task[Any]] = set()
         # token -> (when, record) read by ``pending_by_token``: the click that follows reuses it
         self._read_recently: dict[str, tuple[float, PendingRecord]] = {}
-        #: False when started with ``jobs=False``: this process takes messages in, others run them
-        self.runs_jobs = True
+        self.runs_jobs = True  # False when started with ``jobs=False``: this process takes messages in
 
     @property
     def adapters(self) -> list[PlatformAdapter]:

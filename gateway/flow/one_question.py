@@ -17,6 +17,7 @@ from clarigate.agent.interrupt_kinds import parse_request_id
 from clarigate.agent.protocol import DeclineReason
 from clarigate.gateway.boundary.messages import AnswerJob, Sender
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.flow.departures import note_asked
 from clarigate.gateway.flow.outage import wait_for_store
 from clarigate.gateway.jobs.handle import JobHandle
 from clarigate.gateway.store.base import PendingRecord, Store
@@ -43,6 +44,7 @@ class OneQuestion:
             lambda: self.store.pending_for_thread(thread_id), self.outbox, handle, self.within
         )
         await wait_for_store(lambda: self.store.save_pending(record), self.outbox, handle, self.within)
+        await note_asked(self.store, record)  # closed if its asker leaves the chat (flow/departures.py)
         if older is not None and older.request_id != record.request_id:
             await wait_for_store(
                 lambda: self.close(older, sender, "replaced"), self.outbox, handle, self.within

@@ -20,6 +20,7 @@ EVENT_SCOPES = {
     "message.channels": "channels:history",
     "message.groups": "groups:history",
     "message.mpim": "mpim:history",
+    "member_left_channel": "channels:read",  # groups:read for private channels
     "app_home_opened": None,
     "app_context_changed": None,  # sent only to apps with features.agent_view
 }
@@ -66,8 +67,8 @@ SCOPE_USES = {
     "mpim:history": "message.mpim",
     "commands": "/clarigate",
     "users:read": "users.info",
-    "channels:read": "conversations.info",
-    "groups:read": "conversations.info",
+    "channels:read": "conversations.info, member_left_channel",
+    "groups:read": "conversations.info, member_left_channel",
     "usergroups:read": "usergroups.list",
     "files:read": "url_private_download, files.info",
     "files:write": "files.getUploadURLExternal, files.completeUploadExternal",
