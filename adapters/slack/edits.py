@@ -34,8 +34,12 @@ def edit_ignored(event: Mapping[str, Any], kind: Any, ts: str) -> bool:
 
 def deleted_event_id(event: Mapping[str, Any]) -> str | None:
     """The event id (``receive.event_message_id``: ``{channel}:{ts}``) of the message a
-    ``message_deleted`` event says was deleted; None for any other event."""
+    ``message_deleted`` event says was deleted; None for any other event, and for a bot's
+    message (the bot's own progress and live messages it deletes: never a request)."""
     channel, deleted = event.get("channel"), event.get("deleted_ts")
     if event.get("type") != "message" or event.get("subtype") != "message_deleted":
+        return None
+    previous = event.get("previous_message")
+    if isinstance(previous, Mapping) and previous.get("bot_id"):
         return None
     return f"{channel}:{deleted}" if isinstance(channel, str) and isinstance(deleted, str) else None

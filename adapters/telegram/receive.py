@@ -292,6 +292,7 @@ def inbound_message(
         language=language_of(message),
         said_to_others=aside,
         received_at=written_time(message),
+        received_within=1.0,  # ``date`` is in whole seconds
     )
 
 

@@ -102,6 +102,7 @@ class InboundMessage(BaseModel):
     attachments: list[Attachment] = Field(default_factory=list)
     is_mention: bool = False
     received_at: float = Field(default_factory=time.time)  # when written, if the platform says
+    received_within: float = 0.0  # how coarse ``received_at`` is (Telegram: 1.0, whole seconds)
     # The person's interface language when the platform says (Telegram's ``language_code``, a
     # Slack user's locale): ``zh-hans``, ``en-US``… Only the core's own words (help, status)
     # use it, and only when the text itself gives no sign of a language.

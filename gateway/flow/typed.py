@@ -48,10 +48,6 @@ from clarigate.gateway.store.base import PendingRecord, Store
 from clarigate.gateway.store.keys import DONE_TTL_SECONDS
 from clarigate.gateway.store.lookup import ThreadLookup
 
-#: How far a message's time may pass the answer's and still count as written before it: Telegram
-#: gives whole seconds, a message counted from the end of its second (``written_time``).
-SAME_MOMENT = 1.0
-
 
 class TypedAnswers:
     """Typed answers of the message jobs (``Dispatcher``'s)."""
@@ -173,7 +169,8 @@ class TypedAnswers:
         turn: Turn,
         response: HumanInputResponse,
     ) -> bool:
-        """Claim a typed answer and run it; False when someone answered first."""
+        """Claim a typed answer and run it; when someone answered first, the writer is told so
+        (True); False when the question is gone otherwise (the message runs as a request)."""
         claim = await claim_answer(self.store, pending.request_id, msg.sender, response)
         if claim.status == "already_answered" and claim.record is not None:
             return self._told_answered(claim.record, msg, turn)  # someone else's answer came first
@@ -217,10 +214,11 @@ class TypedAnswers:
         was still open (its own time counts, not its arrival) by someone who may answer it, and
         handled once another person's answer had been taken: told so (as a second tap is), it runs
         not as a request. A message that is no answer to it (``looks_like_answer``), or written
-        once it was answered, is a new message. Telegram's times are whole seconds: one written
-        in the second the answer was taken counts as written before it (``SAME_MOMENT``).
+        once it was answered, is a new message. A time in whole seconds (Telegram's,
+        ``InboundMessage.received_within``) in the second the answer was taken counts as before it.
         ``noted`` is the thread's last answer (``answered_key``), read by its lookup."""
-        if noted is None or msg.received_at > float(noted.get("at", 0)) + SAME_MOMENT:
+        # a time in whole seconds (Telegram's, from the end of its second) may pass the answer's
+        if noted is None or msg.received_at > float(noted.get("at", 0)) + msg.received_within:
             return False
         record = await self.store.get_pending(str(noted.get("request_id")))
         if record is None or record.status != "answered" or msg.received_at < record.created_at:

@@ -79,7 +79,7 @@ class RedisStore(RedisStopChannel):
         thread_id, *found = await self._run(self._thread_pending, keys, args)
         raw = found[1] if len(found) > 1 else None
         pending = still_open(decode_record(raw) if raw else None)
-        if raw and pending is None and state is not None:  # a record, but no longer open
+        if len(found) > 1 and pending is None and state is not None:  # a record (or gone), not open
             await self.set_json(*state)
         answered = json.loads(found[0]) if found and found[0] and pending is None else None
         return ThreadLookup(str(thread_id), pending, answered if isinstance(answered, dict) else None)

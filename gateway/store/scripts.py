@@ -31,7 +31,7 @@ return 1
 #: inbound id, order key, payload, order ttl ms, marker ttl ms ("" without a marker),
 #: the chat thread key the record's agent thread must still be current in ("": unchecked), the
 #: answer's time (unix seconds; "" for a decline: nothing noted), the note's ttl ms. An answer is
-#: noted for its agent thread (``StoreKeys.answered``: request id and time, JSON).
+#: noted for its agent thread (``lookup.answered_key``: request id and time, JSON).
 #: Returns {"claimed", record fields} | {"already_answered", record fields} | {"missing"} |
 #: {"duplicate", record fields} (the marker was set by another call: nothing done) |
 #: {"restarted", record fields} (the chat thread has another agent thread now: nothing done).
@@ -187,7 +187,7 @@ return ARGV[1]
 
 #: KEYS: thread, optionally a state key. ARGV: candidate thread id, ttl ms, prefix, then the
 #: state's JSON and ttl ms when KEYS[2] is given. Returns {thread id in force, its last answer's
-#: note (``StoreKeys.answered``) or nil, its open record}: the lookups every message starts with
+#: note (``lookup.answered_key``) or false, its open record}: the lookups every message starts with
 #: (the pointer and the note read with one ``MGET``). A thread made here (a fresh random id) has no
 #: open record or note to look for. The state is saved when the thread points at no record.
 THREAD_WITH_PENDING = """

@@ -73,3 +73,26 @@ async def test_deleting_a_message_answered_already_changes_nothing(make_world):
     await world.settle()
     assert [call.text for call in world.runner.calls] == ["first", "second"]
     assert "Done: second" in said(world)
+
+
+def test_the_bots_own_deleted_message_is_no_recall():
+    """The bot deletes its own progress and live messages: Slack reports those deletions too."""
+    from clarigate.adapters.slack.edits import deleted_event_id
+
+    event = {
+        "type": "message",
+        "subtype": "message_deleted",
+        "hidden": True,
+        "channel": "C1",
+        "ts": "1700000001.000200",
+        "deleted_ts": "1700000000.000100",
+        "previous_message": {
+            "type": "message",
+            "bot_id": "B0BOT",
+            "text": "⏳ Working…",
+            "ts": "1700000000.000100",
+        },
+    }
+    assert deleted_event_id(event) is None
+    person = {**event, "previous_message": {"type": "message", "user": "U1", "text": "hi", "ts": "1.2"}}
+    assert deleted_event_id(person) == "C1:1700000000.000100"

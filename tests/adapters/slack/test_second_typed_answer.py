@@ -37,3 +37,20 @@ async def test_a_second_typed_answer_in_a_thread_is_told_it_was_answered(make_wo
 
     assert len(world.runner.calls) == 2  # U9's "1" is no request of its own
     assert posted_texts(world)[-1].startswith("Already answered by")
+
+
+async def test_a_typed_answer_written_just_after_the_answer_is_a_request(make_world: MakeWorld):
+    """Slack's times are finer than a second: a message written a moment after someone else's
+    answer was not written while the question was open, so it runs as a request."""
+    world = await make_world(ScriptedRunner(asks_then_echoes), answer_policy="anyone")
+    _, top = await world.user.mention("set up a web app", user="U7", channel="C1")
+    await world.settle()
+
+    await world.user.channel_message("2", user="U8", channel="C1", thread_ts=top)
+    await world.settle()
+    after = f"{time.time() + 0.5:.6f}"  # U9 writes "1" half a second after U8's answer was taken
+    await world.user.channel_message("1", user="U9", channel="C1", thread_ts=top, ts=after)
+    await world.settle()
+
+    assert len(world.runner.calls) == 3 and world.runner.calls[-1].text.endswith("1")
+    assert not any(text.startswith("Already answered by") for text in posted_texts(world))
