@@ -6,15 +6,19 @@ about a conversation (``/cancel``, ``/status``) written at the top level, not as
 be a chain of its own with nothing in it; a command never starts a conversation: it is about the
 one its writer takes part in there, the chain of their last message to the bot in that chat
 (``accept_noted``), as the same command sent as a reply in that chain is. With none known it
-stays where it was written (nothing to cancel, nothing going on).
+stays where it was written (nothing to cancel, nothing going on). A chain is written to the store
+when it changes (or ``FRESH`` seconds after this process last wrote it), not for every message.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+import weakref
 
 from telegram import Message
 
+from clarigate.agent.bounded import BoundedDict
 from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Sender
 from clarigate.gateway.boundary.port import AdapterState, GatewayPort
 
@@ -22,6 +26,14 @@ from .commands import Command
 from .receive import CHAIN_TTL, conversation_for
 
 log = logging.getLogger(__name__)
+
+#: How long a chain noted by this process is taken as still noted (another replica may have noted
+#: another since: a top-level command then goes to the older chain for at most this long).
+FRESH = 300.0
+MAX_REMEMBERED = 10_000  #: people's chains remembered per gateway in this process
+#: The chains noted by this process, per gateway: ``person_key`` -> (chain, monotonic time).
+_Noted = BoundedDict[str, tuple[str, float]]
+_NOTED: weakref.WeakKeyDictionary[GatewayPort, _Noted] = weakref.WeakKeyDictionary()
 
 #: The commands that act on a conversation (the others greet, help, ask or restart).
 ABOUT_A_CONVERSATION = frozenset({"cancel", "status"})
@@ -59,9 +71,15 @@ async def accept_noted(gateway: GatewayPort, inbound: InboundMessage, command: C
     command about a conversation: it goes to theirs, ``their_conversation``, or to none)."""
     await gateway.accept(inbound)
     chain = _chain(inbound.conversation)
-    if chain is not None and (command is None or command.name not in ABOUT_A_CONVERSATION):
-        key = person_key(inbound.conversation.chat_id, inbound.sender.user_id)
-        try:
-            await gateway.state.set_json(key, chain, CHAIN_TTL)
-        except Exception as exc:  # noqa: BLE001 (the message is accepted; only the note is lost)
-            log.warning("noting the reply chain of %s failed: %s", inbound.inbound_id, exc)
+    if chain is None or (command is not None and command.name in ABOUT_A_CONVERSATION):
+        return
+    key = person_key(inbound.conversation.chat_id, inbound.sender.user_id)
+    noted = _NOTED.setdefault(gateway, BoundedDict(MAX_REMEMBERED))
+    if (known := noted.get(key)) is not None and known[0] == chain and time.monotonic() - known[1] < FRESH:
+        return  # noted a moment ago here: no store write for each message of a conversation
+    try:
+        await gateway.state.set_json(key, chain, CHAIN_TTL)
+    except Exception as exc:  # noqa: BLE001 (the message is accepted; only the note is lost)
+        log.warning("noting the reply chain of %s failed: %s", inbound.inbound_id, exc)
+        return
+    noted[key] = (chain, time.monotonic())
