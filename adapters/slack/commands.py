@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from clarigate.agent.protocol import catalog
+from clarigate.agent.protocol.catalog.command_words import command_alias
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Sender
 from clarigate.gateway.flow.commands import TRAILING_PUNCTUATION, help_text
@@ -26,22 +27,29 @@ from .receive import PLATFORM
 SUBCOMMANDS = ("new", "cancel", "help", "status")
 
 
+def is_subcommand(name: str) -> bool:
+    """True for a subcommand's name or another name of it (``取消``: the catalog's ``command_words``),
+    passed on as typed so that the core answers in its language."""
+    return name in SUBCOMMANDS or command_alias(name) in SUBCOMMANDS
+
+
 def neutral_command(text: str) -> str:
     """``new`` -> ``/new`` (words after it kept; sentence punctuation after the name allowed, as the
-    core's commands allow it: ``cancel.``, ``new!``); anything unknown -> ``/help``."""
+    core's commands allow it: ``cancel.``, ``new!``); ``取消`` -> ``/取消``; anything unknown -> ``/help``."""
     words = text.strip().split(maxsplit=1)
     name = words[0].lower().lstrip("/").rstrip(TRAILING_PUNCTUATION) if words else ""
-    if name not in SUBCOMMANDS:
+    if not is_subcommand(name):
         return "/help"
     return f"/{name} {words[1]}" if len(words) > 1 else f"/{name}"
 
 
 def mention_command(text: str) -> str | None:
     """The neutral command a mention alone with a subcommand stands for (``@clarigate cancel``,
-    sentence punctuation after it allowed as the core's commands allow it: ``@clarigate cancel.``)."""
+    sentence punctuation after it allowed as the core's commands allow it: ``@clarigate cancel.``;
+    another name of it as typed: ``@clarigate 取消`` -> ``/取消``)."""
     words = text.strip().lower().split()
-    name = words[0].lstrip("/").rstrip(TRAILING_PUNCTUATION) if len(words) == 1 else None
-    return f"/{name}" if name in SUBCOMMANDS else None
+    name = words[0].lstrip("/").rstrip(TRAILING_PUNCTUATION) if len(words) == 1 else ""
+    return f"/{name}" if is_subcommand(name) else None
 
 
 def mention_spelling(bot_name: str | None, name: str) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 
 from clarigate.agent.interrupt_kinds import INTERRUPT, parse_request_id
 from clarigate.agent.protocol import DeclineReason, HumanInputResponse, answer_declined
+from clarigate.agent.protocol.catalog.command_words import aliases_line, command_alias
 from clarigate.agent.protocol.coerce import cut, one_line
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
@@ -63,8 +64,6 @@ log = logging.getLogger(__name__)
 
 #: The neutral commands, in the order ``/help`` lists them (``start`` greets and is not listed).
 COMMANDS = ("new", "cancel", "status", "help", "start")
-#: Other spellings people use.
-ALIASES = {"reset": "new"}
 #: Appended to a chat thread's key: the order key of its out-of-turn commands.
 CONTROL_LANE = "#control"
 #: How much of a question ``/status`` and ``/cancel`` quote.
@@ -94,15 +93,15 @@ def parse_command(text: str) -> Command | None:
     """The command ``text`` is, or None: ``/name``, optionally ``@botname``, then any words.
 
     A full-width slash (``／``, typed by Chinese input methods) counts too, and so does sentence
-    punctuation right after the name (``/cancel。``, ``/new!``). An unknown ``/word`` is not a
-    command: it goes to the agent like any message.
+    punctuation right after the name (``/cancel。``, ``/new!``), and its other names (``command_words``).
+    An unknown ``/word`` (``/取消订单``) is not a command: it goes to the agent like any message.
     """
     stripped = text.strip()
     if len(stripped) < 2 or stripped[0] not in COMMAND_SLASHES or stripped[1].isspace():
         return None
     head, *rest = stripped[1:].split(maxsplit=1)  # the words after any space: "\n", "\t", "　"
     name = head.split("@", 1)[0].lower().rstrip(TRAILING_PUNCTUATION)
-    name = ALIASES.get(name, name)
+    name = command_alias(name) or name  # another name of it (``/reset``, ``/取消``: the catalog's)
     if name not in COMMANDS:
         return None
     return Command(name, "".join(rest))
@@ -131,6 +130,7 @@ def help_text(
     listed = [name for name in COMMANDS if name != "start"] + list(extra)
     lines = [intro or notice("help", locale), "", notice("commands", locale)]
     lines += [f"{spell(name)} — {notice(f'cmd_{name}', locale)}" for name in listed]
+    lines += aliases_line(locale, spell)  # in Chinese: the Chinese names (``/取消``)
     return "\n".join(lines)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..models import Locale
 from .approval_words import APPROVAL_WORDS
 from .closed_words import CLOSED_WORDS
+from .command_words import COMMAND_WORDS
 from .confirm_words import CONFIRM_WORDS
 from .feedback_words import FEEDBACK_WORDS
 from .file_words import FILE_WORDS
@@ -376,3 +377,4 @@ for _part in (TELEGRAM_WORDS, SLACK_WORDS, TYPED_WORDS, FILE_WORDS, FEEDBACK_WOR
     WORDS.update(_part)
 for _part in (CLOSED_WORDS, SHOWN_WORDS, GRAPH_WORDS, TOOL_WORDS, APPROVAL_WORDS, MODEL_WORDS, MARK_WORDS):
     WORDS.update(_part)
+WORDS.update(COMMAND_WORDS)

@@ -20,7 +20,10 @@ from .test_commands import FRAMEWORK
         ("/cancel.", Command("cancel")),
         ("/new！", Command("new")),
         ("/New!", Command("new")),
-        ("／取消", None),  # no such command
+        ("／取消", Command("cancel")),  # the catalog's Chinese name of /cancel
+        ("/取消。", Command("cancel")),
+        ("/帮助？", Command("help")),
+        ("/取消订单", None),  # a longer word: no such command
         ("/help?", Command("help")),
         ("/status？", Command("status")),
         ("/cancel…", Command("cancel")),
