@@ -122,13 +122,21 @@ class RunStops:
         """``/cancel`` with no question open: stop the chat thread's run, here or elsewhere, if
         ``policy`` (``answer_policy``) lets its sender; what the person is told: nothing when it
         stops (the run's own "stopped" line answers, so the two never come in the wrong order),
-        nothing to cancel when no run of the thread goes on or it was stopped a moment ago."""
+        nothing to cancel when no run of the thread goes on or it was stopped a moment ago. No run
+        of theirs going on, their waiting messages are withdrawn (``flow.withdrawals``)."""
         key, by = msg.conversation.thread_key, msg.sender
         verdict = self._decide(key, by, msg.received_at, policy)
         if verdict is None and outstanding:
             verdict = await self._ask_elsewhere(key, by, msg.received_at, policy)
         if verdict is not None and verdict.get("verdict") == "stopping":
             return None
+        if outstanding and (verdict is None or verdict.get("verdict") == "refused"):
+            # imported here: ``recalls`` imports ``agent_run``, which imports this module
+            from clarigate.gateway.flow.withdrawals import withdraw_waiting
+
+            withdrawn = await withdraw_waiting(self.store, msg, locale, policy)
+            if withdrawn is not None:
+                return withdrawn
         if verdict is not None and verdict.get("verdict") == "refused":
             who = Sender.model_validate(verdict["who"])
             refused = Notice.of("stop_not_yours", locale, who=who)
@@ -182,7 +190,8 @@ class RunStops:
     async def _ask_elsewhere(
         self, thread_key: str, by: Sender, sent_at: float, policy: str
     ) -> dict[str, Any] | None:
-        """Ask the process holding the thread's run to stop it; its verdict (None: no answer)."""
+        """Ask the process holding the thread's run to stop it; its verdict (None: no process holds
+        one; ``unknown`` when the ask could not be sent: a run elsewhere may go on)."""
         self._listen()
         if self._listening is not None:
             with contextlib.suppress(Exception):
@@ -193,12 +202,18 @@ class RunStops:
         by_json = by.model_dump(mode="json")
         ask = {"op": "stop", "thread": thread_key, "by": by_json, "sent_at": sent_at, "policy": policy}
         try:
-            if await self.store.publish_stop({**ask, "reply": nonce}) <= 1:
+            listening = await self.store.publish_stop({**ask, "reply": nonce})
+        except Exception as exc:  # noqa: BLE001 (Redis away, a user without Pub/Sub: not known)
+            log.info("the stop of %s could not be sent (%s)", thread_key, type(exc).__name__)
+            self._replies.pop(nonce, None)
+            return {"verdict": "unknown"}
+        try:
+            if listening <= 1:
                 return None  # no process but this one listens: no run elsewhere to stop
             async with asyncio.timeout(STOP_REPLY_WAIT):
                 return await reply
-        except Exception as exc:  # noqa: BLE001 (no answer in time, or Redis away: not stopped)
-            log.info("no process stopped the run of %s (%s)", thread_key, type(exc).__name__)
+        except TimeoutError:
+            log.info("no process stopped the run of %s", thread_key)
             return None
         finally:
             self._replies.pop(nonce, None)

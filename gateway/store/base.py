@@ -187,8 +187,7 @@ class Store(ABC):
         """``SET NX`` the dedupe key, take the next ``seq`` for ``order_key``, append the job.
 
         One round trip (a Lua script). False when the dedupe key existed: nothing appended.
-        ``payload`` may come as JSON text already (what the job's reader will parse).
-        """
+        ``payload`` may come as JSON text already (what the job's reader will parse)."""
 
     @abstractmethod
     async def forget(self, dedupe_key: str) -> None:
@@ -271,11 +270,9 @@ class Store(ABC):
         """
 
     async def release_jobs(self, consumer: str, entry_ids: list[str]) -> None:  # noqa: B027 (optional)
-        """Hand jobs this consumer still holds back at once (a replica stopping with work left).
-
-        The next stale claim of any consumer takes them without waiting out the stale-claim
-        time. By default nothing happens: they are claimed once that time has passed.
-        """
+        """Hand jobs this consumer still holds back at once (a replica stopping with work left):
+        the next stale claim of any consumer takes them without waiting out the stale-claim
+        time. By default nothing happens: they are claimed once that time has passed."""
 
     @abstractmethod
     async def next_seq(self, order_key: str) -> int:
@@ -288,13 +285,16 @@ class Store(ABC):
     @abstractmethod
     async def requeue_job(self, job: Job) -> bool:
         """Move a job not run yet behind every job of its order key (one step): acknowledge it,
-        advance the turnstile past it and append it again with the next ``seq``; its inbound id
-        is not done. False (nothing appended) when the entry was acknowledged already (by this
-        very move, its reply lost and the script re-sent)."""
+        advance the turnstile past it, append it again with the next ``seq`` (not done). False
+        (nothing appended) when acknowledged already (this very move, its reply lost, re-sent)."""
 
     @abstractmethod
     async def is_done(self, inbound_id: str) -> bool:
         """True when this inbound id has had its reply."""
+
+    @abstractmethod
+    async def waiting_jobs(self, order_key: str, limit: int) -> list[Job]:
+        """``order_key``'s jobs not completed, oldest first; read only, ``limit`` entries read."""
 
     # --- delivery records -------------------------------------------------------------------
     @abstractmethod

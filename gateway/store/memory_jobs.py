@@ -159,6 +159,15 @@ class MemoryJobStream(MemoryValues):
         """True when this inbound id has had its reply."""
         return self._get(self.keys.done(inbound_id)) is not None
 
+    async def waiting_jobs(self, order_key: str, limit: int) -> list[Job]:
+        """``order_key``'s jobs not completed (held or not yet delivered), oldest first."""
+        jobs = []
+        for entry_id, fields in list(self._entries.items())[:limit]:
+            if fields["order_key"] == order_key:
+                held = self._held.get(entry_id)
+                jobs.append(job_from_fields(entry_id, fields, held.deliveries if held else 1))
+        return jobs
+
     async def trim_acknowledged(self) -> int:
         """Nothing to do: completing a job removes its entry, and nothing else is kept."""
         return 0

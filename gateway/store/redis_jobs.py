@@ -250,6 +250,26 @@ class RedisJobStream(RedisCommands):
         """True when this inbound id has had its reply."""
         return bool(await self._command("EXISTS", self.keys.done(inbound_id)))
 
+    async def waiting_jobs(self, order_key: str, limit: int) -> list[Job]:
+        """``order_key``'s jobs not completed (held, or after the group's last delivered entry),
+        oldest first: read from the oldest held entry on, at most ``limit`` entries. Three read-only
+        commands (``XINFO GROUPS``, ``XPENDING``, ``XRANGE``), for ``/cancel``: none per message."""
+        key = self.keys.jobs
+        groups = await self._on_group(lambda: self._command("XINFO", "GROUPS", key))
+        groups = [group if isinstance(group, dict) else fields_of(group) for group in groups]
+        last = next((str(g["last-delivered-id"]) for g in groups if str(g["name"]) == GROUP), "0-0")
+        held = await self._command("XPENDING", key, GROUP, "-", "+", limit)  # [id, consumer, idle, n]
+        deliveries = {str(row[0]): int(row[3]) for row in held or []}
+        start = str(held[0][0]) if held else f"({last}"
+        rows = await self._command("XRANGE", key, start, "+", "COUNT", limit)
+        jobs = []
+        for entry_id, flat in rows or []:
+            fields = fields_of(flat) if flat else {}
+            waiting = entry_id in deliveries or _after(entry_id, last)
+            if waiting and fields.get("order_key") == order_key:
+                jobs.append(job_from_fields(entry_id, fields, deliveries.get(entry_id, 1)))
+        return jobs
+
     async def trim_acknowledged(self) -> int:
         """Delete the stream entries the group is done with (``XTRIM MINID``): one script."""
         return int(await self._run(self._trim, [self.keys.jobs], [GROUP]))
@@ -258,3 +278,10 @@ class RedisJobStream(RedisCommands):
         """Delete consumers without jobs that were silent for ``idle_seconds``: one script."""
         args: list[Any] = [GROUP, to_millis(idle_seconds), keep]
         return [str(name) for name in await self._run(self._remove_idle, [self.keys.jobs], args)]
+
+
+def _after(entry_id: str, last: str) -> bool:
+    """True when stream entry ``entry_id`` comes after ``last`` (``ms-n`` ids, compared as numbers)."""
+    ms, _, n = entry_id.partition("-")
+    last_ms, _, last_n = last.partition("-")
+    return (int(ms), int(n or 0)) > (int(last_ms), int(last_n or 0))

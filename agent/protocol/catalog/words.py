@@ -234,6 +234,16 @@ WORDS: dict[str, dict[Locale, str]] = {
         "en": "■ Stopped. What was already done stays done.",
         "zh": "■ 已停止。已经完成的部分保持不变。",
     },
+    # ``/cancel`` with no question open and no run of the person's: their waiting messages are
+    # withdrawn, not answered (``flow.withdrawals``)
+    "withdrawn_one": {
+        "en": "✖ Withdrawn: your waiting message “{text}” will not be answered.",
+        "zh": "✖ 已撤回：您等待中的消息「{text}」不会再被处理。",
+    },
+    "withdrawn_many": {
+        "en": "✖ Withdrawn: your {count} waiting messages will not be answered.",
+        "zh": "✖ 已撤回：您等待中的 {count} 条消息不会再被处理。",
+    },
     "stop_not_yours": {
         "en": "Only {who} can stop the request in progress; it goes on. Your own requests still go ahead.",
         "zh": "只有 {who} 可以停止进行中的请求，它会继续。您自己的请求照常处理。",

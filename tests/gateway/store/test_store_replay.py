@@ -362,6 +362,19 @@ async def _is_done(r: Replay) -> None:
     assert await r.store.is_done("e1")
 
 
+@scenario("waiting_jobs")
+async def _waiting_jobs(r: Replay) -> None:
+    await _two_jobs(r)
+    first, _ = await r.store.read_jobs("me", 10, 0)  # both held here
+    await r.store.complete_job(first)  # done: no longer waiting
+    await r.store.accept_job("e3", "message", "e3", "k", {}, 60)  # not delivered yet
+    await r.store.accept_job("o1", "message", "o1", "other", {}, 60)  # another thread's
+    r.lose_reply_to("XRANGE")
+    waiting = await r.store.waiting_jobs("k", 100)
+    assert [(job.inbound_id, job.seq, job.deliveries) for job in waiting] == [("e2", 2, 1), ("e3", 3, 1)]
+    assert await r.store.next_seq("k") == 2
+
+
 # --- delivery records and upkeep ---------------------------------------------------------------
 
 

@@ -1,0 +1,70 @@
+"""Withdrawing waiting messages: ``/cancel`` with no question open and no run of the person's.
+
+A message waiting its turn (behind a run of its chat thread) or kept while the agent is away
+(``AgentRun._agent_unavailable``: tried again for up to an hour) is not running yet, so there is
+no run to stop. Its writer's ``/cancel`` withdraws it instead: each of the thread's message jobs
+still waiting (``Store.waiting_jobs``, read only on ``/cancel``, never per message) that the
+person wrote before the ``/cancel`` is marked as a recalled message is (``recalls.recalled_key``),
+and is dropped without a word when its turn comes (``Dispatcher._recorded``). The person reads one
+line. In a group only the person's own messages are withdrawn, unless ``answer_policy`` is
+``anyone`` (as for stopping a run, ``flow.stops``). A run going on is stopped, not withdrawn.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from clarigate.agent.protocol.coerce import cut, one_line
+from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.messages import InboundMessage, MessageJob, TextReply
+from clarigate.gateway.flow.notices import notice
+from clarigate.gateway.flow.recalls import recalled_key
+from clarigate.gateway.store.base import Job, Store
+from clarigate.gateway.store.keys import DONE_TTL_SECONDS
+
+log = logging.getLogger(__name__)
+
+#: How many stream entries a ``/cancel`` reads at most to find its thread's waiting messages.
+WAITING_SCAN = 1000
+#: How long a withdrawal is remembered (seconds): as long as a done marker, far longer than a
+#: message waits for its run (``recalls.recall_ttl``: its agent away, then the run).
+WITHDRAWN_TTL = DONE_TTL_SECONDS
+#: How much of a withdrawn message the line quotes.
+QUOTE_CHARS = 120
+
+
+async def withdraw_waiting(
+    store: Store, msg: InboundMessage, locale: Locale, policy: str
+) -> TextReply | None:
+    """Withdraw the waiting messages of ``msg``'s chat thread that ``msg``'s sender may withdraw
+    (their own, or any with ``policy`` ``anyone``) and wrote before it; the line saying so, or
+    None when there was none (or the store could not say)."""
+    try:
+        jobs = await store.waiting_jobs(msg.conversation.thread_key, WAITING_SCAN)
+    except Exception as exc:  # noqa: BLE001 (nothing withdrawn: the person is told as before)
+        log.warning("reading the waiting messages of a /cancel failed (%s)", exc)
+        return None
+    chosen = _withdrawable(jobs, msg, policy)
+    for job, _ in chosen:
+        await store.set_json(recalled_key(job.inbound_id), 1, WITHDRAWN_TTL)
+        log.info("message %s withdrawn by %s (/cancel)", job.inbound_id, msg.sender.user_id)
+    if not chosen:
+        return None
+    if len(chosen) == 1:
+        return TextReply(text=notice("withdrawn_one", locale, text=cut(one_line(chosen[0][1]), QUOTE_CHARS)))
+    return TextReply(text=notice("withdrawn_many", locale, count=str(len(chosen))))
+
+
+def _withdrawable(jobs: list[Job], msg: InboundMessage, policy: str) -> list[tuple[Job, str]]:
+    """The message jobs among ``jobs`` that ``msg`` withdraws, each with its text."""
+    found = []
+    for job in jobs:
+        if job.kind != "message":
+            continue
+        waiting = MessageJob.model_validate_json(job.payload_json).message
+        if waiting.received_at > msg.received_at:
+            continue  # sent after the /cancel: not the one it meant
+        if policy != "anyone" and waiting.sender.user_id != msg.sender.user_id:
+            continue
+        found.append((job, waiting.text))
+    return found
