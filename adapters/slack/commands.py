@@ -88,7 +88,8 @@ def agent_dm_hint(bot_user_id: str | None, words: str = "", language: str | None
     cannot say which of the DM's threads (each a conversation) it is for, and how the command is
     typed in the thread; ``help`` (or anything unknown) answers with the commands so spelled.
     In the language ``in_thread_hint`` answers in."""
-    if neutral_command(words).split()[0] != "/help":
+    name = neutral_command(words).split()[0].lstrip("/")
+    if (command_alias(name) or name) != "help":  # (``帮助`` is help too)
         return in_thread_hint(bot_user_id, words, "slack_agent_slash", language)
     locale = hint_locale(words, language)
     intro = f"{catalog.text('help', locale)}\n\n{catalog.text('slack_agent_commands', locale)}"
