@@ -125,9 +125,10 @@ class RunStops:
         nothing to cancel when no run of the thread goes on or it was stopped a moment ago. No run
         of theirs going on, their waiting messages are withdrawn (``flow.withdrawals``)."""
         key, by = msg.conversation.thread_key, msg.sender
-        verdict = self._decide(key, by, msg.received_at, policy)
+        sent = msg.received_at - msg.received_within  # (Telegram's whole seconds: the earliest)
+        verdict = self._decide(key, by, sent, policy)
         if verdict is None and outstanding:
-            verdict = await self._ask_elsewhere(key, by, msg.received_at, policy)
+            verdict = await self._ask_elsewhere(key, by, sent, policy)
         if verdict is not None and verdict.get("verdict") == "stopping":
             return None
         if outstanding and (verdict is None or verdict.get("verdict") == "refused"):
