@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from urllib.parse import urlsplit
@@ -167,3 +168,17 @@ def _forget_identity_claims() -> Iterator[None]:
                 client.hdel(OWNERS_KEY, *mine)
     except redis.RedisError:  # no Redis: no claims either
         pass
+
+
+@pytest.fixture
+def terminal_ctrl_c() -> Iterator[None]:
+    """Ctrl-C as a terminal delivers it: Python's own SIGINT handler here, and so the default in a
+    process started from here. A shell that starts the tests in the background has SIGINT ignored
+    (a chat started from such a process would ignore Ctrl-C too); a debugger's own handler is kept
+    and the test skipped."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous not in (signal.default_int_handler, signal.SIG_IGN):
+        pytest.skip("SIGINT is handled by something else in this process; Ctrl-C cannot be simulated")
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

@@ -145,19 +145,7 @@ def test_arrow_keys_typed_while_a_run_works_are_not_part_of_the_message(terminal
     assert "\x1b" not in out
 
 
-@pytest.fixture
-def ctrl_c() -> Iterator[None]:
-    """Ctrl-C as a terminal delivers it (Python's own SIGINT handler, which ``asyncio.Runner``
-    takes over while it runs); skipped where something else handles SIGINT here (a debugger)."""
-    previous = signal.getsignal(signal.SIGINT)
-    if previous not in (signal.default_int_handler, signal.SIG_IGN):
-        pytest.skip("SIGINT is handled by something else in this process; Ctrl-C cannot be simulated")
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
-
-
-@pytest.mark.usefixtures("ctrl_c")
+@pytest.mark.usefixtures("terminal_ctrl_c")
 def test_ctrl_c_during_a_run_stops_it_and_the_prompt_comes_back(terminal: Terminal) -> None:
     try:
         out = terminal.chat(b"slow, then Ctrl-C\nnext\n\x04")

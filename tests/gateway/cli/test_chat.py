@@ -11,7 +11,6 @@ import select
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -202,20 +201,6 @@ def test_chinese_status_spaces_the_age_as_the_catalog_does(tmp_path: Path) -> No
 
     # "28 秒" keeps its space inside; so does the gap before it, as around every number in Chinese
     assert re.search(r"• 本次对话开始于 \d+ 秒前；/new 可开始新的对话。", out), out
-
-
-@pytest.fixture
-def terminal_ctrl_c() -> Iterator[None]:
-    """Ctrl-C as a terminal delivers it: Python's own SIGINT handler here, and so the default in a
-    process started from here. A shell that starts the tests in the background has SIGINT ignored
-    (a chat started from such a process would ignore Ctrl-C too); a debugger's own handler is kept
-    and the test skipped."""
-    previous = signal.getsignal(signal.SIGINT)
-    if previous not in (signal.default_int_handler, signal.SIG_IGN):
-        pytest.skip("SIGINT is handled by something else in this process; Ctrl-C cannot be simulated")
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.usefixtures("terminal_ctrl_c")

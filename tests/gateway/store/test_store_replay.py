@@ -10,12 +10,10 @@ scenario here fails ``test_every_store_method_has_a_replay_scenario``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
@@ -23,46 +21,12 @@ from redis.asyncio import Redis
 from clarigate.gateway.boundary.messages import MessageRef, Sender
 from clarigate.gateway.store import Store
 from clarigate.gateway.store.keys import GROUP
-from clarigate.gateway.store.redis import RedisStore
 
 from ..conftest import REDIS_URL
 from ..redis_proxy import ReplyDroppingProxy
+from . import replay_state  # noqa: F401 (registers its scenarios)
+from .replay import SCENARIOS, Replay, scenario
 from .test_store_contract import answer, pending_record
-
-
-@dataclass
-class Replay:
-    """What a scenario works with: the store behind the proxy, a plain client, the proxy."""
-
-    store: RedisStore
-    raw: Redis
-    proxy: ReplyDroppingProxy
-
-    def key(self, name: str) -> str:
-        return f"{self.store.prefix}:{name}"
-
-    def lose_reply_to(self, marker: str | bytes) -> None:
-        self.proxy.arm(marker)
-
-    async def pending_of(self, consumer: str) -> list[str]:
-        """Entry ids delivered to ``consumer`` and not acknowledged."""
-        rows = await self.raw.xpending_range(self.key("jobs"), GROUP, "-", "+", 100, consumer)
-        return [row["message_id"] for row in rows]
-
-
-Scenario = Callable[[Replay], Awaitable[None]]
-SCENARIOS: dict[str, Scenario] = {}
-
-
-def scenario(*methods: str) -> Callable[[Scenario], Scenario]:
-    """Register ``fn`` as the replay of ``methods``."""
-
-    def register(fn: Scenario) -> Scenario:
-        for method in methods:
-            SCENARIOS[method] = fn
-        return fn
-
-    return register
 
 
 @pytest.fixture
@@ -449,103 +413,6 @@ async def _remove_idle_consumers(r: Replay) -> None:
     await r.store.remove_idle_consumers(0.2, keep="me")  # a repeat finds it gone: may list none
     consumers = await r.raw.xinfo_consumers(r.key("jobs"), GROUP)
     assert [c["name"] for c in consumers] == ["me"]
-
-
-# --- adapter state and leases -------------------------------------------------------------------
-
-
-@scenario("set_json")
-async def _set_json(r: Replay) -> None:
-    r.lose_reply_to(r.key("state:wizard"))
-    await r.store.set_json("wizard", {"step": 2}, 60)
-    assert await r.store.get_json("wizard") == {"step": 2}
-
-
-@scenario("get_json")
-async def _get_json(r: Replay) -> None:
-    await r.store.set_json("wizard", {"step": 2}, 60)
-    r.lose_reply_to(r.key("state:wizard"))
-    assert await r.store.get_json("wizard") == {"step": 2}
-
-
-@scenario("get_jsons")
-async def _get_jsons(r: Replay) -> None:
-    await r.store.set_json("wizard", {"step": 2}, 60)
-    r.lose_reply_to(r.key("state:wizard"))
-    assert await r.store.get_jsons("gone", "wizard") == [None, {"step": 2}]
-
-
-@scenario("publish_stop")
-async def _publish_stop(r: Replay) -> None:
-    async with r.raw.pubsub() as listener:  # another process, straight on Redis
-        await listener.subscribe(r.key("stops"))
-        r.lose_reply_to(r.key("stops"))
-        assert await r.store.publish_stop({"op": "stop", "thread": "t1"}) == 1  # re-sent: heard
-        heard = None
-        async with asyncio.timeout(5):
-            while heard is None:  # (the subscription's own confirmation reads as None)
-                heard = await listener.get_message(ignore_subscribe_messages=True, timeout=1)
-    assert json.loads(heard["data"]) == {"op": "stop", "thread": "t1"}
-
-
-@scenario("listen_stops")
-async def _listen_stops(r: Replay) -> None:
-    heard: asyncio.Queue[dict] = asyncio.Queue()
-    r.lose_reply_to(r.key("stops"))  # the subscription's reply lost: subscribed again
-    await r.store.listen_stops(heard.put_nowait)
-    for _ in range(100):  # until the listener is subscribed again (it waits 1 s after a cut)
-        await r.raw.publish(r.key("stops"), '{"op": "stop"}')
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(0.2):
-                assert await heard.get() == {"op": "stop"}
-                return
-    raise AssertionError("the stop channel was never heard again")
-
-
-@scenario("delete")
-async def _delete(r: Replay) -> None:
-    await r.store.set_json("wizard", {"step": 2}, 60)
-    r.lose_reply_to(r.key("state:wizard"))
-    await r.store.delete("wizard")
-    assert await r.store.get_json("wizard") is None
-
-
-@scenario("cast_vote")
-async def _cast_vote(r: Replay) -> None:
-    await r.store.cast_vote("answer", "U1", "up", 60)
-    r.lose_reply_to(r.key("votes:answer"))
-    # the re-sent script finds its own change: it still reports the vote it replaced
-    assert await r.store.cast_vote("answer", "U1", "down", 60) == "up"
-    assert await r.store.votes_on("answer") == {"U1": "down"}
-
-
-@scenario("votes_on")
-async def _votes_on(r: Replay) -> None:
-    await r.store.cast_vote("answer", "U1", "up", 60)
-    r.lose_reply_to(r.key("votes:answer"))
-    assert await r.store.votes_on("answer") == {"U1": "up"}
-
-
-@scenario("acquire_lease")
-async def _acquire_lease(r: Replay) -> None:
-    r.lose_reply_to(r.key("lease:poll"))
-    assert await r.store.acquire_lease("poll", "r1", 30)  # its own lease, renewed
-    assert await r.raw.get(r.key("lease:poll")) == "r1"
-    assert not await r.store.acquire_lease("poll", "r2", 30)
-
-
-@scenario("release_lease")
-async def _release_lease(r: Replay) -> None:
-    await r.store.acquire_lease("poll", "r1", 30)
-    r.lose_reply_to(r.key("lease:poll"))
-    await r.store.release_lease("poll", "r1")
-    assert await r.store.acquire_lease("poll", "r2", 30)
-
-
-@scenario("ping")
-async def _ping(r: Replay) -> None:
-    r.lose_reply_to("PING")
-    assert await r.store.ping()
 
 
 # after every scenario above is registered
