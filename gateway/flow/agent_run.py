@@ -32,7 +32,7 @@ from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, liv
 from clarigate.gateway.flow.model_failures import failure_notice
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
 from clarigate.gateway.flow.one_question import CloseQuestion, OneQuestion
-from clarigate.gateway.flow.outage import KeptNotice, through_outage
+from clarigate.gateway.flow.outage import MAX_UNAVAILABLE_DELIVERIES, KeptNotice, through_outage
 from clarigate.gateway.flow.progress import WorkingIndicator, clear_cancelled, note_away, working_after
 from clarigate.gateway.flow.speaker import run_metadata, speaker_for
 from clarigate.gateway.flow.stops import RunStopped, said_stopped, stops_of
@@ -47,9 +47,6 @@ if TYPE_CHECKING:  # LangChain's callbacks: loaded where runs are (a web process
     from clarigate.gateway.runners.usage import RunUsage
 
 log = logging.getLogger("clarigate.gateway.flow.turn")  # the turn's lines keep the name logs know
-
-#: Deliveries of a job whose agent was unavailable, a stale-claim period apart (about an hour).
-MAX_UNAVAILABLE_DELIVERIES = 120
 
 
 @dataclass

@@ -30,6 +30,9 @@ from clarigate.gateway.jobs.handle import JobHandle
 from clarigate.gateway.store.base import Job
 from clarigate.gateway.store.connection import unreachable
 
+#: Deliveries of a job whose agent was unavailable, a stale-claim period apart (about an hour).
+MAX_UNAVAILABLE_DELIVERIES = 120
+
 log = logging.getLogger("clarigate.gateway.flow.turn")
 
 T = TypeVar("T")

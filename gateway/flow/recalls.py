@@ -15,8 +15,8 @@ import logging
 import math
 from typing import Any
 
-from clarigate.gateway.flow.agent_run import MAX_UNAVAILABLE_DELIVERIES
 from clarigate.gateway.flow.claim import answer_due_key
+from clarigate.gateway.flow.outage import MAX_UNAVAILABLE_DELIVERIES
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import Job, Store
 

@@ -37,6 +37,7 @@ from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import InboundMessage, LiveEnd, Notice, Sender, TextReply
 from clarigate.gateway.flow.live import LiveReply, finish_items
 from clarigate.gateway.flow.notices import notice, notice_for_text
+from clarigate.gateway.flow.withdrawals import withdraw_waiting
 from clarigate.gateway.store.base import Job, Store
 
 if TYPE_CHECKING:
@@ -132,9 +133,6 @@ class RunStops:
         if verdict is not None and verdict.get("verdict") == "stopping":
             return None
         if outstanding and (verdict is None or verdict.get("verdict") == "refused"):
-            # imported here: ``recalls`` imports ``agent_run``, which imports this module
-            from clarigate.gateway.flow.withdrawals import withdraw_waiting
-
             withdrawn = await withdraw_waiting(self.store, msg, locale, policy)
             if withdrawn is not None:
                 return withdrawn

@@ -3,20 +3,7 @@ commands, answered in Chinese; ``/取消订单`` is a request for the agent."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
-
-import pytest
-
 from .test_console import Bot
-
-
-@pytest.fixture
-def bot() -> Iterator[Bot]:
-    with asyncio.Runner() as runner:
-        made = Bot(runner)
-        yield made
-        runner.run(made.gateway.stop(grace=0))
 
 
 def test_quxiao_in_a_form_declines_it(bot: Bot) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TextIO
 
 import pytest
@@ -51,14 +51,6 @@ class Bot(ConsoleBot):
 
     def __init__(self, runner: asyncio.Runner) -> None:
         super().__init__(runner, ScriptedRunner(script))
-
-
-@pytest.fixture
-def bot() -> Iterator[Bot]:
-    with asyncio.Runner() as runner:
-        made = Bot(runner)
-        yield made
-        runner.run(made.gateway.stop(grace=0))
 
 
 def test_a_typed_number_answers_through_the_core(bot: Bot) -> None:

@@ -7,22 +7,9 @@ Feishu; the terminal asks a form field by field and takes a line naming a field 
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
-
-import pytest
-
 from tests.adapters.console.test_console import Bot
 
 ASK = "bot> Reply “confirm” to go ahead with “Yes, delete everything”; anything else keeps the question open."
-
-
-@pytest.fixture
-def bot() -> Iterator[Bot]:
-    with asyncio.Runner() as runner:
-        made = Bot(runner)
-        yield made
-        runner.run(made.gateway.stop(grace=0))
 
 
 def test_another_option_at_the_confirm_prompt_is_taken_at_once(bot: Bot) -> None:

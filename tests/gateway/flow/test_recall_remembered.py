@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
-from clarigate.gateway.flow.agent_run import MAX_UNAVAILABLE_DELIVERIES
+from clarigate.gateway.flow.outage import MAX_UNAVAILABLE_DELIVERIES
 from tests.conftest import TEST_REDIS_URL
 
 
