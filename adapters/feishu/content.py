@@ -30,6 +30,7 @@ from clarigate.gateway.boundary import surrogates
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment
 
+from .card_text import card_words, user_dsl
 from .markup import cut
 
 
@@ -235,10 +236,20 @@ _NAMES = {"file": "file", "audio": "voice", "media": "video"}
 def card_content(content: dict[str, Any], message_id: str, mentions: Any) -> MessageContent:
     """A card someone sent (forwarded, say) named with what it says: Feishu gives a received card
     as its title and post-like paragraphs (``{"title", "elements": [[{"tag": "text", …}]]}``);
-    anyone's words, cut to a line like a shared thing's, so it never reads as a typed answer."""
-    elements = content.get("elements")
-    paragraphs = {"title": content.get("title"), "content": elements if isinstance(elements, list) else []}
-    said = resolve_mentions(post_content(paragraphs, message_id).text, mentions, None)
+    anyone's words, cut to a line like a shared thing's, so it never reads as a typed answer.
+    A JSON 2.0 card's paragraphs are the "please upgrade" line: the card itself, in ``user_dsl``,
+    is read instead (``card_text``)."""
+    card = user_dsl(content)
+    words = card_words(card) if card is not None else []
+    if words:
+        said = resolve_mentions(" ".join(words), mentions, None)
+    else:
+        elements = content.get("elements")
+        paragraphs = {
+            "title": content.get("title"),
+            "content": elements if isinstance(elements, list) else [],
+        }
+        said = resolve_mentions(post_content(paragraphs, message_id).text, mentions, None)
     return MessageContent("", [Attachment(kind="other", name=_named("card", one_line(said, CARD_CHARS), ""))])
 
 
