@@ -14,6 +14,9 @@ MODEL_CALL_RETRIES = 2
 MODEL_CALL_TIMEOUT_SECONDS = 60.0
 #: ``init_chat_model`` providers whose class takes ``max_retries`` and ``timeout``.
 CALL_LIMITED_PROVIDERS = frozenset({"openai", "azure_openai", "anthropic"})
+#: The ``_llm_type`` of those classes not on the OpenAI SDK (``connections`` sees to those): how
+#: a bare name LangChain inferred the provider of (``claude-sonnet-4-5``) gets the limits too.
+CALL_LIMITED_TYPES = frozenset({"anthropic-chat"})
 
 
 def build_chat_model(spec: str) -> BaseChatModel:
@@ -22,10 +25,11 @@ def build_chat_model(spec: str) -> BaseChatModel:
     ``offline``: the deterministic demo model. ``scripted:PATH``: turns read from a
     YAML/JSON file. Anything else goes to ``init_chat_model`` (``openai:gpt-4.1-mini``,
     ``anthropic:…``); install the provider's extra (``clarigate[openai]``) and set its key.
-    Anthropic's calls and those of a model on the OpenAI SDK (``connections``) are retried
-    ``MODEL_CALL_RETRIES`` times, each given ``MODEL_CALL_TIMEOUT_SECONDS`` (other providers keep
-    their own defaults), but an OpenAI ``insufficient_quota`` is not retried; an answer with no
-    choices fails as the provider's (``provider_answers``).
+    Anthropic's calls (a bare ``claude-…`` too: ``inferred_limits``) and those of a model on the
+    OpenAI SDK (``connections``) are retried ``MODEL_CALL_RETRIES`` times, each given
+    ``MODEL_CALL_TIMEOUT_SECONDS`` (other providers keep their own defaults), but an OpenAI
+    ``insufficient_quota`` is not retried; an answer with no choices fails as the provider's
+    (``provider_answers``).
     """
     spec = spec.strip()
     if spec in ("", OFFLINE):
@@ -42,9 +46,11 @@ def build_chat_model(spec: str) -> BaseChatModel:
 
     guard_openai_tool_arguments()
     try:
-        model = init_chat_model(spec, callbacks=[RequireChoices()], **call_limits(spec))
-        if clients := connections(model):  # on the OpenAI SDK, however ``spec`` named it
-            model = init_chat_model(spec, callbacks=[RequireChoices()], **clients)
+        limits = call_limits(spec)
+        model = init_chat_model(spec, callbacks=[RequireChoices()], **limits)
+        # on the OpenAI SDK, however ``spec`` named it; or a class taking limits ``spec`` did not name
+        if again := connections(model) or ({} if limits else inferred_limits(model)):
+            model = init_chat_model(spec, callbacks=[RequireChoices()], **again)
     except ValueError as exc:
         if "model_provider" not in str(exc):  # the provider's own complaint: as it is
             raise
@@ -56,6 +62,14 @@ def call_limits(spec: str) -> dict[str, Any]:
     """``max_retries`` and ``timeout`` for a provider whose class takes them, else nothing."""
     provider, colon, _ = spec.partition(":")
     if not colon or provider.strip() not in CALL_LIMITED_PROVIDERS:
+        return {}
+    return {"max_retries": MODEL_CALL_RETRIES, "timeout": MODEL_CALL_TIMEOUT_SECONDS}
+
+
+def inferred_limits(model: BaseChatModel) -> dict[str, Any]:
+    """``max_retries`` and ``timeout`` when ``model``'s class takes them (``CALL_LIMITED_TYPES``),
+    told by the class ``init_chat_model`` built, not by LangChain's table of names, else nothing."""
+    if getattr(model, "_llm_type", None) not in CALL_LIMITED_TYPES:
         return {}
     return {"max_retries": MODEL_CALL_RETRIES, "timeout": MODEL_CALL_TIMEOUT_SECONDS}
 

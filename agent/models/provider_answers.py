@@ -12,11 +12,20 @@ connection it shares between models of one address is left alone.
 No choices: an OpenAI-compatible provider answering 200 with ``"choices": []`` leaves LangChain
 with no generation, and the run failing on an ``IndexError`` that reads as a bug of ours. A
 callback raises ``EmptyAnswerError`` (a ``ModelError``) at the model's end instead.
+
+TCP keepalive: a connection a NAT dropped without a word during a long model call would hang
+until the 60 s timeout; those clients' connections send keepalive probes after 15 s idle
+(``keepalive_options``), which keep the NAT's mapping alive and find a dead peer in about 30 s.
+Not when a proxy comes from the environment (``HTTPS_PROXY``): a transport of one's own turns
+httpx's reading of it off, so those clients stay as httpx builds them.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import sys
+import urllib.request
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -27,6 +36,8 @@ QUOTA_CODE = "insufficient_quota"
 #: ``EmptyAnswerError.code``, which ``model_failures`` names in the log line.
 EMPTY_CHOICES = "empty_choices"
 _NO_RETRY = "x-should-retry"
+#: Keepalive probes after this idle time, this far apart, this many unanswered: the peer is gone.
+KEEPALIVE = {"TCP_KEEPIDLE": 15, "TCP_KEEPINTVL": 5, "TCP_KEEPCNT": 3}
 
 
 class EmptyAnswerError(ModelError):
@@ -75,22 +86,51 @@ async def _acheck_429(response: Any) -> None:
             response.headers[_NO_RETRY] = "false"
 
 
+def keepalive_options() -> list[tuple[int, int, int]]:
+    """Socket options for TCP keepalive (``KEEPALIVE``), those the platform names (macOS calls
+    the idle time ``TCP_KEEPALIVE``; Windows may have only ``SO_KEEPALIVE``)."""
+    options = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
+    for name, value in KEEPALIVE.items():
+        option = getattr(socket, name, None)
+        if option is None and name == "TCP_KEEPIDLE":
+            option = getattr(socket, "TCP_KEEPALIVE", None)
+        if option is not None:
+            options.append((socket.IPPROTO_TCP, option, value))
+    return options
+
+
+def _connecting(proxy: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """How each client (sync, async) connects: a transport with keepalive, through ``proxy``;
+    only ``proxy`` when httpx would take a proxy from the environment, which a transport turns
+    off (as does a client's own ``proxy`` beside a transport)."""
+    if proxy is None and any(scheme != "no" for scheme in urllib.request.getproxies()):
+        return {"proxy": proxy}, {"proxy": proxy}
+    import openai
+
+    # httpx, or httpx2 for openai>=3: the library the SDK's clients are built on
+    httpx = sys.modules[openai.DefaultHttpxClient.__mro__[1].__module__.partition(".")[0]]
+    # the SDK's pool size, which a client given a transport leaves to the transport
+    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+    made: dict[str, Any] = {"proxy": proxy, "limits": limits, "socket_options": keepalive_options()}
+    return {"transport": httpx.HTTPTransport(**made)}, {"transport": httpx.AsyncHTTPTransport(**made)}
+
+
 def quota_clients() -> dict[str, Any]:
     """``ChatOpenAI``'s ``http_client`` and ``http_async_client``: the OpenAI SDK's default HTTP
     clients with the response hook that stops retries of an ``insufficient_quota`` 429.
 
     ``OPENAI_PROXY`` (which ``ChatOpenAI`` refuses beside clients of one's own) goes to the
     clients, and ``openai_proxy`` is given as unset; other proxies come from the environment,
-    as httpx reads it."""
+    as httpx reads it. Their connections have TCP keepalive (``keepalive_options``) unless
+    such a proxy is set."""
     import openai
 
-    proxy = os.environ.get("OPENAI_PROXY") or None
+    sync, asynchronous = _connecting(os.environ.get("OPENAI_PROXY") or None)
     return {
-        "http_client": openai.DefaultHttpxClient(proxy=proxy, event_hooks={"response": [_check_429]}),
+        "http_client": openai.DefaultHttpxClient(**sync, event_hooks={"response": [_check_429]}),
         "http_async_client": openai.DefaultAsyncHttpxClient(
-            proxy=proxy, event_hooks={"response": [_acheck_429]}
+            **asynchronous, event_hooks={"response": [_acheck_429]}
         ),
         "openai_proxy": None,
-        # no keepalive, on purpose: a transport with it turns off env proxies; the 60 s timeout bounds a hang
-        "http_socket_options": (),
+        "http_socket_options": (),  # langchain_openai's own keepalive is for clients it builds
     }
