@@ -70,12 +70,27 @@ KEY_ALIASES = {"question": "prompt", "options": "choices"}
 # Field names become platform action ids and form keys: keep them short and plain.
 _MAX_NAME = 48
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
-_CJK_IDEOGRAPH = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+_IDEOGRAPHS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_CJK_IDEOGRAPH = re.compile(f"[{_IDEOGRAPHS}]")
+# Kana (the middle dot and long-vowel mark left out: Chinese text borrows them) and Hangul.
+_KANA_OR_HANGUL = re.compile(
+    "[\u3040-\u30fa\u30fd-\u30ff\u31f0-\u31ff\uff66-\uff9f\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]"
+)
+# A run of letters of any other script (``api``, ``staging``, ``Привет``).
+_OTHER_WORD = re.compile(f"[^\\W\\d_{_IDEOGRAPHS}]+")
 
 
 def detect_locale(text: str) -> Locale:
-    """``zh`` when the text contains CJK ideographs, else ``en``."""
-    return "zh" if isinstance(text, str) and _CJK_IDEOGRAPH.search(text) else "en"
+    """``zh`` when the text has more CJK ideographs than words in other letters, else ``en``.
+
+    Chinese with English terms in it (``帮我部署 api-server 到 staging``) is ``zh``; English
+    naming a person (``Please book a room for 王伟 tomorrow``) is ``en``. Japanese and Korean
+    (any kana or Hangul) are ``en``: there is no catalog of theirs, and English serves better
+    than Chinese."""
+    if not isinstance(text, str) or _KANA_OR_HANGUL.search(text):
+        return "en"
+    ideographs = len(_CJK_IDEOGRAPH.findall(text))
+    return "zh" if ideographs > len(_OTHER_WORD.findall(text)) else "en"
 
 
 def normalize_request(

@@ -154,6 +154,31 @@ def test_locale_is_detected_from_question_or_context():
     assert req.locale == "zh"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "会議は明日の何時からですか？",  # Japanese: kanji and kana
+        "東京に行きます",
+        "ｶﾀｶﾅで書いた名前",  # halfwidth katakana
+        "회의는 내일 몇 시인가요?",  # Korean
+        "한국 新聞",  # Hangul beside hanja
+        "Please book a room for 王伟 tomorrow",  # English naming a person
+        "Send the report to 李娜 and 张伟 by Friday",
+    ],
+)
+def test_japanese_korean_and_english_naming_a_person_are_not_chinese(text: str) -> None:
+    assert detect_locale(text) == "en"
+    assert normalize_request({"question": text}, "c").locale == "en"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["帮我部署 api-server 到 staging", "请 review 一下这个 PR", "好", "列夫・托尔斯泰的书有哪些？", "王伟"],
+)
+def test_chinese_with_english_terms_in_it_is_chinese(text: str) -> None:
+    assert detect_locale(text) == "zh"
+
+
 def test_empty_or_missing_question_gets_a_localized_default():
     assert normalize_request({}, "c").question == "Could you tell me more about what you need?"
     assert (
