@@ -11,6 +11,7 @@ from typing import TextIO
 from clarigate.agent import placement
 from clarigate.agent.settings import AgentOptions
 from clarigate.gateway.cli.agent_parts import NOT_STARTED_FOR_PARTS, part_problems
+from clarigate.gateway.cli.doctor_postgres import postgres_problem, postgres_unusable
 from clarigate.gateway.cli.main import listen_port, port_setting
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runners.base import AgentRunner
@@ -22,18 +23,15 @@ from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, lo
 from clarigate.gateway.runtime.identity import identity_clashes, platform_identities
 from clarigate.gateway.runtime.logs import redact, register_secrets, without_secrets
 from clarigate.gateway.runtime.preflight import (
-    POSTGRES_ADVICE,
     ExitCode,
     StartFailure,
     agent_start_failure,
     first_line,
     metrics_port_clash,
-    missing_database,
     model_advice,
     not_reachable,
     ping_redis,
     port_problem,
-    postgres_refusal,
     redis_advice,
 )
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe
@@ -210,71 +208,6 @@ async def redis_problem(url: str, where: str | None = None) -> str | None:
     return None if reason is None else not_reachable(where, reason, redis_advice(url))
 
 
-async def postgres_problem(url: str) -> BaseException | None:
-    """Why PostgreSQL at ``url`` cannot be used (one connection attempt), or None when it answers."""
-    import psycopg
-
-    try:
-        connection = await psycopg.AsyncConnection.connect(url, connect_timeout=5)
-    except Exception as exc:
-        return exc
-    await connection.close()
-    return None
-
-
-async def database_creation_refusal(url: str) -> str | None:
-    """Why ``create_database`` could not create the database of ``url`` at start, or None: serve
-    connects to the server's ``postgres`` database with the same credentials, which need CREATEDB."""
-    import psycopg
-    from psycopg.conninfo import make_conninfo
-
-    try:
-        admin = await psycopg.AsyncConnection.connect(
-            make_conninfo(url, dbname="postgres"), connect_timeout=5
-        )
-    except Exception as exc:
-        return f"cannot connect to the server's postgres database: {first_line(exc)}"
-    try:
-        cursor = await admin.execute(
-            "SELECT rolcreatedb OR rolsuper FROM pg_roles WHERE rolname = current_user"
-        )
-        row = await cursor.fetchone()
-    except Exception as exc:
-        return first_line(exc) or type(exc).__name__
-    finally:
-        await admin.close()
-    if row is not None and row[0]:
-        return None
-    return "the CHECKPOINTER_URL user may not create databases (it needs CREATEDB, or create it beforehand)"
-
-
-async def _postgres_unusable(
-    config: GatewayConfig, url: str, where: str, failure: BaseException, report: Report, label: str
-) -> None:
-    """Why the checkpointer's PostgreSQL cannot be used, as serve would see it: refused for good
-    or not reachable, in its words; the ``agent:`` section's database that does not exist is
-    created at start with ``create_database`` (a note, when its user may do so)."""
-    problem = first_line(failure)
-    if not (missing_database(problem) and config.create_database):
-        what = f"checkpointer: {where}"
-        report.problems.append(
-            postgres_refusal(failure, what) or not_reachable(what, problem, POSTGRES_ADVICE)
-        )
-    elif url != config.agent.checkpointer_url:  # a route's own: serve creates only the agent section's
-        report.problems.append(
-            f"checkpointer: {where}: {problem}; create it (create_database creates only the agent section's)"
-        )
-    elif (refusal := await database_creation_refusal(url)) is not None:
-        report.problems.append(
-            f"checkpointer: {where}: {problem}; create_database cannot create it: {refusal}"
-        )
-    else:
-        report.notes.append(
-            f"checkpointer: {where}: the database does not exist yet and will be created at start "
-            f"(create_database: true); {label} not started here until then"
-        )
-
-
 async def _check_mcp(options: AgentOptions, report: Report) -> tuple[bool, dict[str, list[str] | None]]:
     """Start each MCP server of ``agent.mcp_servers`` and list its tools: False if one fails or
     names clash, and ``{server: its tools as offered, or None when it did not answer}``."""
@@ -321,7 +254,7 @@ async def _check_checkpointer(
     where = without_secrets(url)
     failure = await postgres_problem(url)
     if failure is not None:
-        await _postgres_unusable(config, url, where, failure, report, label)
+        await postgres_unusable(config, url, where, failure, report, label)
         return False
     if said_ok:
         report.ok.append(f"checkpointer: {where}")
@@ -332,7 +265,7 @@ async def _check_agent(
     config: GatewayConfig, agent: AgentOptions, runner: LangGraphRunner, report: Report, label: str
 ) -> None:
     """The agent starts (its checkpointer's PostgreSQL answered) and its checkpointer answers."""
-    where = without_secrets(agent.checkpointer_url or "") or f"SQLite under {config.data_dir}"
+    where = checkpointer_where(agent.checkpointer_url, config.data_dir)
     what = f"model {agent.model!r}" if label == "agent" else describe(agent)
     try:
         await runner.start()
@@ -350,6 +283,18 @@ async def _check_agent(
         report.ok.append(f"{label}: {what}, checkpointer {where}")
     else:
         report.problems.append(f"checkpointer: {where} does not answer")
+
+
+def checkpointer_where(url: str | None, data_dir: str) -> str:
+    """The checkpointer as ``serve`` opens it: a SQLite file by its absolute path (a relative data
+    directory or ``sqlite:relative.db`` is taken from the directory serve starts in, as here)."""
+    from clarigate.agent.checkpoint import sqlite_path
+
+    path = sqlite_path(url, data_dir)
+    if path is None or str(path) == ":memory:":
+        return without_secrets(url or "")
+    where = f"SQLite {os.path.abspath(path)}"
+    return where if url else f"{where} (in the data directory, CLARIGATE_DATA_DIR)"
 
 
 async def _check_platforms(config: GatewayConfig, runner: AgentRunner, report: Report) -> None:

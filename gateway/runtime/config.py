@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -35,6 +34,7 @@ from clarigate.gateway.runtime.environment import (
 from clarigate.gateway.runtime.invalid import describe_invalid
 from clarigate.gateway.runtime.logs import LogFormat, LogLevel, url_secrets
 from clarigate.gateway.runtime.routes import Route, route_problems
+from clarigate.gateway.runtime.yaml_file import ConfigError, read_yaml
 
 
 class FilesOut(BaseModel):
@@ -232,15 +232,6 @@ class GatewayConfig(BaseSettings):
         return AgentSettings(**dict(options or self.agent), data_dir=self.data_dir)
 
 
-class ConfigError(ValueError):
-    """A configuration that does not load, with the ``log_format`` the YAML asks for (``json``,
-    ``text``; None when it does not say) so that the line saying so can be written in it."""
-
-    def __init__(self, message: str, log_format: str | None = None) -> None:
-        super().__init__(message)
-        self.log_format = log_format
-
-
 def load_config(path: str | Path | None = None) -> GatewayConfig:
     """Load the bot's YAML (``path`` or ``CLARIGATE_CONFIG``) under the environment.
 
@@ -250,46 +241,14 @@ def load_config(path: str | Path | None = None) -> GatewayConfig:
     setting (a typo in ``allowed_users`` must not open the bot to everyone).
     """
     path = path or os.environ.get("CLARIGATE_CONFIG") or None
-    data = _read_yaml(path) if path else {}
+    data = read_yaml(path) if path else {}
     # the file's log_format, read from the mapping as written: the rest may not validate (a file
-    # that does not even parse cannot say, ``_read_yaml``'s error carries none: text then)
+    # that does not even parse cannot say, ``read_yaml``'s error carries none: text then)
     asked = data.get("log_format")
     try:
         return _validated(data)
     except ValueError as exc:
         raise ConfigError(str(exc), asked.strip().lower() if isinstance(asked, str) else None) from exc
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a key written twice in one mapping (PyYAML keeps the last
-    silently: a second ``slack:`` section would drop the first one's allow-list)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                continue  # ``<<: *base`` merges; a list or mapping as a key: the loader's error says it
-            key = self.construct_object(key_node)  # type: ignore[no-untyped-call]
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                raise ConfigError(f"'{key}' is set twice (lines {seen[key]} and {line}): keep one")
-            seen[key] = line
-        return super().construct_mapping(node, deep)
-
-
-def _read_yaml(path: str | Path) -> dict[str, Any]:
-    """The bot's YAML file as a mapping (empty when the file is)."""
-    try:
-        loaded = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
-    except ConfigError as exc:
-        raise ConfigError(f"config file {path}: {exc}") from None
-    if loaded is not None and not isinstance(loaded, dict):
-        raise ConfigError(f"config file {path} must be a mapping of settings, not {type(loaded).__name__}")
-    return loaded or {}
 
 
 def _validated(data: dict[str, Any]) -> GatewayConfig:
@@ -318,9 +277,7 @@ def _unknown_keys(data: dict[str, Any], known: dict[str, registry.Platform]) -> 
         if key in known:
             continue
         if key not in fields:
-            problems.append(
-                f"{key!r} in the config file is not a setting{did_you_mean(key, [*fields, *known])}"
-            )
+            problems.append(_not_a_setting(key, value, fields, known))
             continue
         section = fields[key].annotation
         if isinstance(value, dict) and isinstance(section, type) and issubclass(section, BaseModel):
@@ -328,6 +285,22 @@ def _unknown_keys(data: dict[str, Any], known: dict[str, registry.Platform]) -> 
     for name, keys in sections.section_keys_unknown(known, data).items():
         problems.extend(_not_settings(name, keys, known[name].settings_model.model_fields))
     return problems
+
+
+def _not_a_setting(key: str, value: Any, fields: dict[str, Any], known: dict[str, registry.Platform]) -> str:
+    """An unknown top-level key, with the nearest name; a section (a mapping) also lists the
+    sections there are (a misspelt ``slak:`` would otherwise leave Slack's settings unread)."""
+    said = f"{key!r} in the config file is not a setting"
+    if value is not None and not isinstance(value, dict):
+        return said + did_you_mean(key, [*fields, *known])
+    models = [name for name, info in fields.items() if _is_model(info.annotation)]
+    near = did_you_mean(key, [*known, *models]) or did_you_mean(key, fields)
+    platforms, others = ", ".join(sorted(known)), ", ".join(sorted(models))
+    return f"{said}{near}; the known sections are {platforms} (platforms) and {others}"
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
 def _not_settings(section: str, keys: Any, known: Any) -> list[str]:

@@ -94,7 +94,7 @@ def test_a_yaml_that_does_not_parse_is_a_json_log_line_under_the_variable(
     monkeypatch.setenv("CLARIGATE_LOG_FORMAT", "json")
     assert main(["serve"]) == 2
     (line,) = json_lines(capsys.readouterr().err)
-    assert f"config file {path} is not valid YAML" in str(line["message"]), line
+    assert f"config file {path}:3:1: not valid YAML: expected ','" in str(line["message"]), line
 
 
 @pytest.mark.parametrize(
