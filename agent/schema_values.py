@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clarigate.agent.protocol import catalog, number_text
+from clarigate.agent.protocol.bounds import length_error, range_error
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.schema_forms import SchemaField, SchemaForm
 
@@ -129,7 +130,7 @@ def _typed(field: SchemaField, raw: Any, locale: Locale) -> tuple[Any, str | Non
         if field.kind == "integer" and not float(raw).is_integer():
             return None, catalog.text("err_whole_number", locale)
         number = int(raw) if field.kind == "integer" else float(raw)
-        return number, _range_error(spec, number, locale)
+        return number, range_error(spec, number, locale)
     if field.kind == "boolean":
         return (raw, None) if isinstance(raw, bool) else (None, catalog.text("err_yes_no", locale))
     if field.kind == "enum":
@@ -143,23 +144,9 @@ def _typed(field: SchemaField, raw: Any, locale: Locale) -> tuple[Any, str | Non
     return text, _text_error(spec, text, locale)
 
 
-def _range_error(spec: Mapping[str, Any], number: float, locale: Locale) -> str | None:
-    if (low := _bound(spec, "minimum")) is not None and number < low:
-        return catalog.text("err_at_least", locale, low=_number(low))
-    if (high := _bound(spec, "maximum")) is not None and number > high:
-        return catalog.text("err_at_most", locale, high=_number(high))
-    if (low := _bound(spec, "exclusiveMinimum")) is not None and number <= low:
-        return catalog.text("err_more_than", locale, low=_number(low))
-    if (high := _bound(spec, "exclusiveMaximum")) is not None and number >= high:
-        return catalog.text("err_less_than", locale, high=_number(high))
-    return None
-
-
 def _text_error(spec: Mapping[str, Any], text: str, locale: Locale) -> str | None:
-    if len(text) < _int(spec.get("minLength"), 0):
-        return catalog.text("err_min_chars", locale, low=spec["minLength"])
-    if len(text) > _int(spec.get("maxLength"), len(text)):
-        return catalog.text("err_max_chars", locale, high=spec["maxLength"])
+    if (too := length_error(spec, text, locale)) is not None:
+        return too
     pattern = spec.get("pattern")
     if isinstance(pattern, str):
         try:

@@ -37,6 +37,7 @@ from typing import Any
 
 from clarigate.agent.interrupt_kinds import INTERRUPT, AskAgain, Asked, Dismissed, as_kind
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, catalog, detect_locale
+from clarigate.agent.protocol.bounds import bounds_of
 from clarigate.agent.protocol.coerce import cut, scalar_text
 from clarigate.agent.protocol.models import MAX_STRING, Locale
 from clarigate.agent.protocol.normalize import normalize_with_omissions
@@ -150,7 +151,7 @@ def typed_asked(
         fitted, in_full = _fitted(args, args.get("context") or form.description, problem, None, above)
         request, omitted = normalize_with_omissions({**fitted, "fields": fields}, interrupt_id)
         _check_fit(form, request, omitted, locale)
-        request = _clearable(form, request) if shown is not None else request
+        request = _bounded(form, _clearable(form, request) if shown is not None else request)
     except NotAForm as unfit:
         fitted, in_full = _fitted(args, args.get("context"), problem, _as_text(schema, unfit, locale), above)
         request, _ = normalize_with_omissions(fitted, interrupt_id)
@@ -176,6 +177,18 @@ def _clearable(form: SchemaForm, request: HumanInputRequest) -> HumanInputReques
     fields = [
         f.model_copy(update={"clearable": True}) if f.name in free and f.default is not None else f
         for f in request.fields
+    ]
+    return request.model_copy(update={"fields": fields})
+
+
+def _bounded(form: SchemaForm, request: HumanInputRequest) -> HumanInputRequest:
+    """Each field with its schema's bounds (a number's range, a text's length), for a form asked a
+    field at a time to check each value as it is typed (the answer is checked whole here)."""
+    fields = [
+        made.model_copy(update={"bounds": bounds_of(field.spec)})
+        if field.kind in ("string", "integer", "number")
+        else made
+        for made, field in zip(request.fields, form.fields, strict=True)
     ]
     return request.model_copy(update={"fields": fields})
 

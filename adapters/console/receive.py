@@ -2,8 +2,9 @@
 everything it caused to be printed before it asks for the next one.
 
 A form is asked field by field (the terminal's wizard), a field's hint (a schema's description
-and range) on the line above its first prompt: each value is checked as it is typed and asked
-again until it fits, then the whole form is submitted to the core as one answer with
+and range) on the line above its first prompt: each value is checked as it is typed (its type,
+required, a typed interrupt's bounds: a number's range, a text's length) and that field alone asked
+again, with the reason, until it fits, then the whole form is submitted to the core as one answer with
 the raw values (the core types them). A line starting with ``/`` inside a form goes to the core
 like any message: ``/help`` and ``/status`` answer and the field is asked again, ``/new`` and
 ``/cancel`` close the question, an unknown ``/word`` is a new request. ``/quit`` and the end of
@@ -46,6 +47,7 @@ from clarigate.agent.protocol import (
     named_line,
     ui_text,
 )
+from clarigate.agent.protocol.bounds import bound_error
 from clarigate.agent.protocol.risk import form_goes_ahead, is_confirm_word
 from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut
 from clarigate.gateway.flow.commands import parse_command
@@ -213,7 +215,10 @@ class ConsoleChat:
                 named, value = named_line(request, text) or (field, text)
                 value = value.strip()
                 given = {named.name: value} if value else {}  # Enter: as shown (its default, if any)
-                error = check_form_values(request, given).errors.get(named.name)
+                check = check_form_values(request, given)  # its type, required, then its bounds
+                error = check.errors.get(named.name) or bound_error(
+                    named, check.values.get(named.name), request.locale
+                )
                 if error is not None:
                     self.adapter.print(PROBLEM + error)
                 elif value:

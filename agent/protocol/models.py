@@ -93,6 +93,11 @@ class FormField(BaseModel):
     #: True when ``default`` is what the person gave (a form asked again) and nothing of the
     #: asker's comes back in its place when they empty it: emptying it takes effect. None otherwise.
     clearable: bool | None = None
+    #: A typed interrupt's bounds of the value (its schema's ``minimum``, ``maximum``,
+    #: ``exclusiveMinimum``, ``exclusiveMaximum``, ``minLength``, ``maxLength``): the agent checks
+    #: the answer against them; a form asked a field at a time checks each value as it is typed
+    #: (``clarigate.agent.protocol.bounds``). None when there are none.
+    bounds: dict[str, int | float] | None = None
 
 
 class HumanInputRequest(BaseModel):

@@ -31,6 +31,13 @@ FIELDS = [
     ),
 ]
 
+# a typed interrupt's bounds, as its schema sets them (``test_field_bounds``)
+BOUNDED = [
+    FormField(name="title", label="Title", type="text", required=True, bounds={"maxLength": 8}),
+    FormField(name="guests", label="Guests", type="number", bounds={"minimum": 1, "maximum": 10}),
+    FormField(name="note", label="Note", type="text"),
+]
+
 
 def script(turn: Turn) -> TurnOutput:
     """Asks for a database or a form when told to; otherwise says what it received."""
@@ -41,6 +48,9 @@ def script(turn: Turn) -> TurnOutput:
         return asking(request.model_copy(update={"clarification_type": "risk_confirmation"}))
     if turn.response is None and turn.text == "create a project":
         return asking(form_request("Tell me about the project.", FIELDS))
+    if turn.response is None and turn.text in ("plan a trip", "计划一次旅行"):
+        request = form_request("Plan the trip.", BOUNDED)
+        return asking(request.model_copy(update={"locale": "zh" if turn.text != "plan a trip" else "en"}))
     if turn.response is not None:
         return TurnOutput(replies=[f"Answered {turn.response.response_kind}: {turn.response.value}"])
     return TurnOutput(replies=[f"You said: {turn.text}"])
