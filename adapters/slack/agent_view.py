@@ -8,7 +8,9 @@ streams shows its stream instead once there is something to show (a tool step, t
 words). Slack removes a status after two minutes without a message and as soon as the app posts
 one in the thread, so a run's status is set again every ``RENEW_EVERY`` seconds while it stands
 for the run, and at once after the bot's own notice there (``I am still working…``): one call a
-run every 90 s, far below ``setStatus``'s limit, stopped when the status is cleared.
+run every 90 s, far below ``setStatus``'s limit, stopped when the status is cleared. Each setting
+sends the loading messages one further on (``rotated``): Slack shows a new list from its first
+message, so a long run would otherwise see the first one again at every renewal.
 
 A new thread is titled from its first request (``assistant.threads.setTitle``) as the agent
 reads it, people named (``@Li``, looked up after the ack as for the agent: ``names.py``); a
@@ -83,6 +85,15 @@ def loading_messages(locale: Locale) -> list[str]:
     return [line.strip() for line in lines if line.strip()][:MAX_LOADING_MESSAGES]
 
 
+def rotated(messages: list[str], turn: int) -> list[str]:
+    """``messages`` starting ``turn`` messages further on, round again past the last: the
+    ``turn``-th setting of a status goes on from where the one before it started."""
+    if not messages:
+        return messages
+    start = turn % len(messages)
+    return messages[start:] + messages[:start]
+
+
 def thread_title(text: str) -> str:
     """A thread's title from its first request: the first line that has words (a code block's
     fence or a rule has none), else its first line, cut short."""
@@ -139,6 +150,7 @@ class ShownStatus:
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+    sets: int = 0  # how many times it was set: where its loading messages go on from
 
 
 class AgentView:
@@ -198,6 +210,7 @@ class AgentView:
 
     async def _set(self, shown: ShownStatus) -> None:
         status, loading = ui_text("slack_status", shown.locale), loading_messages(shown.locale)
+        loading, shown.sets = rotated(loading, shown.sets), shown.sets + 1  # not from the first again
         await self._quietly(
             "set the status", self.sender.set_status(shown.channel, shown.thread, status, loading)
         )

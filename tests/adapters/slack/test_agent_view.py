@@ -373,7 +373,7 @@ async def test_a_run_working_past_slacks_status_timeout_keeps_its_status(
 
     (shown,) = seen  # the thread still shows the run's status, loading messages and all
     assert shown[("D1", ts)]["status"] == "is working on it…"  # KeyError: Slack removed it
-    assert shown[("D1", ts)]["loading_messages"][:1] == ["Reading your message…"]
+    assert "Reading your message…" in shown[("D1", ts)]["loading_messages"]  # where the rotation stood
     assert world.fake.agent.expired == []  # never removed by Slack's timeout
     assert world.fake.agent.statuses == {} and world.fake.shown()[-1]["text"] == "Done."
     set_again = [c for c in world.fake.agent.status_calls if c[2]]
