@@ -5,9 +5,11 @@ the bot starts one (``/ask@bot …``), a reply to the bot goes on in the one it 
 about a conversation (``/cancel``, ``/status``) written at the top level, not as a reply, would
 be a chain of its own with nothing in it; a command never starts a conversation: it is about the
 one its writer takes part in there, the chain of their last message to the bot in that chat
-(``accept_noted``), as the same command sent as a reply in that chain is. With none known it
-stays where it was written (nothing to cancel, nothing going on). A chain is written to the store
-when it changes (or ``FRESH`` seconds after this process last wrote it), not for every message.
+(``accept_noted``), as the same command sent as a reply in that chain is. Only a message the
+agent reads notes its chain: a command of the core's (``/help`` between ``/ask`` and ``/cancel``,
+``/帮助``, ``/new``) leaves the one noted before. With none known it stays where it was written
+(nothing to cancel, nothing going on). A chain is written to the store when it changes (or
+``FRESH`` seconds after this process last wrote it), not for every message.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from telegram import Message
 from clarigate.agent.bounded import BoundedDict
 from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Sender
 from clarigate.gateway.boundary.port import AdapterState, GatewayPort
+from clarigate.gateway.flow.commands import parse_command as core_command
 
 from .commands import Command
 from .receive import CHAIN_TTL, conversation_for
@@ -67,11 +70,13 @@ async def their_conversation(
 
 
 async def accept_noted(gateway: GatewayPort, inbound: InboundMessage, command: Command | None) -> None:
-    """Hand ``inbound`` to the gateway; its group reply chain is now its writer's (not for a
-    command about a conversation: it goes to theirs, ``their_conversation``, or to none)."""
+    """Hand ``inbound`` to the gateway; its group reply chain is now its writer's if it starts or
+    goes on with a conversation: not for a command the core handles, read as the core reads it
+    (``/help@bot``, ``/帮助``, ``@bot /cancel``, an empty ``/ask``: the ``command`` Telegram marked
+    is in ``inbound.text`` as ``/name …``, ``Command.neutral_text``)."""
     await gateway.accept(inbound)
     chain = _chain(inbound.conversation)
-    if chain is None or (command is not None and command.name in ABOUT_A_CONVERSATION):
+    if chain is None or core_command(inbound.text) is not None:
         return
     key = person_key(inbound.conversation.chat_id, inbound.sender.user_id)
     noted = _NOTED.setdefault(gateway, BoundedDict(MAX_REMEMBERED))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from clarigate.adapters.testing import ScriptedRunner, choice_request
 
-from .harness import ALICE, BOB, bot_message, command_update, message_update
+from .harness import ALICE, BOB, bot_message, command_update, mention_update, message_update
 from .test_choices import ask_then_echo
 
 PLAIN_GROUP = {"id": -4242, "type": "group", "title": "Ops"}
@@ -54,3 +54,26 @@ async def test_a_top_level_cancel_of_someone_with_no_conversation_cancels_nothin
     question = bot_message(asked.result["message_id"], PLAIN_GROUP)
     await tg.deliver(message_update("2", ALICE, PLAIN_GROUP, reply_to=question))
     assert runner.calls[-1].response is not None and runner.calls[-1].response.option_id == "option-2"
+
+
+async def test_a_top_level_help_between_leaves_the_cancel_on_the_senders_question(bench):
+    runner = ScriptedRunner(ask_then_echo(choice_request("Which framework?", ["React", "Vue"])))
+    tg = await bench(runner)
+    await tg.deliver(command_update("/ask@clari_bot deploy", ALICE, chat=PLAIN_GROUP))
+    await tg.deliver(command_update("/help@clari_bot", ALICE, chat=PLAIN_GROUP))  # how do I stop it?
+    tg.new_calls()
+    await tg.deliver(command_update("/cancel@clari_bot", ALICE, chat=PLAIN_GROUP))
+    said = sent_texts(tg.new_calls())[0]
+    assert said.startswith("✖ Cancelled the question “Which framework?”")
+    assert len({call.thread_id for call in runner.calls}) == 1  # no new conversation
+
+
+async def test_a_top_level_alias_command_between_leaves_the_status_on_the_senders_question(bench):
+    runner = ScriptedRunner(ask_then_echo(choice_request("Which framework?", ["React", "Vue"])))
+    tg = await bench(runner)
+    await tg.deliver(command_update("/ask@clari_bot deploy", ALICE, chat=PLAIN_GROUP))
+    await tg.deliver(mention_update("/帮助", ALICE, chat=PLAIN_GROUP))  # /help by its Chinese name
+    tg.new_calls()
+    await tg.deliver(command_update("/status@clari_bot", ALICE, chat=PLAIN_GROUP))
+    (status,) = sent_texts(tg.new_calls())
+    assert "Which framework?" in status
