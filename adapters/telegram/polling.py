@@ -63,7 +63,9 @@ LEASE_NAME = "telegram-poller"
 OFFSET_KEY = "poll-offset"
 OFFSET_TTL = 7 * 24 * 3600
 MAX_TRIES = 3
-ALLOWED_UPDATES = ["message", "callback_query"]
+#: The updates asked for (getUpdates, setWebhook); ``chat_member``, members leaving a group
+#: (``departures``), comes only to a bot that is an admin there.
+ALLOWED_UPDATES = ["message", "callback_query", "chat_member"]
 #: getUpdates failing (5xx, the network, a rate limit, another poller): the next round 1 s after
 #: the first failure, doubling up to a minute apart (spread, so that replicas do not ask in step).
 FAILURE_RETRIES = RetryPolicy(first=1.0, cap=60.0, jitter=0.1)

@@ -69,7 +69,8 @@ async def test_an_update_that_cannot_be_read_is_skipped_and_the_rest_answered(bo
     assert [c.text for c in runner.calls] == ["before", "after"]
     # still asked as ever: a long poll, for the kinds of updates the gateway handles
     asked = bot_api.of("getUpdates")[-1].params
-    assert asked["timeout"] == "1" and json.loads(asked["allowed_updates"]) == ["message", "callback_query"]
+    wanted = ["message", "callback_query", "chat_member"]  # members leaving: ``departures``
+    assert asked["timeout"] == "1" and json.loads(asked["allowed_updates"]) == wanted
     assert unreadable_count() == counted + 1  # operators see it on /metrics
     # one line says it, naming the update and what failed, never what it held
     said = [line for line in logs.lines() if str(bad["update_id"]) in line]
