@@ -18,13 +18,12 @@ from clarigate.agent.protocol import HumanInputResponse, answer_declined
 from clarigate.gateway.boundary.messages import AnswerJob, ClarificationClosed, Sender
 from clarigate.gateway.flow.answers import answered_by, answered_line, run_text_for, view_of
 from clarigate.gateway.flow.claim import claim_answer
-from clarigate.gateway.flow.commands import dismissed_in
+from clarigate.gateway.flow.closing import dismissed_in
 from clarigate.gateway.jobs.upkeep import DEAD_CONSUMER_SECONDS
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.preflight import first_line
 from clarigate.gateway.store import scripts
-from clarigate.gateway.store.base import PendingRecord
 from clarigate.gateway.store.connection import open_redis
 from clarigate.gateway.store.keys import (
     DONE_TTL_SECONDS,
@@ -34,6 +33,7 @@ from clarigate.gateway.store.keys import (
     decode_record,
     to_millis,
 )
+from clarigate.gateway.store.records import PendingRecord
 from clarigate.gateway.store.redis import RedisStore
 
 #: Who an operator's change is recorded as.

@@ -41,8 +41,8 @@ from clarigate.gateway.runtime.logs import (
     without_secrets,
 )
 from clarigate.gateway.runtime.preflight import StartFailure, agent_start_failure, data_dir_failure
-from clarigate.gateway.store.base import PendingRecord
 from clarigate.gateway.store.memory import MemoryStore
+from clarigate.gateway.store.records import PendingRecord
 
 THREAD_FILE = "terminal-thread"
 LOG_FILE = "chat.log"

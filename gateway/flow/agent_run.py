@@ -5,7 +5,6 @@ from here but progress and notices: the turn's items are delivered once recorded
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import time
@@ -19,8 +18,6 @@ from clarigate.gateway.boundary.messages import (
     ClarificationOut,
     Conversation,
     ErrorReply,
-    LiveEnd,
-    MessageRef,
     Sender,
     TextReply,
 )
@@ -28,12 +25,13 @@ from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.delivery import Superseded
 from clarigate.gateway.flow.feedback import FeedbackTarget, ask_feedback
 from clarigate.gateway.flow.files_out import file_items
-from clarigate.gateway.flow.live import LiveReply, LiveResult, finish_items, live_key
+from clarigate.gateway.flow.live import LiveReply, finish_items
 from clarigate.gateway.flow.model_failures import failure_notice
 from clarigate.gateway.flow.notices import locale_for, notice_for_text
 from clarigate.gateway.flow.one_question import CloseQuestion, OneQuestion
 from clarigate.gateway.flow.outage import MAX_UNAVAILABLE_DELIVERIES, KeptNotice, through_outage
-from clarigate.gateway.flow.progress import WorkingIndicator, clear_cancelled, note_away, working_after
+from clarigate.gateway.flow.progress import clear_cancelled, note_away
+from clarigate.gateway.flow.run_progress import RunProgress, ShowsProgress
 from clarigate.gateway.flow.speaker import run_metadata, speaker_for
 from clarigate.gateway.flow.stops import RunStopped, said_stopped, stops_of
 from clarigate.gateway.jobs.handle import HandBack, JobHandle
@@ -41,7 +39,8 @@ from clarigate.gateway.runners.base import AgentRunner, AgentUnavailable, RunInp
 from clarigate.gateway.runtime import metrics, routes
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import set_log_context
-from clarigate.gateway.store.base import Job, PendingRecord, SavedState, Store
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.records import Job, PendingRecord, SavedState
 
 if TYPE_CHECKING:  # LangChain's callbacks: loaded where runs are (a web process only acks)
     from clarigate.gateway.runners.usage import RunUsage
@@ -73,22 +72,15 @@ class Turn:
         self.items.append(item)
 
 
-@dataclass
-class _Progress:
-    """What shows the run is under way: its live message, or else a "working…" indicator."""
-
-    live: LiveReply | None
-    working: WorkingIndicator | None
-
-
 async def ensure_held(handle: JobHandle) -> None:
     """Raise ``Superseded`` if another worker took the job over (checked before each send)."""
     if not await handle.still_held():
         raise Superseded(handle.job.inbound_id)
 
 
-class AgentRun:
-    """Runs the agent for a turn and adds what it said to the turn's items."""
+class AgentRun(ShowsProgress):
+    """Runs the agent for a turn and adds what it said to the turn's items; what shows the run is
+    under way (``_show_progress``, its live message) is ``ShowsProgress``'s (``flow/run_progress.py``)."""
 
     def __init__(
         self, config: GatewayConfig, store: Store, runner: AgentRunner, outbox: Outbox, close: CloseQuestion
@@ -157,17 +149,6 @@ class AgentRun:
         await self._said(conv, thread_id, text, output, sender, turn, progress, first)
         return output
 
-    async def _show_progress(self, conv: Conversation, locale: Locale, job: Job, sender: Sender) -> _Progress:
-        """Start the run's live message, or else its "working…" indicator (``working_after``)."""
-        after = await working_after(self.store, job, self.config.progress_after_seconds)
-        live = await self._live_reply(conv, locale, job, sender, after)
-        if live is not None:
-            await live.start()
-            return _Progress(live, None)
-        working = WorkingIndicator(self.outbox, conv, locale, after=after)
-        await working.start()
-        return _Progress(None, working)
-
     def _input(
         self,
         conv: Conversation,
@@ -217,7 +198,7 @@ class AgentRun:
         thread_id: str,
         text: str,
         turn: Turn,
-        progress: _Progress,
+        progress: RunProgress,
         first: int,
     ) -> None:
         """The run failed or took too long: say so, and finish its live message."""
@@ -242,7 +223,7 @@ class AgentRun:
         output: TurnOutput,
         sender: Sender,
         turn: Turn,
-        progress: _Progress,
+        progress: RunProgress,
         first: int,
     ) -> None:
         """Add what the agent said (its replies, a question) to the turn; that it is done if nothing."""
@@ -273,64 +254,6 @@ class AgentRun:
             turn.with_record = ask_feedback(self.config, turn.items, first, target)
         if result is not None:
             finish_items(result, turn.items, first, output.shown_above)
-
-    # --- the live message of a run (gateway/flow/live.py) ------------------------------------
-
-    async def _live_reply(
-        self, conv: Conversation, locale: Locale, job: Job, sender: Sender, after: float
-    ) -> LiveReply | None:
-        """The run's live message where the platform shows one and streaming is on, else None.
-
-        A job delivered before (a crash, a hand-over) continues the live message its earlier
-        attempt started, so that message is finished rather than left half-written.
-        """
-        if not self.config.streams_on(conv.platform):
-            return None
-        try:
-            adapter = self.outbox.adapter_for(conv.platform)
-        except LookupError:
-            return None
-        mode = adapter.live_mode(conv)
-        if mode is None:
-            return None
-        key = live_key(job.inbound_id)
-        adopted = None
-        if job.deliveries > 1:
-            with contextlib.suppress(Exception):  # unreadable: a new live message instead
-                found = await self.store.get_json(key)
-                adopted = MessageRef.model_validate(found) if found else None
-        keep_for = int(self.config.run_timeout_seconds * 2 + 3600)
-
-        async def remember(ref: MessageRef) -> None:
-            await self.store.set_json(key, ref.model_dump(mode="json"), keep_for)
-
-        return LiveReply(
-            adapter,
-            conv,
-            locale,
-            mode=mode,
-            working_after=after,
-            remember=remember,
-            adopted=adopted,
-            recipient=sender,
-            on_stopped=lambda: self.stops.stop_own(conv.thread_key, sender),  # Slack's Stop
-        )
-
-    async def end_left_live(self, conv: Conversation, job: Job) -> None:
-        """Close the live message an earlier attempt of a job given up left (nothing half-written
-        stays behind a job that never replies)."""
-        with contextlib.suppress(Exception):
-            found = await self.store.get_json(live_key(job.inbound_id))
-            if found:
-                await self.drop_live(conv, LiveResult(MessageRef.model_validate(found), "", False), job)
-
-    async def drop_live(self, conv: Conversation, result: LiveResult, job: Job) -> None:
-        """Close a live message whose run is put off (the agent is away): no stale progress stays."""
-        if result.ref is None:
-            return
-        await self.outbox.send_quietly(conv, LiveEnd(ref=result.ref))
-        with contextlib.suppress(Exception):
-            await self.store.delete(live_key(job.inbound_id))
 
     async def _agent_unavailable(self, text: str, turn: Turn, kept: KeptNotice) -> None:
         """The agent cannot be reached: keep the job for a later delivery (it runs once the agent is

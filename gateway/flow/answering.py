@@ -15,7 +15,7 @@ import time
 
 from clarigate.gateway.boundary.messages import PendingView, Sender
 from clarigate.gateway.boundary.port import AdapterState
-from clarigate.gateway.store.base import PendingRecord
+from clarigate.gateway.store.records import PendingRecord
 
 ANSWERING_SECONDS = 15 * 60  # "Other…" chosen: what the person types within this is its answer
 

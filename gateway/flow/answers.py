@@ -34,7 +34,7 @@ from clarigate.gateway.boundary.messages import (
     Sender,
 )
 from clarigate.gateway.flow.notices import text_locale
-from clarigate.gateway.store.base import PendingRecord
+from clarigate.gateway.store.records import PendingRecord
 
 #: How much of a person's name the agent is told (a name is what the person chose: kept short).
 NAME_CHARS = 80

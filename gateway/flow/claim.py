@@ -29,8 +29,9 @@ from clarigate.agent.interrupt_kinds import parse_request_id
 from clarigate.agent.protocol import HumanInputRequest, HumanInputResponse, answer_declined
 from clarigate.gateway.boundary.messages import Sender
 from clarigate.gateway.flow.typed_drafts import TypedDrafts
-from clarigate.gateway.store.base import ClaimResult, Payload, Store
+from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.keys import ORDER_TTL_SECONDS
+from clarigate.gateway.store.records import ClaimResult, Payload
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,8 @@ With no question open, ``/cancel`` stops the chat thread's run in progress (``fl
 
 Closing a question without an answer (a Cancel button, ``/cancel``, a new message typed
 instead of an answer, ``/new``) claims it with a ``declined`` answer (``answer_declined``),
-so it closes exactly once and for everyone, whoever closes it first.
+so it closes exactly once and for everyone, whoever closes it first (``flow.closing``). The
+replies follow the conversation's language (``flow.conversation_locale``).
 """
 
 from __future__ import annotations
@@ -26,14 +27,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from clarigate.agent.interrupt_kinds import INTERRUPT, parse_request_id
-from clarigate.agent.protocol import DeclineReason, HumanInputResponse, answer_declined
 from clarigate.agent.protocol.catalog.command_words import aliases_line, command_alias
 from clarigate.agent.protocol.coerce import cut, one_line
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
-    AnswerJob,
-    ClarificationClosed,
     Conversation,
     InboundMessage,
     Notice,
@@ -42,23 +39,21 @@ from clarigate.gateway.boundary.messages import (
     TextReply,
 )
 from clarigate.gateway.boundary.outbound import Outbox
-from clarigate.gateway.flow.answers import answered_by, answered_line, policy_refusal, run_text_for, view_of
+from clarigate.gateway.flow.answers import policy_refusal, view_of
 from clarigate.gateway.flow.attachments import shown_names
-from clarigate.gateway.flow.claim import claim_answer
+from clarigate.gateway.flow.closing import QuestionClosing, may_refuse_decline
+from clarigate.gateway.flow.conversation_locale import ConversationLocale, command_locale
 from clarigate.gateway.flow.notices import (
     COMMAND_SLASHES,
     age_text,
-    language_hint,
-    locale_for,
     notice,
-    text_locale,
 )
 from clarigate.gateway.flow.stops import stops_of
-from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe, route_for
-from clarigate.gateway.store.base import ClaimResult, PendingRecord, SavedState, Store
+from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.keys import thread_started_at
+from clarigate.gateway.store.records import PendingRecord
 
 log = logging.getLogger(__name__)
 
@@ -107,20 +102,6 @@ def parse_command(text: str) -> Command | None:
     return Command(name, "".join(rest))
 
 
-def command_locale(
-    msg: InboundMessage,
-    command: Command,
-    pending: PendingRecord | None = None,
-    last: Locale | None = None,
-) -> Locale:
-    """The language to answer a command in, following the conversation: the words after it (not
-    /start's payload, a code), else the open question's, else the language of the last request the
-    person wrote here (``last``), else the platform's language for the person, else English.
-    """
-    asked: Locale | None = pending.request.locale if pending is not None else None
-    return locale_for(msg.text, asked or last or language_hint(msg.language))
-
-
 def help_text(
     locale: Locale, spell: Callable[[str], str], extra: tuple[str, ...] = (), intro: str | None = None
 ) -> str:
@@ -148,36 +129,12 @@ def quote(text: str) -> str:
     return cut(one_line(text), QUOTE_CHARS)
 
 
-def may_refuse_decline(record: PendingRecord) -> bool:
-    """True when ``record``'s question is a graph's own ``interrupt()``, whose ``response_schema``
-    may refuse a declined answer (an approval takes a rejection, ``ask_clarification`` any answer)."""
-    parsed = parse_request_id(record.request_id)
-    return parsed is not None and parsed[0] == INTERRUPT
+class Control(ConversationLocale, QuestionClosing):
+    """Runs the commands and closes questions without an answer.
 
-
-def dismissed_in(record: PendingRecord, response: HumanInputResponse) -> Locale | None:
-    """The locale to tell the person in that ``record``'s task stopped, should its graph refuse
-    ``response``: a declined answer (Cancel, ``/cancel``); None for any other answer."""
-    return record.request.locale if response.response_kind == "declined" else None
-
-
-def stopped_words(locale: Locale | None, dismissed: bool) -> TextReply | None:
-    """What the person who dismissed a question (``locale``: ``dismissed_in``) is told after its run
-    when the graph refused the declined answer (``dismissed``): the task stopped. The question's
-    closing (its "✖ Cancelled by …", the ``/cancel`` reply) already said it was cancelled."""
-    if locale is None or not dismissed:
-        return None
-    return TextReply(text=notice("task_stopped", locale))
-
-
-def _locale_key(conv: Conversation, sender: Sender) -> str:
-    """State key (``{prefix}:state:locale:<chat thread>:<user>``): the language ``sender`` last
-    wrote in on ``conv``, which command replies follow."""
-    return f"locale:{conv.thread_key}:{sender.user_id}"
-
-
-class Control:
-    """Runs the commands and closes questions without an answer."""
+    The conversation's language (``locale_of``, ``remember_locale``, ``written_locale``) is
+    ``ConversationLocale``'s; closing a question (``close_question``) is ``QuestionClosing``'s.
+    """
 
     def __init__(
         self,
@@ -327,72 +284,7 @@ class Control:
         except LookupError:
             return f"/{name}"
 
-    # --- the conversation's language ---------------------------------------------------------
-
-    def locale_of(self, msg: InboundMessage) -> SavedState | None:
-        """The language request ``msg`` is written in (when its words show one) as the state that
-        records it, for the replies to the person's later commands in this conversation; kept as
-        long as the chat thread's agent thread is (saved by the thread lookup when the message
-        runs as a request with no question open, else by ``remember_locale``)."""
-        locale = text_locale(msg.text)
-        if locale is None:
-            return None
-        return _locale_key(msg.conversation, msg.sender), locale, self.config.thread_ttl_seconds
-
-    async def remember_locale(self, msg: InboundMessage) -> None:
-        """Record the language request ``msg`` is written in (``locale_of``), when it shows one."""
-        state = self.locale_of(msg)
-        if state is None:
-            return
-        try:
-            await self.store.set_json(*state)
-        except Exception as exc:  # noqa: BLE001 (a nicety: commands then answer by the other signs)
-            log.warning("recording the language of message %s failed: %s", msg.event_id, exc)
-
-    async def written_locale(self, msg: InboundMessage) -> Locale | None:
-        """The language of the last message ``msg``'s sender wrote in its conversation, if known."""
-        locale = await self.store.get_json(_locale_key(msg.conversation, msg.sender))
-        return locale if locale in ("en", "zh") else None
-
-    # --- closing a question without an answer ---------------------------------------------------
-
-    async def close_question(
-        self, record: PendingRecord, sender: Sender, reason: DeclineReason
-    ) -> ClaimResult:
-        """Claim ``record`` with a declined answer and show it closed for everyone.
-
-        ``cancelled``: the agent is told in a follow-up run on the thread (as a click would be),
-        which says when the task stopped (``stopped_words``).
-        ``superseded`` (a new message runs instead), ``restarted`` (the thread is left), ``replaced``
-        and ``crossed`` (an answer to an earlier question runs first): no run.
-        """
-        conv = record.conversation
-        response = answer_declined(record.request, answered_by(conv.platform, sender), reason)
-        followup = None
-        inbound_id = f"answer:{record.request_id}"
-        if reason == "cancelled":
-            payload = AnswerJob(
-                conversation=conv,
-                thread_id=record.thread_id,
-                request_id=record.request_id,
-                response=response,
-                sender=sender,
-                text=run_text_for(record, response),
-                dismissed_in=dismissed_in(record, response),
-            ).model_dump_json()
-            followup = (inbound_id, conv.thread_key, payload)
-        claim = await claim_answer(self.store, record.request_id, sender, response, followup=followup)
-        if claim.status == "claimed" and claim.record is not None:
-            metrics.DECLINED.inc()
-            if followup is not None and self.track is not None:
-                self.track(inbound_id)
-            log.info("closed clarification %s: %s", record.request_id, reason)
-            # (``clarigate admin`` where the platform is not configured has no adapter to show it)
-            if any(adapter.platform == conv.platform for adapter in self.outbox.adapters):
-                view = view_of(claim.record)
-                closed = ClarificationClosed(view=view, answered_line=answered_line(view))
-                await self.outbox.send_quietly(conv, closed)
-        return claim
+    # --- the chat thread's current agent thread ----------------------------------------------
 
     async def is_current(self, conv: Conversation, thread_id: str) -> bool:
         """False when ``conv`` was restarted (``/new``) since ``thread_id`` was its agent thread."""

@@ -55,7 +55,8 @@ from clarigate.agent.protocol.risk import (
 )
 from clarigate.gateway.boundary.messages import AnswerOutcome, AnswerStatus, Attachment, InboundAnswer, Sender
 from clarigate.gateway.flow.answers import answered_by, response_for, view_of
-from clarigate.gateway.store.base import PendingRecord, Store
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.records import PendingRecord
 
 
 def confirming_key(request_id: str, user_id: str) -> str:

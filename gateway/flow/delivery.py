@@ -60,7 +60,8 @@ from clarigate.gateway.flow.claim import close_unseen
 from clarigate.gateway.flow.files_out import with_file_lines
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
-from clarigate.gateway.store.base import DeliveryRecord, Job, Store
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.records import DeliveryRecord, Job
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,8 @@ from collections.abc import Awaitable, Callable
 
 from clarigate.agent.protocol import DeclineReason
 from clarigate.gateway.boundary.messages import Conversation, Sender
-from clarigate.gateway.store.base import ClaimResult, PendingRecord, Store
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.records import ClaimResult, PendingRecord
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,8 @@ from clarigate.gateway.flow.notices import language_hint, notice
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import log_context
-from clarigate.gateway.store.base import SavedState, Store
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.records import SavedState
 
 log = logging.getLogger(__name__)
 

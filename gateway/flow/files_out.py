@@ -25,7 +25,7 @@ from clarigate.gateway.flow.attachments import megabytes
 from clarigate.gateway.flow.notices import job_locale
 from clarigate.gateway.flow.url_fetch import FetchRefused, FetchTooLarge, fetch_capped
 from clarigate.gateway.runtime.config import FilesOut
-from clarigate.gateway.store.base import Job
+from clarigate.gateway.store.records import Job
 
 # the turn's log name: a file left out is part of what the turn did
 log = logging.getLogger("clarigate.gateway.flow.turn")

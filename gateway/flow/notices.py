@@ -16,7 +16,7 @@ from clarigate.agent.protocol import detect_locale
 from clarigate.agent.protocol.catalog import age_text, text
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import AnswerJob, MessageJob
-from clarigate.gateway.store.base import Job
+from clarigate.gateway.store.records import Job
 
 __all__ = [
     "age_text",

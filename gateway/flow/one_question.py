@@ -20,7 +20,8 @@ from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.flow.departures import note_asked
 from clarigate.gateway.flow.outage import wait_for_store
 from clarigate.gateway.jobs.handle import JobHandle
-from clarigate.gateway.store.base import PendingRecord, Store
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.records import PendingRecord
 
 #: Closes a question without an answer (``Control.close_question``).
 CloseQuestion = Callable[[PendingRecord, Sender, DeclineReason], Awaitable[object]]

@@ -27,8 +27,8 @@ from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.flow.notices import language_hint, notice_for_text
 from clarigate.gateway.jobs.handle import JobHandle
-from clarigate.gateway.store.base import Job
 from clarigate.gateway.store.connection import unreachable
+from clarigate.gateway.store.records import Job
 
 #: Deliveries of a job whose agent was unavailable, a stale-claim period apart (about an hour).
 MAX_UNAVAILABLE_DELIVERIES = 120

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import Conversation, MessageRef, ProgressUpdate
 from clarigate.gateway.boundary.outbound import Outbox
-from clarigate.gateway.store.base import Job, Store
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.records import Job
 
 if TYPE_CHECKING:
     from clarigate.gateway.flow.live import LiveReply

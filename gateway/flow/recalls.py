@@ -18,7 +18,8 @@ from typing import Any
 from clarigate.gateway.flow.claim import answer_due_key
 from clarigate.gateway.flow.outage import MAX_UNAVAILABLE_DELIVERIES
 from clarigate.gateway.runtime.config import GatewayConfig
-from clarigate.gateway.store.base import Job, Store
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.records import Job
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from clarigate.agent.who import Speaker
 from clarigate.gateway.boundary.messages import Conversation, Sender
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE
-from clarigate.gateway.store.base import Job
+from clarigate.gateway.store.records import Job
 
 
 def speaker_for(

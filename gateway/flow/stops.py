@@ -38,7 +38,8 @@ from clarigate.gateway.boundary.messages import InboundMessage, LiveEnd, Notice,
 from clarigate.gateway.flow.live import LiveReply, finish_items
 from clarigate.gateway.flow.notices import notice, notice_for_text
 from clarigate.gateway.flow.withdrawals import withdraw_waiting
-from clarigate.gateway.store.base import Job, Store
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.records import Job
 
 if TYPE_CHECKING:
     from clarigate.gateway.flow.progress import WorkingIndicator

@@ -44,9 +44,10 @@ from clarigate.gateway.flow.typed_drafts import TypedDrafts
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.logs import set_log_context
-from clarigate.gateway.store.base import PendingRecord, Store
+from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.keys import DONE_TTL_SECONDS
 from clarigate.gateway.store.lookup import ThreadLookup
+from clarigate.gateway.store.records import PendingRecord
 
 
 class TypedAnswers:

@@ -16,7 +16,8 @@ import time
 
 from clarigate.agent.protocol import TypedReply, ui_text
 from clarigate.gateway.boundary.messages import Sender
-from clarigate.gateway.store.base import PendingRecord, Store
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.records import PendingRecord
 
 
 def draft_key(request_id: str, user_id: str) -> str:

@@ -19,8 +19,9 @@ from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import InboundMessage, MessageJob, TextReply
 from clarigate.gateway.flow.notices import notice
 from clarigate.gateway.flow.recalls import recalled_key
-from clarigate.gateway.store.base import Job, Store
+from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.keys import DONE_TTL_SECONDS
+from clarigate.gateway.store.records import Job
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from clarigate.gateway.store.base import Job
+from clarigate.gateway.store.records import Job
 
 log = logging.getLogger(__name__)
 

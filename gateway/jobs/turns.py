@@ -19,8 +19,9 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from clarigate.gateway.store.base import Job, Store
+from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.connection import unreachable
+from clarigate.gateway.store.records import Job
 
 log = logging.getLogger(__name__)
 

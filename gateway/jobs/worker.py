@@ -30,8 +30,9 @@ from contextlib import asynccontextmanager
 from clarigate.gateway.jobs.handle import Declined, HandBack, JobHandle, decline_within, platform_of
 from clarigate.gateway.jobs.health import LoopHealth
 from clarigate.gateway.jobs.turns import Turns
-from clarigate.gateway.store.base import HoldStatus, Job, Skip, Store
+from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.keys import RELEASED_IDLE_SECONDS
+from clarigate.gateway.store.records import HoldStatus, Job, Skip
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
 """State behind one interface: Redis for real deployments, memory for the embedded default."""
 
-from .base import ClaimResult, DeliveryRecord, Job, PendingRecord, Store
+from .base import Store
+from .records import ClaimResult, DeliveryRecord, Job, PendingRecord
 
 
 def open_store(redis_url: str | None, prefix: str) -> Store:

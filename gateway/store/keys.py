@@ -14,7 +14,7 @@ from typing import Any
 from clarigate.agent.protocol import HumanInputResponse
 from clarigate.gateway.boundary.messages import Sender
 
-from .base import Job, Payload, PendingRecord
+from .records import Job, Payload, PendingRecord
 
 #: The stream's consumer group.
 GROUP = "workers"

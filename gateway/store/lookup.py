@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .base import PendingRecord
+    from .records import PendingRecord
 
 
 def answered_key(thread_id: str) -> str:

@@ -17,10 +17,10 @@ from typing import Any
 from clarigate.agent.protocol import HumanInputResponse
 from clarigate.gateway.boundary.messages import MessageRef, Sender
 
-from .base import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord, SavedState
 from .keys import DONE_TTL_SECONDS, new_thread_id, still_open
 from .lookup import answered_key
 from .memory_jobs import MemoryJobStream
+from .records import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord, SavedState
 
 
 class MemoryStore(MemoryJobStream):

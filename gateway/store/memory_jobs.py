@@ -10,9 +10,9 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .base import HoldStatus, Job, Payload, Skip
 from .keys import DONE_TTL_SECONDS, ORDER_TTL_SECONDS, RELEASED_IDLE_SECONDS, job_fields, job_from_fields
 from .memory_values import MemoryValues
+from .records import HoldStatus, Job, Payload, Skip
 
 
 @dataclass

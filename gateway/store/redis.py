@@ -21,7 +21,6 @@ from clarigate.agent.protocol import HumanInputResponse
 from clarigate.gateway.boundary.messages import MessageRef, Sender
 
 from . import scripts
-from .base import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord, SavedState
 from .keys import (
     DONE_TTL_SECONDS,
     ORDER_TTL_SECONDS,
@@ -36,6 +35,7 @@ from .keys import (
     to_millis,
 )
 from .lookup import ThreadLookup
+from .records import ChatStatus, ClaimResult, DeliveryRecord, Payload, PendingRecord, SavedState
 from .redis_commands import fields_of
 from .redis_stops import RedisStopChannel
 

@@ -14,7 +14,6 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from . import decline_scripts, scripts
-from .base import HoldStatus, Job, Skip
 from .keys import (
     DONE_TTL_SECONDS,
     GROUP,
@@ -23,6 +22,7 @@ from .keys import (
     job_from_fields,
     to_millis,
 )
+from .records import HoldStatus, Job, Skip
 from .redis_commands import LOST, RedisCommands, Script, fields_of
 
 #: How many ids a consumer may hold as handed out before they are checked against its pending list

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from clarigate.agent.protocol import catalog
-from clarigate.gateway.store.base import Job
 from clarigate.gateway.store.memory import MemoryStore
+from clarigate.gateway.store.records import Job
 from tests.adapters.approval_agent import delete_records_agent, tool_results
 from tests.agent import user_graphs
 

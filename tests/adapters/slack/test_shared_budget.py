@@ -14,7 +14,7 @@ from clarigate.adapters import pacing
 from clarigate.adapters.slack import SlackAdapter, live
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.gateway.boundary.messages import Conversation, Sender, TextReply
-from clarigate.gateway.flow.live import FIRST_SHOW_AFTER
+from clarigate.gateway.flow.live_updates import FIRST_SHOW_AFTER
 
 from ..live_pace import (
     REDIS_URL,

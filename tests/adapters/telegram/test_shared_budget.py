@@ -7,7 +7,7 @@ import asyncio
 
 from clarigate.adapters.telegram import live
 from clarigate.gateway.boundary.messages import Conversation, TextReply
-from clarigate.gateway.flow.live import FIRST_SHOW_AFTER
+from clarigate.gateway.flow.live_updates import FIRST_SHOW_AFTER
 
 from ..live_pace import SharedRedis, at_most_one_a_window, first_words_together, live_run, most_in_windows
 from .test_live import GROUP_ID

@@ -17,7 +17,8 @@ from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import FormField, Option
 from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut, Sender
 from clarigate.gateway.flow import answering
-from clarigate.gateway.store.base import PendingRecord, Store
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.records import PendingRecord
 
 FRAMEWORK = choice_request("Which framework?", ["React", "Vue"])
 PROJECT_FORM = form_request(

@@ -14,7 +14,8 @@ from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_requ
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary.messages import AnswerStatus, Conversation, Sender
 from clarigate.gateway.flow.answers import from_someone_else
-from clarigate.gateway.store.base import PendingRecord, Store
+from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.records import PendingRecord
 
 FRAMEWORK = choice_request("Which framework?", ["React", "Vue"])
 APPROVAL = choice_request("Run delete_records?", ["Approve", "Reject"], request_id="approval:int-1")

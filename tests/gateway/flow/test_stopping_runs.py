@@ -18,8 +18,9 @@ from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
 from clarigate.gateway.boundary.messages import Conversation, ErrorReply, InboundMessage, Sender, TextReply
 from clarigate.gateway.flow.stops import RunStopped, stops_of
 from clarigate.gateway.runners.in_process import LangGraphRunner
-from clarigate.gateway.store.base import Job, Store
+from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.memory import MemoryStore
+from clarigate.gateway.store.records import Job
 from tests.agent.conftest import scripted
 
 NOTHING = "There is no open question to cancel."

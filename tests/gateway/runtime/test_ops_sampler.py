@@ -9,8 +9,8 @@ import time
 from prometheus_client import REGISTRY
 
 from clarigate.gateway.runtime.ops import OpsSampler
-from clarigate.gateway.store.base import PendingRecord
 from clarigate.gateway.store.memory import MemoryStore
+from clarigate.gateway.store.records import PendingRecord
 from tests.gateway.store.test_store_contract import answer, pending_record
 from tests.gateway.tcp_proxy import OutageProxy
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from clarigate.gateway.store import Store
-from clarigate.gateway.store.base import Job
+from clarigate.gateway.store.records import Job
 
 
 async def _drain(store: Store) -> dict[str, Job]:
