@@ -18,7 +18,9 @@ only people in the conversation see the button, so it is taken as the requester'
 A run held by another process (replica or worker) is reached through the store's stop channel
 (Redis pub/sub, ``Store.publish_stop``): the process holding it decides and answers on the same
 channel; the ``/cancel`` waits for that answer at most ``STOP_REPLY_WAIT``. A process subscribes
-once, at its first run or stop: no Redis command is added to an ordinary message.
+once, at its first run or stop: no Redis command is added to an ordinary message. The stop is
+kept a minute too (``keep``): a process subscribing again at that moment (a lost connection) gets it
+once subscribed, and stops the run then.
 """
 
 from __future__ import annotations
@@ -202,7 +204,7 @@ class RunStops:
         by_json = by.model_dump(mode="json")
         ask = {"op": "stop", "thread": thread_key, "by": by_json, "sent_at": sent_at, "policy": policy}
         try:
-            listening = await self.store.publish_stop({**ask, "reply": nonce})
+            listening = await self.store.publish_stop({**ask, "reply": nonce}, keep=True)
         except Exception as exc:  # noqa: BLE001 (Redis away, a user without Pub/Sub: not known)
             log.info("the stop of %s could not be sent (%s)", thread_key, type(exc).__name__)
             self._replies.pop(nonce, None)

@@ -304,9 +304,10 @@ class Store(ABC):
         """Every person's vote on ``answer`` (person -> vote); empty once expired."""
 
     # --- stopping a run another process holds (``/cancel``: ``clarigate.gateway.flow.stops``) ---
-    async def publish_stop(self, message: dict[str, Any]) -> int:
+    async def publish_stop(self, message: dict[str, Any], keep: bool = False) -> int:
         """Send ``message`` to every process of the gateway listening (``listen_stops``); how many
-        got it, this one included (default: none, one process)."""
+        got it, this one included (default: none, one process). ``keep`` (a stop): a process whose
+        subscription is being made again meanwhile gets it once subscribed."""
         return 0
 
     async def listen_stops(self, deliver: Callable[[dict[str, Any]], None]) -> None:  # noqa: B027

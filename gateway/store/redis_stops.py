@@ -1,5 +1,12 @@
 """The Redis store's stop channel: one Pub/Sub channel, subscribed only by processes that ran an
-agent (``/cancel`` stopping a run on another replica)."""
+agent (``/cancel`` stopping a run on another replica).
+
+Pub/Sub keeps nothing: a process whose subscription is being made again (a lost connection, Redis
+restarting) would miss a stop published meanwhile. So a stop (``publish_stop(…, keep=True)``,
+only ``/cancel``) is also recorded, before it is published, in ``{prefix}:stops-log`` (a sorted set
+by time, kept ``STOPS_KEPT`` seconds); each time its subscription is confirmed, the listener reads
+the stops recorded since it last knew itself subscribed and hands on those it did not hear.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +14,25 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError
 
 from .redis_jobs import RedisJobStream
 
 log = logging.getLogger(__name__)
+
+#: How long a stop stays recorded for a process whose subscription comes back (seconds).
+STOPS_KEPT = 60
+#: How long before it last knew itself subscribed a listener reads recorded stops from (seconds): a
+#: connection is found lost only after a while, and two hosts' clocks differ a little.
+STOPS_MARGIN = 10.0
+#: At most how many recorded stops a subscription coming back reads (the latest).
+STOPS_REPLAYED = 100
 
 
 class RedisStopChannel(RedisJobStream):
@@ -25,11 +43,47 @@ class RedisStopChannel(RedisJobStream):
         self._stops: asyncio.Task[None] | None = None  # the stop channel's listener (``listen_stops``)
         self._stops_ready = asyncio.Event()
         self._stop_listeners: list[Callable[[dict[str, Any]], None]] = []
+        self._stops_heard: deque[str] = deque(maxlen=2 * STOPS_REPLAYED)  # (not handed on twice)
+        self._stops_alive = 0.0  # when the listener last knew itself subscribed (unix time)
+        self._keeps_stops = True  # False once the Redis user may not record or read stops
 
-    async def publish_stop(self, message: dict[str, Any]) -> int:
-        """Send ``message`` on the stop channel (a ``/cancel``: rare, one command); how many
-        processes listen."""
-        return int(await self._command("PUBLISH", f"{self.prefix}:stops", json.dumps(message)))
+    async def publish_stop(self, message: dict[str, Any], keep: bool = False) -> int:
+        """Send ``message`` on the stop channel (a ``/cancel``: rare, one round trip); how many
+        processes listen. ``keep``: recorded first, for a listener subscribing again meanwhile."""
+        data, channel = json.dumps(message), f"{self.prefix}:stops"
+        if not keep or not self._keeps_stops:
+            return int(await self._command("PUBLISH", channel, data))
+        self.round_trips += 1
+        kept, *_, published = await self._send(lambda client: self._keep_and_publish(client, data))
+        if isinstance(kept, NoPermissionError):
+            self._no_stops_log(kept)
+        if isinstance(published, Exception):
+            raise published
+        return int(published)
+
+    async def _keep_and_publish(self, client: Redis, data: str) -> list[Any]:
+        """Record ``data`` in the stops' log (trimmed to ``STOPS_KEPT``), then publish it: one
+        pipeline (a re-sent one records the same member again and publishes again, as a re-sent
+        ``PUBLISH`` would); each command's answer or error."""
+        now_ms, kept_ms, key = int(time.time() * 1000), STOPS_KEPT * 1000, f"{self.prefix}:stops-log"
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.zadd(key, {data: now_ms})
+            pipe.zremrangebyscore(key, "-inf", now_ms - kept_ms)
+            pipe.pexpire(key, kept_ms)
+            pipe.publish(f"{self.prefix}:stops", data)
+            return await pipe.execute(raise_on_error=False)  # type: ignore[no-any-return]
+
+    def _no_stops_log(self, exc: Exception) -> None:
+        """The Redis user may not record or read stops (an ACL older than the stops' log): said
+        once; stops are published as before, and missed while a subscription is made again."""
+        if self._keeps_stops:
+            log.warning(
+                "the Redis user may not use %s:stops-log (%s): a stop published while a process "
+                "subscribes again is lost; see the ACL line in deploy/README.md",
+                self.prefix,
+                exc,
+            )
+        self._keeps_stops = False
 
     async def listen_stops(self, deliver: Callable[[dict[str, Any]], None]) -> None:
         """Subscribe this process to the stop channel, once (no command per message after);
@@ -46,17 +100,20 @@ class RedisStopChannel(RedisJobStream):
         """Hear the stop channel; Redis away, subscribed again once it is back (told once per
         outage); a Redis user not allowed Pub/Sub (an ACL older than ``/cancel`` stopping runs),
         told once: ``/cancel`` then stops only the runs of this process."""
-        failing = False
+        failing, self._stops_alive = False, time.time()
         while True:
             try:
-                async with self._redis.pubsub(ignore_subscribe_messages=True) as pubsub:
+                async with self._redis.pubsub() as pubsub:
                     await pubsub.subscribe(f"{self.prefix}:stops")
                     self._stops_ready.set()
                     if failing:
                         log.info("listening for stopped runs again")
                         failing = False
                     async for message in pubsub.listen():
-                        if isinstance(message.get("data"), str):
+                        if message.get("type") == "subscribe":  # (again, after a lost connection too)
+                            await self._replay_stops()
+                        elif isinstance(message.get("data"), str):
+                            self._stops_alive = time.time()
                             self._heard_stop(message["data"])
             except asyncio.CancelledError:
                 raise
@@ -75,7 +132,26 @@ class RedisStopChannel(RedisJobStream):
                 failing = True
                 await asyncio.sleep(1.0)
 
+    async def _replay_stops(self) -> None:
+        """Subscribed (again): hand on the stops recorded since the listener last knew itself
+        subscribed (less ``STOPS_MARGIN``) that it did not hear, oldest first."""
+        since_ms, now = int((self._stops_alive - STOPS_MARGIN) * 1000), time.time()
+        if not self._keeps_stops:
+            self._stops_alive = now
+            return
+        try:
+            args = ("+inf", since_ms, "BYSCORE", "REV", "LIMIT", 0, STOPS_REPLAYED)
+            recorded = await self._command("ZRANGE", f"{self.prefix}:stops-log", *args)
+        except NoPermissionError as exc:
+            self._no_stops_log(exc)
+            recorded = []
+        self._stops_alive = now  # (not before: a read that failed is made again from the same time)
+        for data in reversed(recorded):
+            if data not in self._stops_heard:
+                self._heard_stop(data)
+
     def _heard_stop(self, data: str) -> None:
+        self._stops_heard.append(data)
         try:
             message = json.loads(data)
         except ValueError:

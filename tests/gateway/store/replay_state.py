@@ -38,19 +38,26 @@ async def _publish_stop(r: Replay) -> None:
     async with r.raw.pubsub() as listener:  # another process, straight on Redis
         await listener.subscribe(r.key("stops"))
         r.lose_reply_to(r.key("stops"))
-        assert await r.store.publish_stop({"op": "stop", "thread": "t1"}) == 1  # re-sent: heard
+        stop = {"op": "stop", "thread": "t1"}
+        assert await r.store.publish_stop(stop, keep=True) == 1  # re-sent: heard
         heard = None
         async with asyncio.timeout(5):
             while heard is None:  # (the subscription's own confirmation reads as None)
                 heard = await listener.get_message(ignore_subscribe_messages=True, timeout=1)
-    assert json.loads(heard["data"]) == {"op": "stop", "thread": "t1"}
+    assert json.loads(heard["data"]) == stop
+    # kept once (the re-sent pipeline records the same member), for a minute at most
+    assert [json.loads(data) for data in await r.raw.zrange(r.key("stops-log"), 0, -1)] == [stop]
+    assert 0 < await r.raw.pttl(r.key("stops-log")) <= 60_000
 
 
 @scenario("listen_stops")
 async def _listen_stops(r: Replay) -> None:
     heard: asyncio.Queue[dict] = asyncio.Queue()
+    await r.store.publish_stop({"op": "stop", "thread": "kept"}, keep=True)  # before it listens
     r.lose_reply_to(r.key("stops"))  # the subscription's reply lost: subscribed again
     await r.store.listen_stops(heard.put_nowait)
+    async with asyncio.timeout(5):  # the stop kept, read once subscribed (and only once)
+        assert await heard.get() == {"op": "stop", "thread": "kept"}
     for _ in range(100):  # until the listener is subscribed again (it waits 1 s after a cut)
         await r.raw.publish(r.key("stops"), '{"op": "stop"}')
         with contextlib.suppress(TimeoutError):
