@@ -131,7 +131,7 @@ class TelegramAdapter(TelegramLifecycle, PlatformAdapter):
                     forms = self.interactions.forms
                     await forms.close_for(str(message.chat_id), sender.user_id, conversation)
                 said = inbound_message(update, message, conversation, sender, neutral, True, attachments)
-                await accept_noted(self.gateway, said, command)
+                await accept_noted(self.gateway, said)
                 return
             if not private and not command.explicit:
                 return  # a bare command we do not know, in a group: meant for another bot
@@ -147,7 +147,7 @@ class TelegramAdapter(TelegramLifecycle, PlatformAdapter):
         if typed and await forms.on_typed(message, conversation, sender, clean, aside, attachments):
             return
         inbound = inbound_message(update, message, conversation, sender, clean, True, attachments, aside)
-        await accept_noted(self.gateway, inbound, command)
+        await accept_noted(self.gateway, inbound)
 
     async def _not_a_message(self, update: Update) -> None:
         """A button tap, or a member who left (``chat_member``); edits, channel posts: not requests."""

@@ -69,11 +69,11 @@ async def their_conversation(
     return conversation_for(message, chain, conversation.chat_id)
 
 
-async def accept_noted(gateway: GatewayPort, inbound: InboundMessage, command: Command | None) -> None:
+async def accept_noted(gateway: GatewayPort, inbound: InboundMessage) -> None:
     """Hand ``inbound`` to the gateway; its group reply chain is now its writer's if it starts or
     goes on with a conversation: not for a command the core handles, read as the core reads it
-    (``/help@bot``, ``/帮助``, ``@bot /cancel``, an empty ``/ask``: the ``command`` Telegram marked
-    is in ``inbound.text`` as ``/name …``, ``Command.neutral_text``)."""
+    (``/help@bot``, ``/帮助``, ``@bot /cancel``, an empty ``/ask``: a command Telegram marked is in
+    ``inbound.text`` as ``/name …``, ``Command.neutral_text``)."""
     await gateway.accept(inbound)
     chain = _chain(inbound.conversation)
     if chain is None or core_command(inbound.text) is not None:

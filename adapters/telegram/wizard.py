@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from clarigate.agent.interrupt_kinds import INTERRUPT
 from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, ui_text
+from clarigate.agent.protocol.bounds import bound_error
 from clarigate.agent.protocol.catalog import joined, labelled
 from clarigate.agent.protocol.risk import APPROVAL_SOURCE
 from clarigate.gateway.boundary.messages import Attachment
@@ -159,7 +160,8 @@ def set_checkbox(state: WizardState, request: HumanInputRequest, checked: bool) 
 
 
 def type_value(state: WizardState, request: HumanInputRequest, text: str) -> WizardState:
-    """A typed answer for the current step: checked by the protocol, re-asked if wrong.
+    """A typed answer for the current step: checked by the protocol (its type, then a typed
+    interrupt's bounds), re-asked if wrong, the earlier steps' values kept.
 
     Text, number and date steps expect one; on a choice step a typed label, number
     or yes/no works like the buttons (people type rather than tap).
@@ -174,6 +176,8 @@ def type_value(state: WizardState, request: HumanInputRequest, text: str) -> Wiz
     error = checked.errors.get(current.name)
     if error and current.type == "number" and "," in text:  # "3,5": said how, never guessed
         error = f"{error} {ui_text('wizard_number_dot', request.locale)}"
+    # then its bounds (a typed interrupt's range or length), in the catalog's words, as the terminal
+    error = error or bound_error(current, checked.values.get(current.name), request.locale)
     if error:
         return _refuse(state, error)
     # Typed fields keep the text as given (the core types it on submit); choices keep

@@ -72,9 +72,21 @@ async def test_every_step_shows_its_hint_also_with_a_value_and_when_asked_again(
         assert "2/4 · Replicas" in form.shown and "→ 3" in form.shown
         assert "<i>Between 1 &amp; 5 · 1 to 5</i>" in form.shown  # escaped, with the range
         assert all(len(c.params["text"]) <= 4096 for c in bot_api.of("editMessageText"))
-        await form.type("9")  # out of range: the form is asked again on Submit
-        await form.tap("k", "k")  # dry run kept, team skipped
-        await form.tap("S")
+        await form.type("9")  # out of range: this step asked again with the reason, its hint kept
+        assert "2/4 · Replicas" in form.shown and "⚠️ Must be at most 5" in form.shown
+        assert "<i>Between 1 &amp; 5 · 1 to 5</i>" in form.shown and "→ 3" in form.shown
+        await form.tap("k", "k", "k", "S")  # replicas kept at 3, dry run kept, team skipped
+        assert RESUMED == [{"region": "eu-west-1", "replicas": 3, "dry_run": True}]
+    finally:
+        await tg.close()
+        await runner.aclose()
+        await store.close()
+
+
+async def test_a_form_asked_again_shows_each_steps_hint_with_the_value_given(bot_api, tmp_path):
+    tg, runner, store = await _opened(bot_api, tmp_path)
+    try:
+        await tg.deliver(message_update("replicas: 9"))  # typed as a line, out of range: asked again
         assert RESUMED == []
 
         again = Form(tg, bot_api)

@@ -46,12 +46,8 @@ async def test_clear_is_offered_on_a_value_the_person_gave_before_where_the_grap
 ) -> None:
     tg, runner, store = await defaults._opened(bot_api, tmp_path)
     try:
-        form = Form(tg, bot_api)
-        await form.tap("form", "k")
-        await form.type("9")  # out of range: the form is asked again on Submit
-        await form.tap("k")
-        await form.type("ops")
-        await form.tap("S")
+        # typed as lines, replicas out of range: the form is asked again with the values given
+        await tg.deliver(message_update("replicas: 9\nteam: ops"))
         assert defaults.RESUMED == []
 
         again = Form(tg, bot_api)
