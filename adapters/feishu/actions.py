@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, number_text, ui_text
+from clarigate.agent.protocol.bounds import bound_error
 from clarigate.agent.protocol.models import SOURCE
 from clarigate.agent.protocol.risk import hides_default
 
@@ -88,7 +89,7 @@ def read_card_action(request: HumanInputRequest, action: dict[str, Any]) -> Card
         return CardAnswer(text=text) if text else CardAnswer(problems=[missing])
     if kind == ACTION_FORM:
         values = form_values(request, action.get("form_value") or {})
-        problems = undecided_problems(request, values)
+        problems = form_problems(request, values)
         return CardAnswer(problems=problems) if problems else CardAnswer(values=values)
     picked = action.get("option") if kind == ACTION_SELECT else kind
     option_id = picked_option(request, picked)
@@ -114,11 +115,12 @@ def asks_yes_or_no(request: HumanInputRequest, f: FormField) -> bool:
     return hides_default(request, f) or (f.required and f.default is None)
 
 
-def undecided_problems(request: HumanInputRequest, values: dict[str, Any]) -> list[str]:
+def form_problems(request: HumanInputRequest, values: dict[str, Any]) -> list[str]:
     """When a required consent is left unticked (the core takes an unticked box as "no"), a yes/no
-    left unpicked (``asks_yes_or_no``) or a risk form's field shown without its default left so
-    (``risk.hides_default``: the core would take the default), every problem of the submit, in
-    field order: those and the core's own (one toast says all)."""
+    left unpicked (``asks_yes_or_no``), a risk form's field shown without its default left so
+    (``risk.hides_default``: the core would take the default) or a value is outside its field's
+    bounds (``FormField.bounds``: said at once, the card kept, not asked again once answered), every
+    problem of the submit, in field order: those and the core's own (one toast says all)."""
     undecided = {
         f.name
         for f in request.fields
@@ -127,9 +129,15 @@ def undecided_problems(request: HumanInputRequest, values: dict[str, Any]) -> li
             (asks_yes_or_no(request, f) or hides_default(request, f)) and values.get(f.name) in (None, "", [])
         )
     }
-    if not undecided:
+    check = check_form_values(request, values)
+    outside = {
+        f.name: error
+        for f in request.fields
+        if (error := bound_error(f, check.values.get(f.name), request.locale)) is not None
+    }
+    if not undecided and not outside:
         return []
-    errors = check_form_values(request, values).errors
+    errors = {**check.errors, **outside}
     required = ui_text("err_required", request.locale)
     return [
         f"{f.label}: {required if f.name in undecided else errors[f.name]}"

@@ -30,6 +30,7 @@ from .actions import (
     ACTION_CHECK,
     ACTION_FORM,
     ACTION_OTHER_TEXT,
+    INPUT_MAX_LENGTH,
     OTHER_INPUT,
     YES_NO,
     asks_yes_or_no,
@@ -127,7 +128,20 @@ def field_component(f: FormField, index: int, locale: Locale) -> dict[str, Any]:
     shown = input_default(f)
     if shown is not None:
         component["default_value"] = shown
+    component.update(_max_length(f, shown))
     return component
+
+
+def _max_length(f: FormField, shown: str | None) -> dict[str, int]:
+    """A text's ``maxLength`` as the input's ``max_length`` (Feishu takes 1 to 1,000), so Feishu
+    stops the person there; none past that, or when the text shown is already longer (the submit
+    says so: ``actions.form_problems``). Feishu's input has no minimum length nor number range."""
+    high = (f.bounds or {}).get("maxLength")
+    if f.type not in ("text", "textarea") or isinstance(high, bool) or not isinstance(high, int | float):
+        return {}
+    if not float(high).is_integer() or not 1 <= high <= INPUT_MAX_LENGTH or len(shown or "") > high:
+        return {}
+    return {"max_length": int(high)}
 
 
 def _choice_component(f: FormField, name: str, hint: dict[str, str]) -> dict[str, Any]:

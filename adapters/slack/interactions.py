@@ -44,6 +44,7 @@ from .modals import (
     form_values,
     modal_metadata,
     other_text,
+    out_of_bounds,
     read_metadata,
     render_form_modal,
     render_other_modal,
@@ -273,9 +274,11 @@ class ClarificationInteractions:
             await ack(response_action="errors", errors={first_block: ui_text("expired", locale)})
             return
         state = (modal.get("state") or {}).get("values") or {}
-        unpicked = undecided(view.request, state) if is_form else {}
-        if unpicked:  # a risk form's go-ahead default, never picked: no decision was made
-            await ack(response_action="errors", errors=unpicked)
+        # a risk form's go-ahead default never picked (no decision was made), or a value outside
+        # its field's bounds: said under the field, the modal kept open
+        refused = {**out_of_bounds(view.request, state), **undecided(view.request, state)} if is_form else {}
+        if refused:
+            await ack(response_action="errors", errors=refused)
             return
         person = interaction_sender(body)
         answer = InboundAnswer(

@@ -4,7 +4,10 @@ Each form field is one input block whose ``block_id`` is ``field-<n>`` (its posi
 so per-field errors can be returned by block id whatever the field's name is, and
 select options carry their position, never their (possibly long) text. A field with a
 default is shown filled in (``initial_value``, ``initial_option(s)``, ``initial_date``; a
-checkbox ticked when true), so submitting it unchanged gives the default back. A required yes/no
+checkbox ticked when true), so submitting it unchanged gives the default back. A typed interrupt's
+bounds are the input's own where Slack has them (``modal_bounds``: ``min_value`` / ``max_value``,
+``min_length`` / ``max_length``), and a submit outside them is refused under the field
+(``out_of_bounds``), the modal kept open. A required yes/no
 without one is Yes and No radio buttons, neither picked, which Slack will not submit unanswered.
 
 A risk confirmation's form never pre-picks a decision: a field whose default goes ahead
@@ -40,10 +43,12 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from clarigate.adapters.labels import labels_are_cut, shown_labels
-from clarigate.agent.protocol import FormField, HumanInputRequest, number_text, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, number_text, ui_text
+from clarigate.agent.protocol.bounds import bound_error
 from clarigate.agent.protocol.risk import hides_default
 
 from .markup import cut
+from .modal_bounds import number_range, text_length
 from .render import LABEL_LIMIT, SELECT_OPTIONS_LIMIT, plain, question_blocks
 
 FORM_CALLBACK = "clarigate:form"
@@ -189,8 +194,14 @@ def _element(field: FormField, locale: str) -> InputInteractiveElement:
     default = field.default
     if field.type == "number":
         shown = number_text(default)
+        low, high = number_range(field, default)
         return NumberInputElement(
-            action_id=VALUE_ACTION, is_decimal_allowed=True, placeholder=placeholder, initial_value=shown
+            action_id=VALUE_ACTION,
+            is_decimal_allowed=True,
+            placeholder=placeholder,
+            initial_value=shown,
+            min_value=low,
+            max_value=high,
         )
     if field.type == "date":
         shown = default if isinstance(default, str) else None
@@ -200,11 +211,14 @@ def _element(field: FormField, locale: str) -> InputInteractiveElement:
     if field.type in ("select", "multi_select") and field.options:
         return _choice_element(field, locale, placeholder)
     text = default if isinstance(default, str) and shows_default(field) else None
+    shortest, longest = text_length(field, text)
     return PlainTextInputElement(
         action_id=VALUE_ACTION,
         multiline=field.type == "textarea" or "\n" in (text or ""),
         placeholder=placeholder,
         initial_value=text,
+        min_length=shortest,
+        max_length=longest,
     )
 
 
@@ -342,6 +356,19 @@ def form_values(request: HumanInputRequest, state_values: dict[str, Any]) -> dic
             continue  # it showed empty (a default too long to show): left as shown, it keeps it
         values[field.name] = "" if value is None else value  # emptied: no value, not its default
     return values
+
+
+def out_of_bounds(request: HumanInputRequest, state_values: dict[str, Any]) -> dict[str, str]:
+    """Per-block errors for the values outside their field's bounds (``FormField.bounds``): what
+    the input could not check itself (``modal_bounds``) is said under the field, the modal kept
+    open, rather than the agent asking the form again once it is closed."""
+    typed = check_form_values(request, form_values(request, state_values)).values
+    errors: dict[str, str] = {}
+    for index, field in enumerate(request.fields):
+        error = bound_error(field, typed.get(field.name), request.locale)
+        if error is not None:
+            errors[field_block_id(index)] = cut(error, 2000)
+    return errors
 
 
 def field_errors(request: HumanInputRequest, errors: dict[str, str]) -> dict[str, str]:

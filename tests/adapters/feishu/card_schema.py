@@ -173,6 +173,11 @@ def _check(c: dict[str, Any], in_form: bool, at_root: bool, names: list[str], de
         _expect(len(values) == len(set(values)), "option values repeat")
     if tag == "input" and "input_type" in c:
         _expect(c["input_type"] in INPUT_TYPES, f"input_type {c['input_type']!r}")
+    if tag == "input" and "max_length" in c:  # documented: a number of characters, 1 to 1,000
+        size = c["max_length"]
+        _expect(
+            isinstance(size, int) and not isinstance(size, bool) and 1 <= size <= 1000, "max_length 1-1000"
+        )
     if tag == "column_set":
         _expect(c.get("flex_mode", "none") in FLEX_MODES, f"flex_mode {c.get('flex_mode')!r}")
         _expect(all(col.get("tag") == "column" for col in c["columns"]), "column_set holds columns")

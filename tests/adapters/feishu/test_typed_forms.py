@@ -1,6 +1,7 @@
 """A typed interrupt (``interrupt(value, response_schema=…)``) on Feishu: real lark-oapi against the
 fake open API, a real LangGraph graph; the schema is a card form of native components, a value out
-of bounds is asked again with its error, and the graph is resumed with the schema's types."""
+of bounds is refused at once (a toast, the card kept), one the schema rejects otherwise is asked
+again with its error, and the graph is resumed with the schema's types."""
 
 from __future__ import annotations
 
@@ -69,10 +70,18 @@ async def test_a_typed_interrupt_is_a_card_form_asked_again_on_an_error_and_resu
     guests = next(c for c in components(card, "input") if c["name"] == "f2")
     assert guests["default_value"] == "2"  # the schema's default
 
-    await _submit(bot, message_id, card, "20")
+    submit = payload(button(card, "Submit"))
+    refused = await bot.click(
+        card_action(submit, tag="button", form_value=_form_value("20"), message_id=message_id)
+    )
+    assert refused["toast"] == {"type": "error", "content": "Guests: Must be at most 10"}  # le=10
+    await bot.gateway.drain()
+    assert list(bot.api.cards)[-1] == message_id  # the card kept, nothing asked again
+
+    await _submit(bot, message_id, card, "2.5")  # within bounds, not a whole number
     assert typed_graphs.RESUMED == []  # never resumed with a value the schema rejects
     again_id, again = list(bot.api.cards.items())[-1]
-    assert again_id != message_id and "Guests: Must be at most 10" in text_of(again)
+    assert again_id != message_id and "Guests: Enter a whole number" in text_of(again)
     name = next(c for c in components(again, "input") if c["name"] == "f1")
     assert name["default_value"] == "Ada"  # filled in as the person left it
 

@@ -64,6 +64,18 @@ def modal() -> dict[str, Any]:
                 "label": plain("Flags"),
                 "element": {"type": "checkboxes", "action_id": "value", "options": [option("TLS", "tls")]},
             },
+            {
+                "type": "input",
+                "block_id": "replicas",
+                "label": plain("Replicas"),
+                "element": {
+                    "type": "number_input",
+                    "action_id": "value",
+                    "is_decimal_allowed": False,
+                    "min_value": "1",
+                    "max_value": "10",
+                },
+            },
         ],
     }
 
@@ -122,6 +134,18 @@ INVALID: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
     "11 checkboxes": (
         lambda v: element(v, "flags").update(options=[option("o", str(i)) for i in range(11)]),
         "/view/blocks/3/element/options",
+    ),
+    "min_value over max_value": (
+        lambda v: element(v, "replicas").update(min_value="11"),
+        "/view/blocks/4/element/min_value",
+    ),
+    "max_value not a string": (
+        lambda v: element(v, "replicas").update(max_value=10),
+        "/view/blocks/4/element/max_value",
+    ),
+    "decimal min_value of whole numbers": (
+        lambda v: element(v, "replicas").update(min_value="0.5"),
+        "/view/blocks/4/element/min_value",
     ),
     "section over 3000": (
         lambda v: v["blocks"][0].update(text={"type": "mrkdwn", "text": "x" * 3001}),

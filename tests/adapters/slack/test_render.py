@@ -14,6 +14,7 @@ from clarigate.adapters.slack.markup import markdown_to_mrkdwn, split_mrkdwn
 from clarigate.adapters.slack.modals import form_values, modal_metadata, render_form_modal, render_other_modal
 from clarigate.adapters.slack.render import render_answered, render_clarification, render_reply
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option, normalize_request
+from clarigate.agent.protocol.bounds import BOUND_KEYS
 from clarigate.gateway.boundary.messages import ClarificationOut
 
 from .fake_stream import block_problems
@@ -57,17 +58,35 @@ def options(draw: st.DrawFn, prefix: str = "option", max_size: int = 30) -> list
 def fields(draw: st.DrawFn) -> list[FormField]:
     count = draw(st.integers(0, 18))
     kinds = st.sampled_from(["text", "textarea", "number", "select", "multi_select", "checkbox", "date"])
-    return [
-        FormField(
-            name=f"f{i}",
-            label=draw(texts),
-            type=draw(kinds),
-            required=draw(st.booleans()),
-            placeholder=draw(st.none() | texts),
-            options=draw(options(prefix=f"f{i}-option", max_size=12)),
+    made = []
+    for i in range(count):
+        kind = draw(kinds)
+        made.append(
+            FormField(
+                name=f"f{i}",
+                label=draw(texts),
+                type=kind,
+                required=draw(st.booleans()),
+                placeholder=draw(st.none() | texts),
+                options=draw(options(prefix=f"f{i}-option", max_size=12)),
+                # a typed interrupt's text or number: its value shown, its schema's bounds
+                default=draw(st.none() | DEFAULTS[kind]) if kind in DEFAULTS else None,
+                bounds=draw(st.none() | bounds) if kind in DEFAULTS else None,
+            )
         )
-        for i in range(count)
-    ]
+    return made
+
+
+#: Any number a schema may set as a bound (crossing, huge, fractional lengths, infinite, NaN)
+bound_numbers = (
+    st.integers(-(10**30), 10**30) | st.integers(-5, 4000) | st.floats(allow_nan=True, allow_infinity=True)
+)
+bounds = st.dictionaries(st.sampled_from(BOUND_KEYS), bound_numbers, max_size=6)
+DEFAULTS = {
+    "text": st.text(max_size=40) | st.just("x" * 3001),
+    "textarea": st.text(max_size=40),
+    "number": st.integers(-20, 20) | st.floats(-1e6, 1e6),
+}
 
 
 @st.composite

@@ -1,6 +1,8 @@
 """A typed interrupt (``interrupt(value, response_schema=…)``) on Slack: the real slack-bolt adapter
-against the fake Slack, a real LangGraph graph; the schema is a modal of native inputs, a value
-out of bounds is asked again with its error, and the graph is resumed with the schema's types."""
+against the fake Slack, a real LangGraph graph; the schema is a modal of native inputs carrying its
+bounds (``min_value`` / ``max_value``, ``min_length`` / ``max_length``), a value out of bounds is
+refused under its field with the modal kept open, a value the schema rejects otherwise is asked
+again with its error, and the graph is resumed with the schema's types."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from clarigate.agent.harness import AgentSettings
+from clarigate.gateway.runners.in_process import LangGraphRunner
 from tests.agent import typed_graphs
 from tests.agent.approval_tools import typed
 
@@ -20,6 +24,17 @@ EXPECTED = typed_graphs.BOOKING_ANSWER
 @pytest.fixture
 async def runner(booking_runner: Any) -> Any:
     return booking_runner
+
+
+@pytest.fixture
+async def checked_runner() -> Any:
+    """The graph asking with ``CheckedBooking``: a name with a digit is refused by its model only."""
+    typed_graphs.RESUMED.clear()
+    made = LangGraphRunner(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.typed_graphs:checked_booking")
+    )
+    yield made
+    await made.aclose()
 
 
 def _state(guests: str | None, name: str = "Ada") -> dict[str, Any]:
@@ -34,6 +49,10 @@ def _state(guests: str | None, name: str = "Ada") -> dict[str, Any]:
         "field-7": {"value": {"type": "checkboxes", "selected_options": [{"value": "1"}, {"value": "3"}]}},
         "field-8": {"value": {"type": "datepicker", "selected_date": "2026-12-01"}},
     }
+
+
+def _budget(value: str) -> dict[str, Any]:
+    return {"field-3": {"value": {"type": "number_input", "value": value}}}
 
 
 async def _open_form(world: Any) -> dict[str, Any]:
@@ -65,17 +84,29 @@ async def test_a_typed_interrupt_is_a_modal_asked_again_on_an_error_and_resumed_
     assert [b["label"]["text"] for b in inputs][:3] == ["Name *", "Guests", "Budget *"]
     assert inputs[1]["element"]["initial_value"] == "2"  # the schema's default
     assert inputs[1]["element"]["placeholder"]["text"] == "1 to 10"
+    # the schema's bounds, for Slack to tell the person as they type (ge=1, le=10; min_length=2)
+    assert (inputs[1]["element"]["min_value"], inputs[1]["element"]["max_value"]) == ("1", "10")
+    assert inputs[0]["element"]["min_length"] == 2 and "max_length" not in inputs[0]["element"]
+    assert "min_value" not in inputs[2]["element"]  # gt=0 of a decimal: no min_value says it
 
-    response = await world.user.submit(modal, _state("20"))
+    asked = len(world.fake.of("chat.postMessage"))
+    response = await world.user.submit(modal, _state("20"))  # past max_value, as a client lets through
+    assert response.json() == {"response_action": "errors", "errors": {"field-2": "Must be at most 10"}}
+    response = await world.user.submit(modal, _state("2") | _budget("0"))
+    assert response.json() == {"response_action": "errors", "errors": {"field-3": "Must be more than 0"}}
+    await world.settle()
+    assert typed_graphs.RESUMED == [] and len(world.fake.of("chat.postMessage")) == asked  # kept open
+
+    response = await world.user.submit(modal, _state("2.5"))  # within bounds, not a whole number
     assert response.status_code == 200
     await world.settle()
     assert typed_graphs.RESUMED == []  # never resumed with a value the schema rejects
     again = world.fake.posted()
-    assert "Guests: Must be at most 10" in json.dumps(again["blocks"])
+    assert "Guests: Enter a whole number" in json.dumps(again["blocks"])
     modal = await _open_form(world)
     inputs = [b for b in modal["blocks"] if b["type"] == "input"]
     assert inputs[0]["element"]["initial_value"] == "Ada"  # filled in as the person left it
-    assert inputs[1]["element"]["initial_value"] == "20"
+    assert inputs[1]["element"]["initial_value"] == "2.5"
 
     response = await world.user.submit(modal, _state("4"))
     assert response.status_code == 200
@@ -85,23 +116,28 @@ async def test_a_typed_interrupt_is_a_modal_asked_again_on_an_error_and_resumed_
 
 
 async def test_a_field_the_person_emptied_is_asked_again_empty_not_with_its_default(
-    make_world: MakeWorld, runner: Any
+    make_world: MakeWorld, checked_runner: Any
 ) -> None:
-    world = await make_world(runner)
+    world = await make_world(checked_runner)
     await world.user.dm("book a trip")
     await world.settle()
     modal = await _open_form(world)
     guests = [b for b in modal["blocks"] if b["type"] == "input"][1]["element"]
     assert guests["initial_value"] == "2"  # the schema's default
-    await world.user.submit(modal, _state(None, name="A"))  # Guests emptied, the name too short
+    response = await world.user.submit(modal, _state(None, name="A"))  # Guests emptied, the name too short
+    assert response.json() == {
+        "response_action": "errors",
+        "errors": {"field-1": "Use at least 2 characters"},
+    }
+    await world.user.submit(modal, _state(None, name="Ada1"))  # a digit: only the graph's model knows
     await world.settle()
-    assert "Name: Use at least 2 characters" in json.dumps(world.fake.posted()["blocks"])
+    assert "a name has no digits" in json.dumps(world.fake.posted()["blocks"])
     modal = await _open_form(world)
     inputs = [b for b in modal["blocks"] if b["type"] == "input"]
-    assert inputs[0]["element"]["initial_value"] == "A"  # filled in as the person left it
+    assert inputs[0]["element"]["initial_value"] == "Ada1"  # filled in as the person left it
     assert "initial_value" not in inputs[1]["element"]  # emptied, so empty: not the default again
 
     await world.user.submit(modal, _state(None))
     await world.settle()
     [resumed] = typed_graphs.RESUMED
-    assert "guests" not in resumed  # left to the graph's own default
+    assert resumed.name == "Ada" and "guests" not in resumed.model_fields_set  # the graph's own default

@@ -1,0 +1,58 @@
+"""A form field's bounds (``FormField.bounds``) as its modal input's own (pure functions, no I/O):
+``number_input``'s ``min_value`` / ``max_value`` and ``plain_text_input``'s ``min_length`` /
+``max_length``, which Slack checks as the person types and submits, so they are told under the
+field at once. What Slack cannot say is left to the submit's check (``modals.out_of_bounds``):
+an exclusive bound (the number input takes decimals), a required length on an optional input
+(left empty it is no answer, not a short one), a length past Slack's 3,000 (its own cap), and any bound the
+value shown already breaks (the input shows it, and the submit says what is wrong).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from clarigate.agent.protocol import FormField, number_text
+
+#: ``plain_text_input``'s ``min_length`` (0 to 3,000) and ``max_length`` (1 to 3,000) at most.
+LENGTH_LIMIT = 3000
+
+
+def number_range(field: FormField, shown: Any) -> tuple[str | None, str | None]:
+    """``min_value`` / ``max_value`` (strings, as Slack takes them) from the field's ``minimum`` /
+    ``maximum``; neither when they cross or the number shown is outside them."""
+    bounds = field.bounds or {}
+    low, high = _finite(bounds.get("minimum")), _finite(bounds.get("maximum"))
+    if low is not None and high is not None and low > high:
+        return None, None
+    number = _finite(shown)
+    if number is not None and ((low is not None and number < low) or (high is not None and number > high)):
+        return None, None
+    return number_text(low), number_text(high)
+
+
+def text_length(field: FormField, shown: str | None) -> tuple[int | None, int | None]:
+    """``min_length`` (a required field's) / ``max_length`` from the field's ``minLength`` /
+    ``maxLength``, within Slack's limits; neither when they cross or the text shown is outside them."""
+    bounds = field.bounds or {}
+    low, high = _whole(bounds.get("minLength")), _whole(bounds.get("maxLength"))
+    low = low if field.required and low is not None and 0 < low <= LENGTH_LIMIT else None
+    high = high if high is not None and 1 <= high <= LENGTH_LIMIT else None
+    if low is not None and high is not None and low > high:
+        return None, None
+    size = len(shown or "")
+    if shown and ((low is not None and size < low) or (high is not None and size > high)):
+        return None, None
+    return low, high
+
+
+def _finite(value: Any) -> int | float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    return None
+
+
+def _whole(value: Any) -> int | None:
+    """A length as a whole number of characters (``maxLength`` 8.0 is 8); None otherwise."""
+    number = _finite(value)
+    return int(number) if number is not None and float(number).is_integer() else None
