@@ -26,10 +26,9 @@ from .people import Sender as Sender
 class Conversation(BaseModel):
     """Where a message was written and where replies go.
 
-    ``topic`` scopes the agent thread and is chosen by the adapter by the
-    platform's rules: ``None`` for a direct-message chat (one agent thread per
-    DM; a topic of a Telegram private chat in threaded mode has its own), the
-    thread/topic id for a channel thread or forum topic, the message id of a
+    ``topic`` scopes the agent thread and is chosen by the adapter by the platform's rules: ``None``
+    for a direct-message chat (one agent thread per DM; a topic of a Telegram private chat in threaded
+    mode has its own), the thread/topic id for a channel thread or forum topic, the message id of a
     top-level channel mention (which starts a thread).
     """
 
@@ -153,8 +152,9 @@ class AnswerJob(BaseModel):
     # the question's message is still to be closed (an operator cancelled it where the platform
     # is not configured): the replica that runs this turn closes it first
     close_message: bool = False
-    # the person dismissed the question (Cancel, ``/cancel``), asked in this locale: should its
-    # graph refuse the declined answer (a typed interrupt's schema), they are told the task stopped
+    after_reply_of: str | None = None  # the ``/cancel`` (inbound id) whose reply shows first (``closing``)
+    # the person dismissed the question (Cancel, ``/cancel``), asked in this locale: should its graph
+    # refuse the declined answer (a typed interrupt's schema), they are told the task stopped
     dismissed_in: Locale | None = None
     attachments: list[Attachment] = Field(default_factory=list)  # a pick's, confirmed in a box
 

@@ -5,11 +5,17 @@ so it closes exactly once and for everyone, whoever closes it first.
 A graph's own ``interrupt()`` may refuse that declined answer (``may_refuse_decline``): the person
 who dismissed it is then told after its run that the task stopped (``dismissed_in``,
 ``stopped_words``). ``QuestionClosing`` is a part of ``clarigate.gateway.flow.commands.Control``.
+
+The follow-up run of a ``/cancel`` is queued with the claim (``Store.claim_answer``), before the
+``/cancel``'s own reply ("✖ Cancelled the question …") is sent: it waits for that reply
+(``after_reply``), so the person reads that the question was cancelled before whatever the run says.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Callable
 
 from clarigate.agent.interrupt_kinds import INTERRUPT, parse_request_id
@@ -25,6 +31,12 @@ from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.records import ClaimResult, PendingRecord
 
 log = logging.getLogger("clarigate.gateway.flow.commands")  # the commands' lines keep the name logs know
+
+#: How long a ``/cancel``'s follow-up run waits for the ``/cancel``'s reply to be delivered (seconds):
+#: far longer than a reply takes; a ``/cancel`` held by a worker that died holds it up no longer.
+REPLY_WAIT = 5.0
+#: The longest pause between two looks at whether that reply was delivered (seconds).
+MAX_REPLY_POLL = 0.25
 
 
 def may_refuse_decline(record: PendingRecord) -> bool:
@@ -57,12 +69,13 @@ class QuestionClosing:
     track: Callable[[str], None] | None  # told the inbound id of each follow-up run it enqueues
 
     async def close_question(
-        self, record: PendingRecord, sender: Sender, reason: DeclineReason
+        self, record: PendingRecord, sender: Sender, reason: DeclineReason, after_reply_of: str | None = None
     ) -> ClaimResult:
         """Claim ``record`` with a declined answer and show it closed for everyone.
 
         ``cancelled``: the agent is told in a follow-up run on the thread (as a click would be),
-        which says when the task stopped (``stopped_words``).
+        which says when the task stopped (``stopped_words``); it runs once the job
+        ``after_reply_of`` (the ``/cancel``) has had its reply (``after_reply``).
         ``superseded`` (a new message runs instead), ``restarted`` (the thread is left), ``replaced``
         and ``crossed`` (an answer to an earlier question runs first): no run.
         """
@@ -79,6 +92,7 @@ class QuestionClosing:
                 sender=sender,
                 text=run_text_for(record, response),
                 dismissed_in=dismissed_in(record, response),
+                after_reply_of=after_reply_of,
             ).model_dump_json()
             followup = (inbound_id, conv.thread_key, payload)
         claim = await claim_answer(self.store, record.request_id, sender, response, followup=followup)
@@ -93,3 +107,21 @@ class QuestionClosing:
                 closed = ClarificationClosed(view=view, answered_line=answered_line(view))
                 await self.outbox.send_quietly(conv, closed)
         return claim
+
+
+async def after_reply(store: Store, inbound_id: str | None) -> None:
+    """Return once the job ``inbound_id`` (the ``/cancel`` that queued this follow-up run) is
+    complete, its reply delivered; at the latest after ``REPLY_WAIT``. A few store reads, made
+    only for such a run (none for a message or a click's answer)."""
+    if inbound_id is None:
+        return
+    delay, deadline = 0.005, time.monotonic() + REPLY_WAIT
+    try:
+        while not await store.is_done(inbound_id):
+            if time.monotonic() >= deadline:
+                log.info("the reply of %s is not delivered yet: its follow-up runs anyway", inbound_id)
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, MAX_REPLY_POLL)
+    except Exception as exc:  # noqa: BLE001 (the order of two lines: the run goes on all the same)
+        log.warning("could not tell whether %s had its reply (%s): its follow-up runs", inbound_id, exc)

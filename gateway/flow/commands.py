@@ -210,7 +210,7 @@ class Control(ConversationLocale, QuestionClosing):
             assert pending.asked_by is not None  # a refusal names who asked
             refused = Notice.of("cancel_not_yours", locale, who=pending.asked_by)
             return await self.private_note(pending, msg.sender, refused)
-        claim = await self.close_question(pending, msg.sender, "cancelled")
+        claim = await self.close_question(pending, msg.sender, "cancelled", msg.inbound_id)
         if claim.status != "claimed":  # answered (or cancelled) a moment ago by someone else
             return TextReply(text=notice("nothing_to_cancel", locale))
         # a graph's own interrupt may refuse the declined answer (a ``response_schema``): no promise

@@ -45,7 +45,7 @@ from clarigate.gateway.flow.answers import (
     view_of,
 )
 from clarigate.gateway.flow.attachments import fetch_images, message_text, nothing_to_read
-from clarigate.gateway.flow.closing import stopped_words
+from clarigate.gateway.flow.closing import after_reply, stopped_words
 from clarigate.gateway.flow.commands import Command, Control, parse_command, quote
 from clarigate.gateway.flow.delivery import Deliverer
 from clarigate.gateway.flow.job_steps import JobSteps
@@ -226,6 +226,7 @@ class Dispatcher(JobSteps):
         conv = turn.conversation = job.conversation
         set_log_context(platform=conv.platform, chat=conv.chat_id, thread_id=job.thread_id)
         set_log_context(request_id=job.request_id)
+        await after_reply(self.store, job.after_reply_of)  # a /cancel's reply shows first
         if job.close_message and job.request_id:
             await self._close_message(conv, job.request_id)
         if not await self.control.is_current(conv, job.thread_id):
