@@ -11,7 +11,9 @@ durable, deduplicated job like any message, that never waits behind the agent. (
 a graph's own interrupt promises nothing about going on, ``may_refuse_decline``: its follow-up run
 says when the task stopped, ``stopped_words``.) A ``/cancel`` run late (held by a worker that died)
 closes only a question asked before it was sent: a newer one stays open, and the person is told.
-With no question open, ``/cancel`` stops the chat thread's run in progress (``flow.stops``).
+With no question open, ``/cancel`` stops the chat thread's run in progress (``flow.stops``); so
+it does where the open question is someone else's (``answer_policy`` ``starter``): the sender's own
+run or waiting messages stop, and only with none is the sender told whose question it is.
 
 Closing a question without an answer (a Cancel button, ``/cancel``, a new message typed
 instead of an answer, ``/new``) claims it with a ``declined`` answer (``answer_declined``),
@@ -206,10 +208,7 @@ class Control(ConversationLocale, QuestionClosing):
             cancel, question = self.syntax(msg.conversation, "cancel"), quote(pending.request.question)
             return TextReply(text=notice("cancel_came_late", locale, cancel=cancel, question=question))
         if policy_refusal(pending, view_of(pending), msg.sender) is not None:
-            # someone else's question in a shared conversation: it stays open for its asker
-            assert pending.asked_by is not None  # a refusal names who asked
-            refused = Notice.of("cancel_not_yours", locale, who=pending.asked_by)
-            return await self.private_note(pending, msg.sender, refused)
+            return await self._cancel_not_yours(msg, pending, outstanding, locale)
         claim = await self.close_question(pending, msg.sender, "cancelled", msg.inbound_id)
         if claim.status != "claimed":  # answered (or cancelled) a moment ago by someone else
             return TextReply(text=notice("nothing_to_cancel", locale))
@@ -217,6 +216,24 @@ class Control(ConversationLocale, QuestionClosing):
         # to go on, its follow-up run says when the task stopped (``stopped_words``)
         key = "cancelled_interrupt" if may_refuse_decline(pending) else "cancelled"
         return TextReply(text=notice(key, locale, question=quote(pending.request.question)))
+
+    async def _cancel_not_yours(
+        self, msg: InboundMessage, pending: PendingRecord, outstanding: int, locale: Locale
+    ) -> TextReply | None:
+        """``/cancel`` of someone else's question in a shared conversation: it stays open for its
+        asker, but the sender's own run or waiting messages are theirs to stop (as with no question
+        open, ``flow.stops``: their run's own "stopped" line answers); only with nothing of theirs
+        to stop are they told, privately and once, whose question it is."""
+        stopped = await self.stops.cancel(msg, outstanding, locale, self.config.answer_policy)
+        if stopped is None:  # their run is stopping: its own line answers
+            return None
+        nothing = notice("nothing_to_cancel", locale)
+        someone_elses_run = stopped.notice is not None  # ``stop_not_yours``: nothing of theirs
+        if not someone_elses_run and not stopped.text.startswith(nothing):
+            return stopped  # their waiting messages were withdrawn
+        assert pending.asked_by is not None  # a refusal names who asked
+        refused = Notice.of("cancel_not_yours", locale, who=pending.asked_by)
+        return await self.private_note(pending, msg.sender, refused)
 
     async def private_note(self, record: PendingRecord, sender: Sender, note: Notice) -> TextReply | None:
         """A note about ``record`` for ``sender`` only, once per question and person (None after

@@ -9,18 +9,23 @@ with one line for the person (``run_stopped``), and the messages after it run in
 
 Who may stop a run: the person whose request it is, or anyone where ``answer_policy`` is
 ``anyone`` (as for closing a question, ``answers.policy_refusal``); anyone else is told privately
-that the run is not theirs to stop. A ``/cancel`` sent before the run's message was accepted
-(it ran late) stops nothing. The person may also stop their run on the platform itself (Slack's
-Stop on the run's streamed message, ``LiveStopped``; a terminal's Ctrl-C, ``GatewayPort.stop_run``):
-``stop_own`` stops it in this process as their ``/cancel`` would (Slack names no one for its Stop;
-only people in the conversation see the button, so it is taken as the requester's).
+that the run is not theirs to stop. A ``/cancel`` sent before the run started (it ran late: meant
+for the run before, or sent in the same whole second on Telegram) stops nothing, and the job
+running is never withdrawn as a waiting message (``flow.withdrawals``). The person may also stop
+their run on the platform itself (Slack's Stop on the run's streamed message, ``LiveStopped``; a
+terminal's Ctrl-C, ``GatewayPort.stop_run``): ``stop_own`` stops it in this process as their
+``/cancel`` would (Slack names no one for its Stop; only people in the conversation see the
+button, so it is taken as the requester's).
 
 A run held by another process (replica or worker) is reached through the store's stop channel
-(Redis pub/sub, ``Store.publish_stop``): the process holding it decides and answers on the same
-channel; the ``/cancel`` waits for that answer at most ``STOP_REPLY_WAIT``. A process subscribes
-once, at its first run or stop: no Redis command is added to an ordinary message. The stop is
-kept a minute too (``keep``): a process subscribing again at that moment (a lost connection) gets it
-once subscribed, and stops the run then.
+(Redis pub/sub, ``Store.publish_stop``): the process holding it decides, every other one answers
+that it holds none, on the same channel; the ``/cancel`` waits for the holder's answer, or for
+all answers, at most ``STOP_REPLY_WAIT``. A process remembers a run it stopped a moment ago
+(``STOPPED_REMEMBERED``) only to tell a second ``/cancel`` there is nothing to cancel when no
+process holds a run of the thread. A process subscribes once, at its first run or stop: no Redis
+command is added to an ordinary message. The stop is kept a minute too (``keep``): a process
+subscribing again at that moment (a lost connection) gets it once subscribed, and stops the run
+then.
 """
 
 from __future__ import annotations
@@ -32,10 +37,11 @@ import secrets
 import time
 import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.errors import AgentUnavailable
 from clarigate.gateway.boundary.messages import InboundMessage, LiveEnd, Notice, Sender, TextReply
 from clarigate.gateway.flow.live import LiveReply, finish_items
 from clarigate.gateway.flow.notices import notice, notice_for_text
@@ -58,6 +64,12 @@ STOP_REPLY_WAIT = 2.0
 #: meanwhile is told there is nothing to cancel, not that the request is still being worked on.
 STOPPED_REMEMBERED = 30.0
 
+#: Verdicts of a process holding the thread's run: they outweigh "lately" (no run there, one
+#: stopped there a moment ago) and "none". Each has ``jobs``: the entry ids of the thread's jobs
+#: never withdrawn (``flow.withdrawals``): the job running there, or whose run ended there a moment
+#: ago (its answer on its way).
+HELD = ("stopping", "stopped", "refused", "going")
+
 
 class RunStopped(Exception):
     """The run was stopped by ``/cancel`` (``by``: who sent it)."""
@@ -69,20 +81,42 @@ class RunStopped(Exception):
 
 @dataclass
 class _Running:
-    """A run going on here: whose request it is and its agent call's task."""
+    """A run going on here: whose request it is, its job and its agent call's task."""
 
     sender: Sender
-    accepted_at: float  # when its job was accepted (unix time)
+    job: str  # its job's stream entry id (never withdrawn: it runs)
+    started_at: float  # when the run started (unix time)
     task: asyncio.Task[Any]
     stopped_by: Sender | None = None
 
 
-def accepted_at(job: Job) -> float:
-    """When ``job`` was accepted (its stream entry id is its time in ms; now when unreadable)."""
-    try:
-        return int(job.entry_id.split("-")[0]) / 1000
-    except ValueError:
-        return time.time()
+@dataclass
+class _Asked:
+    """The answers to a stop asked of the other processes (``RunStops._ask_elsewhere``)."""
+
+    answers: list[dict[str, Any]]  # this process's own verdict first
+    expected: int | None = None  # how many answer (all listening, this one counted), once known
+    heard: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def add(self, answer: dict[str, Any]) -> None:
+        self.answers.append(answer)
+        self.expect(self.expected)
+
+    def expect(self, count: int | None) -> None:
+        self.expected = count
+        held = any(answer.get("verdict") in HELD for answer in self.answers)
+        if held or (count is not None and len(self.answers) >= count):
+            self.heard.set()
+
+    def verdict(self) -> dict[str, Any]:
+        """The holder's verdict; else "lately" when a process stopped a run a moment ago, or
+        "none", with every process's ``jobs``."""
+        for answer in self.answers:
+            if answer.get("verdict") in HELD:
+                return answer
+        lately = any(answer.get("verdict") == "lately" for answer in self.answers)
+        jobs = [str(job) for answer in self.answers for job in answer.get("jobs", [])]
+        return {"verdict": "lately" if lately else "none", "jobs": jobs}
 
 
 class RunStops:
@@ -92,7 +126,9 @@ class RunStops:
         self._store = weakref.ref(store)  # not kept alive by its registry entry (``_REGISTRIES``)
         self._running: dict[str, _Running] = {}
         self._stopped: dict[str, float] = {}  # thread key -> when its run was stopped (monotonic)
-        self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._ended: dict[str, tuple[float, str]] = {}  # thread key -> when its last run ended, its job
+        self._asked: dict[str, _Asked] = {}  # stops asked of other processes, by nonce
+        self._id = secrets.token_hex(8)  # (its own asks, heard on the channel, are not answered)
         self._listening: asyncio.Task[None] | None = None
 
     async def during(self, thread_key: str, sender: Sender, job: Job, call: Callable[[], Awaitable[T]]) -> T:
@@ -100,18 +136,37 @@ class RunStops:
         self._listen()
         self._stopped.pop(thread_key, None)  # a new run of the thread: the one stopped is over
         task = asyncio.ensure_future(call())
-        running = _Running(sender, accepted_at(job), task)
+        running = _Running(sender, job.entry_id, time.time(), task)
         self._running[thread_key] = running
+        answered = True  # (its job ends with an answer: not withdrawn meanwhile)
         try:
             return await task
+        except AgentUnavailable:
+            answered = False  # kept for later: waiting again
+            raise
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if running.stopped_by is None or (current is not None and current.cancelling()):
+                answered = False
                 raise  # stopping, taken over, or past its time: not a /cancel
             raise RunStopped(running.stopped_by) from None
         finally:
             if self._running.get(thread_key) is running:
                 del self._running[thread_key]
+            if answered:
+                self._run_ended(thread_key, job.entry_id)
+
+    def _run_ended(self, thread_key: str, entry_id: str) -> None:
+        """Remember for ``STOPPED_REMEMBERED`` that ``entry_id``'s run ended (its answer, an error
+        or the stopped line on its way, the job not completed yet: not withdrawn meanwhile)."""
+        now = time.monotonic()
+        self._ended.pop(thread_key, None)
+        self._ended[thread_key] = (now, entry_id)  # (oldest first)
+        while self._ended:  # (not a whole pass per run: the oldest only, while too old)
+            key, (when, _) = next(iter(self._ended.items()))
+            if now - when <= STOPPED_REMEMBERED:
+                break
+            del self._ended[key]
 
     @property
     def store(self) -> Store:
@@ -131,20 +186,21 @@ class RunStops:
         key, by = msg.conversation.thread_key, msg.sender
         sent = msg.received_at - msg.received_within  # (Telegram's whole seconds: the earliest)
         verdict = self._decide(key, by, sent, policy)
-        if verdict is None and outstanding:
-            verdict = await self._ask_elsewhere(key, by, sent, policy)
-        if verdict is not None and verdict.get("verdict") == "stopping":
+        if outstanding and verdict["verdict"] not in HELD:  # no run here: perhaps elsewhere
+            verdict = await self._ask_elsewhere(key, by, sent, policy, verdict)
+        said = verdict["verdict"]
+        if said == "stopping":
             return None
-        if outstanding and (verdict is None or verdict.get("verdict") == "refused"):
-            withdrawn = await withdraw_waiting(self.store, msg, locale, policy)
+        if outstanding and said in ("none", "going", "refused"):
+            withdrawn = await withdraw_waiting(self.store, msg, locale, policy, verdict.get("jobs", []))
             if withdrawn is not None:
                 return withdrawn
-        if verdict is not None and verdict.get("verdict") == "refused":
+        if said == "refused":
             who = Sender.model_validate(verdict["who"])
             refused = Notice.of("stop_not_yours", locale, who=who)
             return TextReply(text=refused.text, private_to=by, notice=refused)
         lines = [notice("nothing_to_cancel", locale)]
-        if outstanding and (verdict is None or verdict.get("verdict") != "stopped"):
+        if outstanding and said not in ("stopped", "lately"):
             lines.append(notice("still_working", locale))
         return TextReply(text=" ".join(lines))
 
@@ -156,32 +212,38 @@ class RunStops:
         if running is None or running.sender.user_id != sender.user_id:
             return False
         verdict = self._decide(thread_key, running.sender, time.time(), "requester")
-        return verdict is not None and verdict.get("verdict") in ("stopping", "stopped")
+        return verdict["verdict"] in ("stopping", "stopped")
 
-    def _decide(self, thread_key: str, by: Sender, sent_at: float, policy: str) -> dict[str, Any] | None:
-        """Stop this process's run of ``thread_key`` for ``by`` if they may: the verdict (``stopped``:
-        already stopped), or None when no run of it goes on here that the ``/cancel`` was sent after."""
+    def _decide(self, thread_key: str, by: Sender, sent_at: float, policy: str) -> dict[str, Any]:
+        """Stop this process's run of ``thread_key`` for ``by`` if they may and sent the ``/cancel``
+        after it started: the verdict (one of ``HELD``), else ``lately`` or ``none`` (``_idle``)."""
         running = self._running.get(thread_key)
-        if running is not None and running.stopped_by is not None:
-            return {"verdict": "stopped"}
-        if running is None or running.task.done() or sent_at < running.accepted_at:
-            return self._stopped_lately(thread_key)
+        if running is None or (running.task.done() and running.stopped_by is None):
+            return self._idle(thread_key)
+        held = {"jobs": [running.job]}
+        if running.stopped_by is not None:
+            return {"verdict": "stopped", **held}
+        if sent_at < running.started_at:  # meant for the run before it, or sent maybe before it
+            return {"verdict": "going", **held}
         if policy != "anyone" and running.sender.user_id != by.user_id:
             log.info("a /cancel of %s was refused: not the run's requester", by.user_id)
-            return {"verdict": "refused", "who": running.sender.model_dump(mode="json")}
+            return {"verdict": "refused", "who": running.sender.model_dump(mode="json"), **held}
         log.info("run on %s stopped by %s (/cancel)", thread_key, by.user_id)
         running.stopped_by = by
         running.task.cancel()
         self._stopped[thread_key] = time.monotonic()
-        return {"verdict": "stopping"}
+        return {"verdict": "stopping", **held}
 
-    def _stopped_lately(self, thread_key: str) -> dict[str, Any] | None:
-        """``stopped`` when ``thread_key``'s run was stopped here within ``STOPPED_REMEMBERED``."""
+    def _idle(self, thread_key: str) -> dict[str, Any]:
+        """No run of ``thread_key`` here: ``lately`` when one was stopped here within
+        ``STOPPED_REMEMBERED``, else ``none``; ``jobs``: the job whose run ended here meanwhile."""
         now = time.monotonic()
         for key, when in list(self._stopped.items()):
             if now - when > STOPPED_REMEMBERED:
                 del self._stopped[key]
-        return {"verdict": "stopped"} if thread_key in self._stopped else None
+        ended = self._ended.get(thread_key)
+        jobs = [ended[1]] if ended is not None and now - ended[0] <= STOPPED_REMEMBERED else []
+        return {"verdict": "lately" if thread_key in self._stopped else "none", "jobs": jobs}
 
     # --- other processes (the store's stop channel) -----------------------------------------
 
@@ -190,58 +252,55 @@ class RunStops:
             self._listening = asyncio.ensure_future(self.store.listen_stops(self._heard))
 
     async def _ask_elsewhere(
-        self, thread_key: str, by: Sender, sent_at: float, policy: str
-    ) -> dict[str, Any] | None:
-        """Ask the process holding the thread's run to stop it; its verdict (None: no process holds
-        one; ``unknown`` when the ask could not be sent: a run elsewhere may go on)."""
+        self, thread_key: str, by: Sender, sent_at: float, policy: str, here: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Ask the process holding the thread's run to stop it: its verdict; when none holds one,
+        ``here`` (this process's verdict) with the others' (``_Asked.verdict``); ``unknown`` when
+        the ask could not be sent (a run elsewhere may go on)."""
         self._listen()
         if self._listening is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self._listening), STOP_REPLY_WAIT)
-        nonce = secrets.token_hex(8)
-        reply: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._replies[nonce] = reply
+        nonce, asked = secrets.token_hex(8), _Asked([here])
+        self._asked[nonce] = asked
         by_json = by.model_dump(mode="json")
         ask = {"op": "stop", "thread": thread_key, "by": by_json, "sent_at": sent_at, "policy": policy}
         try:
-            listening = await self.store.publish_stop({**ask, "reply": nonce}, keep=True)
+            listening = await self.store.publish_stop({**ask, "reply": nonce, "from": self._id}, keep=True)
         except Exception as exc:  # noqa: BLE001 (Redis away, a user without Pub/Sub: not known)
             log.info("the stop of %s could not be sent (%s)", thread_key, type(exc).__name__)
-            self._replies.pop(nonce, None)
+            self._asked.pop(nonce, None)
             return {"verdict": "unknown"}
         try:
-            if listening <= 1:
-                return None  # no process but this one listens: no run elsewhere to stop
+            asked.expect(listening)  # every process answers (this one already has)
             async with asyncio.timeout(STOP_REPLY_WAIT):
-                return await reply
+                await asked.heard.wait()
         except TimeoutError:
-            log.info("no process stopped the run of %s", thread_key)
-            return None
+            log.info("not every process answered the stop of %s", thread_key)
         finally:
-            self._replies.pop(nonce, None)
+            self._asked.pop(nonce, None)
+        return asked.verdict()
 
     def _heard(self, message: dict[str, Any]) -> None:
-        """A message on the stop channel: a stop to decide here, or a verdict awaited here."""
+        """A message on the stop channel: a stop to decide here (answered: the verdict, ``none``
+        when no run of the thread is here), or an answer to a stop asked here."""
         nonce = str(message.get("reply", ""))
         if message.get("op") == "verdict":
-            waiting = self._replies.get(nonce)
-            if waiting is not None and not waiting.done():
-                waiting.set_result(message)
+            asked = self._asked.get(nonce)
+            if asked is not None:
+                asked.add(message)
             return
-        thread_key = str(message.get("thread", ""))
-        if message.get("op") != "stop" or (
-            thread_key not in self._running and thread_key not in self._stopped
-        ):
+        if message.get("op") != "stop" or message.get("from") == self._id:
             return
         try:
             by = Sender.model_validate(message["by"])
-            verdict = self._decide(thread_key, by, float(message["sent_at"]), str(message["policy"]))
+            thread_key, sent_at = str(message["thread"]), float(message["sent_at"])
+            verdict = self._decide(thread_key, by, sent_at, str(message["policy"]))
         except (KeyError, TypeError, ValueError):
             return
-        if verdict is not None:
-            publish = self.store.publish_stop({**verdict, "op": "verdict", "reply": nonce})
-            task = asyncio.ensure_future(publish)
-            task.add_done_callback(lambda done: done.cancelled() or done.exception())
+        answer = {**verdict, "op": "verdict", "reply": nonce}
+        task = asyncio.ensure_future(self.store.publish_stop(answer))
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 #: The stop registry of each store (one per process and store: every gateway on it shares it).

@@ -7,12 +7,15 @@ still waiting (``Store.waiting_jobs``, read only on ``/cancel``, never per messa
 person wrote before the ``/cancel`` is marked as a recalled message is (``recalls.recalled_key``),
 and is dropped without a word when its turn comes (``Dispatcher._recorded``). The person reads one
 line. In a group only the person's own messages are withdrawn, unless ``answer_policy`` is
-``anyone`` (as for stopping a run, ``flow.stops``). A run going on is stopped, not withdrawn.
+``anyone`` (as for stopping a run, ``flow.stops``). A run going on is stopped, not withdrawn: the
+job running (here or in another process, as ``flow.stops`` learnt) is never withdrawn, nor a remark
+said to other people (``InboundMessage.said_to_others``: never answered anyway).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 
 from clarigate.agent.protocol.coerce import cut, one_line
 from clarigate.agent.protocol.models import Locale
@@ -35,17 +38,17 @@ QUOTE_CHARS = 120
 
 
 async def withdraw_waiting(
-    store: Store, msg: InboundMessage, locale: Locale, policy: str
+    store: Store, msg: InboundMessage, locale: Locale, policy: str, running: Collection[str] = ()
 ) -> TextReply | None:
     """Withdraw the waiting messages of ``msg``'s chat thread that ``msg``'s sender may withdraw
-    (their own, or any with ``policy`` ``anyone``) and wrote before it; the line saying so, or
-    None when there was none (or the store could not say)."""
+    (their own, or any with ``policy`` ``anyone``) and wrote before it, not the jobs ``running``
+    (entry ids); the line saying so, or None when there was none (or the store could not say)."""
     try:
         jobs = await store.waiting_jobs(msg.conversation.thread_key, WAITING_SCAN)
     except Exception as exc:  # noqa: BLE001 (nothing withdrawn: the person is told as before)
         log.warning("reading the waiting messages of a /cancel failed (%s)", exc)
         return None
-    chosen = _withdrawable(jobs, msg, policy)
+    chosen = _withdrawable([job for job in jobs if job.entry_id not in running], msg, policy)
     for job, _ in chosen:
         await store.set_json(recalled_key(job.inbound_id), 1, WITHDRAWN_TTL)
         log.info("message %s withdrawn by %s (/cancel)", job.inbound_id, msg.sender.user_id)
@@ -65,6 +68,8 @@ def _withdrawable(jobs: list[Job], msg: InboundMessage, policy: str) -> list[tup
         waiting = MessageJob.model_validate_json(job.payload_json).message
         if waiting.received_at > msg.received_at:
             continue  # sent after the /cancel: not the one it meant
+        if waiting.said_to_others:
+            continue  # a remark to other people: never answered, nothing to withdraw
         if policy != "anyone" and waiting.sender.user_id != msg.sender.user_id:
             continue
         found.append((job, waiting.text))

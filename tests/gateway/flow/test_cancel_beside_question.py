@@ -1,0 +1,85 @@
+"""``/cancel`` in a shared conversation while someone else's question is open (``answer_policy``
+``starter``): the question is not the sender's to close, but their own run still is theirs to stop."""
+
+from __future__ import annotations
+
+import asyncio
+
+from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.agent.harness import TurnOutput
+from clarigate.gateway.boundary.messages import Sender, TextReply
+from clarigate.gateway.store.base import Store
+
+ROOM = {"chat": "room", "topic": "t", "direct": False}
+DEPLOY = choice_request("Deploy where?", ["Staging", "Production"])
+STOPPED = "■ Stopped. What was already done stays done."
+REFUSED = "Only Ann can cancel this question; it stays open. Your own requests still go ahead."
+BOB = Sender(user_id="bob", display_name="Bob")
+
+
+def _script(started: asyncio.Event, reached: list[str]):
+    async def script(turn: Turn) -> TurnOutput:
+        if turn.response is None and turn.text.endswith("deploy"):
+            return asking(DEPLOY)
+        if turn.response is None and turn.text.endswith("a long task"):
+            started.set()
+            await asyncio.sleep(3)
+            reached.append(turn.text)  # past the stop point: never when stopped
+        return TurnOutput(replies=[f"done: {turn.text.splitlines()[-1]}"])
+
+    return script
+
+
+async def _room_with_anns_question(store: Store, make_gateway):
+    started, reached = asyncio.Event(), []
+    gateway, chat = await make_gateway(store, ScriptedRunner(_script(started, reached)))
+    await chat.say("deploy", user="ann", name="Ann", **ROOM)
+    await gateway.drain()
+    return started, reached, gateway, chat
+
+
+def _notes(chat) -> list[TextReply]:
+    return [item for _, item in chat.sent if getattr(item, "private_to", None) is not None]
+
+
+async def test_bobs_cancel_stops_his_own_run_while_anns_question_stays_open(store: Store, make_gateway):
+    started, reached, gateway, chat = await _room_with_anns_question(store, make_gateway)
+    anns = chat.last_request()
+    await chat.say("a long task", user="bob", name="Bob", **ROOM)
+    await asyncio.wait_for(started.wait(), 5)
+
+    await chat.say("/cancel", user="bob", name="Bob", **ROOM)
+    await asyncio.wait_for(gateway.drain(), 10)
+
+    assert reached == []  # his run was stopped
+    assert chat.texts("room")[-1] == STOPPED
+    assert _notes(chat) == []  # the stopped line, not the question's refusal
+    assert (await gateway.pending_by_token(anns.token)).status == "pending" and chat.closed() == []
+
+
+async def test_bobs_cancel_with_nothing_of_his_running_is_refused_privately(store: Store, make_gateway):
+    started, reached, gateway, chat = await _room_with_anns_question(store, make_gateway)
+    anns = chat.last_request()
+
+    await chat.say("/cancel", user="bob", name="Bob", **ROOM)
+    await gateway.drain()
+
+    assert [(n.text, n.private_to) for n in _notes(chat)] == [(REFUSED, BOB)]
+    assert STOPPED not in chat.texts("room")
+    assert (await gateway.pending_by_token(anns.token)).status == "pending" and chat.closed() == []
+
+
+async def test_bobs_cancel_withdraws_his_waiting_message_behind_carols_run(store: Store, make_gateway):
+    started, reached, gateway, chat = await _room_with_anns_question(store, make_gateway)
+    anns = chat.last_request()
+    await chat.say("a long task", user="carol", name="Carol", **ROOM)
+    await asyncio.wait_for(started.wait(), 5)
+    await chat.say("what time is it", user="bob", name="Bob", **ROOM)  # waits behind Carol's run
+
+    await chat.say("/cancel", user="bob", name="Bob", **ROOM)
+    await asyncio.wait_for(gateway.drain(), 10)
+
+    assert "✖ Withdrawn: your waiting message “what time is it” will not be answered." in chat.texts("room")
+    assert not any(t.startswith("done: what time") for t in chat.texts("room"))
+    assert reached != [] and _notes(chat) == []  # Carol's run went on; no refusal for Bob
+    assert (await gateway.pending_by_token(anns.token)).status == "pending"
