@@ -78,19 +78,33 @@ _KANA_OR_HANGUL = re.compile(
 )
 # A run of letters of any other script (``api``, ``staging``, ``Привет``).
 _OTHER_WORD = re.compile(f"[^\\W\\d_{_IDEOGRAPHS}]+")
+# What is pasted rather than said: a link, an address, a mention, a flag, a path or identifier.
+_PASTED = re.compile(r"\S*(?:://|@|[/\\_=#.:]\S|\d)\S*|(?<!\S)-\S+")
+# Words of Chinese grammar, common in any sentence and rare in a person's name: one of them makes a
+# text Chinese however much English (a pasted error, a command) it holds.
+_GRAMMAR = frozenset(
+    "的了是我你您他她它们这那个吗呢吧啊把被在没不要用帮请给看下就都也还再怎么什啥哪为到去说让做改写查修跑好选错里"
+)
 
 
 def detect_locale(text: str) -> Locale:
-    """``zh`` when the text has more CJK ideographs than words in other letters, else ``en``.
+    """``zh`` when the text has a word of Chinese grammar (``的``, ``这``, ``用``: ``_GRAMMAR``) or
+    more CJK ideographs than words in other letters (links, flags and identifiers not counted),
+    else ``en``.
 
-    Chinese with English terms in it (``帮我部署 api-server 到 staging``) is ``zh``; English
+    Chinese with English terms, a link or a pasted error in it (``帮我部署 api-server 到
+    staging``, ``这个 bug 怎么修 TypeError: …``) is ``zh``; English
     naming a person (``Please book a room for 王伟 tomorrow``) is ``en``. Japanese and Korean
     (any kana or Hangul) are ``en``: there is no catalog of theirs, and English serves better
     than Chinese."""
     if not isinstance(text, str) or _KANA_OR_HANGUL.search(text):
         return "en"
-    ideographs = len(_CJK_IDEOGRAPH.findall(text))
-    return "zh" if ideographs > len(_OTHER_WORD.findall(text)) else "en"
+    ideographs = _CJK_IDEOGRAPH.findall(text)
+    if not ideographs:
+        return "en"
+    if _GRAMMAR.intersection(ideographs):
+        return "zh"
+    return "zh" if len(ideographs) > len(_OTHER_WORD.findall(_PASTED.sub(" ", text))) else "en"
 
 
 def normalize_request(

@@ -173,7 +173,19 @@ def test_japanese_korean_and_english_naming_a_person_are_not_chinese(text: str) 
 
 @pytest.mark.parametrize(
     "text",
-    ["帮我部署 api-server 到 staging", "请 review 一下这个 PR", "好", "列夫・托尔斯泰的书有哪些？", "王伟"],
+    [
+        "帮我部署 api-server 到 staging",
+        "请 review 一下这个 PR",
+        "好",
+        "列夫・托尔斯泰的书有哪些？",
+        "王伟",
+        "帮我看下这个PR https://github.com/acme/web/pull/123",  # a link is not English
+        "用 docker compose up -d 启动",
+        "这个 bug 怎么修 TypeError: cannot read property foo of undefined",  # a pasted error
+        "选 A",
+        "ok 好",
+        "部署 api-server 至 staging-eu-1 环境",  # no grammar word: identifiers are not counted
+    ],
 )
 def test_chinese_with_english_terms_in_it_is_chinese(text: str) -> None:
     assert detect_locale(text) == "zh"
