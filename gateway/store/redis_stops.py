@@ -45,6 +45,7 @@ class RedisStopChannel(RedisJobStream):
         self._stop_listeners: list[Callable[[dict[str, Any]], None]] = []
         self._stops_heard: deque[str] = deque(maxlen=2 * STOPS_REPLAYED)  # (not handed on twice)
         self._stops_alive = 0.0  # when the listener last knew itself subscribed (unix time)
+        self._stops_subscribed = False  # True once it was (a subscription made again replays more)
         self._keeps_stops = True  # False once the Redis user may not record or read stops
 
     async def publish_stop(self, message: dict[str, Any], keep: bool = False) -> int:
@@ -134,8 +135,12 @@ class RedisStopChannel(RedisJobStream):
 
     async def _replay_stops(self) -> None:
         """Subscribed (again): hand on the stops recorded since the listener last knew itself
-        subscribed (less ``STOPS_MARGIN``) that it did not hear, oldest first."""
-        since_ms, now = int((self._stops_alive - STOPS_MARGIN) * 1000), time.time()
+        subscribed (less ``STOPS_MARGIN``) that it did not hear, oldest first. Subscribed the first
+        time: those since the listener started only (one published before was not this process's
+        to hear: the run it stopped is elsewhere, or over)."""
+        margin = STOPS_MARGIN if self._stops_subscribed else 0.0
+        self._stops_subscribed = True
+        since_ms, now = int((self._stops_alive - margin) * 1000), time.time()
         if not self._keeps_stops:
             self._stops_alive = now
             return

@@ -53,11 +53,10 @@ async def _publish_stop(r: Replay) -> None:
 @scenario("listen_stops")
 async def _listen_stops(r: Replay) -> None:
     heard: asyncio.Queue[dict] = asyncio.Queue()
-    await r.store.publish_stop({"op": "stop", "thread": "kept"}, keep=True)  # before it listens
+    # kept before this process listened: not its to hear (no run of its own was stopped by it)
+    await r.store.publish_stop({"op": "stop", "thread": "before"}, keep=True)
     r.lose_reply_to(r.key("stops"))  # the subscription's reply lost: subscribed again
     await r.store.listen_stops(heard.put_nowait)
-    async with asyncio.timeout(5):  # the stop kept, read once subscribed (and only once)
-        assert await heard.get() == {"op": "stop", "thread": "kept"}
     for _ in range(100):  # until the listener is subscribed again (it waits 1 s after a cut)
         await r.raw.publish(r.key("stops"), '{"op": "stop"}')
         with contextlib.suppress(TimeoutError):
