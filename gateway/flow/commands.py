@@ -50,7 +50,7 @@ from clarigate.gateway.flow.notices import (
     age_text,
     notice,
 )
-from clarigate.gateway.flow.stops import stops_of
+from clarigate.gateway.flow.stops import StopOutcome, stops_of
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe, route_for
 from clarigate.gateway.store.base import Store
@@ -203,7 +203,7 @@ class Control(ConversationLocale, QuestionClosing):
         self, msg: InboundMessage, pending: PendingRecord | None, outstanding: int, locale: Locale
     ) -> TextReply | None:
         if pending is None or pending.expires_at <= time.time():  # the thread's run, if any, stops
-            return await self.stops.cancel(msg, outstanding, locale, self.config.answer_policy)
+            return (await self.stops.stop(msg, outstanding, locale, self.config.answer_policy)).reply
         if msg.received_at < pending.created_at:  # asked after the /cancel was sent (it ran late)
             cancel, question = self.syntax(msg.conversation, "cancel"), quote(pending.request.question)
             return TextReply(text=notice("cancel_came_late", locale, cancel=cancel, question=question))
@@ -224,13 +224,9 @@ class Control(ConversationLocale, QuestionClosing):
         asker, but the sender's own run or waiting messages are theirs to stop (as with no question
         open, ``flow.stops``: their run's own "stopped" line answers); only with nothing of theirs
         to stop are they told, privately and once, whose question it is."""
-        stopped = await self.stops.cancel(msg, outstanding, locale, self.config.answer_policy)
-        if stopped is None:  # their run is stopping: its own line answers
-            return None
-        nothing = notice("nothing_to_cancel", locale)
-        someone_elses_run = stopped.notice is not None  # ``stop_not_yours``: nothing of theirs
-        if not someone_elses_run and not stopped.text.startswith(nothing):
-            return stopped  # their waiting messages were withdrawn
+        stopped = await self.stops.stop(msg, outstanding, locale, self.config.answer_policy)
+        if stopped.outcome in (StopOutcome.STOPPING, StopOutcome.WITHDRAWN):
+            return stopped.reply  # their run stops (its own line answers), or their waiting messages
         assert pending.asked_by is not None  # a refusal names who asked
         refused = Notice.of("cancel_not_yours", locale, who=pending.asked_by)
         return await self.private_note(pending, msg.sender, refused)

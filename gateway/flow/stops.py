@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import logging
 import secrets
 import time
@@ -69,6 +70,23 @@ STOPPED_REMEMBERED = 30.0
 #: never withdrawn (``flow.withdrawals``): the job running there, or whose run ended there a moment
 #: ago (its answer on its way).
 HELD = ("stopping", "stopped", "refused", "going")
+
+
+class StopOutcome(enum.Enum):
+    """What a ``/cancel`` with no question open did (``RunStops.stop``)."""
+
+    STOPPING = "stopping"  # the sender's run stops: its own "stopped" line answers
+    WITHDRAWN = "withdrawn"  # no run of theirs going on: their waiting messages were withdrawn
+    NOT_YOURS = "not_yours"  # the run going on is someone else's: told so privately
+    NOTHING = "nothing"  # nothing to cancel (perhaps: still working on it)
+
+
+@dataclass(frozen=True)
+class Stop:
+    """A ``/cancel``'s outcome and what the person is told (None: the run's own line answers)."""
+
+    outcome: StopOutcome
+    reply: TextReply | None
 
 
 class RunStopped(Exception):
@@ -178,11 +196,16 @@ class RunStops:
     async def cancel(
         self, msg: InboundMessage, outstanding: int, locale: Locale, policy: str
     ) -> TextReply | None:
+        """What the person is told of their ``/cancel`` with no question open (``stop``)."""
+        return (await self.stop(msg, outstanding, locale, policy)).reply
+
+    async def stop(self, msg: InboundMessage, outstanding: int, locale: Locale, policy: str) -> Stop:
         """``/cancel`` with no question open: stop the chat thread's run, here or elsewhere, if
-        ``policy`` (``answer_policy``) lets its sender; what the person is told: nothing when it
-        stops (the run's own "stopped" line answers, so the two never come in the wrong order),
-        nothing to cancel when no run of the thread goes on or it was stopped a moment ago. No run
-        of theirs going on, their waiting messages are withdrawn (``flow.withdrawals``)."""
+        ``policy`` (``answer_policy``) lets its sender; its outcome (``StopOutcome``) and what the
+        person is told: nothing when it stops (the run's own "stopped" line answers, so the two
+        never come in the wrong order), nothing to cancel when no run of the thread goes on or it
+        was stopped a moment ago. No run of theirs going on, their waiting messages are withdrawn
+        (``flow.withdrawals``)."""
         key, by = msg.conversation.thread_key, msg.sender
         sent = msg.received_at - msg.received_within  # (Telegram's whole seconds: the earliest)
         verdict = self._decide(key, by, sent, policy)
@@ -190,19 +213,19 @@ class RunStops:
             verdict = await self._ask_elsewhere(key, by, sent, policy, verdict)
         said = verdict["verdict"]
         if said == "stopping":
-            return None
+            return Stop(StopOutcome.STOPPING, None)
         if outstanding and said in ("none", "going", "refused"):
             withdrawn = await withdraw_waiting(self.store, msg, locale, policy, verdict.get("jobs", []))
             if withdrawn is not None:
-                return withdrawn
+                return Stop(StopOutcome.WITHDRAWN, withdrawn)
         if said == "refused":
             who = Sender.model_validate(verdict["who"])
             refused = Notice.of("stop_not_yours", locale, who=who)
-            return TextReply(text=refused.text, private_to=by, notice=refused)
+            return Stop(StopOutcome.NOT_YOURS, TextReply(text=refused.text, private_to=by, notice=refused))
         lines = [notice("nothing_to_cancel", locale)]
         if outstanding and said not in ("stopped", "lately"):
             lines.append(notice("still_working", locale))
-        return TextReply(text=" ".join(lines))
+        return Stop(StopOutcome.NOTHING, TextReply(text=" ".join(lines)))
 
     def stop_own(self, thread_key: str, sender: Sender) -> bool:
         """The person stopped their run from the platform itself (Slack's Stop on its streamed
