@@ -182,10 +182,11 @@ def _clearable(form: SchemaForm, request: HumanInputRequest) -> HumanInputReques
 
 
 def _bounded(form: SchemaForm, request: HumanInputRequest) -> HumanInputRequest:
-    """Each field with its schema's bounds (a number's range, a text's length), for a form asked a
-    field at a time to check each value as it is typed (the answer is checked whole here)."""
+    """Each field with its schema's bounds (a number's range, whole for an integer, a text's
+    length), for a form asked a field at a time to check each value as it is typed (the answer is
+    checked whole here)."""
     fields = [
-        made.model_copy(update={"bounds": bounds_of(field.spec)})
+        made.model_copy(update={"bounds": bounds_of(field.spec, whole=field.kind == "integer")})
         if field.kind in ("string", "integer", "number")
         else made
         for made, field in zip(request.fields, form.fields, strict=True)

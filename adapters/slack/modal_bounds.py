@@ -1,10 +1,12 @@
 """A form field's bounds (``FormField.bounds``) as its modal input's own (pure functions, no I/O):
 ``number_input``'s ``min_value`` / ``max_value`` and ``plain_text_input``'s ``min_length`` /
 ``max_length``, which Slack checks as the person types and submits, so they are told under the
-field at once. What Slack cannot say is left to the submit's check (``modals.out_of_bounds``):
-an exclusive bound (the number input takes decimals), a required length on an optional input
-(left empty it is no answer, not a short one), a length past Slack's 3,000 (its own cap), and any bound the
-value shown already breaks (the input shows it, and the submit says what is wrong).
+field at once; a whole-number field (an ``integer`` property's, ``multipleOf`` 1) takes no decimals,
+and its exclusive bounds are inclusive ones (more than 0 is at least 1). What Slack cannot say is
+left to the submit's check (``modals.out_of_bounds``): a decimal input's exclusive bound, a
+required length on an optional input (left empty it is no answer, not a short one), a length past
+Slack's 3,000 (its own cap), and any bound the value shown already breaks (the input shows it, and
+the submit says what is wrong).
 """
 
 from __future__ import annotations
@@ -13,22 +15,47 @@ import math
 from typing import Any
 
 from clarigate.agent.protocol import FormField, number_text
+from clarigate.agent.protocol.bounds import is_whole
 
 #: ``plain_text_input``'s ``min_length`` (0 to 3,000) and ``max_length`` (1 to 3,000) at most.
 LENGTH_LIMIT = 3000
 
 
+def whole_input(field: FormField, shown: Any) -> bool:
+    """True when the number input takes whole numbers only (``is_decimal_allowed`` false): a
+    whole-number field showing no fraction (one asked again shows what was refused, as given)."""
+    number = _finite(shown)
+    return is_whole(field) and (number is None or float(number).is_integer())
+
+
 def number_range(field: FormField, shown: Any) -> tuple[str | None, str | None]:
     """``min_value`` / ``max_value`` (strings, as Slack takes them) from the field's ``minimum`` /
-    ``maximum``; neither when they cross or the number shown is outside them."""
+    ``maximum`` (a whole input's: whole, with its exclusive bounds); neither when they cross or the
+    number shown is outside them."""
     bounds = field.bounds or {}
     low, high = _finite(bounds.get("minimum")), _finite(bounds.get("maximum"))
+    if whole_input(field, shown):
+        low, high = _whole_range(
+            low, high, _finite(bounds.get("exclusiveMinimum")), _finite(bounds.get("exclusiveMaximum"))
+        )
     if low is not None and high is not None and low > high:
         return None, None
     number = _finite(shown)
     if number is not None and ((low is not None and number < low) or (high is not None and number > high)):
         return None, None
     return number_text(low), number_text(high)
+
+
+def _whole_range(
+    low: float | None, high: float | None, above: float | None, below: float | None
+) -> tuple[int | None, int | None]:
+    """The whole numbers' inclusive range: at least ``low`` and more than ``above`` (more than 0 is
+    at least 1), at most ``high`` and less than ``below``."""
+    lows = [math.ceil(low)] if low is not None else []
+    lows += [math.floor(above) + 1] if above is not None else []
+    highs = [math.floor(high)] if high is not None else []
+    highs += [math.ceil(below) - 1] if below is not None else []
+    return (max(lows) if lows else None), (min(highs) if highs else None)
 
 
 def text_length(field: FormField, shown: str | None) -> tuple[int | None, int | None]:

@@ -48,7 +48,7 @@ from clarigate.agent.protocol.bounds import bound_error
 from clarigate.agent.protocol.risk import hides_default
 
 from .markup import cut
-from .modal_bounds import number_range, text_length
+from .modal_bounds import number_range, text_length, whole_input
 from .render import LABEL_LIMIT, SELECT_OPTIONS_LIMIT, plain, question_blocks
 
 FORM_CALLBACK = "clarigate:form"
@@ -197,7 +197,7 @@ def _element(field: FormField, locale: str) -> InputInteractiveElement:
         low, high = number_range(field, default)
         return NumberInputElement(
             action_id=VALUE_ACTION,
-            is_decimal_allowed=True,
+            is_decimal_allowed=not whole_input(field, default),
             placeholder=placeholder,
             initial_value=shown,
             min_value=low,

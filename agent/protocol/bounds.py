@@ -1,6 +1,7 @@
 """A form field's bounds (a typed interrupt's schema: ``minimum``, ``maximum``,
-``exclusiveMinimum``, ``exclusiveMaximum``, ``minLength``, ``maxLength``), and what a value
-outside them is told, in the catalog's words (``err_at_least``, ``err_max_chars``, …).
+``exclusiveMinimum``, ``exclusiveMaximum``, ``minLength``, ``maxLength``, and ``multipleOf`` 1 for
+an ``integer`` property: a whole number), and what a value outside them is told, in the catalog's
+words (``err_at_least``, ``err_max_chars``, ``err_whole_number``, …).
 
 The agent checks the whole answer against its schema (``clarigate.agent.schema_values``); a form
 asked a field at a time (the terminal) checks each value as it is typed with the same words."""
@@ -16,12 +17,20 @@ from .models import FormField, Locale
 
 #: The schema's keys a form field carries (``FormField.bounds``).
 BOUND_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength")
+#: The bound a field that takes whole numbers only carries (an ``integer`` property's): ``{WHOLE: 1}``.
+WHOLE = "multipleOf"
 
 
-def bounds_of(spec: Mapping[str, Any]) -> dict[str, int | float] | None:
-    """The bounds a schema property sets (numbers only), or None when it sets none."""
+def bounds_of(spec: Mapping[str, Any], whole: bool = False) -> dict[str, int | float] | None:
+    """The bounds a schema property sets (numbers only), with ``multipleOf`` 1 when its value is
+    ``whole`` (an ``integer`` property), or None when there are none."""
     found = {key: spec[key] for key in BOUND_KEYS if _is_number(spec.get(key))}
-    return found or None
+    return {**found, WHOLE: 1} if whole else found or None
+
+
+def is_whole(field: FormField) -> bool:
+    """True when the field takes whole numbers only (its bounds' ``multipleOf`` is 1)."""
+    return (field.bounds or {}).get(WHOLE) == 1
 
 
 def range_error(spec: Mapping[str, Any], number: float, locale: Locale) -> str | None:
@@ -52,6 +61,8 @@ def bound_error(field: FormField, value: Any, locale: Locale) -> str | None:
     if not field.bounds or value is None:
         return None
     if _is_number(value):
+        if is_whole(field) and not float(value).is_integer():
+            return catalog.text("err_whole_number", locale)
         return range_error(field.bounds, value, locale)
     if isinstance(value, str):
         return length_error(field.bounds, value, locale)

@@ -94,9 +94,10 @@ class FormField(BaseModel):
     #: asker's comes back in its place when they empty it: emptying it takes effect. None otherwise.
     clearable: bool | None = None
     #: A typed interrupt's bounds of the value (its schema's ``minimum``, ``maximum``,
-    #: ``exclusiveMinimum``, ``exclusiveMaximum``, ``minLength``, ``maxLength``): the agent checks
-    #: the answer against them; a form asked a field at a time checks each value as it is typed
-    #: (``clarigate.agent.protocol.bounds``). None when there are none.
+    #: ``exclusiveMinimum``, ``exclusiveMaximum``, ``minLength``, ``maxLength``; ``multipleOf`` 1 for
+    #: an ``integer`` property: a whole number): the agent checks the answer against them; a form
+    #: asked a field at a time checks each value as it is typed (``clarigate.agent.protocol.bounds``).
+    #: None when there are none.
     bounds: dict[str, int | float] | None = None
 
 

@@ -285,3 +285,10 @@ async def test_a_declined_answer_the_graph_refuses_is_dismissed_a_real_one_asked
     value = resume_value("interrupt", asked.id, asked.value, bad, schema=asked.response_schema)
     again = await resume_checked(run, asked, value, bad, "en")
     assert isinstance(again, AskAgain) and "a name has no digits" in (again.request.context or "")
+
+
+def test_an_integer_propertys_field_carries_multiple_of_one_in_its_bounds() -> None:
+    request = request_for("i1", "Book the trip", schema=SCHEMA)
+    assert request.fields[1].bounds == {"minimum": 1, "maximum": 10, "multipleOf": 1}  # guests: int
+    assert request.fields[2].bounds is not None and "multipleOf" not in request.fields[2].bounds
+    assert request.fields[0].bounds is not None and "multipleOf" not in request.fields[0].bounds

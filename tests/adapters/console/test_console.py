@@ -34,7 +34,9 @@ FIELDS = [
 # a typed interrupt's bounds, as its schema sets them (``test_field_bounds``)
 BOUNDED = [
     FormField(name="title", label="Title", type="text", required=True, bounds={"maxLength": 8}),
-    FormField(name="guests", label="Guests", type="number", bounds={"minimum": 1, "maximum": 10}),
+    FormField(
+        name="guests", label="Guests", type="number", bounds={"minimum": 1, "maximum": 10, "multipleOf": 1}
+    ),
     FormField(name="note", label="Note", type="text"),
 ]
 

@@ -40,3 +40,12 @@ def test_the_reason_is_in_the_forms_language(bot: Bot) -> None:
     assert "  ! 不能大于 10" in out
     answers = [call.response for call in bot.agent.calls if call.response is not None]
     assert len(answers) == 1 and answers[0].values == {"title": "里斯本", "guests": 3}
+
+
+def test_a_fraction_for_a_whole_number_field_is_asked_again_at_once(bot: Bot) -> None:
+    out = bot.chat("plan a trip", "Lisbon", "2.5", "4", "")
+
+    assert "  ! Enter a whole number" in out  # an integer property: its bounds' multipleOf 1
+    assert _prompts(out, "Guests [a number]: ") == 2
+    answers = [call.response for call in bot.agent.calls if call.response is not None]
+    assert len(answers) == 1 and answers[0].values == {"title": "Lisbon", "guests": 4}

@@ -25,10 +25,21 @@ async def runner(booking_runner: Any) -> Any:
     return booking_runner
 
 
-def _form_value(guests: str) -> dict[str, Any]:
+@pytest.fixture
+async def checked_runner() -> Any:
+    """The graph asking with ``CheckedBooking``: a name with a digit is refused by its model only."""
+    typed_graphs.RESUMED.clear()
+    made = LangGraphRunner(
+        AgentSettings(checkpointer_url="memory://", graph="tests.agent.typed_graphs:checked_booking")
+    )
+    yield made
+    await made.aclose()
+
+
+def _form_value(guests: str, name: str = "Ada") -> dict[str, Any]:
     """The card form as Feishu submits it (options by position, the date with its zone)."""
     return {
-        "f1": "Ada",
+        "f1": name,
         "f2": guests,
         "f3": "12.5",
         "f4": True,
@@ -48,7 +59,7 @@ async def _submit(bot: Any, message_id: str, card: dict[str, Any], guests: str) 
     await bot.gateway.drain()
 
 
-async def test_a_typed_interrupt_is_a_card_form_asked_again_on_an_error_and_resumed_typed(
+async def test_a_typed_interrupt_is_a_card_form_refused_at_once_on_an_error_and_resumed_typed(
     make_bot: Any, runner: Any
 ) -> None:
     bot = await make_bot(runner)
@@ -78,16 +89,40 @@ async def test_a_typed_interrupt_is_a_card_form_asked_again_on_an_error_and_resu
     await bot.gateway.drain()
     assert list(bot.api.cards)[-1] == message_id  # the card kept, nothing asked again
 
-    await _submit(bot, message_id, card, "2.5")  # within bounds, not a whole number
-    assert typed_graphs.RESUMED == []  # never resumed with a value the schema rejects
-    again_id, again = list(bot.api.cards.items())[-1]
-    assert again_id != message_id and "Guests: Enter a whole number" in text_of(again)
-    name = next(c for c in components(again, "input") if c["name"] == "f1")
-    assert name["default_value"] == "Ada"  # filled in as the person left it
+    fraction = await bot.click(
+        card_action(submit, tag="button", form_value=_form_value("2.5"), message_id=message_id)
+    )
+    assert fraction["toast"] == {"type": "error", "content": "Guests: Enter a whole number"}  # an int
+    await bot.gateway.drain()
+    assert list(bot.api.cards)[-1] == message_id and typed_graphs.RESUMED == []  # never resumed with it
 
-    await _submit(bot, again_id, again, "4")
+    await _submit(bot, message_id, card, "4")
     assert [typed(v) for v in typed_graphs.RESUMED] == [typed(EXPECTED)]
     assert text_of(bot.api.shown()[-1]).startswith("Booked for Ada:")
+
+
+async def test_an_answer_only_the_graphs_model_refuses_is_asked_again_with_its_error(
+    make_bot: Any, checked_runner: Any
+) -> None:
+    bot = await make_bot(checked_runner)
+    await bot.deliver(message_event("book a trip"))
+    await bot.gateway.drain()
+    message_id, card = list(bot.api.cards.items())[-1]
+    submit = payload(button(card, "Submit"))
+    ok = await bot.click(
+        card_action(submit, tag="button", form_value=_form_value("4", name="Ada1"), message_id=message_id)
+    )
+    assert ok["toast"]["type"] == "success"  # within the bounds: a digit only the graph's model knows
+    await bot.gateway.drain()
+    assert typed_graphs.RESUMED == []
+    again_id, again = list(bot.api.cards.items())[-1]
+    assert again_id != message_id and "a name has no digits" in text_of(again)
+    name = next(c for c in components(again, "input") if c["name"] == "f1")
+    assert name["default_value"] == "Ada1"  # filled in as the person left it
+
+    await _submit(bot, again_id, again, "4")
+    [resumed] = typed_graphs.RESUMED
+    assert resumed.name == "Ada" and resumed.guests == 4
 
 
 async def test_a_form_too_big_for_a_card_is_asked_as_text_saying_so_and_a_typed_reply_answers(

@@ -64,3 +64,26 @@ def test_a_submit_outside_the_bounds_is_refused_under_each_field() -> None:
     state[field_block_id(0)]["value"]["value"] = "abc"
     state[field_block_id(1)]["value"]["value"] = "0.01"
     assert out_of_bounds(request, state) == {}
+
+
+def test_a_whole_numbers_input_takes_no_decimals_and_its_exclusive_bounds_inclusive() -> None:
+    # an integer property's field: its bounds carry ``multipleOf`` 1 (``typed_interrupts``)
+    guests = FormField(
+        name="guests", label="Guests", type="number", bounds={"exclusiveMinimum": 0, "multipleOf": 1}
+    )
+
+    def range_of(**bounds: float) -> tuple[str | None, str | None]:
+        element = _element(guests.model_copy(update={"bounds": {**bounds, "multipleOf": 1}}))
+        return element.get("min_value"), element.get("max_value")
+
+    element = _element(guests)
+    assert (element["is_decimal_allowed"], element["min_value"]) == (
+        False,
+        "1",
+    ) and "max_value" not in element
+    assert range_of(minimum=0.5, exclusiveMaximum=10.5) == ("1", "10")  # whole, as Slack needs them
+    assert range_of(minimum=2, exclusiveMinimum=2, maximum=9, exclusiveMaximum=9) == ("3", "8")
+    assert range_of(exclusiveMinimum=1, exclusiveMaximum=2) == (None, None)  # no whole number between
+    assert _element(guests.model_copy(update={"bounds": {"minimum": 1}}))["is_decimal_allowed"] is True
+    asked_again = _element(guests.model_copy(update={"default": 2.5}))  # the refused value, as given
+    assert (asked_again["initial_value"], asked_again["is_decimal_allowed"]) == ("2.5", True)

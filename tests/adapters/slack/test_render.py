@@ -81,7 +81,9 @@ def fields(draw: st.DrawFn) -> list[FormField]:
 bound_numbers = (
     st.integers(-(10**30), 10**30) | st.integers(-5, 4000) | st.floats(allow_nan=True, allow_infinity=True)
 )
-bounds = st.dictionaries(st.sampled_from(BOUND_KEYS), bound_numbers, max_size=6)
+bounds = st.dictionaries(st.sampled_from(BOUND_KEYS), bound_numbers, max_size=6).map(
+    lambda found: found | {"multipleOf": 1} if len(found) % 2 else found  # an integer's: a whole input
+)
 DEFAULTS = {
     "text": st.text(max_size=40) | st.just("x" * 3001),
     "textarea": st.text(max_size=40),

@@ -62,6 +62,8 @@ async def test_a_typed_interrupt_is_the_wizard_its_bounds_checked_at_each_step_a
         await form.type("20")  # out of range: asked again at this step, not after Submit
         assert "2/8 · Guests" in form.shown and "⚠️ Must be at most 10" in form.shown
         assert "→ 2" in form.shown  # the value it had is kept, not the one refused
+        await form.type("2.5")  # an integer property: a whole number, said at this step
+        assert "2/8 · Guests" in form.shown and "⚠️ Enter a whole number" in form.shown
         await form.type("4")
         assert "3/8 · Budget" in form.shown and "In euros" in form.shown
         await form.type("0")
