@@ -30,7 +30,7 @@ from clarigate.gateway.boundary import surrogates
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import Attachment
 
-from .card_text import card_words, user_dsl
+from .card_text import ALL_KEY, card_mentions, card_words, user_dsl
 from .markup import cut
 
 
@@ -42,8 +42,7 @@ class MalformedEvent(BadRequest):
 IMAGE_RESOURCE = "image"
 FILE_RESOURCE = "file"
 
-#: Feishu's key for "@所有人" (@all) in a text message and a post's ``at`` node, and how it reads.
-ALL_KEY = "@_all"
+#: How Feishu's key for "@所有人" (``ALL_KEY``) reads.
 _ALL = re.compile(rf"{ALL_KEY}(?![A-Za-z0-9_])")
 EVERYONE = {"zh": "@所有人", "en": "@all"}
 
@@ -238,11 +237,11 @@ def card_content(content: dict[str, Any], message_id: str, mentions: Any) -> Mes
     as its title and post-like paragraphs (``{"title", "elements": [[{"tag": "text", …}]]}``);
     anyone's words, cut to a line like a shared thing's, so it never reads as a typed answer.
     A JSON 2.0 card's paragraphs are the "please upgrade" line: the card itself, in ``user_dsl``,
-    is read instead (``card_text``)."""
+    is read instead (``card_text``), its mentions as names."""
     card = user_dsl(content)
     words = card_words(card) if card is not None else []
-    if words:
-        said = resolve_mentions(" ".join(words), mentions, None)
+    if words:  # its mentions are card markdown's tags: "@Name", "@someone", "@all"
+        said = resolve_mentions(card_mentions(" ".join(words), mentions), mentions, None)
     else:
         elements = content.get("elements")
         paragraphs = {
