@@ -31,17 +31,19 @@ from clarigate.gateway.boundary.messages import (
     AcceptOutcome,
     AnswerOutcome,
     Attachment,
-    ClarificationClosed,
-    ClarificationOut,
     Conversation,
-    ErrorReply,
     InboundAnswer,
     InboundMessage,
-    LiveView,
     MessageRef,
+    Sender,
+)
+from clarigate.gateway.boundary.outbound_items import (
+    ClarificationClosed,
+    ClarificationOut,
+    ErrorReply,
+    LiveView,
     Outbound,
     ProgressUpdate,
-    Sender,
     TextReply,
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter

@@ -32,7 +32,8 @@ from bench.servers import delete_prefix  # noqa: E402
 from clarigate.adapters.testing import TestAdapter  # noqa: E402
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent  # noqa: E402
 from clarigate.agent.protocol import AnsweredBy, answer_message_text, answer_with_option  # noqa: E402
-from clarigate.gateway.boundary.messages import ClarificationOut, Conversation, MessageRef, Outbound  # noqa: E402
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import ClarificationOut, Outbound
 from clarigate.gateway.flow.intake import Gateway  # noqa: E402
 from clarigate.gateway.runners.in_process import LangGraphRunner  # noqa: E402
 from clarigate.gateway.runtime.app import freeze_startup_objects  # noqa: E402

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from clarigate.gateway.runtime import logs
+from clarigate.gateway.runtime import logs, redaction
 
 
 @dataclass
@@ -42,9 +42,9 @@ def captured_logs(
     root = logging.getLogger()
     saved_handlers, saved_level = list(root.handlers), root.level
     saved_levels = {name: logging.getLogger(name).level for name in logs.quiet_loggers()}
-    saved_secrets = list(logs._secrets)
+    saved_secrets = list(redaction._secrets)
     captured = Captured()
-    logs.register_secrets(secrets)
+    redaction.register_secrets(secrets)
     logs.setup_logging(log_format, level, stream=captured.stream)  # type: ignore[arg-type]
     if chatty_libraries:
         for name in logs.quiet_loggers():
@@ -60,7 +60,7 @@ def captured_logs(
         root.setLevel(saved_level)
         for name, saved in saved_levels.items():
             logging.getLogger(name).setLevel(saved)
-        logs._secrets[:] = saved_secrets
+        redaction._secrets[:] = saved_secrets
 
 
 def assert_no_secret(captured: Captured, secrets: list[str]) -> None:

@@ -18,16 +18,18 @@ from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import (
     AcceptOutcome,
     AnswerOutcome,
-    ClarificationClosed,
-    ClarificationOut,
     Conversation,
     InboundAnswer,
     InboundMessage,
+    MessageRef,
+    Sender,
+)
+from clarigate.gateway.boundary.outbound_items import (
+    ClarificationClosed,
+    ClarificationOut,
     LiveEnd,
     LiveView,
-    MessageRef,
     Outbound,
-    Sender,
     TextReply,
 )
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter

@@ -49,7 +49,8 @@ from clarigate.agent.protocol import (
 )
 from clarigate.agent.protocol.bounds import bound_error
 from clarigate.agent.protocol.risk import form_goes_ahead, is_confirm_word
-from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut
+from clarigate.gateway.boundary.messages import AnswerStatus
+from clarigate.gateway.boundary.outbound_items import ClarificationOut
 from clarigate.gateway.flow.commands import parse_command
 from clarigate.gateway.flow.notices import COMMAND_SLASHES
 

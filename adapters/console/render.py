@@ -20,7 +20,7 @@ from clarigate.agent.protocol import (
 )
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.protocol.risk import APPROVAL_SOURCE
-from clarigate.gateway.boundary.messages import (
+from clarigate.gateway.boundary.outbound_items import (
     ClarificationClosed,
     ClarificationOut,
     ErrorReply,

@@ -23,7 +23,8 @@ from typing import Any
 
 from clarigate.agent.bounded import BoundedDict
 from clarigate.agent.protocol.graphemes import boundary_after
-from clarigate.gateway.boundary.messages import LiveView, MessageRef
+from clarigate.gateway.boundary.messages import MessageRef
+from clarigate.gateway.boundary.outbound_items import LiveView
 from clarigate.gateway.flow.notices import notice
 
 from ..code_cut import cut_in_code

@@ -43,7 +43,7 @@ from clarigate.gateway.boundary.outage import Ping, StoreOutage
 from clarigate.gateway.runtime.metrics import INBOUND_EVENTS
 
 from .identity import IdentityUnknown
-from .open_api import load_sdk
+from .lark_sdk import load_sdk
 from .receive import CARD_ACTION_EVENT, MESSAGE_EVENT, PLATFORM, FeishuReceiver
 
 if TYPE_CHECKING:

@@ -5,8 +5,9 @@ calls on the same pool).
 Messages carry a ``uuid`` so a retry after a lost response does not post twice (Feishu
 dedupes on it for an hour). A CardKit operation carries a strictly growing ``sequence``
 (``CardSequences``); one refused as not growing is made once more after a jump. The calls
-themselves, their pool, token and classification are in ``open_api.py``. The SDK's request types
-are imported in the worker thread making the call (``open_api``: lark-oapi loads after the start).
+themselves, their token and classification are in ``open_api.py`` (their pool in ``lark_sdk.py``).
+The SDK's request types are imported in the worker thread making the call (``open_api``: lark-oapi
+loads after the start).
 """
 
 from __future__ import annotations

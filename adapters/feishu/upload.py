@@ -20,7 +20,8 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from clarigate.gateway.boundary.messages import Conversation, FileReply, MessageRef
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import FileReply
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.boundary.retry import PARTS_TTL
 

@@ -19,17 +19,9 @@ import aiohttp
 from starlette.routing import BaseRoute, Route
 
 from clarigate.adapters.slack.settings import SlackSettings
-from clarigate.gateway.boundary.messages import (
-    Attachment,
-    Conversation,
-    FileReply,
-    InboundMessage,
-    LiveView,
-    MessageRef,
-    Outbound,
-    Sender,
-)
+from clarigate.gateway.boundary.messages import Attachment, Conversation, InboundMessage, MessageRef, Sender
 from clarigate.gateway.boundary.outage import StoreOutage
+from clarigate.gateway.boundary.outbound_items import FileReply, LiveView, Outbound
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 from clarigate.gateway.flow.notices import notice
 

@@ -40,15 +40,8 @@ from typing import Any, TypeGuard
 from clarigate.agent.protocol import ui_text
 from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import (
-    ClarificationOut,
-    Conversation,
-    ErrorReply,
-    InboundMessage,
-    MessageRef,
-    Outbound,
-    TextReply,
-)
+from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageRef
+from clarigate.gateway.boundary.outbound_items import ClarificationOut, ErrorReply, Outbound, TextReply
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.flow.commands import parse_command
 from clarigate.gateway.flow.notices import language_hint

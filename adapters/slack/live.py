@@ -38,7 +38,8 @@ from typing import Any
 from slack_sdk.models.messages.chunk import MarkdownTextChunk, TaskUpdateChunk
 
 from clarigate.agent.bounded import BoundedDict
-from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef, TextReply
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import LiveView, TextReply
 from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed, LiveSkipped, LiveStopped
 from clarigate.gateway.boundary.retry import post_each_once
 

@@ -13,13 +13,12 @@ import logging
 from typing import Any
 
 from clarigate.agent.protocol import catalog, ui_text
-from clarigate.gateway.boundary.messages import (
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import (
     ClarificationClosed,
     ClarificationOut,
-    Conversation,
     ErrorReply,
     LiveEnd,
-    MessageRef,
     Outbound,
     ProgressUpdate,
     TextReply,

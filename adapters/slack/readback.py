@@ -16,14 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from clarigate.gateway.boundary.messages import (
-    ClarificationOut,
-    Conversation,
-    ErrorReply,
-    MessageRef,
-    Outbound,
-    TextReply,
-)
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import ClarificationOut, ErrorReply, Outbound, TextReply
 
 from .receive import PLATFORM
 from .render import render_reply

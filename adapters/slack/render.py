@@ -27,7 +27,8 @@ from clarigate.adapters import labels
 from clarigate.agent.protocol import HumanInputRequest, catalog, shown_as_text, summarize_answer, ui_text
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.protocol.risk import go_ahead_ids, option_roles
-from clarigate.gateway.boundary.messages import ClarificationOut, Notice, PendingView, Sender
+from clarigate.gateway.boundary.messages import Notice, PendingView, Sender
+from clarigate.gateway.boundary.outbound_items import ClarificationOut
 
 from .markup import cut, cut_escaped, escape_mrkdwn, markdown_to_mrkdwn, split_mrkdwn
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import logging
 
-from clarigate.gateway.boundary.messages import ClarificationOut, Conversation, MessageRef, TextReply
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import ClarificationOut, TextReply
 from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
 
 from .live import STREAM, STREAM_CHARS, LiveMessages, live_ref, piece_end, task_chunk, text_chunk

@@ -19,7 +19,8 @@ from typing import Any
 
 import aiohttp
 
-from clarigate.gateway.boundary.messages import Conversation, FileReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import FileReply
 from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
 from clarigate.gateway.boundary.retry import PARTS_TTL
 from clarigate.gateway.runtime.logs import log_platform_call

@@ -15,15 +15,8 @@ from telegram.request import HTTPXRequest
 
 from clarigate.adapters.telegram.settings import TelegramSettings
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import (
-    Attachment,
-    Conversation,
-    FileReply,
-    InboundMessage,
-    LiveView,
-    MessageRef,
-    Outbound,
-)
+from clarigate.gateway.boundary.messages import Attachment, Conversation, InboundMessage, MessageRef
+from clarigate.gateway.boundary.outbound_items import FileReply, LiveView, Outbound
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 
 from .albums import gather, note_item

@@ -13,7 +13,7 @@ from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, T
 from telegram.ext import ExtBot
 
 from clarigate.adapters.telegram.settings import TelegramSettings
-from clarigate.gateway.runtime.logs import without_secrets
+from clarigate.gateway.runtime.redaction import without_secrets
 
 from .chat_action import TypingIndicators
 from .commands import menus

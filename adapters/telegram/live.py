@@ -35,7 +35,8 @@ from telegram import InlineKeyboardMarkup
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 
 from clarigate.agent.protocol.graphemes import shorten
-from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import LiveView
 from clarigate.gateway.boundary.port import AdapterState, DeliveryFailed
 from clarigate.gateway.boundary.retry import post_each_once
 from clarigate.gateway.flow.notices import notice

@@ -13,13 +13,12 @@ from typing import Any
 
 from telegram import Message
 
-from clarigate.gateway.boundary.messages import (
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import (
     ClarificationClosed,
     ClarificationOut,
-    Conversation,
     ErrorReply,
     LiveEnd,
-    MessageRef,
     Outbound,
     ProgressUpdate,
     TextReply,

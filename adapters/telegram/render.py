@@ -26,7 +26,8 @@ from clarigate.agent.protocol import (
 from clarigate.agent.protocol.catalog import bracketed, joined, labelled
 from clarigate.agent.protocol.graphemes import shorten
 from clarigate.agent.protocol.risk import APPROVAL_SOURCE, option_roles
-from clarigate.gateway.boundary.messages import ClarificationOut, Sender
+from clarigate.gateway.boundary.messages import Sender
+from clarigate.gateway.boundary.outbound_items import ClarificationOut
 
 from . import callback_data as cb
 from . import wizard

@@ -18,7 +18,8 @@ from telegram import Message
 from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
-from clarigate.gateway.boundary.messages import Conversation, FileReply, MessageRef
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import FileReply
 from clarigate.gateway.boundary.port import AdapterState
 from clarigate.gateway.boundary.retry import post_each_once
 

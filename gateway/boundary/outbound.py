@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from clarigate.gateway.boundary.messages import Conversation, FileReply, MessageRef, Outbound
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import FileReply, Outbound
 from clarigate.gateway.boundary.port import PlatformAdapter
 
 log = logging.getLogger(__name__)

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Protocol
 from starlette.routing import BaseRoute
 
 from clarigate.agent.protocol.models import Locale
+from clarigate.gateway.boundary.outbound_items import FileReply, LiveView, Outbound
 
 from .errors import DeliveryFailed, LiveSkipped, LiveStopped
 from .messages import (
@@ -28,13 +29,10 @@ from .messages import (
     Attachment,
     Conversation,
     FeedbackOutcome,
-    FileReply,
     InboundAnswer,
     InboundFeedback,
     InboundMessage,
-    LiveView,
     MessageRef,
-    Outbound,
     PendingView,
     Sender,
 )

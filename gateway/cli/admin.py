@@ -126,7 +126,6 @@ def _confirm(args: argparse.Namespace, question: str) -> bool:
 async def _answers(link: Any, url: str) -> None:
     """One ``PING`` first, as ``serve`` pings at start: Redis refusing the password or the
     database, or not answering, is said as ``serve`` says it, naming REDIS_URL (``StartFailure``)."""
-    from clarigate.gateway.runtime.logs import without_secrets
     from clarigate.gateway.runtime.preflight import (
         ExitCode,
         StartFailure,
@@ -134,6 +133,7 @@ async def _answers(link: Any, url: str) -> None:
         ping_redis,
         redis_advice,
     )
+    from clarigate.gateway.runtime.redaction import without_secrets
 
     where = f"Redis at {without_secrets(url)}"
     why = await ping_redis(link, where)

@@ -15,7 +15,8 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from clarigate.agent.protocol import HumanInputResponse, answer_declined
-from clarigate.gateway.boundary.messages import AnswerJob, ClarificationClosed, Sender
+from clarigate.gateway.boundary.messages import AnswerJob, Sender
+from clarigate.gateway.boundary.outbound_items import ClarificationClosed
 from clarigate.gateway.flow.answers import answered_by, answered_line, run_text_for, view_of
 from clarigate.gateway.flow.claim import claim_answer
 from clarigate.gateway.flow.closing import dismissed_in

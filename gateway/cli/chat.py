@@ -27,20 +27,14 @@ from clarigate.adapters.console import ConsoleAdapter
 from clarigate.adapters.console.receive import ConsoleChat, Leave
 from clarigate.adapters.console.render import words
 from clarigate.agent.at_rest import private_file
-from clarigate.gateway.boundary.messages import ClarificationOut, TextReply
+from clarigate.gateway.boundary.outbound_items import ClarificationOut, TextReply
 from clarigate.gateway.flow.agent_run import new_token
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.app import build_runner, close_gateway
 from clarigate.gateway.runtime.config import GatewayConfig
-from clarigate.gateway.runtime.logs import (
-    JsonFormatter,
-    RedactingFilter,
-    RunContextFilter,
-    TextFormatter,
-    guard_handlers,
-    without_secrets,
-)
+from clarigate.gateway.runtime.logs import JsonFormatter, RunContextFilter, TextFormatter, guard_handlers
 from clarigate.gateway.runtime.preflight import StartFailure, agent_start_failure, data_dir_failure
+from clarigate.gateway.runtime.redaction import RedactingFilter, without_secrets
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.store.records import PendingRecord
 

@@ -21,7 +21,6 @@ from clarigate.gateway.runners.server import LangGraphServerRunner
 from clarigate.gateway.runtime.app import build_adapter, build_runner, store_description
 from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, load_config, startup_problems
 from clarigate.gateway.runtime.identity import identity_clashes, platform_identities
-from clarigate.gateway.runtime.logs import redact, register_secrets, without_secrets
 from clarigate.gateway.runtime.preflight import (
     ExitCode,
     StartFailure,
@@ -34,6 +33,7 @@ from clarigate.gateway.runtime.preflight import (
     port_problem,
     redis_advice,
 )
+from clarigate.gateway.runtime.redaction import redact, register_secrets, without_secrets
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, describe
 from clarigate.gateway.runtime.sections import credential_problem
 

@@ -6,13 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from clarigate.gateway.runtime.config import GatewayConfig
-from clarigate.gateway.runtime.preflight import (
-    POSTGRES_ADVICE,
-    first_line,
-    missing_database,
-    not_reachable,
-    postgres_refusal,
-)
+from clarigate.gateway.runtime.postgres_preflight import POSTGRES_ADVICE, missing_database, postgres_refusal
+from clarigate.gateway.runtime.preflight import first_line, not_reachable
 
 if TYPE_CHECKING:
     from clarigate.gateway.cli.doctor import Report

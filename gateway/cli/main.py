@@ -134,12 +134,8 @@ def say_failure(args: argparse.Namespace, message: str, asked: str | None = None
 def _run(args: argparse.Namespace) -> int:
     from clarigate.gateway.boundary.registry import token_shapes
     from clarigate.gateway.runtime.config import ConfigError, load_config
-    from clarigate.gateway.runtime.logs import (
-        level_from,
-        register_secrets,
-        register_token_shapes,
-        setup_logging,
-    )
+    from clarigate.gateway.runtime.logs import level_from, setup_logging
+    from clarigate.gateway.runtime.redaction import register_secrets, register_token_shapes
 
     if args.command == "doctor":
         from clarigate.gateway.cli.doctor import doctor_main

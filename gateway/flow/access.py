@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from clarigate.gateway.boundary.messages import Conversation, ErrorReply, Sender
+from clarigate.gateway.boundary.messages import Conversation, Sender
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.outbound_items import ErrorReply
 from clarigate.gateway.flow.notices import notice_for_text
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import Store

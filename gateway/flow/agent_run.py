@@ -14,14 +14,9 @@ from typing import TYPE_CHECKING, Any
 from clarigate.agent.harness import ImageInput, TurnOutput
 from clarigate.agent.protocol import HumanInputResponse
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import (
-    ClarificationOut,
-    Conversation,
-    ErrorReply,
-    Sender,
-    TextReply,
-)
+from clarigate.gateway.boundary.messages import Conversation, Sender
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.outbound_items import ClarificationOut, ErrorReply, TextReply
 from clarigate.gateway.flow.delivery import Superseded
 from clarigate.gateway.flow.feedback import FeedbackTarget, ask_feedback
 from clarigate.gateway.flow.files_out import file_items

@@ -21,8 +21,9 @@ from collections.abc import Callable
 from clarigate.agent.interrupt_kinds import INTERRUPT, parse_request_id
 from clarigate.agent.protocol import DeclineReason, HumanInputResponse, answer_declined
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import AnswerJob, ClarificationClosed, Sender, TextReply
+from clarigate.gateway.boundary.messages import AnswerJob, Sender
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.outbound_items import ClarificationClosed, TextReply
 from clarigate.gateway.flow.answers import answered_by, answered_line, run_text_for, view_of
 from clarigate.gateway.flow.claim import claim_answer
 from clarigate.gateway.flow.notices import notice

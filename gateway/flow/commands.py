@@ -32,15 +32,9 @@ from typing import Any
 from clarigate.agent.protocol.catalog.command_words import aliases_line, command_alias
 from clarigate.agent.protocol.coerce import cut, one_line
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import (
-    Conversation,
-    InboundMessage,
-    Notice,
-    Outbound,
-    Sender,
-    TextReply,
-)
+from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Notice, Sender
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.outbound_items import Outbound, TextReply
 from clarigate.gateway.flow.answers import policy_refusal, view_of
 from clarigate.gateway.flow.attachments import shown_names
 from clarigate.gateway.flow.closing import QuestionClosing, may_refuse_decline

@@ -43,16 +43,15 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from clarigate.gateway.boundary.messages import (
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.outbound_items import (
     ClarificationOut,
-    Conversation,
     ErrorReply,
     FileReply,
     LiveEnd,
-    MessageRef,
     TextReply,
 )
-from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.boundary.retry import RetryPolicy, transient
 from clarigate.gateway.boundary.surrogates import clean_model

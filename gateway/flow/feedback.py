@@ -32,8 +32,8 @@ from clarigate.gateway.boundary.messages import (
     FeedbackStatus,
     InboundFeedback,
     Sender,
-    TextReply,
 )
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.flow.feedback_trace import trace_vote
 from clarigate.gateway.flow.notices import language_hint, notice
 from clarigate.gateway.runtime import metrics

@@ -19,8 +19,9 @@ from typing import Any
 from clarigate.agent.outgoing_files import OutgoingFile, with_extension
 from clarigate.agent.protocol import ui_text
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import Conversation, FileReply, TextReply
+from clarigate.gateway.boundary.messages import Conversation
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.outbound_items import FileReply, TextReply
 from clarigate.gateway.flow.attachments import megabytes
 from clarigate.gateway.flow.notices import job_locale
 from clarigate.gateway.flow.url_fetch import FetchRefused, FetchTooLarge, fetch_capped

@@ -32,15 +32,8 @@ from typing import Any
 
 from clarigate.agent.events import Asking, Progress, RunEvent, TextDelta, ToolFinished, ToolStarted
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import (
-    ClarificationOut,
-    Conversation,
-    LiveEnd,
-    LiveView,
-    MessageRef,
-    Sender,
-    TextReply,
-)
+from clarigate.gateway.boundary.messages import Conversation, MessageRef, Sender
+from clarigate.gateway.boundary.outbound_items import ClarificationOut, LiveEnd, LiveView, TextReply
 from clarigate.gateway.boundary.port import PlatformAdapter
 from clarigate.gateway.boundary.surrogates import clean
 from clarigate.gateway.flow.live_updates import LiveUpdates

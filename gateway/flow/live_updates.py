@@ -15,7 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef, Sender
+from clarigate.gateway.boundary.messages import Conversation, MessageRef, Sender
+from clarigate.gateway.boundary.outbound_items import LiveView
 from clarigate.gateway.boundary.port import LiveSkipped, LiveStopped, PlatformAdapter
 from clarigate.gateway.flow.notices import notice
 from clarigate.gateway.runtime import metrics

@@ -22,8 +22,9 @@ from typing import TypeVar
 
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.errors import AgentUnavailable
-from clarigate.gateway.boundary.messages import AnswerJob, Conversation, ErrorReply, MessageJob
+from clarigate.gateway.boundary.messages import AnswerJob, Conversation, MessageJob
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.outbound_items import ErrorReply
 from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.flow.notices import language_hint, notice_for_text
 from clarigate.gateway.jobs.handle import JobHandle

@@ -19,8 +19,9 @@ import math
 from typing import TYPE_CHECKING
 
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import Conversation, MessageRef, ProgressUpdate
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.outbound_items import ProgressUpdate
 from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.records import Job
 

@@ -11,8 +11,9 @@ import contextlib
 from dataclasses import dataclass
 
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import Conversation, LiveEnd, MessageRef, Sender
+from clarigate.gateway.boundary.messages import Conversation, MessageRef, Sender
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.outbound_items import LiveEnd
 from clarigate.gateway.flow.live import LiveReply, LiveResult, live_key
 from clarigate.gateway.flow.progress import WorkingIndicator, working_after
 from clarigate.gateway.flow.stops import RunStops

@@ -43,7 +43,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.errors import AgentUnavailable
-from clarigate.gateway.boundary.messages import InboundMessage, LiveEnd, Notice, Sender, TextReply
+from clarigate.gateway.boundary.messages import InboundMessage, Notice, Sender
+from clarigate.gateway.boundary.outbound_items import LiveEnd, TextReply
 from clarigate.gateway.flow.live import LiveReply, finish_items
 from clarigate.gateway.flow.notices import notice, notice_for_text
 from clarigate.gateway.flow.withdrawals import withdraw_waiting

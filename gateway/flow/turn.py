@@ -27,15 +27,9 @@ from typing import Any
 from clarigate.agent.harness import ImageInput
 from clarigate.agent.interrupts import parse_request_id
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import (
-    AnswerJob,
-    ClarificationClosed,
-    Conversation,
-    InboundMessage,
-    Sender,
-    TextReply,
-)
+from clarigate.gateway.boundary.messages import AnswerJob, Conversation, InboundMessage, Sender
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.outbound_items import ClarificationClosed, TextReply
 from clarigate.gateway.flow.agent_run import AgentRun, Turn
 from clarigate.gateway.flow.answers import (
     answered_line,

@@ -21,8 +21,9 @@ from clarigate.agent.protocol import (
 )
 from clarigate.agent.protocol.coerce import clean
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import ClarificationClosed, Conversation, InboundMessage, TextReply
+from clarigate.gateway.boundary.messages import Conversation, InboundMessage
 from clarigate.gateway.boundary.outbound import Outbox
+from clarigate.gateway.boundary.outbound_items import ClarificationClosed, TextReply
 from clarigate.gateway.flow.agent_run import AgentRun, Turn
 from clarigate.gateway.flow.answering import expects_typed_answer
 from clarigate.gateway.flow.answers import (

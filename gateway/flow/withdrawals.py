@@ -19,7 +19,8 @@ from collections.abc import Collection
 
 from clarigate.agent.protocol.coerce import cut, one_line
 from clarigate.agent.protocol.models import Locale
-from clarigate.gateway.boundary.messages import InboundMessage, MessageJob, TextReply
+from clarigate.gateway.boundary.messages import InboundMessage, MessageJob
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.flow.notices import notice
 from clarigate.gateway.flow.recalls import recalled_key
 from clarigate.gateway.store.base import Store

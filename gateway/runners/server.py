@@ -74,7 +74,7 @@ from clarigate.gateway.runners.server_stops import (
 from clarigate.gateway.runners.server_supersede import SUPERSEDED_BY_KEY, supersede_on_server
 from clarigate.gateway.runners.server_wire import human_content, messages_of, status_of, unavailable
 from clarigate.gateway.runtime import metrics
-from clarigate.gateway.runtime.logs import without_secrets
+from clarigate.gateway.runtime.redaction import without_secrets
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runners.base import AgentRunner
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.runtime.config import GatewayConfig
-from clarigate.gateway.runtime.logs import without_secrets
+from clarigate.gateway.runtime.redaction import without_secrets
 from clarigate.gateway.store import Store, open_store
 
 #: What ``serve``'s start-up line about the store adds when it is the embedded one.

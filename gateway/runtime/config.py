@@ -32,7 +32,8 @@ from clarigate.gateway.runtime.environment import (
     unknown_env,
 )
 from clarigate.gateway.runtime.invalid import describe_invalid
-from clarigate.gateway.runtime.logs import LogFormat, LogLevel, url_secrets
+from clarigate.gateway.runtime.logs import LogFormat, LogLevel
+from clarigate.gateway.runtime.redaction import url_secrets
 from clarigate.gateway.runtime.routes import Route, route_problems
 from clarigate.gateway.runtime.yaml_file import ConfigError, read_yaml
 

@@ -37,6 +37,7 @@ from clarigate.gateway.runtime.graceful import GracefulServer
 from clarigate.gateway.runtime.identity import IdentityClash, claim_identities, platform_identities
 from clarigate.gateway.runtime.logs import access_logged, guard_handlers
 from clarigate.gateway.runtime.ops import OpsSampler
+from clarigate.gateway.runtime.postgres_preflight import wait_for_postgres
 from clarigate.gateway.runtime.preflight import (
     METRICS_PORT_SETTING,
     ExitCode,
@@ -45,7 +46,6 @@ from clarigate.gateway.runtime.preflight import (
     bind_ports,
     first_line,
     start_listening,
-    wait_for_postgres,
     wait_for_redis,
 )
 from clarigate.gateway.runtime.processes import WorkerExited, WorkerGroup, exit_with_parent

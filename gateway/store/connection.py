@@ -33,7 +33,7 @@ from redis.asyncio.sentinel import MasterNotFoundError, Sentinel
 from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
 from redis.exceptions import AuthenticationError, RedisError
 
-from clarigate.gateway.runtime.logs import redact, url_secrets
+from clarigate.gateway.runtime.redaction import redact, url_secrets
 
 #: A connection idle this long is checked with ``PING`` before its next command (seconds).
 HEALTH_CHECK_SECONDS = 15

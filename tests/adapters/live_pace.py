@@ -14,7 +14,8 @@ from typing import Any
 from redis.asyncio import Redis
 
 from clarigate.agent.events import TextDelta
-from clarigate.gateway.boundary.messages import Conversation, LiveView, MessageRef
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import LiveView
 from clarigate.gateway.boundary.port import LiveSkipped
 from clarigate.gateway.flow.live import LiveReply
 from clarigate.gateway.store.redis import RedisStore

@@ -9,7 +9,7 @@ from clarigate.adapters.feishu.render import render_clarification as feishu_card
 from clarigate.adapters.slack.render import render_clarification as slack_blocks
 from clarigate.adapters.telegram.render import render_clarification as telegram_message
 from clarigate.agent.interrupts import actions_of, approval_request
-from clarigate.gateway.boundary.messages import ClarificationOut
+from clarigate.gateway.boundary.outbound_items import ClarificationOut
 from tests.adapters.feishu.card_schema import check_card
 
 TEXT = "**rm -rf /** _now_ [x](https://evil.example) `tick`"

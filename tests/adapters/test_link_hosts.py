@@ -19,7 +19,7 @@ from clarigate.adapters.slack.render import render_reply
 from clarigate.adapters.slack.stream_text import stream_piece
 from clarigate.adapters.telegram.live import live_html
 from clarigate.adapters.telegram.markup import markdown_to_html
-from clarigate.gateway.boundary.messages import LiveView
+from clarigate.gateway.boundary.outbound_items import LiveView
 
 from .live_untrusted import html_links, markdown_links, misleading, mrkdwn_links
 

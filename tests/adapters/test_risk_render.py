@@ -19,7 +19,7 @@ from clarigate.adapters.telegram.render import render_confirm
 from clarigate.agent.interrupts import Action, approval_request
 from clarigate.agent.protocol import HumanInputRequest, Option
 from clarigate.agent.protocol.risk import go_ahead_ids
-from clarigate.gateway.boundary.messages import ClarificationOut
+from clarigate.gateway.boundary.outbound_items import ClarificationOut
 from tests.adapters.feishu.card_schema import check_card
 from tests.adapters.feishu.cards import components
 

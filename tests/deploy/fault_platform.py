@@ -26,7 +26,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageRef, Outbound, Sender
+from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageRef, Sender
+from clarigate.gateway.boundary.outbound_items import Outbound
 from clarigate.gateway.boundary.port import DeliveryFailed, GatewayPort, PlatformAdapter
 from clarigate.gateway.runtime.processes import serve_pid
 

@@ -28,7 +28,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from clarigate.adapters.testing import ScriptedRunner
-from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageRef, Outbound, Sender
+from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageRef, Sender
+from clarigate.gateway.boundary.outbound_items import Outbound
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 from clarigate.gateway.runtime.processes import serve_pid
 from clarigate.gateway.store.redis import RedisStore

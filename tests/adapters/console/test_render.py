@@ -8,12 +8,11 @@ from clarigate.adapters.console.render import field_prompt, inert, live_delta, r
 from clarigate.adapters.testing import choice_request, form_request
 from clarigate.agent.interrupts import Action, approval_request
 from clarigate.agent.protocol import FormField, HumanInputResponse, Option, catalog
-from clarigate.gateway.boundary.messages import (
+from clarigate.gateway.boundary.messages import Conversation, PendingView
+from clarigate.gateway.boundary.outbound_items import (
     ClarificationClosed,
     ClarificationOut,
-    Conversation,
     ErrorReply,
-    PendingView,
     ProgressUpdate,
     TextReply,
 )

@@ -22,7 +22,7 @@ from clarigate.adapters.feishu.render import render_answered, render_clarificati
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import HumanInputRequest, normalize_request
-from clarigate.gateway.boundary.messages import LiveView
+from clarigate.gateway.boundary.outbound_items import LiveView
 
 from .cards import code_read, components, tags_read, text_of
 from .events import message_event

@@ -9,8 +9,10 @@ from collections.abc import Callable
 from lark_oapi.core.enum import AccessTokenType, HttpMethod
 from lark_oapi.core.model import BaseRequest
 
-from clarigate.adapters.feishu.open_api import POOL_SIZE, build_client
-from clarigate.gateway.boundary.messages import Attachment, Conversation, TextReply
+from clarigate.adapters.feishu.lark_sdk import POOL_SIZE
+from clarigate.adapters.feishu.open_api import build_client
+from clarigate.gateway.boundary.messages import Attachment, Conversation
+from clarigate.gateway.boundary.outbound_items import TextReply
 
 from .conftest import feishu_settings
 

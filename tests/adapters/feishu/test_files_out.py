@@ -12,7 +12,8 @@ import base64
 import pytest
 from langchain_core.messages.content import create_file_block, create_image_block
 
-from clarigate.gateway.boundary.messages import Conversation, FileReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import FileReply
 from clarigate.gateway.boundary.port import DeliveryFailed
 
 from ..files_agent import CSV, PNG, blocks_runner, files_runner

@@ -19,7 +19,7 @@ from clarigate.adapters.markdown import SAFE_SCHEMES
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import normalize_request, render_text_fallback
-from clarigate.gateway.boundary.messages import LiveView
+from clarigate.gateway.boundary.outbound_items import LiveView
 
 from .cards import text_of, walk
 from .events import message_event

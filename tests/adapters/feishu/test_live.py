@@ -26,7 +26,8 @@ from clarigate.adapters.feishu.live import (
 from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.adapters.markdown import parse
 from clarigate.agent.harness import AgentSettings
-from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import LiveView, TextReply
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.memory import MemoryStore
 

@@ -9,7 +9,8 @@ from clarigate.adapters.feishu.render import card_json, render_notice
 from clarigate.adapters.testing import ScriptedRunner, choice_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import render_text_fallback
-from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import LiveView, TextReply
 
 from .cards import button, payload, text_of
 from .events import card_action, message_event

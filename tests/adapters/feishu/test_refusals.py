@@ -25,7 +25,8 @@ from clarigate.adapters.feishu.render import (
 from clarigate.adapters.testing import ScriptedRunner, choice_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option, render_text_fallback
-from clarigate.gateway.boundary.messages import ClarificationOut, Conversation, TextReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import ClarificationOut, TextReply
 from clarigate.gateway.boundary.port import DeliveryFailed
 
 from .card_schema import CardRuleBroken, check_card

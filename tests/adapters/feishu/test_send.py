@@ -16,7 +16,8 @@ from clarigate.adapters.feishu.settings import FeishuSettings
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary import retry
-from clarigate.gateway.boundary.messages import Conversation, TextReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.runtime.metrics import DELIVERY_RETRIES, PLATFORM_API_ERRORS
 
 from .cards import text_of

@@ -9,7 +9,8 @@ import uuid
 from types import SimpleNamespace
 
 from clarigate.adapters.feishu import FeishuAdapter, live
-from clarigate.gateway.boundary.messages import Conversation, TextReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.flow.live_updates import FIRST_SHOW_AFTER
 
 from ..live_pace import SharedRedis, at_most_one_a_window, first_words_together, live_run, most_in_windows

@@ -16,13 +16,8 @@ from clarigate.adapters.slack.render import render_clarification
 from clarigate.adapters.slack.respond import may_respond
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option
-from clarigate.gateway.boundary.messages import (
-    AcceptOutcome,
-    AnswerOutcome,
-    ClarificationOut,
-    InboundAnswer,
-    InboundMessage,
-)
+from clarigate.gateway.boundary.messages import AcceptOutcome, AnswerOutcome, InboundAnswer, InboundMessage
+from clarigate.gateway.boundary.outbound_items import ClarificationOut
 
 from ...gateway.jobs.crash import eventually
 from .conftest import MakeWorld, SlackWorld

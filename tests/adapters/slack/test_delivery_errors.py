@@ -10,7 +10,8 @@ import pytest
 
 from clarigate.adapters.slack import SlackAdapter
 from clarigate.adapters.testing import choice_request
-from clarigate.gateway.boundary.messages import ClarificationOut, Conversation, TextReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import ClarificationOut, TextReply
 from clarigate.gateway.boundary.port import DeliveryFailed
 
 from .conftest import slack_settings

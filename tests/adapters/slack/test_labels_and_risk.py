@@ -10,7 +10,7 @@ from clarigate.adapters.slack.modals import render_form_modal
 from clarigate.adapters.slack.render import render_clarification
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option
-from clarigate.gateway.boundary.messages import ClarificationOut
+from clarigate.gateway.boundary.outbound_items import ClarificationOut
 
 from .conftest import MakeWorld
 from .fake_slack import block_problems

@@ -19,7 +19,8 @@ from clarigate.adapters.slack.live import EDIT, STREAM
 from clarigate.adapters.slack.render import render_reply
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent
-from clarigate.gateway.boundary.messages import Conversation, LiveEnd, LiveView, MessageRef, Sender, TextReply
+from clarigate.gateway.boundary.messages import Conversation, MessageRef, Sender
+from clarigate.gateway.boundary.outbound_items import LiveEnd, LiveView, TextReply
 from clarigate.gateway.runners.in_process import LangGraphRunner
 
 from .conftest import MakeWorld, SlackWorld

@@ -15,7 +15,7 @@ from clarigate.adapters.slack.modals import form_values, modal_metadata, render_
 from clarigate.adapters.slack.render import render_answered, render_clarification, render_reply
 from clarigate.agent.protocol import FormField, HumanInputRequest, Option, normalize_request
 from clarigate.agent.protocol.bounds import BOUND_KEYS
-from clarigate.gateway.boundary.messages import ClarificationOut
+from clarigate.gateway.boundary.outbound_items import ClarificationOut
 
 from .fake_stream import block_problems
 from .fake_views import view_problems

@@ -13,7 +13,8 @@ from redis.asyncio import Redis
 from clarigate.adapters import pacing
 from clarigate.adapters.slack import SlackAdapter, live
 from clarigate.adapters.testing import ScriptedRunner
-from clarigate.gateway.boundary.messages import Conversation, Sender, TextReply
+from clarigate.gateway.boundary.messages import Conversation, Sender
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.flow.live_updates import FIRST_SHOW_AFTER
 
 from ..live_pace import (

@@ -8,7 +8,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
-from clarigate.gateway.boundary.messages import Conversation, TextReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.runtime.ops import exposition
 

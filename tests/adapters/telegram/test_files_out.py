@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from clarigate.gateway.boundary.messages import Conversation, FileReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import FileReply
 from clarigate.gateway.store.memory import MemoryStore
 
 from ..files_agent import CSV, PNG, files_runner

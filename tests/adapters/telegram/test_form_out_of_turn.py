@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from clarigate.adapters.testing import ScriptedRunner
-from clarigate.gateway.boundary.messages import Conversation, ErrorReply, FileReply, TextReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import ErrorReply, FileReply, TextReply
 
 from .harness import (
     ALICE,

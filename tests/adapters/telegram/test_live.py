@@ -22,7 +22,8 @@ from clarigate.adapters.telegram.settings import TelegramSettings
 from clarigate.adapters.testing import asking, choice_request
 from clarigate.agent.events import TextDelta, ToolFinished, ToolStarted
 from clarigate.agent.harness import AgentSettings, TurnOutput
-from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import LiveView, TextReply
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.memory import MemoryStore
 from tests.gateway.flow.test_streaming import StreamingRunner, words

@@ -19,7 +19,7 @@ from clarigate.adapters.telegram.markup import html_to_plain, markdown_to_html, 
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.events import TextDelta
 from clarigate.agent.harness import TurnOutput
-from clarigate.gateway.boundary.messages import LiveView
+from clarigate.gateway.boundary.outbound_items import LiveView
 from tests.gateway.flow.test_streaming import StreamingRunner
 
 from ..code_samples import CODE_IN_BLOCKS, CODE_PIECES

@@ -11,7 +11,7 @@ from clarigate.adapters.telegram import TelegramAdapter
 from clarigate.adapters.testing import ScriptedRunner, asking, choice_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.flow.intake import Gateway
-from clarigate.gateway.runtime.logs import register_secrets
+from clarigate.gateway.runtime.redaction import register_secrets
 from clarigate.gateway.store.memory import MemoryStore
 from tests.conftest import config_for_tests
 from tests.log_capture import assert_no_secret, captured_logs, carries_inbound_id

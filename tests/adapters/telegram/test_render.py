@@ -17,7 +17,7 @@ from clarigate.adapters.telegram.markup import html_to_plain, markdown_to_html, 
 from clarigate.adapters.telegram.render import render_answered, render_clarification, render_wizard
 from clarigate.adapters.telegram.wizard import WizardState
 from clarigate.agent.protocol import HumanInputRequest, normalize_request
-from clarigate.gateway.boundary.messages import ClarificationOut, LiveView
+from clarigate.gateway.boundary.outbound_items import ClarificationOut, LiveView
 
 ALLOWED_TAGS = {"b", "i", "s", "code", "pre", "a", "blockquote"}
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from clarigate.adapters.telegram import live
-from clarigate.gateway.boundary.messages import Conversation, TextReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.flow.live_updates import FIRST_SHOW_AFTER
 
 from ..live_pace import SharedRedis, at_most_one_a_window, first_words_together, live_run, most_in_windows

@@ -22,7 +22,8 @@ from clarigate.adapters.telegram.render import TelegramMessage
 from clarigate.adapters.telegram.send import delivery_failure
 from clarigate.adapters.testing import ScriptedRunner, choice_request
 from clarigate.agent.harness import TurnOutput
-from clarigate.gateway.boundary.messages import Conversation, LiveView, TextReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import LiveView, TextReply
 from clarigate.gateway.store.memory import MemoryStore
 from tests.gateway.flow.test_streaming import StreamingRunner, words
 

@@ -23,7 +23,7 @@ from clarigate.gateway.boundary import registry
 from clarigate.gateway.runtime.app import build_gateway
 from clarigate.gateway.runtime.config import load_config, startup_problems
 from clarigate.gateway.runtime.identity import platform_identities
-from clarigate.gateway.runtime.logs import redact
+from clarigate.gateway.runtime.redaction import redact
 from clarigate.gateway.store.memory import MemoryStore
 from clarigate.gateway.web.server import build_app
 

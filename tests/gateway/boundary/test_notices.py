@@ -4,7 +4,8 @@ where an adapter puts its own form of them, every other piece escaped."""
 from __future__ import annotations
 
 from clarigate.agent.protocol import ui_text
-from clarigate.gateway.boundary.messages import Notice, Sender, TextReply
+from clarigate.gateway.boundary.messages import Notice, Sender
+from clarigate.gateway.boundary.outbound_items import TextReply
 
 ADA = Sender(user_id="U1", display_name="Ada")
 

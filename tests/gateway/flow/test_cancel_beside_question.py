@@ -7,7 +7,8 @@ import asyncio
 
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
 from clarigate.agent.harness import TurnOutput
-from clarigate.gateway.boundary.messages import Sender, TextReply
+from clarigate.gateway.boundary.messages import Sender
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.store.base import Store
 
 ROOM = {"chat": "room", "topic": "t", "direct": False}

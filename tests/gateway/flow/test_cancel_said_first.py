@@ -10,7 +10,8 @@ import time
 import pytest
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter
-from clarigate.gateway.boundary.messages import Conversation, Outbound, TextReply
+from clarigate.gateway.boundary.messages import Conversation
+from clarigate.gateway.boundary.outbound_items import Outbound, TextReply
 from clarigate.gateway.flow import closing
 from clarigate.gateway.store.base import Store
 

@@ -8,7 +8,7 @@ import logging
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, asking, choice_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary import retry
-from clarigate.gateway.boundary.messages import ClarificationOut, TextReply
+from clarigate.gateway.boundary.outbound_items import ClarificationOut, TextReply
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.flow import delivery
 from clarigate.gateway.runtime import metrics

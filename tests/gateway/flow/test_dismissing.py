@@ -15,7 +15,8 @@ import pytest
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import FormField, Option
-from clarigate.gateway.boundary.messages import AnswerStatus, ClarificationOut, Sender
+from clarigate.gateway.boundary.messages import AnswerStatus, Sender
+from clarigate.gateway.boundary.outbound_items import ClarificationOut
 from clarigate.gateway.flow import answering
 from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.records import PendingRecord

@@ -8,7 +8,8 @@ import pytest
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, asking, choice_request
 from clarigate.agent.harness import TurnOutput
-from clarigate.gateway.boundary.messages import AcceptOutcome, AnswerStatus, TextReply
+from clarigate.gateway.boundary.messages import AcceptOutcome, AnswerStatus
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.memory import MemoryStore
 

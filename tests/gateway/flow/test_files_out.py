@@ -13,7 +13,8 @@ from aiohttp import web
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.outgoing_files import OutgoingFile
-from clarigate.gateway.boundary.messages import Conversation, FileReply, MessageRef
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import FileReply
 from clarigate.gateway.boundary.port import DeliveryFailed
 from clarigate.gateway.flow.delivery import DeliveryPlan, new_plan
 from clarigate.gateway.store.base import Store

@@ -6,7 +6,8 @@ import asyncio
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, asking, choice_request
 from clarigate.agent.harness import TurnOutput
-from clarigate.gateway.boundary.messages import AcceptOutcome, AnswerStatus, ProgressUpdate, Sender
+from clarigate.gateway.boundary.messages import AcceptOutcome, AnswerStatus, Sender
+from clarigate.gateway.boundary.outbound_items import ProgressUpdate
 from clarigate.gateway.store.base import Store
 
 

@@ -10,7 +10,7 @@ from clarigate.adapters.testing import ScriptedRunner, choice_request
 from clarigate.agent.events import TextDelta
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.interrupt_kinds import Asked, asking
-from clarigate.gateway.boundary.messages import ClarificationOut, TextReply
+from clarigate.gateway.boundary.outbound_items import ClarificationOut, TextReply
 from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.store.memory import MemoryStore
 from tests.gateway.flow.test_streaming import StreamingRunner, items, live_adapter

@@ -6,7 +6,8 @@ import asyncio
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter
 from clarigate.agent.harness import TurnOutput
-from clarigate.gateway.boundary.messages import Conversation, MessageRef, Outbound, ProgressUpdate
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import Outbound, ProgressUpdate
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.memory import MemoryStore
 

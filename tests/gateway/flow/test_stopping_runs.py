@@ -15,7 +15,8 @@ from prometheus_client import REGISTRY
 
 from clarigate.adapters.testing import ScriptedRunner, Turn
 from clarigate.agent.harness import AgentSettings, ClarifyingAgent, TurnOutput
-from clarigate.gateway.boundary.messages import Conversation, ErrorReply, InboundMessage, Sender, TextReply
+from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Sender
+from clarigate.gateway.boundary.outbound_items import ErrorReply, TextReply
 from clarigate.gateway.flow.stops import RunStopped, stops_of
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.base import Store

@@ -10,12 +10,12 @@ import yaml
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, asking, choice_request
 from clarigate.agent.events import Asking, TextDelta, ToolFinished, ToolStarted
 from clarigate.agent.harness import AgentSettings, TurnOutput
-from clarigate.gateway.boundary.messages import (
+from clarigate.gateway.boundary.messages import MessageRef
+from clarigate.gateway.boundary.outbound_items import (
     ClarificationOut,
     ErrorReply,
     LiveEnd,
     LiveView,
-    MessageRef,
     TextReply,
 )
 from clarigate.gateway.boundary.port import DeliveryFailed, LiveSkipped

@@ -15,7 +15,8 @@ from redis.asyncio import Redis
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, Turn
 from clarigate.agent.harness import TurnOutput
-from clarigate.gateway.boundary.messages import Conversation, MessageRef, Outbound, TextReply
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import Outbound, TextReply
 
 from .crash import abandon, eventually
 

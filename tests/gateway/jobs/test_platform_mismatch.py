@@ -13,7 +13,7 @@ import logging
 from typing import Any, ClassVar
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter
-from clarigate.gateway.boundary.messages import TextReply
+from clarigate.gateway.boundary.outbound_items import TextReply
 
 from .crash import eventually
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter, Turn, asking, choice_request
 from clarigate.agent.harness import TurnOutput
-from clarigate.gateway.boundary.messages import TextReply
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.store import Store
 
 

@@ -9,7 +9,7 @@ from clarigate.agent.events import Progress
 from clarigate.agent.harness import AgentSettings
 from clarigate.agent.run_events import PROGRESS_CHARS, progress_line
 from clarigate.agent.settings import AgentOptions
-from clarigate.gateway.boundary.messages import TextReply
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.runners.server import LangGraphServerRunner
 from tests.gateway.flow.test_streaming import live_gateway

@@ -18,7 +18,8 @@ from langchain_core.messages import ToolMessage
 
 from clarigate.agent.harness import AgentSettings
 from clarigate.agent.protocol import answer_declined, catalog
-from clarigate.gateway.boundary.messages import AnswerStatus, TextReply
+from clarigate.gateway.boundary.messages import AnswerStatus
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.store.base import Store

@@ -12,7 +12,8 @@ import pytest
 
 from clarigate.adapters.testing import ScriptedRunner
 from clarigate.agent.protocol import HumanInputRequest
-from clarigate.gateway.boundary.messages import InboundAnswer, Sender, TextReply
+from clarigate.gateway.boundary.messages import InboundAnswer, Sender
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.routed import RoutedRunner
 from clarigate.gateway.runners.server import server_thread_id

@@ -13,7 +13,8 @@ from langgraph_sdk import get_client
 
 from clarigate.adapters.testing import TestAdapter
 from clarigate.agent.settings import AgentOptions
-from clarigate.gateway.boundary.messages import AnswerStatus, TextReply
+from clarigate.gateway.boundary.messages import AnswerStatus
+from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.cli.doctor import run_checks
 from clarigate.gateway.runners.base import RunInput
 from clarigate.gateway.runners.server import LangGraphServerRunner, server_thread_id

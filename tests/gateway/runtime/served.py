@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from clarigate.gateway.boundary.messages import Conversation, MessageRef, Outbound
+from clarigate.gateway.boundary.messages import Conversation, MessageRef
+from clarigate.gateway.boundary.outbound_items import Outbound
 from clarigate.gateway.boundary.port import GatewayPort, PlatformAdapter
 
 REPO = Path(__file__).resolve().parents[3]

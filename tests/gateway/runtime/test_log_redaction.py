@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from clarigate.gateway.runtime.logs import without_secrets
+from clarigate.gateway.runtime.redaction import without_secrets
 from tests.log_capture import captured_logs
 
 URL = "postgresql://app@127.0.0.1:5433/bot?sslmode=disable&password=pg-Query-pw"

@@ -98,7 +98,7 @@ async def test_one_message_can_be_followed_end_to_end_by_its_inbound_id(make_gat
 
 def test_the_redactor_masks_configured_secrets_and_token_shapes():
     from clarigate.gateway.runtime.config import GatewayConfig
-    from clarigate.gateway.runtime.logs import redact, register_secrets
+    from clarigate.gateway.runtime.redaction import redact, register_secrets
 
     config = GatewayConfig(
         redis_url="redis://:r3dis-pass@redis:6379/0",
@@ -142,7 +142,7 @@ def test_the_redactor_masks_configured_secrets_and_token_shapes():
     ],
 )
 def test_each_token_shape_is_masked_on_a_line_of_its_own(line, hidden):
-    from clarigate.gateway.runtime.logs import redact
+    from clarigate.gateway.runtime.redaction import redact
 
     assert hidden not in redact(line)
 
@@ -178,7 +178,7 @@ URLS = {
 )
 def test_a_url_without_a_password_is_shown_as_written(url):
     """It was shown as ``postgres:***@``: the operator looked for a password never set."""
-    from clarigate.gateway.runtime.logs import url_secrets, without_secrets
+    from clarigate.gateway.runtime.redaction import url_secrets, without_secrets
 
     assert without_secrets(url) == url
     assert url_secrets(url) == []
@@ -187,7 +187,7 @@ def test_a_url_without_a_password_is_shown_as_written(url):
 @pytest.mark.parametrize("url", URLS)
 def test_a_store_url_is_shown_without_any_of_its_secrets(url):
     from clarigate.gateway.runtime.config import GatewayConfig
-    from clarigate.gateway.runtime.logs import url_secrets, without_secrets
+    from clarigate.gateway.runtime.redaction import url_secrets, without_secrets
 
     shown, secrets = URLS[url]
     assert without_secrets(url) == shown
