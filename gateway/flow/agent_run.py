@@ -120,9 +120,12 @@ class AgentRun(ShowsProgress):
         first = len(turn.items)  # where this run's items begin (a live message is finished there)
         kept = KeptNotice(self.outbox, conv, text, turn.hint, turn.job)
         try:
-            run = self._input(conv, thread_id, text, response, sender, turn, images, progress.live)
-            call = lambda: self._call_agent(run, kept)  # noqa: E731
-            output, usage = await self.stops.during(conv.thread_key, sender, turn.job, call)
+            run = self._input(conv, thread_id, text, response, sender, turn, images, progress)
+            call = lambda: self._call_agent(run, kept, progress)  # noqa: E731
+            try:
+                output, usage = await self.stops.during(conv.thread_key, sender, turn.job, call)
+            finally:
+                await progress.settle()  # a held try's progress: not started any more past the call
         except asyncio.CancelledError:
             await clear_cancelled(progress.live, progress.working)
             raise
@@ -153,9 +156,10 @@ class AgentRun(ShowsProgress):
         sender: Sender,
         turn: Turn,
         images: list[ImageInput] | None,
-        live: LiveReply | None,
+        progress: RunProgress,
     ) -> RunInput:
-        """What the runner is given for this run."""
+        """What the runner is given for this run (its events: to the live message, through
+        ``progress``, where a held try starts it on the first one)."""
         return RunInput(
             thread_id,
             text,
@@ -165,22 +169,26 @@ class AgentRun(ShowsProgress):
             # the job's inbound id names the turn: a run handed back midway resumes from its
             # last checkpoint, and a finished one gives its output again without running
             metadata=run_metadata(conv, turn.job),
-            on_event=live.on_event if live is not None else None,
+            on_event=progress.on_event if progress.live is not None else None,
             # who is talking and where (``clarigate.agent.who``)
             speaker=speaker_for(self.config, conv, sender, locale=turn.language, may_answer=turn.may_answer),
         )
 
-    async def _call_agent(self, run: RunInput, kept: KeptNotice) -> tuple[TurnOutput, RunUsage]:
+    async def _call_agent(
+        self, run: RunInput, kept: KeptNotice, progress: RunProgress
+    ) -> tuple[TurnOutput, RunUsage]:
         """The agent's output and the model usage it took, within ``run_timeout_seconds`` (past
         it, the runner stops what still runs of it: ``abandon``); an agent unavailable is tried
         again for a few seconds before ``AgentUnavailable`` is raised (``flow.outage``: the turn
-        resumes from its last checkpoint each time)."""
+        resumes from its last checkpoint each time; a held try's progress starts once an attempt
+        reaches the agent: ``RunProgress.attempt``)."""
         from clarigate.gateway.runners.usage import run_usage  # loaded at start where runs are
 
         try:
             async with asyncio.timeout(self.config.run_timeout_seconds):
                 with run_usage(self.config.agent.model) as usage:
-                    output = await through_outage(lambda: self.runner.run_turn(run), kept)
+                    attempt = lambda: progress.attempt(lambda: self.runner.run_turn(run))  # noqa: E731
+                    output = await through_outage(attempt, kept)
         except TimeoutError:
             await self.runner.abandon(run)  # "I stopped" is true, and the next message is not behind it
             raise
@@ -264,7 +272,8 @@ class AgentRun(ShowsProgress):
             "agent unavailable for job %s (delivery %d): kept for later", job.inbound_id, job.deliveries
         )
         await kept.send()  # once, on the first delivery (unless told already while it waited)
-        await note_away(self.store, job, self.config.stale_claim_seconds)  # its next try: no "Working…"
+        # its next try shows nothing until it reaches the agent (``RunProgress``, held)
+        await note_away(self.store, job, self.config.stale_claim_seconds)
         raise HandBack(job.inbound_id)
 
     async def _ask(self, conv: Conversation, thread_id: str, output: Any, sender: Sender, turn: Turn) -> None:

@@ -6,9 +6,10 @@ takes longer shows it then, and whatever was shown is cleared when the run ends,
 the send of the indicator was still on its way at that moment.
 
 A job handed back because the agent was away (``note_away``) was shown "working…" and told that
-the message is kept: the delivery that follows shows none of its own (``working_after``), so a
-wait for the agent does not print "Working…" at each try. A job taken over from a replica that
-stopped or crashed (its delivery before did not hand it back so) shows it as a first try does.
+the message is kept: the delivery that follows shows nothing before it reaches the agent
+(``handed_back_before``; ``flow.run_progress`` shows it then), so a wait for the agent does not
+print "Working…" at each try, and the try that runs shows it once. A job taken over from a
+replica that stopped or crashed shows it as a first try does.
 """
 
 from __future__ import annotations
@@ -40,20 +41,20 @@ def away_key(inbound_id: str) -> str:
 
 async def note_away(store: Store, job: Job, stale_after: float) -> None:
     """Note that this delivery of ``job`` hands it back because the agent is away (the person was
-    shown "working…" and told the message is kept): the next delivery shows no "working…"."""
+    shown "working…" and told the message is kept): the next delivery shows none before it
+    reaches the agent (``handed_back_before``)."""
     with contextlib.suppress(Exception):  # not noted: the next try shows "working…", no harm
         await store.set_json(away_key(job.inbound_id), job.deliveries, int(stale_after) + AWAY_NOTE_SECONDS)
 
 
-async def working_after(store: Store, job: Job, after: float) -> float:
-    """Seconds before a run of ``job`` shows "working…" (``after``): never (``math.inf``) when the
-    delivery just before this one handed it back because the agent was away (``note_away``); a
-    first delivery, or one taking over from a replica that stopped mid-run, shows it."""
+async def handed_back_before(store: Store, job: Job) -> bool:
+    """True when the delivery just before this one of ``job`` handed it back because the agent was
+    away (``note_away``): this try shows its progress only once it reaches the agent. False for a
+    first delivery, or one taking over from a replica that stopped mid-run (shown as usual)."""
     if job.deliveries > 1:
         with contextlib.suppress(Exception):  # unreadable: shown, as on a first try
-            if await store.get_json(away_key(job.inbound_id)) == job.deliveries - 1:
-                return math.inf
-    return after
+            return bool(await store.get_json(away_key(job.inbound_id)) == job.deliveries - 1)
+    return False
 
 
 class WorkingIndicator:

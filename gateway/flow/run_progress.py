@@ -2,32 +2,103 @@
 the platform shows one and streaming is on (``flow.live``), or else a "working…" indicator
 (``flow.progress``); and the live message an earlier attempt left, closed.
 
+A try that follows a hand-back because the agent was away (``progress.handed_back_before``) is
+held: nothing shows while its attempts are refused (the person saw "working…" and was told the
+message is kept), and its progress starts, as a first try's would, once it reaches the agent: an
+attempt of the agent call that goes on ``REACHED_AFTER`` seconds (``progress_after_seconds`` if
+longer) without being refused, or the agent's first event of the run (``RunProgress``).
+
 ``ShowsProgress`` is a part of ``AgentRun``, which it is mixed into.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
 
+from clarigate.agent.events import RunEvent
 from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import Conversation, MessageRef, Sender
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.boundary.outbound_items import LiveEnd
 from clarigate.gateway.flow.live import LiveReply, LiveResult, live_key
-from clarigate.gateway.flow.progress import WorkingIndicator, working_after
+from clarigate.gateway.flow.progress import CLEAR_PROGRESS_SECONDS, WorkingIndicator, handed_back_before
 from clarigate.gateway.flow.stops import RunStops
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.records import Job
 
+T = TypeVar("T")
+
+#: A held try's attempt of the agent call that goes on this long without being refused reached the
+#: agent (an agent away refuses a connection at once): its progress starts then.
+REACHED_AFTER = 0.5
+
 
 @dataclass
 class RunProgress:
-    """What shows the run is under way: its live message, or else a "working…" indicator."""
+    """What shows the run is under way: its live message, or else a "working…" indicator.
+
+    ``held``: a try after a hand-back for the agent away, not started yet: started (at once, as a
+    run past ``progress_after_seconds``) once an attempt reaches the agent (``attempt``,
+    ``on_event``); ``settle()`` when the agent call is over, before it is finished."""
 
     live: LiveReply | None
     working: WorkingIndicator | None
+    held: bool = False
+    after: float = 0.0  # a held try: how long an attempt goes on before its progress starts
+    _timer: asyncio.TimerHandle | None = field(default=None, repr=False)
+    _starting: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    async def attempt(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``, one attempt of the agent call; a held try starts its progress once the
+        attempt has gone on ``after`` seconds (one refused before shows nothing)."""
+        if self.held and self._starting is None:
+            self._timer = asyncio.get_running_loop().call_later(self.after, self.reached)
+        try:
+            return await call()
+        finally:
+            self._disarm()
+
+    async def on_event(self, event: RunEvent) -> None:
+        """The run's event for its live message; the first one: the agent took the run."""
+        if self.held and self._starting is None:
+            self.reached()
+            if self._starting is not None:
+                with contextlib.suppress(Exception):  # a failed show was logged; the run goes on
+                    await asyncio.shield(self._starting)
+        if self.live is not None:
+            await self.live.on_event(event)
+
+    def reached(self) -> None:
+        """The agent took the run: start its progress (once)."""
+        self._disarm()
+        if self.held and self._starting is None:
+            self._starting = asyncio.get_running_loop().create_task(self.start())
+
+    async def start(self) -> None:
+        """Start the live message, or else the "working…" indicator."""
+        if self.live is not None:
+            await self.live.start()
+        elif self.working is not None:
+            await self.working.start()
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    async def settle(self) -> None:
+        """The agent call is over: nothing starts any more; a start on its way is waited for (what
+        it showed is cleared next, as a run's progress is)."""
+        self._disarm()
+        self.held = False
+        if self._starting is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(self._starting), CLEAR_PROGRESS_SECONDS)
 
 
 class ShowsProgress:
@@ -41,15 +112,17 @@ class ShowsProgress:
     async def _show_progress(
         self, conv: Conversation, locale: Locale, job: Job, sender: Sender
     ) -> RunProgress:
-        """Start the run's live message, or else its "working…" indicator (``working_after``)."""
-        after = await working_after(self.store, job, self.config.progress_after_seconds)
-        live = await self._live_reply(conv, locale, job, sender, after)
-        if live is not None:
-            await live.start()
-            return RunProgress(live, None)
-        working = WorkingIndicator(self.outbox, conv, locale, after=after)
-        await working.start()
-        return RunProgress(None, working)
+        """Start the run's live message, or else its "working…" indicator; a try after a hand-back
+        for the agent away is held instead, to start once it reaches the agent (``RunProgress``)."""
+        after = self.config.progress_after_seconds
+        held = await handed_back_before(self.store, job)
+        shown_after = 0.0 if held else after  # held: started once due, so shown at once then
+        live = await self._live_reply(conv, locale, job, sender, shown_after)
+        working = None if live is not None else WorkingIndicator(self.outbox, conv, locale, after=shown_after)
+        progress = RunProgress(live, working, held=held, after=max(after, REACHED_AFTER))
+        if not held:
+            await progress.start()
+        return progress
 
     # --- the live message of a run (gateway/flow/live.py) ------------------------------------
 

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from clarigate.adapters.testing import ScriptedRunner, TestAdapter
+from clarigate.agent.events import ToolStarted
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary.messages import Conversation, MessageRef
-from clarigate.gateway.boundary.outbound_items import Outbound, ProgressUpdate
+from clarigate.gateway.boundary.outbound_items import Outbound, ProgressUpdate, TextReply
+from clarigate.gateway.boundary.retry import RetryPolicy
+from clarigate.gateway.flow import outage
+from clarigate.gateway.runners.base import AgentUnavailable, RunInput
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.memory import MemoryStore
 
@@ -72,3 +77,92 @@ async def test_a_failed_long_run_clears_working_and_says_so(make_gateway):
     await chat.say("try")
     await gateway.drain()
     assert sequence(chat) == [("progress", "started"), ("progress", "done"), ("error", None)]
+
+
+async def test_the_try_that_reaches_the_agent_after_it_was_away_shows_working_again(
+    make_gateway, monkeypatch, caplog
+):
+    """Two tries handed back (the agent away), then the agent back with a slow run: the person
+    sees "working…" again after "your message is kept", before the answer; the try handed back
+    in between shows none."""
+    monkeypatch.setattr(outage, "UNAVAILABLE_RETRY", RetryPolicy(first=0.05, cap=0.1, within=0.2))
+    monkeypatch.setattr(outage, "NOTICE_AFTER", 0.05)
+    caplog.set_level(logging.WARNING, "clarigate.gateway.flow.turn")
+
+    def handed_back() -> int:
+        return sum("kept for later" in record.getMessage() for record in caplog.records)
+
+    async def away_twice_then_slow(turn):
+        if handed_back() < 2:
+            raise AgentUnavailable("the LangGraph server is down")
+        await asyncio.sleep(1.0)
+        return TurnOutput(replies=["done at last"])
+
+    gateway, chat = await make_gateway(MemoryStore("t"), ScriptedRunner(away_twice_then_slow))
+    await chat.say("long task")
+    await gateway.drain(timeout=30)
+
+    assert handed_back() == 2
+    assert sequence(chat) == [
+        ("progress", "started"),  # the first try: shown at once (``progress_after_seconds`` 0)
+        ("error", None),  # "your message is kept…"
+        ("progress", "done"),
+        ("progress", "started"),  # the try that ran: shown once it reached the agent
+        ("progress", "done"),
+        ("text", None),
+    ]
+
+
+async def test_a_quick_answer_once_the_agent_is_back_shows_no_working_again(
+    make_gateway, monkeypatch, caplog
+):
+    monkeypatch.setattr(outage, "UNAVAILABLE_RETRY", RetryPolicy(first=0.05, cap=0.1, within=0.2))
+    monkeypatch.setattr(outage, "NOTICE_AFTER", 0.05)
+    caplog.set_level(logging.WARNING, "clarigate.gateway.flow.turn")
+
+    def away_once(turn):
+        if not any("kept for later" in record.getMessage() for record in caplog.records):
+            raise AgentUnavailable("the LangGraph server is down")
+        return TurnOutput(replies=["quick"])
+
+    gateway, chat = await make_gateway(MemoryStore("t"), ScriptedRunner(away_once))
+    await chat.say("hello")
+    await gateway.drain(timeout=30)
+    await asyncio.sleep(1.0)  # a timer left armed would show "working…" now
+
+    assert sequence(chat) == [("progress", "started"), ("error", None), ("progress", "done"), ("text", None)]
+
+
+async def test_a_live_message_starts_again_once_the_agent_back_takes_the_run(
+    make_gateway, monkeypatch, caplog
+):
+    """Where runs show live: the try after the hand-back starts its live message ("Working…") on
+    the agent's first event, after "your message is kept" and before the answer."""
+    monkeypatch.setattr(outage, "UNAVAILABLE_RETRY", RetryPolicy(first=0.05, cap=0.1, within=0.2))
+    monkeypatch.setattr(outage, "NOTICE_AFTER", 0.05)
+    caplog.set_level(logging.WARNING, "clarigate.gateway.flow.turn")
+
+    class AwayOnceThenStreaming(ScriptedRunner):
+        async def run_turn(self, run: RunInput) -> TurnOutput:
+            if not any("kept for later" in record.getMessage() for record in caplog.records):
+                raise AgentUnavailable("the LangGraph server is down")
+            assert run.on_event is not None
+            await run.on_event(ToolStarted("search_docs", "c1"))
+            await asyncio.sleep(0.3)  # shorter than REACHED_AFTER: the event started it
+            return TurnOutput(replies=["found it"])
+
+    class Live(TestAdapter):
+        def __init__(self, gateway):  # type: ignore[no-untyped-def]
+            super().__init__(gateway, live=True, live_interval=0.05)
+
+    gateway, chat = await make_gateway(MemoryStore("t"), AwayOnceThenStreaming(), adapter_class=Live)
+    await chat.say("look it up")
+    await gateway.drain(timeout=30)
+
+    kinds = [item.kind for _, item in chat.sent]
+    assert kinds == ["error", "live_end", "text"]  # kept, the first try's message closed, the answer
+    working = [view.status for _, view in chat.shown].count("⏳ Working…")
+    assert working == 2  # the first try's, and the try that ran (none at the try refused between)
+    reply = chat.sent[-1][1]
+    assert isinstance(reply, TextReply) and reply.live is not None and reply.text == "found it"
+    assert reply.live != chat.sent[1][1].ref  # a new live message: the first try's was closed

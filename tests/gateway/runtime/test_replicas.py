@@ -211,11 +211,12 @@ async def test_stopping_finishes_even_when_a_waiting_job_swallows_its_cancellati
     assert gateway.pool.busy == 0
 
 
-async def test_a_job_taken_over_after_a_wait_for_the_agent_shows_working_again(
+async def test_a_job_back_from_a_wait_for_the_agent_shows_working_once_it_runs_and_on_takeover(
     redis_stores, make_gateway, monkeypatch
 ):
-    """A try that follows a hand-back for the agent away shows no "working…" of its own (the
-    person was shown it, and told the message is kept); a takeover from a stopped replica does."""
+    """A try that follows a hand-back for the agent away shows no "working…" before it reaches the
+    agent (the person was shown it, and told the message is kept), then shows it once the run
+    goes on; a takeover from a stopped replica shows its own at once."""
     monkeypatch.setattr(outage, "UNAVAILABLE_RETRY", RetryPolicy(first=0.05, cap=0.1, within=0.2))
     away, hang, started = asyncio.Event(), asyncio.Event(), asyncio.Event()
     away.set()
@@ -238,11 +239,17 @@ async def test_a_job_taken_over_after_a_wait_for_the_agent_shows_working_again(
             break
         await asyncio.sleep(0.01)
     away.clear()
-    await asyncio.wait_for(started.wait(), 5)  # the second delivery: back, no "working…" of its own
+    await asyncio.wait_for(started.wait(), 5)  # the second delivery: back, no "working…" at first
     assert [item.state for item in chat.of_kind("progress")] == ["started", "done"]
+    for _ in range(500):  # the run goes on: it reached the agent, "working…" shows (once)
+        if len(chat.of_kind("progress")) == 3:
+            break
+        await asyncio.sleep(0.01)
+    assert [item.state for item in chat.of_kind("progress")] == ["started", "done", "started"]
     await healthy.start()
     await dying.stop(grace=0)
     await dying.drain(timeout=10)
+    assert [item.state for item in chat.of_kind("progress")] == ["started", "done", "started", "done"]
 
     assert other_chat.texts() == ["You said: long task"]
     assert [item.state for item in other_chat.of_kind("progress")] == ["started", "done"]
