@@ -19,7 +19,7 @@ from slack_bolt.response import BoltResponse
 from clarigate.agent.protocol import ui_text
 from clarigate.gateway.boundary.errors import BadRequest
 from clarigate.gateway.boundary.messages import AcceptOutcome, InboundMessage
-from clarigate.gateway.flow.notices import language_hint
+from clarigate.gateway.flow.notices import language_hint, text_locale
 
 from .commands import command_hint, mention_command, parse_command
 from .decode import unlabeled_channel_ids, unlabeled_group_ids
@@ -34,7 +34,7 @@ from .receive import (
     parse_message_event,
     request_kind,
 )
-from .respond import remember
+from .respond import may_respond, remember
 from .shared import mentioned_in
 from .socket_mode import not_acked
 
@@ -132,15 +132,35 @@ class SlackListeners:
         does not name, a private hint and nothing else (the ack's text is shown to that person only)."""
         message = parse_command(body, self.agent.on)
         if message is None:
-            language = self.names.known_locale(str(body.get("user_id") or ""))  # no lookup before the ack
-            hint = command_hint(body, self.bot_user_id, self.agent.on, language)
-            await ack(text=hint, response_type="ephemeral")
+            await self._command_hint(ack, body)
             return
         # kept for the reply, which goes through it where the bot is not a member of the DM
         await remember(getattr(self.gateway, "state", None), body, message, self.settings.api_url)
         await self.gateway.accept(message)
         await self.outage.answered()
         await ack()
+
+    async def _command_hint(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """A slash command's private hint in the person's language: in the ack when its words or
+        the person's Slack language known already tell it; else the ack says nothing (no lookup
+        holds it back) and the hint follows through the command's ``response_url`` once
+        ``users.info`` (``PeopleBook.locale``, kept an hour) tells it, English when it does not."""
+        user, url = str(body.get("user_id") or ""), str(body.get("response_url") or "")
+        language = self.names.known_locale(user)
+        told = language or text_locale(f"/{str(body.get('text') or '').strip()}")
+        asking = user and self.names.will_know_locale(user) and may_respond(url, self.settings.api_url)
+        if told or not asking:
+            await ack(
+                text=command_hint(body, self.bot_user_id, self.agent.on, language), response_type="ephemeral"
+            )
+            return
+        await ack()
+        self.interactions.after_the_ack(self._hint_later(body, user, url))
+
+    async def _hint_later(self, body: dict[str, Any], user: str, url: str) -> None:
+        """``_command_hint``'s hint after the ack, in the language ``users.info`` gives."""
+        language = await self.names.locale(user)
+        await self.sender.respond(url, command_hint(body, self.bot_user_id, self.agent.on, language))
 
     async def _on_error(
         self, error: Exception, body: dict[str, Any], request: AsyncBoltRequest

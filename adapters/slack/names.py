@@ -177,6 +177,12 @@ class PeopleBook:
         info = self._cached(user_id, time.monotonic())
         return info.locale if info is not None else None
 
+    def will_know_locale(self, user_id: str) -> bool:
+        """Whether ``locale`` would ask Slack about ``user_id``: not had yet, and ``users:read`` not
+        known to be missing."""
+        now = time.monotonic()
+        return self._cached(user_id, now) is None and self._off_until <= now
+
     async def names(self, user_ids: list[str], budget: float = LOOKUP_BUDGET_SECONDS) -> dict[str, str]:
         """The names known for ``user_ids`` (channel ids too) after at most ``budget`` seconds of asking."""
         now = time.monotonic()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import itertools
@@ -124,10 +125,24 @@ class SlackUser:
             "text": text,
             "api_app_id": "A0APP",
             "is_enterprise_install": "false",
-            "response_url": response_url or f"https://hooks.slack.com/commands/{TEAM_ID}/1/x",
+            "response_url": response_url or self.fake.response_url(str(next(_ids))),  # served by the fake
             "trigger_id": trigger_id or f"{next(_ids)}.1.trigger",
         }
         return await self.post(urlencode(fields).encode(), "application/x-www-form-urlencoded")
+
+    async def slash_hint(self, text: str, **fields: Any) -> dict[str, Any]:
+        """A slash command's private answer: the ack's body, else (the ack empty, the person's
+        language asked for after it) what followed through its ``response_url``."""
+        before = len(self.fake.responses)
+        response = await self.slash_command(text, **fields)
+        assert response.status_code == 200
+        if response.content:
+            return dict(response.json())
+        for _ in range(500):  # the adapter answers after the ack: a few event-loop turns
+            if len(self.fake.responses) > before:
+                return self.fake.responses[before]
+            await asyncio.sleep(0.01)
+        raise AssertionError("no answer in the ack nor through the response_url")
 
     async def interact(self, payload: dict[str, Any]) -> httpx.Response:
         """An interactivity request: form-encoded ``payload=<json>``."""

@@ -82,10 +82,9 @@ async def test_a_command_in_a_dm_speaks_to_the_dms_conversation(make_world: Make
 async def test_a_command_in_a_channel_privately_says_to_use_the_thread(make_world: MakeWorld):
     world = await make_world(ScriptedRunner())
     messages, _ = spy_on_core(world)
-    response = await world.user.slash_command("cancel", channel="C5")
-    assert response.status_code == 200
-    assert response.json()["response_type"] == "ephemeral"  # shown to the person who typed it only
-    hint = response.json()["text"]
+    answer = await world.user.slash_hint("cancel", channel="C5")
+    assert answer["response_type"] == "ephemeral"  # shown to the person who typed it only
+    hint = answer["text"]
     assert "<@U0BOT> cancel" in hint
     assert hint.endswith(" Every question also has its own Cancel button.")  # approvals too
     assert messages == []  # which thread was meant is unknown: nothing reaches the core

@@ -62,7 +62,7 @@ async def test_slash_clarigate_new_with_an_exclamation_mark_starts_afresh(make_w
 async def test_in_the_agent_dm_cancel_with_a_full_stop_says_to_type_it_in_the_thread(make_world: MakeWorld):
     world = await make_world(ScriptedRunner(), slack=AGENT)
     messages, _ = spy_on_core(world)
-    said = (await world.user.slash_command("cancel.")).json()["text"]
+    said = (await world.user.slash_hint("cancel."))["text"]
     assert said.startswith("Nothing was done: a command acts on one conversation,")
     assert "<@U0BOT> cancel" in said and messages == []
     assert said.endswith(" Every question also has its own Cancel button.")  # approvals too
@@ -95,13 +95,31 @@ async def test_the_words_typed_outweigh_the_slack_language(make_world: MakeWorld
 async def test_the_agent_dm_hint_uses_a_language_known_without_asking_before_the_ack(make_world: MakeWorld):
     world = await make_world(slack=AGENT)
     world.fake.add_user("U7", display_name="Li", locale="zh-CN")
-    before = (await world.user.slash_command("help", user="U7", channel="D7")).json()["text"]
-    assert before.startswith("Just write what you need.")  # not known yet: English, no lookup
-    assert [c.params["user"] for c in world.fake.attempts("users.info")] == ["U0BOT"]  # at start
     await world.user.event(home_opened(user="U7", channel="D7"))  # the agent opened: language asked
     await world.settle()
-    after = (await world.user.slash_command("help", user="U7", channel="D7")).json()["text"]
+    asked = len(world.fake.attempts("users.info"))
+    response = await world.user.slash_command("help", user="U7", channel="D7")
+    after = response.json()["text"]  # known: in the ack itself, Slack not asked again
     assert (
         after.startswith("直接告诉我您需要什么。")
         and "<@U0BOT> cancel — 取消待回答的问题，或停止进行中的请求" in after.splitlines()
     )
+    assert len(world.fake.attempts("users.info")) == asked
+
+
+async def test_a_zh_persons_first_channel_hint_is_in_chinese(make_world: MakeWorld):
+    """The first ``/clarigate cancel`` a zh-CN person types in a channel, their language not yet
+    known: the ack waits for no lookup and says nothing; the hint follows through the command's
+    ``response_url`` once ``users.info`` (``include_locale``, ``user.locale``) tells the language."""
+    world = await make_world()
+    world.fake.add_user("U7", display_name="Li", locale="zh-CN")
+    response = await world.user.slash_command("cancel", user="U7", channel="C5")
+    assert response.status_code == 200 and not response.content  # nothing waited for, nothing shown
+    await world.settle()
+    hint = world.fake.responses[-1]
+    assert hint["response_type"] == "ephemeral", hint  # for the person who typed it only
+    assert hint["text"].startswith("在频道中，请在对话的话题里给我发消息：<@U0BOT> new"), hint["text"][:60]
+    assert world.fake.people_asked() == ["U7"]
+    again = await world.user.slash_command("status", user="U7", channel="C5")  # known now: in the ack
+    assert again.json()["text"].startswith("在频道中"), again.text[:60]
+    assert world.fake.people_asked() == ["U7"]  # asked once an hour
