@@ -8,14 +8,15 @@ on a LangGraph server is cancelled there (``AgentRunner.abandon``). The job then
 with one line for the person (``run_stopped``), and the messages after it run in order.
 
 Who may stop a run: the person whose request it is, or anyone where ``answer_policy`` is
-``anyone`` (as for closing a question, ``answers.policy_refusal``); anyone else is told privately
-that the run is not theirs to stop. A ``/cancel`` sent before the run started (it ran late: meant
-for the run before, or sent in the same whole second on Telegram) stops nothing, and the job
-running is never withdrawn as a waiting message (``flow.withdrawals``). The person may also stop
-their run on the platform itself (Slack's Stop on the run's streamed message, ``LiveStopped``; a
-terminal's Ctrl-C, ``GatewayPort.stop_run``): ``stop_own`` stops it in this process as their
-``/cancel`` would (Slack names no one for its Stop; only people in the conversation see the
-button, so it is taken as the requester's).
+``anyone`` (as for closing a question, ``answers.policy_refusal``); anyone else is told
+privately that the run is not theirs to stop, once per run and person (``first_time`` in the
+store). A ``/cancel`` sent before the run started (it ran late: meant for the run before, or
+sent in the same whole second on Telegram) stops nothing, and the job running is never withdrawn
+as a waiting message (``flow.withdrawals``). The person may also stop their run on the platform
+itself (Slack's Stop on the run's streamed message, ``LiveStopped``; a terminal's Ctrl-C,
+``GatewayPort.stop_run``): ``stop_own`` stops it in this process as their ``/cancel`` would
+(Slack names no one for its Stop; only people in the conversation see the button, so it is taken
+as the requester's).
 
 A run held by another process (replica or worker) is reached through the store's stop channel
 (Redis pub/sub, ``Store.publish_stop``): the process holding it decides, every other one answers
@@ -65,6 +66,10 @@ STOP_REPLY_WAIT = 2.0
 #: How long a thread's stopped run is remembered (until its next run starts): a second ``/cancel``
 #: meanwhile is told there is nothing to cancel, not that the request is still being worked on.
 STOPPED_REMEMBERED = 30.0
+
+#: How long a refused ``/cancel``'s note is remembered (seconds): the next ones for the same run
+#: and person get no reply (a day: longer than a run goes, ``run_timeout_seconds``).
+REFUSAL_REMEMBERED = 24 * 3600
 
 #: Verdicts of a process holding the thread's run: they outweigh "lately" (no run there, one
 #: stopped there a moment ago) and "none". Each has ``jobs``: the entry ids of the thread's jobs
@@ -220,13 +225,25 @@ class RunStops:
             if withdrawn is not None:
                 return Stop(StopOutcome.WITHDRAWN, withdrawn)
         if said == "refused":
-            who = Sender.model_validate(verdict["who"])
-            refused = Notice.of("stop_not_yours", locale, who=who)
-            return Stop(StopOutcome.NOT_YOURS, TextReply(text=refused.text, private_to=by, notice=refused))
+            return Stop(StopOutcome.NOT_YOURS, await self._refusal(key, by, verdict, locale))
         lines = [notice("nothing_to_cancel", locale)]
         if outstanding and said not in ("stopped", "lately"):
             lines.append(notice("still_working", locale))
         return Stop(StopOutcome.NOTHING, TextReply(text=" ".join(lines)))
+
+    async def _refusal(
+        self, thread_key: str, by: Sender, verdict: dict[str, Any], locale: Locale
+    ) -> TextReply | None:
+        """The private note that the run is not ``by``'s to stop, once per run and person (None
+        after the first, as ``QuestionCommands.private_note``: where a platform cannot show a line
+        to one member only, the group sees it). The run is its job (``jobs``), whichever process
+        decided: the store remembers the note was shown (``REFUSAL_REMEMBERED``)."""
+        run = ",".join(str(job) for job in verdict.get("jobs", []))
+        if not await self.store.first_time(f"stop-note:{thread_key}:{run}:{by.user_id}", REFUSAL_REMEMBERED):
+            log.info("the refusal of a /cancel by %s was shown already: not repeated", by.user_id)
+            return None
+        refused = Notice.of("stop_not_yours", locale, who=Sender.model_validate(verdict["who"]))
+        return TextReply(text=refused.text, private_to=by, notice=refused)
 
     def stop_own(self, thread_key: str, sender: Sender) -> bool:
         """The person stopped their run from the platform itself (Slack's Stop on its streamed

@@ -83,6 +83,52 @@ async def test_someone_elses_cancel_does_not_stop_the_run(store: Store, make_gat
     assert chat.texts("room")[1:] == [STOPPED] and reached == []
 
 
+async def test_a_repeated_cancel_of_someone_elses_run_is_refused_once(store: Store, make_gateway):
+    started, reached = asyncio.Event(), []
+    gateway, chat = await make_gateway(store, ScriptedRunner(_slow_script(started, reached)))
+    room = {"chat": "room", "topic": "t", "direct": False}
+    await chat.say("a long task", user="ann", name="Ann", **room)
+    await asyncio.wait_for(started.wait(), 5)
+
+    await chat.say("/cancel", user="bob", name="Bob", **room)
+    await chat.say("/cancel", user="bob", name="Bob", **room)  # tapped again: not told again
+    await asyncio.sleep(0.3)
+    assert reached == []  # Ann's run goes on
+    await chat.say("/cancel", user="ann", name="Ann", **room)
+    await asyncio.wait_for(gateway.drain(), 10)
+    notes = [item for _, item in chat.sent if isinstance(item, TextReply) and item.private_to is not None]
+    assert [note.private_to.user_id for note in notes if note.private_to] == ["bob"]
+    assert notes[0].text.startswith("Only Ann can stop the request in progress; it goes on.")
+    assert chat.texts("room")[-1] == STOPPED and reached == []
+
+
+async def test_a_refusal_decided_in_another_process_is_shown_once_per_run(redis_stores):
+    here = redis_stores()
+    there = redis_stores(here.prefix)  # another replica on the same Redis: it holds the run
+    ada, bob = Sender(user_id="ada", display_name="Ada"), Sender(user_id="bob", display_name="Bob")
+    conv = Conversation(platform="test", chat_id="c3", chat_type="group")
+    slow = lambda: asyncio.sleep(30)  # noqa: E731
+
+    def cancel(where: Store, by: Sender) -> Any:
+        msg = InboundMessage(platform="test", event_id="e", conversation=conv, sender=by, text="/cancel")
+        return stops_of(where).cancel(msg, outstanding=1, locale="en", policy="starter")
+
+    for entry_id in ("1-0", "2-0"):  # each run of the thread: Bob is told once
+        job = Job(
+            entry_id=entry_id, kind="message", inbound_id=f"test:{entry_id}", order_key=conv.thread_key, seq=1
+        )
+        run = asyncio.ensure_future(stops_of(there).during(conv.thread_key, ada, job, slow))
+        await asyncio.sleep(0.2)  # the run's process is subscribed to the stop channel
+        refused = await cancel(here, bob)  # decided by the run's process, through Redis
+        assert refused is not None and refused.text.startswith("Only Ada can stop")
+        assert await cancel(here, bob) is None  # again: through Redis
+        assert await cancel(there, bob) is None  # again: in the run's own process
+        assert not run.done()
+        assert await cancel(here, ada) is None  # stopping: the run's own line answers
+        with pytest.raises(RunStopped):
+            await asyncio.wait_for(run, 5)
+
+
 async def test_a_run_in_another_process_is_stopped_through_redis(redis_stores):
     here = redis_stores()
     there = redis_stores(here.prefix)  # another replica on the same Redis
