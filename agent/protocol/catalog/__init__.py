@@ -2,16 +2,18 @@
 
 Every line the gateway, the protocol's text fallback, approvals, run limits, the terminal and
 each adapter show comes from here, so a command reads the same on every platform and a
-translation is made once. ``text(key, locale, **fields)`` fills a line's ``{placeholders}``;
-``icon(kind)`` is the icon of a clarification type or a status. The protocol package is a leaf
-every side imports, so this module imports nothing of the gateway's or the adapters'. The words
-risk confirmations are read by live in ``risk_words``, the lines themselves in ``words`` (those
-only Telegram shows in ``telegram_words``).
+translation is made once. ``text(key, locale, **fields)`` fills a line's ``{placeholders}`` (a
+quoted value that already ends its sentence, ``“Book the trip?”``, is not given the line's full
+stop too); ``icon(kind)`` is the icon of a clarification type or a status. The protocol package
+is a leaf every side imports, so this module imports nothing of the gateway's or the adapters'.
+The words risk confirmations are read by live in ``risk_words``, the lines themselves in
+``words`` (those only Telegram shows in ``telegram_words``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 
 from ..models import Locale
@@ -34,6 +36,11 @@ ICONS: dict[str, str] = {
 }
 DEFAULT_ICON = "❓"
 
+#: A ``{slot}`` between quotes, then the line's own full stop (``“{question}”.``, ``「{question}」。``).
+_QUOTED_THEN_STOP = re.compile(r"(?<!\{)(\{(\w+)\}[”」』\"’])[.。]")
+#: What already ends a sentence: a quoted value ending in one needs no second stop after its quote.
+_SENTENCE_ENDS = (".", "?", "!", "。", "？", "！", "…")
+
 
 def text(key: str, locale: Locale = "en", **fields: object) -> str:
     """The line ``key`` in ``locale`` (English when there is none), its ``{placeholders}`` filled.
@@ -41,7 +48,17 @@ def text(key: str, locale: Locale = "en", **fields: object) -> str:
     An unknown key raises ``KeyError``: a typo is a bug, not a blank line.
     """
     line = WORDS[key].get(locale) or WORDS[key]["en"]
-    return line.format(**fields) if fields else line
+    if not fields:
+        return line
+    return _QUOTED_THEN_STOP.sub(lambda m: _stop_once(m, fields), line).format(**fields)
+
+
+def _stop_once(quoted: re.Match[str], fields: dict[str, object]) -> str:
+    """``“{question}”.`` as it is, or without its stop when the quoted value already ends a
+    sentence (``“Book the trip?”``, not ``“Book the trip?”.``); the value itself is untouched."""
+    value = fields.get(quoted.group(2))
+    ends = value is not None and str(value).rstrip().endswith(_SENTENCE_ENDS)
+    return quoted.group(1) if ends else quoted.group(0)
 
 
 #: The name most call sites use (renderers, answers, forms): the same function.

@@ -127,7 +127,7 @@ def test_status_in_a_form_answers_and_asks_the_field_again(bot: Bot) -> None:
 def test_cancel_in_a_form_declines_it_and_the_agent_is_told(bot: Bot) -> None:
     out = bot.chat("create a project", "atlas", "/cancel")
 
-    assert "bot> ✖ Cancelled the question “Tell me about the project.”." in out
+    assert "bot> ✖ Cancelled the question “Tell me about the project.”" in out
     response = bot.agent.calls[-1].response
     assert response is not None and response.response_kind == "declined"
     assert bot.adapter.open is None
@@ -204,7 +204,7 @@ def test_a_command_instead_of_confirm_works_and_the_pick_still_waits(bot: Bot) -
 def test_cancel_instead_of_confirm_closes_the_question(bot: Bot) -> None:
     out = bot.chat("wipe the test data", "2", "/cancel")
 
-    assert "bot> ✖ Cancelled the question “Delete the test data?”." in out
+    assert "bot> ✖ Cancelled the question “Delete the test data?”" in out
     assert "Not confirmed" not in out  # the question is closed, not "still open"
     response = bot.agent.calls[-1].response
     assert response is not None and response.response_kind == "declined"

@@ -25,7 +25,7 @@ def test_cancel_dismisses_the_open_question(tmp_path: Path) -> None:
 
     # the core's words, as on every platform
     cancelled = (
-        "bot> ✖ Cancelled the question “Which database should I use?”. I will go on without the answer."
+        "bot> ✖ Cancelled the question “Which database should I use?” I will go on without the answer."
     )
     assert cancelled in out
     assert "Going with" not in out
@@ -37,7 +37,7 @@ def test_cancel_dismisses_the_open_question(tmp_path: Path) -> None:
 def test_cancel_leaves_a_form_half_way(tmp_path: Path) -> None:
     out = run_chat(tmp_path, ["create a project", "atlas", "/cancel", "/status"])
 
-    assert "bot> ✖ Cancelled the question “Tell me about the new project.”." in out
+    assert "bot> ✖ Cancelled the question “Tell me about the new project.”" in out
     assert out.count("Language [") == 1  # the form was left at its second field
     assert "Created the project" not in out
     assert "• No open question." in out

@@ -17,7 +17,7 @@ from clarigate.gateway.store.base import Store
 
 from .test_dismissing import STOPPED, graph_interrupt
 
-CANCELLED = "✖ Cancelled the question “Book the trip?”."
+CANCELLED = "✖ Cancelled the question “Book the trip?”"
 
 
 class SlowToConfirm(TestAdapter):

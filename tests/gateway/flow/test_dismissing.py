@@ -167,9 +167,9 @@ def graph_interrupt(refuses: bool, locale: str = "en"):
 @pytest.mark.parametrize(
     ("refuses", "locale", "said"),
     [
-        (True, "en", ["✖ Cancelled the question “Book the trip?”.", STOPPED["en"]]),
-        (True, "zh", ["✖ 已取消问题「Book the trip?」。", STOPPED["zh"]]),
-        (False, "en", ["✖ Cancelled the question “Book the trip?”.", "Going on without it."]),
+        (True, "en", ["✖ Cancelled the question “Book the trip?”", STOPPED["en"]]),
+        (True, "zh", ["✖ 已取消问题「Book the trip?」", STOPPED["zh"]]),
+        (False, "en", ["✖ Cancelled the question “Book the trip?”", "Going on without it."]),
     ],
 )
 async def test_cancel_command_on_a_graphs_interrupt_answers_at_once_then_says_a_refused_task_stopped(
