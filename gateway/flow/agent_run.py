@@ -169,7 +169,8 @@ class AgentRun(ShowsProgress):
             # the job's inbound id names the turn: a run handed back midway resumes from its
             # last checkpoint, and a finished one gives its output again without running
             metadata=run_metadata(conv, turn.job),
-            on_event=progress.on_event if progress.live is not None else None,
+            # a held try's too, live or not: its first event is when its progress starts
+            on_event=progress.on_event if progress.live is not None or progress.held else None,
             # who is talking and where (``clarigate.agent.who``)
             speaker=speaker_for(self.config, conv, sender, locale=turn.language, may_answer=turn.may_answer),
         )

@@ -4,9 +4,9 @@ the platform shows one and streaming is on (``flow.live``), or else a "working�
 
 A try that follows a hand-back because the agent was away (``progress.handed_back_before``) is
 held: nothing shows while its attempts are refused (the person saw "working…" and was told the
-message is kept), and its progress starts, as a first try's would, once it reaches the agent: an
-attempt of the agent call that goes on ``REACHED_AFTER`` seconds (``progress_after_seconds`` if
-longer) without being refused, or the agent's first event of the run (``RunProgress``).
+message is kept), and its progress starts, as a first try's would, once it reaches the agent: the
+agent's first event of the run (given for a held try on every platform), or else an attempt of the
+agent call that goes on ``REACHED_AFTER`` seconds without being refused (``RunProgress``).
 
 ``ShowsProgress`` is a part of ``AgentRun``, which it is mixed into.
 """
@@ -25,7 +25,7 @@ from clarigate.gateway.boundary.messages import Conversation, MessageRef, Sender
 from clarigate.gateway.boundary.outbound import Outbox
 from clarigate.gateway.boundary.outbound_items import LiveEnd
 from clarigate.gateway.flow.live import LiveReply, LiveResult, live_key
-from clarigate.gateway.flow.progress import CLEAR_PROGRESS_SECONDS, WorkingIndicator, handed_back_before
+from clarigate.gateway.flow.progress import WorkingIndicator, handed_back_before
 from clarigate.gateway.flow.stops import RunStops
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import Store
@@ -33,9 +33,12 @@ from clarigate.gateway.store.records import Job
 
 T = TypeVar("T")
 
-#: A held try's attempt of the agent call that goes on this long without being refused reached the
-#: agent (an agent away refuses a connection at once): its progress starts then.
-REACHED_AFTER = 0.5
+#: A held try's attempt of the agent call that goes on this long without being refused nor any event
+#: of the run reached the agent: its progress starts then. An agent away is not always refused at
+#: once: a connect or pool timeout (the server runner's HTTP calls, the checkpointer's connection
+#: pool: 30 s each), a slow proxy's 5xx are ``AgentUnavailable`` too, so this is well past them
+#: (a run that reached the agent starts it sooner, on its first event).
+REACHED_AFTER = 45.0
 
 
 @dataclass
@@ -43,8 +46,9 @@ class RunProgress:
     """What shows the run is under way: its live message, or else a "working…" indicator.
 
     ``held``: a try after a hand-back for the agent away, not started yet: started (at once, as a
-    run past ``progress_after_seconds``) once an attempt reaches the agent (``attempt``,
-    ``on_event``); ``settle()`` when the agent call is over, before it is finished."""
+    run past ``progress_after_seconds``) once the run reaches the agent (its first event,
+    ``on_event``; or an attempt going on ``after`` seconds, ``attempt``); ``settle()`` when the
+    agent call is over, before it is finished."""
 
     live: LiveReply | None
     working: WorkingIndicator | None
@@ -92,13 +96,15 @@ class RunProgress:
             self._timer = None
 
     async def settle(self) -> None:
-        """The agent call is over: nothing starts any more; a start on its way is waited for (what
-        it showed is cleared next, as a run's progress is)."""
+        """The agent call is over: nothing starts any more; a start on its way is waited for, however
+        long the platform takes to show it (one call, bounded by its client's timeouts and the
+        retry policy): what it showed is then cleared or finished, as a run's progress is (a
+        message shown after it was finished would stay "Working…" for good)."""
         self._disarm()
         self.held = False
         if self._starting is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(self._starting), CLEAR_PROGRESS_SECONDS)
+            with contextlib.suppress(Exception):  # a failed show was logged; nothing to clear
+                await asyncio.shield(self._starting)
 
 
 class ShowsProgress:

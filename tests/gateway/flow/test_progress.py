@@ -11,7 +11,7 @@ from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary.messages import Conversation, MessageRef
 from clarigate.gateway.boundary.outbound_items import Outbound, ProgressUpdate, TextReply
 from clarigate.gateway.boundary.retry import RetryPolicy
-from clarigate.gateway.flow import outage
+from clarigate.gateway.flow import outage, run_progress
 from clarigate.gateway.runners.base import AgentUnavailable, RunInput
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.memory import MemoryStore
@@ -92,13 +92,16 @@ async def test_the_try_that_reaches_the_agent_after_it_was_away_shows_working_ag
     def handed_back() -> int:
         return sum("kept for later" in record.getMessage() for record in caplog.records)
 
-    async def away_twice_then_slow(turn):
-        if handed_back() < 2:
-            raise AgentUnavailable("the LangGraph server is down")
-        await asyncio.sleep(1.0)
-        return TurnOutput(replies=["done at last"])
+    class AwayTwiceThenSlow(ScriptedRunner):
+        async def run_turn(self, run: RunInput) -> TurnOutput:
+            if handed_back() < 2:
+                raise AgentUnavailable("the LangGraph server is down")
+            assert run.on_event is not None  # a held try hears the run's events, live or not
+            await run.on_event(ToolStarted("search_docs", "c1"))  # the agent took the run
+            await asyncio.sleep(1.0)
+            return TurnOutput(replies=["done at last"])
 
-    gateway, chat = await make_gateway(MemoryStore("t"), ScriptedRunner(away_twice_then_slow))
+    gateway, chat = await make_gateway(MemoryStore("t"), AwayTwiceThenSlow())
     await chat.say("long task")
     await gateway.drain(timeout=30)
 
@@ -107,7 +110,7 @@ async def test_the_try_that_reaches_the_agent_after_it_was_away_shows_working_ag
         ("progress", "started"),  # the first try: shown at once (``progress_after_seconds`` 0)
         ("error", None),  # "your message is kept…"
         ("progress", "done"),
-        ("progress", "started"),  # the try that ran: shown once it reached the agent
+        ("progress", "started"),  # the try that ran: shown on the agent's first event
         ("progress", "done"),
         ("text", None),
     ]
@@ -148,7 +151,7 @@ async def test_a_live_message_starts_again_once_the_agent_back_takes_the_run(
                 raise AgentUnavailable("the LangGraph server is down")
             assert run.on_event is not None
             await run.on_event(ToolStarted("search_docs", "c1"))
-            await asyncio.sleep(0.3)  # shorter than REACHED_AFTER: the event started it
+            await asyncio.sleep(0.3)  # far shorter than REACHED_AFTER: the event started it
             return TurnOutput(replies=["found it"])
 
     class Live(TestAdapter):
@@ -166,3 +169,77 @@ async def test_a_live_message_starts_again_once_the_agent_back_takes_the_run(
     reply = chat.sent[-1][1]
     assert isinstance(reply, TextReply) and reply.live is not None and reply.text == "found it"
     assert reply.live != chat.sent[1][1].ref  # a new live message: the first try's was closed
+
+
+async def test_a_held_live_message_slow_to_show_is_ended_when_the_run_ends_meanwhile(
+    make_gateway, monkeypatch, caplog
+):
+    """The try after the hand-back starts its live message ("Working…"), the platform takes longer
+    to show it than a run's progress is given to clear (rate limited), and the run ends meanwhile:
+    the message is still ended once it shows; no "Working…" is left beside the answer."""
+    monkeypatch.setattr(outage, "UNAVAILABLE_RETRY", RetryPolicy(first=0.05, cap=0.1, within=0.2))
+    monkeypatch.setattr(outage, "NOTICE_AFTER", 0.05)
+    monkeypatch.setattr(run_progress, "CLEAR_PROGRESS_SECONDS", 0.1, raising=False)  # a cap, if any
+    monkeypatch.setattr(run_progress, "REACHED_AFTER", 0.05)
+    caplog.set_level(logging.WARNING, "clarigate.gateway.flow.turn")
+
+    def handed_back() -> bool:
+        return any("kept for later" in record.getMessage() for record in caplog.records)
+
+    class SlowToShowLive(TestAdapter):
+        def __init__(self, gateway):  # type: ignore[no-untyped-def]
+            super().__init__(gateway, live=True, live_interval=0.05)
+            self.made: list[MessageRef] = []
+
+        async def show_live(self, conversation, view, ref):  # type: ignore[no-untyped-def]
+            if handed_back():
+                await asyncio.sleep(0.5)
+            shown = await super().show_live(conversation, view, ref)
+            if ref is None and shown is not None:
+                self.made.append(shown)
+            return shown
+
+    async def away_once_then_slow(turn):
+        if not handed_back():
+            raise AgentUnavailable("the LangGraph server is down")
+        await asyncio.sleep(0.2)  # past REACHED_AFTER, while "Working…" is on its way
+        return TurnOutput(replies=["done at last"])
+
+    gateway, chat = await make_gateway(
+        MemoryStore("t"), ScriptedRunner(away_once_then_slow), adapter_class=SlowToShowLive
+    )
+    await chat.say("long task")
+    await gateway.drain(timeout=30)
+    await asyncio.sleep(0.6)  # a show still on its way would land now
+
+    assert len(chat.made) == 2  # the first try's live message, and the held try's
+    ended = [item.ref for _, item in chat.sent if item.kind == "live_end"]
+    answer = chat.sent[-1][1]
+    assert isinstance(answer, TextReply) and answer.text == "done at last"
+    assert all(ref in ended or ref == answer.live for ref in chat.made)  # none left "Working…"
+
+
+async def test_a_held_try_refused_slowly_shows_no_working(make_gateway, monkeypatch, caplog):
+    """An agent away may refuse slowly (a connect timeout, a slow proxy's 5xx): the try it refused
+    shows no "working…" between "your message is kept" and the answer."""
+    monkeypatch.setattr(outage, "UNAVAILABLE_RETRY", RetryPolicy(first=0.05, cap=0.1, within=0.2))
+    monkeypatch.setattr(outage, "NOTICE_AFTER", 0.05)
+    caplog.set_level(logging.WARNING, "clarigate.gateway.flow.turn")
+
+    def handed_back() -> int:
+        return sum("kept for later" in record.getMessage() for record in caplog.records)
+
+    async def refused_then_slowly_then_back(turn):
+        if handed_back() == 0:
+            raise AgentUnavailable("the LangGraph server is down")
+        if handed_back() == 1:
+            await asyncio.sleep(0.7)  # a connect timeout
+            raise AgentUnavailable("the LangGraph server did not answer")
+        return TurnOutput(replies=["here"])
+
+    gateway, chat = await make_gateway(MemoryStore("t"), ScriptedRunner(refused_then_slowly_then_back))
+    await chat.say("hello")
+    await gateway.drain(timeout=30)
+
+    assert handed_back() == 2
+    assert sequence(chat) == [("progress", "started"), ("error", None), ("progress", "done"), ("text", None)]

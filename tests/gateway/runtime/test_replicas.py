@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request
+from clarigate.agent.events import ToolStarted
 from clarigate.agent.harness import TurnOutput
 from clarigate.gateway.boundary.messages import AcceptOutcome, AnswerStatus, InboundAnswer, Sender
 from clarigate.gateway.boundary.retry import RetryPolicy
 from clarigate.gateway.flow import outage
-from clarigate.gateway.runners.base import AgentUnavailable
+from clarigate.gateway.runners.base import AgentUnavailable, RunInput
 
 
 async def test_thread_mapping_survives_a_restart(redis_stores, make_gateway):
@@ -221,16 +222,20 @@ async def test_a_job_back_from_a_wait_for_the_agent_shows_working_once_it_runs_a
     away, hang, started = asyncio.Event(), asyncio.Event(), asyncio.Event()
     away.set()
 
-    async def away_then_stuck(turn: Turn) -> TurnOutput:
-        if away.is_set():
-            raise AgentUnavailable("the LangGraph server is down")
-        started.set()
-        await hang.wait()  # never set: this replica dies mid-run
-        return TurnOutput(replies=["too late"])
+    class AwayThenStuck(ScriptedRunner):
+        async def run_turn(self, run: RunInput) -> TurnOutput:
+            if away.is_set():
+                raise AgentUnavailable("the LangGraph server is down")
+            started.set()
+            await asyncio.sleep(0.1)
+            assert run.on_event is not None
+            await run.on_event(ToolStarted("search_docs", "c1"))  # the agent took the run
+            await hang.wait()  # never set: this replica dies mid-run
+            return TurnOutput(replies=["too late"])
 
     store = redis_stores()
     healthy_runner = ScriptedRunner()
-    dying, chat = await make_gateway(store, ScriptedRunner(away_then_stuck))
+    dying, chat = await make_gateway(store, AwayThenStuck())
     healthy, other_chat = await make_gateway(redis_stores(store.prefix), healthy_runner, start=False)
 
     assert await chat.say("long task") is AcceptOutcome.ACCEPTED
@@ -241,7 +246,7 @@ async def test_a_job_back_from_a_wait_for_the_agent_shows_working_once_it_runs_a
     away.clear()
     await asyncio.wait_for(started.wait(), 5)  # the second delivery: back, no "working…" at first
     assert [item.state for item in chat.of_kind("progress")] == ["started", "done"]
-    for _ in range(500):  # the run goes on: it reached the agent, "working…" shows (once)
+    for _ in range(500):  # the agent's first event: it took the run, "working…" shows (once)
         if len(chat.of_kind("progress")) == 3:
             break
         await asyncio.sleep(0.01)
