@@ -48,10 +48,11 @@ from clarigate.agent.protocol import (
     ui_text,
 )
 from clarigate.agent.protocol.bounds import bound_error
+from clarigate.agent.protocol.catalog.command_words import names_of
 from clarigate.agent.protocol.risk import form_goes_ahead, is_confirm_word
 from clarigate.gateway.boundary.messages import AnswerStatus
 from clarigate.gateway.boundary.outbound_items import ClarificationOut
-from clarigate.gateway.flow.commands import parse_command
+from clarigate.gateway.flow.commands import TRAILING_PUNCTUATION, parse_command
 from clarigate.gateway.flow.notices import COMMAND_SLASHES
 
 from .adapter import ConsoleAdapter
@@ -74,6 +75,14 @@ def forgiving(stdin: TextIO) -> TextIO:
 
 class Leave(Exception):
     """The person typed /quit or the input ended."""
+
+
+def is_quit(text: str) -> bool:
+    """True when the line ``text`` (stripped) is ``/quit`` by one of its names (``/退出``), written
+    as the core's commands may be: a full-width slash, any case, sentence punctuation after it."""
+    if len(text) < 2 or text[0] not in COMMAND_SLASHES:
+        return False
+    return text[1:].lower().rstrip(TRAILING_PUNCTUATION) in names_of(QUIT.removeprefix("/"))
 
 
 def is_form(request: HumanInputRequest) -> bool:
@@ -101,19 +110,22 @@ class ConsoleChat:
         self.terminal = Terminal(self.stdin, adapter.out) if is_terminal(self.stdin) else None
 
     def read(self, prompt: str) -> str:
-        """One line of input without its newline; ``Leave`` at end of input or on /quit."""
+        """One line of input without its newline; ``Leave`` at end of input or on /quit. Piped
+        input is not echoed by a terminal: the line read is printed after its prompt, so a
+        transcript reads one turn a line (``you> hello``, then ``bot> …``)."""
         if self.terminal is not None:
             line = self.terminal.line(prompt)
         else:
-            out = self.adapter.out
-            out.write(prompt)
-            out.flush()
+            self.adapter.out.write(prompt)
+            self.adapter.out.flush()
             line = self.stdin.readline()
+        text = _UNDECODED.sub("\ufffd", line).strip()
+        if self.terminal is None and line != "":
+            self.adapter.print(inert(text))
         if line == "":
             self.adapter.print("")
             raise Leave
-        text = _UNDECODED.sub("\ufffd", line).strip()
-        if text == QUIT:
+        if is_quit(text):
             raise Leave
         return text
 
@@ -182,7 +194,7 @@ class ConsoleChat:
         is not answered; a command that answers out of turn goes to the core at once; anything
         else (and the end of input) waits for the run, as one message."""
         message = _UNDECODED.sub("\ufffd", text).strip()
-        if message == QUIT:  # leave now: what still runs or waits is not kept once the chat closes
+        if is_quit(message):  # leave now: what still runs or waits is not kept once the chat closes
             self.adapter._close_line()
             self.adapter.print(
                 PROBLEM + words("left_waiting", self.adapter.reply_locale or self.adapter.locale)

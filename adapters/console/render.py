@@ -18,7 +18,7 @@ from clarigate.agent.protocol import (
     render_text_fallback,
     ui_text,
 )
-from clarigate.agent.protocol.models import Locale
+from clarigate.agent.protocol.models import SOURCE, Locale
 from clarigate.agent.protocol.risk import APPROVAL_SOURCE
 from clarigate.gateway.boundary.outbound_items import (
     ClarificationClosed,
@@ -34,15 +34,16 @@ BOT = "bot> "
 PROBLEM = "  ! "
 STATUS = "  "  # before a step of a run shown live ("🔧 Searching the docs…")
 HINT = "  · "  # before a form field's hint (its description, its range), on the line above its prompt
+EXAMPLE = "  "  # before a form field's example (the agent's placeholder: ``e.g. my-project``), as above
 QUIT = "/quit"
 
 # ESC, CSI and the other C0/C1 controls except tab and newline: model text must not drive the terminal
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def words(key: str, locale: Locale = "en") -> str:
-    """The terminal's own line ``key`` in ``locale`` (the catalog's ``chat_<key>``)."""
-    return catalog.text(f"chat_{key}", locale)
+def words(key: str, locale: Locale = "en", **fields: str) -> str:
+    """The terminal's own line ``key`` in ``locale`` (the catalog's ``chat_<key>``), its ``fields`` filled."""
+    return catalog.text(f"chat_{key}", locale, **fields)
 
 
 def inert(text: str) -> str:
@@ -114,14 +115,21 @@ def field_prompt(field: FormField, locale: Locale = "en") -> str:
 
 
 def field_hint(field: FormField, request: HumanInputRequest) -> str | None:
-    """The line shown above a form field's first prompt: its hint (``placeholder``: a schema
-    field's description and range, an example), on one line; None when it has none, when the
-    prompt already says it (``YYYY-MM-DD``), or for an approval's Edit (it repeats the argument,
-    which the prompt shows as the current value)."""
+    """The line shown above a form field's first prompt: its hint (``placeholder``), on one line;
+    None when it has none, when the prompt already says it (``YYYY-MM-DD``), or for an approval's
+    Edit (it repeats the argument, which the prompt shows as the current value).
+
+    The agent's placeholder (``ask_clarification``) is an example, never a value Enter takes, and
+    says so (``e.g. my-project``); a graph's (a schema field's description and range) is what the
+    field is, after a dot. A field's default is its prompt's (``field_prompt``: Enter keeps it)."""
     hint = " ".join((field.placeholder or "").split())
     if not hint or request.source == APPROVAL_SOURCE or hint in field_prompt(field, request.locale):
         return None
-    return HINT + inert(hint)
+    if request.source != SOURCE:
+        return HINT + inert(hint)
+    said = tuple(words("example", locale, hint="").strip().casefold() for locale in ("en", "zh"))
+    example = hint if hint.casefold().startswith(said) else words("example", request.locale, hint=hint)
+    return EXAMPLE + inert(example)
 
 
 def live_delta(printed: str, text: str) -> tuple[str, bool]:

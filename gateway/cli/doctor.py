@@ -19,7 +19,13 @@ from clarigate.gateway.runners.in_process import LangGraphRunner
 from clarigate.gateway.runners.routed import RoutedRunner
 from clarigate.gateway.runners.server import LangGraphServerRunner
 from clarigate.gateway.runtime.app import build_adapter, build_runner, store_description
-from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, load_config, startup_problems
+from clarigate.gateway.runtime.config import (
+    TRY_CHAT,
+    GatewayConfig,
+    credential_hints,
+    load_config,
+    startup_problems,
+)
 from clarigate.gateway.runtime.identity import identity_clashes, platform_identities
 from clarigate.gateway.runtime.preflight import (
     ExitCode,
@@ -323,9 +329,7 @@ async def _check_platforms(config: GatewayConfig, runner: AgentRunner, report: R
         else:
             report.ok.append(f"{name}: credentials accepted")
     if not enabled and not half_set:
-        report.notes.append(
-            f"no platform is enabled: set {credential_hints(config)} (try `clarigate chat` first)"
-        )
+        report.notes.append(f"no platform is enabled: set {credential_hints(config)} (try {TRY_CHAT} first)")
 
 
 class _NoStore:

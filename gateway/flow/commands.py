@@ -107,7 +107,7 @@ def help_text(
     listed = [name for name in COMMANDS if name != "start"] + list(extra)
     lines = [intro or notice("help", locale), "", notice("commands", locale)]
     lines += [f"{spell(name)} — {notice(f'cmd_{name}', locale)}" for name in listed]
-    lines += aliases_line(locale, spell)  # in Chinese: the Chinese names (``/取消``)
+    lines += aliases_line(locale, spell, extra)  # in Chinese: the Chinese names (``/取消``)
     return "\n".join(lines)
 
 

@@ -351,6 +351,11 @@ def startup_problems(config: GatewayConfig) -> list[str]:
     return problems
 
 
+#: How to try the agent in the terminal, for "no platform is enabled" messages: after ``make …``
+#: alone, ``clarigate`` is in the virtual environment, not on the PATH.
+TRY_CHAT = "`make chat` (or `clarigate chat` in the virtual environment)"
+
+
 def credential_hints(config: GatewayConfig) -> str:
     """What turns each platform on, for "no platform is enabled" messages."""
     return "; or ".join(p.credential_hint() for p in config.known_platforms().values())

@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - installed with clarigate
 
 from clarigate.gateway.flow.intake import Gateway
 from clarigate.gateway.runtime.app import build_gateway, close_gateway, store_line
-from clarigate.gateway.runtime.config import GatewayConfig, credential_hints, startup_problems
+from clarigate.gateway.runtime.config import TRY_CHAT, GatewayConfig, credential_hints, startup_problems
 from clarigate.gateway.runtime.graceful import GracefulServer
 from clarigate.gateway.runtime.identity import IdentityClash, claim_identities, platform_identities
 from clarigate.gateway.runtime.logs import access_logged, guard_handlers
@@ -245,8 +245,9 @@ def _announce(
     else:
         log.warning(
             "no platform is enabled: only the health endpoints are served. To enable one, set %s. "
-            "To try the agent right away, run `clarigate chat`.",
+            "To try the agent right away, run %s.",
             credential_hints(config),
+            TRY_CHAT,
         )
 
 

@@ -56,6 +56,8 @@ TYPED_WORDS: dict[str, dict[Locale, str]] = {
     "err_max_items": {"en": "Choose at most {high}", "zh": "最多选择 {high} 项"},
     # --- the end of a form field's prompt in the terminal (adapters/console/render.py) -------------
     "chat_field_end": {"en": ": ", "zh": "："},
+    # the agent's placeholder above a field's prompt: an example, not what Enter takes
+    "chat_example": {"en": "e.g. {hint}", "zh": "例如 {hint}"},
     # --- the terminal (adapters/console/receive.py): Ctrl-C while a run works ----------------------
     "chat_interrupted": {
         "en": "Interrupted: stopped before the answer to your last message was finished (send it again"

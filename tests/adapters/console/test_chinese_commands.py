@@ -3,6 +3,9 @@ commands, answered in Chinese; ``/取消订单`` is a request for the agent."""
 
 from __future__ import annotations
 
+from clarigate.adapters.console.receive import is_quit
+from clarigate.agent.protocol.catalog.command_words import aliases_line
+
 from .test_console import Bot
 
 
@@ -20,6 +23,9 @@ def test_bangzhu_answers_the_help_in_chinese(bot: Bot) -> None:
 
     assert "直接告诉我您需要什么。" in out
     assert "/cancel — 取消待回答的问题，或停止进行中的请求" in out
+    assert (
+        "也可以输入中文命令：/新对话，/重新开始，/取消，/状态，/帮助，/退出" in out
+    )  # the terminal's /退出 too
     assert bot.agent.calls == []  # never a request
 
 
@@ -27,3 +33,22 @@ def test_a_longer_word_starting_with_an_alias_is_a_request(bot: Bot) -> None:
     out = bot.chat("/取消订单")
 
     assert "bot> You said: /取消订单" in out
+
+
+def test_tuichu_leaves_the_chat_like_quit(bot: Bot) -> None:
+    bot.chat("/退出", "still here?")
+
+    assert bot.agent.calls == []  # never a request, and nothing read after it
+
+
+def test_the_chinese_help_lists_tuichu_with_the_other_chinese_names() -> None:
+    line = aliases_line("zh", lambda name: f"/{name}", extra=("quit",))
+
+    assert line == ["也可以输入中文命令：/新对话，/重新开始，/取消，/状态，/帮助，/退出"]
+    assert "/退出" not in aliases_line("zh", lambda name: f"/{name}")[0]  # where there is no /quit
+    assert aliases_line("en", lambda name: f"/{name}", extra=("quit",)) == []
+
+
+def test_quit_by_any_of_its_names_and_nothing_longer() -> None:
+    assert all(is_quit(line) for line in ("/quit", "/退出", "／退出", "/退出。", "/QUIT"))
+    assert not any(is_quit(line) for line in ("/退出登录", "/quitting", "退出", "/"))

@@ -209,3 +209,13 @@ def test_cancel_instead_of_confirm_closes_the_question(bot: Bot) -> None:
     response = bot.agent.calls[-1].response
     assert response is not None and response.response_kind == "declined"
     assert bot.adapter.open is None
+
+
+def test_piped_input_reads_one_turn_per_line(bot: Bot) -> None:
+    """Piped input is not echoed by a terminal: the line read is printed after its prompt."""
+    out = bot.chat("which database?", "2", "create a project", "atlas")
+
+    assert out.startswith("you> which database?\n  ⏳ Working…\n")
+    assert "you> 2\n  ⏳ Working…\nbot> Answered option: SQLite\nyou> create a project\n" in out
+    assert "  Project name (required): atlas\n" in out
+    assert "you> bot>" not in out

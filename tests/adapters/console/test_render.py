@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clarigate.adapters.console.render import field_prompt, inert, live_delta, render, words
+from clarigate.adapters.console.render import field_hint, field_prompt, inert, live_delta, render, words
 from clarigate.adapters.testing import choice_request, form_request
 from clarigate.agent.interrupts import Action, approval_request
 from clarigate.agent.protocol import FormField, HumanInputResponse, Option, catalog
@@ -140,3 +140,21 @@ def test_a_live_line_grows_by_its_new_tail_or_starts_again() -> None:
 def test_the_start_up_line_names_new_in_the_words_of_help(locale: str, new: str, in_banner: str) -> None:
     assert new in catalog.text("cmd_new", locale)  # what /help says of /new
     assert in_banner in words("banner", locale)
+
+
+@pytest.mark.parametrize(("locale", "shown"), [("en", "  e.g. my-project"), ("zh", "  例如 my-project")])
+def test_a_placeholder_reads_as_an_example_not_as_a_value_enter_takes(locale: str, shown: str) -> None:
+    field = FormField(name="name", label="Project name", required=True, placeholder="my-project")
+    request = form_request("Tell me about the project.", [field]).model_copy(update={"locale": locale})
+
+    assert field_hint(field, request) == shown
+    said = FormField(name="name", label="Project name", placeholder="e.g. my-project")
+    assert field_hint(said, form_request("Tell me.", [said])) == "  e.g. my-project"  # not twice
+
+
+def test_a_schemas_description_and_range_stay_a_hint_and_a_default_stays_the_default() -> None:
+    field = FormField(name="guests", label="Guests", type="number", placeholder="1 to 10", default=2)
+    request = form_request("Book the trip.", [field]).model_copy(update={"source": "interrupt"})
+
+    assert field_hint(field, request) == "  · 1 to 10"  # a typed interrupt's: what the schema says
+    assert field_prompt(field).endswith("(now 2; Enter keeps it): ")

@@ -53,7 +53,9 @@ def test_clarigate_run_from_the_projects_environment_does_not_see_it(tmp_path):
     )
     said = doctor.stdout + doctor.stderr
     assert "no platform is enabled: set SLACK_BOT_TOKEN" in said, said
-    assert "TELEGRAM_BOT_TOKEN (try `clarigate chat` first)" in said
+    assert (
+        "TELEGRAM_BOT_TOKEN (try `make chat` (or `clarigate chat` in the virtual environment) first)" in said
+    )
     assert "parrot" not in said.lower()
     assert "parrot" in registry.installed()  # while the tests themselves have it
 

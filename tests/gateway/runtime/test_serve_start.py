@@ -63,6 +63,9 @@ def test_the_start_says_where_the_http_server_listens(tmp_path: Path) -> None:
         # no REDIS_URL: one line says so, as a warning (not a warning and then an info line)
         (no_redis,) = [line for line in seen if "REDIS_URL" in line]
         assert "WARNING" in no_redis and "embedded in-process store" in no_redis, "".join(seen)
+        # no platform: how to try the agent, as a ``make …`` alone leaves it (``clarigate`` not on PATH)
+        (no_platform,) = [line for line in seen if "no platform is enabled" in line]
+        assert "run `make chat` (or `clarigate chat` in the virtual environment)." in no_platform
         for path in ("/healthz", "/readyz", "/metrics"):
             assert _get_when_listening(proc, match.group(1) + path).status_code == 200, path
     finally:
