@@ -10,7 +10,7 @@ questions and replies in Chinese.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -27,10 +27,12 @@ from clarigate.agent.prompts import ALREADY_ASKED_NOTE, CLARIFY_FIRST_MARKER
 from clarigate.agent.protocol import detect_locale
 from clarigate.agent.protocol.models import Locale
 from clarigate.agent.tools import ASK_CLARIFICATION
+from clarigate.agent.who import speaker_of
 
 GREETINGS = {"hi", "hello", "hey", "help", "thanks", "你好", "您好", "帮助", "谢谢"}
 ANSWER_PREFIX = re.compile(r"my answer is:\s*(.*)$", re.DOTALL)
 _END_PUNCTUATION = "!?.！？。"
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 #: A Chinese request this short (no spaces between words) is as vague as one English word.
 _VAGUE_CJK_CHARS = 4
 
@@ -81,7 +83,7 @@ def _question_of(messages: Sequence[BaseMessage], request_id: str) -> dict[str, 
 
 
 def _reply_to_answer(response: dict[str, Any], request: dict[str, Any], locale: Locale) -> str:
-    """A reply that uses what the person answered, in the question's language."""
+    """A reply that uses what the person answered, in ``locale`` (``_follow_up_locale``)."""
     value = str(response.get("value", ""))
     values = response.get("values") or {}
     if response.get("response_kind") == "form" and "name" in values:
@@ -105,6 +107,34 @@ def _reply_to_answer(response: dict[str, Any], request: dict[str, Any], locale: 
     return say("understood", locale, value=value)
 
 
+def _speaker_locale() -> Locale | None:
+    """The person's language the run carries (the speaker's ``locale``, ``clarigate.agent.who``),
+    None outside a run or when it carries none."""
+    from langgraph.config import get_config
+
+    try:
+        speaker = speaker_of(get_config())
+    except RuntimeError:  # called outside a run (no config)
+        return None
+    sender: Mapping[str, Any] = speaker.get("sender") or {} if speaker else {}
+    tag = str(sender.get("locale") or "").strip().lower()
+    return None if not tag else "zh" if tag.startswith("zh") else "en"
+
+
+def _follow_up_locale(response: dict[str, Any], request: dict[str, Any], fallback: Locale) -> Locale:
+    """The language of the demo's own words after an answer: the person's, as the run says it
+    (``_speaker_locale``), else as their typed answer shows it, else the question's (the
+    language of the request it asks about)."""
+    if (explicit := _speaker_locale()) is not None:
+        return explicit
+    typed = str(response.get("value", "")) if response.get("response_kind") == "text" else ""
+    if detect_locale(typed) == "zh":
+        return "zh"
+    if _LATIN_WORD.search(typed):  # digits or a lone letter say nothing of a language
+        return "en"
+    return "zh" if request.get("locale", fallback) == "zh" else "en"
+
+
 def demo_reply(messages: Sequence[BaseMessage]) -> tuple[str, dict[str, Any] | None]:
     """What the demo model says: text, and the clarification arguments when it asks."""
     text = last_human_text(messages)
@@ -115,8 +145,7 @@ def demo_reply(messages: Sequence[BaseMessage]) -> tuple[str, dict[str, Any] | N
     response = answered_response(messages)
     if response is not None:
         request = _question_of(messages, str(response.get("request_id")))
-        asked_in: Locale = "zh" if request.get("locale", locale) == "zh" else "en"
-        return _reply_to_answer(response, request, asked_in), None
+        return _reply_to_answer(response, request, _follow_up_locale(response, request, locale)), None
     if match := ANSWER_PREFIX.search(text):  # an answer typed without the structure
         typed = match.group(1).strip()
         return _reply_to_answer({"response_kind": "text", "value": typed}, {}, detect_locale(typed)), None

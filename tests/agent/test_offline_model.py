@@ -177,3 +177,57 @@ async def test_a_chinese_sentence_is_not_a_vague_word(make_agent: Any) -> None:
     checked = await agent.run_turn("t9", "请帮我解释一下缓存策略的优缺点")
     assert checked.request is None
     assert checked.replies[0] == "明白了：“请帮我解释一下缓存策略的优缺点”。我现在就开始。"
+
+
+def _speaker(locale: str | None) -> Any:
+    sender = {"user_id": "u1", "display_name": None, "locale": locale, "may_answer": True}
+    conversation = {
+        "platform": "console",
+        "workspace": None,
+        "chat_id": "c1",
+        "thread": None,
+        "chat_type": "private",
+        "answer_policy": "starter",
+    }
+    return {"bot_id": "demo", "agent": "default", "sender": sender, "conversation": conversation}
+
+
+async def test_a_chinese_cancel_of_an_english_question_is_followed_up_in_chinese(make_agent: Any) -> None:
+    """``/取消`` of "Delete the test data?": the run carries the person's language (the speaker's
+    locale), and the demo's own words follow it, not the question's; ``/cancel`` stays English."""
+    for thread, (locale, expected) in enumerate(
+        [
+            ("zh-CN", "好的，测试数据保持不变。"),
+            ("en-US", "Understood: I left the test data untouched."),
+            (None, "Understood:"),
+        ]
+    ):
+        agent, out = await _ask(make_agent, "delete the test data", thread=f"c{thread}")
+        assert out.request is not None and out.request.locale == "en"
+        declined = answer_declined(out.request, None)
+        text = answer_message_text(out.request, declined)
+        done = await agent.run_turn(f"c{thread}", text, declined, speaker=_speaker(locale))
+        assert done.replies and done.replies[0].startswith(expected), done.replies
+
+
+async def test_an_answer_typed_in_chinese_is_followed_up_in_chinese(make_agent: Any) -> None:
+    """The person's own words choose the reply's language, whatever the question's was."""
+    for thread, (answer, expected) in enumerate(
+        [
+            ("每月的收入汇总", "谢谢，现在我明白了：“每月的收入汇总”"),
+            ("a monthly summary", "Thanks, now I understand"),
+        ]
+    ):
+        agent, out = await _ask(make_agent, "reports", thread=f"r{thread}")
+        assert out.request is not None and out.request.locale == "en"
+        typed = answer_with_text(out.request, answer, None)
+        done = await agent.run_turn(f"r{thread}", answer_message_text(out.request, typed), typed)
+        assert done.replies and done.replies[0].startswith(expected), done.replies
+
+
+async def test_digits_typed_to_a_chinese_question_keep_it_chinese(make_agent: Any) -> None:
+    agent, out = await _ask(make_agent, "报告")
+    assert out.request is not None and out.request.locale == "zh"
+    typed = answer_with_text(out.request, "2026", None)
+    done = await agent.run_turn("t1", answer_message_text(out.request, typed), typed)
+    assert done.replies and done.replies[0].startswith("谢谢，现在我明白了：“2026”"), done.replies
