@@ -28,6 +28,15 @@ def whole_input(field: FormField, shown: Any) -> bool:
     return is_whole(field) and (number is None or float(number).is_integer())
 
 
+def number_shown(field: FormField, shown: Any) -> str | None:
+    """``initial_value``: the number shown as typed, a whole input's without a decimal point
+    (3.0 reads ``3``, as Slack takes no decimal in it); None for anything but a number."""
+    number = _finite(shown)
+    if number is not None and whole_input(field, number):
+        return number_text(int(number))
+    return number_text(shown)
+
+
 def number_range(field: FormField, shown: Any) -> tuple[str | None, str | None]:
     """``min_value`` / ``max_value`` (strings, as Slack takes them) from the field's ``minimum`` /
     ``maximum`` (a whole input's: whole, with its exclusive bounds); neither when they cross or the

@@ -43,12 +43,12 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from clarigate.adapters.labels import labels_are_cut, shown_labels
-from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, number_text, ui_text
+from clarigate.agent.protocol import FormField, HumanInputRequest, check_form_values, ui_text
 from clarigate.agent.protocol.bounds import bound_error
 from clarigate.agent.protocol.risk import hides_default
 
 from .markup import cut
-from .modal_bounds import number_range, text_length, whole_input
+from .modal_bounds import number_range, number_shown, text_length, whole_input
 from .render import LABEL_LIMIT, SELECT_OPTIONS_LIMIT, plain, question_blocks
 
 FORM_CALLBACK = "clarigate:form"
@@ -193,7 +193,7 @@ def _element(field: FormField, locale: str) -> InputInteractiveElement:
     placeholder = plain(field.placeholder, PLACEHOLDER_LIMIT) if field.placeholder else None
     default = field.default
     if field.type == "number":
-        shown = number_text(default)
+        shown = number_shown(field, default)
         low, high = number_range(field, default)
         return NumberInputElement(
             action_id=VALUE_ACTION,

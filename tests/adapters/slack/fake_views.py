@@ -10,8 +10,9 @@ input label and hint 2,000, placeholder 150, section text 3,000, 100 options in 
 …) and by ``kit_problems`` for what the models let through when they parse a dict: option text
 75 and value 150 characters in every element (the models check neither in a static select or
 radio buttons), 10 checkboxes or radio buttons, plain_text_input ``max_length`` 1 to 3,000 and
-``min_length`` 0 to 3,000, number_input ``min_value`` / ``max_value`` strings of numbers (the
-minimum not over the maximum), ``initial_option(s)`` one of the ``options``, text objects neither
+``min_length`` 0 to 3,000, number_input ``initial_value`` / ``min_value`` / ``max_value`` strings
+of numbers (whole ones, no decimal point, unless ``is_decimal_allowed``; the minimum not over the
+maximum), ``initial_option(s)`` one of the ``options``, text objects neither
 empty nor over 3,000 characters, block ids unique, action ids unique in their block, known
 element types. A refused view is answered as Slack answers it: HTTP 200, ``invalid_arguments``
 and each problem as ``[ERROR] … [json-pointer:/view/…]`` in ``response_metadata.messages``.
@@ -27,6 +28,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,26 +131,30 @@ def _element_problems(element: Any, pointer: str) -> list[str]:
 
 
 def _number_input_problems(element: dict[str, Any], pointer: str) -> list[str]:
-    """``is_decimal_allowed`` required; ``min_value`` / ``max_value`` strings of numbers (whole
-    ones unless decimals are allowed), ``min_value`` not greater than ``max_value``."""
+    """``is_decimal_allowed`` required; ``initial_value`` / ``min_value`` / ``max_value`` strings
+    of numbers (of whole ones, no decimal point, unless decimals are allowed: "3.0" is refused as
+    "2.5" is), ``min_value`` not greater than ``max_value``."""
     if not isinstance(element.get("is_decimal_allowed"), bool):
         return [_at("is_decimal_allowed is required", f"{pointer}/is_decimal_allowed")]
     problems: list[str] = []
     found: dict[str, float] = {}
-    for name in ("min_value", "max_value"):
+    for name in ("initial_value", "min_value", "max_value"):
         value = element.get(name)
         if value is None:
             continue
-        try:
-            found[name] = float(value) if isinstance(value, str) and value.strip() else float("nan")
-        except ValueError:
-            found[name] = float("nan")
-        whole = element["is_decimal_allowed"] or found[name].is_integer()
-        if found[name] != found[name] or not whole:
+        found[name] = _number(value, decimal=element["is_decimal_allowed"])
+        if math.isnan(found[name]):
             problems.append(_at("must be a string of a number", f"{pointer}/{name}"))
     if not problems and found.get("min_value", -math.inf) > found.get("max_value", math.inf):
         problems.append(_at("min_value cannot be greater than max_value", f"{pointer}/min_value"))
     return problems
+
+
+def _number(value: Any, *, decimal: bool) -> float:
+    """The number a string gives (a whole number's digits only, unless ``decimal``); NaN else."""
+    if not isinstance(value, str) or not re.fullmatch(r"-?\d+(\.\d+)?" if decimal else r"-?\d+", value):
+        return math.nan
+    return float(value)
 
 
 def _block_elements(block: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -147,6 +147,10 @@ INVALID: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
         lambda v: element(v, "replicas").update(min_value="0.5"),
         "/view/blocks/4/element/min_value",
     ),
+    "decimal initial_value of whole numbers": (  # "3.0" too: a whole input takes no decimal point
+        lambda v: element(v, "replicas").update(initial_value="3.0"),
+        "/view/blocks/4/element/initial_value",
+    ),
     "section over 3000": (
         lambda v: v["blocks"][0].update(text={"type": "mrkdwn", "text": "x" * 3001}),
         "/view/blocks/0",

@@ -12,6 +12,8 @@ from clarigate.adapters.slack.modals import field_block_id, modal_metadata, out_
 from clarigate.adapters.testing import form_request
 from clarigate.agent.protocol import FormField
 
+from .fake_views import view_problems
+
 
 def _element(field: FormField) -> dict[str, Any]:
     modal = render_form_modal(form_request("Book?", [field]), modal_metadata("tok", "C1", "1.2"))
@@ -87,3 +89,20 @@ def test_a_whole_numbers_input_takes_no_decimals_and_its_exclusive_bounds_inclus
     assert _element(guests.model_copy(update={"bounds": {"minimum": 1}}))["is_decimal_allowed"] is True
     asked_again = _element(guests.model_copy(update={"default": 2.5}))  # the refused value, as given
     assert (asked_again["initial_value"], asked_again["is_decimal_allowed"]) == ("2.5", True)
+
+
+def test_a_whole_numbers_integral_default_is_shown_without_a_decimal_point() -> None:
+    # a schema's ``"default": 3.0`` on an integer property, or "3.0" typed and asked again
+    replicas = FormField(
+        name="replicas", label="Replicas", type="number", default=3.0, bounds={"minimum": 1, "multipleOf": 1}
+    )
+    request = form_request("Scale?", [replicas])
+    modal = render_form_modal(request, modal_metadata("tok", "C1", "1.2"))
+    element = next(b for b in modal["blocks"] if b["type"] == "input")["element"]
+    assert (element["initial_value"], element["is_decimal_allowed"], element["min_value"]) == (
+        "3",
+        False,
+        "1",
+    )
+    assert view_problems(modal) == []  # views.open takes it: no decimal in a whole input
+    assert _element(replicas.model_copy(update={"default": -1e20}))["initial_value"] == "-" + "1" + "0" * 20
