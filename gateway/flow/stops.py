@@ -26,7 +26,7 @@ all answers, at most ``STOP_REPLY_WAIT``. A process remembers a run it stopped a
 process holds a run of the thread. A process subscribes once, at its first run or stop: no Redis
 command is added to an ordinary message. The stop is kept a minute too (``keep``): a process
 subscribing again at that moment (a lost connection) gets it once subscribed, and stops the run
-then.
+then, unless the ``/cancel`` was answered without it meanwhile (``flow.stop_asks``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import secrets
 import time
 import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from clarigate.agent.protocol.models import Locale
@@ -48,6 +48,7 @@ from clarigate.gateway.boundary.messages import InboundMessage, Notice, Sender
 from clarigate.gateway.boundary.outbound_items import LiveEnd, TextReply
 from clarigate.gateway.flow.live import LiveReply, finish_items
 from clarigate.gateway.flow.notices import notice, notice_for_text
+from clarigate.gateway.flow.stop_asks import HELD, Asked, claim_stop
 from clarigate.gateway.flow.withdrawals import withdraw_waiting
 from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.records import Job
@@ -70,12 +71,6 @@ STOPPED_REMEMBERED = 30.0
 #: How long a refused ``/cancel``'s note is remembered (seconds): the next ones for the same run
 #: and person get no reply (a day: longer than a run goes, ``run_timeout_seconds``).
 REFUSAL_REMEMBERED = 24 * 3600
-
-#: Verdicts of a process holding the thread's run: they outweigh "lately" (no run there, one
-#: stopped there a moment ago) and "none". Each has ``jobs``: the entry ids of the thread's jobs
-#: never withdrawn (``flow.withdrawals``): the job running there, or whose run ended there a moment
-#: ago (its answer on its way).
-HELD = ("stopping", "stopped", "refused", "going")
 
 
 class StopOutcome(enum.Enum):
@@ -114,35 +109,6 @@ class _Running:
     stopped_by: Sender | None = None
 
 
-@dataclass
-class _Asked:
-    """The answers to a stop asked of the other processes (``RunStops._ask_elsewhere``)."""
-
-    answers: list[dict[str, Any]]  # this process's own verdict first
-    expected: int | None = None  # how many answer (all listening, this one counted), once known
-    heard: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def add(self, answer: dict[str, Any]) -> None:
-        self.answers.append(answer)
-        self.expect(self.expected)
-
-    def expect(self, count: int | None) -> None:
-        self.expected = count
-        held = any(answer.get("verdict") in HELD for answer in self.answers)
-        if held or (count is not None and len(self.answers) >= count):
-            self.heard.set()
-
-    def verdict(self) -> dict[str, Any]:
-        """The holder's verdict; else "lately" when a process stopped a run a moment ago, or
-        "none", with every process's ``jobs``."""
-        for answer in self.answers:
-            if answer.get("verdict") in HELD:
-                return answer
-        lately = any(answer.get("verdict") == "lately" for answer in self.answers)
-        jobs = [str(job) for answer in self.answers for job in answer.get("jobs", [])]
-        return {"verdict": "lately" if lately else "none", "jobs": jobs}
-
-
 class RunStops:
     """The runs going on in this process, by chat thread, and ``/cancel``'s way to stop one."""
 
@@ -151,7 +117,7 @@ class RunStops:
         self._running: dict[str, _Running] = {}
         self._stopped: dict[str, float] = {}  # thread key -> when its run was stopped (monotonic)
         self._ended: dict[str, tuple[float, str]] = {}  # thread key -> when its last run ended, its job
-        self._asked: dict[str, _Asked] = {}  # stops asked of other processes, by nonce
+        self._asked: dict[str, Asked] = {}  # stops asked of other processes, by nonce
         self._id = secrets.token_hex(8)  # (its own asks, heard on the channel, are not answered)
         self._listening: asyncio.Task[None] | None = None
 
@@ -218,6 +184,8 @@ class RunStops:
         if outstanding and verdict["verdict"] not in HELD:  # no run here: perhaps elsewhere
             verdict = await self._ask_elsewhere(key, by, sent, policy, verdict)
         said = verdict["verdict"]
+        if said not in HELD and "ask" in verdict and not await claim_stop(self.store, verdict["ask"], True):
+            said = "stopping"  # its holder heard it late, and stops it: its own line answers
         if said == "stopping":
             return Stop(StopOutcome.STOPPING, None)
         if outstanding and said in ("none", "going", "refused"):
@@ -257,7 +225,21 @@ class RunStops:
 
     def _decide(self, thread_key: str, by: Sender, sent_at: float, policy: str) -> dict[str, Any]:
         """Stop this process's run of ``thread_key`` for ``by`` if they may and sent the ``/cancel``
-        after it started: the verdict (one of ``HELD``), else ``lately`` or ``none`` (``_idle``)."""
+        after it started (``_judge``): the verdict."""
+        verdict = self._judge(thread_key, by, sent_at, policy)
+        if verdict["verdict"] == "refused":
+            log.info("a /cancel of %s was refused: not the run's requester", by.user_id)
+        if verdict["verdict"] == "stopping":
+            running = self._running[thread_key]
+            log.info("run on %s stopped by %s (/cancel)", thread_key, by.user_id)
+            running.stopped_by = by
+            running.task.cancel()
+            self._stopped[thread_key] = time.monotonic()
+        return verdict
+
+    def _judge(self, thread_key: str, by: Sender, sent_at: float, policy: str) -> dict[str, Any]:
+        """What a ``/cancel`` would do to this process's run of ``thread_key`` (one of ``HELD``),
+        else ``lately`` or ``none`` (``_idle``); nothing done yet."""
         running = self._running.get(thread_key)
         if running is None or (running.task.done() and running.stopped_by is None):
             return self._idle(thread_key)
@@ -267,12 +249,7 @@ class RunStops:
         if sent_at < running.started_at:  # meant for the run before it, or sent maybe before it
             return {"verdict": "going", **held}
         if policy != "anyone" and running.sender.user_id != by.user_id:
-            log.info("a /cancel of %s was refused: not the run's requester", by.user_id)
             return {"verdict": "refused", "who": running.sender.model_dump(mode="json"), **held}
-        log.info("run on %s stopped by %s (/cancel)", thread_key, by.user_id)
-        running.stopped_by = by
-        running.task.cancel()
-        self._stopped[thread_key] = time.monotonic()
         return {"verdict": "stopping", **held}
 
     def _idle(self, thread_key: str) -> dict[str, Any]:
@@ -296,13 +273,13 @@ class RunStops:
         self, thread_key: str, by: Sender, sent_at: float, policy: str, here: dict[str, Any]
     ) -> dict[str, Any]:
         """Ask the process holding the thread's run to stop it: its verdict; when none holds one,
-        ``here`` (this process's verdict) with the others' (``_Asked.verdict``); ``unknown`` when
+        ``here`` (this process's verdict) with the others' (``Asked.verdict``); ``unknown`` when
         the ask could not be sent (a run elsewhere may go on)."""
         self._listen()
         if self._listening is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self._listening), STOP_REPLY_WAIT)
-        nonce, asked = secrets.token_hex(8), _Asked([here])
+        nonce, asked = secrets.token_hex(8), Asked([here])
         self._asked[nonce] = asked
         by_json = by.model_dump(mode="json")
         ask = {"op": "stop", "thread": thread_key, "by": by_json, "sent_at": sent_at, "policy": policy}
@@ -311,7 +288,7 @@ class RunStops:
         except Exception as exc:  # noqa: BLE001 (Redis away, a user without Pub/Sub: not known)
             log.info("the stop of %s could not be sent (%s)", thread_key, type(exc).__name__)
             self._asked.pop(nonce, None)
-            return {"verdict": "unknown"}
+            return {"verdict": "unknown", "ask": nonce}  # (perhaps kept: replayed later)
         try:
             asked.expect(listening)  # every process answers (this one already has)
             async with asyncio.timeout(STOP_REPLY_WAIT):
@@ -320,7 +297,7 @@ class RunStops:
             log.info("not every process answered the stop of %s", thread_key)
         finally:
             self._asked.pop(nonce, None)
-        return asked.verdict()
+        return {**asked.verdict(), "ask": nonce}
 
     def _heard(self, message: dict[str, Any]) -> None:
         """A message on the stop channel: a stop to decide here (answered: the verdict, ``none``
@@ -335,13 +312,23 @@ class RunStops:
             return
         try:
             by = Sender.model_validate(message["by"])
-            thread_key, sent_at = str(message["thread"]), float(message["sent_at"])
-            verdict = self._decide(thread_key, by, sent_at, str(message["policy"]))
+            stop = (str(message["thread"]), by, float(message["sent_at"]), str(message["policy"]))
         except (KeyError, TypeError, ValueError):
             return
-        answer = {**verdict, "op": "verdict", "reply": nonce}
-        task = asyncio.ensure_future(self.store.publish_stop(answer))
+        task = asyncio.ensure_future(self._answer(nonce, *stop))
         task.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+    async def _answer(self, nonce: str, thread_key: str, by: Sender, sent_at: float, policy: str) -> None:
+        """Decide a stop asked by another process and answer it. The run is stopped only if the
+        ``/cancel`` was not answered without this process meanwhile (``claim_stop``: heard late, or
+        replayed once subscribed again): else it goes on, and answers."""
+        verdict = self._judge(thread_key, by, sent_at, policy)
+        if verdict["verdict"] != "stopping" or await claim_stop(self.store, nonce, False):
+            verdict = self._decide(thread_key, by, sent_at, policy)
+        else:
+            log.info("a stop of %s came after its /cancel was answered: the run goes on", thread_key)
+            verdict = {**verdict, "verdict": "going"}
+        await self.store.publish_stop({**verdict, "op": "verdict", "reply": nonce})
 
 
 #: The stop registry of each store (one per process and store: every gateway on it shares it).

@@ -9,7 +9,10 @@ and is dropped without a word when its turn comes (``Dispatcher._recorded``). Th
 line. In a group only the person's own messages are withdrawn, unless ``answer_policy`` is
 ``anyone`` (as for stopping a run, ``flow.stops``). A run going on is stopped, not withdrawn: the
 job running (here or in another process, as ``flow.stops`` learnt) is never withdrawn, nor a remark
-said to other people (``InboundMessage.said_to_others``: never answered anyway).
+said to other people (``InboundMessage.said_to_others``: never answered anyway). Nor is the thread's
+oldest job, the only one that can be running (a thread's jobs run in order), unless it was handed
+back because the agent is away (``progress.note_away``): the process running it may not have heard
+the ``/cancel`` (its subscription to the stop channel still being made, or made again).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import InboundMessage, MessageJob
 from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.flow.notices import notice
+from clarigate.gateway.flow.progress import away_key
 from clarigate.gateway.flow.recalls import recalled_key
 from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.keys import DONE_TTL_SECONDS
@@ -49,6 +53,7 @@ async def withdraw_waiting(
     except Exception as exc:  # noqa: BLE001 (nothing withdrawn: the person is told as before)
         log.warning("reading the waiting messages of a /cancel failed (%s)", exc)
         return None
+    running = {*running, *await _maybe_running(store, jobs)}
     chosen = _withdrawable([job for job in jobs if job.entry_id not in running], msg, policy)
     for job, _ in chosen:
         await store.set_json(recalled_key(job.inbound_id), 1, WITHDRAWN_TTL)
@@ -58,6 +63,20 @@ async def withdraw_waiting(
     if len(chosen) == 1:
         return TextReply(text=notice("withdrawn_one", locale, text=cut(one_line(chosen[0][1]), QUOTE_CHARS)))
     return TextReply(text=notice("withdrawn_many", locale, count=str(len(chosen))))
+
+
+async def _maybe_running(store: Store, jobs: list[Job]) -> list[str]:
+    """The entry id of the oldest of ``jobs`` that runs in order (not a command): it may be running
+    where no process said so; none when it was handed back because the agent is away (its away note
+    names this very delivery) or when that cannot be read (kept: not withdrawn)."""
+    oldest = next((job for job in jobs if job.kind != "command"), None)
+    if oldest is None:
+        return []
+    try:
+        away = await store.get_json(away_key(oldest.inbound_id))
+    except Exception:  # noqa: BLE001 (unknown: perhaps running)
+        return [oldest.entry_id]
+    return [] if away == oldest.deliveries else [oldest.entry_id]
 
 
 def _withdrawable(jobs: list[Job], msg: InboundMessage, policy: str) -> list[tuple[Job, str]]:
