@@ -45,7 +45,7 @@ class RedisStopChannel(RedisJobStream):
         self._stop_listeners: list[Callable[[dict[str, Any]], None]] = []
         self._stops_heard: deque[str] = deque(maxlen=2 * STOPS_REPLAYED)  # (not handed on twice)
         self._stops_alive = 0.0  # when the listener last knew itself subscribed (unix time)
-        self._stops_subscribed = False  # True once it was (a subscription made again replays more)
+        self._stops_began = 0.0  # when the listener started: no stop from before is its to hear
         self._keeps_stops = True  # False once the Redis user may not record or read stops
 
     async def publish_stop(self, message: dict[str, Any], keep: bool = False) -> int:
@@ -66,7 +66,7 @@ class RedisStopChannel(RedisJobStream):
         """Record ``data`` in the stops' log (trimmed to ``STOPS_KEPT``), then publish it: one
         pipeline (a re-sent one records the same member again and publishes again, as a re-sent
         ``PUBLISH`` would); each command's answer or error."""
-        now_ms, kept_ms, key = int(time.time() * 1000), STOPS_KEPT * 1000, f"{self.prefix}:stops-log"
+        now_ms, kept_ms, key = time.time() * 1000, STOPS_KEPT * 1000, f"{self.prefix}:stops-log"
         async with client.pipeline(transaction=False) as pipe:
             pipe.zadd(key, {data: now_ms})
             pipe.zremrangebyscore(key, "-inf", now_ms - kept_ms)
@@ -102,6 +102,7 @@ class RedisStopChannel(RedisJobStream):
         outage); a Redis user not allowed Pub/Sub (an ACL older than ``/cancel`` stopping runs),
         told once: ``/cancel`` then stops only the runs of this process."""
         failing, self._stops_alive = False, time.time()
+        self._stops_began = self._stops_alive
         while True:
             try:
                 async with self._redis.pubsub() as pubsub:
@@ -135,12 +136,11 @@ class RedisStopChannel(RedisJobStream):
 
     async def _replay_stops(self) -> None:
         """Subscribed (again): hand on the stops recorded since the listener last knew itself
-        subscribed (less ``STOPS_MARGIN``) that it did not hear, oldest first. Subscribed the first
-        time: those since the listener started only (one published before was not this process's
-        to hear: the run it stopped is elsewhere, or over)."""
-        margin = STOPS_MARGIN if self._stops_subscribed else 0.0
-        self._stops_subscribed = True
-        since_ms, now = int((self._stops_alive - margin) * 1000), time.time()
+        subscribed (less ``STOPS_MARGIN``) that it did not hear, oldest first; never one from
+        before the listener started (not this process's to hear: the run it stopped is elsewhere,
+        or over), the first subscription or a later one."""
+        since = max(self._stops_alive - STOPS_MARGIN, self._stops_began)
+        since_ms, now = f"({since * 1000!r}", time.time()  # (exclusive: not one written as it began)
         if not self._keeps_stops:
             self._stops_alive = now
             return
