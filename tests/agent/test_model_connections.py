@@ -21,7 +21,11 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "http
 
 def test_a_bare_claude_name_gets_the_limits_of_anthropic_prefixed(monkeypatch: pytest.MonkeyPatch) -> None:
     """``claude-…`` (LangChain infers Anthropic): retried twice, each call given 60 s."""
-    pytest.importorskip("langchain_anthropic")
+    pytest.importorskip(
+        "langchain_anthropic",
+        reason="the optional `anthropic` extra (langchain-anthropic) is not installed; the fake-model test "
+        "below checks the same choice of limits",
+    )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
     for spec in ("claude-3-5-sonnet-latest", "anthropic:claude-3-5-sonnet-latest"):
         model: Any = models.build_chat_model(spec)

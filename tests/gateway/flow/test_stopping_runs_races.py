@@ -33,6 +33,21 @@ def _message(chat: TestAdapter, text: str, at: float | None = None, **fields: An
     return InboundMessage(conversation=conv, sender=sender, text=text, event_id=event, **timing, **fields)
 
 
+def held_running_job(store: Any, task: InboundMessage, monkeypatch: pytest.MonkeyPatch) -> Job:
+    """The job of ``task`` as a run holds it, listed by ``store.waiting_jobs`` as Redis lists a job
+    still held (XPENDING) while it runs."""
+    entry = f"{int(time.time() * 1000)}-0"
+    order_key = task.conversation.thread_key
+    job = Job(entry_id=entry, kind="message", inbound_id="test:e1", order_key=order_key, seq=1)
+    job.payload_json = MessageJob(message=task).model_dump_json()
+
+    async def held(order_key: str, limit: int) -> list[Job]:
+        return [job]
+
+    monkeypatch.setattr(store, "waiting_jobs", held)
+    return job
+
+
 async def _until(check: Any, seconds: float = 10) -> None:
     for _ in range(int(seconds / 0.02)):
         if check():
@@ -74,14 +89,7 @@ async def test_a_message_running_on_another_replica_is_not_reported_withdrawn(re
     task = InboundMessage(
         conversation=conv, sender=ada, text="a long task", event_id="e1", received_at=second
     )
-    entry = f"{int(time.time() * 1000)}-0"
-    job = Job(entry_id=entry, kind="message", inbound_id="test:e1", order_key=conv.thread_key, seq=1)
-    job.payload_json = MessageJob(message=task).model_dump_json()
-
-    async def held(order_key: str, limit: int) -> list[Job]:
-        return [job]  # the running job is still held (XPENDING)
-
-    monkeypatch.setattr(here, "waiting_jobs", held)
+    job = held_running_job(here, task, monkeypatch)
     run = asyncio.ensure_future(stops_of(there).during(conv.thread_key, ada, job, lambda: asyncio.sleep(30)))
     await asyncio.sleep(0.2)  # the run's process is subscribed to the stop channel
     cancel = InboundMessage(

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 import pytest
 
-from clarigate.gateway.boundary.messages import Conversation, InboundMessage, MessageJob, Sender
+from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Sender
 from clarigate.gateway.flow import stops
 from clarigate.gateway.flow.stops import RunStopped, StopOutcome, stops_of
 from clarigate.gateway.store.records import Job
+
+from .test_stopping_runs_races import held_running_job
 
 ADA = Sender(user_id="ada", display_name="Ada")
 STILL_WORKING = (
@@ -35,14 +36,7 @@ async def _unheard_run(redis_stores: Any, monkeypatch: pytest.MonkeyPatch) -> tu
     monkeypatch.setattr(there, "listen_stops", not_yet)
     conv = Conversation(platform="test", chat_id="c-unheard", chat_type="private")
     task = InboundMessage(conversation=conv, sender=ADA, text="a long task", event_id="e1")
-    entry = f"{int(time.time() * 1000)}-0"
-    job = Job(entry_id=entry, kind="message", inbound_id="test:e1", order_key=conv.thread_key, seq=1)
-    job.payload_json = MessageJob(message=task).model_dump_json()
-
-    async def held(order_key: str, limit: int) -> list[Job]:
-        return [job]  # the running job is still held (XPENDING)
-
-    monkeypatch.setattr(here, "waiting_jobs", held)
+    job = held_running_job(here, task, monkeypatch)
     run = asyncio.ensure_future(stops_of(there).during(conv.thread_key, ADA, job, lambda: asyncio.sleep(30)))
     await asyncio.sleep(0.1)
     cancel = InboundMessage(conversation=conv, sender=ADA, text="/cancel", event_id="e2")
