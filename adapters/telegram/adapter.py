@@ -33,7 +33,7 @@ from .live import LiveMessages
 from .media import attachments_of, fetch_file
 from .migration import ChatMoves
 from .outbound import TelegramOutbound
-from .person_chains import accept_noted, their_conversation
+from .person_chains import accept_noted, command_named, their_conversation
 from .polling import LeasedPoller, PolledBot
 from .receive import (
     BotIdentity,
@@ -114,29 +114,27 @@ class TelegramAdapter(TelegramLifecycle, PlatformAdapter):
             return  # service messages: members joining, pins, topic changes
         private = one_to_one(message)  # a private chat, or a person's topic of a channel's direct messages
         mention, reply = mentions_bot(message, me), replies_to_bot(message, me)
-        conversation = await self._conversation(message, reply)
-        conversation = await their_conversation(self.gateway.state, message, conversation, sender, command)
-        if command is not None:
-            neutral = command.neutral_text()
-            if neutral is not None:
-                if command.name in ("new", "cancel"):
-                    # the gateway closes the question; the person's form stops taking values now
-                    forms = self.interactions.forms
-                    await forms.close_for(str(message.chat_id), sender.user_id, conversation)
-                said = inbound_message(update, message, conversation, sender, neutral, True, attachments)
-                await accept_noted(self.gateway, said)
-                return
-            if not private and not command.explicit:
-                return  # a bare command we do not know, in a group: meant for another bot
         # In groups (forum topics included) the bot takes part only where it is addressed:
         # a command, a mention, or a reply to one of its messages (a reply naming others but not
         # the bot is said to them, ``aside``: the core ignores it unless it answers its writer's question).
         if not (private or mention or reply or command is not None):
             return
-        aside = not private and reply and said_to_others(message, me)
+        if command is not None and not command.known and not (private or command.explicit):
+            return  # a bare command we do not know, in a group: meant for another bot
         clean = without_mention(text if command is None else command.as_text(), me)
-        typed = command is None  # a caption is typed (an album's is a message of its own: ``on_typed``)
+        named = command_named(command, clean)  # ``@bot /cancel`` acts as ``/cancel@bot`` does
+        conversation = await self._conversation(message, reply)
+        conversation = await their_conversation(self.gateway.state, message, conversation, sender, named)
         forms = self.interactions.forms
+        if named in ("new", "cancel"):  # the gateway closes the question; the form stops taking values now
+            await forms.close_for(str(message.chat_id), sender.user_id, conversation)
+        neutral = command.neutral_text() if command is not None else None
+        if neutral is not None:  # the core's command, or ``/ask``'s request
+            said = inbound_message(update, message, conversation, sender, neutral, True, attachments)
+            await accept_noted(self.gateway, said)
+            return
+        aside = not private and reply and said_to_others(message, me)
+        typed = named is None  # a caption is typed (an album's is a message of its own: ``on_typed``)
         if typed and await forms.on_typed(message, conversation, sender, clean, aside, attachments):
             return
         inbound = inbound_message(update, message, conversation, sender, clean, True, attachments, aside)

@@ -5,11 +5,12 @@ the bot starts one (``/ask@bot …``), a reply to the bot goes on in the one it 
 about a conversation (``/cancel``, ``/status``) written at the top level, not as a reply, would
 be a chain of its own with nothing in it; a command never starts a conversation: it is about the
 one its writer takes part in there, the chain of their last message to the bot in that chat
-(``accept_noted``), as the same command sent as a reply in that chain is. Only a message the
-agent reads notes its chain: a command of the core's (``/help`` between ``/ask`` and ``/cancel``,
-``/帮助``, ``/new``) leaves the one noted before. With none known it stays where it was written
-(nothing to cancel, nothing going on). A chain is written to the store when it changes (or
-``FRESH`` seconds after this process last wrote it), not for every message.
+(``accept_noted``), as the same command sent as a reply in that chain is; so is one the core
+reads after the bot's @mention (``@bot /cancel``, ``@bot /取消``: ``command_named``). Only a
+message the agent reads notes its chain: a command of the core's (``/help`` between ``/ask`` and
+``/cancel``, ``/帮助``, ``/new``) leaves the one noted before. With none known it stays where it
+was written (nothing to cancel, nothing going on). A chain is written to the store when it
+changes (or ``FRESH`` seconds after this process last wrote it), not for every message.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Se
 from clarigate.gateway.boundary.port import AdapterState, GatewayPort
 from clarigate.gateway.flow.commands import parse_command as core_command
 
-from .commands import Command
+from .commands import NEUTRAL_COMMANDS, Command
 from .receive import CHAIN_TTL, conversation_for
 
 log = logging.getLogger(__name__)
@@ -53,13 +54,24 @@ def _chain(conversation: Conversation) -> str | None:
     return topic if not conversation.is_direct and topic.startswith("msg-") else None
 
 
+def command_named(command: Command | None, said: str) -> str | None:
+    """The core's command a message is (``cancel``…), or None: the one Telegram marked, else the
+    core's reading of ``said``, the text the gateway gets (``@bot /cancel``, ``@bot /取消``,
+    ``/reset@bot``: no ``bot_command`` entity at the start, or not under the core's own name)."""
+    if command is not None and command.name in NEUTRAL_COMMANDS:
+        return command.name
+    found = core_command(said)
+    return found.name if found is not None else None
+
+
 async def their_conversation(
-    state: AdapterState, message: Message, conversation: Conversation, sender: Sender, command: Command | None
+    state: AdapterState, message: Message, conversation: Conversation, sender: Sender, command: str | None
 ) -> Conversation:
     """Where ``sender``'s ``message``, written in ``conversation``, belongs: there, unless it is a
-    command about a conversation that would start a chain of its own (written at the top level):
-    then in their reply chain of the chat (the bot's reply still under the command), if any."""
-    if command is None or command.name not in ABOUT_A_CONVERSATION:
+    command about a conversation (``command_named``) that would start a chain of its own (written
+    at the top level): then in their reply chain of the chat (the bot's reply still under the
+    command), if any."""
+    if command not in ABOUT_A_CONVERSATION:
         return conversation
     if _chain(conversation) != f"msg-{message.message_id}":
         return conversation  # a reply in a chain, a topic, a private chat: that conversation
