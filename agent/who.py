@@ -10,7 +10,8 @@ that declare a context schema), in process and on a LangGraph server alike::
         "sender": {
             "user_id": "U012AB3CD",    # the platform's id of the person
             "display_name": "Ada",     # None where the platform does not give one
-            "locale": "en-US",         # their interface language, None where not known
+            "locale": "en-US",         # their interface language, None where not known; "zh"
+                                       # after a /取消: the language of the command they typed
             "may_answer": True,        # may answer the question the thread has open
         },
         "conversation": {

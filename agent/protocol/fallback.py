@@ -64,16 +64,19 @@ def current_text(field: FormField, locale: Locale, limit: int = 200) -> str:
     return shorten(text, limit)
 
 
-def answer_message_text(request: HumanInputRequest, response: HumanInputResponse) -> str:
+def answer_message_text(
+    request: HumanInputRequest, response: HumanInputResponse, locale: Locale | None = None
+) -> str:
     """The HumanMessage text: ``For your clarification "…", my answer is: …``, in the question's
-    language.
+    language, or in ``locale``: the person's, when they spoke another (``/取消`` of an English
+    question).
 
     A form's answer adds its typed values as JSON keyed by field name, so a number stays a
     number, a multi-select a list and a checkbox a bool, whatever the values contain (a
     ``;`` or ``,`` inside one is not ambiguous there). A declined question says so (the model goes
     on without it, or asks again only if it truly cannot).
     """
-    locale = request.locale
+    locale = locale or request.locale
     if response.response_kind == "declined":
         return ui_text("declined_text", locale, question=request.question)
     text = ui_text(

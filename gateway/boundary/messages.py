@@ -154,9 +154,12 @@ class AnswerJob(BaseModel):
     # is not configured): the replica that runs this turn closes it first
     close_message: bool = False
     after_reply_of: str | None = None  # the ``/cancel`` (inbound id) whose reply shows first (``closing``)
-    # the person dismissed the question (Cancel, ``/cancel``), asked in this locale: should its graph
+    # the person dismissed the question (Cancel, ``/cancel``) in this locale: should its graph
     # refuse the declined answer (a typed interrupt's schema), they are told the task stopped
     dismissed_in: Locale | None = None
+    # the language the person closed the question in (the ``/cancel`` or ``/取消`` they typed): the
+    # run's speaker locale, so the agent answers in it; None: the answer itself shows the language
+    locale: Locale | None = None
     attachments: list[Attachment] = Field(default_factory=list)  # a pick's, confirmed in a box
 
 

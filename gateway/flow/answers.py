@@ -188,9 +188,10 @@ def answered_line(view: PendingView) -> str:
     return closed_line(view.request, view.response, who)
 
 
-def run_text_for(record: PendingRecord, response: HumanInputResponse) -> str:
-    """The HumanMessage text the next run receives for this answer."""
-    return answer_message_text(record.request, response)
+def run_text_for(record: PendingRecord, response: HumanInputResponse, locale: Locale | None = None) -> str:
+    """The HumanMessage text the next run receives for this answer: in the question's language, or
+    in ``locale``, the one the person closed it in (``/取消`` of an English question)."""
+    return answer_message_text(record.request, response, locale)
 
 
 def from_someone_else(record: PendingRecord, sender: Sender, text: str) -> str:

@@ -47,10 +47,13 @@ def may_refuse_decline(record: PendingRecord) -> bool:
     return parsed is not None and parsed[0] == INTERRUPT
 
 
-def dismissed_in(record: PendingRecord, response: HumanInputResponse) -> Locale | None:
+def dismissed_in(
+    record: PendingRecord, response: HumanInputResponse, locale: Locale | None = None
+) -> Locale | None:
     """The locale to tell the person in that ``record``'s task stopped, should its graph refuse
-    ``response``: a declined answer (Cancel, ``/cancel``); None for any other answer."""
-    return record.request.locale if response.response_kind == "declined" else None
+    ``response``: a declined answer (Cancel, ``/cancel``), in the language the person closed it in
+    (``locale``), else the question's; None for any other answer."""
+    return (locale or record.request.locale) if response.response_kind == "declined" else None
 
 
 def stopped_words(locale: Locale | None, dismissed: bool) -> TextReply | None:
@@ -70,13 +73,19 @@ class QuestionClosing:
     track: Callable[[str], None] | None  # told the inbound id of each follow-up run it enqueues
 
     async def close_question(
-        self, record: PendingRecord, sender: Sender, reason: DeclineReason, after_reply_of: str | None = None
+        self,
+        record: PendingRecord,
+        sender: Sender,
+        reason: DeclineReason,
+        after_reply_of: str | None = None,
+        locale: Locale | None = None,
     ) -> ClaimResult:
         """Claim ``record`` with a declined answer and show it closed for everyone.
 
         ``cancelled``: the agent is told in a follow-up run on the thread (as a click would be),
         which says when the task stopped (``stopped_words``); it runs once the job
-        ``after_reply_of`` (the ``/cancel``) has had its reply (``after_reply``).
+        ``after_reply_of`` (the ``/cancel``) has had its reply (``after_reply``), in the language the
+        person closed it in (``locale``: the ``/取消`` typed to an English question), else the question's.
         ``superseded`` (a new message runs instead), ``restarted`` (the thread is left), ``replaced``
         and ``crossed`` (an answer to an earlier question runs first): no run.
         """
@@ -91,9 +100,10 @@ class QuestionClosing:
                 request_id=record.request_id,
                 response=response,
                 sender=sender,
-                text=run_text_for(record, response),
-                dismissed_in=dismissed_in(record, response),
+                text=run_text_for(record, response, locale),
+                dismissed_in=dismissed_in(record, response, locale),
                 after_reply_of=after_reply_of,
+                locale=locale,
             ).model_dump_json()
             followup = (inbound_id, conv.thread_key, payload)
         claim = await claim_answer(self.store, record.request_id, sender, response, followup=followup)

@@ -203,7 +203,8 @@ class Control(ConversationLocale, QuestionClosing):
             return TextReply(text=notice("cancel_came_late", locale, cancel=cancel, question=question))
         if policy_refusal(pending, view_of(pending), msg.sender) is not None:
             return await self._cancel_not_yours(msg, pending, outstanding, locale)
-        claim = await self.close_question(pending, msg.sender, "cancelled", msg.inbound_id)
+        # its follow-up run answers in the command's language, as this reply does (``/取消``: Chinese)
+        claim = await self.close_question(pending, msg.sender, "cancelled", msg.inbound_id, locale)
         if claim.status != "claimed":  # answered (or cancelled) a moment ago by someone else
             return TextReply(text=notice("nothing_to_cancel", locale))
         # a graph's own interrupt may refuse the declined answer (a ``response_schema``): no promise

@@ -218,6 +218,7 @@ class Dispatcher(JobSteps):
 
     async def _answer(self, job: AnswerJob, turn: Turn) -> None:
         conv = turn.conversation = job.conversation
+        turn.hint = turn.language = job.locale  # a /取消's: the agent hears, and our words say, Chinese
         set_log_context(platform=conv.platform, chat=conv.chat_id, thread_id=job.thread_id)
         set_log_context(request_id=job.request_id)
         await after_reply(self.store, job.after_reply_of)  # a /cancel's reply shows first

@@ -198,3 +198,21 @@ async def test_the_cancel_command_on_a_typed_question_whose_model_refuses_the_de
         assert [c.answered_line for c in chat.closed()] == ["✖ Cancelled by u1"]
     finally:
         await runner.aclose()
+
+
+async def test_quxiao_on_an_english_typed_question_says_the_task_stopped_in_chinese(make_gateway) -> None:
+    """``/取消`` is Chinese: the command's reply and the follow-up run's "the task stopped" are too."""
+    runner = await _runner("checked_booking")
+    try:
+        gateway, chat = await make_gateway(MemoryStore("typed-quxiao-command"), runner)
+
+        async def command() -> None:
+            await chat.say("/取消")
+
+        said = [
+            "✖ 已取消问题「Book the trip」。",
+            "这个问题所属的任务已停止：没有答案无法继续。如需重新开始，请发送新消息。",
+        ]
+        await _cancelled_then_a_new_message_runs(gateway, chat, runner, command, said)
+    finally:
+        await runner.aclose()
