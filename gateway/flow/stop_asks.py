@@ -7,6 +7,7 @@ being made (its first run) or made again (a lost connection), or it answers afte
 (``Store.publish_stop(…, keep=True)``), reaches it later. So the ``/cancel``'s answer and a run's
 stop take the same one-time mark (``claim_stop``): whichever comes first has it, the other does
 nothing, and the person never reads a "stopped" line after being told there was nothing to stop.
+A holder whose run ended as it took the mark says so (``claimed``): the ``/cancel`` answers then.
 """
 
 from __future__ import annotations
@@ -38,26 +39,36 @@ class Asked:
     answers: list[dict[str, Any]]  # this process's own verdict first
     expected: int | None = None  # how many answer (all listening, this one counted), once known
     heard: asyncio.Event = field(default_factory=asyncio.Event)
+    answering: set[str] = field(default_factory=set)  # the processes that answered (``from``)
 
     def add(self, answer: dict[str, Any]) -> None:
+        """One process's answer; a second one of the same process (a stop it heard twice) does
+        not count: the holder's answer is waited for until every process answered."""
+        sender = answer.get("from")
+        if isinstance(sender, str):
+            if sender in self.answering:
+                return
+            self.answering.add(sender)
         self.answers.append(answer)
         self.expect(self.expected)
 
     def expect(self, count: int | None) -> None:
         self.expected = count
-        held = any(answer.get("verdict") in HELD for answer in self.answers)
+        held = any(answer.get("verdict") in HELD or answer.get("claimed") for answer in self.answers)
         if held or (count is not None and len(self.answers) >= count):
             self.heard.set()
 
     def verdict(self) -> dict[str, Any]:
         """The holder's verdict; else "lately" when a process stopped a run a moment ago, or
-        "none", with every process's ``jobs``."""
+        "none", with every process's ``jobs`` (``claimed``: a holder took the stop's mark, its run
+        ending meanwhile: the ``/cancel`` answers, ``RunStops._answer``)."""
         for answer in self.answers:
             if answer.get("verdict") in HELD:
                 return answer
         lately = any(answer.get("verdict") == "lately" for answer in self.answers)
         jobs = [str(job) for answer in self.answers for job in answer.get("jobs", [])]
-        return {"verdict": "lately" if lately else "none", "jobs": jobs}
+        merged = {"verdict": "lately" if lately else "none", "jobs": jobs}
+        return merged | ({"claimed": True} if any(answer.get("claimed") for answer in self.answers) else {})
 
 
 async def claim_stop(store: Store, ask: str, unreadable: bool) -> bool:

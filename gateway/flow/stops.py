@@ -34,10 +34,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import functools
 import logging
 import secrets
 import time
 import weakref
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -118,6 +120,7 @@ class RunStops:
         self._stopped: dict[str, float] = {}  # thread key -> when its run was stopped (monotonic)
         self._ended: dict[str, tuple[float, str]] = {}  # thread key -> when its last run ended, its job
         self._asked: dict[str, Asked] = {}  # stops asked of other processes, by nonce
+        self._answered: deque[str] = deque(maxlen=256)  # stops answered here (heard twice: once)
         self._id = secrets.token_hex(8)  # (its own asks, heard on the channel, are not answered)
         self._listening: asyncio.Task[None] | None = None
 
@@ -184,7 +187,8 @@ class RunStops:
         if outstanding and verdict["verdict"] not in HELD:  # no run here: perhaps elsewhere
             verdict = await self._ask_elsewhere(key, by, sent, policy, verdict)
         said = verdict["verdict"]
-        if said not in HELD and "ask" in verdict and not await claim_stop(self.store, verdict["ask"], True):
+        ask = None if said in HELD or verdict.get("claimed") else verdict.get("ask")  # (claimed: its
+        if ask is not None and not await claim_stop(self.store, ask, True):  # run ended as it took the mark)
             said = "stopping"  # its holder heard it late, and stops it: its own line answers
         if said == "stopping":
             return Stop(StopOutcome.STOPPING, None)
@@ -308,27 +312,41 @@ class RunStops:
             if asked is not None:
                 asked.add(message)
             return
-        if message.get("op") != "stop" or message.get("from") == self._id:
+        if message.get("op") != "stop" or message.get("from") == self._id or nonce in self._answered:
             return
         try:
             by = Sender.model_validate(message["by"])
             stop = (str(message["thread"]), by, float(message["sent_at"]), str(message["policy"]))
         except (KeyError, TypeError, ValueError):
             return
+        if nonce:
+            self._answered.append(nonce)
         task = asyncio.ensure_future(self._answer(nonce, *stop))
-        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+        task.add_done_callback(functools.partial(_not_answered, stop[0]))
 
     async def _answer(self, nonce: str, thread_key: str, by: Sender, sent_at: float, policy: str) -> None:
         """Decide a stop asked by another process and answer it. The run is stopped only if the
         ``/cancel`` was not answered without this process meanwhile (``claim_stop``: heard late, or
         replayed once subscribed again): else it goes on, and answers."""
-        verdict = self._judge(thread_key, by, sent_at, policy)
-        if verdict["verdict"] != "stopping" or await claim_stop(self.store, nonce, False):
+        judged = verdict = self._judge(thread_key, by, sent_at, policy)
+        if verdict["verdict"] != "stopping":
             verdict = self._decide(thread_key, by, sent_at, policy)
+        elif await claim_stop(self.store, nonce, False):
+            verdict = self._decide(thread_key, by, sent_at, policy)
+            if verdict["verdict"] not in ("stopping", "stopped"):  # the run ended meanwhile: the
+                jobs = list(dict.fromkeys([*judged["jobs"], *verdict.get("jobs", [])]))  # /cancel answers
+                verdict = {**verdict, "jobs": jobs, "claimed": True}  # (``Asked.verdict``)
         else:
             log.info("a stop of %s came after its /cancel was answered: the run goes on", thread_key)
             verdict = {**verdict, "verdict": "going"}
-        await self.store.publish_stop({**verdict, "op": "verdict", "reply": nonce})
+        await self.store.publish_stop({**verdict, "op": "verdict", "reply": nonce, "from": self._id})
+
+
+def _not_answered(thread_key: str, done: asyncio.Task[None]) -> None:
+    """A stop asked by another process that could not be answered (its verdict not published):
+    said; the ``/cancel`` is answered without it (``STOP_REPLY_WAIT``)."""
+    if not done.cancelled() and (exc := done.exception()) is not None:
+        log.warning("the stop of %s could not be answered (%s)", thread_key, type(exc).__name__)
 
 
 #: The stop registry of each store (one per process and store: every gateway on it shares it).

@@ -5,7 +5,8 @@ Pub/Sub keeps nothing: a process whose subscription is being made again (a lost 
 restarting) would miss a stop published meanwhile. So a stop (``publish_stop(…, keep=True)``,
 only ``/cancel``) is also recorded, before it is published, in ``{prefix}:stops-log`` (a sorted set
 by time, kept ``STOPS_KEPT`` seconds); each time its subscription is confirmed, the listener reads
-the stops recorded since it last knew itself subscribed and hands on those it did not hear.
+the stops recorded since it last knew itself subscribed and hands on those it did not hear (one
+published as it subscribed comes both ways: handed on once).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class RedisStopChannel(RedisJobStream):
         self._stops_ready = asyncio.Event()
         self._stop_listeners: list[Callable[[dict[str, Any]], None]] = []
         self._stops_heard: deque[str] = deque(maxlen=2 * STOPS_REPLAYED)  # (not handed on twice)
+        self._stops_replayed: deque[str] = deque(maxlen=STOPS_REPLAYED)  # (not again as published)
         self._stops_alive = 0.0  # when the listener last knew itself subscribed (unix time)
         self._stops_began = 0.0  # when the listener started: no stop from before is its to hear
         self._keeps_stops = True  # False once the Redis user may not record or read stops
@@ -116,7 +118,7 @@ class RedisStopChannel(RedisJobStream):
                             await self._replay_stops()
                         elif isinstance(message.get("data"), str):
                             self._stops_alive = time.time()
-                            self._heard_stop(message["data"])
+                            self._heard_live(message["data"])
             except asyncio.CancelledError:
                 raise
             except NoPermissionError as exc:
@@ -153,7 +155,17 @@ class RedisStopChannel(RedisJobStream):
         self._stops_alive = now  # (not before: a read that failed is made again from the same time)
         for data in reversed(recorded):
             if data not in self._stops_heard:
+                self._stops_replayed.append(data)
                 self._heard_stop(data)
+
+    def _heard_live(self, data: str) -> None:
+        """A message as published: handed on, unless it is a stop handed on already as recorded
+        (published as the listener subscribed: heard both ways). Only stops are recorded: answers
+        alike from two processes are both handed on."""
+        if data in self._stops_replayed:
+            self._stops_replayed.remove(data)
+            return
+        self._heard_stop(data)
 
     def _heard_stop(self, data: str) -> None:
         self._stops_heard.append(data)
