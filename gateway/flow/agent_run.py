@@ -26,6 +26,7 @@ from clarigate.gateway.flow.notices import locale_for, notice_for_text
 from clarigate.gateway.flow.one_question import CloseQuestion, OneQuestion
 from clarigate.gateway.flow.outage import MAX_UNAVAILABLE_DELIVERIES, KeptNotice, through_outage
 from clarigate.gateway.flow.progress import clear_cancelled, note_away
+from clarigate.gateway.flow.recalls import waiting_again
 from clarigate.gateway.flow.run_progress import RunProgress, ShowsProgress
 from clarigate.gateway.flow.speaker import run_metadata, speaker_for
 from clarigate.gateway.flow.stops import RunStopped, said_stopped, stops_of
@@ -275,6 +276,7 @@ class AgentRun(ShowsProgress):
         await kept.send()  # once, on the first delivery (unless told already while it waited)
         # its next try shows nothing until it reaches the agent (``RunProgress``, held)
         await note_away(self.store, job, self.config.stale_claim_seconds)
+        await waiting_again(self.store, job)  # not running: its writer's /cancel may withdraw it
         raise HandBack(job.inbound_id)
 
     async def _ask(self, conv: Conversation, thread_id: str, output: Any, sender: Sender, turn: Turn) -> None:

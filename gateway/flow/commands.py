@@ -218,13 +218,20 @@ class Control(ConversationLocale, QuestionClosing):
         """``/cancel`` of someone else's question in a shared conversation: it stays open for its
         asker, but the sender's own run or waiting messages are theirs to stop (as with no question
         open, ``flow.stops``: their run's own "stopped" line answers); only with nothing of theirs
-        to stop are they told, privately and once, whose question it is."""
+        to stop are they told, privately and once each, whose question it is and, when the run
+        going on is someone else's too, whose run (``RunStops._refusal``): both in one line at first."""
         stopped = await self.stops.stop(msg, outstanding, locale, self.config.answer_policy)
         if stopped.outcome in (StopOutcome.STOPPING, StopOutcome.WITHDRAWN):
             return stopped.reply  # their run stops (its own line answers), or their waiting messages
         assert pending.asked_by is not None  # a refusal names who asked
         refused = Notice.of("cancel_not_yours", locale, who=pending.asked_by)
-        return await self.private_note(pending, msg.sender, refused)
+        question_note = await self.private_note(pending, msg.sender, refused)
+        run_note = stopped.reply if stopped.outcome is StopOutcome.NOT_YOURS else None
+        if question_note is None or run_note is None or run_note.notice is None:
+            return question_note or run_note  # each note once per thing: the one not said before
+        runner = run_note.notice.people["who"]  # both said for the first time: in one line
+        both = Notice.of("cancel_neither_yours", locale, asker=pending.asked_by, runner=runner)
+        return TextReply(text=both.text, private_to=msg.sender, notice=both)
 
     async def private_note(self, record: PendingRecord, sender: Sender, note: Notice) -> TextReply | None:
         """A note about ``record`` for ``sender`` only, once per question and person (None after

@@ -19,12 +19,15 @@ from clarigate.gateway.flow.claim import answer_due_key
 from clarigate.gateway.flow.outage import MAX_UNAVAILABLE_DELIVERIES
 from clarigate.gateway.runtime.config import GatewayConfig
 from clarigate.gateway.store.base import Store
+from clarigate.gateway.store.keys import DONE_TTL_SECONDS
 from clarigate.gateway.store.records import Job
 
 log = logging.getLogger(__name__)
 
 #: How long a recall is remembered at least: far longer than a message waits for its run.
 RECALL_TTL_SECONDS = 3600
+#: The holders of a message's ``fate_lease``: its run began, or its writer withdrew it.
+RUNS, WITHDRAWN = "runs", "withdrawn"
 
 
 def recall_ttl(config: GatewayConfig) -> int:
@@ -33,6 +36,12 @@ def recall_ttl(config: GatewayConfig) -> int:
     the run itself (``run_timeout_seconds``)."""
     away = config.stale_claim_seconds * MAX_UNAVAILABLE_DELIVERIES + config.run_timeout_seconds
     return max(RECALL_TTL_SECONDS, math.ceil(away))
+
+
+def fate_lease(inbound_id: str) -> str:
+    """The store lease deciding once whether the message behind ``inbound_id`` runs (held by
+    ``RUNS``, taken as its run begins) or is withdrawn (``WITHDRAWN``, ``flow.withdrawals``)."""
+    return f"fate:{inbound_id}"
 
 
 def recalled_key(inbound_id: str) -> str:
@@ -61,10 +70,26 @@ class Recalls:
 
 async def due_and_recalled(store: Store, job: Job) -> tuple[Any, bool]:
     """For a message job: its thread's approval answer job id (or None) and whether its writer
-    recalled it, in one store read. Other jobs: (None, False), nothing read."""
+    recalled or withdrew it, in one store step that also takes its ``fate_lease`` for its run (a
+    ``/cancel`` withdrawing it at that moment: exactly one of the two has it). Other jobs: (None,
+    False), nothing read."""
     if job.kind != "message":
         return None, False
-    answer_id, recalled = await store.get_jsons(answer_due_key(job.order_key), recalled_key(job.inbound_id))
-    if recalled is not None:
+    keys = (answer_due_key(job.order_key), recalled_key(job.inbound_id))
+    runs, (answer_id, recalled) = await store.lease_and_read(
+        fate_lease(job.inbound_id), RUNS, DONE_TTL_SECONDS, *keys
+    )
+    if recalled is not None or not runs:
         log.info("message %s was recalled before its run: not run", job.inbound_id)
-    return answer_id, recalled is not None
+    return answer_id, recalled is not None or not runs
+
+
+async def waiting_again(store: Store, job: Job) -> None:
+    """``job`` is handed back without having run (its agent away): waiting again, its writer's
+    ``/cancel`` may withdraw it (its ``fate_lease`` let go). Best effort: kept, it runs later."""
+    if job.kind != "message":
+        return
+    try:
+        await store.release_lease(fate_lease(job.inbound_id), RUNS)
+    except Exception as exc:  # noqa: BLE001 (its /cancel then says it is still being worked on)
+        log.info("message %s could not be marked as waiting again (%s)", job.inbound_id, exc)

@@ -7,16 +7,20 @@ still waiting (``Store.waiting_jobs``, read only on ``/cancel``, never per messa
 person wrote before the ``/cancel`` is marked as a recalled message is (``recalls.recalled_key``),
 and is dropped without a word when its turn comes (``Dispatcher._recorded``). The person reads one
 line. In a group only the person's own messages are withdrawn, unless ``answer_policy`` is
-``anyone`` (as for stopping a run, ``flow.stops``). A run going on is stopped, not withdrawn: the
-job running (here or in another process, as ``flow.stops`` learnt) is never withdrawn, nor a remark
-said to other people (``InboundMessage.said_to_others``: never answered anyway). Nor is the thread's
-oldest job, the only one that can be running (a thread's jobs run in order), unless it was handed
-back because the agent is away (``progress.note_away``): the process running it may not have heard
-the ``/cancel`` (its subscription to the stop channel still being made, or made again).
+``anyone`` (as for stopping a run, ``flow.stops``). A run going on is stopped, not withdrawn: a
+message whose run began (here or in another process) is never withdrawn, nor a remark said to
+other people (``InboundMessage.said_to_others``: never answered anyway). Its run and its withdrawal
+take the same one-time claim (``recalls.fate_lease``, one store step each: ``due_and_recalled`` as
+the run begins), so a message claimed by a worker at the moment of the ``/cancel`` either runs (the
+person is told it is being worked on) or is withdrawn and never runs. A message waiting, its
+thread's oldest too, is withdrawn; one handed back because the agent is away waits again
+(``recalls.waiting_again``). The jobs a process said it runs, or ran a moment ago
+(``flow.stops``), are left out before any claim.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Collection
 
@@ -25,8 +29,7 @@ from clarigate.agent.protocol.models import Locale
 from clarigate.gateway.boundary.messages import InboundMessage, MessageJob
 from clarigate.gateway.boundary.outbound_items import TextReply
 from clarigate.gateway.flow.notices import notice
-from clarigate.gateway.flow.progress import away_key
-from clarigate.gateway.flow.recalls import recalled_key
+from clarigate.gateway.flow.recalls import WITHDRAWN, fate_lease, recalled_key
 from clarigate.gateway.store.base import Store
 from clarigate.gateway.store.keys import DONE_TTL_SECONDS
 from clarigate.gateway.store.records import Job
@@ -53,11 +56,11 @@ async def withdraw_waiting(
     except Exception as exc:  # noqa: BLE001 (nothing withdrawn: the person is told as before)
         log.warning("reading the waiting messages of a /cancel failed (%s)", exc)
         return None
-    running = {*running, *await _maybe_running(store, jobs)}
-    chosen = _withdrawable([job for job in jobs if job.entry_id not in running], msg, policy)
-    for job, _ in chosen:
-        await store.set_json(recalled_key(job.inbound_id), 1, WITHDRAWN_TTL)
-        log.info("message %s withdrawn by %s (/cancel)", job.inbound_id, msg.sender.user_id)
+    chosen = []
+    for job, text in _withdrawable([job for job in jobs if job.entry_id not in running], msg, policy):
+        if await _withdraw(store, job):
+            chosen.append((job, text))
+            log.info("message %s withdrawn by %s (/cancel)", job.inbound_id, msg.sender.user_id)
     if not chosen:
         return None
     if len(chosen) == 1:
@@ -65,18 +68,18 @@ async def withdraw_waiting(
     return TextReply(text=notice("withdrawn_many", locale, count=str(len(chosen))))
 
 
-async def _maybe_running(store: Store, jobs: list[Job]) -> list[str]:
-    """The entry id of the oldest of ``jobs`` that runs in order (not a command): it may be running
-    where no process said so; none when it was handed back because the agent is away (its away note
-    names this very delivery) or when that cannot be read (kept: not withdrawn)."""
-    oldest = next((job for job in jobs if job.kind != "command"), None)
-    if oldest is None:
-        return []
+async def _withdraw(store: Store, job: Job) -> bool:
+    """Withdraw ``job`` unless its run began (``recalls.fate_lease``, one store step): True when
+    it is withdrawn and never runs. Marked recalled too, for a worker of an older release."""
     try:
-        away = await store.get_json(away_key(oldest.inbound_id))
-    except Exception:  # noqa: BLE001 (unknown: perhaps running)
-        return [oldest.entry_id]
-    return [] if away == oldest.deliveries else [oldest.entry_id]
+        if not await store.acquire_lease(fate_lease(job.inbound_id), WITHDRAWN, WITHDRAWN_TTL):
+            return False  # its run began (or is beginning): the stop path's, not withdrawn
+    except Exception as exc:  # noqa: BLE001 (not withdrawn: it runs)
+        log.warning("withdrawing message %s failed (%s)", job.inbound_id, exc)
+        return False
+    with contextlib.suppress(Exception):  # (the lease decides: withdrawn all the same)
+        await store.set_json(recalled_key(job.inbound_id), 1, WITHDRAWN_TTL)
+    return True
 
 
 def _withdrawable(jobs: list[Job], msg: InboundMessage, policy: str) -> list[tuple[Job, str]]:

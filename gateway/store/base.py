@@ -287,6 +287,13 @@ class Store(ABC):
     async def acquire_lease(self, name: str, holder: str, ttl_seconds: int) -> bool:
         """Take or renew a lease; False when another holder has it."""
 
+    async def lease_and_read(
+        self, name: str, holder: str, ttl_seconds: int, *keys: str
+    ) -> tuple[bool, list[Any | None]]:
+        """``acquire_lease`` and ``get_jsons(*keys)`` in one step, nothing in between (a claim that
+        decides with the state it reads): whether ``holder`` holds the lease, and the values."""
+        return await self.acquire_lease(name, holder, ttl_seconds), await self.get_jsons(*keys)
+
     @abstractmethod
     async def release_lease(self, name: str, holder: str) -> None:
         """Release a lease held by ``holder``."""

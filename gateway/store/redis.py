@@ -57,6 +57,7 @@ class RedisStore(RedisStopChannel):
         self._thread_cleaned = self._script(scripts.THREAD_CLEANED)
         self._lease = self._script(scripts.ACQUIRE_LEASE)
         self._unlease = self._script(scripts.RELEASE_LEASE)
+        self._lease_read = self._script(scripts.LEASE_AND_READ)
         self._vote = self._script(scripts.CAST_VOTE)
 
     # --- chat thread -> agent thread ---------------------------------------------------------
@@ -291,6 +292,14 @@ class RedisStore(RedisStopChannel):
     async def acquire_lease(self, name: str, holder: str, ttl_seconds: int) -> bool:
         """Take or renew (holder only) a lease; False when another holder has it."""
         return bool(await self._run(self._lease, [self.keys.lease(name)], [holder, to_millis(ttl_seconds)]))
+
+    async def lease_and_read(
+        self, name: str, holder: str, ttl_seconds: int, *keys: str
+    ) -> tuple[bool, list[Any | None]]:
+        """``acquire_lease`` and ``get_jsons(*keys)`` in one step: one script."""
+        names = [self.keys.lease(name), *(self.keys.state(key) for key in keys)]
+        held, *found = await self._run(self._lease_read, names, [holder, to_millis(ttl_seconds)])
+        return bool(held), [None if raw is None else json.loads(raw) for raw in found]
 
     async def release_lease(self, name: str, holder: str) -> None:
         """Release a lease held by ``holder`` (compare-and-delete)."""

@@ -342,6 +342,17 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 """
 
+#: KEYS: lease, then state keys. ARGV: holder, ttl ms. ``ACQUIRE_LEASE`` and the state keys'
+#: values read in the same step: {1 when held by ``holder`` afterwards else 0, each value}.
+LEASE_AND_READ = """
+local current, held = redis.call('GET', KEYS[1]), 0
+if current == ARGV[1] then held = redis.call('PEXPIRE', KEYS[1], ARGV[2])
+elseif not current then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]); held = 1 end
+local found = {held}
+for i = 2, #KEYS do found[i] = redis.call('GET', KEYS[i]) end
+return found
+"""
+
 #: KEYS: lease. ARGV: holder. Deletes the lease only if ``holder`` has it.
 RELEASE_LEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end

@@ -248,6 +248,13 @@ WORDS: dict[str, dict[Locale, str]] = {
         "en": "Only {who} can stop the request in progress; it goes on. Your own requests still go ahead.",
         "zh": "只有 {who} 可以停止进行中的请求，它会继续。您自己的请求照常处理。",
     },
+    # ``/cancel`` refused for both someone else's open question and someone else's run
+    "cancel_neither_yours": {
+        "en": "Only {asker} can cancel this question, and only {runner} can stop the request in "
+        "progress; both go on. Your own requests still go ahead.",
+        "zh": "只有 {asker} 可以取消这个问题，只有 {runner} 可以停止进行中的请求，两者都会继续。"
+        "您自己的请求照常处理。",
+    },
     "status_title": {"en": "Where this conversation stands:", "zh": "当前对话状态："},
     "status_question": {
         "en": "• Waiting for an answer to “{question}” (asked {age} ago).",

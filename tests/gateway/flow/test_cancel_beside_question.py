@@ -84,3 +84,43 @@ async def test_bobs_cancel_withdraws_his_waiting_message_behind_carols_run(store
     assert not any(t.startswith("done: what time") for t in chat.texts("room"))
     assert reached != [] and _notes(chat) == []  # Carol's run went on; no refusal for Bob
     assert (await gateway.pending_by_token(anns.token)).status == "pending"
+
+
+BOTH_REFUSED = (
+    "Only Ann can cancel this question, and only Carol can stop the request in progress; both go on. "
+    "Your own requests still go ahead."
+)
+RUN_REFUSED = "Only Carol can stop the request in progress; it goes on. Your own requests still go ahead."
+
+
+async def test_bobs_cancel_beside_anns_question_and_carols_run_is_told_both_once(store: Store, make_gateway):
+    """Neither the question nor the run is Bob's: one private note says both, and his next
+    ``/cancel`` (the question closed meanwhile) repeats neither."""
+    started, reached, gateway, chat = await _room_with_anns_question(store, make_gateway)
+    await chat.say("a long task", user="carol", name="Carol", **ROOM)
+    await asyncio.wait_for(started.wait(), 5)
+
+    await chat.say("/cancel", user="bob", name="Bob", **ROOM)
+    await chat.say("/cancel", user="ann", name="Ann", **ROOM)  # her question closes; Carol's run goes on
+    await chat.say("/cancel", user="bob", name="Bob", **ROOM)
+    await asyncio.wait_for(gateway.drain(), 10)
+
+    assert [(n.text, n.private_to) for n in _notes(chat)] == [(BOTH_REFUSED, BOB)]
+    assert len(reached) == 1 and STOPPED not in chat.texts("room")  # Carol's run went on
+
+
+async def test_bob_told_of_anns_question_is_told_of_carols_run_when_it_comes(store: Store, make_gateway):
+    """Bob was told already that Ann's question is not his; Carol's run starts, and his next
+    ``/cancel`` tells him it is not his to stop either (the notes are said once each, apart)."""
+    started, reached, gateway, chat = await _room_with_anns_question(store, make_gateway)
+    await chat.say("/cancel", user="bob", name="Bob", **ROOM)
+    await gateway.drain()
+    await chat.say("a long task", user="carol", name="Carol", **ROOM)
+    await asyncio.wait_for(started.wait(), 5)
+
+    await chat.say("/cancel", user="bob", name="Bob", **ROOM)
+    await chat.say("/cancel", user="bob", name="Bob", **ROOM)
+    await asyncio.wait_for(gateway.drain(), 10)
+
+    assert [(n.text, n.private_to) for n in _notes(chat)] == [(REFUSED, BOB), (RUN_REFUSED, BOB)]
+    assert len(reached) == 1  # Carol's run went on

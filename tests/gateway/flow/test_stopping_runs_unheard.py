@@ -13,6 +13,7 @@ import pytest
 
 from clarigate.gateway.boundary.messages import Conversation, InboundMessage, Sender
 from clarigate.gateway.flow import stops
+from clarigate.gateway.flow.recalls import due_and_recalled
 from clarigate.gateway.flow.stops import RunStopped, StopOutcome, stops_of
 from clarigate.gateway.store.records import Job
 
@@ -37,6 +38,7 @@ async def _unheard_run(redis_stores: Any, monkeypatch: pytest.MonkeyPatch) -> tu
     conv = Conversation(platform="test", chat_id="c-unheard", chat_type="private")
     task = InboundMessage(conversation=conv, sender=ADA, text="a long task", event_id="e1")
     job = held_running_job(here, task, monkeypatch)
+    assert await due_and_recalled(there, job) == (None, False)  # its run begins, as a worker's does
     run = asyncio.ensure_future(stops_of(there).during(conv.thread_key, ADA, job, lambda: asyncio.sleep(30)))
     await asyncio.sleep(0.1)
     cancel = InboundMessage(conversation=conv, sender=ADA, text="/cancel", event_id="e2")

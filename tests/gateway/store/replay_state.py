@@ -98,6 +98,15 @@ async def _acquire_lease(r: Replay) -> None:
     assert not await r.store.acquire_lease("poll", "r2", 30)
 
 
+@scenario("lease_and_read")
+async def _lease_and_read(r: Replay) -> None:
+    await r.store.set_json("recalled:m1", 1, 60)
+    r.lose_reply_to(r.key("lease:fate:m1"))
+    assert await r.store.lease_and_read("fate:m1", "runs", 30, "gone", "recalled:m1") == (True, [None, 1])
+    assert await r.raw.get(r.key("lease:fate:m1")) == "runs"  # its own lease, renewed
+    assert await r.store.lease_and_read("fate:m1", "withdrawn", 30, "recalled:m1") == (False, [1])
+
+
 @scenario("release_lease")
 async def _release_lease(r: Replay) -> None:
     await r.store.acquire_lease("poll", "r1", 30)
