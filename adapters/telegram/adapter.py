@@ -130,7 +130,10 @@ class TelegramAdapter(TelegramLifecycle, PlatformAdapter):
             await forms.close_for(str(message.chat_id), sender.user_id, conversation)
         neutral = command.neutral_text() if command is not None else None
         if neutral is not None:  # the core's command, or ``/ask``'s request
-            said = inbound_message(update, message, conversation, sender, neutral, True, attachments)
+            asks = command is not None and command.asks  # ``/ask …``: a new request, never an answer
+            said = inbound_message(
+                update, message, conversation, sender, neutral, True, attachments, new_request=asks
+            )
             await accept_noted(self.gateway, said)
             return
         aside = not private and reply and said_to_others(message, me)

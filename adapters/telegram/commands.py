@@ -8,6 +8,7 @@ platform (``clarigate.gateway.boundary.port``); this module only reads Telegram'
 - ``/cmd@otherbot`` is another bot's: ignored whatever it says;
 - ``/ask@thisbot …`` is a request (the words after it), the way to start a conversation in a
   group whose bot runs in Telegram's default privacy mode, where plain @mentions never arrive;
+  never an answer: a question or form still open closes as for any new message (``Command.asks``);
 - any other command is not a command of ours (see ``Command.neutral_text``): the agent reads
   it as ``/cmd words``, the addressee dropped.
 
@@ -77,6 +78,12 @@ class Command:
     def known(self) -> bool:
         """One of the commands the gateway handles (or ``/ask``)."""
         return self.name in NEUTRAL_COMMANDS or self.name == ASK
+
+    @property
+    def asks(self) -> bool:
+        """``/ask …`` with words: a new request asked for explicitly, never an answer to a question
+        (``InboundMessage.new_request``)."""
+        return self.name == ASK and bool(self.args)
 
     def neutral_text(self) -> str | None:
         """What the core receives: ``/name words`` for its commands, the request for ``/ask``,

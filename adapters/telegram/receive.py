@@ -278,9 +278,11 @@ def inbound_message(
     mention: bool,
     attachments: list[Attachment] | None = None,
     aside: bool = False,
+    new_request: bool = False,
 ) -> InboundMessage:
     """The normalized message; ``event_id`` is the ``update_id`` the core dedupes on (``aside``:
-    said to the people it mentions, ``said_to_others``); ``received_at``: ``written_time``."""
+    said to the people it mentions, ``said_to_others``; ``new_request``: an ``/ask …``, never an
+    answer); ``received_at``: ``written_time``."""
     return InboundMessage(
         conversation=conversation,
         sender=sender,
@@ -291,6 +293,7 @@ def inbound_message(
         is_mention=mention,
         language=language_of(message),
         said_to_others=aside,
+        new_request=new_request,
         received_at=written_time(message),
         received_within=1.0,  # ``date`` is in whole seconds
     )

@@ -125,6 +125,10 @@ class InboundMessage(BaseModel):
     # closes) unless it is its writer's typed answer to the thread's open question
     # (``TypedAnswers.answers_aside``), which it then is as if it named no one.
     said_to_others: bool = False
+    # The person asked for a new request explicitly (Telegram's ``/ask …``): it is never the typed
+    # answer to the thread's open question or form, which closes as superseded as it would for any
+    # other new message, and it runs as a request.
+    new_request: bool = False
 
     @property
     def inbound_id(self) -> str:

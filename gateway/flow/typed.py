@@ -79,15 +79,17 @@ class TypedAnswers:
         Only people who may answer it (``may_type_answer``) answer by typing; when what they type
         is no answer, the question closes (as superseded, for everyone) and the message runs as a
         request, never as the question's answer. Anyone else's message is a request of its own
-        (``_left_open``).
+        (``_left_open``). A request asked for explicitly (``InboundMessage.new_request``: ``/ask …``)
+        is never an answer: it closes the question as any other new message does.
         """
         pending, thread_id = found.pending, found.thread_id
         if pending is None:
-            return await self.answered_first(msg, found.answered, turn)
+            return not msg.new_request and await self.answered_first(msg, found.answered, turn)
         if not may_type_answer(pending, msg):
             return False  # another member's message (or one written before it was asked): a request
-        if msg.attachments and not msg.text.strip():
-            # a photo or file alone types no answer: it runs as a request, with what it carries
+        if msg.new_request or (msg.attachments and not msg.text.strip()):
+            # an ``/ask``, or a photo or file alone, types no answer: it runs as a request (with
+            # what it carries)
             await self.control.close_question(pending, msg.sender, "superseded")
             return False
         by = answered_by(conv.platform, msg.sender)
@@ -117,7 +119,7 @@ class TypedAnswers:
         free-text question, an option or a form's lines that fit, anything once they chose
         "Other…" or "Fill in"). Anything else (a command too) is theirs, not the bot's: ignored,
         with no reply, and it closes nothing."""
-        if parse_command(msg.text) is not None:
+        if msg.new_request or parse_command(msg.text) is not None:
             return False
         pending = (await self.store.chat_status(msg.conversation.thread_key)).pending
         if pending is None or not may_type_answer(pending, msg):
