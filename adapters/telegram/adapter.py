@@ -122,7 +122,7 @@ class TelegramAdapter(TelegramLifecycle, PlatformAdapter):
         if command is not None and not command.known and not (private or command.explicit):
             return  # a bare command we do not know, in a group: meant for another bot
         clean = without_mention(text if command is None else command.as_text(), me)
-        named = command_named(command, clean)  # ``@bot /cancel`` acts as ``/cancel@bot`` does
+        named = command_named(command, clean)  # ``@bot /取消`` acts as ``/cancel@bot`` does
         conversation = await self._conversation(message, reply)
         conversation = await their_conversation(self.gateway.state, message, conversation, sender, named)
         forms = self.interactions.forms
@@ -155,9 +155,11 @@ class TelegramAdapter(TelegramLifecycle, PlatformAdapter):
     ) -> list[Attachment]:
         """What came with the message; an album's item noted, to be taken with the others (``albums``)."""
         attachments = attachments_of(message)
-        if message.media_group_id:
-            said = without_mention(text if command is None else command.as_text(), me)
-            await note_item(self.gateway.state, message, str(update.update_id), said, attachments)
+        if message.media_group_id:  # its caption as the gateway gets it (``/ask``'s words alone)
+            neutral = command.neutral_text() if command is not None else None
+            said = neutral or without_mention(text if command is None else command.as_text(), me)
+            asks = command is not None and command.asks
+            await note_item(self.gateway.state, message, str(update.update_id), said, attachments, asks)
         return attachments
 
     async def complete_message(self, message: InboundMessage) -> InboundMessage | None:

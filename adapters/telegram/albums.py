@@ -44,15 +44,25 @@ def _item_key(event_id: str) -> str:
 
 
 async def note_item(
-    state: AdapterState, message: Message, event_id: str, text: str, attachments: list[Attachment]
+    state: AdapterState,
+    message: Message,
+    event_id: str,
+    text: str,
+    attachments: list[Attachment],
+    new_request: bool = False,
 ) -> None:
-    """Note an album item (``text``: its caption as the agent reads it) in its album's record; an
-    item noted already (a redelivery) is left as it was. Nothing for a message of no album."""
+    """Note an album item (``text``: its caption as the gateway gets it, ``/ask``'s words alone and
+    ``new_request`` for ``/ask …``) in its album's record; an item noted already (a redelivery) is
+    left as it was. Nothing for a message of no album."""
     if not message.media_group_id:
         return
     key = _album_key(message)
     await state.set_json(_item_key(event_id), key, ALBUM_TTL)
-    item = {"text": text, "attachments": [a.model_dump(mode="json") for a in attachments]}
+    item = {
+        "text": text,
+        "attachments": [a.model_dump(mode="json") for a in attachments],
+        "new_request": new_request,
+    }
     async with _locked(state, key):
         album = await state.get_json(key) or {"items": {}, "taken": {}}
         if str(message.message_id) not in album["items"]:
@@ -88,15 +98,18 @@ async def gather(state: AdapterState, message: InboundMessage) -> InboundMessage
 
 
 def _joined(message: InboundMessage, album: dict[str, Any]) -> InboundMessage:
-    """The message with the items it took: its own text, else the first caption among them."""
+    """The message with the items it took: its own text, else the first caption among them (an
+    ``/ask …`` caption a new request, as that item alone would be)."""
     mine = message.message_id
     taken = sorted(int(i) for i, t in album["taken"].items() if t == mine)
     items = [album["items"][str(i)] for i in taken if str(i) in album["items"]]
-    text = message.text
-    if not text.strip():
-        text = next((item["text"] for item in items if item["text"].strip()), text)
+    text, new_request = message.text, message.new_request
+    captioned = next((item for item in items if item["text"].strip()), None)
+    if not text.strip() and captioned is not None:
+        text, new_request = captioned["text"], bool(captioned.get("new_request"))
     attachments = [Attachment.model_validate(a) for item in items for a in item["attachments"]]
-    return message.model_copy(update={"text": text, "attachments": attachments or message.attachments})
+    update = {"text": text, "new_request": new_request, "attachments": attachments or message.attachments}
+    return message.model_copy(update=update)
 
 
 async def _quiet(state: AdapterState, key: str) -> None:

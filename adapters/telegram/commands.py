@@ -8,6 +8,8 @@ platform (``clarigate.gateway.boundary.port``); this module only reads Telegram'
 - ``/cmd@otherbot`` is another bot's: ignored whatever it says;
 - ``/ask@thisbot …`` is a request (the words after it), the way to start a conversation in a
   group whose bot runs in Telegram's default privacy mode, where plain @mentions never arrive;
+  ``@thisbot /ask …`` (where mentions arrive) is the same request: a command written right after
+  the bot's @mention is read as ``/cmd@thisbot`` (``parse_command``);
   never an answer: a question or form still open closes as for any new message (``Command.asks``);
 - any other command is not a command of ours (see ``Command.neutral_text``): the agent reads
   it as ``/cmd words``, the addressee dropped.
@@ -20,9 +22,10 @@ other commands say it was not passed on (``clarigate.gateway.flow.commands``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from telegram import BotCommand, Message
+from telegram import BotCommand, Message, MessageEntity
 
 from clarigate.agent.protocol import catalog
 from clarigate.agent.protocol.models import Locale
@@ -102,22 +105,46 @@ class Command:
 
 def parse_command(message: Message, bot_username: str) -> Command | None:
     """The command a message or caption starts with (Telegram marks it with a ``bot_command``
-    entity), or None."""
+    entity), or None; one right after the bot's @mention (``@thisbot /ask …``, ``@thisbot
+    /cancel``) is read as ``/ask@thisbot …`` is (``_after_mention``)."""
     if message.forward_origin is not None:
         return None  # someone else's words, forwarded
     text = message_text(message)  # links spelled out after the command, which is at the start
     entities = message.entities if message.text else message.caption_entities
     entity = next((e for e in entities if e.type == "bot_command" and e.offset == 0), None)
+    if entity is not None:
+        return _command(text[: entity.length], text[entity.length :], bot_username)
+    entity = _after_mention(text, entities, bot_username)
     if entity is None:
         return None
-    # Entity offsets count UTF-16 code units; a command is ASCII, so they match characters here.
-    token = text[: entity.length]
+    end = entity.offset + entity.length
+    command = _command(text[entity.offset : end], text[end:], bot_username, mentioned=True)
+    return command if command.for_us else None  # ``@thisbot /cmd@otherbot``: read as plain text
+
+
+def _after_mention(text: str, entities: Sequence[MessageEntity], bot_username: str) -> MessageEntity | None:
+    """The ``bot_command`` entity right after a leading @mention of the bot (the mention, the
+    spaces and a command are ASCII: UTF-16 offsets match characters here), or None."""
+    handle = f"@{bot_username}".lower()
+    if not bot_username or not text.lower().startswith(handle):
+        return None
+    if not any(e.type == "mention" and e.offset == 0 and e.length == len(handle) for e in entities):
+        return None  # ``@thisbotany``: someone else
+    start = len(text) - len(text[len(handle) :].lstrip())  # past the spaces after the mention
+    if start == len(handle):
+        return None
+    return next((e for e in entities if e.type == "bot_command" and e.offset == start), None)
+
+
+def _command(token: str, rest: str, bot_username: str, mentioned: bool = False) -> Command:
+    """``/name@addressee`` and the words after it (a command is ASCII: its entity's UTF-16 offsets
+    match characters); ``mentioned``: after the bot's @mention, addressed to it as ``/name@thisbot``."""
     name, _, addressee = token[1:].partition("@")
     for_us = not addressee or addressee.lower() == bot_username.lower()
     return Command(
         name=name.lower(),
-        args=text[entity.length :].strip(),
+        args=rest.strip(),
         for_us=for_us,
-        explicit=bool(addressee) and for_us,
+        explicit=(bool(addressee) or mentioned) and for_us,
         word=f"/{name}",
     )

@@ -56,8 +56,8 @@ def _chain(conversation: Conversation) -> str | None:
 
 def command_named(command: Command | None, said: str) -> str | None:
     """The core's command a message is (``cancel``…), or None: the one Telegram marked, else the
-    core's reading of ``said``, the text the gateway gets (``@bot /cancel``, ``@bot /取消``,
-    ``/reset@bot``: no ``bot_command`` entity at the start, or not under the core's own name)."""
+    core's reading of ``said``, the text the gateway gets (``@bot /取消``, ``/reset@bot``: no
+    command Telegram marked, or not under the core's own name)."""
     if command is not None and command.name in NEUTRAL_COMMANDS:
         return command.name
     found = core_command(said)
