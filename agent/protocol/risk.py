@@ -9,7 +9,9 @@ form) are neutral and answer at once. Pure: the renderers, the terminal and the 
   safe, Edit is neutral; anything else goes ahead.
 - Any other risk confirmation (``ask_clarification``, a graph's ``interrupt()``): an option is
   safe when its label reads as keep / cancel / no (``reads_safe``, words in the catalog's
-  ``RISK_WORDS``); every other option goes ahead. When none reads safe, all go ahead.
+  ``RISK_WORDS``); every other option goes ahead. When none reads safe, all go ahead. A leading
+  "yes" or "no" says nothing of the kind on its own: what follows it decides ("No, keep it" is
+  safe, "No, drop it now" goes ahead), and every part of a label must read safe for it to be.
 - A risk confirmation asked as a form (not an approval's Edit): a typed answer goes ahead when it
   ticks a checkbox (or, for a checkbox whose label reads safe, "Keep the backups", leaves it
   unticked) or picks a select's option that does not read safe (``form_goes_ahead``); a field
@@ -63,31 +65,67 @@ def _opening(text: str, kind: str, bounded: bool = False) -> str | None:
     return None
 
 
+def _joined(kind: str) -> str:
+    return "|".join(rf"\b{re.escape(w)}\b" if _EN.match(w[-1]) else re.escape(w) for w in _words(kind))
+
+
+#: What splits a label into its parts: punctuation, a spaced dash, the catalog's ``joins`` words.
+_PARTS = re.compile(r"[,，;；、:：.。!！?？…()（）\[\]【】—–~～]|\s-+\s|" + _joined("joins"))
+_TRAILING_MARKS = re.compile(r"[\W_]+$")
+
+
+def _parts(text: str) -> list[str]:
+    parts = (_TRAILING_MARKS.sub("", _LEADING.sub("", part)) for part in _PARTS.split(text))
+    return [part for part in parts if part]
+
+
+def _polite(text: str) -> bool:
+    """True when ``text`` is nothing but ``polite`` words ("thanks", "了吧"), or nothing at all."""
+    while text:
+        rest = _opening(text, "polite")
+        if rest is None:
+            return False
+        text = rest
+    return True
+
+
 def reads_safe(label: str) -> bool:
     """True when an option's label reads as the safe choice: keep, cancel, no, don't, stop…
 
     Cautious by design: a label that could go either way ("Cancel the order", "Don't keep a
-    backup", "Keep going") goes ahead, since a needless confirmation costs one tap and a missing
-    one may cost the data.
+    backup", "Keep going", "No, drop it now") goes ahead, since a needless confirmation costs one
+    tap and a missing one may cost the data. A label of several parts ("No, keep it", "不，直接删除")
+    is safe only when its first part reads safe and every other one does too (or only thanks).
     """
     text = _key(label)
     after_yes = _opening(text, "yes")
     if after_yes is not None:  # "Yes, keep it": what follows the yes says it
         text = after_yes
-    if not text:
+    parts = _parts(text)
+    if not parts:
         return False
-    if _opening(text, "no", bounded=True) is not None:
+    first, *more = parts
+    return _part_safe(first) and all(_polite(part) or _part_safe(part) for part in more)
+
+
+def _part_safe(text: str) -> bool:
+    """``reads_safe`` for one part of a label (no punctuation or ``joins`` word in it)."""
+    loose = _opening(text, "no")
+    if loose is not None and _polite(loose):  # "No", "No thanks", "不用了", "算了吧"
+        return True
+    rest = _opening(text, "no", bounded=True)
+    if rest is not None and _part_safe(rest):  # "Nope not now"; "No problem", "No backup needed" go ahead
         return True
     rest = _opening(text, "dont")
-    if rest is not None:  # "Don't delete" is safe; "Don't keep it", "Don't cancel" go ahead
-        return _opening(rest, "keep") is None and _opening(rest, "stop") is None
+    if rest is not None:  # "Don't delete", "不用删除"; "Don't keep it", "Don't back up", "不用备份" go ahead
+        return _polite(rest) or _opening(rest, "act") is not None
     rest = _opening(text, "keep")
     if rest is not None:  # "Keep the data"; "Keep going", "keep on deleting" go ahead
         first = rest.split(" ", 1)[0]
         return not (first == "on" or (first.endswith("ing") and _EN.match(first)))
     rest = _opening(text, "stop")
     if rest is not None:  # alone or with a word that names nothing else: "Cancel", "Stop here"
-        return not rest or rest.rstrip("!.。！") in _words("alone")
+        return not rest or rest in _words("alone")
     return False
 
 

@@ -152,6 +152,18 @@ def test_a_dropdown_of_many_options_keeps_its_dialog_only_when_something_goes_ah
     assert select["confirm"]["style"] == "danger"
 
 
+def test_a_no_that_goes_ahead_asks_on_every_platform() -> None:
+    """ "No, drop it now" goes ahead as "Yes, back up first" does: both red and asking, everywhere."""
+    both = ["Yes, back up first", "No, drop it now"]
+    request = risk(both)
+    for label, button in slack_buttons(request).items():
+        assert button["style"] == "danger" and "confirm" in button, label
+    feishu = feishu_buttons(request)
+    assert [(feishu[label]["type"], "confirm" in feishu[label]) for label in both] == [("danger", True)] * 2
+    assert [b["text"] for b in telegram_buttons(request)][:2] == [f"⚠️ {label}" for label in both]
+    assert [go_ahead_index(request, f"o{i}") for i in (1, 2)] == [1, 2]  # each tap only asks again
+
+
 LABELS = st.one_of(
     st.sampled_from(
         [
@@ -169,6 +181,9 @@ LABELS = st.one_of(
             "Approve",
             "Reject",
             "Edit",
+            "No, drop it now",
+            "Yes, back up first",
+            "不，直接删除",
         ]
     ),  # fmt: skip
     st.text(min_size=1, max_size=40).filter(str.strip),

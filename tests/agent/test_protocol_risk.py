@@ -127,3 +127,59 @@ def test_other_questions_have_no_roles() -> None:
 )
 def test_the_confirming_word(text: str, confirms: bool) -> None:
     assert is_confirm_word(text) is confirms
+
+
+#: A leading "no" that goes on to go ahead: what follows the "no" says it (as after a "yes").
+NO_THEN_GOING = [
+    "No, drop it now",
+    "No, delete everything",
+    "No problem, delete it",
+    "No backup needed, drop the table",
+    "No — proceed with deletion",
+    "Nah, just wipe it",
+    "Never mind the backup, drop it",
+    "Don't back up, drop it",
+    "不，直接删除",
+    "不用备份，直接删除",
+    "不要备份，删掉",
+]
+NO_THEN_SAFE = [
+    "No",
+    "No thanks",
+    "No, thank you",
+    "No, leave it alone",
+    "No, cancel",
+    "No, don't delete",
+    "Nope, not now",
+    "No!",
+    "不",
+    "不用了",
+    "算了",
+    "算了吧",
+    "不，保留",
+    "不，取消",
+    "不删除",
+]
+
+
+@pytest.mark.parametrize("label", NO_THEN_GOING)
+def test_a_no_followed_by_going_ahead_goes_ahead(label: str) -> None:
+    assert not reads_safe(label)
+
+
+@pytest.mark.parametrize("label", NO_THEN_SAFE)
+def test_a_no_alone_or_followed_by_a_safe_choice_reads_safe(label: str) -> None:
+    assert reads_safe(label)
+
+
+@pytest.mark.parametrize(
+    ("labels", "going"),
+    [
+        (["Yes, back up first", "No, drop it now"], ["option-1", "option-2"]),  # both go ahead: both ask
+        (["是，先备份", "不，直接删除"], ["option-1", "option-2"]),
+        (["Yes, delete", "No, keep it"], ["option-1"]),
+        (["确定删除", "不，保留"], ["option-1"]),
+    ],
+)
+def test_a_no_that_goes_ahead_asks_too(labels: list[str], going: list[str]) -> None:
+    assert go_ahead_ids(risk(*labels)) == going

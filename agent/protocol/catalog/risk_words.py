@@ -6,20 +6,75 @@ from __future__ import annotations
 from ..models import Locale
 
 #: How a risk confirmation's option labels read (agent/protocol/risk.py), lower case. ``yes``: an
-#: opening that says nothing on its own ("Yes, keep it"); ``no``: an answer that declines ("No,
-#: …"); ``dont``: a negation of what follows ("Don't delete"); ``keep``: leaves things as they
-#: are; ``stop``: stops, but only safely alone or with ``alone`` words ("Cancel", "Stop for
-#: now"; "Cancel the order" goes ahead).
+#: opening that says nothing on its own ("Yes, keep it"); ``no``: a refusal, safe alone or with
+#: ``polite`` words ("No thanks", "不用了") or a safe choice after it ("No, keep it"; "No, drop
+#: it" goes ahead); ``dont``: a negation, safe alone or before an ``act`` word ("Don't delete";
+#: "Don't back up" goes ahead); ``keep``: leaves things as they are; ``stop``: stops, but only
+#: safely alone or with ``alone`` words ("Cancel", "Stop for now"; "Cancel the order" goes
+#: ahead); ``joins``: what splits a label into parts, each of which must read safe ("No, but
+#: delete the logs"), besides punctuation.
 RISK_WORDS: dict[str, dict[Locale, tuple[str, ...]]] = {
     "yes": {
         "en": ("yes", "ok", "okay", "sure", "confirm"),
         "zh": ("是的", "是", "好的", "好", "确认", "确定"),
     },
     "no": {
-        "en": ("no", "nope", "nah", "not now", "not yet", "never mind", "nevermind"),
+        "en": ("no", "nope", "nah", "no way", "no need", "not now", "not yet", "never mind", "nevermind"),
         "zh": ("否", "不用", "不必", "算了", "暂不", "先不", "不"),
     },
-    "dont": {"en": ("don't", "dont", "do not", "never"), "zh": ("不要", "别", "勿", "不")},
+    "dont": {
+        "en": ("don't", "dont", "do not", "never", "no need to"),
+        "zh": ("不要", "不用", "不必", "无需", "不需要", "暂不", "先不", "别", "勿", "不"),
+    },
+    "act": {
+        "en": (
+            "delete",
+            "remove",
+            "drop",
+            "wipe",
+            "erase",
+            "purge",
+            "truncate",
+            "destroy",
+            "overwrite",
+            "reset",
+            "format",
+            "kill",
+            "clear",
+            "rm",
+            "proceed",
+            "continue",
+            "go ahead",
+            "go on",
+            "do it",
+            "do that",
+            "do this",
+            "do anything",
+            "do so",
+            "execute",
+            "touch",
+            "change",
+        ),
+        "zh": (
+            "删除",
+            "删掉",
+            "删",
+            "移除",
+            "清空",
+            "清除",
+            "销毁",
+            "覆盖",
+            "重置",
+            "格式化",
+            "丢弃",
+            "继续",
+            "执行",
+            "进行",
+            "动",
+            "改",
+            "修改",
+        ),
+    },  # fmt: skip
     "keep": {"en": ("keep", "retain", "preserve"), "zh": ("保留", "保持", "留着", "维持")},
     "stop": {
         "en": ("cancel", "abort", "stop", "leave", "skip", "go back", "back", "hold off", "wait", "reject"),
@@ -29,6 +84,11 @@ RISK_WORDS: dict[str, dict[Locale, tuple[str, ...]]] = {
         "en": ("it", "that", "this", "now", "for now", "here", "as is", "it as is", "it alone", "alone"),
         "zh": ("吧", "了", "操作", "此操作", "本次操作", "一下", "现在"),
     },
+    "polite": {
+        "en": ("thanks", "thank you", "thx", "please", "sorry"),
+        "zh": ("谢谢", "谢了", "了", "吧", "啦"),
+    },
+    "joins": {"en": ("and then", "and", "but", "then"), "zh": ("然后", "但是", "并且")},
 }
 
 #: A plain yes typed to a risk confirmation (``risk.is_affirmative``): whole messages only, compared
