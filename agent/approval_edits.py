@@ -119,16 +119,26 @@ def edit_request(
             name = names[(index, arg)]
             given = (shown or {}).get(name, _shown(value))
             fields.append(_arg_field(name, labels[(index, arg)], value, given))
-    name = actions[0].name if len(actions) == 1 else ", ".join(a.name for a in actions)
     context = catalog.text("approval_edit_context", locale)
     args = {
-        "question": catalog.text("approval_edit_question", locale, name=name),
+        "question": catalog.text("approval_edit_question", locale, name=_edited(actions, locale)),
         "clarification_type": "risk_confirmation",
         "context": f"{problem} {context}" if problem else context,
         "fields": fields,
     }
     request = normalize_request(args, tool_call_id=interrupt_id)
     return as_kind(request, APPROVAL_EDIT, interrupt_id, APPROVAL, locale)
+
+
+def _edited(actions: Sequence[Action], locale: Locale) -> str:
+    """The tools a form edits, each named once in the order called, with how many calls of it
+    when more than one ("transfer (2 calls), refund")."""
+    counts = Counter(action.name for action in actions)
+    named = [
+        name if n == 1 else catalog.text("approval_edit_calls", locale, name=name, count=n)
+        for name, n in counts.items()
+    ]
+    return catalog.joined(named, locale)
 
 
 class _BadJson(ValueError):

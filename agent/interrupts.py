@@ -21,6 +21,9 @@ An ``interrupt(value)`` becomes a ``HumanInputRequest`` every renderer already s
   asks its last line or sentence ending in "?"; a value with no text, ``None`` or ``""``, asks
   that the agent waits for a reply); resumed with the answer's text.
 
+A value that is a pydantic model or a dataclass is read as the dict it dumps to (what a LangGraph
+server sends for it; ``clarigate.agent.interrupt_values``), asked and resumed as that dict is.
+
 What a request cannot hold (200 characters a string) is shown in full right above it
 (``asked_for``, ``clarigate.agent.shown_above``); ``request_for`` is the request alone.
 
@@ -63,6 +66,7 @@ from clarigate.agent.interrupt_kinds import (
     request_id_for,
 )
 from clarigate.agent.interrupt_options import checked_options
+from clarigate.agent.interrupt_values import plain_value
 from clarigate.agent.protocol import (
     HumanInputRequest,
     HumanInputResponse,
@@ -167,6 +171,7 @@ def _as_text(value: Any) -> str:
 
 
 def _asked(interrupt_id: str, value: Any, locale: Locale, schema: Any, above: bool) -> Asked:
+    value = plain_value(value)  # a pydantic model or a dataclass: asked as the same dict is
     if is_hitl(value):
         return approval_asked(interrupt_id, actions_of(value, schema), locale, above=above)
     if _typed(schema):
@@ -224,6 +229,7 @@ def resume_value(
 def _resume_value(
     kind: str, interrupt_id: str, value: Any, response: HumanInputResponse, locale: Locale, schema: Any
 ) -> Any | AskAgain | Dismissed:
+    value = plain_value(value)  # a pydantic model or a dataclass: resumed as the same dict is
     if kind == INTERRUPT:
         if _typed(schema) and not is_hitl(value):
             return typed_resume(interrupt_id, value, schema, response, locale)
@@ -302,5 +308,5 @@ async def resume_checked(
             log.info("interrupt %s refused the declined answer: the question is closed", asked.id)
             return Dismissed()
         schema = getattr(asked, "response_schema", None) or {}
-        again = rejected_asked(asked.id, asked.value, schema, value, str(exc), locale)
+        again = rejected_asked(asked.id, plain_value(asked.value), schema, value, str(exc), locale)
         return AskAgain(asked_again(again.request, response.request_id), again.in_full)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from clarigate.agent.interrupts import actions_of, edit_request
-from clarigate.agent.protocol.models import MAX_STRING
+from clarigate.agent.protocol.models import MAX_STRING, Locale
 
 
 def _batched(*calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
@@ -48,3 +48,17 @@ def test_a_long_tool_name_never_cuts_off_which_call_a_field_edits() -> None:
     labels = _labels(_batched((name, {"table": "users"}), (name, {"table": "orders"})))
     assert all(len(label) <= MAX_STRING for label in labels)
     assert [label.rsplit("…", 1)[1] for label in labels] == [" #1 · table", " #2 · table"]
+
+
+def _title(value: dict[str, Any], locale: Locale = "en") -> str:
+    return edit_request("i1", actions_of(value), locale).question
+
+
+def test_the_form_names_a_tool_called_twice_once_with_how_many_calls() -> None:
+    twice = _batched(("transfer", {"amount": 5}), ("transfer", {"amount": 7}))
+    assert _title(twice) == "Edit the arguments of transfer (2 calls)"
+    assert _title(twice, "zh") == "修改 transfer（2 次调用） 的参数"
+    mixed = _batched(("transfer", {"amount": 5}), ("refund", {"id": 1}), ("transfer", {"amount": 7}))
+    assert _title(mixed) == "Edit the arguments of transfer (2 calls), refund"
+    assert _title(_batched(("a", {"x": 1}), ("b", {"x": 2}))) == "Edit the arguments of a, b"
+    assert _title(_batched(("a", {"x": 1}))) == "Edit the arguments of a"

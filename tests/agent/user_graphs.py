@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import interrupt
+from pydantic import BaseModel
 
 RAN: list[str] = []  # what the deploy step really did
 ANSWERS: list[Any] = []  # what each interrupt() of these graphs was resumed with
@@ -301,3 +303,35 @@ def make_raising_tool_agent(checkpointer: Any) -> Any:
 
     model = ChatOpenAI(model="gpt-4.1-mini", max_retries=0)
     return create_agent(model=model, tools=[fetch_invoice], checkpointer=checkpointer)
+
+
+class RegionQuestion(BaseModel):
+    """What ``region_model`` asks: a pydantic model, not a dict."""
+
+    question: str
+    options: list[str]
+
+
+@dataclasses.dataclass
+class SqlReview:
+    """What ``sql_review`` asks: a dataclass, LangGraph's review pattern."""
+
+    question: str
+    llm_output: str
+
+
+def _region_model(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt(RegionQuestion(question="Which region?", options=["eu-west", "us-east"]))
+    ANSWERS.append(answer)
+    return {"messages": [AIMessage(content=f"Deployed to {answer['value']}.")]}
+
+
+def _sql_review(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt(SqlReview(question="Is this SQL OK?", llm_output="DELETE FROM users WHERE id = 7"))
+    ANSWERS.append(answer)
+    return {"messages": [AIMessage(content=f"Review: {answer['value']}")]}
+
+
+#: Asks with a pydantic model / a dataclass as the interrupt's value.
+region_model = _single(_region_model)
+sql_review = _single(_sql_review)

@@ -17,4 +17,6 @@ APPROVAL_WORDS: dict[str, dict[Locale, str]] = {
         "en": "{name} cannot be edited: put back its current values, or reject it.",
         "zh": "{name} 不允许修改：请恢复它的当前值，或拒绝它。",
     },
+    # a tool reviewed more than once in one Edit form ("Edit the arguments of transfer (2 calls)")
+    "approval_edit_calls": {"en": "{name} ({count} calls)", "zh": "{name}（{count} 次调用）"},
 }
