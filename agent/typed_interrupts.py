@@ -11,8 +11,9 @@ the person filled them and what was wrong. The same happens when the graph itsel
 answer (``is_invalid_resume`` in process, a run ending in a validation error on a server), except
 a declined one (Cancel, ``/cancel``): the question stays closed, as every dismissed question.
 A declined answer (a Cancel, a new message instead) resumes the interrupt only when the schema
-takes its payload (``schema_takes``: checked as an answer to the form is); else the question is
-closed without resuming it (``Dismissed``), and a new message runs over it.
+takes its payload (``schema_takes``: checked as an answer to the form is) and can say it was
+declined (``carries_decline``: it names ``response_kind`` or ``reason``, or takes other keys);
+else the question is closed without resuming it (``Dismissed``), and a new message runs over it.
 
 A schema a form cannot ask (nested objects, arrays of free values, unions, more fields or
 choices than a form holds) is asked as text, with a line saying so and an example of the JSON
@@ -226,19 +227,39 @@ def schema_takes(schema: Mapping[str, Any], value: Any) -> bool:
         return False
 
 
+#: The keys of a declined payload that tell a graph the person declined (and why).
+_DECLINE_KEYS = frozenset({"response_kind", "reason"})
+
+
+def carries_decline(schema: Mapping[str, Any]) -> bool:
+    """True when a value ``schema`` resumes with still says it was declined: the schema names
+    ``response_kind`` or ``reason``, or takes keys it does not name (``additionalProperties: true``,
+    a Pydantic model's ``extra="allow"``). Otherwise LangGraph rebuilds a Pydantic model (a
+    ``TypedDict``, a dataclass) without those keys, and a model defaulting every field would come
+    back as if the person had chosen its defaults."""
+    try:
+        form = schema_form(schema)
+    except NotAForm:
+        return False
+    return schema.get("additionalProperties") is True or any(f.key in _DECLINE_KEYS for f in form.fields)
+
+
 def typed_resume(
     interrupt_id: str, value: Any, schema: Mapping[str, Any], response: HumanInputResponse, locale: Locale
 ) -> Any | AskAgain | Dismissed:
     """What ``Command(resume=...)`` carries for ``response``, the form asked again, or ``Dismissed``.
 
     A declined answer (Cancel, a new message) resumes with the declined answer's payload, as an
-    untyped interrupt in the protocol's shape would, when the schema takes it (``schema_takes``);
-    when it does not, the interrupt is not resumed and the question is closed (``Dismissed``).
+    untyped interrupt in the protocol's shape would, when the schema takes it (``schema_takes``)
+    and what it resumes with still says it was declined (``carries_decline``); else the
+    interrupt is not resumed and the question is closed (``Dismissed``): a decision the person
+    did not make (a model's defaults) never takes effect.
     One the graph itself rejects (a Pydantic validator) is never asked again either
     (``resume_checked``; on a server, ``asked_again``)."""
     if response.response_kind == "declined":
         payload = response.to_payload()
-        return payload if schema_takes(schema, payload) else Dismissed()
+        taken = carries_decline(schema) and schema_takes(schema, payload)
+        return payload if taken else Dismissed()
     try:
         form = schema_form(schema)
     except NotAForm:

@@ -65,3 +65,25 @@ def test_a_new_message_resumes_a_typed_interrupt_with_the_declined_payload_or_no
     pending = [("i1", "Which region?", REGION), ("i2", "Why?", REASON_SCHEMA), ("i3", "Name?", None)]
     resume, refused = resume_map(pending, "en")
     assert list(resume) == ["i2", "i3"] and refused == {}  # the enum's is left for the message to drop
+
+
+@pytest.mark.parametrize(
+    ("fields", "carried"),
+    [
+        ({"guests": {"type": "integer", "default": 2}}, False),  # a model defaulting every field
+        ({"seat": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}}, False),
+        ({"guests": {"type": "integer", "default": 2}, "response_kind": {"type": "string"}}, True),
+        ({"guests": {"type": "integer", "default": 2}, "reason": {"type": "string"}}, True),
+    ],
+)
+def test_a_cancel_resumes_only_a_schema_that_still_says_it_was_declined(fields: Any, carried: bool) -> None:
+    """Pydantic rebuilds its model from the payload without the keys it does not name: a Cancel
+    would come back as the model's defaults, a decision the person never made."""
+    schema = {"title": "Confirm", "type": "object", "properties": fields}
+    for taken in (schema, {**schema, "additionalProperties": True}):
+        resumed = _declined_for(taken)
+        if carried or taken.get("additionalProperties"):
+            assert resumed["response_kind"] == "declined" and resumed["reason"] == "cancelled"
+        else:
+            assert isinstance(resumed, Dismissed)
+            assert isinstance(superseded_value("i1", "Book?", "en", taken), Dismissed)
