@@ -41,11 +41,18 @@ def _text(content: Any) -> str:
     return ""
 
 
+#: The nodes LangChain's ``create_agent`` adds for a middleware's hooks: ``<Middleware name>.<hook>``
+#: (its ``wrap_model_call`` and ``wrap_tool_call`` run inside the ``model`` and ``tools`` nodes).
+MIDDLEWARE_HOOKS = (".before_agent", ".before_model", ".after_model", ".after_agent")
+
+
 def _is_model_node(metadata: Mapping[str, Any] | None) -> bool:
-    """True unless the text came from a middleware's own model call (clarify-first's structured
-    check, a summary): those are not the answer. Middleware nodes are ``Name.hook``."""
+    """True unless the text came from a middleware hook's own model call (clarify-first's
+    structured check, a summary): those are not the answer. Any other node's text is, a node of
+    an operator's graph named with a dot (``answer.v2``) too. A call tagged ``nostream`` (a
+    router's classifier) LangGraph's ``messages`` mode leaves out itself."""
     node = str((metadata or {}).get("langgraph_node") or "")
-    return "." not in node
+    return not node.endswith(MIDDLEWARE_HOOKS)
 
 
 def text_delta(message: Any, metadata: Mapping[str, Any] | None = None) -> TextDelta | None:

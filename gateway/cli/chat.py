@@ -73,7 +73,7 @@ class ConsoleBot:
                 raise  # a setting named, nothing about the model to check
             except Exception as exc:
                 raise agent_start_failure(
-                    exc, self.config.agent.model, data_dir=self.config.data_dir
+                    exc, self.config.agent.model, data_dir=self.config.data_dir, graph=self.config.agent.graph
                 ) from exc
         await self.gateway.start()
         if not await self.gateway.runner.ping():

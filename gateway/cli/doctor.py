@@ -272,11 +272,11 @@ async def _check_agent(
 ) -> None:
     """The agent starts (its checkpointer's PostgreSQL answered) and its checkpointer answers."""
     where = checkpointer_where(agent.checkpointer_url, config.data_dir)
-    what = f"model {agent.model!r}" if label == "agent" else describe(agent)
+    what = f"model {agent.model!r}" if label == "agent" and not agent.graph else describe(agent)
     try:
         await runner.start()
     except Exception as exc:  # in serve's words: a setting it names, or the model's advice
-        said = agent_start_failure(exc, agent.model, data_dir=str(config.data_dir))
+        said = agent_start_failure(exc, agent.model, data_dir=str(config.data_dir), graph=agent.graph)
         if said.code != ExitCode.MODEL:
             report.problems.append(f"{label}: {said.message}")
             return

@@ -24,6 +24,7 @@ from clarigate.agent.interrupt_kinds import Asked
 from clarigate.agent.placement import SettingsDoNotApply
 from clarigate.agent.protocol import HumanInputRequest, catalog
 from clarigate.gateway.runners.base import AgentRunner, RunInput
+from clarigate.gateway.runtime.preflight import StartFailure, agent_start_failure
 from clarigate.gateway.runtime.routes import DEFAULT_ROUTE, Route, route_for
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,9 @@ class RoutedRunner(AgentRunner):
             except Exception as exc:
                 if name == DEFAULT_ROUTE:
                     raise
+                if graph := getattr(getattr(runner, "settings", None), "graph", None):
+                    said = agent_start_failure(exc, "", graph=graph)  # its own graph, named
+                    raise StartFailure(said.code, f"route {name}: {said.message}") from exc
                 raise RuntimeError(f"route {name}: {exc}") from exc
 
     async def run_turn(self, run: RunInput) -> TurnOutput:

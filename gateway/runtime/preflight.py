@@ -62,12 +62,17 @@ def first_line(exc: BaseException) -> str:
 
 
 def agent_start_failure(
-    exc: BaseException, model: str, server_url: str | None = None, data_dir: str | None = None
+    exc: BaseException,
+    model: str,
+    server_url: str | None = None,
+    data_dir: str | None = None,
+    graph: str | None = None,
 ) -> StartFailure:
     """Why the agent did not start: a setting that does not apply where it runs, its files in
     ``data_dir`` or the SQLite file of CHECKPOINTER_URL that cannot be made (configuration problems,
-    named), the LangGraph server at ``server_url`` (its own words name the setting to check), or
-    the in-process agent's model, tools or MCP servers."""
+    named), the LangGraph server at ``server_url`` (its own words name the setting to check), the
+    operator's own ``graph`` (``agent.graph``: a configuration problem, named), or the in-process
+    agent's model, tools or MCP servers."""
     from clarigate.agent.placement import SettingsDoNotApply
 
     if isinstance(exc, SettingsDoNotApply):
@@ -83,11 +88,42 @@ def agent_start_failure(
         return StartFailure(
             ExitCode.MODEL, f"the agent could not start: {first_line(exc)} (`clarigate doctor` says more)"
         )
+    if graph:  # the operator's own graph: no model, tools or MCP servers of ours to check
+        return graph_failure(exc, graph)
     return StartFailure(
         ExitCode.MODEL,
         f"the agent could not start: {first_line(exc)} (model {model!r}: {model_advice()}; "
         "`clarigate doctor` says more)",
     )
+
+
+#: What to check when the module of ``agent.graph`` (or one it imports) cannot be imported.
+GRAPH_IMPORT_ADVICE = (
+    "the module and what it imports must be importable where clarigate runs: "
+    "install its package or add its folder to PYTHONPATH"
+)
+#: What to check when the module of ``agent.graph`` was imported but gave no usable graph.
+GRAPH_ADVICE = "check the name after ':', a compiled graph or a factory that returns one"
+
+
+def graph_failure(exc: BaseException, graph: str) -> StartFailure:
+    """The operator's graph ``graph`` (``agent.graph``) could not be loaded: a configuration
+    failure naming it, what went wrong (the import error itself when its module could not be
+    imported; what its factory raised, secrets masked) and what to check."""
+    from clarigate.gateway.runtime.redaction import redact
+
+    named = f"agent.graph {graph!r}"
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, ImportError):
+        cause = cause.__cause__ or cause.__context__
+    if cause is not None:
+        why = f"{type(cause).__name__}: {first_line(cause)}"
+        said = f"{named} could not be loaded: {why} ({GRAPH_IMPORT_ADVICE})"
+    elif first_line(exc).startswith(named):  # the loader's own words: no graph under that name
+        said = f"{first_line(exc)} ({GRAPH_ADVICE})"
+    else:  # the factory (or the module) raised it
+        said = f"{named} could not be loaded: {type(exc).__name__}: {first_line(exc)}"
+    return StartFailure(ExitCode.CONFIG, redact(said))
 
 
 def model_advice(section: str = "agent") -> str:

@@ -359,7 +359,7 @@ async def _start(
             await gateway.runner.start()
         except Exception as exc:
             raise agent_start_failure(
-                exc, config.agent.model, config.agent.server_url, config.data_dir
+                exc, config.agent.model, config.agent.server_url, config.data_dir, config.agent.graph
             ) from exc
     if claim:
         await _claim_identity(config)
