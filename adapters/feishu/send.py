@@ -100,6 +100,7 @@ class FeishuSender(OpenApiClient):
     ) -> None:
         super().__init__(client, session)
         self.sequences = CardSequences()
+        self.resource_scope_told = False  # "grant im:resource" is logged once
 
     async def post_message(
         self, chat_id: str, content: str, key: str | None = None, msg_type: str = "interactive"
@@ -349,18 +350,19 @@ class FeishuSender(OpenApiClient):
             if code in TOKEN_REJECTED_CODES and attempt == 0:
                 self.forget_token()
                 continue
-            kind = "server_error" if response.status_code >= 500 else "client_error"
-            PLATFORM_API_ERRORS.labels("feishu", kind).inc()
-            log_platform_call("feishu", f"GET {uri}", f"refused: HTTP {response.status_code} code {code}")
-            log.warning(
-                "feishu GET %s refused: HTTP %s code %s msg %r",
-                uri,
-                response.status_code,
-                code,
-                answer.get("msg"),
-            )
+            self._refused(uri, response.status_code, answer)
             return None
         return None
+
+    def _refused(self, uri: str, status: int, answer: dict[str, Any]) -> None:
+        """Count and log a download Feishu refused; once, the scope to grant when it is missing."""
+        code = answer.get("code")
+        PLATFORM_API_ERRORS.labels("feishu", "server_error" if status >= 500 else "client_error").inc()
+        log_platform_call("feishu", f"GET {uri}", f"refused: HTTP {status} code {code}")
+        log.warning("feishu GET %s refused: HTTP %s code %s msg %r", uri, status, code, answer.get("msg"))
+        if code == SCOPE_MISSING_CODE and not self.resource_scope_told:
+            self.resource_scope_told = True
+            log.warning("feishu: grant im:resource to let the agent see the photos and files people send")
 
 
 def _capped(response: requests.Response, max_bytes: int) -> bytes:

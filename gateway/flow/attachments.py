@@ -20,6 +20,9 @@ log = logging.getLogger("clarigate.gateway.flow.turn")
 #: Images of one message shown to the model at most; the rest are named to the person and the agent.
 MAX_IMAGES = 4
 
+#: What the agent reads after an image the platform would not give (``Images.not_fetched``).
+NOT_FETCHED = " — could not be loaded"
+
 #: What the agent is given of an attachment: an image's pixels, and a file, sound or video with the
 #: platform's handle to its bytes. A sticker or the ``other`` kind (a place, a contact, a poll, a
 #: shared chat) is only the adapter's name for it: the agent reads that name and nothing more.
@@ -46,12 +49,15 @@ class Images:
     shown: list[ImageInput] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
+    #: Those the platform would not give (refused, gone, a network error): the agent is told so.
+    not_fetched: list[Attachment] = field(default_factory=list)
 
 
 async def fetch_images(outbox: Outbox, msg: InboundMessage, cap: int, hint: Locale | None = None) -> Images:
     """The message's images, fetched through its adapter within the size cap ``cap``; one over
-    the cap or of no type it can be given as is left out with a line telling the person (one that
-    cannot be had at all is left out with a log line), and so are those past ``MAX_IMAGES``.
+    the cap, of no type it can be given as, or that cannot be had at all (the platform refused it,
+    it is gone, the network failed) is left out with a line telling the person, and so are those
+    past ``MAX_IMAGES``.
 
     The lines are in the language of the message's words, else ``hint`` (a photo alone says
     nothing: the open question's language, or the person's last request's, as the caller knows).
@@ -66,28 +72,41 @@ async def fetch_images(outbox: Outbox, msg: InboundMessage, cap: int, hint: Loca
         names = shown_names(past, locale)
         images.notes.append(ui_text("images_over_count", locale, count=str(MAX_IMAGES), names=names))
     for attachment in wanted:
-        name = shown_name(attachment, locale)
-        try:
-            if (attachment.size or 0) > cap:
-                raise AttachmentTooLarge(attachment.size)
-            adapter = outbox.adapter_for(msg.conversation.platform)
-            data = await adapter.fetch_attachment(attachment, cap)
-        except AttachmentTooLarge as exc:
-            size = exc.size or attachment.size
-            shown = bracketed(megabytes(size), locale) if size else ""
-            images.notes.append(ui_text("image_too_big", locale, name=f"{name}{shown}", cap=megabytes(cap)))
-            continue
-        except Exception:
-            log.warning("could not fetch image %s", name, exc_info=True)
-            continue
-        if data:
-            declared = attachment.mime_type if (attachment.mime_type or "").startswith("image/") else None
-            kind = image_type(data) or declared
-            if kind is None:
-                images.notes.append(ui_text("image_unreadable", locale, name=name))
-                continue
-            images.shown.append(ImageInput(data, kind, attachment.name))
+        await _fetch_image(outbox, msg, attachment, cap, locale, images)
+    if images.not_fetched:  # one line for the message, however many of its images
+        names = shown_names(images.not_fetched, locale)
+        images.notes.append(ui_text("images_not_fetched", locale, names=names))
     return images
+
+
+async def _fetch_image(
+    outbox: Outbox, msg: InboundMessage, attachment: Attachment, cap: int, locale: Locale, images: Images
+) -> None:
+    """Add ``attachment`` to ``images``: shown, or left out with a note or as not fetched."""
+    name = shown_name(attachment, locale)
+    try:
+        if (attachment.size or 0) > cap:
+            raise AttachmentTooLarge(attachment.size)
+        adapter = outbox.adapter_for(msg.conversation.platform)
+        data = await adapter.fetch_attachment(attachment, cap)
+    except AttachmentTooLarge as exc:
+        size = exc.size or attachment.size
+        shown = bracketed(megabytes(size), locale) if size else ""
+        images.notes.append(ui_text("image_too_big", locale, name=f"{name}{shown}", cap=megabytes(cap)))
+        return
+    except Exception:
+        log.warning("could not fetch image %s", name, exc_info=True)
+        data = None
+    if not data:
+        if attachment.ref:  # one the platform never lets a bot have (no ref) was never promised
+            images.not_fetched.append(attachment)
+        return
+    declared = attachment.mime_type if (attachment.mime_type or "").startswith("image/") else None
+    kind = image_type(data) or declared
+    if kind is None:
+        images.notes.append(ui_text("image_unreadable", locale, name=name))
+        return
+    images.shown.append(ImageInput(data, kind, attachment.name))
 
 
 def shown_name(attachment: Attachment, locale: Locale) -> str:
@@ -123,11 +142,13 @@ def image_type(data: bytes) -> str | None:
 def message_text(msg: InboundMessage, text: str | None = None, images: Images | None = None) -> str:
     """What the agent reads: the text (``text``: what the message stands for instead, a typed
     answer's words), and the names of attachments it cannot see; with the ``images`` fetched for
-    it, the ones past ``MAX_IMAGES`` said to be left out, as the person is told."""
+    it, the ones past ``MAX_IMAGES`` said to be left out and those that could not be had said to
+    be missing, as the person is told."""
     text = msg.text if text is None else text
     if not msg.attachments:
         return text
-    described = "; ".join(a.describe() for a in msg.attachments)
+    missing = images.not_fetched if images is not None else []
+    described = "; ".join(a.describe() + (NOT_FETCHED if a in missing else "") for a in msg.attachments)
     past = images.left_out if images is not None else []
     aside = (
         f"\n(only the first {MAX_IMAGES} images are shown to you; not shown: {', '.join(past)})"

@@ -55,6 +55,12 @@ FILE_WORDS: dict[str, dict[Locale, str]] = {
         "en": "Only the first {count} images of a message are read; not read: {names}.",
         "zh": "每条消息只读取前 {count} 张图片；未读取：{names}。",
     },
+    # An image the platform would not give (refused, gone, a network error; gateway/flow/attachments.py):
+    # the agent runs without it, so the person is told, once for the message.
+    "images_not_fetched": {
+        "en": "I could not open {names} you sent, so I have not seen it.",
+        "zh": "无法打开您发送的 {names}，因此我没有看到它。",
+    },
     # A sticker, a place, a contact… sent alone over the writer's open question (gateway/flow/turn.py):
     # it neither answers nor closes the question, and nothing runs.
     "unreadable_question_open": {

@@ -124,3 +124,17 @@ async def test_a_slack_connect_file_slack_will_not_describe_is_not_fetched(
     assert await adapter.fetch_attachment(gone, max_bytes=10_000) is None
     assert [c.answer.get("error") for c in fake_slack.attempts("files.info")] == ["file_not_found"]
     assert fake_slack.arrived("files-pri") == 0
+
+
+async def test_an_image_slack_will_not_hand_over_is_told_to_the_person_and_the_agent(make_world: MakeWorld):
+    runner = ScriptedRunner()
+    world = await make_world(runner)
+    image = world.fake.add_file("F0LOST", "chart.png", PNG, "image/png")
+    world.fake.files.clear()  # gone by the time it is fetched: Slack answers with its sign-in page
+    await world.user.dm("what does this show?", subtype="file_share", files=[image])
+    await world.settle()
+
+    [turn] = runner.calls
+    assert turn.images == () and "chart.png, image/png, 208 bytes — could not be loaded" in turn.text
+    told = [m.get("text", "") for m in world.fake.shown()]
+    assert "I could not open chart.png you sent, so I have not seen it." in told

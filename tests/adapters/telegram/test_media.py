@@ -89,3 +89,18 @@ async def test_a_venue_reaches_the_agent_by_its_name_and_address(bench):
     described = [a.describe() for a in accepted[0].attachments]
     assert described == ["venue Brandenburg Gate, Pariser Platz, Berlin (52.51628, 13.37770)"]
     assert len(tg.api.of("sendMessage")) == 1
+
+
+async def test_a_photo_telegram_will_not_hand_over_is_told_to_the_person_and_the_agent(bench):
+    runner = ScriptedRunner()
+    tg = await bench(runner)
+    sizes = photo_sizes(("gone", 800, 80_000))  # getFile: "Bad Request: invalid file_id"
+    await tg.deliver(message_update(None, photo=sizes, caption="what is wrong here?"))
+    await tg.gateway.drain()
+    [turn] = runner.calls
+    assert (
+        turn.images == ()
+        and "(attached: photo.jpg, image/jpeg, 80000 bytes — could not be loaded)" in turn.text
+    )
+    told = [c.params.get("text") for c in tg.api.of("sendMessage")]
+    assert "I could not open photo.jpg you sent, so I have not seen it." in told
