@@ -12,7 +12,8 @@ answer (``is_invalid_resume`` in process, a run ending in a validation error on 
 a declined one (Cancel, ``/cancel``): the question stays closed, as every dismissed question.
 A declined answer (a Cancel, a new message instead) resumes the interrupt only when the schema
 takes its payload (``schema_takes``: checked as an answer to the form is) and can say it was
-declined (``carries_decline``: it names ``response_kind`` or ``reason``, or takes other keys);
+declined (``carries_decline``: it names ``response_kind`` or ``reason``, or takes other keys, as
+a hand-written JSON Schema dict with no ``title`` does unless it says not);
 else the question is closed without resuming it (``Dismissed``), and a new message runs over it.
 
 A schema a form cannot ask (nested objects, arrays of free values, unions, more fields or
@@ -234,14 +235,19 @@ _DECLINE_KEYS = frozenset({"response_kind", "reason"})
 def carries_decline(schema: Mapping[str, Any]) -> bool:
     """True when a value ``schema`` resumes with still says it was declined: the schema names
     ``response_kind`` or ``reason``, or takes keys it does not name (``additionalProperties: true``,
-    a Pydantic model's ``extra="allow"``). Otherwise LangGraph rebuilds a Pydantic model (a
-    ``TypedDict``, a dataclass) without those keys, and a model defaulting every field would come
-    back as if the person had chosen its defaults."""
+    a Pydantic model's ``extra="allow"``; a hand-written JSON Schema dict not refusing them, which
+    LangGraph passes through as it is). A schema LangGraph made from a Pydantic model (a
+    ``TypedDict``, a dataclass) has a ``title``: LangGraph rebuilds the model without the keys it
+    does not name, and a model defaulting every field would come back as if the person had chosen
+    its defaults. Only the JSON Schema reaches here, in process as from a server, so the ``title``
+    tells the two apart."""
     try:
         form = schema_form(schema)
     except NotAForm:
         return False
-    return schema.get("additionalProperties") is True or any(f.key in _DECLINE_KEYS for f in form.fields)
+    others = schema.get("additionalProperties")
+    hand_written = "title" not in schema and others is not False
+    return others is True or hand_written or any(f.key in _DECLINE_KEYS for f in form.fields)
 
 
 def typed_resume(

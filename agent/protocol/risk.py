@@ -11,7 +11,9 @@ form) are neutral and answer at once. Pure: the renderers, the terminal and the 
   safe when its label reads as keep / cancel / no (``reads_safe``, words in the catalog's
   ``RISK_WORDS``); every other option goes ahead. When none reads safe, all go ahead. A leading
   "yes" or "no" says nothing of the kind on its own: what follows it decides ("No, keep it" is
-  safe, "No, drop it now" goes ahead), and every part of a label must read safe for it to be.
+  safe, "No, drop it now" goes ahead), and every part of a label must read safe for it to be. A
+  "don't" refuses whatever follows unless that keeps or stops ("Don't send it" is safe, "Don't
+  keep it", "Don't wait" go ahead).
 - A risk confirmation asked as a form (not an approval's Edit): a typed answer goes ahead when it
   ticks a checkbox (or, for a checkbox whose label reads safe, "Keep the backups", leaves it
   unticked) or picks a select's option that does not read safe (``form_goes_ahead``); a field
@@ -55,13 +57,19 @@ def _opening(text: str, kind: str, bounded: bool = False) -> str | None:
     An English word must end at a word boundary ("no" is not the start of "now"); a Chinese one
     needs none (Chinese has no spaces), unless ``bounded``.
     """
+    found = _opener(text, kind, bounded)
+    return None if found is None else found[1]
+
+
+def _opener(text: str, kind: str, bounded: bool = False) -> tuple[str, str] | None:
+    """The ``kind`` word ``text`` starts with (the longest) and what follows it, or None."""
     for word in _words(kind):
         if not text.startswith(word):
             continue
         rest = text[len(word) :]
         if rest and (bounded or _EN.match(word[-1])) and re.match(r"[\w']", rest):
             continue
-        return _LEADING.sub("", rest)
+        return word, _LEADING.sub("", rest)
     return None
 
 
@@ -116,9 +124,11 @@ def _part_safe(text: str) -> bool:
     rest = _opening(text, "no", bounded=True)
     if rest is not None and _part_safe(rest):  # "Nope not now"; "No problem", "No backup needed" go ahead
         return True
-    rest = _opening(text, "dont")
-    if rest is not None:  # "Don't delete", "不用删除"; "Don't keep it", "Don't back up", "不用备份" go ahead
-        return _polite(rest) or _opening(rest, "act") is not None
+    rest = _negated(text)
+    if rest is not None:  # "Don't send it", "不同意"; "Don't keep it", "Don't cancel", "不保留数据" go ahead
+        return _opening(rest, "act") is not None or (
+            _opening(rest, "keep") is None and _opening(rest, "stop") is None
+        )
     rest = _opening(text, "keep")
     if rest is not None:  # "Keep the data"; "Keep going", "keep on deleting" go ahead
         first = rest.split(" ", 1)[0]
@@ -127,6 +137,16 @@ def _part_safe(text: str) -> bool:
     if rest is not None:  # alone or with a word that names nothing else: "Cancel", "Stop here"
         return not rest or rest in _words("alone")
     return False
+
+
+def _negated(text: str) -> str | None:
+    """What a ``dont`` word that ``text`` starts with negates, or None; None too when a longer
+    ``no`` word opens it ("Never mind the backup" is no "never" but a "never mind" and then more)."""
+    dont = _opener(text, "dont")
+    no = _opener(text, "no")
+    if dont is None or (no is not None and len(no[0]) > len(dont[0])):
+        return None
+    return dont[1]
 
 
 def option_roles(request: HumanInputRequest) -> dict[str, Role]:

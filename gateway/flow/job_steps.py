@@ -20,7 +20,7 @@ from clarigate.gateway.flow.agent_run import AgentRun, Turn, ensure_held
 from clarigate.gateway.flow.commands import parse_command
 from clarigate.gateway.flow.delivery import Deliverer, Superseded, new_plan, persist, persist_budget
 from clarigate.gateway.flow.outage import wait_for_store
-from clarigate.gateway.flow.recalls import due_and_recalled
+from clarigate.gateway.flow.recalls import due_and_recalled, waiting_again
 from clarigate.gateway.jobs.handle import HandBack, JobHandle, lacked, platform_of
 from clarigate.gateway.runtime import metrics
 from clarigate.gateway.runtime.config import GatewayConfig
@@ -105,7 +105,9 @@ class JobSteps:
         """True when message ``job`` was moved behind its thread's approval answer, clicked (and
         shown as accepted) after the message was queued, whose job has not run: run first, the
         message would end the interrupt with a rejection (``_left_open``). Moved once per answer,
-        in one store step: an answer job lost meanwhile holds up no message for good."""
+        in one store step: an answer job lost meanwhile holds up no message for good. Moved, it
+        has not run: it waits again (``recalls.waiting_again``), its writer's ``/cancel`` may
+        withdraw it."""
         if not isinstance(answer_id, str) or await self.store.is_done(answer_id):
             return False
         if parse_command(MessageJob.model_validate_json(job.payload_json).message.text) is not None:
@@ -119,6 +121,7 @@ class JobSteps:
             return True
         log.info("message %s waits behind answer %s, clicked before it ran", job.inbound_id, answer_id)
         await self.store.set_json(waited, 1, DONE_TTL_SECONDS)
+        await waiting_again(self.store, job)  # not run: its writer's /cancel may withdraw it
         return True
 
     async def _run_and_record(self, handle: JobHandle) -> Any:

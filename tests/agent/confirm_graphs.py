@@ -3,7 +3,8 @@ field (or takes nothing but optional ones): LangGraph rebuilds the model from th
 dropping keys it does not name, so a declined payload would come back as the defaults.
 
 ``confirm_booking`` books with what it is resumed with (``BOOKED``); ``confirm_seat`` asks for an
-optional seat; ``confirm_or_decline`` names ``response_kind``, so it can tell a Cancel apart.
+optional seat; ``confirm_or_decline`` names ``response_kind``, so it can tell a Cancel apart, as
+``note_or_decline`` can (a hand-written JSON Schema dict, its resume value passed as it is).
 """
 
 from __future__ import annotations
@@ -59,6 +60,18 @@ def _book_unless_declined(state: MessagesState) -> dict[str, Any]:
     return {"messages": [AIMessage(content=f"Booked for {answer.guests}.")]}
 
 
+#: A hand-written JSON Schema dict: LangGraph passes its resume value through, other keys and all.
+NOTE_SCHEMA = {"type": "object", "properties": {"note": {"type": "string"}}}
+
+
+def _note(state: MessagesState) -> dict[str, Any]:
+    answer = interrupt("Book the table?", response_schema=NOTE_SCHEMA)
+    if answer.get("response_kind") == "declined":
+        return {"messages": [AIMessage(content=f"Not booked: {answer.get('reason')}.")]}
+    BOOKED.append(answer)
+    return {"messages": [AIMessage(content=f"Booked ({answer.get('note', '')}).")]}
+
+
 def _graph(node: Any) -> Any:
     return StateGraph(MessagesState).add_node("book", node).add_edge(START, "book").compile()
 
@@ -69,3 +82,5 @@ confirm_booking = _graph(_book)
 confirm_seat = _graph(_seat)
 #: ``ConfirmOrDecline``: names ``response_kind`` and ``reason``.
 confirm_or_decline = _graph(_book_unless_declined)
+#: ``NOTE_SCHEMA``: a plain dict, no ``title``, other keys allowed.
+note_or_decline = _graph(_note)

@@ -87,3 +87,31 @@ def test_a_cancel_resumes_only_a_schema_that_still_says_it_was_declined(fields: 
         else:
             assert isinstance(resumed, Dismissed)
             assert isinstance(superseded_value("i1", "Book?", "en", taken), Dismissed)
+
+
+#: A hand-written JSON Schema dict, as ``interrupt(..., response_schema={...})`` passes it: no
+#: ``title`` (Pydantic gives its models one), other keys allowed, the resume value not rebuilt.
+PLAIN = {"type": "object", "properties": {"note": {"type": "string"}}}
+
+
+def test_a_hand_written_schema_taking_other_keys_gets_the_declined_payload() -> None:
+    """LangGraph passes a dict schema's resume value through as it is: the graph reads that the
+    person declined, on a Cancel as on a new message instead of an answer."""
+    cancelled = _declined_for(PLAIN)
+    assert cancelled["response_kind"] == "declined" and cancelled["reason"] == "cancelled"
+    superseded = superseded_value("i1", "Any note?", "en", PLAIN)
+    assert superseded["response_kind"] == "declined" and superseded["reason"] == "superseded"
+    resume, refused = resume_map([("i1", "Any note?", PLAIN)], "en")
+    assert resume["i1"]["reason"] == "superseded" and refused == {}
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {**PLAIN, "title": "Note"},  # what Pydantic makes of a model (TypedDict, dataclass) ``Note``
+        {**PLAIN, "additionalProperties": False},  # says it takes no other key
+    ],
+)
+def test_a_model_s_schema_or_one_refusing_other_keys_is_not_resumed_on_a_cancel(schema: Any) -> None:
+    assert isinstance(_declined_for(schema), Dismissed)
+    assert isinstance(superseded_value("i1", "Any note?", "en", schema), Dismissed)

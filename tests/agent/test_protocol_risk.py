@@ -5,8 +5,16 @@ from __future__ import annotations
 import pytest
 
 from clarigate.agent.interrupts import Action, approval_request
-from clarigate.agent.protocol import HumanInputRequest, Option, normalize_request
-from clarigate.agent.protocol.risk import go_ahead_ids, goes_ahead, is_confirm_word, option_roles, reads_safe
+from clarigate.agent.protocol import FormField, HumanInputRequest, Option, normalize_request
+from clarigate.agent.protocol.risk import (
+    form_goes_ahead,
+    go_ahead_ids,
+    goes_ahead,
+    hides_default,
+    is_confirm_word,
+    option_roles,
+    reads_safe,
+)
 
 SAFE = [
     "No, keep it",
@@ -183,3 +191,72 @@ def test_a_no_alone_or_followed_by_a_safe_choice_reads_safe(label: str) -> None:
 )
 def test_a_no_that_goes_ahead_asks_too(labels: list[str], going: list[str]) -> None:
     assert go_ahead_ids(risk(*labels)) == going
+
+
+#: Plain refusals: a "don't" says no to whatever follows it, unless that is itself keeping or
+#: stopping ("Don't keep it", "Don't cancel" go ahead); one confirm too many on these is a nuisance.
+REFUSALS = [
+    "Don't send it",
+    "Don't deploy",
+    "Don't run it",
+    "Don't restart",
+    "Don't push",
+    "Don't merge",
+    "Don't allow",
+    "Don't approve",
+    "Do not send",
+    "No, don't send",
+    "No don't send",
+    "No, decline",
+    "No, I changed my mind",
+    "不同意",
+    "不发送",
+    "不要发送",
+    "不要部署",
+    "别发",
+    "不允许",
+    "不批准",
+    "不要重启",
+]
+#: A refusal that goes on to something else still goes ahead.
+REFUSAL_THEN_GOING = [
+    "Don't keep it",
+    "Don't cancel",
+    "Don't wait",
+    "Don't hold back",
+    "Don't bother with a backup",
+    "不用等了",
+    "不删除而是覆盖",
+    "不删除，改为覆盖",
+    "Don't delete anything except the logs",
+    "Don't send it, delete it",
+    "Never mind the backup",
+    "No, I changed my mind, delete it",
+]
+
+
+@pytest.mark.parametrize("label", REFUSALS)
+def test_a_plain_refusal_reads_safe(label: str) -> None:
+    assert reads_safe(label)
+
+
+@pytest.mark.parametrize("label", REFUSAL_THEN_GOING)
+def test_a_refusal_that_goes_on_to_act_goes_ahead(label: str) -> None:
+    assert not reads_safe(label)
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [["Send it", "Don't send"], ["同意", "不同意"], ["Deploy now", "Don't deploy"], ["发送", "别发"]],
+)
+def test_only_the_doing_option_of_a_do_or_dont_pair_asks(labels: list[str]) -> None:
+    assert go_ahead_ids(risk(*labels)) == ["option-1"]
+
+
+def test_an_unticked_dont_checkbox_is_picked_and_asks_first() -> None:
+    """Left unticked, "Don't send the email" sends: never the silent default, and a second step."""
+    hold = FormField(name="hold", label="Don't send the email", type="checkbox")
+    request = risk().model_copy(update={"input_mode": "form", "options": [], "fields": [hold]})
+    assert hides_default(request, hold)
+    assert form_goes_ahead(request, {"hold": False})
+    assert not form_goes_ahead(request, {"hold": True})

@@ -111,6 +111,9 @@ class LangGraphServer:
         # typed interrupts (``response_schema``): the graphs the in-process tests use too
         typed = ("booking", "checked_booking", "long_booking", "booking_then_own_check")
         graphs.update({name: f"{TYPED_GRAPHS}:{name}" for name in typed})
+        # typed interrupts a Cancel may or may not resume (``tests/agent/confirm_graphs.py``)
+        confirm = HERE.parents[1] / "agent" / "confirm_graphs.py"
+        graphs.update({name: f"{confirm}:{name}" for name in ("confirm_booking", "note_or_decline")})
         # operators' graphs that read who is talking (``tests/agent/speaker_graphs.py``)
         speakers = HERE.parents[1] / "agent" / "speaker_graphs.py"
         graphs.update({f"speaker_{n}": f"{speakers}:{n}" for n in ("declares", "own_context", "no_schema")})

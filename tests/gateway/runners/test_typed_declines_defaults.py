@@ -103,3 +103,15 @@ async def test_a_model_naming_response_kind_still_gets_the_declined_payload(make
         await gateway.drain(timeout=30)
         assert confirm_graphs.BOOKED == []
         assert chat.texts() == ["Not booked: cancelled."]  # it told the Cancel from an answer
+
+
+async def test_a_hand_written_dict_schema_still_gets_the_declined_payload(make_gateway: Any) -> None:
+    """A plain JSON Schema dict (no ``title``, other keys allowed): LangGraph passes the resume
+    value through, so the graph reads the Cancel and the ``/cancel`` as declined."""
+    for how in ("button", "/cancel"):
+        async with _graph(make_gateway, "note_or_decline") as (gateway, chat, _):
+            await _asked(gateway, chat)
+            await (chat.cancel() if how == "button" else chat.say("/cancel"))
+            await gateway.drain(timeout=30)
+            assert confirm_graphs.BOOKED == []
+            assert chat.texts()[-1] == "Not booked: cancelled."  # never "The task ... has stopped"
