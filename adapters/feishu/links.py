@@ -4,7 +4,10 @@ A card's markdown element gets the Markdown the model wrote, and Feishu renders 
 (``[label](target)``; ``![alt](target)`` and reference links ``[label][ref]`` … ``[ref]: target``
 where its reader takes them). As on every platform (``clarigate.adapters.markdown.SAFE_SCHEMES``),
 a link or image whose target is not http(s) or mailto (``javascript:``, ``lark://``, a bare
-path…) is shown as its label alone; the rest of the text stays exactly as written.
+path…) is shown as its label alone; the rest of the text stays exactly as written. An image
+to an address is made a link to it (its alt text the label, else the address): Feishu's card
+markdown takes an image's target for the key of an image the app uploaded and refuses the whole
+card for an address (230099, "ErrCode: 200570; card contains invalid image keys").
 
 Which brackets are links is what markdown-it (CommonMark, the shared renderer's parser) finds,
 every scheme let through its link check so that none is missed, in two readings (with and without
@@ -43,6 +46,10 @@ _FOUND = "feishu_links"
 _CODE = "feishu_code"
 #: A "](" and a target with a scheme not in ``SAFE_SCHEMES``, whatever comes after it.
 _LOOSE = re.compile(r"\](?=\(\s*(?:<|&#60;)?(?!https?://|mailto:)[a-z][a-z0-9+.-]*:)", re.IGNORECASE)
+
+#: A "![" left once every image is a link: what only a laxer reader than CommonMark would take
+#: for an image (``![a](https://x y.png)``), which Feishu would look up as an image key.
+_LOOSE_IMAGE = re.compile(r"!(?=\[[^\]\n]*\]\()")
 
 #: What styles a label's text or escapes a character in it, shown as nothing of its own.
 _STYLE_MARKS = re.compile(r"[\\*_~`]")
@@ -133,12 +140,15 @@ def _once(text: str) -> str:
         starts.append(starts[-1] + len(line) + 1)
     cuts: list[tuple[int, int, str]] = []
     code: list[list[range]] = []  # what each reading takes for code
-    for reading in _READINGS:
+    for reading in _CODE_READINGS if "|" in source else _READINGS:  # a table's cells read apart
         env: dict[str, Any] = {_FOUND: [], _CODE: []}
         tokens = reading.parse(source, env)
-        for block, start, end, label, label_end, target in env[_FOUND]:
-            if not target.lower().startswith(SAFE_SCHEMES):
+        found = env[_FOUND]
+        for block, start, end, label, label_end, target in found:
+            if not target.lower().startswith(SAFE_SCHEMES) or _in_label(found, block, start, end):
                 cuts += _cut(block, (start, label, label_end, end), source, starts)
+            elif label - start == 2:  # "![": an image, its target an address, not an image key
+                cuts += _unimaged(block, (start, label, label_end), target, source, starts)
             elif misleading_label(_as_shown(block.content[label:label_end]), target):
                 cuts += _relabel(block, (label, label_end), target, source, starts)
         fences = [range(starts[t.map[0]], starts[t.map[1]]) for t in tokens if t.type == "fence" and t.map]
@@ -147,6 +157,7 @@ def _once(text: str) -> str:
     if cuts:
         return _without(source, cuts)
     shown = _LOOSE.sub(lambda found: "]" if _in_code(found.start(), code) else "]\u200b", source)
+    shown = _LOOSE_IMAGE.sub(lambda found: "!" if _in_code(found.start(), code) else "!\u200b", shown)
     return text if shown == source else shown
 
 
@@ -223,6 +234,31 @@ def _relabel(
     if mapped is None:
         return _every_bracket(block, source, starts)
     return [(mapped[0], mapped[1], re.sub(r"([\\\[\]`*_~<>!])", r"\\\1", target))]
+
+
+def _in_label(found: list[tuple[Any, ...]], block: Token, start: int, end: int) -> bool:
+    """True for an image (from ``start`` to ``end`` in ``block``) in the label of a link: shown
+    as its alt text (made a link, it would be a link in a link)."""
+    if block.content[start : start + 1] != "!":
+        return False
+    return any(b is block and s < start and end <= e for b, s, e, *_ in found)
+
+
+def _unimaged(
+    block: Token, at: tuple[int, int, int], target: str, source: str, starts: list[int]
+) -> list[tuple[int, int, str]]:
+    """What to take out of the source for an image to an address (``at``: where it starts, its
+    alt text starts and ends): its "!", so it is a link to the address; its target as its label
+    when it has no alt text (punctuation escaped). Every "[" of its block taken out should its
+    place not be found."""
+    mapped = _mapped(block, at, source, starts)
+    if mapped is None:
+        return _every_bracket(block, source, starts)
+    start, label, label_end = mapped
+    cuts = [(start, start + 1, "")]
+    if not source[label:label_end].strip():
+        cuts.append((label, label_end, re.sub(r"([\\\[\]`*_~<>!])", r"\\\1", target)))
+    return cuts
 
 
 def _every_bracket(block: Token, source: str, starts: list[int]) -> list[tuple[int, int, str]]:

@@ -32,6 +32,7 @@ from ..pacing import Budget
 from .links import unfinished_link
 from .markup import REPLY_CHUNK_CHARS, cut, escape_markdown, preview
 from .render import PLAIN_TEXT_CHARS, Card
+from .tables import tables_as_text
 
 #: The element of a streaming card whose text grows.
 ANSWER_ELEMENT = "answer"
@@ -77,7 +78,8 @@ def live_markdown(view: LiveView) -> str:
     ("🔧 Searching the docs…") when there is one."""
     text = latest(view.text[: unfinished_link(view.text)]).rstrip()
     shown = "\n\n".join(part for part in (text, view.status) if part)  # escaped as one: read as one
-    return escape_markdown(shown, typed=True) or notice("working_status", view.locale)
+    # tables past what a card takes shown as text: the final reply splits them over cards
+    return escape_markdown(tables_as_text(shown), typed=True) or notice("working_status", view.locale)
 
 
 def latest(text: str) -> str:

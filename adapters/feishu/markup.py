@@ -28,6 +28,7 @@ from ..code_cut import (
 )
 from ..markdown import Block, Renderer, clean, parse
 from .links import code_places, safe_links
+from .tables import with_few_tables
 
 #: Feishu renders this entity as a plain "<", so tags in model text stay text.
 _LT_ENTITY = "&#60;"
@@ -206,7 +207,8 @@ def split_reply(text: str, limit: int = REPLY_CHUNK_CHARS) -> list[str]:
     has left) at a blank line, else a line end, else a space; a code block cut in two is closed at
     the end of one chunk and opened again, with its language, at the start of the next, its lines
     and their indentation kept as written. After the last piece of a cut block (the text of a
-    heading's rest, say), a blank line: the block after it must not go on its text.
+    heading's rest, say), a blank line: the block after it must not go on its text. A chunk
+    with more tables than a card takes is cut before one (``tables.with_few_tables``).
     """
     chunks: list[str] = []
     current, cut = "", False  # cut: ``current`` ends with the last piece of a block cut in pieces
@@ -228,7 +230,8 @@ def split_reply(text: str, limit: int = REPLY_CHUNK_CHARS) -> list[str]:
         chunks.extend(done)
         cut = True
     chunks.append(current)
-    return [chunk for chunk in chunks if chunk.strip()]  # "\x1f" alone is a paragraph, not a card
+    # "\x1f" alone is a paragraph, not a card; a card holds few tables (``tables``)
+    return [part for chunk in chunks if chunk.strip() for part in with_few_tables(chunk)]
 
 
 def _cut_block(block: Block, limit: int, first: int) -> list[str]:

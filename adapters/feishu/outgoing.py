@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -59,13 +60,18 @@ def derived_key(key: str | None, variant: str) -> str | None:
     return None if key is None else str(uuid.uuid5(uuid.NAMESPACE_URL, f"{key}/{variant}"))
 
 
+#: What opens an ``<at …>`` tag or closes one (any case, spaces inside; as an entity too, should
+#: Feishu decode one there): Feishu reads ``<at user_id="…">`` (``"all"``: everyone) in text.
+_AT_TAG = re.compile(r"(?:<|&lt;|&#0*60;|&#x0*3c;)(?=\s*/?\s*at(?![a-z0-9_-]))", re.IGNORECASE)
+
+
 def text_content(text: str) -> str:
     """The ``content`` of a ``text`` message showing ``text`` as written.
 
-    Feishu reads ``<at user_id="…">`` tags in text messages: every ``<`` becomes the look-alike
-    ``‹``, so model text mentions no one.
+    Feishu reads ``<at user_id="…">`` tags in text messages: the ``<`` of each becomes the
+    look-alike ``‹``, so model text mentions no one; every other ``<`` stays (``a <= b``).
     """
-    return json.dumps({"text": text.replace("<", "\u2039")}, ensure_ascii=False)
+    return json.dumps({"text": _AT_TAG.sub("\u2039", text)}, ensure_ascii=False)
 
 
 def card_refused(exc: FeishuApiError) -> bool:

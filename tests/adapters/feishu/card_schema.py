@@ -15,13 +15,20 @@ anything, so the tests hold every card we send to these rules instead:
   200 个元素（如 tag 为 plain_text 的元素）或组件"): every object with a ``tag``, text
   objects included (option texts, placeholders, button texts);
 - markdown: a bare URL is followed by a space, not by CJK text (Feishu's card FAQ: the
-  link would swallow the text; a real Feishu does not refuse it, it shows a broken link).
+  link would swallow the text; a real Feishu does not refuse it, it shows a broken link);
+- markdown: an image's target is the key of an image the app uploaded (``img_…``; else
+  "ErrCode: 200570; ErrMsg: card contains invalid image keys", Feishu's card error codes);
+  at most 4 tables a markdown component (Lark CLI's card markdown guide), at most 5 table
+  components a card (the table component guide; else "ErrCode: 11310; ErrMsg: card table
+  number over limit"). Images and tables are what markdown-it (GFM tables on) finds.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from markdown_it import MarkdownIt
 
 ROOT_KEYS = {"schema", "config", "header", "body", "card_link"}
 CONFIG_KEYS = {
@@ -93,6 +100,12 @@ _URL_THEN_CJK = re.compile(
 )
 
 
+#: Card markdown as the fake reads it for images and tables.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+TABLES_PER_MARKDOWN = 4
+TABLES_PER_CARD = 5
+
+
 class CardRuleBroken(AssertionError):
     """A card Feishu would refuse."""
 
@@ -122,6 +135,8 @@ def check_card(card: dict[str, Any]) -> None:
     names: list[str] = []
     for element in elements:
         _check(element, in_form=False, at_root=True, names=names, depth=1)
+    tables = sum(_markdown_tables(e["content"]) for e in _markdowns(card["body"]))
+    _expect(tables <= TABLES_PER_CARD, f"ErrCode: 11310; ErrMsg: card table number over limit ({tables})")
     count = element_count(card["body"])
     _expect(count <= MAX_ELEMENTS, f"{count} elements and components (max {MAX_ELEMENTS})")
     _expect(len(names) == len(set(names)), f"component names repeat: {sorted(names)}")
@@ -155,6 +170,14 @@ def _check(c: dict[str, Any], in_form: bool, at_root: bool, names: list[str], de
         _expect(isinstance(c["content"], str) and c["content"].strip(), "markdown content must not be blank")
         glued = _URL_THEN_CJK.search(c["content"])
         _expect(glued is None, f"a bare URL runs into CJK text: {glued.group(0) if glued else ''!r}")
+        tables = _markdown_tables(c["content"])
+        _expect(
+            tables <= TABLES_PER_MARKDOWN, f"ErrCode: 11310; ErrMsg: card table number over limit ({tables})"
+        )
+        for key in _image_keys(c["content"]):
+            _expect(
+                key.startswith("img_"), f"ErrCode: 200570; ErrMsg: card contains invalid image keys; {key!r}"
+            )
     if tag == "button":
         _expect(c.get("type", "default") in BUTTON_TYPES, f"button type {c.get('type')!r}")
         if in_form:
@@ -226,3 +249,27 @@ def _check_plain(text: Any, where: str) -> None:
 def _expect(ok: bool, rule: str) -> None:
     if not ok:
         raise CardRuleBroken(rule)
+
+
+def _markdowns(node: Any) -> list[dict[str, Any]]:
+    """Every markdown component in ``node``, however nested."""
+    if isinstance(node, list):
+        return [found for item in node for found in _markdowns(item)]
+    if not isinstance(node, dict):
+        return []
+    own = [node] if node.get("tag") == "markdown" and isinstance(node.get("content"), str) else []
+    return own + [found for value in node.values() for found in _markdowns(value)]
+
+
+def _markdown_tables(content: str) -> int:
+    return sum(token.type == "table_open" for token in _MARKDOWN.parse(content))
+
+
+def _image_keys(content: str) -> list[str]:
+    """The targets of the images in card markdown ``content``."""
+    keys = []
+    for token in _MARKDOWN.parse(content):
+        for child in token.children or []:
+            if child.type == "image":
+                keys.append(str(child.attrs.get("src", "")))
+    return keys
