@@ -127,7 +127,7 @@ class TelegramAdapter(TelegramLifecycle, PlatformAdapter):
         conversation = await their_conversation(self.gateway.state, message, conversation, sender, named)
         forms = self.interactions.forms
         if named in ("new", "cancel"):  # the gateway closes the question; the form stops taking values now
-            await forms.close_for(str(message.chat_id), sender.user_id, conversation)
+            await forms.close_for(str(message.chat_id), sender, conversation, named)
         neutral = command.neutral_text() if command is not None else None
         if neutral is not None:  # the core's command, or ``/ask``'s request
             asks = command is not None and command.asks  # ``/ask …``: a new request, never an answer

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 
 from telegram.error import BadRequest
 
-from clarigate.gateway.boundary.messages import Conversation, MessageRef, PendingView
+from clarigate.gateway.boundary.messages import Conversation, MessageRef, PendingView, Sender
 from clarigate.gateway.boundary.port import AdapterState, GatewayPort
 from clarigate.gateway.flow.answers import answered_line
 
@@ -111,6 +111,20 @@ async def carry_on(
     if isinstance(pointer, dict) and pointer.get("request_id") == current.request_id:
         await gateway.state.delete(left)
     return moved
+
+
+async def closed_by_command(
+    gateway: GatewayPort, view: PendingView, state: WizardState, who: Sender, command: str
+) -> bool:
+    """Whether ``command`` (``/new``, ``/cancel``), said by ``who`` in the conversation of the open
+    question ``view``, has the gateway close it: its closing edit ("✖ Cancelled by …", "✖ Closed …")
+    is then the form message's one edit, with no redraw of the question before it (a flicker).
+    ``/new`` closes it; ``/cancel`` when ``who`` may answer it (the gateway's own check). A form
+    posted anew after an upgrade (``carry_on``) is not the question's message, which that edit goes to."""
+    ref = view.message_ref
+    if ref is None or (ref.chat_id, ref.message_id) != (state.chat_id, state.message_id):
+        return False
+    return command == "new" or await gateway.may_answer(view, who, expect_typing=False) is None
 
 
 async def _load(gateway: GatewayPort, state: WizardState) -> WizardState | None:

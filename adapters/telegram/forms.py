@@ -35,7 +35,7 @@ from clarigate.gateway.boundary.port import GatewayPort
 from . import callback_data as cb
 from . import wizard
 from .effects import AfterAck, Effect, TapReply, answered_edit
-from .form_message import draw, latest_key
+from .form_message import closed_by_command, draw, latest_key
 from .form_message import note_said as note_said  # where outbound and adapter take it from
 from .form_notes import not_used, note, say_closed
 from .receive import one_to_one, written_time
@@ -63,7 +63,7 @@ class Forms:
         (its message shows the question again, "Fill in" reopens it).
         """
         then: list[tuple[str, Effect]] = []
-        older = await self._active(chat_id, who.user_id)
+        older = await self.active(chat_id, who.user_id)
         if older is not None and older.request_id != view.request.request_id:
             then += await self._close(older)
         state = await self._load(view.request.request_id, who.user_id) or WizardState(
@@ -241,7 +241,7 @@ class Forms:
         private = one_to_one(message)  # a private chat, or a person's topic of a channel's DMs
         target = message.reply_to_message
         target_id = str(target.message_id) if target is not None else None
-        state = await self._active(chat_id, sender.user_id)
+        state = await self.active(chat_id, sender.user_id)
         view = await self.gateway.pending_by_token(state.token) if state else None
         if state is not None and (view is None or view.status != "pending"):
             await self.forget(state)
@@ -268,12 +268,11 @@ class Forms:
 
     # --- closing ---------------------------------------------------------------------------
 
-    async def close_for(self, chat_id: str, user_id: str, conversation: Conversation) -> None:
-        """``/new`` or ``/cancel`` in ``conversation``: this person's form of that conversation
-        stops taking values; its message shows the question again (the gateway closes the question
-        itself, if it does). A form of another topic or reply chain of the chat stays as it is,
-        as its question does."""
-        state = await self._active(chat_id, user_id)
+    async def close_for(self, chat_id: str, who: Sender, conversation: Conversation, command: str) -> None:
+        """``/new`` or ``/cancel`` in ``conversation``: this person's form of it stops taking values and
+        shows the question again, unless the gateway's closing edit shows it closed (its one edit:
+        ``form_message.closed_by_command``); one of another topic or reply chain stays, as its question."""
+        state = await self.active(chat_id, who.user_id)
         if state is None:
             return
         view = await self.gateway.pending_by_token(state.token)
@@ -281,6 +280,9 @@ class Forms:
             if view.conversation.thread_key != conversation.thread_key:
                 return  # a form of another topic or reply chain: it stays, as its question does
             await self.closed_by_them(view, state)
+            if await closed_by_command(self.gateway, view, state, who, command):
+                await self.forget(state)
+                return
         for what, effect in await self._close(state):
             await self.after_ack.run(what, effect)
 
@@ -332,7 +334,8 @@ class Forms:
         upgraded to, the wizard following it (``form_message.draw``)."""
         await draw(self.gateway, self.sender, state, drawn, self._save)
 
-    async def _active(self, chat_id: str, user_id: str) -> WizardState | None:
+    async def active(self, chat_id: str, user_id: str) -> WizardState | None:
+        """The wizard that takes this person's typed messages in this chat, if one is open."""
         pointer = await self.gateway.state.get_json(wizard.active_key(chat_id, user_id))
         if not pointer:
             return None
@@ -340,10 +343,6 @@ class Forms:
         if state is None:
             await self.gateway.state.delete(wizard.active_key(chat_id, user_id))
         return state
-
-    async def active(self, chat_id: str, user_id: str) -> WizardState | None:
-        """The wizard that takes this person's typed messages in this chat, if one is open."""
-        return await self._active(chat_id, user_id)
 
     async def load(self, request_id: str, user_id: str) -> WizardState | None:
         """This person's wizard for a request, if one is open."""

@@ -5,16 +5,17 @@ taken from the "⚠️ Yes: …" tap that follows.
 
 Every tap is answered with ``answerCallbackQuery`` first, before any edit or post, so the
 person's app stops spinning at once whatever happens next; refusals (already answered,
-expired, not allowed) are an alert to the person who tapped and change nothing in the
-chat. The edits and posts that follow run through ``AfterAck``: a deleted message or a
-flood wait never fails the update (see ``effects``).
+expired, not allowed, a question's token on a message of another chat or topic: ``_where_asked``)
+are an alert to the person who tapped and change nothing in the chat. The edits and posts
+that follow run through ``AfterAck``: a deleted message or a flood wait never fails the update
+(see ``effects``).
 """
 
 from __future__ import annotations
 
 import logging
 
-from telegram import CallbackQuery
+from telegram import CallbackQuery, MaybeInaccessibleMessage, Message
 from telegram.error import TelegramError
 
 from clarigate.agent.protocol import HumanInputRequest, ui_text
@@ -34,7 +35,7 @@ from .effects import AfterAck, TapReply, answered_edit
 from .ephemeral import EphemeralNotes
 from .form_notes import not_used
 from .forms import Forms
-from .receive import remember_chain, sender_of
+from .receive import remember_chain, sender_of, topic_of
 from .render import render_other_prompt
 from .send import TelegramSender
 
@@ -93,8 +94,8 @@ class Interactions:
         if action.action in cb.VOTES:  # 👍/👎 under an answer: no question behind that token
             return await self._vote(action, who, query)
         view = await self.gateway.pending_by_token(action.token)
-        if view is None:
-            code = query.from_user.language_code or ""
+        if view is None or not await self._where_asked(view, message):
+            code = query.from_user.language_code or ""  # nothing changes where they tapped
             return TapReply(ui_text("expired", "zh" if code.startswith("zh") else "en"), True)
         code = action.action
         chat_id, message_id = str(message.chat.id), str(message.message_id)
@@ -231,6 +232,20 @@ class Interactions:
                 )
 
         return TapReply(hint, then=[("sendMessage", post_prompt)])
+
+    async def _where_asked(self, view: PendingView, message: MaybeInaccessibleMessage) -> bool:
+        """Whether the tapped message is in the question's conversation, as the store has it: its
+        chat (or the supergroup its group was upgraded to: ``migration.ChatMoves.identity``; one begun
+        there before the bot heard of it keeps the supergroup's id), and its topic where the question
+        is in one (a forum's, a private chat's, a person's of a direct messages chat). A token used on
+        a message of another chat or topic answers nothing there."""
+        conversation, chat = view.conversation, str(message.chat.id)
+        if conversation.chat_id not in (chat, await self.sender.moves.identity(chat)):
+            return False
+        topic = conversation.topic
+        if not topic or topic.startswith("msg-") or not isinstance(message, Message):
+            return True  # a reply chain of the chat, or a message too old to tell its topic (48 h)
+        return topic_of(message) == topic
 
     async def _refusal(self, view: PendingView, who: Sender) -> TapReply | None:
         outcome = await self.gateway.may_answer(view, who)

@@ -83,10 +83,16 @@ def command_update(command: str, user: dict[str, Any] = ALICE, **kw: Any) -> dic
 
 
 def callback_update(
-    data: str, message_id: int, user: dict[str, Any] = ALICE, chat: dict[str, Any] | None = None
+    data: str,
+    message_id: int,
+    user: dict[str, Any] = ALICE,
+    chat: dict[str, Any] | None = None,
+    thread_id: int | None = None,
 ) -> dict[str, Any]:
-    """A button tap on the bot's message ``message_id``."""
+    """A button tap on the bot's message ``message_id`` (in topic ``thread_id`` of a forum or of a
+    private chat in threaded mode, where the message says so as Telegram shows it)."""
     n = next(_update_ids)
+    topic = {"message_thread_id": thread_id, "is_topic_message": True} if thread_id is not None else {}
     return {
         "update_id": n,
         "callback_query": {
@@ -100,6 +106,7 @@ def callback_update(
                 "chat": chat or private_chat(user),
                 "from": BOT_USER,
                 "text": "…",
+                **topic,
             },
         },
     }

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from clarigate.adapters.testing import ScriptedRunner, Turn, asking, choice_request, form_request
 from clarigate.agent.harness import TurnOutput
 from clarigate.agent.protocol import FormField
@@ -42,9 +44,10 @@ def script(turn: Turn) -> TurnOutput:
 class Form:
     """What the form message shows now (the fake's record of it), and taps and typing on it."""
 
-    def __init__(self, tg, message_id: int) -> None:
+    def __init__(self, tg, message_id: int, thread_id: int | None = None) -> None:
         self.tg = tg
         self.message_id = message_id
+        self.thread_id = thread_id  # the topic of Alice's chat it is in (threaded mode), if any
         keyboard = json.loads(tg.api.messages[(ALICE["id"], message_id)][1])
         self.token = keyboard["inline_keyboard"][0][0]["callback_data"].split("|")[0]
 
@@ -58,7 +61,8 @@ class Form:
         return [b["text"] for row in json.loads(markup or "{}").get("inline_keyboard", []) for b in row]
 
     async def tap(self, action: str) -> dict:
-        await self.tg.deliver(callback_update(f"{self.token}|{action}", self.message_id))
+        tap = callback_update(f"{self.token}|{action}", self.message_id, thread_id=self.thread_id)
+        await self.tg.deliver(tap)
         return self.tg.api.of("answerCallbackQuery")[-1].params
 
     async def reply(self, text: str) -> None:
@@ -243,7 +247,7 @@ async def test_new_or_cancel_in_another_topic_leaves_the_form_of_this_one(bench)
     message_id = asked.result["message_id"]
     token = asked.buttons[0][0]["callback_data"].split("|")[0]
     for action in ("form", "s1", "d", "y"):
-        await tg.deliver(callback_update(f"{token}|{action}", message_id, chat=GROUP))
+        await tg.deliver(callback_update(f"{token}|{action}", message_id, chat=GROUP, thread_id=77))
     assert "4/6 · Replicas" in tg.api.shown(GROUP["id"], message_id)
 
     for command in ("/new@clari_bot", "/cancel@clari_bot"):  # said in topic 88, about topic 88
@@ -275,3 +279,18 @@ async def test_typed_choices_of_a_multi_select_step_come_in_the_options_order_as
     assert "Features: Auth, Queue" in w.shown.params["text"]  # the summary
     await w.tap("S")
     assert runner.calls[-1].response.values["features"] == ["Auth", "Queue"]
+
+
+@pytest.mark.parametrize(
+    ("command", "closed"),
+    [("/cancel", "✖ Cancelled by Alice"), ("/new", "✖ Closed: Alice started a new conversation")],
+)
+async def test_cancel_or_new_with_a_form_open_edits_its_message_once_to_closed(bench, command, closed):
+    tg, runner, form = await open_form(bench)
+    tg.new_calls()
+    await tg.deliver(command_update(command))
+    await tg.settle()
+    edits = [c for c in tg.new_calls() if c.method == "editMessageText"]
+    assert [c.params["message_id"] for c in edits] == [str(form.message_id)], edits  # no flicker
+    assert closed in edits[0].params["text"] and closed in form.text
+    assert form.labels == []  # no buttons left on it

@@ -138,7 +138,7 @@ async def test_a_form_keeps_its_typed_values_while_another_topic_talks(bench):
     await tg.deliver(in_topic("deploy", DEPLOYS))
     asked = clarification_call(tg)
     assert asked.params["message_thread_id"] == "11"
-    form = Form(tg, asked.result["message_id"])
+    form = Form(tg, asked.result["message_id"], DEPLOYS)
     for action in ("form", "s1", "d", "y"):
         await form.tap(action)
     assert "4/6 · Replicas" in form.text

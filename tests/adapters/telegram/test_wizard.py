@@ -240,7 +240,7 @@ async def test_in_a_forum_topic_the_wizard_takes_replies_to_it_only(bench):
     w = Wizard(tg)
 
     async def tap(action: str) -> None:
-        await tg.deliver(callback_update(f"{w.token}|{action}", w.message_id, chat=GROUP))
+        await tg.deliver(callback_update(f"{w.token}|{action}", w.message_id, chat=GROUP, thread_id=77))
 
     await tap("form")
     await tap("s1")
