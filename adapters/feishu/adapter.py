@@ -158,8 +158,10 @@ class FeishuAdapter(FeishuLiveReplies, FeishuFiles, PlatformAdapter):
                 )
             return None
         if isinstance(item, TextReply | ErrorReply) and item.private_to and not conversation.is_direct:
-            note = render_notice(item.text, to=item.private_to.user_id)  # mentions only them
-            return await self.post(conversation, note, reuse=False, key=key)
+            who = item.private_to.user_id  # a card only they see; else a reply mentioning only them
+            private = await self.destinations.ephemeral.send(conversation, who, render_notice(item.text), key)
+            note = render_notice(item.text, to=who)
+            return private or await self.post(conversation, note, reuse=False, key=key)
         if isinstance(item, TextReply) and item.live is not None and item.private_to is None:
             return await self.finish_live(conversation, item, key)
         if isinstance(item, LiveEnd):

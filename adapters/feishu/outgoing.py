@@ -12,6 +12,8 @@
 - A reply's card that Feishu will not show (230099, every time: its content breaks a rule
   we did not foresee) is sent as a plain text message, as a question's text goes when its
   card is refused: the person gets the words, never nothing.
+- A note for one member of a group is a card only they see (``ephemeral``); where Feishu will not
+  show one (a topic group, a refusal) it is a reply mentioning them alone.
 
 Also the "Working…" cards waiting for the reply that takes their place, and the ``uuid`` of
 each part of a reply split over several cards.
@@ -30,6 +32,7 @@ from clarigate.agent.bounded import BoundedDict
 from clarigate.gateway.boundary.messages import Conversation, MessageRef
 from clarigate.gateway.boundary.port import AdapterState
 
+from .ephemeral import EphemeralNotes
 from .open_api import FeishuApiError
 from .p2p_threads import remember_post
 from .receive import PLATFORM
@@ -86,6 +89,7 @@ class Destinations:
     def __init__(self, sender: FeishuSender, state: Callable[[], AdapterState] | None = None) -> None:
         self.sender = sender
         self.state = state  # notes the bot's posts in the chat (``p2p_threads``)
+        self.ephemeral = EphemeralNotes(sender)  # notes one member of a group alone sees
         self._no_threads: BoundedDict[str, None] = BoundedDict(CHATS_REMEMBERED, refresh=True)
 
     async def deliver(
@@ -135,12 +139,16 @@ class Destinations:
         return MessageRef(platform=PLATFORM, chat_id=chat_id, message_id=message_id, extra=extra or {})
 
     async def note(self, conversation: Conversation, user_id: str, text: str, once: str) -> MessageRef:
-        """``text`` for one person where the conversation's replies go: in a group, a card mentioning
-        them alone (Feishu has no message only one member sees); as text when Feishu will not make
-        a card of it. ``once`` keys it: the same note is posted once (Feishu's ``uuid``)."""
+        """``text`` for one person: in a group, a card only they see (``ephemeral``); where Feishu
+        will not show one (a topic group, a refusal) or in a one-to-one chat, where the
+        conversation's replies go, in a group mentioning them alone; as text when Feishu will not
+        make a card of it. ``once`` keys it: the same note is posted once (Feishu's ``uuid``)."""
         key = derived_key(once, "note")
         if conversation.chat_type is None and not conversation.is_direct:  # where a card was clicked
             conversation = await self.direct_or_not(conversation)
+        private = await self.ephemeral.send(conversation, user_id, render_notice(text), key)
+        if private is not None:
+            return private
         card = render_notice(text, to=None if conversation.is_direct else user_id)
         try:
             return await self.deliver(conversation, card_json(card), key)

@@ -223,8 +223,9 @@ def reply_card(chunk: str) -> Card:
 
 def render_notice(text: str, to: str | None = None) -> Card:
     """A one-line card: progress, errors. ``to``: a notice for that one member of a group (an
-    open_id): Feishu has no message only one member sees, so it mentions that person alone (the
-    text's own tags stay neutralized, so it mentions no one else)."""
+    open_id) where Feishu will not show a card only they see (``ephemeral``: a topic group, a
+    refusal): it mentions that person alone (the text's own tags stay neutralized, so it mentions
+    no one else)."""
     element = markdown(text)
     if to and _OPEN_ID.fullmatch(to):
         element["content"] = f"<at id={to}></at> {inline_markdown(text)}"

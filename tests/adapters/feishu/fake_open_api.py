@@ -1,6 +1,6 @@
 """A fake Feishu open API on 127.0.0.1: tenant token, message create/reply/patch/delete, resources,
-bot info, and CardKit card entities (``fake_cardkit``: create, stream an element's text, settings,
-full update, add elements).
+bot info, CardKit card entities (``fake_cardkit``: create, stream an element's text, settings,
+full update, add elements), and cards one member alone sees (``fake_ephemeral``).
 
 It records every call (with the time it arrived and the TCP connection it came on) and can
 be told to answer the next calls with 429 or 500, so the real lark-oapi client is exercised
@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from .card_schema import CardRuleBroken, check_card
 from .fake_cardkit import CARD_BODY_LIMIT, Entity, FakeCardKit, cardkit_kind
+from .fake_ephemeral import EphemeralCard, FakeEphemeral
 from .fake_uploads import UPLOAD_MESSAGES, Uploads
 
 __all__ = ["CARD_BODY_LIMIT", "BOT_OPEN_ID", "Call", "Entity", "FakeOpenApi", "cardkit_kind"]
@@ -63,7 +64,7 @@ class Failure:
     path_part: str = "/im/v1/"
 
 
-class FakeOpenApi(FakeCardKit):
+class FakeOpenApi(FakeEphemeral, FakeCardKit):
     """Start with ``start()``; ``url`` is the domain to give the adapter."""
 
     def __init__(self) -> None:
@@ -102,6 +103,7 @@ class FakeOpenApi(FakeCardKit):
         #: ``GET /open-apis/im/v1/chats/:chat_id`` tells it.
         self.chats: dict[str, str] = {"oc_p2p": "p2p", "oc_group": "group", "oc_other": "group"}
         self.uploads = Uploads()  # images and files uploaded, and the messages showing them
+        self.ephemeral: dict[str, EphemeralCard] = {}  # cards one member alone sees (``fake_ephemeral``)
         #: TCP connections the fake accepted and saw closed, by the client's address.
         self.connections_opened: list[tuple[str, int]] = []
         self.connections_closed: list[tuple[str, int]] = []
@@ -197,6 +199,8 @@ class FakeOpenApi(FakeCardKit):
             return self._chat(path.rsplit("/", 1)[-1])
         if path.startswith("/open-apis/cardkit/v1/cards"):
             return self._cardkit(call)
+        if path.startswith("/open-apis/ephemeral/v1/"):
+            return self._ephemeral(call)
         if path.startswith("/open-apis/im/v1/messages"):
             if method == "DELETE":
                 return self._delete(path.rsplit("/", 1)[-1])

@@ -81,7 +81,8 @@ async def test_in_a_group_thread_someone_elses_message_runs_over_it(make_bot: An
     await bot.deliver(message_event("/cancel", user="ou_alice", **thread))  # not Alice's question
     await bot.gateway.drain()
     refused = catalog.text("cancel_not_yours", who="Bob Li")
-    assert [text_of(n.card()) for n in bot.api.posted()[posted:]] == [f"<at id=ou_alice></at> {refused}"]
+    assert bot.api.posted()[posted:] == []  # told to Alice alone, in a card only she sees
+    assert [(n.open_id, text_of(n.card)) for n in bot.api.ephemeral.values()] == [("ou_alice", refused)]
     assert is_interactive(bot.api.cards[question_id])  # still open for Bob
 
     await bot.deliver(message_event("summarize the logs", user="ou_alice", **thread))

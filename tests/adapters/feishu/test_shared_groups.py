@@ -44,12 +44,12 @@ async def test_alices_request_runs_her_cancel_is_refused_to_her_and_bobs_click_s
     for _ in range(2):
         await bot.deliver(in_thread("/cancel", "ou_alice"))
         await bot.gateway.drain()
-    (note,) = bot.api.posted()[posted:]  # once for this question, not on every /cancel
-    assert text_of(note.card()) == (
-        "<at id=ou_alice></at> Only Bob Li can cancel this question; it stays open. "
-        "Your own requests still go ahead."
+    assert bot.api.posted()[posted:] == []  # nothing the group sees
+    (note,) = bot.api.ephemeral.values()  # once for this question, not on every /cancel: Alice's alone
+    assert (note.chat_id, note.open_id) == ("oc_group", "ou_alice")
+    assert text_of(note.card) == (
+        "Only Bob Li can cancel this question; it stays open. Your own requests still go ahead."
     )
-    assert note.path == "/open-apis/im/v1/messages/om_root/reply"
     assert is_interactive(bot.api.cards[question_id]) and len(bot.runner.calls) == 2
 
     vue = payload(button(card, "Vue"))

@@ -1,7 +1,7 @@
 """A click the core is slow to take is answered "Received: still being handled" (README, Feishu:
 Receive modes). When the core then refuses it (a wrong form value, someone else's question), the
 toast that would have said why is gone: the refusal is posted to the clicker in the conversation
-instead (in a group, mentioning them alone), once however often Feishu delivers the click, and the
+instead (in a group, in a card only they see), once however often Feishu delivers the click, and the
 card is left as it is (a form keeps what was entered, nothing counted)."""
 
 from __future__ import annotations
@@ -17,6 +17,11 @@ from .test_scenarios import agent, ask
 from .test_slow_core import PENDING_EN, card_updates_of, held
 
 GROUP = {"chat": "oc_group", "chat_type": "group"}
+
+
+def private_notes(bot: Any) -> list[tuple[str, str, str]]:
+    """The chat, person and text of every card only one member of a group sees."""
+    return [(e.chat_id, e.open_id, text_of(e.card)) for e in bot.api.ephemeral.values()]
 
 
 def notes_after(bot: Any, since: int) -> list[tuple[str, str]]:
@@ -62,16 +67,17 @@ async def test_a_slow_click_on_someone_elses_question_is_told_to_the_clicker_alo
     vue = card_action(payload(button(card, "Vue")), user="ou_alice", chat="oc_group", message_id=message_id)
     await slow_click(bot, monkeypatch, vue)
 
-    [(path, note)] = notes_after(bot, since)
-    assert "om_root" in path  # in the question's thread
-    assert note.startswith("<at id=ou_alice></at> ⚠️") and "Only ou_bob can answer" in note
-    assert "<at id=ou_bob>" not in note  # Bob is named, not called
+    assert notes_after(bot, since) == []  # nothing the group sees
+    [(chat, person, note)] = private_notes(bot)
+    assert (chat, person) == ("oc_group", "ou_alice")  # in the question's group, to Alice alone
+    assert note.startswith("⚠️") and "Only ou_bob can answer" in note
+    assert "<at " not in note  # Bob is named, not called
     assert is_interactive(bot.api.cards[message_id])  # Bob's question is still his
     assert len(bot.runner.calls) == 1
 
 
 async def test_a_slow_refused_click_on_a_forwarded_copy_is_told_where_it_was_clicked(make_bot, monkeypatch):
-    # Carol clicks Bob's question on a copy forwarded to another chat: told there, under the copy,
+    # Carol clicks Bob's question on a copy forwarded to another chat: told there, to her alone,
     # not in Bob's group (where her click was never made)
     monkeypatch.setattr(card_updates, "CALLBACK_WAIT_SECONDS", 0.2)
     bot = await make_bot(ScriptedRunner(agent))
@@ -83,9 +89,10 @@ async def test_a_slow_refused_click_on_a_forwarded_copy_is_told_where_it_was_cli
     vue = card_action(payload(button(card, "Vue")), user="ou_carol", chat="oc_other", message_id="om_copy")
     await slow_click(bot, monkeypatch, vue)
 
-    [(path, note)] = notes_after(bot, since)
-    assert path == "/open-apis/im/v1/messages/om_copy/reply"
-    assert note.startswith("<at id=ou_carol></at> ⚠️") and "Only ou_bob can answer" in note
+    assert notes_after(bot, since) == []
+    [(chat, person, note)] = private_notes(bot)
+    assert (chat, person) == ("oc_other", "ou_carol")  # the copy's group, to Carol alone
+    assert note.startswith("⚠️") and "Only ou_bob can answer" in note
     assert is_interactive(bot.api.cards[message_id]) and len(bot.runner.calls) == 1
 
 
@@ -129,9 +136,8 @@ async def test_a_slow_vote_that_cannot_count_is_told_to_the_voter_under_the_answ
     gate.set()
     await bot.adapter.receiver.cards.settle()
 
-    [(path, note)] = notes_after(bot, since)
-    assert answer_id in path  # under the answer rated, in its thread
-    assert note == "<at id=ou_alice></at> ⚠️ This answer can no longer be rated."
+    assert notes_after(bot, since) == []
+    assert private_notes(bot) == [("oc_group", "ou_alice", "⚠️ This answer can no longer be rated.")]
 
 
 async def test_a_slow_refused_click_on_a_copy_forwarded_to_a_direct_chat_mentions_no_one(
