@@ -296,7 +296,7 @@ class RedisStore(RedisStopChannel):
     async def lease_and_read(
         self, name: str, holder: str, ttl_seconds: int, *keys: str
     ) -> tuple[bool, list[Any | None]]:
-        """``acquire_lease`` and ``get_jsons(*keys)`` in one step: one script."""
+        """The lease taken (or found held by ``holder``) and ``get_jsons(*keys)`` in one script."""
         names = [self.keys.lease(name), *(self.keys.state(key) for key in keys)]
         held, *found = await self._run(self._lease_read, names, [holder, to_millis(ttl_seconds)])
         return bool(held), [None if raw is None else json.loads(raw) for raw in found]

@@ -342,14 +342,17 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 """
 
-#: KEYS: lease, then state keys. ARGV: holder, ttl ms. ``ACQUIRE_LEASE`` and the state keys'
-#: values read in the same step: {1 when held by ``holder`` afterwards else 0, each value}.
+#: KEYS: lease, then state keys. ARGV: holder, ttl ms. The lease taken when free (not renewed when
+#: ``holder`` has it already) and the state keys' values read in the same step: {1 when held by
+#: ``holder`` afterwards else 0, each value}. Once per message: two commands when it is taken.
 LEASE_AND_READ = """
-local current, held = redis.call('GET', KEYS[1]), 0
-if current == ARGV[1] then held = redis.call('PEXPIRE', KEYS[1], ARGV[2])
-elseif not current then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]); held = 1 end
+local held = 0
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then held = 1
+elseif redis.call('GET', KEYS[1]) == ARGV[1] then held = 1 end
 local found = {held}
-for i = 2, #KEYS do found[i] = redis.call('GET', KEYS[i]) end
+if #KEYS > 1 then
+  for i, value in ipairs(redis.call('MGET', unpack(KEYS, 2))) do found[i + 1] = value end
+end
 return found
 """
 
