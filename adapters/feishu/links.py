@@ -255,7 +255,8 @@ def _unimaged(
     if mapped is None:
         return _every_bracket(block, source, starts)
     start, label, label_end = mapped
-    cuts = [(start, start + 1, "")]
+    # ("Done!![a](…)": a zero-width space keeps the "!" before it from making it an image again)
+    cuts = [(start, start + 1, "\u200b" if source[start - 1 : start] == "!" else "")]
     if not source[label:label_end].strip():
         cuts.append((label, label_end, re.sub(r"([\\\[\]`*_~<>!])", r"\\\1", target)))
     return cuts

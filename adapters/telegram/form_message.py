@@ -119,12 +119,18 @@ async def closed_by_command(
     """Whether ``command`` (``/new``, ``/cancel``), said by ``who`` in the conversation of the open
     question ``view``, has the gateway close it: its closing edit ("✖ Cancelled by …", "✖ Closed …")
     is then the form message's one edit, with no redraw of the question before it (a flicker).
-    ``/new`` closes it; ``/cancel`` when ``who`` may answer it (the gateway's own check). A form
-    posted anew after an upgrade (``carry_on``) is not the question's message, which that edit goes to."""
+    ``/cancel`` when ``who`` may answer it (the gateway's own check): it is answered at once.
+    ``/new`` waits its turn behind a run going on in the thread, so the form shows the question
+    again meanwhile (a form no longer taking values would stay on screen). A form posted anew
+    after an upgrade (``carry_on``) is not the question's message, which that edit goes to."""
     ref = view.message_ref
-    if ref is None or (ref.chat_id, ref.message_id) != (state.chat_id, state.message_id):
+    if (
+        command != "cancel"
+        or ref is None
+        or (ref.chat_id, ref.message_id) != (state.chat_id, state.message_id)
+    ):
         return False
-    return command == "new" or await gateway.may_answer(view, who, expect_typing=False) is None
+    return await gateway.may_answer(view, who, expect_typing=False) is None
 
 
 async def _load(gateway: GatewayPort, state: WizardState) -> WizardState | None:

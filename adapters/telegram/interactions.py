@@ -245,6 +245,8 @@ class Interactions:
         topic = conversation.topic
         if not topic or topic.startswith("msg-") or not isinstance(message, Message):
             return True  # a reply chain of the chat, or a message too old to tell its topic (48 h)
+        if message.chat.type == "private":
+            return True  # the person's own chat with the bot: its topics are all theirs
         return topic_of(message) == topic
 
     async def _refusal(self, view: PendingView, who: Sender) -> TapReply | None:

@@ -15,6 +15,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from clarigate.adapters.feishu.links import safe_links
 from clarigate.adapters.feishu.live import live_markdown
 from clarigate.adapters.feishu.outgoing import text_content
 from clarigate.adapters.feishu.render import CARD_LIMIT_BYTES, card_size, render_reply
@@ -124,3 +125,14 @@ def test_any_reply_of_images_and_tables_makes_cards_feishu_takes(text):
         assert table_count(text_of(card)) <= MAX_TABLES
     live = live_markdown(LiveView(mode="card", text=text))
     assert table_count(live) <= MAX_TABLES
+
+
+def test_an_image_right_after_an_exclamation_mark_keeps_the_mark():
+    """ "Done!![a](…)": the "!" written before the image stays, and makes no image of the link."""
+    for said, kept in (
+        ("Done!![diagram](https://x.com/d.png)", "Done!"),
+        ("Hi!!![a](https://x.com/a.png)", "Hi!!"),
+    ):
+        shown = safe_links(said)
+        assert shown.startswith(kept) and "](https://x.com/" in shown
+        assert "![" not in shown
