@@ -9,7 +9,8 @@ and is dropped without a word when its turn comes (``Dispatcher._recorded``). Th
 line. In a group only the person's own messages are withdrawn, unless ``answer_policy`` is
 ``anyone`` (as for stopping a run, ``flow.stops``). A run going on is stopped, not withdrawn: a
 message whose run began (here or in another process) is never withdrawn, nor a remark said to
-other people (``InboundMessage.said_to_others``: never answered anyway). Its run and its withdrawal
+other people (``InboundMessage.said_to_others``: never answered anyway), nor a command waiting its
+turn (``/new``: commands always work). Its run and its withdrawal
 take the same one-time claim (``recalls.fate_lease``, one store step each: ``due_and_recalled`` as
 the run begins), so a message claimed by a worker at the moment of the ``/cancel`` either runs (the
 person is told it is being worked on) or is withdrawn and never runs. A message waiting, its
@@ -83,12 +84,17 @@ async def _withdraw(store: Store, job: Job) -> bool:
 
 
 def _withdrawable(jobs: list[Job], msg: InboundMessage, policy: str) -> list[tuple[Job, str]]:
-    """The message jobs among ``jobs`` that ``msg`` withdraws, each with its text."""
+    """The message jobs among ``jobs`` that ``msg`` withdraws, each with its text: never a command
+    waiting its turn (``/new``, ``Command.in_turn``): commands always work."""
+    from clarigate.gateway.flow.commands import parse_command  # commands imports this module (stops)
+
     found = []
     for job in jobs:
         if job.kind != "message":
             continue
         waiting = MessageJob.model_validate_json(job.payload_json).message
+        if parse_command(waiting.text) is not None:
+            continue  # a command in its turn (/new): not a request, it runs
         if waiting.received_at > msg.received_at:
             continue  # sent after the /cancel: not the one it meant
         if waiting.said_to_others:
