@@ -76,14 +76,16 @@ def render_question(request: HumanInputRequest) -> str:
     A form's fallback ends by asking for ``name: value`` lines; the terminal asks its fields one
     by one instead, so that line is left out. A choice's ends by inviting a number "or your own
     answer": the terminal has no "Other…" to choose first, so text that is no option's number or
-    label is a new request (``looks_like_answer``), and its last line says what it takes.
+    label is a new request (``looks_like_answer``), and its last line says what it takes. A
+    question's last line also says ``/cancel`` dismisses it (the form's intro says it for a form).
     """
-    text = render_text_fallback(request)
+    text, locale = render_text_fallback(request), request.locale
     if request.input_mode == "form" and request.fields:
-        text = text.removesuffix(ui_text("reply_form", request.locale)).rstrip()
+        text = text.removesuffix(ui_text("reply_form", locale)).rstrip()
     elif request.input_mode == "choice_with_other" and request.options:
-        footer = ui_text("reply_choice", request.locale)
-        text = text.removesuffix(footer) + words("reply_choice", request.locale)
+        text = text.removesuffix(ui_text("reply_choice", locale)) + words("reply_choice", locale)
+    else:  # an open question: the terminal has no Cancel button, so its last line names /cancel
+        text = text.removesuffix(ui_text("type_answer", locale)) + words("type_answer", locale)
     return "\n" + inert(text) + "\n"
 
 

@@ -120,14 +120,18 @@ def _date(raw: Any, locale: Locale) -> tuple[Any, str | None]:
     if not isinstance(raw, str):
         return None, error
     text = unicodedata.normalize("NFKC", raw).strip()
+    # "2026-12-01", "2026/12/1", "2026年12月1日", "2026-12-01 +0800", "2026-12-01T09:00Z"
+    match = _DATE_PREFIX.match(text)
+    if match is None:
+        try:
+            return dt.datetime.fromisoformat(text).date().isoformat(), None
+        except ValueError:
+            return None, error
+    year, month, day = (int(part) for part in match.groups())
     try:
-        # "2026-12-01", "2026/12/1", "2026年12月1日", "2026-12-01 +0800", "2026-12-01T09:00Z"
-        if match := _DATE_PREFIX.match(text):
-            year, month, day = (int(part) for part in match.groups())
-            return dt.date(year, month, day).isoformat(), None
-        return dt.datetime.fromisoformat(text).date().isoformat(), None
-    except ValueError:
-        return None, error
+        return dt.date(year, month, day).isoformat(), None
+    except ValueError:  # the right form, but no such day (2026-02-30) or month (2026-13-01)
+        return None, ui_text("err_no_such_date", locale, value=match.group(0).strip())
 
 
 def find_option(options: list[Option], raw: Any) -> Option | None:

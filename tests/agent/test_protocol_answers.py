@@ -187,9 +187,29 @@ def test_dates_become_iso(raw, want):
     assert typed("deadline", raw) == want
 
 
-@pytest.mark.parametrize("raw", ["tomorrow", "2026-13-01", "2026-02-30", 20261201])
+@pytest.mark.parametrize("raw", ["tomorrow", "2026-1201", "2026-12", 20261201])
 def test_bad_dates_show_the_expected_form(raw):
     assert error("deadline", raw) == "Use a date like 2026-12-01"
+
+
+@pytest.mark.parametrize(
+    ("raw", "want"),
+    [
+        ("2026-02-30", "2026-02-30 is not a date on the calendar"),
+        (" 2026-13-01 ", "2026-13-01 is not a date on the calendar"),
+        ("2026/2/29T09:00", "2026/2/29 is not a date on the calendar"),
+    ],
+)
+def test_dates_in_the_right_form_that_do_not_exist_say_so(raw, want):
+    assert error("deadline", raw) == want
+
+
+def test_a_date_that_does_not_exist_says_so_in_chinese():
+    zh = FORM.model_copy(update={"locale": "zh"})
+    assert (
+        check_form_values(zh, {"deadline": "2026年2月30日"}).errors["deadline"]
+        == "2026年2月30日 不是日历上的日期"
+    )
 
 
 def test_text_is_stripped_and_textarea_keeps_lines():

@@ -177,6 +177,9 @@ def test_one_field_form_accepts_a_bare_value_and_a_number_for_its_select():
     )
     assert parse_typed_reply(date, "2026/12/1", BY).response.values == {"on": "2026-12-01"}
     assert parse_typed_reply(date, "soon", BY).problems == ["On: Use a date like 2026-12-01"]
+    assert parse_typed_reply(date, "on: 2026-02-30", BY).problems == [
+        "On: 2026-02-30 is not a date on the calendar"
+    ]
 
 
 def test_chinese_form_problems_use_chinese_punctuation():

@@ -1,5 +1,6 @@
 """The catalog's lines for typed interrupts, approvals' "Reply instead" and forms filled by typing
-over several messages, and the terminal's Ctrl-C during a run (part of ``WORDS``)."""
+over several messages, and the terminal's Ctrl-C during a run and its questions' last lines
+(part of ``WORDS``)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ TYPED_WORDS: dict[str, dict[Locale, str]] = {
     "err_at_most": {"en": "Must be at most {high}", "zh": "不能大于 {high}"},
     "err_more_than": {"en": "Must be more than {low}", "zh": "必须大于 {low}"},
     "err_less_than": {"en": "Must be less than {high}", "zh": "必须小于 {high}"},
+    # a date typed in the right form that is on no calendar (2026-02-30, 2026-13-01)
+    "err_no_such_date": {"en": "{value} is not a date on the calendar", "zh": "{value} 不是日历上的日期"},
     "err_min_chars": {"en": "Use at least {low} characters", "zh": "至少 {low} 个字符"},
     "err_max_chars": {"en": "Use at most {high} characters", "zh": "最多 {high} 个字符"},
     "err_pattern": {"en": "Not in the expected form", "zh": "格式不符合要求"},
@@ -56,6 +59,17 @@ TYPED_WORDS: dict[str, dict[Locale, str]] = {
     "err_max_items": {"en": "Choose at most {high}", "zh": "最多选择 {high} 项"},
     # --- the end of a form field's prompt in the terminal (adapters/console/render.py) -------------
     "chat_field_end": {"en": ": ", "zh": "："},
+    # a choice's last line: the terminal has no "Other…", so other text is a new request (chat_help);
+    # it has no Cancel button either, so /cancel is named (chat_type_answer too)
+    "chat_reply_choice": {
+        "en": "Reply with an option's number or label, or /cancel to dismiss the question.",
+        "zh": "请回复选项编号或名称，或发送 /取消 关闭此问题。",
+    },
+    # an open question's last line
+    "chat_type_answer": {
+        "en": "Type your answer as a reply, or /cancel to dismiss the question.",
+        "zh": "请直接回复您的答案，或发送 /取消 关闭此问题。",
+    },
     # the agent's placeholder above a field's prompt: an example, not what Enter takes
     "chat_example": {"en": "e.g. {hint}", "zh": "例如 {hint}"},
     # --- the terminal (adapters/console/receive.py): Ctrl-C while a run works ----------------------

@@ -353,8 +353,9 @@ WORDS: dict[str, dict[Locale, str]] = {
     },
     # --- the terminal (the console platform, adapters/console) -------------------------------------
     "chat_form_intro": {
-        "en": "(one field at a time; leave an optional field empty to skip it)",
-        "zh": "（逐项填写；选填项直接回车即可跳过）",
+        "en": "(one field at a time, or name: value lines; Enter skips an optional field; "
+        "/cancel dismisses the form)",
+        "zh": "（逐项填写，也可输入“名称: 值”；选填项直接回车即可跳过；/取消 可关闭表单）",
     },
     "chat_help": {
         "en": "Just write what you need. When I need more to go on I ask a question: type an option's "
@@ -363,8 +364,6 @@ WORDS: dict[str, dict[Locale, str]] = {
         "zh": "直接告诉我您需要什么。需要更多信息时我会提问：输入选项编号或名称，开放式问题直接输入答案；"
         "表单会逐项询问。不是回答当前问题的消息会关闭该问题，并作为新的请求处理。",
     },
-    # a choice's last line: the terminal has no "Other…", so other text is a new request (chat_help)
-    "chat_reply_choice": {"en": "Reply with an option's number or label.", "zh": "请回复选项编号或名称。"},
     "chat_several": {"en": ", several allowed", "zh": "，可多选"},
     "chat_current": {"en": " (now {value}; Enter keeps it)", "zh": "（当前：{value}；回车保持不变）"},
     "chat_checkbox": {"en": " [yes/no]", "zh": " [是/否]"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from clarigate.adapters.console.render import field_hint, field_prompt, inert, live_delta, render, words
-from clarigate.adapters.testing import choice_request, form_request
+from clarigate.adapters.testing import choice_request, form_request, text_request
 from clarigate.agent.interrupts import Action, approval_request
 from clarigate.agent.protocol import FormField, HumanInputResponse, Option, catalog
 from clarigate.gateway.boundary.messages import Conversation, PendingView
@@ -56,7 +56,9 @@ def test_a_choice_shows_numbered_options() -> None:
     assert shown is not None
     assert shown.startswith("\n") and shown.endswith("\n")
     assert "Which database?" in shown and "  1. PostgreSQL\n  2. SQLite" in shown
-    assert shown.rstrip().endswith("Reply with an option's number or label.")
+    assert shown.rstrip().endswith(
+        "Reply with an option's number or label, or /cancel to dismiss the question."
+    )
     assert "your own answer" not in shown  # other text is a new request: there is no "Other…"
 
 
@@ -65,13 +67,16 @@ def test_a_risk_confirmation_asks_for_an_option_in_both_languages() -> None:
     risky = request.model_copy(update={"clarification_type": "risk_confirmation"})
     shown = render(question(risky))
     assert shown is not None and shown.startswith("\n⚠️")
-    assert shown.rstrip().endswith("  2. Yes, delete everything\n\nReply with an option's number or label.")
+    assert shown.rstrip().endswith(
+        "  2. Yes, delete everything\n\n"
+        "Reply with an option's number or label, or /cancel to dismiss the question."
+    )
 
     chinese = choice_request("删除测试数据吗？", ["不，保留", "是的，全部删除"]).model_copy(
         update={"clarification_type": "risk_confirmation", "locale": "zh"}
     )
     shown = render(question(chinese))
-    assert shown is not None and shown.rstrip().endswith("请回复选项编号或名称。")
+    assert shown is not None and shown.rstrip().endswith("请回复选项编号或名称，或发送 /取消 关闭此问题。")
     assert "直接输入您的答案" not in shown
 
 
@@ -82,6 +87,20 @@ def test_an_approval_shows_approve_and_reject() -> None:
 
     assert shown is not None and "Approve running delete_data?" in shown
     assert "  1. Approve" in shown and "  2. Reject" in shown
+
+
+@pytest.mark.parametrize(
+    ("locale", "last"),
+    [
+        ("en", "Type your answer as a reply, or /cancel to dismiss the question."),
+        ("zh", "请直接回复您的答案，或发送 /取消 关闭此问题。"),
+    ],
+)
+def test_an_open_question_says_how_to_dismiss_it(locale: str, last: str) -> None:
+    request = text_request("What should the bot be called?").model_copy(update={"locale": locale})
+    shown = render(question(request))
+
+    assert shown is not None and shown.rstrip().endswith("\n\n" + last)
 
 
 def test_a_form_lists_its_fields_but_asks_for_no_name_value_lines() -> None:

@@ -46,3 +46,14 @@ def test_a_line_naming_another_field_fills_it_and_asks_this_one_again(bot: Bot) 
     assert "  Team size [a number]: " not in out  # filled already: not asked
     response = bot.agent.calls[-1].response
     assert response is not None and response.values == {"name": "atlas", "size": 4}
+
+
+def test_a_form_says_name_value_lines_work_and_cancel_dismisses_it(bot: Bot) -> None:
+    out = bot.chat("create a project", "/cancel")
+
+    intro = (
+        "(one field at a time, or name: value lines; Enter skips an optional field; "
+        "/cancel dismisses the form)"
+    )
+    assert intro in out
+    assert "bot> ✖ Cancelled the question “Tell me about the project.”" in out

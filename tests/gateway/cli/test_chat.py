@@ -185,12 +185,13 @@ def test_a_chinese_form_is_asked_in_chinese(tmp_path: Path) -> None:
     typed = "新建一个项目\n\n星图\n4\ngo\n也许\n是\n2026-13-01\n2026-12-01\n\n"
     out = run_chat(tmp_path, typed)
 
-    assert "（逐项填写；选填项直接回车即可跳过）" in out
+    assert "（逐项填写，也可输入“名称: 值”；选填项直接回车即可跳过；/取消 可关闭表单）" in out
     assert out.count("项目名称（必填）：") == 2  # empty: asked again
     assert out.count("  ! 此项为必填") == 1
     assert out.count("语言 [1) Python  2) TypeScript  3) Go]：") == 2  # "4" is not a choice
     assert out.count("私有仓库 [是/否]：") == 2  # "也许" is not yes or no
     assert out.count("截止日期 [YYYY-MM-DD]：") == 2  # no 13th month
+    assert "  ! 2026-13-01 不是日历上的日期" in out  # the form is right: the date does not exist
     assert "团队人数 [数字]：" in out
     assert "(required)" not in out and "yes/no" not in out
     assert "已创建项目“星图”，语言 Go（私有，截止日期 2026-12-01，团队人数 未设置）" in out
