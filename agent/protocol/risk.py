@@ -27,9 +27,9 @@ import re
 import unicodedata
 from typing import Literal
 
-from .catalog import AFFIRMATIVE_WORDS, RISK_WORDS, every
+from .catalog import AFFIRMATIVE_WORDS, NEGATIVE_WORDS, RISK_WORDS, every
 from .coerce import fold
-from .models import FormField, HumanInputRequest, HumanInputResponse, Option
+from .models import FormField, HumanInputRequest, HumanInputResponse, Locale, Option
 
 Role = Literal["go_ahead", "safe", "neutral"]
 
@@ -240,8 +240,19 @@ def is_affirmative(text: str) -> bool:
     """True when a typed message is a plain yes ("yes", "OK!", "是", "好的。"): one of the catalog's
     ``AFFIRMATIVE_WORDS`` and nothing else, trimmed, case- and width-insensitive, a trailing
     . ! 。！ allowed ("yes, delete it" is no plain yes). Not the confirming word (``is_confirm_word``)."""
+    return _plain(text, AFFIRMATIVE_WORDS)
+
+
+def is_negative(text: str) -> bool:
+    """True when a typed message is a plain no ("no", "Nope!", "否", "不用了。"): one of the catalog's
+    ``NEGATIVE_WORDS`` and nothing else, compared as ``is_affirmative`` compares ("no, delete the
+    logs" is no plain no)."""
+    return _plain(text, NEGATIVE_WORDS)
+
+
+def _plain(text: str, catalog: dict[Locale, tuple[str, ...]]) -> bool:
     word = fold(text).rstrip(".!。 ")
-    return bool(word) and word in {fold(w) for words in AFFIRMATIVE_WORDS.values() for w in words}
+    return bool(word) and word in {fold(w) for words in catalog.values() for w in words}
 
 
 #: The catalog keys of an approval's options (``clarigate.agent.approvals``), and the marks a

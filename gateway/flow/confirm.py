@@ -8,7 +8,10 @@ drops the confirmation and leaves the question open: another option's number ans
 another go-ahead option asks again, any other text is told it was not confirmed. A plain yes
 ("yes", "ok", "是", "好的": ``is_affirmative``) confirms nothing and never runs as a request over
 the question: with no pick waiting it picks the one go-ahead option (asked again, as a typed pick
-is) or, with several, is asked which one; with a pick waiting it is asked for "confirm" again.
+is) or, with several, is asked which one; with a pick waiting it is asked for "confirm" again. A
+plain no ("no", "nope", "否", "不用了": ``is_negative``) to such a question, asked to confirm a pick
+or not, is its one safe option (``risk.option_roles``), answered at once as that option typed
+is; with no safe option, or several, it is read as before (a new request, or the pick dropped).
 
 A risk confirmation asked as a form (``risk.is_risk_form``) has no options, but a typed answer of
 it that goes ahead (a ticked checkbox, a select's go-ahead option: ``risk.answer_goes_ahead``) is
@@ -50,7 +53,9 @@ from clarigate.agent.protocol.risk import (
     go_ahead_ids,
     is_affirmative,
     is_confirm_word,
+    is_negative,
     is_risk_form,
+    option_roles,
     reads_safe,
 )
 from clarigate.gateway.boundary.messages import AnswerOutcome, AnswerStatus, Attachment, InboundAnswer, Sender
@@ -116,14 +121,19 @@ class TypedConfirm:
         key = confirming_key(record.request_id, sender.user_id)
         picked, attachments = _waiting(request, await self.store.get_json(key), by)
         plain_yes = is_affirmative(text) and not looks_like_answer(request, text)  # no option's label
+        plain_no = _plain_no(request, text, by)  # the one safe option, or None
         if picked is None:
             if is_confirm_word(text) and not looks_like_answer(request, text):
                 # someone else's pick, or none: a bare "confirm" answers nothing and closes nothing
                 return ui_text("confirm_nothing", request.locale)
+            if plain_no is not None:  # a plain "no": the one safe option, answered at once
+                return Confirmed(plain_no)
             return await self._affirmed(record, sender, by) if plain_yes else None
         if plain_yes:  # "yes" to "Reply “confirm” …": still that pick, asked again
             return _ask_line(request, picked.value)
         await self.store.delete(key)
+        if plain_no is not None:  # "no" to "Reply “confirm” …": the pick dropped, the safe one answers
+            return Confirmed(plain_no)
         if is_confirm_word(text):
             return Confirmed(picked, attachments)
         if looks_like_answer(request, text):
@@ -135,7 +145,7 @@ class TypedConfirm:
         to be confirmed as a typed pick is; with several, which one (the question stays open).
         None when the question has no go-ahead option to pick (a risk form of several fields)."""
         request = record.request
-        choices = _yes_choices(request)
+        choices = _choices(request, safe=False)
         if len(choices) == 1:
             ask = await self.ask_first(record, sender, _picking(request, choices[0], by))
             if ask is not None:
@@ -170,14 +180,27 @@ class TypedConfirm:
         return _ask_line(request, response.value)
 
 
-def _yes_choices(request: HumanInputRequest) -> list[Option]:
-    """The options a plain yes may mean: a question's go-ahead options, or those of a risk form's
-    one select field (the options of its other fields, or of a form of several, are not choices)."""
+def _choices(request: HumanInputRequest, safe: bool) -> list[Option]:
+    """The options a plain yes (a plain no when ``safe``) may mean: a question's go-ahead (safe)
+    options, or those of a risk form's one select field (the options of its other fields, or of a
+    form of several, are not choices)."""
     if request.options:
+        if safe:
+            roles = option_roles(request)
+            return [o for o in request.options if roles.get(o.id) == "safe"]
         return [o for o in request.options if o.id in go_ahead_ids(request)]
     if is_risk_form(request) and len(request.fields) == 1 and request.fields[0].type == "select":
-        return [o for o in request.fields[0].options if not reads_safe(o.label)]
+        return [o for o in request.fields[0].options if reads_safe(o.label) is safe]
     return []
+
+
+def _plain_no(request: HumanInputRequest, text: str, by: AnsweredBy) -> HumanInputResponse | None:
+    """The answer a plain "no" (``is_negative``, no option's label) means: the one safe option
+    picked; None for any other text, or when no option, or several, read safe."""
+    if not is_negative(text) or looks_like_answer(request, text):
+        return None
+    safe = _choices(request, safe=True)
+    return _picking(request, safe[0], by) if len(safe) == 1 else None
 
 
 def _picking(request: HumanInputRequest, option: Option, by: AnsweredBy) -> HumanInputResponse:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from ..models import Locale
 from .risk_words import AFFIRMATIVE_WORDS as AFFIRMATIVE_WORDS
+from .risk_words import NEGATIVE_WORDS as NEGATIVE_WORDS
 from .risk_words import RISK_WORDS as RISK_WORDS
 from .words import WORDS as WORDS
 

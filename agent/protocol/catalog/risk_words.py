@@ -1,5 +1,5 @@
-"""The catalog's words by which a risk confirmation's options and a plain typed "yes" are read
-(``clarigate.agent.protocol.risk``)."""
+"""The catalog's words by which a risk confirmation's options and a plain typed "yes" or "no" are
+read (``clarigate.agent.protocol.risk``)."""
 
 from __future__ import annotations
 
@@ -129,4 +129,11 @@ RISK_WORDS: dict[str, dict[Locale, tuple[str, ...]]] = {
 AFFIRMATIVE_WORDS: dict[Locale, tuple[str, ...]] = {
     "en": ("yes", "y", "yeah", "yep", "ok", "okay", "sure", "go ahead", "do it"),
     "zh": ("是", "是的", "好", "好的", "行", "可以", "确定", "对", "同意", "没问题"),
+}
+
+#: A plain no typed to a risk confirmation (``risk.is_negative``), compared as ``AFFIRMATIVE_WORDS``
+#: are. Read as picking its one safe option (``risk.option_roles``), which answers at once.
+NEGATIVE_WORDS: dict[Locale, tuple[str, ...]] = {
+    "en": ("no", "n", "nope", "nah", "no thanks"),
+    "zh": ("否", "不", "不要", "不用", "不用了", "算了"),
 }

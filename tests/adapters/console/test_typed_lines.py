@@ -31,6 +31,16 @@ def test_a_plain_yes_asks_for_confirm_as_a_typed_pick_does(bot: Bot) -> None:
     assert response is not None and response.option_id == "option-2"
 
 
+def test_a_plain_no_answers_the_safe_option_at_once(bot: Bot) -> None:
+    out = bot.chat("wipe the test data", "no")
+
+    assert "bot> Answered option: No, keep it" in out  # not "What would you like me to do about “no”?"
+    assert "the open question is closed" not in out
+    response = bot.agent.calls[-1].response
+    assert response is not None and response.option_id == "option-1"
+    assert bot.adapter.open is None
+
+
 def test_name_value_lines_at_field_prompts_take_the_value(bot: Bot) -> None:
     out = bot.chat("create a project", "name: demo", "Team size: 3", "language: Go")
 
