@@ -84,8 +84,9 @@ async def _withdraw(store: Store, job: Job) -> bool:
 
 
 def _withdrawable(jobs: list[Job], msg: InboundMessage, policy: str) -> list[tuple[Job, str]]:
-    """The message jobs among ``jobs`` that ``msg`` withdraws, each with its text: never a command
-    waiting its turn (``/new``, ``Command.in_turn``): commands always work."""
+    """The message jobs among ``jobs`` that ``msg`` withdraws, each with its text: never a bare
+    command waiting its turn (``/new``, ``Command.in_turn``): commands always work. One carrying a
+    request (``/new drop the tables``, or a photo) is withdrawn whole, the request with it."""
     from clarigate.gateway.flow.commands import parse_command  # commands imports this module (stops)
 
     found = []
@@ -93,8 +94,9 @@ def _withdrawable(jobs: list[Job], msg: InboundMessage, policy: str) -> list[tup
         if job.kind != "message":
             continue
         waiting = MessageJob.model_validate_json(job.payload_json).message
-        if parse_command(waiting.text) is not None:
-            continue  # a command in its turn (/new): not a request, it runs
+        command = parse_command(waiting.text)
+        if command is not None and not (command.words.strip() or waiting.attachments):
+            continue  # a bare command in its turn (/new): not a request, it runs
         if waiting.received_at > msg.received_at:
             continue  # sent after the /cancel: not the one it meant
         if waiting.said_to_others:

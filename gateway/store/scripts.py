@@ -345,6 +345,7 @@ return 1
 #: KEYS: lease, then state keys. ARGV: holder, ttl ms. The lease taken when free (not renewed when
 #: ``holder`` has it already) and the state keys' values read in the same step: {1 when held by
 #: ``holder`` afterwards else 0, each value}. Once per message: two commands when it is taken.
+#: (A few keys: Lua's ``unpack`` takes some thousands at most.)
 LEASE_AND_READ = """
 local held = 0
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then held = 1

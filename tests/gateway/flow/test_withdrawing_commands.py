@@ -98,3 +98,28 @@ async def test_a_new_after_a_kept_message_is_neither_withdrawn_nor_counted(store
 
     withdrawn = "✖ Withdrawn: your waiting message “deploy the fix” will not be answered."
     assert chat.texts() == [KEPT, withdrawn, NEW]  # not "your 2 waiting messages"
+
+
+async def test_a_new_carrying_a_request_is_withdrawn_with_it(store: Store, make_gateway):
+    """``/new drop the prod tables`` waiting its turn carries a request: ``/cancel`` withdraws it
+    whole, and "drop the prod tables" never runs."""
+    until = time.monotonic() + 2.0
+    ran: list[str] = []
+
+    def away(turn: Turn) -> TurnOutput:
+        if time.monotonic() < until:
+            raise AgentUnavailable("the LangGraph server is down")
+        ran.append(turn.text)
+        return TurnOutput(replies=[f"You said: {turn.text}"])
+
+    gateway, chat = await make_gateway(store, ScriptedRunner(away), stale_claim_seconds=1.5)
+    await chat.say("deploy the fix")
+    await _until(lambda: KEPT in chat.texts())
+    await chat.say("/new drop the prod tables")
+    await asyncio.sleep(0.2)
+
+    await chat.say("/cancel")
+    await asyncio.wait_for(gateway.drain(timeout=30), 40)
+
+    assert chat.texts() == [KEPT, "✖ Withdrawn: your 2 waiting messages will not be answered."]
+    assert ran == []
