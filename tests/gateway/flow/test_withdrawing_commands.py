@@ -5,35 +5,22 @@ the withdrawal line counts only the messages it withdrew."""
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import pytest
 
 from clarigate.adapters.testing import ScriptedRunner, Turn
 from clarigate.agent.harness import TurnOutput
-from clarigate.gateway.boundary.retry import RetryPolicy
-from clarigate.gateway.flow import outage
-from clarigate.gateway.runners.base import AgentUnavailable
 from clarigate.gateway.store.base import Store
 
-KEPT = "The agent is unreachable right now. Your message is kept: I will answer once it is back."
-STOPPED = "■ Stopped. What was already done stays done."
+from .agent_away import KEPT, STOPPED, Away, quick_retries, until
+
 NEW = "Started a new conversation. What can I do for you?"
 
 
 @pytest.fixture(autouse=True)
-def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(outage, "UNAVAILABLE_RETRY", RetryPolicy(first=0.05, cap=0.1, within=0.2))
-    monkeypatch.setattr(outage, "NOTICE_AFTER", 0.05)
-
-
-async def _until(check: Any, seconds: float = 10) -> None:
-    for _ in range(int(seconds / 0.02)):
-        if check():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("never came")
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    quick_retries(monkeypatch)
 
 
 def _held(started: asyncio.Event) -> Any:
@@ -71,7 +58,7 @@ async def test_a_new_waiting_behind_someone_elses_run_is_not_withdrawn(store: St
     await chat.say("/new", user="bob", **room)  # waits behind Ann's run
 
     await chat.say("/cancel", user="bob", **room)  # not his run: and his /new is no message
-    await _until(lambda: chat.texts("room"))
+    await until(lambda: chat.texts("room"))
     assert not any("Withdrawn" in text for text in chat.texts("room"))
     await chat.say("/cancel", user="ann", **room)  # her run stops: Bob's /new has its turn
     await asyncio.wait_for(gateway.drain(timeout=20), 30)
@@ -80,16 +67,9 @@ async def test_a_new_waiting_behind_someone_elses_run_is_not_withdrawn(store: St
 
 
 async def test_a_new_after_a_kept_message_is_neither_withdrawn_nor_counted(store: Store, make_gateway):
-    until = time.monotonic() + 2.0
-
-    def away(turn: Turn) -> TurnOutput:
-        if time.monotonic() < until:
-            raise AgentUnavailable("the LangGraph server is down")
-        return TurnOutput(replies=[f"You said: {turn.text}"])
-
-    gateway, chat = await make_gateway(store, ScriptedRunner(away), stale_claim_seconds=1.5)
+    gateway, chat = await make_gateway(store, ScriptedRunner(Away(2.0)), stale_claim_seconds=1.5)
     await chat.say("deploy the fix")
-    await _until(lambda: KEPT in chat.texts())
+    await until(lambda: KEPT in chat.texts())
     await chat.say("/new")  # waits behind the kept message
     await asyncio.sleep(0.2)
 
@@ -103,18 +83,10 @@ async def test_a_new_after_a_kept_message_is_neither_withdrawn_nor_counted(store
 async def test_a_new_carrying_a_request_is_withdrawn_with_it(store: Store, make_gateway):
     """``/new drop the prod tables`` waiting its turn carries a request: ``/cancel`` withdraws it
     whole, and "drop the prod tables" never runs."""
-    until = time.monotonic() + 2.0
-    ran: list[str] = []
-
-    def away(turn: Turn) -> TurnOutput:
-        if time.monotonic() < until:
-            raise AgentUnavailable("the LangGraph server is down")
-        ran.append(turn.text)
-        return TurnOutput(replies=[f"You said: {turn.text}"])
-
+    away = Away(2.0)
     gateway, chat = await make_gateway(store, ScriptedRunner(away), stale_claim_seconds=1.5)
     await chat.say("deploy the fix")
-    await _until(lambda: KEPT in chat.texts())
+    await until(lambda: KEPT in chat.texts())
     await chat.say("/new drop the prod tables")
     await asyncio.sleep(0.2)
 
@@ -122,4 +94,4 @@ async def test_a_new_carrying_a_request_is_withdrawn_with_it(store: Store, make_
     await asyncio.wait_for(gateway.drain(timeout=30), 40)
 
     assert chat.texts() == [KEPT, "✖ Withdrawn: your 2 waiting messages will not be answered."]
-    assert ran == []
+    assert away.ran == []

@@ -5,20 +5,15 @@ Never another member's message, never one sent after the ``/cancel``."""
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import pytest
 
 from clarigate.adapters.testing import ScriptedRunner, Turn
 from clarigate.agent.harness import TurnOutput
-from clarigate.gateway.boundary.retry import RetryPolicy
-from clarigate.gateway.flow import outage
-from clarigate.gateway.runners.base import AgentUnavailable
 from clarigate.gateway.store.base import Store
 
-KEPT = "The agent is unreachable right now. Your message is kept: I will answer once it is back."
-STOPPED = "■ Stopped. What was already done stays done."
+from .agent_away import KEPT, STOPPED, Away, quick_retries, until
 
 
 def withdrawn(text: str) -> str:
@@ -26,30 +21,8 @@ def withdrawn(text: str) -> str:
 
 
 @pytest.fixture(autouse=True)
-def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tried again in place for a moment only, the person told at once: kept for later soon."""
-    monkeypatch.setattr(outage, "UNAVAILABLE_RETRY", RetryPolicy(first=0.05, cap=0.1, within=0.2))
-    monkeypatch.setattr(outage, "NOTICE_AFTER", 0.05)
-
-
-class Away:
-    """A scripted agent that is unreachable until ``until`` (monotonic), then echoes."""
-
-    def __init__(self, seconds: float) -> None:
-        self.until = time.monotonic() + seconds
-
-    def __call__(self, turn: Turn) -> TurnOutput:
-        if time.monotonic() < self.until:
-            raise AgentUnavailable("the LangGraph server is down")
-        return TurnOutput(replies=[f"You said: {turn.text}"])
-
-
-async def _until(check: Any, seconds: float = 10) -> None:
-    for _ in range(int(seconds / 0.02)):
-        if check():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("never came")
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    quick_retries(monkeypatch)
 
 
 async def test_a_message_kept_while_the_agent_is_away_is_withdrawn_by_cancel(store: Store, make_gateway):
@@ -58,11 +31,11 @@ async def test_a_message_kept_while_the_agent_is_away_is_withdrawn_by_cancel(sto
     # tried again once the stale-claim time passed: the kept message waits, no run of it going on
     gateway, chat = await make_gateway(store, runner, stale_claim_seconds=1.5)
     await chat.say("deploy the fix")
-    await _until(lambda: KEPT in chat.texts())
+    await until(lambda: KEPT in chat.texts())
     await asyncio.sleep(0.2)  # handed back: waiting for its next try
 
     await chat.say("/cancel")
-    await _until(lambda: len(chat.texts()) > 1)
+    await until(lambda: len(chat.texts()) > 1)
     away.until = 0.0  # the agent is back
     await chat.say("and now this")  # after the /cancel: not withdrawn
     await asyncio.wait_for(gateway.drain(timeout=30), 40)
@@ -88,7 +61,7 @@ async def test_a_message_waiting_behind_someone_elses_run_is_withdrawn_not_their
     await chat.say("ann's follow-up", user="ann", **room)
 
     await chat.say("/cancel", user="bob", **room)  # Ann's run is not his: his waiting message goes
-    await _until(lambda: chat.texts("room"))
+    await until(lambda: chat.texts("room"))
     assert chat.texts("room") == [withdrawn("bob's question")]
 
     await chat.say("/cancel", user="ann", **room)  # her run stops; her waiting message still runs
@@ -100,7 +73,7 @@ async def test_several_kept_messages_are_withdrawn_in_one_line(store: Store, mak
     runner = ScriptedRunner(Away(2.0))
     gateway, chat = await make_gateway(store, runner, stale_claim_seconds=1.5)
     await chat.say("first")
-    await _until(lambda: KEPT in chat.texts())
+    await until(lambda: KEPT in chat.texts())
     await chat.say("second")  # waits behind the kept one
     await asyncio.sleep(0.2)
 
@@ -123,11 +96,11 @@ async def test_nothing_is_withdrawn_when_the_stop_could_not_be_sent(
     away = Away(2.0)
     gateway, chat = await make_gateway(store, ScriptedRunner(away), stale_claim_seconds=1.5)
     await chat.say("deploy the fix")
-    await _until(lambda: KEPT in chat.texts())
+    await until(lambda: KEPT in chat.texts())
     await asyncio.sleep(0.2)
 
     await chat.say("/cancel")
-    await _until(lambda: len(chat.texts()) > 1)
+    await until(lambda: len(chat.texts()) > 1)
     away.until = 0.0
     await asyncio.wait_for(gateway.drain(timeout=30), 40)
 
