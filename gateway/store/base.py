@@ -290,7 +290,7 @@ class Store(ABC):
     async def lease_and_read(
         self, name: str, holder: str, ttl_seconds: int, *keys: str
     ) -> tuple[bool, list[Any | None]]:
-        """The lease taken (or found held by ``holder``: not renewed) and ``get_jsons(*keys)`` in
+        """The lease taken (or found held by ``holder``) and ``get_jsons(*keys)`` in
         one step, nothing in between (a claim that decides with the state it reads): whether
         ``holder`` holds the lease, and the values."""
         return await self.acquire_lease(name, holder, ttl_seconds), await self.get_jsons(*keys)
